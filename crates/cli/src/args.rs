@@ -1,0 +1,132 @@
+//! A small, strict flag parser: `--name value`, `--name=value` and boolean `--name`.
+//! Unknown flags, missing values and repeated single-valued flags are errors naming the flag.
+
+use crate::cmd::CmdError;
+
+/// Parsed command-line flags of one command.
+#[derive(Debug, Default)]
+pub struct Args {
+    items: Vec<(String, Option<String>)>,
+    positional: Vec<String>,
+}
+
+impl Args {
+    /// Parses `raw`. `value_flags` take a value; `bool_flags` do not. Anything else starting with
+    /// `--` is rejected.
+    pub fn parse(raw: Vec<String>, value_flags: &[&str], bool_flags: &[&str]) -> Result<Args, CmdError> {
+        let mut args = Args::default();
+        let mut it = raw.into_iter();
+        while let Some(a) = it.next() {
+            if let Some(name) = a.strip_prefix("--") {
+                let (name, inline) = match name.split_once('=') {
+                    Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                    None => (name.to_string(), None),
+                };
+                if value_flags.contains(&name.as_str()) {
+                    let v = match inline {
+                        Some(v) => v,
+                        None => it
+                            .next()
+                            .ok_or_else(|| CmdError::Usage(format!("--{name} needs a value")))?,
+                    };
+                    args.items.push((name, Some(v)));
+                } else if bool_flags.contains(&name.as_str()) {
+                    if inline.is_some() {
+                        return Err(CmdError::Usage(format!("--{name} takes no value")));
+                    }
+                    args.items.push((name, None));
+                } else {
+                    let mut known: Vec<String> =
+                        value_flags.iter().chain(bool_flags.iter()).map(|f| format!("--{f}")).collect();
+                    known.sort();
+                    return Err(CmdError::Usage(format!("unknown flag --{name}; this command takes {}", known.join(", "))));
+                }
+            } else {
+                args.positional.push(a);
+            }
+        }
+        Ok(args)
+    }
+
+    /// The value of a single-valued flag, if given; an error if given twice.
+    pub fn value(&self, name: &str) -> Result<Option<&str>, CmdError> {
+        let mut found = self.items.iter().filter(|(n, _)| n == name);
+        let first = found.next();
+        if found.next().is_some() {
+            return Err(CmdError::Usage(format!("--{name} given more than once")));
+        }
+        Ok(first.and_then(|(_, v)| v.as_deref()))
+    }
+
+    /// Every value of a repeatable flag, in order.
+    pub fn values(&self, name: &str) -> Vec<&str> {
+        self.items.iter().filter(|(n, _)| n == name).filter_map(|(_, v)| v.as_deref()).collect()
+    }
+
+    /// Whether a boolean flag was given.
+    pub fn flag(&self, name: &str) -> bool {
+        self.items.iter().any(|(n, _)| n == name)
+    }
+
+    /// A required single-valued flag.
+    pub fn required(&self, name: &str) -> Result<&str, CmdError> {
+        self.value(name)?.ok_or_else(|| CmdError::Usage(format!("--{name} is required")))
+    }
+
+    /// A flag parsed as a positive integer, with its rule in the error.
+    pub fn positive_int(&self, name: &str) -> Result<Option<u64>, CmdError> {
+        match self.value(name)? {
+            None => Ok(None),
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(n) if n > 0 => Ok(Some(n)),
+                _ => Err(CmdError::Usage(format!("--{name} {v}: must be a positive integer"))),
+            },
+        }
+    }
+
+    /// Positional arguments.
+    pub fn positional(&self) -> &[String] {
+        &self.positional
+    }
+}
+
+/// Output format of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned plain-text table (default).
+    Table,
+    /// One JSON document.
+    Json,
+    /// Comma-separated values with a header row.
+    Csv,
+}
+
+impl Format {
+    /// Parses `--format`, accepting only the formats in `allowed`.
+    pub fn from_args(args: &Args, allowed: &[Format]) -> Result<Format, CmdError> {
+        let f = match args.value("format")? {
+            None | Some("table") => Format::Table,
+            Some("json") => Format::Json,
+            Some("csv") => Format::Csv,
+            Some(other) => {
+                return Err(CmdError::Usage(format!("--format {other}: must be one of {}", names(allowed))));
+            }
+        };
+        if !allowed.contains(&f) {
+            return Err(CmdError::Usage(format!("--format: this command supports {}", names(allowed))));
+        }
+        Ok(f)
+    }
+}
+
+fn names(allowed: &[Format]) -> String {
+    allowed
+        .iter()
+        .map(|f| match f {
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Csv => "csv",
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,67 @@
+//! fmperf-cli: argument handling and output formatting for the `fmperf` binary.
+//!
+//! Every command is a module under [`cmd`]: it parses its flags with [`args::Args`], calls
+//! fmperf-core, and writes a table, JSON or CSV to the given writer. Exit codes: 0 success, 2 bad
+//! input (one clear line on stderr), 1 internal failure (writing output).
+
+pub mod args;
+pub mod cmd;
+pub mod table;
+
+use std::io::Write;
+
+/// Exit code for bad input (flags, files, names).
+pub const EXIT_USAGE: i32 = 2;
+
+/// The top-level help text.
+pub const HELP: &str = "\
+fmperf — training performance of foundation models (the model of fmperf's web page, headless)
+
+USAGE: fmperf <COMMAND> [FLAGS]
+
+COMMANDS:
+  models                      the reference's models: parameters and training FLOPs per sample
+  search                      the fastest parallel configurations that fit in memory
+  bench                       time the searches of a fixed suite (candidates per second)
+  help                        this text
+
+Run `fmperf <COMMAND> --help` for a command's flags.
+";
+
+/// Runs the CLI with `args` (without the program name), writing to stdout/stderr; returns the exit code.
+pub fn run(args: Vec<String>) -> i32 {
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    run_with(args, &mut stdout.lock(), &mut stderr.lock())
+}
+
+/// Runs the CLI writing to the given streams (used by tests).
+pub fn run_with(args: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let Some((command, rest)) = args.split_first() else {
+        let _ = write!(out, "{HELP}");
+        return 0;
+    };
+    let rest = rest.to_vec();
+    let result = match command.as_str() {
+        "help" | "--help" | "-h" => {
+            let _ = write!(out, "{HELP}");
+            Ok(())
+        }
+        "--version" | "-V" => {
+            let _ = writeln!(out, "fmperf {}", env!("CARGO_PKG_VERSION"));
+            Ok(())
+        }
+        other => Err(cmd::CmdError::Usage(format!("unknown command `{other}`; run `fmperf help` for the list"))),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(cmd::CmdError::Usage(msg)) => {
+            let _ = writeln!(err, "fmperf: {msg}");
+            EXIT_USAGE
+        }
+        Err(cmd::CmdError::Io(e)) => {
+            let _ = writeln!(err, "fmperf: cannot write output: {e}");
+            1
+        }
+    }
+}

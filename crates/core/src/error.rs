@@ -1,0 +1,104 @@
+//! The one error type of fmperf-core: every rejected input names the field, the value and the rule.
+
+use std::fmt;
+
+/// Why an input was rejected. Every variant carries enough to tell a user what to fix.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A field's value breaks a rule (range, integer-ness, divisibility, …).
+    InvalidField {
+        /// Dotted path of the field, e.g. `model.heads` or `system.hbm_capacity`.
+        field: String,
+        /// The offending value as the user wrote it (or as parsed).
+        value: String,
+        /// The rule that was broken, in words ("must be a positive integer").
+        rule: String,
+        /// How to fix it, if there is a clear suggestion.
+        hint: Option<String>,
+    },
+    /// A field the format does not know.
+    UnknownField {
+        /// Dotted path of the unknown field.
+        field: String,
+        /// Nearest known field name or other advice.
+        hint: Option<String>,
+    },
+    /// A required field is absent.
+    MissingField {
+        /// Dotted path of the missing field.
+        field: String,
+    },
+    /// The text is not parseable at all (not JSON, wrong top-level type, …).
+    Parse {
+        /// What went wrong, with line/column when known.
+        message: String,
+    },
+    /// A name that is not in a catalog.
+    UnknownName {
+        /// What kind of thing was looked up ("model", "system", "strategy").
+        kind: String,
+        /// The name given.
+        name: String,
+        /// Known names (or the nearest ones).
+        known: Vec<String>,
+    },
+}
+
+impl Error {
+    /// Shorthand for [`Error::InvalidField`] without a hint.
+    pub fn invalid(field: impl Into<String>, value: impl fmt::Display, rule: impl Into<String>) -> Self {
+        Error::InvalidField { field: field.into(), value: value.to_string(), rule: rule.into(), hint: None }
+    }
+
+    /// Adds (or replaces) the hint of an [`Error::InvalidField`] or [`Error::UnknownField`].
+    pub fn with_hint(mut self, text: impl Into<String>) -> Self {
+        match &mut self {
+            Error::InvalidField { hint, .. } | Error::UnknownField { hint, .. } => *hint = Some(text.into()),
+            _ => {}
+        }
+        self
+    }
+
+    /// The field this error is about, when it is about one (used by forms to place the message).
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Error::InvalidField { field, .. } | Error::UnknownField { field, .. } | Error::MissingField { field } => {
+                Some(field)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidField { field, value, rule, hint } => {
+                write!(f, "{field} = {value}: {rule}")?;
+                if let Some(h) = hint {
+                    write!(f, " ({h})")?;
+                }
+                Ok(())
+            }
+            Error::UnknownField { field, hint } => {
+                write!(f, "unknown field `{field}`")?;
+                if let Some(h) = hint {
+                    write!(f, " ({h})")?;
+                }
+                Ok(())
+            }
+            Error::MissingField { field } => write!(f, "missing field `{field}`"),
+            Error::Parse { message } => write!(f, "cannot parse input: {message}"),
+            Error::UnknownName { kind, name, known } => {
+                write!(f, "unknown {kind} `{name}`")?;
+                if !known.is_empty() {
+                    write!(f, "; known: {}", known.join(", "))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}

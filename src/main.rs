@@ -1,0 +1,4 @@
+//! fmperf web app entry point.
+fn main() {
+    console_error_panic_hook::set_once();
+}
