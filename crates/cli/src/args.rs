@@ -25,9 +25,7 @@ impl Args {
                 if value_flags.contains(&name.as_str()) {
                     let v = match inline {
                         Some(v) => v,
-                        None => it
-                            .next()
-                            .ok_or_else(|| CmdError::Usage(format!("--{name} needs a value")))?,
+                        None => it.next().ok_or_else(|| CmdError::Usage(format!("--{name} needs a value")))?,
                     };
                     args.items.push((name, Some(v)));
                 } else if bool_flags.contains(&name.as_str()) {
@@ -39,7 +37,10 @@ impl Args {
                     let mut known: Vec<String> =
                         value_flags.iter().chain(bool_flags.iter()).map(|f| format!("--{f}")).collect();
                     known.sort();
-                    return Err(CmdError::Usage(format!("unknown flag --{name}; this command takes {}", known.join(", "))));
+                    return Err(CmdError::Usage(format!(
+                        "unknown flag --{name}; this command takes {}",
+                        known.join(", ")
+                    )));
                 }
             } else {
                 args.positional.push(a);

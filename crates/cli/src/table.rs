@@ -71,11 +71,7 @@ impl Table {
 
 /// Quotes a CSV cell if it holds a comma, quote or line break.
 pub fn csv_cell(c: &str) -> String {
-    if c.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", c.replace('"', "\"\""))
-    } else {
-        c.to_string()
-    }
+    if c.contains([',', '"', '\n', '\r']) { format!("\"{}\"", c.replace('"', "\"\"")) } else { c.to_string() }
 }
 
 #[cfg(test)]

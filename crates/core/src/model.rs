@@ -72,8 +72,12 @@ impl ModelShape {
         check("depth", self.depth, 100_000)?;
         check("f", self.f, 4_194_304)?;
         if self.h > self.e {
-            return Err(Error::invalid("model.h", self.h, format!("must not exceed the embedding width e = {}", self.e))
-                .with_hint("each head needs at least one embedding channel"));
+            return Err(Error::invalid(
+                "model.h",
+                self.h,
+                format!("must not exceed the embedding width e = {}", self.e),
+            )
+            .with_hint("each head needs at least one embedding channel"));
         }
         Ok(())
     }

@@ -130,7 +130,11 @@ impl SystemParams {
         positive("matrix_flops_fp16", self.matrix_flops_fp16)?;
         positive("vector_flops_fp16", self.vector_flops_fp16)?;
         if !(self.vector_flops_fp32.is_finite() && self.vector_flops_fp32 >= 0.0) {
-            return Err(Error::invalid("system.vector_flops_fp32", self.vector_flops_fp32, "must be a finite number ≥ 0"));
+            return Err(Error::invalid(
+                "system.vector_flops_fp32",
+                self.vector_flops_fp32,
+                "must be a finite number ≥ 0",
+            ));
         }
         positive("hbm_bandwidth", self.hbm_bandwidth)?;
         positive("hbm_capacity", self.hbm_capacity)?;
