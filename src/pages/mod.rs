@@ -1,0 +1,6 @@
+//! One module per top-level view.
+
+pub mod about;
+pub mod catalog;
+pub mod explorer;
+pub mod models_table;

@@ -1,0 +1,71 @@
+// Shared set-up of the browser end-to-end tests: serve a folder on 127.0.0.1 with Python's static
+// server, launch Debian Chromium through playwright-core, record console errors, save screenshots.
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = path.resolve(here, '..', '..');
+export const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
+export const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
+
+export const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+/** A free TCP port on 127.0.0.1. */
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Serves `dir` on 127.0.0.1; returns { base, stop }. */
+export async function serve(dir = DIST) {
+  const port = await freePort();
+  const proc = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dir], {
+    stdio: 'ignore',
+  });
+  const base = `http://127.0.0.1:${port}/`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(base)).ok) break;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { base, stop: () => proc.kill() };
+}
+
+/** Launches headless Chromium. */
+export async function launch() {
+  return chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+}
+
+/** A new page that records console errors and page errors into `page.errors`. */
+export async function newPage(browser, options = {}) {
+  const page = await browser.newPage({ acceptDownloads: true, viewport: { width: 1280, height: 900 }, ...options });
+  page.errors = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') page.errors.push(`console: ${msg.text()}`);
+  });
+  page.on('pageerror', (err) => page.errors.push(`pageerror: ${err.message}`));
+  return page;
+}
+
+/** Saves a full-page screenshot under tests/artifacts/. */
+export async function screenshot(page, name) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const file = path.join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}

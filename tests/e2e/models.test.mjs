@@ -1,0 +1,28 @@
+// The foundation slice: the page computes the reference models' parameter counts in the browser.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve, launch, newPage, screenshot } from './harness.mjs';
+
+let server, browser;
+before(async () => {
+  server = await serve();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+test('the three reference models and their parameter counts appear', async () => {
+  const page = await newPage(browser);
+  await page.goto(server.base);
+  const table = page.locator('#reference-models');
+  await table.waitFor({ timeout: 30_000 });
+  const expected = { gpt3: '173.96', gpt3_1T: '1006.67', vit_era5: '86.98' };
+  for (const [name, params] of Object.entries(expected)) {
+    const cell = table.locator(`tr[data-model="${name}"] td.params`);
+    assert.equal((await cell.textContent()).trim(), params, `parameters of ${name}`);
+  }
+  await screenshot(page, 'models');
+  assert.deepEqual(page.errors, []);
+});
