@@ -15,6 +15,7 @@
 
 pub mod error;
 pub mod model;
+pub mod reference;
 pub mod strategy;
 pub mod system;
 

@@ -1,0 +1,344 @@
+//! One parallel configuration of the search space (spec §7) and the rules it must satisfy to be
+//! evaluated.
+
+use super::block::BlockShape;
+use crate::{Error, ModelShape, Strategy, SystemParams};
+
+/// Largest global batch accepted [samples] (keeps every integer product of the model in range).
+pub const MAX_GLOBAL_BATCH: u64 = 1 << 32;
+/// Largest device count accepted [devices].
+pub const MAX_DEVICES: u64 = 1 << 32;
+
+/// One configuration in the unified form of all three strategies.
+///
+/// * `1d`: `tp1 = tp`, `tp2 = 1`, `nv_tp2 = 1`, `nb = 1`.
+/// * `2d` (SUMMA): grid `tp1` (features) × `tp2` (tokens), `nb` panels.
+/// * `2d-seqp`: `tp1` tensor parallel × `tp2` context parallel, `nb = 1`.
+///
+/// All fields are counts: degrees and fast-domain shares in devices, `mbs` in samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Candidate {
+    /// Tensor-parallel strategy.
+    pub strategy: Strategy,
+    /// Data-parallel degree.
+    pub dp: u64,
+    /// Tensor-parallel degree (1d) or first grid dimension (features/heads).
+    pub tp1: u64,
+    /// Second grid dimension (tokens); 1 in 1d.
+    pub tp2: u64,
+    /// Pipeline stages.
+    pub pp: u64,
+    /// Micro-batch size [samples].
+    pub mbs: u64,
+    /// SUMMA panel count; 1 unless 2d.
+    pub nb: u64,
+    /// Members of the `tp1` group inside one fast domain.
+    pub nv_tp1: u64,
+    /// Members of the `tp2` group inside one fast domain; 1 in 1d.
+    pub nv_tp2: u64,
+    /// Members of the data-parallel group inside one fast domain.
+    pub nv_dp: u64,
+    /// Pipeline stages inside one fast domain.
+    pub nv_pp: u64,
+}
+
+impl Candidate {
+    /// A 1d configuration (`tp2 = nv_tp2 = nb = 1`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn one_d(dp: u64, tp: u64, pp: u64, mbs: u64, nv_tp: u64, nv_dp: u64, nv_pp: u64) -> Candidate {
+        Candidate {
+            strategy: Strategy::OneD,
+            dp,
+            tp1: tp,
+            tp2: 1,
+            pp,
+            mbs,
+            nb: 1,
+            nv_tp1: nv_tp,
+            nv_tp2: 1,
+            nv_dp,
+            nv_pp,
+        }
+    }
+
+    /// Total tensor-parallel degree `tp1·tp2`.
+    pub fn tp(&self) -> u64 {
+        self.tp1.saturating_mul(self.tp2)
+    }
+
+    /// Devices used `dp·tp1·tp2·pp` (saturating; validated configurations never saturate).
+    pub fn n_gpus(&self) -> u64 {
+        self.dp.saturating_mul(self.tp()).saturating_mul(self.pp)
+    }
+
+    /// Micro-batches per iteration `⌊⌊G/dp⌋/mbs⌋` (0 if `dp` or `mbs` is 0).
+    pub fn microbatches(&self, global_batch: u64) -> u64 {
+        global_batch.checked_div(self.dp).and_then(|x| x.checked_div(self.mbs)).unwrap_or(0)
+    }
+
+    /// The block-level shape the layers see.
+    pub fn block_shape(&self) -> BlockShape {
+        BlockShape { b: self.mbs, m1: self.tp1, m2: self.tp2, nb: self.nb, tau1: self.nv_tp1, tau2: self.nv_tp2 }
+    }
+
+    /// Group and fast share of the data-parallel collectives (§5.1): `(dp, nv_dp)`, or
+    /// `(dp·tp2, nv_dp·nv_tp2)` under context parallelism.
+    pub fn dp_group(&self) -> (u64, u64) {
+        match self.strategy {
+            Strategy::ContextParallel2D => (self.dp * self.tp2, self.nv_dp * self.nv_tp2),
+            _ => (self.dp, self.nv_dp),
+        }
+    }
+
+    /// The degree that shards optimizer states besides `dp` (`tp2` for 2d-seqp, else 1).
+    pub fn optimizer_shards(&self) -> u64 {
+        if self.strategy == Strategy::ContextParallel2D { self.tp2 } else { 1 }
+    }
+
+    /// The candidate as the reference's tuple (see `meta.tuple_orders` of the golden file):
+    /// 1d `(dp, tp, pp, mbs, nv_tp, nv_dp, nv_pp)`; 2d `(dp, tp1, tp2, pp, mbs, nb, nv_tp1, nv_tp2,
+    /// nv_dp, nv_pp)`; 2d-seqp the same without `nb`.
+    pub fn reference_tuple(&self) -> Vec<u64> {
+        let c = self;
+        match c.strategy {
+            Strategy::OneD => vec![c.dp, c.tp1, c.pp, c.mbs, c.nv_tp1, c.nv_dp, c.nv_pp],
+            Strategy::Summa2D => vec![c.dp, c.tp1, c.tp2, c.pp, c.mbs, c.nb, c.nv_tp1, c.nv_tp2, c.nv_dp, c.nv_pp],
+            Strategy::ContextParallel2D => vec![c.dp, c.tp1, c.tp2, c.pp, c.mbs, c.nv_tp1, c.nv_tp2, c.nv_dp, c.nv_pp],
+        }
+    }
+
+    /// Checks that the configuration can be evaluated for `model` on `system` with `global_batch`
+    /// samples per iteration; the error names the field and the rule it breaks.
+    ///
+    /// The rules are those the reference's search space satisfies by construction (§7): equal
+    /// pipeline stages, the batch split evenly, heads and widths split evenly, every sharded
+    /// dimension non-empty, and a placement that either fills whole fast domains or holds the whole
+    /// job in one domain. `model` and `system` are assumed validated.
+    pub fn check(&self, model: &ModelShape, system: &SystemParams, global_batch: u64) -> Result<(), Error> {
+        let c = self;
+        let bad =
+            |field: &str, value: u64, rule: String| Err(Error::invalid(format!("candidate.{field}"), value, rule));
+        for (name, v) in [
+            ("dp", c.dp),
+            ("tp1", c.tp1),
+            ("tp2", c.tp2),
+            ("pp", c.pp),
+            ("mbs", c.mbs),
+            ("nb", c.nb),
+            ("nv_tp1", c.nv_tp1),
+            ("nv_tp2", c.nv_tp2),
+            ("nv_dp", c.nv_dp),
+            ("nv_pp", c.nv_pp),
+        ] {
+            if v == 0 {
+                return bad(name, v, "must be a positive integer".into());
+            }
+        }
+        if global_batch == 0 || global_batch > MAX_GLOBAL_BATCH {
+            return Err(Error::invalid("global_batch", global_batch, format!("must be from 1 to {MAX_GLOBAL_BATCH}")));
+        }
+        match c.strategy {
+            Strategy::OneD => {
+                if c.tp2 != 1 || c.nv_tp2 != 1 {
+                    return bad("tp2", c.tp2, "must be 1 (with nv_tp2 = 1) for the 1d strategy".into());
+                }
+                if c.nb != 1 {
+                    return bad("nb", c.nb, "must be 1 unless the strategy is 2d (SUMMA)".into());
+                }
+            }
+            Strategy::ContextParallel2D if c.nb != 1 => {
+                return bad("nb", c.nb, "must be 1 unless the strategy is 2d (SUMMA)".into());
+            }
+            _ => {}
+        }
+        let n = c.dp.checked_mul(c.tp1).and_then(|x| x.checked_mul(c.tp2)).and_then(|x| x.checked_mul(c.pp));
+        let n = match n {
+            Some(n) if n <= MAX_DEVICES => n,
+            _ => return bad("dp", c.dp, format!("dp·tp1·tp2·pp must be at most {MAX_DEVICES} devices")),
+        };
+        // Pipeline: equal stages.
+        if model.depth % c.pp != 0 {
+            return bad("pp", c.pp, format!("must divide the depth D = {} (equal pipeline stages)", model.depth));
+        }
+        // Batch: split evenly over data parallelism and micro-batches.
+        if global_batch % c.dp != 0 {
+            return bad("dp", c.dp, format!("must divide the global batch G = {global_batch}"));
+        }
+        if (global_batch / c.dp) % c.mbs != 0 {
+            return bad("mbs", c.mbs, format!("must divide the local batch G/dp = {}", global_batch / c.dp));
+        }
+        // Tensor parallelism: heads and widths split evenly, every local slice non-empty.
+        if model.h % c.tp1 != 0 || model.e % c.tp1 != 0 {
+            return bad(
+                "tp1",
+                c.tp1,
+                format!("must divide both the heads h = {} and the width e = {}", model.h, model.e),
+            );
+        }
+        if c.tp1 > model.f {
+            return bad("tp1", c.tp1, format!("must not exceed the MLP width f = {}", model.f));
+        }
+        let (seq_split, what) = match c.strategy {
+            Strategy::OneD => (c.tp1, "tp"),
+            Strategy::Summa2D => (c.tp2, "tp2"),
+            Strategy::ContextParallel2D => (c.tp(), "tp1·tp2"),
+        };
+        if c.mbs.saturating_mul(model.l) % seq_split != 0 {
+            return bad("mbs", c.mbs, format!("mbs·l must be a multiple of {what} = {seq_split} (the sequence split)"));
+        }
+        if seq_split > model.l {
+            return bad(
+                what_field(c.strategy),
+                seq_split,
+                format!("{what} must not exceed the sequence length l = {}", model.l),
+            );
+        }
+        if c.strategy == Strategy::Summa2D {
+            if model.e % c.tp2 != 0 {
+                return bad(
+                    "tp2",
+                    c.tp2,
+                    format!("must divide the width e = {} (SUMMA splits the weights' K)", model.e),
+                );
+            }
+            // Quirk Q1: LayerNorm2D's local width is ⌊l/tp1⌋.
+            if c.tp1 > model.l {
+                return bad(
+                    "tp1",
+                    c.tp1,
+                    format!("must not exceed the sequence length l = {} (LayerNorm2D width)", model.l),
+                );
+            }
+            if c.nb > model.e {
+                return bad("nb", c.nb, format!("must not exceed the width e = {}", model.e));
+            }
+        }
+        // Placement on fast domains.
+        let nvs = system.nvlink_size;
+        let dims = [("tp1", c.tp1, c.nv_tp1), ("tp2", c.tp2, c.nv_tp2), ("dp", c.dp, c.nv_dp), ("pp", c.pp, c.nv_pp)];
+        if n <= nvs {
+            for (name, dim, nv) in dims {
+                if nv != dim {
+                    return bad(
+                        &format!("nv_{name}"),
+                        nv,
+                        format!(
+                            "must equal {name} = {dim}: the whole job ({n} devices) fits in one fast domain of {nvs}"
+                        ),
+                    );
+                }
+            }
+        } else {
+            for (name, dim, nv) in dims {
+                if dim % nv != 0 {
+                    return bad(&format!("nv_{name}"), nv, format!("must divide {name} = {dim}"));
+                }
+            }
+            let product = c.nv_tp1 * c.nv_tp2 * c.nv_dp * c.nv_pp;
+            if product != nvs {
+                return bad(
+                    "nv_tp1",
+                    c.nv_tp1,
+                    format!(
+                        "nv_tp1·nv_tp2·nv_dp·nv_pp = {product} must equal the fast-domain size {nvs} (domains are filled)"
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+fn what_field(s: Strategy) -> &'static str {
+    match s {
+        Strategy::Summa2D => "tp2",
+        _ => "tp1",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::evaluate;
+
+    fn h200_nvs4() -> SystemParams {
+        SystemParams::h200().with_nvlink_size(4)
+    }
+
+    #[test]
+    fn worked_example_of_section_10() {
+        let c = Candidate::one_d(64, 4, 8, 1, 4, 1, 1);
+        let ev = evaluate(&ModelShape::GPT3_1T, &h200_nvs4(), 4096, &c).unwrap();
+        assert_eq!(ev.microbatches, 64);
+        assert_eq!(ev.totals.t, 41.544276438350856);
+        assert_eq!(ev.totals.mem, 219.02283264);
+        assert!(!ev.feasible);
+        assert!((ev.totals.t_comp - 32.3521).abs() < 1e-4);
+        assert!((ev.totals.t_bubble - 3.79596).abs() < 1e-5);
+        assert!((ev.throughput_samples_per_s - 98.594).abs() < 1e-3);
+        // The best 1D configuration of stats.ipynb.
+        let best = Candidate::one_d(16, 4, 32, 1, 4, 1, 1);
+        let ev = evaluate(&ModelShape::GPT3_1T, &h200_nvs4(), 4096, &best).unwrap();
+        assert_eq!(ev.throughput_samples_per_s, 102.463805377367);
+        assert!((ev.mem_gb - 124.64239104).abs() < 1e-9);
+    }
+
+    #[test]
+    fn errors_name_the_broken_rule() {
+        let m = ModelShape::GPT3_1T;
+        let s = h200_nvs4();
+        let field = |c: Candidate, g: u64| evaluate(&m, &s, g, &c).unwrap_err().field().map(str::to_string);
+        let ok = Candidate::one_d(64, 4, 8, 1, 4, 1, 1);
+        assert_eq!(field(Candidate { pp: 3, ..ok }, 4096).as_deref(), Some("candidate.pp"));
+        assert_eq!(field(Candidate { dp: 3, ..ok }, 4096).as_deref(), Some("candidate.dp"));
+        assert_eq!(field(Candidate { mbs: 128, ..ok }, 4096).as_deref(), Some("candidate.mbs"));
+        assert_eq!(field(Candidate { tp1: 3, ..ok }, 4096).as_deref(), Some("candidate.tp1"));
+        assert_eq!(field(Candidate { nv_tp1: 2, ..ok }, 4096).as_deref(), Some("candidate.nv_tp1"));
+        assert_eq!(field(Candidate { nv_dp: 3, nv_tp1: 1, ..ok }, 4096).as_deref(), Some("candidate.nv_dp"));
+        assert_eq!(field(Candidate { tp2: 2, ..ok }, 4096).as_deref(), Some("candidate.tp2"));
+        assert_eq!(field(Candidate { nb: 2, ..ok }, 4096).as_deref(), Some("candidate.nb"));
+        assert_eq!(field(Candidate { mbs: 0, ..ok }, 4096).as_deref(), Some("candidate.mbs"));
+        assert_eq!(field(ok, 0).as_deref(), Some("global_batch"));
+        let msg = evaluate(&m, &s, 4096, &Candidate { pp: 3, ..ok }).unwrap_err().to_string();
+        assert!(msg.contains("depth"), "{msg}");
+    }
+
+    #[test]
+    fn never_panics_on_arbitrary_integers() {
+        let specials = [0u64, 1, 2, 3, 4, 7, 8, 64, 128, 4096, 1 << 20, 1 << 32, u64::MAX / 3, u64::MAX];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let models = [ModelShape::GPT3_1T, ModelShape::VIT_ERA5, ModelShape { l: 8, e: 16, h: 4, depth: 2, f: 2 }];
+        for i in 0..20_000 {
+            let mut pick = || {
+                let r = next();
+                if r % 3 == 0 { specials[(r / 3 % specials.len() as u64) as usize] } else { 1 << (r % 9) }
+            };
+            let strategy = Strategy::ALL[i % 3];
+            let c = Candidate {
+                strategy,
+                dp: pick(),
+                tp1: pick(),
+                tp2: pick(),
+                pp: pick(),
+                mbs: pick(),
+                nb: pick(),
+                nv_tp1: pick(),
+                nv_tp2: pick(),
+                nv_dp: pick(),
+                nv_pp: pick(),
+            };
+            let g = pick();
+            let system = SystemParams::b200().with_nvlink_size(pick().clamp(1, 1 << 20));
+            if let Ok(ev) = evaluate(&models[i % 3], &system, g, &c) {
+                assert!(ev.totals.t.is_finite() && ev.totals.t > 0.0, "{c:?} G={g}: t = {}", ev.totals.t);
+                assert!(ev.mem_gb.is_finite(), "{c:?}");
+            }
+        }
+    }
+}
