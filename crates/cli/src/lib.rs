@@ -51,6 +51,7 @@ pub fn run_with(args: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) -> 
             let _ = writeln!(out, "fmperf {}", env!("CARGO_PKG_VERSION"));
             Ok(())
         }
+        "models" => cmd::models::run(rest, out),
         other => Err(cmd::CmdError::Usage(format!("unknown command `{other}`; run `fmperf help` for the list"))),
     };
     match result {

@@ -1,6 +1,7 @@
 //! One module per `fmperf` command.
 
 // commands are added here
+pub mod models;
 
 /// Why a command failed.
 #[derive(Debug)]
