@@ -13,7 +13,9 @@
 //! Units: FLOP counts in TFLOP, memory and message volumes in GB (1e9 bytes), bandwidths in GB/s,
 //! compute rates in TFLOP/s, times in seconds, unless a name says otherwise.
 
+pub mod catalog;
 pub mod error;
+pub mod format;
 pub mod model;
 pub mod reference;
 pub mod strategy;

@@ -1,0 +1,384 @@
+//! From a catalog entry to the reference model's [`SystemParams`]:
+//! `entry + domain size + NICs per device + precision → SystemParams`.
+//!
+//! Decisions (each value that is not read directly from the catalog is reported in
+//! [`MappedSystem::approximations`]; nothing is filled in silently):
+//!
+//! * **Matrix peak** (`matrix_flops_fp16`, the reference's `R_mat`): the dense matrix rate of the
+//!   chosen precision (`bf16`, `fp16`, `fp8`, `tf32`; `fp32` uses `fp32_matrix`, else the FP32
+//!   vector rate, labelled). A precision the entry does not list is an error naming the listed ones.
+//! * **Vector peak** (`vector_flops_fp16`, `R_vec`, used by element-wise layers and for
+//!   `TCF = R_mat/R_vec` in attention): the 16-bit vector rate (`fp16_vector`) for 16- and 8-bit
+//!   training (8-bit recipes run element-wise work in 16 bits), the FP32 vector rate for FP32/TF32.
+//!   When the 16-bit vector rate is missing the FP32 vector rate is used and labelled: it is a lower
+//!   bound (16-bit vector math is 1–4× faster on every GPU listed), so vector-bound layers come out
+//!   slow, never optimistic. When both are missing the mapping fails and asks for `vector=`.
+//! * **Scale-up bandwidth** (`nvlink_bandwidth`, `B_nv`): the per-device **unidirectional**
+//!   bandwidth. The reference's values are exactly the catalog's unidirectional figures — A100 300
+//!   (NVLink 3, 600 bidirectional), H200 450 (NVLink 4, 900 bidirectional), B200 900 (NVLink 5, 1800
+//!   bidirectional) — and the ring model's `c·V/B` is the time for each device to send its share
+//!   over its outgoing links while receiving on the incoming ones at the same time, i.e. one
+//!   direction. A missing unidirectional figure is taken as half the bidirectional one (labelled).
+//!   For switchless meshes (AMD xGMI, Gaudi RoCE) the figure is the sum over all peer links: a group
+//!   spanning the whole domain can use it, a smaller group cannot (labelled; `scale_up=` overrides).
+//! * **Scale-out bandwidth** (`ib_bandwidth`, `B_ib`): the per-device NIC bandwidth in GB/s (one
+//!   direction), or `nic_gbit_per_device / 8` (labelled). The catalog's figures are per device,
+//!   i.e. one NIC of that speed per device; `nic_factor` = the chosen NICs per device (default 1)
+//!   multiplies it where the reference's ring model lets several NICs work in parallel.
+//! * **Efficiencies and latencies**: the entry's `network` values, which default to the reference's
+//!   0.7 / 2.5 µs (scale-up) and 0.7 / 5 µs (scale-out); the hardware catalog states none.
+//! * **Element size**: 4e-9 GB (FP32, TF32), 2e-9 GB (FP16, BF16), 1e-9 GB (FP8, labelled as an
+//!   approximation); dropout masks 1e-9 GB; FLOP counts in TFLOP (`flops_units` 1e-12).
+//! * **Presets** (the reference's four files) map to their exact parameters; only the domain size
+//!   and NIC count are replaced when given, and only 16-bit precisions are accepted.
+//! * **Parts the model was not made for** (wafer-scale, dataflow, IPU, torus) map when the data is
+//!   there, always labelled with the entry's `model_fit` statement.
+
+use super::precision::Precision;
+use super::system::CatalogSystem;
+use crate::format::hint;
+use crate::{Error, SystemParams};
+
+/// Choices made when a catalog entry becomes [`SystemParams`]. `None` = the entry's own value (or
+/// the documented rule above).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MappingOptions {
+    /// Scale-up domain size in devices (default: the entry's `scale_up.domain_size`).
+    pub domain_size: Option<u64>,
+    /// NICs per device, each of the entry's per-device scale-out bandwidth (default 1).
+    pub nics_per_device: Option<u64>,
+    /// Training precision (default: bf16 when listed, else fp16).
+    pub precision: Option<Precision>,
+    /// Vector rate in TFLOP/s replacing the catalog's.
+    pub vector_tflops: Option<f64>,
+    /// Scale-up bandwidth per device, one direction, in GB/s replacing the catalog's.
+    pub scale_up_gbps: Option<f64>,
+    /// Scale-out bandwidth per NIC, one direction, in GB/s replacing the catalog's.
+    pub scale_out_gbps: Option<f64>,
+}
+
+/// The result of a mapping: the parameters and every value that did not come straight from the
+/// catalog, in words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MappedSystem {
+    /// What the reference model reads.
+    pub params: SystemParams,
+    /// The precision the rates belong to.
+    pub precision: Precision,
+    /// Labelled approximations, overrides and derived values (empty for an exact preset).
+    pub approximations: Vec<String>,
+}
+
+fn unknown(sys: &CatalogSystem, field: &str, what: &str, hint: impl Into<String>) -> Error {
+    Error::invalid(field, "null (unknown)", format!("{} lists no {what}", sys.id)).with_hint(hint)
+}
+
+fn positive(field: &str, v: f64) -> Result<f64, Error> {
+    if v.is_finite() && v > 0.0 { Ok(v) } else { Err(Error::invalid(field, v, "must be a positive finite number")) }
+}
+
+/// The precision a mapping uses: the requested one, else bf16 when the entry lists it, else fp16.
+pub fn default_precision(sys: &CatalogSystem, requested: Option<Precision>) -> Result<Precision, Error> {
+    if let Some(p) = requested {
+        return Ok(p);
+    }
+    if sys.peak_tflops.bf16.is_some() {
+        Ok(Precision::Bf16)
+    } else if sys.peak_tflops.fp16.is_some() || sys.preset.is_some() {
+        Ok(Precision::Fp16)
+    } else {
+        Err(unknown(sys, "peak_tflops.bf16", "16-bit matrix rate (bf16 or fp16)", listed_hint(sys)))
+    }
+}
+
+fn listed_hint(sys: &CatalogSystem) -> String {
+    let p = &sys.peak_tflops;
+    let listed: Vec<&str> =
+        [("bf16", p.bf16), ("fp16", p.fp16), ("fp8", p.fp8), ("tf32", p.tf32), ("fp32", p.fp32_matrix)]
+            .into_iter()
+            .filter(|(_, v)| v.is_some())
+            .map(|(n, _)| n)
+            .collect();
+    if listed.is_empty() {
+        "no dense matrix peak is published for this part; describe it in your own system file".to_string()
+    } else {
+        format!("choose one of the listed precisions: {}", listed.join(", "))
+    }
+}
+
+/// Maps a catalog entry to [`SystemParams`] (see the module documentation for every rule).
+pub fn to_system_params(sys: &CatalogSystem, opts: &MappingOptions) -> Result<MappedSystem, Error> {
+    let precision = default_precision(sys, opts.precision)?;
+    let mut notes = Vec::new();
+    let mut params = match &sys.preset {
+        Some(preset) => {
+            if !precision.is_16bit() {
+                return Err(Error::invalid(
+                    "precision",
+                    precision,
+                    format!("{} is a 16-bit reference system file", sys.id),
+                )
+                .with_hint("use fp16 or bf16, or a hardware entry of the catalog for other precisions"));
+            }
+            preset.clone()
+        }
+        None => map_hardware(sys, precision, opts, &mut notes)?,
+    };
+    if let Some(n) = opts.domain_size {
+        if n == 0 {
+            return Err(Error::invalid("domain_size", n, "must be a positive integer"));
+        }
+        if n > sys.scale_up.domain_size {
+            notes.push(format!(
+                "domain size {n} is larger than the {} devices {} connects in one scale-up domain: a hypothetical system",
+                sys.scale_up.domain_size, sys.id
+            ));
+        }
+        params.nvlink_size = n;
+    }
+    if let Some(k) = opts.nics_per_device {
+        if k == 0 {
+            return Err(Error::invalid("nics_per_device", k, "must be a positive integer"));
+        }
+        params.nic_factor = k as f64;
+    }
+    if sys.preset.is_some() {
+        if let Some(v) = opts.vector_tflops {
+            params.vector_flops_fp16 = positive("vector", v)?;
+            notes.push(format!("vector rate {v} TFLOP/s given by the user"));
+        }
+        if let Some(v) = opts.scale_up_gbps {
+            params.nvlink_bandwidth = positive("scale_up", v)?;
+            notes.push(format!("scale-up bandwidth {v} GB/s given by the user"));
+        }
+        if let Some(v) = opts.scale_out_gbps {
+            params.ib_bandwidth = positive("scale_out", v)?;
+            notes.push(format!("scale-out bandwidth {v} GB/s given by the user"));
+        }
+    }
+    params.validate()?;
+    Ok(MappedSystem { params, precision, approximations: notes })
+}
+
+fn map_hardware(
+    sys: &CatalogSystem,
+    precision: Precision,
+    opts: &MappingOptions,
+    notes: &mut Vec<String>,
+) -> Result<SystemParams, Error> {
+    if !sys.architecture.modelled_natively() {
+        let fit = sys.model_fit.as_deref().unwrap_or("the GPU-style two-tier model is an approximation for it");
+        notes.push(format!("approximation ({}): {fit}", sys.architecture.as_str()));
+    }
+    let p = &sys.peak_tflops;
+    let matrix = match precision {
+        Precision::Bf16 => {
+            p.bf16.ok_or_else(|| unknown(sys, "peak_tflops.bf16", "BF16 matrix rate", listed_hint(sys)))?
+        }
+        Precision::Fp16 => {
+            p.fp16.ok_or_else(|| unknown(sys, "peak_tflops.fp16", "FP16 matrix rate", listed_hint(sys)))?
+        }
+        Precision::Fp8 => p.fp8.ok_or_else(|| unknown(sys, "peak_tflops.fp8", "FP8 matrix rate", listed_hint(sys)))?,
+        Precision::Tf32 => {
+            p.tf32.ok_or_else(|| unknown(sys, "peak_tflops.tf32", "TF32 matrix rate", listed_hint(sys)))?
+        }
+        Precision::Fp32 => match (p.fp32_matrix, p.fp32_vector) {
+            (Some(m), _) => m,
+            (None, Some(v)) => {
+                notes.push(format!(
+                    "no FP32 matrix unit listed: FP32 matmuls priced at the FP32 vector rate {v} TFLOP/s"
+                ));
+                v
+            }
+            (None, None) => return Err(unknown(sys, "peak_tflops.fp32_matrix", "FP32 rate", listed_hint(sys))),
+        },
+    };
+    let vector = if let Some(v) = opts.vector_tflops {
+        notes.push(format!("vector rate {v} TFLOP/s given by the user"));
+        positive("vector", v)?
+    } else {
+        let sixteen = !matches!(precision, Precision::Fp32 | Precision::Tf32);
+        match (sixteen, p.fp16_vector, p.fp32_vector) {
+            (true, Some(v), _) => v,
+            (true, None, Some(v32)) => {
+                notes.push(format!(
+                    "no 16-bit vector rate listed: element-wise layers priced at the FP32 vector rate {v32} TFLOP/s \
+                     (a lower bound: 16-bit vector math is at least as fast)"
+                ));
+                v32
+            }
+            (false, _, Some(v32)) => v32,
+            _ => {
+                return Err(unknown(
+                    sys,
+                    "peak_tflops.fp16_vector",
+                    "vector (non-matrix) rate",
+                    "give one with `vector=<TFLOP/s>` (system spec) or in your own system file",
+                )
+                .with_hint(format!(
+                    "{} lists no vector (non-matrix) rate; give one with `{},vector=<TFLOP/s>` or in a system file",
+                    sys.id, sys.id
+                )));
+            }
+        }
+    };
+    let vector32 = match p.fp32_vector {
+        Some(v) => v,
+        None => {
+            notes.push(
+                "FP32 vector rate unknown: vector_flops_fp32 set to 0 (the reference never reads it)".to_string(),
+            );
+            0.0
+        }
+    };
+    let capacity = sys
+        .memory_gb
+        .ok_or_else(|| unknown(sys, "memory_gb", "memory capacity", "give one in your own system file"))?;
+    let hbm_bw = sys
+        .memory_bw_gbps
+        .ok_or_else(|| unknown(sys, "memory_bw_gbps", "memory bandwidth", "give one in your own system file"))?;
+    let ib = if let Some(v) = opts.scale_out_gbps {
+        notes.push(format!("scale-out bandwidth {v} GB/s given by the user"));
+        positive("scale_out", v)?
+    } else {
+        match (sys.scale_out.nic_gbps_per_device, sys.scale_out.nic_gbit_per_device) {
+            (Some(v), _) => v,
+            (None, Some(gbit)) => {
+                notes.push(format!("scale-out bandwidth derived from {gbit} Gb/s as {} GB/s", gbit / 8.0));
+                gbit / 8.0
+            }
+            (None, None) => {
+                return Err(unknown(
+                    sys,
+                    "scale_out.nic_gbps_per_device",
+                    "scale-out (NIC) bandwidth",
+                    format!(
+                        "give one with `{},scale_out=<GB/s>` (e.g. 50 for one 400 Gb/s NIC per device) or in a system file",
+                        sys.id
+                    ),
+                ));
+            }
+        }
+    };
+    let domain = opts.domain_size.unwrap_or(sys.scale_up.domain_size);
+    let su = &sys.scale_up;
+    let nv = if let Some(v) = opts.scale_up_gbps {
+        notes.push(format!("scale-up bandwidth {v} GB/s given by the user"));
+        positive("scale_up", v)?
+    } else {
+        match (su.bw_per_device_unidir_gbps, su.bw_per_device_bidir_gbps) {
+            (Some(v), _) => {
+                if let Some(p2p) = su.p2p_bw_unidir_gbps.filter(|p2p| *p2p < v) {
+                    notes.push(format!(
+                        "switchless mesh: {v} GB/s is the sum over all peer links; one device pair gets {p2p} GB/s, so \
+                         groups smaller than the domain are priced too fast (override with `scale_up=`)"
+                    ));
+                }
+                v
+            }
+            (None, Some(bi)) => {
+                notes.push(format!("scale-up bandwidth taken as half of the bidirectional {bi} GB/s"));
+                bi / 2.0
+            }
+            (None, None) if domain == 1 => {
+                notes.push(
+                    "no scale-up bandwidth listed; with a domain of one device it is never used (set to the scale-out \
+                     bandwidth)"
+                        .to_string(),
+                );
+                ib
+            }
+            (None, None) => {
+                return Err(unknown(
+                    sys,
+                    "scale_up.bw_per_device_unidir_gbps",
+                    "scale-up bandwidth",
+                    format!(
+                        "give one with `{},scale_up=<GB/s>`, or use `domain=1` to put every group on the scale-out network",
+                        sys.id
+                    ),
+                ));
+            }
+        }
+    };
+    if precision == Precision::Fp8 {
+        notes.push(
+            "fp8: every tensor priced at 1 byte per element; real FP8 recipes keep weights, optimizer states and \
+             some activations in 16/32 bits, so memory comes out low"
+                .to_string(),
+        );
+    }
+    let net = sys.network;
+    Ok(SystemParams {
+        matrix_flops_fp16: positive("matrix", matrix)?,
+        vector_flops_fp16: vector,
+        vector_flops_fp32: vector32,
+        hbm_bandwidth: hbm_bw,
+        hbm_capacity: capacity,
+        nvlink_bandwidth: nv,
+        nvlink_eff: net.scale_up_eff,
+        nvlink_latency: net.scale_up_latency_s,
+        ib_bandwidth: ib,
+        ib_eff: net.scale_out_eff,
+        ib_latency: net.scale_out_latency_s,
+        nvlink_size: domain,
+        nic_factor: 1.0,
+        element_size: precision.element_size_gb(),
+        mask_element_size: 1e-9,
+        flops_units: 1e-12,
+    })
+}
+
+/// The keys of a system spec string (`ID,key=value,...`).
+pub const SPEC_KEYS: &[&str] = &["domain", "nics", "precision", "vector", "scale_up", "scale_out"];
+
+/// Parses a system spec `ID[,key=value]...` with keys `domain` (devices), `nics` (NICs per
+/// device), `precision` (fp32|tf32|fp16|bf16|fp8), `vector` (TFLOP/s), `scale_up` (GB/s, one
+/// direction), `scale_out` (GB/s per NIC, one direction). Returns the id and the options.
+pub fn parse_system_spec(spec: &str) -> Result<(String, MappingOptions), Error> {
+    let mut parts = spec.split(',');
+    let id = parts.next().unwrap_or("").trim().to_string();
+    if id.is_empty() {
+        return Err(Error::invalid("system", spec, "must start with a catalog id")
+            .with_hint("e.g. `nvidia_h100_sxm5_80gb,domain=8`"));
+    }
+    let mut o = MappingOptions::default();
+    for part in parts {
+        let Some((k, v)) = part.split_once('=') else {
+            return Err(Error::invalid("system", part, "options must be written key=value")
+                .with_hint(format!("known keys: {}", SPEC_KEYS.join(", "))));
+        };
+        let (k, v) = (k.trim(), v.trim());
+        let int = |name: &str| -> Result<u64, Error> {
+            v.parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| Error::invalid(name, v, "must be a positive integer"))
+        };
+        let num = |name: &str| -> Result<f64, Error> {
+            v.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| {
+                Error::invalid(name, v, "must be a positive number").with_hint(if name == "vector" {
+                    "in TFLOP/s"
+                } else {
+                    "in GB/s, one direction"
+                })
+            })
+        };
+        match k {
+            "domain" => o.domain_size = Some(int(k)?),
+            "nics" => o.nics_per_device = Some(int(k)?),
+            "precision" => o.precision = Some(v.parse()?),
+            "vector" => o.vector_tflops = Some(num(k)?),
+            "scale_up" => o.scale_up_gbps = Some(num(k)?),
+            "scale_out" => o.scale_out_gbps = Some(num(k)?),
+            other => {
+                let e = Error::UnknownField { field: other.to_string(), hint: None };
+                return Err(e.with_hint(match hint::nearest(other, SPEC_KEYS.iter().copied()) {
+                    Some(n) => format!("did you mean `{n}`?"),
+                    None => format!("known keys: {}", SPEC_KEYS.join(", ")),
+                }));
+            }
+        }
+    }
+    Ok((id, o))
+}

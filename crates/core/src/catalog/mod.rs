@@ -1,0 +1,146 @@
+//! The catalogs of models and systems, compiled in from `crates/core/data/`:
+//!
+//! * `models.json` — the model catalog, written in fmperf's versioned model format (each entry
+//!   with its sources and notes);
+//! * `hardware-catalog.json` — the hardware catalog of `shared/data`, copied unchanged (every value
+//!   with its sources);
+//! * `system-modelling.json` — fmperf's annotations of it: the architecture class of each
+//!   accelerator and what the performance model captures for it, plus the reference's four system
+//!   files as exact presets (`ref-A100`, `ref-H200`, `ref-B200`, `ref-B200-next`; the names `A100`,
+//!   `H200`, `B200`, `B200-next` resolve to them).
+//!
+//! Both catalogs are parsed with the validators of [`crate::format`], once, on first use.
+
+pub mod mapping;
+pub mod model;
+pub mod precision;
+pub mod system;
+
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+pub use mapping::{MappedSystem, MappingOptions, default_precision, parse_system_spec, to_system_params};
+pub use model::{CatalogModel, Mlp, TrainingBudget};
+pub use precision::Precision;
+pub use system::{Architecture, CatalogSystem, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp};
+
+use crate::format::{self, Document, hint};
+use crate::{Error, SystemParams};
+
+const MODELS_JSON: &str = include_str!("../../data/models.json");
+const HARDWARE_JSON: &str = include_str!("../../data/hardware-catalog.json");
+const MODELLING_JSON: &str = include_str!("../../data/system-modelling.json");
+
+static MODELS: OnceLock<Vec<CatalogModel>> = OnceLock::new();
+static SYSTEMS: OnceLock<Vec<CatalogSystem>> = OnceLock::new();
+
+/// Every model of the catalog, in catalog order (the reference's three first).
+pub fn models() -> &'static [CatalogModel] {
+    MODELS.get_or_init(|| load_models().unwrap_or_default())
+}
+
+/// Every system of the catalog: the reference's four presets, then the hardware catalog's
+/// accelerators in its order.
+pub fn systems() -> &'static [CatalogSystem] {
+    SYSTEMS.get_or_init(|| load_systems().unwrap_or_default())
+}
+
+fn not_found(kind: &str, id: &str, ids: Vec<&str>) -> Error {
+    Error::UnknownName {
+        kind: kind.to_string(),
+        name: id.chars().take(100).collect(),
+        known: hint::closest(id, ids, 5).into_iter().map(str::to_string).collect(),
+    }
+}
+
+/// A model by id (exact, else ignoring ASCII case). The error lists the nearest ids.
+pub fn find_model(id: &str) -> Result<&'static CatalogModel, Error> {
+    let all = models();
+    let id = id.trim();
+    all.iter()
+        .find(|m| m.id == id)
+        .or_else(|| all.iter().find(|m| m.id.eq_ignore_ascii_case(id)))
+        .ok_or_else(|| not_found("model", id, all.iter().map(|m| m.id.as_str()).collect()))
+}
+
+/// A system by id (exact, else ignoring ASCII case); the reference's names `A100`, `H200`, `B200`,
+/// `B200-next` give the exact presets `ref-…`. The error lists the nearest ids.
+pub fn find_system(id: &str) -> Result<&'static CatalogSystem, Error> {
+    let all = systems();
+    let id = id.trim();
+    let preset = SystemParams::REFERENCE_NAMES.iter().find(|n| n.eq_ignore_ascii_case(id)).map(|n| format!("ref-{n}"));
+    let id = preset.as_deref().unwrap_or(id);
+    all.iter()
+        .find(|s| s.id == id)
+        .or_else(|| all.iter().find(|s| s.id.eq_ignore_ascii_case(id)))
+        .ok_or_else(|| not_found("system", id, all.iter().map(|s| s.id.as_str()).collect()))
+}
+
+/// Parses the compiled-in model catalog (every problem, if any: tests keep this `Ok`).
+pub fn load_models() -> Result<Vec<CatalogModel>, Vec<Error>> {
+    let entries: Vec<Value> =
+        serde_json::from_str(MODELS_JSON).map_err(|e| vec![Error::Parse { message: format!("models.json: {e}") }])?;
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for entry in &entries {
+        match format::parse_value(entry) {
+            Ok(p) => match p.document {
+                Document::Model(m) => out.push(m),
+                other => errors.push(Error::Parse { message: format!("models.json holds a {}", other.kind()) }),
+            },
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    if errors.is_empty() { Ok(out) } else { Err(errors) }
+}
+
+/// Parses the compiled-in system catalog (every problem, if any: tests keep this `Ok`).
+pub fn load_systems() -> Result<Vec<CatalogSystem>, Vec<Error>> {
+    let parse = |name: &str, text: &str| -> Result<Value, Vec<Error>> {
+        serde_json::from_str(text).map_err(|e| vec![Error::Parse { message: format!("{name}: {e}") }])
+    };
+    let hardware = parse("hardware-catalog.json", HARDWARE_JSON)?;
+    let modelling = parse("system-modelling.json", MODELLING_JSON)?;
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for preset in modelling["presets"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
+        let text = |k: &str| preset[k].as_str().unwrap_or("").to_string();
+        match SystemParams::reference(&text("reference_name")) {
+            Ok(params) => {
+                let notes = preset["notes"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect());
+                out.push(CatalogSystem::from_params(
+                    &text("id"),
+                    &text("name"),
+                    params,
+                    vec![text("source")],
+                    notes.unwrap_or_default(),
+                ));
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    for acc in hardware["accelerators"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
+        let mut doc = acc.as_object().cloned().unwrap_or_default();
+        let id = doc.get("id").and_then(Value::as_str).unwrap_or("").to_string();
+        doc.insert("schema_version".into(), Value::from(format::SCHEMA_VERSION));
+        doc.insert("kind".into(), Value::from("system"));
+        if let Some(extra) = modelling["accelerators"][id.as_str()].as_object() {
+            for (k, v) in extra {
+                doc.insert(k.clone(), v.clone());
+            }
+        } else {
+            errors.push(Error::Parse { message: format!("system-modelling.json has no entry for `{id}`") });
+        }
+        match format::parse_value(&Value::Object(doc)) {
+            Ok(p) => match p.document {
+                Document::System(s) => out.push(s),
+                other => errors.push(Error::Parse { message: format!("{id} reads as a {}", other.kind()) }),
+            },
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    if errors.is_empty() { Ok(out) } else { Err(errors) }
+}

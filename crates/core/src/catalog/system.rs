@@ -1,0 +1,253 @@
+//! A system of the catalog: one accelerator with its per-precision peaks, memory, scale-up domain and
+//! scale-out network, as the hardware catalog records it (with `None` where a value is unknown), plus
+//! what the performance model assumes about it. The reference's four system files are entries too,
+//! carrying their exact [`SystemParams`] as a preset.
+
+use crate::SystemParams;
+
+/// What kind of machine an entry is, i.e. how well the two-tier GPU-style model fits it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Architecture {
+    /// Devices with HBM, a switched or all-to-all scale-up domain and NICs (NVIDIA, AMD, Intel Gaudi):
+    /// what the performance model was made for.
+    Gpu,
+    /// Chips on a 2D/3D torus (Google TPU): the torus is treated as one flat scale-up domain.
+    Torus,
+    /// A wafer-scale engine (Cerebras): weights streamed from external memory, no tensor/pipeline split.
+    WaferScale,
+    /// A reconfigurable dataflow unit (SambaNova): operators are spatially pipelined on chip.
+    Dataflow,
+    /// An intelligence processing unit (Graphcore): model state in on-chip SRAM, pipelined over IPUs.
+    Ipu,
+}
+
+impl Architecture {
+    /// The JSON name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Architecture::Gpu => "gpu",
+            Architecture::Torus => "torus",
+            Architecture::WaferScale => "wafer_scale",
+            Architecture::Dataflow => "dataflow",
+            Architecture::Ipu => "ipu",
+        }
+    }
+
+    /// Parses a JSON name.
+    pub fn from_name(s: &str) -> Option<Architecture> {
+        [Architecture::Gpu, Architecture::Torus, Architecture::WaferScale, Architecture::Dataflow, Architecture::Ipu]
+            .into_iter()
+            .find(|a| a.as_str() == s)
+    }
+
+    /// Whether the model's GPU-style assumptions hold for this architecture.
+    pub fn modelled_natively(self) -> bool {
+        self == Architecture::Gpu
+    }
+}
+
+/// Dense peak rates in TFLOP/s per precision (`None` = not published / unknown).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PeakRates {
+    /// BF16 matrix.
+    pub bf16: Option<f64>,
+    /// FP16 matrix.
+    pub fp16: Option<f64>,
+    /// FP8 matrix.
+    pub fp8: Option<f64>,
+    /// TF32 matrix.
+    pub tf32: Option<f64>,
+    /// FP32 on matrix units.
+    pub fp32_matrix: Option<f64>,
+    /// FP32 on vector units.
+    pub fp32_vector: Option<f64>,
+    /// 16-bit (FP16 or BF16) on vector units.
+    pub fp16_vector: Option<f64>,
+    /// Best FP64.
+    pub fp64: Option<f64>,
+    /// FP4 matrix.
+    pub fp4: Option<f64>,
+}
+
+impl PeakRates {
+    /// The rates with their JSON keys, in the catalog's order.
+    pub fn entries(&self) -> [(&'static str, Option<f64>); 9] {
+        [
+            ("bf16", self.bf16),
+            ("fp16", self.fp16),
+            ("fp8", self.fp8),
+            ("tf32", self.tf32),
+            ("fp32_matrix", self.fp32_matrix),
+            ("fp32_vector", self.fp32_vector),
+            ("fp16_vector", self.fp16_vector),
+            ("fp64", self.fp64),
+            ("fp4", self.fp4),
+        ]
+    }
+}
+
+/// Measured maximum achievable matmul rates (a GEMM ceiling, not a training number).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MeasuredMatmul {
+    /// BF16 in TFLOP/s.
+    pub bf16: Option<f64>,
+    /// FP8 in TFLOP/s.
+    pub fp8: Option<f64>,
+    /// Where the measurement comes from.
+    pub source: Option<String>,
+    /// Measurement conditions.
+    pub note: Option<String>,
+}
+
+/// The fast scale-up domain.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ScaleUp {
+    /// Technology (NVLink 4, xGMI, ICI, …).
+    pub tech: Option<String>,
+    /// Bandwidth per device in GB/s, one direction.
+    pub bw_per_device_unidir_gbps: Option<f64>,
+    /// Bandwidth per device in GB/s, both directions summed.
+    pub bw_per_device_bidir_gbps: Option<f64>,
+    /// Bandwidth of one device-pair link in GB/s, one direction (switchless meshes).
+    pub p2p_bw_unidir_gbps: Option<f64>,
+    /// Devices per domain.
+    pub domain_size: u64,
+    /// Topology notes.
+    pub topology: Option<String>,
+}
+
+/// The scale-out network.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ScaleOut {
+    /// NIC bandwidth per device in Gb/s, one direction.
+    pub nic_gbit_per_device: Option<f64>,
+    /// NIC bandwidth per device in GB/s, one direction.
+    pub nic_gbps_per_device: Option<f64>,
+    /// Notes.
+    pub note: Option<String>,
+}
+
+/// Achievable fractions and latencies of the two network tiers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Network {
+    /// Fraction of the scale-up bandwidth achieved (0, 1].
+    pub scale_up_eff: f64,
+    /// Latency of one scale-up hop in seconds.
+    pub scale_up_latency_s: f64,
+    /// Fraction of the scale-out bandwidth achieved (0, 1].
+    pub scale_out_eff: f64,
+    /// Latency of one scale-out hop in seconds.
+    pub scale_out_latency_s: f64,
+}
+
+impl Network {
+    /// The reference's values for A100/H200/B200: 0.7, 2.5 µs, 0.7, 5 µs.
+    pub const REFERENCE_DEFAULT: Network =
+        Network { scale_up_eff: 0.7, scale_up_latency_s: 2.5e-6, scale_out_eff: 0.7, scale_out_latency_s: 5e-6 };
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network::REFERENCE_DEFAULT
+    }
+}
+
+/// One system of the catalog (or a user's system).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogSystem {
+    /// Identifier (`nvidia_h100_sxm5_80gb`, `ref-H200`, …).
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Vendor.
+    pub vendor: Option<String>,
+    /// Form factor.
+    pub form_factor: Option<String>,
+    /// What the numbers are (`vendor_claimed_peak`, `as_deployed`, `reference_system_file`, …).
+    pub value_kind: Option<String>,
+    /// How well the GPU-style model fits.
+    pub architecture: Architecture,
+    /// What the model does and does not capture for this part, in plain words.
+    pub model_fit: Option<String>,
+    /// Dense peaks per precision, TFLOP/s.
+    pub peak_tflops: PeakRates,
+    /// Measured matmul ceilings, if known.
+    pub measured_matmul_tflops: Option<MeasuredMatmul>,
+    /// Device memory capacity in GB.
+    pub memory_gb: Option<f64>,
+    /// Memory technology.
+    pub memory_type: Option<String>,
+    /// Device memory bandwidth in GB/s.
+    pub memory_bw_gbps: Option<f64>,
+    /// On-chip SRAM in MB.
+    pub on_chip_sram_mb: Option<f64>,
+    /// What the SRAM figure covers.
+    pub on_chip_sram_note: Option<String>,
+    /// Scale-up domain.
+    pub scale_up: ScaleUp,
+    /// Scale-out network.
+    pub scale_out: ScaleOut,
+    /// Efficiencies and latencies of the network tiers.
+    pub network: Network,
+    /// Board power in W.
+    pub tdp_w: Option<f64>,
+    /// A vendor headline figure that is not a dense peak.
+    pub vendor_headline_peak: Option<String>,
+    /// Exact reference-model parameters: when present, mapping uses them as they are.
+    pub preset: Option<SystemParams>,
+    /// Where the numbers come from.
+    pub sources: Vec<String>,
+    /// Remarks and caveats.
+    pub notes: Vec<String>,
+}
+
+impl CatalogSystem {
+    /// An entry that carries exact reference parameters, with its descriptive fields derived from
+    /// them (the reference's system JSON, or one of its four shipped files).
+    pub fn from_params(id: &str, name: &str, params: SystemParams, sources: Vec<String>, notes: Vec<String>) -> Self {
+        CatalogSystem {
+            id: id.to_string(),
+            name: name.to_string(),
+            vendor: None,
+            form_factor: None,
+            value_kind: Some("reference_system_file".to_string()),
+            architecture: Architecture::Gpu,
+            model_fit: None,
+            peak_tflops: PeakRates {
+                fp16: Some(params.matrix_flops_fp16),
+                bf16: Some(params.matrix_flops_fp16),
+                fp16_vector: Some(params.vector_flops_fp16),
+                fp32_vector: (params.vector_flops_fp32 > 0.0).then_some(params.vector_flops_fp32),
+                ..PeakRates::default()
+            },
+            measured_matmul_tflops: None,
+            memory_gb: Some(params.hbm_capacity),
+            memory_type: None,
+            memory_bw_gbps: Some(params.hbm_bandwidth),
+            on_chip_sram_mb: None,
+            on_chip_sram_note: None,
+            scale_up: ScaleUp {
+                bw_per_device_unidir_gbps: Some(params.nvlink_bandwidth),
+                domain_size: params.nvlink_size,
+                ..ScaleUp::default()
+            },
+            scale_out: ScaleOut { nic_gbps_per_device: Some(params.ib_bandwidth), ..ScaleOut::default() },
+            network: Network {
+                scale_up_eff: params.nvlink_eff,
+                scale_up_latency_s: params.nvlink_latency,
+                scale_out_eff: params.ib_eff,
+                scale_out_latency_s: params.ib_latency,
+            },
+            tdp_w: None,
+            vendor_headline_peak: None,
+            preset: Some(params),
+            sources,
+            notes,
+        }
+    }
+
+    /// The 16-bit matrix peak to show in lists: BF16, else FP16, in TFLOP/s.
+    pub fn headline_tflops(&self) -> Option<f64> {
+        self.peak_tflops.bf16.or(self.peak_tflops.fp16)
+    }
+}

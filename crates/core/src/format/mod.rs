@@ -1,0 +1,323 @@
+//! fmperf's one versioned JSON input format, and the reference's own formats.
+//!
+//! A document is an object with `"schema_version": 1` and `"kind"`: `"model"`, `"system"` or
+//! `"scenario"` (fields in [`fields`]). Without them, the reference's model JSON
+//! (`{"l","e","h","depth"[,"f"]}`) and system JSON (`systems/config-<name>.json`) are recognised
+//! by their keys and imported. [`parse`] reports every problem of a document at once (for an
+//! editor to mark every field), each naming the dotted field path, the value, the rule and a fix;
+//! unknown fields get a "did you mean" hint. Nothing here panics on any input.
+//!
+//! [`to_json`] writes any document back in the versioned format; `parse(to_json(d)) == d`.
+
+pub mod check;
+pub mod emit;
+pub mod fields;
+pub mod hint;
+mod model_doc;
+pub mod reference;
+pub mod scenario;
+mod system_doc;
+
+use serde_json::{Map, Value};
+
+pub use check::Report;
+pub use fields::{FieldSpec, Kind, MODEL_FIELDS, SCENARIO_FIELDS, SCHEMA_VERSION, SYSTEM_FIELDS};
+pub use scenario::{ModelRef, ResolvedScenario, Scenario, SystemRef};
+
+use crate::catalog::{self, CatalogModel, CatalogSystem};
+use crate::{Error, ModelShape, SystemParams};
+
+/// Largest document accepted, in bytes.
+pub const MAX_DOCUMENT_BYTES: usize = 8 << 20;
+
+/// A parsed document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Document {
+    /// A model (`"kind": "model"`, or the reference's model JSON).
+    Model(CatalogModel),
+    /// A system (`"kind": "system"`, or the reference's system JSON).
+    System(CatalogSystem),
+    /// A scenario (`"kind": "scenario"`).
+    Scenario(Scenario),
+}
+
+impl Document {
+    /// `"model"`, `"system"` or `"scenario"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Document::Model(_) => "model",
+            Document::System(_) => "system",
+            Document::Scenario(_) => "scenario",
+        }
+    }
+}
+
+/// Which format a document was written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// fmperf's versioned format.
+    Versioned,
+    /// The reference's model JSON (`l`, `e`, `h`, `depth`, optional `f`).
+    ReferenceModel,
+    /// The reference's system JSON (spec §1.2).
+    ReferenceSystem,
+}
+
+impl Origin {
+    /// A description for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Origin::Versioned => "fmperf document, schema version 1",
+            Origin::ReferenceModel => "reference-format model JSON (imported)",
+            Origin::ReferenceSystem => "reference-format system JSON (imported)",
+        }
+    }
+}
+
+/// A document with the format it came in and the warnings it raised.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    /// The document.
+    pub document: Document,
+    /// The format it was written in.
+    pub origin: Origin,
+    /// Things worth knowing that did not make it invalid (each names field, value, rule, hint).
+    pub warnings: Vec<Error>,
+}
+
+/// Parses a document in any supported format. On failure, every problem found.
+pub fn parse(text: &str) -> Result<Document, Vec<Error>> {
+    parse_detailed(text).map(|p| p.document)
+}
+
+/// Parses a document and also returns its format and warnings.
+pub fn parse_detailed(text: &str) -> Result<Parsed, Vec<Error>> {
+    if text.len() > MAX_DOCUMENT_BYTES {
+        return Err(vec![Error::Parse {
+            message: format!(
+                "document of {} bytes is larger than the {} bytes accepted",
+                text.len(),
+                MAX_DOCUMENT_BYTES
+            ),
+        }]);
+    }
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| vec![Error::Parse { message: format!("not valid JSON: {e}") }])?;
+    parse_value(&value)
+}
+
+/// Guesses a document kind from its keys (used when `kind` is missing or wrong, so that the body
+/// still gets checked).
+fn guess_kind(obj: &Map<String, Value>) -> Option<&'static str> {
+    let has = |keys: &[&str]| keys.iter().any(|k| obj.contains_key(*k));
+    if has(&["devices", "global_batch", "strategies", "top_k"]) {
+        Some("scenario")
+    } else if has(&["peak_tflops", "scale_up", "scale_out", "memory_gb", "memory_bw_gbps"]) {
+        Some("system")
+    } else if has(&["seq_len", "hidden", "heads", "layers", "ffn_hidden"]) {
+        Some("model")
+    } else {
+        None
+    }
+}
+
+/// Parses an already decoded JSON value.
+pub fn parse_value(value: &Value) -> Result<Parsed, Vec<Error>> {
+    let Some(obj) = value.as_object() else {
+        let got = match value {
+            Value::Array(_) => "a list",
+            Value::String(_) => "a string",
+            Value::Number(_) => "a number",
+            Value::Bool(_) => "a boolean",
+            _ => "null",
+        };
+        return Err(vec![Error::Parse {
+            message: format!("expected a JSON object {{…}} at the top level, got {got}"),
+        }]);
+    };
+    let mut report = Report::default();
+    let versioned = obj.contains_key("schema_version") || obj.contains_key("kind");
+    let (document, origin) = if !versioned && reference::looks_like_model(obj) {
+        let shape = reference::read_reference_model(obj, &mut report);
+        let doc = shape.map(|s| {
+            Document::Model(CatalogModel::from_shape(
+                "custom",
+                "model from reference JSON",
+                s,
+                "user file (reference model JSON)",
+            ))
+        });
+        (doc, Origin::ReferenceModel)
+    } else if !versioned && reference::looks_like_system(obj) {
+        let params = reference::read_reference_system(obj, "", &mut report);
+        let doc = params.map(|p| {
+            Document::System(CatalogSystem::from_params(
+                "custom",
+                "system from reference JSON",
+                p,
+                vec!["user file (reference system JSON)".to_string()],
+                Vec::new(),
+            ))
+        });
+        (doc, Origin::ReferenceSystem)
+    } else {
+        (read_versioned(obj, &mut report), Origin::Versioned)
+    };
+    match document {
+        Some(document) if report.errors.is_empty() => Ok(Parsed { document, origin, warnings: report.warnings }),
+        _ => {
+            if report.errors.is_empty() {
+                report.error(Error::Parse { message: "document could not be read".to_string() });
+            }
+            Err(report.errors)
+        }
+    }
+}
+
+fn read_versioned(obj: &Map<String, Value>, report: &mut Report) -> Option<Document> {
+    match obj.get("schema_version") {
+        None => report.error(Error::MissingField { field: "schema_version".to_string() }),
+        Some(v) => match check::as_integer(v) {
+            Some(SCHEMA_VERSION) => {}
+            Some(n) if n > SCHEMA_VERSION => report.error(
+                Error::invalid(
+                    "schema_version",
+                    n,
+                    format!("is not supported: this fmperf reads schema_version {SCHEMA_VERSION}"),
+                )
+                .with_hint("the file was written by a newer fmperf; update fmperf"),
+            ),
+            _ => report.error(
+                Error::invalid("schema_version", check::show(v), format!("must be {SCHEMA_VERSION}"))
+                    .with_hint(format!("write \"schema_version\": {SCHEMA_VERSION}")),
+            ),
+        },
+    }
+    let declared = match obj.get("kind") {
+        None => {
+            report.error(Error::MissingField { field: "kind".to_string() });
+            None
+        }
+        Some(v) => match v.as_str().and_then(|k| fields::KIND_NAMES.iter().find(|n| **n == k)) {
+            Some(k) => Some(*k),
+            None => {
+                let e =
+                    Error::invalid("kind", check::show(v), format!("must be one of {}", fields::KIND_NAMES.join(", ")));
+                report.error(match v.as_str().and_then(|s| hint::nearest(s, fields::KIND_NAMES.iter().copied())) {
+                    Some(n) => e.with_hint(format!("did you mean `{n}`?")),
+                    None => e,
+                });
+                None
+            }
+        },
+    };
+    let envelope = ["schema_version", "kind"];
+    match declared.or_else(|| guess_kind(obj))? {
+        "model" => model_doc::read_model(obj, "", &envelope, report).map(Document::Model),
+        "system" => system_doc::read_system(obj, "", &envelope, report).map(Document::System),
+        _ => scenario::read_scenario(obj, report).map(Document::Scenario),
+    }
+}
+
+/// Writes a document in the versioned format (pretty-printed, `schema_version` and `kind` first).
+pub fn to_json(doc: &Document) -> String {
+    match doc {
+        Document::Model(m) => model_doc::write_model(m, true),
+        Document::System(s) => system_doc::write_system(s, true),
+        Document::Scenario(s) => scenario::write_scenario(s),
+    }
+    .render()
+}
+
+/// Writes a model shape in the reference's model JSON.
+pub fn model_to_reference_json(shape: &ModelShape) -> String {
+    reference::model_json(shape).render()
+}
+
+/// Writes system parameters in the reference's system JSON.
+pub fn system_to_reference_json(params: &SystemParams) -> String {
+    reference::system_json(params).render()
+}
+
+/// The field table of a document kind (`"model"`, `"system"`, `"scenario"`), for form labels.
+pub fn fields_of(kind: &str) -> Option<&'static [FieldSpec]> {
+    fields::fields_of(kind)
+}
+
+/// Checks one form field of a model (`path` as in [`MODEL_FIELDS`], value as typed). An empty value
+/// means "not given".
+pub fn validate_model_field(path: &str, value: &str) -> Result<(), Error> {
+    validate_field(MODEL_FIELDS, path, value)
+}
+
+/// Checks one form field of a system (`path` as in [`SYSTEM_FIELDS`], e.g. `scale_up.domain_size`).
+pub fn validate_system_field(path: &str, value: &str) -> Result<(), Error> {
+    validate_field(SYSTEM_FIELDS, path, value)
+}
+
+/// Checks one form field of a scenario (`path` as in [`SCENARIO_FIELDS`]); `model` and `system`
+/// ids are looked up in the catalogs.
+pub fn validate_scenario_field(path: &str, value: &str) -> Result<(), Error> {
+    validate_field(SCENARIO_FIELDS, path, value)?;
+    let id = value.trim();
+    if id.starts_with('{') || id.is_empty() {
+        return Ok(());
+    }
+    match path {
+        "model" => catalog::find_model(id).map(|_| ()),
+        "system" => catalog::find_system(id).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
+/// Checks one value typed into a form against the field `path` of `table`.
+pub fn validate_field(table: &'static [FieldSpec], path: &str, value: &str) -> Result<(), Error> {
+    let Some(spec) = fields::spec(table, path) else {
+        let known: Vec<&str> = table.iter().map(|s| s.path).collect();
+        return Err(Error::UnknownField { field: path.to_string(), hint: Some(check::unknown_hint(path, &known)) });
+    };
+    let t = value.trim();
+    if t.is_empty() {
+        return if spec.required && !spec.nullable {
+            Err(Error::MissingField { field: path.to_string() })
+        } else {
+            Ok(())
+        };
+    }
+    let as_json = || serde_json::from_str::<Value>(t).unwrap_or_else(|_| Value::String(t.to_string()));
+    let v = match spec.kind {
+        Kind::Text { .. } | Kind::Id | Kind::Choice(_) => Value::String(t.to_string()),
+        Kind::ModelRef | Kind::SystemRef if !t.starts_with('{') => Value::String(t.to_string()),
+        Kind::TextList if !t.starts_with('[') => Value::Array(vec![Value::String(t.to_string())]),
+        Kind::ChoiceList(_) if !t.starts_with('[') => {
+            Value::Array(t.split(',').map(|s| Value::String(s.trim().to_string())).collect())
+        }
+        _ => as_json(),
+    };
+    check::check_value(spec, &v, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_validators() {
+        assert!(validate_model_field("heads", "96").is_ok());
+        assert!(validate_model_field("heads", "0").is_err());
+        assert!(validate_model_field("heads", "1.5").is_err());
+        assert!(validate_model_field("heads", "abc").is_err());
+        assert!(validate_model_field("seq_len", "").is_ok());
+        assert!(validate_model_field("mlp", "swiglu").is_ok());
+        let e = validate_model_field("mlp", "swiglo").unwrap_err().to_string();
+        assert!(e.contains("did you mean `swiglu`"), "{e}");
+        let e = validate_model_field("hiden", "1").unwrap_err().to_string();
+        assert!(e.contains("`hidden`"), "{e}");
+        assert!(validate_system_field("scale_up.domain_size", "72").is_ok());
+        assert!(validate_system_field("network.scale_up_eff", "1.5").is_err());
+        assert!(validate_scenario_field("strategies", "1d, 2d-seqp").is_ok());
+        assert!(validate_scenario_field("strategies", "1d,3d").is_err());
+        assert!(validate_scenario_field("model", "gpt3_1T").is_ok());
+        assert!(validate_scenario_field("model", "gpt4").is_err());
+    }
+}

@@ -1,0 +1,224 @@
+//! Reading and writing a system document (`"kind": "system"`), and the system's cross-field rules.
+//! The fields mirror the accelerator entries of the hardware catalog, so a catalog entry is a valid
+//! system document once `schema_version` and `kind` are added.
+
+use serde_json::{Map, Value};
+
+use super::check::{Fields, Report, walk};
+use super::emit::J;
+use super::fields::{SCHEMA_VERSION, SYSTEM_FIELDS};
+use super::model_doc::failed;
+use super::reference::{preset_json, read_reference_system};
+use crate::Error;
+use crate::catalog::{Architecture, CatalogSystem, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp};
+
+/// Reads a system object; `prefix` goes before every path in messages (`"system."` inside a
+/// scenario). Returns the system when no error was found.
+pub(crate) fn read_system(
+    obj: &Map<String, Value>,
+    prefix: &str,
+    envelope_keys: &[&str],
+    report: &mut Report,
+) -> Option<CatalogSystem> {
+    let start = report.errors.len();
+    walk(SYSTEM_FIELDS, "", obj, prefix, envelope_keys, report);
+    let f = Fields::from_map(obj);
+    let p = |name: &str| format!("{prefix}{name}");
+    let ok = |report: &Report, name: &str| !failed(report, start, &p(name));
+
+    let preset = match obj.get("preset").and_then(Value::as_object) {
+        Some(po) if ok(report, "preset") => read_reference_system(po, &p("preset."), report),
+        _ => None,
+    };
+    let peaks = f.obj("peak_tflops").map(|o| PeakRates {
+        bf16: o.num("bf16"),
+        fp16: o.num("fp16"),
+        fp8: o.num("fp8"),
+        tf32: o.num("tf32"),
+        fp32_matrix: o.num("fp32_matrix"),
+        fp32_vector: o.num("fp32_vector"),
+        fp16_vector: o.num("fp16_vector"),
+        fp64: o.num("fp64"),
+        fp4: o.num("fp4"),
+    });
+    let su = f.obj("scale_up");
+    let so = f.obj("scale_out");
+    if let Some(su) = su {
+        let (uni, bi) = (su.num("bw_per_device_unidir_gbps"), su.num("bw_per_device_bidir_gbps"));
+        if let (Some(u), Some(b)) = (uni, bi) {
+            if b < u
+                && ok(report, "scale_up.bw_per_device_bidir_gbps")
+                && ok(report, "scale_up.bw_per_device_unidir_gbps")
+            {
+                report.error(
+                    Error::invalid(
+                        p("scale_up.bw_per_device_bidir_gbps"),
+                        b,
+                        format!("must be at least the unidirectional {u}"),
+                    )
+                    .with_hint("bidirectional = both directions summed, usually twice the unidirectional figure"),
+                );
+            }
+        }
+        if let (Some(pp), Some(u)) = (su.num("p2p_bw_unidir_gbps"), uni) {
+            if pp > u && ok(report, "scale_up.p2p_bw_unidir_gbps") {
+                report.error(
+                    Error::invalid(p("scale_up.p2p_bw_unidir_gbps"), pp, format!("must not exceed the per-device {u}"))
+                        .with_hint("one link cannot carry more than all links of the device"),
+                );
+            }
+        }
+    }
+    if let Some(so) = so {
+        if let (Some(gbit), Some(gbps)) = (so.num("nic_gbit_per_device"), so.num("nic_gbps_per_device")) {
+            if (gbit / 8.0 - gbps).abs() > 0.01 * gbps {
+                report.warn(
+                    Error::invalid(
+                        p("scale_out.nic_gbps_per_device"),
+                        gbps,
+                        format!("differs from nic_gbit_per_device / 8 = {}", gbit / 8.0),
+                    )
+                    .with_hint("the model uses nic_gbps_per_device"),
+                );
+            }
+        }
+    }
+    if let Some(pk) = peaks {
+        for (vec, mat, name) in
+            [(pk.fp16_vector, pk.fp16.or(pk.bf16), "fp16_vector"), (pk.fp32_vector, pk.fp32_matrix, "fp32_vector")]
+        {
+            if let (Some(v), Some(m)) = (vec, mat) {
+                if v > m {
+                    report.warn(
+                        Error::invalid(p(&format!("peak_tflops.{name}")), v, format!("exceeds the matrix rate {m}"))
+                            .with_hint(
+                                "vector units are normally slower than matrix units; check the two are not swapped",
+                            ),
+                    );
+                }
+            }
+        }
+    }
+    if report.errors.len() > start {
+        return None;
+    }
+    let id = f.text("id").unwrap_or_default();
+    let net = f.obj("network");
+    let d = Network::REFERENCE_DEFAULT;
+    Some(CatalogSystem {
+        name: f.text("name").unwrap_or_else(|| id.clone()),
+        vendor: f.text("vendor"),
+        form_factor: f.text("form_factor"),
+        value_kind: f.text("value_kind"),
+        architecture: f.text("architecture").and_then(|s| Architecture::from_name(&s)).unwrap_or(Architecture::Gpu),
+        model_fit: f.text("model_fit"),
+        peak_tflops: peaks.unwrap_or_default(),
+        measured_matmul_tflops: f.obj("measured_matmul_tflops").map(|m| MeasuredMatmul {
+            bf16: m.num("bf16"),
+            fp8: m.num("fp8"),
+            source: m.text("source"),
+            note: m.text("note"),
+        }),
+        memory_gb: f.num("memory_gb"),
+        memory_type: f.text("memory_type"),
+        memory_bw_gbps: f.num("memory_bw_gbps"),
+        on_chip_sram_mb: f.num("on_chip_sram_mb"),
+        on_chip_sram_note: f.text("on_chip_sram_note"),
+        scale_up: su
+            .map(|s| ScaleUp {
+                tech: s.text("tech"),
+                bw_per_device_unidir_gbps: s.num("bw_per_device_unidir_gbps"),
+                bw_per_device_bidir_gbps: s.num("bw_per_device_bidir_gbps"),
+                p2p_bw_unidir_gbps: s.num("p2p_bw_unidir_gbps"),
+                domain_size: s.int("domain_size").unwrap_or(1),
+                topology: s.text("topology"),
+            })
+            .unwrap_or_default(),
+        scale_out: so
+            .map(|s| ScaleOut {
+                nic_gbit_per_device: s.num("nic_gbit_per_device"),
+                nic_gbps_per_device: s.num("nic_gbps_per_device"),
+                note: s.text("note"),
+            })
+            .unwrap_or_default(),
+        network: Network {
+            scale_up_eff: net.and_then(|n| n.num("scale_up_eff")).unwrap_or(d.scale_up_eff),
+            scale_up_latency_s: net.and_then(|n| n.num("scale_up_latency_s")).unwrap_or(d.scale_up_latency_s),
+            scale_out_eff: net.and_then(|n| n.num("scale_out_eff")).unwrap_or(d.scale_out_eff),
+            scale_out_latency_s: net.and_then(|n| n.num("scale_out_latency_s")).unwrap_or(d.scale_out_latency_s),
+        },
+        tdp_w: f.num("tdp_w"),
+        vendor_headline_peak: f.text("vendor_headline_peak"),
+        preset,
+        sources: f.texts("sources"),
+        notes: f.texts("notes"),
+        id,
+    })
+}
+
+/// Writes a system object; with `envelope`, `schema_version` and `kind` come first.
+pub(crate) fn write_system(s: &CatalogSystem, envelope: bool) -> J {
+    let mut j = J::obj();
+    if envelope {
+        j = j.put("schema_version", J::Int(SCHEMA_VERSION)).put("kind", J::Str("system".into()));
+    }
+    let mut peaks = J::obj();
+    for (k, v) in s.peak_tflops.entries() {
+        peaks = peaks.put(k, J::num(v));
+    }
+    let mm = match &s.measured_matmul_tflops {
+        None => J::Null,
+        Some(m) => J::obj()
+            .put("bf16", J::num(m.bf16))
+            .put("fp8", J::num(m.fp8))
+            .put("source", J::text(m.source.as_deref()))
+            .put("note", J::text(m.note.as_deref())),
+    };
+    let su = &s.scale_up;
+    let so = &s.scale_out;
+    let n = &s.network;
+    j.put("id", J::Str(s.id.clone()))
+        .put("name", J::Str(s.name.clone()))
+        .put_some("vendor", s.vendor.as_deref().map(|v| J::Str(v.into())))
+        .put_some("form_factor", s.form_factor.as_deref().map(|v| J::Str(v.into())))
+        .put_some("value_kind", s.value_kind.as_deref().map(|v| J::Str(v.into())))
+        .put("architecture", J::Str(s.architecture.as_str().into()))
+        .put("model_fit", J::text(s.model_fit.as_deref()))
+        .put("peak_tflops", peaks)
+        .put("measured_matmul_tflops", mm)
+        .put("memory_gb", J::num(s.memory_gb))
+        .put("memory_type", J::text(s.memory_type.as_deref()))
+        .put("memory_bw_gbps", J::num(s.memory_bw_gbps))
+        .put("on_chip_sram_mb", J::num(s.on_chip_sram_mb))
+        .put("on_chip_sram_note", J::text(s.on_chip_sram_note.as_deref()))
+        .put(
+            "scale_up",
+            J::obj()
+                .put("tech", J::text(su.tech.as_deref()))
+                .put("bw_per_device_unidir_gbps", J::num(su.bw_per_device_unidir_gbps))
+                .put("bw_per_device_bidir_gbps", J::num(su.bw_per_device_bidir_gbps))
+                .put("p2p_bw_unidir_gbps", J::num(su.p2p_bw_unidir_gbps))
+                .put("domain_size", J::Int(su.domain_size))
+                .put("topology", J::text(su.topology.as_deref())),
+        )
+        .put(
+            "scale_out",
+            J::obj()
+                .put("nic_gbit_per_device", J::num(so.nic_gbit_per_device))
+                .put("nic_gbps_per_device", J::num(so.nic_gbps_per_device))
+                .put("note", J::text(so.note.as_deref())),
+        )
+        .put(
+            "network",
+            J::obj()
+                .put("scale_up_eff", J::Num(n.scale_up_eff))
+                .put("scale_up_latency_s", J::Num(n.scale_up_latency_s))
+                .put("scale_out_eff", J::Num(n.scale_out_eff))
+                .put("scale_out_latency_s", J::Num(n.scale_out_latency_s)),
+        )
+        .put("tdp_w", J::num(s.tdp_w))
+        .put("vendor_headline_peak", J::text(s.vendor_headline_peak.as_deref()))
+        .put_some("preset", s.preset.as_ref().map(preset_json))
+        .put("sources", J::texts(&s.sources))
+        .put("notes", J::texts(&s.notes))
+}
