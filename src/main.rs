@@ -1,14 +1,26 @@
 //! fmperf web app: entry point. Mounts the app on the page body, unless the page hosts custom
 //! elements (`<body data-fmperf-embed>`), in which case each element mounts its own app.
+//!
+//! The app exists only for `wasm32`: on the host this binary is empty, so that host `cargo test`
+//! never compiles Leptos (see the workspace `Cargo.toml`).
 
+#[cfg(target_arch = "wasm32")]
 mod app;
+#[cfg(target_arch = "wasm32")]
 mod pages;
+#[cfg(target_arch = "wasm32")]
 mod url_state;
 
+#[cfg(target_arch = "wasm32")]
 fn main() {
     console_error_panic_hook::set_once();
     let hosted = leptos::prelude::document().body().is_some_and(|b| b.has_attribute("data-fmperf-embed"));
     if !hosted {
         leptos::mount::mount_to_body(app::App);
     }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    eprintln!("fmperf-web is the web app: build it for wasm32 with Trunk (see README.md).");
 }

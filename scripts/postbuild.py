@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Post-processes Trunk's dist/ for strict hosting and offline use.
+
+1. Moves Trunk's inline module loader out of dist/index.html into dist/boot-<hash>.js, so that the
+   page runs under `Content-Security-Policy: script-src 'self' 'wasm-unsafe-eval'` (no inline script).
+2. Writes dist/fmperf.html: one self-contained file (CSS, JS glue and base64 WebAssembly inlined)
+   that works when opened from disk (file://), where module scripts and wasm fetches are blocked.
+
+Usage: postbuild.py DIST_DIR
+"""
+import base64
+import hashlib
+import pathlib
+import re
+import sys
+
+
+def die(msg: str) -> None:
+    print(f"postbuild: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def main() -> None:
+    dist = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "dist")
+    index = dist / "index.html"
+    html = index.read_text(encoding="utf-8")
+
+    glue = [p for p in dist.glob("fmperf-web-*.js")]
+    wasm = [p for p in dist.glob("fmperf-web-*_bg.wasm")]
+    css = [p for p in dist.glob("main-*.css")]
+    if len(glue) != 1 or len(wasm) != 1 or len(css) != 1:
+        die(f"expected one glue .js, one _bg.wasm and one main-*.css in {dist}, found {glue} {wasm} {css}")
+    glue, wasm, css = glue[0], wasm[0], css[0]
+
+    # 1. External boot script (CSP without 'unsafe-inline').
+    inline = re.compile(r'<script type="module">(.*?)</script>', re.S)
+    m = inline.search(html)
+    if m:
+        boot = m.group(1).strip() + "\n"
+        name = f"boot-{hashlib.sha256(boot.encode()).hexdigest()[:16]}.js"
+        (dist / name).write_text(boot, encoding="utf-8")
+        html = html[: m.start()] + f'<script type="module" src="./{name}"></script>' + html[m.end() :]
+        index.write_text(html, encoding="utf-8")
+    elif "boot-" not in html:
+        die("no inline Trunk loader and no boot script in index.html")
+    if re.search(r"<script(?![^>]*\bsrc=)[^>]*>", html):
+        die("index.html still has an inline script")
+    if re.search(r"\son[a-z]+=", html):
+        die("index.html has an inline event handler")
+
+    # 2. Single self-contained file.
+    glue_js = glue.read_text(encoding="utf-8")
+    if re.search(r"^\s*import\s", glue_js, re.M):
+        die("the wasm-bindgen glue imports other modules; the single-file bundle cannot inline them")
+    wasm_b64 = base64.b64encode(wasm.read_bytes()).decode("ascii")
+    single = html
+    single = re.sub(r'<script type="module" src="[^"]*"></script>', "", single)
+    single = re.sub(r'<link rel="(modulepreload|preload)"[^>]*>', "", single)
+    single = re.sub(r'<link rel="stylesheet"[^>]*>', lambda _: "<style>\n" + css.read_text(encoding="utf-8") + "</style>", single)
+    loader = (
+        '<script type="module">\n'
+        + glue_js
+        + "\nconst fmperfWasm = Uint8Array.from(atob(\""
+        + wasm_b64
+        + "\"), (c) => c.charCodeAt(0));\nawait __wbg_init({ module_or_path: fmperfWasm });\n</script>\n"
+    )
+    single = single.replace("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\">\n  <meta name=\"fmperf-bundle\" content=\"single-file\">", 1)
+    single = single.replace("</body>", loader + "</body>", 1)
+    (dist / "fmperf.html").write_text(single, encoding="utf-8")
+    print(f"postbuild: {index} (external boot script), {dist / 'fmperf.html'} ({len(single)} bytes)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
