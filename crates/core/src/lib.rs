@@ -18,6 +18,7 @@ pub mod error;
 pub mod format;
 pub mod model;
 pub mod reference;
+pub mod search;
 pub mod strategy;
 pub mod system;
 

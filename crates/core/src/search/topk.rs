@@ -1,0 +1,84 @@
+//! The `k` best candidates by throughput, kept in a small sorted buffer.
+
+use crate::reference::{Candidate, Totals};
+
+/// A ranked configuration.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Ranked {
+    /// The configuration.
+    pub candidate: Candidate,
+    /// `G / t` [samples/s].
+    pub throughput_samples_per_s: f64,
+    /// Iteration time `t` [s].
+    pub time_per_iteration_s: f64,
+    /// Memory per device [GB].
+    pub mem_gb: f64,
+    /// Every stats value of the iteration.
+    pub totals: Totals,
+}
+
+/// The best `k` entries by throughput, best first.
+///
+/// Tie-break (quirk Q16): among exactly equal throughputs the entry offered first stays ahead, as
+/// `heapq.nlargest` does; the reference offers candidates in CPython set order, this port in the
+/// order of the nested loops of spec §7 (`tp1, tp2, pp, mbs, nb, placement`). Tied groups can
+/// therefore differ in order (never in content) from the reference.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopK {
+    k: usize,
+    items: Vec<Ranked>,
+}
+
+impl TopK {
+    /// An empty list keeping at most `k` entries.
+    pub fn new(k: usize) -> TopK {
+        TopK { k, items: Vec::with_capacity(k.min(1024) + 1) }
+    }
+
+    /// Whether an entry of this throughput would be kept.
+    pub fn accepts(&self, throughput: f64) -> bool {
+        self.items.len() < self.k || self.items.last().is_some_and(|w| throughput > w.throughput_samples_per_s)
+    }
+
+    /// Offers an entry; it is kept if it is among the best `k` so far.
+    pub fn offer(&mut self, r: Ranked) {
+        if !self.accepts(r.throughput_samples_per_s) {
+            return;
+        }
+        let at = self.items.partition_point(|x| x.throughput_samples_per_s >= r.throughput_samples_per_s);
+        self.items.insert(at, r);
+        self.items.truncate(self.k);
+    }
+
+    /// The kept entries, best first.
+    pub fn items(&self) -> &[Ranked] {
+        &self.items
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(t: f64, dp: u64) -> Ranked {
+        Ranked {
+            candidate: Candidate::one_d(dp, 1, 1, 1, 1, 1, 1),
+            throughput_samples_per_s: t,
+            time_per_iteration_s: 1.0 / t,
+            mem_gb: 1.0,
+            totals: Totals::default(),
+        }
+    }
+
+    #[test]
+    fn keeps_the_best_and_the_first_of_ties() {
+        let mut top = TopK::new(3);
+        for (t, id) in [(1.0, 1), (5.0, 2), (3.0, 3), (5.0, 4), (0.5, 5), (4.0, 6)] {
+            top.offer(r(t, id));
+        }
+        let got: Vec<(f64, u64)> = top.items().iter().map(|x| (x.throughput_samples_per_s, x.candidate.dp)).collect();
+        assert_eq!(got, vec![(5.0, 2), (5.0, 4), (4.0, 6)]);
+        assert!(!top.accepts(4.0));
+        assert!(TopK::new(0).items().is_empty());
+    }
+}
