@@ -11,7 +11,11 @@ pub fn ReferenceModelsTable() -> impl IntoView {
     let rows = ModelShape::REFERENCE
         .iter()
         .map(|(name, m)| {
-            let s = model_summary(m);
+            // The built-in shapes are valid, but a Result is a Result: show a dash rather than panic.
+            let (params, pflop) = match model_summary(m) {
+                Ok(s) => (format!("{:.2}", s.parameters / 1e9), format!("{:.2}", s.flops_per_sample_tflop / 1e3)),
+                Err(_) => ("-".to_string(), "-".to_string()),
+            };
             view! {
                 <tr data-model=*name>
                     <td><code>{*name}</code></td>
@@ -20,8 +24,8 @@ pub fn ReferenceModelsTable() -> impl IntoView {
                     <td class="num">{m.h}</td>
                     <td class="num">{m.depth}</td>
                     <td class="num">{m.f}</td>
-                    <td class="num params">{format!("{:.2}", s.parameters / 1e9)}</td>
-                    <td class="num">{format!("{:.2}", s.flops_per_sample_tflop / 1e3)}</td>
+                    <td class="num params">{params}</td>
+                    <td class="num">{pflop}</td>
                 </tr>
             }
         })
