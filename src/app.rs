@@ -11,19 +11,25 @@ use crate::url_state::{Query, UrlMode, UrlState};
 pub enum View {
     /// One scenario → best configurations (default).
     Explorer,
+    /// Sweeps and the presets that regenerate the papers' figures.
+    Studies,
     /// Model and system catalogs.
     Catalog,
+    /// Predicted against measured training runs.
+    Validation,
     /// About the models and the data behind them.
     About,
 }
 
 impl View {
-    const ALL: [View; 3] = [View::Explorer, View::Catalog, View::About];
+    const ALL: [View; 5] = [View::Explorer, View::Studies, View::Catalog, View::Validation, View::About];
 
     fn key(self) -> &'static str {
         match self {
             View::Explorer => "explorer",
+            View::Studies => "studies",
             View::Catalog => "catalog",
+            View::Validation => "validation",
             View::About => "about",
         }
     }
@@ -31,7 +37,9 @@ impl View {
     fn title(self) -> &'static str {
         match self {
             View::Explorer => "Explorer",
+            View::Studies => "Studies",
             View::Catalog => "Catalog",
+            View::Validation => "Validation",
             View::About => "About",
         }
     }
@@ -86,7 +94,9 @@ pub fn Shell(url: UrlState, embed: bool) -> impl IntoView {
             <main>
                 {move || match current.get() {
                     View::Explorer => pages::explorer::ExplorerPage().into_any(),
+                    View::Studies => pages::studies::StudiesPage().into_any(),
                     View::Catalog => pages::catalog::CatalogPage().into_any(),
+                    View::Validation => pages::validation::ValidationPage().into_any(),
                     View::About => pages::about::AboutPage().into_any(),
                 }}
             </main>

@@ -7,7 +7,11 @@
 #[cfg(target_arch = "wasm32")]
 mod app;
 #[cfg(target_arch = "wasm32")]
+mod download;
+#[cfg(target_arch = "wasm32")]
 mod pages;
+#[cfg(target_arch = "wasm32")]
+mod runner;
 #[cfg(target_arch = "wasm32")]
 mod url_state;
 
