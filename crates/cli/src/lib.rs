@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod cmd;
+pub mod inputs;
 pub mod table;
 
 use std::io::Write;
@@ -51,7 +52,9 @@ pub fn run_with(args: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) -> 
             let _ = writeln!(out, "fmperf {}", env!("CARGO_PKG_VERSION"));
             Ok(())
         }
+        "bench" => cmd::bench::run(rest, out),
         "models" => cmd::models::run(rest, out),
+        "search" => cmd::search::run(rest, out),
         other => Err(cmd::CmdError::Usage(format!("unknown command `{other}`; run `fmperf help` for the list"))),
     };
     match result {

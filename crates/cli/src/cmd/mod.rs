@@ -1,7 +1,9 @@
 //! One module per `fmperf` command.
 
 // commands are added here
+pub mod bench;
 pub mod models;
+pub mod search;
 
 /// Why a command failed.
 #[derive(Debug)]
@@ -26,3 +28,22 @@ impl From<fmperf_core::Error> for CmdError {
 
 /// Result of a command.
 pub type CmdResult = Result<(), CmdError>;
+
+/// Parses a command's flags plus `--help`: prints `help` and returns `None` when help was asked
+/// for; rejects positional arguments.
+pub fn parse_flags(
+    raw: Vec<String>,
+    value_flags: &[&str],
+    help: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<Option<crate::args::Args>, CmdError> {
+    let args = crate::args::Args::parse(raw, value_flags, &["help"])?;
+    if args.flag("help") {
+        write!(out, "{help}")?;
+        return Ok(None);
+    }
+    if let Some(p) = args.positional().first() {
+        return Err(CmdError::Usage(format!("unexpected argument `{p}`; see --help")));
+    }
+    Ok(Some(args))
+}

@@ -6,8 +6,8 @@ use std::io::Write;
 use fmperf_core::ModelShape;
 use fmperf_core::reference::model_summary;
 
-use super::{CmdError, CmdResult};
-use crate::args::{Args, Format};
+use super::CmdResult;
+use crate::args::Format;
 use crate::table::Table;
 
 /// Help text of `fmperf models`.
@@ -23,14 +23,9 @@ the attention recomputation, micro-batch 1, as the reference's notebook prints i
 
 /// Runs `fmperf models`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let args = Args::parse(raw, &["format"], &["help"])?;
-    if args.flag("help") {
-        write!(out, "{HELP}")?;
+    let Some(args) = super::parse_flags(raw, &["format"], HELP, out)? else {
         return Ok(());
-    }
-    if let Some(p) = args.positional().first() {
-        return Err(CmdError::Usage(format!("unexpected argument `{p}`; see `fmperf models --help`")));
-    }
+    };
     let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
     let mut rows = Vec::new();
     for (name, m) in ModelShape::REFERENCE {

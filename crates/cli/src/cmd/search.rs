@@ -1,0 +1,192 @@
+//! `fmperf search`: the fastest parallel configurations of a model on a system that fit in memory
+//! (the reference's search, spec §7).
+
+use std::io::Write;
+
+use fmperf_core::Strategy;
+use fmperf_core::search::{Ranked, Search, SearchSpec};
+use serde_json::{Map, Value, json};
+
+use super::{CmdError, CmdResult};
+use crate::args::Format;
+use crate::inputs::{load_model, load_system};
+use crate::table::Table;
+
+/// Help text of `fmperf search`.
+pub const HELP: &str = "\
+fmperf search — the fastest parallel configurations that fit in memory (reference model)
+
+USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> --strategy <1d|2d|2d-seqp>
+                     --gpus N --global-batch G [--nvlink-size K] [--top K] [--format table|json|csv]
+
+  --model          gpt3, gpt3_1T, vit_era5, or a reference model file {\"l\",\"e\",\"h\",\"depth\"[,\"f\"]}
+  --system         A100, H200, B200, B200-next, or a reference system file (config-<name>.json)
+  --strategy       1d (Megatron TP + SP), 2d (SUMMA), 2d-seqp (TP × context parallel)
+  --gpus           devices to use
+  --global-batch   samples per iteration
+  --nvlink-size    devices per NVLink domain (default: the system's nvlink_size)
+  --top            how many configurations to list (default 10)
+  --format         table (default), json or csv
+
+Every candidate is evaluated; those needing more HBM than the device has are dropped. Exit 0 with an
+empty list when nothing fits, 2 on bad input.
+";
+
+/// Runs `fmperf search`.
+pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
+    let value_flags = ["model", "system", "strategy", "gpus", "global-batch", "nvlink-size", "top", "format"];
+    let Some(args) = super::parse_flags(raw, &value_flags, HELP, out)? else {
+        return Ok(());
+    };
+    let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
+    let (model_name, model) = load_model(args.required("model")?)?;
+    let (system_name, mut system) = load_system(args.required("system")?)?;
+    let strategy: Strategy = args
+        .required("strategy")?
+        .parse()
+        .map_err(|e: fmperf_core::Error| CmdError::Usage(format!("--strategy: {e}")))?;
+    let gpus = args.positive_int("gpus")?.ok_or_else(|| CmdError::Usage("--gpus is required".into()))?;
+    let global_batch =
+        args.positive_int("global-batch")?.ok_or_else(|| CmdError::Usage("--global-batch is required".into()))?;
+    if let Some(k) = args.positive_int("nvlink-size")? {
+        system.nvlink_size = k;
+    }
+    let top = args.positive_int("top")?.unwrap_or(10);
+    let top_k = usize::try_from(top).map_err(|_| CmdError::Usage(format!("--top {top}: too large")))?;
+    let spec = SearchSpec { model, system, strategy, n_gpus: gpus, global_batch, top_k };
+    let result = Search::new(spec.clone())?.finish();
+
+    match format {
+        Format::Json => {
+            let results: Vec<Value> = result.top.iter().map(|r| result_json(r, global_batch)).collect();
+            writeln!(out, "{}", json!({ "candidates": result.candidates, "results": results }))?;
+        }
+        Format::Table | Format::Csv => {
+            let table = result_table(&result.top, strategy, global_batch);
+            if format == Format::Csv {
+                write!(out, "{}", table.to_csv())?;
+            } else {
+                writeln!(
+                    out,
+                    "{model_name} on {system_name} (NVLink domain {} GPUs), strategy {strategy}, {gpus} GPUs, global batch {global_batch}: {} candidates, {} fit in {} GB",
+                    spec.system.nvlink_size, result.candidates, result.feasible, spec.system.hbm_capacity
+                )?;
+                if result.top.is_empty() {
+                    writeln!(out, "no configuration fits in memory")?;
+                } else {
+                    write!(out, "{}", table.render())?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Named values of one ranked configuration, shared by the JSON and the table/CSV output.
+struct Parts {
+    config: Vec<(&'static str, u64)>,
+    placement: Vec<(&'static str, u64)>,
+    time_s: [(&'static str, f64); 6],
+    memory_gb: [(&'static str, f64); 4],
+}
+
+fn parts(r: &Ranked, global_batch: u64) -> Parts {
+    let c = &r.candidate;
+    let mut config = vec![("dp", c.dp), ("tp", c.tp())];
+    if c.strategy != Strategy::OneD {
+        config.extend([("tp1", c.tp1), ("tp2", c.tp2)]);
+    }
+    config.extend([("pp", c.pp), ("mbs", c.mbs), ("microbatches", c.microbatches(global_batch))]);
+    if c.strategy == Strategy::Summa2D {
+        config.push(("nb", c.nb));
+    }
+    let mut placement = if c.strategy == Strategy::OneD {
+        vec![("nv_tp", c.nv_tp1)]
+    } else {
+        vec![("nv_tp1", c.nv_tp1), ("nv_tp2", c.nv_tp2)]
+    };
+    placement.extend([("nv_dp", c.nv_dp), ("nv_pp", c.nv_pp)]);
+    let t = &r.totals;
+    Parts {
+        config,
+        placement,
+        time_s: [
+            ("comp", t.t_comp),
+            ("mem", t.t_mem),
+            ("tp_comm", t.t_tp_comm),
+            ("dp_comm", t.t_dp_comm),
+            ("pp_comm", t.t_pp_comm),
+            ("bubble", t.t_bubble),
+        ],
+        memory_gb: [
+            ("weights", t.wts_mem),
+            ("grads", t.wts_grad_mem),
+            ("optimizer", t.wts_optimizer_states_mem),
+            ("activations", t.acts_mem),
+        ],
+    }
+}
+
+fn result_json(r: &Ranked, global_batch: u64) -> Value {
+    let p = parts(r, global_batch);
+    let ints =
+        |v: &[(&str, u64)]| Value::Object(v.iter().map(|(k, x)| (k.to_string(), json!(x))).collect::<Map<_, _>>());
+    let floats =
+        |v: &[(&str, f64)]| Value::Object(v.iter().map(|(k, x)| (k.to_string(), json!(x))).collect::<Map<_, _>>());
+    json!({
+        "throughput_samples_per_s": r.throughput_samples_per_s,
+        "time_per_iteration_s": r.time_per_iteration_s,
+        "mem_gb": r.mem_gb,
+        "config": ints(&p.config),
+        "placement": ints(&p.placement),
+        "time_s": floats(&p.time_s),
+        "memory_gb": floats(&p.memory_gb),
+    })
+}
+
+fn result_table(top: &[Ranked], strategy: Strategy, global_batch: u64) -> Table {
+    // Column titles from the parts of a representative entry (the layout depends only on the strategy).
+    let sample = Ranked {
+        candidate: fmperf_core::reference::Candidate {
+            strategy,
+            ..fmperf_core::reference::Candidate::one_d(1, 1, 1, 1, 1, 1, 1)
+        },
+        throughput_samples_per_s: 0.0,
+        time_per_iteration_s: 0.0,
+        mem_gb: 0.0,
+        totals: Default::default(),
+    };
+    let layout = parts(&sample, global_batch);
+    let mut header: Vec<String> =
+        vec!["rank".into(), "throughput [samples/s]".into(), "iteration [s]".into(), "mem [GB]".into()];
+    header.extend(layout.config.iter().chain(&layout.placement).map(|(k, _)| k.to_string()));
+    header.extend(layout.time_s.iter().map(|(k, _)| format!("{} [s]", time_label(k))));
+    header.extend(layout.memory_gb.iter().map(|(k, _)| format!("{k} [GB]")));
+    let mut t = Table { header, rows: Vec::new() };
+    for (i, r) in top.iter().enumerate() {
+        let p = parts(r, global_batch);
+        let mut row = vec![
+            (i + 1).to_string(),
+            format!("{:.4}", r.throughput_samples_per_s),
+            format!("{:.4}", r.time_per_iteration_s),
+            format!("{:.2}", r.mem_gb),
+        ];
+        row.extend(p.config.iter().chain(&p.placement).map(|(_, v)| v.to_string()));
+        row.extend(p.time_s.iter().map(|(_, v)| format!("{v:.4}")));
+        row.extend(p.memory_gb.iter().map(|(_, v)| format!("{v:.2}")));
+        t.push(row);
+    }
+    t
+}
+
+/// Table title of a time component (the JSON keeps the short key).
+fn time_label(key: &str) -> &str {
+    match key {
+        "comp" => "compute",
+        "mem" => "exposed memory",
+        "tp_comm" => "TP comm",
+        "dp_comm" => "DP comm",
+        "pp_comm" => "PP comm",
+        other => other,
+    }
+}
