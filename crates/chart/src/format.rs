@@ -166,6 +166,23 @@ pub fn format_duration(seconds: f64) -> String {
     format!("{number} {}", unit.name)
 }
 
+/// A file-name stem from a free-form title: ASCII letters and digits (lower-cased), `_` and `.`
+/// kept, every run of anything else turned into one `-`, trimmed, at most 80 characters; `chart`
+/// if nothing is left. `"Step time [s] vs. GPUs"` gives `step-time-s-vs.-gpus`.
+pub fn slug(title: &str) -> String {
+    let mut out = String::new();
+    for c in title.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out: String = out.trim_matches(['-', '.']).chars().take(80).collect();
+    let out = out.trim_end_matches(['-', '.']).to_string();
+    if out.is_empty() { "chart".to_string() } else { out }
+}
+
 /// How an axis or a tooltip shows the values of one dimension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ValueFormat {
@@ -298,6 +315,16 @@ mod tests {
         assert_eq!(duration_unit(119.0).name, "s");
         assert_eq!(duration_unit(120.0).name, "min");
         assert_eq!(format_duration(f64::INFINITY), "∞ s");
+    }
+
+    #[test]
+    fn slugs_for_file_names() {
+        assert_eq!(slug("Step time [s] vs. GPUs"), "step-time-s-vs.-gpus");
+        assert_eq!(slug("  Memory / GPU (GB)  "), "memory-gpu-gb");
+        assert_eq!(slug("Ünïcödé only ✓"), "n-c-d-only");
+        assert_eq!(slug("…"), "chart");
+        assert_eq!(slug(""), "chart");
+        assert_eq!(slug(&"x".repeat(200)).len(), 80);
     }
 
     #[test]

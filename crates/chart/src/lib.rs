@@ -14,6 +14,7 @@
 //! - [`path`]: SVG path data for lines with gaps, areas, bands, polygons;
 //! - [`marker`]: per-series marker shapes;
 //! - [`layout`]: chart frame, text measurement, legend and tooltip placement;
+//! - [`cartesian`]: the whole layout of a two-axis chart (title, legend, frame, fitted axes);
 //! - [`bars`]: stacked and grouped bar geometry;
 //! - [`heatmap`]: cell grid and the sequential colour map;
 //! - [`scatter`]: y = x reference, ±N % bands, agreement statistics;
@@ -22,6 +23,7 @@
 
 pub mod axis;
 pub mod bars;
+pub mod cartesian;
 pub mod color;
 pub mod format;
 pub mod heatmap;

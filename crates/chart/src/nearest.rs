@@ -54,6 +54,34 @@ pub fn nearest_by_x(candidates: impl IntoIterator<Item = Candidate>, cursor: (f6
     best.map(|(_, _, hit)| hit)
 }
 
+/// Keyboard navigation over `len` hover targets: the new selection after `key` (a DOM
+/// `KeyboardEvent.key`), or `None` if the key is not a navigation key (let the page have it).
+/// Left/Right step by 1, Up/Down by `stride` (e.g. one row of a heatmap), Home/End jump to the
+/// ends, Escape clears the selection. The first arrow press selects the first (or last) target;
+/// steps stop at the ends.
+pub fn keyboard_step(key: &str, current: Option<usize>, len: usize, stride: usize) -> Option<Option<usize>> {
+    if len == 0 {
+        return (key == "Escape").then_some(None);
+    }
+    let last = len - 1;
+    let stride = stride.max(1);
+    let step = |forward: bool, by: usize| match current {
+        None => Some(if forward { 0 } else { last }),
+        Some(i) if forward => Some((i + by).min(last)),
+        Some(i) => Some(i.saturating_sub(by)),
+    };
+    match key {
+        "ArrowRight" => Some(step(true, 1)),
+        "ArrowLeft" => Some(step(false, 1)),
+        "ArrowDown" => Some(step(true, stride)),
+        "ArrowUp" => Some(step(false, stride)),
+        "Home" => Some(Some(0)),
+        "End" => Some(Some(last)),
+        "Escape" => Some(None),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +115,23 @@ mod tests {
         let hit = nearest_by_x(sample(), (12.0, 0.0), 30.0).unwrap();
         assert_eq!((hit.series, hit.index), (0, 0));
         assert_eq!(nearest_by_x(sample(), (200.0, 0.0), 30.0), None);
+    }
+
+    #[test]
+    fn keyboard_navigation() {
+        assert_eq!(keyboard_step("ArrowRight", None, 5, 1), Some(Some(0)));
+        assert_eq!(keyboard_step("ArrowLeft", None, 5, 1), Some(Some(4)));
+        assert_eq!(keyboard_step("ArrowRight", Some(2), 5, 1), Some(Some(3)));
+        assert_eq!(keyboard_step("ArrowRight", Some(4), 5, 1), Some(Some(4)), "stops at the end");
+        assert_eq!(keyboard_step("ArrowLeft", Some(0), 5, 1), Some(Some(0)));
+        assert_eq!(keyboard_step("ArrowDown", Some(1), 12, 4), Some(Some(5)));
+        assert_eq!(keyboard_step("ArrowUp", Some(1), 12, 4), Some(Some(0)));
+        assert_eq!(keyboard_step("ArrowDown", Some(10), 12, 4), Some(Some(11)));
+        assert_eq!(keyboard_step("End", None, 12, 4), Some(Some(11)));
+        assert_eq!(keyboard_step("Home", Some(7), 12, 4), Some(Some(0)));
+        assert_eq!(keyboard_step("Escape", Some(3), 12, 4), Some(None));
+        assert_eq!(keyboard_step("a", Some(3), 12, 4), None, "other keys pass through");
+        assert_eq!(keyboard_step("ArrowRight", None, 0, 1), None);
+        assert_eq!(keyboard_step("Escape", None, 0, 1), Some(None));
     }
 }

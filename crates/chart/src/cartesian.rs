@@ -1,0 +1,337 @@
+//! The complete layout of a chart with two axes, from its size, title, legend entries and the
+//! two axis specifications: wrapped title, flowed legend, the frame, and both axes fitted to
+//! the final plot area with their ticks ready to draw (overlapping labels thinned out).
+//!
+//! An axis is either continuous (values: linear, log, powers of two) or categorical (one band
+//! per label: bars, heatmap rows and columns). Categories on the x axis run left to right, on the
+//! y axis top to bottom.
+
+use crate::axis::{Axis, AxisOptions};
+use crate::bars::Bands;
+use crate::layout::{
+    Frame, FrameSpec, LegendLayout, Rect, Typography, frame, legend_layout, text_width, truncate, wrap_text,
+};
+
+/// What one axis shows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AxisSpec {
+    /// Continuous values over the data extent (`None`: no drawable data).
+    Values { options: AxisOptions, extent: Option<(f64, f64)> },
+    /// One band per label; `inner` and `outer` are the band paddings (see [`Bands`]).
+    Categories { labels: Vec<String>, inner: f64, outer: f64 },
+}
+
+/// An axis fitted to the plot area.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlacedAxis {
+    Values(Axis),
+    Categories(Bands),
+}
+
+impl PlacedAxis {
+    /// The continuous axis, if this is one.
+    pub fn values(&self) -> Option<&Axis> {
+        match self {
+            PlacedAxis::Values(a) => Some(a),
+            PlacedAxis::Categories(_) => None,
+        }
+    }
+
+    /// The bands, if this is a categorical axis.
+    pub fn bands(&self) -> Option<&Bands> {
+        match self {
+            PlacedAxis::Values(_) => None,
+            PlacedAxis::Categories(b) => Some(b),
+        }
+    }
+}
+
+/// How a tick is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GridLine {
+    /// Solid grid line across the plot.
+    Major,
+    /// Dotted grid line.
+    Minor,
+    /// Tick mark only (categories).
+    None,
+}
+
+/// A tick ready to draw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DrawTick {
+    /// Screen position along the axis.
+    pub pos: f64,
+    /// Label (absent for minor ticks and for labels thinned out to avoid overlap).
+    pub label: Option<String>,
+    pub grid: GridLine,
+}
+
+/// Everything a chart needs to know to lay itself out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CartesianSpec {
+    pub width: f64,
+    pub height: f64,
+    pub title: String,
+    /// Legend entries (empty: no legend).
+    pub legend: Vec<String>,
+    /// Axis titles (empty: none).
+    pub x_label: String,
+    pub y_label: String,
+    pub x: AxisSpec,
+    pub y: AxisSpec,
+    /// Extra room at the right (a colour bar).
+    pub right_extra: f64,
+    pub typography: Typography,
+}
+
+/// The layout of a cartesian chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cartesian {
+    pub title_lines: Vec<String>,
+    /// Legend entries placed relative to (pad, `frame.legend_y`).
+    pub legend: LegendLayout,
+    pub frame: Frame,
+    pub x: PlacedAxis,
+    pub y: PlacedAxis,
+    pub x_ticks: Vec<DrawTick>,
+    pub y_ticks: Vec<DrawTick>,
+}
+
+impl Cartesian {
+    /// The plot area.
+    pub fn plot(&self) -> Rect {
+        self.frame.plot
+    }
+}
+
+/// Most labels that fit along `length` units when each needs about `per_label` units.
+fn label_budget(length: f64, per_label: f64) -> usize {
+    ((length / per_label).floor() as usize).clamp(2, 12)
+}
+
+/// Category labels at most `max_width` wide.
+fn category_labels(labels: &[String], max_width: f64, font_px: f64) -> Vec<String> {
+    labels.iter().map(|l| truncate(l, max_width, font_px)).collect()
+}
+
+/// Lays out a cartesian chart (see the module documentation).
+pub fn layout(spec: &CartesianSpec) -> Cartesian {
+    let t = spec.typography;
+    let inner_width = (spec.width - 2.0 * t.pad).max(40.0);
+    let title_lines =
+        if spec.title.trim().is_empty() { Vec::new() } else { wrap_text(&spec.title, inner_width, t.title_px) };
+    let legend_refs: Vec<&str> = spec.legend.iter().map(String::as_str).collect();
+    let legend = legend_layout(&legend_refs, t.pad, 0.0, inner_width, t.label_px);
+
+    // First pass: provisional axes to measure the tick labels.
+    let max_category_width = (spec.width * 0.35).max(48.0);
+    let y_tick_width = match &spec.y {
+        AxisSpec::Values { options, extent } => {
+            let options = AxisOptions { max_labels: label_budget(spec.height * 0.6, 32.0), ..*options };
+            let axis = Axis::fit(*extent, (spec.height * 0.6, 0.0), options);
+            axis.labeled().filter_map(|t| t.label.as_deref()).map(|l| text_width(l, t.tick_px)).fold(0.0, f64::max)
+        }
+        AxisSpec::Categories { labels, .. } => category_labels(labels, max_category_width, t.tick_px)
+            .iter()
+            .map(|l| text_width(l, t.tick_px))
+            .fold(0.0, f64::max),
+    };
+    let x_tick_overhang = match &spec.x {
+        AxisSpec::Values { options, extent } => {
+            let axis = Axis::fit(*extent, (0.0, spec.width * 0.7), *options);
+            axis.labeled().last().and_then(|t| t.label.as_deref()).map(|l| text_width(l, t.tick_px)).unwrap_or(0.0)
+        }
+        AxisSpec::Categories { .. } => 0.0,
+    };
+    let frame = frame(&FrameSpec {
+        width: spec.width,
+        height: spec.height,
+        title_lines: title_lines.len(),
+        legend_height: legend.height,
+        x_label: !spec.x_label.trim().is_empty(),
+        y_label: !spec.y_label.trim().is_empty(),
+        y_tick_width,
+        x_tick_overhang,
+        right_extra: spec.right_extra,
+        typography: t,
+    });
+    let plot = frame.plot;
+
+    // Second pass: fit to the plot.
+    let (x, x_ticks) = place(&spec.x, (plot.x, plot.right()), true, t);
+    let (y, y_ticks) = place(&spec.y, (plot.bottom(), plot.y), false, t);
+    let y_ticks = match &spec.y {
+        AxisSpec::Categories { labels, .. } => {
+            let short = category_labels(labels, max_category_width, t.tick_px);
+            y_ticks.into_iter().zip(short).map(|(tick, l)| DrawTick { label: tick.label.map(|_| l), ..tick }).collect()
+        }
+        _ => y_ticks,
+    };
+    Cartesian { title_lines, legend, frame, x, y, x_ticks, y_ticks }
+}
+
+/// Fits one axis to the screen range and produces its ticks; `horizontal` is true for x.
+fn place(spec: &AxisSpec, range: (f64, f64), horizontal: bool, t: Typography) -> (PlacedAxis, Vec<DrawTick>) {
+    let length = (range.1 - range.0).abs();
+    match spec {
+        AxisSpec::Values { options, extent } => {
+            let per_label = if horizontal { 64.0 } else { 32.0 };
+            let options =
+                AxisOptions { max_labels: options.max_labels.min(label_budget(length, per_label)), ..*options };
+            let axis = Axis::fit(*extent, range, options);
+            let ticks = axis
+                .ticks
+                .iter()
+                .map(|tick| DrawTick {
+                    pos: tick.pos,
+                    label: tick.label.clone(),
+                    grid: if tick.label.is_some() { GridLine::Major } else { GridLine::Minor },
+                })
+                .collect();
+            (PlacedAxis::Values(axis), thin(ticks, horizontal, t.tick_px))
+        }
+        AxisSpec::Categories { labels, inner, outer } => {
+            // y categories run top to bottom: bands over (top, bottom)
+            let (a, b) = if horizontal { range } else { (range.1, range.0) };
+            let bands = Bands::new(labels.len(), (a, b), *inner, *outer);
+            let max_w = if horizontal { (bands.step() - 4.0).max(24.0) } else { f64::INFINITY };
+            let ticks = labels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| DrawTick {
+                    pos: bands.center(i),
+                    label: Some(if horizontal { truncate(l, max_w, t.tick_px) } else { l.clone() }),
+                    grid: GridLine::None,
+                })
+                .collect();
+            (PlacedAxis::Categories(bands), thin(ticks, horizontal, t.tick_px))
+        }
+    }
+}
+
+/// Drops labels that would overlap the previous kept label (greedy, in position order). On x,
+/// labels are centred on their tick and need their width plus 8 units; on y, a line height.
+pub fn thin(mut ticks: Vec<DrawTick>, horizontal: bool, font_px: f64) -> Vec<DrawTick> {
+    let mut order: Vec<usize> = (0..ticks.len()).collect();
+    order.sort_by(|&a, &b| ticks[a].pos.total_cmp(&ticks[b].pos));
+    let mut last_end = f64::NEG_INFINITY;
+    for i in order {
+        let Some(label) = &ticks[i].label else { continue };
+        let half = if horizontal { text_width(label, font_px) / 2.0 + 4.0 } else { font_px * 0.65 };
+        if ticks[i].pos - half < last_end {
+            ticks[i].label = None;
+        } else {
+            last_end = ticks[i].pos + half;
+        }
+    }
+    ticks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::axis::AxisKind;
+
+    fn values(kind: AxisKind, extent: (f64, f64)) -> AxisSpec {
+        AxisSpec::Values { options: AxisOptions { kind, ..AxisOptions::default() }, extent: Some(extent) }
+    }
+
+    fn spec(width: f64) -> CartesianSpec {
+        CartesianSpec {
+            width,
+            height: 360.0,
+            title: "Step time versus number of accelerators".to_string(),
+            legend: vec!["data parallel".into(), "tensor parallel".into(), "pipeline".into()],
+            x_label: "accelerators".to_string(),
+            y_label: "step time [s]".to_string(),
+            x: values(AxisKind::Pow2, (8.0, 4096.0)),
+            y: values(AxisKind::Log10, (0.3, 120.0)),
+            right_extra: 0.0,
+            typography: Typography::default(),
+        }
+    }
+
+    fn labels(ticks: &[DrawTick]) -> Vec<String> {
+        ticks.iter().filter_map(|t| t.label.clone()).collect()
+    }
+
+    #[test]
+    fn wide_chart_lays_out_title_legend_and_axes() {
+        let c = layout(&spec(720.0));
+        assert_eq!(c.title_lines.len(), 1);
+        assert_eq!(c.legend.rows, 1);
+        let plot = c.plot();
+        assert!(plot.width > 500.0 && plot.height > 200.0, "{plot:?}");
+        assert_eq!(labels(&c.x_ticks), ["16", "64", "256", "1024", "4096"], "6 labels at most: every other power");
+        assert_eq!(c.x_ticks.len(), 10, "the other powers stay as minor ticks");
+        assert_eq!(labels(&c.y_ticks), ["0.1", "1", "10", "100", "1k"]);
+        let x = c.x.values().unwrap();
+        assert!((x.pos(8.0).unwrap() - plot.x).abs() < 1e-9 && (x.pos(4096.0).unwrap() - plot.right()).abs() < 1e-9);
+        let y = c.y.values().unwrap();
+        assert!(y.pos(1.0).unwrap() > y.pos(100.0).unwrap(), "y grows upwards");
+    }
+
+    #[test]
+    fn phone_width_wraps_and_thins() {
+        let mut s = spec(360.0);
+        s.title = "Step time versus number of accelerators, GPT-3 175B on A100 80GB".to_string();
+        s.legend.push("fully sharded (ZeRO-3)".to_string());
+        let c = layout(&s);
+        assert!(c.title_lines.len() >= 2, "{:?}", c.title_lines);
+        assert!(c.legend.rows >= 2);
+        let shown = labels(&c.x_ticks);
+        assert!(shown.len() <= 6 && shown.len() >= 2, "{shown:?}");
+        assert!(c.plot().width > 200.0);
+        // Labels never overlap: centres further apart than half-widths + gap.
+        let placed: Vec<(f64, f64)> =
+            c.x_ticks.iter().filter_map(|t| t.label.as_ref().map(|l| (t.pos, text_width(l, 11.5)))).collect();
+        assert!(placed.windows(2).all(|w| w[1].0 - w[0].0 >= (w[0].1 + w[1].1) / 2.0 + 8.0 - 1e-9));
+    }
+
+    #[test]
+    fn categories_on_y_run_top_down_and_reserve_label_width() {
+        let mut s = spec(600.0);
+        s.y = AxisSpec::Categories {
+            labels: vec!["GPT-3 175B".into(), "Llama 2 70B".into(), "a".into()],
+            inner: 0.2,
+            outer: 0.1,
+        };
+        s.x = AxisSpec::Values {
+            options: AxisOptions { include_zero: true, ..AxisOptions::default() },
+            extent: Some((0.0, 9.5)),
+        };
+        let c = layout(&s);
+        let bands = c.y.bands().unwrap();
+        assert_eq!(bands.n, 3);
+        assert!(c.y_ticks[0].pos < c.y_ticks[2].pos, "first category on top");
+        assert!(c.plot().x > text_width("Llama 2 70B", 11.5));
+        assert_eq!(labels(&c.y_ticks), ["GPT-3 175B", "Llama 2 70B", "a"]);
+        assert_eq!(c.x.values().unwrap().scale.domain().0, 0.0);
+    }
+
+    #[test]
+    fn long_category_labels_are_truncated() {
+        let mut s = spec(390.0);
+        let long = "a very long model name that would eat the whole plot".to_string();
+        s.y = AxisSpec::Categories { labels: vec![long.clone()], inner: 0.2, outer: 0.1 };
+        let c = layout(&s);
+        let shown = c.y_ticks[0].label.clone().unwrap();
+        assert!(shown.ends_with('…') && text_width(&shown, 11.5) <= 390.0 * 0.35, "{shown}");
+        assert!(c.plot().width > 150.0);
+    }
+
+    #[test]
+    fn thinning_keeps_first_and_drops_overlaps() {
+        let ticks: Vec<DrawTick> = (0..5)
+            .map(|i| DrawTick { pos: f64::from(i) * 20.0, label: Some("100000".into()), grid: GridLine::Major })
+            .collect();
+        let kept: Vec<f64> = thin(ticks, true, 11.5).iter().filter(|t| t.label.is_some()).map(|t| t.pos).collect();
+        assert_eq!(kept[0], 0.0);
+        assert!(kept.len() < 5 && kept.len() >= 2, "{kept:?}");
+        let roomy: Vec<DrawTick> = (0..3)
+            .map(|i| DrawTick { pos: f64::from(i) * 100.0, label: Some("1".into()), grid: GridLine::Major })
+            .collect();
+        assert!(thin(roomy, true, 11.5).iter().all(|t| t.label.is_some()));
+    }
+}
