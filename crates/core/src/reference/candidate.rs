@@ -157,18 +157,18 @@ impl Candidate {
             _ => return bad("dp", c.dp, format!("dp·tp1·tp2·pp must be at most {MAX_DEVICES} devices")),
         };
         // Pipeline: equal stages.
-        if model.depth % c.pp != 0 {
+        if !model.depth.is_multiple_of(c.pp) {
             return bad("pp", c.pp, format!("must divide the depth D = {} (equal pipeline stages)", model.depth));
         }
         // Batch: split evenly over data parallelism and micro-batches.
-        if global_batch % c.dp != 0 {
+        if !global_batch.is_multiple_of(c.dp) {
             return bad("dp", c.dp, format!("must divide the global batch G = {global_batch}"));
         }
-        if (global_batch / c.dp) % c.mbs != 0 {
+        if !(global_batch / c.dp).is_multiple_of(c.mbs) {
             return bad("mbs", c.mbs, format!("must divide the local batch G/dp = {}", global_batch / c.dp));
         }
         // Tensor parallelism: heads and widths split evenly, every local slice non-empty.
-        if model.h % c.tp1 != 0 || model.e % c.tp1 != 0 {
+        if !model.h.is_multiple_of(c.tp1) || !model.e.is_multiple_of(c.tp1) {
             return bad(
                 "tp1",
                 c.tp1,
@@ -183,7 +183,7 @@ impl Candidate {
             Strategy::Summa2D => (c.tp2, "tp2"),
             Strategy::ContextParallel2D => (c.tp(), "tp1·tp2"),
         };
-        if c.mbs.saturating_mul(model.l) % seq_split != 0 {
+        if !c.mbs.saturating_mul(model.l).is_multiple_of(seq_split) {
             return bad("mbs", c.mbs, format!("mbs·l must be a multiple of {what} = {seq_split} (the sequence split)"));
         }
         if seq_split > model.l {
@@ -194,14 +194,14 @@ impl Candidate {
             );
         }
         if c.strategy == Strategy::Summa2D {
-            if model.e % c.tp2 != 0 {
+            if !model.e.is_multiple_of(c.tp2) {
                 return bad(
                     "tp2",
                     c.tp2,
                     format!("must divide the width e = {} (SUMMA splits the weights' K)", model.e),
                 );
             }
-            // Quirk Q1: LayerNorm2D's local width is ⌊l/tp1⌋.
+            // LayerNorm2D's local width is ⌊l/tp1⌋ (quirk Q1, layers/norm.rs): it must not be empty.
             if c.tp1 > model.l {
                 return bad(
                     "tp1",
@@ -230,7 +230,7 @@ impl Candidate {
             }
         } else {
             for (name, dim, nv) in dims {
-                if dim % nv != 0 {
+                if !dim.is_multiple_of(nv) {
                     return bad(&format!("nv_{name}"), nv, format!("must divide {name} = {dim}"));
                 }
             }

@@ -164,7 +164,7 @@ pub fn assemble(
         throughput_samples_per_s: global_batch as f64 / t.t,
         mem_gb: t.mem,
         // Feasible iff mem ≤ capacity (strictly greater is rejected).
-        feasible: !(t.mem > machine.hbm_capacity),
+        feasible: t.mem <= machine.hbm_capacity,
         totals: t,
     };
     (dp, pp, outcome)

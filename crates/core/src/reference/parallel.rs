@@ -112,7 +112,7 @@ mod tests {
 
     #[test]
     fn partly_fast_pipeline_is_cheaper_than_all_fast() {
-        // Quirk Q3: pp = 8, nv_pp = 2 prices 4 of 7 links and the others are free.
+        // quirk Q3 in action: pp = 8, nv_pp = 2 prices 4 of 7 links and the others are free.
         let partly = pipeline_parallel(&h200(), 0.5, 8, 2, 1);
         let all = pipeline_parallel(&h200(), 0.5, 8, 8, 1);
         assert!(partly.t_p2p_s < all.t_p2p_s);

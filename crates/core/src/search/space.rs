@@ -10,7 +10,7 @@ pub fn divisors(x: u64) -> Vec<u64> {
     let mut high = Vec::new();
     let mut d = 1u64;
     while d.saturating_mul(d) <= x {
-        if x % d == 0 {
+        if x.is_multiple_of(d) {
             low.push(d);
             if d != x / d {
                 high.push(x / d);
@@ -28,7 +28,10 @@ pub fn pp_cands(n: u64, tp: u64, depth: u64) -> Vec<u64> {
     if tp == 0 {
         return Vec::new();
     }
-    divisors((n / tp).min(depth)).into_iter().filter(|&pp| n % (tp * pp) == 0 && depth % pp == 0).collect()
+    divisors((n / tp).min(depth))
+        .into_iter()
+        .filter(|&pp| n.is_multiple_of(tp * pp) && depth.is_multiple_of(pp))
+        .collect()
 }
 
 /// Micro-batch sizes: divisors of the local batch `G/dp` with `(mbs·l) mod split = 0`, where
@@ -38,7 +41,7 @@ pub fn mbs_cands(global_batch: u64, split: u64, dp: u64, l: u64) -> Vec<u64> {
     if dp == 0 || split == 0 {
         return Vec::new();
     }
-    divisors(global_batch / dp).into_iter().filter(|&c| (c as u128 * l as u128) % split as u128 == 0).collect()
+    divisors(global_batch / dp).into_iter().filter(|&c| (c as u128 * l as u128).is_multiple_of(split as u128)).collect()
 }
 
 /// Fast-domain placements of `dims` on domains of `nvs` devices: if the whole job fits
@@ -55,13 +58,13 @@ fn placements<const K: usize>(dims: [u64; K], nvs: u64) -> Vec<[u64; K]> {
     fn rec<const K: usize>(i: usize, rest: u64, dims: &[u64; K], cur: &mut [u64; K], out: &mut Vec<[u64; K]>) {
         if i + 1 == K {
             cur[i] = rest;
-            if dims[i] % rest == 0 {
+            if dims[i].is_multiple_of(rest) {
                 out.push(*cur);
             }
             return;
         }
         for d in divisors(rest) {
-            if dims[i] % d == 0 {
+            if dims[i].is_multiple_of(d) {
                 cur[i] = d;
                 rec(i + 1, rest / d, dims, cur, out);
             }
@@ -102,7 +105,7 @@ pub fn nb_cands(tp1: u64, tp2: u64, e: u64) -> Vec<u64> {
     if (e as u128) < 512 * s as u128 {
         return vec![s];
     }
-    ladder.into_iter().filter(|&c| e % c == 0 && e / c >= 512).collect()
+    ladder.into_iter().filter(|&c| e.is_multiple_of(c) && e / c >= 512).collect()
 }
 
 /// One point of the space without its placement: `(dp, tp1, tp2, pp, mbs, nb)` and the index of
@@ -142,19 +145,19 @@ impl Space {
             return space;
         }
         for tp1 in divisors(n) {
-            if h % tp1 != 0 || e % tp1 != 0 || tp1 > f {
+            if !h.is_multiple_of(tp1) || !e.is_multiple_of(tp1) || tp1 > f {
                 continue;
             }
             let tp2s = match strategy {
                 Strategy::OneD => vec![1],
-                Strategy::Summa2D => divisors(n / tp1).into_iter().filter(|&t| e % t == 0).collect(),
+                Strategy::Summa2D => divisors(n / tp1).into_iter().filter(|&t| e.is_multiple_of(t)).collect(),
                 Strategy::ContextParallel2D => divisors(n / tp1),
             };
             for tp2 in tp2s {
                 let tp = tp1 * tp2;
                 let (keep, split) = match strategy {
                     Strategy::OneD => ((3 * e) / tp >= 128 && tp <= l, tp),
-                    // Quirk Q1 makes LayerNorm2D's width ⌊l/tp1⌋: it must not be empty.
+                    // LayerNorm2D's width is ⌊l/tp1⌋ (quirk Q1): it must not be empty.
                     Strategy::Summa2D => (e / tp1 >= 128 && l / tp2 >= 128 && tp1 <= l, tp2),
                     Strategy::ContextParallel2D => (e / tp1 >= 128 && l / tp2 >= 128 && tp <= l, tp),
                 };
@@ -164,7 +167,7 @@ impl Space {
                 let nbs = if strategy == Strategy::Summa2D { nb_cands(tp1, tp2, e) } else { vec![1] };
                 for pp in pp_cands(n, tp, depth) {
                     let dp = n / (tp * pp);
-                    if dp > global_batch || global_batch % dp != 0 {
+                    if dp > global_batch || !global_batch.is_multiple_of(dp) {
                         continue;
                     }
                     let list = match strategy {

@@ -134,7 +134,7 @@ impl Checker {
         }
         let rel = (ours - golden).abs() / ours.abs().max(golden.abs());
         self.max_rel = self.max_rel.max(rel);
-        if !(rel <= TOLERANCE) {
+        if rel.is_nan() || rel > TOLERANCE {
             self.failures.push(format!("{what}: ours {ours:e}, golden {golden:e} (rel {rel:.2e})"));
         }
     }

@@ -112,7 +112,7 @@ mod tests {
         assert!((c.flops_fwd_tflop / (x * 1e-12) - 9.0).abs() < 1e-9);
         assert!((c.flops_bwd_tflop / (x * 1e-12) - 12.0).abs() < 1e-2);
         assert_eq!(c.comm_fwd.as_slice()[0].kind, CollectiveKind::AllGather);
-        // Quirk Q1: the 2D variant's width follows l, not e.
+        // quirk Q1 seen from outside: the 2D variant's width follows l, not e.
         let d = LayerNorm2D { b: 1, l: 2048, e: 1024, m2: 2, m1: 4, tau2: 1, tau1: 4 }.counts(&units);
         assert_eq!(d.weights_gb, (2.0 * 512.0) * 2e-9);
     }

@@ -44,7 +44,7 @@ impl Layer for LinearSumma {
         let flops_fwd = fl(bl * n_loc) * (fl(k) * u + fl(k) * u);
         let activations = fl(bl * k1) * es;
         let weights = fl(k2 * n_loc) * es;
-        // Quirk Q17: b·l'·N'·nb may exceed 2^53; it stays exact until the multiplication by ES.
+        // b·l'·N'·nb may exceed 2^53; it stays exact until the multiplication by ES (quirk Q17).
         let mem_fwd = fl(bl * k + k * n_loc + bl * n_loc * nb) * es;
         let x_panels = gated(p1, fl(bl * k) * es);
         let w_panels = gated(p2, fl(k * n_loc) * es);
