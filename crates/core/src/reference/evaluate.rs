@@ -4,6 +4,7 @@
 //! bit-identical.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::block::{self, ATTENTION_ROWS, BlockShape, BlockSums, BlockTimes, LayerTime, MLP_ROWS};
 use super::candidate::Candidate;
@@ -217,7 +218,7 @@ pub struct Evaluator {
     machine: Machine,
     strategy: Strategy,
     global_batch: u64,
-    sums: HashMap<BlockShape, BlockSums>,
+    sums: HashMap<BlockShape, BlockSums, BuildHasherDefault<ShapeHasher>>,
 }
 
 impl Evaluator {
@@ -244,7 +245,7 @@ impl Evaluator {
             machine: Machine::new(system),
             strategy,
             global_batch,
-            sums: HashMap::new(),
+            sums: HashMap::default(),
         })
     }
 
@@ -280,5 +281,28 @@ impl Evaluator {
     /// How many distinct block shapes have been priced so far (for diagnostics).
     pub fn cached_blocks(&self) -> usize {
         self.sums.len()
+    }
+}
+
+/// A small multiplicative hasher for the block-shape cache: deterministic on every platform (no
+/// random keys, which `wasm32-unknown-unknown` cannot provide) and cheap for six integers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ShapeHasher(u64);
+
+impl Hasher for ShapeHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }
