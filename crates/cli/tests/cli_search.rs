@@ -148,6 +148,8 @@ fn bad_inputs_exit_2_naming_the_flag_or_field() {
     assert!(usage_error(&format!("{gpt3} --system H200 --strategy 1d --frobnicate 1"), &[]).contains("--frobnicate"));
     assert!(usage_error(&format!("{gpt3} --system H200 --strategy 1d --top x"), &[]).contains("--top"));
     assert!(usage_error("search --model gpt3 --system H200 --strategy 1d", &[]).contains("--gpus"));
+    let huge = "search --model gpt3 --system H200 --strategy 1d --gpus 99999999999 --global-batch 8";
+    assert!(usage_error(huge, &[]).contains("--gpus"));
     assert!(
         usage_error("search --model gpt4 --system H200 --strategy 1d --gpus 8 --global-batch 8", &[])
             .contains("gpt3_1T")

@@ -54,7 +54,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let top = args.positive_int("top")?.unwrap_or(10);
     let top_k = usize::try_from(top).map_err(|_| CmdError::Usage(format!("--top {top}: too large")))?;
     let spec = SearchSpec { model, system, strategy, n_gpus: gpus, global_batch, top_k };
-    let result = Search::new(spec.clone())?.finish();
+    let result = Search::new(spec.clone()).map_err(flag_error)?.finish();
 
     match format {
         Format::Json => {
@@ -189,4 +189,16 @@ fn time_label(key: &str) -> &str {
         "pp_comm" => "PP comm",
         other => other,
     }
+}
+
+/// Names the command-line flag of a rejected search parameter.
+fn flag_error(e: fmperf_core::Error) -> CmdError {
+    let flag = match e.field() {
+        Some("n_gpus") => "--gpus",
+        Some("global_batch") => "--global-batch",
+        Some("top_k") => "--top",
+        Some("system.nvlink_size") => "--nvlink-size / system.nvlink_size",
+        _ => return CmdError::from(e),
+    };
+    CmdError::Usage(format!("{flag}: {e}"))
 }
