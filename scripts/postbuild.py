@@ -3,7 +3,9 @@
 
 1. Moves Trunk's inline module loader out of dist/index.html into dist/boot-<hash>.js, so that the
    page runs under `Content-Security-Policy: script-src 'self' 'wasm-unsafe-eval'` (no inline script).
-2. Writes dist/fmperf.html: one self-contained file (CSS, JS glue and base64 WebAssembly inlined)
+2. Writes dist/fmperf-element.js (the <fmperf-explorer> custom element) and dist/embed.html (how to
+   embed, with live examples), filling in the hashed file names.
+3. Writes dist/fmperf.html: one self-contained file (CSS, JS glue and base64 WebAssembly inlined)
    that works when opened from disk (file://), where module scripts and wasm fetches are blocked.
 
 Usage: postbuild.py DIST_DIR
@@ -48,7 +50,17 @@ def main() -> None:
     if re.search(r"\son[a-z]+=", html):
         die("index.html has an inline event handler")
 
-    # 2. Single self-contained file.
+    # 2. The custom element script and the embedding documentation page (stable names; they refer
+    #    to the hashed files).
+    public = pathlib.Path(__file__).resolve().parent.parent / "public"
+    for name in ("fmperf-element.js", "embed.html"):
+        text = (public / name).read_text(encoding="utf-8")
+        text = text.replace("__GLUE__", glue.name).replace("__WASM__", wasm.name).replace("__CSS__", css.name)
+        if "__" in re.sub(r"__(init|wbg\w*)", "", text) and re.search(r"__[A-Z]+__", text):
+            die(f"unfilled placeholder in {name}")
+        (dist / name).write_text(text, encoding="utf-8")
+
+    # 3. Single self-contained file.
     glue_js = glue.read_text(encoding="utf-8")
     if re.search(r"^\s*import\s", glue_js, re.M):
         die("the wasm-bindgen glue imports other modules; the single-file bundle cannot inline them")

@@ -1,5 +1,6 @@
 //! fmperf web app: entry point. Mounts the app on the page body, unless the page hosts custom
-//! elements (`<body data-fmperf-embed>`), in which case each element mounts its own app.
+//! elements (the element script sets `globalThis.fmperfNoAutoMount`, or `<body data-fmperf-embed>`),
+//! in which case each `<fmperf-explorer>` mounts its own app through [`embed::mount_fmperf`].
 //!
 //! The app exists only for `wasm32`: on the host this binary is empty, so that host `cargo test`
 //! never compiles Leptos (see the workspace `Cargo.toml`).
@@ -7,7 +8,11 @@
 #[cfg(target_arch = "wasm32")]
 mod app;
 #[cfg(target_arch = "wasm32")]
+mod chart;
+#[cfg(target_arch = "wasm32")]
 mod download;
+#[cfg(target_arch = "wasm32")]
+mod embed;
 #[cfg(target_arch = "wasm32")]
 mod pages;
 #[cfg(target_arch = "wasm32")]
@@ -18,8 +23,7 @@ mod url_state;
 #[cfg(target_arch = "wasm32")]
 fn main() {
     console_error_panic_hook::set_once();
-    let hosted = leptos::prelude::document().body().is_some_and(|b| b.has_attribute("data-fmperf-embed"));
-    if !hosted {
+    if !embed::hosted_by_custom_elements() {
         leptos::mount::mount_to_body(app::App);
     }
 }

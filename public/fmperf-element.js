@@ -1,0 +1,39 @@
+// <fmperf-explorer>: fmperf as a custom element, for documentation pages.
+//
+//   <script type="module" src="fmperf/fmperf-element.js"></script>
+//   <fmperf-explorer model="gpt3_1T" system="H200" nvlink="8" gpus="4096"></fmperf-explorer>
+//
+// Every attribute is passed to the app as a URL query key (the same keys as the page's permalinks);
+// each element gets its own app in its own shadow root, and all share one WebAssembly instance.
+// Serve this file from the folder that holds the rest of fmperf's dist/ (or from a host that sends
+// CORS headers): it loads the app's module, WebAssembly and stylesheet relative to its own URL.
+// scripts/postbuild.py fills in the hashed file names below.
+import init, { mount_fmperf } from './__GLUE__';
+
+let ready;
+function start() {
+  // The app must not mount itself on the host page's body.
+  globalThis.fmperfNoAutoMount = true;
+  ready ??= init({ module_or_path: new URL('./__WASM__', import.meta.url) });
+  return ready;
+}
+
+class FmperfExplorer extends HTMLElement {
+  async connectedCallback() {
+    if (this.shadowRoot) return;
+    const root = this.attachShadow({ mode: 'open' });
+    const css = document.createElement('link');
+    css.rel = 'stylesheet';
+    css.href = new URL('./__CSS__', import.meta.url).href;
+    const host = document.createElement('div');
+    host.className = 'fmperf-host';
+    root.append(css, host);
+    await start();
+    const query = new URLSearchParams();
+    for (const attr of this.attributes) query.set(attr.name, attr.value);
+    mount_fmperf(host, query.toString());
+    this.dispatchEvent(new CustomEvent('fmperf-ready', { bubbles: true }));
+  }
+}
+
+if (!customElements.get('fmperf-explorer')) customElements.define('fmperf-explorer', FmperfExplorer);
