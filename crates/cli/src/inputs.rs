@@ -1,11 +1,17 @@
-//! Resolution of `--model` and `--system` arguments: a built-in name or a JSON file. These two
-//! functions are the single entry point for model and system inputs of every command.
+//! Resolution of `--model` and `--system` arguments: a built-in name, a catalog id (a system with
+//! optional mapping choices, `ID,domain=8,nics=1,precision=bf16,vector=…,scale_up=…,scale_out=…`)
+//! or a JSON file in the reference's format or fmperf's versioned format. These two functions are
+//! the single entry point for model and system inputs of every command. What reference mode
+//! approximates (a catalog model's GQA/SwiGLU, a mapped system's missing values) is noted on stderr.
 
 use std::path::Path;
 
+use fmperf_core::catalog;
+use fmperf_core::format::{self, Document, hint};
 use fmperf_core::{ModelShape, SystemParams};
 
 use crate::cmd::CmdError;
+use crate::cmd::check::first_problem;
 
 /// Resolves `--model`: a reference model name (`gpt3`, `gpt3_1T`, `vit_era5`) or a file holding the
 /// reference's model object `{"l", "e", "h", "depth"}` (optional `"f"`, default `4·e`). Returns a
@@ -14,7 +20,13 @@ pub fn load_model(arg: &str) -> Result<(String, ModelShape), CmdError> {
     if let Ok(m) = ModelShape::reference(arg) {
         return Ok((arg.to_string(), m));
     }
-    let text = read_input("--model", arg, &known_models())?;
+    if let Some(found) = catalog_model(arg)? {
+        return Ok(found);
+    }
+    let text = read_input("--model", arg, &format!("{}; {}", known_models(), nearest_ids(arg, "models")))?;
+    if let Some(found) = versioned_model(arg, &text)? {
+        return Ok(found);
+    }
     let m = ModelShape::from_reference_json(&text).map_err(|e| CmdError::Usage(format!("--model {arg}: {e}")))?;
     Ok((stem(arg), m))
 }
@@ -26,7 +38,14 @@ pub fn load_system(arg: &str) -> Result<(String, SystemParams), CmdError> {
     if let Ok(s) = SystemParams::reference(arg) {
         return Ok((arg.to_string(), s));
     }
-    let text = read_input("--system", arg, &SystemParams::REFERENCE_NAMES.join(", "))?;
+    if let Some(found) = catalog_system(arg)? {
+        return Ok(found);
+    }
+    let known = format!("{}; {}", SystemParams::REFERENCE_NAMES.join(", "), nearest_ids(arg, "systems"));
+    let text = read_input("--system", arg, &known)?;
+    if let Some(found) = versioned_system(arg, &text)? {
+        return Ok(found);
+    }
     let s = SystemParams::from_reference_json(&text).map_err(|e| CmdError::Usage(format!("--system {arg}: {e}")))?;
     Ok((stem(arg), s))
 }
@@ -48,4 +67,99 @@ fn read_input(flag: &str, arg: &str, known: &str) -> Result<String, CmdError> {
 
 fn stem(arg: &str) -> String {
     Path::new(arg).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| arg.to_string())
+}
+
+/// Notes on stderr (stdout stays machine-readable).
+fn note(what: &str, lines: &[String]) {
+    for line in lines {
+        eprintln!("fmperf: note: {what}: {line}");
+    }
+}
+
+/// "catalog: nearest ids …" for unknown-name messages.
+fn nearest_ids(arg: &str, what: &str) -> String {
+    let ids: Vec<&str> = if what == "models" {
+        catalog::models().iter().map(|m| m.id.as_str()).collect()
+    } else {
+        catalog::systems().iter().map(|s| s.id.as_str()).collect()
+    };
+    format!("catalog ids near it: {} (all: `fmperf catalog {what}`)", hint::closest(arg, ids, 4).join(", "))
+}
+
+/// A catalog model by id, reduced to its reference shape (its caveats noted).
+fn catalog_model(arg: &str) -> Result<Option<(String, ModelShape)>, CmdError> {
+    let Ok(m) = catalog::find_model(arg) else { return Ok(None) };
+    let shape = m.to_shape().map_err(|e| CmdError::Usage(format!("--model {arg}: {e}")))?;
+    if !m.reference_compatible() {
+        note(&m.id, &m.reference_caveats());
+    }
+    Ok(Some((m.id.clone(), shape)))
+}
+
+/// A versioned-format model document (files with `schema_version` or `kind`), else `None`.
+fn versioned_model(arg: &str, text: &str) -> Result<Option<(String, ModelShape)>, CmdError> {
+    match versioned(arg, "--model", text)? {
+        None => Ok(None),
+        Some(Document::Model(m)) => {
+            let shape = m.to_shape().map_err(|e| CmdError::Usage(format!("--model {arg}: {e}")))?;
+            if !m.reference_compatible() {
+                note(&m.id, &m.reference_caveats());
+            }
+            Ok(Some((m.id.clone(), shape)))
+        }
+        Some(other) => Err(CmdError::Usage(format!("--model {arg}: is a {} document, not a model", other.kind()))),
+    }
+}
+
+/// A catalog system (with optional `,key=value` mapping choices) mapped onto the reference's
+/// parameters, its approximations noted.
+fn catalog_system(arg: &str) -> Result<Option<(String, SystemParams)>, CmdError> {
+    if Path::new(arg).exists() {
+        return Ok(None);
+    }
+    let usage = |e: fmperf_core::Error| CmdError::Usage(format!("--system {arg}: {e}"));
+    // With `,key=value` choices the argument can only be a catalog spec: its errors are final.
+    let spec = arg.contains(',');
+    let (id, opts) = match catalog::parse_system_spec(arg) {
+        Ok(x) => x,
+        Err(e) if spec => return Err(usage(e)),
+        Err(_) => return Ok(None),
+    };
+    let entry = match catalog::find_system(&id) {
+        Ok(entry) => entry,
+        Err(e) if spec => return Err(usage(e)),
+        Err(_) => return Ok(None),
+    };
+    let mapped = catalog::to_system_params(entry, &opts).map_err(usage)?;
+    note(&entry.id, &mapped.approximations);
+    Ok(Some((arg.to_string(), mapped.params)))
+}
+
+/// A versioned-format system document, mapped with the default choices, else `None`.
+fn versioned_system(arg: &str, text: &str) -> Result<Option<(String, SystemParams)>, CmdError> {
+    match versioned(arg, "--system", text)? {
+        None => Ok(None),
+        Some(Document::System(s)) => {
+            let mapped = catalog::to_system_params(&s, &Default::default())
+                .map_err(|e| CmdError::Usage(format!("--system {arg}: {e}")))?;
+            note(&s.id, &mapped.approximations);
+            Ok(Some((s.id.clone(), mapped.params)))
+        }
+        Some(other) => Err(CmdError::Usage(format!("--system {arg}: is a {} document, not a system", other.kind()))),
+    }
+}
+
+/// Parses `text` with fmperf's versioned format when it is one (an object with `schema_version` or
+/// `kind`); `None` for other formats.
+fn versioned(arg: &str, flag: &str, text: &str) -> Result<Option<Document>, CmdError> {
+    let is_versioned = serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v.as_object().map(|o| o.contains_key("schema_version") || o.contains_key("kind")))
+        .unwrap_or(false);
+    if !is_versioned {
+        return Ok(None);
+    }
+    format::parse(text)
+        .map(Some)
+        .map_err(|errs| CmdError::Usage(format!("{flag} {arg}: {}", first_problem(&errs, arg))))
 }

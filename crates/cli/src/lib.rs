@@ -24,6 +24,9 @@ COMMANDS:
   models                      the reference's models: parameters and training FLOPs per sample
   search                      the fastest parallel configurations that fit in memory
   bench                       time the searches of a fixed suite (candidates per second)
+  catalog models|systems      the catalogs: every model and system with units and sources
+  show <ID|FILE>              one model or system: every field with unit, meaning and source
+  check FILE.json             validate a model, system or scenario file and explain each problem
   help                        this text
 
 Run `fmperf <COMMAND> --help` for a command's flags.
@@ -53,6 +56,9 @@ pub fn run_with(args: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) -> 
             Ok(())
         }
         "bench" => cmd::bench::run(rest, out),
+        "catalog" => cmd::catalog::run(rest, out),
+        "check" => cmd::check::run(rest, out),
+        "show" => cmd::show::run(rest, out),
         "models" => cmd::models::run(rest, out),
         "search" => cmd::search::run(rest, out),
         other => Err(cmd::CmdError::Usage(format!("unknown command `{other}`; run `fmperf help` for the list"))),

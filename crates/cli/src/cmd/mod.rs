@@ -2,8 +2,11 @@
 
 // commands are added here
 pub mod bench;
+pub mod catalog;
+pub mod check;
 pub mod models;
 pub mod search;
+pub mod show;
 
 /// Why a command failed.
 #[derive(Debug)]

@@ -213,12 +213,8 @@ fn map_hardware(
                     sys,
                     "peak_tflops.fp16_vector",
                     "vector (non-matrix) rate",
-                    "give one with `vector=<TFLOP/s>` (system spec) or in your own system file",
-                )
-                .with_hint(format!(
-                    "{} lists no vector (non-matrix) rate; give one with `{},vector=<TFLOP/s>` or in a system file",
-                    sys.id, sys.id
-                )));
+                    format!("give one with `{},vector=<TFLOP/s>` or in your own system file", sys.id),
+                ));
             }
         }
     };

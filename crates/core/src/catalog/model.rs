@@ -195,21 +195,19 @@ impl CatalogModel {
                     .to_string(),
             );
         }
-        if let (Some(kv), Some(h)) = (self.kv_heads, self.heads) {
-            if kv < h {
-                out.push(format!(
-                    "grouped-query attention ({kv} key/value heads for {h} query heads): reference mode prices full-width \
+        if let (Some(kv), Some(h)) = (self.kv_heads, self.heads)
+            && kv < h
+        {
+            out.push(format!(
+                "grouped-query attention ({kv} key/value heads for {h} query heads): reference mode prices full-width \
                      K and V projections, so attention weights, FLOPs and K/V traffic are too high"
-                ));
-            }
+            ));
         }
-        if let (Some(e), Some(h)) = (self.hidden, self.heads) {
-            if h > 0 && e % h != 0 {
-                out.push(format!(
-                    "hidden {e} is not a multiple of heads {h}: the head width is rounded down to {}",
-                    e / h
-                ));
-            }
+        if let (Some(e), Some(h)) = (self.hidden, self.heads)
+            && h > 0
+            && e % h != 0
+        {
+            out.push(format!("hidden {e} is not a multiple of heads {h}: the head width is rounded down to {}", e / h));
         }
         if let Some(v) = self.vocab {
             out.push(format!("vocabulary of {v} tokens ignored: reference mode has no embeddings and no output head"));

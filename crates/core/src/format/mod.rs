@@ -32,6 +32,7 @@ pub const MAX_DOCUMENT_BYTES: usize = 8 << 20;
 
 /// A parsed document.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // one document at a time; boxing would only burden callers
 pub enum Document {
     /// A model (`"kind": "model"`, or the reference's model JSON).
     Model(CatalogModel),
@@ -221,12 +222,16 @@ fn read_versioned(obj: &Map<String, Value>, report: &mut Report) -> Option<Docum
 
 /// Writes a document in the versioned format (pretty-printed, `schema_version` and `kind` first).
 pub fn to_json(doc: &Document) -> String {
+    to_tree(doc).render()
+}
+
+/// The versioned-format tree of a document, for embedding it in a larger JSON output.
+pub fn to_tree(doc: &Document) -> emit::J {
     match doc {
         Document::Model(m) => model_doc::write_model(m, true),
         Document::System(s) => system_doc::write_system(s, true),
         Document::Scenario(s) => scenario::write_scenario(s),
     }
-    .render()
 }
 
 /// Writes a model shape in the reference's model JSON.

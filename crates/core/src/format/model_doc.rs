@@ -64,34 +64,36 @@ pub(crate) fn read_model(
 
     let mlp = f.text("mlp").and_then(|s| Mlp::from_name(&s)).unwrap_or(Mlp::Gelu);
     let (hidden, heads) = (f.int("hidden"), f.int("heads"));
-    if let (Some(e), Some(h)) = (hidden, heads) {
-        if ok(report, "hidden") && ok(report, "heads") {
-            if h > e {
-                report
-                    .error(Error::invalid(p("heads"), h, format!("must not exceed hidden = {e}")).with_hint(
-                        "each head needs at least one channel; check that hidden and heads are not swapped",
-                    ));
-            } else if e % h != 0 {
-                report.warn(
-                    Error::invalid(p("hidden"), e, format!("is not a multiple of heads = {h}"))
-                        .with_hint(format!("the head width is rounded down to {} channels", e / h)),
-                );
-            }
+    if let (Some(e), Some(h)) = (hidden, heads)
+        && ok(report, "hidden")
+        && ok(report, "heads")
+    {
+        if h > e {
+            report.error(
+                Error::invalid(p("heads"), h, format!("must not exceed hidden = {e}"))
+                    .with_hint("each head needs at least one channel; check that hidden and heads are not swapped"),
+            );
+        } else if e % h != 0 {
+            report.warn(
+                Error::invalid(p("hidden"), e, format!("is not a multiple of heads = {h}"))
+                    .with_hint(format!("the head width is rounded down to {} channels", e / h)),
+            );
         }
     }
-    if let (Some(kv), Some(h)) = (f.int("kv_heads"), heads) {
-        if ok(report, "kv_heads") && ok(report, "heads") {
-            if kv > h {
-                report.error(
-                    Error::invalid(p("kv_heads"), kv, format!("must not exceed heads = {h}"))
-                        .with_hint("grouped-query attention has at most as many key/value heads as query heads"),
-                );
-            } else if h % kv != 0 {
-                report.error(
-                    Error::invalid(p("kv_heads"), kv, format!("must divide heads = {h}"))
-                        .with_hint("query heads are split into equal groups, one per key/value head"),
-                );
-            }
+    if let (Some(kv), Some(h)) = (f.int("kv_heads"), heads)
+        && ok(report, "kv_heads")
+        && ok(report, "heads")
+    {
+        if kv > h {
+            report.error(
+                Error::invalid(p("kv_heads"), kv, format!("must not exceed heads = {h}"))
+                    .with_hint("grouped-query attention has at most as many key/value heads as query heads"),
+            );
+        } else if h % kv != 0 {
+            report.error(
+                Error::invalid(p("kv_heads"), kv, format!("must divide heads = {h}"))
+                    .with_hint("query heads are split into equal groups, one per key/value head"),
+            );
         }
     }
     if mlp == Mlp::SwiGlu && !f.has("ffn_hidden") && ok(report, "mlp") {

@@ -29,19 +29,20 @@ pub(crate) fn read_reference_model(obj: &Map<String, Value>, report: &mut Report
     walk(REFERENCE_MODEL_FIELDS, "", obj, "", &[], report);
     let f = Fields::from_map(obj);
     let (e, h) = (f.int("e"), f.int("h"));
-    if let (Some(e), Some(h)) = (e, h) {
-        if !failed(report, start, "e") && !failed(report, start, "h") {
-            if h > e {
-                report.error(
-                    Error::invalid("h", h, format!("must not exceed e = {e}"))
-                        .with_hint("each head needs at least one embedding channel"),
-                );
-            } else if e % h != 0 {
-                report.warn(
-                    Error::invalid("e", e, format!("is not a multiple of h = {h}"))
-                        .with_hint(format!("the head width is rounded down to {}", e / h)),
-                );
-            }
+    if let (Some(e), Some(h)) = (e, h)
+        && !failed(report, start, "e")
+        && !failed(report, start, "h")
+    {
+        if h > e {
+            report.error(
+                Error::invalid("h", h, format!("must not exceed e = {e}"))
+                    .with_hint("each head needs at least one embedding channel"),
+            );
+        } else if e % h != 0 {
+            report.warn(
+                Error::invalid("e", e, format!("is not a multiple of h = {h}"))
+                    .with_hint(format!("the head width is rounded down to {}", e / h)),
+            );
         }
     }
     if report.errors.len() > start {
@@ -85,13 +86,14 @@ pub(crate) fn read_reference_system(
     walk(REFERENCE_SYSTEM_FIELDS, "", obj, prefix, &[], report);
     let f = Fields::from_map(obj);
     let p = |k: &str| format!("{prefix}{k}");
-    if let Some(u) = f.num("flops_units") {
-        if u != 1e-12 && !failed(report, start, &p("flops_units")) {
-            report.error(
-                Error::invalid(p("flops_units"), u, "must be 1e-12")
-                    .with_hint("fmperf keeps FLOP counts in TFLOP and rates in TFLOP/s"),
-            );
-        }
+    if let Some(u) = f.num("flops_units")
+        && u != 1e-12
+        && !failed(report, start, &p("flops_units"))
+    {
+        report.error(
+            Error::invalid(p("flops_units"), u, "must be 1e-12")
+                .with_hint("fmperf keeps FLOP counts in TFLOP and rates in TFLOP/s"),
+        );
     }
     if f.bool("empirical") == Some(true) {
         report.error(

@@ -117,18 +117,18 @@ fn prefix_error(e: Error, prefix: &str) -> Error {
 }
 
 fn check_envelope(obj: &Map<String, Value>, prefix: &str, kind: &str, report: &mut Report) {
-    if let Some(v) = obj.get("schema_version") {
-        if v.as_u64() != Some(SCHEMA_VERSION) {
-            report.error(Error::invalid(format!("{prefix}schema_version"), v, format!("must be {SCHEMA_VERSION}")));
-        }
+    if let Some(v) = obj.get("schema_version")
+        && v.as_u64() != Some(SCHEMA_VERSION)
+    {
+        report.error(Error::invalid(format!("{prefix}schema_version"), v, format!("must be {SCHEMA_VERSION}")));
     }
-    if let Some(v) = obj.get("kind") {
-        if v.as_str() != Some(kind) {
-            report.error(
-                Error::invalid(format!("{prefix}kind"), v, format!("must be \"{kind}\" here"))
-                    .with_hint("remove the inner `kind` or give a document of the right kind"),
-            );
-        }
+    if let Some(v) = obj.get("kind")
+        && v.as_str() != Some(kind)
+    {
+        report.error(
+            Error::invalid(format!("{prefix}kind"), v, format!("must be \"{kind}\" here"))
+                .with_hint("remove the inner `kind` or give a document of the right kind"),
+        );
     }
 }
 
@@ -175,13 +175,13 @@ pub(crate) fn read_scenario(obj: &Map<String, Value>, report: &mut Report) -> Op
         Some(items) => items.iter().filter_map(Value::as_str).filter_map(|s| s.parse().ok()).collect(),
         None => Strategy::ALL.to_vec(),
     };
-    if let (Some(d), Some(n)) = (f.int("domain_size"), f.int("devices")) {
-        if d > n {
-            report.warn(
-                Error::invalid("domain_size", d, format!("is larger than devices = {n}"))
-                    .with_hint("all devices then share one scale-up domain"),
-            );
-        }
+    if let (Some(d), Some(n)) = (f.int("domain_size"), f.int("devices"))
+        && d > n
+    {
+        report.warn(
+            Error::invalid("domain_size", d, format!("is larger than devices = {n}"))
+                .with_hint("all devices then share one scale-up domain"),
+        );
     }
     if report.errors.len() > start {
         return None;

@@ -45,57 +45,54 @@ pub(crate) fn read_system(
     let so = f.obj("scale_out");
     if let Some(su) = su {
         let (uni, bi) = (su.num("bw_per_device_unidir_gbps"), su.num("bw_per_device_bidir_gbps"));
-        if let (Some(u), Some(b)) = (uni, bi) {
-            if b < u
-                && ok(report, "scale_up.bw_per_device_bidir_gbps")
-                && ok(report, "scale_up.bw_per_device_unidir_gbps")
-            {
-                report.error(
-                    Error::invalid(
-                        p("scale_up.bw_per_device_bidir_gbps"),
-                        b,
-                        format!("must be at least the unidirectional {u}"),
-                    )
-                    .with_hint("bidirectional = both directions summed, usually twice the unidirectional figure"),
-                );
-            }
+        if let (Some(u), Some(b)) = (uni, bi)
+            && b < u
+            && ok(report, "scale_up.bw_per_device_bidir_gbps")
+            && ok(report, "scale_up.bw_per_device_unidir_gbps")
+        {
+            report.error(
+                Error::invalid(
+                    p("scale_up.bw_per_device_bidir_gbps"),
+                    b,
+                    format!("must be at least the unidirectional {u}"),
+                )
+                .with_hint("bidirectional = both directions summed, usually twice the unidirectional figure"),
+            );
         }
-        if let (Some(pp), Some(u)) = (su.num("p2p_bw_unidir_gbps"), uni) {
-            if pp > u && ok(report, "scale_up.p2p_bw_unidir_gbps") {
-                report.error(
-                    Error::invalid(p("scale_up.p2p_bw_unidir_gbps"), pp, format!("must not exceed the per-device {u}"))
-                        .with_hint("one link cannot carry more than all links of the device"),
-                );
-            }
+        if let (Some(pp), Some(u)) = (su.num("p2p_bw_unidir_gbps"), uni)
+            && pp > u
+            && ok(report, "scale_up.p2p_bw_unidir_gbps")
+        {
+            report.error(
+                Error::invalid(p("scale_up.p2p_bw_unidir_gbps"), pp, format!("must not exceed the per-device {u}"))
+                    .with_hint("one link cannot carry more than all links of the device"),
+            );
         }
     }
-    if let Some(so) = so {
-        if let (Some(gbit), Some(gbps)) = (so.num("nic_gbit_per_device"), so.num("nic_gbps_per_device")) {
-            if (gbit / 8.0 - gbps).abs() > 0.01 * gbps {
-                report.warn(
-                    Error::invalid(
-                        p("scale_out.nic_gbps_per_device"),
-                        gbps,
-                        format!("differs from nic_gbit_per_device / 8 = {}", gbit / 8.0),
-                    )
-                    .with_hint("the model uses nic_gbps_per_device"),
-                );
-            }
-        }
+    if let Some(so) = so
+        && let (Some(gbit), Some(gbps)) = (so.num("nic_gbit_per_device"), so.num("nic_gbps_per_device"))
+        && (gbit / 8.0 - gbps).abs() > 0.01 * gbps
+    {
+        report.warn(
+            Error::invalid(
+                p("scale_out.nic_gbps_per_device"),
+                gbps,
+                format!("differs from nic_gbit_per_device / 8 = {}", gbit / 8.0),
+            )
+            .with_hint("the model uses nic_gbps_per_device"),
+        );
     }
     if let Some(pk) = peaks {
         for (vec, mat, name) in
             [(pk.fp16_vector, pk.fp16.or(pk.bf16), "fp16_vector"), (pk.fp32_vector, pk.fp32_matrix, "fp32_vector")]
         {
-            if let (Some(v), Some(m)) = (vec, mat) {
-                if v > m {
-                    report.warn(
-                        Error::invalid(p(&format!("peak_tflops.{name}")), v, format!("exceeds the matrix rate {m}"))
-                            .with_hint(
-                                "vector units are normally slower than matrix units; check the two are not swapped",
-                            ),
-                    );
-                }
+            if let (Some(v), Some(m)) = (vec, mat)
+                && v > m
+            {
+                report.warn(
+                    Error::invalid(p(&format!("peak_tflops.{name}")), v, format!("exceeds the matrix rate {m}"))
+                        .with_hint("vector units are normally slower than matrix units; check the two are not swapped"),
+                );
             }
         }
     }

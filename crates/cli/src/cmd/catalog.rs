@@ -1,0 +1,184 @@
+//! `fmperf catalog models|systems`: the model and system catalogs as tables (units in the headers,
+//! a source column) or as JSON documents in the versioned format.
+
+use std::io::Write;
+
+use fmperf_core::catalog::{self, CatalogModel, CatalogSystem};
+use fmperf_core::format::{self, Document, emit::J};
+
+use super::{CmdError, CmdResult};
+use crate::args::{Args, Format};
+use crate::table::Table;
+
+/// Help text of `fmperf catalog`.
+pub const HELP: &str = "\
+fmperf catalog — the catalogs of models and systems
+
+USAGE: fmperf catalog models|systems [--format table|json|csv]
+
+models   every catalog model: shape (sequence, width, heads, key/value heads, blocks, MLP width and kind),
+         vocabulary, stated parameters, training budget, whether reference mode represents it exactly,
+         and its source. `?` = unknown (the source does not state it).
+systems  every catalog system: per-precision dense peaks, memory, scale-up (one direction) and its
+         domain, scale-out per device, the measured matmul ceiling, the architecture class, source.
+         The ref-* entries are the reference's system files (names A100, H200, B200, B200-next).
+
+JSON output is a list of documents in fmperf's versioned format (each one valid input).
+Details of one entry: `fmperf show <id>`.
+";
+
+/// Runs `fmperf catalog`.
+pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
+    let args = Args::parse(raw, &["format"], &["help"])?;
+    if args.flag("help") {
+        write!(out, "{HELP}")?;
+        return Ok(());
+    }
+    let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
+    let what = one_positional(&args, "catalog", "`models` or `systems`")?;
+    let (docs, table) = match what {
+        "models" => (
+            catalog::models().iter().map(|m| Document::Model(m.clone())).collect::<Vec<_>>(),
+            models_table(catalog::models()),
+        ),
+        "systems" => (
+            catalog::systems().iter().map(|s| Document::System(s.clone())).collect::<Vec<_>>(),
+            systems_table(catalog::systems()),
+        ),
+        other => {
+            return Err(CmdError::Usage(format!("unknown catalog `{other}`: must be `models` or `systems`")));
+        }
+    };
+    match format {
+        Format::Json => {
+            let list = J::Arr(docs.iter().map(format::to_tree).collect());
+            write!(out, "{}", J::obj().put(what, list).render())?;
+        }
+        Format::Csv => write!(out, "{}", table.to_csv())?,
+        Format::Table => write!(out, "{}", table.render())?,
+    }
+    Ok(())
+}
+
+/// The single positional argument of `command` (described as `what` when missing).
+pub fn one_positional<'a>(args: &'a Args, command: &str, what: &str) -> Result<&'a str, CmdError> {
+    match args.positional() {
+        [one] => Ok(one.as_str()),
+        [] => Err(CmdError::Usage(format!("{command} needs {what}; see `fmperf {command} --help`"))),
+        [_, extra, ..] => Err(CmdError::Usage(format!("unexpected argument `{extra}`; see `fmperf {command} --help`"))),
+    }
+}
+
+/// `?` for unknown, else the value.
+pub fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "?".to_string(), |x| x.to_string())
+}
+
+/// A number for a table: plain, or in exponent form when very small or large.
+pub fn num(x: f64) -> String {
+    if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e9) { format!("{x:e}") } else { format!("{x}") }
+}
+
+/// `?` for unknown, else [`num`].
+pub fn opt_num(v: Option<f64>) -> String {
+    v.map_or_else(|| "?".to_string(), num)
+}
+
+/// The first source, cut before its first comma or parenthesis (author and year, or document name).
+pub fn short_source(sources: &[String]) -> String {
+    let first = sources.first().map(String::as_str).unwrap_or("?");
+    let end = [first.find(','), first.find(" (")].into_iter().flatten().min().unwrap_or(first.len());
+    let cut = &first[..end];
+    let mut s: String = cut.chars().take(48).collect();
+    if sources.len() > 1 {
+        s.push_str(&format!(" (+{})", sources.len() - 1));
+    }
+    s
+}
+
+/// How reference mode represents a model: `exact`, `approx.` (runs, but loses GQA/SwiGLU) or
+/// `no` (unknown dimensions).
+pub fn reference_status(m: &CatalogModel) -> &'static str {
+    if m.reference_compatible() {
+        "exact"
+    } else if m.to_shape().is_ok() {
+        "approx."
+    } else {
+        "no"
+    }
+}
+
+fn models_table(models: &[CatalogModel]) -> Table {
+    let mut t = Table::new(&[
+        "id",
+        "family",
+        "seq [tokens]",
+        "hidden",
+        "heads",
+        "kv heads",
+        "layers",
+        "ffn hidden",
+        "mlp",
+        "vocab [tokens]",
+        "params [B]",
+        "budget",
+        "reference mode",
+        "source",
+    ]);
+    for m in models {
+        t.push(vec![
+            m.id.clone(),
+            m.family.clone(),
+            opt(m.seq_len),
+            opt(m.hidden),
+            opt(m.heads),
+            opt(m.kv_heads),
+            opt(m.layers),
+            opt(m.ffn_hidden),
+            m.mlp.as_str().to_string(),
+            opt(m.vocab),
+            opt_num(m.params_b),
+            m.training_budget.describe(),
+            reference_status(m).to_string(),
+            short_source(&m.sources),
+        ]);
+    }
+    t
+}
+
+fn systems_table(systems: &[CatalogSystem]) -> Table {
+    let mut t = Table::new(&[
+        "id",
+        "arch",
+        "BF16 [TFLOP/s]",
+        "FP16 [TFLOP/s]",
+        "FP8 [TFLOP/s]",
+        "vector 16-bit [TFLOP/s]",
+        "mem [GB]",
+        "mem bw [GB/s]",
+        "scale-up [GB/s, 1 dir]",
+        "domain [devices]",
+        "scale-out [GB/s/device]",
+        "MAMF BF16 [TFLOP/s]",
+        "source",
+    ]);
+    for s in systems {
+        let p = &s.peak_tflops;
+        t.push(vec![
+            s.id.clone(),
+            s.architecture.as_str().to_string(),
+            opt_num(p.bf16),
+            opt_num(p.fp16),
+            opt_num(p.fp8),
+            opt_num(p.fp16_vector),
+            opt_num(s.memory_gb),
+            opt_num(s.memory_bw_gbps),
+            opt_num(s.scale_up.bw_per_device_unidir_gbps),
+            s.scale_up.domain_size.to_string(),
+            opt_num(s.scale_out.nic_gbps_per_device),
+            opt_num(s.measured_matmul_tflops.as_ref().and_then(|m| m.bf16)),
+            short_source(&s.sources),
+        ]);
+    }
+    t
+}
