@@ -222,7 +222,8 @@ fn catalog_error(field: &str, id: &str, e: Error) -> Error {
         Error::UnknownName { known, .. } if !known.is_empty() => format!("nearest catalog ids: {}", known.join(", ")),
         _ => format!("list them with `fmperf catalog {field}s`"),
     };
-    Error::invalid(field, format!("\"{id}\""), format!("is not in the {field} catalog")).with_hint(hint)
+    Error::invalid(field, super::check::show(&Value::String(id.to_string())), format!("is not in the {field} catalog"))
+        .with_hint(hint)
 }
 
 /// Writes a scenario object with `schema_version` and `kind` first.
