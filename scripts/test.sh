@@ -12,7 +12,7 @@ cd "$ROOT"
 step() { printf '\n== test: %s\n' "$*" >&2; }
 
 step "host tests (cargo test)"
-cargo test --release --quiet
+cargo test --profile host --quiet
 
 step "fmperf-core for wasm32"
 cargo build --release --quiet -p fmperf-core --target wasm32-unknown-unknown
