@@ -19,8 +19,11 @@ fmperf search — the fastest parallel configurations that fit in memory (refere
 USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> --strategy <1d|2d|2d-seqp>
                      --gpus N --global-batch G [--nvlink-size K] [--top K] [--format table|json|csv]
 
-  --model          gpt3, gpt3_1T, vit_era5, or a reference model file {\"l\",\"e\",\"h\",\"depth\"[,\"f\"]}
-  --system         A100, H200, B200, B200-next, or a reference system file (config-<name>.json)
+  --model          gpt3, gpt3_1T, vit_era5, a catalog id (`fmperf catalog models`), a reference model
+                   file {\"l\",\"e\",\"h\",\"depth\"[,\"f\"]} or a versioned model file
+  --system         A100, H200, B200, B200-next, a catalog id with options
+                   (`ID,domain=8,nics=1,precision=bf16`; `fmperf catalog systems`), a reference system
+                   file (config-<name>.json) or a versioned system file
   --strategy       1d (Megatron TP + SP), 2d (SUMMA), 2d-seqp (TP × context parallel)
   --gpus           devices to use
   --global-batch   samples per iteration
