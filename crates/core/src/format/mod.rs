@@ -10,8 +10,10 @@
 //! [`to_json`] writes any document back in the versioned format; `parse(to_json(d)) == d`.
 
 pub mod check;
+pub mod custom_store;
 pub mod emit;
 pub mod fields;
+pub mod form;
 pub mod hint;
 mod model_doc;
 pub mod reference;
