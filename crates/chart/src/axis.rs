@@ -5,7 +5,8 @@
 use crate::format::{ValueFormat, format_count, format_linear_tick, format_log_tick};
 use crate::scale::{Scale, ScaleKind, pad};
 use crate::ticks::{
-    Tick, linear_ticks_at_most, log_ticks, nice_linear_domain, nice_log_domain, nice_pow2_domain, pow2_ticks,
+    Tick, linear_ticks, linear_ticks_at_most, log_ticks, nice_linear_domain, nice_log_domain, nice_pow2_domain,
+    pow2_ticks,
 };
 
 /// What kind of axis to draw.
@@ -136,7 +137,11 @@ fn place_ticks(scale: &Scale, options: AxisOptions, max_labels: usize) -> Vec<Ax
     let (lo, hi) = scale.domain();
     let ticks: Vec<Tick> = match options.kind {
         AxisKind::Linear => {
-            linear_ticks_at_most(lo, hi, max_labels).into_iter().map(|value| Tick { value, labeled: true }).collect()
+            // The ticks of the step the nice domain was made with, so both ends carry a tick,
+            // unless that gives clearly too many.
+            let ticks = linear_ticks(lo, hi, max_labels.min(6));
+            let ticks = if ticks.len() <= max_labels + 1 { ticks } else { linear_ticks_at_most(lo, hi, max_labels) };
+            ticks.into_iter().map(|value| Tick { value, labeled: true }).collect()
         }
         AxisKind::Log10 => log_ticks(lo, hi, max_labels),
         AxisKind::Pow2 => pow2_ticks(lo, hi, max_labels),
@@ -189,6 +194,14 @@ mod tests {
     }
 
     #[test]
+    fn short_linear_axis_still_ends_on_labelled_ticks() {
+        let options = AxisOptions { include_zero: true, max_labels: 3, ..AxisOptions::default() };
+        let axis = Axis::fit(Some((0.0, 24.5)), (0.0, 210.0), options);
+        assert_eq!(axis.scale.domain(), (0.0, 30.0));
+        assert_eq!(labels(&axis), ["0", "10", "20", "30"], "one over the budget beats an unlabelled end");
+    }
+
+    #[test]
     fn y_axis_includes_zero_and_is_reversed() {
         let options = AxisOptions { include_zero: true, max_labels: 5, ..AxisOptions::default() };
         let axis = Axis::fit(Some((35.0, 78.0)), (300.0, 20.0), options);
@@ -203,8 +216,9 @@ mod tests {
     fn log_axis_over_decades() {
         let options = AxisOptions { kind: AxisKind::Log10, max_labels: 7, ..AxisOptions::default() };
         let axis = Axis::fit(Some((3.0, 45000.0)), (0.0, 500.0), options);
-        assert_eq!(axis.scale.domain(), (1.0, 1e5));
-        assert_eq!(labels(&axis), ["1", "10", "100", "1k", "10k", "100k"]);
+        assert_eq!(axis.scale.domain(), (2.0, 5e4));
+        assert_eq!(labels(&axis), ["10", "100", "1k", "10k"]);
+        assert!(axis.ticks[0].label.is_none() && axis.ticks[0].value == 2.0, "the ends are minor 2/5 ticks");
         assert_eq!(axis.ticks[0].pos, 0.0);
         assert!((axis.ticks.last().unwrap().pos - 500.0).abs() < 1e-9);
         // A log axis given a non-positive extent falls back to its default domain.

@@ -9,7 +9,7 @@
 use crate::axis::{Axis, AxisOptions};
 use crate::bars::Bands;
 use crate::layout::{
-    Frame, FrameSpec, LegendLayout, Rect, Typography, frame, legend_layout, text_width, truncate, wrap_text,
+    BOLD, Frame, FrameSpec, LegendLayout, Rect, Typography, frame, legend_layout, text_width, truncate, wrap_text,
 };
 
 /// What one axis shows.
@@ -120,7 +120,7 @@ pub fn layout(spec: &CartesianSpec) -> Cartesian {
     let t = spec.typography;
     let inner_width = (spec.width - 2.0 * t.pad).max(40.0);
     let title_lines =
-        if spec.title.trim().is_empty() { Vec::new() } else { wrap_text(&spec.title, inner_width, t.title_px) };
+        if spec.title.trim().is_empty() { Vec::new() } else { wrap_text(&spec.title, inner_width / BOLD, t.title_px) };
     let legend_refs: Vec<&str> = spec.legend.iter().map(String::as_str).collect();
     let legend = legend_layout(&legend_refs, t.pad, 0.0, inner_width, t.label_px);
 
@@ -195,7 +195,8 @@ fn place(spec: &AxisSpec, range: (f64, f64), horizontal: bool, t: Typography) ->
             // y categories run top to bottom: bands over (top, bottom)
             let (a, b) = if horizontal { range } else { (range.1, range.0) };
             let bands = Bands::new(labels.len(), (a, b), *inner, *outer);
-            let max_w = if horizontal { (bands.step() - 4.0).max(24.0) } else { f64::INFINITY };
+            // room for the label plus the 8 units of spacing that thinning requires
+            let max_w = if horizontal { (bands.step() - 10.0).max(24.0) } else { f64::INFINITY };
             let ticks = labels
                 .iter()
                 .enumerate()
@@ -265,7 +266,8 @@ mod tests {
         assert!(plot.width > 500.0 && plot.height > 200.0, "{plot:?}");
         assert_eq!(labels(&c.x_ticks), ["16", "64", "256", "1024", "4096"], "6 labels at most: every other power");
         assert_eq!(c.x_ticks.len(), 10, "the other powers stay as minor ticks");
-        assert_eq!(labels(&c.y_ticks), ["0.1", "1", "10", "100", "1k"]);
+        assert_eq!(labels(&c.y_ticks), ["1", "10", "100"]);
+        assert_eq!(c.y.values().unwrap().scale.domain(), (0.2, 200.0), "1-2-5 ends, marked by minor ticks");
         let x = c.x.values().unwrap();
         assert!((x.pos(8.0).unwrap() - plot.x).abs() < 1e-9 && (x.pos(4096.0).unwrap() - plot.right()).abs() < 1e-9);
         let y = c.y.values().unwrap();

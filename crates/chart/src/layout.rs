@@ -35,22 +35,32 @@ impl Rect {
     }
 }
 
-/// Estimated rendered width of `text` at `font_px` in a sans-serif UI font.
+/// Estimated rendered width of `text` at `font_px` in a sans-serif UI font. The per-character
+/// widths (in em) are those of DejaVu Sans, the widest of the common UI fonts (Linux default), so
+/// the estimate is safe for Segoe UI, San Francisco, Roboto and Helvetica, which are narrower.
 pub fn text_width(text: &str, font_px: f64) -> f64 {
     let em: f64 = text
         .chars()
         .map(|c| match c {
-            'i' | 'j' | 'l' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' | 'I' | '(' | ')' | '[' | ']' => 0.3,
-            ' ' => 0.3,
-            'f' | 't' | 'r' | '-' => 0.4,
-            '0'..='9' => 0.58,
-            'm' | 'w' | 'M' | 'W' | '%' | '@' => 0.9,
-            c if c.is_uppercase() => 0.68,
-            _ => 0.56,
+            'i' | 'j' | 'l' | 'I' | 'J' | '\'' => 0.29,
+            '.' | ',' | ':' | ';' | '|' | '/' | '·' | ' ' => 0.33,
+            'f' | 't' | '-' | '(' | ')' | '[' | ']' | 'r' | '!' => 0.40,
+            'c' | 's' | 'z' | 'k' | '?' => 0.56,
+            '0'..='9' => 0.64,
+            'm' => 0.98,
+            'w' => 0.82,
+            'M' => 0.87,
+            'W' | '%' | '…' | '@' => 1.0,
+            '×' | '±' | '=' | '+' | '<' | '>' => 0.84,
+            c if c.is_uppercase() => 0.72,
+            _ => 0.63,
         })
         .sum();
     em * font_px
 }
+
+/// Width factor of bold (weight 600–700) text over regular text.
+pub const BOLD: f64 = 1.1;
 
 /// Splits `text` into lines no wider than `max_width` (by [`text_width`]), breaking at spaces; a
 /// single word wider than the limit gets a line of its own.
@@ -231,9 +241,14 @@ pub fn place_tooltip(anchor: (f64, f64), size: (f64, f64), bounds: Rect, offset:
     (x, y)
 }
 
-/// Size of a tooltip box holding `lines` at `font_px`, with `pad` inside.
+/// Size of a tooltip box holding `lines` at `font_px`, with `pad` inside; the first line is the
+/// heading, set in bold.
 pub fn tooltip_size(lines: &[String], font_px: f64, pad: f64) -> (f64, f64) {
-    let w = lines.iter().map(|l| text_width(l, font_px)).fold(0.0, f64::max);
+    let w = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| text_width(l, font_px) * if i == 0 { BOLD } else { 1.0 })
+        .fold(0.0, f64::max);
     (w + 2.0 * pad, lines.len() as f64 * font_px * 1.35 + 2.0 * pad - font_px * 0.35)
 }
 
@@ -322,5 +337,7 @@ mod tests {
         assert_eq!(place_tooltip((50.0, 5.0), (500.0, 400.0), bounds, 10.0), (0.0, 0.0), "clamped when too big");
         let (w, h) = tooltip_size(&["abc".to_string(), "abcdef".to_string()], 12.0, 6.0);
         assert!((w - (text_width("abcdef", 12.0) + 12.0)).abs() < 1e-9 && h > 24.0);
+        let (w, _) = tooltip_size(&["abcdef".to_string(), "abcdef".to_string()], 12.0, 6.0);
+        assert!((w - (text_width("abcdef", 12.0) * BOLD + 12.0)).abs() < 1e-9, "the bold heading is wider");
     }
 }

@@ -118,6 +118,7 @@ fn rules(color: impl Fn(&str) -> String) -> String {
     rule(".fc-hatch", format!("stroke:{};stroke-width:1.5", color("infeasible")));
     rule(".fc-infeasible", format!("stroke:{};stroke-width:0.75", color("infeasible")));
     rule(".fc-missing", format!("fill:none;stroke:{};stroke-dasharray:3 3", color("grid")));
+    rule(".fc-colorbar", format!("stroke:{};stroke-width:1", color("axis")));
     rule(".fc-hl", format!("fill:none;stroke:{};stroke-width:2", color("text")));
     rule(".fc-cursor", format!("stroke:{};stroke-width:1;stroke-dasharray:3 3", color("axis")));
     rule(".fc-tip rect", format!("fill:{};fill-opacity:0.96;stroke:{};stroke-width:1", color("panel"), color("axis")));

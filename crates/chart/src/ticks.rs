@@ -171,13 +171,15 @@ pub fn log_ticks(lo: f64, hi: f64, max_labels: usize) -> Vec<Tick> {
     linear_ticks_at_most(lo, hi, max_labels).into_iter().filter(|&v| v > 0.0).map(Tick::major).collect()
 }
 
-/// `[lo, hi]` (both > 0) widened to "nice" log bounds: powers of ten if it spans more than two
-/// decades, else the nearest 1-2-5 × 10^k values outside. Non-positive input is returned as is.
+/// `[lo, hi]` (both > 0) widened to "nice" log bounds: the nearest 1-2-5 × 10^k values outside
+/// (these carry ticks, see [`log_ticks`]), or powers of ten beyond six decades. Rounding to
+/// powers of ten always would waste up to 40 % of the axis on a two-decade range. Non-positive
+/// input is returned as is.
 pub fn nice_log_domain(lo: f64, hi: f64) -> (f64, f64) {
     let Some((lo, hi)) = ordered(lo, hi).filter(|&(lo, _)| lo > 0.0) else {
         return (lo, hi);
     };
-    let mantissas: &[f64] = if (hi / lo).log10() > 2.0 { &[1.0] } else { &[1.0, 2.0, 5.0] };
+    let mantissas: &[f64] = if (hi / lo).log10() > 6.0 { &[1.0] } else { &[1.0, 2.0, 5.0] };
     let below = |v: f64| {
         let k = v.log10().floor() as i32;
         let candidates = [k - 1, k].into_iter().flat_map(|k| mantissas.iter().map(move |&m| decimal_power(m, k)));
@@ -324,7 +326,10 @@ mod tests {
 
     #[test]
     fn nice_log_domains() {
-        assert_eq!(nice_log_domain(3.0, 4500.0), (1.0, 1e4));
+        assert_eq!(nice_log_domain(3.0, 4500.0), (2.0, 5000.0));
+        assert_eq!(nice_log_domain(0.52, 113.0), (0.5, 200.0));
+        assert_eq!(nice_log_domain(3e-4, 45.0), (2e-4, 50.0), "five decades: still 1-2-5");
+        assert_eq!(nice_log_domain(3e-4, 4500.0), (1e-4, 1e4), "beyond six: powers of ten");
         assert_eq!(nice_log_domain(2.5, 30.0), (2.0, 50.0));
         assert_eq!(nice_log_domain(0.0032, 0.04), (0.002, 0.05));
         assert_eq!(nice_log_domain(10.0, 100.0), (10.0, 100.0), "already nice");
