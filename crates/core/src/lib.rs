@@ -17,8 +17,10 @@ pub mod catalog;
 pub mod error;
 pub mod format;
 pub mod model;
+pub mod presets;
 pub mod reference;
 pub mod search;
+pub mod sweep;
 pub mod strategy;
 pub mod system;
 

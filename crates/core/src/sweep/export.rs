@@ -1,0 +1,248 @@
+//! Sweep results as CSV and JSON Lines, written the same way by the page and the CLI (full
+//! precision: every float is written in its shortest exact form, so both agree to the bit).
+//!
+//! Both formats put one point per line in sweep order, so the outputs of the shards of a sweep
+//! concatenate to the output of the whole sweep: the CSV header is written once, by the first
+//! shard (index 0); JSON Lines has no header.
+
+use serde_json::{Map, Value, json};
+
+use super::axis::{Axis, AxisKey, AxisValue, SystemParam};
+use super::metric::{MemoryPart, Metric, TimePart};
+use super::result::{Best, PointResult};
+use crate::Strategy;
+
+/// The unit of an axis's values, for column headers (`None`: no unit).
+pub fn axis_unit(key: AxisKey) -> Option<&'static str> {
+    match key {
+        AxisKey::Gpus | AxisKey::Domain | AxisKey::Tp | AxisKey::Tp1 | AxisKey::Tp2 | AxisKey::Pp | AxisKey::Dp => {
+            Some("devices")
+        }
+        AxisKey::Param(p) => Some(p.unit()),
+        AxisKey::SeqLen => Some("tokens"),
+        AxisKey::GlobalBatch | AxisKey::Mbs => Some("samples"),
+        AxisKey::Accum => Some("micro-batches"),
+        AxisKey::Sparsity => Some("fraction"),
+        _ => None,
+    }
+}
+
+fn axis_header(a: &Axis) -> String {
+    let factors = a.values.iter().any(|v| matches!(v, AxisValue::Factor(_)));
+    match (axis_unit(a.key), factors) {
+        (Some(u), true) => format!("axis {} [{u}, or xfactor]", a.key.name()),
+        (Some(u), false) => format!("axis {} [{u}]", a.key.name()),
+        (None, _) => format!("axis {}", a.key.name()),
+    }
+}
+
+/// The CSV columns after the axis columns.
+const POINT_COLUMNS: [&str; 13] = [
+    "model",
+    "system",
+    "devices",
+    "domain [devices]",
+    "precision",
+    "seq_len [tokens]",
+    "global_batch [samples]",
+    "matrix [TFLOP/s]",
+    "vector [TFLOP/s]",
+    "hbm_capacity [GB]",
+    "hbm_bandwidth [GB/s]",
+    "scale_up [GB/s]",
+    "scale_out [GB/s]",
+];
+
+const CONFIG_COLUMNS: [&str; 11] =
+    ["dp", "tp1", "tp2", "pp", "mbs", "microbatches", "nb", "nv_tp1", "nv_tp2", "nv_dp", "nv_pp"];
+
+/// The headline metrics written for every point, in column order.
+const HEADLINE: [Metric; 8] = Metric::HEADLINE;
+
+/// The CSV header line (with `\n`) of a sweep with `axes`.
+pub fn csv_header(axes: &[Axis]) -> String {
+    let mut cols: Vec<String> = vec!["index".into()];
+    cols.extend(axes.iter().map(axis_header));
+    cols.extend(POINT_COLUMNS.iter().map(|s| s.to_string()));
+    cols.push("status".into());
+    cols.push("strategy".into());
+    cols.extend(HEADLINE.iter().map(|m| m.label()));
+    cols.extend(CONFIG_COLUMNS.iter().map(|s| s.to_string()));
+    cols.extend(TimePart::ALL.iter().map(|p| Metric::Time(*p).label()));
+    cols.extend(MemoryPart::ALL.iter().map(|p| Metric::Memory(*p).label()));
+    cols.extend(Strategy::ALL.iter().map(|s| Metric::StrategyDays(*s).label()));
+    cols.push("candidates".into());
+    cols.push("feasible".into());
+    cols.push("reason".into());
+    let mut line = cols.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(",");
+    line.push('\n');
+    line
+}
+
+/// One CSV line (with `\n`) for a point.
+pub fn csv_row(p: &PointResult) -> String {
+    let num = |v: Option<f64>| v.filter(|x| x.is_finite()).map(|x| x.to_string()).unwrap_or_default();
+    let int = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
+    let mut cells: Vec<String> = vec![p.index.to_string()];
+    cells.extend(p.values.iter().map(|v| v.to_string()));
+    let i = p.inputs.as_ref();
+    cells.push(p.labels.model_id.clone());
+    cells.push(p.labels.system_id.clone());
+    cells.push(p.labels.devices.to_string());
+    cells.push(int(i.map(|i| i.params.nvlink_size)));
+    cells.push(i.map(|i| i.precision.as_str().to_string()).unwrap_or_default());
+    cells.push(int(i.map(|i| i.shape.l)));
+    cells.push(int(i.map(|i| i.global_batch)));
+    for param in SystemParam::ALL {
+        cells.push(num(i.map(|i| param.get(&i.params))));
+    }
+    cells.push(p.status.as_str().into());
+    let best = p.best.as_ref();
+    cells.push(best.map(|b| b.strategy.as_str().to_string()).unwrap_or_default());
+    for m in HEADLINE {
+        cells.push(num(m.value(p)));
+    }
+    match best {
+        Some(b) => cells.extend(config_values(b, p).iter().map(|(_, v)| v.to_string())),
+        None => cells.extend(CONFIG_COLUMNS.iter().map(|_| String::new())),
+    }
+    for part in TimePart::ALL {
+        cells.push(num(Metric::Time(part).value(p)));
+    }
+    for part in MemoryPart::ALL {
+        cells.push(num(Metric::Memory(part).value(p)));
+    }
+    for s in Strategy::ALL {
+        cells.push(num(p.strategy_days(s)));
+    }
+    cells.push(p.candidates().to_string());
+    cells.push(p.feasible().to_string());
+    cells.push(p.reason.clone().unwrap_or_default());
+    let mut line = cells.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(",");
+    line.push('\n');
+    line
+}
+
+/// The configuration of the best point as `(column, value)` in [`CONFIG_COLUMNS`] order.
+fn config_values(b: &Best, p: &PointResult) -> [(&'static str, u64); 11] {
+    let c = &b.ranked.candidate;
+    let g = p.inputs.as_ref().map(|i| i.global_batch).unwrap_or(0);
+    [
+        ("dp", c.dp),
+        ("tp1", c.tp1),
+        ("tp2", c.tp2),
+        ("pp", c.pp),
+        ("mbs", c.mbs),
+        ("microbatches", c.microbatches(g)),
+        ("nb", c.nb),
+        ("nv_tp1", c.nv_tp1),
+        ("nv_tp2", c.nv_tp2),
+        ("nv_dp", c.nv_dp),
+        ("nv_pp", c.nv_pp),
+    ]
+}
+
+/// Quotes a CSV cell when it holds a comma, quote or line break.
+pub fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
+/// An axis value as JSON: counts and numbers as numbers, factors as `"x0.5"`, names as strings.
+fn axis_json(v: &AxisValue) -> Value {
+    match v {
+        AxisValue::Count(n) => json!(n),
+        AxisValue::Absolute(x) | AxisValue::Fraction(x) => json!(x),
+        other => json!(other.to_string()),
+    }
+}
+
+/// The JSON object of a point (written as one line of JSON Lines by [`json_line`]).
+pub fn point_json(axes: &[Axis], p: &PointResult) -> Value {
+    let mut axis_values = Map::new();
+    for (a, v) in axes.iter().zip(&p.values) {
+        axis_values.insert(a.key.name().to_string(), axis_json(v));
+    }
+    let i = p.inputs.as_ref();
+    let params = i.map(|i| {
+        let mut m = Map::new();
+        for param in SystemParam::ALL {
+            m.insert(AxisKey::Param(param).name().to_string(), json!(param.get(&i.params)));
+        }
+        Value::Object(m)
+    });
+    let best = p.best.as_ref().map(|b| {
+        let mut headline = Map::new();
+        headline.insert("strategy".into(), json!(b.strategy.as_str()));
+        for m in HEADLINE {
+            headline.insert(m.key(), json!(m.value(p)));
+        }
+        let ints = |v: &[(&str, u64)]| Value::Object(v.iter().map(|(k, x)| (k.to_string(), json!(x))).collect());
+        let cfg = config_values(b, p);
+        headline.insert("config".into(), ints(&cfg[..7]));
+        headline.insert("placement".into(), ints(&cfg[7..]));
+        let t = &b.ranked.totals;
+        headline.insert(
+            "time_s".into(),
+            Value::Object(TimePart::ALL.iter().map(|x| (x.key().to_string(), json!(x.of(t)))).collect()),
+        );
+        headline.insert(
+            "memory_gb".into(),
+            Value::Object(MemoryPart::ALL.iter().map(|x| (x.key().to_string(), json!(x.of(t)))).collect()),
+        );
+        Value::Object(headline)
+    });
+    let per_strategy: Map<String, Value> = p
+        .per_strategy
+        .iter()
+        .map(|o| {
+            let v = json!({
+                "candidates": o.candidates,
+                "feasible": o.feasible,
+                "days": p.strategy_days(o.strategy),
+                "throughput": o.best.as_ref().map(|r| r.throughput_samples_per_s),
+                "min_mem_gb": o.min_mem_gb,
+            });
+            (o.strategy.as_str().to_string(), v)
+        })
+        .collect();
+    json!({
+        "index": p.index,
+        "axes": axis_values,
+        "model": p.labels.model_id,
+        "system": p.labels.system_id,
+        "devices": p.labels.devices,
+        "domain_size": i.map(|i| i.params.nvlink_size),
+        "precision": i.map(|i| i.precision.as_str()),
+        "seq_len": i.map(|i| i.shape.l),
+        "global_batch": i.map(|i| i.global_batch),
+        "system_params": params,
+        "status": p.status.as_str(),
+        "reason": p.reason,
+        "best": best,
+        "per_strategy": per_strategy,
+        "candidates": p.candidates(),
+        "feasible": p.feasible(),
+        "notes": i.map(|i| i.notes.clone()).unwrap_or_default(),
+    })
+}
+
+/// One line of JSON Lines (with `\n`) for a point.
+pub fn json_line(axes: &[Axis], p: &PointResult) -> String {
+    let mut s = point_json(axes, p).to_string();
+    s.push('\n');
+    s
+}
+
+/// The whole CSV of `points` (header included when `header`).
+pub fn to_csv(axes: &[Axis], points: &[PointResult], header: bool) -> String {
+    let mut out = if header { csv_header(axes) } else { String::new() };
+    for p in points {
+        out.push_str(&csv_row(p));
+    }
+    out
+}
+
+/// The whole JSON Lines text of `points`.
+pub fn to_json_lines(axes: &[Axis], points: &[PointResult]) -> String {
+    points.iter().map(|p| json_line(axes, p)).collect()
+}

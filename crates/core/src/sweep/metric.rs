@@ -1,0 +1,240 @@
+//! What can be read off a sweep point: headline figures, the time and memory breakdowns of the
+//! best configuration, per-strategy days. Each metric has a key (CSV/JSON/URL), a label with its
+//! unit, and a value.
+
+use std::fmt;
+
+use super::result::PointResult;
+use crate::reference::Totals;
+use crate::{Error, Strategy};
+
+/// One component of the iteration time of a configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimePart {
+    /// Compute (with per-kernel overheads).
+    Compute,
+    /// Exposed HBM traffic.
+    Memory,
+    /// Exposed tensor-parallel communication.
+    TpComm,
+    /// Data-parallel communication.
+    DpComm,
+    /// Pipeline communication.
+    PpComm,
+    /// Pipeline bubble.
+    Bubble,
+}
+
+impl TimePart {
+    /// Every part, in stacking order.
+    pub const ALL: [TimePart; 6] =
+        [TimePart::Compute, TimePart::Memory, TimePart::TpComm, TimePart::DpComm, TimePart::PpComm, TimePart::Bubble];
+
+    /// Short key.
+    pub fn key(self) -> &'static str {
+        match self {
+            TimePart::Compute => "comp",
+            TimePart::Memory => "mem",
+            TimePart::TpComm => "tp_comm",
+            TimePart::DpComm => "dp_comm",
+            TimePart::PpComm => "pp_comm",
+            TimePart::Bubble => "bubble",
+        }
+    }
+
+    /// Name for legends.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimePart::Compute => "compute",
+            TimePart::Memory => "exposed memory",
+            TimePart::TpComm => "TP comm",
+            TimePart::DpComm => "DP comm",
+            TimePart::PpComm => "PP comm",
+            TimePart::Bubble => "bubble",
+        }
+    }
+
+    /// Seconds of this part in `t`.
+    pub fn of(self, t: &Totals) -> f64 {
+        match self {
+            TimePart::Compute => t.t_comp,
+            TimePart::Memory => t.t_mem,
+            TimePart::TpComm => t.t_tp_comm,
+            TimePart::DpComm => t.t_dp_comm,
+            TimePart::PpComm => t.t_pp_comm,
+            TimePart::Bubble => t.t_bubble,
+        }
+    }
+}
+
+/// One component of the memory per device of a configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemoryPart {
+    /// Weights of the local blocks.
+    Weights,
+    /// Weight gradients.
+    Grads,
+    /// Optimizer states.
+    Optimizer,
+    /// Activations in flight.
+    Activations,
+}
+
+impl MemoryPart {
+    /// Every part, in stacking order.
+    pub const ALL: [MemoryPart; 4] =
+        [MemoryPart::Weights, MemoryPart::Grads, MemoryPart::Optimizer, MemoryPart::Activations];
+
+    /// Short key.
+    pub fn key(self) -> &'static str {
+        match self {
+            MemoryPart::Weights => "weights",
+            MemoryPart::Grads => "grads",
+            MemoryPart::Optimizer => "optimizer",
+            MemoryPart::Activations => "activations",
+        }
+    }
+
+    /// GB of this part in `t`.
+    pub fn of(self, t: &Totals) -> f64 {
+        match self {
+            MemoryPart::Weights => t.wts_mem,
+            MemoryPart::Grads => t.wts_grad_mem,
+            MemoryPart::Optimizer => t.wts_optimizer_states_mem,
+            MemoryPart::Activations => t.acts_mem,
+        }
+    }
+}
+
+/// A number read off a point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Metric {
+    /// Training days of the best configuration [days].
+    Days,
+    /// Throughput [samples/s].
+    Throughput,
+    /// Throughput [tokens/s].
+    TokensPerS,
+    /// Iteration time [s].
+    IterationS,
+    /// Memory per device [GB].
+    MemGb,
+    /// Achieved rate per device over the iteration [TFLOP/s].
+    AchievedTflops,
+    /// Achieved rate of one block's forward pass [TFLOP/s].
+    BlockFwdTflops,
+    /// Achieved rate of one block's backward pass [TFLOP/s].
+    BlockBwdTflops,
+    /// A component of the iteration time [s].
+    Time(TimePart),
+    /// A component of the memory per device [GB].
+    Memory(MemoryPart),
+    /// Training days of one strategy's best configuration [days].
+    StrategyDays(Strategy),
+}
+
+impl Metric {
+    /// The headline metrics, for pickers.
+    pub const HEADLINE: [Metric; 8] = [
+        Metric::Days,
+        Metric::Throughput,
+        Metric::TokensPerS,
+        Metric::IterationS,
+        Metric::MemGb,
+        Metric::AchievedTflops,
+        Metric::BlockFwdTflops,
+        Metric::BlockBwdTflops,
+    ];
+
+    /// The key used in CSV/JSON columns and URLs.
+    pub fn key(self) -> String {
+        match self {
+            Metric::Days => "days".into(),
+            Metric::Throughput => "throughput".into(),
+            Metric::TokensPerS => "tokens_per_s".into(),
+            Metric::IterationS => "iteration_s".into(),
+            Metric::MemGb => "mem_gb".into(),
+            Metric::AchievedTflops => "achieved_tflops".into(),
+            Metric::BlockFwdTflops => "block_fwd_tflops".into(),
+            Metric::BlockBwdTflops => "block_bwd_tflops".into(),
+            Metric::Time(p) => format!("time_{}", p.key()),
+            Metric::Memory(p) => format!("mem_{}", p.key()),
+            Metric::StrategyDays(s) => format!("days_{}", s.as_str()),
+        }
+    }
+
+    /// A label with its unit, for axes and headers.
+    pub fn label(self) -> String {
+        match self {
+            Metric::Days => "training time [days]".into(),
+            Metric::Throughput => "throughput [samples/s]".into(),
+            Metric::TokensPerS => "throughput [tokens/s]".into(),
+            Metric::IterationS => "iteration time [s]".into(),
+            Metric::MemGb => "memory per device [GB]".into(),
+            Metric::AchievedTflops => "achieved [TFLOP/s per device]".into(),
+            Metric::BlockFwdTflops => "block forward [TFLOP/s]".into(),
+            Metric::BlockBwdTflops => "block backward [TFLOP/s]".into(),
+            Metric::Time(p) => format!("{} [s]", p.name()),
+            Metric::Memory(p) => format!("{} [GB]", p.key()),
+            Metric::StrategyDays(s) => format!("training time {} [days]", s.as_str()),
+        }
+    }
+
+    /// The value at `p` (`None` when the point has no feasible configuration).
+    pub fn value(self, p: &PointResult) -> Option<f64> {
+        if let Metric::StrategyDays(s) = self {
+            return p.strategy_days(s);
+        }
+        let b = p.best.as_ref()?;
+        let t = &b.ranked.totals;
+        Some(match self {
+            Metric::Days => b.days,
+            Metric::Throughput => b.ranked.throughput_samples_per_s,
+            Metric::TokensPerS => b.tokens_per_s,
+            Metric::IterationS => b.ranked.time_per_iteration_s,
+            Metric::MemGb => b.ranked.mem_gb,
+            Metric::AchievedTflops => b.achieved_tflops,
+            Metric::BlockFwdTflops => b.block_fwd_tflops,
+            Metric::BlockBwdTflops => b.block_bwd_tflops,
+            Metric::Time(part) => part.of(t),
+            Metric::Memory(part) => part.of(t),
+            Metric::StrategyDays(_) => return None,
+        })
+    }
+
+    /// Parses a key (see [`Metric::key`]).
+    pub fn parse(key: &str) -> Result<Metric, Error> {
+        let all = Metric::all();
+        all.iter().copied().find(|m| m.key() == key.trim()).ok_or_else(|| {
+            let keys: Vec<String> = all.iter().map(|m| m.key()).collect();
+            Error::invalid("metric", key, format!("must be one of {}", keys.join(", ")))
+        })
+    }
+
+    /// Every metric.
+    pub fn all() -> Vec<Metric> {
+        let mut v = Metric::HEADLINE.to_vec();
+        v.extend(TimePart::ALL.map(Metric::Time));
+        v.extend(MemoryPart::ALL.map(Metric::Memory));
+        v.extend(Strategy::ALL.map(Metric::StrategyDays));
+        v
+    }
+
+    /// Whether smaller is better (times, memory), for colour scales.
+    pub fn lower_is_better(self) -> bool {
+        !matches!(
+            self,
+            Metric::Throughput
+                | Metric::TokensPerS
+                | Metric::AchievedTflops
+                | Metric::BlockFwdTflops
+                | Metric::BlockBwdTflops
+        )
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.key())
+    }
+}

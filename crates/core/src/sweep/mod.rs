@@ -1,0 +1,37 @@
+//! Sweeps: how performance moves when one or more inputs change.
+//!
+//! A [`SweepSpec`] is a base [`Scenario`](crate::format::Scenario) (model, system, domain size,
+//! precision, devices, global batch, strategies, budget) and a list of [`Axis`]; its points are the
+//! cartesian product of the axes (the last axis varies fastest). Axes ([`AxisKey`]): device count,
+//! scale-up domain size, system parameters (matrix and vector FLOP rate, HBM capacity and bandwidth,
+//! scale-up and scale-out bandwidth; absolute or as factors), sequence length, global batch,
+//! gradient-accumulation steps (see [`BatchRule`] for how they map onto the reference model's
+//! micro-batches), precision, weight sparsity (not expressible in the reference model: such points
+//! say so), system, model, strategy, and configuration restrictions (`tp`, `tp1`, `tp2`, `pp`,
+//! `dp`, `mbs`) for design-space maps such as TP × PP.
+//!
+//! Each point is the fastest configuration that fits in HBM over the strategies searched, with its
+//! time and memory breakdown and the best of every strategy ([`PointResult`]); a point without one
+//! says why ([`Status`]: out of memory with the leanest candidate's need, no valid configuration,
+//! invalid input, unsupported).
+//!
+//! [`Sweep`] is resumable ([`Sweep::step`] with a budget of candidates, [`Sweep::progress`]) and
+//! can run one [`Shard`] of a sweep; [`export`] writes CSV and JSON Lines identical in the page and
+//! the CLI.
+
+pub mod axis;
+pub mod export;
+pub mod metric;
+pub mod point;
+pub mod result;
+pub mod run;
+pub mod spec;
+pub mod text;
+
+pub use axis::{Axis, AxisKey, AxisValue, SystemParam, ValueKind};
+pub use metric::{MemoryPart, Metric, TimePart};
+pub use point::{PointInputs, PointLabels, SPARSITY_UNSUPPORTED};
+pub use result::{Best, PointResult, SECONDS_PER_DAY, Status, StrategyOutcome};
+pub use run::{Sweep, SweepResult};
+pub use spec::{BatchRule, Constraints, Shard, SweepSpec};
+pub use text::SweepText;

@@ -1,0 +1,250 @@
+//! The text form of a sweep, shared by the CLI's flags and the page's URL, so a sweep written in
+//! one runs the same in the other (`fmperf sweep --model gpt3_1T --system B200 --axis gpus=4..16384`
+//! and `?view=studies&model=gpt3_1T&system=B200&axis=gpus=4..16384`).
+//!
+//! Keys (each optional except `model` and `system`):
+//! * `model`: catalog id (`gpt3_1T`, `gpt2-xl`, …); `system`: catalog id, optionally with
+//!   `,domain=K`, `,nics=N`, `,precision=P` (the system-spec syntax of the catalog);
+//! * `strategy`: comma list of `1d`, `2d`, `2d-seqp` or `all` (default all);
+//! * `gpus` (default 8), `nvlink` (domain size, default the system's), `precision`;
+//! * `global-batch` (default 4096) or `per-device-batch` (see [`BatchRule`]);
+//! * `fix`: restrictions `tp=8,pp=4,mbs=1,accum=1` for every point;
+//! * `axis`: one per axis, `KEY=VALUES` ([`Axis::parse`]).
+
+use super::axis::{Axis, AxisKey};
+use super::spec::{BatchRule, Constraints, SweepSpec};
+use crate::catalog::{self, parse_system_spec};
+use crate::format::{ModelRef, Scenario, SystemRef};
+use crate::{Error, Strategy};
+
+/// Default device count when no `gpus` value or axis is given.
+pub const DEFAULT_GPUS: u64 = 8;
+/// Default global batch [samples] (the reference's studies).
+pub const DEFAULT_GLOBAL_BATCH: u64 = 4096;
+
+/// A sweep as key/value text.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepText {
+    /// Model catalog id.
+    pub model: String,
+    /// System catalog id (optionally `id,domain=K,...`).
+    pub system: String,
+    /// Strategies, comma-separated, or `all`.
+    #[serde(default)]
+    pub strategy: Option<String>,
+    /// Devices [count].
+    #[serde(default)]
+    pub gpus: Option<String>,
+    /// Scale-up domain size [devices].
+    #[serde(default)]
+    pub nvlink: Option<String>,
+    /// Precision name.
+    #[serde(default)]
+    pub precision: Option<String>,
+    /// Global batch [samples].
+    #[serde(default, rename = "global-batch")]
+    pub global_batch: Option<String>,
+    /// Samples per device and micro-step.
+    #[serde(default, rename = "per-device-batch")]
+    pub per_device_batch: Option<String>,
+    /// Restrictions `tp=…,pp=…,dp=…,mbs=…,tp1=…,tp2=…,accum=…`.
+    #[serde(default)]
+    pub fix: Option<String>,
+    /// Axes `KEY=VALUES`, slowest first.
+    #[serde(default)]
+    pub axes: Vec<String>,
+}
+
+fn positive(field: &str, text: &str) -> Result<u64, Error> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| Error::invalid(field, text, "must be a positive integer"))
+}
+
+/// Parses a strategy list (`1d,2d` or `all`).
+pub fn parse_strategies(text: &str) -> Result<Vec<Strategy>, Error> {
+    if text.trim().eq_ignore_ascii_case("all") {
+        return Ok(Strategy::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let s: Strategy = item.parse().map_err(|e: Error| match e {
+            Error::UnknownName { name, known, .. } => {
+                Error::invalid("strategy", name, format!("must be one of {} or all", known.join(", ")))
+            }
+            other => other,
+        })?;
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::invalid("strategy", text, "needs at least one strategy (1d, 2d, 2d-seqp or all)"));
+    }
+    Ok(out)
+}
+
+/// Parses restrictions `tp=8,pp=4,accum=2`.
+pub fn parse_constraints(text: &str) -> Result<Constraints, Error> {
+    let mut c = Constraints::default();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (k, v) = item.split_once('=').ok_or_else(|| {
+            Error::invalid("fix", item, "must be written key=value").with_hint("e.g. tp=8,pp=4,mbs=1,accum=1")
+        })?;
+        let key = AxisKey::parse(k).map_err(|_| {
+            Error::invalid("fix", k, "is not a restriction").with_hint("restrictions: tp, tp1, tp2, pp, dp, mbs, accum")
+        })?;
+        if !(key.is_constraint() || key == AxisKey::Accum) {
+            return Err(Error::invalid("fix", k, "is not a restriction").with_hint(
+                "restrictions: tp, tp1, tp2, pp, dp, mbs, accum; use an axis or another flag for the rest",
+            ));
+        }
+        c.set(key, positive(&format!("fix.{}", key.name()), v)?);
+    }
+    Ok(c)
+}
+
+impl SweepText {
+    /// The spec. `model` and `system` replace the catalog look-up of `self.model` / `self.system`
+    /// when given (files read by the CLI). Errors name the key.
+    pub fn to_spec(&self, model: Option<ModelRef>, system: Option<SystemRef>) -> Result<SweepSpec, Error> {
+        let model = match model {
+            Some(m) => m,
+            None => ModelRef::Catalog(catalog::find_model(&self.model)?.id.clone()),
+        };
+        let mut domain_size = None;
+        let mut nics = None;
+        let mut precision = None;
+        let system = match system {
+            Some(s) => s,
+            None => {
+                let (id, opts) = parse_system_spec(&self.system)?;
+                if opts.vector_tflops.is_some() || opts.scale_up_gbps.is_some() || opts.scale_out_gbps.is_some() {
+                    return Err(Error::invalid("system", &self.system, "takes only domain, nics and precision here")
+                        .with_hint("vary rates and bandwidths with an axis, e.g. `scale_up=900`"));
+                }
+                domain_size = opts.domain_size;
+                nics = opts.nics_per_device;
+                precision = opts.precision;
+                SystemRef::Catalog(catalog::find_system(&id)?.id.clone())
+            }
+        };
+        if let Some(n) = &self.nvlink {
+            domain_size = Some(positive("nvlink", n)?);
+        }
+        if let Some(p) = &self.precision {
+            precision = Some(p.parse()?);
+        }
+        let strategies = match &self.strategy {
+            Some(s) => parse_strategies(s)?,
+            None => Strategy::ALL.to_vec(),
+        };
+        let devices = match &self.gpus {
+            Some(g) => positive("gpus", g)?,
+            None => DEFAULT_GPUS,
+        };
+        let global_batch = match &self.global_batch {
+            Some(g) => positive("global-batch", g)?,
+            None => DEFAULT_GLOBAL_BATCH,
+        };
+        let batch = match &self.per_device_batch {
+            Some(b) if self.global_batch.is_some() => {
+                return Err(Error::invalid("per-device-batch", b, "cannot be combined with global-batch")
+                    .with_hint("give one of the two"));
+            }
+            Some(b) => BatchRule::PerDevice(positive("per-device-batch", b)?),
+            None => BatchRule::Fixed,
+        };
+        let fixed = match &self.fix {
+            Some(f) => parse_constraints(f)?,
+            None => Constraints::default(),
+        };
+        let axes = self.axes.iter().map(|a| Axis::parse(a)).collect::<Result<Vec<_>, _>>()?;
+        let base = Scenario {
+            name: None,
+            model,
+            system,
+            domain_size,
+            nics_per_device: nics,
+            precision,
+            devices,
+            global_batch,
+            strategies,
+            top_k: 1,
+            training_budget: None,
+            notes: Vec::new(),
+        };
+        let spec = SweepSpec { base, axes, fixed, batch };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// The text of a spec whose model and system are catalog ids (presets, the page).
+    pub fn from_spec(spec: &SweepSpec) -> SweepText {
+        let b = &spec.base;
+        let id_model = match &b.model {
+            ModelRef::Catalog(id) => id.clone(),
+            ModelRef::Inline(m) => m.id.clone(),
+        };
+        let id_system = match &b.system {
+            SystemRef::Catalog(id) => id.clone(),
+            SystemRef::Inline(s) => s.id.clone(),
+        };
+        let strategies = if b.strategies == Strategy::ALL.to_vec() {
+            None
+        } else {
+            Some(b.strategies.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(","))
+        };
+        let fix = spec.fixed.to_text();
+        let (global_batch, per_device_batch) = match spec.batch {
+            BatchRule::Fixed => (Some(b.global_batch.to_string()), None),
+            BatchRule::PerDevice(x) => (None, Some(x.to_string())),
+        };
+        SweepText {
+            model: id_model,
+            system: id_system,
+            strategy: strategies,
+            gpus: (!spec.has(AxisKey::Gpus)).then(|| b.devices.to_string()),
+            nvlink: b.domain_size.map(|d| d.to_string()),
+            precision: b.precision.map(|p| p.as_str().to_string()),
+            global_batch: global_batch.filter(|_| !spec.has(AxisKey::GlobalBatch)),
+            per_device_batch,
+            fix: (!fix.is_empty()).then_some(fix),
+            axes: spec.axes.iter().map(Axis::to_text).collect(),
+        }
+    }
+
+    /// `(key, value)` pairs in a fixed order (`axis` repeated), for URLs.
+    pub fn pairs(&self) -> Vec<(&'static str, String)> {
+        let mut out = vec![("model", self.model.clone()), ("system", self.system.clone())];
+        let opt = [
+            ("strategy", &self.strategy),
+            ("gpus", &self.gpus),
+            ("nvlink", &self.nvlink),
+            ("precision", &self.precision),
+            ("global-batch", &self.global_batch),
+            ("per-device-batch", &self.per_device_batch),
+            ("fix", &self.fix),
+        ];
+        out.extend(opt.into_iter().filter_map(|(k, v)| v.clone().map(|v| (k, v))));
+        out.extend(self.axes.iter().map(|a| ("axis", a.clone())));
+        out
+    }
+
+    /// The equivalent `fmperf sweep` command line (without `--format`).
+    pub fn to_cli(&self) -> String {
+        let mut s = String::from("fmperf sweep");
+        for (k, v) in self.pairs() {
+            let quoted = if v.chars().all(|c| c.is_ascii_alphanumeric() || "-_.,=:/".contains(c)) {
+                v
+            } else {
+                format!("'{}'", v.replace('\'', "'\\''"))
+            };
+            s.push_str(&format!(" --{k} {quoted}"));
+        }
+        s
+    }
+}
