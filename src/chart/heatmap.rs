@@ -12,7 +12,8 @@ use leptos::prelude::*;
 use leptos::svg::Svg;
 
 use super::frame::{
-    Base, ChartModel, Common, Mark, Swatch, Target, axes_view, chart, label_or, legend_view, title_view, unique_id,
+    Base, ChartModel, Common, Mark, Swatch, Target, axes_view, chart, empty_view, label_or, legend_view, title_view,
+    unique_id,
 };
 
 /// The data of a heatmap: column and row labels and `cells[row][col]`; row 0 is drawn at the
@@ -225,6 +226,10 @@ impl ChartModel for HeatmapModel {
 
 fn draw(m: &HeatmapModel) -> AnyView {
     let c = &m.layout;
+    if m.cells.is_empty() {
+        let axes = axes_view(c, m.x_label.clone(), m.y_label.clone());
+        return view! { {title_view(c)} {axes} {empty_view(c, "no data to show")} }.into_any();
+    }
     let t = Typography::default();
     let plot = c.plot();
     let hatch = format!("url(#{})", m.hatch_id);
