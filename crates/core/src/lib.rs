@@ -15,6 +15,7 @@
 
 pub mod catalog;
 pub mod error;
+pub mod explore;
 pub mod format;
 pub mod model;
 pub mod presets;

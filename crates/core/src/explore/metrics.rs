@@ -1,0 +1,72 @@
+//! Numbers derived from a configuration's throughput and memory: training time for a budget,
+//! model-FLOP utilisation and memory against the device's capacity.
+
+use crate::catalog::TrainingBudget;
+
+/// Seconds in a day [s/day].
+pub const SECONDS_PER_DAY: f64 = 86_400.0;
+
+/// Days to train on `budget` at `throughput` [samples/s], for samples of `seq_len` tokens
+/// (a token budget becomes `tokens / seq_len` samples): `samples / throughput / 86400` [days],
+/// the published study's conversion (spec §8). Infinite when the throughput is not positive.
+pub fn training_days(budget: TrainingBudget, seq_len: u64, throughput_samples_per_s: f64) -> f64 {
+    if !(throughput_samples_per_s > 0.0) {
+        return f64::INFINITY;
+    }
+    budget.samples(seq_len) / throughput_samples_per_s / SECONDS_PER_DAY
+}
+
+/// Model-FLOP utilisation [fraction, 0–1]: the model's training work per sample times the
+/// throughput, over the peak matrix rate of all devices:
+///
+/// `MFU = F_sample · throughput / (devices · R_mat)`
+///
+/// with `F_sample` [TFLOP per sample] the reference's count of one sample through the whole,
+/// unparallelised model, forward and backward ([`crate::reference::model_summary_on`], which
+/// includes flash attention's recomputation in the backward pass, as the published model counts
+/// it), `throughput` [samples/s] and `R_mat` the peak (not derated) matrix rate of one device
+/// [TFLOP/s]. Work the parallel configuration adds (redundant element-wise work, communication)
+/// does not count: MFU measures useful work only.
+pub fn model_flops_utilisation(
+    flops_per_sample_tflop: f64,
+    throughput_samples_per_s: f64,
+    devices: u64,
+    peak_matrix_tflops: f64,
+) -> f64 {
+    let capacity = devices as f64 * peak_matrix_tflops;
+    if !(capacity > 0.0) {
+        return 0.0;
+    }
+    flops_per_sample_tflop * throughput_samples_per_s / capacity
+}
+
+/// Memory per device against the device's capacity.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct MemoryFit {
+    /// Memory a device needs [GB].
+    pub used_gb: f64,
+    /// The device's memory capacity [GB].
+    pub capacity_gb: f64,
+}
+
+impl MemoryFit {
+    /// Whether the configuration fits (`used ≤ capacity`, as the search decides).
+    pub fn fits(&self) -> bool {
+        !(self.used_gb > self.capacity_gb)
+    }
+
+    /// How much more than the capacity is needed [GB] (0 when it fits).
+    pub fn over_gb(&self) -> f64 {
+        (self.used_gb - self.capacity_gb).max(0.0)
+    }
+
+    /// Capacity left [GB] (negative when over).
+    pub fn headroom_gb(&self) -> f64 {
+        self.capacity_gb - self.used_gb
+    }
+
+    /// `used / capacity` [fraction; above 1 when over].
+    pub fn fraction(&self) -> f64 {
+        if self.capacity_gb > 0.0 { self.used_gb / self.capacity_gb } else { f64::INFINITY }
+    }
+}

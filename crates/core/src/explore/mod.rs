@@ -1,0 +1,41 @@
+//! The explorer's logic (everything the Explorer page computes that is not UI): one scenario →
+//! the best configurations of several strategies, merged, with the derived numbers a reader
+//! wants next to them.
+//!
+//! * [`choices`]: the models and systems to pick from, reference presets first, unusable ones marked;
+//! * [`inputs`]: the scenario as the page's fields hold it (text), validated field by field
+//!   into an [`ExploreSpec`]; every rejected field is an [`crate::Error`] naming it;
+//! * [`task`]: [`ExploreSearch`], a resumable search over several strategies (one
+//!   [`crate::search::Search`] each) that a page runs in time slices, and [`merge`] of their
+//!   results;
+//! * [`metrics`]: training days from a budget, model-FLOP utilisation, memory against capacity;
+//! * [`report`]: [`ConfigReport`], one configuration with its time and memory breakdowns and the
+//!   placement of each parallel dimension on the fast domain;
+//! * [`own`]: "try your own configuration": a typed configuration evaluated even when it is not in
+//!   the top list, with how far over memory it is or which rule it breaks;
+//! * [`layers`]: the drill-down of one configuration, layer by layer;
+//! * [`code`]: a compact, URL-safe text form of a configuration (`2d.dp4.tp8x1.pp128.mbs1.nb16.nv8x1x1x1`);
+//! * [`export`]: CSV and JSON of result lists;
+//! * [`saved`]: the versioned format of scenarios saved in browser storage.
+//!
+//! Units: as in the rest of the crate (seconds, GB, TFLOP, TFLOP/s), plus days for training time.
+
+pub mod choices;
+pub mod code;
+pub mod export;
+pub mod inputs;
+pub mod layers;
+pub mod merge;
+pub mod metrics;
+pub mod own;
+pub mod report;
+pub mod saved;
+pub mod task;
+
+pub use code::{format_candidate, parse_candidate};
+pub use inputs::{ExploreFields, ExploreSpec};
+pub use merge::{StrategyOutcome, merge};
+pub use metrics::{MemoryFit, model_flops_utilisation, training_days};
+pub use own::{OwnConfig, OwnOutcome, evaluate_own};
+pub use report::{ConfigReport, MemoryPart, Placement, ReportContext, TimePart};
+pub use task::{ExploreResult, ExploreSearch};

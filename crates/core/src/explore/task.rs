@@ -1,0 +1,128 @@
+//! A resumable search over several strategies: one [`Search`] per strategy, run one after the
+//! other by [`ExploreSearch::step`], so a page can run all of it in short time slices, show one
+//! progress bar and cancel it at any point (by dropping it).
+
+use super::inputs::ExploreSpec;
+use super::merge::{StrategyOutcome, merge};
+use crate::search::{Ranked, Search};
+use crate::{Error, Strategy};
+
+/// Everything one scenario's searches found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExploreResult {
+    /// One outcome per strategy, in the scenario's order.
+    pub outcomes: Vec<StrategyOutcome>,
+    /// The best configurations over all strategies, best first (at most `top_k`).
+    pub merged: Vec<Ranked>,
+}
+
+impl ExploreResult {
+    /// Candidates evaluated over all strategies.
+    pub fn candidates(&self) -> u64 {
+        self.outcomes.iter().map(|o| o.candidates).sum()
+    }
+
+    /// Candidates that fit in memory over all strategies.
+    pub fn feasible(&self) -> u64 {
+        self.outcomes.iter().map(|o| o.feasible).sum()
+    }
+
+    /// The outcome of one strategy, if it was searched.
+    pub fn outcome(&self, s: Strategy) -> Option<&StrategyOutcome> {
+        self.outcomes.iter().find(|o| o.strategy == s)
+    }
+}
+
+/// The searches of one scenario, resumable.
+///
+/// Each strategy's candidate list is generated inside [`ExploreSearch::step`] (one list per call
+/// at most), not in [`ExploreSearch::new`], so starting a search costs nothing on the caller's side.
+#[derive(Debug, Clone)]
+pub struct ExploreSearch {
+    spec: ExploreSpec,
+    /// One per strategy; `None` until its candidate list is generated.
+    searches: Vec<Option<Search>>,
+    /// Index of the search being run.
+    current: usize,
+}
+
+impl ExploreSearch {
+    /// Checks every strategy's search spec (cheap: no candidate is generated yet).
+    pub fn new(spec: ExploreSpec) -> Result<ExploreSearch, Error> {
+        if spec.strategies.is_empty() {
+            return Err(Error::invalid(super::inputs::field::STRATEGIES, "(none)", "choose at least one strategy"));
+        }
+        for &s in &spec.strategies {
+            spec.search_spec(s).validate()?;
+        }
+        let searches = vec![None; spec.strategies.len()];
+        Ok(ExploreSearch { spec, searches, current: 0 })
+    }
+
+    /// The scenario searched.
+    pub fn spec(&self) -> &ExploreSpec {
+        &self.spec
+    }
+
+    /// Does up to `max_candidates` more evaluations (or generates one strategy's candidate list);
+    /// returns `true` when every strategy is done.
+    pub fn step(&mut self, max_candidates: usize) -> bool {
+        if let Some(i) = self.searches.iter().position(Option::is_none) {
+            let spec = self.spec.search_spec(self.spec.strategies[i]);
+            // `new` validated every spec, so this cannot fail; an empty space stands in if it did.
+            self.searches[i] = Search::new(spec).ok();
+            if self.searches[i].is_none() {
+                self.searches.remove(i);
+                self.spec.strategies.remove(i);
+            }
+            return false;
+        }
+        let mut budget = max_candidates.max(1);
+        while let Some(search) = self.searches.get_mut(self.current).and_then(Option::as_mut) {
+            let (before, _) = search.progress();
+            let done = search.step(budget);
+            let (after, _) = search.progress();
+            budget = budget.saturating_sub((after - before) as usize);
+            if !done {
+                return false;
+            }
+            self.current += 1;
+            if budget == 0 {
+                return self.current >= self.searches.len();
+            }
+        }
+        true
+    }
+
+    /// `(evaluated, total)` candidates over all strategies generated so far.
+    pub fn progress(&self) -> (u64, u64) {
+        self.searches.iter().flatten().map(Search::progress).fold((0, 0), |(d, t), (a, b)| (d + a, t + b))
+    }
+
+    /// Whether every candidate list is generated and evaluated.
+    pub fn is_done(&self) -> bool {
+        self.searches.iter().all(|s| s.as_ref().is_some_and(Search::is_done))
+    }
+
+    /// The result so far (final once [`ExploreSearch::is_done`]).
+    pub fn result(&self) -> ExploreResult {
+        let outcomes: Vec<StrategyOutcome> = self
+            .spec
+            .strategies
+            .iter()
+            .zip(&self.searches)
+            .map(|(&s, search)| match search {
+                Some(search) => StrategyOutcome::from_result(s, search.result()),
+                None => StrategyOutcome { strategy: s, candidates: 0, feasible: 0, top: Vec::new() },
+            })
+            .collect();
+        let merged = merge(&outcomes, self.spec.top_k);
+        ExploreResult { outcomes, merged }
+    }
+
+    /// Runs every search to the end.
+    pub fn finish(mut self) -> ExploreResult {
+        while !self.step(usize::MAX) {}
+        self.result()
+    }
+}
