@@ -7,6 +7,7 @@ pub mod check;
 pub mod models;
 pub mod search;
 pub mod show;
+pub mod sweep;
 
 /// Why a command failed.
 #[derive(Debug)]

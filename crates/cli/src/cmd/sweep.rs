@@ -1,0 +1,344 @@
+//! `fmperf sweep`: how training time moves when one or more inputs change (the studies view of the
+//! page, headless). Every point is the fastest configuration that fits in memory, with its
+//! breakdown, or the reason there is none; `--preset` runs the studies that regenerate the
+//! papers' figures, `--shard i/n` one part of a large sweep.
+
+use std::io::Write;
+use std::path::Path;
+
+use fmperf_core::format::{self, Document, ModelRef, SystemRef};
+use fmperf_core::presets::{self, Panel, Preset};
+use fmperf_core::sweep::{PointResult, Shard, Sweep, SweepResult, SweepSpec, SweepText, export};
+use serde_json::Value;
+
+use super::{CmdError, CmdResult};
+use crate::args::{Args, Format};
+use crate::table::Table;
+
+/// Help text of `fmperf sweep`.
+pub const HELP: &str = "\
+fmperf sweep — how training time moves when inputs change (reference model, best configuration per point)
+
+USAGE: fmperf sweep --model <ID|FILE> --system <ID[,domain=K]|FILE> --axis KEY=VALUES [--axis …]
+                    [--strategy 1d,2d,2d-seqp|all] [--gpus N] [--nvlink K] [--precision P]
+                    [--global-batch G | --per-device-batch B] [--fix tp=…,pp=…,dp=…,mbs=…,accum=…]
+                    [--shard i/n] [--format table|csv|json]
+       fmperf sweep --preset <ID> [--panel <ID>] [--shard i/n] [--format table|csv|json]
+       fmperf sweep --list
+
+AXES (KEY=VALUES; values a,b,c or a..b = a, 2a, 4a, … up to b, i.e. powers of two from a power of two):
+  gpus            devices                         nvlink        scale-up domain size [devices]
+  matrix, vector  FLOP rates [TFLOP/s]            hbm_capacity  [GB]          hbm_bandwidth [GB/s]
+  scale_up        NVLink bandwidth per device, one direction [GB/s]
+  scale_out       NIC bandwidth per NIC, one direction [GB/s]
+                  (system parameters: absolute values, or factors of the system's own: x0.5,x1,x2)
+  seq             sequence length [tokens]        batch         global batch [samples]
+  accum           gradient-accumulation steps = micro-batches per iteration G/(dp·mbs): with a fixed
+                  global batch they restrict dp·mbs = G/accum; with --per-device-batch B the global
+                  batch is B × devices × accum
+  precision       fp32, tf32, fp16, bf16, fp8 (the catalog's matrix peak of that precision)
+  sparsity        weight sparsity 0 ≤ s < 1: NOT in the reference model, points with s > 0 say so
+  system, model   catalog ids                     strategy      1d, 2d, 2d-seqp (one per point)
+  tp, tp1, tp2, pp, dp, mbs   restrict the configurations (e.g. a TP × PP map)
+
+Defaults: all strategies, 8 devices, global batch 4096, the system's domain size and precision.
+
+OUTPUT: one line per point in sweep order (the last axis varies fastest). csv: header + rows, full
+precision; json: JSON Lines (one object per point). With --shard i/n (0 ≤ i < n) only the i-th of n
+contiguous parts is computed; the CSV header is written by shard 0 only, so the parts' outputs
+concatenate (cat part0 part1 …) to the whole sweep's output, in csv and json alike.
+
+Presets (`--list`): strong-scaling, hardware, design-space, accelerators; table output adds the
+published figures next to fmperf's. Exit 0 (points without a configuration are results, with their
+reason); 2 on bad input, naming the flag or axis.
+";
+
+/// Runs `fmperf sweep`.
+pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
+    let value_flags = [
+        "model",
+        "system",
+        "strategy",
+        "gpus",
+        "nvlink",
+        "precision",
+        "global-batch",
+        "per-device-batch",
+        "fix",
+        "axis",
+        "shard",
+        "format",
+        "preset",
+        "panel",
+    ];
+    let args = Args::parse(raw, &value_flags, &["help", "list"])?;
+    if args.flag("help") {
+        write!(out, "{HELP}")?;
+        return Ok(());
+    }
+    if let Some(p) = args.positional().first() {
+        return Err(CmdError::Usage(format!("unexpected argument `{p}`; see --help")));
+    }
+    if args.flag("list") {
+        return list(out);
+    }
+    let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
+    let shard = match args.value("shard")? {
+        Some(s) => Shard::parse(s).map_err(|e| CmdError::Usage(format!("--shard {e}")))?,
+        None => Shard::WHOLE,
+    };
+    if let Some(id) = args.value("preset")? {
+        let sweep_flags = ["model", "system", "strategy", "gpus", "nvlink", "precision", "global-batch"];
+        for f in sweep_flags.iter().chain(&["per-device-batch", "fix", "axis"]) {
+            if !args.values(f).is_empty() {
+                return Err(CmdError::Usage(format!("--{f} cannot be combined with --preset (the preset sets it)")));
+            }
+        }
+        let preset = presets::find_preset(id).map_err(|e| CmdError::Usage(format!("--preset: {e}")))?;
+        return run_preset(preset, args.value("panel")?, shard, format, out);
+    }
+    if args.value("panel")?.is_some() {
+        return Err(CmdError::Usage("--panel needs --preset".into()));
+    }
+    let text = SweepText {
+        model: args.required("model")?.to_string(),
+        system: args.required("system")?.to_string(),
+        strategy: args.value("strategy")?.map(str::to_string),
+        gpus: args.value("gpus")?.map(str::to_string),
+        nvlink: args.value("nvlink")?.map(str::to_string),
+        precision: args.value("precision")?.map(str::to_string),
+        global_batch: args.value("global-batch")?.map(str::to_string),
+        per_device_batch: args.value("per-device-batch")?.map(str::to_string),
+        fix: args.value("fix")?.map(str::to_string),
+        axes: args.values("axis").iter().map(|s| s.to_string()).collect(),
+    };
+    let model = model_file(&text.model)?;
+    let system = system_file(&text.system)?;
+    let spec = text.to_spec(model, system).map_err(|e| CmdError::Usage(flag_error(&e)))?;
+    let result = Sweep::shard(spec, shard)?.finish();
+    match format {
+        Format::Csv => write!(out, "{}", export::to_csv(&result.spec.axes, &result.points, shard.index == 0))?,
+        Format::Json => write!(out, "{}", export::to_json_lines(&result.spec.axes, &result.points))?,
+        Format::Table => {
+            writeln!(out, "{}", describe(&result.spec))?;
+            write!(out, "{}", points_table(&result))?;
+        }
+    }
+    Ok(())
+}
+
+/// The message of a spec error, naming the flag (`--axis gpus=…`, `--fix`, `--global-batch`).
+fn flag_error(e: &fmperf_core::Error) -> String {
+    match e.field() {
+        Some(f) if f.starts_with("axis") => format!("--axis: {e}"),
+        Some(f) => format!("--{}: {e}", f.split('.').next().unwrap_or(f)),
+        None => e.to_string(),
+    }
+}
+
+/// A model file (`None`: not a file, the value is a catalog id).
+fn model_file(arg: &str) -> Result<Option<ModelRef>, CmdError> {
+    Ok(match read_document("--model", arg, "model")? {
+        Some(Document::Model(mut m)) => {
+            name_after_file(&mut m.id, arg);
+            Some(ModelRef::Inline(Box::new(m)))
+        }
+        _ => None,
+    })
+}
+
+/// A system file (`None`: not a file, the value is a catalog id or spec).
+fn system_file(arg: &str) -> Result<Option<SystemRef>, CmdError> {
+    Ok(match read_document("--system", arg, "system")? {
+        Some(Document::System(mut s)) => {
+            name_after_file(&mut s.id, arg);
+            Some(SystemRef::Inline(Box::new(s)))
+        }
+        _ => None,
+    })
+}
+
+/// Documents imported from the reference's formats are called `custom`: use the file's stem.
+fn name_after_file(id: &mut String, arg: &str) {
+    if id == "custom" {
+        *id = stem(arg);
+    }
+}
+
+/// Reads and parses `arg` when it names an existing file (or looks like a path); the document
+/// must be of `kind`.
+fn read_document(flag: &str, arg: &str, kind: &str) -> Result<Option<Document>, CmdError> {
+    let path = Path::new(arg);
+    let looks_like_file = arg.ends_with(".json") || arg.contains('/') || arg.contains('\\');
+    if !path.is_file() && !looks_like_file {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CmdError::Usage(format!("{flag} {arg}: cannot read the file: {e}")))?;
+    let doc = format::parse(&text).map_err(|errs| {
+        let first = errs.first().map(|e| e.to_string()).unwrap_or_else(|| "not a valid document".into());
+        CmdError::Usage(format!("{flag} {arg}: {first}"))
+    })?;
+    if doc.kind() != kind {
+        return Err(CmdError::Usage(format!("{flag} {arg}: is a {} document, not a {kind}", doc.kind())));
+    }
+    Ok(Some(doc))
+}
+
+fn stem(arg: &str) -> String {
+    Path::new(arg).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| arg.to_string())
+}
+
+/// One line saying what was swept.
+fn describe(spec: &SweepSpec) -> String {
+    let t = SweepText::from_spec(spec);
+    format!("sweep: {} points; {}", spec.point_count(), t.to_cli().trim_start_matches("fmperf sweep "))
+}
+
+/// The human table: axis values, status, best strategy, days, throughput, time, memory, the
+/// configuration; reasons of points without a configuration under it.
+fn points_table(r: &SweepResult) -> String {
+    let mut header: Vec<String> = r.spec.axes.iter().map(|a| a.key.name().to_string()).collect();
+    header.extend(
+        [
+            "status",
+            "strategy",
+            "days",
+            "throughput [samples/s]",
+            "iteration [s]",
+            "mem [GB]",
+            "dp",
+            "tp1",
+            "tp2",
+            "pp",
+            "mbs",
+        ]
+        .map(str::to_string),
+    );
+    let mut t = Table { header, rows: Vec::new() };
+    let mut reasons = Vec::new();
+    for p in &r.points {
+        let mut row: Vec<String> = p.values.iter().map(|v| v.to_string()).collect();
+        row.push(p.status.as_str().into());
+        match &p.best {
+            Some(b) => {
+                let c = &b.ranked.candidate;
+                row.extend([
+                    b.strategy.as_str().to_string(),
+                    format!("{:.2}", b.days),
+                    format!("{:.3}", b.ranked.throughput_samples_per_s),
+                    format!("{:.4}", b.ranked.time_per_iteration_s),
+                    format!("{:.1}", b.ranked.mem_gb),
+                ]);
+                row.extend([c.dp, c.tp1, c.tp2, c.pp, c.mbs].map(|x| x.to_string()));
+            }
+            None => {
+                row.extend(std::iter::repeat_n("-".to_string(), 10));
+                reasons.push(format!("point {}: {}", p.index, p.reason.as_deref().unwrap_or("")));
+            }
+        }
+        t.push(row);
+    }
+    let mut s = t.render();
+    for r in reasons {
+        s.push_str(&r);
+        s.push('\n');
+    }
+    s
+}
+
+/// Runs a preset (all panels, or one), writing the points and, in table form, the comparisons.
+fn run_preset(preset: &Preset, panel: Option<&str>, shard: Shard, format: Format, out: &mut dyn Write) -> CmdResult {
+    let panels: Vec<&Panel> = match panel {
+        Some(id) => vec![preset.panel(id).ok_or_else(|| {
+            let ids: Vec<&str> = preset.panels.iter().map(|p| p.id.as_str()).collect();
+            CmdError::Usage(format!("--panel {id}: not a panel of {}; panels: {}", preset.id, ids.join(", ")))
+        })?],
+        None => preset.panels.iter().collect(),
+    };
+    if format == Format::Csv && panels.len() > 1 {
+        let ids: Vec<&str> = panels.iter().map(|p| p.id.as_str()).collect();
+        return Err(CmdError::Usage(format!(
+            "--format csv needs one --panel (their columns differ); panels of {}: {}",
+            preset.id,
+            ids.join(", ")
+        )));
+    }
+    if format == Format::Table {
+        writeln!(out, "{}\n{}\n", preset.title, preset.summary)?;
+    }
+    for panel in panels {
+        let result = Sweep::shard(panel.spec.clone(), shard)?.finish();
+        match format {
+            Format::Csv => write!(out, "{}", export::to_csv(&result.spec.axes, &result.points, shard.index == 0))?,
+            Format::Json => {
+                for p in &result.points {
+                    writeln!(out, "{}", tagged(preset, panel, &result, p))?;
+                }
+            }
+            Format::Table => {
+                writeln!(out, "== {} ({})\n{}", panel.title, panel.id, panel.description)?;
+                writeln!(out, "{}", describe(&result.spec))?;
+                write!(out, "{}", points_table(&result))?;
+                if !panel.comparisons.is_empty() && shard == Shard::WHOLE {
+                    writeln!(out)?;
+                    write!(out, "{}", comparison_table(panel, &result))?;
+                }
+                for n in &panel.notes {
+                    writeln!(out, "note: {n}")?;
+                }
+                writeln!(out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A point's JSON object with the preset and panel ids.
+fn tagged(preset: &Preset, panel: &Panel, r: &SweepResult, p: &PointResult) -> Value {
+    let mut v = export::point_json(&r.spec.axes, p);
+    if let Some(o) = v.as_object_mut() {
+        o.insert("preset".into(), Value::from(preset.id.clone()));
+        o.insert("panel".into(), Value::from(panel.id.clone()));
+    }
+    v
+}
+
+/// Published figures next to fmperf's, with the difference.
+fn comparison_table(panel: &Panel, r: &SweepResult) -> String {
+    let mut t = Table::new(&["compared", "published", "fmperf", "difference", "reproduced", "source"]);
+    for c in &panel.comparisons {
+        let o = c.evaluate(r);
+        let d = c.def.decimals as usize;
+        let show = |v: Option<f64>, s: Option<String>| match (v, s) {
+            (Some(v), Some(s)) => format!("{v:.d$} ({s})"),
+            (Some(v), None) => format!("{v:.d$}"),
+            (None, _) => "none".to_string(),
+        };
+        let published = show(c.def.value, c.def.strategy.clone());
+        let fmperf = match o.predicted {
+            Some(v) => show(Some(v), o.predicted_strategy.filter(|_| c.strategy.is_some()).map(|s| s.to_string())),
+            None => format!("none: {}", o.why_none.clone().unwrap_or_default()),
+        };
+        let diff = match o.difference(c.def.value) {
+            Some((abs, rel)) if rel.is_finite() => format!("{abs:+.d$} ({:+.1} %)", rel * 100.0),
+            Some((abs, _)) => format!("{abs:+.d$}"),
+            None => "-".into(),
+        };
+        let reproduced = if c.def.reproduce { if c.reproduced(&o) { "yes" } else { "NO" } } else { "n/a (measured)" };
+        t.push(vec![c.def.label.clone(), published, fmperf, diff, reproduced.into(), c.def.source.clone()]);
+    }
+    t.render()
+}
+
+/// `--list`: the presets and their panels.
+fn list(out: &mut dyn Write) -> CmdResult {
+    let mut t = Table::new(&["preset", "panel", "points", "title"]);
+    for p in presets::presets() {
+        for panel in &p.panels {
+            t.push(vec![p.id.clone(), panel.id.clone(), panel.spec.point_count().to_string(), panel.title.clone()]);
+        }
+    }
+    write!(out, "{}", t.render())?;
+    Ok(())
+}

@@ -1,0 +1,145 @@
+//! The `fmperf sweep` contract, run through the built binary: shards concatenate to the whole
+//! sweep (CSV and JSON Lines), bad axes and flags exit 2 naming them, presets run, files work.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn fmperf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fmperf")).args(args).output().expect("the fmperf binary runs")
+}
+
+fn stdout(args: &[&str]) -> String {
+    let out = fmperf(args);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn usage_error(args: &[&str]) -> String {
+    let out = fmperf(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line on stderr: {err:?}");
+    assert!(out.stdout.is_empty());
+    err
+}
+
+const SWEEP: &[&str] =
+    &["sweep", "--model", "vit_era5", "--system", "B200", "--axis", "nvlink=8,64", "--axis", "gpus=16..512"];
+
+fn with(extra: &[&str]) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = SWEEP.to_vec();
+    for e in extra {
+        v.push(Box::leak(e.to_string().into_boxed_str()));
+    }
+    v
+}
+
+#[test]
+fn shards_concatenate_to_the_whole_output() {
+    for format in ["csv", "json"] {
+        let whole = stdout(&with(&["--format", format]));
+        for n in [2, 3, 5] {
+            let parts: String =
+                (0..n).map(|i| stdout(&with(&["--format", format, "--shard", &format!("{i}/{n}")]))).collect();
+            assert_eq!(parts, whole, "{format}, {n} shards");
+        }
+        let lines = whole.lines().count();
+        assert_eq!(lines, if format == "csv" { 13 } else { 12 }, "{format}");
+    }
+    // Shard 0 carries the header, the others do not.
+    let first = stdout(&with(&["--format", "csv", "--shard", "0/2"]));
+    let second = stdout(&with(&["--format", "csv", "--shard", "1/2"]));
+    assert!(first.starts_with("index,axis nvlink [devices],axis gpus [devices],model,"));
+    assert!(second.starts_with("6,"), "{second}");
+}
+
+#[test]
+fn json_lines_hold_the_best_configuration_or_the_reason() {
+    let text = stdout(&with(&["--format", "json"]));
+    let points: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(points[0]["axes"]["gpus"], 16);
+    assert_eq!(points[0]["status"], "out_of_memory");
+    assert!(points[0]["reason"].as_str().unwrap().contains("nothing fits in memory"));
+    let ok = &points[5];
+    assert_eq!(ok["status"], "ok");
+    let best = &ok["best"];
+    let days = best["days"].as_f64().unwrap();
+    let thr = best["throughput"].as_f64().unwrap();
+    assert_eq!(days, 2.8e7 / thr / 86400.0);
+    let parts: f64 = ["comp", "mem", "tp_comm", "dp_comm", "pp_comm", "bubble"]
+        .iter()
+        .map(|k| best["time_s"][k].as_f64().unwrap())
+        .sum();
+    // The breakdown adds up to the iteration time up to the overlap the model applies.
+    assert!(parts > 0.0 && best["iteration_s"].as_f64().unwrap() > 0.0);
+    assert!(ok["per_strategy"]["2d"]["candidates"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn bad_axes_and_flags_exit_2_naming_them() {
+    for (axis, named) in [
+        ("gpus=0", "axis.gpus"),
+        ("gpus=64..8", "axis.gpus"),
+        ("hbm_capacity=lots", "axis.hbm_capacity"),
+        ("precision=fp7", "axis.precision"),
+        ("warp=9", "warp"),
+        ("gpus", "axis"),
+    ] {
+        let err = usage_error(&["sweep", "--model", "gpt3_1T", "--system", "B200", "--axis", axis]);
+        assert!(err.contains(named) && err.contains("--axis"), "{axis}: {err}");
+    }
+    let base = ["sweep", "--model", "gpt3_1T", "--system", "B200"];
+    let err = usage_error(&[&base[..], &["--axis", "gpus=8", "--axis", "gpus=16"]].concat());
+    assert!(err.contains("axis.gpus") && err.contains("twice"), "{err}");
+    let err = usage_error(&[&base[..], &["--shard", "2/2"]].concat());
+    assert!(err.contains("shard"), "{err}");
+    let err = usage_error(&[&base[..], &["--fix", "zz=1"]].concat());
+    assert!(err.contains("--fix"), "{err}");
+    let err = usage_error(&["sweep", "--model", "gpt3_1T", "--system", "nosuchsystem"]);
+    assert!(err.contains("nosuchsystem"), "{err}");
+    let err = usage_error(&["sweep", "--preset", "strong-scaling", "--format", "csv"]);
+    assert!(err.contains("--panel"), "{err}");
+    let err = usage_error(&["sweep", "--preset", "strong-scaling", "--model", "gpt3"]);
+    assert!(err.contains("--model"), "{err}");
+    let err = usage_error(&["sweep", "--preset", "nope"]);
+    assert!(err.contains("strong-scaling"), "{err}");
+}
+
+#[test]
+fn presets_run_and_compare() {
+    let text = stdout(&["sweep", "--preset", "accelerators", "--panel", "sparsity"]);
+    assert!(text.contains("unsupported") && text.contains("not in the reference model"), "{text}");
+    assert!(text.contains("published"), "{text}");
+    let list = stdout(&["sweep", "--list"]);
+    for id in ["strong-scaling", "hardware", "design-space", "accelerators"] {
+        assert!(list.contains(id), "{list}");
+    }
+    let json = stdout(&["sweep", "--preset", "design-space", "--panel", "gpt3_1T-1d", "--format", "json"]);
+    let first: Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert_eq!(first["preset"], "design-space");
+    assert_eq!(first["axes"]["pp"], 1);
+}
+
+#[test]
+fn a_reference_system_file_sweeps_like_its_name() {
+    let dir = std::env::temp_dir().join(format!("fmperf-cli-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("config-B200.json");
+    std::fs::write(
+        &file,
+        r#"{"matrix_flops_fp16": 2500, "vector_flops_fp16": 339, "vector_flops_fp32": 169, "hbm_bandwidth": 8000,
+            "hbm_capacity": 192, "nvlink_bandwidth": 900, "nvlink_eff": 0.7, "nvlink_latency": 2.5e-6,
+            "ib_bandwidth": 100, "ib_eff": 0.7, "ib_latency": 5e-6, "nvlink_size": 4, "nic_factor": 1,
+            "empirical": false, "summa_nb": 4, "element_size": 2e-9, "mask_element_size": 1e-9, "flops_units": 1e-12}"#,
+    )
+    .unwrap();
+    let by_name = stdout(&with(&["--format", "csv"]));
+    let mut args: Vec<&str> = SWEEP.to_vec();
+    args[4] = file.to_str().unwrap();
+    args.extend(["--format", "csv"]);
+    let by_file = stdout(&args);
+    // Same numbers; only the system column differs (the file's stem instead of the catalog id).
+    let strip = |s: &str| s.replace("config-B200", "ref-B200");
+    assert_eq!(strip(&by_file), by_name);
+}
