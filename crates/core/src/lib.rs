@@ -16,6 +16,7 @@
 pub mod catalog;
 pub mod error;
 pub mod explore;
+pub mod extended;
 pub mod format;
 pub mod model;
 pub mod presets;
@@ -24,6 +25,7 @@ pub mod search;
 pub mod sweep;
 pub mod strategy;
 pub mod system;
+pub mod validate;
 
 pub use error::Error;
 pub use model::ModelShape;

@@ -1,0 +1,190 @@
+//! Data parallelism by ZeRO stage (and FSDP, which is ZeRO-3): which collectives move the
+//! parameters and gradients, how often, over which group, and how much of them compute hides.
+//!
+//! Overlap rule (the reference's, spec §5.1, applied to each pattern): collectives are issued per
+//! block and overlap with the compute of the neighbouring block in the same pass, so of `n` blocks
+//! the first block's collective is exposed in full and each other block exposes only the part
+//! longer than one block's pass: `c + (n − 1)·max(c − t_block, 0)`.
+//!
+//! Patterns (parameters and gradients communicated in the stored element size, 2 B in mixed
+//! precision: the default of Megatron-core's `grad_reduce_in_fp32 = False`, DeepSpeed's FP16 and
+//! FSDP's parameter-dtype reduction):
+//! * ZeRO-0: one all-reduce of the gradients per iteration, overlapped with the last micro-batch's
+//!   backward;
+//! * ZeRO-1/2: a reduce-scatter of the gradients (last backward) and an all-gather of the updated
+//!   parameters (overlapped with the next forward) per iteration;
+//! * ZeRO-3/FSDP: per micro-batch, an all-gather of each block's parameters before its forward,
+//!   another before its backward (serving the recomputed forward too) and a reduce-scatter of its
+//!   gradients; with a shard group smaller than the replica group (hybrid sharding) the gradient
+//!   shards are also all-reduced across groups once per iteration.
+//!
+//! The replica group is `dp·cp` (context-parallel ranks hold the same weights); its fast share is
+//! `nv_dp·nv_cp`. A shard group holds the innermost `z` of those ranks.
+
+use super::layout::Layout;
+use super::options::{ExtendedOptions, Sharding};
+use super::pricing::Pricing;
+use crate::Error;
+use crate::reference::collective::CollectiveKind;
+
+/// Bytes of one gradient element kept between the backward pass and the optimizer (FP32 main
+/// gradients) [B].
+pub const GRADIENT_BYTES: f64 = 4.0;
+
+/// The data-parallel groups of a layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct DpGroups {
+    /// Ranks holding the same weights `dp·cp` [devices].
+    pub replicas: u64,
+    /// Their fast-domain share [devices].
+    pub replicas_fast: u64,
+    /// ZeRO-3 shard group `z` (= `replicas` unless hybrid) [devices]; also the optimizer shard
+    /// group of ZeRO-1/2.
+    pub shard: u64,
+    /// Its fast-domain share [devices].
+    pub shard_fast: u64,
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.max(1)
+}
+
+impl DpGroups {
+    /// The groups of `layout` under `opts` (the shard group must divide `dp·cp`).
+    pub fn of(layout: &Layout, opts: &ExtendedOptions) -> Result<DpGroups, Error> {
+        let replicas = layout.dp * layout.cp;
+        let replicas_fast = layout.placement.dp * layout.placement.cp;
+        let shard = match (opts.sharding, opts.shard_group) {
+            (Sharding::Zero3, Some(z)) => {
+                if z == 0 || replicas % z != 0 {
+                    return Err(Error::invalid(
+                        "shard_group",
+                        z,
+                        format!("must divide the replica group dp·cp = {replicas}"),
+                    ));
+                }
+                z
+            }
+            _ => replicas,
+        };
+        Ok(DpGroups { replicas, replicas_fast, shard, shard_fast: gcd(shard, replicas_fast) })
+    }
+
+    /// Shard groups per replica group (1 unless hybrid).
+    pub fn shard_groups(&self) -> u64 {
+        self.replicas / self.shard
+    }
+}
+
+/// Exposed data-parallel time.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct DpCost {
+    /// Exposed per micro-batch on the device timeline (ZeRO-3) [s].
+    pub per_microbatch_s: f64,
+    /// Exposed once per iteration [s].
+    pub per_iteration_s: f64,
+}
+
+/// `c + (n − 1)·max(c − t, 0)`: exposed time of `n` per-block collectives of `c` seconds each
+/// overlapping blocks of `t` seconds.
+pub fn overlapped(c: f64, t_block: f64, n: u64) -> f64 {
+    if n == 0 || c <= 0.0 {
+        return 0.0;
+    }
+    c + (n - 1) as f64 * (c - t_block).max(0.0)
+}
+
+/// Prices data parallelism for a device holding `blocks` blocks and `parameters` parameters in
+/// total (blocks plus embedding/head; spread evenly over the blocks), whose blocks take `t_fwd` and
+/// `t_bwd` (with recomputation) seconds per micro-batch.
+pub fn data_parallel_cost(
+    groups: &DpGroups,
+    p: &Pricing,
+    blocks: u64,
+    parameters: f64,
+    t_fwd: f64,
+    t_bwd: f64,
+) -> DpCost {
+    if groups.replicas <= 1 || blocks == 0 {
+        return DpCost::default();
+    }
+    let per_block = parameters / blocks as f64;
+    let params_gb = per_block * p.hw.element_bytes * 1e-9;
+    // Gradients are reduced in the stored 16-bit precision (Megatron-core's and FSDP's default).
+    let grads_gb = per_block * p.hw.element_bytes * 1e-9;
+    let (r, rf) = (groups.replicas, groups.replicas_fast);
+    let c = |kind, v, g, s| p.collective(kind, v, g, s);
+    // ZeRO-3 collectives of a group spanning domains: each device through its own NIC (spec §2.4
+    // case 7) unless switched off; a group inside one domain stays fast.
+    let per_nic = |g: u64, s: u64| if p.opts.zero3_per_nic && s < g { 1 } else { s };
+    match p.opts.sharding {
+        Sharding::Ddp => DpCost {
+            per_microbatch_s: 0.0,
+            per_iteration_s: overlapped(c(CollectiveKind::AllReduce, grads_gb, r, rf), t_bwd, blocks),
+        },
+        Sharding::Zero1 | Sharding::Zero2 => DpCost {
+            per_microbatch_s: 0.0,
+            per_iteration_s: overlapped(c(CollectiveKind::ReduceScatter, grads_gb, r, rf), t_bwd, blocks)
+                + overlapped(c(CollectiveKind::AllGather, params_gb, r, rf), t_fwd, blocks),
+        },
+        Sharding::Zero3 => {
+            let (z, zf) = (groups.shard, per_nic(groups.shard, groups.shard_fast));
+            let gather = c(CollectiveKind::AllGather, params_gb, z, zf);
+            let scatter = c(CollectiveKind::ReduceScatter, grads_gb, z, zf);
+            let per_mb = overlapped(gather, t_fwd, blocks) + overlapped(gather + scatter, t_bwd, blocks);
+            let across = groups.shard_groups();
+            let per_iteration = if across > 1 {
+                let fast = gcd(across, rf / groups.shard_fast.max(1));
+                overlapped(c(CollectiveKind::AllReduce, grads_gb / z as f64, across, fast), t_bwd, blocks)
+            } else {
+                0.0
+            };
+            DpCost { per_microbatch_s: per_mb, per_iteration_s: per_iteration }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SystemParams;
+    use crate::extended::hardware::Hardware;
+
+    #[test]
+    fn overlap_rule() {
+        assert_eq!(overlapped(1.0, 2.0, 10), 1.0);
+        assert_eq!(overlapped(3.0, 2.0, 10), 3.0 + 9.0);
+        assert_eq!(overlapped(3.0, 2.0, 0), 0.0);
+    }
+
+    #[test]
+    fn zero3_gathers_every_microbatch_and_hybrid_groups() {
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let layout = Layout::placed(1, 1, 1, 64, 1, 64, 8);
+        let z1 = ExtendedOptions { sharding: Sharding::Zero1, ..ExtendedOptions::realistic() };
+        let z3 = ExtendedOptions { sharding: Sharding::Zero3, ..ExtendedOptions::realistic() };
+        let g1 = DpGroups::of(&layout, &z1).unwrap();
+        assert_eq!((g1.replicas, g1.replicas_fast, g1.shard), (64, 8, 64));
+        let cost = |o: &ExtendedOptions| {
+            let g = DpGroups::of(&layout, o).unwrap();
+            data_parallel_cost(&g, &Pricing { hw: &hw, opts: o }, 32, 7e9, 0.0, 0.0)
+        };
+        let c1 = cost(&z1);
+        let c3 = cost(&z3);
+        assert_eq!(c1.per_microbatch_s, 0.0);
+        assert!(c1.per_iteration_s > 0.0);
+        // Nothing hides (zero compute): ZeRO-3 moves two gathers and one scatter per micro-batch,
+        // ZeRO-1 one of each per iteration.
+        assert!(c3.per_microbatch_s > c1.per_iteration_s);
+        let hybrid = ExtendedOptions { shard_group: Some(8), ..z3 };
+        let gh = DpGroups::of(&layout, &hybrid).unwrap();
+        assert_eq!((gh.shard, gh.shard_fast, gh.shard_groups()), (8, 8, 8));
+        let ch = cost(&hybrid);
+        assert!(ch.per_microbatch_s < c3.per_microbatch_s && ch.per_iteration_s > 0.0);
+        let bad = ExtendedOptions { shard_group: Some(6), ..z3 };
+        assert_eq!(DpGroups::of(&layout, &bad).unwrap_err().field(), Some("shard_group"));
+    }
+}

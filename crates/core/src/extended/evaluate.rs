@@ -1,0 +1,381 @@
+//! Evaluation of one configuration in extended mode, with the reference's result shape
+//! ([`Totals`], [`Outcome`]) so that views, searches and sweeps can switch modes.
+//!
+//! Iteration time: `t = (nmb + (pp − 1)/v) · t_slot + t_dp + t_opt`, where the slot is the
+//! busiest device's work for one micro-batch (its blocks' forward, backward and recomputation, the
+//! embedding or the head, its exposed ZeRO-3 collectives) plus its stage messages, `t_dp` the
+//! once-per-iteration data-parallel collectives not hidden by compute, `t_opt` the optimizer step
+//! (memory-bound).
+//!
+//! How the reference's [`Totals`] fields are filled (they still add up to `t`):
+//! `t_comp` = matrix work (matmuls and attention, with recomputation); `t_mem` = exposed
+//! memory-bound time (element-wise work, memory-bound matmuls, the optimizer step); `t_tp_comm` =
+//! exposed tensor- **and context-**parallel communication; `t_dp_comm` = exposed data-parallel
+//! communication (ZeRO-3 per micro-batch plus per iteration); `t_pp_comm` = stage messages;
+//! `t_bubble` = the pipeline bubble; `flops_per_gpu` = hardware FLOPs executed (causal, with
+//! recomputation); `mem` = the busiest-memory device including the framework margin
+//! ([`Breakdown::overhead_gb`]), `wts_mem`/`wts_grad_mem`/`wts_optimizer_states_mem`/`acts_mem`
+//! its parts.
+
+use std::collections::HashMap;
+
+use super::block::{BlockCost, block_cost};
+use super::data_parallel::{DpCost, DpGroups, data_parallel_cost};
+use super::hardware::Hardware;
+use super::head::{EndCost, embedding_cost, head_cost};
+use super::layout::Layout;
+use super::memory::{DeviceLoad, DeviceMemory, device_memory, first_stage_in_flight};
+use super::options::ExtendedOptions;
+use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
+use super::pricing::{Pass, Pricing};
+use super::workload::Workload;
+use crate::reference::{Candidate, Outcome, Totals};
+use crate::{Error, Strategy};
+
+/// Bytes of HBM traffic per locally updated parameter in the optimizer step: read the FP32
+/// gradient, master weight and two moments (16 B), write master and moments (12 B) and the 16-bit
+/// weight (2 B).
+pub const OPTIMIZER_BYTES_PER_PARAMETER: f64 = 30.0;
+
+/// What extended mode adds to the reference's totals.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct Breakdown {
+    /// Exposed context-parallel communication, part of `t_tp_comm` [s].
+    pub t_cp_comm_s: f64,
+    /// Recomputation, part of `t_comp`/`t_mem`/`t_tp_comm` [s].
+    pub t_recompute_s: f64,
+    /// Optimizer step, part of `t_mem` [s].
+    pub t_optimizer_s: f64,
+    /// ZeRO-3 collectives exposed per micro-batch (all micro-batches), part of `t_dp_comm` [s].
+    pub t_zero3_s: f64,
+    /// Framework memory margin, part of `mem` [GB].
+    pub overhead_gb: f64,
+    /// Micro-batches per iteration.
+    pub microbatches: u64,
+    /// Blocks per device.
+    pub stages: StageSplit,
+    /// Parameters of the whole model [count].
+    pub parameters: f64,
+    /// Stage-to-stage message time [s].
+    pub message_s: f64,
+    /// Which device sets the slot: `first`, `last` or `middle` stage.
+    pub critical: &'static str,
+    /// Hardware FLOP rate of the busiest device [TFLOP/s].
+    pub achieved_tflops: f64,
+}
+
+/// Everything extended mode computes for one configuration.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ExtendedEvaluation {
+    /// Iteration totals, in the reference's shape.
+    pub totals: Totals,
+    /// What extended mode adds.
+    pub breakdown: Breakdown,
+    /// Data-parallel exposure.
+    pub dp: DpCost,
+    /// Memory of the device with the most.
+    pub memory: DeviceMemory,
+    /// `G / t` [samples/s].
+    pub throughput_samples_per_s: f64,
+    /// `G · seq / t` [tokens/s].
+    pub tokens_per_s: f64,
+    /// Memory per device [GB] (= `totals.mem`).
+    pub mem_gb: f64,
+    /// `mem ≤ hbm_capacity`.
+    pub feasible: bool,
+}
+
+impl ExtendedEvaluation {
+    /// The headline numbers in the reference's [`Outcome`] shape.
+    pub fn outcome(&self) -> Outcome {
+        Outcome {
+            throughput_samples_per_s: self.throughput_samples_per_s,
+            mem_gb: self.mem_gb,
+            feasible: self.feasible,
+            totals: self.totals,
+        }
+    }
+}
+
+/// The costs that depend only on the block-level layout (cached by the evaluator).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Parts {
+    block: BlockCost,
+    embedding: EndCost,
+    head: EndCost,
+}
+
+fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
+    Parts { block: block_cost(w, layout, p), embedding: embedding_cost(w, layout, p), head: head_cost(w, layout, p) }
+}
+
+/// Evaluates one configuration (validates workload, options and layout first).
+pub fn evaluate(
+    w: &Workload,
+    hw: &Hardware,
+    layout: &Layout,
+    opts: &ExtendedOptions,
+) -> Result<ExtendedEvaluation, Error> {
+    check(w, hw, layout, opts)?;
+    let p = Pricing { hw, opts };
+    assemble(w, layout, &p, &parts(w, layout, &p))
+}
+
+fn check(w: &Workload, hw: &Hardware, layout: &Layout, opts: &ExtendedOptions) -> Result<(), Error> {
+    w.validate()?;
+    opts.validate()?;
+    layout.validate(w, hw.domain_size(), opts.uneven_stages)?;
+    DpGroups::of(layout, opts)?;
+    Ok(())
+}
+
+/// One device's per-micro-batch work.
+struct Device {
+    name: &'static str,
+    blocks: u64,
+    pass: Pass,
+    zero3_s: f64,
+    flops: f64,
+}
+
+fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result<ExtendedEvaluation, Error> {
+    let opts = p.opts;
+    let Parts { block, embedding, head } = *parts;
+    let groups = DpGroups::of(layout, opts)?;
+    let stages = split(w.layers, layout.pp);
+    let nmb = layout.microbatches();
+    let v = if layout.pp > 1 { opts.interleave } else { 1 };
+
+    let block_pass = block.fwd + block.bwd + block.recompute;
+    let device = |name, blocks: u64, ends: &[EndCost]| -> Device {
+        let mut pass = block_pass.times(blocks as f64);
+        let mut params = blocks as f64 * block.parameters;
+        for e in ends {
+            pass += e.fwd + e.bwd;
+            params += e.parameters;
+        }
+        let dp = data_parallel_cost(&groups, p, blocks, params, block.fwd_s(), block.bwd_s());
+        Device { name, blocks, pass, zero3_s: dp.per_microbatch_s, flops: pass.tflop }
+    };
+    let devices = if layout.pp == 1 {
+        vec![device("first", stages.first, &[embedding, head])]
+    } else {
+        vec![
+            device("first", stages.first, &[embedding]),
+            device("last", stages.last, &[head]),
+            device("middle", stages.most, &[]),
+        ]
+    };
+    let slot_of = |d: &Device| d.pass.time() + d.zero3_s;
+    let busiest = devices.iter().max_by(|a, b| slot_of(a).total_cmp(&slot_of(b))).unwrap_or(&devices[0]);
+
+    let message = message_s(w, layout, p);
+    let messages = exposed_messages_s(message, v, slot_of(busiest));
+    let slot = slot_of(busiest) + messages;
+    let nmb_f = nmb as f64;
+    let bubble = bubble_slots(layout.pp, v) * slot;
+
+    let params_busiest = busiest.blocks as f64 * block.parameters
+        + match busiest.name {
+            "first" if layout.pp == 1 => embedding.parameters + head.parameters,
+            "first" => embedding.parameters,
+            "last" => head.parameters,
+            _ => 0.0,
+        };
+    let dp = data_parallel_cost(&groups, p, busiest.blocks, params_busiest, block.fwd_s(), block.bwd_s());
+    let optimizer_shard = if opts.sharding.shards_optimizer() { groups.shard as f64 } else { 1.0 };
+    let t_opt = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER);
+
+    let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt;
+
+    // Memory: the first stage holds the most micro-batches; the last holds the head's logits.
+    let in_flight = first_stage_in_flight(nmb, layout.pp, v);
+    let eb = p.hw.element_bytes;
+    let memories = if layout.pp == 1 {
+        vec![device_memory(
+            &block,
+            &DeviceLoad { blocks: stages.first, ends: &[embedding, head], in_flight },
+            &groups,
+            opts,
+            eb,
+        )]
+    } else {
+        vec![
+            device_memory(
+                &block,
+                &DeviceLoad { blocks: stages.first, ends: &[embedding], in_flight },
+                &groups,
+                opts,
+                eb,
+            ),
+            device_memory(
+                &block,
+                &DeviceLoad { blocks: stages.last, ends: &[head], in_flight: 1.0 },
+                &groups,
+                opts,
+                eb,
+            ),
+        ]
+    };
+    let memory = memories.iter().copied().max_by(|a, b| a.total().total_cmp(&b.total())).unwrap_or_default();
+    let mem = memory.total();
+
+    let pass = busiest.pass;
+    let t_zero3 = nmb_f * busiest.zero3_s;
+    let totals = Totals {
+        t,
+        flops_per_gpu: nmb_f * busiest.flops,
+        mem,
+        t_comp: nmb_f * pass.compute_s,
+        t_mem: nmb_f * pass.memory_s + t_opt,
+        t_tp_comm: nmb_f * (pass.tp_comm_s + pass.cp_comm_s),
+        t_dp_comm: t_zero3 + dp.per_iteration_s,
+        t_pp_comm: nmb_f * messages,
+        t_bubble: bubble,
+        comp_frac: nmb_f * pass.compute_s / t,
+        tp_comm_frac: nmb_f * (pass.tp_comm_s + pass.cp_comm_s) / t,
+        dp_comm_frac: (t_zero3 + dp.per_iteration_s) / t,
+        pp_comm_frac: nmb_f * messages / t,
+        bubble_frac: bubble / t,
+        mem_frac: (nmb_f * pass.memory_s + t_opt) / t,
+        wts_mem: memory.weights_gb,
+        wts_grad_mem: memory.gradients_gb,
+        wts_optimizer_states_mem: memory.optimizer_gb,
+        acts_mem: memory.activations_gb + memory.overhead_gb,
+    };
+    let parameters = w.layers as f64 * block.parameters * layout.tp as f64
+        + (embedding.parameters + head.parameters) * layout.tp as f64;
+    let breakdown = Breakdown {
+        t_cp_comm_s: nmb_f * pass.cp_comm_s,
+        t_recompute_s: nmb_f * busiest.blocks as f64 * block.recompute.time(),
+        t_optimizer_s: t_opt,
+        t_zero3_s: t_zero3,
+        overhead_gb: memory.overhead_gb,
+        microbatches: nmb,
+        stages,
+        parameters,
+        message_s: message,
+        critical: busiest.name,
+        achieved_tflops: nmb_f * busiest.flops / t,
+    };
+    let g = layout.global_batch as f64;
+    Ok(ExtendedEvaluation {
+        totals,
+        breakdown,
+        dp,
+        memory,
+        throughput_samples_per_s: g / t,
+        tokens_per_s: g * w.seq_len as f64 / t,
+        mem_gb: mem,
+        feasible: !(mem > p.hw.hbm_capacity_gb),
+    })
+}
+
+/// Evaluates many search candidates of one strategy (1d or 2d-seqp) for one workload, system and
+/// batch, caching the block-level costs per block shape like the reference's evaluator.
+#[derive(Debug, Clone)]
+pub struct ExtendedEvaluator {
+    workload: Workload,
+    hardware: Hardware,
+    options: ExtendedOptions,
+    global_batch: u64,
+    cache: HashMap<(u64, u64, u64, u64, u64), Parts>,
+}
+
+impl ExtendedEvaluator {
+    /// An evaluator (workload and options are validated here; 2d SUMMA is rejected).
+    pub fn new(
+        workload: &Workload,
+        hardware: &Hardware,
+        options: &ExtendedOptions,
+        strategy: Strategy,
+        global_batch: u64,
+    ) -> Result<ExtendedEvaluator, Error> {
+        workload.validate()?;
+        options.validate()?;
+        if strategy == Strategy::Summa2D {
+            return Err(Error::invalid("strategy", "2d", "has no extended-mode model")
+                .with_hint("use 1d or 2d-seqp in extended mode"));
+        }
+        Ok(ExtendedEvaluator {
+            workload: *workload,
+            hardware: hardware.clone(),
+            options: *options,
+            global_batch,
+            cache: HashMap::new(),
+        })
+    }
+
+    /// Full evaluation of a candidate.
+    pub fn evaluate_full(&mut self, c: &Candidate) -> Result<ExtendedEvaluation, Error> {
+        let layout = Layout::from_candidate(c, self.global_batch)?;
+        check(&self.workload, &self.hardware, &layout, &self.options)?;
+        let p = Pricing { hw: &self.hardware, opts: &self.options };
+        let key = (layout.tp, layout.cp, layout.mbs, layout.placement.tp, layout.placement.cp);
+        let w = &self.workload;
+        let parts = *self.cache.entry(key).or_insert_with(|| parts(w, &layout, &p));
+        assemble(&self.workload, &layout, &p, &parts)
+    }
+
+    /// The headline numbers of a candidate in the reference's shape.
+    pub fn evaluate(&mut self, c: &Candidate) -> Result<Outcome, Error> {
+        Ok(self.evaluate_full(c)?.outcome())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SystemParams;
+    use crate::extended::options::{Recompute, Sharding};
+
+    fn gpt3() -> Workload {
+        Workload { vocab: Some(51200), ..Workload::from_shape(&crate::ModelShape::GPT3) }
+    }
+
+    #[test]
+    fn components_add_up_and_features_move_time() {
+        let hw = Hardware::from_params(&SystemParams::a100().with_nvlink_size(8), true);
+        let layout = Layout::placed(8, 1, 12, 16, 1, 1536, 8);
+        let opts = ExtendedOptions::realistic();
+        let e = evaluate(&gpt3(), &hw, &layout, &opts).unwrap();
+        let t = &e.totals;
+        let sum = t.t_comp + t.t_mem + t.t_tp_comm + t.t_dp_comm + t.t_pp_comm + t.t_bubble;
+        assert!((sum - t.t).abs() < 1e-9 * t.t, "{sum} vs {}", t.t);
+        assert_eq!(e.breakdown.microbatches, 96);
+        // Interleaving shrinks the bubble; full recomputation costs about a third more.
+        let inter = evaluate(&gpt3(), &hw, &layout, &ExtendedOptions { interleave: 2, ..opts }).unwrap();
+        assert!((inter.totals.t_bubble - e.totals.t_bubble / 2.0).abs() < 0.1 * e.totals.t_bubble);
+        let full = evaluate(&gpt3(), &hw, &layout, &ExtendedOptions { recompute: Recompute::Full, ..opts }).unwrap();
+        let ratio = full.totals.t / e.totals.t;
+        assert!(ratio > 1.2 && ratio < 1.4, "{ratio}");
+        assert!(full.mem_gb < e.mem_gb);
+    }
+
+    #[test]
+    fn zero3_costs_more_communication_than_zero1() {
+        let hw = Hardware::from_params(&SystemParams::a100().with_nvlink_size(8), true);
+        let layout = Layout::placed(1, 1, 1, 1536, 1, 1536, 8);
+        let z1 =
+            ExtendedOptions { sharding: Sharding::Zero1, recompute: Recompute::Full, ..ExtendedOptions::realistic() };
+        let z3 = ExtendedOptions { sharding: Sharding::Zero3, ..z1 };
+        let a = evaluate(&gpt3(), &hw, &layout, &z1).unwrap();
+        let b = evaluate(&gpt3(), &hw, &layout, &z3).unwrap();
+        assert!(b.totals.t_dp_comm > a.totals.t_dp_comm);
+        assert!(b.mem_gb < a.mem_gb);
+    }
+
+    #[test]
+    fn evaluator_matches_evaluate_and_rejects_summa() {
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let w = gpt3();
+        let opts = ExtendedOptions::realistic();
+        let mut ev = ExtendedEvaluator::new(&w, &hw, &opts, Strategy::OneD, 1024).unwrap();
+        let c = Candidate::one_d(16, 8, 8, 2, 8, 1, 1);
+        let a = ev.evaluate_full(&c).unwrap();
+        let b = evaluate(&w, &hw, &Layout::from_candidate(&c, 1024).unwrap(), &opts).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(ev.evaluate(&c).unwrap().totals, b.totals);
+        assert!(ExtendedEvaluator::new(&w, &hw, &opts, Strategy::Summa2D, 1024).is_err());
+    }
+}

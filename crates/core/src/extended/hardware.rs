@@ -1,0 +1,193 @@
+//! What extended mode reads from a system: the matmul and attention rates at the training
+//! precision with their achievable ceilings, HBM bandwidth and capacity, element size and the two
+//! network tiers (the reference's [`Network`], priced by the reference's ring model).
+
+use super::efficiency::{self, CeilingSource};
+use crate::catalog::{CatalogSystem, MappingOptions, Precision, to_system_params};
+use crate::reference::machine::{Machine, Network};
+use crate::{Error, SystemParams};
+
+/// One accelerator and its network as extended mode prices them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hardware {
+    /// Precision of the linear layers' matmuls.
+    pub matmul_precision: Precision,
+    /// Datasheet peak of the linear layers' matmuls [TFLOP/s].
+    pub matmul_peak_tflops: f64,
+    /// Achievable matmul rate of the linear layers [TFLOP/s] (before `η`).
+    pub matmul_ceiling_tflops: f64,
+    /// Where the linear layers' ceiling comes from.
+    pub matmul_ceiling_source: CeilingSource,
+    /// Precision of attention and element-wise work (16-bit for FP8 runs).
+    pub attention_precision: Precision,
+    /// Achievable matmul rate inside attention [TFLOP/s] (before `η`).
+    pub attention_ceiling_tflops: f64,
+    /// Bytes per stored tensor element (activations, communicated tensors) [B]: 2 for 16-bit and
+    /// FP8 training, 4 for FP32/TF32.
+    pub element_bytes: f64,
+    /// Bytes per element of a matmul operand [B]: 1 for FP8, else `element_bytes`.
+    pub operand_bytes: f64,
+    /// HBM bandwidth [GB/s].
+    pub hbm_bandwidth_gbps: f64,
+    /// HBM capacity [GB].
+    pub hbm_capacity_gb: f64,
+    /// The two network tiers (fast domain size included).
+    pub net: Network,
+    /// Values not read straight from the catalog, in words.
+    pub approximations: Vec<String>,
+}
+
+/// The precision attention and element-wise work run at for a matmul precision: FP8 recipes keep
+/// them in BF16 (FP16 on parts without BF16); others use the matmul precision.
+fn attention_precision(sys: Option<&CatalogSystem>, p: Precision) -> Precision {
+    if p != Precision::Fp8 {
+        return p;
+    }
+    match sys {
+        Some(s) if s.peak_tflops.bf16.is_none() && s.peak_tflops.fp16.is_some() => Precision::Fp16,
+        _ => Precision::Bf16,
+    }
+}
+
+impl Hardware {
+    /// A catalog system at a matmul precision, with the mapping choices of `opts` (domain size,
+    /// NICs, bandwidth overrides; `opts.precision` is replaced by `precision`).
+    ///
+    /// Extended mode never reads a vector (non-matrix) rate: element-wise work is priced by its HBM
+    /// traffic. A part whose catalog entry lacks one (TPUs) therefore maps here although reference
+    /// mode cannot use it.
+    pub fn from_catalog(
+        sys: &CatalogSystem,
+        precision: Precision,
+        measured_ceiling: bool,
+        opts: &MappingOptions,
+    ) -> Result<Hardware, Error> {
+        let map = |p: Precision| -> Result<crate::catalog::MappedSystem, Error> {
+            let o = MappingOptions { precision: Some(p), ..*opts };
+            match to_system_params(sys, &o) {
+                Err(Error::InvalidField { field, .. })
+                    if field == "peak_tflops.fp16_vector" && opts.vector_tflops.is_none() =>
+                {
+                    // Any positive rate: it is not read by extended mode.
+                    let mut m = to_system_params(sys, &MappingOptions { vector_tflops: Some(1.0), ..o })?;
+                    m.approximations.retain(|a| !a.starts_with("vector rate"));
+                    Ok(m)
+                }
+                other => other,
+            }
+        };
+        let mm = map(precision)?;
+        let att_p = attention_precision(Some(sys), precision);
+        let att = if att_p == precision { mm.clone() } else { map(att_p)? };
+        let (mm_ceiling, mm_src) =
+            efficiency::ceiling(Some(sys), precision, mm.params.matrix_flops_fp16, measured_ceiling);
+        let (att_ceiling, _) = efficiency::ceiling(Some(sys), att_p, att.params.matrix_flops_fp16, measured_ceiling);
+        let mut approximations: Vec<String> =
+            att.approximations.iter().filter(|a| !a.starts_with("fp8:")).cloned().collect();
+        if precision == Precision::Fp8 {
+            approximations.push(format!(
+                "fp8: linear layers at the FP8 rate; attention, element-wise work and stored tensors in {att_p}"
+            ));
+        }
+        Ok(Self::assemble(
+            precision,
+            mm.params.matrix_flops_fp16,
+            (mm_ceiling, mm_src),
+            att_p,
+            att_ceiling,
+            &att.params,
+            approximations,
+        ))
+    }
+
+    /// A bare [`SystemParams`] (e.g. the reference's system files): its matrix rate is taken as
+    /// the peak of the training precision implied by its element size (2e-9 GB → BF16, 4e-9 → FP32,
+    /// 1e-9 → FP8); with no measured ceiling, the ceiling is that peak.
+    pub fn from_params(params: &SystemParams, measured_ceiling: bool) -> Hardware {
+        let precision = if params.element_size <= 1e-9 {
+            Precision::Fp8
+        } else if params.element_size >= 4e-9 {
+            Precision::Fp32
+        } else {
+            Precision::Bf16
+        };
+        let peak = params.matrix_flops_fp16;
+        let ceiling = efficiency::ceiling(None, precision, peak, measured_ceiling);
+        let att_p = attention_precision(None, precision);
+        let mut p16 = params.clone();
+        if precision == Precision::Fp8 {
+            p16.element_size = 2e-9;
+        }
+        Self::assemble(precision, peak, ceiling, att_p, ceiling.0, &p16, Vec::new())
+    }
+
+    fn assemble(
+        precision: Precision,
+        peak: f64,
+        (ceiling, source): (f64, CeilingSource),
+        att_p: Precision,
+        att_ceiling: f64,
+        p16: &SystemParams,
+        approximations: Vec<String>,
+    ) -> Hardware {
+        let element_bytes = att_p.element_size_gb() * 1e9;
+        Hardware {
+            matmul_precision: precision,
+            matmul_peak_tflops: peak,
+            matmul_ceiling_tflops: ceiling,
+            matmul_ceiling_source: source,
+            attention_precision: att_p,
+            attention_ceiling_tflops: att_ceiling,
+            element_bytes,
+            operand_bytes: if precision == Precision::Fp8 { 1.0 } else { element_bytes },
+            hbm_bandwidth_gbps: p16.hbm_bandwidth,
+            hbm_capacity_gb: p16.hbm_capacity,
+            net: Machine::new(p16).net,
+            approximations,
+        }
+    }
+
+    /// Devices per fast (scale-up) domain.
+    pub fn domain_size(&self) -> u64 {
+        self.net.nvlink_size
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog;
+
+    #[test]
+    fn fp8_on_h100_keeps_attention_in_bf16() {
+        let h100 = catalog::find_system("nvidia_h100_sxm5_80gb").unwrap();
+        let hw = Hardware::from_catalog(h100, Precision::Fp8, true, &MappingOptions::default()).unwrap();
+        assert_eq!(hw.matmul_peak_tflops, 1978.9);
+        assert_eq!(hw.matmul_ceiling_tflops, 1402.6);
+        assert_eq!(hw.attention_precision, Precision::Bf16);
+        assert_eq!(hw.attention_ceiling_tflops, 794.5);
+        assert_eq!((hw.element_bytes, hw.operand_bytes), (2.0, 1.0));
+        assert_eq!(hw.domain_size(), 8);
+        // bf = 450·0.7, bs = 50·0.7 GB/s.
+        assert!((hw.net.fast_bandwidth - 315.0).abs() < 1e-9 && (hw.net.slow_bandwidth - 35.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn tpu_maps_without_a_vector_rate_and_a100_has_no_fp8() {
+        let v5e = catalog::find_system("google_tpu_v5e").unwrap();
+        let hw = Hardware::from_catalog(v5e, Precision::Bf16, true, &MappingOptions::default()).unwrap();
+        assert_eq!(hw.matmul_peak_tflops, 197.0);
+        assert_eq!(hw.matmul_ceiling_source, CeilingSource::Unmeasured);
+        let a100 = catalog::find_system("nvidia_a100_sxm4_80gb").unwrap();
+        let e = Hardware::from_catalog(a100, Precision::Fp8, true, &MappingOptions::default()).unwrap_err();
+        assert_eq!(e.field(), Some("peak_tflops.fp8"));
+    }
+
+    #[test]
+    fn reference_system_files() {
+        let hw = Hardware::from_params(&SystemParams::h200(), true);
+        assert_eq!(hw.matmul_precision, Precision::Bf16);
+        assert_eq!(hw.matmul_peak_tflops, 989.4);
+        assert_eq!(Hardware::from_params(&SystemParams::h200(), false).matmul_ceiling_tflops, 989.4);
+    }
+}

@@ -1,0 +1,151 @@
+//! Pricing primitives of extended mode: a matmul under a roofline at the achievable rate, HBM
+//! traffic, and collectives with the reference's two-tier ring model (spec §2.4) with its
+//! all-reduce quirk (Q4) corrected.
+
+use super::hardware::Hardware;
+use super::options::ExtendedOptions;
+use crate::reference::collective::{CollectiveKind, comm_time};
+
+/// Work and time of one pass (forward or backward) of some layers on one device for one
+/// micro-batch; additive.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Pass {
+    /// Hardware FLOPs executed [TFLOP].
+    pub tflop: f64,
+    /// Time the matrix units are busy [s] (FLOPs / achievable rate).
+    pub compute_s: f64,
+    /// Exposed memory-bound time [s]: element-wise traffic plus the part of a memory-bound matmul's
+    /// traffic time beyond its compute time.
+    pub memory_s: f64,
+    /// Exposed tensor-parallel communication [s] (not overlapped).
+    pub tp_comm_s: f64,
+    /// Exposed context-parallel communication [s].
+    pub cp_comm_s: f64,
+}
+
+impl Pass {
+    /// Total time of the pass [s].
+    pub fn time(&self) -> f64 {
+        self.compute_s + self.memory_s + self.tp_comm_s + self.cp_comm_s
+    }
+
+    /// The pass repeated `n` times (e.g. a backward = two matmuls of the forward's shape).
+    pub fn times(&self, n: f64) -> Pass {
+        Pass {
+            tflop: self.tflop * n,
+            compute_s: self.compute_s * n,
+            memory_s: self.memory_s * n,
+            tp_comm_s: self.tp_comm_s * n,
+            cp_comm_s: self.cp_comm_s * n,
+        }
+    }
+}
+
+impl std::ops::Add for Pass {
+    type Output = Pass;
+    fn add(self, o: Pass) -> Pass {
+        Pass {
+            tflop: self.tflop + o.tflop,
+            compute_s: self.compute_s + o.compute_s,
+            memory_s: self.memory_s + o.memory_s,
+            tp_comm_s: self.tp_comm_s + o.tp_comm_s,
+            cp_comm_s: self.cp_comm_s + o.cp_comm_s,
+        }
+    }
+}
+
+impl std::ops::AddAssign for Pass {
+    fn add_assign(&mut self, o: Pass) {
+        *self = *self + o;
+    }
+}
+
+/// The rates and switches every pricing function needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Pricing<'a> {
+    /// The device and its network.
+    pub hw: &'a Hardware,
+    /// The switches.
+    pub opts: &'a ExtendedOptions,
+}
+
+impl Pricing<'_> {
+    /// Sustained rate of the linear layers' matmuls `η · ceiling` [TFLOP/s].
+    pub fn matmul_rate(&self) -> f64 {
+        self.opts.matmul_efficiency * self.hw.matmul_ceiling_tflops
+    }
+
+    /// Sustained rate of attention's matmuls `η_att · ceiling(16-bit)` [TFLOP/s].
+    pub fn attention_rate(&self) -> f64 {
+        self.opts.attention_efficiency * self.hw.attention_ceiling_tflops
+    }
+
+    /// Time to move `bytes` through HBM [s], or 0 when memory-bound work is not modelled.
+    pub fn traffic(&self, bytes: f64) -> f64 {
+        if self.opts.memory_bound_ops { bytes * 1e-9 / self.hw.hbm_bandwidth_gbps } else { 0.0 }
+    }
+
+    /// One matmul `(m × k) · (k × n)` of the linear layers: `2·m·k·n` FLOPs at the sustained rate,
+    /// under a roofline on its operand traffic (`(m·k + k·n)` operands, `m·n` results).
+    pub fn linear(&self, m: f64, k: f64, n: f64) -> Pass {
+        let tflop = 2.0 * m * k * n * 1e-12;
+        let compute_s = tflop / self.matmul_rate();
+        let bytes = (m * k + k * n) * self.hw.operand_bytes + m * n * self.hw.element_bytes;
+        Pass { tflop, compute_s, memory_s: (self.traffic(bytes) - compute_s).max(0.0), ..Pass::default() }
+    }
+
+    /// Attention work of `tflop` moving `bytes` through HBM, at the attention rate, same roofline.
+    pub fn attention(&self, tflop: f64, bytes: f64) -> Pass {
+        let compute_s = tflop / self.attention_rate();
+        Pass { tflop, compute_s, memory_s: (self.traffic(bytes) - compute_s).max(0.0), ..Pass::default() }
+    }
+
+    /// Element-wise work moving `bytes` through HBM (memory-bound, no FLOPs counted).
+    pub fn elementwise(&self, bytes: f64) -> Pass {
+        Pass { memory_s: self.traffic(bytes), ..Pass::default() }
+    }
+
+    /// A collective over `group` devices of which `share` sit in one fast domain, moving a full
+    /// tensor of `volume_gb` [GB]: the reference's `T_comm` (spec §2.4), except that an all-reduce
+    /// costs a reduce-scatter plus an all-gather on every tier (quirk Q4 corrected).
+    pub fn collective(&self, kind: CollectiveKind, volume_gb: f64, group: u64, share: u64) -> f64 {
+        let net = &self.hw.net;
+        match kind {
+            CollectiveKind::AllReduce => {
+                comm_time(net, CollectiveKind::ReduceScatter, volume_gb, group, share)
+                    + comm_time(net, CollectiveKind::AllGather, volume_gb, group, share)
+            }
+            _ => comm_time(net, kind, volume_gb, group, share),
+        }
+    }
+
+    /// One point-to-point message of `volume_gb` [GB], inside a fast domain or across domains.
+    pub fn p2p(&self, volume_gb: f64, fast: bool) -> f64 {
+        comm_time(&self.hw.net, CollectiveKind::P2p, volume_gb, 2, if fast { 2 } else { 1 })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SystemParams;
+
+    #[test]
+    fn roofline_and_allreduce() {
+        let hw = Hardware::from_params(&SystemParams::h200(), false);
+        let opts = ExtendedOptions { matmul_efficiency: 0.5, ..ExtendedOptions::realistic() };
+        let p = Pricing { hw: &hw, opts: &opts };
+        // A large square matmul is compute-bound: 2·4096³ FLOPs at 0.5·989.4 TFLOP/s.
+        let big = p.linear(4096.0, 4096.0, 4096.0);
+        assert_eq!(big.tflop, 2.0 * 4096f64.powi(3) * 1e-12);
+        assert!((big.compute_s - big.tflop / (0.5 * 989.4)).abs() < 1e-15);
+        assert_eq!(big.memory_s, 0.0);
+        // A matrix-vector product is memory-bound: its traffic time is exposed.
+        let thin = p.linear(1.0, 16384.0, 16384.0);
+        assert!(thin.memory_s > 10.0 * thin.compute_s);
+        // All-reduce inside a domain = reduce-scatter + all-gather (twice the reference's price).
+        let rs = p.collective(CollectiveKind::ReduceScatter, 1.0, 8, 8);
+        assert_eq!(p.collective(CollectiveKind::AllReduce, 1.0, 8, 8), 2.0 * rs);
+        assert!(p.p2p(1.0, true) < p.p2p(1.0, false));
+    }
+}

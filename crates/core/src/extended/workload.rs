@@ -1,0 +1,157 @@
+//! The transformer as extended mode sees it: the reference's shape plus grouped-query attention, a
+//! head width of its own, a gated MLP and the vocabulary.
+
+use crate::catalog::{CatalogModel, Mlp};
+use crate::{Error, ModelShape};
+
+/// A decoder-only transformer. All fields are counts (dimensionless).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Workload {
+    /// Sequence length [tokens per sample].
+    pub seq_len: u64,
+    /// Model width `h` [channels].
+    pub hidden: u64,
+    /// Query heads `a`.
+    pub heads: u64,
+    /// Key/value heads (`< heads`: grouped-query attention, 1: multi-query).
+    pub kv_heads: u64,
+    /// Width of one head `d` [channels] (usually `hidden / heads`).
+    pub head_dim: u64,
+    /// Transformer blocks `D`.
+    pub layers: u64,
+    /// MLP hidden width `f` [channels] (gated MLPs: width of each branch).
+    pub ffn_hidden: u64,
+    /// Gated MLP (SwiGLU): gate, up and down matrices.
+    pub gated_mlp: bool,
+    /// Vocabulary size [tokens]; `None`: no embedding and no output head are modelled.
+    pub vocab: Option<u64>,
+}
+
+/// Largest vocabulary accepted [tokens] (keeps products in range).
+const MAX_VOCAB: u64 = 16_777_216;
+
+impl Workload {
+    /// Llama 3 8B (Meta's public configuration): sequence 8192, width 4096, 32 query heads, 8 KV
+    /// heads of width 128, 32 blocks, SwiGLU MLP of width 14336, vocabulary 128256.
+    pub const LLAMA3_8B: Workload = Workload {
+        seq_len: 8192,
+        hidden: 4096,
+        heads: 32,
+        kv_heads: 8,
+        head_dim: 128,
+        layers: 32,
+        ffn_hidden: 14336,
+        gated_mlp: true,
+        vocab: Some(128256),
+    };
+
+    /// The reference's view of a model: full multi-head attention, two-matrix MLP, no vocabulary.
+    pub fn from_shape(m: &ModelShape) -> Workload {
+        Workload {
+            seq_len: m.l,
+            hidden: m.e,
+            heads: m.h,
+            kv_heads: m.h,
+            head_dim: m.head_width(),
+            layers: m.depth,
+            ffn_hidden: m.f,
+            gated_mlp: false,
+            vocab: None,
+        }
+    }
+
+    /// A catalog model (its shape must be known; see [`CatalogModel::to_shape`]).
+    pub fn from_catalog(m: &CatalogModel) -> Result<Workload, Error> {
+        let shape = m.to_shape()?;
+        let w = Workload {
+            kv_heads: m.kv_heads.unwrap_or(shape.h),
+            gated_mlp: m.mlp == Mlp::SwiGlu,
+            vocab: m.vocab,
+            ..Workload::from_shape(&shape)
+        };
+        w.validate()?;
+        Ok(w)
+    }
+
+    /// The reference's [`ModelShape`] of this workload (what reference mode is given).
+    pub fn to_shape(&self) -> ModelShape {
+        ModelShape { l: self.seq_len, e: self.hidden, h: self.heads, depth: self.layers, f: self.ffn_hidden }
+    }
+
+    /// Checks the fields: the reference's shape rules, `1 ≤ kv_heads ≤ heads` with `kv_heads`
+    /// dividing `heads`, a positive head width, a vocabulary of at most 2²⁴ tokens.
+    pub fn validate(&self) -> Result<(), Error> {
+        self.to_shape().validate()?;
+        if self.kv_heads == 0 || self.kv_heads > self.heads || self.heads % self.kv_heads != 0 {
+            return Err(Error::invalid(
+                "model.kv_heads",
+                self.kv_heads,
+                format!("must divide the number of query heads {}", self.heads),
+            ));
+        }
+        if self.head_dim == 0 || self.head_dim > 65_536 {
+            return Err(Error::invalid("model.head_dim", self.head_dim, "must be from 1 to 65536"));
+        }
+        if let Some(v) = self.vocab {
+            if v == 0 || v > MAX_VOCAB {
+                return Err(Error::invalid("model.vocab", v, format!("must be from 1 to {MAX_VOCAB}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Query width `a·d` [channels].
+    pub fn q_width(&self) -> u64 {
+        self.heads * self.head_dim
+    }
+
+    /// Key (= value) width `kv·d` [channels], or the query width when GQA is not modelled.
+    pub fn kv_width(&self, gqa: bool) -> u64 {
+        if gqa { self.kv_heads * self.head_dim } else { self.q_width() }
+    }
+
+    /// MLP input projections (1 non-gated, 2 gated: gate and up) when gating is modelled.
+    pub fn mlp_in_matrices(&self, gated: bool) -> u64 {
+        if gated && self.gated_mlp { 2 } else { 1 }
+    }
+
+    /// Parameters of one block [count]: Q, K, V, output projections, MLP matrices and two norms
+    /// (no biases: current models have none; the reference's biases are a few `h` per block).
+    pub fn block_parameters(&self, gqa: bool, gated: bool) -> f64 {
+        let h = self.hidden as f64;
+        let attn = h * (self.q_width() + 2 * self.kv_width(gqa)) as f64 + self.q_width() as f64 * h;
+        let mlp = (self.mlp_in_matrices(gated) + 1) as f64 * h * self.ffn_hidden as f64;
+        attn + mlp + 2.0 * h
+    }
+
+    /// Parameters of the embedding table, or of the (untied) output head [count]: `V·h`.
+    pub fn vocab_parameters(&self) -> f64 {
+        self.vocab.map_or(0.0, |v| v as f64 * self.hidden as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_shape_round_trip_and_parameters() {
+        let w = Workload::from_shape(&ModelShape::GPT3);
+        assert_eq!(w.to_shape(), ModelShape::GPT3);
+        let h = 12288.0;
+        // 12h² + 2h per block without biases.
+        assert_eq!(w.block_parameters(true, true), 12.0 * h * h + 2.0 * h);
+    }
+
+    #[test]
+    fn llama3_8b_has_8_billion_parameters() {
+        // Untied embedding and head, one final norm.
+        let w = Workload::LLAMA3_8B;
+        w.validate().unwrap();
+        let total = 32.0 * w.block_parameters(true, true) + 2.0 * w.vocab_parameters() + 4096.0;
+        assert!((total / 1e9 - 8.03).abs() < 0.01, "{total}");
+        // Without GQA and gating it is priced as a plain GPT block.
+        assert!(w.block_parameters(false, false) < w.block_parameters(true, true));
+        assert!(Workload { kv_heads: 3, ..w }.validate().is_err());
+    }
+}

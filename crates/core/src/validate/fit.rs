@@ -1,0 +1,145 @@
+//! The fit of extended mode's two global constants, `η` (the fraction of the measured matmul
+//! ceiling the linear layers of a training step sustain) and `η_att` (the same for flash
+//! attention), and its leave-one-source-out check.
+//!
+//! Procedure: the objective is the mean absolute error `|predicted/measured − 1|` over every row
+//! extended mode can evaluate, each predicted at its exact configuration. A full grid with step
+//! 0.05 over `η ∈ [0.30, 1.00]`, `η_att ∈ [0.20, 1.00]` finds the basin; coordinate descent then
+//! refines it, alternating one-dimensional grids of step 0.01 (the whole range) until neither value
+//! moves, then of step 0.001 within ±0.01 of the current value, again until neither moves. Ties
+//! keep the smaller value. Leave-one-source-out: for each source the pair is fitted on the other
+//! sources' rows and that source's rows are predicted with it; all held-out errors are summarised
+//! together.
+
+use super::compare::{Mode, Prepared, Stats};
+use super::schema::MeasuredFile;
+use crate::extended::efficiency::Efficiency;
+
+/// Search range of `η`.
+pub const ETA_RANGE: (f64, f64) = (0.30, 1.00);
+/// Search range of `η_att`.
+pub const ETA_ATT_RANGE: (f64, f64) = (0.20, 1.00);
+
+/// Errors of the rows `keep` selects at `eta` (skipped rows left out).
+pub fn errors(rows: &[Prepared], eta: Efficiency, keep: &dyn Fn(&Prepared) -> bool) -> Vec<f64> {
+    rows.iter().filter(|r| keep(r)).filter_map(|r| r.predict(Mode::Extended, eta).error).collect()
+}
+
+/// Mean absolute error of `errors` (infinite when empty).
+pub fn mean_abs(e: &[f64]) -> f64 {
+    if e.is_empty() { f64::INFINITY } else { e.iter().map(|x| x.abs()).sum::<f64>() / e.len() as f64 }
+}
+
+fn thousandths(x: f64) -> i64 {
+    (x * 1000.0).round() as i64
+}
+
+/// The value on `lo..=hi` (in thousandths, stepping by `step`) minimising `f`; ties keep the smaller.
+fn best_1d(lo: i64, hi: i64, step: i64, f: &mut dyn FnMut(f64) -> f64) -> (f64, f64) {
+    let mut best = (f64::INFINITY, lo as f64 / 1000.0);
+    let mut i = lo;
+    while i <= hi {
+        let x = i as f64 / 1000.0;
+        let m = f(x);
+        if m < best.0 {
+            best = (m, x);
+        }
+        i += step;
+    }
+    best
+}
+
+/// The pair minimising the mean absolute error over the rows `keep` selects (module docs).
+pub fn fit_on(rows: &[Prepared], keep: &dyn Fn(&Prepared) -> bool) -> Efficiency {
+    let objective = |e: Efficiency| mean_abs(&errors(rows, e, keep));
+    let (m_lo, m_hi) = (thousandths(ETA_RANGE.0), thousandths(ETA_RANGE.1));
+    let (a_lo, a_hi) = (thousandths(ETA_ATT_RANGE.0), thousandths(ETA_ATT_RANGE.1));
+    // Basin: full grid with step 0.05.
+    let mut best = (f64::INFINITY, Efficiency { matmul: ETA_RANGE.0, attention: ETA_ATT_RANGE.0 });
+    let mut m = m_lo;
+    while m <= m_hi {
+        let mut a = a_lo;
+        while a <= a_hi {
+            let e = Efficiency { matmul: m as f64 / 1000.0, attention: a as f64 / 1000.0 };
+            let v = objective(e);
+            if v < best.0 {
+                best = (v, e);
+            }
+            a += 50;
+        }
+        m += 50;
+    }
+    let mut e = best.1;
+    for (step, half_width) in [(10, None), (1, Some(10))] {
+        for _ in 0..50 {
+            let before = e;
+            let (lo, hi) = match half_width {
+                Some(w) => ((thousandths(e.matmul) - w).max(m_lo), (thousandths(e.matmul) + w).min(m_hi)),
+                None => (m_lo, m_hi),
+            };
+            e.matmul = best_1d(lo, hi, step, &mut |x| objective(Efficiency { matmul: x, ..e })).1;
+            let (lo, hi) = match half_width {
+                Some(w) => ((thousandths(e.attention) - w).max(a_lo), (thousandths(e.attention) + w).min(a_hi)),
+                None => (a_lo, a_hi),
+            };
+            e.attention = best_1d(lo, hi, step, &mut |x| objective(Efficiency { attention: x, ..e })).1;
+            if e == before {
+                break;
+            }
+        }
+    }
+    e
+}
+
+/// The efficiencies fitted on every evaluable row of `file`.
+pub fn fit_efficiency(file: &MeasuredFile) -> Efficiency {
+    let rows: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
+    fit_on(&rows, &|_| true)
+}
+
+/// One source held out.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HeldOut {
+    /// The source.
+    pub source: String,
+    /// The efficiencies fitted without it.
+    pub efficiency: Efficiency,
+    /// Its rows predicted with them.
+    #[serde(flatten)]
+    pub stats: Stats,
+}
+
+/// The fit and its leave-one-source-out check.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FitReport {
+    /// Fitted on all rows.
+    pub efficiency: Efficiency,
+    /// Errors on all rows with those values (in-sample).
+    pub in_sample: Stats,
+    /// Errors of every row predicted with values fitted without its source (out-of-sample).
+    pub leave_one_source_out: Stats,
+    /// Per source.
+    pub per_source: Vec<HeldOut>,
+}
+
+/// Fits the efficiencies on `file` and runs the leave-one-source-out check.
+pub fn fit_report(file: &MeasuredFile) -> FitReport {
+    let rows: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
+    let efficiency = fit_on(&rows, &|_| true);
+    let in_sample = Stats::of(&errors(&rows, efficiency, &|_| true), 0);
+    let mut sources: Vec<String> = Vec::new();
+    for r in &rows {
+        if r.setup.is_ok() && r.hardware.is_ok() && !sources.contains(&r.run.source) {
+            sources.push(r.run.source.clone());
+        }
+    }
+    let mut held_all = Vec::new();
+    let mut per_source = Vec::new();
+    for s in sources {
+        let eff = fit_on(&rows, &|r| r.run.source != s);
+        let e = errors(&rows, eff, &|r| r.run.source == s);
+        held_all.extend_from_slice(&e);
+        per_source.push(HeldOut { source: s, efficiency: eff, stats: Stats::of(&e, 0) });
+    }
+    FitReport { efficiency, in_sample, leave_one_source_out: Stats::of(&held_all, 0), per_source }
+}
