@@ -23,6 +23,7 @@ USAGE: fmperf <COMMAND> [FLAGS]
 COMMANDS:
   models                      the reference's models: parameters and training FLOPs per sample
   search                      the fastest parallel configurations that fit in memory
+  validate --data FILE.json   predicted vs measured for measured training runs (both modes)
   sweep                       vary devices, domain, system parameters, batch, …; the papers' presets
   bench                       time the searches of a fixed suite (candidates per second)
   catalog models|systems      the catalogs: every model and system with units and sources
@@ -62,6 +63,7 @@ pub fn run_with(args: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) -> 
         "show" => cmd::show::run(rest, out),
         "models" => cmd::models::run(rest, out),
         "search" => cmd::search::run(rest, out),
+        "validate" => cmd::validate::run(rest, out),
         "sweep" => cmd::sweep::run(rest, out),
         other => Err(cmd::CmdError::Usage(format!("unknown command `{other}`; run `fmperf help` for the list"))),
     };

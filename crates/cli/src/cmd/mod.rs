@@ -8,6 +8,7 @@ pub mod models;
 pub mod search;
 pub mod show;
 pub mod sweep;
+pub mod validate;
 
 /// Why a command failed.
 #[derive(Debug)]

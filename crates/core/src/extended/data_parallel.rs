@@ -59,7 +59,7 @@ impl DpGroups {
         let replicas_fast = layout.placement.dp * layout.placement.cp;
         let shard = match (opts.sharding, opts.shard_group) {
             (Sharding::Zero3, Some(z)) => {
-                if z == 0 || replicas % z != 0 {
+                if z == 0 || !replicas.is_multiple_of(z) {
                     return Err(Error::invalid(
                         "shard_group",
                         z,

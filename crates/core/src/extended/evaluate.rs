@@ -267,7 +267,7 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
         throughput_samples_per_s: g / t,
         tokens_per_s: g * w.seq_len as f64 / t,
         mem_gb: mem,
-        feasible: !(mem > p.hw.hbm_capacity_gb),
+        feasible: mem <= p.hw.hbm_capacity_gb,
     })
 }
 

@@ -100,12 +100,12 @@ impl Layout {
 
     /// Devices used `tp·cp·pp·dp`.
     pub fn devices(&self) -> u64 {
-        self.tp * self.cp * self.pp * self.dp
+        self.tp.saturating_mul(self.cp).saturating_mul(self.pp).saturating_mul(self.dp)
     }
 
     /// Micro-batches per iteration `G / (dp·mbs)`.
     pub fn microbatches(&self) -> u64 {
-        self.global_batch / (self.dp * self.mbs).max(1)
+        self.global_batch / self.dp.saturating_mul(self.mbs).max(1)
     }
 
     /// Tokens of one micro-batch on one device's sequence shard, `mbs·seq/cp` [tokens].
@@ -128,23 +128,23 @@ impl Layout {
         if self.devices() > MAX_COUNT {
             return bad("dp", self.dp, format!("tp·cp·pp·dp must be at most {MAX_COUNT} devices"));
         }
-        if w.heads % self.tp != 0 {
+        if !w.heads.is_multiple_of(self.tp) {
             return bad("tp", self.tp, format!("must divide the number of heads {}", w.heads));
         }
         if self.tp > w.ffn_hidden || self.tp > w.hidden {
             return bad("tp", self.tp, "must not exceed the model or MLP width".into());
         }
-        if w.seq_len % self.cp != 0 {
+        if !w.seq_len.is_multiple_of(self.cp) {
             return bad("cp", self.cp, format!("must divide the sequence length {}", w.seq_len));
         }
         if self.pp > w.layers {
             return bad("pp", self.pp, format!("must not exceed the depth {}", w.layers));
         }
-        if !uneven && w.layers % self.pp != 0 {
+        if !uneven && !w.layers.is_multiple_of(self.pp) {
             return Err(Error::invalid("layout.pp", self.pp, format!("must divide the depth {}", w.layers))
                 .with_hint("or allow uneven pipeline stages"));
         }
-        if self.global_batch % self.dp != 0 || (self.global_batch / self.dp) % self.mbs != 0 {
+        if !self.global_batch.is_multiple_of(self.dp) || !(self.global_batch / self.dp).is_multiple_of(self.mbs) {
             return bad(
                 "mbs",
                 self.mbs,
@@ -154,7 +154,7 @@ impl Layout {
         let p = self.placement;
         let shares = [("tp", self.tp, p.tp), ("cp", self.cp, p.cp), ("dp", self.dp, p.dp), ("pp", self.pp, p.pp)];
         for (name, degree, share) in shares {
-            if share == 0 || degree % share != 0 {
+            if share == 0 || !degree.is_multiple_of(share) {
                 return bad(&format!("placement.{name}"), share, format!("must divide {name} = {degree}"));
             }
         }

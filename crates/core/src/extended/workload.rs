@@ -82,7 +82,7 @@ impl Workload {
     /// dividing `heads`, a positive head width, a vocabulary of at most 2²⁴ tokens.
     pub fn validate(&self) -> Result<(), Error> {
         self.to_shape().validate()?;
-        if self.kv_heads == 0 || self.kv_heads > self.heads || self.heads % self.kv_heads != 0 {
+        if self.kv_heads == 0 || self.kv_heads > self.heads || !self.heads.is_multiple_of(self.kv_heads) {
             return Err(Error::invalid(
                 "model.kv_heads",
                 self.kv_heads,

@@ -114,7 +114,12 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     }
     let (tp, pp, cp) = (p.tp.unwrap_or(1), p.pp.unwrap_or(1), p.cp.unwrap_or(1));
     let dp = p.dp.ok_or("parallel.dp is null")?;
-    let devices = tp * pp * cp * dp;
+    // Counts come from a file: every product is checked (a huge value skips the row, never panics).
+    let product = |v: &[u64]| v.iter().try_fold(1u64, |a, b| a.checked_mul(*b)).filter(|n| *n <= 1 << 40);
+    let too_large = || "parallel degrees or batch sizes too large to evaluate".to_string();
+    let devices = product(&[tp, pp, cp, dp]).ok_or_else(too_large)?;
+    let micro_dp = product(&[dp, run.batch.micro.unwrap_or(1)]).ok_or_else(too_large)?;
+    let replicas = product(&[dp, cp]).ok_or_else(too_large)?;
     if let Some(n) = run.num_devices.filter(|n| *n != devices) {
         return Err(format!("num_devices {n} differs from tp·pp·cp·dp = {devices}"));
     }
@@ -128,7 +133,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let global = match b.global {
         Some(g) => g,
         None if pp == 1 => {
-            let g = dp * b.micro.unwrap_or(1);
+            let g = micro_dp;
             notes.push(format!("global batch not stated: {g} (one micro-batch per replica; pp = 1)"));
             g
         }
@@ -136,7 +141,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     };
     let mbs = match (b.micro, b.grad_accum) {
         (Some(m), _) => m,
-        (None, Some(ga)) => global / (dp * ga).max(1),
+        (None, Some(ga)) => global / product(&[dp, ga]).ok_or_else(too_large)?.max(1),
         (None, None) if pp == 1 => {
             notes.push(format!("micro-batch not stated: the local batch {} (pp = 1)", global / dp.max(1)));
             global / dp.max(1)
@@ -146,8 +151,9 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
             1
         }
     };
-    if mbs == 0 || global % (dp * mbs) != 0 {
-        return Err(format!("global batch {global} is not a multiple of dp·micro-batch = {}", dp * mbs));
+    let dp_mbs = product(&[dp, mbs]).ok_or_else(too_large)?;
+    if mbs == 0 || !global.is_multiple_of(dp_mbs) {
+        return Err(format!("global batch {global} is not a multiple of dp·micro-batch = {dp_mbs}"));
     }
 
     // Model.
@@ -185,11 +191,11 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     };
     let (sharding, shard_group) = match (p.zero_stage, p.fsdp.as_deref()) {
         (_, Some(words)) => {
-            let group = fsdp_degree(words).map(|n| n * cp);
-            if let Some(z) = group.filter(|z| (dp * cp) % z != 0) {
-                return Err(format!("FSDP shard group {z} does not divide dp·cp = {}", dp * cp));
+            let group = fsdp_degree(words).map(|n| n.saturating_mul(cp));
+            if let Some(z) = group.filter(|z| !replicas.is_multiple_of(*z)) {
+                return Err(format!("FSDP shard group {z} does not divide dp·cp = {replicas}"));
             }
-            (Sharding::Zero3, group.filter(|z| *z != dp * cp))
+            (Sharding::Zero3, group.filter(|z| *z != replicas))
         }
         (Some(0), None) => (Sharding::Ddp, None),
         (Some(1), None) => (Sharding::Zero1, None),

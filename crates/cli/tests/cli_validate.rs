@@ -1,0 +1,138 @@
+//! The `fmperf validate` contract, run through the built binary: JSON keys, the error definition,
+//! modes, and exit code 2 with one line for bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn fmperf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fmperf")).args(args).output().expect("the fmperf binary runs")
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = fmperf(args);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
+fn usage_error(args: &[&str]) -> String {
+    let out = fmperf(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: stderr {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line on stderr, got {err:?}");
+    assert!(out.stdout.is_empty(), "nothing on stdout");
+    err
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fmperf-cli-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The shipped file, as a user would pass it.
+fn shipped() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../core/data/measured-training-runs.json")
+}
+
+#[test]
+fn json_has_the_contract_keys_and_errors_are_fractions() {
+    let path = shipped();
+    let v = json(&["validate", "--data", path.to_str().unwrap(), "--format", "json"]);
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 108);
+    let mut evaluated = 0;
+    for r in rows {
+        for key in ["id", "predicted", "measured", "metric", "error", "skipped", "reason"] {
+            assert!(r.get(key).is_some(), "row {} lacks {key}", r["id"]);
+        }
+        if r["skipped"].as_bool().unwrap() {
+            assert!(r["error"].is_null() && r["predicted"].is_null());
+            assert!(!r["reason"].as_str().unwrap().is_empty(), "skipped row {} has a reason", r["id"]);
+        } else {
+            evaluated += 1;
+            let (p, m, e) =
+                (r["predicted"].as_f64().unwrap(), r["measured"].as_f64().unwrap(), r["error"].as_f64().unwrap());
+            assert!((e - (p / m - 1.0)).abs() < 1e-12, "error = predicted/measured − 1 for {}", r["id"]);
+            assert!(r["metric"].is_string() && r["reason"].is_null());
+        }
+    }
+    let s = &v["summary"];
+    for key in ["evaluated", "skipped", "mape", "median_abs_error"] {
+        assert!(s.get(key).is_some(), "summary lacks {key}");
+    }
+    assert_eq!(s["evaluated"].as_u64().unwrap(), evaluated);
+    assert_eq!(s["evaluated"].as_u64().unwrap() + s["skipped"].as_u64().unwrap(), 108);
+    // Errors are fractions: extended mode is within 15 % on average.
+    let mape = s["mape"].as_f64().unwrap();
+    assert!(mape > 0.0 && mape <= 0.15, "{mape}");
+    assert_eq!(v["mode"], "extended");
+    assert!(!s["per_source"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn both_modes_run_and_extended_is_closer() {
+    let ext = json(&["validate", "--data", "builtin", "--format", "json", "--mode", "extended"]);
+    let reference = json(&["validate", "--data", "builtin", "--format", "json", "--mode", "reference"]);
+    assert_eq!(reference["mode"], "reference");
+    let mape = |v: &Value| v["summary"]["mape"].as_f64().unwrap();
+    assert!(mape(&reference) > 2.0 * mape(&ext), "reference {} vs extended {}", mape(&reference), mape(&ext));
+    // The table names every source and the overall line.
+    let out = fmperf(&["validate", "--data", "builtin", "--mode", "reference"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("reference mode") && text.contains("all sources") && text.contains("torchtitan"));
+}
+
+#[test]
+fn a_file_of_ones_own_is_evaluated() {
+    let one = r#"{"schema_version": 1, "rows": [{
+        "id": "mine", "source": {"title": "my cluster"}, "hardware_id": "nvidia_h100_sxm5_80gb", "num_devices": 8,
+        "precision": "bf16",
+        "model": {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "ffn_type": "swiglu",
+                  "seq_len": 8192, "vocab": 128256},
+        "parallel": {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "fsdp": "FSDP 8", "recompute": "selective"},
+        "batch": {"global_batch_seqs": 16, "micro_batch": 2},
+        "measured": {"flop_convention": "tokens/s/GPU", "tokens_per_s_per_device": 6000}}]}"#;
+    let p = temp_file("one.json", one);
+    let v = json(&["validate", "--data", p.to_str().unwrap(), "--format", "json"]);
+    let r = &v["rows"][0];
+    assert_eq!(r["skipped"], false, "{r}");
+    assert_eq!(r["metric"], "tokens/s per device");
+    assert!(r["predicted"].as_f64().unwrap() > 1000.0);
+    // A row fmperf cannot read is skipped with its reason, not an error.
+    let bad_row = one.replace("\"tokens/s/GPU\"", "\"furlongs per fortnight\"");
+    let p = temp_file("unknown-convention.json", &bad_row);
+    let v = json(&["validate", "--data", p.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(v["rows"][0]["skipped"], true);
+    assert!(v["rows"][0]["reason"].as_str().unwrap().contains("not a convention"));
+    assert_eq!(v["summary"]["mape"], Value::Null);
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    assert!(usage_error(&["validate"]).contains("--data"));
+    assert!(usage_error(&["validate", "--data", "/nonexistent/runs.json"]).contains("cannot read"));
+    let p = temp_file("not-json.json", "{ rows: ");
+    assert!(usage_error(&["validate", "--data", p.to_str().unwrap()]).contains("JSON"));
+    let p = temp_file("no-rows.json", r#"{"runs": []}"#);
+    assert!(usage_error(&["validate", "--data", p.to_str().unwrap()]).contains("rows"));
+    let p = temp_file("bad-type.json", r#"[{"id": "x", "parallel": {"tp": "eight"}}]"#);
+    assert!(usage_error(&["validate", "--data", p.to_str().unwrap()]).contains("parallel.tp"));
+    assert!(usage_error(&["validate", "--data", "builtin", "--mode", "fast"]).contains("--mode"));
+    assert!(usage_error(&["validate", "--data", "builtin", "--format", "csv"]).contains("--format"));
+    assert!(usage_error(&["validate", "--data", "builtin", "stray"]).contains("stray"));
+}
+
+#[test]
+fn fit_reports_the_leave_one_source_out_error() {
+    let v = json(&["validate", "--data", "builtin", "--fit", "--format", "json"]);
+    let eff = &v["efficiency"];
+    assert!(eff["matmul"].as_f64().unwrap() > 0.3 && eff["attention"].as_f64().unwrap() > 0.2);
+    let loso = v["leave_one_source_out"]["mape"].as_f64().unwrap();
+    let in_sample = v["in_sample"]["mape"].as_f64().unwrap();
+    assert!(loso >= in_sample - 1e-12, "held out {loso} vs in-sample {in_sample}");
+    assert_eq!(v["per_source"].as_array().unwrap().len(), 6);
+}

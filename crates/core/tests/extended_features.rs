@@ -1,0 +1,252 @@
+//! Each switch of extended mode against hand-computed values, through the public evaluation.
+
+use fmperf_core::SystemParams;
+use fmperf_core::catalog::{self, MappingOptions, Precision};
+use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, Recompute, Sharding, Workload, evaluate};
+
+/// Llama 3 8B at 4096 tokens on one H100 node.
+fn h100(precision: Precision, measured: bool) -> Hardware {
+    let sys = catalog::find_system("nvidia_h100_sxm5_80gb").unwrap();
+    Hardware::from_catalog(sys, precision, measured, &MappingOptions::default()).unwrap()
+}
+
+fn base() -> ExtendedOptions {
+    ExtendedOptions { recompute: Recompute::None, memory_overheads: false, ..ExtendedOptions::realistic() }
+}
+
+fn llama(seq: u64) -> Workload {
+    Workload { seq_len: seq, ..Workload::LLAMA3_8B }
+}
+
+/// One device, one micro-batch of one sequence, one iteration.
+fn single() -> Layout {
+    Layout::placed(1, 1, 1, 1, 1, 1, 8)
+}
+
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs().max(1e-300)
+}
+
+#[test]
+fn swiglu_adds_the_third_matrix_forward_and_backward() {
+    let hw = h100(Precision::Bf16, true);
+    let on = evaluate(&llama(4096), &hw, &single(), &base()).unwrap();
+    let off = evaluate(&llama(4096), &hw, &single(), &ExtendedOptions { gated_mlp: false, ..base() }).unwrap();
+    // Gate matrix: 2·s·h·f forward, twice that backward, in each of the 32 blocks.
+    let (s, h, f) = (4096.0, 4096.0, 14336.0);
+    let expect = 32.0 * 3.0 * 2.0 * s * h * f * 1e-12;
+    assert!(rel(on.totals.flops_per_gpu - off.totals.flops_per_gpu, expect) < 1e-9);
+}
+
+#[test]
+fn causal_attention_halves_logits_and_attend() {
+    let hw = h100(Precision::Bf16, true);
+    let causal = evaluate(&llama(8192), &hw, &single(), &base()).unwrap();
+    let full = evaluate(&llama(8192), &hw, &single(), &ExtendedOptions { causal: false, ..base() }).unwrap();
+    // Full attention forward: 4·s²·a·d; flash backward 2.5×; the causal mask saves half of all of it.
+    let s = 8192.0;
+    let attention = 32.0 * 4.0 * s * s * 4096.0 * (1.0 + 2.5) * 1e-12;
+    assert!(rel(full.totals.flops_per_gpu - causal.totals.flops_per_gpu, attention / 2.0) < 1e-9);
+}
+
+#[test]
+fn full_recompute_adds_one_forward_pass() {
+    let hw = h100(Precision::Bf16, true);
+    let w = llama(4096);
+    let none = evaluate(&w, &hw, &single(), &base()).unwrap();
+    let full = evaluate(&w, &hw, &single(), &ExtendedOptions { recompute: Recompute::Full, ..base() }).unwrap();
+    // Block forward: linear 2·s·(h·(a·d + 2·kv·d) + a·d·h + 3·h·f), attention 4·s²·a·d / 2.
+    let (s, h, f) = (4096.0, 4096.0, 14336.0);
+    let fwd = 2.0 * s * (h * (h + 2.0 * 1024.0) + h * h + 3.0 * h * f) + 2.0 * s * s * h;
+    assert!(rel(full.totals.flops_per_gpu - none.totals.flops_per_gpu, 32.0 * fwd * 1e-12) < 1e-9);
+    assert!(full.breakdown.t_recompute_s > 0.0 && none.breakdown.t_recompute_s == 0.0);
+    assert!(full.totals.acts_mem < none.totals.acts_mem);
+}
+
+#[test]
+fn zero_stages_shard_weights_gradients_and_optimizer_by_dp() {
+    let hw = h100(Precision::Bf16, true);
+    let w = llama(4096);
+    let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
+    let mem = |s: Sharding| evaluate(&w, &hw, &layout, &ExtendedOptions { sharding: s, ..base() }).unwrap().totals;
+    let (z0, z1, z2, z3) = (mem(Sharding::Ddp), mem(Sharding::Zero1), mem(Sharding::Zero2), mem(Sharding::Zero3));
+    // 2 B weights, 4 B gradients, 12 B optimizer states per parameter.
+    assert!(
+        rel(z0.wts_grad_mem, 2.0 * z0.wts_mem) < 1e-12 && rel(z0.wts_optimizer_states_mem, 6.0 * z0.wts_mem) < 1e-12
+    );
+    assert!(rel(z1.wts_optimizer_states_mem, z0.wts_optimizer_states_mem / 8.0) < 1e-12);
+    assert_eq!(z1.wts_grad_mem, z0.wts_grad_mem);
+    assert!(rel(z2.wts_grad_mem, z0.wts_grad_mem / 8.0) < 1e-12);
+    // ZeRO-3 divides the weights by dp and keeps two gathered blocks in flight.
+    let block_bytes = w.block_parameters(true, true) * 2.0 * 1e-9;
+    assert!(rel(z3.wts_mem, z0.wts_mem / 8.0 + 2.0 * block_bytes) < 1e-12);
+    // … and pays its gathers every micro-batch.
+    assert!(z3.t_dp_comm > z1.t_dp_comm);
+}
+
+#[test]
+fn fp8_runs_the_linear_layers_at_the_fp8_ceiling() {
+    let w = llama(4096);
+    let bf = evaluate(&w, &h100(Precision::Bf16, true), &single(), &base()).unwrap();
+    let f8 =
+        evaluate(&w, &h100(Precision::Fp8, true), &single(), &ExtendedOptions { precision: Precision::Fp8, ..base() })
+            .unwrap();
+    assert_eq!(bf.totals.flops_per_gpu, f8.totals.flops_per_gpu);
+    // Linear-layer compute scales by the measured ceilings 794.5 → 1402.6; attention stays in BF16.
+    let attention_s = |e: &fmperf_core::extended::ExtendedEvaluation| {
+        let opts = base();
+        let s = 4096.0;
+        32.0 * 2.0 * s * s * 4096.0 * 3.5 * 1e-12 / (opts.attention_efficiency * 794.5)
+            * e.breakdown.microbatches as f64
+    };
+    let linear_bf = bf.totals.t_comp - attention_s(&bf);
+    let linear_f8 = f8.totals.t_comp - attention_s(&f8);
+    assert!(rel(linear_bf / linear_f8, 1402.6 / 794.5) < 1e-9, "{}", linear_bf / linear_f8);
+}
+
+#[test]
+fn measured_ceiling_replaces_the_datasheet_peak() {
+    let w = llama(4096);
+    let measured = evaluate(&w, &h100(Precision::Bf16, true), &single(), &base()).unwrap();
+    let peak =
+        evaluate(&w, &h100(Precision::Bf16, false), &single(), &ExtendedOptions { measured_ceiling: false, ..base() })
+            .unwrap();
+    assert!(rel(measured.totals.t_comp / peak.totals.t_comp, 989.4 / 794.5) < 1e-9);
+}
+
+#[test]
+fn interleaving_divides_the_bubble_and_uneven_stages_keep_every_block() {
+    let hw = Hardware::from_params(&SystemParams::a100().with_nvlink_size(8), true);
+    let w = Workload { vocab: None, ..Workload::from_shape(&fmperf_core::ModelShape::GPT3) };
+    let layout = Layout::placed(8, 1, 8, 2, 1, 64, 8);
+    let plain = evaluate(&w, &hw, &layout, &base()).unwrap();
+    let inter = evaluate(&w, &hw, &layout, &ExtendedOptions { interleave: 3, ..base() }).unwrap();
+    // Bubble = (pp − 1)/v slots; the slot itself changes only by the overlapped messages.
+    let slot = |e: &fmperf_core::extended::ExtendedEvaluation| e.totals.t_bubble / (7.0 / 3.0);
+    assert!(
+        rel(
+            plain.totals.t_bubble,
+            7.0 * (plain.totals.t - plain.totals.t_bubble - plain.totals.t_dp_comm - plain.breakdown.t_optimizer_s)
+                / 32.0
+        ) < 1e-6
+    );
+    assert!(slot(&inter) <= plain.totals.t_bubble / 7.0);
+    // 100 blocks on 8 stages: the busiest holds 13 (the reference would keep 8 × 12 = 96).
+    let deep = Workload { layers: 100, ..w };
+    let uneven = evaluate(&deep, &hw, &layout, &base()).unwrap();
+    assert_eq!((uneven.breakdown.stages.most, uneven.breakdown.stages.last), (13, 12));
+    let strict = ExtendedOptions { uneven_stages: false, ..base() };
+    assert_eq!(evaluate(&deep, &hw, &layout, &strict).unwrap_err().field(), Some("layout.pp"));
+}
+
+#[test]
+fn context_parallel_ring_hides_its_transfers() {
+    let hw = h100(Precision::Bf16, true);
+    let w = llama(65536);
+    let layout = Layout::placed(1, 4, 1, 2, 1, 2, 8);
+    let ring = evaluate(&w, &hw, &layout, &base()).unwrap();
+    let gather = evaluate(&w, &hw, &layout, &ExtendedOptions { cp_ring_overlap: false, ..base() }).unwrap();
+    assert!(ring.breakdown.t_cp_comm_s < gather.breakdown.t_cp_comm_s);
+    assert!(gather.breakdown.t_cp_comm_s > 0.0);
+    // Each rank holds a quarter of the sequence: a quarter of the block work of one sequence.
+    let one = evaluate(&w, &hw, &Layout::placed(1, 1, 1, 2, 1, 2, 8), &base()).unwrap();
+    assert!(rel(ring.totals.flops_per_gpu * 4.0, one.totals.flops_per_gpu) < 1e-9);
+}
+
+#[test]
+fn grouped_query_attention_narrows_the_kv_projections() {
+    let hw = h100(Precision::Bf16, true);
+    let w = llama(4096);
+    let gqa = evaluate(&w, &hw, &single(), &base()).unwrap();
+    let mha = evaluate(&w, &hw, &single(), &ExtendedOptions { grouped_query_attention: false, ..base() }).unwrap();
+    // K and V of 4096 instead of 1024 columns: 2·s·h·2·3072 forward, ×3 with the backward.
+    let expect = 32.0 * 3.0 * 2.0 * 4096.0 * 4096.0 * 2.0 * 3072.0 * 1e-12;
+    assert!(rel(mha.totals.flops_per_gpu - gqa.totals.flops_per_gpu, expect) < 1e-9);
+}
+
+#[test]
+fn embeddings_and_head_add_the_vocabulary_matmul_and_parameters() {
+    let hw = h100(Precision::Bf16, true);
+    let w = llama(4096);
+    let with = evaluate(&w, &hw, &single(), &base()).unwrap();
+    let without = evaluate(&w, &hw, &single(), &ExtendedOptions { embeddings_and_head: false, ..base() }).unwrap();
+    let expect = 3.0 * 2.0 * 4096.0 * 4096.0 * 128256.0 * 1e-12;
+    assert!(rel(with.totals.flops_per_gpu - without.totals.flops_per_gpu, expect) < 1e-9);
+    assert!(rel(with.breakdown.parameters, 8.03e9) < 0.01, "{}", with.breakdown.parameters);
+}
+
+#[test]
+fn memory_overheads_are_a_documented_margin() {
+    let hw = h100(Precision::Bf16, true);
+    let w = llama(4096);
+    let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
+    let bare = evaluate(&w, &hw, &layout, &base()).unwrap();
+    let with = evaluate(&w, &hw, &layout, &ExtendedOptions { memory_overheads: true, ..base() }).unwrap();
+    let expect = fmperf_core::extended::memory::OVERHEAD_FIXED_GB
+        + fmperf_core::extended::memory::OVERHEAD_FRACTION * bare.mem_gb;
+    assert!(rel(with.mem_gb - bare.mem_gb, expect) < 1e-9);
+    assert!(rel(with.breakdown.overhead_gb, expect) < 1e-9);
+}
+
+#[test]
+fn never_panics_on_arbitrary_layouts_and_options() {
+    let specials = [0u64, 1, 2, 3, 7, 8, 64, 4096, 1 << 20, 1 << 32, u64::MAX / 3, u64::MAX];
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let hw = h100(Precision::Bf16, true);
+    let workloads = [
+        llama(4096),
+        Workload::from_shape(&fmperf_core::ModelShape::VIT_ERA5),
+        Workload {
+            seq_len: 8,
+            hidden: 16,
+            heads: 4,
+            kv_heads: 2,
+            head_dim: 4,
+            layers: 3,
+            ffn_hidden: 8,
+            gated_mlp: true,
+            vocab: Some(5),
+        },
+    ];
+    let mut evaluated = 0;
+    for i in 0..20_000 {
+        let mut pick = || {
+            let r = next();
+            if r % 3 == 0 { specials[(r / 3 % specials.len() as u64) as usize] } else { 1 << (r % 7) }
+        };
+        let mut layout = Layout {
+            tp: pick(),
+            cp: pick(),
+            pp: pick(),
+            dp: pick(),
+            mbs: pick(),
+            global_batch: pick(),
+            placement: fmperf_core::extended::Placement { tp: pick(), cp: pick(), dp: pick(), pp: pick() },
+        };
+        if i % 3 != 0 {
+            // A consistent layout of random degrees, placed on the node, so that many evaluate.
+            let l = layout;
+            let batch = l.dp.saturating_mul(l.mbs).saturating_mul(1 + (pick() % 4));
+            layout = Layout::placed(l.tp % 9, l.cp % 5, l.pp % 9, l.dp % 65, l.mbs % 5, batch, 8);
+        }
+        let opts = ExtendedOptions {
+            interleave: pick(),
+            shard_group: if i % 5 == 0 { Some(pick()) } else { None },
+            sharding: Sharding::ALL[i % 4],
+            recompute: Recompute::ALL[i % 3],
+            ..ExtendedOptions::realistic()
+        };
+        if let Ok(e) = evaluate(&workloads[i % 3], &hw, &layout, &opts) {
+            assert!(e.totals.t.is_finite() && e.totals.t > 0.0, "{layout:?} {opts:?}");
+            assert!(e.mem_gb.is_finite() && e.mem_gb > 0.0);
+            evaluated += 1;
+        }
+    }
+    assert!(evaluated > 50, "only {evaluated} random layouts were valid");
+}
