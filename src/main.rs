@@ -18,6 +18,8 @@ mod pages;
 #[cfg(target_arch = "wasm32")]
 mod runner;
 #[cfg(target_arch = "wasm32")]
+mod storage;
+#[cfg(target_arch = "wasm32")]
 mod url_state;
 
 #[cfg(target_arch = "wasm32")]

@@ -127,7 +127,22 @@ pub fn text_of(v: Option<&Value>) -> String {
             .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
             .collect::<Vec<_>>()
             .join("\n"),
+        Some(Value::Number(n)) if n.is_f64() => n.as_f64().map_or_else(|| n.to_string(), number_text),
         Some(other) => other.to_string(),
+    }
+}
+
+/// A real number as a form shows it: integral values without `.0` (`141`), very large and very
+/// small ones with an exponent (`1e12`, `2.5e-6`); always the shortest text that reads back as
+/// the same number.
+pub fn number_text(x: f64) -> String {
+    let a = x.abs();
+    if a != 0.0 && !(1e-4..1e9).contains(&a) {
+        format!("{x:e}")
+    } else if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x}")
     }
 }
 
@@ -316,7 +331,14 @@ mod tests {
         assert_eq!(text_of(v.get("a")), "x\ny");
         assert_eq!(text_of(v.get("s")), "t");
         assert_eq!(text_of(v.get("missing")), "");
-        let n: f64 = text_of(v.get("n")).parse().unwrap();
-        assert_eq!(n, 1e12);
+        assert_eq!(text_of(v.get("n")), "1e12");
+        for x in [141.0, 989.4, 2.5e-6, 1e-12, 3e11, 0.7, 1.0 / 3.0, 123456789.5, 0.0, -2.0] {
+            let t = number_text(x);
+            assert_eq!(t.parse::<f64>().unwrap(), x, "{t}");
+        }
+        assert_eq!(
+            (number_text(141.0), number_text(2.5e-6), number_text(3e11)),
+            ("141".into(), "2.5e-6".into(), "3e11".into())
+        );
     }
 }

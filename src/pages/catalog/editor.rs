@@ -1,0 +1,584 @@
+//! The editor of a user's model or system: a form with one input per field (unit and meaning as
+//! label and help) whose every text is checked as it is typed by the format's own validators
+//! ([`fmperf_core::format::form::check_form`]), the problem shown at its field, Save disabled while
+//! anything is wrong; and a JSON view where a whole document can be pasted, with every problem
+//! listed by field path.
+
+use std::collections::BTreeMap;
+
+use fmperf_core::Error;
+use fmperf_core::catalog;
+use fmperf_core::format::custom_store::{CustomStore, EntryKind};
+use fmperf_core::format::fields::Kind;
+use fmperf_core::format::form::{
+    FormField, FormValues, check_form, document_of, form_fields, has_preset, values_of, values_of_document,
+};
+use fmperf_core::format::{Document, Origin, Parsed, parse_detailed, to_json};
+use leptos::prelude::*;
+use serde_json::Value;
+
+use super::detail::unit_label;
+use super::{Flash, problem_list, rich, tab_of};
+use crate::storage::stored;
+use crate::url_state::UrlState;
+
+/// What Save does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Target {
+    /// Adds a new entry.
+    New,
+    /// Replaces the user's entry at this index.
+    Replace(usize),
+}
+
+/// The two views of the editor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    Form,
+    Json,
+}
+
+/// Where an edit starts.
+#[derive(Clone, Debug)]
+struct Start {
+    kind: EntryKind,
+    target: Target,
+    values: FormValues,
+    json: String,
+    mode: Mode,
+    title: String,
+}
+
+fn doc_id_mut(doc: &mut Document) -> Option<(&mut String, &mut String, &mut Vec<String>)> {
+    match doc {
+        Document::Model(m) => Some((&mut m.id, &mut m.name, &mut m.notes)),
+        Document::System(s) => Some((&mut s.id, &mut s.name, &mut s.notes)),
+        Document::Scenario(_) => None,
+    }
+}
+
+/// The entry of `kind` with `id`: the user's own, else a built-in one.
+fn find(store: &CustomStore, kind: EntryKind, id: &str) -> Option<Document> {
+    let mine = store.list(kind).iter().find_map(|e| match &e.parsed {
+        Ok(doc) if e.id() == id => Some(doc.clone()),
+        _ => None,
+    });
+    mine.or_else(|| match kind {
+        EntryKind::Model => catalog::find_model(id).ok().map(|m| Document::Model(m.clone())),
+        EntryKind::System => catalog::find_system(id).ok().map(|s| Document::System(s.clone())),
+    })
+}
+
+/// Reads the URL's `edit` value.
+fn start_of(store: &CustomStore, kind: EntryKind, edit: &str) -> Result<Start, String> {
+    let k = kind.as_str();
+    if edit == "json" {
+        return Ok(Start {
+            kind,
+            target: Target::New,
+            values: FormValues::new(),
+            json: String::new(),
+            mode: Mode::Json,
+            title: "New entry from a JSON document".to_string(),
+        });
+    }
+    if let Some(id) = edit.strip_prefix("copy:") {
+        let mut doc = find(store, kind, id).ok_or_else(|| format!("there is no {k} `{id}` to duplicate"))?;
+        let new_id = store.free_id(kind, &format!("{id}-custom"));
+        if let Some((doc_id, name, notes)) = doc_id_mut(&mut doc) {
+            *doc_id = new_id;
+            *name = format!("{name} (my copy)");
+            notes.push(format!("Duplicated from the catalog entry `{id}` and edited."));
+        }
+        return Ok(Start {
+            kind,
+            target: Target::New,
+            values: values_of_document(&doc),
+            json: to_json(&doc),
+            mode: Mode::Form,
+            title: format!("Duplicate of `{id}`"),
+        });
+    }
+    if let Some(i) = edit.strip_prefix("custom:").and_then(|i| i.parse::<usize>().ok()) {
+        let entry =
+            store.list(kind).get(i).ok_or_else(|| format!("you have no {k} number {i} (it may have been deleted)"))?;
+        return Ok(match &entry.parsed {
+            Ok(doc) => Start {
+                kind,
+                target: Target::Replace(i),
+                values: values_of_document(doc),
+                json: to_json(doc),
+                mode: Mode::Form,
+                title: format!("Edit your {k} `{}`", entry.id()),
+            },
+            Err(_) => Start {
+                kind,
+                target: Target::Replace(i),
+                values: values_of(k, &entry.raw),
+                json: entry.raw_text(),
+                mode: Mode::Json,
+                title: format!("Fix your {k} `{}`", entry.id()),
+            },
+        });
+    }
+    Err(format!("`{edit}` is not something the editor can open"))
+}
+
+/// The editor for the URL's `edit` value (or why there is nothing to edit).
+#[component]
+pub fn EditorView(kind: EntryKind, edit: String) -> impl IntoView {
+    let url = expect_context::<UrlState>();
+    match stored().with_untracked(|s| start_of(&s.store, kind, &edit)) {
+        Ok(start) => view! { <Editor start=start /> }.into_any(),
+        Err(why) => view! {
+            <section class="card">
+                <p class="notice error">"Nothing to edit: " {why} "."</p>
+                <button type="button" on:click=move |_| url.update(true, |q| q.remove("edit"))>"Back to the catalog"</button>
+            </section>
+        }
+        .into_any(),
+    }
+}
+
+fn group_title(kind: EntryKind, first: &FormField) -> &'static str {
+    match (first.group(), first.spec.path) {
+        ("", "id") if kind == EntryKind::Model => "Model",
+        ("", "id") => "Identity",
+        ("", "memory_gb") => "Memory",
+        ("", "tdp_w") => "Power and headline figures",
+        ("", "sources") => "Sources and notes",
+        ("peak_tflops", _) => "Dense peak rates",
+        ("measured_matmul_tflops", _) => "Measured matmul ceilings",
+        ("scale_up", _) => "Scale-up domain",
+        ("scale_out", _) => "Scale-out network",
+        ("network", _) => "Network efficiencies and latencies",
+        ("training_budget", _) => "Training budget (give tokens or samples)",
+        ("preset", _) => "Exact reference parameters (preset)",
+        _ => "Fields",
+    }
+}
+
+fn input_id(path: &str) -> String {
+    format!("field-{}", path.replace('.', "-"))
+}
+
+fn empty_help(f: &FormField) -> &'static str {
+    if f.spec.nullable {
+        " Leave empty if unknown."
+    } else if !f.spec.required && matches!(f.spec.kind, Kind::Int { .. } | Kind::Num { .. } | Kind::Choice(_)) {
+        " Leave empty for the default."
+    } else {
+        ""
+    }
+}
+
+/// One input with label (field and unit), help (meaning) and its problems.
+#[component]
+fn FieldInput(
+    field: FormField,
+    values: RwSignal<FormValues>,
+    errors: Memo<BTreeMap<String, Vec<String>>>,
+    warnings: Memo<BTreeMap<String, Vec<String>>>,
+) -> impl IntoView {
+    let path = field.path();
+    let id = input_id(&path);
+    let (help_id, err_id) = (format!("{id}-help"), format!("{id}-error"));
+    let value = {
+        let p = path.clone();
+        move || values.with(|v| v.get(&p).cloned().unwrap_or_default())
+    };
+    let set = {
+        let p = path.clone();
+        move |ev: leptos::ev::Event| {
+            let t = event_target_value(&ev);
+            values.update(|v| {
+                v.insert(p.clone(), t);
+            });
+        }
+    };
+    let msgs = {
+        let p = path.clone();
+        Memo::new(move |_| errors.with(|e| e.get(&p).cloned().unwrap_or_default()))
+    };
+    let warns = {
+        let p = path.clone();
+        Memo::new(move |_| warnings.with(|w| w.get(&p).cloned().unwrap_or_default()))
+    };
+    let invalid = move || (!msgs.with(Vec::is_empty)).to_string();
+    let described = format!("{help_id} {err_id}");
+    let control = match field.spec.kind {
+        Kind::Choice(names) => {
+            let current = value();
+            let mut opts: Vec<(String, String)> = Vec::new();
+            if field.may_be_empty() {
+                opts.push((String::new(), "(default)".to_string()));
+            }
+            opts.extend(names.iter().map(|n| (n.to_string(), n.to_string())));
+            if !current.is_empty() && !names.contains(&current.as_str()) {
+                opts.push((current.clone(), current.clone()));
+            }
+            let options = opts
+                .into_iter()
+                .map(|(v, label)| {
+                    let selected = v == current;
+                    view! { <option value=v selected=selected>{label}</option> }
+                })
+                .collect_view();
+            view! {
+                <select id=id.clone() on:change=set aria-invalid=invalid aria-describedby=described>
+                    {options}
+                </select>
+            }
+            .into_any()
+        }
+        _ if field.multiline() => view! {
+            <textarea id=id.clone() rows=if matches!(field.spec.kind, Kind::TextList) { "5" } else { "3" } prop:value=value on:input=set aria-invalid=invalid aria-describedby=described></textarea>
+        }
+        .into_any(),
+        _ => {
+            let mode = match field.spec.kind {
+                Kind::Int { .. } => "numeric",
+                Kind::Num { .. } => "decimal",
+                _ => "text",
+            };
+            view! {
+                <input
+                    id=id.clone()
+                    type="text"
+                    inputmode=mode
+                    autocomplete="off"
+                    spellcheck="false"
+                    prop:value=value
+                    on:input=set
+                    aria-invalid=invalid
+                    aria-describedby=described
+                />
+            }
+            .into_any()
+        }
+    };
+    let unit = unit_label(&field);
+    let list_help = if matches!(field.spec.kind, Kind::TextList) { " One per line." } else { "" };
+    view! {
+        <div class="field" data-path=path.clone() class:wide=field.multiline() class:invalid=move || !msgs.with(Vec::is_empty)>
+            <label for=id>
+                <code>{path.clone()}</code>
+                {(unit != "—").then(|| view! { <span class="unit">" [" {unit} "]"</span> })}
+            </label>
+            {control}
+            <div class="field-help" id=help_id>{rich(field.spec.description)} "." {list_help} {empty_help(&field)}</div>
+            <div class="field-error" id=err_id>
+                {move || msgs.get().into_iter().map(|m| view! { <div>{rich(&m)}</div> }).collect_view()}
+            </div>
+            {move || warns.get().into_iter().map(|m| view! { <div class="field-warn">{m}</div> }).collect_view()}
+        </div>
+    }
+}
+
+fn messages(errors: &BTreeMap<String, Vec<Error>>) -> BTreeMap<String, Vec<String>> {
+    errors.iter().map(|(k, v)| (k.clone(), v.iter().map(Error::to_string).collect())).collect()
+}
+
+/// The document a pasted JSON text makes, ready to save (reference-format documents get a free id).
+fn pasted_document(store: &CustomStore, parsed: &Parsed) -> Result<(EntryKind, Document), Error> {
+    let kind = EntryKind::of(&parsed.document).ok_or_else(|| {
+        Error::invalid("kind", "scenario", "must be \"model\" or \"system\" here")
+            .with_hint("the catalog keeps models and systems; open scenarios in the explorer")
+    })?;
+    let mut doc = parsed.document.clone();
+    if parsed.origin != Origin::Versioned
+        && let Some((id, name, _)) = doc_id_mut(&mut doc)
+    {
+        *id = store.free_id(kind, &format!("my-{}", kind.as_str()));
+        *name = format!("{} pasted as reference JSON", kind.as_str());
+    }
+    Ok((kind, doc))
+}
+
+#[component]
+fn Editor(start: Start) -> impl IntoView {
+    let url = expect_context::<UrlState>();
+    let flash = expect_context::<Flash>().0;
+    let target = start.target;
+    let kind = RwSignal::new(start.kind);
+    let values = RwSignal::new(start.values.clone());
+    let json = RwSignal::new(start.json.clone());
+    let mode = RwSignal::new(start.mode);
+    let show_preset = RwSignal::new(has_preset(&start.values));
+    let switch_note = RwSignal::new(None::<String>);
+    let save_error = RwSignal::new(None::<String>);
+    let except = match target {
+        Target::Replace(i) => Some(i),
+        Target::New => None,
+    };
+
+    let check = Memo::new(move |_| values.with(|v| check_form(kind.get().as_str(), v)));
+    let form_conflict = Memo::new(move |_| {
+        let id = values.with(|v| v.get("id").map(|s| s.trim().to_string()).unwrap_or_default());
+        let k = kind.get();
+        stored().with(|s| s.store.conflict(k, &id, except))
+    });
+    let errors = Memo::new(move |_| {
+        let mut m = check.with(|c| messages(&c.field_errors));
+        if let Some(e) = form_conflict.get() {
+            m.entry("id".to_string()).or_default().push(e.to_string());
+        }
+        m
+    });
+    let warnings = Memo::new(move |_| check.with(|c| messages(&c.warnings)));
+    // JSON view: the pasted document and what saving it would do.
+    let parsed = Memo::new(move |_| json.with(|t| parse_detailed(t)));
+    let json_ready = Memo::new(move |_| {
+        parsed.with(|p| match p {
+            Err(errors) => Err(errors.clone()),
+            Ok(p) => {
+                let (k, doc) = stored().with(|s| pasted_document(&s.store, p)).map_err(|e| vec![e])?;
+                if let Target::Replace(_) = target
+                    && k != kind.get()
+                {
+                    return Err(vec![
+                        Error::invalid("kind", k.as_str(), format!("must be \"{}\" here", kind.get().as_str()))
+                            .with_hint("this entry is in the other list; import the document instead"),
+                    ]);
+                }
+                let id = match &doc {
+                    Document::Model(m) => m.id.clone(),
+                    Document::System(s) => s.id.clone(),
+                    Document::Scenario(_) => String::new(),
+                };
+                match stored().with(|s| s.store.conflict(k, &id, except)) {
+                    Some(e) => Err(vec![e]),
+                    None => Ok((k, doc, p.origin, p.warnings.clone())),
+                }
+            }
+        })
+    });
+    let can_save = move || match mode.get() {
+        Mode::Form => check.with(|c| c.is_valid()) && form_conflict.with(Option::is_none),
+        Mode::Json => json_ready.with(Result::is_ok),
+    };
+
+    let save = move |_| {
+        let doc = match mode.get_untracked() {
+            Mode::Form => check.with_untracked(|c| c.document.clone()).map(|d| (kind.get_untracked(), d)),
+            Mode::Json => json_ready.with_untracked(|r| r.as_ref().ok().map(|(k, d, _, _)| (*k, d.clone()))),
+        };
+        let Some((k, doc)) = doc else { return };
+        let id = match &doc {
+            Document::Model(m) => m.id.clone(),
+            Document::System(s) => s.id.clone(),
+            Document::Scenario(_) => String::new(),
+        };
+        let result = match target {
+            Target::New => stored().add(doc).map(|_| ()),
+            Target::Replace(i) => stored().replace(k, i, doc),
+        };
+        match result {
+            Ok(()) => {
+                let persisted = stored().with_untracked(|s| s.persistent() && s.write_error.is_none());
+                let where_ =
+                    if persisted { "in this browser" } else { "for this page only (browser storage is not available)" };
+                flash.set(Some(format!("Saved {} `{id}` {where_}.", k.as_str())));
+                url.update(true, |q| {
+                    q.remove("edit");
+                    q.set("tab", tab_of(k));
+                    q.set("entry", &id);
+                    q.remove("q");
+                });
+            }
+            Err(e) => save_error.set(Some(e.to_string())),
+        }
+    };
+    let cancel = move |_| url.update(true, |q| q.remove("edit"));
+
+    let to_json_view = move |_| {
+        let text = check.with_untracked(|c| c.document.as_ref().map(to_json)).unwrap_or_else(|| {
+            let v = values.with_untracked(|v| document_of(kind.get_untracked().as_str(), v));
+            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+        });
+        json.set(text);
+        switch_note.set(None);
+        mode.set(Mode::Json);
+    };
+    let to_form_view = move |_| {
+        let text = json.get_untracked();
+        let value: Value = match serde_json::from_str(&text) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => return switch_note.set(Some("The form needs a JSON object {…}; fix the text first.".to_string())),
+            Err(e) => return switch_note.set(Some(format!("The text is not JSON yet ({e}); fix it first."))),
+        };
+        let (k, vals) = match parsed.get_untracked() {
+            Ok(p) => match stored().with_untracked(|s| pasted_document(&s.store, &p)) {
+                Ok((k, doc)) => (k, values_of_document(&doc)),
+                Err(_) => return switch_note.set(Some("A scenario cannot be edited here.".to_string())),
+            },
+            Err(_) => {
+                let k = match value.get("kind").and_then(Value::as_str) {
+                    Some("system") => EntryKind::System,
+                    Some("model") => EntryKind::Model,
+                    _ => kind.get_untracked(),
+                };
+                (k, values_of(k.as_str(), &value))
+            }
+        };
+        if target != Target::New && k != kind.get_untracked() {
+            return switch_note.set(Some(format!("This entry must stay a {}.", kind.get_untracked().as_str())));
+        }
+        let unknown = parsed.with_untracked(|p| {
+            p.as_ref().err().map_or(0, |errs| errs.iter().filter(|e| matches!(e, Error::UnknownField { .. })).count())
+        });
+        switch_note.set((unknown > 0).then(|| format!("{unknown} field(s) the format does not know were left out.")));
+        show_preset.set(has_preset(&vals));
+        kind.set(k);
+        values.set(vals);
+        mode.set(Mode::Form);
+    };
+
+    let form_view = move || {
+        let k = kind.get();
+        let fields = form_fields(k.as_str());
+        let mut groups: Vec<(&'static str, Vec<FormField>)> = Vec::new();
+        let mut previous: Option<&'static str> = None;
+        for f in fields {
+            let starts = previous != Some(f.group())
+                || (f.group().is_empty() && matches!(f.spec.path, "memory_gb" | "tdp_w" | "sources"));
+            previous = Some(f.group());
+            match groups.last_mut() {
+                Some((_, g)) if !starts => g.push(f),
+                _ => groups.push((group_title(k, &f), vec![f])),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(title, fields)| {
+                let preset = fields.first().is_some_and(|f| f.group() == "preset");
+                let inputs = fields
+                    .into_iter()
+                    .map(|f| view! { <FieldInput field=f values=values errors=errors warnings=warnings /> })
+                    .collect_view();
+                let remove = preset.then(|| {
+                    let clear = move |_| {
+                        values.update(|v| {
+                            for (key, text) in v.iter_mut() {
+                                if key.starts_with("preset.") {
+                                    text.clear();
+                                }
+                            }
+                        });
+                        show_preset.set(false);
+                    };
+                    view! {
+                        <p class="muted">
+                            "When given, these are used exactly as they are; the fields above only describe the part. "
+                            <button type="button" on:click=clear>"Remove the preset"</button>
+                        </p>
+                    }
+                });
+                view! {
+                    <fieldset class="field-group" class:preset=preset style:display=move || if preset && !show_preset.get() { "none" } else { "" }>
+                        <legend>{title}</legend>
+                        {remove}
+                        <div class="field-grid">{inputs}</div>
+                    </fieldset>
+                }
+            })
+            .collect_view()
+    };
+
+    let json_view = move || {
+        let status = json_ready.with(|r| match r {
+            Ok((k, _, origin, warns)) => {
+                let w = (!warns.is_empty()).then(|| {
+                    let items = problem_list(warns);
+                    view! { <p class="muted">"Worth knowing:"</p> {items} }
+                });
+                view! {
+                    <p class="notice json-ok" role="status">
+                        {format!("Reads as a {} ({}).", k.as_str(), origin.describe())}
+                    </p>
+                    {w}
+                }
+                .into_any()
+            }
+            Err(errors) if json.with(|t| t.trim().is_empty()) => {
+                let _ = errors;
+                view! { <p class="muted">"Paste a model or system document: fmperf's format, or the reference's model or system JSON."</p> }.into_any()
+            }
+            Err(errors) => {
+                let n = errors.len();
+                view! {
+                    <div class="notice error json-problems" role="status">
+                        <p>{if n == 1 { "1 problem:".to_string() } else { format!("{n} problems:") }}</p>
+                        {problem_list(errors)}
+                    </div>
+                }
+                .into_any()
+            }
+        });
+        view! {
+            <label for="json-editor">"Document (JSON)"</label>
+            <textarea
+                id="json-editor"
+                class="json-editor"
+                rows="22"
+                spellcheck="false"
+                placeholder="{\"schema_version\": 1, \"kind\": \"model\", \"id\": \"my-model\", …}"
+                prop:value=move || json.get()
+                on:input=move |ev| json.set(event_target_value(&ev))
+                aria-describedby="json-status"
+            ></textarea>
+            <div id="json-status">{status}</div>
+        }
+    };
+
+    let summary = move || {
+        if mode.get() != Mode::Form {
+            return None;
+        }
+        let (n, others) = check.with(|c| (c.all_errors().len(), c.other_errors.clone()));
+        let n = n + usize::from(form_conflict.with(Option::is_some));
+        (n > 0).then(|| {
+            let text = if n == 1 {
+                "1 problem to fix before saving.".to_string()
+            } else {
+                format!("{n} problems to fix before saving.")
+            };
+            view! {
+                <div class="notice error form-summary" role="status">
+                    <p>{text} " Each is shown at its field."</p>
+                    {(!others.is_empty()).then(|| problem_list(&others))}
+                </div>
+            }
+        })
+    };
+    let not_persistent = move || {
+        stored()
+            .with(|s| !s.persistent())
+            .then(|| view! { <p class="notice warn">"Browser storage is not available: saved entries last until this page is closed."</p> })
+    };
+
+    view! {
+        <section class="card editor" aria-labelledby="editor-title">
+            <div class="row editor-head">
+                <h2 id="editor-title">{start.title.clone()}</h2>
+                <span class="spacer"></span>
+                <div class="tabs small" role="tablist" aria-label="Editor view">
+                    <button type="button" role="tab" class="tab" aria-selected=move || (mode.get() == Mode::Form).to_string() on:click=to_form_view>"Form"</button>
+                    <button type="button" role="tab" class="tab" aria-selected=move || (mode.get() == Mode::Json).to_string() on:click=to_json_view>"JSON"</button>
+                </div>
+            </div>
+            <p class="muted">
+                "Every value is checked as you type, by the same rules fmperf applies to files. Keep or add the sources of your numbers."
+            </p>
+            {move || switch_note.get().map(|n| view! { <p class="notice warn">{n}</p> })}
+            {move || if mode.get() == Mode::Form { form_view().into_any() } else { json_view().into_any() }}
+            {summary}
+            {not_persistent}
+            {move || save_error.get().map(|e| view! { <p class="notice error">"Not saved: " {e}</p> })}
+            <div class="row actions editor-actions">
+                <button type="button" class="primary" data-action="save" on:click=save disabled=move || !can_save()>"Save"</button>
+                <button type="button" on:click=cancel>"Cancel"</button>
+            </div>
+        </section>
+    }
+}
