@@ -178,6 +178,12 @@ fn points_without_a_configuration_say_why() {
     assert_eq!(r.points[0].status, Status::Invalid);
     assert!(r.points[0].reason.as_deref().unwrap().contains("16-bit"), "{:?}", r.points[0].reason);
     assert_eq!(r.points[1].status, Status::Ok);
+    // A system without a scale-out bandwidth works inside one scale-up domain (4 MI250X), not beyond.
+    let r = Sweep::new(spec("gpt2-xl", "amd_mi250x", &["gpus=4,8"])).unwrap().finish();
+    assert_eq!(r.points[0].status, Status::Ok, "{:?}", r.points[0].reason);
+    assert!(r.points[0].inputs.as_ref().unwrap().notes.iter().any(|n| n.contains("one scale-up domain of 4")));
+    assert_eq!(r.points[1].status, Status::Invalid);
+    assert!(r.points[1].reason.as_deref().unwrap().contains("scale-out"), "{:?}", r.points[1].reason);
     let r = Sweep::new(spec("gpt2-xl", "intel_gaudi2", &["gpus=8"])).unwrap().finish();
     assert_eq!(r.points[0].status, Status::Invalid);
     assert!(r.points[0].reason.as_deref().unwrap().contains("vector"), "{:?}", r.points[0].reason);

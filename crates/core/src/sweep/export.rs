@@ -27,12 +27,24 @@ pub fn axis_unit(key: AxisKey) -> Option<&'static str> {
     }
 }
 
+/// The unit of an axis's values as written: its unit, `× the system's value` when every value is
+/// a factor, or both when they are mixed (`None`: no unit).
+pub fn axis_values_unit(a: &Axis) -> Option<String> {
+    let factors = a.values.iter().filter(|v| matches!(v, AxisValue::Factor(_))).count();
+    let unit = axis_unit(a.key)?;
+    Some(if factors == 0 {
+        unit.to_string()
+    } else if factors == a.values.len() {
+        "× the system's value".to_string()
+    } else {
+        format!("{unit}, or xfactor")
+    })
+}
+
 fn axis_header(a: &Axis) -> String {
-    let factors = a.values.iter().any(|v| matches!(v, AxisValue::Factor(_)));
-    match (axis_unit(a.key), factors) {
-        (Some(u), true) => format!("axis {} [{u}, or xfactor]", a.key.name()),
-        (Some(u), false) => format!("axis {} [{u}]", a.key.name()),
-        (None, _) => format!("axis {}", a.key.name()),
+    match axis_values_unit(a) {
+        Some(u) => format!("axis {} [{u}]", a.key.name()),
+        None => format!("axis {}", a.key.name()),
     }
 }
 

@@ -3,8 +3,9 @@
 
 use super::axis::{AxisKey, AxisValue, SystemParam};
 use super::spec::{BatchRule, Constraints, SweepSpec};
+use crate::catalog;
 use crate::catalog::Precision;
-use crate::format::{ModelRef, SystemRef};
+use crate::format::{ModelRef, ResolvedScenario, Scenario, SystemRef};
 use crate::{ModelShape, Strategy, SystemParams};
 
 /// Everything needed to evaluate one point.
@@ -110,7 +111,7 @@ fn apply_and_resolve(
             (key, v) => return Err(Unresolved::Invalid(format!("axis {key}: value {v} does not fit the axis"))),
         }
     }
-    let resolved = scenario.resolve().map_err(invalid)?;
+    let (resolved, within_domain) = resolve_within_domain(scenario).map_err(invalid)?;
     let mut shape = resolved.shape;
     if let Some(l) = seq {
         shape.l = l;
@@ -137,6 +138,7 @@ fn apply_and_resolve(
         return Err(Unresolved::Unsupported(SPARSITY_UNSUPPORTED.to_string()));
     }
     let mut notes = resolved.mapped.approximations.clone();
+    notes.extend(within_domain);
     notes.extend(resolved.model.reference_caveats());
     Ok(PointInputs {
         model_id: resolved.model.id.clone(),
@@ -152,4 +154,35 @@ fn apply_and_resolve(
         sparsity,
         notes,
     })
+}
+
+/// The field of the mapping error of a system that lists no scale-out bandwidth.
+const NO_SCALE_OUT: &str = "system.scale_out.nic_gbps_per_device";
+
+/// Resolves `scenario`. A system that lists no scale-out (NIC) bandwidth is still usable for jobs
+/// that fit in one scale-up domain, which never use the scale-out network: it is then mapped with
+/// a placeholder bandwidth (that cannot change any result), and a note says so.
+fn resolve_within_domain(scenario: &Scenario) -> Result<(ResolvedScenario, Option<String>), crate::Error> {
+    let e = match scenario.resolve() {
+        Ok(r) => return Ok((r, None)),
+        Err(e) => e,
+    };
+    if e.field() != Some(NO_SCALE_OUT) {
+        return Err(e);
+    }
+    let mut entry = match &scenario.system {
+        SystemRef::Catalog(id) => catalog::find_system(id)?.clone(),
+        SystemRef::Inline(s) => (**s).clone(),
+    };
+    let domain = scenario.domain_size.unwrap_or(entry.scale_up.domain_size);
+    if scenario.devices > domain {
+        return Err(e);
+    }
+    entry.scale_out.nic_gbps_per_device = Some(1.0);
+    let note = format!(
+        "{} lists no scale-out bandwidth; not needed here: the {} devices fit in one scale-up domain of {domain}",
+        entry.id, scenario.devices
+    );
+    let within = Scenario { system: SystemRef::Inline(Box::new(entry)), ..scenario.clone() };
+    Ok((within.resolve()?, Some(note)))
 }

@@ -1,0 +1,496 @@
+//! The results of a sweep: chart controls, the main chart (lines against an axis, or a heat map
+//! over two axes with infeasible cells hatched), the time or memory breakdown along the x axis,
+//! the preset's published figures, and the table.
+
+use std::sync::Arc;
+
+use fmperf_core::sweep::{AxisKey, AxisValue, MemoryPart, Metric, PointResult, Status, SweepResult, TimePart};
+use leptos::prelude::*;
+
+use super::keys::{self, Breakdown, Chart, Kind, Source};
+use super::picker::Comparisons;
+use super::state::Studies;
+use super::table::PointsTable;
+use crate::chart::{AxisKind, Bar, Cell, Heatmap, HeatmapData, LineChart, Orientation, Series, StackedBarChart};
+
+/// How the points are arranged for drawing: axis positions of x, y and the series, and the value
+/// shown of every other axis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arrangement {
+    /// Axis keys of the sweep, in order.
+    pub axes: Vec<AxisKey>,
+    /// Position of the x axis.
+    pub x: Option<usize>,
+    /// Position of the heat map's rows.
+    pub y: Option<usize>,
+    /// Positions of the axes that group the points: the series of a line chart, the rows of a
+    /// heat map.
+    pub series: Vec<usize>,
+    /// `(position, value)` of every other axis.
+    pub fixed: Vec<(usize, String)>,
+}
+
+impl Arrangement {
+    /// The arrangement of `chart` over the sweep of `r` (an axis with no chosen value shows its
+    /// first value).
+    pub fn new(r: &SweepResult, chart: &Chart) -> Arrangement {
+        let axes: Vec<AxisKey> = r.spec.axes.iter().map(|a| a.key).collect();
+        let pos = |k: AxisKey| axes.iter().position(|a| *a == k);
+        let x = chart.x.and_then(pos);
+        let y = if chart.kind == Kind::Heatmap { chart.y.and_then(pos) } else { None };
+        // Heat maps group by row (the breakdown shows one row at a time).
+        let series: Vec<usize> = match chart.kind {
+            Kind::Line => chart.series.iter().filter_map(|k| pos(*k)).collect(),
+            Kind::Heatmap => y.into_iter().collect(),
+            Kind::Table => Vec::new(),
+        };
+        let fixed = (0..axes.len())
+            .filter(|i| Some(*i) != x && Some(*i) != y && !series.contains(i))
+            .map(|i| {
+                let values = &r.spec.axes[i].values;
+                let chosen = chart
+                    .at
+                    .iter()
+                    .find(|(k, _)| *k == axes[i])
+                    .map(|(_, v)| v.clone())
+                    .filter(|v| values.iter().any(|x| x.to_string() == *v))
+                    .unwrap_or_else(|| values[0].to_string());
+                (i, chosen)
+            })
+            .collect();
+        Arrangement { axes, x, y, series, fixed }
+    }
+
+    /// Whether `p` has the shown value of every fixed axis.
+    pub fn shows(&self, p: &PointResult) -> bool {
+        self.fixed.iter().all(|(i, v)| p.values.get(*i).is_some_and(|x| x.to_string() == *v))
+    }
+
+    /// The name of `p`'s series (`A100 · nvlink 4`), empty without series axes.
+    pub fn series_name(&self, p: &PointResult) -> String {
+        self.series
+            .iter()
+            .map(|&i| {
+                let v = &p.values[i];
+                match v {
+                    AxisValue::Name(_) | AxisValue::Precision(_) | AxisValue::Strategy(_) => v.to_string(),
+                    _ => format!("{} {v}", self.axes[i].name()),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+
+    /// The points shown, grouped by series in order of first appearance.
+    pub fn groups<'a>(&self, r: &'a SweepResult) -> Vec<(String, Vec<&'a PointResult>)> {
+        let mut out: Vec<(String, Vec<&PointResult>)> = Vec::new();
+        for p in r.points.iter().filter(|p| self.shows(p)) {
+            let name = self.series_name(p);
+            match out.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, list)) => list.push(p),
+                None => out.push((name, vec![p])),
+            }
+        }
+        out
+    }
+}
+
+/// Label of an axis with its unit; `× system value` for factor axes.
+pub fn axis_label(r: &SweepResult, key: AxisKey) -> String {
+    let factors = r
+        .spec
+        .axes
+        .iter()
+        .find(|a| a.key == key)
+        .is_some_and(|a| a.values.iter().any(|v| matches!(v, AxisValue::Factor(_))));
+    if factors { format!("{} [× the system's value]", key.name()) } else { key.label() }
+}
+
+/// The line chart's series, and the names of the series without any value (not drawn).
+fn line_series(r: &SweepResult, a: &Arrangement, metric: Metric) -> (Vec<Series>, Vec<String>) {
+    let Some(x) = a.x else { return (Vec::new(), Vec::new()) };
+    let mut empty = Vec::new();
+    let mut drawn = Vec::new();
+    for (name, points) in a.groups(r) {
+        let pts: Vec<(f64, Option<f64>)> =
+            points.iter().filter_map(|p| p.values[x].number().map(|xv| (xv, metric.value(p)))).collect();
+        let name = if name.is_empty() { metric.label() } else { name };
+        if pts.iter().all(|(_, y)| y.is_none()) {
+            empty.push(name);
+        } else {
+            drawn.push(Series::new(name, pts));
+        }
+    }
+    (drawn, empty)
+}
+
+/// The heat map's cells: rows = y values, columns = x values; out-of-memory cells hatched.
+fn heat_data(r: &SweepResult, a: &Arrangement, metric: Metric) -> (HeatmapData, Option<(usize, usize)>) {
+    let (Some(x), Some(y)) = (a.x, a.y) else { return (HeatmapData::default(), None) };
+    let xs: Vec<String> = r.spec.axes[x].values.iter().map(|v| v.to_string()).collect();
+    let ys: Vec<String> = r.spec.axes[y].values.iter().map(|v| v.to_string()).collect();
+    let mut cells = vec![vec![Cell::Missing; xs.len()]; ys.len()];
+    let mut best: Option<(f64, usize, usize)> = None;
+    for p in r.points.iter().filter(|p| a.shows(p)) {
+        let (Some(cx), Some(ry)) = (
+            xs.iter().position(|v| *v == p.values[x].to_string()),
+            ys.iter().position(|v| *v == p.values[y].to_string()),
+        ) else {
+            continue;
+        };
+        cells[ry][cx] = match (metric.value(p), p.status) {
+            (Some(v), _) => {
+                let better = |b: f64| if metric.lower_is_better() { v < b } else { v > b };
+                if best.is_none_or(|(b, _, _)| better(b)) {
+                    best = Some((v, cx, ry));
+                }
+                Cell::Value(v)
+            }
+            (None, Status::OutOfMemory) => Cell::Infeasible,
+            _ => Cell::Missing,
+        };
+    }
+    (HeatmapData { x_labels: xs, y_labels: ys, cells }, best.map(|(_, c, r)| (c, r)))
+}
+
+/// The stacked breakdown along x of one series: time components [s] or memory components [GB].
+fn breakdown_bars(r: &SweepResult, a: &Arrangement, kind: Breakdown, series: &str) -> (Vec<String>, Vec<Bar>) {
+    let Some(x) = a.x else { return (Vec::new(), Vec::new()) };
+    let metrics: Vec<Metric> = match kind {
+        Breakdown::Time => TimePart::ALL.iter().map(|p| Metric::Time(*p)).collect(),
+        Breakdown::Memory => MemoryPart::ALL.iter().map(|p| Metric::Memory(*p)).collect(),
+    };
+    let names = metrics.iter().map(|m| m.label().split(" [").next().unwrap_or("").to_string()).collect();
+    let groups = a.groups(r);
+    let Some((_, points)) = groups.iter().find(|(n, _)| n == series).or(groups.first()) else {
+        return (names, Vec::new());
+    };
+    let bars = points
+        .iter()
+        .filter(|p| p.best.is_some())
+        .map(|p| Bar::new(p.values[x].to_string(), metrics.iter().map(|m| m.value(p).unwrap_or(0.0)).collect()))
+        .collect();
+    (names, bars)
+}
+
+/// Writes one chart setting.
+fn set(st: Studies, key: &'static str, value: String) {
+    st.url.update(false, |q| keys::set_chart(q, key, &value));
+}
+
+/// The results section (nothing until a sweep has finished).
+#[component]
+pub fn Results() -> impl IntoView {
+    let st = use_context::<Studies>().expect("studies state");
+    move || {
+        let (Some(f), Some(chart)) = (st.finished.get(), st.chart.get()) else {
+            return ().into_any();
+        };
+        let r = f.result.clone();
+        let panel = match st.source.get() {
+            Source::Preset(_, p) if st.spec.with(|s| s.as_ref().ok() == Some(&r.spec)) => Some(p),
+            _ => None,
+        };
+        let feasible = r.points.iter().filter(|p| p.status == Status::Ok).count();
+        let summary = format!(
+            "{} points ({} with a configuration that fits), {} candidates evaluated in {:.2} s",
+            super::count(r.points.len() as u64),
+            super::count(feasible as u64),
+            super::count(r.candidates),
+            f.elapsed_ms / 1000.0
+        );
+        let arrangement = Arrangement::new(&r, &chart);
+        view! {
+            <section class="card studies-results">
+                <div class="row">
+                    <h2>"Results"</h2>
+                    <span class="spacer"></span>
+                    <span class="muted" id="sweep-summary">{summary}</span>
+                </div>
+                <Controls result=r.clone() chart=chart.clone() arrangement=arrangement.clone() />
+                <MainChart result=r.clone() chart=chart.clone() arrangement=arrangement.clone() />
+            </section>
+            {panel.map(|p| view! { <Comparisons panel=p result=r.clone() /> })}
+            <PointsTable result=r />
+        }
+        .into_any()
+    }
+}
+
+/// A select writing one chart key.
+fn select_view(
+    st: Studies,
+    id: &'static str,
+    label: &'static str,
+    key: &'static str,
+    options: Vec<(String, String)>,
+    current: String,
+) -> AnyView {
+    let opts = options
+        .into_iter()
+        .map(|(v, l)| {
+            let sel = v == current;
+            view! { <option value=v selected=sel>{l}</option> }
+        })
+        .collect_view();
+    view! {
+        <div class="field inline">
+            <label for=id>{label}</label>
+            <select id=id on:change=move |ev| set(st, key, event_target_value(&ev))>{opts}</select>
+        </div>
+    }
+    .into_any()
+}
+
+/// Chart kind, axes, series, metric, log scales and the value shown of every other axis.
+#[component]
+fn Controls(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -> impl IntoView {
+    let st = use_context::<Studies>().expect("studies state");
+    let axes: Vec<AxisKey> = result.spec.axes.iter().map(|a| a.key).collect();
+    let axis_options = |numeric_only: bool| -> Vec<(String, String)> {
+        axes.iter()
+            .filter(|k| !numeric_only || k.is_numeric())
+            .map(|k| (k.name().to_string(), k.name().to_string()))
+            .collect()
+    };
+    let kinds = vec![
+        ("line".to_string(), "lines".to_string()),
+        ("heatmap".to_string(), "heat map".to_string()),
+        ("table".to_string(), "table only".to_string()),
+    ];
+    let metrics: Vec<(String, String)> = Metric::all().into_iter().map(|m| (m.key(), m.label())).collect();
+    let mut out = vec![select_view(st, "chart-kind", "Chart", "kind", kinds, chart.kind.key().to_string())];
+    if chart.kind != Kind::Table {
+        out.push(select_view(st, "chart-metric", "Metric", "metric", metrics, chart.metric.key()));
+    }
+    if chart.kind != Kind::Table && !axes.is_empty() {
+        let x = chart.x.map(|k| k.name().to_string()).unwrap_or_default();
+        out.push(select_view(st, "chart-x", "x axis", "x", axis_options(chart.kind == Kind::Line), x));
+    }
+    if chart.kind == Kind::Heatmap {
+        let y = chart.y.map(|k| k.name().to_string()).unwrap_or_default();
+        out.push(select_view(st, "chart-y", "rows", "y", axis_options(false), y));
+    }
+    if chart.kind == Kind::Line {
+        let boxes = axes
+            .iter()
+            .filter(|k| Some(**k) != chart.x)
+            .map(|&k| {
+                let on = chart.series.contains(&k);
+                let series = chart.series.clone();
+                let toggle = move |ev: leptos::ev::Event| {
+                    let mut list = series.clone();
+                    list.retain(|s| *s != k);
+                    if event_target_checked(&ev) {
+                        list.push(k);
+                    }
+                    let text: Vec<&str> = list.iter().map(|s| s.name()).collect();
+                    set(st, "series", text.join(","));
+                };
+                view! {
+                    <label>
+                        <input type="checkbox" data-series=k.name() prop:checked=on on:change=toggle />
+                        {k.name()}
+                    </label>
+                }
+            })
+            .collect_view();
+        let log = |key: &'static str, label: &'static str, on: bool| {
+            view! {
+                <label>
+                    <input
+                        type="checkbox"
+                        data-log=key
+                        prop:checked=on
+                        on:change=move |ev| set(st, key, if event_target_checked(&ev) { "1" } else { "0" }.into())
+                    />
+                    {label}
+                </label>
+            }
+        };
+        out.push(
+            view! {
+                <div class="field inline">
+                    <span class="label">"lines per"</span>
+                    <div class="checks">{boxes}</div>
+                </div>
+                <div class="field inline">
+                    <span class="label">"scales"</span>
+                    <div class="checks">{log("logx", "log x", chart.log_x)} {log("logy", "log y", chart.log_y)}</div>
+                </div>
+            }
+            .into_any(),
+        );
+    }
+    let fixed = arrangement
+        .fixed
+        .iter()
+        .filter(|_| chart.kind != Kind::Table)
+        .map(|(i, chosen)| {
+            let key = axes[*i];
+            let opts = result.spec.axes[*i]
+                .values
+                .iter()
+                .map(|v| {
+                    let s = v.to_string();
+                    let sel = s == *chosen;
+                    view! { <option value=s.clone() selected=sel>{s.clone()}</option> }
+                })
+                .collect_view();
+            view! {
+                <div class="field inline">
+                    <label for=format!("chart-at-{}", key.name())>{format!("{} =", key.name())}</label>
+                    <select
+                        id=format!("chart-at-{}", key.name())
+                        on:change=move |ev| st.url.update(false, |q| keys::set_at(q, key, &event_target_value(&ev)))
+                    >
+                        {opts}
+                    </select>
+                </div>
+            }
+        })
+        .collect_view();
+    view! { <div class="chart-controls row">{out} {fixed}</div> }
+}
+
+/// The line chart or heat map, and the breakdown along x.
+#[component]
+fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -> impl IntoView {
+    let st = use_context::<Studies>().expect("studies state");
+    let metric = chart.metric;
+    let title = match st.source.get_untracked() {
+        Source::Preset(_, p) => p.title.clone(),
+        Source::Custom(t) => format!("{} on {}", t.model, t.system),
+    };
+    let main = match chart.kind {
+        Kind::Table => view! { <p class="muted">"Table only: the points are listed below."</p> }.into_any(),
+        Kind::Line => {
+            let Some(x) = chart.x else { return ().into_any() };
+            let (series, empty) = line_series(&result, &arrangement, metric);
+            let not_drawn = (!empty.is_empty()).then(|| {
+                view! {
+                    <p class="muted small" id="sweep-not-drawn">
+                        "Not drawn (no point has a value; the table says why): " {empty.join(", ")}
+                    </p>
+                }
+            });
+            let x_axis = if chart.log_x {
+                let pow2 = matches!(x, AxisKey::Gpus | AxisKey::Domain | AxisKey::Tp | AxisKey::Pp | AxisKey::Dp);
+                if pow2 { AxisKind::Pow2 } else { AxisKind::Log10 }
+            } else {
+                AxisKind::Linear
+            };
+            let y_axis = if chart.log_y { AxisKind::Log10 } else { AxisKind::Linear };
+            view! {
+                <div id="sweep-chart" data-kind="line">
+                    <LineChart
+                        title=title.clone()
+                        x_label=axis_label(&result, x)
+                        y_label=metric.label()
+                        series=series
+                        x_axis=x_axis
+                        y_axis=y_axis
+                        height=420.0
+                    />
+                    {not_drawn}
+                </div>
+            }
+            .into_any()
+        }
+        Kind::Heatmap => {
+            let (Some(x), Some(y)) = (chart.x, chart.y) else { return ().into_any() };
+            let (data, best) = heat_data(&result, &arrangement, metric);
+            let reverse = metric.lower_is_better();
+            view! {
+                <div id="sweep-chart" data-kind="heatmap">
+                    <Heatmap
+                        title=title.clone()
+                        x_label=axis_label(&result, x)
+                        y_label=axis_label(&result, y)
+                        value_label=metric.label()
+                        data=data
+                        log=true
+                        reverse=reverse
+                        highlight=best
+                        height=440.0
+                    />
+                    <p class="muted small">
+                        "Hatched: configurations exist but none fits in memory. Empty: no valid configuration "
+                        "(or the point cannot be evaluated; see the table). Outlined: the best cell."
+                    </p>
+                </div>
+            }
+            .into_any()
+        }
+    };
+    let breakdown = (chart.kind != Kind::Table && arrangement.x.is_some()).then(|| {
+        let all = arrangement.groups(&result);
+        let groups: Vec<String> = all.iter().map(|(n, _)| n.clone()).collect();
+        // Default: the group holding the best point.
+        let best_group = || {
+            let better = |a: f64, b: f64| if metric.lower_is_better() { a < b } else { a > b };
+            let mut best: Option<(f64, &String)> = None;
+            for (name, points) in &all {
+                for v in points.iter().filter_map(|p| metric.value(p)) {
+                    if best.is_none_or(|(b, _)| better(v, b)) {
+                        best = Some((v, name));
+                    }
+                }
+            }
+            best.map(|(_, n)| n.clone()).or_else(|| groups.first().cloned()).unwrap_or_default()
+        };
+        let chosen = chart.breakdown_series.clone().filter(|c| groups.contains(c)).unwrap_or_else(best_group);
+        let (components, bars) = breakdown_bars(&result, &arrangement, chart.breakdown, &chosen);
+        let unit = match chart.breakdown {
+            Breakdown::Time => "iteration time [s]",
+            Breakdown::Memory => "memory per device [GB]",
+        };
+        let series_select = (groups.len() > 1).then(|| {
+            let opts = groups
+                .iter()
+                .map(|g| {
+                    let sel = *g == chosen;
+                    view! { <option value=g.clone() selected=sel>{g.clone()}</option> }
+                })
+                .collect_view();
+            view! {
+                <div class="field inline">
+                    <label for="breakdown-series">"for"</label>
+                    <select id="breakdown-series" on:change=move |ev| set(st, "bs", event_target_value(&ev))>
+                        {opts}
+                    </select>
+                </div>
+            }
+        });
+        let bd = chart.breakdown;
+        let x_name = arrangement.x.map(|i| arrangement.axes[i].name()).unwrap_or("");
+        view! {
+            <div class="row chart-controls">
+                <h3>"Breakdown along " {x_name}</h3>
+                <div class="field inline">
+                    <label for="breakdown-kind">"show"</label>
+                    <select id="breakdown-kind" on:change=move |ev| set(st, "bd", event_target_value(&ev))>
+                        <option value="time" selected=bd == Breakdown::Time>"iteration time"</option>
+                        <option value="memory" selected=bd == Breakdown::Memory>"memory per device"</option>
+                    </select>
+                </div>
+                {series_select}
+            </div>
+            <div id="sweep-breakdown">
+                <StackedBarChart
+                    title=format!("{unit}: best configuration per point{}", if chosen.is_empty() { String::new() } else { format!(" ({chosen})") })
+                    value_label=unit
+                    components=components
+                    bars=bars
+                    orientation=Orientation::Vertical
+                    height=320.0
+                />
+            </div>
+        }
+    });
+    view! {
+        {main}
+        {breakdown}
+    }
+    .into_any()
+}

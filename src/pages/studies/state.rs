@@ -1,0 +1,150 @@
+//! The studies view's shared state: the sweep the URL asks for, the running sweep with its
+//! progress, and the last finished one.
+//!
+//! Sweeps run through [`crate::runner::spawn_sliced`] in ~10 ms slices; a new valid sweep cancels
+//! the running one and starts; an invalid one starts nothing and says why at its field.
+
+use std::sync::Arc;
+
+use fmperf_core::Error;
+use fmperf_core::sweep::{Sweep, SweepResult, SweepSpec};
+use leptos::prelude::*;
+
+use super::keys::{self, Chart, Source};
+use crate::runner::{Sliced, TaskHandle, spawn_sliced};
+use crate::url_state::UrlState;
+
+/// A finished sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    /// Its points.
+    pub result: Arc<SweepResult>,
+    /// Wall time [ms].
+    pub elapsed_ms: f64,
+}
+
+/// Where the sweep stands.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Run {
+    /// Nothing running.
+    Idle,
+    /// Running: `(done, total)` work units (candidates) and points finished.
+    Running {
+        /// Candidates walked.
+        done: u64,
+        /// Candidates in all (estimated until the spaces are sized).
+        total: u64,
+    },
+    /// Stopped by the user.
+    Cancelled,
+}
+
+/// The sweep as a time-sliced task.
+struct Task(Sweep);
+
+impl Sliced for Task {
+    type Output = SweepResult;
+    fn step(&mut self, units: usize) -> bool {
+        self.0.step(units)
+    }
+    fn progress(&self) -> (u64, u64) {
+        self.0.progress()
+    }
+    fn finish(self) -> SweepResult {
+        self.0.finish()
+    }
+}
+
+/// The shared state, in context.
+#[derive(Clone, Copy)]
+pub struct Studies {
+    /// The URL state.
+    pub url: UrlState,
+    /// What the URL asks for.
+    pub source: Memo<Source>,
+    /// The spec, or the first problem of the inputs.
+    pub spec: Memo<Result<SweepSpec, Error>>,
+    /// The chart settings.
+    pub chart: Memo<Option<Chart>>,
+    /// Where the run stands.
+    pub run: RwSignal<Run>,
+    /// The last finished sweep (kept while a new one runs, cleared when the spec is invalid).
+    pub finished: RwSignal<Option<Finished>>,
+    handle: StoredValue<Option<TaskHandle>, LocalStorage>,
+}
+
+impl Studies {
+    /// The state for `url`; starts a sweep whenever the spec changes.
+    pub fn new(url: UrlState) -> Studies {
+        let source = Memo::new(move |_| url.query.with(keys::source));
+        let spec = Memo::new(move |_| source.with(|s| s.text().to_spec(None, None)));
+        let chart = Memo::new(move |_| {
+            let view = source.with(|s| match s {
+                Source::Preset(_, p) => Some(p.view.clone()),
+                Source::Custom(_) => None,
+            });
+            spec.with(|s| s.as_ref().ok().map(|s| url.query.with(|q| keys::chart(q, s, view.as_ref()))))
+        });
+        let st = Studies {
+            url,
+            source,
+            spec,
+            chart,
+            run: RwSignal::new(Run::Idle),
+            finished: RwSignal::new(None),
+            handle: StoredValue::new_local(None),
+        };
+        Effect::new(move |_| {
+            if let Ok(spec) = spec.get() {
+                st.start(spec);
+            } else {
+                st.stop();
+                st.finished.set(None);
+            }
+        });
+        st
+    }
+
+    /// Starts (or restarts) the sweep of `spec`.
+    pub fn start(&self, spec: SweepSpec) {
+        self.stop();
+        let sweep = match Sweep::new(spec) {
+            Ok(s) => s,
+            Err(_) => return,
+        };
+        let st = *self;
+        let started = now_ms();
+        st.run.set(Run::Running { done: 0, total: sweep.progress().1 });
+        let handle = spawn_sliced(
+            Task(sweep),
+            move |(done, total)| st.run.set(Run::Running { done, total }),
+            move |result| {
+                st.finished.set(Some(Finished { result: Arc::new(result), elapsed_ms: now_ms() - started }));
+                st.run.set(Run::Idle);
+            },
+        );
+        self.handle.set_value(Some(handle));
+    }
+
+    /// Stops the running sweep, if any.
+    pub fn stop(&self) {
+        if let Some(h) = self.handle.get_value() {
+            if h.is_running() {
+                h.cancel();
+                self.run.set(Run::Cancelled);
+            }
+        }
+    }
+
+    /// Restarts the current spec (after a cancel).
+    pub fn rerun(&self) {
+        if let Ok(spec) = self.spec.get_untracked() {
+            self.start(spec);
+        }
+    }
+}
+
+/// Milliseconds since an arbitrary origin.
+pub fn now_ms() -> f64 {
+    window().performance().map(|p| p.now()).unwrap_or_else(|| js_sys::Date::now())
+}
