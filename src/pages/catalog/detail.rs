@@ -97,10 +97,10 @@ fn ModelVerdict(model: CatalogModel) -> impl IntoView {
         view! {
             <p class="derived">
                 "As the reference model counts it: "
-                <strong>{format!("{:.2}", s.parameters / 1e9)}</strong>
-                " B parameters [billions], "
-                <strong>{format!("{:.3}", s.flops_per_sample_tflop / 1e3)}</strong>
-                " PFLOP of training FLOPs per sample [PFLOP per sample] (blocks only, no embeddings)."
+                <strong>{format!("{:.2} B", s.parameters / 1e9)}</strong>
+                " parameters (billions) and "
+                <strong>{format!("{:.3} PFLOP", s.flops_per_sample_tflop / 1e3)}</strong>
+                " of training FLOPs per sample (transformer blocks only: no embeddings, no output head)."
             </p>
         }
     });

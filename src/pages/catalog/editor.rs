@@ -11,7 +11,7 @@ use fmperf_core::catalog;
 use fmperf_core::format::custom_store::{CustomStore, EntryKind};
 use fmperf_core::format::fields::Kind;
 use fmperf_core::format::form::{
-    FormField, FormValues, check_form, document_of, form_fields, has_preset, values_of, values_of_document,
+    FormField, FormValues, check_form, document_text, form_fields, has_preset, values_of, values_of_document,
 };
 use fmperf_core::format::{Document, Origin, Parsed, parse_detailed, to_json};
 use leptos::prelude::*;
@@ -392,10 +392,9 @@ fn Editor(start: Start) -> impl IntoView {
     let cancel = move |_| url.update(true, |q| q.remove("edit"));
 
     let to_json_view = move |_| {
-        let text = check.with_untracked(|c| c.document.as_ref().map(to_json)).unwrap_or_else(|| {
-            let v = values.with_untracked(|v| document_of(kind.get_untracked().as_str(), v));
-            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
-        });
+        let text = check
+            .with_untracked(|c| c.document.as_ref().map(to_json))
+            .unwrap_or_else(|| values.with_untracked(|v| document_text(kind.get_untracked().as_str(), v)));
         json.set(text);
         switch_note.set(None);
         mode.set(Mode::Json);

@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::check::rule_of;
+use super::check::{join, rule_of};
+use super::emit::J;
 use super::fields::{FieldSpec, Kind, MODEL_FIELDS, REFERENCE_SYSTEM_FIELDS, SCHEMA_VERSION, SYSTEM_FIELDS};
 use super::{Document, parse_value, validate_field};
 use crate::Error;
@@ -227,6 +228,34 @@ pub fn document_of(kind: &str, values: &FormValues) -> Value {
     Value::Object(root)
 }
 
+/// The document the texts describe as pretty-printed JSON with the fields in table order
+/// (`schema_version` and `kind` first), even while some texts are invalid: what a JSON view shows.
+pub fn document_text(kind: &str, values: &FormValues) -> String {
+    let mut order = vec!["schema_version".to_string(), "kind".to_string()];
+    order.extend(form_fields(kind).iter().map(FormField::path));
+    ordered(&document_of(kind, values), "", &order).render()
+}
+
+fn ordered(v: &Value, prefix: &str, order: &[String]) -> J {
+    match v {
+        Value::Null => J::Null,
+        Value::Bool(b) => J::Bool(*b),
+        Value::Number(n) => n.as_u64().map_or_else(|| J::Num(n.as_f64().unwrap_or(f64::NAN)), J::Int),
+        Value::String(t) => J::Str(t.clone()),
+        Value::Array(items) => J::Arr(items.iter().map(|i| ordered(i, prefix, order)).collect()),
+        Value::Object(m) => {
+            let rank = |key: &str| {
+                let path = join(prefix, key);
+                let inner = format!("{path}.");
+                order.iter().position(|p| *p == path || p.starts_with(&inner)).unwrap_or(usize::MAX)
+            };
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort_by_key(|k| rank(k));
+            J::Obj(keys.into_iter().map(|k| (k.clone(), ordered(&m[k], &join(prefix, k), order))).collect())
+        }
+    }
+}
+
 /// Everything the form needs to show after a change.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FormCheck {
@@ -323,6 +352,22 @@ mod tests {
         assert!(fields[first_preset..].iter().all(|f| f.prefix == PRESET_PREFIX));
         assert!(!fields.iter().any(|f| f.path() == "preset.empirical"));
         assert!(form_fields("scenario").is_empty());
+    }
+
+    #[test]
+    fn document_text_keeps_table_order() {
+        let mut v = FormValues::new();
+        v.insert("id".into(), "x".into());
+        v.insert("heads".into(), "-4".into());
+        v.insert("training_budget.tokens".into(), "1e12".into());
+        let text = document_text("model", &v);
+        let pos = |k: &str| text.find(&format!("\"{k}\"")).unwrap();
+        assert!(pos("schema_version") < pos("kind") && pos("kind") < pos("id") && pos("id") < pos("seq_len"));
+        assert!(pos("heads") < pos("layers") && pos("layers") < pos("training_budget"));
+        let mut back: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["heads"].as_f64(), Some(-4.0));
+        back["heads"] = Value::from(-4);
+        assert_eq!(back, document_of("model", &v));
     }
 
     #[test]
