@@ -317,6 +317,11 @@ impl ExtendedEvaluator {
         assemble(&self.workload, &layout, &p, &parts)
     }
 
+    /// HBM capacity of the device [GB] (the feasibility limit).
+    pub fn capacity_gb(&self) -> f64 {
+        self.hardware.hbm_capacity_gb
+    }
+
     /// The headline numbers of a candidate in the reference's shape.
     pub fn evaluate(&mut self, c: &Candidate) -> Result<Outcome, Error> {
         Ok(self.evaluate_full(c)?.outcome())

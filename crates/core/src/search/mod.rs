@@ -3,6 +3,9 @@
 //!
 //! A [`Search`] is resumable: [`Search::step`] evaluates a bounded number of candidates, so a web
 //! page can run it in short time slices; the total is known up front ([`Search::progress`]).
+//!
+//! The same search runs in extended mode ([`Search::new_extended`]): the candidates are the
+//! reference's (1d and 2d-seqp), each priced by [`crate::extended`] with the same result shape.
 
 pub mod space;
 pub mod topk;
@@ -10,6 +13,7 @@ pub mod topk;
 pub use space::Space;
 pub use topk::{Ranked, TopK};
 
+use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
 use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
 use crate::reference::{Candidate, Evaluation, Evaluator, evaluate};
 use crate::{Error, ModelShape, Strategy, SystemParams};
@@ -71,12 +75,31 @@ pub struct SearchResult {
     pub top: Vec<Ranked>,
 }
 
+/// What extended mode prices a search with: the richer model, the part at its precision, the
+/// switches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtendedSetup {
+    /// The transformer (its reference shape replaces the spec's model).
+    pub workload: Workload,
+    /// The part (its fast-domain size must equal the spec's `nvlink_size`).
+    pub hardware: Hardware,
+    /// The switches.
+    pub options: ExtendedOptions,
+}
+
+/// Which model prices the candidates.
+#[derive(Debug, Clone)]
+enum Engine {
+    Reference(Evaluator),
+    Extended(Box<ExtendedEvaluator>),
+}
+
 /// A resumable search.
 #[derive(Debug, Clone)]
 pub struct Search {
     spec: SearchSpec,
     space: Space,
-    evaluator: Evaluator,
+    evaluator: Engine,
     cursor: (usize, usize),
     evaluated: u64,
     feasible: u64,
@@ -88,14 +111,48 @@ impl Search {
     pub fn new(spec: SearchSpec) -> Result<Search, Error> {
         spec.validate()?;
         let evaluator = Evaluator::new(&spec.model, &spec.system, spec.strategy, spec.global_batch)?;
+        Ok(Self::with_engine(spec, Engine::Reference(evaluator)))
+    }
+
+    /// The same search priced in extended mode (strategies 1d and 2d-seqp). The spec's model is
+    /// replaced by the workload's reference shape (which generates the candidates); the spec's
+    /// `nvlink_size` must be the hardware's fast-domain size.
+    pub fn new_extended(mut spec: SearchSpec, ext: ExtendedSetup) -> Result<Search, Error> {
+        spec.model = ext.workload.to_shape();
+        spec.validate()?;
+        if ext.hardware.domain_size() != spec.system.nvlink_size {
+            return Err(Error::invalid(
+                "system.nvlink_size",
+                spec.system.nvlink_size,
+                format!("must equal the extended hardware's fast-domain size {}", ext.hardware.domain_size()),
+            ));
+        }
+        let evaluator =
+            ExtendedEvaluator::new(&ext.workload, &ext.hardware, &ext.options, spec.strategy, spec.global_batch)?;
+        Ok(Self::with_engine(spec, Engine::Extended(Box::new(evaluator))))
+    }
+
+    fn with_engine(spec: SearchSpec, evaluator: Engine) -> Search {
         let space = Space::new(spec.strategy, &spec.model, spec.system.nvlink_size, spec.n_gpus, spec.global_batch);
         let top = TopK::new(spec.top_k);
-        Ok(Search { spec, space, evaluator, cursor: (0, 0), evaluated: 0, feasible: 0, top })
+        Search { spec, space, evaluator, cursor: (0, 0), evaluated: 0, feasible: 0, top }
+    }
+
+    /// The full extended-mode evaluation of a candidate of an extended search (`None` for a
+    /// reference search; use [`SearchSpec::evaluate`] there).
+    pub fn evaluate_extended(&mut self, c: &Candidate) -> Option<Result<ExtendedEvaluation, Error>> {
+        match &mut self.evaluator {
+            Engine::Reference(_) => None,
+            Engine::Extended(e) => Some(e.evaluate_full(c)),
+        }
     }
 
     /// Evaluates up to `max_candidates` more candidates; returns `true` when the search is done.
     pub fn step(&mut self, max_candidates: usize) -> bool {
-        let capacity = self.spec.system.hbm_capacity;
+        let capacity = match &self.evaluator {
+            Engine::Reference(_) => self.spec.system.hbm_capacity,
+            Engine::Extended(e) => e.capacity_gb(),
+        };
         let mut next = None;
         let mut done_here = 0usize;
         for (pos, c) in self.space.walk(self.cursor) {
@@ -103,7 +160,18 @@ impl Search {
                 next = Some(pos);
                 break;
             }
-            let o = self.evaluator.evaluate_unchecked(&c);
+            let o = match &mut self.evaluator {
+                Engine::Reference(e) => e.evaluate_unchecked(&c),
+                Engine::Extended(e) => match e.evaluate(&c) {
+                    Ok(o) => o,
+                    Err(_) => {
+                        // Outside extended mode's rules (none for the generated candidates so far):
+                        // counted as evaluated, never ranked.
+                        done_here += 1;
+                        continue;
+                    }
+                },
+            };
             done_here += 1;
             // Infeasible (mem > capacity) candidates are discarded after evaluation.
             if o.mem_gb > capacity {

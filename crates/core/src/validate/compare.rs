@@ -65,6 +65,10 @@ pub struct RowResult {
     pub predicted_step_s: Option<f64>,
     /// Measured iteration time, read back through the metric's convention [s].
     pub measured_step_s: Option<f64>,
+    /// Predicted training throughput [tokens/s per device] (the same error as the metric's).
+    pub predicted_tokens_per_s: Option<f64>,
+    /// Measured training throughput, read back through the metric's convention [tokens/s per device].
+    pub measured_tokens_per_s: Option<f64>,
     /// Rules applied for fields the source leaves unstated.
     pub assumptions: Vec<String>,
     /// Where the predicted time goes (compute, memory, communication, bubble) [s].
@@ -177,6 +181,8 @@ impl Prepared {
             reason: None,
             predicted_step_s: None,
             measured_step_s: None,
+            predicted_tokens_per_s: None,
+            measured_tokens_per_s: None,
             assumptions: Vec::new(),
             totals: None,
         };
@@ -227,6 +233,10 @@ impl Prepared {
                 } else {
                     setup.measured
                 });
+                let l = &setup.layout;
+                let tokens = l.global_batch as f64 * setup.workload.seq_len as f64 / l.devices() as f64;
+                r.predicted_tokens_per_s = Some(tokens / totals.t);
+                r.measured_tokens_per_s = r.measured_step_s.map(|t| tokens / t);
                 r.totals = Some(totals);
             }
             Err(reason) => r.reason = Some(reason),
@@ -253,6 +263,14 @@ pub fn predicted_metric(setup: &RunSetup, t: f64) -> Result<f64, String> {
     })
 }
 
+/// A short name of a source: its title up to the first comma or parenthesis
+/// (`Narayanan et al. 2021`, `MosaicML llm-foundry MPT training benchmarks`).
+pub fn short_source(title: &str) -> &str {
+    let end = title.find([',', '(']).unwrap_or(title.len());
+    let s = title[..end].trim();
+    if s.is_empty() { title.trim() } else { s }
+}
+
 /// Summaries of a list of row results (sources in order of first appearance).
 pub fn summarise(rows: &[RowResult]) -> Summary {
     let stats = |rs: &[&RowResult]| {
@@ -277,6 +295,41 @@ pub fn summarise(rows: &[RowResult]) -> Summary {
             })
             .collect(),
     }
+}
+
+/// The rows of `reports` as CSV, one line per row and mode, with a header (units in the names).
+pub fn csv(reports: &[&Report]) -> String {
+    use crate::sweep::export::csv_cell;
+    let num = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
+    let mut out = String::from(
+        "mode,id,source,hardware,configuration,metric,measured,predicted,error,skipped,reason,\
+         measured_tokens_per_s_per_device,predicted_tokens_per_s_per_device,measured_step_s,predicted_step_s\n",
+    );
+    for r in reports {
+        for row in &r.rows {
+            let cells = [
+                r.mode.as_str().to_string(),
+                row.id.clone(),
+                row.source.clone(),
+                row.hardware.clone().unwrap_or_default(),
+                row.config.clone().unwrap_or_default(),
+                row.metric.unwrap_or("").to_string(),
+                num(row.measured),
+                num(row.predicted),
+                num(row.error),
+                row.skipped.to_string(),
+                row.reason.clone().unwrap_or_default(),
+                num(row.measured_tokens_per_s),
+                num(row.predicted_tokens_per_s),
+                num(row.measured_step_s),
+                num(row.predicted_step_s),
+            ];
+            let line: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
+            out.push_str(&line.join(","));
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Validates every row of `file` in `mode` (extended mode with the fitted efficiencies).
@@ -306,5 +359,13 @@ mod tests {
         assert_eq!(Stats::of(&[], 1).mape, None);
         assert_eq!(Mode::parse("Extended"), Some(Mode::Extended));
         assert_eq!(Mode::parse("x"), None);
+        assert_eq!(short_source("Narayanan et al. 2021, Efficient Large-Scale"), "Narayanan et al. 2021");
+        assert_eq!(short_source("MosaicML llm-foundry (mosaicml/llm-foundry)"), "MosaicML llm-foundry");
+        assert_eq!(short_source("(odd)"), "(odd)");
+        let file = crate::validate::shipped_runs();
+        let r = validate(&file, Mode::Extended);
+        let text = csv(&[&r]);
+        assert_eq!(text.lines().count(), 1 + 108);
+        assert!(text.lines().nth(1).unwrap().starts_with("extended,narayanan21_t1_1p7b,\"Narayanan et al. 2021,"));
     }
 }

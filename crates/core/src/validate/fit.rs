@@ -122,24 +122,68 @@ pub struct FitReport {
     pub per_source: Vec<HeldOut>,
 }
 
-/// Fits the efficiencies on `file` and runs the leave-one-source-out check.
-pub fn fit_report(file: &MeasuredFile) -> FitReport {
-    let rows: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
-    let efficiency = fit_on(&rows, &|_| true);
-    let in_sample = Stats::of(&errors(&rows, efficiency, &|_| true), 0);
-    let mut sources: Vec<String> = Vec::new();
-    for r in &rows {
-        if r.setup.is_ok() && r.hardware.is_ok() && !sources.contains(&r.run.source) {
-            sources.push(r.run.source.clone());
+/// The fit and its leave-one-source-out check as resumable work: each [`FitJob::step`] runs one
+/// whole fit (all rows first, then each source held out), so a page can show progress.
+#[derive(Debug, Clone)]
+pub struct FitJob {
+    rows: Vec<Prepared>,
+    sources: Vec<String>,
+    all: Option<Efficiency>,
+    per_source: Vec<HeldOut>,
+    held_errors: Vec<f64>,
+}
+
+impl FitJob {
+    /// Reads every row of `file` (cheap next to the fits).
+    pub fn new(file: &MeasuredFile) -> FitJob {
+        let rows: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
+        let mut sources: Vec<String> = Vec::new();
+        for r in &rows {
+            if r.setup.is_ok() && r.hardware.is_ok() && !sources.contains(&r.run.source) {
+                sources.push(r.run.source.clone());
+            }
+        }
+        FitJob { rows, sources, all: None, per_source: Vec::new(), held_errors: Vec::new() }
+    }
+
+    /// Runs the next fit; returns `true` when all are done.
+    pub fn step(&mut self) -> bool {
+        if self.all.is_none() {
+            self.all = Some(fit_on(&self.rows, &|_| true));
+        } else if let Some(s) = self.sources.get(self.per_source.len()).cloned() {
+            let eff = fit_on(&self.rows, &|r| r.run.source != s);
+            let e = errors(&self.rows, eff, &|r| r.run.source == s);
+            self.held_errors.extend_from_slice(&e);
+            self.per_source.push(HeldOut { source: s, efficiency: eff, stats: Stats::of(&e, 0) });
+        }
+        self.is_done()
+    }
+
+    /// Whether every fit has run.
+    pub fn is_done(&self) -> bool {
+        self.all.is_some() && self.per_source.len() == self.sources.len()
+    }
+
+    /// `(fits done, fits in all)`.
+    pub fn progress(&self) -> (u64, u64) {
+        (u64::from(self.all.is_some()) + self.per_source.len() as u64, 1 + self.sources.len() as u64)
+    }
+
+    /// Runs what is left and returns the report.
+    pub fn finish(mut self) -> FitReport {
+        while !self.step() {}
+        let efficiency = self.all.unwrap_or(Efficiency::FITTED);
+        let in_sample = Stats::of(&errors(&self.rows, efficiency, &|_| true), 0);
+        FitReport {
+            efficiency,
+            in_sample,
+            leave_one_source_out: Stats::of(&self.held_errors, 0),
+            per_source: self.per_source,
         }
     }
-    let mut held_all = Vec::new();
-    let mut per_source = Vec::new();
-    for s in sources {
-        let eff = fit_on(&rows, &|r| r.run.source != s);
-        let e = errors(&rows, eff, &|r| r.run.source == s);
-        held_all.extend_from_slice(&e);
-        per_source.push(HeldOut { source: s, efficiency: eff, stats: Stats::of(&e, 0) });
-    }
-    FitReport { efficiency, in_sample, leave_one_source_out: Stats::of(&held_all, 0), per_source }
+}
+
+/// Fits the efficiencies on `file` and runs the leave-one-source-out check.
+pub fn fit_report(file: &MeasuredFile) -> FitReport {
+    FitJob::new(file).finish()
 }

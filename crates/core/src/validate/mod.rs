@@ -14,8 +14,8 @@ pub mod fit;
 pub mod row;
 pub mod schema;
 
-pub use compare::{Mode, Report, RowResult, Stats, Summary, validate, validate_with};
-pub use fit::{FitReport, fit_efficiency, fit_report};
+pub use compare::{Mode, Report, RowResult, Stats, Summary, csv, short_source, validate, validate_with};
+pub use fit::{FitJob, FitReport, fit_efficiency, fit_report};
 pub use schema::{MeasuredFile, MeasuredRun, parse_measured_runs};
 
 /// The measured runs fmperf ships (108 rows from eight sources; each row names its source).
