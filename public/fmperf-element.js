@@ -10,6 +10,9 @@
 // scripts/postbuild.py fills in the hashed file names below.
 import init, { mount_fmperf } from './__GLUE__';
 
+// The app's stylesheets (hashed names), applied inside each element's shadow root.
+const STYLES = __CSS_LIST__;
+
 let ready;
 function start() {
   // The app must not mount itself on the host page's body.
@@ -22,12 +25,15 @@ class FmperfExplorer extends HTMLElement {
   async connectedCallback() {
     if (this.shadowRoot) return;
     const root = this.attachShadow({ mode: 'open' });
-    const css = document.createElement('link');
-    css.rel = 'stylesheet';
-    css.href = new URL('./__CSS__', import.meta.url).href;
+    for (const file of STYLES) {
+      const css = document.createElement('link');
+      css.rel = 'stylesheet';
+      css.href = new URL(`./${file}`, import.meta.url).href;
+      root.append(css);
+    }
     const host = document.createElement('div');
     host.className = 'fmperf-host';
-    root.append(css, host);
+    root.append(host);
     await start();
     const query = new URLSearchParams();
     for (const attr of this.attributes) query.set(attr.name, attr.value);

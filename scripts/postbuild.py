@@ -11,6 +11,7 @@
 Usage: postbuild.py DIST_DIR
 """
 import base64
+import json
 import hashlib
 import pathlib
 import re
@@ -29,10 +30,13 @@ def main() -> None:
 
     glue = [p for p in dist.glob("fmperf-web-*.js")]
     wasm = [p for p in dist.glob("fmperf-web-*_bg.wasm")]
-    css = [p for p in dist.glob("main-*.css")]
-    if len(glue) != 1 or len(wasm) != 1 or len(css) != 1:
-        die(f"expected one glue .js, one _bg.wasm and one main-*.css in {dist}, found {glue} {wasm} {css}")
-    glue, wasm, css = glue[0], wasm[0], css[0]
+    if len(glue) != 1 or len(wasm) != 1:
+        die(f"expected one glue .js and one _bg.wasm in {dist}, found {glue} {wasm}")
+    glue, wasm = glue[0], wasm[0]
+    # Every stylesheet the page links, in order (main.css first, then one per view).
+    css = [dist / href for href in re.findall(r'<link rel="stylesheet" href="\./([^"]+\.css)"', html)]
+    if not css or not all(p.exists() for p in css):
+        die(f"stylesheets linked by index.html are missing: {css}")
 
     # 1. External boot script (CSP without 'unsafe-inline').
     inline = re.compile(r'<script type="module">(.*?)</script>', re.S)
@@ -55,8 +59,13 @@ def main() -> None:
     public = pathlib.Path(__file__).resolve().parent.parent / "public"
     for name in ("fmperf-element.js", "embed.html"):
         text = (public / name).read_text(encoding="utf-8")
-        text = text.replace("__GLUE__", glue.name).replace("__WASM__", wasm.name).replace("__CSS__", css.name)
-        if "__" in re.sub(r"__(init|wbg\w*)", "", text) and re.search(r"__[A-Z]+__", text):
+        text = (
+            text.replace("__GLUE__", glue.name)
+            .replace("__WASM__", wasm.name)
+            .replace("__CSS_LIST__", json.dumps([p.name for p in css]))
+            .replace("__CSS_LINKS__", "\n  ".join(f'<link rel="stylesheet" href="./{p.name}">' for p in css))
+        )
+        if re.search(r"__[A-Z_]+__", text):
             die(f"unfilled placeholder in {name}")
         (dist / name).write_text(text, encoding="utf-8")
 
@@ -68,7 +77,9 @@ def main() -> None:
     single = html
     single = re.sub(r'<script type="module" src="[^"]*"></script>', "", single)
     single = re.sub(r'<link rel="(modulepreload|preload)"[^>]*>', "", single)
-    single = re.sub(r'<link rel="stylesheet"[^>]*>', lambda _: "<style>\n" + css.read_text(encoding="utf-8") + "</style>", single)
+    styles = "".join(p.read_text(encoding="utf-8") for p in css)
+    single = re.sub(r'<link rel="stylesheet"[^>]*>\s*', "", single)
+    single = single.replace("</head>", "<style>\n" + styles + "</style>\n</head>", 1)
     loader = (
         '<script type="module">\n'
         + glue_js
