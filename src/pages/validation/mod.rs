@@ -1,0 +1,180 @@
+//! Validation: the model's predictions against measured training runs, in both modes.
+//!
+//! The measured runs are compiled in (fmperf-core's `validate::MEASURED_RUNS_JSON`, a copy of
+//! `measured-training-runs.json` with every row's source); both modes are evaluated once when the
+//! view opens. The mode shown by the scatter is part of the URL (`?view=validation&mode=reference`).
+
+mod fit;
+mod rows;
+mod summary;
+
+use std::sync::Arc;
+
+use fmperf_core::validate::{Mode, Report, shipped_runs, short_source, validate};
+use leptos::prelude::*;
+
+use crate::chart::{AxisKind, ScatterChart, ScatterGroup, ScatterPoint};
+use crate::url_state::UrlState;
+
+/// Both modes' reports of the shipped runs.
+#[derive(Clone)]
+pub struct Reports {
+    /// The published model.
+    pub reference: Arc<Report>,
+    /// Extended mode.
+    pub extended: Arc<Report>,
+}
+
+impl Reports {
+    fn load() -> Reports {
+        let file = shipped_runs();
+        Reports {
+            reference: Arc::new(validate(&file, Mode::Reference)),
+            extended: Arc::new(validate(&file, Mode::Extended)),
+        }
+    }
+
+    /// The report of `mode`.
+    pub fn of(&self, mode: Mode) -> Arc<Report> {
+        match mode {
+            Mode::Reference => self.reference.clone(),
+            Mode::Extended => self.extended.clone(),
+        }
+    }
+}
+
+/// Display name of a mode.
+pub fn mode_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Reference => "reference mode",
+        Mode::Extended => "extended mode",
+    }
+}
+
+/// An error as a signed percentage, with its class for colouring (`good` within 15 %, `warn`
+/// within 30 %, `bad` beyond).
+pub fn error_cell(e: Option<f64>) -> (String, &'static str) {
+    match e {
+        Some(x) if x.is_finite() => {
+            let class = if x.abs() <= 0.15 {
+                "good"
+            } else if x.abs() <= 0.30 {
+                "warn"
+            } else {
+                "bad"
+            };
+            (format!("{:+.1} %", x * 100.0), class)
+        }
+        _ => ("–".to_string(), "none"),
+    }
+}
+
+/// The validation view.
+#[component]
+pub fn ValidationPage() -> impl IntoView {
+    let url = expect_context::<UrlState>();
+    let mode = Memo::new(move |_| url.get("mode").as_deref().and_then(Mode::parse).unwrap_or(Mode::Extended));
+    let reports = Reports::load();
+    let rows_total = reports.extended.rows.len();
+    let sources = reports.extended.summary.per_source.len();
+    let toggle = move |m: Mode| {
+        view! {
+            <button
+                type="button"
+                class="mode-button"
+                data-mode=m.as_str()
+                aria-pressed=move || (mode.get() == m).to_string()
+                on:click=move |_| url.update(true, |q| q.set("mode", m.as_str()))
+            >
+                {match m {
+                    Mode::Extended => "Extended mode",
+                    Mode::Reference => "Reference mode",
+                }}
+            </button>
+        }
+    };
+    let scatter_reports = reports.clone();
+    let groups = Signal::derive(move || scatter_groups(&scatter_reports.of(mode.get())));
+    let title = Signal::derive(move || format!("Predicted against measured throughput — {}", mode_name(mode.get())));
+    let current = reports.clone();
+    let headline = move || {
+        let r = current.of(mode.get());
+        let s = &r.summary.overall;
+        let pct = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{:.1} %", v * 100.0));
+        format!(
+            "{}: {} runs evaluated, {} skipped; mean |error| {}, median |error| {}.",
+            mode_name(mode.get()),
+            s.evaluated,
+            s.skipped,
+            pct(s.mape),
+            pct(s.median_abs_error)
+        )
+    };
+    view! {
+        <div class="validation">
+            <section class="card validation-intro">
+                <h1>"Validation against measured training runs"</h1>
+                <p>
+                    {format!(
+                        "{rows_total} published training runs from {sources} sources (A100, H100, TPU v4/v5e, V100), each predicted at its exact parallel configuration, batch, precision and recomputation, and compared in the source's own measurement: tokens/s per device, model TFLOP/s, MFU, Megatron's hardware-FLOP TFLOP/s or seconds per iteration."
+                    )}
+                </p>
+                <p class="muted">
+                    "error = predicted / measured − 1: positive means the model predicts the run faster than it was. Nothing is fitted per run or per source; extended mode has two global constants fitted on these runs (below, with their leave-one-source-out error). Rows that cannot be evaluated are listed with the reason."
+                </p>
+                <div class="row mode-toggle" role="group" aria-label="Mode">
+                    <span class="muted">"Mode shown:"</span>
+                    {toggle(Mode::Extended)}
+                    {toggle(Mode::Reference)}
+                    <span class="badge current-mode" data-mode=move || mode.get().as_str()>
+                        {move || mode_name(mode.get())}
+                    </span>
+                </div>
+                <p class="headline" id="validation-headline">
+                    {headline}
+                </p>
+            </section>
+            <section class="card">
+                <h2>"Summary per source, both modes"</h2>
+                <summary::SummaryTable reports=reports.clone() />
+            </section>
+            <section class="card">
+                <h2>"Predicted against measured"</h2>
+                <p class="muted">
+                    "Every evaluated run as training throughput [tokens/s per device] (any metric converts to it with the same error); one colour per source, log axes, the line y = x and a ±15 % band."
+                </p>
+                <div class="chart-box" id="validation-scatter">
+                    <ScatterChart
+                        title=title
+                        x_label="measured throughput [tokens/s per device]"
+                        y_label="predicted throughput [tokens/s per device]"
+                        groups=groups
+                        x_axis=AxisKind::Log10
+                        y_axis=AxisKind::Log10
+                        band_percent=15.0
+                        height=480.0
+                    />
+                </div>
+            </section>
+            <summary::SettingsCard mode=mode />
+            <fit::FitCard />
+            <rows::RowsCard reports=reports.clone() mode=mode />
+            <rows::SkippedCard reports=reports />
+        </div>
+    }
+}
+
+/// The scatter's points: one group per source (short name), in file order.
+fn scatter_groups(r: &Report) -> Vec<ScatterGroup> {
+    let mut groups: Vec<ScatterGroup> = Vec::new();
+    for row in &r.rows {
+        let (Some(x), Some(y)) = (row.measured_tokens_per_s, row.predicted_tokens_per_s) else { continue };
+        let name = short_source(&row.source).to_string();
+        let label = format!("{} ({})", row.id, row.metric.unwrap_or(""));
+        match groups.iter_mut().find(|g| g.name == name) {
+            Some(g) => g.points.push(ScatterPoint::new(x, y, label)),
+            None => groups.push(ScatterGroup { name, points: vec![ScatterPoint::new(x, y, label)] }),
+        }
+    }
+    groups
+}

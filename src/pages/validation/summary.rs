@@ -1,0 +1,149 @@
+//! The per-source summary of both modes, and the settings of the mode shown.
+
+use fmperf_core::extended::ExtendedOptions;
+use fmperf_core::extended::efficiency::Efficiency;
+use fmperf_core::validate::{Mode, Stats, short_source};
+use leptos::prelude::*;
+
+use super::{Reports, error_cell};
+
+fn abs_pct(x: Option<f64>) -> String {
+    x.map_or("–".to_string(), |v| format!("{:.1} %", v * 100.0))
+}
+
+/// Three cells of one mode's statistics: evaluated, mean |error|, median error.
+fn stats_cells(s: &Stats, mode: Mode) -> impl IntoView + use<> {
+    let (median, class) = error_cell(s.median_error);
+    view! {
+        <td class="num" data-mode=mode.as_str() data-col="evaluated">{s.evaluated.to_string()}</td>
+        <td class="num" data-mode=mode.as_str() data-col="mape">{abs_pct(s.mape)}</td>
+        <td class=format!("num err {class}") data-mode=mode.as_str() data-col="median">{median}</td>
+    }
+}
+
+/// Per source and overall: rows, then evaluated / mean |error| / median error for each mode.
+#[component]
+pub fn SummaryTable(reports: Reports) -> impl IntoView {
+    let (r, e) = (reports.reference.clone(), reports.extended.clone());
+    let body = e
+        .summary
+        .per_source
+        .iter()
+        .zip(&r.summary.per_source)
+        .map(|(ext, rf)| {
+            let rows = ext.stats.evaluated + ext.stats.skipped;
+            view! {
+                <tr data-source=short_source(&ext.source).to_string()>
+                    <td title=ext.source.clone()>{short_source(&ext.source).to_string()}</td>
+                    <td class="num">{rows.to_string()}</td>
+                    {stats_cells(&rf.stats, Mode::Reference)}
+                    {stats_cells(&ext.stats, Mode::Extended)}
+                </tr>
+            }
+        })
+        .collect_view();
+    let all = e.summary.overall.evaluated + e.summary.overall.skipped;
+    view! {
+        <div class="table-wrap">
+            <table class="validation-summary" id="validation-summary">
+                <thead>
+                    <tr>
+                        <th rowspan="2">"source"</th>
+                        <th rowspan="2" class="num">"runs"</th>
+                        <th colspan="3" class="group">"reference mode"</th>
+                        <th colspan="3" class="group">"extended mode"</th>
+                    </tr>
+                    <tr>
+                        <th class="num">"evaluated"</th>
+                        <th class="num">"mean |error|"</th>
+                        <th class="num">"median error"</th>
+                        <th class="num">"evaluated"</th>
+                        <th class="num">"mean |error|"</th>
+                        <th class="num">"median error"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {body}
+                    <tr class="overall" data-source="all">
+                        <td>"all sources"</td>
+                        <td class="num">{all.to_string()}</td>
+                        {stats_cells(&r.summary.overall, Mode::Reference)}
+                        {stats_cells(&e.summary.overall, Mode::Extended)}
+                    </tr>
+                </tbody>
+            </table>
+        </div>
+        <p class="muted small">
+            "Mean |error| = mean of |predicted/measured − 1|; median error is signed (positive: predicted too fast). The two modes evaluate different sets of runs: reference mode also needs a vector (non-matrix) rate, which the TPU entries lack, and prices FP8 runs at the BF16 rate."
+        </p>
+    }
+}
+
+/// Every switch of extended mode with its default and what it models.
+fn extended_settings() -> impl IntoView {
+    let switches = ExtendedOptions::realistic()
+        .describe()
+        .into_iter()
+        .map(|(name, value, what)| {
+            view! {
+                <tr data-switch=name>
+                    <td class="mono">{name}</td>
+                    <td class="mono">{value}</td>
+                    <td>{what}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let eff = Efficiency::FITTED;
+    view! {
+        <div class="settings" data-mode="extended">
+            <p>
+                "Extended mode prices every run with the switches below. Per run, the precision, recomputation, ZeRO stage / FSDP shard group, interleaving and sequence parallelism come from the run's own fields (with a stated rule where a source is silent, shown in the run's notes); everything else is the default shown."
+            </p>
+            <div class="table-wrap">
+                <table class="switches" id="validation-switches">
+                    <thead>
+                        <tr>
+                            <th>"switch"</th>
+                            <th>"default"</th>
+                            <th>"what it models"</th>
+                        </tr>
+                    </thead>
+                    <tbody>{switches}</tbody>
+                </table>
+            </div>
+            <p class="muted small">
+                {format!(
+                    "Fitted global constants: η = {:.3} (linear-layer matmuls) and η_att = {:.3} (flash attention), fractions of each part's measured matmul ceiling (MAMF) from the hardware catalog; parts without a measurement use the datasheet peak.",
+                    eff.matmul, eff.attention
+                )}
+            </p>
+        </div>
+    }
+}
+
+/// What the published model assumes.
+fn reference_settings() -> impl IntoView {
+    view! {
+        <div class="settings" data-mode="reference">
+            <p>
+                "Reference mode is the published model of Subramanian et al. (PMBS 2024), reproduced bit for bit: every matmul at 0.8 × the datasheet peak with 20 µs per layer pass, flash attention priced as full (not causal) attention, no embeddings, output head or loss, no recomputation besides flash attention's, data parallelism as per-block gathers assumed hidden behind compute, no FP8 path (FP8 runs are priced at the BF16 rate), two-matrix MLPs and full-width K/V (no SwiGLU, no GQA), equal pipeline stages without interleaving. Context-parallel runs use its 2d-seqp strategy."
+            </p>
+        </div>
+    }
+}
+
+/// What the mode shown computes: every switch of extended mode with its value, or what the
+/// published model assumes.
+#[component]
+pub fn SettingsCard(mode: Memo<Mode>) -> impl IntoView {
+    view! {
+        <section class="card" id="validation-settings">
+            <h2>"Settings of " {move || super::mode_name(mode.get())}</h2>
+            {move || match mode.get() {
+                Mode::Extended => extended_settings().into_any(),
+                Mode::Reference => reference_settings().into_any(),
+            }}
+        </section>
+    }
+}

@@ -1,0 +1,79 @@
+// The validation view: both modes' summaries, the predicted-vs-measured scatter, every run with its
+// numbers, the skipped runs with reasons, the mode switch in the URL, and the leave-one-source-out
+// refit in the browser.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve, launch, newPage, screenshot } from './harness.mjs';
+
+let server, browser;
+before(async () => {
+  server = await serve();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+const pct = (text) => Number.parseFloat(text.replace(/[^0-9.+-]/g, ''));
+
+test('summary, scatter, rows and skipped runs of both modes', async () => {
+  const page = await newPage(browser);
+  await page.goto(`${server.base}?view=validation`);
+  const summary = page.locator('#validation-summary');
+  await summary.waitFor({ timeout: 30_000 });
+
+  // One line per source plus the overall line; extended mode beats reference mode overall.
+  const overall = summary.locator('tr[data-source="all"]');
+  const refMape = pct(await overall.locator('td[data-mode="reference"][data-col="mape"]').textContent());
+  const extMape = pct(await overall.locator('td[data-mode="extended"][data-col="mape"]').textContent());
+  assert.ok(extMape > 0 && extMape <= 15, `extended mean |error| ${extMape} %`);
+  assert.ok(refMape > 2 * extMape, `reference ${refMape} % vs extended ${extMape} %`);
+  assert.equal(await summary.locator('tbody tr').count(), 9, 'eight sources and the overall line');
+
+  // Every run is listed; evaluated ones show both numbers.
+  const rows = page.locator('#validation-rows tbody tr');
+  assert.equal(await rows.count(), 108);
+  const first = page.locator('#validation-rows tr[data-id="narayanan21_t1_1p7b"]');
+  assert.equal((await first.locator('td[data-col="measured"]').textContent()).trim(), '137');
+  assert.match(await first.locator('td[data-mode="extended"][data-col="error"]').textContent(), /^[+-]\d+\.\d %$/);
+
+  // The scatter has one point per evaluated run of the mode shown, and a legend per source.
+  const scatter = page.locator('#validation-scatter svg').first();
+  await scatter.waitFor();
+  assert.match(await scatter.textContent(), /extended mode/);
+  assert.match(await scatter.textContent(), /Narayanan et al\. 2021/);
+
+  // Skipped runs carry their reason.
+  const skipped = page.locator('#validation-skipped .skipped[data-mode="extended"] li[data-id="torchtitan_t1_fsdp"]');
+  assert.match(await skipped.textContent(), /nvidia_h100_sxm_96gb_hbm2e_500w/);
+
+  // The switches of extended mode are all listed.
+  assert.equal(await page.locator('#validation-switches tbody tr').count(), 18);
+  await screenshot(page, 'validation-extended');
+
+  // Switching the mode updates the URL, the scatter title and the settings card.
+  await page.locator('button.mode-button[data-mode="reference"]').click();
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('mode') === 'reference');
+  await page.locator('#validation-settings .settings[data-mode="reference"]').waitFor();
+  assert.match(await page.locator('#validation-scatter svg').first().textContent(), /reference mode/);
+  assert.match(await page.locator('#validation-headline').textContent(), /reference mode: 68 runs evaluated/);
+  await screenshot(page, 'validation-reference');
+  assert.deepEqual(page.errors, []);
+});
+
+test('the mode comes from the URL and the refit runs in the browser', async () => {
+  const page = await newPage(browser);
+  await page.goto(`${server.base}?view=validation&mode=reference`);
+  await page.locator('#validation-settings .settings[data-mode="reference"]').waitFor({ timeout: 30_000 });
+  assert.equal(await page.locator('button.mode-button[data-mode="reference"]').getAttribute('aria-pressed'), 'true');
+
+  await page.locator('#fit-run').click();
+  const result = page.locator('#fit-result');
+  await result.waitFor({ timeout: 60_000 });
+  const text = await result.textContent();
+  assert.match(text, /leave-one-source-out mean \|error\| \d+\.\d %/);
+  assert.equal(await page.locator('#validation-fit .fit-table tbody tr').count(), 6);
+  await screenshot(page, 'validation-fit');
+  assert.deepEqual(page.errors, []);
+});
