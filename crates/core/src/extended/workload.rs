@@ -92,10 +92,8 @@ impl Workload {
         if self.head_dim == 0 || self.head_dim > 65_536 {
             return Err(Error::invalid("model.head_dim", self.head_dim, "must be from 1 to 65536"));
         }
-        if let Some(v) = self.vocab {
-            if v == 0 || v > MAX_VOCAB {
-                return Err(Error::invalid("model.vocab", v, format!("must be from 1 to {MAX_VOCAB}")));
-            }
+        if let Some(v) = self.vocab.filter(|v| *v == 0 || *v > MAX_VOCAB) {
+            return Err(Error::invalid("model.vocab", v, format!("must be from 1 to {MAX_VOCAB}")));
         }
         Ok(())
     }
