@@ -15,7 +15,7 @@
 //! `t_bubble` = the pipeline bubble; `flops_per_gpu` = hardware FLOPs executed (causal, with
 //! recomputation); `mem` = the busiest-memory device including the framework margin
 //! ([`Breakdown::overhead_gb`]), `wts_mem`/`wts_grad_mem`/`wts_optimizer_states_mem`/`acts_mem`
-//! its parts.
+//! its parts (`acts_mem` holds the activations plus the margin, so the four add up to `mem`).
 
 use std::collections::HashMap;
 

@@ -27,8 +27,12 @@
 //! Q7 (the bubble includes stage messages, which are on the critical path). Not modelled: 2D SUMMA
 //! (Q1, Q2 belong to it); extended mode covers `1d` and `2d-seqp`.
 //!
-//! The one fitted constant is `η` ([`efficiency::FITTED_MATMUL_EFFICIENCY`]); its fit and
-//! leave-one-source-out error are in `crate::validate`.
+//! The only constants fitted to measured runs are `η` and `η_att`
+//! ([`efficiency::Efficiency::FITTED`]): the fractions of the measured matmul ceiling sustained by
+//! the linear layers and by flash attention. Their fit and leave-one-source-out error are in
+//! `crate::validate::fit`. Other modelling choices that the measured runs informed, each global
+//! and switchable: ZeRO-3/FSDP collectives across domains at one NIC per device
+//! (`zero3_per_nic`), the datasheet peak as the ceiling of parts without a measurement.
 
 pub mod block;
 pub mod data_parallel;
