@@ -184,6 +184,12 @@ fn points_without_a_configuration_say_why() {
     assert!(r.points[0].inputs.as_ref().unwrap().notes.iter().any(|n| n.contains("one scale-up domain of 4")));
     assert_eq!(r.points[1].status, Status::Invalid);
     assert!(r.points[1].reason.as_deref().unwrap().contains("scale-out"), "{:?}", r.points[1].reason);
+    // … unless the user gives one, as in every command's system spec.
+    let given = spec("gpt2-xl", "amd_mi250x,scale_out=50", &["gpus=4,8"]);
+    assert_eq!(SweepText::from_spec(&given).system, "amd_mi250x,scale_out=50");
+    let r = Sweep::new(given).unwrap().finish();
+    assert!(r.points.iter().all(|p| p.status == Status::Ok), "{:?}", r.points[1].reason);
+    assert_eq!(r.points[1].inputs.as_ref().unwrap().params.ib_bandwidth, 50.0);
     let r = Sweep::new(spec("gpt2-xl", "intel_gaudi2", &["gpus=8"])).unwrap().finish();
     assert_eq!(r.points[0].status, Status::Invalid);
     assert!(r.points[0].reason.as_deref().unwrap().contains("vector"), "{:?}", r.points[0].reason);

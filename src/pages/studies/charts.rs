@@ -106,14 +106,22 @@ pub fn axis_label(r: &SweepResult, key: AxisKey) -> String {
     if factors { format!("{} [× the system's value]", key.name()) } else { key.label() }
 }
 
+/// Scaling efficiency along a line of `(devices, value)`: per-device value over the per-device
+/// value at the smallest device count with a value.
+fn efficiency(pts: Vec<(f64, Option<f64>)>) -> Vec<(f64, Option<f64>)> {
+    let base = pts.iter().find_map(|(n, v)| v.map(|v| v / n));
+    pts.into_iter().map(|(n, v)| (n, v.zip(base).map(|(v, b)| v / n / b))).collect()
+}
+
 /// The line chart's series, and the names of the series without any value (not drawn).
-fn line_series(r: &SweepResult, a: &Arrangement, metric: Metric) -> (Vec<Series>, Vec<String>) {
+fn line_series(r: &SweepResult, a: &Arrangement, metric: Metric, eff: bool) -> (Vec<Series>, Vec<String>) {
     let Some(x) = a.x else { return (Vec::new(), Vec::new()) };
     let mut empty = Vec::new();
     let mut drawn = Vec::new();
     for (name, points) in a.groups(r) {
         let pts: Vec<(f64, Option<f64>)> =
             points.iter().filter_map(|p| p.values[x].number().map(|xv| (xv, metric.value(p)))).collect();
+        let pts = if eff { efficiency(pts) } else { pts };
         let name = if name.is_empty() { metric.label() } else { name };
         if pts.iter().all(|(_, y)| y.is_none()) {
             empty.push(name);
@@ -316,7 +324,10 @@ fn Controls(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) ->
                 </div>
                 <div class="field inline">
                     <span class="label">"scales"</span>
-                    <div class="checks">{log("logx", "log x", chart.log_x)} {log("logy", "log y", chart.log_y)}</div>
+                    <div class="checks">
+                        {log("logx", "log x", chart.log_x)} {log("logy", "log y", chart.log_y)}
+                        {chart.efficiency_applies().then(|| log("eff", "scaling efficiency", chart.efficiency))}
+                    </div>
                 </div>
             }
             .into_any(),
@@ -366,7 +377,9 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
         Kind::Table => view! { <p class="muted">"Table only: the points are listed below."</p> }.into_any(),
         Kind::Line => {
             let Some(x) = chart.x else { return ().into_any() };
-            let (series, empty) = line_series(&result, &arrangement, metric);
+            let eff = chart.efficiency && chart.efficiency_applies();
+            let (series, empty) = line_series(&result, &arrangement, metric, eff);
+            let y_label = if eff { "scaling efficiency [fraction]".to_string() } else { metric.label() };
             let not_drawn = (!empty.is_empty()).then(|| {
                 view! {
                     <p class="muted small" id="sweep-not-drawn">
@@ -380,13 +393,13 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
             } else {
                 AxisKind::Linear
             };
-            let y_axis = if chart.log_y { AxisKind::Log10 } else { AxisKind::Linear };
+            let y_axis = if chart.log_y && !eff { AxisKind::Log10 } else { AxisKind::Linear };
             view! {
                 <div id="sweep-chart" data-kind="line">
                     <LineChart
                         title=title.clone()
                         x_label=axis_label(&result, x)
-                        y_label=metric.label()
+                        y_label=y_label
                         series=series
                         x_axis=x_axis
                         y_axis=y_axis

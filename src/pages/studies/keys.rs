@@ -10,6 +10,7 @@
 //! | `c.metric`, `c.logx`, `c.logy` | what is drawn, log axes (`1`/`0`) |
 //! | `c.at.<axis>` | the value shown of an axis that is neither x, y nor a series |
 //! | `c.bd`, `c.bs` | breakdown: `time` or `memory`, and the series it shows |
+//! | `c.eff` | `1`: scaling efficiency instead of the throughput (x = devices) |
 //!
 //! Values are kept as typed, valid or not, so nothing entered is lost on reload.
 
@@ -170,8 +171,20 @@ pub struct Chart {
     pub at: Vec<(AxisKey, String)>,
     /// Breakdown kind.
     pub breakdown: Breakdown,
-    /// The series whose breakdown is shown (its name; `None`: the first).
+    /// The series whose breakdown is shown (its name; `None`: the one with the best point).
     pub breakdown_series: Option<String>,
+    /// Draw scaling efficiency instead of the metric: per-device value over the per-device value
+    /// at the smallest device count of the line (x = devices, throughput metrics only).
+    pub efficiency: bool,
+}
+
+impl Chart {
+    /// Whether the efficiency transform applies to these settings.
+    pub fn efficiency_applies(&self) -> bool {
+        self.kind == Kind::Line
+            && self.x == Some(AxisKey::Gpus)
+            && matches!(self.metric, Metric::Throughput | Metric::TokensPerS | Metric::AchievedTflops)
+    }
 }
 
 /// The chart a spec suggests when the URL has none: the preset's view, else lines against the
@@ -188,9 +201,11 @@ fn default_chart(spec: &SweepSpec, view: Option<&View>) -> Chart {
         at: Vec::new(),
         breakdown: Breakdown::Time,
         breakdown_series: None,
+        efficiency: false,
     };
     match view {
-        Some(View::Line { x, series, metric, log_x, log_y }) => {
+        Some(View::Line { x, series, metric, log_x, log_y, efficiency }) => {
+            c.efficiency = *efficiency;
             c.x = Some(*x);
             c.series = series.clone();
             c.metric = *metric;
@@ -215,7 +230,15 @@ fn default_chart(spec: &SweepSpec, view: Option<&View>) -> Chart {
                 Some(x) => {
                     c.x = Some(x);
                     c.series = keys.iter().copied().filter(|k| *k != x).take(2).collect();
-                    c.log_x = matches!(x, AxisKey::Gpus | AxisKey::GlobalBatch | AxisKey::SeqLen | AxisKey::Accum);
+                    c.log_x = matches!(
+                        x,
+                        AxisKey::Gpus
+                            | AxisKey::Domain
+                            | AxisKey::GlobalBatch
+                            | AxisKey::SeqLen
+                            | AxisKey::Accum
+                            | AxisKey::Param(_)
+                    );
                     c.log_y = c.log_x;
                 }
                 None => c.kind = Kind::Table,
@@ -255,6 +278,9 @@ pub fn chart(q: &Query, spec: &SweepSpec, view: Option<&View>) -> Chart {
         c.log_y = v == "1";
     }
     c.breakdown_series = q.get("c.bs").map(str::to_string);
+    if let Some(v) = q.get("c.eff") {
+        c.efficiency = v == "1";
+    }
     if q.get("c.bd") == Some("memory") {
         c.breakdown = Breakdown::Memory;
     }

@@ -19,7 +19,7 @@ use crate::table::Table;
 pub const HELP: &str = "\
 fmperf sweep — how training time moves when inputs change (reference model, best configuration per point)
 
-USAGE: fmperf sweep --model <ID|FILE> --system <ID[,domain=K]|FILE> --axis KEY=VALUES [--axis …]
+USAGE: fmperf sweep --model <ID|FILE> --system <ID[,key=value…]|FILE> --axis KEY=VALUES [--axis …]
                     [--strategy 1d,2d,2d-seqp|all] [--gpus N] [--nvlink K] [--precision P]
                     [--global-batch G | --per-device-batch B] [--fix tp=…,pp=…,dp=…,mbs=…,accum=…]
                     [--shard i/n] [--format table|csv|json]
@@ -41,6 +41,8 @@ AXES (KEY=VALUES; values a,b,c or a..b = a, 2a, 4a, … up to b, i.e. powers of 
   system, model   catalog ids                     strategy      1d, 2d, 2d-seqp (one per point)
   tp, tp1, tp2, pp, dp, mbs   restrict the configurations (e.g. a TP × PP map)
 
+--system takes the catalog's mapping choices: ID,domain=K,nics=N,precision=P,vector=TFLOP/s,
+scale_up=GB/s,scale_out=GB/s (e.g. amd_mi250x,scale_out=50 for a part whose entry lists no NIC).
 Defaults: all strategies, 8 devices, global batch 4096, the system's domain size and precision.
 
 OUTPUT: one line per point in sweep order (the last axis varies fastest). csv: header + rows, full

@@ -44,6 +44,9 @@ pub enum ViewDef {
         /// Log y axis.
         #[serde(default)]
         log_y: bool,
+        /// Draw scaling efficiency (per-device value over the one at the fewest devices).
+        #[serde(default)]
+        efficiency: bool,
     },
     /// A heat map of `metric` over `x` × `y` (other axes: one map per combination).
     Heatmap {
@@ -73,6 +76,8 @@ pub enum View {
         log_x: bool,
         /// Log y axis.
         log_y: bool,
+        /// Scaling efficiency instead of the metric.
+        efficiency: bool,
     },
     /// Heat map.
     Heatmap {
@@ -90,12 +95,13 @@ pub enum View {
 impl View {
     fn new(def: &ViewDef) -> Result<View, Error> {
         Ok(match def {
-            ViewDef::Line { x, series, metric, log_x, log_y } => View::Line {
+            ViewDef::Line { x, series, metric, log_x, log_y, efficiency } => View::Line {
                 x: AxisKey::parse(x)?,
                 series: series.iter().map(|s| AxisKey::parse(s)).collect::<Result<_, _>>()?,
                 metric: Metric::parse(metric)?,
                 log_x: *log_x,
                 log_y: *log_y,
+                efficiency: *efficiency,
             },
             ViewDef::Heatmap { x, y, metric } => {
                 View::Heatmap { x: AxisKey::parse(x)?, y: AxisKey::parse(y)?, metric: Metric::parse(metric)? }

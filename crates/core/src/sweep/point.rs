@@ -3,8 +3,8 @@
 
 use super::axis::{AxisKey, AxisValue, SystemParam};
 use super::spec::{BatchRule, Constraints, SweepSpec};
-use crate::catalog;
 use crate::catalog::Precision;
+use crate::catalog::{self, MappingOptions, to_system_params};
 use crate::format::{ModelRef, ResolvedScenario, Scenario, SystemRef};
 use crate::{ModelShape, Strategy, SystemParams};
 
@@ -111,7 +111,7 @@ fn apply_and_resolve(
             (key, v) => return Err(Unresolved::Invalid(format!("axis {key}: value {v} does not fit the axis"))),
         }
     }
-    let (resolved, within_domain) = resolve_within_domain(scenario).map_err(invalid)?;
+    let (resolved, within_domain) = resolve_within_domain(scenario, &spec.mapping).map_err(invalid)?;
     let mut shape = resolved.shape;
     if let Some(l) = seq {
         shape.l = l;
@@ -158,16 +158,47 @@ fn apply_and_resolve(
 
 /// The field of the mapping error of a system that lists no scale-out bandwidth.
 const NO_SCALE_OUT: &str = "system.scale_out.nic_gbps_per_device";
+/// The same without the scenario's prefix (mapping errors of [`resolve`] with extra values).
+const NO_SCALE_OUT_UNPREFIXED: &str = "scale_out.nic_gbps_per_device";
+
+/// Resolves `scenario` with the mapping values of `extra` (vector rate, scale-up and scale-out
+/// bandwidth; see [`SweepSpec::mapping`]).
+fn resolve(scenario: &Scenario, extra: &MappingOptions) -> Result<ResolvedScenario, crate::Error> {
+    if extra.vector_tflops.is_none() && extra.scale_up_gbps.is_none() && extra.scale_out_gbps.is_none() {
+        return scenario.resolve();
+    }
+    let model = match &scenario.model {
+        ModelRef::Catalog(id) => catalog::find_model(id)?.clone(),
+        ModelRef::Inline(m) => (**m).clone(),
+    };
+    let system = match &scenario.system {
+        SystemRef::Catalog(id) => catalog::find_system(id)?.clone(),
+        SystemRef::Inline(s) => (**s).clone(),
+    };
+    let shape = model.to_shape()?;
+    let opts = MappingOptions {
+        vector_tflops: extra.vector_tflops,
+        scale_up_gbps: extra.scale_up_gbps,
+        scale_out_gbps: extra.scale_out_gbps,
+        ..scenario.mapping_options()
+    };
+    let mapped = to_system_params(&system, &opts)?;
+    let budget = scenario.training_budget.unwrap_or(model.training_budget);
+    Ok(ResolvedScenario { model, shape, system, mapped, budget })
+}
 
 /// Resolves `scenario`. A system that lists no scale-out (NIC) bandwidth is still usable for jobs
 /// that fit in one scale-up domain, which never use the scale-out network: it is then mapped with
 /// a placeholder bandwidth (that cannot change any result), and a note says so.
-fn resolve_within_domain(scenario: &Scenario) -> Result<(ResolvedScenario, Option<String>), crate::Error> {
-    let e = match scenario.resolve() {
+fn resolve_within_domain(
+    scenario: &Scenario,
+    extra: &MappingOptions,
+) -> Result<(ResolvedScenario, Option<String>), crate::Error> {
+    let e = match resolve(scenario, extra) {
         Ok(r) => return Ok((r, None)),
         Err(e) => e,
     };
-    if e.field() != Some(NO_SCALE_OUT) {
+    if !matches!(e.field(), Some(NO_SCALE_OUT | NO_SCALE_OUT_UNPREFIXED)) {
         return Err(e);
     }
     let mut entry = match &scenario.system {
@@ -184,5 +215,5 @@ fn resolve_within_domain(scenario: &Scenario) -> Result<(ResolvedScenario, Optio
         entry.id, scenario.devices
     );
     let within = Scenario { system: SystemRef::Inline(Box::new(entry)), ..scenario.clone() };
-    Ok((within.resolve()?, Some(note)))
+    Ok((resolve(&within, extra)?, Some(note)))
 }

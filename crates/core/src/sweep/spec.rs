@@ -3,6 +3,7 @@
 //! micro-batches.
 
 use super::axis::{Axis, AxisKey, MAX_POINTS};
+use crate::catalog::MappingOptions;
 use crate::format::Scenario;
 use crate::reference::Candidate;
 use crate::{Error, Strategy};
@@ -111,6 +112,11 @@ pub struct SweepSpec {
     pub fixed: Constraints,
     /// How the global batch of a point is set.
     pub batch: BatchRule,
+    /// Values the catalog mapping should use instead of the system's own: `vector_tflops`,
+    /// `scale_up_gbps`, `scale_out_gbps` (the other fields come from the scenario and the axes and
+    /// are ignored here). They apply before the axes, e.g. to give a part whose entry lists no NIC
+    /// bandwidth one.
+    pub mapping: MappingOptions,
 }
 
 impl SweepSpec {

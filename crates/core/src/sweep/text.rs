@@ -3,8 +3,9 @@
 //! and `?view=studies&model=gpt3_1T&system=B200&axis=gpus=4..16384`).
 //!
 //! Keys (each optional except `model` and `system`):
-//! * `model`: catalog id (`gpt3_1T`, `gpt2-xl`, …); `system`: catalog id, optionally with
-//!   `,domain=K`, `,nics=N`, `,precision=P` (the system-spec syntax of the catalog);
+//! * `model`: catalog id (`gpt3_1T`, `gpt2-xl`, …); `system`: catalog id, optionally with the
+//!   mapping choices of the catalog's system-spec syntax: `,domain=K`, `,nics=N`, `,precision=P`,
+//!   `,vector=TFLOP/s`, `,scale_up=GB/s`, `,scale_out=GB/s`;
 //! * `strategy`: comma list of `1d`, `2d`, `2d-seqp` or `all` (default all);
 //! * `gpus` (default 8), `nvlink` (domain size, default the system's), `precision`;
 //! * `global-batch` (default 4096) or `per-device-batch` (see [`BatchRule`]);
@@ -13,7 +14,7 @@
 
 use super::axis::{Axis, AxisKey};
 use super::spec::{BatchRule, Constraints, SweepSpec};
-use crate::catalog::{self, parse_system_spec};
+use crate::catalog::{self, MappingOptions, parse_system_spec};
 use crate::format::{ModelRef, Scenario, SystemRef};
 use crate::{Error, Strategy};
 
@@ -118,17 +119,20 @@ impl SweepText {
         let mut domain_size = None;
         let mut nics = None;
         let mut precision = None;
+        let mut mapping = MappingOptions::default();
         let system = match system {
             Some(s) => s,
             None => {
                 let (id, opts) = parse_system_spec(&self.system)?;
-                if opts.vector_tflops.is_some() || opts.scale_up_gbps.is_some() || opts.scale_out_gbps.is_some() {
-                    return Err(Error::invalid("system", &self.system, "takes only domain, nics and precision here")
-                        .with_hint("vary rates and bandwidths with an axis, e.g. `scale_up=900`"));
-                }
                 domain_size = opts.domain_size;
                 nics = opts.nics_per_device;
                 precision = opts.precision;
+                mapping = MappingOptions {
+                    vector_tflops: opts.vector_tflops,
+                    scale_up_gbps: opts.scale_up_gbps,
+                    scale_out_gbps: opts.scale_out_gbps,
+                    ..MappingOptions::default()
+                };
                 SystemRef::Catalog(catalog::find_system(&id)?.id.clone())
             }
         };
@@ -177,7 +181,7 @@ impl SweepText {
             training_budget: None,
             notes: Vec::new(),
         };
-        let spec = SweepSpec { base, axes, fixed, batch };
+        let spec = SweepSpec { base, axes, fixed, batch, mapping };
         spec.validate()?;
         Ok(spec)
     }
@@ -189,10 +193,16 @@ impl SweepText {
             ModelRef::Catalog(id) => id.clone(),
             ModelRef::Inline(m) => m.id.clone(),
         };
-        let id_system = match &b.system {
+        let mut id_system = match &b.system {
             SystemRef::Catalog(id) => id.clone(),
             SystemRef::Inline(s) => s.id.clone(),
         };
+        let m = &spec.mapping;
+        for (k, v) in [("vector", m.vector_tflops), ("scale_up", m.scale_up_gbps), ("scale_out", m.scale_out_gbps)] {
+            if let Some(v) = v {
+                id_system.push_str(&format!(",{k}={v}"));
+            }
+        }
         let strategies = if b.strategies == Strategy::ALL.to_vec() {
             None
         } else {
