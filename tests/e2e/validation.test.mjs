@@ -77,3 +77,14 @@ test('the mode comes from the URL and the refit runs in the browser', async () =
   await screenshot(page, 'validation-fit');
   assert.deepEqual(page.errors, []);
 });
+
+test('a 390 px dark screen shows the view without sideways scrolling', async () => {
+  const page = await newPage(browser, { viewport: { width: 390, height: 800 }, colorScheme: 'dark' });
+  await page.goto(`${server.base}?view=validation`);
+  await page.locator('#validation-summary').waitFor({ timeout: 30_000 });
+  await page.locator('#validation-scatter svg').first().waitFor();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `page is ${overflow} px wider than the window (tables scroll inside their box)`);
+  await screenshot(page, 'validation-390-dark');
+  assert.deepEqual(page.errors, []);
+});
