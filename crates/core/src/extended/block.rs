@@ -90,10 +90,12 @@ pub fn block_cost(w: &Workload, layout: &Layout, p: &Pricing) -> BlockCost {
     let es = p.hw.element_bytes;
 
     // Matmuls of the linear layers (column-parallel in, row-parallel out).
-    let linear_fwd = p.linear(tokens, h, (q_w + 2.0 * kv_w) / tp)
-        + p.linear(tokens, q_w / tp, h)
-        + p.linear(tokens, h, gates * f / tp)
-        + p.linear(tokens, f / tp, h);
+    // With unstructured weight sparsity on a part that skips zeros, their FLOPs scale by the
+    // density (see `super::sparsity`); the backward's two matmuls per weight scale alike.
+    let linear_fwd = p.weight_linear(tokens, h, (q_w + 2.0 * kv_w) / tp)
+        + p.weight_linear(tokens, q_w / tp, h)
+        + p.weight_linear(tokens, h, gates * f / tp)
+        + p.weight_linear(tokens, f / tp, h);
 
     // Flash attention: queries of this device's sequence shard against all keys.
     let (mbs, s) = (layout.mbs as f64, w.seq_len as f64);
@@ -227,6 +229,27 @@ mod tests {
         // Backward: linear twice, attention 2.5 times.
         let expect_bwd = (48.0 * s * h * h + 2.5 * 2.0 * s * s * h) * 1e-12;
         assert!((c.bwd.tflop - expect_bwd).abs() < 1e-9 * expect_bwd);
+    }
+
+    #[test]
+    fn weight_sparsity_scales_only_the_weight_matmuls_on_wafer_scale_parts() {
+        // h = 4096, f = 4h, s = 2048, 90 % sparse: linear 0.1·24·s·h², attention 2·s²·h unchanged;
+        // backward: linear 0.1·48·s·h², attention 2.5·2·s²·h.
+        let w = gpt(2048);
+        let opts = ExtendedOptions { weight_sparsity: 0.9, ..ExtendedOptions::realistic() };
+        let mut hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let dense = block_cost(&w, &one_gpu(1), &Pricing { hw: &hw, opts: &ExtendedOptions::realistic() });
+        let gpu = block_cost(&w, &one_gpu(1), &Pricing { hw: &hw, opts: &opts });
+        assert_eq!(gpu, dense, "a GPU prices unstructured sparse weights as dense");
+        hw.unstructured_sparsity = true;
+        let c = block_cost(&w, &one_gpu(1), &Pricing { hw: &hw, opts: &opts });
+        let (s, h) = (2048.0, 4096.0);
+        let fwd = (0.1 * 24.0 * s * h * h + 2.0 * s * s * h) * 1e-12;
+        let bwd = (0.1 * 48.0 * s * h * h + 2.5 * 2.0 * s * s * h) * 1e-12;
+        assert!((c.fwd.tflop - fwd).abs() < 1e-9 * fwd, "{} vs {fwd}", c.fwd.tflop);
+        assert!((c.bwd.tflop - bwd).abs() < 1e-9 * bwd);
+        // Memory stays dense.
+        assert_eq!((c.parameters, c.activation_bytes), (dense.parameters, dense.activation_bytes));
     }
 
     #[test]

@@ -62,6 +62,11 @@ pub struct Breakdown {
     pub critical: &'static str,
     /// Hardware FLOP rate of the busiest device [TFLOP/s].
     pub achieved_tflops: f64,
+    /// One block's forward pass on one micro-batch: hardware FLOPs over its time, tensor- and
+    /// context-parallel communication inside included [TFLOP/s].
+    pub block_fwd_tflops: f64,
+    /// The same for its backward pass with recomputation [TFLOP/s].
+    pub block_bwd_tflops: f64,
 }
 
 /// Everything extended mode computes for one configuration.
@@ -257,6 +262,8 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
         message_s: message,
         critical: busiest.name,
         achieved_tflops: nmb_f * busiest.flops / t,
+        block_fwd_tflops: block.fwd.tflop / block.fwd.time(),
+        block_bwd_tflops: (block.bwd + block.recompute).tflop / (block.bwd + block.recompute).time(),
     };
     let g = layout.global_batch as f64;
     Ok(ExtendedEvaluation {

@@ -33,6 +33,9 @@ pub struct Hardware {
     pub hbm_capacity_gb: f64,
     /// The two network tiers (fast domain size included).
     pub net: Network,
+    /// Whether the part skips zero weights of unstructured sparse matmuls (wafer-scale engines;
+    /// see [`super::sparsity`]).
+    pub unstructured_sparsity: bool,
     /// Values not read straight from the catalog, in words.
     pub approximations: Vec<String>,
 }
@@ -89,7 +92,7 @@ impl Hardware {
                 "fp8: linear layers at the FP8 rate; attention, element-wise work and stored tensors in {att_p}"
             ));
         }
-        Ok(Self::assemble(
+        let mut hw = Self::assemble(
             precision,
             mm.params.matrix_flops_fp16,
             (mm_ceiling, mm_src),
@@ -97,12 +100,15 @@ impl Hardware {
             att_ceiling,
             &att.params,
             approximations,
-        ))
+        );
+        hw.unstructured_sparsity = super::sparsity::exploits_unstructured_sparsity(sys);
+        Ok(hw)
     }
 
     /// A bare [`SystemParams`] (e.g. the reference's system files): its matrix rate is taken as
     /// the peak of the training precision implied by its element size (2e-9 GB → BF16, 4e-9 → FP32,
-    /// 1e-9 → FP8); with no measured ceiling, the ceiling is that peak.
+    /// 1e-9 → FP8); with no measured ceiling, the ceiling is that peak. Such a system says nothing
+    /// about its architecture, so it is taken not to exploit unstructured sparsity.
     pub fn from_params(params: &SystemParams, measured_ceiling: bool) -> Hardware {
         let precision = if params.element_size <= 1e-9 {
             Precision::Fp8
@@ -143,6 +149,7 @@ impl Hardware {
             hbm_bandwidth_gbps: p16.hbm_bandwidth,
             hbm_capacity_gb: p16.hbm_capacity,
             net: Machine::new(p16).net,
+            unstructured_sparsity: false,
             approximations,
         }
     }

@@ -17,6 +17,10 @@
 //! | `grouped_query_attention`, `gated_mlp` | K/V of `kv_heads` width; SwiGLU's third matrix | [`workload`], [`block`] |
 //! | `embeddings_and_head` | embedding, output head and loss over the vocabulary on the end stages | [`head`] |
 //! | `memory_overheads` | runtime context, communication buffers, fragmentation as a margin | [`memory`] |
+//! | `weight_sparsity` | unstructured sparse weights: fewer block-matmul FLOPs on wafer-scale parts only | [`sparsity`] |
+//!
+//! The switches as data (keys, kinds, sources of the defaults, the `key=value,…` text form of the
+//! CLI's `--ext` and the page's `ext` key) are in [`switches`].
 //!
 //! Reference quirks (spec §9) corrected in extended mode: Q3 (slow pipeline links priced), Q4
 //! (all-reduce = reduce-scatter + all-gather on every tier), Q5 (no 20 µs per layer, measured
@@ -45,6 +49,8 @@ pub mod memory;
 pub mod options;
 pub mod pipeline;
 pub mod pricing;
+pub mod sparsity;
+pub mod switches;
 pub mod workload;
 
 pub use evaluate::{Breakdown, ExtendedEvaluation, ExtendedEvaluator, evaluate};

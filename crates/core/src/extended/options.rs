@@ -183,6 +183,11 @@ pub struct ExtendedOptions {
     /// fragmentation as a margin (see [`super::memory::OVERHEAD_FIXED_GB`] and
     /// [`super::memory::OVERHEAD_FRACTION`]).
     pub memory_overheads: bool,
+    /// Unstructured weight sparsity [fraction of zero weights, 0 ≤ s < 1]: on hardware that skips
+    /// zero weights ([`super::Hardware::unstructured_sparsity`], the wafer-scale engines) the
+    /// FLOPs of the blocks' weight matmuls fall to `1 − s` of dense; elsewhere it has no effect
+    /// (see [`super::sparsity`]). 0 = dense (the default).
+    pub weight_sparsity: f64,
 }
 
 impl ExtendedOptions {
@@ -208,10 +213,11 @@ impl ExtendedOptions {
             gated_mlp: true,
             embeddings_and_head: true,
             memory_overheads: true,
+            weight_sparsity: 0.0,
         }
     }
 
-    /// Checks ranges: efficiency in (0, 1], interleave ≥ 1, shard group ≥ 1.
+    /// Checks ranges: efficiency in (0, 1], interleave ≥ 1, shard group ≥ 1, sparsity in [0, 1).
     pub fn validate(&self) -> Result<(), Error> {
         for (name, v) in
             [("matmul_efficiency", self.matmul_efficiency), ("attention_efficiency", self.attention_efficiency)]
@@ -227,60 +233,18 @@ impl ExtendedOptions {
         if self.shard_group == Some(0) {
             return Err(Error::invalid("shard_group", 0, "must be a positive integer"));
         }
+        let s = self.weight_sparsity;
+        if !(s.is_finite() && (0.0..1.0).contains(&s)) {
+            return Err(Error::invalid("weight_sparsity", s, "must be from 0 (dense) to below 1")
+                .with_hint("the fraction of weights that are zero, e.g. 0.9"));
+        }
         Ok(())
     }
 
-    /// Every switch as `(name, value, what it models)`, for tables and the page.
+    /// Every switch as `(name, value, what it models)`, for tables and the page (the order and
+    /// words of [`super::switches::SWITCHES`]).
     pub fn describe(&self) -> Vec<(&'static str, String, &'static str)> {
-        let on = |b: bool| if b { "on".to_string() } else { "off".to_string() };
-        vec![
-            ("precision", self.precision.to_string(), "number format of the linear layers' matmuls"),
-            (
-                "matmul_efficiency",
-                format!("{:.3}", self.matmul_efficiency),
-                "fraction of the achievable matmul rate sustained in training (fitted, global)",
-            ),
-            (
-                "attention_efficiency",
-                format!("{:.3}", self.attention_efficiency),
-                "the same fraction inside flash attention (fitted, global)",
-            ),
-            (
-                "measured_ceiling",
-                on(self.measured_ceiling),
-                "achievable matmul rate = measured ceiling (MAMF) instead of the datasheet peak",
-            ),
-            (
-                "zero3_per_nic",
-                on(self.zero3_per_nic),
-                "ZeRO-3/FSDP gathers across domains at one NIC per device (measured)",
-            ),
-            (
-                "memory_bound_ops",
-                on(self.memory_bound_ops),
-                "element-wise work and the optimizer priced by HBM traffic",
-            ),
-            ("recompute", self.recompute.to_string(), "activation recomputation (none / selective / full)"),
-            ("sharding", self.sharding.to_string(), "ZeRO stage (zero3 = FSDP full shard)"),
-            (
-                "shard_group",
-                self.shard_group.map_or("all".to_string(), |g| g.to_string()),
-                "ZeRO-3 shard group size [devices] (hybrid sharding)",
-            ),
-            ("interleave", self.interleave.to_string(), "virtual pipeline stages per device"),
-            ("uneven_stages", on(self.uneven_stages), "busiest pipeline stage holds ⌈D/pp⌉ blocks"),
-            ("causal", on(self.causal), "causal attention: half the logits/attend FLOPs"),
-            ("cp_ring_overlap", on(self.cp_ring_overlap), "context parallel K/V ring overlapped with attention"),
-            ("sequence_parallel", on(self.sequence_parallel), "norms and residuals on 1/tp of the tokens"),
-            ("grouped_query_attention", on(self.grouped_query_attention), "K/V projections of kv_heads width"),
-            ("gated_mlp", on(self.gated_mlp), "SwiGLU MLP with three matrices"),
-            (
-                "embeddings_and_head",
-                on(self.embeddings_and_head),
-                "embedding, output head and loss over the vocabulary",
-            ),
-            ("memory_overheads", on(self.memory_overheads), "runtime context, buffers and fragmentation margin"),
-        ]
+        super::switches::SWITCHES.iter().map(|s| (s.key, self.value_of(s.key).unwrap_or_default(), s.what)).collect()
     }
 }
 
@@ -313,6 +277,8 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 18);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 19);
+        let bad = ExtendedOptions { weight_sparsity: 1.0, ..ExtendedOptions::realistic() };
+        assert_eq!(bad.validate().unwrap_err().field(), Some("weight_sparsity"));
     }
 }

@@ -88,7 +88,18 @@ impl Pricing<'_> {
     /// One matmul `(m × k) · (k × n)` of the linear layers: `2·m·k·n` FLOPs at the sustained rate,
     /// under a roofline on its operand traffic (`(m·k + k·n)` operands, `m·n` results).
     pub fn linear(&self, m: f64, k: f64, n: f64) -> Pass {
-        let tflop = 2.0 * m * k * n * 1e-12;
+        self.linear_at(m, k, n, 1.0)
+    }
+
+    /// A matmul of the blocks' weights: [`Self::linear`] with its FLOPs scaled by the weight density
+    /// (`1 − sparsity` on parts that skip zero weights, see [`super::sparsity`]); operand traffic
+    /// stays dense.
+    pub fn weight_linear(&self, m: f64, k: f64, n: f64) -> Pass {
+        self.linear_at(m, k, n, super::sparsity::weight_density(self.hw, self.opts))
+    }
+
+    fn linear_at(&self, m: f64, k: f64, n: f64, density: f64) -> Pass {
+        let tflop = 2.0 * m * k * n * 1e-12 * density;
         let compute_s = tflop / self.matmul_rate();
         let bytes = (m * k + k * n) * self.hw.operand_bytes + m * n * self.hw.element_bytes;
         Pass { tflop, compute_s, memory_s: (self.traffic(bytes) - compute_s).max(0.0), ..Pass::default() }

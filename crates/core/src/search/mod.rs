@@ -15,7 +15,7 @@ pub use topk::{Ranked, TopK};
 
 use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
 use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
-use crate::reference::{Candidate, Evaluation, Evaluator, evaluate};
+use crate::reference::{Candidate, Evaluation, Evaluator, Outcome, evaluate};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// What to search.
@@ -87,13 +87,27 @@ pub struct ExtendedSetup {
     pub options: ExtendedOptions,
 }
 
-/// Which model prices the candidates. One per search, so the size difference of the variants
-/// does not matter; the reference's evaluator stays unboxed on its hot path.
+/// Which model prices the candidates (shared by searches and sweeps). One per search, so the size
+/// difference of the variants does not matter; the reference's evaluator stays unboxed on its hot
+/// path.
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant)]
-enum Engine {
+pub(crate) enum Engine {
+    /// The reference's evaluator.
     Reference(Evaluator),
+    /// Extended mode's evaluator.
     Extended(Box<ExtendedEvaluator>),
+}
+
+impl Engine {
+    /// The headline numbers of a generated candidate; `None` when extended mode rejects it (none of
+    /// the generated candidates so far): such a candidate is counted as evaluated, never ranked.
+    pub(crate) fn outcome(&mut self, c: &Candidate) -> Option<Outcome> {
+        match self {
+            Engine::Reference(e) => Some(e.evaluate_unchecked(c)),
+            Engine::Extended(e) => e.evaluate(c).ok(),
+        }
+    }
 }
 
 /// A resumable search.
@@ -162,19 +176,8 @@ impl Search {
                 next = Some(pos);
                 break;
             }
-            let o = match &mut self.evaluator {
-                Engine::Reference(e) => e.evaluate_unchecked(&c),
-                Engine::Extended(e) => match e.evaluate(&c) {
-                    Ok(o) => o,
-                    Err(_) => {
-                        // Outside extended mode's rules (none for the generated candidates so far):
-                        // counted as evaluated, never ranked.
-                        done_here += 1;
-                        continue;
-                    }
-                },
-            };
             done_here += 1;
+            let Some(o) = self.evaluator.outcome(&c) else { continue };
             // Infeasible (mem > capacity) candidates are discarded after evaluation.
             if o.mem_gb > capacity {
                 continue;

@@ -49,6 +49,18 @@ impl SystemParam {
         }
     }
 
+    /// What the parameter is, in words, for notes (the matrix rate names its precision).
+    pub fn describe(self, precision: Precision) -> String {
+        match self {
+            SystemParam::Matrix => format!("{} matrix rate", precision.as_str().to_ascii_uppercase()),
+            SystemParam::Vector => "vector (non-matrix) rate".to_string(),
+            SystemParam::HbmCapacity => "memory capacity".to_string(),
+            SystemParam::HbmBandwidth => "memory bandwidth".to_string(),
+            SystemParam::ScaleUp => "scale-up bandwidth".to_string(),
+            SystemParam::ScaleOut => "scale-out (NIC) bandwidth".to_string(),
+        }
+    }
+
     /// The value in `p`.
     pub fn get(self, p: &crate::SystemParams) -> f64 {
         match self {

@@ -4,6 +4,11 @@
 //! Both formats put one point per line in sweep order, so the outputs of the shards of a sweep
 //! concatenate to the output of the whole sweep: the CSV header is written once, by the first
 //! shard (index 0); JSON Lines has no header.
+//!
+//! Every line says which mode priced it: the CSV's last columns `mode` and `switches` (extended
+//! mode's switches that differ from the defaults, `key=value,…`), the JSON's `mode` and, in
+//! extended mode, `switches` (every switch with its value). A value a mode does not read (the
+//! vector rate in extended mode) is left empty / `null`.
 
 use serde_json::{Map, Value, json};
 
@@ -86,6 +91,8 @@ pub fn csv_header(axes: &[Axis]) -> String {
     cols.push("candidates".into());
     cols.push("feasible".into());
     cols.push("reason".into());
+    cols.push("mode".into());
+    cols.push("switches".into());
     let mut line = cols.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(",");
     line.push('\n');
     line
@@ -106,7 +113,7 @@ pub fn csv_row(p: &PointResult) -> String {
     cells.push(int(i.map(|i| i.shape.l)));
     cells.push(int(i.map(|i| i.global_batch)));
     for param in SystemParam::ALL {
-        cells.push(num(i.map(|i| param.get(&i.params))));
+        cells.push(num(i.and_then(|i| i.system_value(param))));
     }
     cells.push(p.status.as_str().into());
     let best = p.best.as_ref();
@@ -130,6 +137,8 @@ pub fn csv_row(p: &PointResult) -> String {
     cells.push(p.candidates().to_string());
     cells.push(p.feasible().to_string());
     cells.push(p.reason.clone().unwrap_or_default());
+    cells.push(p.mode.as_str().to_string());
+    cells.push(p.mode.options().map(|o| o.to_text()).unwrap_or_default());
     let mut line = cells.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(",");
     line.push('\n');
     line
@@ -178,7 +187,7 @@ pub fn point_json(axes: &[Axis], p: &PointResult) -> Value {
     let params = i.map(|i| {
         let mut m = Map::new();
         for param in SystemParam::ALL {
-            m.insert(AxisKey::Param(param).name().to_string(), json!(param.get(&i.params)));
+            m.insert(AxisKey::Param(param).name().to_string(), json!(i.system_value(param)));
         }
         Value::Object(m)
     });
@@ -217,8 +226,11 @@ pub fn point_json(axes: &[Axis], p: &PointResult) -> Value {
             (o.strategy.as_str().to_string(), v)
         })
         .collect();
+    let mode = p.mode.to_json();
     json!({
         "index": p.index,
+        "mode": mode["mode"],
+        "switches": mode.get("switches"),
         "axes": axis_values,
         "model": p.labels.model_id,
         "system": p.labels.system_id,

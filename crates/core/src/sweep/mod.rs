@@ -7,8 +7,13 @@
 //! scale-up and scale-out bandwidth; absolute or as factors), sequence length, global batch,
 //! gradient-accumulation steps (see [`BatchRule`] for how they map onto the reference model's
 //! micro-batches), precision, weight sparsity (not expressible in the reference model: such points
-//! say so), system, model, strategy, and configuration restrictions (`tp`, `tp1`, `tp2`, `pp`,
-//! `dp`, `mbs`) for design-space maps such as TP × PP.
+//! say so; extended mode prices it where the part exploits it), system, model, strategy, and
+//! configuration restrictions (`tp`, `tp1`, `tp2`, `pp`, `dp`, `mbs`) for design-space maps such
+//! as TP × PP.
+//!
+//! A sweep runs in one [`ModelMode`](crate::mode::ModelMode) ([`SweepSpec::mode`]): reference mode
+//! (bit-exact with the reference's search) or extended mode with its switches; every result says
+//! which ([`PointResult::mode`]).
 //!
 //! Each point is the fastest configuration that fits in HBM over the strategies searched, with its
 //! time and memory breakdown and the best of every strategy ([`PointResult`]); a point without one
@@ -23,6 +28,7 @@ pub mod axis;
 pub mod export;
 pub mod metric;
 pub mod point;
+pub mod resolve;
 pub mod result;
 pub mod run;
 pub mod spec;
@@ -30,7 +36,7 @@ pub mod text;
 
 pub use axis::{Axis, AxisKey, AxisValue, SystemParam, ValueKind};
 pub use metric::{MemoryPart, Metric, TimePart};
-pub use point::{PointInputs, PointLabels, SPARSITY_UNSUPPORTED};
+pub use point::{ExtendedInputs, PointInputs, PointLabels, SPARSITY_UNSUPPORTED, SUMMA_UNSUPPORTED};
 pub use result::{Best, PointResult, SECONDS_PER_DAY, Status, StrategyOutcome};
 pub use run::{Sweep, SweepResult};
 pub use spec::{BatchRule, Constraints, Shard, SweepSpec};

@@ -1,12 +1,28 @@
-//! From a point of a sweep (one value per axis) to the reference model's inputs: the scenario with
-//! every axis applied, resolved against the catalogs, with system-parameter overrides.
+//! From a point of a sweep (one value per axis) to the model's inputs: the scenario with every
+//! axis applied, resolved against the catalogs ([`super::resolve`]), with system-parameter
+//! overrides, and in extended mode the workload, the part and the switches of the point.
 
 use super::axis::{AxisKey, AxisValue, SystemParam};
+use super::resolve::resolve_system;
 use super::spec::{BatchRule, Constraints, SweepSpec};
 use crate::catalog::Precision;
-use crate::catalog::{self, MappingOptions, to_system_params};
-use crate::format::{ModelRef, ResolvedScenario, Scenario, SystemRef};
+use crate::extended::sparsity::no_effect_note;
+use crate::extended::{ExtendedOptions, Hardware, Workload};
+use crate::format::{ModelRef, SystemRef};
+use crate::mode::ModelMode;
+use crate::reference::machine::Machine;
 use crate::{ModelShape, Strategy, SystemParams};
+
+/// What extended mode prices a point with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtendedInputs {
+    /// The transformer (sequence-length axis applied).
+    pub workload: Workload,
+    /// The part at the point's precision (parameter axes applied).
+    pub hardware: Hardware,
+    /// The switches, with the point's precision and weight sparsity.
+    pub options: ExtendedOptions,
+}
 
 /// Everything needed to evaluate one point.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,9 +31,10 @@ pub struct PointInputs {
     pub model_id: String,
     /// System id.
     pub system_id: String,
-    /// The model as the reference sees it (sequence-length axis applied).
+    /// The model as the reference sees it (sequence-length axis applied); it also generates the
+    /// candidates in extended mode.
     pub shape: ModelShape,
-    /// The system (precision, domain size and parameter axes applied).
+    /// The system as the reference sees it (precision, domain size and parameter axes applied).
     pub params: SystemParams,
     /// The precision the system's rates belong to.
     pub precision: Precision,
@@ -31,10 +48,30 @@ pub struct PointInputs {
     pub constraints: Constraints,
     /// Training budget [samples] (a token budget divided by the sequence length).
     pub budget_samples: f64,
-    /// Weight sparsity [fraction] (0 = dense).
+    /// Weight sparsity [fraction] (0 = dense) in force.
     pub sparsity: f64,
-    /// Labelled approximations of the system mapping and what the reference loses on the model.
+    /// Labelled approximations of the system mapping and what the mode loses on the model.
     pub notes: Vec<String>,
+    /// Extended mode's inputs (`None`: reference mode).
+    pub extended: Option<ExtendedInputs>,
+}
+
+impl PointInputs {
+    /// The mode the point is priced in, with the point's own precision and sparsity.
+    pub fn mode(&self) -> ModelMode {
+        self.extended.as_ref().map_or(ModelMode::Reference, |e| ModelMode::Extended(e.options))
+    }
+
+    /// Memory per device [GB]: the feasibility limit.
+    pub fn capacity_gb(&self) -> f64 {
+        self.extended.as_ref().map_or(self.params.hbm_capacity, |e| e.hardware.hbm_capacity_gb)
+    }
+
+    /// A system parameter as the point's mode reads it (`None`: not read, i.e. the vector rate in
+    /// extended mode).
+    pub fn system_value(&self, p: SystemParam) -> Option<f64> {
+        (self.extended.is_none() || p != SystemParam::Vector).then(|| p.get(&self.params))
+    }
 }
 
 /// Why a point cannot be evaluated before any search.
@@ -48,7 +85,11 @@ pub enum Unresolved {
 
 /// What the reference model says about weight sparsity, for messages in the page and the CLI.
 pub const SPARSITY_UNSUPPORTED: &str = "weight sparsity is not in the reference model: it prices every weight as \
-     dense (FLOPs, memory, traffic); only sparsity 0 can be evaluated";
+     dense (FLOPs, memory, traffic); only sparsity 0 can be evaluated (extended mode prices it on wafer-scale parts)";
+
+/// Why extended mode does not search 2D SUMMA.
+pub const SUMMA_UNSUPPORTED: &str = "2D SUMMA (strategy 2d) has no extended model: extended mode searches 1d and \
+     2d-seqp; use reference mode for 2d";
 
 /// How a point names its model, system and size, known even when it cannot be resolved.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,7 +130,7 @@ fn apply_and_resolve(
     let mut fixed_batch = None;
     let mut seq = None;
     let mut accum = None;
-    let mut sparsity = 0.0;
+    let mut sparsity_axis = None;
     let mut overrides: Vec<(SystemParam, &AxisValue)> = Vec::new();
     for (axis, value) in spec.axes.iter().zip(values) {
         match (axis.key, *value) {
@@ -106,23 +147,41 @@ fn apply_and_resolve(
                 accum = Some(*a);
                 constraints.set(AxisKey::Accum, *a);
             }
-            (AxisKey::Sparsity, AxisValue::Fraction(s)) => sparsity = *s,
+            (AxisKey::Sparsity, AxisValue::Fraction(s)) => sparsity_axis = Some(*s),
             (key, AxisValue::Count(v)) if key.is_constraint() => constraints.set(key, *v),
             (key, v) => return Err(Unresolved::Invalid(format!("axis {key}: value {v} does not fit the axis"))),
         }
     }
-    let (resolved, within_domain) = resolve_within_domain(scenario, &spec.mapping).map_err(invalid)?;
-    let mut shape = resolved.shape;
+    if spec.mode == ModelMode::Reference && sparsity_axis.is_some_and(|s| s > 0.0) {
+        return Err(Unresolved::Unsupported(SPARSITY_UNSUPPORTED.to_string()));
+    }
+    let mut strategies = scenario.strategies.clone();
+    let mut mode_notes = Vec::new();
+    if let ModelMode::Extended(o) = &spec.mode {
+        // The switch's precision unless the sweep sets one (field, system spec or axis).
+        scenario.precision = scenario.precision.or(Some(o.precision));
+        if strategies.contains(&Strategy::Summa2D) {
+            strategies.retain(|s| *s != Strategy::Summa2D);
+            if strategies.is_empty() {
+                return Err(Unresolved::Unsupported(SUMMA_UNSUPPORTED.to_string()));
+            }
+            mode_notes.push(format!("not searched: {SUMMA_UNSUPPORTED}"));
+        }
+    }
+    let extended = spec.mode.options().is_some();
+    let resolved = resolve_system(scenario, &spec.mapping, &overrides, extended).map_err(invalid)?;
+    let r = &resolved.scenario;
+    let mut shape = r.shape;
     if let Some(l) = seq {
         shape.l = l;
         shape.validate().map_err(invalid)?;
     }
-    let mut params = resolved.mapped.params.clone();
-    for (p, v) in overrides {
-        let x = match *v {
+    let mut params = r.mapped.params.clone();
+    for (p, v) in &overrides {
+        let x = match **v {
             AxisValue::Factor(f) => f * p.get(&params),
             AxisValue::Absolute(a) => a,
-            _ => return Err(Unresolved::Invalid(format!("axis {}: value {v} is not a number", AxisKey::Param(p)))),
+            _ => return Err(Unresolved::Invalid(format!("axis {}: value {v} is not a number", AxisKey::Param(*p)))),
         };
         p.set(&mut params, x);
     }
@@ -134,86 +193,72 @@ fn apply_and_resolve(
             u64::try_from(g).unwrap_or(u64::MAX)
         }
     };
-    if sparsity > 0.0 {
-        return Err(Unresolved::Unsupported(SPARSITY_UNSUPPORTED.to_string()));
-    }
-    let mut notes = resolved.mapped.approximations.clone();
-    notes.extend(within_domain);
-    notes.extend(resolved.model.reference_caveats());
+    let (ext, notes, sparsity) = match spec.mode {
+        ModelMode::Reference => {
+            let mut notes = r.mapped.approximations.clone();
+            notes.extend(resolved.notes.iter().cloned());
+            notes.extend(r.model.reference_caveats());
+            (None, notes, 0.0)
+        }
+        ModelMode::Extended(o) => {
+            let options = ExtendedOptions {
+                precision: r.mapped.precision,
+                weight_sparsity: sparsity_axis.unwrap_or(o.weight_sparsity),
+                ..o
+            };
+            options.validate().map_err(invalid)?;
+            let mut workload = Workload::from_catalog(&r.model).map_err(invalid)?;
+            workload.seq_len = shape.l;
+            workload.validate().map_err(invalid)?;
+            let mut hardware =
+                Hardware::from_catalog(&r.system, options.precision, options.measured_ceiling, &resolved.mapping)
+                    .map_err(invalid)?;
+            if !overrides.is_empty() {
+                apply_overrides(&mut hardware, &r.mapped.params, &params);
+            }
+            let mut notes = hardware.approximations.clone();
+            notes.extend(resolved.notes.iter().cloned());
+            if overrides.iter().any(|(p, _)| *p == SystemParam::Vector) {
+                notes.push(
+                    "extended mode does not read the vector rate (element-wise work is priced by HBM traffic): \
+                     the vector axis changes nothing here"
+                        .to_string(),
+                );
+            }
+            notes.extend(no_effect_note(&r.system.id, &hardware, options.weight_sparsity));
+            notes.extend(mode_notes);
+            let sparsity = options.weight_sparsity;
+            (Some(ExtendedInputs { workload, hardware, options }), notes, sparsity)
+        }
+    };
     Ok(PointInputs {
-        model_id: resolved.model.id.clone(),
-        system_id: resolved.system.id.clone(),
+        model_id: r.model.id.clone(),
+        system_id: r.system.id.clone(),
         shape,
         params,
-        precision: resolved.mapped.precision,
-        strategies: scenario.strategies.clone(),
+        precision: r.mapped.precision,
+        strategies,
         devices: scenario.devices,
         global_batch,
         constraints,
-        budget_samples: resolved.budget.samples(shape.l),
+        budget_samples: r.budget.samples(shape.l),
         sparsity,
         notes,
+        extended: ext,
     })
 }
 
-/// The field of the mapping error of a system that lists no scale-out bandwidth.
-const NO_SCALE_OUT: &str = "system.scale_out.nic_gbps_per_device";
-/// The same without the scenario's prefix (mapping errors of [`resolve`] with extra values).
-const NO_SCALE_OUT_UNPREFIXED: &str = "scale_out.nic_gbps_per_device";
-
-/// Resolves `scenario` with the mapping values of `extra` (vector rate, scale-up and scale-out
-/// bandwidth; see [`SweepSpec::mapping`]).
-fn resolve(scenario: &Scenario, extra: &MappingOptions) -> Result<ResolvedScenario, crate::Error> {
-    if extra.vector_tflops.is_none() && extra.scale_up_gbps.is_none() && extra.scale_out_gbps.is_none() {
-        return scenario.resolve();
+/// Applies the point's system-parameter axes (`before` → `after`) to extended mode's part: the
+/// matrix rate scales the peak and both achievable ceilings by the same factor; memory and network
+/// values are taken over (the network tiers as the reference derives them).
+fn apply_overrides(hw: &mut Hardware, before: &SystemParams, after: &SystemParams) {
+    if after.matrix_flops_fp16 != before.matrix_flops_fp16 {
+        let f = after.matrix_flops_fp16 / before.matrix_flops_fp16;
+        hw.matmul_peak_tflops *= f;
+        hw.matmul_ceiling_tflops *= f;
+        hw.attention_ceiling_tflops *= f;
     }
-    let model = match &scenario.model {
-        ModelRef::Catalog(id) => catalog::find_model(id)?.clone(),
-        ModelRef::Inline(m) => (**m).clone(),
-    };
-    let system = match &scenario.system {
-        SystemRef::Catalog(id) => catalog::find_system(id)?.clone(),
-        SystemRef::Inline(s) => (**s).clone(),
-    };
-    let shape = model.to_shape()?;
-    let opts = MappingOptions {
-        vector_tflops: extra.vector_tflops,
-        scale_up_gbps: extra.scale_up_gbps,
-        scale_out_gbps: extra.scale_out_gbps,
-        ..scenario.mapping_options()
-    };
-    let mapped = to_system_params(&system, &opts)?;
-    let budget = scenario.training_budget.unwrap_or(model.training_budget);
-    Ok(ResolvedScenario { model, shape, system, mapped, budget })
-}
-
-/// Resolves `scenario`. A system that lists no scale-out (NIC) bandwidth is still usable for jobs
-/// that fit in one scale-up domain, which never use the scale-out network: it is then mapped with
-/// a placeholder bandwidth (that cannot change any result), and a note says so.
-fn resolve_within_domain(
-    scenario: &Scenario,
-    extra: &MappingOptions,
-) -> Result<(ResolvedScenario, Option<String>), crate::Error> {
-    let e = match resolve(scenario, extra) {
-        Ok(r) => return Ok((r, None)),
-        Err(e) => e,
-    };
-    if !matches!(e.field(), Some(NO_SCALE_OUT | NO_SCALE_OUT_UNPREFIXED)) {
-        return Err(e);
-    }
-    let mut entry = match &scenario.system {
-        SystemRef::Catalog(id) => catalog::find_system(id)?.clone(),
-        SystemRef::Inline(s) => (**s).clone(),
-    };
-    let domain = scenario.domain_size.unwrap_or(entry.scale_up.domain_size);
-    if scenario.devices > domain {
-        return Err(e);
-    }
-    entry.scale_out.nic_gbps_per_device = Some(1.0);
-    let note = format!(
-        "{} lists no scale-out bandwidth; not needed here: the {} devices fit in one scale-up domain of {domain}",
-        entry.id, scenario.devices
-    );
-    let within = Scenario { system: SystemRef::Inline(Box::new(entry)), ..scenario.clone() };
-    Ok((resolve(&within, extra)?, Some(note)))
+    hw.hbm_capacity_gb = after.hbm_capacity;
+    hw.hbm_bandwidth_gbps = after.hbm_bandwidth;
+    hw.net = Machine::new(after).net;
 }

@@ -4,6 +4,8 @@
 use super::axis::AxisValue;
 use super::point::{PointInputs, PointLabels};
 use crate::Strategy;
+use crate::extended::ExtendedEvaluator;
+use crate::mode::ModelMode;
 use crate::reference::{Evaluation, evaluate};
 use crate::search::Ranked;
 
@@ -21,7 +23,8 @@ pub enum Status {
     NoConfiguration,
     /// An input of the point is invalid (parameter, model shape, missing catalog value).
     Invalid,
-    /// The point asks for something the reference model cannot express (e.g. weight sparsity).
+    /// The point asks for something its mode cannot express (weight sparsity in reference mode,
+    /// 2D SUMMA in extended mode).
     Unsupported,
 }
 
@@ -81,11 +84,18 @@ pub struct Best {
 }
 
 impl Best {
-    /// Derives the figures of `ranked` for `inputs` (one full evaluation for the block rates).
+    /// Derives the figures of `ranked` for `inputs` (one full evaluation, in the point's mode, for
+    /// the block rates).
     pub fn of(strategy: Strategy, ranked: Ranked, inputs: &PointInputs) -> Best {
-        let rates = evaluate(&inputs.shape, &inputs.params, inputs.global_batch, &ranked.candidate)
-            .map(|ev| block_rates(&ev))
-            .unwrap_or((f64::NAN, f64::NAN));
+        let (c, g) = (&ranked.candidate, inputs.global_batch);
+        let rates = match &inputs.extended {
+            None => evaluate(&inputs.shape, &inputs.params, g, c).map(|ev| block_rates(&ev)).ok(),
+            Some(e) => ExtendedEvaluator::new(&e.workload, &e.hardware, &e.options, strategy, g)
+                .and_then(|mut ev| ev.evaluate_full(c))
+                .map(|ev| (ev.breakdown.block_fwd_tflops, ev.breakdown.block_bwd_tflops))
+                .ok(),
+        }
+        .unwrap_or((f64::NAN, f64::NAN));
         let t = ranked.time_per_iteration_s;
         Best {
             strategy,
@@ -125,6 +135,8 @@ pub struct PointResult {
     pub best: Option<Best>,
     /// The search of every strategy, in the order searched.
     pub per_strategy: Vec<StrategyOutcome>,
+    /// The mode the point was (or would have been) priced in, with its own precision and sparsity.
+    pub mode: ModelMode,
 }
 
 impl PointResult {
@@ -174,7 +186,8 @@ impl PointResult {
                 (status, Some(why), None)
             }
         };
-        PointResult { index, values, labels, inputs: Some(inputs), status, reason, best, per_strategy }
+        let mode = inputs.mode();
+        PointResult { index, values, labels, inputs: Some(inputs), status, reason, best, per_strategy, mode }
     }
 }
 
@@ -192,7 +205,7 @@ fn explain(inputs: &PointInputs, per_strategy: &[StrategyOutcome]) -> (Status, S
                 inputs.devices,
                 names.join(", "),
                 leanest,
-                inputs.params.hbm_capacity
+                inputs.capacity_gb()
             ),
         );
     }

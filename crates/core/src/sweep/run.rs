@@ -3,10 +3,11 @@
 //! search space (so progress is exact once planned), then the evaluation, a bounded number of
 //! candidates per [`Sweep::step`].
 //!
-//! Speed: every candidate is evaluated with the search's [`Evaluator`]; evaluators are reused
+//! Speed: every candidate is evaluated with the search's evaluator of the sweep's mode (the
+//! reference's [`Evaluator`] or extended mode's [`ExtendedEvaluator`]); evaluators are reused
 //! between consecutive jobs with the same model, system, strategy and batch (e.g. along a device
 //! axis), so blocks already priced are not priced again. Results are bit-identical to
-//! [`crate::search::Search`].
+//! [`crate::search::Search`] in the same mode.
 
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
@@ -14,12 +15,13 @@ use std::hash::{Hash, Hasher};
 use std::ops::Range;
 
 use super::axis::AxisValue;
-use super::point::{PointInputs, PointLabels, Unresolved, resolve_point};
+use super::point::{ExtendedInputs, PointInputs, PointLabels, Unresolved, resolve_point};
 use super::result::{PointResult, Status, StrategyOutcome};
 use super::spec::{Shard, SweepSpec};
+use crate::extended::ExtendedEvaluator;
 use crate::reference::Evaluator;
 use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
-use crate::search::{Ranked, Space, TopK};
+use crate::search::{Engine, Ranked, Space, TopK};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// Work units a planning step (building one search space to count it) is worth, in candidates.
@@ -64,12 +66,14 @@ fn same_job(a: &PointInputs, b: &PointInputs) -> bool {
         && a.strategies == b.strategies
         && a.devices == b.devices
         && a.global_batch == b.global_batch
+        && a.extended == b.extended
 }
 
 fn job_hash(i: &PointInputs) -> u64 {
     let mut h = DefaultHasher::new();
     // Debug of f64 is exact (shortest round trip), so equal inputs hash equally.
-    format!("{:?}|{:?}|{:?}|{}|{}", i.shape, i.params, i.strategies, i.devices, i.global_batch).hash(&mut h);
+    format!("{:?}|{:?}|{:?}|{}|{}|{:?}", i.shape, i.params, i.strategies, i.devices, i.global_batch, i.extended)
+        .hash(&mut h);
     h.finish()
 }
 
@@ -80,7 +84,8 @@ struct CachedEvaluator {
     params: SystemParams,
     strategy: Strategy,
     global_batch: u64,
-    evaluator: Evaluator,
+    extended: Option<ExtendedInputs>,
+    engine: Engine,
 }
 
 /// Where the evaluation stands.
@@ -142,6 +147,7 @@ impl Sweep {
                         reason: Some(reason),
                         best: None,
                         per_strategy: Vec::new(),
+                        mode: spec.mode,
                     });
                     continue;
                 }
@@ -231,7 +237,7 @@ impl Sweep {
         };
         let job = &mut self.jobs[j];
         let g = job.members[0].inputs.global_batch;
-        let capacity = job.members[0].inputs.params.hbm_capacity;
+        let capacity = job.members[0].inputs.capacity_gb();
         let mut next = None;
         let mut walked = 0u64;
         for (pos, c) in space.walk(self.cursor.position) {
@@ -244,7 +250,7 @@ impl Sweep {
             if !job.members.iter().any(|m| m.inputs.constraints.matches(&c, g)) {
                 continue;
             }
-            let o = self.evaluators[e].evaluator.evaluate_unchecked(&c);
+            let Some(o) = self.evaluators[e].engine.outcome(&c) else { continue };
             for m in job.members.iter_mut().filter(|m| m.inputs.constraints.matches(&c, g)) {
                 let out = &mut m.outcomes[s];
                 out.candidates += 1;
@@ -284,17 +290,27 @@ impl Sweep {
         let i = self.jobs[j].inputs();
         let strategy = i.strategies[s];
         if let Some(k) = self.evaluators.iter().position(|c| {
-            c.strategy == strategy && c.global_batch == i.global_batch && c.shape == i.shape && c.params == i.params
+            c.strategy == strategy
+                && c.global_batch == i.global_batch
+                && c.shape == i.shape
+                && c.params == i.params
+                && c.extended == i.extended
         }) {
             return Some(k);
         }
-        let evaluator = Evaluator::new(&i.shape, &i.params, strategy, i.global_batch).ok()?;
+        let engine = match &i.extended {
+            None => Engine::Reference(Evaluator::new(&i.shape, &i.params, strategy, i.global_batch).ok()?),
+            Some(e) => Engine::Extended(Box::new(
+                ExtendedEvaluator::new(&e.workload, &e.hardware, &e.options, strategy, i.global_batch).ok()?,
+            )),
+        };
         let entry = CachedEvaluator {
             shape: i.shape,
             params: i.params.clone(),
             strategy,
             global_batch: i.global_batch,
-            evaluator,
+            extended: i.extended.clone(),
+            engine,
         };
         if self.evaluators.len() == EVALUATOR_CACHE {
             self.evaluators.remove(0);

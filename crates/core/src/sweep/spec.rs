@@ -5,6 +5,7 @@
 use super::axis::{Axis, AxisKey, MAX_POINTS};
 use crate::catalog::MappingOptions;
 use crate::format::Scenario;
+use crate::mode::ModelMode;
 use crate::reference::Candidate;
 use crate::{Error, Strategy};
 
@@ -101,7 +102,12 @@ impl Constraints {
 /// A sweep: the cartesian product of `axes` (the last axis varies fastest) applied to `base`.
 ///
 /// Each point is the fastest configuration that fits in memory over `base.strategies` (or the
-/// strategy of a `strategy` axis), with its breakdown; a point where none exists says why.
+/// strategy of a `strategy` axis), with its breakdown; a point where none exists says why. Every
+/// point is searched in `mode`: reference mode (the published model, bit-exact with
+/// [`crate::search::Search::new`]) or extended mode (as [`crate::search::Search::new_extended`]):
+/// there the point's precision is the sweep's own (field, system spec or axis) or else the
+/// switch's, a `sparsity` axis sets the switch `weight_sparsity`, and 2D SUMMA is not searched
+/// (a point asking only for it says so).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepSpec {
     /// The scenario every point starts from (its `top_k` is not used: a point keeps the best).
@@ -117,6 +123,8 @@ pub struct SweepSpec {
     /// are ignored here). They apply before the axes, e.g. to give a part whose entry lists no NIC
     /// bandwidth one.
     pub mapping: MappingOptions,
+    /// The model that prices every point.
+    pub mode: ModelMode,
 }
 
 impl SweepSpec {
@@ -146,6 +154,9 @@ impl SweepSpec {
                 return Err(Error::invalid("axis.batch", "", "cannot be swept with a per-device batch")
                     .with_hint("either sweep the global batch or fix the samples per device"));
             }
+        }
+        if let Some(o) = self.mode.options() {
+            o.validate()?;
         }
         if self.base.strategies.is_empty() && !self.has(AxisKey::Strategy) {
             return Err(Error::invalid("strategies", "[]", "needs at least one strategy")

@@ -10,12 +10,15 @@
 //! * `gpus` (default 8), `nvlink` (domain size, default the system's), `precision`;
 //! * `global-batch` (default 4096) or `per-device-batch` (see [`BatchRule`]);
 //! * `fix`: restrictions `tp=8,pp=4,mbs=1,accum=1` for every point;
+//! * `mode`: `reference` (default) or `extended`; `ext`: extended mode's switches that differ from
+//!   the defaults, `key=value,…` ([`ModelMode::from_text`]);
 //! * `axis`: one per axis, `KEY=VALUES` ([`Axis::parse`]).
 
 use super::axis::{Axis, AxisKey};
 use super::spec::{BatchRule, Constraints, SweepSpec};
 use crate::catalog::{self, MappingOptions, parse_system_spec};
 use crate::format::{ModelRef, Scenario, SystemRef};
+use crate::mode::ModelMode;
 use crate::{Error, Strategy};
 
 /// Default device count when no `gpus` value or axis is given.
@@ -52,6 +55,12 @@ pub struct SweepText {
     /// Restrictions `tp=…,pp=…,dp=…,mbs=…,tp1=…,tp2=…,accum=…`.
     #[serde(default)]
     pub fix: Option<String>,
+    /// The mode: `reference` (default) or `extended`.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Extended mode's switches that differ from the defaults, `key=value,…`.
+    #[serde(default)]
+    pub ext: Option<String>,
     /// Axes `KEY=VALUES`, slowest first.
     #[serde(default)]
     pub axes: Vec<String>,
@@ -166,6 +175,7 @@ impl SweepText {
             Some(f) => parse_constraints(f)?,
             None => Constraints::default(),
         };
+        let mode = ModelMode::from_text(self.mode.as_deref(), self.ext.as_deref())?;
         let axes = self.axes.iter().map(|a| Axis::parse(a)).collect::<Result<Vec<_>, _>>()?;
         let base = Scenario {
             name: None,
@@ -181,7 +191,7 @@ impl SweepText {
             training_budget: None,
             notes: Vec::new(),
         };
-        let spec = SweepSpec { base, axes, fixed, batch, mapping };
+        let spec = SweepSpec { base, axes, fixed, batch, mapping, mode };
         spec.validate()?;
         Ok(spec)
     }
@@ -223,6 +233,8 @@ impl SweepText {
             global_batch: global_batch.filter(|_| !spec.has(AxisKey::GlobalBatch)),
             per_device_batch,
             fix: (!fix.is_empty()).then_some(fix),
+            mode: spec.mode.mode_text(),
+            ext: spec.mode.ext_text(),
             axes: spec.axes.iter().map(Axis::to_text).collect(),
         }
     }
@@ -238,6 +250,8 @@ impl SweepText {
             ("global-batch", &self.global_batch),
             ("per-device-batch", &self.per_device_batch),
             ("fix", &self.fix),
+            ("mode", &self.mode),
+            ("ext", &self.ext),
         ];
         out.extend(opt.into_iter().filter_map(|(k, v)| v.clone().map(|v| (k, v))));
         out.extend(self.axes.iter().map(|a| ("axis", a.clone())));

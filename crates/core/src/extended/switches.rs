@@ -1,0 +1,467 @@
+//! The switches of extended mode as data: one [`SwitchInfo`] per field of [`ExtendedOptions`]
+//! (key, label, what it models, kind of value, where the default comes from), their values as text
+//! (`get`/`set` by key), and the text form of a whole setting, `key=value,key=value` with only the
+//! switches that differ from [`ExtendedOptions::realistic`] — what the CLI's `--ext` flag and the
+//! page's `ext` URL key hold. Every view (CLI help, the studies and explorer panels, the
+//! validation page) lists the switches from [`SWITCHES`], so none can be forgotten.
+//!
+//! Values: toggles `on`/`off` (also `true`/`false`, `1`/`0`, `yes`/`no`), choices by name
+//! (`recompute=full`, `sharding=fsdp`), numbers as decimals (`matmul_efficiency=0.7`,
+//! `weight_sparsity=0.9`), counts as integers, `shard_group=all` for "no hybrid sharding".
+
+use super::block::FLASH_BACKWARD_FACTOR;
+use super::efficiency::{FITTED_ATTENTION_EFFICIENCY, FITTED_MATMUL_EFFICIENCY};
+use super::evaluate::OPTIMIZER_BYTES_PER_PARAMETER;
+use super::memory::{OVERHEAD_FIXED_GB, OVERHEAD_FRACTION};
+use super::options::{ExtendedOptions, Recompute, Sharding};
+use crate::Error;
+use crate::catalog::Precision;
+use crate::format::hint;
+
+/// What values a switch takes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SwitchKind {
+    /// On or off.
+    Toggle,
+    /// One of the names.
+    Choice(&'static [&'static str]),
+    /// A real number in `[min, max]` (`open_max`: `max` itself excluded; `open_min`: `min` excluded).
+    Number {
+        /// Smallest value.
+        min: f64,
+        /// Largest value.
+        max: f64,
+        /// Whether `min` itself is excluded.
+        open_min: bool,
+        /// Whether `max` itself is excluded.
+        open_max: bool,
+    },
+    /// An integer from `min` to `max`.
+    Count {
+        /// Smallest value.
+        min: u64,
+        /// Largest value.
+        max: u64,
+    },
+    /// `all`, or an integer ≥ 1.
+    CountOrAll,
+}
+
+/// One switch of extended mode.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SwitchInfo {
+    /// Key in the text form and the field name of [`ExtendedOptions`].
+    pub key: &'static str,
+    /// Short name for forms.
+    pub label: &'static str,
+    /// What it models, in one line.
+    pub what: &'static str,
+    /// Its values.
+    pub kind: SwitchKind,
+    /// Where the default comes from.
+    pub source: &'static str,
+}
+
+const PRECISIONS: &[&str] = &["fp32", "tf32", "fp16", "bf16", "fp8"];
+const RECOMPUTE: &[&str] = &["none", "selective", "full"];
+const SHARDING: &[&str] = &["zero0", "zero1", "zero2", "zero3"];
+
+const FITTED: &str = "fitted once on the 108 measured training runs shipped with fmperf (Validation view: fit and leave-one-source-out error)";
+
+const fn toggle(key: &'static str, label: &'static str, what: &'static str, source: &'static str) -> SwitchInfo {
+    SwitchInfo { key, label, what, kind: SwitchKind::Toggle, source }
+}
+
+const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
+
+/// Every switch, in display order (the fields of [`ExtendedOptions`]).
+pub const SWITCHES: [SwitchInfo; 19] = [
+    SwitchInfo {
+        key: "precision",
+        label: "Precision",
+        what: "number format of the linear layers' matmuls",
+        kind: SwitchKind::Choice(PRECISIONS),
+        source: "BF16, the usual training format; a sweep's or scenario's own precision (field, system spec or axis) \
+                 takes its place",
+    },
+    SwitchInfo {
+        key: "matmul_efficiency",
+        label: "Matmul efficiency η",
+        what: "fraction of the achievable matmul rate sustained in training (fitted, global)",
+        kind: EFFICIENCY,
+        source: FITTED,
+    },
+    SwitchInfo {
+        key: "attention_efficiency",
+        label: "Attention efficiency η_att",
+        what: "the same fraction inside flash attention (fitted, global)",
+        kind: EFFICIENCY,
+        source: FITTED,
+    },
+    toggle(
+        "measured_ceiling",
+        "Measured matmul ceiling",
+        "achievable matmul rate = measured ceiling (MAMF) instead of the datasheet peak",
+        "the hardware catalog's maximum achievable matmul FLOP/s (S. Bekman, ML Engineering Open Book)",
+    ),
+    toggle(
+        "zero3_per_nic",
+        "ZeRO-3 at one NIC per device",
+        "ZeRO-3/FSDP gathers across domains at one NIC per device (measured)",
+        "the measured ZeRO-3 (DeepSpeed) and FSDP (Composer) runs across nodes",
+    ),
+    toggle(
+        "memory_bound_ops",
+        "Memory-bound operations",
+        "element-wise work and the optimizer priced by HBM traffic",
+        "a roofline per operation at the catalog's HBM bandwidth",
+    ),
+    SwitchInfo {
+        key: "recompute",
+        label: "Recomputation",
+        what: "activation recomputation (none / selective / full)",
+        kind: SwitchKind::Choice(RECOMPUTE),
+        source: "selective: Megatron-LM's setting with flash attention (Korthikanti et al. 2022)",
+    },
+    SwitchInfo {
+        key: "sharding",
+        label: "ZeRO stage / FSDP",
+        what: "ZeRO stage (zero3 = FSDP full shard)",
+        kind: SwitchKind::Choice(SHARDING),
+        source: "zero1: Megatron-LM's distributed optimizer",
+    },
+    SwitchInfo {
+        key: "shard_group",
+        label: "ZeRO-3 shard group [devices]",
+        what: "ZeRO-3 shard group size [devices] (hybrid sharding)",
+        kind: SwitchKind::CountOrAll,
+        source: "all: shard over the whole data-parallel group (FSDP's FULL_SHARD)",
+    },
+    SwitchInfo {
+        key: "interleave",
+        label: "Interleaved stages per device",
+        what: "virtual pipeline stages per device",
+        kind: SwitchKind::Count { min: 1, max: 1024 },
+        source: "1: plain 1F1B (Narayanan et al. 2021 for the interleaved schedule)",
+    },
+    toggle(
+        "uneven_stages",
+        "Uneven pipeline stages",
+        "busiest pipeline stage holds ⌈D/pp⌉ blocks",
+        "on: frameworks place the remaining blocks instead of dropping them",
+    ),
+    toggle(
+        "causal",
+        "Causal attention",
+        "causal attention: half the logits/attend FLOPs",
+        "on: decoder-only language models (flash attention skips masked blocks)",
+    ),
+    toggle(
+        "cp_ring_overlap",
+        "Context-parallel ring overlap",
+        "context parallel K/V ring overlapped with attention",
+        "on: ring attention (Liu et al. 2023), Megatron's p2p context parallelism",
+    ),
+    toggle(
+        "sequence_parallel",
+        "Sequence parallelism",
+        "norms and residuals on 1/tp of the tokens",
+        "on: Megatron-LM with tensor parallelism (Korthikanti et al. 2022)",
+    ),
+    toggle(
+        "grouped_query_attention",
+        "Grouped-query attention",
+        "K/V projections of kv_heads width",
+        "on: the model's own kv_heads (catalog); off prices K/V at the query width like the reference",
+    ),
+    toggle(
+        "gated_mlp",
+        "Gated MLP (SwiGLU)",
+        "SwiGLU MLP with three matrices",
+        "on: the model's own MLP (catalog); off prices two matrices like the reference",
+    ),
+    toggle(
+        "embeddings_and_head",
+        "Embeddings and output head",
+        "embedding, output head and loss over the vocabulary",
+        "on: the model's vocabulary (catalog); models without one have none",
+    ),
+    toggle(
+        "memory_overheads",
+        "Memory margin",
+        "runtime context, buffers and fragmentation margin",
+        "1 GB per device plus 5 % of the modelled tensors (an engineering margin, not fitted)",
+    ),
+    SwitchInfo {
+        key: "weight_sparsity",
+        label: "Weight sparsity",
+        what: "fraction of zero weights (unstructured): fewer block-matmul FLOPs on wafer-scale parts only",
+        kind: SwitchKind::Number { min: 0.0, max: 1.0, open_min: false, open_max: true },
+        source: "0: dense; Emani et al. 2023 trained GPT models at up to 90 % on Cerebras CS-2",
+    },
+];
+
+/// Other names accepted for a key.
+const ALIASES: [(&str, &str); 6] = [
+    ("eta", "matmul_efficiency"),
+    ("eta_att", "attention_efficiency"),
+    ("gqa", "grouped_query_attention"),
+    ("swiglu", "gated_mlp"),
+    ("sparsity", "weight_sparsity"),
+    ("zero", "sharding"),
+];
+
+/// A fixed constant of extended mode that is not a switch, with its unit and origin.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Constant {
+    /// Name.
+    pub name: &'static str,
+    /// Value.
+    pub value: f64,
+    /// Unit (`""`: dimensionless).
+    pub unit: &'static str,
+    /// Where it comes from.
+    pub source: &'static str,
+}
+
+/// The constants behind the defaults (for the page's "where the numbers come from").
+pub const CONSTANTS: [Constant; 6] = [
+    Constant { name: "η (fitted matmul efficiency)", value: FITTED_MATMUL_EFFICIENCY, unit: "", source: FITTED },
+    Constant {
+        name: "η_att (fitted attention efficiency)",
+        value: FITTED_ATTENTION_EFFICIENCY,
+        unit: "",
+        source: FITTED,
+    },
+    Constant {
+        name: "flash-attention backward / forward FLOPs",
+        value: FLASH_BACKWARD_FACTOR,
+        unit: "",
+        source: "five matmuls (logits recomputed, gradients of P, V, Q, K) against two",
+    },
+    Constant {
+        name: "optimizer-step HBM traffic per parameter",
+        value: OPTIMIZER_BYTES_PER_PARAMETER,
+        unit: "B",
+        source: "mixed-precision Adam: read FP32 gradient, master and two moments, write them and the 16-bit weight",
+    },
+    Constant {
+        name: "fixed memory margin per device",
+        value: OVERHEAD_FIXED_GB,
+        unit: "GB",
+        source: "runtime context, library workspaces and collective buffers (engineering margin)",
+    },
+    Constant {
+        name: "proportional memory margin",
+        value: OVERHEAD_FRACTION,
+        unit: "of the modelled tensors",
+        source: "caching-allocator fragmentation and transient buffers (engineering margin)",
+    },
+];
+
+/// The switch of `key` (or of an alias), if any.
+pub fn switch(key: &str) -> Option<&'static SwitchInfo> {
+    let k = key.trim().to_ascii_lowercase();
+    let k = ALIASES.iter().find(|(a, _)| *a == k).map_or(k.as_str(), |(_, to)| to).to_string();
+    SWITCHES.iter().find(|s| s.key == k)
+}
+
+fn on_off(b: bool) -> String {
+    if b { "on" } else { "off" }.to_string()
+}
+
+fn parse_toggle(key: &str, v: &str) -> Result<bool, Error> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        _ => Err(Error::invalid(key, v, "must be on or off")),
+    }
+}
+
+fn parse_number(info: &SwitchInfo, v: &str) -> Result<f64, Error> {
+    let SwitchKind::Number { min, max, open_min, open_max } = info.kind else {
+        return Err(Error::invalid(info.key, v, "is not a number switch"));
+    };
+    let x = v.trim().parse::<f64>().ok().filter(|x| x.is_finite());
+    let ok =
+        x.is_some_and(|x| (if open_min { x > min } else { x >= min }) && (if open_max { x < max } else { x <= max }));
+    match x {
+        Some(x) if ok => Ok(x),
+        _ => Err(Error::invalid(
+            info.key,
+            v,
+            format!(
+                "must be a number {}{min}, {max}{}",
+                if open_min { "in (" } else { "in [" },
+                if open_max { ")" } else { "]" }
+            ),
+        )),
+    }
+}
+
+impl ExtendedOptions {
+    /// The value of the switch `key` as text (`None`: no such switch).
+    pub fn value_of(&self, key: &str) -> Option<String> {
+        let info = switch(key)?;
+        Some(match info.key {
+            "precision" => self.precision.as_str().to_string(),
+            "matmul_efficiency" => self.matmul_efficiency.to_string(),
+            "attention_efficiency" => self.attention_efficiency.to_string(),
+            "measured_ceiling" => on_off(self.measured_ceiling),
+            "zero3_per_nic" => on_off(self.zero3_per_nic),
+            "memory_bound_ops" => on_off(self.memory_bound_ops),
+            "recompute" => self.recompute.as_str().to_string(),
+            "sharding" => self.sharding.as_str().to_string(),
+            "shard_group" => self.shard_group.map_or("all".to_string(), |g| g.to_string()),
+            "interleave" => self.interleave.to_string(),
+            "uneven_stages" => on_off(self.uneven_stages),
+            "causal" => on_off(self.causal),
+            "cp_ring_overlap" => on_off(self.cp_ring_overlap),
+            "sequence_parallel" => on_off(self.sequence_parallel),
+            "grouped_query_attention" => on_off(self.grouped_query_attention),
+            "gated_mlp" => on_off(self.gated_mlp),
+            "embeddings_and_head" => on_off(self.embeddings_and_head),
+            "memory_overheads" => on_off(self.memory_overheads),
+            "weight_sparsity" => self.weight_sparsity.to_string(),
+            _ => return None,
+        })
+    }
+
+    /// Sets the switch `key` from its text `value`. Errors name the switch (`ext.<key>`) and the
+    /// values it takes; an unknown key suggests the nearest.
+    pub fn set_switch(&mut self, key: &str, value: &str) -> Result<(), Error> {
+        let Some(info) = switch(key) else {
+            let keys = SWITCHES.iter().map(|s| s.key);
+            return Err(Error::invalid("ext", key, "is not a switch of extended mode").with_hint(match hint::nearest(
+                key.trim(),
+                keys,
+            ) {
+                Some(n) => format!("did you mean `{n}`?"),
+                None => format!("switches: {}", SWITCHES.map(|s| s.key).join(", ")),
+            }));
+        };
+        let field = format!("ext.{}", info.key);
+        let named = |e: Error| match e {
+            Error::InvalidField { value, rule, hint, .. } => {
+                Error::InvalidField { field: field.clone(), value, rule, hint }
+            }
+            Error::UnknownName { name, known, .. } => {
+                Error::invalid(field.clone(), name, format!("must be one of {}", known.join(", ")))
+            }
+            other => other,
+        };
+        let toggle = || parse_toggle(info.key, value).map_err(named);
+        match info.key {
+            "precision" => self.precision = value.parse::<Precision>().map_err(named)?,
+            "matmul_efficiency" => self.matmul_efficiency = parse_number(info, value).map_err(named)?,
+            "attention_efficiency" => self.attention_efficiency = parse_number(info, value).map_err(named)?,
+            "measured_ceiling" => self.measured_ceiling = toggle()?,
+            "zero3_per_nic" => self.zero3_per_nic = toggle()?,
+            "memory_bound_ops" => self.memory_bound_ops = toggle()?,
+            "recompute" => self.recompute = value.parse::<Recompute>().map_err(named)?,
+            "sharding" => self.sharding = value.parse::<Sharding>().map_err(named)?,
+            "shard_group" => {
+                self.shard_group = if value.trim().eq_ignore_ascii_case("all") {
+                    None
+                } else {
+                    Some(value.trim().parse::<u64>().ok().filter(|g| *g >= 1).ok_or_else(|| {
+                        Error::invalid(field.clone(), value, "must be all or a positive integer [devices]")
+                    })?)
+                }
+            }
+            "interleave" => {
+                self.interleave = value
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|v| (1..=1024).contains(v))
+                    .ok_or_else(|| Error::invalid(field.clone(), value, "must be an integer from 1 to 1024"))?
+            }
+            "uneven_stages" => self.uneven_stages = toggle()?,
+            "causal" => self.causal = toggle()?,
+            "cp_ring_overlap" => self.cp_ring_overlap = toggle()?,
+            "sequence_parallel" => self.sequence_parallel = toggle()?,
+            "grouped_query_attention" => self.grouped_query_attention = toggle()?,
+            "gated_mlp" => self.gated_mlp = toggle()?,
+            "embeddings_and_head" => self.embeddings_and_head = toggle()?,
+            "memory_overheads" => self.memory_overheads = toggle()?,
+            "weight_sparsity" => self.weight_sparsity = parse_number(info, value).map_err(named)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The switches that differ from [`Self::realistic`], as `key=value,key=value` in
+    /// [`SWITCHES`] order (empty for the defaults).
+    pub fn to_text(&self) -> String {
+        let base = ExtendedOptions::realistic();
+        SWITCHES
+            .iter()
+            .filter_map(|s| {
+                let v = self.value_of(s.key)?;
+                (Some(&v) != base.value_of(s.key).as_ref()).then(|| format!("{}={v}", s.key))
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// [`Self::realistic`] with the switches of `text` (`key=value,…`; empty: the defaults).
+    pub fn from_text(text: &str) -> Result<ExtendedOptions, Error> {
+        let mut o = ExtendedOptions::realistic();
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = item.split_once('=').ok_or_else(|| {
+                Error::invalid("ext", item, "must be written key=value")
+                    .with_hint("e.g. recompute=full,sharding=zero3,weight_sparsity=0.9")
+            })?;
+            o.set_switch(k, v)?;
+        }
+        o.validate()?;
+        Ok(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_switch_reads_and_writes_its_field() {
+        let d = ExtendedOptions::realistic();
+        for s in SWITCHES {
+            let v = d.value_of(s.key).unwrap();
+            let mut o = d;
+            o.set_switch(s.key, &v).unwrap();
+            assert_eq!(o, d, "{}", s.key);
+        }
+        assert_eq!(d.to_text(), "");
+        assert_eq!(ExtendedOptions::from_text("").unwrap(), d);
+    }
+
+    #[test]
+    fn text_form_round_trips_the_changed_switches() {
+        let o = ExtendedOptions::from_text("sparsity=0.9, recompute=FULL,sharding=fsdp,gqa=off,shard_group=8").unwrap();
+        assert_eq!(o.weight_sparsity, 0.9);
+        assert_eq!(o.recompute, Recompute::Full);
+        assert_eq!(o.sharding, Sharding::Zero3);
+        assert!(!o.grouped_query_attention);
+        assert_eq!(o.shard_group, Some(8));
+        let text = o.to_text();
+        assert_eq!(text, "recompute=full,sharding=zero3,shard_group=8,grouped_query_attention=off,weight_sparsity=0.9");
+        assert_eq!(ExtendedOptions::from_text(&text).unwrap(), o);
+    }
+
+    #[test]
+    fn bad_text_names_the_switch() {
+        let e = ExtendedOptions::from_text("recompte=full").unwrap_err();
+        assert!(e.to_string().contains("recompute"), "{e}");
+        assert_eq!(ExtendedOptions::from_text("weight_sparsity=1").unwrap_err().field(), Some("ext.weight_sparsity"));
+        assert_eq!(
+            ExtendedOptions::from_text("matmul_efficiency=0").unwrap_err().field(),
+            Some("ext.matmul_efficiency")
+        );
+        assert_eq!(ExtendedOptions::from_text("causal=maybe").unwrap_err().field(), Some("ext.causal"));
+        assert_eq!(ExtendedOptions::from_text("interleave=0").unwrap_err().field(), Some("ext.interleave"));
+        assert_eq!(ExtendedOptions::from_text("precision=fp4").unwrap_err().field(), Some("ext.precision"));
+        assert!(ExtendedOptions::from_text("recompute").is_err());
+    }
+}

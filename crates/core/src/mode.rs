@@ -1,0 +1,131 @@
+//! Which model prices a search or a sweep: reference mode (the published model, bit-exact) or
+//! extended mode with its switches ([`ExtendedOptions`]).
+//!
+//! Text form, shared by the CLI (`--mode`, `--ext`) and the page's URL (`mode`, `ext`): the mode
+//! name `reference` or `extended`, and for extended mode the switches that differ from the
+//! defaults as `key=value,…` ([`ExtendedOptions::to_text`]). Switches without extended mode are an
+//! error rather than silently ignored.
+
+use serde_json::{Map, Value, json};
+
+use crate::Error;
+use crate::extended::ExtendedOptions;
+use crate::extended::switches::SWITCHES;
+use crate::validate::Mode;
+
+/// The model that prices candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum ModelMode {
+    /// The published model (spec), bit-exact.
+    #[default]
+    Reference,
+    /// Extended mode with these switches.
+    Extended(ExtendedOptions),
+}
+
+impl ModelMode {
+    /// Extended mode with the default switches.
+    pub fn extended() -> ModelMode {
+        ModelMode::Extended(ExtendedOptions::realistic())
+    }
+
+    /// Which of the two models.
+    pub fn kind(&self) -> Mode {
+        match self {
+            ModelMode::Reference => Mode::Reference,
+            ModelMode::Extended(_) => Mode::Extended,
+        }
+    }
+
+    /// `reference` / `extended`.
+    pub fn as_str(&self) -> &'static str {
+        self.kind().as_str()
+    }
+
+    /// The switches, in extended mode.
+    pub fn options(&self) -> Option<&ExtendedOptions> {
+        match self {
+            ModelMode::Reference => None,
+            ModelMode::Extended(o) => Some(o),
+        }
+    }
+
+    /// Parses the mode name (`None`: reference) and the switches of extended mode (`None` or
+    /// empty: the defaults). Errors name `mode` or the switch (`ext.<key>`).
+    pub fn from_text(mode: Option<&str>, ext: Option<&str>) -> Result<ModelMode, Error> {
+        let kind = match mode.map(str::trim).filter(|m| !m.is_empty()) {
+            None => Mode::Reference,
+            Some(m) => Mode::parse(m).ok_or_else(|| Error::invalid("mode", m, "must be reference or extended"))?,
+        };
+        let ext = ext.map(str::trim).filter(|e| !e.is_empty());
+        match (kind, ext) {
+            (Mode::Reference, None) => Ok(ModelMode::Reference),
+            (Mode::Reference, Some(e)) => Err(Error::invalid("ext", e, "switches need extended mode")
+                .with_hint("add mode extended (CLI: --mode extended), or drop the switches")),
+            (Mode::Extended, e) => Ok(ModelMode::Extended(ExtendedOptions::from_text(e.unwrap_or(""))?)),
+        }
+    }
+
+    /// The mode name for the text form (`None`: reference, the default).
+    pub fn mode_text(&self) -> Option<String> {
+        matches!(self, ModelMode::Extended(_)).then(|| self.as_str().to_string())
+    }
+
+    /// The changed switches for the text form (`None`: reference mode or the default switches).
+    pub fn ext_text(&self) -> Option<String> {
+        self.options().map(ExtendedOptions::to_text).filter(|t| !t.is_empty())
+    }
+
+    /// In words, for headers and badges: `reference mode` or `extended mode` with the changed
+    /// switches (`extended mode (defaults)` when none).
+    pub fn label(&self) -> String {
+        match self {
+            ModelMode::Reference => "reference mode".to_string(),
+            ModelMode::Extended(o) => match o.to_text() {
+                t if t.is_empty() => "extended mode (default switches)".to_string(),
+                t => format!("extended mode ({})", t.replace(',', ", ")),
+            },
+        }
+    }
+
+    /// `{"mode": "reference"}` or `{"mode": "extended", "switches": {every switch: value}}`, for
+    /// JSON outputs.
+    pub fn to_json(&self) -> Value {
+        match self {
+            ModelMode::Reference => json!({ "mode": "reference" }),
+            ModelMode::Extended(o) => {
+                let switches: Map<String, Value> = SWITCHES
+                    .iter()
+                    .map(|s| (s.key.to_string(), Value::from(o.value_of(s.key).unwrap_or_default())))
+                    .collect();
+                json!({ "mode": "extended", "switches": switches })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_form_round_trips() {
+        assert_eq!(ModelMode::from_text(None, None).unwrap(), ModelMode::Reference);
+        assert_eq!(ModelMode::from_text(Some("extended"), None).unwrap(), ModelMode::extended());
+        let m = ModelMode::from_text(Some("ext"), Some("recompute=full")).unwrap();
+        assert_eq!(m.mode_text().as_deref(), Some("extended"));
+        assert_eq!(m.ext_text().as_deref(), Some("recompute=full"));
+        assert_eq!(m.label(), "extended mode (recompute=full)");
+        assert_eq!(ModelMode::Reference.mode_text(), None);
+        assert_eq!(ModelMode::extended().ext_text(), None);
+        assert_eq!(m.to_json()["switches"]["recompute"], "full");
+        assert_eq!(ModelMode::Reference.to_json(), json!({"mode": "reference"}));
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        assert_eq!(ModelMode::from_text(Some("fast"), None).unwrap_err().field(), Some("mode"));
+        assert_eq!(ModelMode::from_text(None, Some("causal=off")).unwrap_err().field(), Some("ext"));
+        assert_eq!(ModelMode::from_text(Some("extended"), Some("causal=x")).unwrap_err().field(), Some("ext.causal"));
+    }
+}

@@ -1,0 +1,172 @@
+//! A point's scenario against the catalogs: the model and system entries, the system mapped with
+//! the sweep's mapping values, and the three ways a sweep makes a system usable that the catalog
+//! alone does not describe (each labelled in the point's notes):
+//!
+//! * **stand-ins**: an absolute value of a system-parameter axis (`matrix=1000`,
+//!   `hbm_capacity=1500`, …) replaces the system's own value anyway; where the catalog lists none
+//!   (a part whose dense peak is not published), it stands in for the missing value;
+//! * **one scale-up domain**: a system without a scale-out (NIC) bandwidth is usable for jobs that
+//!   fit in one scale-up domain, which never use the scale-out network (a placeholder bandwidth that
+//!   cannot change any result);
+//! * **extended mode without a vector rate**: extended mode prices element-wise work by its HBM
+//!   traffic and never reads the vector rate, so a part whose entry lacks one (TPUs, Gaudi 2) maps
+//!   with a placeholder that is not shown.
+
+use super::axis::{AxisValue, SystemParam};
+use crate::catalog::{self, CatalogSystem, MappingOptions, Precision, default_precision, to_system_params};
+use crate::format::{ModelRef, ResolvedScenario, Scenario, SystemRef};
+
+/// The field of the mapping error of a system that lists no scale-out bandwidth.
+const NO_SCALE_OUT: &str = "system.scale_out.nic_gbps_per_device";
+/// The same without the scenario's prefix (mapping errors of [`resolve`] with extra values).
+const NO_SCALE_OUT_UNPREFIXED: &str = "scale_out.nic_gbps_per_device";
+/// The field of the mapping error of a system that lists no vector rate (prefixed or not).
+const NO_VECTOR: [&str; 2] = ["system.peak_tflops.fp16_vector", "peak_tflops.fp16_vector"];
+
+/// A system resolved for one point, with what was done to make it usable.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The scenario resolved (its `system` is the entry actually mapped).
+    pub scenario: ResolvedScenario,
+    /// The mapping options the system was mapped with (scenario choices plus the sweep's values).
+    pub mapping: MappingOptions,
+    /// Labelled stand-ins and placeholders.
+    pub notes: Vec<String>,
+    /// Whether the vector rate in `scenario.mapped` is a placeholder (extended mode only).
+    pub vector_placeholder: bool,
+}
+
+/// Resolves `scenario` with the mapping values of `extra` (vector rate, scale-up and scale-out
+/// bandwidth; see [`super::SweepSpec::mapping`]).
+fn resolve(scenario: &Scenario, extra: &MappingOptions) -> Result<ResolvedScenario, crate::Error> {
+    if extra.vector_tflops.is_none() && extra.scale_up_gbps.is_none() && extra.scale_out_gbps.is_none() {
+        return scenario.resolve();
+    }
+    let model = match &scenario.model {
+        ModelRef::Catalog(id) => catalog::find_model(id)?.clone(),
+        ModelRef::Inline(m) => (**m).clone(),
+    };
+    let system = entry(scenario)?;
+    let shape = model.to_shape()?;
+    let mapped = to_system_params(&system, &with_extra(scenario, extra))?;
+    let budget = scenario.training_budget.unwrap_or(model.training_budget);
+    Ok(ResolvedScenario { model, shape, system, mapped, budget })
+}
+
+/// The scenario's mapping choices with the sweep's values.
+fn with_extra(scenario: &Scenario, extra: &MappingOptions) -> MappingOptions {
+    MappingOptions {
+        vector_tflops: extra.vector_tflops,
+        scale_up_gbps: extra.scale_up_gbps,
+        scale_out_gbps: extra.scale_out_gbps,
+        ..scenario.mapping_options()
+    }
+}
+
+/// The system entry of a scenario.
+fn entry(scenario: &Scenario) -> Result<CatalogSystem, crate::Error> {
+    Ok(match &scenario.system {
+        SystemRef::Catalog(id) => catalog::find_system(id)?.clone(),
+        SystemRef::Inline(s) => (**s).clone(),
+    })
+}
+
+/// The scenario with `system` as its (inline) system.
+fn with_system(scenario: &Scenario, system: CatalogSystem) -> Scenario {
+    Scenario { system: SystemRef::Inline(Box::new(system)), ..scenario.clone() }
+}
+
+/// Fills the values `sys` lacks with the absolute values among `overrides`; returns a note per
+/// value filled.
+fn fill_missing(sys: &mut CatalogSystem, precision: Precision, overrides: &[(SystemParam, &AxisValue)]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (param, value) in overrides {
+        let AxisValue::Absolute(v) = value else { continue };
+        let p = &mut sys.peak_tflops;
+        let slot = match param {
+            SystemParam::Matrix => match precision {
+                Precision::Bf16 => &mut p.bf16,
+                Precision::Fp16 => &mut p.fp16,
+                Precision::Fp8 => &mut p.fp8,
+                Precision::Tf32 => &mut p.tf32,
+                Precision::Fp32 => &mut p.fp32_matrix,
+            },
+            SystemParam::Vector if precision.is_16bit() || precision == Precision::Fp8 => &mut p.fp16_vector,
+            SystemParam::Vector => &mut p.fp32_vector,
+            SystemParam::HbmCapacity => &mut sys.memory_gb,
+            SystemParam::HbmBandwidth => &mut sys.memory_bw_gbps,
+            SystemParam::ScaleUp if sys.scale_up.bw_per_device_bidir_gbps.is_none() => {
+                &mut sys.scale_up.bw_per_device_unidir_gbps
+            }
+            SystemParam::ScaleOut if sys.scale_out.nic_gbit_per_device.is_none() => {
+                &mut sys.scale_out.nic_gbps_per_device
+            }
+            _ => continue,
+        };
+        if slot.is_none() {
+            *slot = Some(*v);
+            notes.push(format!(
+                "{} lists no {}: the sweep's {} = {v} {} stands in for it (a hypothetical value)",
+                sys.id,
+                param.describe(precision),
+                super::AxisKey::Param(*param),
+                param.unit()
+            ));
+        }
+    }
+    notes
+}
+
+/// Resolves the system of a point (see the module documentation): stand-ins from `overrides`,
+/// one-domain jobs without a NIC bandwidth, and (with `extended`) parts without a vector rate.
+pub fn resolve_system(
+    scenario: &Scenario,
+    extra: &MappingOptions,
+    overrides: &[(SystemParam, &AxisValue)],
+    extended: bool,
+) -> Result<Resolved, crate::Error> {
+    let mut scenario = scenario.clone();
+    let mut notes = Vec::new();
+    if overrides.iter().any(|(_, v)| matches!(v, AxisValue::Absolute(_))) {
+        let mut sys = entry(&scenario)?;
+        let precision = default_precision(&sys, scenario.precision).unwrap_or(Precision::Bf16);
+        let filled = fill_missing(&mut sys, precision, overrides);
+        if !filled.is_empty() {
+            notes.extend(filled);
+            scenario = with_system(&scenario, sys);
+        }
+    }
+    let mut extra = *extra;
+    let mut vector_placeholder = false;
+    let resolved = loop {
+        let e = match resolve(&scenario, &extra) {
+            Ok(r) => break r,
+            Err(e) => e,
+        };
+        let field = e.field().unwrap_or("");
+        if matches!(field, NO_SCALE_OUT | NO_SCALE_OUT_UNPREFIXED) {
+            let mut sys = entry(&scenario)?;
+            let domain = scenario.domain_size.unwrap_or(sys.scale_up.domain_size);
+            if scenario.devices > domain || sys.scale_out.nic_gbps_per_device.is_some() {
+                return Err(e);
+            }
+            sys.scale_out.nic_gbps_per_device = Some(1.0);
+            notes.push(format!(
+                "{} lists no scale-out bandwidth; not needed here: the {} devices fit in one scale-up domain of {domain}",
+                sys.id, scenario.devices
+            ));
+            scenario = with_system(&scenario, sys);
+        } else if extended && NO_VECTOR.contains(&field) && !vector_placeholder {
+            // Any positive rate: extended mode does not read it.
+            extra.vector_tflops = Some(1.0);
+            vector_placeholder = true;
+        } else {
+            return Err(e);
+        }
+    };
+    let mut mapping = with_extra(&scenario, &extra);
+    if vector_placeholder {
+        mapping.vector_tflops = None;
+    }
+    Ok(Resolved { scenario: resolved, mapping, notes, vector_placeholder })
+}
