@@ -6,7 +6,8 @@
 
 use std::path::Path;
 
-use fmperf_core::catalog;
+use fmperf_core::catalog::{self, Precision};
+use fmperf_core::extended::{Hardware, Workload};
 use fmperf_core::format::{self, Document, hint};
 use fmperf_core::{ModelShape, SystemParams};
 
@@ -48,6 +49,62 @@ pub fn load_system(arg: &str) -> Result<(String, SystemParams), CmdError> {
     }
     let s = SystemParams::from_reference_json(&text).map_err(|e| CmdError::Usage(format!("--system {arg}: {e}")))?;
     Ok((stem(arg), s))
+}
+
+/// Resolves `--model` for extended mode: a catalog id (with its GQA, SwiGLU and vocabulary), a
+/// versioned model file, or a reference model file (as the reference sees it).
+pub fn load_workload(arg: &str) -> Result<Workload, CmdError> {
+    let usage = |e: fmperf_core::Error| CmdError::Usage(format!("--model {arg}: {e}"));
+    if let Ok(m) = catalog::find_model(arg) {
+        return Workload::from_catalog(m).map_err(usage);
+    }
+    let text = read_input("--model", arg, &format!("{}; {}", known_models(), nearest_ids(arg, "models")))?;
+    match versioned(arg, "--model", &text)? {
+        Some(Document::Model(m)) => Workload::from_catalog(&m).map_err(usage),
+        Some(other) => Err(CmdError::Usage(format!("--model {arg}: is a {} document, not a model", other.kind()))),
+        None => Ok(Workload::from_shape(&ModelShape::from_reference_json(&text).map_err(usage)?)),
+    }
+}
+
+/// Resolves `--system` for extended mode at `precision` (the system spec's `precision=` wins) with
+/// `domain` devices per scale-up domain (`None`: the system's): a catalog id or spec, a versioned
+/// system file, or a reference system file (its precision follows from its element size). Returns
+/// the part and the precision used.
+pub fn load_hardware(
+    arg: &str,
+    precision: Precision,
+    measured_ceiling: bool,
+    domain: Option<u64>,
+) -> Result<(Hardware, Precision), CmdError> {
+    let usage = |e: fmperf_core::Error| CmdError::Usage(format!("--system {arg}: {e}"));
+    let from_entry = |sys: &catalog::CatalogSystem, mut opts: catalog::MappingOptions| {
+        let p = opts.precision.unwrap_or(precision);
+        opts.domain_size = domain.or(opts.domain_size);
+        let hw = Hardware::from_catalog(sys, p, measured_ceiling, &opts).map_err(usage)?;
+        note(&sys.id, &hw.approximations);
+        Ok((hw, p))
+    };
+    if !Path::new(arg).exists() {
+        if let Ok((id, opts)) = catalog::parse_system_spec(arg) {
+            if let Ok(entry) = catalog::find_system(&id) {
+                return from_entry(entry, opts);
+            }
+        }
+    }
+    let known = format!("{}; {}", SystemParams::REFERENCE_NAMES.join(", "), nearest_ids(arg, "systems"));
+    let text = read_input("--system", arg, &known)?;
+    match versioned(arg, "--system", &text)? {
+        Some(Document::System(s)) => from_entry(&s, catalog::MappingOptions::default()),
+        Some(other) => Err(CmdError::Usage(format!("--system {arg}: is a {} document, not a system", other.kind()))),
+        None => {
+            let mut params = SystemParams::from_reference_json(&text).map_err(usage)?;
+            if let Some(k) = domain {
+                params.nvlink_size = k;
+            }
+            let hw = Hardware::from_params(&params, measured_ceiling);
+            Ok((hw.clone(), hw.matmul_precision))
+        }
+    }
 }
 
 fn known_models() -> String {

@@ -7,6 +7,7 @@
 pub mod args;
 pub mod cmd;
 pub mod inputs;
+pub mod mode;
 pub mod table;
 
 use std::io::Write;

@@ -60,7 +60,9 @@ fn close(v: &Value, want: f64) -> bool {
 #[test]
 fn json_contract_matches_the_reference_best_1d_configuration() {
     let doc = json(&format!("{BEST_1D} --format json"), &[]);
-    assert_eq!(doc.as_object().unwrap().len(), 2, "only `candidates` and `results`");
+    assert_eq!(doc.as_object().unwrap().len(), 4, "`mode`, `switches`, `candidates` and `results`");
+    assert_eq!(doc["mode"], "reference");
+    assert!(doc["switches"].is_null());
     assert_eq!(doc["candidates"], 1810);
     let results = doc["results"].as_array().unwrap();
     assert_eq!(results.len(), 10, "--top defaults to 10");

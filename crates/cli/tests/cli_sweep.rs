@@ -109,8 +109,11 @@ fn bad_axes_and_flags_exit_2_naming_them() {
 #[test]
 fn presets_run_and_compare() {
     let text = stdout(&["sweep", "--preset", "accelerators", "--panel", "sparsity"]);
+    assert!(text.contains("mode: extended mode"), "{text}");
+    assert!(text.contains("published") && text.contains("GPT-2 XL: speed-up at 90 %"), "{text}");
+    // The same panel in reference mode: the sparse points say why they have no value.
+    let text = stdout(&["sweep", "--preset", "accelerators", "--panel", "sparsity", "--mode", "reference"]);
     assert!(text.contains("unsupported") && text.contains("not in the reference model"), "{text}");
-    assert!(text.contains("published"), "{text}");
     let list = stdout(&["sweep", "--list"]);
     for id in ["strong-scaling", "hardware", "design-space", "accelerators"] {
         assert!(list.contains(id), "{list}");

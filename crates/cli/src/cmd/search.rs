@@ -1,23 +1,26 @@
 //! `fmperf search`: the fastest parallel configurations of a model on a system that fit in memory
-//! (the reference's search, spec §7).
+//! (the reference's search, spec §7), in reference mode or in extended mode (`--mode`, `--ext`).
 
 use std::io::Write;
 
-use fmperf_core::Strategy;
-use fmperf_core::search::{Ranked, Search, SearchSpec};
+use fmperf_core::extended::ExtendedOptions;
+use fmperf_core::mode::ModelMode;
+use fmperf_core::search::{ExtendedSetup, Ranked, Search, SearchSpec};
+use fmperf_core::{Strategy, SystemParams};
 use serde_json::{Map, Value, json};
 
 use super::{CmdError, CmdResult};
 use crate::args::Format;
-use crate::inputs::{load_model, load_system};
+use crate::inputs::{load_hardware, load_model, load_system, load_workload};
 use crate::table::Table;
 
 /// Help text of `fmperf search`.
 pub const HELP: &str = "\
-fmperf search — the fastest parallel configurations that fit in memory (reference model)
+fmperf search — the fastest parallel configurations that fit in memory (reference or extended mode)
 
 USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> --strategy <1d|2d|2d-seqp>
                      --gpus N --global-batch G [--nvlink-size K] [--top K] [--format table|json|csv]
+                     [--mode reference|extended] [--ext KEY=VALUE,…]
 
   --model          gpt3, gpt3_1T, vit_era5, a catalog id (`fmperf catalog models`), a reference model
                    file {\"l\",\"e\",\"h\",\"depth\"[,\"f\"]} or a versioned model file
@@ -32,18 +35,21 @@ USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> --strate
   --format         table (default), json or csv
 
 Every candidate is evaluated; those needing more HBM than the device has are dropped. Exit 0 with an
-empty list when nothing fits, 2 on bad input.
+empty list when nothing fits, 2 on bad input. In extended mode the system spec's precision= (else the
+switch `precision`) sets the precision; --format json says {\"mode\", \"switches\"} next to the results.
+
 ";
 
 /// Runs `fmperf search`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let value_flags = ["model", "system", "strategy", "gpus", "global-batch", "nvlink-size", "top", "format"];
-    let Some(args) = super::parse_flags(raw, &value_flags, HELP, out)? else {
+    let value_flags =
+        ["model", "system", "strategy", "gpus", "global-batch", "nvlink-size", "top", "format", "mode", "ext"];
+    let help = format!("{HELP}{}", crate::mode::help());
+    let Some(args) = super::parse_flags(raw, &value_flags, &help, out)? else {
         return Ok(());
     };
     let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
-    let (model_name, model) = load_model(args.required("model")?)?;
-    let (system_name, mut system) = load_system(args.required("system")?)?;
+    let mode = crate::mode::from_args(&args)?.unwrap_or_default();
     let strategy: Strategy = args
         .required("strategy")?
         .parse()
@@ -51,18 +57,49 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let gpus = args.positive_int("gpus")?.ok_or_else(|| CmdError::Usage("--gpus is required".into()))?;
     let global_batch =
         args.positive_int("global-batch")?.ok_or_else(|| CmdError::Usage("--global-batch is required".into()))?;
-    if let Some(k) = args.positive_int("nvlink-size")? {
-        system.nvlink_size = k;
-    }
     let top = args.positive_int("top")?.unwrap_or(10);
     let top_k = usize::try_from(top).map_err(|_| CmdError::Usage(format!("--top {top}: too large")))?;
-    let spec = SearchSpec { model, system, strategy, n_gpus: gpus, global_batch, top_k };
-    let result = Search::new(spec.clone()).map_err(flag_error)?.finish();
+    let (model_arg, system_arg) = (args.required("model")?, args.required("system")?);
+    let domain = args.positive_int("nvlink-size")?;
+    let (model_name, system_name, spec, mode, capacity, result) = match mode {
+        ModelMode::Reference => {
+            let (model_name, model) = load_model(model_arg)?;
+            let (system_name, mut system) = load_system(system_arg)?;
+            if let Some(k) = domain {
+                system.nvlink_size = k;
+            }
+            let capacity = system.hbm_capacity;
+            let spec = SearchSpec { model, system, strategy, n_gpus: gpus, global_batch, top_k };
+            let result = Search::new(spec.clone()).map_err(flag_error)?.finish();
+            (model_name, system_name, spec, ModelMode::Reference, capacity, result)
+        }
+        ModelMode::Extended(o) => {
+            if strategy == Strategy::Summa2D {
+                return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::sweep::SUMMA_UNSUPPORTED)));
+            }
+            let workload = load_workload(model_arg)?;
+            let (hardware, precision) = load_hardware(system_arg, o.precision, o.measured_ceiling, domain)?;
+            let options = ExtendedOptions { precision, ..o };
+            // Extended mode reads only the domain size of the spec's system (it generates the
+            // candidates); the part itself is `hardware`.
+            let system = SystemParams::h200().with_nvlink_size(hardware.domain_size());
+            let capacity = hardware.hbm_capacity_gb;
+            let spec = SearchSpec { model: workload.to_shape(), system, strategy, n_gpus: gpus, global_batch, top_k };
+            let setup = ExtendedSetup { workload, hardware, options };
+            let result = Search::new_extended(spec.clone(), setup).map_err(flag_error)?.finish();
+            (model_arg.to_string(), system_arg.to_string(), spec, ModelMode::Extended(options), capacity, result)
+        }
+    };
 
     match format {
         Format::Json => {
             let results: Vec<Value> = result.top.iter().map(|r| result_json(r, global_batch)).collect();
-            writeln!(out, "{}", json!({ "candidates": result.candidates, "results": results }))?;
+            let m = mode.to_json();
+            writeln!(
+                out,
+                "{}",
+                json!({ "mode": m["mode"], "switches": m.get("switches"), "candidates": result.candidates, "results": results })
+            )?;
         }
         Format::Table | Format::Csv => {
             let table = result_table(&result.top, strategy, global_batch);
@@ -71,8 +108,12 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
             } else {
                 writeln!(
                     out,
-                    "{model_name} on {system_name} (NVLink domain {} GPUs), strategy {strategy}, {gpus} GPUs, global batch {global_batch}: {} candidates, {} fit in {} GB",
-                    spec.system.nvlink_size, result.candidates, result.feasible, spec.system.hbm_capacity
+                    "{model_name} on {system_name} (NVLink domain {} GPUs), strategy {strategy}, {gpus} GPUs, global batch {global_batch}, {}: {} candidates, {} fit in {} GB",
+                    spec.system.nvlink_size,
+                    mode.label(),
+                    result.candidates,
+                    result.feasible,
+                    capacity
                 )?;
                 if result.top.is_empty() {
                     writeln!(out, "no configuration fits in memory")?;

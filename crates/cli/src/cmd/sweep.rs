@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::Path;
 
 use fmperf_core::format::{self, Document, ModelRef, SystemRef};
+use fmperf_core::mode::ModelMode;
 use fmperf_core::presets::{self, Panel, Preset};
 use fmperf_core::sweep::{PointResult, Shard, Sweep, SweepResult, SweepSpec, SweepText, export};
 use serde_json::Value;
@@ -17,13 +18,14 @@ use crate::table::Table;
 
 /// Help text of `fmperf sweep`.
 pub const HELP: &str = "\
-fmperf sweep — how training time moves when inputs change (reference model, best configuration per point)
+fmperf sweep — how training time moves when inputs change (best configuration per point, either mode)
 
 USAGE: fmperf sweep --model <ID|FILE> --system <ID[,key=value…]|FILE> --axis KEY=VALUES [--axis …]
                     [--strategy 1d,2d,2d-seqp|all] [--gpus N] [--nvlink K] [--precision P]
                     [--global-batch G | --per-device-batch B] [--fix tp=…,pp=…,dp=…,mbs=…,accum=…]
-                    [--shard i/n] [--format table|csv|json]
-       fmperf sweep --preset <ID> [--panel <ID>] [--shard i/n] [--format table|csv|json]
+                    [--mode reference|extended] [--ext KEY=VALUE,…] [--shard i/n] [--format table|csv|json]
+       fmperf sweep --preset <ID> [--panel <ID>] [--mode reference|extended] [--ext …] [--shard i/n]
+                    [--format table|csv|json]
        fmperf sweep --list
 
 AXES (KEY=VALUES; values a,b,c or a..b = a, 2a, 4a, … up to b, i.e. powers of two from a power of two):
@@ -31,13 +33,16 @@ AXES (KEY=VALUES; values a,b,c or a..b = a, 2a, 4a, … up to b, i.e. powers of 
   matrix, vector  FLOP rates [TFLOP/s]            hbm_capacity  [GB]          hbm_bandwidth [GB/s]
   scale_up        NVLink bandwidth per device, one direction [GB/s]
   scale_out       NIC bandwidth per NIC, one direction [GB/s]
-                  (system parameters: absolute values, or factors of the system's own: x0.5,x1,x2)
+                  (system parameters: absolute values, or factors of the system's own: x0.5,x1,x2;
+                  an absolute value stands in for one the catalog lacks, e.g. matrix=1000 on
+                  cerebras_cs2, labelled in the point's notes)
   seq             sequence length [tokens]        batch         global batch [samples]
   accum           gradient-accumulation steps = micro-batches per iteration G/(dp·mbs): with a fixed
                   global batch they restrict dp·mbs = G/accum; with --per-device-batch B the global
                   batch is B × devices × accum
   precision       fp32, tf32, fp16, bf16, fp8 (the catalog's matrix peak of that precision)
-  sparsity        weight sparsity 0 ≤ s < 1: NOT in the reference model, points with s > 0 say so
+  sparsity        weight sparsity 0 ≤ s < 1: NOT in the reference model (points with s > 0 say so);
+                  in extended mode it sets the switch weight_sparsity (effect on wafer-scale parts only)
   system, model   catalog ids                     strategy      1d, 2d, 2d-seqp (one per point)
   tp, tp1, tp2, pp, dp, mbs   restrict the configurations (e.g. a TP × PP map)
 
@@ -46,13 +51,16 @@ scale_up=GB/s,scale_out=GB/s (e.g. amd_mi250x,scale_out=50 for a part whose entr
 Defaults: all strategies, 8 devices, global batch 4096, the system's domain size and precision.
 
 OUTPUT: one line per point in sweep order (the last axis varies fastest). csv: header + rows, full
-precision; json: JSON Lines (one object per point). With --shard i/n (0 ≤ i < n) only the i-th of n
+precision, the last columns `mode` and `switches`; json: JSON Lines (one object per point, with
+\"mode\" and, in extended mode, \"switches\": every switch and its value). With --shard i/n (0 ≤ i < n) only the i-th of n
 contiguous parts is computed; the CSV header is written by shard 0 only, so the parts' outputs
 concatenate (cat part0 part1 …) to the whole sweep's output, in csv and json alike.
 
 Presets (`--list`): strong-scaling, hardware, design-space, accelerators; table output adds the
 published figures next to fmperf's. Exit 0 (points without a configuration are results, with their
-reason); 2 on bad input, naming the flag or axis.
+reason); 2 on bad input, naming the flag or axis. --mode/--ext with --preset run its panels in that
+mode (the paper presets are reference-mode studies; the accelerator sparsity panel is extended).
+
 ";
 
 /// Runs `fmperf sweep`.
@@ -72,10 +80,12 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         "format",
         "preset",
         "panel",
+        "mode",
+        "ext",
     ];
     let args = Args::parse(raw, &value_flags, &["help", "list"])?;
     if args.flag("help") {
-        write!(out, "{HELP}")?;
+        write!(out, "{HELP}{}", crate::mode::help())?;
         return Ok(());
     }
     if let Some(p) = args.positional().first() {
@@ -97,7 +107,8 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
             }
         }
         let preset = presets::find_preset(id).map_err(|e| CmdError::Usage(format!("--preset: {e}")))?;
-        return run_preset(preset, args.value("panel")?, shard, format, out);
+        let mode = crate::mode::from_args(&args)?;
+        return run_preset(preset, args.value("panel")?, mode, shard, format, out);
     }
     if args.value("panel")?.is_some() {
         return Err(CmdError::Usage("--panel needs --preset".into()));
@@ -112,6 +123,8 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         global_batch: args.value("global-batch")?.map(str::to_string),
         per_device_batch: args.value("per-device-batch")?.map(str::to_string),
         fix: args.value("fix")?.map(str::to_string),
+        mode: args.value("mode")?.map(str::to_string),
+        ext: args.value("ext")?.map(str::to_string),
         axes: args.values("axis").iter().map(|s| s.to_string()).collect(),
     };
     let model = model_file(&text.model)?;
@@ -191,10 +204,15 @@ fn stem(arg: &str) -> String {
     Path::new(arg).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| arg.to_string())
 }
 
-/// One line saying what was swept.
+/// Two lines saying what was swept and in which mode.
 fn describe(spec: &SweepSpec) -> String {
     let t = SweepText::from_spec(spec);
-    format!("sweep: {} points; {}", spec.point_count(), t.to_cli().trim_start_matches("fmperf sweep "))
+    format!(
+        "sweep: {} points; {}\nmode: {}",
+        spec.point_count(),
+        t.to_cli().trim_start_matches("fmperf sweep "),
+        spec.mode.label()
+    )
 }
 
 /// The human table: axis values, status, best strategy, days, throughput, time, memory, the
@@ -249,8 +267,16 @@ fn points_table(r: &SweepResult) -> String {
     s
 }
 
-/// Runs a preset (all panels, or one), writing the points and, in table form, the comparisons.
-fn run_preset(preset: &Preset, panel: Option<&str>, shard: Shard, format: Format, out: &mut dyn Write) -> CmdResult {
+/// Runs a preset (all panels, or one; each in `mode` when given, else in its own), writing the
+/// points and, in table form, the comparisons.
+fn run_preset(
+    preset: &Preset,
+    panel: Option<&str>,
+    mode: Option<ModelMode>,
+    shard: Shard,
+    format: Format,
+    out: &mut dyn Write,
+) -> CmdResult {
     let panels: Vec<&Panel> = match panel {
         Some(id) => vec![preset.panel(id).ok_or_else(|| {
             let ids: Vec<&str> = preset.panels.iter().map(|p| p.id.as_str()).collect();
@@ -270,7 +296,11 @@ fn run_preset(preset: &Preset, panel: Option<&str>, shard: Shard, format: Format
         writeln!(out, "{}\n{}\n", preset.title, preset.summary)?;
     }
     for panel in panels {
-        let result = Sweep::shard(panel.spec.clone(), shard)?.finish();
+        let mut spec = panel.spec.clone();
+        if let Some(m) = mode {
+            spec.mode = m;
+        }
+        let result = Sweep::shard(spec, shard)?.finish();
         match format {
             Format::Csv => write!(out, "{}", export::to_csv(&result.spec.axes, &result.points, shard.index == 0))?,
             Format::Json => {

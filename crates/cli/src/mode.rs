@@ -1,0 +1,70 @@
+//! The mode flags shared by `fmperf search` and `fmperf sweep`: `--mode reference|extended` and
+//! `--ext key=value,…` (extended mode's switches that differ from the defaults, the text form of
+//! [`fmperf_core::extended::switches`]; the page's `ext` URL key holds the same text), and the list
+//! of switches for `--help`, generated from the switches themselves.
+
+use fmperf_core::extended::switches::{SWITCHES, SwitchKind};
+use fmperf_core::mode::ModelMode;
+
+use crate::args::Args;
+use crate::cmd::CmdError;
+
+/// The mode asked for with `--mode` and `--ext` (`None`: neither flag given). Errors name the flag.
+pub fn from_args(args: &Args) -> Result<Option<ModelMode>, CmdError> {
+    let (mode, ext) = (args.value("mode")?, args.value("ext")?);
+    if mode.is_none() && ext.is_none() {
+        return Ok(None);
+    }
+    ModelMode::from_text(mode, ext).map(Some).map_err(|e| {
+        let flag = if e.field().is_some_and(|f| f.starts_with("ext")) { "--ext" } else { "--mode" };
+        CmdError::Usage(format!("{flag}: {e}"))
+    })
+}
+
+/// The values a switch takes, for `--help`.
+fn values(kind: SwitchKind) -> String {
+    match kind {
+        SwitchKind::Toggle => "on|off".to_string(),
+        SwitchKind::Choice(names) => names.join("|"),
+        SwitchKind::Number { min, max, open_min, open_max } => {
+            format!("{}{min}, {max}{}", if open_min { "(" } else { "[" }, if open_max { ")" } else { "]" })
+        }
+        SwitchKind::Count { min, max } => format!("{min}..{max}"),
+        SwitchKind::CountOrAll => "all|N".to_string(),
+    }
+}
+
+/// The `--mode`/`--ext` section of a command's help: every switch with its default and values.
+pub fn help() -> String {
+    let defaults = fmperf_core::extended::ExtendedOptions::realistic();
+    let mut s = String::from(
+        "MODE:
+  --mode reference   the published model, bit-exact (default)
+  --mode extended    extended mode: measured ceilings, fitted efficiencies, recomputation, ZeRO/FSDP,
+                     interleaving, causal attention, GQA/SwiGLU, embeddings and head, memory margin,
+                     weight sparsity; 2d (SUMMA) has no extended model
+  --ext KEY=VALUE,…  extended mode's switches that differ from the defaults (needs --mode extended),
+                     e.g. --ext recompute=full,sharding=zero3,weight_sparsity=0.9
+SWITCHES (key = default [values]: what it models):
+",
+    );
+    for sw in SWITCHES {
+        let default = defaults.value_of(sw.key).unwrap_or_default();
+        s.push_str(&format!("  {} = {default} [{}]: {}\n", sw.key, values(sw.kind), sw.what));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn help_lists_every_switch() {
+        let h = help();
+        for sw in SWITCHES {
+            assert!(h.contains(&format!("  {} = ", sw.key)), "{}", sw.key);
+        }
+        assert!(h.contains("weight_sparsity = 0 [[0, 1)]"), "{h}");
+    }
+}
