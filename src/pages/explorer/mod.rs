@@ -1,15 +1,180 @@
-//! The explorer: one scenario → the best parallel configurations.
+//! The explorer: one scenario → the best parallel configurations across strategies, with the time
+//! and memory breakdowns, a layer-by-layer drill-down, side-by-side comparison and "try your own
+//! configuration". The page most users live in.
+//!
+//! Parts (one module each): [`keys`] (URL query keys), [`state`] (shared state, the sliced
+//! search), [`form`] (scenario form, validated as typed), [`results`] (progress, list tabs, table),
+//! [`export`] (CSV/JSON), [`breakdown`] (charts, selected configuration, placement), [`selection`],
+//! [`drill`] (layers), [`compare`], [`own`] (try your own), [`saved`] (saved scenarios),
+//! [`widgets`], [`fmt`] (number formatting).
+//!
+//! Styles: `style/explorer.css`, compiled in and emitted as a `<style>` element with the view, so
+//! they apply wherever the app is mounted (the page, an iframe, a custom element's shadow root and
+//! the single-file offline bundle).
+
+mod breakdown;
+mod compare;
+mod drill;
+mod export;
+mod fmt;
+mod form;
+pub mod keys;
+mod own;
+mod results;
+mod saved;
+mod selection;
+mod state;
+mod widgets;
 
 use leptos::prelude::*;
 
 use super::models_table::ReferenceModelsTable;
+use crate::url_state::UrlState;
+use state::Explorer;
+
+/// The explorer's stylesheet.
+const EXPLORER_CSS: &str = include_str!("../../../style/explorer.css");
+
+/// The detail panels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tab {
+    Breakdown,
+    Layers,
+    Compare,
+    Own,
+}
+
+impl Tab {
+    const ALL: [Tab; 4] = [Tab::Breakdown, Tab::Layers, Tab::Compare, Tab::Own];
+
+    fn key(self) -> &'static str {
+        match self {
+            Tab::Breakdown => "breakdown",
+            Tab::Layers => "layers",
+            Tab::Compare => "compare",
+            Tab::Own => "own",
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Tab::Breakdown => "Breakdown",
+            Tab::Layers => "Layers",
+            Tab::Compare => "Compare",
+            Tab::Own => "Try your own",
+        }
+    }
+
+    fn from_key(k: Option<&str>) -> Tab {
+        Tab::ALL.into_iter().find(|t| Some(t.key()) == k).unwrap_or(Tab::Breakdown)
+    }
+}
+
+/// The detail tabs and the current panel.
+#[component]
+fn Details() -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    let current = Memo::new(move |_| Tab::from_key(ex.url.get(keys::TAB).as_deref()));
+    let selection = selection::selection(ex);
+    let pins = move || ex.url.query.with(|q| keys::pin_items(q).len());
+    let go = move |t: Tab| {
+        ex.url.update(true, |q| if t == Tab::Breakdown { q.remove(keys::TAB) } else { q.set(keys::TAB, t.key()) });
+    };
+    // Arrow keys move between tabs (WAI-ARIA tabs pattern).
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        let i = Tab::ALL.iter().position(|t| *t == current.get_untracked()).unwrap_or(0);
+        let next = match ev.key().as_str() {
+            "ArrowRight" => (i + 1) % Tab::ALL.len(),
+            "ArrowLeft" => (i + Tab::ALL.len() - 1) % Tab::ALL.len(),
+            "Home" => 0,
+            "End" => Tab::ALL.len() - 1,
+            _ => return,
+        };
+        ev.prevent_default();
+        go(Tab::ALL[next]);
+        if let Some(target) = ev.current_target() {
+            use wasm_bindgen::JsCast;
+            if let Ok(list) = target.dyn_into::<web_sys::Element>() {
+                if let Ok(Some(el)) = list.query_selector(&format!("[data-tab=\"{}\"]", Tab::ALL[next].key())) {
+                    if let Ok(el) = el.dyn_into::<web_sys::HtmlElement>() {
+                        let _ = el.focus();
+                    }
+                }
+            }
+        }
+    };
+    let tabs = Tab::ALL
+        .into_iter()
+        .map(|t| {
+            let label = move || match t {
+                Tab::Compare => match pins() {
+                    0 => t.title().to_string(),
+                    n => format!("{} ({n})", t.title()),
+                },
+                _ => t.title().to_string(),
+            };
+            view! {
+                <button
+                    type="button"
+                    role="tab"
+                    class="tab"
+                    id=format!("ex-tab-{}", t.key())
+                    data-tab=t.key()
+                    aria-controls="ex-panel"
+                    aria-selected=move || (current.get() == t).to_string()
+                    tabindex=move || if current.get() == t { "0" } else { "-1" }
+                    on:click=move |_| go(t)
+                >
+                    {label}
+                </button>
+            }
+        })
+        .collect_view();
+    let panel = move || match current.get() {
+        Tab::Breakdown => view! { <breakdown::BreakdownPanel selection=selection /> }.into_any(),
+        Tab::Layers => view! { <drill::LayersPanel selection=selection /> }.into_any(),
+        Tab::Compare => view! { <compare::ComparePanel /> }.into_any(),
+        Tab::Own => view! { <own::OwnPanel /> }.into_any(),
+    };
+    view! {
+        <section class="card details" aria-label="Details">
+            <div class="tabs detail-tabs" role="tablist" aria-label="Detail views" on:keydown=on_key>
+                {tabs}
+            </div>
+            <div
+                id="ex-panel"
+                role="tabpanel"
+                aria-labelledby=move || format!("ex-tab-{}", current.get().key())
+                data-panel=move || current.get().key()
+            >
+                {panel}
+            </div>
+        </section>
+    }
+}
 
 /// The explorer view.
 #[component]
 pub fn ExplorerPage() -> impl IntoView {
+    let url = use_context::<UrlState>().expect("URL state in context");
+    let ex = Explorer::new(url);
+    provide_context(ex);
     view! {
-        <section class="card">
-            <h1>"Reference models"</h1>
+        <style>{EXPLORER_CSS}</style>
+        <div class="explorer">
+            <aside class="card scenario-card" aria-labelledby="explorer-title">
+                <h1 id="explorer-title">"Explorer"</h1>
+                <p class="muted intro">"Every parallel configuration, searched in your browser."</p>
+                <form::ScenarioForm />
+                <saved::SavedScenarios />
+            </aside>
+            <div class="explorer-main">
+                <results::Results />
+                <Details />
+            </div>
+        </div>
+        <section class="card reference-models">
+            <h2>"Reference models"</h2>
             <ReferenceModelsTable />
         </section>
     }

@@ -32,8 +32,13 @@ pub fn model_choices() -> Vec<Choice> {
                 Ok(_) => (None, m.reference_caveats()),
                 Err(e) => (Some(e.to_string()), Vec::new()),
             };
-            let label =
-                if m.name.is_empty() || m.name == m.id { m.id.clone() } else { format!("{} ({})", m.name, m.id) };
+            let label = if m.name.is_empty() {
+                m.id.clone()
+            } else if m.name.contains(m.id.as_str()) {
+                m.name.clone()
+            } else {
+                format!("{} ({})", m.name, m.id)
+            };
             Choice { id: m.id.clone(), label, reference, unusable, caveats }
         })
         .collect();

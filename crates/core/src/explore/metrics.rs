@@ -10,7 +10,7 @@ pub const SECONDS_PER_DAY: f64 = 86_400.0;
 /// (a token budget becomes `tokens / seq_len` samples): `samples / throughput / 86400` [days],
 /// the published study's conversion (spec §8). Infinite when the throughput is not positive.
 pub fn training_days(budget: TrainingBudget, seq_len: u64, throughput_samples_per_s: f64) -> f64 {
-    if !(throughput_samples_per_s > 0.0) {
+    if throughput_samples_per_s.is_nan() || throughput_samples_per_s <= 0.0 {
         return f64::INFINITY;
     }
     budget.samples(seq_len) / throughput_samples_per_s / SECONDS_PER_DAY
@@ -34,7 +34,7 @@ pub fn model_flops_utilisation(
     peak_matrix_tflops: f64,
 ) -> f64 {
     let capacity = devices as f64 * peak_matrix_tflops;
-    if !(capacity > 0.0) {
+    if capacity.is_nan() || capacity <= 0.0 {
         return 0.0;
     }
     flops_per_sample_tflop * throughput_samples_per_s / capacity
@@ -52,7 +52,8 @@ pub struct MemoryFit {
 impl MemoryFit {
     /// Whether the configuration fits (`used ≤ capacity`, as the search decides).
     pub fn fits(&self) -> bool {
-        !(self.used_gb > self.capacity_gb)
+        // As the search decides: only strictly more than the capacity is rejected (NaN fits).
+        self.used_gb.partial_cmp(&self.capacity_gb) != Some(std::cmp::Ordering::Greater)
     }
 
     /// How much more than the capacity is needed [GB] (0 when it fits).

@@ -1,0 +1,245 @@
+//! Where the time and the memory go: stacked bars for every configuration of the shown list
+//! (time per step by component; memory per device by component, against the capacity), and the
+//! selected configuration in detail: headline numbers, both breakdowns with shares, and the
+//! placement of each parallel dimension onto the fast (scale-up) domain.
+
+use fmperf_core::explore::{ConfigReport, MemoryPart, TimePart, format_candidate};
+use leptos::prelude::*;
+
+use super::fmt;
+use super::keys;
+use super::results::{MemoryCell, tp_text};
+use super::selection::Selected;
+use super::state::Explorer;
+use crate::chart::{Bar, StackedBarChart, ValueFormat};
+
+/// A bar label for a configuration of the list: `#1 2d dp4 tp8×1 pp128`.
+pub fn bar_label(rank: usize, r: &ConfigReport) -> String {
+    let c = &r.candidate;
+    format!("#{rank} {} dp{} tp{} pp{}", c.strategy, c.dp, tp_text(c), c.pp)
+}
+
+/// The time and memory charts of the shown list.
+#[component]
+pub fn ListCharts() -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    let reports = Memo::new(move |_| {
+        let list = ex.url.query.with(keys::list_from_query);
+        ex.outcome.with(|o| o.as_ref().map(|o| o.reports(list)).unwrap_or_default())
+    });
+    let capacity = move || ex.outcome.with(|o| o.as_ref().map(|o| o.spec.system.hbm_capacity).unwrap_or(0.0));
+    let time_bars = Signal::derive(move || {
+        reports.with(|rs| {
+            rs.iter()
+                .enumerate()
+                .map(|(i, r)| Bar::new(bar_label(i + 1, r), r.time_parts().iter().map(|(_, v)| *v).collect()))
+                .collect::<Vec<_>>()
+        })
+    });
+    let mem_bars = Signal::derive(move || {
+        reports.with(|rs| {
+            rs.iter()
+                .enumerate()
+                .map(|(i, r)| Bar::new(bar_label(i + 1, r), r.memory_parts().iter().map(|(_, v)| *v).collect()))
+                .collect::<Vec<_>>()
+        })
+    });
+    let time_parts = Signal::derive(|| TimePart::ALL.iter().map(|p| p.label().to_string()).collect::<Vec<_>>());
+    let mem_parts = Signal::derive(|| MemoryPart::ALL.iter().map(|p| p.label().to_string()).collect::<Vec<_>>());
+    let mem_title =
+        Signal::derive(move || format!("Memory per device by component (capacity {} GB)", fmt::gb(capacity())));
+    move || {
+        (!reports.with(Vec::is_empty)).then(|| {
+            view! {
+                <div class="charts">
+                    <div class="chart-box">
+                        <StackedBarChart
+                            title="Time per step by component"
+                            value_label="time per step [s]"
+                            components=time_parts
+                            bars=time_bars
+                            format=ValueFormat::Duration
+                        />
+                    </div>
+                    <div class="chart-box">
+                        <StackedBarChart
+                            title=mem_title
+                            value_label="memory per device [GB]"
+                            components=mem_parts
+                            bars=mem_bars
+                        />
+                    </div>
+                </div>
+            }
+        })
+    }
+}
+
+/// Headline numbers of one configuration.
+#[component]
+pub fn Headline(report: ConfigReport) -> impl IntoView {
+    let r = report;
+    let fit = r.memory;
+    let mem_note = if fit.fits() {
+        format!("{} GB free of {} GB", fmt::gb(fit.headroom_gb()), fmt::gb(fit.capacity_gb))
+    } else {
+        format!("{} GB over the {} GB capacity", fmt::gb(fit.over_gb()), fmt::gb(fit.capacity_gb))
+    };
+    view! {
+        <dl class="headline">
+            <div>
+                <dt>"throughput"</dt>
+                <dd>{fmt::throughput(r.throughput_samples_per_s)} <small>" samples/s"</small></dd>
+            </div>
+            <div>
+                <dt>"time per step"</dt>
+                <dd>{fmt::seconds(r.time_per_step_s)} <small>" s"</small></dd>
+            </div>
+            <div>
+                <dt>"training time"</dt>
+                <dd>{fmt::days(r.training_days)} <small>" days"</small></dd>
+            </div>
+            <div>
+                <dt>"memory per device"</dt>
+                <dd class:bad=!fit.fits()>
+                    <MemoryCell used_gb=fit.used_gb capacity_gb=fit.capacity_gb />
+                    <small class="block">{mem_note}</small>
+                </dd>
+            </div>
+            <div>
+                <dt title="model FLOPs per sample × throughput / (devices × peak matrix rate)">"model-FLOP utilisation"</dt>
+                <dd>{fmt::percent(r.mfu)}</dd>
+            </div>
+        </dl>
+    }
+}
+
+/// Both breakdowns of one configuration as small tables with shares.
+#[component]
+pub fn PartsTables(report: ConfigReport) -> impl IntoView {
+    let t = report.time_per_step_s;
+    let m = report.memory.used_gb;
+    let time_rows = report
+        .time_parts()
+        .into_iter()
+        .map(|(p, v)| {
+            view! {
+                <tr title=p.description()>
+                    <th scope="row">{p.label()}</th>
+                    <td class="num">{fmt::seconds(v)}</td>
+                    <td class="num">{fmt::percent(if t > 0.0 { v / t } else { 0.0 })}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let mem_rows = report
+        .memory_parts()
+        .into_iter()
+        .map(|(p, v)| {
+            view! {
+                <tr>
+                    <th scope="row">{p.label()}</th>
+                    <td class="num">{fmt::gb(v)}</td>
+                    <td class="num">{fmt::percent(if m > 0.0 { v / m } else { 0.0 })}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="parts">
+            <div class="table-wrap">
+            <table class="compact">
+                <caption>"Time per step"</caption>
+                <thead><tr><th scope="col">"component"</th><th class="num" scope="col">"[s]"</th><th class="num" scope="col">"share"</th></tr></thead>
+                <tbody>{time_rows}</tbody>
+                <tfoot><tr><th scope="row">"total"</th><td class="num">{fmt::seconds(t)}</td><td class="num">"100 %"</td></tr></tfoot>
+            </table>
+            </div>
+            <div class="table-wrap">
+            <table class="compact">
+                <caption>"Memory per device"</caption>
+                <thead><tr><th scope="col">"component"</th><th class="num" scope="col">"[GB]"</th><th class="num" scope="col">"share"</th></tr></thead>
+                <tbody>{mem_rows}</tbody>
+                <tfoot><tr><th scope="row">"total"</th><td class="num">{fmt::gb(m)}</td><td class="num">"100 %"</td></tr></tfoot>
+            </table>
+            </div>
+        </div>
+    }
+}
+
+/// The placement of each parallel dimension onto the fast domain, as a table and a bar of the
+/// domain's slots.
+#[component]
+pub fn PlacementTable(report: ConfigReport, domain: u64) -> impl IntoView {
+    let rows = report
+        .placement()
+        .into_iter()
+        .map(|p| {
+            view! {
+                <tr>
+                    <th scope="row">{p.name}</th>
+                    <td>{p.role}</td>
+                    <td class="num">{p.degree}</td>
+                    <td class="num">{p.in_domain}</td>
+                    <td class="num">{p.domains()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let used: u64 = report.placement().iter().map(|p| p.in_domain).product();
+    view! {
+        <div class="table-wrap">
+        <table class="compact placement-table">
+            <caption>
+                {format!("Placement on fast domains of {domain} devices ({used} used per domain)")}
+            </caption>
+            <thead>
+                <tr>
+                    <th scope="col">"dimension"</th>
+                    <th scope="col">"splits"</th>
+                    <th class="num" scope="col">"degree"</th>
+                    <th class="num" scope="col">"in one fast domain"</th>
+                    <th class="num" scope="col">"fast domains spanned"</th>
+                </tr>
+            </thead>
+            <tbody>{rows}</tbody>
+        </table>
+        </div>
+    }
+}
+
+/// The breakdown panel: the list's charts and the selected configuration in detail.
+#[component]
+pub fn BreakdownPanel(selection: Memo<Result<Option<Selected>, String>>) -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    let domain = move || ex.outcome.with(|o| o.as_ref().map(|o| o.spec.system.nvlink_size).unwrap_or(0));
+    let detail = move || {
+        match selection.get() {
+        Err(e) => view! { <div class="notice error" role="alert">{e}</div> }.into_any(),
+        Ok(None) => view! { <p class="muted placeholder">"The selected configuration appears here once the search has found one."</p> }.into_any(),
+        Ok(Some(s)) => {
+            let title = match s.rank {
+                Some(r) => format!("#{r}: {}", format_candidate(&s.report.candidate)),
+                None => format!("{} (not in the list)", format_candidate(&s.report.candidate)),
+            };
+            view! {
+                <div class="selected" data-config=format_candidate(&s.report.candidate)>
+                    <h3>"Selected configuration " <code>{title}</code></h3>
+                    <Headline report=s.report.clone() />
+                    <div class="detail-grid">
+                        <PartsTables report=s.report.clone() />
+                        <PlacementTable report=s.report.clone() domain=domain() />
+                    </div>
+                </div>
+            }
+            .into_any()
+        }
+    }
+    };
+    view! {
+        <div class="panel-breakdown">
+            {detail}
+            <ListCharts />
+        </div>
+    }
+}

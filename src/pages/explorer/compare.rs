@@ -1,0 +1,348 @@
+//! Compare 2–4 configurations side by side, also across systems: pinned configurations live in
+//! the URL (`cmp`), each with its own model, system, domain size and batch, and are evaluated
+//! directly (no search). "Add the best on another system" runs a sliced search of the current
+//! scenario on another system and pins its best configuration.
+
+use fmperf_core::explore::choices::system_choices;
+use fmperf_core::explore::inputs::ExploreFields;
+use fmperf_core::explore::{
+    ConfigReport, ExploreSearch, ExploreSpec, MemoryPart, ReportContext, TimePart, format_candidate,
+};
+use fmperf_core::reference::evaluate;
+use leptos::prelude::*;
+
+use super::fmt;
+use super::keys::{self, Pin};
+use super::results::{placement_text, tp_text};
+use super::state::Explorer;
+use crate::chart::{Bar, StackedBarChart, ValueFormat};
+use crate::runner::{Sliced, TaskHandle, spawn_sliced};
+
+/// A pinned configuration, evaluated.
+#[derive(Debug, Clone, PartialEq)]
+struct Compared {
+    /// Its text in the `cmp` key (to remove it).
+    text: String,
+    /// Column letter (A–D).
+    letter: char,
+    /// The scenario it was evaluated in.
+    spec: ExploreSpec,
+    /// Its report.
+    report: ConfigReport,
+}
+
+/// Evaluates `pin` with the scenario `base` for everything the pin does not fix (the budget is
+/// the model's own when the pin's model differs).
+fn evaluate_pin(pin: &Pin, base: &ExploreFields) -> Result<(ExploreSpec, ConfigReport), String> {
+    let mut f = base.clone();
+    if f.model != pin.model {
+        f.budget.clear();
+        f.budget_unit.clear();
+    }
+    f.model = pin.model.clone();
+    f.system = pin.system.clone();
+    f.domain = pin.domain.to_string();
+    f.gpus = pin.candidate.n_gpus().to_string();
+    f.batch = pin.batch.to_string();
+    let spec = f.resolve().map_err(|e| e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))?;
+    let ctx = ReportContext::new(&spec).map_err(|e| e.to_string())?;
+    let ev = evaluate(&spec.model, &spec.system, spec.global_batch, &pin.candidate).map_err(|e| e.to_string())?;
+    let report = ConfigReport::of_evaluation(&ctx, &ev);
+    Ok((spec, report))
+}
+
+fn remove_pin(ex: Explorer, text: String) {
+    ex.url.update(true, |q| keys::remove_pin(q, &text));
+}
+
+fn add_pin(ex: Explorer, text: String) {
+    ex.url.update(true, |q| keys::add_pin(q, &text, true));
+}
+
+struct BestTask(ExploreSearch);
+
+impl Sliced for BestTask {
+    type Output = (ExploreSpec, Option<fmperf_core::reference::Candidate>);
+    fn step(&mut self, units: usize) -> bool {
+        self.0.step(units)
+    }
+    fn progress(&self) -> (u64, u64) {
+        self.0.progress()
+    }
+    fn finish(self) -> Self::Output {
+        let best = self.0.result().merged.first().map(|r| r.candidate);
+        (self.0.spec().clone(), best)
+    }
+}
+
+/// "Add the best configuration on another system": a system select, a domain size and a button.
+#[component]
+fn AddSystem() -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    let choices: Vec<_> = system_choices().into_iter().filter(|c| c.unusable.is_none()).collect();
+    let first =
+        choices.iter().find(|c| c.id == "ref-B200").or(choices.first()).map(|c| c.id.clone()).unwrap_or_default();
+    let system = RwSignal::new(first);
+    let domain = RwSignal::new(String::new());
+    let (status, set_status) = signal(None::<String>);
+    let (running, set_running) = signal(false);
+    let task: StoredValue<Option<TaskHandle>, LocalStorage> = StoredValue::new_local(None);
+    on_cleanup(move || {
+        task.try_update_value(|t| {
+            if let Some(t) = t.take() {
+                t.cancel();
+            }
+        });
+    });
+    let start = move |_| {
+        let mut f = ex.url.query.with_untracked(keys::fields_from_query);
+        f.system = system.get_untracked();
+        f.domain = domain.get_untracked();
+        let spec = match f.resolve() {
+            Ok(s) => s,
+            Err(e) => {
+                set_status.set(Some(e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ")));
+                return;
+            }
+        };
+        let Ok(search) = ExploreSearch::new(spec) else { return };
+        set_running.set(true);
+        set_status.set(Some("Searching…".into()));
+        let handle = spawn_sliced(
+            BestTask(search),
+            move |(done, total)| {
+                set_status.try_set(Some(format!(
+                    "Searching… {} of {} candidates",
+                    fmt::count(done),
+                    fmt::count(total)
+                )));
+            },
+            move |(spec, best)| {
+                set_running.try_set(false);
+                match best {
+                    Some(c) => {
+                        set_status.try_set(None);
+                        add_pin(
+                            ex,
+                            Pin {
+                                model: spec.model_id.clone(),
+                                system: spec.system_id.clone(),
+                                domain: spec.system.nvlink_size,
+                                batch: spec.global_batch,
+                                candidate: c,
+                            }
+                            .to_text(),
+                        );
+                    }
+                    None => {
+                        set_status.try_set(Some(format!("No configuration fits on {}.", spec.system_name)));
+                    }
+                }
+            },
+        );
+        task.set_value(Some(handle));
+    };
+    let cancel = move |_| {
+        task.update_value(|t| {
+            if let Some(t) = t.take() {
+                t.cancel();
+            }
+        });
+        set_running.set(false);
+        set_status.set(Some("Cancelled.".into()));
+    };
+    let options = choices
+        .iter()
+        .map(|c| {
+            let id = c.id.clone();
+            let sel = id.clone();
+            view! { <option value=id selected=move || system.get() == sel>{c.label.clone()}</option> }
+        })
+        .collect_view();
+    view! {
+        <div class="add-system row">
+            <label for="ex-cmp-system">"Add the best configuration on"</label>
+            <select id="ex-cmp-system" on:change=move |ev| system.set(event_target_value(&ev))>{options}</select>
+            <label for="ex-cmp-domain">"domain"</label>
+            <input
+                id="ex-cmp-domain"
+                type="text"
+                inputmode="numeric"
+                size="4"
+                placeholder="same"
+                prop:value=move || domain.get()
+                on:input=move |ev| domain.set(event_target_value(&ev))
+            />
+            <button type="button" class="small" on:click=start disabled=move || running.get()>
+                "Search and add"
+            </button>
+            {move || running.get().then(|| view! { <button type="button" class="small" on:click=cancel>"Cancel"</button> })}
+            <span class="muted" role="status">{move || status.get()}</span>
+        </div>
+    }
+}
+
+/// The compare panel.
+#[component]
+pub fn ComparePanel() -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    let compared = Memo::new(move |_| {
+        let base = ex.url.query.with(keys::fields_from_query);
+        let pins = ex.url.query.with(keys::pins_from_query);
+        pins.into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let letter = (b'A' + i as u8) as char;
+                match p {
+                    Ok(pin) => evaluate_pin(&pin, &base)
+                        .map(|(spec, report)| Compared { text: pin.to_text(), letter, spec, report })
+                        .map_err(|e| (pin.to_text(), e)),
+                    Err((text, e)) => Err((text, e.to_string())),
+                }
+            })
+            .collect::<Vec<_>>()
+    });
+    let problems = move || {
+        compared.with(|items| {
+            items
+                .iter()
+                .filter_map(|r| r.as_ref().err())
+                .map(|(text, e)| {
+                    let t = text.clone();
+                    view! {
+                        <div class="notice error" role="alert">
+                            <code>{text.clone()}</code>": "{e.clone()}" "
+                            <button type="button" class="small" on:click=move |_| remove_pin(ex, t.clone())>"Remove"</button>
+                        </div>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    let good = Memo::new(move |_| {
+        compared.with(|items| items.iter().filter_map(|r| r.as_ref().ok().cloned()).collect::<Vec<_>>())
+    });
+    let table = move || {
+        let items = good.get();
+        if items.is_empty() {
+            return view! {
+                <div class="empty-state">
+                    <p>"Nothing to compare yet."</p>
+                    <p class="muted">
+                        "Tick “Compare” on configurations in the results table, use “Compare it” under “Try your own”, or add the best configuration on another system below (up to 4)."
+                    </p>
+                </div>
+            }
+            .into_any();
+        }
+        let head = items
+            .iter()
+            .map(|c| {
+                let t = c.text.clone();
+                view! {
+                    <th scope="col" data-pin=c.text.clone()>
+                        <span class="pin-letter">{c.letter.to_string()}</span>
+                        " "
+                        <button type="button" class="small link" on:click=move |_| remove_pin(ex, t.clone()) aria-label=format!("Remove {}", c.letter)>
+                            "remove"
+                        </button>
+                    </th>
+                }
+            })
+            .collect_view();
+        type Row = (&'static str, fn(&Compared) -> String);
+        let rows: Vec<Row> = vec![
+            ("model", |c| c.spec.model_id.clone()),
+            ("system", |c| c.spec.system_name.clone()),
+            ("scale-up domain [devices]", |c| c.spec.system.nvlink_size.to_string()),
+            ("devices", |c| fmt::count(c.spec.n_gpus)),
+            ("global batch [samples]", |c| fmt::count(c.spec.global_batch)),
+            ("configuration", |c| format_candidate(&c.report.candidate)),
+            ("strategy", |c| c.report.candidate.strategy.to_string()),
+            ("DP · TP · PP · micro-batch", |c| {
+                let k = &c.report.candidate;
+                format!("{} · {} · {} · {}", k.dp, tp_text(k), k.pp, k.mbs)
+            }),
+            ("in one fast domain", |c| placement_text(&c.report)),
+            ("throughput [samples/s]", |c| fmt::throughput(c.report.throughput_samples_per_s)),
+            ("time per step [s]", |c| fmt::seconds(c.report.time_per_step_s)),
+            ("training time [days]", |c| fmt::days(c.report.training_days)),
+            ("memory per device [GB]", |c| {
+                format!("{} / {}", fmt::gb(c.report.memory.used_gb), fmt::gb(c.report.memory.capacity_gb))
+            }),
+            ("model-FLOP utilisation", |c| fmt::percent(c.report.mfu)),
+        ];
+        let mut body: Vec<AnyView> = rows
+            .into_iter()
+            .map(|(name, f)| {
+                let cells = items.iter().map(|c| view! { <td class="num">{f(c)}</td> }).collect_view();
+                view! { <tr><th scope="row">{name}</th>{cells}</tr> }.into_any()
+            })
+            .collect();
+        for p in TimePart::ALL {
+            let cells = items
+                .iter()
+                .map(|c| view! { <td class="num">{fmt::seconds(p.of(&c.report.totals))}</td> })
+                .collect_view();
+            body.push(
+                view! { <tr class="part"><th scope="row">{format!("{} [s]", p.label())}</th>{cells}</tr> }.into_any(),
+            );
+        }
+        for p in MemoryPart::ALL {
+            let cells =
+                items.iter().map(|c| view! { <td class="num">{fmt::gb(p.of(&c.report.totals))}</td> }).collect_view();
+            body.push(
+                view! { <tr class="part"><th scope="row">{format!("{} [GB]", p.label())}</th>{cells}</tr> }.into_any(),
+            );
+        }
+        let label = |c: &Compared| {
+            format!(
+                "{} {} {}",
+                c.letter,
+                c.spec.system_id.trim_start_matches("ref-"),
+                format_candidate(&c.report.candidate)
+            )
+        };
+        let time_bars: Vec<Bar> =
+            items.iter().map(|c| Bar::new(label(c), c.report.time_parts().iter().map(|(_, v)| *v).collect())).collect();
+        let mem_bars: Vec<Bar> = items
+            .iter()
+            .map(|c| Bar::new(label(c), c.report.memory_parts().iter().map(|(_, v)| *v).collect()))
+            .collect();
+        view! {
+            <div class="table-wrap">
+                <table class="compare">
+                    <thead><tr><th scope="col">"configuration"</th>{head}</tr></thead>
+                    <tbody>{body}</tbody>
+                </table>
+            </div>
+            <div class="charts">
+                <div class="chart-box">
+                    <StackedBarChart
+                        title="Compared: time per step by component"
+                        value_label="time per step [s]"
+                        components={TimePart::ALL.iter().map(|p| p.label().to_string()).collect::<Vec<_>>()}
+                        bars=time_bars
+                        format=ValueFormat::Duration
+                    />
+                </div>
+                <div class="chart-box">
+                    <StackedBarChart
+                        title="Compared: memory per device by component"
+                        value_label="memory per device [GB]"
+                        components={MemoryPart::ALL.iter().map(|p| p.label().to_string()).collect::<Vec<_>>()}
+                        bars=mem_bars
+                    />
+                </div>
+            </div>
+        }
+        .into_any()
+    };
+    view! {
+        <div class="panel-compare">
+            {problems}
+            {table}
+            <AddSystem />
+        </div>
+    }
+}

@@ -1,0 +1,350 @@
+//! The results: what was searched, the search's progress (with a cancel button once it takes
+//! longer than ~100 ms), the list tabs (all strategies merged, or one strategy) and the table of
+//! the best configurations. Every row carries its exact throughput (`data-throughput`) and its
+//! configuration (`data-config`) for scripts and tests.
+
+use fmperf_core::Strategy;
+use fmperf_core::explore::{ConfigReport, format_candidate};
+use leptos::prelude::*;
+
+use super::export::ExportResults;
+use super::fmt;
+use super::keys::{self, Pin};
+use super::state::{Explorer, Run};
+
+/// The progress line of a running search, or the cancelled notice.
+#[component]
+pub fn RunStatus() -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    move || match ex.run.get() {
+        Run::Running { done, total, slow: true } => {
+            let pct = if total > 0 { done as f64 / total as f64 * 100.0 } else { 0.0 };
+            Some(
+                view! {
+                    <div class="run-status" role="status">
+                        <span>
+                            {format!("Searching… {} of {} candidates", fmt::count(done), fmt::count(total))}
+                        </span>
+                        <div
+                            class="progress"
+                            role="progressbar"
+                            aria-label="Search progress"
+                            aria-valuemin="0"
+                            aria-valuemax="100"
+                            aria-valuenow=format!("{pct:.0}")
+                        >
+                            <div style=format!("width: {pct:.1}%")></div>
+                        </div>
+                        <button type="button" class="cancel" on:click=move |_| ex.cancel()>
+                            "Cancel"
+                        </button>
+                    </div>
+                }
+                .into_any(),
+            )
+        }
+        Run::Running { .. } => {
+            Some(view! { <div class="run-status quiet" role="status">"Searching…"</div> }.into_any())
+        }
+        Run::Idle if !ex.outcome_is_current() && ex.spec.with(|s| s.is_ok()) => {
+            Some(view! { <div class="run-status quiet" role="status">"Searching…"</div> }.into_any())
+        }
+        Run::Cancelled => Some(
+            view! {
+                <div class="notice warn run-status" role="status">
+                    <span>"Search cancelled. The results below are from the previous search."</span>
+                    <button type="button" on:click=move |_| ex.run_again()>
+                        "Search again"
+                    </button>
+                </div>
+            }
+            .into_any(),
+        ),
+        Run::Idle => None,
+    }
+}
+
+/// The list tabs: all strategies, then each searched strategy.
+#[component]
+fn ListTabs() -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    let current = move || ex.url.query.with(keys::list_from_query);
+    let tab = move |s: Option<Strategy>, label: String| {
+        let select = move |_| {
+            ex.url.update(true, |q| match s {
+                None => q.remove(keys::LIST),
+                Some(s) => q.set(keys::LIST, s.as_str()),
+            });
+        };
+        view! {
+            <button
+                type="button"
+                role="tab"
+                class="tab"
+                aria-selected=move || (current() == s).to_string()
+                data-list=s.map(|s| s.as_str()).unwrap_or("all")
+                on:click=select
+            >
+                {label}
+            </button>
+        }
+    };
+    move || {
+        ex.outcome.with(|o| {
+            o.as_ref().map(|o| {
+                let mut tabs = vec![tab(None, "All strategies".to_string())];
+                for oc in &o.result.outcomes {
+                    let best = oc.top.first().map(|r| fmt::throughput(r.throughput_samples_per_s));
+                    let label = match best {
+                        Some(b) => format!("{} · {b}", oc.strategy),
+                        None => format!("{} · none fits", oc.strategy),
+                    };
+                    tabs.push(tab(Some(oc.strategy), label));
+                }
+                view! {
+                    <div class="tabs" role="tablist" aria-label="Which configurations to list">
+                        {tabs}
+                    </div>
+                }
+            })
+        })
+    }
+}
+
+/// The TP column: `tp` (1d) or `tp1×tp2`.
+pub fn tp_text(c: &fmperf_core::reference::Candidate) -> String {
+    if c.strategy == Strategy::OneD { c.tp1.to_string() } else { format!("{}×{}", c.tp1, c.tp2) }
+}
+
+/// The placement column: each dimension's members inside one fast domain.
+pub fn placement_text(r: &ConfigReport) -> String {
+    r.placement().iter().map(|p| format!("{} {}", p.name, p.in_domain)).collect::<Vec<_>>().join(" · ")
+}
+
+/// Members of each dimension inside one fast domain, in the order of the configuration column:
+/// `DP · TP · PP` (TP as `tp1×tp2` unless 1d).
+pub fn domain_text(c: &fmperf_core::reference::Candidate) -> String {
+    let tp = if c.strategy == Strategy::OneD { c.nv_tp1.to_string() } else { format!("{}×{}", c.nv_tp1, c.nv_tp2) };
+    format!("{} · {tp} · {}", c.nv_dp, c.nv_pp)
+}
+
+/// A memory cell: used / capacity with a small bar.
+#[component]
+pub fn MemoryCell(used_gb: f64, capacity_gb: f64) -> impl IntoView {
+    let fraction = if capacity_gb > 0.0 { used_gb / capacity_gb } else { 0.0 };
+    let width = (fraction.min(1.0) * 100.0).max(0.0);
+    view! {
+        <span class="mem-cell" title=format!("{} of {} GB", fmt::gb(used_gb), fmt::gb(capacity_gb))>
+            <span class="mem-num">{fmt::gb(used_gb)}</span>
+            <span class="mem-bar" class:over={fraction > 1.0} aria-hidden="true">
+                <span style=format!("width: {width:.1}%")></span>
+            </span>
+        </span>
+    }
+}
+
+/// The results table of the shown list.
+#[component]
+fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    let pins = move || ex.url.query.with(keys::pin_items);
+    let spec = ex.outcome.with_untracked(|o| o.as_ref().map(|o| o.spec.clone()));
+    let rows = reports
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let code = format_candidate(&r.candidate);
+            let code_sel = code.clone();
+            let code_click = code.clone();
+            let is_selected = Signal::derive(move || {
+                selected.with(|s| match s {
+                    Some(s) => *s == code_sel,
+                    None => i == 0,
+                })
+            });
+            let pin_text = spec.as_ref().map(|s| {
+                Pin {
+                    model: s.model_id.clone(),
+                    system: s.system_id.clone(),
+                    domain: s.system.nvlink_size,
+                    batch: s.global_batch,
+                    candidate: r.candidate,
+                }
+                .to_text()
+            });
+            let pin_for_check = pin_text.clone();
+            let pinned = move || pin_for_check.as_ref().is_some_and(|p| pins().contains(p));
+            let toggle_pin = move |_| {
+                let Some(p) = pin_text.clone() else { return };
+                ex.url.update(true, |q| {
+                    if keys::pin_items(q).contains(&p) { keys::remove_pin(q, &p) } else { keys::add_pin(q, &p, false) }
+                });
+            };
+            let select = move |_| {
+                let c = code_click.clone();
+                ex.url.update(true, |q| q.set(keys::SEL, &c));
+            };
+            let c = r.candidate;
+            let nb = if c.strategy == Strategy::Summa2D { c.nb.to_string() } else { "–".into() };
+            view! {
+                <tr
+                    class:selected=is_selected
+                    data-rank=i + 1
+                    data-config=code.clone()
+                    data-throughput=r.throughput_samples_per_s.to_string()
+                    data-days=r.training_days.to_string()
+                >
+                    <td class="num">{i + 1}</td>
+                    <td><span class="badge strategy">{c.strategy.as_str()}</span></td>
+                    <td class="num throughput">{fmt::throughput(r.throughput_samples_per_s)}</td>
+                    <td class="num">{fmt::seconds(r.time_per_step_s)}</td>
+                    <td class="num days">{fmt::days(r.training_days)}</td>
+                    <td class="num"><MemoryCell used_gb=r.memory.used_gb capacity_gb=r.memory.capacity_gb /></td>
+                    <td class="num">{fmt::percent(r.mfu)}</td>
+                    <td class="num config" title=format!("{} micro-batches per step", r.microbatches)>
+                        {format!("{} · {} · {} · {}", c.dp, tp_text(&c), c.pp, c.mbs)}
+                    </td>
+                    <td class="num opt">{nb}</td>
+                    <td class="num placement opt" title=placement_text(&r)>{domain_text(&c)}</td>
+                    <td class="actions">
+                        <button
+                            type="button"
+                            class="small"
+                            aria-pressed=move || is_selected.get().to_string()
+                            aria-label=format!("View configuration {}", i + 1)
+                            on:click=select
+                            title="Show this configuration in the breakdown and layer views"
+                        >
+                            "View"
+                        </button>
+                        <label class="pin" title="Add to the comparison (up to 4)">
+                            <input type="checkbox" prop:checked=pinned on:change=toggle_pin />
+                            "Compare"
+                        </label>
+                    </td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap results-wrap">
+            <table class="results" aria-label="Best configurations">
+                <thead>
+                    <tr>
+                        <th class="num" scope="col">"#"</th>
+                        <th scope="col">"strategy"</th>
+                        <th class="num" scope="col">"throughput [samples/s]"</th>
+                        <th class="num" scope="col">"step [s]"</th>
+                        <th class="num" scope="col">"training [days]"</th>
+                        <th class="num" scope="col">"memory [GB]"</th>
+                        <th class="num" scope="col" title="model FLOPs per sample × throughput / (devices × peak matrix rate)">"MFU"</th>
+                        <th class="num" scope="col" title="data · tensor (1d: TP; 2d: TP1×TP2, features × tokens; 2d-seqp: TP×CP) · pipeline · micro-batch [samples]">
+                            "DP · TP · PP · mbs"
+                        </th>
+                        <th class="num opt" scope="col" title="SUMMA panels (2d only)">"nb"</th>
+                        <th class="num opt" scope="col" title="members of each parallel dimension inside one fast (NVLink) domain">
+                            "in fast domain"
+                        </th>
+                        <th scope="col"><span class="sr-only">"actions"</span></th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+}
+
+/// The results card: summary, status, tabs, table, exports; designed empty and error states.
+#[component]
+pub fn Results() -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    let list = Memo::new(move |_| ex.url.query.with(keys::list_from_query));
+    let selected = Signal::derive(move || ex.url.get(keys::SEL));
+    let summary = move || {
+        ex.outcome.with(|o| {
+            o.as_ref().map(|o| {
+                let s = &o.spec;
+                format!(
+                    "{} on {} · scale-up domain {} · {} devices · global batch {} — {} candidates in {:.0} ms, {} fit in {} GB",
+                    s.model_id,
+                    s.system_name,
+                    s.system.nvlink_size,
+                    fmt::count(s.n_gpus),
+                    fmt::count(s.global_batch),
+                    fmt::count(o.result.candidates()),
+                    o.elapsed_ms,
+                    fmt::count(o.result.feasible()),
+                    fmt::gb(s.system.hbm_capacity),
+                )
+            })
+        })
+    };
+    let invalid = move || {
+        ex.spec.with(|s| {
+            s.as_ref().err().map(|errors| {
+                let list = errors.iter().map(|e| view! { <li>{e.to_string()}</li> }).collect_view();
+                view! {
+                    <div class="notice error" role="alert">
+                        <strong>"The scenario has a problem, so nothing was searched."</strong>
+                        <ul>{list}</ul>
+                        <span class="muted">"Fix the highlighted field; the results update by themselves."</span>
+                    </div>
+                }
+            })
+        })
+    };
+    let stale = move || {
+        (ex.outcome.with(|o| o.is_some()) && !ex.outcome_is_current())
+            .then(|| view! { <p class="stale-note muted">"Showing the results of the previous scenario."</p> })
+    };
+    let body = move || {
+        let Some(o) = ex.outcome.get() else {
+            return view! {
+                <div class="empty-state" aria-busy="true">
+                    <div class="skeleton"></div>
+                    <div class="skeleton"></div>
+                    <div class="skeleton"></div>
+                    <p class="muted">"Searching the parallel configurations…"</p>
+                </div>
+            }
+            .into_any();
+        };
+        let reports = o.reports(list.get());
+        if reports.is_empty() {
+            let which = list.get().map(|s| format!("the {s} strategy")).unwrap_or_else(|| "any chosen strategy".into());
+            return view! {
+                <div class="empty-state nothing-fits">
+                    <h3>{format!("No configuration of {which} fits in memory")}</h3>
+                    <p class="muted">
+                        {format!(
+                            "All {} candidates need more than the {} GB a device has. Try more devices, a smaller global batch, a larger scale-up domain, another strategy or a system with more memory.",
+                            fmt::count(o.result.candidates()),
+                            fmt::gb(o.spec.system.hbm_capacity)
+                        )}
+                    </p>
+                </div>
+            }
+            .into_any();
+        }
+        view! {
+            <ResultsTable reports=reports.clone() selected=selected />
+            <ExportResults reports=reports list=list.get() />
+        }
+        .into_any()
+    };
+    view! {
+        <section class="card results-card" aria-labelledby="results-title">
+            <div class="card-head">
+                <h2 id="results-title">"Best configurations"</h2>
+                <p class="muted summary">{summary}</p>
+            </div>
+            <div class="status-slot">
+                <RunStatus />
+            </div>
+            {invalid}
+            {stale}
+            <ListTabs />
+            <div class:stale=move || !ex.outcome_is_current() class="results-body">{body}</div>
+        </section>
+    }
+}

@@ -1,0 +1,204 @@
+//! The explorer's shared state: the scenario as typed (`live`, updated on every keystroke and
+//! validated at once), the scenario in the URL (what is searched), the running search with its
+//! progress, and the last finished search.
+//!
+//! Searches run through [`crate::runner::spawn_sliced`] in ~10 ms slices; a new valid scenario
+//! cancels the running search and starts another; an invalid one starts nothing.
+
+use std::sync::Arc;
+
+use fmperf_core::Error;
+use fmperf_core::explore::inputs::ExploreFields;
+use fmperf_core::explore::{ConfigReport, ExploreResult, ExploreSearch, ExploreSpec, ReportContext};
+use leptos::prelude::*;
+
+use super::keys;
+use crate::runner::{Sliced, TaskHandle, spawn_sliced};
+use crate::url_state::UrlState;
+
+/// A finished search and what its reports need.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The scenario searched.
+    pub spec: ExploreSpec,
+    /// Shared inputs of the reports (budget, FLOPs per sample, peak, capacity).
+    pub ctx: ReportContext,
+    /// Per-strategy and merged results.
+    pub result: ExploreResult,
+    /// Wall time from start to finish [ms].
+    pub elapsed_ms: f64,
+}
+
+impl Outcome {
+    /// Reports of the merged list (`None`) or one strategy's list.
+    pub fn reports(&self, list: Option<fmperf_core::Strategy>) -> Vec<ConfigReport> {
+        let ranked = match list {
+            None => &self.result.merged,
+            Some(s) => match self.result.outcome(s) {
+                Some(o) => &o.top,
+                None => return Vec::new(),
+            },
+        };
+        ranked.iter().map(|r| ConfigReport::of_ranked(&self.ctx, r)).collect()
+    }
+}
+
+/// Where the search stands.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Run {
+    /// Nothing running.
+    Idle,
+    /// Running: `(evaluated, total)` candidates; `slow` once it has run for more than
+    /// [`SLOW_MS`] (then progress and a cancel button show).
+    Running { done: u64, total: u64, slow: bool },
+    /// Cancelled by the user.
+    Cancelled,
+}
+
+/// After this long a running search shows its progress and a cancel button [ms].
+pub const SLOW_MS: f64 = 100.0;
+
+/// The explorer's state, in context.
+#[derive(Clone, Copy)]
+pub struct Explorer {
+    /// The URL state.
+    pub url: UrlState,
+    /// The scenario as typed right now.
+    pub live: RwSignal<ExploreFields>,
+    /// Validation of `live` (problems of each field, for the messages at the fields).
+    pub live_check: Memo<Result<(), Vec<Error>>>,
+    /// The scenario in the URL, validated (what is searched).
+    pub spec: Memo<Result<ExploreSpec, Vec<Error>>>,
+    /// The search's progress.
+    pub run: RwSignal<Run>,
+    /// The last finished search.
+    pub outcome: RwSignal<Option<Arc<Outcome>>>,
+    /// The running task (to cancel it).
+    task: StoredValue<Option<TaskHandle>, LocalStorage>,
+    /// A cancelled run's scenario can be started again.
+    rerun: RwSignal<u64>,
+}
+
+fn now_ms() -> f64 {
+    window().performance().map(|p| p.now()).unwrap_or_else(|| js_sys::Date::now())
+}
+
+struct Task(ExploreSearch);
+
+impl Sliced for Task {
+    type Output = ExploreResult;
+    fn step(&mut self, units: usize) -> bool {
+        self.0.step(units)
+    }
+    fn progress(&self) -> (u64, u64) {
+        self.0.progress()
+    }
+    fn finish(self) -> ExploreResult {
+        self.0.result()
+    }
+}
+
+impl Explorer {
+    /// Creates the state and starts following the URL.
+    pub fn new(url: UrlState) -> Explorer {
+        let from_url = Memo::new(move |_| url.query.with(keys::fields_from_query));
+        let live = RwSignal::new(from_url.get_untracked());
+        // The URL wins when it changes (back/forward, a saved scenario, a debounced write).
+        Effect::new(move |_| {
+            let f = from_url.get();
+            if live.get_untracked() != f {
+                live.set(f);
+            }
+        });
+        let live_check = Memo::new(move |_| live.with(|f| f.resolve().map(|_| ())));
+        let spec = Memo::new(move |_| from_url.with(|f| f.resolve()));
+        let ex = Explorer {
+            url,
+            live,
+            live_check,
+            spec,
+            run: RwSignal::new(Run::Idle),
+            outcome: RwSignal::new(None),
+            task: StoredValue::new_local(None),
+            rerun: RwSignal::new(0),
+        };
+        Effect::new(move |_| {
+            ex.rerun.track();
+            if let Ok(spec) = ex.spec.get() {
+                ex.start(spec);
+            }
+        });
+        on_cleanup(move || ex.cancel_task());
+        ex
+    }
+
+    fn cancel_task(&self) {
+        self.task.try_update_value(|t| {
+            if let Some(t) = t.take() {
+                t.cancel();
+            }
+        });
+    }
+
+    /// Starts searching `spec` (cancelling what runs).
+    fn start(&self, spec: ExploreSpec) {
+        self.cancel_task();
+        if self.outcome.with_untracked(|o| o.as_ref().is_some_and(|o| o.spec == spec)) {
+            self.run.set(Run::Idle);
+            return;
+        }
+        let ctx = match ReportContext::new(&spec) {
+            Ok(c) => c,
+            Err(_) => return,
+        };
+        let search = match ExploreSearch::new(spec.clone()) {
+            Ok(s) => s,
+            Err(_) => return,
+        };
+        let started = now_ms();
+        let run = self.run;
+        let outcome = self.outcome;
+        run.set(Run::Running { done: 0, total: 0, slow: false });
+        let handle = spawn_sliced(
+            Task(search),
+            move |(done, total)| {
+                let slow = now_ms() - started > SLOW_MS;
+                run.try_set(Run::Running { done, total, slow });
+            },
+            move |result| {
+                let elapsed_ms = now_ms() - started;
+                outcome.try_set(Some(Arc::new(Outcome { spec, ctx, result, elapsed_ms })));
+                run.try_set(Run::Idle);
+            },
+        );
+        self.task.set_value(Some(handle));
+    }
+
+    /// Cancels the running search (its results are not shown).
+    pub fn cancel(&self) {
+        self.cancel_task();
+        self.run.set(Run::Cancelled);
+    }
+
+    /// Runs the current scenario again (after a cancel).
+    pub fn run_again(&self) {
+        self.rerun.update(|n| *n += 1);
+    }
+
+    /// The error of `field` in the live scenario, if any.
+    pub fn live_error(&self, field: &str) -> Option<String> {
+        self.live_check.with(|r| match r {
+            Err(errors) => errors.iter().find(|e| e.field() == Some(field)).map(super::widgets::field_message),
+            Ok(()) => None,
+        })
+    }
+
+    /// Whether the last finished search is for the scenario in the URL.
+    pub fn outcome_is_current(&self) -> bool {
+        let current = self.spec.with(|s| s.as_ref().ok().cloned());
+        self.outcome.with(|o| match (o, current) {
+            (Some(o), Some(spec)) => o.spec == spec,
+            _ => false,
+        })
+    }
+}

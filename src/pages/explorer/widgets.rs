@@ -1,0 +1,114 @@
+//! Small form widgets shared by the scenario form and the "try your own" form: a text input that
+//! reports every keystroke at once (for validation at the field) and commits to the URL after a
+//! pause in typing, and the message under a field.
+
+use std::time::Duration;
+
+use leptos::prelude::*;
+
+/// Pause after the last keystroke before a text input commits [ms].
+pub const DEBOUNCE_MS: u64 = 250;
+
+/// What a field shows for an error: the broken rule and the hint, without the `field = value:`
+/// prefix (the field is right there), starting with a capital letter.
+pub fn field_message(e: &fmperf_core::Error) -> String {
+    let text = match e {
+        fmperf_core::Error::InvalidField { rule, hint: Some(h), .. } => format!("{rule} ({h})"),
+        fmperf_core::Error::InvalidField { rule, hint: None, .. } => rule.clone(),
+        other => other.to_string(),
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => text,
+    }
+}
+
+/// The message under a field, with the id its input refers to.
+#[component]
+pub fn FieldError(id: String, #[prop(into)] message: Signal<Option<String>>) -> impl IntoView {
+    view! {
+        <div id=id class="field-error" role="alert" aria-live="polite">
+            {move || message.get()}
+        </div>
+    }
+}
+
+/// A labelled text input. `on_text` gets every keystroke; `on_commit(text, push)` gets the text
+/// after [`DEBOUNCE_MS`] without typing, with `push = true` for the first commit of an edit (a new
+/// history entry) and `false` for the next ones until the field loses focus.
+#[component]
+pub fn DebouncedInput(
+    /// Element id (the label's `for`).
+    id: String,
+    /// Label text (with unit).
+    label: &'static str,
+    /// The current text.
+    #[prop(into)]
+    value: Signal<String>,
+    /// Called on every keystroke.
+    on_text: Callback<String>,
+    /// Called after a pause in typing.
+    on_commit: Callback<(String, bool)>,
+    /// The field's problem, if any.
+    #[prop(into)]
+    error: Signal<Option<String>>,
+    /// Help under the field.
+    #[prop(optional, into)]
+    help: Signal<String>,
+    /// Placeholder.
+    #[prop(optional, into)]
+    placeholder: Signal<String>,
+    /// `inputmode` (default `numeric`).
+    #[prop(optional)]
+    inputmode: Option<&'static str>,
+    /// Shown right of the input (e.g. a unit select).
+    #[prop(default = None)]
+    addon: Option<ChildrenFn>,
+) -> impl IntoView {
+    let err_id = format!("{id}-error");
+    let pending: StoredValue<Option<TimeoutHandle>> = StoredValue::new(None);
+    let in_edit = StoredValue::new(false);
+    let on_input = move |ev: leptos::ev::Event| {
+        let v = event_target_value(&ev);
+        on_text.run(v.clone());
+        if let Some(h) = pending.get_value() {
+            h.clear();
+        }
+        let handle = set_timeout_with_handle(
+            move || {
+                let push = !in_edit.get_value();
+                in_edit.set_value(true);
+                on_commit.run((v, push));
+            },
+            Duration::from_millis(DEBOUNCE_MS),
+        );
+        pending.set_value(handle.ok());
+    };
+    view! {
+        <div class="field">
+            <label for=id.clone()>{label}</label>
+            <div class="input-row">
+            <input
+                id=id
+                type="text"
+                inputmode=inputmode.unwrap_or("numeric")
+                autocomplete="off"
+                spellcheck="false"
+                prop:value=move || value.get()
+                placeholder=move || placeholder.get()
+                aria-invalid=move || error.with(|e| e.is_some()).to_string()
+                aria-describedby=err_id.clone()
+                on:input=on_input
+                on:change=move |_| in_edit.set_value(false)
+            />
+            {addon.map(|a| a())}
+            </div>
+            <FieldError id=err_id message=error />
+            {move || {
+                let h = help.get();
+                (!h.is_empty()).then(|| view! { <div class="field-help">{h}</div> })
+            }}
+        </div>
+    }
+}
