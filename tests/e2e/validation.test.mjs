@@ -49,7 +49,7 @@ test('summary, scatter, rows and skipped runs of both modes', async () => {
   assert.match(await skipped.textContent(), /nvidia_h100_sxm_96gb_hbm2e_500w/);
 
   // The switches of extended mode are all listed.
-  assert.equal(await page.locator('#validation-switches tbody tr').count(), 18);
+  assert.equal(await page.locator('#validation-switches tbody tr').count(), 19);
   await screenshot(page, 'validation-extended');
 
   // Switching the mode updates the URL, the scatter title and the settings card.

@@ -12,6 +12,7 @@ use super::picker::Comparisons;
 use super::state::Studies;
 use super::table::PointsTable;
 use crate::chart::{AxisKind, Bar, Cell, Heatmap, HeatmapData, LineChart, Orientation, Series, StackedBarChart};
+use crate::mode_panel::ModeBadge;
 
 /// How the points are arranged for drawing: axis positions of x, y and the series, and the value
 /// shown of every other axis.
@@ -212,6 +213,7 @@ pub fn Results() -> impl IntoView {
             <section class="card studies-results">
                 <div class="row">
                     <h2>"Results"</h2>
+                    <ModeBadge mode=r.spec.mode id="results-mode" />
                     <span class="spacer"></span>
                     <span class="muted" id="sweep-summary">{summary}</span>
                 </div>
@@ -369,9 +371,10 @@ fn Controls(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) ->
 fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -> impl IntoView {
     let st = use_context::<Studies>().expect("studies state");
     let metric = chart.metric;
+    // The mode is part of the title, so exported charts say which model drew them.
     let title = match st.source.get_untracked() {
-        Source::Preset(_, p) => p.title.clone(),
-        Source::Custom(t) => format!("{} on {}", t.model, t.system),
+        Source::Preset(_, p) => format!("{} — {}", p.title, result.spec.mode.label()),
+        Source::Custom(t) => format!("{} on {} — {}", t.model, t.system, result.spec.mode.label()),
     };
     let main = match chart.kind {
         Kind::Table => view! { <p class="muted">"Table only: the points are listed below."</p> }.into_any(),

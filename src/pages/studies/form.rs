@@ -36,8 +36,19 @@ fn problem(st: Studies, field: &'static str) -> Option<String> {
 
 /// A problem no field shows (unknown ids, …).
 fn general_problem(st: Studies) -> Option<String> {
-    const SHOWN: [&str; 9] =
-        ["axis", "gpus", "nvlink", "precision", "global-batch", "per-device-batch", "fix", "strategy", "system"];
+    const SHOWN: [&str; 11] = [
+        "axis",
+        "gpus",
+        "nvlink",
+        "precision",
+        "global-batch",
+        "per-device-batch",
+        "fix",
+        "strategy",
+        "system",
+        "mode",
+        "ext",
+    ];
     st.spec.with(|s| match s {
         Err(e) if !e.field().is_some_and(|f| SHOWN.iter().any(|k| f == *k || f.starts_with(&format!("{k}.")))) => {
             Some(e.to_string())
@@ -143,9 +154,10 @@ pub fn SweepForm() -> impl IntoView {
             }
         });
     };
-    let precisions: Vec<(String, String)> = std::iter::once((String::new(), "system default".to_string()))
-        .chain(Precision::ALL.iter().map(|p| (p.as_str().to_string(), p.as_str().to_string())))
-        .collect();
+    let precisions: Vec<(String, String)> =
+        std::iter::once((String::new(), "default (system's; extended: switch)".to_string()))
+            .chain(Precision::ALL.iter().map(|p| (p.as_str().to_string(), p.as_str().to_string())))
+            .collect();
     view! {
         <h2>"Your sweep"</h2>
         {move || general_problem(st).map(|e| view! { <p class="notice error" role="alert" id="sweep-error">{e}</p> })}
@@ -282,10 +294,14 @@ fn axis_help(key: AxisKey) -> String {
     };
     let extra = match key {
         AxisKey::Sparsity => {
-            " — the reference model cannot express weight sparsity: points with s > 0 say so instead of a value"
+            " — reference mode cannot express weight sparsity (points with s > 0 say so); in extended mode it sets \
+             the switch weight_sparsity, which changes wafer-scale parts only"
         }
         AxisKey::Accum => " — micro-batches per iteration G/(dp·mbs)",
-        AxisKey::Precision => " — the catalog's matrix peak of that precision (reference system files are 16-bit)",
+        AxisKey::Precision => {
+            " — the catalog's matrix peak of that precision (reference system files are 16-bit); in extended mode \
+             it overrides the switch precision"
+        }
         _ => "",
     };
     format!("{}: {how}{extra}", key.label())
@@ -400,8 +416,10 @@ fn AxesEditor() -> impl IntoView {
             </span>
         </div>
         <p class="field-help">
-            "Weight sparsity is not in the reference model (it prices every weight as dense); a sparsity axis "
-            "shows which points it cannot evaluate."
+            "Weight sparsity is not in the reference model (it prices every weight as dense): in reference mode a "
+            "sparsity axis shows which points it cannot evaluate; in extended mode it prices them (on wafer-scale "
+            "parts; elsewhere the points say it has no effect). An absolute system-parameter value (matrix=1000) "
+            "stands in for one the catalog lacks."
         </p>
     }
 }

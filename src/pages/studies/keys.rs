@@ -11,12 +11,14 @@
 //! | `c.at.<axis>` | the value shown of an axis that is neither x, y nor a series |
 //! | `c.bd`, `c.bs` | breakdown: `time` or `memory`, and the series it shows |
 //! | `c.eff` | `1`: scaling efficiency instead of the throughput (x = devices) |
+//! | `mode`, `ext` | the model and extended mode's switches, app-wide ([`crate::mode_panel`]); absent: a preset panel's own mode, else reference |
 //!
 //! Values are kept as typed, valid or not, so nothing entered is lost on reload.
 
 use fmperf_core::presets::{self, Panel, Preset, View};
 use fmperf_core::sweep::{AxisKey, Metric, SweepSpec, SweepText};
 
+use crate::mode_panel;
 use crate::url_state::Query;
 
 /// Prefix of the sweep keys.
@@ -88,17 +90,23 @@ pub fn custom_text(q: &Query) -> SweepText {
         global_batch: opt("global-batch"),
         per_device_batch: opt("per-device-batch"),
         fix: opt("fix"),
+        // The mode is page-wide (`mode`, `ext`), applied over the text by the view's state.
+        mode: None,
+        ext: None,
         axes: q.0.iter().filter_map(|(k, v)| k.strip_prefix(AXIS_PREFIX).map(|name| format!("{name}={v}"))).collect(),
     }
 }
 
-/// Writes `t` as the user's sweep (removing any preset and the previous sweep keys).
+/// Writes `t` as the user's sweep (removing any preset and the previous sweep keys); its mode and
+/// switches, when it has them, go to the page-wide keys.
 pub fn write_custom(q: &mut Query, t: &SweepText) {
     q.remove("preset");
     q.remove("panel");
     q.0.retain(|(k, _)| !k.starts_with(SWEEP_PREFIX) && !k.starts_with(AXIS_PREFIX));
     for (k, v) in t.pairs() {
-        if k == "axis" {
+        if k == "mode" || k == "ext" {
+            q.set(if k == "mode" { mode_panel::MODE_KEY } else { mode_panel::EXT_KEY }, &v);
+        } else if k == "axis" {
             let (name, values) = v.split_once('=').unwrap_or((v.as_str(), ""));
             q.set(&format!("{AXIS_PREFIX}{name}"), values);
         } else {

@@ -19,6 +19,7 @@ use leptos::prelude::*;
 
 use state::{Run, Studies};
 
+use crate::mode_panel::ModePanel;
 use crate::url_state::UrlState;
 
 /// The studies view.
@@ -38,6 +39,11 @@ pub fn StudiesPage() -> impl IntoView {
                 </p>
                 <picker::PresetPicker />
             </section>
+            <ModePanel
+                defaults=Signal::from(st.mode_defaults)
+                problem=Signal::derive(move || st.spec.with(|s| s.as_ref().err().cloned()))
+                applies_to="Every point of the sweep is searched in this mode."
+            />
             <section class="card">
                 {move || match st.source.get() {
                     keys::Source::Preset(preset, panel) => picker::PanelInfo(picker::PanelInfoProps { preset, panel }).into_any(),

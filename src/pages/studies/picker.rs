@@ -1,12 +1,14 @@
 //! The presets: a picker of every preset panel, the selected panel's description and notes, and
 //! its published figures next to fmperf's values.
 
+use fmperf_core::mode::ModelMode;
 use fmperf_core::presets::{self, Panel, Preset};
 use fmperf_core::sweep::SweepText;
 use leptos::prelude::*;
 
 use super::keys::{self, Source};
 use super::state::Studies;
+use crate::mode_panel::ModeBadge;
 
 /// Every preset with its panels as buttons; the current one is marked.
 #[component]
@@ -17,7 +19,7 @@ pub fn PresetPicker() -> impl IntoView {
         Source::Custom(_) => None,
     };
     let custom = move |_| {
-        let text = st.source.get_untracked().text();
+        let text = st.text.get_untracked();
         st.url.update(true, |q| {
             keys::clear_chart(q);
             keys::write_custom(q, &text);
@@ -77,11 +79,23 @@ pub fn PresetPicker() -> impl IntoView {
 pub fn PanelInfo(preset: &'static Preset, panel: &'static Panel) -> impl IntoView {
     let st = use_context::<Studies>().expect("studies state");
     let edit = move |_| {
-        let text = panel.text.clone();
+        let text = st.text.get_untracked();
         st.url.update(true, |q| keys::write_custom(q, &text));
     };
-    let cli = format!("fmperf sweep --preset {} --panel {}", preset.id, panel.id);
-    let same = SweepText::from_spec(&panel.spec).to_cli();
+    let mode = move || st.spec.with(|s| s.as_ref().map(|s| s.mode).unwrap_or(panel.spec.mode));
+    let cli = move || preset_cli(preset, panel, &mode());
+    let same = move || {
+        let spec = fmperf_core::sweep::SweepSpec { mode: mode(), ..panel.spec.clone() };
+        SweepText::from_spec(&spec).to_cli()
+    };
+    let own = match panel.spec.mode {
+        ModelMode::Reference => "This panel runs in reference mode (the published model).".to_string(),
+        ModelMode::Extended(_) => format!("This panel runs in {}.", panel.spec.mode.label()),
+    };
+    let shown = move || {
+        let m = mode();
+        (m != panel.spec.mode).then(|| format!(" Shown now in {} (the model panel above).", m.label()))
+    };
     let mut notes: Vec<&String> = Vec::new();
     for n in preset.notes.iter().chain(&panel.notes) {
         if !notes.contains(&n) {
@@ -93,6 +107,10 @@ pub fn PanelInfo(preset: &'static Preset, panel: &'static Panel) -> impl IntoVie
     view! {
         <h2 id="panel-title">{panel.title.clone()}</h2>
         <p>{panel.description.clone()}</p>
+        <p class="small" id="panel-mode">
+            <strong>{own}</strong>
+            {shown}
+        </p>
         <ul class="studies-notes">{notes}</ul>
         <p class="muted small">"Sources: " {sources}</p>
         <p class="small">
@@ -102,6 +120,18 @@ pub fn PanelInfo(preset: &'static Preset, panel: &'static Panel) -> impl IntoVie
             "Edit this sweep"
         </button>
     }
+}
+
+/// The command line of a preset panel in `mode` (the mode flags only when it is not the panel's).
+pub fn preset_cli(preset: &Preset, panel: &Panel, mode: &ModelMode) -> String {
+    let mut s = format!("fmperf sweep --preset {} --panel {}", preset.id, panel.id);
+    if *mode != panel.spec.mode {
+        s.push_str(&format!(" --mode {}", mode.as_str()));
+        if let Some(e) = mode.ext_text() {
+            s.push_str(&format!(" --ext {e}"));
+        }
+    }
+    s
 }
 
 /// The panel's published figures next to fmperf's, with the difference.
@@ -169,7 +199,11 @@ pub fn Comparisons(panel: &'static Panel, result: std::sync::Arc<fmperf_core::sw
     };
     view! {
         <section class="card">
-            <h2>"Published figures and fmperf"</h2>
+            <div class="row">
+                <h2>"Published figures and fmperf"</h2>
+                <span class="spacer"></span>
+                <ModeBadge mode=result.spec.mode />
+            </div>
             <p id="compare-summary">{summary}</p>
             <div class="table-wrap compare-wrap">
                 <table id="sweep-compare">

@@ -7,10 +7,11 @@
 use std::sync::Arc;
 
 use fmperf_core::Error;
-use fmperf_core::sweep::{Sweep, SweepResult, SweepSpec};
+use fmperf_core::sweep::{Sweep, SweepResult, SweepSpec, SweepText};
 use leptos::prelude::*;
 
 use super::keys::{self, Chart, Source};
+use crate::mode_panel;
 use crate::runner::{Sliced, TaskHandle, spawn_sliced};
 use crate::url_state::UrlState;
 
@@ -62,6 +63,10 @@ pub struct Studies {
     pub url: UrlState,
     /// What the URL asks for.
     pub source: Memo<Source>,
+    /// The mode and switch texts of the source (a preset panel's own; none for the user's sweep).
+    pub mode_defaults: Memo<(Option<String>, Option<String>)>,
+    /// The sweep text in force: the source's with the page-wide mode and switches applied.
+    pub text: Memo<SweepText>,
     /// The spec, or the first problem of the inputs.
     pub spec: Memo<Result<SweepSpec, Error>>,
     /// The chart settings.
@@ -77,7 +82,13 @@ impl Studies {
     /// The state for `url`; starts a sweep whenever the spec changes.
     pub fn new(url: UrlState) -> Studies {
         let source = Memo::new(move |_| url.query.with(keys::source));
-        let spec = Memo::new(move |_| source.with(|s| s.text().to_spec(None, None)));
+        let mode_defaults = Memo::new(move |_| source.with(|s| (s.text().mode, s.text().ext)));
+        let text = Memo::new(move |_| {
+            let mut t = source.with(Source::text);
+            (t.mode, t.ext) = url.query.with(|q| mode_panel::texts(q, &mode_defaults.get()));
+            t
+        });
+        let spec = Memo::new(move |_| text.with(|t| t.to_spec(None, None)));
         let chart = Memo::new(move |_| {
             let view = source.with(|s| match s {
                 Source::Preset(_, p) => Some(p.view.clone()),
@@ -88,6 +99,8 @@ impl Studies {
         let st = Studies {
             url,
             source,
+            mode_defaults,
+            text,
             spec,
             chart,
             run: RwSignal::new(Run::Idle),

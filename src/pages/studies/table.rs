@@ -9,6 +9,7 @@ use leptos::prelude::*;
 use super::keys::Source;
 use super::state::Studies;
 use crate::download::download_text;
+use crate::mode_panel::ModeBadge;
 
 /// Rows drawn at most (the downloads hold every point).
 const MAX_ROWS: usize = 400;
@@ -91,7 +92,7 @@ pub fn PointsTable(result: Arc<SweepResult>) -> impl IntoView {
     });
     let (stem, cli) = match st.source.get_untracked() {
         Source::Preset(p, panel) => {
-            (format!("fmperf-{}-{}", p.id, panel.id), format!("fmperf sweep --preset {} --panel {}", p.id, panel.id))
+            (format!("fmperf-{}-{}", p.id, panel.id), super::picker::preset_cli(p, panel, &result.spec.mode))
         }
         Source::Custom(_) => ("fmperf-sweep".to_string(), SweepText::from_spec(&result.spec).to_cli()),
     };
@@ -143,6 +144,7 @@ pub fn PointsTable(result: Arc<SweepResult>) -> impl IntoView {
         <section class="card">
             <div class="row">
                 <h2>"Points"</h2>
+                <ModeBadge mode=result.spec.mode id="points-mode" />
                 <span class="spacer"></span>
                 <button id="sweep-csv" type="button" on:click=csv>"CSV"</button>
                 <button id="sweep-json" type="button" on:click=json>"JSON"</button>

@@ -406,6 +406,7 @@ impl ExtendedOptions {
     }
 
     /// [`Self::realistic`] with the switches of `text` (`key=value,…`; empty: the defaults).
+    /// See [`edit_text`] for changing one switch of such a text as typed.
     pub fn from_text(text: &str) -> Result<ExtendedOptions, Error> {
         let mut o = ExtendedOptions::realistic();
         for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -418,6 +419,49 @@ impl ExtendedOptions {
         o.validate()?;
         Ok(o)
     }
+}
+
+/// The value of switch `key` (or an alias) as written in the text form `text`, if it is there (as
+/// typed, valid or not).
+pub fn text_value(text: &str, key: &str) -> Option<String> {
+    let want = switch(key)?.key;
+    text.split(',')
+        .filter_map(|item| item.split_once('='))
+        .filter(|(k, _)| switch(k).is_some_and(|s| s.key == want))
+        .map(|(_, v)| v.trim().to_string())
+        .next_back()
+}
+
+/// The text form `text` (`key=value,…`) with switch `key` set to `value` as typed (kept even when
+/// invalid, so a form can show it with its error), for forms that edit one switch at a time: keys
+/// are written by their canonical names in [`SWITCHES`] order, a value equal to the default (as
+/// [`ExtendedOptions::value_of`] writes it) is dropped, and items that are not switches are kept
+/// at the end (so their error stays visible).
+pub fn edit_text(text: &str, key: &str, value: &str) -> String {
+    let defaults = ExtendedOptions::realistic();
+    let mut known: Vec<(usize, String, String)> = Vec::new();
+    let mut other: Vec<String> = Vec::new();
+    let mut put = |k: &str, v: &str| match switch(k) {
+        Some(info) => {
+            let at = SWITCHES.iter().position(|s| s.key == info.key).unwrap_or(0);
+            known.retain(|(i, _, _)| *i != at);
+            known.push((at, info.key.to_string(), v.trim().to_string()));
+        }
+        None => other.push(format!("{}={}", k.trim(), v.trim())),
+    };
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (k, v) = item.split_once('=').unwrap_or((item, ""));
+        put(k, v);
+    }
+    put(key, value);
+    known.sort_by_key(|(i, _, _)| *i);
+    let mut out: Vec<String> = known
+        .into_iter()
+        .filter(|(_, k, v)| defaults.value_of(k).as_deref() != Some(v.as_str()))
+        .map(|(_, k, v)| format!("{k}={v}"))
+        .collect();
+    out.extend(other);
+    out.join(",")
 }
 
 #[cfg(test)]
@@ -448,6 +492,20 @@ mod tests {
         let text = o.to_text();
         assert_eq!(text, "recompute=full,sharding=zero3,shard_group=8,grouped_query_attention=off,weight_sparsity=0.9");
         assert_eq!(ExtendedOptions::from_text(&text).unwrap(), o);
+    }
+
+    #[test]
+    fn one_switch_is_edited_as_typed() {
+        assert_eq!(edit_text("", "recompute", "full"), "recompute=full");
+        assert_eq!(edit_text("weight_sparsity=0.9", "gqa", "off"), "grouped_query_attention=off,weight_sparsity=0.9");
+        // Back to the default: dropped; an invalid value is kept for its error.
+        assert_eq!(edit_text("recompute=full,causal=off", "recompute", "selective"), "causal=off");
+        assert_eq!(edit_text("", "interleave", "0"), "interleave=0");
+        assert_eq!(edit_text("zz=1", "causal", "off"), "causal=off,zz=1");
+        assert_eq!(text_value("gqa=off,recompute=full", "grouped_query_attention").as_deref(), Some("off"));
+        assert_eq!(text_value("recompute=full", "causal"), None);
+        let o = ExtendedOptions::from_text(&edit_text("", "matmul_efficiency", "0.6")).unwrap();
+        assert_eq!(o.matmul_efficiency, 0.6);
     }
 
     #[test]

@@ -1,0 +1,149 @@
+// Reference and extended mode in the page: the mode panel (toggle and every switch of extended
+// mode) lives in the URL and survives a reload, results carry a badge naming the mode that
+// produced them, the page's extended-mode sweep equals `fmperf sweep --mode extended` byte for
+// byte, the accelerator sparsity panel sets the study's speed-ups next to extended mode's, and a
+// bad switch is reported at the switch.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { serve, launch, newPage, screenshot, ROOT } from './harness.mjs';
+
+let server, browser;
+before(async () => {
+  server = await serve();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+/** `fmperf sweep …` through cargo (release build of the CLI). */
+function cli(args) {
+  return execFileSync('cargo', ['run', '--release', '-q', '-p', 'fmperf-cli', '--', 'sweep', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
+}
+
+/** The text of a download triggered by clicking `selector`. */
+async function downloadText(page, selector) {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click(selector)]);
+  return readFileSync(await download.path(), 'utf8');
+}
+
+/** Waits until the results badge names `text` (a finished sweep in that mode). */
+async function resultsIn(page, text) {
+  await page.waitForFunction((t) => document.querySelector('#results-mode')?.textContent === t, text, {
+    timeout: 60_000,
+  });
+}
+
+const param = (page, key) => new URL(page.url()).searchParams.get(key);
+const firstDays = (page) => page.locator('#sweep-points tr[data-status="ok"] td.days').first().textContent();
+
+test('studies: the mode toggle and the switches rerun the sweep, live in the URL and survive a reload', async () => {
+  const page = await newPage(browser);
+  const query = 's.model=gpt3_1T&s.system=B200&s.global-batch=4096&ax.gpus=256..1024';
+  await page.goto(`${server.base}?view=studies&${query}`);
+  await resultsIn(page, 'reference mode');
+  assert.equal(await page.locator('#mode-panel').getAttribute('data-mode'), 'reference');
+  assert.equal(await page.locator('#mode-switches').count(), 0);
+  const reference = await firstDays(page);
+
+  await page.click('#mode-panel button[data-mode="extended"]');
+  await resultsIn(page, 'extended mode (default switches)');
+  assert.equal(param(page, 'mode'), 'extended');
+  // Every switch is shown and editable.
+  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 19);
+  const extended = await firstDays(page);
+  assert.notEqual(extended, reference);
+  // The chart and the table say which mode drew them.
+  assert.match(await page.locator('#sweep-chart svg .fc-title').first().textContent(), /extended/);
+  assert.equal(await page.locator('#points-mode').getAttribute('data-mode'), 'extended');
+
+  await page.selectOption('#switch-recompute', 'full');
+  await resultsIn(page, 'extended mode (recompute=full)');
+  await page.locator('#switch-causal').uncheck();
+  await resultsIn(page, 'extended mode (recompute=full, causal=off)');
+  assert.equal(param(page, 'ext'), 'recompute=full,causal=off');
+  const switched = await firstDays(page);
+  assert.notEqual(switched, extended);
+  await page.locator('#switch-matmul_efficiency').fill('0.5');
+  await page.locator('#switch-matmul_efficiency').press('Enter');
+  await resultsIn(page, 'extended mode (matmul_efficiency=0.5, recompute=full, causal=off)');
+  const tuned = await firstDays(page);
+  assert.notEqual(tuned, switched);
+  await screenshot(page, 'modes-studies-extended');
+
+  // The page's points are `fmperf sweep --mode extended --ext …`, byte for byte.
+  const pageJson = await downloadText(page, '#sweep-json');
+  const cliJson = cli(['--model', 'gpt3_1T', '--system', 'B200', '--global-batch', '4096', '--axis', 'gpus=256..1024',
+    '--mode', 'extended', '--ext', 'matmul_efficiency=0.5,recompute=full,causal=off', '--format', 'json']);
+  assert.equal(pageJson, cliJson);
+  const first = JSON.parse(pageJson.split('\n')[0]);
+  assert.equal(first.mode, 'extended');
+  assert.equal(first.switches.recompute, 'full');
+  assert.match(await page.locator('#sweep-cli').textContent(), /--mode extended --ext matmul_efficiency=0.5,recompute=full,causal=off/);
+
+  await page.reload();
+  await resultsIn(page, 'extended mode (matmul_efficiency=0.5, recompute=full, causal=off)');
+  assert.equal(await page.locator('#switch-recompute').inputValue(), 'full');
+  assert.equal(await page.locator('#switch-causal').isChecked(), false);
+  assert.equal(await page.locator('#switch-matmul_efficiency').inputValue(), '0.5');
+  assert.equal(await firstDays(page), tuned);
+
+  // Back to reference mode: the reference numbers again; the switches stay in the URL.
+  await page.click('#mode-panel button[data-mode="reference"]');
+  await resultsIn(page, 'reference mode');
+  assert.equal(await firstDays(page), reference);
+  assert.equal(param(page, 'ext'), 'matmul_efficiency=0.5,recompute=full,causal=off');
+  await page.click('#mode-panel button[data-mode="extended"]');
+  await resultsIn(page, 'extended mode (matmul_efficiency=0.5, recompute=full, causal=off)');
+  await page.click('#mode-reset');
+  await resultsIn(page, 'extended mode (default switches)');
+  assert.equal(await firstDays(page), extended);
+  assert.deepEqual(page.errors, []);
+});
+
+test('studies: the sparsity panel runs in extended mode next to the study\'s speed-ups', async () => {
+  const page = await newPage(browser);
+  await page.goto(`${server.base}?view=studies&preset=accelerators&panel=sparsity`);
+  await resultsIn(page, 'extended mode (default switches)');
+  assert.match(await page.locator('#panel-mode').textContent(), /runs in extended mode/);
+  const rows = page.locator('#sweep-compare tbody tr');
+  assert.equal(await rows.count(), 4);
+  const published = await page.locator('#sweep-compare td.published').allTextContents();
+  assert.deepEqual(published, ['1.9', '2.1', '3.79', '3.79']);
+  const predicted = (await page.locator('#sweep-compare td.predicted').allTextContents()).map(Number);
+  assert.ok(predicted.every((v, i) => v > 1 && (i === 0 || v > predicted[i - 1])), `${predicted}`);
+  // The stand-in values are said in the notes.
+  assert.match(await page.locator('.studies-notes').last().textContent(), /stands in/);
+  await screenshot(page, 'modes-studies-sparsity');
+  // The same panel in reference mode: the sparse points say why they have no value.
+  await page.click('#mode-panel button[data-mode="reference"]');
+  await resultsIn(page, 'reference mode');
+  assert.equal(await page.locator('#sweep-points tr[data-status="unsupported"]').count(), 8);
+  assert.match(await page.locator('#panel-mode').textContent(), /Shown now in reference mode/);
+  assert.match(await page.locator('#sweep-cli').textContent(), /--preset accelerators --panel sparsity --mode reference/);
+  assert.deepEqual(page.errors, []);
+});
+
+test('studies: a bad switch is reported at the switch and starts nothing', async () => {
+  const page = await newPage(browser);
+  await page.goto(`${server.base}?view=studies&mode=extended&ext=weight_sparsity=2`);
+  const sw = page.locator('.mode-switch[data-switch="weight_sparsity"]');
+  await sw.locator('.field-error').filter({ hasText: 'ext.weight_sparsity' }).waitFor();
+  assert.equal(await sw.locator('input').inputValue(), '2');
+  assert.equal(await page.locator('#sweep-summary').count(), 0);
+  await sw.locator('input').fill('0.5');
+  await sw.locator('input').press('Enter');
+  await resultsIn(page, 'extended mode (weight_sparsity=0.5)');
+  // B200 is a GPU: the sparsity has no effect, and the notes say so.
+  assert.match(await page.locator('details.studies-notes').textContent(), /has no effect on ref-B200/);
+  await page.goto(`${server.base}?view=studies&mode=fast`);
+  await page.locator('#mode-error').filter({ hasText: 'mode = fast' }).waitFor();
+  assert.deepEqual(page.errors, []);
+});
