@@ -1,7 +1,7 @@
 // <fmperf-explorer>: fmperf as a custom element, for documentation pages.
 //
 //   <script type="module" src="fmperf/fmperf-element.js"></script>
-//   <fmperf-explorer model="gpt3_1T" system="H200" nvlink="8" gpus="4096"></fmperf-explorer>
+//   <fmperf-explorer model="gpt3_1T" system="H200" nvs="8" gpus="4096"></fmperf-explorer>
 //
 // Every attribute is passed to the app as a URL query key (the same keys as the page's permalinks);
 // each element gets its own app in its own shadow root, and all share one WebAssembly instance.
