@@ -87,10 +87,11 @@ pub fn ModePanel(
         url.update(true, |q| {
             q.set(MODE_KEY, k.as_str());
             // Switching to extended mode keeps the switches the URL holds (or the view's).
-            if k == Mode::Extended && q.get(EXT_KEY).is_none() {
-                if let Some(e) = defaults.get_untracked().1 {
-                    q.set(EXT_KEY, &e);
-                }
+            if k == Mode::Extended
+                && q.get(EXT_KEY).is_none()
+                && let Some(e) = defaults.get_untracked().1
+            {
+                q.set(EXT_KEY, &e);
             }
         })
     };
@@ -123,7 +124,7 @@ pub fn ModePanel(
         }
         .into_any(),
         Mode::Extended => {
-            let rows = SWITCHES.iter().map(|sw| switch_row(sw, ext.clone(), url, problem)).collect_view();
+            let rows = SWITCHES.iter().map(|sw| switch_row(sw, ext, url, problem)).collect_view();
             view! {
                 <div class="row mode-tools">
                     <p class="muted small" id="mode-summary">

@@ -84,12 +84,11 @@ pub fn load_hardware(
         note(&sys.id, &hw.approximations);
         Ok((hw, p))
     };
-    if !Path::new(arg).exists() {
-        if let Ok((id, opts)) = catalog::parse_system_spec(arg) {
-            if let Ok(entry) = catalog::find_system(&id) {
-                return from_entry(entry, opts);
-            }
-        }
+    if !Path::new(arg).exists()
+        && let Ok((id, opts)) = catalog::parse_system_spec(arg)
+        && let Ok(entry) = catalog::find_system(&id)
+    {
+        return from_entry(entry, opts);
     }
     let known = format!("{}; {}", SystemParams::REFERENCE_NAMES.join(", "), nearest_ids(arg, "systems"));
     let text = read_input("--system", arg, &known)?;

@@ -32,7 +32,7 @@ fn extended(mut t: SweepText, ext: &str) -> SweepText {
     t
 }
 
-fn point<'a>(r: &'a SweepResult, i: usize) -> &'a PointResult {
+fn point(r: &SweepResult, i: usize) -> &PointResult {
     &r.points[i]
 }
 
