@@ -131,6 +131,17 @@ test('studies: the sparsity panel runs in extended mode next to the study\'s spe
   assert.deepEqual(page.errors, []);
 });
 
+test('studies: a paper preset in extended mode sets the published values next to extended mode\'s', async () => {
+  const page = await newPage(browser);
+  await page.goto(`${server.base}?view=studies&preset=strong-scaling&panel=gpt3_1T&mode=extended`);
+  await resultsIn(page, 'extended mode (default switches)');
+  assert.match(await page.locator('#compare-summary').textContent(), /next to extended mode's/);
+  assert.equal(await page.locator('#sweep-compare .badge.bad').count(), 0);
+  assert.match(await page.locator('#panel-mode').textContent(), /runs in reference mode.*Shown now in extended mode/s);
+  await screenshot(page, 'modes-studies-strong-scaling-extended');
+  assert.deepEqual(page.errors, []);
+});
+
 test('studies: a bad switch is reported at the switch and starts nothing', async () => {
   const page = await newPage(browser);
   await page.goto(`${server.base}?view=studies&mode=extended&ext=weight_sparsity=2`);

@@ -97,8 +97,9 @@ fn sweep_outputs_carry_the_mode_and_the_preset_runs_in_either() {
     let reference = stdout(&format!("{sweep} --format csv"));
     assert!(reference.lines().nth(1).unwrap().ends_with(",reference,"));
     // A paper preset in extended mode: the published values stand next to extended mode's numbers.
-    let table = stdout("sweep --preset design-space --panel gpt3_1T-1d --mode extended");
+    let table = stdout("sweep --preset strong-scaling --panel gpt3_1T --mode extended");
     assert!(table.contains("mode: extended mode"), "{table}");
+    assert!(table.contains("n/a (extended mode)") && !table.contains(" NO "), "{table}");
 }
 
 #[test]

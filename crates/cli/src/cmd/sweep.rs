@@ -357,7 +357,12 @@ fn comparison_table(panel: &Panel, r: &SweepResult) -> String {
             Some((abs, _)) => format!("{abs:+.d$}"),
             None => "-".into(),
         };
-        let reproduced = if c.def.reproduce { if c.reproduced(&o) { "yes" } else { "NO" } } else { "n/a (measured)" };
+        let reproduced = match (c.must_reproduce(r), c.def.reproduce) {
+            (true, _) if c.reproduced(&o) => "yes",
+            (true, _) => "NO",
+            (false, true) => "n/a (extended mode)",
+            (false, false) => "n/a (measured)",
+        };
         t.push(vec![c.def.label.clone(), published, fmperf, diff, reproduced.into(), c.def.source.clone()]);
     }
     t.render()

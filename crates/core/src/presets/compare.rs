@@ -210,6 +210,13 @@ impl Comparison {
         }
     }
 
+    /// Whether the prediction of `r` must reproduce the published value: the source is the
+    /// reference model itself and `r` ran in reference mode (in extended mode the difference is
+    /// what extended mode corrects, not an error).
+    pub fn must_reproduce(&self, r: &SweepResult) -> bool {
+        self.def.reproduce && r.spec.mode == crate::mode::ModelMode::Reference
+    }
+
     /// Whether a prediction reproduces the published value at its printed precision (and the
     /// winning strategy, when one is published). Both "none" counts as a match.
     pub fn reproduced(&self, o: &Outcome) -> bool {
