@@ -188,11 +188,11 @@ pub fn PlacementTable(report: ConfigReport, domain: u64) -> impl IntoView {
         .collect_view();
     let used: u64 = report.placement().iter().map(|p| p.in_domain).product();
     view! {
+        <h4 class="table-title">
+                {format!("Placement on fast domains of {domain} devices ({used} used per domain)")}
+            </h4>
         <div class="table-wrap">
         <table class="compact placement-table">
-            <caption>
-                {format!("Placement on fast domains of {domain} devices ({used} used per domain)")}
-            </caption>
             <thead>
                 <tr>
                     <th scope="col">"dimension"</th>

@@ -83,6 +83,7 @@ fn ListTabs() -> impl IntoView {
                 class="tab"
                 aria-selected=move || (current() == s).to_string()
                 data-list=s.map(|s| s.as_str()).unwrap_or("all")
+                title="the best throughput of each strategy, in samples/s"
                 on:click=select
             >
                 {label}
@@ -207,6 +208,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
                     <td class="num opt">{nb}</td>
                     <td class="num placement opt" title=placement_text(&r)>{domain_text(&c)}</td>
                     <td class="actions">
+                        <div class="row-actions">
                         <button
                             type="button"
                             class="small"
@@ -221,6 +223,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
                             <input type="checkbox" prop:checked=pinned on:change=toggle_pin />
                             "Compare"
                         </label>
+                        </div>
                     </td>
                 </tr>
             }
@@ -233,17 +236,17 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
                     <tr>
                         <th class="num" scope="col">"#"</th>
                         <th scope="col">"strategy"</th>
-                        <th class="num" scope="col">"throughput [samples/s]"</th>
-                        <th class="num" scope="col">"step [s]"</th>
-                        <th class="num" scope="col">"training [days]"</th>
-                        <th class="num" scope="col">"memory [GB]"</th>
+                        <th class="num" scope="col">"throughput" <br /> "[samples/s]"</th>
+                        <th class="num" scope="col">"step" <br /> "[s]"</th>
+                        <th class="num" scope="col">"training" <br /> "[days]"</th>
+                        <th class="num" scope="col">"memory" <br /> "[GB]"</th>
                         <th class="num" scope="col" title="model FLOPs per sample × throughput / (devices × peak matrix rate)">"MFU"</th>
                         <th class="num" scope="col" title="data · tensor (1d: TP; 2d: TP1×TP2, features × tokens; 2d-seqp: TP×CP) · pipeline · micro-batch [samples]">
                             "DP · TP · PP · mbs"
                         </th>
                         <th class="num opt" scope="col" title="SUMMA panels (2d only)">"nb"</th>
                         <th class="num opt" scope="col" title="members of each parallel dimension inside one fast (NVLink) domain">
-                            "in fast domain"
+                            "in fast domain" <br /> "DP · TP · PP"
                         </th>
                         <th scope="col"><span class="sr-only">"actions"</span></th>
                     </tr>
@@ -287,15 +290,13 @@ pub fn Results() -> impl IntoView {
                     <div class="notice error" role="alert">
                         <strong>"The scenario has a problem, so nothing was searched."</strong>
                         <ul>{list}</ul>
-                        <span class="muted">"Fix the highlighted field; the results update by themselves."</span>
+                        <span class="muted">
+                            "Fix the highlighted field; the results update by themselves. Until then the results below are those of the previous scenario."
+                        </span>
                     </div>
                 }
             })
         })
-    };
-    let stale = move || {
-        (ex.outcome.with(|o| o.is_some()) && !ex.outcome_is_current())
-            .then(|| view! { <p class="stale-note muted">"Showing the results of the previous scenario."</p> })
     };
     let body = move || {
         let Some(o) = ex.outcome.get() else {
@@ -342,7 +343,6 @@ pub fn Results() -> impl IntoView {
                 <RunStatus />
             </div>
             {invalid}
-            {stale}
             <ListTabs />
             <div class:stale=move || !ex.outcome_is_current() class="results-body">{body}</div>
         </section>
