@@ -195,7 +195,8 @@ pub const SWITCHES: [SwitchInfo; 19] = [
     SwitchInfo {
         key: "weight_sparsity",
         label: "Weight sparsity",
-        what: "fraction of zero weights (unstructured): fewer block-matmul FLOPs on wafer-scale parts only",
+        what: "fraction of zero weights (unstructured): fewer block-matmul FLOPs on wafer-scale parts only \
+               (cerebras_cs2, cerebras_cs3); GPUs accelerate only 2:4 structured sparsity",
         kind: SwitchKind::Number { min: 0.0, max: 1.0, open_min: false, open_max: true },
         source: "0: dense; Emani et al. 2023 trained GPT models at up to 90 % on Cerebras CS-2",
     },
