@@ -309,8 +309,8 @@ test('drill-down, compare (configurations and systems) and try-your-own', async 
   assert.equal(await page.locator('.panel-layers svg[role="img"]').count(), 3);
   await screenshot(page, 'explorer-layers-1280');
   // Compare two configurations, then the best on another system.
-  await rows(page).nth(0).locator('.pin input').check();
-  await rows(page).nth(1).locator('.pin input').check();
+  await rows(page).nth(0).locator('input.pin').check();
+  await rows(page).nth(1).locator('input.pin').check();
   await page.locator('#ex-tab-compare').click();
   await page.locator('table.compare thead th[data-pin]').nth(1).waitFor();
   await page.locator('#ex-cmp-system').selectOption('ref-B200');
@@ -387,7 +387,9 @@ test('screens: 390 px and dark', async () => {
       await page.waitForTimeout(300);
       await screenshot(page, 'explorer-layers-390');
       await page.goto(`${server.base}?gpus=abc`);
-      await page.locator('#ex-gpus-error').waitFor();
+      await page.locator('#ex-gpus-error', { hasText: 'whole number' }).waitFor();
+      await page.locator('.results-card .placeholder', { hasText: 'once the scenario is valid' }).waitFor();
+      assert.equal(await page.locator('.results-card [aria-busy="true"]').count(), 0, 'no loading state for an invalid scenario');
       await screenshot(page, 'explorer-invalid-390');
     }
     assert.deepEqual(page.errors, [], name);

@@ -56,9 +56,7 @@ fn LayerRows(table: LayerTable) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <div class="table-wrap">
-            <table class="layers">
-                <caption>
+        <p class="muted layers-note">
                     {format!(
                         "One block, one micro-batch, one device, forward + backward: {} ms. A step runs {} block{} per pipeline stage × {} micro-batch{}.",
                         fmt::fixed(table.block_time_s * 1e3, 3),
@@ -67,7 +65,9 @@ fn LayerRows(table: LayerTable) -> impl IntoView {
                         table.microbatches,
                         if table.microbatches == 1 { "" } else { "es" }
                     )}
-                </caption>
+                </p>
+        <div class="table-wrap">
+            <table class="layers">
                 <thead>
                     <tr>
                         <th scope="col">"module"</th>

@@ -219,11 +219,17 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
                         >
                             "View"
                         </button>
-                        <label class="pin" title="Add to the comparison (up to 4)">
-                            <input type="checkbox" prop:checked=pinned on:change=toggle_pin />
-                            "Compare"
-                        </label>
                         </div>
+                    </td>
+                    <td class="pin-cell">
+                        <input
+                            type="checkbox"
+                            class="pin"
+                            title="Add to the comparison (up to 4)"
+                            aria-label=format!("Compare configuration {}", i + 1)
+                            prop:checked=pinned
+                            on:change=toggle_pin
+                        />
                     </td>
                 </tr>
             }
@@ -248,7 +254,8 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
                         <th class="num opt" scope="col" title="members of each parallel dimension inside one fast (NVLink) domain">
                             "in fast domain" <br /> "DP · TP · PP"
                         </th>
-                        <th scope="col"><span class="sr-only">"actions"</span></th>
+                        <th scope="col"><span class="sr-only">"details"</span></th>
+                        <th scope="col" title="tick up to 4 to compare them side by side">"compare"</th>
                     </tr>
                 </thead>
                 <tbody>{rows}</tbody>
@@ -300,6 +307,12 @@ pub fn Results() -> impl IntoView {
     };
     let body = move || {
         let Some(o) = ex.outcome.get() else {
+            if ex.spec.with(|s| s.is_err()) {
+                return view! {
+                    <p class="muted placeholder">"Results appear here once the scenario is valid."</p>
+                }
+                .into_any();
+            }
             return view! {
                 <div class="empty-state" aria-busy="true">
                     <div class="skeleton"></div>
