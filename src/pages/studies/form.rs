@@ -175,7 +175,7 @@ pub fn SweepForm() -> impl IntoView {
                 <span class="label">"Strategies"</span>
                 <div class="checks">{strategies}</div>
                 <div class="field-error" role="alert">{move || strategy_error.get()}</div>
-                <div class="field-help">"Each point: the fastest of these (add a strategy axis for one line each)."</div>
+                <div class="field-help">"Each point: the fastest of these (add a strategy axis for one line each). Extended mode searches 1d and 2d-seqp: 2d (SUMMA) has no extended model."</div>
             </div>
             <TextField
                 id="sweep-gpus"
