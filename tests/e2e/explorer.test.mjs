@@ -363,6 +363,17 @@ test('keyboard: the detail tabs follow the arrow keys', async () => {
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'ex-tab-layers');
   await page.keyboard.press('End');
   await page.waitForFunction(() => document.querySelector('#ex-tab-own')?.getAttribute('aria-selected') === 'true');
+  // The list tabs too; Tab moves from the scenario form onwards without traps.
+  await page.locator('.tabs button[data-list="all"]').focus();
+  await page.keyboard.press('ArrowRight');
+  await page.waitForURL(/list=1d/);
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.list), '1d');
+  await page.keyboard.press('Home');
+  await page.waitForFunction(() => document.querySelector('.tabs button[data-list="all"]')?.getAttribute('aria-selected') === 'true');
+  // A result row's "View" button is reachable and works from the keyboard.
+  await rows(page).nth(1).locator('button', { hasText: 'View' }).focus();
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/sel=/);
   assert.deepEqual(page.errors, []);
 });
 

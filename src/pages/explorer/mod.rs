@@ -80,29 +80,6 @@ fn Details() -> impl IntoView {
     let go = move |t: Tab| {
         ex.url.update(true, |q| if t == Tab::Breakdown { q.remove(keys::TAB) } else { q.set(keys::TAB, t.key()) });
     };
-    // Arrow keys move between tabs (WAI-ARIA tabs pattern).
-    let on_key = move |ev: leptos::ev::KeyboardEvent| {
-        let i = Tab::ALL.iter().position(|t| *t == current.get_untracked()).unwrap_or(0);
-        let next = match ev.key().as_str() {
-            "ArrowRight" => (i + 1) % Tab::ALL.len(),
-            "ArrowLeft" => (i + Tab::ALL.len() - 1) % Tab::ALL.len(),
-            "Home" => 0,
-            "End" => Tab::ALL.len() - 1,
-            _ => return,
-        };
-        ev.prevent_default();
-        go(Tab::ALL[next]);
-        if let Some(target) = ev.current_target() {
-            use wasm_bindgen::JsCast;
-            if let Ok(list) = target.dyn_into::<web_sys::Element>() {
-                if let Ok(Some(el)) = list.query_selector(&format!("[data-tab=\"{}\"]", Tab::ALL[next].key())) {
-                    if let Ok(el) = el.dyn_into::<web_sys::HtmlElement>() {
-                        let _ = el.focus();
-                    }
-                }
-            }
-        }
-    };
     let tabs = Tab::ALL
         .into_iter()
         .map(|t| {
@@ -138,7 +115,7 @@ fn Details() -> impl IntoView {
     };
     view! {
         <section class="card details" aria-label="Details">
-            <div class="tabs detail-tabs" role="tablist" aria-label="Detail views" on:keydown=on_key>
+            <div class="tabs detail-tabs" role="tablist" aria-label="Detail views" on:keydown=widgets::tablist_keydown>
                 {tabs}
             </div>
             <div

@@ -11,6 +11,7 @@ use super::export::ExportResults;
 use super::fmt;
 use super::keys::{self, Pin};
 use super::state::{Explorer, Run};
+use super::widgets::tablist_keydown;
 
 /// The progress line of a running search, or the cancelled notice.
 #[component]
@@ -82,6 +83,7 @@ fn ListTabs() -> impl IntoView {
                 role="tab"
                 class="tab"
                 aria-selected=move || (current() == s).to_string()
+                tabindex=move || if current() == s { "0" } else { "-1" }
                 data-list=s.map(|s| s.as_str()).unwrap_or("all")
                 title="the best throughput of each strategy, in samples/s"
                 on:click=select
@@ -103,7 +105,7 @@ fn ListTabs() -> impl IntoView {
                     tabs.push(tab(Some(oc.strategy), label));
                 }
                 view! {
-                    <div class="tabs" role="tablist" aria-label="Which configurations to list">
+                    <div class="tabs" role="tablist" aria-label="Which configurations to list" on:keydown=tablist_keydown>
                         {tabs}
                     </div>
                 }

@@ -112,3 +112,36 @@ pub fn DebouncedInput(
         </div>
     }
 }
+
+/// Keyboard support of a `role="tablist"` (WAI-ARIA tabs pattern): Left/Right move to the
+/// previous/next tab (wrapping), Home/End to the first/last; the tab is activated (clicked) and
+/// focused. Attach to the tablist's `keydown`.
+pub fn tablist_keydown(ev: leptos::ev::KeyboardEvent) {
+    use wasm_bindgen::JsCast;
+    let Some(list) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+    let mut tabs: Vec<web_sys::HtmlElement> = Vec::new();
+    let mut next = list.first_element_child();
+    while let Some(el) = next {
+        next = el.next_element_sibling();
+        if el.get_attribute("role").as_deref() == Some("tab") {
+            if let Ok(h) = el.dyn_into::<web_sys::HtmlElement>() {
+                tabs.push(h);
+            }
+        }
+    }
+    if tabs.is_empty() {
+        return;
+    }
+    let n = tabs.len();
+    let current = tabs.iter().position(|t| t.get_attribute("aria-selected").as_deref() == Some("true")).unwrap_or(0);
+    let target = match ev.key().as_str() {
+        "ArrowRight" => (current + 1) % n,
+        "ArrowLeft" => (current + n - 1) % n,
+        "Home" => 0,
+        "End" => n - 1,
+        _ => return,
+    };
+    ev.prevent_default();
+    tabs[target].click();
+    let _ = tabs[target].focus();
+}
