@@ -240,7 +240,8 @@ test('a long search (2 million candidates) shows progress, stays responsive, can
   await page.locator('input#ex-top').fill('10');
   await page.locator('.run-status .progress').waitFor();
   await page.locator('.run-status button.cancel').click();
-  await page.locator('.run-status', { hasText: 'Search cancelled' }).waitFor();
+  await page.locator('.run-status', { hasText: 'Search cancelled before it found anything' }).waitFor();
+  await page.locator('.results-card .placeholder', { hasText: 'the search was cancelled' }).waitFor();
   await screenshot(page, 'explorer-cancelled-1280');
   await page.locator('.run-status button', { hasText: 'Search again' }).click();
   await page.locator('.run-status .progress').waitFor();

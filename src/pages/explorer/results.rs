@@ -53,7 +53,13 @@ pub fn RunStatus() -> impl IntoView {
         Run::Cancelled => Some(
             view! {
                 <div class="notice warn run-status" role="status">
-                    <span>"Search cancelled. The results below are from the previous search."</span>
+                    <span>
+                        {if ex.outcome.with(|o| o.is_some()) {
+                            "Search cancelled. The results below are from the previous search."
+                        } else {
+                            "Search cancelled before it found anything."
+                        }}
+                    </span>
                     <button type="button" on:click=move |_| ex.run_again()>
                         "Search again"
                     </button>
@@ -309,6 +315,9 @@ pub fn Results() -> impl IntoView {
     };
     let body = move || {
         let Some(o) = ex.outcome.get() else {
+            if ex.run.get() == Run::Cancelled {
+                return view! { <p class="muted placeholder">"No results: the search was cancelled."</p> }.into_any();
+            }
             if ex.spec.with(|s| s.is_err()) {
                 return view! {
                     <p class="muted placeholder">"Results appear here once the scenario is valid."</p>
