@@ -158,3 +158,86 @@ test('studies: a bad switch is reported at the switch and starts nothing', async
   await page.locator('#mode-error').filter({ hasText: 'mode = fast' }).waitFor();
   assert.deepEqual(page.errors, []);
 });
+
+/** `fmperf search …` (JSON) through cargo. */
+function search(args) {
+  const out = execFileSync('cargo', ['run', '--release', '-q', '-p', 'fmperf-cli', '--', 'search', ...args,
+    '--format', 'json'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
+  return JSON.parse(out);
+}
+
+/** Waits until the explorer shows finished results whose badge names `mode` (its text). */
+async function explorerIn(page, text) {
+  await page.waitForFunction((t) => document.querySelector('#results-mode')?.textContent === t
+    && !document.querySelector('.run-status') && !document.querySelector('.results-body.stale')
+    && document.querySelector('table.results tbody tr'), text, { timeout: 120_000 });
+}
+
+const best = (page) => page.locator('table.results tbody tr').first().evaluate((tr) => ({
+  throughput: Number(tr.dataset.throughput),
+  config: tr.dataset.config,
+}));
+
+test('explorer: extended mode changes the best result and the URL; a reload restores it', async () => {
+  const page = await newPage(browser);
+  await page.goto(`${server.base}?view=explorer`);
+  await explorerIn(page, 'reference mode');
+  const reference = await best(page);
+
+  await page.click('#mode-panel button[data-mode="extended"]');
+  await explorerIn(page, 'extended mode (default switches)');
+  assert.equal(param(page, 'mode'), 'extended');
+  const extended = await best(page);
+  assert.notEqual(extended.throughput, reference.throughput);
+  // 2D SUMMA has no extended model: no 2d list, and no 2d row.
+  assert.equal(await page.locator('.tabs [data-list="2d"]').count(), 0);
+  const strategies = await page.locator('table.results .badge.strategy').allTextContents();
+  assert.ok(strategies.length > 0 && strategies.every((s) => s !== '2d'), `${strategies}`);
+
+  await page.selectOption('#switch-recompute', 'full');
+  await explorerIn(page, 'extended mode (recompute=full)');
+  assert.equal(param(page, 'ext'), 'recompute=full');
+  const full = await best(page);
+  assert.notEqual(full.throughput, extended.throughput);
+  // The page's best 2d-seqp configuration is `fmperf search --mode extended`'s.
+  await page.click('.tabs [data-list="2d-seqp"]');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('list') === '2d-seqp');
+  const seqp = await best(page);
+  const cliBest = search(['--model', 'gpt3_1T', '--system', 'H200', '--strategy', '2d-seqp', '--gpus', '4096',
+    '--global-batch', '4096', '--nvlink-size', '8', '--top', '1', '--mode', 'extended', '--ext', 'recompute=full']);
+  assert.equal(cliBest.mode, 'extended');
+  assert.equal(seqp.throughput, cliBest.results[0].throughput_samples_per_s);
+
+  // The selected configuration and the drill-down say which mode computed them.
+  await page.click('#ex-tab-layers');
+  await page.locator('.panel-layers[data-mode="extended"]').waitFor();
+  assert.match(await page.locator('#layers-mode').textContent(), /extended mode/);
+  await screenshot(page, 'modes-explorer-extended');
+
+  await page.reload();
+  await explorerIn(page, 'extended mode (recompute=full)');
+  assert.equal(await page.locator('#switch-recompute').inputValue(), 'full');
+  assert.deepEqual(await best(page), seqp);
+  await page.locator('.panel-layers[data-mode="extended"]').waitFor();
+
+  // Back to reference mode: the published model's best again, with its layer table.
+  await page.click('#mode-panel button[data-mode="reference"]');
+  await page.click('.tabs [data-list="all"]');
+  await explorerIn(page, 'reference mode');
+  assert.deepEqual(await best(page), reference);
+  await page.locator('.panel-layers table.layers').waitFor();
+  assert.match(await page.locator('#layers-mode').textContent(), /reference mode/);
+  assert.deepEqual(page.errors, []);
+});
+
+test('explorer: a precision the part does not list is reported at the switch', async () => {
+  const page = await newPage(browser);
+  await page.goto(`${server.base}?view=explorer&mode=extended&ext=precision=fp8`);
+  const sw = page.locator('.mode-switch[data-switch="precision"]');
+  await sw.locator('.field-error').filter({ hasText: 'ext.precision' }).waitFor();
+  // H200 as a catalog part has FP8: choosing it makes the scenario valid again.
+  await page.selectOption('#ex-system', 'nvidia_h200_sxm_141gb');
+  await explorerIn(page, 'extended mode (precision=fp8)');
+  assert.equal(await sw.locator('.field-error').textContent(), '');
+  assert.deepEqual(page.errors, []);
+});

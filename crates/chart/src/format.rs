@@ -104,6 +104,19 @@ pub fn format_count(v: f64) -> String {
     format_sig(v, 4)
 }
 
+/// An integer with comma grouping, for counts in text (`9,183,444`).
+pub fn format_grouped(v: u64) -> String {
+    let s = v.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
 /// Labels for ticks that are multiples of `step` (the distance between neighbouring linear ticks):
 /// each label has just the digits that `step` resolves, so `0, 0.05, 0.1` and `0, 250, 500` and
 /// `0, 2k, 4k` come out aligned and distinct.
@@ -284,6 +297,10 @@ mod tests {
 
     #[test]
     fn counts_and_percentages() {
+        assert_eq!(format_grouped(9183444), "9,183,444");
+        assert_eq!(format_grouped(84646), "84,646");
+        assert_eq!(format_grouped(0), "0");
+        assert_eq!(format_grouped(100), "100");
         assert_eq!(format_count(16384.0), "16384");
         assert_eq!(format_count(8.0), "8");
         assert_eq!(format_count(7.6), "8");

@@ -13,6 +13,10 @@ use crate::extended::ExtendedOptions;
 use crate::extended::switches::SWITCHES;
 use crate::validate::Mode;
 
+/// Why extended mode does not search 2D SUMMA (searches and sweeps leave it out and say so).
+pub const SUMMA_UNSUPPORTED: &str = "2D SUMMA (strategy 2d) has no extended model: extended mode searches 1d and \
+     2d-seqp; use reference mode for 2d";
+
 /// The model that prices candidates.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum ModelMode {

@@ -4,6 +4,7 @@
 //! placement of each parallel dimension onto the fast (scale-up) domain.
 
 use fmperf_core::explore::{ConfigReport, MemoryPart, TimePart, format_candidate};
+use fmperf_core::validate::Mode;
 use leptos::prelude::*;
 
 use super::fmt;
@@ -12,6 +13,7 @@ use super::results::{MemoryCell, tp_text};
 use super::selection::Selected;
 use super::state::Explorer;
 use crate::chart::{Bar, StackedBarChart, ValueFormat};
+use crate::mode_panel::ModeBadge;
 
 /// A bar label for a configuration of the list: `#1 2d dp4 tp8×1 pp128`.
 pub fn bar_label(rank: usize, r: &ConfigReport) -> String {
@@ -114,9 +116,10 @@ pub fn Headline(report: ConfigReport) -> impl IntoView {
     }
 }
 
-/// Both breakdowns of one configuration as small tables with shares.
+/// Both breakdowns of one configuration as small tables with shares (`mode`: which model's
+/// components, for their descriptions).
 #[component]
-pub fn PartsTables(report: ConfigReport) -> impl IntoView {
+pub fn PartsTables(report: ConfigReport, mode: Mode) -> impl IntoView {
     let t = report.time_per_step_s;
     let m = report.memory.used_gb;
     let time_rows = report
@@ -124,7 +127,7 @@ pub fn PartsTables(report: ConfigReport) -> impl IntoView {
         .into_iter()
         .map(|(p, v)| {
             view! {
-                <tr title=p.description()>
+                <tr title=p.description(mode)>
                     <th scope="row">{p.label()}</th>
                     <td class="num">{fmt::seconds(v)}</td>
                     <td class="num">{fmt::percent(if t > 0.0 { v / t } else { 0.0 })}</td>
@@ -224,10 +227,13 @@ pub fn BreakdownPanel(selection: Memo<Result<Option<Selected>, String>>) -> impl
             };
             view! {
                 <div class="selected" data-config=format_candidate(&s.report.candidate)>
-                    <h3>"Selected configuration " <code>{title}</code></h3>
+                    <h3>
+                        "Selected configuration " <code>{title}</code> " "
+                        <ModeBadge mode=s.mode id="selected-mode" />
+                    </h3>
                     <Headline report=s.report.clone() />
                     <div class="detail-grid">
-                        <PartsTables report=s.report.clone() />
+                        <PartsTables report=s.report.clone() mode=s.mode.kind() />
                         <PlacementTable report=s.report.clone() domain=domain() />
                     </div>
                 </div>

@@ -8,7 +8,7 @@ use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{
     ConfigReport, ExploreSearch, ExploreSpec, MemoryPart, ReportContext, TimePart, format_candidate,
 };
-use fmperf_core::reference::evaluate;
+use fmperf_core::mode::ModelMode;
 use leptos::prelude::*;
 
 use super::fmt;
@@ -16,6 +16,7 @@ use super::keys::{self, Pin};
 use super::results::{placement_text, tp_text};
 use super::state::Explorer;
 use crate::chart::{Bar, StackedBarChart, ValueFormat};
+use crate::mode_panel::ModeBadge;
 use crate::runner::{Sliced, TaskHandle, spawn_sliced};
 
 /// A pinned configuration, evaluated.
@@ -32,8 +33,8 @@ struct Compared {
 }
 
 /// Evaluates `pin` with the scenario `base` for everything the pin does not fix (the budget is
-/// the model's own when the pin's model differs).
-fn evaluate_pin(pin: &Pin, base: &ExploreFields) -> Result<(ExploreSpec, ConfigReport), String> {
+/// the model's own when the pin's model differs), in `mode` (every column in the page's mode).
+fn evaluate_pin(pin: &Pin, base: &ExploreFields, mode: &ModelMode) -> Result<(ExploreSpec, ConfigReport), String> {
     let mut f = base.clone();
     if f.model != pin.model {
         f.budget.clear();
@@ -44,10 +45,10 @@ fn evaluate_pin(pin: &Pin, base: &ExploreFields) -> Result<(ExploreSpec, ConfigR
     f.domain = pin.domain.to_string();
     f.gpus = pin.candidate.n_gpus().to_string();
     f.batch = pin.batch.to_string();
-    let spec = f.resolve().map_err(|e| e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))?;
+    let spec = f.resolve_in(mode).map_err(|e| e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))?;
     let ctx = ReportContext::new(&spec).map_err(|e| e.to_string())?;
-    let ev = evaluate(&spec.model, &spec.system, spec.global_batch, &pin.candidate).map_err(|e| e.to_string())?;
-    let report = ConfigReport::of_evaluation(&ctx, &ev);
+    let ev = spec.evaluate(&pin.candidate).map_err(|e| e.to_string())?;
+    let report = ConfigReport::of_detail(&ctx, &pin.candidate, &ev);
     Ok((spec, report))
 }
 
@@ -98,7 +99,8 @@ fn AddSystem() -> impl IntoView {
         let mut f = ex.url.query.with_untracked(keys::fields_from_query);
         f.system = system.get_untracked();
         f.domain = domain.get_untracked();
-        let spec = match f.resolve() {
+        let mode = ex.mode.get_untracked().unwrap_or_default();
+        let spec = match f.resolve_in(&mode) {
             Ok(s) => s,
             Err(e) => {
                 set_status.set(Some(e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ")));
@@ -189,12 +191,13 @@ pub fn ComparePanel() -> impl IntoView {
     let compared = Memo::new(move |_| {
         let base = ex.url.query.with(keys::fields_from_query);
         let pins = ex.url.query.with(keys::pins_from_query);
+        let mode = ex.mode.get().unwrap_or_default();
         pins.into_iter()
             .enumerate()
             .map(|(i, p)| {
                 let letter = (b'A' + i as u8) as char;
                 match p {
-                    Ok(pin) => evaluate_pin(&pin, &base)
+                    Ok(pin) => evaluate_pin(&pin, &base, &mode)
                         .map(|(spec, report)| Compared { text: pin.to_text(), letter, spec, report })
                         .map_err(|e| (pin.to_text(), e)),
                     Err((text, e)) => Err((text, e.to_string())),
@@ -338,8 +341,12 @@ pub fn ComparePanel() -> impl IntoView {
         }
         .into_any()
     };
+    let mode = move || ex.mode.get().unwrap_or_default();
     view! {
         <div class="panel-compare">
+            <p class="muted small">
+                "Every column is evaluated in the page's mode: " {move || view! { <ModeBadge mode=mode() id="compare-mode" /> }}
+            </p>
             {problems}
             {table}
             <AddSystem />

@@ -1,15 +1,21 @@
-//! The drill-down of the selected configuration: its transformer block layer by layer (one block,
-//! one micro-batch, one device, forward + backward) as a table and two charts (time by component
-//! per layer; work and HBM traffic per layer, forward and backward), plus the data- and pipeline-parallel
-//! pseudo-layers that complete the step.
+//! The drill-down of the selected configuration. Reference mode: its transformer block layer by
+//! layer (one block, one micro-batch, one device, forward + backward) as a table and two charts
+//! (time by component per layer; work and HBM traffic per layer, forward and backward), plus the
+//! data- and pipeline-parallel pseudo-layers that complete the step. Extended mode prices a block
+//! as a whole: what it computes for the configuration (stages, block rates, the parts it adds to
+//! the time and the memory), labelled with the mode.
 
 use fmperf_chart::format::format_sig;
+use fmperf_core::explore::Detail;
 use fmperf_core::explore::layers::{LayerLine, LayerTable, layer_table};
+use fmperf_core::extended::ExtendedEvaluation;
+use fmperf_core::reference::Evaluation;
 use leptos::prelude::*;
 
 use super::fmt;
 use super::selection::Selected;
 use crate::chart::{Bar, StackedBarChart, ValueFormat};
+use crate::mode_panel::ModeBadge;
 
 /// GFLOP per TFLOP.
 const GFLOP_PER_TFLOP: f64 = 1e3;
@@ -91,8 +97,8 @@ fn LayerRows(table: LayerTable) -> impl IntoView {
 
 /// The data- and pipeline-parallel pseudo-layers.
 #[component]
-fn ParallelRows(selected: Selected) -> impl IntoView {
-    let e = &selected.evaluation;
+fn ParallelRows(selected: Selected, evaluation: Evaluation) -> impl IntoView {
+    let e = &evaluation;
     let (dp, pp) = (e.dp, e.pp);
     view! {
         <div class="table-wrap">
@@ -138,29 +144,124 @@ pub fn LayersPanel(selection: Memo<Result<Option<Selected>, String>>) -> impl In
         match selection.get() {
         Err(e) => view! { <div class="notice error" role="alert">{e}</div> }.into_any(),
         Ok(None) => view! { <p class="muted placeholder">"The selected configuration appears here once the search has found one."</p> }.into_any(),
-        Ok(Some(s)) => {
-            let table = layer_table(&s.evaluation, s.depth);
-            let bars: Vec<Bar> =
-                table.lines.iter().map(|l| Bar::new(label(l), vec![l.compute_s, l.memory_s, l.comm_s])).collect();
-            let work: Vec<Bar> = table
-                .lines
-                .iter()
-                .zip(&s.evaluation.mlp.iter().chain(&s.evaluation.attention).collect::<Vec<_>>())
-                .map(|(l, r)| {
-                    Bar::new(label(l), vec![r.flops_fwd_tflop * GFLOP_PER_TFLOP, r.flops_bwd_tflop * GFLOP_PER_TFLOP])
-                })
-                .collect();
-            let traffic: Vec<Bar> = table
-                .lines
-                .iter()
-                .zip(&s.evaluation.mlp.iter().chain(&s.evaluation.attention).collect::<Vec<_>>())
-                .map(|(l, r)| Bar::new(label(l), vec![r.mem_fwd_gb, r.mem_bwd_gb]))
-                .collect();
-            let code = fmperf_core::explore::format_candidate(&s.report.candidate);
-            let code_attr = code.clone();
-            view! {
+        Ok(Some(s)) => match s.evaluation.clone() {
+            Detail::Extended(x) => view! { <ExtendedParts selected=s ev=x /> }.into_any(),
+            Detail::Reference(ev) => reference_layers(s, ev),
+        },
+    }
+    }
+}
+
+/// Extended mode's drill-down of one configuration.
+#[component]
+fn ExtendedParts(selected: Selected, ev: ExtendedEvaluation) -> impl IntoView {
+    let b = ev.breakdown;
+    let m = ev.memory;
+    let code = fmperf_core::explore::format_candidate(&selected.report.candidate);
+    let code_attr = code.clone();
+    let blocks = if b.stages.first == b.stages.last && b.stages.last == b.stages.most {
+        b.stages.most.to_string()
+    } else {
+        format!("first {} · last {} · busiest {}", b.stages.first, b.stages.last, b.stages.most)
+    };
+    let rows: Vec<(&str, String, &str)> = vec![
+        ("micro-batches per step", b.microbatches.to_string(), ""),
+        ("blocks per device", blocks, "uneven stages: the busiest device sets the pace"),
+        (
+            "device that sets the slot",
+            b.critical.to_string(),
+            "first (embedding), last (head and loss) or a middle stage",
+        ),
+        (
+            "parameters of the model",
+            format!("{} billion", format_sig(b.parameters / 1e9, 4)),
+            "blocks, embedding and head",
+        ),
+        (
+            "block forward [TFLOP/s]",
+            format_sig(b.block_fwd_tflops, 4),
+            "one block, one micro-batch, communication inside included",
+        ),
+        ("block backward [TFLOP/s]", format_sig(b.block_bwd_tflops, 4), "with recomputation"),
+        (
+            "achieved per device [TFLOP/s]",
+            format_sig(b.achieved_tflops, 4),
+            "hardware FLOPs of the busiest device over the step",
+        ),
+        ("recomputation [s]", fmt::seconds(b.t_recompute_s), "part of compute, memory and TP time"),
+        ("context-parallel exposed [s]", fmt::seconds(b.t_cp_comm_s), "part of TP comm"),
+        ("ZeRO-3 exposed, all micro-batches [s]", fmt::seconds(b.t_zero3_s), "part of DP comm"),
+        (
+            "data parallel per step [s]",
+            fmt::seconds(ev.dp.per_iteration_s),
+            "gradient reduction and parameter gathers not hidden",
+        ),
+        ("optimizer step [s]", fmt::seconds(b.t_optimizer_s), "part of exposed memory (HBM traffic)"),
+        ("stage message [s]", fmt::seconds(b.message_s), "one activation message between neighbouring stages"),
+    ];
+    let rows = rows
+        .into_iter()
+        .map(|(k, v, note)| view! { <tr><th scope="row">{k}</th><td class="num">{v}</td><td class="muted">{note}</td></tr> })
+        .collect_view();
+    let memory = [
+        ("weights", m.weights_gb),
+        ("gradients", m.gradients_gb),
+        ("optimizer states", m.optimizer_gb),
+        ("activations", m.activations_gb),
+        ("framework margin", m.overhead_gb),
+    ]
+    .into_iter()
+    .map(|(k, v)| view! { <tr><th scope="row">{k}</th><td class="num">{fmt::gb(v)}</td></tr> })
+    .collect_view();
+    view! {
+        <div class="panel-layers" data-config=code_attr data-mode="extended">
+            <h3>"What extended mode computes for " <code>{code}</code> " " <ModeBadge mode=selected.mode id="layers-mode" /></h3>
+            <p class="muted layers-note">
+                "Extended mode prices a block as a whole (its matmuls, flash attention, element-wise traffic and tensor- and context-parallel collectives), not layer by layer: the reference's layer table is shown in reference mode. Below, what extended mode adds to the step and where the memory goes."
+            </p>
+            <div class="detail-grid">
+                <div class="table-wrap">
+                    <table class="compact extended-parts">
+                        <caption>"Step"</caption>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
+                <div class="table-wrap">
+                    <table class="compact">
+                        <caption>"Memory of the fullest device [GB]"</caption>
+                        <tbody>{memory}</tbody>
+                        <tfoot><tr><th scope="row">"total"</th><td class="num">{fmt::gb(m.total())}</td></tr></tfoot>
+                    </table>
+                </div>
+            </div>
+        </div>
+    }
+}
+
+/// The reference's layer-by-layer drill-down of one configuration.
+fn reference_layers(s: Selected, evaluation: Evaluation) -> AnyView {
+    let table = layer_table(&evaluation, s.depth);
+    let bars: Vec<Bar> =
+        table.lines.iter().map(|l| Bar::new(label(l), vec![l.compute_s, l.memory_s, l.comm_s])).collect();
+    let work: Vec<Bar> = table
+        .lines
+        .iter()
+        .zip(&evaluation.mlp.iter().chain(&evaluation.attention).collect::<Vec<_>>())
+        .map(|(l, r)| {
+            Bar::new(label(l), vec![r.flops_fwd_tflop * GFLOP_PER_TFLOP, r.flops_bwd_tflop * GFLOP_PER_TFLOP])
+        })
+        .collect();
+    let traffic: Vec<Bar> = table
+        .lines
+        .iter()
+        .zip(&evaluation.mlp.iter().chain(&evaluation.attention).collect::<Vec<_>>())
+        .map(|(l, r)| Bar::new(label(l), vec![r.mem_fwd_gb, r.mem_bwd_gb]))
+        .collect();
+    let code = fmperf_core::explore::format_candidate(&s.report.candidate);
+    let code_attr = code.clone();
+    view! {
                 <div class="panel-layers" data-config=code_attr>
-                    <h3>"Layers of " <code>{code}</code></h3>
+                    <h3>"Layers of " <code>{code}</code> " " <ModeBadge mode=s.mode id="layers-mode" /></h3>
                     <div class="charts">
                         <div class="chart-box">
                             <StackedBarChart
@@ -189,11 +290,8 @@ pub fn LayersPanel(selection: Memo<Result<Option<Selected>, String>>) -> impl In
                         </div>
                     </div>
                     <LayerRows table=table />
-                    <ParallelRows selected=s />
+                    <ParallelRows selected=s.clone() evaluation=evaluation.clone() />
                 </div>
             }
             .into_any()
-        }
-    }
-    }
 }

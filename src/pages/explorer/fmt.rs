@@ -6,17 +6,9 @@ pub fn fixed(v: f64, decimals: usize) -> String {
     if v.is_finite() { format!("{v:.decimals$}") } else { "–".to_string() }
 }
 
-/// An integer with thin-space-free comma grouping: `84,646`.
+/// An integer with comma grouping: `84,646`.
 pub fn count(v: u64) -> String {
-    let s = v.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
+    fmperf_chart::format::format_grouped(v)
 }
 
 /// Throughput [samples/s], 2 decimals.

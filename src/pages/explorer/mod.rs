@@ -8,6 +8,10 @@
 //! [`drill`] (layers), [`compare`], [`own`] (try your own), [`saved`] (saved scenarios),
 //! [`widgets`], [`fmt`] (number formatting).
 //!
+//! The mode (reference or extended, with every switch) comes from the app-wide mode panel
+//! ([`crate::mode_panel`], URL keys `mode` and `ext`); results, the selected configuration, the
+//! drill-down, "try your own" and the comparison carry a badge naming it.
+//!
 //! Styles: `style/explorer.css`, compiled in and emitted as a `<style>` element with the view, so
 //! they apply wherever the app is mounted (the page, an iframe, a custom element's shadow root and
 //! the single-file offline bundle).
@@ -29,6 +33,7 @@ mod widgets;
 use leptos::prelude::*;
 
 use super::models_table::ReferenceModelsTable;
+use crate::mode_panel::ModePanel;
 use crate::url_state::UrlState;
 use state::Explorer;
 
@@ -146,6 +151,17 @@ pub fn ExplorerPage() -> impl IntoView {
                 <saved::SavedScenarios />
             </aside>
             <div class="explorer-main">
+                <ModePanel
+                    defaults=Signal::derive(|| (None, None))
+                    problem=Signal::derive(move || {
+                        ex.spec.with(|s| {
+                            s.as_ref()
+                                .err()
+                                .and_then(|v| v.iter().find(|e| e.field().is_some_and(|f| f == "mode" || f.starts_with("ext"))).cloned())
+                        })
+                    })
+                    applies_to="The search, “try your own” and the comparison run in this mode."
+                />
                 <results::Results />
                 <Details />
             </div>

@@ -14,6 +14,7 @@ use super::fmt;
 use super::keys::{self, OWN_KEYS, Pin};
 use super::state::Explorer;
 use super::widgets::{DebouncedInput, FieldError, field_message};
+use crate::mode_panel::ModeBadge;
 
 /// What the form gives.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,7 +86,7 @@ pub fn OwnPanel() -> impl IntoView {
         };
         match evaluate_own(&o.spec, &own) {
             Ok(out) => {
-                let report = ConfigReport::of_evaluation(&o.ctx, &out.evaluation);
+                let report = ConfigReport::of_detail(&o.ctx, &out.candidate, &out.evaluation);
                 let best = o.result.merged.first().map(|r| r.throughput_samples_per_s);
                 Tried::Done(Box::new(out), Box::new(report), best)
             }
@@ -236,10 +237,11 @@ pub fn OwnPanel() -> impl IntoView {
                 })
             };
             let domain = ex.outcome.with_untracked(|o| o.as_ref().map(|o| o.spec.system.nvlink_size).unwrap_or(0));
+            let mode = ex.outcome.with_untracked(|o| o.as_ref().map(|o| o.spec.mode).unwrap_or_default());
             let code_attr = code.clone();
             view! {
                 <div class="own-result" data-config=code_attr data-throughput=report.throughput_samples_per_s.to_string() data-fits=fit.fits().to_string()>
-                    <h3>"Your configuration " <code>{code}</code></h3>
+                    <h3>"Your configuration " <code>{code}</code> " " <ModeBadge mode=mode /></h3>
                     {memory_note}
                     <Headline report=(*report).clone() />
                     <p class="muted">{versus} " " {chosen}</p>
@@ -248,7 +250,7 @@ pub fn OwnPanel() -> impl IntoView {
                         <button type="button" class="small" on:click=pin>"Compare it"</button>
                     </div>
                     <div class="detail-grid">
-                        <PartsTables report=(*report).clone() />
+                        <PartsTables report=(*report).clone() mode=mode.kind() />
                         <PlacementTable report=(*report).clone() domain=domain />
                     </div>
                 </div>

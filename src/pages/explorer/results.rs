@@ -12,6 +12,7 @@ use super::fmt;
 use super::keys::{self, Pin};
 use super::state::{Explorer, Run};
 use super::widgets::tablist_keydown;
+use crate::mode_panel::ModeBadge;
 
 /// The progress line of a running search, or the cancelled notice.
 #[component]
@@ -360,7 +361,10 @@ pub fn Results() -> impl IntoView {
     view! {
         <section class="card results-card" aria-labelledby="results-title">
             <div class="card-head">
-                <h2 id="results-title">"Best configurations"</h2>
+                <h2 id="results-title">
+                    "Best configurations "
+                    {move || ex.outcome.with(|o| o.as_ref().map(|o| view! { <ModeBadge mode=o.spec.mode id="results-mode" /> }))}
+                </h2>
                 <p class="muted summary">{summary}</p>
             </div>
             <div class="status-slot">

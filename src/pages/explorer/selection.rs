@@ -1,8 +1,9 @@
 //! The selected configuration (URL key `sel`, else the best of the shown list), fully evaluated
-//! in the scenario of the last finished search, for the breakdown and the layer drill-down.
+//! in the scenario (and mode) of the last finished search, for the breakdown and the layer
+//! drill-down.
 
-use fmperf_core::explore::{ConfigReport, parse_candidate};
-use fmperf_core::reference::{Evaluation, evaluate};
+use fmperf_core::explore::{ConfigReport, Detail, parse_candidate};
+use fmperf_core::mode::ModelMode;
 use leptos::prelude::*;
 
 use super::keys;
@@ -11,8 +12,11 @@ use super::state::Explorer;
 /// A selected configuration: its full evaluation and its report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selected {
-    /// Every layer row, the DP/PP pseudo-layers and the totals.
-    pub evaluation: Evaluation,
+    /// Its full evaluation in the mode: the reference's layer rows, DP/PP pseudo-layers and totals,
+    /// or extended mode's totals and what it adds.
+    pub evaluation: Detail,
+    /// The mode that evaluated it.
+    pub mode: ModelMode,
     /// Headline numbers and breakdowns.
     pub report: ConfigReport,
     /// Its rank in the shown list (1-based), if it is in it.
@@ -37,10 +41,11 @@ pub fn selection(ex: Explorer) -> Memo<Result<Option<Selected>, String>> {
             },
         };
         let spec = &o.spec;
-        let evaluation = evaluate(&spec.model, &spec.system, spec.global_batch, &candidate)
+        let evaluation = spec
+            .evaluate(&candidate)
             .map_err(|e| format!("The selected configuration is not valid for this scenario: {e}"))?;
         let rank = shown.iter().position(|r| r.candidate == candidate).map(|i| i + 1);
-        let report = ConfigReport::of_evaluation(&o.ctx, &evaluation);
-        Ok(Some(Selected { evaluation, report, rank, depth: spec.model.depth }))
+        let report = ConfigReport::of_detail(&o.ctx, &candidate, &evaluation);
+        Ok(Some(Selected { evaluation, mode: spec.mode, report, rank, depth: spec.model.depth }))
     })
 }

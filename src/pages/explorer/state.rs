@@ -10,9 +10,11 @@ use std::sync::Arc;
 use fmperf_core::Error;
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ConfigReport, ExploreResult, ExploreSearch, ExploreSpec, ReportContext};
+use fmperf_core::mode::ModelMode;
 use leptos::prelude::*;
 
 use super::keys;
+use crate::mode_panel;
 use crate::runner::{Sliced, TaskHandle, spawn_sliced};
 use crate::url_state::UrlState;
 
@@ -67,7 +69,9 @@ pub struct Explorer {
     pub live: RwSignal<ExploreFields>,
     /// Validation of `live` (problems of each field, for the messages at the fields).
     pub live_check: Memo<Result<(), Vec<Error>>>,
-    /// The scenario in the URL, validated (what is searched).
+    /// The mode in the URL (`mode`, `ext`; see [`crate::mode_panel`]), or its problem.
+    pub mode: Memo<Result<ModelMode, Error>>,
+    /// The scenario in the URL, validated in that mode (what is searched).
     pub spec: Memo<Result<ExploreSpec, Vec<Error>>>,
     /// The search's progress.
     pub run: RwSignal<Run>,
@@ -110,12 +114,22 @@ impl Explorer {
                 live.set(f);
             }
         });
-        let live_check = Memo::new(move |_| live.with(|f| f.resolve().map(|_| ())));
-        let spec = Memo::new(move |_| from_url.with(|f| f.resolve()));
+        // The explorer's own default is reference mode (the published model).
+        let mode = Memo::new(move |_| {
+            let (m, e) = url.query.with(|q| mode_panel::texts(q, &(None, None)));
+            ModelMode::from_text(m.as_deref(), e.as_deref())
+        });
+        let in_mode = move |f: &ExploreFields| match mode.get() {
+            Ok(m) => f.resolve_in(&m),
+            Err(e) => Err(vec![e]),
+        };
+        let live_check = Memo::new(move |_| live.with(|f| in_mode(f).map(|_| ())));
+        let spec = Memo::new(move |_| from_url.with(in_mode));
         let ex = Explorer {
             url,
             live,
             live_check,
+            mode,
             spec,
             run: RwSignal::new(Run::Idle),
             outcome: RwSignal::new(None),

@@ -107,13 +107,5 @@ fn ProgressBar() -> impl IntoView {
 
 /// An integer with comma grouping: `9,183,444`.
 pub(crate) fn count(v: u64) -> String {
-    let s = v.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
+    fmperf_chart::format::format_grouped(v)
 }

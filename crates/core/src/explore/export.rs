@@ -7,6 +7,7 @@ use super::code::format_candidate;
 use super::inputs::{BudgetUnit, ExploreSpec, strategies_text};
 use super::report::{ConfigReport, MemoryPart, TimePart};
 use crate::catalog::TrainingBudget;
+use crate::mode::ModelMode;
 
 /// The `format` value of exported JSON files.
 pub const JSON_FORMAT: &str = "fmperf.explore.results";
@@ -78,9 +79,13 @@ pub fn results_csv(reports: &[ConfigReport]) -> String {
     out
 }
 
-/// The scenario of a spec as a JSON object (ids, sizes, strategies, budget).
+/// The scenario of a spec as a JSON object (ids, sizes, strategies, budget, the mode and, in
+/// extended mode, every switch).
 pub fn scenario_json(spec: &ExploreSpec) -> Value {
+    let mode = spec.mode.to_json();
     json!({
+        "mode": mode["mode"],
+        "switches": mode.get("switches"),
         "model": spec.model_id,
         "system": spec.system_id,
         "domain_size": spec.system.nvlink_size,
@@ -125,7 +130,10 @@ pub fn results_json(spec: &ExploreSpec, list: &str, reports: &[ConfigReport]) ->
         "version": JSON_VERSION,
         "scenario": scenario_json(spec),
         "list": list,
-        "model_flops_definition": "MFU = reference FLOPs per sample (forward + backward incl. attention recomputation) × throughput / (devices × peak matrix TFLOP/s)",
+        "model_flops_definition": match spec.mode {
+            ModelMode::Reference => "MFU = reference FLOPs per sample (forward + backward incl. attention recomputation) × throughput / (devices × peak matrix TFLOP/s)",
+            ModelMode::Extended(_) => "MFU = model FLOPs per sample (3 × forward: projections with the model's K/V heads, MLP matrices, attention 4·seq·width per token, output head; no recomputation) × throughput / (devices × peak matrix TFLOP/s at the mode's precision)",
+        },
         "results": results,
     });
     serde_json::to_string_pretty(&doc).unwrap_or_default()

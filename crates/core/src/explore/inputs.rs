@@ -4,8 +4,10 @@
 //! to its input. Nothing here panics, whatever the text.
 
 use crate::catalog::{self, MappingOptions, TrainingBudget, to_system_params};
+use crate::extended::hardware::map_without_vector;
+use crate::mode::ModelMode;
 use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
-use crate::search::SearchSpec;
+use crate::search::{ExtendedSetup, SearchSpec};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// The form's field names (also the `field` of every [`Error`] [`ExploreFields::resolve`] returns).
@@ -128,9 +130,13 @@ pub struct ExploreSpec {
     pub budget: TrainingBudget,
     /// Whether the budget is the model's default (not typed).
     pub budget_is_default: bool,
-    /// What the numbers do not capture: the model's reference caveats and the system mapping's
+    /// What the numbers do not capture: the model's caveats in the mode and the system mapping's
     /// approximations, one sentence each.
     pub notes: Vec<String>,
+    /// The model that prices the candidates (see [`super::mode`]).
+    pub mode: ModelMode,
+    /// Extended mode's workload, part and switches (`None` in reference mode).
+    pub extended: Option<ExtendedSetup>,
 }
 
 impl ExploreSpec {
@@ -163,8 +169,16 @@ impl ExploreFields {
         }
     }
 
-    /// Validates every field; all problems at once, each naming its [`field`].
+    /// Validates every field for reference mode; all problems at once, each naming its [`field`].
     pub fn resolve(&self) -> Result<ExploreSpec, Vec<Error>> {
+        self.resolve_in(&ModelMode::Reference)
+    }
+
+    /// Validates every field for `mode` (see [`ExploreSpec::with_mode`]; in extended mode a part
+    /// without a vector rate is usable); all problems at once, each naming its [`field`] (or
+    /// `mode`, `ext.<switch>`).
+    pub fn resolve_in(&self, mode: &ModelMode) -> Result<ExploreSpec, Vec<Error>> {
+        let extended = mode.options().is_some();
         let mut errors = Vec::new();
         let model = keep(resolve_model(&self.model), &mut errors);
         let domain = if self.domain.trim().is_empty() {
@@ -173,7 +187,7 @@ impl ExploreFields {
             keep(parse_count(field::DOMAIN, &self.domain, 1, MAX_DOMAIN), &mut errors)
         };
         let domain_ok = self.domain.trim().is_empty() || domain.is_some();
-        let system = keep(resolve_system(&self.system, domain), &mut errors);
+        let system = keep(resolve_system_for(&self.system, domain, extended), &mut errors);
         let gpus = keep(parse_count(field::GPUS, &self.gpus, 1, MAX_DEVICES), &mut errors);
         let batch = keep(parse_count(field::BATCH, &self.batch, 1, MAX_GLOBAL_BATCH), &mut errors);
         let strategies = keep(parse_strategies(&self.strategies), &mut errors);
@@ -192,7 +206,7 @@ impl ExploreFields {
                 let (system, mapped) = s;
                 let mut notes = model.reference_caveats();
                 notes.extend(mapped.approximations);
-                Ok(ExploreSpec {
+                ExploreSpec {
                     model_id: model.id.clone(),
                     model_name: model.name.clone(),
                     model: shape,
@@ -206,7 +220,11 @@ impl ExploreFields {
                     budget: budget.unwrap_or(model.training_budget),
                     budget_is_default: budget.is_none(),
                     notes,
-                })
+                    mode: ModelMode::Reference,
+                    extended: None,
+                }
+                .with_mode(*mode)
+                .map_err(|e| vec![e])
             }
             _ => Err(errors),
         }
@@ -241,13 +259,27 @@ pub fn resolve_system(
     id: &str,
     domain: Option<u64>,
 ) -> Result<(&'static catalog::CatalogSystem, catalog::MappedSystem), Error> {
+    resolve_system_for(id, domain, false)
+}
+
+/// [`resolve_system`] for either mode: with `extended`, a part without a vector (non-matrix) rate
+/// maps too (extended mode never reads it; see [`map_without_vector`]).
+pub fn resolve_system_for(
+    id: &str,
+    domain: Option<u64>,
+    extended: bool,
+) -> Result<(&'static catalog::CatalogSystem, catalog::MappedSystem), Error> {
     let s = catalog::find_system(id).map_err(|e| not_in_catalog(field::SYSTEM, id, e))?;
     let options = MappingOptions { domain_size: domain, ..MappingOptions::default() };
-    let mapped = to_system_params(s, &options).map_err(|e| match e {
+    let mapped = if extended { map_without_vector(s, &options) } else { to_system_params(s, &options) };
+    let mapped = mapped.map_err(|e| match e {
         Error::InvalidField { field, value, rule, hint } if field == "domain_size" || field == "system.nvlink_size" => {
             Error::InvalidField { field: field::DOMAIN.into(), value, rule, hint }
         }
-        other => Error::invalid(field::SYSTEM, &s.id, format!("cannot be used by the reference model: {other}")),
+        other => {
+            let by = if extended { "extended mode" } else { "the reference model" };
+            Error::invalid(field::SYSTEM, &s.id, format!("cannot be used by {by}: {other}"))
+        }
     })?;
     Ok((s, mapped))
 }

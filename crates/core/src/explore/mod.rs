@@ -16,7 +16,9 @@
 //! * [`layers`]: the drill-down of one configuration, layer by layer;
 //! * [`code`]: a compact, URL-safe text form of a configuration (`2d.dp4.tp8x1.pp128.mbs1.nb16.nv8x1x1x1`);
 //! * [`export`]: CSV and JSON of result lists;
-//! * [`saved`]: the versioned format of scenarios saved in browser storage.
+//! * [`saved`]: the versioned format of scenarios saved in browser storage;
+//! * [`mode`]: the scenario in reference or extended mode (searches, full evaluations, MFU's
+//!   model FLOPs).
 //!
 //! Units: as in the rest of the crate (seconds, GB, TFLOP, TFLOP/s), plus days for training time.
 
@@ -27,6 +29,7 @@ pub mod inputs;
 pub mod layers;
 pub mod merge;
 pub mod metrics;
+pub mod mode;
 pub mod own;
 pub mod report;
 pub mod saved;
@@ -36,6 +39,7 @@ pub use code::{format_candidate, parse_candidate};
 pub use inputs::{ExploreFields, ExploreSpec};
 pub use merge::{StrategyOutcome, merge};
 pub use metrics::{MemoryFit, model_flops_utilisation, training_days};
+pub use mode::Detail;
 pub use own::{OwnConfig, OwnOutcome, evaluate_own};
 pub use report::{ConfigReport, MemoryPart, Placement, ReportContext, TimePart};
 pub use task::{ExploreResult, ExploreSearch};

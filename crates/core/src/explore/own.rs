@@ -6,8 +6,9 @@
 //! fields); one that does not fit in memory gets how far over it is.
 
 use super::inputs::{ExploreSpec, parse_count};
+use super::mode::Detail;
+use crate::reference::Candidate;
 use crate::reference::candidate::MAX_DEVICES;
-use crate::reference::{Candidate, Evaluation, Evaluator, evaluate};
 use crate::search::space::{nb_cands, nv_cands_2d};
 use crate::{Error, Strategy};
 
@@ -137,8 +138,10 @@ fn parse_placement(text: &str, strategy: Option<Strategy>) -> Result<Option<[u64
 /// What an own configuration gave.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OwnOutcome {
-    /// The full evaluation (with the chosen placement and panel count).
-    pub evaluation: Evaluation,
+    /// The configuration evaluated (with the chosen placement and panel count).
+    pub candidate: Candidate,
+    /// Its full evaluation in the scenario's mode.
+    pub evaluation: Detail,
     /// Whether the placement was chosen here (not typed).
     pub placement_chosen: bool,
     /// Whether the SUMMA panel count was chosen here (not typed).
@@ -150,7 +153,7 @@ pub struct OwnOutcome {
 impl OwnOutcome {
     /// How much more memory than the device has it needs [GB] (0 when it fits).
     pub fn over_memory_gb(&self, capacity_gb: f64) -> f64 {
-        (self.evaluation.mem_gb - capacity_gb).max(0.0)
+        (self.evaluation.mem_gb() - capacity_gb).max(0.0)
     }
 }
 
@@ -178,7 +181,7 @@ fn rename(e: Error) -> Error {
     }
 }
 
-/// Evaluates `own` in the scenario `spec` (device count, batch, model, system).
+/// Evaluates `own` in the scenario `spec` (device count, batch, model, system), in its mode.
 pub fn evaluate_own(spec: &ExploreSpec, own: &OwnConfig) -> Result<OwnOutcome, Error> {
     let n = spec.n_gpus;
     let tp = own.tp1.checked_mul(own.tp2).filter(|&t| t <= n);
@@ -238,14 +241,17 @@ pub fn evaluate_own(spec: &ExploreSpec, own: &OwnConfig) -> Result<OwnOutcome, E
         )
         .with_hint("change a degree or the domain size"));
     }
-    let mut evaluator = Evaluator::new(&spec.model, &spec.system, own.strategy, spec.global_batch)?;
+    let mut engine = spec.engine(own.strategy)?;
     let mut best: Option<(f64, Candidate)> = None;
     let mut first_error = None;
     let mut compared = 0;
     for &nb in &nbs {
         for &p in &placements {
             let c = with(nb, p);
-            match evaluator.evaluate(&c) {
+            let outcome = c.check(&spec.model, &spec.system, spec.global_batch).and_then(|_| {
+                engine.outcome(&c).ok_or_else(|| Error::invalid(field::STRATEGY, c.strategy, "has no extended model"))
+            });
+            match outcome {
                 Ok(o) => {
                     compared += 1;
                     if best.is_none_or(|(t, _)| o.throughput_samples_per_s > t) {
@@ -261,8 +267,9 @@ pub fn evaluate_own(spec: &ExploreSpec, own: &OwnConfig) -> Result<OwnOutcome, E
     let Some((_, chosen)) = best else {
         return Err(rename(first_error.unwrap_or_else(|| Error::invalid(field::NV, "-", "no valid option"))));
     };
-    let evaluation = evaluate(&spec.model, &spec.system, spec.global_batch, &chosen).map_err(rename)?;
+    let evaluation = spec.evaluate(&chosen).map_err(rename)?;
     Ok(OwnOutcome {
+        candidate: chosen,
         evaluation,
         placement_chosen: own.placement.is_none(),
         nb_chosen: own.nb.is_none() && own.strategy == Strategy::Summa2D,

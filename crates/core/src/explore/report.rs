@@ -9,132 +9,7 @@ use crate::reference::{Candidate, Evaluation, Totals, model_summary_on};
 use crate::search::Ranked;
 use crate::{Error, Strategy};
 
-/// A component of the iteration time. The six add up to the iteration time
-/// (`t = compute + exposed memory + TP + DP + PP communication + bubble`, spec §6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TimePart {
-    /// Compute at the derated peak, with per-kernel overheads (`t_comp`).
-    Compute,
-    /// Memory-bound time not hidden behind compute (`t_mem`).
-    ExposedMemory,
-    /// Tensor-parallel (and context-parallel) collectives (`t_tp_comm`).
-    TpComm,
-    /// Data-parallel gradient reduction and weight gathering (`t_dp_comm`).
-    DpComm,
-    /// Pipeline point-to-point sends (`t_pp_comm`).
-    PpComm,
-    /// Pipeline bubble (`t_bubble`).
-    Bubble,
-}
-
-impl TimePart {
-    /// All parts, in stacking order.
-    pub const ALL: [TimePart; 6] = [
-        TimePart::Compute,
-        TimePart::ExposedMemory,
-        TimePart::TpComm,
-        TimePart::DpComm,
-        TimePart::PpComm,
-        TimePart::Bubble,
-    ];
-
-    /// Short machine key (`comp`, `mem`, `tp_comm`, `dp_comm`, `pp_comm`, `bubble`), as the CLI's JSON.
-    pub fn key(self) -> &'static str {
-        match self {
-            TimePart::Compute => "comp",
-            TimePart::ExposedMemory => "mem",
-            TimePart::TpComm => "tp_comm",
-            TimePart::DpComm => "dp_comm",
-            TimePart::PpComm => "pp_comm",
-            TimePart::Bubble => "bubble",
-        }
-    }
-
-    /// Label for legends and table headers.
-    pub fn label(self) -> &'static str {
-        match self {
-            TimePart::Compute => "compute",
-            TimePart::ExposedMemory => "exposed memory",
-            TimePart::TpComm => "TP comm",
-            TimePart::DpComm => "DP comm",
-            TimePart::PpComm => "PP comm",
-            TimePart::Bubble => "bubble",
-        }
-    }
-
-    /// One sentence on what the part is.
-    pub fn description(self) -> &'static str {
-        match self {
-            TimePart::Compute => "matrix and vector work at 80 % of peak, plus 20 µs per kernel",
-            TimePart::ExposedMemory => "HBM traffic that takes longer than the layer's compute",
-            TimePart::TpComm => "tensor- and context-parallel collectives inside each block (not overlapped)",
-            TimePart::DpComm => "data-parallel weight all-gather and gradient reduce-scatter",
-            TimePart::PpComm => "activations sent between pipeline stages",
-            TimePart::Bubble => "pipeline fill and drain: (pp − 1) micro-batch steps",
-        }
-    }
-
-    /// This part of `t` [s].
-    pub fn of(self, t: &Totals) -> f64 {
-        match self {
-            TimePart::Compute => t.t_comp,
-            TimePart::ExposedMemory => t.t_mem,
-            TimePart::TpComm => t.t_tp_comm,
-            TimePart::DpComm => t.t_dp_comm,
-            TimePart::PpComm => t.t_pp_comm,
-            TimePart::Bubble => t.t_bubble,
-        }
-    }
-}
-
-/// A component of the memory per device; the four add up to it (spec §6, quirk Q8).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MemoryPart {
-    /// 16-bit weights of the local blocks.
-    Weights,
-    /// Weight gradients (not sharded).
-    Gradients,
-    /// FP32 master weights and Adam moments, sharded over data (and context) parallelism.
-    OptimizerStates,
-    /// Activations of the micro-batches in flight.
-    Activations,
-}
-
-impl MemoryPart {
-    /// All parts, in stacking order.
-    pub const ALL: [MemoryPart; 4] =
-        [MemoryPart::Weights, MemoryPart::Gradients, MemoryPart::OptimizerStates, MemoryPart::Activations];
-
-    /// Short machine key (`weights`, `grads`, `optimizer`, `activations`), as the CLI's JSON.
-    pub fn key(self) -> &'static str {
-        match self {
-            MemoryPart::Weights => "weights",
-            MemoryPart::Gradients => "grads",
-            MemoryPart::OptimizerStates => "optimizer",
-            MemoryPart::Activations => "activations",
-        }
-    }
-
-    /// Label for legends and table headers.
-    pub fn label(self) -> &'static str {
-        match self {
-            MemoryPart::Weights => "weights",
-            MemoryPart::Gradients => "gradients",
-            MemoryPart::OptimizerStates => "optimizer states",
-            MemoryPart::Activations => "activations",
-        }
-    }
-
-    /// This part of `t` [GB].
-    pub fn of(self, t: &Totals) -> f64 {
-        match self {
-            MemoryPart::Weights => t.wts_mem,
-            MemoryPart::Gradients => t.wts_grad_mem,
-            MemoryPart::OptimizerStates => t.wts_optimizer_states_mem,
-            MemoryPart::Activations => t.acts_mem,
-        }
-    }
-}
+pub use crate::search::{MemoryPart, TimePart};
 
 /// One parallel dimension and how much of it sits inside one fast (scale-up) domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -194,15 +69,23 @@ pub struct ReportContext {
 }
 
 impl ReportContext {
-    /// The context of a validated scenario.
+    /// The context of a validated scenario, in its mode (model FLOPs as that mode counts them,
+    /// the peak at its precision, its memory limit).
     pub fn new(spec: &ExploreSpec) -> Result<ReportContext, Error> {
-        let summary = model_summary_on(&spec.model, &spec.system)?;
+        let flops_per_sample_tflop = match &spec.extended {
+            None => model_summary_on(&spec.model, &spec.system)?.flops_per_sample_tflop,
+            Some(e) => super::mode::model_flops_per_sample_tflop(
+                &e.workload,
+                e.options.grouped_query_attention,
+                e.options.gated_mlp,
+            ),
+        };
         Ok(ReportContext {
             budget: spec.budget,
             seq_len: spec.model.l,
-            flops_per_sample_tflop: summary.flops_per_sample_tflop,
-            peak_matrix_tflops: spec.system.matrix_flops_fp16,
-            capacity_gb: spec.system.hbm_capacity,
+            flops_per_sample_tflop,
+            peak_matrix_tflops: spec.peak_matrix_tflops(),
+            capacity_gb: spec.capacity_gb(),
             global_batch: spec.global_batch,
         })
     }
@@ -238,6 +121,11 @@ impl ConfigReport {
     /// The report of a full evaluation.
     pub fn of_evaluation(ctx: &ReportContext, e: &Evaluation) -> ConfigReport {
         Self::build(ctx, &e.candidate, e.throughput_samples_per_s, e.mem_gb, &e.totals)
+    }
+
+    /// The report of candidate `c` from its evaluation in either mode.
+    pub fn of_detail(ctx: &ReportContext, c: &Candidate, d: &super::mode::Detail) -> ConfigReport {
+        Self::build(ctx, c, d.throughput_samples_per_s(), d.mem_gb(), d.totals())
     }
 
     fn build(ctx: &ReportContext, c: &Candidate, throughput: f64, mem_gb: f64, totals: &Totals) -> ConfigReport {

@@ -68,9 +68,9 @@ impl ExploreSearch {
     /// returns `true` when every strategy is done.
     pub fn step(&mut self, max_candidates: usize) -> bool {
         if let Some(i) = self.searches.iter().position(Option::is_none) {
-            let spec = self.spec.search_spec(self.spec.strategies[i]);
             // `new` validated every spec, so this cannot fail; an empty space stands in if it did.
-            self.searches[i] = Search::new(spec).ok();
+            // The search runs in the scenario's mode (see `super::mode`).
+            self.searches[i] = self.spec.search(self.spec.strategies[i]).ok();
             if self.searches[i].is_none() {
                 self.searches.remove(i);
                 self.spec.strategies.remove(i);

@@ -3,7 +3,7 @@
 //! network tiers (the reference's [`Network`], priced by the reference's ring model).
 
 use super::efficiency::{self, CeilingSource};
-use crate::catalog::{CatalogSystem, MappingOptions, Precision, to_system_params};
+use crate::catalog::{CatalogSystem, MappedSystem, MappingOptions, Precision, to_system_params};
 use crate::reference::machine::{Machine, Network};
 use crate::{Error, SystemParams};
 
@@ -52,6 +52,22 @@ fn attention_precision(sys: Option<&CatalogSystem>, p: Precision) -> Precision {
     }
 }
 
+/// [`to_system_params`] for extended mode, which never reads the vector (non-matrix) rate: an
+/// entry that lists none (TPUs, Gaudi 2) maps with a placeholder rate, and no note about it.
+pub fn map_without_vector(sys: &CatalogSystem, opts: &MappingOptions) -> Result<MappedSystem, Error> {
+    match to_system_params(sys, opts) {
+        Err(Error::InvalidField { field, .. })
+            if field == "peak_tflops.fp16_vector" && opts.vector_tflops.is_none() =>
+        {
+            // Any positive rate: it is not read by extended mode.
+            let mut m = to_system_params(sys, &MappingOptions { vector_tflops: Some(1.0), ..*opts })?;
+            m.approximations.retain(|a| !a.starts_with("vector rate"));
+            Ok(m)
+        }
+        other => other,
+    }
+}
+
 impl Hardware {
     /// A catalog system at a matmul precision, with the mapping choices of `opts` (domain size,
     /// NICs, bandwidth overrides; `opts.precision` is replaced by `precision`).
@@ -65,20 +81,7 @@ impl Hardware {
         measured_ceiling: bool,
         opts: &MappingOptions,
     ) -> Result<Hardware, Error> {
-        let map = |p: Precision| -> Result<crate::catalog::MappedSystem, Error> {
-            let o = MappingOptions { precision: Some(p), ..*opts };
-            match to_system_params(sys, &o) {
-                Err(Error::InvalidField { field, .. })
-                    if field == "peak_tflops.fp16_vector" && opts.vector_tflops.is_none() =>
-                {
-                    // Any positive rate: it is not read by extended mode.
-                    let mut m = to_system_params(sys, &MappingOptions { vector_tflops: Some(1.0), ..o })?;
-                    m.approximations.retain(|a| !a.starts_with("vector rate"));
-                    Ok(m)
-                }
-                other => other,
-            }
-        };
+        let map = |p: Precision| map_without_vector(sys, &MappingOptions { precision: Some(p), ..*opts });
         let mm = map(precision)?;
         let att_p = attention_precision(Some(sys), precision);
         let att = if att_p == precision { mm.clone() } else { map(att_p)? };

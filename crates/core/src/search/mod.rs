@@ -7,9 +7,11 @@
 //! The same search runs in extended mode ([`Search::new_extended`]): the candidates are the
 //! reference's (1d and 2d-seqp), each priced by [`crate::extended`] with the same result shape.
 
+pub mod parts;
 pub mod space;
 pub mod topk;
 
+pub use parts::{MemoryPart, TimePart};
 pub use space::Space;
 pub use topk::{Ranked, TopK};
 

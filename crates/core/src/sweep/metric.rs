@@ -5,106 +5,9 @@
 use std::fmt;
 
 use super::result::PointResult;
-use crate::reference::Totals;
 use crate::{Error, Strategy};
 
-/// One component of the iteration time of a configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TimePart {
-    /// Compute (with per-kernel overheads).
-    Compute,
-    /// Exposed HBM traffic.
-    Memory,
-    /// Exposed tensor-parallel communication.
-    TpComm,
-    /// Data-parallel communication.
-    DpComm,
-    /// Pipeline communication.
-    PpComm,
-    /// Pipeline bubble.
-    Bubble,
-}
-
-impl TimePart {
-    /// Every part, in stacking order.
-    pub const ALL: [TimePart; 6] =
-        [TimePart::Compute, TimePart::Memory, TimePart::TpComm, TimePart::DpComm, TimePart::PpComm, TimePart::Bubble];
-
-    /// Short key.
-    pub fn key(self) -> &'static str {
-        match self {
-            TimePart::Compute => "comp",
-            TimePart::Memory => "mem",
-            TimePart::TpComm => "tp_comm",
-            TimePart::DpComm => "dp_comm",
-            TimePart::PpComm => "pp_comm",
-            TimePart::Bubble => "bubble",
-        }
-    }
-
-    /// Name for legends.
-    pub fn name(self) -> &'static str {
-        match self {
-            TimePart::Compute => "compute",
-            TimePart::Memory => "exposed memory",
-            TimePart::TpComm => "TP comm",
-            TimePart::DpComm => "DP comm",
-            TimePart::PpComm => "PP comm",
-            TimePart::Bubble => "bubble",
-        }
-    }
-
-    /// Seconds of this part in `t`.
-    pub fn of(self, t: &Totals) -> f64 {
-        match self {
-            TimePart::Compute => t.t_comp,
-            TimePart::Memory => t.t_mem,
-            TimePart::TpComm => t.t_tp_comm,
-            TimePart::DpComm => t.t_dp_comm,
-            TimePart::PpComm => t.t_pp_comm,
-            TimePart::Bubble => t.t_bubble,
-        }
-    }
-}
-
-/// One component of the memory per device of a configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MemoryPart {
-    /// Weights of the local blocks.
-    Weights,
-    /// Weight gradients.
-    Grads,
-    /// Optimizer states.
-    Optimizer,
-    /// Activations in flight.
-    Activations,
-}
-
-impl MemoryPart {
-    /// Every part, in stacking order.
-    pub const ALL: [MemoryPart; 4] =
-        [MemoryPart::Weights, MemoryPart::Grads, MemoryPart::Optimizer, MemoryPart::Activations];
-
-    /// Short key.
-    pub fn key(self) -> &'static str {
-        match self {
-            MemoryPart::Weights => "weights",
-            MemoryPart::Grads => "grads",
-            MemoryPart::Optimizer => "optimizer",
-            MemoryPart::Activations => "activations",
-        }
-    }
-
-    /// GB of this part in `t`.
-    pub fn of(self, t: &Totals) -> f64 {
-        match self {
-            MemoryPart::Weights => t.wts_mem,
-            MemoryPart::Grads => t.wts_grad_mem,
-            MemoryPart::Optimizer => t.wts_optimizer_states_mem,
-            MemoryPart::Activations => t.acts_mem,
-        }
-    }
-}
+pub use crate::search::{MemoryPart, TimePart};
 
 /// A number read off a point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -174,7 +77,7 @@ impl Metric {
             Metric::AchievedTflops => "achieved [TFLOP/s per device]".into(),
             Metric::BlockFwdTflops => "block forward [TFLOP/s]".into(),
             Metric::BlockBwdTflops => "block backward [TFLOP/s]".into(),
-            Metric::Time(p) => format!("{} [s]", p.name()),
+            Metric::Time(p) => format!("{} [s]", p.label()),
             Metric::Memory(p) => format!("{} [GB]", p.key()),
             Metric::StrategyDays(s) => format!("training time {} [days]", s.as_str()),
         }

@@ -87,9 +87,7 @@ pub enum Unresolved {
 pub const SPARSITY_UNSUPPORTED: &str = "weight sparsity is not in the reference model: it prices every weight as \
      dense (FLOPs, memory, traffic); only sparsity 0 can be evaluated (extended mode prices it on wafer-scale parts)";
 
-/// Why extended mode does not search 2D SUMMA.
-pub const SUMMA_UNSUPPORTED: &str = "2D SUMMA (strategy 2d) has no extended model: extended mode searches 1d and \
-     2d-seqp; use reference mode for 2d";
+pub use crate::mode::SUMMA_UNSUPPORTED;
 
 /// How a point names its model, system and size, known even when it cannot be resolved.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,161 @@
+//! The explorer in either mode: a validated scenario priced by reference mode or by extended mode
+//! with its switches ([`ExploreSpec::with_mode`]), its searches in that mode, and the full
+//! evaluation of one configuration in that mode ([`Detail`]) for the selected configuration, the
+//! comparison and "try your own".
+//!
+//! Extended mode reads the catalog entries themselves (grouped-query attention, SwiGLU, the
+//! vocabulary; the part at the switch's precision with its measured ceiling), leaves 2D SUMMA out
+//! (a note says so; a scenario of only `2d` is an error at the strategies) and counts model FLOPs
+//! for MFU with the standard per-token formula (GQA, gated MLP, attention, output head) instead of
+//! the reference's layer counts.
+
+use super::inputs::{ExploreSpec, field};
+use crate::catalog::{self, MappingOptions};
+use crate::extended::sparsity::no_effect_note;
+use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, Hardware, Workload};
+use crate::mode::{ModelMode, SUMMA_UNSUPPORTED};
+use crate::reference::{Candidate, Evaluation, Evaluator, Totals, evaluate};
+use crate::search::{Engine, ExtendedSetup, Search};
+use crate::validate::convention::{ConventionShape, FlopConvention, iteration_flops};
+use crate::{Error, Strategy};
+
+/// The full evaluation of one configuration in the scenario's mode.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Detail {
+    /// The reference's: every layer row, the data- and pipeline-parallel pseudo-layers, totals.
+    Reference(Evaluation),
+    /// Extended mode's: totals, what extended mode adds, data-parallel exposure, memory parts.
+    Extended(ExtendedEvaluation),
+}
+
+impl Detail {
+    /// The iteration totals.
+    pub fn totals(&self) -> &Totals {
+        match self {
+            Detail::Reference(e) => &e.totals,
+            Detail::Extended(e) => &e.totals,
+        }
+    }
+
+    /// Throughput [samples/s].
+    pub fn throughput_samples_per_s(&self) -> f64 {
+        match self {
+            Detail::Reference(e) => e.throughput_samples_per_s,
+            Detail::Extended(e) => e.throughput_samples_per_s,
+        }
+    }
+
+    /// Memory per device [GB].
+    pub fn mem_gb(&self) -> f64 {
+        match self {
+            Detail::Reference(e) => e.mem_gb,
+            Detail::Extended(e) => e.mem_gb,
+        }
+    }
+}
+
+/// Model FLOPs of one sample (forward and backward, no recomputation) as extended mode counts a
+/// model [TFLOP]: the standard per-token count with the model's own attention width, K/V heads,
+/// MLP matrices and output head (`validate::convention`'s model-FLOPs convention).
+pub fn model_flops_per_sample_tflop(w: &Workload, gqa: bool, gated: bool) -> f64 {
+    let shape = ConventionShape {
+        layers: w.layers as f64,
+        hidden: w.hidden as f64,
+        q_width: w.q_width() as f64,
+        kv_width: w.kv_width(gqa) as f64,
+        ffn: w.ffn_hidden as f64,
+        mlp_matrices: w.mlp_in_matrices(gated) as f64 + 1.0,
+        seq: w.seq_len as f64,
+        vocab: w.vocab.unwrap_or(0) as f64,
+        params: None,
+    };
+    iteration_flops(FlopConvention::ModelFlops, &shape, 1.0).unwrap_or(f64::NAN) * 1e-12
+}
+
+impl ExploreSpec {
+    /// This scenario priced in `mode`. In extended mode the workload and the part are read from
+    /// the catalog (the part at the switch's precision, with the scenario's domain size), 2D SUMMA
+    /// is left out with a note, and the notes are extended mode's. Errors name the field: `model`,
+    /// `system`, `strategies`, or `ext.precision` for a precision the part does not list.
+    pub fn with_mode(mut self, mode: ModelMode) -> Result<ExploreSpec, Error> {
+        self.mode = mode;
+        self.extended = None;
+        let ModelMode::Extended(options) = mode else { return Ok(self) };
+        options.validate()?;
+        let model = catalog::find_model(&self.model_id)?;
+        let workload = Workload::from_catalog(model).map_err(|e| {
+            Error::invalid(field::MODEL, &self.model_id, format!("cannot be used by extended mode: {e}"))
+        })?;
+        let sys = catalog::find_system(&self.system_id)?;
+        let opts = MappingOptions { domain_size: Some(self.system.nvlink_size), ..MappingOptions::default() };
+        let hardware =
+            Hardware::from_catalog(sys, options.precision, options.measured_ceiling, &opts).map_err(|e| {
+                match e.field() {
+                    Some(f) if f.starts_with("peak_tflops") || f == "precision" => {
+                        Error::invalid("ext.precision", options.precision, format!("cannot be used on {}: {e}", sys.id))
+                            .with_hint("choose a precision the part lists")
+                    }
+                    _ => Error::invalid(field::SYSTEM, &sys.id, format!("cannot be used by extended mode: {e}")),
+                }
+            })?;
+        let mut notes = hardware.approximations.clone();
+        if self.strategies.contains(&Strategy::Summa2D) {
+            self.strategies.retain(|s| *s != Strategy::Summa2D);
+            if self.strategies.is_empty() {
+                return Err(Error::invalid(field::STRATEGIES, "2d", SUMMA_UNSUPPORTED)
+                    .with_hint("add 1d or 2d-seqp, or use reference mode"));
+            }
+            notes.push(format!("not searched: {SUMMA_UNSUPPORTED}"));
+        }
+        notes.extend(no_effect_note(&sys.id, &hardware, options.weight_sparsity));
+        self.notes = notes;
+        self.extended = Some(ExtendedSetup { workload, hardware, options });
+        Ok(self)
+    }
+
+    /// The search of one strategy in the scenario's mode.
+    pub fn search(&self, strategy: Strategy) -> Result<Search, Error> {
+        let spec = self.search_spec(strategy);
+        match &self.extended {
+            None => Search::new(spec),
+            Some(ext) => Search::new_extended(spec, ext.clone()),
+        }
+    }
+
+    /// The evaluator of one strategy in the scenario's mode.
+    pub(crate) fn engine(&self, strategy: Strategy) -> Result<Engine, Error> {
+        Ok(match &self.extended {
+            None => Engine::Reference(Evaluator::new(&self.model, &self.system, strategy, self.global_batch)?),
+            Some(e) => Engine::Extended(Box::new(ExtendedEvaluator::new(
+                &e.workload,
+                &e.hardware,
+                &e.options,
+                strategy,
+                self.global_batch,
+            )?)),
+        })
+    }
+
+    /// The full evaluation of `c` in the scenario's mode.
+    pub fn evaluate(&self, c: &Candidate) -> Result<Detail, Error> {
+        match &self.extended {
+            None => evaluate(&self.model, &self.system, self.global_batch, c).map(Detail::Reference),
+            Some(e) => {
+                c.check(&self.model, &self.system, self.global_batch)?;
+                let mut ev =
+                    ExtendedEvaluator::new(&e.workload, &e.hardware, &e.options, c.strategy, self.global_batch)?;
+                ev.evaluate_full(c).map(Detail::Extended)
+            }
+        }
+    }
+
+    /// Peak matrix rate of one device at the mode's precision [TFLOP/s].
+    pub fn peak_matrix_tflops(&self) -> f64 {
+        self.extended.as_ref().map_or(self.system.matrix_flops_fp16, |e| e.hardware.matmul_peak_tflops)
+    }
+
+    /// Memory of one device [GB] (the feasibility limit).
+    pub fn capacity_gb(&self) -> f64 {
+        self.extended.as_ref().map_or(self.system.hbm_capacity, |e| e.hardware.hbm_capacity_gb)
+    }
+}
