@@ -135,7 +135,15 @@ pub fn ModePanel(
                         "Default switches"
                     </button>
                 </div>
-                <div class="mode-switches" id="mode-switches">{rows}</div>
+                <details class="mode-switches-wrap" open>
+                    <summary>
+                        {move || match ext().split(',').filter(|x| !x.trim().is_empty()).count() {
+                            0 => "Switches (all at their defaults)".to_string(),
+                            n => format!("Switches ({n} changed)"),
+                        }}
+                    </summary>
+                    <div class="mode-switches" id="mode-switches">{rows}</div>
+                </details>
                 <Sources />
             }
             .into_any()
