@@ -18,44 +18,57 @@ use crate::mode_panel::ModeBadge;
 #[component]
 pub fn RunStatus() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
-    move || match ex.run.get() {
-        Run::Running { done, total, slow: true } => {
-            let pct = if total > 0 { done as f64 / total as f64 * 100.0 } else { 0.0 };
-            Some(
-                view! {
-                    <div class="run-status" role="status">
-                        <span>
-                            {format!("Searching… {} of {} candidates", fmt::count(done), fmt::count(total))}
-                        </span>
-                        <div
-                            class="progress"
-                            role="progressbar"
-                            aria-label="Search progress"
-                            aria-valuemin="0"
-                            aria-valuemax="100"
-                            aria-valuenow=format!("{pct:.0}")
-                        >
-                            <div style=format!("width: {pct:.1}%")></div>
-                        </div>
-                        <button type="button" class="cancel" on:click=move |_| ex.cancel()>
-                            "Cancel"
-                        </button>
+    // What is shown changes rarely; the numbers change every slice. Keep the elements (above all
+    // the Cancel button) in place while a search runs and update only the text and the bar, so a
+    // click is never lost on an element replaced between mouse-down and mouse-up.
+    let kind = Memo::new(move |_| match ex.run.get() {
+        Run::Running { slow: true, .. } => StatusKind::Progress,
+        Run::Running { .. } => StatusKind::Quiet,
+        Run::Idle if !ex.outcome_is_current() && ex.spec.with(|s| s.is_ok()) => StatusKind::Quiet,
+        Run::Cancelled => StatusKind::Cancelled,
+        Run::Idle => StatusKind::None,
+    });
+    let counts = move || match ex.run.get() {
+        Run::Running { done, total, .. } => (done, total),
+        _ => (0, 0),
+    };
+    let pct = move || {
+        let (done, total) = counts();
+        if total > 0 { done as f64 / total as f64 * 100.0 } else { 0.0 }
+    };
+    move || match kind.get() {
+        StatusKind::Progress => Some(
+            view! {
+                <div class="run-status" role="status">
+                    <span>
+                        {move || {
+                            let (done, total) = counts();
+                            format!("Searching… {} of {} candidates", fmt::count(done), fmt::count(total))
+                        }}
+                    </span>
+                    <div
+                        class="progress"
+                        role="progressbar"
+                        aria-label="Search progress"
+                        aria-valuemin="0"
+                        aria-valuemax="100"
+                        aria-valuenow=move || format!("{:.0}", pct())
+                    >
+                        <div style=move || format!("width: {:.1}%", pct())></div>
                     </div>
-                }
-                .into_any(),
-            )
-        }
-        Run::Running { .. } => {
-            Some(view! { <div class="run-status quiet" role="status">"Searching…"</div> }.into_any())
-        }
-        Run::Idle if !ex.outcome_is_current() && ex.spec.with(|s| s.is_ok()) => {
-            Some(view! { <div class="run-status quiet" role="status">"Searching…"</div> }.into_any())
-        }
-        Run::Cancelled => Some(
+                    <button type="button" class="cancel" on:click=move |_| ex.cancel()>
+                        "Cancel"
+                    </button>
+                </div>
+            }
+            .into_any(),
+        ),
+        StatusKind::Quiet => Some(view! { <div class="run-status quiet" role="status">"Searching…"</div> }.into_any()),
+        StatusKind::Cancelled => Some(
             view! {
                 <div class="notice warn run-status" role="status">
                     <span>
-                        {if ex.outcome.with(|o| o.is_some()) {
+                        {if ex.outcome.with_untracked(|o| o.is_some()) {
                             "Search cancelled. The results below are from the previous search."
                         } else {
                             "Search cancelled before it found anything."
@@ -68,8 +81,21 @@ pub fn RunStatus() -> impl IntoView {
             }
             .into_any(),
         ),
-        Run::Idle => None,
+        StatusKind::None => None,
     }
+}
+
+/// Which status line is shown (see [`RunStatus`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StatusKind {
+    /// A search running for more than ~100 ms: progress and Cancel.
+    Progress,
+    /// A search just started (or about to).
+    Quiet,
+    /// The last search was cancelled.
+    Cancelled,
+    /// Nothing to say.
+    None,
 }
 
 /// The list tabs: all strategies, then each searched strategy.
