@@ -23,8 +23,8 @@ pub mod model;
 pub mod presets;
 pub mod reference;
 pub mod search;
-pub mod sweep;
 pub mod strategy;
+pub mod sweep;
 pub mod system;
 pub mod validate;
 
