@@ -33,9 +33,6 @@ pub fn ReferenceModelsTable() -> impl IntoView {
     view! {
         <div class="table-wrap">
             <table id="reference-models">
-                <caption class="muted" style="caption-side: bottom; text-align: left; padding-top: .4rem">
-                    "Parameters = Σ weights of one block × depth; FLOPs per sample = forward + backward of one sequence (including flash-attention recomputation), as the reference model counts them."
-                </caption>
                 <thead>
                     <tr>
                         <th>"model"</th>
@@ -51,5 +48,9 @@ pub fn ReferenceModelsTable() -> impl IntoView {
                 <tbody>{rows}</tbody>
             </table>
         </div>
+        // Outside the scrolling table, so it wraps to the screen's width instead of the table's.
+        <p class="muted table-note">
+            "Parameters = Σ weights of one block × depth; FLOPs per sample = forward + backward of one sequence (including flash-attention recomputation), as the reference model counts them."
+        </p>
     }
 }
