@@ -242,6 +242,8 @@ test('a long search (2 million candidates) shows progress, stays responsive, can
   // Another scenario of the same size starts a new long search (the first one may be over by now:
   // the page is fast); cancel that one while it runs.
   await page.locator('input#ex-nvs').fill('32');
+  // Wait for the debounced URL update too, so that it cannot restart the search after the cancel.
+  await page.waitForURL(/nvs=32/);
   await page.locator('.run-status .progress').waitFor();
   await page.locator('.run-status button.cancel').click();
   // The first search may have finished before the second started: then its results stay shown.
