@@ -1,5 +1,6 @@
-//! Shared helpers of the golden tests: loading `spec/golden/reference-golden.json` (read from the
-//! shared directory at test time), building inputs from its objects and comparing floats.
+//! Shared helpers of the golden tests: loading `tests/data/reference-golden.json` (the reference
+//! implementation's outputs, copied unchanged into the repository; see `tests/data/reference-golden.md`),
+//! building inputs from its objects and comparing floats.
 
 #![allow(dead_code)]
 
@@ -17,7 +18,7 @@ pub fn golden() -> &'static Value {
     static GOLDEN: OnceLock<Value> = OnceLock::new();
     GOLDEN.get_or_init(|| {
         let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/spec/golden/reference-golden.json");
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference-golden.json");
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
         serde_json::from_str(&text).expect("golden file is JSON")
     })
