@@ -25,7 +25,8 @@ pub use model::{CatalogModel, Mlp, TrainingBudget};
 pub use precision::Precision;
 pub use system::{Architecture, CatalogSystem, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp};
 
-use crate::format::{self, Document, hint};
+use crate::format::{self, Document};
+use crate::hint;
 use crate::{Error, SystemParams};
 
 const MODELS_JSON: &str = include_str!("../../data/models.json");
