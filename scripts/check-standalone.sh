@@ -58,7 +58,15 @@ echo "check-standalone: no code, test or script reads outside the repository" >&
 [ "$GREP_ONLY" = 1 ] && exit 0
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/fmperf-standalone.XXXXXX")"
-cleanup() { if [ "$KEEP" = 1 ]; then echo "check-standalone: clone kept in $TMP/fmperf" >&2; else rm -rf "$TMP"; fi; }
+cleanup() {
+  if [ "$KEEP" = 1 ]; then echo "check-standalone: clone kept in $TMP/fmperf" >&2; else rm -rf "$TMP"; fi
+  # Cargo names a workspace's artifacts by paths relative to the workspace, so with a shared
+  # CARGO_TARGET_DIR the clone's build now stands for this tree's: files changed here since HEAD
+  # would look older than it and not be rebuilt. Touch them so the next build sees them.
+  if [ -n "${CARGO_TARGET_DIR:-}" ]; then
+    git -C "$ROOT" diff --name-only HEAD | (cd "$ROOT" && while read -r f; do [ -f "$f" ] && touch "$f"; done) || true
+  fi
+}
 trap cleanup EXIT
 step "clone of HEAD ${SHA:0:10} into $TMP/fmperf"
 git clone --quiet --no-hardlinks --no-checkout "$ROOT" "$TMP/fmperf"
