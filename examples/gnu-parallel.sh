@@ -60,6 +60,8 @@ case "$format" in
 esac
 PARTS="${PARTS:-$OUT.parts}"
 mkdir -p "$PARTS"
+# The parts of one sweep only: a folder holding parts of other flags or another shard count is refused.
+"$HERE/merge-shards.sh" --claim "$PARTS" "$SHARDS" "$@" || exit 2
 # One job: shard i → PARTS/part-<i>.<ext>, unless already there.
 job='i="$1"; dir="$2"; n="$3"; ext="$4"; t="$5"; shift 5
 out="$(printf "%s/part-%06d.%s" "$dir" "$i" "$ext")"

@@ -11,7 +11,26 @@
 # CSV header, so the whole output is the parts in shard order, concatenated byte for byte (the same
 # for JSON Lines). This script checks that every part exists, so a missing or failed shard is an
 # error, not a silently shorter result.
+#
+# `merge-shards.sh --claim PARTS_DIR N FLAGS…` (used by the other two scripts) records in
+# PARTS_DIR/sweep.txt which sweep the parts belong to (shard count and flags), or checks that they
+# are those already recorded, so parts of different sweeps are never mixed; the merge checks N too.
 set -euo pipefail
+if [ "${1:-}" = "--claim" ]; then
+  dir="$2" n="$3"; shift 3
+  want="$(printf 'shards %s\nflags' "$n"; printf ' %q' "$@"; printf '\n')"
+  if [ -f "$dir/sweep.txt" ]; then
+    if [ "$(cat "$dir/sweep.txt")" != "$want" ]; then
+      echo "merge-shards: $dir holds the parts of another sweep:" >&2
+      sed 's/^/  /' "$dir/sweep.txt" >&2
+      echo "  (this one: $(printf '%s' "$want" | tr '\n' ' ')); use another folder or delete it" >&2
+      exit 1
+    fi
+  else
+    printf '%s\n' "$want" > "$dir/sweep.txt.$$" && mv "$dir/sweep.txt.$$" "$dir/sweep.txt"
+  fi
+  exit 0
+fi
 if [ $# -ne 3 ]; then
   echo "usage: $0 PARTS_DIR N OUT" >&2
   exit 2
@@ -22,6 +41,10 @@ ext=""
 for e in csv jsonl; do
   if [ -e "$DIR/part-000000.$e" ]; then ext="$e"; fi
 done
+if [ -f "$DIR/sweep.txt" ] && [ "$(head -1 "$DIR/sweep.txt")" != "shards $N" ]; then
+  echo "merge-shards: $DIR holds parts of a sweep in $(head -1 "$DIR/sweep.txt" | cut -d' ' -f2) shards, not $N" >&2
+  exit 1
+fi
 if [ -z "$ext" ]; then
   echo "merge-shards: no $DIR/part-000000.csv or .jsonl (was shard 0 run?)" >&2
   exit 1

@@ -72,7 +72,7 @@ fn gnu_parallel_shards_concatenate_to_the_whole_sweep() {
         let merged = std::fs::read_to_string(&out).unwrap();
         assert_eq!(merged, whole(format), "{format}");
         let parts = std::fs::read_dir(dir.join(format!("{file}.parts"))).unwrap().count();
-        assert_eq!(parts, 5 + 1, "five parts and the job log");
+        assert_eq!(parts, 5 + 2, "five parts, the job log and the sweep's record");
     }
     // Without --format csv|json the script refuses (a table does not concatenate).
     let run =
@@ -111,6 +111,16 @@ fn slurm_array_tasks_and_the_merge_give_the_whole_sweep() {
         ok(run, "merge-shards.sh");
         assert_eq!(std::fs::read_to_string(&merged).unwrap(), whole(format), "{format}");
     }
+    // Parts of another sweep (other flags) are never mixed in: the task refuses the folder.
+    let run = example("slurm-array.sbatch")
+        .args(["--model", "gpt3", "--system", "B200", "--axis", "gpus=64,128", "--format", "csv"])
+        .env("PARTS_DIR", dir.join("parts-csv"))
+        .env("SLURM_ARRAY_TASK_ID", "0")
+        .env("SLURM_ARRAY_TASK_MAX", (n - 1).to_string())
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("parts of another sweep"), "{run:?}");
     // A missing part is an error naming it, not a shorter result.
     std::fs::remove_file(dir.join("parts-csv/part-000002.csv")).unwrap();
     let run = Command::new("bash")
