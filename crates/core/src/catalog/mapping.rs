@@ -31,6 +31,9 @@
 //!   approximation); dropout masks 1e-9 GB; FLOP counts in TFLOP (`flops_units` 1e-12).
 //! * **Presets** (the reference's four files) map to their exact parameters; only the domain size
 //!   and NIC count are replaced when given, and only 16-bit precisions are accepted.
+//! * **Estimates**: a value whose `field_sources` text starts with `estimate` (a figure the
+//!   vendor does not publish, filled in with its reasoning so the part runs out of the box) is
+//!   reported among the approximations with that reasoning, whenever the mapping reads it.
 //! * **Parts the model was not made for** (wafer-scale, dataflow, IPU, torus) map when the data is
 //!   there, always labelled with the entry's `model_fit` statement.
 
@@ -297,6 +300,20 @@ fn map_hardware(
             }
         }
     };
+    let vector_from_catalog = opts.vector_tflops.is_none();
+    let used = [
+        ("peak_tflops", "matrix peak", true),
+        ("vector", "vector rate", vector_from_catalog),
+        ("memory", "memory capacity and bandwidth", true),
+        ("scale_up", "scale-up bandwidth", opts.scale_up_gbps.is_none() && domain > 1),
+        ("scale_out", "scale-out bandwidth", opts.scale_out_gbps.is_none()),
+    ];
+    for (group, what, read) in used {
+        if read && sys.field_sources.is_estimate(group) {
+            let why = sys.field_sources.get(group).unwrap_or_default();
+            notes.push(format!("{what} of {} is an estimate, not a published figure: {why}", sys.id));
+        }
+    }
     if precision == Precision::Fp8 {
         notes.push(
             "fp8: every tensor priced at 1 byte per element; real FP8 recipes keep weights, optimizer states and \
