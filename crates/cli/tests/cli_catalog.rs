@@ -331,7 +331,7 @@ fn model_and_system_flags_accept_catalog_ids_and_versioned_files() {
     assert!(notes.contains("note: llama3-8b") && notes.contains("note: amd_mi300x"), "{notes}");
     // Errors of catalog inputs are one line naming the flag.
     for (model, system, says) in [
-        ("genslm-13b", "H200", "ffn_hidden"),
+        ("gpt3", "cerebras_cs2", "peak_tflops.bf16"),
         ("gpt3", "google_tpu_v5e", "vector="),
         ("gpt3", "nvidia_h100,domain=8", "nvidia_h100_sxm5_80gb"),
         ("gpt3", "nvidia_h100_sxm5_80gb,domian=8", "did you mean `domain`"),

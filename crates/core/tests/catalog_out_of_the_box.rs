@@ -105,3 +105,55 @@ fn new_parts_have_sources_and_aliases() {
         assert_eq!(catalog::find_system_named(&s.aliases[0]).map(|f| f.id.as_str()), Some(id));
     }
 }
+
+/// The models of the two seed studies: Subramanian et al. (PMBS 2024) and Emani et al. (2023).
+fn seed_study_models() -> Vec<&'static str> {
+    let mut ids = vec!["gpt3", "gpt3_1T", "vit_era5", "gpt2-xl", "gpt2-xl-block"];
+    ids.extend(catalog::models().iter().filter(|m| m.family == "GenSLM").map(|m| m.id.as_str()));
+    ids
+}
+
+/// Devices and global batch [samples] for a model of `params_b` billion parameters, and the part.
+fn scale_for(id: &str) -> (u64, u64, &'static str) {
+    match id {
+        "gpt3_1T" | "vit_era5" => (4096, 4096, "nvidia_b200_hgx"),
+        "gpt3" => (1024, 1536, "nvidia_a100_sxm4_80gb"),
+        _ => {
+            let p = catalog::find_model(id).unwrap().params_b.unwrap_or(1.0);
+            if p > 20.0 {
+                (256, 512, "nvidia_a100_sxm4_80gb")
+            } else if p > 5.0 {
+                (64, 256, "nvidia_a100_sxm4_80gb")
+            } else {
+                (8, 64, "nvidia_a100_sxm4_80gb")
+            }
+        }
+    }
+}
+
+#[test]
+fn every_seed_study_model_runs_in_both_modes() {
+    let ids = seed_study_models();
+    assert!(ids.len() >= 14, "{ids:?}");
+    for id in ids {
+        let (gpus, batch, part) = scale_for(id);
+        let sys = catalog::find_system(part).unwrap();
+        let ext = extended_search(id, sys, gpus, batch);
+        assert!(!ext.top.is_empty(), "{id}: extended mode finds no configuration on {gpus} x {part}");
+        let shape = catalog::find_model(id).unwrap().to_shape().unwrap();
+        let params = catalog::to_system_params(sys, &MappingOptions::default()).unwrap().params;
+        // Reference mode: Megatron 1D, or tensor x context parallel for the 64,800-patch ViT.
+        let found = [Strategy::OneD, Strategy::ContextParallel2D].into_iter().any(|strategy| {
+            let spec = SearchSpec {
+                model: shape,
+                system: params.clone(),
+                strategy,
+                n_gpus: gpus,
+                global_batch: batch,
+                top_k: 1,
+            };
+            !Search::new(spec).unwrap().finish().top.is_empty()
+        });
+        assert!(found, "{id}: reference mode finds no configuration on {gpus} x {part}");
+    }
+}

@@ -230,7 +230,8 @@ fn scenario_problems_name_their_fields() {
     assert!(all.contains("did you mean `precision`"), "{all}");
     assert!(all.contains("nearest catalog ids"), "{all}");
     // Resolution problems: unknown dimensions of a catalog model, missing data of a system.
-    let e = errors(&scenario(json!({"model": "genslm-13b"})));
+    let e = errors(&scenario(json!({"model": {"id": "m", "seq_len": 1024, "hidden": 512, "heads": 8, "layers": 4,
+        "ffn_hidden": null}})));
     assert_eq!(fields_of(&e), ["model.ffn_hidden"]);
     // (Gaudi 2 now has an estimated vector rate; TPUs still publish none, which reference mode needs.)
     let e = errors(&scenario(json!({"system": "google_tpu_v5e"})));
