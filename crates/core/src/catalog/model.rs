@@ -2,6 +2,7 @@
 //! grouped-query attention, gated MLPs, the vocabulary, the stated parameter count, a training budget
 //! and its sources — and says what reference mode loses when it is reduced to a [`ModelShape`].
 
+use super::provenance::FieldSources;
 use crate::{Error, ModelShape};
 
 /// The MLP of a transformer block.
@@ -97,6 +98,8 @@ pub struct CatalogModel {
     pub sources: Vec<String>,
     /// Remarks, caveats and what is unknown.
     pub notes: Vec<String>,
+    /// Where each dimension comes from (`seq_len`, `hidden`, …).
+    pub field_sources: FieldSources,
 }
 
 impl CatalogModel {
@@ -118,6 +121,7 @@ impl CatalogModel {
             training_budget: TrainingBudget::DEFAULT_TOKENS,
             sources: vec![source.to_string()],
             notes: Vec::new(),
+            field_sources: FieldSources::default(),
         }
     }
 
