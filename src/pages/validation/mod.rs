@@ -170,7 +170,7 @@ fn scatter_groups(r: &Report) -> Vec<ScatterGroup> {
     for row in &r.rows {
         let (Some(x), Some(y)) = (row.measured_tokens_per_s, row.predicted_tokens_per_s) else { continue };
         let name = short_source(&row.source).to_string();
-        let label = format!("{} ({})", row.id, row.metric.unwrap_or(""));
+        let label = format!("{} ({})", row.id, row.metric.as_deref().unwrap_or(""));
         match groups.iter_mut().find(|g| g.name == name) {
             Some(g) => g.points.push(ScatterPoint::new(x, y, label)),
             None => groups.push(ScatterGroup { name, points: vec![ScatterPoint::new(x, y, label)] }),
