@@ -319,11 +319,13 @@ fn stated_peaks(w: &Words) -> Vec<f64> {
             continue;
         }
         let prev = |k: usize| i.checked_sub(k).and_then(|j| toks.get(j)).map(String::as_str);
-        let after_peak_word = matches!(prev(1), Some("vs" | "versus" | "against" | "peak" | "of" | "is" | "="))
-            && (1..=8).any(|k| matches!(prev(k), Some("vs" | "versus" | "against" | "peak" | "theoretical")))
-            || (1..=8).any(|k| prev(k) == Some("peak"));
+        let peak_word = |t: Option<&str>| t.is_some_and(|t| t.starts_with("peak"));
+        let after_peak_word = matches!(prev(1), Some("vs" | "versus" | "against" | "of" | "is" | "="))
+            && (1..=8)
+                .any(|k| matches!(prev(k), Some("vs" | "versus" | "against" | "theoretical")) || peak_word(prev(k)))
+            || (1..=8).any(|k| peak_word(prev(k)));
         let unit_tflop = toks.get(i + 1).is_some_and(|u| u.starts_with("tflop") || u == "tf");
-        let about_peak = w.has("peak") || w.has("theoretical");
+        let about_peak = w.has_prefix("peak") || w.has("theoretical");
         if (after_peak_word || unit_tflop && about_peak) && !out.contains(&v) {
             out.push(v);
         }

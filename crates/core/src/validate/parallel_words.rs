@@ -47,7 +47,8 @@ pub struct ShardingInput<'a> {
     pub zero_stage: Option<u64>,
     /// `parallel.distributed_optimizer`.
     pub distributed_optimizer: Option<bool>,
-    /// `optimizer` words.
+    /// `optimizer` words (and other words about the optimizer's states, e.g.
+    /// `--use-distributed-optimizer`).
     pub optimizer: Option<&'a str>,
     /// Data-parallel size.
     pub dp: u64,
@@ -153,7 +154,7 @@ pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
             Some(Sharding::Zero3)
         } else if o.any(&["zero2", "zero 2", "stage 2"]) {
             Some(Sharding::Zero2)
-        } else if o.any(&["zero1", "zero 1", "stage 1", "distributed optimizer"])
+        } else if o.any(&["zero1", "zero 1", "stage 1", "distributed optimizer", "distributed optim", "dist optimizer"])
             || (o.has("sharded") || o.has("partitioned")) && o.has("states")
         {
             Some(Sharding::Zero1)

@@ -202,17 +202,26 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     // Switches of the row, read from its words.
     let recompute = read_recompute(p.recompute.as_deref(), Some(layers));
     notes.extend(recompute.note.clone());
+    let other = p.other.join("; ");
+    // ZeRO words may stand in the optimizer text or among the other parallel words
+    // (`--use-distributed-optimizer`).
+    let state_words = [run.optimizer.as_deref(), Some(other.as_str())]
+        .iter()
+        .flatten()
+        .filter(|t| !t.is_empty())
+        .copied()
+        .collect::<Vec<&str>>()
+        .join("; ");
     let sharding = read_sharding(&ShardingInput {
         fsdp: p.fsdp.as_deref(),
         fsdp_flag: p.fsdp_flag,
         zero_stage: p.zero_stage,
         distributed_optimizer: p.distributed_optimizer,
-        optimizer: run.optimizer.as_deref(),
+        optimizer: (!state_words.is_empty()).then_some(state_words.as_str()),
         dp,
         cp,
     });
     notes.extend(sharding.notes.iter().cloned());
-    let other = p.other.join("; ");
     let interleave = match &p.interleave {
         Some(Interleave::Chunks(v)) => *v,
         Some(Interleave::Described(t)) => match read_interleave(t) {
