@@ -187,7 +187,6 @@ fn precisions_and_accelerators_in_words() {
     }
     for (words, id) in [
         ("H100 SXM 96GB HBM2e", "nvidia_h100_sxm_96gb_hbm2e_500w"),
-        ("NVIDIA H100 NVL 94GB (HBM3)", "nvidia_h100_sxm_96gb_hbm2e_500w"),
         ("H100-PCIe-80GB", "nvidia_h100_pcie_80gb"),
         ("HGX H200", "nvidia_h200_sxm_141gb"),
         ("MI300X", "amd_mi300x"),
@@ -204,6 +203,9 @@ fn precisions_and_accelerators_in_words() {
         let got = read_hardware(words).map(|(s, _)| s.id.clone());
         assert_eq!(got.as_deref(), Ok(id), "{words}");
     }
+    // A 94 GB H100 (NVL) maps to an H100 entry of 94-96 GB: the NVL entry when the catalog has one.
+    let (nvl, _) = read_hardware("NVIDIA H100 NVL 94GB (HBM3)").unwrap();
+    assert!(nvl.id.contains("h100") && (nvl.memory_gb.unwrap() / 94.0 - 1.0).abs() <= 0.04, "{}", nvl.id);
     // Parts the catalog engineer adds are found by their ids, without a change here: any entry's
     // own name maps back to it.
     for s in catalog::systems().iter().filter(|s| s.preset.is_none()) {

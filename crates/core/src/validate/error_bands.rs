@@ -312,6 +312,27 @@ mod tests {
     }
 
     #[test]
+    fn shipped_bands_name_what_has_no_runs() {
+        let sys = |id: &str| catalog::find_system(id).unwrap();
+        let small = ModelClass { moe: false, size: SizeClass::Small };
+        let b = error_band_for(Mode::Extended, sys("nvidia_h100_sxm5_80gb"), small);
+        assert_eq!(b.basis, Basis::Exact);
+        assert!(b.out_of_sample && b.runs >= MIN_RUNS, "{b:?}");
+        let (m, p) = (b.median_abs_error.unwrap(), b.p80_abs_error.unwrap());
+        assert!(m > 0.0 && m <= p && p < 1.0, "{m} {p}");
+        assert!(b.message.contains("leave-one-source-out") && b.message.contains("NVIDIA Hopper"), "{}", b.message);
+        let b = error_band_for(Mode::Extended, sys("nvidia_gb200_nvl72"), small);
+        assert_ne!(b.basis, Basis::Exact);
+        assert!(b.message.starts_with("No measured runs on NVIDIA Blackwell parts"), "{}", b.message);
+        let moe = ModelClass { moe: true, size: SizeClass::Large };
+        assert!(
+            error_band_for(Mode::Extended, sys("amd_mi300x"), moe).message.contains("No measured runs on AMD CDNA 3")
+        );
+        let r = error_band_for(Mode::Reference, sys("nvidia_a100_sxm4_80gb"), small);
+        assert!(!r.out_of_sample && r.message.contains("nothing fitted"), "{}", r.message);
+    }
+
+    #[test]
     fn bands_fall_back_and_say_so() {
         let row = |hw: &str, p: f64, e: f64, s: &str| HeldRow {
             id: format!("{hw}{p}{e}"),
