@@ -359,9 +359,11 @@ pub fn read_metric(run: &MeasuredRun, catalog_peak: Option<f64>) -> Result<Metri
                     .to_string()
             })?;
             match named.first() {
-                Some(n) => {
-                    notes.push(format!("the words name {} but it is null: compared in {} instead", n.key(), k.key()))
-                }
+                Some(n) => notes.push(format!(
+                    "the words mention {}, which the row does not give: compared in {}, the figure it gives",
+                    n.key(),
+                    k.key()
+                )),
                 None if !words.is_empty() => notes.push(format!(
                     "flop_convention `{}` names no figure fmperf knows: compared in {}, the first figure given",
                     words.text,
