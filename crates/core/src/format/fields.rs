@@ -151,6 +151,14 @@ pub const MODEL_FIELDS: &[FieldSpec] = &[
         true,
         "key/value heads (grouped-query attention); absent = same as heads (multi-head attention); null = unknown",
     ),
+    f(
+        "head_dim",
+        "channels",
+        Kind::Int { min: 1, max: MAX_HIDDEN },
+        false,
+        false,
+        "channels per attention head; absent = hidden / heads (which must then divide evenly)",
+    ),
     f("layers", "blocks", Kind::Int { min: 1, max: MAX_LAYERS }, true, true, "transformer blocks `D`; null = unknown"),
     f(
         "ffn_hidden",
