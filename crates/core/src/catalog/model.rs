@@ -116,7 +116,9 @@ impl CatalogModel {
             hidden: Some(shape.e),
             heads: Some(shape.h),
             kv_heads: Some(shape.h),
-            head_dim: None,
+            // The reference rounds the head width down when `e` is not a multiple of `h`; say so
+            // explicitly, as the versioned format requires.
+            head_dim: (shape.h > 0 && !shape.e.is_multiple_of(shape.h)).then(|| shape.e / shape.h),
             layers: Some(shape.depth),
             ffn_hidden: Some(shape.f),
             mlp: Mlp::Gelu,

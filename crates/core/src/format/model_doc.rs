@@ -99,7 +99,7 @@ pub(crate) fn read_model(
                 Error::invalid(p("heads"), h, format!("must not exceed hidden = {e}"))
                     .with_hint("each head needs at least one channel; check that hidden and heads are not swapped"),
             );
-        } else if e % h != 0 && !f.has("head_dim") {
+        } else if e % h != 0 && f.int("head_dim").is_none() {
             report.error(
                 Error::invalid(p("hidden"), e, format!("is not a multiple of heads = {h}"))
                     .with_hint("give head_dim (channels per head) if the model's heads are not hidden / heads wide"),
