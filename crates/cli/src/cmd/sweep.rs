@@ -24,11 +24,11 @@ fmperf sweep — how training time moves when inputs change (best configuration 
 USAGE: fmperf sweep --model <ID|FILE> --system <ID[,key=value…]|FILE> --axis KEY=VALUES [--axis …]
                     [--strategy 1d,2d,2d-seqp|all] [--gpus N] [--nvlink K] [--precision P]
                     [--global-batch G | --per-device-batch B] [--fix tp=…,pp=…,dp=…,mbs=…,accum=…]
-                    [--mode reference|extended] [--ext KEY=VALUE,…] [--shard i/n] [--threads N]
-                    [--format table|csv|json]
+                    [--mode reference|extended] [--ext KEY=VALUE,…] [--shard i/n] [--format table|csv|json]
        fmperf sweep --preset <ID> [--panel <ID>] [--mode reference|extended] [--ext …] [--shard i/n]
-                    [--threads N] [--format table|csv|json]
+                    [--format table|csv|json]
        fmperf sweep --list
+       (both sweep forms also take [--threads N], default: every core available)
 
 AXES (KEY=VALUES; values a,b,c or a..b = a, 2a, 4a, … up to b, i.e. powers of two from a power of two):
   gpus            devices                         nvlink        scale-up domain size [devices]
