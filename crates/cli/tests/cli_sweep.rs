@@ -24,8 +24,20 @@ fn usage_error(args: &[&str]) -> String {
     err
 }
 
-const SWEEP: &[&str] =
-    &["sweep", "--model", "vit_era5", "--system", "B200", "--axis", "nvlink=8,64", "--axis", "gpus=16..512"];
+/// Pins reference-mode outputs: `--mode reference` since extended mode became the default (issue 16 §5).
+const SWEEP: &[&str] = &[
+    "sweep",
+    "--mode",
+    "reference",
+    "--model",
+    "vit_era5",
+    "--system",
+    "B200",
+    "--axis",
+    "nvlink=8,64",
+    "--axis",
+    "gpus=16..512",
+];
 
 fn with(extra: &[&str]) -> Vec<&'static str> {
     let mut v: Vec<&'static str> = SWEEP.to_vec();
@@ -139,7 +151,8 @@ fn a_reference_system_file_sweeps_like_its_name() {
     .unwrap();
     let by_name = stdout(&with(&["--format", "csv"]));
     let mut args: Vec<&str> = SWEEP.to_vec();
-    args[4] = file.to_str().unwrap();
+    // The system (after `--mode reference`, which shifted the indices by two).
+    args[6] = file.to_str().unwrap();
     args.extend(["--format", "csv"]);
     let by_file = stdout(&args);
     // Same numbers; only the system column differs (the file's stem instead of the catalog id).

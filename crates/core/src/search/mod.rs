@@ -13,9 +13,11 @@
 //! the execution ([`execution`]). Where nothing is found, [`Search::diagnose`] says why and what
 //! would work ([`diagnose`]).
 
+pub mod code;
 pub mod diagnose;
 pub mod execution;
 pub mod parts;
+pub mod row;
 pub mod space;
 pub mod topk;
 pub mod widen;
@@ -25,6 +27,7 @@ use std::collections::HashMap;
 pub use diagnose::{Diagnosis, EmptyReason, Suggestion};
 pub use execution::{Execution, ExecutionChoices};
 pub use parts::{MemoryPart, TimePart};
+pub use row::{Dims, ResultRow};
 pub use space::{Rules, Space};
 pub use topk::{Ranked, TopK};
 pub use widen::Widening;
