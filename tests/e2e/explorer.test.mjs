@@ -173,7 +173,7 @@ test('CSV and JSON exports hold the shown numbers', async () => {
   assert.equal(doc.list, '2d');
   assert.equal(doc.scenario.devices, 4096);
   assert.deepEqual(doc.results.map((r) => r.throughput_samples_per_s), shown.map((r) => r.exact));
-  assert.deepEqual(doc.results.map((r) => r.config), shown.map((r) => r.config));
+  assert.deepEqual(doc.results.map((r) => r.code), shown.map((r) => r.config));
   assert.deepEqual(page.errors, []);
 });
 

@@ -80,7 +80,7 @@ test('the page and `fmperf sweep --format json` give the same points, byte for b
   // The command the page shows is the one that was run.
   assert.match(await page.locator('#sweep-cli').textContent(), /fmperf sweep --model gpt3_1T --system ref-B200/);
   const csv = await downloadText(page, '#sweep-csv');
-  assert.ok(csv.startsWith('index,axis nvlink [devices],axis gpus [devices],model,system'));
+  assert.ok(csv.startsWith('index,axis domain [devices],axis gpus [devices],model,system'));
   assert.equal(csv.trim().split('\n').length, 11);
   assert.deepEqual(page.errors, []);
 });
