@@ -346,12 +346,8 @@ impl Search {
         let (index, count) = self.shard;
         let mut next = None;
         let mut done_here = 0usize;
-        let mut position = self.position;
-        let mut items = self.space.walk(self.cursor);
-        loop {
-            let Some((pos, c)) = items.next() else { break };
-            let gi = position;
-            position += 1;
+        // `gi`: the generation index of each candidate (the shard's key and the tie-break).
+        for (gi, (pos, c)) in (self.position..).zip(self.space.walk(self.cursor)) {
             if gi % count != index {
                 continue;
             }
