@@ -24,8 +24,10 @@ const cliCache = new Map();
  *  Uses `cargo run --release -p fmperf-cli` (so the CLI is built from this tree), or the binary in
  *  FMPERF_BIN when set. */
 function cli(strategy, { gpus = 4096, nvs = 8, batch = 4096, top = 10 } = {}) {
-  const search = ['search', '--model', 'gpt3_1T', '--system', 'H200', '--strategy', strategy, '--gpus', String(gpus),
-    '--global-batch', String(batch), '--nvlink-size', String(nvs), '--top', String(top), '--format', 'json'];
+  // The page's reference-mode scenario: the CLI defaults to extended mode, so say reference.
+  const search = ['search', '--mode', 'reference', '--model', 'gpt3_1T', '--system', 'H200', '--strategy', strategy,
+    '--gpus', String(gpus), '--global-batch', String(batch), '--domain', String(nvs), '--top', String(top),
+    '--format', 'json'];
   const key = search.join(' ');
   if (!cliCache.has(key)) {
     const options = { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26, timeout: 600_000 };

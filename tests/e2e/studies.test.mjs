@@ -71,7 +71,8 @@ test('the page and `fmperf sweep --format json` give the same points, byte for b
     's.model=gpt3_1T&s.system=B200&s.global-batch=4096&' + axes.map((a) => `ax.${a}`).join('&'),
   );
   const pageJson = await downloadText(page, '#sweep-json');
-  const cliJson = cli(['--model', 'gpt3_1T', '--system', 'B200', '--global-batch', '4096',
+  // A permalink without a mode is reference mode; the CLI defaults to extended, so say reference.
+  const cliJson = cli(['--mode', 'reference', '--model', 'gpt3_1T', '--system', 'B200', '--global-batch', '4096',
     ...axes.flatMap((a) => ['--axis', a]), '--format', 'json']);
   assert.equal(pageJson, cliJson);
   const points = pageJson.trim().split('\n').map((l) => JSON.parse(l));
