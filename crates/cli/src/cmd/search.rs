@@ -130,10 +130,7 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         args.positive_int("global-batch")?.ok_or_else(|| CmdError::Usage("--global-batch is required".into()))?;
     let top = args.positive_int("top")?.unwrap_or(10);
     let top_k = usize::try_from(top).map_err(|_| CmdError::Usage(format!("--top {top}: too large")))?;
-    let threads = match args.positive_int("threads")? {
-        Some(n) => usize::try_from(n.min(1024)).unwrap_or(1),
-        None => std::thread::available_parallelism().map_or(1, usize::from),
-    };
+    let threads = crate::threads::from_args(args)?;
     let mut text = Vec::new();
     for (flag, key) in [
         ("recompute", "recompute"),
@@ -295,7 +292,7 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
         Some(s) => Search::new_extended_choosing(spec.clone(), s.clone(), req.execution),
     };
     let first = make().map_err(flag_error)?;
-    let threads = req.threads.clamp(1, 1024) as u64;
+    let threads = req.threads.clamp(1, crate::threads::MAX_THREADS) as u64;
     let shards: Vec<Search> = if threads == 1 || first.space().len() < 2 * threads {
         vec![run_to_end(first)]
     } else {
