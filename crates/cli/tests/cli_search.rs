@@ -256,3 +256,30 @@ fn execution_flags_fix_what_the_search_chooses() {
     assert!(usage_error(&format!("{line} --recompute most"), &[]).contains("--recompute"));
     assert!(usage_error(&format!("{line} --mode reference --cp 2"), &[]).contains("extended mode"));
 }
+
+/// Without `--strategy` every strategy of the mode is searched and merged best first.
+#[test]
+fn every_strategy_by_default_merged_best_first() {
+    let base =
+        "search --mode reference --model gpt3_1T --system H200 --gpus 512 --global-batch 4096 --domain 8 --format json";
+    let all = json(&format!("{base} --top 5"), &[]);
+    let each: Vec<Value> =
+        ["1d", "2d", "2d-seqp"].iter().map(|s| json(&format!("{base} --strategy {s} --top 5"), &[])).collect();
+    let sum: u64 = each.iter().map(|d| d["candidates"].as_u64().unwrap()).sum();
+    assert_eq!(all["candidates"], sum);
+    let mut best: Vec<f64> = each
+        .iter()
+        .flat_map(|d| d["results"].as_array().unwrap().iter().map(|r| r["throughput_samples_per_s"].as_f64().unwrap()))
+        .collect();
+    best.sort_by(|a, b| b.total_cmp(a));
+    let got: Vec<f64> =
+        all["results"].as_array().unwrap().iter().map(|r| r["throughput_samples_per_s"].as_f64().unwrap()).collect();
+    assert_eq!(got, best[..5].to_vec());
+    assert_eq!(json(&format!("{base} --strategy all --top 5"), &[]), all);
+    // Extended mode's `all` has no 2d.
+    let ext = json(
+        "search --model llama3-8b --system nvidia_h100_sxm5_80gb --gpus 64 --global-batch 512 --strategy all --top 3 --format json",
+        &[],
+    );
+    assert!(ext["results"].as_array().unwrap().iter().all(|r| r["strategy"] != "2d"));
+}

@@ -7,6 +7,7 @@
 
 use std::io::Write;
 
+use fmperf_core::explore::{StrategyOutcome, merge};
 use fmperf_core::extended::ExtendedOptions;
 use fmperf_core::mode::ModelMode;
 use fmperf_core::search::row::Digits;
@@ -25,7 +26,7 @@ use crate::table::Table;
 pub const HELP: &str = "\
 fmperf search — the fastest parallel configurations that fit in memory (extended or reference mode)
 
-USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> --strategy <1d|2d|2d-seqp>
+USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> [--strategy <1d|2d|2d-seqp|…|all>]
                      --gpus N --global-batch G [--domain K] [--top K] [--format table|json|csv]
                      [--mode extended|reference] [--ext KEY=VALUE,…] [--threads N]
                      [--recompute none|selective|full] [--sharding zero0|zero1|zero2|zero3|fsdp]
@@ -36,7 +37,9 @@ USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> --strate
   --system         A100, H200, B200, B200-next, a catalog id with options
                    (`ID,domain=8,nics=1,precision=bf16`; `fmperf catalog systems`), a reference system
                    file (config-<name>.json) or a versioned system file
-  --strategy       1d (Megatron TP + SP), 2d (SUMMA), 2d-seqp (TP × context parallel)
+  --strategy       1d (Megatron TP + SP), 2d (SUMMA), 2d-seqp (TP × context parallel), a comma
+                   list, or all (default: every strategy of the mode, merged best first;
+                   extended mode has no 2d)
   --gpus           devices to use
   --global-batch   samples per iteration
   --domain         devices per scale-up (NVLink, ICI) domain (default: the system's);
@@ -66,8 +69,8 @@ pub struct SearchRequest {
     pub model: String,
     /// `--system`: a name, a catalog spec or a file.
     pub system: String,
-    /// The strategy.
-    pub strategy: Strategy,
+    /// The strategies, searched one after the other and merged best first.
+    pub strategies: Vec<Strategy>,
     /// Devices.
     pub gpus: u64,
     /// Global batch [samples].
@@ -121,10 +124,19 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
     let format = Format::from_args(args, &[Format::Table, Format::Json, Format::Csv])?;
     // Extended mode is the default (issue 16 §5); `--mode reference` is the published model.
     let mode = crate::mode::from_args(args)?.unwrap_or_else(ModelMode::extended);
-    let strategy: Strategy = args
-        .required("strategy")?
-        .parse()
-        .map_err(|e: fmperf_core::Error| CmdError::Usage(format!("--strategy: {e}")))?;
+    // Every strategy of the mode unless told (extended mode has no 2d).
+    let every = if mode.options().is_some() {
+        vec![Strategy::OneD, Strategy::ContextParallel2D]
+    } else {
+        Strategy::ALL.to_vec()
+    };
+    let strategies = match args.value("strategy")? {
+        Some(text) if text.trim().eq_ignore_ascii_case("all") => every,
+        Some(text) => {
+            fmperf_core::sweep::text::parse_strategies(text).map_err(|e| CmdError::Usage(format!("--strategy: {e}")))?
+        }
+        None => every,
+    };
     let gpus = args.positive_int("gpus")?.ok_or_else(|| CmdError::Usage("--gpus is required".into()))?;
     let global_batch =
         args.positive_int("global-batch")?.ok_or_else(|| CmdError::Usage("--global-batch is required".into()))?;
@@ -162,7 +174,7 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
     Ok(SearchRequest {
         model: args.required("model")?.to_string(),
         system: args.required("system")?.to_string(),
-        strategy,
+        strategies,
         gpus,
         global_batch,
         domain: args.positive_int("domain")?,
@@ -182,7 +194,10 @@ struct Found {
     system_name: String,
     domain: u64,
     capacity_gb: f64,
+    /// The strategies' results merged (counts summed, top list best first).
     result: SearchResult,
+    /// How the spaces departed from the reference's enumeration, one note per kind.
+    notes: Vec<String>,
     diagnosis: Option<Diagnosis>,
 }
 
@@ -205,8 +220,8 @@ pub fn execute(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
             if result.devices_used != result.n_gpus {
                 doc["devices_used"] = json!(result.devices_used);
             }
-            if let Some(n) = result.widening.note(found.domain) {
-                doc["widening"] = json!(n);
+            if !found.notes.is_empty() {
+                doc["widening"] = json!(found.notes.join("; "));
             }
             if let Some(d) = &found.diagnosis {
                 doc["diagnosis"] = serde_json::to_value(d).unwrap_or(Value::Null);
@@ -227,7 +242,7 @@ pub fn execute(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
                 found.model_name,
                 found.system_name,
                 found.domain,
-                req.strategy,
+                req.strategies.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
                 req.gpus,
                 req.global_batch,
                 found.mode.label(),
@@ -238,7 +253,7 @@ pub fn execute(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
             if req.mode.options().is_some() && req.execution.searches_execution() {
                 writeln!(out, "execution chosen by the search ({} configurations priced)", result.evaluations)?;
             }
-            if let Some(n) = result.widening.note(found.domain) {
+            for n in &found.notes {
                 writeln!(out, "note: {n}")?;
             }
             if let Some(d) = &found.diagnosis {
@@ -258,9 +273,9 @@ pub fn execute(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
     Ok(())
 }
 
-/// Loads the inputs and runs the search on `req.threads` threads.
+/// Loads the inputs and runs each strategy's search on `req.threads` threads.
 fn search(req: &SearchRequest) -> Result<Found, CmdError> {
-    let (model_name, system_name, spec, setup, capacity_gb) = match req.mode {
+    let (model_name, system_name, base, setup, capacity_gb) = match req.mode {
         ModelMode::Reference => {
             let (model_name, model) = load_model(&req.model)?;
             let (system_name, mut system) = load_system(&req.system)?;
@@ -268,11 +283,10 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
                 system.nvlink_size = k;
             }
             let capacity = system.hbm_capacity;
-            let spec = spec_of(req, model, system);
-            (model_name, system_name, spec, None, capacity)
+            (model_name, system_name, spec_of(req, model, system), None, capacity)
         }
         ModelMode::Extended(o) => {
-            if req.strategy == Strategy::Summa2D {
+            if req.strategies.contains(&Strategy::Summa2D) {
                 return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::sweep::SUMMA_UNSUPPORTED)));
             }
             let workload = load_workload(&req.model)?;
@@ -286,8 +300,50 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
             (req.model.clone(), req.system.clone(), spec, Some(ExtendedSetup { workload, hardware, options }), capacity)
         }
     };
-    let domain = spec.system.nvlink_size;
-    let make = || match &setup {
+    let domain = base.system.nvlink_size;
+    let mut outcomes = Vec::new();
+    let mut results = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let mut diagnoses = Vec::new();
+    for &strategy in &req.strategies {
+        let spec = SearchSpec { strategy, ..base.clone() };
+        let (result, diagnosis) = search_one(req, &spec, setup.as_ref())?;
+        if let Some(n) = result.widening.note(domain)
+            && !notes.contains(&n)
+        {
+            notes.push(n);
+        }
+        diagnoses.extend(diagnosis);
+        outcomes.push(StrategyOutcome::from_result(strategy, result.clone()));
+        results.push(result);
+    }
+    let all_empty = results.iter().all(|r| r.top.is_empty());
+    let all_fewer = results.iter().all(|r| r.devices_used != r.n_gpus);
+    let diagnosis =
+        if all_empty || all_fewer { Diagnosis::combine(&diagnoses, req.gpus, req.global_batch) } else { None };
+    let min_mem = results.iter().filter_map(|r| r.min_mem_gb).fold(f64::INFINITY, f64::min);
+    let result = SearchResult {
+        n_gpus: req.gpus,
+        devices_used: results.iter().map(|r| r.devices_used).max().unwrap_or(req.gpus),
+        widening: results.first().map(|r| r.widening).unwrap_or_default(),
+        candidates: results.iter().map(|r| r.candidates).sum(),
+        feasible: results.iter().map(|r| r.feasible).sum(),
+        evaluations: results.iter().map(|r| r.evaluations).sum(),
+        min_mem_gb: min_mem.is_finite().then_some(min_mem),
+        top: merge(&outcomes, req.top_k),
+    };
+    let mode = setup.as_ref().map_or(ModelMode::Reference, |s| ModelMode::Extended(s.options));
+    Ok(Found { mode, model_name, system_name, domain, capacity_gb, result, notes, diagnosis })
+}
+
+/// One strategy's search on `req.threads` threads (shards merged into the single run's result),
+/// with its diagnosis when it found nothing or had to use fewer devices.
+fn search_one(
+    req: &SearchRequest,
+    spec: &SearchSpec,
+    setup: Option<&ExtendedSetup>,
+) -> Result<(SearchResult, Option<Diagnosis>), CmdError> {
+    let make = || match setup {
         None => Search::new(spec.clone()),
         Some(s) => Search::new_extended_choosing(spec.clone(), s.clone(), req.execution),
     };
@@ -316,15 +372,14 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
     } else {
         None
     };
-    let mode = setup.as_ref().map_or(ModelMode::Reference, |s| ModelMode::Extended(s.options));
-    Ok(Found { mode, model_name, system_name, domain, capacity_gb, result, diagnosis })
+    Ok((result, diagnosis))
 }
 
 fn spec_of(req: &SearchRequest, model: fmperf_core::ModelShape, system: SystemParams) -> SearchSpec {
     SearchSpec {
         model,
         system,
-        strategy: req.strategy,
+        strategy: req.strategies.first().copied().unwrap_or(Strategy::OneD),
         n_gpus: req.gpus,
         global_batch: req.global_batch,
         top_k: req.top_k,
