@@ -71,7 +71,8 @@ test('the page and `fmperf sweep --format json` give the same points, byte for b
     's.model=gpt3_1T&s.system=B200&s.global-batch=4096&' + axes.map((a) => `ax.${a}`).join('&'),
   );
   const pageJson = await downloadText(page, '#sweep-json');
-  const cliJson = cli(['--model', 'gpt3_1T', '--system', 'B200', '--global-batch', '4096',
+  // A permalink without a mode is reference mode; the CLI defaults to extended, so say reference.
+  const cliJson = cli(['--mode', 'reference', '--model', 'gpt3_1T', '--system', 'B200', '--global-batch', '4096',
     ...axes.flatMap((a) => ['--axis', a]), '--format', 'json']);
   assert.equal(pageJson, cliJson);
   const points = pageJson.trim().split('\n').map((l) => JSON.parse(l));
@@ -80,7 +81,7 @@ test('the page and `fmperf sweep --format json` give the same points, byte for b
   // The command the page shows is the one that was run.
   assert.match(await page.locator('#sweep-cli').textContent(), /fmperf sweep --model gpt3_1T --system ref-B200/);
   const csv = await downloadText(page, '#sweep-csv');
-  assert.ok(csv.startsWith('index,axis nvlink [devices],axis gpus [devices],model,system'));
+  assert.ok(csv.startsWith('index,axis domain [devices],axis gpus [devices],model,system'));
   assert.equal(csv.trim().split('\n').length, 11);
   assert.deepEqual(page.errors, []);
 });

@@ -14,7 +14,8 @@
 //! * [`own`]: "try your own configuration": a typed configuration evaluated even when it is not in
 //!   the top list, with how far over memory it is or which rule it breaks;
 //! * [`layers`]: the drill-down of one configuration, layer by layer;
-//! * [`code`]: a compact, URL-safe text form of a configuration (`2d.dp4.tp8x1.pp128.mbs1.nb16.nv8x1x1x1`);
+//! * [`code`]: a compact, URL-safe text form of a configuration (`2d.dp4.tp8x1.pp128.mbs1.nb16.nv8x1x1x1`),
+//!   re-exported from [`crate::search::code`] (the result row's `config` column);
 //! * [`export`]: CSV and JSON of result lists;
 //! * [`saved`]: the versioned format of scenarios saved in browser storage;
 //! * [`mode`]: the scenario in reference or extended mode (searches, full evaluations, MFU's
@@ -23,7 +24,6 @@
 //! Units: as in the rest of the crate (seconds, GB, TFLOP, TFLOP/s), plus days for training time.
 
 pub mod choices;
-pub mod code;
 pub mod export;
 pub mod inputs;
 pub mod layers;
@@ -34,6 +34,9 @@ pub mod own;
 pub mod report;
 pub mod saved;
 pub mod task;
+
+/// The text form of a configuration lives with the result row ([`crate::search::code`]).
+pub use crate::search::code;
 
 pub use code::{format_candidate, parse_candidate};
 pub use inputs::{ExploreFields, ExploreSpec};

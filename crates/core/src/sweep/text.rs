@@ -258,10 +258,18 @@ impl SweepText {
         out
     }
 
-    /// The equivalent `fmperf sweep` command line (without `--format`).
+    /// The equivalent `fmperf sweep` command line (without `--format`). The CLI's default mode is
+    /// extended, so reference mode is written out (`--mode reference`); the domain flag is
+    /// `--domain` (the URL key `nvlink` is its old name).
     pub fn to_cli(&self) -> String {
         let mut s = String::from("fmperf sweep");
-        for (k, v) in self.pairs() {
+        let mut pairs = self.pairs();
+        if self.mode.is_none() {
+            let at = pairs.iter().position(|(k, _)| *k == "axis").unwrap_or(pairs.len());
+            pairs.insert(at, ("mode", "reference".to_string()));
+        }
+        for (k, v) in pairs {
+            let k = if k == "nvlink" { "domain" } else { k };
             let quoted = if v.chars().all(|c| c.is_ascii_alphanumeric() || "-_.,=:/".contains(c)) {
                 v
             } else {
@@ -270,5 +278,27 @@ impl SweepText {
             s.push_str(&format!(" --{k} {quoted}"));
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_names_reference_mode_and_the_domain() {
+        let t = SweepText {
+            model: "gpt3_1T".into(),
+            system: "B200".into(),
+            nvlink: Some("8".into()),
+            axes: vec!["gpus=4..64".into()],
+            ..SweepText::default()
+        };
+        assert_eq!(
+            t.to_cli(),
+            "fmperf sweep --model gpt3_1T --system B200 --domain 8 --mode reference --axis gpus=4..64"
+        );
+        let ext = SweepText { mode: Some("extended".into()), ..t };
+        assert!(!ext.to_cli().contains("reference"));
     }
 }
