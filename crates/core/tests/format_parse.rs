@@ -74,10 +74,15 @@ fn cross_field_rules_of_models() {
     assert_eq!(fields_of(&e), ["training_budget"]);
     let e = errors(&model_doc(json!({"training_budget": {}})));
     assert_eq!(fields_of(&e), ["training_budget"]);
-    // Not divisible: valid, with a warning naming the rounded head width.
-    let p = parse_detailed(&model_doc(json!({"hidden": 4000, "heads": 48}))).unwrap();
-    assert_eq!(p.warnings.len(), 1);
-    assert!(p.warnings[0].to_string().contains("rounded down to 83"), "{}", p.warnings[0]);
+    // Not divisible (issue 14: was a warning): an error naming the rule, unless the model gives
+    // its head width.
+    let e = errors(&model_doc(json!({"hidden": 4000, "heads": 48})));
+    assert_eq!(fields_of(&e), ["hidden"]);
+    assert!(e[0].to_string().contains("not a multiple of heads = 48"), "{}", e[0]);
+    let Document::Model(m) = parse(&model_doc(json!({"hidden": 4000, "heads": 48, "head_dim": 128}))).unwrap() else {
+        panic!()
+    };
+    assert_eq!(m.head_dim, Some(128));
 }
 
 #[test]

@@ -39,7 +39,7 @@
 
 use super::precision::Precision;
 use super::system::CatalogSystem;
-use crate::format::hint;
+use crate::hint;
 use crate::{Error, SystemParams};
 
 /// Choices made when a catalog entry becomes [`SystemParams`]. `None` = the entry's own value (or

@@ -29,7 +29,8 @@ pub use precision::Precision;
 pub use provenance::FieldSources;
 pub use system::{Architecture, CatalogSystem, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp, Torus};
 
-use crate::format::{self, Document, hint};
+use crate::format::{self, Document};
+use crate::hint;
 use crate::{Error, SystemParams};
 
 const MODELS_JSON: &str = include_str!("../../data/models.json");

@@ -82,6 +82,9 @@ pub struct CatalogModel {
     pub heads: Option<u64>,
     /// Key/value heads; fewer than `heads` means grouped-query (or multi-query) attention.
     pub kv_heads: Option<u64>,
+    /// Channels per attention head, when the source gives it (`None`: `hidden / heads`, which must
+    /// then divide evenly). Models such as Gemma have `heads · head_dim ≠ hidden`.
+    pub head_dim: Option<u64>,
     /// Transformer blocks.
     pub layers: Option<u64>,
     /// MLP hidden width in channels (SwiGLU: width of each branch).
@@ -113,6 +116,9 @@ impl CatalogModel {
             hidden: Some(shape.e),
             heads: Some(shape.h),
             kv_heads: Some(shape.h),
+            // The reference rounds the head width down when `e` is not a multiple of `h`; say so
+            // explicitly, as the versioned format requires.
+            head_dim: (shape.h > 0 && !shape.e.is_multiple_of(shape.h)).then(|| shape.e / shape.h),
             layers: Some(shape.depth),
             ffn_hidden: Some(shape.f),
             mlp: Mlp::Gelu,

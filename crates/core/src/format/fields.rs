@@ -151,6 +151,14 @@ pub const MODEL_FIELDS: &[FieldSpec] = &[
         true,
         "key/value heads (grouped-query attention); absent = same as heads (multi-head attention); null = unknown",
     ),
+    f(
+        "head_dim",
+        "channels",
+        Kind::Int { min: 1, max: MAX_HIDDEN },
+        false,
+        false,
+        "channels per attention head; absent = hidden / heads (which must then divide evenly)",
+    ),
     f("layers", "blocks", Kind::Int { min: 1, max: MAX_LAYERS }, true, true, "transformer blocks `D`; null = unknown"),
     f(
         "ffn_hidden",
@@ -208,6 +216,7 @@ pub const MODEL_FIELDS: &[FieldSpec] = &[
     f("field_sources.hidden", "", TEXT, false, true, "source of `hidden`"),
     f("field_sources.heads", "", TEXT, false, true, "source of `heads`"),
     f("field_sources.kv_heads", "", TEXT, false, true, "source of `kv_heads`"),
+    f("field_sources.head_dim", "", TEXT, false, true, "source of `head_dim`"),
     f("field_sources.layers", "", TEXT, false, true, "source of `layers`"),
     f("field_sources.ffn_hidden", "", TEXT, false, true, "source of `ffn_hidden`"),
     f("field_sources.mlp", "", TEXT, false, true, "source of `mlp`"),

@@ -99,10 +99,10 @@ pub(crate) fn read_model(
                 Error::invalid(p("heads"), h, format!("must not exceed hidden = {e}"))
                     .with_hint("each head needs at least one channel; check that hidden and heads are not swapped"),
             );
-        } else if e % h != 0 {
-            report.warn(
+        } else if e % h != 0 && f.int("head_dim").is_none() {
+            report.error(
                 Error::invalid(p("hidden"), e, format!("is not a multiple of heads = {h}"))
-                    .with_hint(format!("the head width is rounded down to {} channels", e / h)),
+                    .with_hint("give head_dim (channels per head) if the model's heads are not hidden / heads wide"),
             );
         }
     }
@@ -140,6 +140,7 @@ pub(crate) fn read_model(
         hidden,
         heads,
         kv_heads: if f.has("kv_heads") { f.int("kv_heads") } else { heads },
+        head_dim: f.int("head_dim"),
         layers: f.int("layers"),
         ffn_hidden: if f.has("ffn_hidden") { f.int("ffn_hidden") } else { hidden.map(|e| 4 * e) },
         mlp,
@@ -167,6 +168,7 @@ pub(crate) fn write_model(m: &CatalogModel, envelope: bool) -> J {
         .put("hidden", J::int(m.hidden))
         .put("heads", J::int(m.heads))
         .put("kv_heads", J::int(m.kv_heads))
+        .put_some("head_dim", m.head_dim.map(|d| J::int(Some(d))))
         .put("layers", J::int(m.layers))
         .put("ffn_hidden", J::int(m.ffn_hidden))
         .put("mlp", J::Str(m.mlp.as_str().into()))
