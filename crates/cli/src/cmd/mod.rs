@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod catalog;
 pub mod check;
+pub mod estimate;
 pub mod models;
 pub mod search;
 pub mod show;

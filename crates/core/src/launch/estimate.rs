@@ -1,0 +1,194 @@
+//! The estimate of exactly the configuration in a file (no search): extended mode's evaluation of
+//! its [`Scenario`] on its system, with time per step, tokens/s, model-FLOP utilisation and the
+//! memory per device against the capacity. The CLI (`fmperf estimate --from`) and the page's
+//! import panel both print [`Estimate::to_json`], so they show the same numbers.
+
+use serde_json::{Value, json};
+
+use super::scenario::{Overrides, Scenario};
+use super::{Launch, parse};
+use crate::Error;
+use crate::catalog::{self, Precision};
+use crate::explore::metrics::model_flops_utilisation;
+use crate::explore::mode::model_flops_per_sample_tflop;
+use crate::extended::{ExtendedEvaluation, Hardware, Layout, evaluate};
+
+/// Memory of the busiest device against its capacity, in the shape of `fmperf validate`'s memory
+/// object (issue 18 §2): `kind`, `predicted_gb`, `capacity_gb`, `fits`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MemoryVerdict {
+    /// Which memory figure `predicted_gb` is: `device` (everything the device holds: tensors,
+    /// runtime context and the allocator's margin, as `nvidia-smi` shows it).
+    pub kind: &'static str,
+    /// Predicted memory [GB].
+    pub predicted_gb: f64,
+    /// Device memory [GB].
+    pub capacity_gb: f64,
+    /// `yes` (fits), `no` (needs more than the capacity).
+    pub fits: &'static str,
+}
+
+impl MemoryVerdict {
+    /// The verdict of `predicted_gb` on a device of `capacity_gb`.
+    pub fn new(predicted_gb: f64, capacity_gb: f64) -> MemoryVerdict {
+        let fits = if predicted_gb <= capacity_gb { "yes" } else { "no" };
+        MemoryVerdict { kind: "device", predicted_gb, capacity_gb, fits }
+    }
+}
+
+/// One configuration evaluated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The catalog id of the system.
+    pub system_id: String,
+    /// The layout evaluated (placement innermost-first on the system's domain).
+    pub layout: Layout,
+    /// Extended mode's evaluation.
+    pub evaluation: ExtendedEvaluation,
+    /// Model FLOPs of one sample, forward and backward [TFLOP].
+    pub model_tflop_per_sample: f64,
+    /// Peak matmul rate of one device at the run's precision [TFLOP/s] (MFU's denominator).
+    pub peak_tflops: f64,
+    /// Model-FLOP utilisation [fraction].
+    pub mfu: f64,
+    /// Memory against capacity.
+    pub memory: MemoryVerdict,
+    /// Notes about the system mapping.
+    pub system_notes: Vec<String>,
+}
+
+/// The part named by a system spec (`ID[,domain=…,precision=…]`) at `precision` (the spec's
+/// `precision=` wins), with its measured ceiling. Returns the catalog id, the part and the
+/// precision used.
+pub fn hardware(spec: &str, precision: Precision) -> Result<(String, Hardware, Precision), Error> {
+    let (id, opts) = catalog::parse_system_spec(spec)?;
+    let sys = catalog::find_system(&id)?;
+    let p = opts.precision.unwrap_or(precision);
+    let hw = Hardware::from_catalog(sys, p, true, &opts)?;
+    Ok((sys.id.clone(), hw, p))
+}
+
+/// Evaluates `scenario` on `hw` (the system `system_id`).
+pub fn estimate(scenario: &Scenario, system_id: &str, hw: &Hardware) -> Result<Estimate, Error> {
+    let s = scenario;
+    let y = s.layout;
+    let layout = Layout::placed(y.tp, y.cp, y.pp, y.dp, y.mbs, y.global_batch, hw.domain_size());
+    let evaluation = evaluate(&s.workload, hw, &layout, &s.options)?;
+    let o = &s.options;
+    let model_tflop_per_sample = model_flops_per_sample_tflop(&s.workload, o.grouped_query_attention, o.gated_mlp);
+    let peak_tflops = hw.matmul_peak_tflops;
+    let mfu =
+        model_flops_utilisation(model_tflop_per_sample, evaluation.throughput_samples_per_s, s.devices, peak_tflops);
+    let memory = MemoryVerdict::new(evaluation.mem_gb, hw.hbm_capacity_gb);
+    Ok(Estimate {
+        scenario: s.clone(),
+        system_id: system_id.to_string(),
+        layout,
+        evaluation,
+        model_tflop_per_sample,
+        peak_tflops,
+        mfu,
+        memory,
+        system_notes: hw.approximations.clone(),
+    })
+}
+
+/// Reads `text` (format detected; `name` is the file name, if any), builds its scenario with
+/// `overrides` and evaluates it on the system the overrides or the file name.
+pub fn estimate_text(text: &str, name: Option<&str>, overrides: &Overrides) -> Result<(Launch, Estimate), Error> {
+    let launch = parse(text, name)?;
+    let mut scenario = Scenario::from_launch(&launch, overrides)?;
+    let Some(spec) = scenario.system.clone() else {
+        return Err(Error::invalid("--system", "missing", "the file does not name the system it runs on")
+            .with_hint("give --system ID (`fmperf catalog systems`), or a `# fmperf: system=ID` line in the file"));
+    };
+    let (id, hw, precision) = hardware(&spec, scenario.options.precision)?;
+    scenario.options.precision = precision;
+    let e = estimate(&scenario, &id, &hw)?;
+    Ok((launch, e))
+}
+
+impl Estimate {
+    /// Everything as JSON: the configuration, the headline numbers, the time and memory parts,
+    /// and from `launch` the unused flags and the notes.
+    pub fn to_json(&self, launch: &Launch) -> Value {
+        let s = &self.scenario;
+        let y = &self.layout;
+        let w = &s.workload;
+        let e = &self.evaluation;
+        let t = &e.totals;
+        let m = &e.memory;
+        let o = &s.options;
+        json!({
+            "format": launch.format.as_str(),
+            "model": {
+                "name": s.model_name,
+                "layers": w.layers,
+                "hidden": w.hidden,
+                "ffn_hidden": w.ffn_hidden,
+                "heads": w.heads,
+                "kv_heads": w.kv_heads,
+                "head_dim": w.head_dim,
+                "gated_mlp": w.gated_mlp,
+                "vocab": w.vocab,
+                "tied_embeddings": s.tied_embeddings,
+                "seq_len": w.seq_len,
+                "parameters_b": e.breakdown.parameters * 1e-9,
+            },
+            "system": {
+                "id": self.system_id,
+                "devices": s.devices,
+                "domain": self.layout.placement.tp * self.layout.placement.cp * self.layout.placement.dp * self.layout.placement.pp,
+                "peak_tflops": self.peak_tflops,
+            },
+            "config": {
+                "tp": y.tp,
+                "pp": y.pp,
+                "dp": y.dp,
+                "cp": y.cp,
+                "mbs": y.mbs,
+                "global_batch": y.global_batch,
+                "microbatches": e.breakdown.microbatches,
+                "vpp": o.interleave,
+                "recompute": o.recompute.as_str(),
+                "sharding": o.sharding.as_str(),
+                "shard_group": o.shard_group,
+                "sequence_parallel": o.sequence_parallel,
+                "precision": o.precision.as_str(),
+            },
+            "time_per_step_s": t.t,
+            "tokens_per_s": e.tokens_per_s,
+            "samples_per_s": e.throughput_samples_per_s,
+            "mfu": self.mfu,
+            "model_tflop_per_sample": self.model_tflop_per_sample,
+            "time_s": {
+                "compute": t.t_comp,
+                "memory_bound": t.t_mem,
+                "tp_cp_comm": t.t_tp_comm,
+                "dp_comm": t.t_dp_comm,
+                "pp_comm": t.t_pp_comm,
+                "bubble": t.t_bubble,
+                "recompute": e.breakdown.t_recompute_s,
+                "optimizer": e.breakdown.t_optimizer_s,
+            },
+            "memory": {
+                "kind": self.memory.kind,
+                "predicted_gb": self.memory.predicted_gb,
+                "capacity_gb": self.memory.capacity_gb,
+                "fits": self.memory.fits,
+                "parts_gb": {
+                    "weights": m.weights_gb,
+                    "gradients": m.gradients_gb,
+                    "optimizer": m.optimizer_gb,
+                    "activations": m.activations_gb,
+                    "overhead": m.overhead_gb,
+                },
+            },
+            "unused": launch.unused,
+            "assumptions": s.assumptions,
+            "notes": launch.notes.iter().chain(&self.system_notes).collect::<Vec<_>>(),
+        })
+    }
+}
