@@ -89,3 +89,38 @@ fn malformed_files_exit_2_with_one_line() {
     assert!(e.contains("--gpus"), "{e}");
     usage_error(&["estimate"]);
 }
+
+#[test]
+fn search_from_ranks_the_files_layout() {
+    let f = example("megatron-llama3-70b.sh");
+    let j = json(&["search", "--from", &f, "--top", "3", "--format", "json"]);
+    assert_eq!((j["gpus"].as_u64(), j["global_batch"].as_u64()), (Some(64), Some(128)));
+    assert_eq!(j["results"].as_array().map(Vec::len), Some(3));
+    let own = &j["own"];
+    assert_eq!(own["config"]["tp"], 8);
+    let (rank, of) = (own["rank"].as_u64().unwrap(), own["of"].as_u64().unwrap());
+    assert!(rank >= 1 && rank <= of && of <= j["feasible"].as_u64().unwrap() + 1, "{own}");
+    // The file's own layout evaluates to the same numbers as `estimate --from`.
+    let e = json(&["estimate", "--from", &f, "--format", "json"]);
+    assert_eq!(own["time_per_step_s"], e["time_per_step_s"]);
+    // A model-only file needs the device count and batch.
+    let hf = example("hf-llama3-8b-config.json");
+    let err = usage_error(&["search", "--from", &hf, "--system", "nvidia_h100_sxm5_80gb", "--seq-len", "4096"]);
+    assert!(err.contains("--gpus"), "{err}");
+    let j = json(&[
+        "search",
+        "--from",
+        &hf,
+        "--system",
+        "nvidia_h100_sxm5_80gb",
+        "--seq-len",
+        "4096",
+        "--gpus",
+        "16",
+        "--global-batch",
+        "64",
+        "--format",
+        "json",
+    ]);
+    assert!(j["own"].is_null() && j["feasible"].as_u64().unwrap() > 0);
+}

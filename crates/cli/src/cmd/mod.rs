@@ -7,6 +7,7 @@ pub mod check;
 pub mod estimate;
 pub mod models;
 pub mod search;
+pub mod search_from;
 pub mod show;
 pub mod sweep;
 pub mod validate;

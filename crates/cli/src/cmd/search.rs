@@ -42,13 +42,28 @@ switch `precision`) sets the precision; --format json says {\"mode\", \"switches
 
 /// Runs `fmperf search`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let value_flags =
-        ["model", "system", "strategy", "gpus", "global-batch", "nvlink-size", "top", "format", "mode", "ext"];
-    let help = format!("{HELP}{}", crate::mode::help());
+    let value_flags = [
+        "model",
+        "system",
+        "strategy",
+        "gpus",
+        "global-batch",
+        "nvlink-size",
+        "top",
+        "format",
+        "mode",
+        "ext",
+        "from",
+        "seq-len",
+    ];
+    let help = format!("{HELP}{}{}", super::search_from::HELP, crate::mode::help());
     let Some(args) = super::parse_flags(raw, &value_flags, &help, out)? else {
         return Ok(());
     };
     let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
+    if args.value("from")?.is_some() {
+        return super::search_from::run(&args, format, out);
+    }
     let mode = crate::mode::from_args(&args)?.unwrap_or_default();
     let strategy: Strategy = args
         .required("strategy")?
@@ -171,7 +186,7 @@ fn parts(r: &Ranked, global_batch: u64) -> Parts {
     }
 }
 
-fn result_json(r: &Ranked, global_batch: u64) -> Value {
+pub(crate) fn result_json(r: &Ranked, global_batch: u64) -> Value {
     let p = parts(r, global_batch);
     let ints =
         |v: &[(&str, u64)]| Value::Object(v.iter().map(|(k, x)| (k.to_string(), json!(x))).collect::<Map<_, _>>());
@@ -188,7 +203,7 @@ fn result_json(r: &Ranked, global_batch: u64) -> Value {
     })
 }
 
-fn result_table(top: &[Ranked], strategy: Strategy, global_batch: u64) -> Table {
+pub(crate) fn result_table(top: &[Ranked], strategy: Strategy, global_batch: u64) -> Table {
     // Column titles from the parts of a representative entry (the layout depends only on the strategy).
     let sample = Ranked {
         candidate: fmperf_core::reference::Candidate {

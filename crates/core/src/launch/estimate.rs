@@ -192,3 +192,32 @@ impl Estimate {
         })
     }
 }
+
+/// Where a configuration ranks among a search's feasible configurations (best first).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Rank {
+    /// 1-based position: one more than the number of configurations strictly faster.
+    pub position: usize,
+    /// Feasible configurations ranked.
+    pub of: usize,
+    /// Whether the exact configuration (degrees, micro-batch and placement) is one of them.
+    pub in_search: bool,
+    /// Its throughput over the best's [fraction].
+    pub relative_to_best: f64,
+}
+
+/// The rank of `own` (throughput [samples/s] of `layout`) among `results` (a search's feasible
+/// configurations, best first, all of them).
+pub fn rank(layout: &Layout, throughput: f64, results: &[crate::search::Ranked]) -> Rank {
+    let faster = results.iter().filter(|r| r.throughput_samples_per_s > throughput * (1.0 + 1e-12)).count();
+    let in_search = results.iter().any(|r| {
+        crate::extended::Layout::from_candidate(&r.candidate, layout.global_batch).is_ok_and(|l| l == *layout)
+    });
+    let best = results.first().map_or(throughput, |r| r.throughput_samples_per_s.max(throughput));
+    Rank {
+        position: faster + 1,
+        of: results.len() + usize::from(!in_search),
+        in_search,
+        relative_to_best: if best > 0.0 { throughput / best } else { 0.0 },
+    }
+}

@@ -24,7 +24,7 @@ pub mod toml;
 pub mod torchtitan;
 pub mod yaml;
 
-pub use estimate::{Estimate, MemoryVerdict, estimate, estimate_text, hardware};
+pub use estimate::{Estimate, MemoryVerdict, Rank, estimate, estimate_text, hardware, rank};
 pub use scenario::{ModelOnly, Overrides, Scenario};
 pub use settings::{Moe, Settings, Slot};
 
