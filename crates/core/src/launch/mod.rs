@@ -25,7 +25,7 @@ pub mod torchtitan;
 pub mod yaml;
 
 pub use estimate::{Estimate, MemoryVerdict, Rank, estimate, estimate_text, hardware, rank};
-pub use scenario::{ModelOnly, Overrides, Scenario};
+pub use scenario::{ModelOnly, Overrides, Scenario, catalog_model};
 pub use settings::{Moe, Settings, Slot};
 
 use crate::Error;

@@ -223,6 +223,22 @@ impl ModelOnly {
     }
 }
 
+/// The catalog model with the shape of `w` (width, depth, heads, K/V heads, MLP, gating; the
+/// vocabulary may differ by Megatron's padding, the sequence length by the run's choice), so that
+/// the explorer can search the file's model.
+pub fn catalog_model(w: &Workload) -> Option<&'static str> {
+    crate::catalog::models().iter().find_map(|m| {
+        let c = Workload::from_catalog(m).ok()?;
+        let same = (c.hidden, c.layers, c.heads, c.kv_heads, c.ffn_hidden, c.gated_mlp)
+            == (w.hidden, w.layers, w.heads, w.kv_heads, w.ffn_hidden, w.gated_mlp);
+        let vocab_close = match (c.vocab, w.vocab) {
+            (Some(a), Some(b)) => b >= a && b - a < 4096,
+            _ => false,
+        };
+        (same && vocab_close).then_some(m.id.as_str())
+    })
+}
+
 /// A workload error named by the file's flag when there is one.
 fn rename_model_error(e: Error, s: &Settings) -> Error {
     let slot = match e.field() {
@@ -381,6 +397,13 @@ mod tests {
         assert_eq!(e.field(), Some("--gpus"));
         let e = Scenario::from_launch(&l, &Overrides { global_batch: Some(255), ..Overrides::default() }).unwrap_err();
         assert_eq!(e.field(), Some("--global-batch"));
+    }
+
+    #[test]
+    fn catalog_twins_are_found() {
+        let w = Workload { vocab: Some(128_512), ..Workload::LLAMA3_8B };
+        assert_eq!(catalog_model(&w), Some("llama3-8b"));
+        assert_eq!(catalog_model(&Workload { layers: 31, ..w }), None);
     }
 
     #[test]
