@@ -29,6 +29,8 @@ const CSS: &str = "
 .launch-import table { border-collapse: collapse; font-size: 0.85rem; }
 .launch-import td, .launch-import th { padding: 0.15rem 0.6rem 0.15rem 0; text-align: left; vertical-align: top; }
 .launch-import td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.launch-import .launch-unused-wrap { max-width: 100%; overflow-x: auto; }
+.launch-import table.launch-unused td { overflow-wrap: anywhere; }
 ";
 
 /// Largest file read [bytes] (launch files are a few kB).
@@ -209,10 +211,12 @@ fn EstimateView(launch: Launch, estimate: Estimate) -> impl IntoView {
                 <span class="muted">{search_note}</span>
             </p>
             <h3>{format!("Not used by fmperf ({unused_count})")}</h3>
-            <table class="launch-unused">
-                <thead><tr><th>"Flag or key"</th><th>"Value"</th><th>"Why"</th></tr></thead>
-                <tbody>{unused}</tbody>
-            </table>
+            <div class="launch-unused-wrap">
+                <table class="launch-unused">
+                    <thead><tr><th>"Flag or key"</th><th>"Value"</th><th>"Why"</th></tr></thead>
+                    <tbody>{unused}</tbody>
+                </table>
+            </div>
             <h3>"Read with a rule"</h3>
             <ul class="launch-notes">{notes}</ul>
         </div>
