@@ -218,7 +218,10 @@ impl ModelOnly {
             vocab: Some(vocab),
         };
         workload.validate().map_err(|e| rename_model_error(e, s))?;
-        let name = s.model_name.get().cloned().unwrap_or_else(|| format!("{} model", f.title()));
+        let name = s.model_name.get().cloned().unwrap_or_else(|| match catalog_model(&workload) {
+            Some(id) => format!("{id} (the catalog's shape)"),
+            None => "custom model".to_string(),
+        });
         Ok(ModelOnly { name, workload, notes })
     }
 }
