@@ -244,6 +244,34 @@ mod tests {
     }
 
     #[test]
+    fn megatron_bridge_and_hydra_overrides() {
+        let l = parse(
+            "model:\n  tensor_model_parallel_size: 2\n  context_parallel_size: 2\n  seq_length: 16384\n  \
+             num_layers: 32\n  hidden_size: 4096\n  num_attention_heads: 32\n  num_query_groups: 8\n  \
+             gated_linear_unit: true\n  recompute_granularity: full\n  recompute_method: uniform\n  \
+             recompute_num_layers: 1\n  fp8: hybrid\n  vocab_size: 128256\ntrain:\n  micro_batch_size: 1\n  \
+             global_batch_size: 64\n  train_iters: 100\nddp:\n  use_distributed_optimizer: true\n\
+             mixed_precision: bf16_mixed\n",
+        )
+        .unwrap();
+        let s = &l.settings;
+        assert_eq!((s.tp.copied(), s.cp.copied(), s.seq_len.copied()), (Some(2), Some(2), Some(16384)));
+        assert_eq!((s.recompute.copied(), s.precision.copied()), (Some(Recompute::Full), Some(Precision::Fp8)));
+        assert_eq!((s.sharding.copied(), s.gated_mlp.copied()), (Some(Sharding::Zero1), Some(true)));
+        assert_eq!((s.mbs.copied(), s.global_batch.copied()), (Some(1), Some(64)));
+        assert!(l.unused.iter().any(|u| u.key == "train.train_iters" && u.why == why::LENGTH));
+        // NeMo's Hydra overrides on a command line.
+        let c = crate::launch::megatron::parse(
+            "python megatron_gpt_pretraining.py trainer.devices=8 model.tensor_model_parallel_size=4 \
+             model.micro_batch_size=2 exp_manager.name=x",
+        )
+        .unwrap();
+        assert_eq!((c.settings.tp.copied(), c.settings.mbs.copied()), (Some(4), Some(2)));
+        assert_eq!(c.settings.devices_per_node.copied(), Some(8));
+        assert!(c.unused.iter().any(|u| u.key == "exp_manager.name" && u.why == why::LOGGING));
+    }
+
+    #[test]
     fn bad_values_name_the_key() {
         let e = parse("model:\n  tensor_model_parallel_size: four\n").unwrap_err();
         assert_eq!(e.field(), Some("model.tensor_model_parallel_size"));
