@@ -47,7 +47,8 @@ fn megatron_script_as_json() {
     assert_eq!(got, [8, 4, 2, 1, 1, 4]);
     assert_eq!((c["recompute"].as_str(), c["sharding"].as_str()), (Some("selective"), Some("zero1")));
     let m = &j["memory"];
-    assert_eq!(m["kind"], "device");
+    assert_eq!(m["kind"], "nvidia_smi");
+    assert!(m["measured_gb"].is_null() && m["band_gb"].as_f64().unwrap() > 0.0);
     assert_eq!(m["capacity_gb"], 80.0);
     assert!(m["predicted_gb"].as_f64().unwrap() > 20.0);
     assert!(matches!(m["fits"].as_str(), Some("yes" | "tight" | "no")));

@@ -76,7 +76,7 @@ fn estimates_have_the_contract_fields() {
         let seq = j["model"]["seq_len"].as_f64().unwrap();
         assert!((tok - g * seq / t).abs() < 1e-6 * tok, "{name}: tokens/s = G·seq/t");
         assert!(j["unused"].as_array().is_some_and(|u| !u.is_empty() && u.iter().all(|x| x["why"].is_string())));
-        assert_eq!(j["memory"]["fits"], "yes", "{name}: the example runs fit");
+        assert_ne!(j["memory"]["fits"], "no", "{name}: the example runs are not predicted to fail");
     }
 }
 

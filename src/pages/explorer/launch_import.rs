@@ -193,10 +193,20 @@ fn EstimateView(launch: Launch, estimate: Estimate) -> impl IntoView {
                 <dd data-metric="tokens_per_s">{number(fmt::count(ev.tokens_per_s.round() as u64), ev.tokens_per_s)}</dd>
                 <dt>"MFU"</dt>
                 <dd data-metric="mfu">{number(fmt::percent(e.mfu), e.mfu)}</dd>
-                <dt>{format!("Memory per device [GB] ({})", e.memory.kind)}</dt>
+                <dt>"Memory per device [GB] (device level)"</dt>
                 <dd data-metric="memory_gb">
+                    "needs "
                     {number(fmt::gb(e.memory.predicted_gb), e.memory.predicted_gb)}
-                    {format!(" of {} GB: {}", fmt::gb(e.memory.capacity_gb), if fits == "no" { "does not fit" } else { "fits" })}
+                    {format!(
+                        " ± {} of {} GB: {}",
+                        fmt::gb(e.memory.band_gb),
+                        fmt::gb(e.memory.capacity_gb),
+                        match fits {
+                            "yes" => "fits",
+                            "tight" => "may not fit (within the error band of the capacity)",
+                            _ => "does not fit",
+                        }
+                    )}
                 </dd>
             </dl>
             <div class="row">

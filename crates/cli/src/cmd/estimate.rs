@@ -29,7 +29,7 @@ USAGE: fmperf estimate --from FILE [--system ID] [--gpus N] [--global-batch G] [
 
 Extended mode with the file's own switches: precision, recomputation, distributed optimizer / FSDP,
 sequence parallelism, virtual pipeline stages. JSON: {\"config\", \"memory\": {\"kind\", \"predicted_gb\",
-\"capacity_gb\", \"fits\"}, \"unused\": [{\"key\", \"value\", \"why\"}], …}. Exit 2 with one line naming the
+\"capacity_gb\", \"fits\": yes|tight|no, …}, \"unused\": [{\"key\", \"value\", \"why\"}], …}. Exit 2 with one line naming the
 flag or key when the file cannot be read.
 ";
 
@@ -67,6 +67,15 @@ pub fn overrides(args: &Args) -> Result<Overrides, CmdError> {
         global_batch: args.positive_int("global-batch")?,
         seq_len: args.positive_int("seq-len")?,
     })
+}
+
+/// The verdict in words.
+pub fn fits_words(fits: &str) -> &'static str {
+    match fits {
+        "yes" => "yes",
+        "tight" => "tight: within the error band of the capacity, may not fit",
+        _ => "no",
+    }
 }
 
 fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
@@ -117,9 +126,10 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
     head.push(vec!["tokens/s".into(), format!("{:.0}", ev.tokens_per_s)]);
     head.push(vec!["tokens/s per device".into(), format!("{:.0}", ev.tokens_per_s / s.devices as f64)]);
     head.push(vec!["MFU [%]".into(), format!("{:.1}", 100.0 * e.mfu)]);
-    head.push(vec![format!("memory per device [GB] ({})", e.memory.kind), format!("{:.1}", e.memory.predicted_gb)]);
+    head.push(vec!["memory per device [GB] (device level)".into(), format!("{:.1}", e.memory.predicted_gb)]);
+    head.push(vec!["error band [GB]".into(), format!("± {:.1}", e.memory.band_gb)]);
     head.push(vec!["device memory [GB]".into(), format!("{:.1}", e.memory.capacity_gb)]);
-    head.push(vec!["fits".into(), e.memory.fits.to_string()]);
+    head.push(vec!["fits".into(), fits_words(e.memory.fits).to_string()]);
     out.push_str(&head.render());
     out.push('\n');
     let mut parts = Table::new(&["time part", "[s]", "memory part", "[GB]"]);

@@ -12,27 +12,50 @@ use crate::catalog::{self, Precision};
 use crate::explore::metrics::model_flops_utilisation;
 use crate::explore::mode::model_flops_per_sample_tflop;
 use crate::extended::{ExtendedEvaluation, Hardware, Layout, evaluate};
+use crate::validate::memory::{self, MemoryKind, PredictedMemory};
 
 /// Memory of the busiest device against its capacity, in the shape of `fmperf validate`'s memory
-/// object (issue 18 §2): `kind`, `predicted_gb`, `capacity_gb`, `fits`.
+/// object (issue 18 §2): the predicted figure of its `kind`, the capacity and the verdict with the
+/// error band of the shipped memory runs ([`crate::validate::memory`]).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MemoryVerdict {
-    /// Which memory figure `predicted_gb` is: `device` (everything the device holds: tensors,
-    /// runtime context and the allocator's margin, as `nvidia-smi` shows it).
+    /// Which figure `predicted_gb` is: `nvidia_smi`, the device-level need (tensors, runtime
+    /// context and the allocator's margin), the one that must fit in the capacity.
     pub kind: &'static str,
-    /// Predicted memory [GB].
+    /// Predicted memory of that kind [GB].
     pub predicted_gb: f64,
+    /// No measured figure for an estimate (`null`; the field keeps the shape of the contract).
+    pub measured_gb: Option<f64>,
     /// Device memory [GB].
     pub capacity_gb: f64,
-    /// `yes` (fits), `no` (needs more than the capacity).
+    /// `yes` (fits at the top of the band), `tight` (within the band of the capacity: may not
+    /// fit), `no` (does not fit at the bottom of the band).
     pub fits: &'static str,
+    /// Predicted peak of PyTorch's allocated memory [GB].
+    pub allocated_gb: f64,
+    /// Predicted peak of PyTorch's reserved memory [GB].
+    pub reserved_gb: f64,
+    /// Predicted device-level need [GB].
+    pub device_gb: f64,
+    /// Half-width of the error band around the need [GB].
+    pub band_gb: f64,
 }
 
 impl MemoryVerdict {
-    /// The verdict of `predicted_gb` on a device of `capacity_gb`.
-    pub fn new(predicted_gb: f64, capacity_gb: f64) -> MemoryVerdict {
-        let fits = if predicted_gb <= capacity_gb { "yes" } else { "no" };
-        MemoryVerdict { kind: "device", predicted_gb, capacity_gb, fits }
+    /// The verdict of a prediction on a device of `capacity_gb`, with the shipped error band.
+    pub fn new(p: &PredictedMemory, capacity_gb: f64) -> MemoryVerdict {
+        let band = memory::shipped_band();
+        MemoryVerdict {
+            kind: MemoryKind::NvidiaSmi.as_str(),
+            predicted_gb: memory::predicted_memory_gb(p, MemoryKind::NvidiaSmi),
+            measured_gb: None,
+            capacity_gb,
+            fits: memory::fits(p.device_gb, capacity_gb, band).as_str(),
+            allocated_gb: p.allocated_gb,
+            reserved_gb: p.reserved_gb,
+            device_gb: p.device_gb,
+            band_gb: band * p.device_gb,
+        }
     }
 }
 
@@ -81,7 +104,7 @@ pub fn estimate(scenario: &Scenario, system_id: &str, hw: &Hardware) -> Result<E
     let peak_tflops = hw.matmul_peak_tflops;
     let mfu =
         model_flops_utilisation(model_tflop_per_sample, evaluation.throughput_samples_per_s, s.devices, peak_tflops);
-    let memory = MemoryVerdict::new(evaluation.mem_gb, hw.hbm_capacity_gb);
+    let memory = MemoryVerdict::new(&PredictedMemory::single(evaluation.mem_gb), hw.hbm_capacity_gb);
     Ok(Estimate {
         scenario: s.clone(),
         system_id: system_id.to_string(),
@@ -176,8 +199,13 @@ impl Estimate {
             "memory": {
                 "kind": self.memory.kind,
                 "predicted_gb": self.memory.predicted_gb,
+                "measured_gb": null,
                 "capacity_gb": self.memory.capacity_gb,
                 "fits": self.memory.fits,
+                "allocated_gb": self.memory.allocated_gb,
+                "reserved_gb": self.memory.reserved_gb,
+                "device_gb": self.memory.device_gb,
+                "band_gb": self.memory.band_gb,
                 "parts_gb": {
                     "weights": m.weights_gb,
                     "gradients": m.gradients_gb,
