@@ -181,6 +181,13 @@ pub fn parse_as(format: Format, text: &str) -> Result<Launch, Error> {
         Format::HfConfig => hf::parse(text)?,
     };
     directives(text, &mut launch)?;
+    if !launch.settings.moe.is_moe() {
+        // Expert settings of a dense model change nothing: listed, not silently kept.
+        for (o, v) in launch.settings.moe.given() {
+            launch.unused(o.key, v, "no effect: the model has no routed experts (dense)");
+        }
+        launch.settings.moe = Moe::default();
+    }
     Ok(launch)
 }
 
@@ -247,6 +254,12 @@ mod tests {
         assert_eq!(l.settings.system.get().map(String::as_str), Some("h100"));
         assert_eq!(l.settings.devices.get(), Some(&16));
         let e = parse("# fmperf: gpus=zero\n[model]\nflavor = \"8B\"\n", None).unwrap_err();
+        assert_eq!(e.field(), Some("# fmperf: gpus"));
+        // Expert settings of a dense model are listed as without effect.
+        let l = parse("python pretrain_gpt.py --num-layers 2 --expert-model-parallel-size 4 --num-experts 1", None)
+            .unwrap();
+        let keys: Vec<&str> = l.unused.iter().map(|u| u.key.as_str()).collect();
+        assert_eq!(keys, ["--num-experts", "--expert-model-parallel-size"]);
         assert_eq!(e.field(), Some("# fmperf: gpus"));
     }
 }

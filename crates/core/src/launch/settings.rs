@@ -135,6 +135,33 @@ impl Moe {
     pub fn is_moe(&self) -> bool {
         self.experts.copied().is_some_and(|e| e > 1)
     }
+
+    /// Every MoE value the file sets, as `(flag or key, value)`, in file order (for listing them
+    /// as without effect on a dense model).
+    pub fn given(&self) -> Vec<(Origin, String)> {
+        fn one<T: std::fmt::Display>(slot: &Slot<T>) -> Option<(Origin, String)> {
+            Some((slot.origin.clone()?, slot.value.as_ref()?.to_string()))
+        }
+        let mut out: Vec<(Origin, String)> = [
+            one(&self.experts),
+            one(&self.top_k),
+            one(&self.expert_ffn_hidden),
+            one(&self.shared_ffn_hidden),
+            one(&self.shared_experts),
+            one(&self.ep),
+            one(&self.etp),
+            one(&self.layer_pattern),
+            one(&self.first_dense_layers),
+            one(&self.capacity_factor),
+            one(&self.dispatcher),
+            one(&self.grouped_gemm),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        out.sort_by_key(|(o, _)| o.line);
+        out
+    }
 }
 
 /// Everything fmperf reads from a configuration. Counts are dimensionless, widths in channels,
