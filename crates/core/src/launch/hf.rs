@@ -3,9 +3,8 @@
 //! Keys read (with the GPT-2 family's names in brackets): `hidden_size` [`n_embd`],
 //! `num_hidden_layers` [`n_layer`], `num_attention_heads` [`n_head`], `num_key_value_heads`
 //! (default: the heads), `head_dim` (default `hidden / heads`), `intermediate_size` [`n_inner`,
-//! default `4·hidden`], `vocab_size`, `tie_word_embeddings`, `max_position_embeddings`
-//! [`n_positions`], `hidden_act` with `model_type` (gated MLP for the Llama, Mistral, Qwen, Gemma,
-//! Phi-3 and DeepSeek families), and the MoE fields of Mixtral (`num_local_experts`), Qwen-MoE
+//! default `4·hidden`], `vocab_size`, `tie_word_embeddings`, `hidden_act` with `model_type`
+//! (gated MLP for the Llama, Mistral, Qwen, Gemma, Phi-3 and DeepSeek families), and the MoE fields of Mixtral (`num_local_experts`), Qwen-MoE
 //! (`num_experts`, `moe_intermediate_size`, `shared_expert_intermediate_size`) and DeepSeek
 //! (`n_routed_experts`, `n_shared_experts`, `first_k_dense_replace`), with `num_experts_per_tok`.
 
@@ -69,7 +68,6 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                 }
             }
             "vocab_size" => _ = s.vocab.put(int()?, &o),
-            "max_position_embeddings" | "n_positions" => _ = s.max_position.put(int()?, &o),
             "tie_word_embeddings" => {
                 let b = value.as_bool().ok_or_else(|| o.error(value, "must be true or false"))?;
                 s.tied_embeddings.put(b, &o);
@@ -164,6 +162,9 @@ fn reason(key: &str) -> &'static str {
             "affects attention, not modelled: fmperf prices standard (not latent) attention"
         }
         "pretraining_tp" => why::ASSUMED,
+        "max_position_embeddings" | "n_positions" => {
+            "does not affect performance (the longest position; the training sequence length is --seq-len)"
+        }
         _ => why::UNKNOWN,
     }
 }
@@ -186,7 +187,7 @@ mod tests {
         assert_eq!(s.tied_embeddings.copied(), Some(false));
         assert_eq!(s.model_name.get().map(String::as_str), Some("LlamaForCausalLM"));
         let keys: Vec<&str> = l.unused.iter().map(|u| u.key.as_str()).collect();
-        assert_eq!(keys, ["rope_theta", "torch_dtype"]);
+        assert_eq!(keys, ["max_position_embeddings", "rope_theta", "torch_dtype"]);
         let m = parse(r#"{"model_type": "mixtral", "num_local_experts": 8, "num_experts_per_tok": 2, "intermediate_size": 14336}"#)
             .unwrap();
         assert!(m.settings.moe.is_moe());

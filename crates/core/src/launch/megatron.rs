@@ -258,7 +258,6 @@ pub(crate) fn apply(
         "num-query-groups" => p.query_groups = Some((count(value)?, o.clone(), need(value)?)),
         "swiglu" => put!(l, gated_mlp, switch(value, o)?, o),
         "seq-length" | "encoder-seq-length" => put!(l, seq_len, count(value)?, o),
-        "max-position-embeddings" => put!(l, max_position, count(value)?, o),
         "untie-embeddings-and-output-weights" => put!(l, tied_embeddings, !switch(value, o)?, o),
         "vocab-size" => put!(l, vocab, count(value)?, o),
         "make-vocab-size-divisible-by" => put!(l, vocab_divisible_by, count(value)?, o),
@@ -430,6 +429,8 @@ pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
             || starts(&["accumulate-allreduce-grads-in-fp32", "bias-", "masked-softmax", "apply-rope-fusion"])
         {
             why::KERNEL
+        } else if is(&["max-position-embeddings"]) {
+            "does not affect performance (the longest position; the training sequence length is --seq-length)"
         } else if starts(&["attention-dropout", "hidden-dropout", "qk-layernorm", "add-qkv-bias", "add-bias-linear"]) {
             "affects performance slightly, not modelled (dropout, biases and norms of a few channels)"
         } else if starts(&["decoder-first-pipeline", "decoder-last-pipeline", "account-for-"]) {

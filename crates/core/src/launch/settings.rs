@@ -192,9 +192,6 @@ pub struct Settings {
     pub tied_embeddings: Slot<bool>,
     /// Training sequence length [tokens].
     pub seq_len: Slot<u64>,
-    /// Longest position the model supports [tokens] (a fallback for the sequence length of model-only
-    /// files).
-    pub max_position: Slot<u64>,
     /// Mixture-of-Experts fields.
     pub moe: Moe,
     /// Tensor-parallel degree.
