@@ -5,7 +5,8 @@
 //! Parts (one module each): [`keys`] (URL query keys), [`state`] (shared state, the sliced
 //! search), [`form`] (scenario form, validated as typed), [`results`] (progress, list tabs, table),
 //! [`export`] (CSV/JSON), [`breakdown`] (charts, selected configuration, placement), [`selection`],
-//! [`drill`] (layers), [`compare`], [`own`] (try your own), [`saved`] (saved scenarios),
+//! [`drill`] (layers), [`compare`], [`own`] (try your own), [`launch_import`] (your run from a launch
+//! file), [`saved`] (saved scenarios),
 //! [`widgets`], [`fmt`] (number formatting).
 //!
 //! The mode (reference or extended, with every switch) comes from the app-wide mode panel
@@ -23,6 +24,7 @@ mod export;
 mod fmt;
 mod form;
 pub mod keys;
+mod launch_import;
 mod own;
 mod results;
 mod saved;
@@ -47,10 +49,11 @@ enum Tab {
     Layers,
     Compare,
     Own,
+    Launch,
 }
 
 impl Tab {
-    const ALL: [Tab; 4] = [Tab::Breakdown, Tab::Layers, Tab::Compare, Tab::Own];
+    const ALL: [Tab; 5] = [Tab::Breakdown, Tab::Layers, Tab::Compare, Tab::Own, Tab::Launch];
 
     fn key(self) -> &'static str {
         match self {
@@ -58,6 +61,7 @@ impl Tab {
             Tab::Layers => "layers",
             Tab::Compare => "compare",
             Tab::Own => "own",
+            Tab::Launch => "run",
         }
     }
 
@@ -67,6 +71,7 @@ impl Tab {
             Tab::Layers => "Layers",
             Tab::Compare => "Compare",
             Tab::Own => "Try your own",
+            Tab::Launch => "Your run",
         }
     }
 
@@ -117,6 +122,7 @@ fn Details() -> impl IntoView {
         Tab::Layers => view! { <drill::LayersPanel selection=selection /> }.into_any(),
         Tab::Compare => view! { <compare::ComparePanel /> }.into_any(),
         Tab::Own => view! { <own::OwnPanel /> }.into_any(),
+        Tab::Launch => view! { <launch_import::LaunchPanel /> }.into_any(),
     };
     view! {
         <section class="card details" aria-label="Details">

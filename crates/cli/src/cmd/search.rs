@@ -90,7 +90,7 @@ pub struct SearchRequest {
 }
 
 /// The value flags of `fmperf search`.
-const VALUE_FLAGS: [&str; 17] = [
+const VALUE_FLAGS: [&str; 19] = [
     "model",
     "system",
     "strategy",
@@ -108,14 +108,20 @@ const VALUE_FLAGS: [&str; 17] = [
     "interleave",
     "cp",
     "mbs",
+    "from",
+    "seq-len",
 ];
 
 /// Runs `fmperf search`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let help = format!("{HELP}{}", crate::mode::help());
+    let help = format!("{HELP}{}{}", super::search_from::HELP, crate::mode::help());
     let Some(args) = super::parse_flags(raw, &VALUE_FLAGS, &help, out)? else {
         return Ok(());
     };
+    if args.value("from")?.is_some() {
+        let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
+        return super::search_from::run(&args, format, out);
+    }
     execute(&request_from_args(&args)?, out)
 }
 
