@@ -21,25 +21,9 @@ use fmperf_core::mode::ModelMode;
 use fmperf_core::validate::Mode;
 use leptos::prelude::*;
 
-use crate::url_state::{Query, UrlState};
+use crate::url_state::UrlState;
 
-/// URL key of the mode.
-pub const MODE_KEY: &str = "mode";
-/// URL key of extended mode's switches.
-pub const EXT_KEY: &str = "ext";
-
-/// The mode and switch texts in force: the URL's over the view's `defaults` (mode, switches). The
-/// switches count only in extended mode.
-pub fn texts(q: &Query, defaults: &(Option<String>, Option<String>)) -> (Option<String>, Option<String>) {
-    let mode = q.get(MODE_KEY).map(str::to_string).or_else(|| defaults.0.clone());
-    let extended = mode.as_deref().and_then(Mode::parse) == Some(Mode::Extended);
-    let ext = match q.get(EXT_KEY) {
-        _ if !extended => None,
-        Some(e) => Some(e.to_string()),
-        None => defaults.1.clone(),
-    };
-    (mode, ext.filter(|e| !e.trim().is_empty()))
-}
+pub use fmperf_app::mode::{EXT_KEY, MODE_KEY, texts};
 
 /// The badge naming the mode that produced a result (`id` for tests).
 #[component]

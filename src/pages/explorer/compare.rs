@@ -34,7 +34,12 @@ struct Compared {
 
 /// Evaluates `pin` with the scenario `base` for everything the pin does not fix (the budget is
 /// the model's own when the pin's model differs), in `mode` (every column in the page's mode).
-fn evaluate_pin(pin: &Pin, base: &ExploreFields, mode: &ModelMode) -> Result<(ExploreSpec, ConfigReport), String> {
+fn evaluate_pin(
+    pin: &Pin,
+    base: &ExploreFields,
+    mode: &ModelMode,
+    entries: &fmperf_core::explore::UserEntries,
+) -> Result<(ExploreSpec, ConfigReport), String> {
     let mut f = base.clone();
     if f.model != pin.model {
         f.budget.clear();
@@ -45,7 +50,8 @@ fn evaluate_pin(pin: &Pin, base: &ExploreFields, mode: &ModelMode) -> Result<(Ex
     f.domain = pin.domain.to_string();
     f.gpus = pin.candidate.n_gpus().to_string();
     f.batch = pin.batch.to_string();
-    let spec = f.resolve_in(mode).map_err(|e| e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))?;
+    let spec = super::state::resolve(&f, mode, &entries)
+        .map_err(|e| e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))?;
     let ctx = ReportContext::new(&spec).map_err(|e| e.to_string())?;
     let ev = spec.evaluate(&pin.candidate).map_err(|e| e.to_string())?;
     let report = ConfigReport::of_detail(&ctx, &pin.candidate, &ev);
@@ -100,7 +106,7 @@ fn AddSystem() -> impl IntoView {
         f.system = system.get_untracked();
         f.domain = domain.get_untracked();
         let mode = ex.mode.get_untracked().unwrap_or_default();
-        let spec = match f.resolve_in(&mode) {
+        let spec = match super::state::resolve(&f, &mode, &ex.entries.get_untracked()) {
             Ok(s) => s,
             Err(e) => {
                 set_status.set(Some(e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ")));
@@ -192,12 +198,13 @@ pub fn ComparePanel() -> impl IntoView {
         let base = ex.url.query.with(keys::fields_from_query);
         let pins = ex.url.query.with(keys::pins_from_query);
         let mode = ex.mode.get().unwrap_or_default();
+        let entries = ex.entries.get();
         pins.into_iter()
             .enumerate()
             .map(|(i, p)| {
                 let letter = (b'A' + i as u8) as char;
                 match p {
-                    Ok(pin) => evaluate_pin(&pin, &base, &mode)
+                    Ok(pin) => evaluate_pin(&pin, &base, &mode, &entries)
                         .map(|(spec, report)| Compared { text: pin.to_text(), letter, spec, report })
                         .map_err(|e| (pin.to_text(), e)),
                     Err((text, e)) => Err((text, e.to_string())),

@@ -152,7 +152,7 @@ pub fn ExplorerPage() -> impl IntoView {
             </aside>
             <div class="explorer-main">
                 <ModePanel
-                    defaults=Signal::derive(|| (None, None))
+                    defaults=Signal::derive(move || url.query.with(state::mode_defaults))
                     problem=Signal::derive(move || {
                         ex.spec.with(|s| {
                             s.as_ref()
