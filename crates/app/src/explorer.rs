@@ -13,6 +13,7 @@
 //! | `top` | configurations listed | `10` |
 //! | `budget`, `unit` | training budget (`15T`, `1e12`) and its unit (`tokens`/`samples`); empty: the model's | |
 //! | `list` | shown list: `all` or a strategy | `all` |
+//! | `only` | `mainstream`: only strategies Megatron/NeMo, torchtitan and MaxText run (no SUMMA 2D) | all |
 //! | `sel` | selected configuration ([`fmperf_core::explore::code`]) | the best |
 //! | `tab` | detail panel: `breakdown`, `layers`, `compare`, `own` | `breakdown` |
 //! | `cmp` | configurations to compare: `model~system~domain~batch~config`, comma-separated | |
@@ -20,7 +21,8 @@
 //!
 //! Values are kept as typed (even when invalid), so nothing a user entered is lost on reload.
 //!
-//! **Defaults and old permalinks.** A fresh page opens in extended mode on [`page_default`]. A
+//! **Defaults and old permalinks.** A fresh page opens in extended mode on [`page_default`];
+//! reference mode without a scenario shows the published study's ([`legacy`]). A
 //! query naming any explorer key but no `mode` ([`crate::mode::is_legacy`]) was written when
 //! reference mode and the published study's scenario were the defaults: it is read in reference
 //! mode. Absent scenario keys of a query that names a scenario take the old defaults
@@ -67,6 +69,8 @@ pub const SEL: &str = "sel";
 pub const TAB: &str = "tab";
 /// Compared configurations.
 pub const CMP: &str = "cmp";
+/// Row filter: `mainstream` lists only strategies that Megatron/NeMo, torchtitan and MaxText run.
+pub const ONLY: &str = "only";
 
 /// The scenario keys (what a saved scenario holds and what changing the scenario rewrites).
 pub const SCENARIO_KEYS: [&str; 9] = [MODEL, SYSTEM, DOMAIN, GPUS, BATCH, STRATEGIES, TOP, BUDGET, UNIT];
@@ -96,7 +100,7 @@ pub fn is_explorer_key(k: &str) -> bool {
     SCENARIO_KEYS.contains(&k)
         || DOMAIN_ALIASES.contains(&k)
         || system_spec::OPTION_KEYS.contains(&k)
-        || matches!(k, LIST | SEL | TAB | CMP)
+        || matches!(k, LIST | SEL | TAB | CMP | ONLY)
         || k.starts_with("own.")
 }
 
@@ -145,11 +149,12 @@ fn domain_text(q: &Query) -> Option<&str> {
     q.get(DOMAIN).or_else(|| DOMAIN_ALIASES.iter().find_map(|k| q.get(k)))
 }
 
-/// The scenario fields of a query, with the defaults for absent keys ([`legacy`] for an old
-/// permalink, else [`page_default`]). System options given as their own keys (`nics=2`) are
+/// The scenario fields of a query, with the defaults for absent keys: [`legacy`] for an old
+/// permalink and in reference mode (the published study's scenario), else [`page_default`]. System options given as their own keys (`nics=2`) are
 /// folded into the system spec.
 pub fn fields_from_query(q: &Query) -> ExploreFields {
-    let d = if mode::names_scenario(q) { legacy() } else { page_default() };
+    let reference = q.get(MODE_KEY).and_then(Mode::parse) == Some(Mode::Reference);
+    let d = if mode::names_scenario(q) || reference { legacy() } else { page_default() };
     let get = |k: &str, default: String| q.get(k).map(str::to_string).unwrap_or(default);
     let mut system = get(SYSTEM, d.system);
     for key in system_spec::OPTION_KEYS {
@@ -230,7 +235,7 @@ pub fn write_scenario(q: &mut Query, f: &ExploreFields) {
     let before = q.clone();
     for key in SCENARIO_KEYS {
         let v = field_text(f, key);
-        if v.is_empty() && matches!(key, BUDGET | UNIT | DOMAIN | BATCH) {
+        if v.is_empty() && matches!(key, BUDGET | UNIT) {
             q.remove(key);
         } else {
             q.set(key, &v);
@@ -241,6 +246,23 @@ pub fn write_scenario(q: &mut Query, f: &ExploreFields) {
     }
     mode::pin_on_write(&before, q);
     q.remove(SEL);
+}
+
+/// Called on every write of the URL: when the explorer's mode changes on a URL that names no
+/// scenario (a fresh page, whose scenario is the mode's default), the scenario shown so far is
+/// written out first, so switching the mode does not also switch the scenario.
+pub fn keep_scenario_on_mode_change(before: &Query, after: &mut Query) {
+    let explorer = matches!(after.get("view"), None | Some("explorer"));
+    let switched = before.get(MODE_KEY).and_then(Mode::parse).unwrap_or(default_mode(before))
+        != after.get(MODE_KEY).and_then(Mode::parse).unwrap_or(default_mode(after));
+    if explorer && switched && !mode::names_scenario(before) && !mode::names_scenario(after) {
+        let f = fields_from_query(before);
+        let m = after.get(MODE_KEY).map(str::to_string);
+        write_scenario(after, &f);
+        if let Some(m) = m {
+            after.set(MODE_KEY, &m);
+        }
+    }
 }
 
 /// The query string of a scenario alone (what a saved scenario keeps).
@@ -440,6 +462,9 @@ mod tests {
         assert_eq!(default_mode(&q), Mode::Reference);
         let fresh = Query::parse("?view=explorer");
         assert_eq!(fields_from_query(&fresh), page_default());
+        assert_eq!(fields_from_query(&Query::parse("?mode=extended")), page_default());
+        // Reference mode's own default is the published study's scenario.
+        assert_eq!(fields_from_query(&Query::parse("?mode=reference")), legacy());
         assert_eq!(default_mode(&fresh), Mode::Extended);
         // Editing an old permalink keeps it in reference mode.
         let mut q = Query::parse("?gpus=512");
@@ -448,6 +473,26 @@ mod tests {
         let mut q = Query::parse("?view=explorer");
         write_scenario(&mut q, &page_default());
         assert_eq!(q.get(MODE_KEY), Some("extended"));
+    }
+
+    #[test]
+    fn switching_the_mode_keeps_the_scenario_shown() {
+        for (from, to) in [("?mode=reference", "extended"), ("", "reference"), ("?view=explorer", "reference")] {
+            let before = Query::parse(from);
+            let mut after = before.clone();
+            after.set(MODE_KEY, to);
+            keep_scenario_on_mode_change(&before, &mut after);
+            assert_eq!(fields_from_query(&after), fields_from_query(&before), "{from} → {to}");
+            assert_eq!(after.get(MODE_KEY), Some(to));
+        }
+        // A URL with a scenario is left as it is; so is the studies view.
+        let before = Query::parse("?mode=reference&gpus=64");
+        let mut after = Query::parse("?mode=extended&gpus=64");
+        keep_scenario_on_mode_change(&before, &mut after);
+        assert_eq!(after, Query::parse("?mode=extended&gpus=64"));
+        let mut after = Query::parse("?view=studies&mode=reference");
+        keep_scenario_on_mode_change(&Query::parse("?view=studies"), &mut after);
+        assert_eq!(after, Query::parse("?view=studies&mode=reference"));
     }
 
     #[test]

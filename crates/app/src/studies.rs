@@ -18,7 +18,11 @@
 use fmperf_core::presets::{self, Panel, Preset, View};
 use fmperf_core::sweep::{AxisKey, Metric, SweepSpec, SweepText};
 
+use fmperf_core::explore::UserEntries;
+use fmperf_core::format::{ModelRef, SystemRef};
+
 use crate::mode;
+use crate::number::normalize_count;
 use crate::query::Query;
 
 /// Prefix of the sweep keys.
@@ -56,15 +60,50 @@ impl Source {
     }
 }
 
-/// The default sweep of a fresh page: strong scaling of GPT3-1T on B200.
+/// The default sweep of a fresh page: strong scaling of Llama 3 70B (its own batch, 2,048
+/// sequences) on H100, H200 and B200 from 128 to 8,192 devices — a run people make today.
 pub fn default_text() -> SweepText {
     SweepText {
-        model: "gpt3_1T".into(),
-        system: "B200".into(),
-        global_batch: Some("4096".into()),
-        axes: vec!["nvlink=8,64".into(), "gpus=64..16384".into()],
+        model: "llama3-70b".into(),
+        system: "nvidia_h100_sxm5_80gb".into(),
+        global_batch: Some("2048".into()),
+        axes: vec![
+            "system=nvidia_h100_sxm5_80gb,nvidia_h200_sxm_141gb,nvidia_b200_hgx".into(),
+            "gpus=128..8192".into(),
+        ],
         ..SweepText::default()
     }
+}
+
+/// The sweep as core reads it: counts typed as `4k`, `1e3` or `2^12` (in the base fields and in
+/// axis values and ranges, `gpus=1k..16k`) turned into digits; everything else as typed.
+pub fn for_core(t: &SweepText) -> SweepText {
+    let count = |v: &Option<String>| v.as_ref().map(|v| normalize_count(v));
+    SweepText {
+        gpus: count(&t.gpus),
+        nvlink: count(&t.nvlink),
+        global_batch: count(&t.global_batch),
+        per_device_batch: count(&t.per_device_batch),
+        axes: t.axes.iter().map(|a| normalize_axis(a)).collect(),
+        ..t.clone()
+    }
+}
+
+/// One axis text (`gpus=1k..16k`, `nvlink=8,72`) with its count values as digits.
+fn normalize_axis(axis: &str) -> String {
+    let Some((name, values)) = axis.split_once('=') else { return axis.to_string() };
+    let values: Vec<String> =
+        values.split(',').map(|v| v.split("..").map(normalize_count).collect::<Vec<_>>().join("..")).collect();
+    format!("{name}={}", values.join(","))
+}
+
+/// The user's own model and system (saved in the Catalog view) for `to_spec`, when the sweep names
+/// them (`None`: the catalog's).
+pub fn user_refs(t: &SweepText, user: &UserEntries) -> (Option<ModelRef>, Option<SystemRef>) {
+    let model = user.models.iter().find(|m| m.id == t.model.trim()).map(|m| ModelRef::Inline(Box::new(m.clone())));
+    let id = crate::system_spec::id_of(&t.system);
+    let system = user.systems.iter().find(|s| s.id == id).map(|s| SystemRef::Inline(Box::new(s.clone())));
+    (model, system)
 }
 
 /// What the query asks for.
@@ -339,4 +378,93 @@ pub fn set_chart(q: &mut Query, key: &str, value: &str) {
 /// Writes the value shown of an axis that is not drawn.
 pub fn set_at(q: &mut Query, axis: AxisKey, value: &str) {
     q.set(&format!("{AT_PREFIX}{}", axis.name()), value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_sweep_is_valid_and_every_sweep_key_round_trips() {
+        let t = default_text();
+        assert!(t.to_spec(None, None).is_ok(), "{:?}", t.to_spec(None, None));
+        let full = SweepText {
+            model: "gpt3_1T".into(),
+            system: "nvidia_gb200_nvl72,scale_out=50".into(),
+            strategy: Some("1d,2d-seqp".into()),
+            gpus: Some("2304".into()),
+            nvlink: Some("72".into()),
+            precision: Some("bf16".into()),
+            global_batch: Some("4096".into()),
+            per_device_batch: None,
+            fix: Some("tp=8".into()),
+            mode: None,
+            ext: None,
+            axes: vec!["gpus=72..9216".into(), "nvlink=8,72".into()],
+        };
+        let mut q = Query::default();
+        write_custom(&mut q, &full);
+        let back = Query::parse(&q.to_search());
+        assert_eq!(custom_text(&back), full);
+        assert_eq!(back.get("s.domain"), Some("72"));
+        // The old spelling of the domain key is read.
+        let old = Query::parse("?s.model=gpt3&s.system=B200&s.nvlink=64&ax.gpus=8..64");
+        assert_eq!(custom_text(&old).nvlink.as_deref(), Some("64"));
+        // Mode and switches go to the page-wide keys.
+        let mut q = Query::default();
+        write_custom(&mut q, &SweepText { mode: Some("extended".into()), ext: Some("recompute=full".into()), ..full });
+        assert_eq!((q.get("mode"), q.get("ext")), (Some("extended"), Some("recompute=full")));
+    }
+
+    #[test]
+    fn typed_counts_and_user_entries_reach_core() {
+        let t = SweepText {
+            gpus: Some("2k".into()),
+            global_batch: Some("4k".into()),
+            axes: vec!["gpus=1k..16k".into(), "hbm_capacity=x0.5,x1".into(), "precision=bf16,fp8".into()],
+            ..default_text()
+        };
+        let c = for_core(&t);
+        assert_eq!((c.gpus.as_deref(), c.global_batch.as_deref()), (Some("2000"), Some("4000")));
+        assert_eq!(c.axes, ["gpus=1000..16000", "hbm_capacity=x0.5,x1", "precision=bf16,fp8"]);
+        let mut mine = fmperf_core::catalog::find_system("nvidia_h100_sxm5_80gb").unwrap().clone();
+        mine.id = "my-pod".into();
+        let user = UserEntries { models: Vec::new(), systems: vec![mine] };
+        let t = SweepText { system: "my-pod,scale_out=50".into(), axes: vec!["gpus=64,128".into()], ..default_text() };
+        let (m, s) = user_refs(&t, &user);
+        assert!(m.is_none() && matches!(s, Some(SystemRef::Inline(_))));
+        let spec = t.to_spec(m, s).unwrap();
+        assert_eq!(spec.mapping.scale_out_gbps, Some(50.0));
+    }
+
+    #[test]
+    fn chart_keys_round_trip() {
+        let t = SweepText { axes: vec!["gpus=8..64".into(), "nvlink=4,8".into()], ..default_text() };
+        let spec = t.to_spec(None, None).unwrap();
+        let mut q = Query::default();
+        for (k, v) in [
+            ("kind", "line"),
+            ("x", "gpus"),
+            ("series", "nvlink"),
+            ("metric", "days"),
+            ("logx", "1"),
+            ("logy", "0"),
+            ("eff", "1"),
+            ("bd", "memory"),
+            ("bs", "nvlink 8"),
+        ] {
+            set_chart(&mut q, k, v);
+        }
+        let c = chart(&Query::parse(&q.to_search()), &spec, None);
+        assert_eq!(c.kind, Kind::Line);
+        assert_eq!(c.x, Some(AxisKey::Gpus));
+        assert_eq!(c.series.len(), 1);
+        assert!(c.log_x && !c.log_y && c.efficiency);
+        assert_eq!(c.breakdown, Breakdown::Memory);
+        assert_eq!(c.breakdown_series.as_deref(), Some("nvlink 8"));
+        clear_chart(&mut q);
+        assert!(q.0.is_empty());
+        write_preset(&mut q, "strong-scaling", "gpt3_1T");
+        assert!(matches!(source(&q), Source::Preset(..)));
+    }
 }

@@ -13,7 +13,7 @@ use leptos::prelude::*;
 
 use super::fmt;
 use super::keys::{self, Pin};
-use super::results::{placement_text, tp_text};
+use super::results::placement_text;
 use super::state::Explorer;
 use crate::chart::{Bar, StackedBarChart, ValueFormat};
 use crate::mode_panel::ModeBadge;
@@ -269,10 +269,7 @@ pub fn ComparePanel() -> impl IntoView {
             ("global batch [samples]", |c| fmt::count(c.spec.global_batch)),
             ("configuration", |c| format_candidate(&c.report.candidate)),
             ("strategy", |c| c.report.candidate.strategy.to_string()),
-            ("DP · TP · PP · micro-batch", |c| {
-                let k = &c.report.candidate;
-                format!("{} · {} · {} · {}", k.dp, tp_text(k), k.pp, k.mbs)
-            }),
+            ("DP · TP · CP · PP · micro-batch", |c| fmperf_app::results::dims(&c.report.candidate).join(" · ")),
             ("in one fast domain", |c| placement_text(&c.report)),
             ("throughput [samples/s]", |c| fmt::throughput(c.report.throughput_samples_per_s)),
             ("time per step [s]", |c| fmt::seconds(c.report.time_per_step_s)),
@@ -289,6 +286,29 @@ pub fn ComparePanel() -> impl IntoView {
                 view! { <tr><th scope="row">{name}</th>{cells}</tr> }.into_any()
             })
             .collect();
+        // Ratios against column A (the baseline), for the figures people compare.
+        type Ratio = (&'static str, fn(&Compared) -> f64, bool);
+        let ratios: [Ratio; 3] = [
+            ("throughput ÷ A", |c| c.report.throughput_samples_per_s, true),
+            ("time per step ÷ A", |c| c.report.time_per_step_s, false),
+            ("memory per device ÷ A", |c| c.report.memory.used_gb, false),
+        ];
+        for (name, f, higher_better) in ratios {
+            let base = items.first().map(f).unwrap_or(f64::NAN);
+            let cells = items
+                .iter()
+                .map(|c| {
+                    let r = fmperf_app::compare::ratio(f(c), base);
+                    let verdict = match fmperf_app::compare::better(r, higher_better) {
+                        Some(true) => "better",
+                        Some(false) => "worse",
+                        None => "same",
+                    };
+                    view! { <td class="num ratio" data-verdict=verdict>{fmperf_app::compare::ratio_text(r)}</td> }
+                })
+                .collect_view();
+            body.push(view! { <tr class="ratio-row"><th scope="row">{name}</th>{cells}</tr> }.into_any());
+        }
         for p in TimePart::ALL {
             let cells = items
                 .iter()
@@ -306,11 +326,10 @@ pub fn ComparePanel() -> impl IntoView {
             );
         }
         let label = |c: &Compared| {
-            format!(
-                "{} {} {}",
+            fmperf_app::compare::bar_label(
                 c.letter,
                 c.spec.system_id.trim_start_matches("ref-"),
-                format_candidate(&c.report.candidate)
+                &format_candidate(&c.report.candidate),
             )
         };
         let time_bars: Vec<Bar> =

@@ -347,6 +347,44 @@ fn BudgetField() -> impl IntoView {
     }
 }
 
+/// Says when the scenario uses the user's own model or system: it lives in this browser, so the
+/// page's link works only here; how to share it (export from the Catalog view; the CLI reads the
+/// exported file). For an id this browser does not know, says how to get it.
+#[component]
+fn UserEntryNotice() -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    move || {
+        let (model, system) = ex.live.with(|f| (f.model.trim().to_string(), system_spec::id_of(&f.system).to_string()));
+        let (m, s) = ex.entries.with(|u| (u.has_model(&model), u.has_system(&system)));
+        let mut yours = Vec::new();
+        if m {
+            yours.push(format!("model “{model}”"));
+        }
+        if s {
+            yours.push(format!("system “{system}”"));
+        }
+        if yours.is_empty() {
+            let unknown = ex.live_error(keys::SYSTEM).is_some_and(|e| e.contains("not in the"))
+                || ex.live_error(keys::MODEL).is_some_and(|e| e.contains("not in the"));
+            return unknown.then(|| view! {
+                <p class="notice small" id="ex-unknown-entry">
+                    "If this link was shared with you and names someone's own model or system, ask them for its exported JSON and import it in the Catalog view."
+                </p>
+            }.into_any());
+        }
+        Some(view! {
+            <p class="notice small" id="ex-yours">
+                {format!("Your {} lives in this browser only: this page's link opens the same scenario here, but not elsewhere. ", yours.join(" and "))}
+                "To share it, export it from the "
+                <a href=if s { "?view=catalog&tab=systems" } else { "?view=catalog&tab=models" }>"Catalog view"</a>
+                " (JSON) and send the file with the link; the other person imports it there, and "
+                <code>"fmperf search --system FILE.json"</code>
+                " reads the same file."
+            </p>
+        }.into_any())
+    }
+}
+
 /// The scenario form.
 #[component]
 pub fn ScenarioForm() -> impl IntoView {
@@ -403,6 +441,7 @@ pub fn ScenarioForm() -> impl IntoView {
                 <TextField key=keys::DOMAIN label="Scale-up domain" help=domain_help placeholder=system_domain />
             </div>
             <SystemOptions />
+            <UserEntryNotice />
             <div class="pair">
                 <TextField key=keys::BATCH label="Global batch [samples]" help=batch_help placeholder=batch_placeholder inputmode="text" />
                 <TextField key=keys::TOP label="Top configurations" help="1 to 100" />
