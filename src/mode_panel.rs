@@ -109,6 +109,10 @@ pub fn ModePanel(
         .into_any(),
         Mode::Extended => {
             let rows = SWITCHES.iter().map(|sw| switch_row(sw, ext, url, problem)).collect_view();
+            // Folded while every switch is at its default (the results come first); open when
+            // the URL changes one or one has a problem.
+            let open = current.with_untracked(|(_, e)| e.as_ref().is_some_and(|e| !e.trim().is_empty()))
+                || problem.with_untracked(|p| p.as_ref().is_some_and(|e| e.field().is_some_and(|f| f.starts_with("ext"))));
             view! {
                 <div class="row mode-tools">
                     <p class="muted small" id="mode-summary">
@@ -119,7 +123,7 @@ pub fn ModePanel(
                         "Default switches"
                     </button>
                 </div>
-                <details class="mode-switches-wrap" open>
+                <details class="mode-switches-wrap" open=open>
                     <summary>
                         {move || match ext().split(',').filter(|x| !x.trim().is_empty()).count() {
                             0 => "Switches (all at their defaults)".to_string(),

@@ -9,6 +9,13 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { serve, launch, newPage, screenshot, ROOT } from './harness.mjs';
 
+/** Unfolds the extended-mode switches (folded while all are at their defaults). */
+async function openSwitches(page) {
+  const wrap = page.locator('details.mode-switches-wrap');
+  await wrap.waitFor();
+  if ((await wrap.getAttribute('open')) === null) await wrap.locator('summary').click();
+}
+
 let server, browser;
 before(async () => {
   server = await serve();
@@ -64,6 +71,7 @@ test('studies: the mode toggle and the switches rerun the sweep, live in the URL
   assert.match(await page.locator('#sweep-chart svg .fc-title').first().textContent(), /extended/);
   assert.equal(await page.locator('#points-mode').getAttribute('data-mode'), 'extended');
 
+  await openSwitches(page);
   await page.selectOption('#switch-recompute', 'full');
   await resultsIn(page, 'extended mode (recompute=full)');
   await page.locator('#switch-causal').uncheck();
@@ -195,6 +203,7 @@ test('explorer: extended mode changes the best result and the URL; a reload rest
   const strategies = await page.locator('table.results .badge.strategy').allTextContents();
   assert.ok(strategies.length > 0 && strategies.every((s) => s !== '2d'), `${strategies}`);
 
+  await openSwitches(page);
   await page.selectOption('#switch-recompute', 'full');
   await explorerIn(page, 'extended mode (recompute=full)');
   assert.equal(param(page, 'ext'), 'recompute=full');

@@ -196,3 +196,12 @@ test('a custom element re-renders when an attribute changes after load', async (
   await two.locator('.results-card .summary', { hasText: '512 devices' }).waitFor({ timeout: 60_000 });
   assert.deepEqual(page.errors, []);
 });
+
+test('unknown view= and preset= values get a message naming the known ones', async () => {
+  const page = await newPage(browser);
+  await page.goto(`${server.base}?view=charts`);
+  assert.match(await page.locator('#unknown-view').textContent(), /no view “charts”.*explorer, studies/);
+  await page.goto(`${server.base}?view=studies&preset=nope&panel=x`);
+  assert.match(await page.locator('#unknown-preset').textContent(), /no preset “nope”.*strong-scaling/);
+  assert.deepEqual(page.errors, []);
+});

@@ -147,6 +147,7 @@ pub fn heat_data(r: &SweepResult, a: &Arrangement, metric: Metric) -> (HeatCells
     let (Some(x), Some(y)) = (a.x, a.y) else { return (HeatCells::default(), None) };
     let xs: Vec<String> = r.spec.axes[x].values.iter().map(|v| v.to_string()).collect();
     let ys: Vec<String> = r.spec.axes[y].values.iter().map(|v| v.to_string()).collect();
+    let (x_labels, y_labels) = (absolute_labels(r, x, &xs), absolute_labels(r, y, &ys));
     let mut cells = vec![vec![Cell::Missing; xs.len()]; ys.len()];
     let mut best: Option<(f64, usize, usize)> = None;
     for p in r.points.iter().filter(|p| a.shows(p)) {
@@ -168,7 +169,30 @@ pub fn heat_data(r: &SweepResult, a: &Arrangement, metric: Metric) -> (HeatCells
             _ => Cell::Missing,
         };
     }
-    (HeatCells { x_labels: xs, y_labels: ys, cells }, best.map(|(_, c, r)| (c, r)))
+    (HeatCells { x_labels, y_labels, cells }, best.map(|(_, c, r)| (c, r)))
+}
+
+/// The labels of axis `i`'s values (`texts`), with the absolute value next to each factor of a
+/// system parameter (`x0.5 · 1,125 GB/s`), read from a point that has it.
+fn absolute_labels(r: &SweepResult, i: usize, texts: &[String]) -> Vec<String> {
+    let AxisKey::Param(param) = r.spec.axes[i].key else { return texts.to_vec() };
+    texts
+        .iter()
+        .map(|t| {
+            let abs = r
+                .points
+                .iter()
+                .find(|p| p.values[i].to_string() == *t && matches!(p.values[i], AxisValue::Factor(_)))
+                .and_then(|p| p.inputs.as_ref())
+                .map(|inp| param.get(&inp.params));
+            match abs {
+                Some(v) if v.is_finite() => {
+                    format!("{t} · {} {}", fmperf_chart::format::format_sig(v, 3), param.unit())
+                }
+                _ => t.clone(),
+            }
+        })
+        .collect()
 }
 
 /// One stacked bar: its label and its components.
@@ -198,4 +222,53 @@ pub fn breakdown_bars(
         .map(|p| (p.values[x].to_string(), metrics.iter().map(|m| m.value(p).unwrap_or(0.0)).collect()))
         .collect();
     (names, bars)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::Query;
+    use crate::studies::{chart, default_text};
+    use fmperf_core::sweep::{Sweep, SweepText};
+
+    fn run(axes: &[&str]) -> SweepResult {
+        let t = SweepText {
+            model: "gpt3".into(),
+            system: "B200".into(),
+            global_batch: Some("1024".into()),
+            axes: axes.iter().map(|a| a.to_string()).collect(),
+            ..default_text()
+        };
+        Sweep::new(t.to_spec(None, None).unwrap()).unwrap().finish()
+    }
+
+    #[test]
+    fn heat_maps_label_factors_with_their_absolute_values() {
+        let r = run(&["hbm_bandwidth=x0.5,x1", "gpus=64,128"]);
+        let q = Query::parse("?c.kind=heatmap&c.x=gpus&c.y=hbm_bandwidth");
+        let c = chart(&q, &r.spec, None);
+        let a = Arrangement::new(&r, &c);
+        let (cells, _) = heat_data(&r, &a, Metric::Days);
+        assert_eq!(cells.x_labels, ["64", "128"]);
+        assert_eq!(cells.y_labels.len(), 2);
+        for l in &cells.y_labels {
+            assert!(l.starts_with('x') && l.contains("GB/s"), "{l}");
+        }
+        assert_eq!(cells.cells.len(), 2);
+    }
+
+    #[test]
+    fn lines_group_by_series_and_efficiency_is_relative_to_the_first_point() {
+        let r = run(&["nvlink=4,8", "gpus=64,128"]);
+        let c = chart(&Query::default(), &r.spec, None);
+        let a = Arrangement::new(&r, &c);
+        let (lines, empty) = line_series(&r, &a, Metric::Throughput, false);
+        assert_eq!(lines.len() + empty.len(), 2);
+        for (name, pts) in &lines {
+            assert!(name.starts_with("nvlink"), "{name}");
+            assert_eq!(pts.iter().map(|p| p.0).collect::<Vec<_>>(), [64.0, 128.0]);
+        }
+        let e = efficiency(vec![(64.0, Some(64.0)), (128.0, Some(96.0))]);
+        assert_eq!(e, vec![(64.0, Some(1.0)), (128.0, Some(0.75))]);
+    }
 }

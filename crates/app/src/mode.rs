@@ -61,6 +61,16 @@ pub fn pin_on_write(before: &Query, after: &mut Query) {
     }
 }
 
+/// The page's views (the `view` key's values).
+pub const VIEWS: [&str; 5] = ["explorer", "studies", "catalog", "validation", "about"];
+
+/// What the page says when `view=` names no view (it then shows the Explorer).
+pub fn unknown_view(q: &Query) -> Option<String> {
+    let v = q.get("view")?;
+    (!VIEWS.contains(&v))
+        .then(|| format!("There is no view “{v}”, so the Explorer is shown. Views: {}.", VIEWS.join(", ")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,6 +100,13 @@ mod tests {
             let read = q.get(MODE_KEY).and_then(Mode::parse).unwrap_or(default_for(&q));
             assert_eq!(read, want, "{fresh}");
         }
+    }
+
+    #[test]
+    fn unknown_views_are_named() {
+        assert_eq!(unknown_view(&Query::parse("?view=studies")), None);
+        assert_eq!(unknown_view(&Query::default()), None);
+        assert!(unknown_view(&Query::parse("?view=charts")).unwrap().contains("“charts”"));
     }
 
     #[test]

@@ -118,6 +118,21 @@ pub fn source(q: &Query) -> Source {
     Source::Custom(custom_text(q))
 }
 
+/// What the page says when the URL names a preset or panel that does not exist (the page then
+/// shows the user's sweep): the unknown name and the known ones.
+pub fn unknown_preset(q: &Query) -> Option<String> {
+    let id = q.get("preset")?;
+    let Ok(preset) = presets::find_preset(id) else {
+        let known = presets::presets().iter().map(|p| p.id.as_str()).collect::<Vec<_>>().join(", ");
+        return Some(format!("There is no preset “{id}”, so your own sweep is shown. Presets: {known}."));
+    };
+    let panel = q.get("panel").unwrap_or("");
+    preset.panel(panel).is_none().then(|| {
+        let known = preset.panels.iter().map(|p| p.id.as_str()).collect::<Vec<_>>().join(", ");
+        format!("The preset “{}” has no panel “{panel}”, so your own sweep is shown. Its panels: {known}.", preset.id)
+    })
+}
+
 /// The user's sweep from the query (defaults when no sweep key is present).
 pub fn custom_text(q: &Query) -> SweepText {
     let has_any = q.0.iter().any(|(k, _)| k.starts_with(SWEEP_PREFIX) || k.starts_with(AXIS_PREFIX));
@@ -435,6 +450,16 @@ mod tests {
         assert!(m.is_none() && matches!(s, Some(SystemRef::Inline(_))));
         let spec = t.to_spec(m, s).unwrap();
         assert_eq!(spec.mapping.scale_out_gbps, Some(50.0));
+    }
+
+    #[test]
+    fn unknown_presets_and_panels_are_named() {
+        assert_eq!(unknown_preset(&Query::parse("?preset=strong-scaling&panel=gpt3_1T")), None);
+        assert_eq!(unknown_preset(&Query::default()), None);
+        let m = unknown_preset(&Query::parse("?preset=nope&panel=x")).unwrap();
+        assert!(m.contains("“nope”") && m.contains("strong-scaling"), "{m}");
+        let m = unknown_preset(&Query::parse("?preset=strong-scaling&panel=zzz")).unwrap();
+        assert!(m.contains("“zzz”") && m.contains("gpt3_1T"), "{m}");
     }
 
     #[test]

@@ -339,7 +339,7 @@ pub fn ComparePanel() -> impl IntoView {
             .map(|c| Bar::new(label(c), c.report.memory_parts().iter().map(|(_, v)| *v).collect()))
             .collect();
         view! {
-            <div class="table-wrap">
+            <div class="table-wrap" tabindex="0">
                 <table class="compare">
                     <thead><tr><th scope="col">"configuration"</th>{head}</tr></thead>
                     <tbody>{body}</tbody>

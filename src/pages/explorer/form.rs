@@ -417,7 +417,10 @@ pub fn ScenarioForm() -> impl IntoView {
     });
     let batch_help = Signal::derive(move || {
         ex.live.with(|f| match (f.batch.trim().is_empty(), own_batch(&f.model)) {
-            (true, Some((_, source))) => format!("empty: the model's own — {source}"),
+            (true, Some((b, source))) => {
+                let paper = source.split(':').next().unwrap_or(source);
+                format!("empty: the model's own, {} ({paper})", fmt::count(b))
+            }
             _ => "e.g. 2048, 4k; empty: the model's own".to_string(),
         })
     });

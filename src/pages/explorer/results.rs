@@ -340,7 +340,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
     let dim_heads = fmperf_app::results::DIM_HEADERS
         .map(|(h, title)| view! { <th class="num dim" scope="col" title=title>{h}</th> });
     view! {
-        <div class="table-wrap results-wrap">
+        <div class="table-wrap results-wrap" tabindex="0">
             <table class="results" aria-label="Best configurations">
                 <thead>
                     <tr>
