@@ -423,6 +423,8 @@ pub(crate) enum Swatch {
     Reference,
     /// The translucent reference band.
     Band,
+    /// The outline of a highlighted cell (the best one).
+    Highlight,
 }
 
 /// The legend, flowed under the title (layout from `fmperf_chart::layout::legend_layout`).
@@ -467,6 +469,8 @@ pub(crate) fn legend_view(c: &Cartesian, entries: Vec<(String, Swatch)>) -> impl
                 }
                 .into_any(),
                 Swatch::Band => view! { <rect class="fc-band" x=coord(x) y=coord(y - 6.0) width="16" height="12" /> }
+                    .into_any(),
+                Swatch::Highlight => view! { <rect class="fc-hl" x=coord(x + 1.0) y=coord(y - 5.0) width="14" height="10" /> }
                     .into_any(),
             };
             view! {

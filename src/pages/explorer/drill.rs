@@ -79,13 +79,13 @@ fn LayerRows(table: LayerTable) -> impl IntoView {
                         <th scope="col">"module"</th>
                         <th scope="col">"layer"</th>
                         <th scope="col">"units"</th>
-                        <th class="num" scope="col">"work [GFLOP]"</th>
-                        <th class="num" scope="col">"HBM traffic [GB]"</th>
-                        <th class="num" scope="col">"time [ms]"</th>
-                        <th class="num" scope="col">"compute [ms]"</th>
-                        <th class="num" scope="col">"exposed memory [ms]"</th>
-                        <th class="num" scope="col">"communication [ms]"</th>
-                        <th class="num" scope="col">"share of step"</th>
+                        <th class="num" scope="col">"work" <br /> "[GFLOP]"</th>
+                        <th class="num" scope="col">"HBM traffic" <br /> "[GB]"</th>
+                        <th class="num" scope="col">"time" <br /> "[ms]"</th>
+                        <th class="num" scope="col">"compute" <br /> "[ms]"</th>
+                        <th class="num" scope="col">"exposed" <br /> "memory [ms]"</th>
+                        <th class="num" scope="col">"comm." <br /> "[ms]"</th>
+                        <th class="num" scope="col">"share" <br /> "of step"</th>
                         <th scope="col">"collectives"</th>
                     </tr>
                 </thead>

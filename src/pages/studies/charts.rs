@@ -280,6 +280,7 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
                         log=true
                         reverse=reverse
                         highlight=best
+                        highlight_label="best point (outlined)"
                         height=440.0
                     />
                     <p class="muted small">
