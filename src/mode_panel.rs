@@ -162,7 +162,7 @@ fn switch_row(
     let field = format!("ext.{}", sw.key);
     let error = move || {
         problem.with(|p| match p {
-            Some(e) if e.field() == Some(field.as_str()) => Some(e.to_string()),
+            Some(e) if e.field() == Some(field.as_str()) => Some(fmperf_app::words::field_message(e)),
             _ => None,
         })
     };

@@ -15,7 +15,8 @@
 //! * [`number`]: `4k`, `16M`, `15T`, `1e12` as typed;
 //! * [`pickers`]: the model and system pickers, the user's entries first;
 //! * [`compare`]: ratios of compared configurations;
-//! * [`batch`]: the global batch each model was trained with.
+//! * [`batch`]: the global batch each model was trained with;
+//! * [`words`]: input problems in the user's words.
 
 pub mod arrange;
 pub mod batch;
@@ -29,3 +30,4 @@ pub mod query;
 pub mod results;
 pub mod studies;
 pub mod system_spec;
+pub mod words;

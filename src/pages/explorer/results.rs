@@ -230,7 +230,10 @@ fn result_row(
                 on:click=move |_| open.update(|o| *o = !*o)
                 title="Rows that differ only in where each dimension sits on the fast domain"
             >
-                {move || if open.get() { format!("− {n} other placement(s)") } else { format!("+ {n} other placement(s)") }}
+                {move || {
+                    let what = if n == 1 { "placement" } else { "placements" };
+                    if open.get() { format!("−{n} {what}") } else { format!("+{n} {what}") }
+                }}
             </button>
         }
     });

@@ -31,7 +31,9 @@ fn text(st: Studies) -> SweepText {
 /// The problem of the inputs whose field starts with `field` (tracked).
 fn problem(st: Studies, field: &'static str) -> Option<String> {
     st.spec.with(|s| match s {
-        Err(e) if e.field().is_some_and(|f| f == field || f.starts_with(&format!("{field}."))) => Some(e.to_string()),
+        Err(e) if e.field().is_some_and(|f| f == field || f.starts_with(&format!("{field}."))) => {
+            Some(fmperf_app::words::field_message(e))
+        }
         _ => None,
     })
 }
@@ -389,7 +391,9 @@ fn AxesEditor() -> impl IntoView {
                 let field: &'static str = key.map(|k| k.name()).unwrap_or("axis");
                 let error = move || {
                     st.spec.with(|s| match s {
-                        Err(e) if e.field() == Some(&format!("axis.{field}")) => Some(e.to_string()),
+                        Err(e) if e.field() == Some(&format!("axis.{field}")) => {
+                            Some(fmperf_app::words::field_message(e))
+                        }
                         _ => None,
                     })
                 };
