@@ -178,9 +178,12 @@ pub fn write_custom(q: &mut Query, t: &SweepText) {
     }
 }
 
-/// Selects a preset panel (the chart keys are reset to the panel's view).
+/// Selects a preset panel (the chart keys are reset to the panel's view, and the mode to the
+/// panel's own, so a paper's preset shows the paper's numbers; the user may switch after).
 pub fn write_preset(q: &mut Query, preset: &str, panel: &str) {
     clear_chart(q);
+    q.remove(mode::MODE_KEY);
+    q.remove(mode::EXT_KEY);
     q.set("preset", preset);
     q.set("panel", panel);
 }
@@ -489,7 +492,10 @@ mod tests {
         assert_eq!(c.breakdown_series.as_deref(), Some("nvlink 8"));
         clear_chart(&mut q);
         assert!(q.0.is_empty());
+        q.set(mode::MODE_KEY, "extended");
         write_preset(&mut q, "strong-scaling", "gpt3_1T");
         assert!(matches!(source(&q), Source::Preset(..)));
+        // The panel's own mode applies (the paper's preset is the published model).
+        assert_eq!(q.get(mode::MODE_KEY), None);
     }
 }
