@@ -7,7 +7,6 @@
 //! * [`query`]: a query string as ordered pairs, parsed and written;
 //! * [`results`]: result rows: named parallel dimensions, placements collapsed;
 //! * [`mode`]: the `mode`/`ext` keys, the default mode and how old permalinks are read;
-//! * [`empty`]: why a search found nothing, and the nearest scenarios that work;
 //! * [`explorer`]: the explorer's keys, defaults, scenario fields and compared configurations;
 //! * [`studies`]: the studies' keys: the sweep, its axes and the chart settings;
 //! * [`arrange`]: sweep results arranged as lines, heat map cells and breakdowns;
@@ -21,7 +20,6 @@
 pub mod arrange;
 pub mod batch;
 pub mod compare;
-pub mod empty;
 pub mod explorer;
 pub mod mode;
 pub mod number;

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use super::export::ExportResults;
 use super::fmt;
 use super::keys::{self, Pin};
-use super::state::{Explorer, Run};
+use super::state::{Explorer, Outcome, Run};
 use super::widgets::tablist_keydown;
 use crate::mode_panel::ModeBadge;
 
@@ -369,10 +369,38 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
     }
 }
 
-/// Why a search found nothing, and what to try (one place, so core's own explanation can replace
-/// this when it lands).
-fn empty_cause(spec: &fmperf_core::explore::ExploreSpec, candidates: u64) -> fmperf_app::empty::Empty {
-    fmperf_app::empty::explain(spec, candidates)
+/// Why a search found nothing and what works instead, from core's diagnosis (each suggestion
+/// verified by a search): a title, the cause in a sentence, the suggestions.
+fn empty_cause(o: &Outcome, found: u64) -> (String, String, Vec<String>) {
+    let n = fmt::count(o.spec.n_gpus);
+    let title = if found > 0 {
+        "No configuration fits in memory".to_string()
+    } else {
+        format!("No configuration exists for {n} devices")
+    };
+    match &o.diagnosis {
+        Some(d) => {
+            let mut message = d.message.clone();
+            if let Some(first) = message.get(..1) {
+                message = format!("{}{}.", first.to_uppercase(), &message[1..]);
+            }
+            let suggestions = d
+                .suggestions
+                .iter()
+                .map(|s| format!("{} ({} devices, global batch {})", s.change, fmt::count(s.devices), fmt::count(s.global_batch)))
+                .collect();
+            (title, message, suggestions)
+        }
+        None => (
+            title,
+            format!(
+                "All {} candidates need more than the {} GB a device has.",
+                fmt::count(found),
+                fmt::gb(o.spec.capacity_gb())
+            ),
+            Vec::new(),
+        ),
+    }
 }
 
 /// The results card: summary, status, tabs, table, exports; designed empty and error states.
@@ -469,24 +497,33 @@ pub fn Results() -> impl IntoView {
             .into_any();
         }
         if reports.is_empty() {
-            // Found per list: the shown strategy's candidates, or all of them.
             let found = match list.get() {
                 Some(st) => o.result.outcome(st).map_or(0, |oc| oc.candidates),
                 None => o.result.candidates(),
             };
-            let e = empty_cause(&o.spec, found);
             let cause = if found > 0 { "memory" } else { "no-configuration" };
+            let (title, message, suggestions) = empty_cause(&o, found);
             return view! {
                 <div class="empty-state nothing-fits" data-cause=cause>
-                    <h3>{e.title}</h3>
-                    <p class="cause">{e.cause}</p>
-                    <p class="muted">"Try:"</p>
-                    <ul class="suggestions">{e.suggestions.into_iter().map(|s| view! { <li>{s}</li> }).collect_view()}</ul>
+                    <h3>{title}</h3>
+                    <p class="cause">{message}</p>
+                    {(!suggestions.is_empty()).then(|| view! {
+                        <p class="muted">"These work (each checked by a search):"</p>
+                        <ul class="suggestions">{suggestions.into_iter().map(|s| view! { <li>{s}</li> }).collect_view()}</ul>
+                    })}
                 </div>
             }
             .into_any();
         }
+        // Results found with fewer devices than asked, or on partial domains: say so above them.
+        let departed = o.diagnosis.as_ref().map(|d| d.message.clone()).into_iter().chain(o.widening.iter().cloned()).collect::<Vec<_>>();
+        let departed = (!departed.is_empty()).then(|| view! {
+            <div class="notice warn small" id="ex-widening" role="status">
+                <ul>{departed.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
+            </div>
+        });
         view! {
+            {departed}
             <ResultsTable reports=reports.clone() selected=selected />
             <ExportResults reports=reports list=list.get() />
         }

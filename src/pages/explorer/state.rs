@@ -30,6 +30,12 @@ pub struct Outcome {
     pub result: ExploreResult,
     /// Wall time from start to finish [ms].
     pub elapsed_ms: f64,
+    /// Why nothing was found, or why the results use fewer devices than asked, with the nearest
+    /// scenarios that work (core's diagnosis; `None`: every search used all devices and fits).
+    pub diagnosis: Option<fmperf_core::search::Diagnosis>,
+    /// How the searches departed from the reference's enumeration (partial domains, fewer
+    /// devices), one sentence each.
+    pub widening: Vec<String>,
 }
 
 impl Outcome {
@@ -105,15 +111,16 @@ fn now_ms() -> f64 {
 struct Task(ExploreSearch);
 
 impl Sliced for Task {
-    type Output = ExploreResult;
+    type Output = (ExploreResult, Option<fmperf_core::search::Diagnosis>, Vec<String>);
     fn step(&mut self, units: usize) -> bool {
         self.0.step(units)
     }
     fn progress(&self) -> (u64, u64) {
         self.0.progress()
     }
-    fn finish(self) -> ExploreResult {
-        self.0.result()
+    fn finish(self) -> Self::Output {
+        let result = self.0.result();
+        (result, self.0.diagnose(), self.0.widening_notes())
     }
 }
 
@@ -198,9 +205,9 @@ impl Explorer {
                 let slow = now_ms() - started > SLOW_MS;
                 run.try_set(Run::Running { done, total, slow });
             },
-            move |result| {
+            move |(result, diagnosis, widening)| {
                 let elapsed_ms = now_ms() - started;
-                outcome.try_set(Some(Arc::new(Outcome { spec, ctx, result, elapsed_ms })));
+                outcome.try_set(Some(Arc::new(Outcome { spec, ctx, result, elapsed_ms, diagnosis, widening })));
                 run.try_set(Run::Idle);
             },
         );

@@ -8,7 +8,7 @@ use crate::catalog::{self, MappingOptions, TrainingBudget, parse_system_spec, to
 use crate::extended::hardware::map_without_vector;
 use crate::mode::ModelMode;
 use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
-use crate::search::{ExtendedSetup, SearchSpec};
+use crate::search::{ExecutionChoices, ExtendedSetup, SearchSpec};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// The form's field names (also the `field` of every [`Error`] [`ExploreFields::resolve`] returns).
@@ -145,6 +145,9 @@ pub struct ExploreSpec {
     /// The mapping choices of the system spec (`ID,domain=…,nics=…,precision=…,vector=…,
     /// scale_up=…,scale_out=…`), with the domain size in force.
     pub mapping: MappingOptions,
+    /// The execution choices extended mode's searches make or the user fixed (see
+    /// [`ExploreSpec::with_execution`]; unused in reference mode).
+    pub execution: ExecutionChoices,
 }
 
 impl ExploreSpec {
@@ -240,6 +243,7 @@ impl ExploreFields {
                     model_entry: model.clone(),
                     system_entry: system.clone(),
                     mapping,
+                    execution: ExecutionChoices::SEARCH_ALL,
                 }
                 .with_mode(*mode)
                 .map_err(|e| vec![e])
