@@ -191,6 +191,7 @@ fn result_row(
     pin_text: Option<String>,
     alt_of: Option<(usize, RwSignal<bool>)>,
     more: Option<(usize, RwSignal<bool>)>,
+    bar: Signal<Option<(String, String)>>,
 ) -> impl IntoView {
     let pins = move || ex.url.query.with(keys::pin_items);
     let code = format_candidate(&r.candidate);
@@ -251,7 +252,10 @@ fn result_row(
             <td class="strategy-cell"><span class="badge strategy">{c.strategy.as_str()}</span>{research}{expander}</td>
             {dims}
             <td class="num throughput">{fmt::throughput(r.throughput_samples_per_s)}</td>
-            <td class="num">{fmt::seconds(r.time_per_step_s)}</td>
+            <td class="num">
+                {fmt::seconds(r.time_per_step_s)}
+                {move || bar.get().map(|(short, why)| view! { <span class="err-bar" title=why>{short}</span> })}
+            </td>
             <td class="num days">{fmt::days(r.training_days)}</td>
             <td class="num"><MemoryCell used_gb=r.memory.used_gb capacity_gb=r.memory.capacity_gb /></td>
             <td class="num">{fmt::percent(r.mfu)}</td>
@@ -294,6 +298,12 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
     let system_text = ex.url.query.with_untracked(keys::fields_from_query).system;
     let candidates: Vec<_> = reports.iter().map(|r| r.candidate).collect();
     let groups = fmperf_app::results::collapse_placements(&candidates);
+    // The mode's out-of-sample error on measured runs of this kind of part and model.
+    let bar = Signal::derive(move || {
+        ex.outcome
+            .with(|o| o.as_ref().and_then(|o| crate::error_bands::band(&o.spec)))
+            .map(|b| (crate::error_bands::short(&b), b.message))
+    });
     let pin_of = |c: fmperf_core::reference::Candidate| {
         spec.as_ref().map(|s| {
             Pin {
@@ -321,6 +331,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
                 pin_of(reports[lead].candidate),
                 None,
                 more,
+                bar,
             );
             let alts = others
                 .into_iter()
@@ -334,6 +345,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
                         pin_of(reports[i].candidate),
                         Some((lead, open)),
                         None,
+                        bar,
                     )
                 })
                 .collect_view();
@@ -387,7 +399,14 @@ fn empty_cause(o: &Outcome, found: u64) -> (String, String, Vec<String>) {
             let suggestions = d
                 .suggestions
                 .iter()
-                .map(|s| format!("{} ({} devices, global batch {})", s.change, fmt::count(s.devices), fmt::count(s.global_batch)))
+                .map(|s| {
+                    format!(
+                        "{} ({} devices, global batch {})",
+                        s.change,
+                        fmt::count(s.devices),
+                        fmt::count(s.global_batch)
+                    )
+                })
                 .collect();
             (title, message, suggestions)
         }
@@ -516,11 +535,19 @@ pub fn Results() -> impl IntoView {
             .into_any();
         }
         // Results found with fewer devices than asked, or on partial domains: say so above them.
-        let departed = o.diagnosis.as_ref().map(|d| d.message.clone()).into_iter().chain(o.widening.iter().cloned()).collect::<Vec<_>>();
-        let departed = (!departed.is_empty()).then(|| view! {
-            <div class="notice warn small" id="ex-widening" role="status">
-                <ul>{departed.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
-            </div>
+        let departed = o
+            .diagnosis
+            .as_ref()
+            .map(|d| d.message.clone())
+            .into_iter()
+            .chain(o.widening.iter().cloned())
+            .collect::<Vec<_>>();
+        let departed = (!departed.is_empty()).then(|| {
+            view! {
+                <div class="notice warn small" id="ex-widening" role="status">
+                    <ul>{departed.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
+                </div>
+            }
         });
         view! {
             {departed}
@@ -542,6 +569,11 @@ pub fn Results() -> impl IntoView {
                 <RunStatus />
             </div>
             {invalid}
+            {move || {
+                ex.outcome.with(|o| o.as_ref().and_then(|o| crate::error_bands::band(&o.spec))).map(|b| view! {
+                    <p class="muted small" id="ex-error-bar">{format!("Error bar ({}): {}", crate::error_bands::short(&b), b.message)}</p>
+                })
+            }}
             <div class="row list-row">
                 <ListTabs />
                 <span class="spacer"></span>
