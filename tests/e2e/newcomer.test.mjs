@@ -213,3 +213,15 @@ test('unknown view= and preset= values get a message naming the known ones', asy
   assert.match(await page.locator('#unknown-preset').textContent(), /no preset “nope”.*strong-scaling/);
   assert.deepEqual(page.errors, []);
 });
+
+test('each predicted time carries an error bar from the measured runs (or says there are none)', async () => {
+  const page = await newPage(browser);
+  await page.goto(server.base);
+  await settled(page);
+  const bar = page.locator('#ex-error-bar');
+  await bar.waitFor({ timeout: 120_000 });
+  assert.match(await bar.textContent(), /±\d+ %|no runs/);
+  assert.match(await bar.textContent(), /run/);
+  assert.ok(await page.locator('table.results .err-bar').count() > 0);
+  assert.deepEqual(page.errors, []);
+});
