@@ -147,7 +147,8 @@ test('a bad axis is reported at its field and starts nothing; the form edits the
   const page = await newPage(browser);
   await page.goto(`${server.base}?view=studies&s.model=gpt3_1T&s.system=B200&ax.gpus=0`);
   const row = page.locator('.axis-row[data-axis="gpus"]');
-  await row.locator('.field-error').filter({ hasText: 'axis.gpus' }).waitFor();
+  // In the user's words: the value and the rule, not the JSON path.
+  await row.locator('.field-error').filter({ hasText: /“0”/ }).waitFor();
   assert.equal(await page.locator('#sweep-summary').count(), 0);
   await row.locator('input.axis-values').fill('256..1024');
   await row.locator('input.axis-values').press('Enter');

@@ -86,7 +86,14 @@ fn Details() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
     let current = Memo::new(move |_| Tab::from_key(ex.url.get(keys::TAB).as_deref()));
     let selection = selection::selection(ex);
-    let pins = move || ex.url.query.with(|q| keys::pin_items(q).len());
+    // Pins that parse, and those that do not (an honest count on the tab).
+    let pins = move || {
+        ex.url.query.with(|q| {
+            let p = keys::pins_from_query(q);
+            let ok = p.iter().filter(|x| x.is_ok()).count();
+            (ok, p.len() - ok)
+        })
+    };
     let go = move |t: Tab| {
         ex.url.update(true, |q| if t == Tab::Breakdown { q.remove(keys::TAB) } else { q.set(keys::TAB, t.key()) });
     };
@@ -94,10 +101,10 @@ fn Details() -> impl IntoView {
         .into_iter()
         .map(|t| {
             let label = move || match t {
-                Tab::Compare => match pins() {
-                    0 => t.title().to_string(),
-                    n => format!("{} ({n})", t.title()),
-                },
+                Tab::Compare => {
+                    let (ok, bad) = pins();
+                    fmperf_app::compare::tab_title(ok, bad)
+                }
                 _ => t.title().to_string(),
             };
             view! {
@@ -158,7 +165,7 @@ pub fn ExplorerPage() -> impl IntoView {
             </aside>
             <div class="explorer-main">
                 <ModePanel
-                    defaults=Signal::derive(|| (None, None))
+                    defaults=Signal::derive(move || url.query.with(state::mode_defaults))
                     problem=Signal::derive(move || {
                         ex.spec.with(|s| {
                             s.as_ref()

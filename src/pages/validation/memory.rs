@@ -122,7 +122,7 @@ pub fn TimeAndMemoryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) 
             .collect_view()
     };
     view! {
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0">
             <table class="validation-summary" id="validation-time-memory">
                 <thead>
                     <tr>
@@ -206,7 +206,7 @@ pub fn MemoryCard(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> impl 
             </p>
             <details>
                 <summary>"Every memory run"</summary>
-                <div class="table-wrap">
+                <div class="table-wrap" tabindex="0">
                     <table class="validation-rows" id="validation-memory-rows">
                         <thead>
                             <tr>

@@ -3,6 +3,7 @@
 //! wants next to them.
 //!
 //! * [`choices`]: the models and systems to pick from, reference presets first, unusable ones marked;
+//! * [`entries`]: the catalogs ids resolve against: built-in plus the user's own entries;
 //! * [`inputs`]: the scenario as the page's fields hold it (text), validated field by field
 //!   into an [`ExploreSpec`]; every rejected field is an [`crate::Error`] naming it;
 //! * [`task`]: [`ExploreSearch`], a resumable search over several strategies (one
@@ -24,6 +25,7 @@
 //! Units: as in the rest of the crate (seconds, GB, TFLOP, TFLOP/s), plus days for training time.
 
 pub mod choices;
+pub mod entries;
 pub mod export;
 pub mod inputs;
 pub mod layers;
@@ -39,6 +41,7 @@ pub mod task;
 pub use crate::search::code;
 
 pub use code::{format_candidate, parse_candidate};
+pub use entries::UserEntries;
 pub use inputs::{ExploreFields, ExploreSpec};
 pub use merge::{StrategyOutcome, merge};
 pub use metrics::{MemoryFit, model_flops_utilisation, training_days};

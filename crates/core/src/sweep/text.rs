@@ -125,25 +125,23 @@ impl SweepText {
             Some(m) => m,
             None => ModelRef::Catalog(catalog::find_model(&self.model)?.id.clone()),
         };
-        let mut domain_size = None;
-        let mut nics = None;
-        let mut precision = None;
-        let mut mapping = MappingOptions::default();
-        let system = match system {
-            Some(s) => s,
+        // The spec's options apply to a given system too (the page passes the user's own entry
+        // for a `my-system,scale_out=50` spec); only the catalog look-up of the id is replaced.
+        let (system, opts) = match system {
+            Some(s) => (s, parse_system_spec(&self.system).map(|(_, o)| o).unwrap_or_default()),
             None => {
-                let (id, opts) = parse_system_spec(&self.system)?;
-                domain_size = opts.domain_size;
-                nics = opts.nics_per_device;
-                precision = opts.precision;
-                mapping = MappingOptions {
-                    vector_tflops: opts.vector_tflops,
-                    scale_up_gbps: opts.scale_up_gbps,
-                    scale_out_gbps: opts.scale_out_gbps,
-                    ..MappingOptions::default()
-                };
-                SystemRef::Catalog(catalog::find_system(&id)?.id.clone())
+                let (id, o) = parse_system_spec(&self.system)?;
+                (SystemRef::Catalog(catalog::find_system(&id)?.id.clone()), o)
             }
+        };
+        let mut domain_size = opts.domain_size;
+        let nics = opts.nics_per_device;
+        let mut precision = opts.precision;
+        let mapping = MappingOptions {
+            vector_tflops: opts.vector_tflops,
+            scale_up_gbps: opts.scale_up_gbps,
+            scale_out_gbps: opts.scale_out_gbps,
+            ..MappingOptions::default()
         };
         if let Some(n) = &self.nvlink {
             domain_size = Some(positive("nvlink", n)?);
