@@ -19,6 +19,10 @@
 //! | `memory_overheads` | runtime context, communication buffers, fragmentation as a margin | [`memory`] |
 //! | `weight_sparsity` | unstructured sparse weights: fewer block-matmul FLOPs on wafer-scale parts only | [`sparsity`] |
 //!
+//! Each block is a list of operations ([`ops`]: name, kind, FLOPs, bytes, collective, parameters,
+//! bytes kept per recomputation policy, priced passes); [`block`] and the memory model sum them,
+//! and [`ops::block_operations`] gives the list to views (the explorer's layer table).
+//!
 //! The switches as data (keys, kinds, sources of the defaults, the `key=value,…` text form of the
 //! CLI's `--ext` and the page's `ext` key) are in [`switches`].
 //!
@@ -46,6 +50,7 @@ pub mod hardware;
 pub mod head;
 pub mod layout;
 pub mod memory;
+pub mod ops;
 pub mod options;
 pub mod pipeline;
 pub mod pricing;

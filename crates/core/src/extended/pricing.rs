@@ -8,7 +8,7 @@ use crate::reference::collective::{CollectiveKind, comm_time};
 
 /// Work and time of one pass (forward or backward) of some layers on one device for one
 /// micro-batch; additive.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
 pub struct Pass {
     /// Hardware FLOPs executed [TFLOP].
     pub tflop: f64,
