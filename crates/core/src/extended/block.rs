@@ -4,7 +4,7 @@
 //! conventions are documented with the operations.
 
 use super::layout::Layout;
-use super::ops::{Operation, operations};
+use super::ops::{OpKind, Operation, operations};
 use super::options::Recompute;
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
@@ -28,6 +28,8 @@ pub struct BlockCost {
     pub selective_bytes: f64,
     /// The block's input, all that full recomputation keeps [B].
     pub input_bytes: f64,
+    /// Parameters of the block's linear layers (matmuls) on this device [count].
+    pub linear_parameters: f64,
 }
 
 impl BlockCost {
@@ -63,6 +65,9 @@ impl BlockCost {
             c.activation_bytes += op.kept.none;
             c.selective_bytes += op.kept.selective;
             c.input_bytes += op.kept.full;
+            if op.kind == OpKind::Matmul {
+                c.linear_parameters += op.parameters;
+            }
         }
         c
     }
@@ -91,6 +96,7 @@ mod tests {
             ffn_hidden: 16384,
             gated_mlp: false,
             vocab: None,
+            tied_embeddings: false,
         }
     }
 

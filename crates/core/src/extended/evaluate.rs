@@ -114,6 +114,18 @@ fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
     Parts { block: block_cost(w, layout, p), embedding: embedding_cost(w, layout, p), head: head_cost(w, layout, p) }
 }
 
+/// Transformer Engine's FP8 weight casts of one iteration [s]: each linear layer's weight is cast
+/// once (at the first micro-batch) into an FP8 copy and an FP8 transpose, kept for the others —
+/// read 2 B, write 2 × 1 B per parameter. Zero outside FP8 or with torchao (priced per
+/// micro-batch among the block's operations).
+fn fp8_weight_cast_s(p: &Pricing, linear_parameters: f64) -> f64 {
+    let fp8 = p.hw.operand_bytes < p.hw.element_bytes;
+    if !fp8 || p.opts.fp8_recipe != crate::extended::Fp8Recipe::TransformerEngine {
+        return 0.0;
+    }
+    p.traffic(linear_parameters * (p.hw.element_bytes + 2.0 * super::ops::FP8_CAST_BYTES))
+}
+
 /// Evaluates one configuration (validates workload, options and layout first).
 pub fn evaluate(
     w: &Workload,
@@ -130,7 +142,7 @@ fn check(w: &Workload, hw: &Hardware, layout: &Layout, opts: &ExtendedOptions) -
     w.validate()?;
     opts.validate()?;
     layout.validate(w, hw.domain_size(), opts.uneven_stages)?;
-    DpGroups::of(layout, opts)?;
+    DpGroups::on(layout, opts, hw)?;
     Ok(())
 }
 
@@ -146,7 +158,7 @@ struct Device {
 fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result<ExtendedEvaluation, Error> {
     let opts = p.opts;
     let Parts { block, embedding, head } = *parts;
-    let groups = DpGroups::of(layout, opts)?;
+    let groups = DpGroups::on(layout, opts, p.hw)?;
     let stages = split(w.layers, layout.pp);
     let nmb = layout.microbatches();
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
@@ -189,7 +201,8 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
         };
     let dp = data_parallel_cost(&groups, p, busiest.blocks, params_busiest, block.fwd_s(), block.bwd_s());
     let optimizer_shard = if opts.sharding.shards_optimizer() { groups.shard as f64 } else { 1.0 };
-    let t_opt = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER);
+    let t_opt = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER)
+        + fp8_weight_cast_s(p, busiest.blocks as f64 * block.linear_parameters);
 
     let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt;
 

@@ -36,6 +36,8 @@ pub struct Hardware {
     /// Whether the part skips zero weights of unstructured sparse matmuls (wafer-scale engines;
     /// see [`super::sparsity`]).
     pub unstructured_sparsity: bool,
+    /// Whether the fast domain is a torus of chips (TPU ICI slices) rather than a switched domain.
+    pub torus: bool,
     /// Values not read straight from the catalog, in words.
     pub approximations: Vec<String>,
 }
@@ -105,6 +107,7 @@ impl Hardware {
             approximations,
         );
         hw.unstructured_sparsity = super::sparsity::exploits_unstructured_sparsity(sys);
+        hw.torus = sys.architecture == crate::catalog::Architecture::Torus;
         Ok(hw)
     }
 
@@ -153,6 +156,7 @@ impl Hardware {
             hbm_capacity_gb: p16.hbm_capacity,
             net: Machine::new(p16).net,
             unstructured_sparsity: false,
+            torus: false,
             approximations,
         }
     }

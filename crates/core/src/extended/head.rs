@@ -56,7 +56,8 @@ pub fn head_cost(w: &Workload, layout: &Layout, p: &Pricing) -> EndCost {
     EndCost {
         fwd: matmul + p.elementwise(norm + loss / 2.0) + Pass { tp_comm_s: gather, ..Pass::default() },
         bwd: matmul.times(2.0) + p.elementwise(2.0 * norm + loss / 2.0) + Pass { tp_comm_s: gather, ..Pass::default() },
-        parameters: w.vocab_parameters() / tp,
+        // Tied embeddings on a single stage: the head is the embedding matrix, counted there.
+        parameters: if w.tied_embeddings && layout.pp == 1 { 0.0 } else { w.vocab_parameters() / tp },
         activation_bytes: logits * 4.0,
     }
 }

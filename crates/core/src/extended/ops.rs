@@ -21,14 +21,15 @@
 //! Bytes kept for the backward pass (flash attention: no score matrix, only Q, K, V and the output;
 //! the softmax statistics, `4·a·s` bytes per sequence, are negligible and left out): each
 //! operation keeps its own input (norms their input, matmuls their input, the MLP activation its
-//! pre-activations); with sequence parallelism the token-wise tensors — norm inputs and the norm
-//! outputs that feed the column-parallel matmuls, re-gathered in the backward — are kept sharded
-//! over `tp` (Korthikanti et al. 2022, §4.2.2: `34/t·sbh` for their GPT block). Full recomputation
-//! keeps only the block input (the first norm's input).
+//! pre-activations); with sequence parallelism **every** token-wise tensor — the norm inputs and
+//! the norm outputs that feed the column-parallel matmuls, re-gathered in the backward — is kept
+//! sharded over `tp` (Korthikanti et al. 2022, §4.2.2: `34/t·sbh` for their GPT block; Megatron
+//! saves the sharded input of a sequence-parallel linear and all-gathers it again for the weight
+//! gradient). Full recomputation keeps only the block input (the first norm's input).
 
 use super::hardware::Hardware;
 use super::layout::Layout;
-use super::options::{ExtendedOptions, Recompute};
+use super::options::{ExtendedOptions, Fp8Recipe, Recompute};
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
 use crate::Error;
@@ -43,7 +44,7 @@ pub const FLASH_BACKWARD_FACTOR: f64 = 2.5;
 pub const BACKWARD_TRAFFIC_FACTOR: f64 = 2.0;
 
 /// Extra bytes per element of an FP8 cast: read the 16-bit tensor, write one byte.
-const FP8_CAST_BYTES: f64 = 1.0;
+pub const FP8_CAST_BYTES: f64 = 1.0;
 
 /// Element traffic of a norm per token, in multiples of its width: read `h`, write `h`.
 const NORM_ELEMENTS_PER_H: f64 = 2.0;
@@ -154,7 +155,6 @@ impl Operation {
 struct Shape {
     tokens: f64,
     tokenwise: f64,
-    sp: f64,
     tp: f64,
     h: f64,
     es: f64,
@@ -165,7 +165,7 @@ impl Shape {
         let tp = layout.tp as f64;
         let tokens = layout.local_tokens(w);
         let sp = if p.opts.sequence_parallel { tp } else { 1.0 };
-        Shape { tokens, tokenwise: tokens / sp, sp, tp, h: w.hidden as f64, es: p.hw.element_bytes }
+        Shape { tokens, tokenwise: tokens / sp, tp, h: w.hidden as f64, es: p.hw.element_bytes }
     }
 }
 
@@ -187,11 +187,26 @@ fn matmul(p: &Pricing, name: &'static str, m: f64, k: f64, n: f64) -> Operation 
     Operation::new(name, OpKind::Matmul, fwd, fwd.times(2.0), bytes).owning(k * n)
 }
 
-/// A tensor-parallel collective at a sub-layer's entry (all-gather of the sequence-parallel
-/// input; reduce-scatter of its gradient backward) or exit (reduce-scatter of the row-parallel
-/// output; all-gather backward). Without sequence parallelism Megatron's all-reduce pair costs
-/// the same per pass (an all-reduce is a reduce-scatter plus an all-gather).
-fn tp_collective(p: &Pricing, layout: &Layout, s: &Shape, name: &'static str, entry: bool) -> Option<Operation> {
+/// The tensor-parallel collective at a sub-layer's entry (before its column-parallel matmul
+/// `gemm`) or exit (after its row-parallel matmul `gemm`), as Megatron-LM runs them:
+/// * with sequence parallelism: entry all-gather of the sharded norm output (forward), and in the
+///   backward the same all-gather again (the input is kept sharded) overlapped with the input
+///   gradient's GEMM, then the reduce-scatter of the input gradient overlapped with the weight
+///   gradient's GEMM (`LinearWithGradAccumulationAndAsyncCommunication`); exit reduce-scatter
+///   (forward) and all-gather of the output gradient (backward), exposed;
+/// * without: entry identity forward, all-reduce of the input gradient overlapped with the weight
+///   gradient's GEMM backward; exit all-reduce forward, identity backward;
+/// * with [`ExtendedOptions::tp_comm_overlap`] every collective also overlaps its GEMM.
+///
+/// An overlapped collective exposes only the part longer than the GEMM it runs against.
+fn tp_collective(
+    p: &Pricing,
+    layout: &Layout,
+    s: &Shape,
+    name: &'static str,
+    entry: bool,
+    gemm: &Pass,
+) -> Option<Operation> {
     if layout.tp <= 1 {
         return None;
     }
@@ -199,8 +214,15 @@ fn tp_collective(p: &Pricing, layout: &Layout, s: &Shape, name: &'static str, en
     let (g, share) = (layout.tp, layout.placement.tp);
     let ag = p.collective(CollectiveKind::AllGather, v, g, share);
     let rs = p.collective(CollectiveKind::ReduceScatter, v, g, share);
-    let (fwd_s, bwd_s, kind) =
-        if entry { (ag, rs, CollectiveKind::AllGather) } else { (rs, ag, CollectiveKind::ReduceScatter) };
+    let sp = p.opts.sequence_parallel;
+    let hidden = |t: f64| (t - gemm.compute_s).max(0.0);
+    let exposed = |t: f64| if p.opts.tp_comm_overlap { hidden(t) } else { t };
+    let (fwd_s, bwd_s, kind) = match (entry, sp) {
+        (true, true) => (exposed(ag), hidden(ag) + hidden(rs), CollectiveKind::AllGather),
+        (true, false) => (0.0, hidden(ag + rs), CollectiveKind::AllReduce),
+        (false, true) => (exposed(rs), exposed(ag), CollectiveKind::ReduceScatter),
+        (false, false) => (exposed(ag + rs), 0.0, CollectiveKind::AllReduce),
+    };
     let mut op = Operation::new(
         name,
         OpKind::Collective,
@@ -231,9 +253,11 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
         full: input,
     });
     ops.push(norm);
-    ops.extend(tp_collective(p, layout, &s, "attn_all_gather", true));
-    let qkv_input = h * tokens * es;
-    ops.push(matmul(p, "qkv_proj", tokens, h, (q_w + 2.0 * kv_w) / tp).keeping(KeptBytes::recomputable(qkv_input)));
+    // The norm output feeding Q/K/V is kept sharded under sequence parallelism (re-gathered in
+    // the backward), whole otherwise.
+    let qkv = matmul(p, "qkv_proj", tokens, h, (q_w + 2.0 * kv_w) / tp).keeping(KeptBytes::recomputable(input));
+    ops.extend(tp_collective(p, layout, &s, "attn_all_gather", true, &qkv.fwd));
+    ops.push(qkv);
 
     // Flash attention: queries of this device's sequence shard against all keys.
     let (mbs, seq) = (layout.mbs as f64, w.seq_len as f64);
@@ -242,8 +266,8 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     let mask = if o.causal { 0.5 } else { 1.0 };
     let att_tflop = 4.0 * mbs * s_q * seq * heads_local * w.head_dim as f64 * mask * 1e-12;
     let att_bytes = (2.0 * tokens * q_w / tp + 2.0 * mbs * seq * kv_local) * es;
-    let att_fwd = p.attention(att_tflop, att_bytes);
-    let att_bwd = p.attention(att_tflop * FLASH_BACKWARD_FACTOR, att_bytes * FLASH_BACKWARD_FACTOR);
+    let att_fwd = p.attention(att_tflop, att_bytes, s_q, seq);
+    let att_bwd = p.attention(att_tflop * FLASH_BACKWARD_FACTOR, att_bytes * FLASH_BACKWARD_FACTOR, s_q, seq);
     let qkv_kept = (q_w / tp + 2.0 * kv_local) * tokens * es;
     ops.push(
         Operation::new("attention", OpKind::Attention, att_fwd, att_bwd, att_bytes)
@@ -252,8 +276,10 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     ops.extend(context_parallel(w, layout, p, kv_local, att_fwd.compute_s, att_bwd.compute_s));
 
     let out_input = q_w / tp * tokens * es;
-    ops.push(matmul(p, "out_proj", tokens, q_w / tp, h).keeping(KeptBytes::recomputable(out_input)));
-    ops.extend(tp_collective(p, layout, &s, "attn_reduce_scatter", false));
+    let out = matmul(p, "out_proj", tokens, q_w / tp, h).keeping(KeptBytes::recomputable(out_input));
+    let exit = tp_collective(p, layout, &s, "attn_reduce_scatter", false, &out.fwd);
+    ops.push(out);
+    ops.extend(exit);
     ops.push(elementwise(p, "attn_residual", RESIDUAL_ELEMENTS_PER_H * h * s.tokenwise * es));
     ops
 }
@@ -272,36 +298,48 @@ pub fn mlp_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operati
     ops.push(
         elementwise(p, "mlp_norm", NORM_ELEMENTS_PER_H * input).owning(h / tp).keeping(KeptBytes::recomputable(input)),
     );
-    ops.extend(tp_collective(p, layout, &s, "mlp_all_gather", true));
-    ops.push(matmul(p, "mlp_in_proj", tokens, h, gates * f / tp).keeping(KeptBytes::recomputable(input)));
+    let mlp_in = matmul(p, "mlp_in_proj", tokens, h, gates * f / tp).keeping(KeptBytes::recomputable(input));
+    ops.extend(tp_collective(p, layout, &s, "mlp_all_gather", true, &mlp_in.fwd));
+    ops.push(mlp_in);
     let pre = gates * f / tp * tokens * es;
     ops.push(
         elementwise(p, "mlp_activation", (gates + 1.0) * f / tp * tokens * es).keeping(KeptBytes::recomputable(pre)),
     );
     let act = f / tp * tokens * es;
-    ops.push(matmul(p, "mlp_out_proj", tokens, f / tp, h).keeping(KeptBytes::recomputable(act)));
-    ops.extend(tp_collective(p, layout, &s, "mlp_reduce_scatter", false));
+    let out = matmul(p, "mlp_out_proj", tokens, f / tp, h).keeping(KeptBytes::recomputable(act));
+    let exit = tp_collective(p, layout, &s, "mlp_reduce_scatter", false, &out.fwd);
+    ops.push(out);
+    ops.extend(exit);
     ops.push(elementwise(p, "mlp_residual", RESIDUAL_ELEMENTS_PER_H * h * s.tokenwise * es));
     ops
 }
 
-/// FP8 training: the inputs of the four matmuls are cast to FP8 (weights are cast once and
-/// cached); `None` in other precisions.
-fn fp8_casts(w: &Workload, layout: &Layout, p: &Pricing) -> Option<Operation> {
+/// FP8 training: the inputs of the four matmuls are cast to FP8 (and, with torchao's dynamic
+/// recipe, the weights too in every forward and again, transposed, in every backward: read 2 B,
+/// write 1 B per parameter each time; Transformer Engine casts weights once per iteration,
+/// priced in the evaluator); nothing in other precisions.
+fn fp8_casts(w: &Workload, layout: &Layout, p: &Pricing, linear_parameters: f64) -> Vec<Operation> {
     if p.hw.operand_bytes >= p.hw.element_bytes {
-        return None;
+        return Vec::new();
     }
     let s = Shape::of(w, layout, p);
     let (q_w, f) = (w.q_width() as f64, w.ffn_hidden as f64);
     let bytes = (2.0 * s.h + q_w / s.tp + f / s.tp) * s.tokens * (s.es + FP8_CAST_BYTES);
-    Some(elementwise(p, "fp8_casts", bytes))
+    let mut ops = vec![elementwise(p, "fp8_casts", bytes)];
+    if p.opts.fp8_recipe == Fp8Recipe::Torchao {
+        let weights = linear_parameters * (s.es + FP8_CAST_BYTES);
+        let pass = p.elementwise(weights);
+        ops.push(Operation::new("fp8_weight_casts", OpKind::Elementwise, pass, pass, weights));
+    }
+    ops
 }
 
 /// Every operation of one block (see the module documentation).
 pub fn operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operation> {
     let mut ops = attention_operations(w, layout, p);
     ops.extend(mlp_operations(w, layout, p));
-    ops.extend(fp8_casts(w, layout, p));
+    let linear: f64 = ops.iter().filter(|o| o.kind == OpKind::Matmul).map(|o| o.parameters).sum();
+    ops.extend(fp8_casts(w, layout, p, linear));
     ops
 }
 

@@ -202,6 +202,8 @@ impl Prepared {
                 let opts = ExtendedOptions {
                     matmul_efficiency: eta.matmul,
                     attention_efficiency: eta.attention,
+                    gemm_half_dim: eta.gemm_half_dim,
+                    attention_half_seq: eta.attention_half_seq,
                     ..setup.options
                 };
                 extended::evaluate(&setup.workload, &hw, &setup.layout, &opts)

@@ -49,18 +49,47 @@ fn best_1d(lo: i64, hi: i64, step: i64, f: &mut dyn FnMut(f64) -> f64) -> (f64, 
     best
 }
 
-/// The pair minimising the mean absolute error over the rows `keep` selects (module docs).
+/// Candidate values of the GEMM-size constant `c` [elements] (0: no size dependence).
+pub const GEMM_HALF_DIMS: [f64; 5] = [0.0, 128.0, 256.0, 512.0, 1024.0];
+
+/// Candidate values of flash attention's sequence constant `c_att` [tokens].
+pub const ATTENTION_HALF_SEQS: [f64; 5] = [0.0, 512.0, 1024.0, 2048.0, 4096.0];
+
+/// The constants minimising the mean absolute error over the rows `keep` selects: for each `c`
+/// of [`GEMM_HALF_DIMS`] the pair `(η, η_att)` ([`fit_pair`]), the best triple kept (ties keep
+/// the smaller `c`).
 pub fn fit_on(rows: &[Prepared], keep: &dyn Fn(&Prepared) -> bool) -> Efficiency {
+    let mut best = (f64::INFINITY, Efficiency::FITTED);
+    for (c, c_att) in GEMM_HALF_DIMS.iter().flat_map(|c| ATTENTION_HALF_SEQS.iter().map(move |a| (*c, *a))) {
+        let e = fit_pair(rows, keep, c, c_att);
+        let v = mean_abs(&errors(rows, e, keep));
+        if v < best.0 {
+            best = (v, e);
+        }
+    }
+    best.1
+}
+
+/// The pair `(η, η_att)` minimising the mean absolute error at GEMM-size constant `c` (module docs).
+pub fn fit_pair(rows: &[Prepared], keep: &dyn Fn(&Prepared) -> bool, c: f64, c_att: f64) -> Efficiency {
     let objective = |e: Efficiency| mean_abs(&errors(rows, e, keep));
     let (m_lo, m_hi) = (thousandths(ETA_RANGE.0), thousandths(ETA_RANGE.1));
     let (a_lo, a_hi) = (thousandths(ETA_ATT_RANGE.0), thousandths(ETA_ATT_RANGE.1));
     // Basin: full grid with step 0.05.
-    let mut best = (f64::INFINITY, Efficiency { matmul: ETA_RANGE.0, attention: ETA_ATT_RANGE.0 });
+    let mut best = (
+        f64::INFINITY,
+        Efficiency { matmul: ETA_RANGE.0, attention: ETA_ATT_RANGE.0, gemm_half_dim: c, attention_half_seq: c_att },
+    );
     let mut m = m_lo;
     while m <= m_hi {
         let mut a = a_lo;
         while a <= a_hi {
-            let e = Efficiency { matmul: m as f64 / 1000.0, attention: a as f64 / 1000.0 };
+            let e = Efficiency {
+                matmul: m as f64 / 1000.0,
+                attention: a as f64 / 1000.0,
+                gemm_half_dim: c,
+                attention_half_seq: c_att,
+            };
             let v = objective(e);
             if v < best.0 {
                 best = (v, e);

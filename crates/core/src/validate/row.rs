@@ -17,7 +17,7 @@
 use super::convention::{ConventionShape, Metric, measured_metric};
 use super::schema::{Interleave, MeasuredRun};
 use crate::catalog::{self, CatalogSystem, MappingOptions, Precision};
-use crate::extended::{ExtendedOptions, Hardware, Layout, Recompute, Sharding, Workload};
+use crate::extended::{ExtendedOptions, Fp8Recipe, GradReduce, Hardware, Layout, Recompute, Sharding, Workload};
 use crate::reference::Candidate;
 use crate::{ModelShape, Strategy, SystemParams};
 
@@ -175,6 +175,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         ffn_hidden: ffn,
         gated_mlp: m.ffn_type.as_deref().is_some_and(gated),
         vocab: m.vocab,
+        tied_embeddings: false,
     };
     workload.validate().map_err(|e| format!("model: {e}"))?;
 
@@ -215,8 +216,21 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         }
         _ => 1,
     };
+    // Gradient reduction width and FP8 recipe, read from the precision words (extended::options):
+    // FP16 (loss-scaled) training and Composer's `PURE` policy reduce gradients in 16 bits;
+    // torchao's `Float8` is cast on the fly, other FP8 stacks use Transformer Engine.
+    let words = precision_words.to_ascii_lowercase();
+    let grad_reduce =
+        if words.contains("fp16") || words.contains("pure") { GradReduce::Param } else { GradReduce::Auto };
+    let fp8_recipe = if words.contains("float8") || words.contains("torchao") {
+        Fp8Recipe::Torchao
+    } else {
+        Fp8Recipe::TransformerEngine
+    };
     let options = ExtendedOptions {
         precision,
+        grad_reduce,
+        fp8_recipe,
         recompute,
         sharding,
         shard_group,
