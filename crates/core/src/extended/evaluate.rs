@@ -24,7 +24,7 @@ use super::data_parallel::{DpCost, DpGroups, data_parallel_cost};
 use super::hardware::Hardware;
 use super::head::{EndCost, embedding_cost, head_cost};
 use super::layout::Layout;
-use super::memory::{DeviceLoad, DeviceMemory, device_memory, first_stage_in_flight};
+use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
 use super::options::ExtendedOptions;
 use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
 use super::pricing::{Pass, Pricing};
@@ -78,8 +78,10 @@ pub struct ExtendedEvaluation {
     pub breakdown: Breakdown,
     /// Data-parallel exposure.
     pub dp: DpCost,
-    /// Memory of the device with the most.
+    /// Memory of the device with the most, in the reference's four columns plus overheads.
     pub memory: DeviceMemory,
+    /// The same memory as named parts with the three measured figures.
+    pub memory_estimate: MemoryEstimate,
     /// `G / t` [samples/s].
     pub throughput_samples_per_s: f64,
     /// `G · seq / t` [tokens/s].
@@ -206,37 +208,10 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
 
     let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt;
 
-    // Memory: the first stage holds the most micro-batches; the last holds the head's logits.
-    let in_flight = first_stage_in_flight(nmb, layout.pp, v);
-    let eb = p.hw.element_bytes;
-    let memories = if layout.pp == 1 {
-        vec![device_memory(
-            &block,
-            &DeviceLoad { blocks: stages.first, ends: &[embedding, head], in_flight },
-            &groups,
-            opts,
-            eb,
-        )]
-    } else {
-        vec![
-            device_memory(
-                &block,
-                &DeviceLoad { blocks: stages.first, ends: &[embedding], in_flight },
-                &groups,
-                opts,
-                eb,
-            ),
-            device_memory(
-                &block,
-                &DeviceLoad { blocks: stages.last, ends: &[head], in_flight: 1.0 },
-                &groups,
-                opts,
-                eb,
-            ),
-        ]
-    };
-    let memory = memories.iter().copied().max_by(|a, b| a.total().total_cmp(&b.total())).unwrap_or_default();
-    let mem = memory.total();
+    // Memory: the peak over the stages, device level (what must fit in HBM).
+    let estimate = peak_memory(w, layout, p, &block, &embedding, &head, &groups);
+    let memory = DeviceMemory::of(&estimate);
+    let mem = estimate.device_gb;
 
     let pass = busiest.pass;
     let t_zero3 = nmb_f * busiest.zero3_s;
@@ -284,6 +259,7 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
         breakdown,
         dp,
         memory,
+        memory_estimate: estimate,
         throughput_samples_per_s: g / t,
         tokens_per_s: g * w.seq_len as f64 / t,
         mem_gb: mem,

@@ -16,7 +16,7 @@
 //! | `sequence_parallel` | norms/residuals on `1/tp` of the tokens | [`block`] |
 //! | `grouped_query_attention`, `gated_mlp` | K/V of `kv_heads` width; SwiGLU's third matrix | [`workload`], [`block`] |
 //! | `embeddings_and_head` | embedding, output head and loss over the vocabulary on the end stages | [`head`] |
-//! | `memory_overheads` | runtime context, communication buffers, fragmentation as a margin | [`memory`] |
+//! | `memory_overheads` | allocator fragmentation (peak reserved), CUDA context and NCCL buffers (device level) | [`memory`] |
 //! | `weight_sparsity` | unstructured sparse weights: fewer block-matmul FLOPs on wafer-scale parts only | [`sparsity`] |
 //! | `grad_reduce` | gradient reduction width (auto: FP32 for BF16 training as Megatron-LM and torchtitan do) | [`data_parallel`] |
 //! | `tp_comm_overlap` | TP collectives hidden behind their GEMMs (Megatron `--tp-comm-overlap`, async TP) | [`ops`] |
@@ -25,6 +25,9 @@
 //! | `optimizer_states` | FP32 master + Adam moments, or pure BF16 without master | [`memory`] |
 //! | `reshard_after_forward` | FSDP frees gathered blocks after the forward | [`memory`] |
 //! | `loss_chunks` | logits and cross-entropy in chunks | [`memory`] |
+//!
+//! Memory: [`memory::memory_estimate`] gives the peak per device over the pipeline stages as named
+//! parts with the three measured figures (peak allocated, peak reserved, device level).
 //!
 //! Each block is a list of operations ([`ops`]: name, kind, FLOPs, bytes, collective, parameters,
 //! bytes kept per recomputation policy, priced passes); [`block`] and the memory model sum them,
@@ -70,5 +73,6 @@ pub mod workload;
 pub use evaluate::{Breakdown, ExtendedEvaluation, ExtendedEvaluator, evaluate};
 pub use hardware::Hardware;
 pub use layout::{Layout, Placement};
+pub use memory::{MemoryEstimate, MemoryKind, MemoryPart, memory_estimate};
 pub use options::{ExtendedOptions, Fp8Recipe, GradReduce, OptimizerStates, Recompute, Sharding};
 pub use workload::Workload;

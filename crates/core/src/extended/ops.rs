@@ -180,6 +180,13 @@ fn elementwise(p: &Pricing, name: &'static str, bytes: f64) -> Operation {
     )
 }
 
+/// Bytes a linear layer keeps of its input `bytes` (16-bit): Transformer Engine's FP8 layers save
+/// the FP8 cast instead (1 B per element); torchao and other precisions save the input as it is.
+fn saved_input(p: &Pricing, bytes: f64) -> KeptBytes {
+    let fp8_saved = p.hw.operand_bytes < p.hw.element_bytes && p.opts.fp8_recipe == Fp8Recipe::TransformerEngine;
+    KeptBytes::recomputable(if fp8_saved { bytes * p.hw.operand_bytes / p.hw.element_bytes } else { bytes })
+}
+
 /// A weight matmul `(tokens × k)·(k × n)` with `k·n` parameters.
 fn matmul(p: &Pricing, name: &'static str, m: f64, k: f64, n: f64) -> Operation {
     let fwd = p.weight_linear(m, k, n);
@@ -255,7 +262,7 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     ops.push(norm);
     // The norm output feeding Q/K/V is kept sharded under sequence parallelism (re-gathered in
     // the backward), whole otherwise.
-    let qkv = matmul(p, "qkv_proj", tokens, h, (q_w + 2.0 * kv_w) / tp).keeping(KeptBytes::recomputable(input));
+    let qkv = matmul(p, "qkv_proj", tokens, h, (q_w + 2.0 * kv_w) / tp).keeping(saved_input(p, input));
     ops.extend(tp_collective(p, layout, &s, "attn_all_gather", true, &qkv.fwd));
     ops.push(qkv);
 
@@ -276,7 +283,7 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     ops.extend(context_parallel(w, layout, p, kv_local, att_fwd.compute_s, att_bwd.compute_s));
 
     let out_input = q_w / tp * tokens * es;
-    let out = matmul(p, "out_proj", tokens, q_w / tp, h).keeping(KeptBytes::recomputable(out_input));
+    let out = matmul(p, "out_proj", tokens, q_w / tp, h).keeping(saved_input(p, out_input));
     let exit = tp_collective(p, layout, &s, "attn_reduce_scatter", false, &out.fwd);
     ops.push(out);
     ops.extend(exit);
@@ -298,7 +305,7 @@ pub fn mlp_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operati
     ops.push(
         elementwise(p, "mlp_norm", NORM_ELEMENTS_PER_H * input).owning(h / tp).keeping(KeptBytes::recomputable(input)),
     );
-    let mlp_in = matmul(p, "mlp_in_proj", tokens, h, gates * f / tp).keeping(KeptBytes::recomputable(input));
+    let mlp_in = matmul(p, "mlp_in_proj", tokens, h, gates * f / tp).keeping(saved_input(p, input));
     ops.extend(tp_collective(p, layout, &s, "mlp_all_gather", true, &mlp_in.fwd));
     ops.push(mlp_in);
     let pre = gates * f / tp * tokens * es;
@@ -306,7 +313,7 @@ pub fn mlp_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operati
         elementwise(p, "mlp_activation", (gates + 1.0) * f / tp * tokens * es).keeping(KeptBytes::recomputable(pre)),
     );
     let act = f / tp * tokens * es;
-    let out = matmul(p, "mlp_out_proj", tokens, f / tp, h).keeping(KeptBytes::recomputable(act));
+    let out = matmul(p, "mlp_out_proj", tokens, f / tp, h).keeping(saved_input(p, act));
     let exit = tp_collective(p, layout, &s, "mlp_reduce_scatter", false, &out.fwd);
     ops.push(out);
     ops.extend(exit);

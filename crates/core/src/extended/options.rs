@@ -272,9 +272,8 @@ pub struct ExtendedOptions {
     /// Embedding lookup on the first pipeline stage, output head and cross-entropy loss over the
     /// vocabulary on the last (tensor-parallel over the vocabulary).
     pub embeddings_and_head: bool,
-    /// Framework memory overheads: runtime context, communication buffers and allocator
-    /// fragmentation as a margin (see [`super::memory::OVERHEAD_FIXED_GB`] and
-    /// [`super::memory::OVERHEAD_FRACTION`]).
+    /// Memory beyond live tensors: allocator fragmentation (peak reserved), the CUDA context and
+    /// NCCL buffers (device level); see [`super::memory`]. Off: every figure is the allocated one.
     pub memory_overheads: bool,
     /// Unstructured weight sparsity [fraction of zero weights, 0 ≤ s < 1]: on hardware that skips
     /// zero weights ([`super::Hardware::unstructured_sparsity`], the wafer-scale engines) the

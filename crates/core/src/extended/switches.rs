@@ -12,7 +12,7 @@
 use super::block::FLASH_BACKWARD_FACTOR;
 use super::efficiency::{FITTED_ATTENTION_EFFICIENCY, FITTED_MATMUL_EFFICIENCY};
 use super::evaluate::OPTIMIZER_BYTES_PER_PARAMETER;
-use super::memory::{OVERHEAD_FIXED_GB, OVERHEAD_FRACTION};
+use super::memory::{CUDA_CONTEXT_GB, FRAGMENTATION, LOSS_BYTES_PER_LOGIT, NCCL_BUFFERS_GB};
 use super::options::{ExtendedOptions, Fp8Recipe, GradReduce, OptimizerStates, Recompute, Sharding};
 use crate::Error;
 use crate::catalog::Precision;
@@ -192,8 +192,8 @@ pub const SWITCHES: [SwitchInfo; 27] = [
     toggle(
         "memory_overheads",
         "Memory margin",
-        "runtime context, buffers and fragmentation margin",
-        "1 GB per device plus 5 % of the modelled tensors (an engineering margin, not fitted)",
+        "allocator fragmentation, CUDA context and NCCL buffers (reserved and device-level memory)",
+        "fragmentation fitted on the measured memory runs; CUDA context and NCCL buffers from their documentation",
     ),
     SwitchInfo {
         key: "weight_sparsity",
@@ -285,7 +285,7 @@ pub struct Constant {
 }
 
 /// The constants behind the defaults (for the page's "where the numbers come from").
-pub const CONSTANTS: [Constant; 6] = [
+pub const CONSTANTS: [Constant; 8] = [
     Constant { name: "η (fitted matmul efficiency)", value: FITTED_MATMUL_EFFICIENCY, unit: "", source: FITTED },
     Constant {
         name: "η_att (fitted attention efficiency)",
@@ -306,16 +306,28 @@ pub const CONSTANTS: [Constant; 6] = [
         source: "mixed-precision Adam: read FP32 gradient, master and two moments, write them and the 16-bit weight",
     },
     Constant {
-        name: "fixed memory margin per device",
-        value: OVERHEAD_FIXED_GB,
-        unit: "GB",
-        source: "runtime context, library workspaces and collective buffers (engineering margin)",
+        name: "allocator fragmentation (reserved / allocated − 1)",
+        value: FRAGMENTATION,
+        unit: "",
+        source: "fitted on the shipped measured memory runs (leave-one-source-out in the Validation view)",
     },
     Constant {
-        name: "proportional memory margin",
-        value: OVERHEAD_FRACTION,
-        unit: "of the modelled tensors",
-        source: "caching-allocator fragmentation and transient buffers (engineering margin)",
+        name: "CUDA context per device",
+        value: CUDA_CONTEXT_GB,
+        unit: "GB",
+        source: "kernel images and runtime state outside PyTorch's allocator (PyTorch CUDA semantics notes)",
+    },
+    Constant {
+        name: "NCCL buffers per communicator",
+        value: NCCL_BUFFERS_GB,
+        unit: "GB",
+        source: "NCCL_BUFFSIZE 4 MiB per channel and peer, send and receive (NCCL environment documentation)",
+    },
+    Constant {
+        name: "memory per logit at the loss",
+        value: LOSS_BYTES_PER_LOGIT,
+        unit: "B",
+        source: "16-bit logits, their FP32 copy and the FP32 log-softmax saved for the backward pass",
     },
 ];
 

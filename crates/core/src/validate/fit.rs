@@ -216,3 +216,59 @@ impl FitJob {
 pub fn fit_report(file: &MeasuredFile) -> FitReport {
     FitJob::new(file).finish()
 }
+
+/// One measured figure for a one-constant fit: its source and its error at a value of the
+/// constant (`predicted(value) / measured − 1`).
+pub struct ScalarRow<'a> {
+    /// The row's source (held out together).
+    pub source: String,
+    /// Its error at a value of the constant.
+    pub error_at: Box<dyn Fn(f64) -> f64 + 'a>,
+}
+
+/// A one-constant fit with its leave-one-source-out check.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ScalarFit {
+    /// The value fitted on every row.
+    pub value: f64,
+    /// Errors at it (in-sample).
+    pub in_sample: Stats,
+    /// Every row predicted with the value fitted without its source.
+    pub leave_one_source_out: Stats,
+    /// Per source: the value fitted without it and its rows' held-out errors.
+    pub per_source: Vec<(String, f64, Stats)>,
+}
+
+/// Fits one constant on `grid` (mean absolute error; ties keep the earlier value) and checks it
+/// leave-one-source-out. Used for the memory model's allocator fragmentation
+/// ([`crate::extended::memory::FRAGMENTATION`]) on the measured memory runs.
+pub fn fit_scalar(rows: &[ScalarRow], grid: &[f64]) -> ScalarFit {
+    let best = |keep: &dyn Fn(&ScalarRow) -> bool| {
+        let mut b = (f64::INFINITY, grid.first().copied().unwrap_or(0.0));
+        for &x in grid {
+            let e: Vec<f64> = rows.iter().filter(|r| keep(r)).map(|r| (r.error_at)(x)).collect();
+            let m = mean_abs(&e);
+            if m < b.0 {
+                b = (m, x);
+            }
+        }
+        b.1
+    };
+    let value = best(&|_| true);
+    let in_sample: Vec<f64> = rows.iter().map(|r| (r.error_at)(value)).collect();
+    let mut sources: Vec<String> = Vec::new();
+    for r in rows {
+        if !sources.contains(&r.source) {
+            sources.push(r.source.clone());
+        }
+    }
+    let mut held = Vec::new();
+    let mut per_source = Vec::new();
+    for s in sources {
+        let v = best(&|r| r.source != s);
+        let e: Vec<f64> = rows.iter().filter(|r| r.source == s).map(|r| (r.error_at)(v)).collect();
+        held.extend_from_slice(&e);
+        per_source.push((s, v, Stats::of(&e, 0)));
+    }
+    ScalarFit { value, in_sample: Stats::of(&in_sample, 0), leave_one_source_out: Stats::of(&held, 0), per_source }
+}
