@@ -307,6 +307,11 @@ pub struct ExtendedOptions {
     /// gathered block stays until its backward (no second gather, all blocks' 16-bit weights
     /// resident).
     pub reshard_after_forward: bool,
+    /// The optimizer step fused into the backward pass (torchtune's `optimizer_in_bwd`, PyTorch's
+    /// `register_post_accumulate_grad_hook`): each parameter is updated and its gradient freed as
+    /// soon as the gradient is complete, so no model-wide gradient buffer is held (only with a
+    /// single micro-batch per step and no sharded gradient reduction).
+    pub optimizer_in_backward: bool,
     /// Chunks the output head's logits and the cross-entropy are computed in (torchtune's chunked
     /// loss, fused linear-cross-entropy kernels): the FP32 logits held at once shrink by this
     /// factor. 1: the whole `tokens × vocabulary` at once.
@@ -344,6 +349,7 @@ impl ExtendedOptions {
             fp8_recipe: Fp8Recipe::TransformerEngine,
             optimizer_states: OptimizerStates::Fp32Master,
             reshard_after_forward: true,
+            optimizer_in_backward: false,
             loss_chunks: 1,
         }
     }
@@ -421,7 +427,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 27);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 28);
         let bad = ExtendedOptions { weight_sparsity: 1.0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("weight_sparsity"));
     }

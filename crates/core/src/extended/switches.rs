@@ -78,7 +78,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`]).
-pub const SWITCHES: [SwitchInfo; 27] = [
+pub const SWITCHES: [SwitchInfo; 28] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -252,6 +252,12 @@ pub const SWITCHES: [SwitchInfo; 27] = [
         "ZeRO-3/FSDP frees gathered weights after the forward and gathers them again for the backward",
         "on: FSDP2's default (reshard_after_forward=True)",
     ),
+    toggle(
+        "optimizer_in_backward",
+        "Optimizer step in backward",
+        "each gradient applied and freed as soon as it is complete: no model-wide gradient memory",
+        "off: torchtune's optimizer_in_bwd and PyTorch's post-accumulate-grad hooks are opt-in",
+    ),
     SwitchInfo {
         key: "loss_chunks",
         label: "Loss chunks",
@@ -414,6 +420,7 @@ impl ExtendedOptions {
             "fp8_recipe" => self.fp8_recipe.as_str().to_string(),
             "optimizer_states" => self.optimizer_states.as_str().to_string(),
             "reshard_after_forward" => on_off(self.reshard_after_forward),
+            "optimizer_in_backward" => on_off(self.optimizer_in_backward),
             "loss_chunks" => self.loss_chunks.to_string(),
             _ => return None,
         })
@@ -478,6 +485,7 @@ impl ExtendedOptions {
             "fp8_recipe" => self.fp8_recipe = value.parse::<Fp8Recipe>().map_err(named)?,
             "optimizer_states" => self.optimizer_states = value.parse::<OptimizerStates>().map_err(named)?,
             "reshard_after_forward" => self.reshard_after_forward = toggle()?,
+            "optimizer_in_backward" => self.optimizer_in_backward = toggle()?,
             "loss_chunks" => self.loss_chunks = parse_count(info, &field, value)?,
             _ => {}
         }
