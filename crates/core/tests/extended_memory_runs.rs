@@ -100,6 +100,7 @@ fn read(r: &Value) -> Option<Row> {
         } else {
             Fp8Recipe::TransformerEngine
         },
+        grad_accumulation_buffer: words.contains("bf16optimizer") && words.contains("fp32 grad accum"),
         optimizer_in_backward: words.contains("into backward") || words.contains("in_bwd"),
         loss_chunks: if p["chunked_cross_entropy"].as_bool() == Some(true) { 8 } else { 1 },
         ..ExtendedOptions::realistic()
@@ -165,11 +166,11 @@ fn memory_errors_per_source_and_the_fragmentation_fit() {
     // The shipped constant is the fit's.
     assert!((fit.value - FRAGMENTATION).abs() < 1e-9, "refit gives {}", fit.value);
     // Targets of issue 18 §1 on the rows that name a catalog part.
-    // Achieved now (issue 18 asks 8 %): in-sample 9.1 %, leave-one-source-out 19.9 % — the
+    // Achieved now (issue 18 asks 8 %): in-sample 8.5 %, leave-one-source-out 16.4 % — the
     // fragmentation that BLOOM's nvidia-smi rows need is not what Megatron-Bridge's rows need.
     let loso = fit.leave_one_source_out.mape.unwrap();
-    assert!(loso <= 0.20, "leave-one-source-out memory MAPE {loso}");
-    assert!(fit.in_sample.mape.unwrap() <= 0.095, "in-sample memory MAPE {:?}", fit.in_sample.mape);
+    assert!(loso <= 0.17, "leave-one-source-out memory MAPE {loso}");
+    assert!(fit.in_sample.mape.unwrap() <= 0.09, "in-sample memory MAPE {:?}", fit.in_sample.mape);
 }
 
 #[test]

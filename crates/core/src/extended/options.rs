@@ -307,6 +307,10 @@ pub struct ExtendedOptions {
     /// gathered block stays until its backward (no second gather, all blocks' 16-bit weights
     /// resident).
     pub reshard_after_forward: bool,
+    /// An FP32 gradient-accumulation buffer kept beside the 16-bit `.grad` of every parameter
+    /// (DeepSpeed's `BF16_Optimizer` with FP32 gradient accumulation): 2 + 4 B of gradients per
+    /// parameter instead of Megatron-LM's fused FP32 `main_grad` (4 B). Off: Megatron-LM, FSDP.
+    pub grad_accumulation_buffer: bool,
     /// The optimizer step fused into the backward pass (torchtune's `optimizer_in_bwd`, PyTorch's
     /// `register_post_accumulate_grad_hook`): each parameter is updated and its gradient freed as
     /// soon as the gradient is complete, so no model-wide gradient buffer is held (only with a
@@ -349,6 +353,7 @@ impl ExtendedOptions {
             fp8_recipe: Fp8Recipe::TransformerEngine,
             optimizer_states: OptimizerStates::Fp32Master,
             reshard_after_forward: true,
+            grad_accumulation_buffer: false,
             optimizer_in_backward: false,
             loss_chunks: 1,
         }
@@ -427,7 +432,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 28);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 29);
         let bad = ExtendedOptions { weight_sparsity: 1.0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("weight_sparsity"));
     }
