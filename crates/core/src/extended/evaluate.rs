@@ -13,9 +13,11 @@
 //! exposed tensor- **and context-**parallel communication; `t_dp_comm` = exposed data-parallel
 //! communication (ZeRO-3 per micro-batch plus per iteration); `t_pp_comm` = stage messages;
 //! `t_bubble` = the pipeline bubble; `flops_per_gpu` = hardware FLOPs executed (causal, with
-//! recomputation); `mem` = the busiest-memory device including the framework margin
-//! ([`Breakdown::overhead_gb`]), `wts_mem`/`wts_grad_mem`/`wts_optimizer_states_mem`/`acts_mem`
-//! its parts (`acts_mem` holds the activations plus the margin, so the four add up to `mem`).
+//! recomputation); `mem` = the device-level memory (nvidia-smi's figure) of the stage with the
+//! most ([`super::memory`]), `wts_mem`/`wts_grad_mem`/`wts_optimizer_states_mem`/`acts_mem` its
+//! parts (`acts_mem` holds the activations, logits and the overheads
+//! [`Breakdown::overhead_gb`], so the four add up to `mem`); the named parts and the allocated
+//! and reserved figures are in [`ExtendedEvaluation::memory_estimate`].
 
 use std::collections::HashMap;
 
@@ -48,7 +50,7 @@ pub struct Breakdown {
     pub t_optimizer_s: f64,
     /// ZeRO-3 collectives exposed per micro-batch (all micro-batches), part of `t_dp_comm` [s].
     pub t_zero3_s: f64,
-    /// Framework memory margin, part of `mem` [GB].
+    /// Allocator fragmentation, CUDA context and NCCL buffers (device − allocated), part of `mem` [GB].
     pub overhead_gb: f64,
     /// Micro-batches per iteration.
     pub microbatches: u64,
