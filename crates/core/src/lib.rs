@@ -18,6 +18,7 @@ pub mod error;
 pub mod explore;
 pub mod extended;
 pub mod format;
+pub mod hint;
 pub mod mode;
 pub mod model;
 pub mod presets;

@@ -225,6 +225,7 @@ fn random_model(rng: &mut Rng) -> CatalogModel {
         hidden: random_count(rng, fields::MAX_HIDDEN),
         heads: random_count(rng, fields::MAX_HEADS),
         kv_heads: random_count(rng, fields::MAX_HEADS),
+        head_dim: None,
         layers: random_count(rng, fields::MAX_LAYERS),
         ffn_hidden: random_count(rng, fields::MAX_FFN),
         mlp: if rng.chance(50) { Mlp::Gelu } else { Mlp::SwiGlu },
@@ -233,6 +234,7 @@ fn random_model(rng: &mut Rng) -> CatalogModel {
         training_budget: TrainingBudget::Tokens(1e12),
         sources: vec![],
         notes: vec![],
+        field_sources: Default::default(),
     }
 }
 

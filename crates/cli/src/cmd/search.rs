@@ -199,6 +199,7 @@ fn result_table(top: &[Ranked], strategy: Strategy, global_batch: u64) -> Table 
         time_per_iteration_s: 0.0,
         mem_gb: 0.0,
         totals: Default::default(),
+        execution: None,
     };
     let layout = parts(&sample, global_batch);
     let mut header: Vec<String> =

@@ -71,6 +71,7 @@ impl Workload {
         let shape = m.to_shape()?;
         let w = Workload {
             kv_heads: m.kv_heads.unwrap_or(shape.h),
+            head_dim: m.head_dim.unwrap_or(shape.e / shape.h.max(1)),
             gated_mlp: m.mlp == Mlp::SwiGlu,
             vocab: m.vocab,
             ..Workload::from_shape(&shape)

@@ -4,9 +4,35 @@ use serde_json::{Map, Value};
 
 use super::check::{Fields, Report, walk};
 use super::emit::J;
-use super::fields::{MODEL_FIELDS, SCHEMA_VERSION};
+use super::fields::{FieldSpec, MODEL_FIELDS, SCHEMA_VERSION};
 use crate::Error;
-use crate::catalog::{CatalogModel, Mlp, TrainingBudget};
+use crate::catalog::{CatalogModel, FieldSources, Mlp, TrainingBudget};
+
+/// Prefix of the per-field source texts in the model and system tables.
+const FIELD_SOURCES: &str = "field_sources.";
+
+/// Reads the `field_sources` object (its keys are those `table` lists under `field_sources.`).
+pub(crate) fn read_field_sources(f: Fields<'_>, table: &[FieldSpec]) -> FieldSources {
+    let Some(o) = f.obj("field_sources") else {
+        return FieldSources::default();
+    };
+    FieldSources::new(
+        table
+            .iter()
+            .filter_map(|s| s.path.strip_prefix(FIELD_SOURCES))
+            .filter_map(|k| o.text(k).map(|t| (k.to_string(), t)))
+            .collect(),
+    )
+}
+
+/// Writes `field_sources` onto `j` (left out when no field has a source).
+pub(crate) fn write_field_sources(j: J, s: &FieldSources) -> J {
+    if s.is_empty() {
+        return j;
+    }
+    let o = s.entries().iter().fold(J::obj(), |o, (k, t)| o.put(k, J::Str(t.clone())));
+    j.put("field_sources", o)
+}
 
 /// Whether a check since error index `start` failed on `path` (cross-field rules skip such fields).
 pub(crate) fn failed(report: &Report, start: usize, path: &str) -> bool {
@@ -73,10 +99,10 @@ pub(crate) fn read_model(
                 Error::invalid(p("heads"), h, format!("must not exceed hidden = {e}"))
                     .with_hint("each head needs at least one channel; check that hidden and heads are not swapped"),
             );
-        } else if e % h != 0 {
-            report.warn(
+        } else if e % h != 0 && f.int("head_dim").is_none() {
+            report.error(
                 Error::invalid(p("hidden"), e, format!("is not a multiple of heads = {h}"))
-                    .with_hint(format!("the head width is rounded down to {} channels", e / h)),
+                    .with_hint("give head_dim (channels per head) if the model's heads are not hidden / heads wide"),
             );
         }
     }
@@ -114,6 +140,7 @@ pub(crate) fn read_model(
         hidden,
         heads,
         kv_heads: if f.has("kv_heads") { f.int("kv_heads") } else { heads },
+        head_dim: f.int("head_dim"),
         layers: f.int("layers"),
         ffn_hidden: if f.has("ffn_hidden") { f.int("ffn_hidden") } else { hidden.map(|e| 4 * e) },
         mlp,
@@ -122,6 +149,7 @@ pub(crate) fn read_model(
         training_budget: budget.unwrap_or(TrainingBudget::DEFAULT_TOKENS),
         sources: f.texts("sources"),
         notes: f.texts("notes"),
+        field_sources: read_field_sources(f, MODEL_FIELDS),
         id,
     })
 }
@@ -132,13 +160,15 @@ pub(crate) fn write_model(m: &CatalogModel, envelope: bool) -> J {
     if envelope {
         j = j.put("schema_version", J::Int(SCHEMA_VERSION)).put("kind", J::Str("model".into()));
     }
-    j.put("id", J::Str(m.id.clone()))
+    let j = j
+        .put("id", J::Str(m.id.clone()))
         .put("name", J::Str(m.name.clone()))
         .put("family", J::Str(m.family.clone()))
         .put("seq_len", J::int(m.seq_len))
         .put("hidden", J::int(m.hidden))
         .put("heads", J::int(m.heads))
         .put("kv_heads", J::int(m.kv_heads))
+        .put_some("head_dim", m.head_dim.map(|d| J::int(Some(d))))
         .put("layers", J::int(m.layers))
         .put("ffn_hidden", J::int(m.ffn_hidden))
         .put("mlp", J::Str(m.mlp.as_str().into()))
@@ -146,5 +176,6 @@ pub(crate) fn write_model(m: &CatalogModel, envelope: bool) -> J {
         .put("params_b", J::num(m.params_b))
         .put("training_budget", write_budget(m.training_budget))
         .put("sources", J::texts(&m.sources))
-        .put("notes", J::texts(&m.notes))
+        .put("notes", J::texts(&m.notes));
+    write_field_sources(j, &m.field_sources)
 }
