@@ -25,6 +25,10 @@ pub struct Workload {
     pub gated_mlp: bool,
     /// Vocabulary size [tokens]; `None`: no embedding and no output head are modelled.
     pub vocab: Option<u64>,
+    /// The output head reuses the embedding matrix (GPT-2, Gemma, Llama 3.2 1B/3B): its
+    /// parameters, gradients and optimizer states count once when both ends sit on one device
+    /// (with pipeline parallelism the first and last stages each hold a copy, as Megatron-LM does).
+    pub tied_embeddings: bool,
 }
 
 /// Largest vocabulary accepted [tokens] (keeps products in range).
@@ -43,6 +47,7 @@ impl Workload {
         ffn_hidden: 14336,
         gated_mlp: true,
         vocab: Some(128256),
+        tied_embeddings: false,
     };
 
     /// The reference's view of a model: full multi-head attention, two-matrix MLP, no vocabulary.
@@ -57,6 +62,7 @@ impl Workload {
             ffn_hidden: m.f,
             gated_mlp: false,
             vocab: None,
+            tied_embeddings: false,
         }
     }
 

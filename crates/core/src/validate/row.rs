@@ -30,8 +30,9 @@ use super::parallel_words::{
 };
 use super::recompute_words::{RecomputeReading, read_recompute};
 use super::schema::{Interleave, MeasuredRun};
+use super::words::Words;
 use crate::catalog::{self, CatalogSystem, MappingOptions, Precision};
-use crate::extended::{ExtendedOptions, Hardware, Layout, Workload};
+use crate::extended::{ExtendedOptions, Fp8Recipe, GradReduce, Hardware, Layout, OptimizerStates, Workload};
 use crate::reference::Candidate;
 use crate::{ModelShape, Strategy, SystemParams};
 
@@ -207,6 +208,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         ffn_hidden: ffn,
         gated_mlp: m.ffn_type.as_deref().is_some_and(gated),
         vocab: m.vocab,
+        tied_embeddings: m.tied_embeddings.unwrap_or(false),
     };
     workload.validate().map_err(|e| format!("model: {e}"))?;
 
@@ -252,6 +254,20 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     };
     let interleave = if pp > 1 { interleave.max(1) } else { 1 };
     let states = read_state_facts(run.precision.as_deref(), run.optimizer.as_deref());
+    // Execution switches of the memory and time models read from the same words
+    // (extended::options): FP16 (loss-scaled) training and Composer's `PURE` policy reduce
+    // gradients in 16 bits; torchao's `Float8` is cast on the fly, other FP8 stacks use Transformer
+    // Engine; a chunked cross-entropy is taken as torchtune's 8 chunks; async TP overlaps the TP
+    // collectives.
+    let precision_words = Words::new(run.precision.as_deref().unwrap_or(""));
+    let grad_reduce = if precision_words.any(&["fp16", "float16", "pure"]) && !states.pure_16bit {
+        GradReduce::Param
+    } else {
+        GradReduce::Auto
+    };
+    let fp8_recipe =
+        if precision_words.any(&["float8", "torchao"]) { Fp8Recipe::Torchao } else { Fp8Recipe::TransformerEngine };
+    let other_words = Words::new(&other);
     let options = ExtendedOptions {
         precision,
         recompute: recompute.level,
@@ -259,6 +275,13 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         shard_group: sharding.shard_group,
         interleave,
         sequence_parallel: p.sequence_parallel.unwrap_or(tp > 1),
+        grad_reduce,
+        fp8_recipe,
+        optimizer_states: if states.pure_16bit { OptimizerStates::PureBf16 } else { OptimizerStates::Fp32Master },
+        optimizer_in_backward: states.optimizer_in_backward,
+        grad_accumulation_buffer: states.fp32_grad_accumulation,
+        loss_chunks: if other_words.any(&["chunked cross entropy", "chunked loss"]) { 8 } else { 1 },
+        tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
         ..ExtendedOptions::realistic()
     };
 
