@@ -259,13 +259,13 @@ mod tests {
 
     #[test]
     fn lines_group_by_series_and_efficiency_is_relative_to_the_first_point() {
-        let r = run(&["nvlink=4,8", "gpus=64,128"]);
+        let r = run(&["domain=4,8", "gpus=64,128"]);
         let c = chart(&Query::default(), &r.spec, None);
         let a = Arrangement::new(&r, &c);
         let (lines, empty) = line_series(&r, &a, Metric::Throughput, false);
         assert_eq!(lines.len() + empty.len(), 2);
         for (name, pts) in &lines {
-            assert!(name.starts_with("nvlink"), "{name}");
+            assert!(name.starts_with("domain"), "{name}");
             assert_eq!(pts.iter().map(|p| p.0).collect::<Vec<_>>(), [64.0, 128.0]);
         }
         let e = efficiency(vec![(64.0, Some(64.0)), (128.0, Some(96.0))]);

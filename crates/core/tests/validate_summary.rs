@@ -39,7 +39,7 @@ fn extended_summary_is_pinned() {
     assert_eq!(r.efficiency, Efficiency::FITTED);
     let s = &r.summary.overall;
     assert_eq!((s.evaluated, s.skipped), (80, 28));
-    close(s.mape, 0.08367414657344022, "extended mean |error|");
+    close(s.mape, 0.0837062510494517, "extended mean |error|");
     close(s.median_abs_error, 0.050368462788300206, "extended median |error|");
     close(s.median_error, -0.0011901783847292902, "extended median error");
     let pinned = [
@@ -47,7 +47,7 @@ fn extended_summary_is_pinned() {
         ("Korthikanti", 8, 0.05239158535029685, 0.024480008002543796),
         ("NVIDIA NeMo performance summary", 12, 0.07051652349941473, -0.04419328971548997),
         ("NVIDIA NeMo long-sequence", 8, 0.02438544822376225, -0.010903607285773886),
-        ("MosaicML", 18, 0.12240649021434671, -0.009341795706472589),
+        ("MosaicML", 18, 0.12254917677439786, -0.009341795706472589),
         ("Google MaxText", 12, 0.10712296746485594, -0.04665520391803729),
     ];
     for (prefix, n, mape, median) in pinned {

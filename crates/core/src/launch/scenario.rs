@@ -139,13 +139,6 @@ impl Scenario {
             ));
         }
         opts.interleave = interleave(s, layers, pp, &mut notes)?;
-        if launch.settings.tied_embeddings.copied().unwrap_or(true) && pp == 1 {
-            notes.push(
-                "tied embedding and output weights: fmperf counts the embedding table and the output head \
-                        separately (V·h parameters more)"
-                    .into(),
-            );
-        }
         Ok(Scenario {
             model_name: model.name,
             workload,
@@ -216,6 +209,9 @@ impl ModelOnly {
             ffn_hidden: ffn,
             gated_mlp: gated,
             vocab: Some(vocab),
+            // Megatron-LM ties unless told `--untie-embeddings-and-output-weights`; the other
+            // readers set the key from their file.
+            tied_embeddings: s.tied_embeddings.copied().unwrap_or(true),
         };
         workload.validate().map_err(|e| rename_model_error(e, s))?;
         let name = s.model_name.get().cloned().unwrap_or_else(|| match catalog_model(&workload) {
