@@ -14,12 +14,12 @@ mod summary;
 
 use std::sync::Arc;
 
-use fmperf_core::validate::holdout::{Holdout, HoldoutJob, holdout};
+use fmperf_core::validate::holdout::{Holdout, holdout};
+use fmperf_core::validate::holdout_cache::shipped_holdout;
 use fmperf_core::validate::{Mode, Report, shipped_memory_runs, shipped_runs, short_source, validate};
 use leptos::prelude::*;
 
 use crate::chart::{AxisKind, ScatterChart, ScatterGroup, ScatterPoint};
-use crate::runner::{Sliced, TaskHandle, spawn_sliced};
 use crate::url_state::UrlState;
 
 /// Both modes' reports of the shipped runs, and extended mode's report of the memory runs.
@@ -42,7 +42,9 @@ impl Reports {
             reference: Arc::new(validate(&file, Mode::Reference)),
             extended: Arc::new(validate(&file, Mode::Extended)),
             memory: Arc::new(validate(&shipped_memory_runs(), Mode::Extended)),
-            reference_holdout: Arc::new(holdout(&file, Mode::Reference)),
+            reference_holdout: Arc::new(
+                shipped_holdout(Mode::Reference).unwrap_or_else(|| holdout(&file, Mode::Reference)),
+            ),
         }
     }
 
@@ -81,22 +83,6 @@ pub fn error_cell(e: Option<f64>) -> (String, &'static str) {
     }
 }
 
-/// Extended mode's leave-one-source-out fits, one per step.
-struct HeldOut(HoldoutJob);
-
-impl Sliced for HeldOut {
-    type Output = Holdout;
-    fn step(&mut self, _units: usize) -> bool {
-        self.0.step()
-    }
-    fn progress(&self) -> (u64, u64) {
-        self.0.progress()
-    }
-    fn finish(self) -> Holdout {
-        self.0.finish()
-    }
-}
-
 fn pct(x: Option<f64>) -> String {
     x.map_or("–".to_string(), |v| format!("{:.1} %", v * 100.0))
 }
@@ -128,24 +114,8 @@ pub fn ValidationPage() -> impl IntoView {
     let scatter_reports = reports.clone();
     let groups = Signal::derive(move || scatter_groups(&scatter_reports.of(mode.get())));
     let title = Signal::derive(move || format!("Predicted against measured throughput — {}", mode_name(mode.get())));
-    // Extended mode's held-out errors: computed in slices after the view opens.
-    let held = RwSignal::new(None::<Holdout>);
-    let held_progress = RwSignal::new(Some((0u64, 1u64)));
-    let handle: StoredValue<Option<TaskHandle>, LocalStorage> = StoredValue::new_local(None);
-    let h = spawn_sliced(
-        HeldOut(HoldoutJob::new(&shipped_runs(), Mode::Extended)),
-        move |p| held_progress.set(Some(p)),
-        move |r| {
-            held_progress.set(None);
-            held.set(Some(r));
-        },
-    );
-    handle.set_value(Some(h));
-    on_cleanup(move || {
-        if let Some(h) = handle.get_value() {
-            h.cancel();
-        }
-    });
+    // Extended mode's held-out errors of the shipped runs: core's cache (recomputed by a test).
+    let held = RwSignal::new(shipped_holdout(Mode::Extended));
     let current = reports.clone();
     let headline = move || {
         let m = mode.get();
@@ -170,12 +140,7 @@ pub fn ValidationPage() -> impl IntoView {
                 pct(h.in_sample.median_abs_error)
             ),
             (_, None) => {
-                let (done, total) = held_progress.get().unwrap_or((0, 1));
-                format!(
-                    "{start}leave-one-source-out: fitting ({done} of {total})…; in-sample: mean |error| {}, median |error| {}.",
-                    pct(s.mape),
-                    pct(s.median_abs_error)
-                )
+                format!("{start}in-sample: mean |error| {}, median |error| {}.", pct(s.mape), pct(s.median_abs_error))
             }
         }
     };
@@ -189,7 +154,7 @@ pub fn ValidationPage() -> impl IntoView {
                     )}
                 </p>
                 <p class="muted">
-                    "error = predicted / measured − 1: positive means the model predicts the run faster than it was. Nothing is fitted per run or per source; extended mode has two global constants fitted on these runs, so its headline error is leave-one-source-out: each source predicted with the constants fitted on the other sources (the in-sample error is shown beside it). Rows that cannot be evaluated are listed with the reason, which names the missing number."
+                    "error = predicted / measured − 1: positive means the model predicts the run faster than it was. Nothing is fitted per run or per source; extended mode has four global constants fitted on these runs (the matmul and attention efficiencies and their size factors), so its headline error is leave-one-source-out: each source predicted with the constants fitted on the other sources (the in-sample error is shown beside it). Rows that cannot be evaluated are listed with the reason, which names the missing number."
                 </p>
                 <div class="row mode-toggle" role="group" aria-label="Mode">
                     <span class="muted">"Mode shown:"</span>

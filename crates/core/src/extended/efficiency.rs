@@ -45,7 +45,7 @@ pub const FITTED_GEMM_HALF_DIM: f64 = 512.0;
 pub const FITTED_ATTENTION_HALF_SEQ: f64 = 1024.0;
 
 /// The fitted constants of the time model.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Efficiency {
     /// `η` of the linear layers' matmuls.
     pub matmul: f64,

@@ -16,7 +16,7 @@ use crate::extended::{self, ExtendedOptions, Hardware};
 use crate::reference;
 
 /// Which model predicts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// The published model, bit-exact (spec).
@@ -93,7 +93,7 @@ pub struct RowResult {
 }
 
 /// Error statistics of a set of rows (fractions: 0.05 = 5 %).
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Stats {
     /// Rows evaluated.
     pub evaluated: usize,

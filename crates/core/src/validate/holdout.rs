@@ -16,7 +16,7 @@ use super::schema::MeasuredFile;
 use crate::extended::efficiency::Efficiency;
 
 /// One row's held-out and in-sample errors.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HeldRow {
     /// Row id.
     pub id: String,
@@ -35,7 +35,7 @@ pub struct HeldRow {
 }
 
 /// One source's held-out statistics.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HeldSource {
     /// Source title.
     pub source: String,

@@ -18,6 +18,7 @@ pub mod error_bands;
 pub mod fit;
 pub mod hardware_words;
 pub mod holdout;
+pub mod holdout_cache;
 pub mod memory;
 pub mod metric;
 pub mod parallel_words;

@@ -1,0 +1,84 @@
+//! The leave-one-source-out errors of the **shipped** measured training runs, computed once and
+//! shipped beside them (`data/holdout-shipped.json`), so the page's error bars and the validation
+//! view's headline appear at once instead of after ~20 s of fits (CPU time, natively) on every
+//! visit. The file is a cache, not a source of truth: `tests/holdout_cache.rs` recomputes both
+//! modes with [`super::holdout::holdout`] and fails, naming the command that rewrites it, as soon
+//! as the model, the constants or the data move. A user's own file is always fitted afresh.
+
+use std::sync::OnceLock;
+
+use super::compare::{Mode, Stats};
+use super::holdout::{HeldRow, HeldSource, Holdout};
+use crate::extended::efficiency::Efficiency;
+
+/// The cache as shipped (written by [`to_cache_json`]).
+const SHIPPED: &str = include_str!("../../data/holdout-shipped.json");
+
+/// One mode's held-out errors in the cache: [`Holdout`] with its rows.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Cached {
+    mode: Mode,
+    fitted: bool,
+    leave_one_source_out: Stats,
+    in_sample: Stats,
+    efficiency: Option<Efficiency>,
+    per_source: Vec<HeldSource>,
+    rows: Vec<HeldRow>,
+}
+
+impl Cached {
+    fn of(h: &Holdout) -> Cached {
+        Cached {
+            mode: h.mode,
+            fitted: h.fitted,
+            leave_one_source_out: h.leave_one_source_out.clone(),
+            in_sample: h.in_sample.clone(),
+            efficiency: h.efficiency,
+            per_source: h.per_source.clone(),
+            rows: h.rows.clone(),
+        }
+    }
+
+    fn into_holdout(self) -> Holdout {
+        Holdout {
+            mode: self.mode,
+            fitted: self.fitted,
+            leave_one_source_out: self.leave_one_source_out,
+            in_sample: self.in_sample,
+            efficiency: self.efficiency,
+            per_source: self.per_source,
+            rows: self.rows,
+        }
+    }
+}
+
+/// The cache's text for the two modes' held-out errors (one JSON object per mode, keyed by mode).
+pub fn to_cache_json(reference: &Holdout, extended: &Holdout) -> String {
+    let doc = serde_json::json!({
+        "about": "Leave-one-source-out errors of the shipped measured training runs (a cache: \
+                  tests/holdout_cache.rs recomputes it; FMPERF_BLESS=1 cargo test --profile host -p \
+                  fmperf-core --test holdout_cache rewrites it)",
+        "reference": serde_json::to_value(Cached::of(reference)).unwrap_or_default(),
+        "extended": serde_json::to_value(Cached::of(extended)).unwrap_or_default(),
+    });
+    let mut text = serde_json::to_string(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The held-out errors of the shipped runs in `mode`, read from the cache (parsed once).
+/// `None` only if the shipped cache does not parse (a test rules that out).
+pub fn shipped_holdout(mode: Mode) -> Option<Holdout> {
+    static PARSED: OnceLock<Option<(Holdout, Holdout)>> = OnceLock::new();
+    let pair = PARSED.get_or_init(|| {
+        let doc: serde_json::Value = serde_json::from_str(SHIPPED).ok()?;
+        let read = |key: &str| -> Option<Holdout> {
+            serde_json::from_value::<Cached>(doc.get(key)?.clone()).ok().map(Cached::into_holdout)
+        };
+        Some((read("reference")?, read("extended")?))
+    });
+    pair.as_ref().map(|(r, e)| match mode {
+        Mode::Reference => r.clone(),
+        Mode::Extended => e.clone(),
+    })
+}

@@ -1,0 +1,36 @@
+//! The shipped cache of held-out errors (`data/holdout-shipped.json`) equals a fresh computation
+//! of both modes on the shipped runs. After a change of the model, the constants or the data, run
+//! `FMPERF_BLESS=1 cargo test --profile host -p fmperf-core --test holdout_cache` to rewrite it.
+
+use fmperf_core::validate::holdout::holdout;
+use fmperf_core::validate::holdout_cache::{shipped_holdout, to_cache_json};
+use fmperf_core::validate::{Mode, shipped_runs};
+
+#[test]
+fn the_shipped_cache_equals_a_fresh_computation() {
+    let file = shipped_runs();
+    let (reference, extended) = (holdout(&file, Mode::Reference), holdout(&file, Mode::Extended));
+    let fresh = to_cache_json(&reference, &extended);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/holdout-shipped.json");
+    if std::env::var_os("FMPERF_BLESS").is_some() {
+        std::fs::write(&path, &fresh).unwrap();
+    }
+    let shipped = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        shipped == fresh,
+        "data/holdout-shipped.json is stale (the model, its constants or the runs changed): rewrite it with \
+         FMPERF_BLESS=1 cargo test --profile host -p fmperf-core --test holdout_cache"
+    );
+    // What the page reads back is what was computed (floats to within a rounding of the text).
+    for (mode, h) in [(Mode::Reference, &reference), (Mode::Extended, &extended)] {
+        let c = shipped_holdout(mode).expect("the cache parses");
+        assert_eq!(c.rows.len(), h.rows.len());
+        assert_eq!(c.per_source.len(), h.per_source.len());
+        for (a, b) in c.rows.iter().zip(&h.rows) {
+            assert_eq!((&a.id, &a.source, &a.hardware, a.moe), (&b.id, &b.source, &b.hardware, b.moe));
+            assert!((a.error - b.error).abs() <= 1e-12 * b.error.abs().max(1.0), "{}", a.id);
+        }
+        let (x, y) = (c.leave_one_source_out.mape.unwrap(), h.leave_one_source_out.mape.unwrap());
+        assert!((x - y).abs() < 1e-12);
+    }
+}
