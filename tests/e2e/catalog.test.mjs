@@ -115,13 +115,18 @@ test('the mapping shows which peak and which bandwidth direction the model reads
   // A part without the numbers: the reason, not a crash; the missing number can be given.
   await open(page, 'tab=systems&entry=cerebras_cs2');
   assert.match(await card(page, 'cerebras_cs2').locator('.mapping-error').textContent(), /lists no BF16 matrix rate/);
-  // SambaNova SN40L: rates, memory and its 16-chip domain are published, its network is not.
+  // SambaNova SN40L: rates, memory and its 16-chip domain are published, its vector rate and
+  // links are not: the message names each missing figure and the numbers can be given here.
   await open(page, 'tab=systems&entry=sambanova_sn40l');
   const gb = card(page, 'sambanova_sn40l');
-  assert.match(await gb.locator('.mapping-error').textContent(), /lists no scale-out \(NIC\) bandwidth/);
+  const why = await gb.locator('.mapping-error').textContent();
+  assert.match(why, /lists no vector \(non-matrix\) rate/);
+  assert.match(why, /scale_out\.nic_gbps_per_device \(scale_out=\)/);
   const out = gb.locator('.map-field[data-key="scale_out"] input');
   await out.fill('fast');
   assert.match(await gb.locator('.map-field[data-key="scale_out"] .field-error').textContent(), /must be a positive number/);
+  await gb.locator('.map-field[data-key="vector"] input').fill('50');
+  await gb.locator('.map-field[data-key="scale_up"] input').fill('200');
   await out.fill('100');
   assert.match(await gb.locator('tr[data-param="ib_bandwidth"]').textContent(), /100.*the scale-out bandwidth you gave: per NIC, one direction/);
   assert.match(await gb.locator('tr[data-param="nvlink_size"]').textContent(), /16.*scale_up\.domain_size/);
