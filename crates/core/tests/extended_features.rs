@@ -212,6 +212,9 @@ fn never_panics_on_arbitrary_layouts_and_options() {
             ffn_hidden: 8,
             gated_mlp: true,
             vocab: Some(5),
+            moe: None,
+            mla: None,
+            mtp_layers: 0,
         },
     ];
     let mut evaluated = 0;

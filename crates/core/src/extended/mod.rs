@@ -46,6 +46,7 @@ pub mod hardware;
 pub mod head;
 pub mod layout;
 pub mod memory;
+pub mod moe;
 pub mod options;
 pub mod pipeline;
 pub mod pricing;

@@ -175,6 +175,9 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         ffn_hidden: ffn,
         gated_mlp: m.ffn_type.as_deref().is_some_and(gated),
         vocab: m.vocab,
+        moe: None,
+        mla: None,
+        mtp_layers: 0,
     };
     workload.validate().map_err(|e| format!("model: {e}"))?;
 
