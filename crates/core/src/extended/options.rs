@@ -188,6 +188,9 @@ pub struct ExtendedOptions {
     /// FLOPs of the blocks' weight matmuls fall to `1 − s` of dense; elsewhere it has no effect
     /// (see [`super::sparsity`]). 0 = dense (the default).
     pub weight_sparsity: f64,
+    /// Mixture-of-Experts switches (load, dispatcher, FP8 dispatch, all-to-all overlap, fixed
+    /// EP/ETP); no effect on dense models. See [`super::moe::MoeOptions`].
+    pub moe: super::moe::MoeOptions,
 }
 
 impl ExtendedOptions {
@@ -214,6 +217,7 @@ impl ExtendedOptions {
             embeddings_and_head: true,
             memory_overheads: true,
             weight_sparsity: 0.0,
+            moe: super::moe::MoeOptions::default(),
         }
     }
 

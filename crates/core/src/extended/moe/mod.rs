@@ -1,8 +1,28 @@
-//! Mixture-of-Experts training in extended mode: the model's experts, multi-head latent attention
-//! and multi-token prediction ([`shape`]), their parameter counts ([`counts`]).
+//! Mixture-of-Experts training in extended mode, as operations beside the dense block's:
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`shape`] | the model's experts (routed, shared, top-k, gated, dense-first/frequency, router), multi-head latent attention, multi-token prediction |
+//! | [`counts`] | total and active parameters |
+//! | [`options`] | the MoE switches: load (dropless γ, capacity C, forced), dispatcher, FP8 dispatch, all-to-all overlap, fixed EP/ETP |
+//! | [`experts`] | expert parallelism and expert tensor parallelism folded over `tp·cp·dp` (parallel folding), their rules and search choices |
+//! | [`dispatch`] | dispatch/combine exchange on the two network tiers (all-to-all, hierarchical node-limited, all-gather, ETP collectives) |
+//! | [`block`] | an MoE block: the attention sub-layer plus the MoE MLP |
+//! | [`evaluate`] | a configuration of an MoE model: dense and MoE blocks per stage, MTP on the last, expert data parallelism, dense vs expert memory, [`evaluate::MoeBreakdown`] |
+//! | [`layer`] | the MoE MLP of one block: router, routed experts at the grouped-GEMM efficiency, shared experts, permutation, exposed vs hidden exchange |
 
+pub mod block;
 pub mod counts;
+pub mod dispatch;
+pub mod evaluate;
+pub mod experts;
+pub mod layer;
+pub mod options;
 pub mod shape;
 
 pub use counts::{ParameterCounts, parameter_counts};
+pub use evaluate::MoeBreakdown;
+pub use experts::ExpertLayout;
+pub use layer::{MoeMlpCost, MoeTimes, moe_mlp_cost};
+pub use options::{Dispatcher, Load, MoeOptions};
 pub use shape::{Mla, MoeShape, Router};

@@ -206,7 +206,7 @@ impl Mla {
 pub const MAX_MTP_LAYERS: u64 = 16;
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn dsv3() -> (MoeShape, Mla) {
