@@ -20,7 +20,7 @@ fmperf search — the fastest parallel configurations that fit in memory (refere
 
 USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> --strategy <1d|2d|2d-seqp>
                      --gpus N --global-batch G [--nvlink-size K] [--top K] [--format table|json|csv]
-                     [--mode reference|extended] [--ext KEY=VALUE,…]
+                     [--mode reference|extended] [--ext KEY=VALUE,…] [--moe KEY=VALUE,…]
 
   --model          gpt3, gpt3_1T, vit_era5, a catalog id (`fmperf catalog models`), a reference model
                    file {\"l\",\"e\",\"h\",\"depth\"[,\"f\"]} or a versioned model file
@@ -43,8 +43,8 @@ switch `precision`) sets the precision; --format json says {\"mode\", \"switches
 /// Runs `fmperf search`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let value_flags =
-        ["model", "system", "strategy", "gpus", "global-batch", "nvlink-size", "top", "format", "mode", "ext"];
-    let help = format!("{HELP}{}", crate::mode::help());
+        ["model", "system", "strategy", "gpus", "global-batch", "nvlink-size", "top", "format", "mode", "ext", "moe"];
+    let help = format!("{HELP}{}{}", crate::mode::help(), crate::mode::moe_help());
     let Some(args) = super::parse_flags(raw, &value_flags, &help, out)? else {
         return Ok(());
     };
@@ -95,11 +95,12 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         Format::Json => {
             let results: Vec<Value> = result.top.iter().map(|r| result_json(r, global_batch)).collect();
             let m = mode.to_json();
-            writeln!(
-                out,
-                "{}",
-                json!({ "mode": m["mode"], "switches": m.get("switches"), "candidates": result.candidates, "results": results })
-            )?;
+            let mut doc = json!({ "mode": m["mode"], "switches": m.get("switches"), "candidates": result.candidates, "results": results });
+            // MoE searches also say which Mixture-of-Experts switches priced them.
+            if result.top.iter().any(|r| r.experts.is_some()) {
+                doc["moe"] = m.get("moe").cloned().unwrap_or(Value::Null);
+            }
+            writeln!(out, "{}", doc)?;
         }
         Format::Table | Format::Csv => {
             let table = result_table(&result.top, strategy, global_batch);
@@ -141,6 +142,10 @@ fn parts(r: &Ranked, global_batch: u64) -> Parts {
         config.extend([("tp1", c.tp1), ("tp2", c.tp2)]);
     }
     config.extend([("pp", c.pp), ("mbs", c.mbs), ("microbatches", c.microbatches(global_batch))]);
+    if let Some(x) = r.experts {
+        // MoE models: expert parallelism folded over tp·cp·dp (expert data parallel = edp).
+        config.extend([("ep", x.ep), ("etp", x.etp), ("edp", x.edp)]);
+    }
     if c.strategy == Strategy::Summa2D {
         config.push(("nb", c.nb));
     }
@@ -199,6 +204,8 @@ fn result_table(top: &[Ranked], strategy: Strategy, global_batch: u64) -> Table 
         time_per_iteration_s: 0.0,
         mem_gb: 0.0,
         totals: Default::default(),
+        // MoE searches add the expert columns (every entry of one search has them or none does).
+        experts: top.first().and_then(|r| r.experts),
     };
     let layout = parts(&sample, global_batch);
     let mut header: Vec<String> =

@@ -82,6 +82,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         "panel",
         "mode",
         "ext",
+        "moe",
     ];
     let args = Args::parse(raw, &value_flags, &["help", "list"])?;
     if args.flag("help") {

@@ -15,6 +15,7 @@ pub use parts::{MemoryPart, TimePart};
 pub use space::Space;
 pub use topk::{Ranked, TopK};
 
+use crate::extended::moe::ExpertLayout;
 use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
 use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
 use crate::reference::{Candidate, Evaluation, Evaluator, Outcome, evaluate};
@@ -110,6 +111,14 @@ impl Engine {
             Engine::Extended(e) => e.evaluate(c).ok(),
         }
     }
+
+    /// [`Self::outcome`] with the expert-parallel degrees the extended evaluator chose (MoE models).
+    pub(crate) fn outcome_with_experts(&mut self, c: &Candidate) -> Option<(Outcome, Option<ExpertLayout>)> {
+        match self {
+            Engine::Reference(e) => Some((e.evaluate_unchecked(c), None)),
+            Engine::Extended(e) => e.evaluate_full(c).ok().map(|x| (x.outcome(), x.moe.map(|m| m.experts))),
+        }
+    }
 }
 
 /// A resumable search.
@@ -179,7 +188,7 @@ impl Search {
                 break;
             }
             done_here += 1;
-            let Some(o) = self.evaluator.outcome(&c) else { continue };
+            let Some((o, experts)) = self.evaluator.outcome_with_experts(&c) else { continue };
             // Infeasible (mem > capacity) candidates are discarded after evaluation.
             if o.mem_gb > capacity {
                 continue;
@@ -192,6 +201,7 @@ impl Search {
                     time_per_iteration_s: o.totals.t,
                     mem_gb: o.mem_gb,
                     totals: o.totals,
+                    experts,
                 });
             }
         }
