@@ -80,3 +80,17 @@ fn moe_flag_fixes_the_degrees_and_reports_errors_by_key() {
     );
     assert!(v["results"][0]["config"].get("ep").is_none());
 }
+
+#[test]
+fn validate_reads_the_moe_runs_as_shipped() {
+    let v = json("validate --data builtin-moe --format json");
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 53);
+    let evaluated = rows.iter().filter(|r| r["error"].is_f64()).count();
+    assert!(evaluated >= 43, "{evaluated}");
+    assert!(v["fit"]["loso"]["mape"].as_f64().unwrap() >= v["fit"]["in_sample"]["mape"].as_f64().unwrap() - 1e-9);
+    // The same file given by path reads the same.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../core/data/measured-moe-runs.json");
+    let w = json(&format!("validate --data {path} --format json"));
+    assert_eq!(w["rows"], v["rows"]);
+}

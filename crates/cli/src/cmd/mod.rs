@@ -9,6 +9,7 @@ pub mod search;
 pub mod show;
 pub mod sweep;
 pub mod validate;
+pub mod validate_moe;
 
 /// Why a command failed.
 #[derive(Debug)]

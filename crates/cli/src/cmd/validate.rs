@@ -17,7 +17,9 @@ fmperf validate — the model against measured training runs
 
 USAGE: fmperf validate --data FILE.json|builtin [--mode reference|extended] [--format table|json] [--fit]
 
-Reads a file in the schema of measured-training-runs.json (`builtin`: the 108 runs fmperf ships),
+Reads a file in the schema of measured-training-runs.json (`builtin`: the 108 runs fmperf ships) or
+of measured-moe-runs.json (`builtin-moe`: the 53 Mixture-of-Experts runs; any file whose rows name
+`num_experts`; always extended mode, with the leave-one-source-out error of the fitted MoE constant),
 evaluates every row it can at the row's exact configuration (parallel degrees, batch, precision,
 recomputation, ZeRO/FSDP, interleaving), converts the predicted iteration time into the row's own
 measurement (tokens/s per device, model TFLOP/s per device, MFU, Megatron's hardware-FLOP TFLOP/s
@@ -53,10 +55,16 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let data = args.required("data")?;
     let text = if data == "builtin" {
         validate::MEASURED_RUNS_JSON.to_string()
+    } else if data == "builtin-moe" {
+        fmperf_core::validate::moe_runs::MOE_RUNS_JSON.to_string()
     } else {
         std::fs::read_to_string(data)
             .map_err(|e| CmdError::Usage(format!("--data {data}: cannot read the file: {e}")))?
     };
+    // Mixture-of-Experts runs (their rows name routed experts) have a validation of their own.
+    if super::validate_moe::is_moe_file(&text) {
+        return super::validate_moe::run(&text, format, out);
+    }
     let file = parse_measured_runs(&text).map_err(|e| CmdError::Usage(format!("--data {data}: {e}")))?;
     if args.flag("fit") {
         let fit = validate::fit_report(&file);

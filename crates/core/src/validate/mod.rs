@@ -11,6 +11,9 @@
 pub mod compare;
 pub mod convention;
 pub mod fit;
+pub mod moe_fit;
+pub mod moe_flops;
+pub mod moe_runs;
 pub mod row;
 pub mod schema;
 

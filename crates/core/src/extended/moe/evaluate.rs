@@ -298,6 +298,7 @@ pub fn assemble_moe(
             elementwise_s: scale * times.elementwise_s,
             a2a_s: scale * times.a2a_s,
             a2a_exposed_s: scale * times.a2a_exposed_s,
+            overhead_s: scale * times.overhead_s,
         },
         expert_weights_gb: expert_memory.weights_gb,
         expert_gradients_gb: expert_memory.gradients_gb,

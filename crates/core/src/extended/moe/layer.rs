@@ -26,6 +26,11 @@ use crate::extended::workload::Workload;
 /// tokens per expert).
 pub const GROUPED_GEMM_HALF_TOKENS: f64 = 128.0;
 
+/// Fixed time of one MoE layer per micro-batch, forward plus backward [s], fitted on the measured
+/// MoE runs (`crate::validate::moe_fit`; its leave-one-source-out error is reported there). One
+/// third is charged to the forward, two thirds to the backward.
+pub const FITTED_LAYER_OVERHEAD_S: f64 = 0.0034;
+
 /// Grouped-GEMM efficiency at `m` tokens per local expert [0–1].
 pub fn grouped_gemm_efficiency(m: f64) -> f64 {
     if m <= 0.0 { 1.0 } else { m / (m + GROUPED_GEMM_HALF_TOKENS) }
@@ -50,6 +55,8 @@ pub struct MoeTimes {
     pub a2a_s: f64,
     /// The part of `a2a_s` on the critical path (all of it without overlap).
     pub a2a_exposed_s: f64,
+    /// Fixed per-layer time (launches, routing synchronisation).
+    pub overhead_s: f64,
 }
 
 /// The cost of one MoE MLP on one device for one micro-batch.
@@ -124,8 +131,10 @@ pub fn moe_mlp_cost(
     let exp_bwd = exposed(a2a_bwd, overlap_s.1 + 2.0 * compute_fwd);
 
     let body = router + experts + shared;
-    let fwd = body + ew + Pass { tp_comm_s: exp_fwd, ..Pass::default() };
-    let bwd = body.times(2.0) + ew.times(2.0) + Pass { tp_comm_s: exp_bwd, ..Pass::default() };
+    let fixed = mo.layer_overhead_s.max(0.0);
+    let fwd = body + ew + Pass { tp_comm_s: exp_fwd, memory_s: fixed / 3.0, ..Pass::default() };
+    let bwd =
+        body.times(2.0) + ew.times(2.0) + Pass { tp_comm_s: exp_bwd, memory_s: 2.0 * fixed / 3.0, ..Pass::default() };
     let times = MoeTimes {
         router_s: 3.0 * router.time(),
         experts_s: 3.0 * experts.time(),
@@ -133,6 +142,7 @@ pub fn moe_mlp_cost(
         elementwise_s: 3.0 * ew.time(),
         a2a_s: a2a_fwd + a2a_bwd,
         a2a_exposed_s: exp_fwd + exp_bwd,
+        overhead_s: fixed,
     };
 
     // Kept for the backward: dispatched token copies and combined outputs (h each), the experts'

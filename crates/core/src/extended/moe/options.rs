@@ -103,6 +103,12 @@ pub struct MoeOptions {
     pub ep: Option<u64>,
     /// Fixed expert-tensor-parallel degree; `None`: searched (1 unless fixed in a search).
     pub etp: Option<u64>,
+    /// Fixed time of one MoE layer per micro-batch, forward plus backward [s]: kernel launches of
+    /// its many small kernels (router, top-k, permute, grouped GEMMs, unpermute) and the
+    /// host-device synchronisation of dropless routing (token counts per expert are needed on the
+    /// host before the all-to-all and the grouped GEMM can be sized). Default:
+    /// [`super::layer::FITTED_LAYER_OVERHEAD_S`], fitted on the measured MoE runs.
+    pub layer_overhead_s: f64,
 }
 
 /// Bytes per element of an FP8 dispatch with one FP32 scale per 128 elements [B].
@@ -117,6 +123,7 @@ impl Default for MoeOptions {
             a2a_overlap: false,
             ep: None,
             etp: None,
+            layer_overhead_s: super::layer::FITTED_LAYER_OVERHEAD_S,
         }
     }
 }
@@ -155,6 +162,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("a2a_overlap", "on/off (default off): hide the expert all-to-all behind another micro-batch's compute"),
     ("ep", "fixed expert-parallel degree (default: searched)"),
     ("etp", "fixed expert-tensor-parallel degree (default: searched)"),
+    ("layer_overhead", "fixed time of one MoE layer per micro-batch, fwd+bwd, in seconds (default: fitted)"),
 ];
 
 impl MoeOptions {
@@ -203,6 +211,7 @@ impl MoeOptions {
                 "a2a_overlap" => self.a2a_overlap = on_off("a2a_overlap", &value)?,
                 "ep" => self.ep = Some(positive_int("ep", &value)?),
                 "etp" => self.etp = Some(positive_int("etp", &value)?),
+                "layer_overhead" => self.layer_overhead_s = real("layer_overhead", &value, 0.0, 1.0)?,
                 _ => {
                     let known: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
                     return Err(Error::UnknownField {
@@ -238,6 +247,7 @@ impl fmt::Display for MoeOptions {
         if let Some(etp) = self.etp {
             write!(f, ",etp={etp}")?;
         }
+        write!(f, ",layer_overhead={}", self.layer_overhead_s)?;
         Ok(())
     }
 }
