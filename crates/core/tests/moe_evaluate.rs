@@ -153,3 +153,42 @@ fn node_limited_dispatch_and_overlap_cut_the_exposed_exchange() {
     let o = evaluate(&w, &hw, &l, &over).unwrap().moe.unwrap().times;
     assert!(o.a2a_exposed_s < flat.a2a_exposed_s && o.a2a_s == flat.a2a_s);
 }
+
+#[test]
+fn moe_presets_resolve_every_panel_in_extended_mode() {
+    let p = fmperf_core::presets::find_preset("moe").unwrap();
+    assert_eq!(p.panels.len(), 6);
+    for panel in &p.panels {
+        let spec = panel.text.to_spec(None, None).unwrap();
+        assert!(spec.mode.options().is_some(), "{}: extended mode", panel.id);
+        assert!(
+            spec.axes
+                .iter()
+                .any(|a| a.key.name().starts_with("moe.") || a.key.name() == "nvlink" || a.key.name() == "model")
+        );
+    }
+}
+
+#[test]
+fn random_moe_layouts_never_panic() {
+    let w = tiny();
+    let hw = hw();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut ok = 0;
+    for _ in 0..5000 {
+        let mut pick = || 1u64 << (next() % 6);
+        let (tp, cp, pp, dp, mbs, ep, etp) = (pick(), pick(), pick(), pick(), pick(), pick(), pick());
+        let l = Layout::placed(tp, cp, pp, dp, mbs, dp * mbs * 2, 8).with_experts(ep, etp);
+        if let Ok(e) = evaluate(&w, &hw, &l, &opts()) {
+            assert!(e.totals.t.is_finite() && e.totals.t > 0.0 && e.mem_gb.is_finite());
+            ok += 1;
+        }
+    }
+    assert!(ok > 100, "{ok}");
+}

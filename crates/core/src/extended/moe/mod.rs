@@ -7,10 +7,12 @@
 //! | [`options`] | the MoE switches: load (dropless γ, capacity C, forced), dispatcher, FP8 dispatch, all-to-all overlap, fixed EP/ETP |
 //! | [`experts`] | expert parallelism and expert tensor parallelism folded over `tp·cp·dp` (parallel folding), their rules and search choices |
 //! | [`dispatch`] | dispatch/combine exchange on the two network tiers (all-to-all, hierarchical node-limited, all-gather, ETP collectives) |
+//! | [`axes`] | the MoE sweep axes (EP, ETP, load, dispatcher, experts, top-k at equal active parameters) |
 //! | [`block`] | an MoE block: the attention sub-layer plus the MoE MLP |
 //! | [`evaluate`] | a configuration of an MoE model: dense and MoE blocks per stage, MTP on the last, expert data parallelism, dense vs expert memory, [`evaluate::MoeBreakdown`] |
 //! | [`layer`] | the MoE MLP of one block: router, routed experts at the grouped-GEMM efficiency, shared experts, permutation, exposed vs hidden exchange |
 
+pub mod axes;
 pub mod block;
 pub mod counts;
 pub mod dispatch;
