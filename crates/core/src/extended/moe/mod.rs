@@ -10,6 +10,7 @@
 //! | [`axes`] | the MoE sweep axes (EP, ETP, load, dispatcher, experts, top-k at equal active parameters) |
 //! | [`block`] | an MoE block: the attention sub-layer plus the MoE MLP |
 //! | [`evaluate`] | a configuration of an MoE model: dense and MoE blocks per stage, MTP on the last, expert data parallelism, dense vs expert memory, [`evaluate::MoeBreakdown`] |
+//! | [`mla`] | multi-head latent attention: replicated down-projections, column-parallel up-projections, core with its own query/key and value widths |
 //! | [`layer`] | the MoE MLP of one block: router, routed experts at the grouped-GEMM efficiency, shared experts, permutation, exposed vs hidden exchange |
 
 pub mod axes;
@@ -19,6 +20,7 @@ pub mod dispatch;
 pub mod evaluate;
 pub mod experts;
 pub mod layer;
+pub mod mla;
 pub mod options;
 pub mod shape;
 
