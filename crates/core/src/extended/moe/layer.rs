@@ -29,7 +29,7 @@ pub const GROUPED_GEMM_HALF_TOKENS: f64 = 128.0;
 /// Fixed time of one MoE layer per micro-batch, forward plus backward [s], fitted on the measured
 /// MoE runs (`crate::validate::moe_fit`; its leave-one-source-out error is reported there). One
 /// third is charged to the forward, two thirds to the backward.
-pub const FITTED_LAYER_OVERHEAD_S: f64 = 0.0034;
+pub const FITTED_LAYER_OVERHEAD_S: f64 = 0.0035;
 
 /// Grouped-GEMM efficiency at `m` tokens per local expert [0–1].
 pub fn grouped_gemm_efficiency(m: f64) -> f64 {
