@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything fmperf needs to build and test, idempotently and at pinned versions:
-# Debian chromium + chromium-driver, the wasm32 Rust target, trunk 0.21.14, wasm-bindgen-cli 0.2.130,
+# Debian chromium + chromium-driver and GNU parallel, the wasm32 Rust target, trunk 0.21.14, wasm-bindgen-cli 0.2.130,
 # the npm packages under tests/ (binaryen 132 for wasm-opt, playwright-core), and the crates (cargo fetch).
 # Sourced by serve.sh and test.sh; safe to run again (it skips what is already in place).
 set -euo pipefail
@@ -11,11 +11,17 @@ export PATH="$HOME/.cargo/bin:$ROOT/tests/node_modules/.bin:$PATH"
 
 step() { printf '\n== setup: %s\n' "$*" >&2; }
 
-if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
-  step "Debian chromium + chromium-driver"
+# Debian packages: the browser for the end-to-end tests, GNU parallel for the cluster example's test
+# (examples/gnu-parallel.sh, crates/cli/tests/cli_cluster.rs).
+APT_MISSING=()
+command -v chromium >/dev/null 2>&1 || APT_MISSING+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || APT_MISSING+=(chromium-driver)
+command -v parallel >/dev/null 2>&1 || APT_MISSING+=(parallel)
+if [ ${#APT_MISSING[@]} -gt 0 ]; then
+  step "Debian ${APT_MISSING[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${APT_MISSING[@]}" >/dev/null
 fi
 
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then

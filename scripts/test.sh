@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README command 2: install what is missing, then run every test:
-#   1. host tests of core, cli and chart (cargo test; golden files read from ../shared)
+#   1. host tests of core, cli and chart (cargo test; golden outputs and measured runs are in the repository)
 #   2. a wasm32 build of fmperf-core (it must stay free of host-only code)
 #   3. the Trunk release build of the web app
 #   4. the browser end-to-end tests (node:test + playwright-core + Debian Chromium) on the built site

@@ -68,12 +68,15 @@ test('every built-in entry renders its fields with units and at least one source
   assert.deepEqual(page.errors, []);
 });
 
-test('unusable models and approximated systems say why', async () => {
+test('GenSLM fields show their sources and approximated systems say why', async () => {
   const page = await newPage(browser);
+  // Every GenSLM dimension is filled from a source, shown in the field table (issue 15).
   await open(page, 'tab=models&entry=genslm-13b');
   let c = card(page, 'genslm-13b');
-  assert.match(await c.locator('.entry-badges').textContent(), /reference mode cannot use it/);
-  assert.match(await c.locator('.verdict').textContent(), /cannot use it: ffn_hidden = null \(unknown\)/);
+  await c.locator('tr[data-path="field_sources.ffn_hidden"]').waitFor();
+  assert.match(await c.locator('tr[data-path="ffn_hidden"]').textContent(), /19968/);
+  assert.match(await c.locator('tr[data-path="field_sources.ffn_hidden"]').textContent(), /Brown et al\. 2020/);
+  assert.match(await c.locator('tr[data-path="field_sources.hidden"]').textContent(), /Emani et al\. 2023/);
   await open(page, 'tab=models&entry=llama3-8b');
   c = card(page, 'llama3-8b');
   assert.match(await c.locator('.entry-badges').textContent(), /approximated by reference mode/);

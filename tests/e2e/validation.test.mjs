@@ -1,6 +1,7 @@
-// The validation view: both modes' summaries, the predicted-vs-measured scatter, every run with its
-// numbers, the skipped runs with reasons, the mode switch in the URL, and the leave-one-source-out
-// refit in the browser.
+// The validation view: both modes' summaries with the leave-one-source-out error as the headline,
+// memory next to time per source, the predicted-vs-measured scatter, every run with its numbers, the
+// skipped runs with reasons, the mode switch in the URL, and the leave-one-source-out refit in the
+// browser.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { serve, launch, newPage, screenshot } from './harness.mjs';
@@ -22,14 +23,32 @@ test('summary, scatter, rows and skipped runs of both modes', async () => {
   await page.goto(`${server.base}?view=validation`);
   const summary = page.locator('#validation-summary');
   await summary.waitFor({ timeout: 30_000 });
+  // The held-out (leave-one-source-out) fits run in slices after the view opens.
+  await page.locator('#validation-summary[data-loso="done"]').waitFor({ timeout: 60_000 });
+  const headline = await page.locator('#validation-headline').textContent();
+  assert.match(headline, /^extended mode: \d+ runs evaluated, \d+ skipped; leave-one-source-out .*mean \|error\| \d+\.\d %.*in-sample beside it: mean \|error\| \d+\.\d %/);
 
-  // One line per source plus the overall line; extended mode beats reference mode overall.
+  // One line per source plus the overall line; extended mode (held out) beats reference mode.
   const overall = summary.locator('tr[data-source="all"]');
   const refMape = pct(await overall.locator('td[data-mode="reference"][data-col="mape"]').textContent());
   const extMape = pct(await overall.locator('td[data-mode="extended"][data-col="mape"]').textContent());
-  assert.ok(extMape > 0 && extMape <= 15, `extended mean |error| ${extMape} %`);
+  const extInSample = pct(await overall.locator('td[data-mode="extended"][data-col="mape-in-sample"]').textContent());
+  assert.ok(extMape > 0 && extMape <= 20, `extended held-out mean |error| ${extMape} %`);
+  assert.ok(extInSample > 0 && extInSample <= extMape + 1e-9, `in-sample ${extInSample} % vs held out ${extMape} %`);
   assert.ok(refMape > 2 * extMape, `reference ${refMape} % vs extended ${extMape} %`);
   assert.equal(await summary.locator('tbody tr').count(), 9, 'eight sources and the overall line');
+
+  // Memory next to time, per source: the training sources with their held-out time error, the
+  // memory sources with their memory error and verdicts; every memory run listed with its kind.
+  const both = page.locator('#validation-time-memory');
+  assert.match(await both.locator('tr[data-source="Narayanan et al. 2021"] td[data-col="time-loso"]').textContent(), /^\d+\.\d %$/);
+  const bloom = both.locator('tbody tr').filter({ hasText: 'BigScience tr11 BLOOM-176B' });
+  assert.match(await bloom.locator('td[data-col="memory-mape"]').textContent(), /^\d+\.\d %$/);
+  assert.match(await bloom.locator('td[data-col="fits"]').textContent(), /^\d+ \/ \d+ \/ \d+ \(\d+ OOM/);
+  assert.equal(await page.locator('#validation-memory-rows tbody tr').count(), 109);
+  assert.match(await page.locator('#validation-memory-headline').textContent(), /109 peak-memory runs/);
+  const oomRow = page.locator('#validation-memory-rows tr[data-id="bloom_prequel_h14336_l82_a128_dp8_tp4_pp12_mbs2_gbs2048_0228"]');
+  assert.match(await oomRow.textContent(), /out of memory/);
 
   // Every run is listed; evaluated ones show both numbers.
   const rows = page.locator('#validation-rows tbody tr');

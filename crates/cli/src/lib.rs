@@ -9,6 +9,7 @@ pub mod cmd;
 pub mod inputs;
 pub mod mode;
 pub mod table;
+pub mod threads;
 
 use std::io::Write;
 

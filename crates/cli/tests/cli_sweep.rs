@@ -1,5 +1,6 @@
 //! The `fmperf sweep` contract, run through the built binary: shards concatenate to the whole
-//! sweep (CSV and JSON Lines), bad axes and flags exit 2 naming them, presets run, files work.
+//! sweep (CSV and JSON Lines), bad axes and flags exit 2 naming them, presets run, files work;
+//! `--threads N` gives byte-identical output in the same order as `--threads 1`.
 
 use std::process::{Command, Output};
 
@@ -145,4 +146,93 @@ fn a_reference_system_file_sweeps_like_its_name() {
     // Same numbers; only the system column differs (the file's stem instead of the catalog id).
     let strip = |s: &str| s.replace("config-B200", "ref-B200");
     assert_eq!(strip(&by_file), by_name);
+}
+
+/// The output with `--threads 1` and with each of `threads`, asserted equal; returns the first.
+fn same_for_every_thread_count(args: &[&str], threads: &[&str]) -> String {
+    let one = stdout(&[args, &["--threads", "1"]].concat());
+    for t in threads {
+        let many = stdout(&[args, &["--threads", t]].concat());
+        assert!(many == one, "{args:?} with --threads {t} differs from --threads 1:\n{many}\n---\n{one}");
+    }
+    one
+}
+
+/// For `--threads`: a sweep of 2 × 8 × 3 = 48 points of very different cost (8 to 1024 devices), some without a
+/// configuration.
+const WIDE: &[&str] = &[
+    "sweep",
+    "--model",
+    "gpt3",
+    "--system",
+    "H200",
+    "--axis",
+    "nvlink=4,64",
+    "--axis",
+    "gpus=8..1024",
+    "--axis",
+    "strategy=1d,2d,2d-seqp",
+];
+
+#[test]
+fn threads_give_byte_identical_output_in_every_format_and_mode() {
+    for mode in ["reference", "extended"] {
+        for format in ["csv", "json", "table"] {
+            let args = [WIDE, &["--mode", mode, "--format", format]].concat();
+            let text = same_for_every_thread_count(&args, &["2", "7"]);
+            let lines = text.lines().count();
+            match format {
+                "csv" => assert_eq!(lines, 49, "{mode}: header + 48 points"),
+                "json" => assert_eq!(lines, 48, "{mode}"),
+                _ => assert!(lines > 48, "{mode}: {text}"),
+            }
+        }
+    }
+    // Points come out in sweep order: the JSON Lines' indices count up from 0.
+    let json = stdout(&[WIDE, &["--format", "json", "--threads", "4"]].concat());
+    for (i, line) in json.lines().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["index"], i, "{line}");
+    }
+}
+
+#[test]
+fn shards_on_threads_concatenate_to_the_whole_sweep() {
+    let whole = stdout(&[WIDE, &["--format", "csv", "--threads", "1"]].concat());
+    let parts: String = (0..4)
+        .map(|i| stdout(&[WIDE, &["--format", "csv", "--shard", &format!("{i}/4"), "--threads", "3"]].concat()))
+        .collect();
+    assert_eq!(parts, whole);
+}
+
+#[test]
+fn presets_on_threads_are_byte_identical() {
+    // Design-space maps: the points of a panel differ only in restrictions and share one pass over
+    // the candidates when run together; split over threads they must give the same numbers.
+    same_for_every_thread_count(&["sweep", "--preset", "design-space", "--format", "json"], &["5"]);
+    // Table form holds the comparisons with the published figures, computed from the merged result.
+    let table = same_for_every_thread_count(&["sweep", "--preset", "strong-scaling", "--panel", "vit_era5"], &["3"]);
+    assert!(table.contains("published"), "{table}");
+    same_for_every_thread_count(
+        &["sweep", "--preset", "accelerators", "--panel", "sparsity", "--format", "csv"],
+        &["2", "4"],
+    );
+}
+
+#[test]
+fn the_default_thread_count_gives_the_same_output() {
+    let default = stdout(&[WIDE, &["--format", "csv"]].concat());
+    let one = stdout(&[WIDE, &["--format", "csv", "--threads", "1"]].concat());
+    assert_eq!(default, one);
+}
+
+#[test]
+fn a_bad_thread_count_exits_2_naming_the_flag() {
+    for bad in ["0", "x", "-2", "2000"] {
+        let out = fmperf(&[WIDE, &["--threads", bad]].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains("--threads") && err.contains(bad), "{err}");
+        assert!(out.stdout.is_empty());
+    }
 }

@@ -102,12 +102,21 @@ fn a_file_of_ones_own_is_evaluated() {
     assert_eq!(r["skipped"], false, "{r}");
     assert_eq!(r["metric"], "tokens/s per device");
     assert!(r["predicted"].as_f64().unwrap() > 1000.0);
-    // A row fmperf cannot read is skipped with its reason, not an error.
-    let bad_row = one.replace("\"tokens/s/GPU\"", "\"furlongs per fortnight\"");
-    let p = temp_file("unknown-convention.json", &bad_row);
+    assert_eq!(r["metric_structured"]["kind"], "tokens_per_s_per_device");
+    // Words fmperf does not understand do not skip a row whose figure is there: the figure is
+    // compared and the note says how the words were read.
+    let odd_words = one.replace("\"tokens/s/GPU\"", "\"furlongs per fortnight\"");
+    let p = temp_file("unknown-convention.json", &odd_words);
+    let v = json(&["validate", "--data", p.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(v["rows"][0]["skipped"], false);
+    let notes = v["rows"][0]["assumptions"].to_string();
+    assert!(notes.contains("furlongs per fortnight") && notes.contains("tokens_per_s_per_device"), "{notes}");
+    // A row whose figure is absent is skipped, and the reason names the missing number.
+    let no_figure = one.replace("\"tokens_per_s_per_device\": 6000", "\"tokens_per_s_per_device\": null");
+    let p = temp_file("no-figure.json", &no_figure);
     let v = json(&["validate", "--data", p.to_str().unwrap(), "--format", "json"]);
     assert_eq!(v["rows"][0]["skipped"], true);
-    assert!(v["rows"][0]["reason"].as_str().unwrap().contains("not a convention"));
+    assert!(v["rows"][0]["reason"].as_str().unwrap().contains("no measured figure"));
     assert_eq!(v["summary"]["mape"], Value::Null);
 }
 
@@ -122,7 +131,7 @@ fn bad_input_exits_2_with_one_line() {
     let p = temp_file("bad-type.json", r#"[{"id": "x", "parallel": {"tp": "eight"}}]"#);
     assert!(usage_error(&["validate", "--data", p.to_str().unwrap()]).contains("parallel.tp"));
     assert!(usage_error(&["validate", "--data", "builtin", "--mode", "fast"]).contains("--mode"));
-    assert!(usage_error(&["validate", "--data", "builtin", "--format", "csv"]).contains("--format"));
+    assert!(usage_error(&["validate", "--data", "builtin", "--format", "yaml"]).contains("--format"));
     assert!(usage_error(&["validate", "--data", "builtin", "stray"]).contains("stray"));
 }
 
@@ -135,4 +144,69 @@ fn fit_reports_the_leave_one_source_out_error() {
     let in_sample = v["in_sample"]["mape"].as_f64().unwrap();
     assert!(loso >= in_sample - 1e-12, "held out {loso} vs in-sample {in_sample}");
     assert_eq!(v["per_source"].as_array().unwrap().len(), 6);
+}
+
+#[test]
+fn the_headline_is_leave_one_source_out_with_in_sample_beside_it() {
+    let v = json(&["validate", "--data", "builtin", "--format", "json"]);
+    let h = &v["leave_one_source_out"];
+    let loso = h["leave_one_source_out"]["mape"].as_f64().unwrap();
+    let inside = h["in_sample"]["mape"].as_f64().unwrap();
+    assert!(h["fitted"].as_bool().unwrap());
+    assert!(loso >= inside - 1e-12 && loso < 0.5, "held out {loso} vs in-sample {inside}");
+    assert_eq!(h["in_sample"]["evaluated"], v["summary"]["evaluated"]);
+    for r in v["rows"].as_array().unwrap() {
+        assert_eq!(r["error"].is_null(), r["error_loso"].is_null(), "{}", r["id"]);
+    }
+    let text = String::from_utf8(fmperf(&["validate", "--data", "builtin"]).stdout).unwrap();
+    let headline = text.lines().nth(1).unwrap();
+    assert!(
+        headline.starts_with("Time, leave-one-source-out (headline)") && headline.contains("in-sample"),
+        "{headline}"
+    );
+    // Reference mode fits nothing: its held-out errors are its errors.
+    let r = json(&["validate", "--data", "builtin", "--format", "json", "--mode", "reference"]);
+    assert_eq!(r["leave_one_source_out"]["fitted"], false);
+    assert_eq!(r["leave_one_source_out"]["leave_one_source_out"], r["leave_one_source_out"]["in_sample"]);
+}
+
+#[test]
+fn memory_rows_carry_the_memory_contract() {
+    let v = json(&["validate", "--data", "builtin-memory", "--format", "json"]);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 109);
+    let mut with_prediction = 0;
+    for r in rows {
+        let m = &r["memory"];
+        for key in ["kind", "predicted_gb", "measured_gb", "capacity_gb", "fits"] {
+            assert!(m.get(key).is_some(), "row {} memory lacks {key}", r["id"]);
+        }
+        assert!(["peak_allocated", "peak_reserved", "nvidia_smi"].contains(&m["kind"].as_str().unwrap()));
+        // Memory rows have no time figure: neither evaluated nor skipped for time.
+        assert_eq!((r["has_time_figure"].as_bool(), r["skipped"].as_bool()), (Some(false), Some(false)));
+        if let Some(p) = m["predicted_gb"].as_f64() {
+            with_prediction += 1;
+            assert!(p > 0.0 && m["capacity_gb"].as_f64().unwrap() > 0.0);
+            assert!(["yes", "tight", "no"].contains(&m["fits"].as_str().unwrap()), "{}", r["id"]);
+            if let (Some(x), false) = (m["measured_gb"].as_f64(), m["oom"] == true) {
+                assert!((m["error"].as_f64().unwrap() - (p / x - 1.0)).abs() < 1e-12);
+            }
+        } else {
+            assert!(!m["reason"].as_str().unwrap().is_empty(), "{}", r["id"]);
+        }
+    }
+    assert!(with_prediction >= 100, "{with_prediction} of 109 rows predicted");
+    // GB = 1e9 bytes: a row stated in GiB is converted.
+    let tt = rows.iter().find(|r| r["id"] == "torchtitan_h100_t1_8b_fsdp8_eager").unwrap();
+    assert!((tt["memory"]["measured_gb"].as_f64().unwrap() - 88.476).abs() < 0.01);
+    assert_eq!(tt["hardware"], "nvidia_h100_sxm_96gb_hbm2e_500w", "the accelerator named in words is mapped");
+    let s = &v["summary"]["memory"];
+    for key in ["mape", "median_abs_error", "verdicts", "per_source", "band"] {
+        assert!(s.get(key).is_some(), "memory summary lacks {key}");
+    }
+    let verdicts = &s["verdicts"];
+    let n = |k: &str| verdicts[k].as_u64().unwrap();
+    assert_eq!(n("yes") + n("tight") + n("no"), with_prediction);
+    assert_eq!(n("oom_runs"), 7);
+    assert_eq!(s["per_source"].as_array().unwrap().len(), 6);
 }

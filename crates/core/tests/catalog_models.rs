@@ -82,20 +82,50 @@ fn llama_models_keep_gqa_and_swiglu_and_explain_the_loss() {
 }
 
 #[test]
-fn genslm_unknowns_stay_unknown() {
+fn genslm_entries_are_complete_with_a_source_per_field() {
+    let genslm: Vec<_> = catalog::models().iter().filter(|m| m.family == "GenSLM").collect();
+    let ids: Vec<&str> = genslm.iter().map(|m| m.id.as_str()).collect();
+    for want in
+        ["genslm-13b", "genslm-13b-a100", "genslm-1.5b", "genslm-25m", "genslm-250m", "genslm-2.5b", "genslm-25b"]
+    {
+        assert!(ids.contains(&want), "{want} missing: {ids:?}");
+    }
+    for m in &genslm {
+        assert!(m.unknown_fields().is_empty(), "{}: {:?}", m.id, m.unknown_fields());
+        assert!(m.to_shape().is_ok(), "{}", m.id);
+        for field in ["seq_len", "hidden", "heads", "layers", "ffn_hidden", "vocab", "params_b", "training_budget"] {
+            assert!(m.field_sources.get(field).is_some(), "{}: no source for {field}", m.id);
+        }
+        assert_eq!(m.vocab, Some(69), "{}: the GenSLM configs' codon vocabulary", m.id);
+    }
+    // The accelerator study's models: its stated dimensions, d_ff = 4 d_model (Brown et al. Table 2.1).
     let m = catalog::find_model("genslm-13b").unwrap();
-    assert_eq!((m.layers, m.heads, m.hidden, m.seq_len), (Some(44), Some(64), Some(4992), Some(1024)));
-    assert_eq!(m.ffn_hidden, None);
-    assert_eq!(m.vocab, None);
-    let e = m.to_shape().unwrap_err();
-    assert_eq!(e.field(), Some("ffn_hidden"));
-    assert!(e.to_string().contains("genslm-13b"), "{e}");
-    let big = catalog::find_model("genslm-25b").unwrap();
-    assert_eq!(big.unknown_fields(), vec!["seq_len", "hidden", "heads", "layers", "ffn_hidden"]);
-    assert_eq!(big.params_b, Some(25.0));
-    assert!(!big.reference_compatible());
+    assert_eq!(
+        (m.layers, m.heads, m.hidden, m.seq_len, m.ffn_hidden),
+        (Some(44), Some(64), Some(4992), Some(1024), Some(19968))
+    );
     let long = catalog::find_model("genslm-1.5b").unwrap();
-    assert_eq!((long.seq_len, long.layers, long.heads, long.hidden), (Some(10240), Some(24), Some(16), Some(2048)));
+    assert_eq!(
+        (long.seq_len, long.layers, long.heads, long.hidden, long.ffn_hidden),
+        (Some(10240), Some(24), Some(16), Some(2048), Some(8192))
+    );
+    // The A100 variant's width is an estimate (GPT-3 13B's), and says so.
+    assert!(catalog::find_model("genslm-13b-a100").unwrap().field_sources.is_estimate("hidden"));
+    // The published family from the repository's GPT-NeoX configs; the parameter counts of the two
+    // configs whose file names match their dimensions are reproduced exactly by the shape.
+    for (id, exact) in [("genslm-25m", 25_290_752.0), ("genslm-2.5b", 2_533_931_008.0)] {
+        let m = catalog::find_model(id).unwrap();
+        let (e, f, l, v) = (m.hidden.unwrap() as f64, m.ffn_hidden.unwrap() as f64, m.layers.unwrap() as f64, 69.0);
+        // GPT-NeoX: per block 4e² + 2ef + 9e + f (QKV, output, two MLP matrices, biases, two norms);
+        // untied embedding and head 2·V·e, final norm 2e.
+        let count = l * (4.0 * e * e + 2.0 * e * f + 9.0 * e + f) + 2.0 * v * e + 2.0 * e;
+        assert_eq!(count, exact, "{id}");
+    }
+    // Two published 25B architectures: both kept, each saying why.
+    for id in ["genslm-25b", "genslm-25b-gpt2"] {
+        let m = catalog::find_model(id).unwrap();
+        assert!(m.notes.iter().any(|n| n.contains("disagree")), "{id}");
+    }
 }
 
 #[test]

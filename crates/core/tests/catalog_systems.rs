@@ -16,7 +16,7 @@ fn catalog_holds_every_accelerator_and_the_presets() {
     let hardware: serde_json::Value = serde_json::from_str(include_str!("../data/hardware-catalog.json")).unwrap();
     let ids: Vec<&str> =
         hardware["accelerators"].as_array().unwrap().iter().map(|a| a["id"].as_str().unwrap()).collect();
-    assert_eq!(ids.len(), 23);
+    assert_eq!(ids.len(), 29);
     for id in &ids {
         let s = catalog::find_system(id).unwrap();
         assert!(!s.sources.is_empty(), "{id} has no source");
@@ -93,10 +93,11 @@ fn a100_40gb_maps_to_the_reference_a100_up_to_documented_differences() {
 }
 
 #[test]
-fn h200_without_a_vector_rate_uses_the_labelled_fp32_rate() {
+fn h200_maps_with_the_h100_silicon_vector_rate() {
     let m = map("nvidia_h200_sxm_141gb", MappingOptions::default()).unwrap();
     assert_eq!(m.params.matrix_flops_fp16, 989.4);
-    assert_eq!(m.params.vector_flops_fp16, 66.9);
+    // H200 is the H100 SXM5's die: its 16-bit vector rate is the H100's (derived, not an estimate).
+    assert_eq!(m.params.vector_flops_fp16, 133.8);
     assert_eq!(m.params.hbm_capacity, 141.0);
     assert_eq!(m.params.ib_bandwidth, 50.0);
     assert_eq!(m.params.nvlink_size, 8);
@@ -104,12 +105,53 @@ fn h200_without_a_vector_rate_uses_the_labelled_fp32_rate() {
         (m.params.nvlink_eff, m.params.nvlink_latency, m.params.ib_eff, m.params.ib_latency),
         (0.7, 2.5e-6, 0.7, 5e-6)
     );
-    assert_eq!(m.approximations.len(), 1, "{:?}", m.approximations);
-    assert!(m.approximations[0].contains("FP32 vector rate 66.9"), "{:?}", m.approximations);
+    assert!(m.approximations.is_empty(), "{:?}", m.approximations);
     let given =
-        map("nvidia_h200_sxm_141gb", MappingOptions { vector_tflops: Some(133.8), ..Default::default() }).unwrap();
-    assert_eq!(given.params.vector_flops_fp16, 133.8);
+        map("nvidia_h200_sxm_141gb", MappingOptions { vector_tflops: Some(100.0), ..Default::default() }).unwrap();
+    assert_eq!(given.params.vector_flops_fp16, 100.0);
     assert!(given.approximations[0].contains("given by the user"));
+}
+
+#[test]
+fn a_part_without_a_16_bit_vector_rate_uses_the_labelled_fp32_rate() {
+    let m = map("amd_mi300x", MappingOptions::default()).unwrap();
+    assert_eq!(m.params.vector_flops_fp16, 163.4);
+    assert!(m.approximations.iter().any(|a| a.contains("FP32 vector rate 163.4")), "{:?}", m.approximations);
+}
+
+#[test]
+fn estimates_are_reported_with_their_reasoning() {
+    // Gaudi 2's vector rate is scaled from Gaudi 3's by TPC count; the mapping says so.
+    let g2 = map("intel_gaudi2", MappingOptions::default()).unwrap();
+    assert_eq!(g2.params.vector_flops_fp16, 10.8);
+    assert!(
+        g2.approximations.iter().any(|a| a.contains("vector rate") && a.contains("estimate") && a.contains("TPC")),
+        "{:?}",
+        g2.approximations
+    );
+    // A value the user gives replaces the estimate, and the estimate is no longer reported.
+    let own = map("intel_gaudi2", MappingOptions { vector_tflops: Some(12.0), ..Default::default() }).unwrap();
+    assert!(!own.approximations.iter().any(|a| a.contains("vector rate of")), "{:?}", own.approximations);
+    // H100 PCIe: the NIC is the server's, so its bandwidth is an estimate.
+    let pcie = map("nvidia_h100_pcie_80gb", MappingOptions::default()).unwrap();
+    assert_eq!(pcie.params.ib_bandwidth, 50.0);
+    assert!(pcie.approximations.iter().any(|a| a.starts_with("scale-out bandwidth of")), "{:?}", pcie.approximations);
+    // Published figures carry no estimate note.
+    let h100 = map("nvidia_h100_sxm5_80gb", MappingOptions::default()).unwrap();
+    assert!(h100.approximations.is_empty(), "{:?}", h100.approximations);
+}
+
+#[test]
+fn every_gpu_maps_without_a_user_figure() {
+    // The 96 GB H100's estimated peaks are pending (see catalog_out_of_the_box.rs, `PENDING`).
+    let pending = ["nvidia_h100_sxm_96gb_hbm2e_500w"];
+    for s in catalog::systems()
+        .iter()
+        .filter(|s| s.preset.is_none() && s.architecture == Architecture::Gpu && !pending.contains(&s.id.as_str()))
+    {
+        let m = to_system_params(s, &MappingOptions::default());
+        assert!(m.is_ok(), "{}: {:?}", s.id, m.err());
+    }
 }
 
 #[test]
@@ -140,15 +182,14 @@ fn precision_selects_rate_and_element_size() {
 
 #[test]
 fn missing_data_is_an_error_naming_the_field_never_a_default() {
+    // (GPUs and TPUs now carry every figure extended mode needs; what remains missing is a
+    // vector rate for reference mode on TPUs and the unpublished figures of non-GPU systems.)
     let cases = [
-        ("nvidia_v100_sxm2", "scale_out.nic_gbps_per_device"),
-        ("nvidia_h100_sxm_96gb_hbm2e_500w", "peak_tflops.bf16"),
-        ("intel_gaudi2", "peak_tflops.fp16_vector"),
         ("google_tpu_v4", "peak_tflops.fp16_vector"),
+        ("google_tpu7x_ironwood", "peak_tflops.fp16_vector"),
         ("cerebras_cs2", "peak_tflops.bf16"),
         ("sambanova_sn30", "peak_tflops.fp16_vector"),
         ("graphcore_bow_ipu", "peak_tflops.fp16_vector"),
-        ("amd_mi355x", "scale_out.nic_gbps_per_device"),
     ];
     for (id, field) in cases {
         let e = map(id, MappingOptions::default()).unwrap_err();

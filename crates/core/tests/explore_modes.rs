@@ -26,8 +26,11 @@ fn extended_scenarios_search_in_extended_mode() {
     assert!(spec.notes.iter().any(|n| n.contains(SUMMA_UNSUPPORTED)));
     let result = ExploreSearch::new(spec.clone()).unwrap().finish();
     for o in &result.outcomes {
+        // Issue 16 §4: the explorer's extended searches also choose the execution.
         let single =
-            Search::new_extended(spec.search_spec(o.strategy), spec.extended.clone().unwrap()).unwrap().finish();
+            Search::new_extended_choosing(spec.search_spec(o.strategy), spec.extended.clone().unwrap(), spec.execution)
+                .unwrap()
+                .finish();
         assert_eq!(o.top, single.top, "{}", o.strategy);
     }
     let reference = ExploreSearch::new(fields(|_| {}).resolve().unwrap()).unwrap().finish();

@@ -137,12 +137,20 @@ fn problems_find_their_field() {
     assert!(msgs[0].contains("exactly one of tokens or samples"), "{msgs:?}");
 }
 
+/// Issue 14: a hidden size that heads do not divide was a warning; it is now an error unless the
+/// model gives its head width (`head_dim`).
 #[test]
-fn warnings_do_not_block() {
+fn hidden_not_a_multiple_of_heads_needs_a_head_dim() {
     let mut v = model_values();
     v.insert("heads".into(), "100".into());
     v.insert("kv_heads".into(), "100".into());
     let check = check_form("model", &v);
+    assert!(!check.is_valid(), "{check:?}");
+    let msg = check.field_errors["hidden"][0].to_string();
+    assert!(msg.contains("not a multiple of heads") && msg.contains("head_dim"), "{msg}");
+    v.insert("head_dim".into(), "128".into());
+    let check = check_form("model", &v);
     assert!(check.is_valid(), "{check:?}");
-    assert!(check.warnings["hidden"][0].to_string().contains("not a multiple of heads"));
+    let Some(fmperf_core::format::Document::Model(m)) = check.document else { panic!("{check:?}") };
+    assert_eq!(m.head_dim, Some(128));
 }

@@ -237,6 +237,7 @@ fn random_model(rng: &mut Rng) -> CatalogModel {
         training_budget: TrainingBudget::Tokens(1e12),
         sources: vec![],
         notes: vec![],
+        field_sources: Default::default(),
     }
 }
 

@@ -178,19 +178,27 @@ fn points_without_a_configuration_say_why() {
     assert_eq!(r.points[0].status, Status::Invalid);
     assert!(r.points[0].reason.as_deref().unwrap().contains("16-bit"), "{:?}", r.points[0].reason);
     assert_eq!(r.points[1].status, Status::Ok);
-    // A system without a scale-out bandwidth works inside one scale-up domain (4 MI250X), not beyond.
-    let r = Sweep::new(spec("gpt2-xl", "amd_mi250x", &["gpus=4,8"])).unwrap().finish();
+    // A system without a scale-out bandwidth works inside one scale-up domain, not beyond. (Every
+    // GPU of the catalog now lists its NICs; SambaNova's SN40L publishes none, so it serves here,
+    // with its unpublished vector rate and RDU-to-RDU bandwidth given as the spec allows.)
+    let sn40l = "sambanova_sn40l,vector=50,scale_up=100";
+    let r = Sweep::new(spec("gpt2-xl", sn40l, &["gpus=16,32"])).unwrap().finish();
     assert_eq!(r.points[0].status, Status::Ok, "{:?}", r.points[0].reason);
-    assert!(r.points[0].inputs.as_ref().unwrap().notes.iter().any(|n| n.contains("one scale-up domain of 4")));
+    assert!(r.points[0].inputs.as_ref().unwrap().notes.iter().any(|n| n.contains("one scale-up domain of 16")));
     assert_eq!(r.points[1].status, Status::Invalid);
     assert!(r.points[1].reason.as_deref().unwrap().contains("scale-out"), "{:?}", r.points[1].reason);
     // … unless the user gives one, as in every command's system spec.
-    let given = spec("gpt2-xl", "amd_mi250x,scale_out=50", &["gpus=4,8"]);
-    assert_eq!(SweepText::from_spec(&given).system, "amd_mi250x,scale_out=50");
+    let given = spec("gpt2-xl", &format!("{sn40l},scale_out=50"), &["gpus=16,32"]);
+    assert_eq!(SweepText::from_spec(&given).system, format!("{sn40l},scale_out=50"));
     let r = Sweep::new(given).unwrap().finish();
     assert!(r.points.iter().all(|p| p.status == Status::Ok), "{:?}", r.points[1].reason);
     assert_eq!(r.points[1].inputs.as_ref().unwrap().params.ib_bandwidth, 50.0);
+    // Gaudi 2 runs with its estimated vector rate, labelled; a TPU (no vector rate published) does
+    // not run in reference mode and says why.
     let r = Sweep::new(spec("gpt2-xl", "intel_gaudi2", &["gpus=8"])).unwrap().finish();
+    assert_eq!(r.points[0].status, Status::Ok, "{:?}", r.points[0].reason);
+    assert!(r.points[0].inputs.as_ref().unwrap().notes.iter().any(|n| n.contains("estimate")));
+    let r = Sweep::new(spec("gpt2-xl", "google_tpu_v5e", &["gpus=8"])).unwrap().finish();
     assert_eq!(r.points[0].status, Status::Invalid);
     assert!(r.points[0].reason.as_deref().unwrap().contains("vector"), "{:?}", r.points[0].reason);
 }

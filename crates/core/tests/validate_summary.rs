@@ -34,7 +34,7 @@ fn extended_summary_is_pinned() {
     assert_eq!(r.efficiency, Efficiency::FITTED);
     let s = &r.summary.overall;
     assert_eq!((s.evaluated, s.skipped), (80, 28));
-    close(s.mape, 0.0976983731760906, "extended mean |error|");
+    close(s.mape, 0.0977195052142156, "extended mean |error|");
     close(s.median_abs_error, 0.07055143218510862, "extended median |error|");
     close(s.median_error, -0.005450435834287726, "extended median error");
     let pinned = [
@@ -42,7 +42,7 @@ fn extended_summary_is_pinned() {
         ("Korthikanti", 8, 0.0628139545367602, 0.006921668942109327),
         ("NVIDIA NeMo performance summary", 12, 0.08649161165649182, 0.033383443742097785),
         ("NVIDIA NeMo long-sequence", 8, 0.014822933758926099, -0.011329660837659239),
-        ("MosaicML", 18, 0.14589873931964212, -0.02624647138553232),
+        ("MosaicML", 18, 0.14599265948908652, -0.026052500837886627),
         ("Google MaxText", 12, 0.124681447056858, -0.11944389314714726),
     ];
     for (prefix, n, mape, median) in pinned {
@@ -58,7 +58,7 @@ fn reference_summary_is_pinned() {
     let r = report(Mode::Reference);
     let s = &r.summary.overall;
     assert_eq!((s.evaluated, s.skipped), (68, 40));
-    close(s.mape, 0.6840521244860331, "reference mean |error|");
+    close(s.mape, 0.6841257237133594, "reference mean |error|");
     close(s.median_abs_error, 0.4553499252773774, "reference median |error|");
     // The published model is too optimistic on most rows.
     assert!(s.mean_error.unwrap() > 0.5);
@@ -87,7 +87,7 @@ fn every_row_is_evaluated_or_has_a_reason() {
     assert!(reason("megatron_v1_v100_1p2b").contains("model shape not stated"));
     assert!(reason("torchtitan_t1_fsdp").contains("nvidia_h100_sxm_96gb_hbm2e_500w"));
     assert!(reason("maxtext_v4_22b_64x1").contains("google_tpu_v4"));
-    assert!(reason("nemo_longseq_llama2_7b_8k").contains("global batch not stated"));
+    assert!(reason("nemo_longseq_llama2_7b_8k").contains("global batch absent"));
 }
 
 #[test]

@@ -1,28 +1,38 @@
-//! Validation: the model's predictions against measured training runs, in both modes.
+//! Validation: the model's predictions against measured training runs, in both modes, with the
+//! leave-one-source-out error as the headline, and memory next to time.
 //!
-//! The measured runs are compiled in (fmperf-core's `validate::MEASURED_RUNS_JSON`, a copy of
-//! `measured-training-runs.json` with every row's source); both modes are evaluated once when the
-//! view opens. The mode shown by the scatter is part of the URL (`?view=validation&mode=reference`).
+//! The measured runs are compiled in (fmperf-core's `validate::MEASURED_RUNS_JSON` and
+//! `MEASURED_MEMORY_RUNS_JSON`, copies of `measured-training-runs.json` and
+//! `measured-memory-runs.json` with every row's source); both modes are evaluated once when the
+//! view opens, and extended mode's leave-one-source-out fits run in time slices right after. The
+//! mode shown by the scatter is part of the URL (`?view=validation&mode=reference`).
 
 mod fit;
+mod memory;
 mod rows;
 mod summary;
 
 use std::sync::Arc;
 
-use fmperf_core::validate::{Mode, Report, shipped_runs, short_source, validate};
+use fmperf_core::validate::holdout::{Holdout, HoldoutJob, holdout};
+use fmperf_core::validate::{Mode, Report, shipped_memory_runs, shipped_runs, short_source, validate};
 use leptos::prelude::*;
 
 use crate::chart::{AxisKind, ScatterChart, ScatterGroup, ScatterPoint};
+use crate::runner::{Sliced, TaskHandle, spawn_sliced};
 use crate::url_state::UrlState;
 
-/// Both modes' reports of the shipped runs.
+/// Both modes' reports of the shipped runs, and extended mode's report of the memory runs.
 #[derive(Clone)]
 pub struct Reports {
     /// The published model.
     pub reference: Arc<Report>,
     /// Extended mode.
     pub extended: Arc<Report>,
+    /// Extended mode on the peak-memory runs.
+    pub memory: Arc<Report>,
+    /// Reference mode's held-out errors (it fits nothing: equal to its errors).
+    pub reference_holdout: Arc<Holdout>,
 }
 
 impl Reports {
@@ -31,6 +41,8 @@ impl Reports {
         Reports {
             reference: Arc::new(validate(&file, Mode::Reference)),
             extended: Arc::new(validate(&file, Mode::Extended)),
+            memory: Arc::new(validate(&shipped_memory_runs(), Mode::Extended)),
+            reference_holdout: Arc::new(holdout(&file, Mode::Reference)),
         }
     }
 
@@ -69,6 +81,26 @@ pub fn error_cell(e: Option<f64>) -> (String, &'static str) {
     }
 }
 
+/// Extended mode's leave-one-source-out fits, one per step.
+struct HeldOut(HoldoutJob);
+
+impl Sliced for HeldOut {
+    type Output = Holdout;
+    fn step(&mut self, _units: usize) -> bool {
+        self.0.step()
+    }
+    fn progress(&self) -> (u64, u64) {
+        self.0.progress()
+    }
+    fn finish(self) -> Holdout {
+        self.0.finish()
+    }
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("–".to_string(), |v| format!("{:.1} %", v * 100.0))
+}
+
 /// The validation view.
 #[component]
 pub fn ValidationPage() -> impl IntoView {
@@ -96,19 +128,56 @@ pub fn ValidationPage() -> impl IntoView {
     let scatter_reports = reports.clone();
     let groups = Signal::derive(move || scatter_groups(&scatter_reports.of(mode.get())));
     let title = Signal::derive(move || format!("Predicted against measured throughput — {}", mode_name(mode.get())));
+    // Extended mode's held-out errors: computed in slices after the view opens.
+    let held = RwSignal::new(None::<Holdout>);
+    let held_progress = RwSignal::new(Some((0u64, 1u64)));
+    let handle: StoredValue<Option<TaskHandle>, LocalStorage> = StoredValue::new_local(None);
+    let h = spawn_sliced(
+        HeldOut(HoldoutJob::new(&shipped_runs(), Mode::Extended)),
+        move |p| held_progress.set(Some(p)),
+        move |r| {
+            held_progress.set(None);
+            held.set(Some(r));
+        },
+    );
+    handle.set_value(Some(h));
+    on_cleanup(move || {
+        if let Some(h) = handle.get_value() {
+            h.cancel();
+        }
+    });
     let current = reports.clone();
     let headline = move || {
-        let r = current.of(mode.get());
+        let m = mode.get();
+        let r = current.of(m);
         let s = &r.summary.overall;
-        let pct = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{:.1} %", v * 100.0));
-        format!(
-            "{}: {} runs evaluated, {} skipped; mean |error| {}, median |error| {}.",
-            mode_name(mode.get()),
-            s.evaluated,
-            s.skipped,
-            pct(s.mape),
-            pct(s.median_abs_error)
-        )
+        let start = format!("{}: {} runs evaluated, {} skipped; ", mode_name(m), s.evaluated, s.skipped);
+        let held_out = match m {
+            Mode::Reference => Some((*current.reference_holdout).clone()),
+            Mode::Extended => held.get(),
+        };
+        match (m, held_out) {
+            (Mode::Reference, Some(h)) => format!(
+                "{start}mean |error| {}, median |error| {} (nothing is fitted in this mode, so held out = in-sample).",
+                pct(h.leave_one_source_out.mape),
+                pct(h.leave_one_source_out.median_abs_error)
+            ),
+            (_, Some(h)) => format!(
+                "{start}leave-one-source-out (each source predicted with constants fitted without it): mean |error| {}, median |error| {}; in-sample beside it: mean |error| {}, median |error| {}.",
+                pct(h.leave_one_source_out.mape),
+                pct(h.leave_one_source_out.median_abs_error),
+                pct(h.in_sample.mape),
+                pct(h.in_sample.median_abs_error)
+            ),
+            (_, None) => {
+                let (done, total) = held_progress.get().unwrap_or((0, 1));
+                format!(
+                    "{start}leave-one-source-out: fitting ({done} of {total})…; in-sample: mean |error| {}, median |error| {}.",
+                    pct(s.mape),
+                    pct(s.median_abs_error)
+                )
+            }
+        }
     };
     view! {
         <div class="validation">
@@ -120,7 +189,7 @@ pub fn ValidationPage() -> impl IntoView {
                     )}
                 </p>
                 <p class="muted">
-                    "error = predicted / measured − 1: positive means the model predicts the run faster than it was. Nothing is fitted per run or per source; extended mode has two global constants fitted on these runs (below, with their leave-one-source-out error). Rows that cannot be evaluated are listed with the reason."
+                    "error = predicted / measured − 1: positive means the model predicts the run faster than it was. Nothing is fitted per run or per source; extended mode has two global constants fitted on these runs, so its headline error is leave-one-source-out: each source predicted with the constants fitted on the other sources (the in-sample error is shown beside it). Rows that cannot be evaluated are listed with the reason, which names the missing number."
                 </p>
                 <div class="row mode-toggle" role="group" aria-label="Mode">
                     <span class="muted">"Mode shown:"</span>
@@ -136,8 +205,9 @@ pub fn ValidationPage() -> impl IntoView {
             </section>
             <section class="card">
                 <h2>"Summary per source, both modes"</h2>
-                <summary::SummaryTable reports=reports.clone() />
+                <summary::SummaryTable reports=reports.clone() holdout=held />
             </section>
+            <memory::MemoryCard reports=reports.clone() holdout=held />
             <section class="card">
                 <h2>"Predicted against measured"</h2>
                 <p class="muted">
@@ -170,7 +240,7 @@ fn scatter_groups(r: &Report) -> Vec<ScatterGroup> {
     for row in &r.rows {
         let (Some(x), Some(y)) = (row.measured_tokens_per_s, row.predicted_tokens_per_s) else { continue };
         let name = short_source(&row.source).to_string();
-        let label = format!("{} ({})", row.id, row.metric.unwrap_or(""));
+        let label = format!("{} ({})", row.id, row.metric.as_deref().unwrap_or(""));
         match groups.iter_mut().find(|g| g.name == name) {
             Some(g) => g.points.push(ScatterPoint::new(x, y, label)),
             None => groups.push(ScatterGroup { name, points: vec![ScatterPoint::new(x, y, label)] }),

@@ -53,7 +53,7 @@ pub fn RowsCard(reports: Reports, mode: Memo<Mode>) -> impl IntoView {
                     <td class="num" data-col="measured">{value(e.measured)}</td>
                     {mode_cells(r, Mode::Reference, mode)}
                     {mode_cells(e, Mode::Extended, mode)}
-                    <td class="metric">{e.metric.unwrap_or("–")}</td>
+                    <td class="metric">{e.metric.clone().unwrap_or_else(|| "–".to_string())}</td>
                     <td class="src">{short_source(&e.source).to_string()}</td>
                     <td class="mono">{e.hardware.clone().unwrap_or_default()}</td>
                     <td class="mono config">{e.config.clone().unwrap_or_else(|| "–".to_string())}</td>

@@ -2,6 +2,7 @@
 
 use fmperf_core::extended::ExtendedOptions;
 use fmperf_core::extended::efficiency::Efficiency;
+use fmperf_core::validate::holdout::Holdout;
 use fmperf_core::validate::{Mode, Stats, short_source};
 use leptos::prelude::*;
 
@@ -21,60 +22,91 @@ fn stats_cells(s: &Stats, mode: Mode) -> impl IntoView + use<> {
     }
 }
 
-/// Per source and overall: rows, then evaluated / mean |error| / median error for each mode.
+/// Extended mode's cells: evaluated, held-out mean |error| and median error (the headline), and the
+/// in-sample mean |error| beside them (`…` while the held-out fits run).
+fn extended_cells(s: &Stats, held: Option<&Stats>) -> impl IntoView + use<> {
+    let mode = Mode::Extended.as_str();
+    let (median, class) = match held {
+        Some(h) => error_cell(h.median_error),
+        None => ("…".to_string(), "none"),
+    };
+    view! {
+        <td class="num" data-mode=mode data-col="evaluated">{s.evaluated.to_string()}</td>
+        <td class="num" data-mode=mode data-col="mape">{held.map_or("…".to_string(), |h| abs_pct(h.mape))}</td>
+        <td class=format!("num err {class}") data-mode=mode data-col="median">{median}</td>
+        <td class="num" data-mode=mode data-col="mape-in-sample">{abs_pct(s.mape)}</td>
+    }
+}
+
+/// Per source and overall: rows, then reference mode's evaluated / mean |error| / median error and
+/// extended mode's with its held-out (leave-one-source-out) errors as the headline.
 #[component]
-pub fn SummaryTable(reports: Reports) -> impl IntoView {
+pub fn SummaryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> impl IntoView {
     let (r, e) = (reports.reference.clone(), reports.extended.clone());
-    let body = e
-        .summary
-        .per_source
-        .iter()
-        .zip(&r.summary.per_source)
-        .map(|(ext, rf)| {
-            let rows = ext.stats.evaluated + ext.stats.skipped;
-            view! {
-                <tr data-source=short_source(&ext.source).to_string()>
-                    <td title=ext.source.clone()>{short_source(&ext.source).to_string()}</td>
-                    <td class="num">{rows.to_string()}</td>
-                    {stats_cells(&rf.stats, Mode::Reference)}
-                    {stats_cells(&ext.stats, Mode::Extended)}
-                </tr>
-            }
-        })
-        .collect_view();
     let all = e.summary.overall.evaluated + e.summary.overall.skipped;
+    let body = move || {
+        let h = holdout.get();
+        let per_source = e
+            .summary
+            .per_source
+            .iter()
+            .zip(&r.summary.per_source)
+            .map(|(ext, rf)| {
+                let rows = ext.stats.evaluated + ext.stats.skipped;
+                let held = h.as_ref().map(|h| {
+                    h.per_source
+                        .iter()
+                        .find(|p| p.source == ext.source)
+                        .map(|p| p.leave_one_source_out.clone())
+                        .unwrap_or_default()
+                });
+                view! {
+                    <tr data-source=short_source(&ext.source).to_string()>
+                        <td title=ext.source.clone()>{short_source(&ext.source).to_string()}</td>
+                        <td class="num">{rows.to_string()}</td>
+                        {stats_cells(&rf.stats, Mode::Reference)}
+                        {extended_cells(&ext.stats, held.as_ref())}
+                    </tr>
+                }
+            })
+            .collect_view();
+        let overall = h.as_ref().map(|h| h.leave_one_source_out.clone());
+        view! {
+            {per_source}
+            <tr class="overall" data-source="all">
+                <td>"all sources"</td>
+                <td class="num">{all.to_string()}</td>
+                {stats_cells(&r.summary.overall, Mode::Reference)}
+                {extended_cells(&e.summary.overall, overall.as_ref())}
+            </tr>
+        }
+    };
+    let done = move || holdout.with(|h| if h.is_some() { "done" } else { "running" });
     view! {
         <div class="table-wrap">
-            <table class="validation-summary" id="validation-summary">
+            <table class="validation-summary" id="validation-summary" data-loso=done>
                 <thead>
                     <tr>
                         <th rowspan="2">"source"</th>
                         <th rowspan="2" class="num">"runs"</th>
                         <th colspan="3" class="group">"reference mode"</th>
-                        <th colspan="3" class="group">"extended mode"</th>
+                        <th colspan="4" class="group">"extended mode"</th>
                     </tr>
                     <tr>
                         <th class="num">"evaluated"</th>
                         <th class="num">"mean |error|"</th>
                         <th class="num">"median error"</th>
                         <th class="num">"evaluated"</th>
-                        <th class="num">"mean |error|"</th>
-                        <th class="num">"median error"</th>
+                        <th class="num">"mean |error|, held out"</th>
+                        <th class="num">"median error, held out"</th>
+                        <th class="num">"mean |error|, in-sample"</th>
                     </tr>
                 </thead>
-                <tbody>
-                    {body}
-                    <tr class="overall" data-source="all">
-                        <td>"all sources"</td>
-                        <td class="num">{all.to_string()}</td>
-                        {stats_cells(&r.summary.overall, Mode::Reference)}
-                        {stats_cells(&e.summary.overall, Mode::Extended)}
-                    </tr>
-                </tbody>
+                <tbody>{body}</tbody>
             </table>
         </div>
         <p class="muted small">
-            "Mean |error| = mean of |predicted/measured − 1|; median error is signed (positive: predicted too fast). The two modes evaluate different sets of runs: reference mode also needs a vector (non-matrix) rate, which the TPU entries lack, and prices FP8 runs at the BF16 rate."
+            "Mean |error| = mean of |predicted/measured − 1|; median error is signed (positive: predicted too fast). Held out = leave-one-source-out: each source predicted with extended mode's constants fitted on the other sources (the headline); in-sample = fitted on every source. Reference mode fits nothing. The two modes evaluate different sets of runs: reference mode also needs a vector (non-matrix) rate, which the TPU entries lack, and prices FP8 runs at the BF16 rate."
         </p>
     }
 }

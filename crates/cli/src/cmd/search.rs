@@ -206,6 +206,7 @@ fn result_table(top: &[Ranked], strategy: Strategy, global_batch: u64) -> Table 
         totals: Default::default(),
         // MoE searches add the expert columns (every entry of one search has them or none does).
         experts: top.first().and_then(|r| r.experts),
+        execution: None,
     };
     let layout = parts(&sample, global_batch);
     let mut header: Vec<String> =

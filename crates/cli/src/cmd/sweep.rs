@@ -9,12 +9,13 @@ use std::path::Path;
 use fmperf_core::format::{self, Document, ModelRef, SystemRef};
 use fmperf_core::mode::ModelMode;
 use fmperf_core::presets::{self, Panel, Preset};
-use fmperf_core::sweep::{PointResult, Shard, Sweep, SweepResult, SweepSpec, SweepText, export};
+use fmperf_core::sweep::{PointResult, Shard, SweepResult, SweepSpec, SweepText, export};
 use serde_json::Value;
 
 use super::{CmdError, CmdResult};
 use crate::args::{Args, Format};
 use crate::table::Table;
+use crate::threads;
 
 /// Help text of `fmperf sweep`.
 pub const HELP: &str = "\
@@ -23,9 +24,10 @@ fmperf sweep — how training time moves when inputs change (best configuration 
 USAGE: fmperf sweep --model <ID|FILE> --system <ID[,key=value…]|FILE> --axis KEY=VALUES [--axis …]
                     [--strategy 1d,2d,2d-seqp|all] [--gpus N] [--nvlink K] [--precision P]
                     [--global-batch G | --per-device-batch B] [--fix tp=…,pp=…,dp=…,mbs=…,accum=…]
-                    [--mode reference|extended] [--ext KEY=VALUE,…] [--shard i/n] [--format table|csv|json]
-       fmperf sweep --preset <ID> [--panel <ID>] [--mode reference|extended] [--ext …] [--shard i/n]
+                    [--mode reference|extended] [--ext KEY=VALUE,…] [--shard i/n] [--threads N]
                     [--format table|csv|json]
+       fmperf sweep --preset <ID> [--panel <ID>] [--mode reference|extended] [--ext …] [--shard i/n]
+                    [--threads N] [--format table|csv|json]
        fmperf sweep --list
 
 AXES (KEY=VALUES; values a,b,c or a..b = a, 2a, 4a, … up to b, i.e. powers of two from a power of two):
@@ -55,6 +57,8 @@ precision, the last columns `mode` and `switches`; json: JSON Lines (one object 
 \"mode\" and, in extended mode, \"switches\": every switch and its value). With --shard i/n (0 ≤ i < n) only the i-th of n
 contiguous parts is computed; the CSV header is written by shard 0 only, so the parts' outputs
 concatenate (cat part0 part1 …) to the whole sweep's output, in csv and json alike.
+--threads N runs the points (of the shard) on N threads, default every core available; the output
+is byte-identical and in the same order for any N. csv and json are written as points finish, in order.
 
 Presets (`--list`): strong-scaling, hardware, design-space, accelerators; table output adds the
 published figures next to fmperf's. Exit 0 (points without a configuration are results, with their
@@ -83,6 +87,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         "mode",
         "ext",
         "moe",
+        "threads",
     ];
     let args = Args::parse(raw, &value_flags, &["help", "list"])?;
     if args.flag("help") {
@@ -100,6 +105,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         Some(s) => Shard::parse(s).map_err(|e| CmdError::Usage(format!("--shard {e}")))?,
         None => Shard::WHOLE,
     };
+    let threads = threads::from_args(&args)?;
     if let Some(id) = args.value("preset")? {
         let sweep_flags = ["model", "system", "strategy", "gpus", "nvlink", "precision", "global-batch"];
         for f in sweep_flags.iter().chain(&["per-device-batch", "fix", "axis"]) {
@@ -109,7 +115,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         }
         let preset = presets::find_preset(id).map_err(|e| CmdError::Usage(format!("--preset: {e}")))?;
         let mode = crate::mode::from_args(&args)?;
-        return run_preset(preset, args.value("panel")?, mode, shard, format, out);
+        return run_preset(preset, args.value("panel")?, mode, (shard, threads), format, out);
     }
     if args.value("panel")?.is_some() {
         return Err(CmdError::Usage("--panel needs --preset".into()));
@@ -131,16 +137,35 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let model = model_file(&text.model)?;
     let system = system_file(&text.system)?;
     let spec = text.to_spec(model, system).map_err(|e| CmdError::Usage(flag_error(&e)))?;
-    let result = Sweep::shard(spec, shard)?.finish();
     match format {
-        Format::Csv => write!(out, "{}", export::to_csv(&result.spec.axes, &result.points, shard.index == 0))?,
-        Format::Json => write!(out, "{}", export::to_json_lines(&result.spec.axes, &result.points))?,
+        Format::Csv => {
+            let mut header = shard.index == 0;
+            threads::run_sweep(&spec, shard, threads, |part| {
+                write!(out, "{}", export::to_csv(&part.spec.axes, &part.points, std::mem::take(&mut header)))?;
+                Ok(())
+            })
+        }
+        Format::Json => threads::run_sweep(&spec, shard, threads, |part| {
+            write!(out, "{}", export::to_json_lines(&part.spec.axes, &part.points))?;
+            Ok(())
+        }),
         Format::Table => {
+            let result = run_whole(&spec, shard, threads)?;
             writeln!(out, "{}", describe(&result.spec))?;
             write!(out, "{}", points_table(&result))?;
+            Ok(())
         }
     }
-    Ok(())
+}
+
+/// The sweep of `shard` on `threads` threads as one result (for tables and comparisons).
+fn run_whole(spec: &SweepSpec, shard: Shard, threads: usize) -> Result<SweepResult, CmdError> {
+    let mut parts = Vec::new();
+    threads::run_sweep(spec, shard, threads, |part| {
+        parts.push(part);
+        Ok(())
+    })?;
+    threads::merge(parts).ok_or_else(|| CmdError::Usage("the sweep has no part to run".into()))
 }
 
 /// The message of a spec error, naming the flag (`--axis gpus=…`, `--fix`, `--global-batch`).
@@ -274,7 +299,7 @@ fn run_preset(
     preset: &Preset,
     panel: Option<&str>,
     mode: Option<ModelMode>,
-    shard: Shard,
+    (shard, threads): (Shard, usize),
     format: Format,
     out: &mut dyn Write,
 ) -> CmdResult {
@@ -301,15 +326,22 @@ fn run_preset(
         if let Some(m) = mode {
             spec.mode = m;
         }
-        let result = Sweep::shard(spec, shard)?.finish();
         match format {
-            Format::Csv => write!(out, "{}", export::to_csv(&result.spec.axes, &result.points, shard.index == 0))?,
-            Format::Json => {
-                for p in &result.points {
-                    writeln!(out, "{}", tagged(preset, panel, &result, p))?;
-                }
+            Format::Csv => {
+                let mut header = shard.index == 0;
+                threads::run_sweep(&spec, shard, threads, |part| {
+                    write!(out, "{}", export::to_csv(&part.spec.axes, &part.points, std::mem::take(&mut header)))?;
+                    Ok(())
+                })?
             }
+            Format::Json => threads::run_sweep(&spec, shard, threads, |part| {
+                for p in &part.points {
+                    writeln!(out, "{}", tagged(preset, panel, &part, p))?;
+                }
+                Ok(())
+            })?,
             Format::Table => {
+                let result = run_whole(&spec, shard, threads)?;
                 writeln!(out, "== {} ({})\n{}", panel.title, panel.id, panel.description)?;
                 writeln!(out, "{}", describe(&result.spec))?;
                 write!(out, "{}", points_table(&result))?;

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use fmperf_core::extended::efficiency::Efficiency;
-use fmperf_core::validate::{self, Mode, Report, Stats, parse_measured_runs};
+use fmperf_core::validate::{self, Mode, Report, parse_measured_runs};
 
 use super::{CmdError, CmdResult};
 use crate::args::Format;
@@ -13,26 +13,42 @@ use crate::table::Table;
 
 /// Help text of `fmperf validate`.
 pub const HELP: &str = "\
-fmperf validate — the model against measured training runs
+fmperf validate — the model against measured runs (time and memory)
 
-USAGE: fmperf validate --data FILE.json|builtin [--mode reference|extended] [--format table|json] [--fit]
+USAGE: fmperf validate --data FILE.json|builtin|builtin-memory [--mode reference|extended]
+                       [--format table|json|csv] [--fit]
 
-Reads a file in the schema of measured-training-runs.json (`builtin`: the 108 runs fmperf ships) or
-of measured-moe-runs.json (`builtin-moe`: the 53 Mixture-of-Experts runs; any file whose rows name
-`num_experts`; always extended mode, with the leave-one-source-out error of the fitted MoE constant),
-evaluates every row it can at the row's exact configuration (parallel degrees, batch, precision,
-recomputation, ZeRO/FSDP, interleaving), converts the predicted iteration time into the row's own
-measurement (tokens/s per device, model TFLOP/s per device, MFU, Megatron's hardware-FLOP TFLOP/s
-or seconds per iteration, as its `flop_convention` says) and prints per row the predicted and
-measured values and error = predicted / measured - 1 (a fraction: 0.05 = 5 % too fast), or why the
-row was skipped; then the summary overall and per source.
+Reads a file in the schema of measured-training-runs.json or measured-memory-runs.json (`builtin`:
+the 108 training runs fmperf ships; `builtin-memory`: the 109 peak-memory runs). Each row's words
+are read by meaning: which figure was measured (step time, tokens/s per device or in all,
+samples/s, TFLOP/s, MFU, HFU; model or hardware FLOPs; the stated peak), recomputation (Megatron,
+PyTorch, DeepSpeed, MaxText names), ZeRO/FSDP/HSDP, precision, the accelerator named in words; how
+each was read is in the row's `assumptions`. A row is skipped only when a number it needs is absent,
+and the reason names it.
+
+Every row is evaluated at its exact configuration and compared in its own figure:
+error = predicted / measured - 1 (a fraction: 0.05 = 5 % too fast). The headline is the
+leave-one-source-out error (each row predicted with constants fitted without its source); the
+in-sample error is beside it. Rows with a memory figure or an out-of-memory outcome are compared
+with the prediction of the kind they measured (peak allocated, peak reserved, nvidia-smi) and get a
+verdict: fits yes / tight (within the error band of the capacity) / no.
+
+Mixture-of-Experts runs (measured-moe-runs.json, `builtin-moe`: the 53 MoE runs; any file whose rows
+name `num_experts`) are evaluated in extended mode with their expert parallelism, routing and
+dispatcher, compared in the row's FLOP convention (Megatron or MaxText model TFLOP/s per device, else
+tokens/s per device) and memory where measured, with the leave-one-source-out error of the fitted
+MoE constant beside the in-sample error.
 
   --mode     reference (the published model) or extended (default)
-  --format   table (default) or json: {\"rows\": [{\"id\", \"predicted\", \"measured\", \"metric\",
-             \"error\", \"skipped\", \"reason\", ...}], \"summary\": {\"evaluated\", \"skipped\", \"mape\",
-             \"median_abs_error\", ..., \"per_source\": [...]}}
+  --format   table (default), csv, or json: {\"rows\": [{\"id\", \"metric\", \"metric_structured\",
+             \"predicted\", \"measured\", \"error\", \"error_loso\", \"skipped\", \"reason\",
+             \"assumptions\", \"memory\": {\"kind\", \"predicted_gb\", \"measured_gb\", \"capacity_gb\",
+             \"fits\", \"error\", \"oom\"}, ...}], \"summary\": {\"evaluated\", \"skipped\", \"mape\",
+             \"median_abs_error\", ..., \"per_source\": [...], \"memory\": {\"mape\", \"verdicts\",
+             \"per_source\", ...}}, \"leave_one_source_out\": {\"leave_one_source_out\", \"in_sample\",
+             \"per_source\"}}   (GB = 1e9 bytes)
   --fit      refit extended mode's efficiencies on the file and report the leave-one-source-out
-             error (fit without a source, predict it)
+             error per held-out source
 ";
 
 /// Runs `fmperf validate`.
@@ -45,7 +61,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     if let Some(p) = args.positional().first() {
         return Err(CmdError::Usage(format!("unexpected argument `{p}`; see --help")));
     }
-    let format = Format::from_args(&args, &[Format::Table, Format::Json])?;
+    let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
     let mode = match args.value("mode")? {
         None => Mode::Extended,
         Some(m) => {
@@ -53,13 +69,12 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         }
     };
     let data = args.required("data")?;
-    let text = if data == "builtin" {
-        validate::MEASURED_RUNS_JSON.to_string()
-    } else if data == "builtin-moe" {
-        fmperf_core::validate::moe_runs::MOE_RUNS_JSON.to_string()
-    } else {
-        std::fs::read_to_string(data)
-            .map_err(|e| CmdError::Usage(format!("--data {data}: cannot read the file: {e}")))?
+    let text = match data {
+        "builtin" => validate::MEASURED_RUNS_JSON.to_string(),
+        "builtin-memory" => validate::MEASURED_MEMORY_RUNS_JSON.to_string(),
+        "builtin-moe" => fmperf_core::validate::moe_runs::MOE_RUNS_JSON.to_string(),
+        path => std::fs::read_to_string(path)
+            .map_err(|e| CmdError::Usage(format!("--data {path}: cannot read the file: {e}")))?,
     };
     // Mixture-of-Experts runs (their rows name routed experts) have a validation of their own.
     if super::validate_moe::is_moe_file(&text) {
@@ -74,9 +89,10 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         }
         return Ok(());
     }
-    let report = validate::validate(&file, mode);
+    let report = validate::validate_headline(&file, mode);
     match format {
         Format::Json => writeln!(out, "{}", serde_json::to_string(&report).unwrap_or_default())?,
+        Format::Csv => write!(out, "{}", validate::csv(&[&report]))?,
         _ => write!(out, "{}", report_table(&report))?,
     }
     Ok(())
@@ -99,37 +115,142 @@ fn number(x: Option<f64>) -> String {
     }
 }
 
-fn stats_row(name: &str, s: &Stats) -> Vec<String> {
-    vec![
-        name.to_string(),
-        s.evaluated.to_string(),
-        s.skipped.to_string(),
-        abs_pct(s.mape),
-        abs_pct(s.median_abs_error),
-        pct(s.median_error),
-    ]
+fn gb(x: Option<f64>) -> String {
+    x.map_or("-".to_string(), |v| format!("{v:.1}"))
 }
 
-const STATS_HEADER: [&str; 6] =
-    ["source", "evaluated", "skipped", "mean |error| [%]", "median |error| [%]", "median error [%]"];
+fn headline(r: &Report) -> String {
+    let s = &r.summary.overall;
+    let mut out = String::new();
+    match &r.leave_one_source_out {
+        Some(h) if h.fitted => out.push_str(&format!(
+            "Time, leave-one-source-out (headline): mean |error| {} %, median |error| {} %, median error {} % over {} \
+             rows ({} skipped); in-sample beside it: mean |error| {} %, median |error| {} %\n",
+            abs_pct(h.leave_one_source_out.mape),
+            abs_pct(h.leave_one_source_out.median_abs_error),
+            pct(h.leave_one_source_out.median_error),
+            h.leave_one_source_out.evaluated,
+            s.skipped,
+            abs_pct(h.in_sample.mape),
+            abs_pct(h.in_sample.median_abs_error),
+        )),
+        _ => out.push_str(&format!(
+            "Time: mean |error| {} %, median |error| {} % over {} rows ({} skipped); nothing is fitted in this mode, \
+             so leave-one-source-out = in-sample\n",
+            abs_pct(s.mape),
+            abs_pct(s.median_abs_error),
+            s.evaluated,
+            s.skipped
+        )),
+    }
+    if s.evaluated + s.skipped == 0 {
+        out.clear();
+    }
+    if r.summary.no_time_figure > 0 {
+        out.push_str(&format!("{} rows state no time figure (memory rows)\n", r.summary.no_time_figure));
+    }
+    let m = &r.summary.memory;
+    if m.rows > 0 {
+        let v = &m.verdicts;
+        out.push_str(&format!(
+            "Memory: {} rows with a figure or outcome, {} scored: mean |error| {} %, median error {} %; fits yes {} / \
+             tight {} / no {} (band ±{:.0} %); out-of-memory runs {} ({} predicted yes), runs that ran predicted no: {}\n",
+            m.rows,
+            m.stats.evaluated,
+            abs_pct(m.stats.mape),
+            pct(m.stats.median_error),
+            v.yes,
+            v.tight,
+            v.no,
+            m.band * 100.0,
+            v.oom_runs,
+            v.oom_predicted_yes,
+            v.ran_predicted_no
+        ));
+    }
+    out
+}
 
 fn report_table(r: &Report) -> String {
-    let mut t = Table::new(&["id", "metric", "measured", "predicted", "error [%]", "skipped: reason"]);
+    let mut t = Table::new(&[
+        "id",
+        "metric",
+        "measured",
+        "predicted",
+        "error [%]",
+        "LOSO error [%]",
+        "memory kind",
+        "measured [GB]",
+        "predicted [GB]",
+        "capacity [GB]",
+        "fits",
+        "skipped: reason",
+    ]);
     for row in &r.rows {
+        let m = row.memory.as_ref();
         t.push(vec![
             row.id.clone(),
-            row.metric.unwrap_or("-").to_string(),
+            row.metric.clone().unwrap_or_else(|| "-".into()),
             number(row.measured),
             number(row.predicted),
             pct(row.error),
+            pct(row.error_loso),
+            m.map_or("-".into(), |m| m.kind.to_string()),
+            gb(m.and_then(|m| m.measured_gb)),
+            gb(m.and_then(|m| m.predicted_gb)),
+            gb(m.and_then(|m| m.capacity_gb)),
+            m.and_then(|m| m.fits).map_or("-".into(), |f| f.as_str().to_string()),
             row.reason.clone().unwrap_or_default(),
         ]);
     }
-    let mut s = Table::new(&STATS_HEADER);
-    for p in &r.summary.per_source {
-        s.push(stats_row(&p.source, &p.stats));
+    let mut s = Table::new(&[
+        "source",
+        "evaluated",
+        "skipped",
+        "LOSO mean |error| [%]",
+        "LOSO median error [%]",
+        "in-sample mean |error| [%]",
+        "memory rows",
+        "memory mean |error| [%]",
+        "memory median error [%]",
+        "fits yes/tight/no",
+    ]);
+    let holdout = r.leave_one_source_out.as_ref();
+    let mut sources = validate::compare::sources_of(&r.rows);
+    sources.retain(|x| !x.is_empty());
+    for src in &sources {
+        let time = r.summary.per_source.iter().find(|p| &p.source == src);
+        let held = holdout.and_then(|h| h.per_source.iter().find(|p| &p.source == src));
+        let mem = r.summary.memory.per_source.iter().find(|p| &p.source == src);
+        let loso = held.map(|h| &h.leave_one_source_out).or(time.map(|t| &t.stats));
+        s.push(vec![
+            src.clone(),
+            time.map_or("-".into(), |t| t.stats.evaluated.to_string()),
+            time.map_or("-".into(), |t| t.stats.skipped.to_string()),
+            abs_pct(loso.and_then(|l| l.mape)),
+            pct(loso.and_then(|l| l.median_error)),
+            abs_pct(time.and_then(|t| t.stats.mape)),
+            mem.map_or("-".into(), |m| (m.stats.evaluated + m.stats.skipped).to_string()),
+            abs_pct(mem.and_then(|m| m.stats.mape)),
+            pct(mem.and_then(|m| m.stats.median_error)),
+            mem.map_or("-".into(), |m| format!("{}/{}/{}", m.verdicts.yes, m.verdicts.tight, m.verdicts.no)),
+        ]);
     }
-    s.push(stats_row("all sources", &r.summary.overall));
+    let all = &r.summary.overall;
+    let mem = &r.summary.memory;
+    let loso = holdout.map(|h| &h.leave_one_source_out).unwrap_or(all);
+    s.push(vec![
+        "all sources".to_string(),
+        all.evaluated.to_string(),
+        all.skipped.to_string(),
+        abs_pct(loso.mape),
+        pct(loso.median_error),
+        abs_pct(all.mape),
+        mem.rows.to_string(),
+        abs_pct(mem.stats.mape),
+        pct(mem.stats.median_error),
+        format!("{}/{}/{}", mem.verdicts.yes, mem.verdicts.tight, mem.verdicts.no),
+    ]);
     let eff = r.efficiency;
     let mode = match r.mode {
         Mode::Reference => "reference mode (the published model)".to_string(),
@@ -138,7 +259,12 @@ fn report_table(r: &Report) -> String {
             eff.matmul, eff.attention
         ),
     };
-    format!("{mode}; error = predicted / measured − 1 (positive: predicted too fast)\n\n{}\n{}", t.render(), s.render())
+    format!(
+        "{mode}; error = predicted / measured − 1 (positive: predicted too fast / too much memory)\n{}\n{}\n{}",
+        headline(r),
+        t.render(),
+        s.render()
+    )
 }
 
 fn fit_table(f: &validate::FitReport) -> String {

@@ -31,12 +31,15 @@
 //!   approximation); dropout masks 1e-9 GB; FLOP counts in TFLOP (`flops_units` 1e-12).
 //! * **Presets** (the reference's four files) map to their exact parameters; only the domain size
 //!   and NIC count are replaced when given, and only 16-bit precisions are accepted.
+//! * **Estimates**: a value whose `field_sources` text starts with `estimate` (a figure the
+//!   vendor does not publish, filled in with its reasoning so the part runs out of the box) is
+//!   reported among the approximations with that reasoning, whenever the mapping reads it.
 //! * **Parts the model was not made for** (wafer-scale, dataflow, IPU, torus) map when the data is
 //!   there, always labelled with the entry's `model_fit` statement.
 
 use super::precision::Precision;
 use super::system::CatalogSystem;
-use crate::format::hint;
+use crate::hint;
 use crate::{Error, SystemParams};
 
 /// Choices made when a catalog entry becomes [`SystemParams`]. `None` = the entry's own value (or
@@ -73,6 +76,69 @@ fn unknown(sys: &CatalogSystem, field: &str, what: &str, hint: impl Into<String>
     Error::invalid(field, "null (unknown)", format!("{} lists no {what}", sys.id)).with_hint(hint)
 }
 
+/// The figures a hardware entry lacks for a mapping at a 16-bit precision, as `(catalog field,
+/// study axis, unit, system-spec key)`: what a user must supply before the part maps.
+fn missing_figures(sys: &CatalogSystem) -> Vec<(&'static str, &'static str, &'static str, Option<&'static str>)> {
+    let p = &sys.peak_tflops;
+    let (su, so) = (&sys.scale_up, &sys.scale_out);
+    [
+        (p.bf16.is_none() && p.fp16.is_none(), ("peak_tflops.bf16", "matrix", "TFLOP/s", None)),
+        (
+            p.fp16_vector.is_none() && p.fp32_vector.is_none(),
+            ("peak_tflops.fp16_vector", "vector", "TFLOP/s", Some("vector")),
+        ),
+        (sys.memory_gb.is_none(), ("memory_gb", "hbm_capacity", "GB", None)),
+        (sys.memory_bw_gbps.is_none(), ("memory_bw_gbps", "hbm_bandwidth", "GB/s", None)),
+        (
+            su.domain_size > 1 && su.bw_per_device_unidir_gbps.is_none() && su.bw_per_device_bidir_gbps.is_none(),
+            ("scale_up.bw_per_device_unidir_gbps", "scale_up", "GB/s", Some("scale_up")),
+        ),
+        (
+            so.nic_gbps_per_device.is_none() && so.nic_gbit_per_device.is_none(),
+            ("scale_out.nic_gbps_per_device", "scale_out", "GB/s", Some("scale_out")),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(missing, f)| missing.then_some(f))
+    .collect()
+}
+
+/// How to supply the missing figure `field` of `sys`, on the page and on the command line, and
+/// which other figures the entry lacks (so the user learns them all at once).
+pub fn supply_hint(sys: &CatalogSystem, field: &str) -> String {
+    let missing = missing_figures(sys);
+    let is_matrix = |f: &str| f.starts_with("peak_tflops.") && !f.ends_with("vector");
+    // A matrix-peak field of any precision is supplied through the `matrix` axis.
+    let matrix = ("peak_tflops.bf16", "matrix", "TFLOP/s", None);
+    let this = missing
+        .iter()
+        .copied()
+        .find(|(f, ..)| *f == field || (is_matrix(f) && is_matrix(field)))
+        .or(is_matrix(field).then_some(matrix));
+    let mut out = match this {
+        Some((_, axis, unit, key)) => {
+            let mut h = format!(
+                "supply it on the page: add the study axis `{axis}=<{unit}>` (an absolute value stands in for the \
+                 missing figure and is labelled), or set it in your copy of the entry (Catalog view: Duplicate & edit)"
+            );
+            if let Some(k) = key {
+                h.push_str(&format!("; on the command line `{},{k}=<{unit}>`", sys.id));
+            }
+            h
+        }
+        None => "describe it in your own system file (Catalog view: Duplicate & edit)".to_string(),
+    };
+    let others: Vec<String> = missing
+        .iter()
+        .filter(|(f, ..)| Some(*f) != this.map(|t| t.0))
+        .map(|(f, axis, ..)| format!("{f} ({axis}=)"))
+        .collect();
+    if !others.is_empty() {
+        out.push_str(&format!("; {} also lacks {}", sys.id, others.join(", ")));
+    }
+    out
+}
+
 fn positive(field: &str, v: f64) -> Result<f64, Error> {
     if v.is_finite() && v > 0.0 { Ok(v) } else { Err(Error::invalid(field, v, "must be a positive finite number")) }
 }
@@ -100,9 +166,13 @@ fn listed_hint(sys: &CatalogSystem) -> String {
             .map(|(n, _)| n)
             .collect();
     if listed.is_empty() {
-        "no dense matrix peak is published for this part; describe it in your own system file".to_string()
+        format!("no dense matrix peak is published for this part; {}", supply_hint(sys, "peak_tflops.bf16"))
     } else {
-        format!("choose one of the listed precisions: {}", listed.join(", "))
+        format!(
+            "choose one of the listed precisions: {}; or {}",
+            listed.join(", "),
+            supply_hint(sys, "peak_tflops.bf16").replace("supply it", "supply this one")
+        )
     }
 }
 
@@ -213,7 +283,7 @@ fn map_hardware(
                     sys,
                     "peak_tflops.fp16_vector",
                     "vector (non-matrix) rate",
-                    format!("give one with `{},vector=<TFLOP/s>` or in your own system file", sys.id),
+                    supply_hint(sys, "peak_tflops.fp16_vector"),
                 ));
             }
         }
@@ -227,12 +297,11 @@ fn map_hardware(
             0.0
         }
     };
-    let capacity = sys
-        .memory_gb
-        .ok_or_else(|| unknown(sys, "memory_gb", "memory capacity", "give one in your own system file"))?;
+    let capacity =
+        sys.memory_gb.ok_or_else(|| unknown(sys, "memory_gb", "memory capacity", supply_hint(sys, "memory_gb")))?;
     let hbm_bw = sys
         .memory_bw_gbps
-        .ok_or_else(|| unknown(sys, "memory_bw_gbps", "memory bandwidth", "give one in your own system file"))?;
+        .ok_or_else(|| unknown(sys, "memory_bw_gbps", "memory bandwidth", supply_hint(sys, "memory_bw_gbps")))?;
     let ib = if let Some(v) = opts.scale_out_gbps {
         notes.push(format!("scale-out bandwidth {v} GB/s given by the user"));
         positive("scale_out", v)?
@@ -249,8 +318,8 @@ fn map_hardware(
                     "scale_out.nic_gbps_per_device",
                     "scale-out (NIC) bandwidth",
                     format!(
-                        "give one with `{},scale_out=<GB/s>` (e.g. 50 for one 400 Gb/s NIC per device) or in a system file",
-                        sys.id
+                        "{} (e.g. 50 for one 400 Gb/s NIC per device)",
+                        supply_hint(sys, "scale_out.nic_gbps_per_device")
                     ),
                 ));
             }
@@ -290,13 +359,27 @@ fn map_hardware(
                     "scale_up.bw_per_device_unidir_gbps",
                     "scale-up bandwidth",
                     format!(
-                        "give one with `{},scale_up=<GB/s>`, or use `domain=1` to put every group on the scale-out network",
-                        sys.id
+                        "{}; or use `domain=1` to put every group on the scale-out network",
+                        supply_hint(sys, "scale_up.bw_per_device_unidir_gbps")
                     ),
                 ));
             }
         }
     };
+    let vector_from_catalog = opts.vector_tflops.is_none();
+    let used = [
+        ("peak_tflops", "matrix peak", true),
+        ("vector", "vector rate", vector_from_catalog),
+        ("memory", "memory capacity and bandwidth", true),
+        ("scale_up", "scale-up bandwidth", opts.scale_up_gbps.is_none() && domain > 1),
+        ("scale_out", "scale-out bandwidth", opts.scale_out_gbps.is_none()),
+    ];
+    for (group, what, read) in used {
+        if read && sys.field_sources.is_estimate(group) {
+            let why = sys.field_sources.get(group).unwrap_or_default();
+            notes.push(format!("{what} of {} is an estimate, not a published figure: {why}", sys.id));
+        }
+    }
     if precision == Precision::Fp8 {
         notes.push(
             "fp8: every tensor priced at 1 byte per element; real FP8 recipes keep weights, optimizer states and \

@@ -16,7 +16,9 @@
 
 pub mod mapping;
 pub mod model;
+pub mod names;
 pub mod precision;
+pub mod provenance;
 pub mod system;
 
 use std::sync::OnceLock;
@@ -25,10 +27,13 @@ use serde_json::Value;
 
 pub use mapping::{MappedSystem, MappingOptions, default_precision, parse_system_spec, to_system_params};
 pub use model::{CatalogModel, Mlp, TrainingBudget};
+pub use names::{find_system_named, system_named_in};
 pub use precision::Precision;
-pub use system::{Architecture, CatalogSystem, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp};
+pub use provenance::FieldSources;
+pub use system::{Architecture, CatalogSystem, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp, Torus};
 
-use crate::format::{self, Document, hint};
+use crate::format::{self, Document};
+use crate::hint;
 use crate::{Error, SystemParams};
 
 const MODELS_JSON: &str = include_str!("../../data/models.json");

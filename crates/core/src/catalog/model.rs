@@ -2,7 +2,8 @@
 //! grouped-query attention, gated MLPs, the vocabulary, the stated parameter count, a training budget
 //! and its sources — and says what reference mode loses when it is reduced to a [`ModelShape`].
 
-use crate::extended::moe::{Mla, MoeShape};
+use super::provenance::FieldSources;
+use crate::moe_shape::{Mla, MoeShape};
 use crate::{Error, ModelShape};
 
 /// The MLP of a transformer block.
@@ -82,8 +83,8 @@ pub struct CatalogModel {
     pub heads: Option<u64>,
     /// Key/value heads; fewer than `heads` means grouped-query (or multi-query) attention.
     pub kv_heads: Option<u64>,
-    /// Width of one attention head in channels when it is not `hidden / heads` (Qwen3, GPT-OSS);
-    /// `None`: `hidden / heads`.
+    /// Channels per attention head, when the source gives it (`None`: `hidden / heads`, which must
+    /// then divide evenly). Models such as Gemma have `heads · head_dim ≠ hidden`.
     pub head_dim: Option<u64>,
     /// Transformer blocks.
     pub layers: Option<u64>,
@@ -107,6 +108,8 @@ pub struct CatalogModel {
     pub sources: Vec<String>,
     /// Remarks, caveats and what is unknown.
     pub notes: Vec<String>,
+    /// Where each dimension comes from (`seq_len`, `hidden`, …).
+    pub field_sources: FieldSources,
 }
 
 impl CatalogModel {
@@ -120,7 +123,9 @@ impl CatalogModel {
             hidden: Some(shape.e),
             heads: Some(shape.h),
             kv_heads: Some(shape.h),
-            head_dim: None,
+            // The reference rounds the head width down when `e` is not a multiple of `h`; say so
+            // explicitly, as the versioned format requires.
+            head_dim: (shape.h > 0 && !shape.e.is_multiple_of(shape.h)).then(|| shape.e / shape.h),
             layers: Some(shape.depth),
             ffn_hidden: Some(shape.f),
             mlp: Mlp::Gelu,
@@ -132,6 +137,7 @@ impl CatalogModel {
             training_budget: TrainingBudget::DEFAULT_TOKENS,
             sources: vec![source.to_string()],
             notes: Vec::new(),
+            field_sources: FieldSources::default(),
         }
     }
 

@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::Error;
-use crate::format::hint;
+use crate::hint;
 
 /// The number format of matrix multiplications (and of stored tensors) during training.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,6 +3,7 @@
 //! what the performance model assumes about it. The reference's four system files are entries too,
 //! carrying their exact [`SystemParams`] as a preset.
 
+use super::provenance::FieldSources;
 use crate::SystemParams;
 
 /// What kind of machine an entry is, i.e. how well the two-tier GPU-style model fits it.
@@ -114,6 +115,37 @@ pub struct ScaleUp {
     pub domain_size: u64,
     /// Topology notes.
     pub topology: Option<String>,
+    /// Scale-up links (NVLink links, ICI ports) per device.
+    pub links_per_device: Option<u64>,
+    /// Bandwidth of one link in GB/s, one direction.
+    pub link_bw_unidir_gbps: Option<f64>,
+    /// Dimensions of the torus the devices form (TPUs: 2 or 3); `None` = switched / all-to-all.
+    pub torus_dimensions: Option<u64>,
+    /// Largest single-slice torus shape, e.g. `16x16x24`.
+    pub torus_shape: Option<String>,
+}
+
+/// The torus of a part whose devices form one (TPU slices): what collectives inside a slice run
+/// on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Torus {
+    /// Dimensions (2 or 3).
+    pub dimensions: u64,
+    /// ICI links per chip.
+    pub links_per_chip: Option<u64>,
+    /// Bandwidth of one link in GB/s, one direction.
+    pub link_bw_unidir_gbps: Option<f64>,
+    /// Bandwidth per chip in GB/s, one direction (all links).
+    pub chip_bw_unidir_gbps: Option<f64>,
+    /// Largest single-slice shape in chips per dimension (e.g. `[16, 16, 24]`), when stated.
+    pub max_slice: Option<Vec<u64>>,
+}
+
+/// Reads a torus shape written `16x16x24` (also `16 x 16`, `4×4×4`): chips per dimension.
+pub fn parse_torus_shape(text: &str) -> Option<Vec<u64>> {
+    let dims: Option<Vec<u64>> =
+        text.split(['x', 'X', '×']).map(|p| p.trim().parse::<u64>().ok().filter(|n| *n > 0)).collect();
+    dims.filter(|d| !d.is_empty())
 }
 
 /// The scale-out network.
@@ -199,6 +231,10 @@ pub struct CatalogSystem {
     pub sources: Vec<String>,
     /// Remarks and caveats.
     pub notes: Vec<String>,
+    /// Other names people use for the part (matched by [`super::names`]).
+    pub aliases: Vec<String>,
+    /// Where each group of values comes from; estimates are marked (see [`FieldSources`]).
+    pub field_sources: FieldSources,
 }
 
 impl CatalogSystem {
@@ -243,7 +279,24 @@ impl CatalogSystem {
             preset: Some(params),
             sources,
             notes,
+            aliases: Vec::new(),
+            field_sources: FieldSources::default(),
         }
+    }
+
+    /// The torus its devices form, when the entry describes one (`scale_up.torus_dimensions`).
+    pub fn torus(&self) -> Option<Torus> {
+        let su = &self.scale_up;
+        let dimensions = su.torus_dimensions?;
+        Some(Torus {
+            dimensions,
+            links_per_chip: su.links_per_device,
+            link_bw_unidir_gbps: su.link_bw_unidir_gbps,
+            chip_bw_unidir_gbps: su
+                .bw_per_device_unidir_gbps
+                .or_else(|| su.link_bw_unidir_gbps.zip(su.links_per_device).map(|(b, n)| b * n as f64)),
+            max_slice: su.torus_shape.as_deref().and_then(parse_torus_shape),
+        })
     }
 
     /// The 16-bit matrix peak to show in lists: BF16, else FP16, in TFLOP/s.

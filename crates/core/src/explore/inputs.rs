@@ -7,7 +7,7 @@ use crate::catalog::{self, MappingOptions, TrainingBudget, to_system_params};
 use crate::extended::hardware::map_without_vector;
 use crate::mode::ModelMode;
 use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
-use crate::search::{ExtendedSetup, SearchSpec};
+use crate::search::{ExecutionChoices, ExtendedSetup, SearchSpec};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// The form's field names (also the `field` of every [`Error`] [`ExploreFields::resolve`] returns).
@@ -137,6 +137,9 @@ pub struct ExploreSpec {
     pub mode: ModelMode,
     /// Extended mode's workload, part and switches (`None` in reference mode).
     pub extended: Option<ExtendedSetup>,
+    /// The execution choices extended mode's searches make or the user fixed (see
+    /// [`ExploreSpec::with_execution`]; unused in reference mode).
+    pub execution: ExecutionChoices,
 }
 
 impl ExploreSpec {
@@ -222,6 +225,7 @@ impl ExploreFields {
                     notes,
                     mode: ModelMode::Reference,
                     extended: None,
+                    execution: ExecutionChoices::SEARCH_ALL,
                 }
                 .with_mode(*mode)
                 .map_err(|e| vec![e])

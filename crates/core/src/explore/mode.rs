@@ -15,7 +15,7 @@ use crate::extended::sparsity::no_effect_note;
 use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, Hardware, Workload};
 use crate::mode::{ModelMode, SUMMA_UNSUPPORTED};
 use crate::reference::{Candidate, Evaluation, Evaluator, Totals, evaluate};
-use crate::search::{Engine, ExtendedSetup, Search};
+use crate::search::{Engine, Execution, ExecutionChoices, ExtendedSetup, Ranked, Search};
 use crate::validate::convention::{ConventionShape, FlopConvention, iteration_flops};
 use crate::{Error, Strategy};
 
@@ -110,6 +110,15 @@ impl ExploreSpec {
         notes.extend(no_effect_note(&sys.id, &hardware, options.weight_sparsity));
         self.notes = notes;
         self.extended = Some(ExtendedSetup { workload, hardware, options });
+        self.execution = ExecutionChoices::from_switches(&options);
+        Ok(self)
+    }
+
+    /// The scenario with these execution choices for extended mode's searches (by default every
+    /// choice is searched except the switches changed from their defaults).
+    pub fn with_execution(mut self, choices: ExecutionChoices) -> Result<ExploreSpec, Error> {
+        choices.validate()?;
+        self.execution = choices;
         Ok(self)
     }
 
@@ -118,8 +127,42 @@ impl ExploreSpec {
         let spec = self.search_spec(strategy);
         match &self.extended {
             None => Search::new(spec),
-            Some(ext) => Search::new_extended(spec, ext.clone()),
+            Some(ext) => Search::new_extended_choosing(spec, ext.clone(), self.execution),
         }
+    }
+
+    /// The execution extended mode's search chooses for `c`: the fastest that fits among the
+    /// scenario's choices (ties: the least memory, then the first in
+    /// [`ExecutionChoices::combinations`]' order), as the search ranks it; else the leanest; `None` in reference mode.
+    pub fn best_execution(&self, c: &Candidate) -> Option<Execution> {
+        let e = self.extended.as_ref()?;
+        let ch = self.execution;
+        let fixed = ch.fixed_execution(&e.options);
+        if !ch.searches_execution() {
+            return Some(fixed);
+        }
+        let (cp, nv_cp) = if c.strategy == Strategy::ContextParallel2D { (c.tp2, c.nv_tp2) } else { (1, 1) };
+        let combos = ch.combinations(c.pp, e.workload.layers, c.dp * cp, c.nv_dp * nv_cp);
+        let mut best: Option<(f64, f64, Execution)> = None;
+        let mut leanest: Option<(f64, Execution)> = None;
+        for x in combos {
+            let Ok(mut ev) =
+                ExtendedEvaluator::new(&e.workload, &e.hardware, &x.apply(&e.options), c.strategy, self.global_batch)
+            else {
+                continue;
+            };
+            let Ok(o) = ev.evaluate(c) else { continue };
+            let better = best.is_none_or(|(t, m, _)| {
+                o.throughput_samples_per_s > t || (o.throughput_samples_per_s == t && o.mem_gb < m)
+            });
+            if o.mem_gb <= e.hardware.hbm_capacity_gb && better {
+                best = Some((o.throughput_samples_per_s, o.mem_gb, x));
+            }
+            if leanest.is_none_or(|(m, _)| o.mem_gb < m) {
+                leanest = Some((o.mem_gb, x));
+            }
+        }
+        best.map(|(_, _, x)| x).or(leanest.map(|(_, x)| x)).or(Some(fixed))
     }
 
     /// The evaluator of one strategy in the scenario's mode.
@@ -136,14 +179,26 @@ impl ExploreSpec {
         })
     }
 
-    /// The full evaluation of `c` in the scenario's mode.
+    /// The full evaluation of `c` in the scenario's mode; in extended mode with the execution the
+    /// search chooses for it ([`ExploreSpec::best_execution`]).
     pub fn evaluate(&self, c: &Candidate) -> Result<Detail, Error> {
+        self.evaluate_with(c, self.best_execution(c))
+    }
+
+    /// The full evaluation of a ranked configuration, with the execution it was ranked with.
+    pub fn evaluate_ranked(&self, r: &Ranked) -> Result<Detail, Error> {
+        self.evaluate_with(&r.candidate, r.execution.or_else(|| self.best_execution(&r.candidate)))
+    }
+
+    /// The full evaluation of `c` with an execution (extended mode; `None`: the switches').
+    pub fn evaluate_with(&self, c: &Candidate, execution: Option<Execution>) -> Result<Detail, Error> {
         match &self.extended {
             None => evaluate(&self.model, &self.system, self.global_batch, c).map(Detail::Reference),
             Some(e) => {
-                c.check(&self.model, &self.system, self.global_batch)?;
-                let mut ev =
-                    ExtendedEvaluator::new(&e.workload, &e.hardware, &e.options, c.strategy, self.global_batch)?;
+                // Extended mode's own rules (uneven stages, partial domains) are checked by its
+                // layout; the reference's check would reject what extended mode allows.
+                let options = execution.map_or(e.options, |x| x.apply(&e.options));
+                let mut ev = ExtendedEvaluator::new(&e.workload, &e.hardware, &options, c.strategy, self.global_batch)?;
                 ev.evaluate_full(c).map(Detail::Extended)
             }
         }

@@ -4,7 +4,7 @@
 
 use super::inputs::ExploreSpec;
 use super::merge::{StrategyOutcome, merge};
-use crate::search::{Ranked, Search};
+use crate::search::{Diagnosis, Ranked, Search, Widening};
 use crate::{Error, Strategy};
 
 /// Everything one scenario's searches found.
@@ -118,6 +118,40 @@ impl ExploreSearch {
             .collect();
         let merged = merge(&outcomes, self.spec.top_k);
         ExploreResult { outcomes, merged }
+    }
+
+    /// Why the scenario has no result (every strategy empty), or why its results use fewer devices
+    /// than asked, and the nearest device counts and batches that work (verified); `None` when
+    /// every strategy searched used all devices and something fits. Call once the search is done
+    /// (it may run a few small searches).
+    pub fn diagnose(&self) -> Option<Diagnosis> {
+        let searches: Vec<&Search> = self.searches.iter().flatten().collect();
+        let all_empty = searches.iter().all(|s| s.result().top.is_empty());
+        let parts: Vec<Diagnosis> = if all_empty {
+            searches.iter().filter_map(|s| s.diagnose()).collect()
+        } else {
+            // Some strategy has results: say only why they use fewer devices, if they all do.
+            let fewer = searches.iter().all(|s| matches!(s.widening(), Widening::FewerDevices { .. }));
+            if !fewer {
+                return None;
+            }
+            searches.iter().filter_map(|s| s.diagnose()).collect()
+        };
+        Diagnosis::combine(&parts, self.spec.n_gpus, self.spec.global_batch)
+    }
+
+    /// Notes on how the searches departed from the reference's enumeration (partial domains,
+    /// fewer devices), one per kind, for the results' notes.
+    pub fn widening_notes(&self) -> Vec<String> {
+        let mut notes: Vec<String> = Vec::new();
+        for s in self.searches.iter().flatten() {
+            if let Some(n) = s.widening().note(self.spec.system.nvlink_size)
+                && !notes.contains(&n)
+            {
+                notes.push(n);
+            }
+        }
+        notes
     }
 
     /// Runs every search to the end.

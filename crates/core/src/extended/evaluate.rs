@@ -409,6 +409,13 @@ impl ExtendedEvaluator {
         assemble(&self.workload, &layout, &p, &parts)
     }
 
+    /// The expert layout chosen for a candidate (MoE models; `None` for dense ones or a rejected
+    /// candidate).
+    pub fn experts_of(&mut self, c: &Candidate) -> Option<ExpertLayout> {
+        self.workload.moe?;
+        self.evaluate_full(c).ok()?.moe.map(|m| m.experts)
+    }
+
     /// HBM capacity of the device [GB] (the feasibility limit).
     pub fn capacity_gb(&self) -> f64 {
         self.hardware.hbm_capacity_gb

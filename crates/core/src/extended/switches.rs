@@ -16,7 +16,7 @@ use super::memory::{OVERHEAD_FIXED_GB, OVERHEAD_FRACTION};
 use super::options::{ExtendedOptions, Recompute, Sharding};
 use crate::Error;
 use crate::catalog::Precision;
-use crate::format::hint;
+use crate::hint;
 
 /// What values a switch takes.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -2,8 +2,8 @@
 //! head width of its own, a gated MLP and the vocabulary; for Mixture-of-Experts models also the
 //! experts, multi-head latent attention and multi-token prediction ([`super::moe`]).
 
-use super::moe::{Mla, MoeShape, shape::MAX_MTP_LAYERS};
 use crate::catalog::{CatalogModel, Mlp};
+use crate::moe_shape::{MAX_MTP_LAYERS, Mla, MoeShape};
 use crate::{Error, ModelShape};
 
 /// A decoder-only transformer. All fields are counts (dimensionless).

@@ -14,7 +14,8 @@ pub mod custom_store;
 pub mod emit;
 pub mod fields;
 pub mod form;
-pub mod hint;
+// "Did you mean" lives in `crate::hint` (the catalog uses it too); kept here under its old path.
+pub use crate::hint;
 mod model_doc;
 pub mod reference;
 pub mod scenario;

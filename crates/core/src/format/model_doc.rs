@@ -4,10 +4,36 @@ use serde_json::{Map, Value};
 
 use super::check::{Fields, Report, walk};
 use super::emit::J;
-use super::fields::{MODEL_FIELDS, SCHEMA_VERSION};
+use super::fields::{FieldSpec, MODEL_FIELDS, SCHEMA_VERSION};
 use crate::Error;
-use crate::catalog::{CatalogModel, Mlp, TrainingBudget};
-use crate::extended::moe::{Mla, MoeShape, Router};
+use crate::catalog::{CatalogModel, FieldSources, Mlp, TrainingBudget};
+use crate::moe_shape::{Mla, MoeShape, Router};
+
+/// Prefix of the per-field source texts in the model and system tables.
+const FIELD_SOURCES: &str = "field_sources.";
+
+/// Reads the `field_sources` object (its keys are those `table` lists under `field_sources.`).
+pub(crate) fn read_field_sources(f: Fields<'_>, table: &[FieldSpec]) -> FieldSources {
+    let Some(o) = f.obj("field_sources") else {
+        return FieldSources::default();
+    };
+    FieldSources::new(
+        table
+            .iter()
+            .filter_map(|s| s.path.strip_prefix(FIELD_SOURCES))
+            .filter_map(|k| o.text(k).map(|t| (k.to_string(), t)))
+            .collect(),
+    )
+}
+
+/// Writes `field_sources` onto `j` (left out when no field has a source).
+pub(crate) fn write_field_sources(j: J, s: &FieldSources) -> J {
+    if s.is_empty() {
+        return j;
+    }
+    let o = s.entries().iter().fold(J::obj(), |o, (k, t)| o.put(k, J::Str(t.clone())));
+    j.put("field_sources", o)
+}
 
 /// Whether a check since error index `start` failed on `path` (cross-field rules skip such fields).
 pub(crate) fn failed(report: &Report, start: usize, path: &str) -> bool {
@@ -74,10 +100,10 @@ pub(crate) fn read_model(
                 Error::invalid(p("heads"), h, format!("must not exceed hidden = {e}"))
                     .with_hint("each head needs at least one channel; check that hidden and heads are not swapped"),
             );
-        } else if e % h != 0 {
-            report.warn(
+        } else if e % h != 0 && f.int("head_dim").is_none() {
+            report.error(
                 Error::invalid(p("hidden"), e, format!("is not a multiple of heads = {h}"))
-                    .with_hint(format!("the head width is rounded down to {} channels", e / h)),
+                    .with_hint("give head_dim (channels per head) if the model's heads are not hidden / heads wide"),
             );
         }
     }
@@ -136,6 +162,7 @@ pub(crate) fn read_model(
         training_budget: budget.unwrap_or(TrainingBudget::DEFAULT_TOKENS),
         sources: f.texts("sources"),
         notes: f.texts("notes"),
+        field_sources: read_field_sources(f, MODEL_FIELDS),
         id,
     })
 }
@@ -146,42 +173,43 @@ pub(crate) fn write_model(m: &CatalogModel, envelope: bool) -> J {
     if envelope {
         j = j.put("schema_version", J::Int(SCHEMA_VERSION)).put("kind", J::Str("model".into()));
     }
-    j = j
+    let j = j
         .put("id", J::Str(m.id.clone()))
         .put("name", J::Str(m.name.clone()))
         .put("family", J::Str(m.family.clone()))
         .put("seq_len", J::int(m.seq_len))
         .put("hidden", J::int(m.hidden))
         .put("heads", J::int(m.heads))
-        .put("kv_heads", J::int(m.kv_heads));
-    if let Some(d) = m.head_dim {
-        j = j.put("head_dim", J::Int(d));
-    }
-    j = j
+        .put("kv_heads", J::int(m.kv_heads))
+        .put_some("head_dim", m.head_dim.map(|d| J::int(Some(d))))
         .put("layers", J::int(m.layers))
         .put("ffn_hidden", J::int(m.ffn_hidden))
         .put("mlp", J::Str(m.mlp.as_str().into()))
-        .put("vocab", J::int(m.vocab));
-    // The MoE, MLA and MTP keys only when the model has them (dense documents stay as they were).
-    if let Some(moe) = m.moe {
-        j = j.put("moe", write_moe(moe));
-    }
-    if let Some(mla) = m.mla {
-        j = j.put("mla", write_mla(mla));
-    }
-    if let Some(n) = m.mtp_layers {
-        j = j.put("mtp_layers", J::Int(n));
-    }
-    j.put("params_b", J::num(m.params_b))
+        .put("vocab", J::int(m.vocab))
+        // The MoE, MLA and MTP keys only when the model has them (dense documents stay as they were).
+        .put_some("moe", m.moe.map(write_moe))
+        .put_some("mla", m.mla.map(write_mla))
+        .put_some("mtp_layers", m.mtp_layers.map(|n| J::Int(n)))
+        .put("params_b", J::num(m.params_b))
         .put("training_budget", write_budget(m.training_budget))
         .put("sources", J::texts(&m.sources))
-        .put("notes", J::texts(&m.notes))
+        .put("notes", J::texts(&m.notes));
+    write_field_sources(j, &m.field_sources)
 }
 
 /// Reads the `moe` object of a model that passed [`walk`]; cross-field rules (top-k ≤ experts, a
 /// MoE block left after the dense ones) are reported at their paths.
 fn read_moe(m: Fields<'_>, mlp: Mlp, layers: Option<u64>, prefix: &str, report: &mut Report) -> Option<MoeShape> {
-    let (experts, expert_ffn, top_k) = (m.int("experts")?, m.int("expert_ffn")?, m.int("top_k")?);
+    let need = |report: &mut Report, key: &str, v: Option<u64>| {
+        if v.is_none() && !m.has(key) {
+            report.error(Error::MissingField { field: format!("{prefix}moe.{key}") });
+        }
+        v
+    };
+    let experts = need(report, "experts", m.int("experts"));
+    let expert_ffn = need(report, "expert_ffn", m.int("expert_ffn"));
+    let top_k = need(report, "top_k", m.int("top_k"));
+    let (experts, expert_ffn, top_k) = (experts?, expert_ffn?, top_k?);
     let gated = m.text("expert_mlp").and_then(|s| Mlp::from_name(&s)).unwrap_or(mlp) == Mlp::SwiGlu;
     let shape = MoeShape {
         experts,
@@ -206,12 +234,21 @@ fn read_moe(m: Fields<'_>, mlp: Mlp, layers: Option<u64>, prefix: &str, report: 
 
 /// Reads the `mla` object of a model that passed [`walk`].
 fn read_mla(m: Fields<'_>, prefix: &str, report: &mut Report) -> Option<Mla> {
+    let mut need = |key: &str| {
+        let v = m.int(key);
+        if v.is_none() && !m.has(key) {
+            report.error(Error::MissingField { field: format!("{prefix}mla.{key}") });
+        }
+        v
+    };
+    let (kv, nope, rope, v) =
+        (need("kv_lora_rank"), need("qk_nope_head_dim"), need("qk_rope_head_dim"), need("v_head_dim"));
     let mla = Mla {
         q_lora_rank: m.int("q_lora_rank"),
-        kv_lora_rank: m.int("kv_lora_rank")?,
-        qk_nope_head_dim: m.int("qk_nope_head_dim")?,
-        qk_rope_head_dim: m.int("qk_rope_head_dim")?,
-        v_head_dim: m.int("v_head_dim")?,
+        kv_lora_rank: kv?,
+        qk_nope_head_dim: nope?,
+        qk_rope_head_dim: rope?,
+        v_head_dim: v?,
     };
     match mla.validate(prefix) {
         Ok(()) => Some(mla),

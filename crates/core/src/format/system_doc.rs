@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::check::{Fields, Report, walk};
 use super::emit::J;
 use super::fields::{SCHEMA_VERSION, SYSTEM_FIELDS};
-use super::model_doc::failed;
+use super::model_doc::{failed, read_field_sources, write_field_sources};
 use super::reference::{preset_json, read_reference_system};
 use crate::Error;
 use crate::catalog::{Architecture, CatalogSystem, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp};
@@ -129,6 +129,10 @@ pub(crate) fn read_system(
                 p2p_bw_unidir_gbps: s.num("p2p_bw_unidir_gbps"),
                 domain_size: s.int("domain_size").unwrap_or(1),
                 topology: s.text("topology"),
+                links_per_device: s.int("links_per_device"),
+                link_bw_unidir_gbps: s.num("link_bw_unidir_gbps"),
+                torus_dimensions: s.int("torus_dimensions"),
+                torus_shape: s.text("torus_shape"),
             })
             .unwrap_or_default(),
         scale_out: so
@@ -149,6 +153,8 @@ pub(crate) fn read_system(
         preset,
         sources: f.texts("sources"),
         notes: f.texts("notes"),
+        aliases: f.texts("aliases"),
+        field_sources: read_field_sources(f, SYSTEM_FIELDS),
         id,
     })
 }
@@ -174,7 +180,8 @@ pub(crate) fn write_system(s: &CatalogSystem, envelope: bool) -> J {
     let su = &s.scale_up;
     let so = &s.scale_out;
     let n = &s.network;
-    j.put("id", J::Str(s.id.clone()))
+    let j = j
+        .put("id", J::Str(s.id.clone()))
         .put("name", J::Str(s.name.clone()))
         .put_some("vendor", s.vendor.as_deref().map(|v| J::Str(v.into())))
         .put_some("form_factor", s.form_factor.as_deref().map(|v| J::Str(v.into())))
@@ -196,7 +203,11 @@ pub(crate) fn write_system(s: &CatalogSystem, envelope: bool) -> J {
                 .put("bw_per_device_bidir_gbps", J::num(su.bw_per_device_bidir_gbps))
                 .put("p2p_bw_unidir_gbps", J::num(su.p2p_bw_unidir_gbps))
                 .put("domain_size", J::Int(su.domain_size))
-                .put("topology", J::text(su.topology.as_deref())),
+                .put("topology", J::text(su.topology.as_deref()))
+                .put_some("links_per_device", su.links_per_device.map(J::Int))
+                .put_some("link_bw_unidir_gbps", su.link_bw_unidir_gbps.map(J::Num))
+                .put_some("torus_dimensions", su.torus_dimensions.map(J::Int))
+                .put_some("torus_shape", su.torus_shape.as_deref().map(|t| J::Str(t.into()))),
         )
         .put(
             "scale_out",
@@ -218,4 +229,6 @@ pub(crate) fn write_system(s: &CatalogSystem, envelope: bool) -> J {
         .put_some("preset", s.preset.as_ref().map(preset_json))
         .put("sources", J::texts(&s.sources))
         .put("notes", J::texts(&s.notes))
+        .put_some("aliases", (!s.aliases.is_empty()).then(|| J::texts(&s.aliases)));
+    write_field_sources(j, &s.field_sources)
 }

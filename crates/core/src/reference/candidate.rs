@@ -113,7 +113,8 @@ impl Candidate {
     /// The rules are those the reference's search space satisfies by construction (§7): equal
     /// pipeline stages, the batch split evenly, heads and widths split evenly, every sharded
     /// dimension non-empty, and a placement that either fills whole fast domains or holds the whole
-    /// job in one domain. `model` and `system` are assumed validated.
+    /// job in one domain (or partial domains, see `search::widen`). `model` and `system` are assumed
+    /// validated.
     pub fn check(&self, model: &ModelShape, system: &SystemParams, global_batch: u64) -> Result<(), Error> {
         let c = self;
         let bad =
@@ -234,13 +235,19 @@ impl Candidate {
                     return bad(&format!("nv_{name}"), nv, format!("must divide {name} = {dim}"));
                 }
             }
+            // The reference fills whole domains. Groups that cannot fill one (a domain size that
+            // does not divide dp·tp1·tp2·pp, e.g. power-of-two groups on 72-device domains) may sit
+            // on partial domains, the rest idle (`search::widen`). The evaluation reads only the
+            // shares, never `nvs`.
             let product = c.nv_tp1 * c.nv_tp2 * c.nv_dp * c.nv_pp;
-            if product != nvs {
+            let can_fill = (n as u128).is_multiple_of(nvs as u128);
+            if product > nvs || (can_fill && product != nvs) {
                 return bad(
                     "nv_tp1",
                     c.nv_tp1,
                     format!(
-                        "nv_tp1·nv_tp2·nv_dp·nv_pp = {product} must equal the fast-domain size {nvs} (domains are filled)"
+                        "nv_tp1·nv_tp2·nv_dp·nv_pp = {product} must equal the fast-domain size {nvs} (domains are filled \
+                         when dp·tp1·tp2·pp = {n} allows it; at most {nvs} otherwise)"
                     ),
                 );
             }

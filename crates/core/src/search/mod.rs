@@ -2,20 +2,35 @@
 //! device count, evaluate it, drop those that do not fit in HBM and keep the `k` fastest.
 //!
 //! A [`Search`] is resumable: [`Search::step`] evaluates a bounded number of candidates, so a web
-//! page can run it in short time slices; the total is known up front ([`Search::progress`]).
+//! page can run it in short time slices; the total is known up front ([`Search::progress`]). It is
+//! also shardable ([`Search::shard`]: every n-th candidate), so a caller with threads can run n
+//! shards and merge them ([`merge_shards`]) into exactly the single run's result — the core itself
+//! stays thread-free.
 //!
 //! The same search runs in extended mode ([`Search::new_extended`]): the candidates are the
-//! reference's (1d and 2d-seqp), each priced by [`crate::extended`] with the same result shape.
+//! reference's (1d and 2d-seqp) with extended mode's rules ([`widen`]), each priced by
+//! [`crate::extended`] with the same result shape; [`Search::new_extended_choosing`] also chooses
+//! the execution ([`execution`]). Where nothing is found, [`Search::diagnose`] says why and what
+//! would work ([`diagnose`]).
 
+pub mod diagnose;
+pub mod execution;
 pub mod parts;
 pub mod space;
 pub mod topk;
+pub mod widen;
 
+use std::collections::HashMap;
+
+pub use diagnose::{Diagnosis, EmptyReason, Suggestion};
+pub use execution::{Execution, ExecutionChoices};
 pub use parts::{MemoryPart, TimePart};
-pub use space::Space;
+pub use space::{Rules, Space};
 pub use topk::{Ranked, TopK};
+pub use widen::Widening;
 
 use crate::extended::moe::ExpertLayout;
+use crate::extended::options::{Recompute, Sharding};
 use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
 use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
 use crate::reference::{Candidate, Evaluation, Evaluator, Outcome, evaluate};
@@ -70,10 +85,19 @@ impl SearchSpec {
 pub struct SearchResult {
     /// Devices searched [count].
     pub n_gpus: u64,
+    /// Devices every candidate uses (`n_gpus` unless [`Widening::FewerDevices`]).
+    pub devices_used: u64,
+    /// How the space departs from the reference's enumeration.
+    pub widening: Widening,
     /// Candidates evaluated (the size of the search space once done).
     pub candidates: u64,
-    /// Candidates that fit in HBM.
+    /// Candidates that fit in HBM (with the leanest execution, when the search chooses it).
     pub feasible: u64,
+    /// Configurations priced: candidates × execution choices, less those pruned by the bounds
+    /// (= `candidates` when the execution is fixed).
+    pub evaluations: u64,
+    /// The least memory per device of any candidate evaluated [GB] (`None`: none evaluated).
+    pub min_mem_gb: Option<f64>,
     /// The fastest feasible configurations, best first (empty: nothing fits).
     pub top: Vec<Ranked>,
 }
@@ -121,32 +145,103 @@ impl Engine {
     }
 }
 
-/// A resumable search.
+/// Extended mode's pricing with the execution chosen per candidate: one evaluator (with its
+/// block-cost cache) per execution priced so far.
+#[derive(Debug, Clone)]
+struct Chooser {
+    setup: ExtendedSetup,
+    choices: ExecutionChoices,
+    strategy: Strategy,
+    global_batch: u64,
+    evaluators: HashMap<Execution, ExtendedEvaluator>,
+}
+
+impl Chooser {
+    fn outcome(&mut self, e: Execution, c: &Candidate) -> Result<Outcome, Error> {
+        let ev = match self.evaluators.entry(e) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(ExtendedEvaluator::new(
+                &self.setup.workload,
+                &self.setup.hardware,
+                &e.apply(&self.setup.options),
+                self.strategy,
+                self.global_batch,
+            )?),
+        };
+        ev.evaluate(c)
+    }
+
+    /// The expert layout the evaluator of execution `e` chose for `c` (MoE models).
+    fn experts(&mut self, e: Execution, c: &Candidate) -> Option<ExpertLayout> {
+        self.evaluators.get_mut(&e)?.experts_of(c)
+    }
+}
+
+/// A resumable, shardable search.
 #[derive(Debug, Clone)]
 pub struct Search {
     spec: SearchSpec,
     space: Space,
+    widening: Widening,
     evaluator: Engine,
+    chooser: Option<Box<Chooser>>,
+    setup: Option<ExtendedSetup>,
+    /// The execution of every candidate when the search does not choose it (extended mode).
+    execution: Option<Execution>,
+    /// `(index, count)`: this search evaluates the candidates whose generation index is
+    /// `index` modulo `count`.
+    shard: (u64, u64),
     cursor: (usize, usize),
+    /// Generation index of the candidate at `cursor`.
+    position: u64,
     evaluated: u64,
+    evaluations: u64,
     feasible: u64,
+    min_mem_gb: f64,
+    rejected: u64,
+    first_rejection: Option<Error>,
     top: TopK,
 }
 
 impl Search {
-    /// Validates the spec and generates the candidate list (cheap next to evaluating it).
+    /// Validates the spec and generates the candidate list (cheap next to evaluating it). The
+    /// space is the reference's wherever it has candidates ([`widen`] says what happens where it
+    /// has none).
     pub fn new(spec: SearchSpec) -> Result<Search, Error> {
         spec.validate()?;
         let evaluator = Evaluator::new(&spec.model, &spec.system, spec.strategy, spec.global_batch)?;
-        Ok(Self::with_engine(spec, Engine::Reference(evaluator)))
+        let (space, widening) = widen::search_space(
+            spec.strategy,
+            &spec.model,
+            spec.system.nvlink_size,
+            spec.n_gpus,
+            spec.global_batch,
+            None,
+            true,
+        );
+        Ok(Self::with_engine(spec, space, widening, Engine::Reference(evaluator), None, None))
     }
 
-    /// The same search priced in extended mode (strategies 1d and 2d-seqp). The spec's model is
-    /// replaced by the workload's reference shape (which generates the candidates); the spec's
-    /// `nvlink_size` must be the hardware's fast-domain size.
-    pub fn new_extended(mut spec: SearchSpec, ext: ExtendedSetup) -> Result<Search, Error> {
+    /// The same search priced in extended mode (strategies 1d and 2d-seqp) with the execution of
+    /// the switches. The spec's model is replaced by the workload's reference shape (which
+    /// generates the candidates); the spec's `nvlink_size` must be the hardware's fast-domain size.
+    pub fn new_extended(spec: SearchSpec, ext: ExtendedSetup) -> Result<Search, Error> {
+        let choices = ExecutionChoices::fixed(&ext.options);
+        Self::new_extended_choosing(spec, ext, choices)
+    }
+
+    /// An extended-mode search that also chooses the execution (recomputation, ZeRO stage / FSDP
+    /// and shard group, interleaving, context-parallel degree, micro-batch) where `choices` leaves
+    /// it open; the switches' values stand for the fixed ones. Exhaustive with pruning
+    /// ([`execution`]): the result equals pricing every combination.
+    pub fn new_extended_choosing(
+        mut spec: SearchSpec,
+        ext: ExtendedSetup,
+        choices: ExecutionChoices,
+    ) -> Result<Search, Error> {
         spec.model = ext.workload.to_shape();
         spec.validate()?;
+        choices.validate()?;
         if ext.hardware.domain_size() != spec.system.nvlink_size {
             return Err(Error::invalid(
                 "system.nvlink_size",
@@ -154,19 +249,88 @@ impl Search {
                 format!("must equal the extended hardware's fast-domain size {}", ext.hardware.domain_size()),
             ));
         }
-        let evaluator =
-            ExtendedEvaluator::new(&ext.workload, &ext.hardware, &ext.options, spec.strategy, spec.global_batch)?;
-        Ok(Self::with_engine(spec, Engine::Extended(Box::new(evaluator))))
+        let options = ext.options;
+        let fixed = choices.fixed_execution(&options);
+        let evaluator = ExtendedEvaluator::new(
+            &ext.workload,
+            &ext.hardware,
+            &fixed.apply(&options),
+            spec.strategy,
+            spec.global_batch,
+        )?;
+        let (mut space, widening) = widen::search_space(
+            spec.strategy,
+            &spec.model,
+            spec.system.nvlink_size,
+            spec.n_gpus,
+            spec.global_batch,
+            Some(options.uneven_stages),
+            true,
+        );
+        if choices.cp.is_some() || choices.mbs.is_some() {
+            space.retain(|c| {
+                let cp = if c.strategy == Strategy::ContextParallel2D { c.tp2 } else { 1 };
+                choices.cp.is_none_or(|x| x == cp) && choices.mbs.is_none_or(|m| m == c.mbs)
+            });
+        }
+        let chooser = choices.searches_execution().then(|| {
+            Box::new(Chooser {
+                setup: ext.clone(),
+                choices,
+                strategy: spec.strategy,
+                global_batch: spec.global_batch,
+                evaluators: HashMap::new(),
+            })
+        });
+        let mut search =
+            Self::with_engine(spec, space, widening, Engine::Extended(Box::new(evaluator)), chooser, Some(ext));
+        search.execution = Some(fixed);
+        Ok(search)
     }
 
-    fn with_engine(spec: SearchSpec, evaluator: Engine) -> Search {
-        let space = Space::new(spec.strategy, &spec.model, spec.system.nvlink_size, spec.n_gpus, spec.global_batch);
+    fn with_engine(
+        spec: SearchSpec,
+        space: Space,
+        widening: Widening,
+        evaluator: Engine,
+        chooser: Option<Box<Chooser>>,
+        setup: Option<ExtendedSetup>,
+    ) -> Search {
         let top = TopK::new(spec.top_k);
-        Search { spec, space, evaluator, cursor: (0, 0), evaluated: 0, feasible: 0, top }
+        Search {
+            spec,
+            space,
+            widening,
+            evaluator,
+            chooser,
+            setup,
+            execution: None,
+            shard: (0, 1),
+            cursor: (0, 0),
+            position: 0,
+            evaluated: 0,
+            evaluations: 0,
+            feasible: 0,
+            min_mem_gb: f64::INFINITY,
+            rejected: 0,
+            first_rejection: None,
+            top,
+        }
     }
 
-    /// The full extended-mode evaluation of a candidate of an extended search (`None` for a
-    /// reference search; use [`SearchSpec::evaluate`] there).
+    /// This search restricted to the candidates whose generation index is `index` modulo `count`
+    /// (`index < count`), before any step. Run every shard and [`merge_shards`] them: the result
+    /// equals the whole search's, in the same order.
+    pub fn shard(mut self, index: u64, count: u64) -> Result<Search, Error> {
+        if count == 0 || index >= count {
+            return Err(Error::invalid("shard", format!("{index}/{count}"), "index must be below a positive count"));
+        }
+        self.shard = (index, count);
+        Ok(self)
+    }
+
+    /// The full extended-mode evaluation of a candidate of an extended search with the switches'
+    /// execution (`None` for a reference search; use [`SearchSpec::evaluate`] there).
     pub fn evaluate_extended(&mut self, c: &Candidate) -> Option<Result<ExtendedEvaluation, Error>> {
         match &mut self.evaluator {
             Engine::Reference(_) => None,
@@ -174,66 +338,129 @@ impl Search {
         }
     }
 
-    /// Evaluates up to `max_candidates` more candidates; returns `true` when the search is done.
-    pub fn step(&mut self, max_candidates: usize) -> bool {
-        let capacity = match &self.evaluator {
+    /// The extended setup (part, workload, switches) of an extended search.
+    pub fn extended_setup(&self) -> Option<&ExtendedSetup> {
+        self.setup.as_ref()
+    }
+
+    fn capacity_gb(&self) -> f64 {
+        match &self.evaluator {
             Engine::Reference(_) => self.spec.system.hbm_capacity,
             Engine::Extended(e) => e.capacity_gb(),
-        };
+        }
+    }
+
+    /// Evaluates up to `max_candidates` more candidates (of this shard); returns `true` when the
+    /// search is done.
+    pub fn step(&mut self, max_candidates: usize) -> bool {
+        let capacity = self.capacity_gb();
+        let (index, count) = self.shard;
         let mut next = None;
         let mut done_here = 0usize;
-        for (pos, c) in self.space.walk(self.cursor) {
+        let mut position = self.position;
+        let mut items = self.space.walk(self.cursor);
+        loop {
+            let Some((pos, c)) = items.next() else { break };
+            let gi = position;
+            position += 1;
+            if gi % count != index {
+                continue;
+            }
             if done_here == max_candidates {
-                next = Some(pos);
+                next = Some((pos, gi));
                 break;
             }
             done_here += 1;
-            let Some((o, experts)) = self.evaluator.outcome_with_experts(&c) else { continue };
-            // Infeasible (mem > capacity) candidates are discarded after evaluation.
-            if o.mem_gb > capacity {
-                continue;
-            }
-            self.feasible += 1;
-            if self.top.accepts(o.throughput_samples_per_s) {
-                self.top.offer(Ranked {
-                    candidate: c,
-                    throughput_samples_per_s: o.throughput_samples_per_s,
-                    time_per_iteration_s: o.totals.t,
-                    mem_gb: o.mem_gb,
-                    totals: o.totals,
-                    experts,
-                });
+            match self.chooser.as_deref_mut() {
+                None => {
+                    self.evaluations += 1;
+                    let o = match &mut self.evaluator {
+                        Engine::Reference(e) => Ok(e.evaluate_unchecked(&c)),
+                        Engine::Extended(e) => e.evaluate(&c),
+                    };
+                    let o = match o {
+                        Ok(o) => o,
+                        Err(e) => {
+                            self.rejected += 1;
+                            self.first_rejection.get_or_insert(e);
+                            continue;
+                        }
+                    };
+                    self.min_mem_gb = self.min_mem_gb.min(o.mem_gb);
+                    // Infeasible (mem > capacity) candidates are discarded after evaluation.
+                    if o.mem_gb > capacity {
+                        continue;
+                    }
+                    self.feasible += 1;
+                    if self.top.accepts(o.throughput_samples_per_s) {
+                        let mut r = ranked(c, &o, self.execution);
+                        if let Engine::Extended(e) = &mut self.evaluator {
+                            r.experts = e.experts_of(&c);
+                        }
+                        self.top.offer_at(gi, r);
+                    }
+                }
+                Some(chooser) => {
+                    choose(
+                        chooser,
+                        &c,
+                        gi,
+                        capacity,
+                        self.spec.global_batch,
+                        &mut ChooseState {
+                            top: &mut self.top,
+                            evaluations: &mut self.evaluations,
+                            feasible: &mut self.feasible,
+                            min_mem_gb: &mut self.min_mem_gb,
+                            rejected: &mut self.rejected,
+                            first_rejection: &mut self.first_rejection,
+                        },
+                    );
+                }
             }
         }
         self.evaluated += done_here as u64;
         match next {
-            Some(pos) => {
+            Some((pos, gi)) => {
                 self.cursor = pos;
+                self.position = gi;
                 false
             }
             None => {
-                self.evaluated = self.space.len();
+                self.evaluated = self.shard_len();
+                self.cursor = (usize::MAX, 0);
+                self.position = self.space.len();
                 true
             }
         }
     }
 
-    /// `(evaluated, total)` candidates.
-    pub fn progress(&self) -> (u64, u64) {
-        (self.evaluated, self.space.len())
+    /// Candidates of this shard.
+    fn shard_len(&self) -> u64 {
+        let (index, count) = self.shard;
+        self.space.len().saturating_sub(index).div_ceil(count)
     }
 
-    /// Whether every candidate has been evaluated.
+    /// `(evaluated, total)` candidates (of this shard).
+    pub fn progress(&self) -> (u64, u64) {
+        (self.evaluated, self.shard_len())
+    }
+
+    /// Whether every candidate (of this shard) has been evaluated.
     pub fn is_done(&self) -> bool {
-        self.evaluated >= self.space.len()
+        self.evaluated >= self.shard_len()
     }
 
     /// The result so far (final once [`Search::is_done`]).
     pub fn result(&self) -> SearchResult {
         SearchResult {
             n_gpus: self.spec.n_gpus,
+            devices_used: self.space.devices(),
+            widening: self.widening,
             candidates: self.evaluated,
             feasible: self.feasible,
+            evaluations: self.evaluations,
+            min_mem_gb: self.min_mem_gb.is_finite().then_some(self.min_mem_gb),
             top: self.top.items().to_vec(),
         }
     }
@@ -252,6 +479,139 @@ impl Search {
     /// The candidate list.
     pub fn space(&self) -> &Space {
         &self.space
+    }
+
+    /// How the space departs from the reference's enumeration.
+    pub fn widening(&self) -> Widening {
+        self.widening
+    }
+
+    /// Candidates extended mode rejected, and the first reason.
+    pub fn rejections(&self) -> (u64, Option<&Error>) {
+        (self.rejected, self.first_rejection.as_ref())
+    }
+
+    /// The kept list with its generation indices (for [`merge_shards`]).
+    pub fn top(&self) -> &TopK {
+        &self.top
+    }
+}
+
+/// The merged result of the shards of one search (each run to the end): the same as one run
+/// over every candidate — counts summed, the top list by throughput with ties in generation
+/// order.
+pub fn merge_shards(shards: &[Search]) -> Option<SearchResult> {
+    let first = shards.first()?;
+    let top = TopK::merge(first.spec.top_k, shards.iter().map(Search::top));
+    let min_mem = shards.iter().map(|s| s.min_mem_gb).fold(f64::INFINITY, f64::min);
+    Some(SearchResult {
+        n_gpus: first.spec.n_gpus,
+        devices_used: first.space.devices(),
+        widening: first.widening,
+        candidates: shards.iter().map(|s| s.evaluated).sum(),
+        feasible: shards.iter().map(|s| s.feasible).sum(),
+        evaluations: shards.iter().map(|s| s.evaluations).sum(),
+        min_mem_gb: min_mem.is_finite().then_some(min_mem),
+        top: top.items().to_vec(),
+    })
+}
+
+fn ranked(c: Candidate, o: &Outcome, execution: Option<Execution>) -> Ranked {
+    Ranked {
+        candidate: c,
+        throughput_samples_per_s: o.throughput_samples_per_s,
+        time_per_iteration_s: o.totals.t,
+        mem_gb: o.mem_gb,
+        totals: o.totals,
+        execution,
+        experts: None,
+    }
+}
+
+/// The counters one candidate's execution choices update.
+struct ChooseState<'a> {
+    top: &'a mut TopK,
+    evaluations: &'a mut u64,
+    feasible: &'a mut u64,
+    min_mem_gb: &'a mut f64,
+    rejected: &'a mut u64,
+    first_rejection: &'a mut Option<Error>,
+}
+
+/// Prices the execution choices of candidate `c` (generation index `gi`) with the bounds of
+/// [`execution`], offering its best feasible execution to the top list.
+fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch: u64, st: &mut ChooseState) {
+    let (cp, nv_cp) = if c.strategy == Strategy::ContextParallel2D { (c.tp2, c.nv_tp2) } else { (1, 1) };
+    let combos = ch.choices.combinations(c.pp, ch.setup.workload.layers, c.dp * cp, c.nv_dp * nv_cp);
+    let pick = |r: Recompute, s: Sharding| {
+        combos
+            .iter()
+            .position(|e| {
+                e.recompute == r && e.sharding == s && e.shard_group.is_none() && e.interleave == combos[0].interleave
+            })
+            .or_else(|| combos.iter().position(|e| e.recompute == r && e.sharding == s))
+            .unwrap_or(0)
+    };
+    let leanest = pick(ch.choices.recompute.unwrap_or(Recompute::Full), ch.choices.sharding.unwrap_or(Sharding::Zero3));
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; combos.len()];
+    *st.evaluations += 1;
+    let lean = match ch.outcome(combos[leanest], c) {
+        Ok(o) => o,
+        Err(e) => {
+            *st.rejected += 1;
+            st.first_rejection.get_or_insert(e);
+            return;
+        }
+    };
+    *st.min_mem_gb = st.min_mem_gb.min(lean.mem_gb);
+    if lean.mem_gb > capacity {
+        return;
+    }
+    *st.feasible += 1;
+    outcomes[leanest] = Some(lean);
+    // Time bound: matrix work without recomputation.
+    let fastest = pick(ch.choices.recompute.unwrap_or(Recompute::None), combos[0].sharding);
+    if outcomes[fastest].is_none() {
+        *st.evaluations += 1;
+        outcomes[fastest] = ch.outcome(combos[fastest], c).ok();
+    }
+    if let Some(f) = outcomes[fastest]
+        && f.totals.t_comp > 0.0
+        && !st.top.accepts(global_batch as f64 / f.totals.t_comp)
+    {
+        return;
+    }
+    // One row per candidate: its best execution (the fastest that fits; ties: the least memory,
+    // then the first in the combinations' order).
+    let mut best: Option<(Outcome, Execution)> = None;
+    for (j, e) in combos.iter().enumerate() {
+        let o = match outcomes[j] {
+            Some(o) => o,
+            None => {
+                *st.evaluations += 1;
+                match ch.outcome(*e, c) {
+                    Ok(o) => o,
+                    Err(_) => continue,
+                }
+            }
+        };
+        if o.mem_gb > capacity {
+            continue;
+        }
+        let better = best.is_none_or(|(b, _)| {
+            o.throughput_samples_per_s > b.throughput_samples_per_s
+                || (o.throughput_samples_per_s == b.throughput_samples_per_s && o.mem_gb < b.mem_gb)
+        });
+        if better {
+            best = Some((o, *e));
+        }
+    }
+    if let Some((o, e)) = best
+        && st.top.accepts(o.throughput_samples_per_s)
+    {
+        let mut r = ranked(*c, &o, Some(e));
+        r.experts = ch.experts(e, c);
+        st.top.offer_at(gi, r);
     }
 }
 

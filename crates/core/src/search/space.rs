@@ -76,6 +76,51 @@ fn placements<const K: usize>(dims: [u64; K], nvs: u64) -> Vec<[u64; K]> {
     out
 }
 
+/// Placements on **partial** domains, for groups that cannot fill a whole domain of `nvs`
+/// (e.g. power-of-two groups on NVL72's 72-device domains): each domain holds `p` devices of the
+/// job, where `p < nvs` is the largest product `n1·n2·…` with `n_i | dims_i` (the other
+/// `nvs − p` devices of each domain stay idle); every placement reaching `p`, in the nested order
+/// of [`placements`]. Empty when the dims can exactly fill a domain (`nvs | Π dims`: every prime
+/// power of `nvs` can be spread over the dims) or the job fits in one.
+pub fn partial_placements<const K: usize>(dims: [u64; K], nvs: u64) -> Vec<[u64; K]> {
+    let total = dims.iter().fold(1u128, |a, &d| a * d as u128);
+    if nvs == 0 || total <= nvs as u128 || total.is_multiple_of(nvs as u128) {
+        return Vec::new();
+    }
+    let divs: Vec<Vec<u64>> = dims.iter().map(|&d| divisors(d).into_iter().filter(|&x| x <= nvs).collect()).collect();
+    let mut best = 0u64;
+    let mut out: Vec<[u64; K]> = Vec::new();
+    let mut cur = [1u64; K];
+    #[allow(clippy::too_many_arguments)]
+    fn rec<const K: usize>(
+        i: usize,
+        prod: u64,
+        nvs: u64,
+        divs: &[Vec<u64>],
+        cur: &mut [u64; K],
+        best: &mut u64,
+        out: &mut Vec<[u64; K]>,
+    ) {
+        if i == K {
+            if prod > *best {
+                *best = prod;
+                out.clear();
+            }
+            if prod == *best {
+                out.push(*cur);
+            }
+            return;
+        }
+        for &d in &divs[i] {
+            let Some(p) = prod.checked_mul(d).filter(|&p| p <= nvs) else { break };
+            cur[i] = d;
+            rec(i + 1, p, nvs, divs, cur, best, out);
+        }
+    }
+    rec(0, 1, nvs, &divs, &mut cur, &mut best, &mut out);
+    out
+}
+
 /// `nv_cands_1d(tp, dp, pp, N_vs)`: placements `(nv_tp, nv_dp, nv_pp)`.
 pub fn nv_cands_1d(tp: u64, dp: u64, pp: u64, nvs: u64) -> Vec<[u64; 3]> {
     placements([tp, dp, pp], nvs)
@@ -108,6 +153,23 @@ pub fn nb_cands(tp1: u64, tp2: u64, e: u64) -> Vec<u64> {
     ladder.into_iter().filter(|&c| e.is_multiple_of(c) && e / c >= 512).collect()
 }
 
+/// How a space is generated beyond the reference's own rules (spec §7). The reference's rules
+/// ([`Rules::REFERENCE`]) are reproduced exactly by [`Space::new`]; the extensions are opt-in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Rules {
+    /// Pipeline degrees that do not divide the depth: `pp` runs over the divisors of `n/tp` up to
+    /// the depth (the busiest stage holds `⌈D/pp⌉` blocks; extended mode's `uneven_stages`).
+    pub uneven_stages: bool,
+    /// Points whose groups cannot exactly fill a fast domain are placed on partial domains
+    /// ([`partial_placements`]) instead of being dropped.
+    pub partial_domains: bool,
+}
+
+impl Rules {
+    /// The reference's rules: `pp | D`, domains exactly filled (or the whole job in one domain).
+    pub const REFERENCE: Rules = Rules { uneven_stages: false, partial_domains: false };
+}
+
 /// One point of the space without its placement: `(dp, tp1, tp2, pp, mbs, nb)` and the index of
 /// its list of placements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +188,7 @@ struct Point {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Space {
     strategy: Strategy,
+    devices: u64,
     points: Vec<Point>,
     placements: Vec<Vec<[u64; 4]>>,
     offsets: Vec<u64>,
@@ -134,14 +197,28 @@ pub struct Space {
 
 impl Space {
     /// Generates the space of `strategy` for `model` on `n` devices in fast domains of `nvs`, with
-    /// `global_batch` samples per iteration (§7.2–7.4). Every candidate satisfies
-    /// [`Candidate::check`]: where that needs more than the reference's own filters (models with
-    /// `f < tp1` or sequences shorter than their split, which the reference cannot evaluate),
-    /// those points are left out.
+    /// `global_batch` samples per iteration (§7.2–7.4), exactly as the reference does. Every
+    /// candidate satisfies [`Candidate::check`]: where that needs more than the reference's own
+    /// filters (models with `f < tp1` or sequences shorter than their split, which the reference
+    /// cannot evaluate), those points are left out.
     pub fn new(strategy: Strategy, model: &ModelShape, nvs: u64, n: u64, global_batch: u64) -> Space {
-        let mut space = Space { strategy, points: Vec::new(), placements: Vec::new(), offsets: Vec::new(), total: 0 };
+        Space::with_rules(strategy, model, nvs, n, global_batch, Rules::REFERENCE)
+    }
+
+    /// The space generated with `rules` (the reference's loops and order, with the extensions
+    /// `rules` turns on). With [`Rules::REFERENCE`] this is [`Space::new`].
+    pub fn with_rules(
+        strategy: Strategy,
+        model: &ModelShape,
+        nvs: u64,
+        n: u64,
+        global_batch: u64,
+        rules: Rules,
+    ) -> Space {
+        let mut space =
+            Space { strategy, devices: n, points: Vec::new(), placements: Vec::new(), offsets: Vec::new(), total: 0 };
         let ModelShape { l, e, h, depth, f } = *model;
-        if h == 0 || e == 0 || l == 0 {
+        if h == 0 || e == 0 || l == 0 || n == 0 {
             return space;
         }
         for tp1 in divisors(n) {
@@ -165,17 +242,31 @@ impl Space {
                     continue;
                 }
                 let nbs = if strategy == Strategy::Summa2D { nb_cands(tp1, tp2, e) } else { vec![1] };
-                for pp in pp_cands(n, tp, depth) {
+                let pps = if rules.uneven_stages {
+                    divisors(n / tp).into_iter().filter(|&pp| pp <= depth).collect()
+                } else {
+                    pp_cands(n, tp, depth)
+                };
+                for pp in pps {
                     let dp = n / (tp * pp);
                     if dp > global_batch || !global_batch.is_multiple_of(dp) {
                         continue;
                     }
-                    let list = match strategy {
+                    let mut list = match strategy {
                         Strategy::OneD => {
                             nv_cands_1d(tp, dp, pp, nvs).into_iter().map(|[a, b, c]| [a, 1, b, c]).collect()
                         }
                         _ => nv_cands_2d(tp1, tp2, dp, pp, nvs),
                     };
+                    if list.is_empty() && rules.partial_domains {
+                        list = match strategy {
+                            Strategy::OneD => partial_placements([tp, dp, pp], nvs)
+                                .into_iter()
+                                .map(|[a, b, c]| [a, 1, b, c])
+                                .collect(),
+                            _ => partial_placements([tp1, tp2, dp, pp], nvs),
+                        };
+                    }
                     if list.is_empty() {
                         continue;
                     }
@@ -193,6 +284,27 @@ impl Space {
             }
         }
         space
+    }
+
+    /// Keeps the points (all their placements) for which `keep(dp, tp1, tp2, pp, mbs)` holds, in
+    /// order (a user's fixed micro-batch or context-parallel degree).
+    pub fn retain(&mut self, mut keep: impl FnMut(&Candidate) -> bool) {
+        let points = std::mem::take(&mut self.points);
+        self.offsets.clear();
+        self.total = 0;
+        for p in points {
+            let first = self.candidate_of(&p, 0);
+            if keep(&first) {
+                self.offsets.push(self.total);
+                self.total += self.placements[p.placements].len() as u64;
+                self.points.push(p);
+            }
+        }
+    }
+
+    /// Devices every candidate uses.
+    pub fn devices(&self) -> u64 {
+        self.devices
     }
 
     /// The strategy of the space.
@@ -227,7 +339,10 @@ impl Space {
 
     /// The `k`-th placement of the `p`-th point.
     fn candidate(&self, p: usize, k: usize) -> Candidate {
-        let pt = &self.points[p];
+        self.candidate_of(&self.points[p], k)
+    }
+
+    fn candidate_of(&self, pt: &Point, k: usize) -> Candidate {
         let [nv_tp1, nv_tp2, nv_dp, nv_pp] = self.placements[pt.placements][k];
         Candidate {
             strategy: self.strategy,

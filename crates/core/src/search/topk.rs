@@ -1,5 +1,6 @@
 //! The `k` best candidates by throughput, kept in a small sorted buffer.
 
+use super::execution::Execution;
 use crate::extended::moe::ExpertLayout;
 use crate::reference::{Candidate, Totals};
 
@@ -20,6 +21,10 @@ pub struct Ranked {
     /// otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub experts: Option<ExpertLayout>,
+    /// The execution the search chose (extended mode; `None`: the switches' own, as in every
+    /// reference-mode result).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution: Option<Execution>,
 }
 
 /// The best `k` entries by throughput, best first.
@@ -32,12 +37,16 @@ pub struct Ranked {
 pub struct TopK {
     k: usize,
     items: Vec<Ranked>,
+    /// Generation index of each kept entry (the tie-break key when shards are merged).
+    order: Vec<u64>,
+    /// Entries offered through [`TopK::offer`] (their generation index).
+    offered: u64,
 }
 
 impl TopK {
     /// An empty list keeping at most `k` entries.
     pub fn new(k: usize) -> TopK {
-        TopK { k, items: Vec::with_capacity(k.min(1024) + 1) }
+        TopK { k, items: Vec::with_capacity(k.min(1024) + 1), order: Vec::new(), offered: 0 }
     }
 
     /// Whether an entry of this throughput would be kept.
@@ -45,14 +54,39 @@ impl TopK {
         self.items.len() < self.k || self.items.last().is_some_and(|w| throughput > w.throughput_samples_per_s)
     }
 
-    /// Offers an entry; it is kept if it is among the best `k` so far.
+    /// Offers an entry; it is kept if it is among the best `k` so far. Its generation index is
+    /// the number of entries offered before it.
     pub fn offer(&mut self, r: Ranked) {
+        let index = self.offered;
+        self.offered += 1;
+        self.offer_at(index, r);
+    }
+
+    /// Offers an entry generated at `index`; entries must be offered in increasing index order,
+    /// so that among equal throughputs the earlier one stays ahead.
+    pub fn offer_at(&mut self, index: u64, r: Ranked) {
         if !self.accepts(r.throughput_samples_per_s) {
             return;
         }
         let at = self.items.partition_point(|x| x.throughput_samples_per_s >= r.throughput_samples_per_s);
         self.items.insert(at, r);
+        self.order.insert(at, index);
         self.items.truncate(self.k);
+        self.order.truncate(self.k);
+    }
+
+    /// The best `k` of several lists whose entries were offered by index (e.g. the shards of one
+    /// search, each evaluating every n-th candidate): by throughput, ties by generation index —
+    /// the list a single run over all entries keeps.
+    pub fn merge<'a>(k: usize, parts: impl IntoIterator<Item = &'a TopK>) -> TopK {
+        let mut all: Vec<(u64, Ranked)> =
+            parts.into_iter().flat_map(|t| t.order.iter().copied().zip(t.items.iter().copied())).collect();
+        all.sort_by(|(ia, a), (ib, b)| {
+            b.throughput_samples_per_s.total_cmp(&a.throughput_samples_per_s).then(ia.cmp(ib))
+        });
+        all.truncate(k);
+        let (order, items) = all.into_iter().unzip();
+        TopK { k, items, order, offered: 0 }
     }
 
     /// The kept entries, best first.
@@ -73,6 +107,7 @@ mod tests {
             mem_gb: 1.0,
             totals: Totals::default(),
             experts: None,
+            execution: None,
         }
     }
 
@@ -86,5 +121,21 @@ mod tests {
         assert_eq!(got, vec![(5.0, 2), (5.0, 4), (4.0, 6)]);
         assert!(!top.accepts(4.0));
         assert!(TopK::new(0).items().is_empty());
+    }
+
+    #[test]
+    fn merged_shards_equal_one_run() {
+        let entries = [(1.0, 1), (5.0, 2), (3.0, 3), (5.0, 4), (0.5, 5), (4.0, 6), (5.0, 7), (4.0, 8)];
+        let mut one = TopK::new(4);
+        for (t, id) in entries {
+            one.offer(r(t, id));
+        }
+        for n in 1..=4usize {
+            let mut shards: Vec<TopK> = (0..n).map(|_| TopK::new(4)).collect();
+            for (i, (t, id)) in entries.iter().enumerate() {
+                shards[i % n].offer_at(i as u64, r(*t, *id));
+            }
+            assert_eq!(TopK::merge(4, &shards).items(), one.items(), "{n} shards");
+        }
     }
 }

@@ -11,7 +11,7 @@ use std::fmt;
 use crate::extended::moe::axes::MoeAxis;
 
 use crate::catalog::Precision;
-use crate::format::hint;
+use crate::hint;
 use crate::{Error, Strategy};
 
 /// A system parameter a sweep can vary (applied after the catalog mapping).

@@ -53,9 +53,13 @@ impl Job {
         &self.members[0].inputs
     }
 
+    /// The space of strategy `s`, by the search's rule (`search::widen::search_space`: partial
+    /// domains, never fewer devices).
     fn space(&self, s: usize) -> Space {
         let i = self.inputs();
-        Space::new(i.strategies[s], &i.shape, i.params.nvlink_size, i.devices, i.global_batch)
+        let uneven = i.extended.as_ref().map(|e| e.options.uneven_stages);
+        let (n, g) = (i.devices, i.global_batch);
+        crate::search::widen::search_space(i.strategies[s], &i.shape, i.params.nvlink_size, n, g, uneven, false).0
     }
 }
 
@@ -268,6 +272,7 @@ impl Sweep {
                         mem_gb: o.mem_gb,
                         totals: o.totals,
                         experts,
+                        execution: execution_of(&self.evaluators[e].extended),
                     });
                 }
             }
@@ -409,4 +414,10 @@ impl SweepResult {
     pub fn point(&self, index: usize) -> Option<&PointResult> {
         index.checked_sub(self.range.start).and_then(|i| self.points.get(i))
     }
+}
+
+/// The execution a sweep point's extended setup prices (as a search with the same switches
+/// reports it; `None` in reference mode).
+fn execution_of(e: &Option<ExtendedInputs>) -> Option<crate::search::Execution> {
+    e.as_ref().map(|e| crate::search::Execution::of(&e.options))
 }

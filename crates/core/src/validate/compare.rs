@@ -1,10 +1,16 @@
 //! Predicted against measured: each row evaluated in one mode at its exact configuration,
-//! converted to the row's own metric, with its error `predicted / measured − 1`, and summaries per
-//! source and overall.
+//! converted to the row's own metric, with its error `predicted / measured − 1`; its memory figure
+//! (or outcome) compared with the prediction of the same kind ([`super::memory`]); and summaries
+//! per source and overall, for time and for memory.
 
-use super::convention::{Metric, iteration_flops};
+use super::convention::flops_of;
+use super::memory::{
+    self, MemoryResult, MemorySummary, PredictedMemory, measured_gb, predicted_memory_gb, read_memory_kind,
+};
+use super::metric::{MetricKind, read_metric};
 use super::row::{RunSetup, interpret};
 use super::schema::{MeasuredFile, MeasuredRun};
+use crate::SystemParams;
 use crate::extended::efficiency::{Efficiency, median};
 use crate::extended::{self, ExtendedOptions, Hardware};
 use crate::reference;
@@ -49,18 +55,27 @@ pub struct RowResult {
     pub hardware: Option<String>,
     /// The configuration evaluated, in one line (when the row could be read).
     pub config: Option<String>,
-    /// The metric with its unit (when the row states one fmperf reads).
-    pub metric: Option<&'static str>,
+    /// The metric with its unit (when the row has a time figure).
+    pub metric: Option<String>,
+    /// The time figure in fmperf's structured form (`measured.metric` of the schema:
+    /// `{"kind", "value", "flops", "peak_tflops"}`), as read from the row.
+    pub metric_structured: Option<serde_json::Value>,
     /// Predicted value in the metric's unit.
     pub predicted: Option<f64>,
     /// Measured value in the metric's unit.
     pub measured: Option<f64>,
-    /// `predicted / measured − 1` (0.05 = 5 % high).
+    /// `predicted / measured − 1` (0.05 = 5 % high), with the constants fitted on every row.
     pub error: Option<f64>,
-    /// Whether the row was not evaluated.
+    /// The same with constants fitted without the row's source (leave-one-source-out; filled by
+    /// [`validate_headline`]; equal to `error` in reference mode, which fits nothing).
+    pub error_loso: Option<f64>,
+    /// Whether the row has a time figure that was not evaluated (rows without a time figure are
+    /// neither evaluated nor skipped for time).
     pub skipped: bool,
-    /// Why it was skipped.
+    /// Why it was skipped (or, for a row without a time figure, why it could not be read at all).
     pub reason: Option<String>,
+    /// Whether the row states a time figure.
+    pub has_time_figure: bool,
     /// Predicted iteration time [s].
     pub predicted_step_s: Option<f64>,
     /// Measured iteration time, read back through the metric's convention [s].
@@ -73,6 +88,8 @@ pub struct RowResult {
     pub assumptions: Vec<String>,
     /// Where the predicted time goes (compute, memory, communication, bubble) [s].
     pub totals: Option<reference::Totals>,
+    /// The memory comparison, for rows with a memory figure or an outcome.
+    pub memory: Option<MemoryResult>,
 }
 
 /// Error statistics of a set of rows (fractions: 0.05 = 5 %).
@@ -123,11 +140,15 @@ pub struct SourceStats {
 /// The summary of a validation.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Summary {
-    /// Overall statistics.
+    /// Overall statistics of the time figures.
     #[serde(flatten)]
     pub overall: Stats,
     /// Per source, in file order.
     pub per_source: Vec<SourceStats>,
+    /// Rows without a time figure (memory-only rows).
+    pub no_time_figure: usize,
+    /// The memory figures and outcomes.
+    pub memory: MemorySummary,
 }
 
 /// A validation of one file in one mode.
@@ -141,6 +162,9 @@ pub struct Report {
     pub rows: Vec<RowResult>,
     /// Summaries.
     pub summary: Summary,
+    /// The headline: leave-one-source-out errors (with the in-sample ones beside them), when
+    /// computed ([`validate_headline`]).
+    pub leave_one_source_out: Option<super::holdout::Holdout>,
 }
 
 /// A row read and priced once, ready to be predicted at any `η`.
@@ -152,6 +176,10 @@ pub struct Prepared {
     pub setup: Result<RunSetup, String>,
     /// Extended mode's hardware for it.
     pub hardware: Result<Hardware, String>,
+    /// Whether the row states a time figure.
+    pub has_time_figure: bool,
+    /// The kind of its memory figure and how it was read.
+    pub memory_kind: (memory::MemoryKind, Option<String>),
 }
 
 impl Prepared {
@@ -162,77 +190,175 @@ impl Prepared {
             Ok(s) => s.hardware(),
             Err(e) => Err(e.clone()),
         };
-        Prepared { run: run.clone(), setup, hardware }
+        Prepared {
+            run: run.clone(),
+            setup,
+            hardware,
+            has_time_figure: read_metric(run, None).is_ok(),
+            memory_kind: read_memory_kind(&run.measured.memory),
+        }
+    }
+
+    /// The predicted totals and memory of the row in `mode` (extended mode with `eta`). Memory
+    /// does not depend on the part's rates: when the catalog lacks a rate the time needs
+    /// (`Err` in the first element), memory is still predicted, with stand-in rates.
+    fn evaluate(
+        &self,
+        mode: Mode,
+        eta: Efficiency,
+    ) -> (Result<reference::Totals, String>, Result<PredictedMemory, String>) {
+        let setup = match self.setup.as_ref() {
+            Ok(s) => s,
+            Err(e) => return (Err(e.clone()), Err(e.clone())),
+        };
+        match mode {
+            Mode::Extended => {
+                let opts = ExtendedOptions {
+                    matmul_efficiency: eta.matmul,
+                    attention_efficiency: eta.attention,
+                    ..setup.options
+                };
+                let run = |hw: &Hardware| {
+                    extended::evaluate(&setup.workload, hw, &setup.layout, &opts)
+                        .map_err(|e| format!("extended mode cannot evaluate it: {e}"))
+                };
+                match &self.hardware {
+                    Ok(hw) => match run(hw) {
+                        Ok(e) => (Ok(e.totals), Ok(PredictedMemory::single(e.mem_gb))),
+                        Err(e) => (Err(e.clone()), Err(e)),
+                    },
+                    Err(reason) => {
+                        let memory = run(&memory_stand_in(setup)).map(|e| PredictedMemory::single(e.mem_gb));
+                        (Err(reason.clone()), memory)
+                    }
+                }
+            }
+            Mode::Reference => match setup.reference().and_then(|(shape, params, c)| {
+                reference::evaluate(&shape, &params, setup.layout.global_batch, &c)
+                    .map_err(|e| format!("reference mode cannot evaluate it: {e}"))
+            }) {
+                Ok(e) => (Ok(e.totals), Ok(PredictedMemory::single(e.totals.mem))),
+                Err(e) => (Err(e.clone()), Err(e)),
+            },
+        }
+    }
+
+    /// The memory error `predicted / measured − 1` of a row that ran, in extended mode (`None`
+    /// without a figure or a prediction).
+    pub fn memory_error(&self) -> Option<f64> {
+        let mem = &self.run.measured.memory;
+        if mem.oom == Some(true) {
+            return None;
+        }
+        let measured = measured_gb(mem)?;
+        let predicted = self.evaluate(Mode::Extended, Efficiency::FITTED).1.ok()?;
+        Some(predicted_memory_gb(&predicted, self.memory_kind.0) / measured - 1.0)
     }
 
     /// Predicts the row in `mode` (extended mode with efficiencies `eta`).
     pub fn predict(&self, mode: Mode, eta: Efficiency) -> RowResult {
         let run = &self.run;
+        let has_time_figure = self.has_time_figure;
+        let mem = &run.measured.memory;
+        let has_memory = mem.is_stated();
+        let (kind, kind_note) = self.memory_kind.clone();
         let mut r = RowResult {
             id: run.id.clone(),
             source: run.source.clone(),
-            hardware: run.hardware_id.clone(),
+            hardware: run.hardware_id.clone().or_else(|| run.hardware.clone()),
             config: None,
             metric: None,
+            metric_structured: None,
             predicted: None,
             measured: None,
             error: None,
-            skipped: true,
+            error_loso: None,
+            skipped: has_time_figure || !has_memory,
             reason: None,
+            has_time_figure,
             predicted_step_s: None,
             measured_step_s: None,
             predicted_tokens_per_s: None,
             measured_tokens_per_s: None,
             assumptions: Vec::new(),
             totals: None,
+            memory: has_memory.then(|| MemoryResult {
+                kind: kind.as_str(),
+                predicted_gb: None,
+                measured_gb: measured_gb(mem),
+                capacity_gb: None,
+                fits: None,
+                device_gb: None,
+                band_gb: None,
+                error: None,
+                oom: mem.oom,
+                reason: None,
+            }),
         };
         let setup = match &self.setup {
             Ok(s) => s,
             Err(reason) => {
                 r.reason = Some(reason.clone());
+                if let Some(m) = r.memory.as_mut() {
+                    m.reason = Some(reason.clone());
+                }
                 return r;
             }
         };
+        r.hardware = Some(setup.system.id.clone());
         r.config = Some(setup.describe());
-        r.metric = Some(setup.metric.name());
-        r.measured = Some(setup.measured);
         r.assumptions = setup.assumptions.clone();
-        let outcome = match mode {
-            Mode::Extended => self.hardware.clone().and_then(|hw| {
-                let opts = ExtendedOptions {
-                    matmul_efficiency: eta.matmul,
-                    attention_efficiency: eta.attention,
-                    ..setup.options
-                };
-                extended::evaluate(&setup.workload, &hw, &setup.layout, &opts)
-                    .map(|e| e.totals)
-                    .map_err(|e| format!("extended mode cannot evaluate it: {e}"))
-            }),
-            Mode::Reference => setup.reference().and_then(|(shape, params, c)| {
-                reference::evaluate(&shape, &params, setup.layout.global_batch, &c)
-                    .map(|e| e.totals)
-                    .map_err(|e| format!("reference mode cannot evaluate it: {e}"))
-            }),
-        };
-        let totals = match outcome {
+        if has_memory {
+            r.assumptions.extend(kind_note);
+        }
+        if let Some(m) = &setup.metric {
+            r.metric = Some(m.name());
+            r.metric_structured = Some(m.structured());
+            r.measured = Some(m.value);
+        }
+        let (totals, predicted_memory) = self.evaluate(mode, eta);
+        if let Some(m) = r.memory.as_mut() {
+            match &predicted_memory {
+                Ok(p) => {
+                    let capacity = setup.system.memory_gb;
+                    let band = memory::shipped_band();
+                    m.capacity_gb = capacity;
+                    m.predicted_gb = Some(predicted_memory_gb(p, kind));
+                    m.device_gb = Some(p.device_gb);
+                    m.band_gb = Some(band * p.device_gb);
+                    m.fits = capacity.map(|c| memory::fits(p.device_gb, c, band));
+                    if capacity.is_none() {
+                        m.reason = Some(format!("{} lists no memory capacity (memory_gb is null)", setup.system.id));
+                    }
+                    if mem.oom != Some(true) {
+                        m.error = m.predicted_gb.zip(m.measured_gb).map(|(p, x)| p / x - 1.0);
+                    }
+                }
+                Err(e) => m.reason = Some(e.clone()),
+            }
+        }
+        let totals = match totals {
             Ok(t) => t,
             Err(reason) => {
                 r.reason = Some(reason);
                 return r;
             }
         };
+        let Some(metric) = &setup.metric else {
+            r.totals = Some(totals);
+            r.predicted_step_s = Some(totals.t);
+            return r;
+        };
         match predicted_metric(setup, totals.t) {
-            Ok(pred) => {
-                let err = pred / setup.measured - 1.0;
+            Ok((pred, note)) => {
+                r.assumptions.extend(note);
+                let err = pred / metric.value - 1.0;
                 r.predicted = Some(pred);
                 r.error = Some(err);
                 r.skipped = false;
                 r.predicted_step_s = Some(totals.t);
-                r.measured_step_s = Some(if setup.metric.higher_is_faster() {
-                    totals.t * pred / setup.measured
-                } else {
-                    setup.measured
-                });
+                r.measured_step_s =
+                    Some(if metric.kind.higher_is_faster() { totals.t * pred / metric.value } else { metric.value });
                 let l = &setup.layout;
                 let tokens = l.global_batch as f64 * setup.workload.seq_len as f64 / l.devices() as f64;
                 r.predicted_tokens_per_s = Some(tokens / totals.t);
@@ -245,20 +371,49 @@ impl Prepared {
     }
 }
 
-/// The row's metric for an iteration of `t` seconds.
-pub fn predicted_metric(setup: &RunSetup, t: f64) -> Result<f64, String> {
+/// The part of a row for memory alone, when the catalog lacks a rate the time needs: the row's
+/// precision and the part's capacity and domain, with the reference H200 file's rates standing in
+/// (memory does not read rates).
+fn memory_stand_in(setup: &RunSetup) -> Hardware {
+    let mut params = SystemParams::reference("H200").unwrap_or_else(|_| SystemParams::a100());
+    params.hbm_capacity = setup.system.memory_gb.unwrap_or(params.hbm_capacity);
+    params.nvlink_size = setup.system.scale_up.domain_size.max(1);
+    params.element_size = setup.options.precision.element_size_gb();
+    Hardware::from_params(&params, false)
+}
+
+/// The row's time figure for an iteration of `t` seconds, with a note on what was assumed.
+pub fn predicted_metric(setup: &RunSetup, t: f64) -> Result<(f64, Option<String>), String> {
+    let metric = setup.metric.as_ref().ok_or("the row has no time figure")?;
     let l = &setup.layout;
     let devices = l.devices() as f64;
     let batch = l.global_batch as f64;
-    Ok(match setup.metric {
-        Metric::StepTime => t,
-        Metric::TokensPerDevice => batch * setup.workload.seq_len as f64 / (t * devices),
-        Metric::TflopsPerDevice(conv) => iteration_flops(conv, &setup.convention_shape, batch)? / (t * devices) * 1e-12,
-        Metric::Mfu(conv) => {
-            if setup.mfu_peak_tflops <= 0.0 {
-                return Err("MFU needs the dense peak of the precision, which the catalog does not list".to_string());
+    let tokens = batch * setup.workload.seq_len as f64;
+    let flops = || {
+        let count = metric.flops.unwrap_or(super::metric::FlopCount::Model);
+        flops_of(count, &setup.convention_shape, batch, setup.options.recompute)
+    };
+    Ok(match metric.kind {
+        MetricKind::StepTimeS => (t, None),
+        MetricKind::TokensPerSPerDevice => (tokens / (t * devices), None),
+        MetricKind::TokensPerSTotal => (tokens / t, None),
+        MetricKind::SamplesPerS => (batch / t, None),
+        MetricKind::TflopsPerDevice => {
+            let (f, note) = flops()?;
+            (f / (t * devices) * 1e-12, note)
+        }
+        MetricKind::Mfu | MetricKind::Hfu => {
+            let peak = metric.peak_tflops.unwrap_or(setup.mfu_peak_tflops);
+            if peak <= 0.0 {
+                return Err(format!(
+                    "{} needs the dense peak at {} of {}, which is neither stated nor in the catalog",
+                    metric.kind.key(),
+                    setup.options.precision,
+                    setup.system.id
+                ));
             }
-            iteration_flops(conv, &setup.convention_shape, batch)? / (t * devices * setup.mfu_peak_tflops * 1e12)
+            let (f, note) = flops()?;
+            (f / (t * devices * peak * 1e12), note)
         }
     })
 }
@@ -278,23 +433,32 @@ pub fn summarise(rows: &[RowResult]) -> Summary {
         let skipped = rs.iter().filter(|r| r.skipped).count();
         Stats::of(&errors, skipped)
     };
-    let mut sources: Vec<&str> = Vec::new();
-    for r in rows {
-        if !sources.contains(&r.source.as_str()) {
-            sources.push(&r.source);
-        }
-    }
-    let all: Vec<&RowResult> = rows.iter().collect();
+    let sources = sources_of(rows);
+    let all: Vec<&RowResult> = rows.iter().filter(|r| r.has_time_figure || r.skipped).collect();
     Summary {
         overall: stats(&all),
         per_source: sources
             .iter()
             .map(|s| SourceStats {
                 source: s.to_string(),
-                stats: stats(&rows.iter().filter(|r| r.source == *s).collect::<Vec<_>>()),
+                stats: stats(&all.iter().copied().filter(|r| r.source == *s).collect::<Vec<_>>()),
             })
+            .filter(|s| s.stats.evaluated + s.stats.skipped > 0)
             .collect(),
+        no_time_figure: rows.len() - all.len(),
+        memory: MemorySummary::of(rows, &sources),
     }
+}
+
+/// The sources of `rows`, in order of first appearance.
+pub fn sources_of(rows: &[RowResult]) -> Vec<String> {
+    let mut sources: Vec<String> = Vec::new();
+    for r in rows {
+        if !sources.contains(&r.source) {
+            sources.push(r.source.clone());
+        }
+    }
+    sources
 }
 
 /// The rows of `reports` as CSV, one line per row and mode, with a header (units in the names).
@@ -303,7 +467,8 @@ pub fn csv(reports: &[&Report]) -> String {
     let num = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
     let mut out = String::from(
         "mode,id,source,hardware,configuration,metric,measured,predicted,error,skipped,reason,\
-         measured_tokens_per_s_per_device,predicted_tokens_per_s_per_device,measured_step_s,predicted_step_s\n",
+         measured_tokens_per_s_per_device,predicted_tokens_per_s_per_device,measured_step_s,predicted_step_s,\
+         memory_kind,measured_memory_gb,predicted_memory_gb,capacity_gb,fits,memory_error\n",
     );
     for r in reports {
         for row in &r.rows {
@@ -313,7 +478,7 @@ pub fn csv(reports: &[&Report]) -> String {
                 row.source.clone(),
                 row.hardware.clone().unwrap_or_default(),
                 row.config.clone().unwrap_or_default(),
-                row.metric.unwrap_or("").to_string(),
+                row.metric.clone().unwrap_or_default(),
                 num(row.measured),
                 num(row.predicted),
                 num(row.error),
@@ -323,6 +488,12 @@ pub fn csv(reports: &[&Report]) -> String {
                 num(row.predicted_tokens_per_s),
                 num(row.measured_step_s),
                 num(row.predicted_step_s),
+                row.memory.as_ref().map_or(String::new(), |m| m.kind.to_string()),
+                num(row.memory.as_ref().and_then(|m| m.measured_gb)),
+                num(row.memory.as_ref().and_then(|m| m.predicted_gb)),
+                num(row.memory.as_ref().and_then(|m| m.capacity_gb)),
+                row.memory.as_ref().and_then(|m| m.fits).map_or(String::new(), |f| f.as_str().to_string()),
+                num(row.memory.as_ref().and_then(|m| m.error)),
             ];
             let line: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
             out.push_str(&line.join(","));
@@ -341,7 +512,22 @@ pub fn validate(file: &MeasuredFile, mode: Mode) -> Report {
 pub fn validate_with(file: &MeasuredFile, mode: Mode, eta: Efficiency) -> Report {
     let rows: Vec<RowResult> = file.rows.iter().map(|r| Prepared::new(r).predict(mode, eta)).collect();
     let summary = summarise(&rows);
-    Report { mode, efficiency: eta, rows, summary }
+    Report { mode, efficiency: eta, rows, summary, leave_one_source_out: None }
+}
+
+/// Validates every row of `file` in `mode` and adds the headline: every row's error with
+/// constants fitted without its source ([`super::holdout`]).
+pub fn validate_headline(file: &MeasuredFile, mode: Mode) -> Report {
+    with_holdout(validate(file, mode), super::holdout::holdout(file, mode))
+}
+
+/// A report with leave-one-source-out errors filled in from `h`.
+pub fn with_holdout(mut report: Report, h: super::holdout::Holdout) -> Report {
+    for r in report.rows.iter_mut() {
+        r.error_loso = h.rows.iter().find(|x| x.id == r.id && x.source == r.source).map(|x| x.error);
+    }
+    report.leave_one_source_out = Some(h);
+    report
 }
 
 #[cfg(test)]

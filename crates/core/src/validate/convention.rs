@@ -1,23 +1,22 @@
-//! Measurement conventions: which number a row measured and how its source counts FLOPs, read from
-//! the row's `flop_convention`, and the conversion of a predicted iteration time into that number.
+//! FLOP counts of one iteration, as sources count them, so that a predicted iteration time can be
+//! converted into a row's own TFLOP/s or MFU (which figure a row measured and which count it uses
+//! is read by [`super::metric`]).
 //!
-//! Conventions recognised (case-insensitive substrings of `flop_convention`):
+//! | count | FLOPs per iteration |
+//! |---|---|
+//! | Megatron eq. (3) | Narayanan et al. 2021: `96·B·s·L·h²·(1 + s/(6h) + V/(16·L·h))`, which includes the forward pass of full recomputation (hardware-FLOP style) |
+//! | 6·N (llm-foundry, PaLM) | `(6·N·s + 12·L·h·s²)` per sequence, `N` the stated parameter count (else counted from the shape: blocks plus one embedding matrix) |
+//! | model FLOPs (NeMo, MaxText) | three times the forward matmul FLOPs of a non-causal decoder (Q, K/V with their own width, output projection, two or three MLP matrices, `4·s·a·d` of attention per token and layer) plus the output head `2·h·V` per token — the formulas of NeMo's `flops_formulas.py` and MaxText's per-device TFLOP count |
+//! | hardware FLOPs | model FLOPs plus the forward work recomputation repeats: every block's forward (full), the attention core's (selective), nothing (none) |
 //!
-//! | text | metric | FLOPs per iteration |
-//! |---|---|---|
-//! | `iteration time` | seconds per iteration | — |
-//! | `tokens/s` | tokens per second per device | — |
-//! | `megatron eq` | TFLOP/s per device | Narayanan et al. 2021 eq. (3): `96·B·s·L·h²·(1 + s/(6h) + V/(16·L·h))`, which includes the forward pass of full recomputation (hardware-FLOP style) |
-//! | `llm-foundry` | MFU | `(6·N·s + 12·L·h·s²)` per sequence, `N` the stated parameter count, against the dense peak of the precision |
-//! | `nemo`, `maxtext`, `model tflop` | TFLOP/s per device | model FLOPs: three times the forward matmul FLOPs of a non-causal decoder (Q, K/V with their own width, output projection, two or three MLP matrices, `4·s·a·d` of attention per token and layer) plus the output head `2·h·V` per token — the formulas of NeMo's `flops_formulas.py` and MaxText's per-device TFLOP count |
-//!
-//! Because every convention is a fixed count per iteration, `predicted/measured − 1` equals
-//! `measured time / predicted time − 1` in any of them; the convention only has to be the source's
-//! own for the measured time to be read back correctly.
+//! Because every count is a fixed number per iteration, `predicted/measured − 1` equals
+//! `measured time / predicted time − 1` in any of them; the count only has to be the source's own
+//! for the measured time to be read back correctly.
 
-use super::schema::MeasuredRun;
+use super::metric::FlopCount;
+use crate::extended::Recompute;
 
-/// How a source counts the FLOPs of one iteration.
+/// How a source counts the FLOPs of one iteration (the formulas of the table above).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FlopConvention {
     /// Megatron-LM eq. (3) (with the recomputation forward).
@@ -26,88 +25,6 @@ pub enum FlopConvention {
     ModelFlops,
     /// llm-foundry's `6·N·s + 12·L·h·s²` per sequence.
     LlmFoundry,
-}
-
-/// The number a row measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
-    /// TFLOP/s per device in a FLOP convention.
-    TflopsPerDevice(FlopConvention),
-    /// Model FLOP utilisation (0–1) in a FLOP convention, against the dense peak.
-    Mfu(FlopConvention),
-    /// Tokens per second per device.
-    TokensPerDevice,
-    /// Seconds per iteration.
-    StepTime,
-}
-
-impl Metric {
-    /// Name with unit, for tables and JSON.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Metric::TflopsPerDevice(FlopConvention::MegatronEq3) => {
-                "TFLOP/s per device (Megatron eq. 3, hardware FLOPs)"
-            }
-            Metric::TflopsPerDevice(_) => "model TFLOP/s per device",
-            Metric::Mfu(_) => "MFU [fraction of peak]",
-            Metric::TokensPerDevice => "tokens/s per device",
-            Metric::StepTime => "iteration time [s]",
-        }
-    }
-
-    /// A short key (`tflops`, `mfu`, `tokens_per_s`, `step_time_s`).
-    pub fn key(&self) -> &'static str {
-        match self {
-            Metric::TflopsPerDevice(_) => "tflops_per_device",
-            Metric::Mfu(_) => "mfu",
-            Metric::TokensPerDevice => "tokens_per_s_per_device",
-            Metric::StepTime => "step_time_s",
-        }
-    }
-
-    /// Whether a larger value means faster (all but the step time).
-    pub fn higher_is_faster(&self) -> bool {
-        *self != Metric::StepTime
-    }
-}
-
-/// The metric and measured value of a row, or why it has none.
-pub fn measured_metric(run: &MeasuredRun) -> Result<(Metric, f64), String> {
-    let conv = run.measured.flop_convention.as_deref().unwrap_or("").to_ascii_lowercase();
-    let m = &run.measured;
-    let need = |v: Option<f64>, what: &str| {
-        v.ok_or_else(|| format!("the convention `{conv}` needs `measured.{what}`, which is null"))
-    };
-    if conv.contains("iteration time") {
-        return Ok((Metric::StepTime, need(m.step_time_s, "step_time_s")?));
-    }
-    if conv.contains("tokens/s") {
-        let per_device = m.tokens_per_s_per_device.or_else(|| Some(m.tokens_per_s_total? / run.num_devices? as f64));
-        return Ok((Metric::TokensPerDevice, need(per_device, "tokens_per_s_per_device")?));
-    }
-    if conv.contains("megatron eq") {
-        return Ok((
-            Metric::TflopsPerDevice(FlopConvention::MegatronEq3),
-            need(m.tflops_per_device, "tflops_per_device")?,
-        ));
-    }
-    if conv.contains("llm-foundry") {
-        return Ok((Metric::Mfu(FlopConvention::LlmFoundry), need(m.mfu, "mfu")?));
-    }
-    if conv.contains("nemo") || conv.contains("maxtext") || conv.contains("model tflop") {
-        return Ok((
-            Metric::TflopsPerDevice(FlopConvention::ModelFlops),
-            need(m.tflops_per_device, "tflops_per_device")?,
-        ));
-    }
-    if conv.is_empty() {
-        Err("measured.flop_convention is null: the measured number cannot be interpreted".to_string())
-    } else {
-        Err(format!(
-            "flop_convention `{}` is not a convention fmperf knows",
-            run.measured.flop_convention.as_deref().unwrap_or("")
-        ))
-    }
 }
 
 /// The shape numbers a FLOP convention reads.
@@ -158,6 +75,57 @@ pub fn iteration_flops(conv: FlopConvention, s: &ConventionShape, batch: f64) ->
     }
 }
 
+/// Parameters of the shape [count]: blocks (attention and MLP matrices) plus one embedding matrix.
+fn counted_parameters(s: &ConventionShape) -> f64 {
+    let block = s.hidden * (s.q_width + 2.0 * s.kv_width) + s.q_width * s.hidden + s.mlp_matrices * s.hidden * s.ffn;
+    s.layers * block + s.vocab * s.hidden
+}
+
+/// Forward FLOPs of one sequence that recomputation repeats [FLOP].
+fn recompute_forward(s: &ConventionShape, recompute: Recompute) -> f64 {
+    let attention_core = 4.0 * s.seq * s.q_width * s.seq;
+    match recompute {
+        Recompute::None => 0.0,
+        Recompute::Selective => s.layers * attention_core,
+        Recompute::Full => {
+            let matmuls = 2.0 * s.hidden * (s.q_width + 2.0 * s.kv_width)
+                + 2.0 * s.q_width * s.hidden
+                + 2.0 * s.mlp_matrices * s.hidden * s.ffn;
+            s.layers * (matmuls * s.seq + attention_core)
+        }
+    }
+}
+
+/// FLOPs of one iteration of `batch` sequences in a count read from a row [FLOP]; `recompute` is
+/// the row's policy (hardware FLOPs count its extra forward). The note (if any) says what was
+/// assumed.
+pub fn flops_of(
+    count: FlopCount,
+    s: &ConventionShape,
+    batch: f64,
+    recompute: Recompute,
+) -> Result<(f64, Option<String>), String> {
+    match count {
+        FlopCount::Model => Ok((iteration_flops(FlopConvention::ModelFlops, s, batch)?, None)),
+        FlopCount::Hardware => {
+            let model = iteration_flops(FlopConvention::ModelFlops, s, batch)?;
+            Ok((model + recompute_forward(s, recompute) * batch, None))
+        }
+        FlopCount::MegatronEq3 => Ok((iteration_flops(FlopConvention::MegatronEq3, s, batch)?, None)),
+        FlopCount::SixN => match s.params {
+            Some(_) => Ok((iteration_flops(FlopConvention::LlmFoundry, s, batch)?, None)),
+            None => {
+                let n = counted_parameters(s);
+                let with = ConventionShape { params: Some(n), ..*s };
+                Ok((
+                    iteration_flops(FlopConvention::LlmFoundry, &with, batch)?,
+                    Some(format!("parameter count not stated: {:.3} B counted from the shape", n * 1e-9)),
+                ))
+            }
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,5 +169,23 @@ mod tests {
             ConventionShape { params: Some(6.659e9), ..shape(32.0, 4096.0, 16384.0, 2.0, 4096.0, 2048.0, 50368.0) };
         let f = iteration_flops(FlopConvention::LlmFoundry, &mpt, 1.0).unwrap();
         assert_eq!(f, 6.0 * 6.659e9 * 2048.0 + 12.0 * 32.0 * 4096.0 * 2048.0 * 2048.0);
+    }
+
+    #[test]
+    fn hardware_flops_add_the_recomputed_forward() {
+        // h = 1024, no vocabulary, one layer, s = 1024, MLP 4h: forward matmuls 24·h²·s, attention
+        // 4·s²·h; model = 3× forward; full recompute adds one forward, selective the attention core.
+        let (h, s) = (1024.0, 1024.0);
+        let sh = shape(1.0, h, 4.0 * h, 2.0, h, s, 0.0);
+        let fwd = 24.0 * h * h * s + 4.0 * s * s * h;
+        let (model, _) = flops_of(FlopCount::Model, &sh, 1.0, Recompute::Full).unwrap();
+        assert!((model / (3.0 * fwd) - 1.0).abs() < 1e-12);
+        let (full, _) = flops_of(FlopCount::Hardware, &sh, 1.0, Recompute::Full).unwrap();
+        assert!((full / (4.0 * fwd) - 1.0).abs() < 1e-12);
+        let (sel, _) = flops_of(FlopCount::Hardware, &sh, 1.0, Recompute::Selective).unwrap();
+        assert!((sel - (3.0 * fwd + 4.0 * s * s * h)).abs() < 1e-3);
+        let (six, note) = flops_of(FlopCount::SixN, &sh, 1.0, Recompute::None).unwrap();
+        assert_eq!(six, 6.0 * 12.0 * h * h * s + 12.0 * h * s * s);
+        assert!(note.unwrap().contains("counted from the shape"));
     }
 }

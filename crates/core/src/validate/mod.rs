@@ -1,31 +1,54 @@
-//! Validation against measured training runs: a file in the schema of
-//! `data/measured-training-runs.json` (given as text; core reads no files) is parsed
-//! ([`schema`]), each row is read at its exact configuration ([`row`]), predicted in reference or
-//! extended mode and converted to the row's own measurement convention ([`convention`]), and the
-//! errors `predicted / measured − 1` are summarised per source and overall ([`compare`]). [`fit`]
-//! holds the fit of extended mode's one global constant and its leave-one-source-out check.
+//! Validation against measured runs: a file in the schema of `data/measured-training-runs.json`
+//! or `data/measured-memory-runs.json` (given as text; core reads no files) is parsed
+//! ([`schema`]); each row's words are read by meaning ([`words`], [`metric`],
+//! [`recompute_words`], [`parallel_words`], [`hardware_words`]); each row is read at its exact
+//! configuration ([`row`]), predicted in reference or extended mode and converted to the row's
+//! own measurement ([`convention`]); its memory figure or outcome is compared with the prediction
+//! of the same kind ([`memory`]); the errors `predicted / measured − 1` are summarised per source
+//! and overall ([`compare`]). [`fit`] holds the fit of extended mode's global constants;
+//! [`holdout`] predicts every row with constants fitted without its source (the headline), and
+//! [`error_bands`] turns those errors into the error bar the explorer shows next to a time.
 //!
-//! The published file is compiled in ([`MEASURED_RUNS_JSON`], a copy of
-//! `shared/data/measured-training-runs.json` with every row's source).
+//! The published files are compiled in ([`MEASURED_RUNS_JSON`], [`MEASURED_MEMORY_RUNS_JSON`],
+//! copies of `shared/data/` with every row's source).
 
 pub mod compare;
 pub mod convention;
+pub mod error_bands;
 pub mod fit;
+pub mod hardware_words;
+pub mod holdout;
+pub mod memory;
+pub mod metric;
 pub mod moe_fit;
 pub mod moe_flops;
 pub mod moe_runs;
+pub mod parallel_words;
+pub mod recompute_words;
 pub mod row;
 pub mod schema;
+pub mod words;
 
-pub use compare::{Mode, Report, RowResult, Stats, Summary, csv, short_source, validate, validate_with};
+pub use compare::{
+    Mode, Report, RowResult, Stats, Summary, csv, short_source, validate, validate_headline, validate_with,
+    with_holdout,
+};
 pub use fit::{FitJob, FitReport, fit_efficiency, fit_report};
 pub use schema::{MeasuredFile, MeasuredRun, parse_measured_runs};
 
-/// The measured runs fmperf ships (108 rows from eight sources; each row names its source).
+/// The measured training runs fmperf ships (108 rows from eight sources; each row names its source).
 pub const MEASURED_RUNS_JSON: &str = include_str!("../../data/measured-training-runs.json");
+
+/// The measured peak-memory runs fmperf ships (109 rows from six sources, 7 out of memory).
+pub const MEASURED_MEMORY_RUNS_JSON: &str = include_str!("../../data/measured-memory-runs.json");
 
 /// The shipped measured runs, parsed.
 pub fn shipped_runs() -> MeasuredFile {
     // The shipped file is checked by the tests; an error here would be a build defect.
     parse_measured_runs(MEASURED_RUNS_JSON).unwrap_or_default()
+}
+
+/// The shipped measured memory runs, parsed.
+pub fn shipped_memory_runs() -> MeasuredFile {
+    parse_measured_runs(MEASURED_MEMORY_RUNS_JSON).unwrap_or_default()
 }

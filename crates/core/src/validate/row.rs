@@ -1,23 +1,36 @@
 //! From a measured run to what each mode evaluates: the row's exact configuration, read field by
-//! field, with a global rule (never a per-row or per-source choice) for each thing a source leaves
-//! unstated. Each rule applied is recorded in the row's `assumptions`; a row that cannot be
-//! evaluated gets the reason.
+//! field, its words read by meaning ([`super::words`] and the readers beside it), with a global
+//! rule (never a per-row or per-source choice) for each thing a source leaves unstated. Each rule
+//! or reading applied is recorded in the row's `assumptions`; a row is not evaluated only when a
+//! number it needs is absent, and the reason names that number.
 //!
 //! Rules for unstated fields:
+//! * hardware: `hardware_id` when it is a catalog id, else the words of `hardware_id` and
+//!   `hardware` mapped by [`super::hardware_words`];
+//! * data-parallel size: `num_devices / (tp·pp·cp)` when only the device count is given; when both
+//!   are given and disagree, the parallel degrees are evaluated and the note says so;
+//! * global batch: `global_batch_tokens / seq_len` when only tokens are given; one micro-batch per
+//!   replica (`G = dp·mbs`) when `pp = 1` (the per-device rate of a run without pipeline does not
+//!   depend on it beyond data-parallel overlap); absent when `pp > 1` (the bubble depends on it);
 //! * micro-batch: `G / (dp · grad_accum)` when accumulation is stated, the whole local batch
-//!   `G / dp` when `pp = 1`, else 1 (the smallest bubble, Megatron's usual choice);
-//! * global batch: one sequence per replica (`G = dp`) when `pp = 1` (the per-device rate of a
-//!   run without pipeline does not depend on it beyond data-parallel overlap); skipped when `pp > 1`;
-//! * interleaving stated without a count: 2 virtual stages;
-//! * recomputation: none; ZeRO stage: 1 (distributed optimizer); FSDP without a degree: the
-//!   whole `dp · cp` group; sequence parallelism: on when `tp > 1`;
-//! * KV heads: the query heads; head width `hidden / heads`; vocabulary: no embedding or head;
-//! * "fp16/bf16": BF16 where the part has it.
+//!   `G / dp` when `pp = 1`, else 1 (the smallest bubble, Megatron's usual choice); a global
+//!   batch that is not a multiple of `dp·mbs` is rounded to the nearest one, noted;
+//! * interleaving stated without a count (in `interleave_vpp` or the parallel words): 2;
+//! * recomputation ([`super::recompute_words`]), sharding and precision
+//!   ([`super::parallel_words`]) read from words, the unstated cases there;
+//! * sequence parallelism: on when `tp > 1`;
+//! * KV heads: the query heads; head width `hidden / heads`; vocabulary: no embedding or head.
 
-use super::convention::{ConventionShape, Metric, measured_metric};
+use super::convention::ConventionShape;
+use super::hardware_words::read_hardware;
+use super::metric::{MetricReading, read_metric};
+use super::parallel_words::{
+    ShardingInput, StateFacts, read_interleave, read_precision, read_sharding, read_state_facts,
+};
+use super::recompute_words::{RecomputeReading, read_recompute};
 use super::schema::{Interleave, MeasuredRun};
 use crate::catalog::{self, CatalogSystem, MappingOptions, Precision};
-use crate::extended::{ExtendedOptions, Hardware, Layout, Recompute, Sharding, Workload};
+use crate::extended::{ExtendedOptions, Hardware, Layout, Workload};
 use crate::reference::Candidate;
 use crate::{ModelShape, Strategy, SystemParams};
 
@@ -33,51 +46,40 @@ pub struct RunSetup {
     pub options: ExtendedOptions,
     /// The catalog entry of the hardware.
     pub system: &'static CatalogSystem,
-    /// What was measured and its value.
-    pub metric: Metric,
-    /// The measured value in the metric's unit.
-    pub measured: f64,
+    /// The time figure and how to read it (`None`: the row has no time figure).
+    pub metric: Option<MetricReading>,
     /// The shape numbers of the row's FLOP convention.
     pub convention_shape: ConventionShape,
-    /// The dense peak used by MFU [TFLOP/s].
+    /// The part's dense peak at the row's precision [TFLOP/s] (0 when the catalog lists none).
     pub mfu_peak_tflops: f64,
-    /// The rules applied for unstated fields, in words.
+    /// The recomputation policy as read.
+    pub recompute: RecomputeReading,
+    /// What the precision and optimizer words say about model states (for the memory model).
+    pub states: StateFacts,
+    /// The rules applied for unstated fields and the readings of words, in words.
     pub assumptions: Vec<String>,
-}
-
-/// Reads the training precision of the linear layers from the row's words.
-fn precision(words: &str, sys: &CatalogSystem) -> Option<Precision> {
-    let t = words.to_ascii_lowercase();
-    let sixteen = if sys.peak_tflops.bf16.is_some() || sys.peak_tflops.fp16.is_none() {
-        Precision::Bf16
-    } else {
-        Precision::Fp16
-    };
-    if t.contains("fp8") {
-        Some(Precision::Fp8)
-    } else if t.contains("bf16") || t.contains("fp16") {
-        Some(if t.contains("bf16") && !t.contains("fp16") { Precision::Bf16 } else { sixteen })
-    } else if t.contains("tf32") {
-        Some(Precision::Tf32)
-    } else if t.contains("fp32") {
-        Some(Precision::Fp32)
-    } else {
-        None
-    }
 }
 
 /// Whether the MLP words describe a gated MLP (SwiGLU, GeGLU).
 fn gated(words: &str) -> bool {
-    let t = words.to_ascii_lowercase();
-    !t.contains("non-gated") && (t.contains("glu") || t.contains("gated"))
+    let w = super::words::Words::new(words);
+    let gated_word = w.tokens.iter().any(|t| t.contains("glu") || t == "gated" || t == "swish");
+    gated_word && !w.any(&["non gated", "not gated", "ungated"])
 }
 
-/// The integer that follows `fsdp` in a description (`FSDP 8`, `ICI FSDP = 256 …`), if any.
-fn fsdp_degree(words: &str) -> Option<u64> {
-    let t = words.to_ascii_lowercase();
-    let rest = &t[t.find("fsdp")? + 4..];
-    let digits: String = rest.trim_start_matches([' ', '=', ':']).chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok().filter(|n| *n > 0)
+/// The catalog part of a row, with a note when it was read from words.
+fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, Option<String>), String> {
+    if let Some(id) = run.hardware_id.as_deref()
+        && let Ok(s) = catalog::find_system(id)
+    {
+        return Ok((s, None));
+    }
+    let words = [run.hardware_id.as_deref(), run.hardware.as_deref()];
+    let text: Vec<&str> = words.iter().flatten().copied().filter(|t| !t.trim().is_empty()).collect();
+    if text.is_empty() {
+        return Err("hardware not stated: hardware_id and hardware are null".to_string());
+    }
+    read_hardware(&text.join("; "))
 }
 
 /// Interprets a run (see the module documentation for the rules); `Err` is the skip reason.
@@ -105,46 +107,61 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         m.ffn_hidden.unwrap_or(1),
         m.seq_len.unwrap_or(1),
     );
-    let (metric, measured) = measured_metric(run)?;
-    let hw_id = run.hardware_id.as_deref().ok_or("hardware_id is null")?;
-    let system = catalog::find_system(hw_id).map_err(|e| format!("hardware: {e}"))?;
+    let (system, hw_note) = hardware_of(run)?;
+    notes.extend(hw_note);
     let p = &run.parallel;
     if p.ep.is_some_and(|e| e > 1) {
-        return Err("expert parallelism (mixture of experts) is not modelled".to_string());
+        return Err("expert parallelism (mixture of experts) is not modelled by this reader".to_string());
     }
     let (tp, pp, cp) = (p.tp.unwrap_or(1), p.pp.unwrap_or(1), p.cp.unwrap_or(1));
-    let dp = p.dp.ok_or("parallel.dp is null")?;
     // Counts come from a file: every product is checked (a huge value skips the row, never panics).
     let product = |v: &[u64]| v.iter().try_fold(1u64, |a, b| a.checked_mul(*b)).filter(|n| *n <= 1 << 40);
     let too_large = || "parallel degrees or batch sizes too large to evaluate".to_string();
-    let devices = product(&[tp, pp, cp, dp]).ok_or_else(too_large)?;
-    let micro_dp = product(&[dp, run.batch.micro.unwrap_or(1)]).ok_or_else(too_large)?;
-    let replicas = product(&[dp, cp]).ok_or_else(too_large)?;
+    let model_parallel = product(&[tp, pp, cp]).ok_or_else(too_large)?;
+    let dp = match (p.dp, run.num_devices) {
+        (Some(d), _) => d,
+        (None, Some(n)) if n.is_multiple_of(model_parallel) && n >= model_parallel => {
+            notes.push(format!("dp not stated: num_devices / (tp·pp·cp) = {}", n / model_parallel));
+            n / model_parallel
+        }
+        (None, _) => return Err("data-parallel size absent: parallel.dp and num_devices are null".to_string()),
+    };
+    let devices = product(&[model_parallel, dp]).ok_or_else(too_large)?;
     if let Some(n) = run.num_devices.filter(|n| *n != devices) {
-        return Err(format!("num_devices {n} differs from tp·pp·cp·dp = {devices}"));
+        notes.push(format!("num_devices {n} differs from tp·pp·cp·dp = {devices}: the parallel degrees are evaluated"));
     }
 
-    let precision_words = run.precision.as_deref().unwrap_or("");
-    let precision =
-        precision(precision_words, system).ok_or_else(|| format!("precision `{precision_words}` not recognised"))?;
+    let (precision, p_note) = read_precision(run.precision.as_deref(), system);
+    notes.extend(p_note);
 
     // Batch.
     let b = &run.batch;
-    let global = match b.global {
-        Some(g) => g,
-        None if pp == 1 => {
-            let g = micro_dp;
+    let global = match (b.global, b.global_tokens) {
+        (Some(g), _) => g,
+        (None, Some(t)) if t >= seq && t.is_multiple_of(seq) => {
+            notes.push(format!("global batch from tokens: {t} / {seq} = {} sequences", t / seq));
+            t / seq
+        }
+        (None, _) if pp == 1 => {
+            let g = product(&[dp, b.micro.unwrap_or(1)]).ok_or_else(too_large)?;
             notes.push(format!("global batch not stated: {g} (one micro-batch per replica; pp = 1)"));
             g
         }
-        None => return Err("global batch not stated and pp > 1 (the pipeline bubble depends on it)".to_string()),
+        (None, _) => {
+            return Err(
+                "global batch absent (batch.global_batch_seqs and global_batch_tokens are null) and pp > 1: the \
+                 pipeline bubble depends on it"
+                    .to_string(),
+            );
+        }
     };
     let mbs = match (b.micro, b.grad_accum) {
         (Some(m), _) => m,
-        (None, Some(ga)) => global / product(&[dp, ga]).ok_or_else(too_large)?.max(1),
+        (None, Some(ga)) => (global / product(&[dp, ga]).ok_or_else(too_large)?.max(1)).max(1),
         (None, None) if pp == 1 => {
-            notes.push(format!("micro-batch not stated: the local batch {} (pp = 1)", global / dp.max(1)));
-            global / dp.max(1)
+            let local = (global / dp.max(1)).max(1);
+            notes.push(format!("micro-batch not stated: the local batch {local} (pp = 1)"));
+            local
         }
         (None, None) => {
             notes.push("micro-batch not stated: 1".to_string());
@@ -152,9 +169,13 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         }
     };
     let dp_mbs = product(&[dp, mbs]).ok_or_else(too_large)?;
-    if mbs == 0 || !global.is_multiple_of(dp_mbs) {
-        return Err(format!("global batch {global} is not a multiple of dp·micro-batch = {dp_mbs}"));
-    }
+    let global = if global.is_multiple_of(dp_mbs) {
+        global
+    } else {
+        let g = ((global as f64 / dp_mbs as f64).round() as u64).max(1) * dp_mbs;
+        notes.push(format!("global batch {global} is not a multiple of dp·micro-batch = {dp_mbs}: {g} evaluated"));
+        g
+    };
 
     // Model.
     let kv_heads = m.kv_heads.unwrap_or_else(|| {
@@ -181,48 +202,53 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     };
     workload.validate().map_err(|e| format!("model: {e}"))?;
 
-    // Switches of the row.
-    let recompute = match p.recompute.as_deref().map(str::to_ascii_lowercase) {
-        None => {
-            notes.push("recomputation not stated: none".to_string());
-            Recompute::None
-        }
-        Some(t) if t.starts_with("full") => Recompute::Full,
-        Some(t) if t.starts_with("selective") => Recompute::Selective,
-        Some(t) if t.starts_with("none") || t.starts_with("no ") => Recompute::None,
-        Some(t) => return Err(format!("recompute `{t}` not recognised")),
-    };
-    let (sharding, shard_group) = match (p.zero_stage, p.fsdp.as_deref()) {
-        (_, Some(words)) => {
-            let group = fsdp_degree(words).map(|n| n.saturating_mul(cp));
-            if let Some(z) = group.filter(|z| !replicas.is_multiple_of(*z)) {
-                return Err(format!("FSDP shard group {z} does not divide dp·cp = {replicas}"));
-            }
-            (Sharding::Zero3, group.filter(|z| *z != replicas))
-        }
-        (Some(0), None) => (Sharding::Ddp, None),
-        (Some(1), None) => (Sharding::Zero1, None),
-        (Some(2), None) => (Sharding::Zero2, None),
-        (Some(3), None) => (Sharding::Zero3, None),
-        (Some(z), None) => return Err(format!("zero_stage {z} does not exist")),
-        (None, None) => {
-            notes.push("ZeRO stage not stated: distributed optimizer (ZeRO-1)".to_string());
-            (Sharding::Zero1, None)
-        }
-    };
+    // Switches of the row, read from its words.
+    let recompute = read_recompute(p.recompute.as_deref(), Some(layers));
+    notes.extend(recompute.note.clone());
+    let other = p.other.join("; ");
+    // ZeRO words may stand in the optimizer text or among the other parallel words
+    // (`--use-distributed-optimizer`).
+    let state_words = [run.optimizer.as_deref(), Some(other.as_str())]
+        .iter()
+        .flatten()
+        .filter(|t| !t.is_empty())
+        .copied()
+        .collect::<Vec<&str>>()
+        .join("; ");
+    let sharding = read_sharding(&ShardingInput {
+        fsdp: p.fsdp.as_deref(),
+        fsdp_flag: p.fsdp_flag,
+        zero_stage: p.zero_stage,
+        distributed_optimizer: p.distributed_optimizer,
+        optimizer: (!state_words.is_empty()).then_some(state_words.as_str()),
+        dp,
+        cp,
+    });
+    notes.extend(sharding.notes.iter().cloned());
     let interleave = match &p.interleave {
         Some(Interleave::Chunks(v)) => *v,
-        Some(Interleave::Described(t)) if pp > 1 && t.to_ascii_lowercase().contains("interleav") => {
-            notes.push("interleaving stated without a count: 2 virtual stages".to_string());
-            2
-        }
-        _ => 1,
+        Some(Interleave::Described(t)) => match read_interleave(t) {
+            Some((v, note)) => {
+                notes.extend(note);
+                v
+            }
+            None => 1,
+        },
+        None => match read_interleave(&other) {
+            Some((v, note)) => {
+                notes.extend(note);
+                v
+            }
+            None => 1,
+        },
     };
+    let interleave = if pp > 1 { interleave.max(1) } else { 1 };
+    let states = read_state_facts(run.precision.as_deref(), run.optimizer.as_deref());
     let options = ExtendedOptions {
         precision,
-        recompute,
-        sharding,
-        shard_group,
+        recompute: recompute.level,
+        sharding: sharding.sharding,
+        shard_group: sharding.shard_group,
         interleave,
         sequence_parallel: p.sequence_parallel.unwrap_or(tp > 1),
         ..ExtendedOptions::realistic()
@@ -232,7 +258,22 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     layout.validate(&workload, system.scale_up.domain_size, true).map_err(|e| format!("configuration: {e}"))?;
     let mfu_peak = match precision {
         Precision::Fp8 => system.peak_tflops.fp8,
-        _ => system.peak_tflops.bf16.or(system.peak_tflops.fp16),
+        Precision::Tf32 => system.peak_tflops.tf32,
+        Precision::Fp32 => system.peak_tflops.fp32_matrix.or(system.peak_tflops.fp32_vector),
+        Precision::Fp16 => system.peak_tflops.fp16.or(system.peak_tflops.bf16),
+        Precision::Bf16 => system.peak_tflops.bf16.or(system.peak_tflops.fp16),
+    };
+    let metric = match read_metric(run, mfu_peak) {
+        Ok(mut r) => {
+            if matches!(r.kind, super::metric::MetricKind::Mfu | super::metric::MetricKind::Hfu) && r.value > 1.0 {
+                r.notes.push(format!("{} {} is above 1: read as a percentage", r.kind.key(), r.value));
+                r.value /= 100.0;
+            }
+            notes.extend(r.notes.iter().cloned());
+            Some(r)
+        }
+        Err(_) if run.measured.memory.is_stated() => None,
+        Err(e) => return Err(format!("{e}, and no memory figure or outcome is stated")),
     };
     let convention_shape = ConventionShape {
         layers: layers as f64,
@@ -251,9 +292,10 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         options,
         system,
         metric,
-        measured,
         convention_shape,
         mfu_peak_tflops: mfu_peak.unwrap_or(0.0),
+        recompute,
+        states,
         assumptions: notes,
     })
 }
@@ -342,20 +384,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn words_are_read() {
+    fn mlp_words() {
         assert!(gated("swiglu"));
+        assert!(gated("SwiGLU (gated, 3 matrices)"));
         assert!(!gated("squared-relu (non-gated)"));
         assert!(!gated("gelu_4h (MPT, no bias, ALiBi/flash)"));
-        assert_eq!(fsdp_degree("FSDP 8"), Some(8));
-        assert_eq!(fsdp_degree("ICI FSDP = 256 within slice; DCN data parallel = 8"), Some(256));
-        assert_eq!(fsdp_degree("FSDP FULL_SHARD (ZeRO-3-like) across all GPUs"), None);
-        assert_eq!(fsdp_degree("FSDP (1D)"), None);
-        let h100 = catalog::find_system("nvidia_h100_sxm5_80gb").unwrap();
-        let v100 = catalog::find_system("nvidia_v100_sxm2").unwrap();
-        assert_eq!(precision("fp8 linears (Float8) + bf16", h100), Some(Precision::Fp8));
-        assert_eq!(precision("fp16/bf16 mixed", h100), Some(Precision::Bf16));
-        assert_eq!(precision("fp16/bf16 mixed", v100), Some(Precision::Fp16));
-        assert_eq!(precision("amp_bf16", h100), Some(Precision::Bf16));
-        assert_eq!(precision("int4", h100), None);
+        assert!(!gated("relu (non-gated)"));
     }
 }

@@ -1,6 +1,10 @@
-//! The schema of measured training runs (`data/measured-training-runs.json`, schema_version 1):
-//! parsing a file's text into [`MeasuredRun`]s. Every field may be `null` (the source does not
+//! The schema of measured runs (`data/measured-training-runs.json` and
+//! `data/measured-memory-runs.json`, schema_version 1): parsing a file's text into
+//! [`MeasuredRun`]s. Both files share one row shape; a row may carry a time figure, a memory
+//! figure, an out-of-memory outcome, or several. Every field may be `null` (the source does not
 //! state it) and is then `None`; a field of the wrong type is an error naming the row and field.
+//! Synonymous keys of the two files are read alike (`interleave_vpp`/`vpp`,
+//! `params_b`/`params_b_reported`; `fsdp` as words or a boolean).
 
 use serde_json::{Map, Value};
 
@@ -31,6 +35,8 @@ pub struct RunModel {
     pub vocab: Option<u64>,
     /// Parameters as stated [billions].
     pub params_b: Option<f64>,
+    /// Whether the output head shares the embedding matrix.
+    pub tied_embeddings: Option<bool>,
 }
 
 /// The parallel configuration of a run.
@@ -54,8 +60,16 @@ pub struct RunParallel {
     pub zero_stage: Option<u64>,
     /// FSDP description in words (`FSDP 8`, `ICI FSDP = 256 within slice; …`).
     pub fsdp: Option<String>,
+    /// `fsdp` given as a boolean (`false`: no FSDP).
+    pub fsdp_flag: Option<bool>,
+    /// Megatron's distributed optimizer (ZeRO-1-like) on/off.
+    pub distributed_optimizer: Option<bool>,
     /// Activation recomputation in words (`full`, `selective (attention core only)`, `none`).
     pub recompute: Option<String>,
+    /// Flash (fused) attention on/off.
+    pub flash_attention: Option<bool>,
+    /// Anything else about the parallel set-up, in words (`pp_schedule`, `other`, …).
+    pub other: Vec<String>,
 }
 
 /// `interleave_vpp`: a count, or a description without one.
@@ -76,6 +90,8 @@ pub struct RunBatch {
     pub micro: Option<u64>,
     /// Gradient-accumulation steps.
     pub grad_accum: Option<u64>,
+    /// Global batch [tokens].
+    pub global_tokens: Option<u64>,
 }
 
 /// What was measured.
@@ -97,6 +113,36 @@ pub struct RunMeasured {
     pub step_time_s: Option<f64>,
     /// Samples per second.
     pub samples_per_s: Option<f64>,
+    /// The structured form of the figure (`measured.metric`), when the row has one.
+    pub structured: Option<super::metric::StructuredMetric>,
+    /// The memory figure and outcome.
+    pub memory: RunMemory,
+}
+
+/// A measured memory figure and/or out-of-memory outcome.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunMemory {
+    /// Which figure (`peak_allocated`, `peak_reserved`, `nvidia_smi`, `other`, or words).
+    pub kind: Option<String>,
+    /// What an `other` figure is, in words.
+    pub kind_detail: Option<String>,
+    /// The figure [GB = 1e9 bytes].
+    pub gb: Option<f64>,
+    /// The figure [GiB], when the source states GiB.
+    pub gib: Option<f64>,
+    /// `true`: the run did not fit; `false`: it ran; `None`: not stated.
+    pub oom: Option<bool>,
+    /// The unit as the source writes it.
+    pub unit: Option<String>,
+    /// Which rank(s) the figure is from.
+    pub scope: Option<String>,
+}
+
+impl RunMemory {
+    /// Whether the row states a memory figure or an outcome.
+    pub fn is_stated(&self) -> bool {
+        self.gb.is_some() || self.gib.is_some() || self.oom.is_some()
+    }
 }
 
 /// One measured run.
@@ -112,6 +158,12 @@ pub struct MeasuredRun {
     pub source_url: Option<String>,
     /// Key into the hardware catalog.
     pub hardware_id: Option<String>,
+    /// The accelerator in words.
+    pub hardware: Option<String>,
+    /// The optimizer in words (`AdamW`, `Adam, fp32 states sharded by ZeRO-1`, …).
+    pub optimizer: Option<String>,
+    /// The training stack in words.
+    pub framework: Option<String>,
     /// Devices.
     pub num_devices: Option<u64>,
     /// Training precision in words (`bf16`, `fp8`, `fp16/bf16 mixed`, …).
@@ -192,6 +244,28 @@ impl<'a> Row<'a> {
         }
     }
 
+    /// A field given as words or as a boolean: `(words, flag)`.
+    fn words_or_flag(&self, key: &str) -> Result<(Option<String>, Option<bool>), Error> {
+        match self.value(key) {
+            None => Ok((None, None)),
+            Some(Value::String(s)) if s.trim().is_empty() => Ok((None, None)),
+            Some(Value::String(s)) => Ok((Some(s.clone()), None)),
+            Some(Value::Bool(b)) => Ok((None, Some(*b))),
+            Some(v) => Err(self.err(key, v, "must be words, true, false or null")),
+        }
+    }
+
+    /// A number given as a number or as a string of one (`"0.43"`).
+    fn number_lenient(&self, key: &str) -> Result<Option<f64>, Error> {
+        match self.value(key) {
+            Some(Value::String(s)) => match s.trim().trim_end_matches('%').trim().parse::<f64>() {
+                Ok(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
+                _ => Err(self.err(key, &Value::String(s.clone()), "must be a positive number or null")),
+            },
+            _ => self.number(key),
+        }
+    }
+
     fn child(&self, key: &str) -> Result<Row<'a>, Error> {
         static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
         let path = format!("{}.{key}", self.path);
@@ -215,7 +289,7 @@ pub fn parse_measured_runs(text: &str) -> Result<MeasuredFile, Error> {
             Some(Value::Array(a)) => (a, o.get("schema_version").and_then(Value::as_u64)),
             _ => {
                 return Err(Error::Parse {
-                    message: "expected an object with a `rows` array (the schema of measured-training-runs.json)"
+                    message: "expected an object with a `rows` array (the schema of measured-training-runs.json / measured-memory-runs.json)"
                         .into(),
                 });
             }
@@ -248,15 +322,60 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
     let parallel = r.child("parallel")?;
     let batch = r.child("batch")?;
     let measured = r.child("measured")?;
-    let interleave = match parallel.value("interleave_vpp") {
+    let vpp_key = if parallel.value("interleave_vpp").is_some() { "interleave_vpp" } else { "vpp" };
+    let interleave = match parallel.value(vpp_key) {
         None => None,
         Some(Value::String(s)) => Some(Interleave::Described(s.clone())),
-        Some(_) => parallel.count("interleave_vpp")?.map(Interleave::Chunks),
+        Some(_) => parallel.count(vpp_key)?.map(Interleave::Chunks),
     };
     let notes = match r.value("notes") {
         None => Vec::new(),
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        Some(Value::String(s)) => vec![s.clone()],
         Some(v) => return Err(r.err("notes", v, "must be an array of strings or null")),
+    };
+    let (fsdp, fsdp_flag) = parallel.words_or_flag("fsdp")?;
+    let mut other = Vec::new();
+    for key in ["other", "pp_schedule", "cp_comm_type"] {
+        if let Some(s) = parallel.string(key)? {
+            other.push(s);
+        }
+    }
+    for key in ["async_tp", "chunked_cross_entropy"] {
+        if let Some(true) = parallel.boolean(key)? {
+            other.push(key.replace('_', " "));
+        }
+    }
+    let structured = match measured.value("metric") {
+        None => None,
+        Some(Value::Object(_)) => {
+            let m = measured.child("metric")?;
+            Some(super::metric::StructuredMetric {
+                kind: m.string("kind")?,
+                value: m.number_lenient("value")?,
+                flops: m.string("flops")?,
+                peak_tflops: m.number_lenient("peak_tflops")?,
+            })
+        }
+        Some(v) => {
+            return Err(measured.err("metric", v, "must be an object {kind, value, flops, peak_tflops} or null"));
+        }
+    };
+    let oom = match measured.value("oom") {
+        Some(Value::String(s)) => {
+            let w = super::words::Words::new(s);
+            Some(w.any(&["true", "yes", "oom", "out of memory", "did not fit", "failed"]))
+        }
+        _ => measured.boolean("oom")?,
+    };
+    let memory = RunMemory {
+        kind: measured.string("memory_kind")?,
+        kind_detail: measured.string("kind_detail")?,
+        gb: measured.number("memory_gb")?,
+        gib: measured.number("memory_gib")?,
+        oom,
+        unit: measured.string("unit_as_reported")?,
+        scope: measured.string("scope")?,
     };
     Ok(MeasuredRun {
         id,
@@ -264,6 +383,9 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
         source_where: source.string("where")?,
         source_url: source.string("url")?,
         hardware_id: r.string("hardware_id")?,
+        hardware: r.string("hardware")?,
+        optimizer: r.string("optimizer")?,
+        framework: r.string("framework")?,
         num_devices: r.count("num_devices")?,
         precision: r.string("precision")?,
         model: RunModel {
@@ -277,7 +399,11 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
             ffn_type: model.string("ffn_type")?,
             seq_len: model.count("seq_len")?,
             vocab: model.count("vocab")?,
-            params_b: model.number("params_b")?,
+            params_b: match model.value("params_b") {
+                Some(_) => model.number("params_b")?,
+                None => model.number("params_b_reported")?,
+            },
+            tied_embeddings: model.boolean("tied_embeddings")?,
         },
         parallel: RunParallel {
             tp: parallel.count("tp")?,
@@ -291,23 +417,30 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
                 Some(Value::Number(n)) if n.as_u64() == Some(0) => Some(0),
                 _ => parallel.count("zero_stage")?,
             },
-            fsdp: parallel.string("fsdp")?,
+            fsdp,
+            fsdp_flag,
+            distributed_optimizer: parallel.boolean("distributed_optimizer")?,
             recompute: parallel.string("recompute")?,
+            flash_attention: parallel.boolean("flash_attention")?,
+            other,
         },
         batch: RunBatch {
             global: batch.count("global_batch_seqs")?,
             micro: batch.count("micro_batch")?,
             grad_accum: batch.count("grad_accum")?,
+            global_tokens: batch.count("global_batch_tokens")?,
         },
         measured: RunMeasured {
             flop_convention: measured.string("flop_convention")?,
-            tflops_per_device: measured.number("tflops_per_device")?,
-            mfu: measured.number("mfu")?,
-            hfu: measured.number("hfu")?,
-            tokens_per_s_total: measured.number("tokens_per_s_total")?,
-            tokens_per_s_per_device: measured.number("tokens_per_s_per_device")?,
-            step_time_s: measured.number("step_time_s")?,
-            samples_per_s: measured.number("samples_per_s")?,
+            tflops_per_device: measured.number_lenient("tflops_per_device")?,
+            mfu: measured.number_lenient("mfu")?,
+            hfu: measured.number_lenient("hfu")?,
+            tokens_per_s_total: measured.number_lenient("tokens_per_s_total")?,
+            tokens_per_s_per_device: measured.number_lenient("tokens_per_s_per_device")?,
+            step_time_s: measured.number_lenient("step_time_s")?,
+            samples_per_s: measured.number_lenient("samples_per_s")?,
+            structured,
+            memory,
         },
         notes,
     })

@@ -17,8 +17,7 @@ pub const TOLERANCE: f64 = 1e-9;
 pub fn golden() -> &'static Value {
     static GOLDEN: OnceLock<Value> = OnceLock::new();
     GOLDEN.get_or_init(|| {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference-golden.json");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference-golden.json");
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
         serde_json::from_str(&text).expect("golden file is JSON")
     })

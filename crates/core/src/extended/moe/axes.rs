@@ -111,7 +111,7 @@ impl MoeAxis {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extended::moe::shape::tests::dsv3;
+    use crate::moe_shape::tests::dsv3;
 
     #[test]
     fn top_k_keeps_active_parameters() {

@@ -3,12 +3,12 @@
 
 use super::experts::ExpertLayout;
 use super::layer::{MoeMlpCost, moe_mlp_cost};
-use super::shape::MoeShape;
 use crate::extended::block::{BlockCost, block_cost};
 use crate::extended::layout::Layout;
 use crate::extended::options::Recompute;
 use crate::extended::pricing::Pricing;
 use crate::extended::workload::Workload;
+use crate::moe_shape::MoeShape;
 
 /// An MoE block's cost: the block without its dense MLP plus the MoE MLP.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

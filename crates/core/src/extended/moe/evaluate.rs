@@ -17,7 +17,6 @@ use super::block::{MoeBlockCost, moe_block_cost};
 use super::counts::{ParameterCounts, parameter_counts};
 use super::experts::ExpertLayout;
 use super::layer::MoeTimes;
-use super::shape::MoeShape;
 use crate::Error;
 use crate::extended::block::{BlockCost, block_cost};
 use crate::extended::data_parallel::{DpCost, DpGroups, data_parallel_cost};
@@ -30,6 +29,7 @@ use crate::extended::options::ExtendedOptions;
 use crate::extended::pipeline::{bubble_slots, exposed_messages_s, message_s, split};
 use crate::extended::pricing::{Pass, Pricing};
 use crate::extended::workload::Workload;
+use crate::moe_shape::MoeShape;
 
 /// What Mixture-of-Experts adds to an evaluation (busiest device, one iteration).
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]

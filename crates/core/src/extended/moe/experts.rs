@@ -4,9 +4,9 @@
 //! splits them. Ranks are ordered `etp` innermost, then `ep`, then `edp` (Megatron's expert rank
 //! order), so the fast domain is filled by ETP first, then EP.
 
-use super::shape::MoeShape;
 use crate::Error;
 use crate::extended::layout::Layout;
+use crate::moe_shape::MoeShape;
 
 /// The expert split of one layout. Degrees and shares in devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
@@ -102,7 +102,7 @@ mod tests {
     use super::*;
 
     fn dsv3() -> MoeShape {
-        crate::extended::moe::shape::tests::dsv3().0
+        crate::moe_shape::tests::dsv3().0
     }
 
     #[test]

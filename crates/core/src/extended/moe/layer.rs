@@ -14,10 +14,10 @@
 use super::dispatch::{Exchange, exchange};
 use super::experts::ExpertLayout;
 use super::options::MoeOptions;
-use super::shape::MoeShape;
 use crate::extended::layout::Layout;
 use crate::extended::pricing::{Pass, Pricing};
 use crate::extended::workload::Workload;
+use crate::moe_shape::MoeShape;
 
 /// Tokens per local expert at which a grouped GEMM runs at half its large-`M` rate [tokens]. An
 /// engineering estimate: Hopper/Blackwell GEMM tiles are 128 rows high, so an expert with `M`
@@ -169,8 +169,8 @@ mod tests {
     use crate::SystemParams;
     use crate::extended::hardware::Hardware;
     use crate::extended::moe::options::Load;
-    use crate::extended::moe::shape::Router;
     use crate::extended::options::ExtendedOptions;
+    use crate::moe_shape::Router;
 
     fn mixtral() -> (Workload, MoeShape) {
         let m = MoeShape {

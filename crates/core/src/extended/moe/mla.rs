@@ -10,11 +10,11 @@
 //! [`FLASH_BACKWARD_FACTOR`] times that. Kept for the backward: the latents, Q, K, V and the core's
 //! output per token.
 
-use super::shape::Mla;
 use crate::extended::block::FLASH_BACKWARD_FACTOR;
 use crate::extended::layout::Layout;
 use crate::extended::pricing::{Pass, Pricing};
 use crate::extended::workload::Workload;
+use crate::moe_shape::Mla;
 
 /// One MLA sub-layer's matmuls and core (without norms, residual and TP collectives).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -75,8 +75,8 @@ mod tests {
     use super::*;
     use crate::SystemParams;
     use crate::extended::hardware::Hardware;
-    use crate::extended::moe::shape::tests::dsv3;
     use crate::extended::options::ExtendedOptions;
+    use crate::moe_shape::tests::dsv3;
 
     #[test]
     fn deepseek_v3_mla_flops_by_hand() {

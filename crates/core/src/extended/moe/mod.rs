@@ -2,7 +2,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`shape`] | the model's experts (routed, shared, top-k, gated, dense-first/frequency, router), multi-head latent attention, multi-token prediction |
+//! | [`crate::moe_shape`] (a value type beside the catalog, so the catalog does not depend on extended mode) | the model's experts (routed, shared, top-k, gated, dense-first/frequency, router), multi-head latent attention, multi-token prediction |
 //! | [`counts`] | total and active parameters |
 //! | [`options`] | the MoE switches: load (dropless γ, capacity C, forced), dispatcher, FP8 dispatch, all-to-all overlap, fixed EP/ETP |
 //! | [`experts`] | expert parallelism and expert tensor parallelism folded over `tp·cp·dp` (parallel folding), their rules and search choices |
@@ -22,11 +22,10 @@ pub mod experts;
 pub mod layer;
 pub mod mla;
 pub mod options;
-pub mod shape;
 
+pub use crate::moe_shape::{Mla, MoeShape, Router};
 pub use counts::{ParameterCounts, parameter_counts};
 pub use evaluate::MoeBreakdown;
 pub use experts::ExpertLayout;
 pub use layer::{MoeMlpCost, MoeTimes, moe_mlp_cost};
 pub use options::{Dispatcher, Load, MoeOptions};
-pub use shape::{Mla, MoeShape, Router};

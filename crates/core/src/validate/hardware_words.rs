@@ -1,0 +1,200 @@
+//! Accelerators named in words ("H100 SXM 96GB HBM2e", "8x AMD Instinct MI300X (192 GB)", "TPU
+//! v5p", "Trillium"), mapped to the hardware catalog by meaning, using the catalog's own ids and
+//! names (so parts the catalog gains are found without a change here).
+//!
+//! 1. **Family.** Each catalog id is `vendor_family_variant…` (`nvidia_h100_sxm5_80gb`,
+//!    `google_tpu_v5e`, `amd_mi300x`, `intel_gaudi2`). The family key is the id's segments after
+//!    the vendor up to the first variant segment (form factor, memory, power, system), joined
+//!    (`h100`, `tpuv5e`, `mi300x`, `gaudi2`, `gb200`, `tpu7xironwood`), plus each of those
+//!    segments that holds a digit or is a name (`v5e`, `ironwood`). The text matches a family
+//!    when the key equals one of its tokens or two or three consecutive tokens joined (`tpu v5p`,
+//!    `gaudi 3`), or begins a token followed by a letter (`h100sxm5`). The longest match wins
+//!    (`gb200` before `b200`). A few names that are not in ids are aliases, each with its
+//!    source: Trillium = TPU v6e (Google Cloud, 2024), "v5 lite"/"v5litepod" = TPU v5e (the Cloud
+//!    TPU API name).
+//! 2. **Variant.** Among the family's entries, the one whose memory capacity matches a capacity
+//!    in the text (±4 %, GiB converted), then the most variant segments of its id found in the
+//!    text (`sxm`, `pcie`, `hbm2e`, `500w`, `nvl72`); ties go to the catalog's first entry, and
+//!    the note says the variant was not stated.
+//!
+//! A catalog id given as such is used as it is; an id that is not in the catalog is read as words.
+
+use super::words::Words;
+use crate::catalog::{self, CatalogSystem};
+
+/// Segments of an id that describe a variant, not a family.
+fn is_variant_segment(s: &str) -> bool {
+    let stripped = s.trim_end_matches(|c: char| c.is_ascii_digit());
+    matches!(stripped, "sxm" | "pcie" | "nvl" | "hgx" | "dgx" | "oam" | "hbm" | "hbm2e" | "hbm3" | "hbm3e" | "mxm")
+        || s.ends_with("gb") && s[..s.len() - 2].chars().all(|c| c.is_ascii_digit())
+        || s.ends_with('w') && s[..s.len() - 1].chars().all(|c| c.is_ascii_digit()) && s.len() > 1
+        || s.starts_with("hbm")
+        || s.starts_with("nvl")
+}
+
+/// Family keys of a catalog entry (see the module documentation).
+fn family_keys(sys: &CatalogSystem) -> Vec<String> {
+    let segs: Vec<&str> = sys.id.split(['_', '-']).collect();
+    if segs.len() < 2 || sys.id.starts_with("ref") {
+        return Vec::new();
+    }
+    let family: Vec<&str> = segs[1..].iter().take_while(|s| !is_variant_segment(s)).copied().collect();
+    let mut keys = vec![family.concat()];
+    for s in &family {
+        let named = s.len() >= 5 && !matches!(*s, "instinct" | "nvidia" | "google");
+        if (s.chars().any(|c| c.is_ascii_digit()) || named) && !keys.iter().any(|k| k == s) {
+            keys.push(s.to_string());
+        }
+    }
+    keys.retain(|k| k.len() >= 2);
+    keys
+}
+
+/// The family of a catalog entry (`h100` for `nvidia_h100_sxm5_80gb`, `tpuv5e`, `mi300x`).
+pub fn family_key(sys: &CatalogSystem) -> String {
+    family_keys(sys).into_iter().next().unwrap_or_default()
+}
+
+/// Names in use that are not in the catalog's ids: `(alias tokens joined, family key)`.
+const ALIASES: [(&str, &str); 5] = [
+    // Google Cloud, "Introducing Trillium, sixth-generation TPUs" (2024): Trillium is TPU v6e.
+    ("trillium", "tpuv6e"),
+    // Cloud TPU API accelerator types `v5litepod-N` are TPU v5e.
+    ("v5litepod", "tpuv5e"),
+    ("v5lite", "tpuv5e"),
+    ("tpuv5lite", "tpuv5e"),
+    // NVIDIA's GB200 NVL72 is marketed as "Grace Blackwell".
+    ("graceblackwell", "gb200"),
+];
+
+/// Length of the family match of `key` in the text's tokens (0 = none).
+fn match_len(tokens: &[String], key: &str) -> usize {
+    for i in 0..tokens.len() {
+        let mut joined = String::new();
+        for t in tokens.iter().skip(i).take(3) {
+            joined.push_str(t);
+            if joined == key {
+                return key.len();
+            }
+            if joined.len() > key.len() {
+                break;
+            }
+        }
+        // A key at the start of a token, followed by a letter (`h100sxm5`, not `h1000`).
+        let t = &tokens[i];
+        if t.len() > key.len() && t.starts_with(key) && t[key.len()..].starts_with(|c: char| c.is_ascii_alphabetic()) {
+            // "b200" must not match inside "gb200" (it does not: tokens start there), and a
+            // memory suffix like "h100-80gb" is split into tokens already.
+            return key.len();
+        }
+    }
+    0
+}
+
+/// Capacities the text states [GB] (GiB converted).
+fn capacities_gb(w: &Words) -> Vec<f64> {
+    w.numbers()
+        .into_iter()
+        .filter_map(|(v, u)| match u.as_str() {
+            "gb" => Some(v),
+            "gib" => Some(v * 1.073_741_824),
+            _ => None,
+        })
+        .filter(|v| *v >= 4.0)
+        .collect()
+}
+
+/// Maps a hardware description to a catalog system: the entry and, when the reading was not
+/// exact, a note. `Err` says that no catalog part is named.
+pub fn read_hardware(text: &str) -> Result<(&'static CatalogSystem, Option<String>), String> {
+    let all = catalog::systems();
+    if let Some(s) = all.iter().find(|s| s.id == text.trim()) {
+        return Ok((s, None));
+    }
+    let w = Words::new(text);
+    let compact: Vec<String> = w.tokens.clone();
+    // 1. Family.
+    let mut best: (usize, Vec<&'static CatalogSystem>) = (0, Vec::new());
+    for sys in all.iter().filter(|s| s.preset.is_none()) {
+        let mut len = family_keys(sys).iter().map(|k| match_len(&compact, k)).max().unwrap_or(0);
+        for (alias, family) in ALIASES {
+            if family_keys(sys).first().is_some_and(|k| k == family) && match_len(&compact, alias) > 0 {
+                len = len.max(alias.len());
+            }
+        }
+        if len > best.0 {
+            best = (len, vec![sys]);
+        } else if len > 0 && len == best.0 {
+            best.1.push(sys);
+        }
+    }
+    let family = best.1;
+    if family.is_empty() {
+        return Err(format!("hardware `{text}`: no accelerator of the catalog is named"));
+    }
+    // 2. Variant.
+    let caps = capacities_gb(&w);
+    let joined: String = compact.concat();
+    let score = |s: &CatalogSystem| -> (i64, i64) {
+        let cap = match (s.memory_gb, caps.first()) {
+            (Some(m), Some(c)) if (m / c - 1.0).abs() <= 0.04 => 2,
+            (Some(_), Some(_)) => -2,
+            _ => 0,
+        };
+        let segs =
+            s.id.split('_')
+                .skip(1)
+                .filter(|seg| is_variant_segment(seg))
+                .filter(|seg| {
+                    let base = seg.trim_end_matches(|c: char| c.is_ascii_digit());
+                    let base = if base.is_empty() || seg.ends_with("gb") || seg.ends_with('w') { seg } else { base };
+                    joined.contains(base)
+                })
+                .count() as i64;
+        (cap, segs)
+    };
+    let mut ranked: Vec<(usize, &CatalogSystem)> = family.iter().copied().enumerate().collect();
+    ranked.sort_by(|(ia, a), (ib, b)| score(b).cmp(&score(a)).then(ia.cmp(ib)));
+    let (_, chosen) = ranked[0];
+    let tie = ranked.get(1).is_some_and(|(_, b)| score(b) == score(chosen));
+    let note = if family.len() > 1 && tie {
+        Some(format!(
+            "hardware `{text}`: variant not stated, read as {} (the catalog's first of its family)",
+            chosen.id
+        ))
+    } else if score(chosen).0 < 0 {
+        Some(format!(
+            "hardware `{text}`: no catalog entry of this family has the stated capacity; read as {}",
+            chosen.id
+        ))
+    } else {
+        Some(format!("hardware `{text}` read as {}", chosen.id))
+    };
+    Ok((chosen, note))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(t: &str) -> String {
+        read_hardware(t).map(|(s, _)| s.id.clone()).unwrap_or_else(|e| e)
+    }
+
+    #[test]
+    fn words_map_to_catalog_ids() {
+        assert_eq!(id("nvidia_h100_sxm5_80gb"), "nvidia_h100_sxm5_80gb");
+        assert_eq!(id("NVIDIA H100 SXM 96GB HBM2e at 500 W (Meta Grand Teton)"), "nvidia_h100_sxm_96gb_hbm2e_500w");
+        assert_eq!(id("8x NVIDIA H100 (variant not stated)"), "nvidia_h100_sxm5_80gb");
+        assert_eq!(id("H100 PCIe"), "nvidia_h100_pcie_80gb");
+        assert_eq!(id("8x AMD Instinct MI300X (192 GB HBM3)"), "amd_mi300x");
+        assert_eq!(id("TPU v5p"), "google_tpu_v5p");
+        assert_eq!(id("Cloud TPU v5litepod-256"), "google_tpu_v5e");
+        assert_eq!(id("A100-SXM4-40GB"), "nvidia_a100_sxm4_40gb");
+        assert_eq!(id("NVIDIA A100 80GB (Jean Zay)"), "nvidia_a100_sxm4_80gb");
+        assert_eq!(id("GB200 NVL72"), "nvidia_gb200_nvl72");
+        assert_eq!(id("DGX B200"), "nvidia_b200_hgx");
+        assert_eq!(id("Gaudi 3"), "intel_gaudi3");
+        assert!(id("a toaster").contains("no accelerator"));
+    }
+}

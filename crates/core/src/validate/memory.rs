@@ -1,0 +1,333 @@
+//! Memory rows: a measured peak-memory figure (or an out-of-memory outcome) compared with the
+//! prediction of the same kind of figure, and the "will it fit" verdict with its error band.
+//!
+//! * **Kind** ([`MemoryKind`], read from `measured.memory_kind`, else `kind_detail`, the unit and
+//!   scope words): PyTorch's peak *allocated* (`max_memory_allocated`, "peak active" is read as
+//!   allocated: active bytes are allocated bytes not yet released to the cache), peak *reserved*
+//!   (`max_memory_reserved`, the caching allocator's footprint), or the *device* figure
+//!   (`nvidia-smi`, `rocm-smi`, "device memory used": reserved plus the CUDA context and library
+//!   workspaces). A figure whose kind is not stated is read as peak allocated (the figure
+//!   PyTorch's, Megatron's and Lightning's memory reports print first), noted.
+//! * **Prediction of the kind**: [`predicted_memory_gb`] — the one place that says which
+//!   prediction is compared with which kind (switch it when the memory model reports allocated,
+//!   reserved and device figures separately).
+//! * **Error**: `predicted / measured − 1` for runs that ran (an out-of-memory run's figure is the
+//!   peak before the failure, not the run's need, and is not scored).
+//! * **Verdict** ([`Fits`]): the device-level need `m` against the capacity `C` with the error band
+//!   `b` (the 80th percentile of `|error|` on the shipped memory rows, [`shipped_band`]): `yes` when
+//!   `m·(1 + b) ≤ C`, `no` when `m·(1 − b) > C`, else `tight` (within the band of the capacity).
+
+use std::sync::OnceLock;
+
+use super::schema::RunMemory;
+use super::words::Words;
+
+/// Which memory figure a row measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryKind {
+    /// Peak of live tensors (`torch.cuda.max_memory_allocated`).
+    PeakAllocated,
+    /// Peak held by the caching allocator (`torch.cuda.max_memory_reserved`).
+    PeakReserved,
+    /// Device-level use (`nvidia-smi`): reserved plus runtime context and library buffers.
+    NvidiaSmi,
+}
+
+impl MemoryKind {
+    /// The JSON name (`peak_allocated`, `peak_reserved`, `nvidia_smi`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryKind::PeakAllocated => "peak_allocated",
+            MemoryKind::PeakReserved => "peak_reserved",
+            MemoryKind::NvidiaSmi => "nvidia_smi",
+        }
+    }
+}
+
+/// Reads the kind of a memory figure; the note says how when it was not a plain kind name.
+pub fn read_memory_kind(mem: &RunMemory) -> (MemoryKind, Option<String>) {
+    let kind = Words::new(mem.kind.as_deref().unwrap_or(""));
+    let detail = Words::join(&[mem.kind_detail.as_deref(), mem.unit.as_deref(), mem.scope.as_deref()]);
+    let classify = |w: &Words| {
+        if w.any(&["nvidia smi", "rocm smi", "smi", "device memory", "device level", "memory used", "gpu memory used"])
+        {
+            Some(MemoryKind::NvidiaSmi)
+        } else if w.has("reserved") || w.has("max reserved") || w.has("memory reserved") {
+            Some(MemoryKind::PeakReserved)
+        } else if w.has("allocated") || w.has("active") || w.has("max memory allocated") {
+            Some(MemoryKind::PeakAllocated)
+        } else {
+            None
+        }
+    };
+    if let Some(k) = classify(&kind) {
+        return (k, None);
+    }
+    if let Some(k) = classify(&detail) {
+        let said = mem.kind_detail.as_deref().or(mem.unit.as_deref()).unwrap_or("");
+        let why = if k == MemoryKind::PeakAllocated && detail.has("active") {
+            " (peak active bytes are allocated bytes not yet returned to the cache)"
+        } else {
+            ""
+        };
+        return (k, Some(format!("memory kind read from `{said}` as {}{why}", k.as_str())));
+    }
+    (
+        MemoryKind::PeakAllocated,
+        Some("memory kind not stated: read as peak allocated (the figure memory reports print first)".into()),
+    )
+}
+
+/// The measured figure [GB = 1e9 bytes]: `memory_gb`, else `memory_gib` converted.
+pub fn measured_gb(mem: &RunMemory) -> Option<f64> {
+    mem.gb.or(mem.gib.map(|g| g * 1.073_741_824))
+}
+
+/// The predicted figures of one configuration [GB], as the memory model reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct PredictedMemory {
+    /// Peak of live tensors.
+    pub allocated_gb: f64,
+    /// Peak held by the allocator.
+    pub reserved_gb: f64,
+    /// Device-level (what must fit in the capacity).
+    pub device_gb: f64,
+}
+
+impl PredictedMemory {
+    /// Today's memory model reports one figure per device (`mem_gb`, tensors plus a margin for
+    /// context, buffers and fragmentation): it stands for all three kinds until the model reports
+    /// them separately.
+    pub fn single(mem_gb: f64) -> PredictedMemory {
+        PredictedMemory { allocated_gb: mem_gb, reserved_gb: mem_gb, device_gb: mem_gb }
+    }
+}
+
+/// The prediction compared with a figure of `kind` [GB] (the switch of the module documentation).
+pub fn predicted_memory_gb(p: &PredictedMemory, kind: MemoryKind) -> f64 {
+    match kind {
+        MemoryKind::PeakAllocated => p.allocated_gb,
+        MemoryKind::PeakReserved => p.reserved_gb,
+        MemoryKind::NvidiaSmi => p.device_gb,
+    }
+}
+
+/// Will it fit: the verdict on a device-level need against the capacity, with the error band.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fits {
+    /// Fits even at the top of the band.
+    Yes,
+    /// Within the band of the capacity: may not fit.
+    Tight,
+    /// Does not fit even at the bottom of the band.
+    No,
+}
+
+impl Fits {
+    /// `yes` / `tight` / `no`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fits::Yes => "yes",
+            Fits::Tight => "tight",
+            Fits::No => "no",
+        }
+    }
+}
+
+/// The verdict for a need of `need_gb` on `capacity_gb` with relative band `band` (module docs).
+pub fn fits(need_gb: f64, capacity_gb: f64, band: f64) -> Fits {
+    if need_gb * (1.0 + band) <= capacity_gb {
+        Fits::Yes
+    } else if need_gb * (1.0 - band) > capacity_gb {
+        Fits::No
+    } else {
+        Fits::Tight
+    }
+}
+
+/// A row's memory comparison (the JSON contract of `fmperf validate --format json`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MemoryResult {
+    /// The kind of the measured figure (`peak_allocated`, `peak_reserved`, `nvidia_smi`).
+    pub kind: &'static str,
+    /// The prediction of that kind [GB]; `null` when the row could not be evaluated.
+    pub predicted_gb: Option<f64>,
+    /// The measured figure [GB]; `null` when the row states only an outcome.
+    pub measured_gb: Option<f64>,
+    /// The part's memory [GB].
+    pub capacity_gb: Option<f64>,
+    /// The verdict on the predicted device-level need (`yes`, `tight`, `no`).
+    pub fits: Option<Fits>,
+    /// The predicted device-level need [GB].
+    pub device_gb: Option<f64>,
+    /// Half-width of the band around the need [GB].
+    pub band_gb: Option<f64>,
+    /// `predicted / measured − 1` (runs that ran only).
+    pub error: Option<f64>,
+    /// The reported outcome: `true` out of memory, `false` ran, `null` not stated.
+    pub oom: Option<bool>,
+    /// Why there is no prediction.
+    pub reason: Option<String>,
+}
+
+/// The relative band used by the verdicts: the 80th percentile of `|error|` over the shipped
+/// memory rows (extended mode), or 10 % when there are fewer than five scored rows.
+pub fn shipped_band() -> f64 {
+    static BAND: OnceLock<f64> = OnceLock::new();
+    *BAND.get_or_init(|| {
+        let file = super::parse_measured_runs(super::MEASURED_MEMORY_RUNS_JSON).unwrap_or_default();
+        let errors: Vec<f64> =
+            file.rows.iter().filter_map(|r| super::compare::Prepared::new(r).memory_error()).map(f64::abs).collect();
+        percentile(&errors, 0.8).filter(|_| errors.len() >= 5).unwrap_or(0.10)
+    })
+}
+
+/// The `q`-quantile (0–1) of `v` by the nearest-rank method (`None` when empty).
+pub fn percentile(v: &[f64], q: f64) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if s.is_empty() {
+        return None;
+    }
+    s.sort_by(f64::total_cmp);
+    let rank = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len());
+    Some(s[rank - 1])
+}
+
+/// Memory statistics of one source.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MemorySourceStats {
+    /// Source title.
+    pub source: String,
+    /// Errors of its scored rows.
+    #[serde(flatten)]
+    pub stats: super::compare::Stats,
+    /// Its verdicts.
+    pub verdicts: Verdicts,
+}
+
+/// Counts of the verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Verdicts {
+    /// `yes`.
+    pub yes: usize,
+    /// `tight`.
+    pub tight: usize,
+    /// `no`.
+    pub no: usize,
+    /// Runs reported out of memory.
+    pub oom_runs: usize,
+    /// … of which predicted `yes` (a wrong verdict).
+    pub oom_predicted_yes: usize,
+    /// Runs reported to have run (or with a figure and no outcome) predicted `no` (a wrong verdict).
+    pub ran_predicted_no: usize,
+}
+
+impl Verdicts {
+    fn of(rows: &[&super::compare::RowResult]) -> Verdicts {
+        let mut v = Verdicts::default();
+        for m in rows.iter().filter_map(|r| r.memory.as_ref()) {
+            let oom = m.oom == Some(true);
+            v.oom_runs += usize::from(oom);
+            match m.fits {
+                Some(Fits::Yes) => {
+                    v.yes += 1;
+                    v.oom_predicted_yes += usize::from(oom);
+                }
+                Some(Fits::Tight) => v.tight += 1,
+                Some(Fits::No) => {
+                    v.no += 1;
+                    v.ran_predicted_no += usize::from(!oom);
+                }
+                None => {}
+            }
+        }
+        v
+    }
+}
+
+/// The memory part of a validation summary.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MemorySummary {
+    /// Rows with a memory figure or an outcome.
+    pub rows: usize,
+    /// Errors over the rows that ran with a figure and were evaluated (`evaluated`, `skipped` =
+    /// rows with a figure or outcome that could not be evaluated, `mape`, …).
+    #[serde(flatten)]
+    pub stats: super::compare::Stats,
+    /// The relative error band of the verdicts (see [`shipped_band`]).
+    pub band: f64,
+    /// The verdicts.
+    pub verdicts: Verdicts,
+    /// Per source (sources with memory rows only).
+    pub per_source: Vec<MemorySourceStats>,
+}
+
+impl MemorySummary {
+    /// The summary of `rows` with `sources` in order.
+    pub fn of(rows: &[super::compare::RowResult], sources: &[String]) -> MemorySummary {
+        let stats = |rs: &[&super::compare::RowResult]| {
+            let errors: Vec<f64> = rs.iter().filter_map(|r| r.memory.as_ref()?.error).collect();
+            let skipped = rs.iter().filter(|r| r.memory.as_ref().is_some_and(|m| m.predicted_gb.is_none())).count();
+            super::compare::Stats::of(&errors, skipped)
+        };
+        let with: Vec<&super::compare::RowResult> = rows.iter().filter(|r| r.memory.is_some()).collect();
+        MemorySummary {
+            rows: with.len(),
+            stats: stats(&with),
+            band: shipped_band(),
+            verdicts: Verdicts::of(&with),
+            per_source: sources
+                .iter()
+                .filter_map(|s| {
+                    let mine: Vec<&super::compare::RowResult> =
+                        with.iter().copied().filter(|r| r.source == *s).collect();
+                    (!mine.is_empty()).then(|| MemorySourceStats {
+                        source: s.clone(),
+                        stats: stats(&mine),
+                        verdicts: Verdicts::of(&mine),
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_from_words() {
+        let mem = |k: &str, d: Option<&str>| RunMemory {
+            kind: Some(k.to_string()),
+            kind_detail: d.map(str::to_string),
+            ..RunMemory::default()
+        };
+        assert_eq!(read_memory_kind(&mem("peak_reserved", None)).0, MemoryKind::PeakReserved);
+        assert_eq!(read_memory_kind(&mem("nvidia-smi", None)).0, MemoryKind::NvidiaSmi);
+        assert_eq!(read_memory_kind(&mem("torch.cuda.max_memory_allocated()", None)).0, MemoryKind::PeakAllocated);
+        let (k, note) = read_memory_kind(&mem("other", Some("'Peak Memory Active (GiB)' = peak active bytes")));
+        assert_eq!(k, MemoryKind::PeakAllocated);
+        assert!(note.unwrap().contains("active"));
+        let (k, note) = read_memory_kind(&mem("other", None));
+        assert_eq!(k, MemoryKind::PeakAllocated);
+        assert!(note.unwrap().contains("not stated"));
+        assert_eq!(measured_gb(&RunMemory { gib: Some(10.0), ..RunMemory::default() }), Some(10.737_418_24));
+    }
+
+    #[test]
+    fn verdicts_and_percentiles() {
+        assert_eq!(fits(70.0, 80.0, 0.1), Fits::Yes);
+        assert_eq!(fits(75.0, 80.0, 0.1), Fits::Tight);
+        assert_eq!(fits(85.0, 80.0, 0.1), Fits::Tight);
+        assert_eq!(fits(90.0, 80.0, 0.1), Fits::No);
+        assert_eq!(percentile(&[0.3, 0.1, 0.2, 0.4, 0.5], 0.8), Some(0.4));
+        assert_eq!(percentile(&[], 0.5), None);
+        assert_eq!(percentile(&[0.1, 0.2], 0.5), Some(0.1));
+    }
+}

@@ -1,0 +1,337 @@
+//! Sharding (ZeRO, FSDP, HSDP), precision, optimizer and pipeline-interleaving words, read by
+//! meaning (see [`super::words`]); every reading that is not plain comes with a note for the row.
+//!
+//! Sharding, first rule that applies:
+//! 1. FSDP/HSDP words that are not negated: `NO_SHARD` → plain data parallel; `SHARD_GRAD_OP`,
+//!    `ZeRO-2`, `reshard_after_forward=False` → ZeRO-2; `HYBRID_SHARD`, `HSDP`, "shard within …,
+//!    replicate across …" → ZeRO-3 inside a shard group; anything else (`FSDP`, `FSDP2`,
+//!    `FULL_SHARD`, `fully_shard`, "parameters sharded") → ZeRO-3. The shard group is the number
+//!    the words give after `fsdp`/`shard`/`over`/`across` (torchtitan and MaxText count it over
+//!    the data-parallel ranks, so it is multiplied by the context-parallel degree), or the
+//!    data-parallel size over the number after `replicate`; a group that does not divide
+//!    `dp·cp` is replaced by the whole group, with a note.
+//! 2. a stated `zero_stage` (0–3);
+//! 3. `distributed_optimizer: true` → ZeRO-1;
+//! 4. ZeRO words in the optimizer text (`ZeRO-1`, "states sharded") → that stage;
+//! 5. nothing stated → ZeRO-1 (Megatron's distributed optimizer), noted.
+//!
+//! Precision: `fp8`/`float8`/`e4m3`/`mxfp8` → FP8; `bf16`/`bfloat16` → BF16; `fp16`/`float16`/
+//! `half` → FP16; "16-bit", `amp`, "mixed precision" → the part's 16-bit format (BF16 where it has
+//! it); `tf32` → TF32; `fp32`/`float32`/"full precision" → FP32; nothing understood → BF16 (or
+//! FP16 on parts without BF16), noted. FP4 formats are read as FP8 (the nearest the model prices),
+//! noted.
+
+use super::words::Words;
+use crate::catalog::{CatalogSystem, Precision};
+use crate::extended::Sharding;
+
+/// Sharding read from a row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShardingReading {
+    /// ZeRO stage / FSDP.
+    pub sharding: Sharding,
+    /// Shard group [devices] when smaller than the whole data × context parallel group.
+    pub shard_group: Option<u64>,
+    /// Notes for the row.
+    pub notes: Vec<String>,
+}
+
+/// The sharding words of a row, gathered.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ShardingInput<'a> {
+    /// `parallel.fsdp` (words; `Some("")` never happens: empty is `None`).
+    pub fsdp: Option<&'a str>,
+    /// `parallel.fsdp` given as a boolean.
+    pub fsdp_flag: Option<bool>,
+    /// `parallel.zero_stage`.
+    pub zero_stage: Option<u64>,
+    /// `parallel.distributed_optimizer`.
+    pub distributed_optimizer: Option<bool>,
+    /// `optimizer` words (and other words about the optimizer's states, e.g.
+    /// `--use-distributed-optimizer`).
+    pub optimizer: Option<&'a str>,
+    /// Data-parallel size.
+    pub dp: u64,
+    /// Context-parallel size.
+    pub cp: u64,
+}
+
+/// A pure integer token within `window` tokens after `at`, skipping numbers that follow
+/// `zero`/`stage` (a ZeRO stage, not a degree).
+fn degree_after(w: &Words, at: usize, window: usize) -> Option<u64> {
+    let end = (at + window).min(w.tokens.len());
+    (at..end).find_map(|i| {
+        let n = w.tokens[i].parse::<u64>().ok()?;
+        let prev = i.checked_sub(1).map(|j| w.tokens[j].as_str());
+        let next = w.tokens.get(i + 1).map(String::as_str);
+        let replica_count = matches!(next, Some("replicas" | "replica" | "copies" | "nodes" | "groups"));
+        (!matches!(prev, Some("zero" | "stage" | "level")) && !replica_count && n > 0).then_some(n)
+    })
+}
+
+/// The shard degree the FSDP words give, if any.
+fn fsdp_degree(w: &Words, dp: u64) -> Option<u64> {
+    for key in ["shard", "sharded", "sharding", "fsdp", "fsdp1", "fsdp2", "fully", "zero3"] {
+        if let Some(at) = w.find(key)
+            && let Some(n) = degree_after(w, at + 1, 4)
+        {
+            return Some(n);
+        }
+    }
+    let replicas = w.number_before("replicas", 1).or_else(|| w.number_before("replica", 1)).map(|r| r as u64);
+    let after = w.find("replicate").or_else(|| w.find("replicated")).and_then(|at| degree_after(w, at + 1, 3));
+    if let Some(r) = replicas.or(after)
+        && r > 0
+        && dp.is_multiple_of(r)
+    {
+        return Some(dp / r);
+    }
+    None
+}
+
+/// Reads the sharding of a row (module documentation).
+pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
+    let mut notes = Vec::new();
+    let replicas = input.dp.saturating_mul(input.cp).max(1);
+    let fsdp_words = input.fsdp.map(Words::new).filter(|w| !w.is_empty());
+    if fsdp_words.as_ref().is_some_and(|w| w.any(&["no shard", "noshard"])) {
+        return ShardingReading { sharding: Sharding::Ddp, shard_group: None, notes };
+    }
+    let negated = fsdp_words.as_ref().is_some_and(|w| {
+        let t = &w.tokens;
+        t.len() <= 3
+            && t.first().is_some_and(|f| matches!(f.as_str(), "no" | "none" | "false" | "off" | "disabled" | "0"))
+    });
+    let fsdp_on = match (&fsdp_words, input.fsdp_flag) {
+        (Some(_), _) => !negated,
+        (None, Some(b)) => b,
+        (None, None) => false,
+    };
+    if fsdp_on {
+        let w = fsdp_words.clone().unwrap_or_default();
+        let zero2 = w.any(&["shard grad op", "zero2", "zero 2", "stage 2", "grad op"])
+            || (w.has("reshard after forward") && (w.has("false") || w.has("no") || w.has("off")));
+        let hybrid = w.any(&["hybrid", "hsdp", "replicate", "replicated", "replicas"]);
+        let sharding = if zero2 { Sharding::Zero2 } else { Sharding::Zero3 };
+        let degree = fsdp_degree(&w, input.dp);
+        let group = match degree {
+            Some(n) if hybrid => Some(n),
+            // torchtitan and MaxText state the FSDP degree over data-parallel ranks; the shard
+            // group spans the context-parallel ranks too.
+            Some(n) => Some(n.saturating_mul(input.cp)),
+            None if hybrid => {
+                notes.push("hybrid sharding without a group size: one group per 8-device node assumed".into());
+                Some(8)
+            }
+            None => None,
+        };
+        let group = match group {
+            Some(g) if g > 0 && replicas.is_multiple_of(g) => (g != replicas).then_some(g),
+            Some(g) => {
+                notes.push(format!(
+                    "shard group {g} read from `{}` does not divide dp·cp = {replicas}: sharded over all {replicas}",
+                    w.text
+                ));
+                None
+            }
+            None => None,
+        };
+        return ShardingReading { sharding, shard_group: group, notes };
+    }
+    match input.zero_stage {
+        Some(0) => return ShardingReading { sharding: Sharding::Ddp, shard_group: None, notes },
+        Some(1) => return ShardingReading { sharding: Sharding::Zero1, shard_group: None, notes },
+        Some(2) => return ShardingReading { sharding: Sharding::Zero2, shard_group: None, notes },
+        Some(3) => return ShardingReading { sharding: Sharding::Zero3, shard_group: None, notes },
+        Some(z) => notes.push(format!("zero_stage {z} does not exist: ignored")),
+        None => {}
+    }
+    if input.distributed_optimizer == Some(true) {
+        return ShardingReading { sharding: Sharding::Zero1, shard_group: None, notes };
+    }
+    if let Some(o) = input.optimizer.map(Words::new) {
+        let stage = if o.any(&["zero3", "zero 3", "stage 3"]) {
+            Some(Sharding::Zero3)
+        } else if o.any(&["zero2", "zero 2", "stage 2"]) {
+            Some(Sharding::Zero2)
+        } else if o.any(&["zero1", "zero 1", "stage 1", "distributed optimizer", "distributed optim", "dist optimizer"])
+            || (o.has("sharded") || o.has("partitioned")) && o.has("states")
+        {
+            Some(Sharding::Zero1)
+        } else {
+            None
+        };
+        if let Some(s) = stage {
+            return ShardingReading { sharding: s, shard_group: None, notes };
+        }
+    }
+    if input.distributed_optimizer == Some(false) && input.zero_stage.is_none() && input.fsdp_flag == Some(false) {
+        notes.push("no ZeRO stage, FSDP or distributed optimizer: plain data parallelism".into());
+        return ShardingReading { sharding: Sharding::Ddp, shard_group: None, notes };
+    }
+    notes.push("ZeRO stage not stated: distributed optimizer (ZeRO-1)".into());
+    ShardingReading { sharding: Sharding::Zero1, shard_group: None, notes }
+}
+
+/// Reads the training precision of the linear layers; the note says how when it is not plain.
+pub fn read_precision(text: Option<&str>, sys: &CatalogSystem) -> (Precision, Option<String>) {
+    let sixteen = if sys.peak_tflops.bf16.is_some() || sys.peak_tflops.fp16.is_none() {
+        Precision::Bf16
+    } else {
+        Precision::Fp16
+    };
+    let Some(t) = text.filter(|t| !t.trim().is_empty()) else {
+        return (sixteen, Some(format!("precision not stated: {sixteen} (16-bit mixed precision)")));
+    };
+    let w = Words::new(t);
+    let eight = ["fp8", "float8", "e4m3", "e5m2", "mxfp8", "8 bit float", "fp8 linears"];
+    if w.any(&eight) || w.tokens.iter().any(|x| x.starts_with("fp8") || x.starts_with("float8")) {
+        return (Precision::Fp8, None);
+    }
+    if w.any(&["fp4", "nvfp4", "mxfp4", "float4"]) {
+        return (Precision::Fp8, Some(format!("`{t}`: FP4 read as FP8, the narrowest format the model prices")));
+    }
+    let bf = w.tokens.iter().any(|x| x.starts_with("bf16") || x.starts_with("bfloat16")) || w.has("brain float");
+    let fp16 = w.tokens.iter().any(|x| x == "fp16" || x.starts_with("float16") || x == "half" || x == "f16");
+    match (bf, fp16) {
+        (true, false) => return (Precision::Bf16, None),
+        (false, true) => return (Precision::Fp16, None),
+        (true, true) => return (sixteen, Some(format!("`{t}` names both 16-bit formats: {sixteen} (the part's)"))),
+        _ => {}
+    }
+    if w.any(&["16 bit", "16bit", "amp", "mixed precision", "mixed", "autocast"]) {
+        return (sixteen, Some(format!("`{t}`: 16-bit mixed precision, {sixteen} on this part")));
+    }
+    if w.any(&["tf32", "tensorfloat", "tensorfloat 32"]) {
+        return (Precision::Tf32, None);
+    }
+    if w.any(&["fp32", "float32", "full precision", "single precision", "32 bit", "f32"]) {
+        return (Precision::Fp32, None);
+    }
+    (sixteen, Some(format!("precision `{t}` not understood: {sixteen} (the most common training format)")))
+}
+
+/// What the precision and optimizer words say about the model states, for the memory model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct StateFacts {
+    /// 16-bit weights, gradients and optimizer states without an FP32 master copy.
+    pub pure_16bit: bool,
+    /// The optimizer step runs inside the backward pass, freeing each gradient after its update.
+    pub optimizer_in_backward: bool,
+    /// Gradients accumulated in FP32 (unsharded) beside 16-bit weights.
+    pub fp32_grad_accumulation: bool,
+    /// Optimizer states in 8 bits.
+    pub eight_bit_optimizer: bool,
+}
+
+/// Reads the state facts from the precision and optimizer words.
+pub fn read_state_facts(precision: Option<&str>, optimizer: Option<&str>) -> StateFacts {
+    let p = Words::new(precision.unwrap_or(""));
+    let o = Words::new(optimizer.unwrap_or(""));
+    let both = Words::join(&[precision, optimizer]);
+    let master = both.affirms("master") && !both.any(&["no master", "no fp32 master", "without master"]);
+    let pure = p.any(&["pure", "bf16 true", "true bf16", "dtype bf16", "no fp32 master", "no master"])
+        || both.any(&["no fp32 master", "no master weights", "without master weights", "no master copy"])
+        || o.any(&["on bf16 params", "bf16 states", "bf16 optimizer states"]);
+    StateFacts {
+        pure_16bit: pure && !(master && !both.any(&["no fp32 master", "no master"])),
+        optimizer_in_backward: o.any(&[
+            "fused into backward",
+            "in backward",
+            "optimizer in backward",
+            "optimizer in bwd",
+        ]) || o.has("in bwd"),
+        fp32_grad_accumulation: both.any(&["fp32 grad accumulation", "accumulates grads in fp32", "fp32 grad accum"]),
+        eight_bit_optimizer: o.any(&["8 bit", "8bit", "adam8bit", "adamw8bit", "bnb"]),
+    }
+}
+
+/// Virtual pipeline stages the words give: a count after `vpp`/`virtual`/`chunks`/`interleave`,
+/// or 2 when they say "interleaved" without one. `None`: the words do not mention interleaving.
+pub fn read_interleave(text: &str) -> Option<(u64, Option<String>)> {
+    let w = Words::new(text);
+    let mentions = w.has_prefix("interleav") || w.any(&["vpp", "virtual pipeline", "virtual stages", "virtual stage"]);
+    if !mentions {
+        return None;
+    }
+    for key in ["vpp", "virtual", "chunks", "interleaved", "interleave", "interleaving"] {
+        if let Some(at) = w.find(key)
+            && let Some(n) = degree_after(&w, at + 1, 4).filter(|n| *n >= 1 && *n <= 64)
+        {
+            return Some((n, None));
+        }
+    }
+    if let Some(n) = w.number_before("virtual", 2).map(|n| n as u64).filter(|n| *n >= 1 && *n <= 64) {
+        return Some((n, None));
+    }
+    Some((2, Some(format!("`{text}`: interleaving stated without a count: 2 virtual stages"))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog;
+
+    fn sharding(fsdp: &str, dp: u64, cp: u64) -> (Sharding, Option<u64>) {
+        let r = read_sharding(&ShardingInput { fsdp: Some(fsdp), dp, cp, ..ShardingInput::default() });
+        (r.sharding, r.shard_group)
+    }
+
+    #[test]
+    fn fsdp_words() {
+        assert_eq!(sharding("FSDP 8", 32, 1), (Sharding::Zero3, Some(8)));
+        assert_eq!(
+            sharding("ICI FSDP = 256 within slice; DCN data parallel = 8", 2048, 1),
+            (Sharding::Zero3, Some(256))
+        );
+        assert_eq!(sharding("FSDP FULL_SHARD (ZeRO-3-like) across all GPUs", 64, 1), (Sharding::Zero3, None));
+        assert_eq!(sharding("FSDP (1D)", 8, 1), (Sharding::Zero3, None));
+        assert_eq!(sharding("FSDP2 over 8 ranks", 8, 1), (Sharding::Zero3, None));
+        assert_eq!(sharding("FSDP 4", 4, 2), (Sharding::Zero3, None));
+        assert_eq!(sharding("HSDP: shard 8, replicate 16", 128, 1), (Sharding::Zero3, Some(8)));
+        assert_eq!(sharding("hybrid sharding, 4 replicas", 32, 1), (Sharding::Zero3, Some(8)));
+        assert_eq!(sharding("SHARD_GRAD_OP", 16, 1), (Sharding::Zero2, None));
+        assert_eq!(sharding("NO_SHARD", 16, 1), (Sharding::Ddp, None));
+        assert_eq!(sharding("none", 16, 1).0, Sharding::Zero1);
+        let r = read_sharding(&ShardingInput { fsdp: Some("FSDP 6"), dp: 16, cp: 1, ..ShardingInput::default() });
+        assert_eq!(r.shard_group, None);
+        assert!(r.notes[0].contains("does not divide"));
+        let r = read_sharding(&ShardingInput {
+            optimizer: Some("Adam, fp32 master weights + states sharded by ZeRO-1 over DP"),
+            dp: 8,
+            cp: 1,
+            ..ShardingInput::default()
+        });
+        assert_eq!(r.sharding, Sharding::Zero1);
+    }
+
+    #[test]
+    fn precision_words() {
+        let h100 = catalog::find_system("nvidia_h100_sxm5_80gb").unwrap();
+        let v100 = catalog::find_system("nvidia_v100_sxm2").unwrap();
+        assert_eq!(read_precision(Some("fp8 linears (Float8) + bf16"), h100).0, Precision::Fp8);
+        assert_eq!(read_precision(Some("fp16/bf16 mixed"), h100).0, Precision::Bf16);
+        assert_eq!(read_precision(Some("fp16/bf16 mixed"), v100).0, Precision::Fp16);
+        assert_eq!(read_precision(Some("amp_bf16"), h100).0, Precision::Bf16);
+        assert_eq!(read_precision(Some("AMP"), v100).0, Precision::Fp16);
+        assert_eq!(read_precision(Some("bfloat16"), h100), (Precision::Bf16, None));
+        assert_eq!(read_precision(Some("int4"), h100).0, Precision::Bf16);
+        assert!(read_precision(Some("int4"), h100).1.unwrap().contains("not understood"));
+    }
+
+    #[test]
+    fn state_and_interleave_words() {
+        let f = read_state_facts(
+            Some("bf16 (torchtune dtype=bf16: bf16 weights, grads and optimizer states)"),
+            Some("AdamW"),
+        );
+        assert!(f.pure_16bit);
+        let f = read_state_facts(Some("bf16 mixed"), Some("AdamW fused into backward (optimizer_in_bwd=True)"));
+        assert!(f.optimizer_in_backward && !f.pure_16bit);
+        assert!(!read_state_facts(Some("FP8 with bf16 mixed; fp32 main params"), Some("Adam")).pure_16bit);
+        assert_eq!(read_interleave("AsyncTP; interleaved 1F1B").map(|x| x.0), Some(2));
+        assert_eq!(read_interleave("interleaved schedule, 4 virtual stages").map(|x| x.0), Some(4));
+        assert_eq!(read_interleave("vpp=5").map(|x| x.0), Some(5));
+        assert_eq!(read_interleave("1F1B"), None);
+    }
+}

@@ -1,0 +1,230 @@
+//! Activation recomputation as people write it, read by meaning and mapped to extended mode's three
+//! levels ([`Recompute`]: none, selective, full).
+//!
+//! | what the words say | examples | read as |
+//! |---|---|---|
+//! | nothing recomputed | `none`, `no`, `off`, `false`, `disabled`, `no AC`, MaxText `remat_policy=none` / `save_all` | none |
+//! | the attention core only | Megatron `selective`, `--recompute-activations`, `core_attn`, `--recompute-modules core_attn`; torchtitan `selective` (`op` SAC) | selective |
+//! | element-wise work only, every matmul output kept | MaxText `minimal`, `minimal_with_context`, `minimal_flash` | selective |
+//! | every block's forward again | Megatron `full` (`uniform`/`block` with all layers), PyTorch/HF `activation`/`gradient checkpointing`, DeepSpeed `checkpoint_activations`, `AC`, MaxText `full`, `true`/`on` | full |
+//! | part of the forward (some matmuls) | MaxText `save_dot_except_mlp`, `save_dot_except_mlpwi`, `save_dot_with_context_except_mlp`, `save_qkv_proj`, `save_out_proj`, `custom`; Megatron `--recompute-modules … mlp …` | full when at least half the forward matmul work is redone, else selective |
+//! | some of the layers | Megatron `block` method with `k` of `n` layers, torchtitan layer SAC `every 2 layers`, `50 % of layers`, `every other layer` | full when at least half the layers, else selective |
+//! | activations offloaded to host | MaxText `minimal_offloaded`, `qkv_proj_offloaded`, DeepSpeed `cpu_checkpointing`, torchtune activation offloading | selective (no extra forward; device memory over-counted) |
+//!
+//! Anything else that names recomputation without a qualifier (`recompute`, `remat`,
+//! `checkpointing`) is full (what PyTorch, DeepSpeed and Hugging Face do when it is switched on);
+//! words that say nothing understood are read as full, the classic meaning of the field, and the
+//! note says so. The model has no partial-recompute level, so partial policies are rounded to the
+//! nearer level, and the note says which.
+
+use super::words::Words;
+use crate::extended::Recompute;
+
+/// A recomputation policy read from words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecomputeReading {
+    /// The level extended mode evaluates.
+    pub level: Recompute,
+    /// Fraction of the layers (or of a layer's forward matmul work) recomputed when the words
+    /// describe a partial policy.
+    pub fraction: Option<f64>,
+    /// Whether activations are offloaded to host memory.
+    pub offloaded: bool,
+    /// How the words were read (empty when they were plain).
+    pub note: Option<String>,
+}
+
+impl RecomputeReading {
+    fn plain(level: Recompute) -> RecomputeReading {
+        RecomputeReading { level, fraction: None, offloaded: false, note: None }
+    }
+
+    fn noted(level: Recompute, note: String) -> RecomputeReading {
+        RecomputeReading { level, fraction: None, offloaded: false, note: Some(note) }
+    }
+
+    fn partial(fraction: f64, what: &str) -> RecomputeReading {
+        let level = if fraction >= 0.5 { Recompute::Full } else { Recompute::Selective };
+        RecomputeReading {
+            level,
+            fraction: Some(fraction),
+            offloaded: false,
+            note: Some(format!(
+                "recomputation of {what} ({:.0} %): modelled as {} (the model has no partial level; the nearer one)",
+                fraction * 100.0,
+                level.as_str()
+            )),
+        }
+    }
+}
+
+/// Fraction of a block's forward matmul work that a MaxText policy recomputes (a Llama-like block,
+/// `f ≈ 3.5·h`, GQA 4:1: Q+K+V ≈ 1.5 h², output 1 h², MLP in 7 h², MLP out 3.5 h²), or `None` for
+/// the policies that keep every matmul output.
+fn maxtext_policy(w: &Words) -> Option<(f64, &'static str)> {
+    // (policy words, fraction of forward matmul work recomputed)
+    const POLICIES: [(&str, f64); 8] = [
+        ("save dot with context except mlp", 10.5 / 13.0),
+        ("save dot except mlpwi", 7.0 / 13.0),
+        ("save dot except mlp", 10.5 / 13.0),
+        ("save qkv proj", 11.5 / 13.0),
+        ("save out proj", 12.0 / 13.0),
+        ("save all", 0.0),
+        ("minimal with context", 0.0),
+        ("minimal flash", 0.0),
+    ];
+    POLICIES.iter().find(|(p, _)| w.has(p)).map(|(p, f)| (*f, *p))
+}
+
+/// Reads a recomputation policy. `layers`: the row's layer count (for "k layers" without "of n").
+pub fn read_recompute(text: Option<&str>, layers: Option<u64>) -> RecomputeReading {
+    let Some(t) = text.filter(|t| !t.trim().is_empty()) else {
+        return RecomputeReading::noted(Recompute::None, "recomputation not stated: none".into());
+    };
+    let w = Words::new(t);
+    // Offloading (with or without recomputation of the rest).
+    if w.has_prefix("offload") || w.any(&["cpu checkpointing", "host offload"]) {
+        return RecomputeReading {
+            level: Recompute::Selective,
+            fraction: None,
+            offloaded: true,
+            note: Some(format!(
+                "`{t}`: activations offloaded to host memory, priced as no extra forward (selective); device \
+                 memory of the offloaded activations is over-counted"
+            )),
+        };
+    }
+    // MaxText policy names.
+    if let Some((f, name)) = maxtext_policy(&w) {
+        return if f == 0.0 {
+            let level = if name == "save all" { Recompute::None } else { Recompute::Selective };
+            RecomputeReading::noted(
+                level,
+                format!("MaxText remat policy `{}`: every matmul output kept, read as {}", name, level.as_str()),
+            )
+        } else {
+            RecomputeReading::partial(f, &format!("the forward matmul work under MaxText's `{name}`"))
+        };
+    }
+    if w.has("minimal") || w.has("checkpoint dots") {
+        return RecomputeReading::noted(
+            Recompute::Selective,
+            "element-wise work recomputed, every matmul output kept: read as selective".into(),
+        );
+    }
+    if w.has("custom") && (w.has("remat") || w.has("policy")) {
+        return RecomputeReading::partial(0.5, "a custom set of tensors (unknown; half assumed)");
+    }
+    // Negations: a short text that starts or ends with a "no" word ("no", "none", "off",
+    // "w/o AC", "activation checkpointing: off", "remat_policy=none", "gradient_checkpointing=False").
+    const NO: [&str; 9] = ["none", "no", "off", "false", "disabled", "0", "nothing", "without", "never"];
+    let toks = &w.tokens;
+    let short = toks.len() <= 4;
+    let starts_no =
+        toks.first().is_some_and(|t| NO.contains(&t.as_str())) || toks.starts_with(&["w".into(), "o".into()]);
+    let ends_no = toks.last().is_some_and(|t| NO.contains(&t.as_str()));
+    if short && (starts_no || ends_no) {
+        return RecomputeReading::plain(Recompute::None);
+    }
+    let recompute_words = [
+        "recompute",
+        "recomputation",
+        "recomputed",
+        "recomputing",
+        "checkpointing",
+        "checkpoint",
+        "checkpointed",
+        "remat",
+        "rematerialization",
+        "rematerialisation",
+        "ac",
+        "sac",
+    ];
+    let mentions_any = recompute_words.iter().any(|p| w.has(p));
+    let affirmed = recompute_words.iter().any(|p| w.affirms(p));
+    if mentions_any && !affirmed && !w.any(&["full", "selective", "uniform", "block"]) {
+        return RecomputeReading::plain(Recompute::None);
+    }
+    // Layer-wise partial policies: "every 2 layers", "every other layer", "k of n layers", "50 %".
+    let mentions_layers = w.has_prefix("layer") || w.has_prefix("block");
+    if mentions_layers || w.has("every other") || w.has("every") {
+        if w.has("every other") || w.has("alternate") || w.has("alternating") {
+            return RecomputeReading::partial(0.5, "every other layer");
+        }
+        if let Some(n) = w.number_after("every", 2).filter(|n| *n >= 1.0)
+            && !w.has("uniform")
+        {
+            return RecomputeReading::partial(1.0 / n, &format!("one layer in {n}"));
+        }
+        if let Some((k, n)) = w.fraction() {
+            return RecomputeReading::partial(k / n, &format!("{k} of {n} layers"));
+        }
+        // Megatron's block method: `--recompute-num-layers k` of the stage's layers.
+        if w.has("block")
+            && let (Some(k), Some(l)) =
+                (w.number_after("num layers", 2).or_else(|| w.number_before("layers", 1)), layers.map(|l| l as f64))
+            && k < l
+        {
+            return RecomputeReading::partial(
+                k / l,
+                &format!("{k} layers per stage, block method (fraction of the model's {l} layers, pp = 1 assumed)"),
+            );
+        }
+    }
+    if let Some((k, n)) = w.fraction().filter(|(k, n)| k < n) {
+        return RecomputeReading::partial(k / n, &format!("{k}/{n} of the model"));
+    }
+    // Megatron's `--recompute-modules`: the attention core alone is selective; MLP modules make
+    // it a partial policy.
+    if w.has("modules") || w.has("recompute modules") {
+        if w.has("mlp") {
+            return RecomputeReading::partial(10.5 / 13.0, "the MLP and the listed modules");
+        }
+        return RecomputeReading::noted(Recompute::Selective, format!("`{t}`: listed modules, read as selective"));
+    }
+    if w.has("full") || w.has("uniform") {
+        return RecomputeReading::plain(Recompute::Full);
+    }
+    if w.any(&["selective", "sac", "core attn", "core attention", "attention core", "attention only", "op"])
+        || w.has("recompute activations")
+    {
+        return RecomputeReading::plain(Recompute::Selective);
+    }
+    if mentions_any || w.any(&["true", "yes", "on", "enabled", "rematerialization", "checkpoint activations"]) {
+        return RecomputeReading::noted(
+            Recompute::Full,
+            format!(
+                "`{t}`: recomputation without a qualifier, read as full (every block; PyTorch's and DeepSpeed's meaning)"
+            ),
+        );
+    }
+    RecomputeReading::noted(
+        Recompute::Full,
+        format!("recompute `{t}` not understood: read as full (the most likely meaning of a stated policy)"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level(t: &str) -> Recompute {
+        read_recompute(Some(t), Some(32)).level
+    }
+
+    #[test]
+    fn plain_words() {
+        assert_eq!(read_recompute(None, None).level, Recompute::None);
+        for t in
+            ["none", "no", "off", "False", "no activation checkpointing", "without recomputation", "remat_policy=none"]
+        {
+            assert_eq!(level(t), Recompute::None, "{t}");
+        }
+        for t in ["selective", "selective (attention core only)", "--recompute-activations", "core_attn", "SAC (op)"] {
+            assert_eq!(level(t), Recompute::Selective, "{t}");
+        }
+        for t in ["full", "full activation checkpointing", "gradient checkpointing", "AC", "true", "remat"] {
+            assert_eq!(level(t), Recompute::Full, "{t}");
+        }
+    }
+}

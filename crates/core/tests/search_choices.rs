@@ -1,0 +1,166 @@
+//! The search beyond the reference's enumeration (issue 14, 16 §4, 13 §3): NVL72-style domains
+//! and device counts that are not powers of two, execution choices with pruning equal to pricing
+//! every combination, and shards merged into the single run's result.
+
+use fmperf_core::catalog::{self, MappingOptions, Precision, to_system_params};
+use fmperf_core::extended::options::{Recompute, Sharding};
+use fmperf_core::extended::{ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
+use fmperf_core::search::{
+    Execution, ExecutionChoices, ExtendedSetup, Ranked, Search, SearchSpec, Widening, merge_shards,
+};
+use fmperf_core::{ModelShape, Strategy, SystemParams};
+
+/// B200-class parts in 72-device domains (the reference's B200 preset with NVL72's domain).
+fn nvl72() -> SystemParams {
+    SystemParams::b200().with_nvlink_size(72)
+}
+
+fn extended(workload: Workload, sys_id: &str, domain: Option<u64>) -> (SystemParams, ExtendedSetup) {
+    let sys = catalog::find_system(sys_id).unwrap();
+    let opts = MappingOptions { domain_size: domain, scale_out_gbps: Some(50.0), ..MappingOptions::default() };
+    let params = to_system_params(sys, &opts).unwrap().params;
+    let hardware = Hardware::from_catalog(sys, Precision::Bf16, true, &opts).unwrap();
+    (params, ExtendedSetup { workload, hardware, options: ExtendedOptions::realistic() })
+}
+
+fn spec(model: ModelShape, system: SystemParams, strategy: Strategy, n: u64, g: u64, k: usize) -> SearchSpec {
+    SearchSpec { model, system, strategy, n_gpus: n, global_batch: g, top_k: k }
+}
+
+#[test]
+fn nvl72_at_2304_devices_gives_candidates_in_both_modes() {
+    // Reference mode: 2,304 = 2^8·3^2 cannot be split for gpt3_1T with a 4,096 batch; the search
+    // uses 2,048 of them on partial domains (64 of each 72) and says why.
+    let s = Search::new(spec(ModelShape::GPT3_1T, nvl72(), Strategy::OneD, 2304, 4096, 5)).unwrap();
+    let why = s.diagnose().unwrap();
+    assert!(why.message.contains("factor 3^2"), "{}", why.message);
+    let r = s.finish();
+    assert_eq!(r.widening, Widening::FewerDevices { asked: 2304, used: 2048 });
+    assert!(!r.top.is_empty());
+    for x in &r.top {
+        let c = &x.candidate;
+        assert_eq!(c.n_gpus(), 2048);
+        assert!(c.nv_tp1 * c.nv_dp * c.nv_pp <= 72);
+    }
+    // Power-of-two counts on 72-device domains: partial domains, every device used.
+    let r = Search::new(spec(ModelShape::GPT3_1T, nvl72(), Strategy::OneD, 2048, 4096, 5)).unwrap().finish();
+    assert_eq!(r.widening, Widening::PartialDomains);
+    assert!(!r.top.is_empty());
+
+    // Extended mode (GB200 NVL72 from the catalog, domain 72): every device used (uneven
+    // pipeline stages take the factor 9), at 2,304, 9,216 and 18,432 devices.
+    let w = Workload { seq_len: 8192, ..Workload::LLAMA3_8B };
+    let llama70b = Workload::from_catalog(catalog::find_model("llama3-70b").unwrap()).unwrap();
+    for (workload, n) in [(llama70b, 2304), (w, 9216), (w, 18432)] {
+        let (params, setup) = extended(workload, "nvidia_gb200_nvl72", Some(72));
+        let s = spec(workload.to_shape(), params, Strategy::OneD, n, 4096, 3);
+        let r = Search::new_extended(s, setup).unwrap().finish();
+        assert!(!r.top.is_empty(), "{n}: {r:?}");
+        assert_eq!(r.devices_used, n);
+        assert!(r.top.iter().all(|x| x.candidate.n_gpus() == n));
+    }
+}
+
+/// Every combination of every candidate priced, no pruning, the best per candidate kept: the result
+/// the pruned search must equal.
+fn brute_force(s: &SearchSpec, setup: &ExtendedSetup, choices: ExecutionChoices) -> Vec<Ranked> {
+    let probe = Search::new_extended_choosing(s.clone(), setup.clone(), choices).unwrap();
+    let mut all: Vec<(u64, Ranked)> = Vec::new();
+    for (i, c) in probe.space().iter().enumerate() {
+        let (cp, nv_cp) = if c.strategy == Strategy::ContextParallel2D { (c.tp2, c.nv_tp2) } else { (1, 1) };
+        let combos = choices.combinations(c.pp, setup.workload.layers, c.dp * cp, c.nv_dp * nv_cp);
+        let mut best: Option<Ranked> = None;
+        for e in combos {
+            let opts = e.apply(&setup.options);
+            let mut ev =
+                ExtendedEvaluator::new(&setup.workload, &setup.hardware, &opts, c.strategy, s.global_batch).unwrap();
+            let Ok(o) = ev.evaluate(&c) else { continue };
+            let better = best.is_none_or(|b| {
+                o.throughput_samples_per_s > b.throughput_samples_per_s
+                    || (o.throughput_samples_per_s == b.throughput_samples_per_s && o.mem_gb < b.mem_gb)
+            });
+            if o.mem_gb <= setup.hardware.hbm_capacity_gb && better {
+                best = Some(Ranked {
+                    candidate: c,
+                    throughput_samples_per_s: o.throughput_samples_per_s,
+                    time_per_iteration_s: o.totals.t,
+                    mem_gb: o.mem_gb,
+                    totals: o.totals,
+                    execution: Some(e),
+                    experts: None,
+                });
+            }
+        }
+        all.extend(best.map(|r| (i as u64, r)));
+    }
+    all.sort_by(|(ia, a), (ib, b)| b.throughput_samples_per_s.total_cmp(&a.throughput_samples_per_s).then(ia.cmp(ib)));
+    all.into_iter().take(s.top_k).map(|(_, r)| r).collect()
+}
+
+#[test]
+fn pruned_execution_search_equals_pricing_every_combination() {
+    let cases = [
+        ("llama3-8b", "nvidia_h100_sxm5_80gb", 64, 512, Strategy::OneD),
+        ("llama3-8b", "nvidia_h100_sxm5_80gb", 32, 256, Strategy::ContextParallel2D),
+        ("llama3-70b", "nvidia_h100_sxm5_80gb", 128, 256, Strategy::OneD),
+    ];
+    for (model, sys, n, g, strategy) in cases {
+        let w = Workload::from_catalog(catalog::find_model(model).unwrap()).unwrap();
+        let (params, setup) = extended(w, sys, None);
+        let s = spec(w.to_shape(), params, strategy, n, g, 8);
+        for choices in [
+            ExecutionChoices::SEARCH_ALL,
+            ExecutionChoices { sharding: Some(Sharding::Zero1), ..ExecutionChoices::SEARCH_ALL },
+            ExecutionChoices { recompute: Some(Recompute::Selective), mbs: Some(1), ..ExecutionChoices::SEARCH_ALL },
+        ] {
+            let got = Search::new_extended_choosing(s.clone(), setup.clone(), choices).unwrap().finish();
+            let want = brute_force(&s, &setup, choices);
+            assert_eq!(got.top, want, "{model} {strategy} {n} {choices:?}");
+            assert!(got.evaluations > got.candidates, "execution choices priced");
+        }
+    }
+}
+
+#[test]
+fn searched_execution_is_at_least_as_fast_as_the_defaults() {
+    let w = Workload::from_catalog(catalog::find_model("llama3-70b").unwrap()).unwrap();
+    let (params, setup) = extended(w, "nvidia_h100_sxm5_80gb", None);
+    let s = spec(w.to_shape(), params, Strategy::OneD, 256, 512, 1);
+    let fixed = Search::new_extended(s.clone(), setup.clone()).unwrap().finish();
+    let chosen = Search::new_extended_choosing(s, setup.clone(), ExecutionChoices::SEARCH_ALL).unwrap().finish();
+    assert!(chosen.top[0].throughput_samples_per_s >= fixed.top[0].throughput_samples_per_s);
+    assert_eq!(fixed.top[0].execution, Some(Execution::of(&setup.options)));
+    assert!(chosen.top[0].execution.is_some());
+}
+
+#[test]
+fn shards_merge_into_the_single_run() {
+    let w = Workload::from_catalog(catalog::find_model("llama3-8b").unwrap()).unwrap();
+    let (params, setup) = extended(w, "nvidia_h100_sxm5_80gb", None);
+    let ext_spec = spec(w.to_shape(), params, Strategy::OneD, 64, 512, 10);
+    let ref_spec =
+        spec(ModelShape::GPT3_1T, SystemParams::h200().with_nvlink_size(8), Strategy::Summa2D, 512, 4096, 10);
+    let make = |ext: bool| {
+        if ext {
+            Search::new_extended_choosing(ext_spec.clone(), setup.clone(), ExecutionChoices::SEARCH_ALL).unwrap()
+        } else {
+            Search::new(ref_spec.clone()).unwrap()
+        }
+    };
+    for ext in [false, true] {
+        let one = make(ext).finish();
+        for n in [1u64, 2, 3, 7] {
+            let shards: Vec<Search> = (0..n)
+                .map(|i| {
+                    let mut s = make(ext).shard(i, n).unwrap();
+                    while !s.step(97) {}
+                    s
+                })
+                .collect();
+            let merged = merge_shards(&shards).unwrap();
+            assert_eq!(merged.top, one.top, "{n} shards, extended {ext}");
+            assert_eq!((merged.candidates, merged.feasible), (one.candidates, one.feasible));
+        }
+    }
+    assert!(make(false).shard(2, 2).is_err());
+}

@@ -1,0 +1,534 @@
+//! Layers enforced: reads the sources of fmperf-core and fails when
+//!
+//! 1. `reference/` (the published model, bit-exact) uses anything but itself and the shared value
+//!    types (`error`, `model`, `strategy`, `system`): in particular extended mode, searches, the
+//!    explorer or sweeps;
+//! 2. `catalog` and `format` depend on each other, directly or through other modules (a cycle);
+//! 3. core code touches the outside world: `std::fs`, `std::env`, `std::net`, `std::process`,
+//!    `std::thread`, the clock (`std::time`, `Instant`, `SystemTime`) or stdout/stderr
+//!    (`print!`, `println!`, `eprint!`, `eprintln!`, `dbg!`);
+//! 4. `crates/core/Cargo.toml` depends on a web, async or threading crate.
+//!
+//! The checker reads Rust as tokens with comments, strings and character literals removed, so
+//! prose that names a module is not an import, and `use` groups (`use std::{fs, io}`,
+//! `use crate::{format::hint, Error}`) and `super::` paths that leave a top-level module count.
+//! The tests at the bottom run it on fixture strings, one per rule, to show each rule can fail.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Top-level modules `reference/` may use.
+const REFERENCE_MAY_USE: &[&str] = &["reference", "error", "model", "strategy", "system"];
+/// `std` modules core must not use, with why.
+const FORBIDDEN_STD: &[(&str, &str)] = &[
+    ("fs", "files"),
+    ("env", "the environment"),
+    ("net", "the network"),
+    ("process", "processes"),
+    ("thread", "threads"),
+    ("time", "the clock"),
+];
+/// Names core must not use anywhere (clocks from any crate, printing).
+const FORBIDDEN_NAMES: &[(&str, &str)] = &[
+    ("Instant", "the clock"),
+    ("SystemTime", "the clock"),
+    ("print!", "stdout"),
+    ("println!", "stdout"),
+    ("eprint!", "stderr"),
+    ("eprintln!", "stderr"),
+    ("dbg!", "stderr"),
+];
+/// The catalog ↔ format cycle that remains, use by use: `catalog/mod.rs` parses the built-in
+/// catalog with format's validators (`format::parse_value`), while format reads documents into the
+/// catalog's types and looks scenario ids up in the built-in catalog (`catalog::find_model`).
+/// Breaking it takes the resolver of issue 11 §1 (the catalog passed in as a value, the entry types
+/// below both). Until then rule 2 fails on any *other* use that closes the cycle, and fails when
+/// this use is gone or the cycle is broken (delete the entry then): the list only shrinks.
+const KNOWN_CYCLE: &[(&str, &str)] = &[("catalog/mod.rs", "format")];
+/// Crates core must not depend on (it runs in the page's single thread and on the host alike).
+const FORBIDDEN_CRATES: &[&str] =
+    &["leptos", "web-sys", "js-sys", "wasm-bindgen", "wasm-bindgen-futures", "gloo-timers", "tokio", "rayon"];
+
+/// One source file: where it lives in the module tree and its tokens.
+struct Source {
+    /// Path relative to `src/`, for messages.
+    path: String,
+    /// Module path: `catalog/mapping.rs` → `["catalog", "mapping"]`, `catalog/mod.rs` → `["catalog"]`.
+    module: Vec<String>,
+    tokens: Vec<String>,
+}
+
+impl Source {
+    fn new(path: &str, text: &str) -> Source {
+        let mut module: Vec<String> =
+            path.trim_end_matches(".rs").split('/').map(str::to_string).filter(|s| !s.is_empty()).collect();
+        if matches!(module.last().map(String::as_str), Some("mod" | "lib")) {
+            module.pop();
+        }
+        Source { path: path.to_string(), module, tokens: tokens(text) }
+    }
+
+    /// The top-level module (`""` for `lib.rs`).
+    fn top(&self) -> &str {
+        self.module.first().map(String::as_str).unwrap_or("")
+    }
+}
+
+/// Rust source as tokens: identifiers (with a trailing `!` for macro calls), `::` and single
+/// punctuation; comments, string, raw-string and character literals and lifetimes dropped.
+fn tokens(text: &str) -> Vec<String> {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        let next = c.get(i + 1).copied();
+        if ch == '/' && next == Some('/') {
+            while i < c.len() && c[i] != '\n' {
+                i += 1;
+            }
+        } else if ch == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < c.len() {
+                if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if ch == 'r' && (next == Some('"') || (next == Some('#') && raw_string_start(&c, i + 1))) {
+            // Raw string r"…", r#"…"#: skip to the quote followed by as many hashes.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while c.get(j) == Some(&'#') {
+                hashes += 1;
+                j += 1;
+            }
+            j += 1;
+            while j < c.len() && !(c[j] == '"' && (1..=hashes).all(|k| c.get(j + k) == Some(&'#'))) {
+                j += 1;
+            }
+            i = j + 1 + hashes;
+        } else if ch == '"' {
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                i += if c[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else if ch == '\'' {
+            // A char literal ('a', '\n', '\u{1F600}') or a lifetime ('a).
+            if next == Some('\\') {
+                i += 2;
+                while i < c.len() && c[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if c.get(i + 2) == Some(&'\'') {
+                i += 3;
+            } else {
+                i += 1;
+                while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
+                    i += 1;
+                }
+            }
+        } else if ch.is_alphabetic() || ch == '_' {
+            let start = i;
+            while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
+                i += 1;
+            }
+            let mut word: String = c[start..i].iter().collect();
+            if c.get(i) == Some(&'!') && c.get(i + 1) != Some(&'=') {
+                word.push('!');
+                i += 1;
+            }
+            out.push(word);
+        } else if ch == ':' && next == Some(':') {
+            out.push("::".into());
+            i += 2;
+        } else if ch.is_whitespace() || ch.is_ascii_digit() {
+            i += 1;
+        } else {
+            out.push(ch.to_string());
+            i += 1;
+        }
+    }
+    out
+}
+
+fn raw_string_start(c: &[char], mut j: usize) -> bool {
+    while c.get(j) == Some(&'#') {
+        j += 1;
+    }
+    c.get(j) == Some(&'"')
+}
+
+/// The first segments of the paths of a `use` group starting at `tokens[at] == "{"`
+/// (`{format::hint, Error, self}` → `format`, `Error`, `self`).
+fn group_heads(tokens: &[String], at: usize) -> Vec<String> {
+    let mut heads = Vec::new();
+    let mut depth = 0;
+    let mut expect_head = true;
+    for t in &tokens[at..] {
+        match t.as_str() {
+            "{" => {
+                depth += 1;
+                expect_head = depth == 1;
+            }
+            "}" => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            "," if depth == 1 => expect_head = true,
+            _ if expect_head && depth == 1 => {
+                heads.push(t.clone());
+                expect_head = false;
+            }
+            _ => {}
+        }
+    }
+    heads
+}
+
+/// The names a path beginning at `tokens[i]` (after its `root ::`) reaches first: one name, or
+/// the heads of a group.
+fn names_after(tokens: &[String], i: usize) -> Vec<String> {
+    match tokens.get(i).map(String::as_str) {
+        Some("{") => group_heads(tokens, i),
+        Some(name) => vec![name.to_string()],
+        None => Vec::new(),
+    }
+}
+
+/// The crate-level names a source uses: every `crate::x`, and `super::…::x` that climbs out of its
+/// top-level module.
+fn crate_names(src: &Source) -> Vec<String> {
+    let t = &src.tokens;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 1 < t.len() {
+        if t[i] == "crate" && t[i + 1] == "::" && (i == 0 || t[i - 1] != "::") {
+            out.extend(names_after(t, i + 2));
+            i += 2;
+        } else if t[i] == "super" && t[i + 1] == "::" && (i == 0 || t[i - 1] != "::") {
+            let mut ups = 0;
+            let mut j = i;
+            while t.get(j).map(String::as_str) == Some("super") && t.get(j + 1).map(String::as_str) == Some("::") {
+                ups += 1;
+                j += 2;
+            }
+            if ups >= src.module.len() {
+                out.extend(names_after(t, j));
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// What the crate root re-exports (`pub use model::ModelShape;` → `ModelShape` → `model`).
+fn root_reexports(lib: &Source) -> BTreeMap<String, String> {
+    let t = &lib.tokens;
+    let mut map = BTreeMap::new();
+    for i in 0..t.len().saturating_sub(4) {
+        if t[i] == "pub" && t[i + 1] == "use" {
+            let module = t[i + 2].clone();
+            let mut j = i + 3;
+            while t.get(j).map(String::as_str) == Some("::") {
+                if let Some(name) = t.get(j + 1) {
+                    if name == "{" {
+                        for h in group_heads(t, j + 1) {
+                            map.insert(h, module.clone());
+                        }
+                        break;
+                    }
+                    map.insert(name.clone(), module.clone());
+                }
+                j += 2;
+            }
+        }
+    }
+    map
+}
+
+/// How crate-level names map to top-level modules: the modules (declared in `lib.rs` or present
+/// as files) map to themselves, the root's re-exports to the module they come from.
+fn resolver(sources: &[Source]) -> BTreeMap<String, String> {
+    let lib = sources.iter().find(|s| s.module.is_empty());
+    let mut map = lib.map(root_reexports).unwrap_or_default();
+    let declared = lib.into_iter().flat_map(|l| l.tokens.windows(2).filter(|w| w[0] == "mod").map(|w| w[1].clone()));
+    for m in declared.chain(sources.iter().map(|s| s.top().to_string()).filter(|m| !m.is_empty())) {
+        map.insert(m.clone(), m);
+    }
+    map
+}
+
+/// The top-level modules a source uses (itself excluded), with the name that reached each.
+fn uses(src: &Source, resolve: &BTreeMap<String, String>) -> Vec<(String, String)> {
+    crate_names(src)
+        .into_iter()
+        .filter_map(|name| resolve.get(&name).filter(|m| *m != src.top()).map(|m| (name.clone(), m.clone())))
+        .collect()
+}
+
+/// The dependency graph of top-level modules: module → modules it uses, leaving out the file-level
+/// uses in `skip` (`(file, module)`).
+fn module_graph(sources: &[Source], skip: &[(&str, &str)]) -> BTreeMap<String, BTreeSet<String>> {
+    let resolve = resolver(sources);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for s in sources.iter().filter(|s| !s.top().is_empty()) {
+        let used = uses(s, &resolve).into_iter().map(|(_, m)| m);
+        let kept: Vec<String> = used.filter(|m| !skip.contains(&(s.path.as_str(), m.as_str()))).collect();
+        graph.entry(s.top().to_string()).or_default().extend(kept);
+    }
+    graph
+}
+
+/// The cycle through `a` and `b` in `graph`, written out, if there is one.
+fn cycle(graph: &BTreeMap<String, BTreeSet<String>>, a: &str, b: &str) -> Option<String> {
+    let there = path(graph, a, b)?;
+    let back = path(graph, b, a)?;
+    Some(format!("{} and {}", there.join(" → "), back.join(" → ")))
+}
+
+/// A shortest path of modules from `from` to `to` in `graph`, if any.
+fn path(graph: &BTreeMap<String, BTreeSet<String>>, from: &str, to: &str) -> Option<Vec<String>> {
+    let mut prev: BTreeMap<String, String> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([from.to_string()]);
+    while let Some(m) = queue.pop_front() {
+        for n in graph.get(&m).into_iter().flatten() {
+            if n == to {
+                let mut p = vec![to.to_string(), m.clone()];
+                let mut at = m.clone();
+                while let Some(b) = prev.get(&at) {
+                    p.push(b.clone());
+                    at = b.clone();
+                }
+                p.reverse();
+                return Some(p);
+            }
+            if n != from && !prev.contains_key(n) {
+                prev.insert(n.clone(), m.clone());
+                queue.push_back(n.clone());
+            }
+        }
+    }
+    None
+}
+
+/// Every rule broken by `sources`, one message each; `known` lists the file-level uses of the
+/// catalog ↔ format cycle still tolerated (see [`KNOWN_CYCLE`]).
+fn check(sources: &[Source], known: &[(&str, &str)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let resolve = resolver(sources);
+    for s in sources {
+        // Rule 1: the reference model stands on the value types only.
+        if s.top() == "reference" {
+            for (name, m) in uses(s, &resolve) {
+                if !REFERENCE_MAY_USE.contains(&m.as_str()) {
+                    problems.push(format!(
+                        "{}: reference/ uses crate::{name} (module `{m}`); the reference model may use only {}",
+                        s.path,
+                        REFERENCE_MAY_USE.join(", ")
+                    ));
+                }
+            }
+        }
+        // Rule 3: no I/O, clock, environment, threads or processes.
+        let t = &s.tokens;
+        for i in 0..t.len() {
+            if t[i] == "std" && t.get(i + 1).map(String::as_str) == Some("::") {
+                for name in names_after(t, i + 2) {
+                    if let Some((_, why)) = FORBIDDEN_STD.iter().find(|(m, _)| *m == name) {
+                        problems.push(format!("{}: uses std::{name} ({why}); fmperf-core does no I/O", s.path));
+                    }
+                }
+            }
+            if let Some((_, why)) = FORBIDDEN_NAMES.iter().find(|(n, _)| *n == t[i]) {
+                problems.push(format!("{}: uses {} ({why}); fmperf-core does no I/O", s.path, t[i]));
+            }
+        }
+    }
+    // Rule 2: catalog and format do not form a cycle (but for the known uses, which must still exist
+    // and still close a cycle, so the list only shrinks).
+    if let Some(c) = cycle(&module_graph(sources, known), "catalog", "format") {
+        problems.push(format!("catalog and format form a cycle: {c}"));
+    }
+    for &(file, module) in known {
+        let still_used = sources.iter().any(|s| s.path == file && uses(s, &resolve).iter().any(|(_, m)| m == module));
+        if !still_used {
+            problems.push(format!("{file} no longer uses {module}: delete it from KNOWN_CYCLE in tests/tidy.rs"));
+        } else if cycle(&module_graph(sources, &[]), "catalog", "format").is_none() {
+            problems.push(format!(
+                "catalog and format no longer form a cycle: delete ({file}, {module}) from KNOWN_CYCLE in tests/tidy.rs"
+            ));
+        }
+    }
+    problems
+}
+
+/// Rule 4: `Cargo.toml`'s dependencies (every `[…dependencies]` table but dev-dependencies).
+fn check_manifest(toml: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut in_deps = false;
+    for line in toml.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_deps = line.ends_with("dependencies]") && !line.contains("dev-dependencies");
+            continue;
+        }
+        let name = line.split(['=', '.', ' ']).next().unwrap_or("").trim();
+        if in_deps && FORBIDDEN_CRATES.contains(&name) {
+            problems
+                .push(format!("crates/core/Cargo.toml depends on `{name}`; core has no web, async or thread crates"));
+        }
+    }
+    problems
+}
+
+fn read_tree(root: &Path) -> Vec<Source> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<Source>) {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, root, out);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+                out.push(Source::new(&rel, &std::fs::read_to_string(&p).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out
+}
+
+#[test]
+fn core_keeps_its_layers() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sources = read_tree(&dir.join("src"));
+    assert!(sources.len() > 50, "read {} files", sources.len());
+    assert!(sources.iter().any(|s| s.path == "reference/evaluate.rs"));
+    let mut problems = check(&sources, KNOWN_CYCLE);
+    problems.extend(check_manifest(&std::fs::read_to_string(dir.join("Cargo.toml")).unwrap()));
+    assert!(problems.is_empty(), "fmperf-core breaks its layers:\n{}", problems.join("\n"));
+}
+
+#[cfg(test)]
+mod checker {
+    use super::*;
+
+    const LIB: &str = "pub mod catalog; pub mod error; pub mod explore; pub mod extended; pub mod format;\n\
+                       pub mod model; pub mod reference; pub mod search; pub mod sweep;\n\
+                       pub use model::ModelShape;\npub use error::Error;";
+
+    fn run(files: &[(&str, &str)]) -> Vec<String> {
+        let mut all = vec![Source::new("lib.rs", LIB)];
+        all.extend(files.iter().map(|(p, t)| Source::new(p, t)));
+        check(&all, &[])
+    }
+
+    #[test]
+    fn reference_importing_search_fails() {
+        let p = run(&[("reference/block.rs", "use crate::search::Space;\nfn f() {}")]);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].contains("reference/block.rs") && p[0].contains("crate::search"), "{p:?}");
+        // Also inside a group, through an inline path, and climbing out with super::.
+        assert_eq!(run(&[("reference/a.rs", "use crate::{ModelShape, explore::Task};")]).len(), 1);
+        assert_eq!(run(&[("reference/a.rs", "fn f() { crate::sweep::run(); }")]).len(), 1);
+        assert_eq!(run(&[("reference/mod.rs", "use super::extended::X;")]).len(), 1);
+        assert_eq!(run(&[("reference/layers/mod.rs", "use super::super::search::X;")]).len(), 1);
+        // The value types and itself are fine; so is prose naming other modules.
+        let fine = "use crate::{Error, ModelShape};\nuse super::block::Row;\n\
+                    /// Ties are broken as in `crate::search`.\nconst S: &str = \"crate::search\";";
+        assert_eq!(run(&[("reference/candidate.rs", fine)]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_catalog_format_cycle_fails_also_through_a_third_module() {
+        let direct = run(&[
+            ("catalog/mod.rs", "use crate::format::hint;"),
+            ("format/mod.rs", "use crate::catalog::CatalogModel;"),
+        ]);
+        assert_eq!(direct.len(), 1, "{direct:?}");
+        assert!(direct[0].contains("catalog → format") && direct[0].contains("format → catalog"), "{direct:?}");
+        let via = run(&[
+            ("catalog/mod.rs", "use crate::search::X;"),
+            ("search/mod.rs", "use crate::format::Y;"),
+            ("format/mod.rs", "fn f() { let _ = crate::catalog::find_model(\"x\"); }"),
+        ]);
+        assert!(via.len() == 1 && via[0].contains("catalog → search → format"), "{via:?}");
+        let one_way =
+            run(&[("catalog/mod.rs", "use crate::format::Document;"), ("format/mod.rs", "use crate::Error;")]);
+        assert_eq!(one_way, Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_known_cycle_only_shrinks() {
+        let known = [("catalog/mod.rs", "format")];
+        let with = |files: &[(&str, &str)]| {
+            let mut all = vec![Source::new("lib.rs", LIB)];
+            all.extend(files.iter().map(|(p, t)| Source::new(p, t)));
+            check(&all, &known)
+        };
+        let today =
+            [("catalog/mod.rs", "use crate::format::parse_value;"), ("format/mod.rs", "use crate::catalog::X;")];
+        assert_eq!(with(&today), Vec::<String>::new());
+        // Another catalog file closing the cycle fails.
+        let more = [today[0], today[1], ("catalog/mapping.rs", "use crate::format::hint;")];
+        let p = with(&more);
+        assert!(p.len() == 1 && p[0].contains("cycle"), "{p:?}");
+        // The known use gone, or the cycle broken elsewhere: the entry must be deleted.
+        let p = with(&[("format/mod.rs", "use crate::catalog::X;")]);
+        assert!(p.len() == 1 && p[0].contains("delete it from KNOWN_CYCLE"), "{p:?}");
+        let p = with(&[today[0], ("format/mod.rs", "use crate::Error;")]);
+        assert!(p.len() == 1 && p[0].contains("no longer form a cycle"), "{p:?}");
+    }
+
+    #[test]
+    fn io_clock_env_threads_and_printing_fail() {
+        for (code, named) in [
+            ("use std::fs;", "std::fs"),
+            ("fn f() { let _ = ::std::env::args(); }", "std::env"),
+            ("use std::{collections::HashMap, env};", "std::env"),
+            ("fn f() { let t = std::time::Instant::now(); }", "std::time"),
+            ("use web_time::Instant;", "Instant"),
+            ("fn f() { std::thread::spawn(|| ()); }", "std::thread"),
+            ("fn f() { std::process::exit(1) }", "std::process"),
+            ("fn f() { println!(\"{}\", 1); }", "println!"),
+        ] {
+            let p = run(&[("search/topk.rs", code)]);
+            assert!(!p.is_empty() && p.iter().all(|m| m.contains("search/topk.rs")), "{code}: {p:?}");
+            assert!(p.iter().any(|m| m.contains(named)), "{code}: {p:?}");
+        }
+        // Comments, strings, compile-time macros and lifetimes are not uses.
+        let fine = "// std::fs is not used\nconst A: &str = \"std::env::var\";\nconst B: &str = r#\"Instant\"#;\n\
+                    const V: &str = env!(\"CARGO_PKG_VERSION\");\nfn f<'a>(x: &'a str) -> char { 'a' }";
+        assert_eq!(run(&[("search/topk.rs", fine)]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn web_and_thread_crates_fail_in_the_manifest() {
+        let toml = "[dependencies]\nserde.workspace = true\nrayon = \"1\"\n\n[dev-dependencies]\ntokio = \"1\"\n";
+        let p = check_manifest(toml);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].contains("rayon"));
+        assert_eq!(check_manifest("[target.'cfg(x)'.dependencies]\nweb-sys = \"0.3\"\n").len(), 1);
+    }
+
+    #[test]
+    fn tokens_skip_comments_and_literals() {
+        let t = tokens("a /* b /* nested */ c */ d // e\n\"f\\\" g\" 'h' '\\n' r##\"i \"# j\"## k!(x) y != z");
+        assert_eq!(t, ["a", "d", "k!", "(", "x", ")", "y", "!", "=", "z"]);
+    }
+}
