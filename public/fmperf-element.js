@@ -1,10 +1,11 @@
 // <fmperf-explorer>: fmperf as a custom element, for documentation pages.
 //
 //   <script type="module" src="fmperf/fmperf-element.js"></script>
-//   <fmperf-explorer model="gpt3_1T" system="H200" nvs="8" gpus="4096"></fmperf-explorer>
+//   <fmperf-explorer mode="reference" model="gpt3_1T" system="H200" domain="8" gpus="4096"></fmperf-explorer>
 //
 // Every attribute is passed to the app as a URL query key (the same keys as the page's permalinks);
 // each element gets its own app in its own shadow root, and all share one WebAssembly instance.
+// Changing an attribute after load re-renders the element with the new state.
 // Serve this file from the folder that holds the rest of fmperf's dist/ (or from a host that sends
 // CORS headers): it loads the app's module, WebAssembly and stylesheet relative to its own URL.
 // scripts/postbuild.py fills in the hashed file names below.
@@ -35,9 +36,13 @@ class FmperfExplorer extends HTMLElement {
     host.className = 'fmperf-host';
     root.append(host);
     await start();
-    const query = new URLSearchParams();
-    for (const attr of this.attributes) query.set(attr.name, attr.value);
-    mount_fmperf(host, query.toString());
+    const query = () => {
+      const q = new URLSearchParams();
+      for (const attr of this.attributes) q.set(attr.name, attr.value);
+      return q.toString();
+    };
+    const app = mount_fmperf(host, query());
+    new MutationObserver(() => app.set_query(query())).observe(this, { attributes: true });
     this.dispatchEvent(new CustomEvent('fmperf-ready', { bubbles: true }));
   }
 }

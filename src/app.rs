@@ -92,6 +92,9 @@ pub fn Shell(url: UrlState, embed: bool) -> impl IntoView {
                 </nav>
             </header>
             <main>
+                {move || url.query.with(fmperf_app::mode::unknown_view).map(|m| view! {
+                    <p class="notice warn" role="status" id="unknown-view">{m}</p>
+                })}
                 {move || match current.get() {
                     View::Explorer => pages::explorer::ExplorerPage().into_any(),
                     View::Studies => pages::studies::StudiesPage().into_any(),

@@ -14,6 +14,8 @@ mod download;
 #[cfg(target_arch = "wasm32")]
 mod embed;
 #[cfg(target_arch = "wasm32")]
+mod error_bands;
+#[cfg(target_arch = "wasm32")]
 mod mode_panel;
 #[cfg(target_arch = "wasm32")]
 mod pages;

@@ -21,25 +21,9 @@ use fmperf_core::mode::ModelMode;
 use fmperf_core::validate::Mode;
 use leptos::prelude::*;
 
-use crate::url_state::{Query, UrlState};
+use crate::url_state::UrlState;
 
-/// URL key of the mode.
-pub const MODE_KEY: &str = "mode";
-/// URL key of extended mode's switches.
-pub const EXT_KEY: &str = "ext";
-
-/// The mode and switch texts in force: the URL's over the view's `defaults` (mode, switches). The
-/// switches count only in extended mode.
-pub fn texts(q: &Query, defaults: &(Option<String>, Option<String>)) -> (Option<String>, Option<String>) {
-    let mode = q.get(MODE_KEY).map(str::to_string).or_else(|| defaults.0.clone());
-    let extended = mode.as_deref().and_then(Mode::parse) == Some(Mode::Extended);
-    let ext = match q.get(EXT_KEY) {
-        _ if !extended => None,
-        Some(e) => Some(e.to_string()),
-        None => defaults.1.clone(),
-    };
-    (mode, ext.filter(|e| !e.trim().is_empty()))
-}
+pub use fmperf_app::mode::{EXT_KEY, MODE_KEY, texts};
 
 /// The badge naming the mode that produced a result (`id` for tests).
 #[component]
@@ -125,6 +109,10 @@ pub fn ModePanel(
         .into_any(),
         Mode::Extended => {
             let rows = SWITCHES.iter().map(|sw| switch_row(sw, ext, url, problem)).collect_view();
+            // Folded while every switch is at its default (the results come first); open when
+            // the URL changes one or one has a problem.
+            let open = current.with_untracked(|(_, e)| e.as_ref().is_some_and(|e| !e.trim().is_empty()))
+                || problem.with_untracked(|p| p.as_ref().is_some_and(|e| e.field().is_some_and(|f| f.starts_with("ext"))));
             view! {
                 <div class="row mode-tools">
                     <p class="muted small" id="mode-summary">
@@ -135,7 +123,7 @@ pub fn ModePanel(
                         "Default switches"
                     </button>
                 </div>
-                <details class="mode-switches-wrap" open>
+                <details class="mode-switches-wrap" open=open>
                     <summary>
                         {move || match ext().split(',').filter(|x| !x.trim().is_empty()).count() {
                             0 => "Switches (all at their defaults)".to_string(),
@@ -174,7 +162,7 @@ fn switch_row(
     let field = format!("ext.{}", sw.key);
     let error = move || {
         problem.with(|p| match p {
-            Some(e) if e.field() == Some(field.as_str()) => Some(e.to_string()),
+            Some(e) if e.field() == Some(field.as_str()) => Some(fmperf_app::words::field_message(e)),
             _ => None,
         })
     };

@@ -24,15 +24,13 @@
 //! "needs attention". When storage is unavailable (private mode, sandboxed frames, quota), the
 //! store lives in memory for this page and [`StoredCatalog::notice`] says so.
 
-// The list/find functions are the explorer's API; the catalog page uses the store directly.
-#![allow(dead_code)]
-
 use std::cell::OnceCell;
 
-use fmperf_core::catalog::{self, CatalogModel, CatalogSystem, MappedSystem, MappingOptions, to_system_params};
+use fmperf_core::Error;
+use fmperf_core::catalog::{CatalogModel, CatalogSystem};
+use fmperf_core::explore::UserEntries;
 use fmperf_core::format::Document;
 use fmperf_core::format::custom_store::{BACKUP_KEY, CustomStore, EntryKind, ImportOutcome, STORAGE_KEY};
-use fmperf_core::{Error, ModelShape};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
@@ -48,13 +46,6 @@ pub struct CustomModel {
     pub model: CatalogModel,
 }
 
-impl CustomModel {
-    /// The reference model's view of it (errors when a needed field is unknown).
-    pub fn shape(&self) -> Result<ModelShape, Error> {
-        self.model.to_shape()
-    }
-}
-
 /// A valid custom system.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CustomSystem {
@@ -64,13 +55,6 @@ pub struct CustomSystem {
     pub name: String,
     /// The system.
     pub system: CatalogSystem,
-}
-
-impl CustomSystem {
-    /// The reference model's parameters for it.
-    pub fn params(&self, opts: &MappingOptions) -> Result<MappedSystem, Error> {
-        to_system_params(&self.system, opts)
-    }
 }
 
 /// The store and how it relates to the browser's storage.
@@ -129,19 +113,12 @@ pub fn custom_systems() -> Vec<CustomSystem> {
     })
 }
 
-/// A model by id: a custom one, else the built-in catalog's (tracked).
-pub fn find_model(id: &str) -> Result<CatalogModel, Error> {
-    match custom_models().into_iter().find(|m| m.id == id) {
-        Some(m) => Ok(m.model),
-        None => catalog::find_model(id).cloned(),
-    }
-}
-
-/// A system by id: a custom one, else the built-in catalog's (tracked).
-pub fn find_system(id: &str) -> Result<CatalogSystem, Error> {
-    match custom_systems().into_iter().find(|s| s.id == id) {
-        Some(s) => Ok(s.system),
-        None => catalog::find_system(id).cloned(),
+/// The user's valid models and systems as core's [`UserEntries`], for resolving a scenario's ids
+/// (tracked: an entry saved in the Catalog view is usable at once).
+pub fn user_entries() -> UserEntries {
+    UserEntries {
+        models: custom_models().into_iter().map(|m| m.model).collect(),
+        systems: custom_systems().into_iter().map(|s| s.system).collect(),
     }
 }
 

@@ -1,98 +1,15 @@
 //! The page's state in the URL query string: read at start, written with `history.replaceState`
 //! (typing) or `pushState` (navigation), and re-read on back/forward (`popstate`).
 //!
-//! Only the web app knows URLs; the pure key/value handling lives here and is kept free of DOM
-//! calls so it can be reasoned about on its own.
+//! Only the web app knows URLs; the pure key/value handling is `fmperf_app::query` (host-tested).
+//! Every write keeps the mode the page was read in ([`fmperf_app::mode::pin_on_write`]), so a
+//! fresh page stays in extended mode and an old permalink in reference mode once edited.
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
 
-/// Ordered key/value pairs of a query string (no duplicate keys).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Query(pub Vec<(String, String)>);
-
-impl Query {
-    /// Parses `?a=1&b=x%20y` (leading `?` optional). Malformed escapes are kept literally.
-    pub fn parse(search: &str) -> Query {
-        let s = search.strip_prefix('?').unwrap_or(search);
-        let mut q = Query::default();
-        for part in s.split('&').filter(|p| !p.is_empty()) {
-            let (k, v) = part.split_once('=').unwrap_or((part, ""));
-            q.set(&decode(k), &decode(v));
-        }
-        q
-    }
-
-    /// The value of `key`, if present.
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
-    }
-
-    /// Sets (or replaces) `key`.
-    pub fn set(&mut self, key: &str, value: &str) {
-        match self.0.iter_mut().find(|(k, _)| k == key) {
-            Some(slot) => slot.1 = value.to_string(),
-            None => self.0.push((key.to_string(), value.to_string())),
-        }
-    }
-
-    /// Removes `key`.
-    pub fn remove(&mut self, key: &str) {
-        self.0.retain(|(k, _)| k != key);
-    }
-
-    /// Serialises as `?a=1&b=x%20y` (empty string when there are no pairs).
-    pub fn to_search(&self) -> String {
-        if self.0.is_empty() {
-            return String::new();
-        }
-        let parts: Vec<String> = self.0.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect();
-        format!("?{}", parts.join("&"))
-    }
-}
-
-fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b',' | b':' => out.push(b as char),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
-
-fn decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b'%' if i + 2 < bytes.len() => {
-                match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
-                    Ok(v) => {
-                        out.push(v);
-                        i += 3;
-                    }
-                    Err(_) => {
-                        out.push(b'%');
-                        i += 1;
-                    }
-                }
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
+pub use fmperf_app::query::Query;
 
 /// Where the app's state lives: the page URL (normal page, iframe embed) or nowhere outside the
 /// app (custom elements, whose state comes from attributes).
@@ -141,8 +58,11 @@ impl UrlState {
     /// Updates keys; `push` adds a history entry (navigation), otherwise the entry is replaced
     /// (typing, so that back does not step through every keystroke).
     pub fn update(&self, push: bool, f: impl FnOnce(&mut Query)) {
-        let mut q = self.query.get_untracked();
+        let before = self.query.get_untracked();
+        let mut q = before.clone();
         f(&mut q);
+        fmperf_app::explorer::keep_scenario_on_mode_change(&before, &mut q);
+        fmperf_app::mode::pin_on_write(&before, &mut q);
         if q == self.query.get_untracked() {
             return;
         }

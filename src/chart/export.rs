@@ -59,7 +59,7 @@ pub fn svg_markup(svg: &SvgElement) -> Result<(String, Theme), DownloadError> {
     if let Some(style) = copy.query_selector("style")? {
         style.set_text_content(Some(&resolved_stylesheet(&theme)));
     }
-    let markup = copy.outer_html();
+    let markup = fmperf_chart::format::strip_comments(&copy.outer_html());
     let markup = if markup.contains("xmlns=") {
         markup
     } else {

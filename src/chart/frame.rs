@@ -423,6 +423,8 @@ pub(crate) enum Swatch {
     Reference,
     /// The translucent reference band.
     Band,
+    /// The outline of a highlighted cell (the best one).
+    Highlight,
 }
 
 /// The legend, flowed under the title (layout from `fmperf_chart::layout::legend_layout`).
@@ -436,13 +438,16 @@ pub(crate) fn legend_view(c: &Cartesian, entries: Vec<(String, Swatch)>) -> impl
         .map(|((label, swatch), item)| {
             let (x, y) = (item.x, item.y + dy);
             let icon = match swatch {
-                Swatch::Line(i) => view! {
-                    <g class=format!("fc-s{}", i % 8)>
-                        <line class="fc-line" x1=coord(x) y1=coord(y) x2=coord(x + 16.0) y2=coord(y) />
-                        <path class="fc-mark" d=MarkerShape::for_series(i).path(x + 8.0, y, 3.5) />
-                    </g>
+                Swatch::Line(i) => {
+                    let st = fmperf_chart::marker::series_style(i);
+                    view! {
+                        <g class=format!("fc-s{}", st.color)>
+                            <line class="fc-line" x1=coord(x) y1=coord(y) x2=coord(x + 16.0) y2=coord(y) stroke-dasharray=st.dash />
+                            <path class="fc-mark" d=st.marker.path(x + 8.0, y, 3.5) />
+                        </g>
+                    }
+                    .into_any()
                 }
-                .into_any(),
                 Swatch::Box(i) => view! {
                     <rect class=format!("fc-swatch fc-s{}", i % 8) x=coord(x) y=coord(y - 6.0) width="16" height="12" rx="2" />
                 }
@@ -464,6 +469,8 @@ pub(crate) fn legend_view(c: &Cartesian, entries: Vec<(String, Swatch)>) -> impl
                 }
                 .into_any(),
                 Swatch::Band => view! { <rect class="fc-band" x=coord(x) y=coord(y - 6.0) width="16" height="12" /> }
+                    .into_any(),
+                Swatch::Highlight => view! { <rect class="fc-hl" x=coord(x + 1.0) y=coord(y - 5.0) width="14" height="10" /> }
                     .into_any(),
             };
             view! {

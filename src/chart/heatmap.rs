@@ -76,6 +76,7 @@ struct HeatmapInputs<'a> {
     reverse: bool,
     format: ValueFormat,
     highlight: Option<(usize, usize)>,
+    highlight_label: String,
     show_values: bool,
     hatch_id: String,
     gradient_id: String,
@@ -112,6 +113,9 @@ impl HeatmapModel {
         let mut legend = Vec::new();
         if any(|c| matches!(c, Cell::Infeasible)) {
             legend.push(("infeasible".to_string(), Swatch::Pattern(inp.hatch_id.clone())));
+        }
+        if inp.highlight.is_some() {
+            legend.push((inp.highlight_label.clone(), Swatch::Highlight));
         }
         let short_rows = data.cells.len() < rows || data.cells.iter().any(|r| r.len() < cols);
         if any(|c| matches!(c, Cell::Missing)) || short_rows {
@@ -367,6 +371,9 @@ pub fn Heatmap(
     /// Cell to outline, as (column, row), e.g. the best configuration.
     #[prop(optional, into)]
     highlight: MaybeProp<(usize, usize)>,
+    /// The outline's legend entry (default `best`).
+    #[prop(optional, into)]
+    highlight_label: MaybeProp<String>,
     /// Print values inside cells that are large enough (default true).
     #[prop(optional, into)]
     show_values: MaybeProp<bool>,
@@ -396,6 +403,7 @@ pub fn Heatmap(
                 reverse: reverse.get().unwrap_or(false),
                 format: format.get().unwrap_or_default(),
                 highlight: highlight.get(),
+                highlight_label: highlight_label.get().unwrap_or_else(|| "best".to_string()),
                 show_values: show_values.get().unwrap_or(true),
                 hatch_id: hatch_id.clone(),
                 gradient_id: gradient_id.clone(),

@@ -3,7 +3,7 @@
 
 use fmperf_chart::cartesian::{AxisSpec, Cartesian, CartesianSpec, layout};
 use fmperf_chart::layout::Typography;
-use fmperf_chart::marker::MarkerShape;
+use fmperf_chart::marker::series_style;
 use fmperf_chart::nearest::nearest_by_x;
 use fmperf_chart::path::{coord, line_path, project};
 use fmperf_chart::scale::extent;
@@ -203,13 +203,17 @@ fn draw(m: &LineModel) -> AnyView {
         .lines
         .iter()
         .map(|LineGeom { index: i, d, dots, .. }| {
-            let shape = MarkerShape::for_series(*i);
+            let st = series_style(*i);
+            let shape = st.marker;
             let marks = markers.then(|| {
                 dots.iter().map(|&(x, y)| view! { <path class="fc-mark" d=shape.path(x, y, 3.5) /> }).collect_view()
             });
             view! {
-                <g class=format!("fc-series fc-s{}", i % 8)>
-                    <path class="fc-line" d=d.clone() />
+                <g
+                    class=format!("fc-series fc-s{}", st.color)
+                    data-style=format!("{}|{:?}|{}", st.color, st.marker, st.dash.unwrap_or("solid"))
+                >
+                    <path class="fc-line" d=d.clone() stroke-dasharray=st.dash />
                     {marks}
                 </g>
             }

@@ -31,7 +31,7 @@ pub fn ReferenceModelsTable() -> impl IntoView {
         })
         .collect_view();
     view! {
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0">
             <table id="reference-models">
                 <thead>
                     <tr>

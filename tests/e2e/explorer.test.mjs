@@ -24,8 +24,10 @@ const cliCache = new Map();
  *  Uses `cargo run --release -p fmperf-cli` (so the CLI is built from this tree), or the binary in
  *  FMPERF_BIN when set. */
 function cli(strategy, { gpus = 4096, nvs = 8, batch = 4096, top = 10 } = {}) {
-  const search = ['search', '--model', 'gpt3_1T', '--system', 'H200', '--strategy', strategy, '--gpus', String(gpus),
-    '--global-batch', String(batch), '--nvlink-size', String(nvs), '--top', String(top), '--format', 'json'];
+  // The page's reference-mode scenario: the CLI defaults to extended mode, so say reference.
+  const search = ['search', '--mode', 'reference', '--model', 'gpt3_1T', '--system', 'H200', '--strategy', strategy,
+    '--gpus', String(gpus), '--global-batch', String(batch), '--domain', String(nvs), '--top', String(top),
+    '--format', 'json'];
   const key = search.join(' ');
   if (!cliCache.has(key)) {
     const options = { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26, timeout: 600_000 };
@@ -42,12 +44,14 @@ const rows = (page) => page.locator('table.results tbody tr');
 /** Throughputs (exact, from data-throughput) and printed texts of the shown list. */
 async function shownList(page) {
   await rows(page).first().waitFor({ timeout: 60_000 });
+  // In rank order: rows that differ only in placement sit (collapsed) under their best placement.
   return rows(page).evaluateAll((trs) =>
     trs.map((tr) => ({
+      rank: Number(tr.dataset.rank),
       exact: Number(tr.dataset.throughput),
       text: tr.querySelector('td.throughput').textContent.trim(),
       config: tr.dataset.config,
-    })),
+    })).sort((a, b) => a.rank - b.rank).map(({ rank, ...r }) => r),
   );
 }
 
@@ -70,7 +74,7 @@ test('default scenario: the best configurations equal the CLI, merged and per st
     });
     document.addEventListener('DOMContentLoaded', () => obs.observe(document.body, { childList: true, subtree: true }));
   });
-  await page.goto(server.base);
+  await page.goto(`${server.base}?mode=reference`);
   const shown = await shownList(page);
   const firstRowMs = await page.evaluate(() => window.__firstRowMs);
   console.log(`# time to first result (navigation start → first row visible): ${firstRowMs?.toFixed(0)} ms`);
@@ -111,7 +115,7 @@ test('the 1d-only permalink shows the CLI 1d best', async () => {
 
 test('changing an input updates results; reload and back/forward restore the view', async () => {
   const page = await newPage(browser);
-  await page.goto(server.base);
+  await page.goto(`${server.base}?mode=reference`);
   const before4096 = await shownList(page);
   await page.locator('input#ex-gpus').fill('2048');
   await page.waitForURL(/gpus=2048/);
@@ -173,7 +177,7 @@ test('CSV and JSON exports hold the shown numbers', async () => {
   assert.equal(doc.list, '2d');
   assert.equal(doc.scenario.devices, 4096);
   assert.deepEqual(doc.results.map((r) => r.throughput_samples_per_s), shown.map((r) => r.exact));
-  assert.deepEqual(doc.results.map((r) => r.config), shown.map((r) => r.config));
+  assert.deepEqual(doc.results.map((r) => r.code), shown.map((r) => r.config));
   assert.deepEqual(page.errors, []);
 });
 
@@ -241,9 +245,9 @@ test('a long search (2 million candidates) shows progress, stays responsive, can
   await page.locator('input#ex-top').fill('10');
   // Another scenario of the same size starts a new long search (the first one may be over by now:
   // the page is fast); cancel that one while it runs.
-  await page.locator('input#ex-nvs').fill('32');
+  await page.locator('input#ex-domain').fill('32');
   // Wait for the debounced URL update too, so that it cannot restart the search after the cancel.
-  await page.waitForURL(/nvs=32/);
+  await page.waitForURL(/domain=32/);
   await page.locator('.run-status .progress').waitFor();
   await page.locator('.run-status button.cancel').click();
   // The first search may have finished before the second started: then its results stay shown.
@@ -262,7 +266,7 @@ test('a long search (2 million candidates) shows progress, stays responsive, can
 
 test('invalid input shows a message at the field and never crashes', async () => {
   const page = await newPage(browser);
-  await page.goto(server.base);
+  await page.goto(`${server.base}?mode=reference`);
   await shownList(page);
   const gpus = page.locator('input#ex-gpus');
   for (const [text, message] of [['0', 'must be from 1'], ['abc', 'whole number'], ['', 'is required'], ['-8', 'negative']]) {
@@ -279,7 +283,7 @@ test('invalid input shows a message at the field and never crashes', async () =>
   await page.locator('#ex-gpus-error', { hasText: 'whole number' }).waitFor();
   assert.equal(await gpus.inputValue(), 'abc');
   // Other fields: batch, top, domain, budget.
-  for (const [id, text, message] of [['batch', '12.5', 'whole number'], ['top', '1000', 'must be from 1 to 100'], ['nvs', '0', 'must be from 1'], ['budget', 'lots', 'must be a number']]) {
+  for (const [id, text, message] of [['batch', '12.5', 'whole number'], ['top', '1000', 'must be from 1 to 100'], ['domain', '0', 'must be from 1'], ['budget', 'lots', 'must be a number']]) {
     await page.locator(`input#ex-${id}`).fill(text);
     await page.locator(`#ex-${id}-error`, { hasText: message }).waitFor({ timeout: 2000 });
   }
@@ -287,7 +291,7 @@ test('invalid input shows a message at the field and never crashes', async () =>
   for (const s of STRATEGIES) await page.getByRole('checkbox', { name: s, exact: true }).uncheck();
   await page.locator('#ex-strategies-error', { hasText: 'at least one' }).waitFor();
   // Fixing everything brings results back.
-  await page.goto(server.base);
+  await page.goto(`${server.base}?mode=reference`);
   await gpus.fill('1024');
   await page.locator('.summary', { hasText: '1,024 devices' }).waitFor({ timeout: 30_000 });
   await settled(page);
@@ -305,7 +309,7 @@ test('nothing fits: a designed empty state', async () => {
 
 test('drill-down, compare (configurations and systems) and try-your-own', async () => {
   const page = await newPage(browser);
-  await page.goto(server.base);
+  await page.goto(`${server.base}?mode=reference`);
   const shown = await shownList(page);
   // Breakdown of the selected (third) configuration.
   await rows(page).nth(2).locator('button', { hasText: 'View' }).click();
@@ -365,7 +369,7 @@ test('scenarios are saved in browser storage and restored', async () => {
 
 test('keyboard: the detail tabs follow the arrow keys', async () => {
   const page = await newPage(browser);
-  await page.goto(server.base);
+  await page.goto(`${server.base}?mode=reference`);
   await shownList(page);
   await page.locator('#ex-tab-breakdown').focus();
   await page.keyboard.press('ArrowRight');
@@ -395,7 +399,7 @@ test('screens: 390 px and dark', async () => {
   ]) {
     const page = await newPage(browser, options);
     if (dark) await page.emulateMedia({ colorScheme: 'dark' });
-    await page.goto(server.base);
+    await page.goto(`${server.base}?mode=reference`);
     await shownList(page);
     await page.waitForTimeout(300);
     // Nothing wider than the screen except inside scrolling table wrappers.

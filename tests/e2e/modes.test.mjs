@@ -9,6 +9,13 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { serve, launch, newPage, screenshot, ROOT } from './harness.mjs';
 
+/** Unfolds the extended-mode switches (folded while all are at their defaults). */
+async function openSwitches(page) {
+  const wrap = page.locator('details.mode-switches-wrap');
+  await wrap.waitFor();
+  if ((await wrap.getAttribute('open')) === null) await wrap.locator('summary').click();
+}
+
 let server, browser;
 before(async () => {
   server = await serve();
@@ -64,6 +71,7 @@ test('studies: the mode toggle and the switches rerun the sweep, live in the URL
   assert.match(await page.locator('#sweep-chart svg .fc-title').first().textContent(), /extended/);
   assert.equal(await page.locator('#points-mode').getAttribute('data-mode'), 'extended');
 
+  await openSwitches(page);
   await page.selectOption('#switch-recompute', 'full');
   await resultsIn(page, 'extended mode (recompute=full)');
   await page.locator('#switch-causal').uncheck();
@@ -146,7 +154,8 @@ test('studies: a bad switch is reported at the switch and starts nothing', async
   const page = await newPage(browser);
   await page.goto(`${server.base}?view=studies&mode=extended&ext=weight_sparsity=2`);
   const sw = page.locator('.mode-switch[data-switch="weight_sparsity"]');
-  await sw.locator('.field-error').filter({ hasText: 'ext.weight_sparsity' }).waitFor();
+  // In the user's words: the value and the rule, not the JSON path.
+  await sw.locator('.field-error').filter({ hasText: /“2”/ }).waitFor();
   assert.equal(await sw.locator('input').inputValue(), '2');
   assert.equal(await page.locator('#sweep-summary').count(), 0);
   await sw.locator('input').fill('0.5');
@@ -180,7 +189,8 @@ const best = (page) => page.locator('table.results tbody tr').first().evaluate((
 
 test('explorer: extended mode changes the best result and the URL; a reload restores it', async () => {
   const page = await newPage(browser);
-  await page.goto(`${server.base}?view=explorer`);
+  // Reference mode's default scenario is the published study's (gpt3_1T on H200, 4,096 GPUs).
+  await page.goto(`${server.base}?view=explorer&mode=reference`);
   await explorerIn(page, 'reference mode');
   const reference = await best(page);
 
@@ -194,6 +204,7 @@ test('explorer: extended mode changes the best result and the URL; a reload rest
   const strategies = await page.locator('table.results .badge.strategy').allTextContents();
   assert.ok(strategies.length > 0 && strategies.every((s) => s !== '2d'), `${strategies}`);
 
+  await openSwitches(page);
   await page.selectOption('#switch-recompute', 'full');
   await explorerIn(page, 'extended mode (recompute=full)');
   assert.equal(param(page, 'ext'), 'recompute=full');
@@ -232,9 +243,10 @@ test('explorer: extended mode changes the best result and the URL; a reload rest
 
 test('explorer: a precision the part does not list is reported at the switch', async () => {
   const page = await newPage(browser);
-  await page.goto(`${server.base}?view=explorer&mode=extended&ext=precision=fp8`);
+  // The reference H200 file lists no FP8 (the page's default H100 SXM5 part does).
+  await page.goto(`${server.base}?view=explorer&mode=extended&ext=precision=fp8&system=ref-H200`);
   const sw = page.locator('.mode-switch[data-switch="precision"]');
-  await sw.locator('.field-error').filter({ hasText: 'ext.precision' }).waitFor();
+  await sw.locator('.field-error').filter({ hasText: /“fp8”/ }).waitFor();
   // H200 as a catalog part has FP8: choosing it makes the scenario valid again.
   await page.selectOption('#ex-system', 'nvidia_h200_sxm_141gb');
   await explorerIn(page, 'extended mode (precision=fp8)');

@@ -352,3 +352,37 @@ mod tests {
         assert_eq!(ValueFormat::Percent.format(0.5), "50 %");
     }
 }
+
+/// SVG markup without comments (`<!---->`, `<!--hk=…-->`: the markers a UI framework leaves
+/// between its nodes), so an exported file holds only the drawing.
+pub fn strip_comments(markup: &str) -> String {
+    let mut out = String::with_capacity(markup.len());
+    let mut rest = markup;
+    while let Some(start) = rest.find("<!--") {
+        out.push_str(&rest[..start]);
+        match rest[start + 4..].find("-->") {
+            Some(end) => rest = &rest[start + 4 + end + 3..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod strip_comments_tests {
+    use super::strip_comments;
+
+    #[test]
+    fn framework_markers_are_removed_and_the_rest_kept() {
+        assert_eq!(
+            strip_comments("<svg><!----><g><!--hk=1--><path d=\"M0 0\"/></g><!----></svg>"),
+            "<svg><g><path d=\"M0 0\"/></g></svg>"
+        );
+        assert_eq!(strip_comments("<svg>a &lt;!-- b</svg>"), "<svg>a &lt;!-- b</svg>");
+        assert_eq!(strip_comments("<svg><!-- open"), "<svg>");
+        assert_eq!(strip_comments(""), "");
+    }
+}

@@ -153,3 +153,54 @@ mod tests {
         assert_eq!(distinct.len(), MarkerShape::ALL.len());
     }
 }
+
+/// How one series of a line chart looks: a colour (of [`crate::palette::SERIES_COLORS`]), a
+/// marker shape and a dash pattern. The first 8 series differ in colour and marker; each further
+/// block of 8 shifts the marker by one and changes the dash, so the first
+/// [`DISTINCT_SERIES`] series are pairwise distinct (in colour, marker and dash together), and
+/// no two of the first 24 share both colour and marker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeriesStyle {
+    /// Colour index (`fc-s{color}`).
+    pub color: usize,
+    /// Marker shape.
+    pub marker: MarkerShape,
+    /// SVG `stroke-dasharray` (`None`: solid).
+    pub dash: Option<&'static str>,
+}
+
+/// Dash patterns of the blocks of 8 series: solid, dashed, dotted.
+pub const DASHES: [Option<&str>; 3] = [None, Some("7 4"), Some("2 3")];
+
+/// Series that get pairwise distinct styles (8 colours × 3 dash patterns).
+pub const DISTINCT_SERIES: usize = 24;
+
+/// The style of series `index`.
+pub fn series_style(index: usize) -> SeriesStyle {
+    let block = index / MarkerShape::ALL.len();
+    SeriesStyle {
+        color: index % crate::palette::SERIES_COLORS,
+        marker: MarkerShape::ALL[(index + block) % MarkerShape::ALL.len()],
+        dash: DASHES[block % DASHES.len()],
+    }
+}
+
+#[cfg(test)]
+mod series_style_tests {
+    use super::*;
+
+    #[test]
+    fn the_first_24_series_are_pairwise_distinct_and_never_share_colour_and_marker() {
+        for i in 0..DISTINCT_SERIES {
+            for j in 0..i {
+                let (a, b) = (series_style(i), series_style(j));
+                assert_ne!(a, b, "{i} {j}");
+                assert!(!(a.color == b.color && a.marker == b.marker), "{i} {j} share colour and marker");
+            }
+        }
+        // The first eight keep today's look: colour i, marker i, solid.
+        for i in 0..8 {
+            assert_eq!(series_style(i), SeriesStyle { color: i, marker: MarkerShape::ALL[i], dash: None });
+        }
+    }
+}

@@ -3,6 +3,10 @@
 
 use crate::cmd::CmdError;
 
+/// Old spellings of flags, accepted as aliases of the current name (`--nvlink-size` of the
+/// scale-up domain, issue 11: one name, `domain`). Only applies when the command takes the new name.
+pub const FLAG_ALIASES: &[(&str, &str)] = &[("nvlink-size", "domain"), ("nvlink", "domain"), ("nvs", "domain")];
+
 /// Parsed command-line flags of one command.
 #[derive(Debug, Default)]
 pub struct Args {
@@ -21,6 +25,12 @@ impl Args {
                 let (name, inline) = match name.split_once('=') {
                     Some((n, v)) => (n.to_string(), Some(v.to_string())),
                     None => (name.to_string(), None),
+                };
+                let name = match FLAG_ALIASES.iter().find(|(old, _)| *old == name) {
+                    Some((_, new)) if !value_flags.contains(&name.as_str()) && value_flags.contains(new) => {
+                        new.to_string()
+                    }
+                    _ => name,
                 };
                 if value_flags.contains(&name.as_str()) {
                     let v = match inline {

@@ -25,6 +25,7 @@ USAGE: fmperf <COMMAND> [FLAGS]
 COMMANDS:
   models                      the reference's models: parameters and training FLOPs per sample
   search                      the fastest parallel configurations that fit in memory
+  estimate --from FILE        time and memory of the configuration in your launch script / YAML / TOML
   validate --data FILE.json   predicted vs measured for measured training runs (both modes)
   sweep                       vary devices, domain, system parameters, batch, …; the papers' presets
   bench                       time the searches of a fixed suite (candidates per second)
@@ -65,6 +66,7 @@ pub fn run_with(args: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) -> 
         "show" => cmd::show::run(rest, out),
         "models" => cmd::models::run(rest, out),
         "search" => cmd::search::run(rest, out),
+        "estimate" => cmd::estimate::run(rest, out),
         "validate" => cmd::validate::run(rest, out),
         "sweep" => cmd::sweep::run(rest, out),
         other => Err(cmd::CmdError::Usage(format!("unknown command `{other}`; run `fmperf help` for the list"))),

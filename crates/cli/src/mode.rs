@@ -9,13 +9,15 @@ use fmperf_core::mode::ModelMode;
 use crate::args::Args;
 use crate::cmd::CmdError;
 
-/// The mode asked for with `--mode` and `--ext` (`None`: neither flag given). Errors name the flag.
+/// The mode asked for with `--mode` and `--ext` (`None`: neither flag given; `--ext` alone is
+/// extended mode, the default). Errors name the flag.
 pub fn from_args(args: &Args) -> Result<Option<ModelMode>, CmdError> {
     let (mode, ext, moe) = (args.value("mode")?, args.value("ext")?, args.value("moe")?);
     if mode.is_none() && ext.is_none() && moe.is_none() {
         return Ok(None);
     }
-    let parsed = ModelMode::from_text(mode, ext).map_err(|e| {
+    // Extended mode is the default (issue 16 §5): `--ext` or `--moe` alone means extended mode.
+    let parsed = ModelMode::from_text(Some(mode.unwrap_or("extended")), ext).map_err(|e| {
         let flag = if e.field().is_some_and(|f| f.starts_with("ext")) { "--ext" } else { "--mode" };
         CmdError::Usage(format!("{flag}: {e}"))
     })?;
@@ -58,11 +60,11 @@ pub fn help() -> String {
     let defaults = fmperf_core::extended::ExtendedOptions::realistic();
     let mut s = String::from(
         "MODE:
-  --mode reference   the published model, bit-exact (default)
-  --mode extended    extended mode: measured ceilings, fitted efficiencies, recomputation, ZeRO/FSDP,
-                     interleaving, causal attention, GQA/SwiGLU, embeddings and head, memory margin,
-                     weight sparsity; 2d (SUMMA) has no extended model
-  --ext KEY=VALUE,…  extended mode's switches that differ from the defaults (needs --mode extended),
+  --mode extended    extended mode (default): measured ceilings, fitted efficiencies, recomputation,
+                     ZeRO/FSDP, interleaving, causal attention, GQA/SwiGLU, embeddings and head,
+                     memory margin, weight sparsity; 2d (SUMMA) has no extended model
+  --mode reference   the published model, bit-exact (the paper presets run in it by default)
+  --ext KEY=VALUE,…  extended mode's switches that differ from the defaults (not with --mode reference),
                      e.g. --ext recompute=full,sharding=zero3,weight_sparsity=0.9
 SWITCHES (key = default [values]: what it models):
 ",

@@ -40,7 +40,9 @@ fn model(edit: impl FnOnce(&mut serde_json::Map<String, Value>)) -> String {
     v.to_string()
 }
 
-const SEARCH: [&str; 9] = ["search", "--strategy", "1d", "--gpus", "64", "--global-batch", "512", "--format", "json"];
+/// Pins reference-mode outputs: `--mode reference` since extended mode became the default (issue 16 §5).
+const SEARCH: [&str; 11] =
+    ["search", "--mode", "reference", "--strategy", "1d", "--gpus", "64", "--global-batch", "512", "--format", "json"];
 
 #[test]
 fn bad_inputs_exit_2_with_the_specific_message() {

@@ -30,7 +30,10 @@ const SEARCH: &str = "search --model llama3-8b --system nvidia_h100_sxm5_80gb --
 
 #[test]
 fn search_json_says_which_mode_and_switches() {
-    let reference: Value = serde_json::from_str(&stdout(SEARCH)).unwrap();
+    // Extended mode is the default (issue 16 §5): reference outputs need `--mode reference`.
+    let reference: Value = serde_json::from_str(&stdout(&format!("{SEARCH} --mode reference"))).unwrap();
+    let default: Value = serde_json::from_str(&stdout(SEARCH)).unwrap();
+    assert_eq!(default["mode"], "extended");
     assert_eq!(reference["mode"], "reference");
     assert!(reference["switches"].is_null());
     let ext: Value = serde_json::from_str(&stdout(&format!("{SEARCH} --mode extended --ext recompute=full"))).unwrap();
@@ -54,7 +57,7 @@ fn search_json_says_which_mode_and_switches() {
 fn extended_search_runs_where_reference_mode_cannot() {
     // TPU v5e has no vector rate: reference mode stops, extended mode never reads it.
     let line = "search --model llama3-8b --system google_tpu_v5e --strategy 1d --gpus 256 --global-batch 256 --top 1";
-    let out = fmperf(line);
+    let out = fmperf(&format!("{line} --mode reference"));
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).trim_end().lines().last().unwrap().contains("vector"));
     let ext: Value = serde_json::from_str(&stdout(&format!("{line} --mode extended --format json"))).unwrap();
@@ -65,7 +68,7 @@ fn extended_search_runs_where_reference_mode_cannot() {
 fn bad_modes_and_switches_name_the_flag() {
     let err = usage_error(&format!("{SEARCH} --mode fast"));
     assert!(err.contains("--mode") && err.contains("reference or extended"), "{err}");
-    let err = usage_error(&format!("{SEARCH} --ext causal=off"));
+    let err = usage_error(&format!("{SEARCH} --mode reference --ext causal=off"));
     assert!(err.contains("--ext") && err.contains("need extended mode"), "{err}");
     let err = usage_error(&format!("{SEARCH} --mode extended --ext recompte=full"));
     assert!(err.contains("--ext") && err.contains("did you mean `recompute`"), "{err}");
@@ -94,7 +97,8 @@ fn sweep_outputs_carry_the_mode_and_the_preset_runs_in_either() {
     assert!(csv.lines().nth(1).unwrap().ends_with(",extended,sharding=zero3"));
     let table = stdout(&format!("{sweep} --mode extended"));
     assert!(table.contains("--mode extended") && table.contains("mode: extended mode (default switches)"), "{table}");
-    let reference = stdout(&format!("{sweep} --format csv"));
+    let reference = stdout(&format!("{sweep} --mode reference --format csv"));
+    assert!(stdout(&format!("{sweep} --format csv")).lines().nth(1).unwrap().contains(",extended,"), "the default");
     assert!(reference.lines().nth(1).unwrap().ends_with(",reference,"));
     // A paper preset in extended mode: the published values stand next to extended mode's numbers.
     let table = stdout("sweep --preset strong-scaling --panel gpt3_1T --mode extended");

@@ -71,14 +71,20 @@ fn moe_flag_fixes_the_degrees_and_reports_errors_by_key() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--moe") && err.contains("moe.ep"), "{err}");
-    let out = fmperf("search --model mixtral-8x7b --system H200 --strategy 1d --gpus 8 --global-batch 8 --moe ep=2");
+    // Extended mode is the default, so `--moe` alone is fine; with reference mode it is an error.
+    let out = fmperf(
+        "search --mode reference --model mixtral-8x7b --system H200 --strategy 1d --gpus 8 --global-batch 8 --moe ep=2",
+    );
     assert_eq!(out.status.code(), Some(2));
-    // Dense models print no expert keys.
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--moe"));
+    // Dense models: ep = etp = 1 (the one result row always has them) and no expert data parallelism.
     let v = json(
         "search --mode extended --model llama3-8b --system nvidia_h100_sxm5_80gb --strategy 1d --gpus 8 \
          --global-batch 64 --format json --top 1",
     );
-    assert!(v["results"][0]["config"].get("ep").is_none());
+    let c = &v["results"][0]["config"];
+    assert_eq!((c["ep"].as_u64(), c["etp"].as_u64()), (Some(1), Some(1)), "{c}");
+    assert!(c.get("edp").is_none(), "{c}");
 }
 
 #[test]

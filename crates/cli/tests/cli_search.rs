@@ -47,11 +47,12 @@ const H200_NVS4: &str = r#"{"matrix_flops_fp16": 989.4, "vector_flops_fp32": 66.
  "summa_nb": 4, "element_size": 2e-09, "mask_element_size": 1e-09, "flops_units": 1e-12}"#;
 
 /// The case of spec §10: gpt3_1T, H200 with NVLink 4, 2048 GPUs, G = 4096, 1d.
-const BEST_1D: &str =
-    "search --model gpt3_1T --system H200 --strategy 1d --gpus 2048 --global-batch 4096 --nvlink-size 4";
+/// Reference-mode outputs are pinned: `--mode reference` since extended mode is the default (issue
+/// 16 §5). `--nvlink-size` is the old spelling of `--domain`, still accepted.
+const BEST_1D: &str = "search --mode reference --model gpt3_1T --system H200 --strategy 1d --gpus 2048 --global-batch 4096 --nvlink-size 4";
 /// A case where nothing fits (1d is infeasible for vit_era5 on A100).
 const NOTHING_FITS: &str =
-    "search --model vit_era5 --system A100 --strategy 1d --gpus 256 --global-batch 4096 --nvlink-size 4";
+    "search --mode reference --model vit_era5 --system A100 --strategy 1d --gpus 256 --global-batch 4096 --domain 4";
 
 fn close(v: &Value, want: f64) -> bool {
     v.as_f64().is_some_and(|x| (x - want).abs() <= 1e-12 * want.abs())
@@ -89,7 +90,7 @@ fn json_contract_matches_the_reference_best_1d_configuration() {
 
 #[test]
 fn two_d_results_carry_grid_and_panels() {
-    let line = "search --model gpt3_1T --system B200 --gpus 128 --global-batch 4096 --format json";
+    let line = "search --mode reference --model gpt3_1T --system B200 --gpus 128 --global-batch 4096 --format json";
     let doc = json(&format!("{line} --strategy 2d --nvlink-size 64 --top 3"), &[]);
     assert_eq!(doc["candidates"], 11723);
     let r = &doc["results"][0];
@@ -111,7 +112,7 @@ fn two_d_results_carry_grid_and_panels() {
 fn reference_json_files_give_the_same_answer_as_built_ins() {
     let model = temp_file("gpt3_1T.json", r#"{"l": 2048, "e": 25600, "h": 160, "depth": 128}"#);
     let system = temp_file("config-H200.json", H200_NVS4);
-    let line = "search --strategy 1d --gpus 2048 --global-batch 4096 --top 3 --format json";
+    let line = "search --mode reference --strategy 1d --gpus 2048 --global-batch 4096 --top 3 --format json";
     let from_files = json(line, &["--model", path(&model), "--system", path(&system)]);
     assert_eq!(from_files, json(&format!("{BEST_1D} --top 3 --format json"), &[]));
 }
@@ -136,7 +137,9 @@ fn table_and_csv_have_unit_bearing_headers() {
     for title in ["throughput [samples/s]", "mem [GB]", "bubble [s]", "activations [GB]"] {
         assert!(lines[0].contains(title), "{title} in {}", lines[0]);
     }
-    assert!(lines[1].starts_with("1,102.4638,"), "{}", lines[1]);
+    // The CSV is the result row's flat form (issue 11 §4): rank, strategy, config code, then the
+    // numbers in full precision (it used to hold the table's rounded numbers).
+    assert!(lines[1].starts_with("1,1d,1d.dp16.tp4.pp32.mbs1.nv4x1x1,102.463805377367,"), "{}", lines[1]);
     let text = String::from_utf8(fmperf(BEST_1D, &[]).stdout).unwrap();
     assert!(text.contains("1810 candidates") && text.contains("102.4638"));
 }
@@ -190,4 +193,93 @@ fn models_lists_the_reference_models() {
     assert_eq!(t1["f"], 102400);
     let csv = String::from_utf8(fmperf("models --format csv", &[]).stdout).unwrap();
     assert!(csv.lines().next().unwrap().contains("params [B]"));
+}
+
+/// Issue 13 §3: any thread count gives the single-threaded output, byte for byte, in both modes.
+#[test]
+fn threads_do_not_change_the_output() {
+    for line in [
+        format!("{BEST_1D} --top 20 --format json"),
+        "search --model gpt3_1T --system H200 --strategy 2d --gpus 512 --global-batch 4096 --domain 8 --mode reference --format csv".to_string(),
+        "search --model llama3-8b --system nvidia_h100_sxm5_80gb --strategy 2d-seqp --gpus 64 --global-batch 512 --top 15 --format json".to_string(),
+    ] {
+        let one = fmperf(&format!("{line} --threads 1"), &[]).stdout;
+        for n in [2, 3, 8] {
+            assert_eq!(fmperf(&format!("{line} --threads {n}"), &[]).stdout, one, "{line} with {n} threads");
+        }
+    }
+}
+
+/// Issue 11 §5: `--domain` is the flag; `--nvlink-size` stays an alias.
+#[test]
+fn domain_flag_and_its_old_spelling_agree() {
+    let new = json(&BEST_1D.replace("--nvlink-size 4", "--domain 4 --format json"), &[]);
+    assert_eq!(new, json(&format!("{BEST_1D} --format json"), &[]));
+}
+
+/// Issue 14: NVL72 (72-device domains) at 2,304 GPUs gives results in both modes and says how;
+/// a search with no split of its devices says why and what works.
+#[test]
+fn nvl72_counts_and_empty_searches_explain_themselves() {
+    let line =
+        "search --model gpt3_1T --system B200 --strategy 1d --gpus 2304 --global-batch 4096 --domain 72 --format json";
+    let reference = json(&format!("{line} --mode reference"), &[]);
+    assert!(!reference["results"].as_array().unwrap().is_empty());
+    assert_eq!(reference["devices_used"], 2048);
+    assert!(reference["diagnosis"]["message"].as_str().unwrap().contains("3^2"), "{reference}");
+    let extended = json(
+        "search --model llama3-70b --system nvidia_gb200_nvl72,scale_out=50 --strategy 1d --gpus 2304 --global-batch 4096 --format json",
+        &[],
+    );
+    assert!(!extended["results"].as_array().unwrap().is_empty(), "{extended}");
+    assert!(extended.get("devices_used").is_none(), "all 2,304 devices used");
+    assert!(extended["results"][0]["execution"]["recompute"].is_string());
+    // GPT-2 XL (25 heads, 48 blocks) on 7 GPUs: not memory; the factor 7 fits nothing.
+    let text = String::from_utf8(
+        fmperf("search --model gpt2-xl --system A100 --strategy 1d --gpus 7 --global-batch 512 --mode reference", &[])
+            .stdout,
+    )
+    .unwrap();
+    assert!(text.contains("factor 7") && text.contains("use 6 (1 idle)"), "{text}");
+}
+
+#[test]
+fn execution_flags_fix_what_the_search_chooses() {
+    let line = "search --model llama3-8b --system nvidia_h100_sxm5_80gb --strategy 1d --gpus 64 --global-batch 512 --top 5 --format json";
+    let fixed = json(&format!("{line} --recompute full --sharding fsdp --interleave 1"), &[]);
+    for r in fixed["results"].as_array().unwrap() {
+        assert_eq!(r["execution"]["recompute"], "full");
+        assert_eq!(r["execution"]["sharding"], "zero3");
+    }
+    let mbs = json(&format!("{line} --mbs 2"), &[]);
+    assert!(mbs["results"].as_array().unwrap().iter().all(|r| r["config"]["mbs"] == 2));
+    assert!(usage_error(&format!("{line} --recompute most"), &[]).contains("--recompute"));
+    assert!(usage_error(&format!("{line} --mode reference --cp 2"), &[]).contains("extended mode"));
+}
+
+/// Without `--strategy` every strategy of the mode is searched and merged best first.
+#[test]
+fn every_strategy_by_default_merged_best_first() {
+    let base =
+        "search --mode reference --model gpt3_1T --system H200 --gpus 512 --global-batch 4096 --domain 8 --format json";
+    let all = json(&format!("{base} --top 5"), &[]);
+    let each: Vec<Value> =
+        ["1d", "2d", "2d-seqp"].iter().map(|s| json(&format!("{base} --strategy {s} --top 5"), &[])).collect();
+    let sum: u64 = each.iter().map(|d| d["candidates"].as_u64().unwrap()).sum();
+    assert_eq!(all["candidates"], sum);
+    let mut best: Vec<f64> = each
+        .iter()
+        .flat_map(|d| d["results"].as_array().unwrap().iter().map(|r| r["throughput_samples_per_s"].as_f64().unwrap()))
+        .collect();
+    best.sort_by(|a, b| b.total_cmp(a));
+    let got: Vec<f64> =
+        all["results"].as_array().unwrap().iter().map(|r| r["throughput_samples_per_s"].as_f64().unwrap()).collect();
+    assert_eq!(got, best[..5].to_vec());
+    assert_eq!(json(&format!("{base} --strategy all --top 5"), &[]), all);
+    // Extended mode's `all` has no 2d.
+    let ext = json(
+        "search --model llama3-8b --system nvidia_h100_sxm5_80gb --gpus 64 --global-batch 512 --strategy all --top 3 --format json",
+        &[],
+    );
+    assert!(ext["results"].as_array().unwrap().iter().all(|r| r["strategy"] != "2d"));
 }

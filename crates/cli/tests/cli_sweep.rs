@@ -25,8 +25,20 @@ fn usage_error(args: &[&str]) -> String {
     err
 }
 
-const SWEEP: &[&str] =
-    &["sweep", "--model", "vit_era5", "--system", "B200", "--axis", "nvlink=8,64", "--axis", "gpus=16..512"];
+/// Pins reference-mode outputs: `--mode reference` since extended mode became the default (issue 16 §5).
+const SWEEP: &[&str] = &[
+    "sweep",
+    "--mode",
+    "reference",
+    "--model",
+    "vit_era5",
+    "--system",
+    "B200",
+    "--axis",
+    "nvlink=8,64",
+    "--axis",
+    "gpus=16..512",
+];
 
 fn with(extra: &[&str]) -> Vec<&'static str> {
     let mut v: Vec<&'static str> = SWEEP.to_vec();
@@ -51,7 +63,8 @@ fn shards_concatenate_to_the_whole_output() {
     // Shard 0 carries the header, the others do not.
     let first = stdout(&with(&["--format", "csv", "--shard", "0/2"]));
     let second = stdout(&with(&["--format", "csv", "--shard", "1/2"]));
-    assert!(first.starts_with("index,axis nvlink [devices],axis gpus [devices],model,"));
+    // The axis was given as `nvlink=…`, the old name of `domain` (issue 11 §5).
+    assert!(first.starts_with("index,axis domain [devices],axis gpus [devices],model,"));
     assert!(second.starts_with("6,"), "{second}");
 }
 
@@ -140,7 +153,8 @@ fn a_reference_system_file_sweeps_like_its_name() {
     .unwrap();
     let by_name = stdout(&with(&["--format", "csv"]));
     let mut args: Vec<&str> = SWEEP.to_vec();
-    args[4] = file.to_str().unwrap();
+    // The system (after `--mode reference`, which shifted the indices by two).
+    args[6] = file.to_str().unwrap();
     args.extend(["--format", "csv"]);
     let by_file = stdout(&args);
     // Same numbers; only the system column differs (the file's stem instead of the catalog id).

@@ -19,6 +19,7 @@ pub mod explore;
 pub mod extended;
 pub mod format;
 pub mod hint;
+pub mod launch;
 pub mod mode;
 pub mod model;
 pub mod moe_shape;

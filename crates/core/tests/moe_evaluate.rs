@@ -35,6 +35,7 @@ fn tiny() -> Workload {
         }),
         mla: None,
         mtp_layers: 0,
+        tied_embeddings: false,
     }
 }
 
@@ -93,10 +94,11 @@ fn expert_memory_is_sharded_by_ep_and_edp() {
     assert!(e8.mem_gb < e1.mem_gb);
     // ep 8 exchanges tokens; the dense part is the same.
     assert!(m8.times.a2a_s > 0.0 && m1.times.a2a_s == 0.0);
-    // ZeRO-3 shards the expert weights over edp as well, plus two blocks' experts gathered.
+    // ZeRO-3 (FSDP2: FP32 master shards, 4 B) shards the expert weights over edp as well, plus the
+    // last MoE block's experts gathered at the loss (16-bit, reshard after forward).
     let z3 = ExtendedOptions { sharding: Sharding::Zero3, ..opts() };
     let e1z = evaluate(&w, &hw, &l, &z3).unwrap().moe.unwrap();
-    let want = (3.0 / 8.0 + 2.0) * experts_per_block * 2.0 * 1e-9;
+    let want = (3.0 * 4.0 / 8.0 + 2.0) * experts_per_block * 1e-9;
     assert!((e1z.expert_weights_gb - want).abs() < 1e-12, "{}", e1z.expert_weights_gb);
 }
 
@@ -164,7 +166,7 @@ fn moe_presets_resolve_every_panel_in_extended_mode() {
         assert!(
             spec.axes
                 .iter()
-                .any(|a| a.key.name().starts_with("moe.") || a.key.name() == "nvlink" || a.key.name() == "model")
+                .any(|a| a.key.name().starts_with("moe.") || a.key.name() == "domain" || a.key.name() == "model")
         );
     }
 }
@@ -191,4 +193,33 @@ fn random_moe_layouts_never_panic() {
         }
     }
     assert!(ok > 100, "{ok}");
+}
+
+#[test]
+fn the_moe_block_is_a_list_of_operations_and_memory_names_the_experts() {
+    use fmperf_core::extended::ops::{OpKind, block_operations};
+    let w = tiny();
+    let hw = hw();
+    let l = Layout::placed(1, 1, 1, 8, 1, 8, 8).with_experts(8, 1);
+    let ops = block_operations(&w, &hw, &l, &opts()).unwrap();
+    let names: Vec<&str> = ops.iter().map(|o| o.name).collect();
+    for n in ["attn_norm", "qkv_proj", "mlp_norm", "moe_router", "moe_shared_experts", "moe_dispatch_combine"] {
+        assert!(names.contains(&n), "{n} missing in {names:?}");
+    }
+    // The layer table's operations add up to the evaluation: per MoE block, the routed experts'
+    // parameters (3·h·f_e per expert, 2 experts per rank) and the exposed exchange of the three MoE
+    // blocks (one micro-batch).
+    let (h, fe) = (1024.0, 512.0);
+    let experts = ops.iter().find(|o| o.name == "moe_experts").unwrap();
+    assert_eq!(experts.kind, OpKind::Matmul);
+    assert_eq!(experts.parameters, 2.0 * 3.0 * h * fe);
+    let e = evaluate(&w, &hw, &l, &opts()).unwrap();
+    let m = e.moe.unwrap();
+    let a2a: f64 = ops.iter().filter(|o| o.name == "moe_dispatch_combine").map(|o| o.fwd.time() + o.bwd.time()).sum();
+    assert!((3.0 * a2a - m.times.a2a_exposed_s).abs() < 1e-12 * m.times.a2a_exposed_s.max(1.0));
+    // The memory model lists the routed experts' states as parts of their own.
+    assert!(e.memory_estimate.part("expert_weights") > 0.0);
+    assert_eq!(e.memory_estimate.part("expert_weights"), m.expert_weights_gb);
+    let total = fmperf_core::extended::memory_estimate(&w, &hw, &l, &opts()).unwrap();
+    assert_eq!(total, e.memory_estimate);
 }

@@ -173,7 +173,9 @@ fn sparsity_removes_the_weight_matmul_flops_on_a_wafer_scale_part() {
     assert_eq!(d.mem_gb, s.mem_gb);
     let speedup = s.throughput_samples_per_s / d.throughput_samples_per_s;
     eprintln!("CS-2 GPT-2 XL speed-up at 90 %: {speedup}");
-    assert!(speedup > 3.0 && speedup < 10.0, "{speedup}");
+    // Emani et al. 2023 measured 1.8–2× on CS-2; with attention's sequence-size factor (issue 16
+    // §3) the model gives about 2.7× (before it: above 3×).
+    assert!(speedup > 1.5 && speedup < 10.0, "{speedup}");
 }
 
 #[test]

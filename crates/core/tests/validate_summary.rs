@@ -28,22 +28,27 @@ fn extended_mode_meets_its_targets() {
     }
 }
 
+/// Pins moved on purpose (issue 16 §3): sequence parallelism shards every kept activation,
+/// Megatron's backward overlaps of the column-parallel input-gradient collectives, FP32 gradient
+/// reduction for BF16 training, ceilings that never mix precisions, FP8 weight-cast traffic, the
+/// GEMM-size and attention sequence-size factors, and the constants refitted with them
+/// (η 1.0, η_att 0.412, c 512, c_att 1024).
 #[test]
 fn extended_summary_is_pinned() {
     let r = report(Mode::Extended);
     assert_eq!(r.efficiency, Efficiency::FITTED);
     let s = &r.summary.overall;
     assert_eq!((s.evaluated, s.skipped), (80, 28));
-    close(s.mape, 0.0977195052142156, "extended mean |error|");
-    close(s.median_abs_error, 0.07055143218510862, "extended median |error|");
-    close(s.median_error, -0.005450435834287726, "extended median error");
+    close(s.mape, 0.0837062510494517, "extended mean |error|");
+    close(s.median_abs_error, 0.050368462788300206, "extended median |error|");
+    close(s.median_error, -0.0011901783847292902, "extended median error");
     let pinned = [
-        ("Narayanan", 22, 0.09247821524581826, 0.0696980766006342),
-        ("Korthikanti", 8, 0.0628139545367602, 0.006921668942109327),
-        ("NVIDIA NeMo performance summary", 12, 0.08649161165649182, 0.033383443742097785),
-        ("NVIDIA NeMo long-sequence", 8, 0.014822933758926099, -0.011329660837659239),
-        ("MosaicML", 18, 0.14599265948908652, -0.026052500837886627),
-        ("Google MaxText", 12, 0.124681447056858, -0.11944389314714726),
+        ("Narayanan", 22, 0.0793056700842389, 0.020228744214708105),
+        ("Korthikanti", 8, 0.05239158535029685, 0.024480008002543796),
+        ("NVIDIA NeMo performance summary", 12, 0.07051652349941473, -0.04419328971548997),
+        ("NVIDIA NeMo long-sequence", 8, 0.02438544822376225, -0.010903607285773886),
+        ("MosaicML", 18, 0.12254917677439786, -0.009341795706472589),
+        ("Google MaxText", 12, 0.10712296746485594, -0.04665520391803729),
     ];
     for (prefix, n, mape, median) in pinned {
         let p = r.summary.per_source.iter().find(|p| p.source.starts_with(prefix)).expect(prefix);

@@ -267,3 +267,27 @@ fn a_file_in_other_wordings_is_read() {
     assert_eq!((oom.oom, oom.fits.map(|f| f.as_str())), (Some(true), Some("no")));
     assert!(has("block_recompute_megatron", "rc selective"));
 }
+
+#[test]
+fn a_figure_the_catalog_lacks_can_be_given_with_the_part() {
+    // The CLI's system spec in `hardware_id` supplies what the catalog does not list.
+    let row = |hw: &str| {
+        format!(
+            r#"[{{"id": "v4", "source": {{"title": "mine"}}, "hardware_id": "{hw}", "num_devices": 64, "precision": "bf16",
+            "model": {{"layers": 48, "hidden": 6144, "heads": 24, "head_dim": 256, "ffn_hidden": 24576, "seq_len": 2048,
+                      "vocab": 32768}},
+            "parallel": {{"tp": 1, "pp": 1, "dp": 64, "fsdp": "ICI FSDP = 64", "recompute": "full"}},
+            "batch": {{"global_batch_seqs": 1024, "micro_batch": 16}},
+            "measured": {{"flop_convention": "model TFLOP/s per chip", "tflops_per_device": 156}}}}]"#
+        )
+    };
+    let with = validate(&parse_measured_runs(&row("google_tpu_v4,scale_out=12.5")).unwrap(), Mode::Extended);
+    assert!(with.rows[0].error.is_some(), "{:?}", with.rows[0].reason);
+    assert_eq!(with.rows[0].hardware.as_deref(), Some("google_tpu_v4"));
+    // A single-source file is predicted with the shipped constants in its held-out column.
+    let h = fmperf_core::validate::holdout::holdout(
+        &parse_measured_runs(&row("google_tpu_v4,scale_out=12.5")).unwrap(),
+        Mode::Extended,
+    );
+    assert_eq!(h.rows[0].error, with.rows[0].error.unwrap());
+}

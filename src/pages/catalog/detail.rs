@@ -58,7 +58,7 @@ pub fn FieldTable(doc: Document) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0">
             <table class="fields">
                 <thead>
                     <tr>

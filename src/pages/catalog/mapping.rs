@@ -184,7 +184,7 @@ pub fn MappingPanel(system: CatalogSystem) -> impl IntoView {
             let file = format!("{}.{}.reference-system.json", sys.id, m.precision);
             let text = system_to_reference_json(&m.params);
             view! {
-                <div class="table-wrap">
+                <div class="table-wrap" tabindex="0">
                     <table class="mapping">
                         <thead>
                             <tr>

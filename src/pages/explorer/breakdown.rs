@@ -150,7 +150,7 @@ pub fn PartsTables(report: ConfigReport, mode: Mode) -> impl IntoView {
         .collect_view();
     view! {
         <div class="parts">
-            <div class="table-wrap">
+            <div class="table-wrap" tabindex="0">
             <table class="compact">
                 <caption>"Time per step"</caption>
                 <thead><tr><th scope="col">"component"</th><th class="num" scope="col">"[s]"</th><th class="num" scope="col">"share"</th></tr></thead>
@@ -158,7 +158,7 @@ pub fn PartsTables(report: ConfigReport, mode: Mode) -> impl IntoView {
                 <tfoot><tr><th scope="row">"total"</th><td class="num">{fmt::seconds(t)}</td><td class="num">"100 %"</td></tr></tfoot>
             </table>
             </div>
-            <div class="table-wrap">
+            <div class="table-wrap" tabindex="0">
             <table class="compact">
                 <caption>"Memory per device"</caption>
                 <thead><tr><th scope="col">"component"</th><th class="num" scope="col">"[GB]"</th><th class="num" scope="col">"share"</th></tr></thead>
@@ -194,7 +194,7 @@ pub fn PlacementTable(report: ConfigReport, domain: u64) -> impl IntoView {
         <h4 class="table-title">
                 {format!("Placement on fast domains of {domain} devices ({used} used per domain)")}
             </h4>
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0">
         <table class="compact placement-table">
             <thead>
                 <tr>

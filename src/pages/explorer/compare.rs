@@ -13,7 +13,7 @@ use leptos::prelude::*;
 
 use super::fmt;
 use super::keys::{self, Pin};
-use super::results::{placement_text, tp_text};
+use super::results::placement_text;
 use super::state::Explorer;
 use crate::chart::{Bar, StackedBarChart, ValueFormat};
 use crate::mode_panel::ModeBadge;
@@ -34,7 +34,12 @@ struct Compared {
 
 /// Evaluates `pin` with the scenario `base` for everything the pin does not fix (the budget is
 /// the model's own when the pin's model differs), in `mode` (every column in the page's mode).
-fn evaluate_pin(pin: &Pin, base: &ExploreFields, mode: &ModelMode) -> Result<(ExploreSpec, ConfigReport), String> {
+fn evaluate_pin(
+    pin: &Pin,
+    base: &ExploreFields,
+    mode: &ModelMode,
+    entries: &fmperf_core::explore::UserEntries,
+) -> Result<(ExploreSpec, ConfigReport), String> {
     let mut f = base.clone();
     if f.model != pin.model {
         f.budget.clear();
@@ -45,7 +50,8 @@ fn evaluate_pin(pin: &Pin, base: &ExploreFields, mode: &ModelMode) -> Result<(Ex
     f.domain = pin.domain.to_string();
     f.gpus = pin.candidate.n_gpus().to_string();
     f.batch = pin.batch.to_string();
-    let spec = f.resolve_in(mode).map_err(|e| e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))?;
+    let spec = super::state::resolve(&f, mode, &entries)
+        .map_err(|e| e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))?;
     let ctx = ReportContext::new(&spec).map_err(|e| e.to_string())?;
     let ev = spec.evaluate(&pin.candidate).map_err(|e| e.to_string())?;
     let report = ConfigReport::of_detail(&ctx, &pin.candidate, &ev);
@@ -100,7 +106,7 @@ fn AddSystem() -> impl IntoView {
         f.system = system.get_untracked();
         f.domain = domain.get_untracked();
         let mode = ex.mode.get_untracked().unwrap_or_default();
-        let spec = match f.resolve_in(&mode) {
+        let spec = match super::state::resolve(&f, &mode, &ex.entries.get_untracked()) {
             Ok(s) => s,
             Err(e) => {
                 set_status.set(Some(e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ")));
@@ -192,12 +198,13 @@ pub fn ComparePanel() -> impl IntoView {
         let base = ex.url.query.with(keys::fields_from_query);
         let pins = ex.url.query.with(keys::pins_from_query);
         let mode = ex.mode.get().unwrap_or_default();
+        let entries = ex.entries.get();
         pins.into_iter()
             .enumerate()
             .map(|(i, p)| {
                 let letter = (b'A' + i as u8) as char;
                 match p {
-                    Ok(pin) => evaluate_pin(&pin, &base, &mode)
+                    Ok(pin) => evaluate_pin(&pin, &base, &mode, &entries)
                         .map(|(spec, report)| Compared { text: pin.to_text(), letter, spec, report })
                         .map_err(|e| (pin.to_text(), e)),
                     Err((text, e)) => Err((text, e.to_string())),
@@ -262,10 +269,7 @@ pub fn ComparePanel() -> impl IntoView {
             ("global batch [samples]", |c| fmt::count(c.spec.global_batch)),
             ("configuration", |c| format_candidate(&c.report.candidate)),
             ("strategy", |c| c.report.candidate.strategy.to_string()),
-            ("DP · TP · PP · micro-batch", |c| {
-                let k = &c.report.candidate;
-                format!("{} · {} · {} · {}", k.dp, tp_text(k), k.pp, k.mbs)
-            }),
+            ("DP · TP · CP · PP · micro-batch", |c| fmperf_app::results::dims(&c.report.candidate).join(" · ")),
             ("in one fast domain", |c| placement_text(&c.report)),
             ("throughput [samples/s]", |c| fmt::throughput(c.report.throughput_samples_per_s)),
             ("time per step [s]", |c| fmt::seconds(c.report.time_per_step_s)),
@@ -282,6 +286,29 @@ pub fn ComparePanel() -> impl IntoView {
                 view! { <tr><th scope="row">{name}</th>{cells}</tr> }.into_any()
             })
             .collect();
+        // Ratios against column A (the baseline), for the figures people compare.
+        type Ratio = (&'static str, fn(&Compared) -> f64, bool);
+        let ratios: [Ratio; 3] = [
+            ("throughput ÷ A", |c| c.report.throughput_samples_per_s, true),
+            ("time per step ÷ A", |c| c.report.time_per_step_s, false),
+            ("memory per device ÷ A", |c| c.report.memory.used_gb, false),
+        ];
+        for (name, f, higher_better) in ratios {
+            let base = items.first().map(f).unwrap_or(f64::NAN);
+            let cells = items
+                .iter()
+                .map(|c| {
+                    let r = fmperf_app::compare::ratio(f(c), base);
+                    let verdict = match fmperf_app::compare::better(r, higher_better) {
+                        Some(true) => "better",
+                        Some(false) => "worse",
+                        None => "same",
+                    };
+                    view! { <td class="num ratio" data-verdict=verdict>{fmperf_app::compare::ratio_text(r)}</td> }
+                })
+                .collect_view();
+            body.push(view! { <tr class="ratio-row"><th scope="row">{name}</th>{cells}</tr> }.into_any());
+        }
         for p in TimePart::ALL {
             let cells = items
                 .iter()
@@ -299,11 +326,10 @@ pub fn ComparePanel() -> impl IntoView {
             );
         }
         let label = |c: &Compared| {
-            format!(
-                "{} {} {}",
+            fmperf_app::compare::bar_label(
                 c.letter,
                 c.spec.system_id.trim_start_matches("ref-"),
-                format_candidate(&c.report.candidate)
+                &format_candidate(&c.report.candidate),
             )
         };
         let time_bars: Vec<Bar> =
@@ -313,7 +339,7 @@ pub fn ComparePanel() -> impl IntoView {
             .map(|c| Bar::new(label(c), c.report.memory_parts().iter().map(|(_, v)| *v).collect()))
             .collect();
         view! {
-            <div class="table-wrap">
+            <div class="table-wrap" tabindex="0">
                 <table class="compare">
                     <thead><tr><th scope="col">"configuration"</th>{head}</tr></thead>
                     <tbody>{body}</tbody>

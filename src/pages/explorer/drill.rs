@@ -72,20 +72,20 @@ fn LayerRows(table: LayerTable) -> impl IntoView {
                         if table.microbatches == 1 { "" } else { "es" }
                     )}
                 </p>
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0">
             <table class="layers">
                 <thead>
                     <tr>
                         <th scope="col">"module"</th>
                         <th scope="col">"layer"</th>
                         <th scope="col">"units"</th>
-                        <th class="num" scope="col">"work [GFLOP]"</th>
-                        <th class="num" scope="col">"HBM traffic [GB]"</th>
-                        <th class="num" scope="col">"time [ms]"</th>
-                        <th class="num" scope="col">"compute [ms]"</th>
-                        <th class="num" scope="col">"exposed memory [ms]"</th>
-                        <th class="num" scope="col">"communication [ms]"</th>
-                        <th class="num" scope="col">"share of step"</th>
+                        <th class="num" scope="col">"work" <br /> "[GFLOP]"</th>
+                        <th class="num" scope="col">"HBM traffic" <br /> "[GB]"</th>
+                        <th class="num" scope="col">"time" <br /> "[ms]"</th>
+                        <th class="num" scope="col">"compute" <br /> "[ms]"</th>
+                        <th class="num" scope="col">"exposed" <br /> "memory [ms]"</th>
+                        <th class="num" scope="col">"comm." <br /> "[ms]"</th>
+                        <th class="num" scope="col">"share" <br /> "of step"</th>
                         <th scope="col">"collectives"</th>
                     </tr>
                 </thead>
@@ -101,7 +101,7 @@ fn ParallelRows(selected: Selected, evaluation: Evaluation) -> impl IntoView {
     let e = &evaluation;
     let (dp, pp) = (e.dp, e.pp);
     view! {
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0">
         <table class="compact parallel-table">
             <caption>"Data and pipeline parallelism (per step)"</caption>
             <thead>
@@ -220,13 +220,13 @@ fn ExtendedParts(selected: Selected, ev: ExtendedEvaluation) -> impl IntoView {
                 "Extended mode prices a block as a whole (its matmuls, flash attention, element-wise traffic and tensor- and context-parallel collectives), not layer by layer: the reference's layer table is shown in reference mode. Below, what extended mode adds to the step and where the memory goes."
             </p>
             <div class="detail-grid">
-                <div class="table-wrap">
+                <div class="table-wrap" tabindex="0">
                     <table class="compact extended-parts">
                         <caption>"Step"</caption>
                         <tbody>{rows}</tbody>
                     </table>
                 </div>
-                <div class="table-wrap">
+                <div class="table-wrap" tabindex="0">
                     <table class="compact">
                         <caption>"Memory of the fullest device [GB]"</caption>
                         <tbody>{memory}</tbody>

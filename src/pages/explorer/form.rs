@@ -4,11 +4,16 @@
 //! entry, the next ones replace it), selects and checkboxes at once. Invalid text is kept in the
 //! URL too, but starts no search.
 
+use fmperf_app::pickers::{Origin, model_picks, system_picks};
+use fmperf_app::system_spec;
 use fmperf_core::Strategy;
-use fmperf_core::catalog::{self, TrainingBudget};
-use fmperf_core::explore::choices::{Choice, model_choices, system_choices};
+use fmperf_core::catalog::TrainingBudget;
 use fmperf_core::explore::inputs::{BudgetUnit, parse_strategies};
+use fmperf_core::mode::ModelMode;
 use leptos::prelude::*;
+
+use fmperf_app::batch::own_batch;
+use fmperf_app::number::parse_quantity;
 
 use super::fmt;
 use super::keys;
@@ -53,61 +58,98 @@ fn TextField(
     }
 }
 
-/// A select of catalog choices (reference presets first, unusable entries disabled with why).
+/// Which picker a [`ChoiceSelect`] is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Picker {
+    Model,
+    System,
+}
+
+/// A select of models or systems: the user's own entries first (marked), then the reference's
+/// presets and the catalog; entries the mode cannot use are disabled with why. The system select
+/// edits only the id of the system spec (its options are kept).
 #[component]
-fn ChoiceSelect(key: &'static str, label: &'static str, choices: Vec<Choice>) -> impl IntoView {
+fn ChoiceSelect(key: &'static str, label: &'static str, picker: Picker) -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
     let id = format!("ex-{key}");
     let err_id = format!("ex-{key}-error");
     let error = Signal::derive(move || ex.live_error(keys::form_field(key)));
-    let value = move || ex.live.with(|f| keys::field_text(f, key));
-    let known = choices.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
-    let group = |reference: bool, name: &'static str, choices: &[Choice]| {
-        let options = choices
-            .iter()
-            .filter(|c| c.reference == reference)
-            .map(|c| {
-                let id = c.id.clone();
-                let selected_id = id.clone();
-                let label = match &c.unusable {
-                    Some(_) => format!("{} — not usable", c.label),
-                    None if !c.caveats.is_empty() => format!("{} — approximate", c.label),
-                    None => c.label.clone(),
-                };
-                let title = c.unusable.clone().unwrap_or_else(|| c.caveats.join(" "));
-                view! {
-                    <option
-                        value=id
-                        disabled=c.unusable.is_some()
-                        title=title
-                        selected=move || value() == selected_id
-                    >
-                        {label}
-                    </option>
-                }
-            })
-            .collect_view();
-        view! { <optgroup label=name>{options}</optgroup> }
-    };
-    let unusable: Vec<(String, String)> =
-        choices.iter().filter_map(|c| c.unusable.as_ref().map(|why| (c.label.clone(), why.clone()))).collect();
-    let why_not = (!unusable.is_empty()).then(|| {
-        view! {
-            <details class="unusable">
-                <summary>{format!("{} not usable by the reference model: why", unusable.len())}</summary>
-                <ul>
-                    {unusable.into_iter().map(|(label, why)| view! { <li><strong>{label}</strong>": "{why}</li> }).collect_view()}
-                </ul>
-            </details>
-        }
+    let extended = Memo::new(move |_| matches!(ex.mode.get(), Ok(ModelMode::Extended(_))));
+    let picks = Memo::new(move |_| {
+        ex.entries.with(|u| match picker {
+            Picker::Model => model_picks(u),
+            Picker::System => system_picks(u),
+        })
     });
-    let presets = group(true, "Reference presets", &choices);
-    let rest = group(false, "Catalog", &choices);
-    // A value that is not a catalog id (typed into the URL) stays visible as its own option.
+    let value = move || {
+        ex.live.with(|f| match picker {
+            Picker::Model => f.model.clone(),
+            Picker::System => system_spec::id_of(&f.system).to_string(),
+        })
+    };
+    let options = move || {
+        let ext = extended.get();
+        picks.with(|picks| {
+            [Origin::Yours, Origin::Reference, Origin::Catalog]
+                .into_iter()
+                .filter(|o| picks.iter().any(|p| p.origin == *o))
+                .map(|origin| {
+                    let options = picks
+                        .iter()
+                        .filter(|p| p.origin == origin)
+                        .map(|p| {
+                            let why = p.unusable(ext).map(str::to_string);
+                            let label = match (&why, p.needs.is_empty(), p.caveats.is_empty()) {
+                                (Some(_), _, _) => format!("{} — not usable in this mode", p.label),
+                                (None, false, _) => format!("{} — needs a figure", p.label),
+                                (None, true, false) if !ext => format!("{} — approximate", p.label),
+                                _ => p.label.clone(),
+                            };
+                            let title = why.clone().unwrap_or_else(|| {
+                                p.needs.iter().map(|(_, w)| w.clone()).chain(p.caveats.iter().cloned()).collect::<Vec<_>>().join(" ")
+                            });
+                            let pid = p.id.clone();
+                            view! {
+                                <option value=p.id.clone() disabled=why.is_some() title=title selected=move || value() == pid>
+                                    {label}
+                                </option>
+                            }
+                        })
+                        .collect_view();
+                    view! { <optgroup label=origin.label()>{options}</optgroup> }
+                })
+                .collect_view()
+        })
+    };
+    let why_not = move || {
+        let ext = extended.get();
+        let unusable: Vec<(String, String)> = picks
+            .with(|p| p.iter().filter_map(|c| c.unusable(ext).map(|why| (c.label.clone(), why.to_string()))).collect());
+        (!unusable.is_empty()).then(|| {
+            let mode = if ext { "extended mode" } else { "the reference model" };
+            view! {
+                <details class="unusable">
+                    <summary>{format!("{} not usable by {mode}: why", unusable.len())}</summary>
+                    <ul>
+                        {unusable.into_iter().map(|(label, why)| view! { <li><strong>{label}</strong>": "{why}</li> }).collect_view()}
+                    </ul>
+                </details>
+            }
+        })
+    };
+    // A value that is not a known id (typed into the URL) stays visible as its own option.
     let unknown = move || {
         let v = value();
-        (!known.contains(&v) && !v.is_empty())
+        (!picks.with(|p| p.iter().any(|c| c.id == v)) && !v.is_empty())
             .then(|| view! { <option value=v.clone() selected=true>{v.clone()}</option> })
+    };
+    let change = move |ev: leptos::ev::Event| {
+        let v = event_target_value(&ev);
+        let v = match picker {
+            Picker::Model => v,
+            Picker::System => ex.live.with_untracked(|f| system_spec::with_id(&f.system, &v)),
+        };
+        write_key(ex, key, v, true)
     };
     view! {
         <div class="field">
@@ -117,15 +159,99 @@ fn ChoiceSelect(key: &'static str, label: &'static str, choices: Vec<Choice>) ->
                 aria-invalid=move || error.with(|e| e.is_some()).to_string()
                 aria-describedby=err_id.clone()
                 prop:value=value
-                on:change=move |ev| write_key(ex, key, event_target_value(&ev), true)
+                on:change=change
             >
                 {unknown}
-                {presets}
-                {rest}
+                {options}
             </select>
             <FieldError id=err_id message=error />
             {why_not}
         </div>
+    }
+}
+
+/// One option of the system spec (`nics`, `vector`, `scale_up`, `scale_out`), debounced into the
+/// URL's `system` value; validated by core as typed.
+#[component]
+fn SystemOption(key: &'static str, label: &'static str, help: &'static str) -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    let needed = Signal::derive(move || {
+        let id = ex.live.with(|f| system_spec::id_of(&f.system).to_string());
+        ex.entries
+            .with(|u| system_picks(u).into_iter().find(|p| p.id == id))
+            .and_then(|p| p.needs.iter().find(|(k, _)| *k == key).map(|(_, why)| why.clone()))
+    });
+    let set = move |v: String| {
+        let mut f = ex.live.get_untracked();
+        f.system = system_spec::set_option(&f.system, key, &v);
+        f
+    };
+    view! {
+        <DebouncedInput
+            id=format!("ex-sys-{key}")
+            label=label
+            value=Signal::derive(move || ex.live.with(|f| system_spec::option(&f.system, key).unwrap_or_default()))
+            on_text=Callback::new(move |v: String| ex.live.set(set(v)))
+            on_commit=Callback::new(move |(v, push): (String, bool)| {
+                let f = set(v);
+                ex.url.update(push, |q| keys::write_scenario(q, &f));
+            })
+            error=Signal::derive(move || ex.live_error(key))
+            help=Signal::derive(move || match needed.get() {
+                Some(why) => format!("Needed: {why}."),
+                None => help.to_string(),
+            })
+            placeholder=Signal::derive(move || if needed.get().is_some() { "required".to_string() } else { "catalog value".to_string() })
+            inputmode="decimal"
+        />
+    }
+}
+
+/// The system spec's options, as the CLI's `--system ID,key=value`: NICs, precision, vector rate,
+/// scale-up and scale-out bandwidth. Open when one is set or needed.
+#[component]
+fn SystemOptions() -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    let set_count = move || ex.live.with(|f| system_spec::options_of(&f.system).len());
+    let needs = move || {
+        let id = ex.live.with(|f| system_spec::id_of(&f.system).to_string());
+        ex.entries.with(|u| system_picks(u).into_iter().find(|p| p.id == id).is_some_and(|p| !p.needs.is_empty()))
+    };
+    let precision = move || ex.live.with(|f| system_spec::option(&f.system, "precision").unwrap_or_default());
+    let set_precision = move |ev: leptos::ev::Event| {
+        let mut f = ex.live.get_untracked();
+        f.system = system_spec::set_option(&f.system, "precision", &event_target_value(&ev));
+        ex.url.update(true, |q| keys::write_scenario(q, &f));
+    };
+    let precision_error = Signal::derive(move || ex.live_error("precision"));
+    view! {
+        <details class="system-options" prop:open={move || set_count() > 0 || needs()}>
+            <summary>
+                "System options "
+                <span class="muted small">{move || match set_count() { 0 => "(catalog values)".to_string(), n => format!("({n} set)") }}</span>
+            </summary>
+            <p class="muted small">"The CLI's system spec (" <code>"--system ID,nics=…,scale_out=…"</code> "); empty fields keep the catalog's value."</p>
+            <div class="pair">
+                <SystemOption key="nics" label="NICs per device" help="each of the part's NIC bandwidth" />
+                <div class="field">
+                    <label for="ex-sys-precision">"Precision (reference mode)"</label>
+                    <select id="ex-sys-precision" prop:value=precision on:change=set_precision aria-describedby="ex-sys-precision-error">
+                        {["", "fp32", "tf32", "fp16", "bf16", "fp8"].into_iter().map(|p| view! {
+                            <option value=p selected=move || precision() == p>{if p.is_empty() { "default (bf16 if listed)" } else { p }}</option>
+                        }).collect_view()}
+                    </select>
+                    <FieldError id="ex-sys-precision-error".to_string() message=precision_error />
+                    <div class="field-help">"Extended mode uses its precision switch."</div>
+                </div>
+            </div>
+            <div class="pair">
+                <SystemOption key="scale_up" label="Scale-up [GB/s per device]" help="one direction" />
+                <SystemOption key="scale_out" label="Scale-out [GB/s per NIC]" help="one direction" />
+            </div>
+            <div class="pair">
+                <SystemOption key="vector" label="Vector rate [TFLOP/s]" help="non-matrix work (reference mode)" />
+            </div>
+        </details>
     }
 }
 
@@ -168,15 +294,15 @@ fn StrategyChecks() -> impl IntoView {
 }
 
 /// The model's own training budget (what an empty budget field means), if the model is known.
-fn model_budget(model: &str) -> Option<TrainingBudget> {
-    catalog::find_model(model).ok().map(|m| m.training_budget)
+fn model_budget(ex: Explorer, model: &str) -> Option<TrainingBudget> {
+    ex.entries.with(|u| u.find_model(model).ok().map(|m| m.training_budget))
 }
 
 /// The training budget: an amount and its unit; empty means the model's budget.
 #[component]
 fn BudgetField() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
-    let default = move || ex.live.with(|f| model_budget(&f.model));
+    let default = move || ex.live.with(|f| model_budget(ex, &f.model));
     let placeholder = Signal::derive(move || match default() {
         Some(TrainingBudget::Tokens(t) | TrainingBudget::Samples(t)) => format!("{t:e} (model default)"),
         None => String::new(),
@@ -202,7 +328,7 @@ fn BudgetField() -> impl IntoView {
             (Some(TrainingBudget::Samples(_)), _) if ex.live.with(|f| f.budget.trim().is_empty()) => {
                 "the published study's budget (350,000 samples × 80 epochs)".to_string()
             }
-            _ => "e.g. 1e12, or 350000*80 (samples × epochs); empty: the model's".into(),
+            _ => "e.g. 15T, 1e12, or 350000*80 (samples × epochs); empty: the model's".into(),
         }
     });
     view! {
@@ -221,18 +347,82 @@ fn BudgetField() -> impl IntoView {
     }
 }
 
+/// Says when the scenario uses the user's own model or system: it lives in this browser, so the
+/// page's link works only here; how to share it (export from the Catalog view; the CLI reads the
+/// exported file). For an id this browser does not know, says how to get it.
+#[component]
+fn UserEntryNotice() -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    move || {
+        let (model, system) = ex.live.with(|f| (f.model.trim().to_string(), system_spec::id_of(&f.system).to_string()));
+        let (m, s) = ex.entries.with(|u| (u.has_model(&model), u.has_system(&system)));
+        let mut yours = Vec::new();
+        if m {
+            yours.push(format!("model “{model}”"));
+        }
+        if s {
+            yours.push(format!("system “{system}”"));
+        }
+        if yours.is_empty() {
+            let unknown = ex.live_error(keys::SYSTEM).is_some_and(|e| e.contains("not in the"))
+                || ex.live_error(keys::MODEL).is_some_and(|e| e.contains("not in the"));
+            return unknown.then(|| view! {
+                <p class="notice small" id="ex-unknown-entry">
+                    "If this link was shared with you and names someone's own model or system, ask them for its exported JSON and import it in the Catalog view."
+                </p>
+            }.into_any());
+        }
+        Some(view! {
+            <p class="notice small" id="ex-yours">
+                {format!("Your {} lives in this browser only: this page's link opens the same scenario here, but not elsewhere. ", yours.join(" and "))}
+                "To share it, export it from the "
+                <a href=if s { "?view=catalog&tab=systems" } else { "?view=catalog&tab=models" }>"Catalog view"</a>
+                " (JSON) and send the file with the link; the other person imports it there, and "
+                <code>"fmperf search --system FILE.json"</code>
+                " reads the same file."
+            </p>
+        }.into_any())
+    }
+}
+
 /// The scenario form.
 #[component]
 pub fn ScenarioForm() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
     let system_domain = Signal::derive(move || {
-        ex.live
-            .with(|f| catalog::find_system(&f.system).ok().map(|s| s.scale_up.domain_size.to_string()))
-            .unwrap_or_default()
+        let id = ex.live.with(|f| system_spec::id_of(&f.system).to_string());
+        ex.entries.with(|u| u.find_system(&id).ok().map(|s| s.scale_up.domain_size.to_string())).unwrap_or_default()
     });
-    let domain_help = Signal::derive(move || match system_domain.get().as_str() {
-        "" => "devices per NVLink domain".to_string(),
-        d => format!("per NVLink domain; empty: {d}"),
+    // A domain larger than the device count is allowed (a job on part of one domain) but flagged.
+    let domain_help = Signal::derive(move || {
+        let (domain, gpus) = ex.live.with(|f| {
+            let d = if f.domain.trim().is_empty() { system_domain.get() } else { f.domain.clone() };
+            (parse_quantity(&d), parse_quantity(&f.gpus))
+        });
+        match (domain, gpus) {
+            (Some(d), Some(n)) if d > n => {
+                format!("Larger than the {} devices: the job uses part of one domain", fmt::count(n as u64))
+            }
+            _ => match system_domain.get().as_str() {
+                "" => "devices per scale-up domain".to_string(),
+                d => format!("devices per scale-up domain; empty: {d}"),
+            },
+        }
+    });
+    let batch_placeholder = Signal::derive(move || {
+        ex.live.with(|f| match own_batch(&f.model) {
+            Some((b, _)) => format!("{b} (the model's own)"),
+            None => "required".to_string(),
+        })
+    });
+    let batch_help = Signal::derive(move || {
+        ex.live.with(|f| match (f.batch.trim().is_empty(), own_batch(&f.model)) {
+            (true, Some((b, source))) => {
+                let paper = source.split(':').next().unwrap_or(source);
+                format!("empty: the model's own, {} ({paper})", fmt::count(b))
+            }
+            _ => "e.g. 2048, 4k; empty: the model's own".to_string(),
+        })
     });
     let notes = move || {
         ex.spec.with(|s| match s {
@@ -247,14 +437,16 @@ pub fn ScenarioForm() -> impl IntoView {
     };
     view! {
         <form class="scenario" on:submit=|ev| ev.prevent_default() aria-label="Scenario">
-            <ChoiceSelect key=keys::MODEL label="Model" choices=model_choices() />
-            <ChoiceSelect key=keys::SYSTEM label="System" choices=system_choices() />
+            <ChoiceSelect key=keys::MODEL label="Model" picker=Picker::Model />
+            <ChoiceSelect key=keys::SYSTEM label="System" picker=Picker::System />
             <div class="pair">
-                <TextField key=keys::GPUS label="Devices" />
+                <TextField key=keys::GPUS label="Devices" help="e.g. 1024, 2k, 2,304" inputmode="text" />
                 <TextField key=keys::DOMAIN label="Scale-up domain" help=domain_help placeholder=system_domain />
             </div>
+            <SystemOptions />
+            <UserEntryNotice />
             <div class="pair">
-                <TextField key=keys::BATCH label="Global batch [samples]" />
+                <TextField key=keys::BATCH label="Global batch [samples]" help=batch_help placeholder=batch_placeholder inputmode="text" />
                 <TextField key=keys::TOP label="Top configurations" help="1 to 100" />
             </div>
             <StrategyChecks />

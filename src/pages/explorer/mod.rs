@@ -5,7 +5,8 @@
 //! Parts (one module each): [`keys`] (URL query keys), [`state`] (shared state, the sliced
 //! search), [`form`] (scenario form, validated as typed), [`results`] (progress, list tabs, table),
 //! [`export`] (CSV/JSON), [`breakdown`] (charts, selected configuration, placement), [`selection`],
-//! [`drill`] (layers), [`compare`], [`own`] (try your own), [`saved`] (saved scenarios),
+//! [`drill`] (layers), [`compare`], [`own`] (try your own), [`launch_import`] (your run from a launch
+//! file), [`saved`] (saved scenarios),
 //! [`widgets`], [`fmt`] (number formatting).
 //!
 //! The mode (reference or extended, with every switch) comes from the app-wide mode panel
@@ -23,6 +24,7 @@ mod export;
 mod fmt;
 mod form;
 pub mod keys;
+mod launch_import;
 mod own;
 mod results;
 mod saved;
@@ -47,10 +49,11 @@ enum Tab {
     Layers,
     Compare,
     Own,
+    Launch,
 }
 
 impl Tab {
-    const ALL: [Tab; 4] = [Tab::Breakdown, Tab::Layers, Tab::Compare, Tab::Own];
+    const ALL: [Tab; 5] = [Tab::Breakdown, Tab::Layers, Tab::Compare, Tab::Own, Tab::Launch];
 
     fn key(self) -> &'static str {
         match self {
@@ -58,6 +61,7 @@ impl Tab {
             Tab::Layers => "layers",
             Tab::Compare => "compare",
             Tab::Own => "own",
+            Tab::Launch => "run",
         }
     }
 
@@ -67,6 +71,7 @@ impl Tab {
             Tab::Layers => "Layers",
             Tab::Compare => "Compare",
             Tab::Own => "Try your own",
+            Tab::Launch => "Your run",
         }
     }
 
@@ -81,7 +86,14 @@ fn Details() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
     let current = Memo::new(move |_| Tab::from_key(ex.url.get(keys::TAB).as_deref()));
     let selection = selection::selection(ex);
-    let pins = move || ex.url.query.with(|q| keys::pin_items(q).len());
+    // Pins that parse, and those that do not (an honest count on the tab).
+    let pins = move || {
+        ex.url.query.with(|q| {
+            let p = keys::pins_from_query(q);
+            let ok = p.iter().filter(|x| x.is_ok()).count();
+            (ok, p.len() - ok)
+        })
+    };
     let go = move |t: Tab| {
         ex.url.update(true, |q| if t == Tab::Breakdown { q.remove(keys::TAB) } else { q.set(keys::TAB, t.key()) });
     };
@@ -89,10 +101,10 @@ fn Details() -> impl IntoView {
         .into_iter()
         .map(|t| {
             let label = move || match t {
-                Tab::Compare => match pins() {
-                    0 => t.title().to_string(),
-                    n => format!("{} ({n})", t.title()),
-                },
+                Tab::Compare => {
+                    let (ok, bad) = pins();
+                    fmperf_app::compare::tab_title(ok, bad)
+                }
                 _ => t.title().to_string(),
             };
             view! {
@@ -117,6 +129,7 @@ fn Details() -> impl IntoView {
         Tab::Layers => view! { <drill::LayersPanel selection=selection /> }.into_any(),
         Tab::Compare => view! { <compare::ComparePanel /> }.into_any(),
         Tab::Own => view! { <own::OwnPanel /> }.into_any(),
+        Tab::Launch => view! { <launch_import::LaunchPanel /> }.into_any(),
     };
     view! {
         <section class="card details" aria-label="Details">
@@ -152,7 +165,7 @@ pub fn ExplorerPage() -> impl IntoView {
             </aside>
             <div class="explorer-main">
                 <ModePanel
-                    defaults=Signal::derive(|| (None, None))
+                    defaults=Signal::derive(move || url.query.with(state::mode_defaults))
                     problem=Signal::derive(move || {
                         ex.spec.with(|s| {
                             s.as_ref()

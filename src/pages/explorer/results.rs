@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use super::export::ExportResults;
 use super::fmt;
 use super::keys::{self, Pin};
-use super::state::{Explorer, Run};
+use super::state::{Explorer, Outcome, Run};
 use super::widgets::tablist_keydown;
 use crate::mode_panel::ModeBadge;
 
@@ -179,114 +179,196 @@ pub fn MemoryCell(used_gb: f64, capacity_gb: f64) -> impl IntoView {
     }
 }
 
-/// The results table of the shown list.
+/// One row of the results table (a configuration; `alt` rows are other placements of the row
+/// above, hidden until expanded).
+#[allow(clippy::too_many_arguments)]
+fn result_row(
+    ex: Explorer,
+    rank: usize,
+    r: ConfigReport,
+    selected: Signal<Option<String>>,
+    first: bool,
+    pin_text: Option<String>,
+    alt_of: Option<(usize, RwSignal<bool>)>,
+    more: Option<(usize, RwSignal<bool>)>,
+    bar: Signal<Option<(String, String)>>,
+) -> impl IntoView {
+    let pins = move || ex.url.query.with(keys::pin_items);
+    let code = format_candidate(&r.candidate);
+    let code_sel = code.clone();
+    let code_click = code.clone();
+    let is_selected = Signal::derive(move || {
+        selected.with(|s| match s {
+            Some(s) => *s == code_sel,
+            None => first,
+        })
+    });
+    let pin_for_check = pin_text.clone();
+    let pinned = move || pin_for_check.as_ref().is_some_and(|p| pins().contains(p));
+    let toggle_pin = move |_| {
+        let Some(p) = pin_text.clone() else { return };
+        ex.url.update(true, |q| {
+            if keys::pin_items(q).contains(&p) { keys::remove_pin(q, &p) } else { keys::add_pin(q, &p, false) }
+        });
+    };
+    let select = move |_| {
+        let c = code_click.clone();
+        ex.url.update(true, |q| q.set(keys::SEL, &c));
+    };
+    let c = r.candidate;
+    let nb = if c.strategy == Strategy::Summa2D { c.nb.to_string() } else { "–".into() };
+    let dims = fmperf_app::results::dims(&c).map(|d| view! { <td class="num dim">{d}</td> });
+    let research = fmperf_app::results::is_research(c.strategy).then(|| {
+        view! { <span class="badge research" title=format!("Research strategy: none of {} offers it", fmperf_app::results::MAINSTREAM)>"research"</span> }
+    });
+    let hidden = alt_of.map(|(_, open)| open);
+    let expander = more.map(|(n, open)| {
+        view! {
+            <button
+                type="button"
+                class="small link placements-toggle"
+                aria-expanded=move || open.get().to_string()
+                on:click=move |_| open.update(|o| *o = !*o)
+                title="Rows that differ only in where each dimension sits on the fast domain"
+            >
+                {move || {
+                    let what = if n == 1 { "placement" } else { "placements" };
+                    if open.get() { format!("−{n} {what}") } else { format!("+{n} {what}") }
+                }}
+            </button>
+        }
+    });
+    view! {
+        <tr
+            class:selected=is_selected
+            class:placement-alt=alt_of.is_some()
+            hidden=move || hidden.is_some_and(|o| !o.get())
+            data-rank=rank
+            data-config=code.clone()
+            data-throughput=r.throughput_samples_per_s.to_string()
+            data-days=r.training_days.to_string()
+        >
+            <td class="num">{rank}</td>
+            <td class="strategy-cell"><span class="badge strategy">{c.strategy.as_str()}</span>{research}{expander}</td>
+            {dims}
+            <td class="num throughput">{fmt::throughput(r.throughput_samples_per_s)}</td>
+            <td class="num">
+                {fmt::seconds(r.time_per_step_s)}
+                {move || bar.get().map(|(short, why)| view! { <span class="err-bar" title=why>{short}</span> })}
+            </td>
+            <td class="num days">{fmt::days(r.training_days)}</td>
+            <td class="num"><MemoryCell used_gb=r.memory.used_gb capacity_gb=r.memory.capacity_gb /></td>
+            <td class="num">{fmt::percent(r.mfu)}</td>
+            <td class="num opt">{nb}</td>
+            <td class="num placement opt" title=placement_text(&r)>{domain_text(&c)}</td>
+            <td class="actions">
+                <div class="row-actions">
+                <button
+                    type="button"
+                    class="small"
+                    aria-pressed=move || is_selected.get().to_string()
+                    aria-label=format!("View configuration {rank}")
+                    on:click=select
+                    title="Show this configuration in the breakdown and layer views"
+                >
+                    "View"
+                </button>
+                </div>
+            </td>
+            <td class="pin-cell">
+                <input
+                    type="checkbox"
+                    class="pin"
+                    title="Add to the comparison (up to 4)"
+                    aria-label=format!("Compare configuration {rank}")
+                    prop:checked=pinned
+                    on:change=toggle_pin
+                />
+            </td>
+        </tr>
+    }
+}
+
+/// The results table of the shown list: rows that differ only in placement collapse under the
+/// best placement (expandable); with the mainstream filter on, research strategies are left out.
 #[component]
 fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
-    let pins = move || ex.url.query.with(keys::pin_items);
     let spec = ex.outcome.with_untracked(|o| o.as_ref().map(|o| o.spec.clone()));
-    let rows = reports
+    let system_text = ex.url.query.with_untracked(keys::fields_from_query).system;
+    let candidates: Vec<_> = reports.iter().map(|r| r.candidate).collect();
+    let groups = fmperf_app::results::collapse_placements(&candidates);
+    // The mode's out-of-sample error on measured runs of this kind of part and model.
+    let bar = Signal::derive(move || {
+        ex.outcome
+            .with(|o| o.as_ref().and_then(|o| crate::error_bands::band(&o.spec)))
+            .map(|b| (crate::error_bands::short(&b), b.message))
+    });
+    let pin_of = |c: fmperf_core::reference::Candidate| {
+        spec.as_ref().map(|s| {
+            Pin {
+                model: s.model_id.clone(),
+                system: fmperf_app::system_spec::with_id(&system_text, &s.system_id),
+                domain: s.system.nvlink_size,
+                batch: s.global_batch,
+                candidate: c,
+            }
+            .to_text()
+        })
+    };
+    let rows = groups
         .into_iter()
         .enumerate()
-        .map(|(i, r)| {
-            let code = format_candidate(&r.candidate);
-            let code_sel = code.clone();
-            let code_click = code.clone();
-            let is_selected = Signal::derive(move || {
-                selected.with(|s| match s {
-                    Some(s) => *s == code_sel,
-                    None => i == 0,
+        .map(|(g, (lead, others))| {
+            let open = RwSignal::new(false);
+            let more = (!others.is_empty()).then_some((others.len(), open));
+            let head = result_row(
+                ex,
+                lead + 1,
+                reports[lead].clone(),
+                selected,
+                g == 0,
+                pin_of(reports[lead].candidate),
+                None,
+                more,
+                bar,
+            );
+            let alts = others
+                .into_iter()
+                .map(|i| {
+                    result_row(
+                        ex,
+                        i + 1,
+                        reports[i].clone(),
+                        selected,
+                        false,
+                        pin_of(reports[i].candidate),
+                        Some((lead, open)),
+                        None,
+                        bar,
+                    )
                 })
-            });
-            let pin_text = spec.as_ref().map(|s| {
-                Pin {
-                    model: s.model_id.clone(),
-                    system: s.system_id.clone(),
-                    domain: s.system.nvlink_size,
-                    batch: s.global_batch,
-                    candidate: r.candidate,
-                }
-                .to_text()
-            });
-            let pin_for_check = pin_text.clone();
-            let pinned = move || pin_for_check.as_ref().is_some_and(|p| pins().contains(p));
-            let toggle_pin = move |_| {
-                let Some(p) = pin_text.clone() else { return };
-                ex.url.update(true, |q| {
-                    if keys::pin_items(q).contains(&p) { keys::remove_pin(q, &p) } else { keys::add_pin(q, &p, false) }
-                });
-            };
-            let select = move |_| {
-                let c = code_click.clone();
-                ex.url.update(true, |q| q.set(keys::SEL, &c));
-            };
-            let c = r.candidate;
-            let nb = if c.strategy == Strategy::Summa2D { c.nb.to_string() } else { "–".into() };
-            view! {
-                <tr
-                    class:selected=is_selected
-                    data-rank=i + 1
-                    data-config=code.clone()
-                    data-throughput=r.throughput_samples_per_s.to_string()
-                    data-days=r.training_days.to_string()
-                >
-                    <td class="num">{i + 1}</td>
-                    <td><span class="badge strategy">{c.strategy.as_str()}</span></td>
-                    <td class="num throughput">{fmt::throughput(r.throughput_samples_per_s)}</td>
-                    <td class="num">{fmt::seconds(r.time_per_step_s)}</td>
-                    <td class="num days">{fmt::days(r.training_days)}</td>
-                    <td class="num"><MemoryCell used_gb=r.memory.used_gb capacity_gb=r.memory.capacity_gb /></td>
-                    <td class="num">{fmt::percent(r.mfu)}</td>
-                    <td class="num config" title=format!("{} micro-batches per step", r.microbatches)>
-                        {format!("{} · {} · {} · {}", c.dp, tp_text(&c), c.pp, c.mbs)}
-                    </td>
-                    <td class="num opt">{nb}</td>
-                    <td class="num placement opt" title=placement_text(&r)>{domain_text(&c)}</td>
-                    <td class="actions">
-                        <div class="row-actions">
-                        <button
-                            type="button"
-                            class="small"
-                            aria-pressed=move || is_selected.get().to_string()
-                            aria-label=format!("View configuration {}", i + 1)
-                            on:click=select
-                            title="Show this configuration in the breakdown and layer views"
-                        >
-                            "View"
-                        </button>
-                        </div>
-                    </td>
-                    <td class="pin-cell">
-                        <input
-                            type="checkbox"
-                            class="pin"
-                            title="Add to the comparison (up to 4)"
-                            aria-label=format!("Compare configuration {}", i + 1)
-                            prop:checked=pinned
-                            on:change=toggle_pin
-                        />
-                    </td>
-                </tr>
-            }
+                .collect_view();
+            view! { {head}{alts} }
         })
         .collect_view();
+    let dim_heads = fmperf_app::results::DIM_HEADERS
+        .map(|(h, title)| view! { <th class="num dim" scope="col" title=title>{h}</th> });
     view! {
-        <div class="table-wrap results-wrap">
+        <div class="table-wrap results-wrap" tabindex="0">
             <table class="results" aria-label="Best configurations">
                 <thead>
                     <tr>
                         <th class="num" scope="col">"#"</th>
                         <th scope="col">"strategy"</th>
+                        {dim_heads}
                         <th class="num" scope="col">"throughput" <br /> "[samples/s]"</th>
                         <th class="num" scope="col">"step" <br /> "[s]"</th>
                         <th class="num" scope="col">"training" <br /> "[days]"</th>
                         <th class="num" scope="col">"memory" <br /> "[GB]"</th>
                         <th class="num" scope="col" title="model FLOPs per sample × throughput / (devices × peak matrix rate)">"MFU"</th>
-                        <th class="num" scope="col" title="data · tensor (1d: TP; 2d: TP1×TP2, features × tokens; 2d-seqp: TP×CP) · pipeline · micro-batch [samples]">
-                            "DP · TP · PP · mbs"
-                        </th>
                         <th class="num opt" scope="col" title="SUMMA panels (2d only)">"nb"</th>
-                        <th class="num opt" scope="col" title="members of each parallel dimension inside one fast (NVLink) domain">
+                        <th class="num opt" scope="col" title="members of each parallel dimension inside one fast (scale-up) domain">
                             "in fast domain" <br /> "DP · TP · PP"
                         </th>
                         <th scope="col"><span class="sr-only">"details"</span></th>
@@ -299,12 +381,70 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
     }
 }
 
+/// Why a search found nothing and what works instead, from core's diagnosis (each suggestion
+/// verified by a search): a title, the cause in a sentence, the suggestions.
+fn empty_cause(o: &Outcome, found: u64) -> (String, String, Vec<String>) {
+    let n = fmt::count(o.spec.n_gpus);
+    let title = if found > 0 {
+        "No configuration fits in memory".to_string()
+    } else {
+        format!("No configuration exists for {n} devices")
+    };
+    match &o.diagnosis {
+        Some(d) => {
+            let mut message = d.message.clone();
+            if let Some(first) = message.get(..1) {
+                message = format!("{}{}.", first.to_uppercase(), &message[1..]);
+            }
+            let suggestions = d
+                .suggestions
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{} ({} devices, global batch {})",
+                        s.change,
+                        fmt::count(s.devices),
+                        fmt::count(s.global_batch)
+                    )
+                })
+                .collect();
+            (title, message, suggestions)
+        }
+        None => (
+            title,
+            format!(
+                "All {} candidates need more than the {} GB a device has.",
+                fmt::count(found),
+                fmt::gb(o.spec.capacity_gb())
+            ),
+            Vec::new(),
+        ),
+    }
+}
+
 /// The results card: summary, status, tabs, table, exports; designed empty and error states.
 #[component]
 pub fn Results() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
     let list = Memo::new(move |_| ex.url.query.with(keys::list_from_query));
     let selected = Signal::derive(move || ex.url.get(keys::SEL));
+    let mainstream = Memo::new(move |_| ex.url.get(keys::ONLY).as_deref() == Some("mainstream"));
+    let filter = move || {
+        view! {
+            <label class="check mainstream-filter">
+                <input
+                    type="checkbox"
+                    id="ex-mainstream"
+                    prop:checked=move || mainstream.get()
+                    on:change=move |ev| {
+                        let on = event_target_checked(&ev);
+                        ex.url.update(true, |q| if on { q.set(keys::ONLY, "mainstream") } else { q.remove(keys::ONLY) });
+                    }
+                />
+                {format!(" Only what {} can run", fmperf_app::results::MAINSTREAM)}
+            </label>
+        }
+    };
     let summary = move || {
         ex.outcome.with(|o| {
             o.as_ref().map(|o| {
@@ -361,24 +501,56 @@ pub fn Results() -> impl IntoView {
             }
             .into_any();
         };
-        let reports = o.reports(list.get());
-        if reports.is_empty() {
-            let which = list.get().map(|s| format!("the {s} strategy")).unwrap_or_else(|| "any chosen strategy".into());
+        let mut reports = o.reports(list.get());
+        let all = reports.len();
+        if mainstream.get() {
+            reports.retain(|r| !fmperf_app::results::is_research(r.candidate.strategy));
+        }
+        if reports.is_empty() && all > 0 {
             return view! {
-                <div class="empty-state nothing-fits">
-                    <h3>{format!("No configuration of {which} fits in memory")}</h3>
-                    <p class="muted">
-                        {format!(
-                            "All {} candidates need more than the {} GB a device has. Try more devices, a smaller global batch, a larger scale-up domain, another strategy or a system with more memory.",
-                            fmt::count(o.result.candidates()),
-                            fmt::gb(o.spec.system.hbm_capacity)
-                        )}
-                    </p>
+                <div class="empty-state">
+                    <h3>"Every listed configuration uses a research strategy"</h3>
+                    <p class="muted">{format!("Untick “only what {} can run” to see the {all} configuration(s).", fmperf_app::results::MAINSTREAM)}</p>
                 </div>
             }
             .into_any();
         }
+        if reports.is_empty() {
+            let found = match list.get() {
+                Some(st) => o.result.outcome(st).map_or(0, |oc| oc.candidates),
+                None => o.result.candidates(),
+            };
+            let cause = if found > 0 { "memory" } else { "no-configuration" };
+            let (title, message, suggestions) = empty_cause(&o, found);
+            return view! {
+                <div class="empty-state nothing-fits" data-cause=cause>
+                    <h3>{title}</h3>
+                    <p class="cause">{message}</p>
+                    {(!suggestions.is_empty()).then(|| view! {
+                        <p class="muted">"These work (each checked by a search):"</p>
+                        <ul class="suggestions">{suggestions.into_iter().map(|s| view! { <li>{s}</li> }).collect_view()}</ul>
+                    })}
+                </div>
+            }
+            .into_any();
+        }
+        // Results found with fewer devices than asked, or on partial domains: say so above them.
+        let departed = o
+            .diagnosis
+            .as_ref()
+            .map(|d| d.message.clone())
+            .into_iter()
+            .chain(o.widening.iter().cloned())
+            .collect::<Vec<_>>();
+        let departed = (!departed.is_empty()).then(|| {
+            view! {
+                <div class="notice warn small" id="ex-widening" role="status">
+                    <ul>{departed.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
+                </div>
+            }
+        });
         view! {
+            {departed}
             <ResultsTable reports=reports.clone() selected=selected />
             <ExportResults reports=reports list=list.get() />
         }
@@ -397,7 +569,16 @@ pub fn Results() -> impl IntoView {
                 <RunStatus />
             </div>
             {invalid}
-            <ListTabs />
+            {move || {
+                ex.outcome.with(|o| o.as_ref().and_then(|o| crate::error_bands::band(&o.spec))).map(|b| view! {
+                    <p class="muted small" id="ex-error-bar">{format!("Error bar ({}): {}", crate::error_bands::short(&b), b.message)}</p>
+                })
+            }}
+            <div class="row list-row">
+                <ListTabs />
+                <span class="spacer"></span>
+                {filter}
+            </div>
             <div class:stale=move || !ex.outcome_is_current() class="results-body">{body}</div>
         </section>
     }

@@ -42,7 +42,7 @@ pub fn SavedScenarios() -> impl IntoView {
     let (message, set_message) = signal(None::<String>);
     let suggested = move || {
         ex.live.with(|f| {
-            format!("{} · {} · nvs {} · {} devices", f.model, f.system.trim_start_matches("ref-"), f.domain, f.gpus)
+            format!("{} · {} · domain {} · {} devices", f.model, f.system.trim_start_matches("ref-"), f.domain, f.gpus)
         })
     };
     let save = move |ev: leptos::ev::SubmitEvent| {

@@ -9,14 +9,15 @@ use std::sync::Arc;
 
 use fmperf_core::Error;
 use fmperf_core::explore::inputs::ExploreFields;
-use fmperf_core::explore::{ConfigReport, ExploreResult, ExploreSearch, ExploreSpec, ReportContext};
+use fmperf_core::explore::{ConfigReport, ExploreResult, ExploreSearch, ExploreSpec, ReportContext, UserEntries};
 use fmperf_core::mode::ModelMode;
 use leptos::prelude::*;
 
 use super::keys;
 use crate::mode_panel;
 use crate::runner::{Sliced, TaskHandle, spawn_sliced};
-use crate::url_state::UrlState;
+use crate::storage;
+use crate::url_state::{Query, UrlState};
 
 /// A finished search and what its reports need.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +30,12 @@ pub struct Outcome {
     pub result: ExploreResult,
     /// Wall time from start to finish [ms].
     pub elapsed_ms: f64,
+    /// Why nothing was found, or why the results use fewer devices than asked, with the nearest
+    /// scenarios that work (core's diagnosis; `None`: every search used all devices and fits).
+    pub diagnosis: Option<fmperf_core::search::Diagnosis>,
+    /// How the searches departed from the reference's enumeration (partial domains, fewer
+    /// devices), one sentence each.
+    pub widening: Vec<String>,
 }
 
 impl Outcome {
@@ -71,6 +78,8 @@ pub struct Explorer {
     pub live_check: Memo<Result<(), Vec<Error>>>,
     /// The mode in the URL (`mode`, `ext`; see [`crate::mode_panel`]), or its problem.
     pub mode: Memo<Result<ModelMode, Error>>,
+    /// The user's own models and systems.
+    pub entries: Memo<UserEntries>,
     /// The scenario in the URL, validated in that mode (what is searched).
     pub spec: Memo<Result<ExploreSpec, Vec<Error>>>,
     /// The search's progress.
@@ -83,6 +92,18 @@ pub struct Explorer {
     rerun: RwSignal<u64>,
 }
 
+/// The view's mode defaults for the mode panel: the mode a URL without `mode` is read in.
+pub fn mode_defaults(q: &Query) -> (Option<String>, Option<String>) {
+    (Some(keys::default_mode(q).as_str().to_string()), None)
+}
+
+/// The scenario as typed, resolved in `mode` against the catalogs and the user's `entries`:
+/// numbers typed as `4k` or `1e12` read as such, an empty batch the model's own.
+pub fn resolve(f: &ExploreFields, mode: &ModelMode, entries: &UserEntries) -> Result<ExploreSpec, Vec<Error>> {
+    let own = fmperf_app::batch::own_batch(&f.model).map(|b| b.0);
+    keys::for_core(f, own).resolve_with(mode, entries)
+}
+
 fn now_ms() -> f64 {
     window().performance().map(|p| p.now()).unwrap_or_else(|| js_sys::Date::now())
 }
@@ -90,15 +111,16 @@ fn now_ms() -> f64 {
 struct Task(ExploreSearch);
 
 impl Sliced for Task {
-    type Output = ExploreResult;
+    type Output = (ExploreResult, Option<fmperf_core::search::Diagnosis>, Vec<String>);
     fn step(&mut self, units: usize) -> bool {
         self.0.step(units)
     }
     fn progress(&self) -> (u64, u64) {
         self.0.progress()
     }
-    fn finish(self) -> ExploreResult {
-        self.0.result()
+    fn finish(self) -> Self::Output {
+        let result = self.0.result();
+        (result, self.0.diagnose(), self.0.widening_notes())
     }
 }
 
@@ -114,13 +136,16 @@ impl Explorer {
                 live.set(f);
             }
         });
-        // The explorer's own default is reference mode (the published model).
+        // Extended mode when the URL names none, reference mode for an old permalink
+        // (`fmperf_app::mode`).
         let mode = Memo::new(move |_| {
-            let (m, e) = url.query.with(|q| mode_panel::texts(q, &(None, None)));
+            let (m, e) = url.query.with(|q| mode_panel::texts(q, &mode_defaults(q)));
             ModelMode::from_text(m.as_deref(), e.as_deref())
         });
+        // The user's own models and systems (Catalog view), resolved next to the built-in ones.
+        let entries = Memo::new(move |_| storage::user_entries());
         let in_mode = move |f: &ExploreFields| match mode.get() {
-            Ok(m) => f.resolve_in(&m),
+            Ok(m) => entries.with(|u| resolve(f, &m, u)),
             Err(e) => Err(vec![e]),
         };
         let live_check = Memo::new(move |_| live.with(|f| in_mode(f).map(|_| ())));
@@ -130,6 +155,7 @@ impl Explorer {
             live,
             live_check,
             mode,
+            entries,
             spec,
             run: RwSignal::new(Run::Idle),
             outcome: RwSignal::new(None),
@@ -179,9 +205,9 @@ impl Explorer {
                 let slow = now_ms() - started > SLOW_MS;
                 run.try_set(Run::Running { done, total, slow });
             },
-            move |result| {
+            move |(result, diagnosis, widening)| {
                 let elapsed_ms = now_ms() - started;
-                outcome.try_set(Some(Arc::new(Outcome { spec, ctx, result, elapsed_ms })));
+                outcome.try_set(Some(Arc::new(Outcome { spec, ctx, result, elapsed_ms, diagnosis, widening })));
                 run.try_set(Run::Idle);
             },
         );

@@ -9,20 +9,7 @@ use leptos::prelude::*;
 /// Pause after the last keystroke before a text input commits [ms].
 pub const DEBOUNCE_MS: u64 = 250;
 
-/// What a field shows for an error: the broken rule and the hint, without the `field = value:`
-/// prefix (the field is right there), starting with a capital letter.
-pub fn field_message(e: &fmperf_core::Error) -> String {
-    let text = match e {
-        fmperf_core::Error::InvalidField { rule, hint: Some(h), .. } => format!("{rule} ({h})"),
-        fmperf_core::Error::InvalidField { rule, hint: None, .. } => rule.clone(),
-        other => other.to_string(),
-    };
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => text,
-    }
-}
+pub use fmperf_app::words::field_message;
 
 /// The message under a field, with the id its input refers to.
 #[component]

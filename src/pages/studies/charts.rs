@@ -4,182 +4,34 @@
 
 use std::sync::Arc;
 
-use fmperf_core::sweep::{AxisKey, AxisValue, MemoryPart, Metric, PointResult, Status, SweepResult, TimePart};
+use fmperf_core::sweep::{AxisKey, Metric, Status, SweepResult};
 use leptos::prelude::*;
 
 use super::keys::{self, Breakdown, Chart, Kind, Source};
 use super::picker::Comparisons;
 use super::state::Studies;
 use super::table::PointsTable;
-use crate::chart::{AxisKind, Bar, Cell, Heatmap, HeatmapData, LineChart, Orientation, Series, StackedBarChart};
+use crate::chart::{AxisKind, Bar, Heatmap, HeatmapData, LineChart, Orientation, Series, StackedBarChart};
 use crate::mode_panel::ModeBadge;
+pub use fmperf_app::arrange::axis_label;
+use fmperf_app::arrange::{self, Arrangement};
 
-/// How the points are arranged for drawing: axis positions of x, y and the series, and the value
-/// shown of every other axis.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Arrangement {
-    /// Axis keys of the sweep, in order.
-    pub axes: Vec<AxisKey>,
-    /// Position of the x axis.
-    pub x: Option<usize>,
-    /// Position of the heat map's rows.
-    pub y: Option<usize>,
-    /// Positions of the axes that group the points: the series of a line chart, the rows of a
-    /// heat map.
-    pub series: Vec<usize>,
-    /// `(position, value)` of every other axis.
-    pub fixed: Vec<(usize, String)>,
-}
-
-impl Arrangement {
-    /// The arrangement of `chart` over the sweep of `r` (an axis with no chosen value shows its
-    /// first value).
-    pub fn new(r: &SweepResult, chart: &Chart) -> Arrangement {
-        let axes: Vec<AxisKey> = r.spec.axes.iter().map(|a| a.key).collect();
-        let pos = |k: AxisKey| axes.iter().position(|a| *a == k);
-        let x = chart.x.and_then(pos);
-        let y = if chart.kind == Kind::Heatmap { chart.y.and_then(pos) } else { None };
-        // Heat maps group by row (the breakdown shows one row at a time).
-        let series: Vec<usize> = match chart.kind {
-            Kind::Line => chart.series.iter().filter_map(|k| pos(*k)).collect(),
-            Kind::Heatmap => y.into_iter().collect(),
-            Kind::Table => Vec::new(),
-        };
-        let fixed = (0..axes.len())
-            .filter(|i| Some(*i) != x && Some(*i) != y && !series.contains(i))
-            .map(|i| {
-                let values = &r.spec.axes[i].values;
-                let chosen = chart
-                    .at
-                    .iter()
-                    .find(|(k, _)| *k == axes[i])
-                    .map(|(_, v)| v.clone())
-                    .filter(|v| values.iter().any(|x| x.to_string() == *v))
-                    .unwrap_or_else(|| values[0].to_string());
-                (i, chosen)
-            })
-            .collect();
-        Arrangement { axes, x, y, series, fixed }
-    }
-
-    /// Whether `p` has the shown value of every fixed axis.
-    pub fn shows(&self, p: &PointResult) -> bool {
-        self.fixed.iter().all(|(i, v)| p.values.get(*i).is_some_and(|x| x.to_string() == *v))
-    }
-
-    /// The name of `p`'s series (`A100 · nvlink 4`), empty without series axes.
-    pub fn series_name(&self, p: &PointResult) -> String {
-        self.series
-            .iter()
-            .map(|&i| {
-                let v = &p.values[i];
-                match v {
-                    AxisValue::Name(_) | AxisValue::Precision(_) | AxisValue::Strategy(_) => v.to_string(),
-                    _ => format!("{} {v}", self.axes[i].name()),
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" · ")
-    }
-
-    /// The points shown, grouped by series in order of first appearance.
-    pub fn groups<'a>(&self, r: &'a SweepResult) -> Vec<(String, Vec<&'a PointResult>)> {
-        let mut out: Vec<(String, Vec<&PointResult>)> = Vec::new();
-        for p in r.points.iter().filter(|p| self.shows(p)) {
-            let name = self.series_name(p);
-            match out.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, list)) => list.push(p),
-                None => out.push((name, vec![p])),
-            }
-        }
-        out
-    }
-}
-
-/// Label of an axis with its unit; `× system value` for factor axes.
-pub fn axis_label(r: &SweepResult, key: AxisKey) -> String {
-    let factors = r
-        .spec
-        .axes
-        .iter()
-        .find(|a| a.key == key)
-        .is_some_and(|a| a.values.iter().any(|v| matches!(v, AxisValue::Factor(_))));
-    if factors { format!("{} [× the system's value]", key.name()) } else { key.label() }
-}
-
-/// Scaling efficiency along a line of `(devices, value)`: per-device value over the per-device
-/// value at the smallest device count with a value.
-fn efficiency(pts: Vec<(f64, Option<f64>)>) -> Vec<(f64, Option<f64>)> {
-    let base = pts.iter().find_map(|(n, v)| v.map(|v| v / n));
-    pts.into_iter().map(|(n, v)| (n, v.zip(base).map(|(v, b)| v / n / b))).collect()
-}
-
-/// The line chart's series, and the names of the series without any value (not drawn).
+/// The line chart's series (see [`arrange::line_series`]).
 fn line_series(r: &SweepResult, a: &Arrangement, metric: Metric, eff: bool) -> (Vec<Series>, Vec<String>) {
-    let Some(x) = a.x else { return (Vec::new(), Vec::new()) };
-    let mut empty = Vec::new();
-    let mut drawn = Vec::new();
-    for (name, points) in a.groups(r) {
-        let pts: Vec<(f64, Option<f64>)> =
-            points.iter().filter_map(|p| p.values[x].number().map(|xv| (xv, metric.value(p)))).collect();
-        let pts = if eff { efficiency(pts) } else { pts };
-        let name = if name.is_empty() { metric.label() } else { name };
-        if pts.iter().all(|(_, y)| y.is_none()) {
-            empty.push(name);
-        } else {
-            drawn.push(Series::new(name, pts));
-        }
-    }
-    (drawn, empty)
+    let (lines, empty) = arrange::line_series(r, a, metric, eff);
+    (lines.into_iter().map(|(name, pts)| Series::new(name, pts)).collect(), empty)
 }
 
-/// The heat map's cells: rows = y values, columns = x values; out-of-memory cells hatched.
+/// The heat map's data (see [`arrange::heat_data`]).
 fn heat_data(r: &SweepResult, a: &Arrangement, metric: Metric) -> (HeatmapData, Option<(usize, usize)>) {
-    let (Some(x), Some(y)) = (a.x, a.y) else { return (HeatmapData::default(), None) };
-    let xs: Vec<String> = r.spec.axes[x].values.iter().map(|v| v.to_string()).collect();
-    let ys: Vec<String> = r.spec.axes[y].values.iter().map(|v| v.to_string()).collect();
-    let mut cells = vec![vec![Cell::Missing; xs.len()]; ys.len()];
-    let mut best: Option<(f64, usize, usize)> = None;
-    for p in r.points.iter().filter(|p| a.shows(p)) {
-        let (Some(cx), Some(ry)) = (
-            xs.iter().position(|v| *v == p.values[x].to_string()),
-            ys.iter().position(|v| *v == p.values[y].to_string()),
-        ) else {
-            continue;
-        };
-        cells[ry][cx] = match (metric.value(p), p.status) {
-            (Some(v), _) => {
-                let better = |b: f64| if metric.lower_is_better() { v < b } else { v > b };
-                if best.is_none_or(|(b, _, _)| better(b)) {
-                    best = Some((v, cx, ry));
-                }
-                Cell::Value(v)
-            }
-            (None, Status::OutOfMemory) => Cell::Infeasible,
-            _ => Cell::Missing,
-        };
-    }
-    (HeatmapData { x_labels: xs, y_labels: ys, cells }, best.map(|(_, c, r)| (c, r)))
+    let (c, best) = arrange::heat_data(r, a, metric);
+    (HeatmapData { x_labels: c.x_labels, y_labels: c.y_labels, cells: c.cells }, best)
 }
 
-/// The stacked breakdown along x of one series: time components [s] or memory components [GB].
+/// The stacked breakdown along x of one series (see [`arrange::breakdown_bars`]).
 fn breakdown_bars(r: &SweepResult, a: &Arrangement, kind: Breakdown, series: &str) -> (Vec<String>, Vec<Bar>) {
-    let Some(x) = a.x else { return (Vec::new(), Vec::new()) };
-    let metrics: Vec<Metric> = match kind {
-        Breakdown::Time => TimePart::ALL.iter().map(|p| Metric::Time(*p)).collect(),
-        Breakdown::Memory => MemoryPart::ALL.iter().map(|p| Metric::Memory(*p)).collect(),
-    };
-    let names = metrics.iter().map(|m| m.label().split(" [").next().unwrap_or("").to_string()).collect();
-    let groups = a.groups(r);
-    let Some((_, points)) = groups.iter().find(|(n, _)| n == series).or(groups.first()) else {
-        return (names, Vec::new());
-    };
-    let bars = points
-        .iter()
-        .filter(|p| p.best.is_some())
-        .map(|p| Bar::new(p.values[x].to_string(), metrics.iter().map(|m| m.value(p).unwrap_or(0.0)).collect()))
-        .collect();
-    (names, bars)
+    let (names, bars) = arrange::breakdown_bars(r, a, kind, series);
+    (names, bars.into_iter().map(|(label, parts)| Bar::new(label, parts)).collect())
 }
 
 /// Writes one chart setting.
@@ -428,6 +280,7 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
                         log=true
                         reverse=reverse
                         highlight=best
+                        highlight_label="best point (outlined)"
                         height=440.0
                     />
                     <p class="muted small">

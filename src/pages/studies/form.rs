@@ -3,7 +3,9 @@
 //! (change of a select, Enter or leaving a text field); the sweep then restarts. A problem is shown
 //! at its field and starts nothing.
 
-use fmperf_core::catalog::{self, Precision};
+use fmperf_app::pickers::{model_picks, system_picks};
+use fmperf_app::system_spec;
+use fmperf_core::catalog::Precision;
 use fmperf_core::sweep::{AxisKey, SweepText, ValueKind};
 use fmperf_core::{Error, Strategy};
 use leptos::prelude::*;
@@ -29,14 +31,20 @@ fn text(st: Studies) -> SweepText {
 /// The problem of the inputs whose field starts with `field` (tracked).
 fn problem(st: Studies, field: &'static str) -> Option<String> {
     st.spec.with(|s| match s {
-        Err(e) if e.field().is_some_and(|f| f == field || f.starts_with(&format!("{field}."))) => Some(e.to_string()),
+        Err(e) if e.field().is_some_and(|f| f == field || f.starts_with(&format!("{field}."))) => {
+            Some(fmperf_app::words::field_message(e))
+        }
         _ => None,
     })
 }
 
 /// A problem no field shows (unknown ids, …).
 fn general_problem(st: Studies) -> Option<String> {
-    const SHOWN: [&str; 11] = [
+    const SHOWN: [&str; 15] = [
+        "nics",
+        "scale_up",
+        "scale_out",
+        "vector",
         "axis",
         "gpus",
         "nvlink",
@@ -101,8 +109,10 @@ fn TextField(
 #[component]
 pub fn SweepForm() -> impl IntoView {
     let st = use_context::<Studies>().expect("studies state");
-    let models = catalog::models().iter().map(|m| (m.id.clone(), format!("{} ({})", m.name, m.id))).collect();
-    let systems = catalog::systems().iter().map(|s| (s.id.clone(), format!("{} ({})", s.name, s.id))).collect();
+    // The user's own entries first (marked), then the catalogs.
+    let entries = crate::storage::user_entries();
+    let models = model_picks(&entries).into_iter().map(|p| (p.id, p.label)).collect();
+    let systems = system_picks(&entries).into_iter().map(|p| (p.id, p.label)).collect();
     let strategies = Strategy::ALL
         .iter()
         .map(|&s| {
@@ -168,9 +178,48 @@ pub fn SweepForm() -> impl IntoView {
                 label="System"
                 field="system"
                 options=systems
-                read=|t| t.system.clone()
-                write=|t, v| t.system = v
+                read=|t| system_spec::id_of(&t.system).to_string()
+                write=|t, v| t.system = system_spec::with_id(&t.system, &v)
             />
+            <details class="field system-options" open=!system_spec::options_of(&text(st).system).is_empty()>
+                <summary>"System options (the CLI's " <code>"--system ID,key=value"</code> ")"</summary>
+                <TextField
+                    id="sweep-sys-nics"
+                    label="NICs per device"
+                    help="Each of the part's NIC bandwidth."
+                    placeholder="catalog value"
+                    field="nics"
+                    read=|t| system_spec::option(&t.system, "nics")
+                    write=|t, v| t.system = system_spec::set_option(&t.system, "nics", &v.unwrap_or_default())
+                />
+                <TextField
+                    id="sweep-sys-scale_up"
+                    label="Scale-up [GB/s per device]"
+                    help="One direction."
+                    placeholder="catalog value"
+                    field="scale_up"
+                    read=|t| system_spec::option(&t.system, "scale_up")
+                    write=|t, v| t.system = system_spec::set_option(&t.system, "scale_up", &v.unwrap_or_default())
+                />
+                <TextField
+                    id="sweep-sys-scale_out"
+                    label="Scale-out [GB/s per NIC]"
+                    help="One direction; required for a part whose entry lists none."
+                    placeholder="catalog value"
+                    field="scale_out"
+                    read=|t| system_spec::option(&t.system, "scale_out")
+                    write=|t, v| t.system = system_spec::set_option(&t.system, "scale_out", &v.unwrap_or_default())
+                />
+                <TextField
+                    id="sweep-sys-vector"
+                    label="Vector rate [TFLOP/s]"
+                    help="Non-matrix work (reference mode)."
+                    placeholder="catalog value"
+                    field="vector"
+                    read=|t| system_spec::option(&t.system, "vector")
+                    write=|t, v| t.system = system_spec::set_option(&t.system, "vector", &v.unwrap_or_default())
+                />
+            </details>
             <div class="field">
                 <span class="label">"Strategies"</span>
                 <div class="checks">{strategies}</div>
@@ -180,7 +229,7 @@ pub fn SweepForm() -> impl IntoView {
             <TextField
                 id="sweep-gpus"
                 label="Devices"
-                help="Used when no gpus axis is swept."
+                help="Used when no gpus axis is swept (e.g. 2304, 2k)."
                 placeholder="8"
                 field="gpus"
                 read=|t| t.gpus.clone()
@@ -342,7 +391,9 @@ fn AxesEditor() -> impl IntoView {
                 let field: &'static str = key.map(|k| k.name()).unwrap_or("axis");
                 let error = move || {
                     st.spec.with(|s| match s {
-                        Err(e) if e.field() == Some(&format!("axis.{field}")) => Some(e.to_string()),
+                        Err(e) if e.field() == Some(&format!("axis.{field}")) => {
+                            Some(fmperf_app::words::field_message(e))
+                        }
                         _ => None,
                     })
                 };

@@ -37,6 +37,9 @@ pub fn StudiesPage() -> impl IntoView {
                     "fastest configuration that fits in memory (or the reason there is none). Presets regenerate the "
                     "figures of both source papers."
                 </p>
+                {move || url.query.with(keys::unknown_preset).map(|m| view! {
+                    <p class="notice warn" role="status" id="unknown-preset">{m}</p>
+                })}
                 <picker::PresetPicker />
             </section>
             <ModePanel

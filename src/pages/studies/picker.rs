@@ -213,7 +213,7 @@ pub fn Comparisons(panel: &'static Panel, result: std::sync::Arc<fmperf_core::sw
                 <ModeBadge mode=result.spec.mode />
             </div>
             <p id="compare-summary">{summary}</p>
-            <div class="table-wrap compare-wrap">
+            <div class="table-wrap compare-wrap" tabindex="0">
                 <table id="sweep-compare">
                     <thead>
                         <tr>

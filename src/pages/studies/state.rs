@@ -82,13 +82,30 @@ impl Studies {
     /// The state for `url`; starts a sweep whenever the spec changes.
     pub fn new(url: UrlState) -> Studies {
         let source = Memo::new(move |_| url.query.with(keys::source));
-        let mode_defaults = Memo::new(move |_| source.with(|s| (s.text().mode, s.text().ext)));
+        // A preset panel's own mode; for the user's sweep, extended mode unless the URL is an old
+        // permalink naming a sweep (then reference, as it was written).
+        let mode_defaults = Memo::new(move |_| {
+            source.with(|s| match s {
+                Source::Preset(..) => (s.text().mode, s.text().ext),
+                Source::Custom(_) => {
+                    (Some(url.query.with(|q| fmperf_app::mode::default_for(q)).as_str().to_string()), None)
+                }
+            })
+        });
         let text = Memo::new(move |_| {
             let mut t = source.with(Source::text);
             (t.mode, t.ext) = url.query.with(|q| mode_panel::texts(q, &mode_defaults.get()));
             t
         });
-        let spec = Memo::new(move |_| text.with(|t| t.to_spec(None, None)));
+        // The user's own models and systems (Catalog view) are usable by name; counts may be typed
+        // as `4k` or `1e3`.
+        let entries = Memo::new(move |_| crate::storage::user_entries());
+        let spec = Memo::new(move |_| {
+            text.with(|t| {
+                let (m, s) = entries.with(|u| keys::user_refs(t, u));
+                keys::for_core(t).to_spec(m, s)
+            })
+        });
         let chart = Memo::new(move |_| {
             let view = source.with(|s| match s {
                 Source::Preset(_, p) => Some(p.view.clone()),

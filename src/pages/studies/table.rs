@@ -155,7 +155,7 @@ pub fn PointsTable(result: Arc<SweepResult>) -> impl IntoView {
             </p>
             {fits_view}
             {notes_view}
-            <div class="table-wrap points-wrap">
+            <div class="table-wrap points-wrap" tabindex="0">
                 <table id="sweep-points">
                     <thead>
                         <tr>

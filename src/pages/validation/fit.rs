@@ -60,7 +60,7 @@ fn report_view(f: &FitReport) -> impl IntoView + use<> {
                 pct(f.leave_one_source_out.median_abs_error)
             )}
         </p>
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0">
             <table class="fit-table">
                 <thead>
                     <tr>

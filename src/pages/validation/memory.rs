@@ -36,13 +36,20 @@ struct Line {
 fn lines(time: &Report, memory: &Report, held: Option<&Holdout>) -> Vec<Line> {
     let mut out: Vec<Line> = Vec::new();
     for p in &time.summary.per_source {
-        let loso = held.and_then(|h| h.per_source.iter().find(|s| s.source == p.source));
+        // `None` while the fits run; a source without evaluated rows has empty statistics.
+        let loso = held.map(|h| {
+            h.per_source
+                .iter()
+                .find(|s| s.source == p.source)
+                .map(|s| s.leave_one_source_out.clone())
+                .unwrap_or_default()
+        });
         out.push(Line {
             source: p.source.clone(),
             time: Some(TimeStats {
                 evaluated: p.stats.evaluated,
                 skipped: p.stats.skipped,
-                loso: loso.map(|h| h.leave_one_source_out.clone()),
+                loso,
                 in_sample: p.stats.clone(),
             }),
             memory: None,
@@ -115,7 +122,7 @@ pub fn TimeAndMemoryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) 
             .collect_view()
     };
     view! {
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0">
             <table class="validation-summary" id="validation-time-memory">
                 <thead>
                     <tr>
@@ -199,7 +206,7 @@ pub fn MemoryCard(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> impl 
             </p>
             <details>
                 <summary>"Every memory run"</summary>
-                <div class="table-wrap">
+                <div class="table-wrap" tabindex="0">
                     <table class="validation-rows" id="validation-memory-rows">
                         <thead>
                             <tr>

@@ -91,7 +91,7 @@ pub fn RowsCard(reports: Reports, mode: Memo<Mode>) -> impl IntoView {
             <p class="muted small">
                 "Measured and predicted values are in the run's own metric (column metric). Configuration: layers L, width h, heads a/KV heads, MLP width f, sequence s · tensor, pipeline, data and context parallel degrees · global batch G and micro-batch [sequences] · precision · recomputation · ZeRO stage. Notes: the rule used where the source is silent, and why a mode could not evaluate the run."
             </p>
-            <div class="table-wrap rows-wrap">
+            <div class="table-wrap rows-wrap" tabindex="0">
                 <table class="validation-rows" id="validation-rows">
                     <thead>
                         <tr>

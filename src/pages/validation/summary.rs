@@ -83,7 +83,7 @@ pub fn SummaryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> imp
     };
     let done = move || holdout.with(|h| if h.is_some() { "done" } else { "running" });
     view! {
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0">
             <table class="validation-summary" id="validation-summary" data-loso=done>
                 <thead>
                     <tr>
@@ -132,7 +132,7 @@ fn extended_settings() -> impl IntoView {
             <p>
                 "Extended mode prices every run with the switches below. Per run, the precision, recomputation, ZeRO stage / FSDP shard group, interleaving and sequence parallelism come from the run's own fields (with a stated rule where a source is silent, shown in the run's notes); everything else is the default shown."
             </p>
-            <div class="table-wrap">
+            <div class="table-wrap" tabindex="0">
                 <table class="switches" id="validation-switches">
                     <thead>
                         <tr>

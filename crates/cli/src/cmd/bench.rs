@@ -4,10 +4,10 @@
 use std::io::Write;
 use std::time::Instant;
 
-use fmperf_core::search::{Search, SearchSpec};
+use fmperf_core::search::{ExecutionChoices, ExtendedSetup, Search, SearchSpec};
 use fmperf_core::{ModelShape, Strategy, SystemParams};
 
-use super::CmdResult;
+use super::{CmdError, CmdResult};
 use crate::args::Format;
 use crate::table::Table;
 
@@ -20,6 +20,11 @@ USAGE: fmperf bench [--format table|json]
 Suite: gpt3_1T and vit_era5 × strategies 1d, 2d, 2d-seqp × 512, 4096, 16384 GPUs × H200 with
 NVLink domains of 8 and 64, global batch 4096, top 10. Prints per case the candidates evaluated,
 the wall time [s] and the rate [candidates/s], then the totals.
+
+Then the extended-mode scenario the explorer opens on (Llama 3 70B, 1,024 H100 SXM, domain 8,
+global batch 512 = 4 M tokens, strategies 1d and 2d-seqp, top 10), one thread: with the execution
+fixed to the default switches, and with the search choosing recomputation, ZeRO/FSDP and shard
+group, interleaving (candidates, configurations priced, wall time).
 ";
 
 /// One timed search.
@@ -59,6 +64,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
             }
         }
     }
+    let extended = extended_cases()?;
     let total_candidates: u64 = cases.iter().map(|c| c.candidates).sum();
     let total_seconds: f64 = cases.iter().map(|c| c.seconds).sum();
     let rate = |n: u64, s: f64| if s > 0.0 { n as f64 / s } else { f64::INFINITY };
@@ -74,10 +80,20 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
                     })
                 })
                 .collect();
+            let ext: Vec<serde_json::Value> = extended
+                .iter()
+                .map(|e| {
+                    serde_json::json!({
+                        "scenario": EXTENDED_SCENARIO, "execution": e.execution, "candidates": e.candidates,
+                        "evaluations": e.evaluations, "seconds": e.seconds,
+                    })
+                })
+                .collect();
             let doc = serde_json::json!({
                 "system": "H200", "global_batch": 4096, "cases": list,
                 "total": { "candidates": total_candidates, "seconds": total_seconds,
                            "candidates_per_s": rate(total_candidates, total_seconds) },
+                "extended": ext,
             });
             writeln!(out, "{doc}")?;
         }
@@ -112,7 +128,64 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
                 format!("{:.0}", rate(total_candidates, total_seconds)),
             ]);
             write!(out, "{}", t.render())?;
+            writeln!(out, "\nextended mode: {EXTENDED_SCENARIO}")?;
+            let mut t = Table::new(&["execution", "candidates", "configurations priced", "time [s]"]);
+            for e in &extended {
+                t.push(vec![
+                    e.execution.to_string(),
+                    e.candidates.to_string(),
+                    e.evaluations.to_string(),
+                    format!("{:.4}", e.seconds),
+                ]);
+            }
+            write!(out, "{}", t.render())?;
         }
     }
     Ok(())
+}
+
+/// The explorer's extended-mode scenario, in words.
+const EXTENDED_SCENARIO: &str =
+    "llama3-70b on 1024 nvidia_h100_sxm5_80gb (domain 8), global batch 512, strategies 1d + 2d-seqp, top 10";
+
+/// One timed extended-mode scenario (both strategies).
+struct ExtendedCase {
+    execution: &'static str,
+    candidates: u64,
+    evaluations: u64,
+    seconds: f64,
+}
+
+/// Times [`EXTENDED_SCENARIO`] with the execution fixed and chosen.
+fn extended_cases() -> Result<Vec<ExtendedCase>, CmdError> {
+    let model = fmperf_core::catalog::find_model("llama3-70b")?;
+    let workload = fmperf_core::extended::Workload::from_catalog(model)?;
+    let sys = fmperf_core::catalog::find_system("nvidia_h100_sxm5_80gb")?;
+    let opts = fmperf_core::catalog::MappingOptions { domain_size: Some(8), ..Default::default() };
+    let options = fmperf_core::extended::ExtendedOptions::realistic();
+    let hardware = fmperf_core::extended::Hardware::from_catalog(sys, options.precision, true, &opts)?;
+    let setup = ExtendedSetup { workload, hardware, options };
+    let mut out = Vec::new();
+    for (execution, choices) in [
+        ("fixed (default switches)", ExecutionChoices::fixed(&options)),
+        ("chosen by the search", ExecutionChoices::SEARCH_ALL),
+    ] {
+        let start = Instant::now();
+        let (mut candidates, mut evaluations) = (0, 0);
+        for strategy in [Strategy::OneD, Strategy::ContextParallel2D] {
+            let spec = SearchSpec {
+                model: workload.to_shape(),
+                system: SystemParams::h200().with_nvlink_size(8),
+                strategy,
+                n_gpus: 1024,
+                global_batch: 512,
+                top_k: 10,
+            };
+            let r = Search::new_extended_choosing(spec, setup.clone(), choices)?.finish();
+            candidates += r.candidates;
+            evaluations += r.evaluations;
+        }
+        out.push(ExtendedCase { execution, candidates, evaluations, seconds: start.elapsed().as_secs_f64() });
+    }
+    Ok(out)
 }

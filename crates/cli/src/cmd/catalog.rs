@@ -3,7 +3,8 @@
 
 use std::io::Write;
 
-use fmperf_core::catalog::{self, CatalogModel, CatalogSystem};
+use fmperf_core::catalog::{self, CatalogModel, CatalogSystem, MappingOptions, default_precision};
+use fmperf_core::extended::{Hardware, Workload};
 use fmperf_core::format::{self, Document, emit::J};
 
 use super::{CmdError, CmdResult};
@@ -18,9 +19,11 @@ USAGE: fmperf catalog models|systems [--format table|json|csv]
 
 models   every catalog model: shape (sequence, width, heads, key/value heads, blocks, MLP width and kind),
          vocabulary, stated parameters, training budget, whether reference mode represents it exactly,
-         and its source. `?` = unknown (the source does not state it).
+         whether extended mode runs it, and its source. `?` = unknown (the source does not state it).
 systems  every catalog system: per-precision dense peaks, memory, scale-up (one direction) and its
-         domain, scale-out per device, the measured matmul ceiling, the architecture class, source.
+         domain, scale-out per device, the measured matmul ceiling, the architecture class, whether
+         extended mode runs it as it ships (at its default precision) and with how many estimated
+         figure groups (`field_sources` marked `estimate`), source.
          The ref-* entries are the reference's system files (names A100, H200, B200, B200-next).
 
 JSON output is a list of documents in fmperf's versioned format (each one valid input).
@@ -96,6 +99,30 @@ pub fn short_source(sources: &[String]) -> String {
     s
 }
 
+/// Whether extended mode runs a model: `yes`, or `no: <field>` (the first missing dimension).
+fn extended_model_status(m: &CatalogModel) -> String {
+    match Workload::from_catalog(m) {
+        Ok(_) => "yes".to_string(),
+        Err(e) => format!("no: {}", e.field().unwrap_or("shape")),
+    }
+}
+
+/// Whether extended mode runs a system as it ships, at its default precision: `yes` (with the
+/// number of estimated figure groups, if any), `preset`, or `no: <field>` (the missing figure).
+fn extended_system_status(s: &CatalogSystem) -> String {
+    if s.preset.is_some() {
+        return "yes (reference file)".to_string();
+    }
+    let hw = default_precision(s, None).and_then(|p| Hardware::from_catalog(s, p, true, &MappingOptions::default()));
+    match hw {
+        Ok(_) => match s.field_sources.estimates().count() {
+            0 => "yes".to_string(),
+            n => format!("yes ({n} est.)"),
+        },
+        Err(e) => format!("no: {}", e.field().unwrap_or("system")),
+    }
+}
+
 /// How reference mode represents a model: `exact`, `approx.` (runs, but loses GQA/SwiGLU) or
 /// `no` (unknown dimensions).
 pub fn reference_status(m: &CatalogModel) -> &'static str {
@@ -123,6 +150,7 @@ fn models_table(models: &[CatalogModel]) -> Table {
         "params [B]",
         "budget",
         "reference mode",
+        "extended mode",
         "source",
     ]);
     for m in models {
@@ -140,6 +168,7 @@ fn models_table(models: &[CatalogModel]) -> Table {
             opt_num(m.params_b),
             m.training_budget.describe(),
             reference_status(m).to_string(),
+            extended_model_status(m),
             short_source(&m.sources),
         ]);
     }
@@ -160,6 +189,7 @@ fn systems_table(systems: &[CatalogSystem]) -> Table {
         "domain [devices]",
         "scale-out [GB/s/device]",
         "MAMF BF16 [TFLOP/s]",
+        "extended mode",
         "source",
     ]);
     for s in systems {
@@ -177,6 +207,7 @@ fn systems_table(systems: &[CatalogSystem]) -> Table {
             s.scale_up.domain_size.to_string(),
             opt_num(s.scale_out.nic_gbps_per_device),
             opt_num(s.measured_matmul_tflops.as_ref().and_then(|m| m.bf16)),
+            extended_system_status(s),
             short_source(&s.sources),
         ]);
     }

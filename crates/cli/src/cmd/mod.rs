@@ -4,8 +4,10 @@
 pub mod bench;
 pub mod catalog;
 pub mod check;
+pub mod estimate;
 pub mod models;
 pub mod search;
+pub mod search_from;
 pub mod show;
 pub mod sweep;
 pub mod validate;

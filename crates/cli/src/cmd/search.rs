@@ -1,246 +1,405 @@
 //! `fmperf search`: the fastest parallel configurations of a model on a system that fit in memory
-//! (the reference's search, spec §7), in reference mode or in extended mode (`--mode`, `--ext`).
+//! (the reference's search, spec §7), in extended mode (the default: it also chooses the
+//! execution) or in reference mode (`--mode reference`, bit-exact), on every core.
+//!
+//! Flags are read into a [`SearchRequest`]; [`execute`] runs one. Other sources of a request
+//! (e.g. a launch file, `search --from`) build a [`SearchRequest`] and call [`execute`].
 
 use std::io::Write;
 
+use fmperf_core::explore::{StrategyOutcome, merge};
 use fmperf_core::extended::ExtendedOptions;
 use fmperf_core::mode::ModelMode;
-use fmperf_core::search::{ExtendedSetup, Ranked, Search, SearchSpec};
+use fmperf_core::search::row::Digits;
+use fmperf_core::search::{
+    Diagnosis, ExecutionChoices, ExtendedSetup, ResultRow, Search, SearchResult, SearchSpec, merge_shards,
+};
 use fmperf_core::{Strategy, SystemParams};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{CmdError, CmdResult};
-use crate::args::Format;
+use crate::args::{Args, Format};
 use crate::inputs::{load_hardware, load_model, load_system, load_workload};
 use crate::table::Table;
 
 /// Help text of `fmperf search`.
 pub const HELP: &str = "\
-fmperf search — the fastest parallel configurations that fit in memory (reference or extended mode)
+fmperf search — the fastest parallel configurations that fit in memory (extended or reference mode)
 
-USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> --strategy <1d|2d|2d-seqp>
-                     --gpus N --global-batch G [--nvlink-size K] [--top K] [--format table|json|csv]
-                     [--mode reference|extended] [--ext KEY=VALUE,…] [--moe KEY=VALUE,…]
+USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> [--strategy <1d|2d|2d-seqp|…|all>]
+                     --gpus N --global-batch G [--domain K] [--top K] [--format table|json|csv]
+                     [--mode extended|reference] [--ext KEY=VALUE,…] [--moe KEY=VALUE,…] [--threads N]
+                     [--recompute none|selective|full] [--sharding zero0|zero1|zero2|zero3|fsdp]
+                     [--shard-group all|N] [--interleave N] [--cp N] [--mbs N]
 
   --model          gpt3, gpt3_1T, vit_era5, a catalog id (`fmperf catalog models`), a reference model
                    file {\"l\",\"e\",\"h\",\"depth\"[,\"f\"]} or a versioned model file
   --system         A100, H200, B200, B200-next, a catalog id with options
                    (`ID,domain=8,nics=1,precision=bf16`; `fmperf catalog systems`), a reference system
                    file (config-<name>.json) or a versioned system file
-  --strategy       1d (Megatron TP + SP), 2d (SUMMA), 2d-seqp (TP × context parallel)
+  --strategy       1d (Megatron TP + SP), 2d (SUMMA), 2d-seqp (TP × context parallel), a comma
+                   list, or all (default: every strategy of the mode, merged best first;
+                   extended mode has no 2d)
   --gpus           devices to use
   --global-batch   samples per iteration
-  --nvlink-size    devices per NVLink domain (default: the system's nvlink_size)
+  --domain         devices per scale-up (NVLink, ICI) domain (default: the system's);
+                   old spelling --nvlink-size still accepted
   --top            how many configurations to list (default 10)
   --format         table (default), json or csv
+  --threads        worker threads (default: every core); the output is the same for any count
 
-Every candidate is evaluated; those needing more HBM than the device has are dropped. Exit 0 with an
-empty list when nothing fits, 2 on bad input. In extended mode the system spec's precision= (else the
-switch `precision`) sets the precision; --format json says {\"mode\", \"switches\"} next to the results.
+EXECUTION (extended mode): the search chooses recomputation, ZeRO stage / FSDP and its shard group,
+the interleave degree, the context-parallel degree (2d-seqp) and the micro-batch; each flag fixes one
+(`search` = let the search choose). A switch changed with --ext (e.g. recompute=full) is fixed too.
+
+Every candidate is evaluated (extended mode prunes execution choices that provably cannot enter the
+list); those needing more HBM than the device has are dropped. Where no configuration uses every
+device or domain, the search places groups on partial domains or uses fewer devices and says so;
+where nothing is found it says why and the nearest device counts and batches that work (JSON key
+\"diagnosis\"). Exit 0 (also with an empty list), 2 on bad input. In extended mode the system spec's
+precision= (else the switch `precision`) sets the precision; --format json says {\"mode\",
+\"switches\"} next to the results. --mode reference reproduces the published model bit-exactly.
 
 ";
 
+/// One search to run, however it was asked for.
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    /// `--model`: a name or a file.
+    pub model: String,
+    /// `--system`: a name, a catalog spec or a file.
+    pub system: String,
+    /// The strategies, searched one after the other and merged best first.
+    pub strategies: Vec<Strategy>,
+    /// Devices.
+    pub gpus: u64,
+    /// Global batch [samples].
+    pub global_batch: u64,
+    /// Scale-up domain [devices] replacing the system's.
+    pub domain: Option<u64>,
+    /// Configurations listed.
+    pub top_k: usize,
+    /// Reference or extended mode (with its switches).
+    pub mode: ModelMode,
+    /// Execution choices the user fixed (extended mode).
+    pub execution: ExecutionChoices,
+    /// Worker threads (≥ 1).
+    pub threads: usize,
+    /// Output format.
+    pub format: Format,
+}
+
+/// The value flags of `fmperf search`.
+const VALUE_FLAGS: [&str; 20] = [
+    "model",
+    "system",
+    "strategy",
+    "gpus",
+    "global-batch",
+    "domain",
+    "top",
+    "format",
+    "mode",
+    "ext",
+    "moe",
+    "threads",
+    "recompute",
+    "sharding",
+    "shard-group",
+    "interleave",
+    "cp",
+    "mbs",
+    "from",
+    "seq-len",
+];
+
 /// Runs `fmperf search`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let value_flags =
-        ["model", "system", "strategy", "gpus", "global-batch", "nvlink-size", "top", "format", "mode", "ext", "moe"];
-    let help = format!("{HELP}{}{}", crate::mode::help(), crate::mode::moe_help());
-    let Some(args) = super::parse_flags(raw, &value_flags, &help, out)? else {
+    let help = format!("{HELP}{}{}{}", super::search_from::HELP, crate::mode::help(), crate::mode::moe_help());
+    let Some(args) = super::parse_flags(raw, &VALUE_FLAGS, &help, out)? else {
         return Ok(());
     };
-    let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
-    let mode = crate::mode::from_args(&args)?.unwrap_or_default();
-    let strategy: Strategy = args
-        .required("strategy")?
-        .parse()
-        .map_err(|e: fmperf_core::Error| CmdError::Usage(format!("--strategy: {e}")))?;
+    if args.value("from")?.is_some() {
+        let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
+        return super::search_from::run(&args, format, out);
+    }
+    execute(&request_from_args(&args)?, out)
+}
+
+/// The request the flags describe; errors name the flag.
+pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
+    let format = Format::from_args(args, &[Format::Table, Format::Json, Format::Csv])?;
+    // Extended mode is the default (issue 16 §5); `--mode reference` is the published model.
+    let mode = crate::mode::from_args(args)?.unwrap_or_else(ModelMode::extended);
+    // Every strategy of the mode unless told (extended mode has no 2d).
+    let every = if mode.options().is_some() {
+        vec![Strategy::OneD, Strategy::ContextParallel2D]
+    } else {
+        Strategy::ALL.to_vec()
+    };
+    let strategies = match args.value("strategy")? {
+        Some(text) if text.trim().eq_ignore_ascii_case("all") => every,
+        Some(text) => {
+            fmperf_core::sweep::text::parse_strategies(text).map_err(|e| CmdError::Usage(format!("--strategy: {e}")))?
+        }
+        None => every,
+    };
     let gpus = args.positive_int("gpus")?.ok_or_else(|| CmdError::Usage("--gpus is required".into()))?;
     let global_batch =
         args.positive_int("global-batch")?.ok_or_else(|| CmdError::Usage("--global-batch is required".into()))?;
     let top = args.positive_int("top")?.unwrap_or(10);
     let top_k = usize::try_from(top).map_err(|_| CmdError::Usage(format!("--top {top}: too large")))?;
-    let (model_arg, system_arg) = (args.required("model")?, args.required("system")?);
-    let domain = args.positive_int("nvlink-size")?;
-    let (model_name, system_name, spec, mode, capacity, result) = match mode {
-        ModelMode::Reference => {
-            let (model_name, model) = load_model(model_arg)?;
-            let (system_name, mut system) = load_system(system_arg)?;
-            if let Some(k) = domain {
-                system.nvlink_size = k;
-            }
-            let capacity = system.hbm_capacity;
-            let spec = SearchSpec { model, system, strategy, n_gpus: gpus, global_batch, top_k };
-            let result = Search::new(spec.clone()).map_err(flag_error)?.finish();
-            (model_name, system_name, spec, ModelMode::Reference, capacity, result)
+    let threads = crate::threads::from_args(args)?;
+    let mut text = Vec::new();
+    for (flag, key) in [
+        ("recompute", "recompute"),
+        ("sharding", "sharding"),
+        ("shard-group", "shard_group"),
+        ("interleave", "interleave"),
+        ("cp", "cp"),
+        ("mbs", "mbs"),
+    ] {
+        if let Some(v) = args.value(flag)? {
+            text.push(format!("{key}={v}"));
         }
-        ModelMode::Extended(o) => {
-            if strategy == Strategy::Summa2D {
-                return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::sweep::SUMMA_UNSUPPORTED)));
-            }
-            let workload = load_workload(model_arg)?;
-            let (hardware, precision) = load_hardware(system_arg, o.precision, o.measured_ceiling, domain)?;
-            let options = ExtendedOptions { precision, ..o };
-            // Extended mode reads only the domain size of the spec's system (it generates the
-            // candidates); the part itself is `hardware`.
-            let system = SystemParams::h200().with_nvlink_size(hardware.domain_size());
-            let capacity = hardware.hbm_capacity_gb;
-            let spec = SearchSpec { model: workload.to_shape(), system, strategy, n_gpus: gpus, global_batch, top_k };
-            let setup = ExtendedSetup { workload, hardware, options };
-            let result = Search::new_extended(spec.clone(), setup).map_err(flag_error)?.finish();
-            (model_arg.to_string(), system_arg.to_string(), spec, ModelMode::Extended(options), capacity, result)
-        }
+    }
+    let fixed = ExecutionChoices::from_text(&text.join(",")).map_err(|e| {
+        let key = e.field().and_then(|f| f.strip_prefix("execution.")).unwrap_or("");
+        CmdError::Usage(format!("--{}: {e}", key.replace('_', "-")))
+    })?;
+    if !text.is_empty() && matches!(mode, ModelMode::Reference) {
+        return Err(CmdError::Usage(
+            "--recompute, --sharding, --shard-group, --interleave, --cp and --mbs need extended mode \
+             (drop --mode reference)"
+                .into(),
+        ));
+    }
+    let execution = match mode.options() {
+        Some(o) => ExecutionChoices::from_switches(o).fixing(fixed),
+        None => fixed,
     };
+    Ok(SearchRequest {
+        model: args.required("model")?.to_string(),
+        system: args.required("system")?.to_string(),
+        strategies,
+        gpus,
+        global_batch,
+        domain: args.positive_int("domain")?,
+        top_k,
+        mode,
+        execution,
+        threads,
+        format,
+    })
+}
 
-    match format {
+/// What a finished search prints.
+struct Found {
+    /// The mode as priced (the system spec's precision replaces the switch's).
+    mode: ModelMode,
+    model_name: String,
+    system_name: String,
+    domain: u64,
+    capacity_gb: f64,
+    /// The strategies' results merged (counts summed, top list best first).
+    result: SearchResult,
+    /// How the spaces departed from the reference's enumeration, one note per kind.
+    notes: Vec<String>,
+    diagnosis: Option<Diagnosis>,
+}
+
+/// Runs a request and writes its output.
+pub fn execute(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
+    let found = search(req)?;
+    let rows: Vec<ResultRow> = found.result.top.iter().map(|r| ResultRow::of(r, req.global_batch)).collect();
+    let result = &found.result;
+    match req.format {
         Format::Json => {
-            let results: Vec<Value> = result.top.iter().map(|r| result_json(r, global_batch)).collect();
-            let m = mode.to_json();
-            let mut doc = json!({ "mode": m["mode"], "switches": m.get("switches"), "candidates": result.candidates, "results": results });
+            let m = found.mode.to_json();
+            let mut doc = json!({
+                "mode": m["mode"],
+                "switches": m.get("switches"),
+                "candidates": result.candidates,
+                "results": rows.iter().map(ResultRow::to_json).collect::<Vec<Value>>(),
+            });
+            // Added only when they say something, so the four keys above stay the whole document
+            // of an ordinary search.
+            if result.devices_used != result.n_gpus {
+                doc["devices_used"] = json!(result.devices_used);
+            }
+            if !found.notes.is_empty() {
+                doc["widening"] = json!(found.notes.join("; "));
+            }
             // MoE searches also say which Mixture-of-Experts switches priced them.
             if result.top.iter().any(|r| r.experts.is_some()) {
                 doc["moe"] = m.get("moe").cloned().unwrap_or(Value::Null);
             }
-            writeln!(out, "{}", doc)?;
+            if let Some(d) = &found.diagnosis {
+                doc["diagnosis"] = serde_json::to_value(d).unwrap_or(Value::Null);
+            }
+            writeln!(out, "{doc}")?;
         }
-        Format::Table | Format::Csv => {
-            let table = result_table(&result.top, strategy, global_batch);
-            if format == Format::Csv {
-                write!(out, "{}", table.to_csv())?;
+        Format::Csv => {
+            let mut t = Table { header: ResultRow::header(&[]), rows: Vec::new() };
+            for (i, r) in rows.iter().enumerate() {
+                t.push(r.cells(i + 1, Vec::new(), Digits::Exact));
+            }
+            write!(out, "{}", t.to_csv())?;
+        }
+        Format::Table => {
+            writeln!(
+                out,
+                "{} on {} (scale-up domain {} devices), strategy {}, {} devices, global batch {}, {}: {} candidates, {} fit in {} GB",
+                found.model_name,
+                found.system_name,
+                found.domain,
+                req.strategies.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+                req.gpus,
+                req.global_batch,
+                found.mode.label(),
+                result.candidates,
+                result.feasible,
+                found.capacity_gb
+            )?;
+            if req.mode.options().is_some() && req.execution.searches_execution() {
+                writeln!(out, "execution chosen by the search ({} configurations priced)", result.evaluations)?;
+            }
+            for n in &found.notes {
+                writeln!(out, "note: {n}")?;
+            }
+            if let Some(d) = &found.diagnosis {
+                writeln!(out, "{}", if rows.is_empty() { d.text() } else { format!("why: {}", d.text()) })?;
+            }
+            if rows.is_empty() {
+                writeln!(out, "no configuration fits in memory")?;
             } else {
-                writeln!(
-                    out,
-                    "{model_name} on {system_name} (NVLink domain {} GPUs), strategy {strategy}, {gpus} GPUs, global batch {global_batch}, {}: {} candidates, {} fit in {} GB",
-                    spec.system.nvlink_size,
-                    mode.label(),
-                    result.candidates,
-                    result.feasible,
-                    capacity
-                )?;
-                if result.top.is_empty() {
-                    writeln!(out, "no configuration fits in memory")?;
-                } else {
-                    write!(out, "{}", table.render())?;
+                let mut t = Table { header: ResultRow::header(&[]), rows: Vec::new() };
+                for (i, r) in rows.iter().enumerate() {
+                    t.push(r.cells(i + 1, Vec::new(), Digits::Rounded));
                 }
+                write!(out, "{}", t.render())?;
             }
         }
     }
     Ok(())
 }
 
-/// Named values of one ranked configuration, shared by the JSON and the table/CSV output.
-struct Parts {
-    config: Vec<(&'static str, u64)>,
-    placement: Vec<(&'static str, u64)>,
-    time_s: [(&'static str, f64); 6],
-    memory_gb: [(&'static str, f64); 4],
+/// Loads the inputs and runs each strategy's search on `req.threads` threads.
+fn search(req: &SearchRequest) -> Result<Found, CmdError> {
+    let (model_name, system_name, base, setup, capacity_gb) = match req.mode {
+        ModelMode::Reference => {
+            let (model_name, model) = load_model(&req.model)?;
+            let (system_name, mut system) = load_system(&req.system)?;
+            if let Some(k) = req.domain {
+                system.nvlink_size = k;
+            }
+            let capacity = system.hbm_capacity;
+            (model_name, system_name, spec_of(req, model, system), None, capacity)
+        }
+        ModelMode::Extended(o) => {
+            if req.strategies.contains(&Strategy::Summa2D) {
+                return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::sweep::SUMMA_UNSUPPORTED)));
+            }
+            let workload = load_workload(&req.model)?;
+            let (hardware, precision) = load_hardware(&req.system, o.precision, o.measured_ceiling, req.domain)?;
+            let options = ExtendedOptions { precision, ..o };
+            // Extended mode reads only the domain size of the spec's system (it generates the
+            // candidates); the part itself is `hardware`.
+            let system = SystemParams::h200().with_nvlink_size(hardware.domain_size());
+            let capacity = hardware.hbm_capacity_gb;
+            let spec = spec_of(req, workload.to_shape(), system);
+            (req.model.clone(), req.system.clone(), spec, Some(ExtendedSetup { workload, hardware, options }), capacity)
+        }
+    };
+    let domain = base.system.nvlink_size;
+    let mut outcomes = Vec::new();
+    let mut results = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let mut diagnoses = Vec::new();
+    for &strategy in &req.strategies {
+        let spec = SearchSpec { strategy, ..base.clone() };
+        let (result, diagnosis) = search_one(req, &spec, setup.as_ref())?;
+        if let Some(n) = result.widening.note(domain)
+            && !notes.contains(&n)
+        {
+            notes.push(n);
+        }
+        diagnoses.extend(diagnosis);
+        outcomes.push(StrategyOutcome::from_result(strategy, result.clone()));
+        results.push(result);
+    }
+    let all_empty = results.iter().all(|r| r.top.is_empty());
+    let all_fewer = results.iter().all(|r| r.devices_used != r.n_gpus);
+    let diagnosis =
+        if all_empty || all_fewer { Diagnosis::combine(&diagnoses, req.gpus, req.global_batch) } else { None };
+    let min_mem = results.iter().filter_map(|r| r.min_mem_gb).fold(f64::INFINITY, f64::min);
+    let result = SearchResult {
+        n_gpus: req.gpus,
+        devices_used: results.iter().map(|r| r.devices_used).max().unwrap_or(req.gpus),
+        widening: results.first().map(|r| r.widening).unwrap_or_default(),
+        candidates: results.iter().map(|r| r.candidates).sum(),
+        feasible: results.iter().map(|r| r.feasible).sum(),
+        evaluations: results.iter().map(|r| r.evaluations).sum(),
+        min_mem_gb: min_mem.is_finite().then_some(min_mem),
+        top: merge(&outcomes, req.top_k),
+    };
+    let mode = setup.as_ref().map_or(ModelMode::Reference, |s| ModelMode::Extended(s.options));
+    Ok(Found { mode, model_name, system_name, domain, capacity_gb, result, notes, diagnosis })
 }
 
-fn parts(r: &Ranked, global_batch: u64) -> Parts {
-    let c = &r.candidate;
-    let mut config = vec![("dp", c.dp), ("tp", c.tp())];
-    if c.strategy != Strategy::OneD {
-        config.extend([("tp1", c.tp1), ("tp2", c.tp2)]);
-    }
-    config.extend([("pp", c.pp), ("mbs", c.mbs), ("microbatches", c.microbatches(global_batch))]);
-    if let Some(x) = r.experts {
-        // MoE models: expert parallelism folded over tp·cp·dp (expert data parallel = edp).
-        config.extend([("ep", x.ep), ("etp", x.etp), ("edp", x.edp)]);
-    }
-    if c.strategy == Strategy::Summa2D {
-        config.push(("nb", c.nb));
-    }
-    let mut placement = if c.strategy == Strategy::OneD {
-        vec![("nv_tp", c.nv_tp1)]
+/// One strategy's search on `req.threads` threads (shards merged into the single run's result),
+/// with its diagnosis when it found nothing or had to use fewer devices.
+fn search_one(
+    req: &SearchRequest,
+    spec: &SearchSpec,
+    setup: Option<&ExtendedSetup>,
+) -> Result<(SearchResult, Option<Diagnosis>), CmdError> {
+    let make = || match setup {
+        None => Search::new(spec.clone()),
+        Some(s) => Search::new_extended_choosing(spec.clone(), s.clone(), req.execution),
+    };
+    let first = make().map_err(flag_error)?;
+    let threads = req.threads.clamp(1, crate::threads::MAX_THREADS) as u64;
+    let shards: Vec<Search> = if threads == 1 || first.space().len() < 2 * threads {
+        vec![run_to_end(first)]
     } else {
-        vec![("nv_tp1", c.nv_tp1), ("nv_tp2", c.nv_tp2)]
+        let mut parts: Vec<Search> = Vec::new();
+        for i in 0..threads {
+            parts.push(make().map_err(flag_error)?.shard(i, threads)?);
+        }
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = parts.into_iter().map(|s| scope.spawn(move || run_to_end(s))).collect();
+            handles.into_iter().map(|h| h.join().expect("a search thread panicked")).collect()
+        })
     };
-    placement.extend([("nv_dp", c.nv_dp), ("nv_pp", c.nv_pp)]);
-    let t = &r.totals;
-    Parts {
-        config,
-        placement,
-        time_s: [
-            ("comp", t.t_comp),
-            ("mem", t.t_mem),
-            ("tp_comm", t.t_tp_comm),
-            ("dp_comm", t.t_dp_comm),
-            ("pp_comm", t.t_pp_comm),
-            ("bubble", t.t_bubble),
-        ],
-        memory_gb: [
-            ("weights", t.wts_mem),
-            ("grads", t.wts_grad_mem),
-            ("optimizer", t.wts_optimizer_states_mem),
-            ("activations", t.acts_mem),
-        ],
-    }
-}
-
-fn result_json(r: &Ranked, global_batch: u64) -> Value {
-    let p = parts(r, global_batch);
-    let ints =
-        |v: &[(&str, u64)]| Value::Object(v.iter().map(|(k, x)| (k.to_string(), json!(x))).collect::<Map<_, _>>());
-    let floats =
-        |v: &[(&str, f64)]| Value::Object(v.iter().map(|(k, x)| (k.to_string(), json!(x))).collect::<Map<_, _>>());
-    json!({
-        "throughput_samples_per_s": r.throughput_samples_per_s,
-        "time_per_iteration_s": r.time_per_iteration_s,
-        "mem_gb": r.mem_gb,
-        "config": ints(&p.config),
-        "placement": ints(&p.placement),
-        "time_s": floats(&p.time_s),
-        "memory_gb": floats(&p.memory_gb),
-    })
-}
-
-fn result_table(top: &[Ranked], strategy: Strategy, global_batch: u64) -> Table {
-    // Column titles from the parts of a representative entry (the layout depends only on the strategy).
-    let sample = Ranked {
-        candidate: fmperf_core::reference::Candidate {
-            strategy,
-            ..fmperf_core::reference::Candidate::one_d(1, 1, 1, 1, 1, 1, 1)
-        },
-        throughput_samples_per_s: 0.0,
-        time_per_iteration_s: 0.0,
-        mem_gb: 0.0,
-        totals: Default::default(),
-        // MoE searches add the expert columns (every entry of one search has them or none does).
-        experts: top.first().and_then(|r| r.experts),
-        execution: None,
+    let result = merge_shards(&shards).expect("at least one shard");
+    // The diagnosis needs the whole search's state: re-run single-threaded only when it applies.
+    let diagnosis = if result.top.is_empty() || result.devices_used != result.n_gpus {
+        let mut whole = make().map_err(flag_error)?;
+        if result.top.is_empty() {
+            whole = run_to_end(whole);
+        }
+        whole.diagnose()
+    } else {
+        None
     };
-    let layout = parts(&sample, global_batch);
-    let mut header: Vec<String> =
-        vec!["rank".into(), "throughput [samples/s]".into(), "iteration [s]".into(), "mem [GB]".into()];
-    header.extend(layout.config.iter().chain(&layout.placement).map(|(k, _)| k.to_string()));
-    header.extend(layout.time_s.iter().map(|(k, _)| format!("{} [s]", time_label(k))));
-    header.extend(layout.memory_gb.iter().map(|(k, _)| format!("{k} [GB]")));
-    let mut t = Table { header, rows: Vec::new() };
-    for (i, r) in top.iter().enumerate() {
-        let p = parts(r, global_batch);
-        let mut row = vec![
-            (i + 1).to_string(),
-            format!("{:.4}", r.throughput_samples_per_s),
-            format!("{:.4}", r.time_per_iteration_s),
-            format!("{:.2}", r.mem_gb),
-        ];
-        row.extend(p.config.iter().chain(&p.placement).map(|(_, v)| v.to_string()));
-        row.extend(p.time_s.iter().map(|(_, v)| format!("{v:.4}")));
-        row.extend(p.memory_gb.iter().map(|(_, v)| format!("{v:.2}")));
-        t.push(row);
-    }
-    t
+    Ok((result, diagnosis))
 }
 
-/// Table title of a time component (the JSON keeps the short key).
-fn time_label(key: &str) -> &str {
-    match key {
-        "comp" => "compute",
-        "mem" => "exposed memory",
-        "tp_comm" => "TP comm",
-        "dp_comm" => "DP comm",
-        "pp_comm" => "PP comm",
-        other => other,
+fn spec_of(req: &SearchRequest, model: fmperf_core::ModelShape, system: SystemParams) -> SearchSpec {
+    SearchSpec {
+        model,
+        system,
+        strategy: req.strategies.first().copied().unwrap_or(Strategy::OneD),
+        n_gpus: req.gpus,
+        global_batch: req.global_batch,
+        top_k: req.top_k,
     }
+}
+
+fn run_to_end(mut s: Search) -> Search {
+    while !s.step(usize::MAX) {}
+    s
 }
 
 /// Names the command-line flag of a rejected search parameter.
@@ -249,7 +408,7 @@ fn flag_error(e: fmperf_core::Error) -> CmdError {
         Some("n_gpus") => "--gpus",
         Some("global_batch") => "--global-batch",
         Some("top_k") => "--top",
-        Some("system.nvlink_size") => "--nvlink-size / system.nvlink_size",
+        Some("system.nvlink_size") => "--domain / the system's domain size",
         _ => return CmdError::from(e),
     };
     CmdError::Usage(format!("{flag}: {e}"))

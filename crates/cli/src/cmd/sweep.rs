@@ -22,16 +22,16 @@ pub const HELP: &str = "\
 fmperf sweep — how training time moves when inputs change (best configuration per point, either mode)
 
 USAGE: fmperf sweep --model <ID|FILE> --system <ID[,key=value…]|FILE> --axis KEY=VALUES [--axis …]
-                    [--strategy 1d,2d,2d-seqp|all] [--gpus N] [--nvlink K] [--precision P]
+                    [--strategy 1d,2d,2d-seqp|all] [--gpus N] [--domain K] [--precision P]
                     [--global-batch G | --per-device-batch B] [--fix tp=…,pp=…,dp=…,mbs=…,accum=…]
-                    [--mode reference|extended] [--ext KEY=VALUE,…] [--shard i/n] [--threads N]
-                    [--format table|csv|json]
+                    [--mode extended|reference] [--ext KEY=VALUE,…] [--shard i/n] [--format table|csv|json]
        fmperf sweep --preset <ID> [--panel <ID>] [--mode reference|extended] [--ext …] [--shard i/n]
-                    [--threads N] [--format table|csv|json]
+                    [--format table|csv|json]
        fmperf sweep --list
+       (both sweep forms also take [--threads N], default: every core available)
 
 AXES (KEY=VALUES; values a,b,c or a..b = a, 2a, 4a, … up to b, i.e. powers of two from a power of two):
-  gpus            devices                         nvlink        scale-up domain size [devices]
+  gpus            devices                         domain        scale-up domain size [devices] (alias nvlink)
   matrix, vector  FLOP rates [TFLOP/s]            hbm_capacity  [GB]          hbm_bandwidth [GB/s]
   scale_up        NVLink bandwidth per device, one direction [GB/s]
   scale_out       NIC bandwidth per NIC, one direction [GB/s]
@@ -74,7 +74,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         "system",
         "strategy",
         "gpus",
-        "nvlink",
+        "domain",
         "precision",
         "global-batch",
         "per-device-batch",
@@ -107,7 +107,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     };
     let threads = threads::from_args(&args)?;
     if let Some(id) = args.value("preset")? {
-        let sweep_flags = ["model", "system", "strategy", "gpus", "nvlink", "precision", "global-batch"];
+        let sweep_flags = ["model", "system", "strategy", "gpus", "domain", "precision", "global-batch"];
         for f in sweep_flags.iter().chain(&["per-device-batch", "fix", "axis"]) {
             if !args.values(f).is_empty() {
                 return Err(CmdError::Usage(format!("--{f} cannot be combined with --preset (the preset sets it)")));
@@ -125,12 +125,13 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         system: args.required("system")?.to_string(),
         strategy: args.value("strategy")?.map(str::to_string),
         gpus: args.value("gpus")?.map(str::to_string),
-        nvlink: args.value("nvlink")?.map(str::to_string),
+        nvlink: args.value("domain")?.map(str::to_string),
         precision: args.value("precision")?.map(str::to_string),
         global_batch: args.value("global-batch")?.map(str::to_string),
         per_device_batch: args.value("per-device-batch")?.map(str::to_string),
         fix: args.value("fix")?.map(str::to_string),
-        mode: args.value("mode")?.map(str::to_string),
+        // Extended mode is the default (issue 16 §5); presets keep their own mode.
+        mode: Some(args.value("mode")?.unwrap_or("extended").to_string()),
         ext: args.value("ext")?.map(str::to_string),
         axes: args.values("axis").iter().map(|s| s.to_string()).collect(),
     };

@@ -42,8 +42,8 @@ pub fn run(text: &str, format: Format, out: &mut dyn Write) -> CmdResult {
         "predicted",
         "error [%]",
         "LOSO error [%]",
-        "mem measured [GB]",
-        "mem predicted [GB]",
+        "peak allocated measured [GB]",
+        "peak allocated predicted [GB]",
         "ep/etp/edp",
         "notes or why skipped",
     ]);

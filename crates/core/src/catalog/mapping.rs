@@ -444,7 +444,8 @@ pub fn parse_system_spec(spec: &str) -> Result<(String, MappingOptions), Error> 
             })
         };
         match k {
-            "domain" => o.domain_size = Some(int(k)?),
+            // Old names of the scale-up domain size, accepted as aliases (issue 11: one name).
+            "domain" | "nvlink" | "nvs" | "nvlink_size" | "domain_size" => o.domain_size = Some(int("domain")?),
             "nics" => o.nics_per_device = Some(int(k)?),
             "precision" => o.precision = Some(v.parse()?),
             "vector" => o.vector_tflops = Some(num(k)?),

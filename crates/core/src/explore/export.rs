@@ -1,18 +1,22 @@
 //! Result lists as CSV and JSON files. Numbers are written in full (shortest round-trip form of
 //! each `f64`), so a file holds exactly what the page computed; units are in the headers / keys.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::code::format_candidate;
 use super::inputs::{BudgetUnit, ExploreSpec, strategies_text};
-use super::report::{ConfigReport, MemoryPart, TimePart};
+use super::report::ConfigReport;
 use crate::catalog::TrainingBudget;
 use crate::mode::ModelMode;
+use crate::search::ResultRow;
+use crate::search::row::Digits;
+use crate::sweep::export::csv_cell;
 
 /// The `format` value of exported JSON files.
 pub const JSON_FORMAT: &str = "fmperf.explore.results";
-/// The version of the JSON layout.
-pub const JSON_VERSION: u64 = 1;
+/// The version of the JSON layout. 2: each result is the result row of `fmperf search` (issue 11
+/// §4): `config` is the dimensions object and the text form moved to `code`; `placement` holds
+/// the fast-domain shares and the per-dimension table moved to `placement_groups`.
+pub const JSON_VERSION: u64 = 2;
 
 fn budget_amount(b: TrainingBudget) -> f64 {
     match b {
@@ -20,60 +24,23 @@ fn budget_amount(b: TrainingBudget) -> f64 {
     }
 }
 
-/// CSV of `reports` (best first): one header row with units, one row per configuration.
+/// The explorer's columns next to the result row's ([`ResultRow::header`]).
+const EXTRA: [&str; 4] = ["training time [days]", "MFU [%]", "capacity [GB]", "fits"];
+
+/// CSV of `reports` (best first): the result row's flat columns ([`ResultRow`]) with the
+/// explorer's training time, MFU, capacity and fit after the iteration time.
 pub fn results_csv(reports: &[ConfigReport]) -> String {
-    let mut header: Vec<String> = [
-        "rank",
-        "strategy",
-        "config",
-        "throughput [samples/s]",
-        "time per step [s]",
-        "training time [days]",
-        "memory [GB]",
-        "capacity [GB]",
-        "fits",
-        "MFU [%]",
-        "dp",
-        "tp1",
-        "tp2",
-        "pp",
-        "mbs",
-        "nb",
-        "microbatches",
-        "nv_tp1",
-        "nv_tp2",
-        "nv_dp",
-        "nv_pp",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    header.extend(TimePart::ALL.iter().map(|p| format!("{} [s]", p.label())));
-    header.extend(MemoryPart::ALL.iter().map(|p| format!("{} [GB]", p.label())));
-    let mut out = header.join(",");
+    let mut out = ResultRow::header(&EXTRA).iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(",");
     out.push('\n');
     for (i, r) in reports.iter().enumerate() {
-        let c = &r.candidate;
-        let mut row: Vec<String> = vec![
-            (i + 1).to_string(),
-            c.strategy.to_string(),
-            format_candidate(c),
-            r.throughput_samples_per_s.to_string(),
-            r.time_per_step_s.to_string(),
+        let extra = vec![
             r.training_days.to_string(),
-            r.memory.used_gb.to_string(),
+            (r.mfu * 100.0).to_string(),
             r.memory.capacity_gb.to_string(),
             r.memory.fits().to_string(),
-            (r.mfu * 100.0).to_string(),
         ];
-        row.extend(
-            [c.dp, c.tp1, c.tp2, c.pp, c.mbs, c.nb, r.microbatches, c.nv_tp1, c.nv_tp2, c.nv_dp, c.nv_pp]
-                .iter()
-                .map(u64::to_string),
-        );
-        row.extend(r.time_parts().iter().map(|(_, v)| v.to_string()));
-        row.extend(r.memory_parts().iter().map(|(_, v)| v.to_string()));
-        out.push_str(&row.join(","));
+        let cells = r.row().cells(i + 1, extra, Digits::Exact);
+        out.push_str(&cells.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(","));
         out.push('\n');
     }
     out
@@ -89,6 +56,8 @@ pub fn scenario_json(spec: &ExploreSpec) -> Value {
         "model": spec.model_id,
         "system": spec.system_id,
         "domain_size": spec.system.nvlink_size,
+        "domain": spec.system.nvlink_size,
+        "execution": spec.extended.as_ref().map(|_| spec.execution.to_text()),
         "devices": spec.n_gpus,
         "global_batch": spec.global_batch,
         "strategies": strategies_text(&spec.strategies).split(',').collect::<Vec<_>>(),
@@ -97,28 +66,26 @@ pub fn scenario_json(spec: &ExploreSpec) -> Value {
     })
 }
 
-/// One report as a JSON object.
+/// One report as a JSON object: the result row ([`ResultRow::to_json`], the contract shared with
+/// `fmperf search`) plus the explorer's `rank`, `time_per_step_s`, `training_days`, `capacity_gb`,
+/// `fits`, `mfu`, `microbatches`, the full `candidate` and each dimension's `placement_groups`.
 pub fn report_json(rank: usize, r: &ConfigReport) -> Value {
-    let c = &r.candidate;
-    let times: Map<String, Value> = r.time_parts().iter().map(|(p, v)| (p.key().to_string(), json!(v))).collect();
-    let memory: Map<String, Value> = r.memory_parts().iter().map(|(p, v)| (p.key().to_string(), json!(v))).collect();
-    json!({
+    let mut v = r.row().to_json();
+    let extra = json!({
         "rank": rank,
-        "strategy": c.strategy.as_str(),
-        "config": format_candidate(c),
-        "throughput_samples_per_s": r.throughput_samples_per_s,
         "time_per_step_s": r.time_per_step_s,
         "training_days": r.training_days,
-        "mem_gb": r.memory.used_gb,
         "capacity_gb": r.memory.capacity_gb,
         "fits": r.memory.fits(),
         "mfu": r.mfu,
-        "candidate": c,
+        "candidate": r.candidate,
         "microbatches": r.microbatches,
-        "time_s": times,
-        "memory_gb": memory,
-        "placement": r.placement(),
-    })
+        "placement_groups": r.placement(),
+    });
+    if let (Some(m), Value::Object(e)) = (v.as_object_mut(), extra) {
+        m.extend(e);
+    }
+    v
 }
 
 /// JSON document of `reports` (best first) for `spec`; `list` names the list (`all` for the

@@ -3,7 +3,8 @@
 //! [`Error`] whose field is the form's field name ([`field`]), so a page can show each message next
 //! to its input. Nothing here panics, whatever the text.
 
-use crate::catalog::{self, MappingOptions, TrainingBudget, to_system_params};
+use super::entries::UserEntries;
+use crate::catalog::{self, MappingOptions, TrainingBudget, parse_system_spec, to_system_params};
 use crate::extended::hardware::map_without_vector;
 use crate::mode::ModelMode;
 use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
@@ -137,6 +138,13 @@ pub struct ExploreSpec {
     pub mode: ModelMode,
     /// Extended mode's workload, part and switches (`None` in reference mode).
     pub extended: Option<ExtendedSetup>,
+    /// The model entry the scenario names (built-in or the user's).
+    pub model_entry: catalog::CatalogModel,
+    /// The system entry the scenario names (built-in or the user's).
+    pub system_entry: catalog::CatalogSystem,
+    /// The mapping choices of the system spec (`ID,domain=…,nics=…,precision=…,vector=…,
+    /// scale_up=…,scale_out=…`), with the domain size in force.
+    pub mapping: MappingOptions,
     /// The execution choices extended mode's searches make or the user fixed (see
     /// [`ExploreSpec::with_execution`]; unused in reference mode).
     pub execution: ExecutionChoices,
@@ -181,16 +189,23 @@ impl ExploreFields {
     /// without a vector rate is usable); all problems at once, each naming its [`field`] (or
     /// `mode`, `ext.<switch>`).
     pub fn resolve_in(&self, mode: &ModelMode) -> Result<ExploreSpec, Vec<Error>> {
+        self.resolve_with(mode, &UserEntries::none())
+    }
+
+    /// [`ExploreFields::resolve_in`] against the built-in catalogs plus the user's `entries`; the
+    /// `system` field may be a system spec (`ID,nics=2,scale_out=50`, the CLI's `--system`), whose
+    /// option errors name the option (`nics`, `precision`, `vector`, `scale_up`, `scale_out`).
+    pub fn resolve_with(&self, mode: &ModelMode, entries: &UserEntries) -> Result<ExploreSpec, Vec<Error>> {
         let extended = mode.options().is_some();
         let mut errors = Vec::new();
-        let model = keep(resolve_model(&self.model), &mut errors);
+        let model = keep(resolve_model_in(entries, &self.model), &mut errors);
         let domain = if self.domain.trim().is_empty() {
             None
         } else {
             keep(parse_count(field::DOMAIN, &self.domain, 1, MAX_DOMAIN), &mut errors)
         };
         let domain_ok = self.domain.trim().is_empty() || domain.is_some();
-        let system = keep(resolve_system_for(&self.system, domain, extended), &mut errors);
+        let system = keep(resolve_system_in(entries, &self.system, domain, extended), &mut errors);
         let gpus = keep(parse_count(field::GPUS, &self.gpus, 1, MAX_DEVICES), &mut errors);
         let batch = keep(parse_count(field::BATCH, &self.batch, 1, MAX_GLOBAL_BATCH), &mut errors);
         let strategies = keep(parse_strategies(&self.strategies), &mut errors);
@@ -206,7 +221,7 @@ impl ExploreFields {
                 if errors.is_empty() && domain_ok && budget_ok =>
             {
                 let (model, shape) = m;
-                let (system, mapped) = s;
+                let (system, mapped, mapping) = s;
                 let mut notes = model.reference_caveats();
                 notes.extend(mapped.approximations);
                 ExploreSpec {
@@ -225,6 +240,9 @@ impl ExploreFields {
                     notes,
                     mode: ModelMode::Reference,
                     extended: None,
+                    model_entry: model.clone(),
+                    system_entry: system.clone(),
+                    mapping,
                     execution: ExecutionChoices::SEARCH_ALL,
                 }
                 .with_mode(*mode)
@@ -249,11 +267,25 @@ pub fn strategies_text(list: &[Strategy]) -> String {
 /// [`field::MODEL`] and says why (unknown id, or a shape the reference cannot use).
 pub fn resolve_model(id: &str) -> Result<(&'static catalog::CatalogModel, ModelShape), Error> {
     let m = catalog::find_model(id).map_err(|e| not_in_catalog(field::MODEL, id, e))?;
+    shape_of(m).map(|shape| (m, shape))
+}
+
+/// [`resolve_model`] against the built-in catalog plus the user's `entries`.
+pub fn resolve_model_in<'a>(
+    entries: &'a UserEntries,
+    id: &str,
+) -> Result<(&'a catalog::CatalogModel, ModelShape), Error> {
+    let m = entries.find_model(id).map_err(|e| not_in_catalog(field::MODEL, id, e))?;
+    shape_of(m).map(|shape| (m, shape))
+}
+
+/// The reference model's view of `m`, or why it cannot have one (at [`field::MODEL`]).
+fn shape_of(m: &catalog::CatalogModel) -> Result<ModelShape, Error> {
     let shape = m.to_shape().map_err(|e| {
         Error::invalid(field::MODEL, &m.id, format!("cannot be used by the reference model: {e}"))
             .with_hint("choose a model whose shape is fully known")
     })?;
-    Ok((m, shape))
+    Ok(shape)
 }
 
 /// A catalog system mapped to the reference model's parameters with domain size `domain`
@@ -275,8 +307,39 @@ pub fn resolve_system_for(
 ) -> Result<(&'static catalog::CatalogSystem, catalog::MappedSystem), Error> {
     let s = catalog::find_system(id).map_err(|e| not_in_catalog(field::SYSTEM, id, e))?;
     let options = MappingOptions { domain_size: domain, ..MappingOptions::default() };
-    let mapped = if extended { map_without_vector(s, &options) } else { to_system_params(s, &options) };
-    let mapped = mapped.map_err(|e| match e {
+    map_system(s, &options, extended).map(|mapped| (s, mapped))
+}
+
+/// A system spec `ID[,key=value]…` (see [`parse_system_spec`]) against the built-in catalog plus
+/// the user's `entries`, mapped for either mode; `domain` (the form's own field) overrides the
+/// spec's `domain=`. Returns the entry, the mapping and the options it was mapped with.
+pub fn resolve_system_in<'a>(
+    entries: &'a UserEntries,
+    spec: &str,
+    domain: Option<u64>,
+    extended: bool,
+) -> Result<(&'a catalog::CatalogSystem, catalog::MappedSystem, MappingOptions), Error> {
+    let (id, mut options) = parse_system_spec(spec.trim()).map_err(|e| match e {
+        Error::InvalidField { field, value, rule, hint } if field == "system" => {
+            Error::InvalidField { field: field::SYSTEM.into(), value, rule, hint }
+        }
+        other => other,
+    })?;
+    if domain.is_some() {
+        options.domain_size = domain;
+    }
+    let s = entries.find_system(&id).map_err(|e| not_in_catalog(field::SYSTEM, &id, e))?;
+    map_system(s, &options, extended).map(|mapped| (s, mapped, options))
+}
+
+/// `s` mapped with `options` for either mode; errors at [`field::DOMAIN`] or [`field::SYSTEM`].
+fn map_system(
+    s: &catalog::CatalogSystem,
+    options: &MappingOptions,
+    extended: bool,
+) -> Result<catalog::MappedSystem, Error> {
+    let mapped = if extended { map_without_vector(s, options) } else { to_system_params(s, options) };
+    mapped.map_err(|e| match e {
         Error::InvalidField { field, value, rule, hint } if field == "domain_size" || field == "system.nvlink_size" => {
             Error::InvalidField { field: field::DOMAIN.into(), value, rule, hint }
         }
@@ -284,8 +347,7 @@ pub fn resolve_system_for(
             let by = if extended { "extended mode" } else { "the reference model" };
             Error::invalid(field::SYSTEM, &s.id, format!("cannot be used by {by}: {other}"))
         }
-    })?;
-    Ok((s, mapped))
+    })
 }
 
 /// A catalog lookup's [`Error::UnknownName`] as an error at the form field `field` (`model` or

@@ -3,6 +3,7 @@
 //! wants next to them.
 //!
 //! * [`choices`]: the models and systems to pick from, reference presets first, unusable ones marked;
+//! * [`entries`]: the catalogs ids resolve against: built-in plus the user's own entries;
 //! * [`inputs`]: the scenario as the page's fields hold it (text), validated field by field
 //!   into an [`ExploreSpec`]; every rejected field is an [`crate::Error`] naming it;
 //! * [`task`]: [`ExploreSearch`], a resumable search over several strategies (one
@@ -14,7 +15,8 @@
 //! * [`own`]: "try your own configuration": a typed configuration evaluated even when it is not in
 //!   the top list, with how far over memory it is or which rule it breaks;
 //! * [`layers`]: the drill-down of one configuration, layer by layer;
-//! * [`code`]: a compact, URL-safe text form of a configuration (`2d.dp4.tp8x1.pp128.mbs1.nb16.nv8x1x1x1`);
+//! * [`code`]: a compact, URL-safe text form of a configuration (`2d.dp4.tp8x1.pp128.mbs1.nb16.nv8x1x1x1`),
+//!   re-exported from [`crate::search::code`] (the result row's `config` column);
 //! * [`export`]: CSV and JSON of result lists;
 //! * [`saved`]: the versioned format of scenarios saved in browser storage;
 //! * [`mode`]: the scenario in reference or extended mode (searches, full evaluations, MFU's
@@ -23,7 +25,7 @@
 //! Units: as in the rest of the crate (seconds, GB, TFLOP, TFLOP/s), plus days for training time.
 
 pub mod choices;
-pub mod code;
+pub mod entries;
 pub mod export;
 pub mod inputs;
 pub mod layers;
@@ -35,7 +37,11 @@ pub mod report;
 pub mod saved;
 pub mod task;
 
+/// The text form of a configuration lives with the result row ([`crate::search::code`]).
+pub use crate::search::code;
+
 pub use code::{format_candidate, parse_candidate};
+pub use entries::UserEntries;
 pub use inputs::{ExploreFields, ExploreSpec};
 pub use merge::{StrategyOutcome, merge};
 pub use metrics::{MemoryFit, model_flops_utilisation, training_days};

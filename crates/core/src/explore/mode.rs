@@ -10,7 +10,7 @@
 //! the reference's layer counts.
 
 use super::inputs::{ExploreSpec, field};
-use crate::catalog::{self, MappingOptions};
+use crate::catalog::MappingOptions;
 use crate::extended::sparsity::no_effect_note;
 use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, Hardware, Workload};
 use crate::mode::{ModelMode, SUMMA_UNSUPPORTED};
@@ -82,12 +82,14 @@ impl ExploreSpec {
         self.extended = None;
         let ModelMode::Extended(options) = mode else { return Ok(self) };
         options.validate()?;
-        let model = catalog::find_model(&self.model_id)?;
+        // The entries the scenario was resolved with (built-in or the user's), and its mapping
+        // choices with the domain size in force.
+        let model = &self.model_entry;
         let workload = Workload::from_catalog(model).map_err(|e| {
             Error::invalid(field::MODEL, &self.model_id, format!("cannot be used by extended mode: {e}"))
         })?;
-        let sys = catalog::find_system(&self.system_id)?;
-        let opts = MappingOptions { domain_size: Some(self.system.nvlink_size), ..MappingOptions::default() };
+        let sys = &self.system_entry;
+        let opts = MappingOptions { domain_size: Some(self.system.nvlink_size), ..self.mapping };
         let hardware =
             Hardware::from_catalog(sys, options.precision, options.measured_ceiling, &opts).map_err(|e| {
                 match e.field() {

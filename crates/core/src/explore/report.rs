@@ -6,7 +6,7 @@ use super::inputs::ExploreSpec;
 use super::metrics::{MemoryFit, model_flops_utilisation, training_days};
 use crate::catalog::TrainingBudget;
 use crate::reference::{Candidate, Evaluation, Totals, model_summary_on};
-use crate::search::Ranked;
+use crate::search::{Execution, Ranked, ResultRow};
 use crate::{Error, Strategy};
 
 pub use crate::search::{MemoryPart, TimePart};
@@ -66,9 +66,17 @@ pub struct ReportContext {
     pub capacity_gb: f64,
     /// Global batch [samples].
     pub global_batch: u64,
+    /// The scenario, in extended mode (to name the execution of a configuration evaluated on its
+    /// own, as its search would choose it).
+    pub extended_scenario: Option<Box<ExploreSpec>>,
 }
 
 impl ReportContext {
+    /// The execution extended mode's search chooses for `c` (`None` in reference mode).
+    pub fn execution_of(&self, c: &Candidate) -> Option<Execution> {
+        self.extended_scenario.as_ref().and_then(|s| s.best_execution(c))
+    }
+
     /// The context of a validated scenario, in its mode (model FLOPs as that mode counts them,
     /// the peak at its precision, its memory limit).
     pub fn new(spec: &ExploreSpec) -> Result<ReportContext, Error> {
@@ -87,6 +95,7 @@ impl ReportContext {
             peak_matrix_tflops: spec.peak_matrix_tflops(),
             capacity_gb: spec.capacity_gb(),
             global_batch: spec.global_batch,
+            extended_scenario: spec.extended.as_ref().map(|_| Box::new(spec.clone())),
         })
     }
 }
@@ -110,25 +119,35 @@ pub struct ConfigReport {
     pub memory: MemoryFit,
     /// Every stats value of the iteration.
     pub totals: Totals,
+    /// The execution (extended mode: recomputation, ZeRO/FSDP, interleaving) it is priced with.
+    pub execution: Option<Execution>,
 }
 
 impl ConfigReport {
     /// The report of a ranked search result.
     pub fn of_ranked(ctx: &ReportContext, r: &Ranked) -> ConfigReport {
-        Self::build(ctx, &r.candidate, r.throughput_samples_per_s, r.mem_gb, &r.totals)
+        let execution = r.execution.or_else(|| ctx.execution_of(&r.candidate));
+        Self::build(ctx, &r.candidate, r.throughput_samples_per_s, r.mem_gb, &r.totals, execution)
     }
 
     /// The report of a full evaluation.
     pub fn of_evaluation(ctx: &ReportContext, e: &Evaluation) -> ConfigReport {
-        Self::build(ctx, &e.candidate, e.throughput_samples_per_s, e.mem_gb, &e.totals)
+        Self::build(ctx, &e.candidate, e.throughput_samples_per_s, e.mem_gb, &e.totals, None)
     }
 
     /// The report of candidate `c` from its evaluation in either mode.
     pub fn of_detail(ctx: &ReportContext, c: &Candidate, d: &super::mode::Detail) -> ConfigReport {
-        Self::build(ctx, c, d.throughput_samples_per_s(), d.mem_gb(), d.totals())
+        Self::build(ctx, c, d.throughput_samples_per_s(), d.mem_gb(), d.totals(), ctx.execution_of(c))
     }
 
-    fn build(ctx: &ReportContext, c: &Candidate, throughput: f64, mem_gb: f64, totals: &Totals) -> ConfigReport {
+    fn build(
+        ctx: &ReportContext,
+        c: &Candidate,
+        throughput: f64,
+        mem_gb: f64,
+        totals: &Totals,
+        execution: Option<Execution>,
+    ) -> ConfigReport {
         ConfigReport {
             candidate: *c,
             microbatches: c.microbatches(ctx.global_batch),
@@ -138,6 +157,21 @@ impl ConfigReport {
             mfu: model_flops_utilisation(ctx.flops_per_sample_tflop, throughput, c.n_gpus(), ctx.peak_matrix_tflops),
             memory: MemoryFit { used_gb: mem_gb, capacity_gb: ctx.capacity_gb },
             totals: *totals,
+            execution,
+        }
+    }
+
+    /// The result row of this configuration (the shape every export writes).
+    pub fn row(&self) -> ResultRow {
+        ResultRow {
+            candidate: self.candidate,
+            dims: self.candidate.dims(self.microbatches * self.candidate.dp * self.candidate.mbs),
+            throughput_samples_per_s: self.throughput_samples_per_s,
+            time_per_iteration_s: self.time_per_step_s,
+            mem_gb: self.memory.used_gb,
+            time_s: self.time_parts(),
+            memory_gb: self.memory_parts(),
+            execution: self.execution,
         }
     }
 

@@ -1,41 +1,15 @@
-//! One transformer block on one device for one micro-batch: its matmuls (Q/K/V, output
-//! projection, MLP with or without gate), flash attention (causal or full), element-wise traffic,
-//! tensor-parallel collectives, the context-parallel K/V ring, its parameters and the activations it
-//! keeps for the backward pass.
-//!
-//! Counting conventions (each a correction of the reference, spec §9):
-//! * a matmul `(m×k)·(k×n)` costs `2·m·k·n` FLOPs (Q11: the reference counts `k + (k−1)` per
-//!   output); its backward is two matmuls of the same size (input and weight gradients);
-//! * flash attention's forward is `4·b·s_q·s_k·a·d` FLOPs (logits and attend), halved by a causal
-//!   mask (Q15); its backward is 2.5× the forward (it recomputes the logits, then forms the
-//!   gradients of P, V, Q and K: five matmuls against two), which already contains the
-//!   recomputation the reference adds on top;
-//! * softmax and dropout inside the fused kernel are not priced separately (Q6's `R_mat/R_vec`
-//!   inflation is dropped: they overlap with the matmuls in flash attention);
-//! * element-wise work (two norms, two residual adds with bias and dropout fused, the MLP
-//!   activation, FP8 casts) is priced by its HBM traffic; its backward moves twice the forward's.
+//! One transformer block on one device for one micro-batch, summed from its operations
+//! ([`super::ops`]): forward and backward passes, the recomputation's extra work, parameters and
+//! the activations kept for the backward pass under each recomputation policy. The counting
+//! conventions are documented with the operations.
 
 use super::layout::Layout;
-use super::options::{ExtendedOptions, Recompute};
+use super::ops::{OpKind, Operation, operations};
+use super::options::Recompute;
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
-use crate::reference::collective::CollectiveKind;
 
-/// Element traffic of one token's element-wise work outside the MLP activation, in multiples of
-/// the width `h`: two norms (read `h`, write `h` each) and two residual adds with the bias and
-/// dropout of the preceding projection fused (read two `h`, write one each).
-const TOKENWISE_ELEMENTS_PER_H: f64 = 2.0 * 2.0 + 2.0 * 3.0;
-
-/// Backward element-wise traffic relative to the forward (each op reads its output gradient and
-/// its saved input and writes its input gradient).
-const BACKWARD_TRAFFIC_FACTOR: f64 = 2.0;
-
-/// Flash attention's backward FLOPs relative to its forward: five matmuls (logits recomputed,
-/// gradients of P, V, Q, K) against two.
-pub const FLASH_BACKWARD_FACTOR: f64 = 2.5;
-
-/// Extra bytes per element of an FP8 cast: read the 16-bit tensor, write one byte.
-const FP8_CAST_BYTES: f64 = 1.0;
+pub use super::ops::FLASH_BACKWARD_FACTOR;
 
 /// The cost of one block on one device for one micro-batch.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -50,8 +24,12 @@ pub struct BlockCost {
     pub parameters: f64,
     /// Activations kept for the backward pass without recomputation [B].
     pub activation_bytes: f64,
+    /// Activations kept with selective recomputation [B].
+    pub selective_bytes: f64,
     /// The block's input, all that full recomputation keeps [B].
     pub input_bytes: f64,
+    /// Parameters of the block's linear layers (matmuls) on this device [count].
+    pub linear_parameters: f64,
 }
 
 impl BlockCost {
@@ -69,123 +47,35 @@ impl BlockCost {
     pub fn kept_bytes(&self, recompute: Recompute) -> f64 {
         match recompute {
             Recompute::Full => self.input_bytes,
-            // With flash attention no score matrix is stored, so selective recomputation (which
-            // drops exactly that) keeps the same tensors as none.
-            Recompute::None | Recompute::Selective => self.activation_bytes,
+            Recompute::Selective => self.selective_bytes,
+            Recompute::None => self.activation_bytes,
         }
     }
+
+    /// The sums of a list of operations under the recomputation policy `recompute`.
+    pub fn of_operations(ops: &[Operation], recompute: Recompute) -> BlockCost {
+        let mut c = BlockCost::default();
+        for op in ops {
+            c.fwd += op.fwd;
+            c.bwd += op.bwd;
+            if op.recomputed(recompute) {
+                c.recompute += op.fwd;
+            }
+            c.parameters += op.parameters;
+            c.activation_bytes += op.kept.none;
+            c.selective_bytes += op.kept.selective;
+            c.input_bytes += op.kept.full;
+            if op.kind == OpKind::Matmul {
+                c.linear_parameters += op.parameters;
+            }
+        }
+        c
+    }
 }
 
-/// Prices one block (see the module documentation).
+/// Prices one block: the sums of its [`operations`].
 pub fn block_cost(w: &Workload, layout: &Layout, p: &Pricing) -> BlockCost {
-    let o: &ExtendedOptions = p.opts;
-    let tp = layout.tp as f64;
-    let tokens = layout.local_tokens(w);
-    let (h, f) = (w.hidden as f64, w.ffn_hidden as f64);
-    let q_w = w.q_width() as f64;
-    let kv_w = w.kv_width(o.grouped_query_attention) as f64;
-    // K/V heads are split over tp while there are enough of them, replicated otherwise.
-    let kv_local = (kv_w / tp).max(w.head_dim as f64);
-    let gates = w.mlp_in_matrices(o.gated_mlp) as f64;
-    let es = p.hw.element_bytes;
-
-    // Matmuls of the linear layers (column-parallel in, row-parallel out).
-    // With unstructured weight sparsity on a part that skips zeros, their FLOPs scale by the
-    // density (see `super::sparsity`); the backward's two matmuls per weight scale alike.
-    let linear_fwd = p.weight_linear(tokens, h, (q_w + 2.0 * kv_w) / tp)
-        + p.weight_linear(tokens, q_w / tp, h)
-        + p.weight_linear(tokens, h, gates * f / tp)
-        + p.weight_linear(tokens, f / tp, h);
-
-    // Flash attention: queries of this device's sequence shard against all keys.
-    let (mbs, s) = (layout.mbs as f64, w.seq_len as f64);
-    let s_q = s / layout.cp as f64;
-    let heads_local = (w.heads as f64 / tp).max(1.0);
-    let mask = if o.causal { 0.5 } else { 1.0 };
-    let att_tflop = 4.0 * mbs * s_q * s * heads_local * w.head_dim as f64 * mask * 1e-12;
-    let att_bytes = (2.0 * tokens * q_w / tp + 2.0 * mbs * s * kv_local) * es;
-    let att_fwd = p.attention(att_tflop, att_bytes);
-    let att_bwd = p.attention(att_tflop * FLASH_BACKWARD_FACTOR, att_bytes * FLASH_BACKWARD_FACTOR);
-
-    // Element-wise traffic; with sequence parallelism the token-wise part runs on 1/tp of the tokens.
-    let tokenwise = if o.sequence_parallel { tokens / tp } else { tokens };
-    let mut ew_bytes = TOKENWISE_ELEMENTS_PER_H * h * tokenwise * es + (gates + 1.0) * f / tp * tokens * es;
-    if p.hw.operand_bytes < es {
-        // FP8: the inputs of the four matmuls are cast (weights are cast once and cached).
-        ew_bytes += (2.0 * h + q_w / tp + f / tp) * tokens * (es + FP8_CAST_BYTES);
-    }
-    let ew_fwd = p.elementwise(ew_bytes);
-    let ew_bwd = p.elementwise(ew_bytes * BACKWARD_TRAFFIC_FACTOR);
-
-    // Tensor parallelism: per pass two all-gathers and two reduce-scatters of the block's
-    // activations (sequence parallel), or two all-reduces of the same volume (without).
-    let tp_pass = if layout.tp > 1 {
-        let v = tokens * h * es * 1e-9;
-        let (g, share) = (layout.tp, layout.placement.tp);
-        2.0 * (p.collective(CollectiveKind::AllGather, v, g, share)
-            + p.collective(CollectiveKind::ReduceScatter, v, g, share))
-    } else {
-        0.0
-    };
-
-    let (cp_fwd, cp_bwd) = context_parallel(w, layout, p, kv_local, att_fwd.compute_s, att_bwd.compute_s);
-
-    let fwd = linear_fwd + att_fwd + ew_fwd + Pass { tp_comm_s: tp_pass, cp_comm_s: cp_fwd, ..Pass::default() };
-    let bwd =
-        linear_fwd.times(2.0) + att_bwd + ew_bwd + Pass { tp_comm_s: tp_pass, cp_comm_s: cp_bwd, ..Pass::default() };
-    let recompute = if o.recompute == Recompute::Full { fwd } else { Pass::default() };
-
-    // Activations kept (flash attention: no score matrix): norm inputs, Q/K/V, attention output,
-    // MLP input, MLP pre-activation(s) and activation output, per token.
-    let per_token_tokenwise = 3.0 * h; // first norm input, second norm input, MLP input
-    let per_token_sharded = h + q_w / tp + 2.0 * kv_local + q_w / tp + (gates + 1.0) * f / tp;
-    let sp = if o.sequence_parallel { tp } else { 1.0 };
-    let activation_bytes = (per_token_tokenwise / sp + per_token_sharded) * tokens * es;
-    let input_bytes = h / sp * tokens * es;
-
-    BlockCost {
-        fwd,
-        bwd,
-        recompute,
-        parameters: w.block_parameters(o.grouped_query_attention, o.gated_mlp) / tp,
-        activation_bytes,
-        input_bytes,
-    }
-}
-
-/// Exposed context-parallel time of one block (forward, backward) [s].
-///
-/// Ring (default): `cp − 1` steps, each passing this device's K/V chunk (forward) or K/V and their
-/// gradients (backward) to the next rank while attending to the chunk at hand; a step exposes only
-/// the transfer time beyond one chunk's attention compute. Off: the reference's pricing, an
-/// all-gather of K and V (plus a reduce-scatter of their gradients backward) without overlap. A
-/// ring crossing fast domains runs at the slow tier.
-fn context_parallel(
-    w: &Workload,
-    layout: &Layout,
-    p: &Pricing,
-    kv_local: f64,
-    att_fwd_s: f64,
-    att_bwd_s: f64,
-) -> (f64, f64) {
-    let cp = layout.cp;
-    if cp <= 1 {
-        return (0.0, 0.0);
-    }
-    let es = p.hw.element_bytes;
-    let chunk_gb = 2.0 * layout.mbs as f64 * (w.seq_len / cp) as f64 * kv_local * es * 1e-9;
-    if p.opts.cp_ring_overlap {
-        let fast = layout.placement.cp == cp;
-        let steps = (cp - 1) as f64;
-        let fwd = steps * (p.p2p(chunk_gb, fast) - att_fwd_s / cp as f64).max(0.0);
-        let bwd = steps * (p.p2p(2.0 * chunk_gb, fast) - att_bwd_s / cp as f64).max(0.0);
-        (fwd, bwd)
-    } else {
-        let full = chunk_gb * cp as f64;
-        let share = layout.placement.cp;
-        let gather = p.collective(CollectiveKind::AllGather, full, cp, share);
-        (gather, gather + p.collective(CollectiveKind::ReduceScatter, full, cp, share))
-    }
+    BlockCost::of_operations(&operations(w, layout, p), p.opts.recompute)
 }
 
 #[cfg(test)]
@@ -193,6 +83,7 @@ mod tests {
     use super::*;
     use crate::SystemParams;
     use crate::extended::hardware::Hardware;
+    use crate::extended::options::ExtendedOptions;
 
     fn gpt(seq: u64) -> Workload {
         Workload {
@@ -208,6 +99,7 @@ mod tests {
             moe: None,
             mla: None,
             mtp_layers: 0,
+            tied_embeddings: false,
         }
     }
 

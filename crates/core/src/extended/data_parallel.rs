@@ -6,9 +6,11 @@
 //! the first block's collective is exposed in full and each other block exposes only the part
 //! longer than one block's pass: `c + (n − 1)·max(c − t_block, 0)`.
 //!
-//! Patterns (parameters and gradients communicated in the stored element size, 2 B in mixed
-//! precision: the default of Megatron-core's `grad_reduce_in_fp32 = False`, DeepSpeed's FP16 and
-//! FSDP's parameter-dtype reduction):
+//! Patterns (parameters gathered in the stored 16-bit type; gradients reduced at the width of
+//! [`ExtendedOptions::grad_reduce`]: by default FP32 for BF16 training — Megatron-LM sets
+//! `accumulate_allreduce_grads_in_fp32` whenever `--bf16` is given, torchtitan's FSDP2 policy has
+//! `reduce_dtype=float32` — and FP16 for FP16 training and for pure-BF16 runs without master
+//! weights):
 //! * ZeRO-0: one all-reduce of the gradients per iteration, overlapped with the last micro-batch's
 //!   backward;
 //! * ZeRO-1/2: a reduce-scatter of the gradients (last backward) and an all-gather of the updated
@@ -19,12 +21,23 @@
 //!   shards are also all-reduced across groups once per iteration.
 //!
 //! The replica group is `dp·cp` (context-parallel ranks hold the same weights); its fast share is
-//! `nv_dp·nv_cp`. A shard group holds the innermost `z` of those ranks.
+//! `nv_dp·nv_cp`. A shard group holds the innermost `z` of those ranks. On torus parts (TPU) a
+//! ZeRO-3/FSDP group without a stated size shards inside the ICI slice and replicates across
+//! slices (MaxText's defaults `ici_fsdp_parallelism = -1`, `dcn_data_parallelism = -1`): sharded
+//! data parallelism never runs its per-block gathers over the data-centre network.
+//!
+//! Collectives of groups spanning several fast domains use every NIC of a domain at once (the
+//! two-tier ring's case 9), for ZeRO-3/FSDP as for ZeRO-1/2: NCCL builds one ring or tree channel
+//! per NIC (rail) for all-gathers and reduce-scatters alike, so the per-block gathers of FSDP are
+//! not limited to one NIC per device. [`ExtendedOptions::zero3_per_nic`] keeps the former
+//! one-NIC pricing as an option.
 
+use super::hardware::Hardware;
 use super::layout::Layout;
-use super::options::{ExtendedOptions, Sharding};
+use super::options::{ExtendedOptions, GradReduce, OptimizerStates, Sharding};
 use super::pricing::Pricing;
 use crate::Error;
+use crate::catalog::Precision;
 use crate::reference::collective::CollectiveKind;
 
 /// Bytes of one gradient element kept between the backward pass and the optimizer (FP32 main
@@ -73,9 +86,34 @@ impl DpGroups {
         Ok(DpGroups { replicas, replicas_fast, shard, shard_fast: gcd(shard, replicas_fast) })
     }
 
+    /// The groups of `layout` under `opts` on `hw`: [`Self::of`], except that on a torus part a
+    /// ZeRO-3/FSDP group of unstated size shards inside the fast (ICI) domain (module docs).
+    pub fn on(layout: &Layout, opts: &ExtendedOptions, hw: &Hardware) -> Result<DpGroups, Error> {
+        let mut g = DpGroups::of(layout, opts)?;
+        if hw.torus && opts.sharding == Sharding::Zero3 && opts.shard_group.is_none() {
+            g.shard = g.replicas_fast.max(1);
+            g.shard_fast = g.shard;
+        }
+        Ok(g)
+    }
+
     /// Shard groups per replica group (1 unless hybrid).
     pub fn shard_groups(&self) -> u64 {
         self.replicas / self.shard
+    }
+}
+
+/// Bytes per gradient element in the data-parallel reduction [B] (see
+/// [`ExtendedOptions::grad_reduce`]).
+pub fn grad_reduce_bytes(hw: &Hardware, opts: &ExtendedOptions) -> f64 {
+    match opts.grad_reduce {
+        GradReduce::Fp32 => 4.0,
+        GradReduce::Param => hw.element_bytes,
+        GradReduce::Auto => {
+            let sixteen_bit_grads =
+                hw.attention_precision == Precision::Fp16 || opts.optimizer_states == OptimizerStates::PureBf16;
+            if sixteen_bit_grads { hw.element_bytes } else { 4.0_f64.max(hw.element_bytes) }
+        }
     }
 }
 
@@ -113,8 +151,7 @@ pub fn data_parallel_cost(
     }
     let per_block = parameters / blocks as f64;
     let params_gb = per_block * p.hw.element_bytes * 1e-9;
-    // Gradients are reduced in the stored 16-bit precision (Megatron-core's and FSDP's default).
-    let grads_gb = per_block * p.hw.element_bytes * 1e-9;
+    let grads_gb = per_block * grad_reduce_bytes(p.hw, p.opts) * 1e-9;
     let (r, rf) = (groups.replicas, groups.replicas_fast);
     let c = |kind, v, g, s| p.collective(kind, v, g, s);
     // ZeRO-3 collectives of a group spanning domains: each device through its own NIC (spec §2.4

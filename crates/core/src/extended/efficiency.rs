@@ -5,10 +5,15 @@
 //!   FLOP/s* (MAMF: best-shape BF16/FP8 `torch.matmul`, S. Bekman's ML Engineering book). It is the
 //!   rate a real GEMM can reach on that part, not the datasheet peak: 0.87 of peak on A100, 0.80 on
 //!   H100 (BF16), 0.71 on H100 (FP8). FP16 uses the BF16 measurement (same tensor-core rate on
-//!   every part measured). A part or precision without a measurement (TPUs, V100, FP32/TF32) uses
-//!   its datasheet peak: the measured ratios of GPUs (0.51–0.97 of peak) say nothing about other
-//!   architectures, and the TPU training runs of the validation set sustain about 0.8 of peak in
-//!   hardware FLOPs — more than the GPUs' median ratio, which therefore cannot be their ceiling.
+//!   every part measured). A measurement of one precision is never mixed with another precision's
+//!   peak: a precision the part was not measured at gets the part's measured ceiling/peak ratio
+//!   (BF16's first) times that precision's peak (MI300X FP8 = 668.4 × 2614.9/1307.4, not the FP8
+//!   peak); a part without any measurement gets the ratio of a part with identical datasheet peaks
+//!   (same silicon: H200 and H800 get H100 SXM's, so H200 never beats H100 on BF16). Parts with
+//!   neither (TPUs, V100) use their datasheet peak: the measured ratios of GPUs (0.51–0.97 of
+//!   peak) say nothing about other architectures, and the TPU training runs of the validation set
+//!   sustain about 0.8 of peak in hardware FLOPs — more than the GPUs' median ratio, which
+//!   therefore cannot be their ceiling.
 //! * **Efficiencies `η` and `η_att`** ([`Efficiency::FITTED`]): the fractions of that ceiling a
 //!   whole training step sustains in the matmuls of its linear layers and of its flash attention
 //!   (shapes that are not the best shape, kernel launch gaps and tails, clocks under sustained
@@ -26,24 +31,49 @@ use crate::catalog::{CatalogSystem, Precision};
 
 /// `η`: fraction of the matmul ceiling sustained by the linear layers of a training step, fitted
 /// once on `data/measured-training-runs.json` (see the module documentation).
-pub const FITTED_MATMUL_EFFICIENCY: f64 = 0.728;
+pub const FITTED_MATMUL_EFFICIENCY: f64 = 1.0;
 
 /// `η_att`: the same fraction for the matmuls of flash attention, fitted jointly with `η`.
-pub const FITTED_ATTENTION_EFFICIENCY: f64 = 0.401;
+pub const FITTED_ATTENTION_EFFICIENCY: f64 = 0.412;
 
-/// The two fitted efficiencies.
+/// `c` of the GEMM-size factor `Π x/(x + c)` ([`crate::extended::ExtendedOptions::gemm_half_dim`])
+/// [elements], fitted with `η` and `η_att`.
+pub const FITTED_GEMM_HALF_DIM: f64 = 512.0;
+
+/// `c_att` of flash attention's sequence-size factor `s_q/(s_q + c)·s_k/(s_k + c)`
+/// ([`crate::extended::ExtendedOptions::attention_half_seq`]) [tokens], fitted with `η`, `η_att`, `c`.
+pub const FITTED_ATTENTION_HALF_SEQ: f64 = 1024.0;
+
+/// The fitted constants of the time model.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Efficiency {
     /// `η` of the linear layers' matmuls.
     pub matmul: f64,
     /// `η_att` of flash attention.
     pub attention: f64,
+    /// `c` of the GEMM-size factor [elements] (0: no size dependence).
+    pub gemm_half_dim: f64,
+    /// `c_att` of flash attention's sequence-size factor [tokens] (0: no size dependence).
+    pub attention_half_seq: f64,
 }
 
 impl Efficiency {
     /// The constants fitted on the shipped measured runs.
-    pub const FITTED: Efficiency =
-        Efficiency { matmul: FITTED_MATMUL_EFFICIENCY, attention: FITTED_ATTENTION_EFFICIENCY };
+    pub const FITTED: Efficiency = Efficiency {
+        matmul: FITTED_MATMUL_EFFICIENCY,
+        attention: FITTED_ATTENTION_EFFICIENCY,
+        gemm_half_dim: FITTED_GEMM_HALF_DIM,
+        attention_half_seq: FITTED_ATTENTION_HALF_SEQ,
+    };
+}
+
+/// The GEMM-size factor `Π_{x∈m,k,n} x/(x + c)` of a matmul `(m×k)·(k×n)` (1 when `c = 0`; an
+/// infinite dimension contributes 1).
+pub fn gemm_size_factor(m: f64, k: f64, n: f64, c: f64) -> f64 {
+    if c <= 0.0 {
+        return 1.0;
+    }
+    [m, k, n].iter().filter(|x| x.is_finite()).map(|x| x / (x + c)).product()
 }
 
 /// Where a ceiling comes from.
@@ -51,6 +81,12 @@ impl Efficiency {
 pub enum CeilingSource {
     /// The part's measured maximum achievable matmul rate (MAMF) at this precision.
     Measured,
+    /// The part's measurement at another precision, scaled by the datasheet ratio of the two peaks
+    /// (e.g. an FP8 ceiling from a BF16 measurement × FP8 peak / BF16 peak).
+    ScaledFromOtherPrecision,
+    /// The measured ceiling-to-peak ratio of another catalog part with the same datasheet peaks at
+    /// every precision (the same compute silicon: H200 and H800 are H100 SXM silicon).
+    SameSilicon(&'static str),
     /// The datasheet peak: no measurement for this part and precision.
     Unmeasured,
     /// The datasheet peak: measured ceilings switched off.
@@ -59,12 +95,28 @@ pub enum CeilingSource {
 
 impl CeilingSource {
     /// A short description for tables.
-    pub fn describe(&self) -> &'static str {
+    pub fn describe(&self) -> String {
         match self {
-            CeilingSource::Measured => "measured matmul ceiling (MAMF)",
-            CeilingSource::Unmeasured => "datasheet peak (no measured ceiling for this part)",
-            CeilingSource::Peak => "datasheet peak (measured ceilings off)",
+            CeilingSource::Measured => "measured matmul ceiling (MAMF)".to_string(),
+            CeilingSource::ScaledFromOtherPrecision => {
+                "measured matmul ceiling (MAMF) at another precision × the datasheet ratio of the peaks".to_string()
+            }
+            CeilingSource::SameSilicon(id) => format!("measured ceiling/peak ratio of {id} (same compute silicon)"),
+            CeilingSource::Unmeasured => "datasheet peak (no measured ceiling for this part)".to_string(),
+            CeilingSource::Peak => "datasheet peak (measured ceilings off)".to_string(),
         }
+    }
+}
+
+/// The datasheet dense peak of `sys` at `precision` [TFLOP/s], if listed.
+fn peak_at(sys: &CatalogSystem, precision: Precision) -> Option<f64> {
+    let p = &sys.peak_tflops;
+    match precision {
+        Precision::Fp8 => p.fp8,
+        Precision::Bf16 => p.bf16,
+        Precision::Fp16 => p.fp16.or(p.bf16),
+        Precision::Tf32 => p.tf32,
+        Precision::Fp32 => p.fp32_matrix.or(p.fp32_vector),
     }
 }
 
@@ -78,6 +130,36 @@ fn measured_at(sys: &CatalogSystem, precision: Precision) -> Option<f64> {
     }
 }
 
+/// The part's ceiling/peak ratio at `precision` from its own measurements: at that precision, or
+/// else at BF16, else at FP8 (a measured ratio carries over between precisions of one part; a
+/// measurement of one precision is never compared with another precision's peak).
+fn own_ratio(sys: &CatalogSystem, precision: Precision) -> Option<(f64, CeilingSource)> {
+    if let (Some(m), Some(pk)) = (measured_at(sys, precision), peak_at(sys, precision)) {
+        return Some((m / pk, CeilingSource::Measured));
+    }
+    [Precision::Bf16, Precision::Fp8].into_iter().find_map(|q| {
+        let (m, pk) = (measured_at(sys, q)?, peak_at(sys, q)?);
+        (pk > 0.0).then_some((m / pk, CeilingSource::ScaledFromOtherPrecision))
+    })
+}
+
+/// Another catalog part with the same vendor and the same datasheet peaks at every precision
+/// (same compute silicon) that has a measurement.
+fn same_silicon(sys: &CatalogSystem) -> Option<&'static CatalogSystem> {
+    let key = |s: &CatalogSystem| {
+        let p = &s.peak_tflops;
+        (p.bf16, p.fp16, p.fp8, p.tf32)
+    };
+    let any_peak = |s: &CatalogSystem| key(s).0.is_some() || key(s).1.is_some();
+    crate::catalog::systems().iter().find(|o| {
+        o.id != sys.id
+            && o.vendor == sys.vendor
+            && any_peak(sys)
+            && key(o) == key(sys)
+            && o.measured_matmul_tflops.as_ref().is_some_and(|m| m.bf16.is_some() || m.fp8.is_some())
+    })
+}
+
 /// The median of a list (sorted in place); `None` when empty.
 pub fn median(v: &mut [f64]) -> Option<f64> {
     if v.is_empty() {
@@ -89,7 +171,9 @@ pub fn median(v: &mut [f64]) -> Option<f64> {
 }
 
 /// The achievable matmul rate [TFLOP/s] of `sys` at `precision` given its datasheet peak there, and
-/// where it comes from.
+/// where it comes from. In order: the part's measurement at this precision; its measured
+/// ceiling/peak ratio at another precision applied to this precision's peak; the measured ratio
+/// of a part with the same silicon; the peak. Never above the peak.
 pub fn ceiling(
     sys: Option<&CatalogSystem>,
     precision: Precision,
@@ -99,9 +183,17 @@ pub fn ceiling(
     if !measured {
         return (peak_tflops, CeilingSource::Peak);
     }
-    match sys.and_then(|s| measured_at(s, precision)) {
+    let Some(sys) = sys else { return (peak_tflops, CeilingSource::Unmeasured) };
+    if let Some(m) = measured_at(sys, precision) {
         // A measurement above the peak it is compared with would be a catalog error: keep the peak.
-        Some(m) => (m.min(peak_tflops), CeilingSource::Measured),
+        return (m.min(peak_tflops), CeilingSource::Measured);
+    }
+    let ratio = own_ratio(sys, precision).or_else(|| {
+        let o = same_silicon(sys)?;
+        own_ratio(o, precision).map(|(r, _)| (r, CeilingSource::SameSilicon(o.id.as_str())))
+    });
+    match ratio {
+        Some((r, src)) => ((r * peak_tflops).min(peak_tflops), src),
         None => (peak_tflops, CeilingSource::Unmeasured),
     }
 }
@@ -118,7 +210,20 @@ mod tests {
         assert_eq!(ceiling(Some(h100), Precision::Fp16, 989.4, true), (794.5, CeilingSource::Measured));
         assert_eq!(ceiling(Some(h100), Precision::Fp8, 1978.9, true).0, 1402.6);
         assert_eq!(ceiling(Some(h100), Precision::Bf16, 989.4, false), (989.4, CeilingSource::Peak));
-        assert_eq!(ceiling(Some(h100), Precision::Tf32, 494.7, true), (494.7, CeilingSource::Unmeasured));
+        // TF32: H100's BF16 ratio 794.5/989.4 on the TF32 peak.
+        let (c, src) = ceiling(Some(h100), Precision::Tf32, 494.7, true);
+        assert!((c - 494.7 * 794.5 / 989.4).abs() < 1e-9 && src == CeilingSource::ScaledFromOtherPrecision);
+        // H200: measured at FP8 only; its BF16 ceiling is that ratio on the BF16 peak, never the
+        // BF16 peak, and not above H100's on the same silicon.
+        let h200 = catalog::find_system("nvidia_h200_sxm_141gb").unwrap();
+        let (c, src) = ceiling(Some(h200), Precision::Bf16, 989.4, true);
+        assert!(c <= 794.5 + 1e-9, "{c}");
+        assert_ne!(src, CeilingSource::Unmeasured);
+        // MI300X: measured at BF16 only; FP8 = 668.4 × 2614.9 / 1307.4 (2× its BF16, not 3.9×).
+        let mi300x = catalog::find_system("amd_mi300x").unwrap();
+        let (c, src) = ceiling(Some(mi300x), Precision::Fp8, 2614.9, true);
+        assert!((c - 668.4 * 2614.9 / 1307.4).abs() < 1e-9, "{c}");
+        assert_eq!(src, CeilingSource::ScaledFromOtherPrecision);
         let v5e = catalog::find_system("google_tpu_v5e").unwrap();
         assert_eq!(ceiling(Some(v5e), Precision::Bf16, 197.0, true), (197.0, CeilingSource::Unmeasured));
         assert_eq!(ceiling(None, Precision::Bf16, 312.0, true), (312.0, CeilingSource::Unmeasured));

@@ -13,9 +13,11 @@
 //! exposed tensor- **and context-**parallel communication; `t_dp_comm` = exposed data-parallel
 //! communication (ZeRO-3 per micro-batch plus per iteration); `t_pp_comm` = stage messages;
 //! `t_bubble` = the pipeline bubble; `flops_per_gpu` = hardware FLOPs executed (causal, with
-//! recomputation); `mem` = the busiest-memory device including the framework margin
-//! ([`Breakdown::overhead_gb`]), `wts_mem`/`wts_grad_mem`/`wts_optimizer_states_mem`/`acts_mem`
-//! its parts (`acts_mem` holds the activations plus the margin, so the four add up to `mem`).
+//! recomputation); `mem` = the device-level memory (nvidia-smi's figure) of the stage with the
+//! most ([`super::memory`]), `wts_mem`/`wts_grad_mem`/`wts_optimizer_states_mem`/`acts_mem` its
+//! parts (`acts_mem` holds the activations, logits and the overheads
+//! [`Breakdown::overhead_gb`], so the four add up to `mem`); the named parts and the allocated
+//! and reserved figures are in [`ExtendedEvaluation::memory_estimate`].
 
 use std::collections::HashMap;
 
@@ -24,7 +26,7 @@ use super::data_parallel::{DpCost, DpGroups, data_parallel_cost};
 use super::hardware::Hardware;
 use super::head::{EndCost, embedding_cost, head_cost};
 use super::layout::Layout;
-use super::memory::{DeviceLoad, DeviceMemory, device_memory, first_stage_in_flight};
+use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
 use super::moe::evaluate::{MoeBreakdown, MoeParts, assemble_moe, moe_parts};
 use super::moe::experts::{ExpertLayout, expert_choices};
 use super::options::ExtendedOptions;
@@ -50,7 +52,7 @@ pub struct Breakdown {
     pub t_optimizer_s: f64,
     /// ZeRO-3 collectives exposed per micro-batch (all micro-batches), part of `t_dp_comm` [s].
     pub t_zero3_s: f64,
-    /// Framework memory margin, part of `mem` [GB].
+    /// Allocator fragmentation, CUDA context and NCCL buffers (device − allocated), part of `mem` [GB].
     pub overhead_gb: f64,
     /// Micro-batches per iteration.
     pub microbatches: u64,
@@ -80,8 +82,10 @@ pub struct ExtendedEvaluation {
     pub breakdown: Breakdown,
     /// Data-parallel exposure.
     pub dp: DpCost,
-    /// Memory of the device with the most.
+    /// Memory of the device with the most, in the reference's four columns plus overheads.
     pub memory: DeviceMemory,
+    /// The same memory as named parts with the three measured figures.
+    pub memory_estimate: MemoryEstimate,
     /// `G / t` [samples/s].
     pub throughput_samples_per_s: f64,
     /// `G · seq / t` [tokens/s].
@@ -96,6 +100,35 @@ pub struct ExtendedEvaluation {
 }
 
 impl ExtendedEvaluation {
+    /// An evaluation of `w` under `layout` from its iteration totals and memory estimate (dense and
+    /// MoE models): rates from `totals.t`, feasibility against `capacity_gb`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn assembled(
+        w: &Workload,
+        layout: &Layout,
+        capacity_gb: f64,
+        totals: Totals,
+        breakdown: Breakdown,
+        dp: DpCost,
+        memory_estimate: MemoryEstimate,
+        moe: Option<MoeBreakdown>,
+    ) -> ExtendedEvaluation {
+        let g = layout.global_batch as f64;
+        let mem = memory_estimate.device_gb;
+        ExtendedEvaluation {
+            totals,
+            breakdown,
+            dp,
+            memory: DeviceMemory::of(&memory_estimate),
+            memory_estimate,
+            throughput_samples_per_s: g / totals.t,
+            tokens_per_s: g * w.seq_len as f64 / totals.t,
+            mem_gb: mem,
+            feasible: mem <= capacity_gb,
+            moe,
+        }
+    }
+
     /// The headline numbers in the reference's [`Outcome`] shape.
     pub fn outcome(&self) -> Outcome {
         Outcome {
@@ -119,6 +152,18 @@ fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
     Parts { block: block_cost(w, layout, p), embedding: embedding_cost(w, layout, p), head: head_cost(w, layout, p) }
 }
 
+/// Transformer Engine's FP8 weight casts of one iteration [s]: each linear layer's weight is cast
+/// once (at the first micro-batch) into an FP8 copy and an FP8 transpose, kept for the others —
+/// read 2 B, write 2 × 1 B per parameter. Zero outside FP8 or with torchao (priced per
+/// micro-batch among the block's operations).
+pub(crate) fn fp8_weight_cast_s(p: &Pricing, linear_parameters: f64) -> f64 {
+    let fp8 = p.hw.operand_bytes < p.hw.element_bytes;
+    if !fp8 || p.opts.fp8_recipe != crate::extended::Fp8Recipe::TransformerEngine {
+        return 0.0;
+    }
+    p.traffic(linear_parameters * (p.hw.element_bytes + 2.0 * super::ops::FP8_CAST_BYTES))
+}
+
 /// Evaluates one configuration (validates workload, options and layout first).
 pub fn evaluate(
     w: &Workload,
@@ -139,7 +184,7 @@ fn check(w: &Workload, hw: &Hardware, layout: &Layout, opts: &ExtendedOptions) -
     w.validate()?;
     opts.validate()?;
     layout.validate(w, hw.domain_size(), opts.uneven_stages)?;
-    DpGroups::of(layout, opts)?;
+    DpGroups::on(layout, opts, hw)?;
     Ok(())
 }
 
@@ -155,7 +200,7 @@ struct Device {
 fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result<ExtendedEvaluation, Error> {
     let opts = p.opts;
     let Parts { block, embedding, head } = *parts;
-    let groups = DpGroups::of(layout, opts)?;
+    let groups = DpGroups::on(layout, opts, p.hw)?;
     let stages = split(w.layers, layout.pp);
     let nmb = layout.microbatches();
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
@@ -198,41 +243,14 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
         };
     let dp = data_parallel_cost(&groups, p, busiest.blocks, params_busiest, block.fwd_s(), block.bwd_s());
     let optimizer_shard = if opts.sharding.shards_optimizer() { groups.shard as f64 } else { 1.0 };
-    let t_opt = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER);
+    let t_opt = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER)
+        + fp8_weight_cast_s(p, busiest.blocks as f64 * block.linear_parameters);
 
     let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt;
 
-    // Memory: the first stage holds the most micro-batches; the last holds the head's logits.
-    let in_flight = first_stage_in_flight(nmb, layout.pp, v);
-    let eb = p.hw.element_bytes;
-    let memories = if layout.pp == 1 {
-        vec![device_memory(
-            &block,
-            &DeviceLoad { blocks: stages.first, ends: &[embedding, head], in_flight },
-            &groups,
-            opts,
-            eb,
-        )]
-    } else {
-        vec![
-            device_memory(
-                &block,
-                &DeviceLoad { blocks: stages.first, ends: &[embedding], in_flight },
-                &groups,
-                opts,
-                eb,
-            ),
-            device_memory(
-                &block,
-                &DeviceLoad { blocks: stages.last, ends: &[head], in_flight: 1.0 },
-                &groups,
-                opts,
-                eb,
-            ),
-        ]
-    };
-    let memory = memories.iter().copied().max_by(|a, b| a.total().total_cmp(&b.total())).unwrap_or_default();
-    let mem = memory.total();
+    // Memory: the peak over the stages, device level (what must fit in HBM).
+    let estimate = peak_memory(w, layout, p, &block, &embedding, &head, &groups);
+    let memory = DeviceMemory::of(&estimate);
 
     let pass = busiest.pass;
     let t_zero3 = nmb_f * busiest.zero3_s;
@@ -255,18 +273,7 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
         block_fwd_tflops: block.fwd.tflop / block.fwd.time(),
         block_bwd_tflops: (block.bwd + block.recompute).tflop / (block.bwd + block.recompute).time(),
     };
-    let g = layout.global_batch as f64;
-    Ok(ExtendedEvaluation {
-        totals,
-        breakdown,
-        dp,
-        memory,
-        throughput_samples_per_s: g / t,
-        tokens_per_s: g * w.seq_len as f64 / t,
-        mem_gb: mem,
-        feasible: mem <= p.hw.hbm_capacity_gb,
-        moe: None,
-    })
+    Ok(ExtendedEvaluation::assembled(w, layout, p.hw.hbm_capacity_gb, totals, breakdown, dp, estimate, None))
 }
 
 /// The iteration's time parts, from which [`Totals`] are formed (shared by dense and MoE models).

@@ -36,6 +36,8 @@ pub struct Hardware {
     /// Whether the part skips zero weights of unstructured sparse matmuls (wafer-scale engines;
     /// see [`super::sparsity`]).
     pub unstructured_sparsity: bool,
+    /// Whether the fast domain is a torus of chips (TPU ICI slices) rather than a switched domain.
+    pub torus: bool,
     /// Values not read straight from the catalog, in words.
     pub approximations: Vec<String>,
 }
@@ -90,6 +92,12 @@ impl Hardware {
         let (att_ceiling, _) = efficiency::ceiling(Some(sys), att_p, att.params.matrix_flops_fp16, measured_ceiling);
         let mut approximations: Vec<String> =
             att.approximations.iter().filter(|a| !a.starts_with("fp8:")).cloned().collect();
+        if matches!(mm_src, CeilingSource::ScaledFromOtherPrecision | CeilingSource::SameSilicon(_)) {
+            approximations.push(format!(
+                "matmul ceiling at {precision}: {mm_ceiling:.1} TFLOP/s from the {} (no {precision} measurement)",
+                mm_src.describe()
+            ));
+        }
         if precision == Precision::Fp8 {
             approximations.push(format!(
                 "fp8: linear layers at the FP8 rate; attention, element-wise work and stored tensors in {att_p}"
@@ -105,6 +113,7 @@ impl Hardware {
             approximations,
         );
         hw.unstructured_sparsity = super::sparsity::exploits_unstructured_sparsity(sys);
+        hw.torus = sys.architecture == crate::catalog::Architecture::Torus;
         Ok(hw)
     }
 
@@ -153,6 +162,7 @@ impl Hardware {
             hbm_capacity_gb: p16.hbm_capacity,
             net: Machine::new(p16).net,
             unstructured_sparsity: false,
+            torus: false,
             approximations,
         }
     }
@@ -178,6 +188,12 @@ mod tests {
         assert_eq!(hw.attention_ceiling_tflops, 794.5);
         assert_eq!((hw.element_bytes, hw.operand_bytes), (2.0, 1.0));
         assert_eq!(hw.domain_size(), 8);
+        assert!(!hw.approximations.iter().any(|a| a.starts_with("matmul ceiling")), "{:?}", hw.approximations);
+        // MI300X has no FP8 measurement: its ceiling is its BF16 ratio on the FP8 peak, said so.
+        let mi300x = catalog::find_system("amd_mi300x").unwrap();
+        let mi = Hardware::from_catalog(mi300x, Precision::Fp8, true, &MappingOptions::default()).unwrap();
+        assert!((mi.matmul_ceiling_tflops - 668.4 * 2614.9 / 1307.4).abs() < 1e-9, "{}", mi.matmul_ceiling_tflops);
+        assert!(mi.approximations.iter().any(|a| a.starts_with("matmul ceiling at fp8")), "{:?}", mi.approximations);
         // bf = 450·0.7, bs = 50·0.7 GB/s.
         assert!((hw.net.fast_bandwidth - 315.0).abs() < 1e-9 && (hw.net.slow_bandwidth - 35.0).abs() < 1e-9);
     }

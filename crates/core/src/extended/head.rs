@@ -20,7 +20,7 @@ pub struct EndCost {
     pub bwd: Pass,
     /// Parameters on this device [count].
     pub parameters: f64,
-    /// Activations kept for the backward pass [B] (the head's FP32 logits).
+    /// Activations kept for the backward pass [B] (the logits are priced by the memory model).
     pub activation_bytes: f64,
 }
 
@@ -56,8 +56,10 @@ pub fn head_cost(w: &Workload, layout: &Layout, p: &Pricing) -> EndCost {
     EndCost {
         fwd: matmul + p.elementwise(norm + loss / 2.0) + Pass { tp_comm_s: gather, ..Pass::default() },
         bwd: matmul.times(2.0) + p.elementwise(2.0 * norm + loss / 2.0) + Pass { tp_comm_s: gather, ..Pass::default() },
-        parameters: w.vocab_parameters() / tp,
-        activation_bytes: logits * 4.0,
+        // Tied embeddings on a single stage: the head is the embedding matrix, counted there.
+        parameters: if w.tied_embeddings && layout.pp == 1 { 0.0 } else { w.vocab_parameters() / tp },
+        // The logits are held at the loss of one micro-batch only: `memory::logits_and_loss`.
+        activation_bytes: 0.0,
     }
 }
 

@@ -1,97 +1,439 @@
-//! Memory per device in extended mode: weights, gradients and optimizer states by ZeRO stage,
-//! activations by recomputation mode and pipeline schedule, plus a documented margin for what a
-//! framework adds. (The measured runs of the validation set state no memory, so this part is not
-//! validated against measurements; it decides feasibility in the search.)
+//! Peak memory per device in extended mode, as named parts, per pipeline stage, in the three
+//! figures people measure: PyTorch's peak *allocated* (`torch.cuda.max_memory_allocated`: live
+//! tensors), peak *reserved* (`max_memory_reserved`: plus the caching allocator's
+//! fragmentation) and the *device* figure nvidia-smi shows (plus the CUDA context and the
+//! collective library's buffers). [`memory_estimate`] is the public entry point.
 //!
-//! Bytes per parameter (mixed-precision Adam as Megatron and FSDP run it): the weights in the stored
-//! precision (2 B; 4 B for FP32/TF32 training), FP32 main gradients (4 B), and optimizer states of
-//! an FP32 master copy and two Adam moments (12 B; 8 B for FP32 training, whose weights are the
-//! master copy). ZeRO-1 shards the optimizer states, ZeRO-2 also the gradients, ZeRO-3 also the
-//! weights (plus two blocks' gathered weights in flight, the one computing and the one prefetched).
+//! The peak of a stage is taken at the end of its warm-up forwards, when the loss of the last
+//! micro-batch in flight is computed: model states + every activation in flight + (on the stage
+//! with the output head) the logits and loss of one micro-batch + ZeRO-3's gathered blocks. The
+//! optimizer step's transients (fused multi-tensor Adam works in place) stay below that peak.
+//! Stages differ (the first holds the most micro-batches, the last the logits), so each stage is
+//! estimated and the largest kept.
 //!
-//! Activations (1F1B, Narayanan et al. 2021): the first stage holds `min(nmb, pp)` micro-batches,
-//! `(1 + (pp − 1)/(pp·v))` times that with `v`-way interleaving; each holds what the recomputation
-//! mode keeps of every local block, plus one block's full activations while it is recomputed.
+//! Parts and their sources (bytes per parameter `P` on the device after tensor and pipeline
+//! splits; `d` the ZeRO shard group):
+//! * **weights, gradients, optimizer states** — Megatron-LM's distributed-optimizer table and
+//!   ZeRO (Rajbhandari et al. 2020): mixed precision keeps 16-bit weights (2 B), FP32 main
+//!   gradients (4 B; FP16 training keeps FP16 gradients and an FP32 copy in the optimizer, 2 +
+//!   4/d) and an FP32 master copy with two Adam moments (12 B); FP32 training 4 + 4 + 8; pure
+//!   BF16 (no master) 2 + 2 + 4. ZeRO-1 divides the optimizer by `d`, ZeRO-2 also the gradients;
+//!   ZeRO-3/FSDP keeps `16/d` (FSDP2's FP32 sharded parameters are the master copy) plus the
+//!   gathered 16-bit weights of the blocks live at the loss (the last block with
+//!   `reshard_after_forward`, every block without);
+//! * **FP8 weight copies** — Transformer Engine keeps an FP8 weight and its transpose (2 B per
+//!   linear-layer parameter); torchao casts on the fly and keeps none;
+//! * **activations** — the operations' kept bytes ([`super::ops`]) per recomputation policy, times
+//!   the micro-batches in flight under 1F1B (`pp − i` on stage `i`; ×`(1 + (pp−1)/(pp·v))` with
+//!   `v`-way interleaving, Korthikanti et al. 2022 §4.2.3), plus one block's full activations
+//!   while it is recomputed under full recomputation;
+//! * **logits and loss** — `tokens · V/tp` logits of one micro-batch at [`LOSS_BYTES_PER_LOGIT`]
+//!   (16-bit logits, their FP32 copy and the FP32 log-softmax saved for the backward pass),
+//!   the FP32 part divided by the loss chunks;
+//! * **allocator fragmentation** (reserved − allocated) — [`FRAGMENTATION`] of the allocated
+//!   peak, fitted leave-one-source-out on the shipped memory runs (`crate::validate::fit`);
+//! * **CUDA context** and **NCCL buffers** (device − reserved) — [`CUDA_CONTEXT_GB`] and
+//!   [`NCCL_BUFFERS_GB`] per communicator of more than one device.
 
 use super::block::BlockCost;
-use super::data_parallel::{DpGroups, GRADIENT_BYTES};
-use super::head::EndCost;
-use super::options::{ExtendedOptions, Recompute, Sharding};
+use super::data_parallel::DpGroups;
+use super::hardware::Hardware;
+use super::head::{EndCost, embedding_cost, head_cost};
+use super::layout::Layout;
+use super::options::{ExtendedOptions, Fp8Recipe, OptimizerStates, Recompute, Sharding};
+use super::pipeline::split;
+use super::pricing::Pricing;
+use super::workload::Workload;
+use crate::Error;
+use crate::catalog::Precision;
 
-/// Runtime context per device [GB]: the CUDA (or other runtime) context with its kernel images,
-/// library workspaces (cuBLAS, cuDNN) and the collective library's buffers. An engineering
-/// margin: PyTorch reports a CUDA context of several hundred MB, NCCL buffers of a few MB per
-/// channel and peer; 1 GB covers both with room.
-pub const OVERHEAD_FIXED_GB: f64 = 1.0;
+/// Bytes per logit held at the loss (one micro-batch): the 16-bit logits (2 B), their FP32 copy
+/// (4 B) and the FP32 log-softmax kept for the backward pass (4 B) — PyTorch's `cross_entropy`
+/// on upcast logits as torchtitan and torchtune call it; Megatron's vocab-parallel cross-entropy
+/// holds the same FP32 working copies.
+pub const LOSS_BYTES_PER_LOGIT: f64 = 10.0;
 
-/// Allocator fragmentation and transient buffers as a fraction of the modelled tensors (the
-/// caching allocator's reserved-but-unused memory, typically a few to ten percent).
-pub const OVERHEAD_FRACTION: f64 = 0.05;
+/// Bytes per logit of the FP32 part of [`LOSS_BYTES_PER_LOGIT`] (divided by the loss chunks).
+const LOSS_FP32_BYTES_PER_LOGIT: f64 = 8.0;
 
-/// Memory of one device [GB].
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
-pub struct DeviceMemory {
-    /// Weights (sharded under ZeRO-3, plus the gathered blocks in flight).
-    pub weights_gb: f64,
-    /// Gradients.
-    pub gradients_gb: f64,
-    /// Optimizer states.
-    pub optimizer_gb: f64,
-    /// Activations in flight.
-    pub activations_gb: f64,
-    /// Framework margin.
-    pub overhead_gb: f64,
+/// Caching-allocator fragmentation: reserved = allocated × (1 + this), fitted with
+/// `crate::validate::fit::fit_scalar` on the shipped measured memory runs whose figure contains
+/// it (peak-reserved and nvidia-smi rows; test `extended_memory_runs`): 0.16 on all rows
+/// (BLOOM's nvidia-smi snapshots set it; Megatron-Bridge's rows would want 0). Leave-one-source-out
+/// memory MAPE over the 76 rows that name a catalog part: 16.4 % (in-sample 8.5 %).
+pub const FRAGMENTATION: f64 = 0.16;
+
+/// CUDA context per process [GB]: kernel images and runtime state outside PyTorch's allocator
+/// (PyTorch's CUDA semantics notes: several hundred MB, more with more kernels loaded).
+pub const CUDA_CONTEXT_GB: f64 = 0.6;
+
+/// NCCL buffers per communicator of more than one device [GB]: `NCCL_BUFFSIZE` = 4 MiB per
+/// channel and peer, for send and receive, over up to 16–32 channels (NCCL's environment
+/// documentation), plus cuBLAS workspaces shared by all.
+pub const NCCL_BUFFERS_GB: f64 = 0.25;
+
+/// Which measured figure a memory estimate stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryKind {
+    /// `torch.cuda.max_memory_allocated`: live tensors at the worst moment.
+    PeakAllocated,
+    /// `torch.cuda.max_memory_reserved`: plus the allocator's cache and fragmentation.
+    PeakReserved,
+    /// What nvidia-smi shows: plus the CUDA context and NCCL's buffers.
+    Device,
 }
 
-impl DeviceMemory {
-    /// Everything [GB].
-    pub fn total(&self) -> f64 {
-        self.weights_gb + self.gradients_gb + self.optimizer_gb + self.activations_gb + self.overhead_gb
+impl MemoryKind {
+    /// Reads a measured row's `memory_kind` (and its detail) by meaning: "allocated" and "active"
+    /// (peak active bytes, between allocated and reserved and closer to allocated) are allocated,
+    /// "reserved" and "cached" reserved, "nvidia-smi", "device" and "used" the device figure; an
+    /// unstated kind is read as reserved (what training frameworks' memory logs usually print).
+    pub fn parse(words: &str) -> MemoryKind {
+        let t = words.to_ascii_lowercase();
+        if t.contains("smi") || t.contains("device") || t.contains("nvml") {
+            MemoryKind::Device
+        } else if t.contains("alloc") || t.contains("active") {
+            MemoryKind::PeakAllocated
+        } else {
+            MemoryKind::PeakReserved
+        }
+    }
+
+    /// A short name (`peak_allocated`, `peak_reserved`, `device`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryKind::PeakAllocated => "peak_allocated",
+            MemoryKind::PeakReserved => "peak_reserved",
+            MemoryKind::Device => "device",
+        }
     }
 }
 
-/// One device's share of the work, as memory needs it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DeviceLoad<'a> {
+/// One named part of a device's memory.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MemoryPart {
+    /// Name (`weights`, `gradients`, `optimizer_states`, `activations`, …).
+    pub name: &'static str,
+    /// Size [GB].
+    pub gb: f64,
+    /// The first figure that contains it (allocated parts are in all three).
+    pub level: MemoryKind,
+    /// Where its size comes from.
+    pub source: &'static str,
+}
+
+/// The memory of the busiest device: its parts and the three figures [GB].
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MemoryEstimate {
+    /// Which pipeline stage holds the most: `first`, `last` or `only` (no pipeline).
+    pub stage: &'static str,
+    /// Every part, allocated first.
+    pub parts: Vec<MemoryPart>,
+    /// Peak allocated [GB].
+    pub allocated_gb: f64,
+    /// Peak reserved [GB].
+    pub reserved_gb: f64,
+    /// Device level (nvidia-smi) [GB].
+    pub device_gb: f64,
+}
+
+impl MemoryEstimate {
+    /// The figure of `kind` [GB].
+    pub fn of_kind(&self, kind: MemoryKind) -> f64 {
+        match kind {
+            MemoryKind::PeakAllocated => self.allocated_gb,
+            MemoryKind::PeakReserved => self.reserved_gb,
+            MemoryKind::Device => self.device_gb,
+        }
+    }
+
+    /// The figure of `kind` [GB] had the allocator fragmentation been `fragmentation` (a fraction
+    /// of the allocated peak) instead of [`FRAGMENTATION`]: what its fit varies.
+    pub fn of_kind_at(&self, kind: MemoryKind, fragmentation: f64) -> f64 {
+        let reserved = self.allocated_gb * (1.0 + fragmentation);
+        match kind {
+            MemoryKind::PeakAllocated => self.allocated_gb,
+            MemoryKind::PeakReserved => reserved,
+            MemoryKind::Device => reserved + (self.device_gb - self.reserved_gb),
+        }
+    }
+
+    /// The size of part `name` [GB] (0 when absent).
+    pub fn part(&self, name: &str) -> f64 {
+        self.parts.iter().filter(|p| p.name == name).map(|p| p.gb).sum()
+    }
+}
+
+/// The memory estimate of a configuration: `w` on `hw` under `layout` and `opts` (validated like
+/// the evaluator). This is the function views and validation call.
+pub fn memory_estimate(
+    w: &Workload,
+    hw: &Hardware,
+    layout: &Layout,
+    opts: &ExtendedOptions,
+) -> Result<MemoryEstimate, Error> {
+    w.validate()?;
+    opts.validate()?;
+    layout.validate(w, hw.domain_size(), opts.uneven_stages)?;
+    if w.moe.is_some() {
+        // Dense and MoE blocks per stage, the routed experts over their own group.
+        return Ok(super::evaluate::evaluate(w, hw, layout, opts)?.memory_estimate);
+    }
+    let p = Pricing { hw, opts };
+    let block = super::block::block_cost(w, layout, &p);
+    let groups = DpGroups::on(layout, opts, hw)?;
+    Ok(peak_memory(w, layout, &p, &block, &embedding_cost(w, layout, &p), &head_cost(w, layout, &p), &groups))
+}
+
+/// One pipeline stage as memory needs it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stage<'a> {
+    /// `first`, `last`, `middle` or `only`.
+    pub name: &'static str,
     /// Blocks on the device.
     pub blocks: u64,
-    /// Embedding and/or head on the device (zero cost when absent).
+    /// One block (a mixture-of-experts model's stage: the mean of its dense and MoE blocks, the
+    /// routed experts apart in `experts`).
+    pub block: BlockCost,
+    /// Embedding and heads on the device.
     pub ends: &'a [EndCost],
-    /// Micro-batches in flight on the device (fractional with interleaving).
+    /// Whether the stage computes the logits and the loss.
+    pub head: bool,
+    /// Micro-batches in flight.
     pub in_flight: f64,
+    /// Routed experts on the device (none for dense models).
+    pub experts: ExpertStates,
 }
 
-/// Memory of a device holding `load` of the model (see the module documentation).
-pub fn device_memory(
+/// Routed-expert parameters of one stage's device, whose states are sharded over their own
+/// (expert data-parallel) group.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct ExpertStates {
+    /// Parameters on the device (after expert and expert-tensor parallelism) [count].
+    pub parameters: f64,
+    /// One MoE block's share of them [count].
+    pub per_block: f64,
+    /// The expert data-parallel shard group [devices].
+    pub shard: u64,
+    /// Communicators of more than one device beyond the dense ones (expert parallel, expert data
+    /// parallel).
+    pub communicators: u64,
+}
+
+/// The peak over the stages of a configuration whose block, embedding and head costs are known.
+pub fn peak_memory(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
     block: &BlockCost,
-    load: &DeviceLoad,
+    embedding: &EndCost,
+    head: &EndCost,
     groups: &DpGroups,
-    opts: &ExtendedOptions,
-    element_bytes: f64,
-) -> DeviceMemory {
-    let ends_params: f64 = load.ends.iter().map(|e| e.parameters).sum();
-    let ends_acts: f64 = load.ends.iter().map(|e| e.activation_bytes).sum();
-    let params = load.blocks as f64 * block.parameters + ends_params;
-    let shard = groups.shard as f64;
-    let optimizer_bytes = if element_bytes >= 4.0 { 8.0 } else { 12.0 };
-    let s = opts.sharding;
-    let mut weights = params * element_bytes;
-    if s == Sharding::Zero3 {
-        weights = weights / shard + 2.0 * block.parameters * element_bytes;
+) -> MemoryEstimate {
+    let stages = split(w.layers, layout.pp);
+    let nmb = layout.microbatches();
+    let v = if layout.pp > 1 { p.opts.interleave } else { 1 };
+    let first_ends = [*embedding, *head];
+    let experts = ExpertStates::default();
+    let block = *block;
+    let list: Vec<Stage> = if layout.pp == 1 {
+        vec![Stage {
+            name: "only",
+            blocks: stages.first,
+            block,
+            ends: &first_ends,
+            head: true,
+            in_flight: 1.0,
+            experts,
+        }]
+    } else {
+        vec![
+            Stage {
+                name: "first",
+                blocks: stages.first,
+                block,
+                ends: &first_ends[..1],
+                head: false,
+                in_flight: first_stage_in_flight(nmb, layout.pp, v),
+                experts,
+            },
+            Stage {
+                name: "last",
+                blocks: stages.last,
+                block,
+                ends: &first_ends[1..],
+                head: true,
+                in_flight: 1.0,
+                experts,
+            },
+        ]
+    };
+    peak_of_stages(w, layout, p, groups, &list)
+}
+
+/// The peak over `stages` (the one with the largest device figure).
+pub(crate) fn peak_of_stages(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    groups: &DpGroups,
+    stages: &[Stage],
+) -> MemoryEstimate {
+    stages
+        .iter()
+        .map(|s| stage_memory(w, layout, p, groups, s))
+        .max_by(|a, b| a.device_gb.total_cmp(&b.device_gb))
+        .unwrap_or_else(|| MemoryEstimate {
+            stage: "only",
+            parts: Vec::new(),
+            allocated_gb: 0.0,
+            reserved_gb: 0.0,
+            device_gb: 0.0,
+        })
+}
+
+/// Bytes per parameter of (weights, gradients, optimizer states) before sharding, and the
+/// optimizer's extra FP32 gradient copy of FP16 training.
+fn state_bytes(hw: &Hardware, opts: &ExtendedOptions) -> (f64, f64, f64) {
+    let eb = hw.element_bytes;
+    match opts.optimizer_states {
+        OptimizerStates::PureBf16 => (eb, eb, 2.0 * eb),
+        OptimizerStates::Fp32Master if eb >= 4.0 => (4.0, 4.0, 8.0),
+        OptimizerStates::Fp32Master if hw.attention_precision == Precision::Fp16 => (eb, eb, 16.0),
+        OptimizerStates::Fp32Master => (eb, 4.0, 12.0),
     }
-    let gradients = params * GRADIENT_BYTES / if s.shards_gradients() { shard } else { 1.0 };
-    let optimizer = params * optimizer_bytes / if s.shards_optimizer() { shard } else { 1.0 };
-    let working = if opts.recompute == Recompute::Full { block.activation_bytes } else { 0.0 };
-    let activations = load.in_flight * (load.blocks as f64 * block.kept_bytes(opts.recompute) + ends_acts) + working;
+}
+
+/// Bytes of (weights, gradients, optimizer states) of `params` parameters sharded over `d`, and
+/// of the gathered 16-bit weights of ZeRO-3's live blocks (`gathered` parameters); `block` is one
+/// block's parameters (what the optimizer in the backward holds gradients of).
+fn model_states(hw: &Hardware, opts: &ExtendedOptions, params: f64, d: f64, gathered: f64, block: f64) -> [f64; 4] {
+    let (wb, gbytes, ob) = state_bytes(hw, opts);
+    let gbytes = if opts.grad_accumulation_buffer && gbytes >= 4.0 { gbytes + hw.element_bytes } else { gbytes };
+    match opts.sharding {
+        Sharding::Zero3 => {
+            // FSDP2 with a mixed-precision policy: the sharded FP32 parameters are the master copy.
+            let pure = opts.optimizer_states == OptimizerStates::PureBf16;
+            let (w_sh, o_sh, g_sh) = if pure { (wb, ob, gbytes) } else { (4.0, 8.0, 4.0) };
+            [params * w_sh / d, params * g_sh / d, params * o_sh / d, gathered * hw.element_bytes]
+        }
+        s => {
+            let g_div = if s.shards_gradients() { d } else { 1.0 };
+            // Optimizer in backward: one block's gradients at a time.
+            let g_params = if opts.optimizer_in_backward { block.min(params) } else { params };
+            let o_div = if s.shards_optimizer() { d } else { 1.0 };
+            [params * wb, g_params * gbytes / g_div, params * ob / o_div, 0.0]
+        }
+    }
+}
+
+fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, stage: &Stage) -> MemoryEstimate {
+    let (opts, hw) = (p.opts, p.hw);
+    let block = &stage.block;
     let gb = 1e-9;
-    let subtotal = (weights + gradients + optimizer + activations) * gb;
-    let overhead = if opts.memory_overheads { OVERHEAD_FIXED_GB + OVERHEAD_FRACTION * subtotal } else { 0.0 };
-    DeviceMemory {
-        weights_gb: weights * gb,
-        gradients_gb: gradients * gb,
-        optimizer_gb: optimizer * gb,
-        activations_gb: activations * gb,
-        overhead_gb: overhead,
+    let ends_params: f64 = stage.ends.iter().map(|e| e.parameters).sum();
+    let params = stage.blocks as f64 * block.parameters + ends_params;
+    let d = groups.shard as f64;
+    let mut parts: Vec<MemoryPart> = Vec::new();
+    let mut put = |name, bytes: f64, source| {
+        parts.push(MemoryPart { name, gb: bytes * gb, level: MemoryKind::PeakAllocated, source });
+    };
+    // At the loss (the peak) the last block is still gathered for its backward; without
+    // resharding every block is. In the backward one block's weights and its unsharded gradient
+    // (16-bit, then the reduction width) are live while the freed activations of the blocks
+    // behind it make room, so the loss stays the peak.
+    let gathered_blocks =
+        if opts.reshard_after_forward { 1.0_f64.min(stage.blocks as f64) } else { stage.blocks as f64 };
+    let [weights, gradients, optimizer, gathered] =
+        model_states(hw, opts, params, d, gathered_blocks * block.parameters, block.parameters);
+    match opts.sharding {
+        Sharding::Zero3 => {
+            put("weights", weights, "sharded parameters (FSDP2: FP32 master shards; ZeRO-3)");
+            put("gradients", gradients, "sharded gradients");
+            put("optimizer_states", optimizer, "sharded Adam moments");
+            put(
+                "gathered_layers",
+                gathered,
+                "16-bit weights of the gathered blocks at the loss (the last block with reshard after forward, FSDP2 \
+                 keeps it for the backward; every block without)",
+            );
+        }
+        _ => {
+            put("weights", weights, "16-bit (FP32 in FP32 training) weights on the device");
+            put("gradients", gradients, "main gradients (FP32 for BF16 mixed precision; Megatron-LM)");
+            put(
+                "optimizer_states",
+                optimizer,
+                "FP32 master weights and two Adam moments (Megatron-LM distributed-optimizer table; ZeRO)",
+            );
+        }
+    }
+    let ex = stage.experts;
+    if ex.parameters > 0.0 {
+        // Routed experts: the same states, sharded over the expert data-parallel group.
+        let moe_blocks = (ex.parameters / ex.per_block.max(1.0)).round();
+        let live = if opts.reshard_after_forward { 1.0_f64.min(moe_blocks) } else { moe_blocks };
+        let [weights, gradients, optimizer, gathered] =
+            model_states(hw, opts, ex.parameters, ex.shard.max(1) as f64, live * ex.per_block, ex.per_block);
+        put("expert_weights", weights + gathered, "routed experts' weights (sharded by ep·etp; ZeRO-3 over edp)");
+        put("expert_gradients", gradients, "routed experts' gradients (sharded over edp by ZeRO-2/3)");
+        put("expert_optimizer_states", optimizer, "routed experts' optimizer states (sharded over edp by ZeRO-1/2/3)");
+    }
+    let fp8 = hw.operand_bytes < hw.element_bytes;
+    if fp8 && opts.fp8_recipe == Fp8Recipe::TransformerEngine {
+        let linear =
+            stage.blocks as f64 * block.linear_parameters / if opts.sharding == Sharding::Zero3 { d } else { 1.0 };
+        put("fp8_weight_copies", linear * 2.0, "Transformer Engine: FP8 weight and transpose, 1 B each");
+    }
+    let ends_acts: f64 = stage.ends.iter().map(|e| e.activation_bytes).sum();
+    let working = if opts.recompute == Recompute::Full { block.activation_bytes } else { 0.0 };
+    let activations = stage.in_flight * (stage.blocks as f64 * block.kept_bytes(opts.recompute) + ends_acts) + working;
+    put(
+        "activations",
+        activations,
+        "kept bytes of each operation per recomputation policy × micro-batches in flight under 1F1B (Korthikanti et \
+         al. 2022)",
+    );
+    if stage.head
+        && let Some(vocab) = w.vocab.filter(|_| opts.embeddings_and_head)
+    {
+        let logits = layout.local_tokens(w) * vocab as f64 / layout.tp as f64;
+        let chunks = opts.loss_chunks as f64;
+        let bytes = logits * (LOSS_BYTES_PER_LOGIT - LOSS_FP32_BYTES_PER_LOGIT + LOSS_FP32_BYTES_PER_LOGIT / chunks);
+        put("logits_and_loss", bytes, "16-bit logits, FP32 copy and FP32 log-softmax of one micro-batch (÷ chunks)");
+    }
+    let allocated: f64 = parts.iter().map(|p| p.gb).sum();
+    let overheads = opts.memory_overheads;
+    let fragmentation = if overheads { FRAGMENTATION * allocated } else { 0.0 };
+    parts.push(MemoryPart {
+        name: "allocator_fragmentation",
+        gb: fragmentation,
+        level: MemoryKind::PeakReserved,
+        source: "caching allocator's reserved-but-unused blocks: fitted fraction of the allocated peak",
+    });
+    let communicators = [layout.tp, layout.cp, layout.pp, groups.replicas].iter().filter(|g| **g > 1).count() as f64
+        + ex.communicators as f64;
+    let (context, nccl) = if overheads { (CUDA_CONTEXT_GB, NCCL_BUFFERS_GB * communicators) } else { (0.0, 0.0) };
+    parts.push(MemoryPart {
+        name: "cuda_context",
+        gb: context,
+        level: MemoryKind::Device,
+        source: "CUDA context and kernel images outside the allocator",
+    });
+    parts.push(MemoryPart {
+        name: "nccl_buffers",
+        gb: nccl,
+        level: MemoryKind::Device,
+        source: "NCCL_BUFFSIZE 4 MiB per channel and peer per communicator (tp, cp, pp, dp groups)",
+    });
+    let reserved = allocated + fragmentation;
+    MemoryEstimate {
+        stage: stage.name,
+        parts,
+        allocated_gb: allocated,
+        reserved_gb: reserved,
+        device_gb: reserved + context + nccl,
     }
 }
 
@@ -101,55 +443,134 @@ pub fn first_stage_in_flight(microbatches: u64, pp: u64, interleave: u64) -> f64
     if interleave > 1 && pp > 1 { base * (1.0 + (pp - 1) as f64 / (pp * interleave) as f64) } else { base }
 }
 
+/// The four groups of the reference's memory columns (weights, gradients, optimizer states,
+/// activations with everything else) of an estimate [GB].
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct DeviceMemory {
+    /// Weights (sharded under ZeRO-3, plus the gathered blocks in flight and FP8 copies).
+    pub weights_gb: f64,
+    /// Gradients.
+    pub gradients_gb: f64,
+    /// Optimizer states.
+    pub optimizer_gb: f64,
+    /// Activations in flight, logits and loss.
+    pub activations_gb: f64,
+    /// Fragmentation, CUDA context and NCCL buffers (device − allocated).
+    pub overhead_gb: f64,
+}
+
+impl DeviceMemory {
+    /// Everything [GB] (the device-level figure).
+    pub fn total(&self) -> f64 {
+        self.weights_gb + self.gradients_gb + self.optimizer_gb + self.activations_gb + self.overhead_gb
+    }
+
+    /// The columns of an estimate.
+    pub fn of(e: &MemoryEstimate) -> DeviceMemory {
+        DeviceMemory {
+            weights_gb: e.part("weights")
+                + e.part("gathered_layers")
+                + e.part("fp8_weight_copies")
+                + e.part("expert_weights"),
+            gradients_gb: e.part("gradients") + e.part("expert_gradients"),
+            optimizer_gb: e.part("optimizer_states") + e.part("expert_optimizer_states"),
+            activations_gb: e.part("activations") + e.part("logits_and_loss"),
+            overhead_gb: e.device_gb - e.allocated_gb,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extended::layout::Layout;
+    use crate::SystemParams;
 
-    fn block() -> BlockCost {
-        BlockCost { parameters: 1e9, activation_bytes: 4e9, input_bytes: 1e8, ..BlockCost::default() }
+    fn hw() -> Hardware {
+        Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true)
     }
 
-    fn mem(sharding: Sharding, recompute: Recompute, dp: u64) -> DeviceMemory {
-        let opts = ExtendedOptions { sharding, recompute, memory_overheads: false, ..ExtendedOptions::realistic() };
-        let layout = Layout::placed(1, 1, 1, dp, 1, dp, 8);
-        let groups = DpGroups::of(&layout, &opts).unwrap();
-        let load = DeviceLoad { blocks: 10, ends: &[], in_flight: 1.0 };
-        device_memory(&block(), &load, &groups, &opts, 2.0)
-    }
-
-    fn close(got: &[f64], want: &[f64]) {
-        for (g, w) in got.iter().zip(want) {
-            assert!((g - w).abs() < 1e-9 * w.abs().max(1.0), "{got:?} vs {want:?}");
-        }
+    fn estimate(opts: ExtendedOptions, layout: Layout) -> MemoryEstimate {
+        let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
+        memory_estimate(&w, &hw(), &layout, &opts).unwrap()
     }
 
     #[test]
-    fn zero_stages_shard_by_dp() {
-        let z0 = mem(Sharding::Ddp, Recompute::None, 8);
-        close(&[z0.weights_gb, z0.gradients_gb, z0.optimizer_gb], &[20.0, 40.0, 120.0]);
-        let z1 = mem(Sharding::Zero1, Recompute::None, 8);
-        close(&[z1.weights_gb, z1.gradients_gb, z1.optimizer_gb], &[20.0, 40.0, 15.0]);
-        let z2 = mem(Sharding::Zero2, Recompute::None, 8);
-        close(&[z2.gradients_gb, z2.optimizer_gb], &[5.0, 15.0]);
-        // ZeRO-3 divides the weights by dp (plus two gathered blocks of 2 GB each).
-        let z3 = mem(Sharding::Zero3, Recompute::None, 8);
-        close(&[z3.weights_gb, z3.activations_gb], &[20.0 / 8.0 + 4.0, 40.0]);
+    fn states_by_hand() {
+        // Llama 3 8B blocks only (32 × 218.1 M parameters), 8 replicas, no overheads.
+        let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
+        let params = 32.0 * w.block_parameters(true, true);
+        let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
+        let base = ExtendedOptions { memory_overheads: false, ..ExtendedOptions::realistic() };
+        let z1 = estimate(ExtendedOptions { sharding: Sharding::Zero1, ..base }, layout);
+        let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-9 * b, "{a} vs {b}");
+        // Megatron distributed optimizer, BF16: 6 + 12/d bytes per parameter.
+        close(
+            z1.part("weights") + z1.part("gradients") + z1.part("optimizer_states"),
+            params * (6.0 + 12.0 / 8.0) * 1e-9,
+        );
+        // FSDP: 16/d plus the last block gathered at the loss (2 B per parameter); every block
+        // without resharding.
+        let z3 = estimate(ExtendedOptions { sharding: Sharding::Zero3, ..base }, layout);
+        close(z3.part("weights") + z3.part("gradients") + z3.part("optimizer_states"), params * 16.0 / 8.0 * 1e-9);
+        close(z3.part("gathered_layers"), w.block_parameters(true, true) * 2.0 * 1e-9);
+        let kept =
+            estimate(ExtendedOptions { sharding: Sharding::Zero3, reshard_after_forward: false, ..base }, layout);
+        close(kept.part("gathered_layers"), params * 2.0 * 1e-9);
+        // Pure BF16 without master weights: 2 + 2 + 4 bytes.
+        let pure = estimate(
+            ExtendedOptions { sharding: Sharding::Ddp, optimizer_states: OptimizerStates::PureBf16, ..base },
+            layout,
+        );
+        close(pure.part("weights") + pure.part("gradients") + pure.part("optimizer_states"), params * 8.0 * 1e-9);
+        // Without overheads the three figures coincide.
+        assert_eq!((z1.allocated_gb, z1.reserved_gb), (z1.device_gb, z1.device_gb));
     }
 
     #[test]
-    fn full_recompute_keeps_inputs_and_one_working_block() {
-        let full = mem(Sharding::Zero1, Recompute::Full, 8);
-        assert!((full.activations_gb - (10.0 * 0.1 + 4.0)).abs() < 1e-12);
+    fn figures_nest_and_the_loss_is_chunked() {
+        let w = Workload::LLAMA3_8B;
+        let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
+        let opts = ExtendedOptions::realistic();
+        let e = memory_estimate(&w, &hw(), &layout, &opts).unwrap();
+        assert!(e.allocated_gb < e.reserved_gb && e.reserved_gb < e.device_gb);
+        assert!((e.reserved_gb - e.allocated_gb * (1.0 + FRAGMENTATION)).abs() < 1e-9);
+        // 8192 tokens × 128256 logits × 10 B; with 8 chunks 2 + 8/8 B.
+        let logits = 8192.0 * 128256.0;
+        assert!((e.part("logits_and_loss") - logits * 10.0 * 1e-9).abs() < 1e-6);
+        let chunked = memory_estimate(&w, &hw(), &layout, &ExtendedOptions { loss_chunks: 8, ..opts }).unwrap();
+        assert!((chunked.part("logits_and_loss") - logits * 3.0 * 1e-9).abs() < 1e-6);
+        // dp only: one communicator.
+        assert!((e.device_gb - e.reserved_gb - CUDA_CONTEXT_GB - NCCL_BUFFERS_GB).abs() < 1e-12);
+        assert_eq!(MemoryKind::parse("peak_allocated"), MemoryKind::PeakAllocated);
+        assert_eq!(MemoryKind::parse("other: 'Peak Memory Active (GiB)'"), MemoryKind::PeakAllocated);
+        assert_eq!(MemoryKind::parse("nvidia_smi"), MemoryKind::Device);
+        assert_eq!(MemoryKind::parse("peak_reserved"), MemoryKind::PeakReserved);
+    }
+
+    #[test]
+    fn pipeline_stages_and_full_recompute() {
         assert_eq!(first_stage_in_flight(64, 8, 1), 8.0);
         assert_eq!(first_stage_in_flight(4, 8, 1), 4.0);
         assert_eq!(first_stage_in_flight(64, 8, 2), 8.0 * (1.0 + 7.0 / 16.0));
-        let with_margin = ExtendedOptions::realistic();
-        let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
-        let groups = DpGroups::of(&layout, &with_margin).unwrap();
-        let load = DeviceLoad { blocks: 10, ends: &[], in_flight: 1.0 };
-        let m = device_memory(&block(), &load, &groups, &with_margin, 2.0);
-        let sub = m.weights_gb + m.gradients_gb + m.optimizer_gb + m.activations_gb;
-        assert!((m.overhead_gb - (OVERHEAD_FIXED_GB + OVERHEAD_FRACTION * sub)).abs() < 1e-12);
+        let base = ExtendedOptions { memory_overheads: false, ..ExtendedOptions::realistic() };
+        let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
+        let hw = hw();
+        let layout = Layout::placed(1, 1, 4, 2, 1, 64, 8);
+        let p = Pricing { hw: &hw, opts: &base };
+        let block = super::super::block::block_cost(&w, &layout, &p);
+        let e = memory_estimate(&w, &hw, &layout, &base).unwrap();
+        // First stage: 8 blocks × 4 micro-batches in flight.
+        assert_eq!(e.stage, "first");
+        assert!(
+            (e.part("activations")
+                - 8.0 * 4.0 * block.activation_bytes * 0.0
+                - 8.0 * 4.0 * block.kept_bytes(base.recompute) * 1e-9)
+                .abs()
+                < 1e-9
+        );
+        let full = ExtendedOptions { recompute: Recompute::Full, ..base };
+        let e = memory_estimate(&w, &hw, &layout, &full).unwrap();
+        let block = super::super::block::block_cost(&w, &layout, &Pricing { hw: &hw, opts: &full });
+        assert!((e.part("activations") - (32.0 * block.input_bytes + block.activation_bytes) * 1e-9).abs() < 1e-9);
     }
 }

@@ -16,8 +16,22 @@
 //! | `sequence_parallel` | norms/residuals on `1/tp` of the tokens | [`block`] |
 //! | `grouped_query_attention`, `gated_mlp` | K/V of `kv_heads` width; SwiGLU's third matrix | [`workload`], [`block`] |
 //! | `embeddings_and_head` | embedding, output head and loss over the vocabulary on the end stages | [`head`] |
-//! | `memory_overheads` | runtime context, communication buffers, fragmentation as a margin | [`memory`] |
+//! | `memory_overheads` | allocator fragmentation (peak reserved), CUDA context and NCCL buffers (device level) | [`memory`] |
 //! | `weight_sparsity` | unstructured sparse weights: fewer block-matmul FLOPs on wafer-scale parts only | [`sparsity`] |
+//! | `grad_reduce` | gradient reduction width (auto: FP32 for BF16 training as Megatron-LM and torchtitan do) | [`data_parallel`] |
+//! | `tp_comm_overlap` | TP collectives hidden behind their GEMMs (Megatron `--tp-comm-overlap`, async TP) | [`ops`] |
+//! | `gemm_half_dim`, `attention_half_seq` | small/skinny GEMMs and short attention sequences run below `η` (fitted) | [`pricing`], [`efficiency`] |
+//! | `fp8_recipe` | Transformer Engine (FP8 weight copies cached, FP8 inputs saved) or torchao float8 (cast on the fly) | [`ops`], [`evaluate`], [`memory`] |
+//! | `optimizer_states` | FP32 master + Adam moments, or pure BF16 without master | [`memory`] |
+//! | `reshard_after_forward` | FSDP frees gathered blocks after the forward | [`memory`] |
+//! | `loss_chunks` | logits and cross-entropy in chunks | [`memory`] |
+//!
+//! Memory: [`memory::memory_estimate`] gives the peak per device over the pipeline stages as named
+//! parts with the three measured figures (peak allocated, peak reserved, device level).
+//!
+//! Each block is a list of operations ([`ops`]: name, kind, FLOPs, bytes, collective, parameters,
+//! bytes kept per recomputation policy, priced passes); [`block`] and the memory model sum them,
+//! and [`ops::block_operations`] gives the list to views (the explorer's layer table).
 //!
 //! The switches as data (keys, kinds, sources of the defaults, the `key=value,…` text form of the
 //! CLI's `--ext` and the page's `ext` key) are in [`switches`].
@@ -31,12 +45,14 @@
 //! Q7 (the bubble includes stage messages, which are on the critical path). Not modelled: 2D SUMMA
 //! (Q1, Q2 belong to it); extended mode covers `1d` and `2d-seqp`.
 //!
-//! The only constants fitted to measured runs are `η` and `η_att`
-//! ([`efficiency::Efficiency::FITTED`]): the fractions of the measured matmul ceiling sustained by
-//! the linear layers and by flash attention. Their fit and leave-one-source-out error are in
-//! `crate::validate::fit`. Other modelling choices that the measured runs informed, each global
-//! and switchable: ZeRO-3/FSDP collectives across domains at one NIC per device
-//! (`zero3_per_nic`), the datasheet peak as the ceiling of parts without a measurement.
+//! The constants fitted to measured runs ([`efficiency::Efficiency::FITTED`]) are `η` and `η_att`
+//! (the fractions of the measured matmul ceiling sustained by the linear layers and by flash
+//! attention) and the size constants `c` (GEMM dimension at half rate) and `c_att` (attention
+//! sequence at half rate). Their fit and leave-one-source-out error are in `crate::validate::fit`.
+//! Other modelling choices that the measured runs informed, each global and switchable: ZeRO-3/FSDP
+//! collectives across domains at one NIC per device (`zero3_per_nic`; with all NICs the DeepSpeed
+//! ZeRO-3 rows on 768–2240 A100s come out 2–4× too fast), the datasheet peak as the ceiling of
+//! parts without any measurement (TPUs).
 
 pub mod block;
 pub mod data_parallel;
@@ -47,6 +63,7 @@ pub mod head;
 pub mod layout;
 pub mod memory;
 pub mod moe;
+pub mod ops;
 pub mod options;
 pub mod pipeline;
 pub mod pricing;
@@ -57,5 +74,6 @@ pub mod workload;
 pub use evaluate::{Breakdown, ExtendedEvaluation, ExtendedEvaluator, evaluate};
 pub use hardware::Hardware;
 pub use layout::{Layout, Placement};
-pub use options::{ExtendedOptions, Recompute, Sharding};
+pub use memory::{MemoryEstimate, MemoryKind, MemoryPart, memory_estimate};
+pub use options::{ExtendedOptions, Fp8Recipe, GradReduce, OptimizerStates, Recompute, Sharding};
 pub use workload::Workload;

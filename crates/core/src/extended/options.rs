@@ -109,7 +109,96 @@ macro_rules! named_enum {
     };
 }
 
+/// Width of the data-parallel gradient reduction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GradReduce {
+    /// FP32 when training in BF16 (Megatron-LM turns `accumulate_allreduce_grads_in_fp32` on with
+    /// `--bf16`; torchtitan's FSDP2 policy reduces in float32), FP32 in FP32/TF32 training, FP16
+    /// with FP16 (loss-scaled) training (Megatron's and DeepSpeed's FP16 default).
+    Auto,
+    /// Always FP32 (4 B per gradient).
+    Fp32,
+    /// In the 16-bit parameter type (2 B per gradient).
+    Param,
+}
+
+impl GradReduce {
+    /// All choices, in order.
+    pub const ALL: [GradReduce; 3] = [GradReduce::Auto, GradReduce::Fp32, GradReduce::Param];
+
+    /// The CLI / URL name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GradReduce::Auto => "auto",
+            GradReduce::Fp32 => "fp32",
+            GradReduce::Param => "param",
+        }
+    }
+}
+
+/// How FP8 linear layers are run (only read when `precision = fp8`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fp8Recipe {
+    /// NVIDIA Transformer Engine (Megatron-LM, NeMo): an FP8 copy of each weight and of its
+    /// transpose cast once per iteration and kept (2 B per linear-layer parameter), scaling
+    /// factors and amax histories; the FP8 inputs of the linear layers are what is saved for the
+    /// backward pass.
+    TransformerEngine,
+    /// torchao `float8` (torchtitan): weights and inputs cast on the fly in every forward and
+    /// backward, no persistent FP8 weight copy; the 16-bit inputs are saved for the backward pass.
+    Torchao,
+}
+
+impl Fp8Recipe {
+    /// All recipes, in order.
+    pub const ALL: [Fp8Recipe; 2] = [Fp8Recipe::TransformerEngine, Fp8Recipe::Torchao];
+
+    /// The CLI / URL name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fp8Recipe::TransformerEngine => "te",
+            Fp8Recipe::Torchao => "torchao",
+        }
+    }
+}
+
+/// The number formats of the weights, gradients and optimizer states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OptimizerStates {
+    /// Mixed precision (Megatron-LM, FSDP with a mixed-precision policy, DeepSpeed): 16-bit
+    /// compute weights, FP32 main gradients, FP32 master weights and two FP32 Adam moments
+    /// (2 + 4 + 12 B per parameter; FP32 training: 4 + 4 + 8).
+    Fp32Master,
+    /// Pure BF16 (torchtune `dtype=bf16`, Lightning `bf16-true`, litgpt): BF16 weights, gradients
+    /// and Adam moments, no master copy (2 + 2 + 4 B per parameter).
+    PureBf16,
+}
+
+impl OptimizerStates {
+    /// All choices, in order.
+    pub const ALL: [OptimizerStates; 2] = [OptimizerStates::Fp32Master, OptimizerStates::PureBf16];
+
+    /// The CLI / URL name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OptimizerStates::Fp32Master => "fp32_master",
+            OptimizerStates::PureBf16 => "pure_bf16",
+        }
+    }
+}
+
 named_enum!(Recompute, "recompute", &[]);
+named_enum!(GradReduce, "grad_reduce", &[("bf16", GradReduce::Param), ("fp16", GradReduce::Param)]);
+named_enum!(
+    Fp8Recipe,
+    "fp8_recipe",
+    &[("transformer_engine", Fp8Recipe::TransformerEngine), ("float8", Fp8Recipe::Torchao)]
+);
+named_enum!(
+    OptimizerStates,
+    "optimizer_states",
+    &[("mixed", OptimizerStates::Fp32Master), ("bf16", OptimizerStates::PureBf16)]
+);
 named_enum!(Sharding, "sharding", &[("fsdp", Sharding::Zero3), ("ddp", Sharding::Ddp)]);
 
 /// Every switch of extended mode. Field docs say what each one models; [`Self::realistic`] is the
@@ -140,7 +229,11 @@ pub struct ExtendedOptions {
     /// across nodes do (DeepSpeed ZeRO-3 on 384–2240 A100s, Composer FSDP on 64–128 GPUs: about
     /// one NIC's bandwidth per device). Off: the reference's multi-ring rate (case 9: a domain's
     /// `τ` members drive `τ` NICs at once), which the bucketed gradient reductions of ZeRO-0/1/2
-    /// always use.
+    /// always use. Evidence (issue 16 §3): NCCL could drive every NIC for these collectives too,
+    /// but priced that way the DeepSpeed ZeRO-3 rows (Narayanan et al. 2021, 768–2240 A100s)
+    /// come out +100 % to +340 % too fast and Composer's FSDP on 64 H100s +30 %, against ±25 % at
+    /// one NIC per device: the small per-block gathers of ZeRO-3 do not reach the domain's
+    /// aggregate NIC bandwidth. Kept on.
     pub zero3_per_nic: bool,
     /// Price element-wise work (norms, activations, residual adds, FP8 casts, the optimizer step)
     /// and memory-bound matmuls by their HBM traffic (a roofline per operation).
@@ -179,9 +272,8 @@ pub struct ExtendedOptions {
     /// Embedding lookup on the first pipeline stage, output head and cross-entropy loss over the
     /// vocabulary on the last (tensor-parallel over the vocabulary).
     pub embeddings_and_head: bool,
-    /// Framework memory overheads: runtime context, communication buffers and allocator
-    /// fragmentation as a margin (see [`super::memory::OVERHEAD_FIXED_GB`] and
-    /// [`super::memory::OVERHEAD_FRACTION`]).
+    /// Memory beyond live tensors: allocator fragmentation (peak reserved), the CUDA context and
+    /// NCCL buffers (device level); see [`super::memory`]. Off: every figure is the allocated one.
     pub memory_overheads: bool,
     /// Unstructured weight sparsity [fraction of zero weights, 0 ≤ s < 1]: on hardware that skips
     /// zero weights ([`super::Hardware::unstructured_sparsity`], the wafer-scale engines) the
@@ -191,6 +283,46 @@ pub struct ExtendedOptions {
     /// Mixture-of-Experts switches (load, dispatcher, FP8 dispatch, all-to-all overlap, fixed
     /// EP/ETP); no effect on dense models. See [`super::moe::MoeOptions`].
     pub moe: super::moe::MoeOptions,
+    /// Width of the data-parallel gradient reduction (see [`GradReduce`]).
+    pub grad_reduce: GradReduce,
+    /// Tensor-parallel communication overlapped with the neighbouring GEMM (Megatron
+    /// `--tp-comm-overlap` with Transformer Engine's userbuffers, PyTorch async TP): each TP
+    /// collective exposes only the part longer than the matmul it is split against. Off (the
+    /// default of both): exposed in full.
+    pub tp_comm_overlap: bool,
+    /// GEMM size at which a matmul dimension halves the rate [elements]: each matmul runs at
+    /// `η · ceiling · Π_{x∈m,k,n} x/(x + c)` (small and skinny GEMMs reach less of the ceiling,
+    /// as Calculon's size-dependent efficiency tables show). 0: every GEMM at `η · ceiling`.
+    /// Default: [`super::efficiency::FITTED_GEMM_HALF_DIM`], fitted with `η` and `η_att`.
+    pub gemm_half_dim: f64,
+    /// Sequence length at which flash attention's rate halves along one sequence dimension
+    /// [tokens]: attention runs at `η_att · ceiling · s_q/(s_q + c)·s_k/(s_k + c)` (the kernels
+    /// reach their best rate only on long sequences: FlashAttention-2's TFLOP/s grow with the
+    /// sequence length, Dao 2023, Fig. 4–7). 0: no size dependence. Default:
+    /// [`super::efficiency::FITTED_ATTENTION_HALF_SEQ`], fitted with `η` and `η_att`.
+    pub attention_half_seq: f64,
+    /// FP8 recipe (see [`Fp8Recipe`]).
+    pub fp8_recipe: Fp8Recipe,
+    /// Formats of weights, gradients and optimizer states (see [`OptimizerStates`]).
+    pub optimizer_states: OptimizerStates,
+    /// FSDP / ZeRO-3 frees each block's gathered parameters after its forward and gathers them
+    /// again for the backward (FSDP2's `reshard_after_forward=True`, the default). Off: every
+    /// gathered block stays until its backward (no second gather, all blocks' 16-bit weights
+    /// resident).
+    pub reshard_after_forward: bool,
+    /// An FP32 gradient-accumulation buffer kept beside the 16-bit `.grad` of every parameter
+    /// (DeepSpeed's `BF16_Optimizer` with FP32 gradient accumulation): 2 + 4 B of gradients per
+    /// parameter instead of Megatron-LM's fused FP32 `main_grad` (4 B). Off: Megatron-LM, FSDP.
+    pub grad_accumulation_buffer: bool,
+    /// The optimizer step fused into the backward pass (torchtune's `optimizer_in_bwd`, PyTorch's
+    /// `register_post_accumulate_grad_hook`): each parameter is updated and its gradient freed as
+    /// soon as the gradient is complete, so no model-wide gradient buffer is held (only with a
+    /// single micro-batch per step and no sharded gradient reduction).
+    pub optimizer_in_backward: bool,
+    /// Chunks the output head's logits and the cross-entropy are computed in (torchtune's chunked
+    /// loss, fused linear-cross-entropy kernels): the FP32 logits held at once shrink by this
+    /// factor. 1: the whole `tokens × vocabulary` at once.
+    pub loss_chunks: u64,
 }
 
 impl ExtendedOptions {
@@ -218,6 +350,16 @@ impl ExtendedOptions {
             memory_overheads: true,
             weight_sparsity: 0.0,
             moe: super::moe::MoeOptions::default(),
+            grad_reduce: GradReduce::Auto,
+            tp_comm_overlap: false,
+            gemm_half_dim: super::efficiency::FITTED_GEMM_HALF_DIM,
+            attention_half_seq: super::efficiency::FITTED_ATTENTION_HALF_SEQ,
+            fp8_recipe: Fp8Recipe::TransformerEngine,
+            optimizer_states: OptimizerStates::Fp32Master,
+            reshard_after_forward: true,
+            grad_accumulation_buffer: false,
+            optimizer_in_backward: false,
+            loss_chunks: 1,
         }
     }
 
@@ -233,6 +375,19 @@ impl ExtendedOptions {
         }
         if self.interleave == 0 || self.interleave > 1024 {
             return Err(Error::invalid("interleave", self.interleave, "must be from 1 to 1024"));
+        }
+        if !(self.gemm_half_dim.is_finite() && (0.0..=65536.0).contains(&self.gemm_half_dim)) {
+            return Err(Error::invalid("gemm_half_dim", self.gemm_half_dim, "must be from 0 to 65536 [elements]"));
+        }
+        if !(self.attention_half_seq.is_finite() && (0.0..=1048576.0).contains(&self.attention_half_seq)) {
+            return Err(Error::invalid(
+                "attention_half_seq",
+                self.attention_half_seq,
+                "must be from 0 to 1048576 [tokens]",
+            ));
+        }
+        if self.loss_chunks == 0 || self.loss_chunks > 65536 {
+            return Err(Error::invalid("loss_chunks", self.loss_chunks, "must be from 1 to 65536"));
         }
         if self.shard_group == Some(0) {
             return Err(Error::invalid("shard_group", 0, "must be a positive integer"));
@@ -281,7 +436,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 19);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 29);
         let bad = ExtendedOptions { weight_sparsity: 1.0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("weight_sparsity"));
     }

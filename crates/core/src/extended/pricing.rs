@@ -8,7 +8,7 @@ use crate::reference::collective::{CollectiveKind, comm_time};
 
 /// Work and time of one pass (forward or backward) of some layers on one device for one
 /// micro-batch; additive.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
 pub struct Pass {
     /// Hardware FLOPs executed [TFLOP].
     pub tflop: f64,
@@ -85,8 +85,9 @@ impl Pricing<'_> {
         if self.opts.memory_bound_ops { bytes * 1e-9 / self.hw.hbm_bandwidth_gbps } else { 0.0 }
     }
 
-    /// One matmul `(m × k) · (k × n)` of the linear layers: `2·m·k·n` FLOPs at the sustained rate,
-    /// under a roofline on its operand traffic (`(m·k + k·n)` operands, `m·n` results).
+    /// One matmul `(m × k) · (k × n)` of the linear layers: `2·m·k·n` FLOPs at the sustained rate
+    /// times the GEMM-size factor ([`super::efficiency::gemm_size_factor`]), under a roofline on its
+    /// operand traffic (`(m·k + k·n)` operands, `m·n` results).
     pub fn linear(&self, m: f64, k: f64, n: f64) -> Pass {
         self.linear_at(m, k, n, 1.0)
     }
@@ -100,14 +101,19 @@ impl Pricing<'_> {
 
     fn linear_at(&self, m: f64, k: f64, n: f64, density: f64) -> Pass {
         let tflop = 2.0 * m * k * n * 1e-12 * density;
-        let compute_s = tflop / self.matmul_rate();
+        let shape = super::efficiency::gemm_size_factor(m, k, n, self.opts.gemm_half_dim);
+        let compute_s = tflop / (self.matmul_rate() * shape);
         let bytes = (m * k + k * n) * self.hw.operand_bytes + m * n * self.hw.element_bytes;
         Pass { tflop, compute_s, memory_s: (self.traffic(bytes) - compute_s).max(0.0), ..Pass::default() }
     }
 
-    /// Attention work of `tflop` moving `bytes` through HBM, at the attention rate, same roofline.
-    pub fn attention(&self, tflop: f64, bytes: f64) -> Pass {
-        let compute_s = tflop / self.attention_rate();
+    /// Attention work of `tflop` moving `bytes` through HBM over `s_q` queries and `s_k` keys per
+    /// sequence, at the attention rate times the size factor of its two sequence dimensions
+    /// ([`super::efficiency::gemm_size_factor`] with `c_att =`
+    /// [`ExtendedOptions::attention_half_seq`], the head width left out), same roofline.
+    pub fn attention(&self, tflop: f64, bytes: f64, s_q: f64, s_k: f64) -> Pass {
+        let shape = super::efficiency::gemm_size_factor(s_q, s_k, f64::INFINITY, self.opts.attention_half_seq);
+        let compute_s = tflop / (self.attention_rate() * shape);
         Pass { tflop, compute_s, memory_s: (self.traffic(bytes) - compute_s).max(0.0), ..Pass::default() }
     }
 
@@ -144,7 +150,7 @@ mod tests {
     #[test]
     fn roofline_and_allreduce() {
         let hw = Hardware::from_params(&SystemParams::h200(), false);
-        let opts = ExtendedOptions { matmul_efficiency: 0.5, ..ExtendedOptions::realistic() };
+        let opts = ExtendedOptions { matmul_efficiency: 0.5, gemm_half_dim: 0.0, ..ExtendedOptions::realistic() };
         let p = Pricing { hw: &hw, opts: &opts };
         // A large square matmul is compute-bound: 2·4096³ FLOPs at 0.5·989.4 TFLOP/s.
         let big = p.linear(4096.0, 4096.0, 4096.0);
@@ -158,5 +164,27 @@ mod tests {
         let rs = p.collective(CollectiveKind::ReduceScatter, 1.0, 8, 8);
         assert_eq!(p.collective(CollectiveKind::AllReduce, 1.0, 8, 8), 2.0 * rs);
         assert!(p.p2p(1.0, true) < p.p2p(1.0, false));
+    }
+
+    #[test]
+    fn gemm_and_attention_size_factors_by_hand() {
+        let hw = Hardware::from_params(&SystemParams::h200(), false);
+        let opts = ExtendedOptions {
+            matmul_efficiency: 0.5,
+            gemm_half_dim: 512.0,
+            attention_half_seq: 1024.0,
+            ..ExtendedOptions::realistic()
+        };
+        let p = Pricing { hw: &hw, opts: &opts };
+        // 4096³ at c = 512: each dimension 4096/4608, so the rate is 0.5·989.4·(8/9)³.
+        let big = p.linear(4096.0, 4096.0, 4096.0);
+        let rate = 0.5 * 989.4 * (8.0f64 / 9.0).powi(3);
+        assert!((big.compute_s - big.tflop / rate).abs() < 1e-12 * big.compute_s);
+        // A skinny GEMM (k = 512) runs at half the rate along k: slower per FLOP.
+        let skinny = p.linear(4096.0, 512.0, 4096.0);
+        assert!(skinny.compute_s / skinny.tflop > 1.5 * big.compute_s / big.tflop);
+        // Attention over 1024 queries and 3072 keys at c_att = 1024: (1/2)·(3/4) of η_att·ceiling.
+        let a = p.attention(1.0, 0.0, 1024.0, 3072.0);
+        assert!((a.compute_s - 1.0 / (opts.attention_efficiency * 989.4 * 0.5 * 0.75)).abs() < 1e-12);
     }
 }

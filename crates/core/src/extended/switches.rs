@@ -12,8 +12,8 @@
 use super::block::FLASH_BACKWARD_FACTOR;
 use super::efficiency::{FITTED_ATTENTION_EFFICIENCY, FITTED_MATMUL_EFFICIENCY};
 use super::evaluate::OPTIMIZER_BYTES_PER_PARAMETER;
-use super::memory::{OVERHEAD_FIXED_GB, OVERHEAD_FRACTION};
-use super::options::{ExtendedOptions, Recompute, Sharding};
+use super::memory::{CUDA_CONTEXT_GB, FRAGMENTATION, LOSS_BYTES_PER_LOGIT, NCCL_BUFFERS_GB};
+use super::options::{ExtendedOptions, Fp8Recipe, GradReduce, OptimizerStates, Recompute, Sharding};
 use crate::Error;
 use crate::catalog::Precision;
 use crate::hint;
@@ -65,6 +65,9 @@ pub struct SwitchInfo {
 const PRECISIONS: &[&str] = &["fp32", "tf32", "fp16", "bf16", "fp8"];
 const RECOMPUTE: &[&str] = &["none", "selective", "full"];
 const SHARDING: &[&str] = &["zero0", "zero1", "zero2", "zero3"];
+const GRAD_REDUCE: &[&str] = &["auto", "fp32", "param"];
+const FP8_RECIPES: &[&str] = &["te", "torchao"];
+const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16"];
 
 const FITTED: &str = "fitted once on the 108 measured training runs shipped with fmperf (Validation view: fit and leave-one-source-out error)";
 
@@ -75,7 +78,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`]).
-pub const SWITCHES: [SwitchInfo; 19] = [
+pub const SWITCHES: [SwitchInfo; 29] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -189,8 +192,8 @@ pub const SWITCHES: [SwitchInfo; 19] = [
     toggle(
         "memory_overheads",
         "Memory margin",
-        "runtime context, buffers and fragmentation margin",
-        "1 GB per device plus 5 % of the modelled tensors (an engineering margin, not fitted)",
+        "allocator fragmentation, CUDA context and NCCL buffers (reserved and device-level memory)",
+        "fragmentation fitted on the measured memory runs; CUDA context and NCCL buffers from their documentation",
     ),
     SwitchInfo {
         key: "weight_sparsity",
@@ -199,6 +202,74 @@ pub const SWITCHES: [SwitchInfo; 19] = [
                (cerebras_cs2, cerebras_cs3); GPUs accelerate only 2:4 structured sparsity",
         kind: SwitchKind::Number { min: 0.0, max: 1.0, open_min: false, open_max: true },
         source: "0: dense; Emani et al. 2023 trained GPT models at up to 90 % on Cerebras CS-2",
+    },
+    SwitchInfo {
+        key: "grad_reduce",
+        label: "Gradient reduction width",
+        what: "data-parallel gradient reduction in FP32 or in the 16-bit parameter type (auto: FP32 for BF16 \
+               training, FP16 for FP16)",
+        kind: SwitchKind::Choice(GRAD_REDUCE),
+        source: "auto: Megatron-LM sets accumulate_allreduce_grads_in_fp32 with --bf16; torchtitan's FSDP2 \
+                 mixed-precision policy reduces in float32",
+    },
+    toggle(
+        "tp_comm_overlap",
+        "Tensor-parallel overlap",
+        "TP collectives overlapped with the neighbouring GEMM",
+        "off: Megatron's --tp-comm-overlap and PyTorch async TP are opt-in",
+    ),
+    SwitchInfo {
+        key: "gemm_half_dim",
+        label: "GEMM half-rate dimension",
+        what: "matmul rate × Π x/(x + c) over the GEMM's dimensions: small and skinny GEMMs run slower (0: off)",
+        kind: SwitchKind::Number { min: 0.0, max: 65536.0, open_min: false, open_max: false },
+        source: FITTED,
+    },
+    SwitchInfo {
+        key: "attention_half_seq",
+        label: "Attention half-rate sequence",
+        what: "flash attention rate × s_q/(s_q + c)·s_k/(s_k + c): short sequences run slower (0: off)",
+        kind: SwitchKind::Number { min: 0.0, max: 1048576.0, open_min: false, open_max: false },
+        source: FITTED,
+    },
+    SwitchInfo {
+        key: "fp8_recipe",
+        label: "FP8 recipe",
+        what: "Transformer Engine (FP8 weight copies kept, FP8 inputs saved) or torchao float8 (cast on the fly)",
+        kind: SwitchKind::Choice(FP8_RECIPES),
+        source: "te: Megatron-LM and NeMo train FP8 with Transformer Engine",
+    },
+    SwitchInfo {
+        key: "optimizer_states",
+        label: "Weights and optimizer states",
+        what: "FP32 master weights, gradients and Adam moments (mixed precision) or pure BF16 without master",
+        kind: SwitchKind::Choice(OPTIMIZER_STATES),
+        source: "fp32_master: Megatron-LM, DeepSpeed and FSDP mixed precision (Megatron distributed-optimizer docs)",
+    },
+    toggle(
+        "reshard_after_forward",
+        "FSDP reshard after forward",
+        "ZeRO-3/FSDP frees gathered weights after the forward and gathers them again for the backward",
+        "on: FSDP2's default (reshard_after_forward=True)",
+    ),
+    toggle(
+        "grad_accumulation_buffer",
+        "FP32 gradient-accumulation buffer",
+        "FP32 accumulation buffer beside the 16-bit gradients (DeepSpeed BF16_Optimizer): 6 B instead of 4",
+        "off: Megatron-LM accumulates into a fused FP32 main_grad",
+    ),
+    toggle(
+        "optimizer_in_backward",
+        "Optimizer step in backward",
+        "each gradient applied and freed as soon as it is complete: no model-wide gradient memory",
+        "off: torchtune's optimizer_in_bwd and PyTorch's post-accumulate-grad hooks are opt-in",
+    ),
+    SwitchInfo {
+        key: "loss_chunks",
+        label: "Loss chunks",
+        what: "chunks of the output head's logits and cross-entropy (fewer FP32 logits held at once)",
+        kind: SwitchKind::Count { min: 1, max: 65536 },
+        source: "1: the whole vocabulary at once (PyTorch's cross_entropy); torchtune's chunked loss uses 8",
     },
 ];
 
@@ -226,7 +297,7 @@ pub struct Constant {
 }
 
 /// The constants behind the defaults (for the page's "where the numbers come from").
-pub const CONSTANTS: [Constant; 6] = [
+pub const CONSTANTS: [Constant; 8] = [
     Constant { name: "η (fitted matmul efficiency)", value: FITTED_MATMUL_EFFICIENCY, unit: "", source: FITTED },
     Constant {
         name: "η_att (fitted attention efficiency)",
@@ -247,16 +318,28 @@ pub const CONSTANTS: [Constant; 6] = [
         source: "mixed-precision Adam: read FP32 gradient, master and two moments, write them and the 16-bit weight",
     },
     Constant {
-        name: "fixed memory margin per device",
-        value: OVERHEAD_FIXED_GB,
-        unit: "GB",
-        source: "runtime context, library workspaces and collective buffers (engineering margin)",
+        name: "allocator fragmentation (reserved / allocated − 1)",
+        value: FRAGMENTATION,
+        unit: "",
+        source: "fitted on the shipped measured memory runs (leave-one-source-out in the Validation view)",
     },
     Constant {
-        name: "proportional memory margin",
-        value: OVERHEAD_FRACTION,
-        unit: "of the modelled tensors",
-        source: "caching-allocator fragmentation and transient buffers (engineering margin)",
+        name: "CUDA context per device",
+        value: CUDA_CONTEXT_GB,
+        unit: "GB",
+        source: "kernel images and runtime state outside PyTorch's allocator (PyTorch CUDA semantics notes)",
+    },
+    Constant {
+        name: "NCCL buffers per communicator",
+        value: NCCL_BUFFERS_GB,
+        unit: "GB",
+        source: "NCCL_BUFFSIZE 4 MiB per channel and peer, send and receive (NCCL environment documentation)",
+    },
+    Constant {
+        name: "memory per logit at the loss",
+        value: LOSS_BYTES_PER_LOGIT,
+        unit: "B",
+        source: "16-bit logits, their FP32 copy and the FP32 log-softmax saved for the backward pass",
     },
 ];
 
@@ -300,6 +383,18 @@ fn parse_number(info: &SwitchInfo, v: &str) -> Result<f64, Error> {
     }
 }
 
+/// An integer switch's value within its [`SwitchKind::Count`] range; errors name `field`.
+fn parse_count(info: &SwitchInfo, field: &str, v: &str) -> Result<u64, Error> {
+    let SwitchKind::Count { min, max } = info.kind else {
+        return Err(Error::invalid(field, v, "is not a count switch"));
+    };
+    v.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|x| (min..=max).contains(x))
+        .ok_or_else(|| Error::invalid(field, v, format!("must be an integer from {min} to {max}")))
+}
+
 impl ExtendedOptions {
     /// The value of the switch `key` as text (`None`: no such switch).
     pub fn value_of(&self, key: &str) -> Option<String> {
@@ -324,6 +419,16 @@ impl ExtendedOptions {
             "embeddings_and_head" => on_off(self.embeddings_and_head),
             "memory_overheads" => on_off(self.memory_overheads),
             "weight_sparsity" => self.weight_sparsity.to_string(),
+            "grad_reduce" => self.grad_reduce.as_str().to_string(),
+            "tp_comm_overlap" => on_off(self.tp_comm_overlap),
+            "gemm_half_dim" => self.gemm_half_dim.to_string(),
+            "attention_half_seq" => self.attention_half_seq.to_string(),
+            "fp8_recipe" => self.fp8_recipe.as_str().to_string(),
+            "optimizer_states" => self.optimizer_states.as_str().to_string(),
+            "reshard_after_forward" => on_off(self.reshard_after_forward),
+            "grad_accumulation_buffer" => on_off(self.grad_accumulation_buffer),
+            "optimizer_in_backward" => on_off(self.optimizer_in_backward),
+            "loss_chunks" => self.loss_chunks.to_string(),
             _ => return None,
         })
     }
@@ -370,14 +475,7 @@ impl ExtendedOptions {
                     })?)
                 }
             }
-            "interleave" => {
-                self.interleave = value
-                    .trim()
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|v| (1..=1024).contains(v))
-                    .ok_or_else(|| Error::invalid(field.clone(), value, "must be an integer from 1 to 1024"))?
-            }
+            "interleave" => self.interleave = parse_count(info, &field, value)?,
             "uneven_stages" => self.uneven_stages = toggle()?,
             "causal" => self.causal = toggle()?,
             "cp_ring_overlap" => self.cp_ring_overlap = toggle()?,
@@ -387,6 +485,16 @@ impl ExtendedOptions {
             "embeddings_and_head" => self.embeddings_and_head = toggle()?,
             "memory_overheads" => self.memory_overheads = toggle()?,
             "weight_sparsity" => self.weight_sparsity = parse_number(info, value).map_err(named)?,
+            "grad_reduce" => self.grad_reduce = value.parse::<GradReduce>().map_err(named)?,
+            "tp_comm_overlap" => self.tp_comm_overlap = toggle()?,
+            "gemm_half_dim" => self.gemm_half_dim = parse_number(info, value).map_err(named)?,
+            "attention_half_seq" => self.attention_half_seq = parse_number(info, value).map_err(named)?,
+            "fp8_recipe" => self.fp8_recipe = value.parse::<Fp8Recipe>().map_err(named)?,
+            "optimizer_states" => self.optimizer_states = value.parse::<OptimizerStates>().map_err(named)?,
+            "reshard_after_forward" => self.reshard_after_forward = toggle()?,
+            "grad_accumulation_buffer" => self.grad_accumulation_buffer = toggle()?,
+            "optimizer_in_backward" => self.optimizer_in_backward = toggle()?,
+            "loss_chunks" => self.loss_chunks = parse_count(info, &field, value)?,
             _ => {}
         }
         Ok(())

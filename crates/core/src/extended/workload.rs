@@ -35,6 +35,10 @@ pub struct Workload {
     /// Multi-token-prediction blocks trained beside the `layers` blocks (DeepSeek-V3: 1), each one
     /// block of the model's last kind plus a `2h × h` projection and its own pass through the head.
     pub mtp_layers: u64,
+    /// The output head reuses the embedding matrix (GPT-2, Gemma, Llama 3.2 1B/3B): its
+    /// parameters, gradients and optimizer states count once when both ends sit on one device
+    /// (with pipeline parallelism the first and last stages each hold a copy, as Megatron-LM does).
+    pub tied_embeddings: bool,
 }
 
 /// Largest vocabulary accepted [tokens] (keeps products in range).
@@ -56,6 +60,7 @@ impl Workload {
         moe: None,
         mla: None,
         mtp_layers: 0,
+        tied_embeddings: false,
     };
 
     /// The reference's view of a model: full multi-head attention, two-matrix MLP, no vocabulary.
@@ -73,6 +78,7 @@ impl Workload {
             moe: None,
             mla: None,
             mtp_layers: 0,
+            tied_embeddings: false,
         }
     }
 

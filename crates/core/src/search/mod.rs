@@ -13,9 +13,11 @@
 //! the execution ([`execution`]). Where nothing is found, [`Search::diagnose`] says why and what
 //! would work ([`diagnose`]).
 
+pub mod code;
 pub mod diagnose;
 pub mod execution;
 pub mod parts;
+pub mod row;
 pub mod space;
 pub mod topk;
 pub mod widen;
@@ -25,6 +27,7 @@ use std::collections::HashMap;
 pub use diagnose::{Diagnosis, EmptyReason, Suggestion};
 pub use execution::{Execution, ExecutionChoices};
 pub use parts::{MemoryPart, TimePart};
+pub use row::{Dims, ResultRow};
 pub use space::{Rules, Space};
 pub use topk::{Ranked, TopK};
 pub use widen::Widening;
@@ -357,12 +360,8 @@ impl Search {
         let (index, count) = self.shard;
         let mut next = None;
         let mut done_here = 0usize;
-        let mut position = self.position;
-        let mut items = self.space.walk(self.cursor);
-        loop {
-            let Some((pos, c)) = items.next() else { break };
-            let gi = position;
-            position += 1;
+        // `gi`: the generation index of each candidate (the shard's key and the tie-break).
+        for (gi, (pos, c)) in (self.position..).zip(self.space.walk(self.cursor)) {
             if gi % count != index {
                 continue;
             }
@@ -569,48 +568,84 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
     }
     *st.feasible += 1;
     outcomes[leanest] = Some(lean);
-    // Time bound: matrix work without recomputation.
+    // Time bound over every combination: the per-micro-batch work without recomputation (matrix
+    // work and tensor/context-parallel communication, which sharding and interleaving leave
+    // unchanged) in every micro-batch slot and in the smallest bubble, `(pp − 1)/v_max` slots.
     let fastest = pick(ch.choices.recompute.unwrap_or(Recompute::None), combos[0].sharding);
     if outcomes[fastest].is_none() {
         *st.evaluations += 1;
         outcomes[fastest] = ch.outcome(combos[fastest], c).ok();
     }
-    if let Some(f) = outcomes[fastest]
-        && f.totals.t_comp > 0.0
-        && !st.top.accepts(global_batch as f64 / f.totals.t_comp)
-    {
-        return;
+    let v_max = combos.iter().map(|e| e.interleave).max().unwrap_or(1).max(1) as f64;
+    let nmb = c.microbatches(global_batch).max(1) as f64;
+    if let Some(f) = outcomes[fastest] {
+        let work = f.totals.t_comp + f.totals.t_tp_comm;
+        let bound = work * (1.0 + c.pp.saturating_sub(1) as f64 / (v_max * nmb));
+        if bound > 0.0 && !st.top.accepts(global_batch as f64 / bound) {
+            return;
+        }
     }
     // One row per candidate: its best execution (the fastest that fits; ties: the least memory,
-    // then the first in the combinations' order).
-    let mut best: Option<(Outcome, Execution)> = None;
-    for (j, e) in combos.iter().enumerate() {
-        let o = match outcomes[j] {
-            Some(o) => o,
-            None => {
-                *st.evaluations += 1;
-                match ch.outcome(*e, c) {
-                    Ok(o) => o,
-                    Err(_) => continue,
-                }
-            }
-        };
-        if o.mem_gb > capacity {
+    // then the first in the combinations' order). Recomputation only adds work, so for each
+    // (sharding, shard group, interleave) the levels are priced in order none → selective → full:
+    // a level is skipped when a lighter one fits and cannot be beaten (full recomputation adds a
+    // forward pass, so it is slower than a lighter level that fits), or when the lighter one is
+    // already too slow for the list.
+    let mut best: Option<(Outcome, usize)> = None;
+    let better = |o: &Outcome, j: usize, best: &Option<(Outcome, usize)>| {
+        best.is_none_or(|(b, bj)| {
+            o.throughput_samples_per_s > b.throughput_samples_per_s
+                || (o.throughput_samples_per_s == b.throughput_samples_per_s
+                    && (o.mem_gb < b.mem_gb || (o.mem_gb == b.mem_gb && j < bj)))
+        })
+    };
+    let mut done = vec![false; combos.len()];
+    for j0 in 0..combos.len() {
+        if done[j0] {
             continue;
         }
-        let better = best.is_none_or(|(b, _)| {
-            o.throughput_samples_per_s > b.throughput_samples_per_s
-                || (o.throughput_samples_per_s == b.throughput_samples_per_s && o.mem_gb < b.mem_gb)
-        });
-        if better {
-            best = Some((o, *e));
+        let e0 = combos[j0];
+        // The recomputation levels of this (sharding, group, interleave), lightest first.
+        let group: Vec<usize> = (j0..combos.len())
+            .filter(|&j| {
+                let e = combos[j];
+                e.sharding == e0.sharding && e.shard_group == e0.shard_group && e.interleave == e0.interleave
+            })
+            .collect();
+        let mut lighter_fits = false;
+        for &j in &group {
+            done[j] = true;
+            if lighter_fits && combos[j].recompute == Recompute::Full {
+                continue;
+            }
+            let o = match outcomes[j] {
+                Some(o) => o,
+                None => {
+                    *st.evaluations += 1;
+                    match ch.outcome(combos[j], c) {
+                        Ok(o) => o,
+                        Err(_) => continue,
+                    }
+                }
+            };
+            if !st.top.accepts(o.throughput_samples_per_s) {
+                // Heavier levels are no faster.
+                break;
+            }
+            if o.mem_gb > capacity {
+                continue;
+            }
+            lighter_fits = true;
+            if better(&o, j, &best) {
+                best = Some((o, j));
+            }
         }
     }
-    if let Some((o, e)) = best
+    if let Some((o, j)) = best
         && st.top.accepts(o.throughput_samples_per_s)
     {
-        let mut r = ranked(*c, &o, Some(e));
-        r.experts = ch.experts(e, c);
+        let mut r = ranked(*c, &o, Some(combos[j]));
+        r.experts = ch.experts(combos[j], c);
         st.top.offer_at(gi, r);
     }
 }

@@ -183,7 +183,8 @@ impl AxisKey {
     pub fn name(self) -> &'static str {
         match self {
             AxisKey::Gpus => "gpus",
-            AxisKey::Domain => "nvlink",
+            // One name for the scale-up domain (issue 11 §5); `nvlink` and the others stay aliases.
+            AxisKey::Domain => "domain",
             AxisKey::Param(SystemParam::Matrix) => "matrix",
             AxisKey::Param(SystemParam::Vector) => "vector",
             AxisKey::Param(SystemParam::HbmCapacity) => "hbm_capacity",
@@ -212,7 +213,7 @@ impl AxisKey {
     fn aliases(self) -> &'static [&'static str] {
         match self {
             AxisKey::Gpus => &["devices", "n_gpus", "gpu"],
-            AxisKey::Domain => &["domain", "nvlink_size", "nvs", "domain_size"],
+            AxisKey::Domain => &["nvlink", "nvlink_size", "nvs", "domain_size"],
             AxisKey::Param(SystemParam::Matrix) => &["flops", "matrix_flops", "matrix_tflops", "flop_rate"],
             AxisKey::Param(SystemParam::Vector) => &["vector_flops", "vector_tflops"],
             AxisKey::Param(SystemParam::HbmCapacity) => &["capacity", "memory", "hbm_cap"],

@@ -16,6 +16,7 @@ use super::axis::{Axis, AxisKey, AxisValue, SystemParam};
 use super::metric::{MemoryPart, Metric, TimePart};
 use super::result::{Best, PointResult};
 use crate::Strategy;
+use crate::search::ResultRow;
 
 /// The unit of an axis's values, for column headers (`None`: no unit).
 pub fn axis_unit(key: AxisKey) -> Option<&'static str> {
@@ -70,9 +71,6 @@ const POINT_COLUMNS: [&str; 13] = [
     "scale_out [GB/s]",
 ];
 
-const CONFIG_COLUMNS: [&str; 11] =
-    ["dp", "tp1", "tp2", "pp", "mbs", "microbatches", "nb", "nv_tp1", "nv_tp2", "nv_dp", "nv_pp"];
-
 /// The headline metrics written for every point, in column order.
 const HEADLINE: [Metric; 8] = Metric::HEADLINE;
 
@@ -84,7 +82,7 @@ pub fn csv_header(axes: &[Axis]) -> String {
     cols.push("status".into());
     cols.push("strategy".into());
     cols.extend(HEADLINE.iter().map(|m| m.label()));
-    cols.extend(CONFIG_COLUMNS.iter().map(|s| s.to_string()));
+    cols.extend(ResultRow::DIMS.iter().map(|s| s.to_string()));
     cols.extend(TimePart::ALL.iter().map(|p| Metric::Time(*p).label()));
     cols.extend(MemoryPart::ALL.iter().map(|p| Metric::Memory(*p).label()));
     cols.extend(Strategy::ALL.iter().map(|s| Metric::StrategyDays(*s).label()));
@@ -122,8 +120,8 @@ pub fn csv_row(p: &PointResult) -> String {
         cells.push(num(m.value(p)));
     }
     match best {
-        Some(b) => cells.extend(config_values(b, p).iter().map(|(_, v)| v.to_string())),
-        None => cells.extend(CONFIG_COLUMNS.iter().map(|_| String::new())),
+        Some(b) => cells.extend(row_of(b, p).dim_cells()),
+        None => cells.extend(ResultRow::DIMS.iter().map(|_| String::new())),
     }
     for part in TimePart::ALL {
         cells.push(num(Metric::Time(part).value(p)));
@@ -144,23 +142,10 @@ pub fn csv_row(p: &PointResult) -> String {
     line
 }
 
-/// The configuration of the best point as `(column, value)` in [`CONFIG_COLUMNS`] order.
-fn config_values(b: &Best, p: &PointResult) -> [(&'static str, u64); 11] {
-    let c = &b.ranked.candidate;
-    let g = p.inputs.as_ref().map(|i| i.global_batch).unwrap_or(0);
-    [
-        ("dp", c.dp),
-        ("tp1", c.tp1),
-        ("tp2", c.tp2),
-        ("pp", c.pp),
-        ("mbs", c.mbs),
-        ("microbatches", c.microbatches(g)),
-        ("nb", c.nb),
-        ("nv_tp1", c.nv_tp1),
-        ("nv_tp2", c.nv_tp2),
-        ("nv_dp", c.nv_dp),
-        ("nv_pp", c.nv_pp),
-    ]
+/// The result row of a point's best configuration (the one candidate → columns mapping,
+/// [`ResultRow`]).
+fn row_of(b: &Best, p: &PointResult) -> ResultRow {
+    ResultRow::of(&b.ranked, p.inputs.as_ref().map(|i| i.global_batch).unwrap_or(0))
 }
 
 /// Quotes a CSV cell when it holds a comma, quote or line break.
@@ -197,10 +182,10 @@ pub fn point_json(axes: &[Axis], p: &PointResult) -> Value {
         for m in HEADLINE {
             headline.insert(m.key(), json!(m.value(p)));
         }
-        let ints = |v: &[(&str, u64)]| Value::Object(v.iter().map(|(k, x)| (k.to_string(), json!(x))).collect());
-        let cfg = config_values(b, p);
-        headline.insert("config".into(), ints(&cfg[..7]));
-        headline.insert("placement".into(), ints(&cfg[7..]));
+        let ints = |v: Vec<(&str, u64)>| Value::Object(v.iter().map(|(k, x)| (k.to_string(), json!(x))).collect());
+        let row = row_of(b, p);
+        headline.insert("config".into(), ints(row.config_pairs()));
+        headline.insert("placement".into(), ints(row.placement_pairs()));
         let t = &b.ranked.totals;
         headline.insert(
             "time_s".into(),
@@ -236,6 +221,7 @@ pub fn point_json(axes: &[Axis], p: &PointResult) -> Value {
         "system": p.labels.system_id,
         "devices": p.labels.devices,
         "domain_size": i.map(|i| i.params.nvlink_size),
+        "domain": i.map(|i| i.params.nvlink_size),
         "precision": i.map(|i| i.precision.as_str()),
         "seq_len": i.map(|i| i.shape.l),
         "global_batch": i.map(|i| i.global_batch),

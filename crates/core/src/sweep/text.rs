@@ -125,25 +125,23 @@ impl SweepText {
             Some(m) => m,
             None => ModelRef::Catalog(catalog::find_model(&self.model)?.id.clone()),
         };
-        let mut domain_size = None;
-        let mut nics = None;
-        let mut precision = None;
-        let mut mapping = MappingOptions::default();
-        let system = match system {
-            Some(s) => s,
+        // The spec's options apply to a given system too (the page passes the user's own entry
+        // for a `my-system,scale_out=50` spec); only the catalog look-up of the id is replaced.
+        let (system, opts) = match system {
+            Some(s) => (s, parse_system_spec(&self.system).map(|(_, o)| o).unwrap_or_default()),
             None => {
-                let (id, opts) = parse_system_spec(&self.system)?;
-                domain_size = opts.domain_size;
-                nics = opts.nics_per_device;
-                precision = opts.precision;
-                mapping = MappingOptions {
-                    vector_tflops: opts.vector_tflops,
-                    scale_up_gbps: opts.scale_up_gbps,
-                    scale_out_gbps: opts.scale_out_gbps,
-                    ..MappingOptions::default()
-                };
-                SystemRef::Catalog(catalog::find_system(&id)?.id.clone())
+                let (id, o) = parse_system_spec(&self.system)?;
+                (SystemRef::Catalog(catalog::find_system(&id)?.id.clone()), o)
             }
+        };
+        let mut domain_size = opts.domain_size;
+        let nics = opts.nics_per_device;
+        let mut precision = opts.precision;
+        let mapping = MappingOptions {
+            vector_tflops: opts.vector_tflops,
+            scale_up_gbps: opts.scale_up_gbps,
+            scale_out_gbps: opts.scale_out_gbps,
+            ..MappingOptions::default()
         };
         if let Some(n) = &self.nvlink {
             domain_size = Some(positive("nvlink", n)?);
@@ -258,10 +256,18 @@ impl SweepText {
         out
     }
 
-    /// The equivalent `fmperf sweep` command line (without `--format`).
+    /// The equivalent `fmperf sweep` command line (without `--format`). The CLI's default mode is
+    /// extended, so reference mode is written out (`--mode reference`); the domain flag is
+    /// `--domain` (the URL key `nvlink` is its old name).
     pub fn to_cli(&self) -> String {
         let mut s = String::from("fmperf sweep");
-        for (k, v) in self.pairs() {
+        let mut pairs = self.pairs();
+        if self.mode.is_none() {
+            let at = pairs.iter().position(|(k, _)| *k == "axis").unwrap_or(pairs.len());
+            pairs.insert(at, ("mode", "reference".to_string()));
+        }
+        for (k, v) in pairs {
+            let k = if k == "nvlink" { "domain" } else { k };
             let quoted = if v.chars().all(|c| c.is_ascii_alphanumeric() || "-_.,=:/".contains(c)) {
                 v
             } else {
@@ -270,5 +276,27 @@ impl SweepText {
             s.push_str(&format!(" --{k} {quoted}"));
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_names_reference_mode_and_the_domain() {
+        let t = SweepText {
+            model: "gpt3_1T".into(),
+            system: "B200".into(),
+            nvlink: Some("8".into()),
+            axes: vec!["gpus=4..64".into()],
+            ..SweepText::default()
+        };
+        assert_eq!(
+            t.to_cli(),
+            "fmperf sweep --model gpt3_1T --system B200 --domain 8 --mode reference --axis gpus=4..64"
+        );
+        let ext = SweepText { mode: Some("extended".into()), ..t };
+        assert!(!ext.to_cli().contains("reference"));
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Extended mode fits its global efficiencies ([`super::fit::fit_on`]); for each source with
 //! evaluable rows the fit is redone on the other sources' rows and that source's rows are
-//! predicted with the result. Reference mode fits nothing, so its held-out errors are its
+//! predicted with the result. A file with a single source (one's own runs) is predicted with the
+//! shipped constants, which were not fitted on it. Reference mode fits nothing, so its held-out errors are its
 //! in-sample errors (and [`Holdout::fitted`] is `false`).
 //!
 //! The work is resumable ([`HoldoutJob::step`] runs one fit), so a page can show progress;
@@ -82,12 +83,16 @@ impl HoldoutJob {
         let rows: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
         let mut sources: Vec<String> = Vec::new();
         for r in &rows {
-            let timed = r.setup.as_ref().is_ok_and(|s| s.metric.is_some());
-            if timed && r.hardware.is_ok() && !sources.contains(&r.run.source) {
+            if Self::timed(r) && !sources.contains(&r.run.source) {
                 sources.push(r.run.source.clone());
             }
         }
         HoldoutJob { mode, rows, sources, all: None, held: Vec::new() }
+    }
+
+    /// Whether a row has a time figure extended mode can price.
+    fn timed(r: &Prepared) -> bool {
+        r.setup.as_ref().is_ok_and(|s| s.metric.is_some()) && r.hardware.is_ok()
     }
 
     /// `(fits done, fits in all)`.
@@ -110,7 +115,10 @@ impl HoldoutJob {
             if self.all.is_none() {
                 self.all = Some(fit_on(&self.rows, &|_| true));
             } else if let Some(s) = self.sources.get(self.held.len()).cloned() {
-                let eff = fit_on(&self.rows, &|r| r.run.source != s);
+                // A file with one source (a user's own runs) has nothing else to fit on: its rows
+                // are predicted with the shipped constants, which were not fitted on them.
+                let others = self.rows.iter().any(|r| r.run.source != s && Self::timed(r));
+                let eff = if others { fit_on(&self.rows, &|r| r.run.source != s) } else { Efficiency::FITTED };
                 self.held.push((s, eff));
             }
         }

@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use super::moe_flops::{FlopRules, model_flops_per_token};
 use crate::catalog::{self, MappingOptions, Precision};
+use crate::extended::memory::MemoryKind;
 use crate::extended::moe::{Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
 use crate::extended::{ExtendedOptions, Hardware, Layout, Recompute, Sharding, Workload, evaluate};
 
@@ -87,7 +88,7 @@ pub struct MoeRowResult {
     pub error: Option<f64>,
     /// Measured peak memory [GB].
     pub measured_memory_gb: Option<f64>,
-    /// Predicted memory of the device with the most [GB].
+    /// Predicted peak allocated memory of the device with the most [GB] (what the file measures).
     pub predicted_memory_gb: Option<f64>,
     /// The expert layout evaluated `(ep, etp, edp)`.
     pub experts: Option<(u64, u64, u64)>,
@@ -219,6 +220,7 @@ fn model_of(m: &Value, notes: &mut Vec<String>) -> Result<Workload, String> {
         moe: Some(moe),
         mla,
         mtp_layers: mtp,
+        tied_embeddings: false,
     };
     w.validate().map_err(|e| format!("model: {e}"))?;
     Ok(w)
@@ -335,7 +337,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
 }
 
 /// Predicts one interpreted row with `options` (the row's switches, possibly with fitted
-/// constants): `(predicted metric, predicted memory [GB], (ep, etp, edp))`.
+/// constants): `(predicted metric, predicted peak allocated memory [GB], (ep, etp, edp))`.
 pub fn predict_moe_row(s: &MoeRunSetup, options: &ExtendedOptions) -> Result<(f64, f64, (u64, u64, u64)), String> {
     let sys = catalog::find_system(&s.hardware_id).map_err(|e| e.to_string())?;
     let hw = Hardware::from_catalog(sys, s.precision, true, &s.mapping).map_err(|e| e.to_string())?;
@@ -346,7 +348,9 @@ pub fn predict_moe_row(s: &MoeRunSetup, options: &ExtendedOptions) -> Result<(f6
         _ => tokens,
     };
     let x = e.moe.map(|m| (m.experts.ep, m.experts.etp, m.experts.edp)).unwrap_or((1, 1, 1));
-    Ok((value, e.mem_gb, x))
+    // The file measures `torch.cuda.max_memory_allocated` (`memory_peak_allocated_gib`): compare
+    // the memory model's peak allocated figure, not the device level.
+    Ok((value, e.memory_estimate.of_kind(MemoryKind::PeakAllocated), x))
 }
 
 /// Every row of a file of that shape, read and predicted with the rows' own switches.

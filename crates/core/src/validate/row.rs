@@ -5,8 +5,9 @@
 //! number it needs is absent, and the reason names that number.
 //!
 //! Rules for unstated fields:
-//! * hardware: `hardware_id` when it is a catalog id, else the words of `hardware_id` and
-//!   `hardware` mapped by [`super::hardware_words`];
+//! * hardware: `hardware_id` when it is a catalog id (or the CLI's system spec, `ID,key=value,…`,
+//!   which can supply a figure the catalog lacks), else the words of `hardware_id` and `hardware`
+//!   mapped by [`super::hardware_words`];
 //! * data-parallel size: `num_devices / (tp·pp·cp)` when only the device count is given; when both
 //!   are given and disagree, the parallel degrees are evaluated and the note says so;
 //! * global batch: `global_batch_tokens / seq_len` when only tokens are given; one micro-batch per
@@ -29,8 +30,9 @@ use super::parallel_words::{
 };
 use super::recompute_words::{RecomputeReading, read_recompute};
 use super::schema::{Interleave, MeasuredRun};
+use super::words::Words;
 use crate::catalog::{self, CatalogSystem, MappingOptions, Precision};
-use crate::extended::{ExtendedOptions, Hardware, Layout, Workload};
+use crate::extended::{ExtendedOptions, Fp8Recipe, GradReduce, Hardware, Layout, OptimizerStates, Workload};
 use crate::reference::Candidate;
 use crate::{ModelShape, Strategy, SystemParams};
 
@@ -46,6 +48,9 @@ pub struct RunSetup {
     pub options: ExtendedOptions,
     /// The catalog entry of the hardware.
     pub system: &'static CatalogSystem,
+    /// Mapping choices given with the part (`hardware_id` in the CLI's system spec: domain, NICs,
+    /// scale-up/scale-out bandwidth, vector rate).
+    pub mapping: MappingOptions,
     /// The time figure and how to read it (`None`: the row has no time figure).
     pub metric: Option<MetricReading>,
     /// The shape numbers of the row's FLOP convention.
@@ -67,19 +72,26 @@ fn gated(words: &str) -> bool {
     gated_word && !w.any(&["non gated", "not gated", "ungated"])
 }
 
-/// The catalog part of a row, with a note when it was read from words.
-fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, Option<String>), String> {
-    if let Some(id) = run.hardware_id.as_deref()
-        && let Ok(s) = catalog::find_system(id)
-    {
-        return Ok((s, None));
+/// The catalog part of a row with the mapping choices its `hardware_id` gives in the CLI's system
+/// spec (`google_tpu_v4,scale_out=6.25`), and a note when the part was read from words.
+fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOptions, Option<String>), String> {
+    if let Some(id) = run.hardware_id.as_deref() {
+        if let Ok(s) = catalog::find_system(id) {
+            return Ok((s, MappingOptions::default(), None));
+        }
+        if id.contains(',')
+            && let Ok((base, opts)) = catalog::parse_system_spec(id)
+            && let Ok(s) = catalog::find_system(&base)
+        {
+            return Ok((s, MappingOptions { precision: None, ..opts }, None));
+        }
     }
     let words = [run.hardware_id.as_deref(), run.hardware.as_deref()];
     let text: Vec<&str> = words.iter().flatten().copied().filter(|t| !t.trim().is_empty()).collect();
     if text.is_empty() {
         return Err("hardware not stated: hardware_id and hardware are null".to_string());
     }
-    read_hardware(&text.join("; "))
+    read_hardware(&text.join("; ")).map(|(s, note)| (s, MappingOptions::default(), note))
 }
 
 /// Interprets a run (see the module documentation for the rules); `Err` is the skip reason.
@@ -107,7 +119,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         m.ffn_hidden.unwrap_or(1),
         m.seq_len.unwrap_or(1),
     );
-    let (system, hw_note) = hardware_of(run)?;
+    let (system, mapping, hw_note) = hardware_of(run)?;
     notes.extend(hw_note);
     let p = &run.parallel;
     if p.ep.is_some_and(|e| e > 1) {
@@ -199,6 +211,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         moe: None,
         mla: None,
         mtp_layers: 0,
+        tied_embeddings: m.tied_embeddings.unwrap_or(false),
     };
     workload.validate().map_err(|e| format!("model: {e}"))?;
 
@@ -244,6 +257,20 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     };
     let interleave = if pp > 1 { interleave.max(1) } else { 1 };
     let states = read_state_facts(run.precision.as_deref(), run.optimizer.as_deref());
+    // Execution switches of the memory and time models read from the same words
+    // (extended::options): FP16 (loss-scaled) training and Composer's `PURE` policy reduce
+    // gradients in 16 bits; torchao's `Float8` is cast on the fly, other FP8 stacks use Transformer
+    // Engine; a chunked cross-entropy is taken as torchtune's 8 chunks; async TP overlaps the TP
+    // collectives.
+    let precision_words = Words::new(run.precision.as_deref().unwrap_or(""));
+    let grad_reduce = if precision_words.any(&["fp16", "float16", "pure"]) && !states.pure_16bit {
+        GradReduce::Param
+    } else {
+        GradReduce::Auto
+    };
+    let fp8_recipe =
+        if precision_words.any(&["float8", "torchao"]) { Fp8Recipe::Torchao } else { Fp8Recipe::TransformerEngine };
+    let other_words = Words::new(&other);
     let options = ExtendedOptions {
         precision,
         recompute: recompute.level,
@@ -251,11 +278,19 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         shard_group: sharding.shard_group,
         interleave,
         sequence_parallel: p.sequence_parallel.unwrap_or(tp > 1),
+        grad_reduce,
+        fp8_recipe,
+        optimizer_states: if states.pure_16bit { OptimizerStates::PureBf16 } else { OptimizerStates::Fp32Master },
+        optimizer_in_backward: states.optimizer_in_backward,
+        grad_accumulation_buffer: states.fp32_grad_accumulation,
+        loss_chunks: if other_words.any(&["chunked cross entropy", "chunked loss"]) { 8 } else { 1 },
+        tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
         ..ExtendedOptions::realistic()
     };
 
-    let layout = Layout::placed(tp, cp, pp, dp, mbs, global, system.scale_up.domain_size);
-    layout.validate(&workload, system.scale_up.domain_size, true).map_err(|e| format!("configuration: {e}"))?;
+    let domain = mapping.domain_size.unwrap_or(system.scale_up.domain_size);
+    let layout = Layout::placed(tp, cp, pp, dp, mbs, global, domain);
+    layout.validate(&workload, domain, true).map_err(|e| format!("configuration: {e}"))?;
     let mfu_peak = match precision {
         Precision::Fp8 => system.peak_tflops.fp8,
         Precision::Tf32 => system.peak_tflops.tf32,
@@ -291,6 +326,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         layout,
         options,
         system,
+        mapping,
         metric,
         convention_shape,
         mfu_peak_tflops: mfu_peak.unwrap_or(0.0),
@@ -303,13 +339,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
 impl RunSetup {
     /// The part at the row's precision for extended mode (`Err`: why it cannot be priced).
     pub fn hardware(&self) -> Result<Hardware, String> {
-        Hardware::from_catalog(
-            self.system,
-            self.options.precision,
-            self.options.measured_ceiling,
-            &MappingOptions::default(),
-        )
-        .map_err(|e| format!("hardware: {e}"))
+        Hardware::from_catalog(self.system, self.options.precision, self.options.measured_ceiling, &self.mapping)
+            .map_err(|e| format!("hardware: {e}"))
     }
 
     /// What reference mode evaluates for this row: the reference's shape (no GQA, gate or
@@ -321,9 +352,8 @@ impl RunSetup {
             Precision::Fp8 => None,
             p => Some(p),
         };
-        let mapped =
-            catalog::to_system_params(self.system, &MappingOptions { precision: p16, ..MappingOptions::default() })
-                .map_err(|e| format!("reference mode cannot map the hardware: {e}"))?;
+        let mapped = catalog::to_system_params(self.system, &MappingOptions { precision: p16, ..self.mapping })
+            .map_err(|e| format!("reference mode cannot map the hardware: {e}"))?;
         let l = &self.layout;
         let strategy = if l.cp > 1 { Strategy::ContextParallel2D } else { Strategy::OneD };
         let c = Candidate {

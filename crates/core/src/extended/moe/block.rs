@@ -1,16 +1,18 @@
-//! One MoE block on one device for one micro-batch: the block's attention sub-layer (as for a
-//! dense block) with the MoE MLP of [`super::layer`] in place of the dense MLP.
+//! One MoE block on one device for one micro-batch as operations: the block's attention sub-layer
+//! (plain or latent, as for a dense block) and the MoE MLP of [`super::layer`] inside the MLP
+//! sub-layer's norm, tensor-parallel collectives and residual ([`crate::extended::ops`]), plus the
+//! FP8 input casts of the attention matmuls. [`MoeBlockCost`] is the sum of that list.
 
 use super::experts::ExpertLayout;
-use super::layer::{MoeMlpCost, moe_mlp_cost};
-use crate::extended::block::{BlockCost, block_cost};
+use super::layer::{EXPERTS_OP, MoeMlpCost, moe_mlp_operations};
+use crate::extended::block::BlockCost;
 use crate::extended::layout::Layout;
-use crate::extended::options::Recompute;
+use crate::extended::ops::{OpKind, Operation, Sublayer, attention_operations, fp8_casts, sublayer};
 use crate::extended::pricing::Pricing;
 use crate::extended::workload::Workload;
 use crate::moe_shape::MoeShape;
 
-/// An MoE block's cost: the block without its dense MLP plus the MoE MLP.
+/// An MoE block's cost: the sums of its operations.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct MoeBlockCost {
     /// Everything but the routed experts' parameters (those are in `mlp.expert_parameters`,
@@ -20,22 +22,33 @@ pub struct MoeBlockCost {
     pub mlp: MoeMlpCost,
 }
 
-/// Prices one MoE block of `w` (experts `m`) under `layout` and its expert layout `el`.
+/// The operations of one MoE block of `w` (experts `m`) under `layout` and its expert layout
+/// `el`, with the MoE MLP's cost.
+pub fn moe_block_operations(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    el: &ExpertLayout,
+    p: &Pricing,
+) -> (Vec<Operation>, MoeMlpCost) {
+    let mut ops = attention_operations(w, layout, p);
+    let compute = |f: fn(&Operation) -> f64| ops.iter().map(f).sum::<f64>();
+    let overlap = (compute(|o| o.fwd.compute_s), compute(|o| o.bwd.compute_s));
+    let (inner, mlp) = moe_mlp_operations(w, m, layout, el, p, &p.opts.moe, overlap);
+    // The sub-layer's tensor-parallel collectives run against the routed experts' grouped GEMM.
+    let experts = inner.iter().find(|o| o.name == EXPERTS_OP).map(|o| o.fwd).unwrap_or_default();
+    ops.extend(sublayer(w, layout, p, Sublayer::Mlp, inner, &experts, &experts));
+    // FP8 input casts of the attention matmuls (the experts' inputs are cast in the dispatch).
+    let linear: f64 = ops.iter().filter(|o| o.kind == OpKind::Matmul).map(|o| o.parameters).sum();
+    ops.extend(fp8_casts(&Workload { ffn_hidden: 0, ..*w }, layout, p, linear));
+    (ops, mlp)
+}
+
+/// Prices one MoE block of `w` (experts `m`) under `layout` and its expert layout `el`: the sums
+/// of [`moe_block_operations`], the routed experts' parameters counted apart.
 pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout, p: &Pricing) -> MoeBlockCost {
-    // The attention sub-layer with its norms, residuals and tensor-parallel collectives: the
-    // dense block without an MLP.
-    let attention = block_cost(&Workload { ffn_hidden: 0, ..*w }, layout, p);
-    let overlap = (attention.fwd.compute_s, attention.bwd.compute_s);
-    let mlp = moe_mlp_cost(w, m, layout, el, p, &p.opts.moe, overlap);
-    let fwd = attention.fwd + mlp.fwd;
-    let bwd = attention.bwd + mlp.bwd;
-    let block = BlockCost {
-        fwd,
-        bwd,
-        recompute: if p.opts.recompute == Recompute::Full { fwd } else { Default::default() },
-        parameters: attention.parameters + mlp.dense_parameters,
-        activation_bytes: attention.activation_bytes + mlp.activation_bytes,
-        input_bytes: attention.input_bytes,
-    };
+    let (ops, mlp) = moe_block_operations(w, m, layout, el, p);
+    let mut block = BlockCost::of_operations(&ops, p.opts.recompute);
+    block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
 }

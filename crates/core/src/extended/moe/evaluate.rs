@@ -10,8 +10,11 @@
 //! Two data-parallel groups: everything but the routed experts is replicated over `dp·cp` (ZeRO
 //! by [`crate::extended::data_parallel`]); the routed experts over the expert data-parallel group
 //! `edp = tp·cp·dp/(ep·etp)` (their gradients reduced, their optimizer states sharded there).
-//! Memory: expert weights sharded by `ep·etp`, the rest by `tp` (and `pp`); activations as kept by
-//! each block (MoE: dispatched copies ×γ, expert pre-activations, router probabilities).
+//! Memory: the memory model of [`crate::extended::memory`] per stage, with the stage's mean block
+//! (dense and MoE) and the routed experts as parts of their own (`expert_weights`,
+//! `expert_gradients`, `expert_optimizer_states`): expert weights sharded by `ep·etp` and their
+//! states over `edp`, the rest by `tp` (and `pp`) over `dp·cp`; activations as each block's
+//! operations keep them (MoE: dispatched copies ×γ, expert pre-activations, router probabilities).
 
 use super::block::{MoeBlockCost, moe_block_cost};
 use super::counts::{ParameterCounts, parameter_counts};
@@ -20,11 +23,12 @@ use super::layer::MoeTimes;
 use crate::Error;
 use crate::extended::block::{BlockCost, block_cost};
 use crate::extended::data_parallel::{DpCost, DpGroups, data_parallel_cost};
-use crate::extended::evaluate::{Breakdown, ExtendedEvaluation, OPTIMIZER_BYTES_PER_PARAMETER, Slots};
+use crate::extended::evaluate::{
+    Breakdown, ExtendedEvaluation, OPTIMIZER_BYTES_PER_PARAMETER, Slots, fp8_weight_cast_s,
+};
 use crate::extended::head::{EndCost, embedding_cost, head_cost};
 use crate::extended::layout::Layout;
-use crate::extended::memory::first_stage_in_flight;
-use crate::extended::memory::{DeviceLoad, DeviceMemory, OVERHEAD_FIXED_GB, OVERHEAD_FRACTION, device_memory};
+use crate::extended::memory::{DeviceMemory, ExpertStates, Stage, first_stage_in_flight, peak_of_stages};
 use crate::extended::options::ExtendedOptions;
 use crate::extended::pipeline::{bubble_slots, exposed_messages_s, message_s, split};
 use crate::extended::pricing::{Pass, Pricing};
@@ -90,10 +94,10 @@ struct Device {
     name: &'static str,
     dense: u64,
     moe: u64,
+    /// Embedding, heads and multi-token-prediction projections.
     ends: Vec<EndCost>,
-    /// Dense-group parameters beyond the blocks and ends (MTP projections) [count].
-    extra_parameters: f64,
-    extra_pass: Pass,
+    /// Micro-batches in flight at the memory peak.
+    in_flight: f64,
 }
 
 impl Device {
@@ -113,7 +117,7 @@ pub fn assemble_moe(
 ) -> Result<ExtendedEvaluation, Error> {
     let opts: &ExtendedOptions = p.opts;
     let el = ExpertLayout::fold(layout, m, layout.ep, layout.etp)?;
-    let groups = DpGroups::of(layout, opts)?;
+    let groups = DpGroups::on(layout, opts, p.hw)?;
     let expert_groups =
         DpGroups { replicas: el.edp, replicas_fast: el.edp_fast, shard: el.edp, shard_fast: el.edp_fast };
     let stages = split(w.layers, layout.pp);
@@ -121,79 +125,91 @@ pub fn assemble_moe(
     let nmb_f = nmb as f64;
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
     let MoeParts { dense, moe, embedding, head, mtp_projection } = *parts;
+    let in_first = first_stage_in_flight(nmb, layout.pp, v);
 
     let count_moe = |start: u64, n: u64| (start..start + n).filter(|&i| m.is_moe_block(i)).count() as u64;
     let last_is_moe = m.is_moe_block(w.layers - 1);
     let mtp = w.mtp_layers;
-    let mtp_device = |name, dense_n: u64, moe_n: u64, mut ends: Vec<EndCost>| {
+    // The last stage also holds the multi-token-prediction blocks (of the last block's kind),
+    // each with its `2h × h` projection and another pass through the head.
+    let h = w.hidden as f64;
+    let projection = EndCost {
+        fwd: mtp_projection,
+        bwd: mtp_projection.times(2.0),
+        parameters: 2.0 * h * h / layout.tp as f64,
+        activation_bytes: 0.0,
+    };
+    let mtp_device = |name, dense_n: u64, moe_n: u64, mut ends: Vec<EndCost>, in_flight| {
         for _ in 0..mtp {
-            ends.push(head);
+            ends.extend([head, projection]);
         }
-        let h = w.hidden as f64;
         Device {
             name,
             dense: dense_n + if last_is_moe { 0 } else { mtp },
             moe: moe_n + if last_is_moe { mtp } else { 0 },
             ends,
-            extra_parameters: mtp as f64 * 2.0 * h * h / layout.tp as f64,
-            extra_pass: (mtp_projection + mtp_projection.times(2.0)).times(mtp as f64),
+            in_flight,
         }
     };
     let devices = if layout.pp == 1 {
         let n_moe = m.moe_blocks(w.layers);
-        vec![mtp_device("first", w.layers - n_moe, n_moe, vec![embedding, head])]
+        vec![mtp_device("only", w.layers - n_moe, n_moe, vec![embedding, head], 1.0)]
     } else {
         let first_moe = count_moe(0, stages.first);
         let last_moe = count_moe(w.layers - stages.last, stages.last);
         let mid_moe = count_moe(stages.first, stages.most);
-        vec![
+        let mut list = vec![
             Device {
                 name: "first",
                 dense: stages.first - first_moe,
                 moe: first_moe,
                 ends: vec![embedding],
-                extra_parameters: 0.0,
-                extra_pass: Pass::default(),
+                in_flight: in_first,
             },
-            mtp_device("last", stages.last - last_moe, last_moe, vec![head]),
-            Device {
-                name: "middle",
-                dense: stages.most - mid_moe,
-                moe: mid_moe,
-                ends: vec![],
-                extra_parameters: 0.0,
-                extra_pass: Pass::default(),
-            },
-        ]
+            mtp_device("last", stages.last - last_moe, last_moe, vec![head], 1.0),
+        ];
+        if layout.pp > 2 {
+            // The second stage: one micro-batch fewer in flight than the first.
+            let in_flight = (in_first - 1.0).max(1.0);
+            list.push(Device { name: "middle", dense: stages.most - mid_moe, moe: mid_moe, ends: vec![], in_flight });
+        }
+        list
     };
 
     let dense_pass = dense.fwd + dense.bwd + dense.recompute;
     let moe_pass = moe.block.fwd + moe.block.bwd + moe.block.recompute;
     let pass_of = |d: &Device| {
-        let mut pass = dense_pass.times(d.dense as f64) + moe_pass.times(d.moe as f64) + d.extra_pass;
+        let mut pass = dense_pass.times(d.dense as f64) + moe_pass.times(d.moe as f64);
         for e in &d.ends {
             pass += e.fwd + e.bwd;
         }
         pass
     };
-    let dense_params_of = |d: &Device| {
-        d.dense as f64 * dense.parameters
-            + d.moe as f64 * moe.block.parameters
-            + d.ends.iter().map(|e| e.parameters).sum::<f64>()
-            + d.extra_parameters
-    };
+    let ends_params = |d: &Device| d.ends.iter().map(|e| e.parameters).sum::<f64>();
+    let dense_params_of =
+        |d: &Device| d.dense as f64 * dense.parameters + d.moe as f64 * moe.block.parameters + ends_params(d);
     let expert_params_of = |d: &Device| d.moe as f64 * moe.mlp.expert_parameters;
-    // Per-block times for the data-parallel overlap rule: the device's average block.
-    let block_times = |d: &Device| {
+    // The device's mean block: what the data-parallel overlap rule and the memory model see
+    // (the routed experts apart).
+    let mean_block = |d: &Device| {
         let n = d.blocks().max(1) as f64;
-        let fwd = (d.dense as f64 * dense.fwd_s() + d.moe as f64 * moe.block.fwd_s()) / n;
-        let bwd = (d.dense as f64 * dense.bwd_s() + d.moe as f64 * moe.block.bwd_s()) / n;
-        (fwd, bwd)
+        let mix = |f: fn(&BlockCost) -> f64| (d.dense as f64 * f(&dense) + d.moe as f64 * f(&moe.block)) / n;
+        BlockCost {
+            fwd: (dense.fwd.times(d.dense as f64) + moe.block.fwd.times(d.moe as f64)).times(1.0 / n),
+            bwd: (dense.bwd.times(d.dense as f64) + moe.block.bwd.times(d.moe as f64)).times(1.0 / n),
+            recompute: (dense.recompute.times(d.dense as f64) + moe.block.recompute.times(d.moe as f64)).times(1.0 / n),
+            parameters: mix(|b| b.parameters),
+            activation_bytes: mix(|b| b.activation_bytes),
+            selective_bytes: mix(|b| b.selective_bytes),
+            input_bytes: mix(|b| b.input_bytes),
+            linear_parameters: mix(|b| b.linear_parameters),
+        }
     };
     let dp_of = |d: &Device| -> DpCost {
-        let (f, b) = block_times(d);
-        let a = data_parallel_cost(&groups, p, d.blocks(), dense_params_of(d), f, b);
-        let e = data_parallel_cost(&expert_groups, p, d.moe, expert_params_of(d), f, b);
+        let b = mean_block(d);
+        let (f, bw) = (b.fwd_s(), b.bwd_s());
+        let a = data_parallel_cost(&groups, p, d.blocks(), dense_params_of(d), f, bw);
+        let e = data_parallel_cost(&expert_groups, p, d.moe, expert_params_of(d), f, bw);
         DpCost {
             per_microbatch_s: a.per_microbatch_s + e.per_microbatch_s,
             per_iteration_s: a.per_iteration_s + e.per_iteration_s,
@@ -211,56 +227,31 @@ pub fn assemble_moe(
     let t_opt = p.traffic(
         (dense_params_of(busiest) / shard(&groups) + expert_params_of(busiest) / shard(&expert_groups))
             * OPTIMIZER_BYTES_PER_PARAMETER,
-    );
+    ) + fp8_weight_cast_s(p, busiest.blocks() as f64 * mean_block(busiest).linear_parameters);
     let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt;
 
-    // Memory of every device; the first stage keeps the most micro-batches in flight, the
-    // middle one (second stage) one fewer.
-    let in_first = first_stage_in_flight(nmb, layout.pp, v);
-    let no_margin = ExtendedOptions { memory_overheads: false, ..*opts };
-    let eb = p.hw.element_bytes;
-    let memory_of = |d: &Device, in_flight: f64| -> (DeviceMemory, DeviceMemory) {
-        let n = d.blocks().max(1) as f64;
-        let avg = BlockCost {
-            parameters: (dense_params_of(d) - d.ends.iter().map(|e| e.parameters).sum::<f64>()) / n,
-            activation_bytes: (d.dense as f64 * dense.activation_bytes + d.moe as f64 * moe.block.activation_bytes) / n,
-            input_bytes: (d.dense as f64 * dense.input_bytes + d.moe as f64 * moe.block.input_bytes) / n,
-            ..BlockCost::default()
-        };
-        let rest =
-            device_memory(&avg, &DeviceLoad { blocks: d.blocks(), ends: &d.ends, in_flight }, &groups, &no_margin, eb);
-        let experts = BlockCost { parameters: moe.mlp.expert_parameters, ..BlockCost::default() };
-        let ex = device_memory(
-            &experts,
-            &DeviceLoad { blocks: d.moe, ends: &[], in_flight: 0.0 },
-            &expert_groups,
-            &no_margin,
-            eb,
-        );
-        (rest, ex)
-    };
-    let in_flight = |d: &Device| match d.name {
-        "first" => in_first,
-        "last" => 1.0,
-        _ => (in_first - 1.0).max(1.0),
-    };
-    let with_margin = |(a, b): (DeviceMemory, DeviceMemory)| {
-        let sum = DeviceMemory {
-            weights_gb: a.weights_gb + b.weights_gb,
-            gradients_gb: a.gradients_gb + b.gradients_gb,
-            optimizer_gb: a.optimizer_gb + b.optimizer_gb,
-            activations_gb: a.activations_gb + b.activations_gb,
-            overhead_gb: 0.0,
-        };
-        let overhead = if opts.memory_overheads { OVERHEAD_FIXED_GB + OVERHEAD_FRACTION * sum.total() } else { 0.0 };
-        (DeviceMemory { overhead_gb: overhead, ..sum }, b)
-    };
-    let (memory, expert_memory) = devices
+    // Memory: the peak over the stages (the memory model of [`crate::extended::memory`]), the
+    // routed experts' states sharded over the expert data-parallel group.
+    let communicators = u64::from(el.ep > 1) + u64::from(el.edp > 1);
+    let memory_stages: Vec<Stage> = devices
         .iter()
-        .map(|d| with_margin(memory_of(d, in_flight(d))))
-        .max_by(|a, b| a.0.total().total_cmp(&b.0.total()))
-        .unwrap_or_default();
-    let mem = memory.total();
+        .map(|d| Stage {
+            name: d.name,
+            blocks: d.blocks(),
+            block: mean_block(d),
+            ends: &d.ends,
+            head: d.name == "only" || d.name == "last",
+            in_flight: d.in_flight,
+            experts: ExpertStates {
+                parameters: expert_params_of(d),
+                per_block: moe.mlp.expert_parameters,
+                shard: el.edp,
+                communicators,
+            },
+        })
+        .collect();
+    let estimate = peak_of_stages(w, layout, p, &groups, &memory_stages);
+    let memory = DeviceMemory::of(&estimate);
 
     let pass = pass_of(busiest);
     let t_zero3 = nmb_f * dp.per_microbatch_s;
@@ -300,21 +291,19 @@ pub fn assemble_moe(
             a2a_exposed_s: scale * times.a2a_exposed_s,
             overhead_s: scale * times.overhead_s,
         },
-        expert_weights_gb: expert_memory.weights_gb,
-        expert_gradients_gb: expert_memory.gradients_gb,
-        expert_optimizer_gb: expert_memory.optimizer_gb,
+        expert_weights_gb: estimate.part("expert_weights"),
+        expert_gradients_gb: estimate.part("expert_gradients"),
+        expert_optimizer_gb: estimate.part("expert_optimizer_states"),
         parameters: counts,
     };
-    let g = layout.global_batch as f64;
-    Ok(ExtendedEvaluation {
+    Ok(ExtendedEvaluation::assembled(
+        w,
+        layout,
+        p.hw.hbm_capacity_gb,
         totals,
         breakdown,
         dp,
-        memory,
-        throughput_samples_per_s: g / t,
-        tokens_per_s: g * w.seq_len as f64 / t,
-        mem_gb: mem,
-        feasible: mem <= p.hw.hbm_capacity_gb,
-        moe: Some(moe_breakdown),
-    })
+        estimate,
+        Some(moe_breakdown),
+    ))
 }

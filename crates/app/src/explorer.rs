@@ -1,0 +1,552 @@
+//! The explorer's URL query keys and their values. Every input of the page lives in the query, so
+//! a URL is a permalink and back/forward restore the view:
+//!
+//! | key | what | default |
+//! |---|---|---|
+//! | `model` | model id (catalog or the user's) | `llama3-70b` |
+//! | `system` | system spec: id, optionally with the CLI's options `,domain=…,nics=…,precision=…,vector=…,scale_up=…,scale_out=…` | `nvidia_h100_sxm5_80gb` |
+//! | `nics`, `precision`, `vector`, `scale_up`, `scale_out` | one system option each (read into `system`; the page writes them inside `system`) | |
+//! | `domain` | scale-up domain size [devices]; empty: the system's (old spellings `nvs`, `nvlink` read too) | |
+//! | `gpus` | device count (`1024`, `1k`, `2,304`) | `1024` |
+//! | `batch` | global batch [samples]; empty: the model's own | the model's own |
+//! | `strategies` | comma-separated (`1d,2d,2d-seqp`) | all three |
+//! | `top` | configurations listed | `10` |
+//! | `budget`, `unit` | training budget (`15T`, `1e12`) and its unit (`tokens`/`samples`); empty: the model's | |
+//! | `list` | shown list: `all` or a strategy | `all` |
+//! | `only` | `mainstream`: only strategies Megatron/NeMo, torchtitan and MaxText run (no SUMMA 2D) | all |
+//! | `sel` | selected configuration ([`fmperf_core::explore::code`]) | the best |
+//! | `tab` | detail panel: `breakdown`, `layers`, `compare`, `own` | `breakdown` |
+//! | `cmp` | configurations to compare: `model~system~domain~batch~config`, comma-separated | |
+//! | `own.s`, `own.tp`, `own.tp2`, `own.pp`, `own.mbs`, `own.nb`, `own.nv` | "try your own" form | |
+//!
+//! Values are kept as typed (even when invalid), so nothing a user entered is lost on reload.
+//!
+//! **Defaults and old permalinks.** A fresh page opens in extended mode on [`page_default`];
+//! reference mode without a scenario shows the published study's ([`legacy`]). A
+//! query naming any explorer key but no `mode` ([`crate::mode::is_legacy`]) was written when
+//! reference mode and the published study's scenario were the defaults: it is read in reference
+//! mode. Absent scenario keys of a query that names a scenario take the old defaults
+//! ([`legacy`]) — the page always writes every scenario key, so only old or hand-written links
+//! leave some out.
+
+use fmperf_core::explore::inputs::ExploreFields;
+use fmperf_core::explore::own::OwnFields;
+use fmperf_core::explore::parse_candidate;
+use fmperf_core::reference::Candidate;
+use fmperf_core::validate::Mode;
+use fmperf_core::{Error, Strategy};
+
+use crate::mode::{self, MODE_KEY};
+use crate::number::{normalize_amount, normalize_count};
+use crate::query::Query;
+use crate::system_spec;
+
+/// Model id.
+pub const MODEL: &str = "model";
+/// System spec.
+pub const SYSTEM: &str = "system";
+/// Domain size.
+pub const DOMAIN: &str = "domain";
+/// Old spellings of [`DOMAIN`], still read.
+pub const DOMAIN_ALIASES: [&str; 2] = ["nvs", "nvlink"];
+/// Devices.
+pub const GPUS: &str = "gpus";
+/// Global batch.
+pub const BATCH: &str = "batch";
+/// Strategies.
+pub const STRATEGIES: &str = "strategies";
+/// Top-k.
+pub const TOP: &str = "top";
+/// Budget amount.
+pub const BUDGET: &str = "budget";
+/// Budget unit.
+pub const UNIT: &str = "unit";
+/// Shown list.
+pub const LIST: &str = "list";
+/// Selected configuration.
+pub const SEL: &str = "sel";
+/// Detail tab.
+pub const TAB: &str = "tab";
+/// Compared configurations.
+pub const CMP: &str = "cmp";
+/// Row filter: `mainstream` lists only strategies that Megatron/NeMo, torchtitan and MaxText run.
+pub const ONLY: &str = "only";
+
+/// The scenario keys (what a saved scenario holds and what changing the scenario rewrites).
+pub const SCENARIO_KEYS: [&str; 9] = [MODEL, SYSTEM, DOMAIN, GPUS, BATCH, STRATEGIES, TOP, BUDGET, UNIT];
+
+/// Keys of the "try your own" form, with the own-form field each fills.
+pub const OWN_KEYS: [(&str, &str); 7] = [
+    ("own.s", fmperf_core::explore::own::field::STRATEGY),
+    ("own.tp", fmperf_core::explore::own::field::TP),
+    ("own.tp2", fmperf_core::explore::own::field::TP2),
+    ("own.pp", fmperf_core::explore::own::field::PP),
+    ("own.mbs", fmperf_core::explore::own::field::MBS),
+    ("own.nb", fmperf_core::explore::own::field::NB),
+    ("own.nv", fmperf_core::explore::own::field::NV),
+];
+
+/// The form field (core name) of a URL key.
+pub fn form_field(key: &str) -> &str {
+    match key {
+        DOMAIN => fmperf_core::explore::inputs::field::DOMAIN,
+        UNIT => fmperf_core::explore::inputs::field::BUDGET,
+        other => other,
+    }
+}
+
+/// Whether `k` is one of the explorer's keys (a permalink naming one names a scenario).
+pub fn is_explorer_key(k: &str) -> bool {
+    SCENARIO_KEYS.contains(&k)
+        || DOMAIN_ALIASES.contains(&k)
+        || system_spec::OPTION_KEYS.contains(&k)
+        || matches!(k, LIST | SEL | TAB | CMP | ONLY)
+        || k.starts_with("own.")
+}
+
+/// The explorer's mode when the query names none: reference for an old permalink
+/// ([`mode::is_legacy`]), else extended.
+pub fn default_mode(q: &Query) -> Mode {
+    mode::default_for(q)
+}
+
+/// The scenario of a fresh page: Llama 3 70B on 1,024 H100 SXM5 80 GB (their own 8-GPU NVLink
+/// domain), the model's own global batch (empty field), all three strategies, top 10 — a run
+/// people make today, in extended mode.
+pub fn page_default() -> ExploreFields {
+    ExploreFields {
+        model: "llama3-70b".into(),
+        system: "nvidia_h100_sxm5_80gb".into(),
+        domain: String::new(),
+        gpus: "1024".into(),
+        batch: String::new(),
+        strategies: "1d,2d,2d-seqp".into(),
+        top: "10".into(),
+        budget: String::new(),
+        budget_unit: String::new(),
+    }
+}
+
+/// The defaults an old permalink was written against: `gpt3_1T` on the reference's H200 file,
+/// NVLink domains of 8, 4,096 GPUs, global batch 4,096, all three strategies, top 10 (the
+/// published study's setting, reference mode).
+pub fn legacy() -> ExploreFields {
+    ExploreFields {
+        model: "gpt3_1T".into(),
+        system: "ref-H200".into(),
+        domain: "8".into(),
+        gpus: "4096".into(),
+        batch: "4096".into(),
+        strategies: "1d,2d,2d-seqp".into(),
+        top: "10".into(),
+        budget: String::new(),
+        budget_unit: String::new(),
+    }
+}
+
+/// The domain size as the query holds it (`domain`, else an old spelling).
+fn domain_text(q: &Query) -> Option<&str> {
+    q.get(DOMAIN).or_else(|| DOMAIN_ALIASES.iter().find_map(|k| q.get(k)))
+}
+
+/// The scenario fields of a query, with the defaults for absent keys: [`legacy`] for an old
+/// permalink and in reference mode (the published study's scenario), else [`page_default`]. System options given as their own keys (`nics=2`) are
+/// folded into the system spec.
+pub fn fields_from_query(q: &Query) -> ExploreFields {
+    let reference = q.get(MODE_KEY).and_then(Mode::parse) == Some(Mode::Reference);
+    let d = if mode::names_scenario(q) || reference { legacy() } else { page_default() };
+    let get = |k: &str, default: String| q.get(k).map(str::to_string).unwrap_or(default);
+    let mut system = get(SYSTEM, d.system);
+    for key in system_spec::OPTION_KEYS {
+        if let Some(v) = q.get(key) {
+            system = system_spec::set_option(&system, key, v);
+        }
+    }
+    ExploreFields {
+        model: get(MODEL, d.model),
+        system,
+        domain: domain_text(q).map(str::to_string).unwrap_or(d.domain),
+        gpus: get(GPUS, d.gpus),
+        batch: get(BATCH, d.batch),
+        strategies: get(STRATEGIES, d.strategies),
+        top: get(TOP, d.top),
+        budget: get(BUDGET, d.budget),
+        budget_unit: get(UNIT, d.budget_unit),
+    }
+}
+
+/// The fields as core validates them: counts typed as `4k`, `1e12` or `2^12` turned into digits,
+/// budgets as `15T` expanded, and an empty batch replaced by the model's own (`own_batch`, when
+/// the model has one; else left empty, and core says it is required).
+pub fn for_core(f: &ExploreFields, own_batch: Option<u64>) -> ExploreFields {
+    let batch = match (f.batch.trim().is_empty(), own_batch) {
+        (true, Some(b)) => b.to_string(),
+        _ => normalize_count(&f.batch),
+    };
+    ExploreFields {
+        model: f.model.clone(),
+        system: f.system.clone(),
+        domain: normalize_count(&f.domain),
+        gpus: normalize_count(&f.gpus),
+        batch,
+        strategies: f.strategies.clone(),
+        top: normalize_count(&f.top),
+        budget: normalize_amount(&f.budget),
+        budget_unit: f.budget_unit.clone(),
+    }
+}
+
+/// The text of one scenario key in `f`.
+pub fn field_text(f: &ExploreFields, key: &str) -> String {
+    match key {
+        MODEL => f.model.clone(),
+        SYSTEM => f.system.clone(),
+        DOMAIN => f.domain.clone(),
+        GPUS => f.gpus.clone(),
+        BATCH => f.batch.clone(),
+        STRATEGIES => f.strategies.clone(),
+        TOP => f.top.clone(),
+        BUDGET => f.budget.clone(),
+        UNIT => f.budget_unit.clone(),
+        _ => String::new(),
+    }
+}
+
+/// Sets one scenario key in `f`.
+pub fn set_field(f: &mut ExploreFields, key: &str, value: String) {
+    match key {
+        MODEL => f.model = value,
+        SYSTEM => f.system = value,
+        DOMAIN => f.domain = value,
+        GPUS => f.gpus = value,
+        BATCH => f.batch = value,
+        STRATEGIES => f.strategies = value,
+        TOP => f.top = value,
+        BUDGET => f.budget = value,
+        UNIT => f.budget_unit = value,
+        _ => {}
+    }
+}
+
+/// Writes every scenario key of `f` into `q` (so a permalink does not depend on defaults), with
+/// the mode in force when the query names none (so it is not mistaken for an old permalink), and
+/// drops the selection, which belongs to the previous scenario, and the old spellings.
+pub fn write_scenario(q: &mut Query, f: &ExploreFields) {
+    let before = q.clone();
+    for key in SCENARIO_KEYS {
+        let v = field_text(f, key);
+        if v.is_empty() && matches!(key, BUDGET | UNIT) {
+            q.remove(key);
+        } else {
+            q.set(key, &v);
+        }
+    }
+    for key in DOMAIN_ALIASES.iter().chain(system_spec::OPTION_KEYS.iter()) {
+        q.remove(key);
+    }
+    mode::pin_on_write(&before, q);
+    q.remove(SEL);
+}
+
+/// Called on every write of the URL: when the explorer's mode changes on a URL that names no
+/// scenario (a fresh page, whose scenario is the mode's default), the scenario shown so far is
+/// written out first, so switching the mode does not also switch the scenario.
+pub fn keep_scenario_on_mode_change(before: &Query, after: &mut Query) {
+    let explorer = matches!(after.get("view"), None | Some("explorer"));
+    let switched = before.get(MODE_KEY).and_then(Mode::parse).unwrap_or(default_mode(before))
+        != after.get(MODE_KEY).and_then(Mode::parse).unwrap_or(default_mode(after));
+    if explorer && switched && !mode::names_scenario(before) && !mode::names_scenario(after) {
+        let f = fields_from_query(before);
+        let m = after.get(MODE_KEY).map(str::to_string);
+        write_scenario(after, &f);
+        if let Some(m) = m {
+            after.set(MODE_KEY, &m);
+        }
+    }
+}
+
+/// The query string of a scenario alone (what a saved scenario keeps).
+pub fn scenario_query(f: &ExploreFields) -> String {
+    let mut q = Query::default();
+    write_scenario(&mut q, f);
+    q.remove(MODE_KEY);
+    q.to_search()
+}
+
+/// The "try your own" fields of a query (strategy defaults to `1d`, TP 8, PP 16, micro-batch 1).
+pub fn own_from_query(q: &Query) -> OwnFields {
+    let get = |k: &str, d: &str| q.get(k).unwrap_or(d).to_string();
+    OwnFields {
+        strategy: get("own.s", "1d"),
+        tp: get("own.tp", "8"),
+        tp2: get("own.tp2", ""),
+        pp: get("own.pp", "16"),
+        mbs: get("own.mbs", "1"),
+        nb: get("own.nb", ""),
+        nv: get("own.nv", ""),
+    }
+}
+
+/// The shown list: `None` for the merged list, else one strategy.
+pub fn list_from_query(q: &Query) -> Option<Strategy> {
+    q.get(LIST).and_then(|s| s.parse().ok())
+}
+
+/// One configuration to compare: a scenario (model, system, domain, batch) and a configuration;
+/// the device count is the configuration's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pin {
+    /// Model id.
+    pub model: String,
+    /// System spec (`id[,key=value]…`).
+    pub system: String,
+    /// Domain size [devices].
+    pub domain: u64,
+    /// Global batch [samples].
+    pub batch: u64,
+    /// The configuration.
+    pub candidate: Candidate,
+}
+
+/// Largest number of compared configurations.
+pub const MAX_PINS: usize = 4;
+
+impl Pin {
+    /// The text form `model~system~domain~batch~config` (the system spec's commas written as `;`,
+    /// since the `cmp` key separates pins with commas).
+    pub fn to_text(&self) -> String {
+        format!(
+            "{}~{}~{}~{}~{}",
+            self.model,
+            self.system.replace(',', ";"),
+            self.domain,
+            self.batch,
+            fmperf_core::explore::format_candidate(&self.candidate)
+        )
+    }
+
+    /// Parses the text form.
+    pub fn parse(text: &str) -> Result<Pin, Error> {
+        let parts: Vec<&str> = text.split('~').collect();
+        let [model, system, domain, batch, config] = parts.as_slice() else {
+            return Err(Error::invalid(CMP, text, "must be model~system~domain~batch~config"));
+        };
+        let num = |s: &str| s.parse::<u64>().ok().filter(|&v| v > 0);
+        let (Some(domain), Some(batch)) = (num(domain), num(batch)) else {
+            return Err(Error::invalid(CMP, text, "domain size and batch must be positive whole numbers"));
+        };
+        Ok(Pin {
+            model: model.to_string(),
+            system: system.replace(';', ","),
+            domain,
+            batch,
+            candidate: parse_candidate(config)?,
+        })
+    }
+}
+
+/// The compared configurations of a query (unparseable entries are reported, not dropped).
+pub fn pins_from_query(q: &Query) -> Vec<Result<Pin, (String, Error)>> {
+    q.get(CMP)
+        .unwrap_or("")
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .take(MAX_PINS)
+        .map(|s| Pin::parse(s).map_err(|e| (s.to_string(), e)))
+        .collect()
+}
+
+/// The pin texts of the `cmp` key, in order.
+pub fn pin_items(q: &Query) -> Vec<String> {
+    q.get(CMP).unwrap_or("").split(',').filter(|s| !s.is_empty()).map(str::to_string).collect()
+}
+
+/// Sets the `cmp` key to `items` (removes it when empty).
+fn set_pin_items(q: &mut Query, items: &[String]) {
+    if items.is_empty() { q.remove(CMP) } else { q.set(CMP, &items.join(",")) }
+}
+
+/// Adds a pin unless present; when [`MAX_PINS`] are pinned already, the oldest goes if
+/// `drop_oldest`, else nothing is added.
+pub fn add_pin(q: &mut Query, text: &str, drop_oldest: bool) {
+    let mut items = pin_items(q);
+    if items.iter().any(|x| x == text) {
+        return;
+    }
+    if items.len() >= MAX_PINS {
+        if !drop_oldest {
+            return;
+        }
+        items.remove(0);
+    }
+    items.push(text.to_string());
+    set_pin_items(q, &items);
+}
+
+/// Removes a pin.
+pub fn remove_pin(q: &mut Query, text: &str) {
+    let mut items = pin_items(q);
+    items.retain(|x| x != text);
+    set_pin_items(q, &items);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fmperf_core::explore::format_candidate;
+
+    fn sample() -> ExploreFields {
+        ExploreFields {
+            model: "llama3-70b".into(),
+            system: "nvidia_gb200_nvl72,nics=2,scale_out=50".into(),
+            domain: "72".into(),
+            gpus: "2,304".into(),
+            batch: "4k".into(),
+            strategies: "1d,2d-seqp".into(),
+            top: "20".into(),
+            budget: "15T".into(),
+            budget_unit: "tokens".into(),
+        }
+    }
+
+    #[test]
+    fn every_scenario_key_round_trips_through_the_url() {
+        let f = sample();
+        let mut q = Query::default();
+        write_scenario(&mut q, &f);
+        let back = Query::parse(&q.to_search());
+        assert_eq!(fields_from_query(&back), f);
+        for key in SCENARIO_KEYS {
+            let mut g = f.clone();
+            set_field(&mut g, key, format!("x{key}"));
+            assert_eq!(field_text(&g, key), format!("x{key}"));
+            let mut q = Query::default();
+            write_scenario(&mut q, &g);
+            assert_eq!(field_text(&fields_from_query(&Query::parse(&q.to_search())), key), format!("x{key}"), "{key}");
+        }
+        // A saved scenario names no mode (the mode is the page's).
+        assert!(!scenario_query(&f).contains("mode="));
+    }
+
+    #[test]
+    fn the_domain_key_is_domain_and_the_old_spellings_are_read() {
+        for (url, want) in [("?domain=72", "72"), ("?nvs=64", "64"), ("?nvlink=4", "4"), ("?domain=8&nvs=64", "8")] {
+            assert_eq!(fields_from_query(&Query::parse(url)).domain, want, "{url}");
+        }
+        let mut q = Query::parse("?nvs=64&gpus=512");
+        let f = fields_from_query(&q);
+        write_scenario(&mut q, &f);
+        assert_eq!(q.get(DOMAIN), Some("64"));
+        assert_eq!(q.get("nvs"), None);
+    }
+
+    #[test]
+    fn system_options_as_their_own_keys_fold_into_the_spec() {
+        let q = Query::parse("?system=nvidia_gb200_nvl72&scale_out=50&nics=4&precision=fp8&vector=90&scale_up=900");
+        let f = fields_from_query(&q);
+        assert_eq!(f.system, "nvidia_gb200_nvl72,nics=4,precision=fp8,vector=90,scale_up=900,scale_out=50");
+        let mut q2 = q.clone();
+        write_scenario(&mut q2, &f);
+        assert_eq!(q2.get("scale_out"), None);
+        assert_eq!(fields_from_query(&q2).system, f.system);
+    }
+
+    #[test]
+    fn old_permalinks_keep_the_old_defaults_and_reference_mode() {
+        let q = Query::parse("?gpus=512");
+        let f = fields_from_query(&q);
+        assert_eq!(
+            (f.model.as_str(), f.system.as_str(), f.batch.as_str(), f.domain.as_str()),
+            ("gpt3_1T", "ref-H200", "4096", "8")
+        );
+        assert_eq!(default_mode(&q), Mode::Reference);
+        let fresh = Query::parse("?view=explorer");
+        assert_eq!(fields_from_query(&fresh), page_default());
+        assert_eq!(fields_from_query(&Query::parse("?mode=extended")), page_default());
+        // Reference mode's own default is the published study's scenario.
+        assert_eq!(fields_from_query(&Query::parse("?mode=reference")), legacy());
+        assert_eq!(default_mode(&fresh), Mode::Extended);
+        // Editing an old permalink keeps it in reference mode.
+        let mut q = Query::parse("?gpus=512");
+        write_scenario(&mut q, &f);
+        assert_eq!(q.get(MODE_KEY), Some("reference"));
+        let mut q = Query::parse("?view=explorer");
+        write_scenario(&mut q, &page_default());
+        assert_eq!(q.get(MODE_KEY), Some("extended"));
+    }
+
+    #[test]
+    fn switching_the_mode_keeps_the_scenario_shown() {
+        for (from, to) in [("?mode=reference", "extended"), ("", "reference"), ("?view=explorer", "reference")] {
+            let before = Query::parse(from);
+            let mut after = before.clone();
+            after.set(MODE_KEY, to);
+            keep_scenario_on_mode_change(&before, &mut after);
+            assert_eq!(fields_from_query(&after), fields_from_query(&before), "{from} → {to}");
+            assert_eq!(after.get(MODE_KEY), Some(to));
+        }
+        // A URL with a scenario is left as it is; so is the studies view.
+        let before = Query::parse("?mode=reference&gpus=64");
+        let mut after = Query::parse("?mode=extended&gpus=64");
+        keep_scenario_on_mode_change(&before, &mut after);
+        assert_eq!(after, Query::parse("?mode=extended&gpus=64"));
+        let mut after = Query::parse("?view=studies&mode=reference");
+        keep_scenario_on_mode_change(&Query::parse("?view=studies"), &mut after);
+        assert_eq!(after, Query::parse("?view=studies&mode=reference"));
+    }
+
+    #[test]
+    fn typed_numbers_reach_core_as_digits_and_an_empty_batch_is_the_models() {
+        let c = for_core(&sample(), None);
+        assert_eq!((c.gpus.as_str(), c.batch.as_str(), c.domain.as_str()), ("2304", "4000", "72"));
+        if let Err(e) = c.resolve_in(&fmperf_core::mode::ModelMode::Reference) {
+            assert!(e.iter().all(|e| !matches!(e.field(), Some("gpus" | "batch" | "domain" | "budget"))), "{e:?}");
+        }
+        let mut f = page_default();
+        f.gpus = "1k".into();
+        let c = for_core(&f, crate::batch::own_batch(&f.model).map(|b| b.0));
+        assert_eq!((c.gpus.as_str(), c.batch.as_str()), ("1000", "2048"));
+        let spec = c.resolve_in(&fmperf_core::mode::ModelMode::Extended(Default::default()));
+        assert!(spec.is_ok(), "{spec:?}");
+    }
+
+    #[test]
+    fn own_list_selection_and_tab_keys_round_trip() {
+        let mut q = Query::default();
+        for (k, _) in OWN_KEYS {
+            q.set(k, &format!("v{k}"));
+        }
+        let o = own_from_query(&Query::parse(&q.to_search()));
+        assert_eq!([o.strategy, o.tp, o.tp2, o.pp, o.mbs, o.nb, o.nv], OWN_KEYS.map(|(k, _)| format!("v{k}")));
+        for s in Strategy::ALL {
+            let mut q = Query::default();
+            q.set(LIST, s.as_str());
+            assert_eq!(list_from_query(&Query::parse(&q.to_search())), Some(s));
+        }
+        assert_eq!(list_from_query(&Query::parse("?list=all")), None);
+    }
+
+    #[test]
+    fn compared_configurations_round_trip_with_system_options() {
+        let candidate = parse_candidate("1d.dp16.tp4.pp32.mbs1.nv4x1x1").unwrap();
+        let pin = Pin {
+            model: "llama3-70b".into(),
+            system: "nvidia_gb200_nvl72,scale_out=50,nics=2".into(),
+            domain: 72,
+            batch: 4096,
+            candidate,
+        };
+        let mut q = Query::default();
+        add_pin(&mut q, &pin.to_text(), true);
+        add_pin(&mut q, &pin.to_text(), true);
+        assert_eq!(pin_items(&q).len(), 1);
+        let back = pins_from_query(&Query::parse(&q.to_search()));
+        assert_eq!(back.len(), 1);
+        let got = back[0].as_ref().unwrap();
+        assert_eq!(got, &pin);
+        assert_eq!(format_candidate(&got.candidate), format_candidate(&pin.candidate));
+        remove_pin(&mut q, &pin.to_text());
+        assert_eq!(q.get(CMP), None);
+        assert!(Pin::parse("a~b~0~1~x").is_err());
+    }
+}

@@ -1,0 +1,31 @@
+//! fmperf-app: the web app's logic that needs no browser, tested on the host. The page
+//! (`src/`, wasm32 only) keeps the DOM, the signals and the drawing; everything it decides from
+//! text — the URL state, the explorer's and the studies' keys, the mode a URL is read in, the
+//! system spec's options, numbers as people type them, the arrangement of sweep results into
+//! charts, and the comparison of configurations — lives here.
+//!
+//! * [`query`]: a query string as ordered pairs, parsed and written;
+//! * [`results`]: result rows: named parallel dimensions, placements collapsed;
+//! * [`mode`]: the `mode`/`ext` keys, the default mode and how old permalinks are read;
+//! * [`explorer`]: the explorer's keys, defaults, scenario fields and compared configurations;
+//! * [`studies`]: the studies' keys: the sweep, its axes and the chart settings;
+//! * [`arrange`]: sweep results arranged as lines, heat map cells and breakdowns;
+//! * [`system_spec`]: the options of a system spec (`ID,nics=2,scale_out=50`);
+//! * [`number`]: `4k`, `16M`, `15T`, `1e12` as typed;
+//! * [`pickers`]: the model and system pickers, the user's entries first;
+//! * [`compare`]: ratios of compared configurations;
+//! * [`batch`]: the global batch each model was trained with;
+//! * [`words`]: input problems in the user's words.
+
+pub mod arrange;
+pub mod batch;
+pub mod compare;
+pub mod explorer;
+pub mod mode;
+pub mod number;
+pub mod pickers;
+pub mod query;
+pub mod results;
+pub mod studies;
+pub mod system_spec;
+pub mod words;

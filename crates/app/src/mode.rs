@@ -1,0 +1,134 @@
+//! The model mode in the URL, app-wide: `mode` (`reference` or `extended`) and `ext` (extended
+//! mode's switches that differ from the defaults, `key=value,…` as typed).
+//!
+//! **Defaults and old permalinks.** Extended mode is the page's default: a URL that names no
+//! mode and no scenario opens in extended mode. Before extended mode became the default, reference
+//! mode was, and the page wrote no `mode` key for it; so a URL that names a scenario (any
+//! explorer key such as `model`, `gpus`, `sel`, or any studies sweep key) but no `mode` is an old
+//! permalink and is read in reference mode, showing what it showed. The page now always writes
+//! `mode` with a scenario, so its own permalinks are never ambiguous.
+
+use fmperf_core::validate::Mode;
+
+use crate::query::Query;
+
+/// URL key of the mode.
+pub const MODE_KEY: &str = "mode";
+/// URL key of extended mode's switches.
+pub const EXT_KEY: &str = "ext";
+
+/// The mode and switch texts in force: the URL's over the view's `defaults` (mode, switches). The
+/// switches count only in extended mode.
+pub fn texts(q: &Query, defaults: &(Option<String>, Option<String>)) -> (Option<String>, Option<String>) {
+    let mode = q.get(MODE_KEY).map(str::to_string).or_else(|| defaults.0.clone());
+    let extended = mode.as_deref().and_then(Mode::parse) == Some(Mode::Extended);
+    let ext = match q.get(EXT_KEY) {
+        _ if !extended => None,
+        Some(e) => Some(e.to_string()),
+        None => defaults.1.clone(),
+    };
+    (mode, ext.filter(|e| !e.trim().is_empty()))
+}
+
+/// The mode a URL without a `mode` key is read in: reference for an old permalink (one that
+/// names a scenario: `legacy` says whether it does), else extended, the page's default.
+pub fn default_mode(legacy: bool) -> Mode {
+    if legacy { Mode::Reference } else { Mode::Extended }
+}
+
+/// Whether `q` names an explorer scenario or a studies sweep (any of their keys).
+pub fn names_scenario(q: &Query) -> bool {
+    q.0.iter().any(|(k, _)| crate::explorer::is_explorer_key(k) || crate::studies::is_sweep_key(k))
+}
+
+/// Whether `q` is an old permalink: it names a scenario or a sweep but no mode.
+pub fn is_legacy(q: &Query) -> bool {
+    q.get(MODE_KEY).is_none() && names_scenario(q)
+}
+
+/// The mode `q` is read in when it names none (see the module documentation).
+pub fn default_for(q: &Query) -> Mode {
+    default_mode(is_legacy(q))
+}
+
+/// Called on every write of the URL: when neither the query before nor the one written names a
+/// mode, the one written gets the mode `before` was read in, so a view opened with the default
+/// (or an old permalink) keeps its mode when the user changes a key. A preset panel without a
+/// `mode` keeps reading its own mode, so a query with `preset` is left alone.
+pub fn pin_on_write(before: &Query, after: &mut Query) {
+    if before.get(MODE_KEY).is_none() && after.get(MODE_KEY).is_none() && after.get("preset").is_none() {
+        after.set(MODE_KEY, default_for(before).as_str());
+    }
+}
+
+/// The page's views (the `view` key's values).
+pub const VIEWS: [&str; 5] = ["explorer", "studies", "catalog", "validation", "about"];
+
+/// What the page says when `view=` names no view (it then shows the Explorer).
+pub fn unknown_view(q: &Query) -> Option<String> {
+    let v = q.get("view")?;
+    (!VIEWS.contains(&v))
+        .then(|| format!("There is no view “{v}”, so the Explorer is shown. Views: {}.", VIEWS.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_mode_wins_over_the_default_and_switches_need_extended_mode() {
+        let q = Query::parse("?mode=reference&ext=recompute%3Dfull");
+        assert_eq!(texts(&q, &(Some("extended".into()), None)), (Some("reference".into()), None));
+        let q = Query::parse("?ext=recompute%3Dfull");
+        assert_eq!(
+            texts(&q, &(Some("extended".into()), None)),
+            (Some("extended".into()), Some("recompute=full".into()))
+        );
+        assert_eq!(texts(&Query::default(), &(None, Some("x=1".into()))), (None, None));
+    }
+
+    #[test]
+    fn old_permalinks_are_reference_new_pages_extended() {
+        for old in
+            ["?model=gpt3", "?nvs=64&gpus=512", "?view=explorer&tab=layers", "?view=studies&s.model=gpt3&ax.gpus=8..64"]
+        {
+            assert_eq!(default_for(&Query::parse(old)), Mode::Reference, "{old}");
+        }
+        for fresh in ["", "?view=explorer", "?view=catalog", "?mode=reference&model=gpt3"] {
+            let want = if fresh.contains("reference") { Mode::Reference } else { Mode::Extended };
+            let q = Query::parse(fresh);
+            let read = q.get(MODE_KEY).and_then(Mode::parse).unwrap_or(default_for(&q));
+            assert_eq!(read, want, "{fresh}");
+        }
+    }
+
+    #[test]
+    fn unknown_views_are_named() {
+        assert_eq!(unknown_view(&Query::parse("?view=studies")), None);
+        assert_eq!(unknown_view(&Query::default()), None);
+        assert!(unknown_view(&Query::parse("?view=charts")).unwrap().contains("“charts”"));
+    }
+
+    #[test]
+    fn a_write_keeps_the_mode_the_page_was_read_in() {
+        // A fresh page: the first key the user changes would otherwise turn it into an "old
+        // permalink"; the write pins extended mode.
+        let before = Query::parse("?view=explorer");
+        let mut after = Query::parse("?view=explorer&tab=layers");
+        pin_on_write(&before, &mut after);
+        assert_eq!(after.get(MODE_KEY), Some("extended"));
+        // An old permalink stays in reference mode when edited.
+        let before = Query::parse("?model=gpt3");
+        let mut after = Query::parse("?model=gpt3&gpus=64");
+        pin_on_write(&before, &mut after);
+        assert_eq!(after.get(MODE_KEY), Some("reference"));
+        // A preset panel reads its own mode.
+        let mut after = Query::parse("?view=studies&preset=p&panel=x");
+        pin_on_write(&Query::default(), &mut after);
+        assert_eq!(after.get(MODE_KEY), None);
+        // An explicit mode is never overwritten.
+        let mut after = Query::parse("?mode=reference");
+        pin_on_write(&Query::default(), &mut after);
+        assert_eq!(after.get(MODE_KEY), Some("reference"));
+    }
+}

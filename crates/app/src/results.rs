@@ -1,0 +1,89 @@
+//! The explorer's result rows as a reader wants them: each parallel dimension in its own named
+//! column (DP, TP, CP, PP, micro-batch), and rows that differ only in the placement of the
+//! dimensions on the fast domain collapsed into one (the best placement first, the others
+//! expandable under it).
+
+use fmperf_core::Strategy;
+use fmperf_core::reference::Candidate;
+
+/// The named columns of a configuration, in order: data-, tensor-, context- and pipeline-parallel
+/// degrees and the micro-batch [samples].
+pub const DIM_HEADERS: [(&str, &str); 5] = [
+    ("DP", "data-parallel degree"),
+    ("TP", "tensor-parallel degree (2d: the SUMMA grid, features × tokens)"),
+    ("CP", "context-parallel degree: the sequence split across devices (2d-seqp)"),
+    ("PP", "pipeline-parallel degree (stages)"),
+    ("mbs", "micro-batch size [samples]"),
+];
+
+/// The values of [`DIM_HEADERS`] for one configuration. 1d: TP = tp, CP = 1; 2d (SUMMA): TP =
+/// `tp1×tp2`, CP = 1; 2d-seqp: TP = tp1, CP = tp2 (the sequence-parallel split).
+pub fn dims(c: &Candidate) -> [String; 5] {
+    let (tp, cp) = match c.strategy {
+        Strategy::OneD => (c.tp1.to_string(), "1".to_string()),
+        Strategy::Summa2D => (format!("{}×{}", c.tp1, c.tp2), "1".to_string()),
+        Strategy::ContextParallel2D => (c.tp1.to_string(), c.tp2.to_string()),
+    };
+    [c.dp.to_string(), tp, cp, c.pp.to_string(), c.mbs.to_string()]
+}
+
+/// Whether a strategy is a research strategy: one that no mainstream training framework offers.
+/// Megatron-LM/NeMo (tensor parallelism with sequence parallelism, context parallelism),
+/// torchtitan (tensor and context parallelism) and MaxText (tensor and sequence/context sharding)
+/// all run `1d` and `2d-seqp`; SUMMA 2D tensor parallelism (`2d`) exists in research systems
+/// (Optimus, Xu et al. 2021; Colossal-AI's 2D mode) but in none of the three.
+pub fn is_research(s: Strategy) -> bool {
+    s == Strategy::Summa2D
+}
+
+/// The frameworks the mainstream filter names.
+pub const MAINSTREAM: &str = "Megatron/NeMo, torchtitan and MaxText";
+
+/// What identifies a configuration apart from its placement on the fast domain.
+fn shape_key(c: &Candidate) -> (Strategy, u64, u64, u64, u64, u64, u64) {
+    (c.strategy, c.dp, c.tp1, c.tp2, c.pp, c.mbs, c.nb)
+}
+
+/// Rows grouped by everything but placement, in rank order: `(leader, others)` with indices into
+/// `ranked` (best first, so the leader is the best placement of its group).
+pub fn collapse_placements(ranked: &[Candidate]) -> Vec<(usize, Vec<usize>)> {
+    let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, c) in ranked.iter().enumerate() {
+        match out.iter_mut().find(|(lead, _)| shape_key(&ranked[*lead]) == shape_key(c)) {
+            Some((_, others)) => others.push(i),
+            None => out.push((i, Vec::new())),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fmperf_core::explore::parse_candidate;
+
+    #[test]
+    fn placements_collapse_under_the_best() {
+        let codes = [
+            "1d.dp16.tp4.pp32.mbs1.nv4x1x1",
+            "1d.dp16.tp4.pp32.mbs1.nv2x2x1",
+            "1d.dp32.tp4.pp16.mbs1.nv4x1x1",
+            "1d.dp16.tp4.pp32.mbs1.nv1x4x1",
+        ];
+        let ranked: Vec<Candidate> = codes.iter().map(|c| parse_candidate(c).unwrap()).collect();
+        assert_eq!(collapse_placements(&ranked), vec![(0, vec![1, 3]), (2, vec![])]);
+        assert_eq!(collapse_placements(&[]), vec![]);
+    }
+
+    #[test]
+    fn every_dimension_has_its_named_column() {
+        let c = parse_candidate("1d.dp16.tp4.pp32.mbs2.nv4x1x1").unwrap();
+        assert_eq!(dims(&c), ["16", "4", "1", "32", "2"].map(String::from));
+        assert_eq!(DIM_HEADERS.map(|h| h.0), ["DP", "TP", "CP", "PP", "mbs"]);
+        let c = parse_candidate("2d-seqp.dp4.tp8x2.pp4.mbs1.nv8x1x1x1").unwrap();
+        assert_eq!(dims(&c)[1..3], ["8".to_string(), "2".to_string()]);
+        assert!(
+            is_research(Strategy::Summa2D) && !is_research(Strategy::OneD) && !is_research(Strategy::ContextParallel2D)
+        );
+    }
+}

@@ -1,0 +1,181 @@
+//! `fmperf estimate --from FILE`: exactly the configuration of a launch script, NeMo /
+//! Megatron-Bridge YAML or torchtitan TOML, evaluated in extended mode (no search): time per step,
+//! tokens/s, MFU and the memory per device, with every flag fmperf does not use listed.
+
+use std::io::Write;
+
+use fmperf_core::launch::{self, Overrides};
+
+use super::{CmdError, CmdResult};
+use crate::args::{Args, Format};
+use crate::table::Table;
+
+/// Help text of `fmperf estimate`.
+pub const HELP: &str = "\
+fmperf estimate — the time and memory of the configuration in your launch file (no search)
+
+USAGE: fmperf estimate --from FILE [--system ID] [--gpus N] [--global-batch G] [--seq-len S]
+                       [--format table|json]
+
+  --from           a Megatron-LM / NeMo launch script or command line (pretrain_gpt.py flags), a NeMo /
+                   Megatron-Bridge YAML, or a torchtitan TOML (format detected; a Hugging Face
+                   config.json holds the model only: use `fmperf search --from`)
+  --system         the system: a catalog id with options (`fmperf catalog systems`); default: the
+                   file's `# fmperf: system=ID` line
+  --gpus           devices (default: the launcher's nodes × GPUs per node, or `# fmperf: gpus=N`)
+  --global-batch   samples per step (default: the file's)
+  --seq-len        tokens per sample (default: the file's)
+  --format         table (default) or json
+
+Extended mode with the file's own switches: precision, recomputation, distributed optimizer / FSDP,
+sequence parallelism, virtual pipeline stages. JSON: {\"config\", \"memory\": {\"kind\", \"predicted_gb\",
+\"capacity_gb\", \"fits\": yes|tight|no, …}, \"unused\": [{\"key\", \"value\", \"why\"}], …}. Exit 2 with one line naming the
+flag or key when the file cannot be read.
+";
+
+/// Runs `fmperf estimate`.
+pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
+    let value_flags = ["from", "system", "gpus", "global-batch", "seq-len", "format"];
+    let Some(args) = super::parse_flags(raw, &value_flags, HELP, out)? else {
+        return Ok(());
+    };
+    let format = Format::from_args(&args, &[Format::Table, Format::Json])?;
+    let (path, text) = read_from(&args)?;
+    let overrides = overrides(&args)?;
+    let (launch, e) = launch::estimate_text(&text, Some(&path), &overrides)
+        .map_err(|err| CmdError::Usage(format!("--from {path}: {err}")))?;
+    match format {
+        Format::Json => writeln!(out, "{}", e.to_json(&launch))?,
+        _ => write!(out, "{}", render(&path, &launch, &e))?,
+    }
+    Ok(())
+}
+
+/// Reads `--from`: its path and text.
+pub fn read_from(args: &Args) -> Result<(String, String), CmdError> {
+    let path = args.required("from")?.to_string();
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| CmdError::Usage(format!("--from {path}: cannot read the file: {e}")))?;
+    Ok((path, text))
+}
+
+/// `--system`, `--gpus`, `--global-batch`, `--seq-len` as overrides of the file.
+pub fn overrides(args: &Args) -> Result<Overrides, CmdError> {
+    Ok(Overrides {
+        system: args.value("system")?.map(str::to_string),
+        gpus: args.positive_int("gpus")?,
+        global_batch: args.positive_int("global-batch")?,
+        seq_len: args.positive_int("seq-len")?,
+    })
+}
+
+/// The verdict in words.
+pub fn fits_words(fits: &str) -> &'static str {
+    match fits {
+        "yes" => "yes",
+        "tight" => "tight: within the error band of the capacity, may not fit",
+        _ => "no",
+    }
+}
+
+fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
+    let s = &e.scenario;
+    let y = &e.layout;
+    let w = &s.workload;
+    let o = &s.options;
+    let ev = &e.evaluation;
+    let t = &ev.totals;
+    let m = &ev.memory;
+    let mut out = String::new();
+    let mut line = |text: String| {
+        out.push_str(&text);
+        out.push('\n');
+    };
+    line(format!("{path} ({})", l.format.title()));
+    line(format!(
+        "model    {}: {} blocks, width {}, {} heads ({} K/V), MLP {}{}, vocabulary {}, sequence {}, {:.2} B parameters",
+        s.model_name,
+        w.layers,
+        w.hidden,
+        w.heads,
+        w.kv_heads,
+        w.ffn_hidden,
+        if w.gated_mlp { " SwiGLU" } else { "" },
+        w.vocab.unwrap_or(0),
+        w.seq_len,
+        ev.breakdown.parameters * 1e-9
+    ));
+    line(format!("system   {} × {} devices, {}", e.system_id, s.devices, o.precision));
+    let vpp = if o.interleave > 1 { format!(" (vpp {})", o.interleave) } else { String::new() };
+    line(format!(
+        "config   tp {} · pp {}{vpp} · cp {} · dp {} · mbs {} · global batch {} ({} micro-batches) · recompute {} · {} · sequence parallel {}",
+        y.tp,
+        y.pp,
+        y.cp,
+        y.dp,
+        y.mbs,
+        y.global_batch,
+        ev.breakdown.microbatches,
+        o.recompute,
+        o.sharding.as_str(),
+        if o.sequence_parallel { "on" } else { "off" }
+    ));
+    line(String::new());
+    let mut head = Table::new(&["", "value"]);
+    head.push(vec!["time per step [s]".into(), format!("{:.3}", t.t)]);
+    head.push(vec!["tokens/s".into(), format!("{:.0}", ev.tokens_per_s)]);
+    head.push(vec!["tokens/s per device".into(), format!("{:.0}", ev.tokens_per_s / s.devices as f64)]);
+    head.push(vec!["MFU [%]".into(), format!("{:.1}", 100.0 * e.mfu)]);
+    head.push(vec!["memory per device [GB] (device level)".into(), format!("{:.1}", e.memory.predicted_gb)]);
+    head.push(vec!["error band [GB]".into(), format!("± {:.1}", e.memory.band_gb)]);
+    head.push(vec!["device memory [GB]".into(), format!("{:.1}", e.memory.capacity_gb)]);
+    head.push(vec!["fits".into(), fits_words(e.memory.fits).to_string()]);
+    out.push_str(&head.render());
+    out.push('\n');
+    let mut parts = Table::new(&["time part", "[s]", "memory part", "[GB]"]);
+    let time = [
+        ("compute", t.t_comp),
+        ("memory-bound", t.t_mem),
+        ("TP/CP comm", t.t_tp_comm),
+        ("DP comm", t.t_dp_comm),
+        ("PP comm", t.t_pp_comm),
+        ("bubble", t.t_bubble),
+    ];
+    let mem = [
+        ("weights", m.weights_gb),
+        ("gradients", m.gradients_gb),
+        ("optimizer", m.optimizer_gb),
+        ("activations", m.activations_gb),
+        ("overhead", m.overhead_gb),
+        ("", f64::NAN),
+    ];
+    for ((tn, tv), (mn, mv)) in time.iter().zip(mem.iter()) {
+        let mv = if mv.is_nan() { String::new() } else { format!("{mv:.2}") };
+        parts.push(vec![tn.to_string(), format!("{tv:.3}"), mn.to_string(), mv]);
+    }
+    out.push_str(&parts.render());
+    let mut list = |title: &str, items: Vec<String>| {
+        if !items.is_empty() {
+            out.push_str(&format!("\n{title} ({}):\n", items.len()));
+            for i in items {
+                out.push_str(&format!("  {i}\n"));
+            }
+        }
+    };
+    list(
+        "not used by fmperf",
+        l.unused
+            .iter()
+            .map(|u| {
+                if u.value.is_empty() {
+                    format!("{}: {}", u.key, u.why)
+                } else {
+                    format!("{} {}: {}", u.key, u.value, u.why)
+                }
+            })
+            .collect(),
+    );
+    list("assumed", s.assumptions.clone());
+    list("read with a rule", l.notes.iter().chain(&e.system_notes).cloned().collect());
+    out
+}

@@ -1,0 +1,154 @@
+//! `fmperf search --from FILE`: the search with the model, global batch, device count, system and
+//! extended-mode switches of a launch file (or a Hugging Face `config.json` with `--gpus`,
+//! `--global-batch`, `--seq-len`), and where the file's own layout ranks among the configurations
+//! that fit.
+
+use std::io::Write;
+
+use fmperf_core::extended::ExtendedOptions;
+use fmperf_core::launch::{self, Format as FileFormat, ModelOnly, Scenario};
+use fmperf_core::search::row::Digits;
+use fmperf_core::search::{ExtendedSetup, ResultRow, Search, SearchSpec};
+use fmperf_core::{Strategy, SystemParams};
+use serde_json::json;
+
+use super::estimate::{overrides, read_from};
+use super::{CmdError, CmdResult};
+use crate::args::{Args, Format};
+use crate::table::Table;
+
+/// Help lines of `--from`, appended to `fmperf search --help`.
+pub const HELP: &str = "\
+  --from FILE      search with the model, global batch, devices, system and switches of a launch file
+                   (Megatron-LM script, NeMo / Megatron-Bridge YAML, torchtitan TOML; a Hugging Face
+                   config.json with --gpus, --global-batch, --seq-len) and say where its own layout
+                   ranks; --system, --gpus, --global-batch, --seq-len override the file; --strategy
+                   defaults to 2d-seqp when the file uses context parallelism, else 1d
+";
+
+/// Every feasible configuration is kept to rank the file's own (the list shows `--top`).
+const ALL: usize = 1 << 22;
+
+/// Runs `fmperf search --from FILE` with the already parsed flags.
+pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
+    let (path, text) = read_from(args)?;
+    let o = overrides(args)?;
+    let usage = |e: fmperf_core::Error| CmdError::Usage(format!("--from {path}: {e}"));
+    let launch = launch::parse(&text, Some(&path)).map_err(usage)?;
+    // The file's own scenario, or its model with the flags' device count and batch.
+    let (scenario, workload, options, gpus, batch, system) = if launch.format == FileFormat::HfConfig {
+        let m = ModelOnly::from_launch(&launch, &o, 1).map_err(usage)?;
+        let need = |v: Option<u64>, flag: &str| {
+            v.ok_or_else(|| CmdError::Usage(format!("--from {path}: a config.json holds the model only; give {flag}")))
+        };
+        let (gpus, batch) = (need(o.gpus, "--gpus N")?, need(o.global_batch, "--global-batch G")?);
+        let system = o.system.clone().or_else(|| launch.settings.system.get().cloned());
+        (None, m.workload, ExtendedOptions::realistic(), gpus, batch, system)
+    } else {
+        let s = Scenario::from_launch(&launch, &o).map_err(usage)?;
+        let (w, opts, gpus, batch, system) =
+            (s.workload, s.options, s.devices, s.layout.global_batch, s.system.clone());
+        (Some(s), w, opts, gpus, batch, system)
+    };
+    let system = system.ok_or_else(|| {
+        CmdError::Usage(format!("--from {path}: the file does not name its system; give --system ID"))
+    })?;
+    let (system_id, hardware, precision) = launch::hardware(&system, options.precision).map_err(usage)?;
+    let options = ExtendedOptions { precision, ..options };
+    let strategy: Strategy = match args.value("strategy")? {
+        Some(s) => s.parse().map_err(|e: fmperf_core::Error| CmdError::Usage(format!("--strategy: {e}")))?,
+        None if scenario.as_ref().is_some_and(|s| s.layout.cp > 1) => Strategy::ContextParallel2D,
+        None => Strategy::OneD,
+    };
+    if strategy == Strategy::Summa2D {
+        return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::sweep::SUMMA_UNSUPPORTED)));
+    }
+    let top = usize::try_from(args.positive_int("top")?.unwrap_or(10)).unwrap_or(usize::MAX);
+    let spec = SearchSpec {
+        model: workload.to_shape(),
+        system: SystemParams::h200().with_nvlink_size(hardware.domain_size()),
+        strategy,
+        n_gpus: gpus,
+        global_batch: batch,
+        top_k: ALL,
+    };
+    let setup = ExtendedSetup { workload, hardware: hardware.clone(), options };
+    let result = Search::new_extended(spec, setup).map_err(usage)?.finish();
+    let own = match scenario {
+        Some(s) => {
+            let e = launch::estimate(&Scenario { options, ..s }, &system_id, &hardware).map_err(usage)?;
+            let r = launch::rank(&e.layout, e.evaluation.throughput_samples_per_s, &result.top);
+            Some((e, r))
+        }
+        None => None,
+    };
+    let shown = &result.top[..result.top.len().min(top)];
+    match format {
+        Format::Json => {
+            let own_json = own.as_ref().map(|(e, r)| {
+                let j = e.to_json(&launch);
+                json!({
+                    "config": j["config"], "time_per_step_s": j["time_per_step_s"], "tokens_per_s": j["tokens_per_s"],
+                    "throughput_samples_per_s": e.evaluation.throughput_samples_per_s, "memory": j["memory"],
+                    "rank": r.position, "of": r.of, "in_search": r.in_search, "relative_to_best": r.relative_to_best,
+                })
+            });
+            let results: Vec<_> = shown.iter().map(|r| ResultRow::of(r, batch).to_json()).collect();
+            writeln!(
+                out,
+                "{}",
+                json!({ "mode": "extended", "from": path, "format": launch.format.as_str(), "system": system_id,
+                        "gpus": gpus, "global_batch": batch, "strategy": strategy.to_string(),
+                        "candidates": result.candidates, "feasible": result.feasible, "results": results, "own": own_json })
+            )?;
+        }
+        Format::Table | Format::Csv => {
+            let rows: Vec<ResultRow> = shown.iter().map(|r| ResultRow::of(r, batch)).collect();
+            let digits = if format == Format::Csv { Digits::Exact } else { Digits::Rounded };
+            let mut table = Table { header: ResultRow::header(&[]), rows: Vec::new() };
+            for (i, r) in rows.iter().enumerate() {
+                table.push(r.cells(i + 1, Vec::new(), digits));
+            }
+            if format == Format::Csv {
+                write!(out, "{}", table.to_csv())?;
+                return Ok(());
+            }
+            writeln!(
+                out,
+                "{path} ({}) on {system_id} × {gpus}, strategy {strategy}, global batch {batch}, extended mode with the file's switches: {} candidates, {} fit in {} GB",
+                launch.format.title(),
+                result.candidates,
+                result.feasible,
+                hardware.hbm_capacity_gb
+            )?;
+            if shown.is_empty() {
+                writeln!(out, "no configuration fits in memory")?;
+            } else {
+                write!(out, "{}", table.render())?;
+            }
+            if let Some((e, r)) = &own {
+                let y = &e.layout;
+                let fits = if e.memory.fits == "no" { ", does not fit" } else { "" };
+                let place = if e.memory.fits == "no" {
+                    format!("not ranked ({:.1} GB needed)", e.memory.predicted_gb)
+                } else {
+                    format!("rank {} of {}", r.position, r.of)
+                };
+                writeln!(
+                    out,
+                    "\nyour layout: tp {} · pp {} · cp {} · dp {} · mbs {}: {:.4} samples/s, {:.3} s per step{fits}; {place}, {:.0} % of the best's throughput{}",
+                    y.tp,
+                    y.pp,
+                    y.cp,
+                    y.dp,
+                    y.mbs,
+                    e.evaluation.throughput_samples_per_s,
+                    e.evaluation.totals.t,
+                    100.0 * r.relative_to_best,
+                    if r.in_search { "" } else { " (its placement is not among the searched candidates)" }
+                )?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! The `fmperf estimate --from FILE` contract, run through the built binary: JSON with the
+//! configuration, the memory object and the unused flags; exit 2 and one line on a bad file.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn fmperf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fmperf")).args(args).output().expect("the fmperf binary runs")
+}
+
+fn example(name: &str) -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/launch").join(name);
+    p.to_str().unwrap().to_string()
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = fmperf(args);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
+fn usage_error(args: &[&str]) -> String {
+    let out = fmperf(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: stderr {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line on stderr, got {err:?}");
+    assert!(out.stdout.is_empty(), "nothing on stdout");
+    err
+}
+
+fn temp_file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("fmperf-cli-estimate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn megatron_script_as_json() {
+    let j = json(&["estimate", "--from", &example("megatron-llama3-70b.sh"), "--format", "json"]);
+    assert_eq!(j["format"], "megatron");
+    let c = &j["config"];
+    let got: Vec<u64> = ["tp", "pp", "dp", "cp", "mbs", "vpp"].iter().map(|k| c[k].as_u64().unwrap()).collect();
+    assert_eq!(got, [8, 4, 2, 1, 1, 4]);
+    assert_eq!((c["recompute"].as_str(), c["sharding"].as_str()), (Some("selective"), Some("zero1")));
+    let m = &j["memory"];
+    assert_eq!(m["kind"], "nvidia_smi");
+    assert!(m["measured_gb"].is_null() && m["band_gb"].as_f64().unwrap() > 0.0);
+    assert_eq!(m["capacity_gb"], 80.0);
+    assert!(m["predicted_gb"].as_f64().unwrap() > 20.0);
+    assert!(matches!(m["fits"].as_str(), Some("yes" | "tight" | "no")));
+    let unused = j["unused"].as_array().unwrap();
+    let save = unused.iter().find(|u| u["key"] == "--save-interval").expect("--save-interval listed");
+    assert_eq!(save["value"], "1000");
+    assert!(save["why"].as_str().unwrap().contains("does not affect performance"));
+}
+
+#[test]
+fn overrides_change_the_scenario_and_table_has_the_numbers() {
+    let f = example("torchtitan-llama3-8b.toml");
+    let j = json(&["estimate", "--from", &f, "--gpus", "16", "--global-batch", "64", "--format", "json"]);
+    assert_eq!((j["config"]["dp"].as_u64(), j["config"]["global_batch"].as_u64()), (Some(16), Some(64)));
+    let out = fmperf(&["estimate", "--from", &f]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let j = json(&["estimate", "--from", &f, "--format", "json"]);
+    let step = format!("{:.3}", j["time_per_step_s"].as_f64().unwrap());
+    assert!(text.contains(&step), "table shows the step time {step}:\n{text}");
+    assert!(text.contains("not used by fmperf") && text.contains("training.steps"), "{text}");
+}
+
+#[test]
+fn malformed_files_exit_2_with_one_line() {
+    let e = usage_error(&["estimate", "--from", &temp_file("bad.toml", "[model]\nflavor = \"9B\"\n")]);
+    assert!(e.contains("model.flavor"), "{e}");
+    let e = usage_error(&["estimate", "--from", &temp_file("bad.sh", "python pretrain_gpt.py --num-layers x\n")]);
+    assert!(e.contains("--num-layers"), "{e}");
+    let e = usage_error(&["estimate", "--from", &temp_file("bad.yaml", "model:\n  a: 1\n b: 2\n")]);
+    assert!(e.contains("line 3"), "{e}");
+    let e = usage_error(&["estimate", "--from", &temp_file("config.json", "{\"hidden_size\": 8")]);
+    assert!(e.contains("JSON"), "{e}");
+    let e = usage_error(&["estimate", "--from", &example("hf-llama3-8b-config.json"), "--seq-len", "4096"]);
+    assert!(e.contains("search --from"), "{e}");
+    let e = usage_error(&["estimate", "--from", "/nonexistent/run.sh"]);
+    assert!(e.contains("cannot read"), "{e}");
+    let e = usage_error(&["estimate", "--from", &example("megatron-llama3-70b.sh"), "--gpus", "60"]);
+    assert!(e.contains("--gpus"), "{e}");
+    usage_error(&["estimate"]);
+}
+
+#[test]
+fn search_from_ranks_the_files_layout() {
+    let f = example("megatron-llama3-70b.sh");
+    let j = json(&["search", "--from", &f, "--top", "3", "--format", "json"]);
+    assert_eq!((j["gpus"].as_u64(), j["global_batch"].as_u64()), (Some(64), Some(128)));
+    assert_eq!(j["results"].as_array().map(Vec::len), Some(3));
+    let own = &j["own"];
+    assert_eq!(own["config"]["tp"], 8);
+    let (rank, of) = (own["rank"].as_u64().unwrap(), own["of"].as_u64().unwrap());
+    assert!(rank >= 1 && rank <= of && of <= j["feasible"].as_u64().unwrap() + 1, "{own}");
+    // The file's own layout evaluates to the same numbers as `estimate --from`.
+    let e = json(&["estimate", "--from", &f, "--format", "json"]);
+    assert_eq!(own["time_per_step_s"], e["time_per_step_s"]);
+    // A model-only file needs the device count and batch.
+    let hf = example("hf-llama3-8b-config.json");
+    let err = usage_error(&["search", "--from", &hf, "--system", "nvidia_h100_sxm5_80gb", "--seq-len", "4096"]);
+    assert!(err.contains("--gpus"), "{err}");
+    let j = json(&[
+        "search",
+        "--from",
+        &hf,
+        "--system",
+        "nvidia_h100_sxm5_80gb",
+        "--seq-len",
+        "4096",
+        "--gpus",
+        "16",
+        "--global-batch",
+        "64",
+        "--format",
+        "json",
+    ]);
+    assert!(j["own"].is_null() && j["feasible"].as_u64().unwrap() > 0);
+}

@@ -1,0 +1,456 @@
+//! One transformer block on one device for one micro-batch as a list of operations: each record
+//! says what the operation is (matmul, attention, element-wise, collective), its FLOPs, the HBM
+//! bytes it moves, the collective it runs (kind, volume, group), the parameters it owns and the
+//! bytes it keeps for the backward pass under each recomputation policy, and its priced forward and
+//! backward passes. [`super::block::BlockCost`] (what the evaluator uses), the explorer's layer
+//! table in extended mode and the memory breakdown are all sums over this list.
+//!
+//! The list is built sub-layer by sub-layer ([`attention_operations`], [`mlp_operations`]), each
+//! inside the shared norm / tensor-parallel collectives / residual wrapper, so a new kind of layer
+//! is a new function returning its records: multi-head latent attention
+//! ([`super::moe::mla::mla_operations`]) and the mixture-of-experts MLP with its router, shared
+//! experts, dispatch/combine all-to-all and grouped expert GEMM
+//! ([`super::moe::block::moe_block_operations`]).
+//!
+//! Counting conventions (each a correction of the reference, spec §9):
+//! * a matmul `(m×k)·(k×n)` costs `2·m·k·n` FLOPs (Q11); its backward is two matmuls of the same
+//!   size (input and weight gradients);
+//! * flash attention's forward is `4·b·s_q·s_k·a·d` FLOPs, halved by a causal mask (Q15); its
+//!   backward is [`FLASH_BACKWARD_FACTOR`] forwards;
+//! * element-wise work is priced by its HBM traffic; its backward moves
+//!   [`BACKWARD_TRAFFIC_FACTOR`] times the forward's.
+//!
+//! Bytes kept for the backward pass (flash attention: no score matrix, only Q, K, V and the output;
+//! the softmax statistics, `4·a·s` bytes per sequence, are negligible and left out): each
+//! operation keeps its own input (norms their input, matmuls their input, the MLP activation its
+//! pre-activations); with sequence parallelism **every** token-wise tensor — the norm inputs and
+//! the norm outputs that feed the column-parallel matmuls, re-gathered in the backward — is kept
+//! sharded over `tp` (Korthikanti et al. 2022, §4.2.2: `34/t·sbh` for their GPT block; Megatron
+//! saves the sharded input of a sequence-parallel linear and all-gathers it again for the weight
+//! gradient). Full recomputation keeps only the block input (the first norm's input).
+
+use super::hardware::Hardware;
+use super::layout::Layout;
+use super::options::{ExtendedOptions, Fp8Recipe, Recompute};
+use super::pricing::{Pass, Pricing};
+use super::workload::Workload;
+use crate::Error;
+use crate::reference::collective::CollectiveKind;
+
+/// Flash attention's backward FLOPs relative to its forward: five matmuls (logits recomputed,
+/// gradients of P, V, Q, K) against two.
+pub const FLASH_BACKWARD_FACTOR: f64 = 2.5;
+
+/// Backward element-wise traffic relative to the forward (each op reads its output gradient and
+/// its saved input and writes its input gradient).
+pub const BACKWARD_TRAFFIC_FACTOR: f64 = 2.0;
+
+/// Extra bytes per element of an FP8 cast: read the 16-bit tensor, write one byte.
+pub const FP8_CAST_BYTES: f64 = 1.0;
+
+/// Element traffic of a norm per token, in multiples of its width: read `h`, write `h`.
+pub(crate) const NORM_ELEMENTS_PER_H: f64 = 2.0;
+
+/// Element traffic of a residual add with the preceding projection's bias and dropout fused, per
+/// token, in multiples of `h`: read two `h`, write one.
+const RESIDUAL_ELEMENTS_PER_H: f64 = 3.0;
+
+/// What an operation is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    /// A matmul against weights (GEMM), priced at the matmul rate under a roofline.
+    Matmul,
+    /// Fused (flash) attention, priced at the attention rate under a roofline.
+    Attention,
+    /// Element-wise work priced by its HBM traffic.
+    Elementwise,
+    /// A collective between devices.
+    Collective,
+}
+
+/// The collective an operation runs in its forward pass (its backward runs the transposed one).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct CollectiveUse {
+    /// Forward collective.
+    pub kind: CollectiveKind,
+    /// Full tensor moved [GB].
+    pub volume_gb: f64,
+    /// Devices in the group.
+    pub group: u64,
+    /// Members sharing one fast domain.
+    pub fast_share: u64,
+}
+
+/// Bytes an operation keeps for the backward pass under each recomputation policy [B].
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct KeptBytes {
+    /// Nothing recomputed.
+    pub none: f64,
+    /// Attention core recomputed (with flash attention: the same as `none`).
+    pub selective: f64,
+    /// Whole block recomputed: only the block input is kept.
+    pub full: f64,
+}
+
+impl KeptBytes {
+    /// The same bytes under every policy but full recomputation (which keeps none).
+    pub(crate) fn recomputable(bytes: f64) -> KeptBytes {
+        KeptBytes { none: bytes, selective: bytes, full: 0.0 }
+    }
+
+    /// Bytes kept under `policy` [B].
+    pub fn under(&self, policy: Recompute) -> f64 {
+        match policy {
+            Recompute::None => self.none,
+            Recompute::Selective => self.selective,
+            Recompute::Full => self.full,
+        }
+    }
+}
+
+/// One operation of a block on one device for one micro-batch.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Operation {
+    /// Name (`qkv_proj`, `attention`, `mlp_reduce_scatter`, …).
+    pub name: &'static str,
+    /// What it is.
+    pub kind: OpKind,
+    /// Forward pass (its FLOPs in `fwd.tflop`) [TFLOP, s].
+    pub fwd: Pass,
+    /// Backward pass without recomputation [TFLOP, s].
+    pub bwd: Pass,
+    /// HBM bytes moved by the forward pass [B].
+    pub bytes: f64,
+    /// The forward's collective, for collectives.
+    pub collective: Option<CollectiveUse>,
+    /// Parameters owned on this device (before ZeRO sharding) [count].
+    pub parameters: f64,
+    /// Bytes kept for the backward pass under each policy [B].
+    pub kept: KeptBytes,
+}
+
+impl Operation {
+    pub(crate) fn new(name: &'static str, kind: OpKind, fwd: Pass, bwd: Pass, bytes: f64) -> Operation {
+        Operation { name, kind, fwd, bwd, bytes, collective: None, parameters: 0.0, kept: KeptBytes::default() }
+    }
+
+    pub(crate) fn owning(mut self, parameters: f64) -> Operation {
+        self.parameters = parameters;
+        self
+    }
+
+    pub(crate) fn keeping(mut self, kept: KeptBytes) -> Operation {
+        self.kept = kept;
+        self
+    }
+
+    /// Whether the forward runs again before the backward under `policy` (full recomputation
+    /// reruns the whole block, its collectives included; with flash attention selective
+    /// recomputation costs nothing extra).
+    pub fn recomputed(&self, policy: Recompute) -> bool {
+        policy == Recompute::Full
+    }
+}
+
+/// The shared quantities of one block's operations.
+pub(crate) struct Shape {
+    /// Tokens of the micro-batch on this device (the context-parallel shard) [tokens].
+    pub tokens: f64,
+    /// Tokens of the token-wise work (÷ `tp` under sequence parallelism) [tokens].
+    pub tokenwise: f64,
+    /// Tensor-parallel degree.
+    pub tp: f64,
+    /// Hidden width [channels].
+    pub h: f64,
+    /// Bytes per element of activations [B].
+    pub es: f64,
+}
+
+impl Shape {
+    /// The quantities of `w` under `layout`.
+    pub fn of(w: &Workload, layout: &Layout, p: &Pricing) -> Shape {
+        let tp = layout.tp as f64;
+        let tokens = layout.local_tokens(w);
+        let sp = if p.opts.sequence_parallel { tp } else { 1.0 };
+        Shape { tokens, tokenwise: tokens / sp, tp, h: w.hidden as f64, es: p.hw.element_bytes }
+    }
+}
+
+/// An element-wise operation moving `elements` per token of `tokens` in the forward.
+pub(crate) fn elementwise(p: &Pricing, name: &'static str, bytes: f64) -> Operation {
+    Operation::new(
+        name,
+        OpKind::Elementwise,
+        p.elementwise(bytes),
+        p.elementwise(bytes * BACKWARD_TRAFFIC_FACTOR),
+        bytes,
+    )
+}
+
+/// Bytes a linear layer keeps of its input `bytes` (16-bit): Transformer Engine's FP8 layers save
+/// the FP8 cast instead (1 B per element); torchao and other precisions save the input as it is.
+pub(crate) fn saved_input(p: &Pricing, bytes: f64) -> KeptBytes {
+    let fp8_saved = p.hw.operand_bytes < p.hw.element_bytes && p.opts.fp8_recipe == Fp8Recipe::TransformerEngine;
+    KeptBytes::recomputable(if fp8_saved { bytes * p.hw.operand_bytes / p.hw.element_bytes } else { bytes })
+}
+
+/// A weight matmul `(tokens × k)·(k × n)` with `k·n` parameters.
+pub(crate) fn matmul(p: &Pricing, name: &'static str, m: f64, k: f64, n: f64) -> Operation {
+    let fwd = p.weight_linear(m, k, n);
+    let bytes = (m * k + k * n) * p.hw.operand_bytes + m * n * p.hw.element_bytes;
+    Operation::new(name, OpKind::Matmul, fwd, fwd.times(2.0), bytes).owning(k * n)
+}
+
+/// The tensor-parallel collective at a sub-layer's entry (before its column-parallel matmul
+/// `gemm`) or exit (after its row-parallel matmul `gemm`), as Megatron-LM runs them:
+/// * with sequence parallelism: entry all-gather of the sharded norm output (forward), and in the
+///   backward the same all-gather again (the input is kept sharded) overlapped with the input
+///   gradient's GEMM, then the reduce-scatter of the input gradient overlapped with the weight
+///   gradient's GEMM (`LinearWithGradAccumulationAndAsyncCommunication`); exit reduce-scatter
+///   (forward) and all-gather of the output gradient (backward), exposed;
+/// * without: entry identity forward, all-reduce of the input gradient overlapped with the weight
+///   gradient's GEMM backward; exit all-reduce forward, identity backward;
+/// * with [`ExtendedOptions::tp_comm_overlap`] every collective also overlaps its GEMM.
+///
+/// An overlapped collective exposes only the part longer than the GEMM it runs against.
+fn tp_collective(
+    p: &Pricing,
+    layout: &Layout,
+    s: &Shape,
+    name: &'static str,
+    entry: bool,
+    gemm: &Pass,
+) -> Option<Operation> {
+    if layout.tp <= 1 {
+        return None;
+    }
+    let v = s.tokens * s.h * s.es * 1e-9;
+    let (g, share) = (layout.tp, layout.placement.tp);
+    let ag = p.collective(CollectiveKind::AllGather, v, g, share);
+    let rs = p.collective(CollectiveKind::ReduceScatter, v, g, share);
+    let sp = p.opts.sequence_parallel;
+    let hidden = |t: f64| (t - gemm.compute_s).max(0.0);
+    let exposed = |t: f64| if p.opts.tp_comm_overlap { hidden(t) } else { t };
+    let (fwd_s, bwd_s, kind) = match (entry, sp) {
+        (true, true) => (exposed(ag), hidden(ag) + hidden(rs), CollectiveKind::AllGather),
+        (true, false) => (0.0, hidden(ag + rs), CollectiveKind::AllReduce),
+        (false, true) => (exposed(rs), exposed(ag), CollectiveKind::ReduceScatter),
+        (false, false) => (exposed(ag + rs), 0.0, CollectiveKind::AllReduce),
+    };
+    let mut op = Operation::new(
+        name,
+        OpKind::Collective,
+        Pass { tp_comm_s: fwd_s, ..Pass::default() },
+        Pass { tp_comm_s: bwd_s, ..Pass::default() },
+        0.0,
+    );
+    op.collective = Some(CollectiveUse { kind, volume_gb: v, group: g, fast_share: share });
+    Some(op)
+}
+
+/// Which sub-layer a norm, its tensor-parallel collectives and its residual add belong to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sublayer {
+    /// The attention sub-layer (its norm's input is the block input, kept under every policy).
+    Attention,
+    /// The MLP sub-layer (dense or mixture-of-experts).
+    Mlp,
+}
+
+/// A sub-layer around its `inner` operations: the norm, the entry collective (overlapping
+/// `entry_gemm`, the column-parallel matmul after it), the inner operations, the exit collective
+/// (overlapping `exit_gemm`, the row-parallel matmul before it), the residual add. Attention (plain
+/// or latent), the dense MLP and the mixture-of-experts MLP share it.
+pub(crate) fn sublayer(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    which: Sublayer,
+    inner: Vec<Operation>,
+    entry_gemm: &Pass,
+    exit_gemm: &Pass,
+) -> Vec<Operation> {
+    let s = Shape::of(w, layout, p);
+    let input = s.h * s.tokenwise * s.es;
+    let (norm, gather, scatter, residual, kept) = match which {
+        Sublayer::Attention => (
+            "attn_norm",
+            "attn_all_gather",
+            "attn_reduce_scatter",
+            "attn_residual",
+            KeptBytes { none: input, selective: input, full: input },
+        ),
+        Sublayer::Mlp => {
+            ("mlp_norm", "mlp_all_gather", "mlp_reduce_scatter", "mlp_residual", KeptBytes::recomputable(input))
+        }
+    };
+    let mut ops = Vec::with_capacity(inner.len() + 4);
+    ops.push(elementwise(p, norm, NORM_ELEMENTS_PER_H * input).owning(s.h / s.tp).keeping(kept));
+    ops.extend(tp_collective(p, layout, &s, gather, true, entry_gemm));
+    ops.extend(inner);
+    ops.extend(tp_collective(p, layout, &s, scatter, false, exit_gemm));
+    ops.push(elementwise(p, residual, RESIDUAL_ELEMENTS_PER_H * s.h * s.tokenwise * s.es));
+    ops
+}
+
+/// The attention sub-layer: norm, entry collective, Q/K/V projection, flash attention, the
+/// context-parallel K/V exchange, output projection, exit collective, residual add; multi-head
+/// latent attention's projections instead when the model has it ([`super::moe::mla`]).
+pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operation> {
+    if let Some(mla) = &w.mla {
+        return super::moe::mla::mla_operations(w, mla, layout, p);
+    }
+    let o = p.opts;
+    let s = Shape::of(w, layout, p);
+    let (tokens, tp, h, es) = (s.tokens, s.tp, s.h, s.es);
+    let q_w = w.q_width() as f64;
+    let kv_w = w.kv_width(o.grouped_query_attention) as f64;
+    // K/V heads are split over tp while there are enough of them, replicated otherwise.
+    let kv_local = (kv_w / tp).max(w.head_dim as f64);
+    let mut inner = Vec::with_capacity(4);
+
+    // The norm output feeding Q/K/V is kept sharded under sequence parallelism (re-gathered in
+    // the backward), whole otherwise.
+    let input = h * s.tokenwise * es;
+    let qkv = matmul(p, "qkv_proj", tokens, h, (q_w + 2.0 * kv_w) / tp).keeping(saved_input(p, input));
+    let entry = qkv.fwd;
+    inner.push(qkv);
+
+    // Flash attention: queries of this device's sequence shard against all keys.
+    let (mbs, seq) = (layout.mbs as f64, w.seq_len as f64);
+    let s_q = seq / layout.cp as f64;
+    let heads_local = (w.heads as f64 / tp).max(1.0);
+    let mask = if o.causal { 0.5 } else { 1.0 };
+    let att_tflop = 4.0 * mbs * s_q * seq * heads_local * w.head_dim as f64 * mask * 1e-12;
+    let att_bytes = (2.0 * tokens * q_w / tp + 2.0 * mbs * seq * kv_local) * es;
+    let att_fwd = p.attention(att_tflop, att_bytes, s_q, seq);
+    let att_bwd = p.attention(att_tflop * FLASH_BACKWARD_FACTOR, att_bytes * FLASH_BACKWARD_FACTOR, s_q, seq);
+    let qkv_kept = (q_w / tp + 2.0 * kv_local) * tokens * es;
+    inner.push(
+        Operation::new("attention", OpKind::Attention, att_fwd, att_bwd, att_bytes)
+            .keeping(KeptBytes::recomputable(qkv_kept)),
+    );
+    inner.extend(context_parallel(w, layout, p, kv_local, att_fwd.compute_s, att_bwd.compute_s));
+
+    let out_input = q_w / tp * tokens * es;
+    let out = matmul(p, "out_proj", tokens, q_w / tp, h).keeping(saved_input(p, out_input));
+    let exit = out.fwd;
+    inner.push(out);
+    sublayer(w, layout, p, Sublayer::Attention, inner, &entry, &exit)
+}
+
+/// The dense MLP sub-layer: norm, entry collective, input projection(s) (gate and up when gated),
+/// activation, output projection, exit collective, residual add.
+pub fn mlp_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operation> {
+    let o = p.opts;
+    let s = Shape::of(w, layout, p);
+    let (tokens, tp, h, es) = (s.tokens, s.tp, s.h, s.es);
+    let f = w.ffn_hidden as f64;
+    let gates = w.mlp_in_matrices(o.gated_mlp) as f64;
+
+    let input = h * s.tokenwise * es;
+    let mlp_in = matmul(p, "mlp_in_proj", tokens, h, gates * f / tp).keeping(saved_input(p, input));
+    let pre = gates * f / tp * tokens * es;
+    let activation =
+        elementwise(p, "mlp_activation", (gates + 1.0) * f / tp * tokens * es).keeping(KeptBytes::recomputable(pre));
+    let act = f / tp * tokens * es;
+    let out = matmul(p, "mlp_out_proj", tokens, f / tp, h).keeping(saved_input(p, act));
+    let (entry, exit) = (mlp_in.fwd, out.fwd);
+    sublayer(w, layout, p, Sublayer::Mlp, vec![mlp_in, activation, out], &entry, &exit)
+}
+
+/// FP8 training: the inputs of the four matmuls are cast to FP8 (and, with torchao's dynamic
+/// recipe, the weights too in every forward and again, transposed, in every backward: read 2 B,
+/// write 1 B per parameter each time; Transformer Engine casts weights once per iteration,
+/// priced in the evaluator); nothing in other precisions.
+pub(crate) fn fp8_casts(w: &Workload, layout: &Layout, p: &Pricing, linear_parameters: f64) -> Vec<Operation> {
+    if p.hw.operand_bytes >= p.hw.element_bytes {
+        return Vec::new();
+    }
+    let s = Shape::of(w, layout, p);
+    let (q_w, f) = (w.q_width() as f64, w.ffn_hidden as f64);
+    let bytes = (2.0 * s.h + q_w / s.tp + f / s.tp) * s.tokens * (s.es + FP8_CAST_BYTES);
+    let mut ops = vec![elementwise(p, "fp8_casts", bytes)];
+    if p.opts.fp8_recipe == Fp8Recipe::Torchao {
+        let weights = linear_parameters * (s.es + FP8_CAST_BYTES);
+        let pass = p.elementwise(weights);
+        ops.push(Operation::new("fp8_weight_casts", OpKind::Elementwise, pass, pass, weights));
+    }
+    ops
+}
+
+/// Every operation of one block (see the module documentation).
+pub fn operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operation> {
+    let mut ops = attention_operations(w, layout, p);
+    ops.extend(mlp_operations(w, layout, p));
+    let linear: f64 = ops.iter().filter(|o| o.kind == OpKind::Matmul).map(|o| o.parameters).sum();
+    ops.extend(fp8_casts(w, layout, p, linear));
+    ops
+}
+
+/// The operations of one block of `w` on one device of `hw` under `layout` and `opts`, for views
+/// (the explorer's layer table in extended mode); for a Mixture-of-Experts model its MoE block. Validates its inputs like the evaluator.
+pub fn block_operations(
+    w: &Workload,
+    hw: &Hardware,
+    layout: &Layout,
+    opts: &ExtendedOptions,
+) -> Result<Vec<Operation>, Error> {
+    w.validate()?;
+    opts.validate()?;
+    layout.validate(w, hw.domain_size(), opts.uneven_stages)?;
+    let p = Pricing { hw, opts };
+    if let Some(m) = &w.moe {
+        // An MoE model's MoE block (router, experts, dispatch/combine) under the layout's expert
+        // degrees.
+        let el = super::moe::experts::ExpertLayout::fold(layout, m, layout.ep, layout.etp)?;
+        return Ok(super::moe::block::moe_block_operations(w, m, layout, &el, &p).0);
+    }
+    Ok(operations(w, layout, &p))
+}
+
+/// The exposed context-parallel exchange of one block (forward, backward), or `None` without
+/// context parallelism.
+///
+/// Ring (default): `cp − 1` steps, each passing this device's K/V chunk (forward) or K/V and their
+/// gradients (backward) to the next rank while attending to the chunk at hand; a step exposes only
+/// the transfer time beyond one chunk's attention compute. Off: the reference's pricing, an
+/// all-gather of K and V (plus a reduce-scatter of their gradients backward) without overlap. A
+/// ring crossing fast domains runs at the slow tier.
+pub(crate) fn context_parallel(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    kv_local: f64,
+    att_fwd_s: f64,
+    att_bwd_s: f64,
+) -> Option<Operation> {
+    let cp = layout.cp;
+    if cp <= 1 {
+        return None;
+    }
+    let es = p.hw.element_bytes;
+    let chunk_gb = 2.0 * layout.mbs as f64 * (w.seq_len / cp) as f64 * kv_local * es * 1e-9;
+    let share = layout.placement.cp;
+    let (fwd, bwd, kind) = if p.opts.cp_ring_overlap {
+        let fast = share == cp;
+        let steps = (cp - 1) as f64;
+        let fwd = steps * (p.p2p(chunk_gb, fast) - att_fwd_s / cp as f64).max(0.0);
+        let bwd = steps * (p.p2p(2.0 * chunk_gb, fast) - att_bwd_s / cp as f64).max(0.0);
+        (fwd, bwd, CollectiveKind::P2p)
+    } else {
+        let full = chunk_gb * cp as f64;
+        let gather = p.collective(CollectiveKind::AllGather, full, cp, share);
+        (gather, gather + p.collective(CollectiveKind::ReduceScatter, full, cp, share), CollectiveKind::AllGather)
+    };
+    let mut op = Operation::new(
+        "cp_kv_exchange",
+        OpKind::Collective,
+        Pass { cp_comm_s: fwd, ..Pass::default() },
+        Pass { cp_comm_s: bwd, ..Pass::default() },
+        0.0,
+    );
+    op.collective = Some(CollectiveUse { kind, volume_gb: chunk_gb * cp as f64, group: cp, fast_share: share });
+    Some(op)
+}

@@ -1,0 +1,251 @@
+//! The estimate of exactly the configuration in a file (no search): extended mode's evaluation of
+//! its [`Scenario`] on its system, with time per step, tokens/s, model-FLOP utilisation and the
+//! memory per device against the capacity. The CLI (`fmperf estimate --from`) and the page's
+//! import panel both print [`Estimate::to_json`], so they show the same numbers.
+
+use serde_json::{Value, json};
+
+use super::scenario::{Overrides, Scenario};
+use super::{Launch, parse};
+use crate::Error;
+use crate::catalog::{self, Precision};
+use crate::explore::metrics::model_flops_utilisation;
+use crate::explore::mode::model_flops_per_sample_tflop;
+use crate::extended::{ExtendedEvaluation, Hardware, Layout, evaluate};
+use crate::validate::memory::{self, MemoryKind, PredictedMemory};
+
+/// Memory of the busiest device against its capacity, in the shape of `fmperf validate`'s memory
+/// object (issue 18 §2): the predicted figure of its `kind`, the capacity and the verdict with the
+/// error band of the shipped memory runs ([`crate::validate::memory`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MemoryVerdict {
+    /// Which figure `predicted_gb` is: `nvidia_smi`, the device-level need (tensors, runtime
+    /// context and the allocator's margin), the one that must fit in the capacity.
+    pub kind: &'static str,
+    /// Predicted memory of that kind [GB].
+    pub predicted_gb: f64,
+    /// No measured figure for an estimate (`null`; the field keeps the shape of the contract).
+    pub measured_gb: Option<f64>,
+    /// Device memory [GB].
+    pub capacity_gb: f64,
+    /// `yes` (fits at the top of the band), `tight` (within the band of the capacity: may not
+    /// fit), `no` (does not fit at the bottom of the band).
+    pub fits: &'static str,
+    /// Predicted peak of PyTorch's allocated memory [GB].
+    pub allocated_gb: f64,
+    /// Predicted peak of PyTorch's reserved memory [GB].
+    pub reserved_gb: f64,
+    /// Predicted device-level need [GB].
+    pub device_gb: f64,
+    /// Half-width of the error band around the need [GB].
+    pub band_gb: f64,
+}
+
+impl MemoryVerdict {
+    /// The verdict of a prediction on a device of `capacity_gb`, with the shipped error band.
+    pub fn new(p: &PredictedMemory, capacity_gb: f64) -> MemoryVerdict {
+        let band = memory::shipped_band();
+        MemoryVerdict {
+            kind: MemoryKind::NvidiaSmi.as_str(),
+            predicted_gb: memory::predicted_memory_gb(p, MemoryKind::NvidiaSmi),
+            measured_gb: None,
+            capacity_gb,
+            fits: memory::fits(p.device_gb, capacity_gb, band).as_str(),
+            allocated_gb: p.allocated_gb,
+            reserved_gb: p.reserved_gb,
+            device_gb: p.device_gb,
+            band_gb: band * p.device_gb,
+        }
+    }
+}
+
+/// One configuration evaluated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The catalog id of the system.
+    pub system_id: String,
+    /// The layout evaluated (placement innermost-first on the system's domain).
+    pub layout: Layout,
+    /// Extended mode's evaluation.
+    pub evaluation: ExtendedEvaluation,
+    /// Model FLOPs of one sample, forward and backward [TFLOP].
+    pub model_tflop_per_sample: f64,
+    /// Peak matmul rate of one device at the run's precision [TFLOP/s] (MFU's denominator).
+    pub peak_tflops: f64,
+    /// Model-FLOP utilisation [fraction].
+    pub mfu: f64,
+    /// Memory against capacity.
+    pub memory: MemoryVerdict,
+    /// Notes about the system mapping.
+    pub system_notes: Vec<String>,
+}
+
+/// The part named by a system spec (`ID[,domain=…,precision=…]`) at `precision` (the spec's
+/// `precision=` wins), with its measured ceiling. Returns the catalog id, the part and the
+/// precision used.
+pub fn hardware(spec: &str, precision: Precision) -> Result<(String, Hardware, Precision), Error> {
+    let (id, opts) = catalog::parse_system_spec(spec)?;
+    let sys = catalog::find_system(&id)?;
+    let p = opts.precision.unwrap_or(precision);
+    let hw = Hardware::from_catalog(sys, p, true, &opts)?;
+    Ok((sys.id.clone(), hw, p))
+}
+
+/// Evaluates `scenario` on `hw` (the system `system_id`).
+pub fn estimate(scenario: &Scenario, system_id: &str, hw: &Hardware) -> Result<Estimate, Error> {
+    let s = scenario;
+    let y = s.layout;
+    let layout = Layout::placed(y.tp, y.cp, y.pp, y.dp, y.mbs, y.global_batch, hw.domain_size());
+    let evaluation = evaluate(&s.workload, hw, &layout, &s.options)?;
+    let o = &s.options;
+    let model_tflop_per_sample = model_flops_per_sample_tflop(&s.workload, o.grouped_query_attention, o.gated_mlp);
+    let peak_tflops = hw.matmul_peak_tflops;
+    let mfu =
+        model_flops_utilisation(model_tflop_per_sample, evaluation.throughput_samples_per_s, s.devices, peak_tflops);
+    let memory = MemoryVerdict::new(&PredictedMemory::single(evaluation.mem_gb), hw.hbm_capacity_gb);
+    Ok(Estimate {
+        scenario: s.clone(),
+        system_id: system_id.to_string(),
+        layout,
+        evaluation,
+        model_tflop_per_sample,
+        peak_tflops,
+        mfu,
+        memory,
+        system_notes: hw.approximations.clone(),
+    })
+}
+
+/// Reads `text` (format detected; `name` is the file name, if any), builds its scenario with
+/// `overrides` and evaluates it on the system the overrides or the file name.
+pub fn estimate_text(text: &str, name: Option<&str>, overrides: &Overrides) -> Result<(Launch, Estimate), Error> {
+    let launch = parse(text, name)?;
+    let mut scenario = Scenario::from_launch(&launch, overrides)?;
+    let Some(spec) = scenario.system.clone() else {
+        return Err(Error::invalid("--system", "missing", "the file does not name the system it runs on")
+            .with_hint("give --system ID (`fmperf catalog systems`), or a `# fmperf: system=ID` line in the file"));
+    };
+    let (id, hw, precision) = hardware(&spec, scenario.options.precision)?;
+    scenario.options.precision = precision;
+    let e = estimate(&scenario, &id, &hw)?;
+    Ok((launch, e))
+}
+
+impl Estimate {
+    /// Everything as JSON: the configuration, the headline numbers, the time and memory parts,
+    /// and from `launch` the unused flags and the notes.
+    pub fn to_json(&self, launch: &Launch) -> Value {
+        let s = &self.scenario;
+        let y = &self.layout;
+        let w = &s.workload;
+        let e = &self.evaluation;
+        let t = &e.totals;
+        let m = &e.memory;
+        let o = &s.options;
+        json!({
+            "format": launch.format.as_str(),
+            "model": {
+                "name": s.model_name,
+                "layers": w.layers,
+                "hidden": w.hidden,
+                "ffn_hidden": w.ffn_hidden,
+                "heads": w.heads,
+                "kv_heads": w.kv_heads,
+                "head_dim": w.head_dim,
+                "gated_mlp": w.gated_mlp,
+                "vocab": w.vocab,
+                "tied_embeddings": s.tied_embeddings,
+                "seq_len": w.seq_len,
+                "parameters_b": e.breakdown.parameters * 1e-9,
+            },
+            "system": {
+                "id": self.system_id,
+                "devices": s.devices,
+                "domain": self.layout.placement.tp * self.layout.placement.cp * self.layout.placement.dp * self.layout.placement.pp,
+                "peak_tflops": self.peak_tflops,
+            },
+            "config": {
+                "tp": y.tp,
+                "pp": y.pp,
+                "dp": y.dp,
+                "cp": y.cp,
+                "mbs": y.mbs,
+                "global_batch": y.global_batch,
+                "microbatches": e.breakdown.microbatches,
+                "vpp": o.interleave,
+                "recompute": o.recompute.as_str(),
+                "sharding": o.sharding.as_str(),
+                "shard_group": o.shard_group,
+                "sequence_parallel": o.sequence_parallel,
+                "precision": o.precision.as_str(),
+            },
+            "time_per_step_s": t.t,
+            "tokens_per_s": e.tokens_per_s,
+            "samples_per_s": e.throughput_samples_per_s,
+            "mfu": self.mfu,
+            "model_tflop_per_sample": self.model_tflop_per_sample,
+            "time_s": {
+                "compute": t.t_comp,
+                "memory_bound": t.t_mem,
+                "tp_cp_comm": t.t_tp_comm,
+                "dp_comm": t.t_dp_comm,
+                "pp_comm": t.t_pp_comm,
+                "bubble": t.t_bubble,
+                "recompute": e.breakdown.t_recompute_s,
+                "optimizer": e.breakdown.t_optimizer_s,
+            },
+            "memory": {
+                "kind": self.memory.kind,
+                "predicted_gb": self.memory.predicted_gb,
+                "measured_gb": null,
+                "capacity_gb": self.memory.capacity_gb,
+                "fits": self.memory.fits,
+                "allocated_gb": self.memory.allocated_gb,
+                "reserved_gb": self.memory.reserved_gb,
+                "device_gb": self.memory.device_gb,
+                "band_gb": self.memory.band_gb,
+                "parts_gb": {
+                    "weights": m.weights_gb,
+                    "gradients": m.gradients_gb,
+                    "optimizer": m.optimizer_gb,
+                    "activations": m.activations_gb,
+                    "overhead": m.overhead_gb,
+                },
+            },
+            "unused": launch.unused,
+            "assumptions": s.assumptions,
+            "notes": launch.notes.iter().chain(&self.system_notes).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// Where a configuration ranks among a search's feasible configurations (best first).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Rank {
+    /// 1-based position: one more than the number of configurations strictly faster.
+    pub position: usize,
+    /// Feasible configurations ranked.
+    pub of: usize,
+    /// Whether the exact configuration (degrees, micro-batch and placement) is one of them.
+    pub in_search: bool,
+    /// Its throughput over the best's [fraction].
+    pub relative_to_best: f64,
+}
+
+/// The rank of `own` (throughput [samples/s] of `layout`) among `results` (a search's feasible
+/// configurations, best first, all of them).
+pub fn rank(layout: &Layout, throughput: f64, results: &[crate::search::Ranked]) -> Rank {
+    let faster = results.iter().filter(|r| r.throughput_samples_per_s > throughput * (1.0 + 1e-12)).count();
+    let in_search = results.iter().any(|r| {
+        crate::extended::Layout::from_candidate(&r.candidate, layout.global_batch).is_ok_and(|l| l == *layout)
+    });
+    let best = results.first().map_or(throughput, |r| r.throughput_samples_per_s.max(throughput));
+    Rank {
+        position: faster + 1,
+        of: results.len() + usize::from(!in_search),
+        in_search,
+        relative_to_best: if best > 0.0 { throughput / best } else { 0.0 },
+    }
+}

@@ -1,0 +1,601 @@
+//! Megatron-LM launches: the flags of `pretrain_gpt.py` (and NeMo's Megatron scripts) in a command
+//! line or a shell script, `--flag value` and `--flag=value`, with the launcher's device count
+//! (`torchrun --nproc_per_node N --nnodes M`, `#SBATCH --nodes`/`--gpus-per-node`).
+//!
+//! The flags fmperf reads are matched by name in [`apply`], which the NeMo / Megatron-Bridge YAML
+//! reader shares (its keys are the same names with underscores). Megatron's defaults where a flag
+//! is absent (from `megatron/training/arguments.py`): FP32 training without `--bf16`/`--fp16`, no
+//! recomputation, no sequence parallelism, a replicated optimizer without
+//! `--use-distributed-optimizer`, tied embedding and output weights without
+//! `--untie-embeddings-and-output-weights`, `--num-query-groups` used only with
+//! `--group-query-attention`, a vocabulary padded to a multiple of `128·tp`, a micro-batch and a
+//! global batch that the file must state.
+
+use super::settings::{Origin, boolean, is_null, number, positive};
+use super::shell::{self, Word};
+use super::{Format, Launch, why};
+use crate::Error;
+use crate::catalog::Precision;
+use crate::extended::{Recompute, Sharding};
+
+/// Puts a value into a slot, noting when it replaces a different earlier one.
+macro_rules! put {
+    ($l:expr, $slot:ident $(. $more:ident)*, $v:expr, $o:expr) => {{
+        let r = $l.settings.$slot$(.$more)*.put($v, $o);
+        note_replaced($l, r, $o);
+    }};
+}
+
+/// Values that are read together at the end (a flag's meaning depends on another).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Pending {
+    /// `--group-query-attention` seen.
+    gqa: Option<bool>,
+    /// `--num-query-groups` value and origin.
+    query_groups: Option<(u64, Origin, String)>,
+    /// `--recompute-granularity`.
+    granularity: Option<(String, Origin)>,
+    /// `--recompute-method`.
+    method: Option<(String, Origin)>,
+    /// `--recompute-num-layers`.
+    recompute_layers: Option<(u64, Origin)>,
+    /// `--tokenizer-type`.
+    tokenizer_type: Option<(String, Origin)>,
+    /// `--tokenizer-model` (a name or a path).
+    tokenizer_model: Option<(String, Origin)>,
+    /// 16-bit format (`--bf16`, `--fp16`, NeMo's `precision`).
+    half: Option<(Precision, Origin)>,
+    /// FP8 linear layers (`--fp8-format`).
+    fp8: Option<(String, Origin)>,
+}
+
+/// Megatron switches (flags without a value), so that the next word is never taken as theirs.
+const SWITCHES: &[&str] = &[
+    "bf16",
+    "fp16",
+    "swiglu",
+    "group-query-attention",
+    "sequence-parallel",
+    "use-distributed-optimizer",
+    "untie-embeddings-and-output-weights",
+    "recompute-activations",
+    "use-flash-attn",
+    "disable-bias-linear",
+    "overlap-grad-reduce",
+    "overlap-param-gather",
+    "use-mcore-models",
+    "use-legacy-models",
+    "moe-grouped-gemm",
+    "use-torch-fsdp2",
+    "use-megatron-fsdp",
+    "mock-data",
+    "no-masked-softmax-fusion",
+    "no-bias-gelu-fusion",
+    "no-bias-swiglu-fusion",
+    "no-bias-dropout-fusion",
+    "no-gradient-accumulation-fusion",
+    "no-async-tensor-model-parallel-allreduce",
+    "no-load-optim",
+    "no-load-rng",
+    "no-save-optim",
+    "no-save-rng",
+    "use-rotary-position-embeddings",
+    "tp-comm-overlap",
+    "fp8-param-gather",
+    "add-qkv-bias",
+    "qk-layernorm",
+    "cross-entropy-loss-fusion",
+    "log-throughput",
+    "log-timers-to-tensorboard",
+    "log-memory-to-tensorboard",
+    "log-validation-ppl-to-tensorboard",
+    "log-params-norm",
+    "log-num-zeros-in-grad",
+    "manual-gc",
+    "use-cpu-initialization",
+    "accumulate-allreduce-grads-in-fp32",
+    "attention-softmax-in-fp32",
+    "apply-query-key-layer-scaling",
+    "distribute-saved-activations",
+    "calculate-per-token-loss",
+    "moe-permute-fusion",
+    "moe-router-pre-softmax",
+    "no-create-attention-mask-in-dataloader",
+    "no-rope-fusion",
+    "use-precision-aware-optimizer",
+    "account-for-embedding-in-pipeline-split",
+    "account-for-loss-in-pipeline-split",
+    "async-save",
+    "no-persist-layer-norm",
+    "use-dist-ckpt",
+    "exit-signal-handler",
+    "profile",
+    "skip-train",
+];
+
+/// Reads a Megatron-LM launch: a script or a command line (or a pasted list of flags).
+pub fn parse(text: &str) -> Result<Launch, Error> {
+    let cmd = shell::command(text);
+    if cmd.args.is_empty() {
+        return Err(Error::Parse {
+            message: "no training command found: expected `pretrain_gpt.py` (or another .py script) followed by \
+                      Megatron flags such as --num-layers"
+                .into(),
+        });
+    }
+    let mut l = Launch::new(Format::Megatron);
+    let mut p = Pending::default();
+    launcher(&mut l, &cmd.launcher, &cmd.sbatch)?;
+    let args = &cmd.args;
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
+        i += 1;
+        let Some(flag) = w.text.strip_prefix("--") else {
+            if let Some((k, v)) = w.text.split_once('=')
+                && k.contains('.')
+            {
+                // A Hydra override of a NeMo script (`model.tensor_model_parallel_size=8`).
+                let o = Origin::new(k, w.line);
+                super::nemo::apply_key(&mut l, &mut p, k, v, &o)?;
+                continue;
+            }
+            if w.text.starts_with('-') {
+                l.unused(&w.text, "", why::UNKNOWN);
+            } else {
+                l.unused(&w.text, "", "a word without a flag; not used");
+            }
+            continue;
+        };
+        let (name, value) = match flag.split_once('=') {
+            Some((n, v)) => (n.to_string(), Some(v.to_string())),
+            None if SWITCHES.contains(&flag) => (flag.to_string(), None),
+            None => match args.get(i) {
+                Some(next) if !next.text.starts_with("--") => {
+                    i += 1;
+                    (flag.to_string(), Some(next.text.clone()))
+                }
+                _ => (flag.to_string(), None),
+            },
+        };
+        let o = Origin::new(format!("--{name}"), w.line);
+        if !apply(&mut l, &mut p, &name, value.as_deref(), &o)? {
+            let why = irrelevant(&name).unwrap_or(why::UNKNOWN);
+            l.unused(format!("--{name}"), value.unwrap_or_default(), why);
+        }
+    }
+    finish(&mut l, p)?;
+    Ok(l)
+}
+
+/// The launcher's device count: `torchrun`/`torch.distributed.run` `--nproc_per_node` and
+/// `--nnodes`, `srun`/`#SBATCH` `--nodes`/`-N`, `--gpus-per-node`, `--ntasks-per-node`,
+/// `--gres=gpu:N`. Every other launcher word is listed as unused (job setup).
+fn launcher(l: &mut Launch, words: &[Word], sbatch: &[Word]) -> Result<(), Error> {
+    let all: Vec<&Word> = sbatch.iter().chain(words.iter()).collect();
+    let mut i = 0;
+    while i < all.len() {
+        let w = all[i];
+        i += 1;
+        let t = w.text.as_str();
+        if !t.starts_with('-') {
+            // The launcher program itself (`torchrun`, `python`, `-m`'s module, `srun`).
+            continue;
+        }
+        let (name, value) = match t.split_once('=') {
+            Some((n, v)) => (n.to_string(), Some(v.to_string())),
+            None => match all.get(i) {
+                Some(next) if !next.text.starts_with('-') && !next.text.ends_with(".py") => {
+                    i += 1;
+                    (t.to_string(), Some(next.text.clone()))
+                }
+                _ => (t.to_string(), None),
+            },
+        };
+        let o = Origin::new(name.clone(), w.line);
+        let v = value.clone().unwrap_or_default();
+        match name.trim_start_matches('-').replace('_', "-").as_str() {
+            "nproc-per-node" | "gpus-per-node" | "ntasks-per-node" => {
+                let count = v.rsplit(':').next().unwrap_or(&v);
+                let n = positive(count, &o)
+                    .map_err(|_| o.error(&v, "must be a positive integer (the launcher's devices per node)"))?;
+                put!(l, devices_per_node, n, &o);
+            }
+            "nnodes" | "nodes" | "N" => {
+                let n = positive(&v, &o).map_err(|_| {
+                    o.error(&v, "must be a positive integer (a node range of an elastic launch cannot be evaluated)")
+                })?;
+                put!(l, nodes, n, &o);
+            }
+            "gres" if v.starts_with("gpu") => {
+                let count = v.rsplit(':').next().unwrap_or("");
+                let n = positive(count, &o).map_err(|_| o.error(&v, "must end with the GPUs per node (gpu:8)"))?;
+                put!(l, devices_per_node, n, &o);
+            }
+            _ => l.unused(name, v, why::JOB),
+        }
+    }
+    Ok(())
+}
+
+fn note_replaced(l: &mut Launch, replaced: Option<Origin>, now: &Origin) {
+    if let Some(old) = replaced {
+        l.notes.push(format!(
+            "{} (line {}) replaces the value of {} (line {}): the later one is used",
+            now.key, now.line, old.key, old.line
+        ));
+    }
+}
+
+/// A switch's value: `None` (Megatron's bare flag) is true; YAML's `true`/`false` are read.
+fn switch(value: Option<&str>, o: &Origin) -> Result<bool, Error> {
+    match value {
+        None => Ok(true),
+        Some(v) => boolean(v, o),
+    }
+}
+
+/// Reads one Megatron flag (name without `--`). Returns `false` when fmperf does not use it.
+pub(crate) fn apply(
+    l: &mut Launch,
+    p: &mut Pending,
+    name: &str,
+    value: Option<&str>,
+    o: &Origin,
+) -> Result<bool, Error> {
+    let need = |v: Option<&str>| -> Result<String, Error> {
+        v.map(str::to_string).ok_or_else(|| o.error("", "needs a value"))
+    };
+    let count = |v: Option<&str>| -> Result<u64, Error> { positive(&need(v)?, o) };
+    match name {
+        // Model shape.
+        "num-layers" => put!(l, layers, count(value)?, o),
+        "hidden-size" => put!(l, hidden, count(value)?, o),
+        "ffn-hidden-size" => put!(l, ffn_hidden, count(value)?, o),
+        "num-attention-heads" => put!(l, heads, count(value)?, o),
+        "kv-channels" => put!(l, head_dim, count(value)?, o),
+        "group-query-attention" => p.gqa = Some(switch(value, o)?),
+        "num-query-groups" => p.query_groups = Some((count(value)?, o.clone(), need(value)?)),
+        "swiglu" => put!(l, gated_mlp, switch(value, o)?, o),
+        "seq-length" | "encoder-seq-length" => put!(l, seq_len, count(value)?, o),
+        "untie-embeddings-and-output-weights" => put!(l, tied_embeddings, !switch(value, o)?, o),
+        "vocab-size" => put!(l, vocab, count(value)?, o),
+        "make-vocab-size-divisible-by" => put!(l, vocab_divisible_by, count(value)?, o),
+        "tokenizer-type" => p.tokenizer_type = Some((need(value)?, o.clone())),
+        "tokenizer-model" => p.tokenizer_model = Some((need(value)?, o.clone())),
+        // Parallelism.
+        "tensor-model-parallel-size" => put!(l, tp, count(value)?, o),
+        "pipeline-model-parallel-size" => put!(l, pp, count(value)?, o),
+        "context-parallel-size" => put!(l, cp, count(value)?, o),
+        "num-layers-per-virtual-pipeline-stage" => put!(l, layers_per_virtual_stage, count(value)?, o),
+        "virtual-pipeline-model-parallel-size" | "num-virtual-stages-per-pipeline-rank" => {
+            put!(l, vpp, count(value)?, o)
+        }
+        "sequence-parallel" => put!(l, sequence_parallel, switch(value, o)?, o),
+        "use-distributed-optimizer" => {
+            let on = switch(value, o)?;
+            put!(l, sharding, if on { Sharding::Zero1 } else { Sharding::Ddp }, o)
+        }
+        "use-torch-fsdp2" | "use-megatron-fsdp" => {
+            if switch(value, o)? {
+                put!(l, sharding, Sharding::Zero3, o)
+            }
+        }
+        "data-parallel-sharding-strategy" => {
+            let v = need(value)?;
+            let s = match v.as_str() {
+                "no_shard" => Sharding::Ddp,
+                "optim" => Sharding::Zero1,
+                "optim_grads" => Sharding::Zero2,
+                "optim_grads_params" => Sharding::Zero3,
+                _ => return Err(o.error(v, "must be no_shard, optim, optim_grads or optim_grads_params")),
+            };
+            put!(l, sharding, s, o)
+        }
+        // Batch.
+        "micro-batch-size" => put!(l, mbs, count(value)?, o),
+        "global-batch-size" => put!(l, global_batch, count(value)?, o),
+        // Recomputation.
+        "recompute-activations" => {
+            if switch(value, o)? {
+                p.granularity = Some(("selective".into(), o.clone()))
+            }
+        }
+        "recompute-granularity" => {
+            let v = need(value)?;
+            if !is_null(&v) {
+                p.granularity = Some((v, o.clone()))
+            }
+        }
+        "recompute-method" => {
+            let v = need(value)?;
+            if !is_null(&v) {
+                p.method = Some((v, o.clone()))
+            }
+        }
+        "recompute-num-layers" => {
+            let v = need(value)?;
+            if !is_null(&v) {
+                p.recompute_layers = Some((positive(&v, o)?, o.clone()))
+            }
+        }
+        // Precision.
+        "bf16" => {
+            if switch(value, o)? {
+                p.half = Some((Precision::Bf16, o.clone()))
+            }
+        }
+        "fp16" => {
+            if switch(value, o)? {
+                p.half = Some((Precision::Fp16, o.clone()))
+            }
+        }
+        "fp8-format" | "fp8" => {
+            let v = need(value)?;
+            match v.to_ascii_lowercase().as_str() {
+                "e4m3" | "hybrid" => p.fp8 = Some((v, o.clone())),
+                x if is_null(x) || x == "false" => {}
+                _ => return Err(o.error(v, "must be e4m3 or hybrid (FP8 formats of Transformer Engine)")),
+            }
+        }
+        // Mixture of Experts.
+        "num-experts" => put!(l, moe.experts, count(value)?, o),
+        "moe-router-topk" => put!(l, moe.top_k, count(value)?, o),
+        "moe-ffn-hidden-size" => put!(l, moe.expert_ffn_hidden, count(value)?, o),
+        "moe-shared-expert-intermediate-size" => put!(l, moe.shared_ffn_hidden, count(value)?, o),
+        "expert-model-parallel-size" => put!(l, moe.ep, count(value)?, o),
+        "expert-tensor-parallel-size" => put!(l, moe.etp, count(value)?, o),
+        "moe-layer-freq" => put!(l, moe.layer_pattern, need(value)?, o),
+        "moe-expert-capacity-factor" => {
+            let v = need(value)?;
+            if !is_null(&v) {
+                put!(l, moe.capacity_factor, number(&v, o)?, o)
+            }
+        }
+        "moe-token-dispatcher-type" => put!(l, moe.dispatcher, need(value)?, o),
+        "moe-grouped-gemm" => put!(l, moe.grouped_gemm, switch(value, o)?, o),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Why a flag fmperf does not read does not matter (or what it would change), by name.
+pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
+    let n = name.replace('_', "-");
+    let starts = |ps: &[&str]| ps.iter().any(|p| n.starts_with(p));
+    let is = |ps: &[&str]| ps.contains(&n.as_str());
+    Some(
+        if starts(&["log-", "tensorboard", "wandb", "timing-log", "no-log", "profile", "record-memory", "straggler"])
+            || is(&["log-interval", "logging-level", "memory-snapshot-path", "one-logger"])
+        {
+            why::LOGGING
+        } else if starts(&["save", "load", "ckpt", "dist-ckpt", "no-save", "no-load", "async-save", "non-persistent"])
+            || is(&[
+                "finetune",
+                "pretrained-checkpoint",
+                "use-checkpoint-args",
+                "auto-detect-ckpt-format",
+                "use-dist-ckpt",
+            ])
+        {
+            why::CHECKPOINT
+        } else if starts(&["data-", "train-data", "valid-data", "test-data", "vocab-file", "merge-file", "mock-data"])
+            || is(&["data-path", "split", "num-workers", "dataloader-type", "tokenizer-model", "eod-mask-loss"])
+            || starts(&["reset-position-ids", "reset-attention-mask", "no-mmap", "object-storage", "per-split-data"])
+        {
+            why::DATA
+        } else if starts(&["lr", "min-lr", "weight-decay", "adam-", "sgd-", "loss-scale", "initial-loss-scale"])
+            || starts(&["start-weight-decay", "end-weight-decay", "min-loss-scale", "moe-aux-loss", "moe-z-loss"])
+            || starts(&["moe-router-load-balancing", "moe-router-score", "moe-router-pre-softmax", "moe-router-bias"])
+            || is(&[
+                "clip-grad",
+                "init-method-std",
+                "seed",
+                "hysteresis",
+                "norm-epsilon",
+                "rotary-base",
+                "rotary-percent",
+            ])
+            || is(&["override-opt-param-scheduler", "use-checkpoint-opt-param-scheduler", "rotary-scaling-factor"])
+            || is(&["use-rope-scaling", "apply-query-key-layer-scaling", "init-method-xavier-uniform", "fp8-margin"])
+            || starts(&["fp8-amax", "fp8-interval"])
+        {
+            why::HYPERPARAMETER
+        } else if starts(&["train-iters", "train-samples", "exit-", "lr-decay-iters", "lr-warmup"])
+            || is(&["rampup-batch-size"])
+        {
+            if n == "rampup-batch-size" {
+                "affects early steps only; the final global batch is evaluated"
+            } else {
+                why::LENGTH
+            }
+        } else if starts(&["eval-", "test-mode", "skip-train"]) {
+            why::EVALUATION
+        } else if starts(&["distributed-", "local-rank", "no-initialization", "use-cpu-initialization"]) {
+            why::JOB
+        } else if starts(&["overlap-grad-reduce", "overlap-param-gather", "use-mcore-models", "disable-bias-linear"])
+            || starts(&[
+                "use-flash-attn",
+                "position-embedding-type",
+                "use-rotary-position-embeddings",
+                "attention-backend",
+            ])
+            || is(&["transformer-impl", "normalization", "cp-comm-type"])
+        {
+            why::ASSUMED
+        } else if starts(&["no-", "tp-comm", "manual-gc", "cross-entropy", "moe-permute-fusion", "moe-router-dtype"])
+            || starts(&["use-legacy-models", "defer-embedding", "empty-unused-memory", "ddp-", "grad-reduce-in"])
+            || starts(&["fp8-recipe", "fp8-param-gather", "use-precision-aware-optimizer", "attention-softmax-in-fp32"])
+            || starts(&["accumulate-allreduce-grads-in-fp32", "bias-", "masked-softmax", "apply-rope-fusion"])
+        {
+            why::KERNEL
+        } else if is(&["max-position-embeddings"]) {
+            "does not affect performance (the longest position; the training sequence length is --seq-length)"
+        } else if starts(&["attention-dropout", "hidden-dropout", "qk-layernorm", "add-qkv-bias", "add-bias-linear"]) {
+            "affects performance slightly, not modelled (dropout, biases and norms of a few channels)"
+        } else if starts(&["decoder-first-pipeline", "decoder-last-pipeline", "account-for-"]) {
+            "affects performance, not modelled: fmperf splits the blocks evenly over the stages (⌈D/pp⌉ on the busiest)"
+        } else if starts(&["distribute-saved-activations", "recompute-modules", "moe-layer-recompute"]) {
+            "affects memory, not modelled: fmperf knows none, selective and full recomputation"
+        } else if is(&["optimizer"]) {
+            "affects memory, not modelled: fmperf prices Adam (two moments and a master copy)"
+        } else {
+            return None;
+        },
+    )
+}
+
+/// Vocabulary of a tokenizer named by Megatron's `--tokenizer-type` or `--tokenizer-model`, when
+/// the name says (sizes from the models' public `config.json` files).
+fn known_vocab(name: &str) -> Option<(u64, &'static str)> {
+    let n = name.to_ascii_lowercase().replace(['_', ' '], "-");
+    if n.contains("llama-3") || n.contains("llama3") || n.contains("meta-llama-3") {
+        Some((128_256, "Llama 3 tokenizer (meta-llama/Meta-Llama-3-8B config.json: vocab_size 128256)"))
+    } else if n.contains("llama-2") || n.contains("llama2") || n == "llama2tokenizer" {
+        Some((32_000, "Llama 2 tokenizer (meta-llama/Llama-2-7b-hf config.json: vocab_size 32000)"))
+    } else if n.contains("gpt2bpetokenizer") || n == "gpt2" {
+        Some((50_257, "GPT-2 BPE (openai-community/gpt2 config.json: vocab_size 50257)"))
+    } else if n.contains("mixtral") || n.contains("mistral-7b") {
+        Some((32_000, "Mistral / Mixtral tokenizer (mistralai/Mixtral-8x7B-v0.1 config.json: vocab_size 32000)"))
+    } else {
+        None
+    }
+}
+
+/// Reads what depends on several flags: GQA groups, recomputation, precision, vocabulary.
+pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
+    // Grouped-query attention: Megatron reads --num-query-groups only with --group-query-attention.
+    if let Some((g, o, v)) = p.query_groups.clone() {
+        if p.gqa == Some(true) || l.format != Format::Megatron {
+            put!(l, kv_heads, g, &o);
+        } else {
+            l.unused(o.key, v, "ignored by Megatron without --group-query-attention (all heads have their own K/V)");
+        }
+    }
+    // Recomputation.
+    if let Some((g, o)) = &p.granularity {
+        match g.to_ascii_lowercase().as_str() {
+            "selective" => put!(l, recompute, Recompute::Selective, o),
+            "full" => {
+                put!(l, recompute, Recompute::Full, o);
+                let method = p.method.as_ref().map(|(m, mo)| (m.to_ascii_lowercase(), mo.clone()));
+                match method.as_ref().map(|(m, mo)| (m.as_str(), mo)) {
+                    Some(("uniform", _)) | None => {}
+                    Some(("block", mo)) => {
+                        let Some((n, no)) = &p.recompute_layers else {
+                            return Err(mo.error("block", "needs --recompute-num-layers (blocks recomputed per stage)"));
+                        };
+                        put!(l, recompute_blocks, *n, no);
+                    }
+                    Some((m, mo)) => return Err(mo.error(m, "must be uniform or block")),
+                }
+            }
+            _ => return Err(o.error(g, "must be full or selective")),
+        }
+    } else if let Some((m, mo)) = &p.method {
+        l.unused(mo.key.clone(), m.clone(), "ignored by Megatron without --recompute-granularity full");
+    }
+    if p.granularity.as_ref().is_none_or(|(g, _)| g != "full")
+        && let Some((n, o)) = &p.recompute_layers
+    {
+        l.unused(o.key.clone(), n.to_string(), "ignored by Megatron without --recompute-granularity full");
+    }
+    let megatron_like = matches!(l.format, Format::Megatron | Format::NemoYaml);
+    if p.granularity.is_none() && megatron_like {
+        l.settings.recompute.put(Recompute::None, &Origin::new("--recompute-granularity", 0));
+        l.notes.push("no recomputation setting: Megatron keeps every activation (recompute none)".into());
+    }
+    // Precision: FP8 linear layers, else the 16-bit format, else Megatron's FP32.
+    match (&p.fp8, &p.half) {
+        (Some((_, o)), _) => put!(l, precision, Precision::Fp8, o),
+        (None, Some((h, o))) => put!(l, precision, *h, o),
+        (None, None) if megatron_like => {
+            l.settings.precision.put(Precision::Fp32, &Origin::new("--bf16", 0));
+            l.notes.push("no bf16, fp16 or fp8 setting: Megatron trains in FP32".into());
+        }
+        (None, None) => {}
+    }
+    // Vocabulary from the tokenizer when not given.
+    let mut vocab_from: Option<Origin> = None;
+    if l.settings.vocab.get().is_none() {
+        let named = [&p.tokenizer_model, &p.tokenizer_type]
+            .into_iter()
+            .flatten()
+            .find_map(|(name, o)| known_vocab(name).map(|(v, src)| (v, src, o.clone())));
+        match named {
+            Some((v, src, o)) => {
+                l.settings.vocab.put(v, &o);
+                vocab_from = Some(o.clone());
+                l.notes.push(format!("vocabulary {v} read from {} {}: {src}", o.key, tokenizer_name(&p, &o)));
+            }
+            None => {
+                if let Some((name, o)) = p.tokenizer_model.as_ref().or(p.tokenizer_type.as_ref()) {
+                    return Err(o.error(
+                        name,
+                        "the vocabulary size cannot be read from this tokenizer; add --vocab-size N \
+                         (the tokenizer's vocabulary) to the file",
+                    ));
+                }
+            }
+        }
+    }
+    for (name, o) in [p.tokenizer_model, p.tokenizer_type].into_iter().flatten() {
+        if vocab_from.as_ref() != Some(&o) {
+            l.unused(o.key, name, why::DATA);
+        }
+    }
+    Ok(())
+}
+
+fn tokenizer_name(p: &Pending, o: &Origin) -> String {
+    [&p.tokenizer_model, &p.tokenizer_type]
+        .into_iter()
+        .flatten()
+        .find(|(_, po)| po == o)
+        .map(|(n, _)| n.clone())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_flags_both_forms_and_lists_the_rest() {
+        let l = parse(
+            "torchrun --nproc_per_node 8 --nnodes 2 --master_addr host pretrain_gpt.py \
+             --num-layers=4 --hidden-size 256 --num-attention-heads 8 --group-query-attention \
+             --num-query-groups 2 --swiglu --seq-length 1024 --micro-batch-size 1 --global-batch-size 32 \
+             --bf16 --tensor-model-parallel-size 2 --save-interval 100 --lr 3e-4 --vocab-size 32000 --frobnicate 3",
+        )
+        .unwrap();
+        let s = &l.settings;
+        assert_eq!((s.layers.copied(), s.hidden.copied(), s.kv_heads.copied()), (Some(4), Some(256), Some(2)));
+        assert_eq!((s.devices_per_node.copied(), s.nodes.copied()), (Some(8), Some(2)));
+        assert_eq!(s.precision.copied(), Some(Precision::Bf16));
+        assert_eq!(s.recompute.copied(), Some(Recompute::None));
+        let keys: Vec<&str> = l.unused.iter().map(|u| u.key.as_str()).collect();
+        assert_eq!(keys, ["--master_addr", "--save-interval", "--lr", "--frobnicate"]);
+        assert_eq!(l.unused[1].why, why::CHECKPOINT);
+        assert_eq!(l.unused[3].why, why::UNKNOWN);
+    }
+
+    #[test]
+    fn recompute_and_errors_name_the_flag() {
+        let l = parse("python pretrain_gpt.py --recompute-granularity full --recompute-method block --recompute-num-layers 2 --num-layers 8").unwrap();
+        assert_eq!(l.settings.recompute.copied(), Some(Recompute::Full));
+        assert_eq!(l.settings.recompute_blocks.copied(), Some(2));
+        let e = parse("python pretrain_gpt.py --recompute-granularity partial").unwrap_err();
+        assert_eq!(e.field(), Some("--recompute-granularity"));
+        let e = parse("python pretrain_gpt.py --num-layers eighty").unwrap_err();
+        assert_eq!(e.field(), Some("--num-layers"));
+        let e = parse("python pretrain_gpt.py --tensor-model-parallel-size $TP").unwrap_err();
+        assert!(e.to_string().contains("$TP"), "{e}");
+        let e = parse("python pretrain_gpt.py --tokenizer-model /data/tok.model").unwrap_err();
+        assert!(e.to_string().contains("--vocab-size"), "{e}");
+        let l = parse("python pretrain_gpt.py --tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Meta-Llama-3-70B")
+            .unwrap();
+        assert_eq!(l.settings.vocab.copied(), Some(128_256));
+        assert!(parse("echo hello").is_err());
+    }
+}

@@ -1,0 +1,283 @@
+//! NeMo and Megatron-Bridge YAML configurations. Their keys are Megatron's flags with underscores
+//! (`model.tensor_model_parallel_size`, `model.num_layers`, `train.micro_batch_size`), read by
+//! [`super::megatron::apply`], plus the names of their own (below). The section a key sits in does
+//! not change its meaning, except that unknown keys of logging, checkpoint, data, optimizer and
+//! scheduler sections are listed with that section's reason.
+//!
+//! NeMo's own names: `trainer.devices` and `trainer.num_nodes` (devices per node and nodes),
+//! `trainer.precision` (`bf16`, `bf16-mixed`, `16-mixed`, `32`), `model.encoder_seq_length`,
+//! `model.activations_checkpoint_granularity|method|num_layers` (recomputation),
+//! `model.activation` (`fast-swiglu`, `swiglu`, `geglu`: a gated MLP), `model.num_moe_experts`,
+//! `model.share_embeddings_and_output_weights`, `model.optim.name` (`distributed_fused_adam`: the
+//! distributed optimizer), `model.fp8` (true: FP8 linear layers), `model.tokenizer.type`.
+//! Megatron-Bridge's: `model.seq_length`, `model.gated_linear_unit`, `model.fp8` (`hybrid`, `e4m3`),
+//! `model.bf16`, `mixed_precision` (`bf16_mixed`, `…fp8…`), `ddp.use_distributed_optimizer`,
+//! `tokenizer.tokenizer_model`.
+
+use super::megatron::{self, Pending};
+use super::settings::{Origin, boolean, is_null, positive};
+use super::{Format, Launch, why};
+use crate::Error;
+use crate::catalog::Precision;
+use crate::extended::Sharding;
+
+/// Reads a NeMo / Megatron-Bridge YAML.
+pub fn parse(text: &str) -> Result<Launch, Error> {
+    let entries = super::yaml::read(text)?;
+    if entries.is_empty() {
+        return Err(Error::Parse { message: "the YAML has no keys".into() });
+    }
+    let mut l = Launch::new(Format::NemoYaml);
+    let mut p = Pending::default();
+    for e in &entries {
+        let o = Origin::new(e.key.clone(), e.line);
+        apply_key(&mut l, &mut p, &e.key, &e.value, &o)?;
+    }
+    megatron::finish(&mut l, p)?;
+    Ok(l)
+}
+
+/// The section reason of an unknown key (`exp_manager.…`, `model.data.…`, …).
+fn section_reason(path: &str) -> Option<&'static str> {
+    let parts: Vec<&str> = path.split('.').collect();
+    let has = |names: &[&str]| parts.iter().take(parts.len().saturating_sub(1)).any(|p| names.contains(p));
+    Some(if has(&["exp_manager", "logger", "logging", "profiling", "nsys_profile", "wandb", "tensorboard"]) {
+        why::LOGGING
+    } else if has(&["checkpoint", "checkpointing", "ckpt"]) {
+        why::CHECKPOINT
+    } else if has(&["data", "dataset", "tokenizer", "train_ds", "validation_ds"]) {
+        why::DATA
+    } else if has(&["optim", "optimizer", "sched", "scheduler", "rng"]) {
+        why::HYPERPARAMETER
+    } else {
+        return None;
+    })
+}
+
+/// Reasons for the Lightning trainer's and Megatron-Bridge's own keys.
+fn trainer_reason(leaf: &str) -> Option<&'static str> {
+    Some(match leaf {
+        "max_steps" | "max_epochs" | "max_time" | "train_iters" | "limit_train_batches" => why::LENGTH,
+        "log_every_n_steps" | "enable_progress_bar" | "enable_model_summary" | "logger" => why::LOGGING,
+        "val_check_interval"
+        | "limit_val_batches"
+        | "limit_test_batches"
+        | "num_sanity_val_steps"
+        | "eval_iters"
+        | "eval_interval"
+        | "check_val_every_n_epoch" => why::EVALUATION,
+        "enable_checkpointing" | "save_interval" | "save" | "load" => why::CHECKPOINT,
+        "accelerator" | "strategy" | "use_distributed_sampler" | "benchmark" | "plugins" | "callbacks" | "name" => {
+            why::JOB
+        }
+        "bias" | "add_bias_linear" | "add_qkv_bias" => "affects performance slightly, not modelled (biases)",
+        "gradient_clip_val" | "gradient_clip_algorithm" | "seed" => why::HYPERPARAMETER,
+        "accumulate_grad_batches" => {
+            "Megatron's gradient accumulation comes from global / (micro × data-parallel) batch"
+        }
+        "megatron_amp_O2" | "transformer_engine" | "use_flash_attention" | "mcore_gpt" => why::ASSUMED,
+        _ => return None,
+    })
+}
+
+/// A precision name of NeMo / Lightning / Megatron-Bridge (`bf16-mixed`, `16`, `bf16_mixed`,
+/// `bf16_with_fp8_delayed_scaling_mixed`).
+fn precision_name(v: &str, o: &Origin) -> Result<Option<Precision>, Error> {
+    let t = v.trim().to_ascii_lowercase().replace('_', "-");
+    Ok(Some(if t.contains("fp8") {
+        Precision::Fp8
+    } else if t.starts_with("bf16") {
+        Precision::Bf16
+    } else if t.starts_with("16") || t.starts_with("fp16") {
+        Precision::Fp16
+    } else if t.starts_with("32") || t.starts_with("fp32") {
+        Precision::Fp32
+    } else if is_null(&t) {
+        return Ok(None);
+    } else {
+        return Err(o.error(v, "must be bf16, bf16-mixed, 16, 16-mixed, 32 or a Megatron-Bridge recipe name"));
+    }))
+}
+
+/// Reads one key (`path`) of a NeMo / Megatron-Bridge YAML, or a Hydra override of a NeMo script.
+pub(crate) fn apply_key(l: &mut Launch, p: &mut Pending, path: &str, value: &str, o: &Origin) -> Result<(), Error> {
+    let leaf = path.rsplit('.').next().unwrap_or(path);
+    let in_optim = path.split('.').any(|s| s == "optim" || s == "optimizer");
+    let flag = |name: &str| name.replace('_', "-");
+    let mut handled = true;
+    match leaf {
+        "name" if path == "name" => _ = l.settings.model_name.put(value.to_string(), o),
+        "devices" if path.contains("trainer") || path == "devices" => {
+            if !is_null(value) && value != "-1" && value != "auto" {
+                let n = positive(value, o)?;
+                l.settings.devices_per_node.put(n, o);
+            }
+        }
+        "num_nodes" => {
+            let n = positive(value, o)?;
+            l.settings.nodes.put(n, o);
+        }
+        "precision" | "mixed_precision" if !in_optim => {
+            if let Some(prec) = precision_name(value, o)? {
+                match prec {
+                    Precision::Fp8 => {
+                        megatron::apply(l, p, "bf16", None, o)?;
+                        megatron::apply(l, p, "fp8-format", Some("hybrid"), o)?;
+                    }
+                    Precision::Bf16 => _ = megatron::apply(l, p, "bf16", None, o)?,
+                    Precision::Fp16 => _ = megatron::apply(l, p, "fp16", None, o)?,
+                    _ => {}
+                }
+            }
+        }
+        "bf16" | "fp16" if in_optim => l.unused(path, value, "the optimizer's copy of the precision flag"),
+        "fp8" => {
+            let v = value.trim();
+            match v.to_ascii_lowercase().as_str() {
+                "true" => _ = megatron::apply(l, p, "fp8-format", Some("hybrid"), o)?,
+                "false" => {}
+                _ => _ = megatron::apply(l, p, "fp8-format", Some(v), o)?,
+            }
+        }
+        "activation" | "activation_func" => {
+            let t = value.to_ascii_lowercase();
+            if t.contains("glu") {
+                l.settings.gated_mlp.put(true, o);
+            } else if !t.contains("gated") {
+                l.settings.gated_mlp.put(false, o);
+            }
+        }
+        "gated_linear_unit" => {
+            let b = boolean(value, o)?;
+            l.settings.gated_mlp.put(b, o);
+        }
+        "share_embeddings_and_output_weights" => {
+            let b = boolean(value, o)?;
+            l.settings.tied_embeddings.put(b, o);
+        }
+        "activations_checkpoint_granularity" => _ = megatron::apply(l, p, "recompute-granularity", Some(value), o)?,
+        "activations_checkpoint_method" => _ = megatron::apply(l, p, "recompute-method", Some(value), o)?,
+        "activations_checkpoint_num_layers" => _ = megatron::apply(l, p, "recompute-num-layers", Some(value), o)?,
+        "num_moe_experts" => {
+            if !is_null(value) {
+                megatron::apply(l, p, "num-experts", Some(value), o)?;
+            }
+        }
+        "name" if path.ends_with("optim.name") || path.ends_with("optimizer.name") => {
+            let s = if value.contains("distributed") { Sharding::Zero1 } else { Sharding::Ddp };
+            l.settings.sharding.put(s, o);
+        }
+        "type" | "tokenizer_model" | "tokenizer_type" | "library" if path.contains("tokenizer") => {
+            if leaf == "library" {
+                l.unused(path, value, why::DATA);
+            } else if !is_null(value) {
+                megatron::apply(l, p, "tokenizer-model", Some(value), o)?;
+            }
+        }
+        "seq_length" | "encoder_seq_length" => {
+            if !is_null(value) {
+                megatron::apply(l, p, "seq-length", Some(value), o)?;
+            }
+        }
+        _ => handled = false,
+    }
+    if handled {
+        return Ok(());
+    }
+    if is_null(value) && megatron_knows(leaf) {
+        // A null for a flag fmperf reads: the framework's default.
+        return Ok(());
+    }
+    if section_reason(path).is_none() && megatron::apply(l, p, &flag(leaf), Some(value), o)? {
+        return Ok(());
+    }
+    let why = section_reason(path)
+        .or_else(|| trainer_reason(leaf))
+        .or_else(|| megatron::irrelevant(&flag(leaf)))
+        .unwrap_or(why::UNKNOWN);
+    l.unused(path, value, why);
+    Ok(())
+}
+
+/// Whether `leaf` is a key fmperf reads (so that its null means "the default").
+fn megatron_knows(leaf: &str) -> bool {
+    let mut scratch = Launch::new(Format::NemoYaml);
+    let mut p = Pending::default();
+    // A probe with a valid value: a known flag accepts it or rejects the value; an unknown one
+    // returns `false`.
+    !matches!(
+        megatron::apply(&mut scratch, &mut p, &leaf.replace('_', "-"), Some("1"), &Origin::new(leaf, 0)),
+        Ok(false)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extended::Recompute;
+
+    #[test]
+    fn nemo_keys_and_sections() {
+        let l = parse(
+            "trainer:\n  devices: 8\n  num_nodes: 4\n  precision: bf16-mixed\n  max_steps: 100\n\
+             exp_manager:\n  name: run\nmodel:\n  micro_batch_size: 1\n  global_batch_size: 256\n  \
+             tensor_model_parallel_size: 4\n  virtual_pipeline_model_parallel_size: null\n  \
+             encoder_seq_length: 4096\n  num_layers: 32\n  hidden_size: 4096\n  num_attention_heads: 32\n  \
+             num_query_groups: 8\n  activation: fast-swiglu\n  activations_checkpoint_granularity: selective\n  \
+             sequence_parallel: true\n  optim:\n    name: distributed_fused_adam\n    lr: 1e-4\n  \
+             tokenizer:\n    library: huggingface\n    type: meta-llama/Meta-Llama-3-8B\n",
+        )
+        .unwrap();
+        let s = &l.settings;
+        assert_eq!((s.devices_per_node.copied(), s.nodes.copied()), (Some(8), Some(4)));
+        assert_eq!(s.precision.copied(), Some(Precision::Bf16));
+        assert_eq!(s.recompute.copied(), Some(Recompute::Selective));
+        assert_eq!(s.sharding.copied(), Some(Sharding::Zero1));
+        assert_eq!((s.kv_heads.copied(), s.gated_mlp.copied(), s.vocab.copied()), (Some(8), Some(true), Some(128_256)));
+        assert_eq!(s.vpp.copied(), None);
+        let unused: Vec<(&str, &str)> = l.unused.iter().map(|u| (u.key.as_str(), u.why.as_str())).collect();
+        assert!(
+            unused.contains(&("trainer.max_steps", why::UNKNOWN)) || unused.iter().any(|u| u.0 == "trainer.max_steps")
+        );
+        assert!(unused.contains(&("exp_manager.name", why::LOGGING)), "{unused:?}");
+        assert!(unused.contains(&("model.optim.lr", why::HYPERPARAMETER)), "{unused:?}");
+    }
+
+    #[test]
+    fn megatron_bridge_and_hydra_overrides() {
+        let l = parse(
+            "model:\n  tensor_model_parallel_size: 2\n  context_parallel_size: 2\n  seq_length: 16384\n  \
+             num_layers: 32\n  hidden_size: 4096\n  num_attention_heads: 32\n  num_query_groups: 8\n  \
+             gated_linear_unit: true\n  recompute_granularity: full\n  recompute_method: uniform\n  \
+             recompute_num_layers: 1\n  fp8: hybrid\n  vocab_size: 128256\ntrain:\n  micro_batch_size: 1\n  \
+             global_batch_size: 64\n  train_iters: 100\nddp:\n  use_distributed_optimizer: true\n\
+             mixed_precision: bf16_mixed\n",
+        )
+        .unwrap();
+        let s = &l.settings;
+        assert_eq!((s.tp.copied(), s.cp.copied(), s.seq_len.copied()), (Some(2), Some(2), Some(16384)));
+        assert_eq!((s.recompute.copied(), s.precision.copied()), (Some(Recompute::Full), Some(Precision::Fp8)));
+        assert_eq!((s.sharding.copied(), s.gated_mlp.copied()), (Some(Sharding::Zero1), Some(true)));
+        assert_eq!((s.mbs.copied(), s.global_batch.copied()), (Some(1), Some(64)));
+        assert!(l.unused.iter().any(|u| u.key == "train.train_iters" && u.why == why::LENGTH));
+        // NeMo's Hydra overrides on a command line.
+        let c = crate::launch::megatron::parse(
+            "python megatron_gpt_pretraining.py trainer.devices=8 model.tensor_model_parallel_size=4 \
+             model.micro_batch_size=2 exp_manager.name=x",
+        )
+        .unwrap();
+        assert_eq!((c.settings.tp.copied(), c.settings.mbs.copied()), (Some(4), Some(2)));
+        assert_eq!(c.settings.devices_per_node.copied(), Some(8));
+        assert!(c.unused.iter().any(|u| u.key == "exp_manager.name" && u.why == why::LOGGING));
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let e = parse("model:\n  tensor_model_parallel_size: four\n").unwrap_err();
+        assert_eq!(e.field(), Some("model.tensor_model_parallel_size"));
+        let e = parse("trainer:\n  precision: half\n").unwrap_err();
+        assert_eq!(e.field(), Some("trainer.precision"));
+        let e = parse("model:\n  activations_checkpoint_granularity: most\n").unwrap_err();
+        assert_eq!(e.field(), Some("model.activations_checkpoint_granularity"));
+    }
+}

@@ -1,0 +1,439 @@
+//! A read configuration as a scenario fmperf evaluates: the model as an extended-mode
+//! [`Workload`], the system and device count, the global batch, and the fixed configuration
+//! (tensor, pipeline, context and data parallel degrees, micro-batch, virtual stages,
+//! recomputation, sharding, sequence parallelism, precision) as [`ExtendedOptions`].
+//!
+//! The framework's defaults where the file is silent are applied here, each with a note:
+//! Megatron's `ffn = 4h` (SwiGLU: `⌊8h/3 / 64⌋·64`), vocabulary padding to `128·tp`, a global batch
+//! of `mbs·dp`; torchtitan's `local_batch_size` of 8; degrees of 1.
+
+use super::settings::{Origin, Settings, Slot};
+use super::{Format, Launch};
+use crate::Error;
+use crate::catalog::Precision;
+use crate::extended::{ExtendedOptions, Layout, Recompute, Sharding, Workload};
+
+/// What the command line (or the page) sets beside the file; each wins over the file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Overrides {
+    /// The system: a catalog id or spec (`nvidia_h100_sxm5_80gb,domain=8`).
+    pub system: Option<String>,
+    /// Devices of the run.
+    pub gpus: Option<u64>,
+    /// Global batch [samples].
+    pub global_batch: Option<u64>,
+    /// Training sequence length [tokens] (model-only files have none).
+    pub seq_len: Option<u64>,
+}
+
+/// A configuration ready to evaluate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// The model's name as the file gives it.
+    pub model_name: String,
+    /// The model (sequence length included).
+    pub workload: Workload,
+    /// Embedding and output head share weights.
+    pub tied_embeddings: bool,
+    /// The system (catalog id or spec), when known.
+    pub system: Option<String>,
+    /// Devices `tp·cp·pp·dp`.
+    pub devices: u64,
+    /// Degrees, micro-batch and global batch (placed for a domain of one device; the estimate
+    /// places it on the system's domain).
+    pub layout: Layout,
+    /// The extended-mode switches of this configuration.
+    pub options: ExtendedOptions,
+    /// Rules applied where the file is silent, in words.
+    pub assumptions: Vec<String>,
+}
+
+/// The name of a field in the file's own language, for messages about a missing value.
+fn key(format: Format, megatron: &str, yaml: &str, toml: &str, hf: &str) -> String {
+    match format {
+        Format::Megatron => format!("--{megatron}"),
+        Format::NemoYaml => yaml.to_string(),
+        Format::Torchtitan => toml.to_string(),
+        Format::HfConfig => hf.to_string(),
+    }
+}
+
+fn required(slot: &Slot<u64>, name: String) -> Result<u64, Error> {
+    slot.copied().ok_or(Error::MissingField { field: name })
+}
+
+impl Scenario {
+    /// The scenario of `launch` with `o` applied. Errors name the flag or key (or the override)
+    /// and the rule: a missing model dimension, devices that the degrees do not divide, a batch
+    /// that `dp·mbs` does not divide, an MoE model (not evaluated yet), a model-only file without a
+    /// layout.
+    pub fn from_launch(launch: &Launch, o: &Overrides) -> Result<Scenario, Error> {
+        let s = &launch.settings;
+        let f = launch.format;
+        if s.moe.is_moe() {
+            let experts = s.moe.experts.copied().unwrap_or(0);
+            return Err(s.moe.experts.error(
+                "num_experts",
+                experts,
+                "is a Mixture-of-Experts model, which fmperf's estimate does not evaluate yet (its MoE fields are read)",
+            ));
+        }
+        if f == Format::HfConfig {
+            return Err(Error::invalid(
+                "layout",
+                "config.json",
+                "a Hugging Face config.json holds the model only, not a parallel layout to estimate; \
+                 search for one with `fmperf search --from config.json --system ID --gpus N --global-batch G --seq-len S`",
+            ));
+        }
+        let tp = s.tp.copied().unwrap_or(1);
+        let model = ModelOnly::from_launch(launch, o, tp)?;
+        let (workload, mut notes) = (model.workload, model.notes);
+        let layers = workload.layers;
+        let pp = s.pp.copied().unwrap_or(1);
+        let cp = s.cp.copied().unwrap_or(1);
+        let (devices, devices_origin) = devices(s, o, f, tp * pp * cp)?;
+        let replicate = if f == Format::Torchtitan { s.dp_replicate.copied().unwrap_or(1) } else { 1 };
+        let model_parallel = tp * pp * cp * replicate;
+        if !devices.is_multiple_of(model_parallel) {
+            return Err(devices_origin.error(
+                devices,
+                format!(
+                    "must be a multiple of tp·pp·cp{} = {model_parallel}",
+                    if replicate > 1 { "·replicas" } else { "" }
+                ),
+            ));
+        }
+        let shard = devices / model_parallel;
+        if let Some(d) = s.dp.copied()
+            && d != shard
+        {
+            return Err(s.dp.error(
+                "dp",
+                d,
+                format!("the degrees need {} devices, the run has {devices}", d * model_parallel),
+            ));
+        }
+        let dp = shard * replicate;
+        let (mbs, global_batch) = batch(s, o, f, dp, pp, &mut notes)?;
+        let mut opts = ExtendedOptions::realistic();
+        opts.precision = s.precision.copied().unwrap_or(Precision::Bf16);
+        opts.recompute = s.recompute.copied().unwrap_or(Recompute::None);
+        opts.sequence_parallel = s.sequence_parallel.copied().unwrap_or(false);
+        opts.sharding = s.sharding.copied().unwrap_or(Sharding::Ddp);
+        if f == Format::Torchtitan {
+            if shard == 1 {
+                opts.sharding = Sharding::Ddp;
+                notes.push("data_parallel_shard_degree is 1: plain data parallelism (no FSDP)".into());
+            } else if replicate > 1 {
+                opts.shard_group = Some(shard * cp);
+            }
+        }
+        if let Some(blocks) = s.recompute_blocks.copied()
+            && blocks < layers.div_ceil(pp)
+        {
+            notes.push(format!(
+                "{} = {blocks}: recomputation of {blocks} of {} blocks per stage is priced as full recomputation of every block",
+                s.recompute_blocks.key_or("recompute_num_layers"),
+                layers.div_ceil(pp)
+            ));
+        }
+        opts.interleave = interleave(s, layers, pp, &mut notes)?;
+        Ok(Scenario {
+            model_name: model.name,
+            workload,
+            tied_embeddings: s.tied_embeddings.copied().unwrap_or(true),
+            system: o.system.clone().or_else(|| s.system.get().cloned()),
+            devices,
+            layout: Layout::placed(tp, cp, pp, dp, mbs, global_batch, 1),
+            options: opts,
+            assumptions: notes,
+        })
+    }
+}
+
+/// The model a file describes, without a layout (what `fmperf search --from` needs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelOnly {
+    /// Its name as the file gives it (or the file's format).
+    pub name: String,
+    /// The model with its training sequence length.
+    pub workload: Workload,
+    /// Rules applied where the file is silent.
+    pub notes: Vec<String>,
+}
+
+impl ModelOnly {
+    /// The model of `launch` (its vocabulary padded for tensor-parallel degree `tp` as Megatron
+    /// pads it). Errors name the missing or invalid flag or key.
+    pub fn from_launch(launch: &Launch, o: &Overrides, tp: u64) -> Result<ModelOnly, Error> {
+        let s = &launch.settings;
+        let f = launch.format;
+        let mut notes: Vec<String> = Vec::new();
+        let hidden = required(&s.hidden, key(f, "hidden-size", "model.hidden_size", "model.flavor", "hidden_size"))?;
+        let layers =
+            required(&s.layers, key(f, "num-layers", "model.num_layers", "model.flavor", "num_hidden_layers"))?;
+        let heads = required(
+            &s.heads,
+            key(f, "num-attention-heads", "model.num_attention_heads", "model.flavor", "num_attention_heads"),
+        )?;
+        let gated = s.gated_mlp.copied().unwrap_or(false);
+        let ffn = match s.ffn_hidden.copied() {
+            Some(v) => v,
+            None if f == Format::HfConfig => 4 * hidden,
+            None => {
+                let v = if gated { (8 * hidden / 3) / 64 * 64 } else { 4 * hidden };
+                notes.push(format!(
+                    "MLP width not given: Megatron's default {v} ({})",
+                    if gated { "⌊8h/3 / 64⌋·64 with SwiGLU" } else { "4h" }
+                ));
+                v
+            }
+        };
+        let seq_len = match (o.seq_len, s.seq_len.copied()) {
+            (Some(v), _) | (None, Some(v)) => v,
+            (None, None) => {
+                return Err(Error::MissingField {
+                    field: key(f, "seq-length", "model.encoder_seq_length", "training.seq_len", "--seq-len"),
+                });
+            }
+        };
+        let vocab = vocab(s, f, tp, &mut notes)?;
+        let workload = Workload {
+            seq_len,
+            hidden,
+            heads,
+            kv_heads: s.kv_heads.copied().unwrap_or(heads),
+            head_dim: s.head_dim.copied().unwrap_or(hidden / heads.max(1)),
+            layers,
+            ffn_hidden: ffn,
+            gated_mlp: gated,
+            vocab: Some(vocab),
+            // Megatron-LM ties unless told `--untie-embeddings-and-output-weights`; the other
+            // readers set the key from their file.
+            tied_embeddings: s.tied_embeddings.copied().unwrap_or(true),
+            moe: None,
+            mla: None,
+            mtp_layers: 0,
+        };
+        workload.validate().map_err(|e| rename_model_error(e, s))?;
+        let name = s.model_name.get().cloned().unwrap_or_else(|| match catalog_model(&workload) {
+            Some(id) => format!("{id} (the catalog's shape)"),
+            None => "custom model".to_string(),
+        });
+        Ok(ModelOnly { name, workload, notes })
+    }
+}
+
+/// The catalog model with the shape of `w` (width, depth, heads, K/V heads, MLP, gating; the
+/// vocabulary may differ by Megatron's padding, the sequence length by the run's choice), so that
+/// the explorer can search the file's model.
+pub fn catalog_model(w: &Workload) -> Option<&'static str> {
+    crate::catalog::models().iter().find_map(|m| {
+        let c = Workload::from_catalog(m).ok()?;
+        let same = (c.hidden, c.layers, c.heads, c.kv_heads, c.ffn_hidden, c.gated_mlp)
+            == (w.hidden, w.layers, w.heads, w.kv_heads, w.ffn_hidden, w.gated_mlp);
+        let vocab_close = match (c.vocab, w.vocab) {
+            (Some(a), Some(b)) => b >= a && b - a < 4096,
+            _ => false,
+        };
+        (same && vocab_close).then_some(m.id.as_str())
+    })
+}
+
+/// A workload error named by the file's flag when there is one.
+fn rename_model_error(e: Error, s: &Settings) -> Error {
+    let slot = match e.field() {
+        Some("model.kv_heads") => &s.kv_heads,
+        Some("model.head_dim") => &s.head_dim,
+        Some("model.vocab") => &s.vocab,
+        Some("model.h") | Some("model.heads") => &s.heads,
+        Some("model.e") | Some("model.hidden") => &s.hidden,
+        Some("model.l") | Some("model.seq_len") => &s.seq_len,
+        _ => return e,
+    };
+    match (&slot.origin, &e) {
+        (Some(o), Error::InvalidField { value, rule, .. }) => o.error(value, rule.clone()),
+        _ => e,
+    }
+}
+
+/// The vocabulary, padded as Megatron pads it (to a multiple of `make-vocab-size-divisible-by ·
+/// tp`, default 128) for Megatron and NeMo files.
+fn vocab(s: &Settings, f: Format, tp: u64, notes: &mut Vec<String>) -> Result<u64, Error> {
+    let Some(v) = s.vocab.copied() else {
+        return Err(Error::MissingField {
+            field: key(f, "vocab-size", "model.tokenizer.type", "model.flavor", "vocab_size"),
+        });
+    };
+    if !matches!(f, Format::Megatron | Format::NemoYaml) {
+        return Ok(v);
+    }
+    let multiple = s.vocab_divisible_by.copied().unwrap_or(128) * tp;
+    let padded = v.div_ceil(multiple) * multiple;
+    if padded != v {
+        notes.push(format!(
+            "vocabulary {v} padded to {padded} (a multiple of make-vocab-size-divisible-by·tp = {multiple})"
+        ));
+    }
+    Ok(padded)
+}
+
+/// The device count and where it came from.
+fn devices(s: &Settings, o: &Overrides, f: Format, model_parallel: u64) -> Result<(u64, Origin), Error> {
+    if let Some(n) = o.gpus {
+        return Ok((n, Origin::new("--gpus", 0)));
+    }
+    if let (Some(n), Some(origin)) = (s.devices.copied(), &s.devices.origin) {
+        return Ok((n, origin.clone()));
+    }
+    if let Some(per_node) = s.devices_per_node.copied() {
+        let nodes = s.nodes.copied().unwrap_or(1);
+        let origin = s.devices_per_node.origin.clone().unwrap_or(Origin::new("devices", 0));
+        return Ok((per_node * nodes, origin.with_key(format!("{} × nodes", origin.key))));
+    }
+    if f == Format::Torchtitan
+        && let Some(shard) = s.dp.copied()
+    {
+        let replicate = s.dp_replicate.copied().unwrap_or(1);
+        return Ok((model_parallel * shard * replicate, Origin::new("parallelism", 0)));
+    }
+    Err(Error::invalid("--gpus", "missing", "the file does not say how many devices run it")
+        .with_hint("give --gpus N, or a `# fmperf: gpus=N` line in the file"))
+}
+
+/// Micro-batch and global batch.
+fn batch(
+    s: &Settings,
+    o: &Overrides,
+    f: Format,
+    dp: u64,
+    pp: u64,
+    notes: &mut Vec<String>,
+) -> Result<(u64, u64), Error> {
+    let (mbs, default_global) = if f == Format::Torchtitan {
+        let local = s.local_batch.copied().unwrap_or_else(|| {
+            notes.push("training.local_batch_size not given: torchtitan's default 8".into());
+            8
+        });
+        let mbs = if pp > 1 { s.mbs.copied().unwrap_or(1) } else { local };
+        if !local.is_multiple_of(mbs) {
+            return Err(s.mbs.error(
+                "parallelism.pipeline_parallel_microbatch_size",
+                mbs,
+                format!("must divide training.local_batch_size = {local}"),
+            ));
+        }
+        (mbs, local * dp)
+    } else {
+        let mbs = required(&s.mbs, key(f, "micro-batch-size", "model.micro_batch_size", "", ""))?;
+        (mbs, mbs * dp)
+    };
+    let global = match (o.global_batch, s.global_batch.copied()) {
+        (Some(g), _) | (None, Some(g)) => g,
+        (None, None) => {
+            notes.push(format!("global batch not given: micro-batch × data-parallel = {default_global}"));
+            default_global
+        }
+    };
+    if !global.is_multiple_of(mbs * dp) {
+        let origin = if o.global_batch.is_some() {
+            Origin::new("--global-batch", 0)
+        } else {
+            s.global_batch.origin.clone().unwrap_or(Origin::new("global batch", 0))
+        };
+        return Err(origin.error(global, format!("must be a multiple of micro-batch × data-parallel = {mbs} × {dp}")));
+    }
+    Ok((mbs, global))
+}
+
+/// Virtual pipeline stages per device: `vpp`, or `layers / (pp · layers per virtual stage)`.
+fn interleave(s: &Settings, layers: u64, pp: u64, notes: &mut Vec<String>) -> Result<u64, Error> {
+    let v = match (s.vpp.copied(), s.layers_per_virtual_stage.copied()) {
+        (Some(v), _) => v,
+        (None, Some(per)) => {
+            let stage = layers / pp;
+            if !layers.is_multiple_of(pp) || !stage.is_multiple_of(per) {
+                return Err(s.layers_per_virtual_stage.error(
+                    "layers per virtual stage",
+                    per,
+                    format!("must divide the blocks per pipeline stage {layers}/{pp}"),
+                ));
+            }
+            stage / per
+        }
+        (None, None) => 1,
+    };
+    if v > 1 && pp == 1 {
+        notes.push("virtual pipeline stages without pipeline parallelism: no interleaving".into());
+        return Ok(1);
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::parse;
+
+    #[test]
+    fn megatron_script_becomes_a_scenario() {
+        let l = parse(
+            "torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py --num-layers 32 --hidden-size 4096 \
+             --num-attention-heads 32 --group-query-attention --num-query-groups 8 --swiglu --seq-length 8192 \
+             --micro-batch-size 1 --global-batch-size 256 --bf16 --tensor-model-parallel-size 4 \
+             --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 4 --vocab-size 128256 \
+             --use-distributed-optimizer --sequence-parallel --recompute-activations",
+            None,
+        )
+        .unwrap();
+        let sc = Scenario::from_launch(&l, &Overrides::default()).unwrap();
+        let y = sc.layout;
+        assert_eq!((sc.devices, y.tp, y.pp, y.dp, y.mbs, y.global_batch), (32, 4, 2, 4, 1, 256));
+        assert_eq!(sc.workload.ffn_hidden, 10880); // ⌊8·4096/3 / 64⌋·64
+        assert_eq!(sc.workload.vocab, Some(128_512)); // padded to 512
+        assert_eq!(sc.options.interleave, 4);
+        assert_eq!(sc.options.sharding, Sharding::Zero1);
+        assert_eq!(sc.options.recompute, Recompute::Selective);
+        let e = Scenario::from_launch(&l, &Overrides { gpus: Some(12), ..Overrides::default() }).unwrap_err();
+        assert_eq!(e.field(), Some("--gpus"));
+        let e = Scenario::from_launch(&l, &Overrides { global_batch: Some(255), ..Overrides::default() }).unwrap_err();
+        assert_eq!(e.field(), Some("--global-batch"));
+    }
+
+    #[test]
+    fn catalog_twins_are_found() {
+        let w = Workload { vocab: Some(128_512), ..Workload::LLAMA3_8B };
+        assert_eq!(catalog_model(&w), Some("llama3-8b"));
+        assert_eq!(catalog_model(&Workload { layers: 31, ..w }), None);
+    }
+
+    #[test]
+    fn torchtitan_hsdp_and_missing_devices() {
+        let t = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 2\nseq_len = 8192\n\
+                 [parallelism]\ndata_parallel_replicate_degree = 2\ndata_parallel_shard_degree = -1\n";
+        let l = parse(t, None).unwrap();
+        let e = Scenario::from_launch(&l, &Overrides::default()).unwrap_err();
+        assert_eq!(e.field(), Some("--gpus"));
+        let sc = Scenario::from_launch(&l, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap();
+        assert_eq!((sc.layout.dp, sc.layout.mbs, sc.layout.global_batch), (16, 2, 32));
+        assert_eq!(sc.options.sharding, Sharding::Zero3);
+        assert_eq!(sc.options.shard_group, Some(8));
+    }
+
+    #[test]
+    fn model_only_and_moe_files_say_why() {
+        let hf = parse(
+            "{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 100}",
+            None,
+        )
+        .unwrap();
+        let e = Scenario::from_launch(&hf, &Overrides::default()).unwrap_err();
+        assert!(e.to_string().contains("--seq-len"), "{e}");
+        let e = Scenario::from_launch(&hf, &Overrides { seq_len: Some(128), ..Overrides::default() }).unwrap_err();
+        assert!(e.to_string().contains("fmperf search --from"), "{e}");
+        let moe = parse("python pretrain_gpt.py --num-experts 8 --moe-router-topk 2", None).unwrap();
+        let e = Scenario::from_launch(&moe, &Overrides::default()).unwrap_err();
+        assert_eq!(e.field(), Some("--num-experts"));
+    }
+}

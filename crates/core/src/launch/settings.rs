@@ -1,0 +1,299 @@
+//! What a configuration file says, field by field, each value with the flag or key it came from
+//! ([`Slot`]), so that a later rule (a degree that does not divide the heads, a batch that does not
+//! divide) can name the flag the user wrote.
+
+use crate::Error;
+use crate::catalog::Precision;
+use crate::extended::{Recompute, Sharding};
+
+/// Where a value was read: the flag or key as written and its line (1-based; 0 when unknown).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Origin {
+    /// The flag or key (`--tensor-model-parallel-size`, `parallelism.tensor_parallel_degree`).
+    pub key: String,
+    /// Line in the file (1-based), 0 when not known.
+    pub line: usize,
+}
+
+impl Origin {
+    /// An origin.
+    pub fn new(key: impl Into<String>, line: usize) -> Origin {
+        Origin { key: key.into(), line }
+    }
+
+    /// The same line with another key.
+    pub fn with_key(&self, key: impl Into<String>) -> Origin {
+        Origin { key: key.into(), line: self.line }
+    }
+
+    /// An error about this flag or key: `field` is the key, the rule is prefixed by the line.
+    pub fn error(&self, value: impl std::fmt::Display, rule: impl Into<String>) -> Error {
+        let rule = rule.into();
+        let rule = if self.line > 0 { format!("line {}: {rule}", self.line) } else { rule };
+        Error::invalid(self.key.clone(), value, rule)
+    }
+}
+
+/// One key of a configuration file as its reader found it: the dotted path (`model.num_layers`,
+/// `parallelism.tensor_parallel_degree`), the value as text (quotes removed; lists and inline
+/// tables as written) and its line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Dotted path of the key (sequence items by index: `layers.0.name`).
+    pub key: String,
+    /// The value as text (`""` for null or an empty value).
+    pub value: String,
+    /// Line in the file (1-based).
+    pub line: usize,
+}
+
+/// One value and where it came from. A later value replaces an earlier one (as argparse and YAML
+/// overrides do); [`Slot::put`] reports whether it did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Slot<T> {
+    /// The value, when the file gives one.
+    pub value: Option<T>,
+    /// Its flag or key.
+    pub origin: Option<Origin>,
+}
+
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Slot { value: None, origin: None }
+    }
+}
+
+impl<T: PartialEq> Slot<T> {
+    /// Sets the value; returns the earlier origin when a different value was replaced.
+    pub fn put(&mut self, value: T, origin: &Origin) -> Option<Origin> {
+        let replaced = match (&self.value, &self.origin) {
+            (Some(old), Some(o)) if *old != value => Some(o.clone()),
+            _ => None,
+        };
+        self.value = Some(value);
+        self.origin = Some(origin.clone());
+        replaced
+    }
+
+    /// The value, if any.
+    pub fn get(&self) -> Option<&T> {
+        self.value.as_ref()
+    }
+
+    /// The flag or key it came from, or `fallback` (a field name) when unset.
+    pub fn key_or<'a>(&'a self, fallback: &'a str) -> &'a str {
+        self.origin.as_ref().map_or(fallback, |o| o.key.as_str())
+    }
+
+    /// An error about this value (named by its flag, or by `fallback` when unset).
+    pub fn error(&self, fallback: &str, value: impl std::fmt::Display, rule: impl Into<String>) -> Error {
+        match &self.origin {
+            Some(o) => o.error(value, rule),
+            None => Error::invalid(fallback, value, rule.into()),
+        }
+    }
+}
+
+impl<T: Copy> Slot<T> {
+    /// The value, copied.
+    pub fn copied(&self) -> Option<T> {
+        self.value
+    }
+}
+
+/// Mixture-of-Experts fields, kept as read (the extended-mode MoE model reads them when present).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Moe {
+    /// Routed experts [count].
+    pub experts: Slot<u64>,
+    /// Experts each token is routed to.
+    pub top_k: Slot<u64>,
+    /// Hidden width of one routed expert's MLP [channels].
+    pub expert_ffn_hidden: Slot<u64>,
+    /// Hidden width of the shared experts' MLP [channels] (all shared experts together).
+    pub shared_ffn_hidden: Slot<u64>,
+    /// Shared experts [count] (Hugging Face configs count them).
+    pub shared_experts: Slot<u64>,
+    /// Expert-parallel degree [devices].
+    pub ep: Slot<u64>,
+    /// Expert tensor-parallel degree [devices].
+    pub etp: Slot<u64>,
+    /// Which layers are MoE layers, as written (`1`, `[0]*3+[1]*58`, a first-k-dense count).
+    pub layer_pattern: Slot<String>,
+    /// Dense (non-MoE) layers at the start of the model [count].
+    pub first_dense_layers: Slot<u64>,
+    /// Capacity factor (token dropping), as written.
+    pub capacity_factor: Slot<f64>,
+    /// Token dispatcher (`alltoall`, `allgather`, `flex`), as written.
+    pub dispatcher: Slot<String>,
+    /// Grouped expert GEMMs.
+    pub grouped_gemm: Slot<bool>,
+}
+
+impl Moe {
+    /// Whether the file describes an MoE model (more than one routed expert).
+    pub fn is_moe(&self) -> bool {
+        self.experts.copied().is_some_and(|e| e > 1)
+    }
+
+    /// Every MoE value the file sets, as `(flag or key, value)`, in file order (for listing them
+    /// as without effect on a dense model).
+    pub fn given(&self) -> Vec<(Origin, String)> {
+        fn one<T: std::fmt::Display>(slot: &Slot<T>) -> Option<(Origin, String)> {
+            Some((slot.origin.clone()?, slot.value.as_ref()?.to_string()))
+        }
+        let mut out: Vec<(Origin, String)> = [
+            one(&self.experts),
+            one(&self.top_k),
+            one(&self.expert_ffn_hidden),
+            one(&self.shared_ffn_hidden),
+            one(&self.shared_experts),
+            one(&self.ep),
+            one(&self.etp),
+            one(&self.layer_pattern),
+            one(&self.first_dense_layers),
+            one(&self.capacity_factor),
+            one(&self.dispatcher),
+            one(&self.grouped_gemm),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        out.sort_by_key(|(o, _)| o.line);
+        out
+    }
+}
+
+/// Everything fmperf reads from a configuration. Counts are dimensionless, widths in channels,
+/// lengths in tokens, batches in samples (sequences).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Settings {
+    /// A model name or flavour (`llama3 8B`, `LlamaForCausalLM`).
+    pub model_name: Slot<String>,
+    /// Transformer blocks.
+    pub layers: Slot<u64>,
+    /// Model width [channels].
+    pub hidden: Slot<u64>,
+    /// MLP hidden width [channels] (gated MLPs: each branch).
+    pub ffn_hidden: Slot<u64>,
+    /// Query heads.
+    pub heads: Slot<u64>,
+    /// Key/value heads (query groups).
+    pub kv_heads: Slot<u64>,
+    /// Width of one head [channels] (default `hidden / heads`).
+    pub head_dim: Slot<u64>,
+    /// Gated MLP (SwiGLU / GeGLU).
+    pub gated_mlp: Slot<bool>,
+    /// Vocabulary size [tokens] (before padding).
+    pub vocab: Slot<u64>,
+    /// Megatron's padding of the vocabulary to a multiple of this times `tp` [tokens].
+    pub vocab_divisible_by: Slot<u64>,
+    /// Embedding and output head share their weights.
+    pub tied_embeddings: Slot<bool>,
+    /// Training sequence length [tokens].
+    pub seq_len: Slot<u64>,
+    /// Mixture-of-Experts fields.
+    pub moe: Moe,
+    /// Tensor-parallel degree.
+    pub tp: Slot<u64>,
+    /// Pipeline stages.
+    pub pp: Slot<u64>,
+    /// Context-parallel degree.
+    pub cp: Slot<u64>,
+    /// Data-parallel degree (when the file states it; else devices / (tp·pp·cp)).
+    pub dp: Slot<u64>,
+    /// Data-parallel replicas of hybrid sharding (torchtitan's `data_parallel_replicate_degree`).
+    pub dp_replicate: Slot<u64>,
+    /// Virtual pipeline stages per device (interleaving).
+    pub vpp: Slot<u64>,
+    /// Blocks per virtual pipeline stage (Megatron's `--num-layers-per-virtual-pipeline-stage`).
+    pub layers_per_virtual_stage: Slot<u64>,
+    /// Micro-batch size [samples].
+    pub mbs: Slot<u64>,
+    /// Per-rank batch of torchtitan [samples] (`training.local_batch_size`).
+    pub local_batch: Slot<u64>,
+    /// Global batch [samples].
+    pub global_batch: Slot<u64>,
+    /// Activation recomputation.
+    pub recompute: Slot<Recompute>,
+    /// Blocks recomputed per stage when not all of them are (Megatron's `--recompute-method block`).
+    pub recompute_blocks: Slot<u64>,
+    /// Sharding of model states.
+    pub sharding: Slot<Sharding>,
+    /// Sequence parallelism inside tensor parallelism.
+    pub sequence_parallel: Slot<bool>,
+    /// Precision of the linear layers' matmuls.
+    pub precision: Slot<Precision>,
+    /// The system the file is meant for (a catalog id or spec).
+    pub system: Slot<String>,
+    /// Devices of the run.
+    pub devices: Slot<u64>,
+    /// Devices per node (launcher), used with `nodes`.
+    pub devices_per_node: Slot<u64>,
+    /// Nodes (launcher).
+    pub nodes: Slot<u64>,
+}
+
+/// Parses a positive integer value of `origin` (underscores and a leading `+` allowed).
+pub fn positive(v: &str, origin: &Origin) -> Result<u64, Error> {
+    let t = v.trim().trim_matches(|c| c == '"' || c == '\'').replace('_', "");
+    let t = t.strip_prefix('+').unwrap_or(&t);
+    match t.parse::<u64>() {
+        Ok(n) if n > 0 && n <= 1 << 40 => Ok(n),
+        Ok(0) => Err(origin.error(v, "must be a positive integer")),
+        _ => Err(origin.error(v, "must be a positive integer")),
+    }
+}
+
+/// Parses a number value of `origin`.
+pub fn number(v: &str, origin: &Origin) -> Result<f64, Error> {
+    let t = v.trim().trim_matches(|c| c == '"' || c == '\'');
+    t.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| origin.error(v, "must be a number"))
+}
+
+/// Parses a boolean value of `origin` (`true`/`false`, `True`/`False`, `1`/`0`, `yes`/`no`).
+pub fn boolean(v: &str, origin: &Origin) -> Result<bool, Error> {
+    match v.trim().trim_matches(|c| c == '"' || c == '\'').to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(origin.error(v, "must be true or false")),
+    }
+}
+
+/// Whether a value is null in the configuration languages (`null`, `~`, `None`, empty).
+pub fn is_null(v: &str) -> bool {
+    matches!(v.trim(), "" | "null" | "~" | "None" | "none" | "Null" | "NULL")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_keep_origin_and_report_replacement() {
+        let mut s: Slot<u64> = Slot::default();
+        let a = Origin::new("--tp", 3);
+        assert!(s.put(8, &a).is_none());
+        assert!(s.put(8, &a).is_none());
+        let b = Origin::new("--tensor-model-parallel-size", 9);
+        assert_eq!(s.put(4, &b), Some(a));
+        assert_eq!(s.copied(), Some(4));
+        let e = s.error("tp", 4, "must divide 6");
+        assert_eq!(e.field(), Some("--tensor-model-parallel-size"));
+        assert!(e.to_string().contains("line 9"), "{e}");
+    }
+
+    #[test]
+    fn values_parse_with_rules() {
+        let o = Origin::new("--num-layers", 1);
+        assert_eq!(positive("80", &o).unwrap(), 80);
+        assert_eq!(positive("1_024", &o).unwrap(), 1024);
+        assert!(positive("0", &o).is_err());
+        assert!(positive("eighty", &o).is_err());
+        assert!(positive("-1", &o).is_err());
+        assert!(boolean("True", &o).unwrap());
+        assert!(boolean("maybe", &o).is_err());
+        assert_eq!(number("1e-5", &o).unwrap(), 1e-5);
+        assert!(is_null("~") && is_null("null") && !is_null("0"));
+    }
+}

@@ -1,0 +1,363 @@
+//! torchtitan job files (TOML): the model flavour (its shape from [`FLAVOURS`]), the FSDP / HSDP,
+//! tensor, pipeline and context parallel degrees, activation checkpointing, Float8, the local batch
+//! and the sequence length.
+//!
+//! Meanings (torchtitan's `JobConfig`): `training.local_batch_size` is the batch of one
+//! data-parallel rank (`training.batch_size` in older files); `training.global_batch_size` (−1 or
+//! absent: `local × dp`) adds gradient accumulation; with pipeline parallelism a rank's batch is cut
+//! into micro-batches of `parallelism.pipeline_parallel_microbatch_size` (default 1). Data
+//! parallelism is `data_parallel_replicate_degree × data_parallel_shard_degree` ranks; the shard
+//! degree (−1: the remaining devices) is FSDP (ZeRO-3), hybrid (HSDP) when the replicate degree is
+//! above 1. Tensor parallelism always runs with sequence parallelism. Defaults: BF16 parameters
+//! (`training.mixed_precision_param`), selective activation checkpointing, the `1F1B` schedule.
+
+use super::settings::{Origin, boolean, positive};
+use super::{Format, Launch, why};
+use crate::Error;
+use crate::catalog::Precision;
+use crate::extended::{Recompute, Sharding};
+
+/// One Llama 3 flavour of torchtitan: width, depth, heads, K/V heads, the FFN rule's multiplier
+/// and rounding, vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Flavour {
+    /// `model.flavor` value.
+    pub name: &'static str,
+    /// `dim` [channels].
+    pub dim: u64,
+    /// `n_layers`.
+    pub layers: u64,
+    /// `n_heads`.
+    pub heads: u64,
+    /// `n_kv_heads`.
+    pub kv_heads: u64,
+    /// `ffn_dim_multiplier` (1.0 when absent).
+    pub ffn_multiplier: f64,
+    /// `multiple_of` [channels].
+    pub multiple_of: u64,
+    /// Vocabulary [tokens]: the Llama 3 tokenizer's 128256, the debug model's 2000.
+    pub vocab: u64,
+}
+
+/// torchtitan's Llama 3 flavours (`torchtitan/models/llama3/__init__.py`, `llama3_configs`; the
+/// same shapes as Meta's Llama 3.1 `params.json`). The vocabulary is set from the tokenizer at run
+/// time: 128256 for Llama 3's (Meta-Llama-3.1-8B `config.json`), 2000 for the debug model's test
+/// tokenizer.
+pub const FLAVOURS: &[Flavour] = &[
+    Flavour {
+        name: "debugmodel",
+        dim: 256,
+        layers: 6,
+        heads: 16,
+        kv_heads: 16,
+        ffn_multiplier: 1.0,
+        multiple_of: 256,
+        vocab: 2000,
+    },
+    Flavour {
+        name: "8B",
+        dim: 4096,
+        layers: 32,
+        heads: 32,
+        kv_heads: 8,
+        ffn_multiplier: 1.3,
+        multiple_of: 1024,
+        vocab: 128_256,
+    },
+    Flavour {
+        name: "70B",
+        dim: 8192,
+        layers: 80,
+        heads: 64,
+        kv_heads: 8,
+        ffn_multiplier: 1.3,
+        multiple_of: 4096,
+        vocab: 128_256,
+    },
+    Flavour {
+        name: "405B",
+        dim: 16384,
+        layers: 126,
+        heads: 128,
+        kv_heads: 8,
+        ffn_multiplier: 1.2,
+        multiple_of: 4096,
+        vocab: 128_256,
+    },
+];
+
+impl Flavour {
+    /// The SwiGLU hidden width of torchtitan's (and Meta's) `FeedForward`: `4·dim`, times 2/3
+    /// (truncated), times the multiplier (truncated), rounded up to `multiple_of` [channels].
+    pub fn ffn_hidden(&self) -> u64 {
+        let h = 2 * (4 * self.dim) / 3;
+        let h = (self.ffn_multiplier * h as f64) as u64;
+        h.div_ceil(self.multiple_of) * self.multiple_of
+    }
+}
+
+/// Pipeline schedules torchtitan names (`parallelism.pipeline_parallel_schedule`) and how fmperf
+/// prices them: `(name, multi-stage, note)`.
+const SCHEDULES: &[(&str, bool, Option<&str>)] = &[
+    ("1F1B", false, None),
+    ("Interleaved1F1B", true, None),
+    ("GPipe", false, Some("GPipe keeps every micro-batch's activations; fmperf prices 1F1B (at most pp in flight)")),
+    ("LoopedBFS", true, Some("LoopedBFS is priced as interleaved 1F1B")),
+    ("InterleavedZeroBubble", true, Some("zero-bubble schedules are priced as interleaved 1F1B (bubble not removed)")),
+    ("ZBVZeroBubble", true, Some("zero-bubble schedules are priced as interleaved 1F1B (bubble not removed)")),
+    ("DualPipeV", true, Some("DualPipeV is priced as interleaved 1F1B")),
+];
+
+/// Reads a torchtitan TOML.
+pub fn parse(text: &str) -> Result<Launch, Error> {
+    let entries = super::toml::read(text)?;
+    let mut l = Launch::new(Format::Torchtitan);
+    let mut name: Option<(String, Origin)> = None;
+    let mut flavour: Option<(String, Origin)> = None;
+    let mut float8: Option<Origin> = None;
+    let mut param_dtype: Option<(Precision, Origin)> = None;
+    let mut schedule: Option<(&'static str, bool, Origin)> = None;
+    let mut ac_mode: Option<(String, Origin)> = None;
+    let mut ac_option: Option<(String, Origin)> = None;
+    for e in &entries {
+        let o = Origin::new(e.key.clone(), e.line);
+        let v = e.value.as_str();
+        let section = e.key.split('.').next().unwrap_or("");
+        let leaf = e.key.rsplit('.').next().unwrap_or("");
+        let int = || positive(v, &o);
+        match (section, leaf) {
+            ("model", "name") => name = Some((v.to_string(), o)),
+            ("model", "flavor" | "flavour") => flavour = Some((v.to_string(), o)),
+            ("model", "converters") => {
+                if v.contains("float8") || v.contains("mx") {
+                    float8 = Some(o);
+                } else if v.trim_matches(|c| c == '[' || c == ']' || c == ' ').is_empty() {
+                } else {
+                    return Err(o.error(v, "fmperf knows the float8 and mx converters"));
+                }
+            }
+            ("float8", "enable_float8_linear") if boolean(v, &o)? => float8 = Some(o),
+            ("training", "local_batch_size" | "batch_size") => _ = l.settings.local_batch.put(int()?, &o),
+            ("training", "global_batch_size") => {
+                if v.trim() != "-1" {
+                    l.settings.global_batch.put(int()?, &o);
+                }
+            }
+            ("training", "seq_len") => _ = l.settings.seq_len.put(int()?, &o),
+            ("training", "mixed_precision_param") => {
+                let p = match v {
+                    "bfloat16" => Precision::Bf16,
+                    "float16" => Precision::Fp16,
+                    "float32" => Precision::Fp32,
+                    _ => return Err(o.error(v, "must be bfloat16, float16 or float32")),
+                };
+                param_dtype = Some((p, o));
+            }
+            (_, "data_parallel_replicate_degree") => _ = l.settings.dp_replicate.put(int()?, &o),
+            (_, "data_parallel_shard_degree" | "data_parallel_degree") => {
+                if v.trim() != "-1" {
+                    l.settings.dp.put(int()?, &o);
+                } else {
+                    l.settings.dp.origin = Some(o);
+                }
+            }
+            (_, "tensor_parallel_degree") => _ = l.settings.tp.put(int()?, &o),
+            (_, "pipeline_parallel_degree") => _ = l.settings.pp.put(int()?, &o),
+            (_, "context_parallel_degree") => _ = l.settings.cp.put(int()?, &o),
+            (_, "expert_parallel_degree") => _ = l.settings.moe.ep.put(int()?, &o),
+            (_, "expert_tensor_parallel_degree") => _ = l.settings.moe.etp.put(int()?, &o),
+            (_, "pipeline_parallel_microbatch_size") => _ = l.settings.mbs.put(int()?, &o),
+            (_, "pipeline_parallel_layers_per_stage") => _ = l.settings.layers_per_virtual_stage.put(int()?, &o),
+            (_, "pipeline_parallel_schedule") => {
+                let Some((n, multi, note)) = SCHEDULES.iter().find(|s| s.0.eq_ignore_ascii_case(v)) else {
+                    let known: Vec<&str> = SCHEDULES.iter().map(|s| s.0).collect();
+                    return Err(o.error(v, format!("must be one of {}", known.join(", "))));
+                };
+                if let Some(n) = note {
+                    l.notes.push(format!("{} = {v}: {n}", o.key));
+                }
+                schedule = Some((n, *multi, o));
+            }
+            ("activation_checkpoint", "mode") => ac_mode = Some((v.to_string(), o)),
+            ("activation_checkpoint", "selective_ac_option") => ac_option = Some((v.to_string(), o)),
+            _ => {
+                let why = reason(section, leaf);
+                l.unused(e.key.clone(), v, why);
+            }
+        }
+    }
+    model(&mut l, name, flavour)?;
+    // Precision: Float8 linear layers, else the parameter dtype (default bfloat16).
+    match (float8, param_dtype) {
+        (Some(o), _) => _ = l.settings.precision.put(Precision::Fp8, &o),
+        (None, Some((p, o))) => _ = l.settings.precision.put(p, &o),
+        (None, None) => {
+            l.settings.precision.put(Precision::Bf16, &Origin::new("training.mixed_precision_param", 0));
+            l.notes.push("training.mixed_precision_param not given: torchtitan's default bfloat16".into());
+        }
+    }
+    recompute(&mut l, ac_mode, ac_option)?;
+    if let Some((_, multi, o)) = schedule
+        && multi
+        && l.settings.layers_per_virtual_stage.get().is_none()
+    {
+        l.settings.vpp.put(2, &o);
+        l.notes.push(format!(
+            "{}: a multi-stage schedule without pipeline_parallel_layers_per_stage is read as 2 stages per rank",
+            o.key
+        ));
+    }
+    // Sharding: FSDP over the shard degree (HSDP with replicas); the scenario settles DDP when the
+    // shard degree is 1.
+    let shard_origin = l.settings.dp.origin.clone().unwrap_or(Origin::new("parallelism.data_parallel_shard_degree", 0));
+    l.settings.sharding.put(Sharding::Zero3, &shard_origin);
+    if l.settings.tp.copied().unwrap_or(1) > 1 {
+        let o = l.settings.tp.origin.clone().unwrap_or(Origin::new("parallelism.tensor_parallel_degree", 0));
+        l.settings.sequence_parallel.put(true, &o);
+    } else {
+        l.settings.sequence_parallel.put(false, &Origin::new("parallelism.tensor_parallel_degree", 0));
+    }
+    Ok(l)
+}
+
+/// The model's shape from `model.name` and `model.flavor`.
+fn model(l: &mut Launch, name: Option<(String, Origin)>, flavour: Option<(String, Origin)>) -> Result<(), Error> {
+    let Some((flavour, fo)) = flavour else {
+        return Err(Error::MissingField { field: "model.flavor".into() });
+    };
+    if let Some((n, o)) = &name
+        && !matches!(n.as_str(), "llama3" | "llama3_ft" | "llama3_simple_fsdp")
+    {
+        return Err(o.error(
+            n,
+            "fmperf reads torchtitan's llama3 flavours; for another model give its Hugging Face config.json",
+        ));
+    }
+    let Some(f) = FLAVOURS.iter().find(|f| f.name.eq_ignore_ascii_case(&flavour)) else {
+        let known: Vec<&str> = FLAVOURS.iter().map(|f| f.name).collect();
+        return Err(fo.error(&flavour, format!("must be a llama3 flavour: {}", known.join(", "))));
+    };
+    let s = &mut l.settings;
+    s.model_name.put(format!("llama3 {}", f.name), &fo);
+    s.hidden.put(f.dim, &fo);
+    s.layers.put(f.layers, &fo);
+    s.heads.put(f.heads, &fo);
+    s.kv_heads.put(f.kv_heads, &fo);
+    s.ffn_hidden.put(f.ffn_hidden(), &fo);
+    s.gated_mlp.put(true, &fo);
+    s.vocab.put(f.vocab, &fo);
+    s.tied_embeddings.put(false, &fo);
+    l.notes.push(format!(
+        "model.flavor = {}: torchtitan's llama3 {} (width {}, {} blocks, {} heads, {} K/V heads, SwiGLU {}, vocabulary {})",
+        flavour,
+        f.name,
+        f.dim,
+        f.layers,
+        f.heads,
+        f.kv_heads,
+        f.ffn_hidden(),
+        f.vocab
+    ));
+    Ok(())
+}
+
+/// Activation checkpointing: `none`, `selective` (`op`: per operation; `N`: every N-th block
+/// fully), `full`.
+fn recompute(l: &mut Launch, mode: Option<(String, Origin)>, option: Option<(String, Origin)>) -> Result<(), Error> {
+    let (mode, o) = mode.unwrap_or_else(|| {
+        l.notes.push("activation_checkpoint.mode not given: torchtitan's default selective".into());
+        ("selective".into(), Origin::new("activation_checkpoint.mode", 0))
+    });
+    match mode.as_str() {
+        "none" => _ = l.settings.recompute.put(Recompute::None, &o),
+        "full" => _ = l.settings.recompute.put(Recompute::Full, &o),
+        "selective" => match option {
+            None => _ = l.settings.recompute.put(Recompute::Selective, &o),
+            Some((v, oo)) if v == "op" => _ = l.settings.recompute.put(Recompute::Selective, &oo),
+            Some((v, oo)) => {
+                let every = positive(&v, &oo).map_err(|_| oo.error(&v, "must be op or a positive integer"))?;
+                l.settings.recompute.put(Recompute::Full, &oo);
+                if let Some(layers) = l.settings.layers.copied() {
+                    l.settings.recompute_blocks.put(layers.div_ceil(every), &oo);
+                }
+            }
+        },
+        "memory_budget" => {
+            return Err(o.error(&mode, "fmperf cannot price a memory budget; use none, selective or full"));
+        }
+        _ => return Err(o.error(&mode, "must be none, selective or full")),
+    }
+    Ok(())
+}
+
+/// Why a torchtitan key that fmperf does not read does not matter, by section and name.
+fn reason(section: &str, leaf: &str) -> &'static str {
+    match (section, leaf) {
+        ("job" | "comm" | "fault_tolerance" | "experimental", _) => why::JOB,
+        ("metrics" | "profiling" | "memory_estimation", _) => why::LOGGING,
+        ("checkpoint", _) => why::CHECKPOINT,
+        ("validation", _) => why::EVALUATION,
+        ("optimizer" | "lr_scheduler", _) => why::HYPERPARAMETER,
+        ("compile" | "float8" | "mx", _) => why::KERNEL,
+        ("model", "tokenizer_path" | "hf_assets_path" | "norm_type") => why::DATA,
+        ("model", "print_after_conversion") => why::LOGGING,
+        ("training", "steps" | "warmup_steps") => why::LENGTH,
+        ("training", "dataset" | "dataset_path") => why::DATA,
+        ("training", "max_norm" | "seed" | "lr") => why::HYPERPARAMETER,
+        ("training", "compile" | "gc_freq" | "deterministic" | "mixed_precision_reduce") => why::KERNEL,
+        ("training", "enable_cpu_offload") => "affects memory and time, not modelled (CPU offload)",
+        (_, "fsdp_reshard_after_forward") => {
+            "affects memory, not modelled: fmperf's FSDP reshards after forward and gathers again for backward"
+        }
+        (_, "enable_async_tensor_parallel" | "enable_compiled_autograd" | "disable_loss_parallel") => why::KERNEL,
+        (_, "context_parallel_rotate_method") => why::ASSUMED,
+        (_, "pipeline_parallel_split_points") => {
+            "affects performance, not modelled: fmperf splits the blocks evenly over the stages"
+        }
+        _ => why::UNKNOWN,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flavour_widths_match_meta() {
+        // Meta's published intermediate sizes: 14336, 28672, 53248.
+        let w: Vec<u64> = FLAVOURS[1..].iter().map(Flavour::ffn_hidden).collect();
+        assert_eq!(w, [14336, 28672, 53248]);
+    }
+
+    #[test]
+    fn reads_a_job_file() {
+        let l = parse(
+            "[job]\ndump_folder = \"./outputs\"\n[model]\nname = \"llama3\"\nflavor = \"8B\"\n\
+             converters = [\"float8\"]\n[training]\nlocal_batch_size = 2\nseq_len = 8192\nsteps = 1000\n\
+             [parallelism]\ndata_parallel_shard_degree = -1\ntensor_parallel_degree = 2\n\
+             [activation_checkpoint]\nmode = \"full\"\n",
+        )
+        .unwrap();
+        let s = &l.settings;
+        assert_eq!(s.ffn_hidden.copied(), Some(14336));
+        assert_eq!(s.precision.copied(), Some(Precision::Fp8));
+        assert_eq!(s.recompute.copied(), Some(Recompute::Full));
+        assert_eq!((s.local_batch.copied(), s.tp.copied(), s.dp.copied()), (Some(2), Some(2), None));
+        assert_eq!(s.sequence_parallel.copied(), Some(true));
+        let unused: Vec<&str> = l.unused.iter().map(|u| u.key.as_str()).collect();
+        assert_eq!(unused, ["job.dump_folder", "training.steps"]);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = parse("[model]\nname = \"llama3\"\nflavor = \"9B\"\n").unwrap_err();
+        assert_eq!(e.field(), Some("model.flavor"));
+        let e = parse("[model]\nflavor = \"8B\"\n[parallelism]\ntensor_parallel_degree = 0\n").unwrap_err();
+        assert_eq!(e.field(), Some("parallelism.tensor_parallel_degree"));
+        let e = parse("[model]\nflavor = \"8B\"\n[activation_checkpoint]\nmode = \"sometimes\"\n").unwrap_err();
+        assert_eq!(e.field(), Some("activation_checkpoint.mode"));
+        let e = parse("[model]\nflavor = \"8B\"\n[parallelism]\npipeline_parallel_schedule = \"Magic\"\n").unwrap_err();
+        assert_eq!(e.field(), Some("parallelism.pipeline_parallel_schedule"));
+        assert!(matches!(parse("[training]\nseq_len = 8\n").unwrap_err(), Error::MissingField { .. }));
+    }
+}

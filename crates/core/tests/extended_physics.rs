@@ -1,0 +1,150 @@
+//! The physics corrections of issue 16 §3, each checked against a hand computation.
+
+use fmperf_core::SystemParams;
+use fmperf_core::catalog::{self, MappingOptions, Precision};
+use fmperf_core::extended::data_parallel::{DpGroups, data_parallel_cost, grad_reduce_bytes};
+use fmperf_core::extended::head::head_cost;
+use fmperf_core::extended::ops::{OpKind, operations};
+use fmperf_core::extended::pricing::Pricing;
+use fmperf_core::extended::{ExtendedOptions, Fp8Recipe, GradReduce, Hardware, Layout, Recompute, Sharding, Workload};
+use fmperf_core::reference::collective::CollectiveKind;
+
+fn gpt(seq: u64) -> Workload {
+    Workload { gated_mlp: false, kv_heads: 32, ffn_hidden: 16384, vocab: None, seq_len: seq, ..Workload::LLAMA3_8B }
+}
+
+fn h200() -> Hardware {
+    Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true)
+}
+
+fn close(a: f64, b: f64, what: &str) {
+    assert!((a - b).abs() <= 1e-9 * b.abs().max(1e-30), "{what}: {a} vs {b}");
+}
+
+#[test]
+fn sequence_parallelism_shards_every_kept_activation() {
+    // GPT block (f = 4h, no GQA, 2-byte activations), flash attention, no recomputation:
+    // norm inputs 2h, norm outputs feeding Q/K/V and the MLP 2h, Q/K/V 3h, attention output h,
+    // MLP pre-activation 4h and activation output 4h = 16h elements per token = 32·s·b·h bytes,
+    // all divided by t with sequence parallelism (Korthikanti et al.'s 34/t without dropout masks
+    // and scores).
+    let (s, h) = (2048.0, 4096.0);
+    let hw = h200();
+    for t in [1u64, 4, 8] {
+        let opts = ExtendedOptions { recompute: Recompute::None, ..ExtendedOptions::realistic() };
+        let layout = Layout::placed(t, 1, 1, 1, 1, 1, 8);
+        let kept: f64 =
+            operations(&gpt(2048), &layout, &Pricing { hw: &hw, opts: &opts }).iter().map(|o| o.kept.none).sum();
+        close(kept, 32.0 / t as f64 * s * h, &format!("t = {t}"));
+        // Without sequence parallelism the four token-wise tensors stay whole: (8 + 24/t)·sbh.
+        let no_sp = ExtendedOptions { sequence_parallel: false, ..opts };
+        let kept: f64 =
+            operations(&gpt(2048), &layout, &Pricing { hw: &hw, opts: &no_sp }).iter().map(|o| o.kept.none).sum();
+        close(kept, (8.0 + 24.0 / t as f64) * s * h, &format!("t = {t} without SP"));
+    }
+}
+
+#[test]
+fn gradients_are_reduced_in_fp32_for_bf16_training_by_default() {
+    let hw = h200();
+    let auto = ExtendedOptions { sharding: Sharding::Ddp, ..ExtendedOptions::realistic() };
+    assert_eq!(grad_reduce_bytes(&hw, &auto), 4.0);
+    let param = ExtendedOptions { grad_reduce: GradReduce::Param, ..auto };
+    assert_eq!(grad_reduce_bytes(&hw, &param), 2.0);
+    // One block of 1e9 parameters, 8 replicas in one NVLink domain, nothing to overlap with:
+    // all-reduce = reduce-scatter + all-gather, each λf·7 + (7/8)·V/bf, V = 4 GB in FP32.
+    let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
+    let groups = DpGroups::of(&layout, &auto).unwrap();
+    let cost = data_parallel_cost(&groups, &Pricing { hw: &hw, opts: &auto }, 1, 1e9, 0.0, 0.0);
+    let net = &hw.net;
+    let one_way = |v: f64| net.fast_latency * 7.0 + 7.0 / 8.0 * v / net.fast_bandwidth;
+    close(cost.per_iteration_s, 2.0 * one_way(4.0), "FP32 all-reduce");
+    let cost16 = data_parallel_cost(&groups, &Pricing { hw: &hw, opts: &param }, 1, 1e9, 0.0, 0.0);
+    close(cost16.per_iteration_s, 2.0 * one_way(2.0), "16-bit all-reduce");
+    // FP16 training reduces in FP16.
+    let h100 = catalog::find_system("nvidia_h100_sxm5_80gb").unwrap();
+    let fp16 = Hardware::from_catalog(h100, Precision::Fp16, true, &MappingOptions::default()).unwrap();
+    assert_eq!(grad_reduce_bytes(&fp16, &auto), 2.0);
+}
+
+#[test]
+fn fsdp_on_a_torus_shards_inside_the_slice() {
+    // TPU v5e, 2048 chips in slices of 256, FSDP of unstated size: shards of 256 inside the ICI
+    // slice, replicated over the 8 slices (MaxText's defaults), not one group over the DCN.
+    let v5e = catalog::find_system("google_tpu_v5e").unwrap();
+    let hw = Hardware::from_catalog(v5e, Precision::Bf16, true, &MappingOptions::default()).unwrap();
+    assert!(hw.torus);
+    let opts = ExtendedOptions { sharding: Sharding::Zero3, ..ExtendedOptions::realistic() };
+    let layout = Layout::placed(1, 1, 1, 2048, 1, 2048, hw.domain_size());
+    let g = DpGroups::on(&layout, &opts, &hw).unwrap();
+    assert_eq!((g.replicas, g.shard, g.shard_fast, g.shard_groups()), (2048, 256, 256, 8));
+    // A GPU keeps the whole group; a stated group is kept on the torus too.
+    assert_eq!(DpGroups::on(&layout, &opts, &h200()).unwrap().shard, 2048);
+    let stated = ExtendedOptions { shard_group: Some(2048), ..opts };
+    assert_eq!(DpGroups::on(&layout, &stated, &hw).unwrap().shard, 2048);
+}
+
+#[test]
+fn tied_embeddings_count_once_on_a_single_stage() {
+    let hw = h200();
+    let opts = ExtendedOptions::realistic();
+    let p = Pricing { hw: &hw, opts: &opts };
+    let tied = Workload { tied_embeddings: true, ..Workload::LLAMA3_8B };
+    let one = Layout::placed(2, 1, 1, 1, 1, 1, 8);
+    assert_eq!(head_cost(&tied, &one, &p).parameters, 0.0);
+    assert_eq!(head_cost(&Workload::LLAMA3_8B, &one, &p).parameters, 4096.0 * 128256.0 / 2.0);
+    // With pipeline stages the last stage holds its own copy (Megatron-LM).
+    let two = Layout::placed(2, 1, 2, 1, 1, 1, 8);
+    assert_eq!(head_cost(&tied, &two, &p).parameters, 4096.0 * 128256.0 / 2.0);
+}
+
+#[test]
+fn tensor_parallel_collectives_and_their_overlap() {
+    let hw = h200();
+    let w = gpt(2048);
+    let layout = Layout::placed(8, 1, 1, 1, 1, 1, 8);
+    let base = ExtendedOptions::realistic();
+    let p = Pricing { hw: &hw, opts: &base };
+    let ops = operations(&w, &layout, &p);
+    let v = 2048.0 * 4096.0 * 2.0 * 1e-9;
+    let ag = p.collective(CollectiveKind::AllGather, v, 8, 8);
+    let rs = p.collective(CollectiveKind::ReduceScatter, v, 8, 8);
+    let find = |ops: &[fmperf_core::extended::ops::Operation], n: &str| *ops.iter().find(|o| o.name == n).unwrap();
+    let entry = find(&ops, "attn_all_gather");
+    let qkv = find(&ops, "qkv_proj");
+    // Forward: the all-gather exposed; backward: the re-gather of the sharded input overlapped
+    // with the input-gradient GEMM and the reduce-scatter with the weight-gradient GEMM.
+    close(entry.fwd.tp_comm_s, ag, "entry forward");
+    let hidden = |t: f64| (t - qkv.fwd.compute_s).max(0.0);
+    close(entry.bwd.tp_comm_s + 1e-30, hidden(ag) + hidden(rs) + 1e-30, "entry backward");
+    let exit = find(&ops, "attn_reduce_scatter");
+    close(exit.fwd.tp_comm_s, rs, "exit forward");
+    close(exit.bwd.tp_comm_s, ag, "exit backward");
+    // With --tp-comm-overlap every collective hides behind its GEMM.
+    let over = ExtendedOptions { tp_comm_overlap: true, ..base };
+    let ops = operations(&w, &layout, &Pricing { hw: &hw, opts: &over });
+    let out = find(&ops, "out_proj");
+    close(
+        find(&ops, "attn_reduce_scatter").fwd.tp_comm_s + 1e-30,
+        (rs - out.fwd.compute_s).max(0.0) + 1e-30,
+        "overlap",
+    );
+    assert!(ops.iter().filter(|o| o.kind == OpKind::Collective).all(|o| o.fwd.tp_comm_s <= ag));
+}
+
+#[test]
+fn fp8_weight_casts_by_recipe() {
+    let h100 = catalog::find_system("nvidia_h100_sxm5_80gb").unwrap();
+    let hw = Hardware::from_catalog(h100, Precision::Fp8, true, &MappingOptions::default()).unwrap();
+    let w = gpt(2048);
+    let layout = Layout::placed(1, 1, 1, 1, 1, 1, 8);
+    let te = ExtendedOptions { precision: Precision::Fp8, ..ExtendedOptions::realistic() };
+    let ops = operations(&w, &layout, &Pricing { hw: &hw, opts: &te });
+    assert!(ops.iter().any(|o| o.name == "fp8_casts") && !ops.iter().any(|o| o.name == "fp8_weight_casts"));
+    // torchao: every forward (and backward) reads the 16-bit weight and writes an FP8 one: 3 B per
+    // linear-layer parameter, 12h² parameters in a GPT block.
+    let ao = ExtendedOptions { fp8_recipe: Fp8Recipe::Torchao, ..te };
+    let ops = operations(&w, &layout, &Pricing { hw: &hw, opts: &ao });
+    let cast = ops.iter().find(|o| o.name == "fp8_weight_casts").unwrap();
+    close(cast.bytes, 12.0 * 4096.0 * 4096.0 * 3.0, "torchao weight-cast bytes");
+}

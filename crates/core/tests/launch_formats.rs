@@ -1,0 +1,158 @@
+//! Launch files as the input (issue 18 §3): each shipped example is read, turned into its scenario
+//! and estimated; malformed files are errors that name the flag or key; no input panics.
+
+use fmperf_core::Error;
+use fmperf_core::catalog::Precision;
+use fmperf_core::extended::{Recompute, Sharding};
+use fmperf_core::launch::{self, Format, Overrides, Scenario, estimate_text};
+
+const MEGATRON: &str = include_str!("../../../examples/launch/megatron-llama3-70b.sh");
+const TORCHTITAN: &str = include_str!("../../../examples/launch/torchtitan-llama3-8b.toml");
+const NEMO: &str = include_str!("../../../examples/launch/nemo-llama3-8b.yaml");
+const HF: &str = include_str!("../../../examples/launch/hf-llama3-8b-config.json");
+
+fn scenario(text: &str, name: &str) -> Scenario {
+    let l = launch::parse(text, Some(name)).unwrap();
+    Scenario::from_launch(&l, &Overrides::default()).unwrap()
+}
+
+#[test]
+fn megatron_llama3_70b_script() {
+    let l = launch::parse(MEGATRON, None).unwrap();
+    assert_eq!(l.format, Format::Megatron);
+    let sc = Scenario::from_launch(&l, &Overrides::default()).unwrap();
+    let (w, y, o) = (&sc.workload, &sc.layout, &sc.options);
+    assert_eq!((w.layers, w.hidden, w.ffn_hidden, w.heads, w.kv_heads, w.seq_len), (80, 8192, 28672, 64, 8, 8192));
+    assert!(w.gated_mlp);
+    assert_eq!(w.vocab, Some(129_024), "128256 padded to a multiple of 128·tp");
+    assert_eq!((sc.devices, y.tp, y.pp, y.cp, y.dp, y.mbs, y.global_batch), (64, 8, 4, 1, 2, 1, 128));
+    assert_eq!((o.interleave, o.recompute, o.sharding), (4, Recompute::Selective, Sharding::Zero1));
+    assert!(o.sequence_parallel);
+    assert_eq!(o.precision, Precision::Bf16);
+    assert_eq!(sc.system.as_deref(), Some("nvidia_h100_sxm5_80gb"));
+    // Logging, checkpoint and data flags are listed with why, none silently dropped.
+    for key in ["--save-interval", "--data-path", "--log-interval", "--lr", "--master_port", "--time"] {
+        let u = l.unused.iter().find(|u| u.key == key).unwrap_or_else(|| panic!("{key} not listed"));
+        assert!(u.why.contains("does not affect"), "{key}: {}", u.why);
+    }
+    assert!(l.unused.iter().all(|u| !u.why.is_empty()));
+}
+
+#[test]
+fn torchtitan_nemo_and_hf_examples() {
+    let t = scenario(TORCHTITAN, "torchtitan-llama3-8b.toml");
+    assert_eq!((t.workload.ffn_hidden, t.workload.vocab, t.devices), (14336, Some(128_256), 8));
+    assert_eq!((t.layout.dp, t.layout.mbs, t.layout.global_batch), (8, 1, 8));
+    assert_eq!((t.options.sharding, t.options.recompute), (Sharding::Zero3, Recompute::Selective));
+
+    let n = scenario(NEMO, "nemo-llama3-8b.yaml");
+    assert_eq!((n.devices, n.layout.tp, n.layout.dp, n.layout.global_batch), (16, 2, 8, 128));
+    assert_eq!((n.options.sharding, n.options.recompute), (Sharding::Zero1, Recompute::Selective));
+    assert_eq!(n.workload.seq_len, 8192);
+
+    let h = launch::parse(HF, Some("config.json")).unwrap();
+    let m = launch::ModelOnly::from_launch(&h, &Overrides { seq_len: Some(4096), ..Overrides::default() }, 1).unwrap();
+    assert_eq!((m.workload.layers, m.workload.kv_heads, m.workload.vocab), (32, 8, Some(128_256)));
+    let e = Scenario::from_launch(&h, &Overrides::default()).unwrap_err();
+    assert!(e.to_string().contains("fmperf search --from"), "{e}");
+}
+
+#[test]
+fn estimates_have_the_contract_fields() {
+    for (text, name) in [(MEGATRON, "a.sh"), (TORCHTITAN, "b.toml"), (NEMO, "c.yaml")] {
+        let (l, e) = estimate_text(text, Some(name), &Overrides::default()).unwrap();
+        let j = e.to_json(&l);
+        for k in ["tp", "pp", "dp", "cp", "mbs", "vpp", "recompute", "sharding", "precision"] {
+            assert!(!j["config"][k].is_null(), "{name}: config.{k}");
+        }
+        for k in ["kind", "predicted_gb", "capacity_gb", "fits"] {
+            assert!(!j["memory"][k].is_null(), "{name}: memory.{k}");
+        }
+        let t = j["time_per_step_s"].as_f64().unwrap();
+        let tok = j["tokens_per_s"].as_f64().unwrap();
+        let mfu = j["mfu"].as_f64().unwrap();
+        assert!(t > 0.0 && tok > 0.0 && mfu > 0.05 && mfu < 1.0, "{name}: {t} {tok} {mfu}");
+        let g = j["config"]["global_batch"].as_f64().unwrap();
+        let seq = j["model"]["seq_len"].as_f64().unwrap();
+        assert!((tok - g * seq / t).abs() < 1e-6 * tok, "{name}: tokens/s = G·seq/t");
+        assert!(j["unused"].as_array().is_some_and(|u| !u.is_empty() && u.iter().all(|x| x["why"].is_string())));
+        assert_ne!(j["memory"]["fits"], "no", "{name}: the example runs are not predicted to fail");
+    }
+}
+
+#[test]
+fn overrides_and_system_errors() {
+    let o = Overrides { gpus: Some(128), global_batch: Some(256), ..Overrides::default() };
+    let (_, e) = estimate_text(MEGATRON, None, &o).unwrap();
+    assert_eq!((e.layout.dp, e.layout.global_batch), (4, 256));
+    let no_system = MEGATRON.replace("# fmperf: system=nvidia_h100_sxm5_80gb", "");
+    let err = estimate_text(&no_system, None, &Overrides::default()).unwrap_err();
+    assert_eq!(err.field(), Some("--system"));
+    let o = Overrides { system: Some("nvidia_h999".into()), ..Overrides::default() };
+    assert!(estimate_text(MEGATRON, None, &o).is_err());
+}
+
+fn field_of(text: &str, name: &str) -> Option<String> {
+    let e = launch::parse(text, Some(name)).and_then(|l| Scenario::from_launch(&l, &Overrides::default())).unwrap_err();
+    e.field().map(str::to_string)
+}
+
+#[test]
+fn malformed_files_name_the_flag_or_key() {
+    // Megatron: a value that is not a number, a variable the script never sets, a bad choice.
+    let bad = MEGATRON.replace("--num-layers 80", "--num-layers eighty");
+    assert_eq!(field_of(&bad, "a.sh").as_deref(), Some("--num-layers"));
+    let bad = MEGATRON.replace("TP=8", "");
+    let e = launch::parse(&bad, None).unwrap_err().to_string();
+    assert!(e.contains("--tensor-model-parallel-size") && e.contains("$TP"), "{e}");
+    let bad = MEGATRON.replace("--recompute-activations", "--recompute-granularity most");
+    assert_eq!(field_of(&bad, "a.sh").as_deref(), Some("--recompute-granularity"));
+    let bad = MEGATRON.replace("GBS=128", "GBS=127");
+    assert_eq!(field_of(&bad, "a.sh").as_deref(), Some("--global-batch-size"));
+    // torchtitan: broken TOML, an unknown flavour, a degree that is not a number.
+    assert!(matches!(launch::parse("[model\nflavor = \"8B\"", Some("t.toml")).unwrap_err(), Error::Parse { .. }));
+    let bad = TORCHTITAN.replace("flavor = \"8B\"", "flavor = \"7B\"");
+    assert_eq!(field_of(&bad, "t.toml").as_deref(), Some("model.flavor"));
+    let bad = TORCHTITAN.replace("tensor_parallel_degree = 1", "tensor_parallel_degree = \"two\"");
+    assert_eq!(field_of(&bad, "t.toml").as_deref(), Some("parallelism.tensor_parallel_degree"));
+    // NeMo YAML: bad indentation, a bad precision.
+    let bad = NEMO.replace("  num_layers: 32", " num_layers: 32");
+    let e = launch::parse(&bad, Some("n.yaml")).unwrap_err().to_string();
+    assert!(e.contains("YAML line"), "{e}");
+    let bad = NEMO.replace("precision: bf16-mixed", "precision: half");
+    assert_eq!(field_of(&bad, "n.yaml").as_deref(), Some("trainer.precision"));
+    // HF: truncated JSON, a key with the wrong type.
+    assert!(matches!(launch::parse(&HF[..HF.len() / 2], Some("c.json")).unwrap_err(), Error::Parse { .. }));
+    let bad = HF.replace("\"num_hidden_layers\": 32", "\"num_hidden_layers\": -3");
+    assert_eq!(field_of(&bad, "c.json").as_deref(), Some("num_hidden_layers"));
+}
+
+/// A small deterministic generator of edits.
+fn lcg(state: &mut u64) -> u64 {
+    *state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+    *state >> 33
+}
+
+#[test]
+fn mutated_files_never_panic() {
+    let pieces = ["\\", "\"", "'", "$(", "${", "((", "[", "]", "{", "=", ":", "-", "#", "\n", " ", "0", "-1", "\t"];
+    let mut state = 7u64;
+    for (text, name) in [(MEGATRON, "a.sh"), (TORCHTITAN, "b.toml"), (NEMO, "c.yaml"), (HF, "d.json")] {
+        for _ in 0..150 {
+            let mut t: Vec<char> = text.chars().collect();
+            for _ in 0..1 + lcg(&mut state) % 4 {
+                let at = (lcg(&mut state) as usize) % t.len().max(1);
+                let p = pieces[(lcg(&mut state) as usize) % pieces.len()];
+                if lcg(&mut state) % 2 == 0 {
+                    t.splice(at..at, p.chars());
+                } else {
+                    let end = (at + 1 + lcg(&mut state) as usize % 12).min(t.len());
+                    t.drain(at..end);
+                }
+            }
+            let mutated: String = t.into_iter().collect();
+            let _ = estimate_text(&mutated, Some(name), &Overrides::default());
+            let _ = launch::parse(&mutated, None);
+        }
+    }
+}
