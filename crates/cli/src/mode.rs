@@ -12,15 +12,34 @@ use crate::cmd::CmdError;
 /// The mode asked for with `--mode` and `--ext` (`None`: neither flag given; `--ext` alone is
 /// extended mode, the default). Errors name the flag.
 pub fn from_args(args: &Args) -> Result<Option<ModelMode>, CmdError> {
-    let (mode, ext) = (args.value("mode")?, args.value("ext")?);
-    if mode.is_none() && ext.is_none() {
+    let (mode, ext, moe) = (args.value("mode")?, args.value("ext")?, args.value("moe")?);
+    if mode.is_none() && ext.is_none() && moe.is_none() {
         return Ok(None);
     }
-    // Extended mode is the default (issue 16 §5): `--ext` alone means extended mode.
-    ModelMode::from_text(Some(mode.unwrap_or("extended")), ext).map(Some).map_err(|e| {
+    // Extended mode is the default (issue 16 §5): `--ext` or `--moe` alone means extended mode.
+    let parsed = ModelMode::from_text(Some(mode.unwrap_or("extended")), ext).map_err(|e| {
         let flag = if e.field().is_some_and(|f| f.starts_with("ext")) { "--ext" } else { "--mode" };
         CmdError::Usage(format!("{flag}: {e}"))
-    })
+    })?;
+    match (parsed, moe) {
+        (m, None) => Ok(Some(m)),
+        (ModelMode::Extended(mut o), Some(text)) => {
+            o.moe = o.moe.with_text(text).map_err(|e| CmdError::Usage(format!("--moe: {e}")))?;
+            Ok(Some(ModelMode::Extended(o)))
+        }
+        (_, Some(_)) => Err(CmdError::Usage("--moe: Mixture-of-Experts switches need --mode extended".into())),
+    }
+}
+
+/// The `--moe` section of a command's help: the Mixture-of-Experts switches.
+pub fn moe_help() -> String {
+    let mut s = String::from(
+        "MIXTURE-OF-EXPERTS (extended mode, MoE models):\n  --moe KEY=VALUE,…  e.g. --moe load=forced,dispatcher=deepep:4,ep=32\n",
+    );
+    for (k, what) in fmperf_core::extended::moe::options::KEYS {
+        s.push_str(&format!("  {k}: {what}\n"));
+    }
+    s
 }
 
 /// The values a switch takes, for `--help`.

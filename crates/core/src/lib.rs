@@ -22,6 +22,7 @@ pub mod hint;
 pub mod launch;
 pub mod mode;
 pub mod model;
+pub mod moe_shape;
 pub mod presets;
 pub mod reference;
 pub mod search;

@@ -102,7 +102,7 @@ impl ModelMode {
                     .iter()
                     .map(|s| (s.key.to_string(), Value::from(o.value_of(s.key).unwrap_or_default())))
                     .collect();
-                json!({ "mode": "extended", "switches": switches })
+                json!({ "mode": "extended", "switches": switches, "moe": o.moe.to_string() })
             }
         }
     }

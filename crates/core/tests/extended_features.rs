@@ -218,6 +218,9 @@ fn never_panics_on_arbitrary_layouts_and_options() {
             ffn_hidden: 8,
             gated_mlp: true,
             vocab: Some(5),
+            moe: None,
+            mla: None,
+            mtp_layers: 0,
             tied_embeddings: false,
         },
     ];
@@ -235,6 +238,8 @@ fn never_panics_on_arbitrary_layouts_and_options() {
             mbs: pick(),
             global_batch: pick(),
             placement: fmperf_core::extended::Placement { tp: pick(), cp: pick(), dp: pick(), pp: pick() },
+            ep: pick(),
+            etp: pick(),
         };
         if i % 3 != 0 {
             // A consistent layout of random degrees, placed on the node, so that many evaluate.

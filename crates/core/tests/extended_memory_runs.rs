@@ -62,6 +62,9 @@ fn read(r: &Value) -> Option<Row> {
         gated_mlp: text(&m["ffn_type"]).contains("glu"),
         vocab: num(&m["vocab"]),
         tied_embeddings: m["tied_embeddings"].as_bool().unwrap_or(false),
+        moe: None,
+        mla: None,
+        mtp_layers: 0,
     };
     let (tp, pp, cp, dp) = (
         num(&p["tp"]).unwrap_or(1),

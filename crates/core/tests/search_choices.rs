@@ -87,6 +87,7 @@ fn brute_force(s: &SearchSpec, setup: &ExtendedSetup, choices: ExecutionChoices)
                     mem_gb: o.mem_gb,
                     totals: o.totals,
                     execution: Some(e),
+                    experts: None,
                 });
             }
         }

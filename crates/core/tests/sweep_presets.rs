@@ -10,7 +10,7 @@ use fmperf_core::sweep::Sweep;
 fn every_preset_loads_with_valid_panels() {
     let loaded = presets::load().expect("studies.json parses");
     let ids: Vec<&str> = loaded.iter().map(|p| p.id.as_str()).collect();
-    assert_eq!(ids, ["strong-scaling", "hardware", "design-space", "accelerators", "long-sequence"]);
+    assert_eq!(ids, ["strong-scaling", "hardware", "design-space", "accelerators", "long-sequence", "moe"]);
     for p in &loaded {
         assert!(!p.panels.is_empty(), "{}", p.id);
         for panel in &p.panels {

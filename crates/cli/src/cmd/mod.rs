@@ -11,6 +11,7 @@ pub mod search_from;
 pub mod show;
 pub mod sweep;
 pub mod validate;
+pub mod validate_moe;
 
 /// Why a command failed.
 #[derive(Debug)]

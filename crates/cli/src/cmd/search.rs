@@ -28,7 +28,7 @@ fmperf search — the fastest parallel configurations that fit in memory (extend
 
 USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> [--strategy <1d|2d|2d-seqp|…|all>]
                      --gpus N --global-batch G [--domain K] [--top K] [--format table|json|csv]
-                     [--mode extended|reference] [--ext KEY=VALUE,…] [--threads N]
+                     [--mode extended|reference] [--ext KEY=VALUE,…] [--moe KEY=VALUE,…] [--threads N]
                      [--recompute none|selective|full] [--sharding zero0|zero1|zero2|zero3|fsdp]
                      [--shard-group all|N] [--interleave N] [--cp N] [--mbs N]
 
@@ -90,7 +90,7 @@ pub struct SearchRequest {
 }
 
 /// The value flags of `fmperf search`.
-const VALUE_FLAGS: [&str; 19] = [
+const VALUE_FLAGS: [&str; 20] = [
     "model",
     "system",
     "strategy",
@@ -101,6 +101,7 @@ const VALUE_FLAGS: [&str; 19] = [
     "format",
     "mode",
     "ext",
+    "moe",
     "threads",
     "recompute",
     "sharding",
@@ -114,7 +115,7 @@ const VALUE_FLAGS: [&str; 19] = [
 
 /// Runs `fmperf search`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let help = format!("{HELP}{}{}", super::search_from::HELP, crate::mode::help());
+    let help = format!("{HELP}{}{}{}", super::search_from::HELP, crate::mode::help(), crate::mode::moe_help());
     let Some(args) = super::parse_flags(raw, &VALUE_FLAGS, &help, out)? else {
         return Ok(());
     };
@@ -228,6 +229,10 @@ pub fn execute(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
             }
             if !found.notes.is_empty() {
                 doc["widening"] = json!(found.notes.join("; "));
+            }
+            // MoE searches also say which Mixture-of-Experts switches priced them.
+            if result.top.iter().any(|r| r.experts.is_some()) {
+                doc["moe"] = m.get("moe").cloned().unwrap_or(Value::Null);
             }
             if let Some(d) = &found.diagnosis {
                 doc["diagnosis"] = serde_json::to_value(d).unwrap_or(Value::Null);

@@ -86,6 +86,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         "panel",
         "mode",
         "ext",
+        "moe",
         "threads",
     ];
     let args = Args::parse(raw, &value_flags, &["help", "list"])?;

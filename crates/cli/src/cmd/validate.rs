@@ -33,6 +33,12 @@ in-sample error is beside it. Rows with a memory figure or an out-of-memory outc
 with the prediction of the kind they measured (peak allocated, peak reserved, nvidia-smi) and get a
 verdict: fits yes / tight (within the error band of the capacity) / no.
 
+Mixture-of-Experts runs (measured-moe-runs.json, `builtin-moe`: the 53 MoE runs; any file whose rows
+name `num_experts`) are evaluated in extended mode with their expert parallelism, routing and
+dispatcher, compared in the row's FLOP convention (Megatron or MaxText model TFLOP/s per device, else
+tokens/s per device) and memory where measured, with the leave-one-source-out error of the fitted
+MoE constant beside the in-sample error.
+
   --mode     reference (the published model) or extended (default)
   --format   table (default), csv, or json: {\"rows\": [{\"id\", \"metric\", \"metric_structured\",
              \"predicted\", \"measured\", \"error\", \"error_loso\", \"skipped\", \"reason\",
@@ -66,9 +72,14 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let text = match data {
         "builtin" => validate::MEASURED_RUNS_JSON.to_string(),
         "builtin-memory" => validate::MEASURED_MEMORY_RUNS_JSON.to_string(),
+        "builtin-moe" => fmperf_core::validate::moe_runs::MOE_RUNS_JSON.to_string(),
         path => std::fs::read_to_string(path)
             .map_err(|e| CmdError::Usage(format!("--data {path}: cannot read the file: {e}")))?,
     };
+    // Mixture-of-Experts runs (their rows name routed experts) have a validation of their own.
+    if super::validate_moe::is_moe_file(&text) {
+        return super::validate_moe::run(&text, format, out);
+    }
     let file = parse_measured_runs(&text).map_err(|e| CmdError::Usage(format!("--data {data}: {e}")))?;
     if args.flag("fit") {
         let fit = validate::fit_report(&file);

@@ -2,6 +2,9 @@
 //!
 //! * `models.json` — the model catalog, written in fmperf's versioned model format (each entry
 //!   with its sources and notes);
+//! * `models-moe.json` — the Mixture-of-Experts models of the catalog (same format, `moe`/`mla`
+//!   objects; kept in their own file so that dense and MoE entries are edited apart), appended
+//!   after `models.json`'s entries;
 //! * `hardware-catalog.json` — the hardware catalog of `shared/data`, copied unchanged (every value
 //!   with its sources);
 //! * `system-modelling.json` — fmperf's annotations of it: the architecture class of each
@@ -34,6 +37,7 @@ use crate::hint;
 use crate::{Error, SystemParams};
 
 const MODELS_JSON: &str = include_str!("../../data/models.json");
+const MOE_MODELS_JSON: &str = include_str!("../../data/models-moe.json");
 const HARDWARE_JSON: &str = include_str!("../../data/hardware-catalog.json");
 const MODELLING_JSON: &str = include_str!("../../data/system-modelling.json");
 
@@ -82,19 +86,27 @@ pub fn find_system(id: &str) -> Result<&'static CatalogSystem, Error> {
         .ok_or_else(|| not_found("system", id, all.iter().map(|s| s.id.as_str()).collect()))
 }
 
-/// Parses the compiled-in model catalog (every problem, if any: tests keep this `Ok`).
+/// Parses the compiled-in model catalog, `models.json` then `models-moe.json` (every problem, if
+/// any: tests keep this `Ok`).
 pub fn load_models() -> Result<Vec<CatalogModel>, Vec<Error>> {
-    let entries: Vec<Value> =
-        serde_json::from_str(MODELS_JSON).map_err(|e| vec![Error::Parse { message: format!("models.json: {e}") }])?;
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for entry in &entries {
-        match format::parse_value(entry) {
-            Ok(p) => match p.document {
-                Document::Model(m) => out.push(m),
-                other => errors.push(Error::Parse { message: format!("models.json holds a {}", other.kind()) }),
-            },
-            Err(mut e) => errors.append(&mut e),
+    for (name, text) in [("models.json", MODELS_JSON), ("models-moe.json", MOE_MODELS_JSON)] {
+        let entries: Vec<Value> = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => {
+                errors.push(Error::Parse { message: format!("{name}: {e}") });
+                continue;
+            }
+        };
+        for entry in &entries {
+            match format::parse_value(entry) {
+                Ok(p) => match p.document {
+                    Document::Model(m) => out.push(m),
+                    other => errors.push(Error::Parse { message: format!("{name} holds a {}", other.kind()) }),
+                },
+                Err(mut e) => errors.append(&mut e),
+            }
         }
     }
     if errors.is_empty() { Ok(out) } else { Err(errors) }

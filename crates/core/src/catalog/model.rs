@@ -3,6 +3,7 @@
 //! and its sources — and says what reference mode loses when it is reduced to a [`ModelShape`].
 
 use super::provenance::FieldSources;
+use crate::moe_shape::{Mla, MoeShape};
 use crate::{Error, ModelShape};
 
 /// The MLP of a transformer block.
@@ -95,6 +96,12 @@ pub struct CatalogModel {
     pub vocab: Option<u64>,
     /// Parameter count as stated by the source, in billions.
     pub params_b: Option<f64>,
+    /// Mixture-of-Experts blocks (`None`: dense).
+    pub moe: Option<MoeShape>,
+    /// Multi-head latent attention (`None`: multi-head / grouped-query attention).
+    pub mla: Option<Mla>,
+    /// Multi-token-prediction blocks (`None`: none or unknown).
+    pub mtp_layers: Option<u64>,
     /// How long the model is trained.
     pub training_budget: TrainingBudget,
     /// Where the numbers come from.
@@ -124,6 +131,9 @@ impl CatalogModel {
             mlp: Mlp::Gelu,
             vocab: None,
             params_b: None,
+            moe: None,
+            mla: None,
+            mtp_layers: None,
             training_budget: TrainingBudget::DEFAULT_TOKENS,
             sources: vec![source.to_string()],
             notes: Vec::new(),
@@ -185,6 +195,8 @@ impl CatalogModel {
         self.unknown_fields().is_empty()
             && self.mlp == Mlp::Gelu
             && self.kv_heads.is_none_or(|kv| Some(kv) == self.heads)
+            && self.moe.is_none()
+            && self.mla.is_none()
     }
 
     /// What reference mode leaves out or gets wrong for this model, one sentence each (empty when
@@ -218,6 +230,19 @@ impl CatalogModel {
             && e % h != 0
         {
             out.push(format!("hidden {e} is not a multiple of heads {h}: the head width is rounded down to {}", e / h));
+        }
+        if let Some(m) = &self.moe {
+            out.push(format!(
+                "Mixture-of-Experts ({} routed experts, top-{}): reference mode has no experts and prices every block \
+                 as a dense MLP of width ffn_hidden; use extended mode",
+                m.experts, m.top_k
+            ));
+        }
+        if self.mla.is_some() {
+            out.push(
+                "multi-head latent attention: reference mode prices plain multi-head attention of width hidden"
+                    .to_string(),
+            );
         }
         if let Some(v) = self.vocab {
             out.push(format!("vocabulary of {v} tokens ignored: reference mode has no embeddings and no output head"));

@@ -96,6 +96,9 @@ mod tests {
             ffn_hidden: 16384,
             gated_mlp: false,
             vocab: None,
+            moe: None,
+            mla: None,
+            mtp_layers: 0,
             tied_embeddings: false,
         }
     }

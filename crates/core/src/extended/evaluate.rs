@@ -27,6 +27,8 @@ use super::hardware::Hardware;
 use super::head::{EndCost, embedding_cost, head_cost};
 use super::layout::Layout;
 use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
+use super::moe::evaluate::{MoeBreakdown, MoeParts, assemble_moe, moe_parts};
+use super::moe::experts::{ExpertLayout, expert_choices};
 use super::options::ExtendedOptions;
 use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
 use super::pricing::{Pass, Pricing};
@@ -92,9 +94,41 @@ pub struct ExtendedEvaluation {
     pub mem_gb: f64,
     /// `mem ≤ hbm_capacity`.
     pub feasible: bool,
+    /// What Mixture-of-Experts blocks add (expert layout, MoE time and memory parts); `None` for
+    /// dense models.
+    pub moe: Option<MoeBreakdown>,
 }
 
 impl ExtendedEvaluation {
+    /// An evaluation of `w` under `layout` from its iteration totals and memory estimate (dense and
+    /// MoE models): rates from `totals.t`, feasibility against `capacity_gb`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn assembled(
+        w: &Workload,
+        layout: &Layout,
+        capacity_gb: f64,
+        totals: Totals,
+        breakdown: Breakdown,
+        dp: DpCost,
+        memory_estimate: MemoryEstimate,
+        moe: Option<MoeBreakdown>,
+    ) -> ExtendedEvaluation {
+        let g = layout.global_batch as f64;
+        let mem = memory_estimate.device_gb;
+        ExtendedEvaluation {
+            totals,
+            breakdown,
+            dp,
+            memory: DeviceMemory::of(&memory_estimate),
+            memory_estimate,
+            throughput_samples_per_s: g / totals.t,
+            tokens_per_s: g * w.seq_len as f64 / totals.t,
+            mem_gb: mem,
+            feasible: mem <= capacity_gb,
+            moe,
+        }
+    }
+
     /// The headline numbers in the reference's [`Outcome`] shape.
     pub fn outcome(&self) -> Outcome {
         Outcome {
@@ -122,7 +156,7 @@ fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
 /// once (at the first micro-batch) into an FP8 copy and an FP8 transpose, kept for the others —
 /// read 2 B, write 2 × 1 B per parameter. Zero outside FP8 or with torchao (priced per
 /// micro-batch among the block's operations).
-fn fp8_weight_cast_s(p: &Pricing, linear_parameters: f64) -> f64 {
+pub(crate) fn fp8_weight_cast_s(p: &Pricing, linear_parameters: f64) -> f64 {
     let fp8 = p.hw.operand_bytes < p.hw.element_bytes;
     if !fp8 || p.opts.fp8_recipe != crate::extended::Fp8Recipe::TransformerEngine {
         return 0.0;
@@ -139,6 +173,10 @@ pub fn evaluate(
 ) -> Result<ExtendedEvaluation, Error> {
     check(w, hw, layout, opts)?;
     let p = Pricing { hw, opts };
+    if let Some(m) = &w.moe {
+        let el = ExpertLayout::fold(layout, m, layout.ep, layout.etp)?;
+        return assemble_moe(w, m, layout, &p, &moe_parts(w, m, layout, &el, &p));
+    }
     assemble(w, layout, &p, &parts(w, layout, &p))
 }
 
@@ -213,31 +251,11 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
     // Memory: the peak over the stages, device level (what must fit in HBM).
     let estimate = peak_memory(w, layout, p, &block, &embedding, &head, &groups);
     let memory = DeviceMemory::of(&estimate);
-    let mem = estimate.device_gb;
 
     let pass = busiest.pass;
     let t_zero3 = nmb_f * busiest.zero3_s;
-    let totals = Totals {
-        t,
-        flops_per_gpu: nmb_f * busiest.flops,
-        mem,
-        t_comp: nmb_f * pass.compute_s,
-        t_mem: nmb_f * pass.memory_s + t_opt,
-        t_tp_comm: nmb_f * (pass.tp_comm_s + pass.cp_comm_s),
-        t_dp_comm: t_zero3 + dp.per_iteration_s,
-        t_pp_comm: nmb_f * messages,
-        t_bubble: bubble,
-        comp_frac: nmb_f * pass.compute_s / t,
-        tp_comm_frac: nmb_f * (pass.tp_comm_s + pass.cp_comm_s) / t,
-        dp_comm_frac: (t_zero3 + dp.per_iteration_s) / t,
-        pp_comm_frac: nmb_f * messages / t,
-        bubble_frac: bubble / t,
-        mem_frac: (nmb_f * pass.memory_s + t_opt) / t,
-        wts_mem: memory.weights_gb,
-        wts_grad_mem: memory.gradients_gb,
-        wts_optimizer_states_mem: memory.optimizer_gb,
-        acts_mem: memory.activations_gb + memory.overhead_gb,
-    };
+    let slots = Slots { t, microbatches: nmb_f, pass, t_opt, t_zero3, dp, messages, bubble };
+    let totals = slots.totals(&memory);
     let parameters = w.layers as f64 * block.parameters * layout.tp as f64
         + (embedding.parameters + head.parameters) * layout.tp as f64;
     let breakdown = Breakdown {
@@ -255,18 +273,56 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
         block_fwd_tflops: block.fwd.tflop / block.fwd.time(),
         block_bwd_tflops: (block.bwd + block.recompute).tflop / (block.bwd + block.recompute).time(),
     };
-    let g = layout.global_batch as f64;
-    Ok(ExtendedEvaluation {
-        totals,
-        breakdown,
-        dp,
-        memory,
-        memory_estimate: estimate,
-        throughput_samples_per_s: g / t,
-        tokens_per_s: g * w.seq_len as f64 / t,
-        mem_gb: mem,
-        feasible: mem <= p.hw.hbm_capacity_gb,
-    })
+    Ok(ExtendedEvaluation::assembled(w, layout, p.hw.hbm_capacity_gb, totals, breakdown, dp, estimate, None))
+}
+
+/// The iteration's time parts, from which [`Totals`] are formed (shared by dense and MoE models).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slots {
+    /// Iteration time [s].
+    pub t: f64,
+    /// Micro-batches per iteration.
+    pub microbatches: f64,
+    /// The busiest device's work for one micro-batch.
+    pub pass: Pass,
+    /// Optimizer step [s].
+    pub t_opt: f64,
+    /// ZeRO-3 collectives over the iteration [s].
+    pub t_zero3: f64,
+    /// Data-parallel exposure.
+    pub dp: DpCost,
+    /// Exposed stage messages per slot [s].
+    pub messages: f64,
+    /// Pipeline bubble [s].
+    pub bubble: f64,
+}
+
+impl Slots {
+    /// The totals in the reference's shape, with `memory` of the device with the most.
+    pub fn totals(&self, memory: &DeviceMemory) -> Totals {
+        let Slots { t, microbatches: n, pass, t_opt, t_zero3, dp, messages, bubble } = *self;
+        Totals {
+            t,
+            flops_per_gpu: n * pass.tflop,
+            mem: memory.total(),
+            t_comp: n * pass.compute_s,
+            t_mem: n * pass.memory_s + t_opt,
+            t_tp_comm: n * (pass.tp_comm_s + pass.cp_comm_s),
+            t_dp_comm: t_zero3 + dp.per_iteration_s,
+            t_pp_comm: n * messages,
+            t_bubble: bubble,
+            comp_frac: n * pass.compute_s / t,
+            tp_comm_frac: n * (pass.tp_comm_s + pass.cp_comm_s) / t,
+            dp_comm_frac: (t_zero3 + dp.per_iteration_s) / t,
+            pp_comm_frac: n * messages / t,
+            bubble_frac: bubble / t,
+            mem_frac: (n * pass.memory_s + t_opt) / t,
+            wts_mem: memory.weights_gb,
+            wts_grad_mem: memory.gradients_gb,
+            wts_optimizer_states_mem: memory.optimizer_gb,
+            acts_mem: memory.activations_gb + memory.overhead_gb,
+        }
+    }
 }
 
 /// Evaluates many search candidates of one strategy (1d or 2d-seqp) for one workload, system and
@@ -278,6 +334,7 @@ pub struct ExtendedEvaluator {
     options: ExtendedOptions,
     global_batch: u64,
     cache: HashMap<(u64, u64, u64, u64, u64), Parts>,
+    moe_cache: HashMap<[u64; 8], MoeParts>,
 }
 
 impl ExtendedEvaluator {
@@ -301,18 +358,69 @@ impl ExtendedEvaluator {
             options: *options,
             global_batch,
             cache: HashMap::new(),
+            moe_cache: HashMap::new(),
         })
     }
 
-    /// Full evaluation of a candidate.
+    /// Full evaluation of a candidate. For an MoE model, expert parallelism is a dimension of its
+    /// own: every `(ep, etp)` of [`expert_choices`] (or the fixed ones of the MoE options) is
+    /// evaluated and the fastest that fits is kept (the smallest in memory when none fits); the
+    /// evaluation's `moe.experts` says which.
     pub fn evaluate_full(&mut self, c: &Candidate) -> Result<ExtendedEvaluation, Error> {
         let layout = Layout::from_candidate(c, self.global_batch)?;
+        if let Some(m) = self.workload.moe {
+            let mo = self.options.moe;
+            let choices = expert_choices(&layout, &m, mo.ep, mo.etp);
+            let mut best: Option<ExtendedEvaluation> = None;
+            for (ep, etp) in choices.iter().copied() {
+                let e = self.evaluate_layout(&layout.with_experts(ep, etp))?;
+                let better = match &best {
+                    None => true,
+                    Some(b) if e.feasible != b.feasible => e.feasible,
+                    Some(b) if e.feasible => e.throughput_samples_per_s > b.throughput_samples_per_s,
+                    Some(b) => e.mem_gb < b.mem_gb,
+                };
+                if better {
+                    best = Some(e);
+                }
+            }
+            return best.ok_or_else(|| {
+                let group = layout.tp * layout.cp * layout.dp;
+                Error::invalid(
+                    "layout.ep",
+                    mo.ep.map_or("any".to_string(), |e| e.to_string()),
+                    format!("no expert-parallel degree folds over tp·cp·dp = {group} for {} experts", m.experts),
+                )
+            });
+        }
+        self.evaluate_layout(&layout)
+    }
+
+    /// Full evaluation of a layout (with its expert degrees), caching the block-level costs.
+    pub fn evaluate_layout(&mut self, layout: &Layout) -> Result<ExtendedEvaluation, Error> {
+        let layout = *layout;
         check(&self.workload, &self.hardware, &layout, &self.options)?;
+        if let Some(m) = self.workload.moe {
+            let p = Pricing { hw: &self.hardware, opts: &self.options };
+            let el = ExpertLayout::fold(&layout, &m, layout.ep, layout.etp)?;
+            let pl = layout.placement;
+            let key = [layout.tp, layout.cp, layout.mbs, pl.tp, pl.cp, pl.dp, layout.ep, layout.etp];
+            let w = &self.workload;
+            let parts = *self.moe_cache.entry(key).or_insert_with(|| moe_parts(w, &m, &layout, &el, &p));
+            return assemble_moe(&self.workload, &m, &layout, &p, &parts);
+        }
         let p = Pricing { hw: &self.hardware, opts: &self.options };
         let key = (layout.tp, layout.cp, layout.mbs, layout.placement.tp, layout.placement.cp);
         let w = &self.workload;
         let parts = *self.cache.entry(key).or_insert_with(|| parts(w, &layout, &p));
         assemble(&self.workload, &layout, &p, &parts)
+    }
+
+    /// The expert layout chosen for a candidate (MoE models; `None` for dense ones or a rejected
+    /// candidate).
+    pub fn experts_of(&mut self, c: &Candidate) -> Option<ExpertLayout> {
+        self.workload.moe?;
+        self.evaluate_full(c).ok()?.moe.map(|m| m.experts)
     }
 
     /// HBM capacity of the device [GB] (the feasibility limit).

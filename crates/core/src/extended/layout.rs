@@ -61,6 +61,11 @@ pub struct Layout {
     pub global_batch: u64,
     /// Fast-domain shares.
     pub placement: Placement,
+    /// Expert-parallel degree of the MoE blocks (1 for dense models); folded over `tp·cp·dp`
+    /// (see [`super::moe::ExpertLayout`]).
+    pub ep: u64,
+    /// Expert-tensor-parallel degree of the MoE blocks (1 for dense models).
+    pub etp: u64,
 }
 
 /// Largest degree / batch accepted (keeps every product far inside `f64`'s exact range).
@@ -71,7 +76,22 @@ impl Layout {
     /// devices.
     #[allow(clippy::too_many_arguments)]
     pub fn placed(tp: u64, cp: u64, pp: u64, dp: u64, mbs: u64, global_batch: u64, domain: u64) -> Layout {
-        Layout { tp, cp, pp, dp, mbs, global_batch, placement: Placement::innermost_first(tp, cp, dp, pp, domain) }
+        Layout {
+            tp,
+            cp,
+            pp,
+            dp,
+            mbs,
+            global_batch,
+            placement: Placement::innermost_first(tp, cp, dp, pp, domain),
+            ep: 1,
+            etp: 1,
+        }
+    }
+
+    /// The same layout with expert-parallel degrees `ep` and `etp` for the MoE blocks.
+    pub fn with_experts(self, ep: u64, etp: u64) -> Layout {
+        Layout { ep, etp, ..self }
     }
 
     /// A search candidate as a layout: `1d` is `tp = tp1`, `2d-seqp` is `tp = tp1`, `cp = tp2`;
@@ -95,6 +115,8 @@ impl Layout {
             mbs: c.mbs,
             global_batch,
             placement: Placement { tp: c.nv_tp1, cp: nv_cp, dp: c.nv_dp, pp: c.nv_pp },
+            ep: 1,
+            etp: 1,
         })
     }
 
@@ -150,6 +172,14 @@ impl Layout {
                 self.mbs,
                 format!("dp·mbs = {} must divide the global batch {}", self.dp * self.mbs, self.global_batch),
             );
+        }
+        if w.moe.is_none() && (self.ep > 1 || self.etp > 1) {
+            let v = if self.ep > 1 { self.ep } else { self.etp };
+            let f = if self.ep > 1 { "ep" } else { "etp" };
+            return bad(f, v, "must be 1: a dense model has no experts".into());
+        }
+        if let Some(m) = &w.moe {
+            super::moe::ExpertLayout::fold(self, m, self.ep, self.etp)?;
         }
         let p = self.placement;
         let shares = [("tp", self.tp, p.tp), ("cp", self.cp, p.cp), ("dp", self.dp, p.dp), ("pp", self.pp, p.pp)];

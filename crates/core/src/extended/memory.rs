@@ -176,6 +176,10 @@ pub fn memory_estimate(
     w.validate()?;
     opts.validate()?;
     layout.validate(w, hw.domain_size(), opts.uneven_stages)?;
+    if w.moe.is_some() {
+        // Dense and MoE blocks per stage, the routed experts over their own group.
+        return Ok(super::evaluate::evaluate(w, hw, layout, opts)?.memory_estimate);
+    }
     let p = Pricing { hw, opts };
     let block = super::block::block_cost(w, layout, &p);
     let groups = DpGroups::on(layout, opts, hw)?;
@@ -184,12 +188,37 @@ pub fn memory_estimate(
 
 /// One pipeline stage as memory needs it.
 #[derive(Debug, Clone, Copy)]
-struct Stage<'a> {
-    name: &'static str,
-    blocks: u64,
-    ends: &'a [EndCost],
-    head: bool,
-    in_flight: f64,
+pub(crate) struct Stage<'a> {
+    /// `first`, `last`, `middle` or `only`.
+    pub name: &'static str,
+    /// Blocks on the device.
+    pub blocks: u64,
+    /// One block (a mixture-of-experts model's stage: the mean of its dense and MoE blocks, the
+    /// routed experts apart in `experts`).
+    pub block: BlockCost,
+    /// Embedding and heads on the device.
+    pub ends: &'a [EndCost],
+    /// Whether the stage computes the logits and the loss.
+    pub head: bool,
+    /// Micro-batches in flight.
+    pub in_flight: f64,
+    /// Routed experts on the device (none for dense models).
+    pub experts: ExpertStates,
+}
+
+/// Routed-expert parameters of one stage's device, whose states are sharded over their own
+/// (expert data-parallel) group.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct ExpertStates {
+    /// Parameters on the device (after expert and expert-tensor parallelism) [count].
+    pub parameters: f64,
+    /// One MoE block's share of them [count].
+    pub per_block: f64,
+    /// The expert data-parallel shard group [devices].
+    pub shard: u64,
+    /// Communicators of more than one device beyond the dense ones (expert parallel, expert data
+    /// parallel).
+    pub communicators: u64,
 }
 
 /// The peak over the stages of a configuration whose block, embedding and head costs are known.
@@ -206,22 +235,54 @@ pub fn peak_memory(
     let nmb = layout.microbatches();
     let v = if layout.pp > 1 { p.opts.interleave } else { 1 };
     let first_ends = [*embedding, *head];
+    let experts = ExpertStates::default();
+    let block = *block;
     let list: Vec<Stage> = if layout.pp == 1 {
-        vec![Stage { name: "only", blocks: stages.first, ends: &first_ends, head: true, in_flight: 1.0 }]
+        vec![Stage {
+            name: "only",
+            blocks: stages.first,
+            block,
+            ends: &first_ends,
+            head: true,
+            in_flight: 1.0,
+            experts,
+        }]
     } else {
         vec![
             Stage {
                 name: "first",
                 blocks: stages.first,
+                block,
                 ends: &first_ends[..1],
                 head: false,
                 in_flight: first_stage_in_flight(nmb, layout.pp, v),
+                experts,
             },
-            Stage { name: "last", blocks: stages.last, ends: &first_ends[1..], head: true, in_flight: 1.0 },
+            Stage {
+                name: "last",
+                blocks: stages.last,
+                block,
+                ends: &first_ends[1..],
+                head: true,
+                in_flight: 1.0,
+                experts,
+            },
         ]
     };
-    list.iter()
-        .map(|s| stage_memory(w, layout, p, block, groups, s))
+    peak_of_stages(w, layout, p, groups, &list)
+}
+
+/// The peak over `stages` (the one with the largest device figure).
+pub(crate) fn peak_of_stages(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    groups: &DpGroups,
+    stages: &[Stage],
+) -> MemoryEstimate {
+    stages
+        .iter()
+        .map(|s| stage_memory(w, layout, p, groups, s))
         .max_by(|a, b| a.device_gb.total_cmp(&b.device_gb))
         .unwrap_or_else(|| MemoryEstimate {
             stage: "only",
@@ -244,59 +305,80 @@ fn state_bytes(hw: &Hardware, opts: &ExtendedOptions) -> (f64, f64, f64) {
     }
 }
 
-fn stage_memory(
-    w: &Workload,
-    layout: &Layout,
-    p: &Pricing,
-    block: &BlockCost,
-    groups: &DpGroups,
-    stage: &Stage,
-) -> MemoryEstimate {
+/// Bytes of (weights, gradients, optimizer states) of `params` parameters sharded over `d`, and
+/// of the gathered 16-bit weights of ZeRO-3's live blocks (`gathered` parameters); `block` is one
+/// block's parameters (what the optimizer in the backward holds gradients of).
+fn model_states(hw: &Hardware, opts: &ExtendedOptions, params: f64, d: f64, gathered: f64, block: f64) -> [f64; 4] {
+    let (wb, gbytes, ob) = state_bytes(hw, opts);
+    let gbytes = if opts.grad_accumulation_buffer && gbytes >= 4.0 { gbytes + hw.element_bytes } else { gbytes };
+    match opts.sharding {
+        Sharding::Zero3 => {
+            // FSDP2 with a mixed-precision policy: the sharded FP32 parameters are the master copy.
+            let pure = opts.optimizer_states == OptimizerStates::PureBf16;
+            let (w_sh, o_sh, g_sh) = if pure { (wb, ob, gbytes) } else { (4.0, 8.0, 4.0) };
+            [params * w_sh / d, params * g_sh / d, params * o_sh / d, gathered * hw.element_bytes]
+        }
+        s => {
+            let g_div = if s.shards_gradients() { d } else { 1.0 };
+            // Optimizer in backward: one block's gradients at a time.
+            let g_params = if opts.optimizer_in_backward { block.min(params) } else { params };
+            let o_div = if s.shards_optimizer() { d } else { 1.0 };
+            [params * wb, g_params * gbytes / g_div, params * ob / o_div, 0.0]
+        }
+    }
+}
+
+fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, stage: &Stage) -> MemoryEstimate {
     let (opts, hw) = (p.opts, p.hw);
+    let block = &stage.block;
     let gb = 1e-9;
     let ends_params: f64 = stage.ends.iter().map(|e| e.parameters).sum();
     let params = stage.blocks as f64 * block.parameters + ends_params;
     let d = groups.shard as f64;
-    let (wb, gbytes, ob) = state_bytes(hw, opts);
-    let gbytes = if opts.grad_accumulation_buffer && gbytes >= 4.0 { gbytes + hw.element_bytes } else { gbytes };
     let mut parts: Vec<MemoryPart> = Vec::new();
     let mut put = |name, bytes: f64, source| {
         parts.push(MemoryPart { name, gb: bytes * gb, level: MemoryKind::PeakAllocated, source });
     };
+    // At the loss (the peak) the last block is still gathered for its backward; without
+    // resharding every block is. In the backward one block's weights and its unsharded gradient
+    // (16-bit, then the reduction width) are live while the freed activations of the blocks
+    // behind it make room, so the loss stays the peak.
+    let gathered_blocks =
+        if opts.reshard_after_forward { 1.0_f64.min(stage.blocks as f64) } else { stage.blocks as f64 };
+    let [weights, gradients, optimizer, gathered] =
+        model_states(hw, opts, params, d, gathered_blocks * block.parameters, block.parameters);
     match opts.sharding {
         Sharding::Zero3 => {
-            // FSDP2 with a mixed-precision policy: the sharded FP32 parameters are the master copy.
-            let (w_sh, o_sh) = if opts.optimizer_states == OptimizerStates::PureBf16 { (wb, ob) } else { (4.0, 8.0) };
-            let g_sh = if opts.optimizer_states == OptimizerStates::PureBf16 { gbytes } else { 4.0 };
-            put("weights", params * w_sh / d, "sharded parameters (FSDP2: FP32 master shards; ZeRO-3)");
-            put("gradients", params * g_sh / d, "sharded gradients");
-            put("optimizer_states", params * o_sh / d, "sharded Adam moments");
-            // At the loss (the peak) the last block is still gathered for its backward; without
-            // resharding every block is. In the backward one block's weights and its unsharded
-            // gradient (16-bit, then the reduction width) are live while the freed activations
-            // of the blocks behind it make room, so the loss stays the peak.
-            let gathered_blocks =
-                if opts.reshard_after_forward { 1.0_f64.min(stage.blocks as f64) } else { stage.blocks as f64 };
+            put("weights", weights, "sharded parameters (FSDP2: FP32 master shards; ZeRO-3)");
+            put("gradients", gradients, "sharded gradients");
+            put("optimizer_states", optimizer, "sharded Adam moments");
             put(
                 "gathered_layers",
-                gathered_blocks * block.parameters * hw.element_bytes,
+                gathered,
                 "16-bit weights of the gathered blocks at the loss (the last block with reshard after forward, FSDP2 \
                  keeps it for the backward; every block without)",
             );
         }
-        s => {
-            put("weights", params * wb, "16-bit (FP32 in FP32 training) weights on the device");
-            let g_div = if s.shards_gradients() { d } else { 1.0 };
-            // Optimizer in backward: one block's gradients at a time.
-            let g_params = if opts.optimizer_in_backward { block.parameters.min(params) } else { params };
-            put("gradients", g_params * gbytes / g_div, "main gradients (FP32 for BF16 mixed precision; Megatron-LM)");
-            let o_div = if s.shards_optimizer() { d } else { 1.0 };
+        _ => {
+            put("weights", weights, "16-bit (FP32 in FP32 training) weights on the device");
+            put("gradients", gradients, "main gradients (FP32 for BF16 mixed precision; Megatron-LM)");
             put(
                 "optimizer_states",
-                params * ob / o_div,
+                optimizer,
                 "FP32 master weights and two Adam moments (Megatron-LM distributed-optimizer table; ZeRO)",
             );
         }
+    }
+    let ex = stage.experts;
+    if ex.parameters > 0.0 {
+        // Routed experts: the same states, sharded over the expert data-parallel group.
+        let moe_blocks = (ex.parameters / ex.per_block.max(1.0)).round();
+        let live = if opts.reshard_after_forward { 1.0_f64.min(moe_blocks) } else { moe_blocks };
+        let [weights, gradients, optimizer, gathered] =
+            model_states(hw, opts, ex.parameters, ex.shard.max(1) as f64, live * ex.per_block, ex.per_block);
+        put("expert_weights", weights + gathered, "routed experts' weights (sharded by ep·etp; ZeRO-3 over edp)");
+        put("expert_gradients", gradients, "routed experts' gradients (sharded over edp by ZeRO-2/3)");
+        put("expert_optimizer_states", optimizer, "routed experts' optimizer states (sharded over edp by ZeRO-1/2/3)");
     }
     let fp8 = hw.operand_bytes < hw.element_bytes;
     if fp8 && opts.fp8_recipe == Fp8Recipe::TransformerEngine {
@@ -330,7 +412,8 @@ fn stage_memory(
         level: MemoryKind::PeakReserved,
         source: "caching allocator's reserved-but-unused blocks: fitted fraction of the allocated peak",
     });
-    let communicators = [layout.tp, layout.cp, layout.pp, groups.replicas].iter().filter(|g| **g > 1).count() as f64;
+    let communicators = [layout.tp, layout.cp, layout.pp, groups.replicas].iter().filter(|g| **g > 1).count() as f64
+        + ex.communicators as f64;
     let (context, nccl) = if overheads { (CUDA_CONTEXT_GB, NCCL_BUFFERS_GB * communicators) } else { (0.0, 0.0) };
     parts.push(MemoryPart {
         name: "cuda_context",
@@ -385,9 +468,12 @@ impl DeviceMemory {
     /// The columns of an estimate.
     pub fn of(e: &MemoryEstimate) -> DeviceMemory {
         DeviceMemory {
-            weights_gb: e.part("weights") + e.part("gathered_layers") + e.part("fp8_weight_copies"),
-            gradients_gb: e.part("gradients"),
-            optimizer_gb: e.part("optimizer_states"),
+            weights_gb: e.part("weights")
+                + e.part("gathered_layers")
+                + e.part("fp8_weight_copies")
+                + e.part("expert_weights"),
+            gradients_gb: e.part("gradients") + e.part("expert_gradients"),
+            optimizer_gb: e.part("optimizer_states") + e.part("expert_optimizer_states"),
             activations_gb: e.part("activations") + e.part("logits_and_loss"),
             overhead_gb: e.device_gb - e.allocated_gb,
         }

@@ -62,6 +62,7 @@ pub mod hardware;
 pub mod head;
 pub mod layout;
 pub mod memory;
+pub mod moe;
 pub mod ops;
 pub mod options;
 pub mod pipeline;

@@ -5,10 +5,12 @@
 //! backward passes. [`super::block::BlockCost`] (what the evaluator uses), the explorer's layer
 //! table in extended mode and the memory breakdown are all sums over this list.
 //!
-//! The list is built sub-layer by sub-layer ([`attention_operations`], [`mlp_operations`]), so a
-//! new kind of layer (a mixture-of-experts MLP with its router, dispatch all-to-all and grouped
-//! expert GEMM; another attention) is a new function returning its records, appended in
-//! [`operations`].
+//! The list is built sub-layer by sub-layer ([`attention_operations`], [`mlp_operations`]), each
+//! inside the shared norm / tensor-parallel collectives / residual wrapper, so a new kind of layer
+//! is a new function returning its records: multi-head latent attention
+//! ([`super::moe::mla::mla_operations`]) and the mixture-of-experts MLP with its router, shared
+//! experts, dispatch/combine all-to-all and grouped expert GEMM
+//! ([`super::moe::block::moe_block_operations`]).
 //!
 //! Counting conventions (each a correction of the reference, spec §9):
 //! * a matmul `(m×k)·(k×n)` costs `2·m·k·n` FLOPs (Q11); its backward is two matmuls of the same
@@ -47,7 +49,7 @@ pub const BACKWARD_TRAFFIC_FACTOR: f64 = 2.0;
 pub const FP8_CAST_BYTES: f64 = 1.0;
 
 /// Element traffic of a norm per token, in multiples of its width: read `h`, write `h`.
-const NORM_ELEMENTS_PER_H: f64 = 2.0;
+pub(crate) const NORM_ELEMENTS_PER_H: f64 = 2.0;
 
 /// Element traffic of a residual add with the preceding projection's bias and dropout fused, per
 /// token, in multiples of `h`: read two `h`, write one.
@@ -93,7 +95,7 @@ pub struct KeptBytes {
 
 impl KeptBytes {
     /// The same bytes under every policy but full recomputation (which keeps none).
-    fn recomputable(bytes: f64) -> KeptBytes {
+    pub(crate) fn recomputable(bytes: f64) -> KeptBytes {
         KeptBytes { none: bytes, selective: bytes, full: 0.0 }
     }
 
@@ -129,16 +131,16 @@ pub struct Operation {
 }
 
 impl Operation {
-    fn new(name: &'static str, kind: OpKind, fwd: Pass, bwd: Pass, bytes: f64) -> Operation {
+    pub(crate) fn new(name: &'static str, kind: OpKind, fwd: Pass, bwd: Pass, bytes: f64) -> Operation {
         Operation { name, kind, fwd, bwd, bytes, collective: None, parameters: 0.0, kept: KeptBytes::default() }
     }
 
-    fn owning(mut self, parameters: f64) -> Operation {
+    pub(crate) fn owning(mut self, parameters: f64) -> Operation {
         self.parameters = parameters;
         self
     }
 
-    fn keeping(mut self, kept: KeptBytes) -> Operation {
+    pub(crate) fn keeping(mut self, kept: KeptBytes) -> Operation {
         self.kept = kept;
         self
     }
@@ -152,16 +154,22 @@ impl Operation {
 }
 
 /// The shared quantities of one block's operations.
-struct Shape {
-    tokens: f64,
-    tokenwise: f64,
-    tp: f64,
-    h: f64,
-    es: f64,
+pub(crate) struct Shape {
+    /// Tokens of the micro-batch on this device (the context-parallel shard) [tokens].
+    pub tokens: f64,
+    /// Tokens of the token-wise work (÷ `tp` under sequence parallelism) [tokens].
+    pub tokenwise: f64,
+    /// Tensor-parallel degree.
+    pub tp: f64,
+    /// Hidden width [channels].
+    pub h: f64,
+    /// Bytes per element of activations [B].
+    pub es: f64,
 }
 
 impl Shape {
-    fn of(w: &Workload, layout: &Layout, p: &Pricing) -> Shape {
+    /// The quantities of `w` under `layout`.
+    pub fn of(w: &Workload, layout: &Layout, p: &Pricing) -> Shape {
         let tp = layout.tp as f64;
         let tokens = layout.local_tokens(w);
         let sp = if p.opts.sequence_parallel { tp } else { 1.0 };
@@ -170,7 +178,7 @@ impl Shape {
 }
 
 /// An element-wise operation moving `elements` per token of `tokens` in the forward.
-fn elementwise(p: &Pricing, name: &'static str, bytes: f64) -> Operation {
+pub(crate) fn elementwise(p: &Pricing, name: &'static str, bytes: f64) -> Operation {
     Operation::new(
         name,
         OpKind::Elementwise,
@@ -182,13 +190,13 @@ fn elementwise(p: &Pricing, name: &'static str, bytes: f64) -> Operation {
 
 /// Bytes a linear layer keeps of its input `bytes` (16-bit): Transformer Engine's FP8 layers save
 /// the FP8 cast instead (1 B per element); torchao and other precisions save the input as it is.
-fn saved_input(p: &Pricing, bytes: f64) -> KeptBytes {
+pub(crate) fn saved_input(p: &Pricing, bytes: f64) -> KeptBytes {
     let fp8_saved = p.hw.operand_bytes < p.hw.element_bytes && p.opts.fp8_recipe == Fp8Recipe::TransformerEngine;
     KeptBytes::recomputable(if fp8_saved { bytes * p.hw.operand_bytes / p.hw.element_bytes } else { bytes })
 }
 
 /// A weight matmul `(tokens × k)·(k × n)` with `k·n` parameters.
-fn matmul(p: &Pricing, name: &'static str, m: f64, k: f64, n: f64) -> Operation {
+pub(crate) fn matmul(p: &Pricing, name: &'static str, m: f64, k: f64, n: f64) -> Operation {
     let fwd = p.weight_linear(m, k, n);
     let bytes = (m * k + k * n) * p.hw.operand_bytes + m * n * p.hw.element_bytes;
     Operation::new(name, OpKind::Matmul, fwd, fwd.times(2.0), bytes).owning(k * n)
@@ -241,9 +249,58 @@ fn tp_collective(
     Some(op)
 }
 
+/// Which sub-layer a norm, its tensor-parallel collectives and its residual add belong to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sublayer {
+    /// The attention sub-layer (its norm's input is the block input, kept under every policy).
+    Attention,
+    /// The MLP sub-layer (dense or mixture-of-experts).
+    Mlp,
+}
+
+/// A sub-layer around its `inner` operations: the norm, the entry collective (overlapping
+/// `entry_gemm`, the column-parallel matmul after it), the inner operations, the exit collective
+/// (overlapping `exit_gemm`, the row-parallel matmul before it), the residual add. Attention (plain
+/// or latent), the dense MLP and the mixture-of-experts MLP share it.
+pub(crate) fn sublayer(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    which: Sublayer,
+    inner: Vec<Operation>,
+    entry_gemm: &Pass,
+    exit_gemm: &Pass,
+) -> Vec<Operation> {
+    let s = Shape::of(w, layout, p);
+    let input = s.h * s.tokenwise * s.es;
+    let (norm, gather, scatter, residual, kept) = match which {
+        Sublayer::Attention => (
+            "attn_norm",
+            "attn_all_gather",
+            "attn_reduce_scatter",
+            "attn_residual",
+            KeptBytes { none: input, selective: input, full: input },
+        ),
+        Sublayer::Mlp => {
+            ("mlp_norm", "mlp_all_gather", "mlp_reduce_scatter", "mlp_residual", KeptBytes::recomputable(input))
+        }
+    };
+    let mut ops = Vec::with_capacity(inner.len() + 4);
+    ops.push(elementwise(p, norm, NORM_ELEMENTS_PER_H * input).owning(s.h / s.tp).keeping(kept));
+    ops.extend(tp_collective(p, layout, &s, gather, true, entry_gemm));
+    ops.extend(inner);
+    ops.extend(tp_collective(p, layout, &s, scatter, false, exit_gemm));
+    ops.push(elementwise(p, residual, RESIDUAL_ELEMENTS_PER_H * s.h * s.tokenwise * s.es));
+    ops
+}
+
 /// The attention sub-layer: norm, entry collective, Q/K/V projection, flash attention, the
-/// context-parallel K/V exchange, output projection, exit collective, residual add.
+/// context-parallel K/V exchange, output projection, exit collective, residual add; multi-head
+/// latent attention's projections instead when the model has it ([`super::moe::mla`]).
 pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operation> {
+    if let Some(mla) = &w.mla {
+        return super::moe::mla::mla_operations(w, mla, layout, p);
+    }
     let o = p.opts;
     let s = Shape::of(w, layout, p);
     let (tokens, tp, h, es) = (s.tokens, s.tp, s.h, s.es);
@@ -251,20 +308,14 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     let kv_w = w.kv_width(o.grouped_query_attention) as f64;
     // K/V heads are split over tp while there are enough of them, replicated otherwise.
     let kv_local = (kv_w / tp).max(w.head_dim as f64);
-    let mut ops = Vec::with_capacity(8);
+    let mut inner = Vec::with_capacity(4);
 
-    let input = h * s.tokenwise * es;
-    let norm = elementwise(p, "attn_norm", NORM_ELEMENTS_PER_H * input).owning(h / tp).keeping(KeptBytes {
-        none: input,
-        selective: input,
-        full: input,
-    });
-    ops.push(norm);
     // The norm output feeding Q/K/V is kept sharded under sequence parallelism (re-gathered in
     // the backward), whole otherwise.
+    let input = h * s.tokenwise * es;
     let qkv = matmul(p, "qkv_proj", tokens, h, (q_w + 2.0 * kv_w) / tp).keeping(saved_input(p, input));
-    ops.extend(tp_collective(p, layout, &s, "attn_all_gather", true, &qkv.fwd));
-    ops.push(qkv);
+    let entry = qkv.fwd;
+    inner.push(qkv);
 
     // Flash attention: queries of this device's sequence shard against all keys.
     let (mbs, seq) = (layout.mbs as f64, w.seq_len as f64);
@@ -276,19 +327,17 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     let att_fwd = p.attention(att_tflop, att_bytes, s_q, seq);
     let att_bwd = p.attention(att_tflop * FLASH_BACKWARD_FACTOR, att_bytes * FLASH_BACKWARD_FACTOR, s_q, seq);
     let qkv_kept = (q_w / tp + 2.0 * kv_local) * tokens * es;
-    ops.push(
+    inner.push(
         Operation::new("attention", OpKind::Attention, att_fwd, att_bwd, att_bytes)
             .keeping(KeptBytes::recomputable(qkv_kept)),
     );
-    ops.extend(context_parallel(w, layout, p, kv_local, att_fwd.compute_s, att_bwd.compute_s));
+    inner.extend(context_parallel(w, layout, p, kv_local, att_fwd.compute_s, att_bwd.compute_s));
 
     let out_input = q_w / tp * tokens * es;
     let out = matmul(p, "out_proj", tokens, q_w / tp, h).keeping(saved_input(p, out_input));
-    let exit = tp_collective(p, layout, &s, "attn_reduce_scatter", false, &out.fwd);
-    ops.push(out);
-    ops.extend(exit);
-    ops.push(elementwise(p, "attn_residual", RESIDUAL_ELEMENTS_PER_H * h * s.tokenwise * es));
-    ops
+    let exit = out.fwd;
+    inner.push(out);
+    sublayer(w, layout, p, Sublayer::Attention, inner, &entry, &exit)
 }
 
 /// The dense MLP sub-layer: norm, entry collective, input projection(s) (gate and up when gated),
@@ -299,33 +348,23 @@ pub fn mlp_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operati
     let (tokens, tp, h, es) = (s.tokens, s.tp, s.h, s.es);
     let f = w.ffn_hidden as f64;
     let gates = w.mlp_in_matrices(o.gated_mlp) as f64;
-    let mut ops = Vec::with_capacity(7);
 
     let input = h * s.tokenwise * es;
-    ops.push(
-        elementwise(p, "mlp_norm", NORM_ELEMENTS_PER_H * input).owning(h / tp).keeping(KeptBytes::recomputable(input)),
-    );
     let mlp_in = matmul(p, "mlp_in_proj", tokens, h, gates * f / tp).keeping(saved_input(p, input));
-    ops.extend(tp_collective(p, layout, &s, "mlp_all_gather", true, &mlp_in.fwd));
-    ops.push(mlp_in);
     let pre = gates * f / tp * tokens * es;
-    ops.push(
-        elementwise(p, "mlp_activation", (gates + 1.0) * f / tp * tokens * es).keeping(KeptBytes::recomputable(pre)),
-    );
+    let activation =
+        elementwise(p, "mlp_activation", (gates + 1.0) * f / tp * tokens * es).keeping(KeptBytes::recomputable(pre));
     let act = f / tp * tokens * es;
     let out = matmul(p, "mlp_out_proj", tokens, f / tp, h).keeping(saved_input(p, act));
-    let exit = tp_collective(p, layout, &s, "mlp_reduce_scatter", false, &out.fwd);
-    ops.push(out);
-    ops.extend(exit);
-    ops.push(elementwise(p, "mlp_residual", RESIDUAL_ELEMENTS_PER_H * h * s.tokenwise * es));
-    ops
+    let (entry, exit) = (mlp_in.fwd, out.fwd);
+    sublayer(w, layout, p, Sublayer::Mlp, vec![mlp_in, activation, out], &entry, &exit)
 }
 
 /// FP8 training: the inputs of the four matmuls are cast to FP8 (and, with torchao's dynamic
 /// recipe, the weights too in every forward and again, transposed, in every backward: read 2 B,
 /// write 1 B per parameter each time; Transformer Engine casts weights once per iteration,
 /// priced in the evaluator); nothing in other precisions.
-fn fp8_casts(w: &Workload, layout: &Layout, p: &Pricing, linear_parameters: f64) -> Vec<Operation> {
+pub(crate) fn fp8_casts(w: &Workload, layout: &Layout, p: &Pricing, linear_parameters: f64) -> Vec<Operation> {
     if p.hw.operand_bytes >= p.hw.element_bytes {
         return Vec::new();
     }
@@ -351,7 +390,7 @@ pub fn operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operation> 
 }
 
 /// The operations of one block of `w` on one device of `hw` under `layout` and `opts`, for views
-/// (the explorer's layer table in extended mode). Validates its inputs like the evaluator.
+/// (the explorer's layer table in extended mode); for a Mixture-of-Experts model its MoE block. Validates its inputs like the evaluator.
 pub fn block_operations(
     w: &Workload,
     hw: &Hardware,
@@ -361,7 +400,14 @@ pub fn block_operations(
     w.validate()?;
     opts.validate()?;
     layout.validate(w, hw.domain_size(), opts.uneven_stages)?;
-    Ok(operations(w, layout, &Pricing { hw, opts }))
+    let p = Pricing { hw, opts };
+    if let Some(m) = &w.moe {
+        // An MoE model's MoE block (router, experts, dispatch/combine) under the layout's expert
+        // degrees.
+        let el = super::moe::experts::ExpertLayout::fold(layout, m, layout.ep, layout.etp)?;
+        return Ok(super::moe::block::moe_block_operations(w, m, layout, &el, &p).0);
+    }
+    Ok(operations(w, layout, &p))
 }
 
 /// The exposed context-parallel exchange of one block (forward, backward), or `None` without
@@ -372,7 +418,7 @@ pub fn block_operations(
 /// the transfer time beyond one chunk's attention compute. Off: the reference's pricing, an
 /// all-gather of K and V (plus a reduce-scatter of their gradients backward) without overlap. A
 /// ring crossing fast domains runs at the slow tier.
-fn context_parallel(
+pub(crate) fn context_parallel(
     w: &Workload,
     layout: &Layout,
     p: &Pricing,

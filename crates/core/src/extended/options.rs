@@ -280,6 +280,9 @@ pub struct ExtendedOptions {
     /// FLOPs of the blocks' weight matmuls fall to `1 − s` of dense; elsewhere it has no effect
     /// (see [`super::sparsity`]). 0 = dense (the default).
     pub weight_sparsity: f64,
+    /// Mixture-of-Experts switches (load, dispatcher, FP8 dispatch, all-to-all overlap, fixed
+    /// EP/ETP); no effect on dense models. See [`super::moe::MoeOptions`].
+    pub moe: super::moe::MoeOptions,
     /// Width of the data-parallel gradient reduction (see [`GradReduce`]).
     pub grad_reduce: GradReduce,
     /// Tensor-parallel communication overlapped with the neighbouring GEMM (Megatron
@@ -346,6 +349,7 @@ impl ExtendedOptions {
             embeddings_and_head: true,
             memory_overheads: true,
             weight_sparsity: 0.0,
+            moe: super::moe::MoeOptions::default(),
             grad_reduce: GradReduce::Auto,
             tp_comm_overlap: false,
             gemm_half_dim: super::efficiency::FITTED_GEMM_HALF_DIM,

@@ -16,7 +16,7 @@ use super::memory::{CUDA_CONTEXT_GB, FRAGMENTATION, LOSS_BYTES_PER_LOGIT, NCCL_B
 use super::options::{ExtendedOptions, Fp8Recipe, GradReduce, OptimizerStates, Recompute, Sharding};
 use crate::Error;
 use crate::catalog::Precision;
-use crate::format::hint;
+use crate::hint;
 
 /// What values a switch takes.
 #[derive(Debug, Clone, Copy, PartialEq)]

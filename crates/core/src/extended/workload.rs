@@ -1,7 +1,9 @@
 //! The transformer as extended mode sees it: the reference's shape plus grouped-query attention, a
-//! head width of its own, a gated MLP and the vocabulary.
+//! head width of its own, a gated MLP and the vocabulary; for Mixture-of-Experts models also the
+//! experts, multi-head latent attention and multi-token prediction ([`super::moe`]).
 
 use crate::catalog::{CatalogModel, Mlp};
+use crate::moe_shape::{MAX_MTP_LAYERS, Mla, MoeShape};
 use crate::{Error, ModelShape};
 
 /// A decoder-only transformer. All fields are counts (dimensionless).
@@ -25,6 +27,14 @@ pub struct Workload {
     pub gated_mlp: bool,
     /// Vocabulary size [tokens]; `None`: no embedding and no output head are modelled.
     pub vocab: Option<u64>,
+    /// Mixture-of-Experts blocks; `None`: a dense model (every block's MLP of width `ffn_hidden`;
+    /// with experts, `ffn_hidden` is the width of the dense blocks' MLP).
+    pub moe: Option<MoeShape>,
+    /// Multi-head latent attention instead of (grouped-query) multi-head attention.
+    pub mla: Option<Mla>,
+    /// Multi-token-prediction blocks trained beside the `layers` blocks (DeepSeek-V3: 1), each one
+    /// block of the model's last kind plus a `2h × h` projection and its own pass through the head.
+    pub mtp_layers: u64,
     /// The output head reuses the embedding matrix (GPT-2, Gemma, Llama 3.2 1B/3B): its
     /// parameters, gradients and optimizer states count once when both ends sit on one device
     /// (with pipeline parallelism the first and last stages each hold a copy, as Megatron-LM does).
@@ -47,6 +57,9 @@ impl Workload {
         ffn_hidden: 14336,
         gated_mlp: true,
         vocab: Some(128256),
+        moe: None,
+        mla: None,
+        mtp_layers: 0,
         tied_embeddings: false,
     };
 
@@ -62,6 +75,9 @@ impl Workload {
             ffn_hidden: m.f,
             gated_mlp: false,
             vocab: None,
+            moe: None,
+            mla: None,
+            mtp_layers: 0,
             tied_embeddings: false,
         }
     }
@@ -74,6 +90,9 @@ impl Workload {
             head_dim: m.head_dim.unwrap_or(shape.e / shape.h.max(1)),
             gated_mlp: m.mlp == Mlp::SwiGlu,
             vocab: m.vocab,
+            moe: m.moe,
+            mla: m.mla,
+            mtp_layers: m.mtp_layers.unwrap_or(0),
             ..Workload::from_shape(&shape)
         };
         w.validate()?;
@@ -102,6 +121,19 @@ impl Workload {
         if let Some(v) = self.vocab.filter(|v| *v == 0 || *v > MAX_VOCAB) {
             return Err(Error::invalid("model.vocab", v, format!("must be from 1 to {MAX_VOCAB}")));
         }
+        if let Some(m) = &self.moe {
+            m.validate(self.layers, "model.")?;
+        }
+        if let Some(m) = &self.mla {
+            m.validate("model.")?;
+        }
+        if self.mtp_layers > MAX_MTP_LAYERS {
+            return Err(Error::invalid(
+                "model.mtp_layers",
+                self.mtp_layers,
+                format!("must be from 0 to {MAX_MTP_LAYERS}"),
+            ));
+        }
         Ok(())
     }
 
@@ -124,9 +156,18 @@ impl Workload {
     /// (no biases: current models have none; the reference's biases are a few `h` per block).
     pub fn block_parameters(&self, gqa: bool, gated: bool) -> f64 {
         let h = self.hidden as f64;
-        let attn = h * (self.q_width() + 2 * self.kv_width(gqa)) as f64 + self.q_width() as f64 * h;
         let mlp = (self.mlp_in_matrices(gated) + 1) as f64 * h * self.ffn_hidden as f64;
-        attn + mlp + 2.0 * h
+        self.attention_parameters(gqa) + mlp + 2.0 * h
+    }
+
+    /// Parameters of one block's attention [count]: Q, K, V and output projections, or multi-head
+    /// latent attention's projections and latent norms ([`Mla::parameters`]).
+    pub fn attention_parameters(&self, gqa: bool) -> f64 {
+        if let Some(mla) = &self.mla {
+            return mla.parameters(self.hidden, self.heads);
+        }
+        let h = self.hidden as f64;
+        h * (self.q_width() + 2 * self.kv_width(gqa)) as f64 + self.q_width() as f64 * h
     }
 
     /// Parameters of the embedding table, or of the (untied) output head [count]: `V·h`.

@@ -105,6 +105,8 @@ const DOMAIN: Kind = Kind::Int { min: 1, max: MAX_DEVICES };
 
 /// The names of the MLP kinds (`mlp` field).
 pub const MLP_NAMES: &[&str] = &["gelu", "swiglu"];
+/// Router names of a Mixture-of-Experts model.
+pub const ROUTER_NAMES: &[&str] = &["softmax", "sigmoid"];
 /// The names of the architectures (`architecture` field of a system).
 pub const ARCHITECTURE_NAMES: &[&str] = &["gpu", "torus", "wafer_scale", "dataflow", "ipu"];
 /// The names of the training precisions.
@@ -183,6 +185,107 @@ pub const MODEL_FIELDS: &[FieldSpec] = &[
         false,
         true,
         "vocabulary size (not used by reference mode); null/absent = unknown",
+    ),
+    f(
+        "moe",
+        "",
+        Kind::Object,
+        false,
+        true,
+        "Mixture-of-Experts blocks (absent/null: a dense model); `ffn_hidden` is then the dense blocks' MLP width",
+    ),
+    f("moe.experts", "experts", Kind::Int { min: 1, max: 65_536 }, false, false, "routed experts E per MoE block"),
+    f(
+        "moe.expert_ffn",
+        "channels",
+        Kind::Int { min: 1, max: MAX_FFN },
+        false,
+        false,
+        "hidden width f_e of one routed expert (gated: of each of gate and up)",
+    ),
+    f(
+        "moe.top_k",
+        "experts",
+        Kind::Int { min: 1, max: 65_536 },
+        false,
+        false,
+        "routed experts per token k (at most experts)",
+    ),
+    f("moe.shared_experts", "experts", Kind::Int { min: 0, max: 1024 }, false, false, "shared experts E_s (default 0)"),
+    f(
+        "moe.shared_ffn",
+        "channels",
+        Kind::Int { min: 1, max: MAX_FFN },
+        false,
+        false,
+        "hidden width of ONE shared expert (default expert_ffn); total shared width = shared_experts x shared_ffn",
+    ),
+    f(
+        "moe.expert_mlp",
+        "",
+        Kind::Choice(MLP_NAMES),
+        false,
+        false,
+        "expert MLP kind: `swiglu` (gated, 3 matrices) or `gelu` (2 matrices); default: the model's mlp",
+    ),
+    f(
+        "moe.first_dense",
+        "blocks",
+        Kind::Int { min: 0, max: MAX_LAYERS },
+        false,
+        false,
+        "leading dense blocks (DeepSeek-V3: 3); default 0",
+    ),
+    f(
+        "moe.moe_every",
+        "blocks",
+        Kind::Int { min: 1, max: 1024 },
+        false,
+        false,
+        "after the leading dense blocks every n-th block is MoE (1 = all, Llama 4 Maverick: 2); default 1",
+    ),
+    f("moe.router", "", Kind::Choice(ROUTER_NAMES), false, false, "router scoring: `softmax` (default) or `sigmoid`"),
+    f(
+        "mla",
+        "",
+        Kind::Object,
+        false,
+        true,
+        "multi-head latent attention (DeepSeek-V2/V3); absent/null: multi-head or grouped-query attention",
+    ),
+    f(
+        "mla.q_lora_rank",
+        "channels",
+        Kind::Int { min: 1, max: MAX_FFN },
+        false,
+        true,
+        "rank of the query compression; null/absent: queries projected directly from hidden",
+    ),
+    f("mla.kv_lora_rank", "channels", Kind::Int { min: 1, max: MAX_FFN }, false, false, "rank of the key/value latent"),
+    f(
+        "mla.qk_nope_head_dim",
+        "channels",
+        Kind::Int { min: 1, max: 65_536 },
+        false,
+        false,
+        "per-head query/key width without rotary embedding",
+    ),
+    f(
+        "mla.qk_rope_head_dim",
+        "channels",
+        Kind::Int { min: 0, max: 65_536 },
+        false,
+        false,
+        "per-head rotary query/key width (the rotary key is shared by all heads)",
+    ),
+    f("mla.v_head_dim", "channels", Kind::Int { min: 1, max: 65_536 }, false, false, "per-head value width"),
+    f(
+        "mtp_layers",
+        "blocks",
+        Kind::Int { min: 0, max: 16 },
+        false,
+        true,
+        "multi-token-prediction blocks trained beside the model's (DeepSeek-V3: 1); default 0",
     ),
     f(
         "params_b",

@@ -7,6 +7,7 @@ use super::emit::J;
 use super::fields::{FieldSpec, MODEL_FIELDS, SCHEMA_VERSION};
 use crate::Error;
 use crate::catalog::{CatalogModel, FieldSources, Mlp, TrainingBudget};
+use crate::moe_shape::{Mla, MoeShape, Router};
 
 /// Prefix of the per-field source texts in the model and system tables.
 const FIELD_SOURCES: &str = "field_sources.";
@@ -125,6 +126,15 @@ pub(crate) fn read_model(
     if mlp == Mlp::SwiGlu && !f.has("ffn_hidden") && ok(report, "mlp") {
         report.error(Error::MissingField { field: p("ffn_hidden") });
     }
+    let layers = f.int("layers");
+    let moe = match f.obj("moe") {
+        Some(m) if ok(report, "moe") => read_moe(m, mlp, layers, prefix, report),
+        _ => None,
+    };
+    let mla = match f.obj("mla") {
+        Some(m) if ok(report, "mla") => read_mla(m, prefix, report),
+        _ => None,
+    };
     let budget = match f.obj("training_budget") {
         Some(b) if ok(report, "training_budget") => read_budget(b, &p("training_budget"), report),
         _ => None,
@@ -141,7 +151,10 @@ pub(crate) fn read_model(
         heads,
         kv_heads: if f.has("kv_heads") { f.int("kv_heads") } else { heads },
         head_dim: f.int("head_dim"),
-        layers: f.int("layers"),
+        layers,
+        moe,
+        mla,
+        mtp_layers: f.int("mtp_layers"),
         ffn_hidden: if f.has("ffn_hidden") { f.int("ffn_hidden") } else { hidden.map(|e| 4 * e) },
         mlp,
         vocab: f.int("vocab"),
@@ -173,9 +186,97 @@ pub(crate) fn write_model(m: &CatalogModel, envelope: bool) -> J {
         .put("ffn_hidden", J::int(m.ffn_hidden))
         .put("mlp", J::Str(m.mlp.as_str().into()))
         .put("vocab", J::int(m.vocab))
+        // The MoE, MLA and MTP keys only when the model has them (dense documents stay as they were).
+        .put_some("moe", m.moe.map(write_moe))
+        .put_some("mla", m.mla.map(write_mla))
+        .put_some("mtp_layers", m.mtp_layers.map(|n| J::Int(n)))
         .put("params_b", J::num(m.params_b))
         .put("training_budget", write_budget(m.training_budget))
         .put("sources", J::texts(&m.sources))
         .put("notes", J::texts(&m.notes));
     write_field_sources(j, &m.field_sources)
+}
+
+/// Reads the `moe` object of a model that passed [`walk`]; cross-field rules (top-k ≤ experts, a
+/// MoE block left after the dense ones) are reported at their paths.
+fn read_moe(m: Fields<'_>, mlp: Mlp, layers: Option<u64>, prefix: &str, report: &mut Report) -> Option<MoeShape> {
+    let need = |report: &mut Report, key: &str, v: Option<u64>| {
+        if v.is_none() && !m.has(key) {
+            report.error(Error::MissingField { field: format!("{prefix}moe.{key}") });
+        }
+        v
+    };
+    let experts = need(report, "experts", m.int("experts"));
+    let expert_ffn = need(report, "expert_ffn", m.int("expert_ffn"));
+    let top_k = need(report, "top_k", m.int("top_k"));
+    let (experts, expert_ffn, top_k) = (experts?, expert_ffn?, top_k?);
+    let gated = m.text("expert_mlp").and_then(|s| Mlp::from_name(&s)).unwrap_or(mlp) == Mlp::SwiGlu;
+    let shape = MoeShape {
+        experts,
+        expert_ffn,
+        top_k,
+        shared_experts: m.int("shared_experts").unwrap_or(0),
+        shared_ffn: m.int("shared_ffn").unwrap_or(expert_ffn),
+        gated,
+        first_dense: m.int("first_dense").unwrap_or(0),
+        moe_every: m.int("moe_every").unwrap_or(1),
+        router: m.text("router").and_then(|s| Router::from_name(&s)).unwrap_or(Router::Softmax),
+    };
+    // Without a known depth only the rules that do not need it are checked.
+    match shape.validate(layers.unwrap_or(u64::MAX), prefix) {
+        Ok(()) => Some(shape),
+        Err(e) => {
+            report.error(e);
+            None
+        }
+    }
+}
+
+/// Reads the `mla` object of a model that passed [`walk`].
+fn read_mla(m: Fields<'_>, prefix: &str, report: &mut Report) -> Option<Mla> {
+    let mut need = |key: &str| {
+        let v = m.int(key);
+        if v.is_none() && !m.has(key) {
+            report.error(Error::MissingField { field: format!("{prefix}mla.{key}") });
+        }
+        v
+    };
+    let (kv, nope, rope, v) =
+        (need("kv_lora_rank"), need("qk_nope_head_dim"), need("qk_rope_head_dim"), need("v_head_dim"));
+    let mla = Mla {
+        q_lora_rank: m.int("q_lora_rank"),
+        kv_lora_rank: kv?,
+        qk_nope_head_dim: nope?,
+        qk_rope_head_dim: rope?,
+        v_head_dim: v?,
+    };
+    match mla.validate(prefix) {
+        Ok(()) => Some(mla),
+        Err(e) => {
+            report.error(e);
+            None
+        }
+    }
+}
+
+fn write_moe(m: MoeShape) -> J {
+    J::obj()
+        .put("experts", J::Int(m.experts))
+        .put("expert_ffn", J::Int(m.expert_ffn))
+        .put("top_k", J::Int(m.top_k))
+        .put("shared_experts", J::Int(m.shared_experts))
+        .put("shared_ffn", J::Int(if m.shared_experts > 0 { m.shared_ffn } else { m.expert_ffn }))
+        .put("expert_mlp", J::Str(if m.gated { "swiglu" } else { "gelu" }.into()))
+        .put("first_dense", J::Int(m.first_dense))
+        .put("moe_every", J::Int(m.moe_every))
+        .put("router", J::Str(m.router.as_str().into()))
+}
+
+fn write_mla(m: Mla) -> J {
+    J::obj()
+        .put("q_lora_rank", J::int(m.q_lora_rank))
+        .put("kv_lora_rank", J::Int(m.kv_lora_rank))
+        .put("qk_nope_head_dim", J::Int(m.qk_nope_head_dim))
+        .put("qk_rope_head_dim", J::Int(m.qk_rope_head_dim))
+        .put("v_head_dim", J::Int(m.v_head_dim))
 }

@@ -212,6 +212,9 @@ impl ModelOnly {
             // Megatron-LM ties unless told `--untie-embeddings-and-output-weights`; the other
             // readers set the key from their file.
             tied_embeddings: s.tied_embeddings.copied().unwrap_or(true),
+            moe: None,
+            mla: None,
+            mtp_layers: 0,
         };
         workload.validate().map_err(|e| rename_model_error(e, s))?;
         let name = s.model_name.get().cloned().unwrap_or_else(|| match catalog_model(&workload) {

@@ -32,6 +32,7 @@ pub use space::{Rules, Space};
 pub use topk::{Ranked, TopK};
 pub use widen::Widening;
 
+use crate::extended::moe::ExpertLayout;
 use crate::extended::options::{Recompute, Sharding};
 use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
 use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
@@ -137,6 +138,14 @@ impl Engine {
             Engine::Extended(e) => e.evaluate(c).ok(),
         }
     }
+
+    /// [`Self::outcome`] with the expert-parallel degrees the extended evaluator chose (MoE models).
+    pub(crate) fn outcome_with_experts(&mut self, c: &Candidate) -> Option<(Outcome, Option<ExpertLayout>)> {
+        match self {
+            Engine::Reference(e) => Some((e.evaluate_unchecked(c), None)),
+            Engine::Extended(e) => e.evaluate_full(c).ok().map(|x| (x.outcome(), x.moe.map(|m| m.experts))),
+        }
+    }
 }
 
 /// Extended mode's pricing with the execution chosen per candidate: one evaluator (with its
@@ -163,6 +172,11 @@ impl Chooser {
             )?),
         };
         ev.evaluate(c)
+    }
+
+    /// The expert layout the evaluator of execution `e` chose for `c` (MoE models).
+    fn experts(&mut self, e: Execution, c: &Candidate) -> Option<ExpertLayout> {
+        self.evaluators.get_mut(&e)?.experts_of(c)
     }
 }
 
@@ -378,7 +392,11 @@ impl Search {
                     }
                     self.feasible += 1;
                     if self.top.accepts(o.throughput_samples_per_s) {
-                        self.top.offer_at(gi, ranked(c, &o, self.execution));
+                        let mut r = ranked(c, &o, self.execution);
+                        if let Engine::Extended(e) = &mut self.evaluator {
+                            r.experts = e.experts_of(&c);
+                        }
+                        self.top.offer_at(gi, r);
                     }
                 }
                 Some(chooser) => {
@@ -505,6 +523,7 @@ fn ranked(c: Candidate, o: &Outcome, execution: Option<Execution>) -> Ranked {
         mem_gb: o.mem_gb,
         totals: o.totals,
         execution,
+        experts: None,
     }
 }
 
@@ -625,7 +644,9 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
     if let Some((o, j)) = best
         && st.top.accepts(o.throughput_samples_per_s)
     {
-        st.top.offer_at(gi, ranked(*c, &o, Some(combos[j])));
+        let mut r = ranked(*c, &o, Some(combos[j]));
+        r.experts = ch.experts(combos[j], c);
+        st.top.offer_at(gi, r);
     }
 }
 

@@ -43,6 +43,9 @@ pub struct Dims {
     pub ep: u64,
     /// Expert tensor-parallel degree (1 for dense models).
     pub etp: u64,
+    /// Expert data-parallel degree `tp·cp·dp/(ep·etp)` of an MoE model (`None` for dense models;
+    /// written after `etp` in `config`, no flat column).
+    pub edp: Option<u64>,
     /// Micro-batch size [samples].
     pub mbs: u64,
     /// Micro-batches per iteration.
@@ -64,6 +67,7 @@ impl Candidate {
             pp: c.pp,
             ep: 1,
             etp: 1,
+            edp: None,
             mbs: c.mbs,
             microbatches: c.microbatches(global_batch),
             nb: c.nb,
@@ -127,9 +131,13 @@ impl ResultRow {
 
     /// The row of a ranked configuration searched with a global batch of `global_batch`.
     pub fn of(r: &Ranked, global_batch: u64) -> ResultRow {
+        let mut dims = r.candidate.dims(global_batch);
+        if let Some(x) = r.experts {
+            (dims.ep, dims.etp, dims.edp) = (x.ep, x.etp, Some(x.edp));
+        }
         ResultRow {
             candidate: r.candidate,
-            dims: r.candidate.dims(global_batch),
+            dims,
             throughput_samples_per_s: r.throughput_samples_per_s,
             time_per_iteration_s: r.time_per_iteration_s,
             mem_gb: r.mem_gb,
@@ -140,7 +148,7 @@ impl ResultRow {
     }
 
     /// `config` of the JSON contract: strategy-dependent keys first (as `fmperf search` always
-    /// wrote them), then `cp`, `ep`, `etp`.
+    /// wrote them), then `cp`, `ep`, `etp` (and `edp` for MoE models).
     pub fn config_pairs(&self) -> Vec<(&'static str, u64)> {
         let (d, s) = (&self.dims, self.candidate.strategy);
         let mut v = vec![("dp", d.dp), ("tp", d.tp)];
@@ -152,6 +160,7 @@ impl ResultRow {
             v.push(("nb", d.nb));
         }
         v.extend([("cp", d.cp), ("ep", d.ep), ("etp", d.etp)]);
+        v.extend(d.edp.map(|e| ("edp", e)));
         v
     }
 
@@ -263,16 +272,34 @@ mod tests {
     use super::*;
     use crate::reference::Totals;
 
-    fn row(c: Candidate) -> ResultRow {
-        let r = Ranked {
+    fn ranked(c: Candidate) -> Ranked {
+        Ranked {
             candidate: c,
             throughput_samples_per_s: 2.0,
             time_per_iteration_s: 0.5,
             mem_gb: 10.0,
             totals: Totals::default(),
             execution: None,
-        };
-        ResultRow::of(&r, 64)
+            experts: None,
+        }
+    }
+
+    fn row(c: Candidate) -> ResultRow {
+        ResultRow::of(&ranked(c), 64)
+    }
+
+    #[test]
+    fn an_moe_row_carries_its_expert_degrees() {
+        let x = crate::extended::moe::ExpertLayout { ep: 8, etp: 1, edp: 2, ..Default::default() };
+        let c = Candidate::one_d(16, 1, 1, 1, 1, 8, 1);
+        let r = Ranked { experts: Some(x), ..ranked(c) };
+        let row = ResultRow::of(&r, 64);
+        assert_eq!((row.dims.ep, row.dims.etp, row.dims.edp), (8, 1, Some(2)));
+        let pairs = row.config_pairs();
+        assert_eq!(&pairs[pairs.len() - 3..], [("ep", 8), ("etp", 1), ("edp", 2)]);
+        // Dense rows: 1 and 1, no expert data parallelism.
+        let dense = ResultRow::of(&ranked(c), 64);
+        assert_eq!((dense.dims.ep, dense.dims.etp, dense.dims.edp), (1, 1, None));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The `k` best candidates by throughput, kept in a small sorted buffer.
 
 use super::execution::Execution;
+use crate::extended::moe::ExpertLayout;
 use crate::reference::{Candidate, Totals};
 
 /// A ranked configuration.
@@ -16,6 +17,10 @@ pub struct Ranked {
     pub mem_gb: f64,
     /// Every stats value of the iteration.
     pub totals: Totals,
+    /// Expert-parallel degrees chosen for the MoE blocks (MoE models in extended mode; `None`
+    /// otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub experts: Option<ExpertLayout>,
     /// The execution the search chose (extended mode; `None`: the switches' own, as in every
     /// reference-mode result).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,6 +106,7 @@ mod tests {
             time_per_iteration_s: 1.0 / t,
             mem_gb: 1.0,
             totals: Totals::default(),
+            experts: None,
             execution: None,
         }
     }

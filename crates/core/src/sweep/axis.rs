@@ -8,8 +8,10 @@
 
 use std::fmt;
 
+use crate::extended::moe::axes::MoeAxis;
+
 use crate::catalog::Precision;
-use crate::format::hint;
+use crate::hint;
 use crate::{Error, Strategy};
 
 /// A system parameter a sweep can vary (applied after the catalog mapping).
@@ -123,6 +125,8 @@ pub enum AxisKey {
     Dp,
     /// Fixed micro-batch size [samples].
     Mbs,
+    /// A Mixture-of-Experts switch or model axis (extended mode, MoE models).
+    Moe(crate::extended::moe::axes::MoeAxis),
 }
 
 /// The kind of values an axis takes.
@@ -144,7 +148,7 @@ pub enum ValueKind {
 
 impl AxisKey {
     /// Every axis key with its canonical name.
-    pub const ALL: [AxisKey; 22] = [
+    pub const ALL: [AxisKey; 28] = [
         AxisKey::Gpus,
         AxisKey::Domain,
         AxisKey::Param(SystemParam::Matrix),
@@ -167,6 +171,12 @@ impl AxisKey {
         AxisKey::Pp,
         AxisKey::Dp,
         AxisKey::Mbs,
+        AxisKey::Moe(MoeAxis::Ep),
+        AxisKey::Moe(MoeAxis::Etp),
+        AxisKey::Moe(MoeAxis::Load),
+        AxisKey::Moe(MoeAxis::Dispatcher),
+        AxisKey::Moe(MoeAxis::Experts),
+        AxisKey::Moe(MoeAxis::TopK),
     ];
 
     /// The canonical name (CLI, URL, CSV column stem).
@@ -195,6 +205,7 @@ impl AxisKey {
             AxisKey::Pp => "pp",
             AxisKey::Dp => "dp",
             AxisKey::Mbs => "mbs",
+            AxisKey::Moe(a) => a.name(),
         }
     }
 
@@ -214,6 +225,7 @@ impl AxisKey {
             AxisKey::Accum => &["grad_accum", "accumulation", "microbatches"],
             AxisKey::Sparsity => &["weight_sparsity"],
             AxisKey::Strategy => &["strategies"],
+            AxisKey::Moe(a) => a.aliases(),
             _ => &[],
         }
     }
@@ -248,6 +260,7 @@ impl AxisKey {
             AxisKey::Pp => "PP degree".into(),
             AxisKey::Dp => "DP degree".into(),
             AxisKey::Mbs => "micro-batch [samples]".into(),
+            AxisKey::Moe(a) => a.label().into(),
         }
     }
 
@@ -257,6 +270,7 @@ impl AxisKey {
             AxisKey::Param(_) => ValueKind::Param,
             AxisKey::Sparsity => ValueKind::Fraction,
             AxisKey::System | AxisKey::Model => ValueKind::Name,
+            AxisKey::Moe(a) if !a.counts() => ValueKind::Name,
             AxisKey::Precision => ValueKind::Precision,
             AxisKey::Strategy => ValueKind::Strategy,
             _ => ValueKind::Count,

@@ -129,6 +129,7 @@ fn apply_and_resolve(
     let mut seq = None;
     let mut accum = None;
     let mut sparsity_axis = None;
+    let mut moe_axes = Vec::new();
     let mut overrides: Vec<(SystemParam, &AxisValue)> = Vec::new();
     for (axis, value) in spec.axes.iter().zip(values) {
         match (axis.key, *value) {
@@ -146,9 +147,15 @@ fn apply_and_resolve(
                 constraints.set(AxisKey::Accum, *a);
             }
             (AxisKey::Sparsity, AxisValue::Fraction(s)) => sparsity_axis = Some(*s),
+            (AxisKey::Moe(a), v) => moe_axes.push((a, (*v).clone())),
             (key, AxisValue::Count(v)) if key.is_constraint() => constraints.set(key, *v),
             (key, v) => return Err(Unresolved::Invalid(format!("axis {key}: value {v} does not fit the axis"))),
         }
+    }
+    if spec.mode == ModelMode::Reference && !moe_axes.is_empty() {
+        return Err(Unresolved::Unsupported(
+            "Mixture-of-Experts axes need extended mode (reference mode has no experts)".to_string(),
+        ));
     }
     if spec.mode == ModelMode::Reference && sparsity_axis.is_some_and(|s| s > 0.0) {
         return Err(Unresolved::Unsupported(SPARSITY_UNSUPPORTED.to_string()));
@@ -199,7 +206,7 @@ fn apply_and_resolve(
             (None, notes, 0.0)
         }
         ModelMode::Extended(o) => {
-            let options = ExtendedOptions {
+            let mut options = ExtendedOptions {
                 precision: r.mapped.precision,
                 weight_sparsity: sparsity_axis.unwrap_or(o.weight_sparsity),
                 ..o
@@ -207,6 +214,12 @@ fn apply_and_resolve(
             options.validate().map_err(invalid)?;
             let mut workload = Workload::from_catalog(&r.model).map_err(invalid)?;
             workload.seq_len = shape.l;
+            for (a, v) in &moe_axes {
+                options.moe = a.apply_options(options.moe, &v.to_string()).map_err(invalid)?;
+                if let AxisValue::Count(n) = v {
+                    a.apply_model(&mut workload, *n).map_err(invalid)?;
+                }
+            }
             workload.validate().map_err(invalid)?;
             let mut hardware =
                 Hardware::from_catalog(&r.system, options.precision, options.measured_ceiling, &resolved.mapping)

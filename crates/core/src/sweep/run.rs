@@ -254,7 +254,7 @@ impl Sweep {
             if !job.members.iter().any(|m| m.inputs.constraints.matches(&c, g)) {
                 continue;
             }
-            let Some(o) = self.evaluators[e].engine.outcome(&c) else { continue };
+            let Some((o, experts)) = self.evaluators[e].engine.outcome_with_experts(&c) else { continue };
             for m in job.members.iter_mut().filter(|m| m.inputs.constraints.matches(&c, g)) {
                 let out = &mut m.outcomes[s];
                 out.candidates += 1;
@@ -271,6 +271,7 @@ impl Sweep {
                         time_per_iteration_s: o.totals.t,
                         mem_gb: o.mem_gb,
                         totals: o.totals,
+                        experts,
                         execution: execution_of(&self.evaluators[e].extended),
                     });
                 }

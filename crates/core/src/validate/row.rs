@@ -208,6 +208,9 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         ffn_hidden: ffn,
         gated_mlp: m.ffn_type.as_deref().is_some_and(gated),
         vocab: m.vocab,
+        moe: None,
+        mla: None,
+        mtp_layers: 0,
         tied_embeddings: m.tied_embeddings.unwrap_or(false),
     };
     workload.validate().map_err(|e| format!("model: {e}"))?;

@@ -1,0 +1,102 @@
+//! The Mixture-of-Experts contract of `fmperf search`: MoE catalog models search in extended mode,
+//! each configuration's `config` carries the expert-parallel degrees `ep` and `etp` (with the
+//! expert data-parallel degree `edp`) next to the dense keys, and `--moe` fixes or changes them.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn fmperf(line: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fmperf")).args(line.split_whitespace()).output().expect("the fmperf binary runs")
+}
+
+fn json(line: &str) -> Value {
+    let out = fmperf(line);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
+/// The system of the issue's contract when the catalog has it, else the H100 it derives from.
+fn system() -> &'static str {
+    let out = fmperf("catalog systems --format json");
+    if String::from_utf8_lossy(&out.stdout).contains("nvidia_h800_sxm5_80gb") {
+        "nvidia_h800_sxm5_80gb"
+    } else {
+        "nvidia_h100_sxm5_80gb"
+    }
+}
+
+#[test]
+fn deepseek_v3_configurations_carry_ep_and_etp() {
+    let v = json(&format!(
+        "search --mode extended --model deepseek-v3 --system {} --strategy 1d --gpus 2048 --global-batch 15360 --format json",
+        system()
+    ));
+    let results = v["results"].as_array().unwrap();
+    assert!(!results.is_empty(), "{v}");
+    for r in results {
+        let c = &r["config"];
+        for key in ["dp", "tp", "pp", "mbs", "microbatches", "ep", "etp", "edp"] {
+            assert!(c[key].as_u64().is_some(), "{key} missing in {c}");
+        }
+        let (tp, dp, ep, etp, edp) = (
+            c["tp"].as_u64().unwrap(),
+            c["dp"].as_u64().unwrap(),
+            c["ep"].as_u64().unwrap(),
+            c["etp"].as_u64().unwrap(),
+            c["edp"].as_u64().unwrap(),
+        );
+        // EP divides the 256 experts; ep·etp·edp folds the stage's tp·dp ranks.
+        assert_eq!(256 % ep, 0);
+        assert_eq!(ep * etp * edp, tp * dp, "{c}");
+        assert!(r["mem_gb"].as_f64().unwrap() <= 80.0);
+    }
+    assert_eq!(v["mode"], "extended");
+    assert!(v["moe"].as_str().unwrap().contains("load=dropless"));
+}
+
+#[test]
+fn moe_flag_fixes_the_degrees_and_reports_errors_by_key() {
+    let v = json(
+        "search --mode extended --model mixtral-8x7b --system nvidia_h100_sxm5_80gb --strategy 1d --gpus 64 \
+         --global-batch 256 --format json --top 3 --moe ep=4,etp=1,load=forced",
+    );
+    for r in v["results"].as_array().unwrap() {
+        assert_eq!((r["config"]["ep"].as_u64(), r["config"]["etp"].as_u64()), (Some(4), Some(1)));
+    }
+    let out = fmperf(
+        "search --mode extended --model mixtral-8x7b --system nvidia_h100_sxm5_80gb --strategy 1d --gpus 64 \
+         --global-batch 256 --moe ep=0",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--moe") && err.contains("moe.ep"), "{err}");
+    // Extended mode is the default, so `--moe` alone is fine; with reference mode it is an error.
+    let out = fmperf(
+        "search --mode reference --model mixtral-8x7b --system H200 --strategy 1d --gpus 8 --global-batch 8 --moe ep=2",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--moe"));
+    // Dense models: ep = etp = 1 (the one result row always has them) and no expert data parallelism.
+    let v = json(
+        "search --mode extended --model llama3-8b --system nvidia_h100_sxm5_80gb --strategy 1d --gpus 8 \
+         --global-batch 64 --format json --top 1",
+    );
+    let c = &v["results"][0]["config"];
+    assert_eq!((c["ep"].as_u64(), c["etp"].as_u64()), (Some(1), Some(1)), "{c}");
+    assert!(c.get("edp").is_none(), "{c}");
+}
+
+#[test]
+fn validate_reads_the_moe_runs_as_shipped() {
+    let v = json("validate --data builtin-moe --format json");
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 53);
+    let evaluated = rows.iter().filter(|r| r["error"].is_f64()).count();
+    assert!(evaluated >= 43, "{evaluated}");
+    assert!(v["fit"]["loso"]["mape"].as_f64().unwrap() >= v["fit"]["in_sample"]["mape"].as_f64().unwrap() - 1e-9);
+    // The same file given by path reads the same.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../core/data/measured-moe-runs.json");
+    let w = json(&format!("validate --data {path} --format json"));
+    assert_eq!(w["rows"], v["rows"]);
+}

@@ -1,0 +1,54 @@
+//! One MoE block on one device for one micro-batch as operations: the block's attention sub-layer
+//! (plain or latent, as for a dense block) and the MoE MLP of [`super::layer`] inside the MLP
+//! sub-layer's norm, tensor-parallel collectives and residual ([`crate::extended::ops`]), plus the
+//! FP8 input casts of the attention matmuls. [`MoeBlockCost`] is the sum of that list.
+
+use super::experts::ExpertLayout;
+use super::layer::{EXPERTS_OP, MoeMlpCost, moe_mlp_operations};
+use crate::extended::block::BlockCost;
+use crate::extended::layout::Layout;
+use crate::extended::ops::{OpKind, Operation, Sublayer, attention_operations, fp8_casts, sublayer};
+use crate::extended::pricing::Pricing;
+use crate::extended::workload::Workload;
+use crate::moe_shape::MoeShape;
+
+/// An MoE block's cost: the sums of its operations.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MoeBlockCost {
+    /// Everything but the routed experts' parameters (those are in `mlp.expert_parameters`,
+    /// sharded over the expert data-parallel group).
+    pub block: BlockCost,
+    /// The MoE MLP with its time parts.
+    pub mlp: MoeMlpCost,
+}
+
+/// The operations of one MoE block of `w` (experts `m`) under `layout` and its expert layout
+/// `el`, with the MoE MLP's cost.
+pub fn moe_block_operations(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    el: &ExpertLayout,
+    p: &Pricing,
+) -> (Vec<Operation>, MoeMlpCost) {
+    let mut ops = attention_operations(w, layout, p);
+    let compute = |f: fn(&Operation) -> f64| ops.iter().map(f).sum::<f64>();
+    let overlap = (compute(|o| o.fwd.compute_s), compute(|o| o.bwd.compute_s));
+    let (inner, mlp) = moe_mlp_operations(w, m, layout, el, p, &p.opts.moe, overlap);
+    // The sub-layer's tensor-parallel collectives run against the routed experts' grouped GEMM.
+    let experts = inner.iter().find(|o| o.name == EXPERTS_OP).map(|o| o.fwd).unwrap_or_default();
+    ops.extend(sublayer(w, layout, p, Sublayer::Mlp, inner, &experts, &experts));
+    // FP8 input casts of the attention matmuls (the experts' inputs are cast in the dispatch).
+    let linear: f64 = ops.iter().filter(|o| o.kind == OpKind::Matmul).map(|o| o.parameters).sum();
+    ops.extend(fp8_casts(&Workload { ffn_hidden: 0, ..*w }, layout, p, linear));
+    (ops, mlp)
+}
+
+/// Prices one MoE block of `w` (experts `m`) under `layout` and its expert layout `el`: the sums
+/// of [`moe_block_operations`], the routed experts' parameters counted apart.
+pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout, p: &Pricing) -> MoeBlockCost {
+    let (ops, mlp) = moe_block_operations(w, m, layout, el, p);
+    let mut block = BlockCost::of_operations(&ops, p.opts.recompute);
+    block.parameters -= mlp.expert_parameters;
+    MoeBlockCost { block, mlp }
+}

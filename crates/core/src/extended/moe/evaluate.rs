@@ -1,0 +1,309 @@
+//! Evaluation of one configuration of a model with Mixture-of-Experts blocks, in extended mode's
+//! result shape ([`ExtendedEvaluation`]) plus what MoE adds ([`MoeBreakdown`]).
+//!
+//! A device holds dense and MoE blocks (DeepSeek-V3's first three are dense and sit on the first
+//! pipeline stage; Llama 4 Maverick alternates), the embedding on the first stage, the head and the
+//! multi-token-prediction blocks (each a block, a `2h × h` projection and another pass through the
+//! head) on the last. Its work per micro-batch is the sum over what it holds; the schedule (1F1B
+//! slots, bubble, stage messages) is the dense model's ([`crate::extended::pipeline`]).
+//!
+//! Two data-parallel groups: everything but the routed experts is replicated over `dp·cp` (ZeRO
+//! by [`crate::extended::data_parallel`]); the routed experts over the expert data-parallel group
+//! `edp = tp·cp·dp/(ep·etp)` (their gradients reduced, their optimizer states sharded there).
+//! Memory: the memory model of [`crate::extended::memory`] per stage, with the stage's mean block
+//! (dense and MoE) and the routed experts as parts of their own (`expert_weights`,
+//! `expert_gradients`, `expert_optimizer_states`): expert weights sharded by `ep·etp` and their
+//! states over `edp`, the rest by `tp` (and `pp`) over `dp·cp`; activations as each block's
+//! operations keep them (MoE: dispatched copies ×γ, expert pre-activations, router probabilities).
+
+use super::block::{MoeBlockCost, moe_block_cost};
+use super::counts::{ParameterCounts, parameter_counts};
+use super::experts::ExpertLayout;
+use super::layer::MoeTimes;
+use crate::Error;
+use crate::extended::block::{BlockCost, block_cost};
+use crate::extended::data_parallel::{DpCost, DpGroups, data_parallel_cost};
+use crate::extended::evaluate::{
+    Breakdown, ExtendedEvaluation, OPTIMIZER_BYTES_PER_PARAMETER, Slots, fp8_weight_cast_s,
+};
+use crate::extended::head::{EndCost, embedding_cost, head_cost};
+use crate::extended::layout::Layout;
+use crate::extended::memory::{DeviceMemory, ExpertStates, Stage, first_stage_in_flight, peak_of_stages};
+use crate::extended::options::ExtendedOptions;
+use crate::extended::pipeline::{bubble_slots, exposed_messages_s, message_s, split};
+use crate::extended::pricing::{Pass, Pricing};
+use crate::extended::workload::Workload;
+use crate::moe_shape::MoeShape;
+
+/// What Mixture-of-Experts adds to an evaluation (busiest device, one iteration).
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct MoeBreakdown {
+    /// The expert layout evaluated (degrees, expert data parallelism, fast-domain shares).
+    pub experts: ExpertLayout,
+    /// MoE blocks on the busiest device.
+    pub moe_blocks: u64,
+    /// Dense blocks on the busiest device.
+    pub dense_blocks: u64,
+    /// Tokens per local expert per micro-batch on the busiest EP rank.
+    pub tokens_per_expert: f64,
+    /// Fraction of token-expert assignments dropped (capacity factor) [0–1].
+    pub dropped_fraction: f64,
+    /// MoE time parts of the busiest device over the iteration (forward + backward, without
+    /// recomputation) [s]: router, experts, shared experts, element-wise, dispatch/combine as
+    /// priced, and its exposed part; hidden = `a2a_s − a2a_exposed_s`.
+    pub times: MoeTimes,
+    /// Routed-expert weights on the device with the most memory [GB].
+    pub expert_weights_gb: f64,
+    /// Their gradients [GB].
+    pub expert_gradients_gb: f64,
+    /// Their optimizer states [GB].
+    pub expert_optimizer_gb: f64,
+    /// Whole-model parameter counts (total, active, routed experts, MTP).
+    pub parameters: ParameterCounts,
+}
+
+/// The costs that depend only on the block-level layout (the evaluator caches them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MoeParts {
+    dense: BlockCost,
+    moe: MoeBlockCost,
+    embedding: EndCost,
+    head: EndCost,
+    mtp_projection: Pass,
+}
+
+/// Prices the parts of `w` (with experts `m`) under `layout` and its expert layout.
+pub fn moe_parts(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout, p: &Pricing) -> MoeParts {
+    let proj = if w.mtp_layers > 0 {
+        let h = w.hidden as f64;
+        p.weight_linear(layout.local_tokens(w), 2.0 * h, h / layout.tp as f64)
+    } else {
+        Pass::default()
+    };
+    MoeParts {
+        dense: block_cost(w, layout, p),
+        moe: moe_block_cost(w, m, layout, el, p),
+        embedding: embedding_cost(w, layout, p),
+        head: head_cost(w, layout, p),
+        mtp_projection: proj,
+    }
+}
+
+/// What one device holds.
+struct Device {
+    name: &'static str,
+    dense: u64,
+    moe: u64,
+    /// Embedding, heads and multi-token-prediction projections.
+    ends: Vec<EndCost>,
+    /// Micro-batches in flight at the memory peak.
+    in_flight: f64,
+}
+
+impl Device {
+    fn blocks(&self) -> u64 {
+        self.dense + self.moe
+    }
+}
+
+/// Evaluates a configuration of an MoE model whose layout was checked (see
+/// [`crate::extended::evaluate`], which sends MoE models here).
+pub fn assemble_moe(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    p: &Pricing,
+    parts: &MoeParts,
+) -> Result<ExtendedEvaluation, Error> {
+    let opts: &ExtendedOptions = p.opts;
+    let el = ExpertLayout::fold(layout, m, layout.ep, layout.etp)?;
+    let groups = DpGroups::on(layout, opts, p.hw)?;
+    let expert_groups =
+        DpGroups { replicas: el.edp, replicas_fast: el.edp_fast, shard: el.edp, shard_fast: el.edp_fast };
+    let stages = split(w.layers, layout.pp);
+    let nmb = layout.microbatches();
+    let nmb_f = nmb as f64;
+    let v = if layout.pp > 1 { opts.interleave } else { 1 };
+    let MoeParts { dense, moe, embedding, head, mtp_projection } = *parts;
+    let in_first = first_stage_in_flight(nmb, layout.pp, v);
+
+    let count_moe = |start: u64, n: u64| (start..start + n).filter(|&i| m.is_moe_block(i)).count() as u64;
+    let last_is_moe = m.is_moe_block(w.layers - 1);
+    let mtp = w.mtp_layers;
+    // The last stage also holds the multi-token-prediction blocks (of the last block's kind),
+    // each with its `2h × h` projection and another pass through the head.
+    let h = w.hidden as f64;
+    let projection = EndCost {
+        fwd: mtp_projection,
+        bwd: mtp_projection.times(2.0),
+        parameters: 2.0 * h * h / layout.tp as f64,
+        activation_bytes: 0.0,
+    };
+    let mtp_device = |name, dense_n: u64, moe_n: u64, mut ends: Vec<EndCost>, in_flight| {
+        for _ in 0..mtp {
+            ends.extend([head, projection]);
+        }
+        Device {
+            name,
+            dense: dense_n + if last_is_moe { 0 } else { mtp },
+            moe: moe_n + if last_is_moe { mtp } else { 0 },
+            ends,
+            in_flight,
+        }
+    };
+    let devices = if layout.pp == 1 {
+        let n_moe = m.moe_blocks(w.layers);
+        vec![mtp_device("only", w.layers - n_moe, n_moe, vec![embedding, head], 1.0)]
+    } else {
+        let first_moe = count_moe(0, stages.first);
+        let last_moe = count_moe(w.layers - stages.last, stages.last);
+        let mid_moe = count_moe(stages.first, stages.most);
+        let mut list = vec![
+            Device {
+                name: "first",
+                dense: stages.first - first_moe,
+                moe: first_moe,
+                ends: vec![embedding],
+                in_flight: in_first,
+            },
+            mtp_device("last", stages.last - last_moe, last_moe, vec![head], 1.0),
+        ];
+        if layout.pp > 2 {
+            // The second stage: one micro-batch fewer in flight than the first.
+            let in_flight = (in_first - 1.0).max(1.0);
+            list.push(Device { name: "middle", dense: stages.most - mid_moe, moe: mid_moe, ends: vec![], in_flight });
+        }
+        list
+    };
+
+    let dense_pass = dense.fwd + dense.bwd + dense.recompute;
+    let moe_pass = moe.block.fwd + moe.block.bwd + moe.block.recompute;
+    let pass_of = |d: &Device| {
+        let mut pass = dense_pass.times(d.dense as f64) + moe_pass.times(d.moe as f64);
+        for e in &d.ends {
+            pass += e.fwd + e.bwd;
+        }
+        pass
+    };
+    let ends_params = |d: &Device| d.ends.iter().map(|e| e.parameters).sum::<f64>();
+    let dense_params_of =
+        |d: &Device| d.dense as f64 * dense.parameters + d.moe as f64 * moe.block.parameters + ends_params(d);
+    let expert_params_of = |d: &Device| d.moe as f64 * moe.mlp.expert_parameters;
+    // The device's mean block: what the data-parallel overlap rule and the memory model see
+    // (the routed experts apart).
+    let mean_block = |d: &Device| {
+        let n = d.blocks().max(1) as f64;
+        let mix = |f: fn(&BlockCost) -> f64| (d.dense as f64 * f(&dense) + d.moe as f64 * f(&moe.block)) / n;
+        BlockCost {
+            fwd: (dense.fwd.times(d.dense as f64) + moe.block.fwd.times(d.moe as f64)).times(1.0 / n),
+            bwd: (dense.bwd.times(d.dense as f64) + moe.block.bwd.times(d.moe as f64)).times(1.0 / n),
+            recompute: (dense.recompute.times(d.dense as f64) + moe.block.recompute.times(d.moe as f64)).times(1.0 / n),
+            parameters: mix(|b| b.parameters),
+            activation_bytes: mix(|b| b.activation_bytes),
+            selective_bytes: mix(|b| b.selective_bytes),
+            input_bytes: mix(|b| b.input_bytes),
+            linear_parameters: mix(|b| b.linear_parameters),
+        }
+    };
+    let dp_of = |d: &Device| -> DpCost {
+        let b = mean_block(d);
+        let (f, bw) = (b.fwd_s(), b.bwd_s());
+        let a = data_parallel_cost(&groups, p, d.blocks(), dense_params_of(d), f, bw);
+        let e = data_parallel_cost(&expert_groups, p, d.moe, expert_params_of(d), f, bw);
+        DpCost {
+            per_microbatch_s: a.per_microbatch_s + e.per_microbatch_s,
+            per_iteration_s: a.per_iteration_s + e.per_iteration_s,
+        }
+    };
+    let slot_of = |d: &Device| pass_of(d).time() + dp_of(d).per_microbatch_s;
+    let busiest = devices.iter().max_by(|a, b| slot_of(a).total_cmp(&slot_of(b))).unwrap_or(&devices[0]);
+
+    let message = message_s(w, layout, p);
+    let messages = exposed_messages_s(message, v, slot_of(busiest));
+    let slot = slot_of(busiest) + messages;
+    let bubble = bubble_slots(layout.pp, v) * slot;
+    let dp = dp_of(busiest);
+    let shard = |g: &DpGroups| if opts.sharding.shards_optimizer() { g.shard as f64 } else { 1.0 };
+    let t_opt = p.traffic(
+        (dense_params_of(busiest) / shard(&groups) + expert_params_of(busiest) / shard(&expert_groups))
+            * OPTIMIZER_BYTES_PER_PARAMETER,
+    ) + fp8_weight_cast_s(p, busiest.blocks() as f64 * mean_block(busiest).linear_parameters);
+    let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt;
+
+    // Memory: the peak over the stages (the memory model of [`crate::extended::memory`]), the
+    // routed experts' states sharded over the expert data-parallel group.
+    let communicators = u64::from(el.ep > 1) + u64::from(el.edp > 1);
+    let memory_stages: Vec<Stage> = devices
+        .iter()
+        .map(|d| Stage {
+            name: d.name,
+            blocks: d.blocks(),
+            block: mean_block(d),
+            ends: &d.ends,
+            head: d.name == "only" || d.name == "last",
+            in_flight: d.in_flight,
+            experts: ExpertStates {
+                parameters: expert_params_of(d),
+                per_block: moe.mlp.expert_parameters,
+                shard: el.edp,
+                communicators,
+            },
+        })
+        .collect();
+    let estimate = peak_of_stages(w, layout, p, &groups, &memory_stages);
+    let memory = DeviceMemory::of(&estimate);
+
+    let pass = pass_of(busiest);
+    let t_zero3 = nmb_f * dp.per_microbatch_s;
+    let slots = Slots { t, microbatches: nmb_f, pass, t_opt, t_zero3, dp, messages, bubble };
+    let totals = slots.totals(&memory);
+    let counts = parameter_counts(w);
+    let recompute_s = busiest.dense as f64 * dense.recompute.time() + busiest.moe as f64 * moe.block.recompute.time();
+    let breakdown = Breakdown {
+        t_cp_comm_s: nmb_f * pass.cp_comm_s,
+        t_recompute_s: nmb_f * recompute_s,
+        t_optimizer_s: t_opt,
+        t_zero3_s: t_zero3,
+        overhead_gb: memory.overhead_gb,
+        microbatches: nmb,
+        stages,
+        parameters: counts.total,
+        message_s: message,
+        critical: busiest.name,
+        achieved_tflops: nmb_f * pass.tflop / t,
+        block_fwd_tflops: moe.block.fwd.tflop / moe.block.fwd.time(),
+        block_bwd_tflops: (moe.block.bwd + moe.block.recompute).tflop / (moe.block.bwd + moe.block.recompute).time(),
+    };
+    let scale = nmb_f * busiest.moe as f64;
+    let times = moe.mlp.times;
+    let moe_breakdown = MoeBreakdown {
+        experts: el,
+        moe_blocks: busiest.moe,
+        dense_blocks: busiest.dense,
+        tokens_per_expert: moe.mlp.tokens_per_expert,
+        dropped_fraction: moe.mlp.dropped_fraction,
+        times: MoeTimes {
+            router_s: scale * times.router_s,
+            experts_s: scale * times.experts_s,
+            shared_s: scale * times.shared_s,
+            elementwise_s: scale * times.elementwise_s,
+            a2a_s: scale * times.a2a_s,
+            a2a_exposed_s: scale * times.a2a_exposed_s,
+            overhead_s: scale * times.overhead_s,
+        },
+        expert_weights_gb: estimate.part("expert_weights"),
+        expert_gradients_gb: estimate.part("expert_gradients"),
+        expert_optimizer_gb: estimate.part("expert_optimizer_states"),
+        parameters: counts,
+    };
+    Ok(ExtendedEvaluation::assembled(
+        w,
+        layout,
+        p.hw.hbm_capacity_gb,
+        totals,
+        breakdown,
+        dp,
+        estimate,
+        Some(moe_breakdown),
+    ))
+}

@@ -1,0 +1,135 @@
+//! Expert parallelism (EP) and expert tensor parallelism (ETP) with Megatron's "parallel folding"
+//! (Liu et al. 2025, arXiv:2504.14960): the expert layers re-split the `tp·cp·dp` ranks of one
+//! pipeline stage as `etp × ep × edp` (expert data parallel), independently of how the attention
+//! splits them. Ranks are ordered `etp` innermost, then `ep`, then `edp` (Megatron's expert rank
+//! order), so the fast domain is filled by ETP first, then EP.
+
+use crate::Error;
+use crate::extended::layout::Layout;
+use crate::moe_shape::MoeShape;
+
+/// The expert split of one layout. Degrees and shares in devices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
+pub struct ExpertLayout {
+    /// Expert-parallel degree `e`: experts are spread over `e` ranks, `E/e` each.
+    pub ep: u64,
+    /// Expert-tensor-parallel degree `t_e`: each expert's width split over `t_e` ranks.
+    pub etp: u64,
+    /// Expert-data-parallel degree `tp·cp·dp/(e·t_e)`: replicas of each expert shard.
+    pub edp: u64,
+    /// EP ranks inside one fast domain `e_n` (divides `ep`).
+    pub ep_fast: u64,
+    /// ETP ranks inside one fast domain (divides `etp`).
+    pub etp_fast: u64,
+    /// Expert-data-parallel ranks inside one fast domain.
+    pub edp_fast: u64,
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.max(1)
+}
+
+impl ExpertLayout {
+    /// The folded expert layout of `layout` with degrees `ep`, `etp` for the experts of `moe`.
+    /// Rules (each error names `layout.ep` / `layout.etp`): `ep` divides the routed experts,
+    /// `ep·etp` divides `tp·cp·dp`, `etp` divides the expert width.
+    pub fn fold(layout: &Layout, moe: &MoeShape, ep: u64, etp: u64) -> Result<ExpertLayout, Error> {
+        let group = layout.tp.saturating_mul(layout.cp).saturating_mul(layout.dp);
+        if ep == 0 || !moe.experts.is_multiple_of(ep) {
+            return Err(Error::invalid("layout.ep", ep, format!("must divide the routed experts {}", moe.experts))
+                .with_hint("each EP rank holds the same number of experts"));
+        }
+        if etp == 0 || !moe.expert_ffn.is_multiple_of(etp) {
+            return Err(Error::invalid("layout.etp", etp, format!("must divide the expert width {}", moe.expert_ffn)));
+        }
+        let ep_etp = ep.saturating_mul(etp);
+        if !group.is_multiple_of(ep_etp) {
+            return Err(Error::invalid(
+                "layout.ep",
+                ep,
+                format!(
+                    "ep·etp = {ep_etp} must divide the ranks of one pipeline stage tp·cp·dp = {} · {} · {} = {group}",
+                    layout.tp, layout.cp, layout.dp
+                ),
+            )
+            .with_hint("MoE parallel folding splits the same ranks as etp × ep × expert-dp"));
+        }
+        let p = layout.placement;
+        let stage_fast = p.tp * p.cp * p.dp;
+        let etp_fast = gcd(etp, stage_fast);
+        let ep_fast = gcd(ep, stage_fast / etp_fast);
+        let edp = group / ep_etp;
+        let edp_fast = gcd(edp, stage_fast / (etp_fast * ep_fast));
+        Ok(ExpertLayout { ep, etp, edp, ep_fast, etp_fast, edp_fast })
+    }
+
+    /// Fast domains the EP group spans `e / e_n`.
+    pub fn ep_domains(&self) -> u64 {
+        self.ep / self.ep_fast.max(1)
+    }
+}
+
+/// The `(ep, etp)` pairs a search tries for `layout`: every `ep` dividing both the experts and the
+/// stage's ranks, `etp` from `{1, tp}` (the settings in use: experts unsplit, or split like the
+/// attention), each only when it folds; a fixed degree replaces its list.
+pub fn expert_choices(layout: &Layout, moe: &MoeShape, ep: Option<u64>, etp: Option<u64>) -> Vec<(u64, u64)> {
+    let group = layout.tp * layout.cp * layout.dp;
+    let eps: Vec<u64> = match ep {
+        Some(e) => vec![e],
+        None => crate::search::space::divisors(gcd(moe.experts, group)),
+    };
+    let etps: Vec<u64> = match etp {
+        Some(t) => vec![t],
+        None if layout.tp > 1 => vec![1, layout.tp],
+        None => vec![1],
+    };
+    let mut out = Vec::new();
+    for &e in &eps {
+        for &t in &etps {
+            if ExpertLayout::fold(layout, moe, e, t).is_ok() {
+                out.push((e, t));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dsv3() -> MoeShape {
+        crate::moe_shape::tests::dsv3().0
+    }
+
+    #[test]
+    fn folding_by_hand() {
+        // 1024 GPUs: tp 2, pp 8, dp 64 → a stage has 128 ranks; ep 64 → edp 2 (Megatron-Bridge's
+        // DeepSeek-V3 H100 row: EP 64 with TP 2 is allowed because experts fold over TP·DP).
+        let l = Layout::placed(2, 1, 8, 64, 1, 8192, 8);
+        let x = ExpertLayout::fold(&l, &dsv3(), 64, 1).unwrap();
+        assert_eq!((x.ep, x.etp, x.edp), (64, 1, 2));
+        // The domain of 8 holds tp 2 × dp 4 of one stage → EP fills those 8: e_n = 8, 8 domains.
+        assert_eq!((x.ep_fast, x.ep_domains()), (8, 8));
+        let e = ExpertLayout::fold(&l, &dsv3(), 256, 1).unwrap_err();
+        assert_eq!(e.field(), Some("layout.ep"));
+        assert!(e.to_string().contains("128"), "{e}");
+        assert_eq!(ExpertLayout::fold(&l, &dsv3(), 3, 1).unwrap_err().field(), Some("layout.ep"));
+        assert_eq!(ExpertLayout::fold(&l, &dsv3(), 8, 3).unwrap_err().field(), Some("layout.etp"));
+    }
+
+    #[test]
+    fn choices_respect_the_rules_and_fixed_degrees() {
+        let l = Layout::placed(2, 1, 8, 64, 1, 8192, 8);
+        let all = expert_choices(&l, &dsv3(), None, None);
+        // ep ∈ divisors(gcd(256, 128)) = 1…128 (8 values) × etp ∈ {1, 2}, minus ep 128 with etp 2.
+        assert_eq!(all.len(), 15);
+        assert!(all.contains(&(128, 1)) && !all.contains(&(128, 2)));
+        assert_eq!(expert_choices(&l, &dsv3(), Some(32), None), vec![(32, 1), (32, 2)]);
+        assert_eq!(expert_choices(&l, &dsv3(), Some(32), Some(1)), vec![(32, 1)]);
+        assert!(expert_choices(&l, &dsv3(), Some(256), Some(1)).is_empty());
+    }
+}

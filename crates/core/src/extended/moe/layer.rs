@@ -1,0 +1,310 @@
+//! The Mixture-of-Experts MLP of one block on one device for one micro-batch, as operations: the
+//! router, the routed experts (grouped GEMMs of the local experts), the shared experts, the token
+//! permutation, and the dispatch/combine exchange ([`super::dispatch`]). It replaces the dense
+//! MLP of an MoE block; attention, norms and the tensor-parallel collectives stay the block's.
+//!
+//! Per rank `T = mbs·s/(cp·tp)` tokens enter the layer (sequence-parallel shard: with tensor
+//! parallelism Megatron's MoE layers route the `1/tp` shard each rank holds). Forward FLOPs:
+//! router `2·T·h·E`; routed experts `γ·T·k·2·m·h·f_e` on the busiest rank (`γ` = the load's
+//! compute factor: dropless imbalance, padded capacity, 1 when forced); shared experts
+//! `T·tp·2·m·h·f_s·E_s/tp` (TP-split like a dense MLP); backward twice the forward. The routed
+//! experts run at the linear layers' rate times the grouped-GEMM efficiency
+//! `g(M) = M/(M + M½)` of `M = γ·T·k·e·t_e/E` tokens per local expert.
+
+use super::dispatch::{Exchange, exchange};
+use super::experts::ExpertLayout;
+use super::options::MoeOptions;
+use crate::extended::layout::Layout;
+use crate::extended::ops::{KeptBytes, OpKind, Operation};
+use crate::extended::pricing::{Pass, Pricing};
+use crate::extended::workload::Workload;
+use crate::moe_shape::MoeShape;
+
+/// Tokens per local expert at which a grouped GEMM runs at half its large-`M` rate [tokens]. An
+/// engineering estimate: Hopper/Blackwell GEMM tiles are 128 rows high, so an expert with `M`
+/// tokens fills `M/(M + 128)` of its tiles' work on average once launch and tail effects are
+/// counted (grouped-GEMM benchmarks of Megatron-Core and DeepGEMM fall off below a few hundred
+/// tokens per expert).
+pub const GROUPED_GEMM_HALF_TOKENS: f64 = 128.0;
+
+/// Fixed time of one MoE layer per micro-batch, forward plus backward [s], fitted on the measured
+/// MoE runs (`crate::validate::moe_fit`, least mean absolute error on a 0.1 ms grid; test
+/// `moe_validate`): 3.1 ms on all 53 rows of `measured-moe-runs.json` under the operation-list
+/// block and memory model. Leave-one-source-out throughput MAPE 24.9 % (in-sample 22.7 %). One
+/// third is charged to the forward, two thirds to the backward.
+pub const FITTED_LAYER_OVERHEAD_S: f64 = 0.0031;
+
+/// Grouped-GEMM efficiency at `m` tokens per local expert [0–1].
+pub fn grouped_gemm_efficiency(m: f64) -> f64 {
+    if m <= 0.0 { 1.0 } else { m / (m + GROUPED_GEMM_HALF_TOKENS) }
+}
+
+/// Bytes of one router probability kept per token and expert (FP32) [B].
+pub const ROUTER_PROB_BYTES: f64 = 4.0;
+
+/// Where an MoE layer's time goes, per micro-batch, forward plus backward (recomputation not
+/// included) [s]. What the explorer's MoE breakdown shows.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct MoeTimes {
+    /// Router GEMM (and its backward).
+    pub router_s: f64,
+    /// Routed-expert grouped GEMMs at the grouped-GEMM efficiency.
+    pub experts_s: f64,
+    /// Shared-expert GEMMs.
+    pub shared_s: f64,
+    /// Memory-bound work: token permutation, expert activations, router softmax/top-k.
+    pub elementwise_s: f64,
+    /// Dispatch and combine, forward and backward, as priced.
+    pub a2a_s: f64,
+    /// The part of `a2a_s` on the critical path (all of it without overlap).
+    pub a2a_exposed_s: f64,
+    /// Fixed per-layer time (launches, routing synchronisation).
+    pub overhead_s: f64,
+}
+
+/// Name of the routed experts' grouped-GEMM operation (its parameters are sharded over the expert
+/// data-parallel group, not the dense one).
+pub const EXPERTS_OP: &str = "moe_experts";
+
+/// The cost of one MoE MLP on one device for one micro-batch (the sums of its operations, with
+/// what only MoE reports).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MoeMlpCost {
+    /// Forward pass (exposed dispatch/combine in `tp_comm_s`).
+    pub fwd: Pass,
+    /// Backward pass.
+    pub bwd: Pass,
+    /// One forward exchange (dispatch + combine) as priced, before any overlap [s].
+    pub exchange: Exchange,
+    /// Time parts.
+    pub times: MoeTimes,
+    /// Router and shared-expert parameters on this device (TP-split shared experts) [count].
+    pub dense_parameters: f64,
+    /// Routed-expert parameters on this device `(E/e)·m·h·f_e/t_e` [count].
+    pub expert_parameters: f64,
+    /// Activations this layer keeps for the backward pass [B].
+    pub activation_bytes: f64,
+    /// Tokens per local expert `M` on the busiest rank.
+    pub tokens_per_expert: f64,
+    /// Fraction of token-expert assignments dropped (capacity factor) [0–1].
+    pub dropped_fraction: f64,
+}
+
+/// Prices one MoE MLP (see the module documentation) as operations (router, shared experts,
+/// permutation, dispatch/combine, routed experts, fixed layer time; without the sub-layer's norm,
+/// tensor-parallel collectives and residual) and their cost. `overlap_s` is the compute of the
+/// rest of the block in (forward, backward) that an overlapped exchange can hide behind.
+pub fn moe_mlp_operations(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    el: &ExpertLayout,
+    p: &Pricing,
+    mo: &MoeOptions,
+    overlap_s: (f64, f64),
+) -> (Vec<Operation>, MoeMlpCost) {
+    let tp = layout.tp as f64;
+    let full = layout.local_tokens(w);
+    let t = full / tp;
+    let h = w.hidden as f64;
+    let (e, k) = (m.experts as f64, m.top_k as f64);
+    let gates = if m.gated { 2.0 } else { 1.0 };
+    let gamma = mo.load.compute_factor();
+    let es = p.hw.element_bytes;
+
+    let router = p.linear(t, h, e);
+    // Routed experts: the ETP group's tokens (t_e × this rank's) through 1/t_e of each expert.
+    let rows = gamma * t * k * el.etp as f64;
+    let fe_local = m.expert_ffn as f64 / el.etp as f64;
+    let raw = p.weight_linear(rows, h, gates * fe_local) + p.weight_linear(rows, fe_local, h);
+    let tokens_per_expert = gamma * t * k * (el.ep * el.etp) as f64 / e;
+    let eff = grouped_gemm_efficiency(tokens_per_expert);
+    let experts = Pass { compute_s: raw.compute_s / eff, ..raw };
+    let fs = (m.shared_experts * m.shared_ffn) as f64;
+    let shared = if fs > 0.0 {
+        p.weight_linear(full, h, gates * fs / tp) + p.weight_linear(full, fs / tp, h)
+    } else {
+        Pass::default()
+    };
+    // Element-wise: permute and unpermute (read + write each copy), the experts' activation,
+    // the router's scores (softmax/sigmoid and top-k over E per token).
+    let copies = gamma * t * k;
+    let ew_bytes = 2.0 * 2.0 * copies * h * es + (gates + 1.0) * fe_local * rows * es + 2.0 * t * e * ROUTER_PROB_BYTES;
+    let ew = p.elementwise(ew_bytes);
+
+    let x = exchange(p, el, mo, t, w.hidden, m.top_k, gamma);
+    let compute_fwd = router.compute_s + experts.compute_s + shared.compute_s;
+    let exposed = |a2a: f64, window: f64| if mo.a2a_overlap { (a2a - window).max(0.0) } else { a2a };
+    let a2a_fwd = x.total();
+    let a2a_bwd = x.total();
+    let exp_fwd = exposed(a2a_fwd, overlap_s.0 + compute_fwd);
+    let exp_bwd = exposed(a2a_bwd, overlap_s.1 + 2.0 * compute_fwd);
+
+    let fixed = mo.layer_overhead_s.max(0.0);
+    let times = MoeTimes {
+        router_s: 3.0 * router.time(),
+        experts_s: 3.0 * experts.time(),
+        shared_s: 3.0 * shared.time(),
+        elementwise_s: 3.0 * ew.time(),
+        a2a_s: a2a_fwd + a2a_bwd,
+        a2a_exposed_s: exp_fwd + exp_bwd,
+        overhead_s: fixed,
+    };
+
+    // Each operation keeps its inputs for the backward: router probabilities, the shared experts'
+    // pre-activations and activation output, the dispatched token copies and combined outputs
+    // (h each), the routed experts' pre-activations and activation output.
+    let kept = |bytes: f64| KeptBytes::recomputable(bytes);
+    let linear = |name, pass: Pass, bytes: f64| Operation::new(name, OpKind::Matmul, pass, pass.times(2.0), bytes);
+    let router_params = m.router_parameters(w.hidden);
+    let shared_params = m.shared_parameters(w.hidden) / tp;
+    let expert_params = m.routed_parameters(w.hidden) / (el.ep * el.etp) as f64;
+    let mut ops = vec![
+        linear("moe_router", router, (t * h + h * e) * p.hw.operand_bytes + t * e * es)
+            .owning(router_params)
+            .keeping(kept(t * e * ROUTER_PROB_BYTES)),
+    ];
+    if fs > 0.0 {
+        let bytes = (full * h + h * fs / tp) * p.hw.operand_bytes * (gates + 1.0);
+        ops.push(
+            linear("moe_shared_experts", shared, bytes)
+                .owning(shared_params)
+                .keeping(kept((gates + 1.0) * fs / tp * full * es)),
+        );
+    }
+    ops.push(
+        Operation::new("moe_permute", OpKind::Elementwise, ew, ew.times(2.0), ew_bytes)
+            .keeping(kept(2.0 * copies * h * es)),
+    );
+    // The all-to-all has no reference collective kind: its time is the exposed exchange, its
+    // bytes what this rank sends per direction (dispatch + combine).
+    ops.push(Operation::new(
+        "moe_dispatch_combine",
+        OpKind::Collective,
+        Pass { tp_comm_s: exp_fwd, ..Pass::default() },
+        Pass { tp_comm_s: exp_bwd, ..Pass::default() },
+        2.0 * copies * h * p.hw.element_bytes,
+    ));
+    let expert_bytes = (rows * h + h * gates * fe_local + rows * fe_local) * p.hw.operand_bytes * 2.0;
+    ops.push(
+        linear(EXPERTS_OP, experts, expert_bytes)
+            .owning(expert_params)
+            .keeping(kept((gates + 1.0) * fe_local * rows * es)),
+    );
+    ops.push(Operation::new(
+        "moe_layer_overhead",
+        OpKind::Elementwise,
+        Pass { memory_s: fixed / 3.0, ..Pass::default() },
+        Pass { memory_s: 2.0 * fixed / 3.0, ..Pass::default() },
+        0.0,
+    ));
+
+    let (mut fwd, mut bwd) = (Pass::default(), Pass::default());
+    for o in &ops {
+        fwd += o.fwd;
+        bwd += o.bwd;
+    }
+    let cost = MoeMlpCost {
+        fwd,
+        bwd,
+        exchange: x,
+        times,
+        dense_parameters: router_params + shared_params,
+        expert_parameters: expert_params,
+        activation_bytes: ops.iter().map(|o| o.kept.none).sum(),
+        tokens_per_expert,
+        dropped_fraction: mo.load.dropped_fraction(),
+    };
+    (ops, cost)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SystemParams;
+    use crate::extended::hardware::Hardware;
+    use crate::extended::moe::options::Load;
+    use crate::extended::options::ExtendedOptions;
+    use crate::moe_shape::Router;
+
+    fn mixtral() -> (Workload, MoeShape) {
+        let m = MoeShape {
+            experts: 8,
+            expert_ffn: 14336,
+            top_k: 2,
+            shared_experts: 0,
+            shared_ffn: 0,
+            gated: true,
+            first_dense: 0,
+            moe_every: 1,
+            router: Router::Softmax,
+        };
+        let w = Workload { seq_len: 4096, kv_heads: 8, ffn_hidden: 14336, moe: Some(m), ..Workload::LLAMA3_8B };
+        (w, m)
+    }
+
+    fn price(layout: &Layout, ep: u64, mo: MoeOptions) -> MoeMlpCost {
+        let (w, m) = mixtral();
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let opts = ExtendedOptions::realistic();
+        let p = Pricing { hw: &hw, opts: &opts };
+        let el = ExpertLayout::fold(layout, &m, ep, 1).unwrap();
+        moe_mlp_operations(&w, &m, layout, &el, &p, &mo, (0.0, 0.0)).1
+    }
+
+    #[test]
+    fn flops_by_hand_with_top_k() {
+        // One sequence of 4096 tokens, tp 1, ep 8 of dp 8, forced balance: router 2·T·h·E,
+        // experts 2·T·k·3·h·f_e (top-k counted), backward twice.
+        let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
+        let c = price(&layout, 8, MoeOptions { load: Load::Forced, ..Default::default() });
+        let (t, h, f) = (4096.0, 4096.0, 14336.0);
+        let want = (2.0 * t * h * 8.0 + 2.0 * t * 2.0 * 3.0 * h * f) * 1e-12;
+        assert!((c.fwd.tflop - want).abs() < 1e-9 * want, "{} vs {want}", c.fwd.tflop);
+        assert!((c.bwd.tflop - 2.0 * want).abs() < 1e-9 * want);
+        // M = T·k·e/E = 4096·2·8/8 = 8192 tokens per local expert.
+        assert_eq!(c.tokens_per_expert, 8192.0);
+        // Parameters: one expert per rank, 3·h·f_e; router h·E.
+        assert_eq!(c.expert_parameters, 3.0 * h * f);
+        assert_eq!(c.dense_parameters, h * 8.0);
+    }
+
+    #[test]
+    fn imbalance_scales_expert_work_and_exchange() {
+        let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
+        let forced = price(&layout, 8, MoeOptions { load: Load::Forced, ..Default::default() });
+        let skew = price(&layout, 8, MoeOptions { load: Load::Dropless { imbalance: 1.5 }, ..Default::default() });
+        let (t, h, f) = (4096.0, 4096.0, 14336.0);
+        let expert_fwd = 2.0 * t * 2.0 * 3.0 * h * f * 1e-12;
+        assert!(((skew.fwd.tflop - forced.fwd.tflop) - 0.5 * expert_fwd).abs() < 1e-9 * expert_fwd);
+        assert!((skew.exchange.dispatch_s - forced.exchange.dispatch_s) > 0.0);
+        assert!(skew.activation_bytes > forced.activation_bytes);
+        // Capacity 1.25 pads to 1.25× and drops (1.5−1.25)²/(4·0.5) of the assignments.
+        let cap = price(
+            &layout,
+            8,
+            MoeOptions { load: Load::Capacity { factor: 1.25, imbalance: 1.5 }, ..Default::default() },
+        );
+        assert!(((cap.fwd.tflop - forced.fwd.tflop) - 0.25 * expert_fwd).abs() < 1e-9 * expert_fwd);
+        assert!((cap.dropped_fraction - 0.03125).abs() < 1e-12);
+    }
+
+    #[test]
+    fn grouped_gemm_efficiency_falls_at_few_tokens_and_overlap_hides_the_exchange() {
+        assert_eq!(grouped_gemm_efficiency(128.0), 0.5);
+        assert!((grouped_gemm_efficiency(1152.0) - 0.9).abs() < 1e-12);
+        // ep 1 on 8 ranks (no exchange) vs ep 8: same FLOPs, ep 1 has 8× fewer tokens per expert? No:
+        // ep 1 holds all 8 experts, M = T·k/E = 1024; ep 8: M = 8192 → ep 8 runs its GEMMs faster.
+        let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
+        let ep1 = price(&layout, 1, MoeOptions { load: Load::Forced, ..Default::default() });
+        let ep8 = price(&layout, 8, MoeOptions { load: Load::Forced, ..Default::default() });
+        assert_eq!(ep1.tokens_per_expert, 1024.0);
+        assert!((ep1.fwd.tflop - ep8.fwd.tflop).abs() < 1e-12);
+        assert!(ep1.times.experts_s > ep8.times.experts_s);
+        assert_eq!(ep1.times.a2a_s, 0.0);
+        assert!(ep8.times.a2a_s > 0.0 && ep8.times.a2a_exposed_s == ep8.times.a2a_s);
+        let over = price(&layout, 8, MoeOptions { load: Load::Forced, a2a_overlap: true, ..Default::default() });
+        assert!(over.times.a2a_exposed_s < ep8.times.a2a_exposed_s);
+        assert_eq!(over.times.a2a_s, ep8.times.a2a_s);
+    }
+}

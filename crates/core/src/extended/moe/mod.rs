@@ -1,0 +1,31 @@
+//! Mixture-of-Experts training in extended mode, as operations beside the dense block's:
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`crate::moe_shape`] (a value type beside the catalog, so the catalog does not depend on extended mode) | the model's experts (routed, shared, top-k, gated, dense-first/frequency, router), multi-head latent attention, multi-token prediction |
+//! | [`counts`] | total and active parameters |
+//! | [`options`] | the MoE switches: load (dropless γ, capacity C, forced), dispatcher, FP8 dispatch, all-to-all overlap, fixed EP/ETP |
+//! | [`experts`] | expert parallelism and expert tensor parallelism folded over `tp·cp·dp` (parallel folding), their rules and search choices |
+//! | [`dispatch`] | dispatch/combine exchange on the two network tiers (all-to-all, hierarchical node-limited, all-gather, ETP collectives) |
+//! | [`axes`] | the MoE sweep axes (EP, ETP, load, dispatcher, experts, top-k at equal active parameters) |
+//! | [`block`] | an MoE block as a list of operations ([`crate::extended::ops`]): the attention sub-layer plus the MoE MLP sub-layer |
+//! | [`evaluate`] | a configuration of an MoE model: dense and MoE blocks per stage, MTP on the last, expert data parallelism, dense vs expert memory, [`evaluate::MoeBreakdown`] |
+//! | [`mla`] | multi-head latent attention as operations (in every block of a model with it): replicated down-projections, latent norms, column-parallel up-projections, core with its own query/key and value widths |
+//! | [`layer`] | the MoE MLP of one block as operations: router, routed experts at the grouped-GEMM efficiency, shared experts, permutation, exposed vs hidden exchange, fixed layer time |
+
+pub mod axes;
+pub mod block;
+pub mod counts;
+pub mod dispatch;
+pub mod evaluate;
+pub mod experts;
+pub mod layer;
+pub mod mla;
+pub mod options;
+
+pub use crate::moe_shape::{Mla, MoeShape, Router};
+pub use counts::{ParameterCounts, parameter_counts};
+pub use evaluate::MoeBreakdown;
+pub use experts::ExpertLayout;
+pub use layer::{MoeMlpCost, MoeTimes, moe_mlp_operations};
+pub use options::{Dispatcher, Load, MoeOptions};

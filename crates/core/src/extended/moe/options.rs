@@ -1,0 +1,284 @@
+//! The switches of Mixture-of-Experts training: expert load (dropless with an imbalance, capacity
+//! factor, forced balance), the token dispatcher (all-to-all, all-gather, hierarchical/node-limited
+//! as DeepEP and HybridEP), FP8 dispatch, all-to-all/compute overlap, and fixed expert-parallel
+//! degrees (otherwise searched). Text form for the CLI's `--moe` and the page:
+//! `load=dropless:1.2,dispatcher=deepep:4,fp8_dispatch=on,a2a_overlap=off,ep=8,etp=1`.
+
+use std::fmt;
+
+use crate::Error;
+
+/// How tokens are spread over the experts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Load {
+    /// Every token reaches its `k` experts; the busiest EP rank receives `γ ≥ 1` times the mean
+    /// (Megatron's dropless default; γ of 1.1–1.3 in steady training, 2–4 early on).
+    Dropless {
+        /// `γ`: tokens of the busiest EP rank over the mean [dimensionless, ≥ 1].
+        imbalance: f64,
+    },
+    /// Each expert takes at most `C ×` its mean share, padded to it; the excess is dropped
+    /// (GShard, Switch Transformer).
+    Capacity {
+        /// `C` [dimensionless, > 0].
+        factor: f64,
+        /// `γ` of the router before capping (sets the dropped fraction).
+        imbalance: f64,
+    },
+    /// The router is forced to a uniform load, as benchmark tables do (γ = 1).
+    Forced,
+}
+
+impl Load {
+    /// Dropless with γ = [`DEFAULT_IMBALANCE`].
+    pub const DEFAULT: Load = Load::Dropless { imbalance: DEFAULT_IMBALANCE };
+
+    /// The multiple of the mean token count that the busiest EP rank computes and receives
+    /// (dropless: γ; capacity: `C`, the padded capacity; forced: 1).
+    pub fn compute_factor(self) -> f64 {
+        match self {
+            Load::Dropless { imbalance } => imbalance,
+            Load::Capacity { factor, .. } => factor,
+            Load::Forced => 1.0,
+        }
+    }
+
+    /// Fraction of token-expert assignments dropped [0–1]. Expert loads are taken as uniform on
+    /// `[2 − γ, γ]` × the mean (max/mean = γ); a capacity `C` drops `E[(L − C)⁺] / E[L]`
+    /// `= (γ − C)² / (4(γ − 1))` for `2 − γ ≤ C ≤ γ`.
+    pub fn dropped_fraction(self) -> f64 {
+        match self {
+            Load::Capacity { factor: c, imbalance: g } if g > 1.0 => {
+                let lo = (2.0 - g).max(0.0);
+                if c >= g {
+                    0.0
+                } else if c <= lo {
+                    1.0 - c
+                } else {
+                    (g - c) * (g - c) / (4.0 * (g - 1.0))
+                }
+            }
+            Load::Capacity { factor: c, .. } => (1.0 - c).max(0.0),
+            _ => 0.0,
+        }
+    }
+}
+
+/// Router imbalance `γ` of dropless training when none is given: the busiest EP rank at about
+/// 1.1× the mean in steady training with auxiliary-loss or bias balancing. Source: the measured
+/// runs of `measured-moe-runs.json` that give both figures — Mixtral 8x22B dropless 4 % below
+/// forced balance, Qwen3-235B 8–20 % below at 16K–128K tokens (Megatron MoE model zoo).
+pub const DEFAULT_IMBALANCE: f64 = 1.1;
+
+/// How tokens reach the experts of other EP ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dispatcher {
+    /// One all-to-all per dispatch and per combine (Megatron `alltoall`).
+    AllToAll,
+    /// Every rank all-gathers the tokens of its EP group and reduce-scatters the outputs (Megatron
+    /// `allgather`): more bytes, no routing-dependent sizes.
+    AllGather,
+    /// Hierarchical dispatch (DeepEP, HybridEP; Tutel/DeepSpeed-MoE 2-D all-to-all): a token
+    /// crosses to each destination domain once, then fans out inside it; `max_domains` (M)
+    /// caps the domains one token may reach (node-limited routing, DeepSeek-V3: 4).
+    Hierarchical {
+        /// M; `None`: as many as the routing needs.
+        max_domains: Option<u64>,
+    },
+}
+
+/// Every Mixture-of-Experts switch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MoeOptions {
+    /// Expert load.
+    pub load: Load,
+    /// Token dispatcher.
+    pub dispatcher: Dispatcher,
+    /// Dispatch in FP8 with 1×128 scales (≈ 1.03 B per element; DeepEP, Megatron
+    /// `moe_router_dtype`/FP8 dispatch); combine stays 16-bit.
+    pub fp8_dispatch: bool,
+    /// Overlap the expert all-to-all of one micro-batch with another's compute (Megatron's 1F1B
+    /// "EP A2A overlap", DeepSeek's DualPipe idea); off: all-to-all fully exposed.
+    pub a2a_overlap: bool,
+    /// Fixed expert-parallel degree; `None`: searched.
+    pub ep: Option<u64>,
+    /// Fixed expert-tensor-parallel degree; `None`: searched (1 unless fixed in a search).
+    pub etp: Option<u64>,
+    /// Fixed time of one MoE layer per micro-batch, forward plus backward [s]: kernel launches of
+    /// its many small kernels (router, top-k, permute, grouped GEMMs, unpermute) and the
+    /// host-device synchronisation of dropless routing (token counts per expert are needed on the
+    /// host before the all-to-all and the grouped GEMM can be sized). Default:
+    /// [`super::layer::FITTED_LAYER_OVERHEAD_S`], fitted on the measured MoE runs.
+    pub layer_overhead_s: f64,
+}
+
+/// Bytes per element of an FP8 dispatch with one FP32 scale per 128 elements [B].
+pub const FP8_DISPATCH_BYTES: f64 = 1.0 + 4.0 / 128.0;
+
+impl Default for MoeOptions {
+    fn default() -> Self {
+        MoeOptions {
+            load: Load::DEFAULT,
+            dispatcher: Dispatcher::AllToAll,
+            fp8_dispatch: false,
+            a2a_overlap: false,
+            ep: None,
+            etp: None,
+            layer_overhead_s: super::layer::FITTED_LAYER_OVERHEAD_S,
+        }
+    }
+}
+
+fn bad(key: &str, v: &str, rule: &str) -> Error {
+    Error::invalid(format!("moe.{key}"), v, rule.to_string())
+}
+
+fn on_off(key: &str, v: &str) -> Result<bool, Error> {
+    match v {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        _ => Err(bad(key, v, "must be on or off")),
+    }
+}
+
+fn positive_int(key: &str, v: &str) -> Result<u64, Error> {
+    v.parse::<u64>().ok().filter(|n| (1..=65_536).contains(n)).ok_or_else(|| bad(key, v, "must be from 1 to 65536"))
+}
+
+fn real(key: &str, v: &str, min: f64, max: f64) -> Result<f64, Error> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x >= min && *x <= max)
+        .ok_or_else(|| bad(key, v, &format!("must be a number from {min} to {max}")))
+}
+
+/// The keys of the text form, for help texts.
+pub const KEYS: &[(&str, &str)] = &[
+    ("load", "dropless[:γ] (default dropless:1.1), forced, capacity:C[:γ]"),
+    (
+        "dispatcher",
+        "alltoall (default), allgather, deepep[:M] / hybridep[:M] (hierarchical, node-limited to M domains)",
+    ),
+    ("fp8_dispatch", "on/off (default off): dispatch in FP8 with 1x128 scales"),
+    ("a2a_overlap", "on/off (default off): hide the expert all-to-all behind another micro-batch's compute"),
+    ("ep", "fixed expert-parallel degree (default: searched)"),
+    ("etp", "fixed expert-tensor-parallel degree (default: searched)"),
+    ("layer_overhead", "fixed time of one MoE layer per micro-batch, fwd+bwd, in seconds (default: fitted)"),
+];
+
+impl MoeOptions {
+    /// Applies `key=value` pairs separated by commas on top of `self`. Errors name `moe.<key>`.
+    pub fn with_text(mut self, text: &str) -> Result<MoeOptions, Error> {
+        for pair in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (key, value) = pair.split_once('=').ok_or_else(|| {
+                Error::invalid("moe", pair, "must be key=value").with_hint("e.g. load=forced,dispatcher=deepep:4")
+            })?;
+            let (key, value) = (key.trim().to_ascii_lowercase(), value.trim().to_ascii_lowercase());
+            let (head, arg) = match value.split_once(':') {
+                Some((h, a)) => (h, Some(a)),
+                None => (value.as_str(), None),
+            };
+            match key.as_str() {
+                "load" => {
+                    self.load = match (head, arg) {
+                        ("forced", None) => Load::Forced,
+                        ("dropless", None) => Load::DEFAULT,
+                        ("dropless", Some(g)) => Load::Dropless { imbalance: real("load", g, 1.0, 64.0)? },
+                        ("capacity", Some(a)) => {
+                            let (c, g) = match a.split_once(':') {
+                                Some((c, g)) => (c, Some(g)),
+                                None => (a, None),
+                            };
+                            Load::Capacity {
+                                factor: real("load", c, 0.01, 64.0)?,
+                                imbalance: g.map_or(Ok(DEFAULT_IMBALANCE), |g| real("load", g, 1.0, 64.0))?,
+                            }
+                        }
+                        _ => return Err(bad("load", &value, "must be dropless[:γ], forced or capacity:C[:γ]")),
+                    }
+                }
+                "dispatcher" => {
+                    let m = arg.map(|a| positive_int("dispatcher", a)).transpose()?;
+                    self.dispatcher = match head {
+                        "alltoall" | "a2a" if m.is_none() => Dispatcher::AllToAll,
+                        "allgather" if m.is_none() => Dispatcher::AllGather,
+                        "deepep" | "hybridep" | "hierarchical" | "flex" => Dispatcher::Hierarchical { max_domains: m },
+                        _ => {
+                            return Err(bad("dispatcher", &value, "must be alltoall, allgather or deepep[:M]"));
+                        }
+                    }
+                }
+                "fp8_dispatch" => self.fp8_dispatch = on_off("fp8_dispatch", &value)?,
+                "a2a_overlap" => self.a2a_overlap = on_off("a2a_overlap", &value)?,
+                "ep" => self.ep = Some(positive_int("ep", &value)?),
+                "etp" => self.etp = Some(positive_int("etp", &value)?),
+                "layer_overhead" => self.layer_overhead_s = real("layer_overhead", &value, 0.0, 1.0)?,
+                _ => {
+                    let known: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
+                    return Err(Error::UnknownField {
+                        field: format!("moe.{key}"),
+                        hint: Some(format!("known keys: {}", known.join(", "))),
+                    });
+                }
+            }
+        }
+        Ok(self)
+    }
+}
+
+impl fmt::Display for MoeOptions {
+    /// The text form (every key), which [`MoeOptions::with_text`] reads back.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.load {
+            Load::Dropless { imbalance } => write!(f, "load=dropless:{imbalance}")?,
+            Load::Capacity { factor, imbalance } => write!(f, "load=capacity:{factor}:{imbalance}")?,
+            Load::Forced => write!(f, "load=forced")?,
+        }
+        match self.dispatcher {
+            Dispatcher::AllToAll => write!(f, ",dispatcher=alltoall")?,
+            Dispatcher::AllGather => write!(f, ",dispatcher=allgather")?,
+            Dispatcher::Hierarchical { max_domains: None } => write!(f, ",dispatcher=deepep")?,
+            Dispatcher::Hierarchical { max_domains: Some(m) } => write!(f, ",dispatcher=deepep:{m}")?,
+        }
+        let onoff = |b: bool| if b { "on" } else { "off" };
+        write!(f, ",fp8_dispatch={},a2a_overlap={}", onoff(self.fp8_dispatch), onoff(self.a2a_overlap))?;
+        if let Some(ep) = self.ep {
+            write!(f, ",ep={ep}")?;
+        }
+        if let Some(etp) = self.etp {
+            write!(f, ",etp={etp}")?;
+        }
+        write!(f, ",layer_overhead={}", self.layer_overhead_s)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_round_trip_and_errors() {
+        let o =
+            MoeOptions::default().with_text("load=capacity:1.25:2,dispatcher=deepep:4,fp8_dispatch=on,ep=8").unwrap();
+        assert_eq!(o.load, Load::Capacity { factor: 1.25, imbalance: 2.0 });
+        assert_eq!(o.dispatcher, Dispatcher::Hierarchical { max_domains: Some(4) });
+        assert_eq!((o.fp8_dispatch, o.ep, o.etp), (true, Some(8), None));
+        assert_eq!(MoeOptions::default().with_text(&o.to_string()).unwrap(), o);
+        assert_eq!(MoeOptions::default().with_text("load=dropless:0.5").unwrap_err().field(), Some("moe.load"));
+        assert_eq!(MoeOptions::default().with_text("ep=0").unwrap_err().field(), Some("moe.ep"));
+        assert_eq!(MoeOptions::default().with_text("epp=2").unwrap_err().field(), Some("moe.epp"));
+    }
+
+    #[test]
+    fn dropped_fraction_by_hand() {
+        // γ = 2: loads uniform on [0, 2]; C = 1 drops E[(L−1)⁺]/E[L] = (1/4)/1 = 0.25.
+        assert_eq!(Load::Capacity { factor: 1.0, imbalance: 2.0 }.dropped_fraction(), 0.25);
+        // γ = 1.5, C = 1.25: (0.25)²/(4·0.5) = 0.03125.
+        assert!((Load::Capacity { factor: 1.25, imbalance: 1.5 }.dropped_fraction() - 0.03125).abs() < 1e-15);
+        assert_eq!(Load::Capacity { factor: 2.0, imbalance: 1.5 }.dropped_fraction(), 0.0);
+        assert_eq!(Load::Forced.dropped_fraction(), 0.0);
+        assert_eq!(Load::Forced.compute_factor(), 1.0);
+        assert_eq!(Load::Capacity { factor: 1.25, imbalance: 3.0 }.compute_factor(), 1.25);
+    }
+}

@@ -1,0 +1,138 @@
+//! The one constant of the Mixture-of-Experts model fitted on measured runs — the fixed time of an
+//! MoE layer per micro-batch ([`crate::extended::moe::layer::FITTED_LAYER_OVERHEAD_S`]) — and its
+//! leave-one-source-out (LOSO) check: for each source, the constant is fitted on the other
+//! sources' rows (least mean absolute error on a grid) and that source's rows are predicted with
+//! it. Everything else (matmul and attention efficiencies, ceilings, network) is the dense
+//! model's, not refitted here.
+
+use serde_json::Value;
+
+use super::compare::Stats;
+use super::moe_runs::{MoeRunSetup, interpret_moe_row, predict_moe_row};
+
+/// Grid of the fit [s]: 0 to 5 ms in steps of 0.1 ms.
+const GRID_STEP_S: f64 = 1e-4;
+const GRID_STEPS: u32 = 50;
+
+/// One interpreted row with its source and id.
+#[derive(Debug, Clone)]
+pub struct FitRow {
+    /// Row id.
+    pub id: String,
+    /// Source title.
+    pub source: String,
+    /// The row set up.
+    pub setup: MoeRunSetup,
+}
+
+/// The rows of a file of the shape of `measured-moe-runs.json` that can be evaluated.
+pub fn fit_rows(text: &str) -> Result<Vec<FitRow>, String> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let rows = doc["rows"].as_array().ok_or("no `rows` list")?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            let setup = interpret_moe_row(r).ok()?;
+            Some(FitRow {
+                id: r["id"].as_str().unwrap_or("?").to_string(),
+                source: r["source"]["title"].as_str().or(r["source"].as_str()).unwrap_or("?").to_string(),
+                setup,
+            })
+        })
+        .collect())
+}
+
+/// Signed error `predicted/measured − 1` of a row with layer overhead `tau` [s] (`None`: the row
+/// cannot be evaluated).
+pub fn row_error(row: &FitRow, tau: f64) -> Option<f64> {
+    let mut o = row.setup.options;
+    o.moe.layer_overhead_s = tau;
+    predict_moe_row(&row.setup, &o).ok().map(|(v, _, _)| v / row.setup.measured - 1.0)
+}
+
+/// The overhead minimising the mean absolute error over `rows` [s].
+pub fn fit_overhead(rows: &[&FitRow]) -> f64 {
+    let mut best = (f64::INFINITY, 0.0);
+    for i in 0..=GRID_STEPS {
+        let tau = i as f64 * GRID_STEP_S;
+        let errs: Vec<f64> = rows.iter().filter_map(|r| row_error(r, tau)).map(f64::abs).collect();
+        if errs.is_empty() {
+            continue;
+        }
+        let mape = errs.iter().sum::<f64>() / errs.len() as f64;
+        if mape < best.0 - 1e-12 {
+            best = (mape, tau);
+        }
+    }
+    best.1
+}
+
+/// One source held out.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HeldOutSource {
+    /// Source title.
+    pub source: String,
+    /// The overhead fitted without it [s].
+    pub overhead_s: f64,
+    /// Its rows' errors with that overhead (out of sample).
+    pub loso: Stats,
+    /// Its rows' errors with the overhead fitted on all rows (in sample).
+    pub in_sample: Stats,
+}
+
+/// The fit and its leave-one-source-out check.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MoeFitReport {
+    /// The overhead fitted on every row [s].
+    pub overhead_s: f64,
+    /// Every row's error out of sample (its source held out).
+    pub loso: Stats,
+    /// Every row's error in sample.
+    pub in_sample: Stats,
+    /// Per source.
+    pub sources: Vec<HeldOutSource>,
+    /// `(row id, LOSO error, in-sample error)`.
+    pub rows: Vec<(String, f64, f64)>,
+}
+
+/// Fits the overhead on `rows` and checks it source by source.
+pub fn moe_fit_report(rows: &[FitRow]) -> MoeFitReport {
+    let all: Vec<&FitRow> = rows.iter().collect();
+    let tau_all = fit_overhead(&all);
+    let mut sources: Vec<&str> = Vec::new();
+    for r in rows {
+        if !sources.contains(&r.source.as_str()) {
+            sources.push(&r.source);
+        }
+    }
+    let mut per_source = Vec::new();
+    let mut out_rows = Vec::new();
+    let (mut loso_all, mut in_all) = (Vec::new(), Vec::new());
+    for s in sources {
+        let others: Vec<&FitRow> = rows.iter().filter(|r| r.source != s).collect();
+        let tau = fit_overhead(&others);
+        let (mut lo, mut ins) = (Vec::new(), Vec::new());
+        for r in rows.iter().filter(|r| r.source == s) {
+            if let (Some(a), Some(b)) = (row_error(r, tau), row_error(r, tau_all)) {
+                lo.push(a);
+                ins.push(b);
+                out_rows.push((r.id.clone(), a, b));
+            }
+        }
+        loso_all.extend_from_slice(&lo);
+        in_all.extend_from_slice(&ins);
+        per_source.push(HeldOutSource {
+            source: s.to_string(),
+            overhead_s: tau,
+            loso: Stats::of(&lo, 0),
+            in_sample: Stats::of(&ins, 0),
+        });
+    }
+    MoeFitReport {
+        overhead_s: tau_all,
+        loso: Stats::of(&loso_all, 0),
+        in_sample: Stats::of(&in_all, 0),
+        sources: per_source,
+        rows: out_rows,
+    }
+}

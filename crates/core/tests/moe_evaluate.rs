@@ -1,0 +1,225 @@
+//! Evaluating configurations of Mixture-of-Experts models in extended mode: FLOPs, memory and the
+//! expert-parallel dimension, checked by hand on small shapes.
+
+use fmperf_core::Strategy;
+use fmperf_core::SystemParams;
+use fmperf_core::extended::moe::{Dispatcher, Load, MoeOptions, MoeShape, Router};
+use fmperf_core::extended::{
+    ExtendedEvaluator, ExtendedOptions, Hardware, Layout, Recompute, Sharding, Workload, evaluate,
+};
+use fmperf_core::reference::Candidate;
+
+/// A small MoE: h = 1024, 8 heads, 4 blocks (first dense), 16 experts of width 512, top-2, one
+/// shared expert of width 512, SwiGLU, sequence 1024, no vocabulary.
+fn tiny() -> Workload {
+    Workload {
+        seq_len: 1024,
+        hidden: 1024,
+        heads: 8,
+        kv_heads: 8,
+        head_dim: 128,
+        layers: 4,
+        ffn_hidden: 4096,
+        gated_mlp: true,
+        vocab: None,
+        moe: Some(MoeShape {
+            experts: 16,
+            expert_ffn: 512,
+            top_k: 2,
+            shared_experts: 1,
+            shared_ffn: 512,
+            gated: true,
+            first_dense: 1,
+            moe_every: 1,
+            router: Router::Softmax,
+        }),
+        mla: None,
+        mtp_layers: 0,
+        tied_embeddings: false,
+    }
+}
+
+fn hw() -> Hardware {
+    Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true)
+}
+
+fn opts() -> ExtendedOptions {
+    ExtendedOptions {
+        recompute: Recompute::None,
+        memory_overheads: false,
+        moe: MoeOptions { load: Load::Forced, ..Default::default() },
+        ..ExtendedOptions::realistic()
+    }
+}
+
+#[test]
+fn iteration_flops_by_hand() {
+    // One device, one sequence: dense block 2·s·(4h² + 3·h·f) + attention 4·s²·h/2; MoE block
+    // 2·s·(4h² + h·E + 3·h·f_e·(k + 1)) + the same attention; backward twice (attention 2.5×).
+    let w = tiny();
+    let e = evaluate(&w, &hw(), &Layout::placed(1, 1, 1, 1, 1, 1, 8), &opts()).unwrap();
+    let (s, h, f, fe, ex) = (1024.0, 1024.0, 4096.0, 512.0, 16.0);
+    let att = 4.0 * s * s * h / 2.0;
+    let dense_fwd = 2.0 * s * (4.0 * h * h + 3.0 * h * f);
+    let moe_fwd = 2.0 * s * (4.0 * h * h + h * ex + 3.0 * h * fe * 3.0);
+    let want = (3.0 * (dense_fwd + 3.0 * moe_fwd) + 3.5 * 4.0 * att) * 1e-12;
+    let got = e.totals.flops_per_gpu;
+    assert!((got - want).abs() < 1e-9 * want, "{got} vs {want}");
+    let m = e.moe.unwrap();
+    assert_eq!((m.moe_blocks, m.dense_blocks), (3, 1));
+    assert_eq!((m.experts.ep, m.experts.edp), (1, 1));
+    // No exchange on one device.
+    assert_eq!(m.times.a2a_s, 0.0);
+}
+
+#[test]
+fn expert_memory_is_sharded_by_ep_and_edp() {
+    let w = tiny();
+    let hw = hw();
+    let (h, fe) = (1024.0, 512.0);
+    let experts_per_block = 16.0 * 3.0 * h * fe;
+    // 8 devices, dp 8: ep 1 holds all experts; ep 8 holds 2 experts per block.
+    let l = Layout::placed(1, 1, 1, 8, 1, 8, 8);
+    let e1 = evaluate(&w, &hw, &l, &opts()).unwrap();
+    let e8 = evaluate(&w, &hw, &l.with_experts(8, 1), &opts()).unwrap();
+    let m1 = e1.moe.unwrap();
+    let m8 = e8.moe.unwrap();
+    assert!((m1.expert_weights_gb - 3.0 * experts_per_block * 2.0 * 1e-9).abs() < 1e-12);
+    assert!((m8.expert_weights_gb - 3.0 * experts_per_block / 8.0 * 2.0 * 1e-9).abs() < 1e-12);
+    // ZeRO-1: optimizer states (12 B) over the expert data-parallel group: edp 8 with ep 1, 1 with ep 8.
+    assert!((m1.expert_optimizer_gb - 3.0 * experts_per_block * 12.0 / 8.0 * 1e-9).abs() < 1e-12);
+    assert!((m8.expert_optimizer_gb - 3.0 * experts_per_block / 8.0 * 12.0 * 1e-9).abs() < 1e-12);
+    // Gradients (FP32, not sharded under ZeRO-1) follow the weights.
+    assert!((m8.expert_gradients_gb - 3.0 * experts_per_block / 8.0 * 4.0 * 1e-9).abs() < 1e-12);
+    assert!(e8.mem_gb < e1.mem_gb);
+    // ep 8 exchanges tokens; the dense part is the same.
+    assert!(m8.times.a2a_s > 0.0 && m1.times.a2a_s == 0.0);
+    // ZeRO-3 (FSDP2: FP32 master shards, 4 B) shards the expert weights over edp as well, plus the
+    // last MoE block's experts gathered at the loss (16-bit, reshard after forward).
+    let z3 = ExtendedOptions { sharding: Sharding::Zero3, ..opts() };
+    let e1z = evaluate(&w, &hw, &l, &z3).unwrap().moe.unwrap();
+    let want = (3.0 * 4.0 / 8.0 + 2.0) * experts_per_block * 1e-9;
+    assert!((e1z.expert_weights_gb - want).abs() < 1e-12, "{}", e1z.expert_weights_gb);
+}
+
+#[test]
+fn rules_have_clear_messages() {
+    let w = tiny();
+    let hw = hw();
+    let l = Layout::placed(1, 1, 1, 8, 1, 8, 8);
+    let e = evaluate(&w, &hw, &l.with_experts(3, 1), &opts()).unwrap_err();
+    assert_eq!(e.field(), Some("layout.ep"));
+    assert!(e.to_string().contains("must divide the routed experts 16"), "{e}");
+    let e = evaluate(&w, &hw, &l.with_experts(16, 1), &opts()).unwrap_err();
+    assert!(e.to_string().contains("must divide the ranks of one pipeline stage"), "{e}");
+    let dense = Workload { moe: None, ..w };
+    let e = evaluate(&dense, &hw, &l.with_experts(2, 1), &opts()).unwrap_err();
+    assert!(e.to_string().contains("dense model has no experts"), "{e}");
+}
+
+#[test]
+fn the_evaluator_picks_the_best_expert_degrees_or_the_fixed_ones() {
+    let w = tiny();
+    let hw = hw();
+    let c = Candidate::one_d(8, 1, 1, 1, 1, 8, 1);
+    let mut ev = ExtendedEvaluator::new(&w, &hw, &opts(), Strategy::OneD, 64).unwrap();
+    let best = ev.evaluate_full(&c).unwrap();
+    // Every (ep, etp) of the space evaluated: the kept one is at least as fast as each.
+    for ep in [1, 2, 4, 8] {
+        let l = Layout::from_candidate(&c, 64).unwrap().with_experts(ep, 1);
+        let e = evaluate(&w, &hw, &l, &opts()).unwrap();
+        assert!(best.throughput_samples_per_s >= e.throughput_samples_per_s);
+    }
+    let fixed = ExtendedOptions { moe: MoeOptions { ep: Some(4), ..opts().moe }, ..opts() };
+    let mut ev = ExtendedEvaluator::new(&w, &hw, &fixed, Strategy::OneD, 64).unwrap();
+    assert_eq!(ev.evaluate_full(&c).unwrap().moe.unwrap().experts.ep, 4);
+    let bad = ExtendedOptions { moe: MoeOptions { ep: Some(32), ..opts().moe }, ..opts() };
+    let mut ev = ExtendedEvaluator::new(&w, &hw, &bad, Strategy::OneD, 64).unwrap();
+    assert_eq!(ev.evaluate_full(&c).unwrap_err().field(), Some("layout.ep"));
+}
+
+#[test]
+fn node_limited_dispatch_and_overlap_cut_the_exposed_exchange() {
+    let w = tiny();
+    let hw = hw();
+    // 64 devices, ep 64 over 8 domains.
+    let l = Layout::placed(1, 1, 1, 64, 1, 64, 8).with_experts(16, 1);
+    let flat = evaluate(&w, &hw, &l, &opts()).unwrap().moe.unwrap().times;
+    let lim = ExtendedOptions {
+        moe: MoeOptions { dispatcher: Dispatcher::Hierarchical { max_domains: Some(1) }, ..opts().moe },
+        ..opts()
+    };
+    let limited = evaluate(&w, &hw, &l, &lim).unwrap().moe.unwrap().times;
+    assert!(limited.a2a_s < flat.a2a_s);
+    let over = ExtendedOptions { moe: MoeOptions { a2a_overlap: true, ..opts().moe }, ..opts() };
+    let o = evaluate(&w, &hw, &l, &over).unwrap().moe.unwrap().times;
+    assert!(o.a2a_exposed_s < flat.a2a_exposed_s && o.a2a_s == flat.a2a_s);
+}
+
+#[test]
+fn moe_presets_resolve_every_panel_in_extended_mode() {
+    let p = fmperf_core::presets::find_preset("moe").unwrap();
+    assert_eq!(p.panels.len(), 6);
+    for panel in &p.panels {
+        let spec = panel.text.to_spec(None, None).unwrap();
+        assert!(spec.mode.options().is_some(), "{}: extended mode", panel.id);
+        assert!(
+            spec.axes
+                .iter()
+                .any(|a| a.key.name().starts_with("moe.") || a.key.name() == "domain" || a.key.name() == "model")
+        );
+    }
+}
+
+#[test]
+fn random_moe_layouts_never_panic() {
+    let w = tiny();
+    let hw = hw();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut ok = 0;
+    for _ in 0..5000 {
+        let mut pick = || 1u64 << (next() % 6);
+        let (tp, cp, pp, dp, mbs, ep, etp) = (pick(), pick(), pick(), pick(), pick(), pick(), pick());
+        let l = Layout::placed(tp, cp, pp, dp, mbs, dp * mbs * 2, 8).with_experts(ep, etp);
+        if let Ok(e) = evaluate(&w, &hw, &l, &opts()) {
+            assert!(e.totals.t.is_finite() && e.totals.t > 0.0 && e.mem_gb.is_finite());
+            ok += 1;
+        }
+    }
+    assert!(ok > 100, "{ok}");
+}
+
+#[test]
+fn the_moe_block_is_a_list_of_operations_and_memory_names_the_experts() {
+    use fmperf_core::extended::ops::{OpKind, block_operations};
+    let w = tiny();
+    let hw = hw();
+    let l = Layout::placed(1, 1, 1, 8, 1, 8, 8).with_experts(8, 1);
+    let ops = block_operations(&w, &hw, &l, &opts()).unwrap();
+    let names: Vec<&str> = ops.iter().map(|o| o.name).collect();
+    for n in ["attn_norm", "qkv_proj", "mlp_norm", "moe_router", "moe_shared_experts", "moe_dispatch_combine"] {
+        assert!(names.contains(&n), "{n} missing in {names:?}");
+    }
+    // The layer table's operations add up to the evaluation: per MoE block, the routed experts'
+    // parameters (3·h·f_e per expert, 2 experts per rank) and the exposed exchange of the three MoE
+    // blocks (one micro-batch).
+    let (h, fe) = (1024.0, 512.0);
+    let experts = ops.iter().find(|o| o.name == "moe_experts").unwrap();
+    assert_eq!(experts.kind, OpKind::Matmul);
+    assert_eq!(experts.parameters, 2.0 * 3.0 * h * fe);
+    let e = evaluate(&w, &hw, &l, &opts()).unwrap();
+    let m = e.moe.unwrap();
+    let a2a: f64 = ops.iter().filter(|o| o.name == "moe_dispatch_combine").map(|o| o.fwd.time() + o.bwd.time()).sum();
+    assert!((3.0 * a2a - m.times.a2a_exposed_s).abs() < 1e-12 * m.times.a2a_exposed_s.max(1.0));
+    // The memory model lists the routed experts' states as parts of their own.
+    assert!(e.memory_estimate.part("expert_weights") > 0.0);
+    assert_eq!(e.memory_estimate.part("expert_weights"), m.expert_weights_gb);
+    let total = fmperf_core::extended::memory_estimate(&w, &hw, &l, &opts()).unwrap();
+    assert_eq!(total, e.memory_estimate);
+}
