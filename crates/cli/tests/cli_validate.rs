@@ -143,7 +143,8 @@ fn fit_reports_the_leave_one_source_out_error() {
     let loso = v["leave_one_source_out"]["mape"].as_f64().unwrap();
     let in_sample = v["in_sample"]["mape"].as_f64().unwrap();
     assert!(loso >= in_sample - 1e-12, "held out {loso} vs in-sample {in_sample}");
-    assert_eq!(v["per_source"].as_array().unwrap().len(), 6);
+    // Seven sources with evaluated rows (torchtitan since the 96 GB H100 has its estimated figures).
+    assert_eq!(v["per_source"].as_array().unwrap().len(), 7);
 }
 
 #[test]

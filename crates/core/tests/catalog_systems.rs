@@ -143,12 +143,7 @@ fn estimates_are_reported_with_their_reasoning() {
 
 #[test]
 fn every_gpu_maps_without_a_user_figure() {
-    // The 96 GB H100's estimated peaks are pending (see catalog_out_of_the_box.rs, `PENDING`).
-    let pending = ["nvidia_h100_sxm_96gb_hbm2e_500w"];
-    for s in catalog::systems()
-        .iter()
-        .filter(|s| s.preset.is_none() && s.architecture == Architecture::Gpu && !pending.contains(&s.id.as_str()))
-    {
+    for s in catalog::systems().iter().filter(|s| s.preset.is_none() && s.architecture == Architecture::Gpu) {
         let m = to_system_params(s, &MappingOptions::default());
         assert!(m.is_ok(), "{}: {:?}", s.id, m.err());
     }

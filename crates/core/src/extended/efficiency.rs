@@ -34,7 +34,7 @@ use crate::catalog::{CatalogSystem, Precision};
 pub const FITTED_MATMUL_EFFICIENCY: f64 = 1.0;
 
 /// `η_att`: the same fraction for the matmuls of flash attention, fitted jointly with `η`.
-pub const FITTED_ATTENTION_EFFICIENCY: f64 = 0.412;
+pub const FITTED_ATTENTION_EFFICIENCY: f64 = 0.304;
 
 /// `c` of the GEMM-size factor `Π x/(x + c)` ([`crate::extended::ExtendedOptions::gemm_half_dim`])
 /// [elements], fitted with `η` and `η_att`.

@@ -246,6 +246,23 @@ pub fn read_state_facts(precision: Option<&str>, optimizer: Option<&str>) -> Sta
     }
 }
 
+/// Slices (TPU ICI domains joined by the data-centre network) the words give: the degree after
+/// `dcn` (MaxText's `dcn_data_parallelism`, "DCN data parallel = 2"), or a count before
+/// `slices`/`pods` ("2 slices", "4 pods"). `None`: the words state no slice count.
+pub fn read_slices(text: &str) -> Option<u64> {
+    let w = Words::new(text);
+    if let Some(at) = w.find("dcn")
+        && let Some(n) = degree_after(&w, at + 1, 4)
+    {
+        return Some(n);
+    }
+    ["slices", "pods"]
+        .iter()
+        .find_map(|key| w.number_before(key, 1))
+        .filter(|n| *n >= 1.0 && n.fract() == 0.0)
+        .map(|n| n as u64)
+}
+
 /// Virtual pipeline stages the words give: a count after `vpp`/`virtual`/`chunks`/`interleave`,
 /// or 2 when they say "interleaved" without one. `None`: the words do not mention interleaving.
 pub fn read_interleave(text: &str) -> Option<(u64, Option<String>)> {
@@ -333,5 +350,15 @@ mod tests {
         assert_eq!(read_interleave("interleaved schedule, 4 virtual stages").map(|x| x.0), Some(4));
         assert_eq!(read_interleave("vpp=5").map(|x| x.0), Some(5));
         assert_eq!(read_interleave("1F1B"), None);
+    }
+
+    #[test]
+    fn slice_words() {
+        assert_eq!(read_slices("ICI FSDP = 192; DCN data parallel = 2"), Some(2));
+        assert_eq!(read_slices("ICI FSDP = 256 within slice; DCN data parallel = 32"), Some(32));
+        assert_eq!(read_slices("dcn_data_parallelism=4, ici_fsdp_parallelism=-1"), Some(4));
+        assert_eq!(read_slices("FSDP across 2 slices"), Some(2));
+        assert_eq!(read_slices("FSDP 8"), None);
+        assert_eq!(read_slices("ICI FSDP = 64 within slice"), None);
     }
 }

@@ -19,6 +19,9 @@
 //! * interleaving stated without a count (in `interleave_vpp` or the parallel words): 2;
 //! * recomputation ([`super::recompute_words`]), sharding and precision
 //!   ([`super::parallel_words`]) read from words, the unstated cases there;
+//! * fast domain: one slice (`devices / k`) when the words state `k` slices (`DCN … = k`,
+//!   "k slices"), the whole run when it is smaller than the part's scale-up domain, else the
+//!   part's domain ([`run_domain`]);
 //! * sequence parallelism: on when `tp > 1`;
 //! * KV heads: the query heads; head width `hidden / heads`; vocabulary: no embedding or head.
 
@@ -26,7 +29,8 @@ use super::convention::ConventionShape;
 use super::hardware_words::read_hardware;
 use super::metric::{MetricReading, read_metric};
 use super::parallel_words::{
-    ShardingInput, StateFacts, read_interleave, read_precision, read_sharding, read_state_facts,
+    ShardingInput, ShardingReading, StateFacts, read_interleave, read_precision, read_sharding, read_slices,
+    read_state_facts,
 };
 use super::recompute_words::{RecomputeReading, read_recompute};
 use super::schema::{Interleave, MeasuredRun};
@@ -238,6 +242,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         cp,
     });
     notes.extend(sharding.notes.iter().cloned());
+    let sharding = fsdp_under_pipeline(sharding, pp, &mut notes);
     let interleave = match &p.interleave {
         Some(Interleave::Chunks(v)) => *v,
         Some(Interleave::Described(t)) => match read_interleave(t) {
@@ -288,7 +293,17 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         ..ExtendedOptions::realistic()
     };
 
-    let domain = mapping.domain_size.unwrap_or(system.scale_up.domain_size);
+    let mut mapping = mapping;
+    let domain = match mapping.domain_size {
+        Some(d) => d,
+        None => {
+            let slice_words = Words::join(&[p.fsdp.as_deref(), Some(other.as_str())]);
+            let (d, note) = run_domain(system.scale_up.domain_size, devices, read_slices(&slice_words.text));
+            notes.extend(note);
+            mapping.domain_size = (d != system.scale_up.domain_size).then_some(d);
+            d
+        }
+    };
     let layout = Layout::placed(tp, cp, pp, dp, mbs, global, domain);
     layout.validate(&workload, domain, true).map_err(|e| format!("configuration: {e}"))?;
     let mfu_peak = match precision {
@@ -334,6 +349,49 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         states,
         assumptions: notes,
     })
+}
+
+/// FSDP (ZeRO-3) combined with pipeline parallelism gathers each stage's parameters once per
+/// iteration and reduce-scatters its gradients once, ZeRO-2's pattern: PyTorch's pipelining (the
+/// framework that combines the two, torchtitan) keeps parameters unsharded across micro-batches
+/// (`reshard_after_forward = not pp_enabled`; the schedule turns off resharding after backward
+/// and gradient sync until the last micro-batch), since per-micro-batch gathers "can be
+/// expensive and non-overlapped" (torchtitan `parallelize.py`). Megatron-LM and DeepSpeed do not
+/// run ZeRO-3 with pipelining. Without a pipeline the reading is unchanged.
+fn fsdp_under_pipeline(reading: ShardingReading, pp: u64, notes: &mut Vec<String>) -> ShardingReading {
+    if pp <= 1 || reading.sharding != crate::extended::Sharding::Zero3 {
+        return reading;
+    }
+    notes.push(
+        "FSDP with pipeline parallelism: parameters gathered and gradients reduce-scattered once per iteration \
+         (PyTorch pipelining keeps them unsharded across micro-batches): priced as ZeRO-2"
+            .to_string(),
+    );
+    ShardingReading { sharding: crate::extended::Sharding::Zero2, shard_group: None, ..reading }
+}
+
+/// The fast domain a run of `devices` occupies on a part whose scale-up domain holds
+/// `part_domain` devices, with `slices` slices stated (TPU multislice): each slice is one ICI
+/// domain of `devices / slices` chips (MaxText's `dcn_*_parallelism` runs across slices over the
+/// data-centre network, everything else inside one), and a run no larger than the part's domain
+/// sits in one domain (a 192-chip TPU v4 slice is one torus, not 64 chips, `gcd(192, 4096)`, of
+/// it; a 64-GPU job inside a 72-GPU NVLink rack is one NVLink domain). Otherwise the part's
+/// domain. The note says which reading was taken.
+fn run_domain(part_domain: u64, devices: u64, slices: Option<u64>) -> (u64, Option<String>) {
+    let part_domain = part_domain.max(1);
+    match slices {
+        Some(k) if k >= 1 && devices.is_multiple_of(k) && devices / k <= part_domain => {
+            let per = devices / k;
+            (
+                per,
+                Some(format!(
+                    "{k} slice(s) of {per} devices: each slice is one fast (ICI) domain, joined by the data-centre network"
+                )),
+            )
+        }
+        _ if devices < part_domain => (devices.max(1), None),
+        _ => (part_domain, None),
+    }
 }
 
 impl RunSetup {
@@ -412,6 +470,36 @@ impl RunSetup {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fsdp_with_a_pipeline_gathers_once_per_iteration() {
+        use crate::extended::Sharding;
+        let fsdp = ShardingReading { sharding: Sharding::Zero3, shard_group: Some(8), notes: vec![] };
+        let mut notes = vec![];
+        let r = fsdp_under_pipeline(fsdp.clone(), 8, &mut notes);
+        assert_eq!((r.sharding, r.shard_group, notes.len()), (Sharding::Zero2, None, 1));
+        let mut notes = vec![];
+        assert_eq!(fsdp_under_pipeline(fsdp.clone(), 1, &mut notes), fsdp);
+        let z1 = ShardingReading { sharding: Sharding::Zero1, ..fsdp };
+        assert_eq!(fsdp_under_pipeline(z1.clone(), 8, &mut notes), z1);
+        assert!(notes.is_empty());
+    }
+
+    #[test]
+    fn a_run_occupies_its_slices_or_one_domain() {
+        // 2 slices of 192 TPU v4 chips (pod of 4,096): two ICI domains of 192.
+        assert_eq!(run_domain(4096, 384, Some(2)).0, 192);
+        // One 192-chip slice: one domain of 192 (not gcd(192, 4096) = 64).
+        assert_eq!(run_domain(4096, 192, None), (192, None));
+        assert_eq!(run_domain(4096, 192, Some(1)).0, 192);
+        // GPUs: 64 in a 72-GPU rack share it; 128 on 8-GPU nodes keep the node's domain.
+        assert_eq!(run_domain(72, 64, None).0, 64);
+        assert_eq!(run_domain(8, 128, None).0, 8);
+        // A slice count that does not divide the devices, or slices larger than the part's domain,
+        // fall back to the part's domain.
+        assert_eq!(run_domain(256, 2048, Some(3)).0, 256);
+        assert_eq!(run_domain(256, 2048, Some(2)).0, 256);
+    }
 
     #[test]
     fn mlp_words() {
