@@ -78,6 +78,26 @@ pub fn fits_words(fits: &str) -> &'static str {
     }
 }
 
+/// The Mixture-of-Experts parts of the busiest device: time [s] (forward and backward over the
+/// iteration) beside the expert memory [GB] and the routing figures.
+fn moe_table(b: &fmperf_core::extended::moe::MoeBreakdown) -> Table {
+    let t = &b.times;
+    let mut table = Table::new(&["MoE time part", "[s]", "MoE figure", "value"]);
+    let rows = [
+        ("router", t.router_s, "expert weights [GB]", format!("{:.2}", b.expert_weights_gb)),
+        ("experts", t.experts_s, "expert gradients [GB]", format!("{:.2}", b.expert_gradients_gb)),
+        ("shared experts", t.shared_s, "expert optimizer [GB]", format!("{:.2}", b.expert_optimizer_gb)),
+        ("element-wise", t.elementwise_s, "MoE / dense blocks", format!("{} / {}", b.moe_blocks, b.dense_blocks)),
+        ("all-to-all", t.a2a_s, "tokens per expert", format!("{:.0}", b.tokens_per_expert)),
+        ("  exposed", t.a2a_exposed_s, "dropped [%]", format!("{:.1}", 100.0 * b.dropped_fraction)),
+        ("layer overhead", t.overhead_s, "", String::new()),
+    ];
+    for (name, v, fig, fv) in rows {
+        table.push(vec![name.to_string(), format!("{v:.3}"), fig.to_string(), fv]);
+    }
+    table
+}
+
 fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
     let s = &e.scenario;
     let y = &e.layout;
@@ -105,6 +125,31 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
         w.seq_len,
         ev.breakdown.parameters * 1e-9
     ));
+    if let (Some(mo), Some(b)) = (&w.moe, &ev.moe) {
+        let shared = if mo.shared_experts > 0 {
+            format!(" + {} shared (width {})", mo.shared_experts, mo.shared_ffn)
+        } else {
+            String::new()
+        };
+        let mla = w.mla.map_or(String::new(), |a| {
+            format!(
+                " · latent attention (q rank {}, kv rank {})",
+                a.q_lora_rank.map_or("none".to_string(), |r| r.to_string()),
+                a.kv_lora_rank
+            )
+        });
+        let mtp = if w.mtp_layers > 0 { format!(" · {} MTP block(s)", w.mtp_layers) } else { String::new() };
+        line(format!(
+            "experts  {} routed, top-{}, width {}{shared} · {} MoE blocks of {} · router {}{mla}{mtp} · {:.2} B active",
+            mo.experts,
+            mo.top_k,
+            mo.expert_ffn,
+            mo.moe_blocks(w.layers),
+            w.layers,
+            mo.router.as_str(),
+            b.parameters.active * 1e-9
+        ));
+    }
     line(format!("system   {} × {} devices, {}", e.system_id, s.devices, o.precision));
     let vpp = if o.interleave > 1 { format!(" (vpp {})", o.interleave) } else { String::new() };
     line(format!(
@@ -120,6 +165,10 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
         o.sharding.as_str(),
         if o.sequence_parallel { "on" } else { "off" }
     ));
+    if let Some(b) = &ev.moe {
+        let x = &b.experts;
+        line(format!("experts  ep {} · etp {} · expert dp {} · {}", x.ep, x.etp, x.edp, o.moe));
+    }
     line(String::new());
     let mut head = Table::new(&["", "value"]);
     head.push(vec!["time per step [s]".into(), format!("{:.3}", t.t)]);
@@ -154,6 +203,10 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
         parts.push(vec![tn.to_string(), format!("{tv:.3}"), mn.to_string(), mv]);
     }
     out.push_str(&parts.render());
+    if let Some(b) = &ev.moe {
+        out.push('\n');
+        out.push_str(&moe_table(b).render());
+    }
     let mut list = |title: &str, items: Vec<String>| {
         if !items.is_empty() {
             out.push_str(&format!("\n{title} ({}):\n", items.len()));

@@ -97,7 +97,8 @@ pub fn hardware(spec: &str, precision: Precision) -> Result<(String, Hardware, P
 pub fn estimate(scenario: &Scenario, system_id: &str, hw: &Hardware) -> Result<Estimate, Error> {
     let s = scenario;
     let y = s.layout;
-    let layout = Layout::placed(y.tp, y.cp, y.pp, y.dp, y.mbs, y.global_batch, hw.domain_size());
+    let layout =
+        Layout::placed(y.tp, y.cp, y.pp, y.dp, y.mbs, y.global_batch, hw.domain_size()).with_experts(y.ep, y.etp);
     let evaluation = evaluate(&s.workload, hw, &layout, &s.options)?;
     let o = &s.options;
     let model_tflop_per_sample = model_flops_per_sample_tflop(&s.workload, o.grouped_query_attention, o.gated_mlp);
@@ -214,9 +215,44 @@ impl Estimate {
                     "overhead": m.overhead_gb,
                 },
             },
+            "moe": self.moe_json(),
             "unused": launch.unused,
             "assumptions": s.assumptions,
             "notes": launch.notes.iter().chain(&self.system_notes).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The Mixture-of-Experts part of [`Estimate::to_json`] (`null` for a dense model): the shape
+    /// (experts, widths, top-k, shared experts, pattern, router, latent attention, MTP blocks),
+    /// the options as text (`load=…,dispatcher=…,ep=…,etp=…`) and extended mode's MoE breakdown
+    /// (expert layout, blocks, tokens per expert, dropped fraction, time parts [s], expert
+    /// memory [GB], parameter counts).
+    pub fn moe_json(&self) -> Value {
+        let w = &self.scenario.workload;
+        let (Some(m), Some(b)) = (&w.moe, &self.evaluation.moe) else {
+            return Value::Null;
+        };
+        json!({
+            "experts": m.experts,
+            "expert_ffn": m.expert_ffn,
+            "top_k": m.top_k,
+            "shared_experts": m.shared_experts,
+            "shared_ffn": m.shared_ffn,
+            "first_dense": m.first_dense,
+            "moe_every": m.moe_every,
+            "moe_blocks": m.moe_blocks(w.layers),
+            "router": m.router.as_str(),
+            "mla": w.mla.map(|a| json!({
+                "q_lora_rank": a.q_lora_rank,
+                "kv_lora_rank": a.kv_lora_rank,
+                "qk_nope_head_dim": a.qk_nope_head_dim,
+                "qk_rope_head_dim": a.qk_rope_head_dim,
+                "v_head_dim": a.v_head_dim,
+            })),
+            "mtp_layers": w.mtp_layers,
+            "options": self.scenario.options.moe.to_string(),
+            "active_parameters_b": b.parameters.active * 1e-9,
+            "breakdown": b,
         })
     }
 }
@@ -235,11 +271,17 @@ pub struct Rank {
 }
 
 /// The rank of `own` (throughput [samples/s] of `layout`) among `results` (a search's feasible
-/// configurations, best first, all of them).
+/// configurations, best first, all of them). For an MoE model the expert degrees are part of the
+/// configuration: the search keeps the best `(ep, etp)` of each candidate.
 pub fn rank(layout: &Layout, throughput: f64, results: &[crate::search::Ranked]) -> Rank {
     let faster = results.iter().filter(|r| r.throughput_samples_per_s > throughput * (1.0 + 1e-12)).count();
     let in_search = results.iter().any(|r| {
-        crate::extended::Layout::from_candidate(&r.candidate, layout.global_batch).is_ok_and(|l| l == *layout)
+        crate::extended::Layout::from_candidate(&r.candidate, layout.global_batch)
+            .map(|l| match r.experts {
+                Some(x) => l.with_experts(x.ep, x.etp),
+                None => l,
+            })
+            .is_ok_and(|l| l == *layout)
     });
     let best = results.first().map_or(throughput, |r| r.throughput_samples_per_s.max(throughput));
     Rank {

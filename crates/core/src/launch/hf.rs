@@ -6,7 +6,9 @@
 //! default `4·hidden`], `vocab_size`, `tie_word_embeddings`, `hidden_act` with `model_type`
 //! (gated MLP for the Llama, Mistral, Qwen, Gemma, Phi-3 and DeepSeek families), and the MoE fields of Mixtral (`num_local_experts`), Qwen-MoE
 //! (`num_experts`, `moe_intermediate_size`, `shared_expert_intermediate_size`) and DeepSeek
-//! (`n_routed_experts`, `n_shared_experts`, `first_k_dense_replace`), with `num_experts_per_tok`.
+//! (`n_routed_experts`, `n_shared_experts`, `first_k_dense_replace`, `scoring_func`, the latent attention's
+//! `q_lora_rank`, `kv_lora_rank`, `qk_nope_head_dim`, `qk_rope_head_dim`, `v_head_dim` and
+//! `num_nextn_predict_layers`), with `num_experts_per_tok`.
 
 use serde_json::Value;
 
@@ -98,6 +100,25 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
             "decoder_sparse_step" | "moe_layer_freq" | "interleave_moe_layer_step" => {
                 _ = s.moe.layer_pattern.put(value.to_string(), &o)
             }
+            "scoring_func" => {
+                let v = value.as_str().ok_or_else(|| o.error(value, "must be a string"))?;
+                s.moe.router.put(v.to_string(), &o);
+            }
+            "q_lora_rank" => {
+                if !value.is_null() {
+                    s.moe.q_lora_rank.put(int()?, &o);
+                }
+            }
+            "kv_lora_rank" => _ = s.moe.kv_lora_rank.put(int()?, &o),
+            "qk_nope_head_dim" => _ = s.moe.qk_nope_head_dim.put(int()?, &o),
+            "qk_rope_head_dim" => _ = s.moe.qk_rope_head_dim.put(int()?, &o),
+            "v_head_dim" => _ = s.moe.v_head_dim.put(int()?, &o),
+            "num_nextn_predict_layers" => {
+                let n = value.as_u64().ok_or_else(|| o.error(value, "must be a non-negative integer"))?;
+                if n > 0 {
+                    s.moe.mtp_layers.put(n, &o);
+                }
+            }
             _ => {
                 let shown = match value {
                     Value::String(v) => v.clone(),
@@ -150,16 +171,20 @@ fn reason(key: &str) -> &'static str {
         | "router_z_loss_coef"
         | "norm_topk_prob"
         | "routed_scaling_factor"
-        | "scoring_func"
         | "topk_method"
+        | "seq_aux"
         | "aux_loss_alpha" => why::HYPERPARAMETER,
+        "n_group" | "topk_group" => {
+            "affects the dispatch, not modelled here: group-limited routing; give `--moe dispatcher=deepep:M` to cap the domains a token reaches"
+        }
+        "ep_size" => "the expert-parallel degree comes from the launch or the search, not the model file",
+        "mlp_only_layers" => {
+            "affects which blocks are MoE, not modelled: fmperf reads first-k-dense and every-n-th patterns"
+        }
         "attention_dropout" | "hidden_dropout" | "resid_pdrop" | "embd_pdrop" | "attn_pdrop" | "attention_bias"
         | "mlp_bias" => "affects performance slightly, not modelled (dropout, biases)",
         "sliding_window" | "use_sliding_window" | "max_window_layers" | "layer_types" => {
             "affects attention FLOPs, not modelled: fmperf prices full causal attention"
-        }
-        "q_lora_rank" | "kv_lora_rank" | "qk_rope_head_dim" | "v_head_dim" | "qk_nope_head_dim" => {
-            "affects attention, not modelled: fmperf prices standard (not latent) attention"
         }
         "pretraining_tp" => why::ASSUMED,
         "max_position_embeddings" | "n_positions" => {

@@ -66,6 +66,14 @@ const SWITCHES: &[&str] = &[
     "use-mcore-models",
     "use-legacy-models",
     "moe-grouped-gemm",
+    "multi-latent-attention",
+    "overlap-moe-expert-parallel-comm",
+    "moe-enable-deepep",
+    "moe-shared-expert-overlap",
+    "moe-router-enable-expert-bias",
+    "moe-pad-expert-input-to-capacity",
+    "moe-per-layer-logging",
+    "moe-use-legacy-grouped-gemm",
     "use-torch-fsdp2",
     "use-megatron-fsdp",
     "mock-data",
@@ -247,6 +255,8 @@ pub(crate) fn apply(
         v.map(str::to_string).ok_or_else(|| o.error("", "needs a value"))
     };
     let count = |v: Option<&str>| -> Result<u64, Error> { positive(&need(v)?, o) };
+    // A value that may be null (`None`, `null`: the framework's default).
+    let given = |v: Option<&str>| -> Result<Option<String>, Error> { need(v).map(|v| (!is_null(&v)).then_some(v)) };
     match name {
         // Model shape.
         "num-layers" => put!(l, layers, count(value)?, o),
@@ -347,13 +357,29 @@ pub(crate) fn apply(
         "expert-tensor-parallel-size" => put!(l, moe.etp, count(value)?, o),
         "moe-layer-freq" => put!(l, moe.layer_pattern, need(value)?, o),
         "moe-expert-capacity-factor" => {
-            let v = need(value)?;
-            if !is_null(&v) {
+            if let Some(v) = given(value)? {
                 put!(l, moe.capacity_factor, number(&v, o)?, o)
             }
         }
         "moe-token-dispatcher-type" => put!(l, moe.dispatcher, need(value)?, o),
         "moe-grouped-gemm" => put!(l, moe.grouped_gemm, switch(value, o)?, o),
+        "moe-router-score-function" => put!(l, moe.router, need(value)?, o),
+        "overlap-moe-expert-parallel-comm" => put!(l, moe.a2a_overlap, switch(value, o)?, o),
+        "multi-latent-attention" => put!(l, moe.mla, switch(value, o)?, o),
+        "q-lora-rank" => {
+            if let Some(v) = given(value)? {
+                put!(l, moe.q_lora_rank, positive(&v, o)?, o)
+            }
+        }
+        "kv-lora-rank" => put!(l, moe.kv_lora_rank, count(value)?, o),
+        "qk-head-dim" => put!(l, moe.qk_nope_head_dim, count(value)?, o),
+        "qk-pos-emb-head-dim" => put!(l, moe.qk_rope_head_dim, count(value)?, o),
+        "v-head-dim" => put!(l, moe.v_head_dim, count(value)?, o),
+        "mtp-num-layers" => {
+            if let Some(v) = given(value)? {
+                put!(l, moe.mtp_layers, positive(&v, o)?, o)
+            }
+        }
         _ => return Ok(false),
     }
     Ok(true)
@@ -435,10 +461,40 @@ pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
             "affects performance slightly, not modelled (dropout, biases and norms of a few channels)"
         } else if starts(&["decoder-first-pipeline", "decoder-last-pipeline", "account-for-"]) {
             "affects performance, not modelled: fmperf splits the blocks evenly over the stages (⌈D/pp⌉ on the busiest)"
+        } else if let Some(why) = moe_irrelevant(&n) {
+            why
         } else if starts(&["distribute-saved-activations", "recompute-modules", "moe-layer-recompute"]) {
             "affects memory, not modelled: fmperf knows none, selective and full recomputation"
         } else if is(&["optimizer"]) {
             "affects memory, not modelled: fmperf prices Adam (two moments and a master copy)"
+        } else {
+            return None;
+        },
+    )
+}
+
+/// Why a Mixture-of-Experts or multi-token-prediction flag fmperf does not read does not matter
+/// (or what it would change), by name (dashes).
+fn moe_irrelevant(n: &str) -> Option<&'static str> {
+    let starts = |ps: &[&str]| ps.iter().any(|p| n.starts_with(p));
+    Some(
+        if starts(&["moe-router-topk-scaling", "moe-input-jitter", "mtp-loss", "mscale", "moe-router-enable-expert"]) {
+            why::HYPERPARAMETER
+        } else if starts(&["moe-per-layer-logging"]) {
+            why::LOGGING
+        } else if starts(&["moe-router-num-groups", "moe-router-group-topk"]) {
+            "affects the dispatch, not modelled here: group-limited routing; give `--moe dispatcher=deepep:M` to cap the domains a token reaches"
+        } else if starts(&["moe-enable-deepep"]) {
+            "already what fmperf assumes with --moe-token-dispatcher-type flex (hierarchical dispatch)"
+        } else if starts(&["moe-pad-expert-input-to-capacity", "moe-token-drop-policy"]) {
+            "already what fmperf assumes with a capacity factor (each expert padded to its capacity, the excess dropped)"
+        } else if starts(&[
+            "moe-shared-expert-overlap",
+            "moe-use-legacy-grouped-gemm",
+            "moe-router-fusion",
+            "moe-use-upcycling",
+        ]) {
+            why::KERNEL
         } else {
             return None;
         },

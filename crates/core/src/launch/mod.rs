@@ -14,6 +14,7 @@
 //! read is an [`Error`] naming the flag or key, its line and the rule.
 
 pub mod estimate;
+pub mod experts;
 pub mod hf;
 pub mod megatron;
 pub mod nemo;
@@ -187,6 +188,8 @@ pub fn parse_as(format: Format, text: &str) -> Result<Launch, Error> {
             launch.unused(o.key, v, "no effect: the model has no routed experts (dense)");
         }
         launch.settings.moe = Moe::default();
+    } else {
+        experts::account(&mut launch);
     }
     Ok(launch)
 }

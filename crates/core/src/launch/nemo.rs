@@ -158,6 +158,8 @@ pub(crate) fn apply_key(l: &mut Launch, p: &mut Pending, path: &str, value: &str
         "activations_checkpoint_granularity" => _ = megatron::apply(l, p, "recompute-granularity", Some(value), o)?,
         "activations_checkpoint_method" => _ = megatron::apply(l, p, "recompute-method", Some(value), o)?,
         "activations_checkpoint_num_layers" => _ = megatron::apply(l, p, "recompute-num-layers", Some(value), o)?,
+        // Megatron-Bridge keeps it in its `optimizer` (and `ddp`) config, not in the model's.
+        "use_distributed_optimizer" => _ = megatron::apply(l, p, "use-distributed-optimizer", Some(value), o)?,
         "num_moe_experts" => {
             if !is_null(value) {
                 megatron::apply(l, p, "num-experts", Some(value), o)?;

@@ -8,9 +8,10 @@
 //! of `mbs·dp`; torchtitan's `local_batch_size` of 8; degrees of 1.
 
 use super::settings::{Origin, Settings, Slot};
-use super::{Format, Launch};
+use super::{Format, Launch, experts};
 use crate::Error;
 use crate::catalog::Precision;
+use crate::extended::moe::ExpertLayout;
 use crate::extended::{ExtendedOptions, Layout, Recompute, Sharding, Workload};
 
 /// What the command line (or the page) sets beside the file; each wins over the file.
@@ -65,19 +66,11 @@ fn required(slot: &Slot<u64>, name: String) -> Result<u64, Error> {
 impl Scenario {
     /// The scenario of `launch` with `o` applied. Errors name the flag or key (or the override)
     /// and the rule: a missing model dimension, devices that the degrees do not divide, a batch
-    /// that `dp·mbs` does not divide, an MoE model (not evaluated yet), a model-only file without a
-    /// layout.
+    /// that `dp·mbs` does not divide, expert-parallel degrees that do not fold (`ep` not dividing the
+    /// experts, `ep·etp` not dividing `tp·cp·dp`), a model-only file without a layout.
     pub fn from_launch(launch: &Launch, o: &Overrides) -> Result<Scenario, Error> {
         let s = &launch.settings;
         let f = launch.format;
-        if s.moe.is_moe() {
-            let experts = s.moe.experts.copied().unwrap_or(0);
-            return Err(s.moe.experts.error(
-                "num_experts",
-                experts,
-                "is a Mixture-of-Experts model, which fmperf's estimate does not evaluate yet (its MoE fields are read)",
-            ));
-        }
         if f == Format::HfConfig {
             return Err(Error::invalid(
                 "layout",
@@ -139,13 +132,31 @@ impl Scenario {
             ));
         }
         opts.interleave = interleave(s, layers, pp, &mut notes)?;
+        let mut layout = Layout::placed(tp, cp, pp, dp, mbs, global_batch, 1);
+        if let Some(m) = &workload.moe {
+            opts.moe = experts::options(&s.moe, f, tp, &mut notes)?;
+            let (ep, etp) = (opts.moe.ep.unwrap_or(1), opts.moe.etp.unwrap_or(1));
+            layout = layout.with_experts(ep, etp);
+            ExpertLayout::fold(&layout, m, ep, etp).map_err(|e| {
+                let slot = if e.field() == Some("layout.etp") { &s.moe.etp } else { &s.moe.ep };
+                let (fallback, v) = if e.field() == Some("layout.etp") {
+                    ("expert_tensor_parallel_size", etp)
+                } else {
+                    ("expert_model_parallel_size", ep)
+                };
+                match &e {
+                    Error::InvalidField { rule, .. } => slot.error(fallback, v, rule.clone()),
+                    _ => e,
+                }
+            })?;
+        }
         Ok(Scenario {
             model_name: model.name,
             workload,
             tied_embeddings: s.tied_embeddings.copied().unwrap_or(true),
             system: o.system.clone().or_else(|| s.system.get().cloned()),
             devices,
-            layout: Layout::placed(tp, cp, pp, dp, mbs, global_batch, 1),
+            layout,
             options: opts,
             assumptions: notes,
         })
@@ -199,6 +210,11 @@ impl ModelOnly {
             }
         };
         let vocab = vocab(s, f, tp, &mut notes)?;
+        let moe = if s.moe.is_moe() {
+            Some(experts::model(&s.moe, f, layers, ffn, gated, &mut notes).map_err(|e| rename_model_error(e, s))?)
+        } else {
+            None
+        };
         let workload = Workload {
             seq_len,
             hidden,
@@ -212,9 +228,9 @@ impl ModelOnly {
             // Megatron-LM ties unless told `--untie-embeddings-and-output-weights`; the other
             // readers set the key from their file.
             tied_embeddings: s.tied_embeddings.copied().unwrap_or(true),
-            moe: None,
-            mla: None,
-            mtp_layers: 0,
+            moe: moe.as_ref().map(|m| m.shape),
+            mla: moe.as_ref().and_then(|m| m.mla),
+            mtp_layers: moe.as_ref().map_or(0, |m| m.mtp_layers),
         };
         workload.validate().map_err(|e| rename_model_error(e, s))?;
         let name = s.model_name.get().cloned().unwrap_or_else(|| match catalog_model(&workload) {
@@ -225,20 +241,34 @@ impl ModelOnly {
     }
 }
 
-/// The catalog model with the shape of `w` (width, depth, heads, K/V heads, MLP, gating; the
-/// vocabulary may differ by Megatron's padding, the sequence length by the run's choice), so that
-/// the explorer can search the file's model.
+/// The catalog model with the shape of `w` (width, depth, heads, K/V heads, MLP, gating, experts;
+/// the dense MLP width only when the model has dense blocks; the vocabulary may differ by
+/// Megatron's padding, the sequence length by the run's choice), so that the explorer can search
+/// the file's model.
 pub fn catalog_model(w: &Workload) -> Option<&'static str> {
     crate::catalog::models().iter().find_map(|m| {
         let c = Workload::from_catalog(m).ok()?;
-        let same = (c.hidden, c.layers, c.heads, c.kv_heads, c.ffn_hidden, c.gated_mlp)
-            == (w.hidden, w.layers, w.heads, w.kv_heads, w.ffn_hidden, w.gated_mlp);
+        let all_moe = w.moe.is_some_and(|m| m.moe_blocks(w.layers) == w.layers);
+        let same = (c.hidden, c.layers, c.heads, c.kv_heads, c.gated_mlp)
+            == (w.hidden, w.layers, w.heads, w.kv_heads, w.gated_mlp)
+            && (all_moe || c.ffn_hidden == w.ffn_hidden)
+            && same_experts(&c, w);
         let vocab_close = match (c.vocab, w.vocab) {
             (Some(a), Some(b)) => b >= a && b - a < 4096,
             _ => false,
         };
         (same && vocab_close).then_some(m.id.as_str())
     })
+}
+
+/// Whether two models have the same experts (count, widths, top-k, shared experts' total width,
+/// pattern; the router's scoring does not change the shape), the same latent attention and MTP
+/// blocks.
+fn same_experts(c: &Workload, w: &Workload) -> bool {
+    let key = |m: &crate::moe_shape::MoeShape| {
+        (m.experts, m.expert_ffn, m.top_k, m.shared_experts * m.shared_ffn, m.first_dense, m.moe_every)
+    };
+    c.moe.as_ref().map(key) == w.moe.as_ref().map(key) && c.mla == w.mla && c.mtp_layers == w.mtp_layers
 }
 
 /// A workload error named by the file's flag when there is one.
@@ -432,8 +462,27 @@ mod tests {
         assert!(e.to_string().contains("--seq-len"), "{e}");
         let e = Scenario::from_launch(&hf, &Overrides { seq_len: Some(128), ..Overrides::default() }).unwrap_err();
         assert!(e.to_string().contains("fmperf search --from"), "{e}");
-        let moe = parse("python pretrain_gpt.py --num-experts 8 --moe-router-topk 2", None).unwrap();
-        let e = Scenario::from_launch(&moe, &Overrides::default()).unwrap_err();
-        assert_eq!(e.field(), Some("--num-experts"));
+        // An MoE launch evaluates (it was rejected before MoE was modelled): its experts, their
+        // degrees (etp defaulting to tp as in Megatron) and a catalog twin.
+        let base = "python pretrain_gpt.py --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 \
+                    --num-attention-heads 32 --group-query-attention --num-query-groups 8 --swiglu --seq-length 4096 \
+                    --micro-batch-size 1 --global-batch-size 64 --bf16 --vocab-size 32000 --num-experts 8 \
+                    --moe-router-topk 2 --tensor-model-parallel-size 2";
+        let moe = parse(&format!("{base} --expert-model-parallel-size 4"), None).unwrap();
+        let sc = Scenario::from_launch(&moe, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap();
+        let m = sc.workload.moe.unwrap();
+        assert_eq!((m.experts, m.top_k, m.expert_ffn, m.first_dense, m.moe_every), (8, 2, 14336, 0, 1));
+        assert_eq!((sc.layout.ep, sc.layout.etp), (4, 2));
+        assert_eq!(catalog_model(&sc.workload), Some("mixtral-8x7b"));
+        // ep·etp = 3·2 does not divide tp·dp = 16; ep = 3 does not divide 8 experts.
+        let bad = parse(&format!("{base} --expert-model-parallel-size 3"), None).unwrap();
+        let e = Scenario::from_launch(&bad, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap_err();
+        assert_eq!(e.field(), Some("--expert-model-parallel-size"));
+        assert!(e.to_string().contains("must divide the routed experts 8"), "{e}");
+        let bad =
+            parse(&format!("{base} --expert-model-parallel-size 8 --expert-tensor-parallel-size 4"), None).unwrap();
+        let e = Scenario::from_launch(&bad, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap_err();
+        assert_eq!(e.field(), Some("--expert-model-parallel-size"));
+        assert!(e.to_string().contains("ep·etp = 32 must divide"), "{e}");
     }
 }

@@ -101,7 +101,9 @@ impl<T: Copy> Slot<T> {
     }
 }
 
-/// Mixture-of-Experts fields, kept as read (the extended-mode MoE model reads them when present).
+/// Mixture-of-Experts fields, kept as read (see [`super::experts`], which turns them into the
+/// workload's `MoeShape`, `Mla` and MTP blocks and the MoE options), with the multi-head latent
+/// attention and multi-token-prediction fields of the DeepSeek-V3 family.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Moe {
     /// Routed experts [count].
@@ -128,6 +130,24 @@ pub struct Moe {
     pub dispatcher: Slot<String>,
     /// Grouped expert GEMMs.
     pub grouped_gemm: Slot<bool>,
+    /// Router score function (`softmax`, `sigmoid`), as written.
+    pub router: Slot<String>,
+    /// Overlap of the expert all-to-all with another micro-batch's compute.
+    pub a2a_overlap: Slot<bool>,
+    /// Multi-head latent attention switched on (Megatron's `--multi-latent-attention`).
+    pub mla: Slot<bool>,
+    /// MLA query compression rank [channels] (absent: queries projected directly).
+    pub q_lora_rank: Slot<u64>,
+    /// MLA key/value latent rank [channels].
+    pub kv_lora_rank: Slot<u64>,
+    /// MLA per-head query/key width without RoPE [channels].
+    pub qk_nope_head_dim: Slot<u64>,
+    /// MLA per-head rotary query/key width [channels].
+    pub qk_rope_head_dim: Slot<u64>,
+    /// MLA per-head value width [channels].
+    pub v_head_dim: Slot<u64>,
+    /// Multi-token-prediction blocks [count].
+    pub mtp_layers: Slot<u64>,
 }
 
 impl Moe {
@@ -155,6 +175,15 @@ impl Moe {
             one(&self.capacity_factor),
             one(&self.dispatcher),
             one(&self.grouped_gemm),
+            one(&self.router),
+            one(&self.a2a_overlap),
+            one(&self.mla),
+            one(&self.q_lora_rank),
+            one(&self.kv_lora_rank),
+            one(&self.qk_nope_head_dim),
+            one(&self.qk_rope_head_dim),
+            one(&self.v_head_dim),
+            one(&self.mtp_layers),
         ]
         .into_iter()
         .flatten()

@@ -1,0 +1,335 @@
+//! A file's Mixture-of-Experts fields as what extended mode evaluates: the workload's
+//! [`MoeShape`] (experts, widths, top-k, shared experts, which blocks are MoE, the router), its
+//! multi-head latent attention ([`Mla`]) and multi-token-prediction blocks, and the MoE options
+//! (expert-parallel degrees, dispatcher, capacity factor, all-to-all overlap).
+//!
+//! The frameworks' defaults where the file is silent, each applied with a note (Megatron-LM
+//! `megatron/training/arguments.py`): `--moe-router-topk 2`, `--moe-ffn-hidden-size` = the dense
+//! `--ffn-hidden-size`, `--expert-model-parallel-size 1`, `--expert-tensor-parallel-size` = the
+//! tensor-parallel degree, `--moe-layer-freq 1`, the `alltoall` dispatcher, dropless routing;
+//! MLA's `--kv-lora-rank 32`, `--qk-head-dim 128`, `--qk-pos-emb-head-dim 64`, `--v-head-dim 128`
+//! and no query compression.
+
+use super::settings::{Moe, Origin, Slot};
+use super::{Format, Launch};
+use crate::Error;
+use crate::extended::moe::{Dispatcher, Load, MoeOptions, options::DEFAULT_IMBALANCE};
+use crate::moe_shape::{Mla, MoeShape, Router};
+
+/// The MoE part of a file's model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpertModel {
+    /// Experts, widths and pattern.
+    pub shape: MoeShape,
+    /// Latent attention, when the file switches it on.
+    pub mla: Option<Mla>,
+    /// Multi-token-prediction blocks.
+    pub mtp_layers: u64,
+}
+
+/// The name of a field in the file's own language (for defaults and missing values).
+fn name(f: Format, megatron: &str, hf: &str) -> String {
+    match f {
+        Format::HfConfig => hf.to_string(),
+        Format::Megatron => format!("--{megatron}"),
+        Format::NemoYaml | Format::Torchtitan => megatron.replace('-', "_"),
+    }
+}
+
+/// The MoE model of `m` (a model of `layers` blocks, dense MLP width `ffn` [channels], gated or
+/// not). Errors name the flag or key and the rule; defaults are added to `notes`.
+pub fn model(
+    m: &Moe,
+    f: Format,
+    layers: u64,
+    ffn: u64,
+    gated: bool,
+    notes: &mut Vec<String>,
+) -> Result<ExpertModel, Error> {
+    let experts = m.experts.copied().unwrap_or(1);
+    let top_k = match m.top_k.copied() {
+        Some(k) => k,
+        None if f == Format::HfConfig => {
+            return Err(Error::MissingField { field: "num_experts_per_tok".into() });
+        }
+        None => {
+            notes.push(format!("{} not given: Megatron's default 2", name(f, "moe-router-topk", "")));
+            2
+        }
+    };
+    if top_k > experts {
+        return Err(m.top_k.error("moe_router_topk", top_k, format!("must not exceed the routed experts {experts}")));
+    }
+    let expert_ffn = match m.expert_ffn_hidden.copied() {
+        Some(v) => v,
+        None => {
+            notes.push(format!(
+                "{} not given: each expert has the dense MLP width {ffn}",
+                name(f, "moe-ffn-hidden-size", "moe_intermediate_size")
+            ));
+            ffn
+        }
+    };
+    let (shared_experts, shared_ffn) = match (m.shared_experts.copied(), m.shared_ffn_hidden.copied()) {
+        (Some(c), None) => (c, expert_ffn),
+        (Some(c), Some(w)) if w.is_multiple_of(c) => (c, w / c),
+        (_, Some(w)) => (1, w),
+        (None, None) => (0, 0),
+    };
+    let router = match m.router.get().map(|r| r.trim().to_ascii_lowercase()) {
+        None => Router::Softmax,
+        Some(r) => Router::from_name(&r)
+            .ok_or_else(|| m.router.error("moe_router_score_function", &r, "must be softmax or sigmoid"))?,
+    };
+    let (first_dense, moe_every) = pattern(m, f, layers, notes)?;
+    let shape =
+        MoeShape { experts, expert_ffn, top_k, shared_experts, shared_ffn, gated, first_dense, moe_every, router };
+    shape.validate(layers, "").map_err(|e| rename(e, m))?;
+    let mla = mla(m, f, notes)?;
+    if let Some(a) = &mla {
+        a.validate("").map_err(|e| rename(e, m))?;
+    }
+    let mtp_layers = m.mtp_layers.copied().unwrap_or(0);
+    if mtp_layers > crate::moe_shape::MAX_MTP_LAYERS {
+        return Err(m.mtp_layers.error(
+            "mtp_layers",
+            mtp_layers,
+            format!("must be at most {}", crate::moe_shape::MAX_MTP_LAYERS),
+        ));
+    }
+    Ok(ExpertModel { shape, mla, mtp_layers })
+}
+
+/// A shape error (`moe.top_k`, `mla.kv_lora_rank`, …) named by the file's flag when there is one.
+fn rename(e: Error, m: &Moe) -> Error {
+    let slot: &Slot<u64> = match e.field() {
+        Some("moe.experts") => &m.experts,
+        Some("moe.top_k") => &m.top_k,
+        Some("moe.expert_ffn") => &m.expert_ffn_hidden,
+        Some("moe.shared_experts") => &m.shared_experts,
+        Some("moe.shared_ffn") => &m.shared_ffn_hidden,
+        Some("moe.first_dense") if m.first_dense_layers.origin.is_some() => &m.first_dense_layers,
+        Some("mla.q_lora_rank") => &m.q_lora_rank,
+        Some("mla.kv_lora_rank") => &m.kv_lora_rank,
+        Some("mla.qk_nope_head_dim") => &m.qk_nope_head_dim,
+        Some("mla.qk_rope_head_dim") => &m.qk_rope_head_dim,
+        Some("mla.v_head_dim") => &m.v_head_dim,
+        Some("moe.first_dense") | Some("moe.moe_every") => {
+            return match (&m.layer_pattern.origin, &e) {
+                (Some(o), Error::InvalidField { value, rule, .. }) => o.error(value, rule.clone()),
+                _ => e,
+            };
+        }
+        _ => return e,
+    };
+    match (&slot.origin, &e) {
+        (Some(o), Error::InvalidField { value, rule, .. }) => o.error(value, rule.clone()),
+        _ => e,
+    }
+}
+
+/// The latent attention of `m`: on with Megatron's `--multi-latent-attention` (NeMo / Bridge
+/// `multi_latent_attention`), or in a Hugging Face config that gives `kv_lora_rank`.
+fn mla(m: &Moe, f: Format, notes: &mut Vec<String>) -> Result<Option<Mla>, Error> {
+    let on = match f {
+        Format::HfConfig => m.kv_lora_rank.get().is_some(),
+        _ => m.mla.copied().unwrap_or(false),
+    };
+    if !on {
+        return Ok(None);
+    }
+    let mut default = |slot: &Slot<u64>, flag: &str, v: u64| {
+        slot.copied().unwrap_or_else(|| {
+            notes.push(format!("{} not given: Megatron's default {v}", name(f, flag, flag)));
+            v
+        })
+    };
+    let kv_lora_rank = default(&m.kv_lora_rank, "kv-lora-rank", 32);
+    let qk_nope_head_dim = default(&m.qk_nope_head_dim, "qk-head-dim", 128);
+    let qk_rope_head_dim = default(&m.qk_rope_head_dim, "qk-pos-emb-head-dim", 64);
+    let v_head_dim = default(&m.v_head_dim, "v-head-dim", 128);
+    Ok(Some(Mla { q_lora_rank: m.q_lora_rank.copied(), kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim }))
+}
+
+/// Which blocks are MoE as `(first_dense, moe_every)` ([`MoeShape`]'s pattern): the file's
+/// first-k-dense count and its frequency (an integer `n`: every `n`-th block; Megatron's list
+/// `([0]*3+[1]*58)`: one 0/1 entry per block, which must be k dense blocks then every n-th).
+fn pattern(m: &Moe, f: Format, layers: u64, notes: &mut Vec<String>) -> Result<(u64, u64), Error> {
+    let first = m.first_dense_layers.copied().unwrap_or(0);
+    let Some(text) = m.layer_pattern.get() else {
+        return Ok((first, 1));
+    };
+    let origin = m.layer_pattern.origin.clone().unwrap_or(Origin::new("moe_layer_freq", 0));
+    let t = text.trim().trim_matches(|c| c == '"' || c == '\'').trim();
+    if let Ok(n) = t.parse::<u64>() {
+        if n == 0 {
+            return Err(origin.error(text, "must be a positive integer or a list of 0/1 per block"));
+        }
+        // Megatron and DeepSeek's configs put the MoE blocks at `i % n == 0` (blocks 0, n, 2n, …);
+        // Qwen's `decoder_sparse_step` and Llama 4's `interleave_moe_layer_step` at
+        // `(i + 1) % n == 0`, fmperf's pattern.
+        let offset_zero = matches!(f, Format::Megatron | Format::NemoYaml) || origin.key == "moe_layer_freq";
+        if n > 1 && offset_zero {
+            notes.push(format!(
+                "{} = {n}: the MoE blocks are priced at every {n}-th block from block {} (the file's \
+                 blocks {first}, {}, … : the same pattern shifted by {} blocks)",
+                origin.key,
+                first + n - 1,
+                first + n,
+                n - 1
+            ));
+        }
+        return Ok((first, n));
+    }
+    let flags = expand_list(t).map_err(|rule| origin.error(text, rule))?;
+    if flags.len() as u64 != layers {
+        return Err(origin.error(text, format!("lists {} blocks, the model has {layers}", flags.len())));
+    }
+    // The leading dense run may be part of the every-n-th pattern ([0,1,0,1]: n = 2, none first).
+    let k = flags.iter().take_while(|&&x| !x).count();
+    let fits =
+        |fd: usize, n: usize| flags.iter().enumerate().all(|(i, &x)| x == (i >= fd && (i + 1 - fd).is_multiple_of(n)));
+    let found = (0..=k.min(flags.len().saturating_sub(1)))
+        .rev()
+        .find_map(|fd| (1..=flags.len()).find(|&n| fits(fd, n)).map(|n| (fd as u64, n as u64)));
+    match found {
+        Some(p) if k < flags.len() => Ok(p),
+        _ => Err(origin.error(
+            text,
+            "must be k dense blocks then every n-th block MoE (the patterns fmperf models); this list is not",
+        )),
+    }
+}
+
+/// Expands Megatron's list form of `--moe-layer-freq`: `([0]*3+[1]*58)`, `[1,0,1,0]`,
+/// `[0]*2+[1,0]*4` into one MoE flag per block. Errors are the rule broken.
+fn expand_list(t: &str) -> Result<Vec<bool>, String> {
+    let t = t.trim().strip_prefix('(').and_then(|r| r.strip_suffix(')')).unwrap_or(t);
+    let mut out = Vec::new();
+    for term in t.split('+') {
+        let term = term.trim();
+        let (list, times) = match term.rsplit_once('*') {
+            Some((a, b)) if a.trim().ends_with(']') => (a.trim(), b.trim()),
+            Some((a, b)) => (b.trim(), a.trim()),
+            None => (term, "1"),
+        };
+        let times: usize = times
+            .parse()
+            .ok()
+            .filter(|&n| n <= 1 << 20)
+            .ok_or(format!("`{term}`: the repeat count must be an integer"))?;
+        let inner = list
+            .strip_prefix('[')
+            .and_then(|r| r.strip_suffix(']'))
+            .ok_or(format!("`{term}`: expected an integer or a list such as ([0]*3+[1]*58)"))?;
+        let items: Vec<bool> = inner
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| match s {
+                "0" => Ok(false),
+                "1" => Ok(true),
+                _ => Err(format!("`{term}`: entries must be 0 (dense) or 1 (MoE)")),
+            })
+            .collect::<Result<_, _>>()?;
+        if out.len() + items.len() * times > 1 << 20 {
+            return Err("too many blocks".into());
+        }
+        for _ in 0..times {
+            out.extend_from_slice(&items);
+        }
+    }
+    Ok(out)
+}
+
+/// The MoE options of `m` on a layout of tensor-parallel degree `tp`: the file's expert-parallel
+/// degrees fixed (Megatron's defaults where absent), dispatcher, capacity factor, overlap.
+pub fn options(m: &Moe, f: Format, tp: u64, notes: &mut Vec<String>) -> Result<MoeOptions, Error> {
+    let mut o = MoeOptions::default();
+    o.ep = Some(m.ep.copied().unwrap_or_else(|| {
+        notes.push(format!("{} not given: 1 (no expert parallelism)", name(f, "expert-model-parallel-size", "")));
+        1
+    }));
+    o.etp = Some(match (m.etp.copied(), f) {
+        (Some(v), _) => v,
+        (None, Format::Torchtitan) => 1,
+        (None, _) => {
+            if tp > 1 {
+                notes.push(format!(
+                    "{} not given: Megatron's default, the tensor-parallel degree {tp}",
+                    name(f, "expert-tensor-parallel-size", "")
+                ));
+            }
+            tp
+        }
+    });
+    if let Some(d) = m.dispatcher.get() {
+        o.dispatcher = match d.trim().to_ascii_lowercase().as_str() {
+            "alltoall" | "alltoall_seq" => Dispatcher::AllToAll,
+            "allgather" => Dispatcher::AllGather,
+            "flex" => Dispatcher::Hierarchical { max_domains: None },
+            _ => return Err(m.dispatcher.error("moe_token_dispatcher_type", d, "must be alltoall, allgather or flex")),
+        };
+    }
+    if let Some(c) = m.capacity_factor.copied() {
+        if c <= 0.0 {
+            return Err(m.capacity_factor.error("moe_expert_capacity_factor", c, "must be positive"));
+        }
+        o.load = Load::Capacity { factor: c, imbalance: DEFAULT_IMBALANCE };
+        notes.push(format!(
+            "capacity factor {c}: tokens beyond it dropped, the router's imbalance before capping taken as {DEFAULT_IMBALANCE}"
+        ));
+    } else {
+        notes.push(format!("dropless routing: the busiest EP rank receives {DEFAULT_IMBALANCE}× the mean tokens"));
+    }
+    if let Some(v) = m.a2a_overlap.copied() {
+        o.a2a_overlap = v;
+    }
+    Ok(o)
+}
+
+/// Lists the MoE values a file sets that change nothing in fmperf's MoE model (called for MoE
+/// files): grouped GEMMs (the experts are priced as grouped GEMMs either way) and latent-attention
+/// widths without latent attention switched on.
+pub fn account(l: &mut Launch) {
+    let m = l.settings.moe.clone();
+    if let (Some(o), Some(g)) = (&m.grouped_gemm.origin, m.grouped_gemm.copied()) {
+        let why = if g {
+            "already what fmperf assumes (the experts priced as grouped GEMMs at the fitted efficiency)"
+        } else {
+            "affects performance, not modelled: fmperf prices the experts as grouped GEMMs either way"
+        };
+        l.unused(o.key.clone(), g.to_string(), why);
+    }
+    if l.format != Format::HfConfig && !m.mla.copied().unwrap_or(false) {
+        for slot in [&m.q_lora_rank, &m.kv_lora_rank, &m.qk_nope_head_dim, &m.qk_rope_head_dim, &m.v_head_dim] {
+            if let (Some(o), Some(v)) = (&slot.origin, slot.copied()) {
+                l.unused(o.key.clone(), v.to_string(), "no effect without multi-head latent attention switched on");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layer_lists_expand_and_fit() {
+        assert_eq!(expand_list("([0]*3+[1]*2)").unwrap(), [false, false, false, true, true]);
+        assert_eq!(expand_list("[0,1]*2").unwrap(), [false, true, false, true]);
+        assert!(expand_list("[0,2]").is_err());
+        assert!(expand_list("[0]*x").is_err());
+        let mut m = Moe::default();
+        m.layer_pattern.put("([0]*3+[1]*58)".into(), &Origin::new("--moe-layer-freq", 4));
+        let mut notes = Vec::new();
+        assert_eq!(pattern(&m, Format::Megatron, 61, &mut notes).unwrap(), (3, 1));
+        m.layer_pattern.put("[0,1]*4".into(), &Origin::new("--moe-layer-freq", 4));
+        assert_eq!(pattern(&m, Format::Megatron, 8, &mut notes).unwrap(), (0, 2));
+        let e = pattern(&m, Format::Megatron, 9, &mut notes).unwrap_err();
+        assert_eq!(e.field(), Some("--moe-layer-freq"));
+        assert!(e.to_string().contains("lists 8 blocks, the model has 9"), "{e}");
+        m.layer_pattern.put("[1,0,0,1]".into(), &Origin::new("--moe-layer-freq", 4));
+        assert!(pattern(&m, Format::Megatron, 4, &mut notes).is_err());
+    }
+}
