@@ -6,6 +6,7 @@
 use std::io::Write;
 
 use fmperf_core::extended::ExtendedOptions;
+use fmperf_core::extended::moe::MoeOptions;
 use fmperf_core::launch::{self, Format as FileFormat, ModelOnly, Scenario};
 use fmperf_core::search::row::Digits;
 use fmperf_core::search::{ExtendedSetup, ResultRow, Search, SearchSpec};
@@ -72,7 +73,9 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
         global_batch: batch,
         top_k: ALL,
     };
-    let setup = ExtendedSetup { workload, hardware: hardware.clone(), options };
+    // The search chooses the expert degrees per candidate; the file's own stay fixed in its layout.
+    let searched = ExtendedOptions { moe: MoeOptions { ep: None, etp: None, ..options.moe }, ..options };
+    let setup = ExtendedSetup { workload, hardware: hardware.clone(), options: searched };
     let result = Search::new_extended(spec, setup).map_err(usage)?.finish();
     let own = match scenario {
         Some(s) => {
@@ -134,9 +137,14 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
                 } else {
                     format!("rank {} of {}", r.position, r.of)
                 };
+                let experts = if e.scenario.workload.moe.is_some() {
+                    format!(" · ep {} · etp {}", y.ep, y.etp)
+                } else {
+                    String::new()
+                };
                 writeln!(
                     out,
-                    "\nyour layout: tp {} · pp {} · cp {} · dp {} · mbs {}: {:.4} samples/s, {:.3} s per step{fits}; {place}, {:.0} % of the best's throughput{}",
+                    "\nyour layout: tp {} · pp {} · cp {} · dp {} · mbs {}{experts}: {:.4} samples/s, {:.3} s per step{fits}; {place}, {:.0} % of the best's throughput{}",
                     y.tp,
                     y.pp,
                     y.cp,

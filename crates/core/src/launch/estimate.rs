@@ -145,7 +145,7 @@ impl Estimate {
         let t = &e.totals;
         let m = &e.memory;
         let o = &s.options;
-        json!({
+        let mut doc = json!({
             "format": launch.format.as_str(),
             "model": {
                 "name": s.model_name,
@@ -219,7 +219,13 @@ impl Estimate {
             "unused": launch.unused,
             "assumptions": s.assumptions,
             "notes": launch.notes.iter().chain(&self.system_notes).collect::<Vec<_>>(),
-        })
+        });
+        if w.moe.is_some() {
+            // The expert degrees are part of an MoE model's configuration.
+            doc["config"]["ep"] = json!(y.ep);
+            doc["config"]["etp"] = json!(y.etp);
+        }
+        doc
     }
 
     /// The Mixture-of-Experts part of [`Estimate::to_json`] (`null` for a dense model): the shape

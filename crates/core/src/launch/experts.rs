@@ -162,8 +162,11 @@ fn pattern(m: &Moe, f: Format, layers: u64, notes: &mut Vec<String>) -> Result<(
     let origin = m.layer_pattern.origin.clone().unwrap_or(Origin::new("moe_layer_freq", 0));
     let t = text.trim().trim_matches(|c| c == '"' || c == '\'').trim();
     if let Ok(n) = t.parse::<u64>() {
-        if n == 0 {
-            return Err(origin.error(text, "must be a positive integer or a list of 0/1 per block"));
+        if n == 0 || n > layers.max(1) {
+            return Err(origin.error(
+                text,
+                format!("must be from 1 to the {layers} blocks, or a list of 0/1 per block such as ([0]*3+[1]*58)"),
+            ));
         }
         // Megatron and DeepSeek's configs put the MoE blocks at `i % n == 0` (blocks 0, n, 2n, …);
         // Qwen's `decoder_sparse_step` and Llama 4's `interleave_moe_layer_step` at
@@ -174,8 +177,8 @@ fn pattern(m: &Moe, f: Format, layers: u64, notes: &mut Vec<String>) -> Result<(
                 "{} = {n}: the MoE blocks are priced at every {n}-th block from block {} (the file's \
                  blocks {first}, {}, … : the same pattern shifted by {} blocks)",
                 origin.key,
-                first + n - 1,
-                first + n,
+                first.saturating_add(n - 1),
+                first.saturating_add(n),
                 n - 1
             ));
         }
