@@ -10,7 +10,7 @@
 //! [`error_bands`] turns those errors into the error bar the explorer shows next to a time.
 //!
 //! The published files are compiled in ([`MEASURED_RUNS_JSON`], [`MEASURED_MEMORY_RUNS_JSON`],
-//! copies of `shared/data/` with every row's source).
+//! copies of `shared/data/` with every row's source; `build.rs` drops the whitespace between tokens).
 
 pub mod compare;
 pub mod convention;
@@ -38,10 +38,10 @@ pub use fit::{FitJob, FitReport, fit_efficiency, fit_report};
 pub use schema::{MeasuredFile, MeasuredRun, parse_measured_runs};
 
 /// The measured training runs fmperf ships (108 rows from eight sources; each row names its source).
-pub const MEASURED_RUNS_JSON: &str = include_str!("../../data/measured-training-runs.json");
+pub const MEASURED_RUNS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/measured-training-runs.json"));
 
 /// The measured peak-memory runs fmperf ships (109 rows from six sources, 7 out of memory).
-pub const MEASURED_MEMORY_RUNS_JSON: &str = include_str!("../../data/measured-memory-runs.json");
+pub const MEASURED_MEMORY_RUNS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/measured-memory-runs.json"));
 
 /// The shipped measured runs, parsed.
 pub fn shipped_runs() -> MeasuredFile {
