@@ -1,7 +1,7 @@
 //! Validation against measured runs: a file in the schema of `data/measured-training-runs.json`
 //! or `data/measured-memory-runs.json` (given as text; core reads no files) is parsed
 //! ([`schema`]); each row's words are read by meaning ([`words`], [`metric`],
-//! [`recompute_words`], [`parallel_words`], [`hardware_words`]); each row is read at its exact
+//! [`recompute_words`], [`parallel_words`], [`hardware_words`], [`kernel_words`]); each row is read at its exact
 //! configuration ([`row`]), predicted in reference or extended mode and converted to the row's
 //! own measurement ([`convention`]); its memory figure or outcome is compared with the prediction
 //! of the same kind ([`memory`]); the errors `predicted / measured − 1` are summarised per source
@@ -19,6 +19,7 @@ pub mod fit;
 pub mod hardware_words;
 pub mod holdout;
 pub mod holdout_cache;
+pub mod kernel_words;
 pub mod memory;
 pub mod metric;
 pub mod moe_fit;
