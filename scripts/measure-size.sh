@@ -58,7 +58,7 @@ if command -v twiggy >/dev/null 2>&1; then
     echo "== twiggy top -n $TOP $(basename "$f") (shallow bytes of the shipped file)"
     twiggy top -n "$TOP" "$f" || true
   done
-  named="${CARGO_TARGET_DIR:-$ROOT/target}/wasm32-unknown-unknown/release/fmperf-web.wasm"
+  named="${CARGO_TARGET_DIR:-$ROOT/target}/wasm32-unknown-unknown/web/fmperf-web.wasm"
   if [ -f "$named" ]; then
     echo "== by crate and module (rustc's output before wasm-bindgen and wasm-opt, which still has names: read the shares)"
     python3 "$ROOT/scripts/wasm-breakdown.py" "$named" "$TOP"

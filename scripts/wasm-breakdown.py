@@ -3,8 +3,8 @@
 fmperf's own crates (fmperf_web::pages::explorer, fmperf_core::sweep, ...), from `twiggy top -f csv`.
 
 Usage: scripts/wasm-breakdown.py FILE.wasm [ROWS]
-Run it on the rustc output (target/wasm32-unknown-unknown/release/fmperf-web.wasm), which still has
-function names; the shipped file (after wasm-bindgen and wasm-opt) has none. Sizes are before
+Run it on the rustc output (target/wasm32-unknown-unknown/web/fmperf-web.wasm, profile `web`), which still
+has function names; the shipped file (after wasm-bindgen and wasm-opt) has none. Sizes are before
 wasm-opt, so read the shares, not the absolute bytes. Name and wasm-bindgen custom sections (not
 shipped) are left out of the total.
 """

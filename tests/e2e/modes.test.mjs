@@ -64,7 +64,9 @@ test('studies: the mode toggle and the switches rerun the sweep, live in the URL
   await resultsIn(page, 'extended mode (default switches)');
   assert.equal(param(page, 'mode'), 'extended');
   // Every switch is shown and editable.
-  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 19);
+  // (the MoE switches, kernel fusion, and the physics switches of tp overlap, gradient reduction, optimizer and
+  // memory options included)
+  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 30);
   const extended = await firstDays(page);
   assert.notEqual(extended, reference);
   // The chart and the table say which mode drew them.
@@ -161,8 +163,9 @@ test('studies: a bad switch is reported at the switch and starts nothing', async
   await sw.locator('input').fill('0.5');
   await sw.locator('input').press('Enter');
   await resultsIn(page, 'extended mode (weight_sparsity=0.5)');
-  // B200 is a GPU: the sparsity has no effect, and the notes say so.
-  assert.match(await page.locator('details.studies-notes').textContent(), /has no effect on ref-B200/);
+  // B200 is a GPU (extended mode prices the catalog part): the sparsity has no effect, and the
+  // notes say so.
+  assert.match(await page.locator('details.studies-notes').textContent(), /has no effect on nvidia_b200_hgx/);
   await page.goto(`${server.base}?view=studies&mode=fast`);
   await page.locator('#mode-error').filter({ hasText: 'mode = fast' }).waitFor();
   assert.deepEqual(page.errors, []);

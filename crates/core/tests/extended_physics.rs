@@ -6,7 +6,9 @@ use fmperf_core::extended::data_parallel::{DpGroups, data_parallel_cost, grad_re
 use fmperf_core::extended::head::head_cost;
 use fmperf_core::extended::ops::{OpKind, operations};
 use fmperf_core::extended::pricing::Pricing;
-use fmperf_core::extended::{ExtendedOptions, Fp8Recipe, GradReduce, Hardware, Layout, Recompute, Sharding, Workload};
+use fmperf_core::extended::{
+    ExtendedOptions, Fp8Recipe, Fusion, GradReduce, Hardware, Layout, Recompute, Sharding, Workload,
+};
 use fmperf_core::reference::collective::CollectiveKind;
 
 fn gpt(seq: u64) -> Workload {
@@ -147,4 +149,46 @@ fn fp8_weight_casts_by_recipe() {
     let ops = operations(&w, &layout, &Pricing { hw: &hw, opts: &ao });
     let cast = ops.iter().find(|o| o.name == "fp8_weight_casts").unwrap();
     close(cast.bytes, 12.0 * 4096.0 * 4096.0 * 3.0, "torchao weight-cast bytes");
+}
+
+#[test]
+fn eager_kernels_move_each_primitives_tensors() {
+    // Llama 3 8B block (h = 4096, Q 4096 and K 1024 wide, SwiGLU f = 14336), one device, one
+    // sequence of 2048 tokens, BF16 (2 B per element). Forward element-wise elements per token:
+    // fused: two norms 2·2h + SwiGLU 3f + two residual adds 2·3h
+    //        = 16 384 + 43 008 + 24 576 = 83 968;
+    // eager: two norms 2·18h (upcast, pow, mean, ·rsqrt, downcast, ·weight) + RoPE 10·(4096 + 1024)
+    //        + SwiGLU 5f (silu, mul) + residuals 6h = 147 456 + 51 200 + 71 680 + 24 576 = 294 912.
+    let hw = h200();
+    let w = Workload { seq_len: 2048, ..Workload::LLAMA3_8B };
+    let layout = Layout::placed(1, 1, 1, 1, 1, 1, 8);
+    let fused = ExtendedOptions::realistic();
+    assert_eq!(fused.fusion, Fusion::Fused, "fused by default");
+    let eager = ExtendedOptions { fusion: Fusion::Eager, ..fused };
+    let elementwise = |opts: &ExtendedOptions| -> (f64, f64, f64) {
+        let ops = operations(&w, &layout, &Pricing { hw: &hw, opts });
+        let ew = ops.iter().filter(|o| o.kind == OpKind::Elementwise);
+        let bytes = ew.clone().map(|o| o.bytes).sum();
+        let fwd = ew.clone().map(|o| o.fwd.memory_s).sum();
+        let bwd = ew.map(|o| o.bwd.memory_s).sum();
+        (bytes, fwd, bwd)
+    };
+    let (fused_bytes, fused_fwd, fused_bwd) = elementwise(&fused);
+    let (eager_bytes, eager_fwd, eager_bwd) = elementwise(&eager);
+    close(fused_bytes, 83_968.0 * 2048.0 * 2.0, "fused bytes");
+    close(eager_bytes, 294_912.0 * 2048.0 * 2.0, "eager bytes");
+    // Memory-bound time scales with the bytes, backward twice the forward, in both modes.
+    close(eager_fwd / fused_fwd, 294_912.0 / 83_968.0, "eager / fused forward time");
+    close(eager_bwd, 2.0 * eager_fwd, "eager backward");
+    close(fused_bwd, 2.0 * fused_fwd, "fused backward");
+    // The matmuls and attention are the same kernels either way.
+    let compute = |opts: &ExtendedOptions| -> f64 {
+        operations(&w, &layout, &Pricing { hw: &hw, opts }).iter().map(|o| o.fwd.compute_s).sum()
+    };
+    close(compute(&eager), compute(&fused), "compute");
+    // The switch's text form.
+    assert_eq!(eager.to_text(), "fusion=eager");
+    assert_eq!(ExtendedOptions::from_text("fusion=compiled").unwrap().fusion, Fusion::Fused);
+    assert_eq!(ExtendedOptions::from_text("fusion=eager").unwrap(), eager);
+    assert!(ExtendedOptions::from_text("fusion=maybe").is_err());
 }

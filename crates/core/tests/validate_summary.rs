@@ -51,13 +51,19 @@ fn extended_mode_meets_its_targets() {
 /// gather and one reduce-scatter per iteration (torchtitan 405B 1F1B: −24 % → +55 % before the
 /// refit; the per-micro-batch gathers had hidden how optimistic the rest is). Refitted on the 103
 /// rows: η 1.0, η_att 0.304, c 512, c_att 1024.
+///
+/// Moved again (kernel fusion): the reader takes torchtitan's "FSDP eager" rows as eager PyTorch
+/// (`fusion=eager`: unfused norms, RoPE and SwiGLU, 3.5× the element-wise HBM traffic of the fused
+/// block), so those two rows come out +22 % and +24 % instead of +39 % and +35 %, next to their
+/// compiled twins (+20 %, +16 %); mean |error| 11.4 % → 11.2 %, torchtitan's 18.4 % → 16.8 %
+/// (its median, a compiled long-context row, is unchanged). The refit keeps the constants.
 #[test]
 fn extended_summary_is_pinned() {
     let r = report(Mode::Extended);
     assert_eq!(r.efficiency, Efficiency::FITTED);
     let s = &r.summary.overall;
     assert_eq!((s.evaluated, s.skipped), (103, 5));
-    close(s.mape, 0.11438120514741475, "extended mean |error|");
+    close(s.mape, 0.11168675660924159, "extended mean |error|");
     close(s.median_abs_error, 0.08760729349313356, "extended median |error|");
     close(s.median_error, -0.011725174276803862, "extended median error");
     let pinned = [
@@ -66,7 +72,7 @@ fn extended_summary_is_pinned() {
         ("NVIDIA NeMo performance summary", 12, 0.09140417002949482, -0.09264532977693252),
         ("NVIDIA NeMo long-sequence", 8, 0.22384261887034518, -0.23351034684165567),
         ("MosaicML", 18, 0.1149393386279459, -0.048993049372282216),
-        ("PyTorch torchtitan", 17, 0.18448832832339668, 0.18084460162671445),
+        ("PyTorch torchtitan", 17, 0.16816314012152422, 0.18084460162671445),
         ("Google MaxText", 18, 0.09987464780116509, -0.029213259720625384),
     ];
     for (prefix, n, mape, median) in pinned {

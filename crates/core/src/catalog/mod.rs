@@ -36,10 +36,10 @@ use crate::format::{self, Document};
 use crate::hint;
 use crate::{Error, SystemParams};
 
-const MODELS_JSON: &str = include_str!("../../data/models.json");
-const MOE_MODELS_JSON: &str = include_str!("../../data/models-moe.json");
-const HARDWARE_JSON: &str = include_str!("../../data/hardware-catalog.json");
-const MODELLING_JSON: &str = include_str!("../../data/system-modelling.json");
+const MODELS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/models.json"));
+const MOE_MODELS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/models-moe.json"));
+const HARDWARE_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/hardware-catalog.json"));
+const MODELLING_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/system-modelling.json"));
 
 static MODELS: OnceLock<Vec<CatalogModel>> = OnceLock::new();
 static SYSTEMS: OnceLock<Vec<CatalogSystem>> = OnceLock::new();

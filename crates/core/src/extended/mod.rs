@@ -25,6 +25,7 @@
 //! | `optimizer_states` | FP32 master + Adam moments, or pure BF16 without master | [`memory`] |
 //! | `reshard_after_forward` | FSDP frees gathered blocks after the forward | [`memory`] |
 //! | `loss_chunks` | logits and cross-entropy in chunks | [`memory`] |
+//! | `fusion` | fused element-wise kernels, or eager PyTorch with each primitive's own HBM traffic | [`ops`] |
 //!
 //! Memory: [`memory::memory_estimate`] gives the peak per device over the pipeline stages as named
 //! parts with the three measured figures (peak allocated, peak reserved, device level).
@@ -75,5 +76,5 @@ pub use evaluate::{Breakdown, ExtendedEvaluation, ExtendedEvaluator, evaluate};
 pub use hardware::Hardware;
 pub use layout::{Layout, Placement};
 pub use memory::{MemoryEstimate, MemoryKind, MemoryPart, memory_estimate};
-pub use options::{ExtendedOptions, Fp8Recipe, GradReduce, OptimizerStates, Recompute, Sharding};
+pub use options::{ExtendedOptions, Fp8Recipe, Fusion, GradReduce, OptimizerStates, Recompute, Sharding};
 pub use workload::Workload;

@@ -162,6 +162,36 @@ impl Fp8Recipe {
     }
 }
 
+/// Whether the element-wise work of a block runs in fused kernels or as separate eager kernels.
+///
+/// Fused (Megatron-LM / NeMo with Transformer Engine and Apex kernels, MaxText under XLA, PyTorch
+/// under `torch.compile`): each norm, rotary embedding, activation and residual add is one kernel
+/// that reads its inputs and writes its output once. Eager (PyTorch without `torch.compile`, e.g.
+/// torchtitan's and Hugging Face's eager modules): every primitive is its own kernel, each reading
+/// and writing its tensors in HBM, with FP32 intermediates inside the norms and RoPE. The traffic
+/// of each is in [`super::ops`] (`elementwise_traffic`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fusion {
+    /// One kernel per element-wise operation (the default: Megatron-LM, NeMo, MaxText, compiled
+    /// PyTorch).
+    Fused,
+    /// One kernel per PyTorch primitive (eager mode).
+    Eager,
+}
+
+impl Fusion {
+    /// All choices, in order.
+    pub const ALL: [Fusion; 2] = [Fusion::Fused, Fusion::Eager];
+
+    /// The CLI / URL name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fusion::Fused => "fused",
+            Fusion::Eager => "eager",
+        }
+    }
+}
+
 /// The number formats of the weights, gradients and optimizer states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OptimizerStates {
@@ -199,6 +229,7 @@ named_enum!(
     "optimizer_states",
     &[("mixed", OptimizerStates::Fp32Master), ("bf16", OptimizerStates::PureBf16)]
 );
+named_enum!(Fusion, "fusion", &[("compiled", Fusion::Fused), ("compile", Fusion::Fused), ("unfused", Fusion::Eager)]);
 named_enum!(Sharding, "sharding", &[("fsdp", Sharding::Zero3), ("ddp", Sharding::Ddp)]);
 
 /// Every switch of extended mode. Field docs say what each one models; [`Self::realistic`] is the
@@ -323,6 +354,9 @@ pub struct ExtendedOptions {
     /// loss, fused linear-cross-entropy kernels): the FP32 logits held at once shrink by this
     /// factor. 1: the whole `tokens × vocabulary` at once.
     pub loss_chunks: u64,
+    /// Fused or eager element-wise kernels (see [`Fusion`]): eager moves more HBM bytes in the
+    /// norms, RoPE and gated activation.
+    pub fusion: Fusion,
 }
 
 impl ExtendedOptions {
@@ -360,6 +394,7 @@ impl ExtendedOptions {
             grad_accumulation_buffer: false,
             optimizer_in_backward: false,
             loss_chunks: 1,
+            fusion: Fusion::Fused,
         }
     }
 
@@ -436,7 +471,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 29);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 30);
         let bad = ExtendedOptions { weight_sparsity: 1.0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("weight_sparsity"));
     }

@@ -13,7 +13,7 @@ use super::block::FLASH_BACKWARD_FACTOR;
 use super::efficiency::{FITTED_ATTENTION_EFFICIENCY, FITTED_MATMUL_EFFICIENCY};
 use super::evaluate::OPTIMIZER_BYTES_PER_PARAMETER;
 use super::memory::{CUDA_CONTEXT_GB, FRAGMENTATION, LOSS_BYTES_PER_LOGIT, NCCL_BUFFERS_GB};
-use super::options::{ExtendedOptions, Fp8Recipe, GradReduce, OptimizerStates, Recompute, Sharding};
+use super::options::{ExtendedOptions, Fp8Recipe, Fusion, GradReduce, OptimizerStates, Recompute, Sharding};
 use crate::Error;
 use crate::catalog::Precision;
 use crate::hint;
@@ -68,6 +68,7 @@ const SHARDING: &[&str] = &["zero0", "zero1", "zero2", "zero3"];
 const GRAD_REDUCE: &[&str] = &["auto", "fp32", "param"];
 const FP8_RECIPES: &[&str] = &["te", "torchao"];
 const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16"];
+const FUSION: &[&str] = &["fused", "eager"];
 
 const FITTED: &str = "fitted once on the 108 measured training runs shipped with fmperf (Validation view: fit and leave-one-source-out error)";
 
@@ -78,7 +79,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`]).
-pub const SWITCHES: [SwitchInfo; 29] = [
+pub const SWITCHES: [SwitchInfo; 30] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -271,6 +272,14 @@ pub const SWITCHES: [SwitchInfo; 29] = [
         kind: SwitchKind::Count { min: 1, max: 65536 },
         source: "1: the whole vocabulary at once (PyTorch's cross_entropy); torchtune's chunked loss uses 8",
     },
+    SwitchInfo {
+        key: "fusion",
+        label: "Kernel fusion",
+        what: "element-wise work in fused kernels, or eager PyTorch (one kernel per primitive: more HBM traffic in \
+               norms, RoPE, SwiGLU)",
+        kind: SwitchKind::Choice(FUSION),
+        source: "fused: Megatron-LM, NeMo (Transformer Engine), MaxText (XLA) and torch.compile fuse them",
+    },
 ];
 
 /// Other names accepted for a key.
@@ -429,6 +438,7 @@ impl ExtendedOptions {
             "grad_accumulation_buffer" => on_off(self.grad_accumulation_buffer),
             "optimizer_in_backward" => on_off(self.optimizer_in_backward),
             "loss_chunks" => self.loss_chunks.to_string(),
+            "fusion" => self.fusion.as_str().to_string(),
             _ => return None,
         })
     }
@@ -495,6 +505,7 @@ impl ExtendedOptions {
             "grad_accumulation_buffer" => self.grad_accumulation_buffer = toggle()?,
             "optimizer_in_backward" => self.optimizer_in_backward = toggle()?,
             "loss_chunks" => self.loss_chunks = parse_count(info, &field, value)?,
+            "fusion" => self.fusion = value.parse::<Fusion>().map_err(named)?,
             _ => {}
         }
         Ok(())

@@ -23,7 +23,7 @@ pub use compare::{CompareKind, Comparison, ComparisonDef, Outcome, Selector};
 use crate::Error;
 use crate::sweep::{AxisKey, Metric, SweepSpec, SweepText};
 
-const STUDIES_JSON: &str = include_str!("studies.json");
+const STUDIES_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/studies.json"));
 
 /// How a panel is shown.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

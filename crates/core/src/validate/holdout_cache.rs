@@ -12,7 +12,7 @@ use super::holdout::{HeldRow, HeldSource, Holdout};
 use crate::extended::efficiency::Efficiency;
 
 /// The cache as shipped (written by [`to_cache_json`]).
-const SHIPPED: &str = include_str!("../../data/holdout-shipped.json");
+const SHIPPED: &str = include_str!(concat!(env!("OUT_DIR"), "/holdout-shipped.json"));
 
 /// One mode's held-out errors in the cache: [`Holdout`] with its rows.
 #[derive(serde::Serialize, serde::Deserialize)]

@@ -1,7 +1,7 @@
 //! Validation against measured runs: a file in the schema of `data/measured-training-runs.json`
 //! or `data/measured-memory-runs.json` (given as text; core reads no files) is parsed
 //! ([`schema`]); each row's words are read by meaning ([`words`], [`metric`],
-//! [`recompute_words`], [`parallel_words`], [`hardware_words`]); each row is read at its exact
+//! [`recompute_words`], [`parallel_words`], [`hardware_words`], [`kernel_words`]); each row is read at its exact
 //! configuration ([`row`]), predicted in reference or extended mode and converted to the row's
 //! own measurement ([`convention`]); its memory figure or outcome is compared with the prediction
 //! of the same kind ([`memory`]); the errors `predicted / measured − 1` are summarised per source
@@ -10,7 +10,7 @@
 //! [`error_bands`] turns those errors into the error bar the explorer shows next to a time.
 //!
 //! The published files are compiled in ([`MEASURED_RUNS_JSON`], [`MEASURED_MEMORY_RUNS_JSON`],
-//! copies of `shared/data/` with every row's source).
+//! copies of `shared/data/` with every row's source; `build.rs` drops the whitespace between tokens).
 
 pub mod compare;
 pub mod convention;
@@ -19,6 +19,7 @@ pub mod fit;
 pub mod hardware_words;
 pub mod holdout;
 pub mod holdout_cache;
+pub mod kernel_words;
 pub mod memory;
 pub mod metric;
 pub mod moe_fit;
@@ -38,10 +39,10 @@ pub use fit::{FitJob, FitReport, fit_efficiency, fit_report};
 pub use schema::{MeasuredFile, MeasuredRun, parse_measured_runs};
 
 /// The measured training runs fmperf ships (108 rows from eight sources; each row names its source).
-pub const MEASURED_RUNS_JSON: &str = include_str!("../../data/measured-training-runs.json");
+pub const MEASURED_RUNS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/measured-training-runs.json"));
 
 /// The measured peak-memory runs fmperf ships (109 rows from six sources, 7 out of memory).
-pub const MEASURED_MEMORY_RUNS_JSON: &str = include_str!("../../data/measured-memory-runs.json");
+pub const MEASURED_MEMORY_RUNS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/measured-memory-runs.json"));
 
 /// The shipped measured runs, parsed.
 pub fn shipped_runs() -> MeasuredFile {

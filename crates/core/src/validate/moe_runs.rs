@@ -29,7 +29,7 @@ use crate::extended::moe::{Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
 use crate::extended::{ExtendedOptions, Hardware, Layout, Recompute, Sharding, Workload, evaluate};
 
 /// The MoE runs fmperf ships (53 rows from nine sources; each row names its source).
-pub const MOE_RUNS_JSON: &str = include_str!("../../data/measured-moe-runs.json");
+pub const MOE_RUNS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/measured-moe-runs.json"));
 
 /// GiB in GB.
 const GIB_GB: f64 = 1.073_741_824;

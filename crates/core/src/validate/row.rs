@@ -23,10 +23,13 @@
 //!   "k slices"), the whole run when it is smaller than the part's scale-up domain, else the
 //!   part's domain ([`run_domain`]);
 //! * sequence parallelism: on when `tp > 1`;
+//! * kernels: fused unless the words (framework, parallel words, notes) say eager or negate
+//!   compilation ([`super::kernel_words`]);
 //! * KV heads: the query heads; head width `hidden / heads`; vocabulary: no embedding or head.
 
 use super::convention::ConventionShape;
 use super::hardware_words::read_hardware;
+use super::kernel_words::read_fusion;
 use super::metric::{MetricReading, read_metric};
 use super::parallel_words::{
     ShardingInput, ShardingReading, StateFacts, read_interleave, read_precision, read_sharding, read_slices,
@@ -276,6 +279,9 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let fp8_recipe =
         if precision_words.any(&["float8", "torchao"]) { Fp8Recipe::Torchao } else { Fp8Recipe::TransformerEngine };
     let other_words = Words::new(&other);
+    let kernel_text = [run.framework.as_deref().unwrap_or(""), other.as_str(), &run.notes.join("; ")].join("; ");
+    let (fusion, fusion_note) = read_fusion(&Words::new(&kernel_text));
+    notes.extend(fusion_note);
     let options = ExtendedOptions {
         precision,
         recompute: recompute.level,
@@ -290,6 +296,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         grad_accumulation_buffer: states.fp32_grad_accumulation,
         loss_chunks: if other_words.any(&["chunked cross entropy", "chunked loss"]) { 8 } else { 1 },
         tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
+        fusion,
         ..ExtendedOptions::realistic()
     };
 
