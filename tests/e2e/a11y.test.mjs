@@ -2,22 +2,18 @@
 // critical violation on any view, at 1280 and 390 px, in light and dark; and a full-page
 // screenshot of each is saved in tests/artifacts/ (a11y-<view>-<width>-<scheme>.png) for a person
 // to look at.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { serve, launch, newPage, screenshot } from './harness.mjs';
+import { newPage, screenshot, sharedBrowser } from './harness.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE = require.resolve('axe-core/axe.min.js');
 
 let server, browser;
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
+sharedBrowser((s, b) => {
+  server = s;
+  browser = b;
 });
 
 /** Each view with what shows it is ready (the explorer and studies wait for their results). */

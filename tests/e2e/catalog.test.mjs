@@ -1,19 +1,15 @@
 // The catalog view: every entry with units and sources, search, mapping, the validating editor
 // (a table of bad inputs), custom entries that survive a reload, import/export, storage problems,
 // narrow and dark screens, and no console errors anywhere.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { serve, launch, newPage, screenshot } from './harness.mjs';
+import { newPage, screenshot, sharedBrowser } from './harness.mjs';
 
 let server, browser;
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
+sharedBrowser((s, b) => {
+  server = s;
+  browser = b;
 });
 
 const REFERENCE_PRESETS = ['gpt3', 'gpt3_1T', 'vit_era5', 'ref-A100', 'ref-H200', 'ref-B200', 'ref-B200-next'];

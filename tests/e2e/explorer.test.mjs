@@ -1,20 +1,16 @@
 // The Explorer: the default scenario shows the CLI's best configurations, inputs live in the URL,
 // exports hold the shown numbers, the page stays responsive during the largest search, invalid
 // input is reported at the field, and every panel renders without console errors.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { serve, launch, newPage, screenshot, ROOT } from './harness.mjs';
+import { newPage, screenshot, ROOT, sharedBrowser } from './harness.mjs';
 
 let server, browser;
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
+sharedBrowser((s, b) => {
+  server = s;
+  browser = b;
 });
 
 const STRATEGIES = ['1d', '2d', '2d-seqp'];

@@ -1,5 +1,6 @@
 // Shared set-up of the browser end-to-end tests: serve a folder on 127.0.0.1 with Python's static
 // server, launch Debian Chromium through playwright-core, record console errors, save screenshots.
+import { before, after } from 'node:test';
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -68,4 +69,20 @@ export async function screenshot(page, name) {
   const file = path.join(ARTIFACTS, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/** One server and one browser per test file: started before its first test, closed after its
+ * last; `set(server, browser)` hands them to the file. */
+export function sharedBrowser(set) {
+  let server;
+  let browser;
+  before(async () => {
+    server = await serve();
+    browser = await launch();
+    set(server, browser);
+  });
+  after(async () => {
+    await browser?.close();
+    server?.stop();
+  });
 }

@@ -2,21 +2,17 @@
 // Explorer shows the same prediction as `fmperf estimate --from FILE --format json` on that file,
 // with the unused flags listed; a malformed file shows one clear error; the file's scenario can be
 // searched in the Explorer.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { serve, launch, newPage, screenshot, ROOT } from './harness.mjs';
+import { newPage, screenshot, ROOT, sharedBrowser } from './harness.mjs';
 
 let server, browser;
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
+sharedBrowser((s, b) => {
+  server = s;
+  browser = b;
 });
 
 /** `fmperf estimate --from FILE --format json` (the binary in FMPERF_BIN, else cargo run). */

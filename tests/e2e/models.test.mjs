@@ -1,16 +1,12 @@
 // The foundation slice: the page computes the reference models' parameter counts in the browser.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, newPage, screenshot } from './harness.mjs';
+import { newPage, screenshot, sharedBrowser } from './harness.mjs';
 
 let server, browser;
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
+sharedBrowser((s, b) => {
+  server = s;
+  browser = b;
 });
 
 test('the three reference models and their parameter counts appear', async () => {

@@ -3,11 +3,11 @@
 // produced them, the page's extended-mode sweep equals `fmperf sweep --mode extended` byte for
 // byte, the accelerator sparsity panel sets the study's speed-ups next to extended mode's, and a
 // bad switch is reported at the switch.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { serve, launch, newPage, screenshot, ROOT } from './harness.mjs';
+import { newPage, screenshot, ROOT, sharedBrowser } from './harness.mjs';
 
 /** Unfolds the extended-mode switches (folded while all are at their defaults). */
 async function openSwitches(page) {
@@ -17,13 +17,9 @@ async function openSwitches(page) {
 }
 
 let server, browser;
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
+sharedBrowser((s, b) => {
+  server = s;
+  browser = b;
 });
 
 /** `fmperf sweep …` through cargo (release build of the CLI). */

@@ -4,19 +4,15 @@
 // differ only in placement collapse; the mainstream filter; the user's own system is usable in the
 // Explorer and a Study and survives a reload; the paper figure's series are pairwise distinct; an
 // exported SVG holds no framework comments; a custom element follows its attributes.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { serve, launch, newPage, screenshot } from './harness.mjs';
+import { newPage, screenshot, sharedBrowser } from './harness.mjs';
 
 let server, browser;
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
+sharedBrowser((s, b) => {
+  server = s;
+  browser = b;
 });
 
 const param = (page, k) => new URL(page.url()).searchParams.get(k);

@@ -1,20 +1,16 @@
 // The studies view: presets render and reproduce the paper, the page's sweep output equals the
 // CLI's byte for byte, heat maps mark infeasible cells, bad axes are reported at the field,
 // sweeps can be cancelled, chart settings live in the URL.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { serve, launch, newPage, screenshot, ROOT } from './harness.mjs';
+import { newPage, screenshot, ROOT, sharedBrowser } from './harness.mjs';
 
 let server, browser;
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
+sharedBrowser((s, b) => {
+  server = s;
+  browser = b;
 });
 
 /** Opens the studies view with `query` and waits for the finished sweep; returns the wait [ms]. */

@@ -2,18 +2,14 @@
 // memory next to time per source, the predicted-vs-measured scatter, every run with its numbers, the
 // skipped runs with reasons, the mode switch in the URL, and the leave-one-source-out refit in the
 // browser.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, newPage, screenshot } from './harness.mjs';
+import { newPage, screenshot, sharedBrowser } from './harness.mjs';
 
 let server, browser;
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
+sharedBrowser((s, b) => {
+  server = s;
+  browser = b;
 });
 
 const pct = (text) => Number.parseFloat(text.replace(/[^0-9.+-]/g, ''));
