@@ -5,8 +5,9 @@
 //! * `models-moe.json` — the Mixture-of-Experts models of the catalog (same format, `moe`/`mla`
 //!   objects; kept in their own file so that dense and MoE entries are edited apart), appended
 //!   after `models.json`'s entries;
-//! * `hardware-catalog.json` — the hardware catalog of `shared/data`, copied unchanged (every value
-//!   with its sources);
+//! * `hardware-catalog.json` — the hardware catalog of `shared/data` (every value with its sources),
+//!   with the parts and figures fmperf added, each with its source or marked an estimate
+//!   (`data/README.md` lists them);
 //! * `system-modelling.json` — fmperf's annotations of it: the architecture class of each
 //!   accelerator and what the performance model captures for it, plus the reference's four system
 //!   files as exact presets (`ref-A100`, `ref-H200`, `ref-B200`, `ref-B200-next`; the names `A100`,
