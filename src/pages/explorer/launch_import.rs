@@ -83,38 +83,12 @@ fn EstimateView(launch: Launch, estimate: Estimate) -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
     let e = estimate;
     let s = e.scenario.clone();
-    let (y, w, o, ev) = (e.layout, s.workload, s.options, e.evaluation.clone());
+    let (y, o, ev) = (e.layout, s.options, e.evaluation.clone());
     let t = ev.totals;
     let m = ev.memory;
     let fits = e.memory.fits;
-    let config = format!(
-        "tp {} · pp {}{} · cp {} · dp {} · mbs {} · global batch {} ({} micro-batches) · recompute {} · {} · sequence parallel {} · {}",
-        y.tp,
-        y.pp,
-        if o.interleave > 1 { format!(" (vpp {})", o.interleave) } else { String::new() },
-        y.cp,
-        y.dp,
-        y.mbs,
-        y.global_batch,
-        ev.breakdown.microbatches,
-        o.recompute,
-        o.sharding.as_str(),
-        if o.sequence_parallel { "on" } else { "off" },
-        o.precision
-    );
-    let model = format!(
-        "{}: {} blocks, width {}, {} heads ({} K/V), MLP {}{}, vocabulary {}, sequence {}, {:.2} B parameters",
-        s.model_name,
-        w.layers,
-        w.hidden,
-        w.heads,
-        w.kv_heads,
-        w.ffn_hidden,
-        if w.gated_mlp { " SwiGLU" } else { "" },
-        w.vocab.unwrap_or(0),
-        w.seq_len,
-        ev.breakdown.parameters * 1e-9
-    );
+    let config = format!("{} · {}", e.config_line(), o.precision);
+    let model = e.model_line();
     let time_parts = [
         ("compute", t.t_comp),
         ("memory-bound", t.t_mem),
@@ -156,7 +130,7 @@ fn EstimateView(launch: Launch, estimate: Estimate) -> impl IntoView {
         .map(|n| view! { <li>{n.clone()}</li> })
         .collect_view();
     // The file's scenario in the Explorer: its catalog twin, system, devices, batch and switches.
-    let model_id = launch::catalog_model(&w);
+    let model_id = launch::catalog_model(&s.workload);
     let search_model = model_id.map(str::to_string);
     let (system_id, devices, batch) = (e.system_id.clone(), s.devices, y.global_batch);
     let ext = ModelMode::Extended(o).ext_text();

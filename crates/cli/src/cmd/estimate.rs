@@ -100,8 +100,6 @@ fn moe_table(b: &fmperf_core::extended::moe::MoeBreakdown) -> Table {
 
 fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
     let s = &e.scenario;
-    let y = &e.layout;
-    let w = &s.workload;
     let o = &s.options;
     let ev = &e.evaluation;
     let t = &ev.totals;
@@ -112,62 +110,14 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
         out.push('\n');
     };
     line(format!("{path} ({})", l.format.title()));
-    line(format!(
-        "model    {}: {} blocks, width {}, {} heads ({} K/V), MLP {}{}, vocabulary {}, sequence {}, {:.2} B parameters",
-        s.model_name,
-        w.layers,
-        w.hidden,
-        w.heads,
-        w.kv_heads,
-        w.ffn_hidden,
-        if w.gated_mlp { " SwiGLU" } else { "" },
-        w.vocab.unwrap_or(0),
-        w.seq_len,
-        ev.breakdown.parameters * 1e-9
-    ));
-    if let (Some(mo), Some(b)) = (&w.moe, &ev.moe) {
-        let shared = if mo.shared_experts > 0 {
-            format!(" + {} shared (width {})", mo.shared_experts, mo.shared_ffn)
-        } else {
-            String::new()
-        };
-        let mla = w.mla.map_or(String::new(), |a| {
-            format!(
-                " · latent attention (q rank {}, kv rank {})",
-                a.q_lora_rank.map_or("none".to_string(), |r| r.to_string()),
-                a.kv_lora_rank
-            )
-        });
-        let mtp = if w.mtp_layers > 0 { format!(" · {} MTP block(s)", w.mtp_layers) } else { String::new() };
-        line(format!(
-            "experts  {} routed, top-{}, width {}{shared} · {} MoE blocks of {} · router {}{mla}{mtp} · {:.2} B active",
-            mo.experts,
-            mo.top_k,
-            mo.expert_ffn,
-            mo.moe_blocks(w.layers),
-            w.layers,
-            mo.router.as_str(),
-            b.parameters.active * 1e-9
-        ));
+    line(format!("model    {}", e.model_line()));
+    if let Some(x) = e.experts_line() {
+        line(format!("experts  {x}"));
     }
     line(format!("system   {} × {} devices, {}", e.system_id, s.devices, o.precision));
-    let vpp = if o.interleave > 1 { format!(" (vpp {})", o.interleave) } else { String::new() };
-    line(format!(
-        "config   tp {} · pp {}{vpp} · cp {} · dp {} · mbs {} · global batch {} ({} micro-batches) · recompute {} · {} · sequence parallel {}",
-        y.tp,
-        y.pp,
-        y.cp,
-        y.dp,
-        y.mbs,
-        y.global_batch,
-        ev.breakdown.microbatches,
-        o.recompute,
-        o.sharding.as_str(),
-        if o.sequence_parallel { "on" } else { "off" }
-    ));
-    if let Some(b) = &ev.moe {
-        let x = &b.experts;
-        line(format!("experts  ep {} · etp {} · expert dp {} · {}", x.ep, x.etp, x.edp, o.moe));
+    line(format!("config   {}", e.config_line()));
+    if let Some(x) = e.expert_layout_line() {
+        line(format!("experts  {x}"));
     }
     line(String::new());
     let mut head = Table::new(&["", "value"]);

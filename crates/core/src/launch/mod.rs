@@ -21,6 +21,7 @@ pub mod nemo;
 pub mod scenario;
 pub mod settings;
 pub mod shell;
+pub mod summary;
 pub mod toml;
 pub mod torchtitan;
 pub mod yaml;
