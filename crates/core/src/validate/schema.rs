@@ -189,10 +189,14 @@ pub struct MeasuredFile {
     pub rows: Vec<MeasuredRun>,
 }
 
-/// Field access with errors that name the row and the field.
+/// Field access with errors that name the row and the field. A field is looked up under each of
+/// its names ([`super::keys::aliases`]) in its group (`model`, `parallel`, …), then at the top of
+/// the row (files that write rows flat).
 struct Row<'a> {
     obj: &'a Map<String, Value>,
     path: String,
+    /// The row's top level, for a group's fields written there.
+    flat: Option<&'a Map<String, Value>>,
 }
 
 impl<'a> Row<'a> {
@@ -201,15 +205,47 @@ impl<'a> Row<'a> {
         Error::invalid(format!("{}.{key}", self.path), shown, rule)
     }
 
+    /// The name under which `key` is given and its value (not null).
+    fn lookup(&self, key: &str) -> Option<(&'a str, &'a Value)> {
+        let one = [key];
+        let names: &[&str] = super::keys::aliases(key).unwrap_or(&one);
+        let find = |obj: &'a Map<String, Value>| {
+            names.iter().find_map(|n| obj.get_key_value(*n).filter(|(_, v)| !v.is_null()))
+        };
+        find(self.obj).or_else(|| self.flat.and_then(find)).map(|(k, v)| (k.as_str(), v))
+    }
+
     fn value(&self, key: &str) -> Option<&'a Value> {
-        self.obj.get(key).filter(|v| !v.is_null())
+        self.lookup(key).map(|(_, v)| v)
+    }
+
+    /// The error for the value of `key` under the name it was given.
+    fn bad(&self, key: &str, rule: &str) -> Error {
+        match self.lookup(key) {
+            Some((name, v)) => self.err(name, v, rule),
+            None => self.err(key, &Value::Null, rule),
+        }
+    }
+
+    /// A figure given in another unit ([`super::keys::SCALED`]), converted to `field`'s unit.
+    fn scaled(&self, field: &str) -> Result<Option<f64>, Error> {
+        for (name, to, factor) in super::keys::SCALED {
+            if *to != field {
+                continue;
+            }
+            let sub = Row { obj: self.obj, path: self.path.clone(), flat: self.flat };
+            if let Some(x) = sub.number_lenient(name)? {
+                return Ok(Some(x * factor));
+            }
+        }
+        Ok(None)
     }
 
     fn string(&self, key: &str) -> Result<Option<String>, Error> {
         match self.value(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(v) => Err(self.err(key, v, "must be a string or null")),
+            Some(_) => Err(self.bad(key, "must be a string or null")),
         }
     }
 
@@ -221,7 +257,7 @@ impl<'a> Row<'a> {
                 .or_else(|| v.as_f64().filter(|x| x.fract() == 0.0 && *x >= 0.0 && *x < 9e15).map(|x| x as u64))
             {
                 Some(n) if n > 0 => Ok(Some(n)),
-                _ => Err(self.err(key, v, "must be a positive integer or null")),
+                _ => Err(self.bad(key, "must be a positive integer or null")),
             },
         }
     }
@@ -231,7 +267,7 @@ impl<'a> Row<'a> {
             None => Ok(None),
             Some(v) => match v.as_f64() {
                 Some(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
-                _ => Err(self.err(key, v, "must be a positive number or null")),
+                _ => Err(self.bad(key, "must be a positive number or null")),
             },
         }
     }
@@ -240,7 +276,7 @@ impl<'a> Row<'a> {
         match self.value(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(v) => Err(self.err(key, v, "must be true, false or null")),
+            Some(_) => Err(self.bad(key, "must be true, false or null")),
         }
     }
 
@@ -251,28 +287,37 @@ impl<'a> Row<'a> {
             Some(Value::String(s)) if s.trim().is_empty() => Ok((None, None)),
             Some(Value::String(s)) => Ok((Some(s.clone()), None)),
             Some(Value::Bool(b)) => Ok((None, Some(*b))),
-            Some(v) => Err(self.err(key, v, "must be words, true, false or null")),
+            Some(_) => Err(self.bad(key, "must be words, true, false or null")),
         }
     }
 
     /// A number given as a number or as a string of one (`"0.43"`).
     fn number_lenient(&self, key: &str) -> Result<Option<f64>, Error> {
         match self.value(key) {
-            Some(Value::String(s)) => match s.trim().trim_end_matches('%').trim().parse::<f64>() {
+            Some(Value::String(s)) => match s.trim().trim_end_matches('%').trim().replace(',', "").parse::<f64>() {
                 Ok(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
-                _ => Err(self.err(key, &Value::String(s.clone()), "must be a positive number or null")),
+                _ => Err(self.bad(key, "must be a positive number or null")),
             },
             _ => self.number(key),
         }
     }
 
-    fn child(&self, key: &str) -> Result<Row<'a>, Error> {
+    /// A group with no fields.
+    fn empty(&self) -> Row<'a> {
         static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
-        let path = format!("{}.{key}", self.path);
-        match self.value(key) {
-            None => Ok(Row { obj: EMPTY.get_or_init(Map::new), path }),
-            Some(Value::Object(o)) => Ok(Row { obj: o, path }),
-            Some(v) => Err(self.err(key, v, "must be an object or null")),
+        Row { obj: EMPTY.get_or_init(Map::new), path: self.path.clone(), flat: None }
+    }
+
+    /// A group of fields (`model`, `parallel`, …): its object, or an empty one whose fields are
+    /// then read from the top of the row.
+    fn child(&self, key: &str) -> Result<Row<'a>, Error> {
+        let (name, value) = self.lookup(key).unwrap_or((key, &Value::Null));
+        let path = format!("{}.{name}", self.path);
+        let flat = Some(self.obj);
+        match value {
+            Value::Null => Ok(Row { flat, ..self.empty() }),
+            Value::Object(o) => Ok(Row { obj: o, path, flat }),
+            v => Err(self.err(name, v, "must be an object or null")),
         }
     }
 }
@@ -305,7 +350,7 @@ pub fn parse_measured_runs(text: &str) -> Result<MeasuredFile, Error> {
                 "must be an object",
             ));
         };
-        out.push(parse_row(&Row { obj, path: format!("rows[{i}]") })?);
+        out.push(parse_row(&Row { obj, path: format!("rows[{i}]"), flat: None })?);
     }
     Ok(MeasuredFile { schema_version: version, rows: out })
 }
@@ -316,13 +361,18 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
         .filter(|s| !s.trim().is_empty())
         .ok_or_else(|| Error::MissingField { field: format!("{}.id", r.path) })?;
     // From here on errors name the row by its id.
-    let r = Row { obj: r.obj, path: format!("{} ({id})", r.path) };
-    let source = r.child("source")?;
+    let r = Row { obj: r.obj, path: format!("{} ({id})", r.path), flat: None };
+    // A source given as words (a title or an address) instead of {title, where, url}.
+    let source_words = match r.value("source") {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        _ => None,
+    };
+    let source = if source_words.is_some() { r.empty() } else { r.child("source")? };
     let model = r.child("model")?;
     let parallel = r.child("parallel")?;
     let batch = r.child("batch")?;
     let measured = r.child("measured")?;
-    let vpp_key = if parallel.value("interleave_vpp").is_some() { "interleave_vpp" } else { "vpp" };
+    let vpp_key = "interleave_vpp";
     let interleave = match parallel.value(vpp_key) {
         None => None,
         Some(Value::String(s)) => Some(Interleave::Described(s.clone())),
@@ -371,17 +421,29 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
     let memory = RunMemory {
         kind: measured.string("memory_kind")?,
         kind_detail: measured.string("kind_detail")?,
-        gb: measured.number("memory_gb")?,
-        gib: measured.number("memory_gib")?,
+        gb: match measured.number_lenient("memory_gb")? {
+            Some(gb) => Some(gb),
+            None => measured.scaled("memory_gb")?,
+        },
+        gib: match measured.number_lenient("memory_gib")? {
+            Some(gib) => Some(gib),
+            None => measured.scaled("memory_gib")?,
+        },
         oom,
         unit: measured.string("unit_as_reported")?,
         scope: measured.string("scope")?,
     };
     Ok(MeasuredRun {
         id,
-        source: source.string("title")?.unwrap_or_else(|| "(source not stated)".to_string()),
+        source: match &source_words {
+            Some(words) => words.clone(),
+            None => source.string("title")?.unwrap_or_else(|| "(source not stated)".to_string()),
+        },
         source_where: source.string("where")?,
-        source_url: source.string("url")?,
+        source_url: match &source_words {
+            Some(words) if words.starts_with("http") => Some(words.clone()),
+            _ => source.string("url")?,
+        },
         hardware_id: r.string("hardware_id")?,
         hardware: r.string("hardware")?,
         optimizer: r.string("optimizer")?,
@@ -437,7 +499,10 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
             hfu: measured.number_lenient("hfu")?,
             tokens_per_s_total: measured.number_lenient("tokens_per_s_total")?,
             tokens_per_s_per_device: measured.number_lenient("tokens_per_s_per_device")?,
-            step_time_s: measured.number_lenient("step_time_s")?,
+            step_time_s: match measured.number_lenient("step_time_s")? {
+                Some(s) => Some(s),
+                None => measured.scaled("step_time_s")?,
+            },
             samples_per_s: measured.number_lenient("samples_per_s")?,
             structured,
             memory,
