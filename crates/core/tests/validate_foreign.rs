@@ -118,3 +118,23 @@ fn the_shipped_file_is_its_own_pool() {
         assert_eq!(s.efficiency, Some(fit_on(&rows, &|r| r.run.source != s.source)), "{}", s.source);
     }
 }
+
+#[test]
+fn values_written_as_people_write_them() {
+    let row = |extra: &str| one(&format!(r#"{{"id": "w", "num_gpus": "1,024", {extra}}}"#));
+    assert_eq!(row(r#""tp": "8""#).parallel.tp, Some(8));
+    assert_eq!(row(r#""tp": 8"#).num_devices, Some(1024));
+    assert_eq!(row(r#""sequence_parallel": "yes""#).parallel.sequence_parallel, Some(true));
+    assert_eq!(row(r#""sp": 0"#).parallel.sequence_parallel, Some(false));
+    assert_eq!(row(r#""zero_stage": "ZeRO-1""#).parallel.zero_stage, Some(1));
+    assert_eq!(row(r#""zero": "stage 3""#).parallel.zero_stage, Some(3));
+    assert_eq!(row(r#""zero_stage": "none""#).parallel.zero_stage, Some(0));
+    assert_eq!(row(r#""activation_checkpointing": true"#).parallel.recompute.as_deref(), Some("full (given as on)"));
+    assert_eq!(row(r#""gradient_checkpointing": false"#).parallel.recompute.as_deref(), Some("none"));
+    assert_eq!(row(r#""recompute": ["attention", "mlp"]"#).parallel.recompute.as_deref(), Some("attention, mlp"));
+    // What cannot be read is still an error naming the field as written.
+    let bad = |extra: &str| parse_measured_runs(&format!(r#"[{{"id": "w", {extra}}}]"#)).unwrap_err();
+    assert_eq!(bad(r#""zero_stage": "ZeRO-7""#).field(), Some("rows[0] (w).zero_stage"));
+    assert_eq!(bad(r#""sequence_parallel": "maybe""#).field(), Some("rows[0] (w).sequence_parallel"));
+    assert_eq!(bad(r#""num_gpus": "many""#).field(), Some("rows[0] (w).num_gpus"));
+}

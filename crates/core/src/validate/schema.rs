@@ -241,20 +241,27 @@ impl<'a> Row<'a> {
         Ok(None)
     }
 
+    /// Words: a string, or a list of strings (joined with ", ").
     fn string(&self, key: &str) -> Result<Option<String>, Error> {
         match self.value(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(self.bad(key, "must be a string or null")),
+            Some(Value::Array(a)) if a.iter().all(Value::is_string) => {
+                Ok(Some(a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")))
+            }
+            Some(_) => Err(self.bad(key, "must be words (a string or a list of strings) or null")),
         }
     }
 
+    /// A positive whole number: a JSON number, or a string holding one (`"64"`, `"1,024"`).
     fn count(&self, key: &str) -> Result<Option<u64>, Error> {
+        let whole = |x: f64| (x.fract() == 0.0 && x > 0.0 && x < 9e15).then_some(x as u64);
         match self.value(key) {
             None => Ok(None),
             Some(v) => match v
                 .as_u64()
-                .or_else(|| v.as_f64().filter(|x| x.fract() == 0.0 && *x >= 0.0 && *x < 9e15).map(|x| x as u64))
+                .or_else(|| v.as_f64().and_then(whole))
+                .or_else(|| v.as_str().and_then(|s| s.trim().replace(',', "").parse::<f64>().ok()).and_then(whole))
             {
                 Some(n) if n > 0 => Ok(Some(n)),
                 _ => Err(self.bad(key, "must be a positive integer or null")),
@@ -272,11 +279,16 @@ impl<'a> Row<'a> {
         }
     }
 
+    /// On/off: `true`/`false`, or the words and numbers people write for them (`"yes"`, `"off"`,
+    /// `"enabled"`, `1`, `0`).
     fn boolean(&self, key: &str) -> Result<Option<bool>, Error> {
         match self.value(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(_) => Err(self.bad(key, "must be true, false or null")),
+            Some(v) => match flag_words(v) {
+                Some(b) => Ok(Some(b)),
+                None => Err(self.bad(key, "must be true, false (or yes/no, on/off, 1/0) or null")),
+            },
         }
     }
 
@@ -287,6 +299,7 @@ impl<'a> Row<'a> {
             Some(Value::String(s)) if s.trim().is_empty() => Ok((None, None)),
             Some(Value::String(s)) => Ok((Some(s.clone()), None)),
             Some(Value::Bool(b)) => Ok((None, Some(*b))),
+            Some(Value::Array(_)) => Ok((self.string(key)?, None)),
             Some(_) => Err(self.bad(key, "must be words, true, false or null")),
         }
     }
@@ -319,6 +332,24 @@ impl<'a> Row<'a> {
             Value::Object(o) => Ok(Row { obj: o, path, flat }),
             v => Err(self.err(name, v, "must be an object or null")),
         }
+    }
+}
+
+/// `true`/`false` from the words or numbers people use for on/off; `None` for anything else.
+fn flag_words(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if x == 1.0 => Some(true),
+            Some(x) if x == 0.0 => Some(false),
+            _ => None,
+        },
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" | "enabled" | "enable" | "y" | "1" => Some(true),
+            "false" | "no" | "off" | "disabled" | "disable" | "n" | "0" | "none" => Some(false),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -477,12 +508,32 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
             interleave,
             zero_stage: match parallel.value("zero_stage") {
                 Some(Value::Number(n)) if n.as_u64() == Some(0) => Some(0),
+                // Words naming the stage: "ZeRO-1", "stage 2", "zero3".
+                Some(v @ Value::String(_)) if flag_words(v) == Some(false) => Some(0),
+                Some(Value::String(s)) => match s.chars().filter(char::is_ascii_digit).collect::<String>().as_str() {
+                    d @ ("0" | "1" | "2" | "3") => d.parse().ok(),
+                    _ => {
+                        return Err(parallel.bad(
+                            "zero_stage",
+                            "must be a ZeRO stage 0-3 (a number or words such as \"ZeRO-1\") or null",
+                        ));
+                    }
+                },
                 _ => parallel.count("zero_stage")?,
             },
             fsdp,
             fsdp_flag,
             distributed_optimizer: parallel.boolean("distributed_optimizer")?,
-            recompute: parallel.string("recompute")?,
+            recompute: match parallel.value("recompute") {
+                // On/off instead of words: on means every layer recomputed (the frameworks' switch:
+                // Megatron `--recompute-granularity full`, HF `gradient_checkpointing`).
+                Some(v @ (Value::Bool(_) | Value::Number(_))) => match flag_words(v) {
+                    Some(true) => Some("full (given as on)".to_string()),
+                    Some(false) => Some("none".to_string()),
+                    None => return Err(parallel.bad("recompute", "must be words, true, false or null")),
+                },
+                _ => parallel.string("recompute")?,
+            },
             flash_attention: parallel.boolean("flash_attention")?,
             other,
         },
