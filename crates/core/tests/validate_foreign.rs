@@ -138,3 +138,18 @@ fn values_written_as_people_write_them() {
     assert_eq!(bad(r#""sequence_parallel": "maybe""#).field(), Some("rows[0] (w).sequence_parallel"));
     assert_eq!(bad(r#""num_gpus": "many""#).field(), Some("rows[0] (w).num_gpus"));
 }
+
+#[test]
+fn a_memory_figure_named_by_its_kind() {
+    use fmperf_core::validate::memory::{MemoryKind, read_memory_kind};
+    let mem = |extra: &str| one(&format!(r#"{{"id": "m", "measured": {{{extra}}}}}"#)).measured.memory;
+    let m = mem(r#""max_memory_reserved_gib": 70.5"#);
+    assert_eq!((m.gib, read_memory_kind(&m).0), (Some(70.5), MemoryKind::PeakReserved));
+    let m = mem(r#""nvidia_smi_mib": 81920"#);
+    assert_eq!((m.gib, read_memory_kind(&m).0), (Some(80.0), MemoryKind::NvidiaSmi));
+    let m = mem(r#""max_memory_allocated_gb": 61"#);
+    assert_eq!((m.gb, read_memory_kind(&m).0), (Some(61.0), MemoryKind::PeakAllocated));
+    // A stated kind wins over the name's.
+    let m = mem(r#""max_memory_allocated_gb": 61, "memory_kind": "nvidia-smi""#);
+    assert_eq!(read_memory_kind(&m).0, MemoryKind::NvidiaSmi);
+}

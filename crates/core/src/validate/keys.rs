@@ -122,7 +122,7 @@ const ALIASES: &[&[&str]] = &[
     ],
     &["samples_per_s", "samples_per_sec", "samples_per_second", "sequences_per_s", "throughput_samples_per_s"],
     &["memory_gb", "peak_memory_gb", "max_memory_gb", "memory_peak_gb"],
-    &["memory_gib", "peak_memory_gib", "max_memory_gib", "memory_peak_gib", "memory_peak_allocated_gib"],
+    &["memory_gib", "peak_memory_gib", "max_memory_gib", "memory_peak_gib"],
 ];
 
 /// Figures given in another unit than the schema's: (name, schema field, factor to the field's unit).
@@ -134,6 +134,30 @@ pub const SCALED: &[(&str, &str, f64)] = &[
     ("peak_memory_mb", "memory_gb", 1e-3),
     ("memory_mib", "memory_gib", 1.0 / 1024.0),
     ("peak_memory_mib", "memory_gib", 1.0 / 1024.0),
+];
+
+/// Memory figures whose name says which figure it is: (name, schema field, factor to the field's
+/// unit, the memory kind in the schema's words). PyTorch's `torch.cuda.max_memory_allocated()` and
+/// `max_memory_reserved()` and nvidia-smi's "memory used" (printed in MiB) under the names logs and
+/// reports give them.
+pub const MEMORY_KIND_KEYS: &[(&str, &str, f64, &str)] = &[
+    ("max_memory_allocated_gb", "memory_gb", 1.0, "peak_allocated"),
+    ("peak_allocated_gb", "memory_gb", 1.0, "peak_allocated"),
+    ("memory_peak_allocated_gb", "memory_gb", 1.0, "peak_allocated"),
+    ("max_memory_allocated_gib", "memory_gib", 1.0, "peak_allocated"),
+    ("peak_allocated_gib", "memory_gib", 1.0, "peak_allocated"),
+    ("memory_peak_allocated_gib", "memory_gib", 1.0, "peak_allocated"),
+    ("max_memory_reserved_gb", "memory_gb", 1.0, "peak_reserved"),
+    ("peak_reserved_gb", "memory_gb", 1.0, "peak_reserved"),
+    ("memory_peak_reserved_gb", "memory_gb", 1.0, "peak_reserved"),
+    ("max_memory_reserved_gib", "memory_gib", 1.0, "peak_reserved"),
+    ("peak_reserved_gib", "memory_gib", 1.0, "peak_reserved"),
+    ("memory_peak_reserved_gib", "memory_gib", 1.0, "peak_reserved"),
+    ("nvidia_smi_gb", "memory_gb", 1.0, "nvidia_smi"),
+    ("nvidia_smi_gib", "memory_gib", 1.0, "nvidia_smi"),
+    ("nvidia_smi_mib", "memory_gib", 1.0 / 1024.0, "nvidia_smi"),
+    ("gpu_memory_used_mib", "memory_gib", 1.0 / 1024.0, "nvidia_smi"),
+    ("gpu_memory_used_gb", "memory_gb", 1.0, "nvidia_smi"),
 ];
 
 #[cfg(test)]
@@ -148,7 +172,8 @@ mod tests {
                 assert!(seen.insert(*n, names[0]).is_none(), "{n} is listed for two fields");
             }
         }
-        for (name, field, factor) in SCALED {
+        let kinds = MEMORY_KIND_KEYS.iter().map(|(n, f, x, _)| (n, f, x));
+        for (name, field, factor) in SCALED.iter().map(|(n, f, x)| (n, f, x)).chain(kinds) {
             assert!(!seen.contains_key(name), "{name} is both scaled and plain");
             assert!(seen.contains_key(field), "{field} is a field of the schema");
             assert!(*factor > 0.0);

@@ -449,16 +449,25 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
         }
         _ => measured.boolean("oom")?,
     };
+    // A figure under a name that says its kind (`max_memory_reserved_gib`, `nvidia_smi_mib`, …).
+    let mut named = None;
+    for (name, field, factor, kind) in super::keys::MEMORY_KIND_KEYS {
+        if let Some(x) = measured.number_lenient(name)? {
+            named = Some((*field, x * factor, *kind));
+            break;
+        }
+    }
+    let named_in = |f: &str| named.filter(|(field, _, _)| *field == f).map(|(_, x, _)| x);
     let memory = RunMemory {
-        kind: measured.string("memory_kind")?,
+        kind: measured.string("memory_kind")?.or_else(|| named.map(|(_, _, kind)| kind.to_string())),
         kind_detail: measured.string("kind_detail")?,
         gb: match measured.number_lenient("memory_gb")? {
             Some(gb) => Some(gb),
-            None => measured.scaled("memory_gb")?,
+            None => measured.scaled("memory_gb")?.or(named_in("memory_gb")),
         },
         gib: match measured.number_lenient("memory_gib")? {
             Some(gib) => Some(gib),
-            None => measured.scaled("memory_gib")?,
+            None => measured.scaled("memory_gib")?.or(named_in("memory_gib")),
         },
         oom,
         unit: measured.string("unit_as_reported")?,
