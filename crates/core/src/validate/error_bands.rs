@@ -310,6 +310,12 @@ mod tests {
         assert_eq!(part_class(sys("amd_mi300x")), PartClass::Gpu("AMD CDNA 3".into()));
         assert_eq!(part_class(sys("intel_gaudi3")), PartClass::Gpu("Intel Gaudi".into()));
         assert_eq!(part_class(sys("google_tpu_v5e")), PartClass::Tpu);
+        // Parts added with the catalog's second round: their own generations, Trainium not a TPU.
+        assert_eq!(part_class(sys("nvidia_h20_96gb")), PartClass::Gpu("NVIDIA Hopper".into()));
+        assert_eq!(part_class(sys("nvidia_gh200_96gb")), PartClass::Gpu("NVIDIA Hopper".into()));
+        assert_eq!(part_class(sys("nvidia_a800_sxm4_80gb")), PartClass::Gpu("NVIDIA Ampere".into()));
+        assert_eq!(part_class(sys("nvidia_l40s_48gb")), PartClass::Gpu("NVIDIA Ada Lovelace".into()));
+        assert_eq!(part_class(sys("aws_trainium2")), PartClass::Gpu("AWS Trainium".into()));
         assert_eq!(part_class(sys("cerebras_cs3")), PartClass::Other);
         assert_eq!(ModelClass::of(&Workload::LLAMA3_8B, false).size, SizeClass::Small);
         assert_eq!(SizeClass::of(70.0), SizeClass::Medium);
