@@ -234,9 +234,9 @@ fn catalog_tables_have_units_and_sources() {
     ] {
         assert!(header.contains(col), "{col} in {header}");
     }
-    assert_eq!(systems.lines().count(), 2 + 33);
+    assert_eq!(systems.lines().count(), 2 + 42);
     let csv = stdout(&["catalog", "systems", "--format", "csv"]);
-    assert_eq!(csv.lines().count(), 1 + 33);
+    assert_eq!(csv.lines().count(), 1 + 42);
     let (_, err) = exit_2(&["catalog", "gpus"]);
     assert!(err.contains("models") && err.contains("systems"), "{err}");
 }

@@ -39,7 +39,7 @@ fn gpus_and_tpus() -> Vec<&'static CatalogSystem> {
 #[test]
 fn every_gpu_and_tpu_runs_in_extended_mode_out_of_the_box() {
     let parts = gpus_and_tpus();
-    assert!(parts.len() >= 22, "{} parts", parts.len());
+    assert!(parts.len() >= 31, "{} parts", parts.len());
     for sys in parts {
         // Llama 2 7B, 4096 tokens, 256 sequences per iteration on 64 devices: fits every part
         // from the 16 GB TPU v5e up.
@@ -77,6 +77,15 @@ fn new_parts_have_sources_and_aliases() {
         "google_tpu_v6e",
         "google_tpu7x_ironwood",
         "nvidia_h100_nvl_94gb",
+        "nvidia_a100_pcie_80gb",
+        "nvidia_a100_pcie_40gb",
+        "nvidia_a800_sxm4_80gb",
+        "nvidia_h20_96gb",
+        "nvidia_gh200_96gb",
+        "nvidia_gh200_144gb",
+        "nvidia_l40s_48gb",
+        "aws_trainium1",
+        "aws_trainium2",
     ] {
         let s = catalog::find_system(id).unwrap();
         assert!(!s.sources.is_empty() && !s.aliases.is_empty(), "{id}");

@@ -16,7 +16,7 @@ fn catalog_holds_every_accelerator_and_the_presets() {
     let hardware: serde_json::Value = serde_json::from_str(include_str!("../data/hardware-catalog.json")).unwrap();
     let ids: Vec<&str> =
         hardware["accelerators"].as_array().unwrap().iter().map(|a| a["id"].as_str().unwrap()).collect();
-    assert_eq!(ids.len(), 29);
+    assert_eq!(ids.len(), 38);
     for id in &ids {
         let s = catalog::find_system(id).unwrap();
         assert!(!s.sources.is_empty(), "{id} has no source");

@@ -15,6 +15,7 @@
 //!
 //! Both catalogs are parsed with the validators of [`crate::format`], once, on first use.
 
+pub mod instances;
 pub mod mapping;
 pub mod model;
 pub mod names;

@@ -65,12 +65,13 @@ impl PartClass {
 
 /// GPU generations by family key (the catalog id's family: see [`super::hardware_words`]);
 /// sources: the vendors' architecture names for each product.
-const GENERATIONS: [(&str, &str); 16] = [
+const GENERATIONS: [(&str, &str); 19] = [
     ("v100", "NVIDIA Volta"),
     ("a100", "NVIDIA Ampere"),
     ("a800", "NVIDIA Ampere"),
     ("h100", "NVIDIA Hopper"),
     ("h800", "NVIDIA Hopper"),
+    ("h20", "NVIDIA Hopper"),
     ("h200", "NVIDIA Hopper"),
     ("gh200", "NVIDIA Hopper"),
     ("b200", "NVIDIA Blackwell"),
@@ -82,12 +83,16 @@ const GENERATIONS: [(&str, &str); 16] = [
     ("mi325x", "AMD CDNA 3"),
     ("mi355x", "AMD CDNA 4"),
     ("gaudi", "Intel Gaudi"),
+    ("l40s", "NVIDIA Ada Lovelace"),
+    ("trainium", "AWS Trainium"),
 ];
 
 /// The class of a catalog part.
 pub fn part_class(sys: &CatalogSystem) -> PartClass {
     match sys.architecture {
-        Architecture::Torus => return PartClass::Tpu,
+        // Google's TPUs; other torus parts (AWS Trainium) are their own generation.
+        Architecture::Torus if sys.vendor.as_deref().is_none_or(|v| v.contains("Google")) => return PartClass::Tpu,
+        Architecture::Torus => {}
         Architecture::WaferScale | Architecture::Dataflow | Architecture::Ipu => return PartClass::Other,
         Architecture::Gpu => {}
     }
@@ -305,6 +310,12 @@ mod tests {
         assert_eq!(part_class(sys("amd_mi300x")), PartClass::Gpu("AMD CDNA 3".into()));
         assert_eq!(part_class(sys("intel_gaudi3")), PartClass::Gpu("Intel Gaudi".into()));
         assert_eq!(part_class(sys("google_tpu_v5e")), PartClass::Tpu);
+        // Parts added with the catalog's second round: their own generations, Trainium not a TPU.
+        assert_eq!(part_class(sys("nvidia_h20_96gb")), PartClass::Gpu("NVIDIA Hopper".into()));
+        assert_eq!(part_class(sys("nvidia_gh200_96gb")), PartClass::Gpu("NVIDIA Hopper".into()));
+        assert_eq!(part_class(sys("nvidia_a800_sxm4_80gb")), PartClass::Gpu("NVIDIA Ampere".into()));
+        assert_eq!(part_class(sys("nvidia_l40s_48gb")), PartClass::Gpu("NVIDIA Ada Lovelace".into()));
+        assert_eq!(part_class(sys("aws_trainium2")), PartClass::Gpu("AWS Trainium".into()));
         assert_eq!(part_class(sys("cerebras_cs3")), PartClass::Other);
         assert_eq!(ModelClass::of(&Workload::LLAMA3_8B, false).size, SizeClass::Small);
         assert_eq!(SizeClass::of(70.0), SizeClass::Medium);

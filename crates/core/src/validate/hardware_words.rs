@@ -15,11 +15,21 @@
 //! 2. **Variant.** Among the family's entries, the one whose memory capacity matches a capacity
 //!    in the text (±4 %, GiB converted), then the most variant segments of its id found in the
 //!    text (`sxm`, `pcie`, `hbm2e`, `500w`, `nvl72`); ties go to the catalog's first entry, and
-//!    the note says the variant was not stated.
+//!    the note says the variant was not stated. A form factor the words name (`PCIe`, `SXM`, `NVL`,
+//!    `OAM`) that the chosen entry does not have is said in the note (the catalog lacks that
+//!    variant). A capacity written in GB that is the part's GiB count (`96GB` for 96 GiB) matches.
+//! 3. **Instance.** Cloud instances and vendor nodes (`p5.48xlarge`, `A3 Mega`, `ND H100 v5`,
+//!    `DGX H100`, `trn2.48xlarge`; the table with its sources is [`crate::catalog::instances`])
+//!    name their part: it is read when the words name no part, or name the instance's family (a
+//!    stated capacity of another variant of that family still wins). The instance's scale-out
+//!    bandwidth per device and its scale-up domain are returned where they differ from the part's
+//!    defaults ([`HardwareReading`]). Words that name another family than the instance holds keep
+//!    the named part, and the note says the instance was not applied.
 //!
 //! A catalog id given as such is used as it is; an id that is not in the catalog is read as words.
 
 use super::words::Words;
+use crate::catalog::instances::{INSTANCES, Instance, PROVIDER_WORDS};
 use crate::catalog::{self, CatalogSystem};
 
 /// Segments of an id that describe a variant, not a family.
@@ -56,7 +66,7 @@ pub fn family_key(sys: &CatalogSystem) -> String {
 }
 
 /// Names in use that are not in the catalog's ids: `(alias tokens joined, family key)`.
-const ALIASES: [(&str, &str); 5] = [
+const ALIASES: [(&str, &str); 6] = [
     // Google Cloud, "Introducing Trillium, sixth-generation TPUs" (2024): Trillium is TPU v6e.
     ("trillium", "tpuv6e"),
     // Cloud TPU API accelerator types `v5litepod-N` are TPU v5e.
@@ -65,6 +75,8 @@ const ALIASES: [(&str, &str); 5] = [
     ("tpuv5lite", "tpuv5e"),
     // NVIDIA's GB200 NVL72 is marketed as "Grace Blackwell".
     ("graceblackwell", "gb200"),
+    // AWS Neuron documentation calls the first-generation chip plainly "Trainium" (Trn1).
+    ("trainium", "trainium1"),
 ];
 
 /// Length of the family match of `key` in the text's tokens (0 = none).
@@ -104,14 +116,142 @@ fn capacities_gb(w: &Words) -> Vec<f64> {
         .collect()
 }
 
+/// What hardware words say: the catalog part and what the named build changes about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HardwareReading {
+    /// The catalog entry.
+    pub system: &'static CatalogSystem,
+    /// Scale-out bandwidth per device [GB/s, one direction] of the named instance, when it differs
+    /// from the part's catalog figure.
+    pub scale_out_gbps: Option<f64>,
+    /// Scale-up domain [devices] of the named build, when it differs from the part's default.
+    pub domain: Option<u64>,
+    /// How the words were read, when not exactly.
+    pub note: Option<String>,
+}
+
+/// Where the instance name `phrase` occurs in `tokens` (the range of tokens it covers):
+/// consecutive tokens; a one-token name also matches an instance type with its size (`p5` in
+/// `p5.48xlarge`). A bare short name of an instance that [`Instance::needs_context`] counts only
+/// next to a provider word, an instance size or a machine-type word.
+fn instance_phrase_in(tokens: &[String], phrase: &str, needs_context: bool) -> Option<std::ops::Range<usize>> {
+    let want: Vec<&str> = phrase.split(' ').collect();
+    let sized = |t: &str| t.strip_prefix(want[0]).is_some_and(|rest| rest.starts_with('.'));
+    let i = (0..tokens.len()).find(|&i| {
+        want.len() == 1 && sized(&tokens[i])
+            || tokens.len() >= i + want.len() && want.iter().zip(&tokens[i..]).all(|(a, b)| a == b)
+    })?;
+    let range = i..i + want.len();
+    if !needs_context || want.len() > 1 || sized(&tokens[i]) {
+        return Some(range);
+    }
+    let context = tokens
+        .iter()
+        .any(|t| PROVIDER_WORDS.contains(&t.as_str()) || t.ends_with("xlarge") || t.ends_with("gpu") && t.len() > 3);
+    context.then_some(range)
+}
+
+/// The instance or node the words name, with the name that matched and the tokens it covers
+/// (table order: the most specific first).
+fn named_instance(w: &Words) -> Option<(&'static Instance, &'static str, std::ops::Range<usize>)> {
+    INSTANCES.iter().find_map(|i| {
+        i.names.iter().find_map(|n| instance_phrase_in(&w.tokens, n, i.needs_context).map(|r| (i, *n, r)))
+    })
+}
+
+/// Form factors the words name that `sys` does not have (neither in its id nor its form factor).
+fn missing_form_factors(w: &Words, sys: &CatalogSystem) -> Vec<String> {
+    let own = format!("{} {}", sys.id, sys.form_factor.as_deref().unwrap_or("")).to_lowercase();
+    let mut out: Vec<String> = Vec::new();
+    for t in &w.tokens {
+        let base = t.trim_end_matches(|c: char| c.is_ascii_digit());
+        if matches!(base, "pcie" | "sxm" | "nvl" | "oam") && !own.contains(base) && !out.iter().any(|o| o == base) {
+            out.push(base.to_string());
+        }
+    }
+    out
+}
+
 /// Maps a hardware description to a catalog system: the entry and, when the reading was not
-/// exact, a note. `Err` says that no catalog part is named.
+/// exact, a note. `Err` says that no catalog part is named. ([`read_hardware_words`] also returns
+/// what a named instance changes.)
 pub fn read_hardware(text: &str) -> Result<(&'static CatalogSystem, Option<String>), String> {
-    let all = catalog::systems();
-    if let Some(s) = all.iter().find(|s| s.id == text.trim()) {
-        return Ok((s, None));
+    read_hardware_words(text).map(|r| (r.system, r.note))
+}
+
+/// Reads hardware words (see the module documentation): the part, the named instance's figures
+/// where they differ from the part's, and a note.
+pub fn read_hardware_words(text: &str) -> Result<HardwareReading, String> {
+    let exact = |system| HardwareReading { system, scale_out_gbps: None, domain: None, note: None };
+    if let Some(s) = catalog::systems().iter().find(|s| s.id == text.trim()) {
+        return Ok(exact(s));
     }
     let w = Words::new(text);
+    let Some((inst, name, covered)) = named_instance(&w) else {
+        let (system, mut note) = read_part(text, &w)?;
+        let missing = missing_form_factors(&w, system);
+        if !missing.is_empty() {
+            let said = format!(
+                "the words name a {} variant that the catalog lacks for this part; read as {}",
+                missing.join("/").to_uppercase(),
+                system.id
+            );
+            note = Some(match note {
+                Some(n) => format!("{n}; {said}"),
+                None => format!("hardware `{text}`: {said}"),
+            });
+        }
+        return Ok(HardwareReading { note, ..exact(system) });
+    };
+    let held = catalog::find_system(inst.part).map_err(|e| format!("instance table: {e}"))?;
+    // The part named by the words other than the instance's name (`v4` of `ND96asr_v4` is not TPU v4).
+    let rest: Vec<&str> =
+        w.tokens.iter().enumerate().filter(|(i, _)| !covered.contains(i)).map(|(_, t)| t.as_str()).collect();
+    let part = read_part(text, &Words::new(&rest.join(" ")));
+    let what = format!("{} {} ({})", inst.provider, name.to_uppercase(), inst.source);
+    let system = match &part {
+        Err(_) => held,
+        Ok((named, _)) if family_key(named) != family_key(held) => {
+            let note = format!(
+                "hardware `{text}`: the words name {} but the {what} holds {}; read as {} without the instance's figures",
+                named.id, held.id, named.id
+            );
+            return Ok(HardwareReading { note: Some(note), ..exact(named) });
+        }
+        Ok((named, _)) => {
+            // A stated capacity of another variant of the family wins over the instance's variant
+            // (any stated capacity: a node's total may come first, `DGX A100 320GB (8x A100 40GB)`).
+            let caps = capacities_gb(&w);
+            let fits = |s: &CatalogSystem| caps.iter().any(|c| capacity_fits(s.memory_gb, Some(*c)) == Some(true));
+            if named.id != held.id && fits(named) && !fits(held) { named } else { held }
+        }
+    };
+    let nic = inst.nic_gbit_per_device / 8.0;
+    let scale_out_gbps = (system.id == held.id && system.scale_out.nic_gbps_per_device != Some(nic)).then_some(nic);
+    let domain = inst.domain.filter(|d| system.id == held.id && *d != system.scale_up.domain_size);
+    let mut said = vec![format!("hardware `{text}` read as {}: {what}", system.id)];
+    if let Some(v) = scale_out_gbps {
+        said.push(format!("scale-out {v} GB/s per device ({} Gb/s) from the instance", inst.nic_gbit_per_device));
+    }
+    if let Some(d) = domain {
+        said.push(format!("scale-up domain {d} devices from the instance"));
+    }
+    if system.id != held.id {
+        said.push(format!("the stated capacity names {} rather than the instance's {}", system.id, held.id));
+    }
+    Ok(HardwareReading { system, scale_out_gbps, domain, note: Some(said.join("; ")) })
+}
+
+/// Whether a stated capacity [GB] is the part's (±4 %, or its GiB count written as GB); `None`
+/// when either is unknown.
+fn capacity_fits(part_gb: Option<f64>, stated_gb: Option<f64>) -> Option<bool> {
+    let (m, c) = (part_gb?, stated_gb?);
+    Some((m / c - 1.0).abs() <= 0.04 || (m / (c * 1.073_741_824) - 1.0).abs() <= 0.04)
+}
+
+/// Steps 1 and 2 of the module documentation: the family and its variant.
+fn read_part(text: &str, w: &Words) -> Result<(&'static CatalogSystem, Option<String>), String> {
+    let all = catalog::systems();
     let compact: Vec<String> = w.tokens.clone();
     // 1. Family.
     let mut best: (usize, Vec<&'static CatalogSystem>) = (0, Vec::new());
@@ -133,13 +273,13 @@ pub fn read_hardware(text: &str) -> Result<(&'static CatalogSystem, Option<Strin
         return Err(format!("hardware `{text}`: no accelerator of the catalog is named"));
     }
     // 2. Variant.
-    let caps = capacities_gb(&w);
+    let caps = capacities_gb(w);
     let joined: String = compact.concat();
     let score = |s: &CatalogSystem| -> (i64, i64) {
-        let cap = match (s.memory_gb, caps.first()) {
-            (Some(m), Some(c)) if (m / c - 1.0).abs() <= 0.04 => 2,
-            (Some(_), Some(_)) => -2,
-            _ => 0,
+        let cap = match capacity_fits(s.memory_gb, caps.first().copied()) {
+            Some(true) => 2,
+            Some(false) => -2,
+            None => 0,
         };
         let segs =
             s.id.split('_')

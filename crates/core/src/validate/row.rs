@@ -7,7 +7,8 @@
 //! Rules for unstated fields:
 //! * hardware: `hardware_id` when it is a catalog id (or the CLI's system spec, `ID,key=value,…`,
 //!   which can supply a figure the catalog lacks), else the words of `hardware_id` and `hardware`
-//!   mapped by [`super::hardware_words`];
+//!   mapped by [`super::hardware_words`] (a named cloud instance or node also gives its scale-out
+//!   bandwidth per device and, for larger NVLink/NeuronLink builds, its domain);
 //! * data-parallel size: `num_devices / (tp·pp·cp)` when only the device count is given; when both
 //!   are given and disagree, the parallel degrees are evaluated and the note says so;
 //! * global batch: `global_batch_tokens / seq_len` when only tokens are given; one micro-batch per
@@ -21,14 +22,14 @@
 //!   ([`super::parallel_words`]) read from words, the unstated cases there;
 //! * fast domain: one slice (`devices / k`) when the words state `k` slices (`DCN … = k`,
 //!   "k slices"), the whole run when it is smaller than the part's scale-up domain, else the
-//!   part's domain ([`run_domain`]);
+//!   part's domain — the named build's when the words name one ([`run_domain`]);
 //! * sequence parallelism: on when `tp > 1`;
 //! * kernels: fused unless the words (framework, parallel words, notes) say eager or negate
 //!   compilation ([`super::kernel_words`]);
 //! * KV heads: the query heads; head width `hidden / heads`; vocabulary: no embedding or head.
 
 use super::convention::ConventionShape;
-use super::hardware_words::read_hardware;
+use super::hardware_words::read_hardware_words;
 use super::kernel_words::read_fusion;
 use super::metric::{MetricReading, read_metric};
 use super::parallel_words::{
@@ -80,17 +81,19 @@ fn gated(words: &str) -> bool {
 }
 
 /// The catalog part of a row with the mapping choices its `hardware_id` gives in the CLI's system
-/// spec (`google_tpu_v4,scale_out=6.25`), and a note when the part was read from words.
-fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOptions, Option<String>), String> {
+/// spec (`google_tpu_v4,scale_out=6.25`), or that a named instance implies (its scale-out
+/// bandwidth per device), the part's scale-up domain for this row (a named build's, e.g. a Trn2
+/// UltraServer's 64, else the catalog's), and a note when the part was read from words.
+fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOptions, u64, Option<String>), String> {
     if let Some(id) = run.hardware_id.as_deref() {
         if let Ok(s) = catalog::find_system(id) {
-            return Ok((s, MappingOptions::default(), None));
+            return Ok((s, MappingOptions::default(), s.scale_up.domain_size, None));
         }
         if id.contains(',')
             && let Ok((base, opts)) = catalog::parse_system_spec(id)
             && let Ok(s) = catalog::find_system(&base)
         {
-            return Ok((s, MappingOptions { precision: None, ..opts }, None));
+            return Ok((s, MappingOptions { precision: None, ..opts }, s.scale_up.domain_size, None));
         }
     }
     let words = [run.hardware_id.as_deref(), run.hardware.as_deref()];
@@ -98,7 +101,9 @@ fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOpti
     if text.is_empty() {
         return Err("hardware not stated: hardware_id and hardware are null".to_string());
     }
-    read_hardware(&text.join("; ")).map(|(s, note)| (s, MappingOptions::default(), note))
+    let r = read_hardware_words(&text.join("; "))?;
+    let mapping = MappingOptions { scale_out_gbps: r.scale_out_gbps, ..MappingOptions::default() };
+    Ok((r.system, mapping, r.domain.unwrap_or(r.system.scale_up.domain_size), r.note))
 }
 
 /// Interprets a run (see the module documentation for the rules); `Err` is the skip reason.
@@ -126,7 +131,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         m.ffn_hidden.unwrap_or(1),
         m.seq_len.unwrap_or(1),
     );
-    let (system, mapping, hw_note) = hardware_of(run)?;
+    let (system, mapping, part_domain, hw_note) = hardware_of(run)?;
     notes.extend(hw_note);
     let p = &run.parallel;
     if p.ep.is_some_and(|e| e > 1) {
@@ -305,7 +310,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         Some(d) => d,
         None => {
             let slice_words = Words::join(&[p.fsdp.as_deref(), Some(other.as_str())]);
-            let (d, note) = run_domain(system.scale_up.domain_size, devices, read_slices(&slice_words.text));
+            let (d, note) = run_domain(part_domain, devices, read_slices(&slice_words.text));
             notes.extend(note);
             mapping.domain_size = (d != system.scale_up.domain_size).then_some(d);
             d
