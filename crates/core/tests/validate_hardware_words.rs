@@ -74,7 +74,7 @@ fn cloud_instances_and_nodes_in_words() {
         ("trn2.48xlarge", "aws_trainium2", None, None),
         ("Trn2 UltraServer (64 Trainium2)", "aws_trainium2", None, Some(64)),
         // Google Cloud.
-        ("Google Cloud A3 VMs (8x H100)", "nvidia_h100_sxm5_80gb", Some(25.0), None),
+        ("Google Cloud A3 VMs (8x H100)", "nvidia_h100_sxm5_80gb", Some(12.5), None),
         ("a3-highgpu-8g", "nvidia_h100_sxm5_80gb", Some(12.5), None),
         ("A3 Mega", "nvidia_h100_sxm5_80gb", Some(25.0), None),
         ("a3-megagpu-8g", "nvidia_h100_sxm5_80gb", Some(25.0), None),
