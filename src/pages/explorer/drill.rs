@@ -306,7 +306,7 @@ fn MoeParts(moe: MoeBreakdown, memory_gb: f64) -> impl IntoView {
                     <tbody>{figures}</tbody>
                 </table>
                 <table class="compact moe-memory">
-                    <caption>"Memory of the fullest device [GB]"</caption>
+                    <caption>"Routed experts in that memory [GB]"</caption>
                     <tbody>{memory_rows}</tbody>
                 </table>
             </div>
