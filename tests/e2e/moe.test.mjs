@@ -136,3 +136,21 @@ test('an MoE model in reference mode says it is priced as a dense model, and one
   assert.match(await page.locator('#ex-error-bar').textContent(), /mixture-of-experts models/);
   assert.deepEqual(page.errors, []);
 });
+
+test('compare works across dense and MoE: each column says its expert layout', async () => {
+  const s = SCENARIO;
+  const moe = cli({ ...s, strategy: '1d', top: 1 }).results[0];
+  const dense = cli({ ...s, model: 'llama3-8b', strategy: '1d', top: 1 }).results[0];
+  const pins = [`${s.model}~${s.system}~${s.domain}~${s.batch}~${moe.code}`, `llama3-8b~${s.system}~${s.domain}~${s.batch}~${dense.code}`];
+  const page = await newPage(browser);
+  await page.goto(`${server.base}?mode=extended&model=${s.model}&system=${s.system}&domain=${s.domain}&gpus=${s.gpus}`
+    + `&batch=${s.batch}&strategies=1d&top=5&tab=compare&cmp=${pins.join(',')}`);
+  const row = page.locator('table.compare tr', { hasText: 'experts: EP · ETP · expert DP' });
+  await row.waitFor({ timeout: 60_000 });
+  const cells = (await row.locator('td').allTextContents()).map((t) => t.trim());
+  assert.deepEqual(cells, [`${moe.config.ep} · ${moe.config.etp} · ${moe.config.edp}`, '– (dense)']);
+  // The pinned MoE configuration is priced as the search ranked it.
+  const tput = page.locator('table.compare tr', { hasText: 'throughput [samples/s]' }).locator('td').first();
+  assert.equal((await tput.textContent()).trim(), moe.throughput_samples_per_s.toFixed(2));
+  assert.deepEqual(page.errors, []);
+});
