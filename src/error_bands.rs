@@ -22,7 +22,7 @@ pub fn band(spec: &ExploreSpec) -> Option<ErrorBand> {
         .as_ref()
         .map(|e| e.workload.clone())
         .or_else(|| Workload::from_catalog(&spec.model_entry).ok())?;
-    Some(error_band_from(&held, &part_class(&spec.system_entry), ModelClass::of(&workload, false)))
+    Some(error_band_from(&held, &part_class(&spec.system_entry), ModelClass::of_workload(&workload)))
 }
 
 /// The bar's short form next to a time: `±8 %` (the typical error), or `no runs`.

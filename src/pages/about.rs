@@ -78,7 +78,8 @@ pub fn AboutPage() -> impl IntoView {
             <h2>"What it does not capture"</h2>
             <p>
                 "The model is analytical: no kernel-level effects beyond the roofline, no network congestion or topology beyond two tiers, "
-                "no stragglers, no mixture-of-experts. Wafer-scale, dataflow and IPU systems and TPU tori are approximated; their catalog "
+                "no stragglers. Mixture-of-experts models are priced in extended mode only (expert and expert-tensor parallelism folded over the "
+                "dense layers' devices, token dispatch and combine as all-to-all on the two network tiers, load imbalance as a factor). Wafer-scale, dataflow and IPU systems and TPU tori are approximated; their catalog "
                 "entries say what the model does and does not represent for them. Every number is a model estimate, not a measurement."
             </p>
             <h2>"Use it elsewhere"</h2>

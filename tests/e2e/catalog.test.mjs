@@ -252,6 +252,73 @@ test('duplicate & edit validates every field as it is typed; a fixed entry is sa
   assert.deepEqual(page.errors, []);
 });
 
+/** Every form field's text by its path. */
+async function formValues(page) {
+  return page.locator('.editor .field[data-path]').evaluateAll((fs) =>
+    Object.fromEntries(fs.map((f) => [f.dataset.path, f.querySelector('input, select, textarea').value])));
+}
+
+test('a duplicate drops the notes about a figure the user changes, keeps the rest and every typed value', async () => {
+  const page = await newPage(browser);
+  const id = 'nvidia_h100_sxm_96gb_hbm2e_500w';
+  await open(page, `tab=systems&edit=copy:${id}`);
+  await page.locator('.editor').waitFor();
+  const before = await formValues(page);
+  const lines = before.notes.split('\n');
+  const unknownPeak = lines.find((l) => /^Peak FLOP\/s unknown/.test(l));
+  const unrelated = lines.find((l) => /^Needed to reproduce/.test(l));
+  assert.ok(unknownPeak && unrelated, `the entry's notes: ${before.notes}`);
+  assert.match(before['field_sources.peak_tflops'], /^estimate/);
+  // The user fills the BF16 peak (the figure the note calls unknown), renames, adds a note.
+  await (await fieldError(page, 'peak_tflops.bf16')).input.fill('912.5');
+  const notice = page.locator('.inherited-notes');
+  await notice.waitFor();
+  const dropped = await notice.locator('li').allTextContents();
+  assert.ok(dropped.some((t) => t.includes(unknownPeak)), `dropped: ${dropped}`);
+  assert.ok(dropped.some((t) => t.includes('field_sources.peak_tflops')), `dropped: ${dropped}`);
+  assert.ok(!dropped.some((t) => t.includes(unrelated)), `dropped: ${dropped}`);
+  // Setting the figure back brings the notes back; changing it again drops them again.
+  await (await fieldError(page, 'peak_tflops.bf16')).input.fill(before['peak_tflops.bf16']);
+  await notice.waitFor({ state: 'detached' });
+  assert.equal((await formValues(page)).notes, before.notes);
+  await (await fieldError(page, 'peak_tflops.bf16')).input.fill('912.5');
+  await notice.waitFor();
+  await (await fieldError(page, 'name')).input.fill('H100 96GB at 500 W, our measured peak');
+  const notes = (await fieldError(page, 'notes')).input;
+  const mine = 'Our BF16 peak: 912.5 TFLOP/s, the midpoint torchtitan suggests.';
+  await notes.fill(`${await notes.inputValue()}\n${mine}`);
+  const typed = await formValues(page);
+  assert.ok(!typed.notes.includes(unknownPeak) && typed.notes.includes(unrelated) && typed.notes.includes(mine));
+  await screenshot(page, 'catalog-editor-duplicate-notes');
+  await page.locator('button[data-action="save"]').click();
+  await page.locator('.flash').waitFor();
+  await page.reload();
+  const saved = page.locator(`.mine-list .entry[data-id="${before.id}"]`);
+  await saved.locator('.entry-body').waitFor();
+  const stored = await page.evaluate(() => JSON.parse(localStorage.getItem('fmperf.custom.v1')));
+  const doc = stored.systems.find((s) => s.id === before.id);
+  assert.equal(doc.peak_tflops.bf16, 912.5);
+  assert.ok(!doc.notes.includes(unknownPeak), 'the note about the unknown peak is gone');
+  assert.ok(doc.notes.includes(unrelated) && doc.notes.includes(mine), `kept: ${doc.notes}`);
+  assert.ok(doc.notes.some((n) => /^Duplicated from/.test(n)));
+  assert.ok(!doc.field_sources?.peak_tflops, 'the estimate source of the peaks is gone');
+  assert.match(doc.field_sources.vector, /^estimate/, 'sources of figures not changed stay');
+  // Every value typed or inherited is kept: the edit form reads back exactly what was saved.
+  await saved.getByRole('button', { name: 'Edit', exact: true }).click();
+  await page.locator('.editor').waitFor();
+  const after = await formValues(page);
+  for (const [path, text] of Object.entries(typed)) {
+    assert.equal(after[path].trim(), text.trim(), path);
+  }
+  // Editing one's own entry only asks to check such notes: nothing is removed.
+  await (await fieldError(page, 'peak_tflops.bf16')).input.fill('900');
+  const check = page.locator('.inherited-notes[data-policy="warn"]');
+  await check.waitFor();
+  assert.match(await check.textContent(), /Our BF16 peak/);
+  assert.equal((await formValues(page)).notes, after.notes);
+  assert.deepEqual(page.errors, []);
+});
+
 test('a duplicated system rejects bad values at their field', async () => {
   const page = await newPage(browser);
   await open(page, 'tab=systems&edit=copy:nvidia_h200_sxm_141gb');

@@ -1,9 +1,10 @@
 //! The explorer's result rows as a reader wants them: each parallel dimension in its own named
-//! column (DP, TP, CP, PP, micro-batch), and rows that differ only in the placement of the
+//! column (DP, TP, CP, PP, micro-batch; EP and ETP for an MoE model), and rows that differ only in the placement of the
 //! dimensions on the fast domain collapsed into one (the best placement first, the others
 //! expandable under it).
 
 use fmperf_core::Strategy;
+use fmperf_core::extended::moe::ExpertLayout;
 use fmperf_core::reference::Candidate;
 
 /// The named columns of a configuration, in order: data-, tensor-, context- and pipeline-parallel
@@ -27,6 +28,18 @@ pub fn dims(c: &Candidate) -> [String; 5] {
     [c.dp.to_string(), tp, cp, c.pp.to_string(), c.mbs.to_string()]
 }
 
+/// The columns of an MoE model's expert layout, after CP: expert-parallel and expert
+/// tensor-parallel degrees (the expert layers re-split the TP·CP·DP devices of a stage).
+pub const EXPERT_HEADERS: [(&str, &str); 2] = [
+    ("EP", "expert-parallel degree: the routed experts spread over EP devices (folded over TP·CP·DP)"),
+    ("ETP", "expert tensor-parallel degree: each expert's width split over ETP devices"),
+];
+
+/// The values of [`EXPERT_HEADERS`] for one configuration (`None`: a dense model).
+pub fn expert_dims(experts: Option<&ExpertLayout>) -> Option<[String; 2]> {
+    experts.map(|x| [x.ep.to_string(), x.etp.to_string()])
+}
+
 /// Whether a strategy is a research strategy: one that no mainstream training framework offers.
 /// Megatron-LM/NeMo (tensor parallelism with sequence parallelism, context parallelism),
 /// torchtitan (tensor and context parallelism) and MaxText (tensor and sequence/context sharding)
@@ -39,22 +52,35 @@ pub fn is_research(s: Strategy) -> bool {
 /// The frameworks the mainstream filter names.
 pub const MAINSTREAM: &str = "Megatron/NeMo, torchtitan and MaxText";
 
-/// What identifies a configuration apart from its placement on the fast domain.
-fn shape_key(c: &Candidate) -> (Strategy, u64, u64, u64, u64, u64, u64) {
-    (c.strategy, c.dp, c.tp1, c.tp2, c.pp, c.mbs, c.nb)
+/// What identifies a configuration apart from its placement on the fast domain (an MoE
+/// model's expert degrees included).
+type ShapeKey = (Strategy, u64, u64, u64, u64, u64, u64, Option<(u64, u64)>);
+
+fn shape_key(c: &Candidate, experts: Option<&ExpertLayout>) -> ShapeKey {
+    (c.strategy, c.dp, c.tp1, c.tp2, c.pp, c.mbs, c.nb, experts.map(|x| (x.ep, x.etp)))
 }
 
-/// Rows grouped by everything but placement, in rank order: `(leader, others)` with indices into
-/// `ranked` (best first, so the leader is the best placement of its group).
-pub fn collapse_placements(ranked: &[Candidate]) -> Vec<(usize, Vec<usize>)> {
+fn collapse_by(keys: &[ShapeKey]) -> Vec<(usize, Vec<usize>)> {
     let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
-    for (i, c) in ranked.iter().enumerate() {
-        match out.iter_mut().find(|(lead, _)| shape_key(&ranked[*lead]) == shape_key(c)) {
+    for (i, k) in keys.iter().enumerate() {
+        match out.iter_mut().find(|(lead, _)| keys[*lead] == *k) {
             Some((_, others)) => others.push(i),
             None => out.push((i, Vec::new())),
         }
     }
     out
+}
+
+/// Rows grouped by everything but placement, in rank order: `(leader, others)` with indices into
+/// `ranked` (best first, so the leader is the best placement of its group).
+pub fn collapse_placements(ranked: &[Candidate]) -> Vec<(usize, Vec<usize>)> {
+    collapse_by(&ranked.iter().map(|c| shape_key(c, None)).collect::<Vec<_>>())
+}
+
+/// [`collapse_placements`] for rows with an MoE model's expert layout: rows whose expert degrees
+/// (EP, ETP) differ are different configurations, never placements of one another.
+pub fn collapse_rows(ranked: &[(Candidate, Option<ExpertLayout>)]) -> Vec<(usize, Vec<usize>)> {
+    collapse_by(&ranked.iter().map(|(c, x)| shape_key(c, x.as_ref())).collect::<Vec<_>>())
 }
 
 #[cfg(test)]
@@ -73,6 +99,18 @@ mod tests {
         let ranked: Vec<Candidate> = codes.iter().map(|c| parse_candidate(c).unwrap()).collect();
         assert_eq!(collapse_placements(&ranked), vec![(0, vec![1, 3]), (2, vec![])]);
         assert_eq!(collapse_placements(&[]), vec![]);
+    }
+
+    #[test]
+    fn rows_with_other_expert_degrees_do_not_collapse() {
+        let codes = ["1d.dp8.tp1.pp4.mbs1.nv1x8x1", "1d.dp8.tp1.pp4.mbs1.nv1x4x2", "1d.dp8.tp1.pp4.mbs1.nv1x2x4"];
+        let x = |ep| ExpertLayout { ep, etp: 1, edp: 8 / ep, ep_fast: ep, etp_fast: 1, edp_fast: 1 };
+        let rows: Vec<_> =
+            codes.iter().zip([x(8), x(8), x(4)]).map(|(c, x)| (parse_candidate(c).unwrap(), Some(x))).collect();
+        assert_eq!(collapse_rows(&rows), vec![(0, vec![1]), (2, vec![])]);
+        assert_eq!(expert_dims(Some(&x(4))), Some(["4".to_string(), "1".to_string()]));
+        assert_eq!(expert_dims(None), None);
+        assert_eq!(EXPERT_HEADERS.map(|h| h.0), ["EP", "ETP"]);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use fmperf_core::format::fields::Kind;
 use fmperf_core::format::form::{
     FormField, FormValues, check_form, document_text, form_fields, has_preset, values_of, values_of_document,
 };
+use fmperf_core::format::notes::{StaleNote, stale_notes, with_note, without_notes};
 use fmperf_core::format::{Document, Origin, Parsed, parse_detailed, to_json};
 use leptos::prelude::*;
 use serde_json::Value;
@@ -38,6 +39,18 @@ enum Mode {
     Json,
 }
 
+/// What happens to the notes an edit inherited when the user changes a figure they speak of
+/// ([`fmperf_core::format::notes`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum NotePolicy {
+    /// A duplicate: such notes are dropped as the figure changes (each can be put back).
+    Drop,
+    /// The user's own entry: such notes are listed for the user to check, never removed.
+    Warn,
+    /// Nothing to compare with (a new document).
+    Keep,
+}
+
 /// Where an edit starts.
 #[derive(Clone, Debug)]
 struct Start {
@@ -47,6 +60,7 @@ struct Start {
     json: String,
     mode: Mode,
     title: String,
+    notes: NotePolicy,
 }
 
 fn doc_id_mut(doc: &mut Document) -> Option<(&mut String, &mut String, &mut Vec<String>)> {
@@ -80,6 +94,7 @@ fn start_of(store: &CustomStore, kind: EntryKind, edit: &str) -> Result<Start, S
             json: String::new(),
             mode: Mode::Json,
             title: "New entry from a JSON document".to_string(),
+            notes: NotePolicy::Keep,
         });
     }
     if let Some(id) = edit.strip_prefix("copy:") {
@@ -97,6 +112,7 @@ fn start_of(store: &CustomStore, kind: EntryKind, edit: &str) -> Result<Start, S
             json: to_json(&doc),
             mode: Mode::Form,
             title: format!("Duplicate of `{id}`"),
+            notes: NotePolicy::Drop,
         });
     }
     if let Some(i) = edit.strip_prefix("custom:").and_then(|i| i.parse::<usize>().ok()) {
@@ -110,6 +126,7 @@ fn start_of(store: &CustomStore, kind: EntryKind, edit: &str) -> Result<Start, S
                 json: to_json(doc),
                 mode: Mode::Form,
                 title: format!("Edit your {k} `{}`", entry.id()),
+                notes: NotePolicy::Warn,
             },
             Err(_) => Start {
                 kind,
@@ -118,6 +135,7 @@ fn start_of(store: &CustomStore, kind: EntryKind, edit: &str) -> Result<Start, S
                 json: entry.raw_text(),
                 mode: Mode::Json,
                 title: format!("Fix your {k} `{}`", entry.id()),
+                notes: NotePolicy::Keep,
             },
         });
     }
@@ -311,6 +329,7 @@ fn Editor(start: Start) -> impl IntoView {
         Target::Replace(i) => Some(i),
         Target::New => None,
     };
+    let inherited = InheritedNotes::new(&start, kind, values);
 
     let check = Memo::new(move |_| values.with(|v| check_form(kind.get().as_str(), v)));
     let form_conflict = Memo::new(move |_| {
@@ -571,6 +590,7 @@ fn Editor(start: Start) -> impl IntoView {
             </p>
             {move || switch_note.get().map(|n| view! { <p class="notice warn">{n}</p> })}
             {move || if mode.get() == Mode::Form { form_view().into_any() } else { json_view().into_any() }}
+            {move || inherited.view()}
             {summary}
             {not_persistent}
             {move || save_error.get().map(|e| view! { <p class="notice error">"Not saved: " {e}</p> })}
@@ -579,5 +599,130 @@ fn Editor(start: Start) -> impl IntoView {
                 <button type="button" on:click=cancel>"Cancel"</button>
             </div>
         </section>
+    }
+}
+
+/// The notes an edit inherited that speak of figures the user changed
+/// ([`fmperf_core::format::notes`]). In a duplicate they are dropped as the figure changes and
+/// listed with a button to keep each (and come back by themselves once the figures they speak of
+/// are as they were); in the user's own entry they are only listed, to check.
+#[derive(Clone, Copy)]
+struct InheritedNotes {
+    policy: NotePolicy,
+    /// The kind of the entry the edit started from (the original's fields).
+    start_kind: EntryKind,
+    original: StoredValue<FormValues>,
+    values: RwSignal<FormValues>,
+    /// Dropped from the duplicate (policy `Drop`).
+    dropped: RwSignal<Vec<StaleNote>>,
+    /// Put back by the user: never dropped again.
+    kept: RwSignal<Vec<StaleNote>>,
+    kind_now: RwSignal<EntryKind>,
+}
+
+fn same_note(a: &StaleNote, b: &StaleNote) -> bool {
+    a.field == b.field && a.text == b.text
+}
+
+impl InheritedNotes {
+    fn new(start: &Start, kind: RwSignal<EntryKind>, values: RwSignal<FormValues>) -> InheritedNotes {
+        let me = InheritedNotes {
+            policy: start.notes,
+            start_kind: start.kind,
+            original: StoredValue::new(start.values.clone()),
+            values,
+            dropped: RwSignal::new(Vec::new()),
+            kept: RwSignal::new(Vec::new()),
+            kind_now: kind,
+        };
+        if me.policy == NotePolicy::Drop {
+            Effect::new(move |_| me.prune());
+        }
+        me
+    }
+
+    /// The inherited texts stale in the values now (not counting the ones the user kept).
+    fn stale(&self) -> Vec<StaleNote> {
+        if self.kind_now.get() != self.start_kind {
+            return Vec::new();
+        }
+        let kept = self.kept.get_untracked();
+        let original = self.original.get_value();
+        self.values
+            .with(|v| stale_notes(self.start_kind.as_str(), &original, v))
+            .into_iter()
+            .filter(|s| !kept.iter().any(|k| same_note(k, s)))
+            .collect()
+    }
+
+    /// Drops what became stale; puts back what no longer is (its figures are as they were).
+    fn prune(&self) {
+        let fresh = self.stale();
+        let original = self.original.get_value();
+        let changed =
+            self.values.with(|v| fmperf_core::format::notes::changed_fields(self.start_kind.as_str(), &original, v));
+        let (back, still): (Vec<StaleNote>, Vec<StaleNote>) =
+            self.dropped.get_untracked().into_iter().partition(|d| d.changed.iter().all(|f| !changed.contains(f)));
+        if fresh.is_empty() && back.is_empty() {
+            return;
+        }
+        self.values.update(|v| {
+            let mut next = without_notes(v, &fresh);
+            for b in &back {
+                next = with_note(&original, &next, b);
+            }
+            *v = next;
+        });
+        self.dropped.set(still.into_iter().chain(fresh).collect());
+    }
+
+    /// Puts a dropped note back and keeps it.
+    fn keep(&self, note: &StaleNote) {
+        let original = self.original.get_value();
+        self.kept.update(|k| k.push(note.clone()));
+        self.dropped.update(|d| d.retain(|x| !same_note(x, note)));
+        self.values.update(|v| *v = with_note(&original, v, note));
+    }
+
+    fn view(self) -> Option<AnyView> {
+        let (intro, notes) = match self.policy {
+            NotePolicy::Keep => return None,
+            NotePolicy::Drop => {
+                ("Left out of your copy because you changed the figures they speak of:", self.dropped.get())
+            }
+            NotePolicy::Warn => {
+                ("These notes speak of figures you changed; check that they still apply:", self.stale())
+            }
+        };
+        if notes.is_empty() {
+            return None;
+        }
+        let drop = self.policy == NotePolicy::Drop;
+        let items = notes
+            .into_iter()
+            .map(|n| {
+                let field = n.field.clone();
+                let changed = n.changed.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ");
+                let where_ = if n.field == "notes" { String::new() } else { format!("`{}`: ", n.field) };
+                let button = drop.then(|| {
+                    let note = n.clone();
+                    view! { <button type="button" class="small" on:click=move |_| self.keep(&note)>"Keep it"</button> }
+                });
+                view! {
+                    <li data-field=field>
+                        {rich(&where_)} <q>{n.text.clone()}</q> " " <span class="muted">"(you changed " {rich(&changed)} ")"</span> " " {button}
+                    </li>
+                }
+            })
+            .collect_view();
+        Some(
+            view! {
+                <div class="notice warn inherited-notes" role="status" data-policy=if drop { "drop" } else { "warn" }>
+                    <p>{intro}</p>
+                    <ul>{items}</ul>
+                </div>
+            }
+            .into_any(),
+        )
     }
 }

@@ -3,7 +3,7 @@
 //! selected configuration in detail: headline numbers, both breakdowns with shares, and the
 //! placement of each parallel dimension onto the fast (scale-up) domain.
 
-use fmperf_core::explore::{ConfigReport, MemoryPart, TimePart, format_candidate};
+use fmperf_core::explore::{ConfigReport, MemoryPart, Placement, TimePart, format_candidate};
 use fmperf_core::validate::Mode;
 use leptos::prelude::*;
 
@@ -15,10 +15,18 @@ use super::state::Explorer;
 use crate::chart::{Bar, StackedBarChart, ValueFormat};
 use crate::mode_panel::ModeBadge;
 
-/// A bar label for a configuration of the list: `#1 2d dp4 tp8×1 pp128`.
+/// A bar label for a configuration of the list: `#1 2d dp4 tp8×1 pp128` (MoE: `… ep8`, and
+/// `etp2` when the experts are split too).
 pub fn bar_label(rank: usize, r: &ConfigReport) -> String {
     let c = &r.candidate;
-    format!("#{rank} {} dp{} tp{} pp{}", c.strategy, c.dp, tp_text(c), c.pp)
+    let mut label = format!("#{rank} {} dp{} tp{} pp{}", c.strategy, c.dp, tp_text(c), c.pp);
+    if let Some(x) = r.experts {
+        label.push_str(&format!(" ep{}", x.ep));
+        if x.etp > 1 {
+            label.push_str(&format!(" etp{}", x.etp));
+        }
+    }
+    label
 }
 
 /// The time and memory charts of the shown list.
@@ -170,26 +178,35 @@ pub fn PartsTables(report: ConfigReport, mode: Mode) -> impl IntoView {
     }
 }
 
+/// One dimension's row of the placement table.
+fn placement_row(p: Placement) -> impl IntoView {
+    view! {
+        <tr data-dim=p.name>
+            <th scope="row">{p.name}</th>
+            <td>{p.role}</td>
+            <td class="num">{p.degree}</td>
+            <td class="num">{p.in_domain}</td>
+            <td class="num">{p.domains()}</td>
+        </tr>
+    }
+}
+
 /// The placement of each parallel dimension onto the fast domain, as a table and a bar of the
 /// domain's slots.
 #[component]
 pub fn PlacementTable(report: ConfigReport, domain: u64) -> impl IntoView {
-    let rows = report
-        .placement()
-        .into_iter()
-        .map(|p| {
-            view! {
-                <tr>
-                    <th scope="row">{p.name}</th>
-                    <td>{p.role}</td>
-                    <td class="num">{p.degree}</td>
-                    <td class="num">{p.in_domain}</td>
-                    <td class="num">{p.domains()}</td>
-                </tr>
-            }
-        })
-        .collect_view();
+    let rows = report.placement().into_iter().map(placement_row).collect_view();
     let used: u64 = report.placement().iter().map(|p| p.in_domain).product();
+    let experts = report.expert_placement();
+    let expert_rows = (!experts.is_empty()).then(|| {
+        let rows = experts.into_iter().map(placement_row).collect_view();
+        view! {
+            <tbody>
+                <tr><th colspan="5" scope="rowgroup" class="subhead">"Expert layers: the same TP·CP·DP devices re-split as ETP × EP × EDP"</th></tr>
+                {rows}
+            </tbody>
+        }
+    });
     view! {
         <h4 class="table-title">
                 {format!("Placement on fast domains of {domain} devices ({used} used per domain)")}
@@ -206,9 +223,27 @@ pub fn PlacementTable(report: ConfigReport, domain: u64) -> impl IntoView {
                 </tr>
             </thead>
             <tbody>{rows}</tbody>
+            {expert_rows}
         </table>
         </div>
     }
+}
+
+/// Where an MoE model's parts sit in the step's components, in one sentence (the Layers view
+/// lists every part).
+fn moe_note(d: &fmperf_core::explore::Detail) -> Option<impl IntoView + use<>> {
+    let fmperf_core::explore::Detail::Extended(e) = d else { return None };
+    let m = e.moe?;
+    let t = m.times;
+    let text = format!(
+        "Mixture of experts: compute includes {} s of routed-expert GEMMs, {} s of shared experts and {} s of router; TP comm includes {} s of exposed all-to-all (dispatch and combine; {} s more hidden behind compute). Every MoE part is in the Layers view.",
+        fmt::seconds(t.experts_s),
+        fmt::seconds(t.shared_s),
+        fmt::seconds(t.router_s),
+        fmt::seconds(t.a2a_exposed_s),
+        fmt::seconds((t.a2a_s - t.a2a_exposed_s).max(0.0)),
+    );
+    Some(view! { <p class="muted small moe-note">{text}</p> })
 }
 
 /// The breakdown panel: the list's charts and the selected configuration in detail.
@@ -236,6 +271,7 @@ pub fn BreakdownPanel(selection: Memo<Result<Option<Selected>, String>>) -> impl
                         <PartsTables report=s.report.clone() mode=s.mode.kind() />
                         <PlacementTable report=s.report.clone() domain=domain() />
                     </div>
+                    {moe_note(&s.evaluation)}
                 </div>
             }
             .into_any()

@@ -261,7 +261,7 @@ pub fn ComparePanel() -> impl IntoView {
             })
             .collect_view();
         type Row = (&'static str, fn(&Compared) -> String);
-        let rows: Vec<Row> = vec![
+        let mut rows: Vec<Row> = vec![
             ("model", |c| c.spec.model_id.clone()),
             ("system", |c| c.spec.system_name.clone()),
             ("scale-up domain [devices]", |c| c.spec.system.nvlink_size.to_string()),
@@ -279,6 +279,13 @@ pub fn ComparePanel() -> impl IntoView {
             }),
             ("model-FLOP utilisation", |c| fmt::percent(c.report.mfu)),
         ];
+        // Mixture-of-experts columns say their expert layout (a dense model's: none).
+        if items.iter().any(|c| c.report.experts.is_some()) {
+            let experts: Row = ("experts: EP · ETP · expert DP", |c| {
+                c.report.experts.map_or("– (dense)".to_string(), |x| format!("{} · {} · {}", x.ep, x.etp, x.edp))
+            });
+            rows.insert(8, experts);
+        }
         let mut body: Vec<AnyView> = rows
             .into_iter()
             .map(|(name, f)| {

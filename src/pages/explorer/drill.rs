@@ -9,6 +9,7 @@ use fmperf_chart::format::format_sig;
 use fmperf_core::explore::Detail;
 use fmperf_core::explore::layers::{LayerLine, LayerTable, layer_table};
 use fmperf_core::extended::ExtendedEvaluation;
+use fmperf_core::extended::moe::MoeBreakdown;
 use fmperf_core::reference::Evaluation;
 use leptos::prelude::*;
 
@@ -213,6 +214,7 @@ fn ExtendedParts(selected: Selected, ev: ExtendedEvaluation) -> impl IntoView {
     .into_iter()
     .map(|(k, v)| view! { <tr><th scope="row">{k}</th><td class="num">{fmt::gb(v)}</td></tr> })
     .collect_view();
+    let moe = ev.moe.map(|x| view! { <MoeParts moe=x memory_gb=m.total() /> });
     view! {
         <div class="panel-layers" data-config=code_attr data-mode="extended">
             <h3>"What extended mode computes for " <code>{code}</code> " " <ModeBadge mode=selected.mode id="layers-mode" /></h3>
@@ -233,6 +235,80 @@ fn ExtendedParts(selected: Selected, ev: ExtendedEvaluation) -> impl IntoView {
                         <tfoot><tr><th scope="row">"total"</th><td class="num">{fmt::gb(m.total())}</td></tr></tfoot>
                     </table>
                 </div>
+            </div>
+            {moe}
+        </div>
+    }
+}
+
+/// What the Mixture-of-Experts blocks cost on the busiest device over one step: the expert layout,
+/// each MoE time part with the step part it is counted in, the all-to-all exposed and hidden, and
+/// the routed experts' memory against the rest.
+#[component]
+fn MoeParts(moe: MoeBreakdown, memory_gb: f64) -> impl IntoView {
+    let t = moe.times;
+    let x = moe.experts;
+    let hidden = (t.a2a_s - t.a2a_exposed_s).max(0.0);
+    let time_rows: Vec<(&str, f64, &str)> = vec![
+        ("router", t.router_s, "compute"),
+        ("routed experts (grouped GEMMs)", t.experts_s, "compute"),
+        ("shared experts", t.shared_s, "compute"),
+        ("token permutation and activations", t.elementwise_s, "exposed memory"),
+        ("all-to-all dispatch and combine, exposed", t.a2a_exposed_s, "TP comm"),
+        ("all-to-all hidden behind compute", hidden, "not in the step"),
+        ("MoE layer overhead (launches, routing sync)", t.overhead_s, "exposed memory"),
+    ];
+    let time_rows = time_rows
+        .into_iter()
+        .map(|(k, v, part)| {
+            view! { <tr><th scope="row">{k}</th><td class="num">{fmt::seconds(v)}</td><td class="muted">{part}</td></tr> }
+        })
+        .collect_view();
+    let experts_gb = moe.expert_weights_gb + moe.expert_gradients_gb + moe.expert_optimizer_gb;
+    let memory_rows = [
+        ("expert weights", moe.expert_weights_gb),
+        ("expert gradients", moe.expert_gradients_gb),
+        ("expert optimizer states", moe.expert_optimizer_gb),
+        ("everything else (dense parts, activations, margin)", (memory_gb - experts_gb).max(0.0)),
+    ]
+    .into_iter()
+    .map(|(k, v)| view! { <tr><th scope="row">{k}</th><td class="num">{fmt::gb(v)}</td></tr> })
+    .collect_view();
+    let p = moe.parameters;
+    let figures: Vec<(&str, String)> = vec![
+        ("expert layout", format!("EP {} · ETP {} · expert DP {}", x.ep, x.etp, x.edp)),
+        ("EP ranks in one fast domain", x.ep_fast.to_string()),
+        ("MoE / dense blocks on the busiest device", format!("{} / {}", moe.moe_blocks, moe.dense_blocks)),
+        ("tokens per local expert per micro-batch", format_sig(moe.tokens_per_expert, 4)),
+        ("tokens dropped", fmt::percent(moe.dropped_fraction)),
+        (
+            "parameters: total / active per token",
+            format!("{} B / {} B", format_sig(p.total / 1e9, 4), format_sig(p.active / 1e9, 4)),
+        ),
+    ];
+    let figures = figures
+        .into_iter()
+        .map(|(k, v)| view! { <tr><th scope="row">{k}</th><td class="num">{v}</td></tr> })
+        .collect_view();
+    view! {
+        <h4 class="table-title moe-title">"Mixture of experts (busiest device, one step, forward and backward)"</h4>
+        <div class="detail-grid moe-parts">
+            <div class="table-wrap" tabindex="0">
+                <table class="compact moe-time">
+                    <caption>"MoE time"</caption>
+                    <thead><tr><th scope="col">"part"</th><th class="num" scope="col">"[s]"</th><th scope="col">"counted in"</th></tr></thead>
+                    <tbody>{time_rows}</tbody>
+                </table>
+            </div>
+            <div class="table-wrap" tabindex="0">
+                <table class="compact moe-figures">
+                    <caption>"Experts"</caption>
+                    <tbody>{figures}</tbody>
+                </table>
+                <table class="compact moe-memory">
+                    <caption>"Routed experts in that memory [GB]"</caption>
+                    <tbody>{memory_rows}</tbody>
+                </table>
             </div>
         </div>
     }

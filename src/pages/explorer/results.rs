@@ -218,6 +218,8 @@ fn result_row(
     let c = r.candidate;
     let nb = if c.strategy == Strategy::Summa2D { c.nb.to_string() } else { "–".into() };
     let dims = fmperf_app::results::dims(&c).map(|d| view! { <td class="num dim">{d}</td> });
+    let expert_dims = fmperf_app::results::expert_dims(r.experts.as_ref())
+        .map(|d| d.map(|v| view! { <td class="num dim expert-dim">{v}</td> }));
     let research = fmperf_app::results::is_research(c.strategy).then(|| {
         view! { <span class="badge research" title=format!("Research strategy: none of {} offers it", fmperf_app::results::MAINSTREAM)>"research"</span> }
     });
@@ -251,6 +253,7 @@ fn result_row(
             <td class="num">{rank}</td>
             <td class="strategy-cell"><span class="badge strategy">{c.strategy.as_str()}</span>{research}{expander}</td>
             {dims}
+            {expert_dims}
             <td class="num throughput">{fmt::throughput(r.throughput_samples_per_s)}</td>
             <td class="num">
                 {fmt::seconds(r.time_per_step_s)}
@@ -296,8 +299,9 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
     let ex = use_context::<Explorer>().expect("explorer state");
     let spec = ex.outcome.with_untracked(|o| o.as_ref().map(|o| o.spec.clone()));
     let system_text = ex.url.query.with_untracked(keys::fields_from_query).system;
-    let candidates: Vec<_> = reports.iter().map(|r| r.candidate).collect();
-    let groups = fmperf_app::results::collapse_placements(&candidates);
+    let rows: Vec<_> = reports.iter().map(|r| (r.candidate, r.experts)).collect();
+    let groups = fmperf_app::results::collapse_rows(&rows);
+    let moe = reports.iter().any(|r| r.experts.is_some());
     // The mode's out-of-sample error on measured runs of this kind of part and model.
     let bar = Signal::derive(move || {
         ex.outcome
@@ -354,6 +358,10 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
         .collect_view();
     let dim_heads = fmperf_app::results::DIM_HEADERS
         .map(|(h, title)| view! { <th class="num dim" scope="col" title=title>{h}</th> });
+    let expert_heads = moe.then(|| {
+        fmperf_app::results::EXPERT_HEADERS
+            .map(|(h, title)| view! { <th class="num dim expert-dim" scope="col" title=title>{h}</th> })
+    });
     view! {
         <div class="table-wrap results-wrap" tabindex="0">
             <table class="results" aria-label="Best configurations">
@@ -362,6 +370,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
                         <th class="num" scope="col">"#"</th>
                         <th scope="col">"strategy"</th>
                         {dim_heads}
+                        {expert_heads}
                         <th class="num" scope="col">"throughput" <br /> "[samples/s]"</th>
                         <th class="num" scope="col">"step" <br /> "[s]"</th>
                         <th class="num" scope="col">"training" <br /> "[days]"</th>
@@ -480,6 +489,25 @@ pub fn Results() -> impl IntoView {
             })
         })
     };
+    // An MoE model in reference mode is priced as a dense model: say so where the numbers are.
+    let moe_in_reference = move || {
+        ex.outcome
+            .with(|o| {
+                o.as_ref()
+                    .filter(|o| o.spec.extended.is_none())
+                    .and_then(|o| o.spec.model_entry.moe.as_ref().map(|m| (o.spec.model_name.clone(), m.experts, m.top_k)))
+            })
+            .map(|(name, experts, top_k)| {
+                let to_extended = move |_| ex.url.update(true, |q| q.set(crate::mode_panel::MODE_KEY, "extended"));
+                view! {
+                    <div class="notice warn moe-reference" role="status">
+                        <strong>{format!("{name} is a Mixture-of-Experts model ({experts} experts, top-{top_k}).")}</strong>
+                        " Reference mode has no experts: it prices every block as a dense MLP of width ffn_hidden, so these are not the MoE model's numbers. "
+                        <button type="button" class="small" on:click=to_extended>"Use extended mode"</button>
+                    </div>
+                }
+            })
+    };
     let body = move || {
         let Some(o) = ex.outcome.get() else {
             if ex.run.get() == Run::Cancelled {
@@ -569,6 +597,7 @@ pub fn Results() -> impl IntoView {
                 <RunStatus />
             </div>
             {invalid}
+            {moe_in_reference}
             {move || {
                 ex.outcome.with(|o| o.as_ref().and_then(|o| crate::error_bands::band(&o.spec))).map(|b| view! {
                     <p class="muted small" id="ex-error-bar">{format!("Error bar ({}): {}", crate::error_bands::short(&b), b.message)}</p>

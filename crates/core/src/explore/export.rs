@@ -68,7 +68,9 @@ pub fn scenario_json(spec: &ExploreSpec) -> Value {
 
 /// One report as a JSON object: the result row ([`ResultRow::to_json`], the contract shared with
 /// `fmperf search`) plus the explorer's `rank`, `time_per_step_s`, `training_days`, `capacity_gb`,
-/// `fits`, `mfu`, `microbatches`, the full `candidate` and each dimension's `placement_groups`.
+/// `fits`, `mfu`, `microbatches`, the full `candidate` and each dimension's `placement_groups`;
+/// for an MoE model also `expert_placement_groups` (EP, ETP, EDP and their members in one fast
+/// domain; `config` has `ep`, `etp`, `edp` as `fmperf search` writes them).
 pub fn report_json(rank: usize, r: &ConfigReport) -> Value {
     let mut v = r.row().to_json();
     let extra = json!({
@@ -82,6 +84,13 @@ pub fn report_json(rank: usize, r: &ConfigReport) -> Value {
         "microbatches": r.microbatches,
         "placement_groups": r.placement(),
     });
+    let extra = match (extra, r.experts.is_some()) {
+        (Value::Object(mut e), true) => {
+            e.insert("expert_placement_groups".into(), json!(r.expert_placement()));
+            Value::Object(e)
+        }
+        (e, _) => e,
+    };
     if let (Some(m), Value::Object(e)) = (v.as_object_mut(), extra) {
         m.extend(e);
     }

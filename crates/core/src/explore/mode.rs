@@ -17,6 +17,7 @@ use crate::mode::{ModelMode, SUMMA_UNSUPPORTED};
 use crate::reference::{Candidate, Evaluation, Evaluator, Totals, evaluate};
 use crate::search::{Engine, Execution, ExecutionChoices, ExtendedSetup, Ranked, Search};
 use crate::validate::convention::{ConventionShape, FlopConvention, iteration_flops};
+use crate::validate::moe_flops::{FlopRules, model_flops_per_token};
 use crate::{Error, Strategy};
 
 /// The full evaluation of one configuration in the scenario's mode.
@@ -52,12 +53,31 @@ impl Detail {
             Detail::Extended(e) => e.mem_gb,
         }
     }
+
+    /// The expert layout the evaluation chose (MoE models in extended mode).
+    pub fn experts(&self) -> Option<crate::extended::moe::ExpertLayout> {
+        match self {
+            Detail::Reference(_) => None,
+            Detail::Extended(e) => e.moe.map(|m| m.experts),
+        }
+    }
 }
 
 /// Model FLOPs of one sample (forward and backward, no recomputation) as extended mode counts a
 /// model [TFLOP]: the standard per-token count with the model's own attention width, K/V heads,
 /// MLP matrices and output head (`validate::convention`'s model-FLOPs convention).
+///
+/// A Mixture-of-Experts model is counted by the same convention (`3 ×` forward, attention over
+/// every key, no router, no multi-token-prediction blocks) block by block
+/// ([`crate::validate::moe_flops::model_flops_per_token`]): dense blocks with their MLP, MoE blocks
+/// with the routed experts `top_k` times and the shared experts (`2·m·h·(k·f_e + E_s·f_s)`), and
+/// latent attention (MLA) with its own projections. Counting its `ffn_hidden` in every block (as
+/// a dense model) would leave out all but one of the experts a token visits.
 pub fn model_flops_per_sample_tflop(w: &Workload, gqa: bool, gated: bool) -> f64 {
+    if w.moe.is_some() {
+        let rules = FlopRules { causal: false, router: false, mtp: false, gated };
+        return model_flops_per_token(w, &rules) * w.seq_len as f64 * 1e-12;
+    }
     let shape = ConventionShape {
         layers: w.layers as f64,
         hidden: w.hidden as f64,

@@ -5,6 +5,7 @@
 use super::inputs::ExploreSpec;
 use super::metrics::{MemoryFit, model_flops_utilisation, training_days};
 use crate::catalog::TrainingBudget;
+use crate::extended::moe::ExpertLayout;
 use crate::reference::{Candidate, Evaluation, Totals, model_summary_on};
 use crate::search::{Execution, Ranked, ResultRow};
 use crate::{Error, Strategy};
@@ -14,7 +15,8 @@ pub use crate::search::{MemoryPart, TimePart};
 /// One parallel dimension and how much of it sits inside one fast (scale-up) domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Placement {
-    /// Short name (`TP`, `TP1`, `TP2`, `CP`, `DP`, `PP`).
+    /// Short name (`TP`, `TP1`, `TP2`, `CP`, `DP`, `PP`; for the experts of an MoE model `EP`,
+    /// `ETP`, `EDP`).
     pub name: &'static str,
     /// What the dimension splits.
     pub role: &'static str,
@@ -48,6 +50,18 @@ impl Placement {
         out.push(p("DP", "data (batch)", c.dp, c.nv_dp));
         out.push(p("PP", "pipeline (layers)", c.pp, c.nv_pp));
         out
+    }
+
+    /// How the expert layers of an MoE model re-split the `TP·CP·DP` devices of a stage
+    /// (Megatron's parallel folding): expert-tensor, expert and expert-data parallel, with their
+    /// members inside one fast domain. They are not further dimensions: `ETP·EP·EDP = TP·CP·DP`.
+    pub fn of_experts(x: &ExpertLayout) -> Vec<Placement> {
+        let p = |name, role, degree, in_domain| Placement { name, role, degree, in_domain };
+        vec![
+            p("EP", "experts (each rank holds E/EP of them)", x.ep, x.ep_fast),
+            p("ETP", "each expert's width", x.etp, x.etp_fast),
+            p("EDP", "replicas of each expert shard (gradients reduced here)", x.edp, x.edp_fast),
+        ]
     }
 }
 
@@ -121,13 +135,17 @@ pub struct ConfigReport {
     pub totals: Totals,
     /// The execution (extended mode: recomputation, ZeRO/FSDP, interleaving) it is priced with.
     pub execution: Option<Execution>,
+    /// The expert layout (EP, ETP, expert data parallelism) of an MoE model, as the search or the
+    /// evaluation chose it; `None` for dense models.
+    pub experts: Option<ExpertLayout>,
 }
 
 impl ConfigReport {
     /// The report of a ranked search result.
     pub fn of_ranked(ctx: &ReportContext, r: &Ranked) -> ConfigReport {
         let execution = r.execution.or_else(|| ctx.execution_of(&r.candidate));
-        Self::build(ctx, &r.candidate, r.throughput_samples_per_s, r.mem_gb, &r.totals, execution)
+        let report = Self::build(ctx, &r.candidate, r.throughput_samples_per_s, r.mem_gb, &r.totals, execution);
+        ConfigReport { experts: r.experts, ..report }
     }
 
     /// The report of a full evaluation.
@@ -135,9 +153,11 @@ impl ConfigReport {
         Self::build(ctx, &e.candidate, e.throughput_samples_per_s, e.mem_gb, &e.totals, None)
     }
 
-    /// The report of candidate `c` from its evaluation in either mode.
+    /// The report of candidate `c` from its evaluation in either mode (an MoE model's expert
+    /// layout is the one the evaluation chose).
     pub fn of_detail(ctx: &ReportContext, c: &Candidate, d: &super::mode::Detail) -> ConfigReport {
-        Self::build(ctx, c, d.throughput_samples_per_s(), d.mem_gb(), d.totals(), ctx.execution_of(c))
+        let report = Self::build(ctx, c, d.throughput_samples_per_s(), d.mem_gb(), d.totals(), ctx.execution_of(c));
+        ConfigReport { experts: d.experts(), ..report }
     }
 
     fn build(
@@ -158,14 +178,20 @@ impl ConfigReport {
             memory: MemoryFit { used_gb: mem_gb, capacity_gb: ctx.capacity_gb },
             totals: *totals,
             execution,
+            experts: None,
         }
     }
 
-    /// The result row of this configuration (the shape every export writes).
+    /// The result row of this configuration (the shape every export writes; `ep`, `etp`, `edp`
+    /// from the expert layout of an MoE model, as `fmperf search` writes them).
     pub fn row(&self) -> ResultRow {
+        let mut dims = self.candidate.dims(self.microbatches * self.candidate.dp * self.candidate.mbs);
+        if let Some(x) = self.experts {
+            (dims.ep, dims.etp, dims.edp) = (x.ep, x.etp, Some(x.edp));
+        }
         ResultRow {
             candidate: self.candidate,
-            dims: self.candidate.dims(self.microbatches * self.candidate.dp * self.candidate.mbs),
+            dims,
             throughput_samples_per_s: self.throughput_samples_per_s,
             time_per_iteration_s: self.time_per_step_s,
             mem_gb: self.memory.used_gb,
@@ -188,5 +214,11 @@ impl ConfigReport {
     /// The placement of each parallel dimension.
     pub fn placement(&self) -> Vec<Placement> {
         Placement::of(&self.candidate)
+    }
+
+    /// How the expert layers re-split the devices (MoE models; empty for dense ones), see
+    /// [`Placement::of_experts`].
+    pub fn expert_placement(&self) -> Vec<Placement> {
+        self.experts.as_ref().map(Placement::of_experts).unwrap_or_default()
     }
 }

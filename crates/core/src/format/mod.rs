@@ -17,6 +17,7 @@ pub mod form;
 // "Did you mean" lives in `crate::hint` (the catalog uses it too); kept here under its old path.
 pub use crate::hint;
 mod model_doc;
+pub mod notes;
 pub mod reference;
 pub mod scenario;
 mod system_doc;

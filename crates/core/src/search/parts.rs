@@ -69,7 +69,12 @@ impl TimePart {
             (TimePart::ExposedMemory, Mode::Extended) => {
                 "element-wise work, memory-bound matmuls and the optimizer step, priced by HBM traffic"
             }
-            (TimePart::TpComm, _) => "tensor- and context-parallel collectives inside each block (not overlapped)",
+            (TimePart::TpComm, Mode::Reference) => {
+                "tensor- and context-parallel collectives inside each block (not overlapped)"
+            }
+            (TimePart::TpComm, Mode::Extended) => {
+                "tensor- and context-parallel collectives inside each block, and for MoE models the expert all-to-all (dispatch and combine) not hidden behind compute"
+            }
             (TimePart::DpComm, Mode::Reference) => "data-parallel weight all-gather and gradient reduce-scatter",
             (TimePart::DpComm, Mode::Extended) => {
                 "data-parallel collectives not hidden by compute (ZeRO stage, ZeRO-3 gathers per micro-batch)"

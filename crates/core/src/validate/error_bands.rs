@@ -155,6 +155,18 @@ impl ModelClass {
         ModelClass { moe, size: SizeClass::of(params * 1e-9) }
     }
 
+    /// The class of a workload as it is: mixture-of-experts when it has routed experts, sized by
+    /// its total parameters (every expert counted, [`crate::extended::moe::parameter_counts`];
+    /// dense models as [`ModelClass::of`]).
+    pub fn of_workload(w: &Workload) -> ModelClass {
+        match w.moe {
+            None => ModelClass::of(w, false),
+            Some(_) => {
+                ModelClass { moe: true, size: SizeClass::of(crate::extended::moe::parameter_counts(w).total * 1e-9) }
+            }
+        }
+    }
+
     /// Display name (`dense models over 100 B parameters`).
     pub fn name(self) -> String {
         format!("{} models {}", if self.moe { "mixture-of-experts" } else { "dense" }, self.size.name())
@@ -318,6 +330,10 @@ mod tests {
         assert_eq!(part_class(sys("aws_trainium2")), PartClass::Gpu("AWS Trainium".into()));
         assert_eq!(part_class(sys("cerebras_cs3")), PartClass::Other);
         assert_eq!(ModelClass::of(&Workload::LLAMA3_8B, false).size, SizeClass::Small);
+        assert_eq!(ModelClass::of_workload(&Workload::LLAMA3_8B), ModelClass::of(&Workload::LLAMA3_8B, false));
+        // Mixtral 8x7B: 46.7 B parameters with all 8 experts (12.9 B active) → MoE, 15–100 B.
+        let mixtral = Workload::from_catalog(crate::catalog::find_model("mixtral-8x7b").unwrap()).unwrap();
+        assert_eq!(ModelClass::of_workload(&mixtral), ModelClass { moe: true, size: SizeClass::Medium });
         assert_eq!(SizeClass::of(70.0), SizeClass::Medium);
         assert_eq!(SizeClass::of(405.0), SizeClass::Large);
     }
