@@ -26,7 +26,7 @@
 //! * **activations** — the operations' kept bytes ([`super::ops`]) per recomputation policy, times
 //!   the micro-batches in flight under 1F1B (`pp − i` on stage `i`; ×`(1 + (pp−1)/(pp·v))` with
 //!   `v`-way interleaving, Korthikanti et al. 2022 §4.2.3), plus one block's full activations
-//!   while it is recomputed under full recomputation;
+//!   while it is recomputed under full (or torchtitan's operator-level) recomputation;
 //! * **logits and loss** — `tokens · V/tp` logits of one micro-batch at [`LOSS_BYTES_PER_LOGIT`]
 //!   (16-bit logits, their FP32 copy and the FP32 log-softmax saved for the backward pass),
 //!   the FP32 part divided by the loss chunks;
@@ -310,7 +310,7 @@ fn state_bytes(hw: &Hardware, opts: &ExtendedOptions) -> (f64, f64, f64) {
 /// block's parameters (what the optimizer in the backward holds gradients of).
 fn model_states(hw: &Hardware, opts: &ExtendedOptions, params: f64, d: f64, gathered: f64, block: f64) -> [f64; 4] {
     let (wb, gbytes, ob) = state_bytes(hw, opts);
-    let gbytes = if opts.grad_accumulation_buffer && gbytes >= 4.0 { gbytes + hw.element_bytes } else { gbytes };
+    let buffer = opts.grad_accumulation_buffer && gbytes >= 4.0;
     match opts.sharding {
         Sharding::Zero3 => {
             // FSDP2 with a mixed-precision policy: the sharded FP32 parameters are the master copy.
@@ -319,7 +319,16 @@ fn model_states(hw: &Hardware, opts: &ExtendedOptions, params: f64, d: f64, gath
             [params * w_sh / d, params * g_sh / d, params * o_sh / d, gathered * hw.element_bytes]
         }
         s => {
-            let g_div = if s.shards_gradients() { d } else { 1.0 };
+            // A gradient-accumulation buffer: beside replicated 16-bit gradients, DeepSpeed's
+            // FP32 buffer (16-bit + FP32, both whole); with sharded gradients, the whole FP32
+            // accumulator that FSDP2 keeps between pipeline micro-batches until the one
+            // reduce-scatter (the 16-bit gradient of a block is upcast into it and freed).
+            let (gbytes, g_div) = match (buffer, s.shards_gradients()) {
+                (true, true) => (gbytes, 1.0),
+                (true, false) => (gbytes + hw.element_bytes, 1.0),
+                (false, true) => (gbytes, d),
+                (false, false) => (gbytes, 1.0),
+            };
             // Optimizer in backward: one block's gradients at a time.
             let g_params = if opts.optimizer_in_backward { block.min(params) } else { params };
             let o_div = if s.shards_optimizer() { d } else { 1.0 };
@@ -387,7 +396,10 @@ fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, s
         put("fp8_weight_copies", linear * 2.0, "Transformer Engine: FP8 weight and transpose, 1 B each");
     }
     let ends_acts: f64 = stage.ends.iter().map(|e| e.activation_bytes).sum();
-    let working = if opts.recompute == Recompute::Full { block.activation_bytes } else { 0.0 };
+    // The block being recomputed holds its full activations while its backward runs (full and
+    // operator-level recomputation; an upper bound for the latter, which re-creates only what it
+    // did not save).
+    let working = if matches!(opts.recompute, Recompute::Full | Recompute::Op) { block.activation_bytes } else { 0.0 };
     let activations = stage.in_flight * (stage.blocks as f64 * block.kept_bytes(opts.recompute) + ends_acts) + working;
     put(
         "activations",

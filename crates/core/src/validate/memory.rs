@@ -53,6 +53,11 @@ pub fn read_memory_kind(mem: &RunMemory) -> (MemoryKind, Option<String>) {
         if w.any(&["nvidia smi", "rocm smi", "smi", "device memory", "device level", "memory used", "gpu memory used"])
         {
             Some(MemoryKind::NvidiaSmi)
+        } else if w.has("active") {
+            // Peak *active* bytes (`active_bytes.all.peak`, torchtune's "Peak Memory Active"):
+            // allocated blocks not yet returned to the cache, read as allocated even when the text
+            // goes on to compare it with reserved ("between allocated and reserved").
+            Some(MemoryKind::PeakAllocated)
         } else if w.has("reserved") || w.has("max reserved") || w.has("memory reserved") {
             Some(MemoryKind::PeakReserved)
         } else if w.has("allocated") || w.has("active") || w.has("max memory allocated") {
@@ -314,6 +319,11 @@ mod tests {
         let (k, note) = read_memory_kind(&mem("other", Some("'Peak Memory Active (GiB)' = peak active bytes")));
         assert_eq!(k, MemoryKind::PeakAllocated);
         assert!(note.unwrap().contains("active"));
+        let (k, _) = read_memory_kind(&mem(
+            "other",
+            Some("'Peak Memory Active (GiB)' = peak active bytes (between allocated and reserved)"),
+        ));
+        assert_eq!(k, MemoryKind::PeakAllocated);
         let (k, note) = read_memory_kind(&mem("other", None));
         assert_eq!(k, MemoryKind::PeakAllocated);
         assert!(note.unwrap().contains("not stated"));
