@@ -153,11 +153,13 @@ fn headline(r: &Report) -> String {
     if m.rows > 0 {
         let v = &m.verdicts;
         out.push_str(&format!(
-            "Memory: {} rows with a figure or outcome, {} scored: mean |error| {} %, median error {} %; fits yes {} / \
-             tight {} / no {} (band ±{:.0} %); out-of-memory runs {} ({} predicted yes), runs that ran predicted no: {}\n",
+            "Memory: {} rows with a figure or outcome, {} scored: mean |error| {} % leave-one-source-out (in-sample {} \
+             %), median error {} %; fits yes {} / tight {} / no {} (band ±{:.0} %); out-of-memory runs {} ({} predicted \
+             yes), runs that ran predicted no: {}\n",
             m.rows,
             m.stats.evaluated,
             abs_pct(m.stats.mape),
+            abs_pct(m.in_sample.mape),
             pct(m.stats.median_error),
             v.yes,
             v.tight,
@@ -211,8 +213,8 @@ fn report_table(r: &Report) -> String {
         "LOSO median error [%]",
         "in-sample mean |error| [%]",
         "memory rows",
-        "memory mean |error| [%]",
-        "memory median error [%]",
+        "memory LOSO mean |error| [%]",
+        "memory LOSO median error [%]",
         "fits yes/tight/no",
     ]);
     let holdout = r.leave_one_source_out.as_ref();

@@ -373,7 +373,7 @@ pub(crate) fn sublayer(
             "attn_all_gather",
             "attn_reduce_scatter",
             "attn_residual",
-            KeptBytes { none: input, selective: input, full: input, op: input },
+            KeptBytes { none: input, selective: input, full: input, op: 0.0 },
         ),
         Sublayer::Mlp => {
             ("mlp_norm", "mlp_all_gather", "mlp_reduce_scatter", "mlp_residual", KeptBytes::recomputable(input))
@@ -383,8 +383,9 @@ pub(crate) fn sublayer(
     let norm_elements = ElementwiseTraffic::of(p.opts.fusion).norm;
     // Under the operator-level policy the norm runs again; the attention norm's input is the
     // block input, which checkpointing keeps.
+    let block_input = if which == Sublayer::Attention { input } else { 0.0 };
     let norm_op = elementwise(p, norm, norm_elements * input).owning(s.h / s.tp).keeping(kept);
-    ops.push(norm_op.op_policy(kept.op, 1.0));
+    ops.push(norm_op.op_policy(block_input, 1.0));
     ops.extend(tp_collective(p, layout, &s, gather, true, entry_gemm));
     ops.extend(inner);
     ops.extend(tp_collective(p, layout, &s, scatter, false, exit_gemm));
