@@ -149,17 +149,6 @@ impl MemoryEstimate {
         }
     }
 
-    /// The figure of `kind` [GB] had the allocator fragmentation been `fragmentation` (a fraction
-    /// of the allocated peak) instead of [`FRAGMENTATION`]: what its fit varies.
-    pub fn of_kind_at(&self, kind: MemoryKind, fragmentation: f64) -> f64 {
-        let reserved = self.allocated_gb * (1.0 + fragmentation);
-        match kind {
-            MemoryKind::PeakAllocated => self.allocated_gb,
-            MemoryKind::PeakReserved => reserved,
-            MemoryKind::Device => reserved + (self.device_gb - self.reserved_gb),
-        }
-    }
-
     /// The size of part `name` [GB] (0 when absent).
     pub fn part(&self, name: &str) -> f64 {
         self.parts.iter().filter(|p| p.name == name).map(|p| p.gb).sum()
