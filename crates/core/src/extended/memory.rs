@@ -15,11 +15,13 @@
 //! splits; `d` the ZeRO shard group):
 //! * **weights, gradients, optimizer states** — Megatron-LM's distributed-optimizer table and
 //!   ZeRO (Rajbhandari et al. 2020): mixed precision keeps 16-bit weights (2 B), FP32 main
-//!   gradients (4 B; FP16 training keeps FP16 gradients and an FP32 copy in the optimizer, 2 +
-//!   4/d) and an FP32 master copy with two Adam moments (12 B); FP32 training 4 + 4 + 8; pure
-//!   BF16 (no master) 2 + 2 + 4. ZeRO-1 divides the optimizer by `d`, ZeRO-2 also the gradients;
-//!   ZeRO-3/FSDP keeps `16/d` (FSDP2's FP32 sharded parameters are the master copy) plus the
-//!   gathered 16-bit weights of the blocks live at the loss (the last block with
+//!   gradients (4 B; 2 B when the gradients are reduced in 16 bits, Megatron Core's
+//!   `grad_reduce_in_fp32=False`; FP16 training keeps FP16 gradients and an FP32 copy in the
+//!   optimizer, 2 + 4/d) and an FP32 master copy with two Adam moments (12 B); FP32 training
+//!   4 + 4 + 8; pure BF16 (no master) 2 + 2 + 4. ZeRO-1 divides the optimizer by `d`, ZeRO-2 also
+//!   the gradients (except FSDP2 under pipelining, which accumulates whole FP32 gradients between
+//!   micro-batches); ZeRO-3/FSDP keeps `16/d` (FSDP2's FP32 sharded parameters are the master
+//!   copy) plus the gathered 16-bit weights of the blocks live at the loss (the last block with
 //!   `reshard_after_forward`, every block without);
 //! * **FP8 weight copies** — Transformer Engine keeps an FP8 weight and its transpose (2 B per
 //!   linear-layer parameter); torchao casts on the fly and keeps none;
@@ -31,7 +33,8 @@
 //!   (16-bit logits, their FP32 copy and the FP32 log-softmax saved for the backward pass),
 //!   the FP32 part divided by the loss chunks;
 //! * **allocator fragmentation** (reserved − allocated) — [`FRAGMENTATION`] of the allocated
-//!   peak, fitted leave-one-source-out on the shipped memory runs (`crate::validate::fit`);
+//!   peak, fitted on the shipped memory runs and checked leave-one-source-out
+//!   (`crate::validate::memory::fit_fragmentation`);
 //! * **CUDA context** and **NCCL buffers** (device − reserved) — [`CUDA_CONTEXT_GB`] and
 //!   [`NCCL_BUFFERS_GB`] per communicator of more than one device.
 
