@@ -43,7 +43,8 @@ fn torchtitan_nemo_and_hf_examples() {
     let t = scenario(TORCHTITAN, "torchtitan-llama3-8b.toml");
     assert_eq!((t.workload.ffn_hidden, t.workload.vocab, t.devices), (14336, Some(128_256), 8));
     assert_eq!((t.layout.dp, t.layout.mbs, t.layout.global_batch), (8, 1, 8));
-    assert_eq!((t.options.sharding, t.options.recompute), (Sharding::Zero3, Recompute::Selective));
+    // `selective_ac_option = "op"`: torchtitan's operator-level policy.
+    assert_eq!((t.options.sharding, t.options.recompute), (Sharding::Zero3, Recompute::Op));
 
     let n = scenario(NEMO, "nemo-llama3-8b.yaml");
     assert_eq!((n.devices, n.layout.tp, n.layout.dp, n.layout.global_batch), (16, 2, 8, 128));

@@ -98,8 +98,9 @@ fn recomputation_as_frameworks_name_it() {
         ("block method, recompute 16/24 layers", Full),
         // PyTorch / torchtitan / Hugging Face
         ("activation_checkpoint.mode = 'full'", Full),
-        ("selective AC (op-level SAC)", Selective),
-        ("selective_ac_option = 'op'", Selective),
+        // PyTorch's operator-level SAC, torchtitan's policy (modelled since issue 18: its own level)
+        ("selective AC (op-level SAC)", Op),
+        ("selective_ac_option = 'op'", Op),
         ("selective AC every 4 layers", Selective),
         ("gradient_checkpointing=True", Full),
         ("gradient checkpointing: disabled", None),

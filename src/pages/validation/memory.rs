@@ -136,8 +136,8 @@ pub fn TimeAndMemoryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) 
                         <th class="num">"median error, held out"</th>
                         <th class="num">"mean |error|, in-sample"</th>
                         <th class="num">"scored"</th>
-                        <th class="num">"mean |error|"</th>
-                        <th class="num">"median error"</th>
+                        <th class="num">"mean |error|, held out"</th>
+                        <th class="num">"median error, held out"</th>
                         <th class="num">"fits yes / tight / no"</th>
                     </tr>
                 </thead>
@@ -154,11 +154,12 @@ pub fn MemoryCard(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> impl 
     let s = &m.summary.memory;
     let v = s.verdicts;
     let line = format!(
-        "{} peak-memory runs ({} scored, {} out of memory): mean |error| {}, median error {}. Will it fit: yes {}, tight {}, no {} (tight = within ±{:.0} % of the capacity, the 80th percentile of |error|); out-of-memory runs called yes: {}; runs that ran called no: {}. Nothing is fitted on memory runs, so these errors are out of sample.",
+        "{} peak-memory runs ({} scored, {} out of memory): mean |error| {} leave-one-source-out (the allocator fragmentation, the one constant fitted on memory runs, refitted without each run's source; in-sample {}), median error {}. Will it fit: yes {}, tight {}, no {} (tight = within ±{:.0} % of the capacity, the 80th percentile of the held-out |error|); out-of-memory runs called yes: {}; runs that ran called no: {}.",
         s.rows,
         s.stats.evaluated,
         v.oom_runs,
         abs_pct(s.stats.mape),
+        abs_pct(s.in_sample.mape),
         error_cell(s.stats.median_error).0,
         v.yes,
         v.tight,
@@ -172,7 +173,7 @@ pub fn MemoryCard(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> impl 
         .iter()
         .filter_map(|r| r.memory.clone().map(|mem| (r, mem)))
         .map(|(r, mem)| {
-            let (err, class) = error_cell(mem.error);
+            let (err, class) = error_cell(mem.error_loso.or(mem.error));
             let fits = mem.fits.map_or("–", |f| f.as_str());
             let outcome = match mem.oom {
                 Some(true) => "out of memory",

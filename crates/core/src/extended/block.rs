@@ -28,6 +28,8 @@ pub struct BlockCost {
     pub selective_bytes: f64,
     /// The block's input, all that full recomputation keeps [B].
     pub input_bytes: f64,
+    /// Activations kept under torchtitan's operator-level policy ([`Recompute::Op`]) [B].
+    pub op_bytes: f64,
     /// Parameters of the block's linear layers (matmuls) on this device [count].
     pub linear_parameters: f64,
 }
@@ -49,6 +51,7 @@ impl BlockCost {
             Recompute::Full => self.input_bytes,
             Recompute::Selective => self.selective_bytes,
             Recompute::None => self.activation_bytes,
+            Recompute::Op => self.op_bytes,
         }
     }
 
@@ -58,13 +61,15 @@ impl BlockCost {
         for op in ops {
             c.fwd += op.fwd;
             c.bwd += op.bwd;
-            if op.recomputed(recompute) {
-                c.recompute += op.fwd;
+            let again = op.recomputed(recompute);
+            if again > 0.0 {
+                c.recompute += op.fwd.times(again);
             }
             c.parameters += op.parameters;
             c.activation_bytes += op.kept.none;
             c.selective_bytes += op.kept.selective;
             c.input_bytes += op.kept.full;
+            c.op_bytes += op.kept.op;
             if op.kind == OpKind::Matmul {
                 c.linear_parameters += op.parameters;
             }

@@ -149,12 +149,16 @@ pub struct KeptBytes {
     pub selective: f64,
     /// Whole block recomputed: only the block input is kept.
     pub full: f64,
+    /// torchtitan's operator-level policy ([`Recompute::Op`]): the saved outputs of this operation
+    /// (and the block input at the first norm). An operation that does not say keeps what it
+    /// keeps under selective recomputation.
+    pub op: f64,
 }
 
 impl KeptBytes {
     /// The same bytes under every policy but full recomputation (which keeps none).
     pub(crate) fn recomputable(bytes: f64) -> KeptBytes {
-        KeptBytes { none: bytes, selective: bytes, full: 0.0 }
+        KeptBytes { none: bytes, selective: bytes, full: 0.0, op: bytes }
     }
 
     /// Bytes kept under `policy` [B].
@@ -163,6 +167,7 @@ impl KeptBytes {
             Recompute::None => self.none,
             Recompute::Selective => self.selective,
             Recompute::Full => self.full,
+            Recompute::Op => self.op,
         }
     }
 }
@@ -186,11 +191,26 @@ pub struct Operation {
     pub parameters: f64,
     /// Bytes kept for the backward pass under each policy [B].
     pub kept: KeptBytes,
+    /// Fraction of the forward that runs again under the operator-level policy
+    /// ([`Recompute::Op`]): 1 for what is not saved (norms, activations, residual adds, K / output
+    /// / MLP-up projections, all-gathers), 0 for saved outputs, the share of a fused matmul whose
+    /// part is recomputed.
+    pub op_recompute: f64,
 }
 
 impl Operation {
     pub(crate) fn new(name: &'static str, kind: OpKind, fwd: Pass, bwd: Pass, bytes: f64) -> Operation {
-        Operation { name, kind, fwd, bwd, bytes, collective: None, parameters: 0.0, kept: KeptBytes::default() }
+        Operation {
+            name,
+            kind,
+            fwd,
+            bwd,
+            bytes,
+            collective: None,
+            parameters: 0.0,
+            kept: KeptBytes::default(),
+            op_recompute: 0.0,
+        }
     }
 
     pub(crate) fn owning(mut self, parameters: f64) -> Operation {
@@ -203,11 +223,23 @@ impl Operation {
         self
     }
 
-    /// Whether the forward runs again before the backward under `policy` (full recomputation
-    /// reruns the whole block, its collectives included; with flash attention selective
-    /// recomputation costs nothing extra).
-    pub fn recomputed(&self, policy: Recompute) -> bool {
-        policy == Recompute::Full
+    /// Under the operator-level policy: keeps `bytes` and reruns `fraction` of its forward.
+    pub(crate) fn op_policy(mut self, bytes: f64, fraction: f64) -> Operation {
+        self.kept.op = bytes;
+        self.op_recompute = fraction;
+        self
+    }
+
+    /// The fraction of the forward that runs again before the backward under `policy` (full
+    /// recomputation reruns the whole block, its collectives included; with flash attention
+    /// selective recomputation costs nothing extra; the operator-level policy reruns what it does
+    /// not save, [`Self::op_recompute`]).
+    pub fn recomputed(&self, policy: Recompute) -> f64 {
+        match policy {
+            Recompute::Full => 1.0,
+            Recompute::Op => self.op_recompute,
+            Recompute::None | Recompute::Selective => 0.0,
+        }
     }
 }
 
@@ -235,7 +267,8 @@ impl Shape {
     }
 }
 
-/// An element-wise operation moving `elements` per token of `tokens` in the forward.
+/// An element-wise operation moving `elements` per token of `tokens` in the forward (run again
+/// under the operator-level policy, which saves no element-wise output).
 pub(crate) fn elementwise(p: &Pricing, name: &'static str, bytes: f64) -> Operation {
     Operation::new(
         name,
@@ -244,6 +277,7 @@ pub(crate) fn elementwise(p: &Pricing, name: &'static str, bytes: f64) -> Operat
         p.elementwise(bytes * BACKWARD_TRAFFIC_FACTOR),
         bytes,
     )
+    .op_policy(0.0, 1.0)
 }
 
 /// Bytes a linear layer keeps of its input `bytes` (16-bit): Transformer Engine's FP8 layers save
@@ -304,7 +338,9 @@ fn tp_collective(
         0.0,
     );
     op.collective = Some(CollectiveUse { kind, volume_gb: v, group: g, fast_share: share });
-    Some(op)
+    // Operator-level policy: the reduce-scatter's output is saved (its sequence shard), every
+    // other TP collective runs again with the recomputed forward.
+    Some(if !entry && sp { op.op_policy(s.h * s.tokenwise * s.es, 0.0) } else { op.op_policy(0.0, 1.0) })
 }
 
 /// Which sub-layer a norm, its tensor-parallel collectives and its residual add belong to.
@@ -337,7 +373,7 @@ pub(crate) fn sublayer(
             "attn_all_gather",
             "attn_reduce_scatter",
             "attn_residual",
-            KeptBytes { none: input, selective: input, full: input },
+            KeptBytes { none: input, selective: input, full: input, op: 0.0 },
         ),
         Sublayer::Mlp => {
             ("mlp_norm", "mlp_all_gather", "mlp_reduce_scatter", "mlp_residual", KeptBytes::recomputable(input))
@@ -345,7 +381,11 @@ pub(crate) fn sublayer(
     };
     let mut ops = Vec::with_capacity(inner.len() + 4);
     let norm_elements = ElementwiseTraffic::of(p.opts.fusion).norm;
-    ops.push(elementwise(p, norm, norm_elements * input).owning(s.h / s.tp).keeping(kept));
+    // Under the operator-level policy the norm runs again; the attention norm's input is the
+    // block input, which checkpointing keeps.
+    let block_input = if which == Sublayer::Attention { input } else { 0.0 };
+    let norm_op = elementwise(p, norm, norm_elements * input).owning(s.h / s.tp).keeping(kept);
+    ops.push(norm_op.op_policy(block_input, 1.0));
     ops.extend(tp_collective(p, layout, &s, gather, true, entry_gemm));
     ops.extend(inner);
     ops.extend(tp_collective(p, layout, &s, scatter, false, exit_gemm));
@@ -372,7 +412,10 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     // The norm output feeding Q/K/V is kept sharded under sequence parallelism (re-gathered in
     // the backward), whole otherwise.
     let input = h * s.tokenwise * es;
-    let qkv = matmul(p, "qkv_proj", tokens, h, (q_w + 2.0 * kv_w) / tp).keeping(saved_input(p, input));
+    // Operator-level policy: Q (1st matmul) and V (3rd) saved, K (2nd) recomputed.
+    let qkv = matmul(p, "qkv_proj", tokens, h, (q_w + 2.0 * kv_w) / tp)
+        .keeping(saved_input(p, input))
+        .op_policy((q_w + kv_w) / tp * tokens * es, kv_w / (q_w + 2.0 * kv_w));
     let entry = qkv.fwd;
     inner.push(qkv);
     let rope = ElementwiseTraffic::of(o.fusion).rope;
@@ -390,14 +433,19 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     let att_fwd = p.attention(att_tflop, att_bytes, s_q, seq);
     let att_bwd = p.attention(att_tflop * FLASH_BACKWARD_FACTOR, att_bytes * FLASH_BACKWARD_FACTOR, s_q, seq);
     let qkv_kept = (q_w / tp + 2.0 * kv_local) * tokens * es;
+    // Operator-level policy: the kernel's outputs are saved (the attention output and the FP32
+    // log-sum-exp per head and query token); Q, K, V are recomputed for its backward.
+    let att_saved = (q_w / tp * es + 4.0 * heads_local) * tokens;
     inner.push(
         Operation::new("attention", OpKind::Attention, att_fwd, att_bwd, att_bytes)
-            .keeping(KeptBytes::recomputable(qkv_kept)),
+            .keeping(KeptBytes::recomputable(qkv_kept))
+            .op_policy(att_saved, 0.0),
     );
     inner.extend(context_parallel(w, layout, p, kv_local, att_fwd.compute_s, att_bwd.compute_s));
 
     let out_input = q_w / tp * tokens * es;
-    let out = matmul(p, "out_proj", tokens, q_w / tp, h).keeping(saved_input(p, out_input));
+    // Operator-level policy: the 4th matmul, recomputed (its input is the saved attention output).
+    let out = matmul(p, "out_proj", tokens, q_w / tp, h).keeping(saved_input(p, out_input)).op_policy(0.0, 1.0);
     let exit = out.fwd;
     inner.push(out);
     sublayer(w, layout, p, Sublayer::Attention, inner, &entry, &exit)
@@ -413,13 +461,21 @@ pub fn mlp_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operati
     let gates = w.mlp_in_matrices(o.gated_mlp) as f64;
 
     let input = h * s.tokenwise * es;
-    let mlp_in = matmul(p, "mlp_in_proj", tokens, h, gates * f / tp).keeping(saved_input(p, input));
+    // Operator-level policy (matmuls numbered in the block: Q, K, V, output = 1–4): the gate /
+    // first MLP matmul (5th) is saved; gated, the up projection (6th) is recomputed and the down
+    // projection (7th) saved; plain, the output projection (6th) is recomputed.
+    let gated = gates > 1.0;
+    let mlp_in = matmul(p, "mlp_in_proj", tokens, h, gates * f / tp)
+        .keeping(saved_input(p, input))
+        .op_policy(f / tp * tokens * es, if gated { 1.0 - 1.0 / gates } else { 0.0 });
     let pre = gates * f / tp * tokens * es;
-    let per_element = ElementwiseTraffic::of(o.fusion).activation(gates > 1.0);
-    let activation =
-        elementwise(p, "mlp_activation", per_element * f / tp * tokens * es).keeping(KeptBytes::recomputable(pre));
+    let per_element = ElementwiseTraffic::of(o.fusion).activation(gated);
+    let activation = elementwise(p, "mlp_activation", per_element * f / tp * tokens * es)
+        .keeping(KeptBytes::recomputable(pre))
+        .op_policy(0.0, 1.0);
     let act = f / tp * tokens * es;
     let out = matmul(p, "mlp_out_proj", tokens, f / tp, h).keeping(saved_input(p, act));
+    let out = if gated { out.op_policy(h * tokens * es, 0.0) } else { out.op_policy(0.0, 1.0) };
     let (entry, exit) = (mlp_in.fwd, out.fwd);
     sublayer(w, layout, p, Sublayer::Mlp, vec![mlp_in, activation, out], &entry, &exit)
 }
@@ -439,7 +495,7 @@ pub(crate) fn fp8_casts(w: &Workload, layout: &Layout, p: &Pricing, linear_param
     if p.opts.fp8_recipe == Fp8Recipe::Torchao {
         let weights = linear_parameters * (s.es + FP8_CAST_BYTES);
         let pass = p.elementwise(weights);
-        ops.push(Operation::new("fp8_weight_casts", OpKind::Elementwise, pass, pass, weights));
+        ops.push(Operation::new("fp8_weight_casts", OpKind::Elementwise, pass, pass, weights).op_policy(0.0, 1.0));
     }
     ops
 }

@@ -19,6 +19,16 @@ pub enum Recompute {
     /// Only each block's input is kept; the whole block forward (with its tensor-parallel
     /// collectives) runs again before its backward: one more forward pass per micro-batch.
     Full,
+    /// Operator-level selective checkpointing as torchtitan configures PyTorch's
+    /// `create_selective_checkpoint_contexts` (`activation_checkpoint.mode = "selective"`,
+    /// `selective_ac_option = "op"`, its default; `torchtitan/distributed/activation_checkpoint.py`):
+    /// the outputs of the flash-attention kernel, of the tensor-parallel reduce-scatters and of
+    /// every *odd-numbered* matmul of a block (the 1st, 3rd, 5th, 7th: Q, V, MLP gate, MLP down
+    /// in a Llama block, "all compute ops, except every second mm") are saved with the block
+    /// input; everything else (K, output and MLP-up projections, norms, activations, residual
+    /// adds, the sequence-parallel all-gathers) runs again before the block's backward. Not one
+    /// of the levels the search tries ([`Recompute::ALL`]); read from words and launch files.
+    Op,
 }
 
 /// How model states are sharded over the data-parallel (and context-parallel) replicas.
@@ -70,7 +80,8 @@ impl Sharding {
 }
 
 impl Recompute {
-    /// All modes, in order.
+    /// The levels the search tries, in order (the operator-level policy [`Recompute::Op`] is
+    /// evaluated when asked for, not searched).
     pub const ALL: [Recompute; 3] = [Recompute::None, Recompute::Selective, Recompute::Full];
 
     /// The CLI / URL name.
@@ -79,6 +90,7 @@ impl Recompute {
             Recompute::None => "none",
             Recompute::Selective => "selective",
             Recompute::Full => "full",
+            Recompute::Op => "op",
         }
     }
 }
@@ -217,7 +229,7 @@ impl OptimizerStates {
     }
 }
 
-named_enum!(Recompute, "recompute", &[]);
+named_enum!(Recompute, "recompute", &[("op", Recompute::Op), ("selective_op", Recompute::Op)]);
 named_enum!(GradReduce, "grad_reduce", &[("bf16", GradReduce::Param), ("fp16", GradReduce::Param)]);
 named_enum!(
     Fp8Recipe,
@@ -343,7 +355,10 @@ pub struct ExtendedOptions {
     pub reshard_after_forward: bool,
     /// An FP32 gradient-accumulation buffer kept beside the 16-bit `.grad` of every parameter
     /// (DeepSpeed's `BF16_Optimizer` with FP32 gradient accumulation): 2 + 4 B of gradients per
-    /// parameter instead of Megatron-LM's fused FP32 `main_grad` (4 B). Off: Megatron-LM, FSDP.
+    /// parameter instead of Megatron-LM's fused FP32 `main_grad` (4 B). With sharded gradients
+    /// (ZeRO-2, FSDP under pipelining) the whole-size FP32 accumulator FSDP2 keeps between
+    /// micro-batches until the one reduce-scatter (4 B per parameter instead of 4/d). Off:
+    /// Megatron-LM, FSDP without pipelining.
     pub grad_accumulation_buffer: bool,
     /// The optimizer step fused into the backward pass (torchtune's `optimizer_in_bwd`, PyTorch's
     /// `register_post_accumulate_grad_hook`): each parameter is updated and its gradient freed as
@@ -454,7 +469,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for r in Recompute::ALL {
+        for r in Recompute::ALL.into_iter().chain([Recompute::Op]) {
             assert_eq!(r.as_str().parse::<Recompute>().unwrap(), r);
         }
         for s in Sharding::ALL {

@@ -63,7 +63,7 @@ pub struct SwitchInfo {
 }
 
 const PRECISIONS: &[&str] = &["fp32", "tf32", "fp16", "bf16", "fp8"];
-const RECOMPUTE: &[&str] = &["none", "selective", "full"];
+const RECOMPUTE: &[&str] = &["none", "selective", "full", "op"];
 const SHARDING: &[&str] = &["zero0", "zero1", "zero2", "zero3"];
 const GRAD_REDUCE: &[&str] = &["auto", "fp32", "param"];
 const FP8_RECIPES: &[&str] = &["te", "torchao"];
@@ -123,7 +123,7 @@ pub const SWITCHES: [SwitchInfo; 30] = [
     SwitchInfo {
         key: "recompute",
         label: "Recomputation",
-        what: "activation recomputation (none / selective / full)",
+        what: "activation recomputation (none / selective / full / op: torchtitan's operator-level policy)",
         kind: SwitchKind::Choice(RECOMPUTE),
         source: "selective: Megatron-LM's setting with flash attention (Korthikanti et al. 2022)",
     },

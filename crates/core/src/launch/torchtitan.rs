@@ -261,8 +261,8 @@ fn model(l: &mut Launch, name: Option<(String, Origin)>, flavour: Option<(String
     Ok(())
 }
 
-/// Activation checkpointing: `none`, `selective` (`op`: per operation; `N`: every N-th block
-/// fully), `full`.
+/// Activation checkpointing: `none`, `selective` (`op`: per operation, [`Recompute::Op`], the
+/// policy torchtitan's `_op_sac_save_list` defines; `N`: every N-th block fully), `full`.
 fn recompute(l: &mut Launch, mode: Option<(String, Origin)>, option: Option<(String, Origin)>) -> Result<(), Error> {
     let (mode, o) = mode.unwrap_or_else(|| {
         l.notes.push("activation_checkpoint.mode not given: torchtitan's default selective".into());
@@ -273,7 +273,7 @@ fn recompute(l: &mut Launch, mode: Option<(String, Origin)>, option: Option<(Str
         "full" => _ = l.settings.recompute.put(Recompute::Full, &o),
         "selective" => match option {
             None => _ = l.settings.recompute.put(Recompute::Selective, &o),
-            Some((v, oo)) if v == "op" => _ = l.settings.recompute.put(Recompute::Selective, &oo),
+            Some((v, oo)) if v == "op" => _ = l.settings.recompute.put(Recompute::Op, &oo),
             Some((v, oo)) => {
                 let every = positive(&v, &oo).map_err(|_| oo.error(&v, "must be op or a positive integer"))?;
                 l.settings.recompute.put(Recompute::Full, &oo);

@@ -248,13 +248,25 @@ impl Prepared {
     /// The memory error `predicted / measured − 1` of a row that ran, in extended mode (`None`
     /// without a figure or a prediction).
     pub fn memory_error(&self) -> Option<f64> {
+        let s = self.scored_memory()?;
+        Some(predicted_memory_gb(&s.predicted, s.kind) / s.measured_gb - 1.0)
+    }
+
+    /// The row as the fragmentation fit sees it: a run that ran, its measured figure and extended
+    /// mode's prediction (`None` without either).
+    pub fn scored_memory(&self) -> Option<memory::ScoredMemory> {
         let mem = &self.run.measured.memory;
         if mem.oom == Some(true) {
             return None;
         }
         let measured = measured_gb(mem)?;
         let predicted = self.evaluate(Mode::Extended, Efficiency::FITTED).1.ok()?;
-        Some(predicted_memory_gb(&predicted, self.memory_kind.0) / measured - 1.0)
+        Some(memory::ScoredMemory {
+            source: self.run.source.clone(),
+            kind: self.memory_kind.0,
+            predicted,
+            measured_gb: measured,
+        })
     }
 
     /// Predicts the row in `mode` (extended mode with efficiencies `eta`).
@@ -293,6 +305,9 @@ impl Prepared {
                 device_gb: None,
                 band_gb: None,
                 error: None,
+                error_loso: None,
+                measured_kind: kind,
+                figures: None,
                 oom: mem.oom,
                 reason: None,
             }),
@@ -327,6 +342,7 @@ impl Prepared {
                     m.capacity_gb = capacity;
                     m.predicted_gb = Some(predicted_memory_gb(p, kind));
                     m.device_gb = Some(p.device_gb);
+                    m.figures = (mode == Mode::Extended).then_some(*p);
                     m.band_gb = Some(band * p.device_gb);
                     m.fits = capacity.map(|c| memory::fits(p.device_gb, c, band));
                     if capacity.is_none() {
@@ -518,7 +534,8 @@ pub fn validate(file: &MeasuredFile, mode: Mode) -> Report {
 
 /// Validates every row of `file` in `mode`, extended mode with efficiencies `eta`.
 pub fn validate_with(file: &MeasuredFile, mode: Mode, eta: Efficiency) -> Report {
-    let rows: Vec<RowResult> = file.rows.iter().map(|r| Prepared::new(r).predict(mode, eta)).collect();
+    let mut rows: Vec<RowResult> = file.rows.iter().map(|r| Prepared::new(r).predict(mode, eta)).collect();
+    memory::hold_out_fragmentation(&mut rows);
     let summary = summarise(&rows);
     Report { mode, efficiency: eta, rows, summary, leave_one_source_out: None }
 }

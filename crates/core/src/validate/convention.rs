@@ -87,6 +87,12 @@ fn recompute_forward(s: &ConventionShape, recompute: Recompute) -> f64 {
     match recompute {
         Recompute::None => 0.0,
         Recompute::Selective => s.layers * attention_core,
+        // torchtitan's operator-level policy: the K, output and MLP-up projections (every second
+        // matmul) run again; attention is saved.
+        Recompute::Op => {
+            let up = if s.mlp_matrices > 2.0 { 2.0 * s.hidden * s.ffn } else { 0.0 };
+            s.layers * (2.0 * s.hidden * s.kv_width + 2.0 * s.q_width * s.hidden + up) * s.seq
+        }
         Recompute::Full => {
             let matmuls = 2.0 * s.hidden * (s.q_width + 2.0 * s.kv_width)
                 + 2.0 * s.q_width * s.hidden

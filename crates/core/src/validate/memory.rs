@@ -12,10 +12,16 @@
 //!   prediction is compared with which kind (switch it when the memory model reports allocated,
 //!   reserved and device figures separately).
 //! * **Error**: `predicted / measured − 1` for runs that ran (an out-of-memory run's figure is the
-//!   peak before the failure, not the run's need, and is not scored).
+//!   peak before the failure, not the run's need, and is not scored). The headline is
+//!   **leave-one-source-out** ([`hold_out_fragmentation`]): the one fitted memory constant, the
+//!   allocator fragmentation ([`crate::extended::memory::FRAGMENTATION`]), is refitted without
+//!   the row's source ([`super::fit::fit_scalar`], grid [`FRAGMENTATION_GRID`]) and the row's
+//!   reserved and device figures predicted with it; the in-sample error (the shipped constant)
+//!   is beside it.
 //! * **Verdict** ([`Fits`]): the device-level need `m` against the capacity `C` with the error band
-//!   `b` (the 80th percentile of `|error|` on the shipped memory rows, [`shipped_band`]): `yes` when
-//!   `m·(1 + b) ≤ C`, `no` when `m·(1 − b) > C`, else `tight` (within the band of the capacity).
+//!   `b` (the 80th percentile of the leave-one-source-out `|error|` on the shipped memory rows,
+//!   [`shipped_band`]): `yes` when `m·(1 + b) ≤ C`, `no` when `m·(1 − b) > C`, else `tight`
+//!   (within the band of the capacity).
 
 use std::sync::OnceLock;
 
@@ -53,6 +59,11 @@ pub fn read_memory_kind(mem: &RunMemory) -> (MemoryKind, Option<String>) {
         if w.any(&["nvidia smi", "rocm smi", "smi", "device memory", "device level", "memory used", "gpu memory used"])
         {
             Some(MemoryKind::NvidiaSmi)
+        } else if w.has("active") {
+            // Peak *active* bytes (`active_bytes.all.peak`, torchtune's "Peak Memory Active"):
+            // allocated blocks not yet returned to the cache, read as allocated even when the text
+            // goes on to compare it with reserved ("between allocated and reserved").
+            Some(MemoryKind::PeakAllocated)
         } else if w.has("reserved") || w.has("max reserved") || w.has("memory reserved") {
             Some(MemoryKind::PeakReserved)
         } else if w.has("allocated") || w.has("active") || w.has("max memory allocated") {
@@ -96,12 +107,103 @@ pub struct PredictedMemory {
 }
 
 impl PredictedMemory {
-    /// Today's memory model reports one figure per device (`mem_gb`, tensors plus a margin for
-    /// context, buffers and fragmentation): it stands for all three kinds until the model reports
-    /// them separately.
+    /// Reference mode's one figure per device (`mem_gb`): it stands for all three kinds.
     pub fn single(mem_gb: f64) -> PredictedMemory {
         PredictedMemory { allocated_gb: mem_gb, reserved_gb: mem_gb, device_gb: mem_gb }
     }
+
+    /// The figure of `kind` [GB] had extended mode's allocator fragmentation been `fragmentation`
+    /// (a fraction of the allocated peak, [`crate::extended::memory::FRAGMENTATION`]): reserved =
+    /// allocated × (1 + fragmentation), the device figure keeps its context and buffers on top.
+    pub fn at_fragmentation(&self, kind: MemoryKind, fragmentation: f64) -> f64 {
+        let reserved = self.allocated_gb * (1.0 + fragmentation);
+        match kind {
+            MemoryKind::PeakAllocated => self.allocated_gb,
+            MemoryKind::PeakReserved => reserved,
+            MemoryKind::NvidiaSmi => reserved + (self.device_gb - self.reserved_gb),
+        }
+    }
+}
+
+/// The grid the allocator fragmentation is fitted on (0 to 40 % of the allocated peak, by 1 %).
+pub const FRAGMENTATION_GRID: [f64; 41] = {
+    let mut g = [0.0; 41];
+    let mut i = 0;
+    while i < 41 {
+        g[i] = i as f64 * 0.01;
+        i += 1;
+    }
+    g
+};
+
+/// One scored memory row as the fragmentation fit sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoredMemory {
+    /// The row's source (the unit held out).
+    pub source: String,
+    /// The kind of its figure.
+    pub kind: MemoryKind,
+    /// Extended mode's figures.
+    pub predicted: PredictedMemory,
+    /// The measured figure [GB].
+    pub measured_gb: f64,
+}
+
+/// The fragmentation fit over `rows` ([`super::fit::fit_scalar`] on [`FRAGMENTATION_GRID`]).
+pub fn fit_fragmentation(rows: &[ScoredMemory]) -> super::fit::ScalarFit {
+    let scalar: Vec<super::fit::ScalarRow> = rows
+        .iter()
+        .map(|r| super::fit::ScalarRow {
+            source: r.source.clone(),
+            error_at: Box::new(move |f| r.predicted.at_fragmentation(r.kind, f) / r.measured_gb - 1.0),
+        })
+        .collect();
+    super::fit::fit_scalar(&scalar, &FRAGMENTATION_GRID)
+}
+
+/// Each row's leave-one-source-out error: predicted with the fragmentation fitted on the other
+/// sources' rows (in the order of `rows`).
+pub fn held_out_errors(rows: &[ScoredMemory]) -> Vec<f64> {
+    let fit = fit_fragmentation(rows);
+    rows.iter()
+        .map(|r| {
+            let f = fit.per_source.iter().find(|(s, _, _)| *s == r.source).map_or(fit.value, |(_, v, _)| *v);
+            r.predicted.at_fragmentation(r.kind, f) / r.measured_gb - 1.0
+        })
+        .collect()
+}
+
+/// Fills every scored row's leave-one-source-out memory error (extended mode's rows; a row
+/// predicted in reference mode has no fitted memory constant and keeps its in-sample error).
+pub fn hold_out_fragmentation(rows: &mut [super::compare::RowResult]) {
+    let scored = scored_rows(rows);
+    let list: Vec<ScoredMemory> = scored.iter().map(|(_, s)| s.clone()).collect();
+    for ((i, _), e) in scored.iter().zip(held_out_errors(&list)) {
+        if let Some(m) = rows[*i].memory.as_mut() {
+            m.error_loso = Some(e);
+        }
+    }
+}
+
+/// The rows of `rows` scored in extended mode (a figure, a run that ran, extended mode's
+/// figures), with their index.
+fn scored_rows(rows: &[super::compare::RowResult]) -> Vec<(usize, ScoredMemory)> {
+    rows.iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let m = r.memory.as_ref()?;
+            m.error?;
+            Some((
+                i,
+                ScoredMemory {
+                    source: r.source.clone(),
+                    kind: m.measured_kind,
+                    predicted: m.figures?,
+                    measured_gb: m.measured_gb?,
+                },
+            ))
+        })
+        .collect()
 }
 
 /// The prediction compared with a figure of `kind` [GB] (the switch of the module documentation).
@@ -164,22 +266,34 @@ pub struct MemoryResult {
     pub device_gb: Option<f64>,
     /// Half-width of the band around the need [GB].
     pub band_gb: Option<f64>,
-    /// `predicted / measured − 1` (runs that ran only).
+    /// `predicted / measured − 1` (runs that ran only), with the shipped constants (in-sample).
     pub error: Option<f64>,
+    /// The same with the allocator fragmentation fitted without the row's source (the headline;
+    /// `null` in reference mode, which fits nothing).
+    pub error_loso: Option<f64>,
+    /// The kind of the measured figure (the typed form of `kind`).
+    #[serde(skip)]
+    pub measured_kind: MemoryKind,
+    /// Extended mode's three figures of the row (for the leave-one-source-out refit).
+    #[serde(skip)]
+    pub figures: Option<PredictedMemory>,
     /// The reported outcome: `true` out of memory, `false` ran, `null` not stated.
     pub oom: Option<bool>,
     /// Why there is no prediction.
     pub reason: Option<String>,
 }
 
-/// The relative band used by the verdicts: the 80th percentile of `|error|` over the shipped
-/// memory rows (extended mode), or 10 % when there are fewer than five scored rows.
+/// The relative band used by the verdicts: the 80th percentile of the leave-one-source-out
+/// `|error|` over the shipped memory rows (extended mode; [`held_out_errors`]), or 10 % when
+/// there are fewer than five scored rows. Honest by construction: no row's error comes from a
+/// constant fitted on its own source.
 pub fn shipped_band() -> f64 {
     static BAND: OnceLock<f64> = OnceLock::new();
     *BAND.get_or_init(|| {
         let file = super::parse_measured_runs(super::MEASURED_MEMORY_RUNS_JSON).unwrap_or_default();
-        let errors: Vec<f64> =
-            file.rows.iter().filter_map(|r| super::compare::Prepared::new(r).memory_error()).map(f64::abs).collect();
+        let scored: Vec<ScoredMemory> =
+            file.rows.iter().filter_map(|r| super::compare::Prepared::new(r).scored_memory()).collect();
+        let errors: Vec<f64> = held_out_errors(&scored).into_iter().map(f64::abs).collect();
         percentile(&errors, 0.8).filter(|_| errors.len() >= 5).unwrap_or(0.10)
     })
 }
@@ -203,9 +317,11 @@ pub fn percentile(v: &[f64], q: f64) -> Option<f64> {
 pub struct MemorySourceStats {
     /// Source title.
     pub source: String,
-    /// Errors of its scored rows.
+    /// Leave-one-source-out errors of its scored rows (the fragmentation fitted on the others).
     #[serde(flatten)]
     pub stats: super::compare::Stats,
+    /// The fragmentation fitted without this source (extended mode; `null` otherwise).
+    pub fragmentation_held_out: Option<f64>,
     /// Its verdicts.
     pub verdicts: Verdicts,
 }
@@ -255,10 +371,13 @@ impl Verdicts {
 pub struct MemorySummary {
     /// Rows with a memory figure or an outcome.
     pub rows: usize,
-    /// Errors over the rows that ran with a figure and were evaluated (`evaluated`, `skipped` =
-    /// rows with a figure or outcome that could not be evaluated, `mape`, …).
+    /// Leave-one-source-out errors (the headline; in-sample in reference mode) over the rows that
+    /// ran with a figure and were evaluated (`evaluated`, `skipped` = rows with a figure or
+    /// outcome that could not be evaluated, `mape`, …).
     #[serde(flatten)]
     pub stats: super::compare::Stats,
+    /// The same rows' in-sample errors (the shipped fragmentation).
+    pub in_sample: super::compare::Stats,
     /// The relative error band of the verdicts (see [`shipped_band`]).
     pub band: f64,
     /// The verdicts.
@@ -270,15 +389,26 @@ pub struct MemorySummary {
 impl MemorySummary {
     /// The summary of `rows` with `sources` in order.
     pub fn of(rows: &[super::compare::RowResult], sources: &[String]) -> MemorySummary {
-        let stats = |rs: &[&super::compare::RowResult]| {
-            let errors: Vec<f64> = rs.iter().filter_map(|r| r.memory.as_ref()?.error).collect();
+        let errors_of = |rs: &[&super::compare::RowResult], held_out: bool| {
+            let errors: Vec<f64> = rs
+                .iter()
+                .filter_map(|r| {
+                    let m = r.memory.as_ref()?;
+                    if held_out { m.error_loso.or(m.error) } else { m.error }
+                })
+                .collect();
             let skipped = rs.iter().filter(|r| r.memory.as_ref().is_some_and(|m| m.predicted_gb.is_none())).count();
             super::compare::Stats::of(&errors, skipped)
         };
+        let stats = |rs: &[&super::compare::RowResult]| errors_of(rs, true);
         let with: Vec<&super::compare::RowResult> = rows.iter().filter(|r| r.memory.is_some()).collect();
+        let scored: Vec<ScoredMemory> = scored_rows(rows).into_iter().map(|(_, s)| s).collect();
+        let fit = (!scored.is_empty()).then(|| fit_fragmentation(&scored));
+        let held_out = |s: &str| fit.as_ref()?.per_source.iter().find(|(x, _, _)| x == s).map(|(_, v, _)| *v);
         MemorySummary {
             rows: with.len(),
             stats: stats(&with),
+            in_sample: errors_of(&with, false),
             band: shipped_band(),
             verdicts: Verdicts::of(&with),
             per_source: sources
@@ -289,6 +419,7 @@ impl MemorySummary {
                     (!mine.is_empty()).then(|| MemorySourceStats {
                         source: s.clone(),
                         stats: stats(&mine),
+                        fragmentation_held_out: held_out(s),
                         verdicts: Verdicts::of(&mine),
                     })
                 })
@@ -314,6 +445,11 @@ mod tests {
         let (k, note) = read_memory_kind(&mem("other", Some("'Peak Memory Active (GiB)' = peak active bytes")));
         assert_eq!(k, MemoryKind::PeakAllocated);
         assert!(note.unwrap().contains("active"));
+        let (k, _) = read_memory_kind(&mem(
+            "other",
+            Some("'Peak Memory Active (GiB)' = peak active bytes (between allocated and reserved)"),
+        ));
+        assert_eq!(k, MemoryKind::PeakAllocated);
         let (k, note) = read_memory_kind(&mem("other", None));
         assert_eq!(k, MemoryKind::PeakAllocated);
         assert!(note.unwrap().contains("not stated"));

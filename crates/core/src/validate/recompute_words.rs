@@ -4,7 +4,8 @@
 //! | what the words say | examples | read as |
 //! |---|---|---|
 //! | nothing recomputed | `none`, `no`, `off`, `false`, `disabled`, `no AC`, MaxText `remat_policy=none` / `save_all` | none |
-//! | the attention core only | Megatron `selective`, `--recompute-activations`, `core_attn`, `--recompute-modules core_attn`; torchtitan `selective` (`op` SAC) | selective |
+//! | the attention core only | Megatron `selective`, `--recompute-activations`, `core_attn`, `--recompute-modules core_attn`, a bare `selective` | selective |
+//! | PyTorch's operator-level selective checkpointing as torchtitan sets it (matmul and attention outputs saved, every second matmul and all element-wise work recomputed) | `SAC`, `op`, `per-op SAC`, torchtitan `selective` with `selective_ac_option = "op"` | op |
 //! | element-wise work only, every matmul output kept | MaxText `minimal`, `minimal_with_context`, `minimal_flash` | selective |
 //! | every block's forward again | Megatron `full` (`uniform`/`block` with all layers), PyTorch/HF `activation`/`gradient checkpointing`, DeepSpeed `checkpoint_activations`, `AC`, MaxText `full`, `true`/`on` | full |
 //! | part of the forward (some matmuls) | MaxText `save_dot_except_mlp`, `save_dot_except_mlpwi`, `save_dot_with_context_except_mlp`, `save_qkv_proj`, `save_out_proj`, `custom`; Megatron `--recompute-modules … mlp …` | full when at least half the forward matmul work is redone, else selective |
@@ -185,7 +186,19 @@ pub fn read_recompute(text: Option<&str>, layers: Option<u64>) -> RecomputeReadi
     if w.has("full") || w.has("uniform") {
         return RecomputeReading::plain(Recompute::Full);
     }
-    if w.any(&["selective", "sac", "core attn", "core attention", "attention core", "attention only", "op"])
+    // PyTorch's selective activation checkpointing (SAC: `create_selective_checkpoint_contexts`,
+    // a policy per operator) as torchtitan configures it (`selective_ac_option = "op"`); the
+    // layer-wise variant was read above.
+    if w.any(&["sac", "op", "per op", "op level", "operator level"]) {
+        return RecomputeReading::noted(
+            Recompute::Op,
+            format!(
+                "`{t}`: PyTorch's operator-level selective checkpointing as torchtitan sets it (matmul and attention \
+                 outputs saved except every second matmul)"
+            ),
+        );
+    }
+    if w.any(&["selective", "core attn", "core attention", "attention core", "attention only"])
         || w.has("recompute activations")
     {
         return RecomputeReading::plain(Recompute::Selective);
@@ -220,9 +233,14 @@ mod tests {
         {
             assert_eq!(level(t), Recompute::None, "{t}");
         }
-        for t in ["selective", "selective (attention core only)", "--recompute-activations", "core_attn", "SAC (op)"] {
+        for t in ["selective", "selective (attention core only)", "--recompute-activations", "core_attn"] {
             assert_eq!(level(t), Recompute::Selective, "{t}");
         }
+        for t in ["SAC (op)", "selective (per-op SAC)", "selective (torchtitan SAC; 'op' policy is the config default)"]
+        {
+            assert_eq!(level(t), Recompute::Op, "{t}");
+        }
+        assert_ne!(level("selective (SAC every 2 layers)"), Recompute::Op);
         for t in ["full", "full activation checkpointing", "gradient checkpointing", "AC", "true", "remat"] {
             assert_eq!(level(t), Recompute::Full, "{t}");
         }

@@ -188,8 +188,23 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
             local
         }
         (None, None) => {
-            notes.push("micro-batch not stated: 1".to_string());
-            1
+            // torchtitan splits each replica's batch into as many pipeline micro-batches as there
+            // are pipeline ranks unless told otherwise (`pipeline_parallel_microbatches`
+            // defaulting to `pipeline_parallel_degree`, torchtitan's config docs: "The default
+            // value will be the number of pipeline stages"). Other stacks: 1.
+            let local = (global / dp.max(1)).max(1);
+            let framework = Words::new(run.framework.as_deref().unwrap_or(""));
+            if framework.has("torchtitan") && local.is_multiple_of(pp) {
+                notes.push(format!(
+                    "micro-batch not stated: torchtitan's default of {pp} pipeline micro-batches (one per pipeline \
+                     rank) of the local batch {local}: {}",
+                    local / pp
+                ));
+                local / pp
+            } else {
+                notes.push("micro-batch not stated: 1".to_string());
+                1
+            }
         }
     };
     let dp_mbs = product(&[dp, mbs]).ok_or_else(too_large)?;
@@ -250,6 +265,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         cp,
     });
     notes.extend(sharding.notes.iter().cloned());
+    let fsdp_pipelined = pp > 1 && sharding.sharding == crate::extended::Sharding::Zero3;
     let sharding = fsdp_under_pipeline(sharding, pp, &mut notes);
     let interleave = match &p.interleave {
         Some(Interleave::Chunks(v)) => *v,
@@ -276,7 +292,14 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     // Engine; a chunked cross-entropy is taken as torchtune's 8 chunks; async TP overlaps the TP
     // collectives.
     let precision_words = Words::new(run.precision.as_deref().unwrap_or(""));
-    let grad_reduce = if precision_words.any(&["fp16", "float16", "pure"]) && !states.pure_16bit {
+    // Megatron's gradient buffer (and its reduction) is FP32 only with `grad_reduce_in_fp32` /
+    // `--accumulate-allreduce-grads-in-fp32`; a run that says it is off keeps 16-bit gradients.
+    let said = Words::new(&[other.as_str(), &run.notes.join("; ")].join("; "));
+    let sixteen_bit_grads = ["grad reduce in fp32", "accumulate allreduce grads in fp32"]
+        .iter()
+        .any(|f| ["false", "0", "off"].iter().any(|no| said.has(&format!("{f} {no}"))));
+    let grad_reduce = if (precision_words.any(&["fp16", "float16", "pure"]) || sixteen_bit_grads) && !states.pure_16bit
+    {
         GradReduce::Param
     } else {
         GradReduce::Auto
@@ -298,7 +321,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         fp8_recipe,
         optimizer_states: if states.pure_16bit { OptimizerStates::PureBf16 } else { OptimizerStates::Fp32Master },
         optimizer_in_backward: states.optimizer_in_backward,
-        grad_accumulation_buffer: states.fp32_grad_accumulation,
+        grad_accumulation_buffer: states.fp32_grad_accumulation || fsdp_pipelined,
         loss_chunks: if other_words.any(&["chunked cross entropy", "chunked loss"]) { 8 } else { 1 },
         tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
         fusion,
@@ -369,14 +392,19 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
 /// (`reshard_after_forward = not pp_enabled`; the schedule turns off resharding after backward
 /// and gradient sync until the last micro-batch), since per-micro-batch gathers "can be
 /// expensive and non-overlapped" (torchtitan `parallelize.py`). Megatron-LM and DeepSpeed do not
-/// run ZeRO-3 with pipelining. Without a pipeline the reading is unchanged.
+/// run ZeRO-3 with pipelining. Without a pipeline the reading is unchanged. With gradient sync off
+/// until the last micro-batch, FSDP2 keeps each parameter's unsharded gradient between
+/// micro-batches, upcast to the reduce dtype (`FSDPParam.to_accumulated_grad_if_needed`: the
+/// FP32 `unsharded_accumulated_grad` of a BF16 / FP32-reduce policy): the caller turns on
+/// [`crate::extended::ExtendedOptions::grad_accumulation_buffer`] for it.
 fn fsdp_under_pipeline(reading: ShardingReading, pp: u64, notes: &mut Vec<String>) -> ShardingReading {
     if pp <= 1 || reading.sharding != crate::extended::Sharding::Zero3 {
         return reading;
     }
     notes.push(
         "FSDP with pipeline parallelism: parameters gathered and gradients reduce-scattered once per iteration \
-         (PyTorch pipelining keeps them unsharded across micro-batches): priced as ZeRO-2"
+         (PyTorch pipelining keeps them unsharded across micro-batches): priced as ZeRO-2, with the stage's \
+         unsharded gradients accumulated in the FP32 reduce dtype"
             .to_string(),
     );
     ShardingReading { sharding: crate::extended::Sharding::Zero2, shard_group: None, ..reading }

@@ -202,6 +202,7 @@ pub fn assemble_moe(
             activation_bytes: mix(|b| b.activation_bytes),
             selective_bytes: mix(|b| b.selective_bytes),
             input_bytes: mix(|b| b.input_bytes),
+            op_bytes: mix(|b| b.op_bytes),
             linear_parameters: mix(|b| b.linear_parameters),
         }
     };
