@@ -153,3 +153,32 @@ fn a_memory_figure_named_by_its_kind() {
     let m = mem(r#""max_memory_allocated_gb": 61, "memory_kind": "nvidia-smi""#);
     assert_eq!(read_memory_kind(&m).0, MemoryKind::NvidiaSmi);
 }
+
+#[test]
+fn a_restated_memory_source_is_held_out_as_the_shipped_one() {
+    use fmperf_core::validate::{shipped_memory_runs, validate};
+    // Someone else's file restates the rows of one shipped memory source under its own title: each
+    // row's held-out memory error must be the one the shipped file gives it (the shipped copies of
+    // the same runs are held out with it; every other shipped source is fitted on).
+    let shipped = shipped_memory_runs();
+    let theirs_of = |s: &str| s.starts_with("pytorch/torchtune");
+    let mut rows: Vec<_> = shipped.rows.iter().filter(|r| theirs_of(&r.source)).cloned().collect();
+    assert!(!rows.is_empty());
+    for r in &mut rows {
+        r.id = format!("their-{}", r.id);
+        r.source = "Their memory log".into();
+    }
+    let theirs = validate(&MeasuredFile { schema_version: None, rows }, Mode::Extended);
+    let ours = validate(&shipped, Mode::Extended);
+    let mut compared = 0;
+    for r in &theirs.rows {
+        let o = ours.rows.iter().find(|o| format!("their-{}", o.id) == r.id).unwrap();
+        let (a, b) = (r.memory.as_ref().and_then(|m| m.error_loso), o.memory.as_ref().and_then(|m| m.error_loso));
+        assert_eq!(a.is_some(), b.is_some(), "{}", r.id);
+        if let (Some(a), Some(b)) = (a, b) {
+            assert!((a - b).abs() < 1e-12, "{}: {a} vs {b}", r.id);
+            compared += 1;
+        }
+    }
+    assert!(compared >= 3, "{compared} rows compared");
+}

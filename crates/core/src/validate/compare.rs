@@ -534,10 +534,42 @@ pub fn validate(file: &MeasuredFile, mode: Mode) -> Report {
 
 /// Validates every row of `file` in `mode`, extended mode with efficiencies `eta`.
 pub fn validate_with(file: &MeasuredFile, mode: Mode, eta: Efficiency) -> Report {
-    let mut rows: Vec<RowResult> = file.rows.iter().map(|r| Prepared::new(r).predict(mode, eta)).collect();
-    memory::hold_out_fragmentation(&mut rows);
+    let prepared: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
+    let mut rows: Vec<RowResult> = prepared.iter().map(|p| p.predict(mode, eta)).collect();
+    let pool = memory_pool(file, &prepared, &rows, mode, eta);
+    memory::hold_out_fragmentation(&mut rows, &pool);
     let summary = summarise(&rows);
     Report { mode, efficiency: eta, rows, summary, leave_one_source_out: None }
+}
+
+/// The shipped memory runs behind a file's memory rows: the fragmentation constant of a held-out
+/// source is fitted on them and on the file's other sources, as time's constants are
+/// ([`super::holdout`]). Rows of the file itself are not added twice, and a shipped row that is the
+/// same run as one of the file's ([`super::holdout::same_run`]) counts as that row's source, so it
+/// is held out with it. Empty when the file has no scored memory row or in reference mode.
+fn memory_pool(
+    file: &MeasuredFile,
+    prepared: &[Prepared],
+    rows: &[RowResult],
+    mode: Mode,
+    eta: Efficiency,
+) -> Vec<RowResult> {
+    if mode != Mode::Extended || !rows.iter().any(|r| r.memory.as_ref().is_some_and(|m| m.error.is_some())) {
+        return Vec::new();
+    }
+    super::shipped_memory_runs()
+        .rows
+        .iter()
+        .filter(|s| !file.rows.iter().any(|f| f.id == s.id && f.source == s.source))
+        .map(|s| {
+            let p = Prepared::new(s);
+            let mut r = p.predict(mode, eta);
+            if let Some(f) = prepared.iter().find(|f| super::holdout::same_run(f, &p)) {
+                r.source = f.run.source.clone();
+            }
+            r
+        })
+        .collect()
 }
 
 /// Validates every row of `file` in `mode` and adds the headline: every row's error with

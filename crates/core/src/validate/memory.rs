@@ -174,10 +174,13 @@ pub fn held_out_errors(rows: &[ScoredMemory]) -> Vec<f64> {
 }
 
 /// Fills every scored row's leave-one-source-out memory error (extended mode's rows; a row
-/// predicted in reference mode has no fitted memory constant and keeps its in-sample error).
-pub fn hold_out_fragmentation(rows: &mut [super::compare::RowResult]) {
+/// predicted in reference mode has no fitted memory constant and keeps its in-sample error). The
+/// fragmentation held out for a source is fitted on the other sources of `rows` and of `pool`
+/// (rows fitted on, not reported: the shipped runs behind a user's file).
+pub fn hold_out_fragmentation(rows: &mut [super::compare::RowResult], pool: &[super::compare::RowResult]) {
     let scored = scored_rows(rows);
-    let list: Vec<ScoredMemory> = scored.iter().map(|(_, s)| s.clone()).collect();
+    let list: Vec<ScoredMemory> =
+        scored.iter().map(|(_, s)| s.clone()).chain(scored_rows(pool).into_iter().map(|(_, s)| s)).collect();
     for ((i, _), e) in scored.iter().zip(held_out_errors(&list)) {
         if let Some(m) = rows[*i].memory.as_mut() {
             m.error_loso = Some(e);
