@@ -211,12 +211,15 @@ fn read_moe(m: Fields<'_>, mlp: Mlp, layers: Option<u64>, prefix: &str, report: 
     let top_k = need(report, "top_k", m.int("top_k"));
     let (experts, expert_ffn, top_k) = (experts?, expert_ffn?, top_k?);
     let gated = m.text("expert_mlp").and_then(|s| Mlp::from_name(&s)).unwrap_or(mlp) == Mlp::SwiGlu;
+    let shared_experts = m.int("shared_experts").unwrap_or(0);
     let shape = MoeShape {
         experts,
         expert_ffn,
         top_k,
-        shared_experts: m.int("shared_experts").unwrap_or(0),
-        shared_ffn: m.int("shared_ffn").unwrap_or(expert_ffn),
+        shared_experts,
+        // Without shared experts their width means nothing: it is the experts' (as export writes
+        // it), so a document reads back equal to itself.
+        shared_ffn: if shared_experts > 0 { m.int("shared_ffn").unwrap_or(expert_ffn) } else { expert_ffn },
         gated,
         first_dense: m.int("first_dense").unwrap_or(0),
         moe_every: m.int("moe_every").unwrap_or(1),
