@@ -60,9 +60,9 @@ test('studies: the mode toggle and the switches rerun the sweep, live in the URL
   await resultsIn(page, 'extended mode (default switches)');
   assert.equal(param(page, 'mode'), 'extended');
   // Every switch is shown and editable.
-  // (the MoE switches, kernel fusion, and the physics switches of tp overlap, gradient reduction, optimizer and
+  // (the MoE switches, kernel fusion, the attention kernel, and the physics switches of tp overlap, gradient reduction, optimizer and
   // memory options included)
-  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 30);
+  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 31);
   const extended = await firstDays(page);
   assert.notEqual(extended, reference);
   // The chart and the table say which mode drew them.

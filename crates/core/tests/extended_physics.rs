@@ -192,3 +192,62 @@ fn eager_kernels_move_each_primitives_tensors() {
     assert_eq!(ExtendedOptions::from_text("fusion=eager").unwrap(), eager);
     assert!(ExtendedOptions::from_text("fusion=maybe").is_err());
 }
+
+#[test]
+fn flashattention2_kernels_run_slower_on_hopper_and_later() {
+    use fmperf_core::extended::AttentionKernel;
+    use fmperf_core::extended::efficiency::FA2_ON_ASYNC_MMA_RATIO;
+    use fmperf_core::extended::hardware::has_async_mma;
+    // Llama 3 8B block (32 query heads of 128), one sequence of 8192 tokens on one H100 SXM5,
+    // BF16. Causal flash attention forward: 4·s·s·a·d/2 = 4·8192²·32·128/2 = 0.5498 TFLOP, at
+    // η_att · MAMF(BF16) 794.5 · (8192/(8192 + c_att))² with the shipped c_att = 1024, i.e.
+    // (8/9)² of the rate; a FlashAttention-2-class kernel at 0.62 of that (FlashAttention-3
+    // paper, Fig. 5: (1/597.5 + 2.5/517)/(1/370 + 2.5/320) against cuDNN).
+    let paper: f64 = (1.0 / 597.5 + 2.5 / 517.0) / (1.0 / 370.0 + 2.5 / 320.0);
+    assert!((paper - 0.619).abs() < 5e-4, "ratio from the paper's rates: {paper}");
+    assert!((FA2_ON_ASYNC_MMA_RATIO - 0.62).abs() < 1e-12);
+    let (s, a, d) = (8192.0, 32.0, 128.0);
+    let tflop = 4.0 * s * s * a * d / 2.0 * 1e-12;
+    let w = Workload { seq_len: 8192, ..Workload::LLAMA3_8B };
+    let layout = Layout::placed(1, 1, 1, 1, 1, 1, 8);
+    let attention_s = |id: &str, kernel: AttentionKernel| -> (f64, f64) {
+        let sys = catalog::find_system(id).unwrap();
+        let hw = Hardware::from_catalog(sys, Precision::Bf16, true, &MappingOptions::default()).unwrap();
+        let opts = ExtendedOptions { attention_kernel: kernel, ..ExtendedOptions::realistic() };
+        let ops = operations(&w, &layout, &Pricing { hw: &hw, opts: &opts });
+        let att = ops.iter().find(|o| o.kind == OpKind::Attention).unwrap();
+        (att.fwd.compute_s, att.fwd.tflop)
+    };
+    let native = ExtendedOptions::realistic();
+    assert_eq!(native.attention_kernel, AttentionKernel::Native, "native by default");
+    let rate = native.attention_efficiency * 794.5 * (s / (s + native.attention_half_seq)).powi(2);
+    let (t_native, f) = attention_s("nvidia_h100_sxm5_80gb", AttentionKernel::Native);
+    close(f, tflop, "attention TFLOP");
+    close(t_native, tflop / rate, "native attention forward [s]");
+    let (t_fa2, _) = attention_s("nvidia_h100_sxm5_80gb", AttentionKernel::Fa2);
+    close(t_fa2, tflop / (rate * 0.62), "fa2 attention forward on H100 [s]");
+    // Hopper and Blackwell parts have the asynchronous MMA FlashAttention-2 does not use; Ampere,
+    // Volta, AMD and TPUs do not (FlashAttention-2, CK or Pallas is their own kernel): no change.
+    for id in [
+        "nvidia_h100_sxm5_80gb",
+        "nvidia_h200_sxm_141gb",
+        "nvidia_h800_sxm5_80gb",
+        "nvidia_b200_hgx",
+        "nvidia_gb200_nvl72",
+    ] {
+        assert!(has_async_mma(catalog::find_system(id).unwrap()), "{id}");
+    }
+    for id in ["nvidia_a100_sxm4_80gb", "nvidia_v100_sxm2", "amd_mi300x", "google_tpu_v5p"] {
+        assert!(!has_async_mma(catalog::find_system(id).unwrap()), "{id}");
+    }
+    for id in ["nvidia_a100_sxm4_80gb", "google_tpu_v5p", "amd_mi300x"] {
+        close(attention_s(id, AttentionKernel::Fa2).0, attention_s(id, AttentionKernel::Native).0, id);
+    }
+    // The switch's text form.
+    let fa2 = ExtendedOptions { attention_kernel: AttentionKernel::Fa2, ..native };
+    assert_eq!(fa2.to_text(), "attention_kernel=fa2");
+    assert_eq!(ExtendedOptions::from_text("attention_kernel=sdpa").unwrap(), fa2);
+    assert_eq!(ExtendedOptions::from_text("attention_kernel=cudnn").unwrap(), native);
+    let e = ExtendedOptions::from_text("attention_kernel=fa9").unwrap_err();
+    assert_eq!(e.field(), Some("ext.attention_kernel"));
+}

@@ -16,25 +16,34 @@ fn report(mode: Mode) -> Report {
     validate(&f, mode)
 }
 
-/// The one source held to a wider median: NeMo's long-sequence runs (Llama 2 7B, 16k–128k tokens,
-/// cuDNN fused attention in Transformer Engine). Since the 96 GB H100 got its estimated figures,
-/// torchtitan's context-parallel runs at 32k–256k tokens (PyTorch SDPA's ring attention) are
-/// evaluated too; they sustain about half the attention rate NeMo's runs do, and the one fitted
-/// `η_att` (0.304, down from 0.412 on the 80 rows before) settles between them: NeMo long-sequence
-/// comes out −23 % (median), torchtitan +18 %. The model has no attention-kernel generation to
-/// tell the two apart (issue 16 §3, open); until it has, this source's median may reach 25 %.
-const WIDER_MEDIAN: (&str, f64) = ("NVIDIA NeMo long-sequence", 0.25);
-
+/// In-sample targets of extended mode on the shipped runs: mean |error| ≤ 12 %, no source's
+/// median beyond ±15 %. (Until the attention kernel was read per run, NeMo's long-sequence runs
+/// needed a wider bound, 25 %: one `η_att` had to serve cuDNN's and PyTorch SDPA's kernels.)
 #[test]
 fn extended_mode_meets_its_targets() {
     let r = report(Mode::Extended);
     let s = &r.summary.overall;
-    assert!(s.mape.unwrap() <= 0.15, "mean absolute error {:?}", s.mape);
+    assert!(s.mape.unwrap() <= 0.12, "mean absolute error {:?}", s.mape);
     for p in &r.summary.per_source {
         if let Some(m) = p.stats.median_error {
-            let bound = if p.source.starts_with(WIDER_MEDIAN.0) { WIDER_MEDIAN.1 } else { 0.20 };
-            assert!(m.abs() <= bound, "{}: median error {m}", p.source);
+            assert!(m.abs() <= 0.15, "{}: median error {m}", p.source);
         }
+    }
+}
+
+/// Issue 16's targets, leave-one-source-out (each source predicted with constants fitted without
+/// it), read from the shipped cache that `holdout_cache` proves equal to a fresh computation:
+/// mean |error| ≤ 12 % and no source's median beyond ±15 %.
+#[test]
+fn extended_mode_meets_its_targets_on_runs_it_has_not_seen() {
+    let h = fmperf_core::validate::holdout_cache::shipped_holdout(Mode::Extended).expect("the cache parses");
+    assert_eq!(h.leave_one_source_out.evaluated, 103);
+    let loso = h.leave_one_source_out.mape.unwrap();
+    assert!(loso <= 0.12, "leave-one-source-out mean |error| {loso}");
+    assert!(loso >= h.in_sample.mape.unwrap() - 1e-12, "held out cannot beat in-sample on the whole");
+    for p in &h.per_source {
+        let m = p.leave_one_source_out.median_error.unwrap();
+        assert!(m.abs() <= 0.15, "{}: held-out median error {m}", p.source);
     }
 }
 
@@ -57,23 +66,30 @@ fn extended_mode_meets_its_targets() {
 /// block), so those two rows come out +22 % and +24 % instead of +39 % and +35 %, next to their
 /// compiled twins (+20 %, +16 %); mean |error| 11.4 % → 11.2 %, torchtitan's 18.4 % → 16.8 %
 /// (its median, a compiled long-context row, is unchanged). The refit keeps the constants.
+///
+/// Moved again (attention kernel): each run's attention kernel is read from its words
+/// (torchtitan and llm-foundry → FlashAttention-2 class, at 0.62 of the own-generation kernel's
+/// rate on H100; others native), and the constants refitted: η 0.99, η_att 0.41 (c 512,
+/// c_att 1024). Mean |error| 11.2 % → 8.1 %; NeMo long-sequence 22.4 % → 2.8 % (median −23 % →
+/// −1.6 %), torchtitan 16.8 % → 12.3 % (+18 % → +2.0 %), MosaicML 11.5 % → 7.0 %, NeMo summary
+/// 9.1 % → 7.1 %, Narayanan 6.6 % → 7.6 % (η 1.0 → 0.99), Korthikanti 5.4 % → 5.6 %.
 #[test]
 fn extended_summary_is_pinned() {
     let r = report(Mode::Extended);
     assert_eq!(r.efficiency, Efficiency::FITTED);
     let s = &r.summary.overall;
     assert_eq!((s.evaluated, s.skipped), (103, 5));
-    close(s.mape, 0.11168675660924159, "extended mean |error|");
-    close(s.median_abs_error, 0.08760729349313356, "extended median |error|");
-    close(s.median_error, -0.011725174276803862, "extended median error");
+    close(s.mape, 0.08107584049286132, "extended mean |error|");
+    close(s.median_abs_error, 0.05878416661582808, "extended median |error|");
+    close(s.median_error, 0.0011922274382729636, "extended median error");
     let pinned = [
-        ("Narayanan", 22, 0.06630327985422241, 0.003991524600224894),
-        ("Korthikanti", 8, 0.05400595560654782, 0.03997775845478391),
-        ("NVIDIA NeMo performance summary", 12, 0.09140417002949482, -0.09264532977693252),
-        ("NVIDIA NeMo long-sequence", 8, 0.22384261887034518, -0.23351034684165567),
-        ("MosaicML", 18, 0.1149393386279459, -0.048993049372282216),
-        ("PyTorch torchtitan", 17, 0.16816314012152422, 0.18084460162671445),
-        ("Google MaxText", 18, 0.09987464780116509, -0.029213259720625384),
+        ("Narayanan", 22, 0.07643376090467248, 0.011698699439157467),
+        ("Korthikanti", 8, 0.05601813282638082, 0.03370844619660429),
+        ("NVIDIA NeMo performance summary", 12, 0.07087081098971776, -0.0502752115887064),
+        ("NVIDIA NeMo long-sequence", 8, 0.02839538539103878, -0.016358165922841394),
+        ("MosaicML", 18, 0.07011233693454032, -0.02805915991541158),
+        ("PyTorch torchtitan", 17, 0.1230615211756071, 0.020194829168968642),
+        ("Google MaxText", 18, 0.0994135015799392, -0.0002989960666069935),
     ];
     for (prefix, n, mape, median) in pinned {
         let p = r.summary.per_source.iter().find(|p| p.source.starts_with(prefix)).expect(prefix);

@@ -292,3 +292,40 @@ fn a_figure_the_catalog_lacks_can_be_given_with_the_part() {
     );
     assert_eq!(h.rows[0].error, with.rows[0].error.unwrap());
 }
+
+#[test]
+fn the_attention_kernel_is_read_from_the_words() {
+    // The same 32k-token Llama 3 8B run on 8 H100s, written by three stacks: a PyTorch one
+    // (SDPA: FlashAttention-2 class), a Megatron one (Transformer Engine: cuDNN fused attention)
+    // and one that names no stack (the default, the part's own-generation kernel). On A100,
+    // FlashAttention-2 is the part's own kernel: the stack changes nothing there.
+    let row = |id: &str, hw: &str, framework: &str| {
+        format!(
+            r#"{{"id": "{id}", "source": {{"title": "Invented: a team's long-context runs"}}, "hardware_id": "{hw}",
+            "num_devices": 8, "precision": "bf16", "framework": "{framework}",
+            "model": {{"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
+                      "ffn_type": "swiglu", "seq_len": 32768, "vocab": 128256}},
+            "parallel": {{"tp": 1, "pp": 1, "dp": 8, "fsdp": "FSDP2 full shard", "recompute": "full"}},
+            "batch": {{"global_batch_seqs": 8, "micro_batch": 1}},
+            "measured": {{"flop_convention": "tokens/s per GPU", "tokens_per_s_per_device": 3000}}}}"#
+        )
+    };
+    let rows = [
+        row("pytorch_h100", "nvidia_h100_sxm5_80gb", "PyTorch FSDP2 + F.scaled_dot_product_attention"),
+        row("megatron_h100", "nvidia_h100_sxm5_80gb", "Megatron-LM with Transformer Engine"),
+        row("unsaid_h100", "nvidia_h100_sxm5_80gb", ""),
+        row("pytorch_a100", "nvidia_a100_sxm4_80gb", "PyTorch FSDP2 + F.scaled_dot_product_attention"),
+        row("megatron_a100", "nvidia_a100_sxm4_80gb", "Megatron-LM with Transformer Engine"),
+    ];
+    let file = parse_measured_runs(&format!("[{}]", rows.join(","))).unwrap();
+    let r = validate(&file, Mode::Extended);
+    let get = |id: &str| r.rows.iter().find(|x| x.id == id).unwrap();
+    let tokens = |id: &str| get(id).predicted_tokens_per_s.unwrap_or_else(|| panic!("{id}: {:?}", get(id).reason));
+    assert!(get("pytorch_h100").assumptions.iter().any(|a| a.contains("attention kernel fa2")));
+    assert!(!get("megatron_h100").assumptions.iter().any(|a| a.contains("attention kernel")));
+    // On H100 the SDPA run is slower (attention is most of a 32k-token step), the unsaid one is
+    // the native default.
+    assert!(tokens("pytorch_h100") < 0.85 * tokens("megatron_h100"));
+    assert_eq!(tokens("unsaid_h100"), tokens("megatron_h100"));
+    assert_eq!(tokens("pytorch_a100"), tokens("megatron_a100"));
+}

@@ -38,6 +38,11 @@ pub struct Hardware {
     pub unstructured_sparsity: bool,
     /// Whether the fast domain is a torus of chips (TPU ICI slices) rather than a switched domain.
     pub torus: bool,
+    /// Whether the part has asynchronous warp-group matrix instructions that FlashAttention-2-class
+    /// kernels do not use (NVIDIA Hopper and later), so that such kernels run attention slower than
+    /// the part's own-generation kernels ([`super::AttentionKernel`]). Read as: an NVIDIA part with
+    /// FP8 tensor cores ([`has_async_mma`]).
+    pub async_mma: bool,
     /// Values not read straight from the catalog, in words.
     pub approximations: Vec<String>,
 }
@@ -68,6 +73,18 @@ pub fn map_without_vector(sys: &CatalogSystem, opts: &MappingOptions) -> Result<
         }
         other => other,
     }
+}
+
+/// Whether `sys` is an NVIDIA GPU of the Hopper generation or later, read from its datasheet: an
+/// NVIDIA GPU with an FP8 tensor-core peak (Hopper's H100/H200/H800 and Blackwell's B200/B300/
+/// GB200/GB300 list one; Volta and Ampere do not). These parts have the asynchronous warp-group
+/// MMA (`wgmma`, and Blackwell's `tcgen05`) and TMA that FlashAttention-3 and cuDNN's fused
+/// attention are written for and FlashAttention-2 does not use. Other vendors' parts have their
+/// own kernels (no FlashAttention-2 penalty is known): false.
+pub fn has_async_mma(sys: &CatalogSystem) -> bool {
+    sys.vendor.as_deref().is_some_and(|v| v.trim().eq_ignore_ascii_case("nvidia"))
+        && sys.architecture == crate::catalog::Architecture::Gpu
+        && sys.peak_tflops.fp8.is_some()
 }
 
 impl Hardware {
@@ -114,6 +131,7 @@ impl Hardware {
         );
         hw.unstructured_sparsity = super::sparsity::exploits_unstructured_sparsity(sys);
         hw.torus = sys.architecture == crate::catalog::Architecture::Torus;
+        hw.async_mma = has_async_mma(sys);
         Ok(hw)
     }
 
@@ -163,6 +181,7 @@ impl Hardware {
             net: Machine::new(p16).net,
             unstructured_sparsity: false,
             torus: false,
+            async_mma: false,
             approximations,
         }
     }

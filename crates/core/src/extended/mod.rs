@@ -26,6 +26,7 @@
 //! | `reshard_after_forward` | FSDP frees gathered blocks after the forward | [`memory`] |
 //! | `loss_chunks` | logits and cross-entropy in chunks | [`memory`] |
 //! | `fusion` | fused element-wise kernels, or eager PyTorch with each primitive's own HBM traffic | [`ops`] |
+//! | `attention_kernel` | the part's own-generation fused attention, or a FlashAttention-2-class kernel (slower on Hopper and later) | [`pricing`], [`efficiency`] |
 //!
 //! Memory: [`memory::memory_estimate`] gives the peak per device over the pipeline stages as named
 //! parts with the three measured figures (peak allocated, peak reserved, device level).
@@ -76,5 +77,7 @@ pub use evaluate::{Breakdown, ExtendedEvaluation, ExtendedEvaluator, evaluate};
 pub use hardware::Hardware;
 pub use layout::{Layout, Placement};
 pub use memory::{MemoryEstimate, MemoryKind, MemoryPart, memory_estimate};
-pub use options::{ExtendedOptions, Fp8Recipe, Fusion, GradReduce, OptimizerStates, Recompute, Sharding};
+pub use options::{
+    AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, OptimizerStates, Recompute, Sharding,
+};
 pub use workload::Workload;

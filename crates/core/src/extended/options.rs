@@ -204,6 +204,39 @@ impl Fusion {
     }
 }
 
+/// The attention kernel a run's framework calls, by the generation of GPU it was written for.
+///
+/// * `native` (the default): a fused attention kernel written for the part's own matrix
+///   instructions — cuDNN fused attention (Transformer Engine's `FusedAttention`, what Megatron-LM
+///   and NeMo call on Hopper) or FlashAttention-3 on Hopper and later, FlashAttention-2 on Ampere,
+///   XLA / Pallas (splash) attention on TPUs. `η_att` is fitted for these.
+/// * `fa2`: a FlashAttention-2-class kernel (PyTorch SDPA's flash backend, the `flash-attn` 2
+///   package, Triton flash attention: torchtitan, PyTorch FSDP, llm-foundry / Composer). It is
+///   written for Ampere's warp-level `mma.sync` and does not use Hopper's asynchronous
+///   warp-group MMA and TMA, so on Hopper and later parts it sustains only
+///   [`super::efficiency::FA2_ON_ASYNC_MMA_RATIO`] of the native kernel's rate
+///   ([`super::Hardware::async_mma`]); on other parts it is their native kernel (no change).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttentionKernel {
+    /// The part's own-generation fused attention (cuDNN / FlashAttention-3 on Hopper).
+    Native,
+    /// FlashAttention-2 class (PyTorch SDPA flash backend, flash-attn 2, Triton).
+    Fa2,
+}
+
+impl AttentionKernel {
+    /// All choices, in order.
+    pub const ALL: [AttentionKernel; 2] = [AttentionKernel::Native, AttentionKernel::Fa2];
+
+    /// The CLI / URL name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttentionKernel::Native => "native",
+            AttentionKernel::Fa2 => "fa2",
+        }
+    }
+}
+
 /// The number formats of the weights, gradients and optimizer states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OptimizerStates {
@@ -242,6 +275,19 @@ named_enum!(
     &[("mixed", OptimizerStates::Fp32Master), ("bf16", OptimizerStates::PureBf16)]
 );
 named_enum!(Fusion, "fusion", &[("compiled", Fusion::Fused), ("compile", Fusion::Fused), ("unfused", Fusion::Eager)]);
+named_enum!(
+    AttentionKernel,
+    "attention_kernel",
+    &[
+        ("cudnn", AttentionKernel::Native),
+        ("te", AttentionKernel::Native),
+        ("fa3", AttentionKernel::Native),
+        ("flash3", AttentionKernel::Native),
+        ("sdpa", AttentionKernel::Fa2),
+        ("flash2", AttentionKernel::Fa2),
+        ("flash_attn2", AttentionKernel::Fa2),
+    ]
+);
 named_enum!(Sharding, "sharding", &[("fsdp", Sharding::Zero3), ("ddp", Sharding::Ddp)]);
 
 /// Every switch of extended mode. Field docs say what each one models; [`Self::realistic`] is the
@@ -372,6 +418,10 @@ pub struct ExtendedOptions {
     /// Fused or eager element-wise kernels (see [`Fusion`]): eager moves more HBM bytes in the
     /// norms, RoPE and gated activation.
     pub fusion: Fusion,
+    /// The attention kernel's generation (see [`AttentionKernel`]): FlashAttention-2-class kernels
+    /// run attention at [`super::efficiency::FA2_ON_ASYNC_MMA_RATIO`] of the native rate on
+    /// Hopper and later parts.
+    pub attention_kernel: AttentionKernel,
 }
 
 impl ExtendedOptions {
@@ -410,6 +460,7 @@ impl ExtendedOptions {
             optimizer_in_backward: false,
             loss_chunks: 1,
             fusion: Fusion::Fused,
+            attention_kernel: AttentionKernel::Native,
         }
     }
 
@@ -486,7 +537,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 30);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 31);
         let bad = ExtendedOptions { weight_sparsity: 1.0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("weight_sparsity"));
     }

@@ -75,9 +75,15 @@ impl Pricing<'_> {
         self.opts.matmul_efficiency * self.hw.matmul_ceiling_tflops
     }
 
-    /// Sustained rate of attention's matmuls `η_att · ceiling(16-bit)` [TFLOP/s].
+    /// Sustained rate of attention's matmuls `η_att · ceiling(16-bit)` [TFLOP/s], times
+    /// [`super::efficiency::FA2_ON_ASYNC_MMA_RATIO`] for a FlashAttention-2-class kernel on a part
+    /// with asynchronous warp-group MMA (see [`super::AttentionKernel`]).
     pub fn attention_rate(&self) -> f64 {
-        self.opts.attention_efficiency * self.hw.attention_ceiling_tflops
+        let kernel = match self.opts.attention_kernel {
+            super::AttentionKernel::Fa2 if self.hw.async_mma => super::efficiency::FA2_ON_ASYNC_MMA_RATIO,
+            _ => 1.0,
+        };
+        self.opts.attention_efficiency * self.hw.attention_ceiling_tflops * kernel
     }
 
     /// Time to move `bytes` through HBM [s], or 0 when memory-bound work is not modelled.

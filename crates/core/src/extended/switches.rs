@@ -13,7 +13,9 @@ use super::block::FLASH_BACKWARD_FACTOR;
 use super::efficiency::{FITTED_ATTENTION_EFFICIENCY, FITTED_MATMUL_EFFICIENCY};
 use super::evaluate::OPTIMIZER_BYTES_PER_PARAMETER;
 use super::memory::{CUDA_CONTEXT_GB, FRAGMENTATION, LOSS_BYTES_PER_LOGIT, NCCL_BUFFERS_GB};
-use super::options::{ExtendedOptions, Fp8Recipe, Fusion, GradReduce, OptimizerStates, Recompute, Sharding};
+use super::options::{
+    AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, OptimizerStates, Recompute, Sharding,
+};
 use crate::Error;
 use crate::catalog::Precision;
 use crate::hint;
@@ -69,6 +71,7 @@ const GRAD_REDUCE: &[&str] = &["auto", "fp32", "param"];
 const FP8_RECIPES: &[&str] = &["te", "torchao"];
 const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16"];
 const FUSION: &[&str] = &["fused", "eager"];
+const ATTENTION_KERNELS: &[&str] = &["native", "fa2"];
 
 const FITTED: &str = "fitted once on the 108 measured training runs shipped with fmperf (Validation view: fit and leave-one-source-out error)";
 
@@ -79,7 +82,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`]).
-pub const SWITCHES: [SwitchInfo; 30] = [
+pub const SWITCHES: [SwitchInfo; 31] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -280,6 +283,15 @@ pub const SWITCHES: [SwitchInfo; 30] = [
         kind: SwitchKind::Choice(FUSION),
         source: "fused: Megatron-LM, NeMo (Transformer Engine), MaxText (XLA) and torch.compile fuse them",
     },
+    SwitchInfo {
+        key: "attention_kernel",
+        label: "Attention kernel",
+        what: "the part's own-generation fused attention (cuDNN / FlashAttention-3 on Hopper), or a \
+               FlashAttention-2-class kernel (PyTorch SDPA flash, flash-attn 2), slower on Hopper and later",
+        kind: SwitchKind::Choice(ATTENTION_KERNELS),
+        source: "native: Megatron-LM and NeMo call cuDNN fused attention through Transformer Engine, MaxText \
+                 XLA/Pallas; torchtitan and PyTorch FSDP runs (SDPA) are fa2",
+    },
 ];
 
 /// Other names accepted for a key.
@@ -439,6 +451,7 @@ impl ExtendedOptions {
             "optimizer_in_backward" => on_off(self.optimizer_in_backward),
             "loss_chunks" => self.loss_chunks.to_string(),
             "fusion" => self.fusion.as_str().to_string(),
+            "attention_kernel" => self.attention_kernel.as_str().to_string(),
             _ => return None,
         })
     }
@@ -506,6 +519,7 @@ impl ExtendedOptions {
             "optimizer_in_backward" => self.optimizer_in_backward = toggle()?,
             "loss_chunks" => self.loss_chunks = parse_count(info, &field, value)?,
             "fusion" => self.fusion = value.parse::<Fusion>().map_err(named)?,
+            "attention_kernel" => self.attention_kernel = value.parse::<AttentionKernel>().map_err(named)?,
             _ => {}
         }
         Ok(())

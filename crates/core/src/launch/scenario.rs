@@ -12,7 +12,7 @@ use super::{Format, Launch, experts};
 use crate::Error;
 use crate::catalog::Precision;
 use crate::extended::moe::ExpertLayout;
-use crate::extended::{ExtendedOptions, Layout, Recompute, Sharding, Workload};
+use crate::extended::{AttentionKernel, ExtendedOptions, Layout, Recompute, Sharding, Workload};
 
 /// What the command line (or the page) sets beside the file; each wins over the file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -121,6 +121,12 @@ impl Scenario {
             } else if replicate > 1 {
                 opts.shard_group = Some(shard * cp);
             }
+            // torchtitan's models call `F.scaled_dot_product_attention` (or FlexAttention, also
+            // FlashAttention-2 class): priced as such (see `AttentionKernel`).
+            opts.attention_kernel = AttentionKernel::Fa2;
+            notes.push(
+                "attention: PyTorch SDPA (FlashAttention-2 class), torchtitan's kernel (attention_kernel=fa2)".into(),
+            );
         }
         if let Some(blocks) = s.recompute_blocks.copied()
             && blocks < layers.div_ceil(pp)

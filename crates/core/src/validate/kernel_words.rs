@@ -1,6 +1,8 @@
 //! How a run's kernels were compiled, read from its words by meaning: fused element-wise kernels
-//! (the default) or eager PyTorch ([`Fusion`]).
+//! (the default) or eager PyTorch ([`Fusion`]); and which attention kernel its stack calls
+//! ([`AttentionKernel`], [`read_attention_kernel`]).
 //!
+//! Fusion:
 //! Rules, in order:
 //! 1. the words affirm compilation or fusion (`torch.compile`, `compiled`, `inductor`, `fused`,
 //!    `Transformer Engine`/`TE`, `Megatron`, `NeMo`, `XLA`, `JAX`, `MaxText`, `Apex`, `Liger`):
@@ -11,7 +13,72 @@
 //!    (Megatron-LM, NeMo, MaxText, Composer with fused kernels), unnoted.
 
 use super::words::Words;
-use crate::extended::Fusion;
+use crate::extended::{AttentionKernel, Fusion};
+
+/// Words naming a kernel of the part's own generation (cuDNN fused attention, FlashAttention-3).
+const NATIVE_KERNEL_WORDS: [&str; 8] = [
+    "cudnn",
+    "fused attention",
+    "flashattention 3",
+    "flash attention 3",
+    "flash attn 3",
+    "fa3",
+    "flashattention3",
+    "transformer engine attention",
+];
+
+/// Words naming a FlashAttention-2-class kernel.
+const FA2_KERNEL_WORDS: [&str; 9] = [
+    "sdpa",
+    "scaled dot product attention",
+    "flashattention 2",
+    "flash attention 2",
+    "flash attn 2",
+    "flash attn2",
+    "flashattention2",
+    "fa2",
+    "triton flash",
+];
+
+/// Frameworks that call a FlashAttention-2-class kernel by default: torchtitan and plain PyTorch
+/// FSDP call `F.scaled_dot_product_attention`, whose flash backend is FlashAttention-2 (its
+/// cuDNN backend has been opt-in on H100 since PyTorch 2.5.1, pytorch/pytorch#138522, until
+/// wheels bundling cuDNN ≥ 9.15.1); llm-foundry / Composer (MosaicML) call the `flash-attn`
+/// package (v2) or Triton flash attention; Hugging Face models use SDPA or `flash_attention_2`.
+/// ("Mosaic" alone is left out: it is also the name of JAX Pallas's TPU/GPU compiler.)
+const FA2_FRAMEWORK_WORDS: [&str; 8] =
+    ["torchtitan", "llm foundry", "llmfoundry", "composer", "mosaicml", "hugging face", "huggingface", "torchtune"];
+
+/// The attention kernel of a run described by `words` (its framework, tags, notes, parallel words
+/// and source), with a note saying which words decided it. In order: a kernel named
+/// (cuDNN / fused attention / FlashAttention-3 → native; SDPA / FlashAttention-2 / Triton flash
+/// → fa2, native first when both are named); else a framework named (FA2-class frameworks
+/// first: a PyTorch stack that mentions Megatron for comparison still runs SDPA); else native,
+/// unnoted: the kernel of the frameworks most measured runs come from — Megatron-LM, NeMo and
+/// Megatron-Bridge call Transformer Engine's `DotProductAttention`, which prefers cuDNN fused
+/// attention on Hopper; MaxText (JAX/XLA) uses Pallas flash/splash kernels on TPUs.
+pub fn read_attention_kernel(words: &Words) -> (AttentionKernel, Option<String>) {
+    let named = |list: &[&str]| list.iter().find(|w| words.affirms(w)).map(|w| w.to_string());
+    let note =
+        |k: AttentionKernel, w: String, what: &str| Some(format!("attention kernel {k}: the words name {what} `{w}`"));
+    if let Some(w) = named(&NATIVE_KERNEL_WORDS) {
+        return (AttentionKernel::Native, note(AttentionKernel::Native, w, "the kernel"));
+    }
+    if let Some(w) = named(&FA2_KERNEL_WORDS) {
+        return (AttentionKernel::Fa2, note(AttentionKernel::Fa2, w, "the kernel"));
+    }
+    if let Some(w) = named(&FA2_FRAMEWORK_WORDS) {
+        return (
+            AttentionKernel::Fa2,
+            note(
+                AttentionKernel::Fa2,
+                w,
+                "a framework whose attention is FlashAttention-2 class (PyTorch SDPA / flash-attn 2):",
+            ),
+        );
+    }
+    (AttentionKernel::Native, None)
+}
 
 /// Words that state fused kernels when affirmed.
 const FUSED_WORDS: [&str; 15] = [
@@ -54,6 +121,33 @@ mod tests {
 
     fn read(text: &str) -> Fusion {
         read_fusion(&Words::new(text)).0
+    }
+
+    fn kernel(text: &str) -> AttentionKernel {
+        read_attention_kernel(&Words::new(text)).0
+    }
+
+    #[test]
+    fn attention_kernel_by_meaning() {
+        // Frameworks.
+        assert_eq!(kernel("PyTorch torchtitan benchmark; FSDP eager"), AttentionKernel::Fa2);
+        assert_eq!(kernel("mosaicml/llm-foundry scripts/train/benchmarking"), AttentionKernel::Fa2);
+        assert_eq!(kernel("Composer FSDP, flash"), AttentionKernel::Fa2);
+        assert_eq!(kernel("Megatron-LM with TE"), AttentionKernel::Native);
+        assert_eq!(kernel("NVIDIA NeMo long-sequence performance"), AttentionKernel::Native);
+        assert_eq!(kernel("MaxText v5p README"), AttentionKernel::Native);
+        // Kernels named win over frameworks.
+        assert_eq!(kernel("torchtitan, SDPA cuDNN backend"), AttentionKernel::Native);
+        assert_eq!(kernel("Megatron-LM --use-flash-attn (FlashAttention-2)"), AttentionKernel::Fa2);
+        assert_eq!(kernel("flash_attn 3 on H100"), AttentionKernel::Native);
+        assert_eq!(kernel("F.scaled_dot_product_attention"), AttentionKernel::Fa2);
+        // Negated: not that kernel.
+        assert_eq!(kernel("without cuDNN attention; torchtitan"), AttentionKernel::Fa2);
+        // Nothing said: native.
+        assert_eq!(kernel("FSDP (1D), 128 GPUs"), AttentionKernel::Native);
+        assert_eq!(kernel(""), AttentionKernel::Native);
+        let (_, why) = read_attention_kernel(&Words::new("torchtitan"));
+        assert!(why.unwrap().contains("torchtitan"));
     }
 
     #[test]

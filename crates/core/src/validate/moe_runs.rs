@@ -18,7 +18,10 @@
 //!   the router words say "top-M groups"), "allgather" → all-gather, else all-to-all; "overlap"
 //!   without "no"/"=0" → all-to-all overlap;
 //! * routing: `forced_balance` → forced; `token_drop` with `capacity_factor` → capacity; else
-//!   dropless with the default imbalance.
+//!   dropless with the default imbalance;
+//! * attention kernel: read from the framework, notes, tags, parallel words and source as for
+//!   dense rows ([`super::kernel_words::read_attention_kernel`]: torchtitan → FlashAttention-2
+//!   class, else the part's own-generation kernel).
 
 use serde_json::Value;
 
@@ -294,12 +297,22 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     };
     let moe = MoeOptions { load, dispatcher, a2a_overlap: overlap_on(&disp), ..MoeOptions::default() };
     let interleave = int(p, "vpp").unwrap_or(1).max(1);
+    // The attention kernel, from the row's words as for dense rows (framework, notes, source).
+    let attention_text = ["framework", "notes", "tags"].iter().map(|k| words(row, k)).collect::<Vec<_>>().join("; ")
+        + "; "
+        + &["title", "where", "url"].iter().map(|k| words(&row["source"], k)).collect::<Vec<_>>().join("; ")
+        + "; "
+        + &words(p, "other");
+    let (attention_kernel, attention_note) =
+        super::kernel_words::read_attention_kernel(&super::words::Words::new(&attention_text));
+    notes.extend(attention_note);
     let options = ExtendedOptions {
         precision,
         recompute,
         sharding,
         interleave: if pp > 1 { interleave } else { 1 },
         moe,
+        attention_kernel,
         ..ExtendedOptions::realistic()
     };
 

@@ -25,12 +25,14 @@
 //!   part's domain — the named build's when the words name one ([`run_domain`]);
 //! * sequence parallelism: on when `tp > 1`;
 //! * kernels: fused unless the words (framework, parallel words, notes) say eager or negate
-//!   compilation ([`super::kernel_words`]);
+//!   compilation; attention by the part's own-generation kernel unless those words, the tags or
+//!   the source name a FlashAttention-2-class kernel or a framework that calls one
+//!   ([`super::kernel_words`]);
 //! * KV heads: the query heads; head width `hidden / heads`; vocabulary: no embedding or head.
 
 use super::convention::ConventionShape;
 use super::hardware_words::read_hardware_words;
-use super::kernel_words::read_fusion;
+use super::kernel_words::{read_attention_kernel, read_fusion};
 use super::metric::{MetricReading, read_metric};
 use super::parallel_words::{
     ShardingInput, ShardingReading, StateFacts, read_interleave, read_precision, read_sharding, read_slices,
@@ -310,6 +312,18 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let kernel_text = [run.framework.as_deref().unwrap_or(""), other.as_str(), &run.notes.join("; ")].join("; ");
     let (fusion, fusion_note) = read_fusion(&Words::new(&kernel_text));
     notes.extend(fusion_note);
+    // The attention kernel: the same words plus the tags and the source's title and address
+    // (a framework is often named only there).
+    let attention_text = [
+        kernel_text.as_str(),
+        &run.tags.join("; "),
+        &run.source,
+        run.source_where.as_deref().unwrap_or(""),
+        run.source_url.as_deref().unwrap_or(""),
+    ]
+    .join("; ");
+    let (attention_kernel, attention_note) = read_attention_kernel(&Words::new(&attention_text));
+    notes.extend(attention_note);
     let options = ExtendedOptions {
         precision,
         recompute: recompute.level,
@@ -325,6 +339,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         loss_chunks: if other_words.any(&["chunked cross entropy", "chunked loss"]) { 8 } else { 1 },
         tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
         fusion,
+        attention_kernel,
         ..ExtendedOptions::realistic()
     };
 

@@ -178,6 +178,8 @@ pub struct MeasuredRun {
     pub measured: RunMeasured,
     /// Notes of the curator.
     pub notes: Vec<String>,
+    /// Tags (`"torchtitan"`, `"long_context"`, …): more words about the run.
+    pub tags: Vec<String>,
 }
 
 /// A parsed file of measured runs.
@@ -415,6 +417,12 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
         Some(Value::String(s)) => vec![s.clone()],
         Some(v) => return Err(r.err("notes", v, "must be an array of strings or null")),
     };
+    let tags = match r.value("tags") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(v) => return Err(r.err("tags", v, "must be an array of strings or null")),
+    };
     let (fsdp, fsdp_flag) = parallel.words_or_flag("fsdp")?;
     let mut other = Vec::new();
     for key in ["other", "pp_schedule", "cp_comm_type"] {
@@ -568,6 +576,7 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
             memory,
         },
         notes,
+        tags,
     })
 }
 
