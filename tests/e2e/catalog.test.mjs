@@ -153,7 +153,9 @@ test('search filters by name, id, family and vendor, and lives in the URL', asyn
   assert.ok(ids.length === 4 && ids.every((id) => id.startsWith('amd_')), ids.join());
   await search.fill('torus');
   ids = await shown();
-  assert.ok(ids.length >= 3 && ids.every((id) => id.startsWith('google_tpu')), ids.join());
+  // Torus parts: Google's TPUs and AWS Trainium (NeuronLink torus).
+  assert.ok(ids.length >= 3 && ids.every((id) => id.startsWith('google_tpu') || id.startsWith('aws_trainium')), ids.join());
+  assert.ok(ids.some((id) => id.startsWith('google_tpu')), ids.join());
   assert.match(page.url(), /tab=systems/);
   assert.deepEqual(page.errors, []);
 });
