@@ -223,3 +223,57 @@ fn the_moe_block_is_a_list_of_operations_and_memory_names_the_experts() {
     let total = fmperf_core::extended::memory_estimate(&w, &hw, &l, &opts()).unwrap();
     assert_eq!(total, e.memory_estimate);
 }
+
+/// The evaluator prunes expert degrees by a time floor (`moe_time_floor_s`); its choice must equal
+/// pricing every `(ep, etp)` with the rule it documents: the fastest that fits, else the least
+/// memory, ties to the first in the choices' order. Checked on a sample of the DeepSeek-V3 search
+/// space on 2,048 H800 (both fitting and non-fitting candidates) under two executions.
+#[test]
+fn pruned_expert_degrees_equal_pricing_every_choice() {
+    use fmperf_core::catalog::{MappingOptions, find_model, find_system};
+    use fmperf_core::extended::moe::experts::expert_choices;
+    use fmperf_core::search::{ExtendedSetup, Search, SearchSpec};
+    let w = Workload::from_catalog(find_model("deepseek-v3").unwrap()).unwrap();
+    let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
+    let base = ExtendedOptions::realistic();
+    let hw = Hardware::from_catalog(sys, base.precision, true, &MappingOptions::default()).unwrap();
+    let spec = SearchSpec {
+        model: w.to_shape(),
+        system: SystemParams::h200().with_nvlink_size(hw.domain_size()),
+        strategy: Strategy::OneD,
+        n_gpus: 2048,
+        global_batch: 15360,
+        top_k: 10,
+    };
+    let setup = ExtendedSetup { workload: w, hardware: hw.clone(), options: base };
+    let search = Search::new_extended(spec, setup).unwrap();
+    let lean = ExtendedOptions { recompute: Recompute::Full, sharding: Sharding::Zero3, ..base };
+    let (mut fits, mut not) = (0, 0);
+    for opts in [base, lean] {
+        let mut ev = ExtendedEvaluator::new(&w, &hw, &opts, Strategy::OneD, 15360).unwrap();
+        for c in search.space().iter().step_by(7) {
+            let layout = Layout::from_candidate(&c, 15360).unwrap();
+            let mut best: Option<fmperf_core::extended::ExtendedEvaluation> = None;
+            for (ep, etp) in expert_choices(&layout, &w.moe.unwrap(), None, None) {
+                let e = evaluate(&w, &hw, &layout.with_experts(ep, etp), &opts).unwrap();
+                let better = match &best {
+                    None => true,
+                    Some(b) if e.feasible != b.feasible => e.feasible,
+                    Some(b) if e.feasible => e.throughput_samples_per_s > b.throughput_samples_per_s,
+                    Some(b) => e.mem_gb < b.mem_gb,
+                };
+                if better {
+                    best = Some(e);
+                }
+            }
+            let want = best.unwrap();
+            if want.feasible {
+                fits += 1
+            } else {
+                not += 1
+            }
+            assert_eq!(ev.evaluate_full(&c).unwrap(), want, "{c:?}");
+        }
+    }
+    assert!(fits > 100 && not > 100, "{fits} fit, {not} do not");
+}

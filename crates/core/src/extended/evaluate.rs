@@ -27,7 +27,7 @@ use super::hardware::Hardware;
 use super::head::{EndCost, embedding_cost, head_cost};
 use super::layout::Layout;
 use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
-use super::moe::evaluate::{MoeBreakdown, MoeParts, assemble_moe, moe_parts};
+use super::moe::evaluate::{MoeBreakdown, MoeParts, assemble_moe, moe_parts, moe_time_floor_s};
 use super::moe::experts::{ExpertLayout, expert_choices};
 use super::options::ExtendedOptions;
 use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
@@ -183,6 +183,11 @@ pub fn evaluate(
 fn check(w: &Workload, hw: &Hardware, layout: &Layout, opts: &ExtendedOptions) -> Result<(), Error> {
     w.validate()?;
     opts.validate()?;
+    check_layout(w, hw, layout, opts)
+}
+
+/// The checks of a layout for a workload and switches already validated (the evaluator's).
+fn check_layout(w: &Workload, hw: &Hardware, layout: &Layout, opts: &ExtendedOptions) -> Result<(), Error> {
     layout.validate(w, hw.domain_size(), opts.uneven_stages)?;
     DpGroups::on(layout, opts, hw)?;
     Ok(())
@@ -325,6 +330,13 @@ impl Slots {
     }
 }
 
+/// What an MoE layout's block costs depend on besides the expert degrees: tensor, context
+/// parallelism, micro-batch and the fast-domain placement of the stage's ranks.
+fn moe_block_key(layout: &Layout) -> [u64; 6] {
+    let pl = layout.placement;
+    [layout.tp, layout.cp, layout.mbs, pl.tp, pl.cp, pl.dp]
+}
+
 /// Evaluates many search candidates of one strategy (1d or 2d-seqp) for one workload, system and
 /// batch, caching the block-level costs per block shape like the reference's evaluator.
 #[derive(Debug, Clone)]
@@ -334,7 +346,8 @@ pub struct ExtendedEvaluator {
     options: ExtendedOptions,
     global_batch: u64,
     cache: HashMap<(u64, u64, u64, u64, u64), Parts>,
-    moe_cache: HashMap<[u64; 8], MoeParts>,
+    /// MoE block costs per block shape ([`moe_block_key`]), one entry per expert degrees `(ep, etp)`.
+    moe_cache: HashMap<[u64; 6], Vec<((u64, u64), MoeParts)>>,
 }
 
 impl ExtendedEvaluator {
@@ -363,51 +376,97 @@ impl ExtendedEvaluator {
     }
 
     /// Full evaluation of a candidate. For an MoE model, expert parallelism is a dimension of its
-    /// own: every `(ep, etp)` of [`expert_choices`] (or the fixed ones of the MoE options) is
-    /// evaluated and the fastest that fits is kept (the smallest in memory when none fits); the
-    /// evaluation's `moe.experts` says which.
+    /// own: of every `(ep, etp)` of [`expert_choices`] (or the fixed ones of the MoE options) the
+    /// fastest that fits is kept (the smallest in memory when none fits; ties: the first in the
+    /// choices' order); the evaluation's `moe.experts` says which. Exact pruning: the choices are
+    /// priced in the order of their time floor ([`moe_time_floor_s`], from the cached block costs),
+    /// and once one fits, a choice whose floor cannot beat it is not assembled.
     pub fn evaluate_full(&mut self, c: &Candidate) -> Result<ExtendedEvaluation, Error> {
         let layout = Layout::from_candidate(c, self.global_batch)?;
-        if let Some(m) = self.workload.moe {
-            let mo = self.options.moe;
-            let choices = expert_choices(&layout, &m, mo.ep, mo.etp);
-            let mut best: Option<ExtendedEvaluation> = None;
-            for (ep, etp) in choices.iter().copied() {
-                let e = self.evaluate_layout(&layout.with_experts(ep, etp))?;
-                let better = match &best {
-                    None => true,
-                    Some(b) if e.feasible != b.feasible => e.feasible,
-                    Some(b) if e.feasible => e.throughput_samples_per_s > b.throughput_samples_per_s,
-                    Some(b) => e.mem_gb < b.mem_gb,
-                };
-                if better {
-                    best = Some(e);
+        let Some(m) = self.workload.moe else {
+            return self.evaluate_layout(&layout);
+        };
+        let mo = self.options.moe;
+        let choices = expert_choices(&layout, &m, mo.ep, mo.etp);
+        let (w, hw, opts) = (&self.workload, &self.hardware, &self.options);
+        let p = Pricing { hw, opts };
+        if !choices.is_empty() {
+            // The layout's checks do not read the expert degrees of an MoE model.
+            check_layout(w, hw, &layout, opts)?;
+        }
+        // Every choice's block costs (one cache entry per block shape), then its time floor.
+        let cached = self.moe_cache.entry(moe_block_key(&layout)).or_default();
+        cached.reserve(choices.len());
+        for &(ep, etp) in &choices {
+            if !cached.iter().any(|(x, _)| *x == (ep, etp)) {
+                let l = layout.with_experts(ep, etp);
+                let el = ExpertLayout::fold(&l, &m, ep, etp)?;
+                cached.push(((ep, etp), moe_parts(w, &m, &l, &el, &p)));
+            }
+        }
+        let parts_of = |i: usize| cached.iter().find(|(x, _)| *x == choices[i]).map(|(_, parts)| parts);
+        let mut order = Vec::with_capacity(choices.len());
+        for (i, &(ep, etp)) in choices.iter().enumerate() {
+            if let Some(parts) = parts_of(i) {
+                order.push((moe_time_floor_s(w, &m, &layout.with_experts(ep, etp), opts, parts), i));
+            }
+        }
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let g = layout.global_batch as f64;
+        let mut best: Option<(ExtendedEvaluation, usize)> = None;
+        for (floor, i) in order {
+            if let Some((b, bi)) = &best
+                && b.feasible
+            {
+                let ceiling = g / floor;
+                if ceiling < b.throughput_samples_per_s || (ceiling == b.throughput_samples_per_s && i > *bi) {
+                    continue;
                 }
             }
-            return best.ok_or_else(|| {
-                let group = layout.tp * layout.cp * layout.dp;
-                Error::invalid(
-                    "layout.ep",
-                    mo.ep.map_or("any".to_string(), |e| e.to_string()),
-                    format!("no expert-parallel degree folds over tp·cp·dp = {group} for {} experts", m.experts),
-                )
-            });
+            let (ep, etp) = choices[i];
+            let Some(parts) = parts_of(i) else { continue };
+            let e = assemble_moe(w, &m, &layout.with_experts(ep, etp), &p, parts)?;
+            let better = match &best {
+                None => true,
+                Some((b, _)) if e.feasible != b.feasible => e.feasible,
+                Some((b, bi)) if e.feasible => {
+                    e.throughput_samples_per_s > b.throughput_samples_per_s
+                        || (e.throughput_samples_per_s == b.throughput_samples_per_s && i < *bi)
+                }
+                Some((b, bi)) => e.mem_gb < b.mem_gb || (e.mem_gb == b.mem_gb && i < *bi),
+            };
+            if better {
+                best = Some((e, i));
+            }
         }
-        self.evaluate_layout(&layout)
+        best.map(|(e, _)| e).ok_or_else(|| {
+            let group = layout.tp * layout.cp * layout.dp;
+            Error::invalid(
+                "layout.ep",
+                mo.ep.map_or("any".to_string(), |e| e.to_string()),
+                format!("no expert-parallel degree folds over tp·cp·dp = {group} for {} experts", m.experts),
+            )
+        })
     }
 
-    /// Full evaluation of a layout (with its expert degrees), caching the block-level costs.
+    /// Full evaluation of a layout (with its expert degrees), caching the block-level costs (the
+    /// workload and switches were validated when the evaluator was made).
     pub fn evaluate_layout(&mut self, layout: &Layout) -> Result<ExtendedEvaluation, Error> {
         let layout = *layout;
-        check(&self.workload, &self.hardware, &layout, &self.options)?;
+        check_layout(&self.workload, &self.hardware, &layout, &self.options)?;
         if let Some(m) = self.workload.moe {
-            let p = Pricing { hw: &self.hardware, opts: &self.options };
+            let (w, p) = (&self.workload, Pricing { hw: &self.hardware, opts: &self.options });
             let el = ExpertLayout::fold(&layout, &m, layout.ep, layout.etp)?;
-            let pl = layout.placement;
-            let key = [layout.tp, layout.cp, layout.mbs, pl.tp, pl.cp, pl.dp, layout.ep, layout.etp];
-            let w = &self.workload;
-            let parts = *self.moe_cache.entry(key).or_insert_with(|| moe_parts(w, &m, &layout, &el, &p));
-            return assemble_moe(&self.workload, &m, &layout, &p, &parts);
+            let cached = self.moe_cache.entry(moe_block_key(&layout)).or_default();
+            let degrees = (layout.ep, layout.etp);
+            let i = match cached.iter().position(|(x, _)| *x == degrees) {
+                Some(i) => i,
+                None => {
+                    cached.push((degrees, moe_parts(w, &m, &layout, &el, &p)));
+                    cached.len() - 1
+                }
+            };
+            return assemble_moe(w, &m, &layout, &p, &cached[i].1);
         }
         let p = Pricing { hw: &self.hardware, opts: &self.options };
         let key = (layout.tp, layout.cp, layout.mbs, layout.placement.tp, layout.placement.cp);
