@@ -33,6 +33,7 @@ use super::options::ExtendedOptions;
 use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
+use crate::moe_shape::MoeShape;
 use crate::reference::{Candidate, Outcome, Totals};
 use crate::{Error, Strategy};
 
@@ -387,31 +388,10 @@ impl ExtendedEvaluator {
             return self.evaluate_layout(&layout);
         };
         let mo = self.options.moe;
-        let choices = expert_choices(&layout, &m, mo.ep, mo.etp);
-        let (w, hw, opts) = (&self.workload, &self.hardware, &self.options);
-        let p = Pricing { hw, opts };
-        if !choices.is_empty() {
-            // The layout's checks do not read the expert degrees of an MoE model.
-            check_layout(w, hw, &layout, opts)?;
-        }
-        // Every choice's block costs (one cache entry per block shape), then its time floor.
-        let cached = self.moe_cache.entry(moe_block_key(&layout)).or_default();
-        cached.reserve(choices.len());
-        for &(ep, etp) in &choices {
-            if !cached.iter().any(|(x, _)| *x == (ep, etp)) {
-                let l = layout.with_experts(ep, etp);
-                let el = ExpertLayout::fold(&l, &m, ep, etp)?;
-                cached.push(((ep, etp), moe_parts(w, &m, &l, &el, &p)));
-            }
-        }
-        let parts_of = |i: usize| cached.iter().find(|(x, _)| *x == choices[i]).map(|(_, parts)| parts);
-        let mut order = Vec::with_capacity(choices.len());
-        for (i, &(ep, etp)) in choices.iter().enumerate() {
-            if let Some(parts) = parts_of(i) {
-                order.push((moe_time_floor_s(w, &m, &layout.with_experts(ep, etp), opts, parts), i));
-            }
-        }
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let (choices, order) = self.moe_floors(&layout, &m)?;
+        let (w, p) = (&self.workload, Pricing { hw: &self.hardware, opts: &self.options });
+        let cached = self.moe_cache.get(&moe_block_key(&layout));
+        let parts_of = |i: usize| cached?.iter().find(|(x, _)| *x == choices[i]).map(|(_, parts)| parts);
         let g = layout.global_batch as f64;
         let mut best: Option<(ExtendedEvaluation, usize)> = None;
         for (floor, i) in order {
@@ -447,6 +427,51 @@ impl ExtendedEvaluator {
                 format!("no expert-parallel degree folds over tp·cp·dp = {group} for {} experts", m.experts),
             )
         })
+    }
+
+    /// The `(ep, etp)` choices of an MoE layout and, for each, its time floor
+    /// ([`moe_time_floor_s`]) with its index, least first (ties by index). Checks the layout and
+    /// fills the block-cost cache.
+    #[allow(clippy::type_complexity)]
+    fn moe_floors(&mut self, layout: &Layout, m: &MoeShape) -> Result<(Vec<(u64, u64)>, Vec<(f64, usize)>), Error> {
+        let mo = self.options.moe;
+        let choices = expert_choices(layout, m, mo.ep, mo.etp);
+        let (w, hw, opts) = (&self.workload, &self.hardware, &self.options);
+        let p = Pricing { hw, opts };
+        if !choices.is_empty() {
+            // The layout's checks do not read the expert degrees of an MoE model.
+            check_layout(w, hw, layout, opts)?;
+        }
+        // Every choice's block costs (one cache entry per block shape), then its time floor.
+        let cached = self.moe_cache.entry(moe_block_key(layout)).or_default();
+        cached.reserve(choices.len());
+        for &(ep, etp) in &choices {
+            if !cached.iter().any(|(x, _)| *x == (ep, etp)) {
+                let l = layout.with_experts(ep, etp);
+                let el = ExpertLayout::fold(&l, m, ep, etp)?;
+                cached.push(((ep, etp), moe_parts(w, m, &l, &el, &p)));
+            }
+        }
+        let mut order = Vec::with_capacity(choices.len());
+        for (i, &(ep, etp)) in choices.iter().enumerate() {
+            if let Some((_, parts)) = cached.iter().find(|(x, _)| *x == (ep, etp)) {
+                order.push((moe_time_floor_s(w, m, &layout.with_experts(ep, etp), opts, parts), i));
+            }
+        }
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        Ok((choices, order))
+    }
+
+    /// For an MoE model: a lower bound on the iteration time of candidate `c` under every expert
+    /// layout the evaluator may choose [s] (the least time floor; recomputation only adds to it,
+    /// sharding and interleaving leave it unchanged). `None` for a dense model or when the
+    /// candidate is rejected. What the search's execution pruning bounds MoE candidates with: the
+    /// chosen layout's own time is no bound when none fits (the leanest is returned then).
+    pub fn moe_time_floor(&mut self, c: &Candidate) -> Option<f64> {
+        let m = self.workload.moe?;
+        let layout = Layout::from_candidate(c, self.global_batch).ok()?;
+        let (_, order) = self.moe_floors(&layout, &m).ok()?;
+        order.first().map(|(f, _)| *f)
     }
 
     /// Full evaluation of a layout (with its expert degrees), caching the block-level costs (the
