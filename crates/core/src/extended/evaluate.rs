@@ -29,7 +29,7 @@ use super::layout::Layout;
 use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
 use super::moe::evaluate::{MoeBreakdown, MoeParts, assemble_moe, moe_parts, moe_time_floor_s};
 use super::moe::experts::{ExpertLayout, expert_choices};
-use super::options::ExtendedOptions;
+use super::options::{ExtendedOptions, Sharding};
 use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
@@ -349,6 +349,11 @@ pub struct ExtendedEvaluator {
     cache: HashMap<(u64, u64, u64, u64, u64), Parts>,
     /// MoE block costs per block shape ([`moe_block_key`]), one entry per expert degrees `(ep, etp)`.
     moe_cache: HashMap<[u64; 6], Vec<((u64, u64), MoeParts)>>,
+    /// The last MoE layout's expert choices and time floors ([`Self::moe_floors`]), with the
+    /// interleave degree they were computed under: a search asks for the floors of a candidate
+    /// and then evaluates it.
+    #[allow(clippy::type_complexity)]
+    moe_floors_memo: Option<((Layout, u64), Vec<(u64, u64)>, Vec<(f64, usize)>)>,
 }
 
 impl ExtendedEvaluator {
@@ -373,7 +378,24 @@ impl ExtendedEvaluator {
             global_batch,
             cache: HashMap::new(),
             moe_cache: HashMap::new(),
+            moe_floors_memo: None,
         })
+    }
+
+    /// The same evaluator with another ZeRO sharding, shard group and interleave degree, its
+    /// caches kept (validated like [`Self::new`]). Exact: the cached block costs (dense `Parts`,
+    /// MoE [`MoeParts`]: blocks, embedding, head, MTP projection) read the recomputation level
+    /// among the execution switches but none of these three, which enter only the assembly
+    /// (data-parallel cost and overlap, memory, pipeline schedule). What lets a search that
+    /// chooses the execution price each block shape once per recomputation level.
+    pub fn reschedule(&mut self, sharding: Sharding, shard_group: Option<u64>, interleave: u64) -> Result<(), Error> {
+        let o = &self.options;
+        if (o.sharding, o.shard_group, o.interleave) != (sharding, shard_group, interleave) {
+            let options = ExtendedOptions { sharding, shard_group, interleave, ..self.options };
+            options.validate()?;
+            self.options = options;
+        }
+        Ok(())
     }
 
     /// Full evaluation of a candidate. For an MoE model, expert parallelism is a dimension of its
@@ -434,6 +456,12 @@ impl ExtendedEvaluator {
     /// fills the block-cost cache.
     #[allow(clippy::type_complexity)]
     fn moe_floors(&mut self, layout: &Layout, m: &MoeShape) -> Result<(Vec<(u64, u64)>, Vec<(f64, usize)>), Error> {
+        let memo_key = (*layout, self.options.interleave);
+        if let Some((key, choices, order)) = &self.moe_floors_memo
+            && *key == memo_key
+        {
+            return Ok((choices.clone(), order.clone()));
+        }
         let mo = self.options.moe;
         let choices = expert_choices(layout, m, mo.ep, mo.etp);
         let (w, hw, opts) = (&self.workload, &self.hardware, &self.options);
@@ -444,7 +472,6 @@ impl ExtendedEvaluator {
         }
         // Every choice's block costs (one cache entry per block shape), then its time floor.
         let cached = self.moe_cache.entry(moe_block_key(layout)).or_default();
-        cached.reserve(choices.len());
         for &(ep, etp) in &choices {
             if !cached.iter().any(|(x, _)| *x == (ep, etp)) {
                 let l = layout.with_experts(ep, etp);
@@ -459,6 +486,7 @@ impl ExtendedEvaluator {
             }
         }
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        self.moe_floors_memo = Some((memo_key, choices.clone(), order.clone()));
         Ok((choices, order))
     }
 

@@ -149,19 +149,21 @@ impl Engine {
 }
 
 /// Extended mode's pricing with the execution chosen per candidate: one evaluator (with its
-/// block-cost cache) per execution priced so far.
+/// block-cost caches) per recomputation level priced so far, switched between shardings, shard
+/// groups and interleave degrees ([`ExtendedEvaluator::reschedule`]: block costs do not read
+/// them).
 #[derive(Debug, Clone)]
 struct Chooser {
     setup: ExtendedSetup,
     choices: ExecutionChoices,
     strategy: Strategy,
     global_batch: u64,
-    evaluators: HashMap<Execution, ExtendedEvaluator>,
+    evaluators: HashMap<Recompute, ExtendedEvaluator>,
 }
 
 impl Chooser {
     fn evaluator(&mut self, e: Execution) -> Result<&mut ExtendedEvaluator, Error> {
-        Ok(match self.evaluators.entry(e) {
+        let ev = match self.evaluators.entry(e.recompute) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => v.insert(ExtendedEvaluator::new(
                 &self.setup.workload,
@@ -170,7 +172,9 @@ impl Chooser {
                 self.strategy,
                 self.global_batch,
             )?),
-        })
+        };
+        ev.reschedule(e.sharding, e.shard_group, e.interleave)?;
+        Ok(ev)
     }
 
     fn outcome(&mut self, e: Execution, c: &Candidate) -> Result<Outcome, Error> {
@@ -185,7 +189,7 @@ impl Chooser {
 
     /// The expert layout the evaluator of execution `e` chose for `c` (MoE models).
     fn experts(&mut self, e: Execution, c: &Candidate) -> Option<ExpertLayout> {
-        self.evaluators.get_mut(&e)?.experts_of(c)
+        self.evaluator(e).ok()?.experts_of(c)
     }
 }
 

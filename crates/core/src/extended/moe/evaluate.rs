@@ -128,8 +128,9 @@ fn moe_devices(w: &Workload, m: &MoeShape, layout: &Layout, v: u64, parts: &MoeP
         parameters: 2.0 * h * h / layout.tp as f64,
         activation_bytes: 0.0,
     };
-    let mtp_device = |name, dense_n: u64, moe_n: u64, mut ends: Vec<EndCost>, in_flight| {
-        ends.reserve_exact(2 * mtp as usize);
+    let mtp_device = |name, dense_n: u64, moe_n: u64, own: &[EndCost], in_flight| {
+        let mut ends = Vec::with_capacity(own.len() + 2 * mtp as usize);
+        ends.extend_from_slice(own);
         for _ in 0..mtp {
             ends.extend([head, projection]);
         }
@@ -143,7 +144,7 @@ fn moe_devices(w: &Workload, m: &MoeShape, layout: &Layout, v: u64, parts: &MoeP
     };
     if layout.pp == 1 {
         let n_moe = m.moe_blocks(w.layers);
-        vec![mtp_device("only", w.layers - n_moe, n_moe, vec![embedding, head], 1.0)]
+        vec![mtp_device("only", w.layers - n_moe, n_moe, &[embedding, head], 1.0)]
     } else {
         let first_moe = count_moe(0, stages.first);
         let last_moe = count_moe(w.layers - stages.last, stages.last);
@@ -157,7 +158,7 @@ fn moe_devices(w: &Workload, m: &MoeShape, layout: &Layout, v: u64, parts: &MoeP
                 ends: vec![embedding],
                 in_flight: in_first,
             },
-            mtp_device("last", stages.last - last_moe, last_moe, vec![head], 1.0),
+            mtp_device("last", stages.last - last_moe, last_moe, &[head], 1.0),
         ]);
         if layout.pp > 2 {
             // The second stage: one micro-batch fewer in flight than the first.
