@@ -1,20 +1,10 @@
 //! `fmperf catalog`, `fmperf show`, `fmperf check`, and catalog ids / versioned files as `--model`
 //! and `--system`, run through the built binary.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod support;
+use support::{fmperf, stdout, temp_file};
 
 use serde_json::{Value, json};
-
-fn fmperf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fmperf")).args(args).output().expect("the fmperf binary runs")
-}
-
-fn stdout_ok(args: &[&str]) -> String {
-    let out = fmperf(args);
-    assert_eq!(out.status.code(), Some(0), "{args:?}: stderr {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// Exit 2 with exactly one line on stderr; returns (stdout, stderr).
 fn exit_2(args: &[&str]) -> (String, String) {
@@ -23,14 +13,6 @@ fn exit_2(args: &[&str]) -> (String, String) {
     assert_eq!(out.status.code(), Some(2), "{args:?}: stderr {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line on stderr, got {err:?}");
     (String::from_utf8_lossy(&out.stdout).to_string(), err)
-}
-
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fmperf-cli-catalog-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
 }
 
 fn model(edit: impl FnOnce(&mut serde_json::Map<String, Value>)) -> String {
@@ -215,7 +197,7 @@ fn check_reports_every_problem_and_explains_systems_and_scenarios() {
     // (MI300X lists no 16-bit vector rate, so its FP32 rate is used and labelled.)
     let ok = json!({"schema_version": 1, "kind": "scenario", "model": "gpt3_1T", "system": "amd_mi300x",
         "devices": 2048, "global_batch": 4096, "domain_size": 8});
-    let out = stdout_ok(&["check", temp_file("ok.json", &ok.to_string()).to_str().unwrap()]);
+    let out = stdout(&["check", temp_file("ok.json", &ok.to_string()).to_str().unwrap()]);
     assert!(out.contains("valid") && out.contains("2048 x `amd_mi300x`"), "{out}");
     assert!(out.contains("warnings:") && out.contains("FP32 vector rate"), "{out}");
     let out = fmperf(&["check", temp_file("many2.json", &many).to_str().unwrap(), "--format", "json"]);
@@ -229,7 +211,7 @@ fn check_reports_every_problem_and_explains_systems_and_scenarios() {
 
 #[test]
 fn catalog_tables_have_units_and_sources() {
-    let models = stdout_ok(&["catalog", "models"]);
+    let models = stdout(&["catalog", "models"]);
     let header = models.lines().next().unwrap();
     for col in ["seq [tokens]", "vocab [tokens]", "params [B]", "reference mode", "source"] {
         assert!(header.contains(col), "{col} in {header}");
@@ -239,7 +221,7 @@ fn catalog_tables_have_units_and_sources() {
     {
         assert!(models.lines().any(|l| l.starts_with(&format!("{id} "))), "{id} missing");
     }
-    let systems = stdout_ok(&["catalog", "systems"]);
+    let systems = stdout(&["catalog", "systems"]);
     let header = systems.lines().next().unwrap();
     for col in [
         "BF16 [TFLOP/s]",
@@ -253,7 +235,7 @@ fn catalog_tables_have_units_and_sources() {
         assert!(header.contains(col), "{col} in {header}");
     }
     assert_eq!(systems.lines().count(), 2 + 33);
-    let csv = stdout_ok(&["catalog", "systems", "--format", "csv"]);
+    let csv = stdout(&["catalog", "systems", "--format", "csv"]);
     assert_eq!(csv.lines().count(), 1 + 33);
     let (_, err) = exit_2(&["catalog", "gpus"]);
     assert!(err.contains("models") && err.contains("systems"), "{err}");
@@ -262,12 +244,12 @@ fn catalog_tables_have_units_and_sources() {
 #[test]
 fn catalog_json_lists_valid_documents() {
     for what in ["models", "systems"] {
-        let v: Value = serde_json::from_str(&stdout_ok(&["catalog", what, "--format", "json"])).unwrap();
+        let v: Value = serde_json::from_str(&stdout(&["catalog", what, "--format", "json"])).unwrap();
         let list = v[what].as_array().unwrap();
         assert!(list.len() >= 26, "{what}");
         for (i, doc) in list.iter().enumerate() {
             let file = temp_file(&format!("{what}-{i}.json"), &doc.to_string());
-            let out = stdout_ok(&["check", file.to_str().unwrap()]);
+            let out = stdout(&["check", file.to_str().unwrap()]);
             assert!(out.lines().nth(1) == Some("valid"), "{what}[{i}]: {out}");
         }
     }
@@ -275,7 +257,7 @@ fn catalog_json_lists_valid_documents() {
 
 #[test]
 fn show_prints_every_field_with_unit_and_source() {
-    let out = stdout_ok(&["show", "llama2-70b"]);
+    let out = stdout(&["show", "llama2-70b"]);
     for want in [
         "kv_heads",
         "8",
@@ -290,14 +272,14 @@ fn show_prints_every_field_with_unit_and_source() {
     ] {
         assert!(out.contains(want), "{want}:\n{out}");
     }
-    let out = stdout_ok(&["show", "H200"]);
+    let out = stdout(&["show", "H200"]);
     assert!(
         out.contains("system ref-H200")
             && out.contains("approximations: none")
             && out.contains("preset.nvlink_bandwidth"),
         "{out}"
     );
-    let out = stdout_ok(&["show", "cerebras_cs2"]);
+    let out = stdout(&["show", "cerebras_cs2"]);
     assert!(out.contains("wafer_scale") && out.contains("weight streaming") && out.contains("not available"), "{out}");
     let (_, err) = exit_2(&["show", "nvidia_h100"]);
     assert!(err.contains("nvidia_h100_sxm5_80gb"), "{err}");
@@ -309,13 +291,13 @@ fn model_and_system_flags_accept_catalog_ids_and_versioned_files() {
     let run = |model: &str, system: &str| -> Value {
         let mut args = SEARCH.to_vec();
         args.extend(["--model", model, "--system", system]);
-        let mut v: Value = serde_json::from_str(&stdout_ok(&args)).unwrap();
+        let mut v: Value = serde_json::from_str(&stdout(&args)).unwrap();
         let obj = v.as_object_mut().unwrap();
         obj.retain(|k, _| k != "model" && k != "system");
         v
     };
-    let exported_model = temp_file("gpt3.json", &stdout_ok(&["show", "gpt3", "--format", "json"]));
-    let exported_system = temp_file("h200.json", &stdout_ok(&["show", "ref-H200", "--format", "json"]));
+    let exported_model = temp_file("gpt3.json", &stdout(&["show", "gpt3", "--format", "json"]));
+    let exported_system = temp_file("h200.json", &stdout(&["show", "ref-H200", "--format", "json"]));
     let by_name = run("gpt3", "H200");
     assert!(!by_name["results"].as_array().unwrap().is_empty());
     // Narayanan et al.'s 1008B model has the reference's gpt3_1T shape.

@@ -1,40 +1,15 @@
 //! The `fmperf estimate --from FILE` contract, run through the built binary: JSON with the
 //! configuration, the memory object and the unused flags; exit 2 and one line on a bad file.
 
+mod support;
+use support::{arg, fmperf, json, temp_file, usage_error};
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn fmperf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fmperf")).args(args).output().expect("the fmperf binary runs")
-}
-
 fn example(name: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/launch").join(name);
-    p.to_str().unwrap().to_string()
-}
-
-fn json(args: &[&str]) -> Value {
-    let out = fmperf(args);
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
-}
-
-fn usage_error(args: &[&str]) -> String {
-    let out = fmperf(args);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: stderr {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line on stderr, got {err:?}");
-    assert!(out.stdout.is_empty(), "nothing on stdout");
-    err
-}
-
-fn temp_file(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("fmperf-cli-estimate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
     p.to_str().unwrap().to_string()
 }
 
@@ -74,13 +49,13 @@ fn overrides_change_the_scenario_and_table_has_the_numbers() {
 
 #[test]
 fn malformed_files_exit_2_with_one_line() {
-    let e = usage_error(&["estimate", "--from", &temp_file("bad.toml", "[model]\nflavor = \"9B\"\n")]);
+    let e = usage_error(&["estimate", "--from", arg(&temp_file("bad.toml", "[model]\nflavor = \"9B\"\n"))]);
     assert!(e.contains("model.flavor"), "{e}");
-    let e = usage_error(&["estimate", "--from", &temp_file("bad.sh", "python pretrain_gpt.py --num-layers x\n")]);
+    let e = usage_error(&["estimate", "--from", arg(&temp_file("bad.sh", "python pretrain_gpt.py --num-layers x\n"))]);
     assert!(e.contains("--num-layers"), "{e}");
-    let e = usage_error(&["estimate", "--from", &temp_file("bad.yaml", "model:\n  a: 1\n b: 2\n")]);
+    let e = usage_error(&["estimate", "--from", arg(&temp_file("bad.yaml", "model:\n  a: 1\n b: 2\n"))]);
     assert!(e.contains("line 3"), "{e}");
-    let e = usage_error(&["estimate", "--from", &temp_file("config.json", "{\"hidden_size\": 8")]);
+    let e = usage_error(&["estimate", "--from", arg(&temp_file("config.json", "{\"hidden_size\": 8"))]);
     assert!(e.contains("JSON"), "{e}");
     let e = usage_error(&["estimate", "--from", &example("hf-llama3-8b-config.json"), "--seq-len", "4096"]);
     assert!(e.contains("search --from"), "{e}");
@@ -194,7 +169,7 @@ fn search_ranks_the_files_expert_layout() {
 #[test]
 fn a_bad_expert_degree_is_one_line_naming_the_flag() {
     let text = std::fs::read_to_string(example("megatron-deepseek-v3.sh")).unwrap().replace("EP=64", "EP=48");
-    let err = usage_error(&["estimate", "--from", &temp_file("bad-ep.sh", &text)]);
+    let err = usage_error(&["estimate", "--from", arg(&temp_file("bad-ep.sh", &text))]);
     assert!(
         err.contains("--expert-model-parallel-size") && err.contains("must divide the routed experts 256"),
         "{err}"

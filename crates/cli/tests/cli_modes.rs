@@ -2,27 +2,23 @@
 //! JSON says which mode and switches priced it, extended mode differs from the reference, bad
 //! switches exit 2 naming the flag, and `--help` lists every switch.
 
-use std::process::{Command, Output};
+mod support;
+use support::fmperf as run;
 
 use fmperf_core::extended::switches::SWITCHES;
 use serde_json::Value;
 
-fn fmperf(line: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fmperf")).args(line.split_whitespace()).output().expect("the fmperf binary runs")
+/// `fmperf` with the words of `line`.
+fn fmperf(line: &str) -> std::process::Output {
+    run(line.split_whitespace())
 }
 
 fn stdout(line: &str) -> String {
-    let out = fmperf(line);
-    assert_eq!(out.status.code(), Some(0), "{line}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
+    support::stdout(line.split_whitespace())
 }
 
 fn usage_error(line: &str) -> String {
-    let out = fmperf(line);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{line}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line on stderr: {err:?}");
-    err
+    support::usage_error(line.split_whitespace())
 }
 
 const SEARCH: &str = "search --model llama3-8b --system nvidia_h100_sxm5_80gb --strategy 1d --gpus 64 --global-batch 512 \

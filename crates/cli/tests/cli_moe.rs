@@ -2,18 +2,18 @@
 //! each configuration's `config` carries the expert-parallel degrees `ep` and `etp` (with the
 //! expert data-parallel degree `edp`) next to the dense keys, and `--moe` fixes or changes them.
 
-use std::process::{Command, Output};
+mod support;
+use support::fmperf as run;
 
 use serde_json::Value;
 
-fn fmperf(line: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fmperf")).args(line.split_whitespace()).output().expect("the fmperf binary runs")
+/// `fmperf` with the words of `line`.
+fn fmperf(line: &str) -> std::process::Output {
+    run(line.split_whitespace())
 }
 
 fn json(line: &str) -> Value {
-    let out = fmperf(line);
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+    support::json(line.split_whitespace())
 }
 
 /// The system of the contract when the catalog has it, else the H100 it derives from.

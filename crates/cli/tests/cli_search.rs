@@ -1,44 +1,27 @@
 //! The `fmperf search` and `fmperf models` contracts, run through the built binary.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod support;
+use support::{arg as path, temp_file};
 
 use serde_json::Value;
 
-/// Runs fmperf with the words of `line` followed by `extra` (for paths, which may hold spaces).
-fn fmperf(line: &str, extra: &[&str]) -> Output {
-    let mut args: Vec<&str> = line.split_whitespace().collect();
-    args.extend_from_slice(extra);
-    Command::new(env!("CARGO_BIN_EXE_fmperf")).args(&args).output().expect("the fmperf binary runs")
+/// The words of `line` followed by `extra`.
+fn words<'a>(line: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    line.split_whitespace().chain(extra.iter().copied()).collect()
+}
+
+fn fmperf(line: &str, extra: &[&str]) -> std::process::Output {
+    support::fmperf(words(line, extra))
 }
 
 /// Runs a command that must succeed and print JSON.
 fn json(line: &str, extra: &[&str]) -> Value {
-    let out = fmperf(line, extra);
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+    support::json(words(line, extra))
 }
 
 /// Runs a command that must fail with exit 2 and one line on stderr; returns that line.
 fn usage_error(line: &str, extra: &[&str]) -> String {
-    let out = fmperf(line, extra);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{line} {extra:?}: stderr {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line on stderr, got {err:?}");
-    assert!(out.stdout.is_empty(), "nothing on stdout");
-    err
-}
-
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fmperf-cli-search-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
-fn path(p: &std::path::Path) -> &str {
-    p.to_str().unwrap()
+    support::usage_error(words(line, extra))
 }
 
 const H200_NVS4: &str = r#"{"matrix_flops_fp16": 989.4, "vector_flops_fp32": 66.9, "vector_flops_fp16": 133.8,

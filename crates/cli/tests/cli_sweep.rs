@@ -2,28 +2,10 @@
 //! sweep (CSV and JSON Lines), bad axes and flags exit 2 naming them, presets run, files work;
 //! `--threads N` gives byte-identical output in the same order as `--threads 1`.
 
-use std::process::{Command, Output};
+mod support;
+use support::{fmperf, stdout, usage_error};
 
 use serde_json::Value;
-
-fn fmperf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fmperf")).args(args).output().expect("the fmperf binary runs")
-}
-
-fn stdout(args: &[&str]) -> String {
-    let out = fmperf(args);
-    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn usage_error(args: &[&str]) -> String {
-    let out = fmperf(args);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line on stderr: {err:?}");
-    assert!(out.stdout.is_empty());
-    err
-}
 
 /// Pins reference-mode outputs: `--mode reference` since extended mode became the default (issue 16 §5).
 const SWEEP: &[&str] = &[

@@ -1,37 +1,12 @@
 //! The `fmperf validate` contract, run through the built binary: JSON keys, the error definition,
 //! modes, and exit code 2 with one line for bad input.
 
+mod support;
+use support::{fmperf, json, temp_file, usage_error};
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn fmperf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fmperf")).args(args).output().expect("the fmperf binary runs")
-}
-
-fn json(args: &[&str]) -> Value {
-    let out = fmperf(args);
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
-}
-
-fn usage_error(args: &[&str]) -> String {
-    let out = fmperf(args);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: stderr {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line on stderr, got {err:?}");
-    assert!(out.stdout.is_empty(), "nothing on stdout");
-    err
-}
-
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fmperf-cli-validate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
 
 /// The shipped file, as a user would pass it.
 fn shipped() -> PathBuf {

@@ -26,9 +26,14 @@ PyTorch, DeepSpeed, MaxText names), ZeRO/FSDP/HSDP, precision, the accelerator n
 each was read is in the row's `assumptions`. A row is skipped only when a number it needs is absent,
 and the reason names it.
 
+Fields may carry other tools' names (Hugging Face `num_hidden_layers`, Megatron-LM
+`tensor_model_parallel_size`, `micro_batch_size`, `num_gpus`, `step_time_ms`, …), rows may be flat,
+and `source` may be a title or an address.
+
 Every row is evaluated at its exact configuration and compared in its own figure:
 error = predicted / measured - 1 (a fraction: 0.05 = 5 % too fast). The headline is the
-leave-one-source-out error (each row predicted with constants fitted without its source); the
+leave-one-source-out error (each row predicted with constants fitted on the shipped runs and the
+file's other sources, without its source or a shipped restatement of the same run); the
 in-sample error is beside it. Rows with a memory figure or an out-of-memory outcome are compared
 with the prediction of the kind they measured (peak allocated, peak reserved, nvidia-smi) and get a
 verdict: fits yes / tight (within the error band of the capacity) / no.

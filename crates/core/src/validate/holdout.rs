@@ -1,11 +1,16 @@
 //! The headline accuracy: every row predicted with constants fitted **without its source**
 //! (leave-one-source-out), next to the in-sample errors (constants fitted on every row).
 //!
-//! Extended mode fits its global efficiencies ([`super::fit::fit_on`]); for each source with
-//! evaluable rows the fit is redone on the other sources' rows and that source's rows are
-//! predicted with the result. A file with a single source (one's own runs) is predicted with the
-//! shipped constants, which were not fitted on it. Reference mode fits nothing, so its held-out errors are its
-//! in-sample errors (and [`Holdout::fitted`] is `false`).
+//! Extended mode fits its global efficiencies ([`super::fit::fit_on`]) on a **pool**: the file's
+//! rows and the shipped runs the constants are fitted on ([`super::shipped_runs`]), so a file of
+//! someone else's runs is judged by constants that never saw it, with the shipped data behind
+//! them (not by constants refitted on a handful of its own rows). For each source of the file with
+//! evaluable rows the fit is redone on the pool without that source — without its rows, the
+//! shipped rows of the same source title, and any shipped row that is the same run
+//! ([`same_run`]: a file may restate a published run in other words) — and that source's rows are
+//! predicted with the result. On the shipped file itself the pool is that file (rows are not
+//! counted twice). Reference mode fits nothing, so its held-out errors are its in-sample errors
+//! (and [`Holdout::fitted`] is `false`).
 //!
 //! The work is resumable ([`HoldoutJob::step`] runs one fit), so a page can show progress;
 //! [`holdout`] runs it to the end. On the shipped file it takes about one second natively.
@@ -71,7 +76,10 @@ pub struct Holdout {
 #[derive(Debug, Clone)]
 pub struct HoldoutJob {
     mode: Mode,
+    /// The file's rows, then the shipped rows not in the file (extended mode).
     rows: Vec<Prepared>,
+    /// How many of `rows` are the file's.
+    file_rows: usize,
     sources: Vec<String>,
     all: Option<Efficiency>,
     held: Vec<(String, Efficiency)>,
@@ -80,14 +88,38 @@ pub struct HoldoutJob {
 impl HoldoutJob {
     /// Reads every row of `file` (cheap next to the fits).
     pub fn new(file: &MeasuredFile, mode: Mode) -> HoldoutJob {
-        let rows: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
+        Self::with_pool(file, mode, &super::shipped_runs())
+    }
+
+    /// As [`HoldoutJob::new`] with `shipped` as the runs behind the file's (tests pass others).
+    pub fn with_pool(file: &MeasuredFile, mode: Mode, shipped: &MeasuredFile) -> HoldoutJob {
+        let mut rows: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
+        let file_rows = rows.len();
         let mut sources: Vec<String> = Vec::new();
         for r in &rows {
             if Self::timed(r) && !sources.contains(&r.run.source) {
                 sources.push(r.run.source.clone());
             }
         }
-        HoldoutJob { mode, rows, sources, all: None, held: Vec::new() }
+        if mode == Mode::Extended {
+            let extra: Vec<Prepared> = shipped
+                .rows
+                .iter()
+                .filter(|s| !file.rows.iter().any(|f| f.id == s.id && f.source == s.source))
+                .map(Prepared::new)
+                .filter(Self::timed)
+                .collect();
+            rows.extend(extra);
+        }
+        HoldoutJob { mode, rows, file_rows, sources, all: None, held: Vec::new() }
+    }
+
+    /// Whether pool row `i` counts as source `s`: one of its rows, or a shipped row of that source
+    /// title or of the same run as one of its rows.
+    fn of_source(&self, i: usize, s: &str) -> bool {
+        let r = &self.rows[i];
+        r.run.source == s
+            || (i >= self.file_rows && self.rows[..self.file_rows].iter().any(|f| f.run.source == s && same_run(f, r)))
     }
 
     /// Whether a row has a time figure extended mode can price.
@@ -99,6 +131,8 @@ impl HoldoutJob {
     pub fn progress(&self) -> (u64, u64) {
         match self.mode {
             Mode::Reference => (1, 1),
+            // A file without a time figure has nothing to fit or hold out.
+            Mode::Extended if self.sources.is_empty() => (1, 1),
             Mode::Extended => (u64::from(self.all.is_some()) + self.held.len() as u64, 1 + self.sources.len() as u64),
         }
     }
@@ -111,14 +145,20 @@ impl HoldoutJob {
 
     /// Runs the next fit; returns `true` when all are done.
     pub fn step(&mut self) -> bool {
-        if self.mode == Mode::Extended {
+        if self.mode == Mode::Extended && !self.sources.is_empty() {
             if self.all.is_none() {
                 self.all = Some(fit_on(&self.rows, &|_| true));
             } else if let Some(s) = self.sources.get(self.held.len()).cloned() {
-                // A file with one source (a user's own runs) has nothing else to fit on: its rows
-                // are predicted with the shipped constants, which were not fitted on them.
-                let others = self.rows.iter().any(|r| r.run.source != s && Self::timed(r));
-                let eff = if others { fit_on(&self.rows, &|r| r.run.source != s) } else { Efficiency::FITTED };
+                let held_out: Vec<bool> = (0..self.rows.len()).map(|i| self.of_source(i, &s)).collect();
+                let index = |r: &Prepared| self.rows.iter().position(|x| std::ptr::eq(x, r));
+                let others = (0..self.rows.len()).any(|i| !held_out[i] && Self::timed(&self.rows[i]));
+                // Nothing else to fit on (no shipped runs behind a file of one source): the
+                // shipped constants, which were not fitted on it.
+                let eff = if others {
+                    fit_on(&self.rows, &|r| index(r).is_some_and(|i| !held_out[i]))
+                } else {
+                    Efficiency::FITTED
+                };
                 self.held.push((s, eff));
             }
         }
@@ -136,7 +176,7 @@ impl HoldoutJob {
         for s in &self.sources {
             let eta = self.held.iter().find(|(h, _)| h == s).map_or(all_eta, |(_, e)| *e);
             let (mut held, mut inside) = (Vec::new(), Vec::new());
-            for r in self.rows.iter().filter(|r| &r.run.source == s) {
+            for r in self.rows[..self.file_rows].iter().filter(|r| &r.run.source == s) {
                 let (Some(e_in), Some(e_out)) = (predict(r, all_eta).error, predict(r, eta).error) else { continue };
                 held.push(e_out);
                 inside.push(e_in);
@@ -175,6 +215,23 @@ impl HoldoutJob {
             per_source,
             rows,
         }
+    }
+}
+
+/// Whether two rows restate the same measured run: the same part and mapping, model, layout
+/// (TP, CP, PP, DP, micro and global batch) and execution (every switch: recomputation, sharding,
+/// precision, …) — everything that the model prices.
+pub fn same_run(a: &Prepared, b: &Prepared) -> bool {
+    match (&a.setup, &b.setup) {
+        (Ok(x), Ok(y)) => {
+            let (l, m) = (&x.layout, &y.layout);
+            x.system.id == y.system.id
+                && x.mapping == y.mapping
+                && x.workload == y.workload
+                && (l.tp, l.cp, l.pp, l.dp, l.mbs, l.global_batch) == (m.tp, m.cp, m.pp, m.dp, m.mbs, m.global_batch)
+                && x.options == y.options
+        }
+        _ => false,
     }
 }
 

@@ -20,6 +20,7 @@ pub mod hardware_words;
 pub mod holdout;
 pub mod holdout_cache;
 pub mod kernel_words;
+pub mod keys;
 pub mod memory;
 pub mod metric;
 pub mod moe_fit;

@@ -189,10 +189,14 @@ pub struct MeasuredFile {
     pub rows: Vec<MeasuredRun>,
 }
 
-/// Field access with errors that name the row and the field.
+/// Field access with errors that name the row and the field. A field is looked up under each of
+/// its names ([`super::keys::aliases`]) in its group (`model`, `parallel`, …), then at the top of
+/// the row (files that write rows flat).
 struct Row<'a> {
     obj: &'a Map<String, Value>,
     path: String,
+    /// The row's top level, for a group's fields written there.
+    flat: Option<&'a Map<String, Value>>,
 }
 
 impl<'a> Row<'a> {
@@ -201,27 +205,66 @@ impl<'a> Row<'a> {
         Error::invalid(format!("{}.{key}", self.path), shown, rule)
     }
 
-    fn value(&self, key: &str) -> Option<&'a Value> {
-        self.obj.get(key).filter(|v| !v.is_null())
+    /// The name under which `key` is given and its value (not null).
+    fn lookup(&self, key: &str) -> Option<(&'a str, &'a Value)> {
+        let one = [key];
+        let names: &[&str] = super::keys::aliases(key).unwrap_or(&one);
+        let find = |obj: &'a Map<String, Value>| {
+            names.iter().find_map(|n| obj.get_key_value(*n).filter(|(_, v)| !v.is_null()))
+        };
+        find(self.obj).or_else(|| self.flat.and_then(find)).map(|(k, v)| (k.as_str(), v))
     }
 
+    fn value(&self, key: &str) -> Option<&'a Value> {
+        self.lookup(key).map(|(_, v)| v)
+    }
+
+    /// The error for the value of `key` under the name it was given.
+    fn bad(&self, key: &str, rule: &str) -> Error {
+        match self.lookup(key) {
+            Some((name, v)) => self.err(name, v, rule),
+            None => self.err(key, &Value::Null, rule),
+        }
+    }
+
+    /// A figure given in another unit ([`super::keys::SCALED`]), converted to `field`'s unit.
+    fn scaled(&self, field: &str) -> Result<Option<f64>, Error> {
+        for (name, to, factor) in super::keys::SCALED {
+            if *to != field {
+                continue;
+            }
+            let sub = Row { obj: self.obj, path: self.path.clone(), flat: self.flat };
+            if let Some(x) = sub.number_lenient(name)? {
+                return Ok(Some(x * factor));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Words: a string, or a list of strings (joined with ", ").
     fn string(&self, key: &str) -> Result<Option<String>, Error> {
         match self.value(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(v) => Err(self.err(key, v, "must be a string or null")),
+            Some(Value::Array(a)) if a.iter().all(Value::is_string) => {
+                Ok(Some(a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")))
+            }
+            Some(_) => Err(self.bad(key, "must be words (a string or a list of strings) or null")),
         }
     }
 
+    /// A positive whole number: a JSON number, or a string holding one (`"64"`, `"1,024"`).
     fn count(&self, key: &str) -> Result<Option<u64>, Error> {
+        let whole = |x: f64| (x.fract() == 0.0 && x > 0.0 && x < 9e15).then_some(x as u64);
         match self.value(key) {
             None => Ok(None),
             Some(v) => match v
                 .as_u64()
-                .or_else(|| v.as_f64().filter(|x| x.fract() == 0.0 && *x >= 0.0 && *x < 9e15).map(|x| x as u64))
+                .or_else(|| v.as_f64().and_then(whole))
+                .or_else(|| v.as_str().and_then(|s| s.trim().replace(',', "").parse::<f64>().ok()).and_then(whole))
             {
                 Some(n) if n > 0 => Ok(Some(n)),
-                _ => Err(self.err(key, v, "must be a positive integer or null")),
+                _ => Err(self.bad(key, "must be a positive integer or null")),
             },
         }
     }
@@ -231,16 +274,21 @@ impl<'a> Row<'a> {
             None => Ok(None),
             Some(v) => match v.as_f64() {
                 Some(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
-                _ => Err(self.err(key, v, "must be a positive number or null")),
+                _ => Err(self.bad(key, "must be a positive number or null")),
             },
         }
     }
 
+    /// On/off: `true`/`false`, or the words and numbers people write for them (`"yes"`, `"off"`,
+    /// `"enabled"`, `1`, `0`).
     fn boolean(&self, key: &str) -> Result<Option<bool>, Error> {
         match self.value(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(v) => Err(self.err(key, v, "must be true, false or null")),
+            Some(v) => match flag_words(v) {
+                Some(b) => Ok(Some(b)),
+                None => Err(self.bad(key, "must be true, false (or yes/no, on/off, 1/0) or null")),
+            },
         }
     }
 
@@ -251,29 +299,57 @@ impl<'a> Row<'a> {
             Some(Value::String(s)) if s.trim().is_empty() => Ok((None, None)),
             Some(Value::String(s)) => Ok((Some(s.clone()), None)),
             Some(Value::Bool(b)) => Ok((None, Some(*b))),
-            Some(v) => Err(self.err(key, v, "must be words, true, false or null")),
+            Some(Value::Array(_)) => Ok((self.string(key)?, None)),
+            Some(_) => Err(self.bad(key, "must be words, true, false or null")),
         }
     }
 
     /// A number given as a number or as a string of one (`"0.43"`).
     fn number_lenient(&self, key: &str) -> Result<Option<f64>, Error> {
         match self.value(key) {
-            Some(Value::String(s)) => match s.trim().trim_end_matches('%').trim().parse::<f64>() {
+            Some(Value::String(s)) => match s.trim().trim_end_matches('%').trim().replace(',', "").parse::<f64>() {
                 Ok(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
-                _ => Err(self.err(key, &Value::String(s.clone()), "must be a positive number or null")),
+                _ => Err(self.bad(key, "must be a positive number or null")),
             },
             _ => self.number(key),
         }
     }
 
-    fn child(&self, key: &str) -> Result<Row<'a>, Error> {
+    /// A group with no fields.
+    fn empty(&self) -> Row<'a> {
         static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
-        let path = format!("{}.{key}", self.path);
-        match self.value(key) {
-            None => Ok(Row { obj: EMPTY.get_or_init(Map::new), path }),
-            Some(Value::Object(o)) => Ok(Row { obj: o, path }),
-            Some(v) => Err(self.err(key, v, "must be an object or null")),
+        Row { obj: EMPTY.get_or_init(Map::new), path: self.path.clone(), flat: None }
+    }
+
+    /// A group of fields (`model`, `parallel`, …): its object, or an empty one whose fields are
+    /// then read from the top of the row.
+    fn child(&self, key: &str) -> Result<Row<'a>, Error> {
+        let (name, value) = self.lookup(key).unwrap_or((key, &Value::Null));
+        let path = format!("{}.{name}", self.path);
+        let flat = Some(self.obj);
+        match value {
+            Value::Null => Ok(Row { flat, ..self.empty() }),
+            Value::Object(o) => Ok(Row { obj: o, path, flat }),
+            v => Err(self.err(name, v, "must be an object or null")),
         }
+    }
+}
+
+/// `true`/`false` from the words or numbers people use for on/off; `None` for anything else.
+fn flag_words(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if x == 1.0 => Some(true),
+            Some(x) if x == 0.0 => Some(false),
+            _ => None,
+        },
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" | "enabled" | "enable" | "y" | "1" => Some(true),
+            "false" | "no" | "off" | "disabled" | "disable" | "n" | "0" | "none" => Some(false),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -305,7 +381,7 @@ pub fn parse_measured_runs(text: &str) -> Result<MeasuredFile, Error> {
                 "must be an object",
             ));
         };
-        out.push(parse_row(&Row { obj, path: format!("rows[{i}]") })?);
+        out.push(parse_row(&Row { obj, path: format!("rows[{i}]"), flat: None })?);
     }
     Ok(MeasuredFile { schema_version: version, rows: out })
 }
@@ -316,13 +392,18 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
         .filter(|s| !s.trim().is_empty())
         .ok_or_else(|| Error::MissingField { field: format!("{}.id", r.path) })?;
     // From here on errors name the row by its id.
-    let r = Row { obj: r.obj, path: format!("{} ({id})", r.path) };
-    let source = r.child("source")?;
+    let r = Row { obj: r.obj, path: format!("{} ({id})", r.path), flat: None };
+    // A source given as words (a title or an address) instead of {title, where, url}.
+    let source_words = match r.value("source") {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        _ => None,
+    };
+    let source = if source_words.is_some() { r.empty() } else { r.child("source")? };
     let model = r.child("model")?;
     let parallel = r.child("parallel")?;
     let batch = r.child("batch")?;
     let measured = r.child("measured")?;
-    let vpp_key = if parallel.value("interleave_vpp").is_some() { "interleave_vpp" } else { "vpp" };
+    let vpp_key = "interleave_vpp";
     let interleave = match parallel.value(vpp_key) {
         None => None,
         Some(Value::String(s)) => Some(Interleave::Described(s.clone())),
@@ -368,20 +449,41 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
         }
         _ => measured.boolean("oom")?,
     };
+    // A figure under a name that says its kind (`max_memory_reserved_gib`, `nvidia_smi_mib`, …).
+    let mut named = None;
+    for (name, field, factor, kind) in super::keys::MEMORY_KIND_KEYS {
+        if let Some(x) = measured.number_lenient(name)? {
+            named = Some((*field, x * factor, *kind));
+            break;
+        }
+    }
+    let named_in = |f: &str| named.filter(|(field, _, _)| *field == f).map(|(_, x, _)| x);
     let memory = RunMemory {
-        kind: measured.string("memory_kind")?,
+        kind: measured.string("memory_kind")?.or_else(|| named.map(|(_, _, kind)| kind.to_string())),
         kind_detail: measured.string("kind_detail")?,
-        gb: measured.number("memory_gb")?,
-        gib: measured.number("memory_gib")?,
+        gb: match measured.number_lenient("memory_gb")? {
+            Some(gb) => Some(gb),
+            None => measured.scaled("memory_gb")?.or(named_in("memory_gb")),
+        },
+        gib: match measured.number_lenient("memory_gib")? {
+            Some(gib) => Some(gib),
+            None => measured.scaled("memory_gib")?.or(named_in("memory_gib")),
+        },
         oom,
         unit: measured.string("unit_as_reported")?,
         scope: measured.string("scope")?,
     };
     Ok(MeasuredRun {
         id,
-        source: source.string("title")?.unwrap_or_else(|| "(source not stated)".to_string()),
+        source: match &source_words {
+            Some(words) => words.clone(),
+            None => source.string("title")?.unwrap_or_else(|| "(source not stated)".to_string()),
+        },
         source_where: source.string("where")?,
-        source_url: source.string("url")?,
+        source_url: match &source_words {
+            Some(words) if words.starts_with("http") => Some(words.clone()),
+            _ => source.string("url")?,
+        },
         hardware_id: r.string("hardware_id")?,
         hardware: r.string("hardware")?,
         optimizer: r.string("optimizer")?,
@@ -415,12 +517,32 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
             interleave,
             zero_stage: match parallel.value("zero_stage") {
                 Some(Value::Number(n)) if n.as_u64() == Some(0) => Some(0),
+                // Words naming the stage: "ZeRO-1", "stage 2", "zero3".
+                Some(v @ Value::String(_)) if flag_words(v) == Some(false) => Some(0),
+                Some(Value::String(s)) => match s.chars().filter(char::is_ascii_digit).collect::<String>().as_str() {
+                    d @ ("0" | "1" | "2" | "3") => d.parse().ok(),
+                    _ => {
+                        return Err(parallel.bad(
+                            "zero_stage",
+                            "must be a ZeRO stage 0-3 (a number or words such as \"ZeRO-1\") or null",
+                        ));
+                    }
+                },
                 _ => parallel.count("zero_stage")?,
             },
             fsdp,
             fsdp_flag,
             distributed_optimizer: parallel.boolean("distributed_optimizer")?,
-            recompute: parallel.string("recompute")?,
+            recompute: match parallel.value("recompute") {
+                // On/off instead of words: on means every layer recomputed (the frameworks' switch:
+                // Megatron `--recompute-granularity full`, HF `gradient_checkpointing`).
+                Some(v @ (Value::Bool(_) | Value::Number(_))) => match flag_words(v) {
+                    Some(true) => Some("full (given as on)".to_string()),
+                    Some(false) => Some("none".to_string()),
+                    None => return Err(parallel.bad("recompute", "must be words, true, false or null")),
+                },
+                _ => parallel.string("recompute")?,
+            },
             flash_attention: parallel.boolean("flash_attention")?,
             other,
         },
@@ -437,7 +559,10 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
             hfu: measured.number_lenient("hfu")?,
             tokens_per_s_total: measured.number_lenient("tokens_per_s_total")?,
             tokens_per_s_per_device: measured.number_lenient("tokens_per_s_per_device")?,
-            step_time_s: measured.number_lenient("step_time_s")?,
+            step_time_s: match measured.number_lenient("step_time_s")? {
+                Some(s) => Some(s),
+                None => measured.scaled("step_time_s")?,
+            },
             samples_per_s: measured.number_lenient("samples_per_s")?,
             structured,
             memory,
