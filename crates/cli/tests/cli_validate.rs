@@ -61,9 +61,8 @@ fn both_modes_run_and_extended_is_closer() {
     assert!(text.contains("reference mode") && text.contains("all sources") && text.contains("torchtitan"));
 }
 
-#[test]
-fn a_file_of_ones_own_is_evaluated() {
-    let one = r#"{"schema_version": 1, "rows": [{
+/// A file of one dense run measured on one's own cluster.
+const ONE_DENSE_RUN: &str = r#"{"schema_version": 1, "rows": [{
         "id": "mine", "source": {"title": "my cluster"}, "hardware_id": "nvidia_h100_sxm5_80gb", "num_devices": 8,
         "precision": "bf16",
         "model": {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "ffn_type": "swiglu",
@@ -71,6 +70,10 @@ fn a_file_of_ones_own_is_evaluated() {
         "parallel": {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "fsdp": "FSDP 8", "recompute": "selective"},
         "batch": {"global_batch_seqs": 16, "micro_batch": 2},
         "measured": {"flop_convention": "tokens/s/GPU", "tokens_per_s_per_device": 6000}}]}"#;
+
+#[test]
+fn a_file_of_ones_own_is_evaluated() {
+    let one = ONE_DENSE_RUN;
     let p = temp_file("one.json", one);
     let v = json(&["validate", "--data", p.to_str().unwrap(), "--format", "json"]);
     let r = &v["rows"][0];
@@ -185,4 +188,40 @@ fn memory_rows_carry_the_memory_contract() {
     assert_eq!(n("yes") + n("tight") + n("no"), with_prediction);
     assert_eq!(n("oom_runs"), 7);
     assert_eq!(s["per_source"].as_array().unwrap().len(), 6);
+}
+
+/// A file mixing a dense row (`num_experts: null`) and an MoE row written with Hugging Face and
+/// Megatron-LM names: each row goes to its validator, the dense report first, then the MoE one
+/// (JSON: one document per line).
+#[test]
+fn a_file_mixing_dense_and_moe_rows_reports_both() {
+    let mut mixed: Value = serde_json::from_str(ONE_DENSE_RUN).unwrap();
+    mixed["rows"][0]["id"] = "mine-dense".into();
+    mixed["rows"][0]["model"]["num_experts"] = Value::Null;
+    let moe: Value = serde_json::from_str(
+        r#"{
+        "id": "mine-moe", "source": "my cluster", "hardware_id": "nvidia_h100_sxm5_80gb", "num_devices": 8,
+        "precision": "bf16",
+        "model": {"num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+                  "intermediate_size": 14336, "ffn_type": "swiglu", "num_local_experts": 8, "num_experts_per_tok": 2,
+                  "seq_length": 4096, "vocab_size": 32000},
+        "parallel": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1,
+                     "expert_model_parallel_size": "8", "data_parallel_size": 8},
+        "batch": {"global_batch_size": 64, "micro_batch_size": 1},
+        "measured": {"tokens_per_s_per_device": 5000}}"#,
+    )
+    .unwrap();
+    mixed["rows"].as_array_mut().unwrap().push(moe);
+    let mixed = mixed.to_string();
+    let p = temp_file("mixed.json", &mixed);
+    let out = fmperf(["validate", "--data", p.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let docs: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(docs.len(), 2, "{text}");
+    assert_eq!(docs[0]["rows"][0]["id"], "mine-dense");
+    assert_eq!(docs[0]["rows"].as_array().unwrap().len(), 1);
+    let moe = docs[1].to_string();
+    assert!(moe.contains("mine-moe") && !moe.contains("mine-dense"), "{moe}");
+    assert!(moe.contains("[8,1,1]"), "ep 8 read from expert_model_parallel_size: {moe}");
 }

@@ -223,3 +223,118 @@ fn the_moe_block_is_a_list_of_operations_and_memory_names_the_experts() {
     let total = fmperf_core::extended::memory_estimate(&w, &hw, &l, &opts()).unwrap();
     assert_eq!(total, e.memory_estimate);
 }
+
+/// The evaluator prunes expert degrees by a time floor (`moe_time_floor_s`); its choice must equal
+/// pricing every `(ep, etp)` with the rule it documents: the fastest that fits, else the least
+/// memory, ties to the first in the choices' order. Checked on a sample of the DeepSeek-V3 search
+/// space on 2,048 H800 (both fitting and non-fitting candidates) under two executions.
+#[test]
+fn pruned_expert_degrees_equal_pricing_every_choice() {
+    use fmperf_core::catalog::{MappingOptions, find_model, find_system};
+    use fmperf_core::extended::moe::experts::expert_choices;
+    use fmperf_core::search::{ExtendedSetup, Search, SearchSpec};
+    let w = Workload::from_catalog(find_model("deepseek-v3").unwrap()).unwrap();
+    let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
+    let base = ExtendedOptions::realistic();
+    let hw = Hardware::from_catalog(sys, base.precision, true, &MappingOptions::default()).unwrap();
+    let spec = SearchSpec {
+        model: w.to_shape(),
+        system: SystemParams::h200().with_nvlink_size(hw.domain_size()),
+        strategy: Strategy::OneD,
+        n_gpus: 2048,
+        global_batch: 15360,
+        top_k: 10,
+    };
+    let setup = ExtendedSetup { workload: w, hardware: hw.clone(), options: base };
+    let search = Search::new_extended(spec, setup).unwrap();
+    let lean = ExtendedOptions { recompute: Recompute::Full, sharding: Sharding::Zero3, ..base };
+    let (mut fits, mut not) = (0, 0);
+    for opts in [base, lean] {
+        let mut ev = ExtendedEvaluator::new(&w, &hw, &opts, Strategy::OneD, 15360).unwrap();
+        for c in search.space().iter().step_by(7) {
+            let layout = Layout::from_candidate(&c, 15360).unwrap();
+            let mut best: Option<fmperf_core::extended::ExtendedEvaluation> = None;
+            for (ep, etp) in expert_choices(&layout, &w.moe.unwrap(), None, None) {
+                let e = evaluate(&w, &hw, &layout.with_experts(ep, etp), &opts).unwrap();
+                let better = match &best {
+                    None => true,
+                    Some(b) if e.feasible != b.feasible => e.feasible,
+                    Some(b) if e.feasible => e.throughput_samples_per_s > b.throughput_samples_per_s,
+                    Some(b) => e.mem_gb < b.mem_gb,
+                };
+                if better {
+                    best = Some(e);
+                }
+            }
+            let want = best.unwrap();
+            if want.feasible {
+                fits += 1
+            } else {
+                not += 1
+            }
+            assert_eq!(ev.evaluate_full(&c).unwrap(), want, "{c:?}");
+        }
+    }
+    assert!(fits > 100 && not > 100, "{fits} fit, {not} do not");
+}
+
+/// An evaluator switched between shardings, shard groups and interleave degrees
+/// ([`ExtendedEvaluator::reschedule`], what the search does to share block costs per
+/// recomputation level) gives what a fresh evaluator of the same switches gives: its cached block
+/// costs read none of the three. DeepSeek-V3 (MoE) and Llama 3 70B (dense) on H800, pipelined
+/// candidates so interleaving matters.
+#[test]
+fn rescheduled_evaluators_equal_fresh_ones() {
+    use fmperf_core::catalog::{MappingOptions, find_model, find_system};
+    use fmperf_core::search::{ExtendedSetup, Search, SearchSpec};
+    let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
+    let base = ExtendedOptions::realistic();
+    let hw = Hardware::from_catalog(sys, base.precision, true, &MappingOptions::default()).unwrap();
+    let schedules = [
+        (Sharding::Zero1, None, 1),
+        (Sharding::Zero3, None, 2),
+        (Sharding::Zero3, Some(8), 1),
+        (Sharding::Zero1, None, 4),
+    ];
+    let mut compared = 0;
+    for (model, gpus, batch) in [("deepseek-v3", 2048, 15360), ("llama3-70b", 1024, 512)] {
+        let w = Workload::from_catalog(find_model(model).unwrap()).unwrap();
+        let spec = SearchSpec {
+            model: w.to_shape(),
+            system: SystemParams::h200().with_nvlink_size(hw.domain_size()),
+            strategy: Strategy::OneD,
+            n_gpus: gpus,
+            global_batch: batch,
+            top_k: 10,
+        };
+        let search =
+            Search::new_extended(spec, ExtendedSetup { workload: w, hardware: hw.clone(), options: base }).unwrap();
+        let candidates: Vec<Candidate> = search.space().iter().filter(|c| c.pp > 1).step_by(11).take(60).collect();
+        let mut shared = ExtendedEvaluator::new(&w, &hw, &base, Strategy::OneD, batch).unwrap();
+        for c in &candidates {
+            for &(sharding, shard_group, interleave) in &schedules {
+                let o = ExtendedOptions { sharding, shard_group, interleave, ..base };
+                shared.reschedule(sharding, shard_group, interleave).unwrap();
+                let mut fresh = ExtendedEvaluator::new(&w, &hw, &o, Strategy::OneD, batch).unwrap();
+                match (shared.evaluate_full(c), fresh.evaluate_full(c)) {
+                    (Ok(a), Ok(b)) => {
+                        assert_eq!(a, b, "{model} {c:?} {o:?}");
+                        compared += 1;
+                    }
+                    (a, b) => assert_eq!(a.is_ok(), b.is_ok(), "{model} {c:?}"),
+                }
+            }
+        }
+    }
+    assert!(compared > 200, "{compared} compared");
+    let mut ev = ExtendedEvaluator::new(
+        &Workload::from_catalog(fmperf_core::catalog::find_model("llama3-70b").unwrap()).unwrap(),
+        &hw,
+        &base,
+        Strategy::OneD,
+        512,
+    )
+    .unwrap();
+    let e = ev.reschedule(Sharding::Zero1, Some(0), 1).unwrap_err().to_string();
+    assert!(e.contains("shard_group"), "{e}");
+}

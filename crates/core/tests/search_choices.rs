@@ -164,3 +164,32 @@ fn shards_merge_into_the_single_run() {
     }
     assert!(make(false).shard(2, 2).is_err());
 }
+
+/// Mixture-of-Experts models add the expert degrees (ep, etp) under every execution; when no
+/// degree fits under a light execution the evaluator returns the leanest one, which is not the
+/// fastest: the bounds must still hold over every degree. Mixtral 8x22B on 64 H100 is tight enough
+/// that feasibility changes with both the execution and ep.
+#[test]
+fn pruned_moe_search_equals_pricing_every_combination() {
+    let key = |r: &Ranked| (r.candidate, r.throughput_samples_per_s, r.execution);
+    for (model, n, g) in [("mixtral-8x22b", 64, 256), ("deepseek-v2-lite", 16, 512)] {
+        let w = Workload::from_catalog(catalog::find_model(model).unwrap()).unwrap();
+        let (params, setup) = extended(w, "nvidia_h100_sxm5_80gb", None);
+        let s = spec(w.to_shape(), params, Strategy::OneD, n, g, 8);
+        let choices = ExecutionChoices::SEARCH_ALL;
+        let got = Search::new_extended_choosing(s.clone(), setup.clone(), choices).unwrap().finish();
+        let want = brute_force(&s, &setup, choices);
+        assert!(!want.is_empty(), "{model}");
+        assert_eq!(got.top.iter().map(key).collect::<Vec<_>>(), want.iter().map(key).collect::<Vec<_>>(), "{model}");
+        // Two shards merged equal the single run.
+        let shards: Vec<Search> = (0..2)
+            .map(|i| {
+                let mut x =
+                    Search::new_extended_choosing(s.clone(), setup.clone(), choices).unwrap().shard(i, 2).unwrap();
+                while !x.step(usize::MAX) {}
+                x
+            })
+            .collect();
+        assert_eq!(merge_shards(&shards).unwrap().top, got.top, "{model} shards");
+    }
+}

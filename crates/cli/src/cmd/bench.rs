@@ -25,6 +25,11 @@ Then the extended-mode scenario the explorer opens on (Llama 3 70B, 1,024 H100 S
 global batch 512 = 4 M tokens, strategies 1d and 2d-seqp, top 10), one thread: with the execution
 fixed to the default switches, and with the search choosing recomputation, ZeRO/FSDP and shard
 group, interleaving (candidates, configurations priced, wall time).
+
+Then the Mixture-of-Experts scenario (DeepSeek-V3 on 2,048 H800 SXM5, domain 8, global batch
+15,360, strategy 1d, top 10), one thread, execution and expert degrees (ep, etp) chosen by the
+search: what `fmperf search --model deepseek-v3 --system nvidia_h800_sxm5_80gb --gpus 2048
+--global-batch 15360 --strategy 1d --threads 1` does.
 ";
 
 /// One timed search.
@@ -65,6 +70,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         }
     }
     let extended = extended_cases()?;
+    let moe = moe_case()?;
     let total_candidates: u64 = cases.iter().map(|c| c.candidates).sum();
     let total_seconds: f64 = cases.iter().map(|c| c.seconds).sum();
     let rate = |n: u64, s: f64| if s > 0.0 { n as f64 / s } else { f64::INFINITY };
@@ -94,6 +100,8 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
                 "total": { "candidates": total_candidates, "seconds": total_seconds,
                            "candidates_per_s": rate(total_candidates, total_seconds) },
                 "extended": ext,
+                "moe": { "scenario": MOE_SCENARIO, "candidates": moe.candidates,
+                         "evaluations": moe.evaluations, "seconds": moe.seconds },
             });
             writeln!(out, "{doc}")?;
         }
@@ -129,19 +137,26 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
             ]);
             write!(out, "{}", t.render())?;
             writeln!(out, "\nextended mode: {EXTENDED_SCENARIO}")?;
-            let mut t = Table::new(&["execution", "candidates", "configurations priced", "time [s]"]);
-            for e in &extended {
-                t.push(vec![
-                    e.execution.to_string(),
-                    e.candidates.to_string(),
-                    e.evaluations.to_string(),
-                    format!("{:.4}", e.seconds),
-                ]);
-            }
-            write!(out, "{}", t.render())?;
+            write!(out, "{}", extended_table(&extended))?;
+            writeln!(out, "\nmixture of experts: {MOE_SCENARIO}")?;
+            write!(out, "{}", extended_table(std::slice::from_ref(&moe)))?;
         }
     }
     Ok(())
+}
+
+/// The text table of timed extended-mode searches.
+fn extended_table(cases: &[ExtendedCase]) -> String {
+    let mut t = Table::new(&["execution", "candidates", "configurations priced", "time [s]"]);
+    for e in cases {
+        t.push(vec![
+            e.execution.to_string(),
+            e.candidates.to_string(),
+            e.evaluations.to_string(),
+            format!("{:.4}", e.seconds),
+        ]);
+    }
+    t.render()
 }
 
 /// The explorer's extended-mode scenario, in words.
@@ -188,4 +203,35 @@ fn extended_cases() -> Result<Vec<ExtendedCase>, CmdError> {
         out.push(ExtendedCase { execution, candidates, evaluations, seconds: start.elapsed().as_secs_f64() });
     }
     Ok(out)
+}
+
+/// The Mixture-of-Experts scenario, in words.
+const MOE_SCENARIO: &str = "deepseek-v3 on 2048 nvidia_h800_sxm5_80gb (domain 8), global batch 15360, strategy 1d, \
+                            execution and (ep, etp) chosen, top 10";
+
+/// Times [`MOE_SCENARIO`] on one thread.
+fn moe_case() -> Result<ExtendedCase, CmdError> {
+    let model = fmperf_core::catalog::find_model("deepseek-v3")?;
+    let workload = fmperf_core::extended::Workload::from_catalog(model)?;
+    let sys = fmperf_core::catalog::find_system("nvidia_h800_sxm5_80gb")?;
+    let options = fmperf_core::extended::ExtendedOptions::realistic();
+    let mapping = fmperf_core::catalog::MappingOptions::default();
+    let hardware = fmperf_core::extended::Hardware::from_catalog(sys, options.precision, true, &mapping)?;
+    let spec = SearchSpec {
+        model: workload.to_shape(),
+        system: SystemParams::h200().with_nvlink_size(hardware.domain_size()),
+        strategy: Strategy::OneD,
+        n_gpus: 2048,
+        global_batch: 15360,
+        top_k: 10,
+    };
+    let setup = ExtendedSetup { workload, hardware, options };
+    let start = Instant::now();
+    let r = Search::new_extended_choosing(spec, setup, ExecutionChoices::SEARCH_ALL)?.finish();
+    Ok(ExtendedCase {
+        execution: "chosen by the search",
+        candidates: r.candidates,
+        evaluations: r.evaluations,
+        seconds: start.elapsed().as_secs_f64(),
+    })
 }

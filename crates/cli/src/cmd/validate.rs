@@ -41,11 +41,17 @@ leave-one-source-out too (the allocator fragmentation, the one constant fitted o
 refitted without the row's source), the in-sample error beside it; the band is the 80th
 percentile of the held-out |error| on the shipped memory runs.
 
-Mixture-of-Experts runs (measured-moe-runs.json, `builtin-moe`: the 53 MoE runs; any file whose rows
-name `num_experts`) are evaluated in extended mode with their expert parallelism, routing and
-dispatcher, compared in the row's FLOP convention (Megatron or MaxText model TFLOP/s per device, else
-tokens/s per device) and memory where measured, with the leave-one-source-out error of the fitted
-MoE constant beside the in-sample error.
+Mixture-of-Experts runs (measured-moe-runs.json, `builtin-moe`: the 53 MoE runs) are evaluated in
+extended mode with their expert parallelism, routing and dispatcher, compared in the row's FLOP
+convention (Megatron or MaxText model TFLOP/s per device, else tokens/s per device) and memory where
+measured, with the leave-one-source-out error of the fitted MoE constant beside the in-sample error.
+A row is MoE when it states more than one routed expert, in its model group or flat, under any name
+people use (`num_experts`, `num_local_experts`, `n_routed_experts`, `moe_num_experts`, …; top-k as
+`top_k`, `num_experts_per_tok`, `moe_router_topk`; expert width as `moe_ffn_hidden`,
+`moe_intermediate_size`, `moe_ffn_hidden_size`; `expert_model_parallel_size` for ep); `null` or 1
+expert is dense. A file mixing dense and MoE rows is split by row and each part is evaluated by its
+own validator: the dense report first, then the MoE report (with --format json: two JSON
+documents, one per line; --fit refits the dense part only).
 
   --mode     reference (the published model) or extended (default)
   --format   table (default), csv, or json: {\"rows\": [{\"id\", \"metric\", \"metric_structured\",
@@ -85,11 +91,28 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         path => std::fs::read_to_string(path)
             .map_err(|e| CmdError::Usage(format!("--data {path}: cannot read the file: {e}")))?,
     };
-    // Mixture-of-Experts runs (their rows name routed experts) have a validation of their own.
-    if super::validate_moe::is_moe_file(&text) {
-        return super::validate_moe::run(&text, format, out);
+    // Mixture-of-Experts rows (more than one routed expert) have a validation of their own; a
+    // file of both kinds is reported in two parts, dense first.
+    let (dense, moe) = fmperf_core::validate::moe_runs::split_by_kind(&text);
+    if let Some(text) = dense {
+        run_dense(&text, data, &args, mode, format, out)?;
     }
-    let file = parse_measured_runs(&text).map_err(|e| CmdError::Usage(format!("--data {data}: {e}")))?;
+    match moe {
+        Some(text) => super::validate_moe::run(&text, format, out),
+        None => Ok(()),
+    }
+}
+
+/// The dense validation of `text` (the rows of `--data` that are not MoE).
+fn run_dense(
+    text: &str,
+    data: &str,
+    args: &crate::args::Args,
+    mode: Mode,
+    format: Format,
+    out: &mut dyn Write,
+) -> CmdResult {
+    let file = parse_measured_runs(text).map_err(|e| CmdError::Usage(format!("--data {data}: {e}")))?;
     if args.flag("fit") {
         let fit = validate::fit_report(&file);
         match format {

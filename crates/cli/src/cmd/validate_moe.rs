@@ -13,11 +13,6 @@ use super::{CmdError, CmdResult};
 use crate::args::Format;
 use crate::table::Table;
 
-/// Whether a measured-runs text is of the MoE shape (its rows name routed experts).
-pub fn is_moe_file(text: &str) -> bool {
-    text.contains("\"num_experts\"")
-}
-
 fn pct(x: Option<f64>) -> String {
     x.map_or("-".to_string(), |v| format!("{:+.1}", v * 100.0))
 }

@@ -27,12 +27,13 @@ use super::hardware::Hardware;
 use super::head::{EndCost, embedding_cost, head_cost};
 use super::layout::Layout;
 use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
-use super::moe::evaluate::{MoeBreakdown, MoeParts, assemble_moe, moe_parts};
+use super::moe::evaluate::{MoeBreakdown, MoeParts, assemble_moe, moe_parts, moe_time_floor_s};
 use super::moe::experts::{ExpertLayout, expert_choices};
-use super::options::ExtendedOptions;
+use super::options::{ExtendedOptions, Sharding};
 use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
+use crate::moe_shape::MoeShape;
 use crate::reference::{Candidate, Outcome, Totals};
 use crate::{Error, Strategy};
 
@@ -183,6 +184,11 @@ pub fn evaluate(
 fn check(w: &Workload, hw: &Hardware, layout: &Layout, opts: &ExtendedOptions) -> Result<(), Error> {
     w.validate()?;
     opts.validate()?;
+    check_layout(w, hw, layout, opts)
+}
+
+/// The checks of a layout for a workload and switches already validated (the evaluator's).
+fn check_layout(w: &Workload, hw: &Hardware, layout: &Layout, opts: &ExtendedOptions) -> Result<(), Error> {
     layout.validate(w, hw.domain_size(), opts.uneven_stages)?;
     DpGroups::on(layout, opts, hw)?;
     Ok(())
@@ -325,6 +331,13 @@ impl Slots {
     }
 }
 
+/// What an MoE layout's block costs depend on besides the expert degrees: tensor, context
+/// parallelism, micro-batch and the fast-domain placement of the stage's ranks.
+fn moe_block_key(layout: &Layout) -> [u64; 6] {
+    let pl = layout.placement;
+    [layout.tp, layout.cp, layout.mbs, pl.tp, pl.cp, pl.dp]
+}
+
 /// Evaluates many search candidates of one strategy (1d or 2d-seqp) for one workload, system and
 /// batch, caching the block-level costs per block shape like the reference's evaluator.
 #[derive(Debug, Clone)]
@@ -334,7 +347,13 @@ pub struct ExtendedEvaluator {
     options: ExtendedOptions,
     global_batch: u64,
     cache: HashMap<(u64, u64, u64, u64, u64), Parts>,
-    moe_cache: HashMap<[u64; 8], MoeParts>,
+    /// MoE block costs per block shape ([`moe_block_key`]), one entry per expert degrees `(ep, etp)`.
+    moe_cache: HashMap<[u64; 6], Vec<((u64, u64), MoeParts)>>,
+    /// The last MoE layout's expert choices and time floors ([`Self::moe_floors`]), with the
+    /// interleave degree they were computed under: a search asks for the floors of a candidate
+    /// and then evaluates it.
+    #[allow(clippy::type_complexity)]
+    moe_floors_memo: Option<((Layout, u64), Vec<(u64, u64)>, Vec<(f64, usize)>)>,
 }
 
 impl ExtendedEvaluator {
@@ -359,55 +378,148 @@ impl ExtendedEvaluator {
             global_batch,
             cache: HashMap::new(),
             moe_cache: HashMap::new(),
+            moe_floors_memo: None,
         })
     }
 
-    /// Full evaluation of a candidate. For an MoE model, expert parallelism is a dimension of its
-    /// own: every `(ep, etp)` of [`expert_choices`] (or the fixed ones of the MoE options) is
-    /// evaluated and the fastest that fits is kept (the smallest in memory when none fits); the
-    /// evaluation's `moe.experts` says which.
-    pub fn evaluate_full(&mut self, c: &Candidate) -> Result<ExtendedEvaluation, Error> {
-        let layout = Layout::from_candidate(c, self.global_batch)?;
-        if let Some(m) = self.workload.moe {
-            let mo = self.options.moe;
-            let choices = expert_choices(&layout, &m, mo.ep, mo.etp);
-            let mut best: Option<ExtendedEvaluation> = None;
-            for (ep, etp) in choices.iter().copied() {
-                let e = self.evaluate_layout(&layout.with_experts(ep, etp))?;
-                let better = match &best {
-                    None => true,
-                    Some(b) if e.feasible != b.feasible => e.feasible,
-                    Some(b) if e.feasible => e.throughput_samples_per_s > b.throughput_samples_per_s,
-                    Some(b) => e.mem_gb < b.mem_gb,
-                };
-                if better {
-                    best = Some(e);
-                }
-            }
-            return best.ok_or_else(|| {
-                let group = layout.tp * layout.cp * layout.dp;
-                Error::invalid(
-                    "layout.ep",
-                    mo.ep.map_or("any".to_string(), |e| e.to_string()),
-                    format!("no expert-parallel degree folds over tp·cp·dp = {group} for {} experts", m.experts),
-                )
-            });
+    /// The same evaluator with another ZeRO sharding, shard group and interleave degree, its
+    /// caches kept (validated like [`Self::new`]). Exact: the cached block costs (dense `Parts`,
+    /// MoE [`MoeParts`]: blocks, embedding, head, MTP projection) read the recomputation level
+    /// among the execution switches but none of these three, which enter only the assembly
+    /// (data-parallel cost and overlap, memory, pipeline schedule). What lets a search that
+    /// chooses the execution price each block shape once per recomputation level.
+    pub fn reschedule(&mut self, sharding: Sharding, shard_group: Option<u64>, interleave: u64) -> Result<(), Error> {
+        let o = &self.options;
+        if (o.sharding, o.shard_group, o.interleave) != (sharding, shard_group, interleave) {
+            let options = ExtendedOptions { sharding, shard_group, interleave, ..self.options };
+            options.validate()?;
+            self.options = options;
         }
-        self.evaluate_layout(&layout)
+        Ok(())
     }
 
-    /// Full evaluation of a layout (with its expert degrees), caching the block-level costs.
+    /// Full evaluation of a candidate. For an MoE model, expert parallelism is a dimension of its
+    /// own: of every `(ep, etp)` of [`expert_choices`] (or the fixed ones of the MoE options) the
+    /// fastest that fits is kept (the smallest in memory when none fits; ties: the first in the
+    /// choices' order); the evaluation's `moe.experts` says which. Exact pruning: the choices are
+    /// priced in the order of their time floor ([`moe_time_floor_s`], from the cached block costs),
+    /// and once one fits, a choice whose floor cannot beat it is not assembled.
+    pub fn evaluate_full(&mut self, c: &Candidate) -> Result<ExtendedEvaluation, Error> {
+        let layout = Layout::from_candidate(c, self.global_batch)?;
+        let Some(m) = self.workload.moe else {
+            return self.evaluate_layout(&layout);
+        };
+        let mo = self.options.moe;
+        let (choices, order) = self.moe_floors(&layout, &m)?;
+        let (w, p) = (&self.workload, Pricing { hw: &self.hardware, opts: &self.options });
+        let cached = self.moe_cache.get(&moe_block_key(&layout));
+        let parts_of = |i: usize| cached?.iter().find(|(x, _)| *x == choices[i]).map(|(_, parts)| parts);
+        let g = layout.global_batch as f64;
+        let mut best: Option<(ExtendedEvaluation, usize)> = None;
+        for (floor, i) in order {
+            if let Some((b, bi)) = &best
+                && b.feasible
+            {
+                let ceiling = g / floor;
+                if ceiling < b.throughput_samples_per_s || (ceiling == b.throughput_samples_per_s && i > *bi) {
+                    continue;
+                }
+            }
+            let (ep, etp) = choices[i];
+            let Some(parts) = parts_of(i) else { continue };
+            let e = assemble_moe(w, &m, &layout.with_experts(ep, etp), &p, parts)?;
+            let better = match &best {
+                None => true,
+                Some((b, _)) if e.feasible != b.feasible => e.feasible,
+                Some((b, bi)) if e.feasible => {
+                    e.throughput_samples_per_s > b.throughput_samples_per_s
+                        || (e.throughput_samples_per_s == b.throughput_samples_per_s && i < *bi)
+                }
+                Some((b, bi)) => e.mem_gb < b.mem_gb || (e.mem_gb == b.mem_gb && i < *bi),
+            };
+            if better {
+                best = Some((e, i));
+            }
+        }
+        best.map(|(e, _)| e).ok_or_else(|| {
+            let group = layout.tp * layout.cp * layout.dp;
+            Error::invalid(
+                "layout.ep",
+                mo.ep.map_or("any".to_string(), |e| e.to_string()),
+                format!("no expert-parallel degree folds over tp·cp·dp = {group} for {} experts", m.experts),
+            )
+        })
+    }
+
+    /// The `(ep, etp)` choices of an MoE layout and, for each, its time floor
+    /// ([`moe_time_floor_s`]) with its index, least first (ties by index). Checks the layout and
+    /// fills the block-cost cache.
+    #[allow(clippy::type_complexity)]
+    fn moe_floors(&mut self, layout: &Layout, m: &MoeShape) -> Result<(Vec<(u64, u64)>, Vec<(f64, usize)>), Error> {
+        let memo_key = (*layout, self.options.interleave);
+        if let Some((key, choices, order)) = &self.moe_floors_memo
+            && *key == memo_key
+        {
+            return Ok((choices.clone(), order.clone()));
+        }
+        let mo = self.options.moe;
+        let choices = expert_choices(layout, m, mo.ep, mo.etp);
+        let (w, hw, opts) = (&self.workload, &self.hardware, &self.options);
+        let p = Pricing { hw, opts };
+        if !choices.is_empty() {
+            // The layout's checks do not read the expert degrees of an MoE model.
+            check_layout(w, hw, layout, opts)?;
+        }
+        // Every choice's block costs (one cache entry per block shape), then its time floor.
+        let cached = self.moe_cache.entry(moe_block_key(layout)).or_default();
+        for &(ep, etp) in &choices {
+            if !cached.iter().any(|(x, _)| *x == (ep, etp)) {
+                let l = layout.with_experts(ep, etp);
+                let el = ExpertLayout::fold(&l, m, ep, etp)?;
+                cached.push(((ep, etp), moe_parts(w, m, &l, &el, &p)));
+            }
+        }
+        let mut order = Vec::with_capacity(choices.len());
+        for (i, &(ep, etp)) in choices.iter().enumerate() {
+            if let Some((_, parts)) = cached.iter().find(|(x, _)| *x == (ep, etp)) {
+                order.push((moe_time_floor_s(w, m, &layout.with_experts(ep, etp), opts, parts), i));
+            }
+        }
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        self.moe_floors_memo = Some((memo_key, choices.clone(), order.clone()));
+        Ok((choices, order))
+    }
+
+    /// For an MoE model: a lower bound on the iteration time of candidate `c` under every expert
+    /// layout the evaluator may choose [s] (the least time floor; recomputation only adds to it,
+    /// sharding and interleaving leave it unchanged). `None` for a dense model or when the
+    /// candidate is rejected. What the search's execution pruning bounds MoE candidates with: the
+    /// chosen layout's own time is no bound when none fits (the leanest is returned then).
+    pub fn moe_time_floor(&mut self, c: &Candidate) -> Option<f64> {
+        let m = self.workload.moe?;
+        let layout = Layout::from_candidate(c, self.global_batch).ok()?;
+        let (_, order) = self.moe_floors(&layout, &m).ok()?;
+        order.first().map(|(f, _)| *f)
+    }
+
+    /// Full evaluation of a layout (with its expert degrees), caching the block-level costs (the
+    /// workload and switches were validated when the evaluator was made).
     pub fn evaluate_layout(&mut self, layout: &Layout) -> Result<ExtendedEvaluation, Error> {
         let layout = *layout;
-        check(&self.workload, &self.hardware, &layout, &self.options)?;
+        check_layout(&self.workload, &self.hardware, &layout, &self.options)?;
         if let Some(m) = self.workload.moe {
-            let p = Pricing { hw: &self.hardware, opts: &self.options };
+            let (w, p) = (&self.workload, Pricing { hw: &self.hardware, opts: &self.options });
             let el = ExpertLayout::fold(&layout, &m, layout.ep, layout.etp)?;
-            let pl = layout.placement;
-            let key = [layout.tp, layout.cp, layout.mbs, pl.tp, pl.cp, pl.dp, layout.ep, layout.etp];
-            let w = &self.workload;
-            let parts = *self.moe_cache.entry(key).or_insert_with(|| moe_parts(w, &m, &layout, &el, &p));
-            return assemble_moe(&self.workload, &m, &layout, &p, &parts);
+            let cached = self.moe_cache.entry(moe_block_key(&layout)).or_default();
+            let degrees = (layout.ep, layout.etp);
+            let i = match cached.iter().position(|(x, _)| *x == degrees) {
+                Some(i) => i,
+                None => {
+                    cached.push((degrees, moe_parts(w, &m, &layout, &el, &p)));
+                    cached.len() - 1
+                }
+            };
+            return assemble_moe(w, &m, &layout, &p, &cached[i].1);
         }
         let p = Pricing { hw: &self.hardware, opts: &self.options };
         let key = (layout.tp, layout.cp, layout.mbs, layout.placement.tp, layout.placement.cp);

@@ -343,7 +343,8 @@ fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, s
     let ends_params: f64 = stage.ends.iter().map(|e| e.parameters).sum();
     let params = stage.blocks as f64 * block.parameters + ends_params;
     let d = groups.shard as f64;
-    let mut parts: Vec<MemoryPart> = Vec::new();
+    // Room for every part below (a search assembles this for each configuration it prices).
+    let mut parts: Vec<MemoryPart> = Vec::with_capacity(16);
     let mut put = |name, bytes: f64, source| {
         parts.push(MemoryPart { name, gb: bytes * gb, level: MemoryKind::PeakAllocated, source });
     };

@@ -149,19 +149,21 @@ impl Engine {
 }
 
 /// Extended mode's pricing with the execution chosen per candidate: one evaluator (with its
-/// block-cost cache) per execution priced so far.
+/// block-cost caches) per recomputation level priced so far, switched between shardings, shard
+/// groups and interleave degrees ([`ExtendedEvaluator::reschedule`]: block costs do not read
+/// them).
 #[derive(Debug, Clone)]
 struct Chooser {
     setup: ExtendedSetup,
     choices: ExecutionChoices,
     strategy: Strategy,
     global_batch: u64,
-    evaluators: HashMap<Execution, ExtendedEvaluator>,
+    evaluators: HashMap<Recompute, ExtendedEvaluator>,
 }
 
 impl Chooser {
-    fn outcome(&mut self, e: Execution, c: &Candidate) -> Result<Outcome, Error> {
-        let ev = match self.evaluators.entry(e) {
+    fn evaluator(&mut self, e: Execution) -> Result<&mut ExtendedEvaluator, Error> {
+        let ev = match self.evaluators.entry(e.recompute) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => v.insert(ExtendedEvaluator::new(
                 &self.setup.workload,
@@ -171,12 +173,23 @@ impl Chooser {
                 self.global_batch,
             )?),
         };
-        ev.evaluate(c)
+        ev.reschedule(e.sharding, e.shard_group, e.interleave)?;
+        Ok(ev)
+    }
+
+    fn outcome(&mut self, e: Execution, c: &Candidate) -> Result<Outcome, Error> {
+        self.evaluator(e)?.evaluate(c)
+    }
+
+    /// MoE models: the least iteration time of `c` under execution `e` over every expert layout
+    /// [s] ([`ExtendedEvaluator::moe_time_floor`]); `None` for dense models.
+    fn moe_floor(&mut self, e: Execution, c: &Candidate) -> Option<f64> {
+        self.evaluator(e).ok()?.moe_time_floor(c)
     }
 
     /// The expert layout the evaluator of execution `e` chose for `c` (MoE models).
     fn experts(&mut self, e: Execution, c: &Candidate) -> Option<ExpertLayout> {
-        self.evaluators.get_mut(&e)?.experts_of(c)
+        self.evaluator(e).ok()?.experts_of(c)
     }
 }
 
@@ -578,8 +591,14 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
     }
     let v_max = combos.iter().map(|e| e.interleave).max().unwrap_or(1).max(1) as f64;
     let nmb = c.microbatches(global_batch).max(1) as f64;
+    // An MoE candidate's outcome is its best expert layout, or the leanest when none fits (then
+    // its time bounds nothing): its bound is the least time floor over every layout instead.
+    let moe = ch.setup.workload.moe.is_some();
     if let Some(f) = outcomes[fastest] {
-        let work = f.totals.t_comp + f.totals.t_tp_comm;
+        let work = match moe {
+            true => ch.moe_floor(combos[fastest], c).unwrap_or(0.0),
+            false => f.totals.t_comp + f.totals.t_tp_comm,
+        };
         let bound = work * (1.0 + c.pp.saturating_sub(1) as f64 / (v_max * nmb));
         if bound > 0.0 && !st.top.accepts(global_batch as f64 / bound) {
             return;
@@ -615,7 +634,19 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
         let mut lighter_fits = false;
         for &j in &group {
             done[j] = true;
-            if lighter_fits && combos[j].recompute == Recompute::Full {
+            if moe {
+                // MoE: bound each level by its least time floor over the expert layouts (heavier
+                // levels only add work); the outcomes' own times bound nothing when no layout fits.
+                if let Some(floor) = ch.moe_floor(combos[j], c).filter(|f| *f > 0.0) {
+                    let ceiling = global_batch as f64 / floor;
+                    if !st.top.accepts(ceiling) {
+                        break;
+                    }
+                    if best.as_ref().is_some_and(|(b, _)| ceiling < b.throughput_samples_per_s) {
+                        continue;
+                    }
+                }
+            } else if lighter_fits && combos[j].recompute == Recompute::Full {
                 continue;
             }
             let o = match outcomes[j] {
@@ -628,7 +659,7 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
                     }
                 }
             };
-            if !st.top.accepts(o.throughput_samples_per_s) {
+            if !moe && !st.top.accepts(o.throughput_samples_per_s) {
                 // Heavier levels are no faster.
                 break;
             }

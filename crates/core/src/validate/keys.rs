@@ -11,10 +11,37 @@
 //! (`tokens_per_s` without "per device" or "total", `batch_size` without "global" or "micro") is
 //! not read, so such a row is skipped naming the figure it lacks instead of being misread.
 
-/// The names read as `key` (a field of the schema of measured-training-runs.json), canonical
-/// first; `None` for a field that has no other names.
+use serde_json::{Map, Value};
+
+/// The names read as `key` (a field of the schema of measured-training-runs.json or
+/// measured-moe-runs.json), canonical first; `None` for a field that has no other names.
 pub fn aliases(key: &str) -> Option<&'static [&'static str]> {
     ALIASES.iter().find(|names| names[0] == key).copied()
+}
+
+/// The value of field `key` in `obj` under the first of its names ([`aliases`]) given and not
+/// null, with the name it was given under.
+pub fn find<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<(&'a str, &'a Value)> {
+    let one = [key];
+    let names: &[&str] = aliases(key).unwrap_or(&one);
+    names.iter().find_map(|n| obj.get_key_value(*n).filter(|(_, v)| !v.is_null())).map(|(k, v)| (k.as_str(), v))
+}
+
+/// A whole number ≥ 0 as people write it: a JSON number (`64`, `64.0`) or a string holding one
+/// (`"64"`, `"1,024"`); `None` for anything else.
+pub fn whole_number(v: &Value) -> Option<u64> {
+    let whole = |x: f64| (x.fract() == 0.0 && (0.0..9e15).contains(&x)).then_some(x as u64);
+    v.as_u64()
+        .or_else(|| v.as_f64().and_then(whole))
+        .or_else(|| v.as_str().and_then(|s| s.trim().replace(',', "").parse::<f64>().ok()).and_then(whole))
+}
+
+/// A finite number as people write it: a JSON number or a string holding one (`"0.43"`,
+/// `"1,250.5"`); `None` for anything else.
+pub fn decimal(v: &Value) -> Option<f64> {
+    v.as_f64()
+        .or_else(|| v.as_str().and_then(|s| s.trim().replace(',', "").parse::<f64>().ok()))
+        .filter(|x| x.is_finite())
 }
 
 /// Each row: a field of the schema, then the other names read as it.
@@ -54,6 +81,36 @@ const ALIASES: &[&[&str]] = &[
     &["seq_len", "seq_length", "sequence_length", "max_seq_len", "max_target_length", "context_length", "seq"],
     &["vocab", "vocab_size", "padded_vocab_size"],
     &["tied_embeddings", "tie_word_embeddings", "tie_embeddings"],
+    // Mixture of Experts (measured-moe-runs.json's names first; Hugging Face config.json of
+    // Mixtral, DeepSeek-V2/V3, Qwen-MoE, Llama 4; Megatron-LM's `--num-experts` family).
+    &[
+        "num_experts",
+        "num_local_experts",
+        "n_routed_experts",
+        "moe_num_experts",
+        "num_moe_experts",
+        "num_routed_experts",
+        "n_experts",
+    ],
+    &["top_k", "num_experts_per_tok", "moe_router_topk", "moe_top_k", "experts_per_token", "router_topk"],
+    &[
+        "moe_ffn_hidden",
+        "moe_intermediate_size",
+        "moe_ffn_hidden_size",
+        "expert_intermediate_size",
+        "expert_ffn_hidden",
+    ],
+    &["ffn_hidden_dense", "dense_intermediate_size", "dense_ffn_hidden", "dense_ffn_hidden_size"],
+    &["shared_experts", "n_shared_experts", "num_shared_experts", "moe_shared_experts"],
+    // The shared experts' total width (Qwen-MoE's one shared expert; Megatron's summed width).
+    &["shared_ffn_hidden", "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"],
+    &["dense_layers", "first_k_dense_replace", "num_dense_layers", "first_dense_layers"],
+    &["moe_layers", "num_moe_layers"],
+    // Every how many layers one is MoE (an integer step).
+    &["moe_layer_step", "moe_layer_freq", "interleave_moe_layer_step", "decoder_sparse_step"],
+    &["mtp_layers", "num_nextn_predict_layers", "mtp_num_layers"],
+    &["router", "scoring_func", "moe_router_score_function", "router_type"],
+    &["dispatcher", "moe_token_dispatcher_type", "token_dispatcher", "moe_dispatcher"],
     // The parallel layout.
     &[
         "tp",
@@ -81,6 +138,7 @@ const ALIASES: &[&[&str]] = &[
         "expert_parallel_degree",
         "ep_size",
     ],
+    &["etp", "expert_tensor_parallel", "expert_tensor_parallel_size", "expert_tensor_parallel_degree", "etp_size"],
     &["sequence_parallel", "sp", "sequence_parallelism"],
     &["interleave_vpp", "vpp", "virtual_pipeline_model_parallel_size", "virtual_pipeline_stages", "virtual_stages"],
     &["zero_stage", "zero", "zero_optimization_stage"],

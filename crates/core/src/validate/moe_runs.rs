@@ -6,10 +6,19 @@
 //! convention ([`super::moe_flops`]) when the row reports one, else tokens/s per device; peak
 //! memory where the row measured it.
 //!
+//! Fields are read under every name people give them ([`super::keys`]: Hugging Face config.json
+//! of Mixtral/DeepSeek/Qwen-MoE/Llama 4, Megatron-LM arguments, …), in their group (`model`,
+//! `parallel`, `batch`, `measured`, `routing`) or flat at the top of the row, numbers also as
+//! strings; a row is MoE when it states more than one routed expert ([`is_moe_row`]).
+//!
 //! Interpretation rules (each applied rule is listed in the row's notes):
-//! * experts: `num_experts`, `top_k`, `moe_ffn_hidden`; `shared_ffn_hidden` is the TOTAL shared
-//!   width (÷ `shared_experts` per expert); dense layers lead (`dense_layers`), or alternate when
-//!   there are as many dense as MoE layers and the words say "interleave"/"alternat";
+//! * experts: `num_experts`, `top_k`, `moe_ffn_hidden` (else the FFN width, Mixtral's
+//!   `intermediate_size`, which is the dense width when the experts' is stated apart);
+//!   `shared_ffn_hidden` is the TOTAL shared width (÷ `shared_experts` per expert); dense layers
+//!   lead (`dense_layers`), or one layer in `moe_layer_step` is MoE (Llama 4's
+//!   `interleave_moe_layer_step`, Megatron's integer `moe_layer_freq`), or dense and MoE layers
+//!   alternate when there are as many of each (counts making up the model, or words saying
+//!   "interleave"/"alternat"/"every other") — never read from the model's name;
 //! * MLA dims from `mla`; `head_dim` when given; `mtp_layers` null → 0;
 //! * precision words with "fp8" (FP8-CS, MXFP8, blockwise) → FP8, else BF16;
 //! * recompute words: "full" → full, "selective"/"remat" → selective, none/blank → none;
@@ -23,7 +32,9 @@
 //!   dense rows ([`super::kernel_words::read_attention_kernel`]: torchtitan → FlashAttention-2
 //!   class, else the part's own-generation kernel).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+use super::keys;
 
 use super::moe_flops::{FlopRules, model_flops_per_token};
 use crate::catalog::{self, MappingOptions, Precision};
@@ -99,21 +110,89 @@ pub struct MoeRowResult {
     pub notes: Vec<String>,
 }
 
-fn int(v: &Value, key: &str) -> Option<u64> {
-    let x = &v[key];
-    x.as_u64().or_else(|| x.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1e15).map(|f| f as u64))
+/// A group of a row's fields (`model`, `parallel`, `batch`, `measured`, …): each field is read
+/// under every name people give it ([`keys::find`]: Hugging Face, Megatron-LM, … names), in the
+/// group's object, then at the top of the row (files that write rows flat).
+#[derive(Clone, Copy)]
+struct Group<'a> {
+    obj: Option<&'a Map<String, Value>>,
+    flat: Option<&'a Map<String, Value>>,
 }
 
-fn num(v: &Value, key: &str) -> Option<f64> {
-    v[key].as_f64().filter(|x| x.is_finite())
-}
-
-fn words(v: &Value, key: &str) -> String {
-    match &v[key] {
-        Value::String(s) => s.to_ascii_lowercase(),
-        Value::Null => String::new(),
-        other => other.to_string().to_ascii_lowercase(),
+impl<'a> Group<'a> {
+    /// The row itself (its top-level fields).
+    fn top(row: &'a Value) -> Group<'a> {
+        Group { obj: row.as_object(), flat: None }
     }
+
+    /// The group `key` of the row (under any of its names), with the row's top level behind it.
+    fn child(&self, key: &str) -> Group<'a> {
+        let obj = self.find(key).and_then(|(_, v)| v.as_object());
+        Group { obj, flat: self.obj }
+    }
+
+    /// The name field `key` is given under and its value (not null).
+    fn find(&self, key: &str) -> Option<(&'a str, &'a Value)> {
+        self.obj.and_then(|o| keys::find(o, key)).or_else(|| self.flat.and_then(|o| keys::find(o, key)))
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        self.find(key).map(|(_, v)| v)
+    }
+}
+
+/// A whole number ≥ 0, also written as a string (`"64"`, `"1,024"`).
+fn int(g: &Group, key: &str) -> Option<u64> {
+    g.get(key).and_then(keys::whole_number)
+}
+
+/// A finite number, also written as a string.
+fn num(g: &Group, key: &str) -> Option<f64> {
+    g.get(key).and_then(keys::decimal)
+}
+
+fn words(g: &Group, key: &str) -> String {
+    match g.get(key) {
+        Some(Value::String(s)) => s.to_ascii_lowercase(),
+        None | Some(Value::Null) => String::new(),
+        Some(other) => other.to_string().to_ascii_lowercase(),
+    }
+}
+
+/// Whether a measured-run row is of a Mixture-of-Experts model: it states more than one routed
+/// expert, under any name of `num_experts` ([`keys::aliases`]: `num_local_experts`,
+/// `n_routed_experts`, `moe_num_experts`, …), in its model group or at the top of the row. A row
+/// with no such field, `null`, or 1 expert is dense.
+pub fn is_moe_row(row: &Value) -> bool {
+    int(&Group::top(row).child("model"), "num_experts").is_some_and(|n| n > 1)
+}
+
+/// A measured-runs text split by row kind: `(dense, moe)`, each the rows of that kind as a file of
+/// the same shape (`None` when it has none). A text that is not a file of rows is returned as
+/// dense, for the dense reader to name its error.
+pub fn split_by_kind(text: &str) -> (Option<String>, Option<String>) {
+    let Ok(doc) = serde_json::from_str::<Value>(text) else { return (Some(text.to_string()), None) };
+    let rows = match &doc {
+        Value::Array(a) => a,
+        Value::Object(o) => match o.get("rows") {
+            Some(Value::Array(a)) => a,
+            _ => return (Some(text.to_string()), None),
+        },
+        _ => return (Some(text.to_string()), None),
+    };
+    let (moe, dense): (Vec<&Value>, Vec<&Value>) = rows.iter().partition(|r| is_moe_row(r));
+    // One kind only: the text as given (the same bytes the reader would have seen).
+    match (dense.is_empty(), moe.is_empty()) {
+        (_, true) => return (Some(text.to_string()), None),
+        (true, false) => return (None, Some(text.to_string())),
+        _ => {}
+    }
+    let file = |rows: Vec<&Value>| {
+        let mut o = doc.as_object().cloned().unwrap_or_default();
+        o.insert("rows".into(), Value::Array(rows.into_iter().cloned().collect()));
+        Value::Object(o).to_string()
+    };
+    (Some(file(dense)), Some(file(moe)))
 }
 
 /// The integer after `top-` and before `group` in router words ("top-4 groups") [domains].
@@ -153,13 +232,35 @@ fn job_domain(domain: u64, devices: u64) -> u64 {
     (1..=domain.min(devices).max(1)).rev().find(|d| devices.is_multiple_of(*d)).unwrap_or(1)
 }
 
-fn model_of(m: &Value, notes: &mut Vec<String>) -> Result<Workload, String> {
+fn model_of(m: &Group, notes: &mut Vec<String>) -> Result<Workload, String> {
     let need = |k: &str| int(m, k).filter(|x| *x > 0).ok_or_else(|| format!("model.{k} not stated"));
     let (layers, hidden, heads, seq) = (need("layers")?, need("hidden")?, need("heads")?, need("seq_len")?);
     let experts = need("num_experts")?;
     let top_k = need("top_k")?;
-    let expert_ffn = need("moe_ffn_hidden")?;
-    let moe_layers = int(m, "moe_layers").unwrap_or(layers);
+    // The experts' width: `moe_ffn_hidden` (or its names), else the FFN width of a file whose
+    // every FFN is an expert (Mixtral's `intermediate_size`); that width is then the dense one
+    // only when the experts' own is stated apart (DeepSeek's `intermediate_size`).
+    let stated_expert_ffn = int(m, "moe_ffn_hidden").filter(|x| *x > 0);
+    let expert_ffn =
+        stated_expert_ffn.or(int(m, "ffn_hidden").filter(|x| *x > 0)).ok_or("model.moe_ffn_hidden not stated")?;
+    let dense_ffn = int(m, "ffn_hidden_dense").or(stated_expert_ffn.and(int(m, "ffn_hidden"))).unwrap_or(expert_ffn);
+    // Every how many layers one is MoE (Llama 4's `interleave_moe_layer_step`, Megatron's
+    // integer `moe_layer_freq`, Qwen-MoE's `decoder_sparse_step`).
+    let step = match m.find("moe_layer_step") {
+        None => None,
+        Some((name, v)) => match keys::whole_number(v) {
+            Some(n) if n > 0 => Some(n),
+            _ => {
+                return Err(format!(
+                    "model.{name}: must be a whole number of layers (a list pattern is not read: state dense_layers and moe_layers)"
+                ));
+            }
+        },
+    };
+    let moe_layers = int(m, "moe_layers").unwrap_or(match step {
+        Some(k) => layers / k,
+        None => layers,
+    });
     let dense_layers = int(m, "dense_layers").unwrap_or(layers.saturating_sub(moe_layers));
     let all = format!("{} {} {}", words(m, "name"), words(m, "router"), words(m, "shape_source"));
     let ffn_words = words(m, "ffn_type");
@@ -169,15 +270,21 @@ fn model_of(m: &Value, notes: &mut Vec<String>) -> Result<Workload, String> {
     if shared > 0 && shared_total == 0 {
         return Err("shared_experts given without shared_ffn_hidden".into());
     }
+    // Dense and MoE layers alternate when the counts say so (as many dense as MoE layers making
+    // up the model) or the words do ("interleaved", "alternating", "every other layer") with
+    // equal counts; a stated step says it directly.
     let interleaved = dense_layers > 0 && dense_layers == moe_layers && layers == 2 * moe_layers
-        || all.contains("interleave")
-        || all.contains("alternat")
-        || all.contains("maverick");
-    let (first_dense, moe_every) = if interleaved && dense_layers == moe_layers {
-        notes.push("dense and MoE layers alternate".into());
-        (0, 2)
-    } else {
-        (dense_layers, 1)
+        || ["interleave", "alternat", "every other"].iter().any(|x| all.contains(x));
+    let (first_dense, moe_every) = match step {
+        Some(k) if k > 1 => {
+            notes.push(format!("one MoE layer in every {k}"));
+            (0, k)
+        }
+        _ if interleaved && dense_layers == moe_layers => {
+            notes.push("dense and MoE layers alternate".into());
+            (0, 2)
+        }
+        _ => (dense_layers, 1),
     };
     let moe = MoeShape {
         experts,
@@ -190,9 +297,16 @@ fn model_of(m: &Value, notes: &mut Vec<String>) -> Result<Workload, String> {
         moe_every,
         router: if words(m, "router").contains("sigmoid") { Router::Sigmoid } else { Router::Softmax },
     };
-    let mla = match &m["mla"] {
-        Value::Object(_) => {
-            let x = &m["mla"];
+    // Multi-head latent attention: the `mla` group, or its fields in the model (DeepSeek's
+    // config.json writes `kv_lora_rank` … beside the other fields).
+    let mla_group = match m.get("mla") {
+        Some(Value::Object(o)) => Some(Group { obj: Some(o), flat: None }),
+        _ if m.get("kv_lora_rank").is_some() => Some(*m),
+        _ => None,
+    };
+    let mla = match mla_group {
+        Some(g) => {
+            let x = &g;
             Some(Mla {
                 q_lora_rank: int(x, "q_lora_rank"),
                 kv_lora_rank: int(x, "kv_lora_rank").ok_or("mla.kv_lora_rank not stated")?,
@@ -217,7 +331,7 @@ fn model_of(m: &Value, notes: &mut Vec<String>) -> Result<Workload, String> {
         kv_heads: int(m, "kv_heads").unwrap_or(heads),
         head_dim: int(m, "head_dim").unwrap_or(hidden / heads),
         layers,
-        ffn_hidden: int(m, "ffn_hidden_dense").unwrap_or(expert_ffn),
+        ffn_hidden: dense_ffn,
         gated_mlp: gated,
         vocab: int(m, "vocab"),
         moe: Some(moe),
@@ -232,24 +346,26 @@ fn model_of(m: &Value, notes: &mut Vec<String>) -> Result<Workload, String> {
 /// Reads one row (see the module documentation); `Err` is the reason it is skipped.
 pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let mut notes = Vec::new();
-    let workload = model_of(&row["model"], &mut notes)?;
-    let hardware_id = row["hardware_id"].as_str().ok_or("hardware_id not stated")?.to_string();
+    let top = Group::top(row);
+    let model = top.child("model");
+    let workload = model_of(&model, &mut notes)?;
+    let hardware_id = top.get("hardware_id").and_then(Value::as_str).ok_or("hardware_id not stated")?.to_string();
     let sys = catalog::find_system(&hardware_id).map_err(|e| format!("hardware: {e}"))?;
-    let prec_words = words(row, "precision");
+    let prec_words = words(&top, "precision");
     let precision = if prec_words.contains("fp8") { Precision::Fp8 } else { Precision::Bf16 };
     if sys.peak_tflops.fp8.is_none() && precision == Precision::Fp8 {
         return Err(format!("{hardware_id} lists no FP8 rate"));
     }
 
-    let p = &row["parallel"];
+    let p = &top.child("parallel");
     let (tp, pp, cp) = (int(p, "tp").unwrap_or(1), int(p, "pp").unwrap_or(1), int(p, "cp").unwrap_or(1));
     let dp = int(p, "dp").ok_or("parallel.dp not stated")?;
     let (ep, etp) = (int(p, "ep").unwrap_or(1).max(1), int(p, "etp").unwrap_or(1).max(1));
-    let b = &row["batch"];
+    let b = &top.child("batch");
     let gbs = int(b, "global_batch_seqs").ok_or("batch.global_batch_seqs not stated")?;
     let mbs = int(b, "micro_batch").unwrap_or(1).max(1);
     let n = [tp, pp, cp, dp].iter().try_fold(1u64, |a, x| a.checked_mul(*x)).ok_or("degrees too large")?;
-    if let Some(devices) = int(row, "num_devices").filter(|d| *d != n) {
+    if let Some(devices) = int(&top, "num_devices").filter(|d| *d != n) {
         return Err(format!("num_devices {devices} differs from tp·pp·cp·dp = {n}"));
     }
     let mut mapping = mapping_for(sys, &mut notes);
@@ -273,7 +389,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let fsdp = words(p, "fsdp");
     let sharding = if fsdp.contains("fsdp") { Sharding::Zero3 } else { Sharding::Zero1 };
     let disp = words(p, "dispatcher");
-    let router = words(&row["model"], "router");
+    let router = words(&model, "router");
     let dispatcher = if disp.contains("deepep") || disp.contains("hybridep") || disp.contains("flex") {
         Dispatcher::Hierarchical { max_domains: group_limit(&router) }
     } else if disp.contains("allgather") || disp.contains("all-gather") {
@@ -281,10 +397,11 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     } else {
         Dispatcher::AllToAll
     };
-    let r = &row["routing"];
-    let load = if r["forced_balance"].as_bool() == Some(true) {
+    let r = &top.child("routing");
+    let flag = |k: &str| r.get(k).and_then(Value::as_bool) == Some(true);
+    let load = if flag("forced_balance") {
         Load::Forced
-    } else if r["token_drop"].as_bool() == Some(true) {
+    } else if flag("token_drop") {
         let c = num(r, "capacity_factor").unwrap_or(1.0);
         notes.push(format!(
             "capacity factor {c}, router imbalance {}",
@@ -296,13 +413,13 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         Load::DEFAULT
     };
     let moe = MoeOptions { load, dispatcher, a2a_overlap: overlap_on(&disp), ..MoeOptions::default() };
-    let interleave = int(p, "vpp").unwrap_or(1).max(1);
+    let interleave = int(p, "interleave_vpp").unwrap_or(1).max(1);
     // The attention kernel, from the row's words as for dense rows (framework, notes, source).
-    let attention_text = ["framework", "notes", "tags"].iter().map(|k| words(row, k)).collect::<Vec<_>>().join("; ")
-        + "; "
-        + &["title", "where", "url"].iter().map(|k| words(&row["source"], k)).collect::<Vec<_>>().join("; ")
-        + "; "
-        + &words(p, "other");
+    // (`source` as words or as its object's text: title, where, address.)
+    let attention_text =
+        ["framework", "notes", "tags", "source"].iter().map(|k| words(&top, k)).collect::<Vec<_>>().join("; ")
+            + "; "
+            + &words(p, "other");
     let (attention_kernel, attention_note) =
         super::kernel_words::read_attention_kernel(&super::words::Words::new(&attention_text));
     notes.extend(attention_note);
@@ -316,10 +433,9 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         ..ExtendedOptions::realistic()
     };
 
-    let m = &row["measured"];
-    let fc = &row["flop_check"];
-    let rules =
-        FlopRules::from_words(&words(m, "flop_convention"), &words(fc, "formula"), &words(&row["model"], "ffn_type"));
+    let m = &top.child("measured");
+    let fc = &top.child("flop_check");
+    let rules = FlopRules::from_words(&words(m, "flop_convention"), &words(fc, "formula"), &words(&model, "ffn_type"));
     let (metric, measured) = match (num(m, "tflops_per_device"), rules) {
         (Some(t), Some(_)) => (MoeMetric::TflopsPerDevice, t),
         _ => {

@@ -209,12 +209,7 @@ impl<'a> Row<'a> {
 
     /// The name under which `key` is given and its value (not null).
     fn lookup(&self, key: &str) -> Option<(&'a str, &'a Value)> {
-        let one = [key];
-        let names: &[&str] = super::keys::aliases(key).unwrap_or(&one);
-        let find = |obj: &'a Map<String, Value>| {
-            names.iter().find_map(|n| obj.get_key_value(*n).filter(|(_, v)| !v.is_null()))
-        };
-        find(self.obj).or_else(|| self.flat.and_then(find)).map(|(k, v)| (k.as_str(), v))
+        super::keys::find(self.obj, key).or_else(|| self.flat.and_then(|f| super::keys::find(f, key)))
     }
 
     fn value(&self, key: &str) -> Option<&'a Value> {
@@ -257,14 +252,9 @@ impl<'a> Row<'a> {
 
     /// A positive whole number: a JSON number, or a string holding one (`"64"`, `"1,024"`).
     fn count(&self, key: &str) -> Result<Option<u64>, Error> {
-        let whole = |x: f64| (x.fract() == 0.0 && x > 0.0 && x < 9e15).then_some(x as u64);
         match self.value(key) {
             None => Ok(None),
-            Some(v) => match v
-                .as_u64()
-                .or_else(|| v.as_f64().and_then(whole))
-                .or_else(|| v.as_str().and_then(|s| s.trim().replace(',', "").parse::<f64>().ok()).and_then(whole))
-            {
+            Some(v) => match super::keys::whole_number(v) {
                 Some(n) if n > 0 => Ok(Some(n)),
                 _ => Err(self.bad(key, "must be a positive integer or null")),
             },

@@ -70,6 +70,8 @@ pub struct MoeParts {
     embedding: EndCost,
     head: EndCost,
     mtp_projection: Pass,
+    /// Whole-model parameter counts (they depend on the workload alone).
+    counts: ParameterCounts,
 }
 
 /// Prices the parts of `w` (with experts `m`) under `layout` and its expert layout.
@@ -86,6 +88,7 @@ pub fn moe_parts(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout,
         embedding: embedding_cost(w, layout, p),
         head: head_cost(w, layout, p),
         mtp_projection: proj,
+        counts: parameter_counts(w),
     }
 }
 
@@ -106,6 +109,88 @@ impl Device {
     }
 }
 
+/// The devices of one pipeline (first, last, a middle one; or the only one) with what each holds:
+/// dense and MoE blocks, the ends (embedding, head, MTP blocks and projections on the last), the
+/// micro-batches in flight at the memory peak.
+fn moe_devices(w: &Workload, m: &MoeShape, layout: &Layout, v: u64, parts: &MoeParts) -> Vec<Device> {
+    let stages = split(w.layers, layout.pp);
+    let in_first = first_stage_in_flight(layout.microbatches(), layout.pp, v);
+    let MoeParts { embedding, head, mtp_projection, .. } = *parts;
+    let count_moe = |start: u64, n: u64| (start..start + n).filter(|&i| m.is_moe_block(i)).count() as u64;
+    let last_is_moe = m.is_moe_block(w.layers - 1);
+    let mtp = w.mtp_layers;
+    // The last stage also holds the multi-token-prediction blocks (of the last block's kind),
+    // each with its `2h × h` projection and another pass through the head.
+    let h = w.hidden as f64;
+    let projection = EndCost {
+        fwd: mtp_projection,
+        bwd: mtp_projection.times(2.0),
+        parameters: 2.0 * h * h / layout.tp as f64,
+        activation_bytes: 0.0,
+    };
+    let mtp_device = |name, dense_n: u64, moe_n: u64, own: &[EndCost], in_flight| {
+        let mut ends = Vec::with_capacity(own.len() + 2 * mtp as usize);
+        ends.extend_from_slice(own);
+        for _ in 0..mtp {
+            ends.extend([head, projection]);
+        }
+        Device {
+            name,
+            dense: dense_n + if last_is_moe { 0 } else { mtp },
+            moe: moe_n + if last_is_moe { mtp } else { 0 },
+            ends,
+            in_flight,
+        }
+    };
+    if layout.pp == 1 {
+        let n_moe = m.moe_blocks(w.layers);
+        vec![mtp_device("only", w.layers - n_moe, n_moe, &[embedding, head], 1.0)]
+    } else {
+        let first_moe = count_moe(0, stages.first);
+        let last_moe = count_moe(w.layers - stages.last, stages.last);
+        let mid_moe = count_moe(stages.first, stages.most);
+        let mut list = Vec::with_capacity(3);
+        list.extend([
+            Device {
+                name: "first",
+                dense: stages.first - first_moe,
+                moe: first_moe,
+                ends: vec![embedding],
+                in_flight: in_first,
+            },
+            mtp_device("last", stages.last - last_moe, last_moe, &[head], 1.0),
+        ]);
+        if layout.pp > 2 {
+            // The second stage: one micro-batch fewer in flight than the first.
+            let in_flight = (in_first - 1.0).max(1.0);
+            list.push(Device { name: "middle", dense: stages.most - mid_moe, moe: mid_moe, ends: vec![], in_flight });
+        }
+        list
+    }
+}
+
+/// One micro-batch's forward, backward and recomputation on device `d`.
+fn pass_of(d: &Device, parts: &MoeParts) -> Pass {
+    let (dense, moe) = (&parts.dense, &parts.moe.block);
+    let mut pass = (dense.fwd + dense.bwd + dense.recompute).times(d.dense as f64)
+        + (moe.fwd + moe.bwd + moe.recompute).times(d.moe as f64);
+    for e in &d.ends {
+        pass += e.fwd + e.bwd;
+    }
+    pass
+}
+
+/// A lower bound on the iteration time of [`assemble_moe`] for the same arguments [s]: every
+/// micro-batch slot holds at least the busiest device's pass (`nmb · max_d pass_d`; the slot adds
+/// data-parallel time and stage messages, the iteration the bubble, the once-per-iteration
+/// collectives and the optimizer step, all non-negative). What a search prunes expert layouts
+/// with: `global batch / floor` bounds the throughput from above.
+pub fn moe_time_floor_s(w: &Workload, m: &MoeShape, layout: &Layout, opts: &ExtendedOptions, parts: &MoeParts) -> f64 {
+    let v = if layout.pp > 1 { opts.interleave } else { 1 };
+    let busiest = moe_devices(w, m, layout, v, parts).iter().map(|d| pass_of(d, parts).time()).fold(0.0, f64::max);
+    layout.microbatches() as f64 * busiest
+}
+
 /// Evaluates a configuration of an MoE model whose layout was checked (see
 /// [`crate::extended::evaluate`], which sends MoE models here).
 pub fn assemble_moe(
@@ -124,67 +209,10 @@ pub fn assemble_moe(
     let nmb = layout.microbatches();
     let nmb_f = nmb as f64;
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
-    let MoeParts { dense, moe, embedding, head, mtp_projection } = *parts;
-    let in_first = first_stage_in_flight(nmb, layout.pp, v);
 
-    let count_moe = |start: u64, n: u64| (start..start + n).filter(|&i| m.is_moe_block(i)).count() as u64;
-    let last_is_moe = m.is_moe_block(w.layers - 1);
-    let mtp = w.mtp_layers;
-    // The last stage also holds the multi-token-prediction blocks (of the last block's kind),
-    // each with its `2h × h` projection and another pass through the head.
-    let h = w.hidden as f64;
-    let projection = EndCost {
-        fwd: mtp_projection,
-        bwd: mtp_projection.times(2.0),
-        parameters: 2.0 * h * h / layout.tp as f64,
-        activation_bytes: 0.0,
-    };
-    let mtp_device = |name, dense_n: u64, moe_n: u64, mut ends: Vec<EndCost>, in_flight| {
-        for _ in 0..mtp {
-            ends.extend([head, projection]);
-        }
-        Device {
-            name,
-            dense: dense_n + if last_is_moe { 0 } else { mtp },
-            moe: moe_n + if last_is_moe { mtp } else { 0 },
-            ends,
-            in_flight,
-        }
-    };
-    let devices = if layout.pp == 1 {
-        let n_moe = m.moe_blocks(w.layers);
-        vec![mtp_device("only", w.layers - n_moe, n_moe, vec![embedding, head], 1.0)]
-    } else {
-        let first_moe = count_moe(0, stages.first);
-        let last_moe = count_moe(w.layers - stages.last, stages.last);
-        let mid_moe = count_moe(stages.first, stages.most);
-        let mut list = vec![
-            Device {
-                name: "first",
-                dense: stages.first - first_moe,
-                moe: first_moe,
-                ends: vec![embedding],
-                in_flight: in_first,
-            },
-            mtp_device("last", stages.last - last_moe, last_moe, vec![head], 1.0),
-        ];
-        if layout.pp > 2 {
-            // The second stage: one micro-batch fewer in flight than the first.
-            let in_flight = (in_first - 1.0).max(1.0);
-            list.push(Device { name: "middle", dense: stages.most - mid_moe, moe: mid_moe, ends: vec![], in_flight });
-        }
-        list
-    };
-
-    let dense_pass = dense.fwd + dense.bwd + dense.recompute;
-    let moe_pass = moe.block.fwd + moe.block.bwd + moe.block.recompute;
-    let pass_of = |d: &Device| {
-        let mut pass = dense_pass.times(d.dense as f64) + moe_pass.times(d.moe as f64);
-        for e in &d.ends {
-            pass += e.fwd + e.bwd;
-        }
-        pass
-    };
+    let devices = moe_devices(w, m, layout, v, parts);
+    let MoeParts { dense, moe, .. } = *parts;
+    let pass_of = |d: &Device| pass_of(d, parts);
     let ends_params = |d: &Device| d.ends.iter().map(|e| e.parameters).sum::<f64>();
     let dense_params_of =
         |d: &Device| d.dense as f64 * dense.parameters + d.moe as f64 * moe.block.parameters + ends_params(d);
@@ -258,7 +286,7 @@ pub fn assemble_moe(
     let t_zero3 = nmb_f * dp.per_microbatch_s;
     let slots = Slots { t, microbatches: nmb_f, pass, t_opt, t_zero3, dp, messages, bubble };
     let totals = slots.totals(&memory);
-    let counts = parameter_counts(w);
+    let counts = parts.counts;
     let recompute_s = busiest.dense as f64 * dense.recompute.time() + busiest.moe as f64 * moe.block.recompute.time();
     let breakdown = Breakdown {
         t_cp_comm_s: nmb_f * pass.cp_comm_s,
