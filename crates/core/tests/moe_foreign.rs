@@ -200,3 +200,30 @@ fn a_mixed_file_splits_by_row() {
     let only_dense = json!({"rows": [{"id": "x", "model": {"num_experts": 1}}]}).to_string();
     assert_eq!(split_by_kind(&only_dense), (Some(only_dense.clone()), None));
 }
+
+#[test]
+fn a_restated_moe_source_is_held_out_as_the_shipped_one() {
+    use fmperf_core::validate::moe_fit::{fit_rows, moe_fit_report, moe_fit_report_for_file};
+    // Someone else's file restates one shipped source's rows under its own title: each row's
+    // held-out error must be the one the shipped file gives it.
+    let doc: serde_json::Value = serde_json::from_str(MOE_RUNS_JSON).unwrap();
+    let mut rows: Vec<serde_json::Value> = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["source"]["title"].as_str().is_some_and(|t| t.starts_with("SimuMax")))
+        .cloned()
+        .collect();
+    assert!(rows.len() >= 3);
+    for r in &mut rows {
+        r["id"] = format!("their-{}", r["id"].as_str().unwrap()).into();
+        r["source"] = serde_json::json!({"title": "Their MoE benchmark"});
+    }
+    let theirs = moe_fit_report_for_file(&fit_rows(&serde_json::json!({ "rows": rows }).to_string()).unwrap());
+    let ours = moe_fit_report(&fit_rows(MOE_RUNS_JSON).unwrap());
+    assert_eq!(theirs.rows.len(), rows.len(), "only the file's rows are reported");
+    for (id, loso, _) in &theirs.rows {
+        let (_, want, _) = ours.rows.iter().find(|(o, _, _)| format!("their-{o}") == *id).unwrap();
+        assert!((loso - want).abs() < 1e-12, "{id}: {loso} vs {want}");
+    }
+}

@@ -95,12 +95,49 @@ pub struct MoeFitReport {
     pub rows: Vec<(String, f64, f64)>,
 }
 
+/// Whether two rows restate the same measured run: the same model, part, precision, mapping,
+/// layout (expert degrees included) and switches.
+pub fn same_moe_run(a: &MoeRunSetup, b: &MoeRunSetup) -> bool {
+    a.workload == b.workload
+        && a.hardware_id == b.hardware_id
+        && a.precision == b.precision
+        && a.mapping == b.mapping
+        && a.layout == b.layout
+        && a.options == b.options
+}
+
+/// The fit and its check for a file of someone's runs: the overhead held out for each of its
+/// sources is fitted on the shipped MoE runs ([`super::moe_runs::MOE_RUNS_JSON`]) and the file's
+/// other sources, never on that source's rows or a shipped row that is the same run (such a row
+/// counts as the file's source). Only the file's rows are reported. On the shipped file itself
+/// this is [`moe_fit_report`].
+pub fn moe_fit_report_for_file(rows: &[FitRow]) -> MoeFitReport {
+    let shipped = fit_rows(super::moe_runs::MOE_RUNS_JSON).unwrap_or_default();
+    let mut pool: Vec<FitRow> = rows.to_vec();
+    for mut s in shipped {
+        if rows.iter().any(|r| r.id == s.id && r.source == s.source) {
+            continue;
+        }
+        if let Some(r) = rows.iter().find(|r| same_moe_run(&r.setup, &s.setup)) {
+            s.source = r.source.clone();
+        }
+        pool.push(s);
+    }
+    report_on(&pool, rows.len())
+}
+
 /// Fits the overhead on `rows` and checks it source by source.
 pub fn moe_fit_report(rows: &[FitRow]) -> MoeFitReport {
+    report_on(rows, rows.len())
+}
+
+/// Fits on every row of `rows` and checks each source of its first `reported` rows, reporting
+/// those rows only.
+fn report_on(rows: &[FitRow], reported: usize) -> MoeFitReport {
     let all: Vec<&FitRow> = rows.iter().collect();
     let tau_all = fit_overhead(&all);
     let mut sources: Vec<&str> = Vec::new();
-    for r in rows {
+    for r in &rows[..reported] {
         if !sources.contains(&r.source.as_str()) {
             sources.push(&r.source);
         }
@@ -112,7 +149,7 @@ pub fn moe_fit_report(rows: &[FitRow]) -> MoeFitReport {
         let others: Vec<&FitRow> = rows.iter().filter(|r| r.source != s).collect();
         let tau = fit_overhead(&others);
         let (mut lo, mut ins) = (Vec::new(), Vec::new());
-        for r in rows.iter().filter(|r| r.source == s) {
+        for r in rows[..reported].iter().filter(|r| r.source == s) {
             if let (Some(a), Some(b)) = (row_error(r, tau), row_error(r, tau_all)) {
                 lo.push(a);
                 ins.push(b);
