@@ -2,27 +2,27 @@
 //! sample, on the shipped measured runs of the same kind of part and model, or a plain statement
 //! that no measured run stands behind that combination. The numbers and the words are core's
 //! ([`fmperf_core::validate::error_bands`]); the leave-one-source-out errors of the shipped
-//! runs come from core's cache ([`fmperf_core::validate::holdout_cache`]), so no fit runs here.
+//! runs (and, in extended mode, of the shipped Mixture-of-Experts runs) come from core's cache
+//! ([`fmperf_core::validate::error_bands::shipped_holdout`]), so no fit runs here.
 
 use fmperf_core::explore::ExploreSpec;
 use fmperf_core::extended::Workload;
 use fmperf_core::mode::ModelMode;
 use fmperf_core::validate::Mode;
-use fmperf_core::validate::error_bands::{ErrorBand, ModelClass, error_band_from, part_class};
-use fmperf_core::validate::holdout_cache::shipped_holdout;
+use fmperf_core::validate::error_bands::{ErrorBand, ModelClass, error_band_from, part_class, shipped_holdout};
 
 /// The error bar of `spec`'s predictions (`None` when the model has no catalog shape).
 pub fn band(spec: &ExploreSpec) -> Option<ErrorBand> {
-    let held = shipped_holdout(match spec.mode {
+    let mode = match spec.mode {
         ModelMode::Reference => Mode::Reference,
         ModelMode::Extended(_) => Mode::Extended,
-    })?;
+    };
     let workload = spec
         .extended
         .as_ref()
         .map(|e| e.workload.clone())
         .or_else(|| Workload::from_catalog(&spec.model_entry).ok())?;
-    Some(error_band_from(&held, &part_class(&spec.system_entry), ModelClass::of_workload(&workload)))
+    Some(error_band_from(shipped_holdout(mode), &part_class(&spec.system_entry), ModelClass::of_workload(&workload)))
 }
 
 /// The bar's short form next to a time: `±8 %` (the typical error), or `no runs`.

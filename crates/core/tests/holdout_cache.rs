@@ -3,14 +3,16 @@
 //! `FMPERF_BLESS=1 cargo test --profile host -p fmperf-core --test holdout_cache` to rewrite it.
 
 use fmperf_core::validate::holdout::holdout;
-use fmperf_core::validate::holdout_cache::{shipped_holdout, to_cache_json};
+use fmperf_core::validate::holdout_cache::{shipped_holdout, shipped_moe_rows, to_cache_json};
+use fmperf_core::validate::moe_fit::shipped_moe_held_rows;
 use fmperf_core::validate::{Mode, shipped_runs};
 
 #[test]
 fn the_shipped_cache_equals_a_fresh_computation() {
     let file = shipped_runs();
     let (reference, extended) = (holdout(&file, Mode::Reference), holdout(&file, Mode::Extended));
-    let fresh = to_cache_json(&reference, &extended);
+    let moe = shipped_moe_held_rows();
+    let fresh = to_cache_json(&reference, &extended, &moe);
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/holdout-shipped.json");
     if std::env::var_os("FMPERF_BLESS").is_some() {
         std::fs::write(&path, &fresh).unwrap();
@@ -32,5 +34,11 @@ fn the_shipped_cache_equals_a_fresh_computation() {
         }
         let (x, y) = (c.leave_one_source_out.mape.unwrap(), h.leave_one_source_out.mape.unwrap());
         assert!((x - y).abs() < 1e-12);
+    }
+    let cached_moe = shipped_moe_rows();
+    assert!(cached_moe.len() >= 50 && cached_moe.len() == moe.len(), "{} MoE rows", cached_moe.len());
+    for (a, b) in cached_moe.iter().zip(&moe) {
+        assert_eq!((&a.id, &a.hardware, a.moe), (&b.id, &b.hardware, true));
+        assert!((a.error - b.error).abs() <= 1e-12 * b.error.abs().max(1.0), "{}", a.id);
     }
 }

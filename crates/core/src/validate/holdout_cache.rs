@@ -52,14 +52,16 @@ impl Cached {
     }
 }
 
-/// The cache's text for the two modes' held-out errors (one JSON object per mode, keyed by mode).
-pub fn to_cache_json(reference: &Holdout, extended: &Holdout) -> String {
+/// The cache's text for the two modes' held-out errors (one JSON object per mode, keyed by mode)
+/// and extended mode's held-out errors of the shipped Mixture-of-Experts runs (`extended_moe_rows`).
+pub fn to_cache_json(reference: &Holdout, extended: &Holdout, moe_rows: &[HeldRow]) -> String {
     let doc = serde_json::json!({
         "about": "Leave-one-source-out errors of the shipped measured training runs (a cache: \
                   tests/holdout_cache.rs recomputes it; FMPERF_BLESS=1 cargo test --profile host -p \
                   fmperf-core --test holdout_cache rewrites it)",
         "reference": serde_json::to_value(Cached::of(reference)).unwrap_or_default(),
         "extended": serde_json::to_value(Cached::of(extended)).unwrap_or_default(),
+        "extended_moe_rows": serde_json::to_value(moe_rows).unwrap_or_default(),
     });
     let mut text = serde_json::to_string(&doc).unwrap_or_default();
     text.push('\n');
@@ -81,4 +83,19 @@ pub fn shipped_holdout(mode: Mode) -> Option<Holdout> {
         Mode::Reference => r.clone(),
         Mode::Extended => e.clone(),
     })
+}
+
+/// Extended mode's held-out errors of the shipped Mixture-of-Experts runs, read from the cache
+/// (each with the MoE layer overhead fitted without its source; [`super::moe_fit::moe_held_rows`]).
+/// Empty only if the cache does not parse (a test rules that out).
+pub fn shipped_moe_rows() -> Vec<HeldRow> {
+    static PARSED: OnceLock<Vec<HeldRow>> = OnceLock::new();
+    PARSED
+        .get_or_init(|| {
+            serde_json::from_str::<serde_json::Value>(SHIPPED)
+                .ok()
+                .and_then(|doc| serde_json::from_value(doc.get("extended_moe_rows")?.clone()).ok())
+                .unwrap_or_default()
+        })
+        .clone()
 }

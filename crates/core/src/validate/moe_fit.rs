@@ -173,3 +173,32 @@ fn report_on(rows: &[FitRow], reported: usize) -> MoeFitReport {
         rows: out_rows,
     }
 }
+
+/// The shipped MoE runs' held-out errors as rows of the error bars' kind
+/// ([`super::holdout::HeldRow`], `moe: true`, sized by total parameters): each with the layer
+/// overhead fitted without its source. Cached with the dense rows
+/// ([`super::holdout_cache::shipped_moe_rows`]).
+pub fn moe_held_rows(rows: &[FitRow], report: &MoeFitReport) -> Vec<super::holdout::HeldRow> {
+    report
+        .rows
+        .iter()
+        .filter_map(|(id, loso, in_sample)| {
+            let r = rows.iter().find(|r| &r.id == id)?;
+            Some(super::holdout::HeldRow {
+                id: id.clone(),
+                source: r.source.clone(),
+                hardware: r.setup.hardware_id.clone(),
+                params_b: crate::extended::moe::parameter_counts(&r.setup.workload).total * 1e-9,
+                moe: true,
+                error: *loso,
+                in_sample_error: *in_sample,
+            })
+        })
+        .collect()
+}
+
+/// [`moe_held_rows`] of the shipped MoE runs, computed afresh (about 0.1 s natively).
+pub fn shipped_moe_held_rows() -> Vec<super::holdout::HeldRow> {
+    let rows = fit_rows(super::moe_runs::MOE_RUNS_JSON).unwrap_or_default();
+    moe_held_rows(&rows, &moe_fit_report(&rows))
+}
