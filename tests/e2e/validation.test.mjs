@@ -85,7 +85,9 @@ test('the mode comes from the URL and the refit runs in the browser', async () =
 
   await page.locator('#fit-run').click();
   const result = page.locator('#fit-result');
-  await result.waitFor({ timeout: 60_000 });
+  // The refit is ~22 s of CPU natively (every source held out in turn); a loaded 2-core machine
+  // needs several times that. This test checks what the refit shows; `fmperf bench` measures speed.
+  await result.waitFor({ timeout: 240_000 });
   const text = await result.textContent();
   assert.match(text, /leave-one-source-out mean \|error\| \d+\.\d %/);
   // One row per source with evaluated runs (torchtitan among them since the 96 GB H100 has figures).
