@@ -21,6 +21,7 @@ pub mod format;
 pub mod hint;
 pub mod launch;
 pub mod mode;
+pub mod mode_kind;
 pub mod model;
 pub mod moe_shape;
 pub mod presets;

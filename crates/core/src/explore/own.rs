@@ -6,7 +6,7 @@
 //! fields); one that does not fit in memory gets how far over it is.
 
 use super::inputs::{ExploreSpec, parse_count};
-use super::mode::Detail;
+use super::priced::Detail;
 use crate::reference::Candidate;
 use crate::reference::candidate::MAX_DEVICES;
 use crate::search::space::{nb_cands, nv_cands_2d};
