@@ -117,6 +117,21 @@ pub struct ExtendedSetup {
     pub options: ExtendedOptions,
 }
 
+impl ExtendedSetup {
+    /// The search spec over this setup: its workload's shape and its part's own system parameters
+    /// ([`Hardware::params`], whose domain size the search generates candidates with).
+    pub fn spec(&self, strategy: Strategy, n_gpus: u64, global_batch: u64, top_k: usize) -> SearchSpec {
+        SearchSpec {
+            model: self.workload.to_shape(),
+            system: self.hardware.params.clone(),
+            strategy,
+            n_gpus,
+            global_batch,
+            top_k,
+        }
+    }
+}
+
 /// Which model prices the candidates (shared by searches and sweeps). One per search, so the size
 /// difference of the variants does not matter; the reference's evaluator stays unboxed on its hot
 /// path.
