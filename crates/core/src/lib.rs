@@ -14,6 +14,7 @@
 //! compute rates in TFLOP/s, times in seconds, unless a name says otherwise.
 
 pub mod catalog;
+pub mod cost;
 pub mod error;
 pub mod explore;
 pub mod extended;
