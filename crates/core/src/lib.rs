@@ -14,6 +14,7 @@
 //! compute rates in TFLOP/s, times in seconds, unless a name says otherwise.
 
 pub mod catalog;
+pub mod cost;
 pub mod error;
 pub mod explore;
 pub mod extended;
@@ -21,6 +22,7 @@ pub mod format;
 pub mod hint;
 pub mod launch;
 pub mod mode;
+pub mod mode_kind;
 pub mod model;
 pub mod moe_shape;
 pub mod presets;

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::Error;
 use crate::extended::ExtendedOptions;
 use crate::extended::switches::SWITCHES;
-use crate::validate::Mode;
+pub use crate::mode_kind::Mode;
 
 /// Why extended mode does not search 2D SUMMA (searches and sweeps leave it out and say so).
 pub const SUMMA_UNSUPPORTED: &str = "2D SUMMA (strategy 2d) has no extended model: extended mode searches 1d and \

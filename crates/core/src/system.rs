@@ -42,6 +42,27 @@ pub struct SystemParams {
 }
 
 impl SystemParams {
+    /// The parameters' names in field order: the keys of the reference's system file, less its
+    /// unused `empirical` and `summa_nb`.
+    pub const FIELDS: [&'static str; 16] = [
+        "matrix_flops_fp16",
+        "vector_flops_fp16",
+        "vector_flops_fp32",
+        "hbm_bandwidth",
+        "hbm_capacity",
+        "nvlink_bandwidth",
+        "nvlink_eff",
+        "nvlink_latency",
+        "ib_bandwidth",
+        "ib_eff",
+        "ib_latency",
+        "nvlink_size",
+        "nic_factor",
+        "element_size",
+        "mask_element_size",
+        "flops_units",
+    ];
+
     /// The reference's `A100` system file (NVLink size as shipped: 4).
     pub fn a100() -> Self {
         Self::reference_gpu(312.0, 78.0, 19.5, 1555.0, 80.0, 300.0, 0.7, 2.5e-6, 25.0, 0.7, 5e-6, 4)

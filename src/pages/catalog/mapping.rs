@@ -1,11 +1,11 @@
 //! The mapping of a system entry onto the reference model's inputs: entry + scale-up domain size +
 //! NICs per device + precision → the reference's system parameters, each with the catalog field it
 //! comes from (which peak, which bandwidth and in which direction), and every approximation the
-//! mapping made. The rules are [`fmperf_core::catalog::to_system_params`]'s; this panel only
-//! labels where each value came from.
+//! mapping made. The rules and each value's origin are [`fmperf_core::catalog::to_system_params`]'s
+//! ([`fmperf_core::catalog::MappedSystem::provenance`]); this panel only shows them.
 
 use fmperf_core::catalog::{
-    CatalogSystem, MappedSystem, MappingOptions, Precision, default_precision, parse_system_spec, to_system_params,
+    CatalogSystem, MappingOptions, Precision, default_precision, parse_system_spec, to_system_params,
 };
 use fmperf_core::format::fields::REFERENCE_SYSTEM_FIELDS;
 use fmperf_core::format::form::text_of;
@@ -16,73 +16,6 @@ use serde_json::Value;
 use super::entry::dom_id;
 use super::rich;
 use super::transfer::download_document_text;
-
-/// Where one parameter of a mapping came from, in words.
-fn origin(sys: &CatalogSystem, m: &MappedSystem, key: &str, opts: &MappingOptions) -> String {
-    let p = &m.params;
-    let pk = &sys.peak_tflops;
-    match key {
-        "vector_flops_fp16" if opts.vector_tflops.is_some() => return "the vector rate you gave".to_string(),
-        "nvlink_bandwidth" if opts.scale_up_gbps.is_some() => {
-            return "the scale-up bandwidth you gave: per device, one direction".to_string();
-        }
-        "ib_bandwidth" if opts.scale_out_gbps.is_some() => {
-            return "the scale-out bandwidth you gave: per NIC, one direction".to_string();
-        }
-        _ => {}
-    }
-    if sys.preset.is_some() {
-        return match key {
-            "nvlink_size" if opts.domain_size.is_some() => "the domain size you chose".to_string(),
-            "nic_factor" if opts.nics_per_device.is_some() => "the NICs per device you chose".to_string(),
-            _ => "the reference's system file, as it is".to_string(),
-        };
-    }
-    let same = |v: Option<f64>, x: f64| v == Some(x);
-    match key {
-        "matrix_flops_fp16" => match m.precision {
-            Precision::Fp32 if !same(pk.fp32_matrix, p.matrix_flops_fp16) => {
-                "peak_tflops.fp32_vector (no FP32 matrix unit listed)".to_string()
-            }
-            Precision::Fp32 => "peak_tflops.fp32_matrix: dense FP32 matrix peak".to_string(),
-            other => format!("peak_tflops.{other}: dense {} matrix peak", other.as_str().to_uppercase()),
-        },
-        "vector_flops_fp16" if same(pk.fp16_vector, p.vector_flops_fp16) && m.precision != Precision::Fp32 => {
-            "peak_tflops.fp16_vector: 16-bit vector peak".to_string()
-        }
-        "vector_flops_fp16" if same(pk.fp32_vector, p.vector_flops_fp16) => {
-            "peak_tflops.fp32_vector: FP32 vector peak (see the approximations)".to_string()
-        }
-        "vector_flops_fp32" if p.vector_flops_fp32 == 0.0 => "unknown: 0 (the model never reads it)".to_string(),
-        "vector_flops_fp32" => "peak_tflops.fp32_vector".to_string(),
-        "hbm_bandwidth" => "memory_bw_gbps".to_string(),
-        "hbm_capacity" => "memory_gb".to_string(),
-        "nvlink_bandwidth" if same(sys.scale_up.bw_per_device_unidir_gbps, p.nvlink_bandwidth) => {
-            "scale_up.bw_per_device_unidir_gbps: per device, one direction".to_string()
-        }
-        "nvlink_bandwidth" if sys.scale_up.bw_per_device_bidir_gbps.map(|b| b / 2.0) == Some(p.nvlink_bandwidth) => {
-            "half of scale_up.bw_per_device_bidir_gbps (both directions summed): one direction".to_string()
-        }
-        "ib_bandwidth" if same(sys.scale_out.nic_gbps_per_device, p.ib_bandwidth) => {
-            "scale_out.nic_gbps_per_device: per NIC, one direction".to_string()
-        }
-        "ib_bandwidth" if sys.scale_out.nic_gbit_per_device.map(|g| g / 8.0) == Some(p.ib_bandwidth) => {
-            "scale_out.nic_gbit_per_device / 8: per NIC, one direction".to_string()
-        }
-        "nvlink_eff" => "network.scale_up_eff".to_string(),
-        "nvlink_latency" => "network.scale_up_latency_s".to_string(),
-        "ib_eff" => "network.scale_out_eff".to_string(),
-        "ib_latency" => "network.scale_out_latency_s".to_string(),
-        "nvlink_size" if opts.domain_size.is_some() => "the domain size you chose".to_string(),
-        "nvlink_size" => "scale_up.domain_size".to_string(),
-        "nic_factor" if opts.nics_per_device.is_some() => "the NICs per device you chose".to_string(),
-        "nic_factor" => "one NIC per device (default)".to_string(),
-        "element_size" => format!("{}: {} bytes per element", m.precision, m.params.element_size * 1e9),
-        "mask_element_size" => "1 byte per dropout-mask element".to_string(),
-        "flops_units" => "FLOP counts kept in TFLOP".to_string(),
-        _ => "see the approximations".to_string(),
-    }
-}
 
 /// One input of the panel: the text and its check.
 #[derive(Clone, Copy)]
@@ -144,7 +77,7 @@ pub fn MappingPanel(system: CatalogSystem) -> impl IntoView {
         // The entry's own domain size and one NIC are the defaults, not choices.
         o.domain_size = o.domain_size.filter(|d| *d != sys.scale_up.domain_size);
         o.nics_per_device = o.nics_per_device.filter(|n| *n != 1);
-        to_system_params(&sys, &o).map(|m| (m, o)).map_err(|e| e.to_string())
+        to_system_params(&sys, &o).map_err(|e| e.to_string())
     });
     let sys = system.clone();
     let table = move || match result.get() {
@@ -155,7 +88,7 @@ pub fn MappingPanel(system: CatalogSystem) -> impl IntoView {
             </p>
         }
         .into_any(),
-        Ok((m, opts)) => {
+        Ok(m) => {
             let tree: Value = serde_json::from_str(&system_to_reference_json(&m.params)).unwrap_or(Value::Null);
             let rows = REFERENCE_SYSTEM_FIELDS
                 .iter()
@@ -166,7 +99,7 @@ pub fn MappingPanel(system: CatalogSystem) -> impl IntoView {
                             <th scope="row"><code>{f.path}</code></th>
                             <td class="num mono">{text_of(tree.get(f.path))}</td>
                             <td class="unit">{if f.unit.is_empty() { "dimensionless" } else { f.unit }}</td>
-                            <td class="meaning">{origin(&sys, &m, f.path, &opts)}</td>
+                            <td class="meaning">{m.origin_of(f.path).map(|p| p.to_string()).unwrap_or_else(|| "see the approximations".to_string())}</td>
                         </tr>
                     }
                 })

@@ -188,14 +188,7 @@ fn extended_cases() -> Result<Vec<ExtendedCase>, CmdError> {
         let start = Instant::now();
         let (mut candidates, mut evaluations) = (0, 0);
         for strategy in [Strategy::OneD, Strategy::ContextParallel2D] {
-            let spec = SearchSpec {
-                model: workload.to_shape(),
-                system: SystemParams::h200().with_nvlink_size(8),
-                strategy,
-                n_gpus: 1024,
-                global_batch: 512,
-                top_k: 10,
-            };
+            let spec = setup.spec(strategy, 1024, 512, 10);
             let r = Search::new_extended_choosing(spec, setup.clone(), choices)?.finish();
             candidates += r.candidates;
             evaluations += r.evaluations;
@@ -217,15 +210,8 @@ fn moe_case() -> Result<ExtendedCase, CmdError> {
     let options = fmperf_core::extended::ExtendedOptions::realistic();
     let mapping = fmperf_core::catalog::MappingOptions::default();
     let hardware = fmperf_core::extended::Hardware::from_catalog(sys, options.precision, true, &mapping)?;
-    let spec = SearchSpec {
-        model: workload.to_shape(),
-        system: SystemParams::h200().with_nvlink_size(hardware.domain_size()),
-        strategy: Strategy::OneD,
-        n_gpus: 2048,
-        global_batch: 15360,
-        top_k: 10,
-    };
     let setup = ExtendedSetup { workload, hardware, options };
+    let spec = setup.spec(Strategy::OneD, 2048, 15360, 10);
     let start = Instant::now();
     let r = Search::new_extended_choosing(spec, setup, ExecutionChoices::SEARCH_ALL)?.finish();
     Ok(ExtendedCase {

@@ -303,12 +303,11 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
             let workload = load_workload(&req.model)?;
             let (hardware, precision) = load_hardware(&req.system, o.precision, o.measured_ceiling, req.domain)?;
             let options = ExtendedOptions { precision, ..o };
-            // Extended mode reads only the domain size of the spec's system (it generates the
-            // candidates); the part itself is `hardware`.
-            let system = SystemParams::h200().with_nvlink_size(hardware.domain_size());
             let capacity = hardware.hbm_capacity_gb;
-            let spec = spec_of(req, workload.to_shape(), system);
-            (req.model.clone(), req.system.clone(), spec, Some(ExtendedSetup { workload, hardware, options }), capacity)
+            let setup = ExtendedSetup { workload, hardware, options };
+            let first = req.strategies.first().copied().unwrap_or(Strategy::OneD);
+            let spec = setup.spec(first, req.gpus, req.global_batch, req.top_k);
+            (req.model.clone(), req.system.clone(), spec, Some(setup), capacity)
         }
     };
     let domain = base.system.nvlink_size;

@@ -5,12 +5,12 @@
 
 use std::io::Write;
 
+use fmperf_core::Strategy;
 use fmperf_core::extended::ExtendedOptions;
 use fmperf_core::extended::moe::MoeOptions;
 use fmperf_core::launch::{self, Format as FileFormat, ModelOnly, Scenario};
 use fmperf_core::search::row::Digits;
-use fmperf_core::search::{ExtendedSetup, ResultRow, Search, SearchSpec};
-use fmperf_core::{Strategy, SystemParams};
+use fmperf_core::search::{ExtendedSetup, ResultRow, Search};
 use serde_json::json;
 
 use super::estimate::{overrides, read_from};
@@ -65,17 +65,10 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
         return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::sweep::SUMMA_UNSUPPORTED)));
     }
     let top = usize::try_from(args.positive_int("top")?.unwrap_or(10)).unwrap_or(usize::MAX);
-    let spec = SearchSpec {
-        model: workload.to_shape(),
-        system: SystemParams::h200().with_nvlink_size(hardware.domain_size()),
-        strategy,
-        n_gpus: gpus,
-        global_batch: batch,
-        top_k: ALL,
-    };
     // The search chooses the expert degrees per candidate; the file's own stay fixed in its layout.
     let searched = ExtendedOptions { moe: MoeOptions { ep: None, etp: None, ..options.moe }, ..options };
     let setup = ExtendedSetup { workload, hardware: hardware.clone(), options: searched };
+    let spec = setup.spec(strategy, gpus, batch, ALL);
     let result = Search::new_extended(spec, setup).map_err(usage)?.finish();
     let own = match scenario {
         Some(s) => {

@@ -36,10 +36,19 @@
 //!   reported among the approximations with that reasoning, whenever the mapping reads it.
 //! * **Parts the model was not made for** (wafer-scale, dataflow, IPU, torus) map when the data is
 //!   there, always labelled with the entry's `model_fit` statement.
+//! * **Provenance**: every parameter's origin (catalog field, derived, the user's value, a default,
+//!   the reference file, unread) is recorded as the mapping decides it
+//!   ([`MappedSystem::provenance`]), typed, with the entry's reasoning when the figure is an
+//!   estimate.
+//! * **Which model reads it** ([`MappingOptions::mode`]): extended mode never reads the vector
+//!   rates (a missing one maps to an unread placeholder instead of failing, with no note) and keeps
+//!   stored tensors in 16 bits under FP8 (no "every tensor at 1 byte" note).
 
 use super::precision::Precision;
+use super::provenance::{Origin, Provenance};
 use super::system::CatalogSystem;
 use crate::hint;
+use crate::mode_kind::Mode;
 use crate::{Error, SystemParams};
 
 /// Choices made when a catalog entry becomes [`SystemParams`]. `None` = the entry's own value (or
@@ -58,6 +67,10 @@ pub struct MappingOptions {
     pub scale_up_gbps: Option<f64>,
     /// Scale-out bandwidth per NIC, one direction, in GB/s replacing the catalog's.
     pub scale_out_gbps: Option<f64>,
+    /// The model that reads the mapping (default: reference mode). Extended mode never reads the
+    /// vector rates, so an entry without one maps (placeholder, [`Origin::Unread`]), and it prices
+    /// stored tensors in 16 bits under FP8.
+    pub mode: Mode,
 }
 
 /// The result of a mapping: the parameters and every value that did not come straight from the
@@ -70,6 +83,52 @@ pub struct MappedSystem {
     pub precision: Precision,
     /// Labelled approximations, overrides and derived values (empty for an exact preset).
     pub approximations: Vec<String>,
+    /// Where each parameter came from, one entry per [`SystemParams`] field, in field order.
+    pub provenance: Vec<Provenance>,
+}
+
+impl MappedSystem {
+    /// Where parameter `param` (a [`SystemParams`] field name) came from.
+    pub fn origin_of(&self, param: &str) -> Option<&Provenance> {
+        self.provenance.iter().find(|p| p.param == param)
+    }
+}
+
+/// The parameters of [`SystemParams`] in field order.
+pub const SYSTEM_PARAMS: [&str; 16] = SystemParams::FIELDS;
+
+/// Origins recorded while mapping, one per parameter (a later record replaces an earlier one).
+#[derive(Debug, Default)]
+struct Origins(Vec<Provenance>);
+
+impl Origins {
+    fn set(&mut self, param: &'static str, origin: Origin) {
+        self.0.retain(|p| p.param != param);
+        self.0.push(Provenance::new(param, origin));
+    }
+
+    fn catalog(&mut self, param: &'static str, field: &'static str, what: impl Into<String>) {
+        self.set(param, Origin::Catalog { field, what: what.into() });
+    }
+
+    /// Marks the parameters read from catalog group `group` as estimates when the entry says so.
+    fn estimates(&mut self, sys: &CatalogSystem, group: &str, params: &[&str]) {
+        if !sys.field_sources.is_estimate(group) {
+            return;
+        }
+        let why = sys.field_sources.get(group).unwrap_or_default().to_string();
+        for p in self.0.iter_mut().filter(|p| params.contains(&p.param)) {
+            if matches!(p.origin, Origin::Catalog { .. } | Origin::Derived { .. }) {
+                p.estimate = Some(why.clone());
+            }
+        }
+    }
+
+    /// In [`SYSTEM_PARAMS`] order.
+    fn finish(mut self) -> Vec<Provenance> {
+        self.0.sort_by_key(|p| SYSTEM_PARAMS.iter().position(|n| *n == p.param).unwrap_or(usize::MAX));
+        self.0
+    }
 }
 
 fn unknown(sys: &CatalogSystem, field: &str, what: &str, hint: impl Into<String>) -> Error {
@@ -180,8 +239,12 @@ fn listed_hint(sys: &CatalogSystem) -> String {
 pub fn to_system_params(sys: &CatalogSystem, opts: &MappingOptions) -> Result<MappedSystem, Error> {
     let precision = default_precision(sys, opts.precision)?;
     let mut notes = Vec::new();
+    let mut origins = Origins::default();
     let mut params = match &sys.preset {
         Some(preset) => {
+            for p in SYSTEM_PARAMS {
+                origins.set(p, Origin::ReferenceFile);
+            }
             if !precision.is_16bit() {
                 return Err(Error::invalid(
                     "precision",
@@ -192,7 +255,7 @@ pub fn to_system_params(sys: &CatalogSystem, opts: &MappingOptions) -> Result<Ma
             }
             preset.clone()
         }
-        None => map_hardware(sys, precision, opts, &mut notes)?,
+        None => map_hardware(sys, precision, opts, &mut notes, &mut origins)?,
     };
     if let Some(n) = opts.domain_size {
         if n == 0 {
@@ -205,36 +268,51 @@ pub fn to_system_params(sys: &CatalogSystem, opts: &MappingOptions) -> Result<Ma
             ));
         }
         params.nvlink_size = n;
+        origins.set("nvlink_size", Origin::User { what: "the domain size you chose" });
     }
     if let Some(k) = opts.nics_per_device {
         if k == 0 {
             return Err(Error::invalid("nics_per_device", k, "must be a positive integer"));
         }
         params.nic_factor = k as f64;
+        origins.set("nic_factor", Origin::User { what: "the NICs per device you chose" });
     }
     if sys.preset.is_some() {
         if let Some(v) = opts.vector_tflops {
             params.vector_flops_fp16 = positive("vector", v)?;
             notes.push(format!("vector rate {v} TFLOP/s given by the user"));
+            origins.set("vector_flops_fp16", Origin::User { what: VECTOR_GIVEN });
         }
         if let Some(v) = opts.scale_up_gbps {
             params.nvlink_bandwidth = positive("scale_up", v)?;
             notes.push(format!("scale-up bandwidth {v} GB/s given by the user"));
+            origins.set("nvlink_bandwidth", Origin::User { what: SCALE_UP_GIVEN });
         }
         if let Some(v) = opts.scale_out_gbps {
             params.ib_bandwidth = positive("scale_out", v)?;
             notes.push(format!("scale-out bandwidth {v} GB/s given by the user"));
+            origins.set("ib_bandwidth", Origin::User { what: SCALE_OUT_GIVEN });
         }
     }
     params.validate()?;
-    Ok(MappedSystem { params, precision, approximations: notes })
+    Ok(MappedSystem { params, precision, approximations: notes, provenance: origins.finish() })
 }
+
+/// Why a missing vector rate does not stop extended mode.
+const UNREAD_VECTOR: &str =
+    "no vector rate listed; extended mode prices element-wise work by its HBM traffic and never reads it";
+
+/// The user's values, in words (the page's "taken from" column).
+const VECTOR_GIVEN: &str = "the vector rate you gave";
+const SCALE_UP_GIVEN: &str = "the scale-up bandwidth you gave: per device, one direction";
+const SCALE_OUT_GIVEN: &str = "the scale-out bandwidth you gave: per NIC, one direction";
 
 fn map_hardware(
     sys: &CatalogSystem,
     precision: Precision,
     opts: &MappingOptions,
     notes: &mut Vec<String>,
+    origins: &mut Origins,
 ) -> Result<SystemParams, Error> {
     if !sys.architecture.modelled_natively() {
         let fit = sys.model_fit.as_deref().unwrap_or("the GPU-style two-tier model is an approximation for it");
@@ -258,26 +336,75 @@ fn map_hardware(
                 notes.push(format!(
                     "no FP32 matrix unit listed: FP32 matmuls priced at the FP32 vector rate {v} TFLOP/s"
                 ));
+                origins.set(
+                    "matrix_flops_fp16",
+                    Origin::Derived {
+                        field: "peak_tflops.fp32_vector",
+                        rule: "the FP32 vector rate (no FP32 matrix unit listed)",
+                    },
+                );
                 v
             }
             (None, None) => return Err(unknown(sys, "peak_tflops.fp32_matrix", "FP32 rate", listed_hint(sys))),
         },
     };
+    if !origins.0.iter().any(|o| o.param == "matrix_flops_fp16") {
+        let field = match precision {
+            Precision::Bf16 => "peak_tflops.bf16",
+            Precision::Fp16 => "peak_tflops.fp16",
+            Precision::Fp8 => "peak_tflops.fp8",
+            Precision::Tf32 => "peak_tflops.tf32",
+            Precision::Fp32 => "peak_tflops.fp32_matrix",
+        };
+        let what = match precision {
+            Precision::Fp32 => "dense FP32 matrix peak".to_string(),
+            other => format!("dense {} matrix peak", other.as_str().to_uppercase()),
+        };
+        origins.catalog("matrix_flops_fp16", field, what);
+    }
+    let extended = opts.mode == Mode::Extended;
     let vector = if let Some(v) = opts.vector_tflops {
         notes.push(format!("vector rate {v} TFLOP/s given by the user"));
+        origins.set("vector_flops_fp16", Origin::User { what: VECTOR_GIVEN });
         positive("vector", v)?
     } else {
         let sixteen = !matches!(precision, Precision::Fp32 | Precision::Tf32);
         match (sixteen, p.fp16_vector, p.fp32_vector) {
-            (true, Some(v), _) => v,
+            (true, Some(v), _) => {
+                origins.catalog("vector_flops_fp16", "peak_tflops.fp16_vector", "16-bit vector peak");
+                v
+            }
+            (true, None, Some(v32)) if extended => {
+                origins.set("vector_flops_fp16", Origin::Unread { why: UNREAD_VECTOR });
+                v32
+            }
             (true, None, Some(v32)) => {
                 notes.push(format!(
                     "no 16-bit vector rate listed: element-wise layers priced at the FP32 vector rate {v32} TFLOP/s \
                      (a lower bound: 16-bit vector math is at least as fast)"
                 ));
+                origins.set(
+                    "vector_flops_fp16",
+                    Origin::Derived {
+                        field: "peak_tflops.fp32_vector",
+                        rule: "the FP32 vector peak (no 16-bit vector rate listed; a lower bound)",
+                    },
+                );
                 v32
             }
-            (false, _, Some(v32)) => v32,
+            (false, _, Some(v32)) => {
+                origins.catalog(
+                    "vector_flops_fp16",
+                    "peak_tflops.fp32_vector",
+                    "FP32 vector peak (FP32/TF32 training)",
+                );
+                v32
+            }
+            _ if extended => {
+                // Any positive rate: extended mode prices element-wise work by its HBM traffic.
+                origins.set("vector_flops_fp16", Origin::Unread { why: UNREAD_VECTOR });
+                1.0
+            }
             _ => {
                 return Err(unknown(
                     sys,
@@ -289,11 +416,17 @@ fn map_hardware(
         }
     };
     let vector32 = match p.fp32_vector {
-        Some(v) => v,
+        Some(v) => {
+            origins.catalog("vector_flops_fp32", "peak_tflops.fp32_vector", "");
+            v
+        }
         None => {
-            notes.push(
-                "FP32 vector rate unknown: vector_flops_fp32 set to 0 (the reference never reads it)".to_string(),
-            );
+            if !extended {
+                notes.push(
+                    "FP32 vector rate unknown: vector_flops_fp32 set to 0 (the reference never reads it)".to_string(),
+                );
+            }
+            origins.set("vector_flops_fp32", Origin::Unread { why: "0 (the model never reads it)" });
             0.0
         }
     };
@@ -302,14 +435,27 @@ fn map_hardware(
     let hbm_bw = sys
         .memory_bw_gbps
         .ok_or_else(|| unknown(sys, "memory_bw_gbps", "memory bandwidth", supply_hint(sys, "memory_bw_gbps")))?;
+    origins.catalog("hbm_capacity", "memory_gb", "");
+    origins.catalog("hbm_bandwidth", "memory_bw_gbps", "");
     let ib = if let Some(v) = opts.scale_out_gbps {
         notes.push(format!("scale-out bandwidth {v} GB/s given by the user"));
+        origins.set("ib_bandwidth", Origin::User { what: SCALE_OUT_GIVEN });
         positive("scale_out", v)?
     } else {
         match (sys.scale_out.nic_gbps_per_device, sys.scale_out.nic_gbit_per_device) {
-            (Some(v), _) => v,
+            (Some(v), _) => {
+                origins.catalog("ib_bandwidth", "scale_out.nic_gbps_per_device", "per NIC, one direction");
+                v
+            }
             (None, Some(gbit)) => {
                 notes.push(format!("scale-out bandwidth derived from {gbit} Gb/s as {} GB/s", gbit / 8.0));
+                origins.set(
+                    "ib_bandwidth",
+                    Origin::Derived {
+                        field: "scale_out.nic_gbit_per_device",
+                        rule: "the NIC's Gb/s divided by 8: per NIC, one direction",
+                    },
+                );
                 gbit / 8.0
             }
             (None, None) => {
@@ -329,10 +475,12 @@ fn map_hardware(
     let su = &sys.scale_up;
     let nv = if let Some(v) = opts.scale_up_gbps {
         notes.push(format!("scale-up bandwidth {v} GB/s given by the user"));
+        origins.set("nvlink_bandwidth", Origin::User { what: SCALE_UP_GIVEN });
         positive("scale_up", v)?
     } else {
         match (su.bw_per_device_unidir_gbps, su.bw_per_device_bidir_gbps) {
             (Some(v), _) => {
+                origins.catalog("nvlink_bandwidth", "scale_up.bw_per_device_unidir_gbps", "per device, one direction");
                 if let Some(p2p) = su.p2p_bw_unidir_gbps.filter(|p2p| *p2p < v) {
                     notes.push(format!(
                         "switchless mesh: {v} GB/s is the sum over all peer links; one device pair gets {p2p} GB/s, so \
@@ -343,9 +491,20 @@ fn map_hardware(
             }
             (None, Some(bi)) => {
                 notes.push(format!("scale-up bandwidth taken as half of the bidirectional {bi} GB/s"));
+                origins.set(
+                    "nvlink_bandwidth",
+                    Origin::Derived {
+                        field: "scale_up.bw_per_device_bidir_gbps",
+                        rule: "half of the bidirectional bandwidth (both directions summed): one direction",
+                    },
+                );
                 bi / 2.0
             }
             (None, None) if domain == 1 => {
+                origins.set(
+                    "nvlink_bandwidth",
+                    Origin::Unread { why: "no scale-up bandwidth listed; never used with a one-device domain" },
+                );
                 notes.push(
                     "no scale-up bandwidth listed; with a domain of one device it is never used (set to the scale-out \
                      bandwidth)"
@@ -366,7 +525,8 @@ fn map_hardware(
             }
         }
     };
-    let vector_from_catalog = opts.vector_tflops.is_none();
+    // Extended mode never reads the vector rates: their estimates are not worth a note there.
+    let vector_from_catalog = opts.vector_tflops.is_none() && !extended;
     let used = [
         ("peak_tflops", "matrix peak", true),
         ("vector", "vector rate", vector_from_catalog),
@@ -374,13 +534,18 @@ fn map_hardware(
         ("scale_up", "scale-up bandwidth", opts.scale_up_gbps.is_none() && domain > 1),
         ("scale_out", "scale-out bandwidth", opts.scale_out_gbps.is_none()),
     ];
+    origins.estimates(sys, "peak_tflops", &["matrix_flops_fp16"]);
+    origins.estimates(sys, "vector", &["vector_flops_fp16", "vector_flops_fp32"]);
+    origins.estimates(sys, "memory", &["hbm_capacity", "hbm_bandwidth"]);
+    origins.estimates(sys, "scale_up", &["nvlink_bandwidth"]);
+    origins.estimates(sys, "scale_out", &["ib_bandwidth"]);
     for (group, what, read) in used {
         if read && sys.field_sources.is_estimate(group) {
             let why = sys.field_sources.get(group).unwrap_or_default();
             notes.push(format!("{what} of {} is an estimate, not a published figure: {why}", sys.id));
         }
     }
-    if precision == Precision::Fp8 {
+    if precision == Precision::Fp8 && !extended {
         notes.push(
             "fp8: every tensor priced at 1 byte per element; real FP8 recipes keep weights, optimizer states and \
              some activations in 16/32 bits, so memory comes out low"
@@ -388,6 +553,18 @@ fn map_hardware(
         );
     }
     let net = sys.network;
+    origins.catalog("nvlink_eff", "network.scale_up_eff", "");
+    origins.catalog("nvlink_latency", "network.scale_up_latency_s", "");
+    origins.catalog("ib_eff", "network.scale_out_eff", "");
+    origins.catalog("ib_latency", "network.scale_out_latency_s", "");
+    origins.catalog("nvlink_size", "scale_up.domain_size", "");
+    origins.set("nic_factor", Origin::Default { rule: "one NIC per device (default)".to_string() });
+    origins.set(
+        "element_size",
+        Origin::Default { rule: format!("{precision}: {} bytes per element", precision.element_size_gb() * 1e9) },
+    );
+    origins.set("mask_element_size", Origin::Default { rule: "1 byte per dropout-mask element".to_string() });
+    origins.set("flops_units", Origin::Default { rule: "FLOP counts kept in TFLOP".to_string() });
     Ok(SystemParams {
         matrix_flops_fp16: positive("matrix", matrix)?,
         vector_flops_fp16: vector,

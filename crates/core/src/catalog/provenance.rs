@@ -69,3 +69,83 @@ mod tests {
         assert!(!is_estimate_text("an estimate"), "only the first word counts");
     }
 }
+
+/// Where one parameter of a mapping ([`super::MappedSystem`]) came from: recorded by the mapping
+/// as it decides each value, so that nobody has to guess it afterwards by comparing numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Origin {
+    /// A catalog field read as it is (`what` says which figure it is, in words).
+    Catalog {
+        /// The catalog field, e.g. `peak_tflops.bf16`.
+        field: &'static str,
+        /// The figure in words, e.g. `dense BF16 matrix peak`.
+        what: String,
+    },
+    /// Computed from a catalog field by a stated rule (e.g. half of a bidirectional bandwidth).
+    Derived {
+        /// The catalog field it was computed from.
+        field: &'static str,
+        /// The rule, in words.
+        rule: &'static str,
+    },
+    /// A value the user gave (system-spec key or page field).
+    User {
+        /// What the user gave, in words.
+        what: &'static str,
+    },
+    /// A documented default of the mapping (no catalog field holds it).
+    Default {
+        /// The default, in words.
+        rule: String,
+    },
+    /// The reference's system file, as it is (the four exact presets).
+    ReferenceFile,
+    /// A placeholder for a figure the model that asked for the mapping never reads.
+    Unread {
+        /// Why it is not read.
+        why: &'static str,
+    },
+}
+
+/// One parameter's origin, and whether the catalog marks the figure it was read from as an
+/// estimate (with the entry's reasoning).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Provenance {
+    /// The reference parameter's name (a [`crate::SystemParams`] field, e.g. `nvlink_bandwidth`).
+    pub param: &'static str,
+    /// Where its value came from.
+    pub origin: Origin,
+    /// The catalog's reasoning when the figure is an estimate, not a published one.
+    pub estimate: Option<String>,
+}
+
+impl Provenance {
+    /// A parameter's origin, not an estimate.
+    pub fn new(param: &'static str, origin: Origin) -> Provenance {
+        Provenance { param, origin, estimate: None }
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Catalog { field, what } if what.is_empty() => write!(f, "{field}"),
+            Origin::Catalog { field, what } => write!(f, "{field}: {what}"),
+            Origin::Derived { field, rule } => write!(f, "{rule} ({field})"),
+            Origin::User { what } => write!(f, "{what}"),
+            Origin::Default { rule } => write!(f, "{rule}"),
+            Origin::ReferenceFile => write!(f, "the reference's system file, as it is"),
+            Origin::Unread { why } => write!(f, "unknown: {why}"),
+        }
+    }
+}
+
+impl std::fmt::Display for Provenance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.origin)?;
+        if let Some(why) = &self.estimate {
+            write!(f, " — an estimate, not a published figure: {why}")?;
+        }
+        Ok(())
+    }
+}

@@ -5,7 +5,7 @@
 
 use super::entries::UserEntries;
 use crate::catalog::{self, MappingOptions, TrainingBudget, parse_system_spec, to_system_params};
-use crate::extended::hardware::map_without_vector;
+use crate::extended::hardware::map_for_extended;
 use crate::mode::ModelMode;
 use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
 use crate::search::{ExecutionChoices, ExtendedSetup, SearchSpec};
@@ -299,7 +299,7 @@ pub fn resolve_system(
 }
 
 /// [`resolve_system`] for either mode: with `extended`, a part without a vector (non-matrix) rate
-/// maps too (extended mode never reads it; see [`map_without_vector`]).
+/// maps too (extended mode never reads it; see [`map_for_extended`]).
 pub fn resolve_system_for(
     id: &str,
     domain: Option<u64>,
@@ -338,7 +338,7 @@ fn map_system(
     options: &MappingOptions,
     extended: bool,
 ) -> Result<catalog::MappedSystem, Error> {
-    let mapped = if extended { map_without_vector(s, options) } else { to_system_params(s, options) };
+    let mapped = if extended { map_for_extended(s, options) } else { to_system_params(s, options) };
     mapped.map_err(|e| match e {
         Error::InvalidField { field, value, rule, hint } if field == "domain_size" || field == "system.nvlink_size" => {
             Error::InvalidField { field: field::DOMAIN.into(), value, rule, hint }

@@ -6,7 +6,7 @@
 //! fields); one that does not fit in memory gets how far over it is.
 
 use super::inputs::{ExploreSpec, parse_count};
-use super::mode::Detail;
+use super::priced::Detail;
 use crate::reference::Candidate;
 use crate::reference::candidate::MAX_DEVICES;
 use crate::search::space::{nb_cands, nv_cands_2d};
@@ -248,9 +248,7 @@ pub fn evaluate_own(spec: &ExploreSpec, own: &OwnConfig) -> Result<OwnOutcome, E
     for &nb in &nbs {
         for &p in &placements {
             let c = with(nb, p);
-            let outcome = c.check(&spec.model, &spec.system, spec.global_batch).and_then(|_| {
-                engine.outcome(&c).ok_or_else(|| Error::invalid(field::STRATEGY, c.strategy, "has no extended model"))
-            });
+            let outcome = c.check(&spec.model, &spec.system, spec.global_batch).and_then(|_| engine.price(&c));
             match outcome {
                 Ok(o) => {
                     compared += 1;

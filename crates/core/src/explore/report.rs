@@ -96,7 +96,7 @@ impl ReportContext {
     pub fn new(spec: &ExploreSpec) -> Result<ReportContext, Error> {
         let flops_per_sample_tflop = match &spec.extended {
             None => model_summary_on(&spec.model, &spec.system)?.flops_per_sample_tflop,
-            Some(e) => super::mode::model_flops_per_sample_tflop(
+            Some(e) => super::priced::model_flops_per_sample_tflop(
                 &e.workload,
                 e.options.grouped_query_attention,
                 e.options.gated_mlp,
@@ -155,7 +155,7 @@ impl ConfigReport {
 
     /// The report of candidate `c` from its evaluation in either mode (an MoE model's expert
     /// layout is the one the evaluation chose).
-    pub fn of_detail(ctx: &ReportContext, c: &Candidate, d: &super::mode::Detail) -> ConfigReport {
+    pub fn of_detail(ctx: &ReportContext, c: &Candidate, d: &super::priced::Detail) -> ConfigReport {
         let report = Self::build(ctx, c, d.throughput_samples_per_s(), d.mem_gb(), d.totals(), ctx.execution_of(c));
         ConfigReport { experts: d.experts(), ..report }
     }

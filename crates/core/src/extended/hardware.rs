@@ -45,6 +45,11 @@ pub struct Hardware {
     pub async_mma: bool,
     /// Values not read straight from the catalog, in words.
     pub approximations: Vec<String>,
+    /// The part as the reference model's system parameters at the attention (16-bit) precision,
+    /// with the domain size in force: what a search over this part carries as its spec's system
+    /// ([`crate::search::ExtendedSetup::spec`]). Vector rates a catalog entry lacks are unread
+    /// placeholders here ([`crate::catalog::provenance::Origin::Unread`]).
+    pub params: SystemParams,
 }
 
 /// The precision attention and element-wise work run at for a matmul precision: FP8 recipes keep
@@ -59,20 +64,11 @@ fn attention_precision(sys: Option<&CatalogSystem>, p: Precision) -> Precision {
     }
 }
 
-/// [`to_system_params`] for extended mode, which never reads the vector (non-matrix) rate: an
-/// entry that lists none (TPUs, Gaudi 2) maps with a placeholder rate, and no note about it.
-pub fn map_without_vector(sys: &CatalogSystem, opts: &MappingOptions) -> Result<MappedSystem, Error> {
-    match to_system_params(sys, opts) {
-        Err(Error::InvalidField { field, .. })
-            if field == "peak_tflops.fp16_vector" && opts.vector_tflops.is_none() =>
-        {
-            // Any positive rate: it is not read by extended mode.
-            let mut m = to_system_params(sys, &MappingOptions { vector_tflops: Some(1.0), ..*opts })?;
-            m.approximations.retain(|a| !a.starts_with("vector rate"));
-            Ok(m)
-        }
-        other => other,
-    }
+/// [`to_system_params`] as extended mode reads it ([`MappingOptions::mode`] = extended): it never
+/// reads the vector (non-matrix) rate, so an entry that lists none (TPUs, Gaudi 2) maps with an
+/// unread placeholder and no note about it, and FP8 keeps stored tensors in 16 bits.
+pub fn map_for_extended(sys: &CatalogSystem, opts: &MappingOptions) -> Result<MappedSystem, Error> {
+    to_system_params(sys, &MappingOptions { mode: crate::mode::Mode::Extended, ..*opts })
 }
 
 /// Whether `sys` is an NVIDIA GPU of the Hopper generation or later, read from its datasheet: an
@@ -100,15 +96,14 @@ impl Hardware {
         measured_ceiling: bool,
         opts: &MappingOptions,
     ) -> Result<Hardware, Error> {
-        let map = |p: Precision| map_without_vector(sys, &MappingOptions { precision: Some(p), ..*opts });
+        let map = |p: Precision| map_for_extended(sys, &MappingOptions { precision: Some(p), ..*opts });
         let mm = map(precision)?;
         let att_p = attention_precision(Some(sys), precision);
         let att = if att_p == precision { mm.clone() } else { map(att_p)? };
         let (mm_ceiling, mm_src) =
             efficiency::ceiling(Some(sys), precision, mm.params.matrix_flops_fp16, measured_ceiling);
         let (att_ceiling, _) = efficiency::ceiling(Some(sys), att_p, att.params.matrix_flops_fp16, measured_ceiling);
-        let mut approximations: Vec<String> =
-            att.approximations.iter().filter(|a| !a.starts_with("fp8:")).cloned().collect();
+        let mut approximations: Vec<String> = att.approximations.clone();
         if matches!(mm_src, CeilingSource::ScaledFromOtherPrecision | CeilingSource::SameSilicon(_)) {
             approximations.push(format!(
                 "matmul ceiling at {precision}: {mm_ceiling:.1} TFLOP/s from the {} (no {precision} measurement)",
@@ -183,6 +178,7 @@ impl Hardware {
             torus: false,
             async_mma: false,
             approximations,
+            params: p16.clone(),
         }
     }
 

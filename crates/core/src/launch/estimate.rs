@@ -10,7 +10,7 @@ use super::{Launch, parse};
 use crate::Error;
 use crate::catalog::{self, Precision};
 use crate::explore::metrics::model_flops_utilisation;
-use crate::explore::mode::model_flops_per_sample_tflop;
+use crate::explore::priced::model_flops_per_sample_tflop;
 use crate::extended::{ExtendedEvaluation, Hardware, Layout, evaluate};
 use crate::validate::memory::{self, MemoryKind, PredictedMemory};
 

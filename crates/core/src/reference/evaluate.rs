@@ -249,6 +249,11 @@ impl Evaluator {
         })
     }
 
+    /// The model, system and global batch [samples] this evaluator prices.
+    pub fn inputs(&self) -> (&ModelShape, &SystemParams, u64) {
+        (&self.model, &self.system, self.global_batch)
+    }
+
     /// Evaluates a candidate after checking it (see [`Candidate::check`]).
     pub fn evaluate(&mut self, c: &Candidate) -> Result<Outcome, Error> {
         if c.strategy != self.strategy {

@@ -32,9 +32,11 @@ pub use space::{Rules, Space};
 pub use topk::{Ranked, TopK};
 pub use widen::Widening;
 
+use crate::cost::{CostModel, Detail};
 use crate::extended::moe::ExpertLayout;
 use crate::extended::options::{Recompute, Sharding};
 use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
+use crate::mode_kind::Mode;
 use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
 use crate::reference::{Candidate, Evaluation, Evaluator, Outcome, evaluate};
 use crate::{Error, ModelShape, Strategy, SystemParams};
@@ -117,36 +119,24 @@ pub struct ExtendedSetup {
     pub options: ExtendedOptions,
 }
 
-/// Which model prices the candidates (shared by searches and sweeps). One per search, so the size
-/// difference of the variants does not matter; the reference's evaluator stays unboxed on its hot
-/// path.
-#[derive(Debug, Clone)]
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum Engine {
-    /// The reference's evaluator.
-    Reference(Evaluator),
-    /// Extended mode's evaluator.
-    Extended(Box<ExtendedEvaluator>),
-}
-
-impl Engine {
-    /// The headline numbers of a generated candidate; `None` when extended mode rejects it (none of
-    /// the generated candidates so far): such a candidate is counted as evaluated, never ranked.
-    pub(crate) fn outcome(&mut self, c: &Candidate) -> Option<Outcome> {
-        match self {
-            Engine::Reference(e) => Some(e.evaluate_unchecked(c)),
-            Engine::Extended(e) => e.evaluate(c).ok(),
-        }
-    }
-
-    /// [`Self::outcome`] with the expert-parallel degrees the extended evaluator chose (MoE models).
-    pub(crate) fn outcome_with_experts(&mut self, c: &Candidate) -> Option<(Outcome, Option<ExpertLayout>)> {
-        match self {
-            Engine::Reference(e) => Some((e.evaluate_unchecked(c), None)),
-            Engine::Extended(e) => e.evaluate_full(c).ok().map(|x| (x.outcome(), x.moe.map(|m| m.experts))),
+impl ExtendedSetup {
+    /// The search spec over this setup: its workload's shape and its part's own system parameters
+    /// ([`Hardware::params`], whose domain size the search generates candidates with).
+    pub fn spec(&self, strategy: Strategy, n_gpus: u64, global_batch: u64, top_k: usize) -> SearchSpec {
+        SearchSpec {
+            model: self.workload.to_shape(),
+            system: self.hardware.params.clone(),
+            strategy,
+            n_gpus,
+            global_batch,
+            top_k,
         }
     }
 }
+
+/// Which model prices the candidates (shared by searches and sweeps): either mode behind the one
+/// interface ([`CostModel`]).
+pub(crate) type Engine = Box<dyn CostModel>;
 
 /// Extended mode's pricing with the execution chosen per candidate: one evaluator (with its
 /// block-cost caches) per recomputation level priced so far, switched between shardings, shard
@@ -235,7 +225,7 @@ impl Search {
             None,
             true,
         );
-        Ok(Self::with_engine(spec, space, widening, Engine::Reference(evaluator), None, None))
+        Ok(Self::with_engine(spec, space, widening, Box::new(evaluator), None, None))
     }
 
     /// The same search priced in extended mode (strategies 1d and 2d-seqp) with the execution of
@@ -298,8 +288,7 @@ impl Search {
                 evaluators: HashMap::new(),
             })
         });
-        let mut search =
-            Self::with_engine(spec, space, widening, Engine::Extended(Box::new(evaluator)), chooser, Some(ext));
+        let mut search = Self::with_engine(spec, space, widening, Box::new(evaluator), chooser, Some(ext));
         search.execution = Some(fixed);
         Ok(search)
     }
@@ -348,9 +337,13 @@ impl Search {
     /// The full extended-mode evaluation of a candidate of an extended search with the switches'
     /// execution (`None` for a reference search; use [`SearchSpec::evaluate`] there).
     pub fn evaluate_extended(&mut self, c: &Candidate) -> Option<Result<ExtendedEvaluation, Error>> {
-        match &mut self.evaluator {
-            Engine::Reference(_) => None,
-            Engine::Extended(e) => Some(e.evaluate_full(c)),
+        if self.evaluator.mode() == Mode::Reference {
+            return None;
+        }
+        match self.evaluator.detail(c) {
+            Ok(Detail::Extended(x)) => Some(Ok(x)),
+            Ok(Detail::Reference(_)) => None,
+            Err(e) => Some(Err(e)),
         }
     }
 
@@ -360,10 +353,7 @@ impl Search {
     }
 
     fn capacity_gb(&self) -> f64 {
-        match &self.evaluator {
-            Engine::Reference(_) => self.spec.system.hbm_capacity,
-            Engine::Extended(e) => e.capacity_gb(),
-        }
+        self.evaluator.capacity_gb()
     }
 
     /// Evaluates up to `max_candidates` more candidates (of this shard); returns `true` when the
@@ -386,11 +376,7 @@ impl Search {
             match self.chooser.as_deref_mut() {
                 None => {
                     self.evaluations += 1;
-                    let o = match &mut self.evaluator {
-                        Engine::Reference(e) => Ok(e.evaluate_unchecked(&c)),
-                        Engine::Extended(e) => e.evaluate(&c),
-                    };
-                    let o = match o {
+                    let o = match self.evaluator.price(&c) {
                         Ok(o) => o,
                         Err(e) => {
                             self.rejected += 1;
@@ -406,9 +392,7 @@ impl Search {
                     self.feasible += 1;
                     if self.top.accepts(o.throughput_samples_per_s) {
                         let mut r = ranked(c, &o, self.execution);
-                        if let Engine::Extended(e) = &mut self.evaluator {
-                            r.experts = e.experts_of(&c);
-                        }
+                        r.experts = self.evaluator.experts_of(&c);
                         self.top.offer_at(gi, r);
                     }
                 }

@@ -272,4 +272,12 @@ fn apply_overrides(hw: &mut Hardware, before: &SystemParams, after: &SystemParam
     hw.hbm_capacity_gb = after.hbm_capacity;
     hw.hbm_bandwidth_gbps = after.hbm_bandwidth;
     hw.net = Machine::new(after).net;
+    // The part's own reference view follows (its rates stay at the attention precision).
+    let p = &mut hw.params;
+    p.matrix_flops_fp16 *= after.matrix_flops_fp16 / before.matrix_flops_fp16;
+    p.vector_flops_fp16 = after.vector_flops_fp16;
+    p.hbm_capacity = after.hbm_capacity;
+    p.hbm_bandwidth = after.hbm_bandwidth;
+    (p.nvlink_bandwidth, p.ib_bandwidth, p.nvlink_size) =
+        (after.nvlink_bandwidth, after.ib_bandwidth, after.nvlink_size);
 }

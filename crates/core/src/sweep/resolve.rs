@@ -10,18 +10,15 @@
 //!   cannot change any result);
 //! * **extended mode without a vector rate**: extended mode prices element-wise work by its HBM
 //!   traffic and never reads the vector rate, so a part whose entry lacks one (TPUs, Gaudi 2) maps
-//!   with a placeholder that is not shown.
+//!   with an unread placeholder that is not shown (the mapping's own rule for extended mode,
+//!   [`MappingOptions::mode`]).
+//!
+//! Each case is decided from the entry's values (typed options), never from an error's text.
 
 use super::axis::{AxisValue, SystemParam};
 use crate::catalog::{self, CatalogSystem, MappingOptions, Precision, default_precision, to_system_params};
 use crate::format::{ModelRef, ResolvedScenario, Scenario, SystemRef};
-
-/// The field of the mapping error of a system that lists no scale-out bandwidth.
-const NO_SCALE_OUT: &str = "system.scale_out.nic_gbps_per_device";
-/// The same without the scenario's prefix (mapping errors of [`resolve`] with extra values).
-const NO_SCALE_OUT_UNPREFIXED: &str = "scale_out.nic_gbps_per_device";
-/// The field of the mapping error of a system that lists no vector rate (prefixed or not).
-const NO_VECTOR: [&str; 2] = ["system.peak_tflops.fp16_vector", "peak_tflops.fp16_vector"];
+use crate::mode_kind::Mode;
 
 /// A system resolved for one point, with what was done to make it usable.
 #[derive(Debug, Clone)]
@@ -32,14 +29,13 @@ pub struct Resolved {
     pub mapping: MappingOptions,
     /// Labelled stand-ins and placeholders.
     pub notes: Vec<String>,
-    /// Whether the vector rate in `scenario.mapped` is a placeholder (extended mode only).
-    pub vector_placeholder: bool,
 }
 
 /// Resolves `scenario` with the mapping values of `extra` (vector rate, scale-up and scale-out
 /// bandwidth; see [`super::SweepSpec::mapping`]).
 fn resolve(scenario: &Scenario, extra: &MappingOptions) -> Result<ResolvedScenario, crate::Error> {
-    if extra.vector_tflops.is_none() && extra.scale_up_gbps.is_none() && extra.scale_out_gbps.is_none() {
+    let no_extra = extra.vector_tflops.is_none() && extra.scale_up_gbps.is_none() && extra.scale_out_gbps.is_none();
+    if no_extra && extra.mode == Mode::Reference {
         return scenario.resolve();
     }
     let model = match &scenario.model {
@@ -59,6 +55,7 @@ fn with_extra(scenario: &Scenario, extra: &MappingOptions) -> MappingOptions {
         vector_tflops: extra.vector_tflops,
         scale_up_gbps: extra.scale_up_gbps,
         scale_out_gbps: extra.scale_out_gbps,
+        mode: extra.mode,
         ..scenario.mapping_options()
     }
 }
@@ -136,37 +133,24 @@ pub fn resolve_system(
             scenario = with_system(&scenario, sys);
         }
     }
-    let mut extra = *extra;
-    let mut vector_placeholder = false;
-    let resolved = loop {
-        let e = match resolve(&scenario, &extra) {
-            Ok(r) => break r,
-            Err(e) => e,
-        };
-        let field = e.field().unwrap_or("");
-        if matches!(field, NO_SCALE_OUT | NO_SCALE_OUT_UNPREFIXED) {
-            let mut sys = entry(&scenario)?;
-            let domain = scenario.domain_size.unwrap_or(sys.scale_up.domain_size);
-            if scenario.devices > domain || sys.scale_out.nic_gbps_per_device.is_some() {
-                return Err(e);
-            }
-            sys.scale_out.nic_gbps_per_device = Some(1.0);
-            notes.push(format!(
-                "{} lists no scale-out bandwidth; not needed here: the {} devices fit in one scale-up domain of {domain}",
-                sys.id, scenario.devices
-            ));
-            scenario = with_system(&scenario, sys);
-        } else if extended && NO_VECTOR.contains(&field) && !vector_placeholder {
-            // Any positive rate: extended mode does not read it.
-            extra.vector_tflops = Some(1.0);
-            vector_placeholder = true;
-        } else {
-            return Err(e);
-        }
-    };
-    let mut mapping = with_extra(&scenario, &extra);
-    if vector_placeholder {
-        mapping.vector_tflops = None;
+    let extra = MappingOptions { mode: if extended { Mode::Extended } else { Mode::Reference }, ..*extra };
+    // A part without a NIC figure: usable by jobs that stay inside one scale-up domain (a
+    // placeholder that no result reads); otherwise the mapping's own error names the figure.
+    let mut sys = entry(&scenario)?;
+    let (out, domain) = (&sys.scale_out, scenario.domain_size.unwrap_or(sys.scale_up.domain_size));
+    if out.nic_gbps_per_device.is_none()
+        && out.nic_gbit_per_device.is_none()
+        && extra.scale_out_gbps.is_none()
+        && scenario.devices <= domain
+    {
+        sys.scale_out.nic_gbps_per_device = Some(1.0);
+        notes.push(format!(
+            "{} lists no scale-out bandwidth; not needed here: the {} devices fit in one scale-up domain of {domain}",
+            sys.id, scenario.devices
+        ));
+        scenario = with_system(&scenario, sys);
     }
-    Ok(Resolved { scenario: resolved, mapping, notes, vector_placeholder })
+    let resolved = resolve(&scenario, &extra)?;
+    let mapping = with_extra(&scenario, &extra);
+    Ok(Resolved { scenario: resolved, mapping, notes })
 }

@@ -254,7 +254,7 @@ impl Sweep {
             if !job.members.iter().any(|m| m.inputs.constraints.matches(&c, g)) {
                 continue;
             }
-            let Some((o, experts)) = self.evaluators[e].engine.outcome_with_experts(&c) else { continue };
+            let Ok((o, experts)) = self.evaluators[e].engine.price_with_experts(&c) else { continue };
             for m in job.members.iter_mut().filter(|m| m.inputs.constraints.matches(&c, g)) {
                 let out = &mut m.outcomes[s];
                 out.candidates += 1;
@@ -304,11 +304,11 @@ impl Sweep {
         }) {
             return Some(k);
         }
-        let engine = match &i.extended {
-            None => Engine::Reference(Evaluator::new(&i.shape, &i.params, strategy, i.global_batch).ok()?),
-            Some(e) => Engine::Extended(Box::new(
-                ExtendedEvaluator::new(&e.workload, &e.hardware, &e.options, strategy, i.global_batch).ok()?,
-            )),
+        let engine: Engine = match &i.extended {
+            None => Box::new(Evaluator::new(&i.shape, &i.params, strategy, i.global_batch).ok()?),
+            Some(e) => {
+                Box::new(ExtendedEvaluator::new(&e.workload, &e.hardware, &e.options, strategy, i.global_batch).ok()?)
+            }
         };
         let entry = CachedEvaluator {
             shape: i.shape,

@@ -15,34 +15,7 @@ use crate::extended::efficiency::{Efficiency, median};
 use crate::extended::{self, ExtendedOptions, Hardware};
 use crate::reference;
 
-/// Which model predicts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// The published model, bit-exact (spec).
-    Reference,
-    /// Extended mode with each row's own switches.
-    Extended,
-}
-
-impl Mode {
-    /// `reference` / `extended`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Reference => "reference",
-            Mode::Extended => "extended",
-        }
-    }
-
-    /// Parses `reference` / `extended`.
-    pub fn parse(s: &str) -> Option<Mode> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "reference" | "ref" => Some(Mode::Reference),
-            "extended" | "ext" => Some(Mode::Extended),
-            _ => None,
-        }
-    }
-}
+pub use crate::mode::Mode;
 
 /// One row's outcome.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -12,56 +12,15 @@
 use super::inputs::{ExploreSpec, field};
 use crate::catalog::MappingOptions;
 use crate::extended::sparsity::no_effect_note;
-use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, Hardware, Workload};
+use crate::extended::{ExtendedEvaluator, Hardware, Workload};
 use crate::mode::{ModelMode, SUMMA_UNSUPPORTED};
-use crate::reference::{Candidate, Evaluation, Evaluator, Totals, evaluate};
+use crate::reference::{Candidate, Evaluator};
 use crate::search::{Engine, Execution, ExecutionChoices, ExtendedSetup, Ranked, Search};
 use crate::validate::convention::{ConventionShape, FlopConvention, iteration_flops};
 use crate::validate::moe_flops::{FlopRules, model_flops_per_token};
 use crate::{Error, Strategy};
 
-/// The full evaluation of one configuration in the scenario's mode.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Detail {
-    /// The reference's: every layer row, the data- and pipeline-parallel pseudo-layers, totals.
-    Reference(Evaluation),
-    /// Extended mode's: totals, what extended mode adds, data-parallel exposure, memory parts.
-    Extended(ExtendedEvaluation),
-}
-
-impl Detail {
-    /// The iteration totals.
-    pub fn totals(&self) -> &Totals {
-        match self {
-            Detail::Reference(e) => &e.totals,
-            Detail::Extended(e) => &e.totals,
-        }
-    }
-
-    /// Throughput [samples/s].
-    pub fn throughput_samples_per_s(&self) -> f64 {
-        match self {
-            Detail::Reference(e) => e.throughput_samples_per_s,
-            Detail::Extended(e) => e.throughput_samples_per_s,
-        }
-    }
-
-    /// Memory per device [GB].
-    pub fn mem_gb(&self) -> f64 {
-        match self {
-            Detail::Reference(e) => e.mem_gb,
-            Detail::Extended(e) => e.mem_gb,
-        }
-    }
-
-    /// The expert layout the evaluation chose (MoE models in extended mode).
-    pub fn experts(&self) -> Option<crate::extended::moe::ExpertLayout> {
-        match self {
-            Detail::Reference(_) => None,
-            Detail::Extended(e) => e.moe.map(|m| m.experts),
-        }
-    }
-}
+pub use crate::cost::Detail;
 
 /// Model FLOPs of one sample (forward and backward, no recomputation) as extended mode counts a
 /// model [TFLOP]: the standard per-token count with the model's own attention width, K/V heads,
@@ -190,14 +149,10 @@ impl ExploreSpec {
     /// The evaluator of one strategy in the scenario's mode.
     pub(crate) fn engine(&self, strategy: Strategy) -> Result<Engine, Error> {
         Ok(match &self.extended {
-            None => Engine::Reference(Evaluator::new(&self.model, &self.system, strategy, self.global_batch)?),
-            Some(e) => Engine::Extended(Box::new(ExtendedEvaluator::new(
-                &e.workload,
-                &e.hardware,
-                &e.options,
-                strategy,
-                self.global_batch,
-            )?)),
+            None => Box::new(Evaluator::new(&self.model, &self.system, strategy, self.global_batch)?),
+            Some(e) => {
+                Box::new(ExtendedEvaluator::new(&e.workload, &e.hardware, &e.options, strategy, self.global_batch)?)
+            }
         })
     }
 
@@ -214,16 +169,16 @@ impl ExploreSpec {
 
     /// The full evaluation of `c` with an execution (extended mode; `None`: the switches').
     pub fn evaluate_with(&self, c: &Candidate, execution: Option<Execution>) -> Result<Detail, Error> {
-        match &self.extended {
-            None => evaluate(&self.model, &self.system, self.global_batch, c).map(Detail::Reference),
+        // Extended mode's own rules (uneven stages, partial domains) are checked by its layout;
+        // the reference's check would reject what extended mode allows.
+        let mut model: Engine = match &self.extended {
+            None => Box::new(Evaluator::new(&self.model, &self.system, c.strategy, self.global_batch)?),
             Some(e) => {
-                // Extended mode's own rules (uneven stages, partial domains) are checked by its
-                // layout; the reference's check would reject what extended mode allows.
                 let options = execution.map_or(e.options, |x| x.apply(&e.options));
-                let mut ev = ExtendedEvaluator::new(&e.workload, &e.hardware, &options, c.strategy, self.global_batch)?;
-                ev.evaluate_full(c).map(Detail::Extended)
+                Box::new(ExtendedEvaluator::new(&e.workload, &e.hardware, &options, c.strategy, self.global_batch)?)
             }
-        }
+        };
+        model.detail(c)
     }
 
     /// Peak matrix rate of one device at the mode's precision [TFLOP/s].
