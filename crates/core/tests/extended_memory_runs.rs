@@ -45,7 +45,7 @@ fn memory_errors_per_source_and_the_fragmentation_fit() {
     }
     // The shipped constant is the fit's.
     assert!((fit.value - FRAGMENTATION).abs() < 1e-9, "refit gives {}", fit.value);
-    // Issue 18 asks 8 % leave-one-source-out: 7.6 % held out (7.3 % in-sample) today.
+    // Issue 18 asks 8 % leave-one-source-out: 6.3 % held out (6.1 % in-sample) today.
     let loso = fit.leave_one_source_out.mape.unwrap();
     assert!(loso <= 0.08, "leave-one-source-out memory MAPE {loso}");
     assert!(fit.in_sample.mape.unwrap() <= 0.08, "in-sample memory MAPE {:?}", fit.in_sample.mape);
@@ -53,11 +53,12 @@ fn memory_errors_per_source_and_the_fragmentation_fit() {
     let report = validate(&shipped_memory_runs(), Mode::Extended);
     let headline = report.summary.memory.stats.mape.unwrap();
     assert!((headline - loso).abs() < 1e-9, "report {headline} vs fit {loso}");
-    // No source's held-out mean error beyond ±20 % (issue 18 asks ±15 %: torchao +16 % — its
-    // MI300X rows +25 % —, Megatron-Bridge's FP8 SFT rows +18 % today).
+    // Issue 18: no source's held-out mean error beyond ±15 % (torchao +2.6 % since its MI300X
+    // runs' loss is read as compiled, Megatron-Bridge +6.4 % with FP8 primary weights; the
+    // largest today is lightning-thunder's +6.9 %).
     for s in &report.summary.memory.per_source {
         let mean = s.stats.mean_error.unwrap_or(0.0);
-        assert!(mean.abs() <= 0.20, "{}: mean held-out memory error {mean}", s.source);
+        assert!(mean.abs() <= 0.15, "{}: mean held-out memory error {mean}", s.source);
     }
 }
 
