@@ -3,7 +3,7 @@
 
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
-use fmperf_core::extended::{Recompute, Sharding};
+use fmperf_core::extended::{Fp8Recipe, Recompute, Sharding};
 use fmperf_core::launch::{self, Format, Overrides, Scenario, estimate_text};
 
 const MEGATRON: &str = include_str!("../../../examples/launch/megatron-llama3-70b.sh");
@@ -156,4 +156,32 @@ fn mutated_files_never_panic() {
             let _ = launch::parse(&mutated, None);
         }
     }
+}
+
+#[test]
+fn fp8_primary_weights_from_the_flag_and_megatron_bridge_recipes() {
+    // Megatron-LM: `--fp8-param-gather` with FP8 linear layers; without it, plain Transformer Engine.
+    let with = MEGATRON.replace("--bf16", "--bf16 --fp8-format hybrid --fp8-param-gather");
+    assert_ne!(with, MEGATRON, "the example sets --bf16");
+    let sc = scenario(&with, "run.sh");
+    assert_eq!((sc.options.precision, sc.options.fp8_recipe), (Precision::Fp8, Fp8Recipe::TransformerEngineFp8Weights));
+    let l = launch::parse(&with, Some("run.sh")).unwrap();
+    assert!(l.unused.iter().all(|u| u.key != "--fp8-param-gather"), "the flag is read, not listed as unused");
+    let plain = scenario(&MEGATRON.replace("--bf16", "--bf16 --fp8-format hybrid"), "run.sh");
+    assert_eq!(plain.options.fp8_recipe, Fp8Recipe::TransformerEngine);
+    // Without FP8 the flag changes nothing.
+    let bf16 = scenario(&MEGATRON.replace("--bf16", "--bf16 --fp8-param-gather"), "run.sh");
+    assert_eq!((bf16.options.precision, bf16.options.fp8_recipe), (Precision::Bf16, Fp8Recipe::TransformerEngine));
+    // NeMo / Megatron-Bridge YAML: an FP8 mixed-precision recipe name turns FP8 weights on, unless
+    // the file sets fp8_param_gather itself.
+    let recipe = NEMO.replace("precision: bf16-mixed", "precision: bf16_with_fp8_current_scaling_mixed");
+    assert_ne!(recipe, NEMO);
+    assert_eq!(scenario(&recipe, "n.yaml").options.fp8_recipe, Fp8Recipe::TransformerEngineFp8Weights);
+    let off = recipe.replace("  fp8: false", "  fp8: false\n  fp8_param_gather: false");
+    assert_ne!(off, recipe);
+    assert_eq!(scenario(&off, "n.yaml").options.fp8_recipe, Fp8Recipe::TransformerEngine);
+    // A value that is not a boolean names the flag.
+    let bad = MEGATRON.replace("--bf16", "--bf16 --fp8-param-gather=maybe");
+    let e = launch::parse(&bad, Some("run.sh")).unwrap_err().to_string();
+    assert!(e.contains("--fp8-param-gather"), "{e}");
 }

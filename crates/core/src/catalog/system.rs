@@ -205,8 +205,13 @@ pub struct CatalogSystem {
     pub peak_tflops: PeakRates,
     /// Measured matmul ceilings, if known.
     pub measured_matmul_tflops: Option<MeasuredMatmul>,
-    /// Device memory capacity in GB.
+    /// Device memory capacity in GB, as the vendor labels it.
     pub memory_gb: Option<f64>,
+    /// The device memory the driver reports [GB = 1e9 B] (`nvidia-smi`'s / `rocm-smi`'s total),
+    /// when it differs from the label: NVIDIA and AMD label HBM parts in binary units (an
+    /// "80 GB" H100 has 81,559 MiB = 85.5 GB). `None`: the label is the figure
+    /// ([`CatalogSystem::device_memory_gb`]).
+    pub memory_device_gb: Option<f64>,
     /// Memory technology.
     pub memory_type: Option<String>,
     /// Device memory bandwidth in GB/s.
@@ -237,7 +242,24 @@ pub struct CatalogSystem {
     pub field_sources: FieldSources,
 }
 
+/// Bytes of a GiB per GB (2^30 / 10^9).
+const GIB_PER_GB: f64 = 1.073_741_824;
+
 impl CatalogSystem {
+    /// The memory a device offers to a training process [GB = 1e9 B]: the driver's total
+    /// (`memory_device_gb`) when the entry gives it and it is a reading of the label — a label of
+    /// `L` counts GB or GiB, so the total lies in `[L, L · 1.073741824]` —, else the label
+    /// (`memory_gb`; an entry whose label was edited, e.g. a copy of the H100 entry set to 96 GB,
+    /// is taken at its new label). Extended mode's "will it fit" compares needs in GB with this;
+    /// reference mode keeps the label.
+    pub fn device_memory_gb(&self) -> Option<f64> {
+        match (self.memory_device_gb, self.memory_gb) {
+            (Some(device), Some(label)) if (label..=label * GIB_PER_GB).contains(&device) => Some(device),
+            (device, None) => device,
+            (_, label) => label,
+        }
+    }
+
     /// An entry that carries exact reference parameters, with its descriptive fields derived from
     /// them (the reference's system JSON, or one of its four shipped files).
     pub fn from_params(id: &str, name: &str, params: SystemParams, sources: Vec<String>, notes: Vec<String>) -> Self {
@@ -258,6 +280,7 @@ impl CatalogSystem {
             },
             measured_matmul_tflops: None,
             memory_gb: Some(params.hbm_capacity),
+            memory_device_gb: None,
             memory_type: None,
             memory_bw_gbps: Some(params.hbm_bandwidth),
             on_chip_sram_mb: None,

@@ -159,7 +159,7 @@ fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
 /// micro-batch among the block's operations).
 pub(crate) fn fp8_weight_cast_s(p: &Pricing, linear_parameters: f64) -> f64 {
     let fp8 = p.hw.operand_bytes < p.hw.element_bytes;
-    if !fp8 || p.opts.fp8_recipe != crate::extended::Fp8Recipe::TransformerEngine {
+    if !fp8 || !p.opts.fp8_recipe.is_transformer_engine() {
         return 0.0;
     }
     p.traffic(linear_parameters * (p.hw.element_bytes + 2.0 * super::ops::FP8_CAST_BYTES))

@@ -29,7 +29,9 @@ pub struct Hardware {
     pub operand_bytes: f64,
     /// HBM bandwidth [GB/s].
     pub hbm_bandwidth_gbps: f64,
-    /// HBM capacity [GB].
+    /// HBM capacity [GB = 1e9 B]: for a catalog part the device total its driver reports
+    /// ([`CatalogSystem::device_memory_gb`]: an "80 GB" H100 offers 85.5 GB, NVIDIA and AMD label
+    /// HBM in GiB), else the system's `hbm_capacity`.
     pub hbm_capacity_gb: f64,
     /// The two network tiers (fast domain size included).
     pub net: Network,
@@ -124,6 +126,9 @@ impl Hardware {
             &att.params,
             approximations,
         );
+        if let Some(device) = sys.device_memory_gb() {
+            hw.hbm_capacity_gb = device;
+        }
         hw.unstructured_sparsity = super::sparsity::exploits_unstructured_sparsity(sys);
         hw.torus = sys.architecture == crate::catalog::Architecture::Torus;
         hw.async_mma = has_async_mma(sys);
@@ -211,6 +216,39 @@ mod tests {
         assert!(mi.approximations.iter().any(|a| a.starts_with("matmul ceiling at fp8")), "{:?}", mi.approximations);
         // bf = 450·0.7, bs = 50·0.7 GB/s.
         assert!((hw.net.fast_bandwidth - 315.0).abs() < 1e-9 && (hw.net.slow_bandwidth - 35.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn capacity_is_the_device_total_the_driver_reports() {
+        // NVIDIA labels HBM in GiB: nvidia-smi shows an "80 GB" H100 with 81,559 MiB and an
+        // "80 GB" A100 with 81,920 MiB; rocm-smi a "192 GB" MI300X with 205,822,885,888 B.
+        let mib = 1_048_576.0;
+        let cases = [
+            ("nvidia_h100_sxm5_80gb", 81_559.0 * mib),
+            ("nvidia_a100_sxm4_80gb", 81_920.0 * mib),
+            ("amd_mi300x", 205_822_885_888.0),
+            ("nvidia_b300_hgx", 275_040.0 * mib),
+        ];
+        for (id, bytes) in cases {
+            let sys = catalog::find_system(id).unwrap();
+            let hw = Hardware::from_catalog(sys, Precision::Bf16, true, &MappingOptions::default()).unwrap();
+            assert!((hw.hbm_capacity_gb - bytes * 1e-9).abs() < 1e-3, "{id}: {} GB", hw.hbm_capacity_gb);
+            // Reference mode keeps the label.
+            let mapped = to_system_params(sys, &MappingOptions::default()).unwrap();
+            assert_eq!(Some(mapped.params.hbm_capacity), sys.memory_gb, "{id}");
+        }
+        // A part without a driver total keeps its label.
+        let gaudi = catalog::find_system("intel_gaudi3").unwrap();
+        let hw = Hardware::from_catalog(gaudi, Precision::Bf16, true, &MappingOptions::default()).unwrap();
+        assert_eq!(Some(hw.hbm_capacity_gb), gaudi.memory_gb);
+        // An edited label outside [L, 1.074·L] of the driver's total is taken as given.
+        let mut mine = catalog::find_system("nvidia_h100_sxm5_80gb").unwrap().clone();
+        mine.memory_gb = Some(96.0);
+        assert_eq!(mine.device_memory_gb(), Some(96.0));
+        mine.memory_gb = Some(70.0);
+        assert_eq!(mine.device_memory_gb(), Some(70.0));
+        mine.memory_gb = Some(80.0);
+        assert_eq!(mine.device_memory_gb(), Some(85.521));
     }
 
     #[test]

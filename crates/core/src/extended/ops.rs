@@ -283,7 +283,7 @@ pub(crate) fn elementwise(p: &Pricing, name: &'static str, bytes: f64) -> Operat
 /// Bytes a linear layer keeps of its input `bytes` (16-bit): Transformer Engine's FP8 layers save
 /// the FP8 cast instead (1 B per element); torchao and other precisions save the input as it is.
 pub(crate) fn saved_input(p: &Pricing, bytes: f64) -> KeptBytes {
-    let fp8_saved = p.hw.operand_bytes < p.hw.element_bytes && p.opts.fp8_recipe == Fp8Recipe::TransformerEngine;
+    let fp8_saved = p.hw.operand_bytes < p.hw.element_bytes && p.opts.fp8_recipe.is_transformer_engine();
     KeptBytes::recomputable(if fp8_saved { bytes * p.hw.operand_bytes / p.hw.element_bytes } else { bytes })
 }
 

@@ -156,6 +156,16 @@ pub enum Fp8Recipe {
     /// factors and amax histories; the FP8 inputs of the linear layers are what is saved for the
     /// backward pass.
     TransformerEngine,
+    /// Transformer Engine with FP8 primary weights (Megatron Core's `fp8_param_gather`, "FP8
+    /// params"): the model's linear-layer weights *are* FP8 tensors (1 B per parameter, cast from
+    /// the FP32 master copy by the optimizer step, gathered in FP8 by the distributed optimizer),
+    /// with their cached FP8 transpose for the backward GEMMs (1 B) — 2 B per linear-layer
+    /// parameter in all instead of the 16-bit weight plus two FP8 copies (4 B). Norms, embeddings
+    /// and the output head stay 16-bit. Megatron-Bridge's FP8 mixed-precision recipes (delayed
+    /// and current scaling) set `fp8_param_gather=True`
+    /// (`megatron/bridge/training/mixed_precision.py`). Time is priced as
+    /// [`Fp8Recipe::TransformerEngine`] (the optimizer's cast replaces the first micro-batch's).
+    TransformerEngineFp8Weights,
     /// torchao `float8` (torchtitan): weights and inputs cast on the fly in every forward and
     /// backward, no persistent FP8 weight copy; the 16-bit inputs are saved for the backward pass.
     Torchao,
@@ -163,14 +173,22 @@ pub enum Fp8Recipe {
 
 impl Fp8Recipe {
     /// All recipes, in order.
-    pub const ALL: [Fp8Recipe; 2] = [Fp8Recipe::TransformerEngine, Fp8Recipe::Torchao];
+    pub const ALL: [Fp8Recipe; 3] =
+        [Fp8Recipe::TransformerEngine, Fp8Recipe::TransformerEngineFp8Weights, Fp8Recipe::Torchao];
 
     /// The CLI / URL name.
     pub fn as_str(self) -> &'static str {
         match self {
             Fp8Recipe::TransformerEngine => "te",
+            Fp8Recipe::TransformerEngineFp8Weights => "te_fp8_weights",
             Fp8Recipe::Torchao => "torchao",
         }
+    }
+
+    /// Whether Transformer Engine runs the FP8 linear layers (FP8 inputs saved for the backward,
+    /// FP8 weights cast once per iteration).
+    pub fn is_transformer_engine(self) -> bool {
+        matches!(self, Fp8Recipe::TransformerEngine | Fp8Recipe::TransformerEngineFp8Weights)
     }
 }
 
@@ -267,7 +285,12 @@ named_enum!(GradReduce, "grad_reduce", &[("bf16", GradReduce::Param), ("fp16", G
 named_enum!(
     Fp8Recipe,
     "fp8_recipe",
-    &[("transformer_engine", Fp8Recipe::TransformerEngine), ("float8", Fp8Recipe::Torchao)]
+    &[
+        ("transformer_engine", Fp8Recipe::TransformerEngine),
+        ("fp8_param_gather", Fp8Recipe::TransformerEngineFp8Weights),
+        ("fp8_params", Fp8Recipe::TransformerEngineFp8Weights),
+        ("float8", Fp8Recipe::Torchao),
+    ]
 );
 named_enum!(
     OptimizerStates,
@@ -415,6 +438,11 @@ pub struct ExtendedOptions {
     /// loss, fused linear-cross-entropy kernels): the FP32 logits held at once shrink by this
     /// factor. 1: the whole `tokens × vocabulary` at once.
     pub loss_chunks: u64,
+    /// The cross-entropy compiled together with its FP32 upcast (`torch.compile` of the loss:
+    /// torchtitan's `compile.components = ["model", "loss"]`, torchtune's `compile_loss`): the
+    /// fused kernel reads the 16-bit logits and keeps one FP32 log-sum-exp per token for the
+    /// backward, so neither the FP32 copy of the logits nor the FP32 log-softmax is held.
+    pub compiled_loss: bool,
     /// Fused or eager element-wise kernels (see [`Fusion`]): eager moves more HBM bytes in the
     /// norms, RoPE and gated activation.
     pub fusion: Fusion,
@@ -459,6 +487,7 @@ impl ExtendedOptions {
             grad_accumulation_buffer: false,
             optimizer_in_backward: false,
             loss_chunks: 1,
+            compiled_loss: false,
             fusion: Fusion::Fused,
             attention_kernel: AttentionKernel::Native,
         }
@@ -537,7 +566,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 31);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 32);
         let bad = ExtendedOptions { weight_sparsity: 1.0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("weight_sparsity"));
     }

@@ -68,7 +68,7 @@ const PRECISIONS: &[&str] = &["fp32", "tf32", "fp16", "bf16", "fp8"];
 const RECOMPUTE: &[&str] = &["none", "selective", "full", "op"];
 const SHARDING: &[&str] = &["zero0", "zero1", "zero2", "zero3"];
 const GRAD_REDUCE: &[&str] = &["auto", "fp32", "param"];
-const FP8_RECIPES: &[&str] = &["te", "torchao"];
+const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao"];
 const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16"];
 const FUSION: &[&str] = &["fused", "eager"];
 const ATTENTION_KERNELS: &[&str] = &["native", "fa2"];
@@ -82,7 +82,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`]).
-pub const SWITCHES: [SwitchInfo; 31] = [
+pub const SWITCHES: [SwitchInfo; 32] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -239,7 +239,8 @@ pub const SWITCHES: [SwitchInfo; 31] = [
     SwitchInfo {
         key: "fp8_recipe",
         label: "FP8 recipe",
-        what: "Transformer Engine (FP8 weight copies kept, FP8 inputs saved) or torchao float8 (cast on the fly)",
+        what: "Transformer Engine (FP8 weight copies kept, FP8 inputs saved), the same with FP8 primary weights \
+               (fp8_param_gather: no 16-bit copy of the linear weights) or torchao float8 (cast on the fly)",
         kind: SwitchKind::Choice(FP8_RECIPES),
         source: "te: Megatron-LM and NeMo train FP8 with Transformer Engine",
     },
@@ -275,6 +276,13 @@ pub const SWITCHES: [SwitchInfo; 31] = [
         kind: SwitchKind::Count { min: 1, max: 65536 },
         source: "1: the whole vocabulary at once (PyTorch's cross_entropy); torchtune's chunked loss uses 8",
     },
+    toggle(
+        "compiled_loss",
+        "Compiled loss",
+        "cross-entropy compiled with its FP32 upcast: only the 16-bit logits and a log-sum-exp per token are held",
+        "off: eager cross_entropy; torchtitan (compile.components, since April 2025) and torchtune compile it with \
+         the model",
+    ),
     SwitchInfo {
         key: "fusion",
         label: "Kernel fusion",
@@ -450,6 +458,7 @@ impl ExtendedOptions {
             "grad_accumulation_buffer" => on_off(self.grad_accumulation_buffer),
             "optimizer_in_backward" => on_off(self.optimizer_in_backward),
             "loss_chunks" => self.loss_chunks.to_string(),
+            "compiled_loss" => on_off(self.compiled_loss),
             "fusion" => self.fusion.as_str().to_string(),
             "attention_kernel" => self.attention_kernel.as_str().to_string(),
             _ => return None,
@@ -518,6 +527,7 @@ impl ExtendedOptions {
             "grad_accumulation_buffer" => self.grad_accumulation_buffer = toggle()?,
             "optimizer_in_backward" => self.optimizer_in_backward = toggle()?,
             "loss_chunks" => self.loss_chunks = parse_count(info, &field, value)?,
+            "compiled_loss" => self.compiled_loss = toggle()?,
             "fusion" => self.fusion = value.parse::<Fusion>().map_err(named)?,
             "attention_kernel" => self.attention_kernel = value.parse::<AttentionKernel>().map_err(named)?,
             _ => {}

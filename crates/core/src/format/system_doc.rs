@@ -117,6 +117,7 @@ pub(crate) fn read_system(
             note: m.text("note"),
         }),
         memory_gb: f.num("memory_gb"),
+        memory_device_gb: f.num("memory_device_gb"),
         memory_type: f.text("memory_type"),
         memory_bw_gbps: f.num("memory_bw_gbps"),
         on_chip_sram_mb: f.num("on_chip_sram_mb"),
@@ -191,6 +192,7 @@ pub(crate) fn write_system(s: &CatalogSystem, envelope: bool) -> J {
         .put("peak_tflops", peaks)
         .put("measured_matmul_tflops", mm)
         .put("memory_gb", J::num(s.memory_gb))
+        .put_some("memory_device_gb", s.memory_device_gb.map(J::Num))
         .put("memory_type", J::text(s.memory_type.as_deref()))
         .put("memory_bw_gbps", J::num(s.memory_bw_gbps))
         .put("on_chip_sram_mb", J::num(s.on_chip_sram_mb))

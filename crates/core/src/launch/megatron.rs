@@ -340,6 +340,7 @@ pub(crate) fn apply(
                 p.half = Some((Precision::Fp16, o.clone()))
             }
         }
+        "fp8-param-gather" => put!(l, fp8_weights, switch(value, o)?, o),
         "fp8-format" | "fp8" => {
             let v = need(value)?;
             match v.to_ascii_lowercase().as_str() {
@@ -451,7 +452,7 @@ pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
             why::ASSUMED
         } else if starts(&["no-", "tp-comm", "manual-gc", "cross-entropy", "moe-permute-fusion", "moe-router-dtype"])
             || starts(&["use-legacy-models", "defer-embedding", "empty-unused-memory", "ddp-", "grad-reduce-in"])
-            || starts(&["fp8-recipe", "fp8-param-gather", "use-precision-aware-optimizer", "attention-softmax-in-fp32"])
+            || starts(&["fp8-recipe", "use-precision-aware-optimizer", "attention-softmax-in-fp32"])
             || starts(&["accumulate-allreduce-grads-in-fp32", "bias-", "masked-softmax", "apply-rope-fusion"])
         {
             why::KERNEL

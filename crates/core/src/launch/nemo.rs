@@ -123,6 +123,12 @@ pub(crate) fn apply_key(l: &mut Launch, p: &mut Pending, path: &str, value: &str
                     Precision::Fp8 => {
                         megatron::apply(l, p, "bf16", None, o)?;
                         megatron::apply(l, p, "fp8-format", Some("hybrid"), o)?;
+                        // A Megatron-Bridge FP8 recipe (`bf16_with_fp8_current_scaling_mixed`, …)
+                        // sets fp8_param_gather=True (megatron/bridge/training/mixed_precision.py),
+                        // unless the file says otherwise.
+                        if value.to_ascii_lowercase().contains("mixed") && l.settings.fp8_weights.get().is_none() {
+                            l.settings.fp8_weights.put(true, o);
+                        }
                     }
                     Precision::Bf16 => _ = megatron::apply(l, p, "bf16", None, o)?,
                     Precision::Fp16 => _ = megatron::apply(l, p, "fp16", None, o)?,

@@ -12,7 +12,7 @@ use super::{Format, Launch, experts};
 use crate::Error;
 use crate::catalog::Precision;
 use crate::extended::moe::ExpertLayout;
-use crate::extended::{AttentionKernel, ExtendedOptions, Layout, Recompute, Sharding, Workload};
+use crate::extended::{AttentionKernel, ExtendedOptions, Fp8Recipe, Layout, Recompute, Sharding, Workload};
 
 /// What the command line (or the page) sets beside the file; each wins over the file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -111,6 +111,15 @@ impl Scenario {
         let (mbs, global_batch) = batch(s, o, f, dp, pp, &mut notes)?;
         let mut opts = ExtendedOptions::realistic();
         opts.precision = s.precision.copied().unwrap_or(Precision::Bf16);
+        if s.fp8_weights.copied() == Some(true) {
+            if opts.precision == Precision::Fp8 {
+                opts.fp8_recipe = Fp8Recipe::TransformerEngineFp8Weights;
+                notes
+                    .push("FP8 primary weights (fp8_param_gather): the linear weights are FP8 (te_fp8_weights)".into());
+            } else {
+                notes.push("fp8_param_gather has no effect without FP8 linear layers".into());
+            }
+        }
         opts.recompute = s.recompute.copied().unwrap_or(Recompute::None);
         opts.sequence_parallel = s.sequence_parallel.copied().unwrap_or(false);
         opts.sharding = s.sharding.copied().unwrap_or(Sharding::Ddp);

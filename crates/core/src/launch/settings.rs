@@ -253,6 +253,9 @@ pub struct Settings {
     pub sequence_parallel: Slot<bool>,
     /// Precision of the linear layers' matmuls.
     pub precision: Slot<Precision>,
+    /// FP8 primary weights (`--fp8-param-gather`, `fp8_param_gather`; Megatron-Bridge's FP8
+    /// mixed-precision recipes turn it on): read with FP8 precision as `fp8_recipe=te_fp8_weights`.
+    pub fp8_weights: Slot<bool>,
     /// The system the file is meant for (a catalog id or spec).
     pub system: Slot<String>,
     /// Devices of the run.

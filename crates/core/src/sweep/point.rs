@@ -261,7 +261,8 @@ fn apply_and_resolve(
 
 /// Applies the point's system-parameter axes (`before` → `after`) to extended mode's part: the
 /// matrix rate scales the peak and both achievable ceilings by the same factor; memory and network
-/// values are taken over (the network tiers as the reference derives them).
+/// values are taken over when the axes change them (the network tiers as the reference derives
+/// them).
 fn apply_overrides(hw: &mut Hardware, before: &SystemParams, after: &SystemParams) {
     if after.matrix_flops_fp16 != before.matrix_flops_fp16 {
         let f = after.matrix_flops_fp16 / before.matrix_flops_fp16;
@@ -269,7 +270,11 @@ fn apply_overrides(hw: &mut Hardware, before: &SystemParams, after: &SystemParam
         hw.matmul_ceiling_tflops *= f;
         hw.attention_ceiling_tflops *= f;
     }
-    hw.hbm_capacity_gb = after.hbm_capacity;
+    // A capacity axis sets the value; otherwise the part keeps the device total its driver
+    // reports (`Hardware::hbm_capacity_gb`), which the label in `before` understates.
+    if after.hbm_capacity != before.hbm_capacity {
+        hw.hbm_capacity_gb = after.hbm_capacity;
+    }
     hw.hbm_bandwidth_gbps = after.hbm_bandwidth;
     hw.net = Machine::new(after).net;
     // The part's own reference view follows (its rates stay at the attention precision).

@@ -310,7 +310,12 @@ impl Prepared {
         if let Some(m) = r.memory.as_mut() {
             match &predicted_memory {
                 Ok(p) => {
-                    let capacity = setup.system.memory_gb;
+                    // Extended mode compares its need with what the driver offers (GB); reference
+                    // mode with the label, as it always has.
+                    let capacity = match mode {
+                        Mode::Extended => setup.system.device_memory_gb(),
+                        Mode::Reference => setup.system.memory_gb,
+                    };
                     let band = memory::shipped_band();
                     m.capacity_gb = capacity;
                     m.predicted_gb = Some(predicted_memory_gb(p, kind));
@@ -373,7 +378,7 @@ fn extended_memory(e: &extended::ExtendedEvaluation) -> PredictedMemory {
 
 fn memory_stand_in(setup: &RunSetup) -> Hardware {
     let mut params = SystemParams::reference("H200").unwrap_or_else(|_| SystemParams::a100());
-    params.hbm_capacity = setup.system.memory_gb.unwrap_or(params.hbm_capacity);
+    params.hbm_capacity = setup.system.device_memory_gb().unwrap_or(params.hbm_capacity);
     params.nvlink_size = setup.system.scale_up.domain_size.max(1);
     params.element_size = setup.options.precision.element_size_gb();
     Hardware::from_params(&params, false)

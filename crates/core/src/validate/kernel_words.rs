@@ -1,6 +1,7 @@
 //! How a run's kernels were compiled, read from its words by meaning: fused element-wise kernels
-//! (the default) or eager PyTorch ([`Fusion`]); and which attention kernel its stack calls
-//! ([`AttentionKernel`], [`read_attention_kernel`]).
+//! (the default) or eager PyTorch ([`Fusion`]); which attention kernel its stack calls
+//! ([`AttentionKernel`], [`read_attention_kernel`]); its FP8 recipe ([`read_fp8_recipe`]) and
+//! whether its loss was compiled ([`read_compiled_loss`]).
 //!
 //! Fusion:
 //! Rules, in order:
@@ -13,7 +14,7 @@
 //!    (Megatron-LM, NeMo, MaxText, Composer with fused kernels), unnoted.
 
 use super::words::Words;
-use crate::extended::{AttentionKernel, Fusion};
+use crate::extended::{AttentionKernel, Fp8Recipe, Fusion};
 
 /// Words naming a kernel of the part's own generation (cuDNN fused attention, FlashAttention-3).
 const NATIVE_KERNEL_WORDS: [&str; 8] = [
@@ -115,6 +116,125 @@ pub fn read_fusion(words: &Words) -> (Fusion, Option<String>) {
     (Fusion::Fused, None)
 }
 
+/// Words stating FP8 primary weights (Megatron Core's `fp8_param_gather` / `--fp8-param-gather`,
+/// NeMo's `fp8_params`).
+const FP8_WEIGHT_WORDS: [&str; 5] =
+    ["fp8 param gather", "fp8 params", "fp8 parameters", "fp8 primary weights", "fp8 weights primary"];
+
+/// The FP8 recipe of a run whose precision words are `precision` and whose framework, notes and
+/// other words are `stack`, with a note when the reading is not plain Transformer Engine:
+/// 1. torchao's `float8` named: torchao (cast on the fly);
+/// 2. FP8 primary weights stated (`fp8_param_gather`, `fp8 params`, … affirmed): Transformer
+///    Engine with FP8 weights; stated off: plain Transformer Engine;
+/// 3. Megatron-Bridge named: its FP8 mixed-precision recipes (`bf16_with_fp8_delayed_scaling_mixed`,
+///    `bf16_with_fp8_current_scaling_mixed`, …) set `fp8_param_gather=True`
+///    (`megatron/bridge/training/mixed_precision.py`): FP8 weights, noted;
+/// 4. otherwise plain Transformer Engine (Megatron-LM's `--fp8-param-gather` is off by default).
+pub fn read_fp8_recipe(precision: &Words, stack: &Words) -> (Fp8Recipe, Option<String>) {
+    if precision.any(&["float8", "torchao"]) {
+        return (Fp8Recipe::Torchao, None);
+    }
+    let both = Words::new(&format!("{} ; {}", precision.text, stack.text));
+    if FP8_WEIGHT_WORDS.iter().any(|w| both.affirms(w)) {
+        return (Fp8Recipe::TransformerEngineFp8Weights, Some("FP8 primary weights stated: te_fp8_weights".into()));
+    }
+    if FP8_WEIGHT_WORDS.iter().any(|w| both.has(w)) {
+        return (Fp8Recipe::TransformerEngine, None);
+    }
+    if both.any(&["megatron bridge", "megatronbridge", "mbridge"]) {
+        return (
+            Fp8Recipe::TransformerEngineFp8Weights,
+            Some(
+                "FP8 recipe: Megatron-Bridge's FP8 mixed-precision recipes set fp8_param_gather=True (FP8 primary \
+                 weights, te_fp8_weights)"
+                    .into(),
+            ),
+        );
+    }
+    (Fp8Recipe::TransformerEngine, None)
+}
+
+/// The month torchtitan began compiling its loss with the model (`build_loss_fn` compiles the
+/// cross-entropy when compilation is on: pytorch/torchtitan#1033, merged 2025-04-01; today's
+/// `compile.components` defaults to `["model", "loss"]`), as `yyyymm`.
+const TORCHTITAN_COMPILED_LOSS_SINCE: u32 = 202504;
+
+/// A date the stack words give, as `yyyymm`: the latest `yyyy-mm-dd` or `yyyymmdd` (a nightly's
+/// `dev20250811`) between 2015 and 2099, if any.
+fn stack_month(words: &Words) -> Option<u32> {
+    let mut best = None;
+    let t = &words.tokens;
+    for i in 0..t.len() {
+        let digits = t[i].trim_start_matches("dev");
+        let ymd = if digits.len() == 8 && digits.chars().all(|c| c.is_ascii_digit()) {
+            digits[..6].parse::<u32>().ok()
+        } else if digits.len() == 4 && digits.chars().all(|c| c.is_ascii_digit()) {
+            let month = t.get(i + 1).filter(|m| m.len() == 2).and_then(|m| m.parse::<u32>().ok());
+            let day = t.get(i + 2).filter(|d| d.len() == 2).and_then(|d| d.parse::<u32>().ok());
+            match (digits.parse::<u32>().ok(), month, day) {
+                (Some(y), Some(m), Some(_)) => Some(y * 100 + m),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        if let Some(v) = ymd.filter(|v| (201501..=209912).contains(v) && (1..=12).contains(&(v % 100))) {
+            best = best.max(Some(v));
+        }
+    }
+    best
+}
+
+/// The `(major, minor)` version written right after `name` (`torch 2.9.0.dev…`, `torchtitan v0.1.0`).
+fn version_after(words: &Words, name: &str) -> Option<(u32, u32)> {
+    let i = words.find(name)?;
+    let v = words.tokens.get(i + Words::new(name).tokens.len())?.trim_start_matches('v');
+    let mut parts = v.split('.');
+    let major = parts.next()?.parse::<u32>().ok()?;
+    let minor: String = parts.next()?.chars().take_while(|c| c.is_ascii_digit()).collect();
+    Some((major, minor.parse().ok()?))
+}
+
+/// Whether a run's cross-entropy was compiled with its model, from its framework, notes and other
+/// words (`stack`), with a note saying why:
+/// 1. a compiled loss stated (`compiled loss`, `compile loss`, `compile_loss` affirmed): yes;
+/// 2. compilation not affirmed: no;
+/// 3. torchtune: its recipes compile the loss whenever `compile=True` (`training.compile_loss`);
+/// 4. torchtitan: its loss is compiled with the model since April 2025 (see
+///    [`TORCHTITAN_COMPILED_LOSS_SINCE`]): yes when the stack is dated from then (a date in the
+///    words, torch ≥ 2.8, torchtitan ≥ 0.1) or undated (today's torchtitan), no when dated
+///    before (torch ≤ 2.7, torchtitan 0.0.x, an earlier date);
+/// 5. otherwise no (other stacks compile the model, not the loss).
+pub fn read_compiled_loss(stack: &Words) -> (bool, Option<String>) {
+    if ["compiled loss", "compile loss", "loss compiled"].iter().any(|w| stack.affirms(w)) {
+        return (true, Some("the words state a compiled loss".into()));
+    }
+    let compiled = ["compile", "compiled", "torch compile", "inductor"].iter().any(|w| stack.affirms(w));
+    if !compiled {
+        return (false, None);
+    }
+    if stack.has("torchtune") {
+        return (true, Some("torchtune compiles the loss with the model (compile_loss)".into()));
+    }
+    if stack.has("torchtitan") {
+        let month = stack_month(stack);
+        let torch = version_after(stack, "torch");
+        let titan = version_after(stack, "torchtitan");
+        let after = month
+            .map(|m| m >= TORCHTITAN_COMPILED_LOSS_SINCE)
+            .or(torch.map(|v| v >= (2, 8)))
+            .or(titan.map(|v| v >= (0, 1)));
+        return match after {
+            Some(false) => (false, None),
+            _ => (
+                true,
+                Some("torchtitan compiles its loss with the model (compile.components, since April 2025)".into()),
+            ),
+        };
+    }
+    (false, None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +245,45 @@ mod tests {
 
     fn kernel(text: &str) -> AttentionKernel {
         read_attention_kernel(&Words::new(text)).0
+    }
+
+    #[test]
+    fn fp8_recipe_by_meaning() {
+        let read = |precision: &str, stack: &str| read_fp8_recipe(&Words::new(precision), &Words::new(stack)).0;
+        assert_eq!(read("bf16 + float8 linears (tensorwise)", "torchtitan"), Fp8Recipe::Torchao);
+        assert_eq!(read("FP8 (TE) with bf16 mixed", "Megatron-LM pretrain_gpt.py"), Fp8Recipe::TransformerEngine);
+        assert_eq!(
+            read("FP8 current scaling (TE)", "Megatron-Bridge (NeMo) on Megatron Core"),
+            Fp8Recipe::TransformerEngineFp8Weights
+        );
+        assert_eq!(read("fp8 hybrid", "Megatron-LM; --fp8-param-gather"), Fp8Recipe::TransformerEngineFp8Weights);
+        assert_eq!(read("fp8", "NeMo; fp8_params: true"), Fp8Recipe::TransformerEngineFp8Weights);
+        // Stated off wins over the framework's default.
+        assert_eq!(read("fp8", "Megatron-Bridge; fp8_param_gather=False"), Fp8Recipe::TransformerEngine);
+        assert_eq!(read("fp8", "Megatron-Bridge; without fp8 param gather"), Fp8Recipe::TransformerEngine);
+    }
+
+    #[test]
+    fn compiled_loss_by_meaning() {
+        let read = |stack: &str| read_compiled_loss(&Words::new(stack)).0;
+        // Not compiled at all.
+        assert!(!read("torchtitan 2c8b594 + torch 2.9.0.dev20250811"));
+        assert!(!read("torchtune full_finetune_single_device"));
+        assert!(!read("torchtitan; torch.compile off"));
+        // torchtune compiles its loss with the model.
+        assert!(read("torchtune full_finetune_single_device + torch.compile"));
+        // torchtitan: from April 2025 (a dated nightly, torch ≥ 2.8, torchtitan ≥ 0.1, or undated).
+        assert!(read("torchtitan 2c8b594 + torch 2.9.0.dev20250811+rocm6.4 + torchao 0.13.0; torch.compile"));
+        assert!(read("torchtitan v0.1.0; compile"));
+        assert!(read("torchtitan, compile=true"));
+        assert!(!read("torchtitan 0.0.2 + torch 2.7.0a0 (b98af95) + torchao 0.10.0; torch.compile"));
+        assert!(!read("torchtitan 9dec370 (2024-12-26), torch 1963fc8 (2024-12-23); compiled"));
+        // Other stacks compile the model only, unless the words say the loss is compiled.
+        assert!(!read("lightning-thunder benchmark_litgpt.py, compile=inductor (torch.compile)"));
+        assert!(read("custom trainer; torch.compile; compiled loss"));
+        assert_eq!(stack_month(&Words::new("torch 2.9.0.dev20250811, 2024-12-26")), Some(202508));
+        assert_eq!(version_after(&Words::new("torchtitan v0.1.0"), "torchtitan"), Some((0, 1)));
+        assert_eq!(version_after(&Words::new("torch 2.7.0a0"), "torch"), Some((2, 7)));
     }
 
     #[test]

@@ -261,7 +261,8 @@ pub struct MemoryResult {
     pub predicted_gb: Option<f64>,
     /// The measured figure [GB]; `null` when the row states only an outcome.
     pub measured_gb: Option<f64>,
-    /// The part's memory [GB].
+    /// The part's memory [GB = 1e9 B]: in extended mode the device total its driver reports
+    /// (`memory_device_gb`, e.g. 85.5 for an "80 GB" H100), in reference mode the label.
     pub capacity_gb: Option<f64>,
     /// The verdict on the predicted device-level need (`yes`, `tight`, `no`).
     pub fits: Option<Fits>,

@@ -32,7 +32,7 @@
 
 use super::convention::ConventionShape;
 use super::hardware_words::read_hardware_words;
-use super::kernel_words::{read_attention_kernel, read_fusion};
+use super::kernel_words::{read_attention_kernel, read_compiled_loss, read_fp8_recipe, read_fusion};
 use super::metric::{MetricReading, read_metric};
 use super::parallel_words::{
     ShardingInput, ShardingReading, StateFacts, read_interleave, read_precision, read_sharding, read_slices,
@@ -42,7 +42,7 @@ use super::recompute_words::{RecomputeReading, read_recompute};
 use super::schema::{Interleave, MeasuredRun};
 use super::words::Words;
 use crate::catalog::{self, CatalogSystem, MappingOptions, Precision};
-use crate::extended::{ExtendedOptions, Fp8Recipe, GradReduce, Hardware, Layout, OptimizerStates, Workload};
+use crate::extended::{ExtendedOptions, GradReduce, Hardware, Layout, OptimizerStates, Workload};
 use crate::reference::Candidate;
 use crate::{ModelShape, Strategy, SystemParams};
 
@@ -306,12 +306,17 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     } else {
         GradReduce::Auto
     };
-    let fp8_recipe =
-        if precision_words.any(&["float8", "torchao"]) { Fp8Recipe::Torchao } else { Fp8Recipe::TransformerEngine };
     let other_words = Words::new(&other);
     let kernel_text = [run.framework.as_deref().unwrap_or(""), other.as_str(), &run.notes.join("; ")].join("; ");
-    let (fusion, fusion_note) = read_fusion(&Words::new(&kernel_text));
+    let stack_words = Words::new(&kernel_text);
+    let (fusion, fusion_note) = read_fusion(&stack_words);
     notes.extend(fusion_note);
+    let (fp8_recipe, fp8_note) = read_fp8_recipe(&precision_words, &stack_words);
+    if precision == Precision::Fp8 {
+        notes.extend(fp8_note);
+    }
+    let (compiled_loss, loss_note) = read_compiled_loss(&stack_words);
+    notes.extend(loss_note);
     // The attention kernel: the same words plus the tags and the source's title and address
     // (a framework is often named only there).
     let attention_text = [
@@ -337,6 +342,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         optimizer_in_backward: states.optimizer_in_backward,
         grad_accumulation_buffer: states.fp32_grad_accumulation || fsdp_pipelined,
         loss_chunks: if other_words.any(&["chunked cross entropy", "chunked loss"]) { 8 } else { 1 },
+        compiled_loss,
         tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
         fusion,
         attention_kernel,
