@@ -57,6 +57,17 @@ fn torchtitan_fp8_is_torchao() {
 }
 
 #[test]
+fn one_grouped_kernel_is_read_from_the_dispatcher_and_framework_words() {
+    // MaxText's megablox GMM and torchtitan's torch._grouped_mm: one kernel for the local
+    // experts; Megatron's grouped GEMM (Transformer Engine): one GEMM issued per expert.
+    for (id, one) in
+        [("v5p_dsv3_512_bf16", true), ("tt_llama4scout_gb200_bf16_256", true), ("mb2602_qwen3_30b_b200_mxfp8_8", false)]
+    {
+        assert_eq!(read(id).options.moe.one_grouped_kernel, one, "{id}");
+    }
+}
+
+#[test]
 fn a_configuration_that_cannot_fit_is_evaluated_with_the_recomputation_that_could() {
     // Llama 4 Scout, 10 × 8,192 tokens per 186 GB GB200 with "none": the estimate without
     // recomputation is ~1 TB per device (> 3 × 186 GB): evaluated with full recomputation, noted.

@@ -33,7 +33,8 @@
 //! * FSDP words (not null, naming FSDP) → ZeRO-3, else the distributed optimizer (ZeRO-1);
 //! * dispatcher words: "deepep"/"hybridep"/"flex" → hierarchical (node-limited to `M` domains when
 //!   the router words say "top-M groups"), "allgather" → all-gather, else all-to-all; "overlap"
-//!   without "no"/"=0" → all-to-all overlap;
+//!   without "no"/"=0" → all-to-all overlap; "megablox"/"gmm"/"grouped_mm" or a torchtitan run →
+//!   the local experts' GEMMs as one grouped kernel (no per-expert issue time);
 //! * routing: `forced_balance` → forced; `token_drop` with `capacity_factor` → capacity; else
 //!   dropless with the default imbalance;
 //! * attention kernel: read from the framework, notes, tags, parallel words and source as for
@@ -446,7 +447,13 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         notes.push("dropless routing at the default imbalance".into());
         Load::DEFAULT
     };
-    let moe = MoeOptions { load, dispatcher, a2a_overlap: overlap_on(&disp), ..MoeOptions::default() };
+    // One grouped kernel for the local experts (no per-expert issue) when the words name one:
+    // MaxText's megablox / `gmm`, `torch._grouped_mm` — torchtitan's default MoE path.
+    let kernel_words = format!("{disp}; {}", words(&top, "framework"));
+    let one_grouped_kernel = ["megablox", "gmm", "grouped_mm", "torchtitan"].iter().any(|k| kernel_words.contains(k))
+        || words(&top, "source").contains("torchtitan");
+    let moe =
+        MoeOptions { load, dispatcher, a2a_overlap: overlap_on(&disp), one_grouped_kernel, ..MoeOptions::default() };
     let interleave = int(p, "interleave_vpp").unwrap_or(1).max(1);
     // The attention kernel, from the row's words as for dense rows (framework, notes, source).
     // (`source` as words or as its object's text: title, where, address.)

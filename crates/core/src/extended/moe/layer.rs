@@ -135,7 +135,8 @@ pub fn moe_mlp_operations(
     let tokens_per_expert = gamma * t * k * (el.ep * el.etp) as f64 / e;
     let eff = grouped_gemm_efficiency(tokens_per_expert);
     // The host issues each local expert's GEMMs one by one: the experts take at least that long.
-    let issue_s = 2.0 * m.local_experts(el.ep) * mo.expert_gemm_issue_s.max(0.0);
+    let issue_s =
+        if mo.one_grouped_kernel { 0.0 } else { 2.0 * m.local_experts(el.ep) * mo.expert_gemm_issue_s.max(0.0) };
     let experts = Pass { compute_s: (raw.compute_s / eff).max(issue_s), ..raw };
     let fs = (m.shared_experts * m.shared_ffn) as f64;
     let shared = if fs > 0.0 {
@@ -334,6 +335,9 @@ mod tests {
         let (gpu, host) = (experts_op(&layout, 8, free), experts_op(&layout, 8, slow));
         assert!(gpu.fwd.compute_s > 2e-3);
         assert_eq!(host.fwd, gpu.fwd);
+        // One grouped kernel for all local experts: no per-expert issue.
+        let one = experts_op(&layout, 1, MoeOptions { one_grouped_kernel: true, ..slow });
+        assert_eq!(one.fwd, experts_op(&layout, 1, free).fwd);
     }
 
     #[test]

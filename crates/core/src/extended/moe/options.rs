@@ -111,13 +111,19 @@ pub struct MoeOptions {
     /// [`super::layer::FITTED_LAYER_OVERHEAD_S`], fitted on the measured MoE runs.
     pub layer_overhead_s: f64,
     /// Host time to issue one expert GEMM [s]: the routed experts' GEMMs of a layer are issued
-    /// expert by expert (Transformer Engine's `GroupedLinear`, which Megatron-Core's grouped-GEMM
-    /// MLP uses, loops over the local experts on the host — one GEMM, and in FP8 its input and
-    /// weight casts, per expert — in the forward pass for each of the two matrices and twice each
-    /// in the backward pass), so a layer's experts take at least `2·(E/e)` issues forward and
-    /// `4·(E/e)` backward however few tokens they get. Default:
+    /// expert by expert — Transformer Engine's `GroupedLinear`
+    /// (`transformer_engine/pytorch/module/grouped_linear.py`), which Megatron-Core's grouped-GEMM
+    /// MLP uses, keeps one weight per local expert (`weight0` … `weight{num_gemms-1}`) and runs
+    /// `general_grouped_gemm` over the token splits `m_splits` as one cuBLAS GEMM per expert on
+    /// its multi-stream workspaces (in FP8 with per-split casts) — for each of the two matrices in
+    /// the forward pass and twice each (data and weight gradients) in the backward pass, so a
+    /// layer's experts take at least `2·(E/e)` issues forward and `4·(E/e)` backward however few
+    /// tokens they get. Default:
     /// [`super::layer::FITTED_EXPERT_GEMM_ISSUE_S`], fitted with the layer overhead.
     pub expert_gemm_issue_s: f64,
+    /// The local experts' GEMMs run as one grouped kernel (torchtitan's `torch._grouped_mm`,
+    /// MaxText's megablox `gmm`, a CUTLASS grouped GEMM): no per-expert issue time.
+    pub one_grouped_kernel: bool,
 }
 
 /// Bytes per element of an FP8 dispatch with one FP32 scale per 128 elements [B].
@@ -134,6 +140,7 @@ impl Default for MoeOptions {
             etp: None,
             layer_overhead_s: super::layer::FITTED_LAYER_OVERHEAD_S,
             expert_gemm_issue_s: super::layer::FITTED_EXPERT_GEMM_ISSUE_S,
+            one_grouped_kernel: false,
         }
     }
 }
@@ -174,6 +181,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("etp", "fixed expert-tensor-parallel degree (default: searched)"),
     ("layer_overhead", "fixed time of one MoE layer per micro-batch, fwd+bwd, in seconds (default: fitted)"),
     ("expert_gemm_issue", "host time to issue one expert GEMM, in seconds (default: fitted)"),
+    ("grouped_kernel", "on/off (default off): the experts' GEMMs run as one grouped kernel (no per-expert issue)"),
 ];
 
 impl MoeOptions {
@@ -224,6 +232,7 @@ impl MoeOptions {
                 "etp" => self.etp = Some(positive_int("etp", &value)?),
                 "layer_overhead" => self.layer_overhead_s = real("layer_overhead", &value, 0.0, 1.0)?,
                 "expert_gemm_issue" => self.expert_gemm_issue_s = real("expert_gemm_issue", &value, 0.0, 0.01)?,
+                "grouped_kernel" => self.one_grouped_kernel = on_off("grouped_kernel", &value)?,
                 _ => {
                     let known: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
                     return Err(Error::UnknownField {
@@ -261,6 +270,7 @@ impl fmt::Display for MoeOptions {
         }
         write!(f, ",layer_overhead={}", self.layer_overhead_s)?;
         write!(f, ",expert_gemm_issue={}", self.expert_gemm_issue_s)?;
+        write!(f, ",grouped_kernel={}", onoff(self.one_grouped_kernel))?;
         Ok(())
     }
 }
@@ -280,6 +290,7 @@ mod tests {
         assert_eq!(MoeOptions::default().with_text("load=dropless:0.5").unwrap_err().field(), Some("moe.load"));
         assert_eq!(MoeOptions::default().with_text("ep=0").unwrap_err().field(), Some("moe.ep"));
         assert_eq!(MoeOptions::default().with_text("expert_gemm_issue=4e-5").unwrap().expert_gemm_issue_s, 4e-5);
+        assert!(MoeOptions::default().with_text("grouped_kernel=on").unwrap().one_grouped_kernel);
         assert_eq!(
             MoeOptions::default().with_text("expert_gemm_issue=1").unwrap_err().field(),
             Some("moe.expert_gemm_issue")
