@@ -102,6 +102,11 @@ impl MoeShape {
         i >= self.first_dense && (i - self.first_dense + 1).is_multiple_of(self.moe_every.max(1))
     }
 
+    /// Routed experts each of `ep` expert-parallel ranks holds, `E/e` (at least 1).
+    pub fn local_experts(&self, ep: u64) -> f64 {
+        (self.experts / ep.max(1)).max(1) as f64
+    }
+
     /// MoE blocks among `layers` blocks.
     pub fn moe_blocks(&self, layers: u64) -> u64 {
         layers.saturating_sub(self.first_dense) / self.moe_every.max(1)

@@ -31,8 +31,8 @@ fn rows_are_evaluated_and_memory_is_within_15_percent() {
     let results = validate_moe_runs(MOE_RUNS_JSON).unwrap();
     assert_eq!(results.len(), 53);
     let evaluated = results.iter().filter(|r| r.error.is_some()).count();
-    // Every row whose system is in the catalog (GB300 and B300 rows need the catalog's entries).
-    assert!(evaluated >= 43, "{evaluated}");
+    // The issue's bar: at least 50 of the 53 rows evaluated.
+    assert!(evaluated >= 50, "{evaluated}");
     for r in &results {
         if r.error.is_none() {
             assert!(!r.notes.is_empty(), "{}: skipped without a reason", r.id);
@@ -49,10 +49,15 @@ fn leave_one_source_out_error_is_reported_beside_in_sample() {
     let fit = moe_fit_report(&rows);
     let (loso, ins) = (fit.loso.mape.unwrap(), fit.in_sample.mape.unwrap());
     assert!(fit.sources.len() >= 8);
-    // Out of sample is never better than in sample on the whole set; both bounded (regression
-    // guards of the current model: see the validation note for the per-source figures).
+    // Out of sample is never better than in sample on the whole set; the issue's bar is a
+    // leave-one-source-out MAPE of at most 20 % (17.7 % / 17.5 % in sample with the two fitted
+    // constants; see the validation note for the per-source figures).
     assert!(loso >= ins - 1e-9, "{loso} vs {ins}");
-    assert!(ins < 0.30 && loso < 0.40, "in-sample {ins:.3}, LOSO {loso:.3}");
-    // The shipped constant is the all-rows fit.
-    assert!((fit.overhead_s - fmperf_core::extended::moe::layer::FITTED_LAYER_OVERHEAD_S).abs() < 1e-9);
+    assert!(ins < 0.20 && loso <= 0.20, "in-sample {ins:.3}, LOSO {loso:.3}");
+    // The shipped constants are the all-rows fit.
+    assert!((fit.constants.overhead_s - fmperf_core::extended::moe::layer::FITTED_LAYER_OVERHEAD_S).abs() < 1e-9);
+    assert!(
+        (fit.constants.expert_gemm_issue_s - fmperf_core::extended::moe::layer::FITTED_EXPERT_GEMM_ISSUE_S).abs()
+            < 1e-12
+    );
 }

@@ -1,18 +1,34 @@
-//! The one constant of the Mixture-of-Experts model fitted on measured runs — the fixed time of an
-//! MoE layer per micro-batch ([`crate::extended::moe::layer::FITTED_LAYER_OVERHEAD_S`]) — and its
-//! leave-one-source-out (LOSO) check: for each source, the constant is fitted on the other
-//! sources' rows (least mean absolute error on a grid) and that source's rows are predicted with
-//! it. Everything else (matmul and attention efficiencies, ceilings, network) is the dense
-//! model's, not refitted here.
+//! The two constants of the Mixture-of-Experts model fitted on measured runs — the fixed time of
+//! an MoE layer per micro-batch ([`crate::extended::moe::layer::FITTED_LAYER_OVERHEAD_S`]) and
+//! the host time to issue one expert GEMM
+//! ([`crate::extended::moe::layer::FITTED_EXPERT_GEMM_ISSUE_S`]) — and their
+//! leave-one-source-out (LOSO) check: for each source, the constants are fitted on the other
+//! sources' rows (least mean absolute error, coordinate search on two grids) and that source's
+//! rows are predicted with them. Everything else (matmul and attention efficiencies, ceilings,
+//! network) is the dense model's, not refitted here.
 
 use serde_json::Value;
 
 use super::compare::Stats;
 use super::moe_runs::{MoeRunSetup, interpret_moe_row, predict_moe_row};
 
-/// Grid of the fit [s]: 0 to 5 ms in steps of 0.1 ms.
+/// Grid of the layer overhead [s]: 0 to 10 ms in steps of 0.1 ms.
 const GRID_STEP_S: f64 = 1e-4;
-const GRID_STEPS: u32 = 50;
+const GRID_STEPS: u32 = 100;
+/// Grid of the expert-GEMM issue time [s]: 0 to 100 µs in steps of 2.5 µs.
+const ISSUE_STEP_S: f64 = 2.5e-6;
+const ISSUE_STEPS: u32 = 40;
+/// Rounds of the coordinate search (each fits one constant with the other fixed).
+const ROUNDS: usize = 4;
+
+/// The fitted constants.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct MoeConstants {
+    /// Fixed time of one MoE layer per micro-batch, forward plus backward [s].
+    pub overhead_s: f64,
+    /// Host time to issue one expert GEMM [s].
+    pub expert_gemm_issue_s: f64,
+}
 
 /// One interpreted row with its source and id.
 #[derive(Debug, Clone)]
@@ -42,29 +58,57 @@ pub fn fit_rows(text: &str) -> Result<Vec<FitRow>, String> {
         .collect())
 }
 
-/// Signed error `predicted/measured − 1` of a row with layer overhead `tau` [s] (`None`: the row
-/// cannot be evaluated).
-pub fn row_error(row: &FitRow, tau: f64) -> Option<f64> {
+/// Signed error `predicted/measured − 1` of a row with constants `c` (`None`: the row cannot be
+/// evaluated).
+pub fn row_error(row: &FitRow, c: MoeConstants) -> Option<f64> {
     let mut o = row.setup.options;
-    o.moe.layer_overhead_s = tau;
+    o.moe.layer_overhead_s = c.overhead_s;
+    o.moe.expert_gemm_issue_s = c.expert_gemm_issue_s;
     predict_moe_row(&row.setup, &o).ok().map(|(v, _, _)| v / row.setup.measured - 1.0)
 }
 
-/// The overhead minimising the mean absolute error over `rows` [s].
-pub fn fit_overhead(rows: &[&FitRow]) -> f64 {
-    let mut best = (f64::INFINITY, 0.0);
-    for i in 0..=GRID_STEPS {
-        let tau = i as f64 * GRID_STEP_S;
-        let errs: Vec<f64> = rows.iter().filter_map(|r| row_error(r, tau)).map(f64::abs).collect();
-        if errs.is_empty() {
-            continue;
-        }
-        let mape = errs.iter().sum::<f64>() / errs.len() as f64;
-        if mape < best.0 - 1e-12 {
-            best = (mape, tau);
+/// Mean absolute error over `rows` with constants `c` (`None`: no row evaluated).
+fn mape(rows: &[&FitRow], c: MoeConstants) -> Option<f64> {
+    let errs: Vec<f64> = rows.iter().filter_map(|r| row_error(r, c)).map(f64::abs).collect();
+    (!errs.is_empty()).then(|| errs.iter().sum::<f64>() / errs.len() as f64)
+}
+
+/// The best point of one grid with the other constant fixed (ties: the smallest value).
+fn best_on_grid(rows: &[&FitRow], steps: u32, at: impl Fn(u32) -> MoeConstants) -> Option<(f64, MoeConstants)> {
+    let mut best: Option<(f64, MoeConstants)> = None;
+    for i in 0..=steps {
+        let c = at(i);
+        if let Some(m) = mape(rows, c)
+            && best.is_none_or(|(b, _)| m < b - 1e-12)
+        {
+            best = Some((m, c));
         }
     }
-    best.1
+    best
+}
+
+/// The constants minimising the mean absolute error over `rows`: a coordinate search from
+/// (0, 0), each round fitting the layer overhead with the issue time fixed and then the issue
+/// time with the overhead fixed, until neither moves (at most `ROUNDS` rounds).
+pub fn fit_constants(rows: &[&FitRow]) -> MoeConstants {
+    let mut c = MoeConstants::default();
+    for _ in 0..ROUNDS {
+        let before = c;
+        if let Some((_, b)) =
+            best_on_grid(rows, GRID_STEPS, |i| MoeConstants { overhead_s: i as f64 * GRID_STEP_S, ..c })
+        {
+            c = b;
+        }
+        if let Some((_, b)) =
+            best_on_grid(rows, ISSUE_STEPS, |i| MoeConstants { expert_gemm_issue_s: i as f64 * ISSUE_STEP_S, ..c })
+        {
+            c = b;
+        }
+        if c == before {
+            break;
+        }
+    }
+    c
 }
 
 /// One source held out.
@@ -72,19 +116,19 @@ pub fn fit_overhead(rows: &[&FitRow]) -> f64 {
 pub struct HeldOutSource {
     /// Source title.
     pub source: String,
-    /// The overhead fitted without it [s].
-    pub overhead_s: f64,
-    /// Its rows' errors with that overhead (out of sample).
+    /// The constants fitted without it.
+    pub constants: MoeConstants,
+    /// Its rows' errors with those constants (out of sample).
     pub loso: Stats,
-    /// Its rows' errors with the overhead fitted on all rows (in sample).
+    /// Its rows' errors with the constants fitted on all rows (in sample).
     pub in_sample: Stats,
 }
 
 /// The fit and its leave-one-source-out check.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MoeFitReport {
-    /// The overhead fitted on every row [s].
-    pub overhead_s: f64,
+    /// The constants fitted on every row.
+    pub constants: MoeConstants,
     /// Every row's error out of sample (its source held out).
     pub loso: Stats,
     /// Every row's error in sample.
@@ -106,7 +150,7 @@ pub fn same_moe_run(a: &MoeRunSetup, b: &MoeRunSetup) -> bool {
         && a.options == b.options
 }
 
-/// The fit and its check for a file of someone's runs: the overhead held out for each of its
+/// The fit and its check for a file of someone's runs: the constants held out for each of its
 /// sources is fitted on the shipped MoE runs ([`super::moe_runs::MOE_RUNS_JSON`]) and the file's
 /// other sources, never on that source's rows or a shipped row that is the same run (such a row
 /// counts as the file's source). Only the file's rows are reported. On the shipped file itself
@@ -126,7 +170,7 @@ pub fn moe_fit_report_for_file(rows: &[FitRow]) -> MoeFitReport {
     report_on(&pool, rows.len())
 }
 
-/// Fits the overhead on `rows` and checks it source by source.
+/// Fits the constants on `rows` and checks them source by source.
 pub fn moe_fit_report(rows: &[FitRow]) -> MoeFitReport {
     report_on(rows, rows.len())
 }
@@ -135,7 +179,7 @@ pub fn moe_fit_report(rows: &[FitRow]) -> MoeFitReport {
 /// those rows only.
 fn report_on(rows: &[FitRow], reported: usize) -> MoeFitReport {
     let all: Vec<&FitRow> = rows.iter().collect();
-    let tau_all = fit_overhead(&all);
+    let tau_all = fit_constants(&all);
     let mut sources: Vec<&str> = Vec::new();
     for r in &rows[..reported] {
         if !sources.contains(&r.source.as_str()) {
@@ -147,7 +191,7 @@ fn report_on(rows: &[FitRow], reported: usize) -> MoeFitReport {
     let (mut loso_all, mut in_all) = (Vec::new(), Vec::new());
     for s in sources {
         let others: Vec<&FitRow> = rows.iter().filter(|r| r.source != s).collect();
-        let tau = fit_overhead(&others);
+        let tau = fit_constants(&others);
         let (mut lo, mut ins) = (Vec::new(), Vec::new());
         for r in rows[..reported].iter().filter(|r| r.source == s) {
             if let (Some(a), Some(b)) = (row_error(r, tau), row_error(r, tau_all)) {
@@ -160,13 +204,13 @@ fn report_on(rows: &[FitRow], reported: usize) -> MoeFitReport {
         in_all.extend_from_slice(&ins);
         per_source.push(HeldOutSource {
             source: s.to_string(),
-            overhead_s: tau,
+            constants: tau,
             loso: Stats::of(&lo, 0),
             in_sample: Stats::of(&ins, 0),
         });
     }
     MoeFitReport {
-        overhead_s: tau_all,
+        constants: tau_all,
         loso: Stats::of(&loso_all, 0),
         in_sample: Stats::of(&in_all, 0),
         sources: per_source,
@@ -175,8 +219,8 @@ fn report_on(rows: &[FitRow], reported: usize) -> MoeFitReport {
 }
 
 /// The shipped MoE runs' held-out errors as rows of the error bars' kind
-/// ([`super::holdout::HeldRow`], `moe: true`, sized by total parameters): each with the layer
-/// overhead fitted without its source. Cached with the dense rows
+/// ([`super::holdout::HeldRow`], `moe: true`, sized by total parameters): each with the
+/// constants fitted without its source. Cached with the dense rows
 /// ([`super::holdout_cache::shipped_moe_rows`]).
 pub fn moe_held_rows(rows: &[FitRow], report: &MoeFitReport) -> Vec<super::holdout::HeldRow> {
     report

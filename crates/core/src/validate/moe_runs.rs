@@ -21,11 +21,20 @@
 //!   "interleave"/"alternat"/"every other") — never read from the model's name;
 //! * MLA dims from `mla`; `head_dim` when given; `mtp_layers` null → 0;
 //! * precision words with "fp8" (FP8-CS, MXFP8, blockwise) → FP8, else BF16;
-//! * recompute words: "full" → full, "selective"/"remat" → selective, none/blank → none;
+//! * recompute words: the dense rows' reader ([`super::recompute_words::read_recompute`]: a value
+//!   opening with "none" is none, `--recompute-num-layers 0` is none, Megatron's selective modules
+//!   selective, MaxText's `custom` policy — every tensor rematerialised unless listed — full);
+//!   blank → none; a stated level whose memory estimate exceeds [`MEMORY_CONTRADICTION_FACTOR`] ×
+//!   the device's memory cannot be what ran: the least deeper level that fits, noted;
+//! * micro-batch: the stated one, per data-parallel replica, unless the stated accumulation makes
+//!   it per device (`G = dp·grad_accum·tp·m`: `tp·m` per replica, MaxText's per-device batch);
+//! * FP8 recipe: torchao (casts in every pass) when the precision words name torchao/float8 or
+//!   the run is torchtitan's, else Transformer Engine;
 //! * FSDP words (not null, naming FSDP) → ZeRO-3, else the distributed optimizer (ZeRO-1);
 //! * dispatcher words: "deepep"/"hybridep"/"flex" → hierarchical (node-limited to `M` domains when
 //!   the router words say "top-M groups"), "allgather" → all-gather, else all-to-all; "overlap"
-//!   without "no"/"=0" → all-to-all overlap;
+//!   without "no"/"=0" → all-to-all overlap; "megablox"/"gmm"/"grouped_mm" or a torchtitan run →
+//!   the local experts' GEMMs as one grouped kernel (no per-expert issue time);
 //! * routing: `forced_balance` → forced; `token_drop` with `capacity_factor` → capacity; else
 //!   dropless with the default imbalance;
 //! * attention kernel: read from the framework, notes, tags, parallel words and source as for
@@ -35,12 +44,13 @@
 use serde_json::{Map, Value};
 
 use super::keys;
+use super::recompute_words::read_recompute;
 
 use super::moe_flops::{FlopRules, model_flops_per_token};
 use crate::catalog::{self, MappingOptions, Precision};
 use crate::extended::memory::MemoryKind;
 use crate::extended::moe::{Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
-use crate::extended::{ExtendedOptions, Hardware, Layout, Recompute, Sharding, Workload, evaluate};
+use crate::extended::{ExtendedOptions, Fp8Recipe, Hardware, Layout, Recompute, Sharding, Workload, evaluate};
 
 /// The MoE runs fmperf ships (53 rows from nine sources; each row names its source).
 pub const MOE_RUNS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/measured-moe-runs.json"));
@@ -232,6 +242,30 @@ fn job_domain(domain: u64, devices: u64) -> u64 {
     (1..=domain.min(devices).max(1)).rev().find(|d| devices.is_multiple_of(*d)).unwrap_or(1)
 }
 
+/// The micro-batch of one data-parallel replica [sequences]: the stated one, unless the stated
+/// accumulation says it counts per device — a global batch `G = dp · grad_accum · tp · m` with a
+/// stated `m` means `m` sequences per device and `tp · m` per replica (MaxText's
+/// `per_device_batch_size` counts every chip, and a tensor-parallel group shares its replica's
+/// batch; `global_batch_size = per_device_batch_size × devices`). Without a stated micro-batch:
+/// `G / (dp · grad_accum)` when accumulation is stated, else 1.
+fn micro_batch(gbs: u64, dp: u64, tp: u64, stated: Option<u64>, accum: Option<u64>, notes: &mut Vec<String>) -> u64 {
+    let replicas = |a: u64| dp.checked_mul(a).filter(|x| *x > 0);
+    match (stated.filter(|m| *m > 0), accum.and_then(replicas)) {
+        (Some(m), Some(r))
+            if r.checked_mul(m) != Some(gbs) && r.checked_mul(m).and_then(|x| x.checked_mul(tp)) == Some(gbs) =>
+        {
+            notes.push(format!(
+                "micro-batch {m} per device: {} per replica of tp = {tp} devices (global batch = dp · grad_accum · tp · {m})",
+                tp * m
+            ));
+            tp * m
+        }
+        (Some(m), _) => m,
+        (None, Some(r)) if gbs.is_multiple_of(r) => gbs / r,
+        (None, _) => 1,
+    }
+}
+
 fn model_of(m: &Group, notes: &mut Vec<String>) -> Result<Workload, String> {
     let need = |k: &str| int(m, k).filter(|x| *x > 0).ok_or_else(|| format!("model.{k} not stated"));
     let (layers, hidden, heads, seq) = (need("layers")?, need("hidden")?, need("heads")?, need("seq_len")?);
@@ -363,7 +397,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let (ep, etp) = (int(p, "ep").unwrap_or(1).max(1), int(p, "etp").unwrap_or(1).max(1));
     let b = &top.child("batch");
     let gbs = int(b, "global_batch_seqs").ok_or("batch.global_batch_seqs not stated")?;
-    let mbs = int(b, "micro_batch").unwrap_or(1).max(1);
+    let mbs = micro_batch(gbs, dp, tp, int(b, "micro_batch"), int(b, "grad_accum"), &mut notes);
     let n = [tp, pp, cp, dp].iter().try_fold(1u64, |a, x| a.checked_mul(*x)).ok_or("degrees too large")?;
     if let Some(devices) = int(&top, "num_devices").filter(|d| *d != n) {
         return Err(format!("num_devices {devices} differs from tp·pp·cp·dp = {n}"));
@@ -378,14 +412,15 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let hw = Hardware::from_catalog(sys, precision, true, &mapping).map_err(|e| e.to_string())?;
     let layout = Layout::placed(tp, cp, pp, dp, mbs, gbs, hw.domain_size()).with_experts(ep, etp);
 
+    // Recomputation by the dense rows' reader (MaxText `remat_policy=custom`: every named tensor
+    // rematerialised unless listed, so at least half the forward again: full).
     let rec = words(p, "recompute");
-    let recompute = if rec.contains("full") {
-        Recompute::Full
-    } else if rec.contains("selective") || rec.contains("remat") || rec.contains("custom") {
-        Recompute::Selective
-    } else {
-        Recompute::None
-    };
+    let reading =
+        read_recompute(Some(&rec).filter(|r| !r.trim().is_empty()).map(String::as_str), Some(workload.layers));
+    if !rec.trim().is_empty() {
+        notes.extend(reading.note);
+    }
+    let recompute = reading.level;
     let fsdp = words(p, "fsdp");
     let sharding = if fsdp.contains("fsdp") { Sharding::Zero3 } else { Sharding::Zero1 };
     let disp = words(p, "dispatcher");
@@ -412,7 +447,13 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         notes.push("dropless routing at the default imbalance".into());
         Load::DEFAULT
     };
-    let moe = MoeOptions { load, dispatcher, a2a_overlap: overlap_on(&disp), ..MoeOptions::default() };
+    // One grouped kernel for the local experts (no per-expert issue) when the words name one:
+    // MaxText's megablox / `gmm`, `torch._grouped_mm` — torchtitan's default MoE path.
+    let kernel_words = format!("{disp}; {}", words(&top, "framework"));
+    let one_grouped_kernel = ["megablox", "gmm", "grouped_mm", "torchtitan"].iter().any(|k| kernel_words.contains(k))
+        || words(&top, "source").contains("torchtitan");
+    let moe =
+        MoeOptions { load, dispatcher, a2a_overlap: overlap_on(&disp), one_grouped_kernel, ..MoeOptions::default() };
     let interleave = int(p, "interleave_vpp").unwrap_or(1).max(1);
     // The attention kernel, from the row's words as for dense rows (framework, notes, source).
     // (`source` as words or as its object's text: title, where, address.)
@@ -423,6 +464,14 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let (attention_kernel, attention_note) =
         super::kernel_words::read_attention_kernel(&super::words::Words::new(&attention_text));
     notes.extend(attention_note);
+    // FP8 through torchao (cast on the fly in every pass, no kept FP8 weight copy) when the
+    // precision words name it, or the run is torchtitan's, whose FP8 and MXFP8 converters are
+    // torchao's (`torchtitan/components/quantization`: `Float8Linear`, `MXLinear`, torchao's scaled
+    // grouped GEMM for the experts); Transformer Engine otherwise.
+    let torchao = prec_words.contains("torchao")
+        || prec_words.contains("float8")
+        || super::words::Words::new(&attention_text).has("torchtitan");
+    let fp8_recipe = if torchao { Fp8Recipe::Torchao } else { Fp8Recipe::TransformerEngine };
     let options = ExtendedOptions {
         precision,
         recompute,
@@ -430,6 +479,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         interleave: if pp > 1 { interleave } else { 1 },
         moe,
         attention_kernel,
+        fp8_recipe,
         ..ExtendedOptions::realistic()
     };
 
@@ -450,6 +500,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         }
     };
     let measured_memory_gb = num(m, "memory_peak_allocated_gib").map(|g| g * GIB_GB);
+    let options = recompute_that_ran(&workload, &hw, &layout, options, &mut notes);
     Ok(MoeRunSetup {
         workload,
         hardware_id,
@@ -463,6 +514,51 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         measured_memory_gb,
         notes,
     })
+}
+
+/// How many times its device's memory a configuration's estimate may reach and still be read as
+/// stated [dimensionless]. The memory estimate of Mixture-of-Experts runs is conservative: runs of
+/// the shipped file that ran as stated are estimated at up to 2.4× their device's memory
+/// (Megatron keeps fewer MoE activations than the estimate counts: FP8 inputs, fused permutes,
+/// recomputed activation functions), so only an estimate beyond three times the device's memory
+/// contradicts the stated configuration.
+pub const MEMORY_CONTRADICTION_FACTOR: f64 = 3.0;
+
+/// The recomputation a measured run must have used: the stated one unless its memory estimate
+/// exceeds [`MEMORY_CONTRADICTION_FACTOR`] × the device's memory — a run that was measured fitted
+/// in its device — then the least level beyond it (selective, then full) whose estimate does not
+/// (full when none does), noted. A run said to checkpoint nothing with a batch that cannot be held
+/// without checkpointing (e.g. 10 × 8,192 tokens of a 109-billion-parameter MoE per 186 GB device)
+/// is evaluated as checkpointing.
+fn recompute_that_ran(
+    w: &Workload,
+    hw: &Hardware,
+    layout: &Layout,
+    options: ExtendedOptions,
+    notes: &mut Vec<String>,
+) -> ExtendedOptions {
+    let limit = MEMORY_CONTRADICTION_FACTOR * hw.hbm_capacity_gb;
+    let need = |o: &ExtendedOptions| evaluate(w, hw, layout, o).map_or(0.0, |e| e.mem_gb);
+    let stated = need(&options);
+    if stated <= limit {
+        return options;
+    }
+    let deeper: &[Recompute] = match options.recompute {
+        Recompute::None => &[Recompute::Selective, Recompute::Full],
+        Recompute::Selective | Recompute::Op => &[Recompute::Full],
+        Recompute::Full => &[],
+    };
+    let Some(last) = deeper.last() else { return options };
+    let level =
+        deeper.iter().copied().find(|r| need(&ExtendedOptions { recompute: *r, ..options }) <= limit).unwrap_or(*last);
+    notes.push(format!(
+        "recomputation `{}` needs {stated:.0} GB per device, more than {MEMORY_CONTRADICTION_FACTOR}× its {:.0} GB: the \
+         run cannot have held that; evaluated with `{}`",
+        options.recompute.as_str(),
+        hw.hbm_capacity_gb,
+        level.as_str()
+    ));
+    ExtendedOptions { recompute: level, ..options }
 }
 
 /// Predicts one interpreted row with `options` (the row's switches, possibly with fitted

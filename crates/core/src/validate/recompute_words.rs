@@ -45,7 +45,14 @@ impl RecomputeReading {
     }
 
     fn partial(fraction: f64, what: &str) -> RecomputeReading {
-        let level = if fraction >= 0.5 { Recompute::Full } else { Recompute::Selective };
+        // None of it (`--recompute-num-layers 0`) is no recomputation.
+        let level = if fraction >= 0.5 {
+            Recompute::Full
+        } else if fraction > 0.0 {
+            Recompute::Selective
+        } else {
+            Recompute::None
+        };
         RecomputeReading {
             level,
             fraction: Some(fraction),
@@ -83,6 +90,12 @@ pub fn read_recompute(text: Option<&str>, layers: Option<u64>) -> RecomputeReadi
         return RecomputeReading::noted(Recompute::None, "recomputation not stated: none".into());
     };
     let w = Words::new(t);
+    // A value that opens with a negation states no recomputation; what follows explains it
+    // ("none (activation checkpointing mode 'none')", "none (--recompute-num-layers 0)", "off: …").
+    const LEADING_NO: [&str; 4] = ["none", "off", "disabled", "false"];
+    if w.tokens.first().is_some_and(|t| LEADING_NO.contains(&t.as_str())) {
+        return RecomputeReading::plain(Recompute::None);
+    }
     // Offloading (with or without recomputation of the rest).
     if w.has_prefix("offload") || w.any(&["cpu checkpointing", "host offload"]) {
         return RecomputeReading {
@@ -241,6 +254,19 @@ mod tests {
             assert_eq!(level(t), Recompute::Op, "{t}");
         }
         assert_ne!(level("selective (SAC every 2 layers)"), Recompute::Op);
+        // A leading negation is the value, the rest explains it; none of the layers is none.
+        for t in [
+            "none (activation checkpointing mode 'none')",
+            "none (--recompute-granularity full --recompute-method block --recompute-num-layers 0)",
+            "off: full recomputation was tried and dropped",
+            "--recompute-granularity full --recompute-method block --recompute-num-layers 0",
+        ] {
+            assert_eq!(level(t), Recompute::None, "{t}");
+        }
+        assert_eq!(
+            level("--recompute-granularity full --recompute-method block --recompute-num-layers 8"),
+            Recompute::Selective
+        );
         for t in ["full", "full activation checkpointing", "gradient checkpointing", "AC", "true", "remat"] {
             assert_eq!(level(t), Recompute::Full, "{t}");
         }

@@ -9,7 +9,9 @@
 //! compute factor: dropless imbalance, padded capacity, 1 when forced); shared experts
 //! `T·tp·2·m·h·f_s·E_s/tp` (TP-split like a dense MLP); backward twice the forward. The routed
 //! experts run at the linear layers' rate times the grouped-GEMM efficiency
-//! `g(M) = M/(M + M½)` of `M = γ·T·k·e·t_e/E` tokens per local expert.
+//! `g(M) = M/(M + M½)` of `M = γ·T·k·e·t_e/E` tokens per local expert, and take at least the
+//! host's time to issue their GEMMs one expert at a time, `2·(E/e)·δ` forward (twice that
+//! backward; [`FITTED_EXPERT_GEMM_ISSUE_S`]).
 
 use super::dispatch::{Exchange, exchange};
 use super::experts::ExpertLayout;
@@ -28,13 +30,24 @@ use crate::moe_shape::MoeShape;
 pub const GROUPED_GEMM_HALF_TOKENS: f64 = 128.0;
 
 /// Fixed time of one MoE layer per micro-batch, forward plus backward [s], fitted on the measured
-/// MoE runs (`crate::validate::moe_fit`, least mean absolute error on a 0.1 ms grid; test
-/// `moe_validate`): 3.1 ms on all 53 rows of `measured-moe-runs.json` under the operation-list
-/// block and memory model with the dense constants of the 103-row fit (η 0.99, η_att 0.41 of the
-/// part's own-generation attention kernel; torchtitan rows read as FlashAttention-2 class).
-/// Leave-one-source-out throughput MAPE 23.9 % (in-sample 21.7 %; before the attention-kernel
-/// refit 2.6 ms, 26.7 % / 23.6 %). One third is charged to the forward, two thirds to the backward.
-pub const FITTED_LAYER_OVERHEAD_S: f64 = 0.0031;
+/// MoE runs together with [`FITTED_EXPERT_GEMM_ISSUE_S`] (`crate::validate::moe_fit`, least mean
+/// absolute error, coordinate search on a 0.1 ms × 2.5 µs grid; test `moe_validate`): 1.2 ms on
+/// all 53 rows of `measured-moe-runs.json` under the operation-list block and memory model with
+/// the dense constants of the 103-row fit (η 0.99, η_att 0.41 of the part's own-generation
+/// attention kernel; torchtitan rows read as FlashAttention-2 class). Leave-one-source-out
+/// throughput MAPE 17.7 % (in-sample 17.5 %; with this constant alone and the rows' earlier
+/// readings 3.1 ms, 23.9 % / 21.7 %). One third is charged to the forward, two thirds to the
+/// backward.
+pub const FITTED_LAYER_OVERHEAD_S: f64 = 0.0012;
+
+/// Host time to issue one expert GEMM [s] ([`super::options::MoeOptions::expert_gemm_issue_s`]),
+/// fitted on the measured MoE runs together with [`FITTED_LAYER_OVERHEAD_S`]
+/// (`crate::validate::moe_fit`, coordinate search on a 2.5 µs grid). It binds only where the
+/// local experts get few tokens: Megatron runs at micro-batch 1 with 16–64 local experts
+/// (SimuMax's B200 rows: 64 local experts per rank are 35 % slower per layer than 32, at the same
+/// tokens per expert; Qwen3 with 16 local experts at micro-batch 1 on B200 is 2.5× slower per token
+/// than at micro-batch 4–8).
+pub const FITTED_EXPERT_GEMM_ISSUE_S: f64 = 52.5e-6;
 
 /// Grouped-GEMM efficiency at `m` tokens per local expert [0–1].
 pub fn grouped_gemm_efficiency(m: f64) -> f64 {
@@ -121,7 +134,10 @@ pub fn moe_mlp_operations(
     let raw = p.weight_linear(rows, h, gates * fe_local) + p.weight_linear(rows, fe_local, h);
     let tokens_per_expert = gamma * t * k * (el.ep * el.etp) as f64 / e;
     let eff = grouped_gemm_efficiency(tokens_per_expert);
-    let experts = Pass { compute_s: raw.compute_s / eff, ..raw };
+    // The host issues each local expert's GEMMs one by one: the experts take at least that long.
+    let issue_s =
+        if mo.one_grouped_kernel { 0.0 } else { 2.0 * m.local_experts(el.ep) * mo.expert_gemm_issue_s.max(0.0) };
+    let experts = Pass { compute_s: (raw.compute_s / eff).max(issue_s), ..raw };
     let fs = (m.shared_experts * m.shared_ffn) as f64;
     let shared = if fs > 0.0 {
         p.weight_linear(full, h, gates * fs / tp) + p.weight_linear(full, fs / tp, h)
@@ -245,13 +261,18 @@ mod tests {
         (w, m)
     }
 
-    fn price(layout: &Layout, ep: u64, mo: MoeOptions) -> MoeMlpCost {
+    /// Mixtral's MoE MLP on an H200 of 8-GPU domains: its operations and their cost.
+    fn mlp(layout: &Layout, ep: u64, mo: MoeOptions) -> (Vec<Operation>, MoeMlpCost) {
         let (w, m) = mixtral();
         let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
         let opts = ExtendedOptions::realistic();
         let p = Pricing { hw: &hw, opts: &opts };
         let el = ExpertLayout::fold(layout, &m, ep, 1).unwrap();
-        moe_mlp_operations(&w, &m, layout, &el, &p, &mo, (0.0, 0.0)).1
+        moe_mlp_operations(&w, &m, layout, &el, &p, &mo, (0.0, 0.0))
+    }
+
+    fn price(layout: &Layout, ep: u64, mo: MoeOptions) -> MoeMlpCost {
+        mlp(layout, ep, mo).1
     }
 
     #[test]
@@ -289,6 +310,34 @@ mod tests {
         );
         assert!(((cap.fwd.tflop - forced.fwd.tflop) - 0.25 * expert_fwd).abs() < 1e-9 * expert_fwd);
         assert!((cap.dropped_fraction - 0.03125).abs() < 1e-12);
+    }
+
+    /// The routed experts' operation of one MoE MLP.
+    fn experts_op(layout: &Layout, ep: u64, mo: MoeOptions) -> Operation {
+        mlp(layout, ep, mo).0.into_iter().find(|o| o.name == EXPERTS_OP).unwrap()
+    }
+
+    #[test]
+    fn expert_gemms_take_at_least_their_issue_time() {
+        // Mixtral (8 experts) on 8 ranks, one sequence of 4096 tokens each, forced balance.
+        let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
+        let free = MoeOptions { load: Load::Forced, expert_gemm_issue_s: 0.0, ..Default::default() };
+        let slow = MoeOptions { expert_gemm_issue_s: 1e-3, ..free };
+        // ep 1: 8 local experts, two GEMMs each forward, 1 ms per issue: the host needs
+        // 2·8·1 ms = 16 ms forward and 32 ms backward, more than the device's
+        // 3·2·T·k·h·f_e = 3·2·4096·2·4096·14336 = 2.89 TFLOP (under 5 ms on an H200).
+        let (gpu, host) = (experts_op(&layout, 1, free), experts_op(&layout, 1, slow));
+        assert!(gpu.fwd.compute_s < 5e-3, "{}", gpu.fwd.compute_s);
+        assert!((host.fwd.compute_s - 16e-3).abs() < 1e-12, "{}", host.fwd.compute_s);
+        assert!((host.bwd.compute_s - 32e-3).abs() < 1e-12);
+        assert_eq!(host.fwd.tflop, gpu.fwd.tflop);
+        // ep 8: one local expert, 2 ms of issues forward, less than its 8192 tokens' GEMMs: no change.
+        let (gpu, host) = (experts_op(&layout, 8, free), experts_op(&layout, 8, slow));
+        assert!(gpu.fwd.compute_s > 2e-3);
+        assert_eq!(host.fwd, gpu.fwd);
+        // One grouped kernel for all local experts: no per-expert issue.
+        let one = experts_op(&layout, 1, MoeOptions { one_grouped_kernel: true, ..slow });
+        assert_eq!(one.fwd, experts_op(&layout, 1, free).fwd);
     }
 
     #[test]

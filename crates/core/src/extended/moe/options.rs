@@ -110,6 +110,20 @@ pub struct MoeOptions {
     /// host before the all-to-all and the grouped GEMM can be sized). Default:
     /// [`super::layer::FITTED_LAYER_OVERHEAD_S`], fitted on the measured MoE runs.
     pub layer_overhead_s: f64,
+    /// Host time to issue one expert GEMM [s]: the routed experts' GEMMs of a layer are issued
+    /// expert by expert — Transformer Engine's `GroupedLinear`
+    /// (`transformer_engine/pytorch/module/grouped_linear.py`), which Megatron-Core's grouped-GEMM
+    /// MLP uses, keeps one weight per local expert (`weight0` … `weight{num_gemms-1}`) and runs
+    /// `general_grouped_gemm` over the token splits `m_splits` as one cuBLAS GEMM per expert on
+    /// its multi-stream workspaces (in FP8 with per-split casts) — for each of the two matrices in
+    /// the forward pass and twice each (data and weight gradients) in the backward pass, so a
+    /// layer's experts take at least `2·(E/e)` issues forward and `4·(E/e)` backward however few
+    /// tokens they get. Default:
+    /// [`super::layer::FITTED_EXPERT_GEMM_ISSUE_S`], fitted with the layer overhead.
+    pub expert_gemm_issue_s: f64,
+    /// The local experts' GEMMs run as one grouped kernel (torchtitan's `torch._grouped_mm`,
+    /// MaxText's megablox `gmm`, a CUTLASS grouped GEMM): no per-expert issue time.
+    pub one_grouped_kernel: bool,
 }
 
 /// Bytes per element of an FP8 dispatch with one FP32 scale per 128 elements [B].
@@ -125,6 +139,8 @@ impl Default for MoeOptions {
             ep: None,
             etp: None,
             layer_overhead_s: super::layer::FITTED_LAYER_OVERHEAD_S,
+            expert_gemm_issue_s: super::layer::FITTED_EXPERT_GEMM_ISSUE_S,
+            one_grouped_kernel: false,
         }
     }
 }
@@ -164,6 +180,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("ep", "fixed expert-parallel degree (default: searched)"),
     ("etp", "fixed expert-tensor-parallel degree (default: searched)"),
     ("layer_overhead", "fixed time of one MoE layer per micro-batch, fwd+bwd, in seconds (default: fitted)"),
+    ("expert_gemm_issue", "host time to issue one expert GEMM, in seconds (default: fitted)"),
+    ("grouped_kernel", "on/off (default off): the experts' GEMMs run as one grouped kernel (no per-expert issue)"),
 ];
 
 impl MoeOptions {
@@ -213,6 +231,8 @@ impl MoeOptions {
                 "ep" => self.ep = Some(positive_int("ep", &value)?),
                 "etp" => self.etp = Some(positive_int("etp", &value)?),
                 "layer_overhead" => self.layer_overhead_s = real("layer_overhead", &value, 0.0, 1.0)?,
+                "expert_gemm_issue" => self.expert_gemm_issue_s = real("expert_gemm_issue", &value, 0.0, 0.01)?,
+                "grouped_kernel" => self.one_grouped_kernel = on_off("grouped_kernel", &value)?,
                 _ => {
                     let known: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
                     return Err(Error::UnknownField {
@@ -249,6 +269,8 @@ impl fmt::Display for MoeOptions {
             write!(f, ",etp={etp}")?;
         }
         write!(f, ",layer_overhead={}", self.layer_overhead_s)?;
+        write!(f, ",expert_gemm_issue={}", self.expert_gemm_issue_s)?;
+        write!(f, ",grouped_kernel={}", onoff(self.one_grouped_kernel))?;
         Ok(())
     }
 }
@@ -267,6 +289,12 @@ mod tests {
         assert_eq!(MoeOptions::default().with_text(&o.to_string()).unwrap(), o);
         assert_eq!(MoeOptions::default().with_text("load=dropless:0.5").unwrap_err().field(), Some("moe.load"));
         assert_eq!(MoeOptions::default().with_text("ep=0").unwrap_err().field(), Some("moe.ep"));
+        assert_eq!(MoeOptions::default().with_text("expert_gemm_issue=4e-5").unwrap().expert_gemm_issue_s, 4e-5);
+        assert!(MoeOptions::default().with_text("grouped_kernel=on").unwrap().one_grouped_kernel);
+        assert_eq!(
+            MoeOptions::default().with_text("expert_gemm_issue=1").unwrap_err().field(),
+            Some("moe.expert_gemm_issue")
+        );
         assert_eq!(MoeOptions::default().with_text("epp=2").unwrap_err().field(), Some("moe.epp"));
     }
 

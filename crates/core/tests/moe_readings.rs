@@ -1,0 +1,87 @@
+//! How MoE measured-run rows are read where a field's plain value is not what ran: a per-device
+//! batch with tensor parallelism, MaxText's `custom` remat policy, a recompute value that opens
+//! with "none", a torchtitan FP8 run (torchao), and a stated configuration that cannot fit its
+//! device (evaluated with the least recomputation that could have run).
+
+use fmperf_core::extended::{Fp8Recipe, Recompute};
+use fmperf_core::validate::moe_runs::{MEMORY_CONTRADICTION_FACTOR, MOE_RUNS_JSON, MoeRunSetup, interpret_moe_row};
+use serde_json::{Value, json};
+
+fn shipped(id: &str) -> Value {
+    let doc: Value = serde_json::from_str(MOE_RUNS_JSON).unwrap();
+    doc["rows"].as_array().unwrap().iter().find(|r| r["id"] == id).cloned().unwrap()
+}
+
+/// The shipped row `id` as read.
+fn read(id: &str) -> MoeRunSetup {
+    interpret_moe_row(&shipped(id)).unwrap()
+}
+
+#[test]
+fn a_per_device_batch_with_tensor_parallelism_is_the_replicas_tp_times_it() {
+    // Maverick on 128 chips, tp 4 × fsdp 32: per-device batch 4, no accumulation, global 512.
+    // dp·grad_accum·m = 32·1·4 = 128 ≠ 512, but ·tp = 512: each replica of 4 chips runs 16
+    // sequences in one micro-batch (not 4 micro-batches of 4).
+    let row = shipped("v5p_llama4maverick_128_bf16");
+    let s = interpret_moe_row(&row).unwrap();
+    assert_eq!((s.layout.mbs, s.layout.microbatches()), (16, 1));
+    assert!(s.notes.iter().any(|n| n.contains("per device")), "{:?}", s.notes);
+    // A row whose figures agree keeps its micro-batch (Megatron: 4096 = 128 · 16 · 2).
+    let s = read("mb2602_dsv3_gb300_mxfp8_256");
+    assert_eq!((s.layout.mbs, s.layout.microbatches()), (2, 16));
+    // Without a stated accumulation nothing contradicts the stated micro-batch.
+    let mut row = row;
+    row["batch"]["grad_accum"] = Value::Null;
+    assert_eq!(interpret_moe_row(&row).unwrap().layout.mbs, 4);
+}
+
+#[test]
+fn recomputation_words_are_read_by_the_shared_reader() {
+    // MaxText `remat_policy=custom` (every named tensor rematerialised unless listed): full;
+    // "none (… --recompute-num-layers 0)" (a block of 0 layers): none; Megatron's selective
+    // modules: selective.
+    let levels = [
+        ("v5p_dsv3_512_bf16", Recompute::Full),
+        ("sm_deepseekv3_l4_tp1_ep8_pp1_dp8_mbc8_cef", Recompute::None),
+        ("mb2602_dsv3_b200_mxfp8_256", Recompute::Selective),
+    ];
+    for (id, level) in levels {
+        assert_eq!(read(id).options.recompute, level, "{id}");
+    }
+}
+
+#[test]
+fn torchtitan_fp8_is_torchao() {
+    assert_eq!(read("tt_llama4scout_gb200_mxfp8_256").options.fp8_recipe, Fp8Recipe::Torchao);
+    assert_eq!(read("mb2602_dsv3_b200_mxfp8_256").options.fp8_recipe, Fp8Recipe::TransformerEngine);
+}
+
+#[test]
+fn one_grouped_kernel_is_read_from_the_dispatcher_and_framework_words() {
+    // MaxText's megablox GMM and torchtitan's torch._grouped_mm: one kernel for the local
+    // experts; Megatron's grouped GEMM (Transformer Engine): one GEMM issued per expert.
+    for (id, one) in
+        [("v5p_dsv3_512_bf16", true), ("tt_llama4scout_gb200_bf16_256", true), ("mb2602_qwen3_30b_b200_mxfp8_8", false)]
+    {
+        assert_eq!(read(id).options.moe.one_grouped_kernel, one, "{id}");
+    }
+}
+
+#[test]
+fn a_configuration_that_cannot_fit_is_evaluated_with_the_recomputation_that_could() {
+    // Llama 4 Scout, 10 × 8,192 tokens per 186 GB GB200 with "none": the estimate without
+    // recomputation is ~1 TB per device (> 3 × 186 GB): evaluated with full recomputation, noted.
+    let row = shipped("tt_llama4scout_gb200_bf16_256");
+    assert_eq!(row["parallel"]["recompute"], json!("none (activation checkpointing mode 'none')"));
+    let s = interpret_moe_row(&row).unwrap();
+    assert_eq!(s.options.recompute, Recompute::Full);
+    let note = s.notes.iter().find(|n| n.contains("cannot have held")).expect("noted");
+    assert!(note.contains(&format!("{MEMORY_CONTRADICTION_FACTOR}×")), "{note}");
+    // One sequence per device fits: the stated "none" stands.
+    let mut small = row.clone();
+    small["batch"]["micro_batch"] = json!(1);
+    small["batch"]["global_batch_seqs"] = json!(256);
+    let s = interpret_moe_row(&small).unwrap();
+    assert_eq!(s.options.recompute, Recompute::None);
+    assert!(!s.notes.iter().any(|n| n.contains("cannot have held")));
+}
