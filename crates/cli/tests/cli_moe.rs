@@ -49,7 +49,9 @@ fn deepseek_v3_configurations_carry_ep_and_etp() {
         // EP divides the 256 experts; ep·etp·edp folds the stage's tp·dp ranks.
         assert_eq!(256 % ep, 0);
         assert_eq!(ep * etp * edp, tp * dp, "{c}");
-        assert!(r["mem_gb"].as_f64().unwrap() <= 80.0);
+        // Extended mode judges fit against the device total the driver reports (85.521 GB for
+        // an "80 GB" H800: 81,559 MiB), not the label.
+        assert!(r["mem_gb"].as_f64().unwrap() <= 85.521, "{r}");
     }
     assert_eq!(v["mode"], "extended");
     assert!(v["moe"].as_str().unwrap().contains("load=dropless"));
