@@ -68,6 +68,8 @@ struct Slot {
 struct Pool {
     /// `Some(false)` once workers failed here: never tried again on this page.
     usable: Option<bool>,
+    /// A worker has been ready once.
+    warm: bool,
     slots: Vec<Option<Slot>>,
     /// Terminated workers whose message handlers may still be on the stack: dropped at the next
     /// [`run`], never inside a handler.
@@ -165,9 +167,13 @@ pub fn run(
     Some(id)
 }
 
-/// Whether workers are started and ready (a task would not wait for them to start).
+/// Whether the workers have started once on this page and are ready (those a cancel terminated
+/// restart at once; a task would not wait for the first start).
 pub fn is_warm() -> bool {
-    POOL.with(|p| p.borrow().slots.iter().flatten().any(|s| s.ready))
+    POOL.with(|p| {
+        let p = p.borrow();
+        p.warm || p.slots.iter().flatten().any(|s| s.ready)
+    })
 }
 
 /// Starts the workers (if workers are available) without giving them work, so that the next task
@@ -270,6 +276,7 @@ fn message(i: usize, data: JsValue) {
         let Some(slot) = p.slots.get_mut(i).and_then(Option::as_mut) else { return };
         if get("ready").is_truthy() {
             slot.ready = true;
+            p.warm = true;
             return;
         }
         let Some((tid, j)) = slot.busy else { return };

@@ -26,8 +26,10 @@ use crate::batch::own_batch;
 /// device counts have the most candidates), as in the CLI's threads.
 pub const CHUNKS_PER_WORKER: usize = 4;
 
-/// Candidates a worker evaluates between two progress reports at most.
-const STEP_UNITS: usize = 1 << 13;
+/// Candidates a worker evaluates between two progress reports at most: small, so that progress
+/// moves even where one candidate costs a millisecond (Mixture-of-Experts models choosing their
+/// execution); the worker script passes on at most one report per 50 ms.
+const STEP_UNITS: usize = 256;
 
 /// The scenario as typed, resolved in `mode` against the catalogs and the user's `entries`:
 /// numbers typed as `4k` or `1e12` read as such, an empty batch the model's own. The page and its
