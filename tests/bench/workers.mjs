@@ -13,8 +13,8 @@
 //     includes starting the workers, running the chunks and merging them);
 //   - warm: the same sweep again in the same page once the workers run (the panel is switched to
 //     vit_era5 and back), so without the workers' start;
-//   - cpu: CPU seconds of every Chromium process during the cold sweep (from /proc), i.e. the work
-//     done on all cores together: wall time × cores used, less any waiting.
+//   - cpu: CPU seconds of every Chromium process during the warm sweep (from /proc): the work done
+//     on all cores together; cpu / warm is the number of cores the sweep kept busy.
 // The load average and the cores the page sees (navigator.hardwareConcurrency) are printed with
 // the figures: on a shared machine wall times depend on what else runs.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -62,18 +62,19 @@ async function once(browser, base, mode) {
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  const cpu0 = childrenCpuSeconds();
   await page.goto(`${base}?view=studies&preset=strong-scaling&panel=gpt3_1T`);
   const summary = page.locator('#sweep-summary');
   await summary.waitFor({ timeout: 120_000 });
-  const cpu = childrenCpuSeconds() - cpu0;
   const cold = seconds(await summary.textContent());
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
   // Warm: the vit_era5 panel, then gpt3_1T again in the same page.
   await page.click('button[data-preset="strong-scaling"][data-panel="vit_era5"]');
   await page.waitForFunction(() => /^31 of 31/.test(document.querySelector('#compare-summary')?.textContent ?? ''), null, { timeout: 120_000 });
+  await page.waitForTimeout(200);
+  const cpu0 = childrenCpuSeconds();
   await page.click('button[data-preset="strong-scaling"][data-panel="gpt3_1T"]');
   await page.waitForFunction(() => /^56 of 56/.test(document.querySelector('#compare-summary')?.textContent ?? ''), null, { timeout: 120_000 });
+  const cpu = childrenCpuSeconds() - cpu0;
   const warm = seconds(await summary.textContent());
   await context.close();
   if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
@@ -116,6 +117,6 @@ if (asJson) {
   for (const [m, s] of Object.entries(out.modes)) {
     const name = m === 'auto' ? 'workers (one per core)' : m === 'off' ? 'time slices (main thread)' : `${m} worker(s)`;
     console.log(`${name.padEnd(26)}: median ${s.sweep_s.toFixed(2)} s (warm pool ${s.warm_s.toFixed(2)} s), ` +
-      `${s.cpu_s.toFixed(2)} CPU s; runs ${s.all_sweep_s.map((x) => x.toFixed(2)).join(', ')} s`);
+      `${s.cpu_s.toFixed(2)} CPU s warm (${(s.cpu_s / s.warm_s).toFixed(2)} cores busy); cold runs ${s.all_sweep_s.map((x) => x.toFixed(2)).join(', ')} s`);
   }
 }
