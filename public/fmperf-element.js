@@ -18,6 +18,9 @@ let ready;
 function start() {
   // The app must not mount itself on the host page's body.
   globalThis.fmperfNoAutoMount = true;
+  // Searches and sweeps run on Web Workers loaded from next to this script (same origin only;
+  // elsewhere they run in time slices on the page).
+  globalThis.fmperfWorkerUrl ??= new URL('./fmperf-worker.js', import.meta.url).href;
   ready ??= init({ module_or_path: new URL('./__WASM__', import.meta.url) });
   return ready;
 }

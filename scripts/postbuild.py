@@ -3,8 +3,9 @@
 
 1. Moves Trunk's inline module loader out of dist/index.html into dist/boot-<hash>.js, so that the
    page runs under `Content-Security-Policy: script-src 'self' 'wasm-unsafe-eval'` (no inline script).
-2. Writes dist/fmperf-element.js (the <fmperf-explorer> custom element) and dist/embed.html (how to
-   embed, with live examples), filling in the hashed file names.
+2. Writes dist/fmperf-element.js (the <fmperf-explorer> custom element), dist/embed.html (how to
+   embed, with live examples) and dist/fmperf-worker.js (the Web Worker that runs searches and
+   sweeps on the page's own WebAssembly), filling in the hashed file names.
 3. Writes dist/fmperf.html: one self-contained file (CSS, JS glue and base64 WebAssembly inlined)
    that works when opened from disk (file://), where module scripts and wasm fetches are blocked.
 
@@ -54,10 +55,10 @@ def main() -> None:
     if re.search(r"\son[a-z]+=", html):
         die("index.html has an inline event handler")
 
-    # 2. The custom element script and the embedding documentation page (stable names; they refer
-    #    to the hashed files).
+    # 2. The custom element script, the embedding documentation page and the worker script (stable
+    #    names; they refer to the hashed files).
     public = pathlib.Path(__file__).resolve().parent.parent / "public"
-    for name in ("fmperf-element.js", "embed.html"):
+    for name in ("fmperf-element.js", "embed.html", "fmperf-worker.js"):
         text = (public / name).read_text(encoding="utf-8")
         text = (
             text.replace("__GLUE__", glue.name)

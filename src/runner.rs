@@ -1,10 +1,14 @@
-//! Runs resumable core computations (searches, sweeps) on the main thread in ~10 ms time slices, so
-//! the page never freezes: between slices the browser handles input and paints the progress.
+//! Runs resumable core computations (searches, sweeps) without freezing the page.
 //!
-//! Works everywhere the page works (any host, iframes, custom elements, the single-file bundle from
-//! `file://`), which a web worker would not.
+//! * [`spawn_parallel`]: on every core, as jobs on the pool of Web Workers ([`crate::pool`]), the
+//!   answers merged by the caller with the core's merge; where workers are unavailable (the
+//!   single-file bundle and `file://`, a CSP without workers, a worker that fails) the same work
+//!   runs in time slices instead, with the same result.
+//! * [`spawn_sliced`]: on the main thread in ~10 ms time slices; between slices the browser handles
+//!   input and paints the progress. Works everywhere the page works (any host, iframes, custom
+//!   elements, the single-file bundle from `file://`).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use leptos::prelude::*;
@@ -29,12 +33,18 @@ pub const SLICE_MS: f64 = 10.0;
 pub struct TaskHandle {
     cancelled: Rc<Cell<bool>>,
     finished: Rc<Cell<bool>>,
+    /// The pool's id of the task while it runs on workers.
+    pooled: Rc<Cell<Option<u64>>>,
 }
 
 impl TaskHandle {
-    /// Stops the task before its next slice; its `on_done` is never called.
+    /// Stops the task (before its next slice, or by terminating its workers); its `on_done` is
+    /// never called.
     pub fn cancel(&self) {
         self.cancelled.set(true);
+        if let Some(id) = self.pooled.take() {
+            crate::pool::cancel(id);
+        }
     }
 
     /// Whether the task is still running (neither finished nor cancelled).
@@ -77,12 +87,122 @@ async fn yield_to_browser() {
 ///
 /// The number of work units per check of the clock adapts so that checking costs little.
 pub fn spawn_sliced<T: Sliced>(
-    mut task: T,
+    task: T,
     progress: impl Fn((u64, u64)) + 'static,
     on_done: impl FnOnce(T::Output) + 'static,
 ) -> TaskHandle {
     let handle = TaskHandle::default();
+    run_sliced(handle.clone(), task, progress, on_done);
+    handle
+}
+
+/// Work that can run as jobs on the worker pool: the jobs ([`fmperf_app::jobs`] JSON) and how to
+/// merge their answers (in job order) into the task's output (`None`: an answer did not read; the
+/// work then runs in time slices).
+pub struct Jobs<O> {
+    /// One JSON job per worker task.
+    pub jobs: Vec<String>,
+    /// The answers, in job order, merged.
+    pub merge: Box<dyn FnOnce(Vec<String>) -> Option<O>>,
+}
+
+impl<O: 'static> Jobs<O> {
+    /// `jobs` and the merge of their answers (read from JSON; one that does not read, or a merge
+    /// error, makes the merge `None`).
+    pub fn new(
+        jobs: &[fmperf_app::jobs::Job],
+        merge: impl FnOnce(Vec<fmperf_app::jobs::Answer>) -> Result<O, String> + 'static,
+    ) -> Jobs<O> {
+        Jobs {
+            jobs: jobs.iter().map(fmperf_app::jobs::Job::to_json).collect(),
+            merge: Box::new(move |texts| {
+                let answers =
+                    texts.iter().map(|a| fmperf_app::jobs::Answer::from_json(a).ok()).collect::<Option<_>>()?;
+                merge(answers).ok()
+            }),
+        }
+    }
+
+    /// The same jobs with `f` applied to the merged output.
+    pub fn map<P: 'static>(self, f: impl FnOnce(O) -> P + 'static) -> Jobs<P> {
+        let merge = self.merge;
+        Jobs { jobs: self.jobs, merge: Box::new(move |answers| merge(answers).map(f)) }
+    }
+}
+
+/// Starts a task on the worker pool when `jobs` is given and workers are available, else (or if
+/// the workers fail) runs `fallback()` in time slices: same progress reports, same `on_done`,
+/// same result.
+pub fn spawn_parallel<T: Sliced>(
+    fallback: impl FnOnce() -> T + 'static,
+    jobs: Option<Jobs<T::Output>>,
+    progress: impl Fn((u64, u64)) + 'static,
+    on_done: impl FnOnce(T::Output) + 'static,
+) -> TaskHandle {
+    let handle = TaskHandle::default();
+    let progress = Rc::new(progress);
+    let on_done: Rc<RefCell<Option<Box<dyn FnOnce(T::Output)>>>> = Rc::new(RefCell::new(Some(Box::new(on_done))));
+    let slices = {
+        let (handle, progress, on_done) = (handle.clone(), progress.clone(), on_done.clone());
+        move || {
+            if handle.cancelled.get() {
+                return;
+            }
+            handle.pooled.set(None);
+            let done = move |out| {
+                if let Some(f) = on_done.borrow_mut().take() {
+                    f(out);
+                }
+            };
+            run_sliced(handle, fallback(), move |p| progress(p), done);
+        }
+    };
+    let Some(Jobs { jobs, merge }) = jobs else {
+        slices();
+        return handle;
+    };
+    // Either the pool's answer or the fallback runs the task, once.
+    let slices: Rc<RefCell<Option<Box<dyn FnOnce()>>>> = Rc::new(RefCell::new(Some(Box::new(slices))));
+    let fall_back = {
+        let slices = slices.clone();
+        move || {
+            if let Some(f) = slices.borrow_mut().take() {
+                f();
+            }
+        }
+    };
+    let fall_back_later = fall_back.clone();
     let h = handle.clone();
+    let id = crate::pool::run(
+        jobs,
+        move |p| progress(p),
+        move |answers| match answers.and_then(merge) {
+            Some(out) if !h.cancelled.get() => {
+                h.finished.set(true);
+                h.pooled.set(None);
+                if let Some(f) = on_done.borrow_mut().take() {
+                    f(out);
+                }
+            }
+            Some(_) => {}
+            // The workers failed, or an answer did not read: the same work in time slices.
+            None => fall_back_later(),
+        },
+    );
+    match id {
+        Some(id) => handle.pooled.set(Some(id)),
+        None => fall_back(),
+    }
+    handle
+}
+
+/// Runs `task` in slices under `handle` (see [`spawn_sliced`]).
+fn run_sliced<T: Sliced>(
+    h: TaskHandle,
+    mut task: T,
+    progress: impl Fn((u64, u64)) + 'static,
+    on_done: impl FnOnce(T::Output) + 'static,
+) {
     leptos::task::spawn_local(async move {
         let mut units = 16usize;
         loop {
@@ -112,5 +232,4 @@ pub fn spawn_sliced<T: Sliced>(
             yield_to_browser().await;
         }
     });
-    handle
 }

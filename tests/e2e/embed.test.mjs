@@ -2,44 +2,12 @@
 // leaving the origin, and a strict Content-Security-Policy.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import { readFile, mkdtemp, symlink } from 'node:fs/promises';
+import { mkdtemp, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DIST, launch, newPage, screenshot } from './harness.mjs';
+import { DIST, launch, newPage, screenshot, staticServer } from './harness.mjs';
 
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; frame-src 'self'; object-src 'none'; base-uri 'self'";
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm', '.json': 'application/json', '.png': 'image/png', '.svg': 'image/svg+xml' };
-
-/** Static server on 127.0.0.1 serving `root` under `prefix`, optionally with a CSP header. */
-async function staticServer(root, { prefix = '/', csp = null } = {}) {
-  const server = createServer(async (req, res) => {
-    const url = new URL(req.url, 'http://x');
-    if (!url.pathname.startsWith(prefix)) {
-      res.writeHead(404).end('not here');
-      return;
-    }
-    let rel = decodeURIComponent(url.pathname.slice(prefix.length));
-    if (rel === '' || rel.endsWith('/')) rel += 'index.html';
-    const file = path.join(root, path.normalize(rel));
-    if (!file.startsWith(root)) {
-      res.writeHead(403).end();
-      return;
-    }
-    try {
-      const body = await readFile(file);
-      const headers = { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' };
-      if (csp) headers['content-security-policy'] = csp;
-      res.writeHead(200, headers).end(body);
-    } catch {
-      res.writeHead(404).end('missing');
-    }
-  });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address();
-  return { base: `http://127.0.0.1:${port}${prefix}`, origin: `http://127.0.0.1:${port}`, stop: () => server.close() };
-}
-
 /** Waits until the app has rendered its shell in `scope` (a page, frame or shadow-piercing locator root). */
 async function appReady(scope) {
   await scope.locator('.app main').first().waitFor({ timeout: 30_000 });

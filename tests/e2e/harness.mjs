@@ -3,6 +3,8 @@
 import { before, after } from 'node:test';
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +47,38 @@ export async function serve(dir = DIST) {
     await new Promise((r) => setTimeout(r, 50));
   }
   return { base, stop: () => proc.kill() };
+}
+
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm', '.json': 'application/json', '.png': 'image/png', '.svg': 'image/svg+xml' };
+
+/** Static server on 127.0.0.1 serving `root` under `prefix`, optionally with a CSP header (Python's
+ * server sends none). */
+export async function staticServer(root, { prefix = '/', csp = null } = {}) {
+  const server = createHttpServer(async (req, res) => {
+    const url = new URL(req.url, 'http://x');
+    if (!url.pathname.startsWith(prefix)) {
+      res.writeHead(404).end('not here');
+      return;
+    }
+    let rel = decodeURIComponent(url.pathname.slice(prefix.length));
+    if (rel === '' || rel.endsWith('/')) rel += 'index.html';
+    const file = path.join(root, path.normalize(rel));
+    if (!file.startsWith(root)) {
+      res.writeHead(403).end();
+      return;
+    }
+    try {
+      const body = await readFile(file);
+      const headers = { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' };
+      if (csp) headers['content-security-policy'] = csp;
+      res.writeHead(200, headers).end(body);
+    } catch {
+      res.writeHead(404).end('missing');
+    }
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address();
+  return { base: `http://127.0.0.1:${port}${prefix}`, origin: `http://127.0.0.1:${port}`, stop: () => server.close() };
 }
 
 /** Launches headless Chromium. */

@@ -15,12 +15,15 @@
 //! * [`pickers`]: the model and system pickers, the user's entries first;
 //! * [`compare`]: ratios of compared configurations;
 //! * [`batch`]: the global batch each model was trained with;
-//! * [`words`]: input problems in the user's words.
+//! * [`words`]: input problems in the user's words;
+//! * [`jobs`]: searches and sweeps split into jobs for the page's Web Workers, merged back with
+//!   the core's merges.
 
 pub mod arrange;
 pub mod batch;
 pub mod compare;
 pub mod explorer;
+pub mod jobs;
 pub mod mode;
 pub mod number;
 pub mod pickers;

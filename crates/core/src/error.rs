@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// Why an input was rejected. Every variant carries enough to tell a user what to fix.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum Error {
     /// A field's value breaks a rule (range, integer-ness, divisibility, …).

@@ -17,7 +17,7 @@ use super::results::placement_text;
 use super::state::Explorer;
 use crate::chart::{Bar, StackedBarChart, ValueFormat};
 use crate::mode_panel::ModeBadge;
-use crate::runner::{Sliced, TaskHandle, spawn_sliced};
+use crate::runner::{Sliced, TaskHandle, spawn_parallel};
 
 /// A pinned configuration, evaluated.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +68,11 @@ fn add_pin(ex: Explorer, text: String) {
 
 struct BestTask(ExploreSearch);
 
+/// The best configuration of a finished search, with its scenario.
+fn best_of(search: &ExploreSearch) -> (ExploreSpec, Option<fmperf_core::reference::Candidate>) {
+    (search.spec().clone(), search.result().merged.first().map(|r| r.candidate))
+}
+
 impl Sliced for BestTask {
     type Output = (ExploreSpec, Option<fmperf_core::reference::Candidate>);
     fn step(&mut self, units: usize) -> bool {
@@ -77,8 +82,7 @@ impl Sliced for BestTask {
         self.0.progress()
     }
     fn finish(self) -> Self::Output {
-        let best = self.0.result().merged.first().map(|r| r.candidate);
-        (self.0.spec().clone(), best)
+        best_of(&self.0)
     }
 }
 
@@ -113,11 +117,14 @@ fn AddSystem() -> impl IntoView {
                 return;
             }
         };
+        let jobs = super::state::search_jobs(&f, &mode, &ex.entries.get_untracked(), &spec)
+            .map(|j| j.map(|whole: ExploreSearch| best_of(&whole)));
         let Ok(search) = ExploreSearch::new(spec) else { return };
         set_running.set(true);
         set_status.set(Some("Searching…".into()));
-        let handle = spawn_sliced(
-            BestTask(search),
+        let handle = spawn_parallel(
+            move || BestTask(search),
+            jobs,
             move |(done, total)| {
                 set_status.try_set(Some(format!(
                     "Searching… {} of {} candidates",

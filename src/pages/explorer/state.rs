@@ -2,8 +2,10 @@
 //! validated at once), the scenario in the URL (what is searched), the running search with its
 //! progress, and the last finished search.
 //!
-//! Searches run through [`crate::runner::spawn_sliced`] in ~10 ms slices; a new valid scenario
-//! cancels the running search and starts another; an invalid one starts nothing.
+//! Searches run through [`crate::runner::spawn_parallel`]: as shards on the page's Web Workers,
+//! merged by the core into the single run's result, or in ~10 ms slices where workers are
+//! unavailable; a new valid scenario cancels the running search and starts another; an invalid one
+//! starts nothing.
 
 use std::sync::Arc;
 
@@ -15,7 +17,7 @@ use leptos::prelude::*;
 
 use super::keys;
 use crate::mode_panel;
-use crate::runner::{Sliced, TaskHandle, spawn_sliced};
+use crate::runner::{Jobs, Sliced, TaskHandle, spawn_parallel};
 use crate::storage;
 use crate::url_state::{Query, UrlState};
 
@@ -67,6 +69,9 @@ pub enum Run {
 /// After this long a running search shows its progress and a cancel button [ms].
 pub const SLOW_MS: f64 = 100.0;
 
+/// How long after the page's first search the worker pool starts [ms] (it then serves the next).
+const WARM_AFTER_MS: u64 = 500;
+
 /// The explorer's state, in context.
 #[derive(Clone, Copy)]
 pub struct Explorer {
@@ -100,15 +105,35 @@ pub fn mode_defaults(q: &Query) -> (Option<String>, Option<String>) {
 /// The scenario as typed, resolved in `mode` against the catalogs and the user's `entries`:
 /// numbers typed as `4k` or `1e12` read as such, an empty batch the model's own.
 pub fn resolve(f: &ExploreFields, mode: &ModelMode, entries: &UserEntries) -> Result<ExploreSpec, Vec<Error>> {
-    let own = fmperf_app::batch::own_batch(&f.model).map(|b| b.0);
-    keys::for_core(f, own).resolve_with(mode, entries)
+    fmperf_app::jobs::explore_spec(f, mode, entries)
+}
+
+/// The search of `fields` (resolved as `spec`) as jobs for the worker pool, when it has workers:
+/// their merge is the whole search, finished, as one run leaves it.
+pub fn search_jobs(
+    fields: &ExploreFields,
+    mode: &ModelMode,
+    entries: &UserEntries,
+    spec: &ExploreSpec,
+) -> Option<Jobs<ExploreSearch>> {
+    let workers = crate::pool::size()?;
+    // A search is short: one that would wait for workers to start (the page's first) runs in time
+    // slices, and the workers start for the next once it has had the page's first moments.
+    if !crate::pool::is_warm() {
+        set_timeout(crate::pool::warm, std::time::Duration::from_millis(WARM_AFTER_MS));
+        return None;
+    }
+    let jobs = fmperf_app::jobs::explore_jobs(fields, mode, entries, workers as u64);
+    let spec = spec.clone();
+    Some(Jobs::new(&jobs, move |answers| fmperf_app::jobs::merge_explore(spec, answers)))
 }
 
 fn now_ms() -> f64 {
     window().performance().map(|p| p.now()).unwrap_or_else(|| js_sys::Date::now())
 }
 
-struct Task(ExploreSearch);
+/// The explorer's search as a sliced task.
+pub struct Task(pub ExploreSearch);
 
 impl Sliced for Task {
     type Output = (ExploreResult, Option<fmperf_core::search::Diagnosis>, Vec<String>);
@@ -165,7 +190,7 @@ impl Explorer {
         Effect::new(move |_| {
             ex.rerun.track();
             if let Ok(spec) = ex.spec.get() {
-                ex.start(spec);
+                ex.start(spec, from_url.get_untracked());
             }
         });
         on_cleanup(move || ex.cancel_task());
@@ -180,8 +205,8 @@ impl Explorer {
         });
     }
 
-    /// Starts searching `spec` (cancelling what runs).
-    fn start(&self, spec: ExploreSpec) {
+    /// Starts searching `spec`, resolved from `fields` (cancelling what runs).
+    fn start(&self, spec: ExploreSpec, fields: ExploreFields) {
         self.cancel_task();
         if self.outcome.with_untracked(|o| o.as_ref().is_some_and(|o| o.spec == spec)) {
             self.run.set(Run::Idle);
@@ -195,12 +220,18 @@ impl Explorer {
             Ok(s) => s,
             Err(_) => return,
         };
+        let jobs = match self.mode.get_untracked() {
+            Ok(mode) => search_jobs(&fields, &mode, &self.entries.get_untracked(), &spec),
+            Err(_) => None,
+        }
+        .map(|j| j.map(|whole| Task(whole).finish()));
         let started = now_ms();
         let run = self.run;
         let outcome = self.outcome;
         run.set(Run::Running { done: 0, total: 0, slow: false });
-        let handle = spawn_sliced(
-            Task(search),
+        let handle = spawn_parallel(
+            move || Task(search),
+            jobs,
             move |(done, total)| {
                 let slow = now_ms() - started > SLOW_MS;
                 run.try_set(Run::Running { done, total, slow });

@@ -1,8 +1,10 @@
 //! The studies view's shared state: the sweep the URL asks for, the running sweep with its
 //! progress, and the last finished one.
 //!
-//! Sweeps run through [`crate::runner::spawn_sliced`] in ~10 ms slices; a new valid sweep cancels
-//! the running one and starts; an invalid one starts nothing and says why at its field.
+//! Sweeps run through [`crate::runner::spawn_parallel`]: as chunks of points on the page's Web
+//! Workers, merged by the core into the single run's result, or in ~10 ms slices where workers are
+//! unavailable; a new valid sweep cancels the running one and starts; an invalid one starts nothing
+//! and says why at its field.
 
 use std::sync::Arc;
 
@@ -12,7 +14,7 @@ use leptos::prelude::*;
 
 use super::keys::{self, Chart, Source};
 use crate::mode_panel;
-use crate::runner::{Sliced, TaskHandle, spawn_sliced};
+use crate::runner::{Jobs, Sliced, TaskHandle, spawn_parallel};
 use crate::url_state::UrlState;
 
 /// A finished sweep.
@@ -71,6 +73,8 @@ pub struct Studies {
     pub spec: Memo<Result<SweepSpec, Error>>,
     /// The chart settings.
     pub chart: Memo<Option<Chart>>,
+    /// The user's own models and systems.
+    entries: Memo<fmperf_core::explore::UserEntries>,
     /// Where the run stands.
     pub run: RwSignal<Run>,
     /// The last finished sweep (kept while a new one runs, cleared when the spec is invalid).
@@ -100,12 +104,7 @@ impl Studies {
         // The user's own models and systems (Catalog view) are usable by name; counts may be typed
         // as `4k` or `1e3`.
         let entries = Memo::new(move |_| crate::storage::user_entries());
-        let spec = Memo::new(move |_| {
-            text.with(|t| {
-                let (m, s) = entries.with(|u| keys::user_refs(t, u));
-                keys::for_core(t).to_spec(m, s)
-            })
-        });
+        let spec = Memo::new(move |_| text.with(|t| entries.with(|u| fmperf_app::jobs::sweep_spec(t, u))));
         let chart = Memo::new(move |_| {
             let view = source.with(|s| match s {
                 Source::Preset(_, p) => Some(p.view.clone()),
@@ -120,6 +119,7 @@ impl Studies {
             text,
             spec,
             chart,
+            entries,
             run: RwSignal::new(Run::Idle),
             finished: RwSignal::new(None),
             handle: StoredValue::new_local(None),
@@ -138,15 +138,17 @@ impl Studies {
     /// Starts (or restarts) the sweep of `spec`.
     pub fn start(&self, spec: SweepSpec) {
         self.stop();
-        let sweep = match Sweep::new(spec) {
+        let sweep = match Sweep::new(spec.clone()) {
             Ok(s) => s,
             Err(_) => return,
         };
         let st = *self;
         let started = now_ms();
         st.run.set(Run::Running { done: 0, total: sweep.progress().1 });
-        let handle = spawn_sliced(
-            Task(sweep),
+        let jobs = self.jobs(spec);
+        let handle = spawn_parallel(
+            move || Task(sweep),
+            jobs,
             move |(done, total)| st.run.set(Run::Running { done, total }),
             move |result| {
                 st.finished.set(Some(Finished { result: Arc::new(result), elapsed_ms: now_ms() - started }));
@@ -154,6 +156,14 @@ impl Studies {
             },
         );
         self.handle.set_value(Some(handle));
+    }
+
+    /// The sweep of `spec` (the current text's) as chunks for the worker pool, when it has workers.
+    fn jobs(&self, spec: SweepSpec) -> Option<Jobs<SweepResult>> {
+        let workers = crate::pool::size()?;
+        let text = self.text.get_untracked();
+        let jobs = self.entries.with_untracked(|u| fmperf_app::jobs::sweep_jobs(&text, u, spec.point_count(), workers));
+        Some(Jobs::new(&jobs, move |answers| fmperf_app::jobs::merge_sweep(spec, answers)))
     }
 
     /// Stops the running sweep, if any.

@@ -82,7 +82,7 @@ impl BudgetUnit {
 
 /// The scenario as typed: one string per field. An empty `domain` means the system's own domain
 /// size; an empty `budget` the model's training budget (and then `budget_unit` is ignored).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ExploreFields {
     /// Model catalog id.
     pub model: String,

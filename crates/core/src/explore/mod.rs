@@ -48,4 +48,4 @@ pub use metrics::{MemoryFit, model_flops_utilisation, training_days};
 pub use own::{OwnConfig, OwnOutcome, evaluate_own};
 pub use priced::Detail;
 pub use report::{ConfigReport, MemoryPart, Placement, ReportContext, TimePart};
-pub use task::{ExploreResult, ExploreSearch};
+pub use task::{ExploreResult, ExploreSearch, ExploreShard};

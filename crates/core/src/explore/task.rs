@@ -4,7 +4,7 @@
 
 use super::inputs::ExploreSpec;
 use super::merge::{StrategyOutcome, merge};
-use crate::search::{Diagnosis, Ranked, Search, Widening};
+use crate::search::{Diagnosis, Ranked, Search, ShardState, Widening};
 use crate::{Error, Strategy};
 
 /// Everything one scenario's searches found.
@@ -44,6 +44,19 @@ pub struct ExploreSearch {
     searches: Vec<Option<Search>>,
     /// Index of the search being run.
     current: usize,
+    /// `(index, count)`: every strategy's search runs this shard of its candidates.
+    shard: (u64, u64),
+}
+
+/// What one shard of an [`ExploreSearch`] found: the strategies searched (a strategy whose search
+/// cannot be built is left out, the same way in every shard) and each one's [`ShardState`].
+/// Serialisable: shards run in the page's Web Workers and are merged by [`ExploreSearch::merged`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ExploreShard {
+    /// The strategies searched, in the scenario's order.
+    pub strategies: Vec<Strategy>,
+    /// Their shards' states, in the same order.
+    pub states: Vec<ShardState>,
 }
 
 impl ExploreSearch {
@@ -56,7 +69,54 @@ impl ExploreSearch {
             spec.search_spec(s).validate()?;
         }
         let searches = vec![None; spec.strategies.len()];
-        Ok(ExploreSearch { spec, searches, current: 0 })
+        Ok(ExploreSearch { spec, searches, current: 0, shard: (0, 1) })
+    }
+
+    /// This search restricted to shard `index` of `count` of every strategy's candidates
+    /// ([`Search::shard`]), before any step. Run every shard and merge them with
+    /// [`ExploreSearch::merged`]: the result equals the whole search's.
+    pub fn shard(mut self, index: u64, count: u64) -> Result<ExploreSearch, Error> {
+        if count == 0 || index >= count {
+            return Err(Error::invalid("shard", format!("{index}/{count}"), "index must be below a positive count"));
+        }
+        self.shard = (index, count);
+        Ok(self)
+    }
+
+    /// What this shard found (final once [`ExploreSearch::is_done`]).
+    pub fn shard_state(&self) -> ExploreShard {
+        ExploreShard {
+            strategies: self.spec.strategies.clone(),
+            states: self.searches.iter().flatten().map(Search::shard_state).collect(),
+        }
+    }
+
+    /// The whole search of `spec`, finished with the states of its shards `0..n` (each run to the
+    /// end, in shard order): the same state as one run over every candidate, so
+    /// [`ExploreSearch::result`], [`ExploreSearch::diagnose`] and
+    /// [`ExploreSearch::widening_notes`] answer as the single run does. Generates every strategy's
+    /// candidate list (no evaluation).
+    pub fn merged(spec: ExploreSpec, parts: &[ExploreShard]) -> Result<ExploreSearch, Error> {
+        let mut whole = ExploreSearch::new(spec)?;
+        while whole.searches.iter().any(Option::is_none) {
+            whole.step(0);
+        }
+        let strategies = &whole.spec.strategies;
+        if let Some(p) = parts.iter().find(|p| &p.strategies != strategies || p.states.len() != strategies.len()) {
+            return Err(Error::invalid(
+                "shard",
+                format!("{:?}", p.strategies),
+                format!("a shard searched other strategies than the whole search ({strategies:?})"),
+            ));
+        }
+        for (i, slot) in whole.searches.iter_mut().enumerate() {
+            let states: Vec<ShardState> = parts.iter().map(|p| p.states[i].clone()).collect();
+            if let Some(search) = slot.take() {
+                *slot = Some(search.merged(&states)?);
+            }
+        }
+        whole.current = whole.searches.len();
+        Ok(whole)
     }
 
     /// The scenario searched.
@@ -70,7 +130,8 @@ impl ExploreSearch {
         if let Some(i) = self.searches.iter().position(Option::is_none) {
             // `new` validated every spec, so this cannot fail; an empty space stands in if it did.
             // The search runs in the scenario's mode (see `super::mode`).
-            self.searches[i] = self.spec.search(self.spec.strategies[i]).ok();
+            let (index, count) = self.shard;
+            self.searches[i] = self.spec.search(self.spec.strategies[i]).and_then(|s| s.shard(index, count)).ok();
             if self.searches[i].is_none() {
                 self.searches.remove(i);
                 self.spec.strategies.remove(i);

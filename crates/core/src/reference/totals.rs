@@ -3,7 +3,7 @@
 use super::block::BlockSums;
 
 /// The reference's stats of one iteration on one device; field names are the reference's keys.
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Totals {
     /// Iteration time [s].
     pub t: f64,

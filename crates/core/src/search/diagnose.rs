@@ -5,7 +5,7 @@
 use super::space::{Rules, divisors};
 use super::widen::{search_space, usable_device_counts};
 use super::{ExecutionChoices, Search, SearchSpec};
-use crate::{Error, ModelShape, Strategy};
+use crate::{ModelShape, Strategy};
 
 /// Suggestions of each kind tried before giving up (bounds the work of a diagnosis).
 const MAX_TRIES: usize = 24;
@@ -235,7 +235,8 @@ impl Search {
             let reason = EmptyReason::OutOfMemory { least_gb: self.min_mem_gb, capacity_gb: capacity };
             (reason, self.memory_suggestions(uneven))
         } else {
-            let first = self.first_rejection.as_ref().map_or_else(|| "no reason given".to_string(), Error::to_string);
+            let first =
+                self.first_rejection.as_ref().map_or_else(|| "no reason given".to_string(), |(_, e)| e.to_string());
             (EmptyReason::Rejected { first }, Vec::new())
         };
         Some(Diagnosis { message: reason.message(), reason, suggestions })

@@ -24,13 +24,13 @@ use crate::extended::options::{Recompute, Sharding};
 pub const MAX_SEARCHED_INTERLEAVE: u64 = 8;
 
 /// One choice of execution, as priced (a field of each ranked configuration of an extended search).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Execution {
     /// Activation recomputation.
-    #[serde(serialize_with = "as_text")]
+    #[serde(serialize_with = "as_text", deserialize_with = "from_text")]
     pub recompute: Recompute,
     /// ZeRO stage / FSDP (`zero3`).
-    #[serde(serialize_with = "as_text")]
+    #[serde(serialize_with = "as_text", deserialize_with = "from_text")]
     pub sharding: Sharding,
     /// ZeRO-3 shard group [devices] (`None`: the whole data × context parallel group).
     pub shard_group: Option<u64>,
@@ -40,6 +40,17 @@ pub struct Execution {
 
 fn as_text<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(v)
+}
+
+/// Reads what [`as_text`] wrote.
+fn from_text<'de, T, D>(d: D) -> Result<T, D::Error>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+    D: serde::Deserializer<'de>,
+{
+    let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
+    text.parse().map_err(serde::de::Error::custom)
 }
 
 impl Execution {

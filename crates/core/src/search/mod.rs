@@ -205,7 +205,8 @@ pub struct Search {
     feasible: u64,
     min_mem_gb: f64,
     rejected: u64,
-    first_rejection: Option<Error>,
+    /// The first rejection in generation order: `(generation index, why)`.
+    first_rejection: Option<(u64, Error)>,
     top: TopK,
 }
 
@@ -380,7 +381,7 @@ impl Search {
                         Ok(o) => o,
                         Err(e) => {
                             self.rejected += 1;
-                            self.first_rejection.get_or_insert(e);
+                            self.first_rejection.get_or_insert((gi, e));
                             continue;
                         }
                     };
@@ -484,7 +485,7 @@ impl Search {
 
     /// Candidates extended mode rejected, and the first reason.
     pub fn rejections(&self) -> (u64, Option<&Error>) {
-        (self.rejected, self.first_rejection.as_ref())
+        (self.rejected, self.first_rejection.as_ref().map(|(_, e)| e))
     }
 
     /// The kept list with its generation indices (for [`merge_shards`]).
@@ -498,18 +499,113 @@ impl Search {
 /// order.
 pub fn merge_shards(shards: &[Search]) -> Option<SearchResult> {
     let first = shards.first()?;
-    let top = TopK::merge(first.spec.top_k, shards.iter().map(Search::top));
-    let min_mem = shards.iter().map(|s| s.min_mem_gb).fold(f64::INFINITY, f64::min);
+    let states: Vec<ShardState> = shards.iter().map(Search::shard_state).collect();
+    let all = ShardState::merge(first.spec.top_k, &states);
     Some(SearchResult {
         n_gpus: first.spec.n_gpus,
         devices_used: first.space.devices(),
         widening: first.widening,
-        candidates: shards.iter().map(|s| s.evaluated).sum(),
-        feasible: shards.iter().map(|s| s.feasible).sum(),
-        evaluations: shards.iter().map(|s| s.evaluations).sum(),
-        min_mem_gb: min_mem.is_finite().then_some(min_mem),
-        top: top.items().to_vec(),
+        candidates: all.evaluated,
+        feasible: all.feasible,
+        evaluations: all.evaluations,
+        min_mem_gb: all.min_mem_gb,
+        top: all.top.into_iter().map(|(_, r)| r).collect(),
     })
+}
+
+/// Where one shard of a search stands: its counters, its first rejection and its kept list, each
+/// with generation indices. Everything a merge needs to stand for the whole search
+/// ([`Search::merged`]); serialisable, so a shard can run elsewhere (the page's Web Workers, other
+/// processes) and be merged where the search started.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ShardState {
+    /// `(index, count)` of the shard.
+    pub shard: (u64, u64),
+    /// Candidates evaluated [count].
+    pub evaluated: u64,
+    /// Configurations priced [count].
+    pub evaluations: u64,
+    /// Candidates that fit [count].
+    pub feasible: u64,
+    /// The least memory per device of any candidate evaluated [GB].
+    pub min_mem_gb: Option<f64>,
+    /// Candidates extended mode rejected [count].
+    pub rejected: u64,
+    /// The first rejection: `(generation index, why)`.
+    pub first_rejection: Option<(u64, Error)>,
+    /// The kept list, best first: `(generation index, configuration)`.
+    pub top: Vec<(u64, Ranked)>,
+}
+
+impl ShardState {
+    /// The state of the union of `parts` (shards of one search): counts summed, the least memory,
+    /// the earliest rejection and the best `k` by throughput with ties in generation order, as one
+    /// run over every candidate keeps them.
+    pub fn merge(k: usize, parts: &[ShardState]) -> ShardState {
+        let tops: Vec<TopK> = parts.iter().map(|p| TopK::from_indexed(k, &p.top)).collect();
+        let min_mem = parts.iter().filter_map(|p| p.min_mem_gb).fold(f64::INFINITY, f64::min);
+        ShardState {
+            shard: (0, 1),
+            evaluated: parts.iter().map(|p| p.evaluated).sum(),
+            evaluations: parts.iter().map(|p| p.evaluations).sum(),
+            feasible: parts.iter().map(|p| p.feasible).sum(),
+            min_mem_gb: min_mem.is_finite().then_some(min_mem),
+            rejected: parts.iter().map(|p| p.rejected).sum(),
+            first_rejection: parts.iter().filter_map(|p| p.first_rejection.clone()).min_by_key(|(gi, _)| *gi),
+            top: TopK::merge(k, &tops).indexed().collect(),
+        }
+    }
+}
+
+impl Search {
+    /// This shard's state (final once [`Search::is_done`]).
+    pub fn shard_state(&self) -> ShardState {
+        ShardState {
+            shard: self.shard,
+            evaluated: self.evaluated,
+            evaluations: self.evaluations,
+            feasible: self.feasible,
+            min_mem_gb: self.min_mem_gb.is_finite().then_some(self.min_mem_gb),
+            rejected: self.rejected,
+            first_rejection: self.first_rejection.clone(),
+            top: self.top.indexed().collect(),
+        }
+    }
+
+    /// This whole search (not sharded, not stepped) finished with the states of its shards, each run
+    /// to the end: the same state as running every candidate here, so [`Search::result`] and
+    /// [`Search::diagnose`] answer as the single run does. `parts` must be the shards `0..n` of
+    /// one count `n`, each once, every one finished.
+    pub fn merged(mut self, parts: &[ShardState]) -> Result<Search, Error> {
+        let n = parts.len() as u64;
+        let complete = n > 0
+            && self.shard == (0, 1)
+            && self.evaluated == 0
+            && parts.iter().enumerate().all(|(i, p)| p.shard == (i as u64, n))
+            && parts.iter().all(|p| p.evaluated == self.space.len().saturating_sub(p.shard.0).div_ceil(n));
+        if !complete {
+            let got: Vec<String> = parts.iter().map(|p| format!("{}/{}", p.shard.0, p.shard.1)).collect();
+            return Err(Error::invalid(
+                "shard",
+                got.join(", "),
+                format!(
+                    "merging needs every shard i/n of one count n, in order, each finished ({} candidates)",
+                    self.space.len()
+                ),
+            ));
+        }
+        let all = ShardState::merge(self.spec.top_k, parts);
+        self.evaluated = all.evaluated;
+        self.evaluations = all.evaluations;
+        self.feasible = all.feasible;
+        self.min_mem_gb = all.min_mem_gb.unwrap_or(f64::INFINITY);
+        self.rejected = all.rejected;
+        self.first_rejection = all.first_rejection;
+        self.top = TopK::from_indexed(self.spec.top_k, &all.top);
+        self.cursor = (usize::MAX, 0);
+        self.position = self.space.len();
+        Ok(self)
+    }
 }
 
 fn ranked(c: Candidate, o: &Outcome, execution: Option<Execution>) -> Ranked {
@@ -531,7 +627,7 @@ struct ChooseState<'a> {
     feasible: &'a mut u64,
     min_mem_gb: &'a mut f64,
     rejected: &'a mut u64,
-    first_rejection: &'a mut Option<Error>,
+    first_rejection: &'a mut Option<(u64, Error)>,
 }
 
 /// Prices the execution choices of candidate `c` (generation index `gi`) with the bounds of
@@ -555,7 +651,7 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
         Ok(o) => o,
         Err(e) => {
             *st.rejected += 1;
-            st.first_rejection.get_or_insert(e);
+            st.first_rejection.get_or_insert((gi, e));
             return;
         }
     };

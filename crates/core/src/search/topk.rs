@@ -5,7 +5,7 @@ use crate::extended::moe::ExpertLayout;
 use crate::reference::{Candidate, Totals};
 
 /// A ranked configuration.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Ranked {
     /// The configuration.
     pub candidate: Candidate,
@@ -92,6 +92,20 @@ impl TopK {
     /// The kept entries, best first.
     pub fn items(&self) -> &[Ranked] {
         &self.items
+    }
+
+    /// The kept entries, best first, with their generation indices.
+    pub fn indexed(&self) -> impl Iterator<Item = (u64, Ranked)> + '_ {
+        self.order.iter().copied().zip(self.items.iter().copied())
+    }
+
+    /// A list keeping at most `k` entries holding `entries` (generation index, entry), best first
+    /// as [`TopK::indexed`] gives them.
+    pub fn from_indexed(k: usize, entries: &[(u64, Ranked)]) -> TopK {
+        let mut entries = entries.to_vec();
+        entries.truncate(k);
+        let (order, items) = entries.into_iter().unzip();
+        TopK { k, items, order, offered: 0 }
     }
 }
 

@@ -38,6 +38,6 @@ pub use axis::{Axis, AxisKey, AxisValue, SystemParam, ValueKind};
 pub use metric::{MemoryPart, Metric, TimePart};
 pub use point::{ExtendedInputs, PointInputs, PointLabels, SPARSITY_UNSUPPORTED, SUMMA_UNSUPPORTED};
 pub use result::{Best, PointResult, SECONDS_PER_DAY, Status, StrategyOutcome};
-pub use run::{Sweep, SweepResult};
+pub use run::{FoundPoint, Sweep, SweepResult};
 pub use spec::{BatchRule, Constraints, Shard, SweepSpec};
 pub use text::SweepText;

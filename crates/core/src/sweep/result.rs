@@ -13,7 +13,7 @@ use crate::search::Ranked;
 pub const SECONDS_PER_DAY: f64 = 86_400.0;
 
 /// Whether a point has a feasible configuration, and if not, why.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Status {
     /// A configuration fits in memory.
     Ok,
@@ -42,7 +42,7 @@ impl Status {
 }
 
 /// The search of one strategy at one point.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StrategyOutcome {
     /// The strategy.
     pub strategy: Strategy,
@@ -64,7 +64,7 @@ impl StrategyOutcome {
 }
 
 /// The fastest feasible configuration of a point and what follows from it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Best {
     /// Its strategy.
     pub strategy: Strategy,
@@ -77,10 +77,18 @@ pub struct Best {
     /// Achieved rate per device over the iteration [TFLOP/s]: work per device / iteration time.
     pub achieved_tflops: f64,
     /// Achieved rate of one block's forward pass on one micro-batch [TFLOP/s] (communication
-    /// inside the pass included, pipeline and data parallelism not).
+    /// inside the pass included, pipeline and data parallelism not). NaN when the point's full
+    /// evaluation failed (JSON: `null`).
+    #[serde(deserialize_with = "nan_if_null")]
     pub block_fwd_tflops: f64,
     /// Same for the backward pass [TFLOP/s].
+    #[serde(deserialize_with = "nan_if_null")]
     pub block_bwd_tflops: f64,
+}
+
+/// Reads a number that JSON writes as `null` when it is NaN.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(<Option<f64> as serde::Deserialize>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 impl Best {

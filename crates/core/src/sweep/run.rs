@@ -46,6 +46,8 @@ struct Job {
     members: Vec<Member>,
     /// Candidates per strategy, once planned.
     sizes: Option<Vec<u64>>,
+    /// Candidates walked so far (every strategy's space).
+    walked: u64,
 }
 
 impl Job {
@@ -112,7 +114,29 @@ pub struct Sweep {
     done_candidates: u64,
     cursor: Cursor,
     results: Vec<Option<PointResult>>,
+    /// Candidates walked by the job of each searched point (by local index; 0 otherwise).
+    walked: Vec<u64>,
     evaluators: Vec<CachedEvaluator>,
+}
+
+/// A searched point of a finished sweep shard: what its search found, without what the point's
+/// resolution gives (axis values, labels, inputs), which [`Sweep::absorb`] recomputes where the
+/// sweep started. Serialisable: shards run in the page's Web Workers.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FoundPoint {
+    /// Position in the whole sweep.
+    pub index: usize,
+    /// Feasible or why not.
+    pub status: Status,
+    /// Why the point has no configuration, in words.
+    pub reason: Option<String>,
+    /// The fastest feasible configuration.
+    pub best: Option<super::result::Best>,
+    /// The search of every strategy.
+    pub per_strategy: Vec<StrategyOutcome>,
+    /// Candidates walked by the pass over the point's search spaces (shared by the points that
+    /// differ only in configuration restrictions) [count].
+    pub walked: u64,
 }
 
 impl Sweep {
@@ -169,7 +193,7 @@ impl Sweep {
                 Some(j) => jobs[j].members.push(member),
                 None => {
                     slot.push(jobs.len());
-                    jobs.push(Job { members: vec![member], sizes: None });
+                    jobs.push(Job { members: vec![member], sizes: None, walked: 0 });
                 }
             }
         }
@@ -181,9 +205,71 @@ impl Sweep {
             planned_candidates: 0,
             done_candidates: 0,
             cursor: Cursor { job: 0, strategy: 0, space: None, position: (0, 0) },
+            walked: vec![0; results.len()],
             results,
             evaluators: Vec::new(),
         })
+    }
+
+    /// Runs to the end and returns what every searched point found (points whose inputs did not
+    /// resolve are left out: their result needs no search).
+    pub fn found(mut self) -> Vec<FoundPoint> {
+        while !self.step(1 << 20) {}
+        let walked = self.walked;
+        self.results
+            .into_iter()
+            .zip(walked)
+            .filter_map(|(r, walked)| {
+                let r = r.filter(|r| r.inputs.is_some())?;
+                let PointResult { index, status, reason, best, per_strategy, .. } = r;
+                Some(FoundPoint { index, status, reason, best, per_strategy, walked })
+            })
+            .collect()
+    }
+
+    /// This sweep (or shard), not stepped, finished with what its points' searches found
+    /// elsewhere (the [`FoundPoint`]s of shards covering its range, in any order): the result of
+    /// running it here, point for point, the candidates walked counted once per pass as one run
+    /// walks them. An error names the first point no shard found.
+    pub fn absorb(self, found: Vec<FoundPoint>) -> Result<SweepResult, Error> {
+        if self.planned != 0 || self.done_candidates != 0 {
+            return Err(Error::invalid(
+                "shard",
+                "(a stepped sweep)",
+                "only a sweep not yet run can take shards' results",
+            ));
+        }
+        let mut by_index: HashMap<usize, FoundPoint> = found.into_iter().map(|f| (f.index, f)).collect();
+        let mut results = self.results;
+        let mut candidates = 0u64;
+        for job in self.jobs {
+            let mut pass = None;
+            for m in job.members {
+                let index = self.range.start + m.local;
+                let f = by_index
+                    .remove(&index)
+                    .ok_or_else(|| Error::invalid("shard", index, "no shard found this point"))?;
+                if *pass.get_or_insert(f.walked) != f.walked {
+                    return Err(Error::invalid("shard", index, "shards walked different spaces for one pass"));
+                }
+                let mode = m.inputs.mode();
+                results[m.local] = Some(PointResult {
+                    index,
+                    values: m.values,
+                    labels: m.labels,
+                    inputs: Some(m.inputs),
+                    status: f.status,
+                    reason: f.reason,
+                    best: f.best,
+                    per_strategy: f.per_strategy,
+                    mode,
+                });
+            }
+            candidates += pass.unwrap_or(0);
+        }
+        let points: Option<Vec<PointResult>> = results.into_iter().collect();
+        let points = points.ok_or_else(|| Error::invalid("shard", "(missing point)", "every point needs a result"))?;
+        Ok(SweepResult { spec: self.spec, range: self.range, points, candidates })
     }
 
     /// The spec.
@@ -277,6 +363,7 @@ impl Sweep {
                 }
             }
         }
+        job.walked += walked;
         self.done_candidates += walked;
         match next {
             Some(pos) => {
@@ -327,7 +414,9 @@ impl Sweep {
 
     /// Turns the members of a finished job into results.
     fn finish_job(&mut self, j: usize) {
+        let walked = self.jobs[j].walked;
         for m in std::mem::take(&mut self.jobs[j].members) {
+            self.walked[m.local] = walked;
             let Member { local, values, labels, inputs, mut outcomes, top } = m;
             for (out, top) in outcomes.iter_mut().zip(top) {
                 out.best = top.items().first().copied();

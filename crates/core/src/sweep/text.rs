@@ -27,7 +27,7 @@ pub const DEFAULT_GPUS: u64 = 8;
 pub const DEFAULT_GLOBAL_BATCH: u64 = 4096;
 
 /// A sweep as key/value text.
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SweepText {
     /// Model catalog id.

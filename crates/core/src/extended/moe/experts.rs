@@ -9,7 +9,7 @@ use crate::extended::layout::Layout;
 use crate::moe_shape::MoeShape;
 
 /// The expert split of one layout. Degrees and shares in devices.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub struct ExpertLayout {
     /// Expert-parallel degree `e`: experts are spread over `e` ranks, `E/e` each.
     pub ep: u64,
