@@ -185,3 +185,45 @@ fn fp8_primary_weights_from_the_flag_and_megatron_bridge_recipes() {
     let e = launch::parse(&bad, Some("run.sh")).unwrap_err().to_string();
     assert!(e.contains("--fp8-param-gather"), "{e}");
 }
+
+#[test]
+fn torchtitan_compile_and_float8_follow_the_file() {
+    use fmperf_core::extended::Fusion;
+    let read = |text: &str| {
+        let sc = scenario(text, "t.toml");
+        (sc.options.fusion, sc.options.compiled_loss, sc.options.fp8_recipe, sc.options.precision)
+    };
+    // The example: compile.enable = false → eager PyTorch kernels, FP32 logits held.
+    assert_eq!(read(TORCHTITAN), (Fusion::Eager, false, Fp8Recipe::TransformerEngine, Precision::Bf16));
+    // Compiled with torchtitan's default components ["model", "loss"]: fused, loss compiled.
+    let on = TORCHTITAN.replace("[compile]\nenable = false", "[compile]\nenable = true");
+    assert_eq!(read(&on).0, Fusion::Fused);
+    assert!(read(&on).1);
+    let no_components = on.replace("components = [\"model\", \"loss\"]\n", "");
+    assert_eq!(read(&no_components).0, Fusion::Fused);
+    assert!(read(&no_components).1, "torchtitan's default components include the loss");
+    // Only the model compiled: the loss keeps its FP32 logits.
+    let model_only = on.replace("components = [\"model\", \"loss\"]", "components = [\"model\"]");
+    assert_eq!((read(&model_only).0, read(&model_only).1), (Fusion::Fused, false));
+    // Only the loss compiled: eager blocks.
+    let loss_only = on.replace("components = [\"model\", \"loss\"]", "components = [\"loss\"]");
+    assert_eq!((read(&loss_only).0, read(&loss_only).1), (Fusion::Eager, true));
+    // No [compile] at all: torchtitan's default, off, with a note.
+    let absent = TORCHTITAN.replace("[compile]\nenable = false\ncomponents = [\"model\", \"loss\"]\n", "");
+    let l = launch::parse(&absent, Some("t.toml")).unwrap();
+    assert!(l.notes.iter().any(|n| n.contains("compile.enable not given")), "{:?}", l.notes);
+    assert_eq!(read(&absent).0, Fusion::Eager);
+    // The older key `training.compile`, read with its note.
+    let old = absent.replace("[training]\n", "[training]\ncompile = true\n");
+    let l = launch::parse(&old, Some("t.toml")).unwrap();
+    assert!(l.notes.iter().any(|n| n.contains("PR #1033")), "{:?}", l.notes);
+    assert_eq!((read(&old).0, read(&old).1), (Fusion::Fused, true));
+    // Float8 (a converter) is torchao's recipe, not Transformer Engine's.
+    let fp8 = on.replace("flavor = \"8B\"", "flavor = \"8B\"\nconverters = [\"float8\"]");
+    assert_eq!((read(&fp8).2, read(&fp8).3), (Fp8Recipe::Torchao, Precision::Fp8));
+    // Malformed: an unknown component, a value that is not a boolean.
+    let bad = on.replace("components = [\"model\", \"loss\"]", "components = [\"model\", \"optimizer\"]");
+    assert_eq!(field_of(&bad, "t.toml").as_deref(), Some("compile.components"));
+    let bad = TORCHTITAN.replace("[compile]\nenable = false", "[compile]\nenable = \"sometimes\"");
+    assert_eq!(field_of(&bad, "t.toml").as_deref(), Some("compile.enable"));
+}

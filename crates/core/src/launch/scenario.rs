@@ -12,7 +12,7 @@ use super::{Format, Launch, experts};
 use crate::Error;
 use crate::catalog::Precision;
 use crate::extended::moe::ExpertLayout;
-use crate::extended::{AttentionKernel, ExtendedOptions, Fp8Recipe, Layout, Recompute, Sharding, Workload};
+use crate::extended::{AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, Layout, Recompute, Sharding, Workload};
 
 /// What the command line (or the page) sets beside the file; each wins over the file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -120,6 +120,18 @@ impl Scenario {
                 notes.push("fp8_param_gather has no effect without FP8 linear layers".into());
             }
         }
+        if let Some(compiled) = s.compiled.copied() {
+            opts.fusion = if compiled { Fusion::Fused } else { Fusion::Eager };
+            notes.push(if compiled {
+                "torch.compile: fused element-wise kernels (fusion=fused)".to_string()
+            } else {
+                "no torch.compile: eager PyTorch element-wise kernels (fusion=eager)".to_string()
+            });
+        }
+        if s.compiled_loss.copied() == Some(true) {
+            opts.compiled_loss = true;
+            notes.push("the loss is compiled with the model: no FP32 logits held (compiled_loss)".into());
+        }
         opts.recompute = s.recompute.copied().unwrap_or(Recompute::None);
         opts.sequence_parallel = s.sequence_parallel.copied().unwrap_or(false);
         opts.sharding = s.sharding.copied().unwrap_or(Sharding::Ddp);
@@ -129,6 +141,12 @@ impl Scenario {
                 notes.push("data_parallel_shard_degree is 1: plain data parallelism (no FSDP)".into());
             } else if replicate > 1 {
                 opts.shard_group = Some(shard * cp);
+            }
+            // torchtitan's Float8 is torchao's: weights and inputs cast on every pass, no
+            // persistent FP8 weight copy (see `Fp8Recipe::Torchao`).
+            if opts.precision == Precision::Fp8 {
+                opts.fp8_recipe = Fp8Recipe::Torchao;
+                notes.push("Float8 linear layers: torchao's recipe, cast on every pass (fp8_recipe=torchao)".into());
             }
             // torchtitan's models call `F.scaled_dot_product_attention` (or FlexAttention, also
             // FlashAttention-2 class): priced as such (see `AttentionKernel`).

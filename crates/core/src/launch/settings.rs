@@ -256,6 +256,13 @@ pub struct Settings {
     /// FP8 primary weights (`--fp8-param-gather`, `fp8_param_gather`; Megatron-Bridge's FP8
     /// mixed-precision recipes turn it on): read with FP8 precision as `fp8_recipe=te_fp8_weights`.
     pub fp8_weights: Slot<bool>,
+    /// The model's blocks run under `torch.compile` (torchtitan `[compile] enable`): fused
+    /// element-wise kernels; `false`: PyTorch eager kernels (`fusion=eager`). Unset: the
+    /// framework's own kernels (fused).
+    pub compiled: Slot<bool>,
+    /// The loss is compiled with the model (torchtitan `[compile] components` with `"loss"`, its
+    /// default): no FP32 logits held (`compiled_loss`).
+    pub compiled_loss: Slot<bool>,
     /// The system the file is meant for (a catalog id or spec).
     pub system: Slot<String>,
     /// Devices of the run.

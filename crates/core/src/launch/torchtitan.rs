@@ -119,6 +119,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
     let mut schedule: Option<(&'static str, bool, Origin)> = None;
     let mut ac_mode: Option<(String, Origin)> = None;
     let mut ac_option: Option<(String, Origin)> = None;
+    let mut components: Option<(String, Origin)> = None;
     for e in &entries {
         let o = Origin::new(e.key.clone(), e.line);
         let v = e.value.as_str();
@@ -178,6 +179,9 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                 }
                 schedule = Some((n, *multi, o));
             }
+            // `[compile] enable` (torchtitan since mid-2025) or the older `training.compile`.
+            ("compile", "enable") | ("training", "compile") => _ = l.settings.compiled.put(boolean(v, &o)?, &o),
+            ("compile", "components") => components = Some((v.to_string(), o)),
             ("activation_checkpoint", "mode") => ac_mode = Some((v.to_string(), o)),
             ("activation_checkpoint", "selective_ac_option") => ac_option = Some((v.to_string(), o)),
             _ => {
@@ -197,6 +201,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
         }
     }
     recompute(&mut l, ac_mode, ac_option)?;
+    compile(&mut l, components)?;
     if let Some((_, multi, o)) = schedule
         && multi
         && l.settings.layers_per_virtual_stage.get().is_none()
@@ -218,6 +223,51 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
         l.settings.sequence_parallel.put(false, &Origin::new("parallelism.tensor_parallel_degree", 0));
     }
     Ok(l)
+}
+
+/// What `torch.compile` covers: the blocks (fused element-wise kernels, [`crate::extended::Fusion`])
+/// and, with `"loss"` among `[compile] components` (torchtitan's default `["model", "loss"]`,
+/// `torchtitan/config/job_config.py`), the loss, so no FP32 logits are held (`compiled_loss`).
+/// Compilation off (torchtitan's default) runs eager PyTorch kernels. The older key
+/// `training.compile` compiled the loss too from April 2025 (torchtitan PR #1033); a file using it
+/// is read that way, and a note says so.
+fn compile(l: &mut Launch, components: Option<(String, Origin)>) -> Result<(), Error> {
+    if l.settings.compiled.get().is_none() {
+        l.settings.compiled.put(false, &Origin::new("compile.enable", 0));
+        l.notes.push("compile.enable not given: torchtitan's default, off (eager PyTorch kernels)".into());
+    }
+    let on = l.settings.compiled.copied() == Some(true);
+    let key = l.settings.compiled.origin.as_ref().map(|o| o.key.clone()).unwrap_or_default();
+    let loss = match &components {
+        Some((v, o)) => {
+            let names: Vec<String> = v
+                .split(|c: char| c == ',' || c == '[' || c == ']')
+                .map(|n| n.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
+                .filter(|n| !n.is_empty())
+                .collect();
+            if let Some(bad) = names.iter().find(|n| !matches!(n.as_str(), "model" | "loss")) {
+                return Err(o.error(bad, "the components torchtitan compiles are \"model\" and \"loss\""));
+            }
+            if on && !names.iter().any(|n| n == "model") {
+                l.notes.push(format!("{}: the blocks are not compiled, priced as eager kernels", o.key));
+                l.settings.compiled.put(false, o);
+            }
+            names.iter().any(|n| n == "loss")
+        }
+        None => true,
+    };
+    if on {
+        let o = components.as_ref().map_or_else(|| Origin::new(key.clone(), 0), |(_, o)| o.clone());
+        l.settings.compiled_loss.put(loss, &o);
+        if key == "training.compile" {
+            l.notes.push(
+                "training.compile: read as compiling the loss with the model, as torchtitan does since April 2025 \
+                 (PR #1033); older versions kept FP32 logits (switch compiled_loss=false)"
+                    .into(),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The model's shape from `model.name` and `model.flavor`.
@@ -304,7 +354,7 @@ fn reason(section: &str, leaf: &str) -> &'static str {
         ("training", "steps" | "warmup_steps") => why::LENGTH,
         ("training", "dataset" | "dataset_path") => why::DATA,
         ("training", "max_norm" | "seed" | "lr") => why::HYPERPARAMETER,
-        ("training", "compile" | "gc_freq" | "deterministic" | "mixed_precision_reduce") => why::KERNEL,
+        ("training", "gc_freq" | "deterministic" | "mixed_precision_reduce") => why::KERNEL,
         ("training", "enable_cpu_offload") => "affects memory and time, not modelled (CPU offload)",
         (_, "fsdp_reshard_after_forward") => {
             "affects memory, not modelled: fmperf's FSDP reshards after forward and gathers again for backward"
