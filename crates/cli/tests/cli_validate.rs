@@ -225,3 +225,33 @@ fn a_file_mixing_dense_and_moe_rows_reports_both() {
     assert!(moe.contains("mine-moe") && !moe.contains("mine-dense"), "{moe}");
     assert!(moe.contains("[8,1,1]"), "ep 8 read from expert_model_parallel_size: {moe}");
 }
+
+/// Runs fmperf was never fitted on, written as a user would: the rows read, the unstated pipeline
+/// schedule is named in each row's assumptions, and stating it is read.
+#[test]
+fn llama3_405b_runs_from_the_paper_read_and_say_what_they_assume() {
+    let text = include_str!("../../core/tests/data/llama3-405b-table4.json");
+    let p = temp_file("llama3-405b-table4.json", text);
+    let v = json(["validate", "--data", p.to_str().unwrap(), "--format", "json"]);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    let predicted = |rows: &[serde_json::Value]| -> Vec<f64> {
+        rows.iter().map(|r| r["predicted"].as_f64().unwrap_or_else(|| panic!("not evaluated: {r}"))).collect()
+    };
+    let plain = predicted(rows);
+    for r in rows {
+        let said = r["assumptions"].to_string();
+        assert!(said.contains("virtual pipeline stages not stated: plain 1F1B"), "{said}");
+        assert!(said.contains("micro-batch not stated"), "{said}");
+        assert!(r["error_loso"].as_f64().is_some_and(f64::is_finite), "{r}");
+    }
+    // Stated interleaving shrinks the bubble: every prediction rises.
+    let stated =
+        text.replace("\"data_parallel_size\"", "\"virtual_pipeline_model_parallel_size\": 4, \"data_parallel_size\"");
+    let p = temp_file("llama3-405b-table4-vpp4.json", &stated);
+    let v = json(["validate", "--data", p.to_str().unwrap(), "--format", "json"]);
+    let interleaved = predicted(v["rows"].as_array().unwrap());
+    for (a, b) in plain.iter().zip(&interleaved) {
+        assert!(b > &(a * 1.1), "interleave 4 should be read: {a} -> {b}");
+    }
+}

@@ -283,7 +283,15 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
                 notes.extend(note);
                 v
             }
-            None => 1,
+            None => {
+                if pp > 1 {
+                    notes.push(format!(
+                        "virtual pipeline stages not stated: plain 1F1B, a bubble of {} stage times per iteration",
+                        pp - 1
+                    ));
+                }
+                1
+            }
         },
     };
     let interleave = if pp > 1 { interleave.max(1) } else { 1 };
