@@ -31,6 +31,9 @@
 //! * FP8 recipe: torchao (casts in every pass) when the precision words name torchao/float8 or
 //!   the run is torchtitan's, else Transformer Engine;
 //! * FSDP words (not null, naming FSDP) → ZeRO-3, else the distributed optimizer (ZeRO-1);
+//! * `grad_reduce_in_fp32` said off (False/0/off) in the row's words → gradients reduced and kept
+//!   in the parameter type (the dense rows' reading,
+//!   [`super::parallel_words::says_16bit_grad_reduce`]);
 //! * dispatcher words: "deepep"/"hybridep"/"flex" → hierarchical (node-limited to `M` domains when
 //!   the router words say "top-M groups"), "allgather" → all-gather, else all-to-all; "overlap"
 //!   without "no"/"=0" → all-to-all overlap; "megablox"/"gmm"/"grouped_mm" or a torchtitan run →
@@ -50,7 +53,9 @@ use super::moe_flops::{FlopRules, model_flops_per_token};
 use crate::catalog::{self, MappingOptions, Precision};
 use crate::extended::memory::MemoryKind;
 use crate::extended::moe::{Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
-use crate::extended::{ExtendedOptions, Fp8Recipe, Hardware, Layout, Recompute, Sharding, Workload, evaluate};
+use crate::extended::{
+    ExtendedOptions, Fp8Recipe, GradReduce, Hardware, Layout, Recompute, Sharding, Workload, evaluate,
+};
 
 /// The MoE runs fmperf ships (53 rows from nine sources; each row names its source).
 pub const MOE_RUNS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/measured-moe-runs.json"));
@@ -472,10 +477,19 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         || prec_words.contains("float8")
         || super::words::Words::new(&attention_text).has("torchtitan");
     let fp8_recipe = if torchao { Fp8Recipe::Torchao } else { Fp8Recipe::TransformerEngine };
+    // A gradient reduction in the parameter type when the words say `grad_reduce_in_fp32` is off
+    // (the dense rows' reading): 16-bit gradient buffers.
+    let grad_reduce = if super::parallel_words::says_16bit_grad_reduce(&attention_text) {
+        notes.push("gradients reduced in the parameter type (`grad_reduce_in_fp32` off)".into());
+        GradReduce::Param
+    } else {
+        GradReduce::Auto
+    };
     let options = ExtendedOptions {
         precision,
         recompute,
         sharding,
+        grad_reduce,
         interleave: if pp > 1 { interleave } else { 1 },
         moe,
         attention_kernel,

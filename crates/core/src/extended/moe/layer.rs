@@ -17,7 +17,7 @@ use super::dispatch::{Exchange, exchange};
 use super::experts::ExpertLayout;
 use super::options::MoeOptions;
 use crate::extended::layout::Layout;
-use crate::extended::ops::{KeptBytes, OpKind, Operation};
+use crate::extended::ops::{KeptBytes, OpKind, Operation, saved_input};
 use crate::extended::pricing::{Pass, Pricing};
 use crate::extended::workload::Workload;
 use crate::moe_shape::MoeShape;
@@ -56,6 +56,27 @@ pub fn grouped_gemm_efficiency(m: f64) -> f64 {
 
 /// Bytes of one router probability kept per token and expert (FP32) [B].
 pub const ROUTER_PROB_BYTES: f64 = 4.0;
+
+/// Bytes the token permutation keeps per routed token copy for its backward [B]: the index map
+/// (an `int32` row id) and the copy's routing probability (FP32), 4 B each. A permutation is a
+/// gather, whose backward scatters the gradient by index and needs no token: Transformer Engine's
+/// fused permute (`moe_permute_fusion`, `_moe_permute_mask_map`) saves only its `row_id_map`, the
+/// unfused `index_select` its indices; Megatron-Core's grouped experts (`TEGroupedMLP`) weight
+/// the copies by their probabilities inside the activation (`weighted_bias_swiglu_impl`), so the
+/// unpermute and the combine exchange keep nothing of width `h` either.
+pub const PERMUTE_KEPT_BYTES_PER_COPY: f64 = 8.0;
+
+/// Bytes the routed experts keep for their backward, for `rows` token copies of width `h` through
+/// `gates` input matrices of width `f` (this rank's share of each expert) [B]: the first GEMM's
+/// input (the dispatched copies: 1 B per element when Transformer Engine's FP8 layers save their
+/// FP8 cast, else 16-bit; [`saved_input`]), its 16-bit output that the activation's backward
+/// reads (`gates·f` per copy), and the activation's output as the second GEMM's input (FP8 under
+/// Transformer Engine). The same rule as the dense MLP's operations
+/// ([`crate::extended::ops::mlp_operations`]) with the experts' tokens.
+pub fn routed_expert_kept_bytes(p: &Pricing, rows: f64, h: f64, f: f64, gates: f64) -> f64 {
+    let es = p.hw.element_bytes;
+    saved_input(p, rows * h * es).none + gates * f * rows * es + saved_input(p, rows * f * es).none
+}
 
 /// Where an MoE layer's time goes, per micro-batch, forward plus backward (recomputation not
 /// included) [s]. What the explorer's MoE breakdown shows.
@@ -169,9 +190,9 @@ pub fn moe_mlp_operations(
         overhead_s: fixed,
     };
 
-    // Each operation keeps its inputs for the backward: router probabilities, the shared experts'
-    // pre-activations and activation output, the dispatched token copies and combined outputs
-    // (h each), the routed experts' pre-activations and activation output.
+    // Each operation keeps what its backward reads ([`routed_expert_kept_bytes`] for the routed
+    // experts): router probabilities, the shared experts' pre-activations and activation output
+    // (FP8 under Transformer Engine), the permutation's index map and permuted probabilities.
     let kept = |bytes: f64| KeptBytes::recomputable(bytes);
     let linear = |name, pass: Pass, bytes: f64| Operation::new(name, OpKind::Matmul, pass, pass.times(2.0), bytes);
     let router_params = m.router_parameters(w.hidden);
@@ -187,12 +208,12 @@ pub fn moe_mlp_operations(
         ops.push(
             linear("moe_shared_experts", shared, bytes)
                 .owning(shared_params)
-                .keeping(kept((gates + 1.0) * fs / tp * full * es)),
+                .keeping(kept(gates * fs / tp * full * es + saved_input(p, fs / tp * full * es).none)),
         );
     }
     ops.push(
         Operation::new("moe_permute", OpKind::Elementwise, ew, ew.times(2.0), ew_bytes)
-            .keeping(kept(2.0 * copies * h * es)),
+            .keeping(kept(PERMUTE_KEPT_BYTES_PER_COPY * copies)),
     );
     // The all-to-all has no reference collective kind: its time is the exposed exchange, its
     // bytes what this rank sends per direction (dispatch + combine).
@@ -207,7 +228,7 @@ pub fn moe_mlp_operations(
     ops.push(
         linear(EXPERTS_OP, experts, expert_bytes)
             .owning(expert_params)
-            .keeping(kept((gates + 1.0) * fe_local * rows * es)),
+            .keeping(kept(routed_expert_kept_bytes(p, rows, h, fe_local, gates))),
     );
     ops.push(Operation::new(
         "moe_layer_overhead",
@@ -290,6 +311,38 @@ mod tests {
         // Parameters: one expert per rank, 3·h·f_e; router h·E.
         assert_eq!(c.expert_parameters, 3.0 * h * f);
         assert_eq!(c.dense_parameters, h * 8.0);
+    }
+
+    #[test]
+    fn kept_activations_by_hand() {
+        // Mixtral on 8 ranks of ep 8, one sequence of 4096 tokens each, forced balance: T = 4096
+        // tokens, k = 2 → 8192 copies of h = 4096 through experts of f = 14336 (gated).
+        let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
+        let (w, m) = mixtral();
+        let (t, h, f, copies) = (4096.0, 4096.0, 14336.0, 8192.0);
+        let mo = MoeOptions { load: Load::Forced, ..Default::default() };
+        let kept = |hw: &Hardware| {
+            let opts = ExtendedOptions::realistic();
+            let p = Pricing { hw, opts: &opts };
+            let el = ExpertLayout::fold(&layout, &m, 8, 1).unwrap();
+            let (ops, c) = moe_mlp_operations(&w, &m, &layout, &el, &p, &mo, (0.0, 0.0));
+            let of = |name: &str| ops.iter().find(|o| o.name == name).unwrap().kept.none;
+            (of("moe_router"), of("moe_permute"), of("moe_dispatch_combine"), of(EXPERTS_OP), c.activation_bytes)
+        };
+        let bf16 = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let (router, permute, exchange, experts, total) = kept(&bf16);
+        // Router: FP32 probabilities T·E·4 B; permute: index and probability, 8 B per copy; the
+        // exchange nothing; experts: input 2 B·h, pre-activation 2 B·2f, activation 2 B·f per copy.
+        assert_eq!(router, t * 8.0 * 4.0);
+        assert_eq!(permute, copies * 8.0);
+        assert_eq!(exchange, 0.0);
+        assert_eq!(experts, copies * 2.0 * (h + 3.0 * f));
+        assert_eq!(total, router + permute + experts);
+        // Transformer Engine FP8: the two GEMM inputs are kept as their 1-byte casts.
+        let fp8 = Hardware { operand_bytes: 1.0, ..bf16 };
+        let (_, permute8, _, experts8, _) = kept(&fp8);
+        assert_eq!(permute8, permute);
+        assert_eq!(experts8, copies * (h + 2.0 * 2.0 * f + f));
     }
 
     #[test]
