@@ -196,6 +196,9 @@ pub struct Operation {
     /// / MLP-up projections, all-gathers), 0 for saved outputs, the share of a fused matmul whose
     /// part is recomputed.
     pub op_recompute: f64,
+    /// Fraction of the forward that runs again under selective recomputation: 0 but for the
+    /// operations of Megatron-Core's recompute modules ([`super::moe::RecomputeModules`]).
+    pub selective_recompute: f64,
 }
 
 impl Operation {
@@ -210,6 +213,7 @@ impl Operation {
             parameters: 0.0,
             kept: KeptBytes::default(),
             op_recompute: 0.0,
+            selective_recompute: 0.0,
         }
     }
 
@@ -223,6 +227,14 @@ impl Operation {
         self
     }
 
+    /// Under selective recomputation (a recompute module): keeps `bytes` and reruns `fraction` of
+    /// its forward.
+    pub(crate) fn selective_policy(mut self, bytes: f64, fraction: f64) -> Operation {
+        self.kept.selective = bytes;
+        self.selective_recompute = fraction;
+        self
+    }
+
     /// Under the operator-level policy: keeps `bytes` and reruns `fraction` of its forward.
     pub(crate) fn op_policy(mut self, bytes: f64, fraction: f64) -> Operation {
         self.kept.op = bytes;
@@ -232,13 +244,15 @@ impl Operation {
 
     /// The fraction of the forward that runs again before the backward under `policy` (full
     /// recomputation reruns the whole block, its collectives included; with flash attention
-    /// selective recomputation costs nothing extra; the operator-level policy reruns what it does
-    /// not save, [`Self::op_recompute`]).
+    /// selective recomputation costs nothing extra but for recompute modules,
+    /// [`Self::selective_recompute`]; the operator-level policy reruns what it does not save,
+    /// [`Self::op_recompute`]).
     pub fn recomputed(&self, policy: Recompute) -> f64 {
         match policy {
             Recompute::Full => 1.0,
             Recompute::Op => self.op_recompute,
-            Recompute::None | Recompute::Selective => 0.0,
+            Recompute::Selective => self.selective_recompute,
+            Recompute::None => 0.0,
         }
     }
 }

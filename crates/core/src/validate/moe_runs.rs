@@ -24,13 +24,18 @@
 //! * recompute words: the dense rows' reader ([`super::recompute_words::read_recompute`]: a value
 //!   opening with "none" is none, `--recompute-num-layers 0` is none, Megatron's selective modules
 //!   selective, MaxText's `custom` policy — every tensor rematerialised unless listed — full);
-//!   blank → none; a stated level whose memory estimate exceeds [`MEMORY_CONTRADICTION_FACTOR`] ×
-//!   the device's memory cannot be what ran: the least deeper level that fits, noted;
+//!   blank → none; under selective, the Megatron-Core recompute modules the words name
+//!   (`mla_up_proj`, `moe_act`, `moe`; [`RecomputeModules`]); a stated level whose memory
+//!   estimate exceeds [`MEMORY_CONTRADICTION_FACTOR`] × the device's memory cannot be what ran:
+//!   the least deeper level that fits, noted;
 //! * micro-batch: the stated one, per data-parallel replica, unless the stated accumulation makes
 //!   it per device (`G = dp·grad_accum·tp·m`: `tp·m` per replica, MaxText's per-device batch);
 //! * FP8 recipe: torchao (casts in every pass) when the precision words name torchao/float8 or
 //!   the run is torchtitan's, else Transformer Engine;
 //! * FSDP words (not null, naming FSDP) → ZeRO-3, else the distributed optimizer (ZeRO-1);
+//! * `grad_reduce_in_fp32` said off (False/0/off) in the row's words → gradients reduced and kept
+//!   in the parameter type (the dense rows' reading,
+//!   [`super::parallel_words::says_16bit_grad_reduce`]);
 //! * dispatcher words: "deepep"/"hybridep"/"flex" → hierarchical (node-limited to `M` domains when
 //!   the router words say "top-M groups"), "allgather" → all-gather, else all-to-all; "overlap"
 //!   without "no"/"=0" → all-to-all overlap; "megablox"/"gmm"/"grouped_mm" or a torchtitan run →
@@ -49,8 +54,10 @@ use super::recompute_words::read_recompute;
 use super::moe_flops::{FlopRules, model_flops_per_token};
 use crate::catalog::{self, MappingOptions, Precision};
 use crate::extended::memory::MemoryKind;
-use crate::extended::moe::{Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
-use crate::extended::{ExtendedOptions, Fp8Recipe, Hardware, Layout, Recompute, Sharding, Workload, evaluate};
+use crate::extended::moe::{Dispatcher, Load, Mla, MoeOptions, MoeShape, RecomputeModules, Router};
+use crate::extended::{
+    ExtendedOptions, Fp8Recipe, GradReduce, Hardware, Layout, Recompute, Sharding, Workload, evaluate,
+};
 
 /// The MoE runs fmperf ships (53 rows from nine sources; each row names its source).
 pub const MOE_RUNS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/measured-moe-runs.json"));
@@ -421,6 +428,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         notes.extend(reading.note);
     }
     let recompute = reading.level;
+    let recompute_modules = recompute_modules_of(&rec, recompute, &mut notes);
     let fsdp = words(p, "fsdp");
     let sharding = if fsdp.contains("fsdp") { Sharding::Zero3 } else { Sharding::Zero1 };
     let disp = words(p, "dispatcher");
@@ -452,8 +460,14 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let kernel_words = format!("{disp}; {}", words(&top, "framework"));
     let one_grouped_kernel = ["megablox", "gmm", "grouped_mm", "torchtitan"].iter().any(|k| kernel_words.contains(k))
         || words(&top, "source").contains("torchtitan");
-    let moe =
-        MoeOptions { load, dispatcher, a2a_overlap: overlap_on(&disp), one_grouped_kernel, ..MoeOptions::default() };
+    let moe = MoeOptions {
+        load,
+        dispatcher,
+        a2a_overlap: overlap_on(&disp),
+        one_grouped_kernel,
+        recompute_modules,
+        ..MoeOptions::default()
+    };
     let interleave = int(p, "interleave_vpp").unwrap_or(1).max(1);
     // The attention kernel, from the row's words as for dense rows (framework, notes, source).
     // (`source` as words or as its object's text: title, where, address.)
@@ -472,10 +486,19 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         || prec_words.contains("float8")
         || super::words::Words::new(&attention_text).has("torchtitan");
     let fp8_recipe = if torchao { Fp8Recipe::Torchao } else { Fp8Recipe::TransformerEngine };
+    // A gradient reduction in the parameter type when the words say `grad_reduce_in_fp32` is off
+    // (the dense rows' reading): 16-bit gradient buffers.
+    let grad_reduce = if super::parallel_words::says_16bit_grad_reduce(&attention_text) {
+        notes.push("gradients reduced in the parameter type (`grad_reduce_in_fp32` off)".into());
+        GradReduce::Param
+    } else {
+        GradReduce::Auto
+    };
     let options = ExtendedOptions {
         precision,
         recompute,
         sharding,
+        grad_reduce,
         interleave: if pp > 1 { interleave } else { 1 },
         moe,
         attention_kernel,
@@ -516,13 +539,30 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     })
 }
 
+/// Megatron-Core's selective-recompute modules the recompute words name (`mla_up_proj`,
+/// `moe_act`, `moe` as a word of its own — `--recompute-modules` / `recompute_modules`), in effect
+/// when the level read is selective; noted.
+fn recompute_modules_of(rec: &str, level: Recompute, notes: &mut Vec<String>) -> RecomputeModules {
+    if level != Recompute::Selective {
+        return RecomputeModules::default();
+    }
+    let w = super::words::Words::new(rec);
+    let t = &w.tokens;
+    let moe_alone = t.iter().enumerate().any(|(i, x)| x == "moe" && t.get(i + 1).is_none_or(|n| n != "act"));
+    let m = RecomputeModules { mla_up_proj: w.has("mla up proj"), moe_act: w.has("moe act"), moe: moe_alone };
+    if m != RecomputeModules::default() {
+        notes.push(format!("selective recompute modules: {}", m.names()));
+    }
+    m
+}
+
 /// How many times its device's memory a configuration's estimate may reach and still be read as
-/// stated [dimensionless]. The memory estimate of Mixture-of-Experts runs is conservative: runs of
-/// the shipped file that ran as stated are estimated at up to 2.4× their device's memory
-/// (Megatron keeps fewer MoE activations than the estimate counts: FP8 inputs, fused permutes,
-/// recomputed activation functions), so only an estimate beyond three times the device's memory
-/// contradicts the stated configuration.
-pub const MEMORY_CONTRADICTION_FACTOR: f64 = 3.0;
+/// stated [dimensionless]. With the MoE activations counted as Megatron-Core keeps them (routed
+/// experts' FP8 inputs, fused permutes, recompute modules), the Megatron rows of the shipped file
+/// are estimated at up to 1.09× their device's memory at the device level (allocator and
+/// communicator overheads included), 1.32× for the one that offloads expert activations to the
+/// host (not modelled); a stated level estimated beyond 1.5× cannot have run.
+pub const MEMORY_CONTRADICTION_FACTOR: f64 = 1.5;
 
 /// The recomputation a measured run must have used: the stated one unless its memory estimate
 /// exceeds [`MEMORY_CONTRADICTION_FACTOR`] × the device's memory — a run that was measured fitted

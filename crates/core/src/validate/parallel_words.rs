@@ -246,6 +246,17 @@ pub fn read_state_facts(precision: Option<&str>, optimizer: Option<&str>) -> Sta
     }
 }
 
+/// Whether the words turn Megatron's FP32 gradient reduction off: its gradient buffer (and the
+/// data-parallel reduction) is FP32 only with `grad_reduce_in_fp32` (Megatron-Core's
+/// `DistributedDataParallelConfig`) / `--accumulate-allreduce-grads-in-fp32`; a run that says it
+/// is `False`/`0`/`off` allocates the buffer in the parameter type (16-bit gradients).
+pub fn says_16bit_grad_reduce(text: &str) -> bool {
+    let said = Words::new(text);
+    ["grad reduce in fp32", "accumulate allreduce grads in fp32"]
+        .iter()
+        .any(|f| ["false", "0", "off"].iter().any(|no| said.has(&format!("{f} {no}"))))
+}
+
 /// Slices (TPU ICI domains joined by the data-centre network) the words give: the degree after
 /// `dcn` (MaxText's `dcn_data_parallelism`, "DCN data parallel = 2"), or a count before
 /// `slices`/`pods` ("2 slices", "4 pods"). `None`: the words state no slice count.

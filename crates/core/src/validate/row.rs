@@ -302,12 +302,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     // Engine; a chunked cross-entropy is taken as torchtune's 8 chunks; async TP overlaps the TP
     // collectives.
     let precision_words = Words::new(run.precision.as_deref().unwrap_or(""));
-    // Megatron's gradient buffer (and its reduction) is FP32 only with `grad_reduce_in_fp32` /
-    // `--accumulate-allreduce-grads-in-fp32`; a run that says it is off keeps 16-bit gradients.
-    let said = Words::new(&[other.as_str(), &run.notes.join("; ")].join("; "));
-    let sixteen_bit_grads = ["grad reduce in fp32", "accumulate allreduce grads in fp32"]
-        .iter()
-        .any(|f| ["false", "0", "off"].iter().any(|no| said.has(&format!("{f} {no}"))));
+    let sixteen_bit_grads =
+        super::parallel_words::says_16bit_grad_reduce(&[other.as_str(), &run.notes.join("; ")].join("; "));
     let grad_reduce = if (precision_words.any(&["fp16", "float16", "pure"]) || sixteen_bit_grads) && !states.pure_16bit
     {
         GradReduce::Param

@@ -19,6 +19,21 @@ use crate::extended::pricing::Pricing;
 use crate::extended::workload::Workload;
 use crate::moe_shape::Mla;
 
+/// Megatron-Core's `mla_up_proj` recompute module under selective recomputation: the query and
+/// key/value up-projections (RoPE applied with them) run again before the backward, and their
+/// outputs — the Q, K, V the core attention saves — are freed after the forward
+/// (`CheckpointWithoutOutput` in `MultiLatentAttention`): the up-projections keep their latent
+/// inputs and rerun their forward, the core keeps none of Q, K, V.
+fn up_projections_recomputed(ops: &mut [Operation]) {
+    for op in ops.iter_mut() {
+        match op.name {
+            "mla_q_up" | "mla_q_proj" | "mla_kv_up" => *op = op.selective_policy(op.kept.selective, 1.0),
+            "attention" => *op = op.selective_policy(0.0, 0.0),
+            _ => {}
+        }
+    }
+}
+
 /// The MLA sub-layer of one block of `w` under `layout` as operations: the block's attention norm
 /// and tensor-parallel collectives ([`sublayer`]) around the query path (down-projection, latent
 /// norm, up-projection; or one projection without a query rank), the key/value path
@@ -65,10 +80,12 @@ pub fn mla_operations(w: &Workload, m: &Mla, layout: &Layout, p: &Pricing) -> Ve
     let core_fwd = p.attention(tflop, bytes, s_q, seq);
     let core_bwd = p.attention(tflop * FLASH_BACKWARD_FACTOR, bytes * FLASH_BACKWARD_FACTOR, s_q, seq);
     let qkv_kept = heads_local * (2.0 * dqk + dv) * tokens * es;
-    inner.push(
-        Operation::new("attention", OpKind::Attention, core_fwd, core_bwd, bytes)
-            .keeping(KeptBytes::recomputable(qkv_kept)),
-    );
+    let core = Operation::new("attention", OpKind::Attention, core_fwd, core_bwd, bytes)
+        .keeping(KeptBytes::recomputable(qkv_kept));
+    inner.push(core);
+    if p.opts.moe.recompute_modules.mla_up_proj {
+        up_projections_recomputed(&mut inner);
+    }
     // Context parallelism passes K (width d_qk) and V (d_v) per local head: their mean per tensor.
     let kv_local = heads_local * (dqk + dv) / 2.0;
     inner.extend(context_parallel(w, layout, p, kv_local, core_fwd.compute_s, core_bwd.compute_s));
@@ -87,6 +104,25 @@ mod tests {
     use crate::extended::options::ExtendedOptions;
     use crate::moe_shape::tests::dsv3;
 
+    /// DeepSeek-V3's shape with dense blocks (only its MLA matters here), one 4096-token sequence.
+    fn dsv3_attention(mla: Mla) -> Workload {
+        Workload {
+            seq_len: 4096,
+            hidden: 7168,
+            heads: 128,
+            kv_heads: 128,
+            head_dim: 56,
+            layers: 61,
+            ffn_hidden: 18432,
+            gated_mlp: true,
+            vocab: None,
+            moe: None,
+            mla: Some(mla),
+            mtp_layers: 0,
+            tied_embeddings: false,
+        }
+    }
+
     fn price(w: &Workload, mla: &Mla, layout: &Layout) -> (f64, f64, f64, f64) {
         let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
         let opts = ExtendedOptions::realistic();
@@ -104,23 +140,36 @@ mod tests {
     }
 
     #[test]
+    fn mla_up_proj_recompute_by_hand() {
+        use crate::extended::moe::RecomputeModules;
+        use crate::extended::options::Recompute;
+        // DeepSeek-V3's MLA, one sequence of 4096 tokens on one BF16 H200, selective recomputation.
+        let (_, mla) = dsv3();
+        let w = dsv3_attention(mla);
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let layout = Layout::placed(1, 1, 1, 1, 1, 1, 8);
+        let ops_with = |mla_up_proj| {
+            let mut opts = ExtendedOptions { recompute: Recompute::Selective, ..ExtendedOptions::realistic() };
+            opts.moe.recompute_modules = RecomputeModules { mla_up_proj, ..Default::default() };
+            mla_operations(&w, &mla, &layout, &Pricing { hw: &hw, opts: &opts })
+        };
+        let kept = |ops: &[Operation]| ops.iter().map(|o| o.kept.under(Recompute::Selective)).sum::<f64>();
+        let rerun =
+            |ops: &[Operation]| ops.iter().map(|o| o.fwd.tflop * o.recomputed(Recompute::Selective)).sum::<f64>();
+        let (plain, up) = (ops_with(false), ops_with(true));
+        // Q, K, V of 128 heads (widths 192, 192, 128) × 4096 tokens × 2 B are no longer kept…
+        let s = 4096.0;
+        assert!((kept(&plain) - kept(&up) - 128.0 * (192.0 + 192.0 + 128.0) * s * 2.0).abs() < 1.0);
+        // …and the up-projections run again: 2·s·(1536·128·192 + 512·128·(128 + 128)).
+        assert_eq!(rerun(&plain), 0.0);
+        let want = 2.0 * s * (1536.0 * 24576.0 + 512.0 * 32768.0) * 1e-12;
+        assert!((rerun(&up) - want).abs() < 1e-9, "{} vs {want}", rerun(&up));
+    }
+
+    #[test]
     fn deepseek_v3_mla_flops_by_hand() {
         let (_, mla) = dsv3();
-        let w = Workload {
-            seq_len: 4096,
-            hidden: 7168,
-            heads: 128,
-            kv_heads: 128,
-            head_dim: 56,
-            layers: 61,
-            ffn_hidden: 18432,
-            gated_mlp: true,
-            vocab: None,
-            moe: None,
-            mla: Some(mla),
-            mtp_layers: 0,
-            tied_embeddings: false,
-        };
+        let w = dsv3_attention(mla);
         let (proj, core_fwd, core_bwd, params) = price(&w, &mla, &Layout::placed(1, 1, 1, 1, 1, 1, 8));
         let s = 4096.0;
         // Projections: 2·s·(7168·1536 + 1536·128·192 + 7168·576 + 512·128·256 + 128·128·7168).

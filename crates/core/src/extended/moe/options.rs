@@ -124,6 +124,54 @@ pub struct MoeOptions {
     /// The local experts' GEMMs run as one grouped kernel (torchtitan's `torch._grouped_mm`,
     /// MaxText's megablox `gmm`, a CUTLASS grouped GEMM): no per-expert issue time.
     pub one_grouped_kernel: bool,
+    /// Megatron-Core's selective-recomputation modules of an MoE model's blocks, in effect under
+    /// selective recomputation ([`crate::extended::Recompute::Selective`]); none by default.
+    pub recompute_modules: RecomputeModules,
+}
+
+/// Megatron-Core's selective-recomputation modules (`--recompute-modules`, `recompute_modules` of
+/// `TransformerConfig`, with `--recompute-granularity selective`) that change what an MoE model's
+/// block keeps: each named sub-module's output is freed after the forward and recomputed before
+/// its backward (`CheckpointWithoutOutput`, or a checkpoint of the whole MoE layer). `core_attn`
+/// (the default) keeps nothing extra with flash attention and `layernorm` / `mlp` are not modelled
+/// apart (see the fields).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecomputeModules {
+    /// `mla_up_proj`: the latent attention's query and key/value up-projections (with RoPE) run
+    /// again; their outputs, the core attention's saved Q, K, V, are not kept.
+    pub mla_up_proj: bool,
+    /// `moe_act`: the routed experts' activation runs again; its output (the second GEMM's
+    /// input) is not kept.
+    pub moe_act: bool,
+    /// `moe`: the whole MoE MLP (router, dispatch, experts, combine, shared experts) runs again;
+    /// only its input is kept.
+    pub moe: bool,
+}
+
+impl RecomputeModules {
+    /// The modules' names, `+`-joined (`none` when there are none).
+    pub fn names(&self) -> String {
+        let on: Vec<&str> = [(self.mla_up_proj, "mla_up_proj"), (self.moe_act, "moe_act"), (self.moe, "moe")]
+            .iter()
+            .filter(|(b, _)| *b)
+            .map(|(_, n)| *n)
+            .collect();
+        if on.is_empty() { "none".into() } else { on.join("+") }
+    }
+
+    /// Reads `none` or a `+`-joined list of `mla_up_proj`, `moe_act`, `moe`.
+    fn parse(v: &str) -> Result<RecomputeModules, Error> {
+        let mut m = RecomputeModules::default();
+        for name in v.split('+').map(str::trim).filter(|n| *n != "none") {
+            match name {
+                "mla_up_proj" => m.mla_up_proj = true,
+                "moe_act" => m.moe_act = true,
+                "moe" => m.moe = true,
+                _ => return Err(bad("recompute_modules", v, "must be none or mla_up_proj, moe_act, moe joined by +")),
+            }
+        }
+        Ok(m)
+    }
 }
 
 /// Bytes per element of an FP8 dispatch with one FP32 scale per 128 elements [B].
@@ -141,6 +189,7 @@ impl Default for MoeOptions {
             layer_overhead_s: super::layer::FITTED_LAYER_OVERHEAD_S,
             expert_gemm_issue_s: super::layer::FITTED_EXPERT_GEMM_ISSUE_S,
             one_grouped_kernel: false,
+            recompute_modules: RecomputeModules { mla_up_proj: false, moe_act: false, moe: false },
         }
     }
 }
@@ -182,6 +231,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("layer_overhead", "fixed time of one MoE layer per micro-batch, fwd+bwd, in seconds (default: fitted)"),
     ("expert_gemm_issue", "host time to issue one expert GEMM, in seconds (default: fitted)"),
     ("grouped_kernel", "on/off (default off): the experts' GEMMs run as one grouped kernel (no per-expert issue)"),
+    (
+        "recompute_modules",
+        "none (default) or mla_up_proj+moe_act+moe: Megatron-Core selective-recompute modules (with recompute selective)",
+    ),
 ];
 
 impl MoeOptions {
@@ -233,6 +286,7 @@ impl MoeOptions {
                 "layer_overhead" => self.layer_overhead_s = real("layer_overhead", &value, 0.0, 1.0)?,
                 "expert_gemm_issue" => self.expert_gemm_issue_s = real("expert_gemm_issue", &value, 0.0, 0.01)?,
                 "grouped_kernel" => self.one_grouped_kernel = on_off("grouped_kernel", &value)?,
+                "recompute_modules" => self.recompute_modules = RecomputeModules::parse(&value)?,
                 _ => {
                     let known: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
                     return Err(Error::UnknownField {
@@ -271,6 +325,10 @@ impl fmt::Display for MoeOptions {
         write!(f, ",layer_overhead={}", self.layer_overhead_s)?;
         write!(f, ",expert_gemm_issue={}", self.expert_gemm_issue_s)?;
         write!(f, ",grouped_kernel={}", onoff(self.one_grouped_kernel))?;
+        // Written when set (the default's text stays as it was).
+        if self.recompute_modules != RecomputeModules::default() {
+            write!(f, ",recompute_modules={}", self.recompute_modules.names())?;
+        }
         Ok(())
     }
 }
@@ -296,6 +354,13 @@ mod tests {
             Some("moe.expert_gemm_issue")
         );
         assert_eq!(MoeOptions::default().with_text("epp=2").unwrap_err().field(), Some("moe.epp"));
+        let r = MoeOptions::default().with_text("recompute_modules=mla_up_proj+moe_act").unwrap();
+        assert_eq!(r.recompute_modules, RecomputeModules { mla_up_proj: true, moe_act: true, moe: false });
+        assert_eq!(MoeOptions::default().with_text(&r.to_string()).unwrap(), r);
+        assert_eq!(
+            MoeOptions::default().with_text("recompute_modules=attn").unwrap_err().field(),
+            Some("moe.recompute_modules")
+        );
     }
 
     #[test]
