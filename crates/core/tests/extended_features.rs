@@ -78,9 +78,10 @@ fn zero_stages_shard_weights_gradients_and_optimizer_by_dp() {
     assert_eq!(z1.wts_grad_mem, z0.wts_grad_mem);
     assert!(rel(z2.wts_grad_mem, z0.wts_grad_mem / 8.0) < 1e-12);
     // ZeRO-3/FSDP (changed on purpose, issue 18 §1): FP32 sharded parameters (the master copy,
-    // 4 B / dp) and the last block's 16-bit weights still gathered at the loss.
-    let block_bytes = w.block_parameters(true, true) * 2.0 * 1e-9;
-    assert!(rel(z3.wts_mem, 2.0 * z0.wts_mem / 8.0 + block_bytes) < 1e-12);
+    // 4 B / dp) and, gathered at the loss in 16 bits, the last block and FSDP's root unit (the
+    // embedding and output head, never resharded after the forward).
+    let gathered_bytes = (w.block_parameters(true, true) + 2.0 * w.vocab_parameters()) * 2.0 * 1e-9;
+    assert!(rel(z3.wts_mem, 2.0 * z0.wts_mem / 8.0 + gathered_bytes) < 1e-12);
     // … and pays its gathers every micro-batch.
     assert!(z3.t_dp_comm > z1.t_dp_comm);
 }

@@ -78,7 +78,8 @@ const RESIDUAL_ELEMENTS_PER_H: f64 = 3.0;
 ///   plain activation (GELU) is one kernel either way (read 1, write 1).
 ///
 /// Korthikanti et al. 2022 (arXiv:2205.05198, §4.1) count the same tensors for memory: each
-/// element-wise primitive of an unfused block keeps (and moves) its own input.
+/// element-wise primitive of an unfused block keeps (and moves) its own input. What that adds to
+/// the kept activations is [`EAGER_NORM_EXTRA_BYTES`] and [`eager_activation_extra`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ElementwiseTraffic {
     /// A norm, per element of `h` (read and write included).
@@ -111,6 +112,21 @@ impl ElementwiseTraffic {
     pub fn activation(&self, gated: bool) -> f64 {
         if gated { self.gated_activation } else { self.plain_activation }
     }
+}
+
+/// Bytes per element of `h` an eager RMSNorm keeps beyond a fused norm (which keeps its 16-bit
+/// input and a per-token `rsqrt`): autograd saves the FP32 upcast (4 B, for `pow` and the `rsqrt`
+/// multiply) and the normalised output before the weight multiply (2 B) instead of the 16-bit
+/// input (2 B); in FP32 training the upcast is the input itself and the normalised output 4 B:
+/// 4 B more either way [B]. Checked on torchtune's Llama 3.2 3B table (eager 64.4 GB against
+/// compiled 54.8 GB: 6.8 h-vectors of 2 B per token and block; 2 norms × 2 + f/h = 6.67).
+pub const EAGER_NORM_EXTRA_BYTES: f64 = 4.0;
+
+/// Elements per element of the FFN width an eager activation keeps beyond a fused one: the gated
+/// product `silu(gate) * up` saves the `silu` output for its backward (1; fused, it is
+/// recomputed from the saved gate); a plain activation keeps its input either way (0).
+pub fn eager_activation_extra(fusion: Fusion, gated: bool) -> f64 {
+    if fusion == Fusion::Eager && gated { 1.0 } else { 0.0 }
 }
 
 /// What an operation is.
@@ -393,6 +409,14 @@ pub(crate) fn sublayer(
             ("mlp_norm", "mlp_all_gather", "mlp_reduce_scatter", "mlp_residual", KeptBytes::recomputable(input))
         }
     };
+    // Eager norms keep their FP32 upcast and normalised output too (not under the operator-level
+    // policy, which recomputes them, nor full recomputation).
+    let kept = if p.opts.fusion == Fusion::Eager {
+        let extra = EAGER_NORM_EXTRA_BYTES * s.h * s.tokenwise;
+        KeptBytes { none: kept.none + extra, selective: kept.selective + extra, ..kept }
+    } else {
+        kept
+    };
     let mut ops = Vec::with_capacity(inner.len() + 4);
     let norm_elements = ElementwiseTraffic::of(p.opts.fusion).norm;
     // Under the operator-level policy the norm runs again; the attention norm's input is the
@@ -482,7 +506,7 @@ pub fn mlp_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operati
     let mlp_in = matmul(p, "mlp_in_proj", tokens, h, gates * f / tp)
         .keeping(saved_input(p, input))
         .op_policy(f / tp * tokens * es, if gated { 1.0 - 1.0 / gates } else { 0.0 });
-    let pre = gates * f / tp * tokens * es;
+    let pre = (gates + eager_activation_extra(o.fusion, gated)) * f / tp * tokens * es;
     let per_element = ElementwiseTraffic::of(o.fusion).activation(gated);
     let activation = elementwise(p, "mlp_activation", per_element * f / tp * tokens * es)
         .keeping(KeptBytes::recomputable(pre))

@@ -434,6 +434,14 @@ pub struct ExtendedOptions {
     /// soon as the gradient is complete, so no model-wide gradient buffer is held (only with a
     /// single micro-batch per step and no sharded gradient reduction).
     pub optimizer_in_backward: bool,
+    /// Every `.grad` freed after the optimizer step (PyTorch's `optimizer.zero_grad()`, which sets
+    /// gradients to `None` by default since PyTorch 2.0: the loops of torchtitan, torchtune,
+    /// litgpt): with one micro-batch per step no gradient exists at the loss, and the backward
+    /// allocates each block's gradients as it frees that block's activations, so the peak is the
+    /// larger of the loss (states without gradients + activations + logits) and the backward's end
+    /// (states with gradients). Off: Megatron-LM's and DeepSpeed's contiguous gradient buffers,
+    /// allocated once and zeroed in place.
+    pub grads_freed: bool,
     /// Chunks the output head's logits and the cross-entropy are computed in (torchtune's chunked
     /// loss, fused linear-cross-entropy kernels): the FP32 logits held at once shrink by this
     /// factor. 1: the whole `tokens × vocabulary` at once.
@@ -486,6 +494,7 @@ impl ExtendedOptions {
             reshard_after_forward: true,
             grad_accumulation_buffer: false,
             optimizer_in_backward: false,
+            grads_freed: false,
             loss_chunks: 1,
             compiled_loss: false,
             fusion: Fusion::Fused,
@@ -566,7 +575,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 32);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 33);
         let bad = ExtendedOptions { weight_sparsity: 1.0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("weight_sparsity"));
     }

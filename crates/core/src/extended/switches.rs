@@ -82,7 +82,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`]).
-pub const SWITCHES: [SwitchInfo; 32] = [
+pub const SWITCHES: [SwitchInfo; 33] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -268,6 +268,14 @@ pub const SWITCHES: [SwitchInfo; 32] = [
         "Optimizer step in backward",
         "each gradient applied and freed as soon as it is complete: no model-wide gradient memory",
         "off: torchtune's optimizer_in_bwd and PyTorch's post-accumulate-grad hooks are opt-in",
+    ),
+    toggle(
+        "grads_freed",
+        "Gradients freed between steps",
+        "every gradient freed after the optimizer step (zero_grad sets them to None): with one micro-batch per \
+         step none is held at the loss, the backward's gradients take the place of its freed activations",
+        "off: Megatron-LM and DeepSpeed keep one contiguous gradient buffer; PyTorch-native loops (torchtitan, \
+         torchtune, litgpt) free them (PyTorch >= 2.0 default)",
     ),
     SwitchInfo {
         key: "loss_chunks",
@@ -457,6 +465,7 @@ impl ExtendedOptions {
             "reshard_after_forward" => on_off(self.reshard_after_forward),
             "grad_accumulation_buffer" => on_off(self.grad_accumulation_buffer),
             "optimizer_in_backward" => on_off(self.optimizer_in_backward),
+            "grads_freed" => on_off(self.grads_freed),
             "loss_chunks" => self.loss_chunks.to_string(),
             "compiled_loss" => on_off(self.compiled_loss),
             "fusion" => self.fusion.as_str().to_string(),
@@ -526,6 +535,7 @@ impl ExtendedOptions {
             "reshard_after_forward" => self.reshard_after_forward = toggle()?,
             "grad_accumulation_buffer" => self.grad_accumulation_buffer = toggle()?,
             "optimizer_in_backward" => self.optimizer_in_backward = toggle()?,
+            "grads_freed" => self.grads_freed = toggle()?,
             "loss_chunks" => self.loss_chunks = parse_count(info, &field, value)?,
             "compiled_loss" => self.compiled_loss = toggle()?,
             "fusion" => self.fusion = value.parse::<Fusion>().map_err(named)?,

@@ -142,6 +142,10 @@ impl Scenario {
             } else if replicate > 1 {
                 opts.shard_group = Some(shard * cp);
             }
+            // torchtitan's loop calls `optimizers.zero_grad()` before each step: no gradient
+            // buffer outlives the step (see `ExtendedOptions::grads_freed`).
+            opts.grads_freed = true;
+            notes.push("torchtitan frees the gradients between steps (zero_grad): grads_freed".into());
             // torchtitan's Float8 is torchao's: weights and inputs cast on every pass, no
             // persistent FP8 weight copy (see `Fp8Recipe::Torchao`).
             if opts.precision == Precision::Fp8 {

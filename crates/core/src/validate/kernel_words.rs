@@ -10,7 +10,10 @@
 //!    fused, even when `eager` also appears (a comparison named in the notes);
 //! 2. they say `eager`, or name compilation or fusion only negated (`without torch.compile`,
 //!    `no compile`, `compile off`, `unfused`): eager, noted;
-//! 3. otherwise fused, the usual setting of the frameworks the measured runs come from
+//! 3. they name a PyTorch-native training loop ([`PYTORCH_NATIVE_LOOPS`]: torchtitan, torchtune,
+//!    litgpt, Hugging Face's Trainer), which compiles only when asked (`compile` is off by
+//!    default in each): eager, noted;
+//! 4. otherwise fused, the usual setting of the frameworks the measured runs come from
 //!    (Megatron-LM, NeMo, MaxText, Composer with fused kernels), unnoted.
 
 use super::words::Words;
@@ -100,6 +103,11 @@ const FUSED_WORDS: [&str; 15] = [
     "cuda graphs",
 ];
 
+/// Training loops written in plain PyTorch: eager unless compiled, `.grad` freed by `zero_grad`
+/// between steps, no gradient buffer of their own.
+pub const PYTORCH_NATIVE_LOOPS: [&str; 6] =
+    ["torchtitan", "torchtune", "litgpt", "hugging face", "hf trainer", "transformers trainer"];
+
 /// The fusion of a run described by `words` (its notes, framework and other parallel words),
 /// with a note when the reading is not the default.
 pub fn read_fusion(words: &Words) -> (Fusion, Option<String>) {
@@ -112,6 +120,12 @@ pub fn read_fusion(words: &Words) -> (Fusion, Option<String>) {
     if words.affirms("eager") || negated {
         let why = if words.affirms("eager") { "the words say eager" } else { "compilation or fusion is negated" };
         return (Fusion::Eager, Some(format!("{why}: eager PyTorch kernels (unfused element-wise traffic)")));
+    }
+    if let Some(f) = PYTORCH_NATIVE_LOOPS.iter().find(|f| words.has(f)) {
+        return (
+            Fusion::Eager,
+            Some(format!("`{f}` compiles only when asked and no compilation is named: eager kernels")),
+        );
     }
     (Fusion::Fused, None)
 }

@@ -21,6 +21,7 @@
 //! FP16 on parts without BF16), noted. FP4 formats are read as FP8 (the nearest the model prices),
 //! noted.
 
+use super::kernel_words::PYTORCH_NATIVE_LOOPS;
 use super::words::Words;
 use crate::catalog::{CatalogSystem, Precision};
 use crate::extended::Sharding;
@@ -257,6 +258,35 @@ pub fn says_16bit_grad_reduce(text: &str) -> bool {
         .any(|f| ["false", "0", "off"].iter().any(|no| said.has(&format!("{f} {no}"))))
 }
 
+/// Frameworks with a contiguous gradient buffer, allocated once and zeroed in place.
+const GRAD_BUFFER_FRAMEWORKS: [&str; 5] = ["megatron", "nemo", "deepspeed", "maxtext", "jax"];
+
+/// Whether the run's training loop frees its gradients between steps
+/// ([`crate::extended::ExtendedOptions::grads_freed`]): the stack words name a PyTorch-native
+/// loop ([`PYTORCH_NATIVE_LOOPS`], or lightning-thunder's, which calls it too) and no framework
+/// with its own gradient buffer, or say
+/// `set_to_none` outright (`set_to_none=False` keeps them); noted when on.
+pub fn read_grads_freed(stack: &Words) -> (bool, Option<String>) {
+    if stack.any(&["set to none false", "set to none 0"]) {
+        return (false, None);
+    }
+    if stack.has("set to none") {
+        return (true, Some("gradients set to None between steps (zero_grad set_to_none)".into()));
+    }
+    if stack.any(&GRAD_BUFFER_FRAMEWORKS) {
+        return (false, None);
+    }
+    match PYTORCH_NATIVE_LOOPS.iter().chain(&["lightning thunder"]).find(|f| stack.has(f)) {
+        Some(f) => (
+            true,
+            Some(format!(
+                "`{f}` frees its gradients between steps (zero_grad: none held at the loss with one micro-batch)"
+            )),
+        ),
+        None => (false, None),
+    }
+}
+
 /// Slices (TPU ICI domains joined by the data-centre network) the words give: the degree after
 /// `dcn` (MaxText's `dcn_data_parallelism`, "DCN data parallel = 2"), or a count before
 /// `slices`/`pods` ("2 slices", "4 pods"). `None`: the words state no slice count.
@@ -356,6 +386,21 @@ mod tests {
         assert!(f.pure_16bit);
         let f = read_state_facts(Some("bf16 mixed"), Some("AdamW fused into backward (optimizer_in_bwd=True)"));
         assert!(f.optimizer_in_backward && !f.pure_16bit);
+    }
+
+    #[test]
+    fn grads_freed_by_the_loop_the_words_name() {
+        let freed = |t: &str| read_grads_freed(&Words::new(t)).0;
+        assert!(freed("torchtitan 9dec370; torch.compile"));
+        assert!(freed("lightning-thunder benchmark_litgpt.py, compile=inductor"));
+        assert!(freed("torchtune full_finetune_single_device"));
+        assert!(freed("custom loop, optimizer.zero_grad(set_to_none=True)"));
+        assert!(!freed("custom loop, optimizer.zero_grad(set_to_none=False)"));
+        assert!(!freed("bigscience Megatron-DeepSpeed (Feb 2022)"));
+        assert!(!freed("Megatron-Bridge (NeMo) on Megatron Core"));
+        // A comparison with a PyTorch-native loop does not free Megatron's buffer.
+        assert!(!freed("Megatron-LM; same model as the torchtitan run"));
+        assert!(!freed(""));
         assert!(!read_state_facts(Some("FP8 with bf16 mixed; fp32 main params"), Some("Adam")).pure_16bit);
         assert_eq!(read_interleave("AsyncTP; interleaved 1F1B").map(|x| x.0), Some(2));
         assert_eq!(read_interleave("interleaved schedule, 4 virtual stages").map(|x| x.0), Some(4));

@@ -35,8 +35,8 @@ use super::hardware_words::read_hardware_words;
 use super::kernel_words::{read_attention_kernel, read_compiled_loss, read_fp8_recipe, read_fusion};
 use super::metric::{MetricReading, read_metric};
 use super::parallel_words::{
-    ShardingInput, ShardingReading, StateFacts, read_interleave, read_precision, read_sharding, read_slices,
-    read_state_facts,
+    ShardingInput, ShardingReading, StateFacts, read_grads_freed, read_interleave, read_precision, read_sharding,
+    read_slices, read_state_facts,
 };
 use super::recompute_words::{RecomputeReading, read_recompute};
 use super::schema::{Interleave, MeasuredRun};
@@ -321,6 +321,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     }
     let (compiled_loss, loss_note) = read_compiled_loss(&stack_words);
     notes.extend(loss_note);
+    let (grads_freed, grads_note) = read_grads_freed(&stack_words);
+    notes.extend(grads_note);
     // The attention kernel: the same words plus the tags and the source's title and address
     // (a framework is often named only there).
     let attention_text = [
@@ -344,6 +346,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         fp8_recipe,
         optimizer_states: if states.pure_16bit { OptimizerStates::PureBf16 } else { OptimizerStates::Fp32Master },
         optimizer_in_backward: states.optimizer_in_backward,
+        grads_freed,
         grad_accumulation_buffer: states.fp32_grad_accumulation || fsdp_pipelined,
         loss_chunks: if other_words.any(&["chunked cross entropy", "chunked loss"]) { 8 } else { 1 },
         compiled_loss,
