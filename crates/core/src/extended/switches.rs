@@ -295,7 +295,7 @@ pub const SWITCHES: [SwitchInfo; 33] = [
         key: "fusion",
         label: "Kernel fusion",
         what: "element-wise work in fused kernels, or eager PyTorch (one kernel per primitive: more HBM traffic in \
-               norms, RoPE, SwiGLU)",
+               norms, RoPE, SwiGLU; each norm's FP32 upcast and the silu output kept for the backward)",
         kind: SwitchKind::Choice(FUSION),
         source: "fused: Megatron-LM, NeMo (Transformer Engine), MaxText (XLA) and torch.compile fuse them",
     },
