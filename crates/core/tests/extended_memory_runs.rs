@@ -45,7 +45,7 @@ fn memory_errors_per_source_and_the_fragmentation_fit() {
     }
     // The shipped constant is the fit's.
     assert!((fit.value - FRAGMENTATION).abs() < 1e-9, "refit gives {}", fit.value);
-    // Issue 18 asks 8 % leave-one-source-out: 6.1 % held out (6.0 % in-sample) today.
+    // Issue 18 asks 8 % leave-one-source-out: 6.0 % held out (5.9 % in-sample) today.
     let loso = fit.leave_one_source_out.mape.unwrap();
     assert!(loso <= 0.08, "leave-one-source-out memory MAPE {loso}");
     assert!(fit.in_sample.mape.unwrap() <= 0.08, "in-sample memory MAPE {:?}", fit.in_sample.mape);
@@ -53,7 +53,7 @@ fn memory_errors_per_source_and_the_fragmentation_fit() {
     let report = validate(&shipped_memory_runs(), Mode::Extended);
     let headline = report.summary.memory.stats.mape.unwrap();
     assert!((headline - loso).abs() < 1e-9, "report {headline} vs fit {loso}");
-    // Issue 18: no source's held-out mean error beyond ±15 % (torchtune −9.6 %, Megatron-Bridge
+    // Issue 18: no source's held-out mean error beyond ±15 % (torchtune −6.5 %, Megatron-Bridge
     // +6.4 % with FP8 primary weights, torchtitan −2.8 %, lightning-thunder −1.2 %).
     for s in &report.summary.memory.per_source {
         let mean = s.stats.mean_error.unwrap_or(0.0);

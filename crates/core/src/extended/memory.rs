@@ -74,7 +74,7 @@ const LOSS_FP32_BYTES_PER_LOGIT: f64 = 8.0;
 /// measured memory runs as `fmperf validate` reads them (every row with a figure that ran; only
 /// the peak-reserved and nvidia-smi rows depend on it; test `extended_memory_runs`): 0.19.
 /// Refitted without each source in turn it stays within 0.18–0.20, and the leave-one-source-out
-/// memory mean |error| is 6.1 % (in-sample 6.0 %) over 101 rows.
+/// memory mean |error| is 6.0 % (in-sample 5.9 %) over 101 rows.
 pub const FRAGMENTATION: f64 = 0.19;
 
 /// CUDA context per process [GB]: kernel images and runtime state outside PyTorch's allocator

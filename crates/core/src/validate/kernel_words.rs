@@ -209,11 +209,18 @@ fn version_after(words: &Words, name: &str) -> Option<(u32, u32)> {
     Some((major, minor.parse().ok()?))
 }
 
+/// Words saying the cross-entropy is computed in chunks of the output (torchtune's
+/// `CEWithChunkedOutputLoss`, a chunked or fused linear-cross-entropy loss).
+pub const CHUNKED_LOSS_WORDS: [&str; 3] = ["chunked cross entropy", "chunked loss", "chunked output loss"];
+
 /// Whether a run's cross-entropy was compiled with its model, from its framework, notes and other
 /// words (`stack`), with a note saying why:
 /// 1. a compiled loss stated (`compiled loss`, `compile loss`, `compile_loss` affirmed): yes;
 /// 2. compilation not affirmed: no;
-/// 3. torchtune: its recipes compile the loss whenever `compile=True` (`training.compile_loss`);
+/// 3. torchtune: its recipes compile the loss whenever `compile=True` (`training.compile_loss`),
+///    but only the chunked loss ([`CHUNKED_LOSS_WORDS`] affirmed: `CEWithChunkedOutputLoss`)
+///    upcasts inside the compiled function; without it torchtune's `TransformerDecoder` returns
+///    `self.output(h).float()`, so the FP32 logits exist outside the compiled loss: no;
 /// 4. torchtitan: its loss is compiled with the model since April 2025 (see
 ///    [`TORCHTITAN_COMPILED_LOSS_SINCE`]): yes when the stack is dated from then (a date in the
 ///    words, torch ≥ 2.8, torchtitan ≥ 0.1) or undated (today's torchtitan), no when dated
@@ -228,7 +235,10 @@ pub fn read_compiled_loss(stack: &Words) -> (bool, Option<String>) {
         return (false, None);
     }
     if stack.has("torchtune") {
-        return (true, Some("torchtune compiles the loss with the model (compile_loss)".into()));
+        if !CHUNKED_LOSS_WORDS.iter().any(|w| stack.affirms(w)) {
+            return (false, None);
+        }
+        return (true, Some("torchtune compiles its chunked loss with the model (compile_loss)".into()));
     }
     if stack.has("torchtitan") {
         let month = stack_month(stack);
@@ -284,8 +294,11 @@ mod tests {
         assert!(!read("torchtitan 2c8b594 + torch 2.9.0.dev20250811"));
         assert!(!read("torchtune full_finetune_single_device"));
         assert!(!read("torchtitan; torch.compile off"));
-        // torchtune compiles its loss with the model.
-        assert!(read("torchtune full_finetune_single_device + torch.compile"));
+        // torchtune compiles its loss with the model; only the chunked loss upcasts inside it (the
+        // plain decoder returns FP32 logits).
+        assert!(read("torchtune full_finetune_single_device + torch.compile; chunked cross entropy true"));
+        assert!(!read("torchtune full_finetune_single_device + torch.compile; chunked cross entropy false"));
+        assert!(!read("torchtune full_finetune_single_device + torch.compile"));
         // torchtitan: from April 2025 (a dated nightly, torch ≥ 2.8, torchtitan ≥ 0.1, or undated).
         assert!(read("torchtitan 2c8b594 + torch 2.9.0.dev20250811+rocm6.4 + torchao 0.13.0; torch.compile"));
         assert!(read("torchtitan v0.1.0; compile"));

@@ -32,7 +32,9 @@
 
 use super::convention::ConventionShape;
 use super::hardware_words::read_hardware_words;
-use super::kernel_words::{read_attention_kernel, read_compiled_loss, read_fp8_recipe, read_fusion};
+use super::kernel_words::{
+    CHUNKED_LOSS_WORDS, read_attention_kernel, read_compiled_loss, read_fp8_recipe, read_fusion,
+};
 use super::metric::{MetricReading, read_metric};
 use super::parallel_words::{
     ShardingInput, ShardingReading, StateFacts, read_grads_freed, read_interleave, read_precision, read_sharding,
@@ -348,7 +350,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         optimizer_in_backward: states.optimizer_in_backward,
         grads_freed,
         grad_accumulation_buffer: states.fp32_grad_accumulation || fsdp_pipelined,
-        loss_chunks: if other_words.any(&["chunked cross entropy", "chunked loss"]) { 8 } else { 1 },
+        loss_chunks: if CHUNKED_LOSS_WORDS.iter().any(|w| other_words.affirms(w)) { 8 } else { 1 },
         compiled_loss,
         tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
         fusion,
