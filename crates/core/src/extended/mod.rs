@@ -79,6 +79,7 @@ pub use hardware::Hardware;
 pub use layout::{Layout, Placement};
 pub use memory::{MemoryEstimate, MemoryKind, MemoryPart, memory_estimate};
 pub use options::{
-    AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, OptimizerStates, Recompute, Sharding,
+    AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, HardwareChoices, ModelFeatures, OptimizerStates,
+    Recompute, Sharding,
 };
 pub use workload::Workload;
