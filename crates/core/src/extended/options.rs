@@ -620,6 +620,34 @@ mod tests {
     }
 
     #[test]
+    fn realistic_composes_the_groups_with_todays_defaults() {
+        let o = ExtendedOptions::realistic();
+        assert_eq!(o.model, ModelFeatures::realistic());
+        assert_eq!(o.hardware, HardwareChoices::realistic());
+        // The defaults of the two groups, by switch key, as the text form writes them.
+        let fitted = |x: f64| x.to_string();
+        let expected = [
+            ("causal", "on".to_string()),
+            ("grouped_query_attention", "on".into()),
+            ("gated_mlp", "on".into()),
+            ("embeddings_and_head", "on".into()),
+            ("weight_sparsity", "0".into()),
+            ("precision", "bf16".into()),
+            ("matmul_efficiency", fitted(super::super::efficiency::FITTED_MATMUL_EFFICIENCY)),
+            ("attention_efficiency", fitted(super::super::efficiency::FITTED_ATTENTION_EFFICIENCY)),
+            ("measured_ceiling", "on".into()),
+            ("gemm_half_dim", fitted(super::super::efficiency::FITTED_GEMM_HALF_DIM)),
+            ("attention_half_seq", fitted(super::super::efficiency::FITTED_ATTENTION_HALF_SEQ)),
+            ("memory_bound_ops", "on".into()),
+            ("zero3_per_nic", "on".into()),
+            ("memory_overheads", "on".into()),
+        ];
+        for (key, value) in expected {
+            assert_eq!(o.value_of(key), Some(value), "{key}");
+        }
+    }
+
+    #[test]
     fn validation() {
         assert!(ExtendedOptions::realistic().validate().is_ok());
         let bad = ExtendedOptions {

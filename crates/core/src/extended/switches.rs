@@ -624,12 +624,26 @@ mod tests {
 
     #[test]
     fn every_switch_reads_and_writes_its_field() {
+        // Set to its default, a switch leaves the options as they are; set to another value, it
+        // reads back that value and is the only switch that differs: `set_switch` and `value_of`
+        // reach the same field, in whichever group (`model`, `hardware`, execution) it lives.
         let d = ExtendedOptions::realistic();
         for s in SWITCHES {
             let v = d.value_of(s.key).unwrap();
             let mut o = d;
             o.set_switch(s.key, &v).unwrap();
             assert_eq!(o, d, "{}", s.key);
+            let other = match s.kind {
+                SwitchKind::Toggle => (if v == "on" { "off" } else { "on" }).to_string(),
+                SwitchKind::Choice(names) => names.iter().find(|n| **n != v).unwrap().to_string(),
+                SwitchKind::Number { min, max, .. } => ((min + max) / 2.0).to_string(),
+                SwitchKind::Count { min, .. } => (min + 1).to_string(),
+                SwitchKind::CountOrAll => "8".to_string(),
+            };
+            o.set_switch(s.key, &other).unwrap();
+            assert_eq!(o.value_of(s.key).as_deref(), Some(other.as_str()), "{}", s.key);
+            assert_eq!(o.to_text(), format!("{}={other}", s.key));
+            assert_eq!(ExtendedOptions::from_text(&o.to_text()).unwrap(), o, "{}", s.key);
         }
         assert_eq!(d.to_text(), "");
         assert_eq!(ExtendedOptions::from_text("").unwrap(), d);
