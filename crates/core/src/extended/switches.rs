@@ -1,9 +1,11 @@
-//! The switches of extended mode as data: one [`SwitchInfo`] per field of [`ExtendedOptions`]
-//! (key, label, what it models, kind of value, where the default comes from), their values as text
-//! (`get`/`set` by key), and the text form of a whole setting, `key=value,key=value` with only the
-//! switches that differ from [`ExtendedOptions::realistic`] — what the CLI's `--ext` flag and the
-//! page's `ext` URL key hold. Every view (CLI help, the studies and explorer panels, the
-//! validation page) lists the switches from [`SWITCHES`], so none can be forgotten.
+//! The switches of extended mode as data: one [`SwitchInfo`] per field of [`ExtendedOptions`] and
+//! of its groups `model` ([`super::options::ModelFeatures`]) and `hardware`
+//! ([`super::options::HardwareChoices`]), keyed by the bare field name (key, label, what it
+//! models, kind of value, where the default comes from), their values as text (`get`/`set` by
+//! key), and the text form of a whole setting, `key=value,key=value` with only the switches that
+//! differ from [`ExtendedOptions::realistic`] — what the CLI's `--ext` flag and the page's `ext`
+//! URL key hold. Every view (CLI help, the studies and explorer panels, the validation page) lists
+//! the switches from [`SWITCHES`], so none can be forgotten.
 //!
 //! Values: toggles `on`/`off` (also `true`/`false`, `1`/`0`, `yes`/`no`), choices by name
 //! (`recompute=full`, `sharding=fsdp`), numbers as decimals (`matmul_efficiency=0.7`,
@@ -52,7 +54,8 @@ pub enum SwitchKind {
 /// One switch of extended mode.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SwitchInfo {
-    /// Key in the text form and the field name of [`ExtendedOptions`].
+    /// Key in the text form and the field name in [`ExtendedOptions`] (or in its `model` /
+    /// `hardware` group, without the group: `precision` is `hardware.precision`).
     pub key: &'static str,
     /// Short name for forms.
     pub label: &'static str,
