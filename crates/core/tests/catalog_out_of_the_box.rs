@@ -3,7 +3,7 @@
 //! it returns feasible configurations.
 
 use fmperf_core::catalog::{self, Architecture, CatalogSystem, MappingOptions, default_precision};
-use fmperf_core::extended::{ExtendedOptions, Hardware, Workload};
+use fmperf_core::extended::{ExtendedOptions, Hardware, HardwareChoices, Workload};
 use fmperf_core::search::{ExtendedSetup, Search, SearchResult, SearchSpec};
 use fmperf_core::{Strategy, SystemParams};
 
@@ -15,7 +15,10 @@ fn extended_search(model: &str, sys: &CatalogSystem, gpus: u64, global_batch: u6
     let precision = default_precision(sys, None).unwrap();
     let hardware = Hardware::from_catalog(sys, precision, true, &MappingOptions::default())
         .unwrap_or_else(|e| panic!("{}: {e}", sys.id));
-    let options = ExtendedOptions { precision, ..ExtendedOptions::realistic() };
+    let options = ExtendedOptions {
+        hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
+        ..ExtendedOptions::realistic()
+    };
     let system = SystemParams::h200().with_nvlink_size(hardware.domain_size());
     let spec = SearchSpec {
         model: workload.to_shape(),

@@ -5,7 +5,7 @@
 use fmperf_core::Strategy;
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ConfigReport, Detail, ExploreSearch, OwnConfig, ReportContext, evaluate_own};
-use fmperf_core::extended::ExtendedOptions;
+use fmperf_core::extended::{ExtendedOptions, ModelFeatures};
 use fmperf_core::mode::{ModelMode, SUMMA_UNSUPPORTED};
 use fmperf_core::search::Search;
 
@@ -86,6 +86,9 @@ fn modes_change_what_can_be_used() {
     assert!(spec.notes.iter().any(|n| n.contains("has no effect")));
     assert_eq!(
         spec.mode,
-        ModelMode::Extended(ExtendedOptions { weight_sparsity: 0.9, ..ExtendedOptions::realistic() })
+        ModelMode::Extended(ExtendedOptions {
+            model: ModelFeatures { weight_sparsity: 0.9, ..ModelFeatures::realistic() },
+            ..ExtendedOptions::realistic()
+        })
     );
 }

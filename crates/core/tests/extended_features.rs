@@ -2,7 +2,9 @@
 
 use fmperf_core::SystemParams;
 use fmperf_core::catalog::{self, MappingOptions, Precision};
-use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, Recompute, Sharding, Workload, evaluate};
+use fmperf_core::extended::{
+    ExtendedOptions, Hardware, HardwareChoices, Layout, ModelFeatures, Recompute, Sharding, Workload, evaluate,
+};
 
 /// Llama 3 8B at 4096 tokens on one H100 node.
 fn h100(precision: Precision, measured: bool) -> Hardware {
@@ -11,7 +13,11 @@ fn h100(precision: Precision, measured: bool) -> Hardware {
 }
 
 fn base() -> ExtendedOptions {
-    ExtendedOptions { recompute: Recompute::None, memory_overheads: false, ..ExtendedOptions::realistic() }
+    ExtendedOptions {
+        hardware: HardwareChoices { memory_overheads: false, ..HardwareChoices::realistic() },
+        recompute: Recompute::None,
+        ..ExtendedOptions::realistic()
+    }
 }
 
 fn llama(seq: u64) -> Workload {
@@ -31,7 +37,8 @@ fn rel(a: f64, b: f64) -> f64 {
 fn swiglu_adds_the_third_matrix_forward_and_backward() {
     let hw = h100(Precision::Bf16, true);
     let on = evaluate(&llama(4096), &hw, &single(), &base()).unwrap();
-    let off = evaluate(&llama(4096), &hw, &single(), &ExtendedOptions { gated_mlp: false, ..base() }).unwrap();
+    let off_opts = ExtendedOptions { model: ModelFeatures { gated_mlp: false, ..base().model }, ..base() };
+    let off = evaluate(&llama(4096), &hw, &single(), &off_opts).unwrap();
     // Gate matrix: 2·s·h·f forward, twice that backward, in each of the 32 blocks.
     let (s, h, f) = (4096.0, 4096.0, 14336.0);
     let expect = 32.0 * 3.0 * 2.0 * s * h * f * 1e-12;
@@ -42,7 +49,8 @@ fn swiglu_adds_the_third_matrix_forward_and_backward() {
 fn causal_attention_halves_logits_and_attend() {
     let hw = h100(Precision::Bf16, true);
     let causal = evaluate(&llama(8192), &hw, &single(), &base()).unwrap();
-    let full = evaluate(&llama(8192), &hw, &single(), &ExtendedOptions { causal: false, ..base() }).unwrap();
+    let full_opts = ExtendedOptions { model: ModelFeatures { causal: false, ..base().model }, ..base() };
+    let full = evaluate(&llama(8192), &hw, &single(), &full_opts).unwrap();
     // Full attention forward: 4·s²·a·d; flash backward 2.5×; the causal mask saves half of all of it.
     let s = 8192.0;
     let attention = 32.0 * 4.0 * s * s * 4096.0 * (1.0 + 2.5) * 1e-12;
@@ -90,17 +98,18 @@ fn zero_stages_shard_weights_gradients_and_optimizer_by_dp() {
 fn fp8_runs_the_linear_layers_at_the_fp8_ceiling() {
     let w = llama(4096);
     // Attention at its rate without the sequence-size factor, so that it can be taken out by hand.
-    let base = || ExtendedOptions { attention_half_seq: 0.0, ..base() };
+    let base =
+        || ExtendedOptions { hardware: HardwareChoices { attention_half_seq: 0.0, ..base().hardware }, ..base() };
     let bf = evaluate(&w, &h100(Precision::Bf16, true), &single(), &base()).unwrap();
-    let f8 =
-        evaluate(&w, &h100(Precision::Fp8, true), &single(), &ExtendedOptions { precision: Precision::Fp8, ..base() })
-            .unwrap();
+    let f8_opts =
+        ExtendedOptions { hardware: HardwareChoices { precision: Precision::Fp8, ..base().hardware }, ..base() };
+    let f8 = evaluate(&w, &h100(Precision::Fp8, true), &single(), &f8_opts).unwrap();
     assert_eq!(bf.totals.flops_per_gpu, f8.totals.flops_per_gpu);
     // Linear-layer compute scales by the measured ceilings 794.5 → 1402.6; attention stays in BF16.
     let attention_s = |e: &fmperf_core::extended::ExtendedEvaluation| {
         let opts = base();
         let s = 4096.0;
-        32.0 * 2.0 * s * s * 4096.0 * 3.5 * 1e-12 / (opts.attention_efficiency * 794.5)
+        32.0 * 2.0 * s * s * 4096.0 * 3.5 * 1e-12 / (opts.hardware.attention_efficiency * 794.5)
             * e.breakdown.microbatches as f64
     };
     let linear_bf = bf.totals.t_comp - attention_s(&bf);
@@ -112,9 +121,9 @@ fn fp8_runs_the_linear_layers_at_the_fp8_ceiling() {
 fn measured_ceiling_replaces_the_datasheet_peak() {
     let w = llama(4096);
     let measured = evaluate(&w, &h100(Precision::Bf16, true), &single(), &base()).unwrap();
-    let peak =
-        evaluate(&w, &h100(Precision::Bf16, false), &single(), &ExtendedOptions { measured_ceiling: false, ..base() })
-            .unwrap();
+    let peak_opts =
+        ExtendedOptions { hardware: HardwareChoices { measured_ceiling: false, ..base().hardware }, ..base() };
+    let peak = evaluate(&w, &h100(Precision::Bf16, false), &single(), &peak_opts).unwrap();
     assert!(rel(measured.totals.t_comp / peak.totals.t_comp, 989.4 / 794.5) < 1e-9);
 }
 
@@ -162,7 +171,9 @@ fn grouped_query_attention_narrows_the_kv_projections() {
     let hw = h100(Precision::Bf16, true);
     let w = llama(4096);
     let gqa = evaluate(&w, &hw, &single(), &base()).unwrap();
-    let mha = evaluate(&w, &hw, &single(), &ExtendedOptions { grouped_query_attention: false, ..base() }).unwrap();
+    let mha_opts =
+        ExtendedOptions { model: ModelFeatures { grouped_query_attention: false, ..base().model }, ..base() };
+    let mha = evaluate(&w, &hw, &single(), &mha_opts).unwrap();
     // K and V of 4096 instead of 1024 columns: 2·s·h·2·3072 forward, ×3 with the backward.
     let expect = 32.0 * 3.0 * 2.0 * 4096.0 * 4096.0 * 2.0 * 3072.0 * 1e-12;
     assert!(rel(mha.totals.flops_per_gpu - gqa.totals.flops_per_gpu, expect) < 1e-9);
@@ -173,7 +184,9 @@ fn embeddings_and_head_add_the_vocabulary_matmul_and_parameters() {
     let hw = h100(Precision::Bf16, true);
     let w = llama(4096);
     let with = evaluate(&w, &hw, &single(), &base()).unwrap();
-    let without = evaluate(&w, &hw, &single(), &ExtendedOptions { embeddings_and_head: false, ..base() }).unwrap();
+    let without_opts =
+        ExtendedOptions { model: ModelFeatures { embeddings_and_head: false, ..base().model }, ..base() };
+    let without = evaluate(&w, &hw, &single(), &without_opts).unwrap();
     let expect = 3.0 * 2.0 * 4096.0 * 4096.0 * 128256.0 * 1e-12;
     assert!(rel(with.totals.flops_per_gpu - without.totals.flops_per_gpu, expect) < 1e-9);
     assert!(rel(with.breakdown.parameters, 8.03e9) < 0.01, "{}", with.breakdown.parameters);
@@ -188,7 +201,9 @@ fn memory_overheads_are_a_documented_margin() {
     let w = llama(4096);
     let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
     let bare = evaluate(&w, &hw, &layout, &base()).unwrap();
-    let with = evaluate(&w, &hw, &layout, &ExtendedOptions { memory_overheads: true, ..base() }).unwrap();
+    let with_opts =
+        ExtendedOptions { hardware: HardwareChoices { memory_overheads: true, ..base().hardware }, ..base() };
+    let with = evaluate(&w, &hw, &layout, &with_opts).unwrap();
     // One communicator (the 8 data-parallel replicas).
     let expect = FRAGMENTATION * bare.mem_gb + CUDA_CONTEXT_GB + NCCL_BUFFERS_GB;
     assert!(rel(with.mem_gb - bare.mem_gb, expect) < 1e-9);

@@ -7,7 +7,7 @@ use fmperf_core::extended::head::head_cost;
 use fmperf_core::extended::ops::{OpKind, operations};
 use fmperf_core::extended::pricing::Pricing;
 use fmperf_core::extended::{
-    ExtendedOptions, Fp8Recipe, Fusion, GradReduce, Hardware, Layout, Recompute, Sharding, Workload,
+    ExtendedOptions, Fp8Recipe, Fusion, GradReduce, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload,
 };
 use fmperf_core::reference::collective::CollectiveKind;
 
@@ -140,7 +140,10 @@ fn fp8_weight_casts_by_recipe() {
     let hw = Hardware::from_catalog(h100, Precision::Fp8, true, &MappingOptions::default()).unwrap();
     let w = gpt(2048);
     let layout = Layout::placed(1, 1, 1, 1, 1, 1, 8);
-    let te = ExtendedOptions { precision: Precision::Fp8, ..ExtendedOptions::realistic() };
+    let te = ExtendedOptions {
+        hardware: HardwareChoices { precision: Precision::Fp8, ..HardwareChoices::realistic() },
+        ..ExtendedOptions::realistic()
+    };
     let ops = operations(&w, &layout, &Pricing { hw: &hw, opts: &te });
     assert!(ops.iter().any(|o| o.name == "fp8_casts") && !ops.iter().any(|o| o.name == "fp8_weight_casts"));
     // torchao: every forward (and backward) reads the 16-bit weight and writes an FP8 one: 3 B per
@@ -220,7 +223,7 @@ fn flashattention2_kernels_run_slower_on_hopper_and_later() {
     };
     let native = ExtendedOptions::realistic();
     assert_eq!(native.attention_kernel, AttentionKernel::Native, "native by default");
-    let rate = native.attention_efficiency * 794.5 * (s / (s + native.attention_half_seq)).powi(2);
+    let rate = native.hardware.attention_efficiency * 794.5 * (s / (s + native.hardware.attention_half_seq)).powi(2);
     let (t_native, f) = attention_s("nvidia_h100_sxm5_80gb", AttentionKernel::Native);
     close(f, tflop, "attention TFLOP");
     close(t_native, tflop / rate, "native attention forward [s]");

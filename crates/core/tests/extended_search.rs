@@ -1,7 +1,7 @@
 //! The search in extended mode: same candidates, extended pricing, the reference's result shape.
 
 use fmperf_core::catalog::{self, MappingOptions, Precision};
-use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, Workload, evaluate};
+use fmperf_core::extended::{ExtendedOptions, Hardware, HardwareChoices, Layout, Workload, evaluate};
 use fmperf_core::search::{ExtendedSetup, Search, SearchSpec};
 use fmperf_core::{Strategy, catalog::to_system_params};
 
@@ -18,7 +18,10 @@ fn setup(precision: Precision) -> (SearchSpec, ExtendedSetup) {
         top_k: 5,
     };
     let hardware = Hardware::from_catalog(sys, precision, true, &MappingOptions::default()).unwrap();
-    let options = ExtendedOptions { precision, ..ExtendedOptions::realistic() };
+    let options = ExtendedOptions {
+        hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
+        ..ExtendedOptions::realistic()
+    };
     (spec, ExtendedSetup { workload, hardware, options })
 }
 

@@ -28,7 +28,7 @@ fn megatron_llama3_70b_script() {
     assert_eq!((sc.devices, y.tp, y.pp, y.cp, y.dp, y.mbs, y.global_batch), (64, 8, 4, 1, 2, 1, 128));
     assert_eq!((o.interleave, o.recompute, o.sharding), (4, Recompute::Selective, Sharding::Zero1));
     assert!(o.sequence_parallel);
-    assert_eq!(o.precision, Precision::Bf16);
+    assert_eq!(o.hardware.precision, Precision::Bf16);
     assert_eq!(sc.system.as_deref(), Some("nvidia_h100_sxm5_80gb"));
     // Logging, checkpoint and data flags are listed with why, none silently dropped.
     for key in ["--save-interval", "--data-path", "--log-interval", "--lr", "--master_port", "--time"] {
@@ -164,14 +164,20 @@ fn fp8_primary_weights_from_the_flag_and_megatron_bridge_recipes() {
     let with = MEGATRON.replace("--bf16", "--bf16 --fp8-format hybrid --fp8-param-gather");
     assert_ne!(with, MEGATRON, "the example sets --bf16");
     let sc = scenario(&with, "run.sh");
-    assert_eq!((sc.options.precision, sc.options.fp8_recipe), (Precision::Fp8, Fp8Recipe::TransformerEngineFp8Weights));
+    assert_eq!(
+        (sc.options.hardware.precision, sc.options.fp8_recipe),
+        (Precision::Fp8, Fp8Recipe::TransformerEngineFp8Weights)
+    );
     let l = launch::parse(&with, Some("run.sh")).unwrap();
     assert!(l.unused.iter().all(|u| u.key != "--fp8-param-gather"), "the flag is read, not listed as unused");
     let plain = scenario(&MEGATRON.replace("--bf16", "--bf16 --fp8-format hybrid"), "run.sh");
     assert_eq!(plain.options.fp8_recipe, Fp8Recipe::TransformerEngine);
     // Without FP8 the flag changes nothing.
     let bf16 = scenario(&MEGATRON.replace("--bf16", "--bf16 --fp8-param-gather"), "run.sh");
-    assert_eq!((bf16.options.precision, bf16.options.fp8_recipe), (Precision::Bf16, Fp8Recipe::TransformerEngine));
+    assert_eq!(
+        (bf16.options.hardware.precision, bf16.options.fp8_recipe),
+        (Precision::Bf16, Fp8Recipe::TransformerEngine)
+    );
     // NeMo / Megatron-Bridge YAML: an FP8 mixed-precision recipe name turns FP8 weights on, unless
     // the file sets fp8_param_gather itself.
     let recipe = NEMO.replace("precision: bf16-mixed", "precision: bf16_with_fp8_current_scaling_mixed");
@@ -191,7 +197,7 @@ fn torchtitan_compile_and_float8_follow_the_file() {
     use fmperf_core::extended::Fusion;
     let read = |text: &str| {
         let sc = scenario(text, "t.toml");
-        (sc.options.fusion, sc.options.compiled_loss, sc.options.fp8_recipe, sc.options.precision)
+        (sc.options.fusion, sc.options.compiled_loss, sc.options.fp8_recipe, sc.options.hardware.precision)
     };
     // The example: compile.enable = false → eager PyTorch kernels, FP32 logits held.
     assert_eq!(read(TORCHTITAN), (Fusion::Eager, false, Fp8Recipe::TransformerEngine, Precision::Bf16));

@@ -5,8 +5,8 @@
 use fmperf_core::SystemParams;
 use fmperf_core::extended::ops::block_operations;
 use fmperf_core::extended::{
-    ExtendedOptions, Fusion, Hardware, Layout, MemoryEstimate, OptimizerStates, Recompute, Sharding, Workload,
-    memory_estimate,
+    ExtendedOptions, Fusion, Hardware, HardwareChoices, Layout, MemoryEstimate, OptimizerStates, Recompute, Sharding,
+    Workload, memory_estimate,
 };
 
 fn hw() -> Hardware {
@@ -24,9 +24,9 @@ fn close(a: f64, b: f64) {
 /// Pure BF16 on one device without overheads, the 32 blocks of Llama 3 8B and no vocabulary.
 fn single_device(recompute: Recompute, grads_freed: bool) -> ExtendedOptions {
     ExtendedOptions {
+        hardware: HardwareChoices { memory_overheads: false, ..HardwareChoices::realistic() },
         sharding: Sharding::Ddp,
         optimizer_states: OptimizerStates::PureBf16,
-        memory_overheads: false,
         recompute,
         grads_freed,
         ..ExtendedOptions::realistic()
@@ -68,7 +68,11 @@ fn fsdp_root_unit_stays_gathered_through_the_loss() {
     // the output head, 2 × 128,256 × 4,096 parameters, gathered in 16 bits beside the last block.
     let w = Workload::LLAMA3_8B;
     let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
-    let opts = ExtendedOptions { sharding: Sharding::Zero3, memory_overheads: false, ..ExtendedOptions::realistic() };
+    let opts = ExtendedOptions {
+        hardware: HardwareChoices { memory_overheads: false, ..HardwareChoices::realistic() },
+        sharding: Sharding::Zero3,
+        ..ExtendedOptions::realistic()
+    };
     let e = estimate(&w, layout, opts);
     let root = 2.0 * 128_256.0 * 4096.0;
     close(e.part("gathered_layers"), (w.block_parameters(true, true) + root) * 2.0 * 1e-9);

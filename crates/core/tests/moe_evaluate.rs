@@ -5,7 +5,7 @@ use fmperf_core::Strategy;
 use fmperf_core::SystemParams;
 use fmperf_core::extended::moe::{Dispatcher, Load, MoeOptions, MoeShape, Router};
 use fmperf_core::extended::{
-    ExtendedEvaluator, ExtendedOptions, Hardware, Layout, Recompute, Sharding, Workload, evaluate,
+    ExtendedEvaluator, ExtendedOptions, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload, evaluate,
 };
 use fmperf_core::reference::Candidate;
 
@@ -45,8 +45,8 @@ fn hw() -> Hardware {
 
 fn opts() -> ExtendedOptions {
     ExtendedOptions {
+        hardware: HardwareChoices { memory_overheads: false, ..HardwareChoices::realistic() },
         recompute: Recompute::None,
-        memory_overheads: false,
         moe: MoeOptions { load: Load::Forced, ..Default::default() },
         ..ExtendedOptions::realistic()
     }
@@ -236,7 +236,7 @@ fn pruned_expert_degrees_equal_pricing_every_choice() {
     let w = Workload::from_catalog(find_model("deepseek-v3").unwrap()).unwrap();
     let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
     let base = ExtendedOptions::realistic();
-    let hw = Hardware::from_catalog(sys, base.precision, true, &MappingOptions::default()).unwrap();
+    let hw = Hardware::from_catalog(sys, base.hardware.precision, true, &MappingOptions::default()).unwrap();
     let spec = SearchSpec {
         model: w.to_shape(),
         system: SystemParams::h200().with_nvlink_size(hw.domain_size()),
@@ -289,7 +289,7 @@ fn rescheduled_evaluators_equal_fresh_ones() {
     use fmperf_core::search::{ExtendedSetup, Search, SearchSpec};
     let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
     let base = ExtendedOptions::realistic();
-    let hw = Hardware::from_catalog(sys, base.precision, true, &MappingOptions::default()).unwrap();
+    let hw = Hardware::from_catalog(sys, base.hardware.precision, true, &MappingOptions::default()).unwrap();
     let schedules = [
         (Sharding::Zero1, None, 1),
         (Sharding::Zero3, None, 2),

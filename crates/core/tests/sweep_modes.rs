@@ -132,7 +132,7 @@ fn the_switch_precision_applies_unless_the_sweep_sets_one() {
     let ra = run(axis);
     assert_eq!(point(&ra, 0).best, point(&r16, 0).best);
     assert_eq!(point(&ra, 1).best, point(&r, 0).best);
-    assert_eq!(point(&ra, 0).mode.options().unwrap().precision, Precision::Bf16);
+    assert_eq!(point(&ra, 0).mode.options().unwrap().hardware.precision, Precision::Bf16);
 }
 
 /// GPT-2 XL on one device, global batch 8, dense against 90 % sparse, in extended mode.

@@ -87,7 +87,7 @@ fn EstimateView(launch: Launch, estimate: Estimate) -> impl IntoView {
     let t = ev.totals;
     let m = ev.memory;
     let fits = e.memory.fits;
-    let config = format!("{} · {}", e.config_line(), o.precision);
+    let config = format!("{} · {}", e.config_line(), o.hardware.precision);
     let model = e.model_line();
     let time_parts = [
         ("compute", t.t_comp),

@@ -178,7 +178,7 @@ fn extended_cases() -> Result<Vec<ExtendedCase>, CmdError> {
     let sys = fmperf_core::catalog::find_system("nvidia_h100_sxm5_80gb")?;
     let opts = fmperf_core::catalog::MappingOptions { domain_size: Some(8), ..Default::default() };
     let options = fmperf_core::extended::ExtendedOptions::realistic();
-    let hardware = fmperf_core::extended::Hardware::from_catalog(sys, options.precision, true, &opts)?;
+    let hardware = fmperf_core::extended::Hardware::from_catalog(sys, options.hardware.precision, true, &opts)?;
     let setup = ExtendedSetup { workload, hardware, options };
     let mut out = Vec::new();
     for (execution, choices) in [
@@ -209,7 +209,7 @@ fn moe_case() -> Result<ExtendedCase, CmdError> {
     let sys = fmperf_core::catalog::find_system("nvidia_h800_sxm5_80gb")?;
     let options = fmperf_core::extended::ExtendedOptions::realistic();
     let mapping = fmperf_core::catalog::MappingOptions::default();
-    let hardware = fmperf_core::extended::Hardware::from_catalog(sys, options.precision, true, &mapping)?;
+    let hardware = fmperf_core::extended::Hardware::from_catalog(sys, options.hardware.precision, true, &mapping)?;
     let setup = ExtendedSetup { workload, hardware, options };
     let spec = setup.spec(Strategy::OneD, 2048, 15360, 10);
     let start = Instant::now();

@@ -114,7 +114,7 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
     if let Some(x) = e.experts_line() {
         line(format!("experts  {x}"));
     }
-    line(format!("system   {} × {} devices, {}", e.system_id, s.devices, o.precision));
+    line(format!("system   {} × {} devices, {}", e.system_id, s.devices, o.hardware.precision));
     line(format!("config   {}", e.config_line()));
     if let Some(x) = e.expert_layout_line() {
         line(format!("experts  {x}"));

@@ -8,7 +8,7 @@
 use std::io::Write;
 
 use fmperf_core::explore::{StrategyOutcome, merge};
-use fmperf_core::extended::ExtendedOptions;
+use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
 use fmperf_core::mode::ModelMode;
 use fmperf_core::search::row::Digits;
 use fmperf_core::search::{
@@ -301,8 +301,9 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
                 return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::sweep::SUMMA_UNSUPPORTED)));
             }
             let workload = load_workload(&req.model)?;
-            let (hardware, precision) = load_hardware(&req.system, o.precision, o.measured_ceiling, req.domain)?;
-            let options = ExtendedOptions { precision, ..o };
+            let (hardware, precision) =
+                load_hardware(&req.system, o.hardware.precision, o.hardware.measured_ceiling, req.domain)?;
+            let options = ExtendedOptions { hardware: HardwareChoices { precision, ..o.hardware }, ..o };
             let capacity = hardware.hbm_capacity_gb;
             let setup = ExtendedSetup { workload, hardware, options };
             let first = req.strategies.first().copied().unwrap_or(Strategy::OneD);

@@ -6,8 +6,8 @@
 use std::io::Write;
 
 use fmperf_core::Strategy;
-use fmperf_core::extended::ExtendedOptions;
 use fmperf_core::extended::moe::MoeOptions;
+use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
 use fmperf_core::launch::{self, Format as FileFormat, ModelOnly, Scenario};
 use fmperf_core::search::row::Digits;
 use fmperf_core::search::{ExtendedSetup, ResultRow, Search};
@@ -54,8 +54,8 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
     let system = system.ok_or_else(|| {
         CmdError::Usage(format!("--from {path}: the file does not name its system; give --system ID"))
     })?;
-    let (system_id, hardware, precision) = launch::hardware(&system, options.precision).map_err(usage)?;
-    let options = ExtendedOptions { precision, ..options };
+    let (system_id, hardware, precision) = launch::hardware(&system, options.hardware.precision).map_err(usage)?;
+    let options = ExtendedOptions { hardware: HardwareChoices { precision, ..options.hardware }, ..options };
     let strategy: Strategy = match args.value("strategy")? {
         Some(s) => s.parse().map_err(|e: fmperf_core::Error| CmdError::Usage(format!("--strategy: {e}")))?,
         None if scenario.as_ref().is_some_and(|s| s.layout.cp > 1) => Strategy::ContextParallel2D,

@@ -70,15 +70,17 @@ impl ExploreSpec {
         let sys = &self.system_entry;
         let opts = MappingOptions { domain_size: Some(self.system.nvlink_size), ..self.mapping };
         let hardware =
-            Hardware::from_catalog(sys, options.precision, options.measured_ceiling, &opts).map_err(|e| {
-                match e.field() {
-                    Some(f) if f.starts_with("peak_tflops") || f == "precision" => {
-                        Error::invalid("ext.precision", options.precision, format!("cannot be used on {}: {e}", sys.id))
-                            .with_hint("choose a precision the part lists")
-                    }
+            Hardware::from_catalog(sys, options.hardware.precision, options.hardware.measured_ceiling, &opts).map_err(
+                |e| match e.field() {
+                    Some(f) if f.starts_with("peak_tflops") || f == "precision" => Error::invalid(
+                        "ext.precision",
+                        options.hardware.precision,
+                        format!("cannot be used on {}: {e}", sys.id),
+                    )
+                    .with_hint("choose a precision the part lists"),
                     _ => Error::invalid(field::SYSTEM, &sys.id, format!("cannot be used by extended mode: {e}")),
-                }
-            })?;
+                },
+            )?;
         let mut notes = hardware.approximations.clone();
         if self.strategies.contains(&Strategy::Summa2D) {
             self.strategies.retain(|s| *s != Strategy::Summa2D);
@@ -88,7 +90,7 @@ impl ExploreSpec {
             }
             notes.push(format!("not searched: {SUMMA_UNSUPPORTED}"));
         }
-        notes.extend(no_effect_note(&sys.id, &hardware, options.weight_sparsity));
+        notes.extend(no_effect_note(&sys.id, &hardware, options.model.weight_sparsity));
         self.notes = notes;
         self.extended = Some(ExtendedSetup { workload, hardware, options });
         self.execution = ExecutionChoices::from_switches(&options);

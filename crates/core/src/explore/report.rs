@@ -98,8 +98,8 @@ impl ReportContext {
             None => model_summary_on(&spec.model, &spec.system)?.flops_per_sample_tflop,
             Some(e) => super::priced::model_flops_per_sample_tflop(
                 &e.workload,
-                e.options.grouped_query_attention,
-                e.options.gated_mlp,
+                e.options.model.grouped_query_attention,
+                e.options.model.gated_mlp,
             ),
         };
         Ok(ReportContext {

@@ -88,7 +88,7 @@ mod tests {
     use super::*;
     use crate::SystemParams;
     use crate::extended::hardware::Hardware;
-    use crate::extended::options::ExtendedOptions;
+    use crate::extended::options::{ExtendedOptions, ModelFeatures};
 
     fn gpt(seq: u64) -> Workload {
         Workload {
@@ -136,7 +136,10 @@ mod tests {
         // h = 4096, f = 4h, s = 2048, 90 % sparse: linear 0.1·24·s·h², attention 2·s²·h unchanged;
         // backward: linear 0.1·48·s·h², attention 2.5·2·s²·h.
         let w = gpt(2048);
-        let opts = ExtendedOptions { weight_sparsity: 0.9, ..ExtendedOptions::realistic() };
+        let opts = ExtendedOptions {
+            model: ModelFeatures { weight_sparsity: 0.9, ..ModelFeatures::realistic() },
+            ..ExtendedOptions::realistic()
+        };
         let mut hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
         let dense = block_cost(&w, &one_gpu(1), &Pricing { hw: &hw, opts: &ExtendedOptions::realistic() });
         let gpu = block_cost(&w, &one_gpu(1), &Pricing { hw: &hw, opts: &opts });
@@ -156,7 +159,14 @@ mod tests {
     fn causal_mask_halves_the_attention_flops() {
         let w = gpt(8192);
         let causal = price(&w, &one_gpu(1), ExtendedOptions::realistic());
-        let full = price(&w, &one_gpu(1), ExtendedOptions { causal: false, ..ExtendedOptions::realistic() });
+        let full = price(
+            &w,
+            &one_gpu(1),
+            ExtendedOptions {
+                model: ModelFeatures { causal: false, ..ModelFeatures::realistic() },
+                ..ExtendedOptions::realistic()
+            },
+        );
         let att_full = 4.0 * 8192.0 * 8192.0 * 4096.0 * 1e-12;
         assert!(((full.fwd.tflop - causal.fwd.tflop) - att_full / 2.0).abs() < 1e-9);
     }
@@ -168,7 +178,10 @@ mod tests {
         let off = price(
             &llama,
             &one_gpu(1),
-            ExtendedOptions { gated_mlp: false, grouped_query_attention: false, ..ExtendedOptions::realistic() },
+            ExtendedOptions {
+                model: ModelFeatures { gated_mlp: false, grouped_query_attention: false, ..ModelFeatures::realistic() },
+                ..ExtendedOptions::realistic()
+            },
         );
         let (s, h, f) = (4096.0, 4096.0, 14336.0);
         // Gate matrix: +2·s·h·f forward; GQA: K and V of 8·128 = 1024 columns instead of 4096.

@@ -29,8 +29,8 @@
 //! Collectives of groups spanning several fast domains use every NIC of a domain at once (the
 //! two-tier ring's case 9), for ZeRO-3/FSDP as for ZeRO-1/2: NCCL builds one ring or tree channel
 //! per NIC (rail) for all-gathers and reduce-scatters alike, so the per-block gathers of FSDP are
-//! not limited to one NIC per device. [`ExtendedOptions::zero3_per_nic`] keeps the former
-//! one-NIC pricing as an option.
+//! not limited to one NIC per device. [`crate::extended::HardwareChoices::zero3_per_nic`] keeps
+//! the former one-NIC pricing as an option.
 
 use super::hardware::Hardware;
 use super::layout::Layout;
@@ -156,7 +156,7 @@ pub fn data_parallel_cost(
     let c = |kind, v, g, s| p.collective(kind, v, g, s);
     // ZeRO-3 collectives of a group spanning domains: each device through its own NIC (spec §2.4
     // case 7) unless switched off; a group inside one domain stays fast.
-    let per_nic = |g: u64, s: u64| if p.opts.zero3_per_nic && s < g { 1 } else { s };
+    let per_nic = |g: u64, s: u64| if p.opts.hardware.zero3_per_nic && s < g { 1 } else { s };
     match p.opts.sharding {
         Sharding::Ddp => DpCost {
             per_microbatch_s: 0.0,

@@ -39,12 +39,12 @@ pub const FITTED_MATMUL_EFFICIENCY: f64 = 0.99;
 /// `η_att`: the same fraction for the matmuls of flash attention, fitted jointly with `η`.
 pub const FITTED_ATTENTION_EFFICIENCY: f64 = 0.41;
 
-/// `c` of the GEMM-size factor `Π x/(x + c)` ([`crate::extended::ExtendedOptions::gemm_half_dim`])
+/// `c` of the GEMM-size factor `Π x/(x + c)` ([`crate::extended::HardwareChoices::gemm_half_dim`])
 /// [elements], fitted with `η` and `η_att`.
 pub const FITTED_GEMM_HALF_DIM: f64 = 512.0;
 
 /// `c_att` of flash attention's sequence-size factor `s_q/(s_q + c)·s_k/(s_k + c)`
-/// ([`crate::extended::ExtendedOptions::attention_half_seq`]) [tokens], fitted with `η`, `η_att`, `c`.
+/// ([`crate::extended::HardwareChoices::attention_half_seq`]) [tokens], fitted with `η`, `η_att`, `c`.
 pub const FITTED_ATTENTION_HALF_SEQ: f64 = 1024.0;
 
 /// The rate of a FlashAttention-2-class kernel relative to the part's own-generation fused

@@ -28,7 +28,7 @@ pub struct EndCost {
 /// under tensor parallelism, the reduce-scatter (all-gather backward) of the vocabulary-parallel
 /// lookup. Zero when the vocabulary is unknown or the switch is off.
 pub fn embedding_cost(w: &Workload, layout: &Layout, p: &Pricing) -> EndCost {
-    let Some(_) = w.vocab.filter(|_| p.opts.embeddings_and_head) else { return EndCost::default() };
+    let Some(_) = w.vocab.filter(|_| p.opts.model.embeddings_and_head) else { return EndCost::default() };
     let tokens = layout.local_tokens(w);
     let es = p.hw.element_bytes;
     let rows = tokens * w.hidden as f64 * es;
@@ -43,7 +43,7 @@ pub fn embedding_cost(w: &Workload, layout: &Layout, p: &Pricing) -> EndCost {
 
 /// The final norm, output head and loss of one micro-batch on the last stage.
 pub fn head_cost(w: &Workload, layout: &Layout, p: &Pricing) -> EndCost {
-    let Some(vocab) = w.vocab.filter(|_| p.opts.embeddings_and_head) else { return EndCost::default() };
+    let Some(vocab) = w.vocab.filter(|_| p.opts.model.embeddings_and_head) else { return EndCost::default() };
     let tokens = layout.local_tokens(w);
     let tp = layout.tp as f64;
     let (h, es) = (w.hidden as f64, p.hw.element_bytes);
@@ -76,7 +76,7 @@ mod tests {
     use super::*;
     use crate::SystemParams;
     use crate::extended::hardware::Hardware;
-    use crate::extended::options::ExtendedOptions;
+    use crate::extended::options::{ExtendedOptions, ModelFeatures};
 
     #[test]
     fn head_flops_are_two_h_v_per_token_forward() {
@@ -91,7 +91,7 @@ mod tests {
         assert!((c.bwd.tflop - 2.0 * expect).abs() < 1e-9 * expect);
         assert_eq!(c.parameters, 4096.0 * 128256.0 / 2.0);
         assert!(c.fwd.tp_comm_s > 0.0);
-        let off = ExtendedOptions { embeddings_and_head: false, ..opts };
+        let off = ExtendedOptions { model: ModelFeatures { embeddings_and_head: false, ..opts.model }, ..opts };
         assert_eq!(head_cost(&w, &layout, &Pricing { hw: &hw, opts: &off }), EndCost::default());
         assert_eq!(embedding_cost(&Workload { vocab: None, ..w }, &layout, &p), EndCost::default());
     }

@@ -432,7 +432,7 @@ fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, s
          al. 2022)",
     );
     if stage.head
-        && let Some(vocab) = w.vocab.filter(|_| opts.embeddings_and_head)
+        && let Some(vocab) = w.vocab.filter(|_| opts.model.embeddings_and_head)
     {
         let logits = layout.local_tokens(w) * vocab as f64 / layout.tp as f64;
         let chunks = opts.loss_chunks as f64;
@@ -453,7 +453,7 @@ fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, s
         gradients_at_the_peak(&mut parts);
     }
     let allocated: f64 = parts.iter().map(|p| p.gb).sum();
-    let overheads = opts.memory_overheads;
+    let overheads = opts.hardware.memory_overheads;
     let fragmentation = if overheads { FRAGMENTATION * allocated } else { 0.0 };
     parts.push(MemoryPart {
         name: "allocator_fragmentation",
@@ -551,6 +551,7 @@ impl DeviceMemory {
 mod tests {
     use super::*;
     use crate::SystemParams;
+    use crate::extended::options::HardwareChoices;
 
     fn hw() -> Hardware {
         Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true)
@@ -567,7 +568,10 @@ mod tests {
         let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
         let params = 32.0 * w.block_parameters(true, true);
         let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
-        let base = ExtendedOptions { memory_overheads: false, ..ExtendedOptions::realistic() };
+        let base = ExtendedOptions {
+            hardware: HardwareChoices { memory_overheads: false, ..HardwareChoices::realistic() },
+            ..ExtendedOptions::realistic()
+        };
         let z1 = estimate(ExtendedOptions { sharding: Sharding::Zero1, ..base }, layout);
         let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-9 * b, "{a} vs {b}");
         // Megatron distributed optimizer, BF16: 6 + 12/d bytes per parameter.
@@ -604,9 +608,12 @@ mod tests {
         let hw = Hardware::from_params(&params, true);
         let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
         let base = ExtendedOptions {
-            memory_overheads: false,
+            hardware: HardwareChoices {
+                memory_overheads: false,
+                precision: Precision::Fp8,
+                ..HardwareChoices::realistic()
+            },
             sharding: Sharding::Zero1,
-            precision: Precision::Fp8,
             ..ExtendedOptions::realistic()
         };
         let te = memory_estimate(&w, &hw, &layout, &base).unwrap();
@@ -671,7 +678,10 @@ mod tests {
         assert_eq!(first_stage_in_flight(64, 8, 1), 8.0);
         assert_eq!(first_stage_in_flight(4, 8, 1), 4.0);
         assert_eq!(first_stage_in_flight(64, 8, 2), 8.0 * (1.0 + 7.0 / 16.0));
-        let base = ExtendedOptions { memory_overheads: false, ..ExtendedOptions::realistic() };
+        let base = ExtendedOptions {
+            hardware: HardwareChoices { memory_overheads: false, ..HardwareChoices::realistic() },
+            ..ExtendedOptions::realistic()
+        };
         let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
         let hw = hw();
         let layout = Layout::placed(1, 1, 4, 2, 1, 64, 8);

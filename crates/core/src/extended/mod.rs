@@ -1,7 +1,12 @@
 //! Extended mode: the published model made realistic, feature by feature, beside reference mode
 //! (which stays bit-exact and is not changed by anything here).
 //!
-//! Every feature is a named switch of [`ExtendedOptions`] (defaults: [`ExtendedOptions::realistic`]):
+//! Every feature is a named switch of [`ExtendedOptions`] (defaults: [`ExtendedOptions::realistic`]),
+//! held by kind: the model's features in [`ModelFeatures`] (`causal`, `grouped_query_attention`,
+//! `gated_mlp`, `embeddings_and_head`, `weight_sparsity`), how the hardware is modelled in
+//! [`HardwareChoices`] (`precision`, the efficiencies and size constants, `measured_ceiling`,
+//! `memory_bound_ops`, `zero3_per_nic`, `memory_overheads`), and the execution choices (the rest,
+//! with the MoE switches in [`moe::MoeOptions`]) as fields of [`ExtendedOptions`] itself:
 //!
 //! | switch | what it models | module |
 //! |---|---|---|
@@ -79,6 +84,7 @@ pub use hardware::Hardware;
 pub use layout::{Layout, Placement};
 pub use memory::{MemoryEstimate, MemoryKind, MemoryPart, memory_estimate};
 pub use options::{
-    AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, OptimizerStates, Recompute, Sharding,
+    AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, HardwareChoices, ModelFeatures, OptimizerStates,
+    Recompute, Sharding,
 };
 pub use workload::Workload;

@@ -442,7 +442,7 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     let s = Shape::of(w, layout, p);
     let (tokens, tp, h, es) = (s.tokens, s.tp, s.h, s.es);
     let q_w = w.q_width() as f64;
-    let kv_w = w.kv_width(o.grouped_query_attention) as f64;
+    let kv_w = w.kv_width(o.model.grouped_query_attention) as f64;
     // K/V heads are split over tp while there are enough of them, replicated otherwise.
     let kv_local = (kv_w / tp).max(w.head_dim as f64);
     let mut inner = Vec::with_capacity(4);
@@ -465,7 +465,7 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     let (mbs, seq) = (layout.mbs as f64, w.seq_len as f64);
     let s_q = seq / layout.cp as f64;
     let heads_local = (w.heads as f64 / tp).max(1.0);
-    let mask = if o.causal { 0.5 } else { 1.0 };
+    let mask = if o.model.causal { 0.5 } else { 1.0 };
     let att_tflop = 4.0 * mbs * s_q * seq * heads_local * w.head_dim as f64 * mask * 1e-12;
     let att_bytes = (2.0 * tokens * q_w / tp + 2.0 * mbs * seq * kv_local) * es;
     let att_fwd = p.attention(att_tflop, att_bytes, s_q, seq);
@@ -496,7 +496,7 @@ pub fn mlp_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operati
     let s = Shape::of(w, layout, p);
     let (tokens, tp, h, es) = (s.tokens, s.tp, s.h, s.es);
     let f = w.ffn_hidden as f64;
-    let gates = w.mlp_in_matrices(o.gated_mlp) as f64;
+    let gates = w.mlp_in_matrices(o.model.gated_mlp) as f64;
 
     let input = h * s.tokenwise * es;
     // Operator-level policy (matmuls numbered in the block: Q, K, V, output = 1–4): the gate /

@@ -313,43 +313,19 @@ named_enum!(
 );
 named_enum!(Sharding, "sharding", &[("fsdp", Sharding::Zero3), ("ddp", Sharding::Ddp)]);
 
-/// Every switch of extended mode. Field docs say what each one models; [`Self::realistic`] is the
-/// default, [`Self::describe`] lists them for display.
+/// Every switch of extended mode, split by kind: which features of the model the physics include
+/// ([`ModelFeatures`], `model`), how the hardware is modelled ([`HardwareChoices`], `hardware`),
+/// and — the fields of this struct itself and the MoE switches in `moe` — how the run is executed
+/// (recomputation, sharding, pipeline schedule, overlaps, formats of the states, kernels). Field
+/// docs say what each one models; [`Self::realistic`] is the default, [`Self::describe`] lists
+/// them for display. The switch keys ([`super::switches::SWITCHES`]) are the field names without
+/// the group: `precision`, not `hardware.precision`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExtendedOptions {
-    /// Number format of the linear layers' matrix multiplications; selects the peak and measured
-    /// rate of that precision from the catalog (FP8 where the part has it). Attention and
-    /// element-wise work run in 16 bits when this is FP8 (the FP8 recipes of Transformer Engine and
-    /// torchao cast only the linear layers), in 32 bits for FP32/TF32.
-    pub precision: Precision,
-    /// `η`: the fraction of the achievable matmul rate that matrix work sustains in a real
-    /// training step (kernel shapes, launch gaps, clocks, framework). The achievable rate is the
-    /// part's measured matmul ceiling (see [`Self::measured_ceiling`]). Default:
-    /// [`super::efficiency::FITTED_MATMUL_EFFICIENCY`], the one constant fitted on the measured
-    /// runs (see `crate::validate::fit`).
-    pub matmul_efficiency: f64,
-    /// `η_att`: the same fraction for the matmuls inside fused (flash) attention kernels, whose
-    /// softmax work and less regular schedule keep them further below the ceiling than GEMMs.
-    /// Default: [`super::efficiency::FITTED_ATTENTION_EFFICIENCY`], fitted with `η`.
-    pub attention_efficiency: f64,
-    /// Use the part's measured maximum achievable matmul rate (MAMF) from the hardware catalog as
-    /// the ceiling; parts without a measurement use the catalog's median MAMF/peak ratio. When off,
-    /// the ceiling is the datasheet peak.
-    pub measured_ceiling: bool,
-    /// ZeRO-3/FSDP per-block collectives whose group spans several fast domains move each
-    /// device's share through its own NIC (spec §2.4 case 7), as the measured ZeRO-3 and FSDP runs
-    /// across nodes do (DeepSpeed ZeRO-3 on 384–2240 A100s, Composer FSDP on 64–128 GPUs: about
-    /// one NIC's bandwidth per device). Off: the reference's multi-ring rate (case 9: a domain's
-    /// `τ` members drive `τ` NICs at once), which the bucketed gradient reductions of ZeRO-0/1/2
-    /// always use. Evidence (issue 16 §3): NCCL could drive every NIC for these collectives too,
-    /// but priced that way the DeepSpeed ZeRO-3 rows (Narayanan et al. 2021, 768–2240 A100s)
-    /// come out +100 % to +340 % too fast and Composer's FSDP on 64 H100s +30 %, against ±25 % at
-    /// one NIC per device: the small per-block gathers of ZeRO-3 do not reach the domain's
-    /// aggregate NIC bandwidth. Kept on.
-    pub zero3_per_nic: bool,
-    /// Price element-wise work (norms, activations, residual adds, FP8 casts, the optimizer step)
-    /// and memory-bound matmuls by their HBM traffic (a roofline per operation).
-    pub memory_bound_ops: bool,
+    /// Which features of the model the physics include (see [`ModelFeatures`]).
+    pub model: ModelFeatures,
+    /// How the hardware is modelled (see [`HardwareChoices`]).
+    pub hardware: HardwareChoices,
     /// Activation recomputation, in time and memory.
     pub recompute: Recompute,
     /// ZeRO stage / FSDP.
@@ -364,9 +340,6 @@ pub struct ExtendedOptions {
     /// Uneven pipeline stages: when the depth is not a multiple of `pp`, the busiest stage holds
     /// `⌈D/pp⌉` blocks (the reference rounds down and loses blocks). When off, `pp` must divide `D`.
     pub uneven_stages: bool,
-    /// Causal attention: logits and attend FLOPs of a causal mask are half of full attention's
-    /// (flash attention skips the masked blocks).
-    pub causal: bool,
     /// Context parallelism as a ring (Liu et al. 2023; Megatron's `p2p` CP): each step passes one
     /// K/V chunk to the next rank while attending to the current one; only the part of a transfer
     /// longer than the step's compute is exposed. When off, K/V are all-gathered without overlap
@@ -376,22 +349,6 @@ pub struct ExtendedOptions {
     /// tokens; all-gather/reduce-scatter instead of all-reduce). Changes memory and element-wise
     /// traffic; collective volumes are equal.
     pub sequence_parallel: bool,
-    /// Grouped-query attention: K and V projections of `kv_heads · head_dim` columns. When off, K/V
-    /// are priced at the query width (the reference).
-    pub grouped_query_attention: bool,
-    /// Gated MLP (SwiGLU): three matrices (gate, up, down). When off, two (the reference).
-    pub gated_mlp: bool,
-    /// Embedding lookup on the first pipeline stage, output head and cross-entropy loss over the
-    /// vocabulary on the last (tensor-parallel over the vocabulary).
-    pub embeddings_and_head: bool,
-    /// Memory beyond live tensors: allocator fragmentation (peak reserved), the CUDA context and
-    /// NCCL buffers (device level); see [`super::memory`]. Off: every figure is the allocated one.
-    pub memory_overheads: bool,
-    /// Unstructured weight sparsity [fraction of zero weights, 0 ≤ s < 1]: on hardware that skips
-    /// zero weights ([`super::Hardware::unstructured_sparsity`], the wafer-scale engines) the
-    /// FLOPs of the blocks' weight matmuls fall to `1 − s` of dense; elsewhere it has no effect
-    /// (see [`super::sparsity`]). 0 = dense (the default).
-    pub weight_sparsity: f64,
     /// Mixture-of-Experts switches (load, dispatcher, FP8 dispatch, all-to-all overlap, fixed
     /// EP/ETP); no effect on dense models. See [`super::moe::MoeOptions`].
     pub moe: super::moe::MoeOptions,
@@ -402,17 +359,6 @@ pub struct ExtendedOptions {
     /// collective exposes only the part longer than the matmul it is split against. Off (the
     /// default of both): exposed in full.
     pub tp_comm_overlap: bool,
-    /// GEMM size at which a matmul dimension halves the rate [elements]: each matmul runs at
-    /// `η · ceiling · Π_{x∈m,k,n} x/(x + c)` (small and skinny GEMMs reach less of the ceiling,
-    /// as Calculon's size-dependent efficiency tables show). 0: every GEMM at `η · ceiling`.
-    /// Default: [`super::efficiency::FITTED_GEMM_HALF_DIM`], fitted with `η` and `η_att`.
-    pub gemm_half_dim: f64,
-    /// Sequence length at which flash attention's rate halves along one sequence dimension
-    /// [tokens]: attention runs at `η_att · ceiling · s_q/(s_q + c)·s_k/(s_k + c)` (the kernels
-    /// reach their best rate only on long sequences: FlashAttention-2's TFLOP/s grow with the
-    /// sequence length, Dao 2023, Fig. 4–7). 0: no size dependence. Default:
-    /// [`super::efficiency::FITTED_ATTENTION_HALF_SEQ`], fitted with `η` and `η_att`.
-    pub attention_half_seq: f64,
     /// FP8 recipe (see [`Fp8Recipe`]).
     pub fp8_recipe: Fp8Recipe,
     /// Formats of weights, gradients and optimizer states (see [`OptimizerStates`]).
@@ -465,30 +411,18 @@ impl ExtendedOptions {
     /// optimizer), plain 1F1B: the setting of a current Megatron-style run.
     pub fn realistic() -> ExtendedOptions {
         ExtendedOptions {
-            precision: Precision::Bf16,
-            matmul_efficiency: super::efficiency::FITTED_MATMUL_EFFICIENCY,
-            attention_efficiency: super::efficiency::FITTED_ATTENTION_EFFICIENCY,
-            measured_ceiling: true,
-            zero3_per_nic: true,
-            memory_bound_ops: true,
+            model: ModelFeatures::realistic(),
+            hardware: HardwareChoices::realistic(),
             recompute: Recompute::Selective,
             sharding: Sharding::Zero1,
             shard_group: None,
             interleave: 1,
             uneven_stages: true,
-            causal: true,
             cp_ring_overlap: true,
             sequence_parallel: true,
-            grouped_query_attention: true,
-            gated_mlp: true,
-            embeddings_and_head: true,
-            memory_overheads: true,
-            weight_sparsity: 0.0,
             moe: super::moe::MoeOptions::default(),
             grad_reduce: GradReduce::Auto,
             tp_comm_overlap: false,
-            gemm_half_dim: super::efficiency::FITTED_GEMM_HALF_DIM,
-            attention_half_seq: super::efficiency::FITTED_ATTENTION_HALF_SEQ,
             fp8_recipe: Fp8Recipe::TransformerEngine,
             optimizer_states: OptimizerStates::Fp32Master,
             reshard_after_forward: true,
@@ -504,9 +438,10 @@ impl ExtendedOptions {
 
     /// Checks ranges: efficiency in (0, 1], interleave ≥ 1, shard group ≥ 1, sparsity in [0, 1).
     pub fn validate(&self) -> Result<(), Error> {
-        for (name, v) in
-            [("matmul_efficiency", self.matmul_efficiency), ("attention_efficiency", self.attention_efficiency)]
-        {
+        for (name, v) in [
+            ("matmul_efficiency", self.hardware.matmul_efficiency),
+            ("attention_efficiency", self.hardware.attention_efficiency),
+        ] {
             if !(v.is_finite() && v > 0.0 && v <= 1.0) {
                 return Err(Error::invalid(name, v, "must be in (0, 1]")
                     .with_hint("the fraction of the achievable matmul rate sustained in training"));
@@ -515,13 +450,19 @@ impl ExtendedOptions {
         if self.interleave == 0 || self.interleave > 1024 {
             return Err(Error::invalid("interleave", self.interleave, "must be from 1 to 1024"));
         }
-        if !(self.gemm_half_dim.is_finite() && (0.0..=65536.0).contains(&self.gemm_half_dim)) {
-            return Err(Error::invalid("gemm_half_dim", self.gemm_half_dim, "must be from 0 to 65536 [elements]"));
+        if !(self.hardware.gemm_half_dim.is_finite() && (0.0..=65536.0).contains(&self.hardware.gemm_half_dim)) {
+            return Err(Error::invalid(
+                "gemm_half_dim",
+                self.hardware.gemm_half_dim,
+                "must be from 0 to 65536 [elements]",
+            ));
         }
-        if !(self.attention_half_seq.is_finite() && (0.0..=1048576.0).contains(&self.attention_half_seq)) {
+        if !(self.hardware.attention_half_seq.is_finite()
+            && (0.0..=1048576.0).contains(&self.hardware.attention_half_seq))
+        {
             return Err(Error::invalid(
                 "attention_half_seq",
-                self.attention_half_seq,
+                self.hardware.attention_half_seq,
                 "must be from 0 to 1048576 [tokens]",
             ));
         }
@@ -531,7 +472,7 @@ impl ExtendedOptions {
         if self.shard_group == Some(0) {
             return Err(Error::invalid("shard_group", 0, "must be a positive integer"));
         }
-        let s = self.weight_sparsity;
+        let s = self.model.weight_sparsity;
         if !(s.is_finite() && (0.0..1.0).contains(&s)) {
             return Err(Error::invalid("weight_sparsity", s, "must be from 0 (dense) to below 1")
                 .with_hint("the fraction of weights that are zero, e.g. 0.9"));
@@ -552,6 +493,116 @@ impl Default for ExtendedOptions {
     }
 }
 
+/// Which features of the model the physics of extended mode include: each one the reference model
+/// leaves out (or prices differently) and a real architecture has. Part of [`ExtendedOptions`]
+/// (`model`); [`Self::realistic`] turns every feature on, with dense weights.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelFeatures {
+    /// Causal attention: logits and attend FLOPs of a causal mask are half of full attention's
+    /// (flash attention skips the masked blocks).
+    pub causal: bool,
+    /// Grouped-query attention: K and V projections of `kv_heads · head_dim` columns. When off, K/V
+    /// are priced at the query width (the reference).
+    pub grouped_query_attention: bool,
+    /// Gated MLP (SwiGLU): three matrices (gate, up, down). When off, two (the reference).
+    pub gated_mlp: bool,
+    /// Embedding lookup on the first pipeline stage, output head and cross-entropy loss over the
+    /// vocabulary on the last (tensor-parallel over the vocabulary).
+    pub embeddings_and_head: bool,
+    /// Unstructured weight sparsity [fraction of zero weights, 0 ≤ s < 1]: on hardware that skips
+    /// zero weights ([`super::Hardware::unstructured_sparsity`], the wafer-scale engines) the
+    /// FLOPs of the blocks' weight matmuls fall to `1 − s` of dense; elsewhere it has no effect
+    /// (see [`super::sparsity`]). 0 = dense (the default).
+    pub weight_sparsity: f64,
+}
+
+impl ModelFeatures {
+    /// Causal attention, grouped-query attention, gated MLP, embeddings and head on; dense
+    /// weights (sparsity 0).
+    pub fn realistic() -> ModelFeatures {
+        ModelFeatures {
+            causal: true,
+            grouped_query_attention: true,
+            gated_mlp: true,
+            embeddings_and_head: true,
+            weight_sparsity: 0.0,
+        }
+    }
+}
+
+/// How extended mode models the hardware: the number format of the matmuls, the achievable rate
+/// (fitted efficiencies, measured ceiling, size-dependent rates), roofline pricing of memory-bound
+/// work, NIC use of ZeRO-3 collectives and the memory the device holds beyond live tensors. Part
+/// of [`ExtendedOptions`] (`hardware`); [`Self::realistic`] is BF16 with the fitted constants.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HardwareChoices {
+    /// Number format of the linear layers' matrix multiplications; selects the peak and measured
+    /// rate of that precision from the catalog (FP8 where the part has it). Attention and
+    /// element-wise work run in 16 bits when this is FP8 (the FP8 recipes of Transformer Engine and
+    /// torchao cast only the linear layers), in 32 bits for FP32/TF32.
+    pub precision: Precision,
+    /// `η`: the fraction of the achievable matmul rate that matrix work sustains in a real
+    /// training step (kernel shapes, launch gaps, clocks, framework). The achievable rate is the
+    /// part's measured matmul ceiling (see [`Self::measured_ceiling`]). Default:
+    /// [`super::efficiency::FITTED_MATMUL_EFFICIENCY`], the one constant fitted on the measured
+    /// runs (see `crate::validate::fit`).
+    pub matmul_efficiency: f64,
+    /// `η_att`: the same fraction for the matmuls inside fused (flash) attention kernels, whose
+    /// softmax work and less regular schedule keep them further below the ceiling than GEMMs.
+    /// Default: [`super::efficiency::FITTED_ATTENTION_EFFICIENCY`], fitted with `η`.
+    pub attention_efficiency: f64,
+    /// Use the part's measured maximum achievable matmul rate (MAMF) from the hardware catalog as
+    /// the ceiling; parts without a measurement use the catalog's median MAMF/peak ratio. When off,
+    /// the ceiling is the datasheet peak.
+    pub measured_ceiling: bool,
+    /// GEMM size at which a matmul dimension halves the rate [elements]: each matmul runs at
+    /// `η · ceiling · Π_{x∈m,k,n} x/(x + c)` (small and skinny GEMMs reach less of the ceiling,
+    /// as Calculon's size-dependent efficiency tables show). 0: every GEMM at `η · ceiling`.
+    /// Default: [`super::efficiency::FITTED_GEMM_HALF_DIM`], fitted with `η` and `η_att`.
+    pub gemm_half_dim: f64,
+    /// Sequence length at which flash attention's rate halves along one sequence dimension
+    /// [tokens]: attention runs at `η_att · ceiling · s_q/(s_q + c)·s_k/(s_k + c)` (the kernels
+    /// reach their best rate only on long sequences: FlashAttention-2's TFLOP/s grow with the
+    /// sequence length, Dao 2023, Fig. 4–7). 0: no size dependence. Default:
+    /// [`super::efficiency::FITTED_ATTENTION_HALF_SEQ`], fitted with `η` and `η_att`.
+    pub attention_half_seq: f64,
+    /// Price element-wise work (norms, activations, residual adds, FP8 casts, the optimizer step)
+    /// and memory-bound matmuls by their HBM traffic (a roofline per operation).
+    pub memory_bound_ops: bool,
+    /// ZeRO-3/FSDP per-block collectives whose group spans several fast domains move each
+    /// device's share through its own NIC (spec §2.4 case 7), as the measured ZeRO-3 and FSDP runs
+    /// across nodes do (DeepSpeed ZeRO-3 on 384–2240 A100s, Composer FSDP on 64–128 GPUs: about
+    /// one NIC's bandwidth per device). Off: the reference's multi-ring rate (case 9: a domain's
+    /// `τ` members drive `τ` NICs at once), which the bucketed gradient reductions of ZeRO-0/1/2
+    /// always use. Evidence (issue 16 §3): NCCL could drive every NIC for these collectives too,
+    /// but priced that way the DeepSpeed ZeRO-3 rows (Narayanan et al. 2021, 768–2240 A100s)
+    /// come out +100 % to +340 % too fast and Composer's FSDP on 64 H100s +30 %, against ±25 % at
+    /// one NIC per device: the small per-block gathers of ZeRO-3 do not reach the domain's
+    /// aggregate NIC bandwidth. Kept on.
+    pub zero3_per_nic: bool,
+    /// Memory beyond live tensors: allocator fragmentation (peak reserved), the CUDA context and
+    /// NCCL buffers (device level); see [`super::memory`]. Off: every figure is the allocated one.
+    pub memory_overheads: bool,
+}
+
+impl HardwareChoices {
+    /// BF16, the fitted `η`, `η_att`, `c` and `c_att` on the measured ceiling, memory-bound work
+    /// priced by its traffic, ZeRO-3 collectives at one NIC per device, memory overheads counted.
+    pub fn realistic() -> HardwareChoices {
+        HardwareChoices {
+            precision: Precision::Bf16,
+            matmul_efficiency: super::efficiency::FITTED_MATMUL_EFFICIENCY,
+            attention_efficiency: super::efficiency::FITTED_ATTENTION_EFFICIENCY,
+            measured_ceiling: true,
+            gemm_half_dim: super::efficiency::FITTED_GEMM_HALF_DIM,
+            attention_half_seq: super::efficiency::FITTED_ATTENTION_HALF_SEQ,
+            memory_bound_ops: true,
+            zero3_per_nic: true,
+            memory_overheads: true,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -569,14 +620,48 @@ mod tests {
     }
 
     #[test]
+    fn realistic_composes_the_groups_with_todays_defaults() {
+        let o = ExtendedOptions::realistic();
+        assert_eq!(o.model, ModelFeatures::realistic());
+        assert_eq!(o.hardware, HardwareChoices::realistic());
+        // The defaults of the two groups, by switch key, as the text form writes them.
+        let fitted = |x: f64| x.to_string();
+        let expected = [
+            ("causal", "on".to_string()),
+            ("grouped_query_attention", "on".into()),
+            ("gated_mlp", "on".into()),
+            ("embeddings_and_head", "on".into()),
+            ("weight_sparsity", "0".into()),
+            ("precision", "bf16".into()),
+            ("matmul_efficiency", fitted(super::super::efficiency::FITTED_MATMUL_EFFICIENCY)),
+            ("attention_efficiency", fitted(super::super::efficiency::FITTED_ATTENTION_EFFICIENCY)),
+            ("measured_ceiling", "on".into()),
+            ("gemm_half_dim", fitted(super::super::efficiency::FITTED_GEMM_HALF_DIM)),
+            ("attention_half_seq", fitted(super::super::efficiency::FITTED_ATTENTION_HALF_SEQ)),
+            ("memory_bound_ops", "on".into()),
+            ("zero3_per_nic", "on".into()),
+            ("memory_overheads", "on".into()),
+        ];
+        for (key, value) in expected {
+            assert_eq!(o.value_of(key), Some(value), "{key}");
+        }
+    }
+
+    #[test]
     fn validation() {
         assert!(ExtendedOptions::realistic().validate().is_ok());
-        let bad = ExtendedOptions { matmul_efficiency: 1.5, ..ExtendedOptions::realistic() };
+        let bad = ExtendedOptions {
+            hardware: HardwareChoices { matmul_efficiency: 1.5, ..HardwareChoices::realistic() },
+            ..ExtendedOptions::realistic()
+        };
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
         assert_eq!(ExtendedOptions::realistic().describe().len(), 33);
-        let bad = ExtendedOptions { weight_sparsity: 1.0, ..ExtendedOptions::realistic() };
+        let bad = ExtendedOptions {
+            model: ModelFeatures { weight_sparsity: 1.0, ..ModelFeatures::realistic() },
+            ..ExtendedOptions::realistic()
+        };
         assert_eq!(bad.validate().unwrap_err().field(), Some("weight_sparsity"));
     }
 }

@@ -72,7 +72,7 @@ pub struct Pricing<'a> {
 impl Pricing<'_> {
     /// Sustained rate of the linear layers' matmuls `η · ceiling` [TFLOP/s].
     pub fn matmul_rate(&self) -> f64 {
-        self.opts.matmul_efficiency * self.hw.matmul_ceiling_tflops
+        self.opts.hardware.matmul_efficiency * self.hw.matmul_ceiling_tflops
     }
 
     /// Sustained rate of attention's matmuls `η_att · ceiling(16-bit)` [TFLOP/s], times
@@ -83,12 +83,12 @@ impl Pricing<'_> {
             super::AttentionKernel::Fa2 if self.hw.async_mma => super::efficiency::FA2_ON_ASYNC_MMA_RATIO,
             _ => 1.0,
         };
-        self.opts.attention_efficiency * self.hw.attention_ceiling_tflops * kernel
+        self.opts.hardware.attention_efficiency * self.hw.attention_ceiling_tflops * kernel
     }
 
     /// Time to move `bytes` through HBM [s], or 0 when memory-bound work is not modelled.
     pub fn traffic(&self, bytes: f64) -> f64 {
-        if self.opts.memory_bound_ops { bytes * 1e-9 / self.hw.hbm_bandwidth_gbps } else { 0.0 }
+        if self.opts.hardware.memory_bound_ops { bytes * 1e-9 / self.hw.hbm_bandwidth_gbps } else { 0.0 }
     }
 
     /// One matmul `(m × k) · (k × n)` of the linear layers: `2·m·k·n` FLOPs at the sustained rate
@@ -107,7 +107,7 @@ impl Pricing<'_> {
 
     fn linear_at(&self, m: f64, k: f64, n: f64, density: f64) -> Pass {
         let tflop = 2.0 * m * k * n * 1e-12 * density;
-        let shape = super::efficiency::gemm_size_factor(m, k, n, self.opts.gemm_half_dim);
+        let shape = super::efficiency::gemm_size_factor(m, k, n, self.opts.hardware.gemm_half_dim);
         let compute_s = tflop / (self.matmul_rate() * shape);
         let bytes = (m * k + k * n) * self.hw.operand_bytes + m * n * self.hw.element_bytes;
         Pass { tflop, compute_s, memory_s: (self.traffic(bytes) - compute_s).max(0.0), ..Pass::default() }
@@ -116,9 +116,10 @@ impl Pricing<'_> {
     /// Attention work of `tflop` moving `bytes` through HBM over `s_q` queries and `s_k` keys per
     /// sequence, at the attention rate times the size factor of its two sequence dimensions
     /// ([`super::efficiency::gemm_size_factor`] with `c_att =`
-    /// [`ExtendedOptions::attention_half_seq`], the head width left out), same roofline.
+    /// [`crate::extended::HardwareChoices::attention_half_seq`], the head width left out), same
+    /// roofline.
     pub fn attention(&self, tflop: f64, bytes: f64, s_q: f64, s_k: f64) -> Pass {
-        let shape = super::efficiency::gemm_size_factor(s_q, s_k, f64::INFINITY, self.opts.attention_half_seq);
+        let shape = super::efficiency::gemm_size_factor(s_q, s_k, f64::INFINITY, self.opts.hardware.attention_half_seq);
         let compute_s = tflop / (self.attention_rate() * shape);
         Pass { tflop, compute_s, memory_s: (self.traffic(bytes) - compute_s).max(0.0), ..Pass::default() }
     }
@@ -152,11 +153,15 @@ impl Pricing<'_> {
 mod tests {
     use super::*;
     use crate::SystemParams;
+    use crate::extended::options::HardwareChoices;
 
     #[test]
     fn roofline_and_allreduce() {
         let hw = Hardware::from_params(&SystemParams::h200(), false);
-        let opts = ExtendedOptions { matmul_efficiency: 0.5, gemm_half_dim: 0.0, ..ExtendedOptions::realistic() };
+        let opts = ExtendedOptions {
+            hardware: HardwareChoices { matmul_efficiency: 0.5, gemm_half_dim: 0.0, ..HardwareChoices::realistic() },
+            ..ExtendedOptions::realistic()
+        };
         let p = Pricing { hw: &hw, opts: &opts };
         // A large square matmul is compute-bound: 2·4096³ FLOPs at 0.5·989.4 TFLOP/s.
         let big = p.linear(4096.0, 4096.0, 4096.0);
@@ -176,9 +181,12 @@ mod tests {
     fn gemm_and_attention_size_factors_by_hand() {
         let hw = Hardware::from_params(&SystemParams::h200(), false);
         let opts = ExtendedOptions {
-            matmul_efficiency: 0.5,
-            gemm_half_dim: 512.0,
-            attention_half_seq: 1024.0,
+            hardware: HardwareChoices {
+                matmul_efficiency: 0.5,
+                gemm_half_dim: 512.0,
+                attention_half_seq: 1024.0,
+                ..HardwareChoices::realistic()
+            },
             ..ExtendedOptions::realistic()
         };
         let p = Pricing { hw: &hw, opts: &opts };
@@ -191,6 +199,6 @@ mod tests {
         assert!(skinny.compute_s / skinny.tflop > 1.5 * big.compute_s / big.tflop);
         // Attention over 1024 queries and 3072 keys at c_att = 1024: (1/2)·(3/4) of η_att·ceiling.
         let a = p.attention(1.0, 0.0, 1024.0, 3072.0);
-        assert!((a.compute_s - 1.0 / (opts.attention_efficiency * 989.4 * 0.5 * 0.75)).abs() < 1e-12);
+        assert!((a.compute_s - 1.0 / (opts.hardware.attention_efficiency * 989.4 * 0.5 * 0.75)).abs() < 1e-12);
     }
 }

@@ -1,5 +1,5 @@
-//! Unstructured weight sparsity ([`ExtendedOptions::weight_sparsity`]): which parts gain from it
-//! and what it changes.
+//! Unstructured weight sparsity ([`crate::extended::ModelFeatures::weight_sparsity`]): which parts
+//! gain from it and what it changes.
 //!
 //! **Which parts.** Only hardware that skips the multiplications by zero weights of an arbitrary
 //! (unstructured) sparsity pattern gains from it. Of the catalog's parts these are the wafer-scale
@@ -37,7 +37,7 @@ pub fn exploits_unstructured_sparsity(sys: &CatalogSystem) -> bool {
 /// The fraction of the dense weight-matmul FLOPs executed: `1 − s` where the part exploits
 /// unstructured sparsity, else 1.
 pub fn weight_density(hw: &Hardware, opts: &ExtendedOptions) -> f64 {
-    if hw.unstructured_sparsity { 1.0 - opts.weight_sparsity } else { 1.0 }
+    if hw.unstructured_sparsity { 1.0 - opts.model.weight_sparsity } else { 1.0 }
 }
 
 /// Why weight sparsity `s > 0` changes nothing on a part (`None`: it does change something, or
@@ -57,6 +57,7 @@ mod tests {
     use super::*;
     use crate::SystemParams;
     use crate::catalog;
+    use crate::extended::options::ModelFeatures;
 
     #[test]
     fn only_wafer_scale_parts_exploit_it() {
@@ -65,7 +66,10 @@ mod tests {
             assert_eq!(exploits_unstructured_sparsity(s), wafer, "{}", s.id);
         }
         let mut hw = Hardware::from_params(&SystemParams::h200(), true);
-        let opts = ExtendedOptions { weight_sparsity: 0.9, ..ExtendedOptions::realistic() };
+        let opts = ExtendedOptions {
+            model: ModelFeatures { weight_sparsity: 0.9, ..ModelFeatures::realistic() },
+            ..ExtendedOptions::realistic()
+        };
         assert_eq!(weight_density(&hw, &opts), 1.0);
         assert!(no_effect_note("H200", &hw, 0.9).unwrap().contains("2:4"));
         assert_eq!(no_effect_note("H200", &hw, 0.0), None);

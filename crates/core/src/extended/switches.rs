@@ -1,9 +1,11 @@
-//! The switches of extended mode as data: one [`SwitchInfo`] per field of [`ExtendedOptions`]
-//! (key, label, what it models, kind of value, where the default comes from), their values as text
-//! (`get`/`set` by key), and the text form of a whole setting, `key=value,key=value` with only the
-//! switches that differ from [`ExtendedOptions::realistic`] — what the CLI's `--ext` flag and the
-//! page's `ext` URL key hold. Every view (CLI help, the studies and explorer panels, the
-//! validation page) lists the switches from [`SWITCHES`], so none can be forgotten.
+//! The switches of extended mode as data: one [`SwitchInfo`] per field of [`ExtendedOptions`] and
+//! of its groups `model` ([`super::options::ModelFeatures`]) and `hardware`
+//! ([`super::options::HardwareChoices`]), keyed by the bare field name (key, label, what it
+//! models, kind of value, where the default comes from), their values as text (`get`/`set` by
+//! key), and the text form of a whole setting, `key=value,key=value` with only the switches that
+//! differ from [`ExtendedOptions::realistic`] — what the CLI's `--ext` flag and the page's `ext`
+//! URL key hold. Every view (CLI help, the studies and explorer panels, the validation page) lists
+//! the switches from [`SWITCHES`], so none can be forgotten.
 //!
 //! Values: toggles `on`/`off` (also `true`/`false`, `1`/`0`, `yes`/`no`), choices by name
 //! (`recompute=full`, `sharding=fsdp`), numbers as decimals (`matmul_efficiency=0.7`,
@@ -52,7 +54,8 @@ pub enum SwitchKind {
 /// One switch of extended mode.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SwitchInfo {
-    /// Key in the text form and the field name of [`ExtendedOptions`].
+    /// Key in the text form and the field name in [`ExtendedOptions`] (or in its `model` /
+    /// `hardware` group, without the group: `precision` is `hardware.precision`).
     pub key: &'static str,
     /// Short name for forms.
     pub label: &'static str,
@@ -437,29 +440,29 @@ impl ExtendedOptions {
     pub fn value_of(&self, key: &str) -> Option<String> {
         let info = switch(key)?;
         Some(match info.key {
-            "precision" => self.precision.as_str().to_string(),
-            "matmul_efficiency" => self.matmul_efficiency.to_string(),
-            "attention_efficiency" => self.attention_efficiency.to_string(),
-            "measured_ceiling" => on_off(self.measured_ceiling),
-            "zero3_per_nic" => on_off(self.zero3_per_nic),
-            "memory_bound_ops" => on_off(self.memory_bound_ops),
+            "precision" => self.hardware.precision.as_str().to_string(),
+            "matmul_efficiency" => self.hardware.matmul_efficiency.to_string(),
+            "attention_efficiency" => self.hardware.attention_efficiency.to_string(),
+            "measured_ceiling" => on_off(self.hardware.measured_ceiling),
+            "zero3_per_nic" => on_off(self.hardware.zero3_per_nic),
+            "memory_bound_ops" => on_off(self.hardware.memory_bound_ops),
             "recompute" => self.recompute.as_str().to_string(),
             "sharding" => self.sharding.as_str().to_string(),
             "shard_group" => self.shard_group.map_or("all".to_string(), |g| g.to_string()),
             "interleave" => self.interleave.to_string(),
             "uneven_stages" => on_off(self.uneven_stages),
-            "causal" => on_off(self.causal),
+            "causal" => on_off(self.model.causal),
             "cp_ring_overlap" => on_off(self.cp_ring_overlap),
             "sequence_parallel" => on_off(self.sequence_parallel),
-            "grouped_query_attention" => on_off(self.grouped_query_attention),
-            "gated_mlp" => on_off(self.gated_mlp),
-            "embeddings_and_head" => on_off(self.embeddings_and_head),
-            "memory_overheads" => on_off(self.memory_overheads),
-            "weight_sparsity" => self.weight_sparsity.to_string(),
+            "grouped_query_attention" => on_off(self.model.grouped_query_attention),
+            "gated_mlp" => on_off(self.model.gated_mlp),
+            "embeddings_and_head" => on_off(self.model.embeddings_and_head),
+            "memory_overheads" => on_off(self.hardware.memory_overheads),
+            "weight_sparsity" => self.model.weight_sparsity.to_string(),
             "grad_reduce" => self.grad_reduce.as_str().to_string(),
             "tp_comm_overlap" => on_off(self.tp_comm_overlap),
-            "gemm_half_dim" => self.gemm_half_dim.to_string(),
-            "attention_half_seq" => self.attention_half_seq.to_string(),
+            "gemm_half_dim" => self.hardware.gemm_half_dim.to_string(),
+            "attention_half_seq" => self.hardware.attention_half_seq.to_string(),
             "fp8_recipe" => self.fp8_recipe.as_str().to_string(),
             "optimizer_states" => self.optimizer_states.as_str().to_string(),
             "reshard_after_forward" => on_off(self.reshard_after_forward),
@@ -499,12 +502,12 @@ impl ExtendedOptions {
         };
         let toggle = || parse_toggle(info.key, value).map_err(named);
         match info.key {
-            "precision" => self.precision = value.parse::<Precision>().map_err(named)?,
-            "matmul_efficiency" => self.matmul_efficiency = parse_number(info, value).map_err(named)?,
-            "attention_efficiency" => self.attention_efficiency = parse_number(info, value).map_err(named)?,
-            "measured_ceiling" => self.measured_ceiling = toggle()?,
-            "zero3_per_nic" => self.zero3_per_nic = toggle()?,
-            "memory_bound_ops" => self.memory_bound_ops = toggle()?,
+            "precision" => self.hardware.precision = value.parse::<Precision>().map_err(named)?,
+            "matmul_efficiency" => self.hardware.matmul_efficiency = parse_number(info, value).map_err(named)?,
+            "attention_efficiency" => self.hardware.attention_efficiency = parse_number(info, value).map_err(named)?,
+            "measured_ceiling" => self.hardware.measured_ceiling = toggle()?,
+            "zero3_per_nic" => self.hardware.zero3_per_nic = toggle()?,
+            "memory_bound_ops" => self.hardware.memory_bound_ops = toggle()?,
             "recompute" => self.recompute = value.parse::<Recompute>().map_err(named)?,
             "sharding" => self.sharding = value.parse::<Sharding>().map_err(named)?,
             "shard_group" => {
@@ -518,18 +521,18 @@ impl ExtendedOptions {
             }
             "interleave" => self.interleave = parse_count(info, &field, value)?,
             "uneven_stages" => self.uneven_stages = toggle()?,
-            "causal" => self.causal = toggle()?,
+            "causal" => self.model.causal = toggle()?,
             "cp_ring_overlap" => self.cp_ring_overlap = toggle()?,
             "sequence_parallel" => self.sequence_parallel = toggle()?,
-            "grouped_query_attention" => self.grouped_query_attention = toggle()?,
-            "gated_mlp" => self.gated_mlp = toggle()?,
-            "embeddings_and_head" => self.embeddings_and_head = toggle()?,
-            "memory_overheads" => self.memory_overheads = toggle()?,
-            "weight_sparsity" => self.weight_sparsity = parse_number(info, value).map_err(named)?,
+            "grouped_query_attention" => self.model.grouped_query_attention = toggle()?,
+            "gated_mlp" => self.model.gated_mlp = toggle()?,
+            "embeddings_and_head" => self.model.embeddings_and_head = toggle()?,
+            "memory_overheads" => self.hardware.memory_overheads = toggle()?,
+            "weight_sparsity" => self.model.weight_sparsity = parse_number(info, value).map_err(named)?,
             "grad_reduce" => self.grad_reduce = value.parse::<GradReduce>().map_err(named)?,
             "tp_comm_overlap" => self.tp_comm_overlap = toggle()?,
-            "gemm_half_dim" => self.gemm_half_dim = parse_number(info, value).map_err(named)?,
-            "attention_half_seq" => self.attention_half_seq = parse_number(info, value).map_err(named)?,
+            "gemm_half_dim" => self.hardware.gemm_half_dim = parse_number(info, value).map_err(named)?,
+            "attention_half_seq" => self.hardware.attention_half_seq = parse_number(info, value).map_err(named)?,
             "fp8_recipe" => self.fp8_recipe = value.parse::<Fp8Recipe>().map_err(named)?,
             "optimizer_states" => self.optimizer_states = value.parse::<OptimizerStates>().map_err(named)?,
             "reshard_after_forward" => self.reshard_after_forward = toggle()?,
@@ -624,12 +627,26 @@ mod tests {
 
     #[test]
     fn every_switch_reads_and_writes_its_field() {
+        // Set to its default, a switch leaves the options as they are; set to another value, it
+        // reads back that value and is the only switch that differs: `set_switch` and `value_of`
+        // reach the same field, in whichever group (`model`, `hardware`, execution) it lives.
         let d = ExtendedOptions::realistic();
         for s in SWITCHES {
             let v = d.value_of(s.key).unwrap();
             let mut o = d;
             o.set_switch(s.key, &v).unwrap();
             assert_eq!(o, d, "{}", s.key);
+            let other = match s.kind {
+                SwitchKind::Toggle => (if v == "on" { "off" } else { "on" }).to_string(),
+                SwitchKind::Choice(names) => names.iter().find(|n| **n != v).unwrap().to_string(),
+                SwitchKind::Number { min, max, .. } => ((min + max) / 2.0).to_string(),
+                SwitchKind::Count { min, .. } => (min + 1).to_string(),
+                SwitchKind::CountOrAll => "8".to_string(),
+            };
+            o.set_switch(s.key, &other).unwrap();
+            assert_eq!(o.value_of(s.key).as_deref(), Some(other.as_str()), "{}", s.key);
+            assert_eq!(o.to_text(), format!("{}={other}", s.key));
+            assert_eq!(ExtendedOptions::from_text(&o.to_text()).unwrap(), o, "{}", s.key);
         }
         assert_eq!(d.to_text(), "");
         assert_eq!(ExtendedOptions::from_text("").unwrap(), d);
@@ -638,10 +655,10 @@ mod tests {
     #[test]
     fn text_form_round_trips_the_changed_switches() {
         let o = ExtendedOptions::from_text("sparsity=0.9, recompute=FULL,sharding=fsdp,gqa=off,shard_group=8").unwrap();
-        assert_eq!(o.weight_sparsity, 0.9);
+        assert_eq!(o.model.weight_sparsity, 0.9);
         assert_eq!(o.recompute, Recompute::Full);
         assert_eq!(o.sharding, Sharding::Zero3);
-        assert!(!o.grouped_query_attention);
+        assert!(!o.model.grouped_query_attention);
         assert_eq!(o.shard_group, Some(8));
         let text = o.to_text();
         assert_eq!(text, "recompute=full,sharding=zero3,shard_group=8,grouped_query_attention=off,weight_sparsity=0.9");
@@ -659,7 +676,7 @@ mod tests {
         assert_eq!(text_value("gqa=off,recompute=full", "grouped_query_attention").as_deref(), Some("off"));
         assert_eq!(text_value("recompute=full", "causal"), None);
         let o = ExtendedOptions::from_text(&edit_text("", "matmul_efficiency", "0.6")).unwrap();
-        assert_eq!(o.matmul_efficiency, 0.6);
+        assert_eq!(o.hardware.matmul_efficiency, 0.6);
     }
 
     #[test]

@@ -101,7 +101,8 @@ pub fn estimate(scenario: &Scenario, system_id: &str, hw: &Hardware) -> Result<E
         Layout::placed(y.tp, y.cp, y.pp, y.dp, y.mbs, y.global_batch, hw.domain_size()).with_experts(y.ep, y.etp);
     let evaluation = evaluate(&s.workload, hw, &layout, &s.options)?;
     let o = &s.options;
-    let model_tflop_per_sample = model_flops_per_sample_tflop(&s.workload, o.grouped_query_attention, o.gated_mlp);
+    let model_tflop_per_sample =
+        model_flops_per_sample_tflop(&s.workload, o.model.grouped_query_attention, o.model.gated_mlp);
     let peak_tflops = hw.matmul_peak_tflops;
     let mfu =
         model_flops_utilisation(model_tflop_per_sample, evaluation.throughput_samples_per_s, s.devices, peak_tflops);
@@ -128,8 +129,8 @@ pub fn estimate_text(text: &str, name: Option<&str>, overrides: &Overrides) -> R
         return Err(Error::invalid("--system", "missing", "the file does not name the system it runs on")
             .with_hint("give --system ID (`fmperf catalog systems`), or a `# fmperf: system=ID` line in the file"));
     };
-    let (id, hw, precision) = hardware(&spec, scenario.options.precision)?;
-    scenario.options.precision = precision;
+    let (id, hw, precision) = hardware(&spec, scenario.options.hardware.precision)?;
+    scenario.options.hardware.precision = precision;
     let e = estimate(&scenario, &id, &hw)?;
     Ok((launch, e))
 }
@@ -180,7 +181,7 @@ impl Estimate {
                 "sharding": o.sharding.as_str(),
                 "shard_group": o.shard_group,
                 "sequence_parallel": o.sequence_parallel,
-                "precision": o.precision.as_str(),
+                "precision": o.hardware.precision.as_str(),
             },
             "time_per_step_s": t.t,
             "tokens_per_s": e.tokens_per_s,

@@ -110,9 +110,9 @@ impl Scenario {
         let dp = shard * replicate;
         let (mbs, global_batch) = batch(s, o, f, dp, pp, &mut notes)?;
         let mut opts = ExtendedOptions::realistic();
-        opts.precision = s.precision.copied().unwrap_or(Precision::Bf16);
+        opts.hardware.precision = s.precision.copied().unwrap_or(Precision::Bf16);
         if s.fp8_weights.copied() == Some(true) {
-            if opts.precision == Precision::Fp8 {
+            if opts.hardware.precision == Precision::Fp8 {
                 opts.fp8_recipe = Fp8Recipe::TransformerEngineFp8Weights;
                 notes
                     .push("FP8 primary weights (fp8_param_gather): the linear weights are FP8 (te_fp8_weights)".into());
@@ -148,7 +148,7 @@ impl Scenario {
             notes.push("torchtitan frees the gradients between steps (zero_grad): grads_freed".into());
             // torchtitan's Float8 is torchao's: weights and inputs cast on every pass, no
             // persistent FP8 weight copy (see `Fp8Recipe::Torchao`).
-            if opts.precision == Precision::Fp8 {
+            if opts.hardware.precision == Precision::Fp8 {
                 opts.fp8_recipe = Fp8Recipe::Torchao;
                 notes.push("Float8 linear layers: torchao's recipe, cast on every pass (fp8_recipe=torchao)".into());
             }

@@ -7,7 +7,7 @@ use super::resolve::resolve_system;
 use super::spec::{BatchRule, Constraints, SweepSpec};
 use crate::catalog::Precision;
 use crate::extended::sparsity::no_effect_note;
-use crate::extended::{ExtendedOptions, Hardware, Workload};
+use crate::extended::{ExtendedOptions, Hardware, HardwareChoices, ModelFeatures, Workload};
 use crate::format::{ModelRef, SystemRef};
 use crate::mode::ModelMode;
 use crate::reference::machine::Machine;
@@ -164,7 +164,7 @@ fn apply_and_resolve(
     let mut mode_notes = Vec::new();
     if let ModelMode::Extended(o) = &spec.mode {
         // The switch's precision unless the sweep sets one (field, system spec or axis).
-        scenario.precision = scenario.precision.or(Some(o.precision));
+        scenario.precision = scenario.precision.or(Some(o.hardware.precision));
         if strategies.contains(&Strategy::Summa2D) {
             strategies.retain(|s| *s != Strategy::Summa2D);
             if strategies.is_empty() {
@@ -207,8 +207,8 @@ fn apply_and_resolve(
         }
         ModelMode::Extended(o) => {
             let mut options = ExtendedOptions {
-                precision: r.mapped.precision,
-                weight_sparsity: sparsity_axis.unwrap_or(o.weight_sparsity),
+                hardware: HardwareChoices { precision: r.mapped.precision, ..o.hardware },
+                model: ModelFeatures { weight_sparsity: sparsity_axis.unwrap_or(o.model.weight_sparsity), ..o.model },
                 ..o
             };
             options.validate().map_err(invalid)?;
@@ -221,9 +221,13 @@ fn apply_and_resolve(
                 }
             }
             workload.validate().map_err(invalid)?;
-            let mut hardware =
-                Hardware::from_catalog(&r.system, options.precision, options.measured_ceiling, &resolved.mapping)
-                    .map_err(invalid)?;
+            let mut hardware = Hardware::from_catalog(
+                &r.system,
+                options.hardware.precision,
+                options.hardware.measured_ceiling,
+                &resolved.mapping,
+            )
+            .map_err(invalid)?;
             if !overrides.is_empty() {
                 apply_overrides(&mut hardware, &r.mapped.params, &params);
             }
@@ -236,9 +240,9 @@ fn apply_and_resolve(
                         .to_string(),
                 );
             }
-            notes.extend(no_effect_note(&r.system.id, &hardware, options.weight_sparsity));
+            notes.extend(no_effect_note(&r.system.id, &hardware, options.model.weight_sparsity));
             notes.extend(mode_notes);
-            let sparsity = options.weight_sparsity;
+            let sparsity = options.model.weight_sparsity;
             (Some(ExtendedInputs { workload, hardware, options }), notes, sparsity)
         }
     };

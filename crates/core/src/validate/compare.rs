@@ -12,7 +12,7 @@ use super::row::{RunSetup, interpret};
 use super::schema::{MeasuredFile, MeasuredRun};
 use crate::SystemParams;
 use crate::extended::efficiency::{Efficiency, median};
-use crate::extended::{self, ExtendedOptions, Hardware};
+use crate::extended::{self, ExtendedOptions, Hardware, HardwareChoices};
 use crate::reference;
 
 pub use crate::mode::Mode;
@@ -187,10 +187,13 @@ impl Prepared {
         match mode {
             Mode::Extended => {
                 let opts = ExtendedOptions {
-                    matmul_efficiency: eta.matmul,
-                    attention_efficiency: eta.attention,
-                    gemm_half_dim: eta.gemm_half_dim,
-                    attention_half_seq: eta.attention_half_seq,
+                    hardware: HardwareChoices {
+                        matmul_efficiency: eta.matmul,
+                        attention_efficiency: eta.attention,
+                        gemm_half_dim: eta.gemm_half_dim,
+                        attention_half_seq: eta.attention_half_seq,
+                        ..setup.options.hardware
+                    },
                     ..setup.options
                 };
                 let run = |hw: &Hardware| {
@@ -380,7 +383,7 @@ fn memory_stand_in(setup: &RunSetup) -> Hardware {
     let mut params = SystemParams::reference("H200").unwrap_or_else(|_| SystemParams::a100());
     params.hbm_capacity = setup.system.device_memory_gb().unwrap_or(params.hbm_capacity);
     params.nvlink_size = setup.system.scale_up.domain_size.max(1);
-    params.element_size = setup.options.precision.element_size_gb();
+    params.element_size = setup.options.hardware.precision.element_size_gb();
     Hardware::from_params(&params, false)
 }
 
@@ -410,7 +413,7 @@ pub fn predicted_metric(setup: &RunSetup, t: f64) -> Result<(f64, Option<String>
                 return Err(format!(
                     "{} needs the dense peak at {} of {}, which is neither stated nor in the catalog",
                     metric.kind.key(),
-                    setup.options.precision,
+                    setup.options.hardware.precision,
                     setup.system.id
                 ));
             }

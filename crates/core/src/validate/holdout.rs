@@ -188,7 +188,7 @@ impl HoldoutJob {
                     params_b: r.run.model.params_b.unwrap_or_else(|| {
                         setup.map_or(0.0, |x| {
                             let w = &x.workload;
-                            let gqa = x.options.grouped_query_attention;
+                            let gqa = x.options.model.grouped_query_attention;
                             (w.layers as f64 * w.block_parameters(gqa, w.gated_mlp) + w.vocab_parameters()) * 1e-9
                         })
                     }),

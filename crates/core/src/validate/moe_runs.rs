@@ -56,7 +56,7 @@ use crate::catalog::{self, MappingOptions, Precision};
 use crate::extended::memory::MemoryKind;
 use crate::extended::moe::{Dispatcher, Load, Mla, MoeOptions, MoeShape, RecomputeModules, Router};
 use crate::extended::{
-    ExtendedOptions, Fp8Recipe, GradReduce, Hardware, Layout, Recompute, Sharding, Workload, evaluate,
+    ExtendedOptions, Fp8Recipe, GradReduce, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload, evaluate,
 };
 
 /// The MoE runs fmperf ships (53 rows from nine sources; each row names its source).
@@ -495,7 +495,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         GradReduce::Auto
     };
     let options = ExtendedOptions {
-        precision,
+        hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
         recompute,
         sharding,
         grad_reduce,

@@ -44,7 +44,7 @@ use super::recompute_words::{RecomputeReading, read_recompute};
 use super::schema::{Interleave, MeasuredRun};
 use super::words::Words;
 use crate::catalog::{self, CatalogSystem, MappingOptions, Precision};
-use crate::extended::{ExtendedOptions, GradReduce, Hardware, Layout, OptimizerStates, Workload};
+use crate::extended::{ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Workload};
 use crate::reference::Candidate;
 use crate::{ModelShape, Strategy, SystemParams};
 
@@ -338,7 +338,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let (attention_kernel, attention_note) = read_attention_kernel(&Words::new(&attention_text));
     notes.extend(attention_note);
     let options = ExtendedOptions {
-        precision,
+        hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
         recompute: recompute.level,
         sharding: sharding.sharding,
         shard_group: sharding.shard_group,
@@ -467,8 +467,13 @@ fn run_domain(part_domain: u64, devices: u64, slices: Option<u64>) -> (u64, Opti
 impl RunSetup {
     /// The part at the row's precision for extended mode (`Err`: why it cannot be priced).
     pub fn hardware(&self) -> Result<Hardware, String> {
-        Hardware::from_catalog(self.system, self.options.precision, self.options.measured_ceiling, &self.mapping)
-            .map_err(|e| format!("hardware: {e}"))
+        Hardware::from_catalog(
+            self.system,
+            self.options.hardware.precision,
+            self.options.hardware.measured_ceiling,
+            &self.mapping,
+        )
+        .map_err(|e| format!("hardware: {e}"))
     }
 
     /// What reference mode evaluates for this row: the reference's shape (no GQA, gate or
@@ -476,7 +481,7 @@ impl RunSetup {
     /// at the BF16 rate), strategy `1d` (or `2d-seqp` with context parallelism) with the same
     /// placement. `Err`: why the reference cannot evaluate it.
     pub fn reference(&self) -> Result<(ModelShape, SystemParams, Candidate), String> {
-        let p16 = match self.options.precision {
+        let p16 = match self.options.hardware.precision {
             Precision::Fp8 => None,
             p => Some(p),
         };
@@ -523,7 +528,7 @@ impl RunSetup {
             l.cp,
             l.global_batch,
             l.mbs,
-            o.precision,
+            o.hardware.precision,
             o.recompute,
             o.sharding,
         );

@@ -74,7 +74,7 @@ pub fn mla_operations(w: &Workload, m: &Mla, layout: &Layout, p: &Pricing) -> Ve
     // The core: `a/tp` heads, query/key width d_nope + d_rope, value width d_v.
     let (mbs, seq) = (layout.mbs as f64, w.seq_len as f64);
     let s_q = seq / layout.cp as f64;
-    let mask = if p.opts.causal { 0.5 } else { 1.0 };
+    let mask = if p.opts.model.causal { 0.5 } else { 1.0 };
     let tflop = 2.0 * mbs * s_q * seq * heads_local * (dqk + dv) * mask * 1e-12;
     let bytes = (tokens * heads_local * (2.0 * dqk + 2.0 * dv) + mbs * seq * heads_local * (dqk + dv)) * es;
     let core_fwd = p.attention(tflop, bytes, s_q, seq);
