@@ -27,6 +27,7 @@ pub mod model;
 pub mod moe_shape;
 pub mod presets;
 pub mod reference;
+pub mod resolve;
 pub mod search;
 pub mod strategy;
 pub mod sweep;

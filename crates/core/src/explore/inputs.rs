@@ -3,11 +3,11 @@
 //! [`Error`] whose field is the form's field name ([`field`]), so a page can show each message next
 //! to its input. Nothing here panics, whatever the text.
 
-use super::entries::UserEntries;
-use crate::catalog::{self, MappingOptions, TrainingBudget, parse_system_spec, to_system_params};
-use crate::extended::hardware::map_for_extended;
+use crate::catalog::{self, MappingOptions, TrainingBudget, parse_system_spec};
 use crate::mode::ModelMode;
+use crate::mode_kind::Mode;
 use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
+use crate::resolve::{self, Note, UserEntries};
 use crate::search::{ExecutionChoices, ExtendedSetup, SearchSpec};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
@@ -222,8 +222,9 @@ impl ExploreFields {
             {
                 let (model, shape) = m;
                 let (system, mapped, mapping) = s;
-                let mut notes = model.reference_caveats();
-                notes.extend(mapped.approximations);
+                let mut notes = resolve::model_notes(model);
+                notes.extend(resolve::mapping_notes(system, &mapped));
+                let notes = Note::texts(&notes);
                 ExploreSpec {
                     model_id: model.id.clone(),
                     model_name: model.name.clone(),
@@ -266,8 +267,7 @@ pub fn strategies_text(list: &[Strategy]) -> String {
 /// A catalog model that the reference model can run, with its shape. The error is at
 /// [`field::MODEL`] and says why (unknown id, or a shape the reference cannot use).
 pub fn resolve_model(id: &str) -> Result<(&'static catalog::CatalogModel, ModelShape), Error> {
-    let m = catalog::find_model(id).map_err(|e| not_in_catalog(field::MODEL, id, e))?;
-    shape_of(m).map(|shape| (m, shape))
+    resolve_model_in(UserEntries::builtin(), id)
 }
 
 /// [`resolve_model`] against the built-in catalog plus the user's `entries`.
@@ -275,13 +275,13 @@ pub fn resolve_model_in<'a>(
     entries: &'a UserEntries,
     id: &str,
 ) -> Result<(&'a catalog::CatalogModel, ModelShape), Error> {
-    let m = entries.find_model(id).map_err(|e| not_in_catalog(field::MODEL, id, e))?;
+    let m = resolve::find_model(entries, id).map_err(|e| not_in_catalog(field::MODEL, id, e))?;
     shape_of(m).map(|shape| (m, shape))
 }
 
 /// The reference model's view of `m`, or why it cannot have one (at [`field::MODEL`]).
 fn shape_of(m: &catalog::CatalogModel) -> Result<ModelShape, Error> {
-    let shape = m.to_shape().map_err(|e| {
+    let shape = resolve::model_shape(m).map_err(|e| {
         Error::invalid(field::MODEL, &m.id, format!("cannot be used by the reference model: {e}"))
             .with_hint("choose a model whose shape is fully known")
     })?;
@@ -299,13 +299,13 @@ pub fn resolve_system(
 }
 
 /// [`resolve_system`] for either mode: with `extended`, a part without a vector (non-matrix) rate
-/// maps too (extended mode never reads it; see [`map_for_extended`]).
+/// maps too (extended mode never reads it; see [`crate::extended::hardware::map_for_extended`]).
 pub fn resolve_system_for(
     id: &str,
     domain: Option<u64>,
     extended: bool,
 ) -> Result<(&'static catalog::CatalogSystem, catalog::MappedSystem), Error> {
-    let s = catalog::find_system(id).map_err(|e| not_in_catalog(field::SYSTEM, id, e))?;
+    let s = resolve::builtin_system(id).map_err(|e| not_in_catalog(field::SYSTEM, id, e))?;
     let options = MappingOptions { domain_size: domain, ..MappingOptions::default() };
     map_system(s, &options, extended).map(|mapped| (s, mapped))
 }
@@ -328,18 +328,19 @@ pub fn resolve_system_in<'a>(
     if domain.is_some() {
         options.domain_size = domain;
     }
-    let s = entries.find_system(&id).map_err(|e| not_in_catalog(field::SYSTEM, &id, e))?;
+    let s = resolve::find_system(entries, &id).map_err(|e| not_in_catalog(field::SYSTEM, &id, e))?;
     map_system(s, &options, extended).map(|mapped| (s, mapped, options))
 }
 
-/// `s` mapped with `options` for either mode; errors at [`field::DOMAIN`] or [`field::SYSTEM`].
+/// `s` mapped with `options` for either mode (through the resolver); errors at [`field::DOMAIN`] or
+/// [`field::SYSTEM`].
 fn map_system(
     s: &catalog::CatalogSystem,
     options: &MappingOptions,
     extended: bool,
 ) -> Result<catalog::MappedSystem, Error> {
-    let mapped = if extended { map_for_extended(s, options) } else { to_system_params(s, options) };
-    mapped.map_err(|e| match e {
+    let mode = if extended { Mode::Extended } else { options.mode };
+    resolve::map_system(s, &MappingOptions { mode, ..*options }).map_err(|e| match e {
         Error::InvalidField { field, value, rule, hint } if field == "domain_size" || field == "system.nvlink_size" => {
             Error::InvalidField { field: field::DOMAIN.into(), value, rule, hint }
         }

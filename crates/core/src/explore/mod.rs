@@ -3,7 +3,8 @@
 //! wants next to them.
 //!
 //! * [`choices`]: the models and systems to pick from, reference presets first, unusable ones marked;
-//! * [`entries`]: the catalogs ids resolve against: built-in plus the user's own entries;
+//! * [`entries`]: the catalogs ids resolve against (built-in plus the user's own entries), re-exported
+//!   from the resolver ([`crate::resolve`]);
 //! * [`inputs`]: the scenario as the page's fields hold it (text), validated field by field
 //!   into an [`ExploreSpec`]; every rejected field is an [`crate::Error`] naming it;
 //! * [`task`]: [`ExploreSearch`], a resumable search over several strategies (one

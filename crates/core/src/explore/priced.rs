@@ -12,9 +12,10 @@
 use super::inputs::{ExploreSpec, field};
 use crate::catalog::MappingOptions;
 use crate::extended::sparsity::no_effect_note;
-use crate::extended::{ExtendedEvaluator, Hardware, Workload};
+use crate::extended::{ExtendedEvaluator, Workload};
 use crate::mode::{ModelMode, SUMMA_UNSUPPORTED};
 use crate::reference::{Candidate, Evaluator};
+use crate::resolve::{self, Note};
 use crate::search::{Engine, Execution, ExecutionChoices, ExtendedSetup, Ranked, Search};
 use crate::validate::convention::{ConventionShape, FlopConvention, iteration_flops};
 use crate::validate::moe_flops::{FlopRules, model_flops_per_token};
@@ -64,13 +65,13 @@ impl ExploreSpec {
         // The entries the scenario was resolved with (built-in or the user's), and its mapping
         // choices with the domain size in force.
         let model = &self.model_entry;
-        let workload = Workload::from_catalog(model).map_err(|e| {
+        let workload = resolve::workload(model).map_err(|e| {
             Error::invalid(field::MODEL, &self.model_id, format!("cannot be used by extended mode: {e}"))
         })?;
         let sys = &self.system_entry;
         let opts = MappingOptions { domain_size: Some(self.system.nvlink_size), ..self.mapping };
-        let hardware =
-            Hardware::from_catalog(sys, options.hardware.precision, options.hardware.measured_ceiling, &opts).map_err(
+        let (hardware, hardware_notes) =
+            resolve::hardware(sys, options.hardware.precision, options.hardware.measured_ceiling, &opts).map_err(
                 |e| match e.field() {
                     Some(f) if f.starts_with("peak_tflops") || f == "precision" => Error::invalid(
                         "ext.precision",
@@ -81,7 +82,7 @@ impl ExploreSpec {
                     _ => Error::invalid(field::SYSTEM, &sys.id, format!("cannot be used by extended mode: {e}")),
                 },
             )?;
-        let mut notes = hardware.approximations.clone();
+        let mut notes = Note::texts(&hardware_notes);
         if self.strategies.contains(&Strategy::Summa2D) {
             self.strategies.retain(|s| *s != Strategy::Summa2D);
             if self.strategies.is_empty() {

@@ -24,7 +24,6 @@ use super::check::valid_id;
 use super::form::with_prefix;
 use super::{Document, Origin, parse_detailed, parse_value, to_json};
 use crate::Error;
-use crate::catalog;
 
 /// The `localStorage` key.
 pub const STORAGE_KEY: &str = "fmperf.custom.v1";
@@ -147,8 +146,8 @@ fn id_taken(kind: EntryKind, id: &str, by: &str) -> Error {
 /// Whether a built-in entry of `kind` answers to `id` (the catalog matches ids ignoring ASCII case).
 pub fn builtin_has(kind: EntryKind, id: &str) -> bool {
     match kind {
-        EntryKind::Model => catalog::find_model(id).is_ok(),
-        EntryKind::System => catalog::find_system(id).is_ok(),
+        EntryKind::Model => crate::resolve::builtin_model(id).is_ok(),
+        EntryKind::System => crate::resolve::builtin_system(id).is_ok(),
     }
 }
 

@@ -28,7 +28,7 @@ pub use check::Report;
 pub use fields::{FieldSpec, Kind, MODEL_FIELDS, SCENARIO_FIELDS, SCHEMA_VERSION, SYSTEM_FIELDS};
 pub use scenario::{ModelRef, ResolvedScenario, Scenario, SystemRef};
 
-use crate::catalog::{self, CatalogModel, CatalogSystem};
+use crate::catalog::{CatalogModel, CatalogSystem};
 use crate::{Error, ModelShape, SystemParams};
 
 /// Largest document accepted, in bytes.
@@ -273,8 +273,8 @@ pub fn validate_scenario_field(path: &str, value: &str) -> Result<(), Error> {
         return Ok(());
     }
     match path {
-        "model" => catalog::find_model(id).map(|_| ()),
-        "system" => catalog::find_system(id).map(|_| ()),
+        "model" => crate::resolve::builtin_model(id).map(|_| ()),
+        "system" => crate::resolve::builtin_system(id).map(|_| ()),
         _ => Ok(()),
     }
 }

@@ -8,9 +8,8 @@ use super::emit::J;
 use super::fields::{SCENARIO_FIELDS, SCHEMA_VERSION};
 use super::model_doc::{failed, read_budget, read_model, write_budget, write_model};
 use super::system_doc::{read_system, write_system};
-use crate::catalog::{
-    self, CatalogModel, CatalogSystem, MappedSystem, MappingOptions, Precision, TrainingBudget, to_system_params,
-};
+use crate::catalog::{CatalogModel, CatalogSystem, MappedSystem, MappingOptions, Precision, TrainingBudget};
+use crate::resolve::{self, NoteKind, ScenarioError, UserEntries};
 use crate::{Error, ModelShape, Strategy};
 
 /// The model of a scenario: a catalog id or a model of its own.
@@ -86,21 +85,21 @@ impl Scenario {
         }
     }
 
-    /// Looks up the model and system, reduces the model to its reference shape and maps the system.
-    /// Errors name the scenario field (`model`, `system`, `model.ffn_hidden`, …).
+    /// Looks up the model and system in the built-in catalogs, reduces the model to its reference
+    /// shape and maps the system. Errors name the scenario field (`model`, `system`,
+    /// `model.ffn_hidden`, …).
     pub fn resolve(&self) -> Result<ResolvedScenario, Error> {
-        let model = match &self.model {
-            ModelRef::Catalog(id) => catalog::find_model(id)?.clone(),
-            ModelRef::Inline(m) => (**m).clone(),
-        };
-        let system = match &self.system {
-            SystemRef::Catalog(id) => catalog::find_system(id)?.clone(),
-            SystemRef::Inline(s) => (**s).clone(),
-        };
-        let shape = model.to_shape().map_err(|e| prefix_error(e, "model."))?;
-        let mapped = to_system_params(&system, &self.mapping_options()).map_err(|e| prefix_error(e, "system."))?;
-        let budget = self.training_budget.unwrap_or(model.training_budget);
-        Ok(ResolvedScenario { model, shape, system, mapped, budget })
+        self.resolve_in(UserEntries::builtin())
+    }
+
+    /// [`Scenario::resolve`] among `cats` (the built-in catalogs plus the user's entries), through
+    /// the resolver ([`resolve::scenario`]).
+    pub fn resolve_in(&self, cats: &UserEntries) -> Result<ResolvedScenario, Error> {
+        resolve::scenario(cats, self, &self.mapping_options()).map_err(|e| match e {
+            ScenarioError::Lookup(e) => e,
+            ScenarioError::Model(e) => prefix_error(e, "model."),
+            ScenarioError::System(e) => prefix_error(e, "system."),
+        })
     }
 }
 
@@ -140,7 +139,7 @@ pub(crate) fn read_scenario(obj: &Map<String, Value>, report: &mut Report) -> Op
     let f = Fields::from_map(obj);
     let envelope = ["schema_version", "kind"];
     let model = match obj.get("model") {
-        Some(Value::String(id)) => match catalog::find_model(id) {
+        Some(Value::String(id)) => match resolve::find_model(UserEntries::builtin(), id) {
             Ok(m) => Some(ModelRef::Catalog(m.id.clone())),
             Err(e) => {
                 report.error(catalog_error("model", id, e));
@@ -154,7 +153,7 @@ pub(crate) fn read_scenario(obj: &Map<String, Value>, report: &mut Report) -> Op
         _ => None,
     };
     let system = match obj.get("system") {
-        Some(Value::String(id)) => match catalog::find_system(id) {
+        Some(Value::String(id)) => match resolve::find_system(UserEntries::builtin(), id) {
             Ok(s) => Some(SystemRef::Catalog(s.id.clone())),
             Err(e) => {
                 report.error(catalog_error("system", id, e));
@@ -202,11 +201,9 @@ pub(crate) fn read_scenario(obj: &Map<String, Value>, report: &mut Report) -> Op
     };
     match scenario.resolve() {
         Ok(r) => {
-            for a in &r.mapped.approximations {
-                report.warn(Error::invalid("system", &r.system.id, a.clone()));
-            }
-            for c in r.model.reference_caveats() {
-                report.warn(Error::invalid("model", &r.model.id, c));
+            for n in resolve::scenario_notes(&r) {
+                let field = if n.kind == NoteKind::ModelCaveat { "model" } else { "system" };
+                report.warn(Error::invalid(field, &n.entry, n.text));
             }
             Some(scenario)
         }

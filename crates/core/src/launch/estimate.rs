@@ -8,10 +8,11 @@ use serde_json::{Value, json};
 use super::scenario::{Overrides, Scenario};
 use super::{Launch, parse};
 use crate::Error;
-use crate::catalog::{self, Precision};
+use crate::catalog::Precision;
 use crate::explore::metrics::model_flops_utilisation;
 use crate::explore::priced::model_flops_per_sample_tflop;
 use crate::extended::{ExtendedEvaluation, Hardware, Layout, evaluate};
+use crate::resolve::{self, SpecError, UserEntries};
 use crate::validate::memory::{self, MemoryKind, PredictedMemory};
 
 /// Memory of the busiest device against its capacity, in the shape of `fmperf validate`'s memory
@@ -86,10 +87,9 @@ pub struct Estimate {
 /// `precision=` wins), with its measured ceiling. Returns the catalog id, the part and the
 /// precision used.
 pub fn hardware(spec: &str, precision: Precision) -> Result<(String, Hardware, Precision), Error> {
-    let (id, opts) = catalog::parse_system_spec(spec)?;
-    let sys = catalog::find_system(&id)?;
+    let (sys, opts) = resolve::system_spec(UserEntries::builtin(), spec).map_err(SpecError::plain)?;
     let p = opts.precision.unwrap_or(precision);
-    let hw = Hardware::from_catalog(sys, p, true, &opts)?;
+    let (hw, _) = resolve::hardware(sys, p, true, &opts)?;
     Ok((sys.id.clone(), hw, p))
 }
 

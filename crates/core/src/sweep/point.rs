@@ -201,7 +201,7 @@ fn apply_and_resolve(
     let (ext, notes, sparsity) = match spec.mode {
         ModelMode::Reference => {
             let mut notes = r.mapped.approximations.clone();
-            notes.extend(resolved.notes.iter().cloned());
+            notes.extend(resolved.notes.iter().map(|n| n.text.clone()));
             notes.extend(r.model.reference_caveats());
             (None, notes, 0.0)
         }
@@ -232,7 +232,7 @@ fn apply_and_resolve(
                 apply_overrides(&mut hardware, &r.mapped.params, &params);
             }
             let mut notes = hardware.approximations.clone();
-            notes.extend(resolved.notes.iter().cloned());
+            notes.extend(resolved.notes.iter().map(|n| n.text.clone()));
             if overrides.iter().any(|(p, _)| *p == SystemParam::Vector) {
                 notes.push(
                     "extended mode does not read the vector rate (element-wise work is priced by HBM traffic): \

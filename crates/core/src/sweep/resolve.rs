@@ -16,9 +16,11 @@
 //! Each case is decided from the entry's values (typed options), never from an error's text.
 
 use super::axis::{AxisValue, SystemParam};
-use crate::catalog::{self, CatalogSystem, MappingOptions, Precision, default_precision, to_system_params};
-use crate::format::{ModelRef, ResolvedScenario, Scenario, SystemRef};
+use crate::catalog::provenance::Origin;
+use crate::catalog::{CatalogSystem, MappingOptions, Precision, default_precision};
+use crate::format::{ResolvedScenario, Scenario, SystemRef};
 use crate::mode_kind::Mode;
+use crate::resolve::{self, Note, NoteKind, ScenarioError, UserEntries};
 
 /// A system resolved for one point, with what was done to make it usable.
 #[derive(Debug, Clone)]
@@ -28,7 +30,7 @@ pub struct Resolved {
     /// The mapping options the system was mapped with (scenario choices plus the sweep's values).
     pub mapping: MappingOptions,
     /// Labelled stand-ins and placeholders.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// Resolves `scenario` with the mapping values of `extra` (vector rate, scale-up and scale-out
@@ -38,15 +40,7 @@ fn resolve(scenario: &Scenario, extra: &MappingOptions) -> Result<ResolvedScenar
     if no_extra && extra.mode == Mode::Reference {
         return scenario.resolve();
     }
-    let model = match &scenario.model {
-        ModelRef::Catalog(id) => catalog::find_model(id)?.clone(),
-        ModelRef::Inline(m) => (**m).clone(),
-    };
-    let system = entry(scenario)?;
-    let shape = model.to_shape()?;
-    let mapped = to_system_params(&system, &with_extra(scenario, extra))?;
-    let budget = scenario.training_budget.unwrap_or(model.training_budget);
-    Ok(ResolvedScenario { model, shape, system, mapped, budget })
+    resolve::scenario(UserEntries::builtin(), scenario, &with_extra(scenario, extra)).map_err(ScenarioError::plain)
 }
 
 /// The scenario's mapping choices with the sweep's values.
@@ -62,10 +56,7 @@ fn with_extra(scenario: &Scenario, extra: &MappingOptions) -> MappingOptions {
 
 /// The system entry of a scenario.
 fn entry(scenario: &Scenario) -> Result<CatalogSystem, crate::Error> {
-    Ok(match &scenario.system {
-        SystemRef::Catalog(id) => catalog::find_system(id)?.clone(),
-        SystemRef::Inline(s) => (**s).clone(),
-    })
+    resolve::scenario_system(UserEntries::builtin(), &scenario.system)
 }
 
 /// The scenario with `system` as its (inline) system.
@@ -75,7 +66,7 @@ fn with_system(scenario: &Scenario, system: CatalogSystem) -> Scenario {
 
 /// Fills the values `sys` lacks with the absolute values among `overrides`; returns a note per
 /// value filled.
-fn fill_missing(sys: &mut CatalogSystem, precision: Precision, overrides: &[(SystemParam, &AxisValue)]) -> Vec<String> {
+fn fill_missing(sys: &mut CatalogSystem, precision: Precision, overrides: &[(SystemParam, &AxisValue)]) -> Vec<Note> {
     let mut notes = Vec::new();
     for (param, value) in overrides {
         let AxisValue::Absolute(v) = value else { continue };
@@ -102,13 +93,15 @@ fn fill_missing(sys: &mut CatalogSystem, precision: Precision, overrides: &[(Sys
         };
         if slot.is_none() {
             *slot = Some(*v);
-            notes.push(format!(
+            let text = format!(
                 "{} lists no {}: the sweep's {} = {v} {} stands in for it (a hypothetical value)",
                 sys.id,
                 param.describe(precision),
                 super::AxisKey::Param(*param),
                 param.unit()
-            ));
+            );
+            let origin = Origin::User { what: "an absolute value of a sweep's system-parameter axis" };
+            notes.push(Note { entry: sys.id.clone(), kind: NoteKind::StandIn { origin }, text });
         }
     }
     notes
@@ -144,10 +137,12 @@ pub fn resolve_system(
         && scenario.devices <= domain
     {
         sys.scale_out.nic_gbps_per_device = Some(1.0);
-        notes.push(format!(
+        let text = format!(
             "{} lists no scale-out bandwidth; not needed here: the {} devices fit in one scale-up domain of {domain}",
             sys.id, scenario.devices
-        ));
+        );
+        let origin = Origin::Unread { why: "the job fits in one scale-up domain and never uses the scale-out network" };
+        notes.push(Note { entry: sys.id.clone(), kind: NoteKind::Placeholder { origin }, text });
         scenario = with_system(&scenario, sys);
     }
     let resolved = resolve(&scenario, &extra)?;

@@ -16,7 +16,7 @@
 
 use super::axis::{Axis, AxisKey};
 use super::spec::{BatchRule, Constraints, SweepSpec};
-use crate::catalog::{self, MappingOptions, parse_system_spec};
+use crate::catalog::{MappingOptions, parse_system_spec};
 use crate::format::{ModelRef, Scenario, SystemRef};
 use crate::mode::ModelMode;
 use crate::{Error, Strategy};
@@ -123,7 +123,7 @@ impl SweepText {
     pub fn to_spec(&self, model: Option<ModelRef>, system: Option<SystemRef>) -> Result<SweepSpec, Error> {
         let model = match model {
             Some(m) => m,
-            None => ModelRef::Catalog(catalog::find_model(&self.model)?.id.clone()),
+            None => ModelRef::Catalog(crate::resolve::builtin_model(&self.model)?.id.clone()),
         };
         // The spec's options apply to a given system too (the page passes the user's own entry
         // for a `my-system,scale_out=50` spec); only the catalog look-up of the id is replaced.
@@ -131,7 +131,7 @@ impl SweepText {
             Some(s) => (s, parse_system_spec(&self.system).map(|(_, o)| o).unwrap_or_default()),
             None => {
                 let (id, o) = parse_system_spec(&self.system)?;
-                (SystemRef::Catalog(catalog::find_system(&id)?.id.clone()), o)
+                (SystemRef::Catalog(crate::resolve::builtin_system(&id)?.id.clone()), o)
             }
         };
         let mut domain_size = opts.domain_size;

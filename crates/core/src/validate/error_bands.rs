@@ -33,7 +33,7 @@ use super::compare::Mode;
 use super::hardware_words::family_key;
 use super::holdout::{HeldRow, Holdout, holdout};
 use super::memory::percentile;
-use crate::catalog::{self, Architecture, CatalogSystem};
+use crate::catalog::{Architecture, CatalogSystem};
 use crate::extended::Workload;
 use crate::extended::efficiency::median;
 
@@ -220,7 +220,7 @@ pub struct ErrorBand {
 /// The band for `part` and `model` from held-out rows (see the module documentation).
 pub fn error_band_from(h: &Holdout, part: &PartClass, model: ModelClass) -> ErrorBand {
     let class_of = |r: &HeldRow| {
-        let p = catalog::find_system(&r.hardware).map(part_class).unwrap_or(PartClass::Other);
+        let p = crate::resolve::builtin_system(&r.hardware).map(part_class).unwrap_or(PartClass::Other);
         (p, ModelClass { moe: r.moe, size: SizeClass::of(r.params_b) })
     };
     let classed: Vec<(PartClass, ModelClass, f64, &str)> = h
@@ -325,7 +325,7 @@ mod tests {
 
     #[test]
     fn classes() {
-        let sys = |id: &str| catalog::find_system(id).unwrap();
+        let sys = |id: &str| crate::catalog::find_system(id).unwrap();
         assert_eq!(part_class(sys("nvidia_h100_sxm5_80gb")), PartClass::Gpu("NVIDIA Hopper".into()));
         assert_eq!(part_class(sys("nvidia_h200_sxm_141gb")), PartClass::Gpu("NVIDIA Hopper".into()));
         assert_eq!(part_class(sys("nvidia_gb200_nvl72")), PartClass::Gpu("NVIDIA Blackwell".into()));
@@ -350,7 +350,7 @@ mod tests {
 
     #[test]
     fn shipped_bands_name_what_has_no_runs() {
-        let sys = |id: &str| catalog::find_system(id).unwrap();
+        let sys = |id: &str| crate::catalog::find_system(id).unwrap();
         let small = ModelClass { moe: false, size: SizeClass::Small };
         let b = error_band_for(Mode::Extended, sys("nvidia_h100_sxm5_80gb"), small);
         assert_eq!(b.basis, Basis::Exact);

@@ -203,7 +203,7 @@ pub fn read_hardware_words(text: &str) -> Result<HardwareReading, String> {
         }
         return Ok(HardwareReading { note, ..exact(system) });
     };
-    let held = catalog::find_system(inst.part).map_err(|e| format!("instance table: {e}"))?;
+    let held = crate::resolve::builtin_system(inst.part).map_err(|e| format!("instance table: {e}"))?;
     // The part named by the words other than the instance's name (`v4` of `ND96asr_v4` is not TPU v4).
     let rest: Vec<&str> =
         w.tokens.iter().enumerate().filter(|(i, _)| !covered.contains(i)).map(|(_, t)| t.as_str()).collect();

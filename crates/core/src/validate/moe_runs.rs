@@ -391,7 +391,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let model = top.child("model");
     let workload = model_of(&model, &mut notes)?;
     let hardware_id = top.get("hardware_id").and_then(Value::as_str).ok_or("hardware_id not stated")?.to_string();
-    let sys = catalog::find_system(&hardware_id).map_err(|e| format!("hardware: {e}"))?;
+    let sys = crate::resolve::builtin_system(&hardware_id).map_err(|e| format!("hardware: {e}"))?;
     let prec_words = words(&top, "precision");
     let precision = if prec_words.contains("fp8") { Precision::Fp8 } else { Precision::Bf16 };
     if sys.peak_tflops.fp8.is_none() && precision == Precision::Fp8 {
@@ -604,7 +604,7 @@ fn recompute_that_ran(
 /// Predicts one interpreted row with `options` (the row's switches, possibly with fitted
 /// constants): `(predicted metric, predicted peak allocated memory [GB], (ep, etp, edp))`.
 pub fn predict_moe_row(s: &MoeRunSetup, options: &ExtendedOptions) -> Result<(f64, f64, (u64, u64, u64)), String> {
-    let sys = catalog::find_system(&s.hardware_id).map_err(|e| e.to_string())?;
+    let sys = crate::resolve::builtin_system(&s.hardware_id).map_err(|e| e.to_string())?;
     let hw = Hardware::from_catalog(sys, s.precision, true, &s.mapping).map_err(|e| e.to_string())?;
     let e = evaluate(&s.workload, &hw, &s.layout, options).map_err(|e| e.to_string())?;
     let tokens = e.tokens_per_s / s.layout.devices() as f64;

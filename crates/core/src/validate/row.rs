@@ -90,12 +90,11 @@ fn gated(words: &str) -> bool {
 /// UltraServer's 64, else the catalog's), and a note when the part was read from words.
 fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOptions, u64, Option<String>), String> {
     if let Some(id) = run.hardware_id.as_deref() {
-        if let Ok(s) = catalog::find_system(id) {
+        if let Ok(s) = crate::resolve::builtin_system(id) {
             return Ok((s, MappingOptions::default(), s.scale_up.domain_size, None));
         }
         if id.contains(',')
-            && let Ok((base, opts)) = catalog::parse_system_spec(id)
-            && let Ok(s) = catalog::find_system(&base)
+            && let Ok((s, opts)) = crate::resolve::system_spec(crate::resolve::UserEntries::builtin(), id)
         {
             return Ok((s, MappingOptions { precision: None, ..opts }, s.scale_up.domain_size, None));
         }
