@@ -1,14 +1,17 @@
 //! Resolution of `--model` and `--system` arguments: a built-in name, a catalog id (a system with
 //! optional mapping choices, `ID,domain=8,nics=1,precision=bf16,vector=…,scale_up=…,scale_out=…`)
 //! or a JSON file in the reference's format or fmperf's versioned format. These two functions are
-//! the single entry point for model and system inputs of every command. What reference mode
-//! approximates (a catalog model's GQA/SwiGLU, a mapped system's missing values) is noted on stderr.
+//! the single entry point for model and system inputs of every command. Ids are looked up and
+//! systems mapped by core's resolver ([`fmperf_core::resolve`], against the built-in catalogs); this
+//! module reads the files and words the errors for its flags. What reference mode approximates (a
+//! catalog model's GQA/SwiGLU, a mapped system's missing values) is noted on stderr.
 
 use std::path::Path;
 
 use fmperf_core::catalog::{self, Precision};
 use fmperf_core::extended::{Hardware, Workload};
 use fmperf_core::format::{self, Document, hint};
+use fmperf_core::resolve::{self, Note, SpecError, UserEntries};
 use fmperf_core::{ModelShape, SystemParams};
 
 use crate::cmd::CmdError;
@@ -55,12 +58,12 @@ pub fn load_system(arg: &str) -> Result<(String, SystemParams), CmdError> {
 /// versioned model file, or a reference model file (as the reference sees it).
 pub fn load_workload(arg: &str) -> Result<Workload, CmdError> {
     let usage = |e: fmperf_core::Error| CmdError::Usage(format!("--model {arg}: {e}"));
-    if let Ok(m) = catalog::find_model(arg) {
-        return Workload::from_catalog(m).map_err(usage);
+    if let Ok(m) = resolve::builtin_model(arg) {
+        return resolve::workload(m).map_err(usage);
     }
     let text = read_input("--model", arg, &format!("{}; {}", known_models(), nearest_ids(arg, "models")))?;
     match versioned(arg, "--model", &text)? {
-        Some(Document::Model(m)) => Workload::from_catalog(&m).map_err(usage),
+        Some(Document::Model(m)) => resolve::workload(&m).map_err(usage),
         Some(other) => Err(CmdError::Usage(format!("--model {arg}: is a {} document, not a model", other.kind()))),
         None => Ok(Workload::from_shape(&ModelShape::from_reference_json(&text).map_err(usage)?)),
     }
@@ -80,13 +83,12 @@ pub fn load_hardware(
     let from_entry = |sys: &catalog::CatalogSystem, mut opts: catalog::MappingOptions| {
         let p = opts.precision.unwrap_or(precision);
         opts.domain_size = domain.or(opts.domain_size);
-        let hw = Hardware::from_catalog(sys, p, measured_ceiling, &opts).map_err(usage)?;
-        note(&sys.id, &hw.approximations);
+        let (hw, notes) = resolve::hardware(sys, p, measured_ceiling, &opts).map_err(usage)?;
+        note(&notes);
         Ok((hw, p))
     };
     if !Path::new(arg).exists()
-        && let Ok((id, opts)) = catalog::parse_system_spec(arg)
-        && let Ok(entry) = catalog::find_system(&id)
+        && let Ok((entry, opts)) = resolve::system_spec(UserEntries::builtin(), arg)
     {
         return from_entry(entry, opts);
     }
@@ -126,9 +128,9 @@ fn stem(arg: &str) -> String {
 }
 
 /// Notes on stderr (stdout stays machine-readable).
-fn note(what: &str, lines: &[String]) {
-    for line in lines {
-        eprintln!("fmperf: note: {what}: {line}");
+fn note(notes: &[Note]) {
+    for n in notes {
+        eprintln!("fmperf: note: {}: {}", n.entry, n.text);
     }
 }
 
@@ -144,10 +146,10 @@ fn nearest_ids(arg: &str, what: &str) -> String {
 
 /// A catalog model by id, reduced to its reference shape (its caveats noted).
 fn catalog_model(arg: &str) -> Result<Option<(String, ModelShape)>, CmdError> {
-    let Ok(m) = catalog::find_model(arg) else { return Ok(None) };
-    let shape = m.to_shape().map_err(|e| CmdError::Usage(format!("--model {arg}: {e}")))?;
+    let Ok(m) = resolve::builtin_model(arg) else { return Ok(None) };
+    let shape = resolve::model_shape(m).map_err(|e| CmdError::Usage(format!("--model {arg}: {e}")))?;
     if !m.reference_compatible() {
-        note(&m.id, &m.reference_caveats());
+        note(&resolve::model_notes(m));
     }
     Ok(Some((m.id.clone(), shape)))
 }
@@ -157,9 +159,9 @@ fn versioned_model(arg: &str, text: &str) -> Result<Option<(String, ModelShape)>
     match versioned(arg, "--model", text)? {
         None => Ok(None),
         Some(Document::Model(m)) => {
-            let shape = m.to_shape().map_err(|e| CmdError::Usage(format!("--model {arg}: {e}")))?;
+            let shape = resolve::model_shape(&m).map_err(|e| CmdError::Usage(format!("--model {arg}: {e}")))?;
             if !m.reference_compatible() {
-                note(&m.id, &m.reference_caveats());
+                note(&resolve::model_notes(&m));
             }
             Ok(Some((m.id.clone(), shape)))
         }
@@ -176,18 +178,13 @@ fn catalog_system(arg: &str) -> Result<Option<(String, SystemParams)>, CmdError>
     let usage = |e: fmperf_core::Error| CmdError::Usage(format!("--system {arg}: {e}"));
     // With `,key=value` choices the argument can only be a catalog spec: its errors are final.
     let spec = arg.contains(',');
-    let (id, opts) = match catalog::parse_system_spec(arg) {
+    let (entry, opts) = match resolve::system_spec(UserEntries::builtin(), arg) {
         Ok(x) => x,
-        Err(e) if spec => return Err(usage(e)),
+        Err(SpecError::Spec(e) | SpecError::Unknown(e)) if spec => return Err(usage(e)),
         Err(_) => return Ok(None),
     };
-    let entry = match catalog::find_system(&id) {
-        Ok(entry) => entry,
-        Err(e) if spec => return Err(usage(e)),
-        Err(_) => return Ok(None),
-    };
-    let mapped = catalog::to_system_params(entry, &opts).map_err(usage)?;
-    note(&entry.id, &mapped.approximations);
+    let mapped = resolve::map_system(entry, &opts).map_err(usage)?;
+    note(&resolve::mapping_notes(entry, &mapped));
     Ok(Some((arg.to_string(), mapped.params)))
 }
 
@@ -196,9 +193,9 @@ fn versioned_system(arg: &str, text: &str) -> Result<Option<(String, SystemParam
     match versioned(arg, "--system", text)? {
         None => Ok(None),
         Some(Document::System(s)) => {
-            let mapped = catalog::to_system_params(&s, &Default::default())
+            let mapped = resolve::map_system(&s, &Default::default())
                 .map_err(|e| CmdError::Usage(format!("--system {arg}: {e}")))?;
-            note(&s.id, &mapped.approximations);
+            note(&resolve::mapping_notes(&s, &mapped));
             Ok(Some((s.id.clone(), mapped.params)))
         }
         Some(other) => Err(CmdError::Usage(format!("--system {arg}: is a {} document, not a system", other.kind()))),
