@@ -7,7 +7,11 @@
 //! 3. core code touches the outside world: `std::fs`, `std::env`, `std::net`, `std::process`,
 //!    `std::thread`, the clock (`std::time`, `Instant`, `SystemTime`) or stdout/stderr
 //!    (`print!`, `println!`, `eprint!`, `eprintln!`, `dbg!`);
-//! 4. `crates/core/Cargo.toml` depends on a web, async or threading crate.
+//! 4. `crates/core/Cargo.toml` depends on a web, async or threading crate;
+//! 5. a module other than `catalog/` and the resolver (`resolve/`) looks a catalog id up itself
+//!    (`catalog::find_system`, `catalog::find_model`) instead of through the resolver, which takes
+//!    the catalogs as a value (built-in plus the user's entries). Unit tests (`#[cfg(test)]` items)
+//!    may name built-in entries directly.
 //!
 //! The checker reads Rust as tokens with comments, strings and character literals removed, so
 //! prose that names a module is not an import, and `use` groups (`use std::{fs, io}`,
@@ -40,11 +44,19 @@ const FORBIDDEN_NAMES: &[(&str, &str)] = &[
 ];
 /// The catalog ↔ format cycle that remains, use by use: `catalog/mod.rs` parses the built-in
 /// catalog with format's validators (`format::parse_value`), while format reads documents into the
-/// catalog's types and looks scenario ids up in the built-in catalog (`catalog::find_model`).
-/// Breaking it takes the resolver of issue 11 §1 (the catalog passed in as a value, the entry types
-/// below both). Until then rule 2 fails on any *other* use that closes the cycle, and fails when
+/// catalog's types (and looks scenario ids up through the resolver, which reads the catalog).
+/// Breaking it takes the entry types below both (the resolver of issue 11 §1 now takes the
+/// catalogs as a value, so only the types remain). Until then rule 2 fails on any *other* use that closes the cycle, and fails when
 /// this use is gone or the cycle is broken (delete the entry then): the list only shrinks.
 const KNOWN_CYCLE: &[(&str, &str)] = &[("catalog/mod.rs", "format")];
+/// Modules that may look catalog ids up directly (rule 5): the catalog itself and the resolver.
+const LOOKUP_HOMES: &[&str] = &["catalog", "resolve"];
+/// The look-ups rule 5 reserves to [`LOOKUP_HOMES`].
+const LOOKUPS: &[&str] = &["find_system", "find_model"];
+/// Files outside [`LOOKUP_HOMES`] allowed a direct look-up, each with why. Empty: every caller
+/// (CLI inputs, explorer, sweeps, scenario documents, validation's rows, launch estimates) goes
+/// through the resolver; listings for pickers use `catalog::models()`/`systems()`, not look-ups.
+const LOOKUP_ALLOWED: &[&str] = &[];
 /// Crates core must not depend on (it runs in the page's single thread and on the host alike).
 const FORBIDDEN_CRATES: &[&str] =
     &["leptos", "web-sys", "js-sys", "wasm-bindgen", "wasm-bindgen-futures", "gloo-timers", "tokio", "rayon"];
@@ -326,6 +338,61 @@ fn path(graph: &BTreeMap<String, BTreeSet<String>>, from: &str, to: &str) -> Opt
     None
 }
 
+/// Whether each token lies outside `#[cfg(test)]` items (the attribute, and the item it marks up to
+/// its closing brace or semicolon).
+fn outside_tests(t: &[String]) -> Vec<bool> {
+    let mut keep = vec![true; t.len()];
+    let attr = ["#", "[", "cfg", "(", "test", ")", "]"];
+    let mut i = 0;
+    while i < t.len() {
+        if t.len() - i >= attr.len() && t[i..i + attr.len()].iter().zip(attr).all(|(a, b)| a == b) {
+            let mut j = i + attr.len();
+            let mut depth = 0;
+            while j < t.len() {
+                match t[j].as_str() {
+                    "{" => depth += 1,
+                    "}" => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    ";" if depth == 0 => break,
+                    _ => {}
+                }
+                j += 1;
+            }
+            let end = (j + 1).min(t.len());
+            keep[i..end].iter_mut().for_each(|k| *k = false);
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    keep
+}
+
+/// Rule 5: the direct catalog look-ups of `s` (outside its unit tests), one message each.
+fn direct_lookups(s: &Source) -> Vec<String> {
+    if LOOKUP_HOMES.contains(&s.top()) || LOOKUP_ALLOWED.contains(&s.path.as_str()) {
+        return Vec::new();
+    }
+    let t = &s.tokens;
+    let keep = outside_tests(t);
+    let mut problems = Vec::new();
+    for i in 0..t.len() {
+        if keep[i] && t[i] == "catalog" && t.get(i + 1).map(String::as_str) == Some("::") {
+            for name in names_after(t, i + 2).into_iter().filter(|n| LOOKUPS.contains(&n.as_str())) {
+                problems.push(format!(
+                    "{}: calls catalog::{name} directly; look ids up through crate::resolve (the catalogs as a value)",
+                    s.path
+                ));
+            }
+        }
+    }
+    problems
+}
+
 /// Every rule broken by `sources`, one message each; `known` lists the file-level uses of the
 /// catalog ↔ format cycle still tolerated (see [`KNOWN_CYCLE`]).
 fn check(sources: &[Source], known: &[(&str, &str)]) -> Vec<String> {
@@ -344,6 +411,8 @@ fn check(sources: &[Source], known: &[(&str, &str)]) -> Vec<String> {
                 }
             }
         }
+        // Rule 5: catalog look-ups go through the resolver.
+        problems.extend(direct_lookups(s));
         // Rule 3: no I/O, clock, environment, threads or processes.
         let t = &s.tokens;
         for i in 0..t.len() {
@@ -465,7 +534,7 @@ mod checker {
         let via = run(&[
             ("catalog/mod.rs", "use crate::search::X;"),
             ("search/mod.rs", "use crate::format::Y;"),
-            ("format/mod.rs", "fn f() { let _ = crate::catalog::find_model(\"x\"); }"),
+            ("format/mod.rs", "fn f() { let _ = crate::catalog::models(); }"),
         ]);
         assert!(via.len() == 1 && via[0].contains("catalog → search → format"), "{via:?}");
         let one_way =
@@ -493,6 +562,36 @@ mod checker {
         assert!(p.len() == 1 && p[0].contains("delete it from KNOWN_CYCLE"), "{p:?}");
         let p = with(&[today[0], ("format/mod.rs", "use crate::Error;")]);
         assert!(p.len() == 1 && p[0].contains("no longer form a cycle"), "{p:?}");
+    }
+
+    #[test]
+    fn a_direct_catalog_lookup_outside_the_resolver_fails() {
+        for code in [
+            "fn f() { let _ = crate::catalog::find_system(\"x\"); }",
+            "use crate::catalog::{self, find_model};",
+            "use crate::catalog;\nfn f() { catalog::find_model(\"x\").ok(); }",
+        ] {
+            let p = run(&[("explore/inputs.rs", code)]);
+            assert!(
+                p.len() == 1 && p[0].contains("explore/inputs.rs") && p[0].contains("crate::resolve"),
+                "{code}: {p:?}"
+            );
+        }
+        // The catalog and the resolver may; so may unit tests, listings and the resolver's own API.
+        let fine = [
+            ("catalog/mod.rs", "pub fn g() { let _ = find_system(\"x\"); let _ = self::find_model(\"y\"); }"),
+            ("resolve/mod.rs", "fn g() { let _ = crate::catalog::find_system(\"x\"); }"),
+            ("sweep/resolve.rs", "fn f() { let _ = crate::resolve::builtin_system(\"x\"); }"),
+            ("explore/inputs.rs", "fn f() { let _ = crate::catalog::systems(); let _ = entries.find_model(\"x\"); }"),
+            (
+                "extended/hardware.rs",
+                "#[cfg(test)]\nmod tests { fn t() { crate::catalog::find_system(\"x\").unwrap(); } }",
+            ),
+        ];
+        assert_eq!(run(&fine), Vec::<String>::new());
+        // A test attribute covers its item only.
+        let after = "#[cfg(test)]\nfn t() { }\nfn f() { crate::catalog::find_model(\"x\").ok(); }";
+        assert_eq!(run(&[("validate/row.rs", after)]).len(), 1);
     }
 
     #[test]
