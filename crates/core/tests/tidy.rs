@@ -10,8 +10,9 @@
 //! 4. `crates/core/Cargo.toml` depends on a web, async or threading crate;
 //! 5. a module other than `catalog/` and the resolver (`resolve/`) looks a catalog id up itself
 //!    (`catalog::find_system`, `catalog::find_model`) instead of through the resolver, which takes
-//!    the catalogs as a value (built-in plus the user's entries). Unit tests (`#[cfg(test)]` items)
-//!    may name built-in entries directly.
+//!    the catalogs as a value (built-in plus the user's entries), or a module other than those and
+//!    `extended/` (which defines extended mode's part) maps a system itself (`to_system_params`,
+//!    `map_for_extended`, `Hardware::from_catalog`). Unit tests (`#[cfg(test)]` items) may.
 //!
 //! The checker reads Rust as tokens with comments, strings and character literals removed, so
 //! prose that names a module is not an import, and `use` groups (`use std::{fs, io}`,
@@ -53,6 +54,11 @@ const KNOWN_CYCLE: &[(&str, &str)] = &[("catalog/mod.rs", "format")];
 const LOOKUP_HOMES: &[&str] = &["catalog", "resolve"];
 /// The look-ups rule 5 reserves to [`LOOKUP_HOMES`].
 const LOOKUPS: &[&str] = &["find_system", "find_model"];
+/// Modules that may map a catalog system themselves (rule 5): the catalog (the mapping), extended
+/// mode (its part, built on the mapping) and the resolver.
+const MAPPING_HOMES: &[&str] = &["catalog", "extended", "resolve"];
+/// The mappings rule 5 reserves to [`MAPPING_HOMES`] (`from_catalog` only after `Hardware ::`).
+const MAPPINGS: &[&str] = &["to_system_params", "map_for_extended"];
 /// Files outside [`LOOKUP_HOMES`] allowed a direct look-up, each with why. Empty: every caller
 /// (CLI inputs, explorer, sweeps, scenario documents, validation's rows, launch estimates) goes
 /// through the resolver; listings for pickers use `catalog::models()`/`systems()`, not look-ups.
@@ -372,14 +378,26 @@ fn outside_tests(t: &[String]) -> Vec<bool> {
     keep
 }
 
-/// Rule 5: the direct catalog look-ups of `s` (outside its unit tests), one message each.
+/// Rule 5: the direct catalog look-ups and system mappings of `s` (outside its unit tests), one
+/// message each.
 fn direct_lookups(s: &Source) -> Vec<String> {
-    if LOOKUP_HOMES.contains(&s.top()) || LOOKUP_ALLOWED.contains(&s.path.as_str()) {
-        return Vec::new();
-    }
     let t = &s.tokens;
     let keep = outside_tests(t);
     let mut problems = Vec::new();
+    if !MAPPING_HOMES.contains(&s.top()) {
+        for i in (0..t.len()).filter(|&i| keep[i]) {
+            let hardware = t[i] == "from_catalog" && i >= 2 && t[i - 1] == "::" && t[i - 2] == "Hardware";
+            if MAPPINGS.contains(&t[i].as_str()) || hardware {
+                problems.push(format!(
+                    "{}: maps a system itself ({}); map it through crate::resolve (map_system, hardware)",
+                    s.path, t[i]
+                ));
+            }
+        }
+    }
+    if LOOKUP_HOMES.contains(&s.top()) || LOOKUP_ALLOWED.contains(&s.path.as_str()) {
+        return problems;
+    }
     for i in 0..t.len() {
         if keep[i] && t[i] == "catalog" && t.get(i + 1).map(String::as_str) == Some("::") {
             for name in names_after(t, i + 2).into_iter().filter(|n| LOOKUPS.contains(&n.as_str())) {
@@ -566,25 +584,30 @@ mod checker {
 
     #[test]
     fn a_direct_catalog_lookup_outside_the_resolver_fails() {
-        for code in [
-            "fn f() { let _ = crate::catalog::find_system(\"x\"); }",
-            "use crate::catalog::{self, find_model};",
-            "use crate::catalog;\nfn f() { catalog::find_model(\"x\").ok(); }",
+        // Looking ids up, or mapping a system, outside the homes of rule 5 fails (one problem each).
+        for (file, code) in [
+            ("explore/inputs.rs", "fn f() { let _ = crate::catalog::find_system(\"x\"); }"),
+            ("explore/inputs.rs", "use crate::catalog::{self, find_model};"),
+            ("explore/inputs.rs", "use crate::catalog;\nfn f() { catalog::find_model(\"x\").ok(); }"),
+            ("sweep/point.rs", "use crate::catalog::to_system_params;"),
+            ("sweep/point.rs", "fn f() { let _ = crate::extended::Hardware::from_catalog(s, p, true, &o); }"),
+            ("sweep/point.rs", "fn f() { let _ = map_for_extended(s, &o); }"),
         ] {
-            let p = run(&[("explore/inputs.rs", code)]);
-            assert!(
-                p.len() == 1 && p[0].contains("explore/inputs.rs") && p[0].contains("crate::resolve"),
-                "{code}: {p:?}"
-            );
+            let p = run(&[(file, code)]);
+            assert!(p.len() == 1 && p[0].contains(file) && p[0].contains("crate::resolve"), "{code}: {p:?}");
         }
-        // The catalog and the resolver may; so may unit tests, listings and the resolver's own API.
+        // The catalog and the resolver may (extended mode may map); so may unit tests, listings and
+        // the resolver's own API.
         let fine = [
             ("catalog/mod.rs", "pub fn g() { let _ = find_system(\"x\"); let _ = self::find_model(\"y\"); }"),
             ("resolve/mod.rs", "fn g() { let _ = crate::catalog::find_system(\"x\"); }"),
+            ("resolve/entries.rs", "fn f() { let _ = Hardware::from_catalog(s, p, true, &o); }"),
+            ("extended/hardware.rs", "fn f() { let _ = to_system_params(s, &o); }"),
             ("sweep/resolve.rs", "fn f() { let _ = crate::resolve::builtin_system(\"x\"); }"),
+            ("sweep/point.rs", "fn f() { let _ = crate::resolve::hardware(s, p, true, &o); }"),
             ("explore/inputs.rs", "fn f() { let _ = crate::catalog::systems(); let _ = entries.find_model(\"x\"); }"),
             (
-                "extended/hardware.rs",
+                "extended/efficiency.rs",
                 "#[cfg(test)]\nmod tests { fn t() { crate::catalog::find_system(\"x\").unwrap(); } }",
             ),
         ];

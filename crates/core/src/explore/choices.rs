@@ -4,7 +4,7 @@
 //! leaves out (if it can, approximately).
 
 use crate::ModelShape;
-use crate::catalog::{self, MappingOptions, to_system_params};
+use crate::catalog::{self, MappingOptions};
 
 /// One entry of a select.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +53,7 @@ pub fn system_choices() -> Vec<Choice> {
         .iter()
         .map(|s| {
             let reference = s.preset.is_some();
-            let (unusable, caveats) = match to_system_params(s, &MappingOptions::default()) {
+            let (unusable, caveats) = match crate::resolve::map_system(s, &MappingOptions::default()) {
                 Ok(m) => (None, m.approximations),
                 Err(e) => (Some(e.to_string()), Vec::new()),
             };

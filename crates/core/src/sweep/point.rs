@@ -212,7 +212,7 @@ fn apply_and_resolve(
                 ..o
             };
             options.validate().map_err(invalid)?;
-            let mut workload = Workload::from_catalog(&r.model).map_err(invalid)?;
+            let mut workload = crate::resolve::workload(&r.model).map_err(invalid)?;
             workload.seq_len = shape.l;
             for (a, v) in &moe_axes {
                 options.moe = a.apply_options(options.moe, &v.to_string()).map_err(invalid)?;
@@ -221,7 +221,7 @@ fn apply_and_resolve(
                 }
             }
             workload.validate().map_err(invalid)?;
-            let mut hardware = Hardware::from_catalog(
+            let (mut hardware, hardware_notes) = crate::resolve::hardware(
                 &r.system,
                 options.hardware.precision,
                 options.hardware.measured_ceiling,
@@ -231,7 +231,7 @@ fn apply_and_resolve(
             if !overrides.is_empty() {
                 apply_overrides(&mut hardware, &r.mapped.params, &params);
             }
-            let mut notes = hardware.approximations.clone();
+            let mut notes = crate::resolve::Note::texts(&hardware_notes);
             notes.extend(resolved.notes.iter().map(|n| n.text.clone()));
             if overrides.iter().any(|(p, _)| *p == SystemParam::Vector) {
                 notes.push(

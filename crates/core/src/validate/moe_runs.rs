@@ -58,6 +58,7 @@ use crate::extended::moe::{Dispatcher, Load, Mla, MoeOptions, MoeShape, Recomput
 use crate::extended::{
     ExtendedOptions, Fp8Recipe, GradReduce, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload, evaluate,
 };
+use crate::resolve;
 
 /// The MoE runs fmperf ships (53 rows from nine sources; each row names its source).
 pub const MOE_RUNS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/measured-moe-runs.json"));
@@ -235,7 +236,7 @@ const FALLBACK_NIC_GBPS: f64 = 50.0;
 /// scale-out bandwidth (noted).
 fn mapping_for(sys: &catalog::CatalogSystem, notes: &mut Vec<String>) -> MappingOptions {
     let plain = MappingOptions::default();
-    if Hardware::from_catalog(sys, Precision::Bf16, true, &plain).is_ok() {
+    if resolve::hardware(sys, Precision::Bf16, true, &plain).is_ok() {
         return plain;
     }
     notes.push(format!("{} lists no NIC bandwidth: {FALLBACK_NIC_GBPS} GB/s per GPU assumed", sys.id));
@@ -410,13 +411,13 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         return Err(format!("num_devices {devices} differs from tp·pp·cp·dp = {n}"));
     }
     let mut mapping = mapping_for(sys, &mut notes);
-    let domain = Hardware::from_catalog(sys, precision, true, &mapping).map_err(|e| e.to_string())?.domain_size();
+    let domain = resolve::hardware(sys, precision, true, &mapping).map_err(|e| e.to_string())?.0.domain_size();
     let used = job_domain(domain, n);
     if used != domain {
         notes.push(format!("{n} devices on domains of {domain}: {used} per domain"));
         mapping.domain_size = Some(used);
     }
-    let hw = Hardware::from_catalog(sys, precision, true, &mapping).map_err(|e| e.to_string())?;
+    let (hw, _) = resolve::hardware(sys, precision, true, &mapping).map_err(|e| e.to_string())?;
     let layout = Layout::placed(tp, cp, pp, dp, mbs, gbs, hw.domain_size()).with_experts(ep, etp);
 
     // Recomputation by the dense rows' reader (MaxText `remat_policy=custom`: every named tensor
@@ -605,7 +606,7 @@ fn recompute_that_ran(
 /// constants): `(predicted metric, predicted peak allocated memory [GB], (ep, etp, edp))`.
 pub fn predict_moe_row(s: &MoeRunSetup, options: &ExtendedOptions) -> Result<(f64, f64, (u64, u64, u64)), String> {
     let sys = crate::resolve::builtin_system(&s.hardware_id).map_err(|e| e.to_string())?;
-    let hw = Hardware::from_catalog(sys, s.precision, true, &s.mapping).map_err(|e| e.to_string())?;
+    let (hw, _) = resolve::hardware(sys, s.precision, true, &s.mapping).map_err(|e| e.to_string())?;
     let e = evaluate(&s.workload, &hw, &s.layout, options).map_err(|e| e.to_string())?;
     let tokens = e.tokens_per_s / s.layout.devices() as f64;
     let value = match (s.metric, s.rules) {

@@ -43,7 +43,7 @@ use super::parallel_words::{
 use super::recompute_words::{RecomputeReading, read_recompute};
 use super::schema::{Interleave, MeasuredRun};
 use super::words::Words;
-use crate::catalog::{self, CatalogSystem, MappingOptions, Precision};
+use crate::catalog::{CatalogSystem, MappingOptions, Precision};
 use crate::extended::{ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Workload};
 use crate::reference::Candidate;
 use crate::{ModelShape, Strategy, SystemParams};
@@ -466,12 +466,13 @@ fn run_domain(part_domain: u64, devices: u64, slices: Option<u64>) -> (u64, Opti
 impl RunSetup {
     /// The part at the row's precision for extended mode (`Err`: why it cannot be priced).
     pub fn hardware(&self) -> Result<Hardware, String> {
-        Hardware::from_catalog(
+        crate::resolve::hardware(
             self.system,
             self.options.hardware.precision,
             self.options.hardware.measured_ceiling,
             &self.mapping,
         )
+        .map(|(hw, _)| hw)
         .map_err(|e| format!("hardware: {e}"))
     }
 
@@ -484,7 +485,7 @@ impl RunSetup {
             Precision::Fp8 => None,
             p => Some(p),
         };
-        let mapped = catalog::to_system_params(self.system, &MappingOptions { precision: p16, ..self.mapping })
+        let mapped = crate::resolve::map_system(self.system, &MappingOptions { precision: p16, ..self.mapping })
             .map_err(|e| format!("reference mode cannot map the hardware: {e}"))?;
         let l = &self.layout;
         let strategy = if l.cp > 1 { Strategy::ContextParallel2D } else { Strategy::OneD };
