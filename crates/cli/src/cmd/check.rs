@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use fmperf_core::Error;
-use fmperf_core::catalog::{MappingOptions, to_system_params};
+use fmperf_core::catalog::MappingOptions;
 use fmperf_core::format::{self, Document, Parsed, fields};
 use serde_json::{Value, json};
 
@@ -215,7 +215,7 @@ fn summary(doc: &Document) -> String {
                 x.scale_up.domain_size,
                 opt_num(x.scale_out.nic_gbps_per_device)
             );
-            match to_system_params(x, &MappingOptions::default()) {
+            match fmperf_core::resolve::map_system(x, &MappingOptions::default()) {
                 Ok(m) => {
                     s.push_str(&format!(
                         "  maps onto the reference model at {} ({} approximation{})\n",

@@ -3,8 +3,9 @@
 
 use std::io::Write;
 
-use fmperf_core::catalog::{self, MappingOptions, to_system_params};
+use fmperf_core::catalog::{self, MappingOptions};
 use fmperf_core::format::{self, Document, FieldSpec, Kind, fields};
+use fmperf_core::resolve;
 use serde_json::Value;
 
 use super::catalog::{num, one_positional, reference_status};
@@ -47,10 +48,10 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
 
 /// A catalog model or system by id, or a document file.
 fn lookup(target: &str) -> Result<Document, CmdError> {
-    if let Ok(m) = catalog::find_model(target) {
+    if let Ok(m) = resolve::builtin_model(target) {
         return Ok(Document::Model(m.clone()));
     }
-    if let Ok(s) = catalog::find_system(target) {
+    if let Ok(s) = resolve::builtin_system(target) {
         return Ok(Document::System(s.clone()));
     }
     if target.ends_with(".json") || std::path::Path::new(target).is_file() {
@@ -187,7 +188,7 @@ pub fn describe(doc: &Document) -> String {
 
 /// The default mapping of a system onto the reference's parameters, or why it fails.
 pub fn mapping_text(x: &catalog::CatalogSystem) -> String {
-    match to_system_params(x, &MappingOptions::default()) {
+    match resolve::map_system(x, &MappingOptions::default()) {
         Ok(m) => format!(
             "\nreference-model parameters (default mapping, {}, domain {}, 1 NIC per device):\n{}",
             m.precision,
