@@ -173,6 +173,15 @@ test('a system saved in the Catalog view is usable in the Explorer and a Study, 
   assert.equal(await page.locator('#sweep-error').count(), 0);
   assert.match(await page.locator(`#sweep-system option[value="${id}"]`).textContent(), /\(yours\)/);
   await screenshot(page, 'newcomer-study-own-system');
+  // A copy of a system the reference model does not describe natively (wafer-scale) keeps its
+  // statement of fit under the Study's table, looked up among the user's entries.
+  await page.goto(`${server.base}?view=catalog&tab=systems&edit=copy:cerebras_cs2`);
+  await page.locator('.editor').waitFor({ timeout: 30_000 });
+  await page.locator('button[data-action="save"]').click();
+  await page.locator('.flash').waitFor();
+  await page.goto(`${server.base}?view=studies&mode=reference&s.model=gpt3&s.system=cerebras_cs2-custom&ax.gpus=1,2`);
+  await page.locator('#sweep-summary').waitFor({ timeout: 60_000 });
+  assert.match(await page.locator('#sweep-model-fit').textContent(), /Cerebras.*wafer/is);
   assert.deepEqual(page.errors, []);
 });
 

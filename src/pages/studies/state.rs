@@ -74,7 +74,7 @@ pub struct Studies {
     /// The chart settings.
     pub chart: Memo<Option<Chart>>,
     /// The user's own models and systems.
-    entries: Memo<fmperf_core::explore::UserEntries>,
+    pub entries: Memo<fmperf_core::explore::UserEntries>,
     /// Where the run stands.
     pub run: RwSignal<Run>,
     /// The last finished sweep (kept while a new one runs, cleared when the spec is invalid).

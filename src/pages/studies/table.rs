@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use fmperf_core::explore::UserEntries;
 use fmperf_core::sweep::{Metric, PointResult, SweepResult, SweepText, export};
 use leptos::prelude::*;
 
@@ -60,11 +61,12 @@ fn row(p: &PointResult) -> impl IntoView + use<> {
 }
 
 /// `(name, statement)` of every system of the sweep whose architecture the reference model does not
-/// describe natively (wafer-scale, dataflow, IPU, torus), in order of appearance.
-fn model_fits(r: &SweepResult) -> Vec<(String, String)> {
+/// describe natively (wafer-scale, dataflow, IPU, torus), in order of appearance; systems are
+/// looked up among the built-in catalog and the user's own `entries`, as the sweep resolved them.
+fn model_fits(r: &SweepResult, entries: &UserEntries) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for p in &r.points {
-        let Ok(sys) = fmperf_core::catalog::find_system(&p.labels.system_id) else { continue };
+        let Ok(sys) = fmperf_core::resolve::find_system(entries, &p.labels.system_id) else { continue };
         if sys.architecture.modelled_natively() || out.iter().any(|(n, _)| *n == sys.name) {
             continue;
         }
@@ -120,7 +122,7 @@ pub fn PointsTable(result: Arc<SweepResult>) -> impl IntoView {
         }
         all
     };
-    let fits = model_fits(&result);
+    let fits = st.entries.with_untracked(|u| model_fits(&result, u));
     let fits_view = (!fits.is_empty()).then(|| {
         let items =
             fits.into_iter().map(|(name, fit)| view! { <li><strong>{name}</strong> ": " {fit}</li> }).collect_view();
