@@ -92,3 +92,16 @@ fn modes_change_what_can_be_used() {
         })
     );
 }
+
+#[test]
+fn fits_are_judged_against_the_capacity_of_the_mode() {
+    // An "80 GB" H100: extended mode judges "fits" against the memory the driver reports (81,559
+    // MiB = 85.52 GB, the catalog's `memory_device_gb`), reference mode against the datasheet's
+    // 80 GB; the page's summary prints this capacity.
+    let h100 = |f: &mut ExploreFields| f.system = "nvidia_h100_sxm5_80gb".into();
+    let ext = fields(h100).resolve_in(&extended("")).unwrap();
+    assert_eq!(Some(ext.capacity_gb()), ext.system_entry.memory_device_gb);
+    assert!((ext.capacity_gb() - 81_559.0 * 1_048_576.0 * 1e-9).abs() < 0.01, "{}", ext.capacity_gb());
+    let reference = fields(h100).resolve().unwrap();
+    assert_eq!(reference.capacity_gb(), 80.0);
+}

@@ -468,7 +468,7 @@ pub fn Results() -> impl IntoView {
                     fmt::count(o.result.candidates()),
                     o.elapsed_ms,
                     fmt::count(o.result.feasible()),
-                    fmt::gb(s.system.hbm_capacity),
+                    fmt::gb(s.capacity_gb()),
                 )
             })
         })
