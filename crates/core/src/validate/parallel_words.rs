@@ -261,11 +261,15 @@ pub fn says_16bit_grad_reduce(text: &str) -> bool {
 /// Frameworks with a contiguous gradient buffer, allocated once and zeroed in place.
 const GRAD_BUFFER_FRAMEWORKS: [&str; 5] = ["megatron", "nemo", "deepspeed", "maxtext", "jax"];
 
+/// PyTorch's own sharding and loops beyond [`PYTORCH_NATIVE_LOOPS`] whose training step calls
+/// `optimizer.zero_grad()` (lightning-thunder's benchmark; PyTorch FSDP1/FSDP2 set the sharded
+/// `.grad` and free it like any other): gradients freed, but nothing said about compilation.
+const GRADS_FREED_WORDS: [&str; 5] = ["lightning thunder", "pytorch fsdp", "torch fsdp", "fsdp2", "fully shard"];
+
 /// Whether the run's training loop frees its gradients between steps
 /// ([`crate::extended::ExtendedOptions::grads_freed`]): the stack words name a PyTorch-native
-/// loop ([`PYTORCH_NATIVE_LOOPS`], or lightning-thunder's, which calls it too) and no framework
-/// with its own gradient buffer, or say
-/// `set_to_none` outright (`set_to_none=False` keeps them); noted when on.
+/// loop ([`PYTORCH_NATIVE_LOOPS`], [`GRADS_FREED_WORDS`]) and no framework with its own gradient
+/// buffer, or say `set_to_none` outright (`set_to_none=False` keeps them); noted when on.
 pub fn read_grads_freed(stack: &Words) -> (bool, Option<String>) {
     if stack.any(&["set to none false", "set to none 0"]) {
         return (false, None);
@@ -276,7 +280,7 @@ pub fn read_grads_freed(stack: &Words) -> (bool, Option<String>) {
     if stack.any(&GRAD_BUFFER_FRAMEWORKS) {
         return (false, None);
     }
-    match PYTORCH_NATIVE_LOOPS.iter().chain(&["lightning thunder"]).find(|f| stack.has(f)) {
+    match PYTORCH_NATIVE_LOOPS.iter().chain(&GRADS_FREED_WORDS).find(|f| stack.has(f)) {
         Some(f) => (
             true,
             Some(format!(
@@ -397,6 +401,9 @@ mod tests {
         assert!(freed("custom loop, optimizer.zero_grad(set_to_none=True)"));
         assert!(!freed("custom loop, optimizer.zero_grad(set_to_none=False)"));
         assert!(!freed("bigscience Megatron-DeepSpeed (Feb 2022)"));
+        // PyTorch's FSDP in a loop of one's own; Megatron's FSDP keeps Megatron's buffer.
+        assert!(freed("custom training loop on PyTorch FSDP2 (fully_shard), bf16"));
+        assert!(!freed("Megatron-Core with Megatron FSDP"));
         assert!(!freed("Megatron-Bridge (NeMo) on Megatron Core"));
         // A comparison with a PyTorch-native loop does not free Megatron's buffer.
         assert!(!freed("Megatron-LM; same model as the torchtitan run"));
