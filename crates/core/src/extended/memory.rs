@@ -369,6 +369,33 @@ fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, s
         if opts.reshard_after_forward { 1.0_f64.min(stage.blocks as f64) } else { stage.blocks as f64 };
     let [weights, gradients, optimizer, gathered] =
         model_states(hw, opts, params, d, gathered_blocks * block.parameters + ends_params, block.parameters);
+    // Routed experts: the same states, sharded over the expert data-parallel group.
+    let ex = stage.experts;
+    let expert_states = (ex.parameters > 0.0).then(|| {
+        let moe_blocks = (ex.parameters / ex.per_block.max(1.0)).round();
+        let live = if opts.reshard_after_forward { 1.0_f64.min(moe_blocks) } else { moe_blocks };
+        model_states(hw, opts, ex.parameters, ex.shard.max(1) as f64, live * ex.per_block, ex.per_block)
+    });
+    let ends_acts: f64 = stage.ends.iter().map(|e| e.activation_bytes).sum();
+    // The block being recomputed holds its full activations while its backward runs (full and
+    // operator-level recomputation; an upper bound for the latter, which re-creates only what it
+    // did not save).
+    let working = if matches!(opts.recompute, Recompute::Full | Recompute::Op) { block.activation_bytes } else { 0.0 };
+    let activations = stage.in_flight * (stage.blocks as f64 * block.kept_bytes(opts.recompute) + ends_acts) + working;
+    let loss = loss_bytes(w, layout, opts).filter(|_| stage.head);
+    // Gradients held at the peak: all of them, but for a loop that frees them between steps and
+    // runs one micro-batch per step: none at the loss, and at the backward's end only what they
+    // exceed the activations and logits it freed by ([`ExtendedOptions::grads_freed`]).
+    let all_gradients = gradients + expert_states.map_or(0.0, |s| s[1]);
+    let freed_between_steps = opts.grads_freed && layout.microbatches() == 1;
+    let (gradient_share, gradient_source) = if freed_between_steps && all_gradients > 0.0 {
+        (
+            (all_gradients - activations - loss.unwrap_or(0.0)).max(0.0) / all_gradients,
+            "gradients beyond the freed activations at the backward's end (freed between steps: none at the loss)",
+        )
+    } else {
+        (1.0, "")
+    };
     // FP8 primary weights: the 16-bit linear weights (gathered ones under ZeRO-3) are FP8 instead.
     let fp8 = hw.operand_bytes < hw.element_bytes;
     let primary_fp8 = fp8 && opts.fp8_recipe == Fp8Recipe::TransformerEngineFp8Weights;
@@ -377,10 +404,11 @@ fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, s
         Sharding::Zero3 => (weights, gathered - gathered_blocks * block.linear_parameters * narrower),
         _ => (weights - stage.blocks as f64 * block.linear_parameters * narrower, gathered),
     };
+    let or_freed = |source: &'static str| if gradient_source.is_empty() { source } else { gradient_source };
     match opts.sharding {
         Sharding::Zero3 => {
             put("weights", weights, "sharded parameters (FSDP2: FP32 master shards; ZeRO-3)");
-            put("gradients", gradients, "sharded gradients");
+            put("gradients", gradients * gradient_share, or_freed("sharded gradients"));
             put("optimizer_states", optimizer, "sharded Adam moments");
             put(
                 "gathered_layers",
@@ -391,7 +419,11 @@ fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, s
         }
         _ => {
             put("weights", weights, "16-bit (FP32 in FP32 training) weights on the device");
-            put("gradients", gradients, "main gradients (FP32 for BF16 mixed precision; Megatron-LM)");
+            put(
+                "gradients",
+                gradients * gradient_share,
+                or_freed("main gradients (FP32 for BF16 mixed precision; Megatron-LM)"),
+            );
             put(
                 "optimizer_states",
                 optimizer,
@@ -399,15 +431,13 @@ fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, s
             );
         }
     }
-    let ex = stage.experts;
-    if ex.parameters > 0.0 {
-        // Routed experts: the same states, sharded over the expert data-parallel group.
-        let moe_blocks = (ex.parameters / ex.per_block.max(1.0)).round();
-        let live = if opts.reshard_after_forward { 1.0_f64.min(moe_blocks) } else { moe_blocks };
-        let [weights, gradients, optimizer, gathered] =
-            model_states(hw, opts, ex.parameters, ex.shard.max(1) as f64, live * ex.per_block, ex.per_block);
+    if let Some([weights, gradients, optimizer, gathered]) = expert_states {
         put("expert_weights", weights + gathered, "routed experts' weights (sharded by ep·etp; ZeRO-3 over edp)");
-        put("expert_gradients", gradients, "routed experts' gradients (sharded over edp by ZeRO-2/3)");
+        put(
+            "expert_gradients",
+            gradients * gradient_share,
+            or_freed("routed experts' gradients (sharded over edp by ZeRO-2/3)"),
+        );
         put("expert_optimizer_states", optimizer, "routed experts' optimizer states (sharded over edp by ZeRO-1/2/3)");
     }
     if fp8 && opts.fp8_recipe.is_transformer_engine() {
@@ -419,38 +449,19 @@ fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, s
             put("fp8_weight_copies", linear * 2.0, "Transformer Engine: FP8 weight and transpose, 1 B each");
         }
     }
-    let ends_acts: f64 = stage.ends.iter().map(|e| e.activation_bytes).sum();
-    // The block being recomputed holds its full activations while its backward runs (full and
-    // operator-level recomputation; an upper bound for the latter, which re-creates only what it
-    // did not save).
-    let working = if matches!(opts.recompute, Recompute::Full | Recompute::Op) { block.activation_bytes } else { 0.0 };
-    let activations = stage.in_flight * (stage.blocks as f64 * block.kept_bytes(opts.recompute) + ends_acts) + working;
     put(
         "activations",
         activations,
         "kept bytes of each operation per recomputation policy × micro-batches in flight under 1F1B (Korthikanti et \
          al. 2022)",
     );
-    if stage.head
-        && let Some(vocab) = w.vocab.filter(|_| opts.model.embeddings_and_head)
-    {
-        let logits = layout.local_tokens(w) * vocab as f64 / layout.tp as f64;
-        let chunks = opts.loss_chunks as f64;
-        let bytes = if opts.compiled_loss {
-            // The fused kernel keeps the 16-bit logits and one FP32 log-sum-exp per token.
-            logits * (LOSS_BYTES_PER_LOGIT - LOSS_FP32_BYTES_PER_LOGIT) + layout.local_tokens(w) * 4.0
-        } else {
-            logits * (LOSS_BYTES_PER_LOGIT - LOSS_FP32_BYTES_PER_LOGIT + LOSS_FP32_BYTES_PER_LOGIT / chunks)
-        };
+    if let Some(bytes) = loss {
         put(
             "logits_and_loss",
             bytes,
             "16-bit logits, FP32 copy and FP32 log-softmax of one micro-batch (÷ chunks; compiled: 16-bit logits and \
              an FP32 log-sum-exp per token)",
         );
-    }
-    if opts.grads_freed && layout.microbatches() == 1 {
-        gradients_at_the_peak(&mut parts);
     }
     let allocated: f64 = parts.iter().map(|p| p.gb).sum();
     let overheads = opts.hardware.memory_overheads;
@@ -486,22 +497,20 @@ fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, s
     }
 }
 
-/// Gradients freed between steps ([`ExtendedOptions::grads_freed`]) with one micro-batch per
-/// step: at the loss no gradient exists; the backward allocates each block's gradients while it
-/// frees that block's activations (and the logits), so the stage's peak is the larger of the loss
-/// and the backward's end: the gradient parts keep only what the gradients exceed the freed
-/// activations and logits by [GB].
-fn gradients_at_the_peak(parts: &mut [MemoryPart]) {
-    let is_grad = |p: &MemoryPart| p.name == "gradients" || p.name == "expert_gradients";
-    let freed: f64 =
-        parts.iter().filter(|p| p.name == "activations" || p.name == "logits_and_loss").map(|p| p.gb).sum();
-    let grads: f64 = parts.iter().filter(|p| is_grad(p)).map(|p| p.gb).sum();
-    let share = if grads > 0.0 { (grads - freed).max(0.0) / grads } else { 0.0 };
-    for p in parts.iter_mut().filter(|p| is_grad(p)) {
-        p.gb *= share;
-        p.source = "gradients beyond the freed activations at the backward's end (freed between steps: none at the \
-                    loss)";
-    }
+/// Bytes of the logits and loss of one micro-batch on the stage with the output head, when the
+/// model has a vocabulary and the switch counts it: `tokens · V/tp` logits at
+/// [`LOSS_BYTES_PER_LOGIT`], the FP32 part divided by the loss chunks; a compiled loss keeps the
+/// 16-bit logits and one FP32 log-sum-exp per token [B].
+fn loss_bytes(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Option<f64> {
+    let vocab = w.vocab.filter(|_| opts.model.embeddings_and_head)?;
+    let tokens = layout.local_tokens(w);
+    let logits = tokens * vocab as f64 / layout.tp as f64;
+    let sixteen_bit = LOSS_BYTES_PER_LOGIT - LOSS_FP32_BYTES_PER_LOGIT;
+    Some(if opts.compiled_loss {
+        logits * sixteen_bit + tokens * 4.0
+    } else {
+        logits * (sixteen_bit + LOSS_FP32_BYTES_PER_LOGIT / opts.loss_chunks as f64)
+    })
 }
 
 /// Micro-batches the first pipeline stage holds under 1F1B with `v`-way interleaving.
