@@ -139,6 +139,15 @@ pub fn run(
 ) -> Option<u64> {
     let count = size()?;
     let url = worker_url()?;
+    // The workers start before the task joins the pool, so that a worker that cannot start
+    // fails only the tasks already there: this one has called nothing when `None` is returned.
+    POOL.with(|p| p.borrow_mut().slots.resize_with(count, || None));
+    for i in 0..count {
+        if !start_slot(i, &url) {
+            fail_all();
+            return None;
+        }
+    }
     let id = POOL.with(|p| {
         let mut p = p.borrow_mut();
         p.retired.clear();
@@ -154,15 +163,8 @@ pub fn run(
             on_progress: Rc::new(on_progress),
             on_done: Some(Box::new(on_done)),
         });
-        p.slots.resize_with(count, || None);
         id
     });
-    for i in 0..count {
-        if !start_slot(i, &url) {
-            fail_all();
-            return None;
-        }
-    }
     dispatch();
     Some(id)
 }

@@ -22,9 +22,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::batch::own_batch;
 
-/// Chunks of a sweep per worker: small chunks even out points of very different cost (the largest
-/// device counts have the most candidates), as in the CLI's threads.
-pub const CHUNKS_PER_WORKER: usize = 4;
+/// Chunks of a sweep per worker, the CLI's threads' rule (one home in core).
+pub use fmperf_core::sweep::CHUNKS_PER_WORKER;
 
 /// Candidates a worker evaluates between two progress reports at most: small, so that progress
 /// moves even where one candidate costs a millisecond (Mixture-of-Experts models choosing their

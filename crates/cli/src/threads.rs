@@ -26,9 +26,6 @@ use crate::cmd::CmdError;
 pub const MAX_THREADS: usize = 1024;
 /// Points per chunk at most (so a million-point sweep streams out in ~4,000-point pieces).
 const CHUNK_POINTS: usize = 4096;
-/// Chunks per thread at least (small chunks even out points of very different cost, e.g. a
-/// device-count axis where the largest counts have the most candidates).
-const CHUNKS_PER_THREAD: usize = 4;
 /// How many chunks the workers may run ahead of the next chunk to be written, per thread.
 const AHEAD_PER_THREAD: usize = 4;
 /// Candidates evaluated between two looks at the cancel flag.
@@ -64,7 +61,7 @@ pub fn chunks(shard: Shard, points: usize, threads: usize) -> Vec<Shard> {
     let own = shard.range(points).len();
     let mut k = own.div_ceil(CHUNK_POINTS);
     if threads > 1 {
-        k = k.max(threads.saturating_mul(CHUNKS_PER_THREAD));
+        k = k.max(threads.saturating_mul(fmperf_core::sweep::CHUNKS_PER_WORKER));
     }
     let k = k.clamp(1, own.max(1)) as u64;
     match shard.count.checked_mul(k) {

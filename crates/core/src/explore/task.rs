@@ -76,10 +76,7 @@ impl ExploreSearch {
     /// ([`Search::shard`]), before any step. Run every shard and merge them with
     /// [`ExploreSearch::merged`]: the result equals the whole search's.
     pub fn shard(mut self, index: u64, count: u64) -> Result<ExploreSearch, Error> {
-        if count == 0 || index >= count {
-            return Err(Error::invalid("shard", format!("{index}/{count}"), "index must be below a positive count"));
-        }
-        self.shard = (index, count);
+        self.shard = crate::search::checked_shard(index, count)?;
         Ok(self)
     }
 

@@ -328,10 +328,7 @@ impl Search {
     /// (`index < count`), before any step. Run every shard and [`merge_shards`] them: the result
     /// equals the whole search's, in the same order.
     pub fn shard(mut self, index: u64, count: u64) -> Result<Search, Error> {
-        if count == 0 || index >= count {
-            return Err(Error::invalid("shard", format!("{index}/{count}"), "index must be below a positive count"));
-        }
-        self.shard = (index, count);
+        self.shard = checked_shard(index, count)?;
         Ok(self)
     }
 
@@ -765,4 +762,13 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
 /// everything else taken from `spec`; results in the order of `n_gpus`.
 pub fn search_device_counts(spec: &SearchSpec, n_gpus: &[u64]) -> Result<Vec<SearchResult>, Error> {
     n_gpus.iter().map(|&n| Ok(Search::new(SearchSpec { n_gpus: n, ..spec.clone() })?.finish())).collect()
+}
+
+/// Shard `index` of `count` of a search's candidates (by generation index modulo `count`), or an
+/// error at `shard` unless `index < count` and `count > 0`.
+pub(crate) fn checked_shard(index: u64, count: u64) -> Result<(u64, u64), Error> {
+    if count == 0 || index >= count {
+        return Err(Error::invalid("shard", format!("{index}/{count}"), "index must be below a positive count"));
+    }
+    Ok((index, count))
 }

@@ -39,5 +39,5 @@ pub use metric::{MemoryPart, Metric, TimePart};
 pub use point::{ExtendedInputs, PointInputs, PointLabels, SPARSITY_UNSUPPORTED, SUMMA_UNSUPPORTED};
 pub use result::{Best, PointResult, SECONDS_PER_DAY, Status, StrategyOutcome};
 pub use run::{FoundPoint, Sweep, SweepResult};
-pub use spec::{BatchRule, Constraints, Shard, SweepSpec};
+pub use spec::{BatchRule, CHUNKS_PER_WORKER, Constraints, Shard, SweepSpec};
 pub use text::SweepText;

@@ -193,6 +193,10 @@ impl SweepSpec {
     }
 }
 
+/// Chunks of a sweep per worker thread or Web Worker at least: small chunks even out points of
+/// very different cost (a device-count axis, where the largest counts have the most candidates).
+pub const CHUNKS_PER_WORKER: usize = 4;
+
 /// One part of a sweep split into `count` contiguous parts: `index` from 0 to `count − 1`.
 /// Concatenating the parts' outputs in index order gives the whole sweep's output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
