@@ -194,8 +194,8 @@ mod tests {
                         assert_eq!(w[0].end, w[1].start, "{points} points, {shard:?}, {threads} threads");
                     }
                     assert!(ranges.iter().all(|r| r.len() <= CHUNK_POINTS));
-                    if threads > 1 && shard.range(points).len() >= threads * CHUNKS_PER_THREAD {
-                        assert!(parts.len() >= threads * CHUNKS_PER_THREAD);
+                    if threads > 1 && shard.range(points).len() >= threads * fmperf_core::sweep::CHUNKS_PER_WORKER {
+                        assert!(parts.len() >= threads * fmperf_core::sweep::CHUNKS_PER_WORKER);
                     }
                 }
             }
