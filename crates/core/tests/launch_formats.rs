@@ -78,6 +78,15 @@ fn estimates_have_the_contract_fields() {
         assert!((tok - g * seq / t).abs() < 1e-6 * tok, "{name}: tokens/s = G·seq/t");
         assert!(j["unused"].as_array().is_some_and(|u| !u.is_empty() && u.iter().all(|x| x["why"].is_string())));
         assert_ne!(j["memory"]["fits"], "no", "{name}: the example runs are not predicted to fail");
+        // The three figures are the memory model's own, as `fmperf validate` reports them:
+        // allocated < reserved (the allocator's cache) < device (CUDA context, NCCL buffers).
+        let m = &e.evaluation.memory_estimate;
+        let figure = |k: &str| j["memory"][k].as_f64().unwrap();
+        assert_eq!((figure("allocated_gb"), figure("reserved_gb")), (m.allocated_gb, m.reserved_gb), "{name}");
+        assert!(
+            figure("allocated_gb") < figure("reserved_gb") && figure("reserved_gb") < figure("device_gb"),
+            "{name}"
+        );
     }
 }
 

@@ -106,7 +106,7 @@ pub fn estimate(scenario: &Scenario, system_id: &str, hw: &Hardware) -> Result<E
     let peak_tflops = hw.matmul_peak_tflops;
     let mfu =
         model_flops_utilisation(model_tflop_per_sample, evaluation.throughput_samples_per_s, s.devices, peak_tflops);
-    let memory = MemoryVerdict::new(&PredictedMemory::single(evaluation.mem_gb), hw.hbm_capacity_gb);
+    let memory = MemoryVerdict::new(&PredictedMemory::of(&evaluation), hw.hbm_capacity_gb);
     Ok(Estimate {
         scenario: s.clone(),
         system_id: system_id.to_string(),

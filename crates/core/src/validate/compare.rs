@@ -202,11 +202,11 @@ impl Prepared {
                 };
                 match &self.hardware {
                     Ok(hw) => match run(hw) {
-                        Ok(e) => (Ok(e.totals), Ok(extended_memory(&e))),
+                        Ok(e) => (Ok(e.totals), Ok(PredictedMemory::of(&e))),
                         Err(e) => (Err(e.clone()), Err(e)),
                     },
                     Err(reason) => {
-                        let memory = run(&memory_stand_in(setup)).map(|e| extended_memory(&e));
+                        let memory = run(&memory_stand_in(setup)).map(|e| PredictedMemory::of(&e));
                         (Err(reason.clone()), memory)
                     }
                 }
@@ -373,12 +373,6 @@ impl Prepared {
 /// The part of a row for memory alone, when the catalog lacks a rate the time needs: the row's
 /// precision and the part's capacity and domain, with the reference H200 file's rates standing in
 /// (memory does not read rates).
-/// Extended mode's three memory figures of an evaluation (`extended::memory`).
-fn extended_memory(e: &extended::ExtendedEvaluation) -> PredictedMemory {
-    let m = &e.memory_estimate;
-    PredictedMemory { allocated_gb: m.allocated_gb, reserved_gb: m.reserved_gb, device_gb: m.device_gb }
-}
-
 fn memory_stand_in(setup: &RunSetup) -> Hardware {
     let mut params = SystemParams::reference("H200").unwrap_or_else(|_| SystemParams::a100());
     params.hbm_capacity = setup.system.device_memory_gb().unwrap_or(params.hbm_capacity);

@@ -276,8 +276,12 @@ fn read_part(text: &str, w: &Words) -> Result<(&'static CatalogSystem, Option<St
     let caps = capacities_gb(w);
     let joined: String = compact.concat();
     let score = |s: &CatalogSystem| -> (i64, i64) {
-        let cap = match capacity_fits(s.memory_gb, caps.first().copied()) {
+        // The first capacity stated is the part's; a later one (a usable figure, the label in
+        // brackets) may name it too.
+        let fits: Vec<Option<bool>> = caps.iter().map(|c| capacity_fits(s.memory_gb, Some(*c))).collect();
+        let cap = match fits.first().copied().flatten() {
             Some(true) => 2,
+            _ if fits.contains(&Some(true)) => 1,
             Some(false) => -2,
             None => 0,
         };
@@ -297,14 +301,15 @@ fn read_part(text: &str, w: &Words) -> Result<(&'static CatalogSystem, Option<St
     ranked.sort_by(|(ia, a), (ib, b)| score(b).cmp(&score(a)).then(ia.cmp(ib)));
     let (_, chosen) = ranked[0];
     let tie = ranked.get(1).is_some_and(|(_, b)| score(b) == score(chosen));
-    let note = if family.len() > 1 && tie {
+    let note = if score(chosen).0 < 0 {
+        Some(format!(
+            "hardware `{text}`: no catalog entry of this family has the stated capacity; read as {}{}",
+            chosen.id,
+            if tie { " (the catalog's first of its family)" } else { "" }
+        ))
+    } else if family.len() > 1 && tie {
         Some(format!(
             "hardware `{text}`: variant not stated, read as {} (the catalog's first of its family)",
-            chosen.id
-        ))
-    } else if score(chosen).0 < 0 {
-        Some(format!(
-            "hardware `{text}`: no catalog entry of this family has the stated capacity; read as {}",
             chosen.id
         ))
     } else {
@@ -336,5 +341,17 @@ mod tests {
         assert_eq!(id("DGX B200"), "nvidia_b200_hgx");
         assert_eq!(id("Gaudi 3"), "intel_gaudi3");
         assert!(id("a toaster").contains("no accelerator"));
+    }
+
+    #[test]
+    fn a_later_capacity_may_name_the_part() {
+        // A usable figure first, the product's label later: the label names the part, and the
+        // note does not claim that no entry has the stated capacity.
+        let (s, note) = read_hardware("128 H100 with 94 GiB memory (Grand Teton, 96GB HBM2e)").unwrap();
+        assert_eq!(s.id, "nvidia_h100_sxm_96gb_hbm2e_500w");
+        assert!(!note.unwrap_or_default().contains("no catalog entry"));
+        // A capacity no entry of the family has is still said.
+        let (_, note) = read_hardware("H100 with 400 GB").unwrap();
+        assert!(note.unwrap_or_default().contains("no catalog entry of this family has the stated capacity"));
     }
 }

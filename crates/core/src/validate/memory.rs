@@ -107,6 +107,12 @@ pub struct PredictedMemory {
 }
 
 impl PredictedMemory {
+    /// Extended mode's three figures of an evaluation (`extended::memory`).
+    pub fn of(e: &crate::extended::ExtendedEvaluation) -> PredictedMemory {
+        let m = &e.memory_estimate;
+        PredictedMemory { allocated_gb: m.allocated_gb, reserved_gb: m.reserved_gb, device_gb: m.device_gb }
+    }
+
     /// Reference mode's one figure per device (`mem_gb`): it stands for all three kinds.
     pub fn single(mem_gb: f64) -> PredictedMemory {
         PredictedMemory { allocated_gb: mem_gb, reserved_gb: mem_gb, device_gb: mem_gb }
