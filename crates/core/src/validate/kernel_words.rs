@@ -108,16 +108,32 @@ const FUSED_WORDS: [&str; 15] = [
 pub const PYTORCH_NATIVE_LOOPS: [&str; 6] =
     ["torchtitan", "torchtune", "litgpt", "hugging face", "hf trainer", "transformers trainer"];
 
+/// The fusion of a run whose own framework field says `framework` and whose words all together
+/// (framework, other parallel words, notes) are `all`: the framework field decides when it says
+/// compiled or eager itself (rules 1 and 2), as a note may name another run's set-up ("the
+/// compiled run of the same table: 40 GB"); otherwise all the words are read.
+pub fn read_run_fusion(framework: &Words, all: &Words) -> (Fusion, Option<String>) {
+    if FUSED_WORDS.iter().any(|w| framework.affirms(w)) || says_eager(framework) {
+        read_fusion(framework)
+    } else {
+        read_fusion(all)
+    }
+}
+
+/// Rule 2: the words say `eager`, or name compilation or fusion only negated (`without
+/// torch.compile`, `not fused`). (`compiler` alone, as in "compiler choices", says nothing about
+/// eager kernels.)
+fn says_eager(words: &Words) -> bool {
+    words.affirms("eager") || words.any(&["compile", "compiled", "compilation", "fused", "unfused"])
+}
+
 /// The fusion of a run described by `words` (its notes, framework and other parallel words),
 /// with a note when the reading is not the default.
 pub fn read_fusion(words: &Words) -> (Fusion, Option<String>) {
     if FUSED_WORDS.iter().any(|w| words.affirms(w)) {
         return (Fusion::Fused, None);
     }
-    // Compilation or fusion named but not affirmed: negated (`without torch.compile`, `not fused`).
-    // (`compiler` alone, as in "compiler choices", says nothing about eager kernels.)
-    let negated = words.any(&["compile", "compiled", "compilation", "fused", "unfused"]);
-    if words.affirms("eager") || negated {
+    if says_eager(words) {
         let why = if words.affirms("eager") { "the words say eager" } else { "compilation or fusion is negated" };
         return (Fusion::Eager, Some(format!("{why}: eager PyTorch kernels (unfused element-wise traffic)")));
     }
@@ -334,6 +350,22 @@ mod tests {
         assert_eq!(kernel(""), AttentionKernel::Native);
         let (_, why) = read_attention_kernel(&Words::new("torchtitan"));
         assert!(why.unwrap().contains("torchtitan"));
+    }
+
+    #[test]
+    fn the_framework_field_decides_before_the_notes() {
+        let run = |framework: &str, notes: &str| {
+            read_run_fusion(&Words::new(framework), &Words::new(&format!("{framework}; {notes}"))).0
+        };
+        // A note naming another run's compiled set-up does not make an eager run compiled …
+        assert_eq!(
+            run("benchmark script, eager PyTorch, FSDP2", "torch.compile in the same table: 40 GB"),
+            Fusion::Eager
+        );
+        assert_eq!(run("torch.compile (inductor)", "the eager run of the table: 47 GB"), Fusion::Fused);
+        // … and a framework field silent on it leaves the notes to decide.
+        assert_eq!(run("litgpt", "compiled with torch.compile"), Fusion::Fused);
+        assert_eq!(run("my trainer", "eager kernels"), Fusion::Eager);
     }
 
     #[test]

@@ -33,7 +33,7 @@
 use super::convention::ConventionShape;
 use super::hardware_words::read_hardware_words;
 use super::kernel_words::{
-    CHUNKED_LOSS_WORDS, read_attention_kernel, read_compiled_loss, read_fp8_recipe, read_fusion,
+    CHUNKED_LOSS_WORDS, read_attention_kernel, read_compiled_loss, read_fp8_recipe, read_run_fusion,
 };
 use super::metric::{MetricReading, read_metric};
 use super::parallel_words::{
@@ -314,7 +314,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let other_words = Words::new(&other);
     let kernel_text = [run.framework.as_deref().unwrap_or(""), other.as_str(), &run.notes.join("; ")].join("; ");
     let stack_words = Words::new(&kernel_text);
-    let (fusion, fusion_note) = read_fusion(&stack_words);
+    let (fusion, fusion_note) = read_run_fusion(&Words::new(run.framework.as_deref().unwrap_or("")), &stack_words);
     notes.extend(fusion_note);
     let (fp8_recipe, fp8_note) = read_fp8_recipe(&precision_words, &stack_words);
     if precision == Precision::Fp8 {
