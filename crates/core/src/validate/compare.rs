@@ -282,6 +282,7 @@ impl Prepared {
                 band_gb: None,
                 error: None,
                 error_loso: None,
+                fragmentation_held_out: None,
                 measured_kind: kind,
                 figures: None,
                 oom: mem.oom,

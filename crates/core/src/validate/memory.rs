@@ -170,11 +170,16 @@ pub fn fit_fragmentation(rows: &[ScoredMemory]) -> super::fit::ScalarFit {
 /// Each row's leave-one-source-out error: predicted with the fragmentation fitted on the other
 /// sources' rows (in the order of `rows`).
 pub fn held_out_errors(rows: &[ScoredMemory]) -> Vec<f64> {
+    held_out(rows).into_iter().map(|(e, _)| e).collect()
+}
+
+/// Each row's leave-one-source-out error and the fragmentation it was computed with.
+fn held_out(rows: &[ScoredMemory]) -> Vec<(f64, f64)> {
     let fit = fit_fragmentation(rows);
     rows.iter()
         .map(|r| {
             let f = fit.per_source.iter().find(|(s, _, _)| *s == r.source).map_or(fit.value, |(_, v, _)| *v);
-            r.predicted.at_fragmentation(r.kind, f) / r.measured_gb - 1.0
+            (r.predicted.at_fragmentation(r.kind, f) / r.measured_gb - 1.0, f)
         })
         .collect()
 }
@@ -187,9 +192,10 @@ pub fn hold_out_fragmentation(rows: &mut [super::compare::RowResult], pool: &[su
     let scored = scored_rows(rows);
     let list: Vec<ScoredMemory> =
         scored.iter().map(|(_, s)| s.clone()).chain(scored_rows(pool).into_iter().map(|(_, s)| s)).collect();
-    for ((i, _), e) in scored.iter().zip(held_out_errors(&list)) {
+    for ((i, _), (e, f)) in scored.iter().zip(held_out(&list)) {
         if let Some(m) = rows[*i].memory.as_mut() {
             m.error_loso = Some(e);
+            m.fragmentation_held_out = Some(f);
         }
     }
 }
@@ -281,6 +287,10 @@ pub struct MemoryResult {
     /// The same with the allocator fragmentation fitted without the row's source (the headline;
     /// `null` in reference mode, which fits nothing).
     pub error_loso: Option<f64>,
+    /// The allocator fragmentation `error_loso` was computed with: fitted without the row's
+    /// source, on the file's other sources and the shipped runs behind it.
+    #[serde(skip)]
+    pub fragmentation_held_out: Option<f64>,
     /// The kind of the measured figure (the typed form of `kind`).
     #[serde(skip)]
     pub measured_kind: MemoryKind,
@@ -412,9 +422,9 @@ impl MemorySummary {
         };
         let stats = |rs: &[&super::compare::RowResult]| errors_of(rs, true);
         let with: Vec<&super::compare::RowResult> = rows.iter().filter(|r| r.memory.is_some()).collect();
-        let scored: Vec<ScoredMemory> = scored_rows(rows).into_iter().map(|(_, s)| s).collect();
-        let fit = (!scored.is_empty()).then(|| fit_fragmentation(&scored));
-        let held_out = |s: &str| fit.as_ref()?.per_source.iter().find(|(x, _, _)| x == s).map(|(_, v, _)| *v);
+        // The fragmentation each source's rows were held out with (the same pool as their errors).
+        let held_out =
+            |s: &str| with.iter().filter(|r| r.source == s).find_map(|r| r.memory.as_ref()?.fragmentation_held_out);
         MemorySummary {
             rows: with.len(),
             stats: stats(&with),
