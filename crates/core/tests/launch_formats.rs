@@ -236,6 +236,19 @@ fn torchtitan_compile_and_float8_follow_the_file() {
     // Float8 (a converter) is torchao's recipe, not Transformer Engine's.
     let fp8 = on.replace("flavor = \"8B\"", "flavor = \"8B\"\nconverters = [\"float8\"]");
     assert_eq!((read(&fp8).2, read(&fp8).3), (Fp8Recipe::Torchao, Precision::Fp8));
+    // FSDP's float8 all-gather: the gathered linear weights are FP8 (and the key is not listed as
+    // unused); off, or without Float8 linear layers, it changes nothing.
+    let gather = fp8.replace("[training]\n", "[float8]\nenable_fsdp_float8_all_gather = true\n[training]\n");
+    assert_ne!(gather, fp8);
+    assert_eq!(read(&gather).2, Fp8Recipe::TorchaoFp8AllGather);
+    let l = launch::parse(&gather, Some("t.toml")).unwrap();
+    assert!(!l.unused.iter().any(|u| u.key.contains("enable_fsdp_float8_all_gather")), "{:?}", l.unused);
+    assert_eq!(read(&gather.replace("all_gather = true", "all_gather = false")).2, Fp8Recipe::Torchao);
+    let bf16 = on.replace("[training]\n", "[float8]\nenable_fsdp_float8_all_gather = true\n[training]\n");
+    assert_eq!((read(&bf16).2, read(&bf16).3), (Fp8Recipe::TransformerEngine, Precision::Bf16));
+    let bad = gather.replace("all_gather = true", "all_gather = \"sometimes\"");
+    let e = launch::parse(&bad, Some("t.toml")).unwrap_err().to_string();
+    assert!(e.contains("enable_fsdp_float8_all_gather"), "{e}");
     // Malformed: an unknown component, a value that is not a boolean.
     let bad = on.replace("components = [\"model\", \"loss\"]", "components = [\"model\", \"optimizer\"]");
     assert_eq!(field_of(&bad, "t.toml").as_deref(), Some("compile.components"));

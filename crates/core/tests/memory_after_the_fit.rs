@@ -4,7 +4,8 @@
 //! gathered after the constants were fitted and written in other words than the shipped file.
 //! Every row must be read and evaluated; the error is reported, and bounded only loosely (a guard
 //! against regressions, not a fit): 12.5 % over the 15 rows that quote their source, 17.1 % over
-//! all 18 scored rows when this test was written.
+//! all 18 scored rows at first; 9.9 % and 15.0 % once two readings they exposed were mended (the
+//! framework field decides eager or compiled before a note; FSDP's float8 all-gather).
 
 use fmperf_core::extended::memory::FRAGMENTATION;
 use fmperf_core::validate::memory::Fits;
@@ -73,7 +74,7 @@ fn runs_after_the_fit_are_read_and_evaluated() {
     // foreign rows (0.05 and 0.15 before).
     for s in &report.summary.memory.per_source {
         if let Some(f) = s.fragmentation_held_out {
-            assert!((f - FRAGMENTATION).abs() <= 0.02, "{}: fragmentation held out {f}", s.source);
+            assert!((f - FRAGMENTATION).abs() <= 0.03, "{}: fragmentation held out {f}", s.source);
         }
     }
 }

@@ -31,7 +31,7 @@
 
 use super::hardware::Hardware;
 use super::layout::Layout;
-use super::options::{ExtendedOptions, Fp8Recipe, Fusion, Recompute};
+use super::options::{ExtendedOptions, Fusion, Recompute};
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
 use crate::Error;
@@ -530,7 +530,7 @@ pub(crate) fn fp8_casts(w: &Workload, layout: &Layout, p: &Pricing, linear_param
     let (q_w, f) = (w.q_width() as f64, w.ffn_hidden as f64);
     let bytes = (2.0 * s.h + q_w / s.tp + f / s.tp) * s.tokens * (s.es + FP8_CAST_BYTES);
     let mut ops = vec![elementwise(p, "fp8_casts", bytes)];
-    if p.opts.fp8_recipe == Fp8Recipe::Torchao {
+    if p.opts.fp8_recipe.is_torchao() {
         let weights = linear_parameters * (s.es + FP8_CAST_BYTES);
         let pass = p.elementwise(weights);
         ops.push(Operation::new("fp8_weight_casts", OpKind::Elementwise, pass, pass, weights).op_policy(0.0, 1.0));

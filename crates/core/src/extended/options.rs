@@ -169,12 +169,24 @@ pub enum Fp8Recipe {
     /// torchao `float8` (torchtitan): weights and inputs cast on the fly in every forward and
     /// backward, no persistent FP8 weight copy; the 16-bit inputs are saved for the backward pass.
     Torchao,
+    /// torchao `float8` with FSDP's float8 all-gather (torchtitan's
+    /// `float8.enable_fsdp_float8_all_gather`, torchao's `enable_fsdp_float8_all_gather`): each
+    /// rank casts its shard of a linear weight to FP8 before FSDP gathers it ("so we can
+    /// communicate in float8", torchtitan `docs/float8.md`), so the gathered linear weights held
+    /// between the forward and the backward are FP8 (1 B per parameter instead of 2). Sharded
+    /// weights, norms, embeddings and the output head are as [`Fp8Recipe::Torchao`]. Time is priced
+    /// as [`Fp8Recipe::Torchao`] (the halved all-gather volume is not modelled).
+    TorchaoFp8AllGather,
 }
 
 impl Fp8Recipe {
     /// All recipes, in order.
-    pub const ALL: [Fp8Recipe; 3] =
-        [Fp8Recipe::TransformerEngine, Fp8Recipe::TransformerEngineFp8Weights, Fp8Recipe::Torchao];
+    pub const ALL: [Fp8Recipe; 4] = [
+        Fp8Recipe::TransformerEngine,
+        Fp8Recipe::TransformerEngineFp8Weights,
+        Fp8Recipe::Torchao,
+        Fp8Recipe::TorchaoFp8AllGather,
+    ];
 
     /// The CLI / URL name.
     pub fn as_str(self) -> &'static str {
@@ -182,7 +194,13 @@ impl Fp8Recipe {
             Fp8Recipe::TransformerEngine => "te",
             Fp8Recipe::TransformerEngineFp8Weights => "te_fp8_weights",
             Fp8Recipe::Torchao => "torchao",
+            Fp8Recipe::TorchaoFp8AllGather => "torchao_fp8_gather",
         }
+    }
+
+    /// Whether torchao's float8 runs the FP8 linear layers (cast on every pass).
+    pub fn is_torchao(self) -> bool {
+        matches!(self, Fp8Recipe::Torchao | Fp8Recipe::TorchaoFp8AllGather)
     }
 
     /// Whether Transformer Engine runs the FP8 linear layers (FP8 inputs saved for the backward,
@@ -290,6 +308,8 @@ named_enum!(
         ("fp8_param_gather", Fp8Recipe::TransformerEngineFp8Weights),
         ("fp8_params", Fp8Recipe::TransformerEngineFp8Weights),
         ("float8", Fp8Recipe::Torchao),
+        ("fsdp_float8_all_gather", Fp8Recipe::TorchaoFp8AllGather),
+        ("float8_all_gather", Fp8Recipe::TorchaoFp8AllGather),
     ]
 );
 named_enum!(

@@ -71,7 +71,7 @@ const PRECISIONS: &[&str] = &["fp32", "tf32", "fp16", "bf16", "fp8"];
 const RECOMPUTE: &[&str] = &["none", "selective", "full", "op"];
 const SHARDING: &[&str] = &["zero0", "zero1", "zero2", "zero3"];
 const GRAD_REDUCE: &[&str] = &["auto", "fp32", "param"];
-const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao"];
+const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao", "torchao_fp8_gather"];
 const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16"];
 const FUSION: &[&str] = &["fused", "eager"];
 const ATTENTION_KERNELS: &[&str] = &["native", "fa2"];
@@ -243,7 +243,8 @@ pub const SWITCHES: [SwitchInfo; 33] = [
         key: "fp8_recipe",
         label: "FP8 recipe",
         what: "Transformer Engine (FP8 weight copies kept, FP8 inputs saved), the same with FP8 primary weights \
-               (fp8_param_gather: no 16-bit copy of the linear weights) or torchao float8 (cast on the fly)",
+               (fp8_param_gather: no 16-bit copy of the linear weights), torchao float8 (cast on the fly) or torchao float8 \
+               with FSDP's float8 all-gather (gathered linear weights held in FP8)",
         kind: SwitchKind::Choice(FP8_RECIPES),
         source: "te: Megatron-LM and NeMo train FP8 with Transformer Engine",
     },

@@ -149,8 +149,20 @@ impl Scenario {
             // torchtitan's Float8 is torchao's: weights and inputs cast on every pass, no
             // persistent FP8 weight copy (see `Fp8Recipe::Torchao`).
             if opts.hardware.precision == Precision::Fp8 {
-                opts.fp8_recipe = Fp8Recipe::Torchao;
-                notes.push("Float8 linear layers: torchao's recipe, cast on every pass (fp8_recipe=torchao)".into());
+                if s.fp8_all_gather.copied() == Some(true) {
+                    opts.fp8_recipe = Fp8Recipe::TorchaoFp8AllGather;
+                    notes.push(
+                        "Float8 linear layers: torchao's recipe with FSDP's float8 all-gather, gathered weights in FP8 \
+                         (fp8_recipe=torchao_fp8_gather)"
+                            .into(),
+                    );
+                } else {
+                    opts.fp8_recipe = Fp8Recipe::Torchao;
+                    notes
+                        .push("Float8 linear layers: torchao's recipe, cast on every pass (fp8_recipe=torchao)".into());
+                }
+            } else if s.fp8_all_gather.copied() == Some(true) {
+                notes.push("float8.enable_fsdp_float8_all_gather has no effect without Float8 linear layers".into());
             }
             // torchtitan's models call `F.scaled_dot_product_attention` (or FlexAttention, also
             // FlashAttention-2 class): priced as such (see `AttentionKernel`).

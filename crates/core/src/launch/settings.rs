@@ -256,6 +256,10 @@ pub struct Settings {
     /// FP8 primary weights (`--fp8-param-gather`, `fp8_param_gather`; Megatron-Bridge's FP8
     /// mixed-precision recipes turn it on): read with FP8 precision as `fp8_recipe=te_fp8_weights`.
     pub fp8_weights: Slot<bool>,
+    /// FSDP gathers torchao's float8 linear weights in FP8 (torchtitan
+    /// `float8.enable_fsdp_float8_all_gather`): read with FP8 precision as
+    /// `fp8_recipe=torchao_fp8_gather`.
+    pub fp8_all_gather: Slot<bool>,
     /// The model's blocks run under `torch.compile` (torchtitan `[compile] enable`): fused
     /// element-wise kernels; `false`: PyTorch eager kernels (`fusion=eager`). Unset: the
     /// framework's own kernels (fused).

@@ -138,6 +138,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                 }
             }
             ("float8", "enable_float8_linear") if boolean(v, &o)? => float8 = Some(o),
+            ("float8", "enable_fsdp_float8_all_gather") => _ = l.settings.fp8_all_gather.put(boolean(v, &o)?, &o),
             ("training", "local_batch_size" | "batch_size") => _ = l.settings.local_batch.put(int()?, &o),
             ("training", "global_batch_size") => {
                 if v.trim() != "-1" {

@@ -146,6 +146,13 @@ pub fn read_fusion(words: &Words) -> (Fusion, Option<String>) {
     (Fusion::Fused, None)
 }
 
+/// Words stating that FSDP gathers torchao's float8 weights in FP8 (torchtitan's and torchao's
+/// `enable_fsdp_float8_all_gather`, lightning-thunder's `--use_torchao_fp8_allgather`, torchao's
+/// tables' "float8 tensorwise (f8 all-gather)"). A 16-bit all-gather ("rowwise with bfloat16
+/// all-gather") names none of them.
+const FP8_ALL_GATHER_WORDS: [&str; 6] =
+    ["float8 all gather", "fp8 all gather", "f8 all gather", "float8 allgather", "fp8 allgather", "f8 allgather"];
+
 /// Words stating FP8 primary weights (Megatron Core's `fp8_param_gather` / `--fp8-param-gather`,
 /// NeMo's `fp8_params`).
 const FP8_WEIGHT_WORDS: [&str; 5] =
@@ -153,7 +160,8 @@ const FP8_WEIGHT_WORDS: [&str; 5] =
 
 /// The FP8 recipe of a run whose precision words are `precision` and whose framework, notes and
 /// other words are `stack`, with a note when the reading is not plain Transformer Engine:
-/// 1. torchao's `float8` named: torchao (cast on the fly);
+/// 1. torchao's `float8` named: torchao (cast on the fly); with FSDP's float8 all-gather
+///    affirmed ([`FP8_ALL_GATHER_WORDS`]): its gathered linear weights in FP8, noted;
 /// 2. FP8 primary weights stated (`fp8_param_gather`, `fp8 params`, … affirmed): Transformer
 ///    Engine with FP8 weights; stated off: plain Transformer Engine;
 /// 3. Megatron-Bridge named: its FP8 mixed-precision recipes (`bf16_with_fp8_delayed_scaling_mixed`,
@@ -161,10 +169,16 @@ const FP8_WEIGHT_WORDS: [&str; 5] =
 ///    (`megatron/bridge/training/mixed_precision.py`): FP8 weights, noted;
 /// 4. otherwise plain Transformer Engine (Megatron-LM's `--fp8-param-gather` is off by default).
 pub fn read_fp8_recipe(precision: &Words, stack: &Words) -> (Fp8Recipe, Option<String>) {
+    let both = Words::new(&format!("{} ; {}", precision.text, stack.text));
     if precision.any(&["float8", "torchao"]) {
+        if FP8_ALL_GATHER_WORDS.iter().any(|w| both.affirms(w)) {
+            return (
+                Fp8Recipe::TorchaoFp8AllGather,
+                Some("FSDP's float8 all-gather stated: gathered linear weights in FP8 (torchao_fp8_gather)".into()),
+            );
+        }
         return (Fp8Recipe::Torchao, None);
     }
-    let both = Words::new(&format!("{} ; {}", precision.text, stack.text));
     if FP8_WEIGHT_WORDS.iter().any(|w| both.affirms(w)) {
         return (Fp8Recipe::TransformerEngineFp8Weights, Some("FP8 primary weights stated: te_fp8_weights".into()));
     }
@@ -301,6 +315,18 @@ mod tests {
         // Stated off wins over the framework's default.
         assert_eq!(read("fp8", "Megatron-Bridge; fp8_param_gather=False"), Fp8Recipe::TransformerEngine);
         assert_eq!(read("fp8", "Megatron-Bridge; without fp8 param gather"), Fp8Recipe::TransformerEngine);
+        // torchao's float8 with FSDP's float8 all-gather, however it is written; a 16-bit or a
+        // disabled all-gather is plain torchao.
+        for (precision, stack) in [
+            ("bf16 mixed + float8 linears (tensorwise with float8 all-gather)", "torchtitan"),
+            ("float8 tensorwise (f8 all-gather)", ""),
+            ("torchao float8", "torchtitan --float8.enable_fsdp_float8_all_gather"),
+            ("torchao float8 linears, fp8 allgather", "benchmark_litgpt.py"),
+        ] {
+            assert_eq!(read(precision, stack), Fp8Recipe::TorchaoFp8AllGather, "{precision} | {stack}");
+        }
+        assert_eq!(read("float8 linears (rowwise with bfloat16 all-gather)", "torchtitan"), Fp8Recipe::Torchao);
+        assert_eq!(read("torchao float8", "enable_fsdp_float8_all_gather = false"), Fp8Recipe::Torchao);
     }
 
     #[test]
