@@ -612,25 +612,32 @@ mod tests {
         assert_eq!((z1.allocated_gb, z1.reserved_gb), (z1.device_gb, z1.device_gb));
     }
 
-    #[test]
-    fn fp8_primary_weights_by_hand() {
-        // Llama 3 8B blocks only, FP8 linear layers (a system file with 1-byte elements), ZeRO-1
-        // over 8 replicas, no overheads. Linear parameters per block: Q and K/V h·(h + 2·h/4),
-        // output h·h, gate/up/down 3·h·f.
+    /// Llama 3 8B blocks only with FP8 linear layers (a system file with 1-byte elements), 8
+    /// replicas, no memory overheads; and its linear parameters (Q and K/V h·(h + 2·h/4), output
+    /// h·h, gate/up/down 3·h·f per block).
+    fn fp8_llama3_8b(sharding: Sharding) -> (Workload, Hardware, Layout, ExtendedOptions, f64) {
         let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
         let mut params = SystemParams::h200().with_nvlink_size(8);
         params.element_size = 1e-9;
         let hw = Hardware::from_params(&params, true);
         let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
-        let base = ExtendedOptions {
+        let opts = ExtendedOptions {
             hardware: HardwareChoices {
                 memory_overheads: false,
                 precision: Precision::Fp8,
                 ..HardwareChoices::realistic()
             },
-            sharding: Sharding::Zero1,
+            sharding,
             ..ExtendedOptions::realistic()
         };
+        let (h, f) = (4096.0, 14336.0);
+        (w, hw, layout, opts, 32.0 * (h * (h + 2.0 * h / 4.0) + h * h + 3.0 * h * f))
+    }
+
+    #[test]
+    fn fp8_primary_weights_by_hand() {
+        // ZeRO-1 over 8 replicas.
+        let (w, hw, layout, base, linear) = fp8_llama3_8b(Sharding::Zero1);
         let te = memory_estimate(&w, &hw, &layout, &base).unwrap();
         let primary = memory_estimate(
             &w,
@@ -639,8 +646,6 @@ mod tests {
             &ExtendedOptions { fp8_recipe: Fp8Recipe::TransformerEngineFp8Weights, ..base },
         )
         .unwrap();
-        let (h, f) = (4096.0, 14336.0);
-        let linear = 32.0 * (h * (h + 2.0 * h / 4.0) + h * h + 3.0 * h * f);
         let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-9 * b.abs().max(1.0), "{a} vs {b}");
         // Transformer Engine: 16-bit weights plus an FP8 copy and its transpose (1 B each).
         close(te.part("fp8_weight_copies"), linear * 2.0 * 1e-9);
@@ -655,30 +660,14 @@ mod tests {
 
     #[test]
     fn torchao_float8_all_gather_by_hand() {
-        // Llama 3 8B blocks only, FP8 linear layers (1-byte elements), FSDP over 8 ranks without
-        // resharding after the forward (every block gathered at the loss), no overheads.
-        let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
-        let mut params = SystemParams::h200().with_nvlink_size(8);
-        params.element_size = 1e-9;
-        let hw = Hardware::from_params(&params, true);
-        let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
-        let base = ExtendedOptions {
-            hardware: HardwareChoices {
-                memory_overheads: false,
-                precision: Precision::Fp8,
-                ..HardwareChoices::realistic()
-            },
-            sharding: Sharding::Zero3,
-            reshard_after_forward: false,
-            fp8_recipe: Fp8Recipe::Torchao,
-            ..ExtendedOptions::realistic()
-        };
+        // FSDP over 8 ranks without resharding after the forward (every block gathered at the
+        // loss).
+        let (w, hw, layout, fsdp, linear) = fp8_llama3_8b(Sharding::Zero3);
+        let base = ExtendedOptions { reshard_after_forward: false, fp8_recipe: Fp8Recipe::Torchao, ..fsdp };
         let plain = memory_estimate(&w, &hw, &layout, &base).unwrap();
         let gather8 =
             memory_estimate(&w, &hw, &layout, &ExtendedOptions { fp8_recipe: Fp8Recipe::TorchaoFp8AllGather, ..base })
                 .unwrap();
-        let (h, f) = (4096.0, 14336.0);
-        let linear = 32.0 * (h * (h + 2.0 * h / 4.0) + h * h + 3.0 * h * f);
         let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-9 * b.abs().max(1.0), "{a} vs {b}");
         // The 32 gathered blocks' linear weights are 1 B instead of 2; nothing else changes.
         close(plain.part("gathered_layers") - gather8.part("gathered_layers"), linear * 1e-9);
