@@ -91,7 +91,9 @@ pub fn model_picks(user: &UserEntries) -> Vec<Pick> {
 
 /// The options a system needs before it maps: the figures its entry lacks that a system option
 /// supplies (`scale_out` when it lists no NIC bandwidth, `vector` when it lists no vector rate).
-fn needs(s: &catalog::CatalogSystem) -> Vec<(&'static str, String)> {
+/// `maps_with_both`: whether `s` maps once both figures are given (the caller has mapped it so
+/// already: the mapping is the costly part of the page's first render).
+fn needs(s: &catalog::CatalogSystem, maps_with_both: bool) -> Vec<(&'static str, String)> {
     let maps = |scale_out: bool, vector: bool| {
         let o = MappingOptions {
             scale_out_gbps: scale_out.then_some(1.0),
@@ -101,7 +103,7 @@ fn needs(s: &catalog::CatalogSystem) -> Vec<(&'static str, String)> {
         to_system_params(s, &o).is_ok()
     };
     let mut out = Vec::new();
-    if maps(true, true) {
+    if maps_with_both {
         if !maps(false, true) {
             out.push((
                 "scale_out",
@@ -129,14 +131,17 @@ pub fn system_picks(user: &UserEntries) -> Vec<Pick> {
     let mut out: Vec<Pick> = user
         .systems
         .iter()
-        .map(|s| Pick {
-            id: s.id.clone(),
-            label: format!("{} (yours)", if s.name.is_empty() { &s.id } else { &s.name }),
-            origin: Origin::Yours,
-            not_in_reference: usable_with_figures(s),
-            not_in_extended: usable_with_figures(s),
-            needs: needs(s),
-            caveats: Vec::new(),
+        .map(|s| {
+            let blocked = usable_with_figures(s);
+            Pick {
+                id: s.id.clone(),
+                label: format!("{} (yours)", if s.name.is_empty() { &s.id } else { &s.name }),
+                origin: Origin::Yours,
+                not_in_reference: blocked.clone(),
+                needs: needs(s, blocked.is_none()),
+                not_in_extended: blocked,
+                caveats: Vec::new(),
+            }
         })
         .collect();
     for c in system_choices().into_iter().filter(|c| !user.has_system(&c.id)) {
@@ -147,8 +152,8 @@ pub fn system_picks(user: &UserEntries) -> Vec<Pick> {
             label: c.label,
             origin: if c.reference { Origin::Reference } else { Origin::Catalog },
             not_in_reference: blocked.clone(),
+            needs: needs(s, blocked.is_none()),
             not_in_extended: blocked,
-            needs: needs(s),
             caveats: c.caveats,
         });
     }

@@ -4,7 +4,7 @@
 //! entry, the next ones replace it), selects and checkboxes at once. Invalid text is kept in the
 //! URL too, but starts no search.
 
-use fmperf_app::pickers::{Origin, model_picks, system_picks};
+use fmperf_app::pickers::{Origin, model_picks};
 use fmperf_app::system_spec;
 use fmperf_core::Strategy;
 use fmperf_core::catalog::TrainingBudget;
@@ -75,11 +75,9 @@ fn ChoiceSelect(key: &'static str, label: &'static str, picker: Picker) -> impl 
     let err_id = format!("ex-{key}-error");
     let error = Signal::derive(move || ex.live_error(keys::form_field(key)));
     let extended = Memo::new(move |_| matches!(ex.mode.get(), Ok(ModelMode::Extended(_))));
-    let picks = Memo::new(move |_| {
-        ex.entries.with(|u| match picker {
-            Picker::Model => model_picks(u),
-            Picker::System => system_picks(u),
-        })
+    let picks = Memo::new(move |_| match picker {
+        Picker::Model => ex.entries.with(model_picks),
+        Picker::System => ex.system_picks.get(),
     });
     let value = move || {
         ex.live.with(|f| match picker {
@@ -177,9 +175,12 @@ fn SystemOption(key: &'static str, label: &'static str, help: &'static str) -> i
     let ex = use_context::<Explorer>().expect("explorer state");
     let needed = Signal::derive(move || {
         let id = ex.live.with(|f| system_spec::id_of(&f.system).to_string());
-        ex.entries
-            .with(|u| system_picks(u).into_iter().find(|p| p.id == id))
-            .and_then(|p| p.needs.iter().find(|(k, _)| *k == key).map(|(_, why)| why.clone()))
+        ex.system_picks.with(|picks| {
+            picks
+                .iter()
+                .find(|p| p.id == id)
+                .and_then(|p| p.needs.iter().find(|(k, _)| *k == key).map(|(_, why)| why.clone()))
+        })
     });
     let set = move |v: String| {
         let mut f = ex.live.get_untracked();
@@ -215,7 +216,7 @@ fn SystemOptions() -> impl IntoView {
     let set_count = move || ex.live.with(|f| system_spec::options_of(&f.system).len());
     let needs = move || {
         let id = ex.live.with(|f| system_spec::id_of(&f.system).to_string());
-        ex.entries.with(|u| system_picks(u).into_iter().find(|p| p.id == id).is_some_and(|p| !p.needs.is_empty()))
+        ex.system_picks.with(|picks| picks.iter().find(|p| p.id == id).is_some_and(|p| !p.needs.is_empty()))
     };
     let precision = move || ex.live.with(|f| system_spec::option(&f.system, "precision").unwrap_or_default());
     let set_precision = move |ev: leptos::ev::Event| {

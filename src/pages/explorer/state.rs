@@ -69,6 +69,11 @@ pub enum Run {
 /// After this long a running search shows its progress and a cancel button [ms].
 pub const SLOW_MS: f64 = 100.0;
 
+/// The progress line changes at most this often [ms]: each change costs the browser a style,
+/// layout and paint of the page, which a 10 ms slice of search would otherwise pay every frame
+/// (about a sixth of the first search's time in a profile).
+const PROGRESS_MS: f64 = 100.0;
+
 /// How long after the page's first search the worker pool starts [ms] (it then serves the next).
 const WARM_AFTER_MS: u64 = 500;
 
@@ -85,6 +90,10 @@ pub struct Explorer {
     pub mode: Memo<Result<ModelMode, Error>>,
     /// The user's own models and systems.
     pub entries: Memo<UserEntries>,
+    /// The system picker's entries ([`fmperf_app::pickers::system_picks`] of `entries`): read by
+    /// the system select and each system option, computed once (mapping every catalog system is
+    /// a large part of the page's first render).
+    pub system_picks: Memo<Vec<fmperf_app::pickers::Pick>>,
     /// The scenario in the URL, validated in that mode (what is searched).
     pub spec: Memo<Result<ExploreSpec, Vec<Error>>>,
     /// The search's progress.
@@ -173,14 +182,24 @@ impl Explorer {
             Ok(m) => entries.with(|u| resolve(f, &m, u)),
             Err(e) => Err(vec![e]),
         };
-        let live_check = Memo::new(move |_| live.with(|f| in_mode(f).map(|_| ())));
         let spec = Memo::new(move |_| from_url.with(in_mode));
+        // The scenario as typed is the URL's until the user types: its check is then the URL's
+        // (resolved once, not twice, at start-up).
+        let live_check = Memo::new(move |_| {
+            if live.with(|f| from_url.with(|u| f == u)) {
+                spec.with(|s| s.as_ref().map(|_| ()).map_err(Clone::clone))
+            } else {
+                live.with(|f| in_mode(f).map(|_| ()))
+            }
+        });
+        let system_picks = Memo::new(move |_| entries.with(fmperf_app::pickers::system_picks));
         let ex = Explorer {
             url,
             live,
             live_check,
             mode,
             entries,
+            system_picks,
             spec,
             run: RwSignal::new(Run::Idle),
             outcome: RwSignal::new(None),
@@ -229,12 +248,20 @@ impl Explorer {
         let run = self.run;
         let outcome = self.outcome;
         run.set(Run::Running { done: 0, total: 0, slow: false });
+        // When the progress line last changed [ms]; `NEG_INFINITY`: not shown yet.
+        let shown = std::cell::Cell::new(f64::NEG_INFINITY);
         let handle = spawn_parallel(
             move || Task(search),
             jobs,
             move |(done, total)| {
-                let slow = now_ms() - started > SLOW_MS;
-                run.try_set(Run::Running { done, total, slow });
+                let now = now_ms();
+                if now - started <= SLOW_MS {
+                    return;
+                }
+                if now - shown.get() >= PROGRESS_MS {
+                    shown.set(now);
+                    run.try_set(Run::Running { done, total, slow: true });
+                }
             },
             move |(result, diagnosis, widening)| {
                 let elapsed_ms = now_ms() - started;

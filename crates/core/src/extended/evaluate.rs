@@ -102,7 +102,9 @@ pub struct ExtendedEvaluation {
 
 impl ExtendedEvaluation {
     /// An evaluation of `w` under `layout` from its iteration totals and memory estimate (dense and
-    /// MoE models): rates from `totals.t`, feasibility against `capacity_gb`.
+    /// MoE models): rates from `totals.t`, feasibility against `capacity_gb`. `memory` is
+    /// `DeviceMemory::of(&memory_estimate)`, which the callers have already computed for the
+    /// totals (computed once per configuration priced).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn assembled(
         w: &Workload,
@@ -111,16 +113,18 @@ impl ExtendedEvaluation {
         totals: Totals,
         breakdown: Breakdown,
         dp: DpCost,
+        memory: DeviceMemory,
         memory_estimate: MemoryEstimate,
         moe: Option<MoeBreakdown>,
     ) -> ExtendedEvaluation {
+        debug_assert_eq!(memory, DeviceMemory::of(&memory_estimate));
         let g = layout.global_batch as f64;
         let mem = memory_estimate.device_gb;
         ExtendedEvaluation {
             totals,
             breakdown,
             dp,
-            memory: DeviceMemory::of(&memory_estimate),
+            memory,
             memory_estimate,
             throughput_samples_per_s: g / totals.t,
             tokens_per_s: g * w.seq_len as f64 / totals.t,
@@ -279,7 +283,7 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
         block_fwd_tflops: block.fwd.tflop / block.fwd.time(),
         block_bwd_tflops: (block.bwd + block.recompute).tflop / (block.bwd + block.recompute).time(),
     };
-    Ok(ExtendedEvaluation::assembled(w, layout, p.hw.hbm_capacity_gb, totals, breakdown, dp, estimate, None))
+    Ok(ExtendedEvaluation::assembled(w, layout, p.hw.hbm_capacity_gb, totals, breakdown, dp, memory, estimate, None))
 }
 
 /// The iteration's time parts, from which [`Totals`] are formed (shared by dense and MoE models).

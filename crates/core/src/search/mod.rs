@@ -22,7 +22,8 @@ pub mod space;
 pub mod topk;
 pub mod widen;
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 pub use diagnose::{Diagnosis, EmptyReason, Suggestion};
 pub use execution::{Execution, ExecutionChoices};
@@ -148,23 +149,44 @@ struct Chooser {
     choices: ExecutionChoices,
     strategy: Strategy,
     global_batch: u64,
-    evaluators: HashMap<Recompute, ExtendedEvaluator>,
+    /// One evaluator per recomputation level priced so far (a handful: found by a scan, which
+    /// costs less than hashing the level for every configuration priced).
+    evaluators: Vec<(Recompute, ExtendedEvaluator)>,
+    /// [`ExecutionChoices::combinations`] by its arguments `(pp, depth, replicas, replicas_fast)`:
+    /// candidates share few of them, and building the list for each candidate (five small
+    /// allocations) was a tenth of the page's first search in a profile. The same lists, so the
+    /// same results.
+    combinations: BTreeMap<(u64, u64, u64, u64), Arc<[Execution]>>,
 }
 
 impl Chooser {
     fn evaluator(&mut self, e: Execution) -> Result<&mut ExtendedEvaluator, Error> {
-        let ev = match self.evaluators.entry(e.recompute) {
-            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => v.insert(ExtendedEvaluator::new(
-                &self.setup.workload,
-                &self.setup.hardware,
-                &e.apply(&self.setup.options),
-                self.strategy,
-                self.global_batch,
-            )?),
+        let i = match self.evaluators.iter().position(|(r, _)| *r == e.recompute) {
+            Some(i) => i,
+            None => {
+                let ev = ExtendedEvaluator::new(
+                    &self.setup.workload,
+                    &self.setup.hardware,
+                    &e.apply(&self.setup.options),
+                    self.strategy,
+                    self.global_batch,
+                )?;
+                self.evaluators.push((e.recompute, ev));
+                self.evaluators.len() - 1
+            }
         };
+        let ev = &mut self.evaluators[i].1;
         ev.reschedule(e.sharding, e.shard_group, e.interleave)?;
         Ok(ev)
+    }
+
+    /// [`ExecutionChoices::combinations`] of this search's choices, built once per argument set.
+    fn combinations(&mut self, pp: u64, depth: u64, replicas: u64, replicas_fast: u64) -> Arc<[Execution]> {
+        let choices = &self.choices;
+        self.combinations
+            .entry((pp, depth, replicas, replicas_fast))
+            .or_insert_with(|| choices.combinations(pp, depth, replicas, replicas_fast).into())
+            .clone()
     }
 
     fn outcome(&mut self, e: Execution, c: &Candidate) -> Result<Outcome, Error> {
@@ -286,7 +308,8 @@ impl Search {
                 choices,
                 strategy: spec.strategy,
                 global_batch: spec.global_batch,
-                evaluators: HashMap::new(),
+                evaluators: Vec::new(),
+                combinations: BTreeMap::new(),
             })
         });
         let mut search = Self::with_engine(spec, space, widening, Box::new(evaluator), chooser, Some(ext));
@@ -631,7 +654,7 @@ struct ChooseState<'a> {
 /// [`execution`], offering its best feasible execution to the top list.
 fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch: u64, st: &mut ChooseState) {
     let (cp, nv_cp) = if c.strategy == Strategy::ContextParallel2D { (c.tp2, c.nv_tp2) } else { (1, 1) };
-    let combos = ch.choices.combinations(c.pp, ch.setup.workload.layers, c.dp * cp, c.nv_dp * nv_cp);
+    let combos = ch.combinations(c.pp, ch.setup.workload.layers, c.dp * cp, c.nv_dp * nv_cp);
     let pick = |r: Recompute, s: Sharding| {
         combos
             .iter()
@@ -702,14 +725,12 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
         }
         let e0 = combos[j0];
         // The recomputation levels of this (sharding, group, interleave), lightest first.
-        let group: Vec<usize> = (j0..combos.len())
-            .filter(|&j| {
-                let e = combos[j];
-                e.sharding == e0.sharding && e.shard_group == e0.shard_group && e.interleave == e0.interleave
-            })
-            .collect();
+        let group = (j0..combos.len()).filter(|&j| {
+            let e = combos[j];
+            e.sharding == e0.sharding && e.shard_group == e0.shard_group && e.interleave == e0.interleave
+        });
         let mut lighter_fits = false;
-        for &j in &group {
+        for j in group {
             done[j] = true;
             if moe {
                 // MoE: bound each level by its least time floor over the expert layouts (heavier

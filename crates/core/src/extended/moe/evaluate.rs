@@ -332,6 +332,7 @@ pub fn assemble_moe(
         totals,
         breakdown,
         dp,
+        memory,
         estimate,
         Some(moe_breakdown),
     ))
