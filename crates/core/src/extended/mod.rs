@@ -26,7 +26,7 @@
 //! | `grad_reduce` | gradient reduction width (auto: FP32 for BF16 training as Megatron-LM and torchtitan do) | [`data_parallel`] |
 //! | `tp_comm_overlap` | TP collectives hidden behind their GEMMs (Megatron `--tp-comm-overlap`, async TP) | [`ops`] |
 //! | `gemm_half_dim`, `attention_half_seq` | small/skinny GEMMs and short attention sequences run below `η` (fitted) | [`pricing`], [`efficiency`] |
-//! | `fp8_recipe` | Transformer Engine (FP8 weight copies cached, FP8 inputs saved; or FP8 primary weights, `fp8_param_gather`) or torchao float8 (cast on the fly) | [`ops`], [`evaluate`], [`memory`] |
+//! | `fp8_recipe` | Transformer Engine (FP8 weight copies cached, FP8 inputs saved; or FP8 primary weights, `fp8_param_gather`) or torchao float8 (cast on the fly; with FSDP's float8 all-gather the gathered weights are FP8) | [`ops`], [`evaluate`], [`memory`] |
 //! | `optimizer_states` | FP32 master + Adam moments, or pure BF16 without master | [`memory`] |
 //! | `reshard_after_forward` | FSDP frees gathered blocks after the forward | [`memory`] |
 //! | `loss_chunks` | logits and cross-entropy in chunks | [`memory`] |
