@@ -53,7 +53,10 @@ fn recomputation_words_are_read_by_the_shared_reader() {
 #[test]
 fn torchtitan_fp8_is_torchao() {
     assert_eq!(read("tt_llama4scout_gb200_mxfp8_256").options.fp8_recipe, Fp8Recipe::Torchao);
-    assert_eq!(read("mb2602_dsv3_b200_mxfp8_256").options.fp8_recipe, Fp8Recipe::TransformerEngine);
+    // Megatron-Bridge's rows are read as its dense rows are: its FP8 and MXFP8 mixed-precision
+    // recipes set `fp8_param_gather=True` (`bf16_with_mxfp8_mixed` in
+    // `megatron/bridge/training/mixed_precision.py`, with `reuse_grad_buf_for_mxfp8_param_ag`).
+    assert_eq!(read("mb2602_dsv3_b200_mxfp8_256").options.fp8_recipe, Fp8Recipe::TransformerEngineFp8Weights);
 }
 
 #[test]

@@ -160,8 +160,10 @@ const FP8_WEIGHT_WORDS: [&str; 5] =
 
 /// The FP8 recipe of a run whose precision words are `precision` and whose framework, notes and
 /// other words are `stack`, with a note when the reading is not plain Transformer Engine:
-/// 1. torchao's `float8` named: torchao (cast on the fly); with FSDP's float8 all-gather
-///    affirmed ([`FP8_ALL_GATHER_WORDS`]): its gathered linear weights in FP8, noted;
+/// 1. torchao's `float8` named, or torchtitan, whose FP8 and MXFP8 converters are torchao's
+///    (`torchtitan/components/quantization`: `Float8Linear`, `MXLinear`, torchao's scaled grouped
+///    GEMM for experts): torchao (cast on the fly); with FSDP's float8 all-gather affirmed
+///    ([`FP8_ALL_GATHER_WORDS`]): its gathered linear weights in FP8, noted;
 /// 2. FP8 primary weights stated (`fp8_param_gather`, `fp8 params`, … affirmed): Transformer
 ///    Engine with FP8 weights; stated off: plain Transformer Engine;
 /// 3. Megatron-Bridge named: its FP8 mixed-precision recipes (`bf16_with_fp8_delayed_scaling_mixed`,
@@ -170,7 +172,7 @@ const FP8_WEIGHT_WORDS: [&str; 5] =
 /// 4. otherwise plain Transformer Engine (Megatron-LM's `--fp8-param-gather` is off by default).
 pub fn read_fp8_recipe(precision: &Words, stack: &Words) -> (Fp8Recipe, Option<String>) {
     let both = Words::new(&format!("{} ; {}", precision.text, stack.text));
-    if precision.any(&["float8", "torchao"]) {
+    if precision.any(&["float8", "torchao"]) || stack.has("torchtitan") {
         if FP8_ALL_GATHER_WORDS.iter().any(|w| both.affirms(w)) {
             return (
                 Fp8Recipe::TorchaoFp8AllGather,
@@ -305,6 +307,8 @@ mod tests {
     fn fp8_recipe_by_meaning() {
         let read = |precision: &str, stack: &str| read_fp8_recipe(&Words::new(precision), &Words::new(stack)).0;
         assert_eq!(read("bf16 + float8 linears (tensorwise)", "torchtitan"), Fp8Recipe::Torchao);
+        // torchtitan's FP8 and MXFP8 converters are torchao's, whatever the precision words say.
+        assert_eq!(read("MXFP8", "torchtitan (2025-08)"), Fp8Recipe::Torchao);
         assert_eq!(read("FP8 (TE) with bf16 mixed", "Megatron-LM pretrain_gpt.py"), Fp8Recipe::TransformerEngine);
         assert_eq!(
             read("FP8 current scaling (TE)", "Megatron-Bridge (NeMo) on Megatron Core"),

@@ -56,7 +56,7 @@ use crate::catalog::{self, MappingOptions, Precision};
 use crate::extended::memory::MemoryKind;
 use crate::extended::moe::{Dispatcher, Load, Mla, MoeOptions, MoeShape, RecomputeModules, Router};
 use crate::extended::{
-    ExtendedOptions, Fp8Recipe, GradReduce, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload, evaluate,
+    ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload, evaluate,
 };
 use crate::resolve;
 
@@ -479,14 +479,14 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let (attention_kernel, attention_note) =
         super::kernel_words::read_attention_kernel(&super::words::Words::new(&attention_text));
     notes.extend(attention_note);
-    // FP8 through torchao (cast on the fly in every pass, no kept FP8 weight copy) when the
-    // precision words name it, or the run is torchtitan's, whose FP8 and MXFP8 converters are
-    // torchao's (`torchtitan/components/quantization`: `Float8Linear`, `MXLinear`, torchao's scaled
-    // grouped GEMM for the experts); Transformer Engine otherwise.
-    let torchao = prec_words.contains("torchao")
-        || prec_words.contains("float8")
-        || super::words::Words::new(&attention_text).has("torchtitan");
-    let fp8_recipe = if torchao { Fp8Recipe::Torchao } else { Fp8Recipe::TransformerEngine };
+    // The FP8 recipe as for dense rows ([`super::kernel_words::read_fp8_recipe`]).
+    let (fp8_recipe, fp8_note) = super::kernel_words::read_fp8_recipe(
+        &super::words::Words::new(&prec_words),
+        &super::words::Words::new(&attention_text),
+    );
+    if precision == Precision::Fp8 {
+        notes.extend(fp8_note);
+    }
     // A gradient reduction in the parameter type when the words say `grad_reduce_in_fp32` is off
     // (the dense rows' reading): 16-bit gradient buffers.
     let grad_reduce = if super::parallel_words::says_16bit_grad_reduce(&attention_text) {
