@@ -96,6 +96,18 @@ test('default scenario: the best configurations equal the CLI, merged and per st
   assert.deepEqual(page.errors, []);
 });
 
+test('the memory chart names the capacity the fits were judged against (extended: the driver total)', async () => {
+  const page = await newPage(browser);
+  await page.goto(server.base);
+  await shownList(page);
+  const summary = await page.locator('text=/fit in [0-9.]+ GB/').first().textContent();
+  const capacity = summary.match(/fit in ([0-9.]+) GB/)[1];
+  assert.equal(capacity, '85.5', 'an "80 GB" H100 offers 85.5 GB in extended mode');
+  // The chart's SVG <title> (its accessible name).
+  await page.getByText(`Memory per device by component (capacity ${capacity} GB)`).first().waitFor({ state: 'attached' });
+  assert.deepEqual(page.errors, []);
+});
+
 test('the 1d-only permalink shows the CLI 1d best', async () => {
   const page = await newPage(browser);
   await page.goto(`${server.base}?strategies=1d`);

@@ -37,7 +37,9 @@ pub fn ListCharts() -> impl IntoView {
         let list = ex.url.query.with(keys::list_from_query);
         ex.outcome.with(|o| o.as_ref().map(|o| o.reports(list)).unwrap_or_default())
     });
-    let capacity = move || ex.outcome.with(|o| o.as_ref().map(|o| o.spec.system.hbm_capacity).unwrap_or(0.0));
+    // The capacity the search judged fits against (extended mode: the driver's total, 85.5 GB for an
+    // "80 GB" H100), as the summary line and the breakdown card say.
+    let capacity = move || ex.outcome.with(|o| o.as_ref().map(|o| o.spec.capacity_gb()).unwrap_or(0.0));
     let time_bars = Signal::derive(move || {
         reports.with(|rs| {
             rs.iter()
