@@ -3,7 +3,8 @@
 use fmperf_core::SystemParams;
 use fmperf_core::catalog::{self, MappingOptions, Precision};
 use fmperf_core::extended::{
-    ExtendedOptions, Hardware, HardwareChoices, Layout, ModelFeatures, Recompute, Sharding, Workload, evaluate,
+    ExtendedOptions, Hardware, HardwareChoices, Layout, ModelFeatures, Recompute, Sharding, StageSplitRule, Workload,
+    evaluate,
 };
 
 /// Llama 3 8B at 4096 tokens on one H100 node.
@@ -277,4 +278,48 @@ fn never_panics_on_arbitrary_layouts_and_options() {
         }
     }
     assert!(evaluated > 50, "only {evaluated} random layouts were valid");
+}
+
+#[test]
+fn ends_counted_as_blocks_lighten_the_end_stages() {
+    // BLOOM-176B's shape and its 02-28 trial layout (tp 4, pp 12, dp 8, micro-batch 2).
+    let hw = Hardware::from_params(&SystemParams::a100().with_nvlink_size(8), true);
+    let w = Workload {
+        layers: 70,
+        hidden: 14336,
+        heads: 112,
+        kv_heads: 112,
+        head_dim: 128,
+        ffn_hidden: 4 * 14336,
+        seq_len: 2048,
+        gated_mlp: false,
+        vocab: Some(250_880),
+        tied_embeddings: true,
+        ..Workload::from_shape(&fmperf_core::ModelShape::GPT3)
+    };
+    let layout = Layout::placed(4, 1, 12, 8, 2, 2048, 8);
+    let full = ExtendedOptions { recompute: Recompute::Full, ..base() };
+    let plain = evaluate(&w, &hw, &layout, &full).unwrap();
+    let ends = ExtendedOptions { stage_split: StageSplitRule::EndsAsBlocks, ..full };
+    let split = evaluate(&w, &hw, &layout, &ends).unwrap();
+    // Blocks alone: 70 over 12, the first ten stages take 6. Ends counted: 72 units over 12
+    // stages, the end stages hold 5 blocks and an embedding, the others 6.
+    assert_eq!(plain.breakdown.stages, fmperf_core::extended::pipeline::StageSplit { first: 6, last: 5, most: 6 });
+    assert_eq!(split.breakdown.stages, fmperf_core::extended::pipeline::StageSplit { first: 5, last: 5, most: 6 });
+    // The first stage holds one block's states and checkpoints fewer: its peak drops by about
+    // one block's share (616 M parameters on a device) and never rises.
+    let drop = plain.memory_estimate.allocated_gb - split.memory_estimate.allocated_gb;
+    let block_params = 12.0 * 14336.0 * 14336.0 / 4.0;
+    assert!(drop > block_params * 6.0e-9 && drop < block_params * 12.0e-9, "dropped {drop} GB");
+    // The busiest device's work shrinks too: no device holds an embedding on top of 6 blocks.
+    assert!(split.totals.t < plain.totals.t);
+    // Counting an end needs uneven stages (the error names the switch).
+    let strict = ExtendedOptions { uneven_stages: false, ..ends };
+    assert_eq!(evaluate(&w, &hw, &layout, &strict).unwrap_err().field(), Some("stage_split"));
+    // One stage counts no ends.
+    let single = Layout::placed(4, 1, 1, 8, 2, 2048, 8);
+    let a = evaluate(&w, &hw, &single, &full).unwrap();
+    let b = evaluate(&w, &hw, &single, &ends).unwrap();
+    assert_eq!(a.totals.t, b.totals.t);
+    assert_eq!(a.memory_estimate.device_gb, b.memory_estimate.device_gb);
 }

@@ -255,3 +255,44 @@ fn torchtitan_compile_and_float8_follow_the_file() {
     let bad = TORCHTITAN.replace("[compile]\nenable = false", "[compile]\nenable = \"sometimes\"");
     assert_eq!(field_of(&bad, "t.toml").as_deref(), Some("compile.enable"));
 }
+
+#[test]
+fn pipeline_split_flags_count_the_ends_as_blocks() {
+    use fmperf_core::extended::StageSplitRule;
+    let rule = |text: &str, name: &str| scenario(text, name).options.stage_split;
+    assert_eq!(rule(MEGATRON, "run.sh"), StageSplitRule::Blocks);
+    // Megatron-LM's two flags, alone or together.
+    let both = MEGATRON
+        .replace("--bf16", "--bf16 --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split");
+    assert_ne!(both, MEGATRON, "the example sets --bf16");
+    assert_eq!(rule(&both, "run.sh"), StageSplitRule::EndsAsBlocks);
+    let l = launch::parse(&both, Some("run.sh")).unwrap();
+    assert!(l.unused.iter().all(|u| !u.key.starts_with("--account-for")), "the flags are read, not listed");
+    let sc = Scenario::from_launch(&l, &Overrides::default()).unwrap();
+    assert!(sc.assumptions.iter().any(|n| n.contains("stage_split=ends_as_blocks")), "{:?}", sc.assumptions);
+    let loss = MEGATRON.replace("--bf16", "--bf16 --account-for-loss-in-pipeline-split");
+    assert_eq!(rule(&loss, "run.sh"), StageSplitRule::HeadAsBlock);
+    // Megatron-DeepSpeed's partition method naming the embedding (BLOOM-176B's launch).
+    let ds = MEGATRON.replace("--bf16", "--bf16 --pp-partition-method 'type:transformer|embedding'");
+    assert_eq!(rule(&ds, "run.sh"), StageSplitRule::EndsAsBlocks);
+    // Balancing by parameters is not modelled: listed with why, the split stays the blocks'.
+    let params = MEGATRON.replace("--bf16", "--bf16 --pp-partition-method parameters");
+    assert_eq!(rule(&params, "run.sh"), StageSplitRule::Blocks);
+    let l = launch::parse(&params, Some("run.sh")).unwrap();
+    let u = l.unused.iter().find(|u| u.key == "--pp-partition-method").expect("listed");
+    assert!(u.why.contains("not modelled"), "{}", u.why);
+    // The estimate follows: the end stages hold one block fewer, so the peak does not rise.
+    let (_, plain) = estimate_text(MEGATRON, Some("run.sh"), &Overrides::default()).unwrap();
+    let (_, counted) = estimate_text(&both, Some("run.sh"), &Overrides::default()).unwrap();
+    assert!(counted.evaluation.memory_estimate.device_gb <= plain.evaluation.memory_estimate.device_gb);
+    // NeMo / Megatron-Bridge YAML keys of the same names; without a pipeline they change nothing.
+    let yaml = NEMO.replace("  fp8: false", "  fp8: false\n  account_for_embedding_in_pipeline_split: true");
+    assert_ne!(yaml, NEMO);
+    assert_eq!(rule(&yaml, "n.yaml"), StageSplitRule::Blocks, "pipeline_model_parallel_size is 1");
+    let piped = yaml.replace("pipeline_model_parallel_size: 1", "pipeline_model_parallel_size: 2");
+    assert_eq!(rule(&piped, "n.yaml"), StageSplitRule::EmbeddingAsBlock);
+    // A value that is not a boolean names the flag.
+    let bad = MEGATRON.replace("--bf16", "--bf16 --account-for-loss-in-pipeline-split=perhaps");
+    let e = launch::parse(&bad, Some("run.sh")).unwrap_err().to_string();
+    assert!(e.contains("--account-for-loss-in-pipeline-split"), "{e}");
+}

@@ -211,7 +211,7 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
     let opts = p.opts;
     let Parts { block, embedding, head } = *parts;
     let groups = DpGroups::on(layout, opts, p.hw)?;
-    let stages = split(w.layers, layout.pp);
+    let stages = split(w.layers, layout.pp, opts.stage_split);
     let nmb = layout.microbatches();
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
 

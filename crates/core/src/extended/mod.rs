@@ -16,6 +16,7 @@
 //! | `recompute` | none / selective / full, in time (an extra forward) and memory (only block inputs kept) | [`block`], [`memory`] |
 //! | `sharding`, `shard_group` | ZeRO-0…3 and FSDP (hybrid sharding): memory and the real gather/scatter pattern with its overlap limits | [`data_parallel`], [`memory`] |
 //! | `interleave`, `uneven_stages` | interleaved 1F1B (bubble ÷ v), `⌈D/pp⌉` blocks on the busiest stage | [`pipeline`] |
+//! | `stage_split` | the blocks alone dealt to the stages, or the embedding and/or the head counted as one block (Megatron-LM `--account-for-*-in-pipeline-split`, Megatron-DeepSpeed `--pp-partition-method 'type:transformer|embedding'`) | [`pipeline`], [`memory`] |
 //! | `causal` | causal attention: half the logits/attend FLOPs | [`block`] |
 //! | `cp_ring_overlap` | context parallelism as a K/V ring overlapped with attention | [`block`] |
 //! | `sequence_parallel` | norms/residuals on `1/tp` of the tokens | [`block`] |
@@ -87,4 +88,5 @@ pub use options::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, HardwareChoices, ModelFeatures, OptimizerStates,
     Recompute, Sharding,
 };
+pub use pipeline::StageSplitRule;
 pub use workload::Workload;

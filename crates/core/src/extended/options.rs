@@ -120,6 +120,7 @@ macro_rules! named_enum {
         }
     };
 }
+pub(crate) use named_enum;
 
 /// Width of the data-parallel gradient reduction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -360,6 +361,10 @@ pub struct ExtendedOptions {
     /// Uneven pipeline stages: when the depth is not a multiple of `pp`, the busiest stage holds
     /// `⌈D/pp⌉` blocks (the reference rounds down and loses blocks). When off, `pp` must divide `D`.
     pub uneven_stages: bool,
+    /// How the blocks are dealt to the pipeline stages: the blocks alone (the ends on top of the
+    /// end stages), or with the embedding and/or the head counted as one block each (see
+    /// [`super::pipeline::StageSplitRule`]). Counting an end needs `uneven_stages`.
+    pub stage_split: super::pipeline::StageSplitRule,
     /// Context parallelism as a ring (Liu et al. 2023; Megatron's `p2p` CP): each step passes one
     /// K/V chunk to the next rank while attending to the current one; only the part of a transfer
     /// longer than the step's compute is exposed. When off, K/V are all-gathered without overlap
@@ -438,6 +443,7 @@ impl ExtendedOptions {
             shard_group: None,
             interleave: 1,
             uneven_stages: true,
+            stage_split: super::pipeline::StageSplitRule::Blocks,
             cp_ring_overlap: true,
             sequence_parallel: true,
             moe: super::moe::MoeOptions::default(),
@@ -491,6 +497,13 @@ impl ExtendedOptions {
         }
         if self.shard_group == Some(0) {
             return Err(Error::invalid("shard_group", 0, "must be a positive integer"));
+        }
+        if self.stage_split != super::pipeline::StageSplitRule::Blocks && !self.uneven_stages {
+            return Err(Error::invalid(
+                "stage_split",
+                self.stage_split,
+                "needs uneven_stages = on: an end counted as a block leaves its stage one block short",
+            ));
         }
         let s = self.model.weight_sparsity;
         if !(s.is_finite() && (0.0..1.0).contains(&s)) {
@@ -661,6 +674,7 @@ mod tests {
             ("memory_bound_ops", "on".into()),
             ("zero3_per_nic", "on".into()),
             ("memory_overheads", "on".into()),
+            ("stage_split", "blocks".into()),
         ];
         for (key, value) in expected {
             assert_eq!(o.value_of(key), Some(value), "{key}");
@@ -677,7 +691,13 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 33);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 34);
+        let strict = ExtendedOptions {
+            uneven_stages: false,
+            stage_split: super::super::pipeline::StageSplitRule::EndsAsBlocks,
+            ..ExtendedOptions::realistic()
+        };
+        assert_eq!(strict.validate().unwrap_err().field(), Some("stage_split"));
         let bad = ExtendedOptions {
             model: ModelFeatures { weight_sparsity: 1.0, ..ModelFeatures::realistic() },
             ..ExtendedOptions::realistic()

@@ -10,9 +10,13 @@
 //! `overlap_p2p_comm`), exposing only the part longer than one chunk. The bubble includes the
 //! exposed messages (quirk Q7 kept, as it is physical).
 
+use std::fmt;
+use std::str::FromStr;
+
 use super::layout::Layout;
 use super::pricing::Pricing;
 use super::workload::Workload;
+use crate::Error;
 
 /// Blocks per device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -21,17 +25,96 @@ pub struct StageSplit {
     pub first: u64,
     /// On the last device (which also runs the head and the loss).
     pub last: u64,
-    /// On the busiest device.
+    /// On the device with the most blocks (the second one when the ends count as blocks).
     pub most: u64,
 }
 
-/// Splits `layers` over `pp` devices in order, the first `layers mod pp` devices taking one block
-/// more (Megatron's and torchtitan's split when the depth is not a multiple).
-pub fn split(layers: u64, pp: u64) -> StageSplit {
+/// How the blocks are dealt to the pipeline stages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum StageSplitRule {
+    /// The blocks alone are split evenly, the first `D mod pp` stages taking one more; the
+    /// embedding rides on the first stage and the head with its loss on the last, on top
+    /// (Megatron-LM's and torchtitan's default).
+    #[default]
+    Blocks,
+    /// The embedding counts as one block: the first stage holds one block fewer (Megatron-LM
+    /// `--account-for-embedding-in-pipeline-split`).
+    EmbeddingAsBlock,
+    /// The head with its loss counts as one block: the last stage holds one block fewer
+    /// (Megatron-LM `--account-for-loss-in-pipeline-split`).
+    HeadAsBlock,
+    /// Both count as one block each: `D + 2` units split evenly (Megatron-LM with both flags;
+    /// Megatron-DeepSpeed `--pp-partition-method 'type:transformer|embedding'`, BLOOM-176B's
+    /// split, where the 250k-row embedding weighs as much as a block).
+    EndsAsBlocks,
+}
+
+impl StageSplitRule {
+    /// All rules, in order.
+    pub const ALL: [StageSplitRule; 4] = [
+        StageSplitRule::Blocks,
+        StageSplitRule::EmbeddingAsBlock,
+        StageSplitRule::HeadAsBlock,
+        StageSplitRule::EndsAsBlocks,
+    ];
+
+    /// The CLI / URL name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StageSplitRule::Blocks => "blocks",
+            StageSplitRule::EmbeddingAsBlock => "embedding_as_block",
+            StageSplitRule::HeadAsBlock => "head_as_block",
+            StageSplitRule::EndsAsBlocks => "ends_as_blocks",
+        }
+    }
+
+    /// The rule counting the embedding (`embedding`) and the head (`head`) as blocks.
+    pub fn counting(embedding: bool, head: bool) -> StageSplitRule {
+        match (embedding, head) {
+            (false, false) => StageSplitRule::Blocks,
+            (true, false) => StageSplitRule::EmbeddingAsBlock,
+            (false, true) => StageSplitRule::HeadAsBlock,
+            (true, true) => StageSplitRule::EndsAsBlocks,
+        }
+    }
+
+    /// Units the embedding and the head add to the split: (embedding, head), each 0 or 1.
+    pub fn ends_counted(self) -> (u64, u64) {
+        match self {
+            StageSplitRule::Blocks => (0, 0),
+            StageSplitRule::EmbeddingAsBlock => (1, 0),
+            StageSplitRule::HeadAsBlock => (0, 1),
+            StageSplitRule::EndsAsBlocks => (1, 1),
+        }
+    }
+}
+
+super::options::named_enum!(
+    StageSplitRule,
+    "stage_split",
+    &[
+        ("even", StageSplitRule::Blocks),
+        ("embedding", StageSplitRule::EmbeddingAsBlock),
+        ("loss", StageSplitRule::HeadAsBlock),
+        ("head", StageSplitRule::HeadAsBlock),
+        ("ends", StageSplitRule::EndsAsBlocks),
+    ]
+);
+
+/// Splits `layers` blocks over `pp` devices in order by `rule`: the units (the blocks, plus the
+/// embedding and the head where the rule counts them) are dealt evenly, the first `units mod pp`
+/// devices taking one more (Megatron's and torchtitan's split when the depth is not a multiple);
+/// an end counted as a unit takes the place of a block on its device. One device counts no ends.
+pub fn split(layers: u64, pp: u64, rule: StageSplitRule) -> StageSplit {
     let pp = pp.max(1);
-    let (base, rem) = (layers / pp, layers % pp);
-    let extra = |i: u64| base + u64::from(i < rem);
-    StageSplit { first: extra(0), last: extra(pp - 1), most: extra(0) }
+    let (e, h) = if pp > 1 { rule.ends_counted() } else { (0, 0) };
+    let units = layers + e + h;
+    let (base, rem) = (units / pp, units % pp);
+    let count = |i: u64| base + u64::from(i < rem);
+    let first = count(0).saturating_sub(e);
+    let last = count(pp - 1).saturating_sub(h);
+    let second = if pp > 2 { count(1) } else { 0 };
+    StageSplit { first, last, most: first.max(last).max(second) }
 }
 
 /// Average time of one stage-to-stage message [s]: the activations of one micro-batch, split
@@ -70,15 +153,37 @@ mod tests {
 
     #[test]
     fn uneven_split_and_bubble() {
-        assert_eq!(split(126, 8), StageSplit { first: 16, last: 15, most: 16 });
-        assert_eq!(split(96, 8), StageSplit { first: 12, last: 12, most: 12 });
-        assert_eq!(split(32, 1), StageSplit { first: 32, last: 32, most: 32 });
+        let even = StageSplitRule::Blocks;
+        assert_eq!(split(126, 8, even), StageSplit { first: 16, last: 15, most: 16 });
+        assert_eq!(split(96, 8, even), StageSplit { first: 12, last: 12, most: 12 });
+        assert_eq!(split(32, 1, even), StageSplit { first: 32, last: 32, most: 32 });
         assert_eq!(bubble_slots(8, 1), 7.0);
         assert_eq!(bubble_slots(8, 2), 3.5);
         assert_eq!(bubble_slots(1, 4), 0.0);
         assert_eq!(exposed_messages_s(1.0, 1, 100.0), 2.0);
         assert_eq!(exposed_messages_s(1.0, 2, 100.0), 0.0);
         assert_eq!(exposed_messages_s(1.0, 2, 2.0), 4.0 * 0.5);
+    }
+
+    #[test]
+    fn ends_counted_as_blocks() {
+        use StageSplitRule::*;
+        // BLOOM-176B: 70 blocks and the two embeddings over 12 stages, 6 units each.
+        assert_eq!(split(70, 12, EndsAsBlocks), StageSplit { first: 5, last: 5, most: 6 });
+        // 82 + 2 = 84 units: 7 each.
+        assert_eq!(split(82, 12, EndsAsBlocks), StageSplit { first: 6, last: 6, most: 7 });
+        // Uneven: 61 + 2 = 63 units over 16: the first 15 stages take 4, the last 3.
+        assert_eq!(split(61, 16, EndsAsBlocks), StageSplit { first: 3, last: 2, most: 4 });
+        assert_eq!(split(32, 4, EmbeddingAsBlock), StageSplit { first: 8, last: 8, most: 8 });
+        assert_eq!(split(31, 4, HeadAsBlock), StageSplit { first: 8, last: 7, most: 8 });
+        // Two stages: no middle device; a single device counts no ends.
+        assert_eq!(split(10, 2, EndsAsBlocks), StageSplit { first: 5, last: 5, most: 5 });
+        assert_eq!(split(10, 1, EndsAsBlocks), StageSplit { first: 10, last: 10, most: 10 });
+        // An end may fill a stage alone.
+        assert_eq!(split(2, 4, EndsAsBlocks), StageSplit { first: 0, last: 0, most: 1 });
+        assert_eq!("ends".parse::<StageSplitRule>().unwrap(), EndsAsBlocks);
+        assert_eq!(StageSplitRule::counting(true, false), EmbeddingAsBlock);
+        assert!("sideways".parse::<StageSplitRule>().unwrap_err().to_string().contains("stage_split"));
     }
 
     #[test]

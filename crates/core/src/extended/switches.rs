@@ -18,6 +18,7 @@ use super::memory::{CUDA_CONTEXT_GB, FRAGMENTATION, LOSS_BYTES_PER_LOGIT, NCCL_B
 use super::options::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, OptimizerStates, Recompute, Sharding,
 };
+use super::pipeline::StageSplitRule;
 use crate::Error;
 use crate::catalog::Precision;
 use crate::hint;
@@ -75,6 +76,7 @@ const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao", "torchao_fp8_g
 const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16"];
 const FUSION: &[&str] = &["fused", "eager"];
 const ATTENTION_KERNELS: &[&str] = &["native", "fa2"];
+const STAGE_SPLITS: &[&str] = &["blocks", "embedding_as_block", "head_as_block", "ends_as_blocks"];
 
 const FITTED: &str = "fitted once on the 108 measured training runs shipped with fmperf (Validation view: fit and leave-one-source-out error)";
 
@@ -85,7 +87,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`]).
-pub const SWITCHES: [SwitchInfo; 33] = [
+pub const SWITCHES: [SwitchInfo; 34] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -160,6 +162,16 @@ pub const SWITCHES: [SwitchInfo; 33] = [
         "busiest pipeline stage holds ⌈D/pp⌉ blocks",
         "on: frameworks place the remaining blocks instead of dropping them",
     ),
+    SwitchInfo {
+        key: "stage_split",
+        label: "Pipeline split",
+        what: "how blocks are dealt to pipeline stages: the blocks alone, or with the embedding and/or the head \
+               counted as one block (its stage holds one block fewer)",
+        kind: SwitchKind::Choice(STAGE_SPLITS),
+        source: "blocks: Megatron-LM's and torchtitan's default; Megatron-LM --account-for-embedding-in-pipeline-split \
+                 and --account-for-loss-in-pipeline-split, Megatron-DeepSpeed --pp-partition-method \
+                 'type:transformer|embedding' (BLOOM-176B) count the ends",
+    },
     toggle(
         "causal",
         "Causal attention",
@@ -452,6 +464,7 @@ impl ExtendedOptions {
             "shard_group" => self.shard_group.map_or("all".to_string(), |g| g.to_string()),
             "interleave" => self.interleave.to_string(),
             "uneven_stages" => on_off(self.uneven_stages),
+            "stage_split" => self.stage_split.as_str().to_string(),
             "causal" => on_off(self.model.causal),
             "cp_ring_overlap" => on_off(self.cp_ring_overlap),
             "sequence_parallel" => on_off(self.sequence_parallel),
@@ -522,6 +535,7 @@ impl ExtendedOptions {
             }
             "interleave" => self.interleave = parse_count(info, &field, value)?,
             "uneven_stages" => self.uneven_stages = toggle()?,
+            "stage_split" => self.stage_split = value.parse::<StageSplitRule>().map_err(named)?,
             "causal" => self.model.causal = toggle()?,
             "cp_ring_overlap" => self.cp_ring_overlap = toggle()?,
             "sequence_parallel" => self.sequence_parallel = toggle()?,

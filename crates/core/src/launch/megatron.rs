@@ -282,6 +282,23 @@ pub(crate) fn apply(
             put!(l, vpp, count(value)?, o)
         }
         "sequence-parallel" => put!(l, sequence_parallel, switch(value, o)?, o),
+        "account-for-embedding-in-pipeline-split" => put!(l, embedding_as_block, switch(value, o)?, o),
+        "account-for-loss-in-pipeline-split" => put!(l, head_as_block, switch(value, o)?, o),
+        "pp-partition-method" => {
+            // Megatron-DeepSpeed: a `type:` regex over the layer classes balances the count of
+            // matching layers; naming the embedding makes both embedding layers count as blocks.
+            let v = need(value)?;
+            let lower = v.trim_matches(|c| c == '\'' || c == '"').to_ascii_lowercase();
+            if lower.starts_with("type:") && lower.contains("embed") {
+                put!(l, embedding_as_block, true, o);
+                put!(l, head_as_block, true, o);
+            } else if lower == "uniform" || lower == "type:transformer" {
+                put!(l, embedding_as_block, false, o);
+                put!(l, head_as_block, false, o);
+            } else {
+                return Ok(false);
+            }
+        }
         "use-distributed-optimizer" => {
             let on = switch(value, o)?;
             put!(l, sharding, if on { Sharding::Zero1 } else { Sharding::Ddp }, o)
@@ -460,8 +477,12 @@ pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
             "does not affect performance (the longest position; the training sequence length is --seq-length)"
         } else if starts(&["attention-dropout", "hidden-dropout", "qk-layernorm", "add-qkv-bias", "add-bias-linear"]) {
             "affects performance slightly, not modelled (dropout, biases and norms of a few channels)"
-        } else if starts(&["decoder-first-pipeline", "decoder-last-pipeline", "account-for-"]) {
-            "affects performance, not modelled: fmperf splits the blocks evenly over the stages (⌈D/pp⌉ on the busiest)"
+        } else if starts(&["decoder-first-pipeline", "decoder-last-pipeline"]) {
+            "affects performance, not modelled: fmperf splits the blocks evenly over the stages (⌈D/pp⌉ on the busiest), \
+             counting the ends as blocks where --account-for-embedding/loss-in-pipeline-split say so"
+        } else if is(&["pp-partition-method"]) {
+            "affects performance, not modelled: fmperf reads the partition methods type:transformer|embedding (the \
+             embeddings count as blocks), type:transformer and uniform; balancing by parameters is not modelled"
         } else if let Some(why) = moe_irrelevant(&n) {
             why
         } else if starts(&["distribute-saved-activations", "recompute-modules", "moe-layer-recompute"]) {

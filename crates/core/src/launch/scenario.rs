@@ -12,7 +12,9 @@ use super::{Format, Launch, experts};
 use crate::Error;
 use crate::catalog::Precision;
 use crate::extended::moe::ExpertLayout;
-use crate::extended::{AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, Layout, Recompute, Sharding, Workload};
+use crate::extended::{
+    AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, Layout, Recompute, Sharding, StageSplitRule, Workload,
+};
 
 /// What the command line (or the page) sets beside the file; each wins over the file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -181,6 +183,27 @@ impl Scenario {
             ));
         }
         opts.interleave = interleave(s, layers, pp, &mut notes)?;
+        let counted = (s.embedding_as_block.copied() == Some(true), s.head_as_block.copied() == Some(true));
+        let rule = StageSplitRule::counting(counted.0, counted.1);
+        if rule != StageSplitRule::Blocks {
+            if pp > 1 {
+                opts.stage_split = rule;
+                notes.push(format!(
+                    "pipeline split: {} counted as one block (stage_split={})",
+                    match counted {
+                        (true, true) => "the embedding and the head each",
+                        (true, false) => "the embedding",
+                        _ => "the head with its loss",
+                    },
+                    rule.as_str()
+                ));
+            } else {
+                notes.push(
+                    "the ends counted as blocks of the pipeline split have no effect without pipeline parallelism"
+                        .into(),
+                );
+            }
+        }
         let mut layout = Layout::placed(tp, cp, pp, dp, mbs, global_batch, 1);
         if let Some(m) = &workload.moe {
             opts.moe = experts::options(&s.moe, f, tp, &mut notes)?;

@@ -260,6 +260,13 @@ pub struct Settings {
     /// `float8.enable_fsdp_float8_all_gather`): read with FP8 precision as
     /// `fp8_recipe=torchao_fp8_gather`.
     pub fp8_all_gather: Slot<bool>,
+    /// The embedding counts as one block in the pipeline split (Megatron-LM
+    /// `--account-for-embedding-in-pipeline-split`; Megatron-DeepSpeed's `--pp-partition-method`
+    /// naming the embedding sets both this and [`Self::head_as_block`]).
+    pub embedding_as_block: Slot<bool>,
+    /// The head with its loss counts as one block in the pipeline split (Megatron-LM
+    /// `--account-for-loss-in-pipeline-split`).
+    pub head_as_block: Slot<bool>,
     /// The model's blocks run under `torch.compile` (torchtitan `[compile] enable`): fused
     /// element-wise kernels; `false`: PyTorch eager kernels (`fusion=eager`). Unset: the
     /// framework's own kernels (fused).

@@ -1,4 +1,4 @@
-//! Sharding (ZeRO, FSDP, HSDP), precision, optimizer and pipeline-interleaving words, read by
+//! Sharding (ZeRO, FSDP, HSDP), precision, optimizer, pipeline-interleaving and pipeline-split words, read by
 //! meaning (see [`super::words`]); every reading that is not plain comes with a note for the row.
 //!
 //! Sharding, first rule that applies:
@@ -24,7 +24,7 @@
 use super::kernel_words::PYTORCH_NATIVE_LOOPS;
 use super::words::Words;
 use crate::catalog::{CatalogSystem, Precision};
-use crate::extended::Sharding;
+use crate::extended::{Sharding, StageSplitRule};
 
 /// Sharding read from a row.
 #[derive(Debug, Clone, PartialEq)]
@@ -329,10 +329,53 @@ pub fn read_interleave(text: &str) -> Option<(u64, Option<String>)> {
     Some((2, Some(format!("`{text}`: interleaving stated without a count: 2 virtual stages"))))
 }
 
+/// How the words say the blocks were dealt to the pipeline stages, with a note: Megatron-DeepSpeed's
+/// `--pp-partition-method` naming the embedding (`type:transformer|embedding`: the embedding
+/// layers at both ends count as blocks), Megatron-LM's `--account-for-embedding-in-pipeline-split`
+/// and `--account-for-loss-in-pipeline-split` (also Megatron-Bridge's and NeMo's keys of those
+/// names), not negated. `None`: the words say neither (the blocks alone are split).
+pub fn read_stage_split(w: &Words) -> Option<(StageSplitRule, String)> {
+    let partition_names_embedding = w
+        .find("partition method")
+        .is_some_and(|at| w.tokens.iter().skip(at + 2).take(6).any(|t| t.starts_with("embed")));
+    if partition_names_embedding {
+        return Some((
+            StageSplitRule::EndsAsBlocks,
+            "pipeline partition by layer type including the embedding: the embedding and the head each count as \
+             one block (stage_split=ends_as_blocks)"
+                .to_string(),
+        ));
+    }
+    let embedding = w.affirms("account for embedding in pipeline split");
+    let head = w.affirms("account for loss in pipeline split");
+    let rule = StageSplitRule::counting(embedding, head);
+    (rule != StageSplitRule::Blocks).then(|| {
+        (rule, format!("the pipeline split counts the model's ends as blocks (stage_split={})", rule.as_str()))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::catalog;
+
+    #[test]
+    fn pipeline_split_words() {
+        let rule = |t: &str| read_stage_split(&Words::new(t)).map(|(r, _)| r);
+        assert_eq!(
+            rule("from 02-28: bf16 optimizer and --pp-partition-method 'type:transformer|embedding'"),
+            Some(StageSplitRule::EndsAsBlocks)
+        );
+        assert_eq!(rule("regex partition_method='type:transformer|embed'"), Some(StageSplitRule::EndsAsBlocks));
+        assert_eq!(rule("partition method: parameters"), None);
+        assert_eq!(rule("--account-for-embedding-in-pipeline-split"), Some(StageSplitRule::EmbeddingAsBlock));
+        assert_eq!(
+            rule("account_for_embedding_in_pipeline_split: true, account_for_loss_in_pipeline_split: true"),
+            Some(StageSplitRule::EndsAsBlocks)
+        );
+        assert_eq!(rule("account_for_loss_in_pipeline_split=False"), None);
+        assert_eq!(rule("pipeline parallel 8, interleaved"), None);
+    }
 
     fn sharding(fsdp: &str, dp: u64, cp: u64) -> (Sharding, Option<u64>) {
         let r = read_sharding(&ShardingInput { fsdp: Some(fsdp), dp, cp, ..ShardingInput::default() });

@@ -38,7 +38,7 @@ use super::kernel_words::{
 use super::metric::{MetricReading, read_metric};
 use super::parallel_words::{
     ShardingInput, ShardingReading, StateFacts, read_grads_freed, read_interleave, read_precision, read_sharding,
-    read_slices, read_state_facts,
+    read_slices, read_stage_split, read_state_facts,
 };
 use super::recompute_words::{RecomputeReading, read_recompute};
 use super::schema::{Interleave, MeasuredRun};
@@ -324,6 +324,13 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     notes.extend(loss_note);
     let (grads_freed, grads_note) = read_grads_freed(&stack_words);
     notes.extend(grads_note);
+    let stage_split = match read_stage_split(&stack_words) {
+        Some((rule, note)) if pp > 1 => {
+            notes.push(note);
+            rule
+        }
+        _ => crate::extended::StageSplitRule::Blocks,
+    };
     // The attention kernel: the same words plus the tags and the source's title and address
     // (a framework is often named only there).
     let attention_text = [
@@ -354,6 +361,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
         fusion,
         attention_kernel,
+        stage_split,
         ..ExtendedOptions::realistic()
     };
 

@@ -30,7 +30,7 @@ use crate::extended::head::{EndCost, embedding_cost, head_cost};
 use crate::extended::layout::Layout;
 use crate::extended::memory::{DeviceMemory, ExpertStates, Stage, first_stage_in_flight, peak_of_stages};
 use crate::extended::options::ExtendedOptions;
-use crate::extended::pipeline::{bubble_slots, exposed_messages_s, message_s, split};
+use crate::extended::pipeline::{StageSplitRule, bubble_slots, exposed_messages_s, message_s, split};
 use crate::extended::pricing::{Pass, Pricing};
 use crate::extended::workload::Workload;
 use crate::moe_shape::MoeShape;
@@ -112,8 +112,15 @@ impl Device {
 /// The devices of one pipeline (first, last, a middle one; or the only one) with what each holds:
 /// dense and MoE blocks, the ends (embedding, head, MTP blocks and projections on the last), the
 /// micro-batches in flight at the memory peak.
-fn moe_devices(w: &Workload, m: &MoeShape, layout: &Layout, v: u64, parts: &MoeParts) -> Vec<Device> {
-    let stages = split(w.layers, layout.pp);
+fn moe_devices(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    v: u64,
+    rule: StageSplitRule,
+    parts: &MoeParts,
+) -> Vec<Device> {
+    let stages = split(w.layers, layout.pp, rule);
     let in_first = first_stage_in_flight(layout.microbatches(), layout.pp, v);
     let MoeParts { embedding, head, mtp_projection, .. } = *parts;
     let count_moe = |start: u64, n: u64| (start..start + n).filter(|&i| m.is_moe_block(i)).count() as u64;
@@ -187,7 +194,10 @@ fn pass_of(d: &Device, parts: &MoeParts) -> Pass {
 /// with: `global batch / floor` bounds the throughput from above.
 pub fn moe_time_floor_s(w: &Workload, m: &MoeShape, layout: &Layout, opts: &ExtendedOptions, parts: &MoeParts) -> f64 {
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
-    let busiest = moe_devices(w, m, layout, v, parts).iter().map(|d| pass_of(d, parts).time()).fold(0.0, f64::max);
+    let busiest = moe_devices(w, m, layout, v, opts.stage_split, parts)
+        .iter()
+        .map(|d| pass_of(d, parts).time())
+        .fold(0.0, f64::max);
     layout.microbatches() as f64 * busiest
 }
 
@@ -205,12 +215,12 @@ pub fn assemble_moe(
     let groups = DpGroups::on(layout, opts, p.hw)?;
     let expert_groups =
         DpGroups { replicas: el.edp, replicas_fast: el.edp_fast, shard: el.edp, shard_fast: el.edp_fast };
-    let stages = split(w.layers, layout.pp);
+    let stages = split(w.layers, layout.pp, opts.stage_split);
     let nmb = layout.microbatches();
     let nmb_f = nmb as f64;
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
 
-    let devices = moe_devices(w, m, layout, v, parts);
+    let devices = moe_devices(w, m, layout, v, opts.stage_split, parts);
     let MoeParts { dense, moe, .. } = *parts;
     let pass_of = |d: &Device| pass_of(d, parts);
     let ends_params = |d: &Device| d.ends.iter().map(|e| e.parameters).sum::<f64>();
