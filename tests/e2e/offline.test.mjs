@@ -22,6 +22,10 @@ test('fmperf.html opened from file:// computes the models table offline', async 
   const cell = page.locator('#reference-models tr[data-model="gpt3_1T"] td.params');
   await cell.waitFor({ timeout: 30_000 });
   assert.equal((await cell.textContent()).trim(), '1006.67');
+  // The file is windows-1252 (the WebAssembly is stored as raw bytes); its text was written as
+  // ASCII entities and escapes, so the page reads as the served one does.
+  assert.equal(await page.evaluate(() => document.characterSet), 'windows-1252');
+  assert.equal(await page.title(), 'fmperf \u2014 foundation-model training performance');
   const external = requests.filter((u) => !u.startsWith('file://') && !u.startsWith('data:'));
   assert.deepEqual(external, [], 'no request leaves the file');
   await screenshot(page, 'offline-single-file');
