@@ -106,7 +106,7 @@ pub fn SummaryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> imp
             </table>
         </div>
         <p class="muted small">
-            "Mean |error| = mean of |predicted/measured − 1|; median error is signed (positive: predicted too fast). Held out = leave-one-source-out: each source predicted with extended mode's constants fitted on the other sources (the headline); in-sample = fitted on every source. Reference mode fits nothing. The two modes evaluate different sets of runs: reference mode also needs a vector (non-matrix) rate, which the TPU entries lack, and prices FP8 runs at the BF16 rate."
+            "Mean |error| = mean of |predicted/measured − 1|; median error is signed (positive: predicted above the measured figure, i.e. faster for a throughput, slower for a step time). Held out = leave-one-source-out: each source predicted with extended mode's constants fitted on the other sources (the headline); in-sample = fitted on every source. Reference mode fits nothing. The two modes evaluate different sets of runs: reference mode also needs a vector (non-matrix) rate, which the TPU entries lack, and prices FP8 runs at the BF16 rate."
         </p>
     }
 }

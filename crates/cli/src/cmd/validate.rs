@@ -31,7 +31,8 @@ Fields may carry other tools' names (Hugging Face `num_hidden_layers`, Megatron-
 and `source` may be a title or an address.
 
 Every row is evaluated at its exact configuration and compared in its own figure:
-error = predicted / measured - 1 (a fraction: 0.05 = 5 % too fast). The headline is the
+error = predicted / measured - 1 (a fraction: 0.05 = 5 % above the measured figure: faster for a
+throughput, slower for a step time). The headline is the
 leave-one-source-out error (each row predicted with constants fitted on the shipped runs and the
 file's other sources, without its source or a shipped restatement of the same run); the
 in-sample error is beside it. Rows with a memory figure or an out-of-memory outcome are compared
@@ -294,7 +295,7 @@ fn report_table(r: &Report) -> String {
         ),
     };
     format!(
-        "{mode}; error = predicted / measured − 1 (positive: predicted too fast / too much memory)\n{}\n{}\n{}",
+        "{mode}; error = predicted / measured − 1 (positive: predicted above measured: faster for throughput, TFLOP/s and MFU, slower for a step time; more memory)\n{}\n{}\n{}",
         headline(r),
         t.render(),
         s.render()

@@ -76,7 +76,8 @@ pub struct Stats {
     pub mape: Option<f64>,
     /// Median absolute error.
     pub median_abs_error: Option<f64>,
-    /// Mean signed error (positive: predicted too fast).
+    /// Mean signed error (positive: predicted above the measured figure: faster for a throughput,
+    /// slower for a step time).
     pub mean_error: Option<f64>,
     /// Median signed error.
     pub median_error: Option<f64>,
