@@ -10,6 +10,7 @@ const MEGATRON: &str = include_str!("../../../examples/launch/megatron-llama3-70
 const TORCHTITAN: &str = include_str!("../../../examples/launch/torchtitan-llama3-8b.toml");
 const NEMO: &str = include_str!("../../../examples/launch/nemo-llama3-8b.yaml");
 const HF: &str = include_str!("../../../examples/launch/hf-llama3-8b-config.json");
+const BLOOM: &str = include_str!("../../../examples/launch/bloom-176b-megatron-deepspeed.slurm");
 
 fn scenario(text: &str, name: &str) -> Scenario {
     let l = launch::parse(text, Some(name)).unwrap();
@@ -295,4 +296,47 @@ fn pipeline_split_flags_count_the_ends_as_blocks() {
     let bad = MEGATRON.replace("--bf16", "--bf16 --account-for-loss-in-pipeline-split=perhaps");
     let e = launch::parse(&bad, Some("run.sh")).unwrap_err().to_string();
     assert!(e.contains("--account-for-loss-in-pipeline-split"), "{e}");
+}
+
+#[test]
+fn bloom_megatron_deepspeed_slurm_script() {
+    use fmperf_core::extended::StageSplitRule;
+    // The training command is a string run by `srun … bash -c "$LAUNCHER $CMD"`, its node count
+    // Slurm's `$SLURM_NNODES` from `#SBATCH --nodes=48`.
+    let l = launch::parse(BLOOM, Some("tr11.slurm")).unwrap();
+    assert_eq!(l.format, Format::Megatron);
+    let sc = Scenario::from_launch(&l, &Overrides::default()).unwrap();
+    let (w, y, o) = (&sc.workload, &sc.layout, &sc.options);
+    assert_eq!((w.layers, w.hidden, w.heads, w.ffn_hidden, w.seq_len), (70, 14336, 112, 57344, 2048));
+    assert_eq!(w.vocab, Some(250_880), "--pad-vocab-size-to");
+    assert_eq!((sc.devices, y.tp, y.pp, y.dp, y.mbs, y.global_batch), (384, 4, 12, 8, 2, 2048));
+    // Megatron-DeepSpeed: --checkpoint-activations is full recomputation; BF16 with ZeRO stage 0
+    // is DeepSpeed's BF16 optimizer (ZeRO-1's sharding, FP32 gradient accumulation); the
+    // partition method counts the embeddings as blocks.
+    assert_eq!((o.recompute, o.sharding), (Recompute::Full, Sharding::Zero1));
+    assert!(o.grad_accumulation_buffer);
+    assert_eq!(o.stage_split, StageSplitRule::EndsAsBlocks);
+    assert!(!o.sequence_parallel);
+    assert_eq!(o.hardware.precision, Precision::Bf16);
+    assert_eq!(sc.system.as_deref(), Some("nvidia_a100_sxm4_80gb"));
+    for key in ["--deepspeed_config", "--rampup-batch-size", "--ntasks-per-node", "--embed-layernorm"] {
+        let u = l.unused.iter().find(|u| u.key == key).unwrap_or_else(|| panic!("{key} not listed"));
+        assert!(!u.why.is_empty());
+    }
+    let ramp = l.unused.iter().find(|u| u.key == "--rampup-batch-size").unwrap();
+    assert_eq!(ramp.value, "192 16 9_765_625", "a flag of three values keeps them");
+    assert!(l.unused.iter().all(|u| u.why != "a word without a flag; not used"), "{:?}", l.unused);
+    // ZeRO stages without the BF16 optimizer are read as they are; a bad stage names the flag.
+    let fp16 = BLOOM.replace("--bf16", "--fp16");
+    let sc = scenario(&fp16, "tr11.slurm");
+    assert_eq!((sc.options.sharding, sc.options.grad_accumulation_buffer), (Sharding::Ddp, false));
+    let z1 = BLOOM.replace("ZERO_STAGE=0", "ZERO_STAGE=1");
+    assert_eq!(scenario(&z1, "tr11.slurm").options.sharding, Sharding::Zero1);
+    let bad = BLOOM.replace("ZERO_STAGE=0", "ZERO_STAGE=4");
+    let e = launch::parse(&bad, Some("tr11.slurm")).unwrap_err().to_string();
+    assert!(e.contains("--zero-stage"), "{e}");
+    // And it is estimated: about BLOOM-176B's own 02-28 trial of this layout (59 GB on nvidia-smi).
+    let (_, est) = estimate_text(BLOOM, Some("tr11.slurm"), &Overrides::default()).unwrap();
+    let device = est.evaluation.memory_estimate.device_gb;
+    assert!((50.0..70.0).contains(&device), "{device} GB");
 }

@@ -47,7 +47,15 @@ pub(crate) struct Pending {
     half: Option<(Precision, Origin)>,
     /// FP8 linear layers (`--fp8-format`).
     fp8: Option<(String, Origin)>,
+    /// Megatron-DeepSpeed's `--deepspeed` (DeepSpeed runs the optimizer).
+    deepspeed: Option<Origin>,
+    /// Megatron-DeepSpeed's `--zero-stage`.
+    zero_stage: Option<(u64, Origin)>,
 }
+
+/// Megatron flags that take several values (argparse `nargs`).
+const MULTI_VALUE: &[&str] =
+    &["rampup-batch-size", "data-path", "train-data-path", "valid-data-path", "test-data-path"];
 
 /// Megatron switches (flags without a value), so that the next word is never taken as theirs.
 const SWITCHES: &[&str] = &[
@@ -111,6 +119,12 @@ const SWITCHES: &[&str] = &[
     "no-create-attention-mask-in-dataloader",
     "no-rope-fusion",
     "use-precision-aware-optimizer",
+    "checkpoint-activations",
+    "deepspeed",
+    "deepspeed-activation-checkpointing",
+    "partition-activations",
+    "embed-layernorm",
+    "abort-on-unmet-fused-kernel-constraints",
     "account-for-embedding-in-pipeline-split",
     "account-for-loss-in-pipeline-split",
     "async-save",
@@ -161,7 +175,14 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
             None => match args.get(i) {
                 Some(next) if !next.text.starts_with("--") => {
                     i += 1;
-                    (flag.to_string(), Some(next.text.clone()))
+                    let mut v = next.text.clone();
+                    // Flags of several values (`--rampup-batch-size 192 16 9_765_625`, data paths
+                    // with weights) take every word up to the next flag.
+                    while MULTI_VALUE.contains(&flag) && args.get(i).is_some_and(|n| !n.text.starts_with('-')) {
+                        v = format!("{v} {}", args[i].text);
+                        i += 1;
+                    }
+                    (flag.to_string(), Some(v))
                 }
                 _ => (flag.to_string(), None),
             },
@@ -181,6 +202,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
 /// `--gres=gpu:N`. Every other launcher word is listed as unused (job setup).
 fn launcher(l: &mut Launch, words: &[Word], sbatch: &[Word]) -> Result<(), Error> {
     let all: Vec<&Word> = sbatch.iter().chain(words.iter()).collect();
+    let mut tasks: Option<(String, Origin)> = None;
     let mut i = 0;
     while i < all.len() {
         let w = all[i];
@@ -203,7 +225,10 @@ fn launcher(l: &mut Launch, words: &[Word], sbatch: &[Word]) -> Result<(), Error
         let o = Origin::new(name.clone(), w.line);
         let v = value.clone().unwrap_or_default();
         match name.trim_start_matches('-').replace('_', "-").as_str() {
-            "nproc-per-node" | "gpus-per-node" | "ntasks-per-node" => {
+            // Slurm's tasks per node count devices only when no GPU count is given (a job may run
+            // one task per node that starts a process per GPU, as torchrun does): read at the end.
+            "ntasks-per-node" => tasks = Some((v, o)),
+            "nproc-per-node" | "gpus-per-node" => {
                 let count = v.rsplit(':').next().unwrap_or(&v);
                 let n = positive(count, &o)
                     .map_err(|_| o.error(&v, "must be a positive integer (the launcher's devices per node)"))?;
@@ -221,6 +246,15 @@ fn launcher(l: &mut Launch, words: &[Word], sbatch: &[Word]) -> Result<(), Error
                 put!(l, devices_per_node, n, &o);
             }
             _ => l.unused(name, v, why::JOB),
+        }
+    }
+    if let Some((v, o)) = tasks {
+        if l.settings.devices_per_node.get().is_some() {
+            l.unused(o.key.clone(), v, "does not count devices here: the GPUs per node are given");
+        } else {
+            let n = positive(&v, &o)
+                .map_err(|_| o.error(&v, "must be a positive integer (the launcher's devices per node)"))?;
+            put!(l, devices_per_node, n, &o);
         }
     }
     Ok(())
@@ -322,7 +356,27 @@ pub(crate) fn apply(
         // Batch.
         "micro-batch-size" => put!(l, mbs, count(value)?, o),
         "global-batch-size" => put!(l, global_batch, count(value)?, o),
-        // Recomputation.
+        // Megatron-DeepSpeed.
+        "pad-vocab-size-to" => put!(l, vocab, count(value)?, o),
+        "deepspeed" => {
+            if switch(value, o)? {
+                p.deepspeed = Some(o.clone())
+            }
+        }
+        "zero-stage" => {
+            let v = need(value)?;
+            match v.trim().parse::<u64>() {
+                Ok(n) if n <= 3 => p.zero_stage = Some((n, o.clone())),
+                _ => return Err(o.error(v, "must be 0, 1, 2 or 3 (DeepSpeed's ZeRO stage)")),
+            }
+        }
+        // Recomputation (`--checkpoint-activations`: Megatron's flag for full recomputation before
+        // `--recompute-granularity`, kept by Megatron-DeepSpeed).
+        "checkpoint-activations" => {
+            if switch(value, o)? && p.granularity.is_none() {
+                p.granularity = Some(("full".into(), o.clone()))
+            }
+        }
         "recompute-activations" => {
             if switch(value, o)? {
                 p.granularity = Some(("selective".into(), o.clone()))
@@ -425,6 +479,8 @@ pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
             why::CHECKPOINT
         } else if starts(&["data-", "train-data", "valid-data", "test-data", "vocab-file", "merge-file", "mock-data"])
             || is(&["data-path", "split", "num-workers", "dataloader-type", "tokenizer-model", "eod-mask-loss"])
+            || starts(&["train-weighted-split", "valid-weighted-split", "test-weighted-split", "tokenizer-name"])
+            || is(&["valid-num-workers"])
             || starts(&["reset-position-ids", "reset-attention-mask", "no-mmap", "object-storage", "per-split-data"])
         {
             why::DATA
@@ -455,8 +511,19 @@ pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
             }
         } else if starts(&["eval-", "test-mode", "skip-train"]) {
             why::EVALUATION
-        } else if starts(&["distributed-", "local-rank", "no-initialization", "use-cpu-initialization"]) {
+        } else if starts(&["distributed-", "local-rank", "no-initialization", "use-cpu-initialization"])
+            || is(&["kill-switch-path", "abort-on-unmet-fused-kernel-constraints"])
+        {
             why::JOB
+        } else if is(&["deepspeed-config", "deepspeed-configuration"]) {
+            "affects performance, not read: fmperf takes the ZeRO stage from --zero-stage and the batch from the \
+             flags, not from DeepSpeed's JSON file"
+        } else if is(&["deepspeed-activation-checkpointing", "checkpoint-num-layers"]) {
+            "already what fmperf assumes (the recomputation --checkpoint-activations asks for, by DeepSpeed's code)"
+        } else if is(&["partition-activations"]) {
+            "affects memory, not modelled: the saved block inputs split over tensor parallelism"
+        } else if is(&["embed-layernorm"]) {
+            "affects performance slightly, not modelled (one norm over the embedding's output)"
         } else if starts(&["overlap-grad-reduce", "overlap-param-gather", "use-mcore-models", "disable-bias-linear"])
             || starts(&[
                 "use-flash-attn",
@@ -582,6 +649,26 @@ pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
     if p.granularity.is_none() && megatron_like {
         l.settings.recompute.put(Recompute::None, &Origin::new("--recompute-granularity", 0));
         l.notes.push("no recomputation setting: Megatron keeps every activation (recompute none)".into());
+    }
+    // Megatron-DeepSpeed's ZeRO stage. With BF16 and stage 0, DeepSpeed runs its BF16 optimizer
+    // (`runtime/bf16_optimizer.py`): optimizer states and FP32 master weights partitioned over the
+    // data-parallel ranks, ZeRO-1's layout, and gradients accumulated in an FP32 buffer of every
+    // parameter (BLOOM-176B's launch: "bf16 must use z0! it implements its own zero stage 1
+    // equivalent").
+    if let Some((stage, o)) = &p.zero_stage {
+        let bf16 = matches!(p.half, Some((Precision::Bf16, _))) && p.fp8.is_none();
+        if p.deepspeed.is_some() && bf16 && *stage == 0 {
+            put!(l, sharding, Sharding::Zero1, o);
+            put!(l, fp32_grad_accumulation, true, o);
+            l.notes.push(
+                "DeepSpeed with --bf16 and ZeRO stage 0 runs its BF16 optimizer: optimizer states sharded over data \
+                 parallelism (as ZeRO-1), gradients accumulated in FP32 (grad_accumulation_buffer)"
+                    .into(),
+            );
+        } else {
+            let sharding = [Sharding::Ddp, Sharding::Zero1, Sharding::Zero2, Sharding::Zero3][*stage as usize];
+            put!(l, sharding, sharding, o);
+        }
     }
     // Precision: FP8 linear layers, else the 16-bit format, else Megatron's FP32.
     match (&p.fp8, &p.half) {

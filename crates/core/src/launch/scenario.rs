@@ -183,6 +183,9 @@ impl Scenario {
             ));
         }
         opts.interleave = interleave(s, layers, pp, &mut notes)?;
+        if s.fp32_grad_accumulation.copied() == Some(true) {
+            opts.grad_accumulation_buffer = true;
+        }
         let counted = (s.embedding_as_block.copied() == Some(true), s.head_as_block.copied() == Some(true));
         let rule = StageSplitRule::counting(counted.0, counted.1);
         if rule != StageSplitRule::Blocks {

@@ -260,6 +260,9 @@ pub struct Settings {
     /// `float8.enable_fsdp_float8_all_gather`): read with FP8 precision as
     /// `fp8_recipe=torchao_fp8_gather`.
     pub fp8_all_gather: Slot<bool>,
+    /// Gradients accumulated in an FP32 buffer of every parameter, not sharded (DeepSpeed's BF16
+    /// optimizer): read as `grad_accumulation_buffer`.
+    pub fp32_grad_accumulation: Slot<bool>,
     /// The embedding counts as one block in the pipeline split (Megatron-LM
     /// `--account-for-embedding-in-pipeline-split`; Megatron-DeepSpeed's `--pp-partition-method`
     /// naming the embedding sets both this and [`Self::head_as_block`]).

@@ -101,7 +101,7 @@ fn open_quote_or_paren(s: &str) -> bool {
 }
 
 /// A lexed piece of a line: literal text or text to expand, and whether it may be split into words.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Piece {
     text: String,
     expand: bool,
@@ -464,10 +464,23 @@ pub fn command(script: &str) -> Command {
     let mut vars = Vars::default();
     let mut cmd = Command::default();
     let mut flags_only: Vec<Word> = Vec::new();
+    run(script, None, &mut vars, &mut cmd, &mut flags_only);
+    if cmd.script.is_none() {
+        cmd.args = flags_only;
+    }
+    cmd
+}
+
+/// Reads the statements of `script` in order. `at_line`: the line every word is given (a command
+/// string run by `bash -c`, whose words all come from that line); `None`: the script's own lines.
+fn run(script: &str, at_line: Option<usize>, vars: &mut Vars, cmd: &mut Command, flags_only: &mut Vec<Word>) {
     for logical in logical_lines(script) {
+        let line = at_line.unwrap_or(logical.line);
         let trimmed = logical.text.trim_start();
         if let Some(rest) = trimmed.strip_prefix("#SBATCH") {
-            cmd.sbatch.extend(rest.split_whitespace().map(|w| Word { text: w.to_string(), line: logical.line }));
+            let words: Vec<&str> = rest.split('#').next().unwrap_or("").split_whitespace().collect();
+            slurm_environment(&words, vars);
+            cmd.sbatch.extend(rest.split_whitespace().map(|w| Word { text: w.to_string(), line }));
             continue;
         }
         let raw = lex(&logical.text);
@@ -475,13 +488,42 @@ pub fn command(script: &str) -> Command {
         let is_separator =
             |w: &RawWord| w.0.len() == 1 && matches!(w.0[0].text.as_str(), ";" | "&" | "|") && !w.0[0].expand;
         for stmt in raw.split(is_separator) {
-            statement(stmt, logical.line, &mut vars, &mut cmd, &mut flags_only);
+            if at_line.is_some() {
+                let flat: Vec<RawWord> = stmt.iter().map(|(w, _)| (w.clone(), 0)).collect();
+                statement(&flat, line, vars, cmd, flags_only);
+            } else {
+                statement(stmt, line, vars, cmd, flags_only);
+            }
         }
     }
-    if cmd.script.is_none() {
-        cmd.args = flags_only;
+}
+
+/// The variables Slurm sets in a job from its `#SBATCH` options, as far as they count devices:
+/// `SLURM_NNODES` and `SLURM_JOB_NUM_NODES` from `--nodes`/`-N` (a single count), unless the script
+/// sets them itself.
+fn slurm_environment(words: &[&str], vars: &mut Vars) {
+    for (i, w) in words.iter().enumerate() {
+        let value = match w.split_once('=') {
+            Some(("--nodes" | "-N", v)) => v,
+            None if matches!(*w, "--nodes" | "-N") => words.get(i + 1).copied().unwrap_or(""),
+            _ => continue,
+        };
+        if !value.is_empty() && value.chars().all(|c| c.is_ascii_digit()) {
+            for name in ["SLURM_NNODES", "SLURM_JOB_NUM_NODES"] {
+                vars.values.entry(name.to_string()).or_insert_with(|| vec![value.to_string()]);
+            }
+        }
     }
-    cmd
+}
+
+/// A shell running a command string (`bash -c "…"`, `sh -c`: how `srun` and `pdsh` lines run a
+/// composed launcher and training command): the string, if the words hold one.
+fn shell_string(words: &[Word]) -> Option<&Word> {
+    let at = words.windows(2).position(|p| {
+        let prog = p[0].text.rsplit('/').next().unwrap_or("");
+        matches!(prog, "bash" | "sh" | "zsh" | "dash") && p[1].text == "-c"
+    })?;
+    words.get(at + 2)
 }
 
 fn statement(stmt: &[RawWord], line: usize, vars: &mut Vars, cmd: &mut Command, flags_only: &mut Vec<Word>) {
@@ -528,6 +570,16 @@ fn statement(stmt: &[RawWord], line: usize, vars: &mut Vars, cmd: &mut Command, 
         .iter()
         .flat_map(|(w, offset)| expand_word(vars, w).into_iter().map(move |text| Word { text, line: line + offset }))
         .collect();
+    if !words.iter().any(|w| is_training_script(&w.text))
+        && let Some(inner) = shell_string(&words)
+        && inner.text.contains(".py")
+    {
+        // Its string is read as one command line, with the variables known so far: its line breaks
+        // are those of the continued lines of the variables it was built from.
+        let (text, at) = (inner.text.replace('\n', " "), inner.line);
+        run(&text, Some(at), vars, cmd, flags_only);
+        return;
+    }
     if let Some(pos) = words.iter().position(|w| is_training_script(&w.text)) {
         cmd.launcher = words[..pos].to_vec();
         cmd.script = Some(words[pos].clone());
@@ -613,6 +665,28 @@ torchrun --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py \
         let c = command("A=(\n--x 1\nB=\"open\npython pretrain_gpt.py --y");
         assert!(c.script.is_none() || !c.args.is_empty() || c.args.is_empty());
         let _ = command("$((((( ${ } $( \\");
+    }
+
+    #[test]
+    fn a_command_string_run_by_bash_is_read() {
+        let s = "#SBATCH --nodes=48   # nodes\n#SBATCH --gres=gpu:8\nNNODES=$SLURM_NNODES\n\
+                 ARGS=\" \\\n    --num-layers 70 \\\n    --pp-partition-method 'type:transformer|embedding' \\\n    \"\n\
+                 LAUNCHER=\"python -m torch.distributed.run --nnodes $NNODES\"\n\
+                 CMD=\" `pwd`/pretrain_gpt.py $ARGS\"\n\
+                 srun --jobid 1 bash -c \"$LAUNCHER --node_rank \\$SLURM_PROCID $CMD\" 2>&1 | tee log.txt\n";
+        let c = command(s);
+        assert_eq!(c.script.as_ref().map(|w| w.text.as_str()), Some("`pwd`/pretrain_gpt.py"));
+        assert_eq!(
+            texts(&c.launcher),
+            ["python", "-m", "torch.distributed.run", "--nnodes", "48", "--node_rank", "$SLURM_PROCID"]
+        );
+        assert_eq!(texts(&c.args), ["--num-layers", "70", "--pp-partition-method", "type:transformer|embedding"]);
+        assert!(c.args.iter().all(|w| w.line == 10), "the words of the string are on the srun line");
+        // A script that sets the variable itself keeps its value; `-N 2` is read too.
+        let c = command("#SBATCH -N 2\nSLURM_NNODES=3\ntorchrun --nnodes $SLURM_NNODES --nproc_per_node 8 x.py --a 1");
+        assert_eq!(texts(&c.launcher)[2], "3");
+        let c = command("#SBATCH -N 2\ntorchrun --nnodes $SLURM_JOB_NUM_NODES x.py");
+        assert_eq!(texts(&c.launcher)[2], "2");
     }
 
     #[test]
