@@ -22,6 +22,14 @@
 //! rows), 4 → 15.5 % (37), 2 → 4.2 % (3), 1 → +8.2 % (1, too slow). Shapes whose hidden is not a
 //! multiple of 128 or whose head dimension is not a multiple of 8 (NHIDDEN=14400; 13824/128 = 108)
 //! 35.2 % over 30 rows; the other 100 rows 17.4 %.
+//!
+//! What the pairs of rows say (measured ratio vs predicted ratio; the model is unchanged):
+//! NHIDDEN 14400 over 13824 at the same layout 1.38 vs 1.07, head dimension 108 over 144 or 216
+//! 1.30-1.42 vs 1.00 (no alignment term: hidden not a multiple of 128, head dimension not of 8);
+//! the 02-28 BF16 optimizer over the 02-27 fp16 rows 1.05 vs 1.00 (the fp32 gradient accumulation
+//! is not timed); after the 02-25 NUMA fix over before 0.94 vs 1.00 (the cluster changed); TP 8
+//! MBS 2 over MBS 4 1.08-1.16 vs 1.01-1.02 (no such effect at TP 4); PP 2 (DP 24) over PP 12 1.06
+//! vs 0.87 (the shorter pipeline's gain does not appear).
 
 use fmperf_core::validate::{MeasuredFile, Mode, parse_measured_runs, validate};
 use std::collections::BTreeMap;
