@@ -137,6 +137,30 @@ impl Workload {
         Ok(())
     }
 
+    /// A caveat when a matmul dimension of the model is not a multiple of 8 elements (the head
+    /// width, the model width or the MLP width): NVIDIA's *Matrix Multiplication Background
+    /// User's Guide* (Tensor Core requirements) has 16-bit Tensor Core GEMMs most efficient at
+    /// multiples of 8 elements (16 bytes). fmperf prices every GEMM at its fitted efficiency and
+    /// does not model the loss; BLOOM-176B's February 2022 trials (BigScience
+    /// `chronicles-prequel.md`) ran such shapes (hidden 14400 with 64 heads, head width 108)
+    /// 30–40 % slower than fmperf predicts, aligned ones 17 % (test `bloom_prequel_times`).
+    /// `None`: all three are multiples of 8.
+    pub fn alignment_caveat(&self) -> Option<String> {
+        let off: Vec<String> =
+            [("head width", self.head_dim), ("model width", self.hidden), ("MLP width", self.ffn_hidden)]
+                .iter()
+                .filter(|(_, v)| !v.is_multiple_of(8))
+                .map(|(name, v)| format!("{name} {v}"))
+                .collect();
+        (!off.is_empty()).then(|| {
+            format!(
+                "{} not a multiple of 8: Tensor Core matmuls run below the fitted efficiency, which fmperf does not \
+                 price (BLOOM-176B's 2022 trials of such shapes ran 30–40 % slower than predicted, aligned ones 17 %)",
+                off.join(", ")
+            )
+        })
+    }
+
     /// Query width `a·d` [channels].
     pub fn q_width(&self) -> u64 {
         self.heads * self.head_dim
@@ -178,6 +202,31 @@ impl Workload {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn unaligned_widths_carry_a_caveat() {
+        assert_eq!(Workload::LLAMA3_8B.alignment_caveat(), None);
+        // BLOOM's trial shapes: hidden 14400 over 64 heads (head width 225), 13824 over 128 (108).
+        let w = Workload {
+            hidden: 14400,
+            heads: 64,
+            kv_heads: 64,
+            head_dim: 225,
+            ffn_hidden: 57600,
+            ..Workload::LLAMA3_8B
+        };
+        let c = w.alignment_caveat().expect("head width 225");
+        assert!(c.starts_with("head width 225 not a multiple of 8"), "{c}");
+        let w = Workload {
+            hidden: 13824,
+            heads: 128,
+            kv_heads: 128,
+            head_dim: 108,
+            ffn_hidden: 55300,
+            ..Workload::LLAMA3_8B
+        };
+        assert!(w.alignment_caveat().unwrap().starts_with("head width 108, MLP width 55300 not"));
+    }
+
     use super::*;
 
     #[test]

@@ -308,6 +308,7 @@ impl ModelOnly {
             mtp_layers: moe.as_ref().map_or(0, |m| m.mtp_layers),
         };
         workload.validate().map_err(|e| rename_model_error(e, s))?;
+        notes.extend(workload.alignment_caveat());
         let name = s.model_name.get().cloned().unwrap_or_else(|| match catalog_model(&workload) {
             Some(id) => format!("{id} (the catalog's shape)"),
             None => "custom model".to_string(),

@@ -142,9 +142,12 @@ pub fn workload(m: &CatalogModel) -> Result<Workload, Error> {
 }
 
 /// What reference mode approximates of `m` ([`CatalogModel::reference_caveats`]; a model it runs as
-/// it is, [`CatalogModel::reference_compatible`], may still have a rounded head width).
+/// it is, [`CatalogModel::reference_compatible`], may still have a rounded head width), and a
+/// matmul width neither mode prices the misalignment of ([`Workload::alignment_caveat`]).
 pub fn model_notes(m: &CatalogModel) -> Vec<Note> {
-    Note::all(&m.id, NoteKind::ModelCaveat, &m.reference_caveats())
+    let mut caveats = m.reference_caveats();
+    caveats.extend(Workload::from_catalog(m).ok().and_then(|w| w.alignment_caveat()));
+    Note::all(&m.id, NoteKind::ModelCaveat, &caveats)
 }
 
 /// Why a scenario did not resolve, by part: typed so that each caller words it (a scenario

@@ -244,6 +244,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         tied_embeddings: m.tied_embeddings.unwrap_or(false),
     };
     workload.validate().map_err(|e| format!("model: {e}"))?;
+    notes.extend(workload.alignment_caveat());
 
     // Switches of the row, read from its words.
     let recompute = read_recompute(p.recompute.as_deref(), Some(layers));
