@@ -8,8 +8,9 @@
 //! micro-batch in flight is computed: model states + every activation in flight + (on the stage
 //! with the output head) the logits and loss of one micro-batch + ZeRO-3's gathered blocks. The
 //! optimizer step's transients (fused multi-tensor Adam works in place) stay below that peak.
-//! Stages differ (the first holds the most micro-batches, the last the logits), so each stage is
-//! estimated and the largest kept.
+//! Stages differ (the first holds the most micro-batches, the last the logits; when the pipeline
+//! split counts the embedding as a block, the second holds a block more than the first), so the
+//! first, the second and the last stage are estimated and the largest kept.
 //!
 //! Parts and their sources (bytes per parameter `P` on the device after tensor and pipeline
 //! splits; `d` the ZeRO shard group):

@@ -155,7 +155,8 @@ impl Workload {
         (!off.is_empty()).then(|| {
             format!(
                 "{} not a multiple of 8: Tensor Core matmuls run below the fitted efficiency, which fmperf does not \
-                 price (BLOOM-176B's 2022 trials of such shapes ran 30–40 % slower than predicted, aligned ones 17 %)",
+                 price (BLOOM-176B's 2022 trials with such shapes took 30–40 % longer than fmperf predicts, against \
+                 17 % for its aligned shapes)",
                 off.join(", ")
             )
         })
