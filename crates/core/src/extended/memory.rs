@@ -258,7 +258,7 @@ pub fn peak_memory(
             // The second stage, one micro-batch fewer in flight than the first: the peak only when
             // the first holds fewer blocks (an end counted as a block). Listed first so that a tie
             // names an end stage.
-            let in_flight = (in_first - 1.0).max(1.0);
+            let in_flight = second_stage_in_flight(in_first);
             list.push(Stage { name: "middle", blocks: stages.most, block, ends: &[], head: false, in_flight, experts });
         }
         list.extend([
@@ -534,6 +534,12 @@ fn loss_bytes(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Option<f
 pub fn first_stage_in_flight(microbatches: u64, pp: u64, interleave: u64) -> f64 {
     let base = microbatches.min(pp).max(1) as f64;
     if interleave > 1 && pp > 1 { base * (1.0 + (pp - 1) as f64 / (pp * interleave) as f64) } else { base }
+}
+
+/// Micro-batches in flight at the second stage's memory peak: one fewer than on the first (1F1B),
+/// at least one.
+pub fn second_stage_in_flight(first: f64) -> f64 {
+    (first - 1.0).max(1.0)
 }
 
 /// The four groups of the reference's memory columns (weights, gradients, optimizer states,

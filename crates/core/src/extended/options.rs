@@ -53,6 +53,11 @@ impl Sharding {
     /// All stages, in order.
     pub const ALL: [Sharding; 4] = [Sharding::Ddp, Sharding::Zero1, Sharding::Zero2, Sharding::Zero3];
 
+    /// The sharding of ZeRO stage `stage` (0: none … 3: parameters too); `None` past 3.
+    pub fn of_zero_stage(stage: u64) -> Option<Sharding> {
+        usize::try_from(stage).ok().and_then(|i| Sharding::ALL.get(i)).copied()
+    }
+
     /// The CLI / URL name: `zero0`, `zero1`, `zero2`, `zero3` (FSDP is `zero3`).
     pub fn as_str(self) -> &'static str {
         match self {

@@ -78,6 +78,21 @@ impl StageSplitRule {
         }
     }
 
+    /// What the rule counts as a block beyond the blocks, in words.
+    pub fn ends_in_words(self) -> &'static str {
+        match self {
+            StageSplitRule::Blocks => "nothing",
+            StageSplitRule::EmbeddingAsBlock => "the embedding",
+            StageSplitRule::HeadAsBlock => "the head with its loss",
+            StageSplitRule::EndsAsBlocks => "the embedding and the head each",
+        }
+    }
+
+    /// The note a reader gives when a file asks for this rule.
+    pub fn note(self) -> String {
+        format!("pipeline split: {} counted as one block (stage_split={})", self.ends_in_words(), self.as_str())
+    }
+
     /// Units the embedding and the head add to the split: (embedding, head), each 0 or 1.
     pub fn ends_counted(self) -> (u64, u64) {
         match self {

@@ -49,8 +49,8 @@ pub(crate) struct Pending {
     fp8: Option<(String, Origin)>,
     /// Megatron-DeepSpeed's `--deepspeed` (DeepSpeed runs the optimizer).
     deepspeed: Option<Origin>,
-    /// Megatron-DeepSpeed's `--zero-stage`.
-    zero_stage: Option<(u64, Origin)>,
+    /// Megatron-DeepSpeed's `--zero-stage`, as the sharding it names.
+    zero_stage: Option<(Sharding, Origin)>,
 }
 
 /// Megatron flags that take several values (argparse `nargs`).
@@ -365,9 +365,9 @@ pub(crate) fn apply(
         }
         "zero-stage" => {
             let v = need(value)?;
-            match v.trim().parse::<u64>() {
-                Ok(n) if n <= 3 => p.zero_stage = Some((n, o.clone())),
-                _ => return Err(o.error(v, "must be 0, 1, 2 or 3 (DeepSpeed's ZeRO stage)")),
+            match v.trim().parse::<u64>().ok().and_then(Sharding::of_zero_stage) {
+                Some(sharding) => p.zero_stage = Some((sharding, o.clone())),
+                None => return Err(o.error(v, "must be 0, 1, 2 or 3 (DeepSpeed's ZeRO stage)")),
             }
         }
         // Recomputation (`--checkpoint-activations`: Megatron's flag for full recomputation before
@@ -655,9 +655,9 @@ pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
     // data-parallel ranks, ZeRO-1's layout, and gradients accumulated in an FP32 buffer of every
     // parameter (BLOOM-176B's launch: "bf16 must use z0! it implements its own zero stage 1
     // equivalent").
-    if let Some((stage, o)) = &p.zero_stage {
+    if let Some((sharding, o)) = &p.zero_stage {
         let bf16 = matches!(p.half, Some((Precision::Bf16, _))) && p.fp8.is_none();
-        if p.deepspeed.is_some() && bf16 && *stage == 0 {
+        if p.deepspeed.is_some() && bf16 && *sharding == Sharding::Ddp {
             put!(l, sharding, Sharding::Zero1, o);
             put!(l, fp32_grad_accumulation, true, o);
             l.notes.push(
@@ -666,8 +666,7 @@ pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
                     .into(),
             );
         } else {
-            let sharding = [Sharding::Ddp, Sharding::Zero1, Sharding::Zero2, Sharding::Zero3][*stage as usize];
-            put!(l, sharding, sharding, o);
+            put!(l, sharding, *sharding, o);
         }
     }
     // Precision: FP8 linear layers, else the 16-bit format, else Megatron's FP32.

@@ -186,20 +186,14 @@ impl Scenario {
         if s.fp32_grad_accumulation.copied() == Some(true) {
             opts.grad_accumulation_buffer = true;
         }
-        let counted = (s.embedding_as_block.copied() == Some(true), s.head_as_block.copied() == Some(true));
-        let rule = StageSplitRule::counting(counted.0, counted.1);
+        let rule = StageSplitRule::counting(
+            s.embedding_as_block.copied() == Some(true),
+            s.head_as_block.copied() == Some(true),
+        );
         if rule != StageSplitRule::Blocks {
             if pp > 1 {
                 opts.stage_split = rule;
-                notes.push(format!(
-                    "pipeline split: {} counted as one block (stage_split={})",
-                    match counted {
-                        (true, true) => "the embedding and the head each",
-                        (true, false) => "the embedding",
-                        _ => "the head with its loss",
-                    },
-                    rule.as_str()
-                ));
+                notes.push(rule.note());
             } else {
                 notes.push(
                     "the ends counted as blocks of the pipeline split have no effect without pipeline parallelism"

@@ -139,13 +139,11 @@ pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
         };
         return ShardingReading { sharding, shard_group: group, notes };
     }
-    match input.zero_stage {
-        Some(0) => return ShardingReading { sharding: Sharding::Ddp, shard_group: None, notes },
-        Some(1) => return ShardingReading { sharding: Sharding::Zero1, shard_group: None, notes },
-        Some(2) => return ShardingReading { sharding: Sharding::Zero2, shard_group: None, notes },
-        Some(3) => return ShardingReading { sharding: Sharding::Zero3, shard_group: None, notes },
-        Some(z) => notes.push(format!("zero_stage {z} does not exist: ignored")),
-        None => {}
+    if let Some(z) = input.zero_stage {
+        match Sharding::of_zero_stage(z) {
+            Some(sharding) => return ShardingReading { sharding, shard_group: None, notes },
+            None => notes.push(format!("zero_stage {z} does not exist: ignored")),
+        }
     }
     if input.distributed_optimizer == Some(true) {
         return ShardingReading { sharding: Sharding::Zero1, shard_group: None, notes };
@@ -338,20 +336,15 @@ pub fn read_stage_split(w: &Words) -> Option<(StageSplitRule, String)> {
     let partition_names_embedding = w
         .find("partition method")
         .is_some_and(|at| w.tokens.iter().skip(at + 2).take(6).any(|t| t.starts_with("embed")));
-    if partition_names_embedding {
-        return Some((
-            StageSplitRule::EndsAsBlocks,
-            "pipeline partition by layer type including the embedding: the embedding and the head each count as \
-             one block (stage_split=ends_as_blocks)"
-                .to_string(),
-        ));
-    }
-    let embedding = w.affirms("account for embedding in pipeline split");
-    let head = w.affirms("account for loss in pipeline split");
-    let rule = StageSplitRule::counting(embedding, head);
-    (rule != StageSplitRule::Blocks).then(|| {
-        (rule, format!("the pipeline split counts the model's ends as blocks (stage_split={})", rule.as_str()))
-    })
+    let rule = if partition_names_embedding {
+        StageSplitRule::EndsAsBlocks
+    } else {
+        StageSplitRule::counting(
+            w.affirms("account for embedding in pipeline split"),
+            w.affirms("account for loss in pipeline split"),
+        )
+    };
+    (rule != StageSplitRule::Blocks).then(|| (rule, rule.note()))
 }
 
 #[cfg(test)]

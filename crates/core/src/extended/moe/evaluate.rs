@@ -28,7 +28,9 @@ use crate::extended::evaluate::{
 };
 use crate::extended::head::{EndCost, embedding_cost, head_cost};
 use crate::extended::layout::Layout;
-use crate::extended::memory::{DeviceMemory, ExpertStates, Stage, first_stage_in_flight, peak_of_stages};
+use crate::extended::memory::{
+    DeviceMemory, ExpertStates, Stage, first_stage_in_flight, peak_of_stages, second_stage_in_flight,
+};
 use crate::extended::options::ExtendedOptions;
 use crate::extended::pipeline::{StageSplitRule, bubble_slots, exposed_messages_s, message_s, split};
 use crate::extended::pricing::{Pass, Pricing};
@@ -169,7 +171,7 @@ fn moe_devices(
         ]);
         if layout.pp > 2 {
             // The second stage: one micro-batch fewer in flight than the first.
-            let in_flight = (in_first - 1.0).max(1.0);
+            let in_flight = second_stage_in_flight(in_first);
             list.push(Device { name: "middle", dense: stages.most - mid_moe, moe: mid_moe, ends: vec![], in_flight });
         }
         list
