@@ -154,7 +154,7 @@ pub fn ValidationPage() -> impl IntoView {
                     )}
                 </p>
                 <p class="muted">
-                    "error = predicted / measured − 1: positive means the model predicts the run faster than it was. Nothing is fitted per run or per source; extended mode has four global constants fitted on these runs (the matmul and attention efficiencies and their size factors), so its headline error is leave-one-source-out: each source predicted with the constants fitted on the other sources (the in-sample error is shown beside it). Rows that cannot be evaluated are listed with the reason, which names the missing number."
+                    "error = predicted / measured − 1, in the figure the source measured: positive means a higher figure than measured (faster for a throughput, TFLOP/s or MFU; slower for a step time). Nothing is fitted per run or per source; extended mode has four global constants fitted on these runs (the matmul and attention efficiencies and their size factors), so its headline error is leave-one-source-out: each source predicted with the constants fitted on the other sources (the in-sample error is shown beside it). Rows that cannot be evaluated are listed with the reason, which names the missing number."
                 </p>
                 <div class="row mode-toggle" role="group" aria-label="Mode">
                     <span class="muted">"Mode shown:"</span>

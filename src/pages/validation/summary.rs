@@ -130,7 +130,7 @@ fn extended_settings() -> impl IntoView {
     view! {
         <div class="settings" data-mode="extended">
             <p>
-                "Extended mode prices every run with the switches below. Per run, the precision, recomputation, ZeRO stage / FSDP shard group, interleaving and sequence parallelism come from the run's own fields (with a stated rule where a source is silent, shown in the run's notes); everything else is the default shown."
+                "Extended mode prices every run with the switches below. Per run, the precision, recomputation, ZeRO stage / FSDP shard group, interleaving, pipeline split and sequence parallelism come from the run's own fields (with a stated rule where a source is silent, shown in the run's notes); everything else is the default shown."
             </p>
             <div class="table-wrap" tabindex="0">
                 <table class="switches" id="validation-switches">
