@@ -6,7 +6,13 @@
 2. Writes dist/fmperf-element.js (the <fmperf-explorer> custom element), dist/embed.html (how to
    embed, with live examples) and dist/fmperf-worker.js (the Web Worker that runs searches and
    sweeps on the page's own WebAssembly), filling in the hashed file names.
-3. Writes dist/fmperf.html: one self-contained file (CSS, JS glue and the WebAssembly inlined)
+3. Hashes the names of the explorer's first view (dist/first-view.js and first-view_bg.wasm, built
+   by build.sh from crates/first-view) and puts it at the start of the boot script: on an explorer
+   URL the boot script loads that small module first, starts fetching the page's module, draws the
+   first results into `<div id="first-view">` (a closed shadow root with the page's styles) and
+   only then starts the page, which removes the first view once it shows its own (src/first_view.rs).
+   Trunk's preloads of the page's module are replaced by preloads of the first view.
+4. Writes dist/fmperf.html: one self-contained file (CSS, JS glue and the WebAssembly inlined)
    that works when opened from disk (file://), where module scripts and wasm fetches are blocked.
    The WebAssembly is inlined gzip-compressed (level 9, no timestamp: the file is reproducible) and
    the page inflates it with the browser's own `DecompressionStream("gzip")` (Chromium 80+,
@@ -87,6 +93,100 @@ def ascii_js(text: str) -> str:
     return "".join(out)
 
 
+# What the boot script does first (see 3. in the module documentation). `__FV_JS__`, `__FV_WASM__`
+# and `__PAGE_WASM__` are the hashed names. The search gives up after FIRST_VIEW_BUDGET_MS [ms] (the
+# page then searches with progress and a cancel button).
+FIRST_VIEW_BUDGET_MS = 800
+FIRST_VIEW_PRELUDE = """// The explorer's first view (crates/first-view): the first results, drawn by a small module before
+// the page's own has loaded; the page removes it once it shows its own (src/first_view.rs).
+let fmperfPageWasm;
+try {
+  const view = new URLSearchParams(location.search).get('view');
+  if (view === null || view === 'explorer') {
+    let store = null;
+    try { store = localStorage.getItem('fmperf.custom.v1'); } catch (e) { /* no storage here */ }
+    const firstView = await import('./__FV_JS__');
+    await firstView.default({ module_or_path: './__FV_WASM__' });
+    fmperfPageWasm = fetch('./__PAGE_WASM__');
+    const html = firstView.first_view(location.search, store, __BUDGET__);
+    if (html) {
+      const host = document.createElement('div');
+      host.id = 'first-view';
+      const root = host.attachShadow({ mode: 'closed' });
+      try {
+        root.adoptedStyleSheets = [...document.styleSheets].map((sheet) => {
+          const copy = new CSSStyleSheet();
+          copy.replaceSync([...sheet.cssRules].map((rule) => rule.cssText).join('\\n'));
+          return copy;
+        });
+      } catch (e) {
+        for (const link of document.querySelectorAll('link[rel="stylesheet"]')) root.append(link.cloneNode());
+      }
+      const template = document.createElement('template');
+      template.innerHTML = html;
+      root.append(template.content);
+      host.dataset.rows = String(root.querySelectorAll('table.results tbody tr').length);
+      document.body.prepend(host);
+    }
+  }
+} catch (e) {
+  console.warn('fmperf: no first view', e);
+}
+"""
+
+
+def first_view(dist: pathlib.Path, html: str, glue: pathlib.Path, wasm: pathlib.Path) -> str:
+    """Hashes the first view's names, puts its loader at the start of the boot script, and swaps
+    Trunk's preloads of the page's module for preloads of the first view. Returns index.html."""
+    fv_js, fv_wasm = dist / "first-view.js", dist / "first-view_bg.wasm"
+    if not fv_js.exists() or not fv_wasm.exists():
+        die(f"the first view ({fv_js.name}, {fv_wasm.name}) is missing: build.sh builds it")
+    digest = hashlib.sha256(fv_js.read_bytes() + fv_wasm.read_bytes()).hexdigest()[:16]
+    js_name, wasm_name = f"first-view-{digest}.js", f"first-view-{digest}_bg.wasm"
+    for old in dist.glob("first-view-*"):
+        old.unlink()
+    fv_js.rename(dist / js_name)
+    fv_wasm.rename(dist / wasm_name)
+    m = re.search(r'<script type="module" src="\./(boot-[0-9a-f]+\.js)"></script>', html)
+    if not m:
+        die("no boot script in index.html")
+    boot = (dist / m.group(1)).read_text(encoding="utf-8")
+    # The page's glue is imported when the page starts, not before the module's body runs (a static
+    # import would be fetched and evaluated before the first view could start).
+    static = re.compile(r"import init, \* as bindings from '\./" + re.escape(glue.name) + r"';\n")
+    if not static.search(boot):
+        die(f"the boot script does not import {glue.name} as expected: {boot[:300]!r}")
+    boot = static.sub(
+        f"const bindings = await import('./{glue.name}');\nconst init = bindings.default;\n", boot, count=1
+    )
+    path = f"module_or_path: '/{wasm.name}'"
+    rel = f"module_or_path: './{wasm.name}'"
+    target = rel if rel in boot else path if path in boot else None
+    if target is None:
+        die(f"the boot script does not load {wasm.name} as expected: {boot[:400]!r}")
+    quoted = target[len("module_or_path: "):]
+    boot = boot.replace(target, f"module_or_path: fmperfPageWasm ?? {quoted}", 1)
+    prelude = (
+        FIRST_VIEW_PRELUDE.replace("__FV_JS__", js_name)
+        .replace("__FV_WASM__", wasm_name)
+        .replace("__PAGE_WASM__", wasm.name)
+        .replace("__BUDGET__", str(FIRST_VIEW_BUDGET_MS))
+    )
+    boot = prelude + boot
+    name = f"boot-{hashlib.sha256(boot.encode()).hexdigest()[:16]}.js"
+    (dist / m.group(1)).unlink()
+    (dist / name).write_text(boot, encoding="utf-8")
+    html = html.replace(m.group(0), f'<script type="module" src="./{name}"></script>')
+    # Preloads: the first view's module and glue instead of the page's (fetched by the prelude).
+    html = re.sub(r'\s*<link rel="(modulepreload|preload)"[^>]*>', "", html)
+    preloads = (
+        f'<link rel="modulepreload" href="./{js_name}">\n'
+        f'  <link rel="preload" href="./{wasm_name}" as="fetch" type="application/wasm" crossorigin>\n'
+    )
+    html = html.replace("</head>", "  " + preloads + "</head>", 1)
+    return html
+
+
 def main() -> None:
     dist = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "dist")
     index = dist / "index.html"
@@ -133,7 +233,11 @@ def main() -> None:
             die(f"unfilled placeholder in {name}")
         (dist / name).write_text(text, encoding="utf-8")
 
-    # 3. Single self-contained file.
+    # 3. The first view, ahead of the page in the boot script.
+    html = first_view(dist, html, glue, wasm)
+    index.write_text(html, encoding="utf-8")
+
+    # 4. Single self-contained file.
     glue_js = glue.read_text(encoding="utf-8")
     if re.search(r"^\s*import\s", glue_js, re.M):
         die("the wasm-bindgen glue imports other modules; the single-file bundle cannot inline them")

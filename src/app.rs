@@ -3,57 +3,16 @@
 
 use leptos::prelude::*;
 
+use fmperf_app::views::{FOOTER, TAGLINE, VIEW_KEY, View};
+
 use crate::pages;
 use crate::url_state::{Query, UrlMode, UrlState};
-
-/// The app's top-level views.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum View {
-    /// One scenario → best configurations (default).
-    Explorer,
-    /// Sweeps and the presets that regenerate the papers' figures.
-    Studies,
-    /// Model and system catalogs.
-    Catalog,
-    /// Predicted against measured training runs.
-    Validation,
-    /// About the models and the data behind them.
-    About,
-}
-
-impl View {
-    const ALL: [View; 5] = [View::Explorer, View::Studies, View::Catalog, View::Validation, View::About];
-
-    fn key(self) -> &'static str {
-        match self {
-            View::Explorer => "explorer",
-            View::Studies => "studies",
-            View::Catalog => "catalog",
-            View::Validation => "validation",
-            View::About => "about",
-        }
-    }
-
-    fn title(self) -> &'static str {
-        match self {
-            View::Explorer => "Explorer",
-            View::Studies => "Studies",
-            View::Catalog => "Catalog",
-            View::Validation => "Validation",
-            View::About => "About",
-        }
-    }
-
-    fn from_key(key: Option<&str>) -> View {
-        View::ALL.into_iter().find(|v| Some(v.key()) == key).unwrap_or(View::Explorer)
-    }
-}
 
 /// The whole app, with its state in the page URL.
 #[component]
 pub fn App() -> impl IntoView {
     let url = UrlState::new(UrlMode::PageUrl, Query::default());
-    let embed = url.get("embed").is_some_and(|v| v != "0");
+    let embed = url.query.with_untracked(fmperf_app::views::is_embedded);
     view! { <Shell url=url embed=embed /> }
 }
 
@@ -61,13 +20,19 @@ pub fn App() -> impl IntoView {
 #[component]
 pub fn Shell(url: UrlState, embed: bool) -> impl IntoView {
     provide_context(url);
-    let current = Memo::new(move |_| View::from_key(url.get("view").as_deref()));
+    let current = Memo::new(move |_| View::from_key(url.get(VIEW_KEY).as_deref()));
+    // Another view than the explorer: the first view (the explorer's results) has nothing for it.
+    Effect::new(move |_| {
+        if current.get() != View::Explorer {
+            crate::first_view::hand_over();
+        }
+    });
     let nav = View::ALL
         .into_iter()
         .map(|v| {
             let go = move |ev: leptos::ev::MouseEvent| {
                 ev.prevent_default();
-                url.update(true, |q| q.set("view", v.key()));
+                url.update(true, |q| q.set(VIEW_KEY, v.key()));
             };
             view! {
                 <a
@@ -86,7 +51,7 @@ pub fn Shell(url: UrlState, embed: bool) -> impl IntoView {
                 <a class="brand" href="?">
                     "fm" <span>"perf"</span>
                 </a>
-                <span class="tagline">"Training performance of foundation models, computed in your browser"</span>
+                <span class="tagline">{TAGLINE}</span>
                 <nav class="nav" aria-label="Views">
                     {nav}
                 </nav>
@@ -104,8 +69,8 @@ pub fn Shell(url: UrlState, embed: bool) -> impl IntoView {
                 }}
             </main>
             <footer class="app-footer">
-                "fmperf implements the analytical model of Subramanian et al. (PMBS 2024) and the measurements of "
-                "Emani et al. (2023). Everything runs locally: no server, no network after load."
+                {FOOTER[0]}
+                {FOOTER[1]}
             </footer>
         </div>
     }

@@ -17,7 +17,7 @@ mod download;
 #[cfg(target_arch = "wasm32")]
 mod embed;
 #[cfg(target_arch = "wasm32")]
-mod error_bands;
+mod first_view;
 #[cfg(target_arch = "wasm32")]
 mod mode_panel;
 #[cfg(target_arch = "wasm32")]

@@ -28,10 +28,7 @@ pub use fmperf_app::mode::{EXT_KEY, MODE_KEY, texts};
 /// The badge naming the mode that produced a result (`id` for tests).
 #[component]
 pub fn ModeBadge(mode: ModelMode, #[prop(optional)] id: &'static str) -> impl IntoView {
-    let title = match mode {
-        ModelMode::Reference => "The published model (Subramanian et al., PMBS 2024), bit-exact",
-        ModelMode::Extended(_) => "Extended mode: the published model made realistic, switch by switch",
-    };
+    let title = fmperf_app::mode::badge_title(&mode);
     view! {
         <span class="badge mode-badge" id=(!id.is_empty()).then_some(id) data-mode=mode.as_str() title=title>
             {mode.label()}

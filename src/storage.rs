@@ -6,13 +6,10 @@
 //!
 //! ```ignore
 //! use crate::storage;
-//! // Valid custom entries, to list next to the built-in ones. Reading them inside a reactive
+//! // Valid custom entries, to resolve next to the built-in ones. Reading them inside a reactive
 //! // closure subscribes to changes: an entry saved on the catalog page shows at once.
-//! let models: Vec<storage::CustomModel> = storage::custom_models();   // .id, .name, .model, .shape()
-//! let systems: Vec<storage::CustomSystem> = storage::custom_systems(); // .id, .name, .system, .params(&opts)
+//! let entries: UserEntries = storage::user_entries(); // .models, .systems
 //! // An id from the URL: a custom entry, else the built-in catalog (ids never clash).
-//! let m: Result<CatalogModel, Error> = storage::find_model("my-gpt");
-//! let s: Result<CatalogSystem, Error> = storage::find_system("ref-H200");
 //! // A storage problem to show (unavailable, full, newer version, unreadable), if any.
 //! let notice: Option<String> = storage::stored().notice();
 //! ```
@@ -27,35 +24,12 @@
 use std::cell::OnceCell;
 
 use fmperf_core::Error;
-use fmperf_core::catalog::{CatalogModel, CatalogSystem};
 use fmperf_core::explore::UserEntries;
 use fmperf_core::format::Document;
 use fmperf_core::format::custom_store::{BACKUP_KEY, CustomStore, EntryKind, ImportOutcome, STORAGE_KEY};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
-
-/// A valid custom model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CustomModel {
-    /// Its id (unique among built-in and custom models).
-    pub id: String,
-    /// Display name.
-    pub name: String,
-    /// The model.
-    pub model: CatalogModel,
-}
-
-/// A valid custom system.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CustomSystem {
-    /// Its id (unique among built-in and custom systems).
-    pub id: String,
-    /// Display name.
-    pub name: String,
-    /// The system.
-    pub system: CatalogSystem,
-}
 
 /// The store and how it relates to the browser's storage.
 #[derive(Debug, Clone, Default)]
@@ -92,34 +66,10 @@ pub fn stored() -> StoredCatalog {
     STORED.with(|cell| cell.get_or_init(StoredCatalog::load).clone())
 }
 
-/// The usable entries of one list, converted by `f` (tracked).
-fn usable<T>(kind: EntryKind, f: impl Fn(&Document) -> Option<T>) -> Vec<T> {
-    stored().with(|s| s.store.list(kind).iter().filter_map(|e| e.parsed.as_ref().ok().and_then(&f)).collect())
-}
-
-/// Valid custom models (tracked).
-pub fn custom_models() -> Vec<CustomModel> {
-    usable(EntryKind::Model, |d| match d {
-        Document::Model(m) => Some(CustomModel { id: m.id.clone(), name: m.name.clone(), model: m.clone() }),
-        _ => None,
-    })
-}
-
-/// Valid custom systems (tracked).
-pub fn custom_systems() -> Vec<CustomSystem> {
-    usable(EntryKind::System, |d| match d {
-        Document::System(x) => Some(CustomSystem { id: x.id.clone(), name: x.name.clone(), system: x.clone() }),
-        _ => None,
-    })
-}
-
 /// The user's valid models and systems as core's [`UserEntries`], for resolving a scenario's ids
 /// (tracked: an entry saved in the Catalog view is usable at once).
 pub fn user_entries() -> UserEntries {
-    UserEntries {
-        models: custom_models().into_iter().map(|m| m.model).collect(),
-        systems: custom_systems().into_iter().map(|s| s.system).collect(),
-    }
+    stored().with(|s| s.store.user_entries())
 }
 
 fn local_storage() -> Result<web_sys::Storage, String> {

@@ -110,6 +110,24 @@ pub fn default_mode(q: &Query) -> Mode {
     mode::default_for(q)
 }
 
+/// The explorer's heading and the line under it.
+pub const TITLE: &str = "Explorer";
+/// See [`TITLE`].
+pub const INTRO: &str = "Every parallel configuration, searched in your browser.";
+
+/// The mode the explorer searches `q` in: the URL's `mode` and `ext`, else [`default_mode`]
+/// (with no switches changed), read by core, or the problem of what the URL holds.
+pub fn mode_from_query(q: &Query) -> Result<fmperf_core::mode::ModelMode, Error> {
+    let (m, e) = mode::texts(q, &mode_defaults(q));
+    fmperf_core::mode::ModelMode::from_text(m.as_deref(), e.as_deref())
+}
+
+/// The explorer's mode defaults for the mode panel: the mode a URL without `mode` is read in, no
+/// switch text of its own.
+pub fn mode_defaults(q: &Query) -> (Option<String>, Option<String>) {
+    (Some(default_mode(q).as_str().to_string()), None)
+}
+
 /// The scenario of a fresh page: Llama 3 70B on 1,024 H100 SXM5 80 GB (their own 8-GPU NVLink
 /// domain), the model's own global batch (empty field), all three strategies, top 10 — a run
 /// people make today, in extended mode.

@@ -5,7 +5,8 @@
 //! charts, and the comparison of configurations — lives here.
 //!
 //! * [`query`]: a query string as ordered pairs, parsed and written;
-//! * [`results`]: result rows: named parallel dimensions, placements collapsed;
+//! * [`results`]: result rows: named parallel dimensions, placements collapsed, and the texts of
+//!   the results card (summary, headers, cells);
 //! * [`mode`]: the `mode`/`ext` keys, the default mode and how old permalinks are read;
 //! * [`explorer`]: the explorer's keys, defaults, scenario fields and compared configurations;
 //! * [`studies`]: the studies' keys: the sweep, its axes and the chart settings;
@@ -16,13 +17,18 @@
 //! * [`compare`]: ratios of compared configurations;
 //! * [`batch`]: the global batch each model was trained with;
 //! * [`words`]: input problems in the user's words;
+//! * [`fmt`]: numbers as the explorer writes them (fixed decimals per quantity);
+//! * [`error_bands`]: the error bar next to each predicted time;
+//! * [`views`]: the page's views, the `view` and `embed` keys, the shell's words;
 //! * [`jobs`]: searches and sweeps split into jobs for the page's Web Workers, merged back with
 //!   the core's merges.
 
 pub mod arrange;
 pub mod batch;
 pub mod compare;
+pub mod error_bands;
 pub mod explorer;
+pub mod fmt;
 pub mod jobs;
 pub mod mode;
 pub mod number;
@@ -31,4 +37,5 @@ pub mod query;
 pub mod results;
 pub mod studies;
 pub mod system_spec;
+pub mod views;
 pub mod words;

@@ -61,14 +61,16 @@ pub fn pin_on_write(before: &Query, after: &mut Query) {
     }
 }
 
-/// The page's views (the `view` key's values).
-pub const VIEWS: [&str; 5] = ["explorer", "studies", "catalog", "validation", "about"];
+pub use crate::views::unknown_view;
 
-/// What the page says when `view=` names no view (it then shows the Explorer).
-pub fn unknown_view(q: &Query) -> Option<String> {
-    let v = q.get("view")?;
-    (!VIEWS.contains(&v))
-        .then(|| format!("There is no view “{v}”, so the Explorer is shown. Views: {}.", VIEWS.join(", ")))
+/// The tooltip of the badge naming the mode that produced a result.
+pub fn badge_title(mode: &fmperf_core::mode::ModelMode) -> &'static str {
+    match mode {
+        fmperf_core::mode::ModelMode::Reference => "The published model (Subramanian et al., PMBS 2024), bit-exact",
+        fmperf_core::mode::ModelMode::Extended(_) => {
+            "Extended mode: the published model made realistic, switch by switch"
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,11 +1,15 @@
 //! The explorer's result rows as a reader wants them: each parallel dimension in its own named
 //! column (DP, TP, CP, PP, micro-batch; EP and ETP for an MoE model), and rows that differ only in the placement of the
 //! dimensions on the fast domain collapsed into one (the best placement first, the others
-//! expandable under it).
+//! expandable under it). The texts of the results card (summary line, column headers, cells)
+//! live here too, so that the page and its first view ([`fmperf-first-view`]) write them alike.
 
 use fmperf_core::Strategy;
+use fmperf_core::explore::{ConfigReport, ExploreResult, ExploreSpec, ReportContext};
 use fmperf_core::extended::moe::ExpertLayout;
 use fmperf_core::reference::Candidate;
+
+use crate::fmt;
 
 /// The named columns of a configuration, in order: data-, tensor-, context- and pipeline-parallel
 /// degrees and the micro-batch [samples].
@@ -51,6 +55,116 @@ pub fn is_research(s: Strategy) -> bool {
 
 /// The frameworks the mainstream filter names.
 pub const MAINSTREAM: &str = "Megatron/NeMo, torchtitan and MaxText";
+
+/// The reports of the merged list (`list` = `None`) or of one strategy's list, best first.
+pub fn reports(ctx: &ReportContext, result: &ExploreResult, list: Option<Strategy>) -> Vec<ConfigReport> {
+    let ranked = match list {
+        None => &result.merged,
+        Some(s) => match result.outcome(s) {
+            Some(o) => &o.top,
+            None => return Vec::new(),
+        },
+    };
+    ranked.iter().map(|r| ConfigReport::of_ranked(ctx, r)).collect()
+}
+
+/// The results card's summary: the scenario searched, then how many candidates in how long
+/// [ms] and how many fit in a device's memory [GB].
+pub fn summary_line(spec: &ExploreSpec, result: &ExploreResult, elapsed_ms: f64) -> String {
+    format!(
+        "{} on {} · scale-up domain {} · {} devices · global batch {} — {} candidates in {:.0} ms, {} fit in {} GB",
+        spec.model_id,
+        spec.system_name,
+        spec.system.nvlink_size,
+        fmt::count(spec.n_gpus),
+        fmt::count(spec.global_batch),
+        fmt::count(result.candidates()),
+        elapsed_ms,
+        fmt::count(result.feasible()),
+        fmt::gb(spec.capacity_gb()),
+    )
+}
+
+/// A column header of the results table after the dimensions: its name, its unit (on a second
+/// line), its tooltip, and whether it is optional (hidden on narrow screens, class `opt`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricHeader {
+    /// The name.
+    pub name: &'static str,
+    /// The unit or second line (`[samples/s]`).
+    pub unit: Option<&'static str>,
+    /// The tooltip.
+    pub title: Option<&'static str>,
+    /// Hidden on narrow screens.
+    pub optional: bool,
+}
+
+/// The metric columns, in order: throughput, step time, training time, memory, MFU, SUMMA panels,
+/// members in the fast domain.
+pub const METRIC_HEADERS: [MetricHeader; 7] = [
+    MetricHeader { name: "throughput", unit: Some("[samples/s]"), title: None, optional: false },
+    MetricHeader { name: "step", unit: Some("[s]"), title: None, optional: false },
+    MetricHeader { name: "training", unit: Some("[days]"), title: None, optional: false },
+    MetricHeader { name: "memory", unit: Some("[GB]"), title: None, optional: false },
+    MetricHeader {
+        name: "MFU",
+        unit: None,
+        title: Some("model FLOPs per sample × throughput / (devices × peak matrix rate)"),
+        optional: false,
+    },
+    MetricHeader { name: "nb", unit: None, title: Some("SUMMA panels (2d only)"), optional: true },
+    MetricHeader {
+        name: "in fast domain",
+        unit: Some("DP · TP · PP"),
+        title: Some("members of each parallel dimension inside one fast (scale-up) domain"),
+        optional: true,
+    },
+];
+
+/// A list tab's label: the strategy and its best throughput [samples/s], or that none fits.
+pub fn list_tab_label(strategy: Strategy, best_samples_per_s: Option<f64>) -> String {
+    match best_samples_per_s {
+        Some(b) => format!("{strategy} · {}", fmt::throughput(b)),
+        None => format!("{strategy} · none fits"),
+    }
+}
+
+/// The label of the list tab of every strategy.
+pub const ALL_LIST_LABEL: &str = "All strategies";
+
+/// The mainstream filter's label.
+pub fn mainstream_label() -> String {
+    format!(" Only what {MAINSTREAM} can run")
+}
+
+/// The TP text of a configuration: `tp` (1d) or `tp1×tp2`.
+pub fn tp_text(c: &Candidate) -> String {
+    if c.strategy == Strategy::OneD { c.tp1.to_string() } else { format!("{}×{}", c.tp1, c.tp2) }
+}
+
+/// The placement tooltip: each dimension's members inside one fast domain, named.
+pub fn placement_text(r: &ConfigReport) -> String {
+    r.placement().iter().map(|p| format!("{} {}", p.name, p.in_domain)).collect::<Vec<_>>().join(" · ")
+}
+
+/// Members of each dimension inside one fast domain, in the order of the configuration column:
+/// `DP · TP · PP` (TP as `tp1×tp2` unless 1d).
+pub fn domain_text(c: &Candidate) -> String {
+    let tp = if c.strategy == Strategy::OneD { c.nv_tp1.to_string() } else { format!("{}×{}", c.nv_tp1, c.nv_tp2) };
+    format!("{} · {tp} · {}", c.nv_dp, c.nv_pp)
+}
+
+/// The SUMMA panels cell: `nb` for 2d, `–` otherwise.
+pub fn nb_text(c: &Candidate) -> String {
+    if c.strategy == Strategy::Summa2D { c.nb.to_string() } else { "–".into() }
+}
+
+/// A memory cell's bar: the used fraction of capacity, and the bar's width [%] (0–100; a
+/// configuration over capacity has fraction > 1 and a full bar).
+pub fn memory_fill(used_gb: f64, capacity_gb: f64) -> (f64, f64) {
+    let fraction = if capacity_gb > 0.0 { used_gb / capacity_gb } else { 0.0 };
+    (fraction, (fraction.min(1.0) * 100.0).max(0.0))
+}
 
 /// What identifies a configuration apart from its placement on the fast domain (an MoE
 /// model's expert degrees included).

@@ -51,6 +51,17 @@ fn broken_entries_are_kept_with_their_problems() {
 }
 
 #[test]
+fn only_usable_entries_resolve_scenarios() {
+    let bad = json!({"schema_version": 1, "kind": "model", "id": "broken", "seq_len": 0, "hidden": 8, "heads": 16, "layers": 2});
+    let good: Value = serde_json::from_str(&to_json(&my_model("fine"))).unwrap();
+    let s = CustomStore::parse(Some(&stored(json!([bad, good]), json!([{"nonsense": true}]))));
+    let entries = s.user_entries();
+    assert_eq!(entries.models.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["fine"]);
+    assert!(entries.systems.is_empty());
+    assert_eq!(CustomStore::default().user_entries(), Default::default());
+}
+
+#[test]
 fn ids_must_stay_unique() {
     let a: Value = serde_json::from_str(&to_json(&my_model("twin"))).unwrap();
     let builtin: Value = serde_json::from_str(&to_json(&my_model("GPT3"))).unwrap();

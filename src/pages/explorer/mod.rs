@@ -154,12 +154,21 @@ pub fn ExplorerPage() -> impl IntoView {
     let url = use_context::<UrlState>().expect("URL state in context");
     let ex = Explorer::new(url);
     provide_context(ex);
+    // The first view shows the results until the page has its own or a problem to show
+    // (`crate::first_view`; it draws no search long enough to show progress).
+    Effect::new(move |_| {
+        let own =
+            ex.outcome.with(|o| o.is_some()) || ex.spec.with(|s| s.is_err()) || ex.run.get() == state::Run::Cancelled;
+        if own {
+            crate::first_view::hand_over();
+        }
+    });
     view! {
         <style>{EXPLORER_CSS}</style>
         <div class="explorer">
             <aside class="card scenario-card" aria-labelledby="explorer-title">
-                <h1 id="explorer-title">"Explorer"</h1>
-                <p class="muted intro">"Every parallel configuration, searched in your browser."</p>
+                <h1 id="explorer-title">{fmperf_app::explorer::TITLE}</h1>
+                <p class="muted intro">{fmperf_app::explorer::INTRO}</p>
                 <form::ScenarioForm />
                 <saved::SavedScenarios />
             </aside>

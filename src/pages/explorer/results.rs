@@ -128,14 +128,10 @@ fn ListTabs() -> impl IntoView {
     move || {
         ex.outcome.with(|o| {
             o.as_ref().map(|o| {
-                let mut tabs = vec![tab(None, "All strategies".to_string())];
+                let mut tabs = vec![tab(None, fmperf_app::results::ALL_LIST_LABEL.to_string())];
                 for oc in &o.result.outcomes {
-                    let best = oc.top.first().map(|r| fmt::throughput(r.throughput_samples_per_s));
-                    let label = match best {
-                        Some(b) => format!("{} · {b}", oc.strategy),
-                        None => format!("{} · none fits", oc.strategy),
-                    };
-                    tabs.push(tab(Some(oc.strategy), label));
+                    let best = oc.top.first().map(|r| r.throughput_samples_per_s);
+                    tabs.push(tab(Some(oc.strategy), fmperf_app::results::list_tab_label(oc.strategy, best)));
                 }
                 view! {
                     <div class="tabs" role="tablist" aria-label="Which configurations to list" on:keydown=tablist_keydown>
@@ -147,28 +143,12 @@ fn ListTabs() -> impl IntoView {
     }
 }
 
-/// The TP column: `tp` (1d) or `tp1×tp2`.
-pub fn tp_text(c: &fmperf_core::reference::Candidate) -> String {
-    if c.strategy == Strategy::OneD { c.tp1.to_string() } else { format!("{}×{}", c.tp1, c.tp2) }
-}
-
-/// The placement column: each dimension's members inside one fast domain.
-pub fn placement_text(r: &ConfigReport) -> String {
-    r.placement().iter().map(|p| format!("{} {}", p.name, p.in_domain)).collect::<Vec<_>>().join(" · ")
-}
-
-/// Members of each dimension inside one fast domain, in the order of the configuration column:
-/// `DP · TP · PP` (TP as `tp1×tp2` unless 1d).
-pub fn domain_text(c: &fmperf_core::reference::Candidate) -> String {
-    let tp = if c.strategy == Strategy::OneD { c.nv_tp1.to_string() } else { format!("{}×{}", c.nv_tp1, c.nv_tp2) };
-    format!("{} · {tp} · {}", c.nv_dp, c.nv_pp)
-}
+pub use fmperf_app::results::{domain_text, placement_text, tp_text};
 
 /// A memory cell: used / capacity with a small bar.
 #[component]
 pub fn MemoryCell(used_gb: f64, capacity_gb: f64) -> impl IntoView {
-    let fraction = if capacity_gb > 0.0 { used_gb / capacity_gb } else { 0.0 };
-    let width = (fraction.min(1.0) * 100.0).max(0.0);
+    let (fraction, width) = fmperf_app::results::memory_fill(used_gb, capacity_gb);
     view! {
         <span class="mem-cell" title=format!("{} of {} GB", fmt::gb(used_gb), fmt::gb(capacity_gb))>
             <span class="mem-num">{fmt::gb(used_gb)}</span>
@@ -216,7 +196,7 @@ fn result_row(
         ex.url.update(true, |q| q.set(keys::SEL, &c));
     };
     let c = r.candidate;
-    let nb = if c.strategy == Strategy::Summa2D { c.nb.to_string() } else { "–".into() };
+    let nb = fmperf_app::results::nb_text(&c);
     let dims = fmperf_app::results::dims(&c).map(|d| view! { <td class="num dim">{d}</td> });
     let expert_dims = fmperf_app::results::expert_dims(r.experts.as_ref())
         .map(|d| d.map(|v| view! { <td class="num dim expert-dim">{v}</td> }));
@@ -305,8 +285,8 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
     // The mode's out-of-sample error on measured runs of this kind of part and model.
     let bar = Signal::derive(move || {
         ex.outcome
-            .with(|o| o.as_ref().and_then(|o| crate::error_bands::band(&o.spec)))
-            .map(|b| (crate::error_bands::short(&b), b.message))
+            .with(|o| o.as_ref().and_then(|o| fmperf_app::error_bands::band(&o.spec)))
+            .map(|b| (fmperf_app::error_bands::short(&b), b.message))
     });
     let pin_of = |c: fmperf_core::reference::Candidate| {
         spec.as_ref().map(|s| {
@@ -362,6 +342,14 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
         fmperf_app::results::EXPERT_HEADERS
             .map(|(h, title)| view! { <th class="num dim expert-dim" scope="col" title=title>{h}</th> })
     });
+    let metric_heads = fmperf_app::results::METRIC_HEADERS.map(|h| {
+        view! {
+            <th class="num" class:opt=h.optional scope="col" title=h.title>
+                {h.name}
+                {h.unit.map(|u| view! { <br /> {u} })}
+            </th>
+        }
+    });
     view! {
         <div class="table-wrap results-wrap" tabindex="0">
             <table class="results" aria-label="Best configurations">
@@ -371,15 +359,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
                         <th scope="col">"strategy"</th>
                         {dim_heads}
                         {expert_heads}
-                        <th class="num" scope="col">"throughput" <br /> "[samples/s]"</th>
-                        <th class="num" scope="col">"step" <br /> "[s]"</th>
-                        <th class="num" scope="col">"training" <br /> "[days]"</th>
-                        <th class="num" scope="col">"memory" <br /> "[GB]"</th>
-                        <th class="num" scope="col" title="model FLOPs per sample × throughput / (devices × peak matrix rate)">"MFU"</th>
-                        <th class="num opt" scope="col" title="SUMMA panels (2d only)">"nb"</th>
-                        <th class="num opt" scope="col" title="members of each parallel dimension inside one fast (scale-up) domain">
-                            "in fast domain" <br /> "DP · TP · PP"
-                        </th>
+                        {metric_heads}
                         <th scope="col"><span class="sr-only">"details"</span></th>
                         <th scope="col" title="tick up to 4 to compare them side by side">"compare"</th>
                     </tr>
@@ -450,28 +430,12 @@ pub fn Results() -> impl IntoView {
                         ex.url.update(true, |q| if on { q.set(keys::ONLY, "mainstream") } else { q.remove(keys::ONLY) });
                     }
                 />
-                {format!(" Only what {} can run", fmperf_app::results::MAINSTREAM)}
+                {fmperf_app::results::mainstream_label()}
             </label>
         }
     };
     let summary = move || {
-        ex.outcome.with(|o| {
-            o.as_ref().map(|o| {
-                let s = &o.spec;
-                format!(
-                    "{} on {} · scale-up domain {} · {} devices · global batch {} — {} candidates in {:.0} ms, {} fit in {} GB",
-                    s.model_id,
-                    s.system_name,
-                    s.system.nvlink_size,
-                    fmt::count(s.n_gpus),
-                    fmt::count(s.global_batch),
-                    fmt::count(o.result.candidates()),
-                    o.elapsed_ms,
-                    fmt::count(o.result.feasible()),
-                    fmt::gb(s.capacity_gb()),
-                )
-            })
-        })
+        ex.outcome.with(|o| o.as_ref().map(|o| fmperf_app::results::summary_line(&o.spec, &o.result, o.elapsed_ms)))
     };
     let invalid = move || {
         ex.spec.with(|s| {
@@ -599,8 +563,8 @@ pub fn Results() -> impl IntoView {
             {invalid}
             {moe_in_reference}
             {move || {
-                ex.outcome.with(|o| o.as_ref().and_then(|o| crate::error_bands::band(&o.spec))).map(|b| view! {
-                    <p class="muted small" id="ex-error-bar">{format!("Error bar ({}): {}", crate::error_bands::short(&b), b.message)}</p>
+                ex.outcome.with(|o| o.as_ref().and_then(|o| fmperf_app::error_bands::band(&o.spec))).map(|b| view! {
+                    <p class="muted small" id="ex-error-bar">{fmperf_app::error_bands::line(&b)}</p>
                 })
             }}
             <div class="row list-row">

@@ -16,10 +16,9 @@ use fmperf_core::mode::ModelMode;
 use leptos::prelude::*;
 
 use super::keys;
-use crate::mode_panel;
 use crate::runner::{Jobs, Sliced, TaskHandle, spawn_parallel};
 use crate::storage;
-use crate::url_state::{Query, UrlState};
+use crate::url_state::UrlState;
 
 /// A finished search and what its reports need.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,14 +42,7 @@ pub struct Outcome {
 impl Outcome {
     /// Reports of the merged list (`None`) or one strategy's list.
     pub fn reports(&self, list: Option<fmperf_core::Strategy>) -> Vec<ConfigReport> {
-        let ranked = match list {
-            None => &self.result.merged,
-            Some(s) => match self.result.outcome(s) {
-                Some(o) => &o.top,
-                None => return Vec::new(),
-            },
-        };
-        ranked.iter().map(|r| ConfigReport::of_ranked(&self.ctx, r)).collect()
+        fmperf_app::results::reports(&self.ctx, &self.result, list)
     }
 }
 
@@ -106,10 +98,7 @@ pub struct Explorer {
     rerun: RwSignal<u64>,
 }
 
-/// The view's mode defaults for the mode panel: the mode a URL without `mode` is read in.
-pub fn mode_defaults(q: &Query) -> (Option<String>, Option<String>) {
-    (Some(keys::default_mode(q).as_str().to_string()), None)
-}
+pub use fmperf_app::explorer::mode_defaults;
 
 /// The scenario as typed, resolved in `mode` against the catalogs and the user's `entries`:
 /// numbers typed as `4k` or `1e12` read as such, an empty batch the model's own.
@@ -172,10 +161,7 @@ impl Explorer {
         });
         // Extended mode when the URL names none, reference mode for an old permalink
         // (`fmperf_app::mode`).
-        let mode = Memo::new(move |_| {
-            let (m, e) = url.query.with(|q| mode_panel::texts(q, &mode_defaults(q)));
-            ModelMode::from_text(m.as_deref(), e.as_deref())
-        });
+        let mode = Memo::new(move |_| url.query.with(fmperf_app::explorer::mode_from_query));
         // The user's own models and systems (Catalog view), resolved next to the built-in ones.
         let entries = Memo::new(move |_| storage::user_entries());
         let in_mode = move |f: &ExploreFields| match mode.get() {

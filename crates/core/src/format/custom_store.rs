@@ -242,6 +242,26 @@ impl CustomStore {
         }
     }
 
+    /// The usable entries (those that parse), as core's [`crate::resolve::UserEntries`] for
+    /// resolving a scenario's ids; entries that need attention are left out.
+    pub fn user_entries(&self) -> crate::resolve::UserEntries {
+        let parsed = |kind: EntryKind| self.list(kind).iter().filter_map(|e| e.parsed.as_ref().ok());
+        crate::resolve::UserEntries {
+            models: parsed(EntryKind::Model)
+                .filter_map(|d| match d {
+                    Document::Model(m) => Some(m.clone()),
+                    _ => None,
+                })
+                .collect(),
+            systems: parsed(EntryKind::System)
+                .filter_map(|d| match d {
+                    Document::System(x) => Some(x.clone()),
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
+
     /// Whether the page may write this store back (it is not of a newer version).
     pub fn writable(&self) -> bool {
         self.newer_version.is_none()

@@ -1,0 +1,117 @@
+// The explorer's first view (crates/first-view): drawn by the boot script before the page's own
+// module has loaded, it shows the page's rows (same configurations, same numbers, same order) and
+// gives way to the page; it draws nothing where the page must speak (other views, bad input), and
+// the page works without it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { newPage, screenshot, sharedBrowser } from './harness.mjs';
+
+let server, browser;
+sharedBrowser((s, b) => {
+  server = s;
+  browser = b;
+});
+
+/** Records the first view's (closed) shadow root as `window.__firstView`, and whether a
+ *  `#first-view` element was ever in the document (`window.__firstViewSeen`). */
+async function watchFirstView(page) {
+  await page.addInitScript(() => {
+    const attach = Element.prototype.attachShadow;
+    Element.prototype.attachShadow = function (init) {
+      const root = attach.call(this, init);
+      if (this.id === 'first-view') window.__firstView = root;
+      return root;
+    };
+    new MutationObserver(() => {
+      if (document.getElementById('first-view')) window.__firstViewSeen = true;
+    }).observe(document, { childList: true, subtree: true });
+  });
+}
+
+/** Rows of a results table under `root` (a document or a shadow root): config and throughput text. */
+function rowsIn(root) {
+  return [...root.querySelectorAll('table.results tbody tr:not([hidden])')].map((tr) => ({
+    config: tr.dataset.config,
+    throughput: tr.querySelector('td.throughput').textContent.trim(),
+  }));
+}
+
+/** Holds the page's own module until `release()` is called, so that the first view stays. */
+async function holdPage(page) {
+  let release;
+  const held = new Promise((r) => (release = r));
+  await page.route(/fmperf-web-[0-9a-f]+_bg\.wasm$/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  return release;
+}
+
+async function firstViewRows(page) {
+  await page.waitForFunction(() => document.getElementById('first-view')?.dataset.rows !== undefined, null, {
+    timeout: 30_000,
+  });
+  return page.evaluate(`(${rowsIn})(window.__firstView)`);
+}
+
+async function pageRows(page) {
+  await page.locator('table.results tbody tr').first().waitFor({ state: 'visible', timeout: 60_000 });
+  return page.evaluate(`(${rowsIn})(document)`);
+}
+
+for (const [name, query] of [
+  ['the default scenario', ''],
+  ['a permalink with a list and a mode', '?mode=reference&list=1d'],
+]) {
+  test(`first view of ${name}: the page's rows, then the page`, async () => {
+    const page = await newPage(browser);
+    await watchFirstView(page);
+    const release = await holdPage(page);
+    await page.goto(server.base + query);
+    const first = await firstViewRows(page);
+    assert.ok(first.length > 0, 'the first view has rows');
+    assert.equal(await page.locator('#first-view').getAttribute('data-rows'), String(first.length));
+    if (query === '') {
+      for (const [width, scheme] of [[1280, 'light'], [390, 'dark']]) {
+        await page.setViewportSize({ width, height: 900 });
+        await page.emulateMedia({ colorScheme: scheme });
+        await screenshot(page, `first-view-${width}-${scheme}`);
+      }
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+    release();
+    const own = await pageRows(page);
+    assert.deepEqual(own, first, 'the page lists what the first view showed');
+    await page.waitForFunction(() => !document.getElementById('first-view'));
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+}
+
+test('no first view where the page must speak: other views, bad input, a search too large', async () => {
+  for (const [query, ready] of [
+    ['?view=studies', '.studies, #studies-title, h1'],
+    ['?view=catalog', 'h1'],
+    ['?gpus=abc', '.notice.error'],
+    ['?model=gpt3&strategies=2d&gpus=16384&nvs=64&batch=735134400', '.run-status'],
+  ]) {
+    const page = await newPage(browser);
+    await watchFirstView(page);
+    await page.goto(server.base + query);
+    await page.locator(ready).first().waitFor({ timeout: 30_000 });
+    assert.equal(await page.evaluate(() => window.__firstViewSeen ?? false), false, `${query}: a first view was drawn`);
+    assert.deepEqual(page.errors, [], query);
+    await page.close();
+  }
+});
+
+test('the page works when the first view cannot load', async () => {
+  const page = await newPage(browser);
+  await page.route(/first-view-[0-9a-f]+/, (route) => route.abort());
+  await page.goto(server.base);
+  const rows = await pageRows(page);
+  assert.ok(rows.length > 0);
+  assert.equal(await page.locator('#first-view').count(), 0);
+  assert.deepEqual(page.errors.filter((e) => !/first-view|Failed to load resource/.test(e)), []);
+  await page.close();
+});
