@@ -45,7 +45,7 @@ printf '  %-48s %10d raw %10d gzipped\n' "all .wasm" "$total_raw" "$total_gz"
 for f in "$DIST"/*.js "$DIST"/index.html "$DIST"/fmperf.html; do
   [ -f "$f" ] && printf '  %-48s %10d raw %10d gzipped\n' "$(basename "$f")" "$(stat -c %s "$f")" "$(gz "$f")"
 done
-echo "  (first view: index.html + its boot script + the wasm and JS it loads; the offline file holds everything)"
+echo "  (first view: index.html, which holds the default page drawn ahead, and its boot script; a permalink also loads first-view-*.wasm; the page loads fmperf-web-*.wasm; the offline file holds everything)"
 
 if ! command -v twiggy >/dev/null 2>&1 && [ "$INSTALL" = 1 ]; then
   echo "== installing twiggy (cargo install --locked twiggy)" >&2

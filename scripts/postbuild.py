@@ -94,15 +94,47 @@ def ascii_js(text: str) -> str:
 
 
 # What the boot script does first (see 3. in the module documentation). `__FV_JS__`, `__FV_WASM__`
-# and `__PAGE_WASM__` are the hashed names. The search gives up after FIRST_VIEW_BUDGET_MS [ms] (the
+# and `__PAGE_WASM__` are the hashed names. A URL without a query shows the first view drawn at
+# build time (`<template id="first-view-ahead">`, see FIRST_VIEW_SHOW); any other explorer URL
+# has the first view's module draw it, giving up after FIRST_VIEW_BUDGET_MS [ms] of searching (the
 # page then searches with progress and a cancel button).
 FIRST_VIEW_BUDGET_MS = 800
-FIRST_VIEW_PRELUDE = """// The explorer's first view (crates/first-view): the first results, drawn by a small module before
-// the page's own has loaded; the page removes it once it shows its own (src/first_view.rs).
+# Shows a first view (a DocumentFragment) in a closed shadow root `#first-view` with copies of the
+# page's stylesheets; shared by the boot script and the offline file's loader.
+FIRST_VIEW_SHOW = """function fmperfShowFirstView(content) {
+  const host = document.createElement('div');
+  host.id = 'first-view';
+  const root = host.attachShadow({ mode: 'closed' });
+  try {
+    root.adoptedStyleSheets = [...document.styleSheets].map((sheet) => {
+      const copy = new CSSStyleSheet();
+      copy.replaceSync([...sheet.cssRules].map((rule) => rule.cssText).join('\\n'));
+      return copy;
+    });
+  } catch (e) {
+    for (const link of document.querySelectorAll('link[rel="stylesheet"]')) root.append(link.cloneNode());
+  }
+  root.append(content);
+  host.dataset.rows = String(root.querySelectorAll('table.results tbody tr').length);
+  document.body.prepend(host);
+}
+function fmperfFirstViewAhead() {
+  const ahead = document.getElementById('first-view-ahead');
+  if (!ahead) return false;
+  ahead.remove();
+  if (new URLSearchParams(location.search).size > 0) return false;
+  fmperfShowFirstView(ahead.content);
+  return true;
+}
+"""
+FIRST_VIEW_PRELUDE = FIRST_VIEW_SHOW + """// The explorer's first view (crates/first-view): the first results before the page's own module has
+// loaded; the page removes it once it shows its own (src/first_view.rs).
 let fmperfPageWasm;
 try {
   const view = new URLSearchParams(location.search).get('view');
-  if (view === null || view === 'explorer') {
+  if (fmperfFirstViewAhead()) {
+    fmperfPageWasm = fetch('./__PAGE_WASM__');
+  } else if (view === null || view === 'explorer') {
     let store = null;
     try { store = localStorage.getItem('fmperf.custom.v1'); } catch (e) { /* no storage here */ }
     const firstView = await import('./__FV_JS__');
@@ -110,23 +142,9 @@ try {
     fmperfPageWasm = fetch('./__PAGE_WASM__');
     const html = firstView.first_view(location.search, store, __BUDGET__);
     if (html) {
-      const host = document.createElement('div');
-      host.id = 'first-view';
-      const root = host.attachShadow({ mode: 'closed' });
-      try {
-        root.adoptedStyleSheets = [...document.styleSheets].map((sheet) => {
-          const copy = new CSSStyleSheet();
-          copy.replaceSync([...sheet.cssRules].map((rule) => rule.cssText).join('\\n'));
-          return copy;
-        });
-      } catch (e) {
-        for (const link of document.querySelectorAll('link[rel="stylesheet"]')) root.append(link.cloneNode());
-      }
       const template = document.createElement('template');
       template.innerHTML = html;
-      root.append(template.content);
-      host.dataset.rows = String(root.querySelectorAll('table.results tbody tr').length);
-      document.body.prepend(host);
+      fmperfShowFirstView(template.content);
     }
   }
 } catch (e) {
@@ -139,8 +157,13 @@ def first_view(dist: pathlib.Path, html: str, glue: pathlib.Path, wasm: pathlib.
     """Hashes the first view's names, puts its loader at the start of the boot script, and swaps
     Trunk's preloads of the page's module for preloads of the first view. Returns index.html."""
     fv_js, fv_wasm = dist / "first-view.js", dist / "first-view_bg.wasm"
-    if not fv_js.exists() or not fv_wasm.exists():
-        die(f"the first view ({fv_js.name}, {fv_wasm.name}) is missing: build.sh builds it")
+    fv_ahead = dist / "first-view-ahead.html"
+    if not fv_js.exists() or not fv_wasm.exists() or not fv_ahead.exists():
+        die(f"the first view ({fv_js.name}, {fv_wasm.name}, {fv_ahead.name}) is missing: build.sh builds it")
+    ahead = fv_ahead.read_text(encoding="utf-8")
+    fv_ahead.unlink()
+    if "</template" in ahead or "<script" in ahead:
+        die("the first view drawn ahead cannot sit in a <template>")
     digest = hashlib.sha256(fv_js.read_bytes() + fv_wasm.read_bytes()).hexdigest()[:16]
     js_name, wasm_name = f"first-view-{digest}.js", f"first-view-{digest}_bg.wasm"
     for old in dist.glob("first-view-*"):
@@ -177,13 +200,18 @@ def first_view(dist: pathlib.Path, html: str, glue: pathlib.Path, wasm: pathlib.
     (dist / m.group(1)).unlink()
     (dist / name).write_text(boot, encoding="utf-8")
     html = html.replace(m.group(0), f'<script type="module" src="./{name}"></script>')
-    # Preloads: the first view's module and glue instead of the page's (fetched by the prelude).
+    # Preloads: the page's module as the prelude fetches it (Trunk's carry an integrity the fetch
+    # does not repeat, so the fetch would not use them), both glues; not the first view's module,
+    # which the default page (drawn ahead) does not need.
     html = re.sub(r'\s*<link rel="(modulepreload|preload)"[^>]*>', "", html)
     preloads = (
-        f'<link rel="modulepreload" href="./{js_name}">\n'
-        f'  <link rel="preload" href="./{wasm_name}" as="fetch" type="application/wasm" crossorigin>\n'
+        f'\n  <link rel="preload" href="./{wasm.name}" as="fetch" type="application/wasm" crossorigin>'
+        f'\n  <link rel="modulepreload" href="./{glue.name}">'
+        f'\n  <link rel="modulepreload" href="./{js_name}">\n'
     )
-    html = html.replace("</head>", "  " + preloads + "</head>", 1)
+    html = re.sub(r"\s*</head>", lambda _: preloads + "</head>", html, count=1)
+    # The default page's first view, drawn at build time (build.sh), for the prelude to show.
+    html = html.replace("<body>", f'<body>\n  <template id="first-view-ahead">{ahead}</template>', 1)
     return html
 
 
@@ -290,6 +318,8 @@ def main() -> None:
         + "Safari 16.4 or newer).</p>');\n"
         + "  throw new Error('fmperf: DecompressionStream is not available');\n"
         + "}\n"
+        + ascii_js(FIRST_VIEW_SHOW)
+        + "try { fmperfFirstViewAhead(); } catch (e) { console.warn('fmperf: no first view', e); }\n"
         + "const fmperfWasmGz = fmperfBytes('fmperf-wasm-gz');\n"
         + f"if (fmperfWasmGz.length !== {len(wasm_gz)}) throw new Error('fmperf: the inlined WebAssembly is damaged');\n"
         + "const fmperfWasm = await new Response(new Blob([fmperfWasmGz]).stream()"

@@ -4,7 +4,10 @@
 // measures and prints, and fails only when the page never shows a row.
 //
 // Usage (after ./scripts/build.sh; from the repository root):
-//   node tests/bench/first-result.mjs [--runs 15] [--dist dist] [--where server,file] [--json]
+//   node tests/bench/first-result.mjs [--runs 15] [--dist dist] [--where server,file] [--query '?…'] [--json]
+//
+// `--query` opens the page at that query (default: none, the default page, whose first view was
+// drawn at build time); a permalink's first view is computed by the first view's own module.
 //
 // Each run opens a new browser context (empty HTTP cache, no storage) and a new page, installs a
 // MutationObserver before any script runs, navigates, and records `performance.now()` (ms since
@@ -26,6 +29,8 @@ const RUNS = Number(arg('runs', '15'));
 const dist = path.resolve(arg('dist', DIST));
 const where = arg('where', 'server,file').split(',');
 const asJson = process.argv.includes('--json');
+const query = arg('query', '');
+if (query !== '' && !query.startsWith('?')) throw new Error(`--query must start with ?, got ${query}`);
 if (!Number.isInteger(RUNS) || RUNS < 1) throw new Error(`--runs must be a positive integer, got ${RUNS}`);
 if (!existsSync(path.join(dist, 'index.html'))) throw new Error(`${dist}/index.html is missing: run ./scripts/build.sh`);
 
@@ -85,13 +90,13 @@ try {
   if (where.includes('server')) {
     const server = await serve(dist);
     try {
-      out.server = await runs(server.base);
+      out.server = await runs(server.base + query);
     } finally {
       server.stop();
     }
   }
   if (where.includes('file')) {
-    out.file = await runs(pathToFileURL(path.join(dist, 'fmperf.html')).href);
+    out.file = await runs(pathToFileURL(path.join(dist, 'fmperf.html')).href + query);
   }
 } finally {
   await browser.close();

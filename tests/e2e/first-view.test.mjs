@@ -1,10 +1,13 @@
-// The explorer's first view (crates/first-view): drawn by the boot script before the page's own
-// module has loaded, it shows the page's rows (same configurations, same numbers, same order) and
-// gives way to the page; it draws nothing where the page must speak (other views, bad input), and
-// the page works without it.
+// The explorer's first view (crates/first-view): shown by the boot script before the page's own
+// module has loaded (drawn at build time for the default page, by its own small module for any
+// other explorer URL), it shows the page's rows (same configurations, same numbers, same order)
+// and gives way to the page; it draws nothing where the page must speak (other views, bad input),
+// and the page works without it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newPage, screenshot, sharedBrowser } from './harness.mjs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DIST, newPage, screenshot, sharedBrowser } from './harness.mjs';
 
 let server, browser;
 sharedBrowser((s, b) => {
@@ -67,12 +70,18 @@ for (const [name, query] of [
     const page = await newPage(browser);
     await watchFirstView(page);
     const release = await holdPage(page);
+    const modules = [];
+    page.on('request', (r) => /first-view-[0-9a-f]+_bg\.wasm$/.test(r.url()) && modules.push(r.url()));
     await page.goto(server.base + query);
     const first = await firstViewRows(page);
+    // The default page's was drawn at build time: no module computes it.
+    assert.equal(modules.length, query === '' ? 0 : 1, `first view modules loaded: ${modules}`);
+    const summary = await page.evaluate(() => window.__firstView.querySelector('.summary').textContent);
+    assert.equal(/candidates in \d+ ms/.test(summary), query !== '', summary);
     assert.ok(first.length > 0, 'the first view has rows');
     assert.equal(await page.locator('#first-view').getAttribute('data-rows'), String(first.length));
     if (query === '') {
-      for (const [width, scheme] of [[1280, 'light'], [390, 'dark']]) {
+      for (const [width, scheme] of [[1280, 'light'], [1280, 'dark'], [390, 'light'], [390, 'dark']]) {
         await page.setViewportSize({ width, height: 900 });
         await page.emulateMedia({ colorScheme: scheme });
         await screenshot(page, `first-view-${width}-${scheme}`);
@@ -108,10 +117,23 @@ test('no first view where the page must speak: other views, bad input, a search 
 test('the page works when the first view cannot load', async () => {
   const page = await newPage(browser);
   await page.route(/first-view-[0-9a-f]+/, (route) => route.abort());
-  await page.goto(server.base);
+  await page.goto(`${server.base}?mode=reference&list=1d`);
   const rows = await pageRows(page);
   assert.ok(rows.length > 0);
   assert.equal(await page.locator('#first-view').count(), 0);
   assert.deepEqual(page.errors.filter((e) => !/first-view|Failed to load resource/.test(e)), []);
+  await page.close();
+});
+
+test('the offline file shows the first view drawn ahead, then the page', async () => {
+  const page = await newPage(browser);
+  await watchFirstView(page);
+  await page.goto(pathToFileURL(path.join(DIST, 'fmperf.html')).href);
+  const first = await firstViewRows(page);
+  assert.ok(first.length > 0);
+  const own = await pageRows(page);
+  assert.deepEqual(own, first);
+  await page.waitForFunction(() => !document.getElementById('first-view'));
+  assert.deepEqual(page.errors, []);
   await page.close();
 });

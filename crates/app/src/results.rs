@@ -68,18 +68,19 @@ pub fn reports(ctx: &ReportContext, result: &ExploreResult, list: Option<Strateg
     ranked.iter().map(|r| ConfigReport::of_ranked(ctx, r)).collect()
 }
 
-/// The results card's summary: the scenario searched, then how many candidates in how long
-/// [ms] and how many fit in a device's memory [GB].
-pub fn summary_line(spec: &ExploreSpec, result: &ExploreResult, elapsed_ms: f64) -> String {
+/// The results card's summary: the scenario searched, then how many candidates, in how long
+/// [ms] when `elapsed_ms` is given (not for a result drawn ahead, at build time), and how many fit
+/// in a device's memory [GB].
+pub fn summary_line(spec: &ExploreSpec, result: &ExploreResult, elapsed_ms: Option<f64>) -> String {
+    let time = elapsed_ms.map(|ms| format!(" in {ms:.0} ms")).unwrap_or_default();
     format!(
-        "{} on {} · scale-up domain {} · {} devices · global batch {} — {} candidates in {:.0} ms, {} fit in {} GB",
+        "{} on {} · scale-up domain {} · {} devices · global batch {} — {} candidates{time}, {} fit in {} GB",
         spec.model_id,
         spec.system_name,
         spec.system.nvlink_size,
         fmt::count(spec.n_gpus),
         fmt::count(spec.global_batch),
         fmt::count(result.candidates()),
-        elapsed_ms,
         fmt::count(result.feasible()),
         fmt::gb(spec.capacity_gb()),
     )

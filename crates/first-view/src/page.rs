@@ -43,6 +43,24 @@ pub struct FirstView {
 /// user's stored catalog text `store` (local storage's `fmperf.custom.v1`), searching for at most
 /// `budget_ms` by `clock` [ms]; `None` where the page must draw it (module documentation).
 pub fn render(search: &str, store: Option<&str>, budget_ms: f64, clock: &mut dyn FnMut() -> f64) -> Option<FirstView> {
+    draw(search, store, budget_ms, clock, true)
+}
+
+/// The first view of `search` drawn ahead, at build time, for the page to show at once (the boot
+/// script shows it for a URL without a query, which no stored entry can change: user entries never
+/// take a built-in id): [`render`] without the search's time in the summary, which would be the
+/// build machine's.
+pub fn ahead(search: &str) -> Option<FirstView> {
+    draw(search, None, f64::INFINITY, &mut || 0.0, false)
+}
+
+fn draw(
+    search: &str,
+    store: Option<&str>,
+    budget_ms: f64,
+    clock: &mut dyn FnMut() -> f64,
+    timed: bool,
+) -> Option<FirstView> {
     let q = Query::parse(search);
     match q.get(views::VIEW_KEY) {
         None => {}
@@ -86,7 +104,7 @@ pub fn render(search: &str, store: Option<&str>, budget_ms: f64, clock: &mut dyn
     let table = Table { q: &q, spec: &spec, system_text: &fields.system, bar: error_bands::cached_band(&spec) };
     let (rows_html, rows) = table.rows(&reports);
     let mut card = String::new();
-    card.push_str(&results_head(&spec, &texts::summary_line(&spec, &result, elapsed_ms)));
+    card.push_str(&results_head(&spec, &texts::summary_line(&spec, &result, timed.then_some(elapsed_ms))));
     card.push_str(r#"<div class="status-slot"></div>"#);
     if let Some(b) = &table.bar {
         card.push_str(&format!(r#"<p class="muted small" id="ex-error-bar">{}</p>"#, escape(&error_bands::line(b))));
@@ -119,7 +137,7 @@ fn shell(embed: bool, aside: &str, card: &str) -> String {
     format!(
         concat!(
             "<style>{css}</style>",
-            r#"<div class="app{embed}" aria-busy="true">"#,
+            r#"<div class="app{embed}" aria-busy="true" inert>"#,
             r#"<header class="app-header"><a class="brand" href="?">fm<span>perf</span></a>"#,
             r#"<span class="tagline">{tagline}</span><nav class="nav" aria-label="Views">{nav}</nav></header>"#,
             r#"<main><div class="explorer">{aside}<div class="explorer-main">"#,
@@ -181,13 +199,14 @@ fn results_head(spec: &ExploreSpec, summary: &str) -> String {
 }
 
 /// The list tabs (every strategy, then each searched strategy with its best throughput) and the
-/// mainstream filter, as the page draws them (inactive until the page takes over).
+/// mainstream filter, as the page draws them (the whole first view is `inert`: nothing in it
+/// responds until the page takes over).
 fn list_row(q: &Query, result: &fmperf_core::explore::ExploreResult) -> String {
     let current = explorer::list_from_query(q);
     let tab = |s: Option<fmperf_core::Strategy>, label: &str| {
         let selected = current == s;
         format!(
-            r#"<button type="button" role="tab" class="tab" aria-selected="{selected}" data-list="{}" disabled>{}</button>"#,
+            r#"<button type="button" role="tab" class="tab" aria-selected="{selected}" data-list="{}">{}</button>"#,
             s.map_or("all", |s| s.as_str()),
             escape(label),
         )
@@ -201,7 +220,7 @@ fn list_row(q: &Query, result: &fmperf_core::explore::ExploreResult) -> String {
     format!(
         concat!(
             r#"<div class="row list-row"><div class="tabs" role="tablist" aria-label="Which configurations to list">{tabs}</div>"#,
-            r#"<span class="spacer"></span><label class="check mainstream-filter"><input type="checkbox" disabled{checked}>{label}</label></div>"#,
+            r#"<span class="spacer"></span><label class="check mainstream-filter"><input type="checkbox"{checked}>{label}</label></div>"#,
         ),
         tabs = tabs,
         checked = checked,
@@ -270,7 +289,7 @@ impl Table<'_> {
         if more > 0 {
             let what = if more == 1 { "placement" } else { "placements" };
             s.push_str(&format!(
-                r#"<button type="button" class="small link placements-toggle" aria-expanded="false" disabled>+{more} {what}</button>"#
+                r#"<button type="button" class="small link placements-toggle" aria-expanded="false">+{more} {what}</button>"#
             ));
         }
         s.push_str("</td>");
@@ -314,8 +333,8 @@ impl Table<'_> {
         ));
         s.push_str(&format!(
             concat!(
-                r#"<td class="actions"><div class="row-actions"><button type="button" class="small" aria-pressed="{selected}" disabled>View</button></div></td>"#,
-                r#"<td class="pin-cell"><input type="checkbox" class="pin" aria-label="Compare configuration {rank}" disabled{checked}></td></tr>"#,
+                r#"<td class="actions"><div class="row-actions"><button type="button" class="small" aria-pressed="{selected}">View</button></div></td>"#,
+                r#"<td class="pin-cell"><input type="checkbox" class="pin" aria-label="Compare configuration {rank}"{checked}></td></tr>"#,
             ),
             selected = selected,
             rank = rank,

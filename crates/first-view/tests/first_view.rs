@@ -6,7 +6,7 @@ use fmperf_app::query::Query;
 use fmperf_app::{error_bands, explorer, fmt, results};
 use fmperf_core::explore::{ExploreSearch, ExploreSpec, ReportContext, UserEntries, format_candidate};
 use fmperf_core::format::custom_store::CustomStore;
-use fmperf_first_view::page::{FirstView, MAX_CANDIDATES, render};
+use fmperf_first_view::page::{FirstView, MAX_CANDIDATES, ahead, render};
 
 /// A clock that never advances (the budget never runs out).
 fn frozen() -> impl FnMut() -> f64 {
@@ -181,4 +181,16 @@ fn the_error_bar_is_the_pages() {
         let v = draw(search).unwrap_or_else(|| panic!("{search}: nothing drawn"));
         assert!(v.html.contains(&fmperf_first_view::html::escape(&error_bands::line(&b))), "{search}");
     }
+}
+
+#[test]
+fn drawn_ahead_it_is_the_same_view_without_the_time() {
+    for search in ["", "?mode=reference&list=1d"] {
+        let now = draw(search).unwrap();
+        let before = ahead(search).unwrap();
+        assert_eq!(now.html.matches(" candidates in 0 ms, ").count(), 1, "{search}");
+        assert_eq!(before.html, now.html.replace(" candidates in 0 ms, ", " candidates, "), "{search}");
+        assert_eq!(before.rows, now.rows);
+    }
+    assert!(ahead("?view=studies").is_none());
 }

@@ -435,7 +435,8 @@ pub fn Results() -> impl IntoView {
         }
     };
     let summary = move || {
-        ex.outcome.with(|o| o.as_ref().map(|o| fmperf_app::results::summary_line(&o.spec, &o.result, o.elapsed_ms)))
+        ex.outcome
+            .with(|o| o.as_ref().map(|o| fmperf_app::results::summary_line(&o.spec, &o.result, Some(o.elapsed_ms))))
     };
     let invalid = move || {
         ex.spec.with(|s| {
