@@ -98,49 +98,44 @@ pub fn ModePanel(
     let reset = move |_| url.update(true, |q| q.set(EXT_KEY, ""));
     let body = move || {
         match kind.get() {
-        Mode::Reference => view! {
-            <p class="muted small" id="mode-summary">
-                "Reference mode: the published model, bit-exact (peak rates × 0.8, 20 µs per kernel, no recomputation, ZeRO-1-like memory). Extended mode makes it realistic switch by switch; its switches are kept while you look at reference mode."
-            </p>
-        }
-        .into_any(),
-        Mode::Extended => {
-            let rows = SWITCHES.iter().map(|sw| switch_row(sw, ext, url, problem)).collect_view();
-            // Folded while every switch is at its default (the results come first); open when
-            // the URL changes one or one has a problem.
-            let open = current.with_untracked(|(_, e)| e.as_ref().is_some_and(|e| !e.trim().is_empty()))
-                || problem.with_untracked(|p| p.as_ref().is_some_and(|e| e.field().is_some_and(|f| f.starts_with("ext"))));
-            view! {
-                <div class="row mode-tools">
-                    <p class="muted small" id="mode-summary">
-                        "Extended mode: every switch below, in the URL; defaults are a current Megatron-style run. 2D SUMMA has no extended model."
-                    </p>
-                    <span class="spacer"></span>
-                    <button type="button" id="mode-reset" on:click=reset>
-                        "Default switches"
-                    </button>
-                </div>
-                <details class="mode-switches-wrap" open=open>
-                    <summary>
-                        {move || match ext().split(',').filter(|x| !x.trim().is_empty()).count() {
-                            0 => "Switches (all at their defaults)".to_string(),
-                            n => format!("Switches ({n} changed)"),
-                        }}
-                    </summary>
-                    <div class="mode-switches" id="mode-switches">{rows}</div>
-                </details>
-                <Sources />
+            Mode::Reference => view! {
+                <p class="muted small" id="mode-summary">{fmperf_app::mode::REFERENCE_SUMMARY}</p>
             }
-            .into_any()
+            .into_any(),
+            Mode::Extended => {
+                let rows = SWITCHES.iter().map(|sw| switch_row(sw, ext, url, problem)).collect_view();
+                // Folded while every switch is at its default (the results come first); open when
+                // the URL changes one or one has a problem.
+                let open = current.with_untracked(|(_, e)| e.as_ref().is_some_and(|e| !e.trim().is_empty()))
+                    || problem.with_untracked(|p| {
+                        p.as_ref().is_some_and(|e| e.field().is_some_and(|f| f.starts_with("ext")))
+                    });
+                view! {
+                    <div class="row mode-tools">
+                        <p class="muted small" id="mode-summary">{fmperf_app::mode::EXTENDED_SUMMARY}</p>
+                        <span class="spacer"></span>
+                        <button type="button" id="mode-reset" on:click=reset>
+                            {fmperf_app::mode::RESET_LABEL}
+                        </button>
+                    </div>
+                    <details class="mode-switches-wrap" open=open>
+                        <summary>
+                            {move || fmperf_app::mode::switches_summary(&ext())}
+                        </summary>
+                        <div class="mode-switches" id="mode-switches">{rows}</div>
+                    </details>
+                    <Sources />
+                }
+                .into_any()
+            }
         }
-    }
     };
     view! {
         <section class="card mode-panel" id="mode-panel" data-mode=move || kind.get().as_str()>
             <div class="row mode-toggle" role="group" aria-label="Model">
-                <h2>"Model"</h2>
-                {toggle(Mode::Reference, "Reference mode")}
-                {toggle(Mode::Extended, "Extended mode")}
+                <h2>{fmperf_app::mode::PANEL_TITLE}</h2>
+                {toggle(Mode::Reference, fmperf_app::mode::REFERENCE_LABEL)}
+                {toggle(Mode::Extended, fmperf_app::mode::EXTENDED_LABEL)}
                 <span class="muted small">{applies_to}</span>
             </div>
             {move || general().map(|e| view! { <p class="notice error" role="alert" id="mode-error">{e}</p> })}
@@ -256,7 +251,7 @@ fn Sources() -> impl IntoView {
         .collect_view();
     view! {
         <details class="mode-sources">
-            <summary>"Where the defaults and constants come from"</summary>
+            <summary>{fmperf_app::mode::SOURCES_SUMMARY}</summary>
             <ul id="mode-constants">{constants}</ul>
             <ul>{switches}</ul>
         </details>

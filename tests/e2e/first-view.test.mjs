@@ -88,10 +88,17 @@ for (const [name, query] of [
       }
       await page.setViewportSize({ width: 1280, height: 900 });
     }
+    const top = () => (window.__firstView && document.getElementById('first-view') ? window.__firstView : document)
+      .querySelector('.results-card').getBoundingClientRect().top;
+    const before = await page.evaluate(top);
     release();
     const own = await pageRows(page);
     assert.deepEqual(own, first, 'the page lists what the first view showed');
     await page.waitForFunction(() => !document.getElementById('first-view'));
+    // The results stay where they were (the first view draws the page's folded mode panel above).
+    const after = await page.evaluate(top);
+    console.log(`results card top: first view ${before} px, page ${after} px`);
+    assert.ok(Math.abs(after - before) < 24, `the results card moved from ${before} to ${after} px`);
     assert.deepEqual(page.errors, []);
     await page.close();
   });

@@ -63,6 +63,32 @@ pub fn pin_on_write(before: &Query, after: &mut Query) {
 
 pub use crate::views::unknown_view;
 
+/// The mode panel's heading and its two buttons' labels.
+pub const PANEL_TITLE: &str = "Model";
+/// See [`PANEL_TITLE`].
+pub const REFERENCE_LABEL: &str = "Reference mode";
+/// See [`PANEL_TITLE`].
+pub const EXTENDED_LABEL: &str = "Extended mode";
+
+/// The mode panel's line in reference mode.
+pub const REFERENCE_SUMMARY: &str = "Reference mode: the published model, bit-exact (peak rates × 0.8, 20 µs per kernel, no recomputation, ZeRO-1-like memory). Extended mode makes it realistic switch by switch; its switches are kept while you look at reference mode.";
+/// The mode panel's line in extended mode.
+pub const EXTENDED_SUMMARY: &str = "Extended mode: every switch below, in the URL; defaults are a current Megatron-style run. 2D SUMMA has no extended model.";
+/// The mode panel's button that puts every switch back.
+pub const RESET_LABEL: &str = "Default switches";
+/// The folded list of sources under the switches.
+pub const SOURCES_SUMMARY: &str = "Where the defaults and constants come from";
+/// What the mode applies to, in the explorer.
+pub const EXPLORER_APPLIES_TO: &str = "The search, “try your own” and the comparison run in this mode.";
+
+/// The fold of the switches: how many the switch text `ext` changes.
+pub fn switches_summary(ext: &str) -> String {
+    match ext.split(',').filter(|x| !x.trim().is_empty()).count() {
+        0 => "Switches (all at their defaults)".to_string(),
+        n => format!("Switches ({n} changed)"),
+    }
+}
+
 /// The tooltip of the badge naming the mode that produced a result.
 pub fn badge_title(mode: &fmperf_core::mode::ModelMode) -> &'static str {
     match mode {

@@ -120,13 +120,13 @@ fn draw(
     }
     card.push_str(&table.html(&reports, &rows_html));
     card.push_str("</div>");
-    let html = shell(views::is_embedded(&q), &scenario_card(&spec), &card);
+    let html = shell(views::is_embedded(&q), &scenario_card(&spec), &mode_panel(&q, &spec), &card);
     Some(FirstView { html, rows, elapsed_ms })
 }
 
 /// The app's shell (header, navigation, footer; `embed` hides header and footer as the page's
 /// stylesheet does) around the explorer's two columns.
-fn shell(embed: bool, aside: &str, card: &str) -> String {
+fn shell(embed: bool, aside: &str, mode: &str, card: &str) -> String {
     let nav: String = View::ALL
         .iter()
         .map(|v| {
@@ -140,7 +140,7 @@ fn shell(embed: bool, aside: &str, card: &str) -> String {
             r#"<div class="app{embed}" aria-busy="true" inert>"#,
             r#"<header class="app-header"><a class="brand" href="?">fm<span>perf</span></a>"#,
             r#"<span class="tagline">{tagline}</span><nav class="nav" aria-label="Views">{nav}</nav></header>"#,
-            r#"<main><div class="explorer">{aside}<div class="explorer-main">"#,
+            r#"<main><div class="explorer">{aside}<div class="explorer-main">{mode}"#,
             r#"<section class="card results-card" aria-label="Best configurations">{card}</section>"#,
             r#"</div></div></main>"#,
             r#"<footer class="app-footer">{f0}{f1}</footer></div>"#,
@@ -150,6 +150,7 @@ fn shell(embed: bool, aside: &str, card: &str) -> String {
         tagline = escape(TAGLINE),
         nav = nav,
         aside = aside,
+        mode = mode,
         card = card,
         f0 = escape(FOOTER[0]),
         f1 = escape(FOOTER[1]),
@@ -180,6 +181,48 @@ fn scenario_card(spec: &ExploreSpec) -> String {
         title = escape(explorer::TITLE),
         intro = escape(explorer::INTRO),
         dl = dl,
+    )
+}
+
+/// The mode panel as the page first draws it, folded (its switches come with the page), so that
+/// the results card does not move when the page takes over.
+fn mode_panel(q: &Query, spec: &ExploreSpec) -> String {
+    use fmperf_app::mode::{self as words, EXTENDED_LABEL, PANEL_TITLE, REFERENCE_LABEL};
+    let extended = spec.extended.is_some();
+    let button = |mode: &str, label: &str, pressed: bool| {
+        format!(
+            r#"<button type="button" class="mode-button" data-mode="{mode}" aria-pressed="{pressed}">{label}</button>"#
+        )
+    };
+    let body = if extended {
+        let ext = words::texts(q, &explorer::mode_defaults(q)).1.unwrap_or_default();
+        format!(
+            concat!(
+                r#"<div class="row mode-tools"><p class="muted small">{summary}</p><span class="spacer"></span>"#,
+                r#"<button type="button">{reset}</button></div>"#,
+                r#"<details class="mode-switches-wrap"><summary>{switches}</summary></details>"#,
+                r#"<details class="mode-sources"><summary>{sources}</summary></details>"#,
+            ),
+            summary = escape(words::EXTENDED_SUMMARY),
+            reset = escape(words::RESET_LABEL),
+            switches = escape(&words::switches_summary(&ext)),
+            sources = escape(words::SOURCES_SUMMARY),
+        )
+    } else {
+        format!(r#"<p class="muted small">{}</p>"#, escape(words::REFERENCE_SUMMARY))
+    };
+    format!(
+        concat!(
+            r#"<section class="card mode-panel" data-mode="{mode}"><div class="row mode-toggle" role="group" aria-label="Model">"#,
+            "<h2>{title}</h2>{reference}{extended}",
+            r#"<span class="muted small">{applies}</span></div>{body}</section>"#,
+        ),
+        mode = spec.mode.as_str(),
+        title = escape(PANEL_TITLE),
+        reference = button("reference", REFERENCE_LABEL, !extended),
+        extended = button("extended", EXTENDED_LABEL, extended),
+        applies = escape(words::EXPLORER_APPLIES_TO),
+        body = body,
     )
 }
 

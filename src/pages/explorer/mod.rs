@@ -182,7 +182,7 @@ pub fn ExplorerPage() -> impl IntoView {
                                 .and_then(|v| v.iter().find(|e| e.field().is_some_and(|f| f == "mode" || f.starts_with("ext"))).cloned())
                         })
                     })
-                    applies_to="The search, “try your own” and the comparison run in this mode."
+                    applies_to=fmperf_app::mode::EXPLORER_APPLIES_TO
                 />
                 <results::Results />
                 <Details />
