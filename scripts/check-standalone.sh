@@ -61,10 +61,12 @@ TMP="$(mktemp -d "${TMPDIR:-/tmp}/fmperf-standalone.XXXXXX")"
 cleanup() {
   if [ "$KEEP" = 1 ]; then echo "check-standalone: clone kept in $TMP/fmperf" >&2; else rm -rf "$TMP"; fi
   # Cargo names a workspace's artifacts by paths relative to the workspace, so with a shared
-  # CARGO_TARGET_DIR the clone's build now stands for this tree's: files changed here since HEAD
-  # would look older than it and not be rebuilt. Touch them so the next build sees them.
+  # CARGO_TARGET_DIR the clone's build now stands for this tree's: this tree's sources look older
+  # than it and would not be rebuilt, and its test binaries carry the clone's (deleted) paths
+  # (`env!("CARGO_MANIFEST_DIR")`: seen as cli_cluster failing to find examples/). Touch every
+  # Rust source here so that the next build recompiles the workspace's crates.
   if [ -n "${CARGO_TARGET_DIR:-}" ]; then
-    git -C "$ROOT" diff --name-only HEAD | (cd "$ROOT" && while read -r f; do [ -f "$f" ] && touch "$f"; done) || true
+    (cd "$ROOT" && git ls-files -z -- '*.rs' | xargs -0 touch) || true
   fi
 }
 trap cleanup EXIT
