@@ -122,7 +122,11 @@ function fmperfFirstViewAhead() {
   const ahead = document.getElementById('first-view-ahead');
   if (!ahead) return false;
   ahead.remove();
-  if (new URLSearchParams(location.search).size > 0) return false;
+  // Drawn for the default page: no query, or only `view=explorer` (not URLSearchParams.size,
+  // which Safari before 17 lacks).
+  const params = new URLSearchParams(location.search);
+  if (params.get('view') === 'explorer') params.delete('view');
+  if ([...params.keys()].length > 0) return false;
   fmperfShowFirstView(ahead.content);
   return true;
 }

@@ -193,4 +193,6 @@ fn drawn_ahead_it_is_the_same_view_without_the_time() {
         assert_eq!(before.rows, now.rows);
     }
     assert!(ahead("?view=studies").is_none());
+    // The boot script shows the default page's for `?view=explorer` too: the same page.
+    assert_eq!(ahead("?view=explorer"), ahead(""));
 }
