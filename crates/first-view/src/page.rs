@@ -47,9 +47,9 @@ pub fn render(search: &str, store: Option<&str>, budget_ms: f64, clock: &mut dyn
 }
 
 /// The first view of `search` drawn ahead, at build time, for the page to show at once (the boot
-/// script shows it for a URL without a query, which no stored entry can change: user entries never
-/// take a built-in id): [`render`] without the search's time in the summary, which would be the
-/// build machine's.
+/// script shows it for a URL without a query or with only `view=explorer`, a page no stored entry
+/// can change: user entries never take a built-in id): [`render`] without the search's time in
+/// the summary, which would be the build machine's.
 pub fn ahead(search: &str) -> Option<FirstView> {
     draw(search, None, f64::INFINITY, &mut || 0.0, false)
 }
