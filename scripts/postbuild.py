@@ -139,10 +139,10 @@ try {
   if (fmperfFirstViewAhead()) {
     fmperfPageWasm = fetch('./__PAGE_WASM__');
   } else if (view === null || view === 'explorer') {
-    let store = null;
-    try { store = localStorage.getItem('fmperf.custom.v1'); } catch (e) { /* no storage here */ }
     const firstView = await import('./__FV_JS__');
     await firstView.default({ module_or_path: './__FV_WASM__' });
+    let store = null;
+    try { store = localStorage.getItem(firstView.store_key()); } catch (e) { /* no storage here */ }
     fmperfPageWasm = fetch('./__PAGE_WASM__');
     const html = firstView.first_view(location.search, store, __BUDGET__);
     if (html) {

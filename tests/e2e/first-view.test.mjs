@@ -6,8 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { DIST, newPage, screenshot, sharedBrowser } from './harness.mjs';
+import { DIST, ROOT, newPage, screenshot, sharedBrowser } from './harness.mjs';
 
 let server, browser;
 sharedBrowser((s, b) => {
@@ -121,6 +122,22 @@ test('no first view where the page must speak: other views, bad input, a search 
     assert.deepEqual(page.errors, [], query);
     await page.close();
   }
+});
+
+test("a permalink to the user's own model: the first view reads the stored catalog", async () => {
+  const model = JSON.parse(readFileSync(path.join(ROOT, 'examples', 'own', 'my-10b.json'), 'utf8'));
+  const store = JSON.stringify({ format: 'fmperf.custom', schema_version: 1, models: [model], systems: [] });
+  const page = await newPage(browser);
+  await watchFirstView(page);
+  await page.addInitScript((text) => localStorage.setItem('fmperf.custom.v1', text), store);
+  const release = await holdPage(page);
+  await page.goto(`${server.base}?mode=extended&model=my-10b&gpus=256`);
+  const first = await firstViewRows(page);
+  assert.ok(first.length > 0, 'the first view found the stored model');
+  release();
+  assert.deepEqual(await pageRows(page), first);
+  assert.deepEqual(page.errors, []);
+  await page.close();
 });
 
 test('the page works when the first view cannot load', async () => {

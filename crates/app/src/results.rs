@@ -138,6 +138,9 @@ pub fn mainstream_label() -> String {
     format!(" Only what {MAINSTREAM} can run")
 }
 
+/// The last column's header and tooltip: the tick that pins a configuration for comparison.
+pub const COMPARE_HEADER: (&str, &str) = ("compare", "tick up to 4 to compare them side by side");
+
 /// The TP text of a configuration: `tp` (1d) or `tp1×tp2`.
 pub fn tp_text(c: &Candidate) -> String {
     if c.strategy == Strategy::OneD { c.tp1.to_string() } else { format!("{}×{}", c.tp1, c.tp2) }

@@ -31,8 +31,16 @@ mod wasm {
         fn performance_now() -> f64;
     }
 
+    /// The local-storage key of the user's own catalog entries (core's
+    /// [`fmperf_core::format::custom_store::STORAGE_KEY`]), which the boot script reads for
+    /// [`first_view`].
+    #[wasm_bindgen]
+    pub fn store_key() -> String {
+        fmperf_core::format::custom_store::STORAGE_KEY.to_string()
+    }
+
     /// The first view of the page whose query is `search` (`?model=…`, or empty), with the user's
-    /// stored catalog entries `store` (the text of local storage's `fmperf.custom.v1`, if any),
+    /// stored catalog entries `store` (the text stored under [`store_key`], if any),
     /// giving up after `budget_ms` of searching [ms]: the HTML to show, or an empty string when
     /// the page must draw it itself.
     #[wasm_bindgen]

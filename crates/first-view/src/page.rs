@@ -412,7 +412,8 @@ impl Table<'_> {
             }
         }
         heads.push_str(r#"<th scope="col"><span class="sr-only">details</span></th>"#);
-        heads.push_str(r#"<th scope="col" title="tick up to 4 to compare them side by side">compare</th>"#);
+        let (compare, why) = texts::COMPARE_HEADER;
+        heads.push_str(&format!(r#"<th scope="col"{}>{}</th>"#, attr("title", why), escape(compare)));
         format!(
             concat!(
                 r#"<div class="table-wrap results-wrap"><table class="results" aria-label="Best configurations">"#,

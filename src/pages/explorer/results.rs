@@ -361,7 +361,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
                         {expert_heads}
                         {metric_heads}
                         <th scope="col"><span class="sr-only">"details"</span></th>
-                        <th scope="col" title="tick up to 4 to compare them side by side">"compare"</th>
+                        <th scope="col" title=fmperf_app::results::COMPARE_HEADER.1>{fmperf_app::results::COMPARE_HEADER.0}</th>
                     </tr>
                 </thead>
                 <tbody>{rows}</tbody>
