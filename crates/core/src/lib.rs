@@ -20,7 +20,6 @@ pub mod explore;
 pub mod extended;
 pub mod format;
 pub mod hint;
-pub mod launch;
 pub mod mode;
 pub mod mode_kind;
 pub mod model;

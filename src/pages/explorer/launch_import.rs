@@ -1,15 +1,15 @@
 //! "Your run": paste or open a launch file (Megatron-LM script, NeMo / Megatron-Bridge YAML,
 //! torchtitan TOML, Hugging Face `config.json`) and see exactly that configuration evaluated,
 //! the same numbers as `fmperf estimate --from FILE` (both print
-//! [`fmperf_core::launch::Estimate::to_json`]'s values), with every flag fmperf does not use and
+//! [`fmperf_launch::Estimate::to_json`]'s values), with every flag fmperf does not use and
 //! why. A button searches the file's scenario in the Explorer (its catalog model, system, devices,
 //! batch and switches).
 //!
 //! The text stays in the page (not in the URL: scripts are long); the system and device count
 //! can be given here when the file does not name them.
 
-use fmperf_core::launch::{self, Estimate, Launch, Overrides};
 use fmperf_core::mode::ModelMode;
+use fmperf_launch::{self as launch, Estimate, Launch, Overrides};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use fmperf_core::launch::{self, Overrides};
+use fmperf_launch::{self as launch, Overrides};
 
 use super::{CmdError, CmdResult};
 use crate::args::{Args, Format};

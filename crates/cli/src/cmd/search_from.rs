@@ -8,9 +8,9 @@ use std::io::Write;
 use fmperf_core::Strategy;
 use fmperf_core::extended::moe::MoeOptions;
 use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
-use fmperf_core::launch::{self, Format as FileFormat, ModelOnly, Scenario};
 use fmperf_core::search::row::Digits;
 use fmperf_core::search::{ExtendedSetup, ResultRow, Search};
+use fmperf_launch::{self as launch, Format as FileFormat, ModelOnly, Scenario};
 use serde_json::json;
 
 use super::estimate::{overrides, read_from};

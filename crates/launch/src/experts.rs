@@ -12,9 +12,9 @@
 
 use super::settings::{Moe, Origin, Slot};
 use super::{Format, Launch};
-use crate::Error;
-use crate::extended::moe::{Dispatcher, Load, MoeOptions, options::DEFAULT_IMBALANCE};
-use crate::moe_shape::{Mla, MoeShape, Router};
+use fmperf_core::Error;
+use fmperf_core::extended::moe::{Dispatcher, Load, MoeOptions, options::DEFAULT_IMBALANCE};
+use fmperf_core::moe_shape::{Mla, MoeShape, Router};
 
 /// The MoE part of a file's model.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,11 +90,11 @@ pub fn model(
         a.validate("").map_err(|e| rename(e, m))?;
     }
     let mtp_layers = m.mtp_layers.copied().unwrap_or(0);
-    if mtp_layers > crate::moe_shape::MAX_MTP_LAYERS {
+    if mtp_layers > fmperf_core::moe_shape::MAX_MTP_LAYERS {
         return Err(m.mtp_layers.error(
             "mtp_layers",
             mtp_layers,
-            format!("must be at most {}", crate::moe_shape::MAX_MTP_LAYERS),
+            format!("must be at most {}", fmperf_core::moe_shape::MAX_MTP_LAYERS),
         ));
     }
     Ok(ExpertModel { shape, mla, mtp_layers })

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::settings::Origin;
 use super::{Format, Launch, why};
-use crate::Error;
+use fmperf_core::Error;
 
 /// Families whose MLP is gated (SwiGLU / GeGLU) and whose embeddings are untied by default.
 const GATED_FAMILIES: &[&str] = &[

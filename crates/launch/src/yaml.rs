@@ -6,7 +6,7 @@
 //! dotted path, in file order. Errors name the line and the rule.
 
 use super::settings::Entry;
-use crate::Error;
+use fmperf_core::Error;
 
 /// Whether a line looks like a YAML mapping line (`key: value` or `key:`).
 pub fn looks_like_mapping_line(line: &str) -> bool {

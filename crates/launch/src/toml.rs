@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::settings::Entry;
-use crate::Error;
+use fmperf_core::Error;
 
 fn err(line: usize, msg: impl Into<String>) -> Error {
     Error::Parse { message: format!("TOML line {line}: {}", msg.into()) }

@@ -7,8 +7,8 @@
 use fmperf_core::Error;
 use fmperf_core::extended::Sharding;
 use fmperf_core::extended::moe::{Dispatcher, Load};
-use fmperf_core::launch::{self, Format, ModelOnly, Overrides, Scenario, catalog_model, estimate_text};
 use fmperf_core::moe_shape::Router;
+use fmperf_launch::{self as launch, Format, ModelOnly, Overrides, Scenario, catalog_model, estimate_text};
 
 const DSV3: &str = include_str!("../../../examples/launch/megatron-deepseek-v3.sh");
 const QWEN: &str = include_str!("../../../examples/launch/hf-qwen3-30b-a3b-config.json");

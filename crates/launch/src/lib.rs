@@ -1,3 +1,5 @@
+//! # fmperf-launch
+//!
 //! "Your configuration as the input": readers for the files people launch training runs with,
 //! turned into one typed [`Launch`] that fmperf can evaluate (see [`scenario`] and [`estimate`]).
 //!
@@ -30,7 +32,7 @@ pub use estimate::{Estimate, MemoryVerdict, Rank, estimate, estimate_text, hardw
 pub use scenario::{ModelOnly, Overrides, Scenario, catalog_model};
 pub use settings::{Moe, Settings, Slot};
 
-use crate::Error;
+use fmperf_core::Error;
 
 /// The kind of file a configuration came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

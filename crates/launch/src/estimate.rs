@@ -7,17 +7,17 @@ use serde_json::{Value, json};
 
 use super::scenario::{Overrides, Scenario};
 use super::{Launch, parse};
-use crate::Error;
-use crate::catalog::Precision;
-use crate::explore::metrics::model_flops_utilisation;
-use crate::explore::priced::model_flops_per_sample_tflop;
-use crate::extended::{ExtendedEvaluation, Hardware, Layout, evaluate};
-use crate::resolve::{self, SpecError, UserEntries};
-use crate::validate::memory::{self, MemoryKind, PredictedMemory};
+use fmperf_core::Error;
+use fmperf_core::catalog::Precision;
+use fmperf_core::explore::metrics::model_flops_utilisation;
+use fmperf_core::explore::priced::model_flops_per_sample_tflop;
+use fmperf_core::extended::{ExtendedEvaluation, Hardware, Layout, evaluate};
+use fmperf_core::resolve::{self, SpecError, UserEntries};
+use fmperf_core::validate::memory::{self, MemoryKind, PredictedMemory};
 
 /// Memory of the busiest device against its capacity, in the shape of `fmperf validate`'s memory
 /// object (issue 18 §2): the predicted figure of its `kind`, the capacity and the verdict with the
-/// error band of the shipped memory runs ([`crate::validate::memory`]).
+/// error band of the shipped memory runs ([`fmperf_core::validate::memory`]).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MemoryVerdict {
     /// Which figure `predicted_gb` is: `nvidia_smi`, the device-level need (tensors, runtime
@@ -280,10 +280,10 @@ pub struct Rank {
 /// The rank of `own` (throughput [samples/s] of `layout`) among `results` (a search's feasible
 /// configurations, best first, all of them). For an MoE model the expert degrees are part of the
 /// configuration: the search keeps the best `(ep, etp)` of each candidate.
-pub fn rank(layout: &Layout, throughput: f64, results: &[crate::search::Ranked]) -> Rank {
+pub fn rank(layout: &Layout, throughput: f64, results: &[fmperf_core::search::Ranked]) -> Rank {
     let faster = results.iter().filter(|r| r.throughput_samples_per_s > throughput * (1.0 + 1e-12)).count();
     let in_search = results.iter().any(|r| {
-        crate::extended::Layout::from_candidate(&r.candidate, layout.global_batch)
+        fmperf_core::extended::Layout::from_candidate(&r.candidate, layout.global_batch)
             .map(|l| match r.experts {
                 Some(x) => l.with_experts(x.ep, x.etp),
                 None => l,

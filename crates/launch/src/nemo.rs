@@ -17,9 +17,9 @@
 use super::megatron::{self, Pending};
 use super::settings::{Origin, boolean, is_null, positive};
 use super::{Format, Launch, why};
-use crate::Error;
-use crate::catalog::Precision;
-use crate::extended::Sharding;
+use fmperf_core::Error;
+use fmperf_core::catalog::Precision;
+use fmperf_core::extended::Sharding;
 
 /// Reads a NeMo / Megatron-Bridge YAML.
 pub fn parse(text: &str) -> Result<Launch, Error> {
@@ -222,7 +222,7 @@ fn megatron_knows(leaf: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extended::Recompute;
+    use fmperf_core::extended::Recompute;
 
     #[test]
     fn nemo_keys_and_sections() {
@@ -269,7 +269,7 @@ mod tests {
         assert_eq!((s.mbs.copied(), s.global_batch.copied()), (Some(1), Some(64)));
         assert!(l.unused.iter().any(|u| u.key == "train.train_iters" && u.why == why::LENGTH));
         // NeMo's Hydra overrides on a command line.
-        let c = crate::launch::megatron::parse(
+        let c = crate::megatron::parse(
             "python megatron_gpt_pretraining.py trainer.devices=8 model.tensor_model_parallel_size=4 \
              model.micro_batch_size=2 exp_manager.name=x",
         )

@@ -2,9 +2,9 @@
 //! ([`Slot`]), so that a later rule (a degree that does not divide the heads, a batch that does not
 //! divide) can name the flag the user wrote.
 
-use crate::Error;
-use crate::catalog::Precision;
-use crate::extended::{Recompute, Sharding};
+use fmperf_core::Error;
+use fmperf_core::catalog::Precision;
+use fmperf_core::extended::{Recompute, Sharding};
 
 /// Where a value was read: the flag or key as written and its line (1-based; 0 when unknown).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

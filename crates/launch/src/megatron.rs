@@ -14,9 +14,9 @@
 use super::settings::{Origin, boolean, is_null, number, positive};
 use super::shell::{self, Word};
 use super::{Format, Launch, why};
-use crate::Error;
-use crate::catalog::Precision;
-use crate::extended::{Recompute, Sharding};
+use fmperf_core::Error;
+use fmperf_core::catalog::Precision;
+use fmperf_core::extended::{Recompute, Sharding};
 
 /// Puts a value into a slot, noting when it replaces a different earlier one.
 macro_rules! put {

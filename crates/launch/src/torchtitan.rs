@@ -13,9 +13,9 @@
 
 use super::settings::{Origin, boolean, positive};
 use super::{Format, Launch, why};
-use crate::Error;
-use crate::catalog::Precision;
-use crate::extended::{Recompute, Sharding};
+use fmperf_core::Error;
+use fmperf_core::catalog::Precision;
+use fmperf_core::extended::{Recompute, Sharding};
 
 /// One Llama 3 flavour of torchtitan: width, depth, heads, K/V heads, the FFN rule's multiplier
 /// and rounding, vocabulary.
@@ -226,7 +226,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
     Ok(l)
 }
 
-/// What `torch.compile` covers: the blocks (fused element-wise kernels, [`crate::extended::Fusion`])
+/// What `torch.compile` covers: the blocks (fused element-wise kernels, [`fmperf_core::extended::Fusion`])
 /// and, with `"loss"` among `[compile] components` (torchtitan's default `["model", "loss"]`,
 /// `torchtitan/config/job_config.py`), the loss, so no FP32 logits are held (`compiled_loss`).
 /// Compilation off (torchtitan's default) runs eager PyTorch kernels. The older key

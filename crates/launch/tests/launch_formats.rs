@@ -4,7 +4,7 @@
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::{Fp8Recipe, Recompute, Sharding};
-use fmperf_core::launch::{self, Format, Overrides, Scenario, estimate_text};
+use fmperf_launch::{self as launch, Format, Overrides, Scenario, estimate_text};
 
 const MEGATRON: &str = include_str!("../../../examples/launch/megatron-llama3-70b.sh");
 const TORCHTITAN: &str = include_str!("../../../examples/launch/torchtitan-llama3-8b.toml");

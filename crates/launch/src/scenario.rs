@@ -9,10 +9,10 @@
 
 use super::settings::{Origin, Settings, Slot};
 use super::{Format, Launch, experts};
-use crate::Error;
-use crate::catalog::Precision;
-use crate::extended::moe::ExpertLayout;
-use crate::extended::{
+use fmperf_core::Error;
+use fmperf_core::catalog::Precision;
+use fmperf_core::extended::moe::ExpertLayout;
+use fmperf_core::extended::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, Layout, Recompute, Sharding, StageSplitRule, Workload,
 };
 
@@ -316,7 +316,7 @@ impl ModelOnly {
 /// Megatron's padding, the sequence length by the run's choice), so that the explorer can search
 /// the file's model.
 pub fn catalog_model(w: &Workload) -> Option<&'static str> {
-    crate::catalog::models().iter().find_map(|m| {
+    fmperf_core::catalog::models().iter().find_map(|m| {
         let c = Workload::from_catalog(m).ok()?;
         let all_moe = w.moe.is_some_and(|m| m.moe_blocks(w.layers) == w.layers);
         let same = (c.hidden, c.layers, c.heads, c.kv_heads, c.gated_mlp)
@@ -335,7 +335,7 @@ pub fn catalog_model(w: &Workload) -> Option<&'static str> {
 /// pattern; the router's scoring does not change the shape), the same latent attention and MTP
 /// blocks.
 fn same_experts(c: &Workload, w: &Workload) -> bool {
-    let key = |m: &crate::moe_shape::MoeShape| {
+    let key = |m: &fmperf_core::moe_shape::MoeShape| {
         (m.experts, m.expert_ffn, m.top_k, m.shared_experts * m.shared_ffn, m.first_dense, m.moe_every)
     };
     c.moe.as_ref().map(key) == w.moe.as_ref().map(key) && c.mla == w.mla && c.mtp_layers == w.mtp_layers
@@ -474,7 +474,7 @@ fn interleave(s: &Settings, layers: u64, pp: u64, notes: &mut Vec<String>) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::parse;
+    use crate::parse;
 
     #[test]
     fn megatron_script_becomes_a_scenario() {
