@@ -15,10 +15,13 @@
 //! ("does not affect performance" for logging, checkpoints, data paths, …); a value fmperf cannot
 //! read is an [`Error`] naming the flag or key, its line and the rule.
 
+pub mod deepspeed;
 pub mod estimate;
 pub mod experts;
 pub mod hf;
+pub mod maxtext;
 pub mod megatron;
+pub mod merge;
 pub mod nemo;
 pub mod scenario;
 pub mod settings;
@@ -47,11 +50,18 @@ pub enum Format {
     Torchtitan,
     /// A Hugging Face `config.json` (the model only).
     HfConfig,
+    /// A MaxText configuration: a YAML (`base.yml`, a model file `configs/models/*.yml`) and/or a
+    /// command line of `key=value` overrides (`python3 -m MaxText.train base.yml key=value …`).
+    MaxText,
+    /// A DeepSpeed JSON (`ds_config.json`): batch, ZeRO stage, precision; read together with the
+    /// launch that names it.
+    DeepSpeed,
 }
 
 impl Format {
     /// Every format, in detection order.
-    pub const ALL: [Format; 4] = [Format::HfConfig, Format::Torchtitan, Format::NemoYaml, Format::Megatron];
+    pub const ALL: [Format; 6] =
+        [Format::HfConfig, Format::DeepSpeed, Format::Torchtitan, Format::MaxText, Format::NemoYaml, Format::Megatron];
 
     /// The name used by the CLI and the page (`megatron`, `nemo-yaml`, `torchtitan`, `hf-config`).
     pub fn as_str(self) -> &'static str {
@@ -60,6 +70,8 @@ impl Format {
             Format::NemoYaml => "nemo-yaml",
             Format::Torchtitan => "torchtitan",
             Format::HfConfig => "hf-config",
+            Format::MaxText => "maxtext",
+            Format::DeepSpeed => "deepspeed-json",
         }
     }
 
@@ -70,6 +82,8 @@ impl Format {
             Format::NemoYaml => "NeMo / Megatron-Bridge YAML",
             Format::Torchtitan => "torchtitan TOML",
             Format::HfConfig => "Hugging Face config.json",
+            Format::MaxText => "MaxText config",
+            Format::DeepSpeed => "DeepSpeed JSON",
         }
     }
 }
@@ -140,8 +154,11 @@ pub mod why {
 /// torchtitan; text naming `pretrain_*.py` or Megatron flags is a launch; `key:` lines are YAML.
 pub fn detect(text: &str, name: Option<&str>) -> Result<Format, Error> {
     let lower = name.unwrap_or("").to_ascii_lowercase();
-    if lower.ends_with(".json") {
-        return Ok(Format::HfConfig);
+    if lower.ends_with(".json") || text.trim_start().starts_with('{') {
+        return Ok(if deepspeed::looks_like(text) { Format::DeepSpeed } else { Format::HfConfig });
+    }
+    if maxtext::looks_like(text) {
+        return Ok(Format::MaxText);
     }
     if lower.ends_with(".toml") {
         return Ok(Format::Torchtitan);
@@ -178,11 +195,27 @@ pub fn detect(text: &str, name: Option<&str>) -> Result<Format, Error> {
 
 /// Reads `text` in `format` (see [`detect`]).
 pub fn parse_as(format: Format, text: &str) -> Result<Launch, Error> {
+    parse_as_with(format, text, &[])
+}
+
+/// Reads `text` in `format` with the positional parameters a user passes to a script (`$1`, `$2`,
+/// …: `fmperf estimate --from run.sh -- dlc A3B 1 8`). Only shell scripts and MaxText command
+/// lines take them; for other formats non-empty `args` are an error, never ignored.
+pub fn parse_as_with(format: Format, text: &str, args: &[String]) -> Result<Launch, Error> {
+    if !args.is_empty() && !matches!(format, Format::Megatron | Format::MaxText) {
+        return Err(Error::invalid(
+            "--",
+            args.join(" "),
+            format!("a {} takes no positional arguments; they are for shell scripts", format.title()),
+        ));
+    }
     let mut launch = match format {
-        Format::Megatron => megatron::parse(text)?,
+        Format::Megatron => megatron::parse_args(text, args)?,
         Format::NemoYaml => nemo::parse(text)?,
         Format::Torchtitan => torchtitan::parse(text)?,
         Format::HfConfig => hf::parse(text)?,
+        Format::MaxText => maxtext::parse(text, args)?,
+        Format::DeepSpeed => deepspeed::parse(text)?,
     };
     directives(text, &mut launch)?;
     if !launch.settings.moe.is_moe() {
@@ -200,6 +233,87 @@ pub fn parse_as(format: Format, text: &str) -> Result<Launch, Error> {
 /// Detects the format of `text` and reads it.
 pub fn parse(text: &str, name: Option<&str>) -> Result<Launch, Error> {
     parse_as(detect(text, name)?, text)
+}
+
+/// `e` with the file it is about named first (several files read together).
+pub fn in_file(e: Error, file: &str) -> Error {
+    match e {
+        Error::Parse { message } => Error::Parse { message: format!("{file}: {message}") },
+        Error::InvalidField { field, value, rule, hint } if !rule.starts_with(file) => {
+            Error::InvalidField { field, value, rule: format!("{file}: {rule}"), hint }
+        }
+        Error::MissingField { field } => Error::MissingField { field: format!("{field} (in {file})") },
+        other => other,
+    }
+}
+
+/// One file given to [`parse_files`]: its name (for detection and messages) and its text.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// The file's name or path as the user gave it.
+    pub name: Option<&'a str>,
+    /// Its text.
+    pub text: &'a str,
+}
+
+/// Reads several files as one run (a launch script and its DeepSpeed JSON, a torchtitan TOML and
+/// the model's `config.json`, a MaxText command line and its model file), with the positional
+/// parameters `args` for the script among them. Each file is read on its own, then merged by
+/// [`merge::merge`]: a setting one file leaves out is taken from another; two files that give a
+/// setting different values are an error naming both. The result has the format of the first file
+/// that states a layout (else the first file's); its unused keys and notes are every file's, each
+/// prefixed by the file's name when there are several.
+pub fn parse_files(sources: &[Source<'_>], args: &[String]) -> Result<Launch, Error> {
+    let Some(first) = sources.first() else {
+        return Err(Error::MissingField { field: "--from".into() });
+    };
+    if sources.len() == 1 {
+        return parse_as_with(detect(first.text, first.name)?, first.text, args);
+    }
+    let mut read: Vec<(String, Launch)> = Vec::with_capacity(sources.len());
+    let mut args_taken = false;
+    for (i, src) in sources.iter().enumerate() {
+        let name = src.name.map_or_else(|| format!("file {}", i + 1), str::to_string);
+        let format = detect(src.text, src.name).map_err(|e| in_file(e, &name))?;
+        let takes_args = matches!(format, Format::Megatron | Format::MaxText) && !args_taken;
+        args_taken |= takes_args;
+        let mine: &[String] = if takes_args { args } else { &[] };
+        let mut l = parse_as_with(format, src.text, mine).map_err(|e| in_file(e, &name))?;
+        merge::tag_file(&mut l.settings, &name);
+        read.push((name, l));
+    }
+    if !args.is_empty() && !args_taken {
+        return Err(Error::invalid(
+            "--",
+            args.join(" "),
+            "none of the files is a shell script or a MaxText command line",
+        ));
+    }
+    let primary = read
+        .iter()
+        .position(|(_, l)| merge::has_layout(&l.settings) && !matches!(l.format, Format::DeepSpeed | Format::HfConfig))
+        .or_else(|| read.iter().position(|(_, l)| merge::has_layout(&l.settings)))
+        .unwrap_or(0);
+    let (pname, mut out) = read[primary].clone();
+    let prefix = |name: &str, t: &str| format!("{name}: {t}");
+    out.unused.iter_mut().for_each(|u| u.key = prefix(&pname, &u.key));
+    out.notes.iter_mut().for_each(|n| *n = prefix(&pname, n));
+    for (i, (name, l)) in read.iter().enumerate() {
+        if i == primary {
+            continue;
+        }
+        merge::merge(&mut out.settings, &l.settings)?;
+        out.unused.extend(l.unused.iter().map(|u| Unused { key: prefix(name, &u.key), ..u.clone() }));
+        out.notes.extend(l.notes.iter().map(|n| prefix(name, n)));
+    }
+    // Expert settings read again over the merged model (a dense launch with an MoE config.json).
+    if !out.settings.moe.is_moe() {
+        for (o, v) in out.settings.moe.given() {
+            out.unused(o.key, v, "no effect: the model has no routed experts (dense)");
+        }
+        out.settings.moe = Moe::default();
+    }
+    Ok(out)
 }
 
 /// Reads fmperf's own comment directives, which any format may carry on a comment line:

@@ -137,6 +137,12 @@ const SWITCHES: &[&str] = &[
 
 /// Reads a Megatron-LM launch: a script or a command line (or a pasted list of flags).
 pub fn parse(text: &str) -> Result<Launch, Error> {
+    parse_args(text, &[])
+}
+
+/// Reads a Megatron-LM launch script run with the positional parameters `args` (`$1`, `$2`, …).
+pub fn parse_args(text: &str, args: &[String]) -> Result<Launch, Error> {
+    let _ = args;
     let cmd = shell::command(text);
     if cmd.args.is_empty() {
         return Err(Error::Parse {

@@ -58,6 +58,8 @@ fn key(format: Format, megatron: &str, yaml: &str, toml: &str, hf: &str) -> Stri
         Format::NemoYaml => yaml.to_string(),
         Format::Torchtitan => toml.to_string(),
         Format::HfConfig => hf.to_string(),
+        Format::MaxText => megatron.replace('-', "_"),
+        Format::DeepSpeed => hf.to_string(),
     }
 }
 
@@ -73,6 +75,14 @@ impl Scenario {
     pub fn from_launch(launch: &Launch, o: &Overrides) -> Result<Scenario, Error> {
         let s = &launch.settings;
         let f = launch.format;
+        if f == Format::DeepSpeed {
+            return Err(Error::invalid(
+                "layout",
+                "DeepSpeed JSON",
+                "a DeepSpeed JSON holds the batch, ZeRO stage and precision, not the model: read it together with \
+                 its launch script (`--from run.sh --from ds_config.json`)",
+            ));
+        }
         if f == Format::HfConfig {
             return Err(Error::invalid(
                 "layout",
@@ -427,12 +437,31 @@ fn batch(
         (mbs, local * dp)
     } else {
         let mbs = required(&s.mbs, key(f, "micro-batch-size", "model.micro_batch_size", "", ""))?;
-        (mbs, mbs * dp)
+        match s.grad_accumulation.copied() {
+            Some(ga) => (mbs, mbs * ga * dp),
+            None => (mbs, mbs * dp),
+        }
     };
+    if let (Some(ga), Some(g)) = (s.grad_accumulation.copied(), o.global_batch.or(s.global_batch.copied()))
+        && g != mbs * ga * dp
+        && f != Format::Torchtitan
+    {
+        let origin = s.grad_accumulation.origin.clone().unwrap_or(Origin::new("gradient accumulation", 0));
+        return Err(origin.error(
+            ga,
+            format!("the global batch {g} is not micro-batch × accumulation × data-parallel = {mbs} × {ga} × {dp}"),
+        ));
+    }
     let global = match (o.global_batch, s.global_batch.copied()) {
         (Some(g), _) | (None, Some(g)) => g,
         (None, None) => {
-            notes.push(format!("global batch not given: micro-batch × data-parallel = {default_global}"));
+            if s.grad_accumulation.value.is_some() {
+                notes.push(format!(
+                    "global batch: micro-batch × gradient accumulation × data-parallel = {default_global}"
+                ));
+            } else {
+                notes.push(format!("global batch not given: micro-batch × data-parallel = {default_global}"));
+            }
             default_global
         }
     };

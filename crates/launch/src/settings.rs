@@ -13,23 +13,32 @@ pub struct Origin {
     pub key: String,
     /// Line in the file (1-based), 0 when not known.
     pub line: usize,
+    /// The file, when several were read together (`ds_config.json`); `None` for the only or the
+    /// first file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 impl Origin {
     /// An origin.
     pub fn new(key: impl Into<String>, line: usize) -> Origin {
-        Origin { key: key.into(), line }
+        Origin { key: key.into(), line, file: None }
     }
 
     /// The same line with another key.
     pub fn with_key(&self, key: impl Into<String>) -> Origin {
-        Origin { key: key.into(), line: self.line }
+        Origin { key: key.into(), line: self.line, file: self.file.clone() }
     }
 
     /// An error about this flag or key: `field` is the key, the rule is prefixed by the line.
     pub fn error(&self, value: impl std::fmt::Display, rule: impl Into<String>) -> Error {
         let rule = rule.into();
-        let rule = if self.line > 0 { format!("line {}: {rule}", self.line) } else { rule };
+        let rule = match (&self.file, self.line) {
+            (Some(f), 0) => format!("{f}: {rule}"),
+            (Some(f), n) => format!("{f} line {n}: {rule}"),
+            (None, 0) => rule,
+            (None, n) => format!("line {n}: {rule}"),
+        };
         Error::invalid(self.key.clone(), value, rule)
     }
 }
@@ -243,6 +252,10 @@ pub struct Settings {
     pub local_batch: Slot<u64>,
     /// Global batch [samples].
     pub global_batch: Slot<u64>,
+    /// Gradient-accumulation steps (micro-batches per step per data-parallel rank; DeepSpeed's
+    /// `gradient_accumulation_steps`, Hugging Face Trainer's `--gradient_accumulation_steps`,
+    /// MaxText's `gradient_accumulation_steps`): the global batch is `mbs · ga · dp`.
+    pub grad_accumulation: Slot<u64>,
     /// Activation recomputation.
     pub recompute: Slot<Recompute>,
     /// Blocks recomputed per stage when not all of them are (Megatron's `--recompute-method block`).
