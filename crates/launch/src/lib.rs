@@ -23,6 +23,7 @@ pub mod maxtext;
 pub mod megatron;
 pub mod merge;
 pub mod nemo;
+pub mod omegaconf;
 pub mod scenario;
 pub mod settings;
 pub mod shell;

@@ -15,7 +15,7 @@
 //! `tokenizer.tokenizer_model`.
 
 use super::megatron::{self, Pending};
-use super::settings::{Origin, boolean, is_null, positive};
+use super::settings::{Entry, Origin, boolean, is_null, positive};
 use super::{Format, Launch, why};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
@@ -23,18 +23,69 @@ use fmperf_core::extended::Sharding;
 
 /// Reads a NeMo / Megatron-Bridge YAML.
 pub fn parse(text: &str) -> Result<Launch, Error> {
-    let entries = super::yaml::read(text)?;
+    let mut entries = super::yaml::read(text)?;
     if entries.is_empty() {
         return Err(Error::Parse { message: "the YAML has no keys".into() });
     }
+    let resolved = super::omegaconf::resolve(&mut entries);
     let mut l = Launch::new(Format::NemoYaml);
+    l.notes.extend(resolved.notes);
     let mut p = Pending::default();
-    for e in &entries {
+    let mut defaults_noted = false;
+    let recomputes = entries
+        .iter()
+        .any(|e| e.key.rsplit('.').next() == Some("activations_checkpoint_granularity") && !is_null(&e.value));
+    for (i, e) in entries.iter().enumerate() {
         let o = Origin::new(e.key.clone(), e.line);
+        let top = e.key.split('.').next().unwrap_or("");
+        if top == "defaults" {
+            if !defaults_noted {
+                l.notes.push(format!(
+                    "line {}: the Hydra `defaults:` list is not followed (the files it names are not read; give them \
+                     with another --from)",
+                    e.line
+                ));
+                defaults_noted = true;
+            }
+            l.unused(&e.key, &e.value, "a Hydra defaults list: the config files it names are not followed");
+            continue;
+        }
+        if top == "hydra" {
+            l.unused(&e.key, &e.value, why::JOB);
+            continue;
+        }
+        let leaf = e.key.rsplit('.').next().unwrap_or("");
+        if matches!(leaf, "activations_checkpoint_method" | "activations_checkpoint_num_layers") && !recomputes {
+            // NeMo reads the method and block count only with a granularity.
+            l.unused(&e.key, &e.value, "no effect: activations_checkpoint_granularity is null (no recomputation)");
+            continue;
+        }
+        if let Some((_, reason)) = resolved.unresolved.iter().find(|(j, _)| *j == i) {
+            unresolved(&mut l, &p, e, &o, reason)?;
+            continue;
+        }
         apply_key(&mut l, &mut p, &e.key, &e.value, &o)?;
     }
     megatron::finish(&mut l, p)?;
     Ok(l)
+}
+
+/// A key whose `${…}` could not be resolved: listed as unused when fmperf does not use the key,
+/// else an error naming it and why.
+fn unresolved(l: &mut Launch, p: &Pending, e: &Entry, o: &Origin, reason: &str) -> Result<(), Error> {
+    let mut probe = l.clone();
+    let mut pp = p.clone();
+    let before = probe.unused.len();
+    let used = match apply_key(&mut probe, &mut pp, &e.key, &e.value, o) {
+        Ok(()) => probe.unused.len() == before,
+        Err(_) => true,
+    };
+    if used {
+        return Err(o.error(&e.value, format!("the interpolation cannot be resolved: {reason}")));
+    }
+    let why = probe.unused.pop().map(|u| u.why).unwrap_or_else(|| why::UNKNOWN.into());
+    l.unused(&e.key, &e.value, format!("{why}; its interpolation is not resolved ({reason})"));
+    Ok(())
 }
 
 /// The section reason of an unknown key (`exp_manager.…`, `model.data.…`, …).
@@ -180,6 +231,12 @@ pub(crate) fn apply_key(l: &mut Launch, p: &mut Pending, path: &str, value: &str
                 l.unused(path, value, why::DATA);
             } else if !is_null(value) {
                 megatron::apply(l, p, "tokenizer-model", Some(value), o)?;
+            }
+        }
+        // NeMo's vocabulary without the tokenizer's own (`model.override_vocab_size`).
+        "override_vocab_size" => {
+            if !is_null(value) {
+                megatron::apply(l, p, "vocab-size", Some(value), o)?;
             }
         }
         "seq_length" | "encoder_seq_length" => {
