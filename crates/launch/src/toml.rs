@@ -1,183 +1,173 @@
-//! A reader of the TOML that job files use (a subset, no dependency): tables `[a.b]`, arrays of
-//! tables `[[a]]` (items by index: `a.0.key`), `key = value` with bare, quoted and dotted keys,
-//! basic and literal strings (also `"""` multi-line), numbers, booleans, arrays over several lines
-//! and inline tables kept as text, comments. Output: every key as an [`Entry`] with its dotted
-//! path, in file order. A key given twice is an error, as TOML says; errors name the line.
+//! TOML 1.0 as job files write it, read by the `toml` crate's spanned document parser
+//! ([`toml::de::DeTable::parse`]; its spans give the lines). A key or table given twice, a value
+//! that is not TOML (a bare word), an unclosed string or array are errors with their line.
+//!
+//! Output: every key as a [`Value`] (an [`Entry`] with its dotted path, its value as text and the
+//! line of its key, plus the TOML type it was written as), in file order. Tables are walked
+//! (`[a.b]`, dotted keys, inline tables); arrays of tables give their items by index
+//! (`layers.0.name`); other arrays are one entry with their text (`["float8"]`). Strings are
+//! unquoted; integers are written in decimal without `_` (`8_192` → `8192`, `0x10` → `16`).
 
-use std::collections::BTreeMap;
+use ::toml::Spanned;
+use ::toml::de::{DeTable, DeValue};
 
 use super::settings::Entry;
 use fmperf_core::Error;
 
-fn err(line: usize, msg: impl Into<String>) -> Error {
-    Error::Parse { message: format!("TOML line {line}: {}", msg.into()) }
+/// The TOML type a value was written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A string (`"2"` is a string, not a number).
+    String,
+    /// An integer.
+    Integer,
+    /// A float.
+    Float,
+    /// `true` or `false`.
+    Boolean,
+    /// A date or time.
+    Datetime,
+    /// An array (not of tables), as text.
+    Array,
+    /// An empty table (`{}`), as text.
+    Table,
 }
 
-/// The line without its comment (a `#` outside strings).
-fn strip_comment(s: &str) -> &str {
-    let (mut single, mut double) = (false, false);
-    let mut escaped = false;
-    for (i, c) in s.char_indices() {
-        match c {
-            '\\' if double && !escaped => {
-                escaped = true;
-                continue;
-            }
-            '"' if !single && !escaped => double = !double,
-            '\'' if !double => single = !single,
-            '#' if !single && !double => return &s[..i],
-            _ => {}
-        }
-        escaped = false;
-    }
-    s
-}
-
-/// A key path (`a."b.c".d`) as parts.
-fn key_parts(k: &str, line: usize) -> Result<Vec<String>, Error> {
-    let mut parts = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    for c in k.trim().chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => cur.push(c),
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '.') => parts.push(std::mem::take(&mut cur).trim().to_string()),
-            (None, c) if c.is_ascii_alphanumeric() || c == '_' || c == '-' => cur.push(c),
-            (None, c) if c.is_whitespace() => {}
-            (None, c) => return Err(err(line, format!("`{c}` cannot appear in a bare key `{}`", k.trim()))),
+impl Kind {
+    /// The TOML name of the type, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::String => "a string",
+            Kind::Integer => "an integer",
+            Kind::Float => "a float",
+            Kind::Boolean => "a boolean",
+            Kind::Datetime => "a date",
+            Kind::Array => "an array",
+            Kind::Table => "a table",
         }
     }
-    if quote.is_some() {
-        return Err(err(line, format!("unclosed quote in key `{}`", k.trim())));
-    }
-    parts.push(cur.trim().to_string());
-    if parts.iter().any(String::is_empty) {
-        return Err(err(line, format!("empty key part in `{}`", k.trim())));
-    }
-    Ok(parts)
 }
 
-/// Whether brackets and braces of a value are balanced (outside strings).
-fn balanced(v: &str) -> bool {
-    let (mut depth, mut single, mut double) = (0i32, false, false);
-    for c in v.chars() {
-        match c {
-            '"' if !single => double = !double,
-            '\'' if !double => single = !single,
-            '[' | '{' if !single && !double => depth += 1,
-            ']' | '}' if !single && !double => depth -= 1,
-            _ => {}
+/// One key of the file with its TOML type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Value {
+    /// Path, text and line.
+    pub entry: Entry,
+    /// The type it was written as.
+    pub kind: Kind,
+}
+
+/// Line numbers (1-based) of byte offsets.
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn new(text: &str) -> Lines {
+        Lines(std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect())
+    }
+
+    fn of(&self, offset: usize) -> usize {
+        self.0.partition_point(|&s| s <= offset).max(1)
+    }
+}
+
+/// Reads `text` into its keys with their types (see the module documentation).
+pub fn read_typed(text: &str) -> Result<Vec<Value>, Error> {
+    let lines = Lines::new(text);
+    let doc = DeTable::parse(text).map_err(|e| {
+        let line = e.span().map_or(1, |s| lines.of(s.start));
+        let mut msg = e.message().trim().replace('\n', " ");
+        // Name what the error is about (`duplicate key` → the key).
+        if let Some(what) = e.span().and_then(|s| text.get(s)).filter(|w| !w.is_empty() && w.len() < 80) {
+            msg = format!("{msg} (`{}`)", what.trim());
         }
-    }
-    depth <= 0
+        Error::Parse { message: format!("TOML line {line}: {msg}") }
+    })?;
+    let mut out: Vec<(usize, Value)> = Vec::new();
+    table("", doc.get_ref(), &lines, &mut out, 0);
+    out.sort_by_key(|(at, _)| *at);
+    Ok(out.into_iter().map(|(_, v)| v).collect())
 }
 
-/// A value's text: strings unquoted (escapes `\"`, `\\`, `\n`, `\t` read), others as written;
-/// anything that is not a TOML value is an error.
-fn value_text(v: &str, line: usize) -> Result<String, Error> {
-    let v = v.trim();
-    if v.is_empty() {
-        return Err(err(line, "a key needs a value"));
-    }
-    if let Some(inner) = v.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-        let mut out = String::new();
-        let mut chars = inner.chars();
-        while let Some(c) = chars.next() {
-            if c == '\\' {
-                match chars.next() {
-                    Some('n') => out.push('\n'),
-                    Some('t') => out.push('\t'),
-                    Some(o) => out.push(o),
-                    None => {}
-                }
-            } else {
-                out.push(c);
-            }
-        }
-        return Ok(out);
-    }
-    if let Some(inner) = v.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
-        return Ok(inner.to_string());
-    }
-    if v.starts_with('[') || v.starts_with('{') {
-        return Ok(v.to_string());
-    }
-    let plain = v.replace('_', "");
-    let number = plain.parse::<f64>().is_ok()
-        || plain.starts_with("0x")
-        || matches!(plain.trim_start_matches(['+', '-']), "inf" | "nan");
-    if number || v == "true" || v == "false" || v.chars().next().is_some_and(|c| c.is_ascii_digit()) {
-        return Ok(v.to_string());
-    }
-    Err(err(line, format!("`{v}` is not a TOML value (strings need quotes)")))
-}
-
-/// Reads `text` into its keys (see the module documentation).
+/// Reads `text` into its keys (path, text, line) in file order.
 pub fn read(text: &str) -> Result<Vec<Entry>, Error> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out: Vec<Entry> = Vec::new();
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    let mut arrays: BTreeMap<String, usize> = BTreeMap::new();
-    let mut table = String::new();
-    let mut n = 0;
-    while n < lines.len() {
-        let line_no = n + 1;
-        let raw = lines[n].trim_end_matches('\r');
-        n += 1;
-        let body = strip_comment(raw).trim();
-        if body.is_empty() {
-            continue;
-        }
-        if let Some(rest) = body.strip_prefix("[[") {
-            let name = rest.strip_suffix("]]").ok_or_else(|| err(line_no, "an array of tables needs `]]`"))?;
-            let name = key_parts(name, line_no)?.join(".");
-            let idx = arrays.entry(name.clone()).or_insert(0);
-            table = format!("{name}.{idx}");
-            *idx += 1;
-            continue;
-        }
-        if let Some(rest) = body.strip_prefix('[') {
-            let name = rest.strip_suffix(']').ok_or_else(|| err(line_no, "a table header needs `]`"))?;
-            table = key_parts(name, line_no)?.join(".");
-            if let Some(first) = seen.insert(format!("[{table}]"), line_no) {
-                return Err(err(line_no, format!("table [{table}] is defined twice (first on line {first})")));
-            }
-            continue;
-        }
-        let Some((k, v)) = body.split_once('=') else {
-            return Err(err(line_no, format!("expected `key = value` or a [table], found `{body}`")));
-        };
-        let mut value = v.trim().to_string();
-        // Multi-line strings and arrays.
-        if value.starts_with("\"\"\"") || value.starts_with("'''") {
-            let q = &value[..3].to_string();
-            let mut s = value[3..].to_string();
-            while !s.contains(q.as_str()) {
-                let Some(next) = lines.get(n) else { return Err(err(line_no, "unclosed multi-line string")) };
-                s.push('\n');
-                s.push_str(next);
-                n += 1;
-            }
-            let end = s.find(q.as_str()).unwrap_or(s.len());
-            value = format!("\"{}\"", s[..end].trim_start_matches('\n').replace('"', "\\\""));
-        } else {
-            while !balanced(&value) {
-                let Some(next) = lines.get(n) else { return Err(err(line_no, "unclosed array or inline table")) };
-                value.push(' ');
-                value.push_str(strip_comment(next).trim());
-                n += 1;
-            }
-        }
-        let key = key_parts(k, line_no)?.join(".");
-        let path = if table.is_empty() { key } else { format!("{table}.{key}") };
-        if let Some(first) = seen.insert(path.clone(), line_no) {
-            return Err(err(line_no, format!("key {path} is given twice (first on line {first})")));
-        }
-        out.push(Entry { key: path, value: value_text(&value, line_no)?, line: line_no });
+    Ok(read_typed(text)?.into_iter().map(|v| v.entry).collect())
+}
+
+fn join(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() { key.to_string() } else { format!("{prefix}.{key}") }
+}
+
+/// The entries of `t` under `prefix`, with the byte offset of each key (for file order). The
+/// parser bounds nesting; `depth` bounds this walk as well.
+fn table(prefix: &str, t: &DeTable<'_>, lines: &Lines, out: &mut Vec<(usize, Value)>, depth: usize) {
+    for (k, v) in t.iter() {
+        let path = join(prefix, k.get_ref());
+        value(&path, k.span().start, v, lines, out, depth + 1);
     }
-    Ok(out)
+}
+
+fn value(path: &str, at: usize, v: &Spanned<DeValue<'_>>, lines: &Lines, out: &mut Vec<(usize, Value)>, depth: usize) {
+    let line = lines.of(at);
+    let mut push = |text: String, kind: Kind| {
+        out.push((at, Value { entry: Entry { key: path.to_string(), value: text, line }, kind }));
+    };
+    match v.get_ref() {
+        DeValue::Table(t) if !t.is_empty() && depth < 64 => table(path, t, lines, out, depth),
+        DeValue::Array(a)
+            if !a.is_empty() && depth < 64 && a.iter().all(|i| matches!(i.get_ref(), DeValue::Table(_))) =>
+        {
+            for (i, item) in a.iter().enumerate() {
+                value(&join(path, &i.to_string()), item.span().start, item, lines, out, depth + 1);
+            }
+        }
+        DeValue::String(s) => push(s.to_string(), Kind::String),
+        DeValue::Integer(n) => push(integer(n.as_str(), n.radix()), Kind::Integer),
+        DeValue::Float(f) => push(f.as_str().replace('_', ""), Kind::Float),
+        DeValue::Boolean(b) => push(b.to_string(), Kind::Boolean),
+        DeValue::Datetime(d) => push(d.to_string(), Kind::Datetime),
+        DeValue::Array(_) => push(render(v.get_ref(), 0), Kind::Array),
+        DeValue::Table(_) => push(render(v.get_ref(), 0), Kind::Table),
+    }
+}
+
+/// An integer's decimal text.
+fn integer(text: &str, radix: u32) -> String {
+    let t = text.replace('_', "");
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(d) => (true, d.to_string()),
+        None => (false, t.trim_start_matches('+').to_string()),
+    };
+    let digits = match digits.get(..2) {
+        Some("0x" | "0o" | "0b") => digits.get(2..).unwrap_or("").to_string(),
+        _ => digits,
+    };
+    match i128::from_str_radix(&digits, radix) {
+        Ok(n) => (if neg { -n } else { n }).to_string(),
+        Err(_) => text.to_string(),
+    }
+}
+
+/// A value as compact TOML-like text (`["float8", "mx"]`, `{a = 1}`).
+fn render(v: &DeValue<'_>, depth: usize) -> String {
+    if depth > 64 {
+        return "…".into();
+    }
+    match v {
+        DeValue::String(s) => format!("\"{}\"", s.replace('"', "\\\"")),
+        DeValue::Integer(n) => integer(n.as_str(), n.radix()),
+        DeValue::Float(f) => f.as_str().to_string(),
+        DeValue::Boolean(b) => b.to_string(),
+        DeValue::Datetime(d) => d.to_string(),
+        DeValue::Array(a) => {
+            let items: Vec<String> = a.iter().map(|i| render(i.get_ref(), depth + 1)).collect();
+            format!("[{}]", items.join(", "))
+        }
+        DeValue::Table(t) => {
+            let items: Vec<String> =
+                t.iter().map(|(k, v)| format!("{} = {}", k.get_ref(), render(v.get_ref(), depth + 1))).collect();
+            format!("{{{}}}", items.join(", "))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -189,7 +179,7 @@ mod tests {
         let got = read(
             "# job\n[job]\ndump_folder = \"./out\" # here\n[model]\nname = 'llama3'\nflavor = \"8B\"\n\
              converters = [\n  \"float8\",\n]\n[training]\nseq_len = 8_192\nlr = 3e-4\ncompile = false\n\
-             [[layers]]\nx = 1\n[[layers]]\nx = 2\n",
+             [[layers]]\nx = 1\n[[layers]]\nx = 0x10\n",
         )
         .unwrap();
         let kv: Vec<(&str, &str)> = got.iter().map(|e| (e.key.as_str(), e.value.as_str())).collect();
@@ -199,26 +189,29 @@ mod tests {
                 ("job.dump_folder", "./out"),
                 ("model.name", "llama3"),
                 ("model.flavor", "8B"),
-                ("model.converters", "[ \"float8\", ]"),
-                ("training.seq_len", "8_192"),
+                ("model.converters", "[\"float8\"]"),
+                ("training.seq_len", "8192"),
                 ("training.lr", "3e-4"),
                 ("training.compile", "false"),
                 ("layers.0.x", "1"),
-                ("layers.1.x", "2"),
+                ("layers.1.x", "16"),
             ]
         );
         assert_eq!(got[4].line, 11);
+        let typed = read_typed("a = \"2\"\nb = 2\n").unwrap();
+        assert_eq!((typed[0].kind, typed[1].kind), (Kind::String, Kind::Integer));
     }
 
     #[test]
     fn malformed_toml_names_the_line() {
         for (text, needle) in [
             ("[training\nseq_len = 1\n", "line 1"),
-            ("[training]\nseq_len = 1\nseq_len = 2\n", "given twice"),
-            ("[training]\nseq_len 8192\n", "key = value"),
-            ("[training]\nname = llama\n", "strings need quotes"),
-            ("a = [1,\n2\n", "unclosed"),
-            ("a = \"\"\"open\n", "unclosed"),
+            ("[training]\nseq_len = 1\nseq_len = 2\n", "line 3: duplicate key (`seq_len`)"),
+            ("[a]\nx = 1\n[a]\ny = 2\n", "line 3"),
+            ("[training]\nseq_len 8192\n", "line 2"),
+            ("[training]\nname = llama\n", "line 2"),
+            ("a = [1,\n2\n", "TOML line"),
+            ("a = \"\"\"open\n", "TOML line"),
         ] {
             let e = read(text).unwrap_err().to_string();
             assert!(e.contains(needle), "{text:?}: {e}");
