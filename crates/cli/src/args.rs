@@ -12,6 +12,10 @@ pub const FLAG_ALIASES: &[(&str, &str)] = &[("nvlink-size", "domain"), ("nvlink"
 pub struct Args {
     items: Vec<(String, Option<String>)>,
     positional: Vec<String>,
+    /// The words after a bare `--`: positional parameters of a launch script (`$1`, `$2`, …).
+    trailing: Vec<String>,
+    /// Whether a bare `--` was given (even with nothing after it).
+    dashes: bool,
 }
 
 impl Args {
@@ -21,6 +25,11 @@ impl Args {
         let mut args = Args::default();
         let mut it = raw.into_iter();
         while let Some(a) = it.next() {
+            if a == "--" {
+                args.dashes = true;
+                args.trailing.extend(it.by_ref());
+                break;
+            }
             if let Some(name) = a.strip_prefix("--") {
                 let (name, inline) = match name.split_once('=') {
                     Some((n, v)) => (n.to_string(), Some(v.to_string())),
@@ -98,6 +107,28 @@ impl Args {
     /// Positional arguments.
     pub fn positional(&self) -> &[String] {
         &self.positional
+    }
+
+    /// The words after a bare `--` (a launch script's positional parameters).
+    pub fn trailing(&self) -> &[String] {
+        &self.trailing
+    }
+
+    /// Whether a bare `--` was given.
+    pub fn has_dashes(&self) -> bool {
+        self.dashes
+    }
+
+    /// An error when words follow a bare `--` in a command that runs no launch script.
+    pub fn refuse_trailing(self) -> Result<Args, CmdError> {
+        if self.dashes {
+            return Err(CmdError::Usage(
+                "arguments after -- are a launch script's positional parameters: only `estimate --from` and \
+                 `search --from` take them"
+                    .into(),
+            ));
+        }
+        Ok(self)
     }
 }
 

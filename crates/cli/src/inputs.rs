@@ -120,7 +120,7 @@ fn read_input(flag: &str, arg: &str, known: &str) -> Result<String, CmdError> {
     if !path.exists() && !looks_like_file {
         return Err(CmdError::Usage(format!("{flag} {arg}: unknown name; known: {known} (or a path to a JSON file)")));
     }
-    std::fs::read_to_string(path).map_err(|e| CmdError::Usage(format!("{flag} {arg}: cannot read the file: {e}")))
+    crate::files::read_text(flag, arg, crate::files::MAX_INPUT_BYTES)
 }
 
 fn stem(arg: &str) -> String {

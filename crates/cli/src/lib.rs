@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod cmd;
+pub mod files;
 pub mod inputs;
 pub mod mode;
 pub mod table;

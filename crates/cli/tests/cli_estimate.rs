@@ -128,11 +128,16 @@ fn estimate_prints_the_moe_breakdown() {
     assert_eq!(j["moe"]["router"], "sigmoid");
     assert_eq!(j["moe"]["mla"]["kv_lora_rank"].as_u64(), Some(512));
     assert!(j["moe"]["breakdown"]["times"]["a2a_s"].as_f64().unwrap() > 0.0);
-    // A dense file keeps its shape: no MoE object, no expert degrees.
+    assert_eq!((j["model"]["num_experts"].as_u64(), j["model"]["topk"].as_u64()), (Some(256), Some(8)));
+    assert_eq!(j["model"]["moe_ffn_hidden"].as_u64(), Some(2048));
+    // A dense file: no MoE object, no experts; the expert degrees of its layout are 1.
     let j: Value =
         serde_json::from_str(&text_of(&["estimate", "--from", &example("megatron-llama3-70b.sh"), "--format", "json"]))
             .unwrap();
-    assert!(j["moe"].is_null() && j["config"].get("ep").is_none());
+    assert!(j["moe"].is_null() && j["model"]["num_experts"].is_null());
+    assert_eq!((j["config"]["ep"].as_u64(), j["config"]["etp"].as_u64()), (Some(1), Some(1)));
+    // Where each value came from.
+    assert!(j["origins"]["tp"].as_str().unwrap().contains("--tensor-model-parallel-size"), "{}", j["origins"]);
 }
 
 #[test]
@@ -175,4 +180,52 @@ fn a_bad_expert_degree_is_one_line_naming_the_flag() {
         err.contains("--expert-model-parallel-size") && err.contains("must divide the routed experts 256"),
         "{err}"
     );
+}
+
+// Several files read as one run (issue 27 §2): a launch that leaves the model out and the model's
+// config.json; where each value came from; two files that disagree; files that are not files.
+#[test]
+fn a_launch_and_its_model_file_read_together() {
+    let run = temp_file(
+        "run-no-model.sh",
+        "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py \\\n  --tensor-model-parallel-size 2 \
+         --pipeline-model-parallel-size 2 \\\n  --micro-batch-size 1 --global-batch-size 64 --seq-length 4096 --bf16\n",
+    );
+    let run = arg(&run);
+    let hf = example("hf-llama3-8b-config.json");
+    let j = json(&["estimate", "--from", &run, "--from", &hf, "--system", "nvidia_h100_sxm5_80gb", "--format", "json"]);
+    let c = &j["config"];
+    assert_eq!((c["tp"].as_u64(), c["pp"].as_u64(), c["dp"].as_u64()), (Some(2), Some(2), Some(4)));
+    assert_eq!((j["model"]["layers"].as_u64(), j["model"]["hidden"].as_u64()), (Some(32), Some(4096)));
+    assert!(j["origins"]["layers"].as_str().unwrap().contains("hf-llama3-8b-config.json: num_hidden_layers"));
+    assert!(j["origins"]["tp"].as_str().unwrap().contains("run-no-model.sh: --tensor-model-parallel-size"));
+    assert!(j["origins"]["system"].as_str().unwrap().contains("--system"));
+    // --model names the same config.json.
+    let k = json(&["estimate", "--from", &run, "--model", &hf, "--system", "nvidia_h100_sxm5_80gb", "--format", "json"]);
+    assert_eq!(k["time_per_step_s"], j["time_per_step_s"]);
+    // Without the model file, the missing field is named.
+    let e = usage_error(&["estimate", "--from", &run, "--system", "nvidia_h100_sxm5_80gb"]);
+    assert!(e.contains("--hidden-size"), "{e}");
+    // Two files that disagree: an error naming both.
+    let other = temp_file("seq.sh", "torchrun pretrain_gpt.py --seq-length 8192 --micro-batch-size 1\n");
+    let other = arg(&other);
+    let e = usage_error(&["estimate", "--from", &run, "--from", &other, "--from", &hf, "--system", "h100"]);
+    assert!(e.contains("--seq-length") && e.contains("8192") && e.contains("4096"), "{e}");
+}
+
+#[test]
+fn inputs_that_are_not_regular_files_or_not_for_this_command_are_refused() {
+    if std::path::Path::new("/dev/zero").exists() {
+        let e = usage_error(&["estimate", "--from", "/dev/zero", "--system", "h100"]);
+        assert!(e.contains("not a regular file"), "{e}");
+        let e = usage_error(&["search", "--model", "/dev/zero", "--system", "h100", "--gpus", "8", "--global-batch", "64"]);
+        assert!(e.contains("not a regular file"), "{e}");
+    }
+    let dir = std::env::temp_dir().to_string_lossy().to_string();
+    assert!(usage_error(&["estimate", "--from", &dir, "--system", "h100"]).contains("is a directory"));
+    // Positional parameters belong to a script given with --from.
+    let e = usage_error(&["show", "llama3-8b", "--", "a"]);
+    assert!(e.contains("positional parameters"), "{e}");
+    let e = usage_error(&["search", "--model", "llama3-8b", "--system", "h100", "--gpus", "8", "--", "x"]);
+    assert!(e.contains("positional parameters"), "{e}");
 }

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::scenario::{Overrides, Scenario};
-use super::{Launch, parse};
+use super::{Launch, Source, parse_files};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::explore::metrics::model_flops_utilisation;
@@ -123,7 +123,17 @@ pub fn estimate(scenario: &Scenario, system_id: &str, hw: &Hardware) -> Result<E
 /// Reads `text` (format detected; `name` is the file name, if any), builds its scenario with
 /// `overrides` and evaluates it on the system the overrides or the file name.
 pub fn estimate_text(text: &str, name: Option<&str>, overrides: &Overrides) -> Result<(Launch, Estimate), Error> {
-    let launch = parse(text, name)?;
+    estimate_files(&[Source { name, text }], &[], overrides)
+}
+
+/// Reads several files as one run ([`super::parse_files`], with the script's positional
+/// parameters `args`) and estimates it as [`estimate_text`] does.
+pub fn estimate_files(
+    sources: &[Source<'_>],
+    args: &[String],
+    overrides: &Overrides,
+) -> Result<(Launch, Estimate), Error> {
+    let launch = parse_files(sources, args)?;
     let mut scenario = Scenario::from_launch(&launch, overrides)?;
     let Some(spec) = scenario.system.clone() else {
         return Err(Error::invalid("--system", "missing", "the file does not name the system it runs on")
@@ -158,6 +168,10 @@ impl Estimate {
                 "head_dim": w.head_dim,
                 "gated_mlp": w.gated_mlp,
                 "vocab": w.vocab,
+                "vocab_read": launch.settings.vocab.copied(),
+                "num_experts": w.moe.as_ref().map(|m| m.experts),
+                "topk": w.moe.as_ref().map(|m| m.top_k),
+                "moe_ffn_hidden": w.moe.as_ref().map(|m| m.expert_ffn),
                 "tied_embeddings": s.tied_embeddings,
                 "seq_len": w.seq_len,
                 "parameters_b": e.breakdown.parameters * 1e-9,
@@ -217,15 +231,14 @@ impl Estimate {
                 },
             },
             "moe": self.moe_json(),
+            "origins": s.origins.iter().map(|(k, v)| (k.clone(), Value::from(v.clone()))).collect::<serde_json::Map<_, _>>(),
             "unused": launch.unused,
             "assumptions": s.assumptions,
             "notes": launch.notes.iter().chain(&self.system_notes).collect::<Vec<_>>(),
         });
-        if w.moe.is_some() {
-            // The expert degrees are part of an MoE model's configuration.
-            doc["config"]["ep"] = json!(y.ep);
-            doc["config"]["etp"] = json!(y.etp);
-        }
+        // The expert degrees (1 for a dense model, whose layout has no experts).
+        doc["config"]["ep"] = json!(y.ep);
+        doc["config"]["etp"] = json!(y.etp);
         doc
     }
 

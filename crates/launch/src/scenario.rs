@@ -49,6 +49,24 @@ pub struct Scenario {
     pub options: ExtendedOptions,
     /// Rules applied where the file is silent, in words.
     pub assumptions: Vec<String>,
+    /// Where each value of the configuration came from: `(field, place)`, the place being
+    /// `file: key (line N)`, a command-line flag (`--gpus`) or `default` / `derived`.
+    pub origins: Vec<(String, String)>,
+}
+
+/// Where a slot's value came from, for [`Scenario::origins`].
+fn place<T>(slot: &Slot<T>, flag_override: Option<&str>) -> String {
+    if let Some(flag) = flag_override {
+        return format!("{flag} (command line)");
+    }
+    match &slot.origin {
+        Some(o) => {
+            let file = o.file.as_deref().map(|f| format!("{f}: ")).unwrap_or_default();
+            if o.line > 0 { format!("{file}{} (line {})", o.key, o.line) } else { format!("{file}{}", o.key) }
+        }
+        None if slot.value.is_some() => "read".into(),
+        None => "default or derived".into(),
+    }
 }
 
 /// The name of a field in the file's own language, for messages about a missing value.
@@ -229,6 +247,28 @@ impl Scenario {
                 }
             })?;
         }
+        let origins = vec![
+            (
+                "devices".to_string(),
+                format!("{} ({})", devices_origin.key, if o.gpus.is_some() { "command line" } else { "file" }),
+            ),
+            ("system".into(), place(&s.system, o.system.as_ref().map(|_| "--system"))),
+            ("tp".into(), place(&s.tp, None)),
+            ("pp".into(), place(&s.pp, None)),
+            ("cp".into(), place(&s.cp, None)),
+            ("dp".into(), place(&s.dp, None)),
+            ("ep".into(), place(&s.moe.ep, None)),
+            (
+                "vpp".into(),
+                if s.vpp.value.is_some() { place(&s.vpp, None) } else { place(&s.layers_per_virtual_stage, None) },
+            ),
+            ("mbs".into(), place(&s.mbs, None)),
+            ("global_batch".into(), place(&s.global_batch, o.global_batch.map(|_| "--global-batch"))),
+            ("seq_len".into(), place(&s.seq_len, o.seq_len.map(|_| "--seq-len"))),
+            ("layers".into(), place(&s.layers, None)),
+            ("hidden".into(), place(&s.hidden, None)),
+            ("vocab".into(), place(&s.vocab, None)),
+        ];
         Ok(Scenario {
             model_name: model.name,
             workload,
@@ -238,6 +278,7 @@ impl Scenario {
             layout,
             options: opts,
             assumptions: notes,
+            origins,
         })
     }
 }

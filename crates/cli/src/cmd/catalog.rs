@@ -32,7 +32,7 @@ Details of one entry: `fmperf show <id>`.
 
 /// Runs `fmperf catalog`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let args = Args::parse(raw, &["format"], &["help"])?;
+    let args = Args::parse(raw, &["format"], &["help"])?.refuse_trailing()?;
     if args.flag("help") {
         write!(out, "{HELP}")?;
         return Ok(());

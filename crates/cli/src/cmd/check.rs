@@ -42,12 +42,12 @@ pub fn first_problem(errs: &[Error], path: &str) -> String {
 }
 
 fn read_text(path: &str) -> Result<String, CmdError> {
-    std::fs::read_to_string(path).map_err(|e| CmdError::Usage(format!("cannot read {path}: {e}")))
+    crate::files::read_text("check", path, crate::files::MAX_INPUT_BYTES)
 }
 
 /// Runs `fmperf check`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let args = Args::parse(raw, &["format"], &["help"])?;
+    let args = Args::parse(raw, &["format"], &["help"])?.refuse_trailing()?;
     if args.flag("help") {
         write!(out, "{HELP}")?;
         return Ok(());

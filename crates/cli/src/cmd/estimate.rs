@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use fmperf_launch::{self as launch, Overrides};
+use fmperf_launch::{self as launch, Overrides, Source};
 
 use super::{CmdError, CmdResult};
 use crate::args::{Args, Format};
@@ -14,12 +14,18 @@ use crate::table::Table;
 pub const HELP: &str = "\
 fmperf estimate — the time and memory of the configuration in your launch file (no search)
 
-USAGE: fmperf estimate --from FILE [--system ID] [--gpus N] [--global-batch G] [--seq-len S]
-                       [--format table|json]
+USAGE: fmperf estimate --from FILE [--from FILE2 …] [--model CONFIG.json] [--system ID] [--gpus N]
+                       [--global-batch G] [--seq-len S] [--format table|json] [-- ARGS…]
 
-  --from           a Megatron-LM / NeMo launch script or command line (pretrain_gpt.py flags), a NeMo /
-                   Megatron-Bridge YAML, or a torchtitan TOML (format detected; a Hugging Face
-                   config.json holds the model only: use `fmperf search --from`)
+  --from           a launch file, format detected: a Megatron-LM / Megatron-DeepSpeed / NeMo / Hugging
+                   Face Trainer launch script or Slurm job (read by a shell evaluator that runs nothing),
+                   a NeMo / Megatron-Bridge YAML, a torchtitan TOML, a MaxText config or command line,
+                   a DeepSpeed JSON, a Hugging Face config.json (the model). Repeat it to read files
+                   together (a launch and its ds_config.json; a TOML and the model's config.json): a
+                   setting one file leaves out comes from another, two different values are an error
+  --model          the model's Hugging Face config.json, read with the --from files (the same as one
+                   more --from)
+  -- ARGS          positional parameters of the script ($1, $2, …), as you would run it
   --system         the system: a catalog id with options (`fmperf catalog systems`); default: the
                    file's `# fmperf: system=ID` line
   --gpus           devices (default: the launcher's nodes × GPUs per node, or `# fmperf: gpus=N`)
@@ -35,14 +41,16 @@ flag or key when the file cannot be read.
 
 /// Runs `fmperf estimate`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let value_flags = ["from", "system", "gpus", "global-batch", "seq-len", "format"];
+    let value_flags = ["from", "model", "system", "gpus", "global-batch", "seq-len", "format"];
     let Some(args) = super::parse_flags(raw, &value_flags, HELP, out)? else {
         return Ok(());
     };
     let format = Format::from_args(&args, &[Format::Table, Format::Json])?;
-    let (path, text) = read_from(&args)?;
+    let files = read_sources(&args)?;
+    let path = files.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(" + ");
     let overrides = overrides(&args)?;
-    let (launch, e) = launch::estimate_text(&text, Some(&path), &overrides)
+    let sources: Vec<Source<'_>> = files.iter().map(|(p, t)| Source { name: Some(p), text: t }).collect();
+    let (launch, e) = launch::estimate_files(&sources, args.trailing(), &overrides)
         .map_err(|err| CmdError::Usage(format!("--from {path}: {err}")))?;
     match format {
         Format::Json => writeln!(out, "{}", e.to_json(&launch))?,
@@ -51,12 +59,27 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     Ok(())
 }
 
-/// Reads `--from`: its path and text.
-pub fn read_from(args: &Args) -> Result<(String, String), CmdError> {
-    let path = args.required("from")?.to_string();
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| CmdError::Usage(format!("--from {path}: cannot read the file: {e}")))?;
-    Ok((path, text))
+/// Reads every `--from` (and `--model` when it names a file): their paths and texts, in order.
+pub fn read_sources(args: &Args) -> Result<Vec<(String, String)>, CmdError> {
+    let mut out = Vec::new();
+    let from = args.values("from");
+    if from.is_empty() {
+        return Err(CmdError::Usage("--from is required".into()));
+    }
+    for path in from {
+        let text = crate::files::read_text("--from", path, crate::files::MAX_INPUT_BYTES)?;
+        out.push((path.to_string(), text));
+    }
+    if let Some(model) = args.value("model")? {
+        if !std::path::Path::new(model).is_file() {
+            return Err(CmdError::Usage(format!(
+                "--model {model}: with --from, --model names the model's config.json (a file), read with the launch"
+            )));
+        }
+        let text = crate::files::read_text("--model", model, crate::files::MAX_INPUT_BYTES)?;
+        out.push((model.to_string(), text));
+    }
+    Ok(out)
 }
 
 /// `--system`, `--gpus`, `--global-batch`, `--seq-len` as overrides of the file.

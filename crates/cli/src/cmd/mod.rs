@@ -53,5 +53,11 @@ pub fn parse_flags(
     if let Some(p) = args.positional().first() {
         return Err(CmdError::Usage(format!("unexpected argument `{p}`; see --help")));
     }
+    if args.has_dashes() && args.values("from").is_empty() {
+        return Err(CmdError::Usage(format!(
+            "arguments after -- ({}) are a launch script's positional parameters: only `--from SCRIPT` takes them",
+            if args.trailing().is_empty() { "none".to_string() } else { args.trailing().join(" ") }
+        )));
+    }
     Ok(Some(args))
 }

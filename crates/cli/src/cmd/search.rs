@@ -119,7 +119,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let Some(args) = super::parse_flags(raw, &VALUE_FLAGS, &help, out)? else {
         return Ok(());
     };
-    if args.value("from")?.is_some() {
+    if !args.values("from").is_empty() {
         let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
         return super::search_from::run(&args, format, out);
     }

@@ -13,7 +13,7 @@ use fmperf_core::search::{ExtendedSetup, ResultRow, Search};
 use fmperf_launch::{self as launch, Format as FileFormat, ModelOnly, Scenario};
 use serde_json::json;
 
-use super::estimate::{overrides, read_from};
+use super::estimate::{overrides, read_sources};
 use super::{CmdError, CmdResult};
 use crate::args::{Args, Format};
 use crate::table::Table;
@@ -32,10 +32,13 @@ const ALL: usize = 1 << 22;
 
 /// Runs `fmperf search --from FILE` with the already parsed flags.
 pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
-    let (path, text) = read_from(args)?;
+    let files = read_sources(args)?;
+    let path = files.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(" + ");
     let o = overrides(args)?;
     let usage = |e: fmperf_core::Error| CmdError::Usage(format!("--from {path}: {e}"));
-    let launch = launch::parse(&text, Some(&path)).map_err(usage)?;
+    let sources: Vec<launch::Source<'_>> =
+        files.iter().map(|(p, t)| launch::Source { name: Some(p), text: t }).collect();
+    let launch = launch::parse_files(&sources, args.trailing()).map_err(usage)?;
     // The file's own scenario, or its model with the flags' device count and batch.
     let (scenario, workload, options, gpus, batch, system) = if launch.format == FileFormat::HfConfig {
         let m = ModelOnly::from_launch(&launch, &o, 1).map_err(usage)?;

@@ -31,7 +31,7 @@ file to --model/--system, or check it with `fmperf check`.
 
 /// Runs `fmperf show`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let args = Args::parse(raw, &["format"], &["help"])?;
+    let args = Args::parse(raw, &["format"], &["help"])?.refuse_trailing()?;
     if args.flag("help") {
         write!(out, "{HELP}")?;
         return Ok(());

@@ -89,7 +89,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         "moe",
         "threads",
     ];
-    let args = Args::parse(raw, &value_flags, &["help", "list"])?;
+    let args = Args::parse(raw, &value_flags, &["help", "list"])?.refuse_trailing()?;
     if args.flag("help") {
         write!(out, "{HELP}{}", crate::mode::help())?;
         return Ok(());
@@ -215,8 +215,7 @@ fn read_document(flag: &str, arg: &str, kind: &str) -> Result<Option<Document>, 
     if !path.is_file() && !looks_like_file {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CmdError::Usage(format!("{flag} {arg}: cannot read the file: {e}")))?;
+    let text = crate::files::read_text(flag, arg, crate::files::MAX_INPUT_BYTES)?;
     let doc = format::parse(&text).map_err(|errs| {
         let first = errs.first().map(|e| e.to_string()).unwrap_or_else(|| "not a valid document".into());
         CmdError::Usage(format!("{flag} {arg}: {first}"))

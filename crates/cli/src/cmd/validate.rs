@@ -69,7 +69,7 @@ documents, one per line; --fit refits the dense part only).
 
 /// Runs `fmperf validate`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let args = crate::args::Args::parse(raw, &["data", "mode", "format"], &["help", "fit"])?;
+    let args = crate::args::Args::parse(raw, &["data", "mode", "format"], &["help", "fit"])?.refuse_trailing()?;
     if args.flag("help") {
         write!(out, "{HELP}")?;
         return Ok(());
@@ -89,8 +89,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         "builtin" => validate::MEASURED_RUNS_JSON.to_string(),
         "builtin-memory" => validate::MEASURED_MEMORY_RUNS_JSON.to_string(),
         "builtin-moe" => fmperf_core::validate::moe_runs::MOE_RUNS_JSON.to_string(),
-        path => std::fs::read_to_string(path)
-            .map_err(|e| CmdError::Usage(format!("--data {path}: cannot read the file: {e}")))?,
+        path => crate::files::read_text("--data", path, crate::files::MAX_DATA_BYTES)?,
     };
     // Mixture-of-Experts rows (more than one routed expert) have a validation of their own; a
     // file of both kinds is reported in two parts, dense first.
