@@ -23,6 +23,7 @@ pub mod maxtext;
 pub mod megatron;
 pub mod merge;
 pub mod nemo;
+pub mod omegaconf;
 pub mod scenario;
 pub mod settings;
 pub mod shell;
@@ -30,6 +31,7 @@ pub mod summary;
 pub mod toml;
 pub mod torchtitan;
 pub mod yaml;
+pub mod emit;
 
 pub use estimate::{Estimate, MemoryVerdict, Rank, estimate, estimate_files, estimate_text, hardware, rank};
 pub use scenario::{ModelOnly, Overrides, Scenario, catalog_model};
@@ -209,7 +211,7 @@ pub fn parse_as_with(format: Format, text: &str, args: &[String]) -> Result<Laun
             format!("a {} takes no positional arguments; they are for shell scripts", format.title()),
         ));
     }
-    let mut launch = match format {
+    let launch = match format {
         Format::Megatron => megatron::parse_args(text, args)?,
         Format::NemoYaml => nemo::parse(text)?,
         Format::Torchtitan => torchtitan::parse(text)?,
@@ -217,7 +219,14 @@ pub fn parse_as_with(format: Format, text: &str, args: &[String]) -> Result<Laun
         Format::MaxText => maxtext::parse(text, args)?,
         Format::DeepSpeed => deepspeed::parse(text)?,
     };
-    directives(text, &mut launch)?;
+    settle(&[text], launch)
+}
+
+/// Reads the `# fmperf:` directives of `texts` into `launch` and settles its expert settings.
+fn settle(texts: &[&str], mut launch: Launch) -> Result<Launch, Error> {
+    for text in texts {
+        directives(text, &mut launch)?;
+    }
     if !launch.settings.moe.is_moe() {
         // Expert settings of a dense model change nothing: listed, not silently kept.
         for (o, v) in launch.settings.moe.given() {
@@ -272,12 +281,24 @@ pub fn parse_files(sources: &[Source<'_>], args: &[String]) -> Result<Launch, Er
     }
     let mut read: Vec<(String, Launch)> = Vec::with_capacity(sources.len());
     let mut args_taken = false;
+    // MaxText's files are one configuration with MaxText's own precedence (config YAML, model
+    // file, command line): read together, not merged as separate readings.
+    let maxtext: Vec<(Option<&str>, &str)> =
+        sources.iter().filter(|s| matches!(detect(s.text, s.name), Ok(Format::MaxText))).map(|s| (s.name, s.text)).collect();
     for (i, src) in sources.iter().enumerate() {
         let name = src.name.map_or_else(|| format!("file {}", i + 1), str::to_string);
         let format = detect(src.text, src.name).map_err(|e| in_file(e, &name))?;
         let takes_args = matches!(format, Format::Megatron | Format::MaxText) && !args_taken;
         args_taken |= takes_args;
         let mine: &[String] = if takes_args { args } else { &[] };
+        if format == Format::MaxText && maxtext.len() > 1 {
+            if maxtext.first().is_some_and(|(n, t)| *n == src.name && std::ptr::eq(*t, src.text)) {
+                let texts: Vec<&str> = maxtext.iter().map(|(_, t)| *t).collect();
+                let l = settle(&texts, maxtext::parse_sources(&maxtext, mine)?)?;
+                read.push((format!("MaxText ({} files)", maxtext.len()), l));
+            }
+            continue;
+        }
         let mut l = parse_as_with(format, src.text, mine).map_err(|e| in_file(e, &name))?;
         merge::tag_file(&mut l.settings, &name);
         read.push((name, l));
