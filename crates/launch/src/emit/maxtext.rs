@@ -1,0 +1,266 @@
+//! MaxText written back: a command line of `key=value` overrides of `base.yml`
+//! (`python3 -m MaxText.train MaxText/configs/base.yml key=value …`), or the same keys rewritten in
+//! place in a MaxText command line (`key=value` words) or YAML (`key: value` lines).
+//!
+//! MaxText's meanings (`MaxText/configs/base.yml`): the mesh is `ici_*` (inside a slice) times
+//! `dcn_*` (across slices) per axis — `data` (replicas), `fsdp` (parameters, gradients and
+//! optimizer states sharded: ZeRO-3), `tensor`, `pipeline`, `context`, `expert`; the global batch
+//! is `per_device_batch_size × devices × gradient_accumulation_steps` (a fractional per-device
+//! batch is allowed); under pipelining a step's batch is cut into `num_pipeline_microbatches`;
+//! `remat_policy` chooses what the backward recomputes (`full`, `minimal`, `save_qkv_proj`, …).
+
+use super::lines::{Lines, value_at};
+use super::{Header, Plan};
+use crate::Scenario;
+use fmperf_core::Error;
+use fmperf_core::catalog::Precision;
+use fmperf_core::extended::{ExtendedOptions, Recompute, Sharding};
+
+/// The layout as MaxText keys `key=value`, with notes for what MaxText cannot express.
+fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(&'static str, String)> {
+    let (data, fsdp) = match p.sharding {
+        Sharding::Ddp => (p.dp, 1),
+        Sharding::Zero3 => match p.shard_group {
+            Some(g) if g.is_multiple_of(p.cp) && p.dp.is_multiple_of(g / p.cp) => (p.dp / (g / p.cp), g / p.cp),
+            _ => (1, p.dp),
+        },
+        s => {
+            notes.push(format!(
+                "sharding {}: MaxText's fsdp axis shards parameters, gradients and optimizer states (ZeRO-3); the \
+                 nearest, ici_fsdp_parallelism over the {} data-parallel ranks, is written",
+                s.as_str(),
+                p.dp
+            ));
+            (1, p.dp)
+        }
+    };
+    notes.push(
+        "every degree is written on the ici_* axes (one slice); for several slices or nodes move the data or fsdp \
+         factor across them to dcn_data_parallelism / dcn_fsdp_parallelism"
+            .into(),
+    );
+    let mut v = vec![
+        ("ici_data_parallelism", data.to_string()),
+        ("ici_fsdp_parallelism", fsdp.to_string()),
+        ("ici_tensor_parallelism", p.tp.to_string()),
+        ("ici_pipeline_parallelism", p.pp.to_string()),
+        ("ici_context_parallelism", p.cp.to_string()),
+    ];
+    if p.moe {
+        v.push(("ici_expert_parallelism", p.ep.to_string()));
+        if p.etp != 1 {
+            notes.push(format!(
+                "expert tensor parallelism {}: MaxText's experts use the tensor axis as the rest of the model",
+                p.etp
+            ));
+        }
+    }
+    let per_device = p.global as f64 / p.devices as f64;
+    let per_device_text =
+        if p.global.is_multiple_of(p.devices) { (p.global / p.devices).to_string() } else { format!("{per_device}") };
+    if p.pp > 1 {
+        let micro = p.global / (p.dp * p.mbs).max(1);
+        v.push(("per_device_batch_size", per_device_text));
+        v.push(("num_pipeline_microbatches", micro.to_string()));
+        notes.push(format!(
+            "MaxText has no micro-batch size of its own under pipelining: the micro-batch {} is written as {micro} \
+             pipeline micro-batches of the step's batch (num_pipeline_microbatches)",
+            p.mbs
+        ));
+        if p.vpp > 1 {
+            notes.push(format!(
+                "{} virtual stages per rank: MaxText's circular pipeline (num_layers_per_pipeline_stage) is the nearest; \
+                 not written, check its layers per stage",
+                p.vpp
+            ));
+        }
+    } else {
+        let ga = p.accumulation();
+        let pd = p.mbs as f64 * p.dp as f64 / p.devices as f64;
+        let pd_text = if (p.mbs * p.dp).is_multiple_of(p.devices) {
+            (p.mbs * p.dp / p.devices).to_string()
+        } else {
+            format!("{pd}")
+        };
+        v.push(("per_device_batch_size", pd_text));
+        v.push(("gradient_accumulation_steps", ga.to_string()));
+    }
+    let remat = match p.recompute {
+        Recompute::Full => "full",
+        r => {
+            notes.push(format!(
+                "recompute {}: MaxText has no policy of exactly that kind; the nearest, remat_policy=minimal (matmul \
+                 outputs saved, element-wise work recomputed), is written",
+                r.as_str()
+            ));
+            "minimal"
+        }
+    };
+    v.push(("remat_policy", remat.to_string()));
+    v
+}
+
+/// The layout keys, `key=value` each.
+pub(super) fn layout_keys(p: &Plan, _s: &Scenario, notes: &mut Vec<String>) -> Vec<String> {
+    layout_items(p, notes).into_iter().map(|(k, v)| format!("{k}={v}")).collect()
+}
+
+/// A fresh MaxText command line: the model's keys, sequence length, precision and layout.
+pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>) -> String {
+    let w = &h.scenario.workload;
+    let mut keys: Vec<(&str, String)> = vec![
+        ("run_name", "fmperf-best".into()),
+        ("base_emb_dim", w.hidden.to_string()),
+        ("base_num_decoder_layers", w.layers.to_string()),
+        ("base_num_query_heads", w.heads.to_string()),
+        ("base_num_kv_heads", w.kv_heads.to_string()),
+        ("head_dim", w.head_dim.to_string()),
+        ("base_mlp_dim", w.ffn_hidden.to_string()),
+    ];
+    if w.gated_mlp {
+        keys.push(("mlp_activations", "[\"silu\",\"linear\"]".into()));
+    }
+    if let Some(v) = w.vocab {
+        keys.push(("vocab_size", v.to_string()));
+    }
+    keys.push(("logits_via_embedding", h.scenario.tied_embeddings.to_string()));
+    if let Some(m) = &w.moe {
+        keys.push(("num_experts", m.experts.to_string()));
+        keys.push(("num_experts_per_tok", m.top_k.to_string()));
+        keys.push(("base_moe_mlp_dim", m.expert_ffn.to_string()));
+        if m.shared_experts > 0 || m.first_dense > 0 || m.moe_every > 1 || w.mla.is_some() {
+            notes.push(
+                "shared experts, dense leading blocks, interleaved MoE blocks and latent attention are set by \
+                 MaxText's decoder_block (deepseek, llama4): choose it; not written"
+                    .into(),
+            );
+        }
+    }
+    keys.push(("max_target_length", w.seq_len.to_string()));
+    match o.hardware.precision {
+        Precision::Bf16 => keys.push(("dtype", "bfloat16".into())),
+        Precision::Fp8 => {
+            keys.push(("dtype", "bfloat16".into()));
+            keys.push(("quantization", "fp8".into()));
+        }
+        Precision::Fp16 => {
+            notes.push("FP16: MaxText trains in bfloat16 or float32; bfloat16 written".into());
+            keys.push(("dtype", "bfloat16".into()));
+        }
+        Precision::Fp32 | Precision::Tf32 => keys.push(("dtype", "float32".into())),
+    }
+    let layout = layout_items(h.plan, notes);
+    let mut out = String::from("#!/bin/bash\n");
+    for l in h.lines() {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out.push_str(
+        "# MaxText overrides of base.yml; set decoder_block (or model_name) and add your dataset, tokenizer\n",
+    );
+    out.push_str("# and output settings.\n");
+    out.push_str("python3 -m MaxText.train MaxText/configs/base.yml \\\n");
+    let all: Vec<String> = keys.iter().chain(layout.iter()).map(|(k, v)| format!("{k}={}", shell_word(v))).collect();
+    let n = all.len();
+    for (i, kv) in all.iter().enumerate() {
+        out.push_str("    ");
+        out.push_str(kv);
+        out.push_str(if i + 1 < n { " \\\n" } else { "\n" });
+    }
+    out
+}
+
+/// A value quoted for the shell when it holds characters the shell would read.
+fn shell_word(v: &str) -> String {
+    if v.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | ',')) {
+        v.to_string()
+    } else {
+        format!("'{v}'")
+    }
+}
+
+/// Rewrites the layout keys of a MaxText command line (`key=value` words) or YAML (`key: value`
+/// lines) in place; missing keys are added after the last one found (a new line of a continued
+/// command, else on the same line), or at the end of a YAML.
+pub(super) fn rewrite(
+    text: &str,
+    p: &Plan,
+    _s: &Scenario,
+    _o: &ExtendedOptions,
+    notes: &mut Vec<String>,
+) -> Result<String, Error> {
+    let mut lines = Lines::new(text);
+    let mut last: Option<(usize, bool)> = None;
+    let mut missing = Vec::new();
+    for (key, v) in layout_items(p, notes) {
+        match find(&lines, key) {
+            Some((n, s, e, yaml)) => {
+                lines.splice(n, s, e, &v);
+                last = Some((n, yaml));
+            }
+            None => missing.push((key, v)),
+        }
+    }
+    if !missing.is_empty() {
+        let keys: Vec<String> = missing.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        notes.push(format!("added: {}", keys.join(" ")));
+        match last {
+            Some((n, false)) => {
+                let body = lines.get(n).unwrap_or("").to_string();
+                if body.trim_end().ends_with('\\') {
+                    let ind = super::lines::indent(&body).to_string();
+                    for k in keys {
+                        lines.insert_after(n, format!("{ind}{k} \\"));
+                    }
+                } else {
+                    let words: String = keys.iter().map(|k| format!(" {k}")).collect();
+                    let end = body.trim_end().len();
+                    lines.splice(n, end, end, &words);
+                }
+            }
+            _ => {
+                let n = lines.len();
+                for (k, v) in &missing {
+                    lines.insert_after(n, format!("{k}: {v}"));
+                }
+            }
+        }
+    }
+    Ok(lines.finish())
+}
+
+/// The line and value range of `key=value` (a word) or `key: value` (a YAML line): `(line, start,
+/// end, yaml)`; the last one wins, as MaxText's overrides do.
+fn find(lines: &Lines, key: &str) -> Option<(usize, usize, usize, bool)> {
+    let mut found = None;
+    for n in 1..=lines.len() {
+        let body = lines.get(n).unwrap_or("");
+        let t = body.trim_start();
+        if t.starts_with('#') {
+            continue;
+        }
+        let ind = body.len() - t.len();
+        if let Some(rest) = t.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
+            let at = body.len() - rest.len();
+            if let Some((s, e)) = value_at(body, at) {
+                found = Some((n, s, e, true));
+            }
+            continue;
+        }
+        let _ = ind;
+        let pat = format!("{key}=");
+        let mut from = 0;
+        while let Some(i) = body.get(from..).and_then(|r| r.find(&pat)) {
+            let start = from + i;
+            from = start + pat.len();
+            let left = body[..start].chars().next_back();
+            if left.is_some_and(|c| !(c.is_whitespace() || c == '"' || c == '\'')) {
+                continue;
+            }
+            if let Some((s, e)) = value_at(body, from).filter(|(s, _)| *s == from) {
+                found = Some((n, s, e, false));
+            }
+        }
+    }
+    found
+}

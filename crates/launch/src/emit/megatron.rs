@@ -1,0 +1,659 @@
+//! Megatron-LM launches written back: a shell script's layout flags rewritten in place (`--flag
+//! value`, `--flag=value`, a value that is a shell variable `--tensor-model-parallel-size $TP` by
+//! its plain `TP=8` assignment, switches added or removed without breaking `\` continuations or
+//! arrays), or a fresh `torchrun … pretrain_gpt.py` script.
+
+use super::lines::{Lines, indent, value_at};
+use super::{Header, Plan};
+use crate::Launch;
+use crate::settings::{Origin, Slot};
+use fmperf_core::Error;
+use fmperf_core::catalog::Precision;
+use fmperf_core::extended::{ExtendedOptions, Fp8Recipe, Recompute, Sharding};
+
+/// The flags that carry `p` (degrees, batch, virtual stages, recomputation, sharding, sequence
+/// parallelism), `--flag value` each.
+pub(super) fn layout_flags(p: &Plan, o: &ExtendedOptions, notes: &mut Vec<String>) -> Vec<String> {
+    let _ = o;
+    let mut f = vec![
+        format!("--tensor-model-parallel-size {}", p.tp),
+        format!("--pipeline-model-parallel-size {}", p.pp),
+        format!("--context-parallel-size {}", p.cp),
+    ];
+    if p.moe {
+        f.push(format!("--expert-model-parallel-size {}", p.ep));
+        f.push(format!("--expert-tensor-parallel-size {}", p.etp));
+    }
+    if p.vpp > 1 {
+        f.push(vpp_flag(p));
+    }
+    if p.sequence_parallel {
+        f.push("--sequence-parallel".into());
+    }
+    f.push(format!("--micro-batch-size {}", p.mbs));
+    f.push(format!("--global-batch-size {}", p.global));
+    f.extend(recompute_flags(p.recompute, notes).into_iter().map(str::to_string));
+    f.extend(sharding_flags(p, notes).into_iter().map(str::to_string));
+    f
+}
+
+/// `--num-layers-per-virtual-pipeline-stage n` when the stages divide the blocks, else the number
+/// of virtual stages.
+fn vpp_flag(p: &Plan) -> String {
+    match p.layers_per_virtual_stage() {
+        Some(n) => format!("--num-layers-per-virtual-pipeline-stage {n}"),
+        None => format!("--num-virtual-stages-per-pipeline-rank {}", p.vpp),
+    }
+}
+
+fn recompute_flags(r: Recompute, notes: &mut Vec<String>) -> Vec<&'static str> {
+    match r {
+        Recompute::None => vec![],
+        Recompute::Selective => vec!["--recompute-activations"],
+        Recompute::Op => {
+            notes.push(
+                "recompute op (torchtitan's operator-level selective checkpointing) has no Megatron flag: the nearest, \
+                 Megatron's selective recomputation of the attention core (--recompute-activations), is written"
+                    .into(),
+            );
+            vec!["--recompute-activations"]
+        }
+        Recompute::Full => {
+            vec!["--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"]
+        }
+    }
+}
+
+fn sharding_flags(p: &Plan, notes: &mut Vec<String>) -> Vec<&'static str> {
+    if p.shard_group.is_some() && p.sharding == Sharding::Zero3 {
+        notes.push(
+            "sharding inside groups (HSDP, shard_group) has no Megatron-LM flag: full sharding over the data-parallel \
+             group is written"
+                .into(),
+        );
+    }
+    match p.sharding {
+        Sharding::Ddp => vec![],
+        Sharding::Zero1 => vec!["--use-distributed-optimizer"],
+        Sharding::Zero2 => vec!["--use-megatron-fsdp", "--data-parallel-sharding-strategy optim_grads"],
+        Sharding::Zero3 => vec!["--use-megatron-fsdp", "--data-parallel-sharding-strategy optim_grads_params"],
+    }
+}
+
+/// A fresh script: `torchrun` with the devices, the model, precision, layout and mock data.
+pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>) -> String {
+    let p = h.plan;
+    let w = &h.scenario.workload;
+    let mut flags = vec![
+        format!("--num-layers {}", w.layers),
+        format!("--hidden-size {}", w.hidden),
+        format!("--ffn-hidden-size {}", w.ffn_hidden),
+        format!("--num-attention-heads {}", w.heads),
+    ];
+    if w.kv_heads != w.heads {
+        flags.push("--group-query-attention".into());
+        flags.push(format!("--num-query-groups {}", w.kv_heads));
+    }
+    if w.head_dim != w.hidden / w.heads.max(1) {
+        flags.push(format!("--kv-channels {}", w.head_dim));
+    }
+    if w.gated_mlp {
+        flags.push("--swiglu".into());
+    }
+    flags.push(format!("--seq-length {}", w.seq_len));
+    flags.push(format!("--max-position-embeddings {}", w.seq_len));
+    if let Some(v) = w.vocab {
+        flags.push("--tokenizer-type NullTokenizer".into());
+        flags.push(format!("--vocab-size {v}"));
+    }
+    if !h.scenario.tied_embeddings {
+        flags.push("--untie-embeddings-and-output-weights".into());
+    }
+    if let Some(m) = &w.moe {
+        flags.push(format!("--num-experts {}", m.experts));
+        flags.push(format!("--moe-router-topk {}", m.top_k));
+        flags.push(format!("--moe-ffn-hidden-size {}", m.expert_ffn));
+        if m.shared_experts > 0 {
+            flags.push(format!("--moe-shared-expert-intermediate-size {}", m.shared_experts * m.shared_ffn));
+        }
+        if m.moe_blocks(w.layers) != w.layers {
+            let list: Vec<&str> = (0..w.layers)
+                .map(|i| {
+                    let moe = i >= m.first_dense && (i - m.first_dense) % m.moe_every.max(1) == m.moe_every.max(1) - 1;
+                    if moe { "1" } else { "0" }
+                })
+                .collect();
+            flags.push(format!("--moe-layer-freq \"[{}]\"", list.join(",")));
+        }
+        if m.router == fmperf_core::moe_shape::Router::Sigmoid {
+            flags.push("--moe-router-score-function sigmoid".into());
+        }
+        flags.push("--moe-grouped-gemm".into());
+        flags.push("--moe-token-dispatcher-type alltoall".into());
+    }
+    if let Some(a) = &w.mla {
+        flags.push("--multi-latent-attention".into());
+        if let Some(q) = a.q_lora_rank {
+            flags.push(format!("--q-lora-rank {q}"));
+        }
+        flags.push(format!("--kv-lora-rank {}", a.kv_lora_rank));
+        flags.push(format!("--qk-head-dim {}", a.qk_nope_head_dim));
+        flags.push(format!("--qk-pos-emb-head-dim {}", a.qk_rope_head_dim));
+        flags.push(format!("--v-head-dim {}", a.v_head_dim));
+    }
+    if w.mtp_layers > 0 {
+        flags.push(format!("--mtp-num-layers {}", w.mtp_layers));
+    }
+    flags.extend(precision_flags(o, notes));
+    flags.extend(layout_flags(p, o, notes));
+    flags.push("--mock-data".into());
+    let per_node = if p.devices.is_multiple_of(8) { 8 } else { p.devices };
+    let mut out = String::from("#!/bin/bash\n");
+    for l in h.lines() {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out.push_str(
+        "# Add your data (--data-path), tokenizer, optimizer, schedule and checkpoint flags: the file runs on\n",
+    );
+    out.push_str("# mock data with a null tokenizer of the model's vocabulary as written.\n\n");
+    out.push_str(&format!("GPUS_PER_NODE={per_node}\nNUM_NODES={}\n\n", p.devices / per_node));
+    out.push_str("torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \\\n");
+    let n = flags.len();
+    for (i, f) in flags.iter().enumerate() {
+        out.push_str("    ");
+        out.push_str(f);
+        out.push_str(if i + 1 < n { " \\\n" } else { "\n" });
+    }
+    out
+}
+
+fn precision_flags(o: &ExtendedOptions, notes: &mut Vec<String>) -> Vec<String> {
+    match o.hardware.precision {
+        Precision::Bf16 => vec!["--bf16".into()],
+        Precision::Fp16 => vec!["--fp16".into()],
+        Precision::Fp8 => {
+            let mut f = vec!["--bf16".to_string(), "--fp8-format hybrid".to_string()];
+            match o.fp8_recipe {
+                Fp8Recipe::TransformerEngineFp8Weights => f.push("--fp8-param-gather".into()),
+                Fp8Recipe::TransformerEngine => {}
+                r => notes.push(format!(
+                    "FP8 recipe {} is torchao's; Megatron-LM runs FP8 with Transformer Engine (--fp8-format hybrid)",
+                    r.as_str()
+                )),
+            }
+            f
+        }
+        Precision::Fp32 | Precision::Tf32 => {
+            notes.push("FP32 training: Megatron's default without --bf16 or --fp16 (no flag written)".into());
+            vec![]
+        }
+    }
+}
+
+/// Where a flag is written on a line: the flag's byte range and its value's (if any).
+struct Found {
+    flag: (usize, usize),
+    value: Option<(usize, usize)>,
+}
+
+/// Finds `--name` as a whole word on `body` (the last occurrence: argparse keeps the last).
+fn find_flag(body: &str, flag: &str) -> Option<Found> {
+    let mut best = None;
+    let mut from = 0;
+    while let Some(i) = body.get(from..).and_then(|r| r.find(flag)) {
+        let start = from + i;
+        let end = start + flag.len();
+        from = end;
+        let before = body[..start].chars().next_back();
+        let after = body[end..].chars().next();
+        let left_ok = before.is_none_or(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '('));
+        let right_ok = after.is_none_or(|c| c.is_whitespace() || matches!(c, '=' | '"' | '\'' | '\\' | ')'));
+        if !(left_ok && right_ok) {
+            continue;
+        }
+        let value = if after == Some('=') { value_at(body, end + 1) } else { value_at(body, end) };
+        let value = value.filter(|(s, e)| !body[*s..*e].starts_with('-'));
+        best = Some(Found { flag: (start, end), value });
+    }
+    best
+}
+
+/// The in-place rewriter of one script.
+struct Script<'a> {
+    lines: Lines,
+    text: &'a str,
+    notes: &'a mut Vec<String>,
+    /// Flags to add next to the anchor.
+    add: Vec<String>,
+}
+
+impl Script<'_> {
+    /// The origin's line when it is a flag of this file.
+    fn line_of(&mut self, o: Option<&Origin>) -> Option<usize> {
+        let o = o?;
+        if o.line == 0 || !o.key.starts_with("--") {
+            return None;
+        }
+        if let Some(f) = &o.file {
+            self.notes.push(format!("{} is set in {f}: not rewritten here", o.key));
+            return None;
+        }
+        Some(o.line)
+    }
+
+    /// The line and place of flag `key`: on line `line` (the reader's origin), else — a flag read
+    /// from a variable or an array is placed at the line that expands it — the one line of the file
+    /// that writes it (the last one, with a note, when several do).
+    fn locate(&mut self, line: usize, key: &str) -> Result<(usize, Found), Error> {
+        if let Some(f) = find_flag(self.lines.get(line).unwrap_or(""), key) {
+            return Ok((line, f));
+        }
+        let mut hits = Vec::new();
+        for n in 1..=self.lines.len() {
+            let body = self.lines.get(n).unwrap_or("");
+            if body.trim_start().starts_with('#') {
+                continue;
+            }
+            if let Some(f) = find_flag(body, key) {
+                hits.push((n, f));
+            }
+        }
+        let count = hits.len();
+        match hits.pop() {
+            Some(hit) => {
+                if count > 1 {
+                    self.notes
+                        .push(format!("{key} is written on {count} lines: the last one (line {}) is rewritten", hit.0));
+                }
+                Ok(hit)
+            }
+            None => Err(Error::invalid(key, line, "fmperf read this flag but cannot find where it is written")),
+        }
+    }
+
+    /// Sets the value of the flag read at `o` to `v`; `false` when the file does not write it.
+    fn set(&mut self, o: Option<&Origin>, v: &str) -> Result<bool, Error> {
+        let Some(line) = self.line_of(o) else { return Ok(false) };
+        let key = o.map(|o| o.key.clone()).unwrap_or_default();
+        let (line, found) = self.locate(line, &key)?;
+        let body = self.lines.get(line).unwrap_or("").to_string();
+        let (vline, (s, e)) = match found.value {
+            Some(r) => (line, r),
+            None => {
+                let next = self.lines.get(line + 1).unwrap_or("").to_string();
+                let tail = body[found.flag.1..].trim();
+                match value_at(&next, 0) {
+                    Some(r) if tail.is_empty() || tail == "\\" => (line + 1, r),
+                    _ => return Err(Error::invalid(&key, line, "its value is not a word fmperf can rewrite")),
+                }
+            }
+        };
+        let word = self.lines.get(vline).unwrap_or("")[s..e].to_string();
+        if word == v {
+            return Ok(true);
+        }
+        if let Some(var) = variable(&word) {
+            if self.set_variable(&var, vline, v, &key) {
+                return Ok(true);
+            }
+            self.notes.push(format!(
+                "{key} {word} (line {vline}): the variable has no plain assignment of its own here; the flag's word is \
+                 replaced by {v}"
+            ));
+        }
+        let (qs, qe) = unquote(&word);
+        self.lines.splice(vline, s + qs, s + qe, v);
+        Ok(true)
+    }
+
+    /// Replaces the value of the last plain `VAR=value` assignment before line `used` (`export`
+    /// allowed) when the variable is used only once; `false` otherwise.
+    fn set_variable(&mut self, var: &str, used: usize, v: &str, key: &str) -> bool {
+        let uses = count_uses(self.text, var);
+        if uses != 1 {
+            return false;
+        }
+        let mut at = None;
+        for n in 1..=self.lines.len() {
+            let body = self.lines.get(n).unwrap_or("");
+            let t = body.trim_start();
+            let t =
+                ["export ", "declare ", "readonly ", "local "].iter().fold(t, |t, p| t.strip_prefix(p).unwrap_or(t));
+            let Some(rest) = t.strip_prefix(var).and_then(|r| r.strip_prefix('=')) else { continue };
+            let eq = body.len() - rest.len();
+            let Some((s, e)) = value_at(body, eq) else { continue };
+            if s != eq {
+                continue;
+            }
+            let word = &body[s..e];
+            let plain = word.trim_matches(|c| c == '"' || c == '\'');
+            if plain.is_empty() || !plain.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')) {
+                continue;
+            }
+            if n < used || at.is_none() {
+                at = Some((n, s, e));
+            }
+        }
+        let Some((n, s, e)) = at else { return false };
+        let word = self.lines.get(n).unwrap_or("")[s..e].to_string();
+        let (qs, qe) = unquote(&word);
+        if &word[qs..qe] == v {
+            return true;
+        }
+        self.lines.splice(n, s + qs, s + qe, v);
+        self.notes.push(format!("{key} ${var}: the assignment {var}= (line {n}) now says {v}"));
+        true
+    }
+
+    /// Removes the flag read at `o` (with its value when `with_value`).
+    fn remove(&mut self, o: Option<&Origin>, with_value: bool) -> Result<bool, Error> {
+        let Some(line) = self.line_of(o) else { return Ok(false) };
+        let key = o.map(|o| o.key.clone()).unwrap_or_default();
+        let (line, found) = self.locate(line, &key)?;
+        let body = self.lines.get(line).unwrap_or("").to_string();
+        let end = match (with_value, found.value) {
+            (true, Some((_, e))) => e,
+            (true, None) => return Err(Error::invalid(&key, line, "its value is not on its line")),
+            (false, _) => found.flag.1,
+        };
+        let start = body[..found.flag.0].trim_end_matches([' ', '\t']).len();
+        let start = if start == 0 || body[..start].ends_with(['"', '\'', '(']) { found.flag.0 } else { start };
+        let new = format!("{}{}", &body[..start], &body[end..]);
+        let rest = new.trim();
+        if rest.is_empty() && in_array(&self.lines, line) {
+            self.lines.remove(line);
+        } else if rest.is_empty() {
+            // The flag was alone on its line: without a continuation the line stays (empty) so that
+            // the command still ends there.
+            self.lines.set(line, String::new());
+        } else if rest == "\\" {
+            self.lines.remove(line);
+        } else {
+            self.lines.set(line, new);
+        }
+        Ok(true)
+    }
+
+    /// Replaces the flag read at `o` (a switch) by `with` (flags).
+    fn replace_switch(&mut self, o: Option<&Origin>, with: &str) -> Result<bool, Error> {
+        let Some(line) = self.line_of(o) else { return Ok(false) };
+        let key = o.map(|o| o.key.clone()).unwrap_or_default();
+        let (line, found) = self.locate(line, &key)?;
+        let body = self.lines.get(line).unwrap_or("").to_string();
+        let end = match found.value {
+            Some((_, e)) if body[found.flag.1..].starts_with('=') => e,
+            _ => found.flag.1,
+        };
+        self.lines.splice(line, found.flag.0, end, with);
+        Ok(true)
+    }
+
+    /// A value flag: rewritten where read, else added unless `v` is the default.
+    fn value(&mut self, slot: &Slot<u64>, flag: &str, v: u64, default: u64) -> Result<(), Error> {
+        if !self.set(slot.origin.as_ref(), &v.to_string())? && v != default {
+            self.add.push(format!("{flag} {v}"));
+        }
+        Ok(())
+    }
+
+    /// A switch: kept, removed or added.
+    fn switch(&mut self, slot_on: bool, o: Option<&Origin>, flag: &str, want: bool) -> Result<(), Error> {
+        let here = slot_on && o.is_some_and(|o| o.key == flag && o.line > 0);
+        if want && !here {
+            self.add.push(flag.into());
+        } else if !want && here {
+            self.remove(o, false)?;
+        }
+        Ok(())
+    }
+}
+
+fn unquote(word: &str) -> (usize, usize) {
+    let q = word.starts_with(['"', '\'']) && word.len() >= 2;
+    if q { (1, word.len() - 1) } else { (0, word.len()) }
+}
+
+/// `NAME` of `$NAME`, `${NAME}`, `${NAME:-8}`.
+fn variable(word: &str) -> Option<String> {
+    let w = word.trim_matches('"');
+    let rest = w.strip_prefix('$')?;
+    let name: String =
+        rest.trim_start_matches('{').chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// Uses of `$var` / `${var…}` in `text`.
+fn count_uses(text: &str, var: &str) -> usize {
+    let mut n = 0;
+    for pat in [format!("${var}"), format!("${{{var}")] {
+        let mut from = 0;
+        while let Some(i) = text.get(from..).and_then(|r| r.find(&pat)) {
+            let end = from + i + pat.len();
+            let next = text[end..].chars().next();
+            if next.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_')) {
+                n += 1;
+            }
+            from = end;
+        }
+    }
+    n
+}
+
+/// Rewrites a Megatron-LM script's layout flags in place.
+pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<String>) -> Result<String, Error> {
+    let s = &l.settings;
+    let mut sc = Script { lines: Lines::new(text), text, notes, add: Vec::new() };
+    sc.value(&s.tp, "--tensor-model-parallel-size", p.tp, 1)?;
+    sc.value(&s.pp, "--pipeline-model-parallel-size", p.pp, 1)?;
+    sc.value(&s.cp, "--context-parallel-size", p.cp, 1)?;
+    if p.moe {
+        sc.value(&s.moe.ep, "--expert-model-parallel-size", p.ep, 1)?;
+        sc.value(&s.moe.etp, "--expert-tensor-parallel-size", p.etp, p.tp)?;
+    }
+    sc.value(&s.mbs, "--micro-batch-size", p.mbs, 0)?;
+    sc.value(&s.global_batch, "--global-batch-size", p.global, 0)?;
+    if s.grad_accumulation.origin.is_some() {
+        sc.set(s.grad_accumulation.origin.as_ref(), &p.accumulation().to_string())?;
+    }
+    // Virtual pipeline stages.
+    let lpvs = s.layers_per_virtual_stage.origin.as_ref();
+    let vpp = s.vpp.origin.as_ref();
+    if p.vpp <= 1 {
+        sc.remove(lpvs, true)?;
+        sc.remove(vpp, true)?;
+    } else if sc.line_of(lpvs).is_some() {
+        match p.layers_per_virtual_stage() {
+            Some(n) => _ = sc.set(lpvs, &n.to_string())?,
+            None => {
+                sc.remove(lpvs, true)?;
+                sc.add.push(vpp_flag(p));
+            }
+        }
+    } else if !sc.set(vpp, &p.vpp.to_string())? {
+        sc.add.push(vpp_flag(p));
+    }
+    recompute(&mut sc, l, p)?;
+    sharding(&mut sc, l, p)?;
+    let sp_on = s.sequence_parallel.copied() == Some(true);
+    sc.switch(sp_on, s.sequence_parallel.origin.as_ref(), "--sequence-parallel", p.sequence_parallel)?;
+    if p.shard_group.is_some() && p.sharding == Sharding::Zero3 {
+        sc.notes.push("sharding inside groups (HSDP) has no Megatron-LM flag: full sharding is written".into());
+    }
+    let add = std::mem::take(&mut sc.add);
+    if !add.is_empty() {
+        place(&mut sc, l, &add)?;
+    }
+    Ok(sc.lines.finish())
+}
+
+fn recompute(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
+    let s = &l.settings;
+    let o = s.recompute.origin.as_ref().filter(|o| o.line > 0);
+    let key = o.map(|o| o.key.as_str()).unwrap_or("");
+    let want = match p.recompute {
+        Recompute::Op => {
+            sc.notes.push(
+                "recompute op (torchtitan's operator-level checkpointing) has no Megatron flag: Megatron's selective \
+                 recomputation is written"
+                    .into(),
+            );
+            Recompute::Selective
+        }
+        r => r,
+    };
+    if s.recompute.copied() == Some(want) && o.is_some() {
+        return Ok(());
+    }
+    match (want, key) {
+        (Recompute::None, "--recompute-granularity") => _ = sc.remove(o, true)?,
+        (Recompute::None, "--recompute-activations" | "--checkpoint-activations") => _ = sc.remove(o, false)?,
+        (Recompute::Selective, "--recompute-granularity") => _ = sc.set(o, "selective")?,
+        (Recompute::Selective, "--checkpoint-activations") => {
+            sc.replace_switch(o, "--recompute-granularity selective")?;
+            sc.notes.push(
+                "--checkpoint-activations (full recomputation) replaced by --recompute-granularity selective; an older \
+                 Megatron (or Megatron-DeepSpeed) without that flag has no selective recomputation"
+                    .into(),
+            );
+        }
+        (Recompute::Full, "--recompute-granularity") => {
+            sc.set(o, "full")?;
+            sc.add.push("--recompute-method uniform".into());
+            sc.add.push("--recompute-num-layers 1".into());
+            sc.notes.push("full recomputation: --recompute-method uniform --recompute-num-layers 1 added".into());
+        }
+        (Recompute::Full, "--recompute-activations") => {
+            _ = sc
+                .replace_switch(o, "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1")?
+        }
+        (r, _) => {
+            let mut n = Vec::new();
+            sc.add.extend(recompute_flags(r, &mut n).into_iter().map(str::to_string));
+        }
+    }
+    Ok(())
+}
+
+fn sharding(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
+    let s = &l.settings;
+    let o = s.sharding.origin.as_ref().filter(|o| o.line > 0);
+    let key = o.map(|o| o.key.as_str()).unwrap_or("");
+    if key == "--zero-stage" {
+        let bf16_optimizer = s.fp32_grad_accumulation.copied() == Some(true);
+        let stage = match p.sharding {
+            Sharding::Ddp => {
+                if bf16_optimizer {
+                    sc.notes.push(
+                        "no sharding: DeepSpeed's BF16 optimizer always shards its states (as ZeRO-1); stage 0 kept"
+                            .into(),
+                    );
+                }
+                0
+            }
+            Sharding::Zero1 if bf16_optimizer => 0,
+            Sharding::Zero1 => 1,
+            Sharding::Zero2 => 2,
+            Sharding::Zero3 => 3,
+        };
+        sc.set(o, &stage.to_string())?;
+        return Ok(());
+    }
+    if s.sharding.copied() == Some(p.sharding) && o.is_some() {
+        return Ok(());
+    }
+    let mut n = Vec::new();
+    let wanted: Vec<String> = sharding_flags(p, &mut n).into_iter().map(str::to_string).collect();
+    match key {
+        "--use-distributed-optimizer" if wanted.is_empty() => _ = sc.remove(o, false)?,
+        "--use-distributed-optimizer" | "--use-torch-fsdp2" | "--use-megatron-fsdp" => {
+            _ = sc.replace_switch(o, &wanted.join(" "))?
+        }
+        "--data-parallel-sharding-strategy" => {
+            let v = match p.sharding {
+                Sharding::Ddp => "no_shard",
+                Sharding::Zero1 => "optim",
+                Sharding::Zero2 => "optim_grads",
+                Sharding::Zero3 => "optim_grads_params",
+            };
+            sc.set(o, v)?;
+        }
+        _ => sc.add.extend(wanted),
+    }
+    Ok(())
+}
+
+/// Adds `flags` next to a layout flag the file writes: one per new line after it when its line is
+/// continued (`\`) or in an array, else after its value on the same line.
+fn place(sc: &mut Script<'_>, l: &Launch, flags: &[String]) -> Result<(), Error> {
+    let s = &l.settings;
+    let anchors = [
+        &s.tp.origin,
+        &s.pp.origin,
+        &s.mbs.origin,
+        &s.global_batch.origin,
+        &s.layers.origin,
+        &s.seq_len.origin,
+        &s.hidden.origin,
+    ];
+    let anchor = anchors.into_iter().flatten().find(|o| o.line > 0 && o.file.is_none() && o.key.starts_with("--"));
+    let Some(a) = anchor else {
+        return Err(Error::invalid(
+            "--emit",
+            "megatron",
+            "the script writes none of the layout or model flags next to which the new flags would go",
+        ));
+    };
+    let (line, found) = sc.locate(a.line, &a.key)?;
+    let body = sc.lines.get(line).unwrap_or("").to_string();
+    let continued = body.trim_end().ends_with('\\');
+    let single = body.trim_start().starts_with("--") && body.trim_start().matches(" --").count() == 0;
+    if continued && single {
+        let ind = indent(&body).to_string();
+        for f in flags {
+            sc.lines.insert_after(line, format!("{ind}{f} \\"));
+        }
+    } else if single && in_array(&sc.lines, line) {
+        let ind = indent(&body).to_string();
+        for f in flags {
+            sc.lines.insert_after(line, format!("{ind}{f}"));
+        }
+    } else {
+        let at = found.value.map_or(found.flag.1, |(_, e)| e);
+        let extra: String = flags.iter().map(|f| format!(" {f}")).collect();
+        sc.lines.splice(line, at, at, &extra);
+    }
+    sc.notes.push(format!("added next to {} (line {line}): {}", a.key, flags.join(" ")));
+    Ok(())
+}
+
+/// Whether line `n` is inside a bash array `NAME=(` … `)` of one flag per line.
+fn in_array(lines: &Lines, n: usize) -> bool {
+    let mut i = n;
+    while i > 1 {
+        i -= 1;
+        let t = lines.get(i).unwrap_or("").trim();
+        if t.ends_with('(') {
+            return true;
+        }
+        if !(t.is_empty() || t.starts_with('#') || t.starts_with('-') || t.starts_with('$')) || t.ends_with(')') {
+            return false;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_and_variables_are_found() {
+        let f = find_flag("  --tp 8 --tensor-model-parallel-size=$TP \\", "--tensor-model-parallel-size").unwrap();
+        assert_eq!(f.value, Some((38, 41)));
+        assert!(find_flag("--tensor-model-parallel-size-x 2", "--tensor-model-parallel-size").is_none());
+        assert_eq!(variable("${TP:-8}").as_deref(), Some("TP"));
+        assert_eq!(variable("8"), None);
+        assert_eq!(count_uses("TP=8\n--tp $TP ${TP} $TPX", "TP"), 2);
+    }
+}
