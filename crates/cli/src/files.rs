@@ -44,14 +44,26 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("fmperf-files-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let d = dir.to_string_lossy().to_string();
-        assert!(read_text("--from", &d, 100).map(|_| ()).map_err(|e| format!("{e:?}")).unwrap_err().contains("is a directory"));
+        assert!(
+            read_text("--from", &d, 100)
+                .map(|_| ())
+                .map_err(|e| format!("{e:?}"))
+                .unwrap_err()
+                .contains("is a directory")
+        );
         let big = dir.join("big.txt");
         std::fs::write(&big, vec![b'a'; 101]).unwrap();
         let e = read_text("--from", &big.to_string_lossy(), 100).map(|_| ()).map_err(|e| format!("{e:?}")).unwrap_err();
         assert!(e.contains("the limit is 100 bytes"), "{e}");
         let bin = dir.join("bin.dat");
         std::fs::write(&bin, [0x66, 0xff, 0xfe]).unwrap();
-        assert!(read_text("--from", &bin.to_string_lossy(), 100).map(|_| ()).map_err(|e| format!("{e:?}")).unwrap_err().contains("not UTF-8"));
+        assert!(
+            read_text("--from", &bin.to_string_lossy(), 100)
+                .map(|_| ())
+                .map_err(|e| format!("{e:?}"))
+                .unwrap_err()
+                .contains("not UTF-8")
+        );
         let ok = dir.join("ok.sh");
         std::fs::write(&ok, "--num-layers 2\n").unwrap();
         assert_eq!(read_text("--from", &ok.to_string_lossy(), 100).unwrap(), "--num-layers 2\n");

@@ -57,15 +57,40 @@ pub fn load_system(arg: &str) -> Result<(String, SystemParams), CmdError> {
 /// Resolves `--model` for extended mode: a catalog id (with its GQA, SwiGLU and vocabulary), a
 /// versioned model file, or a reference model file (as the reference sees it).
 pub fn load_workload(arg: &str) -> Result<Workload, CmdError> {
+    load_workload_at(arg, None)
+}
+
+/// [`load_workload`] with the training sequence length `seq_len` [tokens] given on the command line
+/// (`--seq-len`): it replaces the model's own, and gives one to a model file that states none (a
+/// Hugging Face config.json).
+pub fn load_workload_at(arg: &str, seq_len: Option<u64>) -> Result<Workload, CmdError> {
     let usage = |e: fmperf_core::Error| CmdError::Usage(format!("--model {arg}: {e}"));
+    let with_len = |m: &catalog::CatalogModel| {
+        let mut m = m.clone();
+        if seq_len.is_some() {
+            m.seq_len = seq_len;
+        }
+        if m.seq_len.is_none() {
+            return Err(CmdError::Usage(format!(
+                "--model {arg}: the model states no training sequence length; give --seq-len TOKENS"
+            )));
+        }
+        resolve::workload(&m).map_err(usage)
+    };
     if let Ok(m) = resolve::builtin_model(arg) {
-        return resolve::workload(m).map_err(usage);
+        return with_len(m);
     }
     let text = read_input("--model", arg, &format!("{}; {}", known_models(), nearest_ids(arg, "models")))?;
     match versioned(arg, "--model", &text)? {
-        Some(Document::Model(m)) => resolve::workload(&m).map_err(usage),
+        Some(Document::Model(m)) => with_len(&m),
         Some(other) => Err(CmdError::Usage(format!("--model {arg}: is a {} document, not a model", other.kind()))),
-        None => Ok(Workload::from_shape(&ModelShape::from_reference_json(&text).map_err(usage)?)),
+        None => {
+            let mut w = Workload::from_shape(&ModelShape::from_reference_json(&text).map_err(usage)?);
+            if let Some(s) = seq_len {
+                w.seq_len = s;
+            }
+            Ok(w)
+        }
     }
 }
 
@@ -210,7 +235,8 @@ fn versioned(arg: &str, flag: &str, text: &str) -> Result<Option<Document>, CmdE
         .and_then(|v| v.as_object().map(|o| o.contains_key("schema_version") || o.contains_key("kind")))
         .unwrap_or(false);
     if !is_versioned {
-        return Ok(None);
+        // A framework's model file (a Hugging Face config.json): fmperf's model document.
+        return Ok(crate::model_files::read(flag, arg, text)?.map(Document::Model));
     }
     format::parse(text)
         .map(Some)

@@ -9,6 +9,7 @@ pub mod cmd;
 pub mod files;
 pub mod inputs;
 pub mod mode;
+pub mod model_files;
 pub mod table;
 pub mod threads;
 

@@ -22,6 +22,7 @@ pub mod hf;
 pub mod maxtext;
 pub mod megatron;
 pub mod merge;
+pub mod model_document;
 pub mod nemo;
 pub mod omegaconf;
 pub mod scenario;

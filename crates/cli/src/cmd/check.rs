@@ -29,6 +29,9 @@ prints a complete example of each kind.
 /// Reads and parses a document file; an unreadable or invalid file is one clear usage error.
 pub fn read_document(path: &str) -> Result<Parsed, CmdError> {
     let text = read_text(path)?;
+    if let Some(m) = crate::model_files::read("file", path, &text)? {
+        return Ok(Parsed { document: Document::Model(m), origin: format::Origin::Versioned, warnings: Vec::new() });
+    }
     format::parse_detailed(&text).map_err(|errs| CmdError::Usage(format!("{path}: {}", first_problem(&errs, path))))
 }
 
@@ -55,8 +58,16 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let format = Format::from_args(&args, &[Format::Table, Format::Json])?;
     let path = one_positional(&args, "check", "a FILE")?;
     let text = read_text(path)?;
-    let result = format::parse_detailed(&text);
+    let framework_model = crate::model_files::read("file", path, &text)?;
+    let read_by_launch = framework_model.is_some();
+    let result = match framework_model {
+        Some(m) => Ok(Parsed { document: Document::Model(m), origin: format::Origin::Versioned, warnings: Vec::new() }),
+        None => format::parse_detailed(&text),
+    };
     let what = match &result {
+        Ok(p) if read_by_launch => {
+            format!("{} (a framework's model file, read by fmperf's launch readers)", p.document.kind())
+        }
         Ok(p) => format!("{} ({})", p.document.kind(), p.origin.describe()),
         Err(_) => declared_kind(&text),
     };

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::{CmdError, CmdResult};
 use crate::args::{Args, Format};
-use crate::inputs::{load_hardware, load_model, load_system, load_workload};
+use crate::inputs::{load_hardware, load_model, load_system, load_workload_at};
 use crate::table::Table;
 
 /// Help text of `fmperf search`.
@@ -30,10 +30,13 @@ USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> [--strat
                      --gpus N --global-batch G [--domain K] [--top K] [--format table|json|csv]
                      [--mode extended|reference] [--ext KEY=VALUE,…] [--moe KEY=VALUE,…] [--threads N]
                      [--recompute none|selective|full] [--sharding zero0|zero1|zero2|zero3|fsdp]
-                     [--shard-group all|N] [--interleave N] [--cp N] [--mbs N]
+                     [--shard-group all|N] [--interleave N] [--cp N] [--mbs N] [--seq-len S]
 
   --model          gpt3, gpt3_1T, vit_era5, a catalog id (`fmperf catalog models`), a reference model
-                   file {\"l\",\"e\",\"h\",\"depth\"[,\"f\"]} or a versioned model file
+                   file {\"l\",\"e\",\"h\",\"depth\"[,\"f\"]}, a versioned model file, or a
+                   framework's model file (a Hugging Face config.json, a MaxText model YAML)
+  --seq-len        training sequence length [tokens], replacing the model's own (a config.json
+                   states none: give it)
   --system         A100, H200, B200, B200-next, a catalog id with options
                    (`ID,domain=8,nics=1,precision=bf16`; `fmperf catalog systems`), a reference system
                    file (config-<name>.json) or a versioned system file
@@ -87,6 +90,9 @@ pub struct SearchRequest {
     pub threads: usize,
     /// Output format.
     pub format: Format,
+    /// `--seq-len`: the training sequence length [tokens] replacing the model's own (or giving one
+    /// to a model file that states none).
+    pub seq_len: Option<u64>,
 }
 
 /// The value flags of `fmperf search`.
@@ -190,6 +196,7 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         execution,
         threads,
         format,
+        seq_len: args.positive_int("seq-len")?,
     })
 }
 
@@ -288,7 +295,10 @@ pub fn execute(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
 fn search(req: &SearchRequest) -> Result<Found, CmdError> {
     let (model_name, system_name, base, setup, capacity_gb) = match req.mode {
         ModelMode::Reference => {
-            let (model_name, model) = load_model(&req.model)?;
+            let (model_name, mut model) = load_model(&req.model)?;
+            if let Some(s) = req.seq_len {
+                model.l = s;
+            }
             let (system_name, mut system) = load_system(&req.system)?;
             if let Some(k) = req.domain {
                 system.nvlink_size = k;
@@ -300,7 +310,7 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
             if req.strategies.contains(&Strategy::Summa2D) {
                 return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::sweep::SUMMA_UNSUPPORTED)));
             }
-            let workload = load_workload(&req.model)?;
+            let workload = load_workload_at(&req.model, req.seq_len)?;
             let (hardware, precision) =
                 load_hardware(&req.system, o.hardware.precision, o.hardware.measured_ceiling, req.domain)?;
             let options = ExtendedOptions { hardware: HardwareChoices { precision, ..o.hardware }, ..o };

@@ -216,6 +216,11 @@ fn read_document(flag: &str, arg: &str, kind: &str) -> Result<Option<Document>, 
         return Ok(None);
     }
     let text = crate::files::read_text(flag, arg, crate::files::MAX_INPUT_BYTES)?;
+    if kind == "model"
+        && let Some(m) = crate::model_files::read(flag, arg, &text)?
+    {
+        return Ok(Some(Document::Model(m)));
+    }
     let doc = format::parse(&text).map_err(|errs| {
         let first = errs.first().map(|e| e.to_string()).unwrap_or_else(|| "not a valid document".into());
         CmdError::Usage(format!("{flag} {arg}: {first}"))
