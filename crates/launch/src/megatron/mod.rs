@@ -11,9 +11,15 @@
 //! `--group-query-attention`, a vocabulary padded to a multiple of `128·tp`, a micro-batch and a
 //! global batch that the file must state.
 
+pub(crate) use self::unused::irrelevant;
 use super::settings::{Origin, boolean, is_null, number, positive};
 use super::shell::{self, Word};
 use super::{Format, Launch, why};
+
+#[path = "../tokenizer.rs"]
+pub mod tokenizer;
+mod trainer;
+mod unused;
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::{Recompute, Sharding};
@@ -49,6 +55,10 @@ pub(crate) struct Pending {
     fp8: Option<(String, Origin)>,
     /// Megatron-DeepSpeed's `--deepspeed` (DeepSpeed runs the optimizer).
     deepspeed: Option<Origin>,
+    /// A Hugging Face Trainer launch (`--per_device_train_batch_size`, `--model_name_or_path`).
+    trainer: bool,
+    /// `--vocab-file` (its name may say the vocabulary: `gpt2-vocab.json`).
+    vocab_file: Option<(String, Origin)>,
     /// Megatron-DeepSpeed's `--zero-stage`, as the sharding it names.
     zero_stage: Option<(Sharding, Origin)>,
 }
@@ -142,8 +152,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
 
 /// Reads a Megatron-LM launch script run with the positional parameters `args` (`$1`, `$2`, …).
 pub fn parse_args(text: &str, args: &[String]) -> Result<Launch, Error> {
-    let _ = args;
-    let cmd = shell::command(text);
+    let cmd = shell::read(text, args, &carries_training_flags)?;
     if cmd.args.is_empty() {
         return Err(Error::Parse {
             message: "no training command found: expected `pretrain_gpt.py` (or another .py script) followed by \
@@ -152,9 +161,15 @@ pub fn parse_args(text: &str, args: &[String]) -> Result<Launch, Error> {
         });
     }
     let mut l = Launch::new(Format::Megatron);
+    l.notes.extend(cmd.notes.iter().cloned());
     let mut p = Pending::default();
     launcher(&mut l, &cmd.launcher, &cmd.sbatch)?;
     let args = &cmd.args;
+    p.trainer = args.iter().any(|w| {
+        w.text
+            .strip_prefix("--")
+            .is_some_and(|f| trainer::is_trainer_flag(&f.split('=').next().unwrap_or("").replace('_', "-")))
+    });
     let mut i = 0;
     while i < args.len() {
         let w = &args[i];
@@ -175,37 +190,114 @@ pub fn parse_args(text: &str, args: &[String]) -> Result<Launch, Error> {
             }
             continue;
         };
-        let (name, value) = match flag.split_once('=') {
+        // Flags are matched with dashes (`--tensor_model_parallel_size` is
+        // `--tensor-model-parallel-size`, as argparse and HfArgumentParser accept both) and keep
+        // the spelling written in messages.
+        let (written, value) = match flag.split_once('=') {
             Some((n, v)) => (n.to_string(), Some(v.to_string())),
-            None if SWITCHES.contains(&flag) => (flag.to_string(), None),
-            None => match args.get(i) {
-                Some(next) if !next.text.starts_with("--") => {
-                    i += 1;
-                    let mut v = next.text.clone();
-                    // Flags of several values (`--rampup-batch-size 192 16 9_765_625`, data paths
-                    // with weights) take every word up to the next flag.
-                    while MULTI_VALUE.contains(&flag) && args.get(i).is_some_and(|n| !n.text.starts_with('-')) {
-                        v = format!("{v} {}", args[i].text);
+            None => {
+                let dashed = flag.replace('_', "-");
+                let next = args.get(i).filter(|n| !n.text.starts_with("--"));
+                let boolean_next = next.is_some_and(|n| matches!(n.text.as_str(), "True" | "False" | "true" | "false"));
+                let path_next = next.is_some_and(|n| {
+                    dashed == "deepspeed" && (n.text.ends_with(".json") || n.text.contains('/') || n.text.contains('$'))
+                });
+                match next {
+                    Some(next) if !SWITCHES.contains(&dashed.as_str()) || boolean_next || path_next => {
                         i += 1;
+                        let mut v = next.text.clone();
+                        // Flags of several values (`--rampup-batch-size 192 16 9_765_625`, data
+                        // paths with weights) take every word up to the next flag.
+                        while MULTI_VALUE.contains(&dashed.as_str())
+                            && args.get(i).is_some_and(|n| !n.text.starts_with('-'))
+                        {
+                            v = format!("{v} {}", args[i].text);
+                            i += 1;
+                        }
+                        (flag.to_string(), Some(v))
                     }
-                    (flag.to_string(), Some(v))
+                    _ => (flag.to_string(), None),
                 }
-                _ => (flag.to_string(), None),
-            },
+            }
         };
-        let o = Origin::new(format!("--{name}"), w.line);
-        if !apply(&mut l, &mut p, &name, value.as_deref(), &o)? {
-            let why = irrelevant(&name).unwrap_or(why::UNKNOWN);
-            l.unused(format!("--{name}"), value.unwrap_or_default(), why);
+        let name = written.replace('_', "-");
+        let o = Origin::new(format!("--{written}"), w.line);
+        if let Some(v) = value.as_deref() {
+            unknown_value(v, &o)?;
         }
+        let read = if p.trainer && trainer::apply(&mut l, &mut p, &name, value.as_deref(), &o)? {
+            true
+        } else {
+            apply(&mut l, &mut p, &name, value.as_deref(), &o).map_err(|e| explain_unknown(e, value.as_deref(), &o))?
+        };
+        if !read {
+            let why = irrelevant(&name).or_else(|| trainer::irrelevant(&name)).unwrap_or(why::UNKNOWN);
+            l.unused(format!("--{written}"), value.unwrap_or_default(), why);
+        }
+    }
+    if p.trainer {
+        for (slot, key) in [(&mut l.settings.tp, "tp"), (&mut l.settings.pp, "pp")] {
+            if slot.get().is_none() {
+                slot.put(1, &Origin::new(format!("(Hugging Face Trainer: {key})"), 0));
+            }
+        }
+        l.notes.push(
+            "a Hugging Face Trainer launch: data parallel over every device (tensor and pipeline parallel 1), \
+             the model's shape from its config.json (a second --from)"
+                .into(),
+        );
     }
     finish(&mut l, p)?;
     Ok(l)
 }
 
+/// A flag's value that still holds a positional parameter the user did not give (`$3`) is an
+/// error naming it; any other unknown value is read (and refused) by the flag's own rule.
+fn unknown_value(v: &str, o: &Origin) -> Result<(), Error> {
+    let b = v.as_bytes();
+    for (k, c) in b.iter().enumerate() {
+        if *c != b'$' {
+            continue;
+        }
+        let rest = &v[k + 1..];
+        let digits: String = rest.trim_start_matches('{').chars().take_while(char::is_ascii_digit).collect();
+        if !digits.is_empty() && digits != "0" {
+            return Err(o.error(
+                v,
+                format!(
+                    "needs positional argument ${digits} (give it after --: fmperf estimate --from FILE -- ARG1 ARG2 …)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An error about a value that is still a variable (`$TP`, `${TP}`) or a command substitution
+/// says what is missing.
+fn explain_unknown(e: Error, value: Option<&str>, o: &Origin) -> Error {
+    let Some(v) = value.filter(|v| v.contains('$') || v.contains('`')) else { return e };
+    if v.contains("$(") || v.contains('`') {
+        return o.error(v, "is computed by a command when the job runs (a command substitution); fmperf runs nothing: write the value in the file");
+    }
+    let name: String = v
+        .split('$')
+        .nth(1)
+        .unwrap_or("")
+        .trim_start_matches('{')
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    o.error(v, format!("the variable {name} is not set in the script (the job's environment sets it); set it in the file or give the value"))
+}
+
 /// The launcher's device count: `torchrun`/`torch.distributed.run` `--nproc_per_node` and
 /// `--nnodes`, `srun`/`#SBATCH` `--nodes`/`-N`, `--gpus-per-node`, `--ntasks-per-node`,
-/// `--gres=gpu:N`. Every other launcher word is listed as unused (job setup).
+/// `--gres=gpu:N`, `deepspeed` `--num_gpus`/`--num_nodes`/`--include host:0,1,…`, `accelerate
+/// launch` `--num_processes` (all devices) and `--num_machines`, `mpirun -np` (all devices). A
+/// count computed when the job runs (`$(nvidia-smi …)`, an unset variable) is listed as unused
+/// with a note: the device count is then given with `--gpus`. Every other launcher word is listed
+/// as unused (job setup).
 fn launcher(l: &mut Launch, words: &[Word], sbatch: &[Word]) -> Result<(), Error> {
     let all: Vec<&Word> = sbatch.iter().chain(words.iter()).collect();
     let mut tasks: Option<(String, Origin)> = None;
@@ -221,7 +313,7 @@ fn launcher(l: &mut Launch, words: &[Word], sbatch: &[Word]) -> Result<(), Error
         let (name, value) = match t.split_once('=') {
             Some((n, v)) => (n.to_string(), Some(v.to_string())),
             None => match all.get(i) {
-                Some(next) if !next.text.starts_with('-') && !next.text.ends_with(".py") => {
+                Some(next) if !next.text.starts_with('-') && !next.text.ends_with(".py") && !is_program(&next.text) => {
                     i += 1;
                     (t.to_string(), Some(next.text.clone()))
                 }
@@ -230,21 +322,70 @@ fn launcher(l: &mut Launch, words: &[Word], sbatch: &[Word]) -> Result<(), Error
         };
         let o = Origin::new(name.clone(), w.line);
         let v = value.clone().unwrap_or_default();
-        match name.trim_start_matches('-').replace('_', "-").as_str() {
+        let key = name.trim_start_matches('-').replace('_', "-");
+        let counts = matches!(
+            key.as_str(),
+            "ntasks-per-node"
+                | "nproc-per-node"
+                | "gpus-per-node"
+                | "num-gpus"
+                | "nnodes"
+                | "nodes"
+                | "N"
+                | "num-nodes"
+                | "num-machines"
+                | "num-processes"
+                | "np"
+                | "n"
+                | "gres"
+                | "include"
+        );
+        if counts && (v.contains('$') || v.contains('`')) {
+            l.unused(
+                name.clone(),
+                v.clone(),
+                "not known before the job runs (a variable of its environment or a command's output)",
+            );
+            l.notes.push(format!(
+                "{name} (line {}) = {v} is not known before the run: give the device count with --gpus",
+                w.line
+            ));
+            continue;
+        }
+        match key.as_str() {
             // Slurm's tasks per node count devices only when no GPU count is given (a job may run
             // one task per node that starts a process per GPU, as torchrun does): read at the end.
             "ntasks-per-node" => tasks = Some((v, o)),
-            "nproc-per-node" | "gpus-per-node" => {
+            "nproc-per-node" | "gpus-per-node" | "num-gpus" => {
                 let count = v.rsplit(':').next().unwrap_or(&v);
                 let n = positive(count, &o)
                     .map_err(|_| o.error(&v, "must be a positive integer (the launcher's devices per node)"))?;
                 put!(l, devices_per_node, n, &o);
             }
-            "nnodes" | "nodes" | "N" => {
+            "nnodes" | "nodes" | "N" | "num-nodes" | "num-machines" => {
                 let n = positive(&v, &o).map_err(|_| {
                     o.error(&v, "must be a positive integer (a node range of an elastic launch cannot be evaluated)")
                 })?;
                 put!(l, nodes, n, &o);
+            }
+            "num-processes" | "np" => {
+                let n = positive(&v, &o)
+                    .map_err(|_| o.error(&v, "must be a positive integer (processes: one per device)"))?;
+                put!(l, devices, n, &o);
+            }
+            "include" if v.contains(':') => {
+                // `deepspeed --include localhost:0,1,2,3`: the devices listed on one host.
+                let hosts: Vec<&str> = v.split('@').collect();
+                let per: Vec<usize> =
+                    hosts.iter().map(|h| h.rsplit(':').next().unwrap_or("").split(',').count()).collect();
+                if hosts.len() == 1
+                    && let Some(n) = per.first()
+                {
+                    put!(l, devices_per_node, *n as u64, &o);
+                } else {
+                    let total: usize = per.iter().sum();
+                    put!(l, devices, total as u64, &o);
+                }
             }
             "gres" if v.starts_with("gpu") => {
                 let count = v.rsplit(':').next().unwrap_or("");
@@ -264,6 +405,13 @@ fn launcher(l: &mut Launch, words: &[Word], sbatch: &[Word]) -> Result<(), Error
         }
     }
     Ok(())
+}
+
+/// A program a launcher runs (`srun … torchrun`, `mpirun … python`): not a flag's value.
+fn is_program(w: &str) -> bool {
+    let p = w.rsplit('/').next().unwrap_or("");
+    matches!(p, "python" | "python3" | "torchrun" | "deepspeed" | "accelerate" | "bash" | "sh" | "numactl")
+        || p.starts_with("python3.")
 }
 
 fn note_replaced(l: &mut Launch, replaced: Option<Origin>, now: &Origin) {
@@ -313,6 +461,7 @@ pub(crate) fn apply(
         "make-vocab-size-divisible-by" => put!(l, vocab_divisible_by, count(value)?, o),
         "tokenizer-type" => p.tokenizer_type = Some((need(value)?, o.clone())),
         "tokenizer-model" => p.tokenizer_model = Some((need(value)?, o.clone())),
+        "vocab-file" => p.vocab_file = Some((need(value)?, o.clone())),
         // Parallelism.
         "tensor-model-parallel-size" => put!(l, tp, count(value)?, o),
         "pipeline-model-parallel-size" => put!(l, pp, count(value)?, o),
@@ -463,156 +612,6 @@ pub(crate) fn apply(
     Ok(true)
 }
 
-/// Why a flag fmperf does not read does not matter (or what it would change), by name.
-pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
-    let n = name.replace('_', "-");
-    let starts = |ps: &[&str]| ps.iter().any(|p| n.starts_with(p));
-    let is = |ps: &[&str]| ps.contains(&n.as_str());
-    Some(
-        if starts(&["log-", "tensorboard", "wandb", "timing-log", "no-log", "profile", "record-memory", "straggler"])
-            || is(&["log-interval", "logging-level", "memory-snapshot-path", "one-logger"])
-        {
-            why::LOGGING
-        } else if starts(&["save", "load", "ckpt", "dist-ckpt", "no-save", "no-load", "async-save", "non-persistent"])
-            || is(&[
-                "finetune",
-                "pretrained-checkpoint",
-                "use-checkpoint-args",
-                "auto-detect-ckpt-format",
-                "use-dist-ckpt",
-            ])
-        {
-            why::CHECKPOINT
-        } else if starts(&["data-", "train-data", "valid-data", "test-data", "vocab-file", "merge-file", "mock-data"])
-            || is(&["data-path", "split", "num-workers", "dataloader-type", "tokenizer-model", "eod-mask-loss"])
-            || starts(&["train-weighted-split", "valid-weighted-split", "test-weighted-split", "tokenizer-name"])
-            || is(&["valid-num-workers"])
-            || starts(&["reset-position-ids", "reset-attention-mask", "no-mmap", "object-storage", "per-split-data"])
-        {
-            why::DATA
-        } else if starts(&["lr", "min-lr", "weight-decay", "adam-", "sgd-", "loss-scale", "initial-loss-scale"])
-            || starts(&["start-weight-decay", "end-weight-decay", "min-loss-scale", "moe-aux-loss", "moe-z-loss"])
-            || starts(&["moe-router-load-balancing", "moe-router-score", "moe-router-pre-softmax", "moe-router-bias"])
-            || is(&[
-                "clip-grad",
-                "init-method-std",
-                "seed",
-                "hysteresis",
-                "norm-epsilon",
-                "rotary-base",
-                "rotary-percent",
-            ])
-            || is(&["override-opt-param-scheduler", "use-checkpoint-opt-param-scheduler", "rotary-scaling-factor"])
-            || is(&["use-rope-scaling", "apply-query-key-layer-scaling", "init-method-xavier-uniform", "fp8-margin"])
-            || starts(&["fp8-amax", "fp8-interval"])
-        {
-            why::HYPERPARAMETER
-        } else if starts(&["train-iters", "train-samples", "exit-", "lr-decay-iters", "lr-warmup"])
-            || is(&["rampup-batch-size"])
-        {
-            if n == "rampup-batch-size" {
-                "affects early steps only; the final global batch is evaluated"
-            } else {
-                why::LENGTH
-            }
-        } else if starts(&["eval-", "test-mode", "skip-train"]) {
-            why::EVALUATION
-        } else if starts(&["distributed-", "local-rank", "no-initialization", "use-cpu-initialization"])
-            || is(&["kill-switch-path", "abort-on-unmet-fused-kernel-constraints"])
-        {
-            why::JOB
-        } else if is(&["deepspeed-config", "deepspeed-configuration"]) {
-            "affects performance, not read: fmperf takes the ZeRO stage from --zero-stage and the batch from the \
-             flags, not from DeepSpeed's JSON file"
-        } else if is(&["deepspeed-activation-checkpointing", "checkpoint-num-layers"]) {
-            "already what fmperf assumes (the recomputation --checkpoint-activations asks for, by DeepSpeed's code)"
-        } else if is(&["partition-activations"]) {
-            "affects memory, not modelled: the saved block inputs split over tensor parallelism"
-        } else if is(&["embed-layernorm"]) {
-            "affects performance slightly, not modelled (one norm over the embedding's output)"
-        } else if starts(&["overlap-grad-reduce", "overlap-param-gather", "use-mcore-models", "disable-bias-linear"])
-            || starts(&[
-                "use-flash-attn",
-                "position-embedding-type",
-                "use-rotary-position-embeddings",
-                "attention-backend",
-            ])
-            || is(&["transformer-impl", "normalization", "cp-comm-type"])
-        {
-            why::ASSUMED
-        } else if starts(&["no-", "tp-comm", "manual-gc", "cross-entropy", "moe-permute-fusion", "moe-router-dtype"])
-            || starts(&["use-legacy-models", "defer-embedding", "empty-unused-memory", "ddp-", "grad-reduce-in"])
-            || starts(&["fp8-recipe", "use-precision-aware-optimizer", "attention-softmax-in-fp32"])
-            || starts(&["accumulate-allreduce-grads-in-fp32", "bias-", "masked-softmax", "apply-rope-fusion"])
-        {
-            why::KERNEL
-        } else if is(&["max-position-embeddings"]) {
-            "does not affect performance (the longest position; the training sequence length is --seq-length)"
-        } else if starts(&["attention-dropout", "hidden-dropout", "qk-layernorm", "add-qkv-bias", "add-bias-linear"]) {
-            "affects performance slightly, not modelled (dropout, biases and norms of a few channels)"
-        } else if starts(&["decoder-first-pipeline", "decoder-last-pipeline"]) {
-            "affects performance, not modelled: fmperf splits the blocks evenly over the stages (⌈D/pp⌉ on the busiest), \
-             counting the ends as blocks where --account-for-embedding/loss-in-pipeline-split say so"
-        } else if is(&["pp-partition-method"]) {
-            "affects performance, not modelled: fmperf reads the partition methods type:transformer|embedding (the \
-             embeddings count as blocks), type:transformer and uniform; balancing by parameters is not modelled"
-        } else if let Some(why) = moe_irrelevant(&n) {
-            why
-        } else if starts(&["distribute-saved-activations", "recompute-modules", "moe-layer-recompute"]) {
-            "affects memory, not modelled: fmperf knows none, selective and full recomputation"
-        } else if is(&["optimizer"]) {
-            "affects memory, not modelled: fmperf prices Adam (two moments and a master copy)"
-        } else {
-            return None;
-        },
-    )
-}
-
-/// Why a Mixture-of-Experts or multi-token-prediction flag fmperf does not read does not matter
-/// (or what it would change), by name (dashes).
-fn moe_irrelevant(n: &str) -> Option<&'static str> {
-    let starts = |ps: &[&str]| ps.iter().any(|p| n.starts_with(p));
-    Some(
-        if starts(&["moe-router-topk-scaling", "moe-input-jitter", "mtp-loss", "mscale", "moe-router-enable-expert"]) {
-            why::HYPERPARAMETER
-        } else if starts(&["moe-per-layer-logging"]) {
-            why::LOGGING
-        } else if starts(&["moe-router-num-groups", "moe-router-group-topk"]) {
-            "affects the dispatch, not modelled here: group-limited routing; give `--moe dispatcher=deepep:M` to cap the domains a token reaches"
-        } else if starts(&["moe-enable-deepep"]) {
-            "already what fmperf assumes with --moe-token-dispatcher-type flex (hierarchical dispatch)"
-        } else if starts(&["moe-pad-expert-input-to-capacity", "moe-token-drop-policy"]) {
-            "already what fmperf assumes with a capacity factor (each expert padded to its capacity, the excess dropped)"
-        } else if starts(&[
-            "moe-shared-expert-overlap",
-            "moe-use-legacy-grouped-gemm",
-            "moe-router-fusion",
-            "moe-use-upcycling",
-        ]) {
-            why::KERNEL
-        } else {
-            return None;
-        },
-    )
-}
-
-/// Vocabulary of a tokenizer named by Megatron's `--tokenizer-type` or `--tokenizer-model`, when
-/// the name says (sizes from the models' public `config.json` files).
-fn known_vocab(name: &str) -> Option<(u64, &'static str)> {
-    let n = name.to_ascii_lowercase().replace(['_', ' '], "-");
-    if n.contains("llama-3") || n.contains("llama3") || n.contains("meta-llama-3") {
-        Some((128_256, "Llama 3 tokenizer (meta-llama/Meta-Llama-3-8B config.json: vocab_size 128256)"))
-    } else if n.contains("llama-2") || n.contains("llama2") || n == "llama2tokenizer" {
-        Some((32_000, "Llama 2 tokenizer (meta-llama/Llama-2-7b-hf config.json: vocab_size 32000)"))
-    } else if n.contains("gpt2bpetokenizer") || n == "gpt2" {
-        Some((50_257, "GPT-2 BPE (openai-community/gpt2 config.json: vocab_size 50257)"))
-    } else if n.contains("mixtral") || n.contains("mistral-7b") {
-        Some((32_000, "Mistral / Mixtral tokenizer (mistralai/Mixtral-8x7B-v0.1 config.json: vocab_size 32000)"))
-    } else {
-        None
-    }
-}
-
 /// Reads what depends on several flags: GQA groups, recomputation, precision, vocabulary.
 pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
     // Grouped-query attention: Megatron reads --num-query-groups only with --group-query-attention.
@@ -685,45 +684,61 @@ pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
         }
         (None, None) => {}
     }
-    // Vocabulary from the tokenizer when not given.
+    vocabulary(l, p)
+}
+
+/// The vocabulary from the tokenizer when `--vocab-size` is not given: `--tokenizer-model` (a
+/// model name or path), `--vocab-file` (`gpt2-vocab.json`), `--tokenizer-type` (see
+/// [`tokenizer::known`]); a tokenizer fmperf does not know is an error asking for `--vocab-size`.
+/// Megatron's `NullTokenizer` counts an end-of-document token after the `--vocab-size` ones
+/// (`megatron/training/tokenizer/tokenizer.py`, `_NullTokenizer.vocab_size`).
+fn vocabulary(l: &mut Launch, p: Pending) -> Result<(), Error> {
     let mut vocab_from: Option<Origin> = None;
+    let null = p.tokenizer_type.as_ref().is_some_and(|(t, _)| t.eq_ignore_ascii_case("NullTokenizer"));
+    if null && let (Some(v), Some(o)) = (l.settings.vocab.copied(), l.settings.vocab.origin.clone()) {
+        l.settings.vocab.put(v + 1, &o);
+        l.notes.push(format!(
+            "vocabulary {} = {} (line {}) + 1: Megatron's NullTokenizer adds an end-of-document token",
+            v + 1,
+            o.key,
+            o.line
+        ));
+    }
+    let sources = [&p.tokenizer_model, &p.vocab_file, &p.tokenizer_type];
     if l.settings.vocab.get().is_none() {
-        let named = [&p.tokenizer_model, &p.tokenizer_type]
-            .into_iter()
-            .flatten()
-            .find_map(|(name, o)| known_vocab(name).map(|(v, src)| (v, src, o.clone())));
+        let named =
+            sources.into_iter().flatten().find_map(|(name, o)| tokenizer::known(name).map(|k| (k, name, o.clone())));
         match named {
-            Some((v, src, o)) => {
-                l.settings.vocab.put(v, &o);
+            Some((k, name, o)) => {
+                l.settings.vocab.put(k.vocab, &o);
                 vocab_from = Some(o.clone());
-                l.notes.push(format!("vocabulary {v} read from {} {}: {src}", o.key, tokenizer_name(&p, &o)));
+                let counted = match k.counted {
+                    tokenizer::Counted::Tokenizer => "the tokenizer's own size",
+                    tokenizer::Counted::Config => "the model's config.json vocab_size",
+                };
+                l.notes.push(format!(
+                    "vocabulary {} read from {} {name} (line {}): {}, {counted}; padded as Megatron pads",
+                    k.vocab, o.key, o.line, k.source
+                ));
             }
             None => {
-                if let Some((name, o)) = p.tokenizer_model.as_ref().or(p.tokenizer_type.as_ref()) {
+                if let Some((name, o)) = sources.into_iter().flatten().next() {
                     return Err(o.error(
                         name,
-                        "the vocabulary size cannot be read from this tokenizer; add --vocab-size N \
-                         (the tokenizer's vocabulary) to the file",
+                        "the vocabulary size cannot be read from this tokenizer (fmperf knows the tokenizers of \
+                         the common model families by name, not a file's contents); add --vocab-size N (the \
+                         tokenizer's vocabulary) to the file",
                     ));
                 }
             }
         }
     }
-    for (name, o) in [p.tokenizer_model, p.tokenizer_type].into_iter().flatten() {
+    for (name, o) in [p.tokenizer_model, p.vocab_file, p.tokenizer_type].into_iter().flatten() {
         if vocab_from.as_ref() != Some(&o) {
             l.unused(o.key, name, why::DATA);
         }
     }
     Ok(())
-}
-
-fn tokenizer_name(p: &Pending, o: &Origin) -> String {
-    [&p.tokenizer_model, &p.tokenizer_type]
-        .into_iter()
-        .flatten()
-        .find(|(_, po)| po == o)
-        .map(|(n, _)| n.clone())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -768,4 +783,16 @@ mod tests {
         assert_eq!(l.settings.vocab.copied(), Some(128_256));
         assert!(parse("echo hello").is_err());
     }
+}
+
+/// Whether a command's words carry a flag this reader uses: the training command among the
+/// Python commands of a script (a data preparation or a conversion before it carries none).
+fn carries_training_flags(args: &[Word]) -> bool {
+    args.iter().any(|w| {
+        let Some(flag) = w.text.strip_prefix("--") else { return false };
+        let name = flag.split('=').next().unwrap_or("").replace('_', "-");
+        let mut scratch = Launch::new(Format::Megatron);
+        let mut p = Pending::default();
+        matches!(apply(&mut scratch, &mut p, &name, Some("1"), &Origin::new("", 0)), Ok(true) | Err(_))
+    })
 }

@@ -1,0 +1,138 @@
+//! Why a Megatron flag fmperf does not read does not matter, or what it would change: the texts
+//! of [`crate::Launch::unused`] for the flags of `pretrain_gpt.py`, Megatron-DeepSpeed and the
+//! Mixture-of-Experts options, by name.
+
+use crate::why;
+
+/// Why a flag fmperf does not read does not matter (or what it would change), by name.
+pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
+    let n = name.replace('_', "-");
+    let starts = |ps: &[&str]| ps.iter().any(|p| n.starts_with(p));
+    let is = |ps: &[&str]| ps.contains(&n.as_str());
+    Some(
+        if starts(&["log-", "tensorboard", "wandb", "timing-log", "no-log", "profile", "record-memory", "straggler"])
+            || is(&["log-interval", "logging-level", "memory-snapshot-path", "one-logger"])
+        {
+            why::LOGGING
+        } else if starts(&["save", "load", "ckpt", "dist-ckpt", "no-save", "no-load", "async-save", "non-persistent"])
+            || is(&[
+                "finetune",
+                "pretrained-checkpoint",
+                "use-checkpoint-args",
+                "auto-detect-ckpt-format",
+                "use-dist-ckpt",
+            ])
+        {
+            why::CHECKPOINT
+        } else if starts(&["data-", "train-data", "valid-data", "test-data", "vocab-file", "merge-file", "mock-data"])
+            || is(&["data-path", "split", "num-workers", "dataloader-type", "tokenizer-model", "eod-mask-loss"])
+            || starts(&["train-weighted-split", "valid-weighted-split", "test-weighted-split", "tokenizer-name"])
+            || is(&["valid-num-workers"])
+            || starts(&["reset-position-ids", "reset-attention-mask", "no-mmap", "object-storage", "per-split-data"])
+        {
+            why::DATA
+        } else if starts(&["lr", "min-lr", "weight-decay", "adam-", "sgd-", "loss-scale", "initial-loss-scale"])
+            || starts(&["start-weight-decay", "end-weight-decay", "min-loss-scale", "moe-aux-loss", "moe-z-loss"])
+            || starts(&["moe-router-load-balancing", "moe-router-score", "moe-router-pre-softmax", "moe-router-bias"])
+            || is(&[
+                "clip-grad",
+                "init-method-std",
+                "seed",
+                "hysteresis",
+                "norm-epsilon",
+                "rotary-base",
+                "rotary-percent",
+            ])
+            || is(&["override-opt-param-scheduler", "use-checkpoint-opt-param-scheduler", "rotary-scaling-factor"])
+            || is(&["use-rope-scaling", "apply-query-key-layer-scaling", "init-method-xavier-uniform", "fp8-margin"])
+            || starts(&["fp8-amax", "fp8-interval"])
+        {
+            why::HYPERPARAMETER
+        } else if starts(&["train-iters", "train-samples", "exit-", "lr-decay-iters", "lr-warmup"])
+            || is(&["rampup-batch-size"])
+        {
+            if n == "rampup-batch-size" {
+                "affects early steps only; the final global batch is evaluated"
+            } else {
+                why::LENGTH
+            }
+        } else if starts(&["eval-", "test-mode", "skip-train"]) {
+            why::EVALUATION
+        } else if starts(&["distributed-", "local-rank", "no-initialization", "use-cpu-initialization"])
+            || is(&["kill-switch-path", "abort-on-unmet-fused-kernel-constraints"])
+        {
+            why::JOB
+        } else if is(&["deepspeed-config", "deepspeed-configuration"]) {
+            "affects performance, not read: fmperf takes the ZeRO stage from --zero-stage and the batch from the \
+             flags, not from DeepSpeed's JSON file"
+        } else if is(&["deepspeed-activation-checkpointing", "checkpoint-num-layers"]) {
+            "already what fmperf assumes (the recomputation --checkpoint-activations asks for, by DeepSpeed's code)"
+        } else if is(&["partition-activations"]) {
+            "affects memory, not modelled: the saved block inputs split over tensor parallelism"
+        } else if is(&["embed-layernorm"]) {
+            "affects performance slightly, not modelled (one norm over the embedding's output)"
+        } else if starts(&["overlap-grad-reduce", "overlap-param-gather", "use-mcore-models", "disable-bias-linear"])
+            || starts(&[
+                "use-flash-attn",
+                "position-embedding-type",
+                "use-rotary-position-embeddings",
+                "attention-backend",
+            ])
+            || is(&["transformer-impl", "normalization", "cp-comm-type"])
+        {
+            why::ASSUMED
+        } else if starts(&["no-", "tp-comm", "manual-gc", "cross-entropy", "moe-permute-fusion", "moe-router-dtype"])
+            || starts(&["use-legacy-models", "defer-embedding", "empty-unused-memory", "ddp-", "grad-reduce-in"])
+            || starts(&["fp8-recipe", "use-precision-aware-optimizer", "attention-softmax-in-fp32"])
+            || starts(&["accumulate-allreduce-grads-in-fp32", "bias-", "masked-softmax", "apply-rope-fusion"])
+        {
+            why::KERNEL
+        } else if is(&["max-position-embeddings"]) {
+            "does not affect performance (the longest position; the training sequence length is --seq-length)"
+        } else if starts(&["attention-dropout", "hidden-dropout", "qk-layernorm", "add-qkv-bias", "add-bias-linear"]) {
+            "affects performance slightly, not modelled (dropout, biases and norms of a few channels)"
+        } else if starts(&["decoder-first-pipeline", "decoder-last-pipeline"]) {
+            "affects performance, not modelled: fmperf splits the blocks evenly over the stages (⌈D/pp⌉ on the busiest), \
+             counting the ends as blocks where --account-for-embedding/loss-in-pipeline-split say so"
+        } else if is(&["pp-partition-method"]) {
+            "affects performance, not modelled: fmperf reads the partition methods type:transformer|embedding (the \
+             embeddings count as blocks), type:transformer and uniform; balancing by parameters is not modelled"
+        } else if let Some(why) = moe_irrelevant(&n) {
+            why
+        } else if starts(&["distribute-saved-activations", "recompute-modules", "moe-layer-recompute"]) {
+            "affects memory, not modelled: fmperf knows none, selective and full recomputation"
+        } else if is(&["optimizer"]) {
+            "affects memory, not modelled: fmperf prices Adam (two moments and a master copy)"
+        } else {
+            return None;
+        },
+    )
+}
+
+/// Why a Mixture-of-Experts or multi-token-prediction flag fmperf does not read does not matter
+/// (or what it would change), by name (dashes).
+fn moe_irrelevant(n: &str) -> Option<&'static str> {
+    let starts = |ps: &[&str]| ps.iter().any(|p| n.starts_with(p));
+    Some(
+        if starts(&["moe-router-topk-scaling", "moe-input-jitter", "mtp-loss", "mscale", "moe-router-enable-expert"]) {
+            why::HYPERPARAMETER
+        } else if starts(&["moe-per-layer-logging"]) {
+            why::LOGGING
+        } else if starts(&["moe-router-num-groups", "moe-router-group-topk"]) {
+            "affects the dispatch, not modelled here: group-limited routing; give `--moe dispatcher=deepep:M` to cap the domains a token reaches"
+        } else if starts(&["moe-enable-deepep"]) {
+            "already what fmperf assumes with --moe-token-dispatcher-type flex (hierarchical dispatch)"
+        } else if starts(&["moe-pad-expert-input-to-capacity", "moe-token-drop-policy"]) {
+            "already what fmperf assumes with a capacity factor (each expert padded to its capacity, the excess dropped)"
+        } else if starts(&[
+            "moe-shared-expert-overlap",
+            "moe-use-legacy-grouped-gemm",
+            "moe-router-fusion",
+            "moe-use-upcycling",
+        ]) {
+            why::KERNEL
+        } else {
+            return None;
+        },
+    )
+}

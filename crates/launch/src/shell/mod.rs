@@ -1,0 +1,136 @@
+//! The training command of a shell launch script, found the way bash would run the script, without
+//! running anything: assignments (`export`/`local`/`declare`/`readonly` too), parameter expansion
+//! with defaults (`${V:-d}`, `${V:=d}`, `: "${V:=d}"`), arrays over several lines with comments
+//! inside (`A=(…)`, `A+=(…)`, `"${A[@]}"` anywhere, also in strings run later), `$((…))`,
+//! positional parameters given by the user (`$1`, `${1:-x}`, `$@`, `$#`, `shift`), `if`/`elif`/
+//! `else` and `case` on values the script knows, `for` over literal lists, functions called with
+//! arguments, `bash -c "$CMD"`, `srun … bash -c`, `eval`, `$CMD`, here-documents written to a
+//! file and run (`cat > run.sh <<EOF` … `bash run.sh`), and `#SBATCH` directives.
+//!
+//! What the script cannot know stays as written and marked: a variable of the job's environment
+//! (`$TP`), a positional parameter the user did not give (`$3`), a command substitution
+//! (`$(hostname)`), so that a reader names what is missing. A condition on such a value reads
+//! every branch in order (the last value wins) and says so in [`Command::notes`].
+//!
+//! Bounded: any one word or variable at most [`MAX_WORD`] bytes, [`MAX_TOTAL`] bytes of expanded
+//! text in all, [`MAX_STATEMENTS`] commands run, calls nested [`MAX_DEPTH`] deep, loops of
+//! [`MAX_ITERATIONS`]; a script over a cap is an [`Error`] naming it.
+
+mod arith;
+mod cond;
+mod exec;
+mod expand;
+mod lex;
+mod parse;
+
+use exec::{Found, Shell};
+use fmperf_core::Error;
+
+/// Bytes of one word or variable, at most.
+pub const MAX_WORD: usize = 1 << 20;
+/// Bytes of expanded text (and of command strings read) in all, at most.
+pub const MAX_TOTAL: usize = 16 << 20;
+/// Commands run, at most.
+pub const MAX_STATEMENTS: usize = 100_000;
+/// Nesting of function calls, `eval`, `bash -c` and `source`, at most.
+pub const MAX_DEPTH: usize = 64;
+/// Iterations of one loop, at most.
+pub const MAX_ITERATIONS: usize = 10_000;
+
+/// One word of the command and the line it starts on (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// The word after expansion and quote removal.
+    pub text: String,
+    /// Its line in the script.
+    pub line: usize,
+}
+
+/// A training command found in a script.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Command {
+    /// The launcher's words before the training script (`torchrun --nproc_per_node 8 …`).
+    pub launcher: Vec<Word>,
+    /// The training script (`pretrain_gpt.py`, or the module of `python -m module`), when there
+    /// is one.
+    pub script: Option<Word>,
+    /// The words after the script: the training flags.
+    pub args: Vec<Word>,
+    /// Words of `#SBATCH` directives (`--nodes=2`, `--gpus-per-node=8`).
+    pub sbatch: Vec<Word>,
+    /// How the script was read where it needed a choice (a condition on an unset variable,
+    /// defaults of unset variables, a file sourced but not read).
+    pub notes: Vec<String>,
+}
+
+/// Finds the training command of `script` run without positional parameters: the last command
+/// that runs a `.py` script with `--flags` (or, without one, every `--flag` word of the text: a
+/// pasted list of flags).
+/// A script over one of the caps gives an empty command with a note saying which.
+pub fn command(script: &str) -> Command {
+    read(script, &[], &|_| true).unwrap_or_else(|e| Command { notes: vec![e.to_string()], ..Command::default() })
+}
+
+/// Finds the training command of `script` run with the positional parameters `args` (`$1`, …;
+/// empty: none given, they stay unknown). `is_training` tells the commands that carry training
+/// flags: of the commands running a Python script, the last one it accepts is taken (else the
+/// last one with `--flags`, else the last one).
+pub fn read(script: &str, args: &[String], is_training: &dyn Fn(&[Word]) -> bool) -> Result<Command, Error> {
+    let mut sh = Shell::default();
+    if !args.is_empty() {
+        sh.positional = Some(args.to_vec());
+    }
+    let mut cmd = Command::default();
+    for (i, raw) in script.lines().enumerate() {
+        let Some(rest) = raw.trim_start().strip_prefix("#SBATCH") else { continue };
+        let rest = rest.split(" #").next().unwrap_or("");
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        slurm_environment(&words, &mut sh);
+        cmd.sbatch.extend(words.iter().map(|w| Word { text: (*w).to_string(), line: i + 1 }));
+    }
+    sh.script(script, None)?;
+    let to_words =
+        |f: &[expand::Field]| -> Vec<Word> { f.iter().map(|w| Word { text: w.text.clone(), line: w.line }).collect() };
+    let pick = |found: &[Found], ok: &dyn Fn(&Found) -> bool| found.iter().rposition(ok);
+    let chosen = pick(&sh.found, &|c| is_training(&to_words(c.words.get(c.script_at + 1..).unwrap_or(&[]))))
+        .or_else(|| pick(&sh.found, &|c| c.words.iter().skip(c.script_at + 1).any(|w| w.text.starts_with("--"))))
+        .or_else(|| sh.found.len().checked_sub(1));
+    match chosen.and_then(|k| sh.found.get(k)) {
+        Some(c) => {
+            let at = c.script_at.min(c.words.len().saturating_sub(1));
+            cmd.launcher = to_words(&c.words[..at]);
+            cmd.script = to_words(&c.words[at..]).into_iter().next();
+            cmd.args = to_words(c.words.get(at + 1..).unwrap_or(&[]));
+        }
+        None => cmd.args = to_words(&sh.flags_only),
+    }
+    cmd.notes = sh.notes;
+    if !sh.defaults.is_empty() {
+        cmd.notes.push(format!(
+            "variables the script does not set took the script's defaults (the job's environment may set them): {}",
+            sh.defaults.join(", ")
+        ));
+    }
+    Ok(cmd)
+}
+
+/// The variables Slurm sets in a job from its `#SBATCH` options, as far as they count devices:
+/// `SLURM_NNODES` and `SLURM_JOB_NUM_NODES` from `--nodes`/`-N` (a single count), unless the script
+/// sets them itself.
+fn slurm_environment(words: &[&str], sh: &mut Shell) {
+    for (i, w) in words.iter().enumerate() {
+        let value = match w.split_once('=') {
+            Some(("--nodes" | "-N", v)) => v,
+            None if matches!(*w, "--nodes" | "-N") => words.get(i + 1).copied().unwrap_or(""),
+            _ => continue,
+        };
+        if !value.is_empty() && value.chars().all(|c| c.is_ascii_digit()) {
+            for name in ["SLURM_NNODES", "SLURM_JOB_NUM_NODES"] {
+                sh.vars.entry(name.to_string()).or_insert_with(|| vec![value.to_string()]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
