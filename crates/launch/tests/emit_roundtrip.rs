@@ -317,7 +317,8 @@ fn maxtext_keys_are_written() {
     let layout = Layout::placed(4, 1, 4, 4, 1, 128, 1);
     let out = emit(Target::MaxText, None, &sc, &layout, &sc.options).unwrap();
     for kv in [
-        "ici_tensor_parallelism=4",
+        // The scenario runs sequence parallelism: MaxText's tensor_sequence axis.
+        "ici_tensor_sequence_parallelism=4",
         "ici_pipeline_parallelism=4",
         "ici_fsdp_parallelism=4",
         "ici_data_parallelism=1",
@@ -335,7 +336,7 @@ fn maxtext_keys_are_written() {
     assert!(out.notes.iter().any(|n| n.contains("zero1")), "{:?}", out.notes);
     let y = Layout::placed(8, 1, 1, 2, 1, 64, 1);
     let p = layout_only(Target::MaxText, &Scenario { devices: 16, ..sc.clone() }, &y, &sc.options).unwrap();
-    assert!(p.text.contains("ici_tensor_parallelism=8 \\\n"), "{}", p.text);
+    assert!(p.text.contains("ici_tensor_sequence_parallelism=8 \\\n"), "{}", p.text);
     assert!(p.text.contains("gradient_accumulation_steps=32"), "{}", p.text);
 }
 
@@ -357,4 +358,54 @@ fn layout_only_and_errors() {
     assert_eq!(e.field(), Some("layout"));
     let e = emit(Target::Megatron, None, &sc, &Layout::placed(2, 1, 2, 4, 3, 128, 1), &o).unwrap_err();
     assert_eq!(e.field(), Some("layout.global_batch"));
+}
+
+/// MaxText: a fresh command line and one rewritten in place read back with their layout.
+#[test]
+fn maxtext_round_trips() {
+    let name = "megatron-llama3-70b.sh";
+    let (_, sc) = scenario(&example(name), name);
+    // What MaxText expresses: FSDP, tensor axis with sequence parallelism, full recomputation.
+    for (layout, change) in [
+        (Layout::placed(4, 1, 1, 16, 1, 128, 1), (|o| o.recompute = Recompute::Full) as Change),
+        (Layout::placed(8, 1, 2, 4, 1, 128, 1), |o| o.recompute = Recompute::None),
+    ] {
+        let mut options = ExtendedOptions { sharding: Sharding::Zero3, interleave: 1, ..sc.options };
+        change(&mut options);
+        let want = Scenario { layout, options, ..sc.clone() };
+        let out = emit(Target::MaxText, None, &sc, &layout, &options).unwrap();
+        let (l, back) = scenario(&out.text, &out.file_name);
+        assert_eq!(l.format, fmperf_launch::Format::MaxText);
+        assert_eq!(facts(&back), facts(&want), "{}\n{:?}", out.text, out.notes);
+        let (t0, t1) = (time(&want), time(&back));
+        assert!((t1 / t0 - 1.0).abs() < 1e-3, "{t0} s before, {t1} s after\n{}", out.text);
+    }
+    // In place: a command line's values replaced, the missing axes added on continued lines, every
+    // other word kept.
+    let cmd = "# fmperf: system=nvidia_h100_sxm5_80gb gpus=16\n\
+               python3 -m MaxText.train MaxText/configs/base.yml run_name=llama3 \\\n    model_name=llama3-8b \\\n    \
+               ici_fsdp_parallelism=16 \\\n    per_device_batch_size=2 \\\n    max_target_length=8192 steps=100 \\\n    \
+               dataset_type=synthetic\n";
+    let (l, sc) = scenario(cmd, "run.sh");
+    let layout = Layout::placed(4, 1, 1, 4, 2, 64, 1);
+    let options = ExtendedOptions { recompute: Recompute::Full, sequence_parallel: true, ..sc.options };
+    let want = Scenario { layout, options, ..sc.clone() };
+    let out =
+        emit(Target::MaxText, Some(Input { text: cmd, launch: &l, name: Some("run.sh") }), &sc, &layout, &options)
+            .unwrap();
+    assert!(out.in_place);
+    let (_, back) = scenario(&out.text, &out.file_name);
+    assert_eq!(facts(&back), facts(&want), "{}\n{:?}", out.text, out.notes);
+    let (gone, new) = changed(cmd, &out.text);
+    for line in gone.iter().chain(&new) {
+        assert!(
+            line.contains("parallelism=")
+                || line.contains("batch_size=")
+                || line.contains("remat_policy=")
+                || line.contains("gradient_accumulation_steps="),
+            "{line:?}\n{}",
+            out.text
+        );
+    }
+    assert!(out.text.contains("    dataset_type=synthetic\n"), "{}", out.text);
 }

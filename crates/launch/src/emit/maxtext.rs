@@ -16,52 +16,96 @@ use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::{ExtendedOptions, Recompute, Sharding};
 
+/// MaxText's mesh axes besides data and fsdp that [`layout_items`] writes on `ici_*`; their `dcn_*`
+/// degrees are set to 1 when a file being rewritten gives them.
+const AXES: &[&str] = &[
+    "data",
+    "fsdp",
+    "fsdp_transpose",
+    "sequence",
+    "context",
+    "context_autoregressive",
+    "tensor",
+    "tensor_transpose",
+    "tensor_sequence",
+    "pipeline",
+    "expert",
+    "autoregressive",
+];
+
 /// The layout as MaxText keys `key=value`, with notes for what MaxText cannot express.
-fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(&'static str, String)> {
+fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(String, String)> {
+    // MaxText's expert axis is one of the batch axes: expert × data × fsdp = the data-parallel degree.
+    let expert = if p.moe && p.ep > 1 && p.dp.is_multiple_of(p.ep) {
+        p.ep
+    } else {
+        if p.moe && p.ep > 1 {
+            notes.push(format!(
+                "expert parallelism {} does not divide the data-parallel degree {}: MaxText's expert axis is one of \
+                 the batch axes; ici_expert_parallelism=1 written",
+                p.ep, p.dp
+            ));
+        }
+        1
+    };
+    let rest = p.dp / expert;
     let (data, fsdp) = match p.sharding {
-        Sharding::Ddp => (p.dp, 1),
-        Sharding::Zero3 => match p.shard_group {
-            Some(g) if g.is_multiple_of(p.cp) && p.dp.is_multiple_of(g / p.cp) => (p.dp / (g / p.cp), g / p.cp),
-            _ => (1, p.dp),
-        },
+        Sharding::Ddp => (rest, 1),
+        Sharding::Zero3 => {
+            if p.shard_group.is_some() {
+                notes.push(
+                    "sharding inside groups (HSDP): MaxText's data × fsdp axes are priced as ZeRO-3 over every \
+                     data-parallel rank; FSDP over all of them is written"
+                        .into(),
+                );
+            }
+            (1, rest)
+        }
         s => {
             notes.push(format!(
                 "sharding {}: MaxText's fsdp axis shards parameters, gradients and optimizer states (ZeRO-3); the \
-                 nearest, ici_fsdp_parallelism over the {} data-parallel ranks, is written",
-                s.as_str(),
-                p.dp
+                 nearest, ici_fsdp_parallelism over the data-parallel ranks, is written",
+                s.as_str()
             ));
-            (1, p.dp)
+            (1, rest)
         }
     };
     notes.push(
-        "every degree is written on the ici_* axes (one slice); for several slices or nodes move the data or fsdp \
-         factor across them to dcn_data_parallelism / dcn_fsdp_parallelism"
+        "every degree is written on the ici_* axes (one slice); for several slices or \
+         nodes move the data or fsdp factor across them to dcn_data_parallelism / dcn_fsdp_parallelism"
             .into(),
     );
-    let mut v = vec![
-        ("ici_data_parallelism", data.to_string()),
-        ("ici_fsdp_parallelism", fsdp.to_string()),
-        ("ici_tensor_parallelism", p.tp.to_string()),
-        ("ici_pipeline_parallelism", p.pp.to_string()),
-        ("ici_context_parallelism", p.cp.to_string()),
-    ];
-    if p.moe {
-        v.push(("ici_expert_parallelism", p.ep.to_string()));
-        if p.etp != 1 {
-            notes.push(format!(
-                "expert tensor parallelism {}: MaxText's experts use the tensor axis as the rest of the model",
-                p.etp
-            ));
-        }
+    if p.tp > 1 && !p.sequence_parallel {
+        notes.push(
+            "tensor parallelism without sequence parallelism: ici_tensor_parallelism (no tensor_sequence axis)".into(),
+        );
     }
-    let per_device = p.global as f64 / p.devices as f64;
-    let per_device_text =
-        if p.global.is_multiple_of(p.devices) { (p.global / p.devices).to_string() } else { format!("{per_device}") };
+    let (tensor_axis, tensor_other) = if p.sequence_parallel {
+        ("ici_tensor_sequence_parallelism", "ici_tensor_parallelism")
+    } else {
+        ("ici_tensor_parallelism", "ici_tensor_sequence_parallelism")
+    };
+    let mut v: Vec<(String, String)> = vec![
+        ("ici_data_parallelism".into(), data.to_string()),
+        ("ici_fsdp_parallelism".into(), fsdp.to_string()),
+        (tensor_axis.into(), p.tp.to_string()),
+        (tensor_other.into(), "1".into()),
+        ("ici_pipeline_parallelism".into(), p.pp.to_string()),
+        ("ici_context_parallelism".into(), p.cp.to_string()),
+        ("ici_expert_parallelism".into(), expert.to_string()),
+        ("dcn_data_parallelism".into(), "1".into()),
+    ];
+    if p.moe && p.etp != 1 {
+        notes.push(format!("expert tensor parallelism {}: MaxText's experts use the model's tensor axis", p.etp));
+    }
+    let number = |num: u64, den: u64| -> String {
+        if num.is_multiple_of(den) { (num / den).to_string() } else { format!("{}", num as f64 / den as f64) }
+    };
     if p.pp > 1 {
         let micro = p.global / (p.dp * p.mbs).max(1);
-        v.push(("per_device_batch_size", per_device_text));
-        v.push(("num_pipeline_microbatches", micro.to_string()));
+        v.push(("per_device_batch_size".into(), number(p.global, p.devices)));
+        v.push(("num_pipeline_microbatches".into(), micro.to_string()));
+        v.push(("gradient_accumulation_steps".into(), "1".into()));
         notes.push(format!(
             "MaxText has no micro-batch size of its own under pipelining: the micro-batch {} is written as {micro} \
              pipeline micro-batches of the step's batch (num_pipeline_microbatches)",
@@ -69,34 +113,28 @@ fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(&'static str, String)
         ));
         if p.vpp > 1 {
             notes.push(format!(
-                "{} virtual stages per rank: MaxText's circular pipeline (num_layers_per_pipeline_stage) is the nearest; \
-                 not written, check its layers per stage",
+                "{} virtual stages per rank: MaxText's circular pipeline (num_layers_per_pipeline_stage) is the \
+                 nearest; not written (fmperf prices the file without interleaving)",
                 p.vpp
             ));
         }
     } else {
-        let ga = p.accumulation();
-        let pd = p.mbs as f64 * p.dp as f64 / p.devices as f64;
-        let pd_text = if (p.mbs * p.dp).is_multiple_of(p.devices) {
-            (p.mbs * p.dp / p.devices).to_string()
-        } else {
-            format!("{pd}")
-        };
-        v.push(("per_device_batch_size", pd_text));
-        v.push(("gradient_accumulation_steps", ga.to_string()));
+        v.push(("per_device_batch_size".into(), number(p.mbs, p.tp * p.cp)));
+        v.push(("gradient_accumulation_steps".into(), p.accumulation().to_string()));
     }
     let remat = match p.recompute {
         Recompute::Full => "full",
+        Recompute::None => "none",
         r => {
             notes.push(format!(
                 "recompute {}: MaxText has no policy of exactly that kind; the nearest, remat_policy=minimal (matmul \
-                 outputs saved, element-wise work recomputed), is written",
+                 outputs saved, the rest recomputed), is written",
                 r.as_str()
             ));
             "minimal"
         }
     };
-    v.push(("remat_policy", remat.to_string()));
+    v.push(("remat_policy".into(), remat.into()));
     v
 }
 
@@ -128,13 +166,38 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>
         keys.push(("num_experts", m.experts.to_string()));
         keys.push(("num_experts_per_tok", m.top_k.to_string()));
         keys.push(("base_moe_mlp_dim", m.expert_ffn.to_string()));
-        if m.shared_experts > 0 || m.first_dense > 0 || m.moe_every > 1 || w.mla.is_some() {
-            notes.push(
-                "shared experts, dense leading blocks, interleaved MoE blocks and latent attention are set by \
-                 MaxText's decoder_block (deepseek, llama4): choose it; not written"
-                    .into(),
-            );
+        if m.shared_experts > 0 {
+            keys.push(("shared_experts", m.shared_experts.to_string()));
+            if m.shared_ffn != m.expert_ffn {
+                notes.push(format!(
+                    "shared experts of width {}: MaxText's shared experts have the routed experts' width {}",
+                    m.shared_ffn, m.expert_ffn
+                ));
+            }
         }
+        if m.first_dense > 0 {
+            keys.push(("first_num_dense_layers", m.first_dense.to_string()));
+        }
+        if m.moe_every > 1 {
+            keys.push(("interleave_moe_layer_step", m.moe_every.to_string()));
+        }
+        if m.router == fmperf_core::moe_shape::Router::Sigmoid {
+            keys.push(("routed_score_func", "sigmoid".into()));
+        }
+        notes.push("set MaxText's decoder_block (or model_name) for the model's family: not written".into());
+    }
+    if let Some(a) = &w.mla {
+        keys.push(("attention_type", "mla".into()));
+        if let Some(q) = a.q_lora_rank {
+            keys.push(("q_lora_rank", q.to_string()));
+        }
+        keys.push(("kv_lora_rank", a.kv_lora_rank.to_string()));
+        keys.push(("qk_nope_head_dim", a.qk_nope_head_dim.to_string()));
+        keys.push(("qk_rope_head_dim", a.qk_rope_head_dim.to_string()));
+        keys.push(("v_head_dim", a.v_head_dim.to_string()));
+    }
+    if w.mtp_layers > 0 {
+        keys.push(("mtp_num_layers", w.mtp_layers.to_string()));
     }
     keys.push(("max_target_length", w.seq_len.to_string()));
     match o.hardware.precision {
@@ -160,7 +223,12 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>
     );
     out.push_str("# and output settings.\n");
     out.push_str("python3 -m MaxText.train MaxText/configs/base.yml \\\n");
-    let all: Vec<String> = keys.iter().chain(layout.iter()).map(|(k, v)| format!("{k}={}", shell_word(v))).collect();
+    let all: Vec<String> = keys
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .chain(layout)
+        .map(|(k, v)| format!("{k}={}", shell_word(&v)))
+        .collect();
     let n = all.len();
     for (i, kv) in all.iter().enumerate() {
         out.push_str("    ");
@@ -192,12 +260,24 @@ pub(super) fn rewrite(
     let mut lines = Lines::new(text);
     let mut last: Option<(usize, bool)> = None;
     let mut missing = Vec::new();
-    for (key, v) in layout_items(p, notes) {
-        match find(&lines, key) {
+    let mut items = layout_items(p, notes);
+    for axis in AXES {
+        let key = format!("dcn_{axis}_parallelism");
+        if !items.iter().any(|(k, _)| *k == key) && find(&lines, &key).is_some() {
+            items.push((key, "1".into()));
+        }
+    }
+    for (key, v) in items {
+        match find(&lines, &key) {
             Some((n, s, e, yaml)) => {
-                lines.splice(n, s, e, &v);
+                if lines.get(n).and_then(|b| b.get(s..e)) != Some(v.as_str()) {
+                    lines.splice(n, s, e, &v);
+                }
                 last = Some((n, yaml));
             }
+            // A missing key already at base.yml's value stays unwritten (ici_* 1 but fsdp's -1; the
+            // dcn_* degrees across slices as the file leaves them).
+            None if (v == "1" && key != "ici_fsdp_parallelism") || key.starts_with("dcn_") => {}
             None => missing.push((key, v)),
         }
     }

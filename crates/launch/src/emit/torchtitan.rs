@@ -205,8 +205,12 @@ fn set_line(lines: &mut Lines, n: usize, key: &str, v: &str) -> Result<(), Error
     let Some((s, e)) = value_at(&body, eq + 1) else {
         return Err(Error::invalid(key, n, "its value is not a plain TOML value"));
     };
-    if &body[s..e] != v {
-        lines.splice(n, s, e, v);
+    let old = &body[s..e];
+    let unquote = |t: &str| t.trim_matches(|c| c == '"' || c == '\'').to_string();
+    if old != v && unquote(old) != unquote(v) || old.starts_with('[') != v.starts_with('[') {
+        // A string keeps the file's quotes (`'op'` stays single-quoted).
+        let v = if old.starts_with('\'') && v.starts_with('"') { format!("'{}'", unquote(v)) } else { v.to_string() };
+        lines.splice(n, s, e, &v);
     }
     Ok(())
 }

@@ -1,0 +1,142 @@
+//! The way back on real files: every single-file launch of the corpus (`tests/data/real/`) that
+//! fmperf evaluates is given another layout on the same devices, rewritten in place, and read
+//! again: it must read, with the new layout, and only lines that carry the layout may change.
+
+use fmperf_core::extended::{Layout, Recompute};
+use fmperf_launch::emit::{Input, Target, emit};
+use fmperf_launch::{Overrides, Scenario, detect, estimate, hardware, parse_as_with};
+use serde_json::Value;
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/real");
+
+/// Words of the keys that carry a layout, in every target (a changed line must hold one).
+const LAYOUT_WORDS: &[&str] = &[
+    "parallel",
+    "micro",
+    "batch",
+    "virtual",
+    "recompute",
+    "checkpoint",
+    "optimizer",
+    "optim",
+    "fsdp",
+    "zero",
+    "ZERO",
+    "mode",
+    "_degree",
+    "remat",
+    "TP",
+    "PP",
+    "CP",
+    "EP",
+    "MBS",
+    "GBS",
+    "BS",
+    "BATCH",
+    "ddp",
+    "selective_ac_option",
+];
+
+/// Another layout on the same devices: half the tensor-parallel degree (twice the data-parallel),
+/// else twice (when the heads allow), else half the pipeline, else the other recomputation.
+fn other(sc: &Scenario) -> (Layout, Recompute) {
+    let y = sc.layout;
+    let heads = sc.workload.heads;
+    let flip = if sc.options.recompute == Recompute::Full { Recompute::None } else { Recompute::Full };
+    let with = |tp: u64, pp: u64, dp: u64| {
+        let mut l = Layout::placed(tp, y.cp, pp, dp, y.mbs, y.global_batch, 1).with_experts(y.ep, y.etp);
+        if sc.workload.moe.is_some() && y.etp == y.tp {
+            l = l.with_experts(y.ep, tp);
+        }
+        l
+    };
+    if y.tp >= 2 && y.global_batch.is_multiple_of(y.mbs * y.dp * 2) {
+        (with(y.tp / 2, y.pp, y.dp * 2), sc.options.recompute)
+    } else if y.dp.is_multiple_of(2) && heads.is_multiple_of(y.tp * 2) && y.tp < 8 {
+        (with(y.tp * 2, y.pp, y.dp / 2), sc.options.recompute)
+    } else if y.pp.is_multiple_of(2) && y.global_batch.is_multiple_of(y.mbs * y.dp * 2) {
+        (with(y.tp, y.pp / 2, y.dp * 2), sc.options.recompute)
+    } else {
+        (y, flip)
+    }
+}
+
+#[test]
+fn real_launches_rewritten_in_place_read_back() {
+    let Ok(manifest) = std::fs::read_to_string(format!("{DIR}/manifest.json")) else {
+        return;
+    };
+    let entries: Vec<Value> = serde_json::from_str(&manifest).expect("manifest.json is JSON");
+    let (mut tried, mut ok) = (0, 0);
+    let mut failures = Vec::new();
+    for e in &entries {
+        let files: Vec<&str> =
+            e["files"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let [file] = files.as_slice() else { continue };
+        let Ok(text) = std::fs::read_to_string(format!("{DIR}/{file}")) else { continue };
+        let args: Vec<String> = e["args"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+            .unwrap_or_default();
+        let Ok(format) = detect(&text, Some(file)) else { continue };
+        if Target::of_format(format).is_none() {
+            continue;
+        }
+        let Ok(l) = parse_as_with(format, &text, &args) else { continue };
+        let system = Some("nvidia_h100_sxm5_80gb".to_string());
+        let plain = Overrides { system: system.clone(), ..Overrides::default() };
+        let gpus = Overrides { gpus: e["gpus"].as_u64(), ..plain.clone() };
+        let (sc, o) = match Scenario::from_launch(&l, &plain) {
+            Ok(sc) => (sc, plain),
+            Err(_) => match Scenario::from_launch(&l, &gpus) {
+                Ok(sc) => (sc, gpus),
+                Err(_) => continue,
+            },
+        };
+        let (layout, recompute) = other(&sc);
+        let options = fmperf_core::extended::ExtendedOptions { recompute, ..sc.options };
+        let want = Scenario { layout, options, ..sc.clone() };
+        let Ok((id, hw, _)) = hardware("nvidia_h100_sxm5_80gb", options.hardware.precision) else { continue };
+        if estimate(&want, &id, &hw).is_err() {
+            continue;
+        }
+        tried += 1;
+        eprintln!("{file}: {} {:?} → {:?} {:?}", format.as_str(), sc.layout, layout, recompute);
+        let target = Target::of_format(format).expect("checked above");
+        let out = match emit(target, Some(Input { text: &text, launch: &l, name: Some(file) }), &sc, &layout, &options)
+        {
+            Ok(out) => out,
+            Err(err) => {
+                failures.push(format!("{file}: not written: {err}"));
+                continue;
+            }
+        };
+        let back = parse_as_with(format, &out.text, &args).and_then(|b| Scenario::from_launch(&b, &o));
+        let back = match back {
+            Ok(b) => b,
+            Err(err) => {
+                failures.push(format!("{file}: written, not read back: {err}\n{:?}", out.notes));
+                continue;
+            }
+        };
+        let facts = |s: &Scenario| {
+            let y = s.layout;
+            (y.tp, y.pp, y.cp, y.dp, y.mbs, y.global_batch, y.ep, y.etp, s.options.interleave, s.options.recompute)
+        };
+        if facts(&back) != facts(&want) {
+            failures.push(format!("{file}: read back {:?}, wanted {:?}\n{:?}", facts(&back), facts(&want), out.notes));
+            continue;
+        }
+        let kept = text.lines().filter(|l| !out.text.lines().any(|m| m == *l)).collect::<Vec<_>>();
+        if let Some(bad) = kept.iter().find(|l| !l.trim().is_empty() && !LAYOUT_WORDS.iter().any(|w| l.contains(w))) {
+            failures.push(format!("{file}: a line without a layout key changed: {bad:?}"));
+            continue;
+        }
+        ok += 1;
+    }
+    eprintln!("emit in place on the real corpus: {ok} of {tried} read back with the new layout");
+    for f in &failures {
+        eprintln!("  {f}");
+    }
+    assert!(failures.is_empty(), "{} of {tried} failed", failures.len());
+}
