@@ -9,7 +9,7 @@ use super::expand::{Field, cap, glob};
 use super::lex::{self, is_name};
 use super::parse::{self, Assign, Node, Simple, Value};
 use fmperf_core::Error;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 /// A command that runs a Python script: its words and the index of the script among them.
@@ -24,6 +24,8 @@ pub(super) struct Found {
 pub(super) struct Shell {
     /// Variables (a scalar is an array of one element).
     pub vars: BTreeMap<String, Vec<String>>,
+    /// Variables whose value holds something unknown (`X=$2` without arguments, `X=$(cmd)`).
+    pub tainted: BTreeSet<String>,
     /// Associative arrays (`declare -A`).
     pub assoc: BTreeMap<String, BTreeMap<String, String>>,
     pub funcs: BTreeMap<String, Rc<Vec<Node>>>,
@@ -47,6 +49,9 @@ pub(super) struct Shell {
     pub found: Vec<Found>,
     /// Words of commands without a script that hold `--flags` (a pasted list of flags).
     pub flags_only: Vec<Field>,
+    /// Variables whose value holds `--flags`, by first assignment (a file of flag arrays that
+    /// another script sources): their latest words.
+    pub flag_vars: Vec<(String, Vec<Field>)>,
 }
 
 /// How control leaves a command.
@@ -84,6 +89,7 @@ impl Shell {
             return Err(cap(format!("a word or variable over {} bytes (`{name}`)", super::MAX_WORD)));
         }
         self.vars.insert(name.to_string(), v);
+        self.tainted.remove(name);
         Ok(())
     }
 
@@ -311,17 +317,62 @@ impl Shell {
         Ok((Flow::Next, Some(true)))
     }
 
+    /// Performs an assignment. In a branch read without knowing its condition, a value holding
+    /// something unknown does not replace a known one (of the branches, the last that gives a
+    /// value fmperf can read wins).
     fn assign(&mut self, a: &Assign) -> Result<(), Error> {
-        let mut values = match &a.value {
-            Value::Scalar(w) => vec![self.string(w)?.0],
+        let (mut values, known) = match &a.value {
+            Value::Scalar(w) => {
+                let (v, k) = self.string(w)?;
+                (vec![v], k)
+            }
             Value::Array(ws) => {
                 let mut v = Vec::new();
+                let mut k = true;
                 for w in ws {
-                    v.extend(self.fields(w)?.into_iter().map(|f| f.text));
+                    for f in self.fields(w)? {
+                        k &= f.known;
+                        v.push(f);
+                    }
                 }
-                v
+                self.remember_flags(&a.name, &v, a.append);
+                (v.into_iter().map(|f| f.text).collect(), k)
             }
         };
+        if let (Value::Scalar(w), Some(text)) = (&a.value, values.first())
+            && text.trim_start().starts_with("--")
+        {
+            let line = self.at_line.unwrap_or(w.line);
+            let fl: Vec<Field> =
+                text.split_whitespace().map(|t| Field { text: t.to_string(), line, known: true }).collect();
+            self.remember_flags(&a.name, &fl, false);
+        }
+        let holds_known = self.vars.contains_key(&a.name) && self.is_known(&a.name);
+        if !known && self.uncertain > 0 && holds_known {
+            return Ok(());
+        }
+        let r = self.assign_values(a, &mut values);
+        if !known && a.index.is_none() {
+            self.tainted.insert(a.name.clone());
+        }
+        r
+    }
+
+    fn remember_flags(&mut self, name: &str, fields: &[Field], append: bool) {
+        if !fields.iter().any(|f| f.text.starts_with("--")) && !append {
+            return;
+        }
+        let count = self.flag_vars.len();
+        match self.flag_vars.iter_mut().find(|(n, _)| n == name) {
+            Some((_, v)) if append => v.extend(fields.iter().cloned()),
+            Some((_, v)) => *v = fields.to_vec(),
+            None if count < 1000 => self.flag_vars.push((name.to_string(), fields.to_vec())),
+            None => {}
+        }
+    }
+
+    fn assign_values(&mut self, a: &Assign, values: &mut Vec<String>) -> Result<(), Error> {
+        let mut values = std::mem::take(values);
         if let Some(idx) = &a.index {
             let (key, _) =
                 self.string(&lex::RawWord { pieces: vec![lex::Piece::Dq(idx.clone())], line: 0, raw: String::new() })?;
@@ -426,6 +477,25 @@ impl Shell {
                 let text: Vec<String> = f[1..].iter().map(|w| w.text.clone()).collect();
                 return self.script(&text.join(" "), Some(line));
             }
+            "read" => {
+                // `read -r -d '' NAME <<EOF … EOF`: the here-document's text into NAME.
+                let name = f[1..].iter().rev().find(|w| is_name(&w.text)).map(|w| w.text.clone());
+                if let (Some(h), Some(name)) = (&s.heredoc, name) {
+                    let body = if h.quoted { h.body.clone() } else { self.heredoc_text(&h.body)? };
+                    let whole = f.iter().any(|w| w.text == "-d");
+                    let text = if whole {
+                        body.trim_end_matches('\n').to_string()
+                    } else {
+                        body.lines().next().unwrap_or("").to_string()
+                    };
+                    if f.iter().any(|w| w.text == "-a") {
+                        self.set_var(&name, text.split_whitespace().map(str::to_string).collect())?;
+                    } else {
+                        self.set_var(&name, vec![text])?;
+                    }
+                }
+                Some(true)
+            }
             "let" => {
                 for w in &f[1..] {
                     if let Some((name, v)) = arith::assignment(&w.text, &|n| self.scalar(n)) {
@@ -461,6 +531,16 @@ impl Shell {
     /// Any other command: a shell running a string or a file, or a command to record.
     fn command(&mut self, f: &[Field], s: &Simple, line: usize) -> Out {
         let prog = |w: &Field| w.text.rsplit('/').next().unwrap_or("").to_string();
+        // A job script given as a here-document (`sbatch <<EOF`, `bash <<EOF`): its text is run.
+        let first = f.first().map(prog).unwrap_or_default();
+        if let Some(h) = &s.heredoc
+            && s.out_file.is_none()
+            && matches!(first.as_str(), "sbatch" | "salloc" | "srun" | "bash" | "sh" | "zsh" | "dash")
+            && !f[1..].iter().any(|w| !w.text.starts_with('-') && (w.text.ends_with(".sh") || w.text == "-c"))
+        {
+            let body = if h.quoted { h.body.clone() } else { self.heredoc_text(&h.body)? };
+            return self.script(&body, Some(line)).map(|(_, st)| (Flow::Next, st));
+        }
         let shell_at = f.iter().position(|w| matches!(prog(w).as_str(), "bash" | "sh" | "zsh" | "dash"));
         if let Some(k) = shell_at
             && script_index(&f[..k]).is_none()
@@ -511,13 +591,14 @@ impl Shell {
 pub(super) fn script_index(f: &[Field]) -> Option<usize> {
     let py = f.iter().position(|w| w.text.ends_with(".py") && !w.text.starts_with('-') && !w.text.contains('='));
     let module = f.windows(2).position(|p| {
-        p[0].text == "-m" && !LAUNCHER_MODULES.contains(&p[1].text.as_str()) && !p[1].text.starts_with('-')
+        matches!(p[0].text.as_str(), "-m" | "--module")
+            && !LAUNCHER_MODULES.contains(&p[1].text.as_str())
+            && !p[1].text.starts_with('-')
     });
-    let python_first = |k: usize| f[..k].iter().any(|w| w.text.rsplit('/').next().unwrap_or("").starts_with("python"));
     match (py, module) {
-        (Some(p), Some(m)) if m + 1 < p && python_first(m) => Some(m + 1),
+        (Some(p), Some(m)) if m + 1 < p => Some(m + 1),
         (Some(p), _) => Some(p),
-        (None, Some(m)) if python_first(m) => Some(m + 1),
+        (None, Some(m)) => Some(m + 1),
         _ => None,
     }
 }

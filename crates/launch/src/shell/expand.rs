@@ -30,8 +30,9 @@ enum Seg {
 
 /// The value of a parameter expansion.
 enum Res {
-    /// Its elements; `all`: `@` (separate fields when quoted), else joined by spaces.
-    Known(Vec<String>, bool),
+    /// Its elements; `all`: `@` (separate fields when quoted), else joined by spaces; whether
+    /// the value holds nothing unknown (a variable set from an unknown one is itself unknown).
+    Known(Vec<String>, bool, bool),
     /// Kept as written.
     Unknown(String),
 }
@@ -170,17 +171,17 @@ impl Shell {
                     flush(&mut lit, segs);
                     match res {
                         Res::Unknown(s) => segs.push(Seg::Text { s, split: false, known: false }),
-                        Res::Known(v, all) => {
+                        Res::Known(v, all, known) => {
                             let n: usize = v.iter().map(String::len).sum();
                             self.count(n)?;
                             if quoted && !all {
-                                segs.push(Seg::Text { s: v.join(" "), split: false, known: true });
+                                segs.push(Seg::Text { s: v.join(" "), split: false, known });
                             } else {
                                 for (k, e) in v.into_iter().enumerate() {
                                     if k > 0 {
                                         segs.push(Seg::Break);
                                     }
-                                    segs.push(Seg::Text { s: e, split: !quoted, known: true });
+                                    segs.push(Seg::Text { s: e, split: !quoted, known });
                                 }
                             }
                         }
@@ -208,7 +209,7 @@ impl Shell {
                     self.string(&RawWord { pieces: vec![Piece::Dq(inner.to_string())], line: 0, raw: String::new() })?;
                 let v = if known { arith::eval(&expr, &|n| self.scalar(n)) } else { None };
                 Ok(match v {
-                    Some(v) => (end, Res::Known(vec![v.to_string()], false)),
+                    Some(v) => (end, Res::Known(vec![v.to_string()], false, true)),
                     None => {
                         self.note_unknown(&format!("$(({expr}))"));
                         (end, Res::Unknown(format!("$(({expr}))")))
@@ -241,7 +242,7 @@ impl Shell {
     /// `$NAME`: its value, or unknown as `written`.
     fn plain(&mut self, name: &str, written: &str) -> Res {
         match self.lookup(name, None) {
-            Some((v, all)) => Res::Known(v, all),
+            Some((v, all)) => Res::Known(v, all, self.is_known(name)),
             None => {
                 self.note_unknown(name);
                 Res::Unknown(written.to_string())
@@ -253,6 +254,11 @@ impl Shell {
         if !self.unknown_names.iter().any(|n| n == name) && self.unknown_names.len() < 100 {
             self.unknown_names.push(name.to_string());
         }
+    }
+
+    /// Whether a variable's value holds nothing unknown.
+    pub(super) fn is_known(&self, name: &str) -> bool {
+        !self.tainted.contains(name)
     }
 
     /// A scalar's value (the first element of an array), for arithmetic.
@@ -299,8 +305,10 @@ impl Shell {
         if let Some(rest) = inner.strip_prefix('#').filter(|r| !r.is_empty()) {
             let (name, sub) = split_name(rest);
             return Ok(match self.lookup(name, sub.0) {
-                Some((v, _)) if matches!(sub.0, Some("@" | "*")) => Res::Known(vec![v.len().to_string()], false),
-                Some((v, _)) => Res::Known(vec![v.first().map_or(0, |s| s.chars().count()).to_string()], false),
+                Some((v, _)) if matches!(sub.0, Some("@" | "*")) => Res::Known(vec![v.len().to_string()], false, true),
+                Some((v, _)) => {
+                    Res::Known(vec![v.first().map_or(0, |s| s.chars().count()).to_string()], false, self.is_known(name))
+                }
                 None => {
                     self.note_unknown(name);
                     Res::Unknown(written)
@@ -310,7 +318,7 @@ impl Shell {
         if let Some(rest) = inner.strip_prefix('!').filter(|r| is_name(r)) {
             let target = self.scalar(rest).filter(|t| is_name(t));
             return Ok(match target.and_then(|t| self.lookup(&t, None)) {
-                Some((v, all)) => Res::Known(v, all),
+                Some((v, all)) => Res::Known(v, all, true),
                 None => {
                     self.note_unknown(rest);
                     Res::Unknown(written)
@@ -322,6 +330,7 @@ impl Shell {
             return Ok(Res::Unknown(written));
         }
         let value = self.lookup(name, sub);
+        let known = self.is_known(name);
         let set = |nonempty: bool| value.as_ref().is_some_and(|(v, _)| !nonempty || v.iter().any(|s| !s.is_empty()));
         for (o, colon) in [
             (":-", true),
@@ -337,7 +346,7 @@ impl Shell {
             let is_set = set(colon);
             let kind = o.trim_start_matches(':');
             return Ok(match kind {
-                "-" | "=" if is_set => value.map_or(Res::Unknown(written), |(v, a)| Res::Known(v, a)),
+                "-" | "=" if is_set => value.map_or(Res::Unknown(written), |(v, a)| Res::Known(v, a, known)),
                 "-" | "=" => {
                     let d = self.operand(word, quoted)?;
                     if kind == "=" && is_name(name) {
@@ -346,11 +355,11 @@ impl Shell {
                     if value.is_none() {
                         self.note_default(name, &d);
                     }
-                    Res::Known(vec![d], false)
+                    Res::Known(vec![d], false, true)
                 }
-                "+" if is_set => Res::Known(vec![self.operand(word, quoted)?], false),
-                "+" => Res::Known(vec![String::new()], false),
-                _ if is_set => value.map_or(Res::Unknown(written), |(v, a)| Res::Known(v, a)),
+                "+" if is_set => Res::Known(vec![self.operand(word, quoted)?], false, known),
+                "+" => Res::Known(vec![String::new()], false, true),
+                _ if is_set => value.map_or(Res::Unknown(written), |(v, a)| Res::Known(v, a, known)),
                 _ => {
                     self.note_unknown(name);
                     Res::Unknown(written)
@@ -362,7 +371,7 @@ impl Shell {
             return Ok(Res::Unknown(written));
         };
         if op.is_empty() {
-            return Ok(Res::Known(v, all));
+            return Ok(Res::Known(v, all, known));
         }
         let mut out = Vec::with_capacity(v.len());
         for s in v {
@@ -371,7 +380,7 @@ impl Shell {
                 None => return Ok(Res::Unknown(written)),
             }
         }
-        Ok(Res::Known(out, all))
+        Ok(Res::Known(out, all, known))
     }
 
     /// An operand of `${V:-word}` and the like, expanded (outer quotes removed).

@@ -102,7 +102,19 @@ pub fn read(script: &str, args: &[String], is_training: &dyn Fn(&[Word]) -> bool
             cmd.script = to_words(&c.words[at..]).into_iter().next();
             cmd.args = to_words(c.words.get(at + 1..).unwrap_or(&[]));
         }
-        None => cmd.args = to_words(&sh.flags_only),
+        None if !sh.flags_only.is_empty() => cmd.args = to_words(&sh.flags_only),
+        None => {
+            // A file of flag arrays (`MODEL_ARGS=( --num-layers 94 … )`) that a run script sources.
+            let all: Vec<expand::Field> = sh.flag_vars.iter().flat_map(|(_, v)| v.iter().cloned()).collect();
+            if !all.is_empty() {
+                cmd.notes.push(format!(
+                    "no command runs a Python script: the flags of the variables {} are read (a file that another \
+                     script sources)",
+                    sh.flag_vars.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+                ));
+            }
+            cmd.args = to_words(&all);
+        }
     }
     cmd.notes = sh.notes;
     if !sh.defaults.is_empty() {
@@ -114,19 +126,29 @@ pub fn read(script: &str, args: &[String], is_training: &dyn Fn(&[Word]) -> bool
     Ok(cmd)
 }
 
-/// The variables Slurm sets in a job from its `#SBATCH` options, as far as they count devices:
-/// `SLURM_NNODES` and `SLURM_JOB_NUM_NODES` from `--nodes`/`-N` (a single count), unless the script
-/// sets them itself.
+/// The variables Slurm sets in a job from its `#SBATCH` options, as far as they count devices
+/// (Slurm's `sbatch` documentation, "OUTPUT ENVIRONMENT VARIABLES"): `SLURM_NNODES` and
+/// `SLURM_JOB_NUM_NODES` from `--nodes`/`-N` (a single count), `SLURM_GPUS_PER_NODE` from
+/// `--gpus-per-node`, `SLURM_NTASKS_PER_NODE` from `--ntasks-per-node`, `SLURM_NTASKS` from
+/// `--ntasks`/`-n`, unless the script sets them itself.
 fn slurm_environment(words: &[&str], sh: &mut Shell) {
     for (i, w) in words.iter().enumerate() {
-        let value = match w.split_once('=') {
-            Some(("--nodes" | "-N", v)) => v,
-            None if matches!(*w, "--nodes" | "-N") => words.get(i + 1).copied().unwrap_or(""),
+        let (key, value) = match w.split_once('=') {
+            Some((k, v)) => (k, v),
+            None => (*w, words.get(i + 1).copied().unwrap_or("")),
+        };
+        let names: &[&str] = match key {
+            "--nodes" | "-N" => &["SLURM_NNODES", "SLURM_JOB_NUM_NODES"],
+            "--gpus-per-node" => &["SLURM_GPUS_PER_NODE"],
+            "--ntasks-per-node" => &["SLURM_NTASKS_PER_NODE"],
+            "--ntasks" | "-n" => &["SLURM_NTASKS", "SLURM_NPROCS"],
             _ => continue,
         };
+        // `--gpus-per-node=h100:8`: the count after the type.
+        let value = value.rsplit(':').next().unwrap_or("");
         if !value.is_empty() && value.chars().all(|c| c.is_ascii_digit()) {
-            for name in ["SLURM_NNODES", "SLURM_JOB_NUM_NODES"] {
-                sh.vars.entry(name.to_string()).or_insert_with(|| vec![value.to_string()]);
+            for name in names {
+                sh.vars.entry((*name).to_string()).or_insert_with(|| vec![value.to_string()]);
             }
         }
     }
