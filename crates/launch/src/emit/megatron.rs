@@ -232,7 +232,7 @@ impl Script<'_> {
     /// The origin's line when it is a flag of this file.
     fn line_of(&mut self, o: Option<&Origin>) -> Option<usize> {
         let o = o?;
-        if o.line == 0 || !o.key.starts_with("--") {
+        if o.line == 0 || !(o.key.starts_with("--") || is_override(&o.key)) {
             return None;
         }
         if let Some(f) = &o.file {
@@ -440,10 +440,20 @@ fn count_uses(text: &str, var: &str) -> usize {
     n
 }
 
+/// Whether a key is a Hydra override of a NeMo script (`model.tensor_model_parallel_size=8`).
+fn is_override(key: &str) -> bool {
+    !key.starts_with('-') && !key.starts_with('#') && key.contains('.')
+}
+
 /// Rewrites a Megatron-LM script's layout flags in place.
 pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<String>) -> Result<String, Error> {
     let s = &l.settings;
     let mut sc = Script { lines: Lines::new(text), text, notes, add: Vec::new() };
+    let layout_origins = [&s.tp.origin, &s.pp.origin, &s.mbs.origin, &s.global_batch.origin];
+    if layout_origins.iter().any(|o| o.as_ref().is_some_and(|o| o.line > 0 && is_override(&o.key))) {
+        overrides(&mut sc, l, p)?;
+        return Ok(sc.lines.finish());
+    }
     sc.value(&s.tp, "--tensor-model-parallel-size", p.tp, 1)?;
     sc.value(&s.pp, "--pipeline-model-parallel-size", p.pp, 1)?;
     sc.value(&s.cp, "--context-parallel-size", p.cp, 1)?;
@@ -485,6 +495,38 @@ pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<String>)
         place(&mut sc, l, &add)?;
     }
     Ok(sc.lines.finish())
+}
+
+/// A NeMo script of Hydra overrides (`model.tensor_model_parallel_size=8`): NeMo 1's keys, each
+/// rewritten where written, the missing ones added as overrides next to them.
+fn overrides(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
+    let wanted = super::yaml::wanted(super::yaml::Family::Nemo1, p, Some(l), sc.notes);
+    for (path, v, origin) in wanted {
+        let line = origin.filter(|o| o.key == path).map_or(0, |o| o.line);
+        let here = if line > 0 { Some(line) } else { find_anywhere(&sc.lines, &path) };
+        match here {
+            Some(n) => {
+                sc.set(Some(&Origin::new(path.clone(), n)), &v)?;
+            }
+            None if v == "null"
+                || (v == "false" && path.ends_with("sequence_parallel"))
+                || (v == "1" && super::yaml::is_degree(&path)) => {}
+            None => sc.add.push(format!("{path}={v}")),
+        }
+    }
+    let add = std::mem::take(&mut sc.add);
+    if !add.is_empty() {
+        place(sc, l, &add)?;
+    }
+    Ok(())
+}
+
+/// The last line (outside comments) that writes `key=`.
+fn find_anywhere(lines: &Lines, key: &str) -> Option<usize> {
+    (1..=lines.len()).rev().find(|n| {
+        let body = lines.get(*n).unwrap_or("");
+        !body.trim_start().starts_with('#') && find_flag(body, key).is_some()
+    })
 }
 
 fn recompute(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
@@ -596,7 +638,10 @@ fn place(sc: &mut Script<'_>, l: &Launch, flags: &[String]) -> Result<(), Error>
         &s.seq_len.origin,
         &s.hidden.origin,
     ];
-    let anchor = anchors.into_iter().flatten().find(|o| o.line > 0 && o.file.is_none() && o.key.starts_with("--"));
+    let anchor = anchors
+        .into_iter()
+        .flatten()
+        .find(|o| o.line > 0 && o.file.is_none() && (o.key.starts_with("--") || is_override(&o.key)));
     let Some(a) = anchor else {
         return Err(Error::invalid(
             "--emit",
@@ -607,7 +652,9 @@ fn place(sc: &mut Script<'_>, l: &Launch, flags: &[String]) -> Result<(), Error>
     let (line, found) = sc.locate(a.line, &a.key)?;
     let body = sc.lines.get(line).unwrap_or("").to_string();
     let continued = body.trim_end().ends_with('\\');
-    let single = body.trim_start().starts_with("--") && body.trim_start().matches(" --").count() == 0;
+    let first = body.trim_start();
+    let words = first.trim_end_matches(['\\', ' ', '\t']).split_whitespace().count();
+    let single = (first.starts_with("--") && words <= 2) || (is_override(first) && words == 1);
     if continued && single {
         let ind = indent(&body).to_string();
         for f in flags {
@@ -646,6 +693,35 @@ fn in_array(lines: &Lines, n: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hydra_overrides_are_rewritten_as_overrides() {
+        let text = "# fmperf: system=nvidia_h100_sxm5_80gb\npython megatron_gpt_pretraining.py \\\n  trainer.devices=8 \\\n  \
+                    trainer.num_nodes=2 \\\n  model.micro_batch_size=1 \\\n  model.global_batch_size=64 \\\n  \
+                    model.tensor_model_parallel_size=4 \\\n  model.num_layers=32 model.hidden_size=4096 \\\n  \
+                    model.num_attention_heads=32 model.encoder_seq_length=4096 \\\n  model.tokenizer.type=gpt2 \\\n  \
+                    model.optim.name=fused_adam\n";
+        let l = crate::parse_as(crate::Format::Megatron, text).unwrap();
+        let sc = crate::Scenario::from_launch(&l, &crate::Overrides::default()).unwrap();
+        let y = fmperf_core::extended::Layout::placed(2, 1, 2, 4, 2, 64, 1);
+        let o = ExtendedOptions { recompute: Recompute::Full, sharding: Sharding::Zero1, ..sc.options };
+        let out = super::super::emit(
+            super::super::Target::Megatron,
+            Some(super::super::Input { text, launch: &l, name: None }),
+            &sc,
+            &y,
+            &o,
+        )
+        .unwrap();
+        assert!(out.text.contains("  model.tensor_model_parallel_size=2 \\\n"), "{}", out.text);
+        assert!(out.text.contains("model.pipeline_model_parallel_size=2"), "{}", out.text);
+        assert!(out.text.contains("model.optim.name=distributed_fused_adam\n"), "{}", out.text);
+        assert!(!out.text.contains("--"), "{}", out.text);
+        let back = crate::parse_as(crate::Format::Megatron, &out.text).unwrap();
+        let b = crate::Scenario::from_launch(&back, &crate::Overrides::default()).unwrap();
+        assert_eq!((b.layout.tp, b.layout.pp, b.layout.dp, b.layout.mbs), (2, 2, 4, 2));
+        assert_eq!((b.options.recompute, b.options.sharding), (Recompute::Full, Sharding::Zero1));
+    }
 
     #[test]
     fn flags_and_variables_are_found() {

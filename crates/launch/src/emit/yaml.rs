@@ -50,7 +50,7 @@ fn key_colon(t: &str) -> Option<usize> {
 
 /// Which keys a NeMo-family file uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Family {
+pub(super) enum Family {
     /// NeMo 1 `megatron_gpt_config.yaml`: everything under `model:`.
     Nemo1,
     /// Megatron-Bridge: `model:`, `train:`, `optimizer:`, `ddp:`.
@@ -78,7 +78,7 @@ impl Family {
 
 /// The wanted `(path, value)` of a plan for `family`, with the slot whose origin names where the
 /// file writes it (when it does).
-fn wanted<'a>(
+pub(super) fn wanted<'a>(
     f: Family,
     p: &Plan,
     l: Option<&'a Launch>,
@@ -257,7 +257,7 @@ pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<String>)
     Ok(lines.finish())
 }
 
-fn is_degree(path: &str) -> bool {
+pub(super) fn is_degree(path: &str) -> bool {
     path.ends_with("_parallel_size") && !path.ends_with("expert_tensor_parallel_size")
 }
 
