@@ -19,6 +19,7 @@ pub mod deepspeed;
 pub mod estimate;
 pub mod experts;
 pub mod hf;
+pub mod hub_models;
 pub mod maxtext;
 pub mod megatron;
 pub mod merge;

@@ -8,7 +8,7 @@
 //! of `mbs·dp`; torchtitan's `local_batch_size` of 8; degrees of 1.
 
 use super::settings::{Origin, Settings, Slot};
-use super::{Format, Launch, experts};
+use super::{Format, Launch, experts, hub_models};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::moe::ExpertLayout;
@@ -298,9 +298,17 @@ impl ModelOnly {
     /// The model of `launch` (its vocabulary padded for tensor-parallel degree `tp` as Megatron
     /// pads it). Errors name the missing or invalid flag or key.
     pub fn from_launch(launch: &Launch, o: &Overrides, tp: u64) -> Result<ModelOnly, Error> {
-        let s = &launch.settings;
         let f = launch.format;
         let mut notes: Vec<String> = Vec::new();
+        // A launch that names a well-known model but not its shape (a Trainer launch).
+        let named = hub_models::filled(&launch.settings);
+        let s = match &named {
+            Some((filled, note)) => {
+                notes.push(note.clone());
+                filled
+            }
+            None => &launch.settings,
+        };
         let hidden = required(&s.hidden, key(f, "hidden-size", "model.hidden_size", "model.flavor", "hidden_size"))?;
         let layers =
             required(&s.layers, key(f, "num-layers", "model.num_layers", "model.flavor", "num_hidden_layers"))?;

@@ -1,0 +1,143 @@
+//! The corpus of real launch and model files (`data/real/`, taken unedited from public
+//! repositories; `data/real/README.md` gives each file's repository, path, commit and licence) read
+//! the way a user runs `fmperf estimate --from FILE [--from FILE2] [--gpus N] --system ID -- ARGS`
+//! (or `fmperf show FILE` for a model file), and compared with what each file states
+//! (`manifest.json`'s `states`, read by a person).
+//!
+//! Every case ends as one of: **read** (every value the file states is in the output), **misread**
+//! (read without an error, but a stated value differs: the worst outcome, a silent wrong answer) or
+//! **refused** (an error naming the key or the missing input). The test prints the table
+//! (`cargo test -p fmperf-launch --test real_files -- --nocapture`) and holds the counts to the
+//! floors below, raised as the readers improve.
+
+use std::path::PathBuf;
+
+use fmperf_launch::model_document::model_document;
+use fmperf_launch::{Overrides, Source, estimate_files};
+use serde_json::Value;
+
+/// The system every case is estimated on (the check names one; the layout does not depend on it).
+const SYSTEM: &str = "nvidia_h100_sxm5_80gb";
+
+/// Cases read with every stated value: at least this many (of the corpus's 62).
+const READ_AT_LEAST: usize = 0;
+/// Cases read with a stated value wrong: at most this many.
+const MISREAD_AT_MOST: usize = 62;
+
+#[derive(Debug)]
+enum Outcome {
+    Read,
+    Misread(Vec<String>),
+    Refused(String),
+}
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/real")
+}
+
+/// The stated keys and where the estimate's JSON has them.
+const CONFIG_KEYS: [&str; 7] = ["tp", "pp", "cp", "ep", "vpp", "mbs", "global_batch"];
+const MODEL_KEYS: [&str; 10] =
+    ["layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "num_experts", "topk", "moe_ffn_hidden"];
+
+/// The differences between what a case states and what was read (`got` is the estimate's JSON, or
+/// a model document for a model file).
+fn differences(states: &Value, got: &Value, model_only: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(states) = states.as_object() else { return out };
+    for (k, want) in states {
+        let Some(want) = want.as_u64() else { continue };
+        let found: Vec<Option<u64>> = if model_only {
+            match k.as_str() {
+                "num_experts" => vec![got["moe"]["experts"].as_u64()],
+                "topk" => vec![got["moe"]["top_k"].as_u64()],
+                "moe_ffn_hidden" => vec![got["moe"]["expert_ffn"].as_u64()],
+                _ => vec![got[k.as_str()].as_u64()],
+            }
+        } else if CONFIG_KEYS.contains(&k.as_str()) {
+            vec![got["config"][k.as_str()].as_u64()]
+        } else if k == "vocab" {
+            vec![got["model"]["vocab"].as_u64(), got["model"]["vocab_read"].as_u64()]
+        } else if MODEL_KEYS.contains(&k.as_str()) {
+            vec![got["model"][k.as_str()].as_u64()]
+        } else {
+            continue;
+        };
+        if !found.contains(&Some(want)) {
+            out.push(format!("{k}: states {want}, read {:?}", found.first().copied().flatten()));
+        }
+    }
+    out
+}
+
+fn run(case: &Value) -> Outcome {
+    let names: Vec<String> =
+        case["files"].as_array().into_iter().flatten().filter_map(|f| f.as_str().map(str::to_string)).collect();
+    let texts: Vec<String> = names.iter().map(|n| std::fs::read_to_string(dir().join(n)).unwrap_or_default()).collect();
+    let args: Vec<String> =
+        case["args"].as_array().into_iter().flatten().filter_map(|a| a.as_str().map(str::to_string)).collect();
+    let model_only = matches!(case["format"].as_str(), Some("hf-config"))
+        || (names.len() == 1 && case["gpus"].is_null() && case["states"]["tp"].is_null());
+    let states = &case["states"];
+    if model_only {
+        return match model_document(&texts[0], Some(&names[0]), "m") {
+            Ok(m) => {
+                let doc = fmperf_core::format::to_json(&fmperf_core::format::Document::Model(m));
+                let got: Value = serde_json::from_str(&doc).unwrap_or(Value::Null);
+                let d = differences(states, &got, true);
+                if d.is_empty() { Outcome::Read } else { Outcome::Misread(d) }
+            }
+            Err(e) => Outcome::Refused(e.to_string()),
+        };
+    }
+    let sources: Vec<Source<'_>> =
+        names.iter().zip(&texts).map(|(n, t)| Source { name: Some(n.as_str()), text: t.as_str() }).collect();
+    let overrides = Overrides { system: Some(SYSTEM.into()), gpus: case["gpus"].as_u64(), ..Overrides::default() };
+    match estimate_files(&sources, &args, &overrides) {
+        Ok((launch, e)) => {
+            let got = e.to_json(&launch);
+            let d = differences(states, &got, false);
+            if d.is_empty() { Outcome::Read } else { Outcome::Misread(d) }
+        }
+        Err(e) => Outcome::Refused(e.to_string()),
+    }
+}
+
+#[test]
+fn the_real_corpus_is_read_as_written() {
+    let text = std::fs::read_to_string(dir().join("manifest.json")).expect("the corpus's manifest");
+    let manifest: Value = serde_json::from_str(&text).expect("manifest.json is JSON");
+    let cases = manifest.as_array().expect("manifest.json is a list");
+    let (mut read, mut misread, mut refused) = (0, 0, 0);
+    let mut by_format: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    for case in cases {
+        let id = case["id"].as_str().unwrap_or("?");
+        let format = case["format"].as_str().unwrap_or("?").to_string();
+        let outcome = std::panic::catch_unwind(|| run(case)).unwrap_or_else(|_| Outcome::Refused("PANIC".into()));
+        let entry = by_format.entry(format.clone()).or_default();
+        entry.1 += 1;
+        match &outcome {
+            Outcome::Read => {
+                read += 1;
+                entry.0 += 1;
+                eprintln!("{id} {format:<22} read");
+            }
+            Outcome::Misread(d) => {
+                misread += 1;
+                eprintln!("{id} {format:<22} MISREAD {}", d.join("; "));
+            }
+            Outcome::Refused(e) => {
+                refused += 1;
+                assert_ne!(e, "PANIC", "case {id} panicked");
+                eprintln!("{id} {format:<22} refused: {}", e.chars().take(220).collect::<String>());
+            }
+        }
+    }
+    eprintln!("\nper format (read / cases):");
+    for (f, (ok, n)) in &by_format {
+        eprintln!("  {f:<22} {ok} / {n}");
+    }
+    eprintln!("read {read}, misread {misread}, refused {refused} of {}", cases.len());
+    assert!(read >= READ_AT_LEAST, "read {read} < {READ_AT_LEAST}");
+    assert!(misread <= MISREAD_AT_MOST, "misread {misread} > {MISREAD_AT_MOST}");
+}
