@@ -116,5 +116,20 @@ fn real_trainer_scripts_are_read_as_stated() {
 }
 
 /// Files read as stated when this test was written (a regression below it fails).
-const MEGATRON_READ: usize = 0;
-const TRAINER_READ: usize = 0;
+const MEGATRON_READ: usize = 9;
+const TRAINER_READ: usize = 8;
+
+/// `FMPERF_DUMP=path cargo test --test megatron_real dump -- --ignored --nocapture`: the reading of
+/// one file (a debugging aid).
+#[test]
+#[ignore]
+fn dump() {
+    let Ok(path) = std::env::var("FMPERF_DUMP") else { return };
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let args: Vec<String> =
+        std::env::var("FMPERF_ARGS").unwrap_or_default().split_whitespace().map(str::to_string).collect();
+    match parse_files(&[Source { name: Some(path.as_str()), text: &text }], &args) {
+        Ok(l) => eprintln!("{:#?}\nunused: {:#?}\nnotes: {:#?}", l.settings, l.unused, l.notes),
+        Err(e) => eprintln!("error: {e}"),
+    }
+}

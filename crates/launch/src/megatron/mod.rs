@@ -57,6 +57,17 @@ pub(crate) struct Pending {
     deepspeed: Option<Origin>,
     /// A Hugging Face Trainer launch (`--per_device_train_batch_size`, `--model_name_or_path`).
     trainer: bool,
+    /// The Trainer's `--deepspeed ds_config.json` is given (its precision is the JSON's).
+    ds_json: bool,
+    /// The flags of a file that another script sources (no command): no defaults of a run.
+    partial: bool,
+    /// A flag of this reader was read (else the command is not a Megatron or Trainer run and
+    /// none of their defaults apply).
+    read_any: bool,
+    /// Sequence-to-sequence lengths of a Trainer script (`--max_source_length`,
+    /// `--max_target_length`): prompt and answer, concatenated for a decoder-only model.
+    source_len: Option<(u64, Origin)>,
+    target_len: Option<(u64, Origin)>,
     /// `--vocab-file` (its name may say the vocabulary: `gpt2-vocab.json`).
     vocab_file: Option<(String, Origin)>,
     /// Megatron-DeepSpeed's `--zero-stage`, as the sharding it names.
@@ -162,7 +173,7 @@ pub fn parse_args(text: &str, args: &[String]) -> Result<Launch, Error> {
     }
     let mut l = Launch::new(Format::Megatron);
     l.notes.extend(cmd.notes.iter().cloned());
-    let mut p = Pending::default();
+    let mut p = Pending { partial: cmd.from_variables, ..Pending::default() };
     launcher(&mut l, &cmd.launcher, &cmd.sbatch)?;
     let args = &cmd.args;
     p.trainer = args.iter().any(|w| {
@@ -230,12 +241,20 @@ pub fn parse_args(text: &str, args: &[String]) -> Result<Launch, Error> {
         } else {
             apply(&mut l, &mut p, &name, value.as_deref(), &o).map_err(|e| explain_unknown(e, value.as_deref(), &o))?
         };
+        p.read_any |= read;
         if !read {
             let why = irrelevant(&name).or_else(|| trainer::irrelevant(&name)).unwrap_or(why::UNKNOWN);
             l.unused(format!("--{written}"), value.unwrap_or_default(), why);
         }
     }
     if p.trainer {
+        if let (Some((a, ao)), Some((b, _)), None) = (&p.source_len, &p.target_len, l.settings.seq_len.get()) {
+            l.settings.seq_len.put(a + b, ao);
+            l.notes.push(format!(
+                "sequence length {} = --max_source_length {a} + --max_target_length {b} (prompt and answer in one sequence)",
+                a + b
+            ));
+        }
         for (slot, key) in [(&mut l.settings.tp, "tp"), (&mut l.settings.pp, "pp")] {
             if slot.get().is_none() {
                 slot.put(1, &Origin::new(format!("(Hugging Face Trainer: {key})"), 0));
@@ -340,16 +359,23 @@ fn launcher(l: &mut Launch, words: &[Word], sbatch: &[Word]) -> Result<(), Error
                 | "gres"
                 | "include"
         );
-        if counts && (v.contains('$') || v.contains('`')) {
-            l.unused(
-                name.clone(),
-                v.clone(),
-                "not known before the job runs (a variable of its environment or a command's output)",
-            );
-            l.notes.push(format!(
-                "{name} (line {}) = {v} is not known before the run: give the device count with --gpus",
-                w.line
-            ));
+        // A count computed when the job runs (`$(nvidia-smi …)`, an unset variable), an elastic
+        // range (`1:4`) or a placeholder (`your_num_nodes`) is no count fmperf can read: listed,
+        // and the device count is asked for (`--gpus`).
+        let count_text = if matches!(key.as_str(), "gpus-per-node" | "gres") {
+            v.rsplit(':').next().unwrap_or("")
+        } else {
+            v.as_str()
+        };
+        let numeric = !count_text.is_empty() && count_text.replace('_', "").chars().all(|c| c.is_ascii_digit());
+        if counts && !numeric && !matches!(key.as_str(), "include") && !(key == "gres" && !v.starts_with("gpu")) {
+            let what = if v.contains('$') || v.contains('`') {
+                "not known before the job runs (a variable of its environment or a command's output)"
+            } else {
+                "not a count fmperf can read (an elastic range or a placeholder)"
+            };
+            l.unused(name.clone(), v.clone(), what);
+            l.notes.push(format!("{name} (line {}) = {v} is {what}: give the device count with --gpus", w.line));
             continue;
         }
         match key.as_str() {
@@ -513,6 +539,12 @@ pub(crate) fn apply(
         "global-batch-size" => put!(l, global_batch, count(value)?, o),
         // Megatron-DeepSpeed.
         "pad-vocab-size-to" => put!(l, vocab, count(value)?, o),
+        // Pai-Megatron-Patch: the vocabulary already padded (used as the embedding's rows).
+        "padded-vocab-size" => {
+            put!(l, vocab, count(value)?, o);
+            put!(l, vocab_divisible_by, 1, o);
+            l.notes.push(format!("{} (line {}): the embedding's rows as given, not padded again", o.key, o.line));
+        }
         "deepspeed" => {
             if switch(value, o)? {
                 p.deepspeed = Some(o.clone())
@@ -650,10 +682,20 @@ pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
     {
         l.unused(o.key.clone(), n.to_string(), "ignored by Megatron without --recompute-granularity full");
     }
-    let megatron_like = matches!(l.format, Format::Megatron | Format::NemoYaml);
-    if p.granularity.is_none() && megatron_like {
-        l.settings.recompute.put(Recompute::None, &Origin::new("--recompute-granularity", 0));
-        l.notes.push("no recomputation setting: Megatron keeps every activation (recompute none)".into());
+    // The framework's defaults apply to a run's command, not to a file of flags another script
+    // sources, nor to a command with none of the flags this reader knows (a script that takes a
+    // YAML of its own).
+    let megatron_like = matches!(l.format, Format::Megatron | Format::NemoYaml)
+        && !p.partial
+        && (l.format != Format::Megatron || p.read_any);
+    let (framework, recompute_key) = if p.trainer {
+        ("the Hugging Face Trainer", "--gradient_checkpointing")
+    } else {
+        ("Megatron", "--recompute-granularity")
+    };
+    if p.granularity.is_none() && megatron_like && l.settings.recompute.get().is_none() {
+        l.settings.recompute.put(Recompute::None, &Origin::new(recompute_key, 0));
+        l.notes.push(format!("no recomputation setting: {framework} keeps every activation (recompute none)"));
     }
     // Megatron-DeepSpeed's ZeRO stage. With BF16 and stage 0, DeepSpeed runs its BF16 optimizer
     // (`runtime/bf16_optimizer.py`): optimizer states and FP32 master weights partitioned over the
@@ -678,9 +720,12 @@ pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
     match (&p.fp8, &p.half) {
         (Some((_, o)), _) => put!(l, precision, Precision::Fp8, o),
         (None, Some((h, o))) => put!(l, precision, *h, o),
+        (None, None) if megatron_like && p.trainer && p.ds_json => l
+            .notes
+            .push("no --bf16 or --fp16: the precision is the DeepSpeed JSON's (give it with a second --from)".into()),
         (None, None) if megatron_like => {
             l.settings.precision.put(Precision::Fp32, &Origin::new("--bf16", 0));
-            l.notes.push("no bf16, fp16 or fp8 setting: Megatron trains in FP32".into());
+            l.notes.push(format!("no bf16, fp16 or fp8 setting: {framework} trains in FP32"));
         }
         (None, None) => {}
     }

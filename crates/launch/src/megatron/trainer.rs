@@ -26,6 +26,9 @@ pub(super) fn is_trainer_flag(name: &str) -> bool {
             | "num-train-epochs"
             | "output-dir"
             | "gradient-checkpointing"
+            | "train.micro-batch-size"
+            | "micro-train-batch-size"
+            | "model.model-name-or-path"
     )
 }
 
@@ -43,11 +46,26 @@ pub(super) fn apply(
         "per-device-train-batch-size" | "per-gpu-train-batch-size" | "train-batch-size-per-device" => {
             put(l, |s| &mut s.mbs, positive(&need()?, o)?, o)
         }
-        "gradient-accumulation-steps" => put(l, |s| &mut s.grad_accumulation, positive(&need()?, o)?, o),
-        "model-max-length" | "max-seq-length" | "max-seq-len" | "cutoff-len" | "max-length" | "block-size" => {
-            put(l, |s| &mut s.seq_len, positive(&need()?, o)?, o)
+        // OpenRLHF's own flags (`openrlhf.cli.train_sft`): the global batch and the micro-batch.
+        "train-batch-size" | "train.batch-size" => put(l, |s| &mut s.global_batch, positive(&need()?, o)?, o),
+        "micro-train-batch-size" | "train.micro-batch-size" => put(l, |s| &mut s.mbs, positive(&need()?, o)?, o),
+        "ds.zero-stage" => return super::apply(l, p, "zero-stage", value, o),
+        "ds.param-dtype" => match need()?.to_ascii_lowercase().as_str() {
+            "bf16" | "bfloat16" => p.half = Some((Precision::Bf16, o.clone())),
+            "fp16" | "float16" => p.half = Some((Precision::Fp16, o.clone())),
+            v => return Err(o.error(v, "must be bf16 or fp16")),
+        },
+        "model.gradient-checkpointing-enable" | "gradient-checkpointing-enable" => {
+            if on()? {
+                p.granularity = Some(("full".into(), o.clone()));
+            }
         }
-        "model-name-or-path" | "model-name" | "pretrain" => {
+        "max-source-length" => p.source_len = Some((positive(&need()?, o)?, o.clone())),
+        "max-target-length" => p.target_len = Some((positive(&need()?, o)?, o.clone())),
+        "gradient-accumulation-steps" => put(l, |s| &mut s.grad_accumulation, positive(&need()?, o)?, o),
+        "model-max-length" | "max-seq-length" | "max-seq-len" | "cutoff-len" | "max-length" | "block-size"
+        | "max-len" | "data.max-len" => put(l, |s| &mut s.seq_len, positive(&need()?, o)?, o),
+        "model-name-or-path" | "model-name" | "pretrain" | "model.model-name-or-path" => {
             put(l, |s| &mut s.model_name, need()?, o);
             l.notes.push(format!(
                 "{} names the model ({}): its shape is not in the flags; give its config.json with a second --from",
@@ -89,11 +107,14 @@ pub(super) fn apply(
             }
             put(l, |s| &mut s.sharding, s, o);
         }
-        "deepspeed" if value.is_some_and(|v| boolean(v, o).is_err()) => l.unused(
-            o.key.clone(),
-            need()?,
-            "the DeepSpeed JSON is a file of its own: give it with a second --from to read its ZeRO stage and batch",
-        ),
+        "deepspeed" if value.is_some_and(|v| boolean(v, o).is_err()) => {
+            p.ds_json = true;
+            l.unused(
+                o.key.clone(),
+                need()?,
+                "the DeepSpeed JSON is a file of its own: give it with a second --from to read its ZeRO stage and batch",
+            )
+        }
         _ => return Ok(false),
     }
     Ok(true)

@@ -101,6 +101,9 @@ pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
             why
         } else if starts(&["distribute-saved-activations", "recompute-modules", "moe-layer-recompute"]) {
             "affects memory, not modelled: fmperf knows none, selective and full recomputation"
+        } else if starts(&["patch-tokenizer", "extra-vocab-size"]) {
+            "not read: Pai-Megatron-Patch's tokenizer (its vocabulary, plus --extra-vocab-size, comes from the \
+             checkpoint's tokenizer files); give --padded-vocab-size or --vocab-size"
         } else if is(&["optimizer"]) {
             "affects memory, not modelled: fmperf prices Adam (two moments and a master copy)"
         } else {

@@ -242,7 +242,13 @@ impl Shell {
     /// `$NAME`: its value, or unknown as `written`.
     fn plain(&mut self, name: &str, written: &str) -> Res {
         match self.lookup(name, None) {
-            Some((v, all)) => Res::Known(v, all, self.is_known(name)),
+            Some((v, all)) => {
+                let known = self.is_known(name);
+                if !known {
+                    self.note_unknown(name);
+                }
+                Res::Known(v, all, known)
+            }
             None => {
                 self.note_unknown(name);
                 Res::Unknown(written.to_string())
@@ -331,6 +337,9 @@ impl Shell {
         }
         let value = self.lookup(name, sub);
         let known = self.is_known(name);
+        if !known {
+            self.note_unknown(name);
+        }
         let set = |nonempty: bool| value.as_ref().is_some_and(|(v, _)| !nonempty || v.iter().any(|s| !s.is_empty()));
         for (o, colon) in [
             (":-", true),

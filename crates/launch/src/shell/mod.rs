@@ -58,6 +58,9 @@ pub struct Command {
     pub args: Vec<Word>,
     /// Words of `#SBATCH` directives (`--nodes=2`, `--gpus-per-node=8`).
     pub sbatch: Vec<Word>,
+    /// No command runs a Python script: [`Self::args`] are the `--flags` the script's variables
+    /// hold (a file of flag arrays that another script sources).
+    pub from_variables: bool,
     /// How the script was read where it needed a choice (a condition on an unset variable,
     /// defaults of unset variables, a file sourced but not read).
     pub notes: Vec<String>,
@@ -113,6 +116,7 @@ pub fn read(script: &str, args: &[String], is_training: &dyn Fn(&[Word]) -> bool
                     sh.flag_vars.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
                 ));
             }
+            cmd.from_variables = !all.is_empty();
             cmd.args = to_words(&all);
         }
     }
