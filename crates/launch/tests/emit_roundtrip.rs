@@ -409,3 +409,31 @@ fn maxtext_round_trips() {
     }
     assert!(out.text.contains("    dataset_type=synthetic\n"), "{}", out.text);
 }
+
+/// The page's "copy as Megatron flags": every flag, and a command made of them reads back.
+#[test]
+fn megatron_flags_read_back() {
+    let name = "nemo-llama3-8b.yaml";
+    let (_, sc) = scenario(&example(name), name);
+    let f = fmperf_launch::emit::megatron_flags(&sc, &sc.layout, &sc.options).unwrap();
+    assert!(f.text.starts_with("--num-layers 32 \\\n--hidden-size 4096 \\\n"), "{}", f.text);
+    let cmd = format!("# fmperf: system=nvidia_h100_sxm5_80gb gpus=16\npython pretrain_gpt.py \\\n{}", f.text);
+    let (_, back) = scenario(&cmd, "run.sh");
+    assert_eq!(facts(&back), facts(&sc));
+}
+
+/// Inputs that do not match their reading (edited text, junk) give an error or a file, never a panic.
+#[test]
+fn mismatched_and_hostile_inputs_do_not_panic() {
+    let name = "megatron-llama3-70b.sh";
+    let text = example(name);
+    let (l, sc) = scenario(&text, name);
+    let y = Layout::placed(4, 1, 8, 2, 1, 128, 1);
+    let junk: String = (0..20_000u32).map(|i| char::from_u32(i % 0x2FF + 1).unwrap_or('x')).collect();
+    let long = "--tensor-model-parallel-size ".repeat(50_000);
+    for t in ["", "\n\n\n", junk.as_str(), long.as_str(), "TP=\n--tensor-model-parallel-size $TP\n"] {
+        for target in Target::ALL {
+            let _ = emit(target, Some(Input { text: t, launch: &l, name: None }), &sc, &y, &sc.options);
+        }
+    }
+}

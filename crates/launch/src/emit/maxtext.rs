@@ -102,7 +102,7 @@ fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(String, String)> {
         if num.is_multiple_of(den) { (num / den).to_string() } else { format!("{}", num as f64 / den as f64) }
     };
     if p.pp > 1 {
-        let micro = p.global / (p.dp * p.mbs).max(1);
+        let micro = p.global / p.dp.saturating_mul(p.mbs).max(1);
         v.push(("per_device_batch_size".into(), number(p.global, p.devices)));
         v.push(("num_pipeline_microbatches".into(), micro.to_string()));
         v.push(("gradient_accumulation_steps".into(), "1".into()));
@@ -119,7 +119,7 @@ fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(String, String)> {
             ));
         }
     } else {
-        v.push(("per_device_batch_size".into(), number(p.mbs, p.tp * p.cp)));
+        v.push(("per_device_batch_size".into(), number(p.mbs, p.tp.saturating_mul(p.cp))));
         v.push(("gradient_accumulation_steps".into(), p.accumulation().to_string()));
     }
     let remat = match p.recompute {

@@ -83,6 +83,33 @@ fn sharding_flags(p: &Plan, notes: &mut Vec<String>) -> Vec<&'static str> {
 /// A fresh script: `torchrun` with the devices, the model, precision, layout and mock data.
 pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>) -> String {
     let p = h.plan;
+    let mut flags = all_flags(h, o, notes);
+    flags.push("--mock-data".into());
+    let per_node = if p.devices.is_multiple_of(8) { 8 } else { p.devices };
+    let mut out = String::from("#!/bin/bash\n");
+    for l in h.lines() {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out.push_str(
+        "# Add your data (--data-path), tokenizer, optimizer, schedule and checkpoint flags: the file runs on\n",
+    );
+    out.push_str("# mock data with a null tokenizer of the model's vocabulary as written.\n\n");
+    out.push_str(&format!("GPUS_PER_NODE={per_node}\nNUM_NODES={}\n\n", p.devices / per_node));
+    out.push_str("torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \\\n");
+    let n = flags.len();
+    for (i, f) in flags.iter().enumerate() {
+        out.push_str("    ");
+        out.push_str(f);
+        out.push_str(if i + 1 < n { " \\\n" } else { "\n" });
+    }
+    out
+}
+
+/// Every flag of the scenario: model shape, vocabulary (with a null tokenizer), sequence length,
+/// experts, precision and layout.
+pub(super) fn all_flags(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>) -> Vec<String> {
+    let p = h.plan;
     let w = &h.scenario.workload;
     let mut flags = vec![
         format!("--num-layers {}", w.layers),
@@ -114,7 +141,10 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>
         flags.push(format!("--moe-router-topk {}", m.top_k));
         flags.push(format!("--moe-ffn-hidden-size {}", m.expert_ffn));
         if m.shared_experts > 0 {
-            flags.push(format!("--moe-shared-expert-intermediate-size {}", m.shared_experts * m.shared_ffn));
+            flags.push(format!(
+                "--moe-shared-expert-intermediate-size {}",
+                m.shared_experts.saturating_mul(m.shared_ffn)
+            ));
         }
         if m.moe_blocks(w.layers) != w.layers {
             let list: Vec<&str> = (0..w.layers)
@@ -146,26 +176,7 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>
     }
     flags.extend(precision_flags(o, notes));
     flags.extend(layout_flags(p, o, notes));
-    flags.push("--mock-data".into());
-    let per_node = if p.devices.is_multiple_of(8) { 8 } else { p.devices };
-    let mut out = String::from("#!/bin/bash\n");
-    for l in h.lines() {
-        out.push_str(&l);
-        out.push('\n');
-    }
-    out.push_str(
-        "# Add your data (--data-path), tokenizer, optimizer, schedule and checkpoint flags: the file runs on\n",
-    );
-    out.push_str("# mock data with a null tokenizer of the model's vocabulary as written.\n\n");
-    out.push_str(&format!("GPUS_PER_NODE={per_node}\nNUM_NODES={}\n\n", p.devices / per_node));
-    out.push_str("torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \\\n");
-    let n = flags.len();
-    for (i, f) in flags.iter().enumerate() {
-        out.push_str("    ");
-        out.push_str(f);
-        out.push_str(if i + 1 < n { " \\\n" } else { "\n" });
-    }
-    out
+    flags
 }
 
 fn precision_flags(o: &ExtendedOptions, notes: &mut Vec<String>) -> Vec<String> {
@@ -582,7 +593,7 @@ fn other_dialect(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error>
 /// micro-batch, gradient accumulation, `--gradient_checkpointing` and `--fsdp` flags, written with
 /// the file's separator (`_` or `-`).
 fn trainer(sc: &mut Script<'_>, l: &Launch, p: &Plan, dash: char) -> Result<(), Error> {
-    if p.tp * p.pp * p.cp > 1 {
+    if p.tp > 1 || p.pp > 1 || p.cp > 1 {
         return Err(Error::invalid(
             "layout",
             format!("tp {} · pp {} · cp {}", p.tp, p.pp, p.cp),

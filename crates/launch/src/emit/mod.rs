@@ -156,13 +156,13 @@ pub(crate) struct Plan {
 impl Plan {
     /// Gradient-accumulation steps: micro-batches per step per data-parallel rank.
     pub fn accumulation(&self) -> u64 {
-        self.global / (self.mbs * self.dp).max(1)
+        self.global / self.mbs.saturating_mul(self.dp).max(1)
     }
 
     /// Blocks per virtual pipeline stage, when `vpp` divides the blocks per stage evenly.
     pub fn layers_per_virtual_stage(&self) -> Option<u64> {
-        let stages = self.pp * self.vpp;
-        (self.vpp > 1 && self.layers.is_multiple_of(stages)).then(|| self.layers / stages)
+        let stages = self.pp.saturating_mul(self.vpp);
+        (self.vpp > 1 && stages > 0 && self.layers.is_multiple_of(stages)).then(|| self.layers / stages)
     }
 }
 
@@ -173,7 +173,7 @@ pub(crate) fn plan(scenario: &Scenario, layout: &Layout, options: &ExtendedOptio
     if degrees.contains(&0) {
         return Err(Error::invalid("layout", "0", "degrees and batches must be positive"));
     }
-    let devices = y.tp * y.pp * y.cp * y.dp;
+    let devices = [y.tp, y.pp, y.cp, y.dp].into_iter().try_fold(1u64, u64::checked_mul).unwrap_or(u64::MAX);
     if devices != scenario.devices {
         return Err(Error::invalid(
             "layout",
@@ -181,7 +181,7 @@ pub(crate) fn plan(scenario: &Scenario, layout: &Layout, options: &ExtendedOptio
             format!("tp·pp·cp·dp = {devices} devices; the scenario runs on {}", scenario.devices),
         ));
     }
-    if !y.global_batch.is_multiple_of(y.mbs * y.dp) {
+    if !y.global_batch.is_multiple_of(y.mbs.saturating_mul(y.dp)) {
         return Err(Error::invalid(
             "layout.global_batch",
             y.global_batch,
@@ -294,6 +294,19 @@ pub fn layout_only(
         Target::Torchtitan => "layout.toml",
     };
     Ok(Emitted { text, file_name: file_name.into(), in_place: false, notes })
+}
+
+/// Every Megatron-LM flag of `scenario` run with `layout` and `options` — model shape, vocabulary
+/// (`--tokenizer-type NullTokenizer --vocab-size V`), sequence length, experts, precision and
+/// layout — one per line joined by ` \` continuations, for pasting into a script (the page's "copy
+/// as Megatron flags"). Notes as in [`emit`].
+pub fn megatron_flags(scenario: &Scenario, layout: &Layout, options: &ExtendedOptions) -> Result<Emitted, Error> {
+    let p = plan(scenario, layout, options)?;
+    let mut notes = Vec::new();
+    let source = "fmperf's scenario".to_string();
+    let header = Header { source: &source, scenario, plan: &p };
+    let text = megatron::all_flags(&header, options, &mut notes).join(" \\\n") + "\n";
+    Ok(Emitted { text, file_name: "megatron-flags.txt".into(), in_place: false, notes })
 }
 
 /// What a fresh file's header says.

@@ -326,7 +326,10 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>
         model.push(("moe_router_topk".into(), m.top_k.to_string()));
         model.push(("moe_ffn_hidden_size".into(), m.expert_ffn.to_string()));
         if m.shared_experts > 0 {
-            model.push(("moe_shared_expert_intermediate_size".into(), (m.shared_experts * m.shared_ffn).to_string()));
+            model.push((
+                "moe_shared_expert_intermediate_size".into(),
+                m.shared_experts.saturating_mul(m.shared_ffn).to_string(),
+            ));
         }
         if m.moe_blocks(w.layers) != w.layers {
             let list: Vec<&str> = (0..w.layers)
