@@ -229,3 +229,41 @@ fn inputs_that_are_not_regular_files_or_not_for_this_command_are_refused() {
     let e = usage_error(&["search", "--model", "llama3-8b", "--system", "h100", "--gpus", "8", "--", "x"]);
     assert!(e.contains("positional parameters"), "{e}");
 }
+
+// The way back (issue 27 §4): `search --from FILE --emit FORMAT` writes the best configuration as a
+// launch; read back, it is the search's best with the same time per step.
+#[test]
+fn the_best_layout_is_written_back_and_reads_back_the_same() {
+    let from = example("megatron-llama3-70b.sh");
+    let j = json(&["search", "--from", &from, "--top", "1", "--format", "json"]);
+    let best = &j["results"][0];
+    for target in ["megatron", "torchtitan", "nemo", "maxtext"] {
+        let out = fmperf(&["search", "--from", &from, "--emit", target]);
+        assert_eq!(out.status.code(), Some(0), "{target}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let ext = match target {
+            "megatron" => "sh",
+            "torchtitan" => "toml",
+            _ => "yaml",
+        };
+        if target == "maxtext" {
+            // A MaxText command line of key=value overrides.
+            assert!(text.contains("ici_tensor_parallelism") || text.contains("tensor_parallelism"), "{text}");
+            continue;
+        }
+        let written = temp_file(&format!("best-{target}.{ext}"), &text);
+        let back = json(&["estimate", "--from", arg(&written), "--system", "nvidia_h100_sxm5_80gb", "--gpus", "64", "--format", "json"]);
+        let c = &back["config"];
+        let want = (best["config"]["tp"].as_u64(), best["config"]["pp"].as_u64(), best["config"]["dp"].as_u64());
+        assert_eq!((c["tp"].as_u64(), c["pp"].as_u64(), c["dp"].as_u64()), want, "{target}: {text}");
+        if target == "megatron" {
+            // In place: the same stack, so the same time per step within 0.1 %.
+            let (t, b) = (back["time_per_step_s"].as_f64().unwrap(), best["time_per_iteration_s"].as_f64().unwrap());
+            assert!((t / b - 1.0).abs() < 1e-3, "{target}: {t} vs {b}");
+        }
+    }
+    let e = usage_error(&["search", "--model", "llama3-8b", "--system", "h100", "--gpus", "8", "--global-batch", "8", "--emit", "megatron"]);
+    assert!(e.contains("--from"), "{e}");
+    let e = usage_error(&["search", "--from", &from, "--emit", "slurm"]);
+    assert!(e.contains("--emit"), "{e}");
+}

@@ -96,7 +96,7 @@ pub struct SearchRequest {
 }
 
 /// The value flags of `fmperf search`.
-const VALUE_FLAGS: [&str; 20] = [
+const VALUE_FLAGS: [&str; 21] = [
     "model",
     "system",
     "strategy",
@@ -117,6 +117,7 @@ const VALUE_FLAGS: [&str; 20] = [
     "mbs",
     "from",
     "seq-len",
+    "emit",
 ];
 
 /// Runs `fmperf search`.
@@ -135,6 +136,12 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
 /// The request the flags describe; errors name the flag.
 pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
     let format = Format::from_args(args, &[Format::Table, Format::Json, Format::Csv])?;
+    if args.value("emit")?.is_some() {
+        return Err(CmdError::Usage(
+            "--emit writes the best layout back as a launch file: it needs --from FILE (the launch to start from)"
+                .into(),
+        ));
+    }
     // Extended mode is the default (issue 16 §5); `--mode reference` is the published model.
     let mode = crate::mode::from_args(args)?.unwrap_or_else(ModelMode::extended);
     // Every strategy of the mode unless told (extended mode has no 2d).

@@ -10,6 +10,7 @@ use fmperf_core::extended::moe::MoeOptions;
 use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
 use fmperf_core::search::row::Digits;
 use fmperf_core::search::{ExtendedSetup, ResultRow, Search};
+use fmperf_launch::emit::{self, Target};
 use fmperf_launch::{self as launch, Format as FileFormat, ModelOnly, Scenario};
 use serde_json::json;
 
@@ -25,6 +26,11 @@ pub const HELP: &str = "\
                    config.json with --gpus, --global-batch, --seq-len) and say where its own layout
                    ranks; --system, --gpus, --global-batch, --seq-len override the file; --strategy
                    defaults to 2d-seqp when the file uses context parallelism, else 1d
+  --emit FORMAT    write the best configuration as a launch file: megatron, nemo, torchtitan or
+                   maxtext. A single input file of that family is rewritten in place (only the
+                   layout's values change; every other line is kept); otherwise a fresh, complete
+                   file. The file goes to standard output (`> best.sh`), what a format cannot
+                   express to stderr; with --format json it is the \"emitted\" object
 ";
 
 /// Every feasible configuration is kept to rank the file's own (the list shows `--top`).
@@ -70,9 +76,51 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
     let top = usize::try_from(args.positive_int("top")?.unwrap_or(10)).unwrap_or(usize::MAX);
     // The search chooses the expert degrees per candidate; the file's own stay fixed in its layout.
     let searched = ExtendedOptions { moe: MoeOptions { ep: None, etp: None, ..options.moe }, ..options };
+    let setup_workload = workload.clone();
     let setup = ExtendedSetup { workload, hardware: hardware.clone(), options: searched };
     let spec = setup.spec(strategy, gpus, batch, ALL);
     let result = Search::new_extended(spec, setup).map_err(usage)?.finish();
+    let emit_target = args
+        .value("emit")?
+        .map(|t| Target::parse(t).map_err(|e| CmdError::Usage(format!("--emit: {e}"))))
+        .transpose()?;
+    let emitted = match emit_target {
+        Some(target) => {
+            let best = result.top.first().ok_or_else(|| {
+                CmdError::Usage(format!("--emit {target}: no configuration fits in memory, nothing to write"))
+            })?;
+            let (layout, chosen) = emit::choice(best, batch, &searched).map_err(usage)?;
+            let base = match &scenario {
+                Some(s) => Scenario { options, ..s.clone() },
+                None => Scenario {
+                    model_name: launch.settings.model_name.get().cloned().unwrap_or_else(|| path.clone()),
+                    workload: setup_workload.clone(),
+                    tied_embeddings: setup_workload.tied_embeddings,
+                    system: Some(system.clone()),
+                    devices: gpus,
+                    layout,
+                    options,
+                    assumptions: Vec::new(),
+                    origins: Vec::new(),
+                },
+            };
+            // One file is rewritten in place; files read together get a fresh file (their values
+            // come from several texts).
+            let input = match files.as_slice() {
+                [(name, text)] => Some(emit::Input { text, launch: &launch, name: Some(name) }),
+                _ => None,
+            };
+            let mut e = emit::emit(target, input, &base, &layout, &chosen).map_err(usage)?;
+            if files.len() > 1 {
+                e.notes.push(format!(
+                    "{} files were read together: a fresh {target} file is written, not one of them rewritten",
+                    files.len()
+                ));
+            }
+            Some(e)
+        }
+        None => None,
+    };
     let own = match scenario {
         Some(s) => {
             let e = launch::estimate(&Scenario { options, ..s }, &system_id, &hardware).map_err(usage)?;
@@ -82,6 +130,16 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
         None => None,
     };
     let shown = &result.top[..result.top.len().min(top)];
+    if let Some(e) = &emitted
+        && format != Format::Json
+    {
+        // The launch file itself on standard output (`> best.sh`), what it could not carry on stderr.
+        for n in &e.notes {
+            eprintln!("fmperf: note: {n}");
+        }
+        write!(out, "{}", e.text)?;
+        return Ok(());
+    }
     match format {
         Format::Json => {
             let own_json = own.as_ref().map(|(e, r)| {
@@ -98,7 +156,9 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
                 "{}",
                 json!({ "mode": "extended", "from": path, "format": launch.format.as_str(), "system": system_id,
                         "gpus": gpus, "global_batch": batch, "strategy": strategy.to_string(),
-                        "candidates": result.candidates, "feasible": result.feasible, "results": results, "own": own_json })
+                        "candidates": result.candidates, "feasible": result.feasible, "results": results, "own": own_json,
+                        "emitted": emitted.as_ref().map(|e| json!({ "format": emit_target.map(|t| t.as_str()),
+                            "file_name": e.file_name, "in_place": e.in_place, "text": e.text, "notes": e.notes })) })
             )?;
         }
         Format::Table | Format::Csv => {
