@@ -138,12 +138,21 @@ impl Shell {
         match n {
             Node::Simple(s) => self.simple(s),
             Node::List(items) => {
+                self.unknown_names.clear();
                 let mut status = Some(true);
                 for (conn, n) in items {
                     use parse::Conn;
                     match (conn, status) {
                         (Conn::And, Some(false)) | (Conn::Or, Some(true)) => continue,
                         (Conn::And | Conn::Or, None) => {
+                            let names = self.unknown_names.join(", ");
+                            if let Some(line) = first_line(n) {
+                                let op = if *conn == Conn::And { "&&" } else { "||" };
+                                self.add_note(format!(
+                                    "line {line}: the command after `{op}` is read, its condition not known ({} not set)",
+                                    if names.is_empty() { "a value" } else { names.as_str() }
+                                ));
+                            }
                             let (f, st) = self.unsure(|s| s.node(n))?;
                             status = if f == Flow::Next { st } else { None };
                         }
@@ -583,6 +592,19 @@ impl Shell {
             self.flags_only.extend(f.iter().cloned());
         }
         Ok((Flow::Next, None))
+    }
+}
+
+/// The line a command starts on.
+fn first_line(n: &Node) -> Option<usize> {
+    match n {
+        Node::Simple(s) => Some(s.line),
+        Node::List(items) => items.first().and_then(|(_, n)| first_line(n)),
+        Node::Not(n) => first_line(n),
+        Node::For { line, .. } | Node::While { line, .. } => Some(*line),
+        Node::If { arms, .. } => arms.first().map(|a| a.3),
+        Node::Group(b) => b.first().and_then(first_line),
+        _ => None,
     }
 }
 

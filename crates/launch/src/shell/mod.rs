@@ -120,7 +120,9 @@ pub fn read(script: &str, args: &[String], is_training: &dyn Fn(&[Word]) -> bool
             cmd.args = to_words(&all);
         }
     }
-    cmd.notes = sh.notes;
+    let mut notes = std::mem::take(&mut sh.notes);
+    notes.append(&mut cmd.notes);
+    cmd.notes = notes;
     if !sh.defaults.is_empty() {
         cmd.notes.push(format!(
             "variables the script does not set took the script's defaults (the job's environment may set them): {}",

@@ -97,6 +97,8 @@ pub(super) enum Node {
 }
 
 struct Parser {
+    /// Simple commands parsed so far.
+    commands: usize,
     toks: Vec<Tok>,
     heredocs: std::vec::IntoIter<Heredoc>,
     i: usize,
@@ -105,7 +107,7 @@ struct Parser {
 
 /// Parses a lexed script into its commands.
 pub(super) fn parse(toks: Vec<Tok>, heredocs: Vec<Heredoc>) -> Result<Vec<Node>, Error> {
-    let mut p = Parser { toks, heredocs: heredocs.into_iter(), i: 0, depth: 0 };
+    let mut p = Parser { commands: 0, toks, heredocs: heredocs.into_iter(), i: 0, depth: 0 };
     let mut out = Vec::new();
     while p.i < p.toks.len() {
         let before = p.i;
@@ -174,6 +176,9 @@ impl Parser {
                     continue;
                 }
                 _ => {}
+            }
+            if self.commands > super::MAX_STATEMENTS {
+                return Err(super::expand::cap(format!("over {} commands", super::MAX_STATEMENTS)));
             }
             let before = self.i;
             if let Some(n) = self.and_or(ends)? {
@@ -452,6 +457,7 @@ impl Parser {
     }
 
     fn simple(&mut self, line: usize) -> Simple {
+        self.commands += 1;
         let mut s = Simple { assigns: Vec::new(), words: Vec::new(), heredoc: None, out_file: None, line };
         let mut declaring = false;
         while let Some(t) = self.peek().cloned() {
