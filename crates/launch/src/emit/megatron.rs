@@ -4,212 +4,21 @@
 //! arrays), or a fresh `torchrun … pretrain_gpt.py` script.
 
 use super::lines::{Lines, indent, value_at};
-use super::{Header, Plan};
+use super::megatron_flags::{recompute_flags, sharding_flags, vpp_flag};
+use super::{Plan, dialects};
 use crate::Launch;
 use crate::settings::{Origin, Slot};
 use fmperf_core::Error;
-use fmperf_core::catalog::Precision;
-use fmperf_core::extended::{ExtendedOptions, Fp8Recipe, Recompute, Sharding};
-
-/// The flags that carry `p` (degrees, batch, virtual stages, recomputation, sharding, sequence
-/// parallelism), `--flag value` each.
-pub(super) fn layout_flags(p: &Plan, o: &ExtendedOptions, notes: &mut Vec<String>) -> Vec<String> {
-    let _ = o;
-    let mut f = vec![
-        format!("--tensor-model-parallel-size {}", p.tp),
-        format!("--pipeline-model-parallel-size {}", p.pp),
-        format!("--context-parallel-size {}", p.cp),
-    ];
-    if p.moe {
-        f.push(format!("--expert-model-parallel-size {}", p.ep));
-        f.push(format!("--expert-tensor-parallel-size {}", p.etp));
-    }
-    if p.vpp > 1 {
-        f.push(vpp_flag(p));
-    }
-    if p.sequence_parallel {
-        f.push("--sequence-parallel".into());
-    }
-    f.push(format!("--micro-batch-size {}", p.mbs));
-    f.push(format!("--global-batch-size {}", p.global));
-    f.extend(recompute_flags(p.recompute, notes).into_iter().map(str::to_string));
-    f.extend(sharding_flags(p, notes).into_iter().map(str::to_string));
-    f
-}
-
-/// `--num-layers-per-virtual-pipeline-stage n` when the stages divide the blocks, else the number
-/// of virtual stages.
-fn vpp_flag(p: &Plan) -> String {
-    match p.layers_per_virtual_stage() {
-        Some(n) => format!("--num-layers-per-virtual-pipeline-stage {n}"),
-        None => format!("--num-virtual-stages-per-pipeline-rank {}", p.vpp),
-    }
-}
-
-fn recompute_flags(r: Recompute, notes: &mut Vec<String>) -> Vec<&'static str> {
-    match r {
-        Recompute::None => vec![],
-        Recompute::Selective => vec!["--recompute-activations"],
-        Recompute::Op => {
-            notes.push(
-                "recompute op (torchtitan's operator-level selective checkpointing) has no Megatron flag: the nearest, \
-                 Megatron's selective recomputation of the attention core (--recompute-activations), is written"
-                    .into(),
-            );
-            vec!["--recompute-activations"]
-        }
-        Recompute::Full => {
-            vec!["--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"]
-        }
-    }
-}
-
-fn sharding_flags(p: &Plan, notes: &mut Vec<String>) -> Vec<&'static str> {
-    if p.shard_group.is_some() && p.sharding == Sharding::Zero3 {
-        notes.push(
-            "sharding inside groups (HSDP, shard_group) has no Megatron-LM flag: full sharding over the data-parallel \
-             group is written"
-                .into(),
-        );
-    }
-    match p.sharding {
-        Sharding::Ddp => vec![],
-        Sharding::Zero1 => vec!["--use-distributed-optimizer"],
-        Sharding::Zero2 => vec!["--use-megatron-fsdp", "--data-parallel-sharding-strategy optim_grads"],
-        Sharding::Zero3 => vec!["--use-megatron-fsdp", "--data-parallel-sharding-strategy optim_grads_params"],
-    }
-}
-
-/// A fresh script: `torchrun` with the devices, the model, precision, layout and mock data.
-pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>) -> String {
-    let p = h.plan;
-    let mut flags = all_flags(h, o, notes);
-    flags.push("--mock-data".into());
-    let per_node = if p.devices.is_multiple_of(8) { 8 } else { p.devices };
-    let mut out = String::from("#!/bin/bash\n");
-    for l in h.lines() {
-        out.push_str(&l);
-        out.push('\n');
-    }
-    out.push_str(
-        "# Add your data (--data-path), tokenizer, optimizer, schedule and checkpoint flags: the file runs on\n",
-    );
-    out.push_str("# mock data with a null tokenizer of the model's vocabulary as written.\n\n");
-    out.push_str(&format!("GPUS_PER_NODE={per_node}\nNUM_NODES={}\n\n", p.devices / per_node));
-    out.push_str("torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \\\n");
-    let n = flags.len();
-    for (i, f) in flags.iter().enumerate() {
-        out.push_str("    ");
-        out.push_str(f);
-        out.push_str(if i + 1 < n { " \\\n" } else { "\n" });
-    }
-    out
-}
-
-/// Every flag of the scenario: model shape, vocabulary (with a null tokenizer), sequence length,
-/// experts, precision and layout.
-pub(super) fn all_flags(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>) -> Vec<String> {
-    let p = h.plan;
-    let w = &h.scenario.workload;
-    let mut flags = vec![
-        format!("--num-layers {}", w.layers),
-        format!("--hidden-size {}", w.hidden),
-        format!("--ffn-hidden-size {}", w.ffn_hidden),
-        format!("--num-attention-heads {}", w.heads),
-    ];
-    if w.kv_heads != w.heads {
-        flags.push("--group-query-attention".into());
-        flags.push(format!("--num-query-groups {}", w.kv_heads));
-    }
-    if w.head_dim != w.hidden / w.heads.max(1) {
-        flags.push(format!("--kv-channels {}", w.head_dim));
-    }
-    if w.gated_mlp {
-        flags.push("--swiglu".into());
-    }
-    flags.push(format!("--seq-length {}", w.seq_len));
-    flags.push(format!("--max-position-embeddings {}", w.seq_len));
-    if let Some(v) = w.vocab {
-        flags.push("--tokenizer-type NullTokenizer".into());
-        flags.push(format!("--vocab-size {v}"));
-    }
-    if !h.scenario.tied_embeddings {
-        flags.push("--untie-embeddings-and-output-weights".into());
-    }
-    if let Some(m) = &w.moe {
-        flags.push(format!("--num-experts {}", m.experts));
-        flags.push(format!("--moe-router-topk {}", m.top_k));
-        flags.push(format!("--moe-ffn-hidden-size {}", m.expert_ffn));
-        if m.shared_experts > 0 {
-            flags.push(format!(
-                "--moe-shared-expert-intermediate-size {}",
-                m.shared_experts.saturating_mul(m.shared_ffn)
-            ));
-        }
-        if m.moe_blocks(w.layers) != w.layers {
-            let list: Vec<&str> = (0..w.layers)
-                .map(|i| {
-                    let moe = i >= m.first_dense && (i - m.first_dense) % m.moe_every.max(1) == m.moe_every.max(1) - 1;
-                    if moe { "1" } else { "0" }
-                })
-                .collect();
-            flags.push(format!("--moe-layer-freq \"[{}]\"", list.join(",")));
-        }
-        if m.router == fmperf_core::moe_shape::Router::Sigmoid {
-            flags.push("--moe-router-score-function sigmoid".into());
-        }
-        flags.push("--moe-grouped-gemm".into());
-        flags.push("--moe-token-dispatcher-type alltoall".into());
-    }
-    if let Some(a) = &w.mla {
-        flags.push("--multi-latent-attention".into());
-        if let Some(q) = a.q_lora_rank {
-            flags.push(format!("--q-lora-rank {q}"));
-        }
-        flags.push(format!("--kv-lora-rank {}", a.kv_lora_rank));
-        flags.push(format!("--qk-head-dim {}", a.qk_nope_head_dim));
-        flags.push(format!("--qk-pos-emb-head-dim {}", a.qk_rope_head_dim));
-        flags.push(format!("--v-head-dim {}", a.v_head_dim));
-    }
-    if w.mtp_layers > 0 {
-        flags.push(format!("--mtp-num-layers {}", w.mtp_layers));
-    }
-    flags.extend(precision_flags(o, notes));
-    flags.extend(layout_flags(p, o, notes));
-    flags
-}
-
-fn precision_flags(o: &ExtendedOptions, notes: &mut Vec<String>) -> Vec<String> {
-    match o.hardware.precision {
-        Precision::Bf16 => vec!["--bf16".into()],
-        Precision::Fp16 => vec!["--fp16".into()],
-        Precision::Fp8 => {
-            let mut f = vec!["--bf16".to_string(), "--fp8-format hybrid".to_string()];
-            match o.fp8_recipe {
-                Fp8Recipe::TransformerEngineFp8Weights => f.push("--fp8-param-gather".into()),
-                Fp8Recipe::TransformerEngine => {}
-                r => notes.push(format!(
-                    "FP8 recipe {} is torchao's; Megatron-LM runs FP8 with Transformer Engine (--fp8-format hybrid)",
-                    r.as_str()
-                )),
-            }
-            f
-        }
-        Precision::Fp32 | Precision::Tf32 => {
-            notes.push("FP32 training: Megatron's default without --bf16 or --fp16 (no flag written)".into());
-            vec![]
-        }
-    }
-}
+use fmperf_core::extended::{Recompute, Sharding};
 
 /// Where a flag is written on a line: the flag's byte range and its value's (if any).
-struct Found {
-    flag: (usize, usize),
-    value: Option<(usize, usize)>,
+pub(super) struct Found {
+    pub(super) flag: (usize, usize),
+    pub(super) value: Option<(usize, usize)>,
 }
 
 /// Finds `--name` as a whole word on `body` (the last occurrence: argparse keeps the last).
-fn find_flag(body: &str, flag: &str) -> Option<Found> {
+pub(super) fn find_flag(body: &str, flag: &str) -> Option<Found> {
     let mut best = None;
     let mut from = 0;
     while let Some(i) = body.get(from..).and_then(|r| r.find(flag)) {
@@ -231,17 +40,17 @@ fn find_flag(body: &str, flag: &str) -> Option<Found> {
 }
 
 /// The in-place rewriter of one script.
-struct Script<'a> {
-    lines: Lines,
-    text: &'a str,
-    notes: &'a mut Vec<String>,
+pub(super) struct Script<'a> {
+    pub(super) lines: Lines,
+    pub(super) text: &'a str,
+    pub(super) notes: &'a mut Vec<String>,
     /// Flags to add next to the anchor.
-    add: Vec<String>,
+    pub(super) add: Vec<String>,
 }
 
 impl Script<'_> {
     /// The origin's line when it is a flag of this file.
-    fn line_of(&mut self, o: Option<&Origin>) -> Option<usize> {
+    pub(super) fn line_of(&mut self, o: Option<&Origin>) -> Option<usize> {
         let o = o?;
         if o.line == 0 || !(o.key.starts_with("--") || is_override(&o.key)) {
             return None;
@@ -256,7 +65,7 @@ impl Script<'_> {
     /// The line and place of flag `key`: on line `line` (the reader's origin), else — a flag read
     /// from a variable or an array is placed at the line that expands it — the one line of the file
     /// that writes it (the last one, with a note, when several do).
-    fn locate(&mut self, line: usize, key: &str) -> Result<(usize, Found), Error> {
+    pub(super) fn locate(&mut self, line: usize, key: &str) -> Result<(usize, Found), Error> {
         if let Some(f) = find_flag(self.lines.get(line).unwrap_or(""), key) {
             return Ok((line, f));
         }
@@ -284,7 +93,7 @@ impl Script<'_> {
     }
 
     /// Sets the value of the flag read at `o` to `v`; `false` when the file does not write it.
-    fn set(&mut self, o: Option<&Origin>, v: &str) -> Result<bool, Error> {
+    pub(super) fn set(&mut self, o: Option<&Origin>, v: &str) -> Result<bool, Error> {
         let Some(line) = self.line_of(o) else { return Ok(false) };
         let key = o.map(|o| o.key.clone()).unwrap_or_default();
         let (line, found) = self.locate(line, &key)?;
@@ -358,7 +167,7 @@ impl Script<'_> {
     }
 
     /// Removes the flag read at `o` (with its value when `with_value`).
-    fn remove(&mut self, o: Option<&Origin>, with_value: bool) -> Result<bool, Error> {
+    pub(super) fn remove(&mut self, o: Option<&Origin>, with_value: bool) -> Result<bool, Error> {
         let Some(line) = self.line_of(o) else { return Ok(false) };
         let key = o.map(|o| o.key.clone()).unwrap_or_default();
         let (line, found) = self.locate(line, &key)?;
@@ -387,7 +196,7 @@ impl Script<'_> {
     }
 
     /// Replaces the flag read at `o` (a switch) by `with` (flags).
-    fn replace_switch(&mut self, o: Option<&Origin>, with: &str) -> Result<bool, Error> {
+    pub(super) fn replace_switch(&mut self, o: Option<&Origin>, with: &str) -> Result<bool, Error> {
         let Some(line) = self.line_of(o) else { return Ok(false) };
         let key = o.map(|o| o.key.clone()).unwrap_or_default();
         let (line, found) = self.locate(line, &key)?;
@@ -452,7 +261,7 @@ fn count_uses(text: &str, var: &str) -> usize {
 }
 
 /// Whether a key is a Hydra override of a NeMo script (`model.tensor_model_parallel_size=8`).
-fn is_override(key: &str) -> bool {
+pub(super) fn is_override(key: &str) -> bool {
     !key.starts_with('-') && !key.starts_with('#') && key.contains('.')
 }
 
@@ -462,22 +271,22 @@ pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<String>)
     let mut sc = Script { lines: Lines::new(text), text, notes, add: Vec::new() };
     let layout_origins = [&s.tp.origin, &s.pp.origin, &s.mbs.origin, &s.global_batch.origin];
     if layout_origins.iter().any(|o| o.as_ref().is_some_and(|o| o.line > 0 && is_override(&o.key))) {
-        overrides(&mut sc, l, p)?;
+        dialects::overrides(&mut sc, l, p)?;
         return Ok(sc.lines.finish());
     }
     let trainer_key = s.mbs.origin.as_ref().filter(|o| o.key.replace('_', "-").starts_with("--per-device-train"));
     if let Some(k) = trainer_key {
         let dash = if k.key.contains('_') { '_' } else { '-' };
-        trainer(&mut sc, l, p, dash)?;
+        dialects::trainer(&mut sc, l, p, dash)?;
         return Ok(sc.lines.finish());
     }
     let megatron_names = [&s.mbs.origin, &s.tp.origin, &s.global_batch.origin]
         .into_iter()
         .flatten()
         .filter(|o| o.line > 0 && o.key.starts_with("--"))
-        .all(|o| MEGATRON_LAYOUT.contains(&o.key.as_str()));
+        .all(|o| dialects::MEGATRON_LAYOUT.contains(&o.key.as_str()));
     if !megatron_names {
-        other_dialect(&mut sc, l, p)?;
+        dialects::other_dialect(&mut sc, l, p)?;
         return Ok(sc.lines.finish());
     }
     sc.value(&s.tp, "--tensor-model-parallel-size", p.tp, 1)?;
@@ -521,167 +330,6 @@ pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<String>)
         place(&mut sc, l, &add)?;
     }
     Ok(sc.lines.finish())
-}
-
-/// A NeMo script of Hydra overrides (`model.tensor_model_parallel_size=8`): NeMo 1's keys, each
-/// rewritten where written, the missing ones added as overrides next to them.
-fn overrides(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
-    let wanted = super::yaml::wanted(super::yaml::Family::Nemo1, p, Some(l), sc.notes);
-    for (path, v, origin) in wanted {
-        let line = origin.filter(|o| o.key == path).map_or(0, |o| o.line);
-        let here = if line > 0 { Some(line) } else { find_anywhere(&sc.lines, &path) };
-        match here {
-            Some(n) => {
-                sc.set(Some(&Origin::new(path.clone(), n)), &v)?;
-            }
-            None if v == "null"
-                || (v == "false" && path.ends_with("sequence_parallel"))
-                || (v == "1" && super::yaml::is_degree(&path)) => {}
-            None => sc.add.push(format!("{path}={v}")),
-        }
-    }
-    let add = std::mem::take(&mut sc.add);
-    if !add.is_empty() {
-        place(sc, l, &add)?;
-    }
-    Ok(())
-}
-
-/// The Megatron-LM (and Megatron-DeepSpeed) names of the degree and batch flags.
-const MEGATRON_LAYOUT: &[&str] =
-    &["--micro-batch-size", "--global-batch-size", "--tensor-model-parallel-size", "--pipeline-model-parallel-size"];
-
-/// A launcher whose flags the reader knows by other names (OpenRLHF's `--train.micro_batch_size`,
-/// …): the values it writes are rewritten where written; a degree it does not write cannot be
-/// added in its language (an error), nor can recomputation or sharding be changed (a note).
-fn other_dialect(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
-    let s = &l.settings;
-    for (slot, v, name) in [(&s.tp, p.tp, "tensor"), (&s.pp, p.pp, "pipeline"), (&s.cp, p.cp, "context")] {
-        if !sc.set(slot.origin.as_ref(), &v.to_string())? && v != 1 {
-            return Err(Error::invalid(
-                "layout",
-                v,
-                format!(
-                    "this launch's flags ({}) have no {name}-parallel degree fmperf can write; emit it as a \
-                     Megatron-LM, NeMo or torchtitan file instead",
-                    s.mbs.key_or("its batch flags")
-                ),
-            ));
-        }
-    }
-    sc.set(s.mbs.origin.as_ref(), &p.mbs.to_string())?;
-    sc.set(s.global_batch.origin.as_ref(), &p.global.to_string())?;
-    sc.set(s.grad_accumulation.origin.as_ref(), &p.accumulation().to_string())?;
-    if s.recompute.copied().is_some_and(|r| r != p.recompute) {
-        sc.notes.push(format!(
-            "recompute {}: not written in this launch's own flags ({}); set it by hand",
-            p.recompute.as_str(),
-            s.recompute.key_or("none")
-        ));
-    }
-    if s.sharding.copied().is_some_and(|r| r != p.sharding) {
-        sc.notes.push(format!(
-            "sharding {}: not written in this launch's own flags ({}); set it by hand",
-            p.sharding.as_str(),
-            s.sharding.key_or("none")
-        ));
-    }
-    Ok(())
-}
-
-/// A Hugging Face Trainer launch (`--per_device_train_batch_size`): data parallelism only, its
-/// micro-batch, gradient accumulation, `--gradient_checkpointing` and `--fsdp` flags, written with
-/// the file's separator (`_` or `-`).
-fn trainer(sc: &mut Script<'_>, l: &Launch, p: &Plan, dash: char) -> Result<(), Error> {
-    if p.tp > 1 || p.pp > 1 || p.cp > 1 {
-        return Err(Error::invalid(
-            "layout",
-            format!("tp {} · pp {} · cp {}", p.tp, p.pp, p.cp),
-            "a Hugging Face Trainer launch runs data parallelism only (tensor, pipeline and context degrees 1); \
-             emit it as a Megatron-LM, NeMo or torchtitan file instead",
-        ));
-    }
-    let s = &l.settings;
-    let flag = |name: &str| format!("--{}", name.replace('-', &dash.to_string()));
-    sc.set(s.mbs.origin.as_ref(), &p.mbs.to_string())?;
-    let ga = p.accumulation();
-    if !sc.set(s.grad_accumulation.origin.as_ref(), &ga.to_string())? && ga != 1 {
-        sc.add.push(format!("{} {ga}", flag("gradient-accumulation-steps")));
-    }
-    let rec =
-        s.recompute.origin.as_ref().filter(|o| o.line > 0 && o.key.replace('_', "-") == "--gradient-checkpointing");
-    let full = match p.recompute {
-        Recompute::Full => true,
-        Recompute::None => false,
-        r => {
-            sc.notes.push(format!(
-                "recompute {}: the Trainer's gradient checkpointing recomputes whole blocks; the nearest to this level \
-                 (no extra forward work) is no checkpointing",
-                r.as_str()
-            ));
-            false
-        }
-    };
-    let text = if full { "True" } else { "False" };
-    if !sc.set(rec, text)? && full {
-        sc.add.push(format!("{} True", flag("gradient-checkpointing")));
-    }
-    let sh = s.sharding.origin.as_ref().filter(|o| o.line > 0 && o.file.is_none());
-    let fsdp_here = sh.is_some_and(|o| o.key.replace('_', "-") == "--fsdp");
-    let strategy = match p.sharding {
-        Sharding::Zero3 => Some("full_shard auto_wrap"),
-        Sharding::Zero2 => Some("shard_grad_op auto_wrap"),
-        Sharding::Ddp => None,
-        Sharding::Zero1 => {
-            sc.notes.push(
-                "sharding zero1: PyTorch FSDP has no optimizer-only sharding; it is DeepSpeed's ZeRO stage 1 \
-                 (\"zero_optimization\": {\"stage\": 1} in the DeepSpeed JSON), not written here"
-                    .into(),
-            );
-            None
-        }
-    };
-    match (strategy, fsdp_here) {
-        (Some(_), true) if s.sharding.copied() == Some(p.sharding) => {}
-        (Some(st), true) => {
-            // The strategy word replaced, the other words (`auto_wrap`, `offload`) kept.
-            let key = sh.map(|o| o.key.clone()).unwrap_or_default();
-            let (n, found) = sc.locate(sh.map_or(0, |o| o.line), &key)?;
-            let old = found.value.and_then(|(a, b)| sc.lines.get(n).and_then(|t| t.get(a..b))).unwrap_or("");
-            let words: Vec<&str> = old.trim_matches(|c| c == '"' || c == '\'').split_whitespace().collect();
-            let strategy = st.split(' ').next().unwrap_or(st);
-            let mut new: Vec<&str> = words.iter().map(|w| if w.contains("shard") { strategy } else { w }).collect();
-            if !new.contains(&strategy) {
-                new.insert(0, strategy);
-            }
-            sc.set(sh, &format!("\"{}\"", new.join(" ")))?;
-        }
-        (None, true) => _ = sc.remove(sh, true)?,
-        (Some(st), false) => {
-            if sh.is_some() || s.sharding.origin.as_ref().is_some_and(|o| o.file.is_some()) {
-                sc.notes.push(format!(
-                    "sharding {}: the file's sharding comes from its DeepSpeed configuration; set its ZeRO stage there",
-                    p.sharding.as_str()
-                ));
-            } else {
-                sc.add.push(format!("{} \"{st}\"", flag("fsdp")));
-            }
-        }
-        (None, false) => {}
-    }
-    let add = std::mem::take(&mut sc.add);
-    if !add.is_empty() {
-        place(sc, l, &add)?;
-    }
-    Ok(())
-}
-
-/// The last line (outside comments) that writes `key=`.
-fn find_anywhere(lines: &Lines, key: &str) -> Option<usize> {
-    (1..=lines.len()).rev().find(|n| {
-        let body = lines.get(*n).unwrap_or("");
-        !body.trim_start().starts_with('#') && find_flag(body, key).is_some()
-    })
 }
 
 fn recompute(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
@@ -782,7 +430,7 @@ fn sharding(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
 
 /// Adds `flags` next to a layout flag the file writes: one per new line after it when its line is
 /// continued (`\`) or in an array, else after its value on the same line.
-fn place(sc: &mut Script<'_>, l: &Launch, flags: &[String]) -> Result<(), Error> {
+pub(super) fn place(sc: &mut Script<'_>, l: &Launch, flags: &[String]) -> Result<(), Error> {
     let s = &l.settings;
     let anchors = [
         &s.tp.origin,
@@ -848,6 +496,7 @@ fn in_array(lines: &Lines, n: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fmperf_core::extended::ExtendedOptions;
 
     #[test]
     fn hydra_overrides_are_rewritten_as_overrides() {

@@ -15,9 +15,11 @@
 //! What a target cannot express is never dropped silently: the nearest choice the framework offers
 //! is written and [`Emitted::notes`] says so. Pure text in, text out (no I/O).
 
+mod dialects;
 mod lines;
 mod maxtext;
 mod megatron;
+mod megatron_flags;
 mod torchtitan;
 mod yaml;
 
@@ -262,7 +264,7 @@ pub fn emit(
     let source = input.map_or_else(|| "fmperf's scenario".to_string(), |i| from_what(i));
     let header = Header { source: &source, scenario, plan: &p };
     let text = match target {
-        Target::Megatron => megatron::fresh(&header, options, &mut notes),
+        Target::Megatron => megatron_flags::fresh(&header, options, &mut notes),
         Target::Nemo => yaml::fresh(&header, options, &mut notes),
         Target::Torchtitan => torchtitan::fresh(&header, options, &mut notes),
         Target::MaxText => maxtext::fresh(&header, options, &mut notes),
@@ -283,7 +285,7 @@ pub fn layout_only(
     let p = plan(scenario, layout, options)?;
     let mut notes = Vec::new();
     let text = match target {
-        Target::Megatron => megatron::layout_flags(&p, options, &mut notes).join(" \\\n") + "\n",
+        Target::Megatron => megatron_flags::layout_flags(&p, options, &mut notes).join(" \\\n") + "\n",
         Target::Nemo => yaml::layout_keys(&p, &mut notes),
         Target::Torchtitan => torchtitan::layout_tables(&p, scenario, &mut notes),
         Target::MaxText => maxtext::layout_keys(&p, scenario, &mut notes).join(" \\\n") + "\n",
@@ -305,7 +307,7 @@ pub fn megatron_flags(scenario: &Scenario, layout: &Layout, options: &ExtendedOp
     let mut notes = Vec::new();
     let source = "fmperf's scenario".to_string();
     let header = Header { source: &source, scenario, plan: &p };
-    let text = megatron::all_flags(&header, options, &mut notes).join(" \\\n") + "\n";
+    let text = megatron_flags::all_flags(&header, options, &mut notes).join(" \\\n") + "\n";
     Ok(Emitted { text, file_name: "megatron-flags.txt".into(), in_place: false, notes })
 }
 
