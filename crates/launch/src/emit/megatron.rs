@@ -1,7 +1,9 @@
-//! Megatron-LM launches written back: a shell script's layout flags rewritten in place (`--flag
-//! value`, `--flag=value`, a value that is a shell variable `--tensor-model-parallel-size $TP` by
-//! its plain `TP=8` assignment, switches added or removed without breaking `\` continuations or
-//! arrays), or a fresh `torchrun … pretrain_gpt.py` script.
+//! Megatron-LM launches written back in place: a shell script's layout flags rewritten where they
+//! are written (`--flag value`, `--flag=value`, a value that is a shell variable
+//! `--tensor-model-parallel-size $TP` by its plain `TP=8` assignment, a flag spelled inside an
+//! array or a string variable found where it is written), switches added or removed without
+//! breaking `\` continuations or arrays, missing flags added next to a layout flag. Launches in
+//! other flag languages go to [`super::dialects`]; fresh scripts are [`super::megatron_flags`]'s.
 
 use super::lines::{Lines, indent, value_at};
 use super::megatron_flags::{recompute_flags, sharding_flags, vpp_flag};
@@ -364,9 +366,13 @@ fn recompute(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
         }
         (Recompute::Full, "--recompute-granularity") => {
             sc.set(o, "full")?;
-            sc.add.push("--recompute-method uniform".into());
-            sc.add.push("--recompute-num-layers 1".into());
-            sc.notes.push("full recomputation: --recompute-method uniform --recompute-num-layers 1 added".into());
+            // A method or count the file writes (ignored without `full`) is set, else added.
+            for (flag, v) in [("--recompute-method", "uniform"), ("--recompute-num-layers", "1")] {
+                let here = sc.locate(0, flag).ok().map(|(n, _)| Origin::new(flag, n));
+                if !sc.set(here.as_ref(), v)? {
+                    sc.add.push(format!("{flag} {v}"));
+                }
+            }
         }
         (Recompute::Full, "--recompute-activations") => {
             _ = sc
@@ -525,6 +531,37 @@ mod tests {
         let b = crate::Scenario::from_launch(&back, &crate::Overrides::default()).unwrap();
         assert_eq!((b.layout.tp, b.layout.pp, b.layout.dp, b.layout.mbs), (2, 2, 4, 2));
         assert_eq!((b.options.recompute, b.options.sharding), (Recompute::Full, Sharding::Zero1));
+    }
+
+    #[test]
+    fn one_line_commands_and_recompute_flags() {
+        let text = "# fmperf: system=nvidia_h100_sxm5_80gb gpus=8\ntorchrun pretrain_gpt.py --num-layers 32 \
+                    --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --vocab-size 32000 --bf16 \
+                    --micro-batch-size=1 --global-batch-size 64 --recompute-granularity selective \
+                    --recompute-method block --recompute-num-layers 4 --tensor-model-parallel-size 2 --lr 1e-4\n";
+        let l = crate::parse(text, None).unwrap();
+        let sc = crate::Scenario::from_launch(&l, &crate::Overrides::default()).unwrap();
+        let y = fmperf_core::extended::Layout::placed(1, 1, 2, 4, 2, 64, 1);
+        let o = ExtendedOptions { recompute: Recompute::Full, interleave: 2, ..sc.options };
+        let out = super::super::emit(
+            super::super::Target::Megatron,
+            Some(super::super::Input { text, launch: &l, name: None }),
+            &sc,
+            &y,
+            &o,
+        )
+        .unwrap();
+        let t = &out.text;
+        assert!(t.contains("--micro-batch-size=2 --global-batch-size 64 --recompute-granularity full"), "{t}");
+        assert!(
+            t.contains("--recompute-method uniform --recompute-num-layers 1 --tensor-model-parallel-size 1"),
+            "{t}"
+        );
+        assert!(t.contains("--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 8 --lr"), "{t}");
+        assert_eq!(t.lines().count(), 2, "{t}");
+        let b = crate::Scenario::from_launch(&crate::parse(t, None).unwrap(), &crate::Overrides::default()).unwrap();
+        assert_eq!((b.layout.tp, b.layout.pp, b.layout.mbs, b.options.interleave), (1, 2, 2, 2));
+        assert_eq!(b.options.recompute, Recompute::Full);
     }
 
     #[test]

@@ -164,7 +164,9 @@ pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<String>)
             .map(|o| (o.line, o.key.rsplit('.').next().unwrap_or(key).to_string()))
             .or_else(|| t.keys.iter().find(|(k, _)| *k == path).map(|(_, n)| (*n, key.to_string())));
         match at {
+            Some((n, _)) if key == "pipeline_parallel_schedule" && same_kind(lines.get(n).unwrap_or(""), &v) => {}
             Some((n, leaf)) => set_line(&mut lines, n, &leaf, &v)?,
+            None if is_default(key, &v, p) => {}
             None => added.push((table, key, v)),
         }
     }
@@ -191,6 +193,29 @@ pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<String>)
         notes.push(format!("added: {}", keys.join(", ")));
     }
     Ok(lines.finish())
+}
+
+/// Whether a missing key's value is torchtitan's default (`JobConfig`): degrees and the pipeline
+/// micro-batch of 1, the 1F1B schedule, one stage per rank, a global batch of `local × dp`.
+fn is_default(key: &str, v: &str, p: &Plan) -> bool {
+    match key {
+        "pipeline_parallel_schedule" => v == "\"1F1B\"",
+        "pipeline_parallel_layers_per_stage" => p.vpp <= 1,
+        "global_batch_size" => {
+            let local = if p.pp > 1 { p.global / p.dp } else { p.mbs };
+            p.global == local.saturating_mul(p.dp)
+        }
+        "mode" | "selective_ac_option" | "local_batch_size" | "data_parallel_shard_degree" => false,
+        _ => v == "1",
+    }
+}
+
+/// Whether the schedule written on `line` is of the same kind (one stage per rank, or several) as
+/// `want`: a file's `GPipe` stays for a plain pipeline, its `ZBVZeroBubble` for an interleaved one.
+fn same_kind(line: &str, want: &str) -> bool {
+    let multi = |t: &str| ["Interleaved", "Looped", "ZBV", "DualPipe", "ZeroBubble"].iter().any(|m| t.contains(m));
+    let written = line.split_once('=').map_or("", |(_, v)| v);
+    multi(written) == multi(want)
 }
 
 /// Replaces the value of `key = value` on line `n`.
