@@ -437,3 +437,47 @@ fn mismatched_and_hostile_inputs_do_not_panic() {
         }
     }
 }
+
+/// The way the CLI uses it: the best configurations of a search (`fmperf search --from`), each
+/// written in place and read back with its layout and its time per step.
+#[test]
+fn search_results_round_trip() {
+    use fmperf_core::Strategy;
+    use fmperf_core::search::{ExtendedSetup, Search};
+    for (name, target) in [("nemo-llama3-8b.yaml", Target::Nemo), ("torchtitan-llama3-8b.toml", Target::Torchtitan)] {
+        let text = example(name);
+        let (l, sc) = scenario(&text, name);
+        let (_, hw, _) = hardware(sc.system.as_deref().unwrap(), sc.options.hardware.precision).unwrap();
+        let mut searched = sc.options;
+        searched.moe.ep = None;
+        searched.moe.etp = None;
+        let setup = ExtendedSetup { workload: sc.workload, hardware: hw.clone(), options: searched };
+        let spec = setup.spec(Strategy::OneD, sc.devices, sc.layout.global_batch, 40);
+        let result = Search::new_extended(spec, setup).unwrap().finish();
+        // The rows each target expresses exactly (NeMo 1: replicated or distributed optimizer;
+        // torchtitan: FSDP or DDP, its own recomputation levels, SP with TP).
+        let exact = |o: &ExtendedOptions| match target {
+            Target::Nemo => matches!(o.sharding, Sharding::Ddp | Sharding::Zero1) && o.shard_group.is_none(),
+            _ => matches!(o.sharding, Sharding::Ddp | Sharding::Zero3) && o.recompute != Recompute::Selective,
+        };
+        let mut n = 0;
+        for r in &result.top {
+            let (layout, mut options) = fmperf_launch::emit::choice(r, sc.layout.global_batch, &sc.options).unwrap();
+            if target == Target::Torchtitan {
+                options.sequence_parallel = layout.tp > 1;
+            }
+            if !exact(&options) || n == 5 {
+                continue;
+            }
+            n += 1;
+            let want = Scenario { layout, options, ..sc.clone() };
+            let out = emit(target, Some(Input { text: &text, launch: &l, name: Some(name) }), &sc, &layout, &options)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let (_, back) = scenario(&out.text, &out.file_name);
+            assert_eq!(facts(&back), facts(&want), "{name}\n{}\n{:?}", out.text, out.notes);
+            let (t0, t1) = (time(&want), time(&back));
+            assert!((t1 / t0 - 1.0).abs() < 1e-3, "{name}: {t0} s, read back {t1} s\n{}", out.text);
+        }
+        assert!(n > 0, "{name}: no search result to write");
+    }
+}
