@@ -133,3 +133,31 @@ fn dump() {
         Err(e) => eprintln!("error: {e}"),
     }
 }
+
+/// `cargo test --test megatron_real unknown_flags -- --ignored --nocapture`: the flags of the real
+/// scripts that the reader does not know (to extend its tables).
+#[test]
+#[ignore]
+fn unknown_flags() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/real");
+    let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap_or_default();
+    let manifest: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    for e in manifest.as_array().into_iter().flatten() {
+        let Some(file) = e["files"][0].as_str() else { continue };
+        if !(file.ends_with(".sh") || file.ends_with(".slurm")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(dir.join(file)).unwrap_or_default();
+        let args: Vec<String> =
+            e["args"].as_array().into_iter().flatten().filter_map(|a| a.as_str().map(str::to_string)).collect();
+        if let Ok(l) = fmperf_launch::megatron::parse_args(&text, &args) {
+            let unknown: Vec<String> = l
+                .unused
+                .iter()
+                .filter(|u| u.why.contains("not known") || u.why.contains("without a flag"))
+                .map(|u| format!("{}={}", u.key, u.value))
+                .collect();
+            eprintln!("{file}: {}", unknown.join(" "));
+        }
+    }
+}

@@ -77,8 +77,18 @@ pub(crate) struct Pending {
 }
 
 /// Megatron flags that take several values (argparse `nargs`).
-const MULTI_VALUE: &[&str] =
-    &["rampup-batch-size", "data-path", "train-data-path", "valid-data-path", "test-data-path"];
+const MULTI_VALUE: &[&str] = &[
+    "rampup-batch-size",
+    "data-path",
+    "train-data-path",
+    "valid-data-path",
+    "test-data-path",
+    "recompute-modules",
+    "offload-modules",
+    "cuda-graph-scope",
+    "step-batch-size-schedule",
+    "metrics",
+];
 
 /// Megatron switches (flags without a value), so that the next word is never taken as theirs.
 const SWITCHES: &[&str] = &[
@@ -156,6 +166,24 @@ const SWITCHES: &[&str] = &[
     "exit-signal-handler",
     "profile",
     "skip-train",
+    "enable-shared-expert",
+    "apply-layernorm-1p",
+    "use-rms-norm",
+    "enable-gpt-oss",
+    "quick-geglu",
+    "export-force-local-attention",
+    "moe-router-force-load-balancing",
+    "enable-experimental",
+    "init-model-with-meta-device",
+    "use-nccl-ub",
+    "sync-tp-duplicated-parameters",
+    "create-moe-param-group",
+    "use-dynamic-batch-size",
+    "optimizer-cpu-offload",
+    "overlap-cpu-optimizer-d2h-h2d",
+    "use-checkpoint-args",
+    "repeated-dataloader",
+    "override-lr-scheduler",
 ];
 
 /// Reads a Megatron-LM launch: a script or a command line (or a pasted list of flags).
@@ -463,8 +491,22 @@ pub(crate) fn apply(
             }
         }
         "kv-lora-rank" => put!(l, moe.kv_lora_rank, count(value)?, o),
-        "qk-head-dim" => put!(l, moe.qk_nope_head_dim, count(value)?, o),
-        "qk-pos-emb-head-dim" => put!(l, moe.qk_rope_head_dim, count(value)?, o),
+        // `--qk-nope-head-dim`, `--qk-rope-head-dim`: Pai-Megatron-Patch's spellings.
+        "qk-head-dim" | "qk-nope-head-dim" => put!(l, moe.qk_nope_head_dim, count(value)?, o),
+        "qk-pos-emb-head-dim" | "qk-rope-head-dim" => put!(l, moe.qk_rope_head_dim, count(value)?, o),
+        // Pai-Megatron-Patch and Megatron-DeepSpeed spellings of the shared experts, the expert
+        // parallelism and the capacity factor.
+        "num-shared-experts" => put!(l, moe.shared_experts, count(value)?, o),
+        "enable-shared-expert" => {
+            let _ = switch(value, o)?;
+        }
+        "moe-expert-parallel-size" => put!(l, moe.ep, count(value)?, o),
+        "moe-train-capacity-factor" => put!(l, moe.capacity_factor, number(&need(value)?, o)?, o),
+        // Megatron-LLM's `--glu_activation swiglu|geglu|reglu`.
+        "glu-activation" => put!(l, gated_mlp, !is_null(&need(value)?), o),
+        // slime's Ray launch: nodes and GPUs of the training actors.
+        "actor-num-nodes" => put!(l, nodes, count(value)?, o),
+        "actor-num-gpus-per-node" => put!(l, devices_per_node, count(value)?, o),
         "v-head-dim" => put!(l, moe.v_head_dim, count(value)?, o),
         "mtp-num-layers" => {
             if let Some(v) = given(value)? {

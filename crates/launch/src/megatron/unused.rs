@@ -7,6 +7,9 @@ use crate::why;
 /// Why a flag fmperf does not read does not matter (or what it would change), by name.
 pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
     let n = name.replace('_', "-");
+    if let Some(why) = more(&n) {
+        return Some(why);
+    }
     let starts = |ps: &[&str]| ps.iter().any(|p| n.starts_with(p));
     let is = |ps: &[&str]| ps.contains(&n.as_str());
     Some(
@@ -138,4 +141,111 @@ fn moe_irrelevant(n: &str) -> Option<&'static str> {
             return None;
         },
     )
+}
+
+/// Sliding-window and other attention variants fmperf does not price.
+const WINDOW: &str = "affects performance, not modelled: sliding-window or chunked attention (fmperf prices full causal \
+                      attention over the sequence)";
+/// Vision parts of a multimodal model.
+const VISION: &str = "affects performance, not modelled: the vision encoder and projector of a multimodal model \
+                      (fmperf prices the language model)";
+/// LoRA-style training of a few weights.
+const ADAPTERS: &str = "affects performance, not modelled: only some weights (adapters, listed modules) are trained; \
+                        fmperf prices full training";
+
+/// Flags of Megatron-LM's newer models, Megatron-DeepSpeed, Pai-Megatron-Patch, Megatron-LLM and
+/// slime that fmperf does not read, by name (dashes): `(prefixes, why)`, first match wins.
+const MORE: &[(&[&str], &str)] = &[
+    (&["window-size", "window-attn-skip-freq", "export-force-local-attention", "sliding-window"], WINDOW),
+    (
+        &["softmax-type", "quick-geglu", "glu-linear-offset", "activation-func-clamp-value", "enable-gpt-oss"],
+        "affects performance slightly, not modelled (activation and softmax variants of gpt-oss)",
+    ),
+    (&["apply-layernorm-1p", "use-rms-norm", "layernorm-epsilon", "rope-type", "rope-scaling-factor"], why::ASSUMED),
+    (
+        &[
+            "decoupled-lr",
+            "decoupled-min-lr",
+            "override-lr-scheduler",
+            "calculate-per-token-loss",
+            "scalar-loss-mask",
+            "moe-loss-coeff",
+            "moe-router-force-load-balancing",
+            "num-warmup-steps",
+        ],
+        why::HYPERPARAMETER,
+    ),
+    (
+        &[
+            "tiktoken-",
+            "max-padding-length",
+            "repeated-dataloader",
+            "vocab-extra-ids",
+            "validation-split-percentage",
+            "test-file",
+            "prompt-column",
+            "response-column",
+            "history-column",
+            "overwrite-cache",
+            "version",
+            "image-aspect-ratio",
+            "group-by-modality-length",
+            "prompt-data",
+            "input-key",
+            "rollout-shuffle",
+            "lazy-preprocess",
+        ],
+        why::DATA,
+    ),
+    (
+        &[
+            "moe-flex-dispatcher-backend",
+            "use-nccl-ub",
+            "megatron-fsdp-grad-comm-dtype",
+            "megatron-fsdp-main-grads-dtype",
+            "sync-tp-duplicated-parameters",
+            "create-moe-param-group",
+            "moe-min-capacity",
+            "overlap-cpu-optimizer",
+            "disable-bf16-reduced-precision-matmul",
+        ],
+        why::KERNEL,
+    ),
+    (
+        &[
+            "enable-experimental",
+            "init-model-with-meta-device",
+            "train-mode",
+            "debug-train-only",
+            "hf-checkpoint",
+            "ref-load",
+            "rollout-function-path",
+            "model-name",
+        ],
+        why::JOB,
+    ),
+    (&["train-tokens", "num-epoch"], why::LENGTH),
+    (&["moe-eval-capacity-factor", "metrics", "predict-with-generate", "eval-"], why::EVALUATION),
+    (&["vision-tower", "mm-", "pretrain-mm-mlp-adapter", "image-folder"], VISION),
+    (&["trainable", "modules-to-save"], ADAPTERS),
+    (
+        &["torch-dtype"],
+        "does not affect performance here: the dtype the weights are loaded in; the training precision \
+                        is --bf16 / --fp16",
+    ),
+    (
+        &["use-dynamic-batch-size", "max-tokens-per-gpu"],
+        "affects performance, not modelled: batches packed to a token \
+                                                           budget per device (fmperf prices fixed micro-batches)",
+    ),
+    (&["step-batch-size-schedule"], "affects early steps only; the final global batch is evaluated"),
+    (
+        &["optimizer-cpu-offload", "optimizer-offload-fraction"],
+        "affects memory and time, not modelled: optimizer \
+                                                                  states kept in host memory",
+    ),
+];
+
+fn more(n: &str) -> Option<&'static str> {
+    MORE.iter().find(|(ps, _)| ps.iter().any(|p| n.starts_with(p))).map(|(_, why)| *why)
 }

@@ -157,7 +157,7 @@ impl Shell {
                 b'`' => {
                     let end = b[i + 1..].iter().position(|x| *x == b'`').map_or(b.len(), |p| i + 2 + p);
                     flush(&mut lit, segs);
-                    segs.push(Seg::Text { s: t[i..end].to_string(), split: false, known: false });
+                    segs.push(Seg::Text { s: unsplittable(&t[i..end.min(t.len())]), split: false, known: false });
                     self.note_unknown("`…`");
                     i = end;
                 }
@@ -219,7 +219,7 @@ impl Shell {
             Some(b'(') => {
                 let end = skip_parens(b, i + 1);
                 self.note_unknown("$(…)");
-                Ok((end, Res::Unknown(t[i..end].to_string())))
+                Ok((end, Res::Unknown(unsplittable(&t[i..end]))))
             }
             Some(b'{') => {
                 let end = skip_braces(b, i + 1);
@@ -284,7 +284,9 @@ impl Shell {
             return Some((vec![args.get(n - 1).cloned().unwrap_or_default()], false));
         }
         match name {
-            "@" | "*" => return self.positional.as_ref().map(|a| (a.clone(), name == "@")),
+            // Without positional parameters, `$@` and `$*` are empty (the user passes none);
+            // `$1`… and `$#` stay unknown (a script's own checks of them are not decided).
+            "@" | "*" => return Some((self.positional.clone().unwrap_or_default(), name == "@")),
             "#" => return self.positional.as_ref().map(|a| (vec![a.len().to_string()], false)),
             "?" | "$" | "!" | "-" => return None,
             _ => {}
@@ -469,6 +471,12 @@ impl Shell {
             self.defaults.push(d);
         }
     }
+}
+
+/// A command substitution kept as written, its blanks made no-break spaces (U+00A0) so that it
+/// stays one word when a variable holding it is split into words later.
+fn unsplittable(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_whitespace() { '\u{a0}' } else { c }).collect()
 }
 
 /// Splits `NAME[sub]rest` / a special parameter: `(name, (subscript, rest))`.
