@@ -28,8 +28,10 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
         return Err(Error::Parse { message: "the YAML has no keys".into() });
     }
     let resolved = super::omegaconf::resolve(&mut entries);
+    let unresolved_at: std::collections::HashMap<usize, &str> =
+        resolved.unresolved.iter().map(|(i, why)| (*i, why.as_str())).collect();
     let mut l = Launch::new(Format::NemoYaml);
-    l.notes.extend(resolved.notes);
+    l.notes.extend(resolved.notes.iter().cloned());
     let mut p = Pending::default();
     let mut defaults_noted = false;
     let recomputes = entries
@@ -60,8 +62,8 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
             l.unused(&e.key, &e.value, "no effect: activations_checkpoint_granularity is null (no recomputation)");
             continue;
         }
-        if let Some((_, reason)) = resolved.unresolved.iter().find(|(j, _)| *j == i) {
-            unresolved(&mut l, &p, e, &o, reason)?;
+        if let Some(reason) = unresolved_at.get(&i) {
+            unresolved(&mut l, e, &o, reason)?;
             continue;
         }
         apply_key(&mut l, &mut p, &e.key, &e.value, &o)?;
@@ -72,9 +74,10 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
 
 /// A key whose `${…}` could not be resolved: listed as unused when fmperf does not use the key,
 /// else an error naming it and why.
-fn unresolved(l: &mut Launch, p: &Pending, e: &Entry, o: &Origin, reason: &str) -> Result<(), Error> {
-    let mut probe = l.clone();
-    let mut pp = p.clone();
+fn unresolved(l: &mut Launch, e: &Entry, o: &Origin, reason: &str) -> Result<(), Error> {
+    // A probe on an empty reading: whether the key is one fmperf uses.
+    let mut probe = Launch::new(Format::NemoYaml);
+    let mut pp = Pending::default();
     let before = probe.unused.len();
     let used = match apply_key(&mut probe, &mut pp, &e.key, &e.value, o) {
         Ok(()) => probe.unused.len() == before,

@@ -19,7 +19,7 @@
 //! why; the reader decides whether the key matters. Bounds: nesting and reference chains ≤
 //! [`MAX_DEPTH`], cycles detected, results ≤ 4096 characters.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::settings::Entry;
 
@@ -39,7 +39,8 @@ pub struct Resolved {
 struct Ctx<'a> {
     entries: &'a [Entry],
     index: HashMap<&'a str, usize>,
-    tops: Vec<&'a str>,
+    tops: HashSet<&'a str>,
+    sections: HashSet<&'a str>,
     done: Vec<Option<Result<String, String>>>,
     visiting: Vec<bool>,
     notes: Vec<String>,
@@ -47,12 +48,15 @@ struct Ctx<'a> {
 
 /// Resolves the interpolations of `entries` in place (see the module documentation).
 pub fn resolve(entries: &mut [Entry]) -> Resolved {
-    let mut tops: Vec<&str> = entries.iter().map(|e| e.key.split('.').next().unwrap_or("")).collect();
-    tops.dedup();
+    let tops: HashSet<&str> = entries.iter().map(|e| e.key.split('.').next().unwrap_or("")).collect();
+    // Every mapping above a key (`a`, `a.b` of `a.b.c`).
+    let sections: HashSet<&str> =
+        entries.iter().flat_map(|e| e.key.match_indices('.').map(|(i, _)| &e.key[..i])).collect();
     let mut cx = Ctx {
         entries,
         index: entries.iter().enumerate().map(|(i, e)| (e.key.as_str(), i)).collect(),
         tops,
+        sections,
         done: vec![None; entries.len()],
         visiting: vec![false; entries.len()],
         notes: Vec::new(),
@@ -157,13 +161,12 @@ impl Ctx<'_> {
         if let Some(&i) = self.index.get(target.as_str()) {
             return self.entry(i, depth + 1);
         }
-        let section = format!("{target}.");
-        if self.entries.iter().any(|e| e.key.starts_with(&section)) {
+        if self.sections.contains(target.as_str()) {
             return Err(format!("${{{path}}} names a section, not a value"));
         }
         // A config group's file refers to itself under its package (`training.model.x`).
         if let Some((first, rest)) = target.split_once('.')
-            && !self.tops.contains(&first)
+            && !self.tops.contains(first)
             && let Some(&i) = self.index.get(rest)
         {
             self.notes.push(format!(

@@ -71,6 +71,7 @@ enum Open {
 /// Builds the tree from the parser's events, with the bounds of the module.
 struct Builder<'t> {
     text: &'t str,
+    offsets: Option<Vec<usize>>,
     stack: Vec<Open>,
     anchors: HashMap<usize, (Node, usize, usize)>,
     nodes: usize,
@@ -80,13 +81,15 @@ struct Builder<'t> {
 }
 
 impl Builder<'_> {
-    /// Whether the collection starting at `mark` is a flow one (`[` or `{` there).
+    /// Whether the collection starting at `mark` is a flow one (`[` or `{` there). The marker
+    /// counts characters; `offsets` maps them to bytes when the text is not ASCII.
     fn is_flow(&self, mark: &Marker) -> bool {
-        let line = self.text.lines().nth(mark.line().saturating_sub(1)).unwrap_or("");
-        let rest: String = line.chars().skip(mark.col()).collect();
-        let rest = rest.trim_start();
-        let first = line.chars().nth(mark.col());
-        matches!(first, Some('[' | '{')) || (first.is_none() && rest.starts_with(['[', '{']))
+        let at = match &self.offsets {
+            Some(o) => o.get(mark.index()).copied().unwrap_or(self.text.len()),
+            None => mark.index(),
+        };
+        let rest = self.text.get(at..).unwrap_or("");
+        rest.trim_start_matches([' ', '\t']).starts_with(['[', '{'])
     }
 
     fn count(&mut self, n: usize, line: usize) -> Result<(), Error> {
@@ -178,6 +181,7 @@ impl MarkedEventReceiver for Builder<'_> {
 /// (`<<`) add the keys of their mapping(s) that the mapping does not give itself.
 fn mapping(items: Vec<(Node, Node)>) -> Result<Vec<(String, usize, Node)>, Error> {
     let mut own: Vec<(String, usize, Node)> = Vec::with_capacity(items.len());
+    let mut seen: HashMap<String, usize> = HashMap::with_capacity(items.len());
     let mut merges: Vec<(usize, Node)> = Vec::new();
     for (k, v) in items {
         let Node::Scalar(key, quoted, line) = k else {
@@ -187,7 +191,7 @@ fn mapping(items: Vec<(Node, Node)>) -> Result<Vec<(String, usize, Node)>, Error
             merges.push((own.len(), v));
             continue;
         }
-        if let Some((_, first, _)) = own.iter().find(|(o, _, _)| *o == key) {
+        if let Some(first) = seen.insert(key.clone(), line) {
             return Err(err(line, format!("key `{key}` is given twice in one mapping (first on line {first})")));
         }
         own.push((key, line, v));
@@ -210,7 +214,8 @@ fn mapping(items: Vec<(Node, Node)>) -> Result<Vec<(String, usize, Node)>, Error
         let mut add: Vec<(String, usize, Node)> = Vec::new();
         for m in sources {
             for (k, l, n) in m {
-                if !own.iter().any(|(o, _, _)| *o == k) && !add.iter().any(|(o, _, _)| *o == k) {
+                if !seen.contains_key(&k) {
+                    seen.insert(k.clone(), l);
                     add.push((k, l, n));
                 }
             }
@@ -285,6 +290,7 @@ fn flatten(path: &str, line: usize, node: &Node, out: &mut Vec<Entry>) {
 pub fn read(text: &str) -> Result<Vec<Entry>, Error> {
     let mut b = Builder {
         text,
+        offsets: (!text.is_ascii()).then(|| text.char_indices().map(|(i, _)| i).collect()),
         stack: Vec::new(),
         anchors: HashMap::new(),
         nodes: 0,
