@@ -280,3 +280,25 @@ fn hostile_text_never_panics_and_stays_bounded() {
     let _ = read(&junk, &[], &|_| true);
     assert!(t.elapsed() < Duration::from_secs(60), "{:?}", t.elapsed());
 }
+
+#[test]
+fn argument_loops_without_arguments_keep_the_defaults() {
+    // Without arguments `$#` and `$1` are unknown: the loop's body is read once, and a branch
+    // that assigns an unknown value leaves the variable to its default.
+    let s = r#"
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --tp) TP=$2; shift 2 ;;
+    --mbs) MBS="$2"; shift 2 ;;
+    *) shift ;;
+  esac
+done
+TP=${TP:-8}
+python pretrain_gpt.py --tp $TP --mbs ${MBS:-2}
+"#;
+    let c = command(s);
+    assert_eq!((value(&c, "--tp"), value(&c, "--mbs")), (Some("8"), Some("2")));
+    assert!(c.notes.iter().any(|n| n.contains("while")), "{:?}", c.notes);
+    let c = read(s, &args(&["--tp", "4"]), &|_| true).unwrap();
+    assert_eq!((value(&c, "--tp"), value(&c, "--mbs")), (Some("4"), Some("2")));
+}

@@ -327,8 +327,9 @@ impl Shell {
     }
 
     /// Performs an assignment. In a branch read without knowing its condition, a value holding
-    /// something unknown does not replace a known one (of the branches, the last that gives a
-    /// value fmperf can read wins).
+    /// something unknown is not assigned: of the branches, the last that gives a value fmperf can
+    /// read wins, and a variable no branch gives a readable value stays unset (a later
+    /// `${V:-default}` applies).
     fn assign(&mut self, a: &Assign) -> Result<(), Error> {
         let (mut values, known) = match &a.value {
             Value::Scalar(w) => {
@@ -356,8 +357,7 @@ impl Shell {
                 text.split_whitespace().map(|t| Field { text: t.to_string(), line, known: true }).collect();
             self.remember_flags(&a.name, &fl, false);
         }
-        let holds_known = self.vars.contains_key(&a.name) && self.is_known(&a.name);
-        if !known && self.uncertain > 0 && holds_known {
+        if !known && self.uncertain > 0 {
             return Ok(());
         }
         let r = self.assign_values(a, &mut values);
