@@ -15,6 +15,7 @@
 //! ("does not affect performance" for logging, checkpoints, data paths, …); a value fmperf cannot
 //! read is an [`Error`] naming the flag or key, its line and the rule.
 
+pub mod best;
 pub mod deepspeed;
 pub mod estimate;
 pub mod experts;

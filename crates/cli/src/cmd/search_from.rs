@@ -6,10 +6,9 @@
 use std::io::Write;
 
 use fmperf_core::Strategy;
-use fmperf_core::extended::moe::MoeOptions;
 use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
+use fmperf_core::search::ResultRow;
 use fmperf_core::search::row::Digits;
-use fmperf_core::search::{ExtendedSetup, ResultRow, Search};
 use fmperf_launch::emit::{self, Target};
 use fmperf_launch::{self as launch, Format as FileFormat, ModelOnly, Scenario};
 use serde_json::json;
@@ -75,11 +74,10 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
     }
     let top = usize::try_from(args.positive_int("top")?.unwrap_or(10)).unwrap_or(usize::MAX);
     // The search chooses the expert degrees per candidate; the file's own stay fixed in its layout.
-    let searched = ExtendedOptions { moe: MoeOptions { ep: None, etp: None, ..options.moe }, ..options };
-    let setup_workload = workload.clone();
-    let setup = ExtendedSetup { workload, hardware: hardware.clone(), options: searched };
-    let spec = setup.spec(strategy, gpus, batch, ALL);
-    let result = Search::new_extended(spec, setup).map_err(usage)?.finish();
+    let searched = launch::best::searched_options(&options);
+    let result =
+        launch::best::search(&workload, &hardware, &options, strategy, gpus, batch, ALL).map_err(usage)?.finish();
+    let setup_workload = workload;
     let emit_target = args
         .value("emit")?
         .map(|t| Target::parse(t).map_err(|e| CmdError::Usage(format!("--emit: {e}"))))
