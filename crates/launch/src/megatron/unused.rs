@@ -238,6 +238,13 @@ const MORE: &[(&[&str], &str)] = &[
         "affects performance, not modelled: batches packed to a token \
                                                            budget per device (fmperf prices fixed micro-batches)",
     ),
+    (&["moe-apply-probs-on-input", "moe-router-topk-limited-devices"], why::HYPERPARAMETER),
+    (&["moe-deepep-num-sms", "moe-hybridep-num-sms", "moe-router-padding-for", "moe-extended-tp"], why::KERNEL),
+    (
+        &["expert-interval"],
+        "affects performance, not read: Megatron-DeepSpeed's MoE layer interval; give \
+                            --moe-layer-freq with the same pattern",
+    ),
     (&["step-batch-size-schedule"], "affects early steps only; the final global batch is evaluated"),
     (
         &["optimizer-cpu-offload", "optimizer-offload-fraction"],
