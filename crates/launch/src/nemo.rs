@@ -95,17 +95,31 @@ fn unresolved(l: &mut Launch, e: &Entry, o: &Origin, reason: &str) -> Result<(),
 fn section_reason(path: &str) -> Option<&'static str> {
     let parts: Vec<&str> = path.split('.').collect();
     let has = |names: &[&str]| parts.iter().take(parts.len().saturating_sub(1)).any(|p| names.contains(p));
-    Some(if has(&["exp_manager", "logger", "logging", "profiling", "nsys_profile", "wandb", "tensorboard"]) {
-        why::LOGGING
-    } else if has(&["checkpoint", "checkpointing", "ckpt"]) {
-        why::CHECKPOINT
-    } else if has(&["data", "dataset", "tokenizer", "train_ds", "validation_ds"]) {
-        why::DATA
-    } else if has(&["optim", "optimizer", "sched", "scheduler", "rng"]) {
-        why::HYPERPARAMETER
-    } else {
-        return None;
-    })
+    Some(
+        if has(&[
+            "exp_manager",
+            "logger",
+            "logging",
+            "profiling",
+            "nsys_profile",
+            "wandb",
+            "tensorboard",
+            "megatron_timer_kwargs",
+        ]) {
+            why::LOGGING
+        } else if parts.first() == Some(&"run") && parts.len() > 1 {
+            // NeMo-Framework-Launcher's `run:` (name, results_dir, time_limit, dependency).
+            why::JOB
+        } else if has(&["checkpoint", "checkpointing", "ckpt", "s3_checkpointing"]) {
+            why::CHECKPOINT
+        } else if has(&["data", "dataset", "tokenizer", "train_ds", "validation_ds"]) {
+            why::DATA
+        } else if has(&["optim", "optimizer", "sched", "scheduler", "rng"]) {
+            why::HYPERPARAMETER
+        } else {
+            return None;
+        },
+    )
 }
 
 /// Reasons for the Lightning trainer's and Megatron-Bridge's own keys.
@@ -130,6 +144,75 @@ fn trainer_reason(leaf: &str) -> Option<&'static str> {
             "Megatron's gradient accumulation comes from global / (micro × data-parallel) batch"
         }
         "megatron_amp_O2" | "transformer_engine" | "use_flash_attention" | "mcore_gpt" => why::ASSUMED,
+        _ => return None,
+    })
+}
+
+/// Reasons for NeMo 1's own model keys (`megatron_gpt_config.yaml`, the launcher's
+/// `conf/training/*/*.yaml`) and Megatron-Bridge's that are not Megatron flags.
+fn nemo_reason(leaf: &str) -> Option<&'static str> {
+    Some(match leaf {
+        "ub_tp_comm_overlap"
+        | "ub_tp_comm_overlap_cfg"
+        | "overlap_p2p_comm"
+        | "batch_p2p_comm"
+        | "gradient_accumulation_fusion"
+        | "grad_div_ar_fusion"
+        | "persist_layer_norm"
+        | "get_attention_mask_from_fusion"
+        | "use_emha"
+        | "sharp"
+        | "fp16_lm_cross_entropy"
+        | "gradient_as_bucket_view"
+        | "sync_batch_comm"
+        | "wgrad_deferral_limit"
+        | "reduce_amax"
+        | "fp8_wgrad"
+        | "grad_allreduce_chunk_size_mb"
+        | "gc_interval"
+        | "deterministic_mode"
+        | "deteministic_mode"
+        | "average_in_collective"
+        | "validation_param_sync_overlap" => why::KERNEL,
+        "fp8_e4m3" | "fp8_hybrid" => "the FP8 format of model.fp8: fmperf prices every FP8 format alike",
+        "use_scaled_init_method"
+        | "ffn_dropout"
+        | "do_layer_norm_weight_decay"
+        | "native_amp_init_scale"
+        | "native_amp_growth_interval"
+        | "reset_lr"
+        | "reset_lr_steps"
+        | "seq_len_interpolation_factor"
+        | "scale_positional_embedding"
+        | "rotary_percentage"
+        | "normalize_attention_scores"
+        | "layernorm_zero_centered_gamma"
+        | "headscale" => why::HYPERPARAMETER,
+        "pre_process" | "post_process" | "transformer_block_type" | "attention_type" | "mcore_gpt" => why::ASSUMED,
+        "openai_gelu" => "the GELU approximation: not modelled (element-wise)",
+        "qkv_bias" => "affects performance slightly, not modelled (biases)",
+        "fp32_residual_connection" => "affects memory slightly, not modelled (FP32 residual stream)",
+        "cpu_offloading" | "cpu_offloading_num_layers" | "cpu_offloading_activations" | "cpu_offloading_weights" => {
+            "affects memory and time, not modelled (CPU offload)"
+        }
+        "num_micro_batches_with_partial_activation_checkpoints" | "activations_checkpoint_layers_per_pipeline" => {
+            "affects memory, not modelled (partial recomputation of some micro-batches)"
+        }
+        "fsdp_grad_reduce_dtype" | "fsdp_sharded_checkpoint" => why::KERNEL,
+        "resume_from_checkpoint" | "restore_from_path" | "restore_from_ckpt" | "pretrained_checkpoint" => {
+            why::CHECKPOINT
+        }
+        "onnx_safe"
+        | "apex_transformer_log_level"
+        | "enable_megatron_timers"
+        | "nccl_communicator_config_path"
+        | "time_limit"
+        | "dependency"
+        | "results_dir" => why::JOB,
+        "freeze_language_model" | "freeze_vision_model" | "freeze_vision_projection" => {
+            "affects performance, not modelled (frozen parameters keep no gradients or optimizer states)"
+        }
+        "use_hf_vision_model" => "the vision tower: fmperf prices the language model",
         _ => return None,
     })
 }
@@ -236,6 +319,29 @@ pub(crate) fn apply_key(l: &mut Launch, p: &mut Pending, path: &str, value: &str
                 megatron::apply(l, p, "tokenizer-model", Some(value), o)?;
             }
         }
+        // NeMo 1's torch FSDP (`model.fsdp`, with `fsdp_sharding_strategy` full / grad / hybrid).
+        "fsdp" if path.ends_with("model.fsdp") || path == "fsdp" => {
+            if boolean(value, o)? {
+                l.settings.sharding.put(Sharding::Zero3, o);
+            } else {
+                l.unused(path, value, "FSDP off: the optimizer setting decides the sharding");
+            }
+        }
+        "fsdp_sharding_strategy" => {
+            if l.settings.sharding.get() == Some(&Sharding::Zero3) {
+                match value.trim().to_ascii_lowercase().as_str() {
+                    "full" => {}
+                    "grad" => _ = l.settings.sharding.put(Sharding::Zero2, o),
+                    "hybrid" => l.notes.push(format!(
+                        "{path} = hybrid: priced as full sharding over the data-parallel ranks (NeMo shards \
+                         within a node and replicates across nodes)"
+                    )),
+                    _ => return Err(o.error(value, "must be full, grad or hybrid")),
+                }
+            } else {
+                l.unused(path, value, "no effect: model.fsdp is off");
+            }
+        }
         // NeMo's vocabulary without the tokenizer's own (`model.override_vocab_size`).
         "override_vocab_size" => {
             if !is_null(value) {
@@ -261,6 +367,7 @@ pub(crate) fn apply_key(l: &mut Launch, p: &mut Pending, path: &str, value: &str
     }
     let why = section_reason(path)
         .or_else(|| trainer_reason(leaf))
+        .or_else(|| nemo_reason(leaf))
         .or_else(|| megatron::irrelevant(&flag(leaf)))
         .unwrap_or(why::UNKNOWN);
     l.unused(path, value, why);
@@ -337,6 +444,23 @@ mod tests {
         assert_eq!((c.settings.tp.copied(), c.settings.mbs.copied()), (Some(4), Some(2)));
         assert_eq!(c.settings.devices_per_node.copied(), Some(8));
         assert!(c.unused.iter().any(|u| u.key == "exp_manager.name" && u.why == why::LOGGING));
+    }
+
+    #[test]
+    fn nemo1_fsdp_and_own_keys() {
+        let l = parse(
+            "run:\n  time_limit: 1-00:00:00\nmodel:\n  fsdp: true\n  fsdp_sharding_strategy: grad\n  \
+             ub_tp_comm_overlap: true\n  activations_checkpoint_granularity: null\n  \
+             activations_checkpoint_num_layers: 0\n",
+        )
+        .unwrap();
+        assert_eq!(l.settings.sharding.copied(), Some(Sharding::Zero2));
+        let why = |k: &str| l.unused.iter().find(|u| u.key == k).map(|u| u.why.clone()).unwrap_or_default();
+        assert_eq!(why("run.time_limit"), why::JOB);
+        assert_eq!(why("model.ub_tp_comm_overlap"), why::KERNEL);
+        assert!(why("model.activations_checkpoint_num_layers").contains("null"));
+        let e = parse("model:\n  fsdp: true\n  fsdp_sharding_strategy: most\n").unwrap_err();
+        assert_eq!(e.field(), Some("model.fsdp_sharding_strategy"));
     }
 
     #[test]

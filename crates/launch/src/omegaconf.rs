@@ -7,7 +7,8 @@
 //!   (with a note); without one the value stays unknown;
 //! * `oc.select:key,default`: the key, or the default when the file lacks it;
 //! * NeMo-Framework-Launcher's (`launcher_scripts/main.py` registers `multiply`, `divide_ceil`,
-//!   `divide_floor`), and the arithmetic names other NeMo tools use (`floor_div`, `add`, `subtract`).
+//!   `divide_floor`), and the arithmetic names other NeMo configs use (`floor_div`, `add`, `sum`,
+//!   `subtract`).
 //!
 //! A value that resolves to a number is written as that number (`16384`). A file of a Hydra config
 //! group (NeMo-Framework-Launcher's `conf/training/gpt3/5b.yaml`) refers to its own keys under the
@@ -206,7 +207,7 @@ impl Ctx<'_> {
                     },
                 }
             }
-            "multiply" | "divide_ceil" | "divide_floor" | "floor_div" | "add" | "subtract" => {
+            "multiply" | "divide_ceil" | "divide_floor" | "floor_div" | "add" | "sum" | "subtract" => {
                 let nums: Result<Vec<f64>, String> = vals
                     .iter()
                     .map(|v| {
@@ -221,7 +222,7 @@ impl Ctx<'_> {
                 let all_int = vals.iter().all(|v| v.trim().parse::<i64>().is_ok());
                 let r = match (name, nums.as_slice()) {
                     ("multiply", [a, b]) => a * b,
-                    ("add", [_, ..]) => nums.iter().sum(),
+                    ("add" | "sum", [_, ..]) => nums.iter().sum(),
                     ("subtract", [a, rest @ ..]) => rest.iter().fold(*a, |x, y| x - y),
                     (_, [_, b]) if *b == 0.0 => return Err(format!("${{{name}:…}} divides by zero")),
                     ("divide_ceil", [a, b]) => (a / b).ceil(),

@@ -25,6 +25,13 @@ pub fn check(formats: &[&str]) -> Vec<(String, Vec<String>)> {
             files.iter().zip(&texts).map(|(n, t)| Source { name: Some(n.as_str()), text: t.as_str() }).collect();
         let id = format!("{} {}", e["id"].as_str().unwrap_or(""), files.join("+"));
         let mut problems = Vec::new();
+        // The reading must also evaluate (on H100s, with the manifest's device count).
+        let overrides = fmperf_launch::Overrides {
+            system: Some("nvidia_h100_sxm5_80gb".into()),
+            gpus: e["gpus"].as_u64(),
+            ..Default::default()
+        };
+        let evaluated = fmperf_launch::estimate::estimate_files(&sources, &[], &overrides);
         match parse_files(&sources, &[]) {
             Err(err) => problems.push(format!("error: {err}")),
             Ok(l) => {
@@ -57,6 +64,13 @@ pub fn check(formats: &[&str]) -> Vec<(String, Vec<String>)> {
                     if want.is_some() && want != v && !default_one {
                         problems.push(format!("{k}: manifest {want:?}, read {v:?}"));
                     }
+                }
+                // A file that leaves a needed value out (a Bridge override without the recipe's
+                // model, a tokenizer file's vocabulary) is asked for it by name; anything else
+                // that stops the estimate is a problem.
+                match &evaluated {
+                    Err(fmperf_core::Error::MissingField { .. }) | Ok(_) => {}
+                    Err(err) => problems.push(format!("estimate: {err}")),
                 }
                 if format.starts_with("nemo")
                     && let Some(g) = e["gpus"].as_u64()

@@ -72,7 +72,17 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                 float8 = Some(o)
             }
             ("float8", "enable_float8_linear") | ("training", "enable_fp8_linear") => {}
-            ("float8", "enable_fsdp_float8_all_gather") => _ = l.settings.fp8_all_gather.put(boolean(v, &o)?, &o),
+            ("float8" | "quantize", "enable_fsdp_float8_all_gather") => {
+                _ = l.settings.fp8_all_gather.put(boolean(v, &o)?, &o)
+            }
+            // 2024: `[training] fp8_linear = "dynamic"` (empty: off).
+            ("training", "fp8_linear") => {
+                if !v.trim().is_empty() {
+                    float8 = Some(o);
+                } else {
+                    l.unused(e.key.clone(), v, "Float8 off (empty)");
+                }
+            }
             ("training", "local_batch_size" | "batch_size") => _ = l.settings.local_batch.put(int()?, &o),
             ("training", "global_batch_size") => {
                 if v.trim() != "-1" {
@@ -318,7 +328,7 @@ fn reason(section: &str, leaf: &str) -> &'static str {
         ("checkpoint", _) => why::CHECKPOINT,
         ("validation", _) => why::EVALUATION,
         ("optimizer" | "lr_scheduler", _) => why::HYPERPARAMETER,
-        ("compile" | "float8" | "mx", _) => why::KERNEL,
+        ("compile" | "float8" | "mx" | "quantize", _) => why::KERNEL,
         ("model", "tokenizer_path" | "hf_assets_path" | "norm_type") => why::DATA,
         ("model", "print_after_conversion") => why::LOGGING,
         ("training", "steps" | "warmup_steps") => why::LENGTH,
