@@ -302,3 +302,21 @@ python pretrain_gpt.py --tp $TP --mbs ${MBS:-2}
     let c = read(s, &args(&["--tp", "4"]), &|_| true).unwrap();
     assert_eq!((value(&c, "--tp"), value(&c, "--mbs")), (Some("4"), Some("2")));
 }
+
+#[test]
+fn other_bombs_are_refused() {
+    // Arrays of empty elements doubling, a replacement that grows, deeply nested defaults.
+    let mut s = String::from("A=(\"\")\n");
+    for _ in 0..40 {
+        s.push_str("A=(\"${A[@]}\" \"${A[@]}\")\n");
+    }
+    let e = read(&s, &[], &|_| true).unwrap_err().to_string();
+    assert!(e.contains("cap"), "{e}");
+    let s =
+        "A=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nfor i in 1 2 3 4 5 6 7 8 9 10; do A=${A//x/xxxxxxxxxx}; done\n";
+    let e = read(s, &[], &|_| true).unwrap_err().to_string();
+    assert!(e.contains("cap"), "{e}");
+    let s = format!("X={}1{}\n", "${A:-".repeat(50_000), "}".repeat(50_000));
+    let e = read(&s, &[], &|_| true).unwrap_err().to_string();
+    assert!(e.contains("nested"), "{e}");
+}

@@ -38,6 +38,8 @@ pub(super) struct Shell {
     pub notes: Vec<String>,
     /// Bytes of expanded text so far.
     pub total: usize,
+    /// Expansions being expanded inside one another.
+    pub nesting: usize,
     pub statements: usize,
     pub depth: usize,
     /// Inside a branch read without knowing its condition (`exit`, `return`, `break` ignored).
@@ -84,7 +86,7 @@ impl Shell {
 
     /// Sets a variable (checking the caps).
     pub(super) fn set_var(&mut self, name: &str, v: Vec<String>) -> Result<(), Error> {
-        let n: usize = v.iter().map(String::len).sum();
+        let n: usize = v.iter().map(|e| e.len() + 24).sum();
         if n > super::MAX_WORD {
             return Err(cap(format!("a word or variable over {} bytes (`{name}`)", super::MAX_WORD)));
         }

@@ -132,6 +132,16 @@ impl Shell {
 
     /// Expands `t` (the text of an unquoted or double-quoted piece) into `segs`.
     fn expand_into(&mut self, t: &str, quoted: bool, segs: &mut Vec<Seg>) -> Result<(), Error> {
+        self.nesting += 1;
+        if self.nesting > 100 {
+            return Err(cap("expansions nested over 100 deep (`${A:-${B:-…}}`)".into()));
+        }
+        let r = self.expand_text(t, quoted, segs);
+        self.nesting -= 1;
+        r
+    }
+
+    fn expand_text(&mut self, t: &str, quoted: bool, segs: &mut Vec<Seg>) -> Result<(), Error> {
         let b = t.as_bytes();
         let mut lit: Vec<u8> = Vec::new();
         let mut i = 0;
@@ -172,7 +182,8 @@ impl Shell {
                     match res {
                         Res::Unknown(s) => segs.push(Seg::Text { s, split: false, known: false }),
                         Res::Known(v, all, known) => {
-                            let n: usize = v.iter().map(String::len).sum();
+                            // Each element also counts the memory it takes apart from its text.
+                            let n: usize = v.iter().map(|e| e.len() + 24).sum();
                             self.count(n)?;
                             if quoted && !all {
                                 segs.push(Seg::Text { s: v.join(" "), split: false, known });
@@ -438,6 +449,10 @@ impl Shell {
             let (pat, rep) = (self.operand(pat, quoted)?, self.operand(rep, quoted)?);
             if pat.is_empty() || pat.contains(['*', '?', '[']) {
                 return Ok(None);
+            }
+            let grows = s.matches(pat.as_str()).count().saturating_mul(rep.len());
+            if s.len().saturating_add(grows) > super::MAX_WORD {
+                return Err(cap(format!("a word or variable over {} bytes", super::MAX_WORD)));
             }
             if every { s.replace(&pat, &rep) } else { s.replacen(&pat, &rep, 1) }
         } else if op == "^^" {

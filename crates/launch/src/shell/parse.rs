@@ -8,7 +8,7 @@ use fmperf_core::Error;
 use std::rc::Rc;
 
 /// Deepest nesting of compound commands read.
-pub(super) const MAX_NESTING: usize = 200;
+pub(super) const MAX_NESTING: usize = 100;
 
 /// An assignment's value.
 #[derive(Debug, Clone)]
