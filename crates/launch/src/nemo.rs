@@ -244,6 +244,20 @@ pub(crate) fn apply_key(l: &mut Launch, p: &mut Pending, path: &str, value: &str
     let mut handled = true;
     match leaf {
         "name" if path == "name" => _ = l.settings.model_name.put(value.to_string(), o),
+        // NeMo 2 recipes keep the batch in their data module (`data.micro_batch_size`).
+        "micro_batch_size" | "global_batch_size" if path == format!("data.{leaf}") => {
+            megatron::apply(l, p, &flag(leaf), Some(value), o)?;
+        }
+        // Hydra / NeMo 2 (`nemo_run`) instantiation: the class a section builds.
+        "_target_" | "_partial_" | "_recursive_" | "_convert_" => {
+            if leaf == "_target_" && path.starts_with("model.") {
+                l.notes.push(format!(
+                    "{path} = {value}: the model class's own defaults are not known to fmperf; the keys the file \
+                     gives are read"
+                ));
+            }
+            l.unused(path, value, "Hydra instantiation (the class a section builds)");
+        }
         "devices" if path.contains("trainer") || path == "devices" => {
             if !is_null(value) && value != "-1" && value != "auto" {
                 let n = positive(value, o)?;
@@ -461,6 +475,21 @@ mod tests {
         assert!(why("model.activations_checkpoint_num_layers").contains("null"));
         let e = parse("model:\n  fsdp: true\n  fsdp_sharding_strategy: most\n").unwrap_err();
         assert_eq!(e.field(), Some("model.fsdp_sharding_strategy"));
+    }
+
+    #[test]
+    fn nemo2_recipe_data_module() {
+        let l = parse(
+            "_target_: nemo.collections.llm.api.pretrain\ndata:\n  _target_: MockDataModule\n  seq_length: 8192\n  \
+             micro_batch_size: 2\n  global_batch_size: 512\nmodel:\n  _target_: LlamaModel\n  config:\n    \
+             _target_: Llama3Config8B\n    num_layers: 32\ntrainer:\n  strategy:\n    tensor_model_parallel_size: 2\n",
+        )
+        .unwrap();
+        let s = &l.settings;
+        assert_eq!((s.mbs.copied(), s.global_batch.copied(), s.seq_len.copied()), (Some(2), Some(512), Some(8192)));
+        assert_eq!((s.tp.copied(), s.layers.copied()), (Some(2), Some(32)));
+        assert!(l.notes.iter().any(|n| n.contains("Llama3Config8B")), "{:?}", l.notes);
+        assert!(l.unused.iter().any(|u| u.key == "data._target_"));
     }
 
     #[test]
