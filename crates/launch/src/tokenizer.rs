@@ -69,16 +69,16 @@ const TABLE: &[(&[&str], u64, Counted, &str)] = &[
         "Mistral-NeMo Tekken tokenizer (mistralai/Mistral-Nemo-Base-2407 config.json vocab_size 131072)",
     ),
     (
-        &["mixtral-8x22b", "mistral-7b-v0.3", "mistral-7b-instruct-v0.3"],
+        &["mistral-7b-v0.3", "mistral-7b-instruct-v0.3"],
         32_768,
         Counted::Tokenizer,
-        "Mistral v3 tokenizer (mistralai/Mixtral-8x22B-v0.1, Mistral-7B-v0.3 config.json vocab_size 32768)",
+        "Mistral v3 tokenizer (mistralai/Mistral-7B-v0.3 config.json vocab_size 32768)",
     ),
     (
         &["mixtral", "mistral"],
         32_000,
         Counted::Tokenizer,
-        "Mistral / Mixtral tokenizer (mistralai/Mixtral-8x7B-v0.1, Mistral-7B-v0.1 config.json vocab_size 32000)",
+        "Mistral / Mixtral tokenizer (mistralai/Mixtral-8x7B-v0.1, Mixtral-8x22B-v0.1, Mistral-7B-v0.1 config.json vocab_size 32000)",
     ),
     // Qwen: the tokenizer counts 151,643 BPE tokens plus special tokens; config.json pads.
     (
