@@ -50,10 +50,16 @@ const TABLE: &[(&[&str], u64, Counted, &str)] = &[
     ),
     // Llama.
     (
-        &["llama-3", "llama3", "llama-4", "llama4"],
+        &["llama-3", "llama3"],
         128_256,
         Counted::Tokenizer,
         "Llama 3 tokenizer (meta-llama/Meta-Llama-3-8B: 128,000 BPE + 256 special tokens; config.json vocab_size 128256)",
+    ),
+    (
+        &["llama-4", "llama4"],
+        202_048,
+        Counted::Config,
+        "Llama 4 tokenizer (meta-llama/Llama-4-Scout-17B-16E config.json text_config vocab_size 202048)",
     ),
     (
         &["llama-2", "llama2", "llamatokenizer", "llama-7b", "llama-13b", "llama-30b", "llama-65b", "vicuna"],
