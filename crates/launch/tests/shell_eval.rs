@@ -137,7 +137,7 @@ fn conditions_on_unset_variables_read_every_branch_with_a_note() {
     let c = command(s);
     assert_eq!((value(&c, "--num-layers"), value(&c, "--hidden-size")), (Some("80"), Some("8192")));
     let note = c.notes.iter().find(|n| n.contains("`if [ $MODEL_SIZE = 7B ]`")).expect("a note on the if");
-    assert!(note.contains("MODEL_SIZE not set") && note.contains("the last value wins"), "{note}");
+    assert!(note.contains("MODEL_SIZE not set") && note.contains("the last value fmperf can read wins"), "{note}");
     assert!(c.notes.iter().any(|n| n.contains("case $SIZE") && n.contains("every branch")), "{:?}", c.notes);
     // A branch whose value holds an unknown keeps the known value of an earlier branch.
     let s = "if [ -z ${VP} ]; then\n  OPT=\"\"\nelse\n  OPT=\"--vpp ${VP}\"\nfi\npython x.py --a 1 $OPT\n";

@@ -190,7 +190,7 @@ impl Shell {
                 }
                 let names = self.unknown_names.join(", ");
                 self.add_note(format!(
-                    "`case {}` (line {}): {names} not set; every branch read in order, the last value wins",
+                    "`case {}` (line {}): {names} not set; every branch read in order, the last value fmperf can read wins",
                     subject.raw, subject.line
                 ));
                 for (_, body) in arms {
@@ -275,7 +275,7 @@ impl Shell {
                         format!("{} not set", self.unknown_names.join(", "))
                     };
                     self.add_note(format!(
-                        "`if {src}` (line {line}): {names}; branches read in order, the last value wins"
+                        "`if {src}` (line {line}): {names}; branches read in order, the last value fmperf can read wins"
                     ));
                     unsure = true;
                     let (f, _) = self.unsure(|s| s.nodes(body))?;

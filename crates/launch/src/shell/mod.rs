@@ -92,8 +92,10 @@ pub fn read(script: &str, args: &[String], is_training: &dyn Fn(&[Word]) -> bool
         cmd.sbatch.extend(words.iter().map(|w| Word { text: (*w).to_string(), line: i + 1 }));
     }
     sh.script(script, None)?;
-    let to_words =
-        |f: &[expand::Field]| -> Vec<Word> { f.iter().map(|w| Word { text: w.text.clone(), line: w.line }).collect() };
+    // Command substitutions were kept as one word with no-break spaces: spaces again.
+    let to_words = |f: &[expand::Field]| -> Vec<Word> {
+        f.iter().map(|w| Word { text: w.text.replace('\u{a0}', " "), line: w.line }).collect()
+    };
     let pick = |found: &[Found], ok: &dyn Fn(&Found) -> bool| found.iter().rposition(ok);
     let chosen = pick(&sh.found, &|c| is_training(&to_words(c.words.get(c.script_at + 1..).unwrap_or(&[]))))
         .or_else(|| pick(&sh.found, &|c| c.words.iter().skip(c.script_at + 1).any(|w| w.text.starts_with("--"))))
