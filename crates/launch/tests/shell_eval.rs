@@ -320,3 +320,10 @@ fn other_bombs_are_refused() {
     let e = read(&s, &[], &|_| true).unwrap_err().to_string();
     assert!(e.contains("nested"), "{e}");
 }
+
+#[test]
+fn slices_of_the_arguments_and_arrays() {
+    let s = "MODEL=$1\nA=(--x 1 --y 2)\npython train.py \"${@:2}\" ${A[@]:2} --n ${#A[@]}\n";
+    let c = read(s, &args(&["llama", "--tp", "4"]), &|_| true).unwrap();
+    assert_eq!(texts(&c), ["--tp", "4", "--y", "2", "--n", "4"]);
+}

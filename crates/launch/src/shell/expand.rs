@@ -395,6 +395,21 @@ impl Shell {
         if op.is_empty() {
             return Ok(Res::Known(v, all, known));
         }
+        // `${@:2}`, `${A[@]:1:3}`: a slice of the elements (`$@` counts from `$1`).
+        let whole = matches!(name, "@" | "*") || matches!(sub, Some("@" | "*"));
+        if whole && let Some(r) = op.strip_prefix(':') {
+            let (off, len) = r.split_once(':').map_or((r, None), |(o, l)| (o, Some(l)));
+            let num = |e: &str| arith::eval(e, &|x| self.scalar(x));
+            let (Some(o), Some(l)) = (num(off), len.map_or(Some(i128::MAX), num)) else {
+                return Ok(Res::Unknown(written));
+            };
+            let n = v.len() as i128;
+            let o = if matches!(name, "@" | "*") && o > 0 { o - 1 } else { o };
+            let start = if o < 0 { (n + o).max(0) } else { o.min(n) };
+            let end = if l < 0 { (n + l).max(start) } else { start.saturating_add(l).min(n) };
+            let slice = v.get(start as usize..end as usize).map(<[String]>::to_vec).unwrap_or_default();
+            return Ok(Res::Known(slice, all, known));
+        }
         let mut out = Vec::with_capacity(v.len());
         for s in v {
             match self.operate(&s, op, quoted)? {
