@@ -44,6 +44,12 @@ deepspeed --num_gpus 8 --num_nodes 2 --master_port 29500 train.py \
     assert_eq!(l.settings.sharding.copied(), Some(Sharding::Zero3));
     assert_eq!(l.settings.precision.copied(), Some(Precision::Fp16));
     assert_eq!(l.settings.recompute.copied(), Some(Recompute::None));
+    // accelerate's own precision and ZeRO stage.
+    let l = parse("accelerate launch --mixed_precision bf16 --use_deepspeed --zero_stage 2 train.py --per_device_train_batch_size 1").unwrap();
+    assert_eq!(
+        (l.settings.precision.copied(), l.settings.sharding.copied()),
+        (Some(Precision::Bf16), Some(Sharding::Zero2))
+    );
     let e = parse("torchrun train.py --per_device_train_batch_size 1 --fsdp sometimes").unwrap_err();
     assert_eq!(e.field(), Some("--fsdp"));
 }

@@ -7,6 +7,8 @@ use crate::settings::{Origin, positive};
 use crate::shell::Word;
 use crate::{Launch, why};
 use fmperf_core::Error;
+use fmperf_core::catalog::Precision;
+use fmperf_core::extended::Sharding;
 
 /// Puts a value into a slot, noting when it replaces a different earlier one.
 macro_rules! put {
@@ -59,7 +61,8 @@ pub(super) fn explain_unknown(e: Error, value: Option<&str>, o: &Origin) -> Erro
 /// The launcher's device count: `torchrun`/`torch.distributed.run` `--nproc_per_node` and
 /// `--nnodes`, `srun`/`#SBATCH` `--nodes`/`-N`, `--gpus-per-node`, `--ntasks-per-node`,
 /// `--gres=gpu:N`, `deepspeed` `--num_gpus`/`--num_nodes`/`--include host:0,1,…`, `accelerate
-/// launch` `--num_processes` (all devices) and `--num_machines`, `mpirun -np` (all devices). A
+/// launch` `--num_processes` (all devices), `--num_machines`, `--mixed_precision`, `--zero_stage`
+/// and `--fsdp_sharding_strategy`, `mpirun -np` (all devices). A
 /// count computed when the job runs (`$(nvidia-smi …)`, an unset variable) is listed as unused
 /// with a note: the device count is then given with `--gpus`. Every other launcher word is listed
 /// as unused (job setup).
@@ -158,6 +161,30 @@ pub(super) fn launcher(l: &mut Launch, words: &[Word], sbatch: &[Word]) -> Resul
                     let total: usize = per.iter().sum();
                     put!(l, devices, total as u64, &o);
                 }
+            }
+            // `accelerate launch` options of the run itself.
+            "mixed-precision" => {
+                let p = match v.to_ascii_lowercase().as_str() {
+                    "bf16" => Precision::Bf16,
+                    "fp16" => Precision::Fp16,
+                    "fp8" => Precision::Fp8,
+                    "no" | "fp32" => Precision::Fp32,
+                    _ => return Err(o.error(&v, "must be no, fp16, bf16 or fp8 (accelerate's mixed precision)")),
+                };
+                put!(l, precision, p, &o);
+            }
+            "zero-stage" => match v.trim().parse::<u64>().ok().and_then(Sharding::of_zero_stage) {
+                Some(sh) => put!(l, sharding, sh, &o),
+                None => return Err(o.error(&v, "must be 0, 1, 2 or 3 (DeepSpeed's ZeRO stage)")),
+            },
+            "fsdp-sharding-strategy" => {
+                let sh = match v.to_ascii_uppercase().as_str() {
+                    "FULL_SHARD" | "1" | "HYBRID_SHARD" | "4" => Sharding::Zero3,
+                    "SHARD_GRAD_OP" | "2" | "HYBRID_SHARD_ZERO2" | "5" => Sharding::Zero2,
+                    "NO_SHARD" | "3" => Sharding::Ddp,
+                    _ => return Err(o.error(&v, "must be FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or HYBRID_SHARD")),
+                };
+                put!(l, sharding, sh, &o);
             }
             "gres" if v.starts_with("gpu") => {
                 let count = v.rsplit(':').next().unwrap_or("");

@@ -597,7 +597,7 @@ pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
         (None, None) if megatron_like && p.trainer && p.ds_json => l
             .notes
             .push("no --bf16 or --fp16: the precision is the DeepSpeed JSON's (give it with a second --from)".into()),
-        (None, None) if megatron_like => {
+        (None, None) if megatron_like && l.settings.precision.get().is_none() => {
             l.settings.precision.put(Precision::Fp32, &Origin::new("--bf16", 0));
             l.notes.push(format!("no bf16, fp16 or fp8 setting: {framework} trains in FP32"));
         }
