@@ -38,6 +38,7 @@ pub struct Flavour {
     pub vocab: u64,
 }
 
+#[allow(clippy::too_many_arguments)]
 const fn llama(
     name: &'static str,
     dim: u64,
@@ -174,6 +175,7 @@ fn from_llama(family: &str, f: &Flavour) -> Shape {
 
 /// Qwen3 (`qwen3_configs`): `(flavour, dim, layers, heads, kv heads, hidden, tied, moe: (experts,
 /// expert hidden))`; head width 128, vocabulary 151936, top-8 softmax routing, no shared expert.
+#[allow(clippy::type_complexity)]
 const QWEN3: &[(&str, u64, u64, u64, u64, u64, bool, Option<(u64, u64)>)] = &[
     ("0.6B", 1024, 28, 16, 8, 3072, true, None),
     ("1.7B", 2048, 28, 16, 8, 6144, true, None),

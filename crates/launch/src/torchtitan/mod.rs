@@ -190,7 +190,7 @@ fn compile(l: &mut Launch, components: Option<(String, Origin)>) -> Result<(), E
     let loss = match &components {
         Some((v, o)) => {
             let names: Vec<String> = v
-                .split(|c: char| c == ',' || c == '[' || c == ']')
+                .split([',', '[', ']'])
                 .map(|n| n.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
                 .filter(|n| !n.is_empty())
                 .collect();
