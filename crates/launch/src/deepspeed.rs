@@ -112,13 +112,22 @@ fn depth(text: &str) -> usize {
     max
 }
 
+/// Reads JSON `text` (named `what` in errors) with a key given twice refused, nesting bounded,
+/// and the line of a syntax error shown (a template's placeholder such as `CONFIG_BATCH_SIZE`).
+pub fn strict_json(text: &str, what: &str) -> Result<Value, Error> {
+    if depth(text) > MAX_DEPTH {
+        return Err(Error::Parse { message: format!("{what} nested deeper than {MAX_DEPTH} levels") });
+    }
+    serde_json::from_str::<Strict>(text).map(|Strict(v)| v).map_err(|e| {
+        let shown: String =
+            text.lines().nth(e.line().saturating_sub(1)).unwrap_or("").trim().chars().take(80).collect();
+        Error::Parse { message: format!("{what} is not JSON: {e} (line {}: `{shown}`)", e.line()) }
+    })
+}
+
 /// Reads a DeepSpeed JSON.
 pub fn parse(text: &str) -> Result<Launch, Error> {
-    if depth(text) > MAX_DEPTH {
-        return Err(Error::Parse { message: format!("DeepSpeed JSON nested deeper than {MAX_DEPTH} levels") });
-    }
-    let Strict(root) = serde_json::from_str::<Strict>(text)
-        .map_err(|e| Error::Parse { message: format!("DeepSpeed JSON: {e} (line {})", e.line()) })?;
+    let root = strict_json(text, "DeepSpeed JSON")?;
     let Some(obj) = root.as_object() else {
         return Err(Error::Parse { message: "a DeepSpeed JSON must be a JSON object".into() });
     };

@@ -1,22 +1,34 @@
 //! Hugging Face `config.json`: the model's shape (no batch, no parallelism, no system).
 //!
-//! Keys read (with the GPT-2 family's names in brackets): `hidden_size` [`n_embd`],
-//! `num_hidden_layers` [`n_layer`], `num_attention_heads` [`n_head`], `num_key_value_heads`
-//! (default: the heads), `head_dim` (default `hidden / heads`), `intermediate_size` [`n_inner`,
-//! default `4·hidden`], `vocab_size`, `tie_word_embeddings`, `hidden_act` with `model_type`
-//! (gated MLP for the Llama, Mistral, Qwen, Gemma, Phi-3 and DeepSeek families), and the MoE fields of Mixtral (`num_local_experts`), Qwen-MoE
-//! (`num_experts`, `moe_intermediate_size`, `shared_expert_intermediate_size`) and DeepSeek
-//! (`n_routed_experts`, `n_shared_experts`, `first_k_dense_replace`, `scoring_func`, the latent attention's
-//! `q_lora_rank`, `kv_lora_rank`, `qk_nope_head_dim`, `qk_rope_head_dim`, `v_head_dim` and
-//! `num_nextn_predict_layers`), with `num_experts_per_tok`.
+//! Keys read, with the other families' names in brackets: `hidden_size` [`n_embd`, `n_embed`,
+//! `d_model`], `num_hidden_layers` [`n_layer`, `num_layers`], `num_attention_heads` [`n_head`],
+//! `num_key_value_heads` [Falcon's `num_kv_heads` with `new_decoder_architecture`, `multi_query`;
+//! default: the heads], `head_dim` (default `hidden / heads`; a width the heads do not divide
+//! without `head_dim` is an error), `intermediate_size` [`n_inner`, OPT's `ffn_dim`, Falcon's
+//! `ffn_hidden_size`; default `4·hidden`], `vocab_size`, `tie_word_embeddings`, `hidden_act` /
+//! `activation_function` with `model_type` (gated MLP for the Llama, Mistral, Qwen, Gemma, Phi-3,
+//! DeepSeek, Llama 4 and GPT-OSS families).
+//!
+//! Mixture of experts: Mixtral and GPT-OSS `num_local_experts` (GPT-OSS `experts_per_token`),
+//! Qwen2/3-MoE `num_experts`, `moe_intermediate_size`, `shared_expert_intermediate_size`,
+//! `decoder_sparse_step`, `mlp_only_layers` (a leading run of dense layers), DeepSeek
+//! `n_routed_experts`, `n_shared_experts`, `first_k_dense_replace`, `moe_layer_freq`,
+//! `scoring_func`, Llama 4 `num_local_experts`, `interleave_moe_layer_step`,
+//! `intermediate_size_mlp` (the dense layers' width; `intermediate_size` is then the experts'),
+//! with `num_experts_per_tok`. Multi-head latent attention: `kv_lora_rank` (switches MLA on),
+//! `q_lora_rank`, `qk_nope_head_dim`, `qk_rope_head_dim`, `v_head_dim`, and
+//! `num_nextn_predict_layers`.
+//!
+//! A multimodal config (Llama 4, Gemma 3, Qwen2-VL, Mistral 3 / Pixtral, LLaVA, CLIP) is read for
+//! its text model, `text_config` (a note says so); the vision tower is listed as unused.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::settings::Origin;
 use super::{Format, Launch, why};
 use fmperf_core::Error;
 
-/// Families whose MLP is gated (SwiGLU / GeGLU) and whose embeddings are untied by default.
+/// Families whose MLP is gated (SwiGLU / GeGLU).
 const GATED_FAMILIES: &[&str] = &[
     "llama",
     "mistral",
@@ -38,120 +50,290 @@ const GATED_FAMILIES: &[&str] = &[
     "gpt_oss",
 ];
 
+/// Families whose configs tie the output layer to the embedding unless they say otherwise
+/// (transformers' `*Config` defaults): the GPT-2 / OPT / Bloom / Falcon families and Gemma.
+const TIED_FAMILIES: &[&str] =
+    &["gpt2", "opt", "bloom", "falcon", "gemma", "gemma2", "gemma3_text", "clip_text_model", "phi"];
+
+/// Families whose MoE layers have one shared expert of the experts' width that no key states
+/// (transformers' `Llama4TextMoe`: `shared_expert`).
+const ONE_SHARED_EXPERT: &[&str] = &["llama4_text"];
+
+/// Keys read after the others (they depend on each other).
+const LATE: &[&str] = &["multi_query", "new_decoder_architecture", "num_kv_heads", "intermediate_size_mlp"];
+
 /// Reads a Hugging Face `config.json`.
 pub fn parse(text: &str) -> Result<Launch, Error> {
-    let root: Value = serde_json::from_str(text)
-        .map_err(|e| Error::Parse { message: format!("config.json is not JSON: {e} (line {})", e.line()) })?;
+    let root = super::deepspeed::strict_json(text, "config.json")?;
     let Some(obj) = root.as_object() else {
         return Err(Error::Parse { message: "config.json must be a JSON object".into() });
     };
     let mut l = Launch::new(Format::HfConfig);
     let line_of = |key: &str| text.lines().position(|l| l.contains(&format!("\"{key}\""))).map_or(0, |i| i + 1);
-    let model_type = obj.get("model_type").and_then(Value::as_str).unwrap_or("").to_string();
+    let nested = obj.get("text_config").and_then(Value::as_object);
+    let str_of = |o: &Map<String, Value>, k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
+    let model_type =
+        nested.and_then(|t| str_of(t, "model_type")).or_else(|| str_of(obj, "model_type")).unwrap_or_default();
     let gated_family = GATED_FAMILIES.contains(&model_type.as_str());
-    for (key, value) in obj {
-        let o = Origin::new(key.clone(), line_of(key));
-        let int = || -> Result<u64, Error> {
-            value
-                .as_u64()
-                .filter(|n| *n > 0 && *n <= 1 << 40)
-                .ok_or_else(|| o.error(value, "must be a positive integer"))
-        };
-        let s = &mut l.settings;
-        match key.as_str() {
-            "hidden_size" | "n_embd" | "d_model" => _ = s.hidden.put(int()?, &o),
-            "num_hidden_layers" | "n_layer" | "num_layers" => _ = s.layers.put(int()?, &o),
-            "num_attention_heads" | "n_head" => _ = s.heads.put(int()?, &o),
-            "num_key_value_heads" => _ = s.kv_heads.put(int()?, &o),
-            "head_dim" => _ = s.head_dim.put(int()?, &o),
-            "intermediate_size" | "n_inner" => {
-                if !value.is_null() {
-                    s.ffn_hidden.put(int()?, &o);
-                }
-            }
-            "vocab_size" => _ = s.vocab.put(int()?, &o),
-            "tie_word_embeddings" => {
-                let b = value.as_bool().ok_or_else(|| o.error(value, "must be true or false"))?;
-                s.tied_embeddings.put(b, &o);
-            }
-            "hidden_act" | "activation_function" => {
-                let act = value.as_str().ok_or_else(|| o.error(value, "must be a string"))?;
-                let gated = gated_family || act.contains("glu");
-                s.gated_mlp.put(gated, &o);
-            }
-            "model_type" => {}
-            "architectures" => {
-                let name = value.as_array().and_then(|a| a.first()).and_then(Value::as_str).unwrap_or(&model_type);
-                s.model_name.put(name.to_string(), &o);
-            }
-            "num_local_experts" | "n_routed_experts" | "num_experts" => _ = s.moe.experts.put(int()?, &o),
-            "num_experts_per_tok" => _ = s.moe.top_k.put(int()?, &o),
-            "moe_intermediate_size" => _ = s.moe.expert_ffn_hidden.put(int()?, &o),
-            "shared_expert_intermediate_size" => _ = s.moe.shared_ffn_hidden.put(int()?, &o),
-            "n_shared_experts" => {
-                if !value.is_null() {
-                    s.moe.shared_experts.put(int()?, &o);
-                }
-            }
-            "first_k_dense_replace" => {
-                let n = value.as_u64().ok_or_else(|| o.error(value, "must be a non-negative integer"))?;
-                s.moe.first_dense_layers.put(n, &o);
-            }
-            "decoder_sparse_step" | "moe_layer_freq" | "interleave_moe_layer_step" => {
-                _ = s.moe.layer_pattern.put(value.to_string(), &o)
-            }
-            "scoring_func" => {
-                let v = value.as_str().ok_or_else(|| o.error(value, "must be a string"))?;
-                s.moe.router.put(v.to_string(), &o);
-            }
-            "q_lora_rank" => {
-                if !value.is_null() {
-                    s.moe.q_lora_rank.put(int()?, &o);
-                }
-            }
-            "kv_lora_rank" => _ = s.moe.kv_lora_rank.put(int()?, &o),
-            "qk_nope_head_dim" => _ = s.moe.qk_nope_head_dim.put(int()?, &o),
-            "qk_rope_head_dim" => _ = s.moe.qk_rope_head_dim.put(int()?, &o),
-            "v_head_dim" => _ = s.moe.v_head_dim.put(int()?, &o),
-            "num_nextn_predict_layers" => {
-                let n = value.as_u64().ok_or_else(|| o.error(value, "must be a non-negative integer"))?;
-                if n > 0 {
-                    s.moe.mtp_layers.put(n, &o);
-                }
-            }
-            _ => {
-                let shown = match value {
-                    Value::String(v) => v.clone(),
-                    other => other.to_string(),
-                };
-                l.unused(key.clone(), shown, reason(key));
-            }
+    // Every key with the name shown (`text_config.hidden_size`): the root's, then the text model's
+    // (which replace the root's).
+    let mut keys: Vec<(String, &str, &Value)> = Vec::new();
+    for (k, v) in obj {
+        match k.as_str() {
+            "text_config" if v.is_object() => {}
+            _ => keys.push((k.clone(), k.as_str(), v)),
         }
     }
+    if let Some(t) = nested {
+        l.notes.push(format!(
+            "a multimodal config: its text model (text_config, `{model_type}`) is read; the other towers are not modelled"
+        ));
+        for (k, v) in t {
+            keys.push((format!("text_config.{k}"), k.as_str(), v));
+        }
+    }
+    let mut late: Vec<(String, &str, &Value)> = Vec::new();
+    for (shown, key, value) in keys {
+        if LATE.contains(&key) {
+            late.push((shown, key, value));
+            continue;
+        }
+        read_key(&mut l, &shown, key, value, line_of(key), &model_type)?;
+    }
+    late_keys(&mut l, &late, &line_of)?;
+    finish(&mut l, &model_type, gated_family, &line_of)?;
+    Ok(l)
+}
+
+fn shown(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Reads one key (`shown`: as written with its prefix; `key`: the bare name).
+fn read_key(
+    l: &mut Launch,
+    shown_key: &str,
+    key: &str,
+    value: &Value,
+    line: usize,
+    model_type: &str,
+) -> Result<(), Error> {
+    let o = Origin::new(shown_key, line);
+    let int = || -> Result<u64, Error> {
+        value.as_u64().filter(|n| *n > 0 && *n <= 1 << 40).ok_or_else(|| o.error(value, "must be a positive integer"))
+    };
+    let nonneg = || value.as_u64().ok_or_else(|| o.error(value, "must be a non-negative integer"));
     let s = &mut l.settings;
+    match key {
+        "hidden_size" | "n_embd" | "n_embed" | "d_model" => _ = s.hidden.put(int()?, &o),
+        "num_hidden_layers" | "n_layer" | "num_layers" => _ = s.layers.put(int()?, &o),
+        "num_attention_heads" | "n_head" => _ = s.heads.put(int()?, &o),
+        "num_key_value_heads" => {
+            if !value.is_null() {
+                s.kv_heads.put(int()?, &o);
+            }
+        }
+        "head_dim" => {
+            if !value.is_null() {
+                s.head_dim.put(int()?, &o);
+            }
+        }
+        "intermediate_size" | "n_inner" | "ffn_dim" | "ffn_hidden_size" => {
+            if !value.is_null() {
+                s.ffn_hidden.put(int()?, &o);
+            }
+        }
+        "vocab_size" => _ = s.vocab.put(int()?, &o),
+        "tie_word_embeddings" => {
+            let b = value.as_bool().ok_or_else(|| o.error(value, "must be true or false"))?;
+            s.tied_embeddings.put(b, &o);
+        }
+        "hidden_act" | "activation_function" => {
+            let act = value.as_str().ok_or_else(|| o.error(value, "must be a string"))?;
+            let gated = GATED_FAMILIES.contains(&model_type) || act.contains("glu");
+            s.gated_mlp.put(gated, &o);
+        }
+        "model_type" => {}
+        "architectures" => {
+            if let Some(name) = value.as_array().and_then(|a| a.first()).and_then(Value::as_str) {
+                s.model_name.put(name.to_string(), &o);
+            } else if !value.is_null() {
+                return Err(o.error(value, "must be a list of class names"));
+            }
+        }
+        "num_local_experts" | "n_routed_experts" | "num_experts" => {
+            if !value.is_null() {
+                s.moe.experts.put(int()?, &o);
+            }
+        }
+        "num_experts_per_tok" | "experts_per_token" => {
+            if !value.is_null() {
+                s.moe.top_k.put(int()?, &o);
+            }
+        }
+        "moe_intermediate_size" => _ = s.moe.expert_ffn_hidden.put(int()?, &o),
+        "shared_expert_intermediate_size" => {
+            if value.as_u64() != Some(0) {
+                s.moe.shared_ffn_hidden.put(int()?, &o);
+            }
+        }
+        "n_shared_experts" => {
+            if !value.is_null() && value.as_u64() != Some(0) {
+                s.moe.shared_experts.put(int()?, &o);
+            }
+        }
+        "first_k_dense_replace" => _ = s.moe.first_dense_layers.put(nonneg()?, &o),
+        "decoder_sparse_step" | "moe_layer_freq" | "interleave_moe_layer_step" => {
+            s.moe.layer_pattern.put(int()?.to_string(), &o);
+        }
+        "mlp_only_layers" => {
+            let list = value.as_array().ok_or_else(|| o.error(value, "must be a list of layer indices"))?;
+            let idx: Vec<u64> = list.iter().filter_map(Value::as_u64).collect();
+            if idx.len() != list.len() || idx.iter().enumerate().any(|(i, v)| *v != i as u64) {
+                return Err(o.error(
+                    value,
+                    "fmperf reads dense layers at the start of the model ([0, 1, …, k-1]); other dense layers are not modelled",
+                ));
+            }
+            if !idx.is_empty() {
+                s.moe.first_dense_layers.put(idx.len() as u64, &o);
+            }
+        }
+        "scoring_func" => {
+            let v = value.as_str().ok_or_else(|| o.error(value, "must be a string"))?;
+            s.moe.router.put(v.to_string(), &o);
+        }
+        "q_lora_rank" => {
+            if !value.is_null() {
+                s.moe.q_lora_rank.put(int()?, &o);
+            }
+        }
+        "kv_lora_rank" => {
+            if !value.is_null() {
+                s.moe.kv_lora_rank.put(int()?, &o);
+                s.moe.mla.put(true, &o);
+            }
+        }
+        "qk_nope_head_dim" => _ = s.moe.qk_nope_head_dim.put(int()?, &o),
+        "qk_rope_head_dim" => _ = s.moe.qk_rope_head_dim.put(int()?, &o),
+        "v_head_dim" => _ = s.moe.v_head_dim.put(int()?, &o),
+        "num_nextn_predict_layers" => {
+            let n = nonneg()?;
+            if n > 0 {
+                s.moe.mtp_layers.put(n, &o);
+            }
+        }
+        _ => l.unused(shown_key.to_string(), shown(value), reason(key)),
+    }
+    Ok(())
+}
+
+/// Falcon's key/value heads (`new_decoder_architecture` → `num_kv_heads`, else `multi_query` →
+/// 1) and Llama 4's `intermediate_size_mlp`.
+fn late_keys(l: &mut Launch, late: &[(String, &str, &Value)], line_of: &dyn Fn(&str) -> usize) -> Result<(), Error> {
+    let find = |k: &str| late.iter().find(|(_, key, _)| *key == k);
+    let flag = |k: &str| -> Result<Option<(bool, Origin)>, Error> {
+        match find(k) {
+            None => Ok(None),
+            Some((shown, key, v)) => {
+                let o = Origin::new(shown.clone(), line_of(key));
+                let b = v.as_bool().ok_or_else(|| o.error(v, "must be true or false"))?;
+                Ok(Some((b, o)))
+            }
+        }
+    };
+    let new_arch = flag("new_decoder_architecture")?;
+    let multi_query = flag("multi_query")?;
+    let kv = match find("num_kv_heads") {
+        Some((shown, key, v)) if !v.is_null() => {
+            let o = Origin::new(shown.clone(), line_of(key));
+            Some((v.as_u64().filter(|n| *n > 0).ok_or_else(|| o.error(v, "must be a positive integer"))?, o))
+        }
+        _ => None,
+    };
+    let s = &mut l.settings;
+    match (&new_arch, &multi_query, kv) {
+        (Some((true, _)), _, Some((n, o))) => _ = s.kv_heads.put(n, &o),
+        (Some((true, o)), _, None) => {
+            return Err(o.error("true", "the new decoder architecture needs num_kv_heads"));
+        }
+        (_, Some((true, o)), _) => {
+            s.kv_heads.put(1, o);
+            l.notes.push("multi_query: one key/value head".into());
+        }
+        (None, None, Some((n, o))) => _ = s.kv_heads.put(n, &o),
+        (_, _, Some((n, o))) => {
+            l.unused(o.key, n.to_string(), "no effect: Falcon reads num_kv_heads only with new_decoder_architecture")
+        }
+        _ => {}
+    }
+    for (which, o) in [new_arch, multi_query].into_iter().flatten().map(|(b, o)| (b, o)) {
+        if !which {
+            l.unused(o.key, "false", why::ASSUMED);
+        }
+    }
+    if let Some((shown, key, v)) = find("intermediate_size_mlp") {
+        let o = Origin::new(shown.clone(), line_of(key));
+        let dense = v.as_u64().filter(|n| *n > 0).ok_or_else(|| o.error(v, "must be a positive integer"))?;
+        let s = &mut l.settings;
+        if let (Some(experts), Some(io)) = (s.ffn_hidden.copied(), s.ffn_hidden.origin.clone()) {
+            s.moe.expert_ffn_hidden.put(experts, &io);
+            l.notes.push(format!(
+                "{}: the experts' width {experts}; the dense layers' is intermediate_size_mlp {dense}",
+                io.key
+            ));
+        }
+        l.settings.ffn_hidden.put(dense, &o);
+    }
+    Ok(())
+}
+
+/// Defaults of the family, the experts' width and the head-width rule.
+fn finish(l: &mut Launch, model_type: &str, gated_family: bool, line_of: &dyn Fn(&str) -> usize) -> Result<(), Error> {
+    let s = &mut l.settings;
+    let mt = Origin::new("model_type", line_of("model_type"));
     if s.model_name.get().is_none() && !model_type.is_empty() {
-        s.model_name.put(model_type.clone(), &Origin::new("model_type", line_of("model_type")));
+        s.model_name.put(model_type.to_string(), &mt);
     }
     if s.gated_mlp.get().is_none() {
-        s.gated_mlp.put(gated_family, &Origin::new("model_type", line_of("model_type")));
+        s.gated_mlp.put(gated_family, &mt);
     }
     if s.tied_embeddings.get().is_none() {
-        // Transformers' default is tied; the gated families' own configs default to untied.
-        let tied = !gated_family;
+        let tied = TIED_FAMILIES.contains(&model_type) || !(gated_family || ["gptj", "gpt_neox"].contains(&model_type));
         s.tied_embeddings.put(tied, &Origin::new("tie_word_embeddings", 0));
         l.notes.push(format!(
             "tie_word_embeddings not given: {} (the default of `{model_type}` configs)",
             if tied { "tied" } else { "untied" }
         ));
     }
-    if l.settings.moe.is_moe() && l.settings.moe.expert_ffn_hidden.get().is_none() {
-        // Mixtral's experts have the dense MLP width.
-        if let Some(f) = l.settings.ffn_hidden.copied() {
-            let o = l.settings.ffn_hidden.origin.clone().unwrap_or(Origin::new("intermediate_size", 0));
-            l.settings.moe.expert_ffn_hidden.put(f, &o);
+    let s = &mut l.settings;
+    if s.moe.is_moe() {
+        if s.moe.expert_ffn_hidden.get().is_none()
+            && let (Some(f), Some(o)) = (s.ffn_hidden.copied(), s.ffn_hidden.origin.clone())
+        {
+            // Mixtral's and GPT-OSS's experts have the MLP width of intermediate_size.
+            s.moe.expert_ffn_hidden.put(f, &o);
+        }
+        if ONE_SHARED_EXPERT.contains(&model_type) && s.moe.shared_experts.get().is_none() {
+            s.moe.shared_experts.put(1, &mt);
+            l.notes.push(format!("`{model_type}`: one shared expert of the experts' width in every MoE layer"));
         }
     }
-    Ok(l)
+    let s = &l.settings;
+    if s.head_dim.get().is_none()
+        && let (Some(h), Some(n)) = (s.hidden.copied(), s.heads.copied())
+        && !h.is_multiple_of(n)
+    {
+        return Err(s.hidden.error(
+            "hidden_size",
+            h,
+            format!("is not a multiple of {} = {n} and no head_dim is given", s.heads.key_or("num_attention_heads")),
+        ));
+    }
+    Ok(())
 }
 
 /// Why a `config.json` key that fmperf does not read does not matter.
@@ -159,13 +341,14 @@ fn reason(key: &str) -> &'static str {
     match key {
         "torch_dtype" | "dtype" => "the training precision comes from the launch, not the model file",
         "transformers_version" | "_name_or_path" | "auto_map" | "use_cache" | "return_dict" => why::JOB,
-        "bos_token_id" | "eos_token_id" | "pad_token_id" => why::DATA,
+        "bos_token_id" | "eos_token_id" | "pad_token_id" | "sep_token_id" | "decoder_start_token_id" => why::DATA,
         "rope_theta"
         | "rope_scaling"
         | "rms_norm_eps"
         | "layer_norm_eps"
         | "layer_norm_epsilon"
         | "initializer_range"
+        | "initializer_factor"
         | "router_aux_loss_coef"
         | "output_router_logits"
         | "router_z_loss_coef"
@@ -173,22 +356,58 @@ fn reason(key: &str) -> &'static str {
         | "routed_scaling_factor"
         | "topk_method"
         | "seq_aux"
-        | "aux_loss_alpha" => why::HYPERPARAMETER,
+        | "aux_loss_alpha"
+        | "rotary_emb_base"
+        | "logit_scale_init_value" => why::HYPERPARAMETER,
         "n_group" | "topk_group" => {
             "affects the dispatch, not modelled here: group-limited routing; give `--moe dispatcher=deepep:M` to cap the domains a token reaches"
         }
         "ep_size" => "the expert-parallel degree comes from the launch or the search, not the model file",
-        "mlp_only_layers" => {
-            "affects which blocks are MoE, not modelled: fmperf reads first-k-dense and every-n-th patterns"
+        "attention_dropout"
+        | "hidden_dropout"
+        | "resid_pdrop"
+        | "embd_pdrop"
+        | "attn_pdrop"
+        | "attention_bias"
+        | "mlp_bias"
+        | "dropout"
+        | "bias"
+        | "enable_bias"
+        | "alibi"
+        | "parallel_attn"
+        | "use_parallel_residual"
+        | "rotary_dim"
+        | "rotary_pct"
+        | "partial_rotary_factor"
+        | "apply_residual_connection_post_layernorm"
+        | "do_layer_norm_before"
+        | "word_embed_proj_dim"
+        | "scale_attn_weights"
+        | "layer_norm_elementwise_affine" => {
+            "affects performance slightly, not modelled (dropout, biases, positional encoding, residual layout)"
         }
-        "attention_dropout" | "hidden_dropout" | "resid_pdrop" | "embd_pdrop" | "attn_pdrop" | "attention_bias"
-        | "mlp_bias" => "affects performance slightly, not modelled (dropout, biases)",
-        "sliding_window" | "use_sliding_window" | "max_window_layers" | "layer_types" => {
-            "affects attention FLOPs, not modelled: fmperf prices full causal attention"
-        }
+        "sliding_window"
+        | "use_sliding_window"
+        | "max_window_layers"
+        | "layer_types"
+        | "attention_chunk_size"
+        | "no_rope_layers"
+        | "sliding_window_pattern"
+        | "query_pre_attn_scalar" => "affects attention FLOPs, not modelled: fmperf prices full causal attention",
         "pretraining_tp" => why::ASSUMED,
-        "max_position_embeddings" | "n_positions" => {
-            "does not affect performance (the longest position; the training sequence length is --seq-len)"
+        "max_position_embeddings" | "n_positions" | "n_ctx" | "seq_length" => {
+            "does not affect performance (the longest position; the training sequence length is the launch's --seq-len)"
+        }
+        "vision_config"
+        | "vision_config_dict"
+        | "audio_config"
+        | "text_config_dict"
+        | "projection_dim"
+        | "mm_tokens_per_image"
+        | "image_token_index"
+        | "image_token_id"
+        | "vision_feature_layer" => {
+            "another tower of a multimodal model (or its projection): not modelled, fmperf prices the text model"
         }
         _ => why::UNKNOWN,
     }

@@ -37,12 +37,12 @@ fn check(formats: &[&str]) -> Vec<(String, Vec<String>)> {
                 let s = &l.settings;
                 let m = &s.moe;
                 let mut global = s.global_batch.copied();
-                if global.is_none()
-                    && let Some(g) = e["gpus"].as_u64()
-                {
+                // A launch becomes a scenario with the manifest's device count (the global batch
+                // of a `-1` mesh degree follows from it).
+                if let Some(g) = e["gpus"].as_u64() {
                     let o = Overrides { gpus: Some(g), ..Overrides::default() };
                     match Scenario::from_launch(&l, &o) {
-                        Ok(sc) => global = Some(sc.layout.global_batch),
+                        Ok(sc) => _ = global.get_or_insert(sc.layout.global_batch),
                         Err(err) => problems.push(format!("scenario with {g} devices: {err}")),
                     }
                 }
@@ -86,6 +86,34 @@ fn report(formats: &[&str]) -> (usize, usize) {
         eprintln!("{} {id}: {}", if p.is_empty() { "OK  " } else { "MISS" }, p.join("; "));
     }
     (ok, all.len())
+}
+
+#[test]
+fn real_deepspeed_runs_are_reported() {
+    // Megatron-DeepSpeed launches with their ds_config.json: the launch is the Megatron reader's,
+    // so this only reports (the DeepSpeed JSON's own reading is tested in deepspeed_config.rs).
+    let (ok, n) = report(&["megatron-deepspeed"]);
+    eprintln!("Megatron-DeepSpeed with ds_config.json: {ok} of {n} read as the manifest states");
+}
+
+#[test]
+fn real_deepspeed_and_hf_config_files_are_read_as_stated() {
+    let (ok, n) = report(&["deepspeed-json", "hf-config"]);
+    eprintln!("DeepSpeed JSON and config.json alone: {ok} of {n} read as the manifest states");
+    assert_eq!(ok, n, "DeepSpeed JSON or config.json files not read as stated");
+    // Every DeepSpeed JSON of the corpus, alone, is read or refused with the key and line.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/real");
+    for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if !name.ends_with(".json") || name == "manifest.json" {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        match fmperf_launch::parse(&text, Some(&name)) {
+            Ok(l) => eprintln!("{name}: {} ({} unused, {} notes)", l.format.as_str(), l.unused.len(), l.notes.len()),
+            Err(e) => eprintln!("{name}: error: {e}"),
+        }
+    }
 }
 
 #[test]
