@@ -17,6 +17,7 @@
 
 pub mod best;
 pub mod deepspeed;
+pub mod emit;
 pub mod estimate;
 pub mod experts;
 pub mod hf;
@@ -34,7 +35,6 @@ pub mod summary;
 pub mod toml;
 pub mod torchtitan;
 pub mod yaml;
-pub mod emit;
 
 pub use estimate::{Estimate, MemoryVerdict, Rank, estimate, estimate_files, estimate_text, hardware, rank};
 pub use scenario::{ModelOnly, Overrides, Scenario, catalog_model};
@@ -214,7 +214,13 @@ pub fn parse_as_with(format: Format, text: &str, args: &[String]) -> Result<Laun
             format!("a {} takes no positional arguments; they are for shell scripts", format.title()),
         ));
     }
-    let launch = match format {
+    Ok(settle_experts(read_one(format, text, args)?))
+}
+
+/// One file read by its format's reader, with its `# fmperf:` directives; its expert settings are
+/// left as read (see [`settle_experts`]: several files are settled once merged).
+fn read_one(format: Format, text: &str, args: &[String]) -> Result<Launch, Error> {
+    let mut launch = match format {
         Format::Megatron => megatron::parse_args(text, args)?,
         Format::NemoYaml => nemo::parse(text)?,
         Format::Torchtitan => torchtitan::parse(text)?,
@@ -222,14 +228,13 @@ pub fn parse_as_with(format: Format, text: &str, args: &[String]) -> Result<Laun
         Format::MaxText => maxtext::parse(text, args)?,
         Format::DeepSpeed => deepspeed::parse(text)?,
     };
-    settle(&[text], launch)
+    directives(text, &mut launch)?;
+    Ok(launch)
 }
 
-/// Reads the `# fmperf:` directives of `texts` into `launch` and settles its expert settings.
-fn settle(texts: &[&str], mut launch: Launch) -> Result<Launch, Error> {
-    for text in texts {
-        directives(text, &mut launch)?;
-    }
+/// Expert settings of a dense model listed as without effect (not silently kept); an MoE model's
+/// accounted for.
+fn settle_experts(mut launch: Launch) -> Launch {
     if !launch.settings.moe.is_moe() {
         // Expert settings of a dense model change nothing: listed, not silently kept.
         for (o, v) in launch.settings.moe.given() {
@@ -239,7 +244,7 @@ fn settle(texts: &[&str], mut launch: Launch) -> Result<Launch, Error> {
     } else {
         experts::account(&mut launch);
     }
-    Ok(launch)
+    launch
 }
 
 /// Detects the format of `text` and reads it.
@@ -286,8 +291,11 @@ pub fn parse_files(sources: &[Source<'_>], args: &[String]) -> Result<Launch, Er
     let mut args_taken = false;
     // MaxText's files are one configuration with MaxText's own precedence (config YAML, model
     // file, command line): read together, not merged as separate readings.
-    let maxtext: Vec<(Option<&str>, &str)> =
-        sources.iter().filter(|s| matches!(detect(s.text, s.name), Ok(Format::MaxText))).map(|s| (s.name, s.text)).collect();
+    let maxtext: Vec<(Option<&str>, &str)> = sources
+        .iter()
+        .filter(|s| matches!(detect(s.text, s.name), Ok(Format::MaxText)))
+        .map(|s| (s.name, s.text))
+        .collect();
     for (i, src) in sources.iter().enumerate() {
         let name = src.name.map_or_else(|| format!("file {}", i + 1), str::to_string);
         let format = detect(src.text, src.name).map_err(|e| in_file(e, &name))?;
@@ -297,12 +305,15 @@ pub fn parse_files(sources: &[Source<'_>], args: &[String]) -> Result<Launch, Er
         if format == Format::MaxText && maxtext.len() > 1 {
             if maxtext.first().is_some_and(|(n, t)| *n == src.name && std::ptr::eq(*t, src.text)) {
                 let texts: Vec<&str> = maxtext.iter().map(|(_, t)| *t).collect();
-                let l = settle(&texts, maxtext::parse_sources(&maxtext, mine)?)?;
+                let mut l = maxtext::parse_sources(&maxtext, mine)?;
+                for text in &texts {
+                    directives(text, &mut l)?;
+                }
                 read.push((format!("MaxText ({} files)", maxtext.len()), l));
             }
             continue;
         }
-        let mut l = parse_as_with(format, src.text, mine).map_err(|e| in_file(e, &name))?;
+        let mut l = read_one(format, src.text, mine).map_err(|e| in_file(e, &name))?;
         merge::tag_file(&mut l.settings, &name);
         read.push((name, l));
     }
@@ -330,14 +341,9 @@ pub fn parse_files(sources: &[Source<'_>], args: &[String]) -> Result<Launch, Er
         out.unused.extend(l.unused.iter().map(|u| Unused { key: prefix(name, &u.key), ..u.clone() }));
         out.notes.extend(l.notes.iter().map(|n| prefix(name, n)));
     }
-    // Expert settings read again over the merged model (a dense launch with an MoE config.json).
-    if !out.settings.moe.is_moe() {
-        for (o, v) in out.settings.moe.given() {
-            out.unused(o.key, v, "no effect: the model has no routed experts (dense)");
-        }
-        out.settings.moe = Moe::default();
-    }
-    Ok(out)
+    // Expert settings settled over the merged model (a launch's expert degrees with the experts of
+    // a sourced file or a config.json).
+    Ok(settle_experts(out))
 }
 
 /// Reads fmperf's own comment directives, which any format may carry on a comment line:

@@ -20,9 +20,9 @@ use serde_json::Value;
 const SYSTEM: &str = "nvidia_h100_sxm5_80gb";
 
 /// Cases read with every stated value: at least this many (of the corpus's 62).
-const READ_AT_LEAST: usize = 0;
+const READ_AT_LEAST: usize = 41;
 /// Cases read with a stated value wrong: at most this many.
-const MISREAD_AT_MOST: usize = 62;
+const MISREAD_AT_MOST: usize = 0;
 
 #[derive(Debug)]
 enum Outcome {
@@ -63,11 +63,19 @@ fn differences(states: &Value, got: &Value, model_only: bool) -> Vec<String> {
         } else {
             continue;
         };
-        if !found.contains(&Some(want)) {
+        // Megatron's NullTokenizer counts an end-of-document token after `--vocab-size` (the
+        // reader's note says so): the file's number plus one.
+        let null_tokenizer = k == "vocab" && notes_mention(got, "NullTokenizer") && found.contains(&Some(want + 1));
+        if !found.contains(&Some(want)) && !null_tokenizer {
             out.push(format!("{k}: states {want}, read {:?}", found.first().copied().flatten()));
         }
     }
     out
+}
+
+/// Whether a note of the estimate's JSON mentions `word`.
+fn notes_mention(got: &Value, word: &str) -> bool {
+    got["notes"].as_array().is_some_and(|n| n.iter().any(|n| n.as_str().is_some_and(|t| t.contains(word))))
 }
 
 fn run(case: &Value) -> Outcome {
