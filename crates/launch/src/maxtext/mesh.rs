@@ -43,6 +43,9 @@ const AXES: &[(&str, Class, i64, i64)] = &[
     ("autoregressive", Class::Tensor, 1, 1),
 ];
 
+/// Most devices a mesh may have.
+const MAX_DEVICES: u64 = 1 << 40;
+
 /// Keys read here.
 pub fn is_read(key: &str) -> bool {
     matches!(key, "per_device_batch_size" | "gradient_accumulation_steps" | "num_pipeline_microbatches")
@@ -64,7 +67,7 @@ fn degree(k: &Keys, key: String, default: i64) -> Result<(i64, Origin, bool), Er
         Some(r) => {
             let v = r.value.trim().replace('_', "");
             match v.parse::<i64>() {
-                Ok(n) if n == -1 || (1..=1 << 30).contains(&n) => Ok((n, r.origin.clone(), true)),
+                Ok(n) if n == -1 || (1..=1 << 20).contains(&n) => Ok((n, r.origin.clone(), true)),
                 _ => Err(r.origin.error(&r.value, "must be a positive degree or -1 (the devices that remain)")),
             }
         }
@@ -81,7 +84,12 @@ pub fn apply(l: &mut Launch, k: &Keys, gpus: Option<(u64, Origin)>) -> Result<()
             all.push(Degree { axis, class, value, origin, given });
         }
     }
-    let fixed: u64 = all.iter().filter(|d| d.value > 0).map(|d| d.value as u64).product();
+    let mut fixed: u64 = 1;
+    for d in all.iter().filter(|d| d.value > 0) {
+        fixed = fixed.checked_mul(d.value as u64).filter(|p| *p <= MAX_DEVICES).ok_or_else(|| {
+            d.origin.error(d.value, "the mesh degrees multiply to more devices than fmperf models (2^40)")
+        })?;
+    }
     let open: Vec<(Class, bool, Origin)> =
         all.iter().filter(|d| d.value == -1).map(|d| (d.class, d.given, d.origin.clone())).collect();
     let mut notes = Vec::new();
@@ -269,6 +277,9 @@ fn batch(
             ),
         ));
     }
+    if mbs > MAX_DEVICES as f64 {
+        return Err(po.error(pdbs, "is more sequences than fmperf models"));
+    }
     let mbs = mbs as u64;
     let s = &mut l.settings;
     s.mbs.put(mbs, &po);
@@ -284,7 +295,10 @@ fn batch(
         s.grad_accumulation.put(ga_n * nmb, &o);
     }
     if let Some(n) = devices {
-        let global = mbs * nmb * ga_n * (n / per_dp);
+        let global = [nmb, ga_n, n / per_dp]
+            .iter()
+            .try_fold(mbs, |acc, x| acc.checked_mul(*x).filter(|g| *g <= MAX_DEVICES))
+            .ok_or_else(|| po.error(pdbs, "the global batch is more sequences than fmperf models"))?;
         s.global_batch.put(global, &po);
         notes.push(format!(
             "global batch = per_device_batch_size × {n} devices × gradient_accumulation_steps {ga_n} = {global}"

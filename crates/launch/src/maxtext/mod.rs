@@ -23,20 +23,18 @@ use fmperf_core::Error;
 /// Whether `text` looks like a MaxText configuration or command line.
 pub fn looks_like(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
-    lower.contains("maxtext/train.py")
-        || lower.contains("maxtext.train")
-        || lower.contains("-m maxtext.")
-        || text.lines().any(|l| {
-            let t = l.trim_start();
-            ["base_emb_dim", "base_num_decoder_layers", "per_device_batch_size", "ici_", "dcn_"]
-                .iter()
-                .any(|k| t.starts_with(k) && t.contains(':'))
-        })
-        || text.split_whitespace().any(|w| {
-            w.starts_with("per_device_batch_size=")
-                || w.starts_with("ici_fsdp_parallelism=")
-                || w.starts_with("model_name=")
-        }) && !text.contains("pretrain_")
+    let runs_maxtext =
+        lower.contains("maxtext/train.py") || lower.contains("maxtext.train") || lower.contains("-m maxtext.");
+    // MaxText's own keys, as YAML lines or command-line words.
+    let own_key = |k: &str| {
+        k == "base_emb_dim"
+            || k == "base_num_decoder_layers"
+            || k == "per_device_batch_size"
+            || (k.starts_with("ici_") || k.starts_with("dcn_")) && k.ends_with("_parallelism")
+    };
+    let yaml_line = text.lines().any(|l| l.split_once(':').is_some_and(|(k, _)| own_key(k.trim())));
+    let word = text.split_whitespace().any(|w| w.split_once('=').is_some_and(|(k, _)| own_key(k)));
+    runs_maxtext || yaml_line || (word && !text.contains("pretrain_"))
 }
 
 /// How strongly a source's values count (MaxText's precedence).
