@@ -403,7 +403,6 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         l.notes.push("remat_policy=none: every activation kept (no recomputation)".into());
     }
     l.settings.recompute.put(level, &o);
-    let _ = why::ASSUMED;
     Ok(())
 }
 

@@ -11,7 +11,7 @@
 //! the layers (tensor-parallel); sequence, context and context_autoregressive the sequence
 //! (context-parallel); pipeline the layers into stages.
 
-use super::{Keys, Raw};
+use super::Keys;
 use crate::Launch;
 use crate::settings::{Origin, number, positive};
 use fmperf_core::Error;
@@ -304,6 +304,5 @@ fn batch(
             "global batch = per_device_batch_size × {n} devices × gradient_accumulation_steps {ga_n} = {global}"
         ));
     }
-    let _ = Raw::clone;
     Ok(())
 }
