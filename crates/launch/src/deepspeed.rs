@@ -235,11 +235,20 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
         }
         l.notes.push(format!("train_batch_size {g} = {m} × {ga} × {} data-parallel ranks", g / (m * ga)));
     }
+    // With bf16 and ZeRO stage 0 (or no `zero_optimization`), DeepSpeed wraps the optimizer in
+    // its BF16 optimizer (`runtime/bf16_optimizer.py`): FP32 master weights and optimizer states
+    // partitioned over the data-parallel ranks (ZeRO-1's layout) and gradients accumulated in an
+    // FP32 buffer of every parameter; the Megatron-DeepSpeed reader reads `--zero-stage 0 --bf16`
+    // the same way.
     if bf16 && matches!(stage, None | Some(0)) {
         let o = l.settings.precision.origin.clone().unwrap_or(Origin::new("bf16.enabled", 0));
+        let so = l.settings.sharding.origin.clone().unwrap_or_else(|| o.clone());
+        l.settings.sharding.put(Sharding::Zero1, &so);
         l.settings.fp32_grad_accumulation.put(true, &o);
         l.notes.push(
-            "bf16 without ZeRO: DeepSpeed's BF16 optimizer accumulates gradients in an FP32 buffer of every parameter"
+            "bf16 with ZeRO stage 0: DeepSpeed runs its BF16 optimizer, which shards the optimizer states and FP32 \
+             master weights over data parallelism (as ZeRO-1) and accumulates gradients in an FP32 buffer of every \
+             parameter (grad_accumulation_buffer)"
                 .into(),
         );
     }
@@ -337,5 +346,22 @@ mod tests {
         assert!(parse(&deep).is_err());
         let l = parse(r#"{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}}"#).unwrap();
         assert_eq!(l.settings.fp32_grad_accumulation.copied(), Some(true));
+        assert_eq!(l.settings.sharding.copied(), Some(Sharding::Zero1));
+    }
+
+    #[test]
+    fn bf16_with_stage_0_is_the_bf16_optimizer() {
+        let l = parse(r#"{"zero_optimization": {"stage": 0}, "bf16": {"enabled": true}}"#).unwrap();
+        assert_eq!(l.settings.sharding.copied(), Some(Sharding::Zero1));
+        assert_eq!(l.settings.fp32_grad_accumulation.copied(), Some(true));
+        assert_eq!(l.settings.sharding.origin.as_ref().map(|o| o.key.as_str()), Some("zero_optimization.stage"));
+        assert!(l.notes.iter().any(|n| n.contains("BF16 optimizer")));
+        // fp16 (or bf16 "auto") with stage 0 stays plain data parallelism.
+        let l = parse(r#"{"zero_optimization": {"stage": 0}, "fp16": {"enabled": true}}"#).unwrap();
+        assert_eq!(l.settings.sharding.copied(), Some(Sharding::Ddp));
+        let l = parse(r#"{"zero_optimization": {"stage": 0}, "bf16": {"enabled": "auto"}}"#).unwrap();
+        assert_eq!(l.settings.sharding.copied(), Some(Sharding::Ddp));
+        let l = parse(r#"{"zero_optimization": {"stage": 2}, "bf16": {"enabled": true}}"#).unwrap();
+        assert_eq!(l.settings.sharding.copied(), Some(Sharding::Zero2));
     }
 }

@@ -145,6 +145,13 @@ pub const MODELS: &[HubModel] = &[
         (13696, true, 65024, false),
         "THUDM/chatglm2-6b config.json (multi_query_group_num 2, padded_vocab_size)",
     ),
+    m(
+        &["chatglm-6b"],
+        (28, 4096, 32, 32, 128),
+        (16384, false, 130528, true),
+        "THUDM/chatglm-6b config.json (num_layers 28, inner_hidden_size 16384 GELU, vocab_size 130528; \
+         6.2B parameters with one embedding matrix)",
+    ),
     m(&["gemma-2b"], (18, 2048, 8, 1, 256), (16384, true, 256000, true), "google/gemma-2b config.json"),
     m(&["gemma-7b"], (28, 3072, 16, 16, 256), (24576, true, 256000, true), "google/gemma-7b config.json"),
     m(

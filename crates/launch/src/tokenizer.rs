@@ -127,6 +127,12 @@ const TABLE: &[(&[&str], u64, Counted, &str)] = &[
     ),
     (&["falcon"], 65_024, Counted::Config, "Falcon tokenizer (tiiuae/falcon-7b config.json vocab_size 65024)"),
     (&["bloom"], 250_880, Counted::Config, "BLOOM tokenizer (bigscience/bloom config.json vocab_size 250880)"),
+    (
+        &["gemma-3", "gemma3"],
+        262_208,
+        Counted::Config,
+        "Gemma 3 tokenizer (google/gemma-3-27b-pt config.json text_config vocab_size 262208)",
+    ),
     (&["gemma"], 256_000, Counted::Config, "Gemma / Gemma 2 tokenizer (google/gemma-7b config.json vocab_size 256000)"),
     (
         &["nemotron"],
@@ -135,10 +141,16 @@ const TABLE: &[(&[&str], u64, Counted, &str)] = &[
         "Nemotron-4 tokenizer (nvidia/Nemotron-4-340B-Base: 256,000 SentencePiece tokens)",
     ),
     (
-        &["chatglm"],
+        &["chatglm2", "chatglm3"],
         65_024,
         Counted::Config,
         "ChatGLM2/3 tokenizer (THUDM/chatglm2-6b config.json padded_vocab_size 65024)",
+    ),
+    (
+        &["chatglm-6b"],
+        130_528,
+        Counted::Config,
+        "ChatGLM-6B (first generation) tokenizer (THUDM/chatglm-6b config.json vocab_size 130528)",
     ),
     (
         &["baichuan2"],
@@ -212,6 +224,12 @@ mod tests {
         assert_eq!(v("mistralai/Mistral-Nemo-Base-2407"), Some(131_072));
         assert_eq!(v("BertWordPieceLowerCase"), Some(30_522));
         assert_eq!(v("TikTokenizer"), Some(131_072));
+        // Families whose generations differ are told apart, not matched by the family's name.
+        assert_eq!(v("THUDM/chatglm2-6b"), Some(65_024));
+        assert_eq!(v("THUDM/chatglm-6b"), Some(130_528));
+        assert_eq!(v("THUDM/glm-4-9b"), None);
+        assert_eq!(v("google/gemma-2-9b"), Some(256_000));
+        assert_eq!(v("google/gemma-3-27b-pt"), Some(262_208));
         assert_eq!(v("/data/tokenizer.model"), None);
         assert_eq!(v("HuggingFaceTokenizer"), None);
         assert!(needs_model("HuggingFaceTokenizer") && !needs_model("GPT2BPETokenizer"));

@@ -26,6 +26,8 @@ const LAYOUT_WORDS: &[&str] = &[
     "_degree",
     "remat",
     "TP",
+    // A script's variable for a model-parallel degree (`TENSOR_MP_SIZE=8`).
+    "MP_SIZE",
     "PP",
     "CP",
     "EP",

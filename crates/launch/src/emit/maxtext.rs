@@ -261,10 +261,13 @@ pub(super) fn rewrite(
     let mut last: Option<(usize, bool)> = None;
     let mut missing = Vec::new();
     let mut items = layout_items(p, notes);
+    // Axes the layout does not use but the file gives (`ici_fsdp_transpose_parallelism=2`) are set
+    // to 1 too, so that the written degrees multiply to the devices.
     for axis in AXES {
-        let key = format!("dcn_{axis}_parallelism");
-        if !items.iter().any(|(k, _)| *k == key) && find(&lines, &key).is_some() {
-            items.push((key, "1".into()));
+        for key in [format!("dcn_{axis}_parallelism"), format!("ici_{axis}_parallelism")] {
+            if !items.iter().any(|(k, _)| *k == key) && find(&lines, &key).is_some() {
+                items.push((key, "1".into()));
+            }
         }
     }
     for (key, v) in items {

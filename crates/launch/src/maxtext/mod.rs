@@ -193,6 +193,16 @@ fn command_words(
         // the line that runs the module.
         words = split::module_command(text, &is_train).unwrap_or(words);
     }
+    // A command passed as one string (`bash -c "…"`, `xpk … --command="…"`): the words of the
+    // command inside it, at the line of the string (bounded: a string within a string, a few deep).
+    for _ in 0..4 {
+        let Some(w) = words.iter().find(|w| is_train(&w.text) && w.text.contains(char::is_whitespace)) else {
+            break;
+        };
+        let line = w.line;
+        let Some(inner) = split::embedded(&w.text, &is_train) else { break };
+        words = inner.into_iter().map(|text| shell::Word { text, line }).collect();
+    }
     let start = match words.iter().position(|w| is_train(&w.text)) {
         Some(p) => p + 1,
         None if words.iter().any(|w| w.text.split_once('=').is_some_and(|(k, _)| is_key(k))) => 0,

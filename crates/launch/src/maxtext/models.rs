@@ -117,9 +117,17 @@ pub const MODELS: &[Model] = &[
     ),
 ];
 
+/// MaxText model files that repeat another's shape and change only its sharding or schedule
+/// (`deepseek3-671b-2dfsdp.yml`: `logical_axis_rules` for FSDP on two axes;
+/// `deepseek3-671b-batchsplit.yml`: the batch-split schedule and routing groups), with the file
+/// whose shape they keep.
+const VARIANTS: &[(&str, &str)] =
+    &[("deepseek3-671b-2dfsdp", "deepseek3-671b"), ("deepseek3-671b-batchsplit", "deepseek3-671b")];
+
 /// The model file named `name` (`llama2-7b`), if fmperf knows it.
 pub fn find(name: &str) -> Option<&'static Model> {
     let n = name.trim().to_ascii_lowercase();
+    let n = VARIANTS.iter().find(|(v, _)| *v == n).map_or(n.as_str(), |(_, base)| base);
     MODELS.iter().find(|m| m.name == n)
 }
 

@@ -32,10 +32,11 @@ pub fn module_command(text: &str, is_train: &dyn Fn(&str) -> bool) -> Option<Vec
         if t.starts_with('#') {
             continue;
         }
-        let words = split(t, &vars);
-        if words.iter().any(|w| is_train(w)) {
-            return Some(words.into_iter().take(MAX_WORDS).map(|w| Word { text: w, line: start }).collect());
+        let segments = split(t, &vars);
+        if let Some(words) = segments.iter().find(|s| s.iter().any(|w| is_train(w))) {
+            return Some(words.iter().take(MAX_WORDS).map(|w| Word { text: w.clone(), line: start }).collect());
         }
+        let words = segments.into_iter().next().unwrap_or_default();
         // A plain assignment: `NAME=value` or `export NAME=value`.
         let body = t.strip_prefix("export ").unwrap_or(t);
         if words.len() == 1 + usize::from(t.starts_with("export "))
@@ -51,10 +52,25 @@ pub fn module_command(text: &str, is_train: &dyn Fn(&str) -> bool) -> Option<Vec
     None
 }
 
-/// Splits `line` into words: whitespace outside quotes separates, quotes are removed, `$NAME`
-/// and `${NAME}` / `${NAME:-default}` expanded from `vars` (kept as written when unknown) except
-/// inside single quotes. A `;`, `&&` or `|` outside quotes ends the command.
-fn split(line: &str, vars: &BTreeMap<String, String>) -> Vec<String> {
+/// The words of the MaxText command inside a word that holds a whole command line, as a command
+/// passed as one string does (`bash -c "… python3 -m MaxText.train …"`, `xpk workload create
+/// --command="set -e && python3 -m MaxText.train …"`): the `--flag=` before it dropped, split as
+/// a line (its variables already expanded by the outer line), the command of the list that runs
+/// `is_train`. `None` when `word` holds no such command.
+pub fn embedded(word: &str, is_train: &dyn Fn(&str) -> bool) -> Option<Vec<String>> {
+    let body = match word.split_once('=') {
+        Some((flag, rest)) if flag.starts_with('-') && !flag.contains(char::is_whitespace) => rest,
+        _ => word,
+    };
+    split(body, &BTreeMap::new()).into_iter().find(|s| s.iter().any(|w| is_train(w)))
+}
+
+/// Splits `line` into the commands of a list (separated by `;`, `&&`, `||` or `|` outside quotes;
+/// a redirection's `&` as in `2>&1` too) and each into words: whitespace outside quotes
+/// separates, quotes are removed, `$NAME` and `${NAME}` / `${NAME:-default}` expanded from `vars`
+/// (kept as written when unknown) except inside single quotes.
+fn split(line: &str, vars: &BTreeMap<String, String>) -> Vec<Vec<String>> {
+    let mut commands = Vec::new();
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut has = false;
@@ -79,7 +95,17 @@ fn split(line: &str, vars: &BTreeMap<String, String>) -> Vec<String> {
                 has = true;
                 i = next;
             }
-            ';' | '|' | '&' if !single && !double => break,
+            // A redirection's `&` (`2>&1`) is part of its word.
+            '&' if cur.ends_with('>') => cur.push(c),
+            ';' | '|' | '&' if !single && !double => {
+                if has {
+                    out.push(std::mem::take(&mut cur));
+                    has = false;
+                }
+                if !out.is_empty() {
+                    commands.push(std::mem::take(&mut out));
+                }
+            }
             c if c.is_whitespace() && !single && !double => {
                 if has {
                     out.push(std::mem::take(&mut cur));
@@ -95,7 +121,10 @@ fn split(line: &str, vars: &BTreeMap<String, String>) -> Vec<String> {
     if has {
         out.push(cur);
     }
-    out
+    if !out.is_empty() {
+        commands.push(out);
+    }
+    commands
 }
 
 /// The expansion of the `$…` starting at `chars[i]` (after the `$`) and the index after it.
@@ -155,5 +184,18 @@ mod tests {
         );
         assert_eq!(w[0].line, 4);
         assert!(module_command("echo hi", &is_train).is_none());
+    }
+
+    #[test]
+    fn commands_of_a_list_and_command_strings() {
+        let is_train = |w: &str| w.to_ascii_lowercase().contains("maxtext") && w.contains("train");
+        let t = "set -e; python3 -m MaxText.train base.yml a=1 2>&1 | tee log && echo ok\n";
+        let w = module_command(t, &is_train).unwrap();
+        let texts: Vec<&str> = w.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(texts, ["python3", "-m", "MaxText.train", "base.yml", "a=1", "2>&1"]);
+        let inner =
+            embedded("--command=set -e && export X='y z' && python3 -m MaxText.train b.yml k=2 | tee l", &is_train);
+        assert_eq!(inner.unwrap(), ["python3", "-m", "MaxText.train", "b.yml", "k=2"]);
+        assert!(embedded("--command=echo hi && ls", &is_train).is_none());
     }
 }

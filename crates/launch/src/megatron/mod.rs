@@ -340,6 +340,12 @@ pub(crate) fn apply(
         "kv-channels" => put!(l, head_dim, count(value)?, o),
         "group-query-attention" => p.gqa = Some(switch(value, o)?),
         "num-query-groups" => p.query_groups = Some((count(value)?, o.clone(), need(value)?)),
+        // BigCode's Megatron-LM (StarCoder, SantaCoder): multi-query attention, one K/V head.
+        "attention-head-type" => match need(value)?.to_ascii_lowercase().as_str() {
+            "multiquery" => put!(l, kv_heads, 1, o),
+            "multihead" => {}
+            other => return Err(o.error(other, "must be multihead or multiquery (BigCode's Megatron-LM)")),
+        },
         "swiglu" => put!(l, gated_mlp, switch(value, o)?, o),
         "seq-length" | "encoder-seq-length" => put!(l, seq_len, count(value)?, o),
         "untie-embeddings-and-output-weights" => put!(l, tied_embeddings, !switch(value, o)?, o),
