@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { newPage, screenshot, ROOT, sharedBrowser } from './harness.mjs';
 
@@ -15,9 +16,9 @@ sharedBrowser((s, b) => {
   browser = b;
 });
 
-/** `fmperf estimate --from FILE --format json` (the binary in FMPERF_BIN, else cargo run). */
-function estimate(file) {
-  const args = ['estimate', '--from', file, '--format', 'json'];
+/** `fmperf estimate --from FILE … --format json` (the binary in FMPERF_BIN, else cargo run). */
+function estimate(file, ...more) {
+  const args = ['estimate', '--from', file, ...more, '--format', 'json'];
   const options = { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 24, timeout: 600_000 };
   const out = process.env.FMPERF_BIN
     ? execFileSync(process.env.FMPERF_BIN, args, options)
@@ -97,6 +98,53 @@ test("the file's scenario is searched in the Explorer", async () => {
   assert.equal(url.searchParams.get('batch'), '8');
   assert.equal(url.searchParams.get('mode'), 'extended');
   await page.locator('table.results tbody tr').first().waitFor({ timeout: 60_000 });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+// Issue 27 §2 and §4: a launch script and its DeepSpeed JSON opened together are read as one run
+// (the CLI's numbers for `--from script --from json`); the best layout is found in the page and
+// written back as Megatron flags, which read back as that layout.
+test('a launch script and its DeepSpeed JSON together; the best layout copied back as flags', async () => {
+  const script = 'examples/launch/megatron-deepspeed-gpt-13b.sh';
+  const ds = 'examples/launch/ds_config_gpt_13b.json';
+  const system = 'nvidia_a100_sxm4_80gb';
+  const cli = estimate(script, '--from', ds, '--system', system);
+  const page = await newPage(browser);
+  await page.goto(`${server.base}?tab=run`);
+  await page.locator('textarea.launch-text').waitFor({ timeout: 60_000 });
+  await page.locator('input.launch-system').fill(system);
+  // Both files at once, the JSON first: the script is shown, the JSON read with it.
+  await page.locator('input.launch-file').setInputFiles([path.join(ROOT, ds), path.join(ROOT, script)]);
+  await page.locator('.launch-companions li').waitFor({ timeout: 30_000 });
+  assert.equal(await page.locator('.launch-companions li').getAttribute('data-file'), 'ds_config_gpt_13b.json');
+  assert.match(await page.locator('textarea.launch-text').inputValue(), /pretrain_gpt\.py/);
+  const got = await shown(page);
+  assert.equal(got.time_per_step_s, cli.time_per_step_s, 'time per step');
+  assert.equal(got.memory_gb, cli.memory.predicted_gb, 'memory per device');
+  const config = await page.locator('.launch-config').textContent();
+  assert.ok(config.includes(`global batch ${cli.config.global_batch}`) && config.includes('zero1'), config);
+  await page.locator('button.launch-find-best').click();
+  const line = page.locator('.launch-best-line');
+  await line.waitFor({ timeout: 60_000 });
+  assert.ok(Number(await line.getAttribute('data-speedup')) >= 1 - 1e-9);
+  const flags = await page.locator('textarea.launch-emitted').inputValue();
+  assert.match(flags, /pretrain_gpt\.py/);
+  assert.match(flags, /--tensor-model-parallel-size/);
+  await page.locator('button.launch-copy').click();
+  await screenshot(page, 'launch-best-layout');
+  // Read back by the CLI: the degrees of the best line, on the same devices.
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'fmperf-emit-'));
+  const file = path.join(dir, 'run-best.sh');
+  writeFileSync(file, flags);
+  const back = estimate(file, '--system', system);
+  const text = await line.textContent();
+  const c = back.config;
+  assert.ok(text.startsWith(`tp ${c.tp} · pp ${c.pp}`) && text.includes(`dp ${c.dp} · mbs ${c.mbs}`), `${text} vs ${JSON.stringify(c)}`);
+  assert.equal(c.tp * c.pp * c.cp * c.dp, 32);
+  // The other formats are offered too.
+  await page.locator('select.launch-emit-format').selectOption('torchtitan');
+  assert.match(await page.locator('textarea.launch-emitted').inputValue(), /\[parallelism\]/);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

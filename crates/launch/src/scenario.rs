@@ -352,7 +352,7 @@ impl ModelOnly {
             layers,
             ffn_hidden: ffn,
             gated_mlp: gated,
-            vocab: Some(vocab),
+            vocab,
             // Megatron-LM ties unless told `--untie-embeddings-and-output-weights`; the other
             // readers set the key from their file.
             tied_embeddings: s.tied_embeddings.copied().unwrap_or(true),
@@ -419,14 +419,22 @@ fn rename_model_error(e: Error, s: &Settings) -> Error {
 
 /// The vocabulary, padded as Megatron pads it (to a multiple of `make-vocab-size-divisible-by ·
 /// tp`, default 128) for Megatron and NeMo files.
-fn vocab(s: &Settings, f: Format, tp: u64, notes: &mut Vec<String>) -> Result<u64, Error> {
+///
+/// A file that does not say its vocabulary (a tokenizer file whose size is in the file's contents,
+/// not its name) is estimated without the embedding and the output head, and a note says so and
+/// how to give it: an omission stated, never a guessed number.
+fn vocab(s: &Settings, f: Format, tp: u64, notes: &mut Vec<String>) -> Result<Option<u64>, Error> {
     let Some(v) = s.vocab.copied() else {
-        return Err(Error::MissingField {
-            field: key(f, "vocab-size", "model.tokenizer.type", "model.flavor", "vocab_size"),
-        });
+        let k =
+            key(f, "vocab-size", "model.tokenizer (a tokenizer fmperf knows by name)", "model.flavor", "vocab_size");
+        notes.push(format!(
+            "vocabulary not stated: the embedding and the output head are left out of the estimate (time per \
+             step and memory per device somewhat low, more so for small models); give {k}"
+        ));
+        return Ok(None);
     };
     if !matches!(f, Format::Megatron | Format::NemoYaml) {
-        return Ok(v);
+        return Ok(Some(v));
     }
     let multiple = s.vocab_divisible_by.copied().unwrap_or(128) * tp;
     let padded = v.div_ceil(multiple) * multiple;
@@ -435,7 +443,7 @@ fn vocab(s: &Settings, f: Format, tp: u64, notes: &mut Vec<String>) -> Result<u6
             "vocabulary {v} padded to {padded} (a multiple of make-vocab-size-divisible-by·tp = {multiple})"
         ));
     }
-    Ok(padded)
+    Ok(Some(padded))
 }
 
 /// The device count and where it came from.

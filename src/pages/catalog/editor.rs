@@ -346,7 +346,19 @@ fn Editor(start: Start) -> impl IntoView {
     });
     let warnings = Memo::new(move |_| check.with(|c| messages(&c.warnings)));
     // JSON view: the pasted document and what saving it would do.
-    let parsed = Memo::new(move |_| json.with(|t| parse_detailed(t)));
+    // A Hugging Face config.json (or a MaxText model file) pasted here is read as the model it
+    // describes, by the launch readers the CLI's `--model FILE` uses.
+    let parsed = Memo::new(move |_| {
+        json.with(|t| {
+            if !fmperf_launch::model_document::is_model_file(t, Some("config.json")) {
+                return parse_detailed(t);
+            }
+            let id = stored().with(|s| s.store.free_id(EntryKind::Model, "my-hf-model"));
+            fmperf_launch::model_document::model_document(t, Some("config.json"), &id)
+                .map(|m| Parsed { document: Document::Model(m), origin: Origin::Versioned, warnings: Vec::new() })
+                .map_err(|e| vec![e])
+        })
+    });
     let json_ready = Memo::new(move |_| {
         parsed.with(|p| match p {
             Err(errors) => Err(errors.clone()),
@@ -520,7 +532,7 @@ fn Editor(start: Start) -> impl IntoView {
             }
             Err(errors) if json.with(|t| t.trim().is_empty()) => {
                 let _ = errors;
-                view! { <p class="muted">"Paste a model or system document: fmperf's format, or the reference's model or system JSON."</p> }.into_any()
+                view! { <p class="muted">"Paste a model or system document: fmperf's format, the reference's model or system JSON, or a Hugging Face config.json (read as the model it describes)."</p> }.into_any()
             }
             Err(errors) => {
                 let n = errors.len();

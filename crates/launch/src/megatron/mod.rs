@@ -340,6 +340,9 @@ pub(crate) fn apply(
         "kv-channels" => put!(l, head_dim, count(value)?, o),
         "group-query-attention" => p.gqa = Some(switch(value, o)?),
         "num-query-groups" => p.query_groups = Some((count(value)?, o.clone(), need(value)?)),
+        // Megatron-DeepSpeed's grouped-query attention (Microsoft's fork: no `--group-query-attention`
+        // switch; fewer key/value heads than heads is GQA).
+        "num-key-value-heads" => put!(l, kv_heads, count(value)?, o),
         // BigCode's Megatron-LM (StarCoder, SantaCoder): multi-query attention, one K/V head.
         "attention-head-type" => match need(value)?.to_ascii_lowercase().as_str() {
             "multiquery" => put!(l, kv_heads, 1, o),
@@ -647,12 +650,14 @@ fn vocabulary(l: &mut Launch, p: Pending) -> Result<(), Error> {
                 ));
             }
             None => {
+                // Not a guess: the vocabulary stays unknown, and the estimate says what that leaves
+                // out (see `scenario::vocab`).
                 if let Some((name, o)) = sources.into_iter().flatten().next() {
-                    return Err(o.error(
-                        name,
-                        "the vocabulary size cannot be read from this tokenizer (fmperf knows the tokenizers of \
-                         the common model families by name, not a file's contents); add --vocab-size N (the \
-                         tokenizer's vocabulary) to the file",
+                    l.notes.push(format!(
+                        "{} {name} (line {}): fmperf knows the vocabularies of the common tokenizers by name, not \
+                         a tokenizer file's contents; add --vocab-size N to the file for the embedding and output \
+                         head",
+                        o.key, o.line
                     ));
                 }
             }
@@ -701,8 +706,12 @@ mod tests {
         assert_eq!(e.field(), Some("--num-layers"));
         let e = parse("python pretrain_gpt.py --tensor-model-parallel-size $TP").unwrap_err();
         assert!(e.to_string().contains("$TP"), "{e}");
-        let e = parse("python pretrain_gpt.py --tokenizer-model /data/tok.model").unwrap_err();
-        assert!(e.to_string().contains("--vocab-size"), "{e}");
+        // A tokenizer file fmperf cannot size: no vocabulary, and a note saying how to give it.
+        let l = parse("python pretrain_gpt.py --tokenizer-model /data/tok.model").unwrap();
+        assert!(l.settings.vocab.get().is_none());
+        assert!(l.notes.iter().any(|n| n.contains("--tokenizer-model /data/tok.model") && n.contains("--vocab-size")));
+        let l = parse("python pretrain_gpt.py --num-attention-heads 64 --num-key-value-heads 8").unwrap();
+        assert_eq!(l.settings.kv_heads.copied(), Some(8));
         let l = parse("python pretrain_gpt.py --tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Meta-Llama-3-70B")
             .unwrap();
         assert_eq!(l.settings.vocab.copied(), Some(128_256));
