@@ -223,6 +223,12 @@ fn inputs_that_are_not_regular_files_or_not_for_this_command_are_refused() {
     }
     let dir = std::env::temp_dir().to_string_lossy().to_string();
     assert!(usage_error(&["estimate", "--from", &dir, "--system", "h100"]).contains("is a directory"));
+    // A flag at fault is named alone, not blamed on the file.
+    let from = example("megatron-llama3-70b.sh");
+    let e = usage_error(&["estimate", "--from", &from, "--system", "bogus"]);
+    assert!(e.contains("unknown system `bogus`") && !e.contains("--from"), "{e}");
+    let e = usage_error(&["estimate", "--from", &from, "--gpus", "7"]);
+    assert!(e.starts_with("fmperf: --gpus = 7") && e.contains("tp·pp·cp = 32"), "{e}");
     // Positional parameters belong to a script given with --from.
     let e = usage_error(&["show", "llama3-8b", "--", "a"]);
     assert!(e.contains("positional parameters"), "{e}");

@@ -51,7 +51,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let overrides = overrides(&args)?;
     let sources: Vec<Source<'_>> = files.iter().map(|(p, t)| Source { name: Some(p), text: t }).collect();
     let (launch, e) = launch::estimate_files(&sources, args.trailing(), &overrides)
-        .map_err(|err| CmdError::Usage(format!("--from {path}: {err}")))?;
+        .map_err(|err| file_error(&path, &overrides, err))?;
     match format {
         Format::Json => writeln!(out, "{}", e.to_json(&launch))?,
         _ => write!(out, "{}", render(&path, &launch, &e))?,
@@ -80,6 +80,20 @@ pub fn read_sources(args: &Args) -> Result<Vec<(String, String)>, CmdError> {
         out.push((model.to_string(), text));
     }
     Ok(out)
+}
+
+/// An error of reading and estimating the `--from` files (`path`), named by what is at fault: a
+/// command-line flag (`--gpus`, `--system` when given, the script's arguments after `--`) is named
+/// alone; anything else is the files'.
+pub fn file_error(path: &str, o: &Overrides, e: fmperf_core::Error) -> CmdError {
+    let flag = match (&e, e.field()) {
+        (fmperf_core::Error::UnknownName { kind, .. }, _) => kind == "system" && o.system.is_some(),
+        (_, Some(f)) => {
+            ["--gpus", "--global-batch", "--seq-len", "--"].contains(&f) || (f == "--system" && o.system.is_some())
+        }
+        _ => false,
+    };
+    if flag { CmdError::Usage(e.to_string()) } else { CmdError::Usage(format!("--from {path}: {e}")) }
 }
 
 /// `--system`, `--gpus`, `--global-batch`, `--seq-len` as overrides of the file.

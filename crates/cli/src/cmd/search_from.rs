@@ -40,7 +40,7 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
     let files = read_sources(args)?;
     let path = files.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(" + ");
     let o = overrides(args)?;
-    let usage = |e: fmperf_core::Error| CmdError::Usage(format!("--from {path}: {e}"));
+    let usage = |e: fmperf_core::Error| super::estimate::file_error(&path, &o, e);
     let sources: Vec<launch::Source<'_>> =
         files.iter().map(|(p, t)| launch::Source { name: Some(p), text: t }).collect();
     let launch = launch::parse_files(&sources, args.trailing()).map_err(usage)?;
