@@ -32,7 +32,9 @@ fn name(f: Format, megatron: &str, hf: &str) -> String {
     match f {
         Format::HfConfig => hf.to_string(),
         Format::Megatron => format!("--{megatron}"),
-        Format::NemoYaml | Format::Torchtitan | Format::MaxText | Format::DeepSpeed => megatron.replace('-', "_"),
+        Format::NemoYaml | Format::Torchtitan | Format::MaxText | Format::DeepSpeed | Format::TrainerYaml => {
+            megatron.replace('-', "_")
+        }
     }
 }
 

@@ -34,6 +34,7 @@ pub mod shell;
 pub mod summary;
 pub mod toml;
 pub mod torchtitan;
+pub mod trainer_yaml;
 pub mod yaml;
 
 pub use estimate::{Estimate, MemoryVerdict, Rank, estimate, estimate_files, estimate_text, hardware, rank};
@@ -61,12 +62,22 @@ pub enum Format {
     /// A DeepSpeed JSON (`ds_config.json`): batch, ZeRO stage, precision; read together with the
     /// launch that names it.
     DeepSpeed,
+    /// A Hugging Face Trainer YAML (`TrainingArguments` keys: LLaMA-Factory, alignment-handbook /
+    /// TRL recipes) or an Accelerate config YAML (`distributed_type`, `num_processes`).
+    TrainerYaml,
 }
 
 impl Format {
     /// Every format, in detection order.
-    pub const ALL: [Format; 6] =
-        [Format::HfConfig, Format::DeepSpeed, Format::Torchtitan, Format::MaxText, Format::NemoYaml, Format::Megatron];
+    pub const ALL: [Format; 7] = [
+        Format::HfConfig,
+        Format::DeepSpeed,
+        Format::Torchtitan,
+        Format::MaxText,
+        Format::TrainerYaml,
+        Format::NemoYaml,
+        Format::Megatron,
+    ];
 
     /// The name used by the CLI and the page (`megatron`, `nemo-yaml`, `torchtitan`, `hf-config`).
     pub fn as_str(self) -> &'static str {
@@ -77,6 +88,7 @@ impl Format {
             Format::HfConfig => "hf-config",
             Format::MaxText => "maxtext",
             Format::DeepSpeed => "deepspeed-json",
+            Format::TrainerYaml => "hf-trainer-yaml",
         }
     }
 
@@ -89,6 +101,7 @@ impl Format {
             Format::HfConfig => "Hugging Face config.json",
             Format::MaxText => "MaxText config",
             Format::DeepSpeed => "DeepSpeed JSON",
+            Format::TrainerYaml => "Hugging Face Trainer / Accelerate YAML",
         }
     }
 }
@@ -168,6 +181,10 @@ pub fn detect(text: &str, name: Option<&str>) -> Result<Format, Error> {
     if lower.ends_with(".toml") {
         return Ok(Format::Torchtitan);
     }
+    let yaml_name = lower.ends_with(".yaml") || lower.ends_with(".yml") || !lower.contains('.');
+    if yaml_name && trainer_yaml::looks_like(text) {
+        return Ok(Format::TrainerYaml);
+    }
     if lower.ends_with(".yaml") || lower.ends_with(".yml") {
         return Ok(Format::NemoYaml);
     }
@@ -227,6 +244,7 @@ fn read_one(format: Format, text: &str, args: &[String]) -> Result<Launch, Error
         Format::HfConfig => hf::parse(text)?,
         Format::MaxText => maxtext::parse(text, args)?,
         Format::DeepSpeed => deepspeed::parse(text)?,
+        Format::TrainerYaml => trainer_yaml::parse(text)?,
     };
     directives(text, &mut launch)?;
     Ok(launch)

@@ -78,6 +78,7 @@ fn key(format: Format, megatron: &str, yaml: &str, toml: &str, hf: &str) -> Stri
         Format::HfConfig => hf.to_string(),
         Format::MaxText => megatron.replace('-', "_"),
         Format::DeepSpeed => hf.to_string(),
+        Format::TrainerYaml => megatron.replace('-', "_"),
     }
 }
 

@@ -74,7 +74,7 @@ impl Target {
             Format::NemoYaml => Some(Target::Nemo),
             Format::Torchtitan => Some(Target::Torchtitan),
             Format::MaxText => Some(Target::MaxText),
-            Format::HfConfig | Format::DeepSpeed => None,
+            Format::HfConfig | Format::DeepSpeed | Format::TrainerYaml => None,
         }
     }
 

@@ -300,6 +300,34 @@ pub fn parse_args(text: &str, args: &[String]) -> Result<Launch, Error> {
     Ok(l)
 }
 
+/// The Hugging Face Trainer's per-key rules for the Trainer YAML reader ([`crate::trainer_yaml`]):
+/// the same [`trainer::apply`] and [`finish`] as the Trainer's flags, keys given with dashes.
+#[derive(Debug, Default)]
+pub(crate) struct TrainerKeys(Pending);
+
+impl TrainerKeys {
+    /// A reading of Trainer arguments.
+    pub(crate) fn new() -> TrainerKeys {
+        TrainerKeys(Pending { trainer: true, read_any: true, ..Pending::default() })
+    }
+    /// Reads one argument (`name` with dashes); `Ok(false)`: not one the Trainer rules read.
+    pub(crate) fn apply(&mut self, l: &mut Launch, name: &str, value: &str, o: &Origin) -> Result<bool, Error> {
+        trainer::apply(l, &mut self.0, name, Some(value), o)
+    }
+    /// Why an argument not read does not matter, if the Trainer rules know it.
+    pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
+        trainer::irrelevant(name).or_else(|| irrelevant(name))
+    }
+    /// Whether gradient checkpointing or a 16-bit format was given.
+    pub(crate) fn given(&self) -> (bool, bool) {
+        (self.0.granularity.is_some(), self.0.half.is_some())
+    }
+    /// Reads what depends on several arguments (recomputation, precision).
+    pub(crate) fn finish(self, l: &mut Launch) -> Result<(), Error> {
+        finish(l, self.0)
+    }
+}
+
 pub(super) fn note_replaced(l: &mut Launch, replaced: Option<Origin>, now: &Origin) {
     if let Some(old) = replaced {
         l.notes.push(format!(
