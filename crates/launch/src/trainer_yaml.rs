@@ -39,6 +39,19 @@ const MARKERS: &[&str] = &[
     "compute_environment",
 ];
 
+/// Keys of preference and RL training (TRL's `DPOConfig`, `ORPOConfig`, `KTOConfig`, `GRPOConfig`;
+/// LLaMA-Factory's `pref_*`): such a run is not one model's supervised training.
+const PREFERENCE: &[&str] = &[
+    "beta",
+    "max_prompt_length",
+    "num_generations",
+    "pref_beta",
+    "pref_loss",
+    "ref_model",
+    "reward_funcs",
+    "use_vllm",
+];
+
 /// Keys only LLaMA-Factory's arguments have (its gradient-checkpointing default differs).
 const LLAMA_FACTORY: &[&str] =
     &["stage", "finetuning_type", "cutoff_len", "disable_gradient_checkpointing", "template"];
@@ -79,7 +92,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
         };
         if !read {
             let dashed = head.replace('_', "-");
-            let why = TrainerKeys::irrelevant(&dashed).or_else(|| own_irrelevant(head)).unwrap_or(why::UNKNOWN);
+            let why = own_irrelevant(head).or_else(|| TrainerKeys::irrelevant(&dashed)).unwrap_or(why::UNKNOWN);
             l.unused(e.key.clone(), e.value.clone(), why);
         }
     }
@@ -179,6 +192,24 @@ fn top_key(l: &mut Launch, keys: &mut TrainerKeys, key: &str, v: &str, o: &Origi
                 keys.apply(l, "gradient-checkpointing", "true", o)?;
             }
         }
+        _ if PREFERENCE.contains(&key) => {
+            return Err(o.error(
+                value,
+                "a preference or RL recipe's key (DPO, ORPO, KTO, GRPO): fmperf prices one model's supervised \
+                 training, not chosen/rejected pairs, a reference model or generation",
+            ));
+        }
+        "pure_bf16" if boolean(value, o)? => l.unused(
+            key,
+            value,
+            "affects memory, not modelled: pure BF16 training keeps no FP32 master weights; fmperf counts them",
+        ),
+        "quantization_bit" | "use_peft" | "load_in_4bit" | "load_in_8bit" => l.unused(
+            key,
+            value,
+            "affects performance, not modelled: LoRA / QLoRA train small adapters of frozen (or quantized) weights; \
+             fmperf prices full training",
+        ),
         "torch_dtype" | "dtype" => l.unused(
             key,
             value,
@@ -342,7 +373,6 @@ fn own_irrelevant(key: &str) -> Option<&'static str> {
         | "dataset_config" | "dataset_text_field" | "overwrite_cache" | "val_size" | "mix_strategy" | "streaming" => {
             why::DATA
         }
-        "beta" | "pref_beta" | "pref_loss" | "loss_type" => why::HYPERPARAMETER,
         _ => return None,
     })
 }

@@ -27,6 +27,7 @@ gradient_accumulation_steps: 4
 learning_rate: 1.0e-5
 bf16: true
 report_to: none
+ddp_timeout: 180000000
 ";
 
 const HANDBOOK: &str = "\
@@ -85,6 +86,7 @@ fn llama_factory_yaml_reads_batch_length_precision_and_its_checkpointing_default
     assert!(why_of(&l, "deepspeed").contains("--from examples/deepspeed/ds_z3_config.json"), "{:?}", l.unused);
     assert_eq!(why_of(&l, "learning_rate"), why::HYPERPARAMETER);
     assert_eq!(why_of(&l, "dataset"), why::DATA);
+    assert_eq!(why_of(&l, "ddp_timeout"), why::JOB);
     assert_eq!(l.unused.iter().filter(|u| u.key == "deepspeed").count(), 1);
     // Told not to.
     let off = read(&format!("{LLAMA_FACTORY}disable_gradient_checkpointing: true\n"));
@@ -159,6 +161,9 @@ fn fsdp_strategies_map_as_the_trainer_fsdp_flag() {
 fn values_fmperf_cannot_read_are_errors_naming_the_key() {
     let e = parse(&LLAMA_FACTORY.replace("stage: sft", "stage: dpo"), None).unwrap_err();
     assert_eq!(e.field(), Some("stage"));
+    // A TRL DPO recipe states no stage: its keys say it.
+    let e = parse(&format!("{HANDBOOK}beta: 0.01\nmax_prompt_length: 512\n"), None).unwrap_err();
+    assert_eq!(e.field(), Some("beta"));
     let e = parse(&ZERO3.replace("mixed_precision: bf16", "mixed_precision: int4"), None).unwrap_err();
     assert_eq!(e.field(), Some("mixed_precision"));
     let e = parse(&ZERO3.replace("zero_stage: 3", "zero_stage: 7"), None).unwrap_err();
