@@ -104,6 +104,18 @@ impl Args {
         }
     }
 
+    /// A flag parsed as a positive integer of at most `max` (the limit the core enforces), with
+    /// that rule in the error.
+    pub fn positive_int_at_most(&self, name: &str, max: u64) -> Result<Option<u64>, CmdError> {
+        match self.value(name)? {
+            None => Ok(None),
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(n) if n > 0 && n <= max => Ok(Some(n)),
+                _ => Err(CmdError::Usage(format!("--{name} {v}: must be a positive integer of at most {max}"))),
+            },
+        }
+    }
+
     /// Positional arguments.
     pub fn positional(&self) -> &[String] {
         &self.positional

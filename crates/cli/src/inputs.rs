@@ -112,10 +112,13 @@ pub fn load_hardware(
         note(&notes);
         Ok((hw, p))
     };
-    if !Path::new(arg).exists()
-        && let Ok((entry, opts)) = resolve::system_spec(UserEntries::builtin(), arg)
-    {
-        return from_entry(entry, opts);
+    if !Path::new(arg).exists() {
+        match resolve::system_spec(UserEntries::builtin(), arg) {
+            Ok((entry, opts)) => return from_entry(entry, opts),
+            // With `,key=value` choices the argument can only be a catalog spec: its errors are final.
+            Err(SpecError::Spec(e) | SpecError::Unknown(e)) if arg.contains(',') => return Err(usage(e)),
+            Err(_) => {}
+        }
     }
     let known = format!("{}; {}", SystemParams::REFERENCE_NAMES.join(", "), nearest_ids(arg, "systems"));
     let text = read_input("--system", arg, &known)?;

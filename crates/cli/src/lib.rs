@@ -48,20 +48,23 @@ pub fn run(args: Vec<String>) -> i32 {
 
 /// Runs the CLI writing to the given streams (used by tests).
 pub fn run_with(args: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let Some((command, rest)) = args.split_first() else {
-        let _ = write!(out, "{HELP}");
-        return 0;
+    let (command, rest) = match args.split_first() {
+        Some((c, r)) => (c.as_str(), r.to_vec()),
+        None => ("help", Vec::new()),
     };
-    let rest = rest.to_vec();
-    let result = match command.as_str() {
+    // `help COMMAND` is `COMMAND --help`.
+    let (command, rest) = match (command, rest.as_slice()) {
+        ("help", [topic]) if topic != "help" => (topic.as_str(), vec!["--help".to_string()]),
+        _ => (command, rest),
+    };
+    let result = match command {
+        "help" | "--help" | "-h" if rest.is_empty() || rest == ["help"] => {
+            write!(out, "{HELP}").map_err(cmd::CmdError::Io)
+        }
         "help" | "--help" | "-h" => {
-            let _ = write!(out, "{HELP}");
-            Ok(())
+            Err(cmd::CmdError::Usage(format!("help takes one command name, got `{}`", rest.join(" "))))
         }
-        "--version" | "-V" => {
-            let _ = writeln!(out, "fmperf {}", env!("CARGO_PKG_VERSION"));
-            Ok(())
-        }
+        "--version" | "-V" => writeln!(out, "fmperf {}", env!("CARGO_PKG_VERSION")).map_err(cmd::CmdError::Io),
         "bench" => cmd::bench::run(rest, out),
         "catalog" => cmd::catalog::run(rest, out),
         "check" => cmd::check::run(rest, out),
@@ -73,6 +76,8 @@ pub fn run_with(args: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) -> 
         "sweep" => cmd::sweep::run(rest, out),
         other => Err(cmd::CmdError::Usage(format!("unknown command `{other}`; run `fmperf help` for the list"))),
     };
+    // What is still buffered is written now, so a full disk or a closed pipe is an error too.
+    let result = result.and_then(|()| out.flush().map_err(cmd::CmdError::Io));
     match result {
         Ok(()) => 0,
         Err(cmd::CmdError::Usage(msg)) => {

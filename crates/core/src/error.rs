@@ -51,6 +51,20 @@ impl Error {
         Error::InvalidField { field: field.into(), value: value.to_string(), rule: rule.into(), hint: None }
     }
 
+    /// `key` given twice with different values in a `key=value,…` text (`--ext`, `--moe`, a system
+    /// spec, `fix`): an [`Error::InvalidField`] on `{group}.{key}` naming both items in the order
+    /// given, by their values when both spell the key alike (`given twice (full, then none); give
+    /// it once`), else as typed (`given twice (zero=zero1, then sharding=zero3)`).
+    pub fn given_twice(group: &str, key: &str, first: &str, second: &str) -> Self {
+        fn split(item: &str) -> (&str, &str) {
+            item.split_once('=').map_or(("", item.trim()), |(k, v)| (k.trim(), v.trim()))
+        }
+        let ((k1, v1), (k2, v2)) = (split(first), split(second));
+        let both =
+            if k1 == k2 { format!("{v1}, then {v2}") } else { format!("{}, then {}", first.trim(), second.trim()) };
+        Error::invalid(format!("{group}.{key}"), v2, format!("given twice ({both}); give it once"))
+    }
+
     /// Adds (or replaces) the hint of an [`Error::InvalidField`] or [`Error::UnknownField`].
     pub fn with_hint(mut self, text: impl Into<String>) -> Self {
         match &mut self {

@@ -93,6 +93,8 @@ pub struct SearchRequest {
     /// `--seq-len`: the training sequence length [tokens] replacing the model's own (or giving one
     /// to a model file that states none).
     pub seq_len: Option<u64>,
+    /// `--moe` as given (`None`: not given): a dense model refuses it rather than ignoring it.
+    pub moe: Option<String>,
 }
 
 /// The value flags of `fmperf search`.
@@ -157,9 +159,12 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         }
         None => every,
     };
-    let gpus = args.positive_int("gpus")?.ok_or_else(|| CmdError::Usage("--gpus is required".into()))?;
-    let global_batch =
-        args.positive_int("global-batch")?.ok_or_else(|| CmdError::Usage("--global-batch is required".into()))?;
+    use fmperf_core::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
+    let gpus =
+        args.positive_int_at_most("gpus", MAX_DEVICES)?.ok_or_else(|| CmdError::Usage("--gpus is required".into()))?;
+    let global_batch = args
+        .positive_int_at_most("global-batch", MAX_GLOBAL_BATCH)?
+        .ok_or_else(|| CmdError::Usage("--global-batch is required".into()))?;
     let top = args.positive_int("top")?.unwrap_or(10);
     let top_k = usize::try_from(top).map_err(|_| CmdError::Usage(format!("--top {top}: too large")))?;
     let threads = crate::threads::from_args(args)?;
@@ -188,9 +193,13 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         ));
     }
     let execution = match mode.options() {
-        Some(o) => ExecutionChoices::from_switches(o).fixing(fixed),
+        Some(o) => {
+            agree_with_switches(args, &fixed, o)?;
+            ExecutionChoices::from_switches(o).fixing(fixed)
+        }
         None => fixed,
     };
+    applies(args, &execution, &strategies)?;
     Ok(SearchRequest {
         model: args.required("model")?.to_string(),
         system: args.required("system")?.to_string(),
@@ -204,7 +213,72 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         threads,
         format,
         seq_len: args.positive_int("seq-len")?,
+        moe: args.value("moe")?.map(str::to_string),
     })
+}
+
+/// An execution flag and the `--ext` switch of the same name must say the same thing
+/// (`--recompute full --ext recompute=none` is an error naming both; equal values are accepted).
+fn agree_with_switches(args: &Args, fixed: &ExecutionChoices, o: &ExtendedOptions) -> Result<(), CmdError> {
+    let Some(ext) = args.value("ext")? else { return Ok(()) };
+    let pairs = [
+        ("recompute", "recompute", fixed.recompute.map(|r| r.to_string()), o.recompute.to_string()),
+        ("sharding", "sharding", fixed.sharding.map(|s| s.to_string()), o.sharding.to_string()),
+        (
+            "shard-group",
+            "shard_group",
+            fixed.shard_group.map(|g| g.map_or("all".to_string(), |g| g.to_string())),
+            o.value_of("shard_group").unwrap_or_default(),
+        ),
+        ("interleave", "interleave", fixed.interleave.map(|i| i.to_string()), o.interleave.to_string()),
+    ];
+    for (flag, key, by_flag, by_switch) in pairs {
+        let (Some(given), Some(typed)) = (args.value(flag)?, fmperf_core::extended::switches::text_value(ext, key))
+        else {
+            continue;
+        };
+        // `search` (the flag's "let the search choose") differs from any value the switch fixes.
+        if by_flag.as_deref() != Some(by_switch.as_str()) {
+            return Err(CmdError::Usage(format!(
+                "--{flag} {given} and --ext {key}={typed} set the same choice differently; give one"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Execution choices that cannot apply to what is searched are errors saying why, not ignored:
+/// a ZeRO-3 shard group with another ZeRO stage, a context-parallel degree without 2d-seqp.
+fn applies(args: &Args, execution: &ExecutionChoices, strategies: &[Strategy]) -> Result<(), CmdError> {
+    use fmperf_core::extended::Sharding;
+    let named = |flag: &str, key: &str, value: String| -> Result<String, CmdError> {
+        Ok(match args.value(flag)? {
+            Some(v) => format!("--{flag} {v}"),
+            None => format!("--ext {key}={value}"),
+        })
+    };
+    if let (Some(Some(group)), Some(sharding)) = (execution.shard_group, execution.sharding)
+        && sharding != Sharding::Zero3
+    {
+        return Err(CmdError::Usage(format!(
+            "{}: a shard group needs ZeRO-3 / FSDP (sharding zero3 or fsdp), not {}; drop the shard group or \
+             shard with zero3",
+            named("shard-group", "shard_group", group.to_string())?,
+            named("sharding", "sharding", sharding.to_string())?,
+        )));
+    }
+    if let Some(cp) = execution.cp
+        && cp > 1
+        && !strategies.contains(&Strategy::ContextParallel2D)
+    {
+        let names: Vec<&str> = strategies.iter().map(|s| s.as_str()).collect();
+        return Err(CmdError::Usage(format!(
+            "--cp {cp}: context parallelism needs strategy 2d-seqp, and --strategy {} has none; add 2d-seqp or \
+             drop --cp",
+            names.join(",")
+        )));
+    }
+    Ok(())
 }
 
 /// What a finished search prints.
@@ -318,6 +392,15 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
                 return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::sweep::SUMMA_UNSUPPORTED)));
             }
             let workload = load_workload_at(&req.model, req.seq_len)?;
+            if let Some(moe) = &req.moe
+                && workload.moe.is_none()
+            {
+                return Err(CmdError::Usage(format!(
+                    "--moe {moe}: {} is a dense model (no experts): Mixture-of-Experts switches apply to MoE \
+                     models only; drop --moe",
+                    req.model
+                )));
+            }
             let (hardware, precision) =
                 load_hardware(&req.system, o.hardware.precision, o.hardware.measured_ceiling, req.domain)?;
             let options = ExtendedOptions { hardware: HardwareChoices { precision, ..o.hardware }, ..o };

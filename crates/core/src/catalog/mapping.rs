@@ -599,7 +599,24 @@ pub fn parse_system_spec(spec: &str) -> Result<(String, MappingOptions), Error> 
             .with_hint("e.g. `nvidia_h100_sxm5_80gb,domain=8`"));
     }
     let mut o = MappingOptions::default();
+    // Each key set so far: its canonical name, the option as typed and what it alone sets.
+    let mut seen: Vec<(&str, &str, MappingOptions)> = Vec::new();
     for part in parts {
+        let mut alone = MappingOptions::default();
+        let key = spec_option(part, &mut alone)?;
+        spec_option(part, &mut o)?;
+        match seen.iter().find(|(k, _, _)| *k == key) {
+            Some((_, first, was)) if *was != alone => return Err(Error::given_twice("system", key, first, part)),
+            Some(_) => {}
+            None => seen.push((key, part, alone)),
+        }
+    }
+    Ok((id, o))
+}
+
+/// Applies one option `key=value` of a system spec to `o`; returns the key's canonical name.
+fn spec_option(part: &str, o: &mut MappingOptions) -> Result<&'static str, Error> {
+    {
         let Some((k, v)) = part.split_once('=') else {
             return Err(Error::invalid("system", part, "options must be written key=value")
                 .with_hint(format!("known keys: {}", SPEC_KEYS.join(", "))));
@@ -620,14 +637,32 @@ pub fn parse_system_spec(spec: &str) -> Result<(String, MappingOptions), Error> 
                 })
             })
         };
-        match k {
+        Ok(match k {
             // Old names of the scale-up domain size, accepted as aliases (issue 11: one name).
-            "domain" | "nvlink" | "nvs" | "nvlink_size" | "domain_size" => o.domain_size = Some(int("domain")?),
-            "nics" => o.nics_per_device = Some(int(k)?),
-            "precision" => o.precision = Some(v.parse()?),
-            "vector" => o.vector_tflops = Some(num(k)?),
-            "scale_up" => o.scale_up_gbps = Some(num(k)?),
-            "scale_out" => o.scale_out_gbps = Some(num(k)?),
+            "domain" | "nvlink" | "nvs" | "nvlink_size" | "domain_size" => {
+                o.domain_size = Some(int("domain")?);
+                "domain"
+            }
+            "nics" => {
+                o.nics_per_device = Some(int("nics")?);
+                "nics"
+            }
+            "precision" => {
+                o.precision = Some(v.parse()?);
+                "precision"
+            }
+            "vector" => {
+                o.vector_tflops = Some(num("vector")?);
+                "vector"
+            }
+            "scale_up" => {
+                o.scale_up_gbps = Some(num("scale_up")?);
+                "scale_up"
+            }
+            "scale_out" => {
+                o.scale_out_gbps = Some(num("scale_out")?);
+                "scale_out"
+            }
             other => {
                 let e = Error::UnknownField { field: other.to_string(), hint: None };
                 return Err(e.with_hint(match hint::nearest(other, SPEC_KEYS.iter().copied()) {
@@ -635,7 +670,6 @@ pub fn parse_system_spec(spec: &str) -> Result<(String, MappingOptions), Error> 
                     None => format!("known keys: {}", SPEC_KEYS.join(", ")),
                 }));
             }
-        }
+        })
     }
-    Ok((id, o))
 }

@@ -578,15 +578,26 @@ impl ExtendedOptions {
     }
 
     /// [`Self::realistic`] with the switches of `text` (`key=value,…`; empty: the defaults).
-    /// See [`edit_text`] for changing one switch of such a text as typed.
+    /// A switch given twice (also by an alias) with different values is an error naming both
+    /// (`ext.recompute = none: given twice (full, then none); give it once`); the same value twice
+    /// is accepted. See [`edit_text`] for changing one switch of such a text as typed.
     pub fn from_text(text: &str) -> Result<ExtendedOptions, Error> {
         let mut o = ExtendedOptions::realistic();
+        // Each switch set so far: its key, the item as typed, its value as read.
+        let mut seen: Vec<(&'static str, &str, String)> = Vec::new();
         for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (k, v) = item.split_once('=').ok_or_else(|| {
                 Error::invalid("ext", item, "must be written key=value")
                     .with_hint("e.g. recompute=full,sharding=zero3,weight_sparsity=0.9")
             })?;
             o.set_switch(k, v)?;
+            let Some(info) = switch(k) else { continue };
+            let now = o.value_of(info.key).unwrap_or_default();
+            match seen.iter().find(|(key, _, _)| *key == info.key) {
+                Some((_, first, was)) if *was != now => return Err(Error::given_twice("ext", info.key, first, item)),
+                Some(_) => {}
+                None => seen.push((info.key, item, now)),
+            }
         }
         o.validate()?;
         Ok(o)
@@ -707,5 +718,19 @@ mod tests {
         assert_eq!(ExtendedOptions::from_text("interleave=0").unwrap_err().field(), Some("ext.interleave"));
         assert_eq!(ExtendedOptions::from_text("precision=fp4").unwrap_err().field(), Some("ext.precision"));
         assert!(ExtendedOptions::from_text("recompute").is_err());
+    }
+
+    #[test]
+    fn a_switch_given_twice_differently_is_an_error_naming_both() {
+        let e = ExtendedOptions::from_text("recompute=full,recompute=none").unwrap_err();
+        assert_eq!(e.field(), Some("ext.recompute"));
+        assert_eq!(e.to_string(), "ext.recompute = none: given twice (full, then none); give it once");
+        // An alias is the same switch.
+        let e = ExtendedOptions::from_text("zero=zero1,causal=off,sharding=zero3").unwrap_err();
+        assert_eq!(e.to_string(), "ext.sharding = zero3: given twice (zero=zero1, then sharding=zero3); give it once");
+        // The same value twice (as read: case, alias, fsdp = zero3) is accepted.
+        let o = ExtendedOptions::from_text("recompute=full,recompute=FULL,sharding=fsdp,zero=zero3").unwrap();
+        assert_eq!((o.recompute, o.sharding), (Recompute::Full, Sharding::Zero3));
+        assert!(ExtendedOptions::from_text("weight_sparsity=0.5,sparsity=0.50").is_ok());
     }
 }

@@ -84,6 +84,20 @@ impl Constraints {
         parts.join(",")
     }
 
+    /// The restriction of `key` (`accum`: the micro-batches per iteration), if any.
+    pub fn get(&self, key: AxisKey) -> Option<u64> {
+        match key {
+            AxisKey::Tp => self.tp,
+            AxisKey::Tp1 => self.tp1,
+            AxisKey::Tp2 => self.tp2,
+            AxisKey::Pp => self.pp,
+            AxisKey::Dp => self.dp,
+            AxisKey::Mbs => self.mbs,
+            AxisKey::Accum => self.microbatches,
+            _ => None,
+        }
+    }
+
     /// Sets the restriction of a constraint axis (`tp`, `tp1`, `tp2`, `pp`, `dp`, `mbs`).
     pub fn set(&mut self, key: AxisKey, v: u64) {
         match key {
@@ -139,6 +153,15 @@ impl SweepSpec {
             }
             if self.axes[..i].iter().any(|b| b.key == a.key) {
                 return Err(Error::invalid(field, a.to_text(), "is given twice").with_hint("merge the values"));
+            }
+            // A restriction and an axis of the same key: one of the two would be silently dropped.
+            if let Some(v) = self.fixed.get(a.key) {
+                let name = a.key.name();
+                return Err(Error::invalid(
+                    format!("fix.{name}"),
+                    v,
+                    format!("{name} is also an axis ({}); fix it or sweep it, not both", a.to_text()),
+                ));
             }
             points = points.saturating_mul(a.values.len());
             if points > MAX_POINTS {

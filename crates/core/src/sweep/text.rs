@@ -97,9 +97,11 @@ pub fn parse_strategies(text: &str) -> Result<Vec<Strategy>, Error> {
     Ok(out)
 }
 
-/// Parses restrictions `tp=8,pp=4,accum=2`.
+/// Parses restrictions `tp=8,pp=4,accum=2`; a key given twice with different values is an error
+/// naming both.
 pub fn parse_constraints(text: &str) -> Result<Constraints, Error> {
     let mut c = Constraints::default();
+    let mut seen: Vec<(AxisKey, &str)> = Vec::new();
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (k, v) = item.split_once('=').ok_or_else(|| {
             Error::invalid("fix", item, "must be written key=value").with_hint("e.g. tp=8,pp=4,mbs=1,accum=1")
@@ -112,7 +114,15 @@ pub fn parse_constraints(text: &str) -> Result<Constraints, Error> {
                 "restrictions: tp, tp1, tp2, pp, dp, mbs, accum; use an axis or another flag for the rest",
             ));
         }
-        c.set(key, positive(&format!("fix.{}", key.name()), v)?);
+        let value = positive(&format!("fix.{}", key.name()), v)?;
+        match seen.iter().find(|(k, _)| *k == key) {
+            Some((_, first)) if c.get(key) != Some(value) => {
+                return Err(Error::given_twice("fix", key.name(), first, item));
+            }
+            Some(_) => {}
+            None => seen.push((key, item)),
+        }
+        c.set(key, value);
     }
     Ok(c)
 }
@@ -282,6 +292,25 @@ impl SweepText {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_restriction_given_twice_or_also_swept_is_an_error_naming_both() {
+        let e = parse_constraints("tp=8,pp=2,tp=4").unwrap_err();
+        assert_eq!(e.to_string(), "fix.tp = 4: given twice (8, then 4); give it once");
+        assert_eq!(parse_constraints("tp=8,tp=08").unwrap().tp, Some(8));
+        let t = SweepText {
+            model: "gpt3_1T".into(),
+            system: "B200".into(),
+            fix: Some("tp=4".into()),
+            axes: vec!["tp=1,2".into()],
+            ..SweepText::default()
+        };
+        let e = t.to_spec(None, None).unwrap_err();
+        assert_eq!(e.field(), Some("fix.tp"));
+        assert_eq!(e.to_string(), "fix.tp = 4: tp is also an axis (tp=1,2); fix it or sweep it, not both");
+        let e = SweepText { system: "B200,domain=8,domain=16".into(), fix: None, ..t }.to_spec(None, None).unwrap_err();
+        assert_eq!(e.to_string(), "system.domain = 16: given twice (8, then 16); give it once");
+    }
 
     #[test]
     fn the_command_line_names_reference_mode_and_the_domain() {

@@ -238,9 +238,30 @@ pub const KEYS: &[(&str, &str)] = &[
 ];
 
 impl MoeOptions {
-    /// Applies `key=value` pairs separated by commas on top of `self`. Errors name `moe.<key>`.
+    /// Applies `key=value` pairs separated by commas on top of `self`. Errors name `moe.<key>`; a
+    /// key given twice with different values (as read: `load=dropless` is `load=dropless:1.1`) is
+    /// an error naming both.
     pub fn with_text(mut self, text: &str) -> Result<MoeOptions, Error> {
+        // Each key set so far: the pair as typed and what it alone makes of the defaults.
+        let mut seen: Vec<(String, &str, MoeOptions)> = Vec::new();
         for pair in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            self = self.with_pair(pair)?;
+            let key = pair.split_once('=').map_or("", |(k, _)| k).trim().to_ascii_lowercase();
+            let alone = MoeOptions::default().with_pair(pair)?;
+            match seen.iter().find(|(k, _, _)| *k == key) {
+                Some((_, first, was)) if *was != alone => {
+                    return Err(Error::given_twice("moe", &key, first, pair));
+                }
+                Some(_) => {}
+                None => seen.push((key, pair, alone)),
+            }
+        }
+        Ok(self)
+    }
+
+    /// `self` with one `key=value` pair applied.
+    fn with_pair(mut self, pair: &str) -> Result<MoeOptions, Error> {
+        {
             let (key, value) = pair.split_once('=').ok_or_else(|| {
                 Error::invalid("moe", pair, "must be key=value").with_hint("e.g. load=forced,dispatcher=deepep:4")
             })?;
@@ -336,6 +357,17 @@ impl fmt::Display for MoeOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_given_twice_differently_is_an_error_naming_both() {
+        let e = MoeOptions::default().with_text("ep=8,ep=16").unwrap_err();
+        assert_eq!(e.field(), Some("moe.ep"));
+        assert_eq!(e.to_string(), "moe.ep = 16: given twice (8, then 16); give it once");
+        assert!(MoeOptions::default().with_text("load=forced,dispatcher=deepep,load=capacity:1.25").is_err());
+        // The same value as read is accepted: `dropless` is `dropless:1.1`.
+        let o = MoeOptions::default().with_text("ep=8,EP=8,load=dropless,load=dropless:1.1").unwrap();
+        assert_eq!(o.ep, Some(8));
+    }
 
     #[test]
     fn text_round_trip_and_errors() {
