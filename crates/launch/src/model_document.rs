@@ -23,12 +23,22 @@ pub fn is_model_file(text: &str, name: Option<&str>) -> bool {
     let Ok(format) = super::detect(text, name) else { return false };
     match format {
         Format::HfConfig => {
-            // fmperf's own documents and the reference's model JSON are read by core.
+            // A model's config names its architecture or its width; fmperf's own documents and the
+            // reference's model and system JSON name none of these (core reads them).
+            const HF_KEYS: [&str; 9] = [
+                "model_type",
+                "architectures",
+                "hidden_size",
+                "n_embd",
+                "d_model",
+                "num_hidden_layers",
+                "n_layer",
+                "text_config",
+                "num_attention_heads",
+            ];
             let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else { return false };
             let Some(o) = v.as_object() else { return false };
-            !(o.contains_key("schema_version")
-                || o.contains_key("kind")
-                || (o.contains_key("l") && o.contains_key("e")))
+            !(o.contains_key("schema_version") || o.contains_key("kind")) && HF_KEYS.iter().any(|k| o.contains_key(*k))
         }
         Format::MaxText => true,
         _ => false,
@@ -92,6 +102,7 @@ mod tests {
         assert!(is_model_file(HF, Some("config.json")));
         assert!(!is_model_file("{\"schema_version\": 1, \"kind\": \"model\"}", Some("m.json")));
         assert!(!is_model_file("{\"l\": 2048, \"e\": 4096, \"h\": 32, \"depth\": 2}", Some("m.json")));
+        assert!(!is_model_file("{\"matrix_flops_fp16\": 312, \"hbm_capacity\": 80}", Some("config-A100.json")));
         let m = model_document(HF, Some("config.json"), "config").unwrap();
         assert_eq!(
             (m.layers, m.hidden, m.heads, m.kv_heads, m.ffn_hidden),
