@@ -20,7 +20,8 @@ USAGE: fmperf estimate --from FILE [--from FILE2 …] [--model CONFIG.json] [--s
   --from           a launch file, format detected: a Megatron-LM / Megatron-DeepSpeed / NeMo / Hugging
                    Face Trainer launch script or Slurm job (read by a shell evaluator that runs nothing),
                    a NeMo / Megatron-Bridge YAML, a torchtitan TOML, a MaxText config or command line,
-                   a DeepSpeed JSON, a Hugging Face config.json (the model). Repeat it to read files
+                   a Trainer (LLaMA-Factory, TRL) or Accelerate YAML, a DeepSpeed JSON, a Hugging Face
+                   config.json (the model). Repeat it to read files
                    together (a launch and its ds_config.json; a TOML and the model's config.json): a
                    setting one file leaves out comes from another, two different values are an error
   --model          the model's Hugging Face config.json, read with the --from files (the same as one
