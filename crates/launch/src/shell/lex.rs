@@ -104,29 +104,17 @@ fn text(b: &[u8]) -> String {
 /// Index just past the `)` closing the `(` at `open` (nested parentheses and quotes skipped), or
 /// the end of `b`.
 pub(super) fn skip_parens(b: &[u8], open: usize) -> usize {
-    let mut depth = 0usize;
-    let mut i = open;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 1,
-            b'\'' => i = find(b, i + 1, b'\'').unwrap_or(b.len()),
-            b'"' => i = skip_dq(b, i + 1).saturating_sub(1),
-            b'(' => depth += 1,
-            b')' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return i + 1;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    b.len()
+    skip_nested(b, open, b'(', b')')
 }
 
 /// Index just past the `}` closing the `${` whose `{` is at `open`.
 pub(super) fn skip_braces(b: &[u8], open: usize) -> usize {
+    skip_nested(b, open, b'{', b'}')
+}
+
+/// Index just past the `close` that balances the `opener` at `open` (escapes and quotes skipped),
+/// or the end of `b`.
+fn skip_nested(b: &[u8], open: usize, opener: u8, close: u8) -> usize {
     let mut depth = 0usize;
     let mut i = open;
     while i < b.len() {
@@ -134,8 +122,8 @@ pub(super) fn skip_braces(b: &[u8], open: usize) -> usize {
             b'\\' => i += 1,
             b'\'' => i = find(b, i + 1, b'\'').unwrap_or(b.len()),
             b'"' => i = skip_dq(b, i + 1).saturating_sub(1),
-            b'{' => depth += 1,
-            b'}' => {
+            c if c == opener => depth += 1,
+            c if c == close => {
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
                     return i + 1;
