@@ -48,3 +48,18 @@ fn search_takes_a_config_json_as_the_model() {
     // The config.json is Llama 3 8B: the same results as the catalog's (which trains at 8192).
     assert_eq!(j["results"][0]["throughput_samples_per_s"], same["results"][0]["throughput_samples_per_s"], "{j}");
 }
+
+#[test]
+fn a_sweep_takes_a_config_json_with_the_length_as_an_axis() {
+    let hf = example("hf-llama3-8b-config.json");
+    let base = ["sweep", "--model", &hf, "--system", "nvidia_h100_sxm5_80gb", "--global-batch", "256", "--axis", "gpus=64"];
+    let e = usage_error(&base);
+    assert!(e.contains("--axis seq="), "{e}");
+    let mut with = base.to_vec();
+    with.extend(["--axis", "seq=4096,8192", "--format", "csv"]);
+    let out = fmperf(&with);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(csv.lines().count(), 3, "a header and two points: {csv}");
+    assert!(csv.lines().skip(1).all(|l| l.contains(",ok,")), "{csv}");
+}

@@ -135,7 +135,26 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         ext: args.value("ext")?.map(str::to_string),
         axes: args.values("axis").iter().map(|s| s.to_string()).collect(),
     };
-    let model = model_file(&text.model)?;
+    let mut model = model_file(&text.model)?;
+    if let Some(ModelRef::Inline(m)) = &mut model
+        && m.seq_len.is_none()
+    {
+        // A model file without a training length (a config.json): the `seq` axis gives it.
+        let first = text
+            .axes
+            .iter()
+            .filter_map(|a| a.strip_prefix("seq="))
+            .find_map(|v| v.split(',').next().and_then(|x| x.trim().parse::<u64>().ok()).filter(|&n| n > 0));
+        match first {
+            Some(n) => m.seq_len = Some(n),
+            None => {
+                return Err(CmdError::Usage(format!(
+                    "--model {}: the model states no training sequence length; give it as an axis (--axis seq=TOKENS)",
+                    text.model
+                )));
+            }
+        }
+    }
     let system = system_file(&text.system)?;
     let spec = text.to_spec(model, system).map_err(|e| CmdError::Usage(flag_error(&e)))?;
     match format {
