@@ -382,9 +382,16 @@ pub(crate) fn apply_key(l: &mut Launch, p: &mut Pending, path: &str, value: &str
     let why = section_reason(path)
         .or_else(|| trainer_reason(leaf))
         .or_else(|| nemo_reason(leaf))
-        .or_else(|| megatron::irrelevant(&flag(leaf)))
-        .unwrap_or(why::UNKNOWN);
-    l.unused(path, value, why);
+        .or_else(|| megatron::irrelevant(&flag(leaf)));
+    // A parallel degree fmperf does not know would split the devices differently from the run.
+    if why.is_none() && megatron::is_parallel_degree(leaf) && !is_null(value) && value.trim() != "1" {
+        return Err(o.error(
+            value,
+            "a parallel degree fmperf's reader does not know: the devices would be split differently from the \
+             run's, so the file is not estimated",
+        ));
+    }
+    l.unused(path, value, why.unwrap_or(why::UNKNOWN));
     Ok(())
 }
 

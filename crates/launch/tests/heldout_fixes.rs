@@ -103,3 +103,19 @@ fn maxtext_sharding_variants_of_a_model_file_keep_its_shape() {
     }
     assert!(find("deepseek3-671b-unknown").is_none());
 }
+
+/// A parallel degree the reader does not know is refused by name (the device split would be
+/// wrong); DeepSpeed-Ulysses's degree divides the devices as context parallelism does.
+#[test]
+fn unknown_parallel_degrees_are_refused_and_ulysses_is_context_parallel() {
+    let base = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --hidden-size 256 --num-attention-heads 8 \
+                --seq-length 4096 --micro-batch-size 1 --vocab-size 1000";
+    let e = fmperf_launch::parse(&format!("{base} --foo-model-parallel-size 2"), None).unwrap_err();
+    assert_eq!(e.field(), Some("--foo-model-parallel-size"), "{e}");
+    // Degree 1 changes nothing: listed as unused.
+    assert!(fmperf_launch::parse(&format!("{base} --foo-model-parallel-size 1"), None).is_ok());
+    let l = fmperf_launch::parse(&format!("{base} --ds-sequence-parallel-size 4"), None).unwrap();
+    assert_eq!(l.settings.cp.copied(), Some(4));
+    let sc = fmperf_launch::Scenario::from_launch(&l, &fmperf_launch::Overrides::default()).unwrap();
+    assert_eq!((sc.layout.cp, sc.layout.dp), (4, 2));
+}

@@ -273,8 +273,17 @@ pub fn parse_args(text: &str, args: &[String]) -> Result<Launch, Error> {
         };
         p.read_any |= read;
         if !read {
-            let why = irrelevant(&name).or_else(|| trainer::irrelevant(&name)).unwrap_or(why::UNKNOWN);
-            l.unused(format!("--{written}"), value.unwrap_or_default(), why);
+            let why = irrelevant(&name).or_else(|| trainer::irrelevant(&name));
+            // A parallel degree fmperf does not know would split the devices differently from the
+            // run: refused by name, never listed as unused (the data-parallel degree would be wrong).
+            if why.is_none() && is_parallel_degree(&name) && value.as_deref().is_some_and(|v| v.trim() != "1") {
+                return Err(o.error(
+                    value.unwrap_or_default(),
+                    "a parallel degree fmperf's reader does not know: the devices would be split differently \
+                     from the run's, so the file is not estimated",
+                ));
+            }
+            l.unused(format!("--{written}"), value.unwrap_or_default(), why.unwrap_or(why::UNKNOWN));
         }
     }
     if p.trainer {
@@ -389,6 +398,19 @@ pub(crate) fn apply(
         "tensor-model-parallel-size" => put!(l, tp, count(value)?, o),
         "pipeline-model-parallel-size" => put!(l, pp, count(value)?, o),
         "context-parallel-size" => put!(l, cp, count(value)?, o),
+        // DeepSpeed-Ulysses sequence parallelism of Megatron-DeepSpeed: the sequence split over
+        // this many ranks, which divides the devices as context parallelism does (priced as such:
+        // its all-to-all is not told apart from the ring's).
+        "ds-sequence-parallel-size" => {
+            let n = count(value)?;
+            if n > 1 {
+                l.notes.push(format!(
+                    "{} {n}: DeepSpeed-Ulysses sequence parallelism, priced as context parallelism of degree {n}",
+                    o.key
+                ));
+            }
+            put!(l, cp, n, o)
+        }
         "num-layers-per-virtual-pipeline-stage" => put!(l, layers_per_virtual_stage, count(value)?, o),
         "virtual-pipeline-model-parallel-size" | "num-virtual-stages-per-pipeline-rank" => {
             put!(l, vpp, count(value)?, o)
@@ -553,6 +575,13 @@ pub(crate) fn apply(
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// Whether a flag's name says it is a parallel degree (`…-parallel-size`, `…-parallel-degree`,
+/// `…-parallelism`, `…_parallel_size`).
+pub(crate) fn is_parallel_degree(name: &str) -> bool {
+    let n = name.replace('_', "-");
+    ["-parallel-size", "-parallel-degree", "-parallelism"].iter().any(|s| n.ends_with(s))
 }
 
 /// Reads what depends on several flags: GQA groups, recomputation, precision, vocabulary.
