@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { newPage, screenshot, sharedBrowser } from './harness.mjs';
+import path from 'node:path';
+import { newPage, screenshot, sharedBrowser, ROOT } from './harness.mjs';
 
 let server, browser;
 sharedBrowser((s, b) => {
@@ -383,6 +384,21 @@ test('the JSON view lists every problem of a pasted document with its field path
   assert.equal(await (await fieldError(page, 'hidden')).input.inputValue(), '2048');
   await page.locator('button[data-action="save"]').click();
   await page.locator('.mine-list .entry[data-id="my-model"]').waitFor();
+  assert.deepEqual(page.errors, []);
+});
+
+// Issue 27 §2: a Hugging Face config.json is accepted wherever a model is, the catalog's editor too.
+test('a pasted Hugging Face config.json reads as the model it describes and is saved', async () => {
+  const page = await newPage(browser);
+  await open(page, 'tab=models&edit=json');
+  const text = page.locator('#json-editor');
+  await text.fill(readFileSync(path.join(ROOT, 'examples/launch/hf-llama3-8b-config.json'), 'utf8'));
+  assert.match(await page.locator('.json-ok').textContent(), /Hugging Face config\.json/);
+  await page.getByRole('tab', { name: 'Form' }).click();
+  assert.equal(await (await fieldError(page, 'hidden')).input.inputValue(), '4096');
+  assert.equal(await (await fieldError(page, 'kv_heads')).input.inputValue(), '8');
+  await page.locator('button[data-action="save"]').click();
+  await page.locator('.mine-list .entry[data-id="my-hf-model"]').waitFor();
   assert.deepEqual(page.errors, []);
 });
 

@@ -522,9 +522,14 @@ fn Editor(start: Start) -> impl IntoView {
                     let items = problem_list(warns);
                     view! { <p class="muted">"Worth knowing:"</p> {items} }
                 });
+                let from = if json.with(|t| fmperf_launch::model_document::is_model_file(t, Some("config.json"))) {
+                    "a Hugging Face config.json, read as the model it describes"
+                } else {
+                    origin.describe()
+                };
                 view! {
                     <p class="notice json-ok" role="status">
-                        {format!("Reads as a {} ({}).", k.as_str(), origin.describe())}
+                        {format!("Reads as a {} ({from}).", k.as_str())}
                     </p>
                     {w}
                 }
