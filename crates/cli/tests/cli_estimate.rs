@@ -201,7 +201,8 @@ fn a_launch_and_its_model_file_read_together() {
     assert!(j["origins"]["tp"].as_str().unwrap().contains("run-no-model.sh: --tensor-model-parallel-size"));
     assert!(j["origins"]["system"].as_str().unwrap().contains("--system"));
     // --model names the same config.json.
-    let k = json(&["estimate", "--from", &run, "--model", &hf, "--system", "nvidia_h100_sxm5_80gb", "--format", "json"]);
+    let k =
+        json(&["estimate", "--from", &run, "--model", &hf, "--system", "nvidia_h100_sxm5_80gb", "--format", "json"]);
     assert_eq!(k["time_per_step_s"], j["time_per_step_s"]);
     // Without the model file, the missing field is named.
     let e = usage_error(&["estimate", "--from", &run, "--system", "nvidia_h100_sxm5_80gb"]);
@@ -218,7 +219,8 @@ fn inputs_that_are_not_regular_files_or_not_for_this_command_are_refused() {
     if std::path::Path::new("/dev/zero").exists() {
         let e = usage_error(&["estimate", "--from", "/dev/zero", "--system", "h100"]);
         assert!(e.contains("not a regular file"), "{e}");
-        let e = usage_error(&["search", "--model", "/dev/zero", "--system", "h100", "--gpus", "8", "--global-batch", "64"]);
+        let e =
+            usage_error(&["search", "--model", "/dev/zero", "--system", "h100", "--gpus", "8", "--global-batch", "64"]);
         assert!(e.contains("not a regular file"), "{e}");
     }
     let dir = std::env::temp_dir().to_string_lossy().to_string();
@@ -258,7 +260,17 @@ fn the_best_layout_is_written_back_and_reads_back_the_same() {
             continue;
         }
         let written = temp_file(&format!("best-{target}.{ext}"), &text);
-        let back = json(&["estimate", "--from", arg(&written), "--system", "nvidia_h100_sxm5_80gb", "--gpus", "64", "--format", "json"]);
+        let back = json(&[
+            "estimate",
+            "--from",
+            arg(&written),
+            "--system",
+            "nvidia_h100_sxm5_80gb",
+            "--gpus",
+            "64",
+            "--format",
+            "json",
+        ]);
         let c = &back["config"];
         let want = (best["config"]["tp"].as_u64(), best["config"]["pp"].as_u64(), best["config"]["dp"].as_u64());
         assert_eq!((c["tp"].as_u64(), c["pp"].as_u64(), c["dp"].as_u64()), want, "{target}: {text}");
@@ -268,7 +280,19 @@ fn the_best_layout_is_written_back_and_reads_back_the_same() {
             assert!((t / b - 1.0).abs() < 1e-3, "{target}: {t} vs {b}");
         }
     }
-    let e = usage_error(&["search", "--model", "llama3-8b", "--system", "h100", "--gpus", "8", "--global-batch", "8", "--emit", "megatron"]);
+    let e = usage_error(&[
+        "search",
+        "--model",
+        "llama3-8b",
+        "--system",
+        "h100",
+        "--gpus",
+        "8",
+        "--global-batch",
+        "8",
+        "--emit",
+        "megatron",
+    ]);
     assert!(e.contains("--from"), "{e}");
     let e = usage_error(&["search", "--from", &from, "--emit", "slurm"]);
     assert!(e.contains("--emit"), "{e}");

@@ -41,8 +41,19 @@ fn search_takes_a_config_json_as_the_model() {
     with_len.extend(["--seq-len", "8192", "--top", "3", "--format", "json"]);
     let j = json(&with_len);
     let same = json(&[
-        "search", "--model", "llama3-8b", "--system", "nvidia_h100_sxm5_80gb", "--gpus", "64", "--global-batch", "256",
-        "--top", "3", "--format", "json",
+        "search",
+        "--model",
+        "llama3-8b",
+        "--system",
+        "nvidia_h100_sxm5_80gb",
+        "--gpus",
+        "64",
+        "--global-batch",
+        "256",
+        "--top",
+        "3",
+        "--format",
+        "json",
     ]);
     assert!(j["results"][0]["throughput_samples_per_s"].as_f64().unwrap() > 0.0, "{j}");
     // The config.json is Llama 3 8B: the same results as the catalog's (which trains at 8192).
@@ -52,7 +63,8 @@ fn search_takes_a_config_json_as_the_model() {
 #[test]
 fn a_sweep_takes_a_config_json_with_the_length_as_an_axis() {
     let hf = example("hf-llama3-8b-config.json");
-    let base = ["sweep", "--model", &hf, "--system", "nvidia_h100_sxm5_80gb", "--global-batch", "256", "--axis", "gpus=64"];
+    let base =
+        ["sweep", "--model", &hf, "--system", "nvidia_h100_sxm5_80gb", "--global-batch", "256", "--axis", "gpus=64"];
     let e = usage_error(&base);
     assert!(e.contains("--axis seq="), "{e}");
     let mut with = base.to_vec();

@@ -128,9 +128,9 @@ fn read_key(
     let nonneg = || value.as_u64().ok_or_else(|| o.error(value, "must be a non-negative integer"));
     let s = &mut l.settings;
     match key {
-        "hidden_size" | "n_embd" | "n_embed" | "d_model" => _ = s.hidden.put(int()?, &o),
-        "num_hidden_layers" | "n_layer" | "num_layers" => _ = s.layers.put(int()?, &o),
-        "num_attention_heads" | "n_head" => _ = s.heads.put(int()?, &o),
+        "hidden_size" | "n_embd" | "n_embed" | "d_model" => s.hidden.put_once(int()?, &o)?,
+        "num_hidden_layers" | "n_layer" | "num_layers" => s.layers.put_once(int()?, &o)?,
+        "num_attention_heads" | "n_head" => s.heads.put_once(int()?, &o)?,
         "num_key_value_heads" => {
             if !value.is_null() {
                 s.kv_heads.put(int()?, &o);
@@ -146,7 +146,7 @@ fn read_key(
                 s.ffn_hidden.put(int()?, &o);
             }
         }
-        "vocab_size" => _ = s.vocab.put(int()?, &o),
+        "vocab_size" => s.vocab.put_once(int()?, &o)?,
         "tie_word_embeddings" => {
             let b = value.as_bool().ok_or_else(|| o.error(value, "must be true or false"))?;
             s.tied_embeddings.put(b, &o);
@@ -174,7 +174,7 @@ fn read_key(
                 s.moe.top_k.put(int()?, &o);
             }
         }
-        "moe_intermediate_size" => _ = s.moe.expert_ffn_hidden.put(int()?, &o),
+        "moe_intermediate_size" => s.moe.expert_ffn_hidden.put_once(int()?, &o)?,
         "shared_expert_intermediate_size" => {
             if value.as_u64() != Some(0) {
                 s.moe.shared_ffn_hidden.put(int()?, &o);
@@ -185,7 +185,7 @@ fn read_key(
                 s.moe.shared_experts.put(int()?, &o);
             }
         }
-        "first_k_dense_replace" => _ = s.moe.first_dense_layers.put(nonneg()?, &o),
+        "first_k_dense_replace" => s.moe.first_dense_layers.put_once(nonneg()?, &o)?,
         "decoder_sparse_step" | "moe_layer_freq" | "interleave_moe_layer_step" => {
             s.moe.layer_pattern.put(int()?.to_string(), &o);
         }
@@ -217,9 +217,9 @@ fn read_key(
                 s.moe.mla.put(true, &o);
             }
         }
-        "qk_nope_head_dim" => _ = s.moe.qk_nope_head_dim.put(int()?, &o),
-        "qk_rope_head_dim" => _ = s.moe.qk_rope_head_dim.put(int()?, &o),
-        "v_head_dim" => _ = s.moe.v_head_dim.put(int()?, &o),
+        "qk_nope_head_dim" => s.moe.qk_nope_head_dim.put_once(int()?, &o)?,
+        "qk_rope_head_dim" => s.moe.qk_rope_head_dim.put_once(int()?, &o)?,
+        "v_head_dim" => s.moe.v_head_dim.put_once(int()?, &o)?,
         "num_nextn_predict_layers" => {
             let n = nonneg()?;
             if n > 0 {
@@ -256,7 +256,7 @@ fn late_keys(l: &mut Launch, late: &[(String, &str, &Value)], line_of: &dyn Fn(&
     };
     let s = &mut l.settings;
     match (&new_arch, &multi_query, kv) {
-        (Some((true, _)), _, Some((n, o))) => _ = s.kv_heads.put(n, &o),
+        (Some((true, _)), _, Some((n, o))) => s.kv_heads.put_once(n, &o)?,
         (Some((true, o)), _, None) => {
             return Err(o.error("true", "the new decoder architecture needs num_kv_heads"));
         }
@@ -264,7 +264,7 @@ fn late_keys(l: &mut Launch, late: &[(String, &str, &Value)], line_of: &dyn Fn(&
             s.kv_heads.put(1, o);
             l.notes.push("multi_query: one key/value head".into());
         }
-        (None, None, Some((n, o))) => _ = s.kv_heads.put(n, &o),
+        (None, None, Some((n, o))) => s.kv_heads.put_once(n, &o)?,
         (_, _, Some((n, o))) => {
             l.unused(o.key, n.to_string(), "no effect: Falcon reads num_kv_heads only with new_decoder_architecture")
         }

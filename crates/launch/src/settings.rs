@@ -84,6 +84,31 @@ impl<T: PartialEq> Slot<T> {
         replaced
     }
 
+    /// Sets the value of a file whose keys must not disagree (JSON, TOML: two spellings of one
+    /// setting, `n_embd` and `hidden_size`, or a key of an old schema beside the new one): a
+    /// different value than one set before is an error naming both keys and lines.
+    pub fn put_once(&mut self, value: T, origin: &Origin) -> Result<(), Error>
+    where
+        T: std::fmt::Display,
+    {
+        if let (Some(old), Some(first)) = (&self.value, &self.origin) {
+            if *old == value {
+                // The same value again: the first key stays its origin.
+                return Ok(());
+            }
+            let at = if first.line > 0 { format!(" (line {})", first.line) } else { String::new() };
+            return Err(origin.error(
+                &value,
+                format!(
+                    "contradicts {}{at} = {old}: one setting given twice with different values; keep one",
+                    first.key
+                ),
+            ));
+        }
+        self.put(value, origin);
+        Ok(())
+    }
+
     /// The value, if any.
     pub fn get(&self) -> Option<&T> {
         self.value.as_ref()
@@ -347,6 +372,16 @@ mod tests {
         let e = s.error("tp", 4, "must divide 6");
         assert_eq!(e.field(), Some("--tensor-model-parallel-size"));
         assert!(e.to_string().contains("line 9"), "{e}");
+    }
+
+    #[test]
+    fn put_once_refuses_two_spellings_that_disagree() {
+        let mut s: Slot<u64> = Slot::default();
+        s.put_once(4096, &Origin::new("hidden_size", 3)).unwrap();
+        s.put_once(4096, &Origin::new("n_embd", 7)).unwrap();
+        let e = s.put_once(2048, &Origin::new("d_model", 9)).unwrap_err();
+        assert_eq!(e.field(), Some("d_model"));
+        assert!(e.to_string().contains("hidden_size (line 3) = 4096"), "{e}");
     }
 
     #[test]

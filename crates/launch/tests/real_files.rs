@@ -52,8 +52,18 @@ fn dir() -> PathBuf {
 
 /// The stated keys and where the estimate's JSON has them.
 const CONFIG_KEYS: [&str; 7] = ["tp", "pp", "cp", "ep", "vpp", "mbs", "global_batch"];
-const MODEL_KEYS: [&str; 10] =
-    ["layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "num_experts", "topk", "moe_ffn_hidden"];
+const MODEL_KEYS: [&str; 10] = [
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "ffn_hidden",
+    "vocab",
+    "seq_len",
+    "num_experts",
+    "topk",
+    "moe_ffn_hidden",
+];
 
 /// The differences between what a case states and what was read (`got` is the estimate's JSON, or
 /// a model document for a model file).

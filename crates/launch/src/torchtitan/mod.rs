@@ -83,13 +83,13 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                     l.unused(e.key.clone(), v, "Float8 off (empty)");
                 }
             }
-            ("training", "local_batch_size" | "batch_size") => _ = l.settings.local_batch.put(int()?, &o),
+            ("training", "local_batch_size" | "batch_size") => l.settings.local_batch.put_once(int()?, &o)?,
             ("training", "global_batch_size") => {
                 if v.trim() != "-1" {
                     l.settings.global_batch.put(int()?, &o);
                 }
             }
-            ("training", "seq_len") => _ = l.settings.seq_len.put(int()?, &o),
+            ("training", "seq_len") => l.settings.seq_len.put_once(int()?, &o)?,
             ("training", "mixed_precision_param") => {
                 let p = match v {
                     "bfloat16" => Precision::Bf16,
@@ -99,7 +99,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                 };
                 param_dtype = Some((p, o));
             }
-            (_, "data_parallel_replicate_degree") => _ = l.settings.dp_replicate.put(int()?, &o),
+            (_, "data_parallel_replicate_degree") => l.settings.dp_replicate.put_once(int()?, &o)?,
             (_, "data_parallel_shard_degree" | "data_parallel_degree") => {
                 if v.trim() != "-1" {
                     l.settings.dp.put(int()?, &o);
@@ -111,13 +111,13 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                     l.settings.dp.origin = Some(o);
                 }
             }
-            (_, "tensor_parallel_degree") => _ = l.settings.tp.put(int()?, &o),
-            (_, "pipeline_parallel_degree") => _ = l.settings.pp.put(int()?, &o),
-            (_, "context_parallel_degree") => _ = l.settings.cp.put(int()?, &o),
-            (_, "expert_parallel_degree") => _ = l.settings.moe.ep.put(int()?, &o),
-            (_, "expert_tensor_parallel_degree") => _ = l.settings.moe.etp.put(int()?, &o),
-            (_, "pipeline_parallel_microbatch_size") => _ = l.settings.mbs.put(int()?, &o),
-            (_, "pipeline_parallel_layers_per_stage") => _ = l.settings.layers_per_virtual_stage.put(int()?, &o),
+            (_, "tensor_parallel_degree") => l.settings.tp.put_once(int()?, &o)?,
+            (_, "pipeline_parallel_degree") => l.settings.pp.put_once(int()?, &o)?,
+            (_, "context_parallel_degree") => l.settings.cp.put_once(int()?, &o)?,
+            (_, "expert_parallel_degree") => l.settings.moe.ep.put_once(int()?, &o)?,
+            (_, "expert_tensor_parallel_degree") => l.settings.moe.etp.put_once(int()?, &o)?,
+            (_, "pipeline_parallel_microbatch_size") => l.settings.mbs.put_once(int()?, &o)?,
+            (_, "pipeline_parallel_layers_per_stage") => l.settings.layers_per_virtual_stage.put_once(int()?, &o)?,
             (_, "pipeline_parallel_schedule") => {
                 let Some((n, multi, note)) = SCHEDULES.iter().find(|s| s.0.eq_ignore_ascii_case(v)) else {
                     let known: Vec<&str> = SCHEDULES.iter().map(|s| s.0).collect();
