@@ -132,6 +132,8 @@ test('a launch script and its DeepSpeed JSON together; the best layout copied ba
   assert.match(flags, /pretrain_gpt\.py/);
   assert.match(flags, /--tensor-model-parallel-size/);
   await page.locator('button.launch-copy').click();
+  // The page says what the copy did (copied, or how to copy where the browser refuses).
+  await page.waitForFunction(() => document.querySelector('.launch-action')?.textContent.trim().length > 0);
   await screenshot(page, 'launch-best-layout');
   // Read back by the CLI: the degrees of the best line, on the same devices.
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fmperf-emit-'));

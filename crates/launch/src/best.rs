@@ -9,9 +9,10 @@ use fmperf_core::extended::moe::MoeOptions;
 use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, Workload};
 use fmperf_core::search::{ExtendedSetup, Ranked, Search, SearchResult};
 
-use super::emit::{self, Emitted, Input, Target};
+use super::emit::{self, Emitted, Target};
 use super::estimate::Estimate;
 use super::scenario::Scenario;
+use super::{Launch, Source};
 
 /// The search of a file's scenario over every layout of `strategy`, keeping the `keep` best.
 /// The file's own expert degrees are not imposed: the search chooses them per candidate.
@@ -76,10 +77,11 @@ pub fn best(estimate: &Estimate, result: &SearchResult) -> Result<Option<Best>, 
 }
 
 impl Best {
-    /// The best layout as a launch of `target`: the `input` file rewritten in place when it is of
-    /// the target's family, else a fresh file.
-    pub fn emit(&self, target: Target, input: Option<Input<'_>>) -> Result<Emitted, Error> {
-        emit::emit(target, input, &self.scenario, &self.layout, &self.options)
+    /// The best layout as a launch of `target` for the run read from `files` into `launch`: a
+    /// single file of the target's family rewritten in place, else a fresh file
+    /// ([`emit::emit_for_files`]).
+    pub fn emit(&self, target: Target, files: &[Source<'_>], launch: &Launch) -> Result<Emitted, Error> {
+        emit::emit_for_files(target, files, launch, &self.scenario, &self.layout, &self.options)
     }
 }
 
@@ -102,8 +104,7 @@ mod tests {
         let b = best(&e, &result).unwrap().expect("a layout fits");
         assert!(b.speedup >= 1.0 - 1e-12, "the best is at least as fast as the file's own: {}", b.speedup);
         assert_eq!(b.layout.tp * b.layout.pp * b.layout.cp * b.layout.dp, s.devices);
-        let out =
-            b.emit(Target::Megatron, Some(Input { text: MEGATRON, launch: &launch, name: Some("run.sh") })).unwrap();
+        let out = b.emit(Target::Megatron, &[Source { name: Some("run.sh"), text: MEGATRON }], &launch).unwrap();
         assert!(out.in_place);
         let back = parse(&out.text, Some("run-best.sh")).unwrap();
         let sc = Scenario::from_launch(&back, &Overrides::default()).unwrap();

@@ -15,7 +15,7 @@
 use fmperf_core::mode::ModelMode;
 use fmperf_core::search::Search;
 use fmperf_launch::best::{self, Best};
-use fmperf_launch::emit::{Input, Target};
+use fmperf_launch::emit::Target;
 use fmperf_launch::{self as launch, Estimate, Format, Launch, Overrides, Source};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -185,38 +185,39 @@ fn BestLayout(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>, 
         );
         task.set_value(Some(h));
     };
-    // The file to rewrite in place: the only one read (several files get a fresh file).
-    let single = (sources.len() == 1).then(|| sources[0].clone());
-    let several = sources.len();
     let written = Memo::new(move |_| {
         let Some(Ok(Some(b))) = found.get() else { return None };
-        let input = single.as_ref().map(|(name, text)| Input { text, launch: &launch, name: name.as_deref() });
-        let mut e = b.emit(target.get(), input).map_err(|e| e.to_string());
-        if several > 1
-            && let Ok(e) = &mut e
-        {
-            e.notes.push(format!(
-                "{several} files were read together: a fresh file is written, not one of them rewritten"
-            ));
-        }
-        Some(e)
+        let files: Vec<Source<'_>> = sources.iter().map(|(n, t)| Source { name: n.as_deref(), text: t }).collect();
+        Some(b.emit(target.get(), &files, &launch).map_err(|e| e.to_string()))
     });
+    // What Copy or Download did, said beside the buttons (a browser may refuse either).
+    let action = RwSignal::new(None::<String>);
     let copy = move |_| {
         let Some(Ok(e)) = written.get_untracked() else { return };
+        // The asynchronous Clipboard API where the page may use it (a secure context); elsewhere the
+        // text stays selectable in the box below, and the status says so.
+        let refused =
+            "the browser does not let this page write to the clipboard here: select the text below and copy it";
         let nav = web_sys::window().map(|w| w.navigator());
-        // The asynchronous Clipboard API where the page may use it (a secure context); else the text
-        // stays selectable in the box below.
-        if let Some(nav) = nav
-            && let Ok(cb) = js_sys::Reflect::get(&nav, &"clipboard".into())
-            && let Ok(f) = js_sys::Reflect::get(&cb, &"writeText".into())
-            && let Some(f) = f.dyn_ref::<js_sys::Function>()
-        {
-            let _ = f.call1(&cb, &e.text.as_str().into());
-        }
+        let promise = nav
+            .and_then(|nav| js_sys::Reflect::get(&nav, &"clipboard".into()).ok().map(|cb| (nav, cb)))
+            .and_then(|(_, cb)| {
+                let f = js_sys::Reflect::get(&cb, &"writeText".into()).ok()?;
+                let f = f.dyn_ref::<js_sys::Function>()?.clone();
+                f.call1(&cb, &e.text.as_str().into()).ok()?.dyn_into::<js_sys::Promise>().ok()
+            });
+        let Some(promise) = promise else { return action.set(Some(refused.into())) };
+        wasm_bindgen_futures::spawn_local(async move {
+            let done = wasm_bindgen_futures::JsFuture::from(promise).await;
+            action.set(Some(if done.is_ok() { "copied to the clipboard".into() } else { refused.into() }));
+        });
     };
     let download = move |_| {
         if let Some(Ok(e)) = written.get_untracked() {
-            let _ = crate::download::download_text(&e.file_name, "text/plain", &e.text);
+            action.set(Some(match crate::download::download_text(&e.file_name, "text/plain", &e.text) {
+                Ok(()) => format!("{} downloaded", e.file_name),
+                Err(err) => format!("the download failed: {}", err.0),
+            }));
         }
     };
     let result = move || match found.get() {
@@ -266,6 +267,7 @@ fn BestLayout(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>, 
                         </label>
                         <button type="button" class="launch-copy" on:click=copy>"Copy"</button>
                         <button type="button" class="launch-download" on:click=download>"Download"</button>
+                        <span class="muted launch-action" role="status">{move || action.get()}</span>
                     </div>
                     {move || match written.get() {
                         Some(Ok(e)) => {

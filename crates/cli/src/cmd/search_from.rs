@@ -102,20 +102,7 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
                     origins: Vec::new(),
                 },
             };
-            // One file is rewritten in place; files read together get a fresh file (their values
-            // come from several texts).
-            let input = match files.as_slice() {
-                [(name, text)] => Some(emit::Input { text, launch: &launch, name: Some(name) }),
-                _ => None,
-            };
-            let mut e = emit::emit(target, input, &base, &layout, &chosen).map_err(usage)?;
-            if files.len() > 1 {
-                e.notes.push(format!(
-                    "{} files were read together: a fresh {target} file is written, not one of them rewritten",
-                    files.len()
-                ));
-            }
-            Some(e)
+            Some(emit::emit_for_files(target, &sources, &launch, &base, &layout, &chosen).map_err(usage)?)
         }
         None => None,
     };

@@ -272,6 +272,31 @@ pub fn emit(
     Ok(Emitted { text, file_name: target.file_name().to_string(), in_place: false, notes })
 }
 
+/// [`emit`] for a run read from `files` (the texts [`crate::parse_files`] read into `launch`):
+/// one file is rewritten in place when it is of `target`'s family; files read together get a
+/// fresh file (their values come from several texts), and a note says so.
+pub fn emit_for_files(
+    target: Target,
+    files: &[crate::Source<'_>],
+    launch: &Launch,
+    scenario: &Scenario,
+    layout: &Layout,
+    options: &ExtendedOptions,
+) -> Result<Emitted, Error> {
+    let input = match files {
+        [one] => Some(Input { text: one.text, launch, name: one.name }),
+        _ => None,
+    };
+    let mut e = emit(target, input, scenario, layout, options)?;
+    if files.len() > 1 {
+        e.notes.push(format!(
+            "{} files were read together: a fresh {target} file is written, not one of them rewritten",
+            files.len()
+        ));
+    }
+    Ok(e)
+}
+
 /// Only the keys that carry the layout, in `target`'s syntax, for copying into an existing file:
 /// Megatron flags one per line (`--tensor-model-parallel-size 8 \`), NeMo / Bridge YAML keys,
 /// torchtitan's `[parallelism]`, `[training]` and `[activation_checkpoint]` tables, MaxText

@@ -557,7 +557,12 @@ pub(crate) fn apply(
         // parallelism and the capacity factor.
         "num-shared-experts" => put!(l, moe.shared_experts, count(value)?, o),
         "enable-shared-expert" => {
-            let _ = switch(value, o)?;
+            let on = switch(value, o)?;
+            l.unused(
+                o.key.clone(),
+                value.unwrap_or(if on { "true" } else { "false" }),
+                "the shared expert is read from its width (--moe-shared-expert-intermediate-size, --num-shared-experts)",
+            );
         }
         "moe-expert-parallel-size" => put!(l, moe.ep, count(value)?, o),
         "moe-train-capacity-factor" => put!(l, moe.capacity_factor, number(&need(value)?, o)?, o),
