@@ -149,8 +149,10 @@ pub const MODELS: &[HubModel] = &[
         &["chatglm-6b"],
         (28, 4096, 32, 32, 128),
         (16384, false, 130528, true),
-        "THUDM/chatglm-6b config.json (num_layers 28, inner_hidden_size 16384 GELU, vocab_size 130528; \
-         6.2B parameters with one embedding matrix)",
+        "THUDM/chatglm-6b config.json (num_layers 28, hidden_size 4096, num_attention_heads 32, \
+         inner_hidden_size 16384 GELU, vocab_size 130528; checked 2026-11-27 against copies of that config \
+         quoted in public repositories); no tie_word_embeddings key, so transformers' default ties the \
+         head to the embedding, consistent with the published 6.2B parameters",
     ),
     m(&["gemma-2b"], (18, 2048, 8, 1, 256), (16384, true, 256000, true), "google/gemma-2b config.json"),
     m(&["gemma-7b"], (28, 3072, 16, 16, 256), (24576, true, 256000, true), "google/gemma-7b config.json"),
