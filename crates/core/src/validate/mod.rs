@@ -16,6 +16,7 @@ pub mod compare;
 pub mod convention;
 pub mod error_bands;
 pub mod fit;
+pub mod fit_cache;
 pub mod hardware_words;
 pub mod holdout;
 pub mod holdout_cache;
