@@ -28,6 +28,7 @@ pub mod moe_fit;
 pub mod moe_flops;
 pub mod moe_runs;
 pub mod parallel_words;
+pub mod plausible;
 pub mod recompute_words;
 pub mod row;
 pub mod schema;
