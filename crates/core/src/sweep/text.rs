@@ -17,8 +17,8 @@
 use super::axis::{Axis, AxisKey};
 use super::spec::{BatchRule, Constraints, SweepSpec};
 use crate::catalog::{MappingOptions, parse_system_spec};
-use crate::format::{ModelRef, Scenario, SystemRef};
 use crate::mode::ModelMode;
+use crate::resolve::{ModelRef, Scenario, SystemRef};
 use crate::{Error, Strategy};
 
 /// Default device count when no `gpus` value or axis is given.
