@@ -7,10 +7,11 @@
 //! Reference mode stays bit-exact: its implementation calls the published model's own functions
 //! and adds nothing.
 //!
-//! [`Pricing`] is the one place a scenario's mode becomes its model: a caller holds the
-//! reference's inputs and, in extended mode, its [`ExtendedSetup`], and asks
-//! [`Pricing::model`] for the pricer of a strategy (the search's counterpart is
-//! `Search::in_mode`). Nothing else builds an evaluator of either mode.
+//! [`Pricer`] is the one place a scenario's mode becomes its model: a caller holds the
+//! reference's inputs and, in extended mode, its [`ExtendedSetup`], and asks [`Pricer::model`]
+//! for the model of a strategy (the search's counterpart is `Search::in_mode`). Outside this
+//! module and the two models, nothing builds an evaluator of either mode (validation still prices
+//! a measured row's fixed layout with the models' own functions).
 
 use crate::extended::moe::ExpertLayout;
 use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
@@ -78,10 +79,10 @@ impl ExtendedSetup {
 }
 
 /// What one scenario is priced with, in its mode: the reference model's inputs (its shape and
-/// system) and, in extended mode, extended mode's setup. Searches, sweeps, the explorer and
-/// validation hold these and ask here for the model; only this type turns the mode into one.
+/// system) and, in extended mode, extended mode's setup. Searches, sweeps, the explorer and the
+/// CLI's search hold these and ask here for the model; only this type turns the mode into one.
 #[derive(Debug, Clone, Copy)]
-pub struct Pricing<'a> {
+pub struct Pricer<'a> {
     /// The transformer as the reference model reads it.
     pub shape: &'a ModelShape,
     /// The system as the reference model reads it.
@@ -90,7 +91,7 @@ pub struct Pricing<'a> {
     pub extended: Option<&'a ExtendedSetup>,
 }
 
-impl Pricing<'_> {
+impl Pricer<'_> {
     /// The model that prices candidates of `strategy` with `global_batch` samples per iteration.
     pub fn model(&self, strategy: Strategy, global_batch: u64) -> Result<Box<dyn CostModel>, Error> {
         self.model_with(strategy, global_batch, None)

@@ -611,7 +611,7 @@ mod checker {
         };
         // search → reference → sweep → search, through a group, a root re-export and `super::`.
         let three = [
-            ("search/mod.rs", "use crate::{reference::Candidate, ModelShape};"),
+            ("search/mod.rs", "use crate::{reference::Evaluator, ModelShape};"),
             ("reference/block.rs", "fn f() { crate::sweep::run(); }"),
             ("sweep/run.rs", "use super::super::search::Search;"),
             ("model.rs", "pub struct ModelShape;"),
@@ -634,7 +634,7 @@ mod checker {
         assert_eq!(cycles(&two, &[("format/b.rs", "explore")]).len(), 1);
         // Layers (each module uses only those below it) and prose are fine.
         let layers = [
-            ("search/mod.rs", "use crate::reference::Candidate;\n/// Unlike `crate::sweep`, …"),
+            ("search/mod.rs", "use crate::reference::Evaluator;\n/// Unlike `crate::sweep`, …"),
             ("sweep/run.rs", "use crate::{search::Search, reference::Evaluator};"),
             ("reference/block.rs", "use crate::ModelShape;"),
         ];

@@ -7,7 +7,7 @@
 
 use std::io::Write;
 
-use fmperf_core::cost::{ExtendedSetup, Pricing};
+use fmperf_core::cost::{ExtendedSetup, Pricer};
 use fmperf_core::explore::{StrategyOutcome, merge};
 use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
 use fmperf_core::mode::ModelMode;
@@ -440,8 +440,8 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
         min_mem_gb: min_mem.is_finite().then_some(min_mem),
         top: merge(&outcomes, req.top_k),
     };
-    let pricing = Pricing { shape: &base.model, system: &base.system, extended: setup.as_ref() };
-    let (mode, capacity_gb) = (pricing.mode(), pricing.capacity_gb());
+    let pricer = Pricer { shape: &base.model, system: &base.system, extended: setup.as_ref() };
+    let (mode, capacity_gb) = (pricer.mode(), pricer.capacity_gb());
     Ok(Found { mode, model_name, system_name, domain, capacity_gb, result, notes, diagnosis })
 }
 

@@ -11,7 +11,7 @@
 
 use super::inputs::{ExploreSpec, field};
 use crate::catalog::MappingOptions;
-use crate::cost::{ExtendedSetup, Pricing};
+use crate::cost::{ExtendedSetup, Pricer};
 use crate::extended::Workload;
 use crate::extended::sparsity::no_effect_note;
 use crate::mode::{ModelMode, SUMMA_UNSUPPORTED};
@@ -144,14 +144,14 @@ impl ExploreSpec {
         best.map(|(_, _, x)| x).or(leanest.map(|(_, x)| x)).or(Some(fixed))
     }
 
-    /// What the scenario is priced with, in its mode ([`Pricing`]).
-    pub fn pricing(&self) -> Pricing<'_> {
-        Pricing { shape: &self.model, system: &self.system, extended: self.extended.as_ref() }
+    /// What the scenario is priced with, in its mode ([`Pricer`]).
+    pub fn pricer(&self) -> Pricer<'_> {
+        Pricer { shape: &self.model, system: &self.system, extended: self.extended.as_ref() }
     }
 
     /// The evaluator of one strategy in the scenario's mode.
     pub(crate) fn engine(&self, strategy: Strategy) -> Result<Engine, Error> {
-        self.pricing().model(strategy, self.global_batch)
+        self.pricer().model(strategy, self.global_batch)
     }
 
     /// The full evaluation of `c` in the scenario's mode; in extended mode with the execution the
@@ -170,16 +170,16 @@ impl ExploreSpec {
         // Extended mode's own rules (uneven stages, partial domains) are checked by its layout;
         // the reference's check would reject what extended mode allows.
         let options = self.extended.as_ref().zip(execution).map(|(e, x)| x.apply(&e.options));
-        self.pricing().model_with(c.strategy, self.global_batch, options.as_ref())?.detail(c)
+        self.pricer().model_with(c.strategy, self.global_batch, options.as_ref())?.detail(c)
     }
 
     /// Peak matrix rate of one device at the mode's precision [TFLOP/s].
     pub fn peak_matrix_tflops(&self) -> f64 {
-        self.pricing().peak_matrix_tflops()
+        self.pricer().peak_matrix_tflops()
     }
 
     /// Memory of one device [GB] (the feasibility limit).
     pub fn capacity_gb(&self) -> f64 {
-        self.pricing().capacity_gb()
+        self.pricer().capacity_gb()
     }
 }

@@ -31,7 +31,7 @@ pub use space::{Rules, Space};
 pub use topk::{Ranked, TopK};
 pub use widen::Widening;
 
-use crate::cost::{CostModel, Detail, ExtendedSetup, Pricing};
+use crate::cost::{CostModel, Detail, ExtendedSetup, Pricer};
 use crate::extended::moe::ExpertLayout;
 use crate::extended::options::{Recompute, Sharding};
 use crate::extended::{ExtendedEvaluation, ExtendedEvaluator};
@@ -219,8 +219,8 @@ impl Search {
     /// has none).
     pub fn new(spec: SearchSpec) -> Result<Search, Error> {
         spec.validate()?;
-        let pricing = Pricing { shape: &spec.model, system: &spec.system, extended: None };
-        let evaluator = pricing.model(spec.strategy, spec.global_batch)?;
+        let pricer = Pricer { shape: &spec.model, system: &spec.system, extended: None };
+        let evaluator = pricer.model(spec.strategy, spec.global_batch)?;
         let (space, widening) = widen::search_space(
             spec.strategy,
             &spec.model,

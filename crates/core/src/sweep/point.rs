@@ -6,7 +6,7 @@ use super::axis::{AxisKey, AxisValue, SystemParam};
 use super::resolve::resolve_system;
 use super::spec::{BatchRule, Constraints, SweepSpec};
 use crate::catalog::Precision;
-use crate::cost::{ExtendedSetup, Pricing};
+use crate::cost::{ExtendedSetup, Pricer};
 use crate::extended::sparsity::no_effect_note;
 use crate::extended::{ExtendedOptions, Hardware, HardwareChoices, ModelFeatures};
 use crate::mode::ModelMode;
@@ -47,19 +47,19 @@ pub struct PointInputs {
 }
 
 impl PointInputs {
-    /// What the point is priced with, in its mode ([`Pricing`]).
-    pub fn pricing(&self) -> Pricing<'_> {
-        Pricing { shape: &self.shape, system: &self.params, extended: self.extended.as_ref() }
+    /// What the point is priced with, in its mode ([`Pricer`]).
+    pub fn pricer(&self) -> Pricer<'_> {
+        Pricer { shape: &self.shape, system: &self.params, extended: self.extended.as_ref() }
     }
 
     /// The mode the point is priced in, with the point's own precision and sparsity.
     pub fn mode(&self) -> ModelMode {
-        self.pricing().mode()
+        self.pricer().mode()
     }
 
     /// Memory per device [GB]: the feasibility limit.
     pub fn capacity_gb(&self) -> f64 {
-        self.pricing().capacity_gb()
+        self.pricer().capacity_gb()
     }
 
     /// A system parameter as the point's mode reads it (`None`: not read, i.e. the vector rate in

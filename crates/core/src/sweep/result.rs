@@ -95,7 +95,7 @@ impl Best {
     pub fn of(strategy: Strategy, ranked: Ranked, inputs: &PointInputs) -> Best {
         let (c, g) = (&ranked.candidate, inputs.global_batch);
         let rates = inputs
-            .pricing()
+            .pricer()
             .model(strategy, g)
             .and_then(|mut m| m.detail(c))
             .map(|d| d.block_tflops())

@@ -4,7 +4,7 @@
 //! candidates per [`Sweep::step`].
 //!
 //! Speed: every candidate is evaluated with the search's evaluator of the sweep's mode (the
-//! mode's model from [`crate::cost::Pricing`]); evaluators are reused
+//! mode's model from [`crate::cost::Pricer`]); evaluators are reused
 //! between consecutive jobs with the same model, system, strategy and batch (e.g. along a device
 //! axis), so blocks already priced are not priced again. Results are bit-identical to
 //! [`crate::search::Search`] in the same mode.
@@ -390,7 +390,7 @@ impl Sweep {
         }) {
             return Some(k);
         }
-        let engine: Engine = i.pricing().model(strategy, i.global_batch).ok()?;
+        let engine: Engine = i.pricer().model(strategy, i.global_batch).ok()?;
         let entry = CachedEvaluator {
             shape: i.shape,
             params: i.params.clone(),

@@ -1,7 +1,7 @@
 //! The collective operations both models price (spec §2.4): their kinds and the reference's names.
 //! The reference's two-tier ring model of their time is [`crate::reference::collective`].
 
-/// The collective operations the reference prices.
+/// The collective operations both models price, by kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CollectiveKind {
