@@ -4,7 +4,8 @@
 //! turns these into SVG charts.
 
 use fmperf_chart::heatmap::Cell;
-use fmperf_core::sweep::{AxisKey, AxisValue, MemoryPart, Metric, PointResult, Status, SweepResult, TimePart};
+use fmperf_core::sweep::{AxisKey, AxisValue, Metric, PointResult, Status, SweepResult};
+use fmperf_core::vocab::{MemoryPart, TimePart};
 
 use crate::studies::{Breakdown, Chart, Kind};
 

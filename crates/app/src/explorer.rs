@@ -32,8 +32,8 @@
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::own::OwnFields;
 use fmperf_core::explore::parse_candidate;
-use fmperf_core::reference::Candidate;
 use fmperf_core::validate::Mode;
+use fmperf_core::vocab::Candidate;
 use fmperf_core::{Error, Strategy};
 
 use crate::mode::{self, MODE_KEY};

@@ -7,7 +7,7 @@
 use fmperf_core::Strategy;
 use fmperf_core::explore::{ConfigReport, ExploreResult, ExploreSpec, ReportContext};
 use fmperf_core::extended::moe::ExpertLayout;
-use fmperf_core::reference::Candidate;
+use fmperf_core::vocab::Candidate;
 
 use crate::fmt;
 

@@ -19,7 +19,7 @@ use fmperf_core::presets::{self, Panel, Preset, View};
 use fmperf_core::sweep::{AxisKey, Metric, SweepSpec, SweepText};
 
 use fmperf_core::explore::UserEntries;
-use fmperf_core::format::{ModelRef, SystemRef};
+use fmperf_core::resolve::{ModelRef, SystemRef};
 
 use crate::mode;
 use crate::number::normalize_count;

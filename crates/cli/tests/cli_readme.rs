@@ -173,3 +173,66 @@ fn the_example_reader_understands_the_readme_syntax() {
         ["187.4685", "21.8490", "98.10", "0.5", "3.2"]
     );
 }
+
+/// The rows of the README's command table (`| [`cmd`](#anchor) | what it answers |`): the command
+/// and its answer, in order.
+fn command_table(readme: &str) -> Vec<(String, String)> {
+    let mut lines = readme.lines().skip_while(|l| !l.starts_with("| command | what it answers |")).skip(2);
+    let mut out = Vec::new();
+    while let Some(line) = lines.next().filter(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let command = cells.first().and_then(|c| c.split('`').nth(1)).unwrap_or("").to_string();
+        out.push((command, cells.get(1).copied().unwrap_or("").to_string()));
+    }
+    out
+}
+
+/// Why a row of the command table is a placeholder, if it is one: no command, no answer, or an
+/// answer that is a stand-in (`…`, `TODO`, `TBD`, `placeholder`, `-`).
+fn placeholder(command: &str, answer: &str) -> Option<&'static str> {
+    let a = answer.to_ascii_lowercase();
+    if command.is_empty() {
+        Some("names no command")
+    } else if a.len() < 12 || ["…", "...", "todo", "tbd", "placeholder", "xxx"].iter().any(|p| a.contains(p)) {
+        Some("says nothing yet")
+    } else {
+        None
+    }
+}
+
+/// The commands `fmperf help` lists (besides `help`).
+fn help_commands() -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_fmperf")).arg("help").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let listed = text.lines().skip_while(|l| !l.starts_with("COMMANDS:")).skip(1).take_while(|l| !l.trim().is_empty());
+    listed.filter_map(|l| l.split_whitespace().next()).filter(|c| *c != "help").map(str::to_string).collect()
+}
+
+#[test]
+fn the_readme_command_table_lists_every_command_and_no_placeholder() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let rows = command_table(&readme);
+    for (command, answer) in &rows {
+        assert_eq!(placeholder(command, answer), None, "README command table row `{command}`: {answer:?}");
+        let section = format!("\n### fmperf {command}\n");
+        assert!(readme.contains(&section), "the README has no section `### fmperf {command}` for its table row");
+    }
+    let mut table: Vec<String> = rows.into_iter().map(|(c, _)| c).collect();
+    let mut help = help_commands();
+    assert!(help.len() >= 9, "fmperf help lists {help:?}");
+    table.sort();
+    help.sort();
+    assert_eq!(table, help, "the README's command table and `fmperf help` list different commands");
+}
+
+#[test]
+fn the_command_table_reader_finds_rows_and_placeholders() {
+    let text = "| command | what it answers |\n|---|---|\n| [`search`](#fmperf-search) | the fastest configurations |\n\
+                | [`sweep`](#x) | … |\n| | TODO |\n\nafter";
+    let rows = command_table(text);
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert_eq!(rows[0], ("search".to_string(), "the fastest configurations".to_string()));
+    assert_eq!(placeholder(&rows[0].0, &rows[0].1), None);
+    assert_eq!(placeholder(&rows[1].0, &rows[1].1), Some("says nothing yet"));
+    assert_eq!(placeholder(&rows[2].0, &rows[2].1), Some("names no command"));
+}

@@ -6,12 +6,20 @@
 //!
 //! Reference mode stays bit-exact: its implementation calls the published model's own functions
 //! and adds nothing.
+//!
+//! [`Pricer`] is the one place a scenario's mode becomes its model: a caller holds the
+//! reference's inputs and, in extended mode, its [`ExtendedSetup`], and asks [`Pricer::model`]
+//! for the model of a strategy (the search's counterpart is `Search::in_mode`). Outside this
+//! module and the two models, nothing builds an evaluator of either mode (validation still prices
+//! a measured row's fixed layout with the models' own functions).
 
-use crate::Error;
 use crate::extended::moe::ExpertLayout;
-use crate::extended::{ExtendedEvaluation, ExtendedEvaluator};
+use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
+use crate::mode::ModelMode;
 use crate::mode_kind::Mode;
-use crate::reference::{self, Candidate, Evaluation, Outcome, Totals};
+use crate::reference::{self, Evaluation};
+use crate::vocab::{Candidate, Outcome, Totals};
+use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// A model that prices training configurations (candidates) of one scenario and one strategy.
 pub trait CostModel: std::fmt::Debug + Send {
@@ -43,6 +51,80 @@ pub trait CostModel: std::fmt::Debug + Send {
 
     /// A boxed copy (searches and sweeps are cloned to be sharded).
     fn boxed_clone(&self) -> Box<dyn CostModel>;
+}
+
+/// What extended mode prices a search with: the richer model, the part at its precision, the
+/// switches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtendedSetup {
+    /// The transformer (its reference shape replaces the spec's model).
+    pub workload: Workload,
+    /// The part (its fast-domain size must equal the spec's `nvlink_size`).
+    pub hardware: Hardware,
+    /// The switches.
+    pub options: ExtendedOptions,
+}
+
+impl ExtendedSetup {
+    /// Extended mode's evaluator of this setup with `options` (the setup's own, or those of an
+    /// execution applied to them), for `strategy` and `global_batch` samples.
+    pub fn evaluator(
+        &self,
+        options: &ExtendedOptions,
+        strategy: Strategy,
+        global_batch: u64,
+    ) -> Result<ExtendedEvaluator, Error> {
+        ExtendedEvaluator::new(&self.workload, &self.hardware, options, strategy, global_batch)
+    }
+}
+
+/// What one scenario is priced with, in its mode: the reference model's inputs (its shape and
+/// system) and, in extended mode, extended mode's setup. Searches, sweeps, the explorer and the
+/// CLI's search hold these and ask here for the model; only this type turns the mode into one.
+#[derive(Debug, Clone, Copy)]
+pub struct Pricer<'a> {
+    /// The transformer as the reference model reads it.
+    pub shape: &'a ModelShape,
+    /// The system as the reference model reads it.
+    pub system: &'a SystemParams,
+    /// Extended mode's setup (`None`: reference mode).
+    pub extended: Option<&'a ExtendedSetup>,
+}
+
+impl Pricer<'_> {
+    /// The model that prices candidates of `strategy` with `global_batch` samples per iteration.
+    pub fn model(&self, strategy: Strategy, global_batch: u64) -> Result<Box<dyn CostModel>, Error> {
+        self.model_with(strategy, global_batch, None)
+    }
+
+    /// [`Self::model`], in extended mode with `options` in place of the setup's switches (an
+    /// execution applied to them); reference mode has no switches and ignores them.
+    pub fn model_with(
+        &self,
+        strategy: Strategy,
+        global_batch: u64,
+        options: Option<&ExtendedOptions>,
+    ) -> Result<Box<dyn CostModel>, Error> {
+        Ok(match self.extended {
+            None => Box::new(reference::Evaluator::new(self.shape, self.system, strategy, global_batch)?),
+            Some(e) => Box::new(e.evaluator(options.unwrap_or(&e.options), strategy, global_batch)?),
+        })
+    }
+
+    /// The mode with its switches.
+    pub fn mode(&self) -> ModelMode {
+        self.extended.map_or(ModelMode::Reference, |e| ModelMode::Extended(e.options))
+    }
+
+    /// Memory of one device [GB] as the mode reads it: the feasibility limit.
+    pub fn capacity_gb(&self) -> f64 {
+        self.extended.map_or(self.system.hbm_capacity, |e| e.hardware.hbm_capacity_gb)
+    }
+
+    /// Peak matrix rate of one device at the mode's precision [TFLOP/s].
+    pub fn peak_matrix_tflops(&self) -> f64 {
+        self.extended.map_or(self.system.matrix_flops_fp16, |e| e.hardware.matmul_peak_tflops)
+    }
 }
 
 impl Clone for Box<dyn CostModel> {
@@ -138,8 +220,21 @@ impl Detail {
         }
     }
 
+    /// The matrix rates of one block's forward and backward passes [TFLOP/s]: the reference's
+    /// FLOPs over times summed over its layer rows, extended mode's from its breakdown.
+    pub fn block_tflops(&self) -> (f64, f64) {
+        match self {
+            Detail::Reference(ev) => {
+                let rows = || ev.mlp.iter().chain(&ev.attention);
+                let sum = |f: fn(&reference::LayerRow) -> f64| rows().map(f).sum::<f64>();
+                (sum(|r| r.flops_fwd_tflop) / sum(|r| r.t_fwd_s), sum(|r| r.flops_bwd_tflop) / sum(|r| r.t_bwd_s))
+            }
+            Detail::Extended(ev) => (ev.breakdown.block_fwd_tflops, ev.breakdown.block_bwd_tflops),
+        }
+    }
+
     /// The expert layout the evaluation chose (MoE models in extended mode).
-    pub fn experts(&self) -> Option<crate::extended::moe::ExpertLayout> {
+    pub fn experts(&self) -> Option<ExpertLayout> {
         match self {
             Detail::Reference(_) => None,
             Detail::Extended(e) => e.moe.map(|m| m.experts),

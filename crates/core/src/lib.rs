@@ -32,6 +32,7 @@ pub mod strategy;
 pub mod sweep;
 pub mod system;
 pub mod validate;
+pub mod vocab;
 
 pub use error::Error;
 pub use model::ModelShape;

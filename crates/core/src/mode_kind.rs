@@ -22,6 +22,14 @@ impl Mode {
         }
     }
 
+    /// The model in words, as the object of a sentence: `the reference model` / `extended mode`.
+    pub fn model_name(self) -> &'static str {
+        match self {
+            Mode::Reference => "the reference model",
+            Mode::Extended => "extended mode",
+        }
+    }
+
     /// Parses `reference` / `extended` (and `ref` / `ext`), in any case.
     pub fn parse(s: &str) -> Option<Mode> {
         match s.trim().to_ascii_lowercase().as_str() {

@@ -3,8 +3,9 @@
 //! it returns feasible configurations.
 
 use fmperf_core::catalog::{self, Architecture, CatalogSystem, MappingOptions, default_precision};
+use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::{ExtendedOptions, Hardware, HardwareChoices, Workload};
-use fmperf_core::search::{ExtendedSetup, Search, SearchResult, SearchSpec};
+use fmperf_core::search::{Search, SearchResult, SearchSpec};
 use fmperf_core::{Strategy, SystemParams};
 
 /// An extended-mode search of `model` on `gpus` devices of `sys` at the part's default precision

@@ -3,11 +3,13 @@
 //! reference's per-layer detail sums to its iteration totals (extended mode's per-operation sums:
 //! `extended_operations.rs`).
 
+use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::cost::{CostModel, Detail};
 use fmperf_core::extended::{ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
 use fmperf_core::mode_kind::Mode;
-use fmperf_core::reference::{Candidate, Evaluator};
-use fmperf_core::search::{ExtendedSetup, Search, SearchSpec};
+use fmperf_core::reference::Evaluator;
+use fmperf_core::search::{Search, SearchSpec};
+use fmperf_core::vocab::Candidate;
 use fmperf_core::{Strategy, SystemParams};
 
 fn close(a: f64, b: f64, what: &str) {

@@ -6,7 +6,8 @@ use fmperf_core::explore::export::{results_csv, results_json};
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::layers::layer_table;
 use fmperf_core::explore::{ConfigReport, ExploreSearch, MemoryFit, Placement, ReportContext, format_candidate};
-use fmperf_core::reference::{Candidate, evaluate, model_summary};
+use fmperf_core::reference::{evaluate, model_summary};
+use fmperf_core::vocab::Candidate;
 use fmperf_core::{ModelShape, Strategy, SystemParams};
 
 fn default_reports() -> (fmperf_core::explore::ExploreSpec, Vec<ConfigReport>) {

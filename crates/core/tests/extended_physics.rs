@@ -9,7 +9,7 @@ use fmperf_core::extended::pricing::Pricing;
 use fmperf_core::extended::{
     ExtendedOptions, Fp8Recipe, Fusion, GradReduce, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload,
 };
-use fmperf_core::reference::collective::CollectiveKind;
+use fmperf_core::vocab::CollectiveKind;
 
 fn gpt(seq: u64) -> Workload {
     Workload { gated_mlp: false, kv_heads: 32, ffn_hidden: 16384, vocab: None, seq_len: seq, ..Workload::LLAMA3_8B }

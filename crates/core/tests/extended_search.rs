@@ -1,8 +1,9 @@
 //! The search in extended mode: same candidates, extended pricing, the reference's result shape.
 
 use fmperf_core::catalog::{self, MappingOptions, Precision};
+use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::{ExtendedOptions, Hardware, HardwareChoices, Layout, Workload, evaluate};
-use fmperf_core::search::{ExtendedSetup, Search, SearchSpec};
+use fmperf_core::search::{Search, SearchSpec};
 use fmperf_core::{Strategy, catalog::to_system_params};
 
 fn setup(precision: Precision) -> (SearchSpec, ExtendedSetup) {

@@ -3,9 +3,9 @@
 
 use fmperf_core::catalog::{self, Mlp, TrainingBudget, to_system_params};
 use fmperf_core::format::{
-    self, Document, ModelRef, Origin, SystemRef, fields, model_to_reference_json, parse, parse_detailed,
-    system_to_reference_json,
+    self, Document, Origin, fields, model_to_reference_json, parse, parse_detailed, system_to_reference_json,
 };
+use fmperf_core::resolve::{ModelRef, SystemRef};
 use fmperf_core::{Error, ModelShape, Strategy, SystemParams};
 use serde_json::json;
 

@@ -7,7 +7,7 @@ use fmperf_core::extended::moe::{Dispatcher, Load, MoeOptions, MoeShape, Router}
 use fmperf_core::extended::{
     ExtendedEvaluator, ExtendedOptions, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload, evaluate,
 };
-use fmperf_core::reference::Candidate;
+use fmperf_core::vocab::Candidate;
 
 /// A small MoE: h = 1024, 8 heads, 4 blocks (first dense), 16 experts of width 512, top-2, one
 /// shared expert of width 512, SwiGLU, sequence 1024, no vocabulary.
@@ -231,8 +231,9 @@ fn the_moe_block_is_a_list_of_operations_and_memory_names_the_experts() {
 #[test]
 fn pruned_expert_degrees_equal_pricing_every_choice() {
     use fmperf_core::catalog::{MappingOptions, find_model, find_system};
+    use fmperf_core::cost::ExtendedSetup;
     use fmperf_core::extended::moe::experts::expert_choices;
-    use fmperf_core::search::{ExtendedSetup, Search, SearchSpec};
+    use fmperf_core::search::{Search, SearchSpec};
     let w = Workload::from_catalog(find_model("deepseek-v3").unwrap()).unwrap();
     let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
     let base = ExtendedOptions::realistic();
@@ -286,7 +287,8 @@ fn pruned_expert_degrees_equal_pricing_every_choice() {
 #[test]
 fn rescheduled_evaluators_equal_fresh_ones() {
     use fmperf_core::catalog::{MappingOptions, find_model, find_system};
-    use fmperf_core::search::{ExtendedSetup, Search, SearchSpec};
+    use fmperf_core::cost::ExtendedSetup;
+    use fmperf_core::search::{Search, SearchSpec};
     let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
     let base = ExtendedOptions::realistic();
     let hw = Hardware::from_catalog(sys, base.hardware.precision, true, &MappingOptions::default()).unwrap();

@@ -4,9 +4,10 @@
 //! FLOPs), and the outputs say which mode and switches priced them.
 
 use fmperf_core::catalog::{self, MappingOptions, Precision};
+use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::{ExtendedOptions, Hardware, Recompute, Workload};
 use fmperf_core::mode::ModelMode;
-use fmperf_core::search::{ExtendedSetup, Search, SearchSpec};
+use fmperf_core::search::{Search, SearchSpec};
 use fmperf_core::sweep::{
     PointResult, SPARSITY_UNSUPPORTED, SUMMA_UNSUPPORTED, Status, Sweep, SweepResult, SweepText, export,
 };

@@ -5,9 +5,10 @@
 
 use fmperf_core::Error;
 use fmperf_core::Strategy;
+use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::moe::MoeOptions;
 use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, Workload};
-use fmperf_core::search::{ExtendedSetup, Ranked, Search, SearchResult};
+use fmperf_core::search::{Ranked, Search, SearchResult};
 
 use super::emit::{self, Emitted, Target};
 use super::estimate::Estimate;

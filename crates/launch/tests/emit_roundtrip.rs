@@ -443,7 +443,8 @@ fn mismatched_and_hostile_inputs_do_not_panic() {
 #[test]
 fn search_results_round_trip() {
     use fmperf_core::Strategy;
-    use fmperf_core::search::{ExtendedSetup, Search};
+    use fmperf_core::cost::ExtendedSetup;
+    use fmperf_core::search::Search;
     for (name, target) in [("nemo-llama3-8b.yaml", Target::Nemo), ("torchtitan-llama3-8b.toml", Target::Torchtitan)] {
         let text = example(name);
         let (l, sc) = scenario(&text, name);

@@ -3,8 +3,9 @@
 //! selected configuration in detail: headline numbers, both breakdowns with shares, and the
 //! placement of each parallel dimension onto the fast (scale-up) domain.
 
-use fmperf_core::explore::{ConfigReport, MemoryPart, Placement, TimePart, format_candidate};
+use fmperf_core::explore::{ConfigReport, Placement, format_candidate};
 use fmperf_core::validate::Mode;
+use fmperf_core::vocab::{MemoryPart, TimePart};
 use leptos::prelude::*;
 
 use super::fmt;

@@ -5,10 +5,9 @@
 
 use fmperf_core::explore::choices::system_choices;
 use fmperf_core::explore::inputs::ExploreFields;
-use fmperf_core::explore::{
-    ConfigReport, ExploreSearch, ExploreSpec, MemoryPart, ReportContext, TimePart, format_candidate,
-};
+use fmperf_core::explore::{ConfigReport, ExploreSearch, ExploreSpec, ReportContext, format_candidate};
 use fmperf_core::mode::ModelMode;
+use fmperf_core::vocab::{MemoryPart, TimePart};
 use leptos::prelude::*;
 
 use super::fmt;
@@ -69,12 +68,12 @@ fn add_pin(ex: Explorer, text: String) {
 struct BestTask(ExploreSearch);
 
 /// The best configuration of a finished search, with its scenario.
-fn best_of(search: &ExploreSearch) -> (ExploreSpec, Option<fmperf_core::reference::Candidate>) {
+fn best_of(search: &ExploreSearch) -> (ExploreSpec, Option<fmperf_core::vocab::Candidate>) {
     (search.spec().clone(), search.result().merged.first().map(|r| r.candidate))
 }
 
 impl Sliced for BestTask {
-    type Output = (ExploreSpec, Option<fmperf_core::reference::Candidate>);
+    type Output = (ExploreSpec, Option<fmperf_core::vocab::Candidate>);
     fn step(&mut self, units: usize) -> bool {
         self.0.step(units)
     }

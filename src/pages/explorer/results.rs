@@ -288,7 +288,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
             .with(|o| o.as_ref().and_then(|o| fmperf_app::error_bands::band(&o.spec)))
             .map(|b| (fmperf_app::error_bands::short(&b), b.message))
     });
-    let pin_of = |c: fmperf_core::reference::Candidate| {
+    let pin_of = |c: fmperf_core::vocab::Candidate| {
         spec.as_ref().map(|s| {
             Pin {
                 model: s.model_id.clone(),

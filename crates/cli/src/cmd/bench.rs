@@ -4,7 +4,8 @@
 use std::io::Write;
 use std::time::Instant;
 
-use fmperf_core::search::{ExecutionChoices, ExtendedSetup, Search, SearchSpec};
+use fmperf_core::cost::ExtendedSetup;
+use fmperf_core::search::{ExecutionChoices, Search, SearchSpec};
 use fmperf_core::{ModelShape, Strategy, SystemParams};
 
 use super::{CmdError, CmdResult};

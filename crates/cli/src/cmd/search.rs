@@ -7,13 +7,12 @@
 
 use std::io::Write;
 
+use fmperf_core::cost::{ExtendedSetup, Pricer};
 use fmperf_core::explore::{StrategyOutcome, merge};
 use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
 use fmperf_core::mode::ModelMode;
 use fmperf_core::search::row::Digits;
-use fmperf_core::search::{
-    Diagnosis, ExecutionChoices, ExtendedSetup, ResultRow, Search, SearchResult, SearchSpec, merge_shards,
-};
+use fmperf_core::search::{Diagnosis, ExecutionChoices, ResultRow, Search, SearchResult, SearchSpec, merge_shards};
 use fmperf_core::{Strategy, SystemParams};
 use serde_json::{Value, json};
 
@@ -159,7 +158,7 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         }
         None => every,
     };
-    use fmperf_core::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
+    use fmperf_core::vocab::{MAX_DEVICES, MAX_GLOBAL_BATCH};
     let gpus =
         args.positive_int_at_most("gpus", MAX_DEVICES)?.ok_or_else(|| CmdError::Usage("--gpus is required".into()))?;
     let global_batch = args
@@ -375,7 +374,7 @@ pub fn execute(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
 
 /// Loads the inputs and runs each strategy's search on `req.threads` threads.
 fn search(req: &SearchRequest) -> Result<Found, CmdError> {
-    let (model_name, system_name, base, setup, capacity_gb) = match req.mode {
+    let (model_name, system_name, base, setup) = match req.mode {
         ModelMode::Reference => {
             let (model_name, mut model) = load_model(&req.model)?;
             if let Some(s) = req.seq_len {
@@ -385,8 +384,7 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
             if let Some(k) = req.domain {
                 system.nvlink_size = k;
             }
-            let capacity = system.hbm_capacity;
-            (model_name, system_name, spec_of(req, model, system), None, capacity)
+            (model_name, system_name, spec_of(req, model, system), None)
         }
         ModelMode::Extended(o) => {
             if req.strategies.contains(&Strategy::Summa2D) {
@@ -405,11 +403,10 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
             let (hardware, precision) =
                 load_hardware(&req.system, o.hardware.precision, o.hardware.measured_ceiling, req.domain)?;
             let options = ExtendedOptions { hardware: HardwareChoices { precision, ..o.hardware }, ..o };
-            let capacity = hardware.hbm_capacity_gb;
             let setup = ExtendedSetup { workload, hardware, options };
             let first = req.strategies.first().copied().unwrap_or(Strategy::OneD);
             let spec = setup.spec(first, req.gpus, req.global_batch, req.top_k);
-            (req.model.clone(), req.system.clone(), spec, Some(setup), capacity)
+            (req.model.clone(), req.system.clone(), spec, Some(setup))
         }
     };
     let domain = base.system.nvlink_size;
@@ -444,7 +441,8 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
         min_mem_gb: min_mem.is_finite().then_some(min_mem),
         top: merge(&outcomes, req.top_k),
     };
-    let mode = setup.as_ref().map_or(ModelMode::Reference, |s| ModelMode::Extended(s.options));
+    let pricer = Pricer { shape: &base.model, system: &base.system, extended: setup.as_ref() };
+    let (mode, capacity_gb) = (pricer.mode(), pricer.capacity_gb());
     Ok(Found { mode, model_name, system_name, domain, capacity_gb, result, notes, diagnosis })
 }
 
@@ -455,10 +453,7 @@ fn search_one(
     spec: &SearchSpec,
     setup: Option<&ExtendedSetup>,
 ) -> Result<(SearchResult, Option<Diagnosis>), CmdError> {
-    let make = || match setup {
-        None => Search::new(spec.clone()),
-        Some(s) => Search::new_extended_choosing(spec.clone(), s.clone(), req.execution),
-    };
+    let make = || Search::in_mode(spec.clone(), setup.cloned(), req.execution);
     let first = make().map_err(flag_error)?;
     let threads = req.threads.clamp(1, crate::threads::MAX_THREADS) as u64;
     let shards: Vec<Search> = if threads == 1 || first.space().len() < 2 * threads {

@@ -6,9 +6,10 @@
 use std::io::Write;
 use std::path::Path;
 
-use fmperf_core::format::{self, Document, ModelRef, SystemRef};
+use fmperf_core::format::{self, Document};
 use fmperf_core::mode::ModelMode;
 use fmperf_core::presets::{self, Panel, Preset};
+use fmperf_core::resolve::{ModelRef, SystemRef};
 use fmperf_core::sweep::{PointResult, Shard, SweepResult, SweepSpec, SweepText, export};
 use serde_json::Value;
 

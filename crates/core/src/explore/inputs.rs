@@ -4,11 +4,12 @@
 //! to its input. Nothing here panics, whatever the text.
 
 use crate::catalog::{self, MappingOptions, TrainingBudget, parse_system_spec};
+use crate::cost::ExtendedSetup;
 use crate::mode::ModelMode;
 use crate::mode_kind::Mode;
-use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
 use crate::resolve::{self, Note, UserEntries};
-use crate::search::{ExecutionChoices, ExtendedSetup, SearchSpec};
+use crate::search::{ExecutionChoices, SearchSpec};
+use crate::vocab::{MAX_DEVICES, MAX_GLOBAL_BATCH};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// The form's field names (also the `field` of every [`Error`] [`ExploreFields::resolve`] returns).
@@ -196,7 +197,6 @@ impl ExploreFields {
     /// `system` field may be a system spec (`ID,nics=2,scale_out=50`, the CLI's `--system`), whose
     /// option errors name the option (`nics`, `precision`, `vector`, `scale_up`, `scale_out`).
     pub fn resolve_with(&self, mode: &ModelMode, entries: &UserEntries) -> Result<ExploreSpec, Vec<Error>> {
-        let extended = mode.options().is_some();
         let mut errors = Vec::new();
         let model = keep(resolve_model_in(entries, &self.model), &mut errors);
         let domain = if self.domain.trim().is_empty() {
@@ -205,7 +205,7 @@ impl ExploreFields {
             keep(parse_count(field::DOMAIN, &self.domain, 1, MAX_DOMAIN), &mut errors)
         };
         let domain_ok = self.domain.trim().is_empty() || domain.is_some();
-        let system = keep(resolve_system_in(entries, &self.system, domain, extended), &mut errors);
+        let system = keep(resolve_system_in(entries, &self.system, domain, mode.kind()), &mut errors);
         let gpus = keep(parse_count(field::GPUS, &self.gpus, 1, MAX_DEVICES), &mut errors);
         let batch = keep(parse_count(field::BATCH, &self.batch, 1, MAX_GLOBAL_BATCH), &mut errors);
         let strategies = keep(parse_strategies(&self.strategies), &mut errors);
@@ -295,19 +295,19 @@ pub fn resolve_system(
     id: &str,
     domain: Option<u64>,
 ) -> Result<(&'static catalog::CatalogSystem, catalog::MappedSystem), Error> {
-    resolve_system_for(id, domain, false)
+    resolve_system_for(id, domain, Mode::Reference)
 }
 
-/// [`resolve_system`] for either mode: with `extended`, a part without a vector (non-matrix) rate
+/// [`resolve_system`] for `mode`: in extended mode, a part without a vector (non-matrix) rate
 /// maps too (extended mode never reads it; see [`crate::extended::hardware::map_for_extended`]).
 pub fn resolve_system_for(
     id: &str,
     domain: Option<u64>,
-    extended: bool,
+    mode: Mode,
 ) -> Result<(&'static catalog::CatalogSystem, catalog::MappedSystem), Error> {
     let s = resolve::builtin_system(id).map_err(|e| not_in_catalog(field::SYSTEM, id, e))?;
     let options = MappingOptions { domain_size: domain, ..MappingOptions::default() };
-    map_system(s, &options, extended).map(|mapped| (s, mapped))
+    map_system(s, &options, mode).map(|mapped| (s, mapped))
 }
 
 /// A system spec `ID[,key=value]…` (see [`parse_system_spec`]) against the built-in catalog plus
@@ -317,7 +317,7 @@ pub fn resolve_system_in<'a>(
     entries: &'a UserEntries,
     spec: &str,
     domain: Option<u64>,
-    extended: bool,
+    mode: Mode,
 ) -> Result<(&'a catalog::CatalogSystem, catalog::MappedSystem, MappingOptions), Error> {
     let (id, mut options) = parse_system_spec(spec.trim()).map_err(|e| match e {
         Error::InvalidField { field, value, rule, hint } if field == "system" => {
@@ -329,25 +329,21 @@ pub fn resolve_system_in<'a>(
         options.domain_size = domain;
     }
     let s = resolve::find_system(entries, &id).map_err(|e| not_in_catalog(field::SYSTEM, &id, e))?;
-    map_system(s, &options, extended).map(|mapped| (s, mapped, options))
+    map_system(s, &options, mode).map(|mapped| (s, mapped, options))
 }
 
-/// `s` mapped with `options` for either mode (through the resolver); errors at [`field::DOMAIN`] or
+/// `s` mapped with `options` for `mode` (through the resolver); errors at [`field::DOMAIN`] or
 /// [`field::SYSTEM`].
 fn map_system(
     s: &catalog::CatalogSystem,
     options: &MappingOptions,
-    extended: bool,
+    mode: Mode,
 ) -> Result<catalog::MappedSystem, Error> {
-    let mode = if extended { Mode::Extended } else { options.mode };
     resolve::map_system(s, &MappingOptions { mode, ..*options }).map_err(|e| match e {
         Error::InvalidField { field, value, rule, hint } if field == "domain_size" || field == "system.nvlink_size" => {
             Error::InvalidField { field: field::DOMAIN.into(), value, rule, hint }
         }
-        other => {
-            let by = if extended { "extended mode" } else { "the reference model" };
-            Error::invalid(field::SYSTEM, &s.id, format!("cannot be used by {by}: {other}"))
-        }
+        other => Error::invalid(field::SYSTEM, &s.id, format!("cannot be used by {}: {other}", mode.model_name())),
     })
 }
 

@@ -48,5 +48,5 @@ pub use merge::{StrategyOutcome, merge};
 pub use metrics::{MemoryFit, model_flops_utilisation, training_days};
 pub use own::{OwnConfig, OwnOutcome, evaluate_own};
 pub use priced::Detail;
-pub use report::{ConfigReport, MemoryPart, Placement, ReportContext, TimePart};
+pub use report::{ConfigReport, Placement, ReportContext};
 pub use task::{ExploreResult, ExploreSearch, ExploreShard};

@@ -2,14 +2,14 @@
 //! micro-batch 1), evaluated whether or not it is in the top list. The data-parallel degree
 //! follows from the device count; the fast-domain placement and the SUMMA panel count, when not
 //! given, are chosen as the search would (the fastest valid one). An invalid configuration gets
-//! the rule it breaks ([`crate::reference::Candidate::check`]'s error, renamed to the form's
+//! the rule it breaks ([`crate::vocab::Candidate::check`]'s error, renamed to the form's
 //! fields); one that does not fit in memory gets how far over it is.
 
 use super::inputs::{ExploreSpec, parse_count};
 use super::priced::Detail;
-use crate::reference::Candidate;
-use crate::reference::candidate::MAX_DEVICES;
 use crate::search::space::{nb_cands, nv_cands_2d};
+use crate::vocab::Candidate;
+use crate::vocab::MAX_DEVICES;
 use crate::{Error, Strategy};
 
 /// Form field names of the own-configuration form (the `field` of its errors).

@@ -11,14 +11,15 @@
 
 use super::inputs::{ExploreSpec, field};
 use crate::catalog::MappingOptions;
+use crate::cost::{ExtendedSetup, Pricer};
+use crate::extended::Workload;
 use crate::extended::sparsity::no_effect_note;
-use crate::extended::{ExtendedEvaluator, Workload};
 use crate::mode::{ModelMode, SUMMA_UNSUPPORTED};
-use crate::reference::{Candidate, Evaluator};
 use crate::resolve::{self, Note};
-use crate::search::{Engine, Execution, ExecutionChoices, ExtendedSetup, Ranked, Search};
+use crate::search::{Engine, Execution, ExecutionChoices, Ranked, Search};
 use crate::validate::convention::{ConventionShape, FlopConvention, iteration_flops};
 use crate::validate::moe_flops::{FlopRules, model_flops_per_token};
+use crate::vocab::Candidate;
 use crate::{Error, Strategy};
 
 pub use crate::cost::Detail;
@@ -108,11 +109,7 @@ impl ExploreSpec {
 
     /// The search of one strategy in the scenario's mode.
     pub fn search(&self, strategy: Strategy) -> Result<Search, Error> {
-        let spec = self.search_spec(strategy);
-        match &self.extended {
-            None => Search::new(spec),
-            Some(ext) => Search::new_extended_choosing(spec, ext.clone(), self.execution),
-        }
+        Search::in_mode(self.search_spec(strategy), self.extended.clone(), self.execution)
     }
 
     /// The execution extended mode's search chooses for `c`: the fastest that fits among the
@@ -130,9 +127,7 @@ impl ExploreSpec {
         let mut best: Option<(f64, f64, Execution)> = None;
         let mut leanest: Option<(f64, Execution)> = None;
         for x in combos {
-            let Ok(mut ev) =
-                ExtendedEvaluator::new(&e.workload, &e.hardware, &x.apply(&e.options), c.strategy, self.global_batch)
-            else {
+            let Ok(mut ev) = e.evaluator(&x.apply(&e.options), c.strategy, self.global_batch) else {
                 continue;
             };
             let Ok(o) = ev.evaluate(c) else { continue };
@@ -149,14 +144,14 @@ impl ExploreSpec {
         best.map(|(_, _, x)| x).or(leanest.map(|(_, x)| x)).or(Some(fixed))
     }
 
+    /// What the scenario is priced with, in its mode ([`Pricer`]).
+    pub fn pricer(&self) -> Pricer<'_> {
+        Pricer { shape: &self.model, system: &self.system, extended: self.extended.as_ref() }
+    }
+
     /// The evaluator of one strategy in the scenario's mode.
     pub(crate) fn engine(&self, strategy: Strategy) -> Result<Engine, Error> {
-        Ok(match &self.extended {
-            None => Box::new(Evaluator::new(&self.model, &self.system, strategy, self.global_batch)?),
-            Some(e) => {
-                Box::new(ExtendedEvaluator::new(&e.workload, &e.hardware, &e.options, strategy, self.global_batch)?)
-            }
-        })
+        self.pricer().model(strategy, self.global_batch)
     }
 
     /// The full evaluation of `c` in the scenario's mode; in extended mode with the execution the
@@ -174,23 +169,17 @@ impl ExploreSpec {
     pub fn evaluate_with(&self, c: &Candidate, execution: Option<Execution>) -> Result<Detail, Error> {
         // Extended mode's own rules (uneven stages, partial domains) are checked by its layout;
         // the reference's check would reject what extended mode allows.
-        let mut model: Engine = match &self.extended {
-            None => Box::new(Evaluator::new(&self.model, &self.system, c.strategy, self.global_batch)?),
-            Some(e) => {
-                let options = execution.map_or(e.options, |x| x.apply(&e.options));
-                Box::new(ExtendedEvaluator::new(&e.workload, &e.hardware, &options, c.strategy, self.global_batch)?)
-            }
-        };
-        model.detail(c)
+        let options = self.extended.as_ref().zip(execution).map(|(e, x)| x.apply(&e.options));
+        self.pricer().model_with(c.strategy, self.global_batch, options.as_ref())?.detail(c)
     }
 
     /// Peak matrix rate of one device at the mode's precision [TFLOP/s].
     pub fn peak_matrix_tflops(&self) -> f64 {
-        self.extended.as_ref().map_or(self.system.matrix_flops_fp16, |e| e.hardware.matmul_peak_tflops)
+        self.pricer().peak_matrix_tflops()
     }
 
     /// Memory of one device [GB] (the feasibility limit).
     pub fn capacity_gb(&self) -> f64 {
-        self.extended.as_ref().map_or(self.system.hbm_capacity, |e| e.hardware.hbm_capacity_gb)
+        self.pricer().capacity_gb()
     }
 }

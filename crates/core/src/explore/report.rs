@@ -6,11 +6,12 @@ use super::inputs::ExploreSpec;
 use super::metrics::{MemoryFit, model_flops_utilisation, training_days};
 use crate::catalog::TrainingBudget;
 use crate::extended::moe::ExpertLayout;
-use crate::reference::{Candidate, Evaluation, Totals, model_summary_on};
+use crate::reference::{Evaluation, model_summary_on};
 use crate::search::{Execution, Ranked, ResultRow};
+use crate::vocab::{Candidate, Totals};
 use crate::{Error, Strategy};
 
-pub use crate::search::{MemoryPart, TimePart};
+use crate::vocab::{MemoryPart, TimePart};
 
 /// One parallel dimension and how much of it sits inside one fast (scale-up) domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

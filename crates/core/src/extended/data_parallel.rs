@@ -38,7 +38,7 @@ use super::options::{ExtendedOptions, GradReduce, OptimizerStates, Sharding};
 use super::pricing::Pricing;
 use crate::Error;
 use crate::catalog::Precision;
-use crate::reference::collective::CollectiveKind;
+use crate::vocab::CollectiveKind;
 
 /// Bytes of one gradient element kept between the backward pass and the optimizer (FP32 main
 /// gradients) [B].

@@ -34,7 +34,7 @@ use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, s
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
 use crate::moe_shape::MoeShape;
-use crate::reference::{Candidate, Outcome, Totals};
+use crate::vocab::{Candidate, Outcome, Totals};
 use crate::{Error, Strategy};
 
 /// Bytes of HBM traffic per locally updated parameter in the optimizer step: read the FP32

@@ -49,7 +49,7 @@ pub struct Hardware {
     pub approximations: Vec<String>,
     /// The part as the reference model's system parameters at the attention (16-bit) precision,
     /// with the domain size in force: what a search over this part carries as its spec's system
-    /// ([`crate::search::ExtendedSetup::spec`]). Vector rates a catalog entry lacks are unread
+    /// ([`crate::cost::ExtendedSetup::spec`]). Vector rates a catalog entry lacks are unread
     /// placeholders here ([`crate::catalog::provenance::Origin::Unread`]).
     pub params: SystemParams,
 }
@@ -70,7 +70,7 @@ fn attention_precision(sys: Option<&CatalogSystem>, p: Precision) -> Precision {
 /// reads the vector (non-matrix) rate, so an entry that lists none (TPUs, Gaudi 2) maps with an
 /// unread placeholder and no note about it, and FP8 keeps stored tensors in 16 bits.
 pub fn map_for_extended(sys: &CatalogSystem, opts: &MappingOptions) -> Result<MappedSystem, Error> {
-    to_system_params(sys, &MappingOptions { mode: crate::mode::Mode::Extended, ..*opts })
+    to_system_params(sys, &MappingOptions { mode: crate::mode_kind::Mode::Extended, ..*opts })
 }
 
 /// Whether `sys` is an NVIDIA GPU of the Hopper generation or later, read from its datasheet: an

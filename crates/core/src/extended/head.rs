@@ -5,7 +5,7 @@
 use super::layout::Layout;
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
-use crate::reference::collective::CollectiveKind;
+use crate::vocab::CollectiveKind;
 
 /// Bytes moved per logit by the loss (forward and backward together): read the 16-bit logit, write
 /// and read the FP32 softmax, write the 16-bit gradient.

@@ -3,7 +3,7 @@
 //! (scale-up) domains.
 
 use super::workload::Workload;
-use crate::reference::Candidate;
+use crate::vocab::Candidate;
 use crate::{Error, Strategy};
 
 /// Members of each parallel group that share one fast domain [devices]. Each divides its degree.

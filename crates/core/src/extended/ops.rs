@@ -35,7 +35,7 @@ use super::options::{ExtendedOptions, Fusion, Recompute};
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
 use crate::Error;
-use crate::reference::collective::CollectiveKind;
+use crate::vocab::CollectiveKind;
 
 /// Flash attention's backward FLOPs relative to its forward: five matmuls (logits recomputed,
 /// gradients of P, V, Q, K) against two.

@@ -4,7 +4,8 @@
 
 use super::hardware::Hardware;
 use super::options::ExtendedOptions;
-use crate::reference::collective::{CollectiveKind, comm_time};
+use crate::reference::collective::comm_time;
+use crate::vocab::CollectiveKind;
 
 /// Work and time of one pass (forward or backward) of some layers on one device for one
 /// micro-batch; additive.

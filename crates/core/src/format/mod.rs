@@ -26,9 +26,9 @@ use serde_json::{Map, Value};
 
 pub use check::Report;
 pub use fields::{FieldSpec, Kind, MODEL_FIELDS, SCENARIO_FIELDS, SCHEMA_VERSION, SYSTEM_FIELDS};
-pub use scenario::{ModelRef, ResolvedScenario, Scenario, SystemRef};
 
 use crate::catalog::{CatalogModel, CatalogSystem};
+use crate::resolve::Scenario;
 use crate::{Error, ModelShape, SystemParams};
 
 /// Largest document accepted, in bytes.

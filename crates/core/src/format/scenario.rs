@@ -1,5 +1,6 @@
-//! A whole scenario (`"kind": "scenario"`): model + system + domain size + device count + global
-//! batch + strategies + top-k + training budget, and its resolution into the reference model's inputs.
+//! A whole scenario document (`"kind": "scenario"`): model + system + domain size + device count +
+//! global batch + strategies + top-k + training budget, read into and written from the resolver's
+//! [`Scenario`] (which resolves it into the models' inputs).
 
 use serde_json::{Map, Value};
 
@@ -8,112 +9,8 @@ use super::emit::J;
 use super::fields::{SCENARIO_FIELDS, SCHEMA_VERSION};
 use super::model_doc::{failed, read_budget, read_model, write_budget, write_model};
 use super::system_doc::{read_system, write_system};
-use crate::catalog::{CatalogModel, CatalogSystem, MappedSystem, MappingOptions, Precision, TrainingBudget};
-use crate::resolve::{self, NoteKind, ScenarioError, UserEntries};
-use crate::{Error, ModelShape, Strategy};
-
-/// The model of a scenario: a catalog id or a model of its own.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ModelRef {
-    /// A model catalog id.
-    Catalog(String),
-    /// A model given inline.
-    Inline(Box<CatalogModel>),
-}
-
-/// The system of a scenario: a catalog id or a system of its own.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SystemRef {
-    /// A system catalog id.
-    Catalog(String),
-    /// A system given inline.
-    Inline(Box<CatalogSystem>),
-}
-
-/// A scenario: everything a search needs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Scenario {
-    /// Name of the scenario.
-    pub name: Option<String>,
-    /// The model.
-    pub model: ModelRef,
-    /// The system.
-    pub system: SystemRef,
-    /// Scale-up domain size in devices (`None`: the system's).
-    pub domain_size: Option<u64>,
-    /// NICs per device (`None`: 1).
-    pub nics_per_device: Option<u64>,
-    /// Training precision (`None`: bf16, or fp16 when the system lists no bf16 rate).
-    pub precision: Option<Precision>,
-    /// Total device count.
-    pub devices: u64,
-    /// Global batch in samples.
-    pub global_batch: u64,
-    /// Strategies to search.
-    pub strategies: Vec<Strategy>,
-    /// How many best configurations to return.
-    pub top_k: u64,
-    /// Training budget (`None`: the model's).
-    pub training_budget: Option<TrainingBudget>,
-    /// Remarks.
-    pub notes: Vec<String>,
-}
-
-/// A scenario with its references looked up and its system mapped.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResolvedScenario {
-    /// The model.
-    pub model: CatalogModel,
-    /// The reference model's view of it.
-    pub shape: ModelShape,
-    /// The system entry.
-    pub system: CatalogSystem,
-    /// The system as the reference model reads it, with the mapping's approximations.
-    pub mapped: MappedSystem,
-    /// The training budget in force.
-    pub budget: TrainingBudget,
-}
-
-impl Scenario {
-    /// The mapping options the scenario asks for.
-    pub fn mapping_options(&self) -> MappingOptions {
-        MappingOptions {
-            domain_size: self.domain_size,
-            nics_per_device: self.nics_per_device,
-            precision: self.precision,
-            ..MappingOptions::default()
-        }
-    }
-
-    /// Looks up the model and system in the built-in catalogs, reduces the model to its reference
-    /// shape and maps the system. Errors name the scenario field (`model`, `system`,
-    /// `model.ffn_hidden`, …).
-    pub fn resolve(&self) -> Result<ResolvedScenario, Error> {
-        self.resolve_in(UserEntries::builtin())
-    }
-
-    /// [`Scenario::resolve`] among `cats` (the built-in catalogs plus the user's entries), through
-    /// the resolver ([`resolve::scenario`]).
-    pub fn resolve_in(&self, cats: &UserEntries) -> Result<ResolvedScenario, Error> {
-        resolve::scenario(cats, self, &self.mapping_options()).map_err(|e| match e {
-            ScenarioError::Lookup(e) => e,
-            ScenarioError::Model(e) => prefix_error(e, "model."),
-            ScenarioError::System(e) => prefix_error(e, "system."),
-        })
-    }
-}
-
-/// The same error with `prefix` before its field path (scenario-level fields are left alone).
-fn prefix_error(e: Error, prefix: &str) -> Error {
-    match e {
-        Error::InvalidField { field, value, rule, hint }
-            if !matches!(field.as_str(), "precision" | "domain_size" | "nics_per_device") =>
-        {
-            Error::InvalidField { field: format!("{prefix}{field}"), value, rule, hint }
-        }
-        other => other,
-    }
-}
+use crate::resolve::{self, ModelRef, NoteKind, Scenario, SystemRef, UserEntries};
+use crate::{Error, Strategy};
 
 fn check_envelope(obj: &Map<String, Value>, prefix: &str, kind: &str, report: &mut Report) {
     if let Some(v) = obj.get("schema_version")

@@ -5,38 +5,7 @@
 //! fast (NVLink/NVSwitch) domain.
 
 use super::machine::Network;
-
-/// The collective operations the reference prices.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CollectiveKind {
-    /// Sum over the group, result everywhere.
-    AllReduce,
-    /// Concatenate the shards, result everywhere.
-    AllGather,
-    /// Sum over the group, result sharded.
-    ReduceScatter,
-    /// One member's tensor to every member.
-    Broadcast,
-    /// Sum over the group to one member.
-    Reduce,
-    /// Point-to-point send between two pipeline stages.
-    P2p,
-}
-
-impl CollectiveKind {
-    /// The reference's name (`allreduce`, `allgather`, `reducescatter`, `broadcast`, `reduce`, `p2p`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CollectiveKind::AllReduce => "allreduce",
-            CollectiveKind::AllGather => "allgather",
-            CollectiveKind::ReduceScatter => "reducescatter",
-            CollectiveKind::Broadcast => "broadcast",
-            CollectiveKind::Reduce => "reduce",
-            CollectiveKind::P2p => "p2p",
-        }
-    }
-}
+use crate::vocab::CollectiveKind;
 
 /// One collective a layer pass asks for, before it is priced.
 #[derive(Debug, Clone, Copy, PartialEq)]

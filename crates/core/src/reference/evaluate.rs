@@ -7,13 +7,13 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::block::{self, ATTENTION_ROWS, BlockShape, BlockSums, BlockTimes, LayerTime, MLP_ROWS};
-use super::candidate::Candidate;
 use super::collective::Collective;
 use super::layers::LayerCounts;
 use super::machine::Machine;
 use super::parallel::{DpStats, PpStats, data_parallel, pipeline_parallel};
 use super::timing::PassTime;
-use super::totals::{IterationShape, Totals, totals};
+use super::totals::{IterationShape, totals};
+use crate::vocab::{Candidate, Outcome, Totals};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// One row of a module table: a layer's counts and pass times for one micro-batch on one device.
@@ -132,19 +132,6 @@ pub struct Evaluation {
     pub feasible: bool,
 }
 
-/// The headline numbers of one configuration (what the search ranks).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Outcome {
-    /// `G / t` [samples/s].
-    pub throughput_samples_per_s: f64,
-    /// Memory per device [GB].
-    pub mem_gb: f64,
-    /// `mem ≤ hbm_capacity`.
-    pub feasible: bool,
-    /// Iteration totals.
-    pub totals: Totals,
-}
-
 /// DP, PP, totals and the headline numbers from one block's sums (shared by both paths).
 pub fn assemble(
     machine: &Machine,
@@ -232,11 +219,11 @@ impl Evaluator {
     ) -> Result<Self, Error> {
         model.validate()?;
         system.validate()?;
-        if global_batch == 0 || global_batch > super::candidate::MAX_GLOBAL_BATCH {
+        if global_batch == 0 || global_batch > crate::vocab::MAX_GLOBAL_BATCH {
             return Err(Error::invalid(
                 "global_batch",
                 global_batch,
-                format!("must be from 1 to {}", super::candidate::MAX_GLOBAL_BATCH),
+                format!("must be from 1 to {}", crate::vocab::MAX_GLOBAL_BATCH),
             ));
         }
         Ok(Evaluator {

@@ -35,10 +35,8 @@ pub mod timing;
 pub mod totals;
 
 pub use block::{BlockShape, BlockSums};
-pub use candidate::Candidate;
-pub use collective::{Collective, CollectiveKind};
-pub use evaluate::{Evaluation, Evaluator, LayerRow, Outcome, evaluate};
+pub use collective::Collective;
+pub use evaluate::{Evaluation, Evaluator, LayerRow, evaluate};
 pub use machine::Machine;
 pub use parallel::{DpStats, PpStats};
 pub use summary::{ModelSummary, model_summary, model_summary_on};
-pub use totals::Totals;

@@ -1,7 +1,8 @@
 //! The data-parallel and pipeline-parallel pseudo-layers of spec §5.
 
-use super::collective::{CollectiveKind, comm_time};
+use super::collective::comm_time;
 use super::machine::Network;
+use crate::vocab::CollectiveKind;
 
 /// Data parallelism (§5.1): a per-block all-gather of weights in the forward and reduce-scatter of
 /// gradients in the backward, overlapped with the compute of the other local blocks.

@@ -7,7 +7,7 @@
 
 use crate::Error;
 use crate::catalog::{self, CatalogModel, CatalogSystem};
-use crate::format::hint;
+use crate::hint;
 
 /// The user's models and systems (each already validated by the versioned format's reader).
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -13,13 +13,14 @@
 //! the model or the system failed ([`ScenarioError`]); nothing here matches on error text.
 
 mod entries;
+mod scenario;
 
 pub use entries::UserEntries;
+pub use scenario::{ModelRef, ResolvedScenario, Scenario, SystemRef};
 
 use crate::catalog::provenance::Origin;
 use crate::catalog::{self, CatalogModel, CatalogSystem, MappedSystem, MappingOptions, Precision};
 use crate::extended::{Hardware, Workload};
-use crate::format::{ModelRef, ResolvedScenario, Scenario, SystemRef};
 use crate::{Error, ModelShape};
 
 /// What a note is about.
@@ -275,7 +276,7 @@ mod tests {
 
     #[test]
     fn a_scenario_error_says_which_part_failed() {
-        let mut s = crate::format::Scenario {
+        let mut s = crate::resolve::Scenario {
             name: None,
             model: ModelRef::Catalog("llama3-8b".into()),
             system: SystemRef::Catalog("google_tpu_v5e".into()),

@@ -5,9 +5,9 @@
 //! `pp<n>`, `mbs<n>`, optionally `nb<n>` (SUMMA panels, default 1) and `nv<…>`, the fast-domain
 //! shares: `nv<tp>x<dp>x<pp>` in 1d, `nv<tp1>x<tp2>x<dp>x<pp>` otherwise. The parser checks the
 //! syntax only; whether the configuration is valid for a model and system is
-//! [`crate::reference::Candidate::check`]'s job.
+//! [`crate::vocab::Candidate::check`]'s job.
 
-use crate::reference::Candidate;
+use crate::vocab::Candidate;
 use crate::{Error, Strategy};
 
 /// The text form of `c` (see the module documentation).

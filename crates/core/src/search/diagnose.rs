@@ -2,9 +2,10 @@
 //! nearest device counts and batches that give candidates (or fit in memory), each verified by
 //! generating (or running) that search ([`Search::diagnose`]).
 
-use super::space::{Rules, divisors};
+use super::space::Rules;
 use super::widen::{search_space, usable_device_counts};
 use super::{ExecutionChoices, Search, SearchSpec};
+use crate::vocab::divisors;
 use crate::{ModelShape, Strategy};
 
 /// Suggestions of each kind tried before giving up (bounds the work of a diagnosis).
@@ -263,7 +264,7 @@ impl Search {
         let mut batches: Vec<u64> = divisors(n)
             .into_iter()
             .flat_map(|d| [g / d * d, g.div_ceil(d).saturating_mul(d)])
-            .filter(|&b| b > 0 && b != g && b <= crate::reference::candidate::MAX_GLOBAL_BATCH)
+            .filter(|&b| b > 0 && b != g && b <= crate::vocab::MAX_GLOBAL_BATCH)
             .collect();
         batches.sort_by_key(|&b| (b.abs_diff(g), b));
         batches.dedup();
@@ -288,7 +289,7 @@ impl Search {
         let (n, g) = (spec.n_gpus, spec.global_batch);
         let rules = Rules { uneven_stages: uneven.unwrap_or(false), partial_domains: true };
         let ratio = (self.min_mem_gb / self.capacity_gb()).max(1.0);
-        let limit = ((n as f64) * ratio * 8.0).min(crate::reference::candidate::MAX_DEVICES as f64) as u64;
+        let limit = ((n as f64) * ratio * 8.0).min(crate::vocab::MAX_DEVICES as f64) as u64;
         let counts = usable_device_counts(spec.strategy, &spec.model, g, rules, limit);
         let start = ((n as f64) * ratio).ceil() as u64;
         let mut tried = 0;
@@ -317,15 +318,12 @@ impl Search {
     /// run to the end with a top list of one.
     fn rerun(&self, n: u64, g: u64) -> Option<super::SearchResult> {
         let spec = SearchSpec { n_gpus: n, global_batch: g, top_k: 1, ..self.spec.clone() };
-        let search = match &self.setup {
-            None => Search::new(spec),
-            Some(setup) => {
-                let choices =
-                    self.chooser.as_ref().map(|c| c.choices).unwrap_or_else(|| ExecutionChoices::fixed(&setup.options));
-                Search::new_extended_choosing(spec, setup.clone(), choices)
-            }
+        let choices = match (&self.chooser, &self.setup) {
+            (Some(c), _) => c.choices,
+            (None, Some(setup)) => ExecutionChoices::fixed(&setup.options),
+            (None, None) => ExecutionChoices::SEARCH_ALL,
         };
-        search.ok().map(Search::finish)
+        Search::in_mode(spec, self.setup.clone(), choices).ok().map(Search::finish)
     }
 }
 

@@ -16,7 +16,6 @@
 pub mod code;
 pub mod diagnose;
 pub mod execution;
-pub mod parts;
 pub mod row;
 pub mod space;
 pub mod topk;
@@ -27,19 +26,19 @@ use std::sync::Arc;
 
 pub use diagnose::{Diagnosis, EmptyReason, Suggestion};
 pub use execution::{Execution, ExecutionChoices};
-pub use parts::{MemoryPart, TimePart};
 pub use row::{Dims, ResultRow};
 pub use space::{Rules, Space};
 pub use topk::{Ranked, TopK};
 pub use widen::Widening;
 
-use crate::cost::{CostModel, Detail};
+use crate::cost::{CostModel, Detail, ExtendedSetup, Pricer};
 use crate::extended::moe::ExpertLayout;
 use crate::extended::options::{Recompute, Sharding};
-use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
+use crate::extended::{ExtendedEvaluation, ExtendedEvaluator};
 use crate::mode_kind::Mode;
-use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
-use crate::reference::{Candidate, Evaluation, Evaluator, Outcome, evaluate};
+use crate::reference::{Evaluation, evaluate};
+use crate::vocab::{Candidate, Outcome};
+use crate::vocab::{MAX_DEVICES, MAX_GLOBAL_BATCH};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// What to search.
@@ -108,21 +107,9 @@ pub struct SearchResult {
     pub top: Vec<Ranked>,
 }
 
-/// What extended mode prices a search with: the richer model, the part at its precision, the
-/// switches.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExtendedSetup {
-    /// The transformer (its reference shape replaces the spec's model).
-    pub workload: Workload,
-    /// The part (its fast-domain size must equal the spec's `nvlink_size`).
-    pub hardware: Hardware,
-    /// The switches.
-    pub options: ExtendedOptions,
-}
-
 impl ExtendedSetup {
     /// The search spec over this setup: its workload's shape and its part's own system parameters
-    /// ([`Hardware::params`], whose domain size the search generates candidates with).
+    /// ([`crate::extended::Hardware::params`], whose domain size the search generates candidates with).
     pub fn spec(&self, strategy: Strategy, n_gpus: u64, global_batch: u64, top_k: usize) -> SearchSpec {
         SearchSpec {
             model: self.workload.to_shape(),
@@ -164,13 +151,7 @@ impl Chooser {
         let i = match self.evaluators.iter().position(|(r, _)| *r == e.recompute) {
             Some(i) => i,
             None => {
-                let ev = ExtendedEvaluator::new(
-                    &self.setup.workload,
-                    &self.setup.hardware,
-                    &e.apply(&self.setup.options),
-                    self.strategy,
-                    self.global_batch,
-                )?;
+                let ev = self.setup.evaluator(&e.apply(&self.setup.options), self.strategy, self.global_batch)?;
                 self.evaluators.push((e.recompute, ev));
                 self.evaluators.len() - 1
             }
@@ -238,7 +219,8 @@ impl Search {
     /// has none).
     pub fn new(spec: SearchSpec) -> Result<Search, Error> {
         spec.validate()?;
-        let evaluator = Evaluator::new(&spec.model, &spec.system, spec.strategy, spec.global_batch)?;
+        let pricer = Pricer { shape: &spec.model, system: &spec.system, extended: None };
+        let evaluator = pricer.model(spec.strategy, spec.global_batch)?;
         let (space, widening) = widen::search_space(
             spec.strategy,
             &spec.model,
@@ -248,7 +230,21 @@ impl Search {
             None,
             true,
         );
-        Ok(Self::with_engine(spec, space, widening, Box::new(evaluator), None, None))
+        Ok(Self::with_engine(spec, space, widening, evaluator, None, None))
+    }
+
+    /// The search in the mode of `extended` (`None`: reference mode, [`Search::new`]; else
+    /// extended mode choosing the execution where `choices` leaves it open,
+    /// [`Search::new_extended_choosing`]): the one place a caller's mode becomes its search.
+    pub fn in_mode(
+        spec: SearchSpec,
+        extended: Option<ExtendedSetup>,
+        choices: ExecutionChoices,
+    ) -> Result<Search, Error> {
+        match extended {
+            None => Search::new(spec),
+            Some(setup) => Search::new_extended_choosing(spec, setup, choices),
+        }
     }
 
     /// The same search priced in extended mode (strategies 1d and 2d-seqp) with the execution of
@@ -280,13 +276,7 @@ impl Search {
         }
         let options = ext.options;
         let fixed = choices.fixed_execution(&options);
-        let evaluator = ExtendedEvaluator::new(
-            &ext.workload,
-            &ext.hardware,
-            &fixed.apply(&options),
-            spec.strategy,
-            spec.global_batch,
-        )?;
+        let evaluator = ext.evaluator(&fixed.apply(&options), spec.strategy, spec.global_batch)?;
         let (mut space, widening) = widen::search_space(
             spec.strategy,
             &spec.model,

@@ -17,10 +17,10 @@ use serde_json::{Map, Value, json};
 
 use super::code::format_candidate;
 use super::execution::Execution;
-use super::parts::{MemoryPart, TimePart};
 use super::topk::Ranked;
 use crate::Strategy;
-use crate::reference::Candidate;
+use crate::vocab::Candidate;
+use crate::vocab::{MemoryPart, TimePart};
 
 /// The parallel dimensions of a configuration [devices, or samples for `mbs`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -270,7 +270,7 @@ impl ResultRow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::Totals;
+    use crate::vocab::Totals;
 
     fn ranked(c: Candidate) -> Ranked {
         Ranked {

@@ -1,26 +1,8 @@
 //! The reference's search space (spec §7.1–7.4): candidate generators and the list of candidates
 //! of one search, in the order of the reference's nested loops.
 
-use crate::reference::Candidate;
+use crate::vocab::{Candidate, divisors};
 use crate::{ModelShape, Strategy};
-
-/// Divisors of `x` in ascending order (`divisors(0)` is empty).
-pub fn divisors(x: u64) -> Vec<u64> {
-    let mut low = Vec::new();
-    let mut high = Vec::new();
-    let mut d = 1u64;
-    while d.saturating_mul(d) <= x {
-        if x.is_multiple_of(d) {
-            low.push(d);
-            if d != x / d {
-                high.push(x / d);
-            }
-        }
-        d += 1;
-    }
-    low.extend(high.into_iter().rev());
-    low
-}
 
 /// Pipeline degrees: divisors of `min(⌊n/tp⌋, D)` with `n mod (tp·pp) = 0` and `D mod pp = 0`
 /// (equal stages).
@@ -372,14 +354,6 @@ impl Space {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn divisors_ascending() {
-        assert_eq!(divisors(12), vec![1, 2, 3, 4, 6, 12]);
-        assert_eq!(divisors(1), vec![1]);
-        assert_eq!(divisors(16), vec![1, 2, 4, 8, 16]);
-        assert!(divisors(0).is_empty());
-    }
 
     #[test]
     fn pipeline_and_microbatch_candidates() {

@@ -2,7 +2,7 @@
 
 use super::execution::Execution;
 use crate::extended::moe::ExpertLayout;
-use crate::reference::{Candidate, Totals};
+use crate::vocab::{Candidate, Totals};
 
 /// A ranked configuration.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]

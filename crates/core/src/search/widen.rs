@@ -16,7 +16,8 @@
 //!    other devices idle; the result says so ([`Widening::FewerDevices`]). Searches only: a
 //!    sweep point is about its own device count, so it stops at step 2 and says why nothing runs.
 
-use super::space::{Rules, Space, divisors};
+use super::space::{Rules, Space};
+use crate::vocab::divisors;
 use crate::{ModelShape, Strategy};
 
 /// How many usable device counts below the asked one step 3 tries.

@@ -13,10 +13,11 @@
 use serde_json::{Map, Value, json};
 
 use super::axis::{Axis, AxisKey, AxisValue, SystemParam};
-use super::metric::{MemoryPart, Metric, TimePart};
+use super::metric::Metric;
 use super::result::{Best, PointResult};
 use crate::Strategy;
 use crate::search::ResultRow;
+use crate::vocab::{MemoryPart, TimePart};
 
 /// The unit of an axis's values, for column headers (`None`: no unit).
 pub fn axis_unit(key: AxisKey) -> Option<&'static str> {

@@ -7,7 +7,7 @@ use std::fmt;
 use super::result::PointResult;
 use crate::{Error, Strategy};
 
-pub use crate::search::{MemoryPart, TimePart};
+use crate::vocab::{MemoryPart, TimePart};
 
 /// A number read off a point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

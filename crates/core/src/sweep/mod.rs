@@ -1,6 +1,6 @@
 //! Sweeps: how performance moves when one or more inputs change.
 //!
-//! A [`SweepSpec`] is a base [`Scenario`](crate::format::Scenario) (model, system, domain size,
+//! A [`SweepSpec`] is a base [`Scenario`](crate::resolve::Scenario) (model, system, domain size,
 //! precision, devices, global batch, strategies, budget) and a list of [`Axis`]; its points are the
 //! cartesian product of the axes (the last axis varies fastest). Axes ([`AxisKey`]): device count,
 //! scale-up domain size, system parameters (matrix and vector FLOP rate, HBM capacity and bandwidth,
@@ -35,8 +35,8 @@ pub mod spec;
 pub mod text;
 
 pub use axis::{Axis, AxisKey, AxisValue, SystemParam, ValueKind};
-pub use metric::{MemoryPart, Metric, TimePart};
-pub use point::{ExtendedInputs, PointInputs, PointLabels, SPARSITY_UNSUPPORTED, SUMMA_UNSUPPORTED};
+pub use metric::Metric;
+pub use point::{PointInputs, PointLabels, SPARSITY_UNSUPPORTED, SUMMA_UNSUPPORTED};
 pub use result::{Best, PointResult, SECONDS_PER_DAY, Status, StrategyOutcome};
 pub use run::{FoundPoint, Sweep, SweepResult};
 pub use spec::{BatchRule, CHUNKS_PER_WORKER, Constraints, Shard, SweepSpec};

@@ -6,23 +6,13 @@ use super::axis::{AxisKey, AxisValue, SystemParam};
 use super::resolve::resolve_system;
 use super::spec::{BatchRule, Constraints, SweepSpec};
 use crate::catalog::Precision;
+use crate::cost::{ExtendedSetup, Pricer};
 use crate::extended::sparsity::no_effect_note;
-use crate::extended::{ExtendedOptions, Hardware, HardwareChoices, ModelFeatures, Workload};
-use crate::format::{ModelRef, SystemRef};
+use crate::extended::{ExtendedOptions, Hardware, HardwareChoices, ModelFeatures};
 use crate::mode::ModelMode;
 use crate::reference::machine::Machine;
+use crate::resolve::{ModelRef, SystemRef};
 use crate::{ModelShape, Strategy, SystemParams};
-
-/// What extended mode prices a point with.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExtendedInputs {
-    /// The transformer (sequence-length axis applied).
-    pub workload: Workload,
-    /// The part at the point's precision (parameter axes applied).
-    pub hardware: Hardware,
-    /// The switches, with the point's precision and weight sparsity.
-    pub options: ExtendedOptions,
-}
 
 /// Everything needed to evaluate one point.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,18 +43,23 @@ pub struct PointInputs {
     /// Labelled approximations of the system mapping and what the mode loses on the model.
     pub notes: Vec<String>,
     /// Extended mode's inputs (`None`: reference mode).
-    pub extended: Option<ExtendedInputs>,
+    pub extended: Option<ExtendedSetup>,
 }
 
 impl PointInputs {
+    /// What the point is priced with, in its mode ([`Pricer`]).
+    pub fn pricer(&self) -> Pricer<'_> {
+        Pricer { shape: &self.shape, system: &self.params, extended: self.extended.as_ref() }
+    }
+
     /// The mode the point is priced in, with the point's own precision and sparsity.
     pub fn mode(&self) -> ModelMode {
-        self.extended.as_ref().map_or(ModelMode::Reference, |e| ModelMode::Extended(e.options))
+        self.pricer().mode()
     }
 
     /// Memory per device [GB]: the feasibility limit.
     pub fn capacity_gb(&self) -> f64 {
-        self.extended.as_ref().map_or(self.params.hbm_capacity, |e| e.hardware.hbm_capacity_gb)
+        self.pricer().capacity_gb()
     }
 
     /// A system parameter as the point's mode reads it (`None`: not read, i.e. the vector rate in
@@ -121,7 +116,7 @@ pub fn resolve_point(spec: &SweepSpec, values: &[&AxisValue]) -> (PointLabels, R
 fn apply_and_resolve(
     spec: &SweepSpec,
     values: &[&AxisValue],
-    scenario: &mut crate::format::Scenario,
+    scenario: &mut crate::resolve::Scenario,
 ) -> Result<PointInputs, Unresolved> {
     let invalid = |e: crate::Error| Unresolved::Invalid(e.to_string());
     let mut constraints = spec.fixed;
@@ -173,8 +168,7 @@ fn apply_and_resolve(
             mode_notes.push(format!("not searched: {SUMMA_UNSUPPORTED}"));
         }
     }
-    let extended = spec.mode.options().is_some();
-    let resolved = resolve_system(scenario, &spec.mapping, &overrides, extended).map_err(invalid)?;
+    let resolved = resolve_system(scenario, &spec.mapping, &overrides, spec.mode.kind()).map_err(invalid)?;
     let r = &resolved.scenario;
     let mut shape = r.shape;
     if let Some(l) = seq {
@@ -243,7 +237,7 @@ fn apply_and_resolve(
             notes.extend(no_effect_note(&r.system.id, &hardware, options.model.weight_sparsity));
             notes.extend(mode_notes);
             let sparsity = options.model.weight_sparsity;
-            (Some(ExtendedInputs { workload, hardware, options }), notes, sparsity)
+            (Some(ExtendedSetup { workload, hardware, options }), notes, sparsity)
         }
     };
     Ok(PointInputs {

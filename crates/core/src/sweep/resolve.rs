@@ -18,9 +18,9 @@
 use super::axis::{AxisValue, SystemParam};
 use crate::catalog::provenance::Origin;
 use crate::catalog::{CatalogSystem, MappingOptions, Precision, default_precision};
-use crate::format::{ResolvedScenario, Scenario, SystemRef};
 use crate::mode_kind::Mode;
 use crate::resolve::{self, Note, NoteKind, ScenarioError, UserEntries};
+use crate::resolve::{ResolvedScenario, Scenario, SystemRef};
 
 /// A system resolved for one point, with what was done to make it usable.
 #[derive(Debug, Clone)]
@@ -108,12 +108,12 @@ fn fill_missing(sys: &mut CatalogSystem, precision: Precision, overrides: &[(Sys
 }
 
 /// Resolves the system of a point (see the module documentation): stand-ins from `overrides`,
-/// one-domain jobs without a NIC bandwidth, and (with `extended`) parts without a vector rate.
+/// one-domain jobs without a NIC bandwidth, and (in extended `mode`) parts without a vector rate.
 pub fn resolve_system(
     scenario: &Scenario,
     extra: &MappingOptions,
     overrides: &[(SystemParam, &AxisValue)],
-    extended: bool,
+    mode: Mode,
 ) -> Result<Resolved, crate::Error> {
     let mut scenario = scenario.clone();
     let mut notes = Vec::new();
@@ -126,7 +126,7 @@ pub fn resolve_system(
             scenario = with_system(&scenario, sys);
         }
     }
-    let extra = MappingOptions { mode: if extended { Mode::Extended } else { Mode::Reference }, ..*extra };
+    let extra = MappingOptions { mode, ..*extra };
     // A part without a NIC figure: usable by jobs that stay inside one scale-up domain (a
     // placeholder that no result reads); otherwise the mapping's own error names the figure.
     let mut sys = entry(&scenario)?;

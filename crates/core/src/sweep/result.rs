@@ -4,9 +4,7 @@
 use super::axis::AxisValue;
 use super::point::{PointInputs, PointLabels};
 use crate::Strategy;
-use crate::extended::ExtendedEvaluator;
 use crate::mode::ModelMode;
-use crate::reference::{Evaluation, evaluate};
 use crate::search::Ranked;
 
 /// Seconds per day.
@@ -96,14 +94,12 @@ impl Best {
     /// the block rates).
     pub fn of(strategy: Strategy, ranked: Ranked, inputs: &PointInputs) -> Best {
         let (c, g) = (&ranked.candidate, inputs.global_batch);
-        let rates = match &inputs.extended {
-            None => evaluate(&inputs.shape, &inputs.params, g, c).map(|ev| block_rates(&ev)).ok(),
-            Some(e) => ExtendedEvaluator::new(&e.workload, &e.hardware, &e.options, strategy, g)
-                .and_then(|mut ev| ev.evaluate_full(c))
-                .map(|ev| (ev.breakdown.block_fwd_tflops, ev.breakdown.block_bwd_tflops))
-                .ok(),
-        }
-        .unwrap_or((f64::NAN, f64::NAN));
+        let rates = inputs
+            .pricer()
+            .model(strategy, g)
+            .and_then(|mut m| m.detail(c))
+            .map(|d| d.block_tflops())
+            .unwrap_or((f64::NAN, f64::NAN));
         let t = ranked.time_per_iteration_s;
         Best {
             strategy,
@@ -115,13 +111,6 @@ impl Best {
             ranked,
         }
     }
-}
-
-/// `(forward, backward)` TFLOP/s of one block: summed work over summed time of its layer rows.
-fn block_rates(ev: &Evaluation) -> (f64, f64) {
-    let rows = || ev.mlp.iter().chain(&ev.attention);
-    let sum = |f: fn(&crate::reference::LayerRow) -> f64| rows().map(f).sum::<f64>();
-    (sum(|r| r.flops_fwd_tflop) / sum(|r| r.t_fwd_s), sum(|r| r.flops_bwd_tflop) / sum(|r| r.t_bwd_s))
 }
 
 /// One point of a sweep, evaluated.

@@ -4,7 +4,7 @@
 //! candidates per [`Sweep::step`].
 //!
 //! Speed: every candidate is evaluated with the search's evaluator of the sweep's mode (the
-//! reference's [`Evaluator`] or extended mode's [`ExtendedEvaluator`]); evaluators are reused
+//! mode's model from [`crate::cost::Pricer`]); evaluators are reused
 //! between consecutive jobs with the same model, system, strategy and batch (e.g. along a device
 //! axis), so blocks already priced are not priced again. Results are bit-identical to
 //! [`crate::search::Search`] in the same mode.
@@ -15,13 +15,12 @@ use std::hash::{Hash, Hasher};
 use std::ops::Range;
 
 use super::axis::AxisValue;
-use super::point::{ExtendedInputs, PointInputs, PointLabels, Unresolved, resolve_point};
+use super::point::{PointInputs, PointLabels, Unresolved, resolve_point};
 use super::result::{PointResult, Status, StrategyOutcome};
 use super::spec::{Shard, SweepSpec};
-use crate::extended::ExtendedEvaluator;
-use crate::reference::Evaluator;
-use crate::reference::candidate::{MAX_DEVICES, MAX_GLOBAL_BATCH};
+use crate::cost::ExtendedSetup;
 use crate::search::{Engine, Ranked, Space, TopK};
+use crate::vocab::{MAX_DEVICES, MAX_GLOBAL_BATCH};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// Work units a planning step (building one search space to count it) is worth, in candidates.
@@ -90,7 +89,7 @@ struct CachedEvaluator {
     params: SystemParams,
     strategy: Strategy,
     global_batch: u64,
-    extended: Option<ExtendedInputs>,
+    extended: Option<ExtendedSetup>,
     engine: Engine,
 }
 
@@ -391,12 +390,7 @@ impl Sweep {
         }) {
             return Some(k);
         }
-        let engine: Engine = match &i.extended {
-            None => Box::new(Evaluator::new(&i.shape, &i.params, strategy, i.global_batch).ok()?),
-            Some(e) => {
-                Box::new(ExtendedEvaluator::new(&e.workload, &e.hardware, &e.options, strategy, i.global_batch).ok()?)
-            }
-        };
+        let engine: Engine = i.pricer().model(strategy, i.global_batch).ok()?;
         let entry = CachedEvaluator {
             shape: i.shape,
             params: i.params.clone(),
@@ -507,6 +501,6 @@ impl SweepResult {
 
 /// The execution a sweep point's extended setup prices (as a search with the same switches
 /// reports it; `None` in reference mode).
-fn execution_of(e: &Option<ExtendedInputs>) -> Option<crate::search::Execution> {
+fn execution_of(e: &Option<ExtendedSetup>) -> Option<crate::search::Execution> {
     e.as_ref().map(|e| crate::search::Execution::of(&e.options))
 }

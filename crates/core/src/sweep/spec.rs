@@ -4,9 +4,9 @@
 
 use super::axis::{Axis, AxisKey, MAX_POINTS};
 use crate::catalog::MappingOptions;
-use crate::format::Scenario;
 use crate::mode::ModelMode;
-use crate::reference::Candidate;
+use crate::resolve::Scenario;
+use crate::vocab::Candidate;
 use crate::{Error, Strategy};
 
 /// How the global batch `G` of a point is set.

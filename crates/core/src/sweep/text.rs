@@ -17,9 +17,9 @@
 use super::axis::{Axis, AxisKey};
 use super::spec::{BatchRule, Constraints, SweepSpec};
 use crate::catalog::{MappingOptions, parse_system_spec};
-use crate::format::{ModelRef, Scenario, SystemRef};
 use crate::mode::ModelMode;
-use crate::reference::candidate::MAX_DEVICES;
+use crate::resolve::{ModelRef, Scenario, SystemRef};
+use crate::vocab::candidate::MAX_DEVICES;
 use crate::{Error, Strategy};
 
 /// Default device count when no `gpus` value or axis is given.

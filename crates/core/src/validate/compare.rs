@@ -60,7 +60,7 @@ pub struct RowResult {
     /// Rules applied for fields the source leaves unstated.
     pub assumptions: Vec<String>,
     /// Where the predicted time goes (compute, memory, communication, bubble) [s].
-    pub totals: Option<reference::Totals>,
+    pub totals: Option<crate::vocab::Totals>,
     /// The memory comparison, for rows with a memory figure or an outcome.
     pub memory: Option<MemoryResult>,
 }
@@ -180,7 +180,7 @@ impl Prepared {
         &self,
         mode: Mode,
         eta: Efficiency,
-    ) -> (Result<reference::Totals, String>, Result<PredictedMemory, String>) {
+    ) -> (Result<crate::vocab::Totals, String>, Result<PredictedMemory, String>) {
         let setup = match self.setup.as_ref() {
             Ok(s) => s,
             Err(e) => return (Err(e.clone()), Err(e.clone())),

@@ -45,7 +45,7 @@ use super::schema::{Interleave, MeasuredRun};
 use super::words::Words;
 use crate::catalog::{CatalogSystem, MappingOptions, Precision};
 use crate::extended::{ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Workload};
-use crate::reference::Candidate;
+use crate::vocab::Candidate;
 use crate::{ModelShape, Strategy, SystemParams};
 
 /// A run ready to evaluate.

@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use fmperf_core::reference::Candidate;
+use fmperf_core::vocab::Candidate;
 use fmperf_core::{ModelShape, Strategy, SystemParams};
 use serde_json::Value;
 

@@ -24,7 +24,7 @@
 use super::experts::ExpertLayout;
 use super::options::{Dispatcher, FP8_DISPATCH_BYTES, MoeOptions};
 use crate::extended::pricing::Pricing;
-use crate::reference::collective::CollectiveKind;
+use crate::vocab::CollectiveKind;
 
 /// One direction of token exchange (forward pass) of one MoE layer [s].
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

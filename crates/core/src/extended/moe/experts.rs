@@ -79,7 +79,7 @@ pub fn expert_choices(layout: &Layout, moe: &MoeShape, ep: Option<u64>, etp: Opt
     let group = layout.tp * layout.cp * layout.dp;
     let eps: Vec<u64> = match ep {
         Some(e) => vec![e],
-        None => crate::search::space::divisors(gcd(moe.experts, group)),
+        None => crate::vocab::divisors(gcd(moe.experts, group)),
     };
     let etps: Vec<u64> = match etp {
         Some(t) => vec![t],

@@ -6,9 +6,10 @@
 //! the tensor-core rate. Quirk Q15: causal attention is priced as full attention.
 
 use super::{CommList, Int, Layer, LayerCounts, fl, gated, int};
-use crate::reference::collective::{CollectiveKind, CommSpec};
+use crate::reference::collective::CommSpec;
 use crate::reference::machine::Units;
 use crate::reference::timing::TimingRule;
+use crate::vocab::CollectiveKind;
 
 /// Flash attention with the heads split over `m` (no collectives).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,9 +2,10 @@
 //! sequence shard (context parallelism).
 
 use super::{CommList, Layer, LayerCounts, fl, gated, int};
-use crate::reference::collective::{CollectiveKind, CommSpec};
+use crate::reference::collective::CommSpec;
 use crate::reference::machine::Units;
 use crate::reference::timing::TimingRule;
+use crate::vocab::CollectiveKind;
 
 /// `Y(b, l, N) = X(b, l, K) · W(K, N)`, 1D-split over `m_out` (column-parallel: output features)
 /// or `m_in` (row-parallel: input features). No bias inside (the reference never sets one).

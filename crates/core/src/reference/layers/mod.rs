@@ -63,7 +63,7 @@ pub struct CommList {
 
 impl CommList {
     const EMPTY: CommSpec =
-        CommSpec { kind: super::collective::CollectiveKind::AllReduce, volume_gb: 0.0, group_size: 0, fast_share: 0 };
+        CommSpec { kind: crate::vocab::CollectiveKind::AllReduce, volume_gb: 0.0, group_size: 0, fast_share: 0 };
 
     /// No collective (the reference's type `none`).
     pub fn none() -> CommList {

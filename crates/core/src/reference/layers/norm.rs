@@ -2,9 +2,10 @@
 //! collectives) and `LayerNorm2D` (§3.8, SUMMA, row-statistics allreduce).
 
 use super::{CommList, Int, Layer, LayerCounts, fl, gated, int};
-use crate::reference::collective::{CollectiveKind, CommSpec};
+use crate::reference::collective::CommSpec;
 use crate::reference::machine::Units;
 use crate::reference::timing::TimingRule;
+use crate::vocab::CollectiveKind;
 
 /// LayerNorm over `(b, ⌊L/m⌋, e)`: the sequence is split over the tensor-parallel group (sequence
 /// parallelism), the width is not.

@@ -1,9 +1,10 @@
 //! `LinearSumma`: the SUMMA 2D matmul of spec §3.3 on an `m2 × m1` process grid.
 
 use super::{CommList, Layer, LayerCounts, fl, gated, int};
-use crate::reference::collective::{CollectiveKind, CommSpec};
+use crate::reference::collective::CommSpec;
 use crate::reference::machine::Units;
 use crate::reference::timing::TimingRule;
+use crate::vocab::CollectiveKind;
 
 /// `Y = X · W` with `m2` splitting the tokens (rows of `X`) and the weight's `K` dimension, `m1`
 /// splitting the feature dimensions; `nb` panels are broadcast one after the other (timing §2.5).

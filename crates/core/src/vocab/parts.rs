@@ -2,8 +2,8 @@
 //! [`Totals`] (both modes fill the same fields), with keys, labels and what each part is in each
 //! mode. Shared by sweeps, the explorer and their exports.
 
-use crate::reference::Totals;
-use crate::validate::Mode;
+use super::Totals;
+use crate::mode_kind::Mode;
 
 /// A component of the iteration time. The six add up to the iteration time
 /// (`t = compute + exposed memory + TP + DP + PP communication + bubble`, spec §6).

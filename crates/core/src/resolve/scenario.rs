@@ -1,0 +1,111 @@
+//! The scenario the resolver takes (a model and a system, each a catalog id or an entry of its own,
+//! with the device count, batch, strategies, top-k and training budget) and what it resolves into
+//! ([`ResolvedScenario`]). The scenario document (`"kind": "scenario"`) is read and written by
+//! [`crate::format`].
+
+use super::{ScenarioError, UserEntries};
+use crate::catalog::{CatalogModel, CatalogSystem, MappedSystem, MappingOptions, Precision, TrainingBudget};
+use crate::{Error, ModelShape, Strategy};
+
+/// The model of a scenario: a catalog id or a model of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelRef {
+    /// A model catalog id.
+    Catalog(String),
+    /// A model given inline.
+    Inline(Box<CatalogModel>),
+}
+
+/// The system of a scenario: a catalog id or a system of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SystemRef {
+    /// A system catalog id.
+    Catalog(String),
+    /// A system given inline.
+    Inline(Box<CatalogSystem>),
+}
+
+/// A scenario: everything a search needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// Name of the scenario.
+    pub name: Option<String>,
+    /// The model.
+    pub model: ModelRef,
+    /// The system.
+    pub system: SystemRef,
+    /// Scale-up domain size in devices (`None`: the system's).
+    pub domain_size: Option<u64>,
+    /// NICs per device (`None`: 1).
+    pub nics_per_device: Option<u64>,
+    /// Training precision (`None`: bf16, or fp16 when the system lists no bf16 rate).
+    pub precision: Option<Precision>,
+    /// Total device count.
+    pub devices: u64,
+    /// Global batch in samples.
+    pub global_batch: u64,
+    /// Strategies to search.
+    pub strategies: Vec<Strategy>,
+    /// How many best configurations to return.
+    pub top_k: u64,
+    /// Training budget (`None`: the model's).
+    pub training_budget: Option<TrainingBudget>,
+    /// Remarks.
+    pub notes: Vec<String>,
+}
+
+/// A scenario with its references looked up and its system mapped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedScenario {
+    /// The model.
+    pub model: CatalogModel,
+    /// The reference model's view of it.
+    pub shape: ModelShape,
+    /// The system entry.
+    pub system: CatalogSystem,
+    /// The system as the reference model reads it, with the mapping's approximations.
+    pub mapped: MappedSystem,
+    /// The training budget in force.
+    pub budget: TrainingBudget,
+}
+
+impl Scenario {
+    /// The mapping options the scenario asks for.
+    pub fn mapping_options(&self) -> MappingOptions {
+        MappingOptions {
+            domain_size: self.domain_size,
+            nics_per_device: self.nics_per_device,
+            precision: self.precision,
+            ..MappingOptions::default()
+        }
+    }
+
+    /// Looks up the model and system in the built-in catalogs, reduces the model to its reference
+    /// shape and maps the system. Errors name the scenario field (`model`, `system`,
+    /// `model.ffn_hidden`, …).
+    pub fn resolve(&self) -> Result<ResolvedScenario, Error> {
+        self.resolve_in(UserEntries::builtin())
+    }
+
+    /// [`Scenario::resolve`] among `cats` (the built-in catalogs plus the user's entries), through
+    /// the resolver ([`super::scenario`]).
+    pub fn resolve_in(&self, cats: &UserEntries) -> Result<ResolvedScenario, Error> {
+        super::scenario(cats, self, &self.mapping_options()).map_err(|e| match e {
+            ScenarioError::Lookup(e) => e,
+            ScenarioError::Model(e) => prefix_error(e, "model."),
+            ScenarioError::System(e) => prefix_error(e, "system."),
+        })
+    }
+}
+
+/// The same error with `prefix` before its field path (scenario-level fields are left alone).
+fn prefix_error(e: Error, prefix: &str) -> Error {
+    match e {
+        Error::InvalidField { field, value, rule, hint }
+            if !matches!(field.as_str(), "precision" | "domain_size" | "nics_per_device") =>
+        {
+            Error::InvalidField { field: format!("{prefix}{field}"), value, rule, hint }
+        }
+        other => other,
+    }
+}
