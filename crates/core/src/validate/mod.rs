@@ -14,6 +14,7 @@
 
 pub mod compare;
 pub mod convention;
+pub mod device_count;
 pub mod error_bands;
 pub mod fit;
 pub mod hardware_words;
