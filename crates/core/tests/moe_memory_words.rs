@@ -107,6 +107,13 @@ fn dispatchers_expert_degrees_and_overlap_in_other_words() {
     assert!(matches!(s.options.moe.dispatcher, Dispatcher::Hierarchical { .. }));
     let s = base(json!({"tp": 1, "pp": 8, "ep_degree": 8, "dp": 128, "dispatcher": "all_gather"}));
     assert_eq!(s.options.moe.dispatcher, Dispatcher::AllGather);
+    // DeepSeek's own exchange described in words; FP8 dispatch said so.
+    let s = base(json!({"tp": 1, "pp": 8, "ep": 64, "dp": 128,
+                        "dispatcher": "node-limited all-to-all over IB then NVLink, FP8 dispatch"}));
+    assert!(matches!(s.options.moe.dispatcher, Dispatcher::Hierarchical { .. }));
+    assert!(s.options.moe.fp8_dispatch);
+    let s = base(json!({"tp": 1, "pp": 8, "ep": 64, "dp": 128, "dispatcher": "alltoall (no FP8 dispatch)"}));
+    assert!(!s.options.moe.fp8_dispatch);
     // The overlap as a field, in words, or by DeepSeek's schedule; said off, it is off.
     let s = base(json!({"tp": 1, "pp": 8, "ep": 64, "dp": 128, "overlap_moe_expert_parallel_comm": true}));
     assert!(s.options.moe.a2a_overlap);

@@ -239,6 +239,18 @@ fn overlap_on(w: &str) -> bool {
         && !t.any(&["overlap 0", "overlap false"])
 }
 
+/// Whether the tokens are dispatched in FP8 (DeepSeek-V3 quantises the activations before the
+/// experts' up-projection and dispatches them in FP8; Megatron-Core's FP8 dispatch): the
+/// dispatcher's words say "FP8 dispatch", "dispatch in FP8" or "FP8 all-to-all"; noted.
+fn fp8_dispatch_of(dw: &super::words::Words, notes: &mut Vec<String>) -> bool {
+    let on = dw.has("fp8")
+        && (dw.affirms("fp8 dispatch") || dw.has("dispatch in fp8") || dw.has("fp8 all to all") || dw.has("fp8 a2a"));
+    if on {
+        notes.push("tokens dispatched in FP8 with 1x128 scales (fp8_dispatch)".into());
+    }
+    on
+}
+
 /// Whether the expert all-to-all is overlapped with computation as the row states it: a field
 /// of its own (`a2a_overlap`, Megatron's `overlap_moe_expert_parallel_comm`, … as a boolean or
 /// words), the dispatcher's or the parallel group's other words ("EP A2A overlap"), or DeepSeek's
@@ -500,7 +512,12 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let disp = words(p, "dispatcher");
     let router = words(&model, "router");
     let dw = super::words::Words::new(&disp);
-    let dispatcher = if dw.any(&["deepep", "deep ep", "hybridep", "hybrid ep", "flex"]) {
+    // Hierarchical dispatch: DeepEP / HybridEP / Megatron's flex dispatcher, or words that
+    // describe DeepSeek's own node-limited, two-hop exchange (across nodes over the NICs, then
+    // inside the node over NVLink).
+    let dispatcher = if dw.any(&["deepep", "deep ep", "hybridep", "hybrid ep", "flex", "node limited", "hierarchical"])
+        || (dw.has("ib") && dw.has("nvlink"))
+    {
         Dispatcher::Hierarchical { max_domains: group_limit(&router) }
     } else if dw.any(&["allgather", "all gather"]) {
         Dispatcher::AllGather
@@ -531,6 +548,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         load,
         dispatcher,
         a2a_overlap: a2a_overlap_of(p, &disp, &mut notes),
+        fp8_dispatch: fp8_dispatch_of(&dw, &mut notes),
         one_grouped_kernel,
         recompute_modules,
         ..MoeOptions::default()

@@ -254,7 +254,9 @@ pub fn read_recompute(text: Option<&str>, layers: Option<u64>) -> RecomputeReadi
     // Megatron-Core's selective recomputation of those modules, whatever the list is called; an
     // MLP among them makes it partial, as above.
     if let Some(named) = named_modules(&w).filter(|_| !w.any(&["full", "uniform"])) {
-        if w.has("mlp") {
+        // (a list under the word "selective" is Megatron-Core's `--recompute-modules` with the
+        // selective granularity: its `mlp` is the dense layers' MLP, a refinement, not a level)
+        if w.has("mlp") && !w.has("selective") {
             return RecomputeReading::partial(10.5 / 13.0, "the MLP and the listed modules");
         }
         return RecomputeReading::noted(
@@ -336,6 +338,7 @@ mod tests {
         }
         // An MLP among the modules is most of the block's matmul work.
         assert_eq!(level("recompute mlp and norms"), Recompute::Full);
+        assert_eq!(level("selective: mla_up_proj, mlp"), Recompute::Selective);
         // A full policy that names its modules stays full.
         assert_eq!(level("full recomputation of every layer (attention, mlp, norms)"), Recompute::Full);
     }
