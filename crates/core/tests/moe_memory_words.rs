@@ -144,3 +144,40 @@ fn a_shard_degree_of_minus_one_is_every_rank() {
     // A group stated as a number is still read.
     assert_eq!(read("FSDP2, data_parallel_shard_degree=8", 32), (Sharding::Zero3, Some(8)));
 }
+
+/// A memory row on TPU7x whose degrees count JAX devices (256 on 128 chips): read, not refused,
+/// each device half a chip (its capacity half the chip's HBM), and the same run stated in chips
+/// needs twice the memory per device of the half-chip reading's capacity share.
+#[test]
+fn a_memory_row_counting_jax_devices_is_read_per_device() {
+    use fmperf_core::validate::row::interpret;
+    use fmperf_core::validate::{Mode, parse_measured_runs, validate};
+    let text = |devices: u64, dp: u64| {
+        json!({"rows": [{
+            "id": "ironwood_devices", "source": "a MaxText log fmperf never read",
+            "hardware": "TPU7x (Ironwood), 2 TensorCores per chip", "hardware_id": "google_tpu7x_ironwood",
+            "num_devices": devices, "precision": "bf16",
+            "model": {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
+                      "ffn_type": "swiglu", "vocab": 128256, "seq_len": 8192},
+            "batch": {"global_batch_seqs": 256, "micro_batch": 1},
+            "parallel": {"tp": 1, "pp": 1, "dp": dp, "fsdp": "ici_fsdp_parallelism=-1", "recompute": "full"},
+            "measured": {"memory_kind": "peak_allocated", "memory_gb": 20.0, "oom": false}
+        }]})
+        .to_string()
+    };
+    let file = parse_measured_runs(&text(128, 256)).unwrap();
+    let setup = interpret(&file.rows[0]).unwrap();
+    assert_eq!(setup.devices_per_chip, 2, "{:?}", setup.assumptions);
+    let chip = fmperf_core::resolve::builtin_system("google_tpu7x_ironwood").unwrap();
+    let half = setup.hardware().unwrap();
+    let whole =
+        fmperf_core::resolve::hardware(chip, fmperf_core::catalog::Precision::Bf16, true, &setup.mapping).unwrap().0;
+    assert!((half.hbm_capacity_gb * 2.0 - whole.hbm_capacity_gb).abs() < 1e-9);
+    let report = validate(&file, Mode::Extended);
+    let m = report.rows[0].memory.as_ref().unwrap();
+    assert!(m.predicted_gb.is_some(), "{:?}", report.rows[0]);
+    assert!((m.capacity_gb.unwrap() * 2.0 - chip.device_memory_gb().unwrap()).abs() < 1e-9);
+    // Counted in chips (degrees 128 on 128 chips), one device is a whole chip.
+    let chips = parse_measured_runs(&text(128, 128)).unwrap();
+    assert_eq!(interpret(&chips.rows[0]).unwrap().devices_per_chip, 1);
+}
