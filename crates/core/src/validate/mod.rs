@@ -27,6 +27,7 @@ pub mod metric;
 pub mod moe_fit;
 pub mod moe_flops;
 pub mod moe_runs;
+pub mod moe_words;
 pub mod parallel_words;
 pub mod recompute_words;
 pub mod row;

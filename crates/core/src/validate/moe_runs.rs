@@ -25,7 +25,7 @@
 //!   opening with "none" is none, `--recompute-num-layers 0` is none, Megatron's selective modules
 //!   selective, MaxText's `custom` policy — every tensor rematerialised unless listed — full);
 //!   blank → none; under selective, the Megatron-Core recompute modules the words name
-//!   (`mla_up_proj`, `moe_act`, `moe`; [`RecomputeModules`]); a stated level whose memory
+//!   (`mla_up_proj`, `moe_act`, `moe`; [`crate::extended::moe::RecomputeModules`]); a stated level whose memory
 //!   estimate exceeds [`MEMORY_CONTRADICTION_FACTOR`] × the device's memory cannot be what ran:
 //!   the least deeper level that fits, noted;
 //! * micro-batch: the stated one, per data-parallel replica, unless the stated accumulation makes
@@ -49,12 +49,13 @@
 use serde_json::{Map, Value};
 
 use super::keys;
+use super::moe_words::{a2a_overlap_of, fp8_dispatch_of, group_limit, recompute_modules_of};
 use super::recompute_words::read_recompute;
 
 use super::moe_flops::{FlopRules, model_flops_per_token};
 use crate::catalog::{self, MappingOptions, Precision};
 use crate::extended::memory::MemoryKind;
-use crate::extended::moe::{Dispatcher, Load, Mla, MoeOptions, MoeShape, RecomputeModules, Router};
+use crate::extended::moe::{Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
 use crate::extended::{
     ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload, evaluate,
 };
@@ -217,62 +218,6 @@ pub fn split_by_kind(text: &str) -> (Option<String>, Option<String>) {
         Value::Object(o).to_string()
     };
     (Some(file(dense)), Some(file(moe)))
-}
-
-/// The integer after `top-` and before `group` in router words ("top-4 groups") [domains].
-fn group_limit(router: &str) -> Option<u64> {
-    let i = router.find(" group")?;
-    let before = &router[..i];
-    let digits: String = before.rsplit("top-").next()?.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok().filter(|n| *n > 0)
-}
-
-/// Whether words switch an overlap on ("+ EP A2A overlap") rather than off ("no … overlap",
-/// "A2A_OVERLAP=0", "overlap: false").
-fn overlap_on(w: &str) -> bool {
-    let t = super::words::Words::new(w);
-    w.contains("overlap")
-        && !w.contains("no ")
-        && !w.contains("overlap=0")
-        && !w.contains("no a2a")
-        && t.affirms("overlap")
-        && !t.any(&["overlap 0", "overlap false"])
-}
-
-/// Whether the tokens are dispatched in FP8 (DeepSeek-V3 quantises the activations before the
-/// experts' up-projection and dispatches them in FP8; Megatron-Core's FP8 dispatch): the
-/// dispatcher's words say "FP8 dispatch", "dispatch in FP8" or "FP8 all-to-all"; noted.
-fn fp8_dispatch_of(dw: &super::words::Words, notes: &mut Vec<String>) -> bool {
-    let on = dw.has("fp8")
-        && (dw.affirms("fp8 dispatch") || dw.has("dispatch in fp8") || dw.has("fp8 all to all") || dw.has("fp8 a2a"));
-    if on {
-        notes.push("tokens dispatched in FP8 with 1x128 scales (fp8_dispatch)".into());
-    }
-    on
-}
-
-/// Whether the expert all-to-all is overlapped with computation as the row states it: a field
-/// of its own (`a2a_overlap`, Megatron's `overlap_moe_expert_parallel_comm`, … as a boolean or
-/// words), the dispatcher's or the parallel group's other words ("EP A2A overlap"), or DeepSeek's
-/// DualPipe schedule (each chunk's dispatch and combine hidden behind another's compute); noted.
-fn a2a_overlap_of(p: &Group, disp: &str, notes: &mut Vec<String>) -> bool {
-    let field = p.get("a2a_overlap").and_then(|v| match v {
-        Value::Bool(b) => Some(*b),
-        Value::Number(n) => Some(n.as_f64() != Some(0.0)),
-        Value::String(s) => Some(overlap_on(&format!("overlap {s}")) || s.trim().eq_ignore_ascii_case("true")),
-        _ => None,
-    });
-    let other = [words(p, "other"), words(p, "pp_schedule"), words(p, "schedule")].join("; ");
-    let dualpipe = super::words::Words::new(&format!("{disp}; {other}")).any(&["dualpipe", "dual pipe"]);
-    let on = field.unwrap_or_else(|| overlap_on(disp) || overlap_on(&other) || dualpipe);
-    if on {
-        notes.push(if dualpipe {
-            "DualPipe: the expert all-to-all hidden behind another chunk's computation (a2a_overlap)".into()
-        } else {
-            "expert all-to-all overlapped with another micro-batch's computation (a2a_overlap)".into()
-        });
-    }
-    on
 }
 
 /// NIC bandwidth assumed for a system whose catalog entry states none [GB/s]: one 400 Gb/s NIC per
@@ -547,7 +492,12 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let moe = MoeOptions {
         load,
         dispatcher,
-        a2a_overlap: a2a_overlap_of(p, &disp, &mut notes),
+        a2a_overlap: a2a_overlap_of(
+            p.get("a2a_overlap"),
+            &disp,
+            &[words(p, "other"), words(p, "pp_schedule"), words(p, "schedule")].join("; "),
+            &mut notes,
+        ),
         fp8_dispatch: fp8_dispatch_of(&dw, &mut notes),
         one_grouped_kernel,
         recompute_modules,
@@ -630,30 +580,6 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         devices_per_figure,
         notes,
     })
-}
-
-/// Megatron-Core's selective-recompute modules the recompute words name (`mla_up_proj`,
-/// `moe_act`, `moe` as a word of its own — `--recompute-modules` / `recompute_modules`), in effect
-/// when the level read is selective; noted.
-fn recompute_modules_of(rec: &str, level: Recompute, notes: &mut Vec<String>) -> RecomputeModules {
-    if level != Recompute::Selective {
-        return RecomputeModules::default();
-    }
-    let w = super::words::Words::new(rec);
-    let t = &w.tokens;
-    // `moe` as a module of its own: not the first word of `moe_act` / "MoE activation(s)".
-    let moe_alone = t.iter().enumerate().any(|(i, x)| {
-        x == "moe" && t.get(i + 1).is_none_or(|n| !matches!(n.as_str(), "act" | "activation" | "activations"))
-    });
-    // The latent attention's up-projections however they are spelled (`mla_up_proj`, "MLA
-    // up-projection", "the MLA up projections").
-    let mla_up_proj = w.has("mla") && w.any(&["up proj", "up projection", "up projections", "up"]);
-    let moe_act = w.any(&["moe act", "moe activation", "moe activations", "expert activation", "experts activation"]);
-    let m = RecomputeModules { mla_up_proj, moe_act, moe: moe_alone };
-    if m != RecomputeModules::default() {
-        notes.push(format!("selective recompute modules: {}", m.names()));
-    }
-    m
 }
 
 /// How many times its device's memory a configuration's estimate may reach and still be read as
