@@ -299,7 +299,8 @@ struct Found {
 /// Runs a request and writes its output.
 pub fn execute(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
     let found = search(req)?;
-    let rows: Vec<ResultRow> = found.result.top.iter().map(|r| ResultRow::of(r, req.global_batch)).collect();
+    let rows: Vec<ResultRow> =
+        found.result.top.iter().map(|r| ResultRow::of(r, req.global_batch).with_capacity(found.capacity_gb)).collect();
     let result = &found.result;
     match req.format {
         Format::Json => {

@@ -135,7 +135,10 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
                     "rank": r.position, "of": r.of, "in_search": r.in_search, "relative_to_best": r.relative_to_best,
                 })
             });
-            let results: Vec<_> = shown.iter().map(|r| ResultRow::of(r, batch).to_json()).collect();
+            let results: Vec<_> = shown
+                .iter()
+                .map(|r| ResultRow::of(r, batch).with_capacity(hardware.hbm_capacity_gb).to_json())
+                .collect();
             writeln!(
                 out,
                 "{}",

@@ -330,7 +330,7 @@ impl Prepared {
                     // Extended mode compares its need with what the driver offers (GB); reference
                     // mode with the label, as it always has.
                     let capacity = match mode {
-                        Mode::Extended => setup.system.device_memory_gb(),
+                        Mode::Extended => setup.system.device_memory_gb().map(|c| c / setup.devices_per_chip as f64),
                         Mode::Reference => setup.system.memory_gb,
                     };
                     let band = memory::shipped_band();

@@ -14,6 +14,7 @@
 
 pub mod compare;
 pub mod convention;
+pub mod device_count;
 pub mod error_bands;
 pub mod fit;
 pub mod fit_cache;
@@ -27,6 +28,7 @@ pub mod metric;
 pub mod moe_fit;
 pub mod moe_flops;
 pub mod moe_runs;
+pub mod moe_words;
 pub mod parallel_words;
 pub mod plausible;
 pub mod recompute_words;

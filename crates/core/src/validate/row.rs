@@ -73,6 +73,10 @@ pub struct RunSetup {
     pub recompute: RecomputeReading,
     /// What the precision and optimizer words say about model states (for the memory model).
     pub states: StateFacts,
+    /// Devices of the degrees per catalog chip (2 for a TPU7x row whose degrees count JAX
+    /// devices while `num_devices` counts chips; else 1): each device is that share of a chip
+    /// ([`super::device_count`]).
+    pub devices_per_chip: u64,
     /// The rules applied for unstated fields and the readings of words, in words.
     pub assumptions: Vec<String>,
 }
@@ -154,9 +158,26 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         (None, _) => return Err("data-parallel size absent: parallel.dp and num_devices are null".to_string()),
     };
     let devices = product(&[model_parallel, dp]).ok_or_else(too_large)?;
-    if let Some(n) = run.num_devices.filter(|n| *n != devices) {
-        notes.push(format!("num_devices {n} differs from tp·pp·cp·dp = {devices}: the parallel degrees are evaluated"));
-    }
+    // Devices as the degrees count them: two JAX devices per TPU7x chip ([`super::device_count`]).
+    let torus = system.architecture == crate::catalog::Architecture::Torus;
+    let unit_words = run.hardware.as_deref().unwrap_or("");
+    let devices_per_chip = match run.num_devices.filter(|n| *n != devices) {
+        None => 1,
+        Some(n) => match super::device_count::devices_per_chip(n, devices, torus, unit_words) {
+            Some(k) => {
+                notes.push(format!(
+                    "num_devices {n} counts chips, the degrees {devices} devices: {k} devices per chip, each 1/{k} of a chip"
+                ));
+                k
+            }
+            None => {
+                notes.push(format!(
+                    "num_devices {n} differs from tp·pp·cp·dp = {devices}: the parallel degrees are evaluated"
+                ));
+                1
+            }
+        },
+    };
 
     let (precision, p_note) = read_precision(run.precision.as_deref(), system);
     notes.extend(p_note);
@@ -368,13 +389,15 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
 
     let mut mapping = mapping;
     let domain = match mapping.domain_size {
-        Some(d) => d,
+        Some(d) => d * devices_per_chip,
         None => {
             let slice_words = Words::join(&[p.fsdp.as_deref(), Some(other.as_str())]);
-            let (d, note) = run_domain(part_domain, devices, read_slices(&slice_words.text));
+            // (in devices of the degrees: a chip's domain holds `devices_per_chip` times as many)
+            let (d, note) = run_domain(part_domain * devices_per_chip, devices, read_slices(&slice_words.text));
             notes.extend(note);
-            mapping.domain_size = (d != system.scale_up.domain_size).then_some(d);
-            d
+            let chips = (d / devices_per_chip).max(1);
+            mapping.domain_size = (chips != system.scale_up.domain_size).then_some(chips);
+            chips * devices_per_chip
         }
     };
     let layout = Layout::placed(tp, cp, pp, dp, mbs, global, domain);
@@ -417,9 +440,10 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         mapping,
         metric,
         convention_shape,
-        mfu_peak_tflops: mfu_peak.unwrap_or(0.0),
+        mfu_peak_tflops: mfu_peak.unwrap_or(0.0) / devices_per_chip as f64,
         recompute,
         states,
+        devices_per_chip,
         assumptions: notes,
     };
     super::plausible::measured_within_peak(&setup)?;
@@ -483,7 +507,7 @@ impl RunSetup {
             self.options.hardware.measured_ceiling,
             &self.mapping,
         )
-        .map(|(hw, _)| hw)
+        .map(|(hw, _)| super::device_count::share_of_chip(&hw, self.devices_per_chip))
         .map_err(|e| format!("hardware: {e}"))
     }
 
