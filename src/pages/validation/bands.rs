@@ -4,6 +4,7 @@
 
 use fmperf_app::band_runs::{MODEL_CLASSES, cell, row_model, shipped_families};
 use fmperf_core::validate::Mode;
+use fmperf_core::validate::error_bands::SizeClass;
 use fmperf_core::validate::short_source;
 use leptos::prelude::*;
 
@@ -21,7 +22,13 @@ pub fn BandsCard(mode: Memo<Mode>) -> impl IntoView {
             .iter()
             .map(|c| {
                 let kind = if c.moe { "MoE" } else { "dense" };
-                view! { <th class="num" scope="col" title=c.name()>{kind} <br /> {c.size.name()}</th> }
+                // Short, so that the six columns fit a 1,280 px screen; the tooltip says it whole.
+                let size = match c.size {
+                    SizeClass::Small => "< 15 B",
+                    SizeClass::Medium => "15–100 B",
+                    SizeClass::Large => "> 100 B",
+                };
+                view! { <th class="num" scope="col" title=c.name()>{kind} <br /> {size}</th> }
             })
             .collect_view();
         let band_rows = families
@@ -98,7 +105,7 @@ pub fn BandsCard(mode: Memo<Mode>) -> impl IntoView {
         view! {
             <p class="muted" id="bands-summary">
                 {format!(
-                    "In {}, the explorer's error bar next to a predicted time is drawn from these {total} measured runs ({moe} of mixture-of-experts models), by part family and kind of model, with the same numbers as here; where a kind has fewer than 3 runs on a part, the bar takes the wider class named in the cell (the whole family, other parts or every run).",
+                    "In {}, the explorer's error bar next to a predicted time is drawn from these {total} measured runs ({moe} of mixture-of-experts models), by part family and kind of model (parameters in billions), with the same numbers as here; where a kind has fewer than 3 runs on a part, the bar takes the wider class named in the cell (the whole family, other parts or every run).",
                     mode_name(m)
                 )}
             </p>
