@@ -7,6 +7,7 @@
 //! view opens, and extended mode's leave-one-source-out fits run in time slices right after. The
 //! mode shown by the scatter is part of the URL (`?view=validation&mode=reference`).
 
+mod bands;
 mod fit;
 mod memory;
 mod rows;
@@ -173,6 +174,7 @@ pub fn ValidationPage() -> impl IntoView {
                 <summary::SummaryTable reports=reports.clone() holdout=held />
             </section>
             <memory::MemoryCard reports=reports.clone() holdout=held />
+            <bands::BandsCard mode=mode />
             <section class="card">
                 <h2>"Predicted against measured"</h2>
                 <p class="muted">
