@@ -67,3 +67,18 @@ fn rows_without_a_group_are_grouped_by_what_they_share() {
     assert!(g.group.contains("8 × nvidia_h100_sxm5_80gb"), "{}", g.group);
     assert!(g.runs.iter().all(|x| x.id != "d"));
 }
+
+#[test]
+fn the_shipped_band_between_layouts_is_recomputed() {
+    use fmperf_core::validate::layout_band::{LAYOUT_BAND, band_of};
+    let sweeps = parse_measured_runs(&shipped_sweep_rows_json()).unwrap();
+    let swept = ranking(&sweeps, &validate(&sweeps, Mode::Extended));
+    let runs_file = fmperf_core::validate::shipped_runs();
+    let runs = ranking(&runs_file, &validate(&runs_file, Mode::Extended));
+    let band = band_of(&[&swept, &runs]).unwrap();
+    assert!(
+        (band - LAYOUT_BAND).abs() < 0.0005,
+        "the band between layouts is now {band:.4}: write `pub const LAYOUT_BAND: f64 = {band:.4};` in \
+         crates/core/src/validate/layout_band.rs"
+    );
+}

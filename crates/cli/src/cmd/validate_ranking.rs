@@ -26,6 +26,7 @@ pub fn ranking_table(r: &Ranking) -> String {
         "top-1 regret [%]",
         "fmperf's pick (measured rank)",
         "measured best",
+        "within band (best among them)",
         "ran, called does not fit",
     ]);
     for g in &r.groups {
@@ -40,6 +41,7 @@ pub fn ranking_table(r: &Ranking) -> String {
                 g.pick_measured_rank.map_or("-".into(), |k| k.to_string())
             ),
             g.measured_best.clone().unwrap_or_else(|| "-".into()),
+            format!("{} ({})", g.within_band, if g.best_within_band { "yes" } else { "no" }),
             if g.ran_called_no.is_empty() { "-".into() } else { g.ran_called_no.join(", ") },
         ]);
     }
@@ -51,6 +53,7 @@ pub fn ranking_table(r: &Ranking) -> String {
         "mean regret [%]",
         "max regret [%]",
         "pick = best",
+        "best within band",
         "ran, called does not fit",
     ]);
     let line = |name: &str, x: &RankingStats| {
@@ -62,6 +65,7 @@ pub fn ranking_table(r: &Ranking) -> String {
             pct(x.regret_mean),
             pct(x.regret_max),
             format!("{}/{}", x.top1_hits, x.groups),
+            format!("{}/{}", x.best_within_band, x.groups),
             x.ran_called_no.to_string(),
         ]
     };
@@ -71,7 +75,9 @@ pub fn ranking_table(r: &Ranking) -> String {
     s.push(line("all sources", &r.overall));
     format!(
         "\nRanking of layouts (groups of runs of one job that differ in layout; regret = measured best / measured \
-         of fmperf's pick − 1)\n{}\n{}",
+         of fmperf's pick − 1; within band: runs predicted within ±{:.1} % (the error between layouts of one job) of \
+         the pick, which fmperf cannot tell apart)\n{}\n{}",
+        fmperf_core::validate::layout_band::LAYOUT_BAND * 100.0,
         t.render(),
         s.render()
     )

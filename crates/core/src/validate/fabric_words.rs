@@ -43,6 +43,27 @@ pub fn scale_out_per_device_gbs(text: &str, per_node: Option<u64>) -> Option<f64
     None
 }
 
+/// Devices per node the words state: `8 per node`, `8 GPUs/host`, `8 GPUs per node`, `8 x A100`
+/// before a part name is not read (it may be the whole run). `None` when not stated.
+pub fn devices_per_node(text: &str) -> Option<u64> {
+    let lower = text.to_ascii_lowercase();
+    let tokens: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|t| !t.is_empty()).collect();
+    for (i, t) in tokens.iter().enumerate() {
+        let Ok(n) = t.parse::<u64>() else { continue };
+        let next: Vec<&str> = tokens.iter().skip(i + 1).take(3).copied().collect();
+        let unit = |w: &str| matches!(w, "gpu" | "gpus" | "device" | "devices" | "accelerators");
+        let per_node = match next.as_slice() {
+            ["per", "node" | "host" | "server", ..] => true,
+            [u, "per" | "a", "node" | "host" | "server"] | [u, "node" | "host" | "server", ..] => unit(u),
+            _ => false,
+        };
+        if per_node && n > 0 {
+            return Some(n);
+        }
+    }
+    None
+}
+
 /// The rate of a clause in Gb/s: the first number with a bit unit, times a count before it.
 fn rate_gbit(clause: &str) -> Option<f64> {
     let b = clause.as_bytes();
@@ -93,5 +114,13 @@ mod tests {
         // Bytes are a scale-up figure; no fabric named, nothing read.
         assert_eq!(scale_out_per_device_gbs("NVLink (A800: 400 GB/s) single node", Some(8)), None);
         assert_eq!(scale_out_per_device_gbs("NVLink/NVSwitch (single node)", Some(8)), None);
+    }
+
+    #[test]
+    fn devices_per_node_as_written() {
+        assert_eq!(devices_per_node("NVIDIA A100-SXM4-80GB, 8 per node, 4 x 100 Gb RoCE per node"), Some(8));
+        assert_eq!(devices_per_node("H100 SXM 96GB (Grand Teton), 8 GPUs/host, NVLink"), Some(8));
+        assert_eq!(devices_per_node("4 GPUs per node (GB200 compute tray)"), Some(4));
+        assert_eq!(devices_per_node("8 x A800-SXM4-80GB, single node"), None);
     }
 }

@@ -22,6 +22,7 @@ pub mod holdout;
 pub mod holdout_cache;
 pub mod kernel_words;
 pub mod keys;
+pub mod layout_band;
 pub mod layout_sweeps;
 pub mod memory;
 pub mod metric;

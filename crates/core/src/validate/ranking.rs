@@ -79,6 +79,11 @@ pub struct GroupRanking {
     pub ran_called_no: Vec<String>,
     /// fmperf's first among all the group's runs (failed ones included) ran out of memory.
     pub pick_ran_out_of_memory: bool,
+    /// Ranked runs fmperf cannot tell from its pick: predicted within the band between layouts
+    /// ([`super::layout_band::LAYOUT_BAND`]) of the pick's throughput, the pick included.
+    pub within_band: usize,
+    /// Whether the measured best is among them (a user trying those would find it).
+    pub best_within_band: bool,
     /// Every run of the group, in file order.
     pub runs: Vec<RankedRun>,
 }
@@ -102,6 +107,8 @@ pub struct RankingStats {
     pub top1_hits: usize,
     /// Runs that ran and that fmperf calls "does not fit".
     pub ran_called_no: usize,
+    /// Groups where the measured best is within the band of fmperf's pick.
+    pub best_within_band: usize,
 }
 
 impl RankingStats {
@@ -119,6 +126,7 @@ impl RankingStats {
             regret_median: median(&mut regrets),
             top1_hits: groups.iter().filter(|g| g.pick_measured_rank == Some(1)).count(),
             ran_called_no: groups.iter().map(|g| g.ran_called_no.len()).sum(),
+            best_within_band: groups.iter().filter(|g| g.best_within_band).count(),
         }
     }
 }
@@ -301,6 +309,9 @@ pub fn rank_group(group: String, source: String, rows: &[&RowResult]) -> Option<
     let best =
         both.iter().copied().max_by(|a, b| measured[*a].unwrap_or(0.0).total_cmp(&measured[*b].unwrap_or(0.0)))?;
     let regret = measured[best].zip(measured[pick]).map(|(b, p)| b / p - 1.0);
+    // Runs fmperf cannot tell from its pick: throughput within the band's ratio of the pick's.
+    let floor = predicted[pick].unwrap_or(top) / super::layout_band::band_ratio(super::layout_band::LAYOUT_BAND);
+    let in_band = |i: usize| predicted[i].is_some_and(|p| p >= floor);
     // Among every run with a prediction that fmperf says fits: is its first one that failed?
     let first_overall = (0..rows.len())
         .filter(|i| verdict(rows[*i]) != Some(Fits::No))
@@ -318,6 +329,8 @@ pub fn rank_group(group: String, source: String, rows: &[&RowResult]) -> Option<
         pick_measured_rank: measured_ranks[pick],
         ran_called_no: rows.iter().filter(|r| ran(r) && verdict(r) == Some(Fits::No)).map(|r| r.id.clone()).collect(),
         pick_ran_out_of_memory: first_overall.is_some_and(|i| !ran(rows[i])),
+        within_band: both.iter().filter(|i| in_band(**i)).count(),
+        best_within_band: in_band(best),
         runs: rows
             .iter()
             .enumerate()
@@ -395,6 +408,8 @@ mod tests {
             (g.predicted_best.as_deref(), g.measured_best.as_deref(), g.pick_measured_rank),
             (Some("b"), Some("a"), Some(2))
         );
+        // 70 and 60 are far below 95 / band ratio: only the pick is within the band.
+        assert_eq!((g.within_band, g.best_within_band), (1, false));
         // fmperf calls b "does not fit" though it ran: its pick is a (regret 0), b is listed, and
         // an out-of-memory run d that fmperf ranks first overall and says fits is flagged.
         let rows = [
@@ -414,6 +429,8 @@ mod tests {
         let refs: Vec<&RowResult> = rows.iter().collect();
         let g = rank_group("g".into(), "S".into(), &refs).unwrap();
         assert_eq!((g.regret, g.tau), (Some(0.25), None));
+        // Both predicted alike: both within the band, and the measured best among them.
+        assert_eq!((g.within_band, g.best_within_band), (2, true));
         // Fewer than two ranked runs: no group.
         assert!(rank_group("g".into(), "S".into(), &refs[..1]).is_none());
         let s = RankingStats::of(&[&g]);
