@@ -17,8 +17,9 @@
 //!   `fixed`'s;
 //! * batch: the run's `global_batch_seqs` when it states one, else the group's; micro-batch and
 //!   accumulation;
-//! * measured: the group's `rank_metric` (`step_time_s`, `step_time_s_derived`,
-//!   `tokens_per_s_per_device`, `tokens_per_s_total`, `samples_per_s`, `tflops_per_device`) and
+//! * measured: the group's `rank_metric` when fmperf reads it (`step_time_s`, `step_time_s_derived`,
+//!   `tokens_per_s_per_device`, `tokens_per_s_total`, `samples_per_s`, `tflops_per_device`), else
+//!   the first of those the run states (a source's own MFU is not comparable across sources), and
 //!   `oom: false` for a run that ran (so the memory verdict of a run that ran is checked); a run
 //!   the source says ran out of memory is a row with `oom: true` and no figure; a run that failed
 //!   without a stated cause is left out (nothing was measured and no outcome is known).
@@ -141,6 +142,19 @@ fn hardware(g: &Map<String, Value>) -> (Value, Value, Vec<String>) {
     (id_value, words_value, notes)
 }
 
+/// The figure a run is ranked on: the group's `rank_metric` when it is one fmperf reads and the
+/// run states it, else the first figure of [`RANK_METRICS`] the run states (all convert to the
+/// same throughput: the group's device count and batch are fixed). `(name, schema key, value)`.
+fn run_figure<'a>(run: &'a Map<String, Value>, metric: &str) -> Option<(&'static str, &'static str, &'a Value)> {
+    let measured = run.get("measured")?.as_object()?;
+    let stated = |name: &str| measured.get(name).filter(|v| v.is_number() || v.is_string());
+    RANK_METRICS
+        .iter()
+        .filter(|(name, _)| *name == metric)
+        .chain(RANK_METRICS.iter())
+        .find_map(|(name, key)| stated(name).map(|v| (*name, *key, v)))
+}
+
 /// The rows of group `g` (index `i`).
 fn group_rows(g: &Map<String, Value>, i: usize) -> Result<Vec<Value>, Error> {
     let id = g
@@ -150,14 +164,6 @@ fn group_rows(g: &Map<String, Value>, i: usize) -> Result<Vec<Value>, Error> {
         .ok_or_else(|| Error::MissingField { field: format!("groups[{i}].id") })?;
     let path = format!("groups[{i}] ({id})");
     let metric = g.get("rank_metric").and_then(Value::as_str).unwrap_or("");
-    let Some((_, metric_key)) = RANK_METRICS.iter().find(|(k, _)| *k == metric) else {
-        let names: Vec<&str> = RANK_METRICS.iter().map(|(k, _)| *k).collect();
-        return Err(Error::invalid(
-            format!("{path}.rank_metric"),
-            metric,
-            format!("must be one of {}", names.join(", ")),
-        ));
-    };
     let runs = match g.get("runs") {
         Some(Value::Array(r)) => r,
         _ => return Err(Error::invalid(format!("{path}.runs"), "(absent)", "must be an array of runs")),
@@ -186,13 +192,13 @@ fn group_rows(g: &Map<String, Value>, i: usize) -> Result<Vec<Value>, Error> {
             .ok_or_else(|| Error::MissingField { field: format!("{path}.runs[{j}].run_id") })?;
         let status = run.get("status").and_then(Value::as_str).unwrap_or("");
         let oom = run.get("oom").and_then(Value::as_bool);
-        let figure = run.get("measured").and_then(|m| m.get(metric)).filter(|v| !v.is_null());
+        let figure = run_figure(run, metric);
         let measured = match (figure, oom, status) {
             (_, Some(true), _) | (None, _, "oom") => json!({ "oom": true }),
-            (Some(v), _, _) => {
+            (Some((name, key, v)), _, _) => {
                 let mut m = Map::new();
-                m.insert((*metric_key).to_string(), v.clone());
-                if metric == "tflops_per_device"
+                m.insert(key.to_string(), v.clone());
+                if name == "tflops_per_device"
                     && let Some(c) = run.get("measured").and_then(|m| m.get("tflops_convention"))
                 {
                     m.insert("flop_convention".into(), c.clone());
@@ -278,8 +284,10 @@ mod tests {
         assert_eq!(rows[0].parallel.recompute.as_deref(), Some("none"));
         assert_eq!(rows[0].batch.global, Some(16));
         assert_eq!((rows[1].parallel.tp, rows[1].measured.memory.oom), (Some(8), Some(true)));
-        let bad = text.replace("tokens_per_s_per_device\",", "mfu\",");
-        assert_eq!(sweep_rows_json(&bad).unwrap_err().field(), Some("groups[0] (g).rank_metric"));
+        // A rank metric fmperf does not read (a source's own MFU): the run's other figure is used.
+        let other = text.replace("tokens_per_s_per_device\",", "mfu_pct_reported\",");
+        let rows = super::super::schema::parse_measured_runs(&sweep_rows_json(&other).unwrap()).unwrap().rows;
+        assert_eq!(rows[0].measured.tokens_per_s_per_device, Some(10.0));
     }
 
     #[test]
