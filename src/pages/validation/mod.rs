@@ -9,6 +9,7 @@
 
 mod fit;
 mod memory;
+mod ranking;
 mod rows;
 mod summary;
 
@@ -173,6 +174,7 @@ pub fn ValidationPage() -> impl IntoView {
                 <summary::SummaryTable reports=reports.clone() holdout=held />
             </section>
             <memory::MemoryCard reports=reports.clone() holdout=held />
+            <ranking::RankingCard reports=reports.clone() />
             <section class="card">
                 <h2>"Predicted against measured"</h2>
                 <p class="muted">
