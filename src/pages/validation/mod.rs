@@ -10,6 +10,7 @@
 mod bands;
 mod fit;
 mod memory;
+mod ranking;
 mod rows;
 mod summary;
 
@@ -175,6 +176,7 @@ pub fn ValidationPage() -> impl IntoView {
             </section>
             <memory::MemoryCard reports=reports.clone() holdout=held />
             <bands::BandsCard mode=mode />
+            <ranking::RankingCard reports=reports.clone() />
             <section class="card">
                 <h2>"Predicted against measured"</h2>
                 <p class="muted">

@@ -12,6 +12,7 @@ pub mod show;
 pub mod sweep;
 pub mod validate;
 pub mod validate_moe;
+pub mod validate_ranking;
 
 /// Why a command failed.
 #[derive(Debug)]

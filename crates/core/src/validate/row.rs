@@ -8,7 +8,8 @@
 //! * hardware: `hardware_id` when it is a catalog id (or the CLI's system spec, `ID,key=value,…`,
 //!   which can supply a figure the catalog lacks), else the words of `hardware_id` and `hardware`
 //!   mapped by [`super::hardware_words`] (a named cloud instance or node also gives its scale-out
-//!   bandwidth per device and, for larger NVLink/NeuronLink builds, its domain);
+//!   bandwidth per device and, for larger NVLink/NeuronLink builds, its domain; else a scale-out
+//!   network the words state, [`super::fabric_words`]);
 //! * data-parallel size: `num_devices / (tp·pp·cp)` when only the device count is given; when both
 //!   are given and disagree, the parallel degrees are evaluated and the note says so;
 //! * global batch: `global_batch_tokens / seq_len` when only tokens are given; one micro-batch per
@@ -95,7 +96,12 @@ fn gated(words: &str) -> bool {
 fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOptions, u64, Option<String>), String> {
     if let Some(id) = run.hardware_id.as_deref() {
         if let Ok(s) = crate::resolve::builtin_system(id) {
-            return Ok((s, MappingOptions::default(), s.scale_up.domain_size, None));
+            let words = run.hardware.as_deref().unwrap_or("");
+            let fabric =
+                super::fabric_words::scale_out_per_device_gbs(words, super::fabric_words::devices_per_node(words));
+            let note = fabric.map(|gbs| format!("scale-out network read from the words: {gbs} GB/s per device"));
+            let mapping = MappingOptions { scale_out_gbps: fabric, ..MappingOptions::default() };
+            return Ok((s, mapping, s.scale_up.domain_size, note));
         }
         if id.contains(',')
             && let Ok((s, opts)) = crate::resolve::system_spec(crate::resolve::UserEntries::builtin(), id)
@@ -108,9 +114,23 @@ fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOpti
     if text.is_empty() {
         return Err("hardware not stated: hardware_id and hardware are null".to_string());
     }
-    let r = read_hardware_words(&text.join("; "))?;
-    let mapping = MappingOptions { scale_out_gbps: r.scale_out_gbps, ..MappingOptions::default() };
-    Ok((r.system, mapping, r.domain.unwrap_or(r.system.scale_up.domain_size), r.note))
+    let words = text.join("; ");
+    let r = read_hardware_words(&words)?;
+    // A scale-out network the words state (`400 Gb/s RDMA per GPU`, `4 x 100 Gb RoCE per node`
+    // with the devices per node stated) when no named instance gave one.
+    let fabric = super::fabric_words::scale_out_per_device_gbs(&words, super::fabric_words::devices_per_node(&words));
+    let note = match (r.scale_out_gbps, fabric) {
+        (None, Some(gbs)) => Some(
+            [r.note.clone(), Some(format!("scale-out network read from the words: {gbs} GB/s per device"))]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        _ => r.note.clone(),
+    };
+    let mapping = MappingOptions { scale_out_gbps: r.scale_out_gbps.or(fabric), ..MappingOptions::default() };
+    Ok((r.system, mapping, r.domain.unwrap_or(r.system.scale_up.domain_size), note))
 }
 
 /// Interprets a run (see the module documentation for the rules); `Err` is the skip reason.
