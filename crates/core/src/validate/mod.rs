@@ -26,6 +26,7 @@ pub mod metric;
 pub mod moe_fit;
 pub mod moe_flops;
 pub mod moe_runs;
+pub mod one_shot;
 pub mod parallel_words;
 pub mod recompute_words;
 pub mod row;
