@@ -10,6 +10,7 @@ pub mod files;
 pub mod inputs;
 pub mod mode;
 pub mod model_files;
+pub mod run_cost;
 pub mod table;
 pub mod threads;
 

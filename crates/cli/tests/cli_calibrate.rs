@@ -11,6 +11,25 @@ fn repo(p: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(p).to_str().unwrap().to_string()
 }
 
+/// `fmperf search` of Llama 3 8B on 64 devices of `system` with the calibration `cal`.
+fn search_args(system: &str, cal: &str) -> Vec<String> {
+    [
+        "search",
+        "--model",
+        "llama3-8b",
+        "--system",
+        system,
+        "--gpus",
+        "64",
+        "--global-batch",
+        "512",
+        "--calibration",
+        cal,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 const TOML: &str = "examples/launch/torchtitan-llama3-8b.toml";
 const LOG: &str = "examples/logs/torchtitan-llama3-8b.log";
 
@@ -70,23 +89,9 @@ fn estimate_and_search_show_both_labelled() {
     assert_eq!(c["memory"]["capacity_gb"], u["memory"]["capacity_gb"]);
     let text = String::from_utf8(fmperf(["estimate", "--from", &repo(TOML), "--calibration", &cal]).stdout).unwrap();
     assert!(text.contains("uncalibrated (shipped fit)") && text.contains("calibrated on llama3 8B"), "{text}");
-    let s = json(&[
-        "search",
-        "--model",
-        "llama3-8b",
-        "--system",
-        "nvidia_h100_sxm5_80gb",
-        "--gpus",
-        "64",
-        "--global-batch",
-        "512",
-        "--top",
-        "3",
-        "--calibration",
-        &cal,
-        "--format",
-        "json",
-    ]);
+    let mut args = search_args("nvidia_h100_sxm5_80gb", &cal);
+    args.extend(["--top", "3", "--format", "json"].map(String::from));
+    let s = json(&args);
     let (a, b) = (&s["uncalibrated"]["results"][0], &s["calibrated"]["results"][0]);
     assert!(b["time_per_iteration_s"].as_f64().unwrap() > a["time_per_iteration_s"].as_f64().unwrap());
     let need = b["mem_gb_with_overhead"].as_f64().unwrap();
@@ -96,21 +101,7 @@ fn estimate_and_search_show_both_labelled() {
 #[test]
 fn a_calibration_is_refused_where_it_does_not_apply() {
     let text = std::fs::read_to_string(repo("examples/own/my-stack.json")).unwrap();
-    let search = |cal: &str, system: &str| {
-        usage_error([
-            "search",
-            "--model",
-            "llama3-8b",
-            "--system",
-            system,
-            "--gpus",
-            "64",
-            "--global-batch",
-            "512",
-            "--calibration",
-            cal,
-        ])
-    };
+    let search = |cal: &str, system: &str| usage_error(search_args(system, cal));
     let cal = repo("examples/own/my-stack.json");
     let e = search(&cal, "nvidia_a100_sxm4_80gb");
     assert!(e.contains("another system"), "{e}");
@@ -122,20 +113,8 @@ fn a_calibration_is_refused_where_it_does_not_apply() {
     let big = temp_file("big.json", &doc.to_string());
     let e = search(big.to_str().unwrap(), "nvidia_h100_sxm5_80gb");
     assert!(e.contains("scale_out_bandwidth_scale") && e.contains("0.25 to 2"), "{e}");
-    let e = usage_error([
-        "search",
-        "--model",
-        "llama3-8b",
-        "--system",
-        "nvidia_h100_sxm5_80gb",
-        "--gpus",
-        "64",
-        "--global-batch",
-        "512",
-        "--mode",
-        "reference",
-        "--calibration",
-        &cal,
-    ]);
+    let mut args = search_args("nvidia_h100_sxm5_80gb", &cal);
+    args.extend(["--mode", "reference"].map(String::from));
+    let e = usage_error(args);
     assert!(e.contains("--mode reference"), "{e}");
 }

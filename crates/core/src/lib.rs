@@ -28,6 +28,7 @@ pub mod moe_shape;
 pub mod presets;
 pub mod reference;
 pub mod resolve;
+pub mod run_cost;
 pub mod search;
 pub mod strategy;
 pub mod sweep;

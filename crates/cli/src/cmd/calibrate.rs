@@ -227,18 +227,25 @@ pub fn estimate_side_by_side(
     l: &launch::Launch,
     e: &Estimate,
     cal: &Calibration,
+    budget: Option<(fmperf_core::catalog::TrainingBudget, Option<f64>)>,
     format: Format,
     out: &mut dyn Write,
 ) -> CmdResult {
     let hw = hardware_of(e).map_err(|err| CmdError::Usage(format!("--from {path}: {err}")))?;
     let c = calibrated_estimate(e, &hw, cal).map_err(|err| CmdError::Usage(format!("--calibration: {err}")))?;
+    let cost = |x: &Estimate| budget.map(|(b, p)| crate::run_cost::of_estimate(x, b, p)).transpose();
+    let (cost_u, cost_c) = (cost(e)?, cost(&c)?);
     match format {
         Format::Json => {
-            let doc = json!({
+            let mut doc = json!({
                 "calibration": calibration_json(cal),
                 "uncalibrated": e.to_json(l),
                 "calibrated": c.to_json(l),
             });
+            if let (Some(u), Some(k)) = (&cost_u, &cost_c) {
+                doc["uncalibrated"]["cost"] = u.to_json();
+                doc["calibrated"]["cost"] = k.to_json();
+            }
             writeln!(out, "{doc}")?;
         }
         _ => {
@@ -254,6 +261,9 @@ pub fn estimate_side_by_side(
             ];
             for (name, f) in rows {
                 t.push(vec![name.to_string(), f(e), f(&c)]);
+            }
+            if let (Some(u), Some(k)) = (&cost_u, &cost_c) {
+                t.push(vec!["run cost".into(), crate::run_cost::line(u), crate::run_cost::line(k)]);
             }
             writeln!(
                 out,

@@ -11,9 +11,9 @@
 //! ```
 //!
 //! (one run's spread around the stack's constants, [`MEASUREMENT_SIGMA`]; priors of
-//! [`super::constants`]), minimised over the bounds on a grid
-//! of 17 × 17 points in `ln k`, then four refinements of 9 × 9 points around the best, each a
-//! quarter of the last step (ties keep the earlier point: deterministic). One figure fixes one
+//! [`super::constants`]), minimised over the bounds on a grid of step 0.1 in `ln k` through the
+//! shipped values, then four refinements of 9 × 9 points around the best, each a quarter of the
+//! last step (ties keep the earlier point: deterministic). One figure fixes one
 //! combination of the two scales: the one the prior finds more likely takes the change, so a run
 //! whose step exposes no scale-out traffic moves the compute scale alone. A measured time that the
 //! constants' bounds cannot reach within 5 % (slower than both scales at their least, faster than
@@ -74,16 +74,6 @@ pub struct Fitted {
     pub notes: Vec<String>,
 }
 
-/// Order in which time figures are preferred.
-const TIME_ORDER: [MetricKind; 6] = [
-    MetricKind::StepTimeS,
-    MetricKind::TokensPerSPerDevice,
-    MetricKind::TokensPerSTotal,
-    MetricKind::SamplesPerS,
-    MetricKind::TflopsPerDevice,
-    MetricKind::Mfu,
-];
-
 /// The figure's value predicted at step time `t` [s] and memory `mem` (with `overhead_gb` added).
 fn predicted_value(m: &Measured, facts: &RunFacts, t: f64, mem: &PredictedMemory, overhead_gb: f64) -> f64 {
     match m.figure {
@@ -120,7 +110,8 @@ pub fn fit_with_spread(
     let shipped = predict(&StackConstants::SHIPPED)?;
     let mut constants = StackConstants::SHIPPED;
     let mut notes = Vec::new();
-    let time = TIME_ORDER.iter().find_map(|k| measured.iter().position(|m| m.figure == Figure::Time(*k)));
+    // `MetricKind::ALL` is the order of preference (HFU is refused by `Measured::new`).
+    let time = MetricKind::ALL.iter().find_map(|k| measured.iter().position(|m| m.figure == Figure::Time(*k)));
     if let Some(i) = time {
         let (t_m, note) = facts.step_time_s(&measured[i]).unwrap_or((measured[i].value, None));
         notes.extend(note);
@@ -190,12 +181,21 @@ fn fit_time(
         let j = (miss / spread).powi(2) + (u / COMPUTE.prior_sigma).powi(2) + (v / SCALE_OUT.prior_sigma).powi(2);
         Ok((j, miss))
     };
+    // Grids of points `centre + i·step` within the bounds, so the shipped values (ln k = 0) are
+    // points of the first grid: a scale the figure does not constrain stays exactly where it was.
     let mut best = (f64::INFINITY, 0.0, 0.0, 0.0);
-    let mut grid = |lo_u: f64, hi_u: f64, lo_v: f64, hi_v: f64, n: usize, best: &mut (f64, f64, f64, f64)| {
-        for i in 0..n {
-            let u = lo_u + (hi_u - lo_u) * i as f64 / (n - 1) as f64;
-            for j in 0..n {
-                let v = lo_v + (hi_v - lo_v) * j as f64 / (n - 1) as f64;
+    let mut grid = |centre: (f64, f64), step: (f64, f64), n: i32, best: &mut (f64, f64, f64, f64)| {
+        for i in -n..=n {
+            let u = centre.0 + f64::from(i) * step.0;
+            if u < bounds_u.0 - 1e-12 || u > bounds_u.1 + 1e-12 {
+                continue;
+            }
+            for j in -n..=n {
+                let v = centre.1 + f64::from(j) * step.1;
+                if v < bounds_v.0 - 1e-12 || v > bounds_v.1 + 1e-12 {
+                    continue;
+                }
+                let (u, v) = (u.clamp(bounds_u.0, bounds_u.1), v.clamp(bounds_v.0, bounds_v.1));
                 let (o, miss) = objective(u, v)?;
                 if o < best.0 {
                     *best = (o, u, v, miss);
@@ -204,19 +204,11 @@ fn fit_time(
         }
         Ok::<(), Error>(())
     };
-    grid(bounds_u.0, bounds_u.1, bounds_v.0, bounds_v.1, 17, &mut best)?;
-    let mut step = ((bounds_u.1 - bounds_u.0) / 16.0, (bounds_v.1 - bounds_v.0) / 16.0);
+    let mut step = (0.1, 0.1);
+    grid((0.0, 0.0), step, 14, &mut best)?;
     for _ in 0..4 {
-        let (_, u, v, _) = best;
-        grid(
-            (u - step.0).max(bounds_u.0),
-            (u + step.0).min(bounds_u.1),
-            (v - step.1).max(bounds_v.0),
-            (v + step.1).min(bounds_v.1),
-            9,
-            &mut best,
-        )?;
         step = (step.0 / 4.0, step.1 / 4.0);
+        grid((best.1, best.2), step, 4, &mut best)?;
     }
     let (_, u, v, _) = best;
     // Reachable: the time falls with both scales, so the bounds span t(greatest, greatest) to
