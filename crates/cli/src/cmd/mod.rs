@@ -2,6 +2,7 @@
 
 // commands are added here
 pub mod bench;
+pub mod calibrate;
 pub mod catalog;
 pub mod check;
 pub mod estimate;

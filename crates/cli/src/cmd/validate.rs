@@ -65,8 +65,8 @@ documents, one per line; --fit refits the dense part only).
 
   --mode     reference (the published model) or extended (default)
   --format   table (default), csv, or json: {\"rows\": [{\"id\", \"metric\", \"metric_structured\",
-             \"predicted\", \"measured\", \"error\", \"error_loso\", \"skipped\", \"reason\",
-             \"assumptions\", \"memory\": {\"kind\", \"predicted_gb\", \"measured_gb\", \"capacity_gb\",
+             \"predicted\", \"measured\", \"error\", \"error_loso\", \"error_one_shot\", \"skipped\",
+             \"reason\", \"assumptions\", \"memory\": {\"kind\", \"predicted_gb\", \"measured_gb\", \"capacity_gb\",
              \"fits\", \"error\", \"error_loso\", \"oom\"}, ...}], \"summary\": {\"evaluated\",
              \"skipped\", \"mape\", \"median_abs_error\", ..., \"per_source\": [...], \"memory\":
              {\"mape\" (held out), \"in_sample\", \"band\", \"verdicts\", \"per_source\", ...}},
@@ -75,7 +75,11 @@ documents, one per line; --fit refits the dense part only).
              \"measured_best\", \"predicted_best\", \"pick_measured_rank\", \"ran_called_no\",
              \"pick_ran_out_of_memory\", \"runs\"}], \"per_source\": [...], \"overall\": {\"groups\",
              \"tau_mean\", \"regret_median\", \"regret_mean\", \"regret_max\", \"top1_hits\",
-             \"ran_called_no\"}}} (GB = 1e9 bytes)
+             \"ran_called_no\"}},
+             \"one_shot\": {\"mape\", …, \"uncalibrated\", \"per_source\": [{\"source\", \"one_shot\",
+             \"uncalibrated\", \"anchors\"}]}} (extended mode; error_one_shot: the row predicted after
+             calibrating the stack on one other run of its source and system, `fmperf calibrate`)
+             (GB = 1e9 bytes)
   --fit      refit extended mode's efficiencies on the file and report the leave-one-source-out
              error per held-out source
 ";
@@ -141,7 +145,7 @@ fn run_dense(
         }
         return Ok(());
     }
-    let report = validate::with_holdout(validate::validate(&file, mode), holdout_with_progress(&file, mode));
+    let report = validate::compare::validate_headline_from(&file, mode, holdout_with_progress(&file, mode));
     let ranking = validate::ranking::ranking(&file, &report);
     match format {
         Format::Json => {
@@ -230,6 +234,14 @@ fn headline(r: &Report) -> String {
     }
     if s.evaluated + s.skipped == 0 {
         out.clear();
+    }
+    if let Some(o) = &r.one_shot {
+        out.push_str(&format!(
+            "Time, one-shot (calibrated on one other run of the same source and system, from constants fitted              without the source): mean |error| {} % over {} rows, against {} % uncalibrated on the same rows\n",
+            abs_pct(o.overall.mape),
+            o.overall.evaluated,
+            abs_pct(o.uncalibrated.mape)
+        ));
     }
     if r.summary.no_time_figure > 0 {
         out.push_str(&format!("{} rows state no time figure (memory rows)\n", r.summary.no_time_figure));

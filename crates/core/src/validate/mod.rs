@@ -32,6 +32,7 @@ pub mod moe_fit;
 pub mod moe_flops;
 pub mod moe_runs;
 pub mod moe_words;
+pub mod one_shot;
 pub mod parallel_words;
 pub mod plausible;
 pub mod ranking;
