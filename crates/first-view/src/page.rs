@@ -318,7 +318,7 @@ impl Table<'_> {
         r: &ConfigReport,
         code: &str,
         selected: bool,
-        others: &[&fmperf_core::reference::Candidate],
+        others: &[&fmperf_core::vocab::Candidate],
         pinned: bool,
     ) -> String {
         let c = &r.candidate;

@@ -177,7 +177,7 @@ fn result_row(
     first: bool,
     pin_text: Option<String>,
     alt_of: Option<(usize, RwSignal<bool>)>,
-    more: Option<(Vec<fmperf_core::reference::Candidate>, RwSignal<bool>)>,
+    more: Option<(Vec<fmperf_core::vocab::Candidate>, RwSignal<bool>)>,
     bar: Signal<Option<(String, String)>>,
 ) -> impl IntoView {
     let pins = move || ex.url.query.with(keys::pin_items);
