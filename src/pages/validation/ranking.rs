@@ -49,8 +49,9 @@ fn rankings(reports: &Reports) -> (Ranking, Ranking) {
 }
 
 fn stats_row(name: String, title: String, s: &RankingStats) -> impl IntoView + use<> {
+    let key = name.clone();
     view! {
-        <tr data-source=name.clone()>
+        <tr data-source=key>
             <td title=title>{name}</td>
             <td class="num">{s.groups.to_string()}</td>
             <td class=format!("num err {}", tau_class(s.tau_mean)) data-col="tau">{tau(s.tau_mean)}</td>
