@@ -94,6 +94,25 @@ pub fn load_workload_at(arg: &str, seq_len: Option<u64>) -> Result<Workload, Cmd
     }
 }
 
+/// `--domain` and a system spec's `domain=` (`--system ID,domain=8`) must agree: two values are an
+/// error naming both, not the flag silently winning.
+pub fn domain_agrees(system: &str, domain: Option<u64>) -> Result<(), CmdError> {
+    let Some(d) = domain else { return Ok(()) };
+    if !system.contains(',') || Path::new(system).exists() {
+        return Ok(());
+    }
+    match resolve::system_spec(UserEntries::builtin(), system) {
+        Ok((_, opts)) => match opts.domain_size {
+            Some(s) if s != d => Err(CmdError::Usage(format!(
+                "--domain {d} and --system {system} (domain={s}) set the scale-up domain differently; give it once"
+            ))),
+            _ => Ok(()),
+        },
+        // The spec's own errors are reported where it is read.
+        Err(_) => Ok(()),
+    }
+}
+
 /// Resolves `--system` for extended mode at `precision` (the system spec's `precision=` wins) with
 /// `domain` devices per scale-up domain (`None`: the system's): a catalog id or spec, a versioned
 /// system file, or a reference system file (its precision follows from its element size). Returns

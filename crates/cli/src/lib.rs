@@ -43,7 +43,34 @@ Run `fmperf <COMMAND> --help` for a command's flags.
 pub fn run(args: Vec<String>) -> i32 {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
+    // Rust's standard output swallows writes to a closed descriptor (`fmperf help >&-`) as if they
+    // had succeeded; every command writes its result there, so a closed one is a failed write.
+    if !stdout_is_open(&stdout) {
+        let _ = writeln!(stderr.lock(), "fmperf: cannot write output: standard output is closed");
+        return 1;
+    }
     run_with(args, &mut stdout.lock(), &mut stderr.lock())
+}
+
+/// Whether standard output was open when the program started. Rust's runtime reopens a closed
+/// standard descriptor on `/dev/null` before `main` (read-write, which no shell redirection
+/// does), so on Linux a standard output that is `/dev/null` opened read-write was closed
+/// (`fmperf help >&-`); `> /dev/null` (write-only) is a chosen destination and stays fine.
+#[cfg(target_os = "linux")]
+fn stdout_is_open(_: &std::io::Stdout) -> bool {
+    let null = std::fs::read_link("/proc/self/fd/1").is_ok_and(|p| p == std::path::Path::new("/dev/null"));
+    let read_write = std::fs::read_to_string("/proc/self/fdinfo/1").is_ok_and(|info| {
+        info.lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+            .is_some_and(|flags| flags & 0o3 == 0o2)
+    });
+    !(null && read_write)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn stdout_is_open(_: &std::io::Stdout) -> bool {
+    true
 }
 
 /// Runs the CLI writing to the given streams (used by tests).

@@ -86,6 +86,12 @@ fn flags_that_cannot_apply_are_errors_saying_why() {
     let err = usage_error(words(&format!("{SEARCH} --shard-group 8 --ext sharding=zero2")));
     assert!(err.contains("--shard-group 8") && err.contains("--ext sharding=zero2"), "{err}");
     stdout(words(&format!("{SEARCH} --shard-group 8 --sharding fsdp")));
+    // Before: exit 0, a switch at its default value (ZeRO-1) let the search pick another stage and
+    // the shard group went with it.
+    let err = usage_error(words(&format!("{SEARCH} --shard-group 8 --ext sharding=zero1")));
+    assert!(err.contains("--shard-group 8") && err.contains("--ext sharding=zero1"), "{err}");
+    let doc = support::json(words(&format!("{SEARCH} --ext sharding=zero1 --format json")));
+    assert_eq!(doc["results"][0]["execution"]["sharding"], "zero1");
     // Before: exit 0 with a diagnosis of 1d that never named --cp.
     let err = usage_error(words(&format!("{SEARCH} --strategy 1d --cp 2")));
     assert!(err.starts_with("fmperf: --cp 2:") && err.contains("2d-seqp"), "{err}");
@@ -101,6 +107,27 @@ fn messages_say_the_rule_that_applies() {
     // Before: "unknown name; known: …" suggesting the very id typed.
     let err = usage_error(words(&format!("search --model gpt3 --system {H100},domain=0 --gpus 64 --global-batch 512")));
     assert!(err.contains("domain = 0: must be a positive integer") && !err.contains("unknown name"), "{err}");
+}
+
+#[test]
+fn the_domain_and_precision_are_given_once() {
+    // Before: exit 0, --domain won over the spec's domain= (search and sweep alike).
+    let err = usage_error(words(&format!(
+        "search --model gpt3 --system {H100},domain=8 --domain 16 --gpus 64 --global-batch 512 --top 1"
+    )));
+    assert!(err.contains("--domain 16") && err.contains("domain=8"), "{err}");
+    let sweep = format!("sweep --model gpt3 --system {H100},domain=8 --gpus 64 --global-batch 512 --axis tp=1,2");
+    let err = usage_error(words(&format!("{sweep} --domain 16")));
+    assert!(err.starts_with("fmperf: --domain: domain = 16:") && err.contains("says domain=8"), "{err}");
+    let err = usage_error(words(&format!(
+        "sweep --model gpt3 --system {H100},precision=bf16 --precision fp8 --gpus 64 --global-batch 512 --axis tp=1,2"
+    )));
+    assert!(err.contains("--precision: precision = fp8") && err.contains("says precision=bf16"), "{err}");
+    // The same value twice is accepted.
+    stdout(words(&format!("{sweep} --domain 8")));
+    // Before: "must be a positive integer" for a count above the bound.
+    let err = usage_error(words("sweep --model gpt3 --system H200 --gpus 18446744073709551616 --axis tp=1,2"));
+    assert!(err.contains("must be a positive integer of at most 4294967296"), "{err}");
 }
 
 #[test]
@@ -128,6 +155,18 @@ fn run_into(args: &[&str], out: Stdio) -> (Option<i32>, String) {
 fn failed_writes_exit_1_with_a_message() {
     // Before: exit 0 for help (its write errors were ignored).
     for args in [&["help"][..], &["help", "search"], &["--version"], &["models"]] {
+        // A closed standard output (`fmperf help >&-`). Before: exit 0.
+        let o = Command::new("sh")
+            .args(["-c", "exec \"$0\" \"$@\" >&-", env!("CARGO_BIN_EXE_fmperf")])
+            .args(args)
+            .stderr(Stdio::piped())
+            .output()
+            .expect("sh runs");
+        assert_eq!(o.status.code(), Some(1), "{args:?} >&-");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("standard output is closed"), "{args:?}");
+        // Sent to /dev/null on purpose: fine.
+        let (code, err) = run_into(args, Stdio::null());
+        assert_eq!(code, Some(0), "{args:?} > /dev/null: {err}");
         // A pipe whose reader is gone (a closed stdout: `fmperf help | true`).
         let (reader, writer) = std::io::pipe().expect("a pipe");
         drop(reader);

@@ -72,6 +72,9 @@ fn bad_system_inputs_are_reported_at_their_field() {
         ("peak_tflops.bf16", "-989", "the unit is TFLOP/s"),
         ("scale_up.bw_per_device_bidir_gbps", "100", "must be at least the unidirectional 450"),
         ("architecture", "gpuu", "did you mean `gpu`"),
+        ("measured_matmul_tflops.bf16", "1500", "must not exceed the peak peak_tflops.bf16"),
+        ("memory_device_gb", "40", "must be at least its capacity memory_gb"),
+        ("value_kind", "made_up", "must be one of vendor_claimed_peak"),
     ];
     for (field, text, want) in table {
         let mut v = system_values("nvidia_h200_sxm_141gb");

@@ -187,6 +187,19 @@ fn system_rules_and_defaults() {
     let w =
         parse_detailed(&base(json!({"scale_out": {"nic_gbit_per_device": 400, "nic_gbps_per_device": 25}}))).unwrap();
     assert_eq!(w.warnings.len(), 1);
+    // Physical plausibility: a measured ceiling above the peak, a device reporting less memory
+    // than it is sold with, a value kind nobody defined.
+    let e =
+        errors(&base(json!({"measured_matmul_tflops": {"bf16": 120}, "memory_device_gb": 70, "value_kind": "guess"})));
+    assert_eq!(fields_of(&e), ["measured_matmul_tflops.bf16", "memory_device_gb", "value_kind"]);
+    assert!(e[0].to_string().contains("must not exceed the peak peak_tflops.bf16 = 100"), "{}", e[0]);
+    let Document::System(s) =
+        parse(&base(json!({"measured_matmul_tflops": {"bf16": 100}, "memory_device_gb": 80, "value_kind": "user"})))
+            .unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(s.memory_device_gb, Some(80.0));
 }
 
 fn scenario(extra: serde_json::Value) -> String {

@@ -194,11 +194,12 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
     let execution = match mode.options() {
         Some(o) => {
             agree_with_switches(args, &fixed, o)?;
-            ExecutionChoices::from_switches(o).fixing(fixed)
+            ExecutionChoices::from_switch_text(o, args.value("ext")?.unwrap_or_default()).fixing(fixed)
         }
         None => fixed,
     };
     applies(args, &execution, &strategies)?;
+    crate::inputs::domain_agrees(args.required("system")?, args.positive_int("domain")?)?;
     Ok(SearchRequest {
         model: args.required("model")?.to_string(),
         system: args.required("system")?.to_string(),

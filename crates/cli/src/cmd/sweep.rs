@@ -193,6 +193,8 @@ fn run_whole(spec: &SweepSpec, shard: Shard, threads: usize) -> Result<SweepResu
 fn flag_error(e: &fmperf_core::Error) -> String {
     match e.field() {
         Some(f) if f.starts_with("axis") => format!("--axis: {e}"),
+        // The spec's `nvlink` is the URL's old name of `--domain`.
+        Some(f) if f == "nvlink" => format!("--domain: {}", e.to_string().replacen("nvlink = ", "domain = ", 1)),
         Some(f) => format!("--{}: {e}", f.split('.').next().unwrap_or(f)),
         None => e.to_string(),
     }

@@ -121,13 +121,36 @@ fn run_dense(
         }
         return Ok(());
     }
-    let report = validate::validate_headline(&file, mode);
+    let report = validate::with_holdout(validate::validate(&file, mode), holdout_with_progress(&file, mode));
     match format {
         Format::Json => writeln!(out, "{}", serde_json::to_string(&report).unwrap_or_default())?,
         Format::Csv => write!(out, "{}", validate::csv(&[&report]))?,
         _ => write!(out, "{}", report_table(&report))?,
     }
     Ok(())
+}
+
+/// Leave-one-source-out ([`validate::holdout`]), one fit per source: when it runs longer than a
+/// few seconds, how far it is and about how long is left go to stderr (stdout stays the report).
+fn holdout_with_progress(file: &validate::MeasuredFile, mode: Mode) -> validate::holdout::Holdout {
+    use std::time::{Duration, Instant};
+    let mut job = validate::holdout::HoldoutJob::new(file, mode);
+    let start = Instant::now();
+    let mut said = start;
+    while !job.step() {
+        let now = Instant::now();
+        if now - start >= Duration::from_secs(3) && now - said >= Duration::from_secs(3) {
+            said = now;
+            let (done, all) = job.progress();
+            // Later fits reuse the earlier fits' prices, so this is an upper bound.
+            let left = (now - start).as_secs_f64() / done.max(1) as f64 * all.saturating_sub(done) as f64;
+            eprintln!(
+                "fmperf: validate: leave-one-source-out, fit {done} of {all} (one per source and one on all rows), \
+                 at most ~{left:.0} s left"
+            );
+        }
+    }
+    job.finish()
 }
 
 fn pct(x: Option<f64>) -> String {

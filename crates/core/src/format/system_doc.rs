@@ -12,6 +12,56 @@ use super::reference::{preset_json, read_reference_system};
 use crate::Error;
 use crate::catalog::{Architecture, CatalogSystem, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp};
 
+/// What a system's `value_kind` may say its numbers are.
+pub const VALUE_KINDS: [&str; 5] = ["vendor_claimed_peak", "as_deployed", "measured", "user", "reference_system_file"];
+
+/// The physical rules between a system's numbers that no single field shows: a measured matmul
+/// ceiling is at most the peak at its precision (a ceiling above it is a typo or the sparse
+/// figure), the memory a device reports is at least the capacity it is sold with (a label of
+/// "80 GB" is usually 80 GiB, which the driver reports as 85.9 GB), and `value_kind` is one of
+/// [`VALUE_KINDS`].
+fn plausible_ceilings_and_memory(f: &Fields, prefix: &str, report: &mut Report, start: usize) {
+    let p = |name: &str| format!("{prefix}{name}");
+    let ok = |report: &Report, name: &str| !failed(report, start, &p(name));
+    if let (Some(m), Some(pk)) = (f.obj("measured_matmul_tflops"), f.obj("peak_tflops")) {
+        for precision in ["bf16", "fp8"] {
+            let field = format!("measured_matmul_tflops.{precision}");
+            if let (Some(ceiling), Some(peak)) = (m.num(precision), pk.num(precision))
+                && ceiling > peak
+                && ok(report, &field)
+            {
+                report.error(
+                    Error::invalid(
+                        p(&field),
+                        ceiling,
+                        format!("a measured ceiling must not exceed the peak peak_tflops.{precision} = {peak}"),
+                    )
+                    .with_hint("vendor sheets often list sparse figures, twice the dense peak; give the dense peak"),
+                );
+            }
+        }
+    }
+    if let (Some(label), Some(device)) = (f.num("memory_gb"), f.num("memory_device_gb"))
+        && device < label
+        && ok(report, "memory_device_gb")
+    {
+        report.error(
+            Error::invalid(
+                p("memory_device_gb"),
+                device,
+                format!("the memory a device reports must be at least its capacity memory_gb = {label}"),
+            )
+            .with_hint("an \"80GB\" part is usually 80 GiB: the driver reports 85.9 GB (GB = 1e9 bytes)"),
+        );
+    }
+    if let Some(kind) = f.text("value_kind")
+        && !VALUE_KINDS.contains(&kind.as_str())
+        && ok(report, "value_kind")
+    {
+        report.error(Error::invalid(p("value_kind"), kind, format!("must be one of {}", VALUE_KINDS.join(", "))));
+    }
+}
+
 /// Reads a system object; `prefix` goes before every path in messages (`"system."` inside a
 /// scenario). Returns the system when no error was found.
 pub(crate) fn read_system(
@@ -82,6 +132,7 @@ pub(crate) fn read_system(
             .with_hint("the model uses nic_gbps_per_device"),
         );
     }
+    plausible_ceilings_and_memory(&f, prefix, report, start);
     if let Some(pk) = peaks {
         for (vec, mat, name) in
             [(pk.fp16_vector, pk.fp16.or(pk.bf16), "fp16_vector"), (pk.fp32_vector, pk.fp32_matrix, "fp32_vector")]

@@ -131,6 +131,28 @@ impl ExecutionChoices {
         }
     }
 
+    /// The choices a switch text (`key=value,…`, e.g. the CLI's `--ext`) that gave `o` fixes:
+    /// [`ExecutionChoices::from_switches`], and every execution switch the text names at the value
+    /// it gives, the default value too (typing `sharding=zero1` fixes ZeRO-1 instead of letting the
+    /// search pick another stage; a switch the text does not name is searched).
+    pub fn from_switch_text(o: &ExtendedOptions, text: &str) -> ExecutionChoices {
+        let named = |key: &str| crate::extended::switches::text_value(text, key).is_some();
+        let mut c = Self::from_switches(o);
+        if named("recompute") {
+            c.recompute = Some(o.recompute);
+        }
+        if named("sharding") {
+            c.sharding = Some(o.sharding);
+        }
+        if named("shard_group") {
+            c.shard_group = Some(o.shard_group);
+        }
+        if named("interleave") {
+            c.interleave = Some(o.interleave);
+        }
+        c
+    }
+
     /// These choices with the ones `other` fixes fixed too (`other` wins).
     pub fn fixing(self, other: ExecutionChoices) -> ExecutionChoices {
         ExecutionChoices {

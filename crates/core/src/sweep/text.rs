@@ -19,6 +19,7 @@ use super::spec::{BatchRule, Constraints, SweepSpec};
 use crate::catalog::{MappingOptions, parse_system_spec};
 use crate::mode::ModelMode;
 use crate::resolve::{ModelRef, Scenario, SystemRef};
+use crate::vocab::MAX_DEVICES;
 use crate::{Error, Strategy};
 
 /// Default device count when no `gpus` value or axis is given.
@@ -66,12 +67,18 @@ pub struct SweepText {
     pub axes: Vec<String>,
 }
 
+/// A positive whole number of at most [`MAX_DEVICES`] (devices, domains, batches and fixed
+/// degrees share the bound: 2^32); a longer run of digits is told the bound, not "not a number".
 fn positive(field: &str, text: &str) -> Result<u64, Error> {
-    text.trim()
-        .parse::<u64>()
-        .ok()
-        .filter(|n| *n > 0)
-        .ok_or_else(|| Error::invalid(field, text, "must be a positive integer"))
+    let t = text.trim();
+    match t.parse::<u64>() {
+        Ok(n) if (1..=MAX_DEVICES).contains(&n) => Ok(n),
+        Ok(0) => Err(Error::invalid(field, text, "must be a positive integer")),
+        _ if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(Error::invalid(field, text, format!("must be a positive integer of at most {MAX_DEVICES}")))
+        }
+        _ => Err(Error::invalid(field, text, "must be a positive integer")),
+    }
 }
 
 /// Parses a strategy list (`1d,2d` or `all`).
@@ -153,11 +160,29 @@ impl SweepText {
             scale_out_gbps: opts.scale_out_gbps,
             ..MappingOptions::default()
         };
+        // `--domain 16` beside `--system ID,domain=8` (or `--precision` beside `precision=`) is a
+        // contradiction, not a choice of the later one; equal values are accepted.
         if let Some(n) = &self.nvlink {
-            domain_size = Some(positive("nvlink", n)?);
+            let d = positive("nvlink", n)?;
+            if let Some(spec) = domain_size.filter(|s| *s != d) {
+                return Err(Error::invalid(
+                    "nvlink",
+                    n,
+                    format!("the system spec `{}` says domain={spec}; give the scale-up domain once", self.system),
+                ));
+            }
+            domain_size = Some(d);
         }
         if let Some(p) = &self.precision {
-            precision = Some(p.parse()?);
+            let given: crate::catalog::Precision = p.parse()?;
+            if let Some(spec) = precision.filter(|s| *s != given) {
+                return Err(Error::invalid(
+                    "precision",
+                    p,
+                    format!("the system spec `{}` says precision={spec}; give the precision once", self.system),
+                ));
+            }
+            precision = Some(given);
         }
         let strategies = match &self.strategy {
             Some(s) => parse_strategies(s)?,

@@ -32,7 +32,8 @@
 //! check; the allocator fragmentation ([`crate::extended::memory::FRAGMENTATION`]) is fitted
 //! with it on the measured memory runs (see that constant for its value and errors).
 
-use super::compare::{Mode, Prepared, Stats};
+use super::compare::{Prepared, Stats};
+use super::fit_cache::{FitCache, Pool};
 use super::schema::MeasuredFile;
 use crate::extended::efficiency::Efficiency;
 
@@ -41,9 +42,9 @@ pub const ETA_RANGE: (f64, f64) = (0.30, 1.00);
 /// Search range of `η_att`.
 pub const ETA_ATT_RANGE: (f64, f64) = (0.20, 1.00);
 
-/// Errors of the rows `keep` selects at `eta` (skipped rows left out).
-pub fn errors(rows: &[Prepared], eta: Efficiency, keep: &dyn Fn(&Prepared) -> bool) -> Vec<f64> {
-    rows.iter().filter(|r| keep(r)).filter_map(|r| r.predict(Mode::Extended, eta).error).collect()
+/// Which of `rows` `keep` selects.
+fn mask(rows: &[Prepared], keep: &dyn Fn(&Prepared) -> bool) -> Vec<bool> {
+    rows.iter().map(keep).collect()
 }
 
 /// Mean absolute error of `errors` (infinite when empty).
@@ -80,10 +81,16 @@ pub const ATTENTION_HALF_SEQS: [f64; 5] = [0.0, 512.0, 1024.0, 2048.0, 4096.0];
 /// of [`GEMM_HALF_DIMS`] the pair `(η, η_att)` ([`fit_pair`]), the best triple kept (ties keep
 /// the smaller `c`).
 pub fn fit_on(rows: &[Prepared], keep: &dyn Fn(&Prepared) -> bool) -> Efficiency {
+    fit_masked(Pool { rows, cache: &FitCache::default() }, &mask(rows, keep))
+}
+
+/// [`fit_on`] over the rows of `pool` that `keep` marks, reading and filling the pool's cache
+/// (fits of one pool share it: [`super::fit_cache`]).
+pub fn fit_masked(pool: Pool, keep: &[bool]) -> Efficiency {
     let mut best = (f64::INFINITY, Efficiency::FITTED);
     for (c, c_att) in size_grid() {
-        let e = fit_pair(rows, keep, c, c_att);
-        let v = mean_abs(&errors(rows, e, keep));
+        let e = fit_pair(pool, keep, c, c_att);
+        let v = pool.mean_abs(e, keep);
         if v < best.0 {
             best = (v, e);
         }
@@ -91,9 +98,10 @@ pub fn fit_on(rows: &[Prepared], keep: &dyn Fn(&Prepared) -> bool) -> Efficiency
     best.1
 }
 
-/// The pair `(η, η_att)` minimising the mean absolute error at GEMM-size constant `c` (module docs).
-pub fn fit_pair(rows: &[Prepared], keep: &dyn Fn(&Prepared) -> bool, c: f64, c_att: f64) -> Efficiency {
-    let objective = |e: Efficiency| mean_abs(&errors(rows, e, keep));
+/// The pair `(η, η_att)` minimising the mean absolute error of the rows `keep` marks at GEMM-size
+/// constant `c` (module docs).
+pub fn fit_pair(pool: Pool, keep: &[bool], c: f64, c_att: f64) -> Efficiency {
+    let objective = |e: Efficiency| pool.mean_abs(e, keep);
     let (m_lo, m_hi) = (thousandths(ETA_RANGE.0), thousandths(ETA_RANGE.1));
     let (a_lo, a_hi) = (thousandths(ETA_ATT_RANGE.0), thousandths(ETA_ATT_RANGE.1));
     // Basin: full grid with step 0.05.
@@ -177,6 +185,7 @@ pub struct FitReport {
 #[derive(Debug, Clone)]
 pub struct FitJob {
     rows: Vec<Prepared>,
+    cache: FitCache,
     sources: Vec<String>,
     all: Option<Efficiency>,
     per_source: Vec<HeldOut>,
@@ -206,6 +215,7 @@ impl FitJob {
         }
         FitJob {
             rows,
+            cache: FitCache::default(),
             sources,
             all: None,
             per_source: Vec::new(),
@@ -223,10 +233,11 @@ impl FitJob {
             return true;
         }
         let held = if self.all.is_none() { None } else { self.sources.get(self.per_source.len()).cloned() };
-        let keep = |r: &Prepared| held.as_ref().is_none_or(|s| &r.run.source != s);
+        let keep = mask(&self.rows, &|r| held.as_ref().is_none_or(|s| &r.run.source != s));
+        let pool = Pool { rows: &self.rows, cache: &self.cache };
         if let Some((c, c_att)) = size_grid().nth(self.grid_at) {
-            let e = fit_pair(&self.rows, &keep, c, c_att);
-            let v = mean_abs(&errors(&self.rows, e, &keep));
+            let e = fit_pair(pool, &keep, c, c_att);
+            let v = pool.mean_abs(e, &keep);
             if v < self.best.0 {
                 self.best = (v, e);
             }
@@ -237,7 +248,7 @@ impl FitJob {
             match held {
                 None => self.all = Some(eff),
                 Some(s) => {
-                    let e = errors(&self.rows, eff, &|r| r.run.source == s);
+                    let e = pool.errors(eff, &mask(&self.rows, &|r| r.run.source == s));
                     self.held_errors.extend_from_slice(&e);
                     self.per_source.push(HeldOut { source: s, efficiency: eff, stats: Stats::of(&e, 0) });
                 }
@@ -264,7 +275,8 @@ impl FitJob {
     pub fn finish(mut self) -> FitReport {
         while !self.step() {}
         let efficiency = self.all.unwrap_or(Efficiency::FITTED);
-        let in_sample = Stats::of(&errors(&self.rows, efficiency, &|_| true), 0);
+        let pool = Pool { rows: &self.rows, cache: &self.cache };
+        let in_sample = Stats::of(&pool.errors(efficiency, &vec![true; self.rows.len()]), 0);
         FitReport {
             efficiency,
             in_sample,

@@ -16,7 +16,8 @@
 //! [`holdout`] runs it to the end. On the shipped file it takes about one second natively.
 
 use super::compare::{Mode, Prepared, RowResult, Stats};
-use super::fit::fit_on;
+use super::fit::fit_masked;
+use super::fit_cache::{FitCache, Pool};
 use super::schema::MeasuredFile;
 use crate::extended::efficiency::Efficiency;
 
@@ -81,8 +82,13 @@ pub struct HoldoutJob {
     /// How many of `rows` are the file's.
     file_rows: usize,
     sources: Vec<String>,
+    /// For each pool row, the indices (in `sources`) of the file's sources it belongs to when
+    /// held out: its own, and, for a shipped row, every source with a row of the same run.
+    member_of: Vec<Vec<usize>>,
     all: Option<Efficiency>,
     held: Vec<(String, Efficiency)>,
+    /// The rows' errors at every point a fit tried, shared by the fits.
+    cache: FitCache,
 }
 
 impl HoldoutJob {
@@ -111,15 +117,32 @@ impl HoldoutJob {
                 .collect();
             rows.extend(extra);
         }
-        HoldoutJob { mode, rows, file_rows, sources, all: None, held: Vec::new() }
-    }
-
-    /// Whether pool row `i` counts as source `s`: one of its rows, or a shipped row of that source
-    /// title or of the same run as one of its rows.
-    fn of_source(&self, i: usize, s: &str) -> bool {
-        let r = &self.rows[i];
-        r.run.source == s
-            || (i >= self.file_rows && self.rows[..self.file_rows].iter().any(|f| f.run.source == s && same_run(f, r)))
+        // Pool row i counts as source s: one of its rows, or a shipped row of that source title or
+        // of the same run as one of its rows. Worked out once (a row of a file restating a
+        // shipped run is compared with every shipped row once, not once per source).
+        let source_index = |title: &str| sources.iter().position(|s| s == title);
+        let mut member_of: Vec<Vec<usize>> =
+            rows.iter().map(|r| source_index(&r.run.source).into_iter().collect()).collect();
+        for (i, r) in rows.iter().enumerate().skip(file_rows) {
+            for f in &rows[..file_rows] {
+                if let Some(s) = source_index(&f.run.source)
+                    && !member_of[i].contains(&s)
+                    && same_run(f, r)
+                {
+                    member_of[i].push(s);
+                }
+            }
+        }
+        HoldoutJob {
+            mode,
+            rows,
+            file_rows,
+            sources,
+            member_of,
+            all: None,
+            held: Vec::new(),
+            cache: FitCache::default(),
+        }
     }
 
     /// Whether a row has a time figure extended mode can price.
@@ -146,19 +169,16 @@ impl HoldoutJob {
     /// Runs the next fit; returns `true` when all are done.
     pub fn step(&mut self) -> bool {
         if self.mode == Mode::Extended && !self.sources.is_empty() {
+            let pool = Pool { rows: &self.rows, cache: &self.cache };
             if self.all.is_none() {
-                self.all = Some(fit_on(&self.rows, &|_| true));
+                self.all = Some(fit_masked(pool, &vec![true; self.rows.len()]));
             } else if let Some(s) = self.sources.get(self.held.len()).cloned() {
-                let held_out: Vec<bool> = (0..self.rows.len()).map(|i| self.of_source(i, &s)).collect();
-                let index = |r: &Prepared| self.rows.iter().position(|x| std::ptr::eq(x, r));
-                let others = (0..self.rows.len()).any(|i| !held_out[i] && Self::timed(&self.rows[i]));
+                let at = self.held.len();
+                let keep: Vec<bool> = self.member_of.iter().map(|m| !m.contains(&at)).collect();
+                let others = (0..self.rows.len()).any(|i| keep[i] && Self::timed(&self.rows[i]));
                 // Nothing else to fit on (no shipped runs behind a file of one source): the
                 // shipped constants, which were not fitted on it.
-                let eff = if others {
-                    fit_on(&self.rows, &|r| index(r).is_some_and(|i| !held_out[i]))
-                } else {
-                    Efficiency::FITTED
-                };
+                let eff = if others { fit_masked(pool, &keep) } else { Efficiency::FITTED };
                 self.held.push((s, eff));
             }
         }

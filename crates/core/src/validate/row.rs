@@ -409,7 +409,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         vocab: m.vocab.unwrap_or(0) as f64,
         params: m.params_b.map(|b| b * 1e9),
     };
-    Ok(RunSetup {
+    let setup = RunSetup {
         workload,
         layout,
         options,
@@ -421,7 +421,9 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         recompute,
         states,
         assumptions: notes,
-    })
+    };
+    super::plausible::measured_within_peak(&setup)?;
+    Ok(setup)
 }
 
 /// FSDP (ZeRO-3) combined with pipeline parallelism gathers each stage's parameters once per
