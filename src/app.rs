@@ -8,6 +8,13 @@ use fmperf_app::views::{FOOTER, TAGLINE, VIEW_KEY, View};
 use crate::pages;
 use crate::url_state::{Query, UrlMode, UrlState};
 
+/// The skip link's click: the focus moves to the view (a fragment link would also write
+/// `#main-content` into the URL, and does nothing inside a custom element's shadow root).
+fn skip_to_main(ev: leptos::ev::MouseEvent) {
+    ev.prevent_default();
+    crate::pages::reveal("main-content");
+}
+
 /// The whole app, with its state in the page URL.
 #[component]
 pub fn App() -> impl IntoView {
@@ -47,6 +54,7 @@ pub fn Shell(url: UrlState, embed: bool) -> impl IntoView {
         .collect_view();
     view! {
         <div class:embed=embed class="app">
+            <a class="skip-link" href="#main-content" on:click=skip_to_main>"Skip to content"</a>
             <header class="app-header">
                 <a class="brand" href="?">
                     "fm" <span>"perf"</span>
@@ -56,7 +64,7 @@ pub fn Shell(url: UrlState, embed: bool) -> impl IntoView {
                     {nav}
                 </nav>
             </header>
-            <main>
+            <main id="main-content" tabindex="-1">
                 {move || url.query.with(fmperf_app::mode::unknown_view).map(|m| view! {
                     <p class="notice warn" role="status" id="unknown-view">{m}</p>
                 })}

@@ -16,7 +16,7 @@
 
 use fmperf_core::Error;
 use fmperf_core::extended::ExtendedOptions;
-use fmperf_core::extended::switches::{CONSTANTS, SWITCHES, SwitchInfo, SwitchKind, edit_text, text_value};
+use fmperf_core::extended::switches::{CONSTANTS, SWITCHES, SwitchInfo, SwitchKind, text_value};
 use fmperf_core::mode::ModelMode;
 use fmperf_core::validate::Mode;
 use leptos::prelude::*;
@@ -95,7 +95,13 @@ pub fn ModePanel(
             _ => None,
         })
     };
-    let reset = move |_| url.update(true, |q| q.set(EXT_KEY, ""));
+    // Counts the clicks on "Default switches" (a switch's refused value goes with them, even when
+    // `ext` was empty already).
+    let resets = RwSignal::new(0u64);
+    let reset = move |_| {
+        resets.update(|n| *n += 1);
+        url.update(true, |q| q.set(EXT_KEY, ""))
+    };
     let body = move || {
         match kind.get() {
             Mode::Reference => view! {
@@ -103,7 +109,7 @@ pub fn ModePanel(
             }
             .into_any(),
             Mode::Extended => {
-                let rows = SWITCHES.iter().map(|sw| switch_row(sw, ext, url, problem)).collect_view();
+                let rows = SWITCHES.iter().map(|sw| switch_row(sw, ext, url, problem, resets)).collect_view();
                 // Folded while every switch is at its default (the results come first); open when
                 // the URL changes one or one has a problem.
                 let open = current.with_untracked(|(_, e)| e.as_ref().is_some_and(|e| !e.trim().is_empty()))
@@ -150,12 +156,19 @@ fn switch_row(
     ext: impl Fn() -> String + Clone + Send + Sync + 'static,
     url: UrlState,
     problem: Signal<Option<Error>>,
+    resets: RwSignal<u64>,
 ) -> impl IntoView {
     let field = format!("ext.{}", sw.key);
+    // A value refused at the field before it reaches the URL (a comma: see
+    // `fmperf_app::mode::switch_value`); cleared by the next value written or by a reset.
+    // `(text as typed, message)`.
+    let refused = RwSignal::new(None::<(String, String)>);
     let error = move || {
-        problem.with(|p| match p {
-            Some(e) if e.field() == Some(field.as_str()) => Some(fmperf_app::words::field_message(e)),
-            _ => None,
+        refused.get().map(|(_, m)| m).or_else(|| {
+            problem.with(|p| match p {
+                Some(e) if e.field() == Some(field.as_str()) => Some(fmperf_app::words::field_message(e)),
+                _ => None,
+            })
         })
     };
     let default = ExtendedOptions::realistic().value_of(sw.key).unwrap_or_default();
@@ -166,14 +179,31 @@ fn switch_row(
         let ext = ext.clone();
         move || text_value(&ext(), sw.key).is_some_and(|v| v != default)
     };
+    // "Default switches" (or any other change of `ext`) drops a refused value and its message.
+    {
+        let ext = ext.clone();
+        Effect::new(move |prev: Option<(String, u64)>| {
+            let now = (ext(), resets.get());
+            if prev.is_some_and(|p| p != now) {
+                refused.set(None);
+            }
+            now
+        });
+    }
     let commit = move |v: String| {
+        let v = match fmperf_app::mode::switch_value(sw.key, &v) {
+            Ok(v) => v,
+            Err(e) => return refused.set(Some((v, fmperf_app::words::field_message(&e)))),
+        };
+        refused.set(None);
         let current = ext();
         url.update(false, |q| {
             q.set(MODE_KEY, "extended");
-            q.set(EXT_KEY, &edit_text(&current, sw.key, &v));
+            q.set(EXT_KEY, &fmperf_app::mode::edit_switch(&current, sw.key, &v));
         })
     };
     let id = format!("switch-{}", sw.key);
+    let err_id = format!("{id}-error");
     let control = match sw.kind {
         SwitchKind::Toggle => {
             let value = value.clone();
@@ -212,8 +242,9 @@ fn switch_row(
                     type="text"
                     inputmode="decimal"
                     autocomplete="off"
-                    prop:value=value
+                    prop:value=move || refused.get().map(|(t, _)| t).unwrap_or_else(&value)
                     aria-invalid=move || invalid().is_some().to_string()
+                    aria-describedby=err_id.clone()
                     on:change=move |ev| commit(event_target_value(&ev).trim().to_string())
                 />
             }
@@ -231,7 +262,7 @@ fn switch_row(
         <div class="mode-switch" data-switch=sw.key class:changed=changed title=sw.source>
             <label for=id>{sw.label}</label>
             {control}
-            <div class="field-error" role="alert">{error}</div>
+            <div class="field-error" role="alert" id=err_id>{error}</div>
             <div class="field-help">{help}</div>
         </div>
     }

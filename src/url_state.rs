@@ -61,7 +61,7 @@ impl UrlState {
         let before = self.query.get_untracked();
         let mut q = before.clone();
         f(&mut q);
-        fmperf_app::explorer::keep_scenario_on_mode_change(&before, &mut q);
+        fmperf_app::explorer::keep_scenario(&before, &mut q);
         fmperf_app::mode::pin_on_write(&before, &mut q);
         if q == self.query.get_untracked() {
             return;

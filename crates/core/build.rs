@@ -17,6 +17,7 @@ const FILES: &[&str] = &[
     "data/system-modelling.json",
     "data/measured-training-runs.json",
     "data/measured-memory-runs.json",
+    "data/measured-layout-sweeps.json",
     "data/holdout-shipped.json",
     "src/presets/studies.json",
 ];

@@ -131,7 +131,7 @@ test("a permalink to the user's own model: the first view reads the stored catal
   await watchFirstView(page);
   await page.addInitScript((text) => localStorage.setItem('fmperf.custom.v1', text), store);
   const release = await holdPage(page);
-  await page.goto(`${server.base}?mode=extended&model=my-10b&gpus=256`);
+  await page.goto(`${server.base}?mode=extended&model=my-10b&gpus=256&batch=1024`);
   const first = await firstViewRows(page);
   assert.ok(first.length > 0, 'the first view found the stored model');
   release();

@@ -11,7 +11,8 @@ sharedBrowser((s, b) => {
 
 test('the three reference models and their parameter counts appear', async () => {
   const page = await newPage(browser);
-  await page.goto(server.base);
+  // On the About view (issue 29: it sat under every Explorer page).
+  await page.goto(`${server.base}?view=about`);
   const table = page.locator('#reference-models');
   await table.waitFor({ timeout: 30_000 });
   const expected = { gpt3: '173.96', gpt3_1T: '1006.67', vit_era5: '86.98' };
@@ -20,5 +21,8 @@ test('the three reference models and their parameter counts appear', async () =>
     assert.equal((await cell.textContent()).trim(), params, `parameters of ${name}`);
   }
   await screenshot(page, 'models');
+  await page.goto(server.base);
+  await page.locator('table.results tbody tr').first().waitFor({ timeout: 60_000 });
+  assert.equal(await page.locator('#reference-models').count(), 0, 'the Explorer does not show the reference models');
   assert.deepEqual(page.errors, []);
 });

@@ -17,7 +17,7 @@ test('fmperf.html opened from file:// computes the models table offline', async 
   const page = await newPage(browser);
   const requests = [];
   page.on('request', (r) => requests.push(r.url()));
-  const url = pathToFileURL(path.join(DIST, 'fmperf.html')).href;
+  const url = `${pathToFileURL(path.join(DIST, 'fmperf.html')).href}?view=about`;
   await page.goto(url);
   const cell = page.locator('#reference-models tr[data-model="gpt3_1T"] td.params');
   await cell.waitFor({ timeout: 30_000 });

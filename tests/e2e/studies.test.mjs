@@ -123,7 +123,7 @@ test('accelerator study: block micro-benchmark and what the model cannot describ
   await openStudies(page, 'preset=accelerators&panel=block');
   // CS-2, SN30 and Bow lack published figures: their lines are not drawn and the table says why
   // (Gaudi2 is drawn with its estimated vector rate).
-  assert.match(await page.locator('#sweep-not-drawn').textContent(), /sambanova_sn30/);
+  assert.match(await page.locator('#sweep-not-drawn').textContent(), /SambaNova SN30/);
   assert.ok((await page.locator('#sweep-points tr[data-status="invalid"]').count()) > 0);
   await screenshot(page, 'studies-block');
   // The sparsity panel is an extended-mode study; in reference mode its sparse points say why

@@ -46,6 +46,15 @@ test('summary, scatter, rows and skipped runs of both modes', async () => {
   const oomRow = page.locator('#validation-memory-rows tr[data-id="bloom_prequel_h14336_l82_a128_dp8_tp4_pp12_mbs2_gbs2048_0228"]');
   assert.match(await oomRow.textContent(), /out of memory/);
 
+  // Ranking of layouts: the 15 shipped layout groups (4 sources + all) and the groups among the
+  // training runs; tau-b and regret per source, every group listed.
+  const sweeps = page.locator('#ranking-sweeps');
+  assert.equal(await sweeps.locator('tbody tr').count(), 5);
+  assert.match(await sweeps.locator('tr[data-source="all sources"] td[data-col="tau"]').textContent(), /^[+-]\d\.\d\d$/);
+  assert.match(await sweeps.locator('tr[data-source="all sources"] td[data-col="regret"]').textContent(), /^\d+\.\d %$/);
+  assert.ok((await page.locator('#ranking-groups tbody tr').count()) >= 15);
+  assert.equal(await page.locator('#ranking-groups tr[data-group="internlm_7b_1024gpu"]').count(), 1);
+
   // Every run is listed; evaluated ones show both numbers.
   const rows = page.locator('#validation-rows tbody tr');
   assert.equal(await rows.count(), 108);
@@ -64,7 +73,7 @@ test('summary, scatter, rows and skipped runs of both modes', async () => {
   assert.match(await skipped.textContent(), /global batch absent/);
 
   // The switches of extended mode are all listed.
-  assert.equal(await page.locator('#validation-switches tbody tr').count(), 34);
+  assert.equal(await page.locator('#validation-switches tbody tr').count(), 35);
   await screenshot(page, 'validation-extended');
 
   // Switching the mode updates the URL, the scatter title and the settings card.

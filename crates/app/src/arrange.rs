@@ -69,7 +69,8 @@ impl Arrangement {
             .map(|&i| {
                 let v = &p.values[i];
                 match v {
-                    AxisValue::Name(_) | AxisValue::Precision(_) | AxisValue::Strategy(_) => v.to_string(),
+                    AxisValue::Name(_) => value_name(self.axes[i], v),
+                    AxisValue::Precision(_) | AxisValue::Strategy(_) => v.to_string(),
                     _ => format!("{} {v}", self.axes[i].name()),
                 }
             })
@@ -89,6 +90,40 @@ impl Arrangement {
         }
         out
     }
+}
+
+/// The name a reader knows an axis value by: a catalog system's or model's name for its id
+/// (`NVIDIA H100 SXM5 80GB` for `nvidia_h100_sxm5_80gb`; the user's own entries and unknown ids
+/// as written), else the value as text.
+pub fn value_name(key: AxisKey, v: &AxisValue) -> String {
+    let AxisValue::Name(id) = v else { return v.to_string() };
+    let name = match key {
+        AxisKey::System => fmperf_core::catalog::find_system(id).ok().map(|s| s.name.clone()),
+        AxisKey::Model => fmperf_core::catalog::find_model(id).ok().map(|m| m.name.clone()),
+        _ => None,
+    };
+    name.filter(|n| !n.trim().is_empty()).unwrap_or_else(|| id.clone())
+}
+
+/// The title of a custom sweep: its model on its system and the mode (`Llama 3 70B on NVIDIA
+/// H100 SXM5 80GB — extended mode`); a model or system axis is said as such (`3 systems`)
+/// instead of naming the base scenario's one.
+pub fn sweep_title(r: &SweepResult, model: &str, system: &str) -> String {
+    let part = |key: AxisKey, base: &str, what: &str| match r.spec.axes.iter().find(|a| a.key == key) {
+        Some(a) => format!("{} {what}", a.values.len()),
+        None => value_name(key, &AxisValue::Name(system_id_of(base))),
+    };
+    format!(
+        "{} on {} — {}",
+        part(AxisKey::Model, model, "models"),
+        part(AxisKey::System, system, "systems"),
+        r.spec.mode.label()
+    )
+}
+
+/// The id of a system spec (`nvidia_gb200_nvl72,domain=72` → `nvidia_gb200_nvl72`).
+fn system_id_of(spec: &str) -> String {
+    crate::system_spec::id_of(spec).to_string()
 }
 
 /// Label of an axis with its unit; `× system value` for factor axes.
@@ -176,7 +211,11 @@ pub fn heat_data(r: &SweepResult, a: &Arrangement, metric: Metric) -> (HeatCells
 /// The labels of axis `i`'s values (`texts`), with the absolute value next to each factor of a
 /// system parameter (`x0.5 · 1,125 GB/s`), read from a point that has it.
 fn absolute_labels(r: &SweepResult, i: usize, texts: &[String]) -> Vec<String> {
-    let AxisKey::Param(param) = r.spec.axes[i].key else { return texts.to_vec() };
+    let key = r.spec.axes[i].key;
+    if matches!(key, AxisKey::System | AxisKey::Model) {
+        return texts.iter().map(|t| value_name(key, &AxisValue::Name(t.clone()))).collect();
+    }
+    let AxisKey::Param(param) = key else { return texts.to_vec() };
     texts
         .iter()
         .map(|t| {
@@ -256,6 +295,25 @@ mod tests {
             assert!(l.starts_with('x') && l.contains("GB/s"), "{l}");
         }
         assert_eq!(cells.cells.len(), 2);
+    }
+
+    #[test]
+    fn system_axes_are_named_in_legends_and_titles() {
+        // Issue 29: legends showed raw ids and the title named one system with system an axis.
+        let r = run(&["system=nvidia_h100_sxm5_80gb,nvidia_gb200_nvl72", "gpus=64,128"]);
+        let q = Query::parse("?c.kind=line&c.x=gpus&c.series=system");
+        let c = chart(&q, &r.spec, None);
+        let a = Arrangement::new(&r, &c);
+        let (lines, empty) = line_series(&r, &a, Metric::Throughput, false);
+        let names: Vec<String> = lines.into_iter().map(|l| l.0).chain(empty).collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        for n in &names {
+            assert!(!n.contains('_') && n.contains("NVIDIA"), "a name, not an id: {n}");
+        }
+        let title = sweep_title(&r, "gpt3", "B200");
+        assert!(title.contains("2 systems") && !title.contains("B200"), "{title}");
+        let one = run(&["gpus=64,128"]);
+        assert!(!sweep_title(&one, "gpt3", "B200").contains("systems"));
     }
 
     #[test]

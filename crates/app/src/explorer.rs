@@ -6,8 +6,8 @@
 //! | `model` | model id (catalog or the user's) | `llama3-70b` |
 //! | `system` | system spec: id, optionally with the CLI's options `,domain=…,nics=…,precision=…,vector=…,scale_up=…,scale_out=…` | `nvidia_h100_sxm5_80gb` |
 //! | `nics`, `precision`, `vector`, `scale_up`, `scale_out` | one system option each (read into `system`; the page writes them inside `system`) | |
-//! | `domain` | scale-up domain size [devices]; empty: the system's (old spellings `nvs`, `nvlink` read too) | |
-//! | `gpus` | device count (`1024`, `1k`, `2,304`) | `1024` |
+//! | `domain` | scale-up domain size [devices]; empty or absent: the system's (old spellings `nvs`, `nvlink` read too) | |
+//! | `gpus` | device count (`1024`, `1k`, `2,304`; a suffix is a power of ten, `2k` = 2,000, said under the field) | `1024` |
 //! | `batch` | global batch [samples]; empty: the model's own | the model's own |
 //! | `strategies` | comma-separated (`1d,2d,2d-seqp`) | all three |
 //! | `top` | configurations listed | `10` |
@@ -25,9 +25,13 @@
 //! reference mode without a scenario shows the published study's ([`legacy`]). A
 //! query naming any explorer key but no `mode` ([`crate::mode::is_legacy`]) was written when
 //! reference mode and the published study's scenario were the defaults: it is read in reference
-//! mode. Absent scenario keys of a query that names a scenario take the old defaults
-//! ([`legacy`]) — the page always writes every scenario key, so only old or hand-written links
-//! leave some out.
+//! mode, and its absent scenario keys take the old defaults ([`legacy`]). A query that names its
+//! mode was written by this page (or by hand): its absent scenario keys take that mode's defaults
+//! ([`defaults_for`]), never the old ones. Every write in the explorer fills in the scenario
+//! keys the query lacks with the scenario shown ([`keep_scenario`]), so a click on a tab, a list
+//! or the mode never changes the scenario. An absent `domain` is the system's own domain
+//! (GB200 NVL72: 72), except on the reference's preset systems, whose files the published study
+//! always overrode with 8 ([`default_domain`]).
 
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::own::OwnFields;
@@ -119,6 +123,9 @@ pub const INTRO: &str = "Every parallel configuration, searched in your browser.
 /// (with no switches changed), read by core, or the problem of what the URL holds.
 pub fn mode_from_query(q: &Query) -> Result<fmperf_core::mode::ModelMode, Error> {
     let (m, e) = mode::texts(q, &mode_defaults(q));
+    if let Some(problem) = e.as_deref().and_then(mode::comma_problem) {
+        return Err(problem);
+    }
     fmperf_core::mode::ModelMode::from_text(m.as_deref(), e.as_deref())
 }
 
@@ -167,12 +174,31 @@ fn domain_text(q: &Query) -> Option<&str> {
     q.get(DOMAIN).or_else(|| DOMAIN_ALIASES.iter().find_map(|k| q.get(k)))
 }
 
-/// The scenario fields of a query, with the defaults for absent keys: [`legacy`] for an old
-/// permalink and in reference mode (the published study's scenario), else [`page_default`]. System options given as their own keys (`nics=2`) are
-/// folded into the system spec.
+/// The defaults of the scenario keys a query leaves out: the published study's ([`legacy`]) for
+/// an old permalink (a scenario but no `mode`) and in reference mode, else [`page_default`].
+pub fn defaults_for(q: &Query) -> ExploreFields {
+    let reference = match q.get(MODE_KEY).and_then(Mode::parse) {
+        Some(m) => m == Mode::Reference,
+        None => mode::names_scenario(q),
+    };
+    if reference { legacy() } else { page_default() }
+}
+
+/// The domain of a query without a `domain` key: the defaults' (`default`) when the query names
+/// no system or one of the reference's preset systems (`ref-…`, whose shipped domain the
+/// published study always overrode), else empty: the named system's own scale-up domain.
+pub fn default_domain(q: &Query, default: String) -> String {
+    match q.get(SYSTEM).map(system_spec::id_of) {
+        Some(id) if !id.starts_with("ref-") => String::new(),
+        _ => default,
+    }
+}
+
+/// The scenario fields of a query, with the defaults for absent keys ([`defaults_for`],
+/// [`default_domain`]). System options given as their own keys (`nics=2`) are folded into the
+/// system spec.
 pub fn fields_from_query(q: &Query) -> ExploreFields {
-    let reference = q.get(MODE_KEY).and_then(Mode::parse) == Some(Mode::Reference);
-    let d = if mode::names_scenario(q) || reference { legacy() } else { page_default() };
+    let d = defaults_for(q);
     let get = |k: &str, default: String| q.get(k).map(str::to_string).unwrap_or(default);
     let mut system = get(SYSTEM, d.system);
     for key in system_spec::OPTION_KEYS {
@@ -183,7 +209,7 @@ pub fn fields_from_query(q: &Query) -> ExploreFields {
     ExploreFields {
         model: get(MODEL, d.model),
         system,
-        domain: domain_text(q).map(str::to_string).unwrap_or(d.domain),
+        domain: domain_text(q).map(str::to_string).unwrap_or_else(|| default_domain(q, d.domain)),
         gpus: get(GPUS, d.gpus),
         batch: get(BATCH, d.batch),
         strategies: get(STRATEGIES, d.strategies),
@@ -212,6 +238,48 @@ pub fn for_core(f: &ExploreFields, own_batch: Option<u64>) -> ExploreFields {
         budget: normalize_amount(&f.budget),
         budget_unit: f.budget_unit.clone(),
     }
+}
+
+/// Largest training budget accepted [tokens]: 10¹⁷, over a thousand times the largest published
+/// training runs (tens of trillions of tokens); more is a typing slip (`1e300`), not a plan.
+pub const MAX_BUDGET_TOKENS: f64 = 1e17;
+
+/// A typed budget (`typed`, resolved into `spec`) that no training run has: less than one step
+/// of the global batch (`1.5` tokens: 0.00 days), or more than [`MAX_BUDGET_TOKENS`]. The
+/// model's own budget (an empty field) is never refused.
+pub fn check_budget(spec: &fmperf_core::explore::ExploreSpec, typed: &str) -> Result<(), Error> {
+    if spec.budget_is_default {
+        return Ok(());
+    }
+    let l = spec.model.l.max(1);
+    let samples = spec.budget.samples(l);
+    let tokens = samples * l as f64;
+    let field = fmperf_core::explore::inputs::field::BUDGET;
+    if samples < spec.global_batch as f64 {
+        return Err(Error::invalid(
+            field,
+            typed.trim(),
+            format!(
+                "is less than one step: one global batch is {} samples of {} tokens ({} tokens)",
+                crate::fmt::count(spec.global_batch),
+                crate::fmt::count(l),
+                crate::fmt::compact(spec.global_batch as f64 * l as f64)
+            ),
+        )
+        .with_hint("e.g. 15T tokens; empty: the model's own budget"));
+    }
+    if tokens > MAX_BUDGET_TOKENS {
+        return Err(Error::invalid(
+            field,
+            typed.trim(),
+            format!(
+                "is {} tokens, more than 10^17 (a thousand times the largest training runs)",
+                crate::fmt::compact(tokens)
+            ),
+        )
+        .with_hint("e.g. 15T tokens; empty: the model's own budget"));
+    }
+    Ok(())
 }
 
 /// The text of one scenario key in `f`.
@@ -266,19 +334,32 @@ pub fn write_scenario(q: &mut Query, f: &ExploreFields) {
     q.remove(SEL);
 }
 
-/// Called on every write of the URL: when the explorer's mode changes on a URL that names no
-/// scenario (a fresh page, whose scenario is the mode's default), the scenario shown so far is
-/// written out first, so switching the mode does not also switch the scenario.
-pub fn keep_scenario_on_mode_change(before: &Query, after: &mut Query) {
-    let explorer = matches!(after.get("view"), None | Some("explorer"));
-    let switched = before.get(MODE_KEY).and_then(Mode::parse).unwrap_or(default_mode(before))
-        != after.get(MODE_KEY).and_then(Mode::parse).unwrap_or(default_mode(after));
-    if explorer && switched && !mode::names_scenario(before) && !mode::names_scenario(after) {
-        let f = fields_from_query(before);
-        let m = after.get(MODE_KEY).map(str::to_string);
-        write_scenario(after, &f);
-        if let Some(m) = m {
-            after.set(MODE_KEY, &m);
+/// The scenario keys every explorer URL the page writes holds (the budget and its unit are
+/// written only when set: absent, they are the model's).
+pub const REQUIRED_KEYS: [&str; 7] = [MODEL, SYSTEM, DOMAIN, GPUS, BATCH, STRATEGIES, TOP];
+
+/// Whether `q` is (or stays) on the explorer view.
+fn on_explorer(q: &Query) -> bool {
+    matches!(q.get("view"), None | Some("explorer"))
+}
+
+/// Called on every write of the URL: a write in the explorer (a results or detail tab, the list
+/// filter, a selection, the mode) that leaves out scenario keys gets them from the scenario shown
+/// before it (`before`), so the written URL names its whole scenario and reads back as what was
+/// on screen, in either mode. Keys the write sets are kept; the budget is never filled in (a
+/// write that removes it means the model's).
+pub fn keep_scenario(before: &Query, after: &mut Query) {
+    if !on_explorer(before) || !on_explorer(after) || before == after {
+        return;
+    }
+    let missing = |q: &Query, k: &str| q.get(k).is_none() && !(k == DOMAIN && domain_text(q).is_some());
+    if REQUIRED_KEYS.iter().all(|k| !missing(after, k)) {
+        return;
+    }
+    let shown = fields_from_query(before);
+    for key in REQUIRED_KEYS {
+        if missing(after, key) {
+            after.set(key, &field_text(&shown, key));
         }
     }
 }
@@ -499,18 +580,90 @@ mod tests {
             let before = Query::parse(from);
             let mut after = before.clone();
             after.set(MODE_KEY, to);
-            keep_scenario_on_mode_change(&before, &mut after);
+            keep_scenario(&before, &mut after);
             assert_eq!(fields_from_query(&after), fields_from_query(&before), "{from} → {to}");
             assert_eq!(after.get(MODE_KEY), Some(to));
         }
-        // A URL with a scenario is left as it is; so is the studies view.
+        // Keys the write sets are kept; the studies view is left alone.
         let before = Query::parse("?mode=reference&gpus=64");
         let mut after = Query::parse("?mode=extended&gpus=64");
-        keep_scenario_on_mode_change(&before, &mut after);
-        assert_eq!(after, Query::parse("?mode=extended&gpus=64"));
+        keep_scenario(&before, &mut after);
+        assert_eq!(fields_from_query(&after), fields_from_query(&before));
+        assert_eq!(after.get(GPUS), Some("64"));
         let mut after = Query::parse("?view=studies&mode=reference");
-        keep_scenario_on_mode_change(&Query::parse("?view=studies"), &mut after);
+        keep_scenario(&Query::parse("?view=studies"), &mut after);
         assert_eq!(after, Query::parse("?view=studies&mode=reference"));
+    }
+
+    /// What the page does on a write: the write, then [`keep_scenario`] and the mode's pin.
+    fn click(before: &str, edit: impl FnOnce(&mut Query)) -> Query {
+        let before = Query::parse(before);
+        let mut after = before.clone();
+        edit(&mut after);
+        keep_scenario(&before, &mut after);
+        mode::pin_on_write(&before, &mut after);
+        Query::parse(&after.to_search())
+    }
+
+    #[test]
+    fn every_click_keeps_the_scenario_shown() {
+        // Issue 29: on the default page, a results tab wrote `?list=1d&mode=extended`, read back
+        // as GPT3-1T on the reference H200 × 4,096.
+        let clicks: [(&str, fn(&mut Query)); 7] = [
+            ("list", |q| q.set(LIST, "1d")),
+            ("detail tab", |q| q.set(TAB, "layers")),
+            ("only mainstream", |q| q.set(ONLY, "mainstream")),
+            ("selection", |q| q.set(SEL, "1d.dp64.tp8.pp2.mbs1.nv8x1x1")),
+            ("pin", |q| add_pin(q, "llama3-70b~nvidia_h100_sxm5_80gb~8~2048~1d.dp64.tp8.pp2.mbs1.nv8x1x1", true)),
+            ("own form", |q| q.set("own.tp", "4")),
+            ("mode", |q| q.set(MODE_KEY, "reference")),
+        ];
+        let starts = [
+            "",
+            "?view=explorer",
+            "?mode=extended",
+            "?mode=reference",
+            "?gpus=512",
+            "?mode=extended&system=nvidia_gb200_nvl72&gpus=2304&batch=4k&list=2d",
+        ];
+        for start in starts {
+            let shown = fields_from_query(&Query::parse(start));
+            let mut url = start.to_string();
+            for (what, edit) in clicks {
+                let after = click(&url, edit);
+                assert_eq!(fields_from_query(&after), shown, "{what} on {url}");
+                for key in REQUIRED_KEYS {
+                    assert!(after.get(key).is_some(), "{what} on {url} writes {key}: {}", after.to_search());
+                }
+                assert!(after.get(MODE_KEY).is_some(), "{what} on {url}");
+                url = after.to_search();
+            }
+        }
+        // The URL the old page wrote for that click now reads as the page's defaults.
+        assert_eq!(fields_from_query(&Query::parse("?list=1d&mode=extended")), page_default());
+        assert_eq!(fields_from_query(&Query::parse("?tab=layers&only=mainstream&mode=extended")), page_default());
+    }
+
+    #[test]
+    fn a_system_without_a_domain_key_has_its_own_domain() {
+        for url in [
+            "?system=nvidia_gb200_nvl72",
+            "?mode=extended&system=nvidia_gb200_nvl72&gpus=2304",
+            "?mode=reference&system=nvidia_gb200_nvl72",
+            "?system=nvidia_gb200_nvl72,nics=2&gpus=512",
+        ] {
+            let f = fields_from_query(&Query::parse(url));
+            assert_eq!(f.domain, "", "{url}");
+            let spec = for_core(&f, Some(2048)).resolve_in(&fmperf_core::mode::ModelMode::Extended(Default::default()));
+            assert_eq!(spec.expect(url).system.nvlink_size, 72, "{url}");
+        }
+        // The published study's presets and the old default system keep its domain of 8.
+        assert_eq!(fields_from_query(&Query::parse("?system=ref-H200&gpus=512")).domain, "8");
+        assert_eq!(fields_from_query(&Query::parse("?gpus=512")).domain, "8");
+        // A saved scenario pins no domain the user did not type.
+        let q = scenario_query(&fields_from_query(&Query::parse("?mode=extended&system=nvidia_gb200_nvl72")));
+        assert_eq!(fields_from_query(&Query::parse(&format!("{q}&mode=extended"))).domain, "");
+        assert!(q.contains("domain=&") || q.ends_with("domain="), "{q}");
     }
 
     #[test]
@@ -526,6 +679,27 @@ mod tests {
         assert_eq!((c.gpus.as_str(), c.batch.as_str()), ("1000", "2048"));
         let spec = c.resolve_in(&fmperf_core::mode::ModelMode::Extended(Default::default()));
         assert!(spec.is_ok(), "{spec:?}");
+    }
+
+    #[test]
+    fn budgets_below_one_step_or_beyond_any_run_are_refused_at_the_field() {
+        let mode = fmperf_core::mode::ModelMode::Extended(Default::default());
+        let entries = fmperf_core::explore::UserEntries::default();
+        let spec = |budget: &str| {
+            let mut f = page_default();
+            f.budget = budget.into();
+            crate::jobs::explore_spec(&f, &mode, &entries)
+        };
+        for bad in ["1.5", "1e300", "2e17"] {
+            let e = spec(bad).expect_err(bad);
+            assert_eq!(e[0].field(), Some("budget"), "{bad}: {e:?}");
+            let m = crate::words::field_message(&e[0]);
+            assert!(m.len() < 200, "{bad}: no 300-digit number: {m}");
+        }
+        assert!(crate::words::field_message(&spec("1.5").unwrap_err()[0]).contains("less than one step"));
+        for good in ["", "15T", "1e12", "8e16"] {
+            assert!(spec(good).is_ok(), "{good}");
+        }
     }
 
     #[test]

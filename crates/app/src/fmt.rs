@@ -21,9 +21,28 @@ pub fn seconds(v: f64) -> String {
     fixed(v, 3)
 }
 
-/// Training time [days]: 2 decimals below 100 days, 1 above.
+/// Training time [days]: 2 decimals below 100 days, 1 above, and in powers of ten from a
+/// million days (`3.2e9`), so that no figure runs to hundreds of digits.
 pub fn days(v: f64) -> String {
-    if v.is_finite() && v >= 100.0 { fixed(v, 1) } else { fixed(v, 2) }
+    if v.is_finite() && v >= 1e6 {
+        compact(v)
+    } else if v.is_finite() && v >= 100.0 {
+        fixed(v, 1)
+    } else {
+        fixed(v, 2)
+    }
+}
+
+/// A large amount in few characters: grouped digits below a million (`840,000`), else a power of
+/// ten with two significant decimals (`1.50e13`); `–` when not finite.
+pub fn compact(v: f64) -> String {
+    if !v.is_finite() {
+        "–".to_string()
+    } else if v.abs() < 1e6 {
+        count(v.round().max(0.0) as u64)
+    } else {
+        format!("{v:.2e}")
+    }
 }
 
 /// Memory [GB], 1 decimal.
@@ -34,4 +53,18 @@ pub fn gb(v: f64) -> String {
 /// A fraction as a percentage with 1 decimal: `63.1 %`.
 pub fn percent(fraction: f64) -> String {
     format!("{} %", fixed(fraction * 100.0, 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_numbers_stay_short() {
+        assert_eq!(days(1e300), "1.00e300");
+        assert_eq!(days(123.45), "123.5");
+        assert_eq!(days(1.234), "1.23");
+        assert_eq!(compact(840_000.0), "840,000");
+        assert_eq!(compact(1.5e13), "1.50e13");
+    }
 }

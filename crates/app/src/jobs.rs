@@ -35,7 +35,9 @@ const STEP_UNITS: usize = 256;
 /// workers resolve with this one function.
 pub fn explore_spec(f: &ExploreFields, mode: &ModelMode, entries: &UserEntries) -> Result<ExploreSpec, Vec<Error>> {
     let own = own_batch(&f.model).map(|b| b.0);
-    crate::explorer::for_core(f, own).resolve_with(mode, entries)
+    let spec = crate::explorer::for_core(f, own).resolve_with(mode, entries)?;
+    crate::explorer::check_budget(&spec, &f.budget).map_err(|e| vec![e])?;
+    Ok(spec)
 }
 
 /// The sweep of `text` (as the studies view holds it, mode applied), with the user's own model and

@@ -18,12 +18,14 @@
 //! * [`batch`]: the global batch each model was trained with;
 //! * [`words`]: input problems in the user's words;
 //! * [`fmt`]: numbers as the explorer writes them (fixed decimals per quantity);
-//! * [`error_bands`]: the error bar next to each predicted time;
+//! * [`error_bands`]: the error bar next to each predicted time; [`band_runs`]: the runs each
+//!   bar cites, per part family, for the validation view;
 //! * [`views`]: the page's views, the `view` and `embed` keys, the shell's words;
 //! * [`jobs`]: searches and sweeps split into jobs for the page's Web Workers, merged back with
 //!   the core's merges.
 
 pub mod arrange;
+pub mod band_runs;
 pub mod batch;
 pub mod compare;
 pub mod error_bands;

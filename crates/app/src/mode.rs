@@ -8,6 +8,8 @@
 //! permalink and is read in reference mode, showing what it showed. The page now always writes
 //! `mode` with a scenario, so its own permalinks are never ambiguous.
 
+use fmperf_core::Error;
+use fmperf_core::extended::switches::{edit_text, switch};
 use fmperf_core::validate::Mode;
 
 use crate::query::Query;
@@ -59,6 +61,64 @@ pub fn pin_on_write(before: &Query, after: &mut Query) {
     if before.get(MODE_KEY).is_none() && after.get(MODE_KEY).is_none() && after.get("preset").is_none() {
         after.set(MODE_KEY, default_for(before).as_str());
     }
+}
+
+/// The rule a switch value with a comma breaks, for its field's message.
+fn comma_error(key: &str, value: &str) -> Error {
+    let label = switch(key).map_or(key, |s| s.label);
+    let example: String = value.chars().filter(|c| *c != ',').collect();
+    Error::invalid(
+        format!("{EXT_KEY}.{key}"),
+        value,
+        format!("has a comma: {label} takes one value without separators (commas separate the switches)"),
+    )
+    .with_hint(format!("write {example}"))
+}
+
+/// A value typed into switch `key`'s field, checked before it goes into `ext`: a comma would
+/// split it into two switches there (`loss_chunks=1,024` reads as `loss_chunks=1` and a
+/// nameless `024`), so it is refused at the field with the rule; otherwise the value trimmed.
+pub fn switch_value(key: &str, typed: &str) -> Result<String, Error> {
+    let v = typed.trim();
+    if v.contains(',') { Err(comma_error(key, v)) } else { Ok(v.to_string()) }
+}
+
+/// The switch text `ext` with switch `key` set to `value` (checked by [`switch_value`]): core's
+/// [`edit_text`], after dropping the nameless pieces a comma split off an earlier value of the
+/// same switch (a hand-written `loss_chunks=1,024`), so correcting the value clears its error.
+pub fn edit_switch(ext: &str, key: &str, value: &str) -> String {
+    let want = switch(key).map(|s| s.key);
+    let mut kept: Vec<&str> = Vec::new();
+    let mut after_key = false;
+    for item in ext.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match item.split_once('=') {
+            Some((k, _)) => {
+                after_key = want.is_some() && switch(k).map(|s| s.key) == want;
+                kept.push(item);
+            }
+            None if after_key => {}
+            None => kept.push(item),
+        }
+    }
+    edit_text(&kept.join(","), key, value)
+}
+
+/// A switch value in `ext` that a comma split (`loss_chunks=1,024`: the piece `024` has no
+/// key), as an error at that switch's field; `None` when every piece is `key=value` or a piece
+/// without a key follows no switch (core then says it must be written key=value).
+pub fn comma_problem(ext: &str) -> Option<Error> {
+    let mut last: Option<(&str, &str)> = None;
+    for item in ext.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match item.split_once('=') {
+            Some((k, v)) => last = switch(k).map(|s| (s.key, v.trim())),
+            None => {
+                if let Some((key, v)) = last {
+                    return Some(comma_error(key, &format!("{v},{item}")));
+                }
+            }
+        }
+    }
+    None
 }
 
 pub use crate::views::unknown_view;
@@ -158,5 +218,26 @@ mod tests {
         let mut after = Query::parse("?mode=reference");
         pin_on_write(&Query::default(), &mut after);
         assert_eq!(after.get(MODE_KEY), Some("reference"));
+    }
+
+    #[test]
+    fn a_comma_in_a_switch_value_is_refused_at_its_field_and_cleared_by_a_correction() {
+        let e = switch_value("loss_chunks", "1,024").unwrap_err();
+        assert_eq!(e.field(), Some("ext.loss_chunks"));
+        let m = crate::words::field_message(&e);
+        assert!(m.contains("“1,024”") && m.contains("comma") && m.contains("write 1024"), "{m}");
+        assert!(m.to_lowercase().contains("loss"), "the message names the field: {m}");
+        assert_eq!(switch_value("loss_chunks", " 1024 ").unwrap(), "1024");
+        // A hand-written URL: the error sits at the switch, and correcting it clears it.
+        let ext = "recompute=full,loss_chunks=1,024";
+        let e = comma_problem(ext).unwrap();
+        assert_eq!(e.field(), Some("ext.loss_chunks"));
+        let fixed = edit_switch(ext, "loss_chunks", "1024");
+        assert_eq!(comma_problem(&fixed), None);
+        assert!(fmperf_core::extended::ExtendedOptions::from_text(&fixed).is_ok(), "{fixed}");
+        assert!(fixed.contains("recompute=full") && fixed.contains("loss_chunks=1024"), "{fixed}");
+        // Pieces that follow no switch are left for core to name.
+        assert_eq!(comma_problem("024,recompute=full"), None);
+        assert_eq!(comma_problem("recompute=full,zero=1"), None);
     }
 }

@@ -69,6 +69,25 @@ pub fn normalize_amount(text: &str) -> String {
     out.join("*")
 }
 
+/// What a count typed with a suffix, an exponent or a power reads as, said under its field:
+/// `2k` → `“2k” = 2,000 devices (k = 1,000, not 1,024)`, so that a reader who meant 2,048 sees
+/// it. `None` for plain digits (grouped or not) and for text that is no whole count (core then
+/// says what is wrong with it). `unit` is the field's unit in the plural (`devices`).
+pub fn count_reading(text: &str, unit: &str) -> Option<String> {
+    let t = text.trim();
+    if t.chars().all(|c| c.is_ascii_digit() || matches!(c, ',' | '_' | ' ' | '\u{a0}' | '\u{202f}' | '\'')) {
+        return None;
+    }
+    let digits = normalize_count(t);
+    let v: u64 = digits.parse().ok()?;
+    let binary = match t.chars().rev().find(|c| c.is_ascii_alphabetic()) {
+        Some('k' | 'K') => " (k = 1,000, not 1,024)",
+        Some('m' | 'M') => " (M = 1,000,000)",
+        _ => "",
+    };
+    Some(format!("“{t}” = {} {unit}{binary}", crate::fmt::count(v)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +142,16 @@ mod tests {
         let p: f64 = normalize_amount("2M*8k").split('*').map(|f| f.parse::<f64>().unwrap()).product();
         assert_eq!(p, 16e9);
         assert_eq!(normalize_amount("lots"), "lots");
+    }
+
+    #[test]
+    fn a_suffix_is_said_in_words_under_the_field() {
+        // Issue 29: "2k" devices were read as 2,000 without a word.
+        assert_eq!(count_reading("2k", "devices").as_deref(), Some("“2k” = 2,000 devices (k = 1,000, not 1,024)"));
+        assert_eq!(count_reading("2^11", "devices").as_deref(), Some("“2^11” = 2,048 devices"));
+        assert_eq!(count_reading("1e3", "samples").as_deref(), Some("“1e3” = 1,000 samples"));
+        for plain in ["2048", "2,304", " 512 ", "", "eight", "1.5"] {
+            assert_eq!(count_reading(plain, "devices"), None, "{plain}");
+        }
     }
 }

@@ -74,7 +74,7 @@ pub fn reports(ctx: &ReportContext, result: &ExploreResult, list: Option<Strateg
 pub fn summary_line(spec: &ExploreSpec, result: &ExploreResult, elapsed_ms: Option<f64>) -> String {
     let time = elapsed_ms.map(|ms| format!(" in {ms:.0} ms")).unwrap_or_default();
     format!(
-        "{} on {} · scale-up domain {} · {} devices · global batch {} — {} candidates{time}, {} fit in {} GB",
+        "{} on {} · scale-up domain {} · {} devices · global batch {} — {} candidates{time}, {} fit in {}",
         spec.model_id,
         spec.system_name,
         spec.system.nvlink_size,
@@ -82,8 +82,21 @@ pub fn summary_line(spec: &ExploreSpec, result: &ExploreResult, elapsed_ms: Opti
         fmt::count(spec.global_batch),
         fmt::count(result.candidates()),
         fmt::count(result.feasible()),
-        fmt::gb(spec.capacity_gb()),
+        capacity_text(spec),
     )
+}
+
+/// A device's memory as the results use it, said once with its unit: `85.5 GB (sold as “80 GB”,
+/// which counts GiB; GB here are 10⁹ bytes)` where the vendor's label is not the capacity in GB
+/// (NVIDIA and AMD label HBM in binary units), else `80.0 GB`.
+pub fn capacity_text(spec: &ExploreSpec) -> String {
+    let cap = spec.capacity_gb();
+    match spec.system_entry.memory_gb {
+        Some(label) if (cap - label).abs() >= 0.05 => {
+            format!("{} GB (sold as “{} GB”, which counts GiB; GB here are 10⁹ bytes)", fmt::gb(cap), label)
+        }
+        _ => format!("{} GB", fmt::gb(cap)),
+    }
 }
 
 /// A column header of the results table after the dimensions: its name, its unit (on a second
@@ -174,9 +187,44 @@ pub fn memory_fill(used_gb: f64, capacity_gb: f64) -> (f64, f64) {
 /// model's expert degrees included).
 type ShapeKey = (Strategy, u64, u64, u64, u64, u64, u64, Option<(u64, u64)>);
 
+/// A context-parallel layout with CP 1 (`2d-seqp` with `tp2` = 1) is the `1d` layout of the same
+/// degrees (tensor parallelism alone): it gets the same key, so the two rows collapse into one
+/// instead of filling the list twice.
 fn shape_key(c: &Candidate, experts: Option<&ExpertLayout>) -> ShapeKey {
-    (c.strategy, c.dp, c.tp1, c.tp2, c.pp, c.mbs, c.nb, experts.map(|x| (x.ep, x.etp)))
+    let (strategy, tp2) = match c.strategy {
+        Strategy::ContextParallel2D if c.tp2 == 1 => (Strategy::OneD, 1),
+        s => (s, c.tp2),
+    };
+    (strategy, c.dp, c.tp1, tp2, c.pp, c.mbs, c.nb, experts.map(|x| (x.ep, x.etp)))
 }
+
+/// The label of the button that unfolds a row's alternatives (`others`: the rows folded under
+/// `lead`): other placements on the fast domain, or the same layout listed as `2d-seqp` with CP 1
+/// (or as `1d` under such a row); `open` says whether they are shown.
+pub fn alternatives_label(lead: &Candidate, others: &[&Candidate], open: bool) -> String {
+    let n = others.len();
+    let same_strategy = others.iter().all(|c| c.strategy == lead.strategy);
+    let what = match (same_strategy, n) {
+        (true, 1) => "placement",
+        (true, _) => "placements",
+        (false, 1) => "equivalent",
+        (false, _) => "equivalents",
+    };
+    format!("{}{n} {what}", if open { "−" } else { "+" })
+}
+
+/// The line under the results table when rows were folded: `n` configurations of the list shown
+/// as `rows` rows (`None` when none was folded).
+pub fn folded_note(n: usize, rows: usize) -> Option<String> {
+    (rows < n).then(|| {
+        format!(
+            "The {n} best configurations are {rows} distinct layouts: the others differ only in where each dimension sits on the fast domain, or are 2d-seqp with CP 1 (which is 1d), and are folded under their best (+)."
+        )
+    })
+}
+
+/// The tooltip of [`alternatives_label`]'s button.
+pub const ALTERNATIVES_TITLE: &str = "Rows that differ only in where each dimension sits on the fast domain, or the same layout listed as 2d-seqp with CP 1 (context parallelism of 1 is tensor parallelism alone)";
 
 fn collapse_by(keys: &[ShapeKey]) -> Vec<(usize, Vec<usize>)> {
     let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -217,6 +265,32 @@ mod tests {
         let ranked: Vec<Candidate> = codes.iter().map(|c| parse_candidate(c).unwrap()).collect();
         assert_eq!(collapse_placements(&ranked), vec![(0, vec![1, 3]), (2, vec![])]);
         assert_eq!(collapse_placements(&[]), vec![]);
+    }
+
+    #[test]
+    fn context_parallel_of_one_collapses_with_its_1d_twin_and_ranks_do_not_skip() {
+        // Issue 29: 2d-seqp rows with CP 1 filled half the top 10 next to their 1d twins.
+        let codes = [
+            "1d.dp64.tp8.pp2.mbs1.nv8x1x1",
+            "2d-seqp.dp64.tp8x1.pp2.mbs1.nv8x1x1x1",
+            "2d-seqp.dp32.tp8x2.pp2.mbs1.nv8x1x1x1",
+            "1d.dp64.tp8.pp2.mbs1.nv4x2x1",
+            "2d-seqp.dp64.tp4x1.pp4.mbs1.nv4x1x2x1",
+            "1d.dp64.tp4.pp4.mbs1.nv4x2x1",
+        ];
+        let ranked: Vec<Candidate> = codes.iter().map(|c| parse_candidate(c).unwrap()).collect();
+        let groups = collapse_placements(&ranked);
+        assert_eq!(groups, vec![(0, vec![1, 3]), (2, vec![]), (4, vec![5])]);
+        let others = |g: &(usize, Vec<usize>)| g.1.iter().map(|&i| &ranked[i]).collect::<Vec<_>>();
+        assert_eq!(alternatives_label(&ranked[0], &others(&groups[0]), false), "+2 equivalents");
+        assert_eq!(alternatives_label(&ranked[4], &others(&groups[2]), true), "−1 equivalent");
+        let placements = collapse_placements(&[ranked[0], ranked[3]]);
+        assert_eq!(alternatives_label(&ranked[0], &[&ranked[3]], false), "+1 placement");
+        assert_eq!(placements.len(), 1);
+        assert!(folded_note(6, 3).unwrap().starts_with("The 6 best configurations are 3 distinct layouts"));
+        assert_eq!(folded_note(3, 3), None);
+        // CP 2 is a layout of its own.
+        assert_eq!(collapse_placements(&[ranked[0], ranked[2]]).len(), 2);
     }
 
     #[test]

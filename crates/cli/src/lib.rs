@@ -10,6 +10,7 @@ pub mod files;
 pub mod inputs;
 pub mod mode;
 pub mod model_files;
+pub mod run_cost;
 pub mod table;
 pub mod threads;
 
@@ -28,6 +29,7 @@ COMMANDS:
   models                      the reference's models: parameters and training FLOPs per sample
   search                      the fastest parallel configurations that fit in memory
   estimate --from FILE        time and memory of the configuration in your launch script / YAML / TOML
+  calibrate --from FILE       your measured run (log lines or numbers) → the constants of your stack (JSON)
   validate --data FILE.json   predicted vs measured for measured training runs (both modes)
   sweep                       vary devices, domain, system parameters, batch, …; the papers' presets
   bench                       time the searches of a fixed suite (candidates per second)
@@ -99,6 +101,7 @@ pub fn run_with(args: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) -> 
         "models" => cmd::models::run(rest, out),
         "search" => cmd::search::run(rest, out),
         "estimate" => cmd::estimate::run(rest, out),
+        "calibrate" => cmd::calibrate::run(rest, out),
         "validate" => cmd::validate::run(rest, out),
         "sweep" => cmd::sweep::run(rest, out),
         other => Err(cmd::CmdError::Usage(format!("unknown command `{other}`; run `fmperf help` for the list"))),

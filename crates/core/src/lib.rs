@@ -13,6 +13,7 @@
 //! Units: FLOP counts in TFLOP, memory and message volumes in GB (1e9 bytes), bandwidths in GB/s,
 //! compute rates in TFLOP/s, times in seconds, unless a name says otherwise.
 
+pub mod calibrate;
 pub mod catalog;
 pub mod cost;
 pub mod error;
@@ -27,6 +28,7 @@ pub mod moe_shape;
 pub mod presets;
 pub mod reference;
 pub mod resolve;
+pub mod run_cost;
 pub mod search;
 pub mod strategy;
 pub mod sweep;

@@ -67,7 +67,7 @@ fn brute_force(s: &SearchSpec, setup: &ExtendedSetup, choices: ExecutionChoices)
     let mut all: Vec<(u64, Ranked)> = Vec::new();
     for (i, c) in probe.space().iter().enumerate() {
         let (cp, nv_cp) = if c.strategy == Strategy::ContextParallel2D { (c.tp2, c.nv_tp2) } else { (1, 1) };
-        let combos = choices.combinations(c.pp, setup.workload.layers, c.dp * cp, c.nv_dp * nv_cp);
+        let combos = choices.combinations(setup.options.stack, c.pp, setup.workload.layers, c.dp * cp, c.nv_dp * nv_cp);
         let mut best: Option<Ranked> = None;
         for e in combos {
             let opts = e.apply(&setup.options);

@@ -304,16 +304,26 @@ impl Table<'_> {
                 candidate: r.candidate,
             }
             .to_text();
-            out.push_str(&self.row(lead + 1, r, &code, is_selected, others.len(), pins.contains(&pin)));
+            let others: Vec<_> = others.iter().map(|&i| &reports[i].candidate).collect();
+            out.push_str(&self.row((lead + 1, g + 1), r, &code, is_selected, &others, pins.contains(&pin)));
         }
         (out, groups.len())
     }
 
-    /// One row, cell for cell as the page's.
-    fn row(&self, rank: usize, r: &ConfigReport, code: &str, selected: bool, more: usize, pinned: bool) -> String {
+    /// One row, cell for cell as the page's: `(rank, shown)` are its place in the ranked list
+    /// (`data-rank`) and its group's rank (the number shown); `others` the rows folded under it.
+    fn row(
+        &self,
+        (rank, shown): (usize, usize),
+        r: &ConfigReport,
+        code: &str,
+        selected: bool,
+        others: &[&fmperf_core::vocab::Candidate],
+        pinned: bool,
+    ) -> String {
         let c = &r.candidate;
         let mut s = format!(
-            r#"<tr{class} data-rank="{rank}" data-config="{code}" data-throughput="{tp}" data-days="{days}"><td class="num">{rank}</td>"#,
+            r#"<tr{class} data-rank="{rank}" data-config="{code}" data-throughput="{tp}" data-days="{days}"><td class="num">{shown}</td>"#,
             class = if selected { r#" class="selected""# } else { "" },
             code = escape(code),
             tp = r.throughput_samples_per_s,
@@ -329,10 +339,11 @@ impl Table<'_> {
                 attr("title", &format!("Research strategy: none of {} offers it", texts::MAINSTREAM))
             ));
         }
-        if more > 0 {
-            let what = if more == 1 { "placement" } else { "placements" };
+        if !others.is_empty() {
             s.push_str(&format!(
-                r#"<button type="button" class="small link placements-toggle" aria-expanded="false">+{more} {what}</button>"#
+                r#"<button type="button" class="small link placements-toggle" aria-expanded="false"{}>{}</button>"#,
+                attr("title", texts::ALTERNATIVES_TITLE),
+                escape(&texts::alternatives_label(c, others, false))
             ));
         }
         s.push_str("</td>");
@@ -377,10 +388,10 @@ impl Table<'_> {
         s.push_str(&format!(
             concat!(
                 r#"<td class="actions"><div class="row-actions"><button type="button" class="small" aria-pressed="{selected}">View</button></div></td>"#,
-                r#"<td class="pin-cell"><input type="checkbox" class="pin" aria-label="Compare configuration {rank}"{checked}></td></tr>"#,
+                r#"<td class="pin-cell"><input type="checkbox" class="pin" aria-label="Compare configuration {shown}"{checked}></td></tr>"#,
             ),
             selected = selected,
-            rank = rank,
+            shown = shown,
             checked = if pinned { " checked" } else { "" },
         ));
         s

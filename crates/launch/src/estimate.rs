@@ -193,6 +193,7 @@ impl Estimate {
                 "vpp": o.interleave,
                 "recompute": o.recompute.as_str(),
                 "sharding": o.sharding.as_str(),
+                "stack": o.stack.as_str(),
                 "shard_group": o.shard_group,
                 "sequence_parallel": o.sequence_parallel,
                 "precision": o.hardware.precision.as_str(),

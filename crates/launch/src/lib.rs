@@ -22,6 +22,7 @@ pub mod estimate;
 pub mod experts;
 pub mod hf;
 pub mod hub_models;
+pub mod logs;
 pub mod maxtext;
 pub mod megatron;
 pub mod merge;

@@ -13,7 +13,7 @@ use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::moe::ExpertLayout;
 use fmperf_core::extended::{
-    AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, Layout, Recompute, Sharding, StageSplitRule, Workload,
+    AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, Layout, Recompute, Sharding, Stack, StageSplitRule, Workload,
 };
 
 /// What the command line (or the page) sets beside the file; each wins over the file.
@@ -166,6 +166,7 @@ impl Scenario {
         opts.recompute = s.recompute.copied().unwrap_or(Recompute::None);
         opts.sequence_parallel = s.sequence_parallel.copied().unwrap_or(false);
         opts.sharding = s.sharding.copied().unwrap_or(Sharding::Ddp);
+        opts.stack = stack_of(f, &s.sharding);
         if f == Format::Torchtitan {
             if shard == 1 {
                 opts.sharding = Sharding::Ddp;
@@ -281,6 +282,26 @@ impl Scenario {
             assumptions: notes,
             origins,
         })
+    }
+}
+
+/// The training stack of a file ([`Stack`]): the one whose key set the sharding (`fsdp…` keys →
+/// PyTorch FSDP; ZeRO or DeepSpeed keys → DeepSpeed), else the format's own (torchtitan and
+/// MaxText shard as FSDP does, a Trainer YAML without DeepSpeed uses PyTorch's, Megatron and NeMo
+/// files Megatron's).
+fn stack_of(f: Format, sharding: &Slot<Sharding>) -> Stack {
+    let key = sharding.origin.as_ref().map(|o| o.key.to_ascii_lowercase()).unwrap_or_default();
+    let file = sharding.origin.as_ref().and_then(|o| o.file.clone()).unwrap_or_default().to_ascii_lowercase();
+    if key.contains("fsdp") {
+        Stack::Fsdp
+    } else if key.contains("zero") || key.contains("deepspeed") || file.contains("ds_config") {
+        Stack::DeepSpeed
+    } else {
+        match f {
+            Format::Torchtitan | Format::MaxText | Format::TrainerYaml => Stack::Fsdp,
+            Format::DeepSpeed => Stack::DeepSpeed,
+            Format::Megatron | Format::NemoYaml | Format::HfConfig => Stack::Megatron,
+        }
     }
 }
 

@@ -36,7 +36,15 @@ pub fn ListCharts() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
     let reports = Memo::new(move |_| {
         let list = ex.url.query.with(keys::list_from_query);
-        ex.outcome.with(|o| o.as_ref().map(|o| o.reports(list)).unwrap_or_default())
+        let mainstream = ex.url.get(keys::ONLY).as_deref() == Some("mainstream");
+        let mut all = ex.outcome.with(|o| o.as_ref().map(|o| o.reports(list)).unwrap_or_default());
+        if mainstream {
+            all.retain(|r| !fmperf_app::results::is_research(r.candidate.strategy));
+        }
+        // One bar per row of the table, numbered as the table numbers it (rows that differ only
+        // in placement, or a 2d-seqp with CP 1 beside its 1d twin, are one row there).
+        let keys: Vec<_> = all.iter().map(|r| (r.candidate, r.experts)).collect();
+        fmperf_app::results::collapse_rows(&keys).into_iter().map(|(lead, _)| all[lead].clone()).collect::<Vec<_>>()
     });
     // The capacity the search judged fits against (extended mode: the driver's total, 85.5 GB for an
     // "80 GB" H100), as the summary line and the breakdown card say.
@@ -115,7 +123,7 @@ pub fn Headline(report: ConfigReport) -> impl IntoView {
             <div>
                 <dt>"memory per device"</dt>
                 <dd class:bad=!fit.fits()>
-                    <MemoryCell used_gb=fit.used_gb capacity_gb=fit.capacity_gb />
+                    <MemoryCell used_gb=fit.used_gb capacity_gb=fit.capacity_gb unit=true />
                     <small class="block">{mem_note}</small>
                 </dd>
             </div>

@@ -13,7 +13,7 @@ use fmperf_core::mode::ModelMode;
 use leptos::prelude::*;
 
 use fmperf_app::batch::own_batch;
-use fmperf_app::number::parse_quantity;
+use fmperf_app::number::{count_reading, parse_quantity};
 
 use super::fmt;
 use super::keys;
@@ -400,6 +400,9 @@ pub fn ScenarioForm() -> impl IntoView {
             let d = if f.domain.trim().is_empty() { system_domain.get() } else { f.domain.clone() };
             (parse_quantity(&d), parse_quantity(&f.gpus))
         });
+        if let Some(reading) = ex.live.with(|f| count_reading(&f.domain, "devices")) {
+            return reading;
+        }
         match (domain, gpus) {
             (Some(d), Some(n)) if d > n => {
                 format!("Larger than the {} devices: the job uses part of one domain", fmt::count(n as u64))
@@ -410,6 +413,12 @@ pub fn ScenarioForm() -> impl IntoView {
             },
         }
     });
+    // A count typed as `2k` says what it reads as (2,000, not 2,048) under its field.
+    let gpus_help = Signal::derive(move || {
+        ex.live
+            .with(|f| count_reading(&f.gpus, "devices"))
+            .unwrap_or_else(|| "e.g. 1024, 2,304 or 2k (= 2,000)".to_string())
+    });
     let batch_placeholder = Signal::derive(move || {
         ex.live.with(|f| match own_batch(&f.model) {
             Some((b, _)) => format!("{b} (the model's own)"),
@@ -417,12 +426,15 @@ pub fn ScenarioForm() -> impl IntoView {
         })
     });
     let batch_help = Signal::derive(move || {
+        if let Some(reading) = ex.live.with(|f| count_reading(&f.batch, "samples")) {
+            return reading;
+        }
         ex.live.with(|f| match (f.batch.trim().is_empty(), own_batch(&f.model)) {
             (true, Some((b, source))) => {
                 let paper = source.split(':').next().unwrap_or(source);
                 format!("empty: the model's own, {} ({paper})", fmt::count(b))
             }
-            _ => "e.g. 2048, 4k; empty: the model's own".to_string(),
+            _ => "e.g. 2048 or 4k (= 4,000); empty: the model's own".to_string(),
         })
     });
     let notes = move || {
@@ -441,7 +453,7 @@ pub fn ScenarioForm() -> impl IntoView {
             <ChoiceSelect key=keys::MODEL label="Model" picker=Picker::Model />
             <ChoiceSelect key=keys::SYSTEM label="System" picker=Picker::System />
             <div class="pair">
-                <TextField key=keys::GPUS label="Devices" help="e.g. 1024, 2k, 2,304" inputmode="text" />
+                <TextField key=keys::GPUS label="Devices" help=gpus_help inputmode="text" />
                 <TextField key=keys::DOMAIN label="Scale-up domain" help=domain_help placeholder=system_domain />
             </div>
             <SystemOptions />

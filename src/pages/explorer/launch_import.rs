@@ -375,13 +375,17 @@ fn EstimateView(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>
         let Some(model) = search_model.clone() else { return };
         let (system, ext) = (system_id.clone(), ext.clone());
         ex.url.update(true, |q| {
-            q.set(keys::MODEL, &model);
-            q.set(keys::SYSTEM, &system);
-            q.remove(keys::DOMAIN);
-            q.set(keys::GPUS, &devices.to_string());
-            q.set(keys::BATCH, &batch.to_string());
-            q.set(keys::STRATEGIES, if y.cp > 1 { "2d-seqp" } else { "1d,2d-seqp" });
+            // The file's scenario, and the page's defaults for what it does not say (the
+            // system's own domain, the model's budget): nothing of the scenario shown before.
+            let mut f = keys::page_default();
+            f.model = model;
+            f.system = system;
+            f.gpus = devices.to_string();
+            f.batch = batch.to_string();
+            f.strategies = if y.cp > 1 { "2d-seqp" } else { "1d,2d-seqp" }.to_string();
+            f.top = keys::fields_from_query(q).top;
             q.set(MODE_KEY, "extended");
+            keys::write_scenario(q, &f);
             match &ext {
                 Some(t) => q.set(EXT_KEY, t),
                 None => q.remove(EXT_KEY),

@@ -34,7 +34,6 @@ mod widgets;
 
 use leptos::prelude::*;
 
-use super::models_table::ReferenceModelsTable;
 use crate::mode_panel::ModePanel;
 use crate::url_state::UrlState;
 use state::Explorer;
@@ -166,7 +165,7 @@ pub fn ExplorerPage() -> impl IntoView {
     view! {
         <style>{EXPLORER_CSS}</style>
         <div class="explorer">
-            <aside class="card scenario-card" aria-labelledby="explorer-title">
+            <aside class="card scenario-card" id="scenario" tabindex="-1" aria-labelledby="explorer-title">
                 <h1 id="explorer-title">{fmperf_app::explorer::TITLE}</h1>
                 <p class="muted intro">{fmperf_app::explorer::INTRO}</p>
                 <form::ScenarioForm />
@@ -188,9 +187,5 @@ pub fn ExplorerPage() -> impl IntoView {
                 <Details />
             </div>
         </div>
-        <section class="card reference-models">
-            <h2>"Reference models"</h2>
-            <ReferenceModelsTable />
-        </section>
     }
 }

@@ -147,11 +147,17 @@ pub use fmperf_app::results::{domain_text, placement_text, tp_text};
 
 /// A memory cell: used / capacity with a small bar.
 #[component]
-pub fn MemoryCell(used_gb: f64, capacity_gb: f64) -> impl IntoView {
+pub fn MemoryCell(
+    used_gb: f64,
+    capacity_gb: f64,
+    /// Whether the figure says its unit (where no column header says it).
+    #[prop(optional)]
+    unit: bool,
+) -> impl IntoView {
     let (fraction, width) = fmperf_app::results::memory_fill(used_gb, capacity_gb);
     view! {
         <span class="mem-cell" title=format!("{} of {} GB", fmt::gb(used_gb), fmt::gb(capacity_gb))>
-            <span class="mem-num">{fmt::gb(used_gb)}</span>
+            <span class="mem-num">{fmt::gb(used_gb)} {unit.then(|| view! { <small>" GB"</small> })}</span>
             <span class="mem-bar" class:over={fraction > 1.0} aria-hidden="true">
                 <span style=format!("width: {width:.1}%")></span>
             </span>
@@ -165,12 +171,13 @@ pub fn MemoryCell(used_gb: f64, capacity_gb: f64) -> impl IntoView {
 fn result_row(
     ex: Explorer,
     rank: usize,
+    shown_rank: Option<usize>,
     r: ConfigReport,
     selected: Signal<Option<String>>,
     first: bool,
     pin_text: Option<String>,
     alt_of: Option<(usize, RwSignal<bool>)>,
-    more: Option<(usize, RwSignal<bool>)>,
+    more: Option<(Vec<fmperf_core::vocab::Candidate>, RwSignal<bool>)>,
     bar: Signal<Option<(String, String)>>,
 ) -> impl IntoView {
     let pins = move || ex.url.query.with(keys::pin_items);
@@ -204,22 +211,26 @@ fn result_row(
         view! { <span class="badge research" title=format!("Research strategy: none of {} offers it", fmperf_app::results::MAINSTREAM)>"research"</span> }
     });
     let hidden = alt_of.map(|(_, open)| open);
-    let expander = more.map(|(n, open)| {
+    let expander = more.map(|(others, open)| {
         view! {
             <button
                 type="button"
                 class="small link placements-toggle"
                 aria-expanded=move || open.get().to_string()
                 on:click=move |_| open.update(|o| *o = !*o)
-                title="Rows that differ only in where each dimension sits on the fast domain"
+                title=fmperf_app::results::ALTERNATIVES_TITLE
             >
-                {move || {
-                    let what = if n == 1 { "placement" } else { "placements" };
-                    if open.get() { format!("−{n} {what}") } else { format!("+{n} {what}") }
-                }}
+                {move || fmperf_app::results::alternatives_label(&c, &others.iter().collect::<Vec<_>>(), open.get())}
             </button>
         }
     });
+    // The rank shown: the group's, so ranks count 1, 2, 3… (a folded alternative shows none).
+    let label = shown_rank.map(|n| n.to_string()).unwrap_or_default();
+    let row_name = match shown_rank {
+        Some(n) => format!("configuration {n}"),
+        None => format!("configuration {} (alternative)", format_candidate(&c)),
+    };
+    let row_name2 = row_name.clone();
     view! {
         <tr
             class:selected=is_selected
@@ -227,10 +238,11 @@ fn result_row(
             hidden=move || hidden.is_some_and(|o| !o.get())
             data-rank=rank
             data-config=code.clone()
+            title=format!("In one fast domain: {}", placement_text(&r))
             data-throughput=r.throughput_samples_per_s.to_string()
             data-days=r.training_days.to_string()
         >
-            <td class="num">{rank}</td>
+            <td class="num">{label}</td>
             <td class="strategy-cell"><span class="badge strategy">{c.strategy.as_str()}</span>{research}{expander}</td>
             {dims}
             {expert_dims}
@@ -250,7 +262,7 @@ fn result_row(
                     type="button"
                     class="small"
                     aria-pressed=move || is_selected.get().to_string()
-                    aria-label=format!("View configuration {rank}")
+                    aria-label=format!("View {row_name}")
                     on:click=select
                     title="Show this configuration in the breakdown and layer views"
                 >
@@ -263,7 +275,7 @@ fn result_row(
                     type="checkbox"
                     class="pin"
                     title="Add to the comparison (up to 4)"
-                    aria-label=format!("Compare configuration {rank}")
+                    aria-label=format!("Compare {row_name2}")
                     prop:checked=pinned
                     on:change=toggle_pin
                 />
@@ -281,6 +293,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
     let system_text = ex.url.query.with_untracked(keys::fields_from_query).system;
     let rows: Vec<_> = reports.iter().map(|r| (r.candidate, r.experts)).collect();
     let groups = fmperf_app::results::collapse_rows(&rows);
+    let folded = fmperf_app::results::folded_note(reports.len(), groups.len());
     let moe = reports.iter().any(|r| r.experts.is_some());
     // The mode's out-of-sample error on measured runs of this kind of part and model.
     let bar = Signal::derive(move || {
@@ -305,10 +318,11 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
         .enumerate()
         .map(|(g, (lead, others))| {
             let open = RwSignal::new(false);
-            let more = (!others.is_empty()).then_some((others.len(), open));
+            let more = (!others.is_empty()).then(|| (others.iter().map(|&i| reports[i].candidate).collect(), open));
             let head = result_row(
                 ex,
                 lead + 1,
+                Some(g + 1),
                 reports[lead].clone(),
                 selected,
                 g == 0,
@@ -323,6 +337,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
                     result_row(
                         ex,
                         i + 1,
+                        None,
                         reports[i].clone(),
                         selected,
                         false,
@@ -367,6 +382,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
                 <tbody>{rows}</tbody>
             </table>
         </div>
+        {folded.map(|n| view! { <p class="muted small table-note" id="ex-folded">{n}</p> })}
     }
 }
 
@@ -557,6 +573,10 @@ pub fn Results() -> impl IntoView {
                     {move || ex.outcome.with(|o| o.as_ref().map(|o| view! { <ModeBadge mode=o.spec.mode id="results-mode" /> }))}
                 </h2>
                 <p class="muted summary">{summary}</p>
+                // On a phone the results come first (style/explorer.css): the way to the form.
+                <button type="button" class="to-scenario" on:click=|_| crate::pages::reveal("scenario")>
+                    "Change the scenario"
+                </button>
             </div>
             <div class="status-slot">
                 <RunStatus />

@@ -42,7 +42,9 @@ pub fn SavedScenarios() -> impl IntoView {
     let (message, set_message) = signal(None::<String>);
     let suggested = move || {
         ex.live.with(|f| {
-            format!("{} · {} · domain {} · {} devices", f.model, f.system.trim_start_matches("ref-"), f.domain, f.gpus)
+            let domain =
+                if f.domain.trim().is_empty() { "its own domain".to_string() } else { format!("domain {}", f.domain) };
+            format!("{} · {} · {domain} · {} devices", f.model, f.system.trim_start_matches("ref-"), f.gpus)
         })
     };
     let save = move |ev: leptos::ev::SubmitEvent| {
@@ -66,11 +68,19 @@ pub fn SavedScenarios() -> impl IntoView {
             .get()
             .into_iter()
             .map(|e| {
-                let query = e.query.clone();
-                let href = if query.is_empty() { "?".to_string() } else { query.clone() };
+                let wanted = keys::fields_from_query(&Query::parse(&e.query));
+                // The link opens the saved scenario in the page's mode (a saved query names none,
+                // and a query without a mode would open as an old, reference-mode permalink).
+                let href = {
+                    let wanted = wanted.clone();
+                    move || {
+                        let mut q = ex.url.query.get();
+                        keys::write_scenario(&mut q, &wanted);
+                        q.to_search()
+                    }
+                };
                 let restore = move |ev: leptos::ev::MouseEvent| {
                     ev.prevent_default();
-                    let wanted = keys::fields_from_query(&Query::parse(&query));
                     ex.url.update(true, |q| keys::write_scenario(q, &wanted));
                 };
                 let n = e.name.clone();
@@ -95,7 +105,7 @@ pub fn SavedScenarios() -> impl IntoView {
     };
     view! {
         <section class="saved" aria-labelledby="saved-title">
-            <h3 id="saved-title">"Saved scenarios"</h3>
+            <h2 id="saved-title" class="saved-title">"Saved scenarios"</h2>
             <form class="row" on:submit=save>
                 <label for="ex-save-name" class="sr-only">"Name"</label>
                 <input

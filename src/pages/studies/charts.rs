@@ -226,7 +226,7 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
     // The mode is part of the title, so exported charts say which model drew them.
     let title = match st.source.get_untracked() {
         Source::Preset(_, p) => format!("{} — {}", p.title, result.spec.mode.label()),
-        Source::Custom(t) => format!("{} on {} — {}", t.model, t.system, result.spec.mode.label()),
+        Source::Custom(t) => fmperf_app::arrange::sweep_title(&result, &t.model, &t.system),
     };
     let main = match chart.kind {
         Kind::Table => view! { <p class="muted">"Table only: the points are listed below."</p> }.into_any(),

@@ -47,7 +47,7 @@ pub fn StudiesPage() -> impl IntoView {
                 problem=Signal::derive(move || st.spec.with(|s| s.as_ref().err().cloned()))
                 applies_to="Every point of the sweep is searched in this mode."
             />
-            <section class="card">
+            <section class="card study-panel" id="study-panel" tabindex="-1" aria-label="The sweep">
                 {move || match st.source.get() {
                     keys::Source::Preset(preset, panel) => picker::PanelInfo(picker::PanelInfoProps { preset, panel }).into_any(),
                     keys::Source::Custom(_) => form::SweepForm().into_any(),

@@ -43,7 +43,12 @@ pub fn PresetPicker() -> impl IntoView {
                             data-panel=id.clone()
                             aria-pressed=pressed
                             title=panel.description.clone()
-                            on:click=move |_| st.url.update(true, |q| keys::write_preset(q, &pid, &id))
+                            on:click=move |_| {
+                                st.url.update(true, |q| keys::write_preset(q, &pid, &id));
+                                // The panel's card (and its progress and charts under it) is below
+                                // the picker: bring it up.
+                                crate::pages::reveal("study-panel");
+                            }
                         >
                             {panel.title.clone()}
                         </button>
@@ -52,7 +57,7 @@ pub fn PresetPicker() -> impl IntoView {
                 .collect_view();
             view! {
                 <div class="preset" data-preset=p.id.clone()>
-                    <h3>{p.title.clone()}</h3>
+                    <h2 class="preset-title">{p.title.clone()}</h2>
                     <div class="preset-panels">{buttons}</div>
                 </div>
             }
@@ -221,7 +226,7 @@ pub fn Comparisons(panel: &'static Panel, result: std::sync::Arc<fmperf_core::sw
                             <th class="num">"published"</th>
                             <th class="num">"fmperf"</th>
                             <th class="num">"difference"</th>
-                            <th></th>
+                            <th>"verdict"</th>
                             {any_none.then(|| view! { <th>"why no value"</th> })}
                             <th>"source"</th>
                         </tr>

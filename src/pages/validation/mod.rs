@@ -7,8 +7,10 @@
 //! view opens, and extended mode's leave-one-source-out fits run in time slices right after. The
 //! mode shown by the scatter is part of the URL (`?view=validation&mode=reference`).
 
+mod bands;
 mod fit;
 mod memory;
+mod ranking;
 mod rows;
 mod summary;
 
@@ -173,6 +175,8 @@ pub fn ValidationPage() -> impl IntoView {
                 <summary::SummaryTable reports=reports.clone() holdout=held />
             </section>
             <memory::MemoryCard reports=reports.clone() holdout=held />
+            <bands::BandsCard mode=mode />
+            <ranking::RankingCard reports=reports.clone() />
             <section class="card">
                 <h2>"Predicted against measured"</h2>
                 <p class="muted">

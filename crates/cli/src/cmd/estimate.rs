@@ -15,7 +15,8 @@ pub const HELP: &str = "\
 fmperf estimate — the time and memory of the configuration in your launch file (no search)
 
 USAGE: fmperf estimate --from FILE [--from FILE2 …] [--model CONFIG.json] [--system ID] [--gpus N]
-                       [--global-batch G] [--seq-len S] [--format table|json] [-- ARGS…]
+                       [--global-batch G] [--seq-len S] [--format table|json] [--calibration FILE]
+                       [-- ARGS…]
 
   --from           a launch file, format detected: a Megatron-LM / Megatron-DeepSpeed / NeMo / Hugging
                    Face Trainer launch script or Slurm job (read by a shell evaluator that runs nothing),
@@ -33,6 +34,8 @@ USAGE: fmperf estimate --from FILE [--from FILE2 …] [--model CONFIG.json] [--s
   --global-batch   samples per step (default: the file's)
   --seq-len        tokens per sample (default: the file's)
   --format         table (default) or json
+  --calibration    a calibration of your stack on this system (`fmperf calibrate`): uncalibrated and
+                   calibrated figures side by side (JSON: {\"calibration\", \"uncalibrated\", \"calibrated\"})
 
 Extended mode with the file's own switches: precision, recomputation, distributed optimizer / FSDP,
 sequence parallelism, virtual pipeline stages. JSON: {\"config\", \"memory\": {\"kind\", \"predicted_gb\",
@@ -42,8 +45,10 @@ flag or key when the file cannot be read.
 
 /// Runs `fmperf estimate`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let value_flags = ["from", "model", "system", "gpus", "global-batch", "seq-len", "format"];
-    let Some(args) = super::parse_flags(raw, &value_flags, HELP, out)? else {
+    let mut value_flags = vec!["from", "model", "system", "gpus", "global-batch", "seq-len", "format", "calibration"];
+    value_flags.extend(crate::run_cost::FLAGS);
+    let help = format!("{HELP}{}", crate::run_cost::HELP);
+    let Some(args) = super::parse_flags(raw, &value_flags, &help, out)? else {
         return Ok(());
     };
     let format = Format::from_args(&args, &[Format::Table, Format::Json])?;
@@ -53,9 +58,25 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let sources: Vec<Source<'_>> = files.iter().map(|(p, t)| Source { name: Some(p), text: t }).collect();
     let (launch, e) = launch::estimate_files(&sources, args.trailing(), &overrides)
         .map_err(|err| file_error(&path, &overrides, err))?;
+    let budget = crate::run_cost::from_args(&args)?;
+    if let Some(cal) = super::calibrate::read_calibration(&args)? {
+        return super::calibrate::estimate_side_by_side(&path, &launch, &e, &cal, budget, format, out);
+    }
+    let cost = budget.map(|(b, p)| crate::run_cost::of_estimate(&e, b, p)).transpose()?;
     match format {
-        Format::Json => writeln!(out, "{}", e.to_json(&launch))?,
-        _ => write!(out, "{}", render(&path, &launch, &e))?,
+        Format::Json => {
+            let mut doc = e.to_json(&launch);
+            if let Some(c) = &cost {
+                doc["cost"] = c.to_json();
+            }
+            writeln!(out, "{doc}")?
+        }
+        _ => {
+            write!(out, "{}", render(&path, &launch, &e))?;
+            if let Some(c) = &cost {
+                writeln!(out, "\ncost     {}", crate::run_cost::line(c))?;
+            }
+        }
     }
     Ok(())
 }

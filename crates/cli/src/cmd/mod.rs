@@ -2,6 +2,7 @@
 
 // commands are added here
 pub mod bench;
+pub mod calibrate;
 pub mod catalog;
 pub mod check;
 pub mod estimate;
@@ -12,6 +13,7 @@ pub mod show;
 pub mod sweep;
 pub mod validate;
 pub mod validate_moe;
+pub mod validate_ranking;
 
 /// Why a command failed.
 #[derive(Debug)]

@@ -30,6 +30,7 @@ USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> [--strat
                      [--mode extended|reference] [--ext KEY=VALUE,…] [--moe KEY=VALUE,…] [--threads N]
                      [--recompute none|selective|full] [--sharding zero0|zero1|zero2|zero3|fsdp]
                      [--shard-group all|N] [--interleave N] [--cp N] [--mbs N] [--seq-len S]
+                     [--calibration MY-STACK.json]
 
   --model          gpt3, gpt3_1T, vit_era5, a catalog id (`fmperf catalog models`), a reference model
                    file {\"l\",\"e\",\"h\",\"depth\"[,\"f\"]}, a versioned model file, or a
@@ -49,6 +50,9 @@ USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> [--strat
   --top            how many configurations to list (default 10)
   --format         table (default), json or csv
   --threads        worker threads (default: every core); the output is the same for any count
+  --calibration    a calibration of your stack on this system (`fmperf calibrate`): the search runs
+                   uncalibrated and calibrated, shown side by side (JSON: {\"calibration\",
+                   \"uncalibrated\", \"calibrated\"}; CSV: a first column `calibrated`)
 
 EXECUTION (extended mode): the search chooses recomputation, ZeRO stage / FSDP and its shard group,
 the interleave degree, the context-parallel degree (2d-seqp) and the micro-batch; each flag fixes one
@@ -94,10 +98,12 @@ pub struct SearchRequest {
     pub seq_len: Option<u64>,
     /// `--moe` as given (`None`: not given): a dense model refuses it rather than ignoring it.
     pub moe: Option<String>,
+    /// `--calibration FILE`: the search is run without and with it, side by side.
+    pub calibration: Option<fmperf_core::calibrate::Calibration>,
 }
 
 /// The value flags of `fmperf search`.
-const VALUE_FLAGS: [&str; 21] = [
+const VALUE_FLAGS: [&str; 22] = [
     "model",
     "system",
     "strategy",
@@ -119,6 +125,7 @@ const VALUE_FLAGS: [&str; 21] = [
     "from",
     "seq-len",
     "emit",
+    "calibration",
 ];
 
 /// Runs `fmperf search`.
@@ -214,6 +221,7 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         format,
         seq_len: args.positive_int("seq-len")?,
         moe: args.value("moe")?.map(str::to_string),
+        calibration: super::calibrate::read_calibration(args)?,
     })
 }
 
@@ -296,10 +304,19 @@ struct Found {
     diagnosis: Option<Diagnosis>,
 }
 
-/// Runs a request and writes its output.
+/// Runs a request and writes its output (with a calibration: without and with it, side by side).
 pub fn execute(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
+    match &req.calibration {
+        Some(cal) => super::calibrate::search_side_by_side(req, cal, out, execute_one),
+        None => execute_one(req, out),
+    }
+}
+
+/// Runs a request (its calibration, if any, applied) and writes its output.
+fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
     let found = search(req)?;
-    let rows: Vec<ResultRow> = found.result.top.iter().map(|r| ResultRow::of(r, req.global_batch)).collect();
+    let rows: Vec<ResultRow> =
+        found.result.top.iter().map(|r| ResultRow::of(r, req.global_batch).with_capacity(found.capacity_gb)).collect();
     let result = &found.result;
     match req.format {
         Format::Json => {
@@ -403,6 +420,7 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
             let (hardware, precision) =
                 load_hardware(&req.system, o.hardware.precision, o.hardware.measured_ceiling, req.domain)?;
             let options = ExtendedOptions { hardware: HardwareChoices { precision, ..o.hardware }, ..o };
+            let hardware = req.calibration.as_ref().map_or(hardware.clone(), |c| c.constants.apply(&hardware));
             let setup = ExtendedSetup { workload, hardware, options };
             let first = req.strategies.first().copied().unwrap_or(Strategy::OneD);
             let spec = setup.spec(first, req.gpus, req.global_batch, req.top_k);

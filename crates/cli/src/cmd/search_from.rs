@@ -37,6 +37,13 @@ const ALL: usize = 1 << 22;
 
 /// Runs `fmperf search --from FILE` with the already parsed flags.
 pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
+    if args.value("calibration")?.is_some() {
+        return Err(CmdError::Usage(
+            "--calibration with --from: not yet; give the calibration to `fmperf estimate --from` or to a search \
+             with --model and --system"
+                .into(),
+        ));
+    }
     let files = read_sources(args)?;
     let path = files.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(" + ");
     let o = overrides(args)?;
@@ -135,7 +142,10 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
                     "rank": r.position, "of": r.of, "in_search": r.in_search, "relative_to_best": r.relative_to_best,
                 })
             });
-            let results: Vec<_> = shown.iter().map(|r| ResultRow::of(r, batch).to_json()).collect();
+            let results: Vec<_> = shown
+                .iter()
+                .map(|r| ResultRow::of(r, batch).with_capacity(hardware.hbm_capacity_gb).to_json())
+                .collect();
             writeln!(
                 out,
                 "{}",

@@ -15,11 +15,14 @@ use crate::table::Table;
 pub const HELP: &str = "\
 fmperf validate — the model against measured runs (time and memory)
 
-USAGE: fmperf validate --data FILE.json|builtin|builtin-memory [--mode reference|extended]
-                       [--format table|json|csv] [--fit]
+USAGE: fmperf validate --data FILE.json|builtin|builtin-memory|builtin-moe|builtin-layouts
+                       [--mode reference|extended] [--format table|json|csv] [--fit]
 
 Reads a file in the schema of measured-training-runs.json or measured-memory-runs.json (`builtin`:
-the 108 training runs fmperf ships; `builtin-memory`: the 109 peak-memory runs). Each row's words
+the 108 training runs fmperf ships; `builtin-memory`: the 109 peak-memory runs), or a file of
+measured layout sweeps in the schema of measured-layout-sweeps.json (an object with `groups`: runs
+of one job that differ only in layout; `builtin-layouts`: the 15 groups, 63 runs fmperf ships),
+each run read as a row with its group's model, part, batch and measured figure. Each row's words
 are read by meaning: which figure was measured (step time, tokens/s per device or in all,
 samples/s, TFLOP/s, MFU, HFU; model or hardware FLOPs; the stated peak), recomputation (Megatron,
 PyTorch, DeepSpeed, MaxText names), ZeRO/FSDP/HSDP, precision, the accelerator named in words; how
@@ -29,6 +32,12 @@ and the reason names it.
 Fields may carry other tools' names (Hugging Face `num_hidden_layers`, Megatron-LM
 `tensor_model_parallel_size`, `micro_batch_size`, `num_gpus`, `step_time_ms`, …), rows may be flat,
 and `source` may be a title or an address.
+
+Ranking: rows of one job that differ in layout (a sweep's group, or one source's rows sharing
+model, part, precision, device count and global batch) are ranked by predicted throughput and
+compared with the measured order: Kendall's tau-b, and the top-1 regret = measured throughput of
+the measured-best layout / that of the layout fmperf ranks first (among those it says fit) − 1;
+runs that ran but that fmperf calls \"does not fit\" are listed. Per group, per source and overall.
 
 Every row is evaluated at its exact configuration and compared in its own figure:
 error = predicted / measured - 1 (a fraction: 0.05 = 5 % above the measured figure: faster for a
@@ -56,12 +65,20 @@ documents, one per line; --fit refits the dense part only).
 
   --mode     reference (the published model) or extended (default)
   --format   table (default), csv, or json: {\"rows\": [{\"id\", \"metric\", \"metric_structured\",
-             \"predicted\", \"measured\", \"error\", \"error_loso\", \"skipped\", \"reason\",
-             \"assumptions\", \"memory\": {\"kind\", \"predicted_gb\", \"measured_gb\", \"capacity_gb\",
+             \"predicted\", \"measured\", \"error\", \"error_loso\", \"error_one_shot\", \"skipped\",
+             \"reason\", \"assumptions\", \"memory\": {\"kind\", \"predicted_gb\", \"measured_gb\", \"capacity_gb\",
              \"fits\", \"error\", \"error_loso\", \"oom\"}, ...}], \"summary\": {\"evaluated\",
              \"skipped\", \"mape\", \"median_abs_error\", ..., \"per_source\": [...], \"memory\":
              {\"mape\" (held out), \"in_sample\", \"band\", \"verdicts\", \"per_source\", ...}},
-             \"leave_one_source_out\": {\"leave_one_source_out\", \"in_sample\", \"per_source\"}}
+             \"leave_one_source_out\": {\"leave_one_source_out\", \"in_sample\", \"per_source\"},
+             \"ranking\": {\"groups\": [{\"group\", \"source\", \"ranked\", \"tau\", \"regret\",
+             \"measured_best\", \"predicted_best\", \"pick_measured_rank\", \"ran_called_no\",
+             \"pick_ran_out_of_memory\", \"runs\"}], \"per_source\": [...], \"overall\": {\"groups\",
+             \"tau_mean\", \"regret_median\", \"regret_mean\", \"regret_max\", \"top1_hits\",
+             \"ran_called_no\"}},
+             \"one_shot\": {\"mape\", …, \"uncalibrated\", \"per_source\": [{\"source\", \"one_shot\",
+             \"uncalibrated\", \"anchors\"}]}} (extended mode; error_one_shot: the row predicted after
+             calibrating the stack on one other run of its source and system, `fmperf calibrate`)
              (GB = 1e9 bytes)
   --fit      refit extended mode's efficiencies on the file and report the leave-one-source-out
              error per held-out source
@@ -89,7 +106,14 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         "builtin" => validate::MEASURED_RUNS_JSON.to_string(),
         "builtin-memory" => validate::MEASURED_MEMORY_RUNS_JSON.to_string(),
         "builtin-moe" => fmperf_core::validate::moe_runs::MOE_RUNS_JSON.to_string(),
+        "builtin-layouts" => validate::layout_sweeps::shipped_sweep_rows_json(),
         path => crate::files::read_text("--data", path, crate::files::MAX_DATA_BYTES)?,
+    };
+    // A file of layout sweeps (`groups`): its runs as rows, each with its group.
+    let text = if validate::layout_sweeps::is_layout_sweeps(&text) {
+        validate::layout_sweeps::sweep_rows_json(&text).map_err(|e| CmdError::Usage(format!("--data {data}: {e}")))?
+    } else {
+        text
     };
     // Mixture-of-Experts rows (more than one routed expert) have a validation of their own; a
     // file of both kinds is reported in two parts, dense first.
@@ -121,11 +145,21 @@ fn run_dense(
         }
         return Ok(());
     }
-    let report = validate::with_holdout(validate::validate(&file, mode), holdout_with_progress(&file, mode));
+    let report = validate::compare::validate_headline_from(&file, mode, holdout_with_progress(&file, mode));
+    let ranking = validate::ranking::ranking(&file, &report);
     match format {
-        Format::Json => writeln!(out, "{}", serde_json::to_string(&report).unwrap_or_default())?,
+        Format::Json => {
+            let mut doc = serde_json::to_value(&report).unwrap_or_default();
+            if let Some(o) = doc.as_object_mut() {
+                o.insert("ranking".into(), serde_json::to_value(&ranking).unwrap_or_default());
+            }
+            writeln!(out, "{doc}")?
+        }
         Format::Csv => write!(out, "{}", validate::csv(&[&report]))?,
-        _ => write!(out, "{}", report_table(&report))?,
+        _ => {
+            write!(out, "{}", report_table(&report))?;
+            write!(out, "{}", super::validate_ranking::ranking_table(&ranking))?
+        }
     }
     Ok(())
 }
@@ -200,6 +234,14 @@ fn headline(r: &Report) -> String {
     }
     if s.evaluated + s.skipped == 0 {
         out.clear();
+    }
+    if let Some(o) = &r.one_shot {
+        out.push_str(&format!(
+            "Time, one-shot (calibrated on one other run of the same source and system, from constants fitted              without the source): mean |error| {} % over {} rows, against {} % uncalibrated on the same rows\n",
+            abs_pct(o.overall.mape),
+            o.overall.evaluated,
+            abs_pct(o.uncalibrated.mape)
+        ));
     }
     if r.summary.no_time_figure > 0 {
         out.push_str(&format!("{} rows state no time figure (memory rows)\n", r.summary.no_time_figure));

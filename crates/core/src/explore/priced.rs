@@ -123,7 +123,7 @@ impl ExploreSpec {
             return Some(fixed);
         }
         let (cp, nv_cp) = if c.strategy == Strategy::ContextParallel2D { (c.tp2, c.nv_tp2) } else { (1, 1) };
-        let combos = ch.combinations(c.pp, e.workload.layers, c.dp * cp, c.nv_dp * nv_cp);
+        let combos = ch.combinations(e.options.stack, c.pp, e.workload.layers, c.dp * cp, c.nv_dp * nv_cp);
         let mut best: Option<(f64, f64, Execution)> = None;
         let mut leanest: Option<(f64, Execution)> = None;
         for x in combos {

@@ -199,7 +199,10 @@ impl ConfigReport {
             time_s: self.time_parts(),
             memory_gb: self.memory_parts(),
             execution: self.execution,
+            memory_band_gb: None,
+            fits: None,
         }
+        .with_capacity(self.memory.capacity_gb)
     }
 
     /// The six time components [s], in [`TimePart::ALL`] order.

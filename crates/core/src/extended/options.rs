@@ -434,6 +434,10 @@ pub struct ExtendedOptions {
     /// run attention at [`super::efficiency::FA2_ON_ASYNC_MMA_RATIO`] of the native rate on
     /// Hopper and later parts.
     pub attention_kernel: AttentionKernel,
+    /// The training stack ([`super::stack`]): which shardings a search chooses from, and so what
+    /// gradient memory a configuration holds (Megatron's distributed optimizer: an unsharded
+    /// FP32 main-gradient buffer; FSDP: sharded). Default Megatron.
+    pub stack: super::stack::Stack,
 }
 
 impl ExtendedOptions {
@@ -464,6 +468,7 @@ impl ExtendedOptions {
             compiled_loss: false,
             fusion: Fusion::Fused,
             attention_kernel: AttentionKernel::Native,
+            stack: super::stack::Stack::Megatron,
         }
     }
 
@@ -696,7 +701,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 34);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 35);
         let strict = ExtendedOptions {
             uneven_stages: false,
             stage_split: super::super::pipeline::StageSplitRule::EndsAsBlocks,

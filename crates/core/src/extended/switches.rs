@@ -71,6 +71,7 @@ pub struct SwitchInfo {
 const PRECISIONS: &[&str] = &["fp32", "tf32", "fp16", "bf16", "fp8"];
 const RECOMPUTE: &[&str] = &["none", "selective", "full", "op"];
 const SHARDING: &[&str] = &["zero0", "zero1", "zero2", "zero3"];
+const STACKS: &[&str] = &["megatron", "deepspeed", "fsdp"];
 const GRAD_REDUCE: &[&str] = &["auto", "fp32", "param"];
 const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao", "torchao_fp8_gather"];
 const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16"];
@@ -87,7 +88,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`]).
-pub const SWITCHES: [SwitchInfo; 34] = [
+pub const SWITCHES: [SwitchInfo; 35] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -134,6 +135,15 @@ pub const SWITCHES: [SwitchInfo; 34] = [
         what: "activation recomputation (none / selective / full / op: torchtitan's operator-level policy)",
         kind: SwitchKind::Choice(RECOMPUTE),
         source: "selective: Megatron-LM's setting with flash attention (Korthikanti et al. 2022)",
+    },
+    SwitchInfo {
+        key: "stack",
+        label: "Training stack",
+        what: "the stack whose sharding the search chooses from: megatron (DDP, distributed optimizer with an \
+               unsharded FP32 gradient buffer, Megatron-FSDP), deepspeed (ZeRO 0-3), fsdp (PyTorch FSDP: no shard, \
+               SHARD_GRAD_OP, FULL_SHARD)",
+        kind: SwitchKind::Choice(STACKS),
+        source: "megatron: Megatron-Core's distributed optimizer keeps its main-gradient buffer whole (no ZeRO-2)",
     },
     SwitchInfo {
         key: "sharding",
@@ -460,6 +470,7 @@ impl ExtendedOptions {
             "zero3_per_nic" => on_off(self.hardware.zero3_per_nic),
             "memory_bound_ops" => on_off(self.hardware.memory_bound_ops),
             "recompute" => self.recompute.as_str().to_string(),
+            "stack" => self.stack.as_str().to_string(),
             "sharding" => self.sharding.as_str().to_string(),
             "shard_group" => self.shard_group.map_or("all".to_string(), |g| g.to_string()),
             "interleave" => self.interleave.to_string(),
@@ -523,6 +534,7 @@ impl ExtendedOptions {
             "zero3_per_nic" => self.hardware.zero3_per_nic = toggle()?,
             "memory_bound_ops" => self.hardware.memory_bound_ops = toggle()?,
             "recompute" => self.recompute = value.parse::<Recompute>().map_err(named)?,
+            "stack" => self.stack = value.parse::<super::stack::Stack>().map_err(named)?,
             "sharding" => self.sharding = value.parse::<Sharding>().map_err(named)?,
             "shard_group" => {
                 self.shard_group = if value.trim().eq_ignore_ascii_case("all") {

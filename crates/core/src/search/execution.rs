@@ -17,6 +17,7 @@
 
 use crate::Error;
 use crate::extended::ExtendedOptions;
+use crate::extended::Stack;
 use crate::extended::options::{Recompute, Sharding};
 
 /// Largest interleave degree the search tries (Megatron's virtual stages; more only adds stage
@@ -285,12 +286,13 @@ impl ExecutionChoices {
     }
 
     /// The combinations to price for a layout with `pp` stages of a model of `depth` blocks, a
-    /// replica group of `replicas` devices of which `replicas_fast` share a fast domain, in a
-    /// fixed order (recompute none → full, ZeRO 0 → 3, full shard before the domain group,
-    /// interleave ascending). `base` supplies nothing searched here.
-    pub fn combinations(&self, pp: u64, depth: u64, replicas: u64, replicas_fast: u64) -> Vec<Execution> {
+    /// replica group of `replicas` devices of which `replicas_fast` share a fast domain, on the
+    /// training stack `stack` (a searched sharding is one the stack offers,
+    /// [`Stack::shardings`]), in a fixed order (recompute none → full, ZeRO 0 → 3, full shard
+    /// before the domain group, interleave ascending). `base` supplies nothing searched here.
+    pub fn combinations(&self, stack: Stack, pp: u64, depth: u64, replicas: u64, replicas_fast: u64) -> Vec<Execution> {
         let recomputes: Vec<Recompute> = self.recompute.map_or(Recompute::ALL.to_vec(), |r| vec![r]);
-        let shardings: Vec<Sharding> = self.sharding.map_or(Sharding::ALL.to_vec(), |s| vec![s]);
+        let shardings: Vec<Sharding> = self.sharding.map_or(stack.shardings().to_vec(), |s| vec![s]);
         let interleaves: Vec<u64> = match self.interleave {
             Some(v) => vec![v],
             None if pp > 1 => {
@@ -345,15 +347,22 @@ mod tests {
 
     #[test]
     fn combinations_cover_the_choices_in_order() {
-        let all = ExecutionChoices::SEARCH_ALL.combinations(4, 80, 64, 8);
+        let all = ExecutionChoices::SEARCH_ALL.combinations(Stack::DeepSpeed, 4, 80, 64, 8);
         // 3 recompute × (zero0, zero1, zero2, zero3 full, zero3 in-domain) × interleave {1, 2, 4, 5}.
         assert_eq!(all.len(), 3 * 5 * 4);
         assert_eq!(
             all[0],
             Execution { recompute: Recompute::None, sharding: Sharding::Ddp, shard_group: None, interleave: 1 }
         );
-        let fixed = ExecutionChoices::fixed(&ExtendedOptions::realistic()).combinations(4, 80, 64, 8);
+        let fixed = ExecutionChoices::fixed(&ExtendedOptions::realistic()).combinations(Stack::Megatron, 4, 80, 64, 8);
         assert_eq!(fixed, vec![Execution::of(&ExtendedOptions::realistic())]);
-        assert_eq!(ExecutionChoices::SEARCH_ALL.combinations(1, 80, 1, 1).len(), 3 * 4);
+        assert_eq!(ExecutionChoices::SEARCH_ALL.combinations(Stack::DeepSpeed, 1, 80, 1, 1).len(), 3 * 4);
+        // Megatron offers no ZeRO-2 (its distributed optimizer keeps the gradient buffer whole).
+        let megatron = ExecutionChoices::SEARCH_ALL.combinations(Stack::Megatron, 4, 80, 64, 8);
+        assert_eq!(megatron.len(), 3 * 4 * 4);
+        assert!(megatron.iter().all(|e| e.sharding != Sharding::Zero2));
+        // A sharding the user fixed is priced whatever the stack.
+        let z2 = ExecutionChoices { sharding: Some(Sharding::Zero2), ..ExecutionChoices::SEARCH_ALL };
+        assert!(z2.combinations(Stack::Megatron, 1, 80, 1, 1).iter().all(|e| e.sharding == Sharding::Zero2));
     }
 }

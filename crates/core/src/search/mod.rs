@@ -163,10 +163,10 @@ impl Chooser {
 
     /// [`ExecutionChoices::combinations`] of this search's choices, built once per argument set.
     fn combinations(&mut self, pp: u64, depth: u64, replicas: u64, replicas_fast: u64) -> Arc<[Execution]> {
-        let choices = &self.choices;
+        let (choices, stack) = (&self.choices, self.setup.options.stack);
         self.combinations
             .entry((pp, depth, replicas, replicas_fast))
-            .or_insert_with(|| choices.combinations(pp, depth, replicas, replicas_fast).into())
+            .or_insert_with(|| choices.combinations(stack, pp, depth, replicas, replicas_fast).into())
             .clone()
     }
 

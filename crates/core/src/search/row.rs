@@ -8,7 +8,9 @@
 //! `tp2` unless 1d; `nb` in 2d; always `cp`, `ep`, `etp`), `placement` (`nv_tp`, `nv_dp`, `nv_pp`
 //! in 1d; `nv_tp1`, `nv_tp2`, `nv_dp`, `nv_pp` otherwise), `time_s`, `memory_gb` (keys of
 //! [`TimePart::key`] and [`MemoryPart::key`]), plus `strategy`, `code` and, when the search chose
-//! it, `execution`. New keys are added, never renamed. Flat outputs (CSV, tables) use
+//! it, `execution`; in extended mode with the capacity known, `memory_band_gb` (the half-width of
+//! the held-out memory band [GB]) and `fits` (`yes`, `tight` = may not fit, `no`). New keys are
+//! added, never renamed. Flat outputs (CSV, tables) use
 //! [`ResultRow::COLUMNS`]: every dimension for every strategy.
 //!
 //! `ep` and `etp` (expert and expert-tensor parallel degrees) are 1 for dense models.
@@ -94,6 +96,13 @@ pub struct ResultRow {
     pub memory_gb: [(MemoryPart, f64); 4],
     /// The execution the search chose (extended mode).
     pub execution: Option<Execution>,
+    /// Half-width of the memory band around `mem_gb` [GB]: the held-out error of the memory model
+    /// on the shipped measured runs ([`crate::validate::memory::shipped_band`]); extended mode,
+    /// once the capacity is known ([`Self::with_capacity`]), else `None`.
+    pub memory_band_gb: Option<f64>,
+    /// The verdict on `mem_gb` against the capacity with that band: `yes` (fits at the top of the
+    /// band), `tight` (the capacity is inside the band: may not fit), `no`.
+    pub fits: Option<crate::validate::memory::Fits>,
 }
 
 /// How numbers are written in flat outputs.
@@ -144,7 +153,21 @@ impl ResultRow {
             time_s: TimePart::ALL.map(|p| (p, p.of(&r.totals))),
             memory_gb: MemoryPart::ALL.map(|p| (p, p.of(&r.totals))),
             execution: r.execution,
+            memory_band_gb: None,
+            fits: None,
         }
+    }
+
+    /// This row with its memory verdict on a device of `capacity_gb` [GB] (extended mode: a row
+    /// with an execution; a reference-mode row is returned as it is — its memory is the published
+    /// model's, which the band of extended mode's memory model does not describe).
+    pub fn with_capacity(mut self, capacity_gb: f64) -> ResultRow {
+        if self.execution.is_some() {
+            let band = crate::validate::memory::shipped_band();
+            self.memory_band_gb = Some(band * self.mem_gb);
+            self.fits = Some(crate::validate::memory::fits(self.mem_gb, capacity_gb, band));
+        }
+        self
     }
 
     /// `config` of the JSON contract: strategy-dependent keys first (as `fmperf search` always
@@ -194,6 +217,10 @@ impl ResultRow {
         m.insert("code".into(), json!(format_candidate(&self.candidate)));
         if let Some(e) = self.execution {
             m.insert("execution".into(), json!(e));
+        }
+        if let (Some(band), Some(fits)) = (self.memory_band_gb, self.fits) {
+            m.insert("memory_band_gb".into(), json!(band));
+            m.insert("fits".into(), json!(fits.as_str()));
         }
         Value::Object(m)
     }

@@ -42,6 +42,9 @@ pub struct RowResult {
     /// The same with constants fitted without the row's source (leave-one-source-out; filled by
     /// [`validate_headline`]; equal to `error` in reference mode, which fits nothing).
     pub error_loso: Option<f64>,
+    /// The same after calibrating the stack on one other run of the row's source and system
+    /// ([`super::one_shot`]; filled by [`validate_headline`] in extended mode).
+    pub error_one_shot: Option<f64>,
     /// Whether the row has a time figure that was not evaluated (rows without a time figure are
     /// neither evaluated nor skipped for time).
     pub skipped: bool,
@@ -139,6 +142,8 @@ pub struct Report {
     /// The headline: leave-one-source-out errors (with the in-sample ones beside them), when
     /// computed ([`validate_headline`]).
     pub leave_one_source_out: Option<super::holdout::Holdout>,
+    /// The one-shot calibration check ([`super::one_shot`]), when computed.
+    pub one_shot: Option<super::one_shot::OneShot>,
 }
 
 /// A row read and priced once, ready to be predicted at any `η`.
@@ -276,6 +281,7 @@ impl Prepared {
             measured: None,
             error: None,
             error_loso: None,
+            error_one_shot: None,
             skipped: has_time_figure || !has_memory,
             reason: None,
             has_time_figure,
@@ -330,7 +336,7 @@ impl Prepared {
                     // Extended mode compares its need with what the driver offers (GB); reference
                     // mode with the label, as it always has.
                     let capacity = match mode {
-                        Mode::Extended => setup.system.device_memory_gb(),
+                        Mode::Extended => setup.system.device_memory_gb().map(|c| c / setup.devices_per_chip as f64),
                         Mode::Reference => setup.system.memory_gb,
                     };
                     let band = memory::shipped_band();
@@ -528,7 +534,7 @@ pub fn validate_with(file: &MeasuredFile, mode: Mode, eta: Efficiency) -> Report
     let pool = memory_pool(file, &prepared, &rows, mode, eta);
     memory::hold_out_fragmentation(&mut rows, &pool);
     let summary = summarise(&rows);
-    Report { mode, efficiency: eta, rows, summary, leave_one_source_out: None }
+    Report { mode, efficiency: eta, rows, summary, leave_one_source_out: None, one_shot: None }
 }
 
 /// The shipped memory runs behind a file's memory rows: the fragmentation constant of a held-out
@@ -564,7 +570,15 @@ fn memory_pool(
 /// Validates every row of `file` in `mode` and adds the headline: every row's error with
 /// constants fitted without its source ([`super::holdout`]).
 pub fn validate_headline(file: &MeasuredFile, mode: Mode) -> Report {
-    with_holdout(validate(file, mode), super::holdout::holdout(file, mode))
+    validate_headline_from(file, mode, super::holdout::holdout(file, mode))
+}
+
+/// [`validate_headline`] with the leave-one-source-out work `h` already done (the CLI runs it in
+/// steps, with progress): the report, its held-out errors and the one-shot calibration check.
+pub fn validate_headline_from(file: &MeasuredFile, mode: Mode, h: super::holdout::Holdout) -> Report {
+    let mut report = with_holdout(validate(file, mode), h);
+    super::one_shot::fill(&mut report, file);
+    report
 }
 
 /// A report with leave-one-source-out errors filled in from `h`.

@@ -96,7 +96,11 @@ pub fn part_class(sys: &CatalogSystem) -> PartClass {
         Architecture::WaferScale | Architecture::Dataflow | Architecture::Ipu => return PartClass::Other,
         Architecture::Gpu => {}
     }
-    let family = family_key(sys);
+    // The reference's preset files (`ref-H200`, `ref-B200-next`) are of the part they name.
+    let family = match sys.id.strip_prefix("ref-") {
+        Some(name) => name.split('-').next().unwrap_or_default().to_ascii_lowercase(),
+        None => family_key(sys),
+    };
     let generation = GENERATIONS
         .iter()
         .find(|(k, _)| family == *k)
@@ -356,6 +360,11 @@ mod tests {
         assert_eq!(part_class(sys("nvidia_l40s_48gb")), PartClass::Gpu("NVIDIA Ada Lovelace".into()));
         assert_eq!(part_class(sys("aws_trainium2")), PartClass::Gpu("AWS Trainium".into()));
         assert_eq!(part_class(sys("cerebras_cs3")), PartClass::Other);
+        // The reference's preset files are of the part they name (issue 29: "No measured runs on
+        // parts", with an empty name, under a reference-mode permalink).
+        assert_eq!(part_class(sys("ref-H200")), PartClass::Gpu("NVIDIA Hopper".into()));
+        assert_eq!(part_class(sys("ref-A100")), PartClass::Gpu("NVIDIA Ampere".into()));
+        assert_eq!(part_class(sys("ref-B200-next")), PartClass::Gpu("NVIDIA Blackwell".into()));
         assert_eq!(ModelClass::of(&Workload::LLAMA3_8B, false).size, SizeClass::Small);
         assert_eq!(ModelClass::of_workload(&Workload::LLAMA3_8B), ModelClass::of(&Workload::LLAMA3_8B, false));
         // Mixtral 8x7B: 46.7 B parameters with all 8 experts (12.9 B active) → MoE, 15–100 B.

@@ -24,7 +24,21 @@ pub fn aliases(key: &str) -> Option<&'static [&'static str]> {
 pub fn find<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<(&'a str, &'a Value)> {
     let one = [key];
     let names: &[&str] = aliases(key).unwrap_or(&one);
-    names.iter().find_map(|n| obj.get_key_value(*n).filter(|(_, v)| !v.is_null())).map(|(k, v)| (k.as_str(), v))
+    names
+        .iter()
+        .find_map(|n| obj.get_key_value(*n).filter(|(_, v)| !v.is_null()))
+        .or_else(|| {
+            // The same names as command-line flags or in another case (`--expert-model-parallel-size`,
+            // `Tensor_Parallel_Size`).
+            obj.iter().find(|(k, v)| !v.is_null() && names.contains(&normalised(k).as_str()))
+        })
+        .map(|(k, v)| (k.as_str(), v))
+}
+
+/// A field name as the alias table writes names: lower case, `-` and spaces as `_`, without the
+/// leading dashes of a command-line flag.
+fn normalised(name: &str) -> String {
+    name.trim().trim_start_matches('-').to_lowercase().replace(['-', ' '], "_")
 }
 
 /// A whole number ≥ 0 as people write it: a JSON number (`64`, `64.0`) or a string holding one
@@ -110,7 +124,10 @@ const ALIASES: &[&[&str]] = &[
     &["moe_layer_step", "moe_layer_freq", "interleave_moe_layer_step", "decoder_sparse_step"],
     &["mtp_layers", "num_nextn_predict_layers", "mtp_num_layers"],
     &["router", "scoring_func", "moe_router_score_function", "router_type"],
-    &["dispatcher", "moe_token_dispatcher_type", "token_dispatcher", "moe_dispatcher"],
+    &["dispatcher", "moe_token_dispatcher_type", "token_dispatcher", "moe_dispatcher", "moe_flex_dispatcher_backend"],
+    // The expert all-to-all overlapped with computation (Megatron-Core's
+    // `overlap_moe_expert_parallel_comm`, "EP A2A overlap").
+    &["a2a_overlap", "overlap_moe_expert_parallel_comm", "moe_a2a_overlap", "ep_a2a_overlap", "ep_overlap"],
     // The parallel layout.
     &[
         "tp",
@@ -137,8 +154,20 @@ const ALIASES: &[&[&str]] = &[
         "expert_parallel_size",
         "expert_parallel_degree",
         "ep_size",
+        "expert_parallelism",
+        "moe_expert_parallel_size",
+        "ep_degree",
+        "ici_expert_parallelism",
     ],
-    &["etp", "expert_tensor_parallel", "expert_tensor_parallel_size", "expert_tensor_parallel_degree", "etp_size"],
+    &[
+        "etp",
+        "expert_tensor_parallel",
+        "expert_tensor_parallel_size",
+        "expert_tensor_parallel_degree",
+        "etp_size",
+        "moe_expert_tensor_parallel_size",
+        "expert_tensor_parallelism",
+    ],
     &["sequence_parallel", "sp", "sequence_parallelism"],
     &["interleave_vpp", "vpp", "virtual_pipeline_model_parallel_size", "virtual_pipeline_stages", "virtual_stages"],
     &["zero_stage", "zero", "zero_optimization_stage"],

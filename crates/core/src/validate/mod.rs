@@ -14,7 +14,9 @@
 
 pub mod compare;
 pub mod convention;
+pub mod device_count;
 pub mod error_bands;
+pub mod fabric_words;
 pub mod fit;
 pub mod fit_cache;
 pub mod hardware_words;
@@ -22,13 +24,18 @@ pub mod holdout;
 pub mod holdout_cache;
 pub mod kernel_words;
 pub mod keys;
+pub mod layout_band;
+pub mod layout_sweeps;
 pub mod memory;
 pub mod metric;
 pub mod moe_fit;
 pub mod moe_flops;
 pub mod moe_runs;
+pub mod moe_words;
+pub mod one_shot;
 pub mod parallel_words;
 pub mod plausible;
+pub mod ranking;
 pub mod recompute_words;
 pub mod row;
 pub mod schema;

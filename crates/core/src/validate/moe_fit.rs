@@ -146,6 +146,7 @@ pub fn same_moe_run(a: &MoeRunSetup, b: &MoeRunSetup) -> bool {
         && a.hardware_id == b.hardware_id
         && a.precision == b.precision
         && a.mapping == b.mapping
+        && a.devices_per_chip == b.devices_per_chip
         && a.layout == b.layout
         && a.options == b.options
 }

@@ -25,7 +25,7 @@
 //!   opening with "none" is none, `--recompute-num-layers 0` is none, Megatron's selective modules
 //!   selective, MaxText's `custom` policy — every tensor rematerialised unless listed — full);
 //!   blank → none; under selective, the Megatron-Core recompute modules the words name
-//!   (`mla_up_proj`, `moe_act`, `moe`; [`RecomputeModules`]); a stated level whose memory
+//!   (`mla_up_proj`, `moe_act`, `moe`; [`crate::extended::moe::RecomputeModules`]); a stated level whose memory
 //!   estimate exceeds [`MEMORY_CONTRADICTION_FACTOR`] × the device's memory cannot be what ran:
 //!   the least deeper level that fits, noted;
 //! * micro-batch: the stated one, per data-parallel replica, unless the stated accumulation makes
@@ -49,12 +49,13 @@
 use serde_json::{Map, Value};
 
 use super::keys;
+use super::moe_words::{a2a_overlap_of, fp8_dispatch_of, group_limit, recompute_modules_of};
 use super::recompute_words::read_recompute;
 
 use super::moe_flops::{FlopRules, model_flops_per_token};
 use crate::catalog::{self, MappingOptions, Precision};
 use crate::extended::memory::MemoryKind;
-use crate::extended::moe::{Dispatcher, Load, Mla, MoeOptions, MoeShape, RecomputeModules, Router};
+use crate::extended::moe::{Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
 use crate::extended::{
     ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload, evaluate,
 };
@@ -99,6 +100,12 @@ pub struct MoeRunSetup {
     pub measured: f64,
     /// Measured peak allocated memory [GB], when the row states it.
     pub measured_memory_gb: Option<f64>,
+    /// Devices of the degrees per catalog chip (2 for a TPU7x row counting JAX devices; else 1):
+    /// each device is evaluated as that share of a chip ([`super::device_count::share_of_chip`]).
+    pub devices_per_chip: u64,
+    /// Devices one measured per-device figure covers (the chip's `devices_per_chip` when the row
+    /// gives it per chip; else 1).
+    pub devices_per_figure: u64,
     /// Rules applied, in words.
     pub notes: Vec<String>,
 }
@@ -211,20 +218,6 @@ pub fn split_by_kind(text: &str) -> (Option<String>, Option<String>) {
         Value::Object(o).to_string()
     };
     (Some(file(dense)), Some(file(moe)))
-}
-
-/// The integer after `top-` and before `group` in router words ("top-4 groups") [domains].
-fn group_limit(router: &str) -> Option<u64> {
-    let i = router.find(" group")?;
-    let before = &router[..i];
-    let digits: String = before.rsplit("top-").next()?.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok().filter(|n| *n > 0)
-}
-
-/// Whether words switch an overlap on ("+ EP A2A overlap") rather than off ("no … overlap",
-/// "A2A_OVERLAP=0").
-fn overlap_on(w: &str) -> bool {
-    w.contains("overlap") && !w.contains("no ") && !w.contains("overlap=0") && !w.contains("no a2a")
 }
 
 /// NIC bandwidth assumed for a system whose catalog entry states none [GB/s]: one 400 Gb/s NIC per
@@ -401,23 +394,52 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
 
     let p = &top.child("parallel");
     let (tp, pp, cp) = (int(p, "tp").unwrap_or(1), int(p, "pp").unwrap_or(1), int(p, "cp").unwrap_or(1));
-    let dp = int(p, "dp").ok_or("parallel.dp not stated")?;
+    let num_devices = int(&top, "num_devices").filter(|d| *d > 0);
+    let model_parallel = tp.checked_mul(pp).and_then(|x| x.checked_mul(cp)).ok_or("degrees too large")?;
+    // The data-parallel degree, else the devices the other degrees leave.
+    let dp = match (int(p, "dp").filter(|d| *d > 0), num_devices) {
+        (Some(d), _) => d,
+        (None, Some(n)) if n.is_multiple_of(model_parallel) => {
+            notes.push(format!("dp not stated: num_devices / (tp·pp·cp) = {}", n / model_parallel));
+            n / model_parallel
+        }
+        (None, Some(n)) => {
+            return Err(format!("parallel.dp not stated and num_devices {n} is not a multiple of tp·pp·cp"));
+        }
+        (None, None) => return Err("parallel.dp and num_devices not stated".into()),
+    };
     let (ep, etp) = (int(p, "ep").unwrap_or(1).max(1), int(p, "etp").unwrap_or(1).max(1));
     let b = &top.child("batch");
     let gbs = int(b, "global_batch_seqs").ok_or("batch.global_batch_seqs not stated")?;
     let mbs = micro_batch(gbs, dp, tp, int(b, "micro_batch"), int(b, "grad_accum"), &mut notes);
-    let n = [tp, pp, cp, dp].iter().try_fold(1u64, |a, x| a.checked_mul(*x)).ok_or("degrees too large")?;
-    if let Some(devices) = int(&top, "num_devices").filter(|d| *d != n) {
-        return Err(format!("num_devices {devices} differs from tp·pp·cp·dp = {n}"));
-    }
+    let n = model_parallel.checked_mul(dp).ok_or("degrees too large")?;
     let mut mapping = mapping_for(sys, &mut notes);
-    let domain = resolve::hardware(sys, precision, true, &mapping).map_err(|e| e.to_string())?.0.domain_size();
-    let used = job_domain(domain, n);
+    let (chip, _) = resolve::hardware(sys, precision, true, &mapping).map_err(|e| e.to_string())?;
+    // Devices as the degrees count them (two JAX devices per TPU7x chip), when the stated count
+    // is of chips ([`super::device_count`]).
+    let m = &top.child("measured");
+    let unit_words = [words(&top, "device_unit"), words(m, "flop_convention")].join("; ");
+    let devices_per_chip = match num_devices.filter(|d| *d != n) {
+        None => 1,
+        Some(devices) => match super::device_count::devices_per_chip(devices, n, chip.torus, &unit_words) {
+            Some(k) => {
+                notes.push(format!(
+                    "num_devices {devices} counts chips, the degrees {n} devices: {k} devices per chip, each 1/{k} of a chip"
+                ));
+                k
+            }
+            None => return Err(format!("num_devices {devices} differs from tp·pp·cp·dp = {n}")),
+        },
+    };
+    let chips = n / devices_per_chip;
+    let domain = chip.domain_size();
+    let used = job_domain(domain, chips);
     if used != domain {
-        notes.push(format!("{n} devices on domains of {domain}: {used} per domain"));
+        notes.push(format!("{chips} devices on domains of {domain}: {used} per domain"));
         mapping.domain_size = Some(used);
     }
     let (hw, _) = resolve::hardware(sys, precision, true, &mapping).map_err(|e| e.to_string())?;
+    let hw = super::device_count::share_of_chip(&hw, devices_per_chip);
     let layout = Layout::placed(tp, cp, pp, dp, mbs, gbs, hw.domain_size()).with_experts(ep, etp);
 
     // Recomputation by the dense rows' reader (MaxText `remat_policy=custom`: every named tensor
@@ -434,9 +456,15 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let sharding = if fsdp.contains("fsdp") { Sharding::Zero3 } else { Sharding::Zero1 };
     let disp = words(p, "dispatcher");
     let router = words(&model, "router");
-    let dispatcher = if disp.contains("deepep") || disp.contains("hybridep") || disp.contains("flex") {
+    let dw = super::words::Words::new(&disp);
+    // Hierarchical dispatch: DeepEP / HybridEP / Megatron's flex dispatcher, or words that
+    // describe DeepSeek's own node-limited, two-hop exchange (across nodes over the NICs, then
+    // inside the node over NVLink).
+    let dispatcher = if dw.any(&["deepep", "deep ep", "hybridep", "hybrid ep", "flex", "node limited", "hierarchical"])
+        || (dw.has("ib") && dw.has("nvlink"))
+    {
         Dispatcher::Hierarchical { max_domains: group_limit(&router) }
-    } else if disp.contains("allgather") || disp.contains("all-gather") {
+    } else if dw.any(&["allgather", "all gather"]) {
         Dispatcher::AllGather
     } else {
         Dispatcher::AllToAll
@@ -464,7 +492,13 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let moe = MoeOptions {
         load,
         dispatcher,
-        a2a_overlap: overlap_on(&disp),
+        a2a_overlap: a2a_overlap_of(
+            p.get("a2a_overlap"),
+            &disp,
+            &[words(p, "other"), words(p, "pp_schedule"), words(p, "schedule")].join("; "),
+            &mut notes,
+        ),
+        fp8_dispatch: fp8_dispatch_of(&dw, &mut notes),
         one_grouped_kernel,
         recompute_modules,
         ..MoeOptions::default()
@@ -507,22 +541,28 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         ..ExtendedOptions::realistic()
     };
 
-    let m = &top.child("measured");
     let fc = &top.child("flop_check");
     let rules = FlopRules::from_words(&words(m, "flop_convention"), &words(fc, "formula"), &words(&model, "ffn_type"));
-    let (metric, measured) = match (num(m, "tflops_per_device"), rules) {
-        (Some(t), Some(_)) => (MoeMetric::TflopsPerDevice, t),
+    let named = |k: &str| m.find(k).and_then(|(name, v)| Some((name.to_string(), keys::decimal(v)?)));
+    let (metric, measured, field) = match (named("tflops_per_device"), rules) {
+        (Some((name, t)), Some(_)) => (MoeMetric::TflopsPerDevice, t, name),
         _ => {
-            let tokens = num(m, "tokens_per_s_per_device")
-                .or_else(|| num(m, "tokens_per_s_per_device_derived"))
+            let (tokens, name) = named("tokens_per_s_per_device")
+                .or_else(|| named("tokens_per_s_per_device_derived"))
+                .map(|(name, t)| (t, name))
                 .or_else(|| {
                     let step = num(m, "step_time_s")?;
-                    Some(gbs as f64 * workload.seq_len as f64 / step / n as f64)
+                    Some((gbs as f64 * workload.seq_len as f64 / step / n as f64, "step_time_s".into()))
                 })
                 .ok_or("no measured throughput")?;
-            (MoeMetric::TokensPerDevice, tokens)
+            (MoeMetric::TokensPerDevice, tokens, name)
         }
     };
+    let per_chip = devices_per_chip > 1 && super::device_count::per_chip_figure(&field, &unit_words);
+    let devices_per_figure = if per_chip { devices_per_chip } else { 1 };
+    if per_chip {
+        notes.push(format!("the measured figure is per chip: {devices_per_chip} devices' worth"));
+    }
     let measured_memory_gb = num(m, "memory_peak_allocated_gib").map(|g| g * GIB_GB);
     let options = recompute_that_ran(&workload, &hw, &layout, options, &mut notes);
     Ok(MoeRunSetup {
@@ -536,25 +576,10 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         metric,
         measured,
         measured_memory_gb,
+        devices_per_chip,
+        devices_per_figure,
         notes,
     })
-}
-
-/// Megatron-Core's selective-recompute modules the recompute words name (`mla_up_proj`,
-/// `moe_act`, `moe` as a word of its own — `--recompute-modules` / `recompute_modules`), in effect
-/// when the level read is selective; noted.
-fn recompute_modules_of(rec: &str, level: Recompute, notes: &mut Vec<String>) -> RecomputeModules {
-    if level != Recompute::Selective {
-        return RecomputeModules::default();
-    }
-    let w = super::words::Words::new(rec);
-    let t = &w.tokens;
-    let moe_alone = t.iter().enumerate().any(|(i, x)| x == "moe" && t.get(i + 1).is_none_or(|n| n != "act"));
-    let m = RecomputeModules { mla_up_proj: w.has("mla up proj"), moe_act: w.has("moe act"), moe: moe_alone };
-    if m != RecomputeModules::default() {
-        notes.push(format!("selective recompute modules: {}", m.names()));
-    }
-    m
 }
 
 /// How many times its device's memory a configuration's estimate may reach and still be read as
@@ -607,8 +632,9 @@ fn recompute_that_ran(
 pub fn predict_moe_row(s: &MoeRunSetup, options: &ExtendedOptions) -> Result<(f64, f64, (u64, u64, u64)), String> {
     let sys = crate::resolve::builtin_system(&s.hardware_id).map_err(|e| e.to_string())?;
     let (hw, _) = resolve::hardware(sys, s.precision, true, &s.mapping).map_err(|e| e.to_string())?;
+    let hw = super::device_count::share_of_chip(&hw, s.devices_per_chip);
     let e = evaluate(&s.workload, &hw, &s.layout, options).map_err(|e| e.to_string())?;
-    let tokens = e.tokens_per_s / s.layout.devices() as f64;
+    let tokens = e.tokens_per_s / s.layout.devices() as f64 * s.devices_per_figure as f64;
     let value = match (s.metric, s.rules) {
         (MoeMetric::TflopsPerDevice, Some(r)) => tokens * model_flops_per_token(&s.workload, &r) * 1e-12,
         _ => tokens,

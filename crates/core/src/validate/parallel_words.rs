@@ -61,13 +61,39 @@ pub struct ShardingInput<'a> {
 /// `zero`/`stage` (a ZeRO stage, not a degree).
 fn degree_after(w: &Words, at: usize, window: usize) -> Option<u64> {
     let end = (at + window).min(w.tokens.len());
-    (at..end).find_map(|i| {
+    // "all" (also a −1 degree, [`minus_one_as_all`]) ends the search: the degree is every rank;
+    // so does "replicate" (what follows counts replicas).
+    let stop = (at..end).find(|&i| matches!(w.tokens[i].as_str(), "all" | "replicate" | "replicated")).unwrap_or(end);
+    (at..stop).find_map(|i| {
         let n = w.tokens[i].parse::<u64>().ok()?;
         let prev = i.checked_sub(1).map(|j| w.tokens[j].as_str());
         let next = w.tokens.get(i + 1).map(String::as_str);
         let replica_count = matches!(next, Some("replicas" | "replica" | "copies" | "nodes" | "groups"));
         (!matches!(prev, Some("zero" | "stage" | "level")) && !replica_count && n > 0).then_some(n)
     })
+}
+
+/// The text with a degree of −1 written as `all`: torchtitan's `data_parallel_shard_degree=-1`
+/// and MaxText's `ici_fsdp_parallelism=-1` mean "every remaining rank", never a group of one. A
+/// `-1` glued to a word (`ZeRO-1`, `stage-1`) is a name, not a degree, and is kept.
+fn minus_one_as_all(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let negative_one = chars[i] == '-'
+            && chars.get(i + 1) == Some(&'1')
+            && !chars.get(i + 2).is_some_and(|c| c.is_ascii_alphanumeric() || *c == '.')
+            && !i.checked_sub(1).is_some_and(|j| chars[j].is_alphanumeric());
+        if negative_one {
+            out.push_str(" all ");
+            i += 2;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// The shard degree the FSDP words give, if any.
@@ -94,7 +120,7 @@ fn fsdp_degree(w: &Words, dp: u64) -> Option<u64> {
 pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
     let mut notes = Vec::new();
     let replicas = input.dp.saturating_mul(input.cp).max(1);
-    let fsdp_words = input.fsdp.map(Words::new).filter(|w| !w.is_empty());
+    let fsdp_words = input.fsdp.map(|t| Words::new(&minus_one_as_all(t))).filter(|w| !w.is_empty());
     if fsdp_words.as_ref().is_some_and(|w| w.any(&["no shard", "noshard"])) {
         return ShardingReading { sharding: Sharding::Ddp, shard_group: None, notes };
     }
@@ -378,6 +404,11 @@ mod tests {
     #[test]
     fn fsdp_words() {
         assert_eq!(sharding("FSDP 8", 32, 1), (Sharding::Zero3, Some(8)));
+        // −1: every rank (torchtitan, MaxText), never a group of one.
+        assert_eq!(sharding("FSDP over all ranks (data_parallel_shard_degree=-1)", 64, 1), (Sharding::Zero3, None));
+        assert_eq!(sharding("fully_shard, dp_shard: -1", 16, 1), (Sharding::Zero3, None));
+        assert_eq!(sharding("HSDP, shard degree -1, replicate 2", 16, 1), (Sharding::Zero3, Some(8)));
+        assert_eq!(sharding("FSDP (ZeRO-1 style optimizer off), shard 4", 16, 1), (Sharding::Zero3, Some(4)));
         assert_eq!(
             sharding("ICI FSDP = 256 within slice; DCN data parallel = 8", 2048, 1),
             (Sharding::Zero3, Some(256))

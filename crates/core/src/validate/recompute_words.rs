@@ -84,6 +84,44 @@ fn maxtext_policy(w: &Words) -> Option<(f64, &'static str)> {
     POLICIES.iter().find(|(p, _)| w.has(p)).map(|(p, f)| (*f, *p))
 }
 
+/// Parts of a block that recomputation policies name one by one (norms, projections, activation
+/// functions, the attention core, routers, permutations, MoE pieces), as whole tokens.
+const BLOCK_MODULES: [&str; 27] = [
+    "norm",
+    "norms",
+    "rmsnorm",
+    "layernorm",
+    "layer norm",
+    "rms norm",
+    "ln",
+    "up proj",
+    "up projection",
+    "up projections",
+    "down proj",
+    "mla",
+    "core attn",
+    "core attention",
+    "attention core",
+    "act",
+    "activation function",
+    "activation fn",
+    "swiglu",
+    "gelu",
+    "silu",
+    "router",
+    "permute",
+    "qkv",
+    "softmax",
+    "moe",
+    "shared experts",
+];
+
+/// The block modules a text names (`+`-joined as written), when it names at least one.
+fn named_modules(w: &Words) -> Option<String> {
+    let named: Vec<&str> = BLOCK_MODULES.iter().copied().filter(|m| w.has(m)).collect();
+    (!named.is_empty()).then(|| named.join(" + "))
+}
+
 /// Reads a recomputation policy. `layers`: the row's layer count (for "k layers" without "of n").
 pub fn read_recompute(text: Option<&str>, layers: Option<u64>) -> RecomputeReading {
     let Some(t) = text.filter(|t| !t.trim().is_empty()) else {
@@ -211,6 +249,21 @@ pub fn read_recompute(text: Option<&str>, layers: Option<u64>) -> RecomputeReadi
             ),
         );
     }
+    // A list of a block's modules recomputed ("rmsnorm + MLA up-projection recomputed in
+    // backward", "recompute layernorm and core attention", `recompute_modules: [moe_act]`) is
+    // Megatron-Core's selective recomputation of those modules, whatever the list is called; an
+    // MLP among them makes it partial, as above.
+    if let Some(named) = named_modules(&w).filter(|_| !w.any(&["full", "uniform"])) {
+        // (a list under the word "selective" is Megatron-Core's `--recompute-modules` with the
+        // selective granularity: its `mlp` is the dense layers' MLP, a refinement, not a level)
+        if w.has("mlp") && !w.has("selective") {
+            return RecomputeReading::partial(10.5 / 13.0, "the MLP and the listed modules");
+        }
+        return RecomputeReading::noted(
+            Recompute::Selective,
+            format!("`{t}`: a list of modules ({named}) recomputed in the backward, read as selective"),
+        );
+    }
     if w.any(&["selective", "core attn", "core attention", "attention core", "attention only"])
         || w.has("recompute activations")
     {
@@ -270,5 +323,23 @@ mod tests {
         for t in ["full", "full activation checkpointing", "gradient checkpointing", "AC", "true", "remat"] {
             assert_eq!(level(t), Recompute::Full, "{t}");
         }
+    }
+
+    #[test]
+    fn module_lists_are_selective() {
+        for t in [
+            "rmsnorm + MLA up-projection recomputed in backward",
+            "recompute layernorm and core attention",
+            "recompute_modules: [moe_act, layernorm]",
+            "checkpointing of the norms and the SwiGLU activation only",
+            "remat of mla_up_proj",
+        ] {
+            assert_eq!(level(t), Recompute::Selective, "{t}");
+        }
+        // An MLP among the modules is most of the block's matmul work.
+        assert_eq!(level("recompute mlp and norms"), Recompute::Full);
+        assert_eq!(level("selective: mla_up_proj, mlp"), Recompute::Selective);
+        // A full policy that names its modules stays full.
+        assert_eq!(level("full recomputation of every layer (attention, mlp, norms)"), Recompute::Full);
     }
 }

@@ -8,7 +8,8 @@
 //! * hardware: `hardware_id` when it is a catalog id (or the CLI's system spec, `ID,key=value,…`,
 //!   which can supply a figure the catalog lacks), else the words of `hardware_id` and `hardware`
 //!   mapped by [`super::hardware_words`] (a named cloud instance or node also gives its scale-out
-//!   bandwidth per device and, for larger NVLink/NeuronLink builds, its domain);
+//!   bandwidth per device and, for larger NVLink/NeuronLink builds, its domain; else a scale-out
+//!   network the words state, [`super::fabric_words`]);
 //! * data-parallel size: `num_devices / (tp·pp·cp)` when only the device count is given; when both
 //!   are given and disagree, the parallel degrees are evaluated and the note says so;
 //! * global batch: `global_batch_tokens / seq_len` when only tokens are given; one micro-batch per
@@ -73,6 +74,10 @@ pub struct RunSetup {
     pub recompute: RecomputeReading,
     /// What the precision and optimizer words say about model states (for the memory model).
     pub states: StateFacts,
+    /// Devices of the degrees per catalog chip (2 for a TPU7x row whose degrees count JAX
+    /// devices while `num_devices` counts chips; else 1): each device is that share of a chip
+    /// ([`super::device_count`]).
+    pub devices_per_chip: u64,
     /// The rules applied for unstated fields and the readings of words, in words.
     pub assumptions: Vec<String>,
 }
@@ -91,7 +96,12 @@ fn gated(words: &str) -> bool {
 fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOptions, u64, Option<String>), String> {
     if let Some(id) = run.hardware_id.as_deref() {
         if let Ok(s) = crate::resolve::builtin_system(id) {
-            return Ok((s, MappingOptions::default(), s.scale_up.domain_size, None));
+            let words = run.hardware.as_deref().unwrap_or("");
+            let fabric =
+                super::fabric_words::scale_out_per_device_gbs(words, super::fabric_words::devices_per_node(words));
+            let note = fabric.map(|gbs| format!("scale-out network read from the words: {gbs} GB/s per device"));
+            let mapping = MappingOptions { scale_out_gbps: fabric, ..MappingOptions::default() };
+            return Ok((s, mapping, s.scale_up.domain_size, note));
         }
         if id.contains(',')
             && let Ok((s, opts)) = crate::resolve::system_spec(crate::resolve::UserEntries::builtin(), id)
@@ -104,9 +114,23 @@ fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOpti
     if text.is_empty() {
         return Err("hardware not stated: hardware_id and hardware are null".to_string());
     }
-    let r = read_hardware_words(&text.join("; "))?;
-    let mapping = MappingOptions { scale_out_gbps: r.scale_out_gbps, ..MappingOptions::default() };
-    Ok((r.system, mapping, r.domain.unwrap_or(r.system.scale_up.domain_size), r.note))
+    let words = text.join("; ");
+    let r = read_hardware_words(&words)?;
+    // A scale-out network the words state (`400 Gb/s RDMA per GPU`, `4 x 100 Gb RoCE per node`
+    // with the devices per node stated) when no named instance gave one.
+    let fabric = super::fabric_words::scale_out_per_device_gbs(&words, super::fabric_words::devices_per_node(&words));
+    let note = match (r.scale_out_gbps, fabric) {
+        (None, Some(gbs)) => Some(
+            [r.note.clone(), Some(format!("scale-out network read from the words: {gbs} GB/s per device"))]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        _ => r.note.clone(),
+    };
+    let mapping = MappingOptions { scale_out_gbps: r.scale_out_gbps.or(fabric), ..MappingOptions::default() };
+    Ok((r.system, mapping, r.domain.unwrap_or(r.system.scale_up.domain_size), note))
 }
 
 /// Interprets a run (see the module documentation for the rules); `Err` is the skip reason.
@@ -154,9 +178,26 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         (None, _) => return Err("data-parallel size absent: parallel.dp and num_devices are null".to_string()),
     };
     let devices = product(&[model_parallel, dp]).ok_or_else(too_large)?;
-    if let Some(n) = run.num_devices.filter(|n| *n != devices) {
-        notes.push(format!("num_devices {n} differs from tp·pp·cp·dp = {devices}: the parallel degrees are evaluated"));
-    }
+    // Devices as the degrees count them: two JAX devices per TPU7x chip ([`super::device_count`]).
+    let torus = system.architecture == crate::catalog::Architecture::Torus;
+    let unit_words = run.hardware.as_deref().unwrap_or("");
+    let devices_per_chip = match run.num_devices.filter(|n| *n != devices) {
+        None => 1,
+        Some(n) => match super::device_count::devices_per_chip(n, devices, torus, unit_words) {
+            Some(k) => {
+                notes.push(format!(
+                    "num_devices {n} counts chips, the degrees {devices} devices: {k} devices per chip, each 1/{k} of a chip"
+                ));
+                k
+            }
+            None => {
+                notes.push(format!(
+                    "num_devices {n} differs from tp·pp·cp·dp = {devices}: the parallel degrees are evaluated"
+                ));
+                1
+            }
+        },
+    };
 
     let (precision, p_note) = read_precision(run.precision.as_deref(), system);
     notes.extend(p_note);
@@ -368,13 +409,15 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
 
     let mut mapping = mapping;
     let domain = match mapping.domain_size {
-        Some(d) => d,
+        Some(d) => d * devices_per_chip,
         None => {
             let slice_words = Words::join(&[p.fsdp.as_deref(), Some(other.as_str())]);
-            let (d, note) = run_domain(part_domain, devices, read_slices(&slice_words.text));
+            // (in devices of the degrees: a chip's domain holds `devices_per_chip` times as many)
+            let (d, note) = run_domain(part_domain * devices_per_chip, devices, read_slices(&slice_words.text));
             notes.extend(note);
-            mapping.domain_size = (d != system.scale_up.domain_size).then_some(d);
-            d
+            let chips = (d / devices_per_chip).max(1);
+            mapping.domain_size = (chips != system.scale_up.domain_size).then_some(chips);
+            chips * devices_per_chip
         }
     };
     let layout = Layout::placed(tp, cp, pp, dp, mbs, global, domain);
@@ -417,9 +460,10 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         mapping,
         metric,
         convention_shape,
-        mfu_peak_tflops: mfu_peak.unwrap_or(0.0),
+        mfu_peak_tflops: mfu_peak.unwrap_or(0.0) / devices_per_chip as f64,
         recompute,
         states,
+        devices_per_chip,
         assumptions: notes,
     };
     super::plausible::measured_within_peak(&setup)?;
@@ -483,7 +527,7 @@ impl RunSetup {
             self.options.hardware.measured_ceiling,
             &self.mapping,
         )
-        .map(|(hw, _)| hw)
+        .map(|(hw, _)| super::device_count::share_of_chip(&hw, self.devices_per_chip))
         .map_err(|e| format!("hardware: {e}"))
     }
 

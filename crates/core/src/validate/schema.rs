@@ -180,6 +180,9 @@ pub struct MeasuredRun {
     pub notes: Vec<String>,
     /// Tags (`"torchtitan"`, `"long_context"`, …): more words about the run.
     pub tags: Vec<String>,
+    /// The layout group the run belongs to (`layout_group`: runs of one job that differ only in
+    /// layout, ranked together by [`super::ranking`]); `None`: grouped by what the rows share.
+    pub layout_group: Option<String>,
 }
 
 /// A parsed file of measured runs.
@@ -567,6 +570,7 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
         },
         notes,
         tags,
+        layout_group: r.string("layout_group")?,
     })
 }
 

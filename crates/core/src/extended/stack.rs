@@ -1,0 +1,98 @@
+//! The training stack a configuration runs on, named (switch `stack`): which ways of sharding the
+//! model states it offers and so what the memory of each configuration holds. One input for every
+//! path — the search (the explorer and `fmperf search`), the import of a launch file
+//! (`fmperf estimate --from`, which sets the stack of the file's framework) and the sweeps — so
+//! that one layout on one stack gets one memory figure and one time.
+//!
+//! | stack | sharding offered | gradient memory of each |
+//! |---|---|---|
+//! | `megatron` (default: Megatron-LM / Megatron-Core / NeMo) | `zero0` (DDP), `zero1` (distributed optimizer), `zero3` (Megatron-FSDP) | DDP and the distributed optimizer keep one contiguous, **unsharded** main-gradient buffer (FP32 for BF16 training: 4 B/parameter of the device's model part; `grad_reduce_in_fp32=False` makes it 2 B); Megatron-FSDP shards it |
+//! | `deepspeed` | `zero0`–`zero3` | ZeRO-1 keeps whole gradients, ZeRO-2/3 shard them over the data-parallel group |
+//! | `fsdp` (PyTorch FSDP/FSDP2: torchtitan, torchtune, Lightning) | `zero0` (`NO_SHARD`/DDP), `zero2` (`SHARD_GRAD_OP`), `zero3` (`FULL_SHARD`, HSDP) | sharded gradients under `zero2`/`zero3` |
+//!
+//! Megatron has no ZeRO-2: its distributed optimizer reduce-scatters the gradients but keeps the
+//! whole buffer, so a search that let a Megatron run shard its gradients (ZeRO-2) would rank
+//! first a layout whose memory the run cannot have. A sharding fixed by the user (`--sharding`,
+//! `--ext sharding=…`, a file's own) is priced as asked whatever the stack: the stack says what
+//! the search chooses from.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::options::{Sharding, named_enum};
+use crate::Error;
+
+/// The training stack (module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Stack {
+    /// Megatron-LM / Megatron-Core / NeMo: DDP, the distributed optimizer (unsharded main-gradient
+    /// buffer) or Megatron-FSDP.
+    #[default]
+    Megatron,
+    /// DeepSpeed: ZeRO stages 0 to 3.
+    DeepSpeed,
+    /// PyTorch FSDP / FSDP2 (torchtitan, torchtune, Lightning): no sharding, `SHARD_GRAD_OP`,
+    /// `FULL_SHARD`.
+    Fsdp,
+}
+
+impl Stack {
+    /// Every stack.
+    pub const ALL: [Stack; 3] = [Stack::Megatron, Stack::DeepSpeed, Stack::Fsdp];
+
+    /// The CLI / URL name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stack::Megatron => "megatron",
+            Stack::DeepSpeed => "deepspeed",
+            Stack::Fsdp => "fsdp",
+        }
+    }
+
+    /// The shardings the stack offers, in ZeRO order (what the search chooses from).
+    pub fn shardings(self) -> &'static [Sharding] {
+        match self {
+            Stack::Megatron => &[Sharding::Ddp, Sharding::Zero1, Sharding::Zero3],
+            Stack::DeepSpeed => &Sharding::ALL,
+            Stack::Fsdp => &[Sharding::Ddp, Sharding::Zero2, Sharding::Zero3],
+        }
+    }
+
+    /// Whether the stack offers `sharding`.
+    pub fn offers(self, sharding: Sharding) -> bool {
+        self.shardings().contains(&sharding)
+    }
+}
+
+named_enum!(
+    Stack,
+    "stack",
+    &[
+        ("megatron-lm", Stack::Megatron),
+        ("megatron_lm", Stack::Megatron),
+        ("mcore", Stack::Megatron),
+        ("nemo", Stack::Megatron),
+        ("fsdp2", Stack::Fsdp),
+        ("torchtitan", Stack::Fsdp),
+        ("pytorch", Stack::Fsdp),
+    ]
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_stack_offers_its_own_shardings() {
+        assert!(!Stack::Megatron.offers(Sharding::Zero2), "Megatron keeps its gradient buffer whole");
+        assert!(Stack::Megatron.offers(Sharding::Zero1) && Stack::Megatron.offers(Sharding::Zero3));
+        assert!(!Stack::Fsdp.offers(Sharding::Zero1));
+        assert_eq!(Stack::DeepSpeed.shardings().len(), 4);
+        assert_eq!(Stack::default(), Stack::Megatron);
+        for s in Stack::ALL {
+            assert_eq!(s.as_str().parse::<Stack>().unwrap(), s);
+        }
+        assert_eq!("torchtitan".parse::<Stack>().unwrap(), Stack::Fsdp);
+        assert_eq!("colossal".parse::<Stack>().unwrap_err().field(), Some("stack"));
+    }
+}

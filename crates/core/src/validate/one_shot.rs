@@ -1,0 +1,185 @@
+//! One-shot calibration check: every row predicted after calibrating the stack constants
+//! ([`crate::calibrate`]) on **one other** measured run of the same source and system — the first
+//! such row in file order (the second for the first row) — as a user who measured one run of their
+//! stack would. Extended mode only (the calibration changes extended mode's hardware).
+//!
+//! The base the calibration starts from is the constants fitted **without the row's source** (the
+//! leave-one-source-out efficiencies of [`super::holdout`]), so a shipped source is judged as a
+//! source fmperf never saw, anchored by one of its own runs. The anchor's measured step time (its
+//! figure read back through its convention) is fitted with [`crate::calibrate::fit::fit`]; a row
+//! whose anchor cannot be calibrated (a figure the bounds cannot reach) gets no one-shot error,
+//! and the reason is listed per source.
+//!
+//! The report: each row's `error_one_shot` and, per source and overall, its statistics next to
+//! the same rows' uncalibrated (leave-one-source-out) errors.
+//!
+//! On the shipped runs (103 rows, `tests/one_shot.rs` prints it), mean |error| uncalibrated
+//! (leave-one-source-out) → one-shot: **all 9.8 % → 8.2 %**; Narayanan et al. 2021 13.3 → 6.4 %;
+//! Korthikanti et al. 2022 6.0 → 7.8 %; NeMo performance summary 7.1 → 8.3 %; NeMo long-sequence
+//! 4.2 → 6.8 %; MosaicML 8.7 → 6.6 %; torchtitan 12.5 → 12.3 %; MaxText 10.0 → 9.0 %. The
+//! sources whose runs scatter around an offset (Narayanan's +11 %) gain most; those the shipped
+//! fit already matches lose a little to the anchor's own deviation. With the anchor fitted
+//! exactly (a 2 % spread instead of [`crate::calibrate::fit::MEASUREMENT_SIGMA`]) the one-shot
+//! error was 9.9 %: one run's deviation is only partly its stack's.
+
+use super::compare::{Mode, Prepared, Report, Stats};
+use super::schema::MeasuredFile;
+use crate::calibrate::fit::{Prediction, fit_with_spread};
+use crate::calibrate::{Figure, Measured, RunFacts, StackConstants};
+use crate::extended::efficiency::Efficiency;
+use crate::validate::memory::PredictedMemory;
+use crate::validate::metric::MetricKind;
+
+/// One calibration anchor: a source's first timed run on a system.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Anchor {
+    /// The system's catalog id.
+    pub system: String,
+    /// The anchor row's id.
+    pub row: String,
+    /// The constants calibrated on it (`None`: it could not be calibrated).
+    pub constants: Option<StackConstants>,
+    /// Why not, when it could not.
+    pub reason: Option<String>,
+}
+
+/// One source's one-shot statistics.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct OneShotSource {
+    /// Source title.
+    pub source: String,
+    /// Its rows predicted after calibrating on one other run.
+    pub one_shot: Stats,
+    /// The same rows uncalibrated (constants fitted without the source).
+    pub uncalibrated: Stats,
+    /// The anchors (one per system, and the second run for the anchor itself).
+    pub anchors: Vec<Anchor>,
+}
+
+/// The one-shot summary of a file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct OneShot {
+    /// Every row with a one-shot error.
+    #[serde(flatten)]
+    pub overall: Stats,
+    /// The same rows uncalibrated.
+    pub uncalibrated: Stats,
+    /// Per source, in file order.
+    pub per_source: Vec<OneShotSource>,
+}
+
+/// The system id of a readable row.
+fn system_of(p: &Prepared) -> Option<&str> {
+    p.setup.as_ref().ok().map(|s| s.system.id.as_str())
+}
+
+/// Calibrates on `anchor` (base efficiencies `eta`): the constants, or why not.
+fn calibrate_on(anchor: &Prepared, eta: Efficiency, spread: f64) -> Result<StackConstants, String> {
+    let base = anchor.predict(Mode::Extended, eta);
+    let t_m = base.measured_step_s.ok_or_else(|| base.reason.clone().unwrap_or_else(|| "no time figure".into()))?;
+    let hw = anchor.hardware.clone()?;
+    let measured = Measured::new(Figure::Time(MetricKind::StepTimeS), t_m, format!("row {}", anchor.run.id), "step")
+        .map_err(|e| e.to_string())?;
+    // A step time needs no conversion: the facts are not read.
+    let facts = RunFacts { global_batch: 1, seq_len: 1, devices: 1, model_tflop_per_sample: 0.0, peak_tflops: 0.0 };
+    let mut p = anchor.clone();
+    let mut predict = |k: &StackConstants| {
+        p.hardware = Ok(k.apply(&hw));
+        let r = p.predict(Mode::Extended, eta);
+        let step_s = r.predicted_step_s.ok_or_else(|| {
+            crate::Error::invalid("row", &anchor.run.id, r.reason.unwrap_or_else(|| "cannot be evaluated".into()))
+        })?;
+        Ok(Prediction { step_s, memory: PredictedMemory { allocated_gb: 0.0, reserved_gb: 0.0, device_gb: 0.0 } })
+    };
+    fit_with_spread(&[measured], &facts, spread, &mut predict).map(|f| f.constants).map_err(|e| e.to_string())
+}
+
+/// Fills `report.rows[].error_one_shot` and `report.one_shot` for `file` (extended mode; the
+/// base constants per source from the report's leave-one-source-out fit, else its efficiencies).
+pub fn fill(report: &mut Report, file: &MeasuredFile) {
+    fill_with_spread(report, file, crate::calibrate::fit::MEASUREMENT_SIGMA)
+}
+
+/// [`fill`] with `spread` as the anchor's spread in the fit ([`fit_with_spread`]).
+pub fn fill_with_spread(report: &mut Report, file: &MeasuredFile, spread: f64) {
+    if report.mode != Mode::Extended {
+        return;
+    }
+    let base_of = |source: &str| -> Efficiency {
+        report
+            .leave_one_source_out
+            .as_ref()
+            .and_then(|h| h.per_source.iter().find(|s| s.source == source))
+            .and_then(|s| s.efficiency)
+            .unwrap_or(report.efficiency)
+    };
+    let prepared: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
+    let timed: Vec<bool> =
+        prepared.iter().map(|p| p.has_time_figure && p.setup.is_ok() && p.hardware.is_ok()).collect();
+    // Calibrations by anchor row index (an anchor serves every row of its source and system).
+    let mut calibrated: Vec<(usize, Result<StackConstants, String>)> = Vec::new();
+    let mut per_source: Vec<OneShotSource> = Vec::new();
+    let mut all = (Vec::new(), Vec::new());
+    let mut errors: Vec<Option<f64>> = vec![None; prepared.len()];
+    for (i, p) in prepared.iter().enumerate() {
+        if !timed[i] {
+            continue;
+        }
+        let (source, system) = (&p.run.source, system_of(p));
+        let Some(a) = (0..prepared.len())
+            .find(|&j| j != i && timed[j] && &prepared[j].run.source == source && system_of(&prepared[j]) == system)
+        else {
+            continue;
+        };
+        let eta = base_of(source);
+        if !calibrated.iter().any(|(j, _)| *j == a) {
+            calibrated.push((a, calibrate_on(&prepared[a], eta, spread)));
+        }
+        let Some((_, result)) = calibrated.iter().find(|(j, _)| *j == a) else { continue };
+        let entry = match per_source.iter().position(|s| &s.source == source) {
+            Some(k) => k,
+            None => {
+                per_source.push(OneShotSource {
+                    source: source.clone(),
+                    one_shot: Stats::default(),
+                    uncalibrated: Stats::default(),
+                    anchors: Vec::new(),
+                });
+                per_source.len() - 1
+            }
+        };
+        let anchors = &mut per_source[entry].anchors;
+        if !anchors.iter().any(|x| x.row == prepared[a].run.id) {
+            anchors.push(Anchor {
+                system: system.unwrap_or_default().to_string(),
+                row: prepared[a].run.id.clone(),
+                constants: result.as_ref().ok().copied(),
+                reason: result.as_ref().err().cloned(),
+            });
+        }
+        let Ok(k) = result else { continue };
+        let Some(before) = p.predict(Mode::Extended, eta).error else { continue };
+        let mut c = p.clone();
+        c.hardware = p.hardware.as_ref().map(|hw| k.apply(hw)).map_err(Clone::clone);
+        let Some(after) = c.predict(Mode::Extended, eta).error else { continue };
+        errors[i] = Some(after);
+        all.0.push(after);
+        all.1.push(before);
+    }
+    for s in per_source.iter_mut() {
+        let rows = prepared.iter().enumerate().filter(|(_, p)| p.run.source == s.source);
+        let (mut after, mut before) = (Vec::new(), Vec::new());
+        for (i, p) in rows {
+            if let Some(e) = errors[i] {
+                after.push(e);
+                before.extend(p.predict(Mode::Extended, base_of(&s.source)).error);
+            }
+        }
+        s.one_shot = Stats::of(&after, 0);
+        s.uncalibrated = Stats::of(&before, 0);
+    }
+    for (row, e) in report.rows.iter_mut().zip(&errors) {
+        row.error_one_shot = *e;
+    }
+    report.one_shot = Some(OneShot { overall: Stats::of(&all.0, 0), uncalibrated: Stats::of(&all.1, 0), per_source });
+}

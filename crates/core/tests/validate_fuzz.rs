@@ -1,0 +1,168 @@
+//! Property test of the measured-run readers (issue 30): no file of measured runs, however
+//! mangled, makes `validate` panic. Each case takes a few shipped rows (dense, MoE or memory),
+//! replaces values at random paths by what people and tools write by mistake (numbers as strings,
+//! negatives, zero, huge and fractional counts, `null`, words, nested objects, empty arrays) or
+//! drops keys, and validates the file in extended mode (the leave-one-source-out refits are left
+//! out: they price the same rows again).
+//!
+//! `FMPERF_FUZZ_CASES` sets the number of cases (default 400); `FMPERF_FUZZ_SEED` the seed.
+
+use std::time::Instant;
+
+use fmperf_core::validate::{Mode, moe_runs, parse_measured_runs, validate};
+use serde_json::{Value, json};
+
+/// SplitMix64: small, fast, reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+    }
+}
+
+/// What replaces a value.
+fn junk(rng: &mut Rng) -> Value {
+    let options = [
+        json!("4096"),
+        json!(-1),
+        json!(0),
+        json!(1e308),
+        json!(-1e308),
+        json!(0.5),
+        json!(18446744073709551615u64),
+        json!(null),
+        json!("full"),
+        json!("none of the above"),
+        json!(""),
+        json!([]),
+        json!({}),
+        json!(true),
+        json!({"value": 3, "unit": "ms"}),
+        json!("1,024"),
+        json!("8x H100"),
+        json!("ZeRO-3 over -1 ranks"),
+    ];
+    options[rng.below(options.len())].clone()
+}
+
+/// Every path (object keys and array indices) below `v`.
+fn paths(v: &Value, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                at.push(k.clone());
+                out.push(at.clone());
+                paths(x, at, out);
+                at.pop();
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                at.push(i.to_string());
+                out.push(at.clone());
+                paths(x, at, out);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Replaces or removes the value at `path`.
+fn edit(v: &mut Value, path: &[String], with: Option<Value>) {
+    let Some((last, head)) = path.split_last() else { return };
+    let mut cur = v;
+    for k in head {
+        cur = match cur {
+            Value::Object(m) => match m.get_mut(k) {
+                Some(x) => x,
+                None => return,
+            },
+            Value::Array(a) => match k.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                Some(x) => x,
+                None => return,
+            },
+            _ => return,
+        };
+    }
+    match (cur, with) {
+        (Value::Object(m), Some(w)) => {
+            m.insert(last.clone(), w);
+        }
+        (Value::Object(m), None) => {
+            m.remove(last);
+        }
+        (Value::Array(a), Some(w)) => {
+            if let Some(x) = last.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                *x = w;
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn no_mangled_file_of_measured_runs_makes_validate_panic() {
+    let cases: usize = std::env::var("FMPERF_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(400);
+    let seed: u64 = std::env::var("FMPERF_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
+    let files: Vec<Value> = [
+        fmperf_core::validate::MEASURED_RUNS_JSON,
+        fmperf_core::validate::MEASURED_MEMORY_RUNS_JSON,
+        moe_runs::MOE_RUNS_JSON,
+    ]
+    .iter()
+    .map(|t| serde_json::from_str(t).expect("a shipped file parses"))
+    .collect();
+    let mut rng = Rng(seed);
+    let start = Instant::now();
+    let mut read = 0;
+    for case in 0..cases {
+        let file = &files[rng.below(files.len())];
+        let Some(rows) = file["rows"].as_array().or_else(|| file["runs"].as_array()) else { continue };
+        let mut picked: Vec<Value> = (0..1 + rng.below(3)).map(|_| rows[rng.below(rows.len())].clone()).collect();
+        for row in picked.iter_mut() {
+            let mut all = Vec::new();
+            paths(row, &mut Vec::new(), &mut all);
+            for _ in 0..=rng.below(5) {
+                if all.is_empty() {
+                    break;
+                }
+                let p = all[rng.below(all.len())].clone();
+                let with = if rng.below(5) == 0 { None } else { Some(junk(&mut rng)) };
+                edit(row, &p, with);
+            }
+        }
+        let text = json!({"rows": picked}).to_string();
+        let outcome = std::panic::catch_unwind(|| {
+            // A mixed file is split by kind, as `fmperf validate` does; each part is validated.
+            let (dense, moe) = moe_runs::split_by_kind(&text);
+            let mut ok = false;
+            if let Some(d) = dense
+                && let Ok(f) = parse_measured_runs(&d)
+            {
+                ok |= !validate(&f, Mode::Extended).rows.is_empty();
+            }
+            if let Some(m) = moe {
+                ok |= moe_runs::validate_moe_runs(&m).is_ok_and(|r| !r.is_empty());
+            }
+            ok
+        });
+        match outcome {
+            Ok(ok) => read += usize::from(ok),
+            Err(_) => panic!("case {case} (seed {seed}) made validate panic:\n{text}"),
+        }
+    }
+    println!(
+        "{cases} mangled files of measured runs (seed {seed}) in {:.1} s: {read} read, the rest refused",
+        start.elapsed().as_secs_f64()
+    );
+    assert!(read * 4 > cases, "only {read} of {cases} mangled files were read");
+}

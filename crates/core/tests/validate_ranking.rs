@@ -1,0 +1,84 @@
+//! Ranking of layouts on the shipped measured layout sweeps and on groups found among rows that
+//! name no group (fmperf-core's `validate::ranking`; the hand-computed cases are the module's own
+//! unit tests).
+
+use fmperf_core::validate::layout_sweeps::shipped_sweep_rows_json;
+use fmperf_core::validate::ranking::ranking;
+use fmperf_core::validate::{Mode, parse_measured_runs, validate};
+
+#[test]
+fn the_shipped_groups_are_ranked() {
+    let file = parse_measured_runs(&shipped_sweep_rows_json()).unwrap();
+    let report = validate(&file, Mode::Extended);
+    // 63 runs as rows; one ran out of memory (no figure), 62 are evaluated.
+    assert_eq!(file.rows.len(), 63);
+    assert_eq!(report.summary.overall.evaluated, 62);
+    let r = ranking(&file, &report);
+    assert_eq!(r.groups.len(), 15);
+    assert_eq!(r.per_source.len(), 4);
+    assert_eq!(r.overall.groups, 15);
+    // Every ranked run is one with both figures; the sweep of 8 layouts had one out of memory.
+    let megatron = r.groups.iter().find(|g| g.group == "flagperf_megatron_llama3_8b_a800_8gpu").unwrap();
+    assert_eq!((megatron.ranked, megatron.runs.len()), (7, 8));
+    assert!(megatron.runs.iter().any(|x| x.oom && x.measured.is_none()));
+    // Where fmperf stands on the shipped groups (extended mode, the shipped constants): the order
+    // of the 8-GPU Megatron-LM and FlagScale sweeps is the measured one, the PaddlePaddle sweeps'
+    // pick is their measured best; over all groups a mean tau of at least 0.45 and a median
+    // regret of at most 5 %. A change that makes the ranking worse fails here.
+    for p in &r.per_source {
+        let s = &p.stats;
+        if p.source.contains("llama3_8B-megatron") || p.source.contains("aquila2_7b-flagscale") {
+            assert_eq!((s.tau_mean, s.regret_max), (Some(1.0), Some(0.0)), "{}", p.source);
+        }
+        if p.source.contains("PaddlePaddle") {
+            assert_eq!((s.top1_hits, s.regret_max), (5, Some(0.0)), "{}", p.source);
+        }
+    }
+    assert!(r.overall.tau_mean.unwrap() >= 0.45, "{:?}", r.overall);
+    assert!(r.overall.regret_median.unwrap() <= 0.05, "{:?}", r.overall);
+    // Runs that ran and that fmperf calls "does not fit" are counted (memory is another issue's).
+    assert_eq!(r.overall.ran_called_no, r.groups.iter().map(|g| g.ran_called_no.len()).sum::<usize>());
+}
+
+#[test]
+fn rows_without_a_group_are_grouped_by_what_they_share() {
+    let row = |id: &str, tp: u64, dp: u64, devices: u64, tps: f64| {
+        format!(
+            r#"{{"id": "{id}", "source": "S", "hardware_id": "nvidia_h100_sxm5_80gb", "num_devices": {devices},
+            "model": {{"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 11008, "ffn_type": "swiglu",
+            "seq_len": 4096, "vocab": 32000}}, "parallel": {{"tp": {tp}, "pp": 1, "dp": {dp}}},
+            "batch": {{"global_batch_seqs": 64, "micro_batch": 1}}, "measured": {{"tokens_per_s_per_device": {tps}}}}}"#
+        )
+    };
+    let text = format!(
+        "[{}, {}, {}, {}]",
+        row("a", 1, 8, 8, 3000.0),
+        row("b", 2, 4, 8, 2800.0),
+        row("c", 8, 1, 8, 2000.0),
+        row("d", 1, 16, 16, 2900.0)
+    );
+    let file = parse_measured_runs(&text).unwrap();
+    let report = validate(&file, Mode::Extended);
+    let r = ranking(&file, &report);
+    // a, b, c share model, part, devices and batch; d runs on 16 devices and stands alone.
+    assert_eq!(r.groups.len(), 1);
+    let g = &r.groups[0];
+    assert_eq!(g.ranked, 3);
+    assert!(g.group.contains("8 × nvidia_h100_sxm5_80gb"), "{}", g.group);
+    assert!(g.runs.iter().all(|x| x.id != "d"));
+}
+
+#[test]
+fn the_shipped_band_between_layouts_is_recomputed() {
+    use fmperf_core::validate::layout_band::{LAYOUT_BAND, band_of};
+    let sweeps = parse_measured_runs(&shipped_sweep_rows_json()).unwrap();
+    let swept = ranking(&sweeps, &validate(&sweeps, Mode::Extended));
+    let runs_file = fmperf_core::validate::shipped_runs();
+    let runs = ranking(&runs_file, &validate(&runs_file, Mode::Extended));
+    let band = band_of(&[&swept, &runs]).unwrap();
+    assert!(
+        (band - LAYOUT_BAND).abs() < 0.0005,
+        "the band between layouts is now {band:.4}: write `pub const LAYOUT_BAND: f64 = {band:.4};` in \
+         crates/core/src/validate/layout_band.rs"
+    );
+}
