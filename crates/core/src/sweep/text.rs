@@ -19,7 +19,7 @@ use super::spec::{BatchRule, Constraints, SweepSpec};
 use crate::catalog::{MappingOptions, parse_system_spec};
 use crate::mode::ModelMode;
 use crate::resolve::{ModelRef, Scenario, SystemRef};
-use crate::vocab::candidate::MAX_DEVICES;
+use crate::vocab::MAX_DEVICES;
 use crate::{Error, Strategy};
 
 /// Default device count when no `gpus` value or axis is given.
