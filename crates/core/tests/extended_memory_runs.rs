@@ -5,8 +5,9 @@
 
 use fmperf_core::extended::memory::FRAGMENTATION;
 use fmperf_core::validate::compare::{Prepared, RowResult};
-use fmperf_core::validate::memory::{Fits, ScoredMemory, fit_fragmentation};
+use fmperf_core::validate::memory::{ScoredMemory, fit_fragmentation};
 use fmperf_core::validate::{Mode, shipped_memory_runs, validate};
+use fmperf_core::vocab::Fits;
 
 fn report_rows() -> Vec<RowResult> {
     validate(&shipped_memory_runs(), Mode::Extended).rows

@@ -9,8 +9,8 @@
 //! 15.8 % once the fragmentation was refitted (0.20 to 0.23) with BLOOM's pipeline split read.
 
 use fmperf_core::extended::memory::FRAGMENTATION;
-use fmperf_core::validate::memory::Fits;
 use fmperf_core::validate::{MeasuredFile, Mode, parse_measured_runs, validate};
+use fmperf_core::vocab::Fits;
 
 const AFTER_THE_FIT: &str = include_str!("data/memory-runs-after-the-fit.json");
 

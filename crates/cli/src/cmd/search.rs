@@ -315,8 +315,15 @@ pub fn execute(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
 /// Runs a request (its calibration, if any, applied) and writes its output.
 fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
     let found = search(req)?;
-    let rows: Vec<ResultRow> =
-        found.result.top.iter().map(|r| ResultRow::of(r, req.global_batch).with_capacity(found.capacity_gb)).collect();
+    let rows: Vec<ResultRow> = found
+        .result
+        .top
+        .iter()
+        .map(|r| {
+            ResultRow::of(r, req.global_batch)
+                .with_capacity(found.capacity_gb, fmperf_core::validate::memory::shipped_band())
+        })
+        .collect();
     let result = &found.result;
     match req.format {
         Format::Json => {

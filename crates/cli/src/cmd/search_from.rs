@@ -144,7 +144,11 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
             });
             let results: Vec<_> = shown
                 .iter()
-                .map(|r| ResultRow::of(r, batch).with_capacity(hardware.hbm_capacity_gb).to_json())
+                .map(|r| {
+                    ResultRow::of(r, batch)
+                        .with_capacity(hardware.hbm_capacity_gb, fmperf_core::validate::memory::shipped_band())
+                        .to_json()
+                })
                 .collect();
             writeln!(
                 out,

@@ -202,7 +202,7 @@ impl ConfigReport {
             memory_band_gb: None,
             fits: None,
         }
-        .with_capacity(self.memory.capacity_gb)
+        .with_capacity(self.memory.capacity_gb, crate::validate::memory::shipped_band())
     }
 
     /// The six time components [s], in [`TimePart::ALL`] order.

@@ -96,13 +96,14 @@ pub struct ResultRow {
     pub memory_gb: [(MemoryPart, f64); 4],
     /// The execution the search chose (extended mode).
     pub execution: Option<Execution>,
-    /// Half-width of the memory band around `mem_gb` [GB]: the held-out error of the memory model
-    /// on the shipped measured runs ([`crate::validate::memory::shipped_band`]); extended mode,
-    /// once the capacity is known ([`Self::with_capacity`]), else `None`.
+    /// Half-width of the memory band around `mem_gb` [GB]: the relative band the caller gives
+    /// (validation's held-out error of the memory model on the shipped measured runs,
+    /// `validate::memory::shipped_band`) times `mem_gb`; extended mode, once the capacity is known
+    /// ([`Self::with_capacity`]), else `None`.
     pub memory_band_gb: Option<f64>,
     /// The verdict on `mem_gb` against the capacity with that band: `yes` (fits at the top of the
     /// band), `tight` (the capacity is inside the band: may not fit), `no`.
-    pub fits: Option<crate::validate::memory::Fits>,
+    pub fits: Option<crate::vocab::Fits>,
 }
 
 /// How numbers are written in flat outputs.
@@ -158,14 +159,15 @@ impl ResultRow {
         }
     }
 
-    /// This row with its memory verdict on a device of `capacity_gb` [GB] (extended mode: a row
-    /// with an execution; a reference-mode row is returned as it is — its memory is the published
-    /// model's, which the band of extended mode's memory model does not describe).
-    pub fn with_capacity(mut self, capacity_gb: f64) -> ResultRow {
+    /// This row with its memory verdict on a device of `capacity_gb` [GB] with the relative error
+    /// band `band` of the memory model (the callers pass `validate::memory::shipped_band()`; the
+    /// search does not reach into validation). Extended mode only: a row with an execution; a
+    /// reference-mode row is returned as it is — its memory is the published model's, which the
+    /// band of extended mode's memory model does not describe.
+    pub fn with_capacity(mut self, capacity_gb: f64, band: f64) -> ResultRow {
         if self.execution.is_some() {
-            let band = crate::validate::memory::shipped_band();
             self.memory_band_gb = Some(band * self.mem_gb);
-            self.fits = Some(crate::validate::memory::fits(self.mem_gb, capacity_gb, band));
+            self.fits = Some(crate::vocab::fits(self.mem_gb, capacity_gb, band));
         }
         self
     }

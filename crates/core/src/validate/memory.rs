@@ -23,6 +23,7 @@
 //!   [`shipped_band`]): `yes` when `m·(1 + b) ≤ C`, `no` when `m·(1 − b) > C`, else `tight`
 //!   (within the band of the capacity).
 
+use crate::vocab::Fits;
 use std::sync::OnceLock;
 
 use super::schema::RunMemory;
@@ -230,40 +231,6 @@ pub fn predicted_memory_gb(p: &PredictedMemory, kind: MemoryKind) -> f64 {
     }
 }
 
-/// Will it fit: the verdict on a device-level need against the capacity, with the error band.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Fits {
-    /// Fits even at the top of the band.
-    Yes,
-    /// Within the band of the capacity: may not fit.
-    Tight,
-    /// Does not fit even at the bottom of the band.
-    No,
-}
-
-impl Fits {
-    /// `yes` / `tight` / `no`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Fits::Yes => "yes",
-            Fits::Tight => "tight",
-            Fits::No => "no",
-        }
-    }
-}
-
-/// The verdict for a need of `need_gb` on `capacity_gb` with relative band `band` (module docs).
-pub fn fits(need_gb: f64, capacity_gb: f64, band: f64) -> Fits {
-    if need_gb * (1.0 + band) <= capacity_gb {
-        Fits::Yes
-    } else if need_gb * (1.0 - band) > capacity_gb {
-        Fits::No
-    } else {
-        Fits::Tight
-    }
-}
-
 /// A row's memory comparison (the JSON contract of `fmperf validate --format json`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MemoryResult {
@@ -451,6 +418,7 @@ impl MemorySummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::fits;
 
     #[test]
     fn kinds_from_words() {

@@ -26,10 +26,10 @@
 //! ran called "does not fit".
 
 use super::compare::{Report, RowResult};
-use super::memory::Fits;
 use super::row::interpret;
 use super::schema::{MeasuredFile, MeasuredRun};
 use crate::extended::efficiency::median;
+use crate::vocab::Fits;
 
 /// Relative difference below which two predictions are a tie.
 const TIE: f64 = 1e-9;

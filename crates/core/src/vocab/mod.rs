@@ -1,7 +1,7 @@
 //! The words both models and every caller share, in one neutral home below them all: a parallel
 //! configuration ([`Candidate`], and the [`divisors`] its degrees are drawn from), what pricing it gives ([`Totals`], [`Outcome`]), the collective
 //! operations ([`CollectiveKind`]) and the parts of the iteration time and of the memory per
-//! device ([`TimePart`], [`MemoryPart`]).
+//! device ([`TimePart`], [`MemoryPart`]), and whether a need fits a device ([`Fits`]).
 //!
 //! The reference model (`reference/`), extended mode (`extended/`), the searches, sweeps, the
 //! explorer and validation import them from here; this module depends only on the value types
@@ -13,8 +13,10 @@ pub mod candidate;
 pub mod collective;
 pub mod parts;
 pub mod totals;
+pub mod verdict;
 
 pub use candidate::{Candidate, MAX_DEVICES, MAX_GLOBAL_BATCH, divisors};
 pub use collective::CollectiveKind;
 pub use parts::{MemoryPart, TimePart};
 pub use totals::{Outcome, Totals};
+pub use verdict::{Fits, fits};
