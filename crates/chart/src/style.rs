@@ -124,10 +124,11 @@ fn rules(color: impl Fn(&str) -> String) -> String {
     rule(".fc-tip rect", format!("fill:{};fill-opacity:0.96;stroke:{};stroke-width:1", color("panel"), color("axis")));
     rule(".fc-tip text", format!("fill:{};font-size:{}px", color("text"), t.label_px));
     rule(".fc-tip .fc-tip-head", "font-weight:600".into());
-    // A chart reached by keyboard shows the page's focus ring (the host page's `--focus`, else
-    // amber) around it and a frame inside; a click gives it neither.
+    // A chart reached by keyboard shows the page's focus ring (amber, the page's `--focus`; a
+    // plain colour, so the resolved sheet of an exported chart stays free of custom properties)
+    // around it and a frame inside; a click gives it neither.
     rule(".fc:focus:not(:focus-visible)", "outline:none".into());
-    rule(".fc:focus-visible", "outline:3px solid var(--focus,#f0a202);outline-offset:2px".into());
+    rule(".fc:focus-visible", "outline:3px solid #f0a202;outline-offset:2px".into());
     rule(".fc:focus-visible .fc-frame", format!("stroke:{};stroke-width:2", color("text")));
     rule(".fc-frame", "fill:none;stroke:none".into());
     rule(".fc-empty", format!("fill:{};font-size:{}px", color("muted"), t.label_px));
