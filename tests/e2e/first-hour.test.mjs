@@ -126,6 +126,10 @@ test('the skip link leads to the view; a chart reached by keyboard shows a focus
   await page.keyboard.press('Tab');
   assert.equal(await page.evaluate(() => document.activeElement?.className), 'skip-link');
   await page.keyboard.press('Enter');
+  // The focus moves on the next animation frame (pages::reveal); wait for it, at most 5 s.
+  await page
+    .waitForFunction(() => document.activeElement?.id === 'main-content', null, { timeout: 5000 })
+    .catch(() => {});
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'main-content');
   const chart = page.locator('svg.fc').first();
   await chart.focus();

@@ -19,27 +19,9 @@ use fmperf_core::reference::model_summary_on;
 use fmperf_core::{ModelShape, SystemParams};
 use serde_json::{Map, Value, json};
 
-/// SplitMix64: small, fast, reproducible.
-struct Rng(u64);
+mod fuzz_support;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
+use fuzz_support::Rng;
 
 /// Names worth using as keys and string values: every field name, enum names, ids, junk.
 fn vocabulary() -> Vec<String> {

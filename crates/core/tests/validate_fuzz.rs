@@ -12,21 +12,9 @@ use std::time::Instant;
 use fmperf_core::validate::{Mode, moe_runs, parse_measured_runs, validate};
 use serde_json::{Value, json};
 
-/// SplitMix64: small, fast, reproducible.
-struct Rng(u64);
+mod fuzz_support;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
-    }
-}
+use fuzz_support::Rng;
 
 /// What replaces a value.
 fn junk(rng: &mut Rng) -> Value {
@@ -50,7 +38,7 @@ fn junk(rng: &mut Rng) -> Value {
         json!("8x H100"),
         json!("ZeRO-3 over -1 ranks"),
     ];
-    options[rng.below(options.len())].clone()
+    options[rng.index(options.len())].clone()
 }
 
 /// Every path (object keys and array indices) below `v`.
@@ -111,8 +99,7 @@ fn edit(v: &mut Value, path: &[String], with: Option<Value>) {
 
 #[test]
 fn no_mangled_file_of_measured_runs_makes_validate_panic() {
-    let cases: usize = std::env::var("FMPERF_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(400);
-    let seed: u64 = std::env::var("FMPERF_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
+    let (cases, seed) = (fuzz_support::cases(400), fuzz_support::seed(30));
     let files: Vec<Value> = [
         fmperf_core::validate::MEASURED_RUNS_JSON,
         fmperf_core::validate::MEASURED_MEMORY_RUNS_JSON,
@@ -125,18 +112,18 @@ fn no_mangled_file_of_measured_runs_makes_validate_panic() {
     let start = Instant::now();
     let mut read = 0;
     for case in 0..cases {
-        let file = &files[rng.below(files.len())];
+        let file = &files[rng.index(files.len())];
         let Some(rows) = file["rows"].as_array().or_else(|| file["runs"].as_array()) else { continue };
-        let mut picked: Vec<Value> = (0..1 + rng.below(3)).map(|_| rows[rng.below(rows.len())].clone()).collect();
+        let mut picked: Vec<Value> = (0..1 + rng.index(3)).map(|_| rows[rng.index(rows.len())].clone()).collect();
         for row in picked.iter_mut() {
             let mut all = Vec::new();
             paths(row, &mut Vec::new(), &mut all);
-            for _ in 0..=rng.below(5) {
+            for _ in 0..=rng.index(5) {
                 if all.is_empty() {
                     break;
                 }
-                let p = all[rng.below(all.len())].clone();
-                let with = if rng.below(5) == 0 { None } else { Some(junk(&mut rng)) };
+                let p = all[rng.index(all.len())].clone();
+                let with = if rng.index(5) == 0 { None } else { Some(junk(&mut rng)) };
                 edit(row, &p, with);
             }
         }

@@ -71,6 +71,7 @@ fn summary_table(r: &Ranking, id: &'static str) -> impl IntoView + use<> {
         .map(|p| stats_row(short_source(&p.source).to_string(), p.source.clone(), &p.stats))
         .collect_view();
     view! {
+        <div class="table-wrap" tabindex="0">
         <table class="data" id=id>
             <thead>
                 <tr>
@@ -89,6 +90,7 @@ fn summary_table(r: &Ranking, id: &'static str) -> impl IntoView + use<> {
                 {stats_row("all sources".to_string(), String::new(), &r.overall)}
             </tbody>
         </table>
+        </div>
     }
 }
 
@@ -140,6 +142,7 @@ pub fn RankingCard(reports: Reports) -> impl IntoView {
             {summary_table(&runs, "ranking-runs")}
             <details>
                 <summary>"Every group"</summary>
+                <div class="table-wrap" tabindex="0">
                 <table class="data" id="ranking-groups">
                     <thead>
                         <tr>
@@ -155,6 +158,7 @@ pub fn RankingCard(reports: Reports) -> impl IntoView {
                     </thead>
                     <tbody>{groups}</tbody>
                 </table>
+                </div>
             </details>
         </section>
     }
