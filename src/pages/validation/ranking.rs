@@ -65,10 +65,16 @@ fn stats_row(name: String, title: String, s: &RankingStats) -> impl IntoView + u
 }
 
 fn summary_table(r: &Ranking, id: &'static str) -> impl IntoView + use<> {
+    // Sources whose short names collide (three FlagPerf/FlagScale documents) are named in full.
+    let short = |s: &str| short_source(s).to_string();
+    let shared = |s: &str| r.per_source.iter().filter(|p| short(&p.source) == short(s)).count() > 1;
     let rows = r
         .per_source
         .iter()
-        .map(|p| stats_row(short_source(&p.source).to_string(), p.source.clone(), &p.stats))
+        .map(|p| {
+            let name = if shared(&p.source) { p.source.clone() } else { short(&p.source) };
+            stats_row(name, p.source.clone(), &p.stats)
+        })
         .collect_view();
     view! {
         <div class="table-wrap" tabindex="0">
