@@ -1,7 +1,7 @@
 // Issue 29, §6: the smaller defects a newcomer trips over in the first hour, each checked.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newPage, screenshot, sharedBrowser } from './harness.mjs';
+import { newPage, resultsSettled, screenshot, sharedBrowser } from './harness.mjs';
 
 let server, browser;
 sharedBrowser((s, b) => {
@@ -9,10 +9,7 @@ sharedBrowser((s, b) => {
   browser = b;
 });
 
-async function settled(page) {
-  await page.waitForFunction(() => !document.querySelector('.run-status') && !document.querySelector('.results-body.stale')
-    && document.querySelector('table.results tbody tr, .nothing-fits'), null, { timeout: 90_000 });
-}
+const settled = resultsSettled;
 
 test('ranks count 1, 2, 3… and a 2d-seqp row with CP 1 folds under its 1d twin', async () => {
   const page = await newPage(browser);

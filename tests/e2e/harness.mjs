@@ -120,3 +120,10 @@ export function sharedBrowser(set) {
     server?.stop();
   });
 }
+
+/** Waits until the explorer's search for the URL's scenario has finished: no progress shown, the
+ * results current, and a result row (or the "nothing fits" answer) on the page. */
+export async function resultsSettled(page, timeout = 90_000) {
+  await page.waitForFunction(() => !document.querySelector('.run-status') && !document.querySelector('.results-body.stale')
+    && document.querySelector('table.results tbody tr, .nothing-fits'), null, { timeout });
+}

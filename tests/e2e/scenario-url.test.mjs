@@ -4,7 +4,7 @@
 // in a switch value refused at its field, the error gone once corrected.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newPage, screenshot, sharedBrowser } from './harness.mjs';
+import { newPage, resultsSettled, screenshot, sharedBrowser } from './harness.mjs';
 
 let server, browser;
 sharedBrowser((s, b) => {
@@ -12,11 +12,7 @@ sharedBrowser((s, b) => {
   browser = b;
 });
 
-/** Waits until the search for the URL's scenario has finished (no progress, results current). */
-async function settled(page) {
-  await page.waitForFunction(() => !document.querySelector('.run-status') && !document.querySelector('.results-body.stale')
-    && document.querySelector('table.results tbody tr, .nothing-fits'), null, { timeout: 90_000 });
-}
+const settled = resultsSettled;
 
 /** The scenario the page shows: the results' summary line (model, system, domain, devices,
  *  batch; its timing left out) and the mode of the results' badge. */
