@@ -232,6 +232,17 @@ fn group_rows(g: &Map<String, Value>, i: usize) -> Result<Vec<Value>, Error> {
             }
         }
         let mut run_notes = notes.clone();
+        // A group ranked on a figure fmperf does not read (a source's own MFU) is ranked on the
+        // run's first figure it reads: the same order at a fixed device count and batch; said.
+        if let Some((name, _, _)) = figure
+            && !metric.is_empty()
+            && name != metric
+        {
+            run_notes.push(Value::String(format!(
+                "the group ranks on `{metric}`, which fmperf does not read here; ranked on `{name}` instead (the same \
+                 order at the group's fixed device count and global batch)"
+            )));
+        }
         for key in ["zero_note", "note", "notes"] {
             match run.get(key) {
                 Some(Value::String(s)) => run_notes.push(Value::String(s.clone())),
