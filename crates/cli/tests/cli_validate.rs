@@ -190,27 +190,28 @@ fn memory_rows_carry_the_memory_contract() {
     assert_eq!(s["per_source"].as_array().unwrap().len(), 6);
 }
 
-/// A file mixing a dense row (`num_experts: null`) and an MoE row written with Hugging Face and
-/// Megatron-LM names: each row goes to its validator, the dense report first, then the MoE one
-/// (JSON: one document per line).
-#[test]
-fn a_file_mixing_dense_and_moe_rows_reports_both() {
-    let mut mixed: Value = serde_json::from_str(ONE_DENSE_RUN).unwrap();
-    mixed["rows"][0]["id"] = "mine-dense".into();
-    mixed["rows"][0]["model"]["num_experts"] = Value::Null;
-    let moe: Value = serde_json::from_str(
-        r#"{
+/// One MoE run, Hugging Face and Megatron-LM names.
+const ONE_MOE_ROW: &str = r#"{
         "id": "mine-moe", "source": "my cluster", "hardware_id": "nvidia_h100_sxm5_80gb", "num_devices": 8,
         "precision": "bf16",
         "model": {"num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
                   "intermediate_size": 14336, "ffn_type": "swiglu", "num_local_experts": 8, "num_experts_per_tok": 2,
                   "seq_length": 4096, "vocab_size": 32000},
         "parallel": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1,
-                     "expert_model_parallel_size": "8", "data_parallel_size": 8},
+                     "expert_model_parallel_size": 8, "data_parallel_size": 8},
         "batch": {"global_batch_size": 64, "micro_batch_size": 1},
-        "measured": {"tokens_per_s_per_device": 5000}}"#,
-    )
-    .unwrap();
+        "measured": {"tokens_per_s_per_device": 5000}}"#;
+
+/// A file mixing a dense row (`num_experts: null`) and an MoE row written with Hugging Face and
+/// Megatron-LM names: each row goes to its validator, the dense report first, then the MoE one
+
+/// (JSON: one document per line).
+#[test]
+fn a_file_mixing_dense_and_moe_rows_reports_both() {
+    let mut mixed: Value = serde_json::from_str(ONE_DENSE_RUN).unwrap();
+    mixed["rows"][0]["id"] = "mine-dense".into();
+    mixed["rows"][0]["model"]["num_experts"] = Value::Null;
+    let moe: Value = serde_json::from_str(ONE_MOE_ROW).unwrap();
     mixed["rows"].as_array_mut().unwrap().push(moe);
     let mixed = mixed.to_string();
     let p = temp_file("mixed.json", &mixed);
@@ -254,4 +255,26 @@ fn llama3_405b_runs_from_the_paper_read_and_say_what_they_assume() {
     for (a, b) in plain.iter().zip(&interleaved) {
         assert!(b > &(a * 1.1), "interleave 4 should be read: {a} -> {b}");
     }
+}
+
+/// Issue 30: a number written as text is refused naming the field and the rule (a dense file:
+/// exit 2; an MoE row: skipped with that reason), and a dense row stating 0 experts is refused.
+#[test]
+fn numbers_written_as_text_are_refused() {
+    let mut doc: Value = serde_json::from_str(ONE_DENSE_RUN).unwrap();
+    doc["rows"][0]["model"]["hidden"] = "4096".into();
+    let p = temp_file("hidden-as-text.json", &doc.to_string());
+    let e = usage_error(["validate", "--data", p.to_str().unwrap()]);
+    assert!(e.contains("model.hidden") && e.contains("not a string"), "{e}");
+    let mut doc: Value = serde_json::from_str(ONE_DENSE_RUN).unwrap();
+    doc["rows"][0]["model"]["num_experts"] = 0.into();
+    let p = temp_file("zero-experts.json", &doc.to_string());
+    let e = usage_error(["validate", "--data", p.to_str().unwrap()]);
+    assert!(e.contains("num_experts") && e.contains("must be 1 for a dense model"), "{e}");
+    let moe = ONE_MOE_ROW.replace(r#""expert_model_parallel_size": 8"#, r#""expert_model_parallel_size": "8""#);
+    let p = temp_file("moe-ep-as-text.json", &format!(r#"{{"rows": [{moe}]}}"#));
+    let out = fmperf(["validate", "--data", p.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("parallel.expert_model_parallel_size: must be a JSON number"), "{text}");
 }

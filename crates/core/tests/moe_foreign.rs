@@ -1,5 +1,5 @@
 //! Measured MoE runs written by other people: the same run under Hugging Face / Megatron-LM names,
-//! with numbers as strings, or flat, is read to the same setup as the shipped (canonical) row; a row
+//! or flat, is read to the same setup as the shipped (canonical) row; a row
 //! is MoE by what it states (more than one routed expert), never by its model's name.
 
 use fmperf_core::validate::moe_runs::{MOE_RUNS_JSON, MoeRunSetup, interpret_moe_row, is_moe_row, split_by_kind};
@@ -132,13 +132,19 @@ fn deepseek_config_names_and_mla_fields_beside_the_others() {
 #[test]
 fn numbers_as_strings_and_flat_rows() {
     let row = shipped(QWEN);
-    let mut s = row.clone();
-    s["model"]["num_experts"] = json!("128");
-    s["model"]["hidden"] = json!("2,048");
-    s["parallel"]["ep"] = json!("8");
-    s["batch"]["global_batch_seqs"] = json!("512");
-    s["measured"]["tflops_per_device"] = json!("699");
-    assert_eq!(setup(&s), setup(&row));
+    // Numbers written as text are refused, naming the field (issue 30: they were read).
+    for (group, field, text) in [
+        ("model", "num_experts", "128"),
+        ("model", "hidden", "2,048"),
+        ("parallel", "ep", "8"),
+        ("batch", "global_batch_seqs", "512"),
+        ("measured", "tflops_per_device", "699"),
+    ] {
+        let mut s = row.clone();
+        s[group][field] = json!(text);
+        let e = interpret_moe_row(&s).unwrap_err();
+        assert!(e.starts_with(&format!("{group}.{field}: must be a JSON number")), "{e}");
+    }
     let f = flat(&hf_megatron(&row), &["model", "parallel", "batch", "routing"]);
     assert!(f.get("model").is_none() && f.get("num_local_experts").is_some());
     assert!(is_moe_row(&f));
@@ -179,7 +185,9 @@ fn a_row_is_moe_when_it_states_more_than_one_expert() {
     assert!(!is_moe_row(&json!({"id": "d", "model": {"num_local_experts": 1}})));
     assert!(!is_moe_row(&json!({"id": "d", "num_hidden_layers": 32})));
     assert!(is_moe_row(&json!({"id": "m", "model": {"n_routed_experts": 256}})));
-    assert!(is_moe_row(&json!({"id": "m", "moe_num_experts": "64"})));
+    // A count written as text is not read as one (the dense reader refuses it, naming the field).
+    assert!(!is_moe_row(&json!({"id": "m", "moe_num_experts": "64"})));
+    assert!(is_moe_row(&json!({"id": "m", "moe_num_experts": 64})));
     assert!(is_moe_row(&json!({"id": "m", "model_config": {"num_moe_experts": 8}})));
 }
 

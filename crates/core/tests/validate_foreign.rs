@@ -121,9 +121,9 @@ fn the_shipped_file_is_its_own_pool() {
 
 #[test]
 fn values_written_as_people_write_them() {
-    let row = |extra: &str| one(&format!(r#"{{"id": "w", "num_gpus": "1,024", {extra}}}"#));
-    assert_eq!(row(r#""tp": "8""#).parallel.tp, Some(8));
-    assert_eq!(row(r#""tp": 8"#).num_devices, Some(1024));
+    let row = |extra: &str| one(&format!(r#"{{"id": "w", "num_gpus": 1024, {extra}}}"#));
+    assert_eq!(row(r#""tp": 8"#).parallel.tp, Some(8));
+    assert_eq!(row(r#""tp": 8.0"#).num_devices, Some(1024));
     assert_eq!(row(r#""sequence_parallel": "yes""#).parallel.sequence_parallel, Some(true));
     assert_eq!(row(r#""sp": 0"#).parallel.sequence_parallel, Some(false));
     assert_eq!(row(r#""zero_stage": "ZeRO-1""#).parallel.zero_stage, Some(1));
@@ -137,6 +137,46 @@ fn values_written_as_people_write_them() {
     assert_eq!(bad(r#""zero_stage": "ZeRO-7""#).field(), Some("rows[0] (w).zero_stage"));
     assert_eq!(bad(r#""sequence_parallel": "maybe""#).field(), Some("rows[0] (w).sequence_parallel"));
     assert_eq!(bad(r#""num_gpus": "many""#).field(), Some("rows[0] (w).num_gpus"));
+}
+
+/// Issue 30: a number written as text (`"hidden": "4096"`) is refused naming the field and the
+/// rule, in every group and for every numeric field (generated, not stored); so is a dense row
+/// stating 0 experts (it was read as dense).
+#[test]
+fn numbers_written_as_text_and_zero_experts_are_refused() {
+    let bad = |row: &str| parse_measured_runs(&format!("[{row}]")).unwrap_err().to_string();
+    let fields = [
+        ("model", "hidden"),
+        ("model", "layers"),
+        ("model", "heads"),
+        ("model", "seq_len"),
+        ("parallel", "tp"),
+        ("parallel", "dp"),
+        ("batch", "global_batch_seqs"),
+        ("measured", "tflops_per_device"),
+        ("measured", "step_time_s"),
+        ("measured", "mfu"),
+    ];
+    for (group, field) in fields {
+        for text in ["\"4096\"", "\"1,024\"", "\"0.43\"", "\"43%\"", "\" 8 \""] {
+            let e = bad(&format!(r#"{{"id": "w", "{group}": {{"{field}": {text}}}}}"#));
+            assert!(
+                e.contains(&format!("{group}.{field}")) && e.contains("not a string"),
+                "{group}.{field} = {text}: {e}"
+            );
+        }
+    }
+    let e = bad(r#"{"id": "w", "num_gpus": "8"}"#);
+    assert!(e.contains("num_gpus") && e.contains("not a string"), "{e}");
+    for zero in [r#""num_experts": 0"#, r#""num_local_experts": 0"#, r#""num_experts": "8""#] {
+        let e = bad(&format!(r#"{{"id": "w", "model": {{{zero}}}}}"#));
+        assert!(
+            e.contains("experts") && (e.contains("must be 1 for a dense model") || e.contains("not a string")),
+            "{e}"
+        );
+    }
+    assert_eq!(one(r#"{"id": "w", "model": {"num_experts": 1}}"#).id, "w");
+    assert_eq!(one(r#"{"id": "w", "model": {"num_experts": null}}"#).id, "w");
 }
 
 #[test]

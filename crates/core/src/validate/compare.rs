@@ -192,16 +192,7 @@ impl Prepared {
         };
         match mode {
             Mode::Extended => {
-                let opts = ExtendedOptions {
-                    hardware: HardwareChoices {
-                        matmul_efficiency: eta.matmul,
-                        attention_efficiency: eta.attention,
-                        gemm_half_dim: eta.gemm_half_dim,
-                        attention_half_seq: eta.attention_half_seq,
-                        ..setup.options.hardware
-                    },
-                    ..setup.options
-                };
+                let opts = options_at(setup, eta);
                 let run = |hw: &Hardware| {
                     extended::evaluate(&setup.workload, hw, &setup.layout, &opts)
                         .map_err(|e| format!("extended mode cannot evaluate it: {e}"))
@@ -257,10 +248,43 @@ impl Prepared {
     pub fn time_error(&self, eta: Efficiency) -> Option<f64> {
         let setup = self.setup.as_ref().ok()?;
         let metric = setup.metric.as_ref()?;
+        let (conversion, _) = Conversion::of(setup).ok()?;
+        Some(conversion.at(self.extended_time_s(eta)?) / metric.value - 1.0)
+    }
+
+    /// Extended mode's iteration time of the row at `eta` [s] (`None` without a setup, a part
+    /// extended mode can price, or an evaluation).
+    pub fn extended_time_s(&self, eta: Efficiency) -> Option<f64> {
         self.hardware.as_ref().ok()?;
-        let totals = self.evaluate(Mode::Extended, eta).0.ok()?;
-        let (pred, _) = predicted_metric(setup, totals.t).ok()?;
-        Some(pred / metric.value - 1.0)
+        Some(self.evaluate(Mode::Extended, eta).0.ok()?.t)
+    }
+
+    /// Extended mode's iteration time of the row on `hw` (the row's part with other stack
+    /// constants, [`super::one_shot`]) at `eta` [s]; `Err`: why it cannot be evaluated (the
+    /// reason [`Prepared::predict`] gives).
+    pub fn extended_time_on(&self, hw: &Hardware, eta: Efficiency) -> Result<f64, String> {
+        let setup = self.setup.as_ref().map_err(Clone::clone)?;
+        extended::evaluate(&setup.workload, hw, &setup.layout, &options_at(setup, eta))
+            .map(|e| e.totals.t)
+            .map_err(|e| format!("extended mode cannot evaluate it: {e}"))
+    }
+
+    /// The row's time error on `hw` at `eta` ([`Prepared::time_error`] with another part).
+    pub fn time_error_on(&self, hw: &Hardware, eta: Efficiency) -> Option<f64> {
+        let setup = self.setup.as_ref().ok()?;
+        let metric = setup.metric.as_ref()?;
+        let (conversion, _) = Conversion::of(setup).ok()?;
+        Some(conversion.at(self.extended_time_on(hw, eta).ok()?) / metric.value - 1.0)
+    }
+
+    /// What extended mode's time of the row depends on besides `η`: its workload, part, layout
+    /// and switches, written out (`Debug` writes every field, floats exactly). Two rows with the
+    /// same key are priced alike at every `η`, so the fits price one of them
+    /// ([`super::fit_cache`]). `None` without a setup or a part.
+    pub fn pricing_key(&self) -> Option<String> {
+        let setup = self.setup.as_ref().ok()?;
+        let hw = self.hardware.as_ref().ok()?;
+        Some(format!("{:?}|{:?}|{:?}|{:?}", setup.workload, hw, setup.layout, setup.options))
     }
 
     /// Predicts the row in `mode` (extended mode with efficiencies `eta`).
@@ -390,6 +414,20 @@ impl Prepared {
     }
 }
 
+/// The row's switches with extended mode's efficiencies `eta`.
+fn options_at(setup: &RunSetup, eta: Efficiency) -> ExtendedOptions {
+    ExtendedOptions {
+        hardware: HardwareChoices {
+            matmul_efficiency: eta.matmul,
+            attention_efficiency: eta.attention,
+            gemm_half_dim: eta.gemm_half_dim,
+            attention_half_seq: eta.attention_half_seq,
+            ..setup.options.hardware
+        },
+        ..setup.options
+    }
+}
+
 /// The part of a row for memory alone, when the catalog lacks a rate the time needs: the row's
 /// precision and the part's capacity and domain, with the reference H200 file's rates standing in
 /// (memory does not read rates).
@@ -401,40 +439,84 @@ fn memory_stand_in(setup: &RunSetup) -> Hardware {
     Hardware::from_params(&params, false)
 }
 
+/// How a row's time figure follows from an iteration time: the numbers of the row's convention
+/// that do not depend on the time (tokens, devices, FLOPs of an iteration, the peak), worked out
+/// once so that the fits ([`super::fit_cache`]) convert a priced time with a few divisions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Conversion {
+    kind: MetricKind,
+    /// Tokens of an iteration (global batch × sequence) [tokens].
+    tokens: f64,
+    /// Devices of the layout.
+    devices: f64,
+    /// Global batch [sequences].
+    batch: f64,
+    /// FLOPs of an iteration in the row's count (TFLOP/s, MFU, HFU rows; else 0) [FLOP].
+    flops: f64,
+    /// The dense peak the row's MFU/HFU is a fraction of [TFLOP/s] (else 0).
+    peak: f64,
+}
+
+impl Conversion {
+    /// The conversion of the row's time figure, with a note on what was assumed (`Err`: the row
+    /// has no time figure, or its figure needs a number that is not there).
+    pub fn of(setup: &RunSetup) -> Result<(Conversion, Option<String>), String> {
+        let metric = setup.metric.as_ref().ok_or("the row has no time figure")?;
+        let l = &setup.layout;
+        let batch = l.global_batch as f64;
+        let mut c = Conversion {
+            kind: metric.kind,
+            tokens: batch * setup.workload.seq_len as f64,
+            devices: l.devices() as f64,
+            batch,
+            flops: 0.0,
+            peak: 0.0,
+        };
+        let flops = || {
+            let count = metric.flops.unwrap_or(super::metric::FlopCount::Model);
+            flops_of(count, &setup.convention_shape, batch, setup.options.recompute)
+        };
+        let mut note = None;
+        match metric.kind {
+            MetricKind::StepTimeS
+            | MetricKind::TokensPerSPerDevice
+            | MetricKind::TokensPerSTotal
+            | MetricKind::SamplesPerS => {}
+            MetricKind::TflopsPerDevice => (c.flops, note) = flops()?,
+            MetricKind::Mfu | MetricKind::Hfu => {
+                c.peak = metric.peak_tflops.unwrap_or(setup.mfu_peak_tflops);
+                if c.peak <= 0.0 {
+                    return Err(format!(
+                        "{} needs the dense peak at {} of {}, which is neither stated nor in the catalog",
+                        metric.kind.key(),
+                        setup.options.hardware.precision,
+                        setup.system.id
+                    ));
+                }
+                (c.flops, note) = flops()?;
+            }
+        }
+        Ok((c, note))
+    }
+
+    /// The row's time figure for an iteration of `t` seconds, in the figure's unit.
+    pub fn at(&self, t: f64) -> f64 {
+        let Conversion { tokens, devices, batch, flops, peak, .. } = *self;
+        match self.kind {
+            MetricKind::StepTimeS => t,
+            MetricKind::TokensPerSPerDevice => tokens / (t * devices),
+            MetricKind::TokensPerSTotal => tokens / t,
+            MetricKind::SamplesPerS => batch / t,
+            MetricKind::TflopsPerDevice => flops / (t * devices) * 1e-12,
+            MetricKind::Mfu | MetricKind::Hfu => flops / (t * devices * peak * 1e12),
+        }
+    }
+}
+
 /// The row's time figure for an iteration of `t` seconds, with a note on what was assumed.
 pub fn predicted_metric(setup: &RunSetup, t: f64) -> Result<(f64, Option<String>), String> {
-    let metric = setup.metric.as_ref().ok_or("the row has no time figure")?;
-    let l = &setup.layout;
-    let devices = l.devices() as f64;
-    let batch = l.global_batch as f64;
-    let tokens = batch * setup.workload.seq_len as f64;
-    let flops = || {
-        let count = metric.flops.unwrap_or(super::metric::FlopCount::Model);
-        flops_of(count, &setup.convention_shape, batch, setup.options.recompute)
-    };
-    Ok(match metric.kind {
-        MetricKind::StepTimeS => (t, None),
-        MetricKind::TokensPerSPerDevice => (tokens / (t * devices), None),
-        MetricKind::TokensPerSTotal => (tokens / t, None),
-        MetricKind::SamplesPerS => (batch / t, None),
-        MetricKind::TflopsPerDevice => {
-            let (f, note) = flops()?;
-            (f / (t * devices) * 1e-12, note)
-        }
-        MetricKind::Mfu | MetricKind::Hfu => {
-            let peak = metric.peak_tflops.unwrap_or(setup.mfu_peak_tflops);
-            if peak <= 0.0 {
-                return Err(format!(
-                    "{} needs the dense peak at {} of {}, which is neither stated nor in the catalog",
-                    metric.kind.key(),
-                    setup.options.hardware.precision,
-                    setup.system.id
-                ));
-            }
-            let (f, note) = flops()?;
-            (f / (t * devices * peak * 1e12), note)
-        }
-    })
+    let (c, note) = Conversion::of(setup)?;
+    Ok((c.at(t), note))
 }
 
 /// A short name of a source: its title up to the first comma or parenthesis

@@ -33,7 +33,7 @@
 //! with it on the measured memory runs (see that constant for its value and errors).
 
 use super::compare::{Prepared, Stats};
-use super::fit_cache::{FitCache, Pool};
+use super::fit_cache::{FitCache, Keep, Pool};
 use super::schema::MeasuredFile;
 use crate::extended::efficiency::Efficiency;
 
@@ -41,11 +41,6 @@ use crate::extended::efficiency::Efficiency;
 pub const ETA_RANGE: (f64, f64) = (0.30, 1.00);
 /// Search range of `η_att`.
 pub const ETA_ATT_RANGE: (f64, f64) = (0.20, 1.00);
-
-/// Which of `rows` `keep` selects.
-fn mask(rows: &[Prepared], keep: &dyn Fn(&Prepared) -> bool) -> Vec<bool> {
-    rows.iter().map(keep).collect()
-}
 
 /// Mean absolute error of `errors` (infinite when empty).
 pub fn mean_abs(e: &[f64]) -> f64 {
@@ -81,26 +76,79 @@ pub const ATTENTION_HALF_SEQS: [f64; 5] = [0.0, 512.0, 1024.0, 2048.0, 4096.0];
 /// of [`GEMM_HALF_DIMS`] the pair `(η, η_att)` ([`fit_pair`]), the best triple kept (ties keep
 /// the smaller `c`).
 pub fn fit_on(rows: &[Prepared], keep: &dyn Fn(&Prepared) -> bool) -> Efficiency {
-    fit_masked(Pool { rows, cache: &FitCache::default() }, &mask(rows, keep))
+    // The kept rows as one group (summed in row order), the others as a source held out.
+    let member_of: Vec<Vec<usize>> = rows.iter().map(|r| if keep(r) { Vec::new() } else { vec![0] }).collect();
+    let cache = FitCache::new(rows, &member_of, 1);
+    let mut fits = MultiFit::new(vec![Keep::Without(0)]);
+    while !fits.step(Pool { rows, cache: &cache }) {}
+    fits.results()[0]
 }
 
-/// [`fit_on`] over the rows of `pool` that `keep` marks, reading and filling the pool's cache
-/// (fits of one pool share it: [`super::fit_cache`]).
-pub fn fit_masked(pool: Pool, keep: &[bool]) -> Efficiency {
-    let mut best = (f64::INFINITY, Efficiency::FITTED);
-    for (c, c_att) in size_grid() {
-        let e = fit_pair(pool, keep, c, c_att);
-        let v = pool.mean_abs(e, keep);
-        if v < best.0 {
-            best = (v, e);
-        }
+/// Several fits of one pool (every row; each source held out) run side by side, one size pair
+/// `(c, c_att)` of the grid at a time, so that a point's pricing and sums serve them all
+/// ([`super::fit_cache`]). Each fit's result equals a fit run alone over its rows.
+#[derive(Debug, Clone)]
+pub struct MultiFit {
+    keeps: Vec<Keep>,
+    /// Per fit: the best `(error, constants)` over the size pairs done.
+    best: Vec<(f64, Efficiency)>,
+    /// Units `(size pair, fit)` done, size pair by size pair.
+    done: usize,
+}
+
+impl MultiFit {
+    /// The fits of the rows each of `keeps` selects.
+    pub fn new(keeps: Vec<Keep>) -> MultiFit {
+        let best = vec![(f64::INFINITY, Efficiency::FITTED); keeps.len()];
+        MultiFit { keeps, best, done: 0 }
     }
-    best.1
+
+    /// Runs one fit at the current size pair (the next unit of work); returns `true` when all are
+    /// done.
+    pub fn step(&mut self, pool: Pool) -> bool {
+        let fits = self.keeps.len();
+        if self.is_done() {
+            return true;
+        }
+        let (pair, fit) = (self.done / fits, self.done % fits);
+        if fit == 0 {
+            // No fit comes back to the points of an earlier pair.
+            pool.cache.clear();
+        }
+        if let Some((c, c_att)) = size_grid().nth(pair) {
+            let keep = self.keeps[fit];
+            let e = fit_pair(pool, keep, c, c_att);
+            let v = pool.mean_abs(e, keep);
+            if v < self.best[fit].0 {
+                self.best[fit] = (v, e);
+            }
+        }
+        self.done += 1;
+        if self.is_done() {
+            pool.cache.clear();
+        }
+        self.is_done()
+    }
+
+    /// Whether every size pair has run for every fit.
+    pub fn is_done(&self) -> bool {
+        self.done >= GRID_POINTS * self.keeps.len()
+    }
+
+    /// `(units done, units in all)`, a unit being one fit at one size pair.
+    pub fn progress(&self) -> (u64, u64) {
+        (self.done as u64, (GRID_POINTS * self.keeps.len()) as u64)
+    }
+
+    /// Each fit's constants (the shipped ones for a fit whose rows have no error anywhere).
+    pub fn results(&self) -> Vec<Efficiency> {
+        self.best.iter().map(|b| b.1).collect()
+    }
 }
 
 /// The pair `(η, η_att)` minimising the mean absolute error of the rows `keep` marks at GEMM-size
 /// constant `c` (module docs).
-pub fn fit_pair(pool: Pool, keep: &[bool], c: f64, c_att: f64) -> Efficiency {
+pub fn fit_pair(pool: Pool, keep: Keep, c: f64, c_att: f64) -> Efficiency {
     let objective = |e: Efficiency| pool.mean_abs(e, keep);
     let (m_lo, m_hi) = (thousandths(ETA_RANGE.0), thousandths(ETA_RANGE.1));
     let (a_lo, a_hi) = (thousandths(ETA_ATT_RANGE.0), thousandths(ETA_ATT_RANGE.1));
@@ -181,18 +229,14 @@ pub struct FitReport {
 }
 
 /// The fit and its leave-one-source-out check as resumable work: each [`FitJob::step`] runs one
-/// whole fit (all rows first, then each source held out), so a page can show progress.
+/// fit (all rows, or a source held out) at one size pair `(c, c_att)` of the grid, the fits side
+/// by side ([`MultiFit`]), so a page stays responsive and can show progress.
 #[derive(Debug, Clone)]
 pub struct FitJob {
     rows: Vec<Prepared>,
     cache: FitCache,
     sources: Vec<String>,
-    all: Option<Efficiency>,
-    per_source: Vec<HeldOut>,
-    held_errors: Vec<f64>,
-    /// The fit in progress: next grid point and the best `(error, constants)` so far.
-    grid_at: usize,
-    best: (f64, Efficiency),
+    fits: MultiFit,
 }
 
 /// The `(c, c_att)` pairs of the grid, in order.
@@ -213,76 +257,46 @@ impl FitJob {
                 sources.push(r.run.source.clone());
             }
         }
-        FitJob {
-            rows,
-            cache: FitCache::default(),
-            sources,
-            all: None,
-            per_source: Vec::new(),
-            held_errors: Vec::new(),
-            grid_at: 0,
-            best: (f64::INFINITY, Efficiency::FITTED),
-        }
+        let index: std::collections::HashMap<&str, usize> =
+            sources.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+        let member_of: Vec<Vec<usize>> =
+            rows.iter().map(|r| index.get(r.run.source.as_str()).copied().into_iter().collect()).collect();
+        let cache = FitCache::new(&rows, &member_of, sources.len());
+        let keeps = std::iter::once(Keep::All).chain((0..sources.len()).map(Keep::Without)).collect();
+        FitJob { rows, cache, sources, fits: MultiFit::new(keeps) }
     }
 
-    /// Runs the next piece of work — one point `(c, c_att)` of the size grid of the current fit
-    /// (all rows first, then each source held out), so a page stays responsive; returns `true`
-    /// when all are done. The result equals [`fit_on`]'s.
+    /// Runs the next unit (one fit at one size pair); returns `true` when all are done. The
+    /// results equal [`fit_on`]'s.
     pub fn step(&mut self) -> bool {
-        if self.is_done() {
-            return true;
-        }
-        let held = if self.all.is_none() { None } else { self.sources.get(self.per_source.len()).cloned() };
-        let keep = mask(&self.rows, &|r| held.as_ref().is_none_or(|s| &r.run.source != s));
-        let pool = Pool { rows: &self.rows, cache: &self.cache };
-        if let Some((c, c_att)) = size_grid().nth(self.grid_at) {
-            let e = fit_pair(pool, &keep, c, c_att);
-            let v = pool.mean_abs(e, &keep);
-            if v < self.best.0 {
-                self.best = (v, e);
-            }
-            self.grid_at += 1;
-        }
-        if self.grid_at == GRID_POINTS {
-            let eff = self.best.1;
-            match held {
-                None => self.all = Some(eff),
-                Some(s) => {
-                    let e = pool.errors(eff, &mask(&self.rows, &|r| r.run.source == s));
-                    self.held_errors.extend_from_slice(&e);
-                    self.per_source.push(HeldOut { source: s, efficiency: eff, stats: Stats::of(&e, 0) });
-                }
-            }
-            self.grid_at = 0;
-            self.best = (f64::INFINITY, Efficiency::FITTED);
-        }
-        self.is_done()
+        self.fits.step(Pool { rows: &self.rows, cache: &self.cache })
     }
 
     /// Whether every fit has run.
     pub fn is_done(&self) -> bool {
-        self.all.is_some() && self.per_source.len() == self.sources.len()
+        self.fits.is_done()
     }
 
     /// `(grid points done, grid points in all)` over every fit.
     pub fn progress(&self) -> (u64, u64) {
-        let fits_done = u64::from(self.all.is_some()) + self.per_source.len() as u64;
-        let n = GRID_POINTS as u64;
-        (fits_done * n + self.grid_at as u64, (1 + self.sources.len() as u64) * n)
+        self.fits.progress()
     }
 
     /// Runs what is left and returns the report.
     pub fn finish(mut self) -> FitReport {
         while !self.step() {}
-        let efficiency = self.all.unwrap_or(Efficiency::FITTED);
-        let pool = Pool { rows: &self.rows, cache: &self.cache };
-        let in_sample = Stats::of(&pool.errors(efficiency, &vec![true; self.rows.len()]), 0);
-        FitReport {
-            efficiency,
-            in_sample,
-            leave_one_source_out: Stats::of(&self.held_errors, 0),
-            per_source: self.per_source,
+        let fitted = self.fits.results();
+        let efficiency = fitted[0];
+        let (rows, cache) = (&self.rows, &self.cache);
+        let in_sample = Stats::of(&cache.errors(rows, efficiency, &|_| true), 0);
+        let mut held_errors = Vec::new();
+        let mut per_source = Vec::new();
+        for (s, eff) in self.sources.into_iter().zip(&fitted[1..]) {
+            let e = cache.errors(rows, *eff, &|i| rows[i].run.source == s);
+            held_errors.extend_from_slice(&e);
+            per_source.push(HeldOut { source: s, efficiency: *eff, stats: Stats::of(&e, 0) });
         }
+        FitReport { efficiency, in_sample, leave_one_source_out: Stats::of(&held_errors, 0), per_source }
     }
 }
 

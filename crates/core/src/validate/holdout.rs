@@ -12,12 +12,14 @@
 //! counted twice). Reference mode fits nothing, so its held-out errors are its in-sample errors
 //! (and [`Holdout::fitted`] is `false`).
 //!
-//! The work is resumable ([`HoldoutJob::step`] runs one fit), so a page can show progress;
-//! [`holdout`] runs it to the end. On the shipped file it takes about one second natively.
+//! The fits run side by side, one size pair of the grid at a time, each point priced once for all
+//! of them and summed per source ([`super::fit_cache`]), so that a file of many sources costs
+//! about what one fit on its rows does. The work is resumable ([`HoldoutJob::step`] runs one fit
+//! at one size pair), so a page can show progress; [`holdout`] runs it to the end.
 
 use super::compare::{Mode, Prepared, RowResult, Stats};
-use super::fit::fit_masked;
-use super::fit_cache::{FitCache, Pool};
+use super::fit::MultiFit;
+use super::fit_cache::{FitCache, Keep, Pool};
 use super::schema::MeasuredFile;
 use crate::extended::efficiency::Efficiency;
 
@@ -82,12 +84,12 @@ pub struct HoldoutJob {
     /// How many of `rows` are the file's.
     file_rows: usize,
     sources: Vec<String>,
-    /// For each pool row, the indices (in `sources`) of the file's sources it belongs to when
-    /// held out: its own, and, for a shipped row, every source with a row of the same run.
-    member_of: Vec<Vec<usize>>,
-    all: Option<Efficiency>,
-    held: Vec<(String, Efficiency)>,
-    /// The rows' errors at every point a fit tried, shared by the fits.
+    /// The fits: on every row, then each source held out (one with no other row to fit on is
+    /// not run: the shipped constants, which were not fitted on it, stand in).
+    fits: MultiFit,
+    /// Which source each fit after the first holds out.
+    held_sources: Vec<usize>,
+    /// The rows' groups and their errors at the points the fits try, shared by the fits.
     cache: FitCache,
 }
 
@@ -102,16 +104,20 @@ impl HoldoutJob {
         let mut rows: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
         let file_rows = rows.len();
         let mut sources: Vec<String> = Vec::new();
+        let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         for r in &rows {
-            if Self::timed(r) && !sources.contains(&r.run.source) {
+            if Self::timed(r) && !index.contains_key(&r.run.source) {
+                index.insert(r.run.source.clone(), sources.len());
                 sources.push(r.run.source.clone());
             }
         }
         if mode == Mode::Extended {
+            let ids: std::collections::HashSet<(&str, &str)> =
+                file.rows.iter().map(|f| (f.id.as_str(), f.source.as_str())).collect();
             let extra: Vec<Prepared> = shipped
                 .rows
                 .iter()
-                .filter(|s| !file.rows.iter().any(|f| f.id == s.id && f.source == s.source))
+                .filter(|s| !ids.contains(&(s.id.as_str(), s.source.as_str())))
                 .map(Prepared::new)
                 .filter(Self::timed)
                 .collect();
@@ -120,12 +126,13 @@ impl HoldoutJob {
         // Pool row i counts as source s: one of its rows, or a shipped row of that source title or
         // of the same run as one of its rows. Worked out once (a row of a file restating a
         // shipped run is compared with every shipped row once, not once per source).
-        let source_index = |title: &str| sources.iter().position(|s| s == title);
+        let source_index = |title: &str| index.get(title).copied();
         let mut member_of: Vec<Vec<usize>> =
             rows.iter().map(|r| source_index(&r.run.source).into_iter().collect()).collect();
+        let file_sources: Vec<Option<usize>> = rows[..file_rows].iter().map(|f| source_index(&f.run.source)).collect();
         for (i, r) in rows.iter().enumerate().skip(file_rows) {
-            for f in &rows[..file_rows] {
-                if let Some(s) = source_index(&f.run.source)
+            for (f, s) in rows[..file_rows].iter().zip(&file_sources) {
+                if let Some(s) = *s
                     && !member_of[i].contains(&s)
                     && same_run(f, r)
                 {
@@ -133,16 +140,18 @@ impl HoldoutJob {
                 }
             }
         }
-        HoldoutJob {
-            mode,
-            rows,
-            file_rows,
-            sources,
-            member_of,
-            all: None,
-            held: Vec::new(),
-            cache: FitCache::default(),
-        }
+        let timed: Vec<bool> = rows.iter().map(Self::timed).collect();
+        // Nothing else to fit on (no shipped runs behind a file of one source): no fit.
+        let held_sources: Vec<usize> =
+            (0..sources.len()).filter(|s| (0..rows.len()).any(|i| timed[i] && !member_of[i].contains(s))).collect();
+        let fitted = mode == Mode::Extended && !sources.is_empty();
+        let keeps = if fitted {
+            std::iter::once(Keep::All).chain(held_sources.iter().map(|&s| Keep::Without(s))).collect()
+        } else {
+            Vec::new()
+        };
+        let cache = if fitted { FitCache::new(&rows, &member_of, sources.len()) } else { FitCache::default() };
+        HoldoutJob { mode, rows, file_rows, sources, fits: MultiFit::new(keeps), held_sources, cache }
     }
 
     /// Whether a row has a time figure extended mode can price.
@@ -150,13 +159,14 @@ impl HoldoutJob {
         r.setup.as_ref().is_ok_and(|s| s.metric.is_some()) && r.hardware.is_ok()
     }
 
-    /// `(fits done, fits in all)`.
+    /// `(units done, units in all)`: a unit is one fit (on every row, or a source held out) at
+    /// one size pair of the grid ([`MultiFit`]).
     pub fn progress(&self) -> (u64, u64) {
         match self.mode {
             Mode::Reference => (1, 1),
             // A file without a time figure has nothing to fit or hold out.
             Mode::Extended if self.sources.is_empty() => (1, 1),
-            Mode::Extended => (u64::from(self.all.is_some()) + self.held.len() as u64, 1 + self.sources.len() as u64),
+            Mode::Extended => self.fits.progress(),
         }
     }
 
@@ -166,21 +176,10 @@ impl HoldoutJob {
         done == all
     }
 
-    /// Runs the next fit; returns `true` when all are done.
+    /// Runs the next unit; returns `true` when all are done.
     pub fn step(&mut self) -> bool {
         if self.mode == Mode::Extended && !self.sources.is_empty() {
-            let pool = Pool { rows: &self.rows, cache: &self.cache };
-            if self.all.is_none() {
-                self.all = Some(fit_masked(pool, &vec![true; self.rows.len()]));
-            } else if let Some(s) = self.sources.get(self.held.len()).cloned() {
-                let at = self.held.len();
-                let keep: Vec<bool> = self.member_of.iter().map(|m| !m.contains(&at)).collect();
-                let others = (0..self.rows.len()).any(|i| keep[i] && Self::timed(&self.rows[i]));
-                // Nothing else to fit on (no shipped runs behind a file of one source): the
-                // shipped constants, which were not fitted on it.
-                let eff = if others { fit_masked(pool, &keep) } else { Efficiency::FITTED };
-                self.held.push((s, eff));
-            }
+            self.fits.step(Pool { rows: &self.rows, cache: &self.cache });
         }
         self.is_done()
     }
@@ -189,14 +188,31 @@ impl HoldoutJob {
     pub fn finish(mut self) -> Holdout {
         while !self.step() {}
         let fitted = self.mode == Mode::Extended;
-        let all_eta = self.all.unwrap_or(Efficiency::FITTED);
+        let results = self.fits.results();
+        let all_eta = results.first().copied().unwrap_or(Efficiency::FITTED);
+        let held: Vec<(usize, Efficiency)> =
+            self.held_sources.iter().copied().zip(results.iter().skip(1).copied()).collect();
         let predict = |r: &Prepared, eta: Efficiency| -> RowResult { r.predict(self.mode, eta) };
         let mut rows = Vec::new();
         let mut per_source = Vec::new();
-        for s in &self.sources {
-            let eta = self.held.iter().find(|(h, _)| h == s).map_or(all_eta, |(_, e)| *e);
+        // The file's rows of each source, in file order (one pass, not one per source).
+        let mut of_source: Vec<Vec<&Prepared>> = vec![Vec::new(); self.sources.len()];
+        let index: std::collections::HashMap<&str, usize> =
+            self.sources.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+        for r in &self.rows[..self.file_rows] {
+            if let Some(&i) = index.get(r.run.source.as_str()) {
+                of_source[i].push(r);
+            }
+        }
+        for (si, s) in self.sources.iter().enumerate() {
+            // A source without a fit of its own (nothing else to fit on): the shipped constants.
+            let eta = match held.iter().find(|(h, _)| *h == si) {
+                Some((_, e)) => *e,
+                None if fitted => Efficiency::FITTED,
+                None => all_eta,
+            };
             let (mut held, mut inside) = (Vec::new(), Vec::new());
-            for r in self.rows[..self.file_rows].iter().filter(|r| &r.run.source == s) {
+            for r in of_source[si].iter().copied() {
                 let (Some(e_in), Some(e_out)) = (predict(r, all_eta).error, predict(r, eta).error) else { continue };
                 held.push(e_out);
                 inside.push(e_in);

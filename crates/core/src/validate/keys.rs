@@ -41,21 +41,16 @@ fn normalised(name: &str) -> String {
     name.trim().trim_start_matches('-').to_lowercase().replace(['-', ' '], "_")
 }
 
-/// A whole number ≥ 0 as people write it: a JSON number (`64`, `64.0`) or a string holding one
-/// (`"64"`, `"1,024"`); `None` for anything else.
+/// A whole number ≥ 0: a JSON number (`64`, `64.0`); `None` for anything else, a string holding
+/// digits included (`"4096"` is text: a reader refuses it naming the field, issue 30).
 pub fn whole_number(v: &Value) -> Option<u64> {
     let whole = |x: f64| (x.fract() == 0.0 && (0.0..9e15).contains(&x)).then_some(x as u64);
-    v.as_u64()
-        .or_else(|| v.as_f64().and_then(whole))
-        .or_else(|| v.as_str().and_then(|s| s.trim().replace(',', "").parse::<f64>().ok()).and_then(whole))
+    v.as_u64().or_else(|| v.as_f64().and_then(whole))
 }
 
-/// A finite number as people write it: a JSON number or a string holding one (`"0.43"`,
-/// `"1,250.5"`); `None` for anything else.
+/// A finite JSON number; `None` for anything else (a string holding one included).
 pub fn decimal(v: &Value) -> Option<f64> {
-    v.as_f64()
-        .or_else(|| v.as_str().and_then(|s| s.trim().replace(',', "").parse::<f64>().ok()))
-        .filter(|x| x.is_finite())
+    v.as_f64().filter(|x| x.is_finite())
 }
 
 /// Each row: a field of the schema, then the other names read as it.

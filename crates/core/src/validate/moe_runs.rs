@@ -166,12 +166,70 @@ impl<'a> Group<'a> {
     }
 }
 
-/// A whole number ≥ 0, also written as a string (`"64"`, `"1,024"`).
+/// The fields of an MoE row read as numbers, by group (`""`: the top of the row).
+const NUMBER_FIELDS: &[(&str, &[&str])] = &[
+    ("", &["num_devices"]),
+    (
+        "model",
+        &[
+            "layers",
+            "hidden",
+            "heads",
+            "kv_heads",
+            "head_dim",
+            "ffn_hidden",
+            "moe_ffn_hidden",
+            "ffn_hidden_dense",
+            "num_experts",
+            "top_k",
+            "moe_layers",
+            "dense_layers",
+            "shared_experts",
+            "shared_ffn_hidden",
+            "seq_len",
+            "vocab",
+            "mtp_layers",
+        ],
+    ),
+    ("parallel", &["tp", "pp", "cp", "dp", "ep", "etp", "interleave_vpp"]),
+    ("batch", &["global_batch_seqs", "micro_batch", "grad_accum"]),
+    (
+        "measured",
+        &[
+            "tflops_per_device",
+            "tokens_per_s_per_device",
+            "tokens_per_s_per_device_derived",
+            "step_time_s",
+            "memory_peak_allocated_gib",
+        ],
+    ),
+];
+
+/// Refuses a number written as text (`"8"` for `expert_model_parallel_size`): the readers below
+/// read only JSON numbers, and a string there would otherwise read as unstated (issue 30).
+fn numbers_are_numbers(top: &Group) -> Result<(), String> {
+    for (group, fields) in NUMBER_FIELDS {
+        let g = if group.is_empty() { *top } else { top.child(group) };
+        for f in *fields {
+            if let Some((name, v)) = g.find(f)
+                && !v.is_number()
+            {
+                let at = if group.is_empty() { String::new() } else { format!("{group}.") };
+                return Err(format!(
+                    "{at}{name}: must be a JSON number, not {v} (a number written as text is not read)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A whole number ≥ 0 (a JSON number).
 fn int(g: &Group, key: &str) -> Option<u64> {
     g.get(key).and_then(keys::whole_number)
 }
 
-/// A finite number, also written as a string.
+/// A finite number (a JSON number).
 fn num(g: &Group, key: &str) -> Option<f64> {
     g.get(key).and_then(keys::decimal)
 }
@@ -382,6 +440,7 @@ fn model_of(m: &Group, notes: &mut Vec<String>) -> Result<Workload, String> {
 pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let mut notes = Vec::new();
     let top = Group::top(row);
+    numbers_are_numbers(&top)?;
     let model = top.child("model");
     let workload = model_of(&model, &mut notes)?;
     let hardware_id = top.get("hardware_id").and_then(Value::as_str).ok_or("hardware_id not stated")?.to_string();

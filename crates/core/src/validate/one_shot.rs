@@ -82,13 +82,10 @@ fn calibrate_on(anchor: &Prepared, eta: Efficiency, spread: f64) -> Result<Stack
         .map_err(|e| e.to_string())?;
     // A step time needs no conversion: the facts are not read.
     let facts = RunFacts { global_batch: 1, seq_len: 1, devices: 1, model_tflop_per_sample: 0.0, peak_tflops: 0.0 };
-    let mut p = anchor.clone();
     let mut predict = |k: &StackConstants| {
-        p.hardware = Ok(k.apply(&hw));
-        let r = p.predict(Mode::Extended, eta);
-        let step_s = r.predicted_step_s.ok_or_else(|| {
-            crate::Error::invalid("row", &anchor.run.id, r.reason.unwrap_or_else(|| "cannot be evaluated".into()))
-        })?;
+        let step_s = anchor
+            .extended_time_on(&k.apply(&hw), eta)
+            .map_err(|reason| crate::Error::invalid("row", &anchor.run.id, reason))?;
         Ok(Prediction { step_s, memory: PredictedMemory { allocated_gb: 0.0, reserved_gb: 0.0, device_gb: 0.0 } })
     };
     fit_with_spread(&[measured], &facts, spread, &mut predict).map(|f| f.constants).map_err(|e| e.to_string())
@@ -105,20 +102,30 @@ pub fn fill_with_spread(report: &mut Report, file: &MeasuredFile, spread: f64) {
     if report.mode != Mode::Extended {
         return;
     }
-    let base_of = |source: &str| -> Efficiency {
-        report
-            .leave_one_source_out
-            .as_ref()
-            .and_then(|h| h.per_source.iter().find(|s| s.source == source))
-            .and_then(|s| s.efficiency)
-            .unwrap_or(report.efficiency)
-    };
+    use std::collections::HashMap;
+    // Looked up by name, once per row (a file of 1,000 sources would otherwise scan them per row).
+    let held: HashMap<&str, Efficiency> = report
+        .leave_one_source_out
+        .as_ref()
+        .map(|h| h.per_source.iter().filter_map(|s| Some((s.source.as_str(), s.efficiency?))).collect())
+        .unwrap_or_default();
+    let base_of = |source: &str| -> Efficiency { held.get(source).copied().unwrap_or(report.efficiency) };
     let prepared: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
     let timed: Vec<bool> =
         prepared.iter().map(|p| p.has_time_figure && p.setup.is_ok() && p.hardware.is_ok()).collect();
+    // The first two timed rows of each source and system: a row's anchor is the first that is not
+    // itself.
+    let mut firsts: HashMap<(&str, Option<&str>), Vec<usize>> = HashMap::new();
+    for (j, p) in prepared.iter().enumerate().filter(|(j, _)| timed[*j]) {
+        let f = firsts.entry((p.run.source.as_str(), system_of(p))).or_default();
+        if f.len() < 2 {
+            f.push(j);
+        }
+    }
     // Calibrations by anchor row index (an anchor serves every row of its source and system).
-    let mut calibrated: Vec<(usize, Result<StackConstants, String>)> = Vec::new();
+    let mut calibrated: HashMap<usize, Result<StackConstants, String>> = HashMap::new();
     let mut per_source: Vec<OneShotSource> = Vec::new();
+    let mut entry_of: HashMap<&str, usize> = HashMap::new();
     let mut all = (Vec::new(), Vec::new());
     let mut errors: Vec<Option<f64>> = vec![None; prepared.len()];
     for (i, p) in prepared.iter().enumerate() {
@@ -126,28 +133,20 @@ pub fn fill_with_spread(report: &mut Report, file: &MeasuredFile, spread: f64) {
             continue;
         }
         let (source, system) = (&p.run.source, system_of(p));
-        let Some(a) = (0..prepared.len())
-            .find(|&j| j != i && timed[j] && &prepared[j].run.source == source && system_of(&prepared[j]) == system)
-        else {
+        let Some(a) = firsts.get(&(source.as_str(), system)).and_then(|f| f.iter().copied().find(|&j| j != i)) else {
             continue;
         };
         let eta = base_of(source);
-        if !calibrated.iter().any(|(j, _)| *j == a) {
-            calibrated.push((a, calibrate_on(&prepared[a], eta, spread)));
-        }
-        let Some((_, result)) = calibrated.iter().find(|(j, _)| *j == a) else { continue };
-        let entry = match per_source.iter().position(|s| &s.source == source) {
-            Some(k) => k,
-            None => {
-                per_source.push(OneShotSource {
-                    source: source.clone(),
-                    one_shot: Stats::default(),
-                    uncalibrated: Stats::default(),
-                    anchors: Vec::new(),
-                });
-                per_source.len() - 1
-            }
-        };
+        let result = calibrated.entry(a).or_insert_with(|| calibrate_on(&prepared[a], eta, spread));
+        let entry = *entry_of.entry(source.as_str()).or_insert_with(|| {
+            per_source.push(OneShotSource {
+                source: source.clone(),
+                one_shot: Stats::default(),
+                uncalibrated: Stats::default(),
+                anchors: Vec::new(),
+            });
+            per_source.len() - 1
+        });
         let anchors = &mut per_source[entry].anchors;
         if !anchors.iter().any(|x| x.row == prepared[a].run.id) {
             anchors.push(Anchor {
@@ -158,21 +157,24 @@ pub fn fill_with_spread(report: &mut Report, file: &MeasuredFile, spread: f64) {
             });
         }
         let Ok(k) = result else { continue };
-        let Some(before) = p.predict(Mode::Extended, eta).error else { continue };
-        let mut c = p.clone();
-        c.hardware = p.hardware.as_ref().map(|hw| k.apply(hw)).map_err(Clone::clone);
-        let Some(after) = c.predict(Mode::Extended, eta).error else { continue };
+        let (Ok(hw), Some(before)) = (&p.hardware, p.time_error(eta)) else { continue };
+        let Some(after) = p.time_error_on(&k.apply(hw), eta) else { continue };
         errors[i] = Some(after);
         all.0.push(after);
         all.1.push(before);
     }
-    for s in per_source.iter_mut() {
-        let rows = prepared.iter().enumerate().filter(|(_, p)| p.run.source == s.source);
+    let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); per_source.len()];
+    for (i, p) in prepared.iter().enumerate() {
+        if let Some(&k) = entry_of.get(p.run.source.as_str()) {
+            rows_of[k].push(i);
+        }
+    }
+    for (s, rows) in per_source.iter_mut().zip(&rows_of) {
         let (mut after, mut before) = (Vec::new(), Vec::new());
-        for (i, p) in rows {
+        for &i in rows {
             if let Some(e) = errors[i] {
                 after.push(e);
-                before.extend(p.predict(Mode::Extended, base_of(&s.source)).error);
+                before.extend(prepared[i].time_error(base_of(&s.source)));
             }
         }
         s.one_shot = Stats::of(&after, 0);

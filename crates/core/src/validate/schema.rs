@@ -234,7 +234,7 @@ impl<'a> Row<'a> {
                 continue;
             }
             let sub = Row { obj: self.obj, path: self.path.clone(), flat: self.flat };
-            if let Some(x) = sub.number_lenient(name)? {
+            if let Some(x) = sub.number(name)? {
                 return Ok(Some(x * factor));
             }
         }
@@ -253,22 +253,30 @@ impl<'a> Row<'a> {
         }
     }
 
-    /// A positive whole number: a JSON number, or a string holding one (`"64"`, `"1,024"`).
+    /// A positive whole number, written as a JSON number (a string of digits is refused: text
+    /// where a number belongs is not guessed at).
     fn count(&self, key: &str) -> Result<Option<u64>, Error> {
         match self.value(key) {
             None => Ok(None),
             Some(v) => match super::keys::whole_number(v) {
                 Some(n) if n > 0 => Ok(Some(n)),
+                _ if v.is_string() => {
+                    Err(self.bad(key, "must be a positive integer written as a JSON number, not a string, or null"))
+                }
                 _ => Err(self.bad(key, "must be a positive integer or null")),
             },
         }
     }
 
+    /// A positive number, written as a JSON number (a string is refused, as by [`Row::count`]).
     fn number(&self, key: &str) -> Result<Option<f64>, Error> {
         match self.value(key) {
             None => Ok(None),
             Some(v) => match v.as_f64() {
                 Some(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
+                _ if v.is_string() => {
+                    Err(self.bad(key, "must be a positive number written as a JSON number, not a string, or null"))
+                }
                 _ => Err(self.bad(key, "must be a positive number or null")),
             },
         }
@@ -296,17 +304,6 @@ impl<'a> Row<'a> {
             Some(Value::Bool(b)) => Ok((None, Some(*b))),
             Some(Value::Array(_)) => Ok((self.string(key)?, None)),
             Some(_) => Err(self.bad(key, "must be words, true, false or null")),
-        }
-    }
-
-    /// A number given as a number or as a string of one (`"0.43"`).
-    fn number_lenient(&self, key: &str) -> Result<Option<f64>, Error> {
-        match self.value(key) {
-            Some(Value::String(s)) => match s.trim().trim_end_matches('%').trim().replace(',', "").parse::<f64>() {
-                Ok(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
-                _ => Err(self.bad(key, "must be a positive number or null")),
-            },
-            _ => self.number(key),
         }
     }
 
@@ -395,6 +392,15 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
     };
     let source = if source_words.is_some() { r.empty() } else { r.child("source")? };
     let model = r.child("model")?;
+    // A dense row (MoE rows, more than one routed expert, have their own reader) may state its
+    // expert count: 1 or null. 0 experts is no model at all, not "dense".
+    if let Some(v) = model.value("num_experts")
+        && super::keys::whole_number(v) != Some(1)
+    {
+        let rule =
+            "must be 1 for a dense model (more than 1: a mixture of experts) or null, a JSON number, not a string";
+        return Err(model.bad("num_experts", rule));
+    }
     let parallel = r.child("parallel")?;
     let batch = r.child("batch")?;
     let measured = r.child("measured")?;
@@ -434,9 +440,9 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
             let m = measured.child("metric")?;
             Some(super::metric::StructuredMetric {
                 kind: m.string("kind")?,
-                value: m.number_lenient("value")?,
+                value: m.number("value")?,
                 flops: m.string("flops")?,
-                peak_tflops: m.number_lenient("peak_tflops")?,
+                peak_tflops: m.number("peak_tflops")?,
             })
         }
         Some(v) => {
@@ -453,7 +459,7 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
     // A figure under a name that says its kind (`max_memory_reserved_gib`, `nvidia_smi_mib`, …).
     let mut named = None;
     for (name, field, factor, kind) in super::keys::MEMORY_KIND_KEYS {
-        if let Some(x) = measured.number_lenient(name)? {
+        if let Some(x) = measured.number(name)? {
             named = Some((*field, x * factor, *kind));
             break;
         }
@@ -462,11 +468,11 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
     let memory = RunMemory {
         kind: measured.string("memory_kind")?.or_else(|| named.map(|(_, _, kind)| kind.to_string())),
         kind_detail: measured.string("kind_detail")?,
-        gb: match measured.number_lenient("memory_gb")? {
+        gb: match measured.number("memory_gb")? {
             Some(gb) => Some(gb),
             None => measured.scaled("memory_gb")?.or(named_in("memory_gb")),
         },
-        gib: match measured.number_lenient("memory_gib")? {
+        gib: match measured.number("memory_gib")? {
             Some(gib) => Some(gib),
             None => measured.scaled("memory_gib")?.or(named_in("memory_gib")),
         },
@@ -555,16 +561,16 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
         },
         measured: RunMeasured {
             flop_convention: measured.string("flop_convention")?,
-            tflops_per_device: measured.number_lenient("tflops_per_device")?,
-            mfu: measured.number_lenient("mfu")?,
-            hfu: measured.number_lenient("hfu")?,
-            tokens_per_s_total: measured.number_lenient("tokens_per_s_total")?,
-            tokens_per_s_per_device: measured.number_lenient("tokens_per_s_per_device")?,
-            step_time_s: match measured.number_lenient("step_time_s")? {
+            tflops_per_device: measured.number("tflops_per_device")?,
+            mfu: measured.number("mfu")?,
+            hfu: measured.number("hfu")?,
+            tokens_per_s_total: measured.number("tokens_per_s_total")?,
+            tokens_per_s_per_device: measured.number("tokens_per_s_per_device")?,
+            step_time_s: match measured.number("step_time_s")? {
                 Some(s) => Some(s),
                 None => measured.scaled("step_time_s")?,
             },
-            samples_per_s: measured.number_lenient("samples_per_s")?,
+            samples_per_s: measured.number("samples_per_s")?,
             structured,
             memory,
         },
