@@ -89,6 +89,9 @@ pub fn run_sweep(
     spec.validate()?;
     let parts = chunks(shard, spec.point_count(), threads);
     let threads = threads.clamp(1, parts.len());
+    if let Some(line) = estimate(spec, shard, threads)? {
+        eprintln!("{line}");
+    }
     if threads == 1 {
         for part in parts {
             emit(Sweep::shard(spec.clone(), part)?.finish())?;
@@ -138,6 +141,61 @@ pub fn run_sweep(
         drop(s);
         outcome
     })
+}
+
+/// Sweeps of at least this many points (of the shard run) say their size and an estimate first.
+pub const LARGE_SWEEP_POINTS: usize = 1000;
+/// The estimate times the sweep's first points until this long [s] …
+const PROBE_SECONDS: f64 = 0.25;
+/// … or this many points (they are run again with the rest: the probe costs at most that).
+const PROBE_POINTS: usize = 32;
+
+/// For a large sweep (at least [`LARGE_SWEEP_POINTS`] points in `shard`): one line saying its point
+/// count and about how long it will take on `threads` threads, from the time of its first points
+/// (run once before the sweep starts, each alone). `None` for a smaller sweep.
+pub fn estimate(spec: &SweepSpec, shard: Shard, threads: usize) -> Result<Option<String>, CmdError> {
+    let points = spec.point_count();
+    let range = shard.range(points);
+    if range.len() < LARGE_SWEEP_POINTS {
+        return Ok(None);
+    }
+    let start = std::time::Instant::now();
+    let mut timed = 0;
+    while timed < PROBE_POINTS.min(range.len()) && start.elapsed().as_secs_f64() < PROBE_SECONDS {
+        // The one point at `range.start + timed`: shard `i / points` of the whole is point i.
+        let one = Shard { index: (range.start + timed) as u64, count: points as u64 };
+        Sweep::shard(spec.clone(), one)?.finish();
+        timed += 1;
+    }
+    let per_point = start.elapsed().as_secs_f64() / timed.max(1) as f64;
+    let total = per_point * range.len() as f64 / threads.max(1) as f64;
+    let about = if total < 90.0 {
+        format!("{total:.0} s")
+    } else if total < 5400.0 {
+        format!("{:.0} min", total / 60.0)
+    } else {
+        format!("{:.1} h", total / 3600.0)
+    };
+    Ok(Some(format!(
+        "fmperf: sweep: {} points on {threads} thread{}, about {about} ({:.3} s per point, timed on the first {timed}); \
+         --shard i/n splits it across machines",
+        thousands(range.len()),
+        if threads == 1 { "" } else { "s" },
+        per_point
+    )))
+}
+
+/// `n` with thousands separated by commas (250,000).
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Receives finished chunks and emits them in order, telling the workers how far writing got.

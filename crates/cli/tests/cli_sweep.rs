@@ -232,3 +232,24 @@ fn a_bad_thread_count_exits_2_naming_the_flag() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// Issue 30: a large sweep says its point count and a time estimate on stderr before it starts
+/// (stdout stays the results); a small one says nothing.
+#[test]
+fn a_large_sweep_says_its_size_and_an_estimate_first() {
+    let values: Vec<String> = (1..=500).map(|i| format!("{}", 100 + i)).collect();
+    let axis = format!("scale_up={}", values.join(","));
+    let args = ["sweep", "--mode", "reference", "--model", "vit_era5", "--system", "B200", "--axis", "nvlink=8,64"];
+    let out = fmperf(args.iter().copied().chain(["--axis", axis.as_str(), "--format", "csv", "--threads", "2"]));
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("fmperf: sweep: 1,000 points on 2 threads, about ")
+            && err.contains(" s per point, timed on the first "),
+        "{err}"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1 + 1000);
+    let small = fmperf(args.iter().copied().chain(["--axis", "scale_up=100,200", "--format", "csv"]));
+    assert_eq!(small.status.code(), Some(0));
+    assert!(small.stderr.is_empty(), "{}", String::from_utf8_lossy(&small.stderr));
+}

@@ -204,7 +204,6 @@ const ONE_MOE_ROW: &str = r#"{
 
 /// A file mixing a dense row (`num_experts: null`) and an MoE row written with Hugging Face and
 /// Megatron-LM names: each row goes to its validator, the dense report first, then the MoE one
-
 /// (JSON: one document per line).
 #[test]
 fn a_file_mixing_dense_and_moe_rows_reports_both() {

@@ -164,8 +164,9 @@ fn run_dense(
     Ok(())
 }
 
-/// Leave-one-source-out ([`validate::holdout`]), one fit per source: when it runs longer than a
-/// few seconds, how far it is and about how long is left go to stderr (stdout stays the report).
+/// Leave-one-source-out ([`validate::holdout`]), one fit per source and one on all rows, run side
+/// by side: when it runs longer than a few seconds, how far it is and about how long is left go to
+/// stderr (stdout stays the report).
 fn holdout_with_progress(file: &validate::MeasuredFile, mode: Mode) -> validate::holdout::Holdout {
     use std::time::{Duration, Instant};
     let mut job = validate::holdout::HoldoutJob::new(file, mode);
@@ -176,11 +177,20 @@ fn holdout_with_progress(file: &validate::MeasuredFile, mode: Mode) -> validate:
         if now - start >= Duration::from_secs(3) && now - said >= Duration::from_secs(3) {
             said = now;
             let (done, all) = job.progress();
-            // Later fits reuse the earlier fits' prices, so this is an upper bound.
-            let left = (now - start).as_secs_f64() / done.max(1) as f64 * all.saturating_sub(done) as f64;
+            // The first fit at a size pair prices its points for all the others: the time left is
+            // estimated from the size pairs done.
+            let grid = validate::fit::GRID_POINTS as u64;
+            let pairs = (all / grid).max(1);
+            let pairs_done = done / pairs;
+            let left = if pairs_done == 0 {
+                String::new()
+            } else {
+                let s = (now - start).as_secs_f64() / pairs_done as f64 * (grid - pairs_done.min(grid)) as f64;
+                format!(", ~{s:.0} s left")
+            };
             eprintln!(
-                "fmperf: validate: leave-one-source-out, fit {done} of {all} (one per source and one on all rows), \
-                 at most ~{left:.0} s left"
+                "fmperf: validate: leave-one-source-out, {pairs} fits side by side: size pair {} of {grid} of the grid{left}",
+                (pairs_done + 1).min(grid)
             );
         }
     }

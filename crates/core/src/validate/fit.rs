@@ -244,8 +244,8 @@ fn size_grid() -> impl Iterator<Item = (f64, f64)> {
     GEMM_HALF_DIMS.iter().flat_map(|c| ATTENTION_HALF_SEQS.iter().map(move |a| (*c, *a)))
 }
 
-/// Points of the size grid.
-const GRID_POINTS: usize = GEMM_HALF_DIMS.len() * ATTENTION_HALF_SEQS.len();
+/// Points of the size grid (the size pairs each fit runs).
+pub const GRID_POINTS: usize = GEMM_HALF_DIMS.len() * ATTENTION_HALF_SEQS.len();
 
 impl FitJob {
     /// Reads every row of `file` (cheap next to the fits).
