@@ -89,7 +89,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidField { field, value, rule, hint } => {
-                write!(f, "{field} = {value}: {rule}")?;
+                write!(f, "{field} = {}: {rule}", Shown(value))?;
                 if let Some(h) = hint {
                     write!(f, " ({h})")?;
                 }
@@ -105,7 +105,7 @@ impl fmt::Display for Error {
             Error::MissingField { field } => write!(f, "missing field `{field}`"),
             Error::Parse { message } => write!(f, "cannot parse input: {message}"),
             Error::UnknownName { kind, name, known } => {
-                write!(f, "unknown {kind} `{name}`")?;
+                write!(f, "unknown {kind} `{}`", Shown(name))?;
                 if !known.is_empty() {
                     write!(f, "; known: {}", known.join(", "))?;
                 }
@@ -116,3 +116,41 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// Longest value (in characters) an error message repeats whole; a longer one (an axis of 10,000
+/// values, a pasted file) is shown by its start and its length, so a message stays one short line.
+const SHOWN_CHARS: usize = 80;
+
+/// A value as an error message repeats it: whole up to [`SHOWN_CHARS`] characters, else its first
+/// 60 characters, "…" and its length in characters.
+struct Shown<'a>(&'a str);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let chars = self.0.chars().count();
+        if chars <= SHOWN_CHARS {
+            return f.write_str(self.0);
+        }
+        let start: String = self.0.chars().take(60).collect();
+        write!(f, "{start}… ({chars} characters)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_value_is_shown_by_its_start_and_length() {
+        let long: String = (1..=10_000).map(|n| n.to_string()).collect::<Vec<_>>().join(",");
+        let e = Error::invalid("axis.devices", &long, "has more than 4096 values");
+        let text = e.to_string();
+        assert!(text.len() < 200, "{text}");
+        assert!(text.starts_with("axis.devices = 1,2,3,4,5,"), "{text}");
+        assert!(text.ends_with(&format!("… ({} characters): has more than 4096 values", long.len())), "{text}");
+        let short = Error::invalid("model.heads", "7", "must divide hidden").to_string();
+        assert_eq!(short, "model.heads = 7: must divide hidden");
+        let name = Error::UnknownName { kind: "system".into(), name: "x".repeat(500), known: vec![] };
+        assert!(name.to_string().contains("(500 characters)"), "{name}");
+    }
+}

@@ -2,10 +2,10 @@
 //! batch rule, and the rule that turns gradient-accumulation steps into the reference model's
 //! micro-batches.
 
-use super::axis::{Axis, AxisKey, MAX_POINTS};
+use super::axis::{Axis, AxisKey, AxisValue, MAX_POINTS};
 use crate::catalog::MappingOptions;
 use crate::mode::ModelMode;
-use crate::resolve::Scenario;
+use crate::resolve::{Scenario, UserEntries};
 use crate::vocab::Candidate;
 use crate::{Error, Strategy};
 
@@ -162,6 +162,22 @@ impl SweepSpec {
                     v,
                     format!("{name} is also an axis ({}); fix it or sweep it, not both", a.to_text()),
                 ));
+            }
+            // A system or model axis names catalog entries: an unknown one is refused here, not
+            // left to become an "invalid" point of a sweep that exits as if it ran.
+            if matches!(a.key, AxisKey::System | AxisKey::Model) {
+                for v in &a.values {
+                    if let AxisValue::Name(id) = v {
+                        let entries = UserEntries::builtin();
+                        let found = match a.key {
+                            AxisKey::System => entries.find_system(id).map(|_| ()),
+                            _ => entries.find_model(id).map(|_| ()),
+                        };
+                        if let Err(e) = found {
+                            return Err(Error::invalid(field.clone(), id, e.to_string()));
+                        }
+                    }
+                }
             }
             points = points.saturating_mul(a.values.len());
             if points > MAX_POINTS {

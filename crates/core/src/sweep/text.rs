@@ -338,6 +338,23 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_system_or_model_on_an_axis_is_refused_before_the_sweep_runs() {
+        let t = SweepText {
+            model: "gpt3_1T".into(),
+            system: "B200".into(),
+            axes: vec!["system=B200,bogus".into()],
+            ..SweepText::default()
+        };
+        let e = t.to_spec(None, None).unwrap_err();
+        assert_eq!(e.field(), Some("axis.system"));
+        assert!(e.to_string().starts_with("axis.system = bogus: unknown system `bogus`"), "{e}");
+        let e = SweepText { axes: vec!["model=gpt3,nope".into()], ..t.clone() }.to_spec(None, None).unwrap_err();
+        assert_eq!(e.field(), Some("axis.model"));
+        assert!(e.to_string().contains("unknown model `nope`"), "{e}");
+        assert!(SweepText { axes: vec!["system=B200,H200".into()], ..t }.to_spec(None, None).is_ok());
+    }
+
+    #[test]
     fn the_command_line_names_reference_mode_and_the_domain() {
         let t = SweepText {
             model: "gpt3_1T".into(),
