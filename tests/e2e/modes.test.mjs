@@ -62,7 +62,7 @@ test('studies: the mode toggle and the switches rerun the sweep, live in the URL
   // Every switch is shown and editable.
   // (the MoE switches, kernel fusion, the attention kernel, and the physics switches of tp overlap, gradient reduction, optimizer and
   // memory options, the compiled loss and the pipeline split included)
-  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 35);
+  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 36);
   const extended = await firstDays(page);
   assert.notEqual(extended, reference);
   // The chart and the table say which mode drew them.

@@ -73,7 +73,7 @@ test('summary, scatter, rows and skipped runs of both modes', async () => {
   assert.match(await skipped.textContent(), /global batch absent/);
 
   // The switches of extended mode are all listed.
-  assert.equal(await page.locator('#validation-switches tbody tr').count(), 35);
+  assert.equal(await page.locator('#validation-switches tbody tr').count(), 36);
   await screenshot(page, 'validation-extended');
 
   // Switching the mode updates the URL, the scatter title and the settings card.

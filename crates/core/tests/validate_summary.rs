@@ -73,23 +73,31 @@ fn extended_mode_meets_its_targets_on_runs_it_has_not_seen() {
 /// c_att 1024). Mean |error| 11.2 % → 8.1 %; NeMo long-sequence 22.4 % → 2.8 % (median −23 % →
 /// −1.6 %), torchtitan 16.8 % → 12.3 % (+18 % → +2.0 %), MosaicML 11.5 % → 7.0 %, NeMo summary
 /// 9.1 % → 7.1 %, Narayanan 6.6 % → 7.6 % (η 1.0 → 0.99), Korthikanti 5.4 % → 5.6 %.
+///
+/// Moved again (issue 31 §1): collectives carry NCCL's own latency model (per call and per step
+/// by tier, ring or tree, the protocol of least time), a block pass lasts at least its kernels'
+/// issue time, Megatron-LM rows (Narayanan) reduce their gradients after the backward
+/// (`dp_overlap=off`, Megatron-LM's default), and torchtitan's pipelines take its default of one
+/// micro-batch per stage (405B 1F1B: +44 % → −0.5 %; interleaved +24 % → +18 %). Refitted:
+/// η 0.999, η_att 0.41 (c 512, c_att 1024). Mean |error| 8.1 % → 7.4 %; Narayanan 7.6 % →
+/// 6.7 %, torchtitan 12.3 % → 9.4 %, Korthikanti 5.6 % → 5.3 %, NeMo summary 7.1 % → 7.3 %.
 #[test]
 fn extended_summary_is_pinned() {
     let r = report(Mode::Extended);
     assert_eq!(r.efficiency, Efficiency::FITTED);
     let s = &r.summary.overall;
     assert_eq!((s.evaluated, s.skipped), (103, 5));
-    close(s.mape, 0.08107584049286132, "extended mean |error|");
-    close(s.median_abs_error, 0.05878416661582808, "extended median |error|");
-    close(s.median_error, 0.0011922274382729636, "extended median error");
+    close(s.mape, 0.07446463207870159, "extended mean |error|");
+    close(s.median_abs_error, 0.05080897438849419, "extended median |error|");
+    close(s.median_error, -0.00018120298192070283, "extended median error");
     let pinned = [
-        ("Narayanan", 22, 0.07643376090467248, 0.011698699439157467),
-        ("Korthikanti", 8, 0.05601813282638082, 0.03370844619660429),
-        ("NVIDIA NeMo performance summary", 12, 0.07087081098971776, -0.0502752115887064),
-        ("NVIDIA NeMo long-sequence", 8, 0.02839538539103878, -0.016358165922841394),
-        ("MosaicML", 18, 0.07011233693454032, -0.02805915991541158),
-        ("PyTorch torchtitan", 17, 0.1230615211756071, 0.020194829168968642),
-        ("Google MaxText", 18, 0.0994135015799392, -0.0002989960666069935),
+        ("Narayanan", 22, 0.06679486783073621, 0.009036077069449866),
+        ("Korthikanti", 8, 0.053411283842403165, 0.02918696651620878),
+        ("NVIDIA NeMo performance summary", 12, 0.0733530686146563, -0.04952345319015927),
+        ("NVIDIA NeMo long-sequence", 8, 0.02764778992743877, -0.015836529394248178),
+        ("MosaicML", 18, 0.07018493055313839, -0.02271211077081925),
+        ("PyTorch torchtitan", 17, 0.09424523009903088, 0.009615446016953744),
+        ("Google MaxText", 18, 0.10034238536974677, 0.00741780424266697),
     ];
     for (prefix, n, mape, median) in pinned {
         let p = r.summary.per_source.iter().find(|p| p.source.starts_with(prefix)).expect(prefix);

@@ -2,6 +2,16 @@
 //! ([`super::ops`]): forward and backward passes, the recomputation's extra work, parameters and
 //! the activations kept for the backward pass under each recomputation policy. The counting
 //! conventions are documented with the operations.
+//!
+//! **Kernel issue time.** A GPU runs the kernels of a pass only as fast as the host issues them:
+//! each operation is at least one kernel launched from the framework's Python loop, which costs
+//! the CPU [`KERNEL_ISSUE_S`] per kernel (dispatch, autograd, `cudaLaunchKernel`) while the GPU
+//! runs the previous ones. A pass therefore lasts at least its kernel count times that time: the
+//! floor that makes the blocks of small models (hidden 1,024–2,048, a few µs of GPU work per
+//! kernel under tensor parallelism) host-bound, and that large blocks (milliseconds of GPU work)
+//! never reach. Kernels per operation: one forward; backward two for a weight matmul (input and
+//! weight gradients), one for the others; recomputation one per operation run again. What the
+//! floor adds is exposed non-matrix time (`memory_s`).
 
 use super::layout::Layout;
 use super::ops::{OpKind, Operation, operations};
@@ -10,6 +20,22 @@ use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
 
 pub use super::ops::FLASH_BACKWARD_FACTOR;
+
+/// Host time to issue one kernel of a training step [s]: 10 µs.
+///
+/// Source: J. Lin, "From PyTorch op to kernel launch" (a tutorial), which puts the CPU path of one
+/// PyTorch operator at 5–25 µs before its kernel runs (Python ~1 µs, pybind ~1 µs, autograd
+/// 1–3 µs, ATen dispatch 1–2 µs, backend selection 1–5 µs, `cudaLaunchKernel` 1–3 µs on CUDA
+/// 12+). 10 µs is inside that range, towards its low end (fused kernels and compiled stacks
+/// issue fewer Python operators per kernel); not fitted to any measured run.
+pub const KERNEL_ISSUE_S: f64 = 10e-6;
+
+/// `pass` with its time raised to at least `kernels · KERNEL_ISSUE_S` (the shortfall added to its
+/// exposed non-matrix time).
+pub fn issue_bound(pass: Pass, kernels: f64) -> Pass {
+    let short = kernels * KERNEL_ISSUE_S - pass.time();
+    if short > 0.0 { Pass { memory_s: pass.memory_s + short, ..pass } } else { pass }
+}
 
 /// The cost of one block on one device for one micro-batch.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -56,14 +82,23 @@ impl BlockCost {
     }
 
     /// The sums of a list of operations under the recomputation policy `recompute`.
+    /// Each pass lasts at least its kernels' issue time ([`issue_bound`]).
     pub fn of_operations(ops: &[Operation], recompute: Recompute) -> BlockCost {
         let mut c = BlockCost::default();
+        let (mut fwd_kernels, mut bwd_kernels, mut again_kernels) = (0.0, 0.0, 0.0);
         for op in ops {
             c.fwd += op.fwd;
             c.bwd += op.bwd;
+            fwd_kernels += if op.fwd.time() > 0.0 { 1.0 } else { 0.0 };
+            bwd_kernels += match op.kind {
+                _ if op.bwd.time() <= 0.0 => 0.0,
+                OpKind::Matmul => 2.0,
+                _ => 1.0,
+            };
             let again = op.recomputed(recompute);
             if again > 0.0 {
                 c.recompute += op.fwd.times(again);
+                again_kernels += if op.fwd.time() > 0.0 { 1.0 } else { 0.0 };
             }
             c.parameters += op.parameters;
             c.activation_bytes += op.kept.none;
@@ -73,6 +108,11 @@ impl BlockCost {
             if op.kind == OpKind::Matmul {
                 c.linear_parameters += op.parameters;
             }
+        }
+        c.fwd = issue_bound(c.fwd, fwd_kernels);
+        c.bwd = issue_bound(c.bwd, bwd_kernels);
+        if again_kernels > 0.0 {
+            c.recompute = issue_bound(c.recompute, again_kernels);
         }
         c
     }
@@ -188,6 +228,34 @@ mod tests {
         let delta = (2.0 * s * h * f - 2.0 * s * h * 2.0 * (4096.0 - 1024.0)) * 1e-12;
         assert!(((on.fwd.tflop - off.fwd.tflop) - delta).abs() < 1e-9, "{}", on.fwd.tflop - off.fwd.tflop);
         assert_eq!(on.parameters - off.parameters, h * f - 2.0 * h * (4096.0 - 1024.0));
+    }
+
+    #[test]
+    fn a_tiny_block_is_bound_by_kernel_issue() {
+        // h = 256, 128 tokens, one device: microseconds of GPU work per pass. Its ten operations
+        // (two norms, Q/K/V, attention, output projection, two residual adds, MLP in, activation,
+        // MLP out) issue 10 kernels forward and 14 backward (4 matmuls × 2 + 6): 100 µs and
+        // 140 µs. Full recomputation issues the forward's 10 again.
+        let w = Workload { hidden: 256, heads: 4, kv_heads: 4, head_dim: 64, ffn_hidden: 1024, ..gpt(128) };
+        let opts = ExtendedOptions { recompute: Recompute::Full, ..ExtendedOptions::realistic() };
+        let c = price(&w, &one_gpu(1), opts);
+        assert!((c.fwd.time() - 10.0 * KERNEL_ISSUE_S).abs() < 1e-15, "{}", c.fwd.time());
+        assert!((c.bwd.time() - 14.0 * KERNEL_ISSUE_S).abs() < 1e-15, "{}", c.bwd.time());
+        assert!((c.recompute.time() - 10.0 * KERNEL_ISSUE_S).abs() < 1e-15);
+        // A 4096-wide block at 2048 tokens takes milliseconds: the floor does not touch it.
+        let big = price(&gpt(2048), &one_gpu(1), ExtendedOptions::realistic());
+        assert!(big.fwd.time() > 10.0 * 10.0 * KERNEL_ISSUE_S, "{}", big.fwd.time());
+        let ops = operations(
+            &gpt(2048),
+            &one_gpu(1),
+            &Pricing {
+                hw: &Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false),
+                opts: &ExtendedOptions::realistic(),
+            },
+        );
+        let sum: f64 = ops.iter().map(|o| o.fwd.time()).sum();
+        assert!((big.fwd.time() - sum).abs() < 1e-12 * sum);
+        assert_eq!(issue_bound(Pass { compute_s: 1.0, ..Pass::default() }, 3.0).time(), 1.0);
     }
 
     #[test]

@@ -4,7 +4,10 @@
 //! Overlap rule (the reference's, spec §5.1, applied to each pattern): collectives are issued per
 //! block and overlap with the compute of the neighbouring block in the same pass, so of `n` blocks
 //! the first block's collective is exposed in full and each other block exposes only the part
-//! longer than one block's pass: `c + (n − 1)·max(c − t_block, 0)`.
+//! longer than one block's pass: `c + (n − 1)·max(c − t_block, 0)`. Without
+//! [`ExtendedOptions::dp_overlap`] the once-per-iteration collectives of ZeRO-0/1/2 (and the
+//! cross-group all-reduce of hybrid sharding) run as one collective of the stage's whole volume
+//! after the backward (gradients) or after the optimizer step (parameters), exposed in full.
 //!
 //! Patterns (parameters gathered in the stored 16-bit type; gradients reduced at the width of
 //! [`ExtendedOptions::grad_reduce`]: by default FP32 for BF16 training — Megatron-LM sets
@@ -157,15 +160,19 @@ pub fn data_parallel_cost(
     // ZeRO-3 collectives of a group spanning domains: each device through its own NIC (spec §2.4
     // case 7) unless switched off; a group inside one domain stays fast.
     let per_nic = |g: u64, s: u64| if p.opts.hardware.zero3_per_nic && s < g { 1 } else { s };
+    // A once-per-iteration collective of `v` per block: bucketed behind the blocks' passes, or
+    // (no overlap) one collective of the whole stage's volume after them, exposed in full.
+    let once = |kind, v: f64, g, s, t_block| {
+        if p.opts.dp_overlap { overlapped(c(kind, v, g, s), t_block, blocks) } else { c(kind, v * blocks as f64, g, s) }
+    };
     match p.opts.sharding {
-        Sharding::Ddp => DpCost {
-            per_microbatch_s: 0.0,
-            per_iteration_s: overlapped(c(CollectiveKind::AllReduce, grads_gb, r, rf), t_bwd, blocks),
-        },
+        Sharding::Ddp => {
+            DpCost { per_microbatch_s: 0.0, per_iteration_s: once(CollectiveKind::AllReduce, grads_gb, r, rf, t_bwd) }
+        }
         Sharding::Zero1 | Sharding::Zero2 => DpCost {
             per_microbatch_s: 0.0,
-            per_iteration_s: overlapped(c(CollectiveKind::ReduceScatter, grads_gb, r, rf), t_bwd, blocks)
-                + overlapped(c(CollectiveKind::AllGather, params_gb, r, rf), t_fwd, blocks),
+            per_iteration_s: once(CollectiveKind::ReduceScatter, grads_gb, r, rf, t_bwd)
+                + once(CollectiveKind::AllGather, params_gb, r, rf, t_fwd),
         },
         Sharding::Zero3 => {
             let (z, zf) = (groups.shard, per_nic(groups.shard, groups.shard_fast));
@@ -175,7 +182,7 @@ pub fn data_parallel_cost(
             let across = groups.shard_groups();
             let per_iteration = if across > 1 {
                 let fast = gcd(across, rf / groups.shard_fast.max(1));
-                overlapped(c(CollectiveKind::AllReduce, grads_gb / z as f64, across, fast), t_bwd, blocks)
+                once(CollectiveKind::AllReduce, grads_gb / z as f64, across, fast, t_bwd)
             } else {
                 0.0
             };
@@ -195,6 +202,27 @@ mod tests {
         assert_eq!(overlapped(1.0, 2.0, 10), 1.0);
         assert_eq!(overlapped(3.0, 2.0, 10), 3.0 + 9.0);
         assert_eq!(overlapped(3.0, 2.0, 0), 0.0);
+    }
+
+    #[test]
+    fn without_overlap_the_reduction_is_exposed_as_one_collective() {
+        // 64 replicas, 8 per domain, 32 blocks of 7e9/32 parameters, ZeRO-0: FP32 gradients.
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let layout = Layout::placed(1, 1, 1, 64, 1, 64, 8);
+        let on = ExtendedOptions { sharding: Sharding::Ddp, ..ExtendedOptions::realistic() };
+        let off = ExtendedOptions { dp_overlap: false, ..on };
+        let g = DpGroups::of(&layout, &on).unwrap();
+        let cost = |o: &ExtendedOptions, t: f64| data_parallel_cost(&g, &Pricing { hw: &hw, opts: o }, 32, 7e9, t, t);
+        let p = Pricing { hw: &hw, opts: &on };
+        let whole = p.collective(CollectiveKind::AllReduce, 7e9 * 4.0 * 1e-9, 64, 8);
+        let block = p.collective(CollectiveKind::AllReduce, 7e9 / 32.0 * 4.0 * 1e-9, 64, 8);
+        // Off: the whole 28 GB all-reduced once, whatever the compute.
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-12 * b;
+        assert!(near(cost(&off, 1.0).per_iteration_s, whole));
+        assert!(near(cost(&off, 0.0).per_iteration_s, whole));
+        // On: behind blocks longer than a block's collective only the first is exposed.
+        assert!(near(cost(&on, 1.0).per_iteration_s, block));
+        assert!(cost(&on, 0.0).per_iteration_s > whole);
     }
 
     #[test]

@@ -34,7 +34,7 @@ use crate::catalog::{CatalogSystem, Precision};
 
 /// `η`: fraction of the matmul ceiling sustained by the linear layers of a training step, fitted
 /// once on `data/measured-training-runs.json` (see the module documentation).
-pub const FITTED_MATMUL_EFFICIENCY: f64 = 0.99;
+pub const FITTED_MATMUL_EFFICIENCY: f64 = 0.999;
 
 /// `η_att`: the same fraction for the matmuls of flash attention, fitted jointly with `η`.
 pub const FITTED_ATTENTION_EFFICIENCY: f64 = 0.41;

@@ -26,6 +26,9 @@
 //! | `memory_overheads` | allocator fragmentation (peak reserved), CUDA context and NCCL buffers (device level) | [`memory`] |
 //! | `weight_sparsity` | unstructured sparse weights: fewer block-matmul FLOPs on wafer-scale parts only | [`sparsity`] |
 //! | `grad_reduce` | gradient reduction width (auto: FP32 for BF16 training as Megatron-LM and torchtitan do) | [`data_parallel`] |
+//! | (always) | collective latency as NCCL models it: per call and per step by tier, ring or tree (all-reduce at many nodes: logarithmic), the protocol of least time; pipeline messages one step | [`latency`], [`pricing`] |
+//! | (always) | a pass lasts at least its kernels' host issue time (10 µs each): small blocks are host-bound | [`block`] |
+//! | `dp_overlap` | data-parallel gradient reduction bucketed behind the backward, parameter gather behind the forward, or both exposed after the step | [`data_parallel`] |
 //! | `tp_comm_overlap` | TP collectives hidden behind their GEMMs (Megatron `--tp-comm-overlap`, async TP) | [`ops`] |
 //! | `gemm_half_dim`, `attention_half_seq` | small/skinny GEMMs and short attention sequences run below `η` (fitted) | [`pricing`], [`efficiency`] |
 //! | `fp8_recipe` | Transformer Engine (FP8 weight copies cached, FP8 inputs saved; or FP8 primary weights, `fp8_param_gather`) or torchao float8 (cast on the fly; with FSDP's float8 all-gather the gathered weights are FP8) | [`ops`], [`evaluate`], [`memory`] |
@@ -70,6 +73,7 @@ pub mod efficiency;
 pub mod evaluate;
 pub mod hardware;
 pub mod head;
+pub mod latency;
 pub mod layout;
 pub mod memory;
 pub mod moe;

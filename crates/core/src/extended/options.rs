@@ -389,6 +389,15 @@ pub struct ExtendedOptions {
     /// collective exposes only the part longer than the matmul it is split against. Off (the
     /// default of both): exposed in full.
     pub tp_comm_overlap: bool,
+    /// Data-parallel gradient reduction overlapped with the backward pass and the parameter
+    /// all-gather with the next forward, bucket by bucket (Megatron `--overlap-grad-reduce` and
+    /// `--overlap-param-gather`, DeepSpeed `overlap_comm`, PyTorch DDP's and FSDP's bucketed
+    /// hooks): each block's collective exposes only the part longer than a block's pass
+    /// ([`super::data_parallel`]). Off (Megatron-LM's default, and its only way before 2023;
+    /// DeepSpeed ZeRO-1/2's default): the whole gradient is reduced after the last backward,
+    /// and the parameters gathered after the optimizer step, one collective each, exposed in
+    /// full. ZeRO-3/FSDP's per-block gathers always prefetch. Default on.
+    pub dp_overlap: bool,
     /// FP8 recipe (see [`Fp8Recipe`]).
     pub fp8_recipe: Fp8Recipe,
     /// Formats of weights, gradients and optimizer states (see [`OptimizerStates`]).
@@ -458,6 +467,7 @@ impl ExtendedOptions {
             moe: super::moe::MoeOptions::default(),
             grad_reduce: GradReduce::Auto,
             tp_comm_overlap: false,
+            dp_overlap: true,
             fp8_recipe: Fp8Recipe::TransformerEngine,
             optimizer_states: OptimizerStates::Fp32Master,
             reshard_after_forward: true,
@@ -701,7 +711,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 35);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 36);
         let strict = ExtendedOptions {
             uneven_stages: false,
             stage_split: super::super::pipeline::StageSplitRule::EndsAsBlocks,

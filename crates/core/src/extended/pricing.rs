@@ -3,8 +3,10 @@
 //! all-reduce quirk (Q4) corrected.
 
 use super::hardware::Hardware;
+use super::latency::Span;
 use super::options::ExtendedOptions;
 use crate::reference::collective::comm_time;
+use crate::reference::machine::Network;
 use crate::vocab::CollectiveKind;
 
 /// Work and time of one pass (forward or backward) of some layers on one device for one
@@ -131,22 +133,38 @@ impl Pricing<'_> {
     }
 
     /// A collective over `group` devices of which `share` sit in one fast domain, moving a full
-    /// tensor of `volume_gb` [GB]: the reference's `T_comm` (spec §2.4), except that an all-reduce
-    /// costs a reduce-scatter plus an all-gather on every tier (quirk Q4 corrected).
+    /// tensor of `volume_gb` [GB]: the bandwidth term of the reference's `T_comm` (spec §2.4),
+    /// except that an all-reduce costs a reduce-scatter plus an all-gather on every tier (quirk Q4
+    /// corrected), plus NCCL's latency for the group's ranks and domains, with ring or tree and
+    /// the protocol NCCL would pick ([`super::latency`]). All-to-all, reduce and broadcast, and
+    /// every collective of a torus part (not run by NCCL), keep the reference's per-hop latencies.
     pub fn collective(&self, kind: CollectiveKind, volume_gb: f64, group: u64, share: u64) -> f64 {
         let net = &self.hw.net;
-        match kind {
+        let nccl = !self.hw.torus
+            && matches!(kind, CollectiveKind::AllReduce | CollectiveKind::ReduceScatter | CollectiveKind::AllGather);
+        let bare = Network { slow_latency: 0.0, fast_latency: 0.0, ..*net };
+        let on = if nccl { &bare } else { net };
+        let t = match kind {
             CollectiveKind::AllReduce => {
-                comm_time(net, CollectiveKind::ReduceScatter, volume_gb, group, share)
-                    + comm_time(net, CollectiveKind::AllGather, volume_gb, group, share)
+                comm_time(on, CollectiveKind::ReduceScatter, volume_gb, group, share)
+                    + comm_time(on, CollectiveKind::AllGather, volume_gb, group, share)
             }
-            _ => comm_time(net, kind, volume_gb, group, share),
-        }
+            _ => comm_time(on, kind, volume_gb, group, share),
+        };
+        if nccl && volume_gb > 0.0 { super::latency::collective_s(kind, Span::of(group, share), t) } else { t }
     }
 
-    /// One point-to-point message of `volume_gb` [GB], inside a fast domain or across domains.
+    /// One point-to-point message of `volume_gb` [GB], inside a fast domain or across domains:
+    /// its bandwidth term plus NCCL's latency of one step ([`super::latency`]; a torus part keeps
+    /// the reference's hop latency).
     pub fn p2p(&self, volume_gb: f64, fast: bool) -> f64 {
-        comm_time(&self.hw.net, CollectiveKind::P2p, volume_gb, 2, if fast { 2 } else { 1 })
+        let share = if fast { 2 } else { 1 };
+        if self.hw.torus || volume_gb <= 0.0 {
+            return comm_time(&self.hw.net, CollectiveKind::P2p, volume_gb, 2, share);
+        }
+        let bare = Network { slow_latency: 0.0, fast_latency: 0.0, ..self.hw.net };
+        let t = comm_time(&bare, CollectiveKind::P2p, volume_gb, 2, share);
+        super::latency::collective_s(CollectiveKind::P2p, Span::of(2, share), t)
     }
 }
 
@@ -172,9 +190,16 @@ mod tests {
         // A matrix-vector product is memory-bound: its traffic time is exposed.
         let thin = p.linear(1.0, 16384.0, 16384.0);
         assert!(thin.memory_s > 10.0 * thin.compute_s);
-        // All-reduce inside a domain = reduce-scatter + all-gather (twice the reference's price).
+        // All-reduce inside a domain = reduce-scatter + all-gather in bandwidth (twice the
+        // reference's price): 2 · 7/8 · 1 GB / 315 GB/s, plus NCCL's Simple ring latency of
+        // 2·7 steps over NVLink, 8.4 + 14·3.4 µs (the reduce-scatter: 8.4 + 7·3.4 µs).
+        let bw = 7.0 / 8.0 / 315.0;
         let rs = p.collective(CollectiveKind::ReduceScatter, 1.0, 8, 8);
-        assert_eq!(p.collective(CollectiveKind::AllReduce, 1.0, 8, 8), 2.0 * rs);
+        assert!((rs - (bw + (8.4 + 7.0 * 3.4) * 1e-6)).abs() < 1e-12, "{rs}");
+        let ar = p.collective(CollectiveKind::AllReduce, 1.0, 8, 8);
+        assert!((ar - (2.0 * bw + (8.4 + 14.0 * 3.4) * 1e-6)).abs() < 1e-12, "{ar}");
+        // A message between domains: 1 GB at 35 GB/s plus one network step, 8.4 + 9.6 µs.
+        assert!((p.p2p(1.0, false) - (1.0 / 35.0 + 18e-6)).abs() < 1e-12);
         assert!(p.p2p(1.0, true) < p.p2p(1.0, false));
     }
 

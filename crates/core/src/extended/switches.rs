@@ -88,7 +88,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`]).
-pub const SWITCHES: [SwitchInfo; 35] = [
+pub const SWITCHES: [SwitchInfo; 36] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -246,6 +246,13 @@ pub const SWITCHES: [SwitchInfo; 35] = [
         "Tensor-parallel overlap",
         "TP collectives overlapped with the neighbouring GEMM",
         "off: Megatron's --tp-comm-overlap and PyTorch async TP are opt-in",
+    ),
+    toggle(
+        "dp_overlap",
+        "Data-parallel overlap",
+        "gradient reduction overlapped with the backward, parameter gather with the forward",
+        "on: Megatron-Core --overlap-grad-reduce (NeMo's recipes), PyTorch DDP/FSDP hooks, XLA; off is \
+         Megatron-LM's and DeepSpeed ZeRO-1/2's default",
     ),
     SwitchInfo {
         key: "gemm_half_dim",
@@ -486,6 +493,7 @@ impl ExtendedOptions {
             "weight_sparsity" => self.model.weight_sparsity.to_string(),
             "grad_reduce" => self.grad_reduce.as_str().to_string(),
             "tp_comm_overlap" => on_off(self.tp_comm_overlap),
+            "dp_overlap" => on_off(self.dp_overlap),
             "gemm_half_dim" => self.hardware.gemm_half_dim.to_string(),
             "attention_half_seq" => self.hardware.attention_half_seq.to_string(),
             "fp8_recipe" => self.fp8_recipe.as_str().to_string(),
@@ -558,6 +566,7 @@ impl ExtendedOptions {
             "weight_sparsity" => self.model.weight_sparsity = parse_number(info, value).map_err(named)?,
             "grad_reduce" => self.grad_reduce = value.parse::<GradReduce>().map_err(named)?,
             "tp_comm_overlap" => self.tp_comm_overlap = toggle()?,
+            "dp_overlap" => self.dp_overlap = toggle()?,
             "gemm_half_dim" => self.hardware.gemm_half_dim = parse_number(info, value).map_err(named)?,
             "attention_half_seq" => self.hardware.attention_half_seq = parse_number(info, value).map_err(named)?,
             "fp8_recipe" => self.fp8_recipe = value.parse::<Fp8Recipe>().map_err(named)?,

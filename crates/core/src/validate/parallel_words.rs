@@ -353,6 +353,37 @@ pub fn read_interleave(text: &str) -> Option<(u64, Option<String>)> {
     Some((2, Some(format!("`{text}`: interleaving stated without a count: 2 virtual stages"))))
 }
 
+/// Whether the run overlaps its data-parallel gradient reduction with the backward pass
+/// ([`crate::extended::ExtendedOptions::dp_overlap`]), read from its parallel words (`overlap`)
+/// and the words naming its stack (`stack`: framework, source, tags), with a note when it is a
+/// stack's default:
+/// * the words state it (`overlap-grad-reduce`, `overlap_grad_reduce`, `overlap comm`, "grad
+///   reduce overlapped") → on, or off when negated;
+/// * Megatron-LM (the words name Megatron but neither NeMo nor Megatron-Bridge, whose recipes
+///   turn it on) → off: `--overlap-grad-reduce` is opt-in in Megatron-LM and Megatron-Core's
+///   `DistributedDataParallelConfig` (`overlap_grad_reduce = False`), and Megatron-LM before
+///   2023 all-reduced its gradient buffer after the backward pass (`allreduce_gradients`);
+/// * DeepSpeed ZeRO-1/2 (`zero1_2`: the row's sharding) → off: `overlap_comm` defaults to false
+///   below ZeRO-3 (DeepSpeed's configuration docs);
+/// * anything else (NeMo, PyTorch DDP/FSDP, XLA, InternLM's `overlap_sync_grad`) → on.
+pub fn read_dp_overlap(overlap: &Words, stack: &Words, zero1_2: bool) -> (bool, Option<String>) {
+    for phrase in ["overlap grad reduce", "overlap comm", "grad reduce overlapped", "overlap grad"] {
+        if overlap.has(phrase) {
+            return (overlap.affirms(phrase), None);
+        }
+    }
+    if stack.has_prefix("megatron") && !stack.has("nemo") && !stack.has("bridge") {
+        let note = "Megatron-LM: data-parallel gradient reduction not overlapped with the backward \
+                    (--overlap-grad-reduce is opt-in; dp_overlap=off)";
+        return (false, Some(note.to_string()));
+    }
+    if zero1_2 && stack.has("deepspeed") {
+        let note = "DeepSpeed ZeRO-1/2: overlap_comm off by default (dp_overlap=off)";
+        return (false, Some(note.to_string()));
+    }
+    (true, None)
+}
+
 /// How the words say the blocks were dealt to the pipeline stages, with a note: Megatron-DeepSpeed's
 /// `--pp-partition-method` naming the embedding (`type:transformer|embedding`: the embedding
 /// layers at both ends count as blocks), Megatron-LM's `--account-for-embedding-in-pipeline-split`
@@ -376,6 +407,24 @@ pub fn read_stage_split(w: &Words) -> Option<(StageSplitRule, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn data_parallel_overlap_by_words_and_stack() {
+        let w = Words::new;
+        let none = w("");
+        // Stated: on, or off when negated.
+        assert_eq!(read_dp_overlap(&w("--overlap-grad-reduce"), &w("Megatron-LM"), true), (true, None));
+        assert_eq!(read_dp_overlap(&w("no overlap grad reduce"), &none, true).0, false);
+        assert_eq!(read_dp_overlap(&w("overlap_comm: false"), &w("DeepSpeed"), true).0, false);
+        // Stack defaults: Megatron-LM off (not NeMo, not Megatron-Bridge), DeepSpeed ZeRO-1/2 off.
+        let (on, note) = read_dp_overlap(&none, &w("Narayanan et al. 2021, ... Using Megatron-LM"), true);
+        assert!(!on && note.is_some_and(|n| n.contains("opt-in")));
+        assert!(read_dp_overlap(&none, &w("NVIDIA NeMo performance summary (Megatron-Core)"), true).0);
+        assert!(read_dp_overlap(&none, &w("Megatron-Bridge recipes"), true).0);
+        assert!(!read_dp_overlap(&none, &w("DeepSpeed"), true).0);
+        assert!(read_dp_overlap(&none, &w("DeepSpeed"), false).0);
+        assert!(read_dp_overlap(&none, &w("torchtitan"), true).0);
+    }
     use crate::catalog;
 
     #[test]

@@ -12,6 +12,9 @@
 //! | some of the layers | Megatron `block` method with `k` of `n` layers, torchtitan layer SAC `every 2 layers`, `50 % of layers`, `every other layer` | full when at least half the layers, else selective |
 //! | activations offloaded to host | MaxText `minimal_offloaded`, `qkv_proj_offloaded`, DeepSpeed `cpu_checkpointing`, torchtune activation offloading | selective (no extra forward; device memory over-counted) |
 //!
+//! A value that opens by saying the policy is unknown (`unclear`, `unknown`, `unstated`,
+//! `unspecified`) states none and is read like an absent one (none), noted.
+//!
 //! Anything else that names recomputation without a qualifier (`recompute`, `remat`,
 //! `checkpointing`) is full (what PyTorch, DeepSpeed and Hugging Face do when it is switched on);
 //! words that say nothing understood are read as full, the classic meaning of the field, and the
@@ -133,6 +136,11 @@ pub fn read_recompute(text: Option<&str>, layers: Option<u64>) -> RecomputeReadi
     const LEADING_NO: [&str; 4] = ["none", "off", "disabled", "false"];
     if w.tokens.first().is_some_and(|t| LEADING_NO.contains(&t.as_str())) {
         return RecomputeReading::plain(Recompute::None);
+    }
+    // A value that opens by saying the policy is not known states none: read as not stated.
+    const LEADING_UNKNOWN: [&str; 4] = ["unclear", "unknown", "unstated", "unspecified"];
+    if w.tokens.first().is_some_and(|t| LEADING_UNKNOWN.contains(&t.as_str())) {
+        return RecomputeReading::noted(Recompute::None, format!("recompute `{t}`: no policy stated, read as none"));
     }
     // Offloading (with or without recomputation of the rest).
     if w.has_prefix("offload") || w.any(&["cpu checkpointing", "host offload"]) {
@@ -289,6 +297,17 @@ mod tests {
 
     fn level(t: &str) -> Recompute {
         read_recompute(Some(t), Some(32)).level
+    }
+
+    #[test]
+    fn an_unknown_policy_is_read_as_not_stated() {
+        for t in ["unclear (see notes)", "unknown", "Unspecified in the paper"] {
+            let r = read_recompute(Some(t), Some(32));
+            assert_eq!(r.level, Recompute::None, "{t}");
+            assert!(r.note.is_some_and(|n| n.contains("no policy stated")), "{t}");
+        }
+        // A stated word that is not understood is still full.
+        assert_eq!(read_recompute(Some("sometimes"), Some(32)).level, Recompute::Full);
     }
 
     #[test]

@@ -38,8 +38,8 @@ use super::kernel_words::{
 };
 use super::metric::{MetricReading, read_metric};
 use super::parallel_words::{
-    ShardingInput, ShardingReading, StateFacts, read_grads_freed, read_interleave, read_precision, read_sharding,
-    read_slices, read_stage_split, read_state_facts,
+    ShardingInput, ShardingReading, StateFacts, read_dp_overlap, read_grads_freed, read_interleave, read_precision,
+    read_sharding, read_slices, read_stage_split, read_state_facts,
 };
 use super::recompute_words::{RecomputeReading, read_recompute};
 use super::schema::{Interleave, MeasuredRun};
@@ -202,6 +202,34 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let (precision, p_note) = read_precision(run.precision.as_deref(), system);
     notes.extend(p_note);
 
+    // Pipeline schedule: virtual stages per device (the micro-batch default below reads it).
+    let other = p.other.join("; ");
+    let interleave = match &p.interleave {
+        Some(Interleave::Chunks(v)) => *v,
+        Some(Interleave::Described(t)) => match read_interleave(t) {
+            Some((v, note)) => {
+                notes.extend(note);
+                v
+            }
+            None => 1,
+        },
+        None => match read_interleave(&other) {
+            Some((v, note)) => {
+                notes.extend(note);
+                v
+            }
+            None => {
+                if pp > 1 {
+                    notes.push(format!(
+                        "virtual pipeline stages not stated: plain 1F1B, a bubble of {} stage times per iteration",
+                        pp - 1
+                    ));
+                }
+                1
+            }
+        },
+    };
+    let interleave = if pp > 1 { interleave.max(1) } else { 1 };
     // Batch.
     let b = &run.batch;
     let global = match (b.global, b.global_tokens) {
@@ -233,18 +261,27 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         }
         (None, None) => {
             // torchtitan splits each replica's batch into as many pipeline micro-batches as there
-            // are pipeline ranks unless told otherwise (`pipeline_parallel_microbatches`
-            // defaulting to `pipeline_parallel_degree`, torchtitan's config docs: "The default
-            // value will be the number of pipeline stages"). Other stacks: 1.
+            // are pipeline stages in all unless told otherwise (`pipeline_parallel_microbatches`,
+            // torchtitan's config docs: "The default value will be the number of pipeline
+            // stages"; its schedule builder counts `pipeline_parallel_degree × stages per rank`,
+            // so an interleaved schedule with 2 stages per rank takes twice as many). The
+            // framework may be named only by the source. Other stacks: 1.
             let local = (global / dp.max(1)).max(1);
-            let framework = Words::new(run.framework.as_deref().unwrap_or(""));
-            if framework.has("torchtitan") && local.is_multiple_of(pp) {
+            let stack_words = [
+                run.framework.as_deref().unwrap_or(""),
+                &run.source,
+                run.source_where.as_deref().unwrap_or(""),
+                run.source_url.as_deref().unwrap_or(""),
+            ]
+            .join("; ");
+            let stages = pp.saturating_mul(interleave);
+            if Words::new(&stack_words).has("torchtitan") && local.is_multiple_of(stages) {
                 notes.push(format!(
-                    "micro-batch not stated: torchtitan's default of {pp} pipeline micro-batches (one per pipeline \
-                     rank) of the local batch {local}: {}",
-                    local / pp
+                    "micro-batch not stated: torchtitan's default of {stages} pipeline micro-batches (one per \
+                     pipeline stage: {pp} ranks × {interleave} stages each) of the local batch {local}: {}",
+                    local / stages
                 ));
-                local / pp
+                local / stages
             } else {
                 notes.push("micro-batch not stated: 1".to_string());
                 1
@@ -290,7 +327,6 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     // Switches of the row, read from its words.
     let recompute = read_recompute(p.recompute.as_deref(), Some(layers));
     notes.extend(recompute.note.clone());
-    let other = p.other.join("; ");
     // ZeRO words may stand in the optimizer text or among the other parallel words
     // (`--use-distributed-optimizer`).
     let state_words = [run.optimizer.as_deref(), Some(other.as_str())]
@@ -312,32 +348,6 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     notes.extend(sharding.notes.iter().cloned());
     let fsdp_pipelined = pp > 1 && sharding.sharding == crate::extended::Sharding::Zero3;
     let sharding = fsdp_under_pipeline(sharding, pp, &mut notes);
-    let interleave = match &p.interleave {
-        Some(Interleave::Chunks(v)) => *v,
-        Some(Interleave::Described(t)) => match read_interleave(t) {
-            Some((v, note)) => {
-                notes.extend(note);
-                v
-            }
-            None => 1,
-        },
-        None => match read_interleave(&other) {
-            Some((v, note)) => {
-                notes.extend(note);
-                v
-            }
-            None => {
-                if pp > 1 {
-                    notes.push(format!(
-                        "virtual pipeline stages not stated: plain 1F1B, a bubble of {} stage times per iteration",
-                        pp - 1
-                    ));
-                }
-                1
-            }
-        },
-    };
-    let interleave = if pp > 1 { interleave.max(1) } else { 1 };
     let states = read_state_facts(run.precision.as_deref(), run.optimizer.as_deref());
     // Execution switches of the memory and time models read from the same words
     // (extended::options): FP16 (loss-scaled) training and Composer's `PURE` policy reduce
@@ -385,6 +395,19 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     .join("; ");
     let (attention_kernel, attention_note) = read_attention_kernel(&Words::new(&attention_text));
     notes.extend(attention_note);
+    let stack_text = [
+        run.framework.as_deref().unwrap_or(""),
+        &run.tags.join("; "),
+        &run.source,
+        run.source_where.as_deref().unwrap_or(""),
+        run.source_url.as_deref().unwrap_or(""),
+    ]
+    .join("; ");
+    let zero1_2 = matches!(sharding.sharding, crate::extended::Sharding::Zero1 | crate::extended::Sharding::Zero2);
+    let (dp_overlap, overlap_note) = read_dp_overlap(&other_words, &Words::new(&stack_text), zero1_2);
+    if dp > 1 && sharding.sharding != crate::extended::Sharding::Zero3 {
+        notes.extend(overlap_note);
+    }
     let options = ExtendedOptions {
         hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
         recompute: recompute.level,
@@ -401,6 +424,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         loss_chunks: if CHUNKED_LOSS_WORDS.iter().any(|w| other_words.affirms(w)) { 8 } else { 1 },
         compiled_loss,
         tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
+        dp_overlap,
         fusion,
         attention_kernel,
         stage_split,

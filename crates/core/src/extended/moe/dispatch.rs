@@ -187,8 +187,9 @@ mod tests {
         let p = Pricing { hw: &hw, opts: &opts };
         let ag = MoeOptions { dispatcher: Dispatcher::AllGather, ..Default::default() };
         let x = exchange(&p, &el(8, 8), &ag, 4096.0, 7168, 2, 1.0);
-        // Ring all-gather of 8 · T·h·2 B inside the domain: 7/8 of it at 315 GB/s + 7 latencies.
-        let want = 8.0 * 4096.0 * 7168.0 * 2.0 * 1e-9 * 7.0 / 8.0 / 315.0 + 7.0 * 2.5e-6;
+        // Ring all-gather of 8 · T·h·2 B inside the domain: 7/8 of it at 315 GB/s + NCCL's Simple
+        // ring latency of 7 NVLink steps, 8.4 + 7·3.4 µs (extended::latency).
+        let want = 8.0 * 4096.0 * 7168.0 * 2.0 * 1e-9 * 7.0 / 8.0 / 315.0 + (8.4 + 7.0 * 3.4) * 1e-6;
         assert!((x.dispatch_s - want).abs() < 1e-12);
         let etp = ExpertLayout { etp: 2, etp_fast: 2, ..el(8, 4) };
         let a = exchange(&p, &etp, &MoeOptions::default(), 4096.0, 7168, 8, 1.0);
