@@ -128,6 +128,31 @@ fn table_and_csv_have_unit_bearing_headers() {
 }
 
 #[test]
+fn extended_table_and_csv_carry_the_memory_verdict() {
+    // Issue 32: the verdict is in the flat outputs, not only in JSON: `fits` and the band after
+    // the iteration time, the same values as the JSON rows'.
+    let line =
+        "search --model llama3-8b --system nvidia_h100_sxm5_80gb --gpus 64 --global-batch 256 --strategy 1d --top 3";
+    let out = fmperf(line, &["--format", "csv"]);
+    assert!(out.status.success());
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    let header: Vec<&str> = lines[0].split(',').collect();
+    assert_eq!(&header[5..8], &["fits", "mem band [GB]", "mem [GB]"], "{}", lines[0]);
+    let j = json(line, &["--format", "json"]);
+    for (row, r) in lines[1..].iter().zip(j["results"].as_array().unwrap()) {
+        let cells: Vec<&str> = row.split(',').collect();
+        assert_eq!(cells[5], r["fits"].as_str().unwrap());
+        assert_eq!(cells[6].parse::<f64>().unwrap(), r["memory_band_gb"].as_f64().unwrap());
+    }
+    let text = String::from_utf8(fmperf(line, &[]).stdout).unwrap();
+    assert!(text.contains("fits") && text.contains("mem band [GB]"), "{text}");
+    // Reference mode has no verdict: no such columns.
+    let reference = String::from_utf8(fmperf(BEST_1D, &["--format", "csv"]).stdout).unwrap();
+    assert!(!reference.lines().next().unwrap().contains("fits"));
+}
+
+#[test]
 fn bad_inputs_exit_2_naming_the_flag_or_field() {
     let gpt3 = "search --model gpt3 --gpus 64 --global-batch 4096";
     assert!(usage_error(&format!("{gpt3} --system H200 --strategy 3d"), &[]).contains("--strategy"));

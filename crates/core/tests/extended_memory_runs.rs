@@ -64,10 +64,11 @@ fn memory_errors_per_source_and_the_fragmentation_fit() {
 
 #[test]
 fn out_of_memory_runs_are_not_predicted_to_fit() {
-    // Issue 18: no run that ran out of memory is called "yes"; runs that ran are not called "no".
-    // One is still "yes" (pinned so that it can only improve): BLOOM's 82-layer run with 128
-    // heads (dp8 tp4 pp12 mbs2) ran out of memory but is predicted at 73 GB of the A100's 85.9 GB
-    // (its 70-layer sibling ran at 59–60 GB, predicted 63). lightning-thunder's 20-layer
+    // Issues 18 and 32: no run that ran out of memory is called "yes"; runs that ran are not
+    // called "no". BLOOM's 82-layer run with 128 heads (dp8 tp4 pp12 mbs2) ran out of memory but
+    // is predicted at 66.5 GB of the A100's 85.9 GB (its 70-layer sibling ran at 59–60 GB,
+    // predicted 57.6): a "yes" must hold at the worst held-out under-prediction (30 %,
+    // `shipped_under_band`), so it is "tight" (may not fit). lightning-thunder's 20-layer
     // single-GPU run, once called "no", is "tight" since the loop's gradients are freed between
     // steps (none held at the loss).
     let rows = report_rows();
@@ -91,7 +92,11 @@ fn out_of_memory_runs_are_not_predicted_to_fit() {
         }
     }
     assert!(ooms >= 7, "{ooms} out-of-memory rows read");
-    assert!(oom_yes.len() <= 1, "out-of-memory runs called yes: {oom_yes:?}");
+    assert!(oom_yes.is_empty(), "out-of-memory runs called yes: {oom_yes:?}");
+    // The bands the verdicts use: the 80th percentile of |held-out error| for "no", the worst
+    // held-out under-prediction for "yes".
+    use fmperf_core::validate::memory::{shipped_band, shipped_under_band};
+    assert!(shipped_band() < 0.10 && shipped_under_band() > 0.25, "{} {}", shipped_band(), shipped_under_band());
     assert!(ran_no.is_empty(), "runs that ran called no: {ran_no:?}");
 }
 

@@ -47,7 +47,11 @@ fn opts() -> ExtendedOptions {
     ExtendedOptions {
         hardware: HardwareChoices { memory_overheads: false, ..HardwareChoices::realistic() },
         recompute: Recompute::None,
-        moe: MoeOptions { load: Load::Forced, ..Default::default() },
+        moe: MoeOptions {
+            load: Load::Forced,
+            a2a_overlap: fmperf_core::extended::moe::A2aOverlap::Off,
+            ..Default::default()
+        },
         ..ExtendedOptions::realistic()
     }
 }
@@ -151,7 +155,10 @@ fn node_limited_dispatch_and_overlap_cut_the_exposed_exchange() {
     };
     let limited = evaluate(&w, &hw, &l, &lim).unwrap().moe.unwrap().times;
     assert!(limited.a2a_s < flat.a2a_s);
-    let over = ExtendedOptions { moe: MoeOptions { a2a_overlap: true, ..opts().moe }, ..opts() };
+    let over = ExtendedOptions {
+        moe: MoeOptions { a2a_overlap: fmperf_core::extended::moe::A2aOverlap::On, ..opts().moe },
+        ..opts()
+    };
     let o = evaluate(&w, &hw, &l, &over).unwrap().moe.unwrap().times;
     assert!(o.a2a_exposed_s < flat.a2a_exposed_s && o.a2a_s == flat.a2a_s);
 }

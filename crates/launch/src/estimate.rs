@@ -51,7 +51,7 @@ impl MemoryVerdict {
             predicted_gb: memory::predicted_memory_gb(p, MemoryKind::NvidiaSmi),
             measured_gb: None,
             capacity_gb,
-            fits: fmperf_core::vocab::fits(p.device_gb, capacity_gb, band).as_str(),
+            fits: memory::verdict(p.device_gb, capacity_gb).as_str(),
             allocated_gb: p.allocated_gb,
             reserved_gb: p.reserved_gb,
             device_gb: p.device_gb,

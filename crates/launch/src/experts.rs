@@ -287,9 +287,9 @@ pub fn options(m: &Moe, f: Format, tp: u64, notes: &mut Vec<String>) -> Result<M
     } else {
         notes.push(format!("dropless routing: the busiest EP rank receives {DEFAULT_IMBALANCE}× the mean tokens"));
     }
-    if let Some(v) = m.a2a_overlap.copied() {
-        o.a2a_overlap = v;
-    }
+    // As the file runs it: the stacks' default is no overlap (Megatron-Core's
+    // `overlap_moe_expert_parallel_comm=False`) unless the file switches it on.
+    o.a2a_overlap = m.a2a_overlap.copied().unwrap_or(false).into();
     Ok(o)
 }
 

@@ -58,8 +58,11 @@ fn the_search_and_the_import_agree_and_the_first_row_fits_the_stack() {
     let exec = first.execution.expect("extended mode");
     assert_ne!(exec.sharding, Sharding::Zero2, "Megatron has no ZeRO-2");
     assert!(result.top.iter().all(|r| r.execution.is_some_and(|x| x.sharding != Sharding::Zero2)));
-    let row = ResultRow::of(first, s.layout.global_batch)
-        .with_capacity(hw.hbm_capacity_gb, fmperf_core::validate::memory::shipped_band());
+    let row = ResultRow::of(first, s.layout.global_batch).with_capacity(
+        hw.hbm_capacity_gb,
+        fmperf_core::validate::memory::shipped_band(),
+        fmperf_core::validate::memory::shipped_under_band(),
+    );
     assert!(first.mem_gb <= hw.hbm_capacity_gb);
     assert_ne!(row.fits, Some(Fits::No));
     let json = row.to_json();

@@ -320,8 +320,11 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
         .top
         .iter()
         .map(|r| {
-            ResultRow::of(r, req.global_batch)
-                .with_capacity(found.capacity_gb, fmperf_core::validate::memory::shipped_band())
+            ResultRow::of(r, req.global_batch).with_capacity(
+                found.capacity_gb,
+                fmperf_core::validate::memory::shipped_band(),
+                fmperf_core::validate::memory::shipped_under_band(),
+            )
         })
         .collect();
     let result = &found.result;
@@ -352,10 +355,7 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
             writeln!(out, "{doc}")?;
         }
         Format::Csv => {
-            let mut t = Table { header: ResultRow::header(&[]), rows: Vec::new() };
-            for (i, r) in rows.iter().enumerate() {
-                t.push(r.cells(i + 1, Vec::new(), Digits::Exact));
-            }
+            let t = flat_table(&rows, Digits::Exact);
             write!(out, "{}", t.to_csv())?;
         }
         Format::Table => {
@@ -385,15 +385,24 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
             if rows.is_empty() {
                 writeln!(out, "no configuration fits in memory")?;
             } else {
-                let mut t = Table { header: ResultRow::header(&[]), rows: Vec::new() };
-                for (i, r) in rows.iter().enumerate() {
-                    t.push(r.cells(i + 1, Vec::new(), Digits::Rounded));
-                }
-                write!(out, "{}", t.render())?;
+                write!(out, "{}", flat_table(&rows, Digits::Rounded).render())?;
             }
         }
     }
     Ok(())
+}
+
+/// The flat form of `rows` (table and CSV): the result row's columns, with the memory verdict's
+/// ([`ResultRow::VERDICT`]: `fits`, `mem band [GB]`) after the iteration time when the rows have one
+/// (extended mode).
+pub(crate) fn flat_table(rows: &[ResultRow], digits: Digits) -> Table {
+    let verdict = rows.iter().any(|r| r.fits.is_some());
+    let extra: &[&str] = if verdict { &ResultRow::VERDICT } else { &[] };
+    let mut t = Table { header: ResultRow::header(extra), rows: Vec::new() };
+    for (i, r) in rows.iter().enumerate() {
+        t.push(r.cells(i + 1, if verdict { r.verdict_cells(digits) } else { Vec::new() }, digits));
+    }
+    t
 }
 
 /// Loads the inputs and runs each strategy's search on `req.threads` threads.

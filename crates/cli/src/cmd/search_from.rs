@@ -16,7 +16,6 @@ use serde_json::json;
 use super::estimate::{overrides, read_sources};
 use super::{CmdError, CmdResult};
 use crate::args::{Args, Format};
-use crate::table::Table;
 
 /// Help lines of `--from`, appended to `fmperf search --help`.
 pub const HELP: &str = "\
@@ -71,6 +70,12 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
     })?;
     let (system_id, hardware, precision) = launch::hardware(&system, options.hardware.precision).map_err(usage)?;
     let options = ExtendedOptions { hardware: HardwareChoices { precision, ..options.hardware }, ..options };
+    // Every row with its memory verdict on the part (JSON, table and CSV alike).
+    let capacity_gb = hardware.hbm_capacity_gb;
+    let with_verdict = |row: ResultRow| {
+        use fmperf_core::validate::memory::{shipped_band, shipped_under_band};
+        row.with_capacity(capacity_gb, shipped_band(), shipped_under_band())
+    };
     let strategy: Strategy = match args.value("strategy")? {
         Some(s) => s.parse().map_err(|e: fmperf_core::Error| CmdError::Usage(format!("--strategy: {e}")))?,
         None if scenario.as_ref().is_some_and(|s| s.layout.cp > 1) => Strategy::ContextParallel2D,
@@ -142,14 +147,7 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
                     "rank": r.position, "of": r.of, "in_search": r.in_search, "relative_to_best": r.relative_to_best,
                 })
             });
-            let results: Vec<_> = shown
-                .iter()
-                .map(|r| {
-                    ResultRow::of(r, batch)
-                        .with_capacity(hardware.hbm_capacity_gb, fmperf_core::validate::memory::shipped_band())
-                        .to_json()
-                })
-                .collect();
+            let results: Vec<_> = shown.iter().map(|r| with_verdict(ResultRow::of(r, batch)).to_json()).collect();
             writeln!(
                 out,
                 "{}",
@@ -161,12 +159,9 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
             )?;
         }
         Format::Table | Format::Csv => {
-            let rows: Vec<ResultRow> = shown.iter().map(|r| ResultRow::of(r, batch)).collect();
+            let rows: Vec<ResultRow> = shown.iter().map(|r| with_verdict(ResultRow::of(r, batch))).collect();
             let digits = if format == Format::Csv { Digits::Exact } else { Digits::Rounded };
-            let mut table = Table { header: ResultRow::header(&[]), rows: Vec::new() };
-            for (i, r) in rows.iter().enumerate() {
-                table.push(r.cells(i + 1, Vec::new(), digits));
-            }
+            let table = super::search::flat_table(&rows, digits);
             if format == Format::Csv {
                 write!(out, "{}", table.to_csv())?;
                 return Ok(());

@@ -202,7 +202,11 @@ impl ConfigReport {
             memory_band_gb: None,
             fits: None,
         }
-        .with_capacity(self.memory.capacity_gb, crate::validate::memory::shipped_band())
+        .with_capacity(
+            self.memory.capacity_gb,
+            crate::validate::memory::shipped_band(),
+            crate::validate::memory::shipped_under_band(),
+        )
     }
 
     /// The six time components [s], in [`TimePart::ALL`] order.

@@ -160,14 +160,15 @@ impl ResultRow {
     }
 
     /// This row with its memory verdict on a device of `capacity_gb` [GB] with the relative error
-    /// band `band` of the memory model (the callers pass `validate::memory::shipped_band()`; the
-    /// search does not reach into validation). Extended mode only: a row with an execution; a
+    /// bands of the memory model: `band` either way for the half-width and a `no`, `under` for a
+    /// `yes` (the callers pass `validate::memory::shipped_band()` and `shipped_under_band()`; the
+    /// search does not reach into validation; [`crate::vocab::fits_between`]). Extended mode only: a row with an execution; a
     /// reference-mode row is returned as it is — its memory is the published model's, which the
     /// band of extended mode's memory model does not describe.
-    pub fn with_capacity(mut self, capacity_gb: f64, band: f64) -> ResultRow {
+    pub fn with_capacity(mut self, capacity_gb: f64, band: f64, under: f64) -> ResultRow {
         if self.execution.is_some() {
             self.memory_band_gb = Some(band * self.mem_gb);
-            self.fits = Some(crate::vocab::fits(self.mem_gb, capacity_gb, band));
+            self.fits = Some(crate::vocab::fits_between(self.mem_gb, capacity_gb, under, band));
         }
         self
     }
@@ -225,6 +226,20 @@ impl ResultRow {
             m.insert("fits".into(), json!(fits.as_str()));
         }
         Value::Object(m)
+    }
+
+    /// The memory verdict's columns of the flat outputs (`fmperf search` table and CSV), given as
+    /// `extra` columns when the rows have a verdict (extended mode): `fits` (`yes`, `tight`, `no`)
+    /// and the band's half-width [GB].
+    pub const VERDICT: [&'static str; 2] = ["fits", "mem band [GB]"];
+
+    /// The cells of [`Self::VERDICT`] (empty strings without a verdict).
+    pub fn verdict_cells(&self, digits: Digits) -> Vec<String> {
+        let band = self.memory_band_gb.map_or(String::new(), |b| match digits {
+            Digits::Exact => b.to_string(),
+            Digits::Rounded => format!("{b:.2}"),
+        });
+        vec![self.fits.map_or(String::new(), |f| f.as_str().to_string()), band]
     }
 
     /// The flat header: [`Self::LEAD`], the caller's `extra` columns, `mem [GB]`, [`Self::DIMS`],

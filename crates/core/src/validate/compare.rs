@@ -369,7 +369,7 @@ impl Prepared {
                     m.device_gb = Some(p.device_gb);
                     m.figures = (mode == Mode::Extended).then_some(*p);
                     m.band_gb = Some(band * p.device_gb);
-                    m.fits = capacity.map(|c| crate::vocab::fits(p.device_gb, c, band));
+                    m.fits = capacity.map(|c| memory::verdict(p.device_gb, c));
                     if capacity.is_none() {
                         m.reason = Some(format!("{} lists no memory capacity (memory_gb is null)", setup.system.id));
                     }

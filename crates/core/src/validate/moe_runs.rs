@@ -55,7 +55,7 @@ use super::recompute_words::read_recompute;
 use super::moe_flops::{FlopRules, model_flops_per_token};
 use crate::catalog::{self, MappingOptions, Precision};
 use crate::extended::memory::MemoryKind;
-use crate::extended::moe::{Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
+use crate::extended::moe::{A2aOverlap, Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
 use crate::extended::{
     ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload, evaluate,
 };
@@ -551,12 +551,12 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let moe = MoeOptions {
         load,
         dispatcher,
-        a2a_overlap: a2a_overlap_of(
+        a2a_overlap: A2aOverlap::from(a2a_overlap_of(
             p.get("a2a_overlap"),
             &disp,
             &[words(p, "other"), words(p, "pp_schedule"), words(p, "schedule")].join("; "),
             &mut notes,
-        ),
+        )),
         fp8_dispatch: fp8_dispatch_of(&dw, &mut notes),
         one_grouped_kernel,
         recompute_modules,

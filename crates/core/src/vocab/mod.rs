@@ -19,4 +19,4 @@ pub use candidate::{Candidate, MAX_DEVICES, MAX_GLOBAL_BATCH, divisors};
 pub use collective::CollectiveKind;
 pub use parts::{MemoryPart, TimePart};
 pub use totals::{Outcome, Totals};
-pub use verdict::{Fits, fits};
+pub use verdict::{Fits, fits, fits_between};

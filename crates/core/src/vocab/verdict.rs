@@ -25,11 +25,20 @@ impl Fits {
     }
 }
 
-/// The verdict for a need of `need_gb` on `capacity_gb` with relative band `band` (a need within `band` of the capacity either way is `Tight`).
+/// The verdict for a need of `need_gb` on `capacity_gb` with relative band `band` either way (a
+/// need within `band` of the capacity either way is `Tight`): [`fits_between`] with `band` twice.
 pub fn fits(need_gb: f64, capacity_gb: f64, band: f64) -> Fits {
-    if need_gb * (1.0 + band) <= capacity_gb {
+    fits_between(need_gb, capacity_gb, band, band)
+}
+
+/// The verdict with a band of each side: `Yes` when the need fits even if it was under-predicted
+/// by `under` (`need·(1 + under) ≤ capacity`: a `yes` that runs out of memory is the costly
+/// mistake), `No` when it does not fit even if it was over-predicted by `over`
+/// (`need·(1 − over) > capacity`), else `Tight` (may not fit).
+pub fn fits_between(need_gb: f64, capacity_gb: f64, under: f64, over: f64) -> Fits {
+    if need_gb * (1.0 + under) <= capacity_gb {
         Fits::Yes
-    } else if need_gb * (1.0 - band) > capacity_gb {
+    } else if need_gb * (1.0 - over) > capacity_gb {
         Fits::No
     } else {
         Fits::Tight

@@ -61,7 +61,38 @@ fn all_to_all(p: &Pricing, el: &ExpertLayout, bytes: f64, gamma: f64) -> f64 {
     gamma * inside.max(across) + net.fast_latency * (en_f - 1.0) + net.slow_latency * (e_f - en_f)
 }
 
-/// Hierarchical exchange: per rank `tokens·h·b` bytes [B] of unique tokens, `k` copies each.
+/// DeepEP's normal (training) kernels on H800 as DeepEP's README reports them, in the DeepSeek-V3
+/// setting (4,096 tokens per batch, hidden 7,168, top-4 groups, top-8 experts, FP8 dispatch, BF16
+/// combine): across nodes over RDMA (ConnectX-7, 400 Gb/s = 50 GB/s per GPU) 43/43 GB/s dispatch/
+/// combine at EP 16, 58/57 at EP 32, 51/50 at EP 64 [GB/s]; recorded in `data/moe-physics.md`.
+pub const DEEPEP_RDMA_GBPS: [f64; 6] = [43.0, 43.0, 58.0, 57.0, 51.0, 50.0];
+
+/// The same inside a node over NVLink: 153 GB/s dispatch, 158 GB/s combine at EP 8 [GB/s].
+pub const DEEPEP_NVLINK_GBPS: [f64; 2] = [153.0, 158.0];
+
+/// The H800's per-GPU links those figures were measured on: NIC 50 GB/s, NVLink 200 GB/s per
+/// direction (the catalog's `nvidia_h800_sxm5_80gb`) [GB/s].
+pub const H800_LINKS_GBPS: (f64, f64) = (50.0, 200.0);
+
+/// The share of each link's line rate DeepEP's kernels achieve: (RDMA, NVLink) = (mean of
+/// [`DEEPEP_RDMA_GBPS`] / 50, at most 1; mean of [`DEEPEP_NVLINK_GBPS`] / 200) = (1.0, 0.7775).
+pub fn deepep_link_shares() -> (f64, f64) {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    ((mean(&DEEPEP_RDMA_GBPS) / H800_LINKS_GBPS.0).min(1.0), (mean(&DEEPEP_NVLINK_GBPS) / H800_LINKS_GBPS.1).min(1.0))
+}
+
+/// How much faster than the two-tier model's collectives (which reach the reference's 0.7 of each
+/// link, [`crate::catalog::Network::REFERENCE_DEFAULT`]) a hierarchical exchange's kernels move
+/// bytes: (across domains, inside a domain) = DeepEP's shares ÷ 0.7 = (1.43, 1.11). The catalog's
+/// systems all use the reference's efficiencies, so the modelled bandwidth ÷ 0.7 is the line rate.
+pub fn hierarchical_bandwidth_gain() -> (f64, f64) {
+    let (rdma, nvlink) = deepep_link_shares();
+    let net = crate::catalog::Network::REFERENCE_DEFAULT;
+    (rdma / net.scale_out_eff, nvlink / net.scale_up_eff)
+}
+
+/// Hierarchical exchange: per rank `tokens·h·b` bytes [B] of unique tokens, `k` copies each, at
+/// the bandwidths DeepEP's kernels achieve ([`hierarchical_bandwidth_gain`]).
 fn hierarchical(p: &Pricing, el: &ExpertLayout, token_bytes: f64, k: u64, max_domains: Option<u64>, gamma: f64) -> f64 {
     let (n, en) = (el.ep_domains(), el.ep_fast.max(1));
     if el.ep <= 1 || token_bytes <= 0.0 {
@@ -72,8 +103,9 @@ fn hierarchical(p: &Pricing, el: &ExpertLayout, token_bytes: f64, k: u64, max_do
     let reach = max_domains.map_or(d, |m| d.min(m as f64));
     let remote = reach * (n - 1) as f64 / n as f64;
     let en_f = en as f64;
-    let across = token_bytes * remote * 1e-9 / (net.nic_factor * net.slow_bandwidth);
-    let inside = token_bytes * k as f64 * (en_f - 1.0) / en_f * 1e-9 / net.fast_bandwidth;
+    let (gain_out, gain_in) = hierarchical_bandwidth_gain();
+    let across = token_bytes * remote * 1e-9 / (net.nic_factor * net.slow_bandwidth * gain_out);
+    let inside = token_bytes * k as f64 * (en_f - 1.0) / en_f * 1e-9 / (net.fast_bandwidth * gain_in);
     gamma * across.max(inside) + net.fast_latency * (en_f - 1.0) + net.slow_latency * (n - 1) as f64
 }
 
@@ -167,8 +199,10 @@ mod tests {
         let moe = MoeOptions { dispatcher: Dispatcher::Hierarchical { max_domains: Some(4) }, ..Default::default() };
         let x = exchange(&p, &el(64, 8), &moe, 4096.0, 7168, 8, 1.0);
         let tok: f64 = 4096.0 * 7168.0 * 2.0 * 1e-9;
-        let across = tok * 3.5 / 35.0;
-        let inside = tok * 8.0 * 7.0 / 8.0 / 315.0;
+        // DeepEP's kernels: RDMA at the NIC's line rate (35 / 0.7 = 50 GB/s), NVLink at 0.7775 of
+        // it (315 / 0.7 · 0.7775 = 349.875 GB/s).
+        let across = tok * 3.5 / 50.0;
+        let inside = tok * 8.0 * 7.0 / 8.0 / (450.0 * 0.7775);
         let want = across.max(inside) + 7.0 * 2.5e-6 + 7.0 * 5e-6;
         assert!((x.dispatch_s - want).abs() < 1e-12, "{} vs {want}", x.dispatch_s);
         // Fewer cross-domain bytes than a flat all-to-all (8 · 56/64 = 7 copies per token).
@@ -178,6 +212,20 @@ mod tests {
         let free = MoeOptions { dispatcher: Dispatcher::Hierarchical { max_domains: None }, ..Default::default() };
         let y = exchange(&p, &el(64, 8), &free, 4096.0, 7168, 8, 1.0);
         assert!(y.dispatch_s > x.dispatch_s && y.dispatch_s < flat.dispatch_s);
+    }
+
+    #[test]
+    fn deepep_reaches_line_rate_across_nodes_and_most_of_nvlink() {
+        // DeepEP's README (H800): RDMA 43–58 GB/s of a 50 GB/s NIC, mean 50.33 → capped at 1;
+        // NVLink 153 and 158 GB/s of 200 → 0.7775.
+        let (rdma, nvlink) = deepep_link_shares();
+        assert_eq!(rdma, 1.0);
+        assert!((nvlink - 0.7775).abs() < 1e-12);
+        let (out, inside) = hierarchical_bandwidth_gain();
+        assert!((out - 1.0 / 0.7).abs() < 1e-12 && (inside - 0.7775 / 0.7).abs() < 1e-12);
+        // On the H800 as the catalog maps it (NIC 35 GB/s, NVLink 140 GB/s modelled), the
+        // hierarchical exchange moves 50 GB/s across nodes and 155.5 GB/s inside: DeepEP's figures.
+        assert!((35.0 * out - 50.0).abs() < 1e-9 && (140.0 * inside - 155.5).abs() < 1e-9);
     }
 
     #[test]

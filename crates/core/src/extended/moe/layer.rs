@@ -15,7 +15,7 @@
 
 use super::dispatch::{Exchange, exchange};
 use super::experts::ExpertLayout;
-use super::options::MoeOptions;
+use super::options::{A2aOverlap, MoeOptions};
 use crate::extended::layout::Layout;
 use crate::extended::ops::{KeptBytes, OpKind, Operation, saved_input};
 use crate::extended::pricing::{Pass, Pricing};
@@ -31,15 +31,17 @@ pub const GROUPED_GEMM_HALF_TOKENS: f64 = 128.0;
 
 /// Fixed time of one MoE layer per micro-batch, forward plus backward [s], fitted on the measured
 /// MoE runs together with [`FITTED_EXPERT_GEMM_ISSUE_S`] (`crate::validate::moe_fit`, least mean
-/// absolute error, coordinate search on a 0.1 ms × 2.5 µs grid; test `moe_validate`): 1.2 ms on
+/// absolute error, coordinate search on a 0.1 ms × 2.5 µs grid; test `moe_validate`): 0.9 ms on
 /// all 53 rows of `measured-moe-runs.json` under the operation-list block and memory model with
 /// the dense constants of the 103-row fit (η 0.99, η_att 0.41 of the part's own-generation
-/// attention kernel; torchtitan rows read as FlashAttention-2 class). Leave-one-source-out
-/// throughput MAPE 18.3 % (in-sample 18.0 %; 17.7 % / 17.5 % before the MoE activations were
-/// counted as Megatron-Core keeps them with its recompute modules; with this constant alone and the rows' earlier
-/// readings 3.1 ms, 23.9 % / 21.7 %). One third is charged to the forward, two thirds to the
-/// backward.
-pub const FITTED_LAYER_OVERHEAD_S: f64 = 0.0012;
+/// attention kernel; torchtitan rows read as FlashAttention-2 class), with the overlapped
+/// exchange's SM share ([`COMM_SM_SHARE`]) and DeepEP's achieved bandwidths for hierarchical
+/// dispatchers (`super::dispatch::hierarchical_bandwidth_gain`). Leave-one-source-out
+/// throughput MAPE 17.8 % (in-sample 17.3 %; 18.3 % / 18.0 % with 1.2 ms before those two; 17.7 %
+/// / 17.5 % before the MoE activations were counted as Megatron-Core keeps them with its recompute
+/// modules; with this constant alone and the rows' earlier readings 3.1 ms, 23.9 % / 21.7 %).
+/// One third is charged to the forward, two thirds to the backward.
+pub const FITTED_LAYER_OVERHEAD_S: f64 = 0.0009;
 
 /// Host time to issue one expert GEMM [s] ([`super::options::MoeOptions::expert_gemm_issue_s`]),
 /// fitted on the measured MoE runs together with [`FITTED_LAYER_OVERHEAD_S`]
@@ -48,7 +50,28 @@ pub const FITTED_LAYER_OVERHEAD_S: f64 = 0.0012;
 /// (SimuMax's B200 rows: 64 local experts per rank are 35 % slower per layer than 32, at the same
 /// tokens per expert; Qwen3 with 16 local experts at micro-batch 1 on B200 is 2.5× slower per token
 /// than at micro-batch 4–8).
-pub const FITTED_EXPERT_GEMM_ISSUE_S: f64 = 52.5e-6;
+pub const FITTED_EXPERT_GEMM_ISSUE_S: f64 = 55e-6;
+
+/// Share of a GPU's SMs the expert exchange's kernels hold while they run beside computation
+/// [0–1]: DeepSeek-V3's 20 of the H800's 132 SMs (DeepSeek-V3 technical report, arXiv 2412.19437,
+/// §3.2.2: "only 20 SMs are sufficient to fully utilize the bandwidths of IB and NVLink", for
+/// dispatch and combine overlapped by DualPipe; DeepEP's normal kernels are sized the same way, a
+/// fixed number of SMs per exchange). The computation that runs against an overlapped exchange
+/// loses that share of its SMs for as long as both run. Recorded in `data/moe-physics.md`.
+pub const COMM_SM_SHARE: f64 = 20.0 / 132.0;
+
+/// The part of an exchange of `a2a_s` [s] on the critical path when `window_s` [s] of another
+/// micro-batch's computation can run beside it: all of it without overlap; with overlap what the
+/// window does not cover, plus the computation slowed by [`COMM_SM_SHARE`] while both run,
+/// `(a2a − W)⁺ + share·min(a2a, W)`; the search's choice takes the smaller of the two.
+pub fn exposed_exchange_s(overlap: A2aOverlap, a2a_s: f64, window_s: f64) -> f64 {
+    let hidden = (a2a_s - window_s).max(0.0) + COMM_SM_SHARE * a2a_s.min(window_s.max(0.0));
+    match overlap {
+        A2aOverlap::Off => a2a_s,
+        A2aOverlap::On => hidden,
+        A2aOverlap::Search => hidden.min(a2a_s),
+    }
+}
 
 /// Grouped-GEMM efficiency at `m` tokens per local expert [0–1].
 pub fn grouped_gemm_efficiency(m: f64) -> f64 {
@@ -174,7 +197,7 @@ pub fn moe_mlp_operations(
 
     let x = exchange(p, el, mo, t, w.hidden, m.top_k, gamma);
     let compute_fwd = router.compute_s + experts.compute_s + shared.compute_s;
-    let exposed = |a2a: f64, window: f64| if mo.a2a_overlap { (a2a - window).max(0.0) } else { a2a };
+    let exposed = |a2a: f64, window: f64| exposed_exchange_s(mo.a2a_overlap, a2a, window);
     let a2a_fwd = x.total();
     let a2a_bwd = x.total();
     let exp_fwd = exposed(a2a_fwd, overlap_s.0 + compute_fwd);
@@ -466,15 +489,33 @@ mod tests {
         // ep 1 on 8 ranks (no exchange) vs ep 8: same FLOPs, ep 1 has 8× fewer tokens per expert? No:
         // ep 1 holds all 8 experts, M = T·k/E = 1024; ep 8: M = 8192 → ep 8 runs its GEMMs faster.
         let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
-        let ep1 = price(&layout, 1, MoeOptions { load: Load::Forced, ..Default::default() });
-        let ep8 = price(&layout, 8, MoeOptions { load: Load::Forced, ..Default::default() });
+        let off = MoeOptions { load: Load::Forced, a2a_overlap: A2aOverlap::Off, ..Default::default() };
+        let ep1 = price(&layout, 1, off);
+        let ep8 = price(&layout, 8, off);
         assert_eq!(ep1.tokens_per_expert, 1024.0);
         assert!((ep1.fwd.tflop - ep8.fwd.tflop).abs() < 1e-12);
         assert!(ep1.times.experts_s > ep8.times.experts_s);
         assert_eq!(ep1.times.a2a_s, 0.0);
         assert!(ep8.times.a2a_s > 0.0 && ep8.times.a2a_exposed_s == ep8.times.a2a_s);
-        let over = price(&layout, 8, MoeOptions { load: Load::Forced, a2a_overlap: true, ..Default::default() });
+        let over = price(&layout, 8, MoeOptions { a2a_overlap: A2aOverlap::On, ..off });
         assert!(over.times.a2a_exposed_s < ep8.times.a2a_exposed_s);
         assert_eq!(over.times.a2a_s, ep8.times.a2a_s);
+        // The search's choice is the cheaper of the two.
+        let chosen = price(&layout, 8, MoeOptions { a2a_overlap: A2aOverlap::Search, ..off });
+        assert_eq!(chosen.times.a2a_exposed_s, over.times.a2a_exposed_s.min(ep8.times.a2a_exposed_s));
+    }
+
+    #[test]
+    fn overlap_hides_the_exchange_at_the_cost_of_the_sms_it_takes() {
+        // By hand: 20 of 132 SMs. An exchange of 10 ms beside 30 ms of computation: nothing of it
+        // is exposed, the computation loses 20/132 of 10 ms = 1.515 ms.
+        let share = 20.0 / 132.0;
+        assert_eq!(exposed_exchange_s(A2aOverlap::Off, 0.010, 0.030), 0.010);
+        assert!((exposed_exchange_s(A2aOverlap::On, 0.010, 0.030) - share * 0.010).abs() < 1e-15);
+        // 10 ms beside 4 ms: 6 ms exposed, plus 4 ms at the lost share.
+        assert!((exposed_exchange_s(A2aOverlap::On, 0.010, 0.004) - (0.006 + share * 0.004)).abs() < 1e-15);
+        // Nothing to overlap with: the search keeps it off (never worse than off).
+        assert_eq!(exposed_exchange_s(A2aOverlap::Search, 0.010, 0.0), 0.010);
+        assert!(exposed_exchange_s(A2aOverlap::Search, 0.010, 0.030) < 0.002);
     }
 }

@@ -28,4 +28,4 @@ pub use counts::{ParameterCounts, parameter_counts};
 pub use evaluate::MoeBreakdown;
 pub use experts::ExpertLayout;
 pub use layer::{MoeMlpCost, MoeTimes, moe_mlp_operations};
-pub use options::{Dispatcher, Load, MoeOptions, RecomputeModules};
+pub use options::{A2aOverlap, Dispatcher, Load, MoeOptions, RecomputeModules};

@@ -87,6 +87,37 @@ pub enum Dispatcher {
     },
 }
 
+/// Whether the expert all-to-all runs against another micro-batch's computation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum A2aOverlap {
+    /// Fully exposed (Megatron's default, `overlap_moe_expert_parallel_comm=False`).
+    Off,
+    /// Hidden behind another micro-batch's (DualPipe: another chunk's) computation, as far as that
+    /// computation lasts, at the cost of the SMs the exchange's kernels take from it
+    /// ([`super::layer::COMM_SM_SHARE`]): Megatron-Core's EP A2A overlap (1F1B of two
+    /// micro-batches, `overlap_moe_expert_parallel_comm`), DeepSeek-V3's DualPipe, DeepEP's hooks.
+    On,
+    /// Whichever of the two costs less for the configuration (the search's choice).
+    Search,
+}
+
+impl A2aOverlap {
+    /// `off`, `on`, `search`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            A2aOverlap::Off => "off",
+            A2aOverlap::On => "on",
+            A2aOverlap::Search => "search",
+        }
+    }
+}
+
+impl From<bool> for A2aOverlap {
+    fn from(on: bool) -> A2aOverlap {
+        if on { A2aOverlap::On } else { A2aOverlap::Off }
+    }
+}
+
 /// Every Mixture-of-Experts switch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MoeOptions {
@@ -98,8 +129,9 @@ pub struct MoeOptions {
     /// `moe_router_dtype`/FP8 dispatch); combine stays 16-bit.
     pub fp8_dispatch: bool,
     /// Overlap the expert all-to-all of one micro-batch with another's compute (Megatron's 1F1B
-    /// "EP A2A overlap", DeepSeek's DualPipe idea); off: all-to-all fully exposed.
-    pub a2a_overlap: bool,
+    /// "EP A2A overlap", DeepSeek's DualPipe); off: all-to-all fully exposed; search (default):
+    /// whichever costs less.
+    pub a2a_overlap: A2aOverlap,
     /// Fixed expert-parallel degree; `None`: searched.
     pub ep: Option<u64>,
     /// Fixed expert-tensor-parallel degree; `None`: searched (1 unless fixed in a search).
@@ -183,7 +215,7 @@ impl Default for MoeOptions {
             load: Load::DEFAULT,
             dispatcher: Dispatcher::AllToAll,
             fp8_dispatch: false,
-            a2a_overlap: false,
+            a2a_overlap: A2aOverlap::Search,
             ep: None,
             etp: None,
             layer_overhead_s: super::layer::FITTED_LAYER_OVERHEAD_S,
@@ -225,7 +257,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "alltoall (default), allgather, deepep[:M] / hybridep[:M] (hierarchical, node-limited to M domains)",
     ),
     ("fp8_dispatch", "on/off (default off): dispatch in FP8 with 1x128 scales"),
-    ("a2a_overlap", "on/off (default off): hide the expert all-to-all behind another micro-batch's compute"),
+    (
+        "a2a_overlap",
+        "on/off/search (default search): hide the expert all-to-all behind another micro-batch's compute (at the cost of the SMs its kernels take)",
+    ),
     ("ep", "fixed expert-parallel degree (default: searched)"),
     ("etp", "fixed expert-tensor-parallel degree (default: searched)"),
     ("layer_overhead", "fixed time of one MoE layer per micro-batch, fwd+bwd, in seconds (default: fitted)"),
@@ -301,7 +336,14 @@ impl MoeOptions {
                     }
                 }
                 "fp8_dispatch" => self.fp8_dispatch = on_off("fp8_dispatch", &value)?,
-                "a2a_overlap" => self.a2a_overlap = on_off("a2a_overlap", &value)?,
+                "a2a_overlap" => {
+                    self.a2a_overlap = match value.as_str() {
+                        "search" | "auto" => A2aOverlap::Search,
+                        _ => on_off("a2a_overlap", &value)
+                            .map_err(|_| bad("a2a_overlap", &value, "must be on, off or search"))?
+                            .into(),
+                    }
+                }
                 "ep" => self.ep = Some(positive_int("ep", &value)?),
                 "etp" => self.etp = Some(positive_int("etp", &value)?),
                 "layer_overhead" => self.layer_overhead_s = real("layer_overhead", &value, 0.0, 1.0)?,
@@ -336,7 +378,7 @@ impl fmt::Display for MoeOptions {
             Dispatcher::Hierarchical { max_domains: Some(m) } => write!(f, ",dispatcher=deepep:{m}")?,
         }
         let onoff = |b: bool| if b { "on" } else { "off" };
-        write!(f, ",fp8_dispatch={},a2a_overlap={}", onoff(self.fp8_dispatch), onoff(self.a2a_overlap))?;
+        write!(f, ",fp8_dispatch={},a2a_overlap={}", onoff(self.fp8_dispatch), self.a2a_overlap.as_str())?;
         if let Some(ep) = self.ep {
             write!(f, ",ep={ep}")?;
         }
@@ -376,6 +418,13 @@ mod tests {
         assert_eq!(o.load, Load::Capacity { factor: 1.25, imbalance: 2.0 });
         assert_eq!(o.dispatcher, Dispatcher::Hierarchical { max_domains: Some(4) });
         assert_eq!((o.fp8_dispatch, o.ep, o.etp), (true, Some(8), None));
+        assert_eq!(o.a2a_overlap, A2aOverlap::Search);
+        for (v, want) in [("on", A2aOverlap::On), ("off", A2aOverlap::Off), ("search", A2aOverlap::Search)] {
+            let x = MoeOptions::default().with_text(&format!("a2a_overlap={v}")).unwrap();
+            assert_eq!(x.a2a_overlap, want);
+            assert_eq!(MoeOptions::default().with_text(&x.to_string()).unwrap(), x);
+        }
+        assert_eq!(MoeOptions::default().with_text("a2a_overlap=maybe").unwrap_err().field(), Some("moe.a2a_overlap"));
         assert_eq!(MoeOptions::default().with_text(&o.to_string()).unwrap(), o);
         assert_eq!(MoeOptions::default().with_text("load=dropless:0.5").unwrap_err().field(), Some("moe.load"));
         assert_eq!(MoeOptions::default().with_text("ep=0").unwrap_err().field(), Some("moe.ep"));
