@@ -21,4 +21,4 @@ pub mod run;
 
 pub use feature::{Feature, scaled};
 pub use result::{FeatureEffect, Point, PointStatus, SensitivityResult};
-pub use run::{Base, FACTORS, Found, Sensitivity};
+pub use run::{Base, FACTORS, Found, POINTS, Sensitivity};

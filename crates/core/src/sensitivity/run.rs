@@ -14,6 +14,9 @@ use crate::{Error, ModelShape, Strategy, SystemParams};
 /// The factors every feature is scaled by, in the order their points are listed.
 pub const FACTORS: [f64; 2] = [0.5, 2.0];
 
+/// Points of a sensitivity: the baseline and every feature at every factor.
+pub const POINTS: usize = 1 + Feature::ALL.len() * FACTORS.len();
+
 /// Work units building one strategy's search is worth, in candidates (for progress and budgets).
 const BUILD_UNITS: usize = 64;
 /// Progress units per point.
