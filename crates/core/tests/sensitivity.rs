@@ -164,3 +164,36 @@ fn the_flat_table_and_json_name_every_point_with_units() {
     assert!(units.contains(&"TFLOP/s") && units.contains(&"GB") && units.contains(&"devices"));
     assert_eq!(features.iter().find(|f| f["feature"] == "domain").unwrap()["sweep_axis"], "domain=2,4,8,16,32");
 }
+
+#[test]
+fn the_studies_sweep_of_a_feature_gives_the_strips_numbers() {
+    // The link of each row opens the feature's sweep in Studies: its ×0.5 and ×2 points scale the
+    // system as the strip does (HBM capacity: the device's own total, which the search fits in).
+    // A sweep prices the switches' execution rather than choosing it, so the strip is run so too.
+    use fmperf_core::search::ExecutionChoices;
+    use fmperf_core::sweep::{Sweep, SweepText};
+    let s = small();
+    let mut base = Base::of_explore(&s);
+    base.execution = ExecutionChoices::fixed(&s.extended.as_ref().unwrap().options);
+    let r = Sensitivity::new(base).unwrap().finish();
+    for feature in [Feature::HbmCapacity, Feature::Matrix, Feature::Domain] {
+        let text = SweepText {
+            model: "llama3-8b".into(),
+            system: "nvidia_h100_sxm5_80gb".into(),
+            strategy: Some("1d,2d-seqp".into()),
+            gpus: Some("64".into()),
+            nvlink: Some("8".into()),
+            global_batch: Some("512".into()),
+            mode: Some("extended".into()),
+            axes: vec![feature.sweep_axis(8)],
+            ..SweepText::default()
+        };
+        let sweep = Sweep::new(text.to_spec(None, None).unwrap()).unwrap().finish();
+        let at = |i: usize| sweep.points[i].best.as_ref().map(|b| b.ranked.throughput_samples_per_s);
+        let e = r.features.iter().find(|e| e.feature == feature).unwrap();
+        let strip = |x: f64| e.at(x).unwrap().best.map(|b| b.throughput_samples_per_s);
+        assert_eq!(at(1), strip(0.5), "{feature:?} x0.5");
+        assert_eq!(at(2), r.baseline.best.map(|b| b.throughput_samples_per_s), "{feature:?} x1");
+        assert_eq!(at(3), strip(2.0), "{feature:?} x2");
+    }
+}
