@@ -184,16 +184,25 @@ pub fn entries_from_docs(docs: &[String]) -> Result<UserEntries, String> {
 
 /// The `count` shards of the explorer's search of `fields` (count ≥ 1).
 pub fn explore_jobs(fields: &ExploreFields, mode: &ModelMode, entries: &UserEntries, count: u64) -> Vec<Job> {
-    let count = count.max(1);
+    scenario_jobs(fields, mode, entries, count.max(1), |fields, mode, entries, shard| Job::Explore {
+        fields,
+        mode,
+        entries,
+        shard,
+    })
+}
+
+/// `count` jobs on the explorer's scenario as typed, `make(fields, mode texts, entries, (i, count))`
+/// each.
+fn scenario_jobs(
+    fields: &ExploreFields,
+    mode: &ModelMode,
+    entries: &UserEntries,
+    count: u64,
+    make: fn(ExploreFields, (Option<String>, Option<String>), Vec<String>, (u64, u64)) -> Job,
+) -> Vec<Job> {
     let docs = entries_to_docs(entries);
-    (0..count)
-        .map(|i| Job::Explore {
-            fields: fields.clone(),
-            mode: (mode.mode_text(), mode.ext_text()),
-            entries: docs.clone(),
-            shard: (i, count),
-        })
-        .collect()
+    (0..count).map(|i| make(fields.clone(), (mode.mode_text(), mode.ext_text()), docs.clone(), (i, count))).collect()
 }
 
 /// The chunks of the sweep of `text` for `workers` workers: [`CHUNKS_PER_WORKER`] per worker, at
@@ -232,15 +241,12 @@ pub fn merge_sweep(spec: SweepSpec, answers: Vec<Answer>) -> Result<SweepResult,
 /// The sensitivity of the explorer's scenario split into `workers` parts (at most one per point).
 pub fn sensitivity_jobs(fields: &ExploreFields, mode: &ModelMode, entries: &UserEntries, workers: u64) -> Vec<Job> {
     let count = workers.clamp(1, fmperf_core::sensitivity::POINTS as u64);
-    let docs = entries_to_docs(entries);
-    (0..count)
-        .map(|i| Job::Sensitivity {
-            fields: fields.clone(),
-            mode: (mode.mode_text(), mode.ext_text()),
-            entries: docs.clone(),
-            part: (i, count),
-        })
-        .collect()
+    scenario_jobs(fields, mode, entries, count, |fields, mode, entries, part| Job::Sensitivity {
+        fields,
+        mode,
+        entries,
+        part,
+    })
 }
 
 /// The sensitivity of `spec` finished with its parts' answers (any order): the single run's.
