@@ -17,6 +17,7 @@ use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ExploreSearch, ExploreShard, ExploreSpec, UserEntries};
 use fmperf_core::format::{self, Document};
 use fmperf_core::mode::ModelMode;
+use fmperf_core::sensitivity::{Base, Sensitivity};
 use fmperf_core::sweep::{FoundPoint, Shard, Sweep, SweepResult, SweepSpec, SweepText};
 use serde::{Deserialize, Serialize};
 
@@ -70,6 +71,18 @@ pub enum Job {
         /// `(index, count)`.
         chunk: (u64, u64),
     },
+    /// Part `part.0` of `part.1` (every `part.1`-th point) of the sensitivity of the explorer's
+    /// scenario ([`Sensitivity::part`]).
+    Sensitivity {
+        /// The scenario as typed.
+        fields: ExploreFields,
+        /// The mode and extended mode's switches, as text.
+        mode: (Option<String>, Option<String>),
+        /// The user's models and systems, one versioned-format document each.
+        entries: Vec<String>,
+        /// `(index, count)`.
+        part: (u64, u64),
+    },
 }
 
 /// What a job found.
@@ -79,6 +92,8 @@ pub enum Answer {
     Explore(ExploreShard),
     /// A sweep chunk's searched points.
     Sweep(Vec<FoundPoint>),
+    /// A sensitivity part's searched points, by point index.
+    Sensitivity(Vec<(usize, fmperf_core::sensitivity::Found)>),
 }
 
 impl Job {
@@ -113,6 +128,19 @@ impl Job {
                 }
                 progress(sweep.progress());
                 Ok(Answer::Sweep(sweep.found()))
+            }
+            Job::Sensitivity { fields, mode, entries, part } => {
+                let mode = ModelMode::from_text(mode.0.as_deref(), mode.1.as_deref()).map_err(|e| e.to_string())?;
+                let entries = entries_from_docs(entries)?;
+                let spec = explore_spec(fields, &mode, &entries).map_err(text)?;
+                let mut run = Sensitivity::new(Base::of_explore(&spec))
+                    .and_then(|s| s.part(part.0, part.1))
+                    .map_err(|e| e.to_string())?;
+                while !run.step(STEP_UNITS) {
+                    progress(run.progress());
+                }
+                progress(run.progress());
+                Ok(Answer::Sensitivity(run.found()))
             }
         }
     }
@@ -156,16 +184,25 @@ pub fn entries_from_docs(docs: &[String]) -> Result<UserEntries, String> {
 
 /// The `count` shards of the explorer's search of `fields` (count ≥ 1).
 pub fn explore_jobs(fields: &ExploreFields, mode: &ModelMode, entries: &UserEntries, count: u64) -> Vec<Job> {
-    let count = count.max(1);
+    scenario_jobs(fields, mode, entries, count.max(1), |fields, mode, entries, shard| Job::Explore {
+        fields,
+        mode,
+        entries,
+        shard,
+    })
+}
+
+/// `count` jobs on the explorer's scenario as typed, `make(fields, mode texts, entries, (i, count))`
+/// each.
+fn scenario_jobs(
+    fields: &ExploreFields,
+    mode: &ModelMode,
+    entries: &UserEntries,
+    count: u64,
+    make: fn(ExploreFields, (Option<String>, Option<String>), Vec<String>, (u64, u64)) -> Job,
+) -> Vec<Job> {
     let docs = entries_to_docs(entries);
-    (0..count)
-        .map(|i| Job::Explore {
-            fields: fields.clone(),
-            mode: (mode.mode_text(), mode.ext_text()),
-            entries: docs.clone(),
-            shard: (i, count),
-        })
-        .collect()
+    (0..count).map(|i| make(fields.clone(), (mode.mode_text(), mode.ext_text()), docs.clone(), (i, count))).collect()
 }
 
 /// The chunks of the sweep of `text` for `workers` workers: [`CHUNKS_PER_WORKER`] per worker, at
@@ -183,7 +220,7 @@ pub fn merge_explore(spec: ExploreSpec, answers: Vec<Answer>) -> Result<ExploreS
         .into_iter()
         .map(|a| match a {
             Answer::Explore(s) => Ok(s),
-            Answer::Sweep(_) => Err("a sweep's answer to a search".to_string()),
+            _ => Err("another job's answer to a search".to_string()),
         })
         .collect::<Result<_, _>>()?;
     ExploreSearch::merged(spec, &parts).map_err(|e| e.to_string())
@@ -195,8 +232,31 @@ pub fn merge_sweep(spec: SweepSpec, answers: Vec<Answer>) -> Result<SweepResult,
     for a in answers {
         match a {
             Answer::Sweep(points) => found.extend(points),
-            Answer::Explore(_) => return Err("a search's answer to a sweep".to_string()),
+            _ => return Err("another job's answer to a sweep".to_string()),
         }
     }
     Sweep::new(spec).and_then(|s| s.absorb(found)).map_err(|e| e.to_string())
+}
+
+/// The sensitivity of the explorer's scenario split into `workers` parts (at most one per point).
+pub fn sensitivity_jobs(fields: &ExploreFields, mode: &ModelMode, entries: &UserEntries, workers: u64) -> Vec<Job> {
+    let count = workers.clamp(1, fmperf_core::sensitivity::POINTS as u64);
+    scenario_jobs(fields, mode, entries, count, |fields, mode, entries, part| Job::Sensitivity {
+        fields,
+        mode,
+        entries,
+        part,
+    })
+}
+
+/// The sensitivity of `spec` finished with its parts' answers (any order): the single run's.
+pub fn merge_sensitivity(spec: &ExploreSpec, answers: Vec<Answer>) -> Result<Sensitivity, String> {
+    let mut found = Vec::new();
+    for a in answers {
+        match a {
+            Answer::Sensitivity(points) => found.extend(points),
+            _ => return Err("another job's answer to a sensitivity".to_string()),
+        }
+    }
+    Sensitivity::new(Base::of_explore(spec)).and_then(|s| s.absorb(found)).map_err(|e| e.to_string())
 }

@@ -20,6 +20,8 @@
 //! * [`fmt`]: numbers as the explorer writes them (fixed decimals per quantity);
 //! * [`error_bands`]: the error bar next to each predicted time; [`band_runs`]: the runs each
 //!   bar cites, per part family, for the validation view;
+//! * [`sensitivity`]: "what would help most", the strip of six system features at ×0.5 and ×2,
+//!   and the Studies link of each;
 //! * [`views`]: the page's views, the `view` and `embed` keys, the shell's words;
 //! * [`jobs`]: searches and sweeps split into jobs for the page's Web Workers, merged back with
 //!   the core's merges.
@@ -37,6 +39,7 @@ pub mod number;
 pub mod pickers;
 pub mod query;
 pub mod results;
+pub mod sensitivity;
 pub mod studies;
 pub mod system_spec;
 pub mod views;

@@ -116,3 +116,28 @@ fn bad_jobs_and_answers_are_errors_not_panics() {
     let err = jobs::merge_explore(spec, answers).unwrap_err();
     assert!(err.contains("shard"), "{err}");
 }
+
+#[test]
+fn sensitivities_split_over_workers_equal_the_single_run() {
+    use fmperf_core::sensitivity::{Base, Sensitivity};
+    let fields = ExploreFields {
+        model: "llama3-8b".into(),
+        system: "nvidia_h100_sxm5_80gb".into(),
+        gpus: "64".into(),
+        batch: "512".into(),
+        ..fields_from_query(&Query::parse(""))
+    };
+    let (mode, entries) = (ModelMode::extended(), UserEntries::none());
+    let spec = jobs::explore_spec(&fields, &mode, &entries).unwrap();
+    let single = Sensitivity::new(Base::of_explore(&spec)).unwrap().finish();
+    for workers in [1, 3] {
+        let answers = run_all(&jobs::sensitivity_jobs(&fields, &mode, &entries, workers));
+        let merged = jobs::merge_sensitivity(&spec, answers).unwrap();
+        assert_eq!(format!("{:?}", merged.result()), format!("{single:?}"), "{workers} workers");
+    }
+    // A missing part is refused, and a sweep's answer is not a sensitivity's.
+    let mut answers = run_all(&jobs::sensitivity_jobs(&fields, &mode, &entries, 2));
+    answers.pop();
+    assert!(jobs::merge_sensitivity(&spec, answers).is_err());
+    assert!(jobs::merge_sensitivity(&spec, vec![Answer::Sweep(Vec::new())]).is_err());
+}

@@ -50,13 +50,19 @@ pub fn from_args(args: &Args) -> Result<Option<(TrainingBudget, Option<f64>)>, C
 
 /// The cost of the estimated configuration for `budget` at `price`.
 pub fn of_estimate(e: &Estimate, budget: TrainingBudget, price: Option<f64>) -> Result<RunCost, CmdError> {
-    let power = resolve::system_spec(UserEntries::builtin(), &e.system_id).ok().and_then(|(sys, _)| {
-        let source = sys.sources.first().map_or(String::new(), |s| format!(": {s}"));
-        sys.tdp_w.map(|w| (w, format!("tdp_w of {} in fmperf's catalog{source}", sys.id)))
-    });
+    let power = power_of(&e.system_id);
     let s = &e.scenario;
     RunCost::of(budget, s.workload.seq_len, e.evaluation.throughput_samples_per_s, s.devices, power, price)
         .map_err(|err| CmdError::Usage(format!("cost: {err}")))
+}
+
+/// The board power of one device of a catalog system spec [W], with its source (`None`: not a
+/// catalog system, or no power listed).
+pub fn power_of(system: &str) -> Option<(f64, String)> {
+    resolve::system_spec(UserEntries::builtin(), system).ok().and_then(|(sys, _)| {
+        let source = sys.sources.first().map_or(String::new(), |s| format!(": {s}"));
+        sys.tdp_w.map(|w| (w, format!("tdp_w of {} in fmperf's catalog{source}", sys.id)))
+    })
 }
 
 /// The cost in words, one line.

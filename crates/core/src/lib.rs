@@ -30,6 +30,7 @@ pub mod reference;
 pub mod resolve;
 pub mod run_cost;
 pub mod search;
+pub mod sensitivity;
 pub mod strategy;
 pub mod sweep;
 pub mod system;

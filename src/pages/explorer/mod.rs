@@ -6,7 +6,7 @@
 //! search), [`form`] (scenario form, validated as typed), [`results`] (progress, list tabs, table),
 //! [`export`] (CSV/JSON), [`breakdown`] (charts, selected configuration, placement), [`selection`],
 //! [`drill`] (layers), [`compare`], [`own`] (try your own), [`launch_import`] (your run from a launch
-//! file), [`saved`] (saved scenarios),
+//! file), [`saved`] (saved scenarios), [`sensitivity`] (what would help most),
 //! [`widgets`], [`fmt`] (number formatting).
 //!
 //! The mode (reference or extended, with every switch) comes from the app-wide mode panel
@@ -29,6 +29,7 @@ mod own;
 mod results;
 mod saved;
 mod selection;
+mod sensitivity;
 mod state;
 mod widgets;
 
@@ -184,6 +185,7 @@ pub fn ExplorerPage() -> impl IntoView {
                     applies_to=fmperf_app::mode::EXPLORER_APPLIES_TO
                 />
                 <results::Results />
+                <sensitivity::SensitivityStrip />
                 <Details />
             </div>
         </div>

@@ -31,6 +31,11 @@ Then the Mixture-of-Experts scenario (DeepSeek-V3 on 2,048 H800 SXM5, domain 8, 
 15,360, strategy 1d, top 10), one thread, execution and expert degrees (ep, etp) chosen by the
 search: what `fmperf search --model deepseek-v3 --system nvidia_h800_sxm5_80gb --gpus 2048
 --global-batch 15360 --strategy 1d --threads 1` does.
+
+Then \"what would help most\" (`fmperf search --sensitivity`, the explorer's strip), one thread:
+the baseline and six system features at x0.5 and x2, each re-searched, for the explorer's default
+scenario (Llama 3 70B on 1,024 H100 SXM, its own batch of 2,048) and an MoE one (Mixtral 8x7B on
+128 H100 SXM, batch 512), extended mode, strategies 1d and 2d-seqp.
 ";
 
 /// One timed search.
@@ -72,6 +77,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     }
     let extended = extended_cases()?;
     let moe = moe_case()?;
+    let sensitivity = sensitivity_cases()?;
     let total_candidates: u64 = cases.iter().map(|c| c.candidates).sum();
     let total_seconds: f64 = cases.iter().map(|c| c.seconds).sum();
     let rate = |n: u64, s: f64| if s > 0.0 { n as f64 / s } else { f64::INFINITY };
@@ -103,6 +109,10 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
                 "extended": ext,
                 "moe": { "scenario": MOE_SCENARIO, "candidates": moe.candidates,
                          "evaluations": moe.evaluations, "seconds": moe.seconds },
+                "sensitivity": sensitivity.iter().map(|c| serde_json::json!({
+                    "scenario": c.scenario, "points": fmperf_core::sensitivity::POINTS, "seconds": c.seconds,
+                    "baseline_days": c.baseline_days, "most_help": c.most_help,
+                })).collect::<Vec<_>>(),
             });
             writeln!(out, "{doc}")?;
         }
@@ -141,6 +151,17 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
             write!(out, "{}", extended_table(&extended))?;
             writeln!(out, "\nmixture of experts: {MOE_SCENARIO}")?;
             write!(out, "{}", extended_table(std::slice::from_ref(&moe)))?;
+            writeln!(out, "\nwhat would help most (13 searches each, one thread):")?;
+            let mut t = Table::new(&["scenario", "time [s]", "baseline [days]", "helps most"]);
+            for c in &sensitivity {
+                t.push(vec![
+                    c.scenario.to_string(),
+                    format!("{:.4}", c.seconds),
+                    c.baseline_days.map_or("-".into(), |d| format!("{d:.2}")),
+                    c.most_help.clone(),
+                ]);
+            }
+            write!(out, "{}", t.render())?;
         }
     }
     Ok(())
@@ -221,4 +242,52 @@ fn moe_case() -> Result<ExtendedCase, CmdError> {
         evaluations: r.evaluations,
         seconds: start.elapsed().as_secs_f64(),
     })
+}
+
+/// One timed sensitivity.
+struct SensitivityCase {
+    scenario: &'static str,
+    seconds: f64,
+    baseline_days: Option<f64>,
+    /// The feature and factor with the largest saving, with it [%].
+    most_help: String,
+}
+
+/// Times the sensitivity of the explorer's default scenario and of an MoE one, each resolved as
+/// the page resolves it, on one thread.
+fn sensitivity_cases() -> Result<Vec<SensitivityCase>, CmdError> {
+    use fmperf_core::explore::inputs::ExploreFields;
+    use fmperf_core::sensitivity::{Base, Sensitivity};
+    let mode = fmperf_core::mode::ModelMode::extended();
+    let mut out = Vec::new();
+    for (scenario, model, gpus, batch) in [
+        ("llama3-70b on 1024 nvidia_h100_sxm5_80gb, batch 2048", "llama3-70b", "1024", "2048"),
+        ("mixtral-8x7b on 128 nvidia_h100_sxm5_80gb, batch 512", "mixtral-8x7b", "128", "512"),
+    ] {
+        let fields = ExploreFields {
+            model: model.into(),
+            system: "nvidia_h100_sxm5_80gb".into(),
+            gpus: gpus.into(),
+            batch: batch.into(),
+            strategies: "1d,2d-seqp".into(),
+            top: "10".into(),
+            ..ExploreFields::default()
+        };
+        let spec = fields.resolve_in(&mode).map_err(|e| CmdError::Usage(format!("{scenario}: {e:?}")))?;
+        let start = Instant::now();
+        let r = Sensitivity::new(Base::of_explore(&spec))?.finish();
+        let seconds = start.elapsed().as_secs_f64();
+        let most_help = r
+            .features
+            .first()
+            .and_then(|f| {
+                let p = f.points.iter().filter(|p| p.change_pct.is_some()).min_by(|a, b| {
+                    a.change_pct.unwrap_or(f64::INFINITY).total_cmp(&b.change_pct.unwrap_or(f64::INFINITY))
+                })?;
+                Some(format!("{} x{} ({:+.1} %)", f.feature.key(), p.factor, p.change_pct.unwrap_or(f64::NAN)))
+            })
+            .unwrap_or_else(|| "-".into());
+        out.push(SensitivityCase { scenario, seconds, baseline_days: r.baseline.training_days, most_help });
+    }
+    Ok(out)
 }

@@ -9,6 +9,7 @@ pub mod estimate;
 pub mod models;
 pub mod search;
 pub mod search_from;
+pub mod search_sensitivity;
 pub mod show;
 pub mod sweep;
 pub mod validate;
@@ -47,7 +48,19 @@ pub fn parse_flags(
     help: &str,
     out: &mut dyn std::io::Write,
 ) -> Result<Option<crate::args::Args>, CmdError> {
-    let args = crate::args::Args::parse(raw, value_flags, &["help"])?;
+    parse_flags_with(raw, value_flags, &[], help, out)
+}
+
+/// [`parse_flags`] with flags that take no value (`bool_flags`, besides `--help`).
+pub fn parse_flags_with(
+    raw: Vec<String>,
+    value_flags: &[&str],
+    bool_flags: &[&str],
+    help: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<Option<crate::args::Args>, CmdError> {
+    let bools: Vec<&str> = std::iter::once("help").chain(bool_flags.iter().copied()).collect();
+    let args = crate::args::Args::parse(raw, value_flags, &bools)?;
     if args.flag("help") {
         write!(out, "{help}")?;
         return Ok(None);

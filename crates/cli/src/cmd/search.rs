@@ -50,6 +50,7 @@ USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> [--strat
   --top            how many configurations to list (default 10)
   --format         table (default), json or csv
   --threads        worker threads (default: every core); the output is the same for any count
+  --sensitivity    also answer \"what would help most\" (see below)
   --calibration    a calibration of your stack on this system (`fmperf calibrate`): the search runs
                    uncalibrated and calibrated, shown side by side (JSON: {\"calibration\",
                    \"uncalibrated\", \"calibrated\"}; CSV: a first column `calibrated`)
@@ -100,6 +101,8 @@ pub struct SearchRequest {
     pub moe: Option<String>,
     /// `--calibration FILE`: the search is run without and with it, side by side.
     pub calibration: Option<fmperf_core::calibrate::Calibration>,
+    /// `--sensitivity`: also re-search with each system feature at ×0.5 and ×2.
+    pub sensitivity: bool,
 }
 
 /// The value flags of `fmperf search`.
@@ -130,11 +133,24 @@ const VALUE_FLAGS: [&str; 22] = [
 
 /// Runs `fmperf search`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let help = format!("{HELP}{}{}{}", super::search_from::HELP, crate::mode::help(), crate::mode::moe_help());
-    let Some(args) = super::parse_flags(raw, &VALUE_FLAGS, &help, out)? else {
+    let help = format!(
+        "{HELP}{}{}{}{}",
+        super::search_sensitivity::HELP,
+        super::search_from::HELP,
+        crate::mode::help(),
+        crate::mode::moe_help()
+    );
+    let Some(args) = super::parse_flags_with(raw, &VALUE_FLAGS, &["sensitivity"], &help, out)? else {
         return Ok(());
     };
     if !args.values("from").is_empty() {
+        if args.flag("sensitivity") {
+            return Err(CmdError::Usage(
+                "--sensitivity searches a scenario given by flags, not --from FILE: give --model, --system, --gpus \
+                 and --global-batch"
+                    .into(),
+            ));
+        }
         let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
         return super::search_from::run(&args, format, out);
     }
@@ -207,6 +223,9 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
     };
     applies(args, &execution, &strategies)?;
     crate::inputs::domain_agrees(args.required("system")?, args.positive_int("domain")?)?;
+    if args.flag("sensitivity") && args.value("calibration")?.is_some() {
+        return Err(CmdError::Usage("--sensitivity and --calibration: give one (run the search twice)".into()));
+    }
     Ok(SearchRequest {
         model: args.required("model")?.to_string(),
         system: args.required("system")?.to_string(),
@@ -222,6 +241,7 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         seq_len: args.positive_int("seq-len")?,
         moe: args.value("moe")?.map(str::to_string),
         calibration: super::calibrate::read_calibration(args)?,
+        sensitivity: args.flag("sensitivity"),
     })
 }
 
@@ -302,6 +322,9 @@ struct Found {
     /// How the spaces departed from the reference's enumeration, one note per kind.
     notes: Vec<String>,
     diagnosis: Option<Diagnosis>,
+    /// The search's spec (its first strategy's) and extended mode's setup.
+    spec: SearchSpec,
+    setup: Option<ExtendedSetup>,
 }
 
 /// Runs a request and writes its output (with a calibration: without and with it, side by side).
@@ -328,6 +351,11 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
         })
         .collect();
     let result = &found.result;
+    let sensitivity = if req.sensitivity {
+        Some(super::search_sensitivity::compute(req, &found.spec, found.setup.as_ref())?)
+    } else {
+        None
+    };
     match req.format {
         Format::Json => {
             let m = found.mode.to_json();
@@ -352,8 +380,13 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
             if let Some(d) = &found.diagnosis {
                 doc["diagnosis"] = serde_json::to_value(d).unwrap_or(Value::Null);
             }
+            if let Some(s) = &sensitivity {
+                doc["sensitivity"] = s.to_json();
+            }
             writeln!(out, "{doc}")?;
         }
+        // With --sensitivity the CSV is its points (one table per file).
+        Format::Csv if sensitivity.is_some() => sensitivity.as_ref().map_or(Ok(()), |s| s.write_csv(out))?,
         Format::Csv => {
             let t = flat_table(&rows, Digits::Exact);
             write!(out, "{}", t.to_csv())?;
@@ -386,6 +419,9 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
                 writeln!(out, "no configuration fits in memory")?;
             } else {
                 write!(out, "{}", flat_table(&rows, Digits::Rounded).render())?;
+            }
+            if let Some(s) = &sensitivity {
+                s.write_table(out)?;
             }
         }
     }
@@ -477,7 +513,7 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
     };
     let pricer = Pricer { shape: &base.model, system: &base.system, extended: setup.as_ref() };
     let (mode, capacity_gb) = (pricer.mode(), pricer.capacity_gb());
-    Ok(Found { mode, model_name, system_name, domain, capacity_gb, result, notes, diagnosis })
+    Ok(Found { mode, model_name, system_name, domain, capacity_gb, result, notes, diagnosis, spec: base, setup })
 }
 
 /// One strategy's search on `req.threads` threads (shards merged into the single run's result),

@@ -223,7 +223,17 @@ fn apply_and_resolve(
             )
             .map_err(invalid)?;
             if !overrides.is_empty() {
+                let device_capacity_gb = hardware.hbm_capacity_gb;
                 apply_overrides(&mut hardware, &r.mapped.params, &params);
+                // A capacity factor multiplies the memory the part's search fits in (the device
+                // total its driver reports), as the explorer's sensitivity does, not the label.
+                let factor = overrides.iter().find_map(|(p, v)| match (p, v) {
+                    (SystemParam::HbmCapacity, AxisValue::Factor(f)) => Some(*f),
+                    _ => None,
+                });
+                if let Some(f) = factor {
+                    hardware.hbm_capacity_gb = device_capacity_gb * f;
+                }
             }
             let mut notes = crate::resolve::Note::texts(&hardware_notes);
             notes.extend(resolved.notes.iter().map(|n| n.text.clone()));
