@@ -56,6 +56,9 @@ pub enum Job {
         fields: ExploreFields,
         /// The mode (`reference`/`extended`) and extended mode's switches, as text.
         mode: (Option<String>, Option<String>),
+        /// Extended mode's Mixture-of-Experts switches that differ from the defaults, as text.
+        #[serde(default)]
+        moe: Option<String>,
         /// The user's models and systems, one versioned-format document each.
         entries: Vec<String>,
         /// `(index, count)`.
@@ -91,8 +94,10 @@ impl Job {
     pub fn run(&self, mut progress: impl FnMut((u64, u64))) -> Result<Answer, String> {
         let text = |e: Vec<Error>| e.iter().map(Error::to_string).collect::<Vec<_>>().join("; ");
         match self {
-            Job::Explore { fields, mode, entries, shard } => {
-                let mode = ModelMode::from_text(mode.0.as_deref(), mode.1.as_deref()).map_err(|e| e.to_string())?;
+            Job::Explore { fields, mode, moe, entries, shard } => {
+                let mode = ModelMode::from_text(mode.0.as_deref(), mode.1.as_deref())
+                    .and_then(|m| crate::explorer::with_moe(m, moe.as_deref()))
+                    .map_err(|e| e.to_string())?;
                 let entries = entries_from_docs(entries)?;
                 let spec = explore_spec(fields, &mode, &entries).map_err(text)?;
                 let mut search =
@@ -162,6 +167,7 @@ pub fn explore_jobs(fields: &ExploreFields, mode: &ModelMode, entries: &UserEntr
         .map(|i| Job::Explore {
             fields: fields.clone(),
             mode: (mode.mode_text(), mode.ext_text()),
+            moe: crate::explorer::moe_text_of(mode),
             entries: docs.clone(),
             shard: (i, count),
         })

@@ -10,7 +10,8 @@
 //! How the reference's [`Totals`] fields are filled (they still add up to `t`):
 //! `t_comp` = matrix work (matmuls and attention, with recomputation); `t_mem` = exposed
 //! memory-bound time (element-wise work, memory-bound matmuls, the optimizer step); `t_tp_comm` =
-//! exposed tensor- **and context-**parallel communication; `t_dp_comm` = exposed data-parallel
+//! exposed tensor- **and context-**parallel communication; `t_ep_comm` = the exposed expert-parallel
+//! all-to-all of MoE blocks (dispatch and combine); `t_dp_comm` = exposed data-parallel
 //! communication (ZeRO-3 per micro-batch plus per iteration); `t_pp_comm` = stage messages;
 //! `t_bubble` = the pipeline bubble; `flops_per_gpu` = hardware FLOPs executed (causal, with
 //! recomputation); `mem` = the device-level memory (nvidia-smi's figure) of the stage with the
@@ -321,6 +322,7 @@ impl Slots {
             t_dp_comm: t_zero3 + dp.per_iteration_s,
             t_pp_comm: n * messages,
             t_bubble: bubble,
+            t_ep_comm: n * pass.ep_comm_s,
             comp_frac: n * pass.compute_s / t,
             tp_comm_frac: n * (pass.tp_comm_s + pass.cp_comm_s) / t,
             dp_comm_frac: (t_zero3 + dp.per_iteration_s) / t,
@@ -567,7 +569,7 @@ mod tests {
         let opts = ExtendedOptions::realistic();
         let e = evaluate(&gpt3(), &hw, &layout, &opts).unwrap();
         let t = &e.totals;
-        let sum = t.t_comp + t.t_mem + t.t_tp_comm + t.t_dp_comm + t.t_pp_comm + t.t_bubble;
+        let sum = t.t_comp + t.t_mem + t.t_tp_comm + t.t_ep_comm + t.t_dp_comm + t.t_pp_comm + t.t_bubble;
         assert!((sum - t.t).abs() < 1e-9 * t.t, "{sum} vs {}", t.t);
         assert_eq!(e.breakdown.microbatches, 96);
         // Interleaving shrinks the bubble; full recomputation costs about a third more.

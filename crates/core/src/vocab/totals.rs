@@ -24,6 +24,10 @@ pub struct Totals {
     pub t_pp_comm: f64,
     /// Pipeline bubble [s].
     pub t_bubble: f64,
+    /// Expert-parallel all-to-all (MoE dispatch and combine), exposed [s]; 0 for dense models
+    /// and in reference mode. Not a key of the reference's files (absent there: 0).
+    #[serde(default)]
+    pub t_ep_comm: f64,
     /// `t_comp / t` [dimensionless].
     pub comp_frac: f64,
     /// `t_tp_comm / t` [dimensionless].
