@@ -327,7 +327,8 @@ fn EstimateView(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>
     let fits = e.memory.fits;
     let config = format!("{} · {}", e.config_line(), o.hardware.precision);
     let model = e.model_line();
-    let time_parts = TimePart::ALL
+    let time_parts = TimePart::shown([&t])
+        .into_iter()
         .map(|p| {
             let v = p.of(&t);
             view! { <tr data-part=p.key()><td>{p.label()}</td><td class="num">{number(fmt::seconds(v), v)}</td></tr> }

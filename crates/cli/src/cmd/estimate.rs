@@ -199,9 +199,11 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
         ("activations", m.activations_gb),
         ("overhead", m.overhead_gb),
     ];
-    // Every time part of the vocabulary, beside the memory parts (the longer list sets the rows).
-    for i in 0..TimePart::ALL.len().max(mem.len()) {
-        let time = TimePart::ALL.get(i).map_or([String::new(), String::new()], |p| {
+    // The time parts of the vocabulary (a dense model's without the EP all-to-all), beside the
+    // memory parts (the longer list sets the rows).
+    let time_parts = TimePart::shown([t]);
+    for i in 0..time_parts.len().max(mem.len()) {
+        let time = time_parts.get(i).map_or([String::new(), String::new()], |p| {
             [p.label().to_string(), format!("{:.3}", p.of(t))]
         });
         let memory = mem.get(i).map_or([String::new(), String::new()], |(k, v)| [k.to_string(), format!("{v:.2}")]);
