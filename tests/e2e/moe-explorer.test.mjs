@@ -6,11 +6,7 @@
 // DeepSeek-V3 and Mixtral at 1280 and 390 px, light and dark, with axe-core: no violation.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { newPage, resultsSettled, screenshot, sharedBrowser } from './harness.mjs';
-
-const require = createRequire(import.meta.url);
-const AXE = require.resolve('axe-core/axe.min.js');
+import { axeViolations, newPage, resultsSettled, screenshot, sharedBrowser } from './harness.mjs';
 
 let server, browser;
 sharedBrowser((s, b) => {
@@ -125,16 +121,6 @@ test('an empty batch is the model\'s own where the hint says so, and required wh
   await page.close();
 });
 
-/** axe-core's violations of any impact, one line each. */
-async function violations(page) {
-  await page.addScriptTag({ path: AXE });
-  return page.evaluate(async () => {
-    // eslint-disable-next-line no-undef
-    const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
-  });
-}
-
 for (const [name, query] of [['deepseek-v3', DEEPSEEK], ['mixtral', MIXTRAL]]) {
   test(`${name} in the explorer: screenshots at 1280 and 390 px, light and dark, no axe violation`, async () => {
     const found = [];
@@ -144,7 +130,7 @@ for (const [name, query] of [['deepseek-v3', DEEPSEEK], ['mixtral', MIXTRAL]]) {
         await page.goto(server.base + query);
         await resultsSettled(page, 240_000);
         await screenshot(page, `moe-explorer-${name}-${width}-${scheme}`);
-        found.push(...(await violations(page)).map((v) => `${width} ${scheme}: ${v}`));
+        found.push(...(await axeViolations(page)).map((v) => `${width} ${scheme}: ${v}`));
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
         assert.ok(overflow <= 0, `${name} at ${width} px is ${overflow} px too wide`);
         assert.deepEqual(page.errors, []);

@@ -99,8 +99,7 @@ pub const MOE_DISPATCHERS: [(&str, &str); 4] = [
 ];
 
 /// The help under the expert-load field.
-pub const MOE_LOAD_HELP: &str =
-    "dropless:γ (busiest EP rank at γ× the mean; default 1.1), forced (uniform), capacity:C (tokens over C× the mean dropped)";
+pub const MOE_LOAD_HELP: &str = "dropless:γ (busiest EP rank at γ× the mean; default 1.1), forced (uniform), capacity:C (tokens over C× the mean dropped)";
 
 /// The MoE switches `q` sets ([`MOE_KEYS`]) as core's text form (`dispatcher=deepep:4,a2a_overlap=on`;
 /// `None`: all default), or the problem of a value holding `,` or `=` (it would set another key),
@@ -560,8 +559,13 @@ mod tests {
     #[test]
     fn moe_controls_read_into_the_mode_and_name_their_key() {
         use fmperf_core::extended::moe::{Dispatcher, Load};
-        let q = Query::parse("?mode=extended&moe.dispatcher=deepep:4&moe.load=dropless:1.3&moe.a2a_overlap=on&moe.fp8_dispatch=on");
-        assert_eq!(moe_text(&q).unwrap().as_deref(), Some("dispatcher=deepep:4,load=dropless:1.3,a2a_overlap=on,fp8_dispatch=on"));
+        let q = Query::parse(
+            "?mode=extended&moe.dispatcher=deepep:4&moe.load=dropless:1.3&moe.a2a_overlap=on&moe.fp8_dispatch=on",
+        );
+        assert_eq!(
+            moe_text(&q).unwrap().as_deref(),
+            Some("dispatcher=deepep:4,load=dropless:1.3,a2a_overlap=on,fp8_dispatch=on")
+        );
         let m = mode_from_query(&q).unwrap();
         let o = m.options().unwrap().moe;
         assert_eq!(o.dispatcher, Dispatcher::Hierarchical { max_domains: Some(4) });

@@ -106,9 +106,12 @@ fn validate_reads_the_moe_runs_as_shipped() {
 #[test]
 fn the_expert_all_to_all_is_its_own_time_part_in_every_output() {
     // search --format json: `time_s.ep_comm` (an added key); at TP 1 no TP communication at all.
-    let v = json("search --model mixtral-8x7b --system nvidia_h100_sxm5_80gb --strategy 1d --gpus 128 --global-batch 512 --top 20 --format json");
+    let v = json(
+        "search --model mixtral-8x7b --system nvidia_h100_sxm5_80gb --strategy 1d --gpus 128 --global-batch 512 --top 20 --format json",
+    );
     let results = v["results"].as_array().unwrap();
-    let tp1: Vec<&Value> = results.iter().filter(|r| r["config"]["tp"] == 1 && r["config"]["ep"].as_u64() > Some(1)).collect();
+    let tp1: Vec<&Value> =
+        results.iter().filter(|r| r["config"]["tp"] == 1 && r["config"]["ep"].as_u64() > Some(1)).collect();
     assert!(!tp1.is_empty(), "{v}");
     for r in tp1 {
         assert_eq!(r["time_s"]["tp_comm"], 0.0, "{r}");
@@ -137,6 +140,8 @@ fn the_expert_all_to_all_is_its_own_time_part_in_every_output() {
         assert!(t[k].is_f64(), "{k} in {t}");
     }
     // A dense model's is 0.
-    let d = json("search --model llama3-8b --system nvidia_h100_sxm5_80gb --strategy 1d --gpus 64 --global-batch 256 --top 1 --format json");
+    let d = json(
+        "search --model llama3-8b --system nvidia_h100_sxm5_80gb --strategy 1d --gpus 64 --global-batch 256 --top 1 --format json",
+    );
     assert_eq!(d["results"][0]["time_s"]["ep_comm"], 0.0, "{d}");
 }

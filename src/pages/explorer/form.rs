@@ -317,10 +317,8 @@ fn MoeControls() -> impl IntoView {
     let get = move |key: &'static str| ex.url.get(key).unwrap_or_default();
     let dispatcher = move || get(keys::MOE_DISPATCHER);
     let dispatchers = move || {
-        let mut list: Vec<(String, String)> = fmperf_app::explorer::MOE_DISPATCHERS
-            .iter()
-            .map(|(v, label)| (v.to_string(), label.to_string()))
-            .collect();
+        let mut list: Vec<(String, String)> =
+            fmperf_app::explorer::MOE_DISPATCHERS.iter().map(|(v, label)| (v.to_string(), label.to_string())).collect();
         // A value typed into the URL (deepep:8) is an option of its own, so it shows as it is.
         let current = dispatcher();
         if !list.iter().any(|(v, _)| *v == current) {

@@ -203,9 +203,9 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
     // memory parts (the longer list sets the rows).
     let time_parts = TimePart::shown([t]);
     for i in 0..time_parts.len().max(mem.len()) {
-        let time = time_parts.get(i).map_or([String::new(), String::new()], |p| {
-            [p.label().to_string(), format!("{:.3}", p.of(t))]
-        });
+        let time = time_parts
+            .get(i)
+            .map_or([String::new(), String::new()], |p| [p.label().to_string(), format!("{:.3}", p.of(t))]);
         let memory = mem.get(i).map_or([String::new(), String::new()], |(k, v)| [k.to_string(), format!("{v:.2}")]);
         parts.push([time, memory].concat());
     }
