@@ -85,7 +85,7 @@ pub fn batch_help(model_id: &str) -> String {
     match own_batch(model_id) {
         Some((b, source)) => {
             let paper = source.split(':').next().unwrap_or(source);
-            format!("e.g. 2048 or 4k (= 4,000); empty: the model's own, {} ({paper})", crate::fmt::count(b))
+            format!("empty: the model's own, {} ({paper})", crate::fmt::count(b))
         }
         None => "e.g. 2048 or 4k (= 4,000); required: no published batch for this model".to_string(),
     }

@@ -92,10 +92,10 @@ pub const MOE_FP8_DISPATCH: &str = "moe.fp8_dispatch";
 /// The token dispatcher's choices in the explorer (value of [`MOE_DISPATCHER`], label); the
 /// first is the default (an absent key).
 pub const MOE_DISPATCHERS: [(&str, &str); 4] = [
-    ("", "all-to-all (Megatron alltoall, default)"),
-    ("allgather", "all-gather (Megatron allgather)"),
-    ("deepep", "DeepEP / HybridEP (hierarchical)"),
-    ("deepep:4", "DeepEP, node-limited to 4 domains (DeepSeek-V3)"),
+    ("", "all-to-all (default)"),
+    ("allgather", "all-gather"),
+    ("deepep", "DeepEP / HybridEP"),
+    ("deepep:4", "DeepEP, 4 domains per token"),
 ];
 
 /// The help under the expert-load field.

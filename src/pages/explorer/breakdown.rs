@@ -252,13 +252,13 @@ fn moe_note(d: &fmperf_core::explore::Detail) -> Option<impl IntoView + use<>> {
     let m = e.moe?;
     let t = m.times;
     let text = format!(
-        "Mixture of experts: {} includes {} s of routed-expert GEMMs, {} s of shared experts and {} s of router; {} is {} s of exposed dispatch and combine ({} s more hidden behind compute). Every MoE part is in the Layers view.",
+        "Mixture of experts: {} includes {} s of routed-expert GEMMs, {} s of shared experts and {} s of router; {} is {} s of exposed dispatch and combine, recomputation included ({} s more hidden behind compute). Every MoE part is in the Layers view.",
         TimePart::Compute.label(),
         fmt::seconds(t.experts_s),
         fmt::seconds(t.shared_s),
         fmt::seconds(t.router_s),
         TimePart::EpComm.label(),
-        fmt::seconds(t.a2a_exposed_s),
+        fmt::seconds(TimePart::EpComm.of(&e.totals)),
         fmt::seconds((t.a2a_s - t.a2a_exposed_s).max(0.0)),
     );
     Some(view! { <p class="muted small moe-note">{text}</p> })

@@ -297,7 +297,7 @@ fn MoeParts(moe: MoeBreakdown, memory_gb: f64) -> impl IntoView {
         <div class="detail-grid moe-parts">
             <div class="table-wrap" tabindex="0">
                 <table class="compact moe-time">
-                    <caption>"MoE time"</caption>
+                    <caption>"MoE time (recomputation not included)"</caption>
                     <thead><tr><th scope="col">"part"</th><th class="num" scope="col">"[s]"</th><th scope="col">"counted in"</th></tr></thead>
                     <tbody>{time_rows}</tbody>
                 </table>

@@ -354,6 +354,7 @@ fn MoeControls() -> impl IntoView {
                     <label for="ex-moe-dispatcher">"Token dispatcher"</label>
                     <select
                         id="ex-moe-dispatcher"
+                        title="how tokens reach the experts of other EP ranks: one all-to-all each way (Megatron alltoall), an all-gather (Megatron allgather), or hierarchical as DeepEP and HybridEP (node-limited: at most 4 domains per token, as DeepSeek-V3)"
                         aria-describedby="ex-moe-dispatcher-error"
                         on:change=move |ev| write_moe_key(ex, keys::MOE_DISPATCHER, &event_target_value(&ev), true)
                     >
