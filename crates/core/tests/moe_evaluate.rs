@@ -366,6 +366,11 @@ fn the_expert_all_to_all_is_its_own_time_part() {
     assert_eq!(d.t_ep_comm, 0.0);
     assert!(d.t_tp_comm > 0.0);
     assert!(!TimePart::shown([&d]).contains(&TimePart::EpComm));
+    // Serialised, a dense model's totals are what they always were; an MoE model's add the key.
+    let (dj, mj) = (serde_json::to_value(d).unwrap(), serde_json::to_value(t).unwrap());
+    assert!(dj.get("t_ep_comm").is_none() && mj["t_ep_comm"].as_f64() == Some(t.t_ep_comm));
+    assert_eq!(serde_json::from_value::<fmperf_core::vocab::Totals>(dj).unwrap(), d);
+    assert_eq!(serde_json::from_value::<fmperf_core::vocab::Totals>(mj).unwrap(), t);
     assert_eq!(TimePart::EpComm.key(), "ep_comm");
     assert_eq!(TimePart::EpComm.label(), "EP all-to-all");
 }
