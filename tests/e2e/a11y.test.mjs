@@ -4,11 +4,7 @@
 // to look at.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { newPage, screenshot, sharedBrowser } from './harness.mjs';
-
-const require = createRequire(import.meta.url);
-const AXE = require.resolve('axe-core/axe.min.js');
+import { axeViolations, newPage, screenshot, sharedBrowser } from './harness.mjs';
 
 let server, browser;
 sharedBrowser((s, b) => {
@@ -41,18 +37,6 @@ const VIEWS = [
   ['about', '?view=about', 'main h1'],
 ];
 
-/** axe-core's violations of any impact on the page, one line each (issue 29: moderate and minor ones too). */
-async function violations(page) {
-  await page.addScriptTag({ path: AXE });
-  const result = await page.evaluate(async () => {
-    // eslint-disable-next-line no-undef
-    const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations
-      .map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
-  });
-  return result;
-}
-
 for (const [name, query, ready, act] of VIEWS) {
   test(`${name}: no accessibility violation of any impact, 1280 and 390 px, light and dark`, async () => {
     const found = [];
@@ -64,7 +48,7 @@ for (const [name, query, ready, act] of VIEWS) {
         await page.waitForFunction(() => !document.querySelector('.run-status:not(.quiet)'), null, { timeout: 120_000 });
         if (act) await act(page);
         await screenshot(page, `a11y-${name}-${width}-${scheme}`);
-        for (const v of await violations(page)) found.push(`${width}px ${scheme}: ${v}`);
+        for (const v of await axeViolations(page)) found.push(`${width}px ${scheme}: ${v}`);
         assert.deepEqual(page.errors, []);
         await page.close();
       }

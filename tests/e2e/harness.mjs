@@ -3,6 +3,7 @@
 import { before, after } from 'node:test';
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
@@ -126,4 +127,16 @@ export function sharedBrowser(set) {
 export async function resultsSettled(page, timeout = 90_000) {
   await page.waitForFunction(() => !document.querySelector('.run-status') && !document.querySelector('.results-body.stale')
     && document.querySelector('table.results tbody tr, .nothing-fits'), null, { timeout });
+}
+
+/** axe-core's violations of any impact on the page (injected), one line each: impact, rule, help
+ * and the first three nodes. */
+export async function axeViolations(page) {
+  await page.addScriptTag({ path: createRequire(import.meta.url).resolve('axe-core/axe.min.js') });
+  return page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations
+      .map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+  });
 }

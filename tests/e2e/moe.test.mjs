@@ -83,7 +83,7 @@ test('an MoE scenario: the page lists the CLI\'s best configurations with their 
   assert.equal(Number((await etp.locator('td').nth(1).textContent()).trim()), best.config.etp);
   const edp = page.locator('.placement-table tr[data-dim="EDP"]');
   assert.equal(Number((await edp.locator('td').nth(1).textContent()).trim()), best.config.edp);
-  assert.match(await page.locator('.moe-note').textContent(), /routed-expert GEMMs.*router.*exposed all-to-all.*hidden/);
+  assert.match(await page.locator('.moe-note').textContent(), /routed-expert GEMMs.*router.*EP all-to-all is .* exposed dispatch and combine.*hidden/);
 
   // Layers view: the MoE parts, all-to-all exposed and hidden adding up to what was priced.
   await page.locator('button[data-tab="layers"]').click();

@@ -247,8 +247,12 @@ pub fn breakdown_bars(
     series: &str,
 ) -> (Vec<String>, Vec<StackedBar>) {
     let Some(x) = a.x else { return (Vec::new(), Vec::new()) };
+    // The time parts the sweep has (a dense model's leave out the EP all-to-all).
     let metrics: Vec<Metric> = match kind {
-        Breakdown::Time => TimePart::ALL.iter().map(|p| Metric::Time(*p)).collect(),
+        Breakdown::Time => TimePart::shown(r.points.iter().filter_map(|p| p.best.as_ref()).map(|b| &b.ranked.totals))
+            .into_iter()
+            .map(Metric::Time)
+            .collect(),
         Breakdown::Memory => MemoryPart::ALL.iter().map(|p| Metric::Memory(*p)).collect(),
     };
     let names = metrics.iter().map(|m| m.label().split(" [").next().unwrap_or("").to_string()).collect();

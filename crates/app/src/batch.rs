@@ -14,6 +14,21 @@ const OWN_BATCHES: &[(&str, u64, &str)] = &[
     ("gpt3_1T", 4096, "Subramanian et al. 2024 (the reference study): global batch 4,096"),
     ("vit_era5", 4096, "Subramanian et al. 2024 (the reference study): global batch 4,096"),
     ("gpt3", 1536, "Brown et al. 2020 (GPT-3) Table 2.1: 175B batch 3.2M tokens at 2,048 context ≈ 1,536 sequences"),
+    (
+        "deepseek-v3",
+        15360,
+        "DeepSeek-AI 2024 (DeepSeek-V3 Technical Report) §4.2: batch size raised from 3,072 to 15,360 over the first 469B tokens, then 15,360 (4K context)",
+    ),
+    (
+        "deepseek-v2",
+        9216,
+        "DeepSeek-AI 2024 (DeepSeek-V2) §3.2.2: batch size raised from 2,304 to 9,216 over the first 225B tokens, then 9,216 (4K context)",
+    ),
+    (
+        "kimi-k2",
+        16384,
+        "Kimi Team 2025 (Kimi K2: Open Agentic Intelligence), pre-training: global batch of 67M tokens at 4,096 context = 16,384 sequences",
+    ),
     ("megatron-gpt-1.7b", 512, "Narayanan et al. 2021 Table 1"),
     ("megatron-gpt-3.6b", 512, "Narayanan et al. 2021 Table 1"),
     ("megatron-gpt-7.5b", 512, "Narayanan et al. 2021 Table 1"),
@@ -47,10 +62,31 @@ mod tests {
         assert_eq!(own_batch("gpt3_1T").map(|b| b.0), Some(4096));
         assert_eq!(own_batch("gpt3").map(|b| b.0), Some(1536));
         assert_eq!(own_batch("my-own-model"), None);
+        // Mixture-of-Experts models whose papers give the batch; DeepSeek-V2-Lite is not V2.
+        assert_eq!(own_batch("deepseek-v3").map(|b| b.0), Some(15360));
+        assert_eq!(own_batch("deepseek-v2").map(|b| b.0), Some(9216));
+        assert_eq!(own_batch("deepseek-v2-lite"), None);
+        assert_eq!(own_batch("mixtral-8x7b"), None);
+        // The hint promises the model's own batch only where there is one.
+        assert!(batch_help("deepseek-v3").contains("empty: the model's own, 15,360 (DeepSeek-AI 2024"));
+        assert!(batch_help("mixtral-8x7b").contains("required"));
+        assert!(!batch_help("mixtral-8x7b").contains("model's own"));
         // Every id listed exactly (not a prefix) is in the catalog.
         let ids: Vec<&str> = fmperf_core::catalog::models().iter().map(|m| m.id.as_str()).collect();
         for (k, _, _) in OWN_BATCHES {
             assert!(ids.iter().any(|id| if k.ends_with('-') { id.starts_with(k) } else { id == k }), "{k}");
         }
+    }
+}
+
+/// The help under the global-batch field (empty or a typed number): the model's own batch and
+/// its paper when it has one, else that a batch is needed (no published figure to fall back on).
+pub fn batch_help(model_id: &str) -> String {
+    match own_batch(model_id) {
+        Some((b, source)) => {
+            let paper = source.split(':').next().unwrap_or(source);
+            format!("empty: the model's own, {} ({paper})", crate::fmt::count(b))
+        }
+        None => "e.g. 2048 or 4k (= 4,000); required: no published batch for this model".to_string(),
     }
 }

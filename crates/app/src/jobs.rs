@@ -57,6 +57,9 @@ pub enum Job {
         fields: ExploreFields,
         /// The mode (`reference`/`extended`) and extended mode's switches, as text.
         mode: (Option<String>, Option<String>),
+        /// Extended mode's Mixture-of-Experts switches that differ from the defaults, as text.
+        #[serde(default)]
+        moe: Option<String>,
         /// The user's models and systems, one versioned-format document each.
         entries: Vec<String>,
         /// `(index, count)`.
@@ -78,6 +81,9 @@ pub enum Job {
         fields: ExploreFields,
         /// The mode and extended mode's switches, as text.
         mode: (Option<String>, Option<String>),
+        /// Extended mode's Mixture-of-Experts switches that differ from the defaults, as text.
+        #[serde(default)]
+        moe: Option<String>,
         /// The user's models and systems, one versioned-format document each.
         entries: Vec<String>,
         /// `(index, count)`.
@@ -106,8 +112,10 @@ impl Job {
     pub fn run(&self, mut progress: impl FnMut((u64, u64))) -> Result<Answer, String> {
         let text = |e: Vec<Error>| e.iter().map(Error::to_string).collect::<Vec<_>>().join("; ");
         match self {
-            Job::Explore { fields, mode, entries, shard } => {
-                let mode = ModelMode::from_text(mode.0.as_deref(), mode.1.as_deref()).map_err(|e| e.to_string())?;
+            Job::Explore { fields, mode, moe, entries, shard } => {
+                let mode = ModelMode::from_text(mode.0.as_deref(), mode.1.as_deref())
+                    .and_then(|m| crate::explorer::with_moe(m, moe.as_deref()))
+                    .map_err(|e| e.to_string())?;
                 let entries = entries_from_docs(entries)?;
                 let spec = explore_spec(fields, &mode, &entries).map_err(text)?;
                 let mut search =
@@ -129,8 +137,10 @@ impl Job {
                 progress(sweep.progress());
                 Ok(Answer::Sweep(sweep.found()))
             }
-            Job::Sensitivity { fields, mode, entries, part } => {
-                let mode = ModelMode::from_text(mode.0.as_deref(), mode.1.as_deref()).map_err(|e| e.to_string())?;
+            Job::Sensitivity { fields, mode, moe, entries, part } => {
+                let mode = ModelMode::from_text(mode.0.as_deref(), mode.1.as_deref())
+                    .and_then(|m| crate::explorer::with_moe(m, moe.as_deref()))
+                    .map_err(|e| e.to_string())?;
                 let entries = entries_from_docs(entries)?;
                 let spec = explore_spec(fields, &mode, &entries).map_err(text)?;
                 let mut run = Sensitivity::new(Base::of_explore(&spec))
@@ -184,25 +194,37 @@ pub fn entries_from_docs(docs: &[String]) -> Result<UserEntries, String> {
 
 /// The `count` shards of the explorer's search of `fields` (count ≥ 1).
 pub fn explore_jobs(fields: &ExploreFields, mode: &ModelMode, entries: &UserEntries, count: u64) -> Vec<Job> {
-    scenario_jobs(fields, mode, entries, count.max(1), |fields, mode, entries, shard| Job::Explore {
+    scenario_jobs(fields, mode, entries, count.max(1), |fields, mode, moe, entries, shard| Job::Explore {
         fields,
         mode,
+        moe,
         entries,
         shard,
     })
 }
 
-/// `count` jobs on the explorer's scenario as typed, `make(fields, mode texts, entries, (i, count))`
+/// `count` jobs on the explorer's scenario as typed, `make(fields, mode texts, MoE switches text,
+/// entries, (i, count))`
 /// each.
 fn scenario_jobs(
     fields: &ExploreFields,
     mode: &ModelMode,
     entries: &UserEntries,
     count: u64,
-    make: fn(ExploreFields, (Option<String>, Option<String>), Vec<String>, (u64, u64)) -> Job,
+    make: fn(ExploreFields, (Option<String>, Option<String>), Option<String>, Vec<String>, (u64, u64)) -> Job,
 ) -> Vec<Job> {
     let docs = entries_to_docs(entries);
-    (0..count).map(|i| make(fields.clone(), (mode.mode_text(), mode.ext_text()), docs.clone(), (i, count))).collect()
+    (0..count)
+        .map(|i| {
+            make(
+                fields.clone(),
+                (mode.mode_text(), mode.ext_text()),
+                crate::explorer::moe_text_of(mode),
+                docs.clone(),
+                (i, count),
+            )
+        })
+        .collect()
 }
 
 /// The chunks of the sweep of `text` for `workers` workers: [`CHUNKS_PER_WORKER`] per worker, at
@@ -241,9 +263,10 @@ pub fn merge_sweep(spec: SweepSpec, answers: Vec<Answer>) -> Result<SweepResult,
 /// The sensitivity of the explorer's scenario split into `workers` parts (at most one per point).
 pub fn sensitivity_jobs(fields: &ExploreFields, mode: &ModelMode, entries: &UserEntries, workers: u64) -> Vec<Job> {
     let count = workers.clamp(1, fmperf_core::sensitivity::POINTS as u64);
-    scenario_jobs(fields, mode, entries, count, |fields, mode, entries, part| Job::Sensitivity {
+    scenario_jobs(fields, mode, entries, count, |fields, mode, moe, entries, part| Job::Sensitivity {
         fields,
         mode,
+        moe,
         entries,
         part,
     })

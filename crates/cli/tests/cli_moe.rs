@@ -124,3 +124,46 @@ fn deepseek_v3_on_1024_h800_with_the_overlap_it_used() {
     let exposed = days("dispatcher=deepep:4,fp8_dispatch=on,a2a_overlap=off");
     assert!(exposed > 1.1 * theirs, "{exposed:.1} vs {theirs:.1} days");
 }
+
+#[test]
+fn the_expert_all_to_all_is_its_own_time_part_in_every_output() {
+    // search --format json: `time_s.ep_comm` (an added key); at TP 1 no TP communication at all.
+    let v = json(
+        "search --model mixtral-8x7b --system nvidia_h100_sxm5_80gb --strategy 1d --gpus 128 --global-batch 512 --top 20 --format json",
+    );
+    let results = v["results"].as_array().unwrap();
+    let tp1: Vec<&Value> =
+        results.iter().filter(|r| r["config"]["tp"] == 1 && r["config"]["ep"].as_u64() > Some(1)).collect();
+    assert!(!tp1.is_empty(), "{v}");
+    for r in tp1 {
+        assert_eq!(r["time_s"]["tp_comm"], 0.0, "{r}");
+        assert!(r["time_s"]["ep_comm"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    for r in results {
+        let sum: f64 = r["time_s"].as_object().unwrap().values().map(|x| x.as_f64().unwrap()).sum();
+        let t = r["time_per_iteration_s"].as_f64().unwrap();
+        assert!((sum - t).abs() < 1e-9 * t, "the parts add up: {sum} vs {t}");
+    }
+    // CSV: a column of its own.
+    let csv = String::from_utf8(
+        fmperf("search --model mixtral-8x7b --system nvidia_h100_sxm5_80gb --strategy 1d --gpus 128 --global-batch 512 --top 1 --format csv").stdout,
+    )
+    .unwrap();
+    assert!(csv.lines().next().unwrap().contains("EP all-to-all [s]"), "{csv}");
+    // estimate --from: text and JSON (`ep_comm` beside the keys it always had).
+    let file = format!("{}/../../examples/launch/bridge-mixtral-8x7b.yaml", env!("CARGO_MANIFEST_DIR"));
+    let text = String::from_utf8(fmperf(&format!("estimate --from {file}")).stdout).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("EP all-to-all")), "{text}");
+    let e = json(&format!("estimate --from {file} --format json"));
+    let t = &e["time_s"];
+    assert_eq!(t["tp_cp_comm"], 0.0, "{t}");
+    assert!(t["ep_comm"].as_f64().unwrap() > 0.0, "{t}");
+    for k in ["compute", "memory_bound", "dp_comm", "pp_comm", "bubble", "recompute", "optimizer"] {
+        assert!(t[k].is_f64(), "{k} in {t}");
+    }
+    // A dense model's is 0.
+    let d = json(
+        "search --model llama3-8b --system nvidia_h100_sxm5_80gb --strategy 1d --gpus 64 --global-batch 256 --top 1 --format json",
+    );
+    assert_eq!(d["results"][0]["time_s"]["ep_comm"], 0.0, "{d}");
+}

@@ -347,3 +347,37 @@ fn rescheduled_evaluators_equal_fresh_ones() {
     let e = ev.reschedule(Sharding::Zero1, Some(0), 1).unwrap_err().to_string();
     assert!(e.contains("shard_group"), "{e}");
 }
+
+#[test]
+fn the_expert_all_to_all_is_its_own_time_part() {
+    use fmperf_core::vocab::TimePart;
+    let w = tiny();
+    let hw = hw();
+    // TP 1: no tensor-parallel collective at all; the exposed dispatch and combine are the EP part.
+    let l = Layout::placed(1, 1, 1, 64, 1, 64, 8).with_experts(16, 1);
+    let e = evaluate(&w, &hw, &l, &opts()).unwrap();
+    let (t, m) = (e.totals, e.moe.unwrap().times);
+    assert_eq!(t.t_tp_comm, 0.0);
+    assert!(t.t_ep_comm > 0.0);
+    assert!((t.t_ep_comm - m.a2a_exposed_s).abs() < 1e-12 * m.a2a_exposed_s, "{} vs {}", t.t_ep_comm, m.a2a_exposed_s);
+    let sum: f64 = TimePart::ALL.iter().map(|p| p.of(&t)).sum();
+    assert!((sum - t.t).abs() < 1e-9 * t.t, "{sum} vs {}", t.t);
+    assert_eq!(TimePart::shown([&t]), TimePart::ALL.to_vec());
+    // Overlap hides part of it; the hidden part is in no time part.
+    let over = ExtendedOptions { moe: MoeOptions { a2a_overlap: true, ..opts().moe }, ..opts() };
+    let o = evaluate(&w, &hw, &l, &over).unwrap().totals;
+    assert!(o.t_ep_comm < t.t_ep_comm && o.t_tp_comm == 0.0);
+    // A dense model has none, and its views leave the part out.
+    let dense = Workload { moe: None, ..w };
+    let d = evaluate(&dense, &hw, &Layout::placed(8, 1, 1, 8, 1, 8, 8), &opts()).unwrap().totals;
+    assert_eq!(d.t_ep_comm, 0.0);
+    assert!(d.t_tp_comm > 0.0);
+    assert!(!TimePart::shown([&d]).contains(&TimePart::EpComm));
+    // Serialised, a dense model's totals are what they always were; an MoE model's add the key.
+    let (dj, mj) = (serde_json::to_value(d).unwrap(), serde_json::to_value(t).unwrap());
+    assert!(dj.get("t_ep_comm").is_none() && mj["t_ep_comm"].as_f64() == Some(t.t_ep_comm));
+    assert_eq!(serde_json::from_value::<fmperf_core::vocab::Totals>(dj).unwrap(), d);
+    assert_eq!(serde_json::from_value::<fmperf_core::vocab::Totals>(mj).unwrap(), t);
+    assert_eq!(TimePart::EpComm.key(), "ep_comm");
+    assert_eq!(TimePart::EpComm.label(), "EP all-to-all");
+}

@@ -14,6 +14,7 @@ use fmperf_core::explore::priced::model_flops_per_sample_tflop;
 use fmperf_core::extended::{ExtendedEvaluation, Hardware, Layout, evaluate};
 use fmperf_core::resolve::{self, SpecError, UserEntries};
 use fmperf_core::validate::memory::{self, MemoryKind, PredictedMemory};
+use fmperf_core::vocab::{TimePart, Totals};
 
 /// Memory of the busiest device against its capacity, in the shape of `fmperf validate`'s memory
 /// object (issue 18 §2): the predicted figure of its `kind`, the capacity and the verdict with the
@@ -203,16 +204,7 @@ impl Estimate {
             "samples_per_s": e.throughput_samples_per_s,
             "mfu": self.mfu,
             "model_tflop_per_sample": self.model_tflop_per_sample,
-            "time_s": {
-                "compute": t.t_comp,
-                "memory_bound": t.t_mem,
-                "tp_cp_comm": t.t_tp_comm,
-                "dp_comm": t.t_dp_comm,
-                "pp_comm": t.t_pp_comm,
-                "bubble": t.t_bubble,
-                "recompute": e.breakdown.t_recompute_s,
-                "optimizer": e.breakdown.t_optimizer_s,
-            },
+            "time_s": time_json(t, &e.breakdown),
             "memory": {
                 "kind": self.memory.kind,
                 "predicted_gb": self.memory.predicted_gb,
@@ -311,4 +303,26 @@ pub fn rank(layout: &Layout, throughput: f64, results: &[fmperf_core::search::Ra
         in_search,
         relative_to_best: if best > 0.0 { throughput / best } else { 0.0 },
     }
+}
+
+/// The key of a time part in an estimate's `time_s`: the names this JSON has always used
+/// (`memory_bound`, `tp_cp_comm`), and the vocabulary's key for parts added since (`ep_comm`).
+/// Exhaustive, so a part added to [`TimePart`] cannot be left out.
+fn time_key(p: TimePart) -> &'static str {
+    match p {
+        TimePart::Compute => "compute",
+        TimePart::ExposedMemory => "memory_bound",
+        TimePart::TpComm => "tp_cp_comm",
+        TimePart::EpComm | TimePart::DpComm | TimePart::PpComm | TimePart::Bubble => p.key(),
+    }
+}
+
+/// An estimate's `time_s`: every time part of [`TimePart::ALL`] [s], plus the recomputation and
+/// the optimizer step (parts of them) [s].
+fn time_json(t: &Totals, b: &fmperf_core::extended::Breakdown) -> Value {
+    let mut m: serde_json::Map<String, Value> =
+        TimePart::ALL.iter().map(|p| (time_key(*p).to_string(), json!(p.of(t)))).collect();
+    m.insert("recompute".into(), json!(b.t_recompute_s));
+    m.insert("optimizer".into(), json!(b.t_optimizer_s));
+    Value::Object(m)
 }

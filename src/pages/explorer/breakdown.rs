@@ -49,11 +49,15 @@ pub fn ListCharts() -> impl IntoView {
     // The capacity the search judged fits against (extended mode: the driver's total, 85.5 GB for an
     // "80 GB" H100), as the summary line and the breakdown card say.
     let capacity = move || ex.outcome.with(|o| o.as_ref().map(|o| o.spec.capacity_gb()).unwrap_or(0.0));
+    // The time parts the list has (a dense model's charts leave out the EP all-to-all).
+    let shown_parts = Memo::new(move |_| reports.with(|rs| TimePart::shown(rs.iter().map(|r| &r.totals))));
     let time_bars = Signal::derive(move || {
         reports.with(|rs| {
             rs.iter()
                 .enumerate()
-                .map(|(i, r)| Bar::new(bar_label(i + 1, r), r.time_parts().iter().map(|(_, v)| *v).collect()))
+                .map(|(i, r)| {
+                    Bar::new(bar_label(i + 1, r), shown_parts.with(|ps| ps.iter().map(|p| p.of(&r.totals)).collect()))
+                })
                 .collect::<Vec<_>>()
         })
     });
@@ -65,7 +69,8 @@ pub fn ListCharts() -> impl IntoView {
                 .collect::<Vec<_>>()
         })
     });
-    let time_parts = Signal::derive(|| TimePart::ALL.iter().map(|p| p.label().to_string()).collect::<Vec<_>>());
+    let time_parts =
+        Signal::derive(move || shown_parts.with(|ps| ps.iter().map(|p| p.label().to_string()).collect::<Vec<_>>()));
     let mem_parts = Signal::derive(|| MemoryPart::ALL.iter().map(|p| p.label().to_string()).collect::<Vec<_>>());
     let mem_title =
         Signal::derive(move || format!("Memory per device by component (capacity {} GB)", fmt::gb(capacity())));
@@ -141,10 +146,10 @@ pub fn Headline(report: ConfigReport) -> impl IntoView {
 pub fn PartsTables(report: ConfigReport, mode: Mode) -> impl IntoView {
     let t = report.time_per_step_s;
     let m = report.memory.used_gb;
-    let time_rows = report
-        .time_parts()
+    let time_rows = TimePart::shown([&report.totals])
         .into_iter()
-        .map(|(p, v)| {
+        .map(|p| {
+            let v = p.of(&report.totals);
             view! {
                 <tr title=p.description(mode)>
                     <th scope="row">{p.label()}</th>
@@ -247,11 +252,13 @@ fn moe_note(d: &fmperf_core::explore::Detail) -> Option<impl IntoView + use<>> {
     let m = e.moe?;
     let t = m.times;
     let text = format!(
-        "Mixture of experts: compute includes {} s of routed-expert GEMMs, {} s of shared experts and {} s of router; TP comm includes {} s of exposed all-to-all (dispatch and combine; {} s more hidden behind compute). Every MoE part is in the Layers view.",
+        "Mixture of experts: {} includes {} s of routed-expert GEMMs, {} s of shared experts and {} s of router; {} is {} s of exposed dispatch and combine, recomputation included ({} s more hidden behind compute). Every MoE part is in the Layers view.",
+        TimePart::Compute.label(),
         fmt::seconds(t.experts_s),
         fmt::seconds(t.shared_s),
         fmt::seconds(t.router_s),
-        fmt::seconds(t.a2a_exposed_s),
+        TimePart::EpComm.label(),
+        fmt::seconds(TimePart::EpComm.of(&e.totals)),
         fmt::seconds((t.a2a_s - t.a2a_exposed_s).max(0.0)),
     );
     Some(view! { <p class="muted small moe-note">{text}</p> })

@@ -322,7 +322,8 @@ pub fn ComparePanel() -> impl IntoView {
                 .collect_view();
             body.push(view! { <tr class="ratio-row"><th scope="row">{name}</th>{cells}</tr> }.into_any());
         }
-        for p in TimePart::ALL {
+        let shown = TimePart::shown(items.iter().map(|c| &c.report.totals));
+        for p in shown.iter().copied() {
             let cells = items
                 .iter()
                 .map(|c| view! { <td class="num">{fmt::seconds(p.of(&c.report.totals))}</td> })
@@ -346,7 +347,7 @@ pub fn ComparePanel() -> impl IntoView {
             )
         };
         let time_bars: Vec<Bar> =
-            items.iter().map(|c| Bar::new(label(c), c.report.time_parts().iter().map(|(_, v)| *v).collect())).collect();
+            items.iter().map(|c| Bar::new(label(c), shown.iter().map(|p| p.of(&c.report.totals)).collect())).collect();
         let mem_bars: Vec<Bar> = items
             .iter()
             .map(|c| Bar::new(label(c), c.report.memory_parts().iter().map(|(_, v)| *v).collect()))
@@ -363,7 +364,7 @@ pub fn ComparePanel() -> impl IntoView {
                     <StackedBarChart
                         title="Compared: time per step by component"
                         value_label="time per step [s]"
-                        components={TimePart::ALL.iter().map(|p| p.label().to_string()).collect::<Vec<_>>()}
+                        components={shown.iter().map(|p| p.label().to_string()).collect::<Vec<_>>()}
                         bars=time_bars
                         format=ValueFormat::Duration
                     />

@@ -11,6 +11,7 @@ use fmperf_core::explore::layers::{LayerLine, LayerTable, layer_table};
 use fmperf_core::extended::ExtendedEvaluation;
 use fmperf_core::extended::moe::MoeBreakdown;
 use fmperf_core::reference::Evaluation;
+use fmperf_core::vocab::TimePart;
 use leptos::prelude::*;
 
 use super::fmt;
@@ -249,14 +250,15 @@ fn MoeParts(moe: MoeBreakdown, memory_gb: f64) -> impl IntoView {
     let t = moe.times;
     let x = moe.experts;
     let hidden = (t.a2a_s - t.a2a_exposed_s).max(0.0);
+    let (compute, memory) = (TimePart::Compute.label(), TimePart::ExposedMemory.label());
     let time_rows: Vec<(&str, f64, &str)> = vec![
-        ("router", t.router_s, "compute"),
-        ("routed experts (grouped GEMMs)", t.experts_s, "compute"),
-        ("shared experts", t.shared_s, "compute"),
-        ("token permutation and activations", t.elementwise_s, "exposed memory"),
-        ("all-to-all dispatch and combine, exposed", t.a2a_exposed_s, "TP comm"),
+        ("router", t.router_s, compute),
+        ("routed experts (grouped GEMMs)", t.experts_s, compute),
+        ("shared experts", t.shared_s, compute),
+        ("token permutation and activations", t.elementwise_s, memory),
+        ("all-to-all dispatch and combine, exposed", t.a2a_exposed_s, TimePart::EpComm.label()),
         ("all-to-all hidden behind compute", hidden, "not in the step"),
-        ("MoE layer overhead (launches, routing sync)", t.overhead_s, "exposed memory"),
+        ("MoE layer overhead (launches, routing sync)", t.overhead_s, memory),
     ];
     let time_rows = time_rows
         .into_iter()
@@ -295,7 +297,7 @@ fn MoeParts(moe: MoeBreakdown, memory_gb: f64) -> impl IntoView {
         <div class="detail-grid moe-parts">
             <div class="table-wrap" tabindex="0">
                 <table class="compact moe-time">
-                    <caption>"MoE time"</caption>
+                    <caption>"MoE time (recomputation not included)"</caption>
                     <thead><tr><th scope="col">"part"</th><th class="num" scope="col">"[s]"</th><th scope="col">"counted in"</th></tr></thead>
                     <tbody>{time_rows}</tbody>
                 </table>

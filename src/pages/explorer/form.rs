@@ -294,6 +294,95 @@ fn StrategyChecks() -> impl IntoView {
     }
 }
 
+/// Writes one Mixture-of-Experts key (empty: the default, the key removed); `push` adds a
+/// history entry.
+fn write_moe_key(ex: Explorer, key: &'static str, value: &str, push: bool) {
+    let v = value.trim().to_string();
+    ex.url.update(push, |q| if v.is_empty() { q.remove(key) } else { q.set(key, &v) });
+}
+
+/// The Mixture-of-Experts switches of the scenario (core's `--moe` keys): token dispatcher,
+/// expert load, all-to-all overlap and FP8 dispatch, each a URL key of its own
+/// ([`fmperf_app::explorer::MOE_KEYS`]). Shown for MoE models in extended mode; a dense model
+/// or reference mode (which has no experts) hides them, their keys kept in the URL.
+#[component]
+fn MoeControls() -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    let shown = Memo::new(move |_| {
+        let extended = matches!(ex.mode.get(), Ok(ModelMode::Extended(_)))
+            || ex.mode.with(|m| m.as_ref().is_err_and(|e| e.field().is_some_and(|f| f.starts_with("moe."))));
+        let model = ex.live.with(|f| f.model.clone());
+        extended && ex.entries.with(|u| u.find_model(&model).ok().is_some_and(|m| m.moe.is_some()))
+    });
+    let get = move |key: &'static str| ex.url.get(key).unwrap_or_default();
+    let dispatcher = move || get(keys::MOE_DISPATCHER);
+    let dispatchers = move || {
+        let mut list: Vec<(String, String)> =
+            fmperf_app::explorer::MOE_DISPATCHERS.iter().map(|(v, label)| (v.to_string(), label.to_string())).collect();
+        // A value typed into the URL (deepep:8) is an option of its own, so it shows as it is.
+        let current = dispatcher();
+        if !list.iter().any(|(v, _)| *v == current) {
+            list.push((current.clone(), current));
+        }
+        list.into_iter()
+            .map(|(v, label)| {
+                let selected = v.clone();
+                view! { <option value=v selected=move || dispatcher() == selected>{label}</option> }
+            })
+            .collect_view()
+    };
+    let check = move |key: &'static str, label: &'static str, title: &'static str| {
+        let id = format!("ex-{}", key.replace('.', "-"));
+        view! {
+            <label class="check" title=title>
+                <input
+                    type="checkbox"
+                    id=id
+                    prop:checked=move || get(key) == "on"
+                    on:change=move |ev| write_moe_key(ex, key, if event_target_checked(&ev) { "on" } else { "" }, true)
+                />
+                {label}
+            </label>
+        }
+    };
+    let error = move |key: &'static str| Signal::derive(move || ex.live_error(key));
+    view! {
+        <Show when=move || shown.get()>
+            <fieldset class="field moe-controls">
+                <legend>"Mixture of experts"</legend>
+                <div class="field">
+                    <label for="ex-moe-dispatcher">"Token dispatcher"</label>
+                    <select
+                        id="ex-moe-dispatcher"
+                        title="how tokens reach the experts of other EP ranks: one all-to-all each way (Megatron alltoall), an all-gather (Megatron allgather), or hierarchical as DeepEP and HybridEP (node-limited: at most 4 domains per token, as DeepSeek-V3)"
+                        aria-describedby="ex-moe-dispatcher-error"
+                        on:change=move |ev| write_moe_key(ex, keys::MOE_DISPATCHER, &event_target_value(&ev), true)
+                    >
+                        {dispatchers}
+                    </select>
+                    <FieldError id="ex-moe-dispatcher-error".to_string() message=error(keys::MOE_DISPATCHER) />
+                </div>
+                <DebouncedInput
+                    id="ex-moe-load".to_string()
+                    label="Expert load"
+                    value=Signal::derive(move || get(keys::MOE_LOAD))
+                    on_text=Callback::new(|_: String| {})
+                    on_commit=Callback::new(move |(v, push): (String, bool)| write_moe_key(ex, keys::MOE_LOAD, &v, push))
+                    error=error(keys::MOE_LOAD)
+                    help=Signal::derive(|| fmperf_app::explorer::MOE_LOAD_HELP.to_string())
+                    placeholder=Signal::derive(|| "dropless:1.1".to_string())
+                    inputmode="text"
+                />
+                <div class="checks">
+                    {check(keys::MOE_A2A_OVERLAP, "Overlap all-to-all with compute", "hide the expert all-to-all behind another micro-batch's compute (Megatron's EP A2A overlap, DualPipe)")}
+                    {check(keys::MOE_FP8_DISPATCH, "FP8 dispatch", "dispatch tokens in FP8 with 1×128 scales; combine stays 16-bit")}
+                </div>
+                <FieldError id="ex-moe-error".to_string() message=Signal::derive(move || error(keys::MOE_A2A_OVERLAP).get().or_else(|| error(keys::MOE_FP8_DISPATCH).get())) />
+            </fieldset>
+        </Show>
+    }
+}
+
 /// The model's own training budget (what an empty budget field means), if the model is known.
 fn model_budget(ex: Explorer, model: &str) -> Option<TrainingBudget> {
     ex.entries.with(|u| u.find_model(model).ok().map(|m| m.training_budget))
@@ -429,13 +518,7 @@ pub fn ScenarioForm() -> impl IntoView {
         if let Some(reading) = ex.live.with(|f| count_reading(&f.batch, "samples")) {
             return reading;
         }
-        ex.live.with(|f| match (f.batch.trim().is_empty(), own_batch(&f.model)) {
-            (true, Some((b, source))) => {
-                let paper = source.split(':').next().unwrap_or(source);
-                format!("empty: the model's own, {} ({paper})", fmt::count(b))
-            }
-            _ => "e.g. 2048 or 4k (= 4,000); empty: the model's own".to_string(),
-        })
+        ex.live.with(|f| fmperf_app::batch::batch_help(&f.model))
     });
     let notes = move || {
         ex.spec.with(|s| match s {
@@ -463,6 +546,7 @@ pub fn ScenarioForm() -> impl IntoView {
                 <TextField key=keys::TOP label="Top configurations" help="1 to 100" />
             </div>
             <StrategyChecks />
+            <MoeControls />
             <BudgetField />
             {notes}
         </form>

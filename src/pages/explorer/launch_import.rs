@@ -14,6 +14,7 @@
 
 use fmperf_core::mode::ModelMode;
 use fmperf_core::search::Search;
+use fmperf_core::vocab::TimePart;
 use fmperf_launch::best::{self, Best};
 use fmperf_launch::emit::Target;
 use fmperf_launch::{self as launch, Estimate, Format, Launch, Overrides, Source};
@@ -326,16 +327,13 @@ fn EstimateView(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>
     let fits = e.memory.fits;
     let config = format!("{} · {}", e.config_line(), o.hardware.precision);
     let model = e.model_line();
-    let time_parts = [
-        ("compute", t.t_comp),
-        ("memory-bound", t.t_mem),
-        ("TP/CP comm", t.t_tp_comm),
-        ("DP comm", t.t_dp_comm),
-        ("PP comm", t.t_pp_comm),
-        ("bubble", t.t_bubble),
-    ]
-    .map(|(k, v)| view! { <tr><td>{k}</td><td class="num">{number(fmt::seconds(v), v)}</td></tr> })
-    .collect_view();
+    let time_parts = TimePart::shown([&t])
+        .into_iter()
+        .map(|p| {
+            let v = p.of(&t);
+            view! { <tr data-part=p.key()><td>{p.label()}</td><td class="num">{number(fmt::seconds(v), v)}</td></tr> }
+        })
+        .collect_view();
     let memory_parts = [
         ("weights", m.weights_gb),
         ("gradients", m.gradients_gb),

@@ -116,8 +116,11 @@ pub fn search_jobs(
 ) -> Option<Jobs<ExploreSearch>> {
     let workers = crate::pool::size()?;
     // A search is short: one that would wait for workers to start (the page's first) runs in time
-    // slices, and the workers start for the next once it has had the page's first moments.
-    if !crate::pool::is_warm() {
+    // slices, and the workers start for the next once it has had the page's first moments. An
+    // MoE model's search in extended mode is not (about a millisecond per candidate, seconds in
+    // all): it waits the workers' start and runs on every core from the first.
+    let long = matches!(mode, ModelMode::Extended(_)) && spec.model_entry.moe.is_some();
+    if !crate::pool::is_warm() && !long {
         set_timeout(crate::pool::warm, std::time::Duration::from_millis(WARM_AFTER_MS));
         return None;
     }

@@ -4,6 +4,7 @@
 
 use std::io::Write;
 
+use fmperf_core::vocab::TimePart;
 use fmperf_launch::{self as launch, Overrides, Source};
 
 use super::{CmdError, CmdResult};
@@ -191,25 +192,22 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
     out.push_str(&head.render());
     out.push('\n');
     let mut parts = Table::new(&["time part", "[s]", "memory part", "[GB]"]);
-    let time = [
-        ("compute", t.t_comp),
-        ("memory-bound", t.t_mem),
-        ("TP/CP comm", t.t_tp_comm),
-        ("DP comm", t.t_dp_comm),
-        ("PP comm", t.t_pp_comm),
-        ("bubble", t.t_bubble),
-    ];
     let mem = [
         ("weights", m.weights_gb),
         ("gradients", m.gradients_gb),
         ("optimizer", m.optimizer_gb),
         ("activations", m.activations_gb),
         ("overhead", m.overhead_gb),
-        ("", f64::NAN),
     ];
-    for ((tn, tv), (mn, mv)) in time.iter().zip(mem.iter()) {
-        let mv = if mv.is_nan() { String::new() } else { format!("{mv:.2}") };
-        parts.push(vec![tn.to_string(), format!("{tv:.3}"), mn.to_string(), mv]);
+    // The time parts of the vocabulary (a dense model's without the EP all-to-all), beside the
+    // memory parts (the longer list sets the rows).
+    let time_parts = TimePart::shown([t]);
+    for i in 0..time_parts.len().max(mem.len()) {
+        let time = time_parts
+            .get(i)
+            .map_or([String::new(), String::new()], |p| [p.label().to_string(), format!("{:.3}", p.of(t))]);
+        let memory = mem.get(i).map_or([String::new(), String::new()], |(k, v)| [k.to_string(), format!("{v:.2}")]);
+        parts.push([time, memory].concat());
     }
     out.push_str(&parts.render());
     if let Some(b) = &ev.moe {

@@ -209,8 +209,8 @@ impl ConfigReport {
         )
     }
 
-    /// The six time components [s], in [`TimePart::ALL`] order.
-    pub fn time_parts(&self) -> [(TimePart, f64); 6] {
+    /// The time components [s], in [`TimePart::ALL`] order.
+    pub fn time_parts(&self) -> [(TimePart, f64); TimePart::COUNT] {
         TimePart::ALL.map(|p| (p, p.of(&self.totals)))
     }
 

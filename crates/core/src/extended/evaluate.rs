@@ -10,7 +10,8 @@
 //! How the reference's [`Totals`] fields are filled (they still add up to `t`):
 //! `t_comp` = matrix work (matmuls and attention, with recomputation); `t_mem` = exposed
 //! memory-bound time (element-wise work, memory-bound matmuls, the optimizer step); `t_tp_comm` =
-//! exposed tensor- **and context-**parallel communication; `t_dp_comm` = exposed data-parallel
+//! exposed tensor- **and context-**parallel communication; `t_ep_comm` = the exposed expert-parallel
+//! all-to-all of MoE blocks (dispatch and combine); `t_dp_comm` = exposed data-parallel
 //! communication (ZeRO-3 per micro-batch plus per iteration); `t_pp_comm` = stage messages;
 //! `t_bubble` = the pipeline bubble; `flops_per_gpu` = hardware FLOPs executed (causal, with
 //! recomputation); `mem` = the device-level memory (nvidia-smi's figure) of the stage with the
@@ -27,7 +28,7 @@ use super::hardware::Hardware;
 use super::head::{EndCost, embedding_cost, head_cost};
 use super::layout::Layout;
 use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
-use super::moe::evaluate::{MoeBreakdown, MoeParts, assemble_moe, moe_parts, moe_time_floor_s};
+use super::moe::evaluate::{MoeBreakdown, MoeParts, assemble_moe, moe_parts, moe_parts_sharing, moe_time_floor_s};
 use super::moe::experts::{ExpertLayout, expert_choices};
 use super::options::{ExtendedOptions, Sharding};
 use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
@@ -321,6 +322,7 @@ impl Slots {
             t_dp_comm: t_zero3 + dp.per_iteration_s,
             t_pp_comm: n * messages,
             t_bubble: bubble,
+            t_ep_comm: n * pass.ep_comm_s,
             comp_frac: n * pass.compute_s / t,
             tp_comm_frac: n * (pass.tp_comm_s + pass.cp_comm_s) / t,
             dp_comm_frac: (t_zero3 + dp.per_iteration_s) / t,
@@ -461,10 +463,19 @@ impl ExtendedEvaluator {
     #[allow(clippy::type_complexity)]
     fn moe_floors(&mut self, layout: &Layout, m: &MoeShape) -> Result<(Vec<(u64, u64)>, Vec<(f64, usize)>), Error> {
         let memo_key = (*layout, self.options.interleave);
+        // The choices and floors do not read the interleave degree (it sets only the micro-batches
+        // in flight, a memory figure): another degree for the same layout only checks the layout.
         if let Some((key, choices, order)) = &self.moe_floors_memo
-            && *key == memo_key
+            && key.0 == memo_key.0
         {
-            return Ok((choices.clone(), order.clone()));
+            let (choices, order) = (choices.clone(), order.clone());
+            if key.1 != memo_key.1 {
+                if !choices.is_empty() {
+                    check_layout(&self.workload, &self.hardware, layout, &self.options)?;
+                }
+                self.moe_floors_memo = Some((memo_key, choices.clone(), order.clone()));
+            }
+            return Ok((choices, order));
         }
         let mo = self.options.moe;
         let choices = expert_choices(layout, m, mo.ep, mo.etp);
@@ -475,12 +486,18 @@ impl ExtendedEvaluator {
             check_layout(w, hw, layout, opts)?;
         }
         // Every choice's block costs (one cache entry per block shape), then its time floor.
+        // The parts that do not read the expert degrees are priced once per block shape.
         let cached = self.moe_cache.entry(moe_block_key(layout)).or_default();
+        cached.reserve(choices.len());
         for &(ep, etp) in &choices {
             if !cached.iter().any(|(x, _)| *x == (ep, etp)) {
                 let l = layout.with_experts(ep, etp);
                 let el = ExpertLayout::fold(&l, m, ep, etp)?;
-                cached.push(((ep, etp), moe_parts(w, m, &l, &el, &p)));
+                let parts = match cached.first() {
+                    Some((_, same)) => moe_parts_sharing(w, m, &l, &el, &p, same),
+                    None => moe_parts(w, m, &l, &el, &p),
+                };
+                cached.push(((ep, etp), parts));
             }
         }
         let mut order = Vec::with_capacity(choices.len());
@@ -567,7 +584,7 @@ mod tests {
         let opts = ExtendedOptions::realistic();
         let e = evaluate(&gpt3(), &hw, &layout, &opts).unwrap();
         let t = &e.totals;
-        let sum = t.t_comp + t.t_mem + t.t_tp_comm + t.t_dp_comm + t.t_pp_comm + t.t_bubble;
+        let sum = t.t_comp + t.t_mem + t.t_tp_comm + t.t_ep_comm + t.t_dp_comm + t.t_pp_comm + t.t_bubble;
         assert!((sum - t.t).abs() < 1e-9 * t.t, "{sum} vs {}", t.t);
         assert_eq!(e.breakdown.microbatches, 96);
         // Interleaving shrinks the bubble; full recomputation costs about a third more.

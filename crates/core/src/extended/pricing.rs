@@ -24,12 +24,14 @@ pub struct Pass {
     pub tp_comm_s: f64,
     /// Exposed context-parallel communication [s].
     pub cp_comm_s: f64,
+    /// Exposed expert-parallel all-to-all (MoE dispatch and combine) [s].
+    pub ep_comm_s: f64,
 }
 
 impl Pass {
     /// Total time of the pass [s].
     pub fn time(&self) -> f64 {
-        self.compute_s + self.memory_s + self.tp_comm_s + self.cp_comm_s
+        self.compute_s + self.memory_s + self.tp_comm_s + self.cp_comm_s + self.ep_comm_s
     }
 
     /// The pass repeated `n` times (e.g. a backward = two matmuls of the forward's shape).
@@ -40,6 +42,7 @@ impl Pass {
             memory_s: self.memory_s * n,
             tp_comm_s: self.tp_comm_s * n,
             cp_comm_s: self.cp_comm_s * n,
+            ep_comm_s: self.ep_comm_s * n,
         }
     }
 }
@@ -53,6 +56,7 @@ impl std::ops::Add for Pass {
             memory_s: self.memory_s + o.memory_s,
             tp_comm_s: self.tp_comm_s + o.tp_comm_s,
             cp_comm_s: self.cp_comm_s + o.cp_comm_s,
+            ep_comm_s: self.ep_comm_s + o.ep_comm_s,
         }
     }
 }

@@ -59,6 +59,8 @@ pub fn totals(s: &BlockSums, t_dp: f64, t_pp: f64, it: &IterationShape) -> Total
         t_dp_comm: t_dp,
         t_pp_comm: t_pp,
         t_bubble: bubble,
+        // The published model has no experts: no expert-parallel all-to-all.
+        t_ep_comm: 0.0,
         comp_frac: t_comp / t,
         tp_comm_frac: t_tp_comm / t,
         dp_comm_frac: t_dp / t,

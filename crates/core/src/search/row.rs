@@ -90,8 +90,8 @@ pub struct ResultRow {
     pub time_per_iteration_s: f64,
     /// Memory per device [GB].
     pub mem_gb: f64,
-    /// The six time parts [s].
-    pub time_s: [(TimePart, f64); 6],
+    /// The time parts [s], in [`TimePart::ALL`] order.
+    pub time_s: [(TimePart, f64); TimePart::COUNT],
     /// The four memory parts [GB].
     pub memory_gb: [(MemoryPart, f64); 4],
     /// The execution the search chose (extended mode).

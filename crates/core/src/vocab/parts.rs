@@ -5,8 +5,10 @@
 use super::Totals;
 use crate::mode_kind::Mode;
 
-/// A component of the iteration time. The six add up to the iteration time
-/// (`t = compute + exposed memory + TP + DP + PP communication + bubble`, spec §6).
+/// A component of the iteration time. The parts add up to the iteration time
+/// (`t = compute + exposed memory + TP + EP + DP + PP communication + bubble`; spec §6 has no EP
+/// part: it is 0 in reference mode and for dense models). Every caller lists the parts from
+/// [`TimePart::ALL`], never by hand, so a part added here shows everywhere.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TimePart {
     /// Compute (`t_comp`).
@@ -15,6 +17,9 @@ pub enum TimePart {
     ExposedMemory,
     /// Tensor-parallel (and context-parallel) communication (`t_tp_comm`).
     TpComm,
+    /// Expert-parallel all-to-all of MoE blocks (dispatch and combine) not hidden behind compute
+    /// (`t_ep_comm`).
+    EpComm,
     /// Data-parallel communication (`t_dp_comm`).
     DpComm,
     /// Pipeline point-to-point sends (`t_pp_comm`).
@@ -24,22 +29,28 @@ pub enum TimePart {
 }
 
 impl TimePart {
+    /// How many parts there are.
+    pub const COUNT: usize = 7;
+
     /// All parts, in stacking order.
-    pub const ALL: [TimePart; 6] = [
+    pub const ALL: [TimePart; TimePart::COUNT] = [
         TimePart::Compute,
         TimePart::ExposedMemory,
         TimePart::TpComm,
+        TimePart::EpComm,
         TimePart::DpComm,
         TimePart::PpComm,
         TimePart::Bubble,
     ];
 
-    /// Short machine key (`comp`, `mem`, `tp_comm`, `dp_comm`, `pp_comm`, `bubble`), as in JSON.
+    /// Short machine key (`comp`, `mem`, `tp_comm`, `ep_comm`, `dp_comm`, `pp_comm`, `bubble`), as
+    /// in JSON.
     pub fn key(self) -> &'static str {
         match self {
             TimePart::Compute => "comp",
             TimePart::ExposedMemory => "mem",
             TimePart::TpComm => "tp_comm",
+            TimePart::EpComm => "ep_comm",
             TimePart::DpComm => "dp_comm",
             TimePart::PpComm => "pp_comm",
             TimePart::Bubble => "bubble",
@@ -52,6 +63,7 @@ impl TimePart {
             TimePart::Compute => "compute",
             TimePart::ExposedMemory => "exposed memory",
             TimePart::TpComm => "TP comm",
+            TimePart::EpComm => "EP all-to-all",
             TimePart::DpComm => "DP comm",
             TimePart::PpComm => "PP comm",
             TimePart::Bubble => "bubble",
@@ -73,7 +85,11 @@ impl TimePart {
                 "tensor- and context-parallel collectives inside each block (not overlapped)"
             }
             (TimePart::TpComm, Mode::Extended) => {
-                "tensor- and context-parallel collectives inside each block, and for MoE models the expert all-to-all (dispatch and combine) not hidden behind compute"
+                "tensor- and context-parallel collectives inside each block, not hidden behind compute"
+            }
+            (TimePart::EpComm, Mode::Reference) => "none: the published model has no experts",
+            (TimePart::EpComm, Mode::Extended) => {
+                "the expert-parallel all-to-all of MoE blocks (token dispatch and combine) not hidden behind compute; 0 for dense models"
             }
             (TimePart::DpComm, Mode::Reference) => "data-parallel weight all-gather and gradient reduce-scatter",
             (TimePart::DpComm, Mode::Extended) => {
@@ -85,12 +101,27 @@ impl TimePart {
         }
     }
 
+    /// Whether only Mixture-of-Experts models have this part (the EP all-to-all: 0 for dense
+    /// models and in reference mode).
+    pub fn moe_only(self) -> bool {
+        matches!(self, TimePart::EpComm)
+    }
+
+    /// The parts a chart or table of `totals` shows, in [`TimePart::ALL`] order: every part but a
+    /// [`Self::moe_only`] one that is 0 in all of them (a dense model has no EP all-to-all to
+    /// show). Exports list every part.
+    pub fn shown<'a>(totals: impl IntoIterator<Item = &'a Totals>) -> Vec<TimePart> {
+        let totals: Vec<&Totals> = totals.into_iter().collect();
+        TimePart::ALL.into_iter().filter(|p| !p.moe_only() || totals.iter().any(|t| p.of(t) != 0.0)).collect()
+    }
+
     /// This part of `t` [s].
     pub fn of(self, t: &Totals) -> f64 {
         match self {
             TimePart::Compute => t.t_comp,
             TimePart::ExposedMemory => t.t_mem,
             TimePart::TpComm => t.t_tp_comm,
+            TimePart::EpComm => t.t_ep_comm,
             TimePart::DpComm => t.t_dp_comm,
             TimePart::PpComm => t.t_pp_comm,
             TimePart::Bubble => t.t_bubble,

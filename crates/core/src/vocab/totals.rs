@@ -24,6 +24,11 @@ pub struct Totals {
     pub t_pp_comm: f64,
     /// Pipeline bubble [s].
     pub t_bubble: f64,
+    /// Expert-parallel all-to-all (MoE dispatch and combine), exposed [s]; 0 for dense models
+    /// and in reference mode. Not a key of the reference's files: written only when not 0 (a
+    /// dense model's totals serialise as they always have), read as 0 when absent.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub t_ep_comm: f64,
     /// `t_comp / t` [dimensionless].
     pub comp_frac: f64,
     /// `t_tp_comm / t` [dimensionless].
@@ -44,6 +49,11 @@ pub struct Totals {
     pub wts_optimizer_states_mem: f64,
     /// Activations in flight [GB].
     pub acts_mem: f64,
+}
+
+/// Whether a time is 0 (a part the totals leave out when they serialise).
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// The headline numbers of one configuration (what the search ranks).

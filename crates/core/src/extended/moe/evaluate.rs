@@ -94,6 +94,22 @@ pub fn moe_parts(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout,
     }
 }
 
+/// [`moe_parts`] for another expert layout `el` of a block-level layout whose parts `same` were
+/// priced under other expert degrees: only the MoE block is priced again; the parts that do not
+/// read the expert degrees (dense block, embedding, head, MTP projection, counts) are `same`'s.
+/// Equal to `moe_parts(w, m, layout, el, p)` (test `shared_parts_equal_fresh_ones`): what lets a
+/// search price each block shape's dense parts once for all its expert layouts.
+pub fn moe_parts_sharing(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    el: &ExpertLayout,
+    p: &Pricing,
+    same: &MoeParts,
+) -> MoeParts {
+    MoeParts { moe: moe_block_cost(w, m, layout, el, p), ..*same }
+}
+
 /// What one device holds.
 struct Device {
     name: &'static str,
@@ -348,4 +364,38 @@ pub fn assemble_moe(
         estimate,
         Some(moe_breakdown),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SystemParams;
+    use crate::extended::Hardware;
+    use crate::extended::moe::experts::expert_choices;
+
+    #[test]
+    fn shared_parts_equal_fresh_ones() {
+        // DeepSeek-V3 (MLA, MTP, dense first blocks) under several block shapes and every expert
+        // layout: the parts shared from the first layout equal the ones priced afresh.
+        let w = Workload::from_catalog(crate::catalog::find_model("deepseek-v3").unwrap()).unwrap();
+        let m = w.moe.unwrap();
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let opts = ExtendedOptions::realistic();
+        let p = Pricing { hw: &hw, opts: &opts };
+        for (tp, pp, dp, mbs) in [(1, 4, 64, 1), (2, 8, 16, 2), (4, 2, 32, 1), (8, 16, 8, 4)] {
+            let layout = Layout::placed(tp, 1, pp, dp, mbs, dp * mbs * 8, 8);
+            let choices = expert_choices(&layout, &m, None, None);
+            assert!(choices.len() > 1, "{choices:?}");
+            let first = |(ep, etp): (u64, u64)| {
+                let l = layout.with_experts(ep, etp);
+                (l, ExpertLayout::fold(&l, &m, ep, etp).unwrap())
+            };
+            let (l0, e0) = first(choices[0]);
+            let same = moe_parts(&w, &m, &l0, &e0, &p);
+            for &c in &choices[1..] {
+                let (l, el) = first(c);
+                assert_eq!(moe_parts_sharing(&w, &m, &l, &el, &p, &same), moe_parts(&w, &m, &l, &el, &p), "{c:?}");
+            }
+        }
+    }
 }

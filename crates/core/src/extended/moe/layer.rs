@@ -130,7 +130,7 @@ pub const EXPERTS_OP: &str = "moe_experts";
 /// what only MoE reports).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct MoeMlpCost {
-    /// Forward pass (exposed dispatch/combine in `tp_comm_s`).
+    /// Forward pass (exposed dispatch/combine in `ep_comm_s`).
     pub fwd: Pass,
     /// Backward pass.
     pub bwd: Pass,
@@ -244,8 +244,8 @@ pub fn moe_mlp_operations(
     ops.push(Operation::new(
         "moe_dispatch_combine",
         OpKind::Collective,
-        Pass { tp_comm_s: exp_fwd, ..Pass::default() },
-        Pass { tp_comm_s: exp_bwd, ..Pass::default() },
+        Pass { ep_comm_s: exp_fwd, ..Pass::default() },
+        Pass { ep_comm_s: exp_bwd, ..Pass::default() },
         2.0 * copies * h * p.hw.element_bytes,
     ));
     let expert_bytes = (rows * h + h * gates * fe_local + rows * fe_local) * p.hw.operand_bytes * 2.0;
