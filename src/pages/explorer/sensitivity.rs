@@ -89,11 +89,14 @@ pub fn SensitivityStrip() -> impl IntoView {
         let fields = ex.url.query.with_untracked(keys::fields_from_query);
         let jobs = match (crate::pool::size(), ex.mode.get_untracked()) {
             (Some(workers), Ok(mode)) => {
-                let jobs = ex.entries.with_untracked(|u| {
-                    fmperf_app::jobs::sensitivity_jobs(&fields, &mode, u, workers as u64)
-                });
+                let jobs = ex
+                    .entries
+                    .with_untracked(|u| fmperf_app::jobs::sensitivity_jobs(&fields, &mode, u, workers as u64));
                 let spec = spec.clone();
-                Some(Jobs::new(&jobs, move |answers| fmperf_app::jobs::merge_sensitivity(&spec, answers)).map(|s| s.result()))
+                Some(
+                    Jobs::new(&jobs, move |answers| fmperf_app::jobs::merge_sensitivity(&spec, answers))
+                        .map(|s| s.result()),
+                )
             }
             _ => None,
         };
@@ -113,7 +116,9 @@ pub fn SensitivityStrip() -> impl IntoView {
     });
     on_cleanup(cancel);
     let body = move || match state.get() {
-        State::Waiting => view! { <p class="muted sens-status">"Waiting for the results of this scenario…"</p> }.into_any(),
+        State::Waiting => {
+            view! { <p class="muted sens-status">"Waiting for the results of this scenario…"</p> }.into_any()
+        }
         State::Failed(why) => view! { <p class="muted sens-status">{why}</p> }.into_any(),
         State::Running(done, total) => {
             let pct = if total == 0 { 0.0 } else { done as f64 / total as f64 * 100.0 };
