@@ -64,7 +64,7 @@ test('the MoE controls write the URL, round-trip a reload, and hide in reference
   await page.goto(server.base + MIXTRAL);
   await resultsSettled(page, 180_000);
   await page.locator('#ex-moe-dispatcher').selectOption('deepep:4');
-  await page.locator('#ex-moe-a2a_overlap').check();
+  await page.locator('#ex-moe-a2a_overlap').selectOption('on');
   await page.locator('#ex-moe-fp8_dispatch').check();
   await page.locator('#ex-moe-load').fill('dropless:1.3');
   await page.waitForFunction(() => new URL(location.href).searchParams.get('moe.load') === 'dropless:1.3');
@@ -78,7 +78,7 @@ test('the MoE controls write the URL, round-trip a reload, and hide in reference
   await page.reload();
   await resultsSettled(page, 180_000);
   assert.equal(await page.locator('#ex-moe-dispatcher').inputValue(), 'deepep:4');
-  assert.ok(await page.locator('#ex-moe-a2a_overlap').isChecked());
+  assert.equal(await page.locator('#ex-moe-a2a_overlap').inputValue(), 'on');
   assert.ok(await page.locator('#ex-moe-fp8_dispatch').isChecked());
   assert.equal(await page.locator('#ex-moe-load').inputValue(), 'dropless:1.3');
   assert.equal((await page.locator('.results-card .summary').textContent()).replace(/ in [\d,]+ ms/, ''),

@@ -84,7 +84,7 @@ pub const MOE_KEYS: [&str; 4] = [MOE_DISPATCHER, MOE_LOAD, MOE_A2A_OVERLAP, MOE_
 pub const MOE_DISPATCHER: &str = "moe.dispatcher";
 /// Expert load (`dropless:1.2`, `forced`, `capacity:1.25`).
 pub const MOE_LOAD: &str = "moe.load";
-/// All-to-all overlapped with compute (`on`/`off`).
+/// All-to-all overlapped with compute (`on`/`off`/`search`; absent: the search's choice).
 pub const MOE_A2A_OVERLAP: &str = "moe.a2a_overlap";
 /// Dispatch in FP8 (`on`/`off`).
 pub const MOE_FP8_DISPATCH: &str = "moe.fp8_dispatch";
@@ -96,6 +96,14 @@ pub const MOE_DISPATCHERS: [(&str, &str); 4] = [
     ("allgather", "all-gather"),
     ("deepep", "DeepEP / HybridEP"),
     ("deepep:4", "DeepEP, 4 domains per token"),
+];
+
+/// The all-to-all overlap's choices in the explorer (value of [`MOE_A2A_OVERLAP`], label); the
+/// first is the default (an absent key: each configuration takes the cheaper of the two).
+pub const MOE_A2A_OVERLAPS: [(&str, &str); 3] = [
+    ("", "chosen by the search (default)"),
+    ("on", "overlapped with compute"),
+    ("off", "exposed (no overlap)"),
 ];
 
 /// The help under the expert-load field.
@@ -570,7 +578,7 @@ mod tests {
         let o = m.options().unwrap().moe;
         assert_eq!(o.dispatcher, Dispatcher::Hierarchical { max_domains: Some(4) });
         assert_eq!(o.load, Load::Dropless { imbalance: 1.3 });
-        assert!(o.a2a_overlap && o.fp8_dispatch);
+        assert!(o.a2a_overlap == fmperf_core::extended::moe::A2aOverlap::On && o.fp8_dispatch);
         // What a worker's job carries reads back into the same switches.
         let text = moe_text_of(&m).unwrap();
         let again = with_moe(fmperf_core::mode::ModelMode::extended(), Some(&text)).unwrap();

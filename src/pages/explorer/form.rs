@@ -331,6 +331,21 @@ fn MoeControls() -> impl IntoView {
             })
             .collect_view()
     };
+    let overlap = move || get(keys::MOE_A2A_OVERLAP);
+    let overlaps = move || {
+        let mut list: Vec<(String, String)> =
+            fmperf_app::explorer::MOE_A2A_OVERLAPS.iter().map(|(v, label)| (v.to_string(), label.to_string())).collect();
+        let current = overlap();
+        if !list.iter().any(|(v, _)| *v == current) {
+            list.push((current.clone(), current));
+        }
+        list.into_iter()
+            .map(|(v, label)| {
+                let selected = v.clone();
+                view! { <option value=v selected=move || overlap() == selected>{label}</option> }
+            })
+            .collect_view()
+    };
     let check = move |key: &'static str, label: &'static str, title: &'static str| {
         let id = format!("ex-{}", key.replace('.', "-"));
         view! {
@@ -373,11 +388,22 @@ fn MoeControls() -> impl IntoView {
                     placeholder=Signal::derive(|| "dropless:1.1".to_string())
                     inputmode="text"
                 />
+                <div class="field">
+                    <label for="ex-moe-a2a_overlap">"All-to-all overlap"</label>
+                    <select
+                        id="ex-moe-a2a_overlap"
+                        title="hide the expert all-to-all behind another micro-batch's compute (Megatron's EP A2A overlap, DualPipe), at the cost of the SMs its kernels take; by default each configuration takes the cheaper"
+                        aria-describedby="ex-moe-a2a_overlap-error"
+                        on:change=move |ev| write_moe_key(ex, keys::MOE_A2A_OVERLAP, &event_target_value(&ev), true)
+                    >
+                        {overlaps}
+                    </select>
+                    <FieldError id="ex-moe-a2a_overlap-error".to_string() message=error(keys::MOE_A2A_OVERLAP) />
+                </div>
                 <div class="checks">
-                    {check(keys::MOE_A2A_OVERLAP, "Overlap all-to-all with compute", "hide the expert all-to-all behind another micro-batch's compute (Megatron's EP A2A overlap, DualPipe)")}
                     {check(keys::MOE_FP8_DISPATCH, "FP8 dispatch", "dispatch tokens in FP8 with 1×128 scales; combine stays 16-bit")}
                 </div>
-                <FieldError id="ex-moe-error".to_string() message=Signal::derive(move || error(keys::MOE_A2A_OVERLAP).get().or_else(|| error(keys::MOE_FP8_DISPATCH).get())) />
+                <FieldError id="ex-moe-error".to_string() message=error(keys::MOE_FP8_DISPATCH) />
             </fieldset>
         </Show>
     }
