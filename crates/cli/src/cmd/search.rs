@@ -30,7 +30,7 @@ USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> [--strat
                      [--mode extended|reference] [--ext KEY=VALUE,…] [--moe KEY=VALUE,…] [--threads N]
                      [--recompute none|selective|full] [--sharding zero0|zero1|zero2|zero3|fsdp]
                      [--shard-group all|N] [--interleave N] [--cp N] [--mbs N] [--seq-len S]
-                     [--calibration MY-STACK.json]
+                     [--calibration MY-STACK.json] [--tokens N | --samples N] [--price-per-device-hour P]
 
   --model          gpt3, gpt3_1T, vit_era5, a catalog id (`fmperf catalog models`), a reference model
                    file {\"l\",\"e\",\"h\",\"depth\"[,\"f\"]}, a versioned model file, or a
@@ -53,6 +53,9 @@ USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> [--strat
   --calibration    a calibration of your stack on this system (`fmperf calibrate`): the search runs
                    uncalibrated and calibrated, shown side by side (JSON: {\"calibration\",
                    \"uncalibrated\", \"calibrated\"}; CSV: a first column `calibrated`)
+  --tokens, --samples, --price-per-device-hour
+                   the whole run's cost next to each configuration: device-hours, energy and money
+                   (JSON: each row's \"cost\"; table and CSV: columns), see `fmperf estimate --help`
 
 EXECUTION (extended mode): the search chooses recomputation, ZeRO stage / FSDP and its shard group,
 the interleave degree, the context-parallel degree (2d-seqp) and the micro-batch; each flag fixes one
@@ -100,6 +103,8 @@ pub struct SearchRequest {
     pub moe: Option<String>,
     /// `--calibration FILE`: the search is run without and with it, side by side.
     pub calibration: Option<fmperf_core::calibrate::Calibration>,
+    /// `--tokens`/`--samples` and `--price-per-device-hour`: the run's cost next to each row.
+    pub cost: Option<(fmperf_core::catalog::TrainingBudget, Option<f64>)>,
 }
 
 /// The value flags of `fmperf search`.
@@ -131,7 +136,8 @@ const VALUE_FLAGS: [&str; 22] = [
 /// Runs `fmperf search`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let help = format!("{HELP}{}{}{}", super::search_from::HELP, crate::mode::help(), crate::mode::moe_help());
-    let Some(args) = super::parse_flags(raw, &VALUE_FLAGS, &help, out)? else {
+    let flags: Vec<&str> = VALUE_FLAGS.iter().chain(&crate::run_cost::FLAGS).copied().collect();
+    let Some(args) = super::parse_flags(raw, &flags, &help, out)? else {
         return Ok(());
     };
     if !args.values("from").is_empty() {
@@ -222,6 +228,7 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         seq_len: args.positive_int("seq-len")?,
         moe: args.value("moe")?.map(str::to_string),
         calibration: super::calibrate::read_calibration(args)?,
+        cost: crate::run_cost::from_args(args)?,
     })
 }
 
@@ -302,6 +309,8 @@ struct Found {
     /// How the spaces departed from the reference's enumeration, one note per kind.
     notes: Vec<String>,
     diagnosis: Option<Diagnosis>,
+    /// Tokens per sample [tokens] (for the run's cost).
+    seq_len: u64,
 }
 
 /// Runs a request and writes its output (with a calibration: without and with it, side by side).
@@ -325,6 +334,16 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
         })
         .collect();
     let result = &found.result;
+    let costs: Vec<fmperf_core::run_cost::RunCost> = match req.cost {
+        Some((budget, price)) => rows
+            .iter()
+            .map(|r| {
+                let t = r.throughput_samples_per_s;
+                crate::run_cost::of_run(&req.system, budget, found.seq_len, t, result.devices_used, price)
+            })
+            .collect::<Result<_, _>>()?,
+        None => Vec::new(),
+    };
     match req.format {
         Format::Json => {
             let m = found.mode.to_json();
@@ -334,6 +353,9 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
                 "candidates": result.candidates,
                 "results": rows.iter().map(ResultRow::to_json).collect::<Vec<Value>>(),
             });
+            for (row, c) in doc["results"].as_array_mut().into_iter().flatten().zip(&costs) {
+                row["cost"] = c.to_json();
+            }
             // Added only when they say something, so the four keys above stay the whole document
             // of an ordinary search.
             if result.devices_used != result.n_gpus {
@@ -356,6 +378,7 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
             for (i, r) in rows.iter().enumerate() {
                 t.push(r.cells(i + 1, Vec::new(), Digits::Exact));
             }
+            crate::run_cost::add_columns(&mut t, &costs, true);
             write!(out, "{}", t.to_csv())?;
         }
         Format::Table => {
@@ -389,7 +412,11 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
                 for (i, r) in rows.iter().enumerate() {
                     t.push(r.cells(i + 1, Vec::new(), Digits::Rounded));
                 }
+                crate::run_cost::add_columns(&mut t, &costs, false);
                 write!(out, "{}", t.render())?;
+                if let Some(c) = costs.first() {
+                    writeln!(out, "cost of the whole run: {}", crate::run_cost::basis(c))?;
+                }
             }
         }
     }
@@ -468,7 +495,8 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
     };
     let pricer = Pricer { shape: &base.model, system: &base.system, extended: setup.as_ref() };
     let (mode, capacity_gb) = (pricer.mode(), pricer.capacity_gb());
-    Ok(Found { mode, model_name, system_name, domain, capacity_gb, result, notes, diagnosis })
+    let seq_len = base.model.l;
+    Ok(Found { mode, model_name, system_name, domain, capacity_gb, result, notes, diagnosis, seq_len })
 }
 
 /// One strategy's search on `req.threads` threads (shards merged into the single run's result),
