@@ -45,9 +45,14 @@ pub fn placeholder(spec: &ExploreSpec) -> String {
     }
 }
 
+/// An amount in whole units with grouped digits (`5,487,311`), in powers of ten from 1e15.
+fn money(v: f64) -> String {
+    if v.is_finite() && v >= 0.0 && v < 1e15 { fmt::count(v.round() as u64) } else { fmt::compact(v) }
+}
+
 /// The cost's lines `(label, value)`, each value with what it rests on.
 pub fn lines(c: &RunCost) -> Vec<(&'static str, String)> {
-    let mut out = vec![("Device-hours", format!("{} over {} days", fmt::compact(c.gpu_hours), fmt::days(c.days)))];
+    let mut out = vec![("Device-hours", format!("{} over {} days", money(c.gpu_hours), fmt::days(c.days)))];
     out.push((
         "Energy, devices",
         match (&c.energy_mwh, &c.power) {
@@ -68,10 +73,10 @@ pub fn lines(c: &RunCost) -> Vec<(&'static str, String)> {
         match (c.total, c.price_per_device_hour) {
             (Some(t), Some(p)) if c.price_is_example => format!(
                 "{} USD at {p} USD per device-hour — {}",
-                fmt::compact(t),
+                money(t),
                 c.price_source.as_deref().unwrap_or("example, not a quote")
             ),
-            (Some(t), Some(p)) => format!("{} at your {p} per device-hour", fmt::compact(t)),
+            (Some(t), Some(p)) => format!("{} at your {p} per device-hour", money(t)),
             _ => "type your price per device-hour (no example for this part)".to_string(),
         },
     ));
