@@ -10,25 +10,19 @@ fn repo(p: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(p).to_str().unwrap().to_string()
 }
 
+/// `command` on Llama 3 8B and the H100 SXM5, then `rest`.
+fn on<'a>(command: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![command, "--model", "llama3-8b", "--system", "nvidia_h100_sxm5_80gb"];
+    v.extend(rest);
+    v
+}
+
 const TOML: &str = "examples/launch/torchtitan-llama3-8b.toml";
 const CAL: &str = "examples/own/my-stack.json";
 
 fn sweep(extra: &[&str]) -> Vec<serde_json::Value> {
-    let mut args = vec![
-        "sweep",
-        "--model",
-        "llama3-8b",
-        "--system",
-        "nvidia_h100_sxm5_80gb",
-        "--strategy",
-        "1d",
-        "--global-batch",
-        "512",
-        "--axis",
-        "gpus=64,128",
-        "--format",
-        "json",
-    ];
+    let mut args =
+        on("sweep", &["--strategy", "1d", "--global-batch", "512", "--axis", "gpus=64,128", "--format", "json"]);
     args.extend(extra);
     stdout(&args).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
@@ -53,25 +47,23 @@ fn a_calibrated_sweep_prices_its_system_as_the_stack_runs_it() {
         assert!((best["cost_usd"].as_f64().unwrap() / (hours * 12.29) - 1.0).abs() < 1e-9);
     }
     // The same calibrated point as a calibrated search of that scenario.
-    let s = json(&[
+    let s = json(&on(
         "search",
-        "--model",
-        "llama3-8b",
-        "--system",
-        "nvidia_h100_sxm5_80gb",
-        "--strategy",
-        "1d",
-        "--gpus",
-        "64",
-        "--global-batch",
-        "512",
-        "--top",
-        "1",
-        "--calibration",
-        &cal,
-        "--format",
-        "json",
-    ]);
+        &[
+            "--strategy",
+            "1d",
+            "--gpus",
+            "64",
+            "--global-batch",
+            "512",
+            "--top",
+            "1",
+            "--calibration",
+            &cal,
+            "--format",
+            "json",
+        ],
+    ));
     let t = s["calibrated"]["results"][0]["time_per_iteration_s"].as_f64().unwrap();
     assert_eq!(t, calibrated[0]["best"]["iteration_s"].as_f64().unwrap());
     // Another system, reference mode: errors naming the flag.
@@ -87,19 +79,7 @@ fn a_calibrated_sweep_prices_its_system_as_the_stack_runs_it() {
         &cal,
     ]);
     assert!(e.contains("--calibration") && e.contains("nvidia_h100_sxm5_80gb"), "{e}");
-    let e = usage_error([
-        "sweep",
-        "--model",
-        "llama3-8b",
-        "--system",
-        "nvidia_h100_sxm5_80gb",
-        "--axis",
-        "gpus=64",
-        "--mode",
-        "reference",
-        "--calibration",
-        &cal,
-    ]);
+    let e = usage_error(on("sweep", &["--axis", "gpus=64", "--mode", "reference", "--calibration", &cal]));
     assert!(e.contains("reference"), "{e}");
 }
 
@@ -120,21 +100,7 @@ fn search_from_a_launch_with_a_calibration_shows_both() {
 
 #[test]
 fn search_rows_carry_the_run_cost() {
-    let base = [
-        "search",
-        "--model",
-        "llama3-8b",
-        "--system",
-        "nvidia_h100_sxm5_80gb",
-        "--gpus",
-        "64",
-        "--global-batch",
-        "512",
-        "--top",
-        "2",
-        "--tokens",
-        "1e12",
-    ];
+    let base = on("search", &["--gpus", "64", "--global-batch", "512", "--top", "2", "--tokens", "1e12"]);
     let mut args = base.to_vec();
     args.extend(["--format", "json"]);
     let j = json(&args);
