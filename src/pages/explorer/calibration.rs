@@ -27,7 +27,10 @@ const CSS: &str = "
 .calibrate .cal-table-wrap { max-width: 100%; overflow-x: auto; }
 .calibrate table { border-collapse: collapse; font-size: 0.9rem; margin: 0.4rem 0; }
 .calibrate td, .calibrate th { padding: 0.2rem 0.8rem 0.2rem 0; text-align: left; vertical-align: top; }
+.calibrate table.cal-compare { width: 100%; }
+.calibrate table.cal-compare th { white-space: normal; }
 .calibrate td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.calibrate table.cal-compare caption { text-align: left; overflow-wrap: anywhere; }
 .calibrate .cal-actions { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; margin: 0.5rem 0; }
 ";
 

@@ -14,7 +14,7 @@ const CSS: &str = "
 .run-cost .cost-wrap { max-width: 100%; overflow-x: auto; }
 .run-cost table { border-collapse: collapse; font-size: 0.9rem; width: 100%; }
 .run-cost th, .run-cost td { padding: 0.2rem 0.9rem 0.2rem 0; text-align: left; vertical-align: top; }
-.run-cost td { overflow-wrap: anywhere; }
+.run-cost td { overflow-wrap: anywhere; white-space: normal; }
 @media (max-width: 900px) { .explorer .run-cost { order: 5; } }
 .run-cost th { font-weight: 600; white-space: nowrap; }
 .run-cost .price-field input { max-width: 14rem; }
