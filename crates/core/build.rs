@@ -19,6 +19,7 @@ const FILES: &[&str] = &[
     "data/measured-memory-runs.json",
     "data/measured-layout-sweeps.json",
     "data/holdout-shipped.json",
+    "data/run-cost-examples.json",
     "src/presets/studies.json",
 ];
 

@@ -100,11 +100,8 @@ pub const MOE_DISPATCHERS: [(&str, &str); 4] = [
 
 /// The all-to-all overlap's choices in the explorer (value of [`MOE_A2A_OVERLAP`], label); the
 /// first is the default (an absent key: each configuration takes the cheaper of the two).
-pub const MOE_A2A_OVERLAPS: [(&str, &str); 3] = [
-    ("", "chosen by the search (default)"),
-    ("on", "overlapped with compute"),
-    ("off", "exposed (no overlap)"),
-];
+pub const MOE_A2A_OVERLAPS: [(&str, &str); 3] =
+    [("", "chosen by the search (default)"), ("on", "overlapped with compute"), ("off", "exposed (no overlap)")];
 
 /// The help under the expert-load field.
 pub const MOE_LOAD_HELP: &str = "dropless:γ (busiest EP rank at γ× the mean; default 1.1), forced (uniform), capacity:C (tokens over C× the mean dropped)";

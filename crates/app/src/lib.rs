@@ -23,12 +23,16 @@
 //! * [`sensitivity`]: "what would help most", the strip of six system features at ×0.5 and ×2,
 //!   and the Studies link of each;
 //! * [`views`]: the page's views, the `view` and `embed` keys, the shell's words;
+//! * [`calibration`]: "your measured run": the typed figure, the fit on a configuration, the
+//!   calibrated and uncalibrated numbers side by side, the saved entries; [`run_cost`]: the whole
+//!   run's device-hours, energy and money at the user's price or the part's example price;
 //! * [`jobs`]: searches and sweeps split into jobs for the page's Web Workers, merged back with
 //!   the core's merges.
 
 pub mod arrange;
 pub mod band_runs;
 pub mod batch;
+pub mod calibration;
 pub mod compare;
 pub mod error_bands;
 pub mod explorer;
@@ -39,6 +43,7 @@ pub mod number;
 pub mod pickers;
 pub mod query;
 pub mod results;
+pub mod run_cost;
 pub mod sensitivity;
 pub mod studies;
 pub mod system_spec;

@@ -50,10 +50,72 @@ pub fn from_args(args: &Args) -> Result<Option<(TrainingBudget, Option<f64>)>, C
 
 /// The cost of the estimated configuration for `budget` at `price`.
 pub fn of_estimate(e: &Estimate, budget: TrainingBudget, price: Option<f64>) -> Result<RunCost, CmdError> {
-    let power = power_of(&e.system_id);
     let s = &e.scenario;
-    RunCost::of(budget, s.workload.seq_len, e.evaluation.throughput_samples_per_s, s.devices, power, price)
-        .map_err(|err| CmdError::Usage(format!("cost: {err}")))
+    of_run(&e.system_id, budget, s.workload.seq_len, e.evaluation.throughput_samples_per_s, s.devices, price)
+}
+
+/// The cost of a run on `system` (a system spec: a catalog part gets its power and example price;
+/// a file or a reference name neither) for `budget` at `price`.
+pub fn of_run(
+    system: &str,
+    budget: TrainingBudget,
+    seq_len: u64,
+    throughput_samples_per_s: f64,
+    devices: u64,
+    price: Option<f64>,
+) -> Result<RunCost, CmdError> {
+    let cost = match resolve::system_spec(UserEntries::builtin(), system) {
+        Ok((sys, _)) => RunCost::for_part(budget, seq_len, throughput_samples_per_s, devices, sys, price),
+        Err(_) => RunCost::of(budget, seq_len, throughput_samples_per_s, devices, None, price),
+    };
+    cost.map_err(|err| CmdError::Usage(format!("cost: {err}")))
+}
+
+/// The cost columns of a table row: device-hours, energy [MWh], money (`ex.` marks an example price).
+pub const COLUMNS: [&str; 3] = ["device-hours", "energy [MWh]", "cost"];
+
+/// [`COLUMNS`]' cells of `c`.
+pub fn cells(c: &RunCost) -> Vec<String> {
+    let money = match c.total {
+        Some(t) if c.price_is_example => format!("{t:.0} (example price)"),
+        Some(t) => format!("{t:.0}"),
+        None => "-".into(),
+    };
+    vec![format!("{:.0}", c.gpu_hours), c.energy_mwh.map_or("-".into(), |m| format!("{m:.1}")), money]
+}
+
+/// Adds the cost columns to a table of result rows (`costs` one per row; none: unchanged). `exact`:
+/// full precision (CSV: `gpu_hours`, `energy_mwh`, `price_per_device_hour`, `cost_total`).
+pub fn add_columns(t: &mut crate::table::Table, costs: &[RunCost], exact: bool) {
+    if costs.is_empty() {
+        return;
+    }
+    if exact {
+        t.header.extend(["gpu_hours", "energy_mwh", "price_per_device_hour", "cost_total"].map(String::from));
+    } else {
+        t.header.extend(COLUMNS.map(String::from));
+    }
+    let num = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
+    for (row, c) in t.rows.iter_mut().zip(costs) {
+        if exact {
+            row.extend([num(Some(c.gpu_hours)), num(c.energy_mwh), num(c.price_per_device_hour), num(c.total)]);
+        } else {
+            row.extend(cells(c));
+        }
+    }
+}
+
+/// What a table's cost columns are based on, in words: budget days aside, the power and the price.
+pub fn basis(c: &RunCost) -> String {
+    let power = c
+        .power
+        .as_ref()
+        .map_or("no board power in the catalog".to_string(), |(w, s)| format!("{w} W per device ({s})"));
+    let price = match (c.price_per_device_hour, &c.price_source) {
+        (Some(p), Some(s)) => format!("{p} per device-hour, {s}"),
+        _ => "no price (give --price-per-device-hour)".to_string(),
+    };
+    format!("energy at {power}; hosts, network and cooling not counted; money at {price}")
 }
 
 /// The board power of one device of a catalog system spec [W], with its source (`None`: not a
@@ -69,6 +131,9 @@ pub fn power_of(system: &str) -> Option<(f64, String)> {
 pub fn line(c: &RunCost) -> String {
     let energy = c.energy_mwh.map_or("energy unknown (no power in the catalog)".to_string(), |m| format!("{m:.1} MWh"));
     let total = match (c.total, c.price_per_device_hour) {
+        (Some(t), Some(p)) if c.price_is_example => {
+            format!(", {t:.0} at {p} per device-hour ({})", c.price_source.as_deref().unwrap_or("example, not a quote"))
+        }
         (Some(t), Some(p)) => format!(", {t:.0} at {p} per device-hour"),
         _ => String::new(),
     };

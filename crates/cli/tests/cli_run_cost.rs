@@ -34,9 +34,19 @@ fn cost_by_hand() {
     assert!((c["energy_mwh"].as_f64().unwrap() / (hours * 700.0 * 1e-6) - 1.0).abs() < 1e-9);
     assert!((c["total"].as_f64().unwrap() / (hours * 2.5) - 1.0).abs() < 1e-9);
     assert_eq!(c["price_per_device_hour"], 2.5);
-    // Without a price: no total; without a budget: no cost.
+    assert_eq!(c["price_source"], "your price");
+    // Without a price: the part's example price, labelled (AWS p5.48xlarge 98.32 USD / 8 = 12.29);
+    // without a budget: no cost.
     let j = json(&["estimate", "--from", &toml(), "--tokens", "1e12", "--format", "json"]);
-    assert!(j["cost"]["total"].is_null() && j["cost"]["gpu_hours"].as_f64().unwrap() > 0.0);
+    let c = &j["cost"];
+    assert!((c["total"].as_f64().unwrap() / (c["gpu_hours"].as_f64().unwrap() * 12.29) - 1.0).abs() < 1e-9, "{c}");
+    assert_eq!(c["price_is_example"], true);
+    assert!(c["price_source"].as_str().unwrap().contains("example, not a quote"));
+    // The DGX H100's published 10.2 kW over its 8 GPUs: 1,275 W per device, whole system.
+    assert_eq!(c["system_power_w_per_device"], 1275.0);
+    assert!(
+        (c["energy_system_mwh"].as_f64().unwrap() / c["energy_mwh"].as_f64().unwrap() - 1275.0 / 700.0).abs() < 1e-9
+    );
     assert!(json(&["estimate", "--from", &toml(), "--format", "json"]).get("cost").is_none());
     let e = usage_error(["estimate", "--from", &toml(), "--price-per-device-hour", "2"]);
     assert!(e.contains("needs the run's budget"), "{e}");

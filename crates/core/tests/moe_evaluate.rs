@@ -364,7 +364,10 @@ fn the_expert_all_to_all_is_its_own_time_part() {
     assert!((sum - t.t).abs() < 1e-9 * t.t, "{sum} vs {}", t.t);
     assert_eq!(TimePart::shown([&t]), TimePart::ALL.to_vec());
     // Overlap hides part of it; the hidden part is in no time part.
-    let over = ExtendedOptions { moe: MoeOptions { a2a_overlap: fmperf_core::extended::moe::A2aOverlap::On, ..opts().moe }, ..opts() };
+    let over = ExtendedOptions {
+        moe: MoeOptions { a2a_overlap: fmperf_core::extended::moe::A2aOverlap::On, ..opts().moe },
+        ..opts()
+    };
     let o = evaluate(&w, &hw, &l, &over).unwrap().totals;
     assert!(o.t_ep_comm < t.t_ep_comm && o.t_tp_comm == 0.0);
     // A dense model has none, and its views leave the part out.

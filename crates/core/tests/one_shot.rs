@@ -44,6 +44,10 @@ fn one_shot_moves_each_source_toward_its_measurements() {
     // target (mean |error| ≤ 10 %) on sources judged as never seen (constants fitted without them).
     assert!(one.overall.mape.unwrap() < one.uncalibrated.mape.unwrap());
     assert!(one.overall.mape.unwrap() <= 0.10, "{:?}", one.overall);
+    // The explorer narrows a covered calibrated band by these two figures: they are this check's.
+    use fmperf_core::explore::calibrated::{ONE_SHOT_MAPE, UNCALIBRATED_MAPE};
+    assert!((one.overall.mape.unwrap() - ONE_SHOT_MAPE).abs() < 0.001, "{:?}", one.overall);
+    assert!((one.uncalibrated.mape.unwrap() - UNCALIBRATED_MAPE).abs() < 0.001, "{:?}", one.uncalibrated);
     // Reference mode calibrates nothing.
     let r = validate::validate_headline(&file, Mode::Reference);
     assert!(r.one_shot.is_none() && r.rows.iter().all(|x| x.error_one_shot.is_none()));

@@ -333,8 +333,10 @@ fn MoeControls() -> impl IntoView {
     };
     let overlap = move || get(keys::MOE_A2A_OVERLAP);
     let overlaps = move || {
-        let mut list: Vec<(String, String)> =
-            fmperf_app::explorer::MOE_A2A_OVERLAPS.iter().map(|(v, label)| (v.to_string(), label.to_string())).collect();
+        let mut list: Vec<(String, String)> = fmperf_app::explorer::MOE_A2A_OVERLAPS
+            .iter()
+            .map(|(v, label)| (v.to_string(), label.to_string()))
+            .collect();
         let current = overlap();
         if !list.iter().any(|(v, _)| *v == current) {
             list.push((current.clone(), current));

@@ -52,7 +52,7 @@ const MAX_FILE_BYTES: f64 = 1_000_000.0;
 
 /// Reads the chosen `files` (each at most [`MAX_FILE_BYTES`]) and calls `done` with their names and
 /// texts, in the order chosen, once all are read; an unreadable one is reported in `problem`.
-fn read_files(
+pub(super) fn read_files(
     files: Vec<web_sys::File>,
     problem: RwSignal<Option<String>>,
     done: impl FnOnce(Vec<(String, String)>) + 'static,

@@ -18,6 +18,7 @@
 //! the single-file offline bundle).
 
 mod breakdown;
+mod calibration;
 mod compare;
 mod drill;
 mod export;
@@ -27,6 +28,7 @@ pub mod keys;
 mod launch_import;
 mod own;
 mod results;
+mod run_cost;
 mod saved;
 mod selection;
 mod sensitivity;
@@ -50,10 +52,11 @@ enum Tab {
     Compare,
     Own,
     Launch,
+    Calibrate,
 }
 
 impl Tab {
-    const ALL: [Tab; 5] = [Tab::Breakdown, Tab::Layers, Tab::Compare, Tab::Own, Tab::Launch];
+    const ALL: [Tab; 6] = [Tab::Breakdown, Tab::Layers, Tab::Compare, Tab::Own, Tab::Launch, Tab::Calibrate];
 
     fn key(self) -> &'static str {
         match self {
@@ -62,6 +65,7 @@ impl Tab {
             Tab::Compare => "compare",
             Tab::Own => "own",
             Tab::Launch => "run",
+            Tab::Calibrate => "measured",
         }
     }
 
@@ -72,6 +76,7 @@ impl Tab {
             Tab::Compare => "Compare",
             Tab::Own => "Try your own",
             Tab::Launch => "Your run",
+            Tab::Calibrate => "Your measured run",
         }
     }
 
@@ -130,6 +135,7 @@ fn Details() -> impl IntoView {
         Tab::Compare => view! { <compare::ComparePanel /> }.into_any(),
         Tab::Own => view! { <own::OwnPanel /> }.into_any(),
         Tab::Launch => view! { <launch_import::LaunchPanel /> }.into_any(),
+        Tab::Calibrate => view! { <calibration::CalibratePanel selection=selection /> }.into_any(),
     };
     view! {
         <section class="card details" aria-label="Details">
@@ -187,6 +193,7 @@ pub fn ExplorerPage() -> impl IntoView {
                 <results::Results />
                 <sensitivity::SensitivityStrip />
                 <Details />
+                <run_cost::CostSummary selection=selection::selection(ex) />
             </div>
         </div>
     }

@@ -323,11 +323,18 @@ pub fn search_side_by_side(
     let (mut a, mut b) = (Vec::new(), Vec::new());
     execute_one(&plain, &mut a)?;
     execute_one(req, &mut b)?;
-    let (a, b) = (String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
-    match req.format {
+    side_by_side(req.format, cal, &String::from_utf8_lossy(&a), &String::from_utf8_lossy(&b), out)
+}
+
+/// A search's outputs without (`a`) and with (`b`) calibration `cal`, side by side: JSON
+/// `{"calibration", "uncalibrated", "calibrated"}` (each calibrated row with its
+/// `mem_gb_with_overhead`), CSV one table with a first column `calibrated`, tables one after the
+/// other, labelled.
+pub fn side_by_side(format: Format, cal: &Calibration, a: &str, b: &str, out: &mut dyn Write) -> CmdResult {
+    match format {
         Format::Json => {
             let parse = |s: &str| serde_json::from_str::<Value>(s.trim()).unwrap_or(Value::Null);
-            let mut calibrated = parse(&b);
+            let mut calibrated = parse(b);
             // The rows keep the contract's memory (extended mode's estimate); the calibrated need,
             // which feasibility was judged on, is beside it.
             let o = cal.constants.memory_overhead_gb;
@@ -337,8 +344,7 @@ pub fn search_side_by_side(
                 }
             }
             calibrated["memory_overhead_gb"] = json!(o);
-            let doc =
-                json!({"calibration": calibration_json(cal), "uncalibrated": parse(&a), "calibrated": calibrated});
+            let doc = json!({"calibration": calibration_json(cal), "uncalibrated": parse(a), "calibrated": calibrated});
             writeln!(out, "{doc}")?;
         }
         Format::Csv => {

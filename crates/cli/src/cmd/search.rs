@@ -30,7 +30,7 @@ USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> [--strat
                      [--mode extended|reference] [--ext KEY=VALUE,…] [--moe KEY=VALUE,…] [--threads N]
                      [--recompute none|selective|full] [--sharding zero0|zero1|zero2|zero3|fsdp]
                      [--shard-group all|N] [--interleave N] [--cp N] [--mbs N] [--seq-len S]
-                     [--calibration MY-STACK.json]
+                     [--calibration MY-STACK.json] [--tokens N | --samples N] [--price-per-device-hour P]
 
   --model          gpt3, gpt3_1T, vit_era5, a catalog id (`fmperf catalog models`), a reference model
                    file {\"l\",\"e\",\"h\",\"depth\"[,\"f\"]}, a versioned model file, or a
@@ -54,6 +54,9 @@ USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> [--strat
   --calibration    a calibration of your stack on this system (`fmperf calibrate`): the search runs
                    uncalibrated and calibrated, shown side by side (JSON: {\"calibration\",
                    \"uncalibrated\", \"calibrated\"}; CSV: a first column `calibrated`)
+  --tokens, --samples, --price-per-device-hour
+                   the whole run's cost next to each configuration: device-hours, energy and money
+                   (JSON: each row's \"cost\"; table and CSV: columns), see `fmperf estimate --help`
 
 EXECUTION (extended mode): the search chooses recomputation, ZeRO stage / FSDP and its shard group,
 the interleave degree, the context-parallel degree (2d-seqp) and the micro-batch; each flag fixes one
@@ -103,6 +106,8 @@ pub struct SearchRequest {
     pub calibration: Option<fmperf_core::calibrate::Calibration>,
     /// `--sensitivity`: also re-search with each system feature at ×0.5 and ×2.
     pub sensitivity: bool,
+    /// `--tokens`/`--samples` and `--price-per-device-hour`: the run's cost next to each row.
+    pub cost: Option<(fmperf_core::catalog::TrainingBudget, Option<f64>)>,
 }
 
 /// The value flags of `fmperf search`.
@@ -140,7 +145,8 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         crate::mode::help(),
         crate::mode::moe_help()
     );
-    let Some(args) = super::parse_flags_with(raw, &VALUE_FLAGS, &["sensitivity"], &help, out)? else {
+    let flags: Vec<&str> = VALUE_FLAGS.iter().chain(&crate::run_cost::FLAGS).copied().collect();
+    let Some(args) = super::parse_flags_with(raw, &flags, &["sensitivity"], &help, out)? else {
         return Ok(());
     };
     if !args.values("from").is_empty() {
@@ -242,6 +248,7 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         moe: args.value("moe")?.map(str::to_string),
         calibration: super::calibrate::read_calibration(args)?,
         sensitivity: args.flag("sensitivity"),
+        cost: crate::run_cost::from_args(args)?,
     })
 }
 
@@ -325,6 +332,8 @@ struct Found {
     /// The search's spec (its first strategy's) and extended mode's setup.
     spec: SearchSpec,
     setup: Option<ExtendedSetup>,
+    /// Tokens per sample [tokens] (for the run's cost).
+    seq_len: u64,
 }
 
 /// Runs a request and writes its output (with a calibration: without and with it, side by side).
@@ -356,6 +365,16 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
     } else {
         None
     };
+    let costs: Vec<fmperf_core::run_cost::RunCost> = match req.cost {
+        Some((budget, price)) => rows
+            .iter()
+            .map(|r| {
+                let t = r.throughput_samples_per_s;
+                crate::run_cost::of_run(&req.system, budget, found.seq_len, t, result.devices_used, price)
+            })
+            .collect::<Result<_, _>>()?,
+        None => Vec::new(),
+    };
     match req.format {
         Format::Json => {
             let m = found.mode.to_json();
@@ -365,6 +384,9 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
                 "candidates": result.candidates,
                 "results": rows.iter().map(ResultRow::to_json).collect::<Vec<Value>>(),
             });
+            for (row, c) in doc["results"].as_array_mut().into_iter().flatten().zip(&costs) {
+                row["cost"] = c.to_json();
+            }
             // Added only when they say something, so the four keys above stay the whole document
             // of an ordinary search.
             if result.devices_used != result.n_gpus {
@@ -388,7 +410,8 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
         // With --sensitivity the CSV is its points (one table per file).
         Format::Csv if sensitivity.is_some() => sensitivity.as_ref().map_or(Ok(()), |s| s.write_csv(out))?,
         Format::Csv => {
-            let t = flat_table(&rows, Digits::Exact);
+            let mut t = flat_table(&rows, Digits::Exact);
+            crate::run_cost::add_columns(&mut t, &costs, true);
             write!(out, "{}", t.to_csv())?;
         }
         Format::Table => {
@@ -418,7 +441,12 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
             if rows.is_empty() {
                 writeln!(out, "no configuration fits in memory")?;
             } else {
-                write!(out, "{}", flat_table(&rows, Digits::Rounded).render())?;
+                let mut t = flat_table(&rows, Digits::Rounded);
+                crate::run_cost::add_columns(&mut t, &costs, false);
+                write!(out, "{}", t.render())?;
+                if let Some(c) = costs.first() {
+                    writeln!(out, "cost of the whole run: {}", crate::run_cost::basis(c))?;
+                }
             }
             if let Some(s) = &sensitivity {
                 s.write_table(out)?;
@@ -513,7 +541,20 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
     };
     let pricer = Pricer { shape: &base.model, system: &base.system, extended: setup.as_ref() };
     let (mode, capacity_gb) = (pricer.mode(), pricer.capacity_gb());
-    Ok(Found { mode, model_name, system_name, domain, capacity_gb, result, notes, diagnosis, spec: base, setup })
+    let seq_len = base.model.l;
+    Ok(Found {
+        mode,
+        model_name,
+        system_name,
+        domain,
+        capacity_gb,
+        result,
+        notes,
+        diagnosis,
+        spec: base,
+        setup,
+        seq_len,
+    })
 }
 
 /// One strategy's search on `req.threads` threads (shards merged into the single run's result),

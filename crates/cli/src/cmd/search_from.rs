@@ -34,15 +34,26 @@ pub const HELP: &str = "\
 /// Every feasible configuration is kept to rank the file's own (the list shows `--top`).
 const ALL: usize = 1 << 22;
 
-/// Runs `fmperf search --from FILE` with the already parsed flags.
+/// Runs `fmperf search --from FILE` with the already parsed flags; with `--calibration FILE`, the
+/// search without and with it, side by side (with `--emit`: the calibrated best is written).
 pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
-    if args.value("calibration")?.is_some() {
-        return Err(CmdError::Usage(
-            "--calibration with --from: not yet; give the calibration to `fmperf estimate --from` or to a search \
-             with --model and --system"
-                .into(),
-        ));
+    let Some(cal) = super::calibrate::read_calibration(args)? else { return run_with(args, format, None, out) };
+    if args.value("emit")?.is_some() {
+        return run_with(args, format, Some(&cal), out);
     }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    run_with(args, format, None, &mut a)?;
+    run_with(args, format, Some(&cal), &mut b)?;
+    super::calibrate::side_by_side(format, &cal, &String::from_utf8_lossy(&a), &String::from_utf8_lossy(&b), out)
+}
+
+/// One search of the file's scenario, its part as calibration `cal` runs it when given.
+fn run_with(
+    args: &Args,
+    format: Format,
+    cal: Option<&fmperf_core::calibrate::Calibration>,
+    out: &mut dyn Write,
+) -> CmdResult {
     let files = read_sources(args)?;
     let path = files.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(" + ");
     let o = overrides(args)?;
@@ -69,6 +80,13 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
         CmdError::Usage(format!("--from {path}: the file does not name its system; give --system ID"))
     })?;
     let (system_id, hardware, precision) = launch::hardware(&system, options.hardware.precision).map_err(usage)?;
+    let hardware = match cal {
+        Some(c) => {
+            c.check_system(&system_id).map_err(|e| CmdError::Usage(format!("--calibration: {e}")))?;
+            c.constants.apply(&hardware)
+        }
+        None => hardware,
+    };
     let options = ExtendedOptions { hardware: HardwareChoices { precision, ..options.hardware }, ..options };
     // Every row with its memory verdict on the part (JSON, table and CSV alike).
     let capacity_gb = hardware.hbm_capacity_gb;

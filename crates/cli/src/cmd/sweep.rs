@@ -26,6 +26,7 @@ USAGE: fmperf sweep --model <ID|FILE> --system <ID[,key=value…]|FILE> --axis K
                     [--strategy 1d,2d,2d-seqp|all] [--gpus N] [--domain K] [--precision P]
                     [--global-batch G | --per-device-batch B] [--fix tp=…,pp=…,dp=…,mbs=…,accum=…]
                     [--mode extended|reference] [--ext KEY=VALUE,…] [--shard i/n] [--format table|csv|json]
+                    [--calibration MY-STACK.json]
        fmperf sweep --preset <ID> [--panel <ID>] [--mode reference|extended] [--ext …] [--shard i/n]
                     [--format table|csv|json]
        fmperf sweep --list
@@ -61,6 +62,12 @@ concatenate (cat part0 part1 …) to the whole sweep's output, in csv and json a
 --threads N runs the points (of the shard) on N threads, default every core available; the output
 is byte-identical and in the same order for any N. csv and json are written as points finish, in order.
 
+--calibration FILE (`fmperf calibrate`; extended mode) prices every point on the calibration's system
+as your stack runs it; each point's notes say so (points on another system say they are not calibrated).
+
+METRICS of the points include the whole run's cost on the model's budget: gpu_hours, energy_mwh (the
+devices at the catalog's board power) and cost_usd (at the part's example price: not a quote).
+
 Presets (`--list`): strong-scaling, hardware, design-space, accelerators; table output adds the
 published figures next to fmperf's. Exit 0 (points without a configuration are results, with their
 reason); 2 on bad input, naming the flag or axis. --mode/--ext with --preset run its panels in that
@@ -89,6 +96,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         "ext",
         "moe",
         "threads",
+        "calibration",
     ];
     let args = Args::parse(raw, &value_flags, &["help", "list"])?.refuse_trailing()?;
     if args.flag("help") {
@@ -157,7 +165,11 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         }
     }
     let system = system_file(&text.system)?;
-    let spec = text.to_spec(model, system).map_err(|e| CmdError::Usage(flag_error(&e)))?;
+    let mut spec = text.to_spec(model, system).map_err(|e| CmdError::Usage(flag_error(&e)))?;
+    if let Some(cal) = super::calibrate::read_calibration(&args)? {
+        calibration_applies(&spec, &cal)?;
+        spec.calibration = Some(cal);
+    }
     match format {
         Format::Csv => {
             let mut header = shard.index == 0;
@@ -177,6 +189,32 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
             Ok(())
         }
     }
+}
+
+/// A calibration needs extended mode and a point on its system (the sweep's system or a value of
+/// its `system` axis).
+fn calibration_applies(spec: &SweepSpec, cal: &fmperf_core::calibrate::Calibration) -> Result<(), CmdError> {
+    if spec.mode.options().is_none() {
+        return Err(CmdError::Usage(
+            "--calibration changes extended mode's pricing; --mode reference is the published model: drop one".into(),
+        ));
+    }
+    let base = match &spec.base.system {
+        SystemRef::Catalog(id) => id.clone(),
+        SystemRef::Inline(s) => s.id.clone(),
+    };
+    let on_axis =
+        spec.axes.iter().filter(|a| a.key == fmperf_core::sweep::AxisKey::System).any(|a| {
+            a.values.iter().any(|v| matches!(v, fmperf_core::sweep::AxisValue::Name(id) if *id == cal.system))
+        });
+    if base != cal.system && !on_axis {
+        return Err(CmdError::Usage(format!(
+            "--calibration: the calibration is of {}, and no point of the sweep is on it (--system {base}); give \
+             --system {} or calibrate on a run of {base}",
+            cal.system, cal.system
+        )));
+    }
+    Ok(())
 }
 
 /// The sweep of `shard` on `threads` threads as one result (for tables and comparisons).
@@ -260,8 +298,10 @@ fn stem(arg: &str) -> String {
 /// Two lines saying what was swept and in which mode.
 fn describe(spec: &SweepSpec) -> String {
     let t = SweepText::from_spec(spec);
+    let calibrated =
+        spec.calibration.as_ref().map_or(String::new(), |c| format!("\n{}", super::calibrate::calibration_line(c)));
     format!(
-        "sweep: {} points; {}\nmode: {}",
+        "sweep: {} points; {}\nmode: {}{calibrated}",
         spec.point_count(),
         t.to_cli().trim_start_matches("fmperf sweep "),
         spec.mode.label()

@@ -20,11 +20,14 @@
 //!   re-exported from [`crate::search::code`] (the result row's `config` column);
 //! * [`export`]: CSV and JSON of result lists;
 //! * [`saved`]: the versioned format of scenarios saved in browser storage;
+//! * [`calibrated`]: the scenario calibrated on the user's measured run, and where a calibration
+//!   covers a prediction;
 //! * [`mode`]: the scenario in reference or extended mode (searches, full evaluations, MFU's
 //!   model FLOPs).
 //!
 //! Units: as in the rest of the crate (seconds, GB, TFLOP, TFLOP/s), plus days for training time.
 
+pub mod calibrated;
 pub mod choices;
 pub mod entries;
 pub mod export;

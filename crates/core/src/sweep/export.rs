@@ -180,7 +180,7 @@ pub fn point_json(axes: &[Axis], p: &PointResult) -> Value {
     let best = p.best.as_ref().map(|b| {
         let mut headline = Map::new();
         headline.insert("strategy".into(), json!(b.strategy.as_str()));
-        for m in HEADLINE {
+        for m in HEADLINE.iter().chain(&Metric::COST) {
             headline.insert(m.key(), json!(m.value(p)));
         }
         let ints = |v: Vec<(&str, u64)>| Value::Object(v.iter().map(|(k, x)| (k.to_string(), json!(x))).collect());

@@ -34,9 +34,20 @@ pub enum Metric {
     Memory(MemoryPart),
     /// Training days of one strategy's best configuration [days].
     StrategyDays(Strategy),
+    /// Device-hours of the whole run on the model's budget [h] ([`crate::run_cost`]).
+    GpuHours,
+    /// Energy of the devices at their board power over the whole run [MWh] (`None` when the
+    /// catalog lists no power for the part).
+    EnergyMwh,
+    /// Money of the whole run at the part's example price per device-hour [USD]
+    /// ([`crate::run_cost::examples`]: an example, not a quote; `None` without one).
+    CostUsd,
 }
 
 impl Metric {
+    /// The cost metrics (against devices: how the cost of the whole run moves with scale).
+    pub const COST: [Metric; 3] = [Metric::GpuHours, Metric::EnergyMwh, Metric::CostUsd];
+
     /// The headline metrics, for pickers.
     pub const HEADLINE: [Metric; 8] = [
         Metric::Days,
@@ -63,6 +74,9 @@ impl Metric {
             Metric::Time(p) => format!("time_{}", p.key()),
             Metric::Memory(p) => format!("mem_{}", p.key()),
             Metric::StrategyDays(s) => format!("days_{}", s.as_str()),
+            Metric::GpuHours => "gpu_hours".into(),
+            Metric::EnergyMwh => "energy_mwh".into(),
+            Metric::CostUsd => "cost_usd".into(),
         }
     }
 
@@ -80,6 +94,9 @@ impl Metric {
             Metric::Time(p) => format!("{} [s]", p.label()),
             Metric::Memory(p) => format!("{} [GB]", p.key()),
             Metric::StrategyDays(s) => format!("training time {} [days]", s.as_str()),
+            Metric::GpuHours => "whole run [device-hours]".into(),
+            Metric::EnergyMwh => "energy, devices at board power [MWh]".into(),
+            Metric::CostUsd => "run cost at the example price, not a quote [USD]".into(),
         }
     }
 
@@ -87,6 +104,9 @@ impl Metric {
     pub fn value(self, p: &PointResult) -> Option<f64> {
         if let Metric::StrategyDays(s) = self {
             return p.strategy_days(s);
+        }
+        if Metric::COST.contains(&self) {
+            return cost_of(self, p);
         }
         let b = p.best.as_ref()?;
         let t = &b.ranked.totals;
@@ -101,7 +121,7 @@ impl Metric {
             Metric::BlockBwdTflops => b.block_bwd_tflops,
             Metric::Time(part) => part.of(t),
             Metric::Memory(part) => part.of(t),
-            Metric::StrategyDays(_) => return None,
+            Metric::StrategyDays(_) | Metric::GpuHours | Metric::EnergyMwh | Metric::CostUsd => return None,
         })
     }
 
@@ -120,6 +140,7 @@ impl Metric {
         v.extend(TimePart::ALL.map(Metric::Time));
         v.extend(MemoryPart::ALL.map(Metric::Memory));
         v.extend(Strategy::ALL.map(Metric::StrategyDays));
+        v.extend(Metric::COST);
         v
     }
 
@@ -133,6 +154,28 @@ impl Metric {
                 | Metric::BlockFwdTflops
                 | Metric::BlockBwdTflops
         )
+    }
+}
+
+/// A cost metric of `p`: the run's device-hours (days × 24 × devices), its energy at the part's
+/// board power and its money at the part's example price ([`crate::run_cost::RunCost::for_part`]).
+fn cost_of(m: Metric, p: &PointResult) -> Option<f64> {
+    let (b, inputs) = (p.best.as_ref()?, p.inputs.as_ref()?);
+    let part = crate::resolve::builtin_system(&inputs.system_id).ok()?;
+    let budget = crate::catalog::TrainingBudget::Samples(inputs.budget_samples);
+    let c = crate::run_cost::RunCost::for_part(
+        budget,
+        inputs.shape.l,
+        b.ranked.throughput_samples_per_s,
+        inputs.devices,
+        part,
+        None,
+    )
+    .ok()?;
+    match m {
+        Metric::GpuHours => Some(c.gpu_hours),
+        Metric::EnergyMwh => c.energy_mwh,
+        _ => c.total,
     }
 }
 

@@ -236,6 +236,11 @@ fn apply_and_resolve(
                 }
             }
             let mut notes = crate::resolve::Note::texts(&hardware_notes);
+            if let Some(cal) = &spec.calibration {
+                let (calibrated, note) = calibrate_point(cal, &r.system.id, &hardware);
+                hardware = calibrated;
+                notes.push(note);
+            }
             notes.extend(resolved.notes.iter().map(|n| n.text.clone()));
             if overrides.iter().any(|(p, _)| *p == SystemParam::Vector) {
                 notes.push(
@@ -265,6 +270,18 @@ fn apply_and_resolve(
         notes,
         extended: ext,
     })
+}
+
+/// The part of a point on `system_id` as the calibration's stack runs it, with a note saying
+/// what was applied; a point on another system keeps the shipped fit and says so.
+fn calibrate_point(cal: &crate::calibrate::Calibration, system_id: &str, hw: &Hardware) -> (Hardware, String) {
+    if cal.check_system(system_id).is_err() {
+        let note = format!("not calibrated: the calibration is of {}, this point is on {system_id}", cal.system);
+        return (hw.clone(), note);
+    }
+    let changes: Vec<String> = cal.constants.changes().iter().map(|c| c.text()).collect();
+    let what = if changes.is_empty() { "nothing changed".to_string() } else { changes.join("; ") };
+    (cal.constants.apply(hw), format!("calibrated on your measured run: {what}"))
 }
 
 /// Applies the point's system-parameter axes (`before` → `after`) to extended mode's part: the

@@ -139,6 +139,10 @@ pub struct SweepSpec {
     pub mapping: MappingOptions,
     /// The model that prices every point.
     pub mode: ModelMode,
+    /// A calibration of the user's stack ([`crate::calibrate`]; extended mode): applied to every
+    /// point on its system, said in the point's notes; points on other systems are priced
+    /// uncalibrated and say so.
+    pub calibration: Option<crate::calibrate::Calibration>,
 }
 
 impl SweepSpec {

@@ -224,7 +224,7 @@ impl SweepText {
             training_budget: None,
             notes: Vec::new(),
         };
-        let spec = SweepSpec { base, axes, fixed, batch, mapping, mode };
+        let spec = SweepSpec { base, axes, fixed, batch, mapping, mode, calibration: None };
         spec.validate()?;
         Ok(spec)
     }
