@@ -384,7 +384,7 @@ test('keyboard: the detail tabs follow the arrow keys', async () => {
   await page.waitForFunction(() => document.querySelector('#ex-tab-layers')?.getAttribute('aria-selected') === 'true');
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'ex-tab-layers');
   await page.keyboard.press('End');
-  await page.waitForFunction(() => document.querySelector('#ex-tab-run')?.getAttribute('aria-selected') === 'true');
+  await page.waitForFunction(() => document.querySelector('#ex-tab-measured')?.getAttribute('aria-selected') === 'true');
   // The list tabs too; Tab moves from the scenario form onwards without traps.
   await page.locator('.tabs button[data-list="all"]').focus();
   await page.keyboard.press('ArrowRight');
