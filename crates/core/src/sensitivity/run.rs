@@ -206,8 +206,7 @@ impl Sensitivity {
         let n = self.base.strategies.len().max(1) as f64;
         let mut done = 0.0;
         let mut total = 0u64;
-        for (i, v) in self.variants.iter().enumerate().filter(|(i, _)| self.mine(*i)) {
-            let _ = i;
+        for (_, v) in self.variants.iter().enumerate().filter(|(i, _)| self.mine(*i)) {
             total += POINT_UNITS;
             done += if v.done {
                 1.0
