@@ -196,7 +196,9 @@ pub fn warm() {
     }
 }
 
-/// Cancels task `id`: its answers are dropped and the workers running its jobs terminated.
+/// Cancels task `id`: its answers are dropped and the workers running its jobs terminated. Jobs of
+/// other tasks that wait are then handed out at once (the terminated workers restart for them):
+/// without that, a task queued behind the cancelled one would wait for a message that never comes.
 pub fn cancel(id: u64) {
     POOL.with(|p| {
         let mut p = p.borrow_mut();
@@ -211,6 +213,7 @@ pub fn cancel(id: u64) {
             }
         }
     });
+    dispatch();
 }
 
 /// Starts worker `i` unless it runs; `false` if it cannot be constructed (CSP, no module workers).

@@ -191,9 +191,11 @@ pub fn ExplorerPage() -> impl IntoView {
                     applies_to=fmperf_app::mode::EXPLORER_APPLIES_TO
                 />
                 <results::Results />
-                <sensitivity::SensitivityStrip />
                 <Details />
                 <run_cost::CostSummary selection=selection::selection(ex) />
+                // Last: it re-runs after every new scenario and changes height meanwhile; above the
+                // details it would move their tabs under a user's pointer.
+                <sensitivity::SensitivityStrip />
             </div>
         </div>
     }

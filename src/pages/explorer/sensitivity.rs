@@ -48,7 +48,7 @@ enum State {
     Failed(String),
 }
 
-/// The strip, below the results.
+/// The strip, last in the main column (below the details and the cost).
 #[component]
 pub fn SensitivityStrip() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
