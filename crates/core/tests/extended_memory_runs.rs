@@ -69,7 +69,7 @@ fn out_of_memory_runs_are_not_predicted_to_fit() {
     // is predicted at 66.5 GB of the A100's 85.9 GB (its 70-layer sibling ran at 59–60 GB,
     // predicted 57.6): a "yes" must hold at the under-prediction band (`shipped_under_band`: the
     // 95th percentile of the held-out under-predictions, raised to what each out-of-memory run
-    // proves, 29 % for this one), so it is "tight" (may not fit). lightning-thunder's 20-layer
+    // proves, 30 % for this one), so it is "tight" (may not fit). lightning-thunder's 20-layer
     // single-GPU run, once called "no", is "tight" since the loop's gradients are freed between
     // steps (none held at the loss).
     let rows = report_rows();
