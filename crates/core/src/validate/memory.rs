@@ -321,10 +321,11 @@ pub fn shipped_band() -> f64 {
 /// Before (session 13) it was the single worst held-out under-prediction: −28.8 %, a need 40.5 %
 /// above the prediction, set by one BLOOM-176B prequel nvidia-smi snapshot (65 GB) that the source
 /// itself flags as an anomaly (its larger micro-batch reads 56 GB). The 95th percentile of the
-/// runs that ran is far lower (about 10 %); what sets the band now is the BLOOM prequel layout
+/// runs that ran is far lower (9.4 %); what sets the band now is the BLOOM prequel layout
 /// (h 14336, 82 blocks, 128 heads, dp 8 tp 4 pp 12, micro-batch 2) predicted at 66.5 GB of
-/// 85.9 GB that ran out of memory (66.0 GB with the fragmentation held out for its source): 30.2 %. (Its near twin per device, h 13312 with 94 blocks,
-/// ran at 67 GB, predicted 66.8: the model cannot tell them apart.)
+/// 85.9 GB that ran out of memory (66.0 GB with the fragmentation held out for its source):
+/// 30.2 %. (Its near twin per device, h 13312 with 94 blocks, ran at 67 GB, predicted 66.8: the
+/// model cannot tell them apart.)
 pub fn shipped_under_band() -> f64 {
     shipped_bands().1
 }
