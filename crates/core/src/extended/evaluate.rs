@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 
 use super::block::{BlockCost, block_cost};
-use super::data_parallel::{DpCost, DpGroups, data_parallel_cost};
+use super::data_parallel::{DpCollectives, DpCost, DpGroups, dp_collectives};
 use super::hardware::Hardware;
 use super::head::{EndCost, embedding_cost, head_cost};
 use super::layout::Layout;
@@ -214,7 +214,8 @@ struct Device {
 
 /// The iteration's time and its parts (no memory): the last stage of the time model, from the
 /// priced block and end costs and what the layout fixes (data-parallel groups, stage split, the
-/// stage-to-stage message time [s]). [`assemble`] and a fit's re-pricing ([`super::timing`]) both
+/// stage-to-stage message time [s], the data-parallel collectives of a device of `blocks` blocks
+/// and `parameters` parameters, `collectives(blocks, parameters)`). [`assemble`] and a fit's re-pricing ([`super::timing`]) both
 /// end here.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Timing {
@@ -237,6 +238,7 @@ pub(crate) fn timing(
     groups: &DpGroups,
     stages: StageSplit,
     message: f64,
+    collectives: &mut dyn FnMut(u64, f64) -> DpCollectives,
 ) -> Timing {
     let opts = p.opts;
     let Parts { block, embedding, head } = *parts;
@@ -244,7 +246,7 @@ pub(crate) fn timing(
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
 
     let block_pass = block.fwd + block.bwd + block.recompute;
-    let device = |name, blocks: u64, ends: &[EndCost]| -> Device {
+    let mut device = |name, blocks: u64, ends: &[EndCost]| -> Device {
         let mut pass = block_pass.times(blocks as f64);
         let mut params = blocks as f64 * block.parameters;
         for e in ends {
@@ -253,7 +255,7 @@ pub(crate) fn timing(
         }
         // Only ZeRO-3 gathers per micro-batch (the other shardings' per-micro-batch part is 0).
         let zero3_s = if opts.sharding == Sharding::Zero3 {
-            data_parallel_cost(groups, p, blocks, params, block.fwd_s(), block.bwd_s()).per_microbatch_s
+            collectives(blocks, params).exposed(block.fwd_s(), block.bwd_s()).per_microbatch_s
         } else {
             0.0
         };
@@ -281,7 +283,7 @@ pub(crate) fn timing(
             "last" => head.parameters,
             _ => 0.0,
         };
-    let dp = data_parallel_cost(groups, p, busiest.blocks, params_busiest, block.fwd_s(), block.bwd_s());
+    let dp = collectives(busiest.blocks, params_busiest).exposed(block.fwd_s(), block.bwd_s());
     let optimizer_shard = if opts.sharding.shards_optimizer() { groups.shard as f64 } else { 1.0 };
     let t_opt = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER)
         + fp8_weight_cast_s(p, busiest.blocks as f64 * block.linear_parameters);
@@ -296,7 +298,9 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
     let groups = DpGroups::on(layout, opts, p.hw)?;
     let stages = split(w.layers, layout.pp, opts.stage_split);
     let message = message_s(w, layout, p);
-    let Timing { busiest, messages, bubble, dp, t_opt, t } = timing(layout, p, parts, &groups, stages, message);
+    let mut collectives = |blocks, parameters| dp_collectives(&groups, p, blocks, parameters);
+    let Timing { busiest, messages, bubble, dp, t_opt, t } =
+        timing(layout, p, parts, &groups, stages, message, &mut collectives);
     let nmb = layout.microbatches();
     let nmb_f = nmb as f64;
 

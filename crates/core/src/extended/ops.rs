@@ -209,6 +209,18 @@ pub(crate) enum Work {
     /// of `rs` seconds at a sub-layer's `entry` (or exit), overlapping the weight matmul `gemm`
     /// (`m`, `k`, `n`).
     TpCollective { ag: f64, rs: f64, entry: bool, gemm: (f64, f64, f64) },
+    /// The context-parallel ring ([`ring_passes`]): `steps` messages of `fwd_msg` (forward) and
+    /// `bwd_msg` (backward) seconds over `cp` ranks, overlapping the flash attention `attention`
+    /// (`tflop`, `bytes`, `s_q`, `s_k` of [`Work::Attention`]).
+    CpRing { fwd_msg: f64, bwd_msg: f64, steps: f64, cp: f64, attention: (f64, f64, f64, f64) },
+}
+
+/// Flash attention's forward and backward passes ([`Work::Attention`]).
+fn attention_passes(p: &Pricing, tflop: f64, bytes: f64, s_q: f64, s_k: f64) -> (Pass, Pass) {
+    (
+        p.attention(tflop, bytes, s_q, s_k),
+        p.attention(tflop * FLASH_BACKWARD_FACTOR, bytes * FLASH_BACKWARD_FACTOR, s_q, s_k),
+    )
 }
 
 impl Work {
@@ -221,13 +233,14 @@ impl Work {
                 let fwd = p.weight_linear(m, k, n);
                 Some((fwd, fwd.times(2.0)))
             }
-            Work::Attention { tflop, bytes, s_q, s_k } => Some((
-                p.attention(tflop, bytes, s_q, s_k),
-                p.attention(tflop * FLASH_BACKWARD_FACTOR, bytes * FLASH_BACKWARD_FACTOR, s_q, s_k),
-            )),
+            Work::Attention { tflop, bytes, s_q, s_k } => Some(attention_passes(p, tflop, bytes, s_q, s_k)),
             Work::TpCollective { ag, rs, entry, gemm: (m, k, n) } => {
                 let (fwd, bwd, _) = tp_passes(p, ag, rs, entry, &p.weight_linear(m, k, n));
                 Some((fwd, bwd))
+            }
+            Work::CpRing { fwd_msg, bwd_msg, steps, cp, attention: (tflop, bytes, s_q, s_k) } => {
+                let (att_fwd, att_bwd) = attention_passes(p, tflop, bytes, s_q, s_k);
+                Some(ring_passes((fwd_msg, bwd_msg), steps, cp, att_fwd.compute_s, att_bwd.compute_s))
             }
         }
     }
@@ -240,7 +253,7 @@ pub(crate) fn reprice(ops: &mut [Operation], p: &Pricing, matmul: bool, attentio
     for op in ops {
         let reads = match op.work {
             Work::Matmul { .. } | Work::TpCollective { .. } => matmul,
-            Work::Attention { .. } => attention,
+            Work::Attention { .. } | Work::CpRing { .. } => attention,
             Work::Opaque | Work::Fixed => false,
         };
         if !reads {
@@ -575,7 +588,7 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     // log-sum-exp per head and query token); Q, K, V are recomputed for its backward.
     let att_saved = (q_w / tp * es + 4.0 * heads_local) * tokens;
     inner.push(att.keeping(KeptBytes::recomputable(qkv_kept)).op_policy(att_saved, 0.0));
-    inner.extend(context_parallel(w, layout, p, kv_local, att.fwd.compute_s, att.bwd.compute_s));
+    inner.extend(context_parallel_over(w, layout, p, kv_local, (att.fwd.compute_s, att.bwd.compute_s), att.work));
 
     let out_input = q_w / tp * tokens * es;
     // Operator-level policy: the 4th matmul, recomputed (its input is the saved attention output).
@@ -682,6 +695,20 @@ pub(crate) fn context_parallel(
     att_fwd_s: f64,
     att_bwd_s: f64,
 ) -> Option<Operation> {
+    context_parallel_over(w, layout, p, kv_local, (att_fwd_s, att_bwd_s), Work::Opaque)
+}
+
+/// [`context_parallel`] overlapping the attention whose compute times are `att_s` (forward,
+/// backward) [s] and whose pricing rule is `attention` (a ring overlapping a described
+/// [`Work::Attention`] is described too).
+fn context_parallel_over(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    kv_local: f64,
+    (att_fwd_s, att_bwd_s): (f64, f64),
+    attention: Work,
+) -> Option<Operation> {
     let cp = layout.cp;
     if cp <= 1 {
         return None;
@@ -689,25 +716,40 @@ pub(crate) fn context_parallel(
     let es = p.hw.element_bytes;
     let chunk_gb = 2.0 * layout.mbs as f64 * (w.seq_len / cp) as f64 * kv_local * es * 1e-9;
     let share = layout.placement.cp;
-    let (fwd, bwd, kind) = if p.opts.cp_ring_overlap {
+    let (fwd, bwd, kind, work) = if p.opts.cp_ring_overlap {
         let fast = share == cp;
         let steps = (cp - 1) as f64;
-        let fwd = steps * (p.p2p(chunk_gb, fast) - att_fwd_s / cp as f64).max(0.0);
-        let bwd = steps * (p.p2p(2.0 * chunk_gb, fast) - att_bwd_s / cp as f64).max(0.0);
-        (fwd, bwd, CollectiveKind::P2p)
+        let msg = (p.p2p(chunk_gb, fast), p.p2p(2.0 * chunk_gb, fast));
+        let (fwd, bwd) = ring_passes(msg, steps, cp as f64, att_fwd_s, att_bwd_s);
+        let work = match attention {
+            Work::Attention { tflop, bytes, s_q, s_k } => Work::CpRing {
+                fwd_msg: msg.0,
+                bwd_msg: msg.1,
+                steps,
+                cp: cp as f64,
+                attention: (tflop, bytes, s_q, s_k),
+            },
+            _ => Work::Opaque,
+        };
+        (fwd, bwd, CollectiveKind::P2p, work)
     } else {
         let full = chunk_gb * cp as f64;
         let gather = p.collective(CollectiveKind::AllGather, full, cp, share);
-        (gather, gather + p.collective(CollectiveKind::ReduceScatter, full, cp, share), CollectiveKind::AllGather)
+        let scatter = p.collective(CollectiveKind::ReduceScatter, full, cp, share);
+        let pass = |s: f64| Pass { cp_comm_s: s, ..Pass::default() };
+        // The all-gather reads no rate.
+        (pass(gather), pass(gather + scatter), CollectiveKind::AllGather, Work::Fixed)
     };
-    let mut op = Operation::new(
-        "cp_kv_exchange",
-        OpKind::Collective,
-        Pass { cp_comm_s: fwd, ..Pass::default() },
-        Pass { cp_comm_s: bwd, ..Pass::default() },
-        0.0,
-    );
+    let mut op = Operation::new("cp_kv_exchange", OpKind::Collective, fwd, bwd, 0.0);
+    op.work = work;
     op.collective = Some(CollectiveUse { kind, volume_gb: chunk_gb * cp as f64, group: cp, fast_share: share });
-    // The ring overlaps attention (not described: laid out again); the all-gather reads no rate.
-    Some(if p.opts.cp_ring_overlap { op } else { op.fixed() })
+    Some(op)
+}
+
+/// The ring's exposed passes: `steps` messages of `msg` (forward, backward) seconds, each beyond
+/// one chunk's attention compute (`att_fwd_s`, `att_bwd_s` over `cp` chunks) [s].
+fn ring_passes(msg: (f64, f64), steps: f64, cp: f64, att_fwd_s: f64, att_bwd_s: f64) -> (Pass, Pass) {
+    let fwd = steps * (msg.0 - att_fwd_s / cp).max(0.0);
+    let bwd = steps * (msg.1 - att_bwd_s / cp).max(0.0);
+    (Pass { cp_comm_s: fwd, ..Pass::default() }, Pass { cp_comm_s: bwd, ..Pass::default() })
 }

@@ -2,8 +2,8 @@
 //! values of the fitted constants (`η`, `η_att`, `c`, `c_att`: the leave-one-source-out fits of
 //! [`crate::validate`]):
 //!
-//! 1. **workload and layout**: the checks, the data-parallel groups, the stage split and the
-//!    stage-to-stage messages, once;
+//! 1. **workload and layout**: the checks, the data-parallel groups and collectives, the stage
+//!    split and the stage-to-stage messages, once;
 //! 2. **the block's operations** ([`super::ops`]) and the head laid out, once, each saying how
 //!    its passes follow from the compute rates ([`super::ops::Work`]);
 //! 3. **priced operations**: at each set of constants the operations are priced again by that
@@ -13,12 +13,12 @@
 //! [`super::evaluate`] runs the same builders, the same sums and the same last stage, so the
 //! time is [`super::evaluate()`]'s to the bit (the test below and `validate`'s fit cache check it);
 //! what is not repeated is the work that reads no fitted constant (checks, element-wise traffic,
-//! collectives, memory). Dense models only: a Mixture-of-Experts block, latent attention or a
-//! context-parallel ring overlapping attention is not described operation by operation
-//! ([`TimePlan::new`] returns `None`; those are evaluated in full).
+//! collectives, memory). Dense models only: a Mixture-of-Experts block or latent attention is
+//! not described operation by operation ([`TimePlan::new`] returns `None`; those are evaluated
+//! in full).
 
 use super::block::BlockCost;
-use super::data_parallel::DpGroups;
+use super::data_parallel::{DpCollectives, DpGroups, dp_collectives};
 use super::efficiency::Efficiency;
 use super::evaluate::{Parts, check, timing};
 use super::hardware::Hardware;
@@ -56,6 +56,8 @@ pub struct TimePlan {
     head_cost: EndCost,
     embedding: EndCost,
     groups: DpGroups,
+    /// The data-parallel collectives priced so far, per device `(blocks, parameters' bits)`.
+    collectives: Vec<(u64, u64, DpCollectives)>,
     stages: StageSplit,
     /// Stage-to-stage message time [s].
     message: f64,
@@ -89,6 +91,7 @@ impl TimePlan {
             head_cost: head.map_or_else(EndCost::default, |h| h.priced(&p)),
             embedding: embedding_cost(w, layout, &p),
             groups: DpGroups::on(layout, opts, hw)?,
+            collectives: Vec::new(),
             stages: split(w.layers, layout.pp, opts.stage_split),
             message: message_s(w, layout, &p),
         }))
@@ -120,7 +123,17 @@ impl TimePlan {
             embedding: self.embedding,
             head: self.head_cost,
         };
-        Ok(timing(&self.layout, &p, &parts, &self.groups, self.stages, self.message).t)
+        let (groups, priced) = (&self.groups, &mut self.collectives);
+        let mut collectives = |blocks: u64, parameters: f64| {
+            let key = (blocks, parameters.to_bits());
+            if let Some(c) = priced.iter().find(|c| (c.0, c.1) == key) {
+                return c.2;
+            }
+            let c = dp_collectives(groups, &p, blocks, parameters);
+            priced.push((key.0, key.1, c));
+            c
+        };
+        Ok(timing(&self.layout, &p, &parts, &self.groups, self.stages, self.message, &mut collectives).t)
     }
 }
 
@@ -164,9 +177,18 @@ mod tests {
         // Out-of-range constants are refused as the evaluator refuses them.
         let mut plan = TimePlan::new(&w, &hw, &layouts[0], &base).unwrap().unwrap();
         assert!(plan.time_s(Efficiency { matmul: 0.0, ..Efficiency::FITTED }).is_err());
-        // An MoE or context-parallel ring block is not described: evaluated in full instead.
-        let ring = Layout::placed(1, 2, 1, 8, 1, 8, 8);
-        let long = Workload { seq_len: 8192, ..w };
-        assert!(TimePlan::new(&long, &hw, &ring, &base).unwrap().is_none());
+        // A context-parallel ring (overlapping attention) and the all-gather without it.
+        let ring = Layout::placed(2, 4, 1, 8, 1, 8, 8);
+        let long = Workload { seq_len: 16384, ..w };
+        for opts in [base, ExtendedOptions { cp_ring_overlap: false, ..base }] {
+            let mut plan = TimePlan::new(&long, &hw, &ring, &opts).unwrap().expect("described");
+            for e in [Efficiency { attention: 0.2, attention_half_seq: 0.0, ..Efficiency::FITTED }, Efficiency::FITTED]
+            {
+                let hardware = with_constants(opts.hardware, e);
+                let full = evaluate(&long, &hw, &ring, &ExtendedOptions { hardware, ..opts }).unwrap();
+                assert!(full.totals.t_tp_comm > 0.0);
+                assert_eq!(plan.time_s(e).unwrap().to_bits(), full.totals.t.to_bits(), "{e:?}");
+            }
+        }
     }
 }
