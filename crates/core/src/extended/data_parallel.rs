@@ -149,8 +149,32 @@ pub fn data_parallel_cost(
     t_fwd: f64,
     t_bwd: f64,
 ) -> DpCost {
+    dp_collectives(groups, p, blocks, parameters).exposed(t_fwd, t_bwd)
+}
+
+/// The data-parallel collectives of a device ([`data_parallel_cost`]) priced, before compute
+/// hides them ([`DpCollectives::exposed`]): they read no compute rate, so a fit pricing one
+/// configuration at many rates prices them once ([`super::timing`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DpCollectives {
+    /// The blocks whose passes hide them (0: nothing to price).
+    blocks: u64,
+    sharding: Sharding,
+    /// Bucketed behind the blocks' passes ([`ExtendedOptions::dp_overlap`]).
+    overlap: bool,
+    /// Seconds: ZeRO-0 the gradient all-reduce; ZeRO-1/2 the gradient reduce-scatter and the
+    /// parameter all-gather; ZeRO-3 the per-block gather and reduce-scatter and the cross-group
+    /// all-reduce (0 without hybrid sharding). A once-per-iteration collective is per block with
+    /// overlap, of the whole stage's volume without.
+    seconds: [f64; 3],
+}
+
+/// The collectives of a device holding `blocks` blocks and `parameters` parameters
+/// ([`data_parallel_cost`]).
+pub fn dp_collectives(groups: &DpGroups, p: &Pricing, blocks: u64, parameters: f64) -> DpCollectives {
+    let (sharding, overlap) = (p.opts.sharding, p.opts.dp_overlap);
     if groups.replicas <= 1 || blocks == 0 {
-        return DpCost::default();
+        return DpCollectives { blocks: 0, sharding, overlap, seconds: [0.0; 3] };
     }
     let per_block = parameters / blocks as f64;
     let params_gb = per_block * p.hw.element_bytes * 1e-9;
@@ -162,31 +186,49 @@ pub fn data_parallel_cost(
     let per_nic = |g: u64, s: u64| if p.opts.hardware.zero3_per_nic && s < g { 1 } else { s };
     // A once-per-iteration collective of `v` per block: bucketed behind the blocks' passes, or
     // (no overlap) one collective of the whole stage's volume after them, exposed in full.
-    let once = |kind, v: f64, g, s, t_block| {
-        if p.opts.dp_overlap { overlapped(c(kind, v, g, s), t_block, blocks) } else { c(kind, v * blocks as f64, g, s) }
-    };
-    match p.opts.sharding {
-        Sharding::Ddp => {
-            DpCost { per_microbatch_s: 0.0, per_iteration_s: once(CollectiveKind::AllReduce, grads_gb, r, rf, t_bwd) }
-        }
-        Sharding::Zero1 | Sharding::Zero2 => DpCost {
-            per_microbatch_s: 0.0,
-            per_iteration_s: once(CollectiveKind::ReduceScatter, grads_gb, r, rf, t_bwd)
-                + once(CollectiveKind::AllGather, params_gb, r, rf, t_fwd),
-        },
+    let once = |kind, v: f64, g, s| if overlap { c(kind, v, g, s) } else { c(kind, v * blocks as f64, g, s) };
+    let seconds = match sharding {
+        Sharding::Ddp => [once(CollectiveKind::AllReduce, grads_gb, r, rf), 0.0, 0.0],
+        Sharding::Zero1 | Sharding::Zero2 => [
+            once(CollectiveKind::ReduceScatter, grads_gb, r, rf),
+            once(CollectiveKind::AllGather, params_gb, r, rf),
+            0.0,
+        ],
         Sharding::Zero3 => {
             let (z, zf) = (groups.shard, per_nic(groups.shard, groups.shard_fast));
-            let gather = c(CollectiveKind::AllGather, params_gb, z, zf);
-            let scatter = c(CollectiveKind::ReduceScatter, grads_gb, z, zf);
-            let per_mb = overlapped(gather, t_fwd, blocks) + overlapped(gather + scatter, t_bwd, blocks);
             let across = groups.shard_groups();
-            let per_iteration = if across > 1 {
+            let cross = if across > 1 {
                 let fast = gcd(across, rf / groups.shard_fast.max(1));
-                once(CollectiveKind::AllReduce, grads_gb / z as f64, across, fast, t_bwd)
+                once(CollectiveKind::AllReduce, grads_gb / z as f64, across, fast)
             } else {
                 0.0
             };
-            DpCost { per_microbatch_s: per_mb, per_iteration_s: per_iteration }
+            [c(CollectiveKind::AllGather, params_gb, z, zf), c(CollectiveKind::ReduceScatter, grads_gb, z, zf), cross]
+        }
+    };
+    DpCollectives { blocks, sharding, overlap, seconds }
+}
+
+impl DpCollectives {
+    /// What the blocks' passes of `t_fwd` and `t_bwd` seconds per micro-batch leave exposed.
+    pub fn exposed(&self, t_fwd: f64, t_bwd: f64) -> DpCost {
+        let blocks = self.blocks;
+        if blocks == 0 {
+            return DpCost::default();
+        }
+        let once = |c: f64, t_block: f64| if self.overlap { overlapped(c, t_block, blocks) } else { c };
+        let [a, b, cross] = self.seconds;
+        match self.sharding {
+            Sharding::Ddp => DpCost { per_microbatch_s: 0.0, per_iteration_s: once(a, t_bwd) },
+            Sharding::Zero1 | Sharding::Zero2 => {
+                DpCost { per_microbatch_s: 0.0, per_iteration_s: once(a, t_bwd) + once(b, t_fwd) }
+            }
+            Sharding::Zero3 => {
+                let (gather, scatter) = (a, b);
+                let per_mb = overlapped(gather, t_fwd, blocks) + overlapped(gather + scatter, t_bwd, blocks);
+                // Without hybrid sharding `cross` is 0, which exposes nothing.
+                DpCost { per_microbatch_s: per_mb, per_iteration_s: once(cross, t_bwd) }
+            }
         }
     }
 }

@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 
 use super::block::{BlockCost, block_cost};
-use super::data_parallel::{DpCost, DpGroups, data_parallel_cost};
+use super::data_parallel::{DpCollectives, DpCost, DpGroups, dp_collectives};
 use super::hardware::Hardware;
 use super::head::{EndCost, embedding_cost, head_cost};
 use super::layout::Layout;
@@ -148,10 +148,13 @@ impl ExtendedEvaluation {
 
 /// The costs that depend only on the block-level layout (cached by the evaluator).
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Parts {
-    block: BlockCost,
-    embedding: EndCost,
-    head: EndCost,
+pub(crate) struct Parts {
+    /// One block.
+    pub block: BlockCost,
+    /// The embedding (first stage).
+    pub embedding: EndCost,
+    /// The head and loss (last stage).
+    pub head: EndCost,
 }
 
 fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
@@ -186,7 +189,7 @@ pub fn evaluate(
     assemble(w, layout, &p, &parts(w, layout, &p))
 }
 
-fn check(w: &Workload, hw: &Hardware, layout: &Layout, opts: &ExtendedOptions) -> Result<(), Error> {
+pub(crate) fn check(w: &Workload, hw: &Hardware, layout: &Layout, opts: &ExtendedOptions) -> Result<(), Error> {
     w.validate()?;
     opts.validate()?;
     check_layout(w, hw, layout, opts)
@@ -200,6 +203,7 @@ fn check_layout(w: &Workload, hw: &Hardware, layout: &Layout, opts: &ExtendedOpt
 }
 
 /// One device's per-micro-batch work.
+#[derive(Debug, Clone, Copy)]
 struct Device {
     name: &'static str,
     blocks: u64,
@@ -208,40 +212,67 @@ struct Device {
     flops: f64,
 }
 
-fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result<ExtendedEvaluation, Error> {
+/// The iteration's time and its parts (no memory): the last stage of the time model, from the
+/// priced block and end costs and what the layout fixes (data-parallel groups, stage split, the
+/// stage-to-stage message time [s], the data-parallel collectives of a device of `blocks` blocks
+/// and `parameters` parameters, `collectives(blocks, parameters)`). [`assemble`] and a fit's re-pricing ([`super::timing`]) both
+/// end here.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timing {
+    busiest: Device,
+    /// Exposed stage messages per slot [s].
+    messages: f64,
+    /// Pipeline bubble [s].
+    bubble: f64,
+    dp: DpCost,
+    /// Optimizer step with Transformer Engine's FP8 weight casts [s].
+    t_opt: f64,
+    /// Iteration time [s].
+    pub t: f64,
+}
+
+pub(crate) fn timing(
+    layout: &Layout,
+    p: &Pricing,
+    parts: &Parts,
+    groups: &DpGroups,
+    stages: StageSplit,
+    message: f64,
+    collectives: &mut dyn FnMut(u64, f64) -> DpCollectives,
+) -> Timing {
     let opts = p.opts;
     let Parts { block, embedding, head } = *parts;
-    let groups = DpGroups::on(layout, opts, p.hw)?;
-    let stages = split(w.layers, layout.pp, opts.stage_split);
     let nmb = layout.microbatches();
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
 
     let block_pass = block.fwd + block.bwd + block.recompute;
-    let device = |name, blocks: u64, ends: &[EndCost]| -> Device {
+    let mut device = |name, blocks: u64, ends: &[EndCost]| -> Device {
         let mut pass = block_pass.times(blocks as f64);
         let mut params = blocks as f64 * block.parameters;
         for e in ends {
             pass += e.fwd + e.bwd;
             params += e.parameters;
         }
-        let dp = data_parallel_cost(&groups, p, blocks, params, block.fwd_s(), block.bwd_s());
-        Device { name, blocks, pass, zero3_s: dp.per_microbatch_s, flops: pass.tflop }
+        // Only ZeRO-3 gathers per micro-batch (the other shardings' per-micro-batch part is 0).
+        let zero3_s = if opts.sharding == Sharding::Zero3 {
+            collectives(blocks, params).exposed(block.fwd_s(), block.bwd_s()).per_microbatch_s
+        } else {
+            0.0
+        };
+        Device { name, blocks, pass, zero3_s, flops: pass.tflop }
     };
-    let devices = if layout.pp == 1 {
-        vec![device("first", stages.first, &[embedding, head])]
+    let (devices, count) = if layout.pp == 1 {
+        let only = device("first", stages.first, &[embedding, head]);
+        ([only; 3], 1)
     } else {
-        vec![
-            device("first", stages.first, &[embedding]),
-            device("last", stages.last, &[head]),
-            device("middle", stages.most, &[]),
-        ]
+        let first = device("first", stages.first, &[embedding]);
+        ([first, device("last", stages.last, &[head]), device("middle", stages.most, &[])], 3)
     };
     let slot_of = |d: &Device| d.pass.time() + d.zero3_s;
-    let busiest = devices.iter().max_by(|a, b| slot_of(a).total_cmp(&slot_of(b))).unwrap_or(&devices[0]);
+    let busiest = *devices[..count].iter().max_by(|a, b| slot_of(a).total_cmp(&slot_of(b))).unwrap_or(&devices[0]);
 
-    let message = message_s(w, layout, p);
-    let messages = exposed_messages_s(message, v, slot_of(busiest));
-    let slot = slot_of(busiest) + messages;
+    let messages = exposed_messages_s(message, v, slot_of(&busiest));
+    let slot = slot_of(&busiest) + messages;
     let nmb_f = nmb as f64;
     let bubble = bubble_slots(layout.pp, v) * slot;
 
@@ -252,12 +283,26 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
             "last" => head.parameters,
             _ => 0.0,
         };
-    let dp = data_parallel_cost(&groups, p, busiest.blocks, params_busiest, block.fwd_s(), block.bwd_s());
+    let dp = collectives(busiest.blocks, params_busiest).exposed(block.fwd_s(), block.bwd_s());
     let optimizer_shard = if opts.sharding.shards_optimizer() { groups.shard as f64 } else { 1.0 };
     let t_opt = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER)
         + fp8_weight_cast_s(p, busiest.blocks as f64 * block.linear_parameters);
 
     let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt;
+    Timing { busiest, messages, bubble, dp, t_opt, t }
+}
+
+fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result<ExtendedEvaluation, Error> {
+    let opts = p.opts;
+    let Parts { block, embedding, head } = *parts;
+    let groups = DpGroups::on(layout, opts, p.hw)?;
+    let stages = split(w.layers, layout.pp, opts.stage_split);
+    let message = message_s(w, layout, p);
+    let mut collectives = |blocks, parameters| dp_collectives(&groups, p, blocks, parameters);
+    let Timing { busiest, messages, bubble, dp, t_opt, t } =
+        timing(layout, p, parts, &groups, stages, message, &mut collectives);
+    let nmb = layout.microbatches();
+    let nmb_f = nmb as f64;
 
     // Memory: the peak over the stages, device level (what must fit in HBM).
     let estimate = peak_memory(w, layout, p, &block, &embedding, &head, &groups);

@@ -43,23 +43,55 @@ pub fn embedding_cost(w: &Workload, layout: &Layout, p: &Pricing) -> EndCost {
 
 /// The final norm, output head and loss of one micro-batch on the last stage.
 pub fn head_cost(w: &Workload, layout: &Layout, p: &Pricing) -> EndCost {
-    let Some(vocab) = w.vocab.filter(|_| p.opts.model.embeddings_and_head) else { return EndCost::default() };
+    head_work(w, layout, p).map_or_else(EndCost::default, |h| h.priced(p))
+}
+
+/// The head laid out: what its price reads besides the compute rates ([`head_cost`]; a fit prices
+/// it again at other rates, [`super::timing`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct HeadWork {
+    /// The output matmul `(m × k)·(k × n)`: tokens, hidden width, local vocabulary.
+    matmul: (f64, f64, f64),
+    /// The norm and the loss, forward and backward.
+    elementwise: (Pass, Pass),
+    /// The tensor-parallel gather of its input [s].
+    gather_s: f64,
+    /// Parameters on this device [count].
+    parameters: f64,
+}
+
+/// The head of `w` under `layout` (`None` without a vocabulary or with the switch off).
+pub(crate) fn head_work(w: &Workload, layout: &Layout, p: &Pricing) -> Option<HeadWork> {
+    let vocab = w.vocab.filter(|_| p.opts.model.embeddings_and_head)?;
     let tokens = layout.local_tokens(w);
     let tp = layout.tp as f64;
     let (h, es) = (w.hidden as f64, p.hw.element_bytes);
     let v_local = vocab as f64 / tp;
-    let matmul = p.linear(tokens, h, v_local);
     let logits = tokens * v_local;
     let norm = 2.0 * h * tokens / tp * es;
     let loss = logits * (2.0 * es + LOSS_BYTES_PER_LOGIT_FP32);
-    let gather = tp_collective(layout, p, tokens * h * es);
-    EndCost {
-        fwd: matmul + p.elementwise(norm + loss / 2.0) + Pass { tp_comm_s: gather, ..Pass::default() },
-        bwd: matmul.times(2.0) + p.elementwise(2.0 * norm + loss / 2.0) + Pass { tp_comm_s: gather, ..Pass::default() },
+    Some(HeadWork {
+        matmul: (tokens, h, v_local),
+        elementwise: (p.elementwise(norm + loss / 2.0), p.elementwise(2.0 * norm + loss / 2.0)),
+        gather_s: tp_collective(layout, p, tokens * h * es),
         // Tied embeddings on a single stage: the head is the embedding matrix, counted there.
         parameters: if w.tied_embeddings && layout.pp == 1 { 0.0 } else { w.vocab_parameters() / tp },
-        // The logits are held at the loss of one micro-batch only: `memory::logits_and_loss`.
-        activation_bytes: 0.0,
+    })
+}
+
+impl HeadWork {
+    /// Its cost at the rates of `p`.
+    pub(crate) fn priced(&self, p: &Pricing) -> EndCost {
+        let (m, k, n) = self.matmul;
+        let matmul = p.linear(m, k, n);
+        let gather = Pass { tp_comm_s: self.gather_s, ..Pass::default() };
+        EndCost {
+            fwd: matmul + self.elementwise.0 + gather,
+            bwd: matmul.times(2.0) + self.elementwise.1 + gather,
+            parameters: self.parameters,
+            // The logits are held at the loss of one micro-batch only: `memory::logits_and_loss`.
+            activation_bytes: 0.0,
+        }
     }
 }
 

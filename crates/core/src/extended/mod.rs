@@ -84,6 +84,7 @@ pub mod pricing;
 pub mod sparsity;
 pub mod stack;
 pub mod switches;
+pub mod timing;
 pub mod workload;
 
 pub use evaluate::{Breakdown, ExtendedEvaluation, ExtendedEvaluator, evaluate};

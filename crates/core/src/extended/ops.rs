@@ -188,6 +188,89 @@ impl KeptBytes {
     }
 }
 
+/// How an operation's passes follow from the compute rates of [`Pricing`] (`η`, `η_att`, `c`,
+/// `c_att`): the operations are laid out once and priced through it, so a fit can price the same
+/// list again at other constants ([`reprice`], [`super::timing`]) by the one formula the builders
+/// use.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) enum Work {
+    /// Not described (the operations of Mixture-of-Experts blocks and latent attention, a
+    /// context-parallel ring overlapping attention): a list holding one is laid out again.
+    #[default]
+    Opaque,
+    /// Reads no compute rate (element-wise traffic, collectives that overlap nothing).
+    Fixed,
+    /// A weight matmul `(m × k)·(k × n)`: [`Pricing::weight_linear`] forward, twice that backward.
+    Matmul { m: f64, k: f64, n: f64 },
+    /// Flash attention of `tflop` [TFLOP] moving `bytes` [B] over `s_q` queries and `s_k` keys:
+    /// [`Pricing::attention`] forward, [`FLASH_BACKWARD_FACTOR`] times both backward.
+    Attention { tflop: f64, bytes: f64, s_q: f64, s_k: f64 },
+    /// A tensor-parallel collective ([`tp_passes`]) of an all-gather of `ag` and a reduce-scatter
+    /// of `rs` seconds at a sub-layer's `entry` (or exit), overlapping the weight matmul `gemm`
+    /// (`m`, `k`, `n`).
+    TpCollective { ag: f64, rs: f64, entry: bool, gemm: (f64, f64, f64) },
+    /// The context-parallel ring ([`ring_passes`]): `steps` messages of `fwd_msg` (forward) and
+    /// `bwd_msg` (backward) seconds over `cp` ranks, overlapping the flash attention `attention`
+    /// (`tflop`, `bytes`, `s_q`, `s_k` of [`Work::Attention`]).
+    CpRing { fwd_msg: f64, bwd_msg: f64, steps: f64, cp: f64, attention: (f64, f64, f64, f64) },
+}
+
+/// Flash attention's forward and backward passes ([`Work::Attention`]).
+fn attention_passes(p: &Pricing, tflop: f64, bytes: f64, s_q: f64, s_k: f64) -> (Pass, Pass) {
+    (
+        p.attention(tflop, bytes, s_q, s_k),
+        p.attention(tflop * FLASH_BACKWARD_FACTOR, bytes * FLASH_BACKWARD_FACTOR, s_q, s_k),
+    )
+}
+
+impl Work {
+    /// The forward and backward passes at the rates of `p` (`None`: not described, or they read
+    /// no rate and stay as priced).
+    fn passes(&self, p: &Pricing) -> Option<(Pass, Pass)> {
+        match *self {
+            Work::Opaque | Work::Fixed => None,
+            Work::Matmul { m, k, n } => {
+                let fwd = p.weight_linear(m, k, n);
+                Some((fwd, fwd.times(2.0)))
+            }
+            Work::Attention { tflop, bytes, s_q, s_k } => Some(attention_passes(p, tflop, bytes, s_q, s_k)),
+            Work::TpCollective { ag, rs, entry, gemm: (m, k, n) } => {
+                let (fwd, bwd, _) = tp_passes(p, ag, rs, entry, &p.weight_linear(m, k, n));
+                Some((fwd, bwd))
+            }
+            Work::CpRing { fwd_msg, bwd_msg, steps, cp, attention: (tflop, bytes, s_q, s_k) } => {
+                let (att_fwd, att_bwd) = attention_passes(p, tflop, bytes, s_q, s_k);
+                Some(ring_passes((fwd_msg, bwd_msg), steps, cp, att_fwd.compute_s, att_bwd.compute_s))
+            }
+        }
+    }
+}
+
+/// Prices `ops` again at the rates of `p` (each by its [`Work`]): those reading the matmul rate
+/// and its size constant when `matmul`, those reading attention's when `attention`; the others
+/// keep their passes.
+pub(crate) fn reprice(ops: &mut [Operation], p: &Pricing, matmul: bool, attention: bool) {
+    for op in ops {
+        let reads = match op.work {
+            Work::Matmul { .. } | Work::TpCollective { .. } => matmul,
+            Work::Attention { .. } | Work::CpRing { .. } => attention,
+            Work::Opaque | Work::Fixed => false,
+        };
+        if !reads {
+            continue;
+        }
+        if let Some((fwd, bwd)) = op.work.passes(p) {
+            op.fwd = fwd;
+            op.bwd = bwd;
+        }
+    }
+}
+
+/// Whether every operation of `ops` says how it is priced ([`reprice`] can price them all).
+pub(crate) fn repriceable(ops: &[Operation]) -> bool {
+    ops.iter().all(|o| o.work != Work::Opaque)
+}
+
 /// One operation of a block on one device for one micro-batch.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Operation {
@@ -215,6 +298,9 @@ pub struct Operation {
     /// Fraction of the forward that runs again under selective recomputation: 0 but for the
     /// operations of Megatron-Core's recompute modules ([`super::moe::RecomputeModules`]).
     pub selective_recompute: f64,
+    /// How its passes follow from the compute rates.
+    #[serde(skip)]
+    pub(crate) work: Work,
 }
 
 impl Operation {
@@ -230,7 +316,20 @@ impl Operation {
             kept: KeptBytes::default(),
             op_recompute: 0.0,
             selective_recompute: 0.0,
+            work: Work::Opaque,
         }
+    }
+
+    /// An operation priced by `work` at the rates of `p` (an operation reading no rate:
+    /// [`Work::Fixed`] with its passes).
+    fn priced(name: &'static str, kind: OpKind, p: &Pricing, work: Work, bytes: f64) -> Operation {
+        let (fwd, bwd) = work.passes(p).unwrap_or_default();
+        Operation { work, ..Operation::new(name, kind, fwd, bwd, bytes) }
+    }
+
+    /// The same operation, reading no compute rate.
+    pub(crate) fn fixed(self) -> Operation {
+        Operation { work: Work::Fixed, ..self }
     }
 
     pub(crate) fn owning(mut self, parameters: f64) -> Operation {
@@ -307,6 +406,7 @@ pub(crate) fn elementwise(p: &Pricing, name: &'static str, bytes: f64) -> Operat
         p.elementwise(bytes * BACKWARD_TRAFFIC_FACTOR),
         bytes,
     )
+    .fixed()
     .op_policy(0.0, 1.0)
 }
 
@@ -319,9 +419,8 @@ pub(crate) fn saved_input(p: &Pricing, bytes: f64) -> KeptBytes {
 
 /// A weight matmul `(tokens × k)·(k × n)` with `k·n` parameters.
 pub(crate) fn matmul(p: &Pricing, name: &'static str, m: f64, k: f64, n: f64) -> Operation {
-    let fwd = p.weight_linear(m, k, n);
     let bytes = (m * k + k * n) * p.hw.operand_bytes + m * n * p.hw.element_bytes;
-    Operation::new(name, OpKind::Matmul, fwd, fwd.times(2.0), bytes).owning(k * n)
+    Operation::priced(name, OpKind::Matmul, p, Work::Matmul { m, k, n }, bytes).owning(k * n)
 }
 
 /// The tensor-parallel collective at a sub-layer's entry (before its column-parallel matmul
@@ -335,14 +434,15 @@ pub(crate) fn matmul(p: &Pricing, name: &'static str, m: f64, k: f64, n: f64) ->
 ///   gradient's GEMM backward; exit all-reduce forward, identity backward;
 /// * with [`ExtendedOptions::tp_comm_overlap`] every collective also overlaps its GEMM.
 ///
-/// An overlapped collective exposes only the part longer than the GEMM it runs against.
+/// An overlapped collective exposes only the part longer than the GEMM it runs against. `gemm`
+/// is that GEMM's operation where the block's list holds it ([`Work::TpCollective`]).
 fn tp_collective(
     p: &Pricing,
     layout: &Layout,
     s: &Shape,
     name: &'static str,
     entry: bool,
-    gemm: &Pass,
+    (gemm, gemm_op): (&Pass, Option<&Operation>),
 ) -> Option<Operation> {
     if layout.tp <= 1 {
         return None;
@@ -351,26 +451,34 @@ fn tp_collective(
     let (g, share) = (layout.tp, layout.placement.tp);
     let ag = p.collective(CollectiveKind::AllGather, v, g, share);
     let rs = p.collective(CollectiveKind::ReduceScatter, v, g, share);
-    let sp = p.opts.sequence_parallel;
+    let (fwd, bwd, kind) = tp_passes(p, ag, rs, entry, gemm);
+    let mut op = Operation::new(name, OpKind::Collective, fwd, bwd, 0.0);
+    if let Some(Work::Matmul { m, k, n }) = gemm_op.map(|o| o.work) {
+        op.work = Work::TpCollective { ag, rs, entry, gemm: (m, k, n) };
+    }
+    op.collective = Some(CollectiveUse { kind, volume_gb: v, group: g, fast_share: share });
+    // Operator-level policy: the reduce-scatter's output is saved (its sequence shard), every
+    // other TP collective runs again with the recomputed forward.
+    Some(if !entry && p.opts.sequence_parallel {
+        op.op_policy(s.h * s.tokenwise * s.es, 0.0)
+    } else {
+        op.op_policy(0.0, 1.0)
+    })
+}
+
+/// The forward and backward passes of a tensor-parallel collective of an all-gather of `ag` and
+/// a reduce-scatter of `rs` seconds at a sub-layer's entry (or exit) overlapping `gemm`, and the
+/// forward's collective ([`tp_collective`]).
+fn tp_passes(p: &Pricing, ag: f64, rs: f64, entry: bool, gemm: &Pass) -> (Pass, Pass, CollectiveKind) {
     let hidden = |t: f64| (t - gemm.compute_s).max(0.0);
     let exposed = |t: f64| if p.opts.tp_comm_overlap { hidden(t) } else { t };
-    let (fwd_s, bwd_s, kind) = match (entry, sp) {
+    let (fwd_s, bwd_s, kind) = match (entry, p.opts.sequence_parallel) {
         (true, true) => (exposed(ag), hidden(ag) + hidden(rs), CollectiveKind::AllGather),
         (true, false) => (0.0, hidden(ag + rs), CollectiveKind::AllReduce),
         (false, true) => (exposed(rs), exposed(ag), CollectiveKind::ReduceScatter),
         (false, false) => (exposed(ag + rs), 0.0, CollectiveKind::AllReduce),
     };
-    let mut op = Operation::new(
-        name,
-        OpKind::Collective,
-        Pass { tp_comm_s: fwd_s, ..Pass::default() },
-        Pass { tp_comm_s: bwd_s, ..Pass::default() },
-        0.0,
-    );
-    op.collective = Some(CollectiveUse { kind, volume_gb: v, group: g, fast_share: share });
-    // Operator-level policy: the reduce-scatter's output is saved (its sequence shard), every
-    // other TP collective runs again with the recomputed forward.
-    Some(if !entry && sp { op.op_policy(s.h * s.tokenwise * s.es, 0.0) } else { op.op_policy(0.0, 1.0) })
+    (Pass { tp_comm_s: fwd_s, ..Pass::default() }, Pass { tp_comm_s: bwd_s, ..Pass::default() }, kind)
 }
 
 /// Which sub-layer a norm, its tensor-parallel collectives and its residual add belong to.
@@ -424,9 +532,14 @@ pub(crate) fn sublayer(
     let block_input = if which == Sublayer::Attention { input } else { 0.0 };
     let norm_op = elementwise(p, norm, norm_elements * input).owning(s.h / s.tp).keeping(kept);
     ops.push(norm_op.op_policy(block_input, 1.0));
-    ops.extend(tp_collective(p, layout, &s, gather, true, entry_gemm));
+    // The GEMMs the collectives overlap, as operations of `inner`: the first weight matmul of the
+    // entry's pass, the last of the exit's.
+    let is = |o: &&Operation, gemm: &Pass| o.kind == OpKind::Matmul && o.fwd == *gemm;
+    let entry_op = inner.iter().find(|o| is(o, entry_gemm)).copied();
+    let exit_op = inner.iter().rev().find(|o| is(o, exit_gemm)).copied();
+    ops.extend(tp_collective(p, layout, &s, gather, true, (entry_gemm, entry_op.as_ref())));
     ops.extend(inner);
-    ops.extend(tp_collective(p, layout, &s, scatter, false, exit_gemm));
+    ops.extend(tp_collective(p, layout, &s, scatter, false, (exit_gemm, exit_op.as_ref())));
     ops.push(elementwise(p, residual, RESIDUAL_ELEMENTS_PER_H * s.h * s.tokenwise * s.es));
     ops
 }
@@ -468,18 +581,14 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     let mask = if o.model.causal { 0.5 } else { 1.0 };
     let att_tflop = 4.0 * mbs * s_q * seq * heads_local * w.head_dim as f64 * mask * 1e-12;
     let att_bytes = (2.0 * tokens * q_w / tp + 2.0 * mbs * seq * kv_local) * es;
-    let att_fwd = p.attention(att_tflop, att_bytes, s_q, seq);
-    let att_bwd = p.attention(att_tflop * FLASH_BACKWARD_FACTOR, att_bytes * FLASH_BACKWARD_FACTOR, s_q, seq);
+    let attention = Work::Attention { tflop: att_tflop, bytes: att_bytes, s_q, s_k: seq };
+    let att = Operation::priced("attention", OpKind::Attention, p, attention, att_bytes);
     let qkv_kept = (q_w / tp + 2.0 * kv_local) * tokens * es;
     // Operator-level policy: the kernel's outputs are saved (the attention output and the FP32
     // log-sum-exp per head and query token); Q, K, V are recomputed for its backward.
     let att_saved = (q_w / tp * es + 4.0 * heads_local) * tokens;
-    inner.push(
-        Operation::new("attention", OpKind::Attention, att_fwd, att_bwd, att_bytes)
-            .keeping(KeptBytes::recomputable(qkv_kept))
-            .op_policy(att_saved, 0.0),
-    );
-    inner.extend(context_parallel(w, layout, p, kv_local, att_fwd.compute_s, att_bwd.compute_s));
+    inner.push(att.keeping(KeptBytes::recomputable(qkv_kept)).op_policy(att_saved, 0.0));
+    inner.extend(context_parallel_over(w, layout, p, kv_local, (att.fwd.compute_s, att.bwd.compute_s), att.work));
 
     let out_input = q_w / tp * tokens * es;
     // Operator-level policy: the 4th matmul, recomputed (its input is the saved attention output).
@@ -533,7 +642,9 @@ pub(crate) fn fp8_casts(w: &Workload, layout: &Layout, p: &Pricing, linear_param
     if p.opts.fp8_recipe.is_torchao() {
         let weights = linear_parameters * (s.es + FP8_CAST_BYTES);
         let pass = p.elementwise(weights);
-        ops.push(Operation::new("fp8_weight_casts", OpKind::Elementwise, pass, pass, weights).op_policy(0.0, 1.0));
+        ops.push(
+            Operation::new("fp8_weight_casts", OpKind::Elementwise, pass, pass, weights).fixed().op_policy(0.0, 1.0),
+        );
     }
     ops
 }
@@ -584,6 +695,20 @@ pub(crate) fn context_parallel(
     att_fwd_s: f64,
     att_bwd_s: f64,
 ) -> Option<Operation> {
+    context_parallel_over(w, layout, p, kv_local, (att_fwd_s, att_bwd_s), Work::Opaque)
+}
+
+/// [`context_parallel`] overlapping the attention whose compute times are `att_s` (forward,
+/// backward) [s] and whose pricing rule is `attention` (a ring overlapping a described
+/// [`Work::Attention`] is described too).
+fn context_parallel_over(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    kv_local: f64,
+    (att_fwd_s, att_bwd_s): (f64, f64),
+    attention: Work,
+) -> Option<Operation> {
     let cp = layout.cp;
     if cp <= 1 {
         return None;
@@ -591,24 +716,40 @@ pub(crate) fn context_parallel(
     let es = p.hw.element_bytes;
     let chunk_gb = 2.0 * layout.mbs as f64 * (w.seq_len / cp) as f64 * kv_local * es * 1e-9;
     let share = layout.placement.cp;
-    let (fwd, bwd, kind) = if p.opts.cp_ring_overlap {
+    let (fwd, bwd, kind, work) = if p.opts.cp_ring_overlap {
         let fast = share == cp;
         let steps = (cp - 1) as f64;
-        let fwd = steps * (p.p2p(chunk_gb, fast) - att_fwd_s / cp as f64).max(0.0);
-        let bwd = steps * (p.p2p(2.0 * chunk_gb, fast) - att_bwd_s / cp as f64).max(0.0);
-        (fwd, bwd, CollectiveKind::P2p)
+        let msg = (p.p2p(chunk_gb, fast), p.p2p(2.0 * chunk_gb, fast));
+        let (fwd, bwd) = ring_passes(msg, steps, cp as f64, att_fwd_s, att_bwd_s);
+        let work = match attention {
+            Work::Attention { tflop, bytes, s_q, s_k } => Work::CpRing {
+                fwd_msg: msg.0,
+                bwd_msg: msg.1,
+                steps,
+                cp: cp as f64,
+                attention: (tflop, bytes, s_q, s_k),
+            },
+            _ => Work::Opaque,
+        };
+        (fwd, bwd, CollectiveKind::P2p, work)
     } else {
         let full = chunk_gb * cp as f64;
         let gather = p.collective(CollectiveKind::AllGather, full, cp, share);
-        (gather, gather + p.collective(CollectiveKind::ReduceScatter, full, cp, share), CollectiveKind::AllGather)
+        let scatter = p.collective(CollectiveKind::ReduceScatter, full, cp, share);
+        let pass = |s: f64| Pass { cp_comm_s: s, ..Pass::default() };
+        // The all-gather reads no rate.
+        (pass(gather), pass(gather + scatter), CollectiveKind::AllGather, Work::Fixed)
     };
-    let mut op = Operation::new(
-        "cp_kv_exchange",
-        OpKind::Collective,
-        Pass { cp_comm_s: fwd, ..Pass::default() },
-        Pass { cp_comm_s: bwd, ..Pass::default() },
-        0.0,
-    );
+    let mut op = Operation::new("cp_kv_exchange", OpKind::Collective, fwd, bwd, 0.0);
+    op.work = work;
     op.collective = Some(CollectiveUse { kind, volume_gb: chunk_gb * cp as f64, group: cp, fast_share: share });
     Some(op)
+}
+
+/// The ring's exposed passes: `steps` messages of `msg` (forward, backward) seconds, each beyond
+/// one chunk's attention compute (`att_fwd_s`, `att_bwd_s` over `cp` chunks) [s].
+fn ring_passes(msg: (f64, f64), steps: f64, cp: f64, att_fwd_s: f64, att_bwd_s: f64) -> (Pass, Pass) {
+    let fwd = steps * (msg.0 - att_fwd_s / cp).max(0.0);
+    let bwd = steps * (msg.1 - att_bwd_s / cp).max(0.0);
+    (Pass { cp_comm_s: fwd, ..Pass::default() }, Pass { cp_comm_s: bwd, ..Pass::default() })
 }

@@ -12,7 +12,7 @@ use super::row::{RunSetup, interpret};
 use super::schema::{MeasuredFile, MeasuredRun};
 use crate::SystemParams;
 use crate::extended::efficiency::{Efficiency, median};
-use crate::extended::{self, ExtendedOptions, Hardware, HardwareChoices};
+use crate::extended::{self, ExtendedOptions, Hardware};
 use crate::reference;
 
 pub use crate::mode::Mode;
@@ -271,6 +271,24 @@ impl Prepared {
         Some(self.evaluate(Mode::Extended, eta).0.ok()?.t)
     }
 
+    /// The row's configuration laid out for the fits' many constants
+    /// ([`extended::timing::TimePlan`]): `None` without a setup or a part, where extended mode
+    /// cannot evaluate it, or where its operations are not all described (then
+    /// [`Prepared::extended_time_s`] prices it in full).
+    pub fn time_plan(&self) -> Option<extended::timing::TimePlan> {
+        let (setup, hw) = (self.setup.as_ref().ok()?, self.hardware.as_ref().ok()?);
+        let opts = options_at(setup, Efficiency::FITTED);
+        extended::timing::TimePlan::new(&setup.workload, hw, &setup.layout, &opts).ok()?
+    }
+
+    /// [`Prepared::extended_time_s`] through the row's `plan` where it has one (the same bits).
+    pub fn planned_time_s(&self, plan: Option<&mut extended::timing::TimePlan>, eta: Efficiency) -> Option<f64> {
+        match (plan, self.setup.as_ref()) {
+            (Some(plan), Ok(_)) => plan.time_s(eta).ok(),
+            _ => self.extended_time_s(eta),
+        }
+    }
+
     /// Extended mode's iteration time of the row on `hw` (the row's part with other stack
     /// constants, [`super::one_shot`]) at `eta` [s]; `Err`: why it cannot be evaluated (the
     /// reason [`Prepared::predict`] gives).
@@ -434,16 +452,7 @@ fn extended_capacity_gb(setup: &RunSetup) -> Option<f64> {
 }
 
 fn options_at(setup: &RunSetup, eta: Efficiency) -> ExtendedOptions {
-    ExtendedOptions {
-        hardware: HardwareChoices {
-            matmul_efficiency: eta.matmul,
-            attention_efficiency: eta.attention,
-            gemm_half_dim: eta.gemm_half_dim,
-            attention_half_seq: eta.attention_half_seq,
-            ..setup.options.hardware
-        },
-        ..setup.options
-    }
+    ExtendedOptions { hardware: extended::timing::with_constants(setup.options.hardware, eta), ..setup.options }
 }
 
 /// The part of a row for memory alone, when the catalog lacks a rate the time needs: the row's

@@ -155,21 +155,23 @@ pub fn fit_pair(pool: Pool, keep: Keep, c: f64, c_att: f64) -> Efficiency {
     let objective = |e: Efficiency| pool.mean_abs(e, keep);
     let (m_lo, m_hi) = (thousandths(ETA_RANGE.0), thousandths(ETA_RANGE.1));
     let (a_lo, a_hi) = (thousandths(ETA_ATT_RANGE.0), thousandths(ETA_ATT_RANGE.1));
+    let at = |m: i64, a: i64| Efficiency {
+        matmul: m as f64 / 1000.0,
+        attention: a as f64 / 1000.0,
+        gemm_half_dim: c,
+        attention_half_seq: c_att,
+    };
+    // Each grid and line is announced before it is walked, so that its points are priced
+    // together ([`super::fit_cache::FitCache::prefetch`]; the same values).
+    let grid = |lo: i64, hi: i64, step: i64| (lo..=hi).step_by(step as usize);
     // Basin: full grid with step 0.05.
-    let mut best = (
-        f64::INFINITY,
-        Efficiency { matmul: ETA_RANGE.0, attention: ETA_ATT_RANGE.0, gemm_half_dim: c, attention_half_seq: c_att },
-    );
+    pool.prefetch(&grid(m_lo, m_hi, 50).flat_map(|m| grid(a_lo, a_hi, 50).map(move |a| at(m, a))).collect::<Vec<_>>());
+    let mut best = (f64::INFINITY, at(m_lo, a_lo));
     let mut m = m_lo;
     while m <= m_hi {
         let mut a = a_lo;
         while a <= a_hi {
-            let e = Efficiency {
-                matmul: m as f64 / 1000.0,
-                attention: a as f64 / 1000.0,
-                gemm_half_dim: c,
-                attention_half_seq: c_att,
-            };
+            let e = at(m, a);
             let v = objective(e);
             if v < best.0 {
                 best = (v, e);
@@ -186,11 +188,17 @@ pub fn fit_pair(pool: Pool, keep: Keep, c: f64, c_att: f64) -> Efficiency {
                 Some(w) => ((thousandths(e.matmul) - w).max(m_lo), (thousandths(e.matmul) + w).min(m_hi)),
                 None => (m_lo, m_hi),
             };
+            pool.prefetch(
+                &grid(lo, hi, step).map(|i| Efficiency { matmul: i as f64 / 1000.0, ..e }).collect::<Vec<_>>(),
+            );
             e.matmul = best_1d(lo, hi, step, &mut |x| objective(Efficiency { matmul: x, ..e })).1;
             let (lo, hi) = match half_width {
                 Some(w) => ((thousandths(e.attention) - w).max(a_lo), (thousandths(e.attention) + w).min(a_hi)),
                 None => (a_lo, a_hi),
             };
+            pool.prefetch(
+                &grid(lo, hi, step).map(|i| Efficiency { attention: i as f64 / 1000.0, ..e }).collect::<Vec<_>>(),
+            );
             e.attention = best_1d(lo, hi, step, &mut |x| objective(Efficiency { attention: x, ..e })).1;
             if e == before {
                 break;

@@ -6,7 +6,8 @@
 //! same minimum. So the fits run side by side, one size pair `(c, c_att)` at a time
 //! ([`super::fit::MultiFit`]), and the work of a point is done once for all of them:
 //!
-//! * **Pricing** (an extended-mode evaluation, a few µs) is done once per *priced configuration*:
+//! * **Pricing** (an extended-mode evaluation, a few µs; for a dense model a re-pricing of its
+//!   operations laid out once, [`crate::extended::timing`]) is done once per *priced configuration*:
 //!   rows with the same workload, part, layout and switches ([`Prepared::pricing_key`]: a file
 //!   restating a run in several figures, the same layout measured by several sources) share one
 //!   iteration time, which each row converts to its own figure ([`Conversion`]).
@@ -26,6 +27,7 @@
 
 use super::compare::{Conversion, Prepared};
 use crate::extended::efficiency::Efficiency;
+use crate::extended::timing::TimePlan;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -61,6 +63,9 @@ pub struct FitCache {
     timed: Vec<Option<(usize, Conversion, f64)>>,
     /// One row of each priced configuration.
     priced: Vec<usize>,
+    /// Each priced configuration laid out once for pricing at every point
+    /// ([`crate::extended::timing::TimePlan`]; `None`: priced in full).
+    plans: RefCell<Vec<Option<TimePlan>>>,
     /// Per row: its group (0: no source; `1 + s`: source `s` alone; `1 + S + j`: `extras[j]`).
     group_of: Vec<usize>,
     /// Sources the rows may count as.
@@ -119,7 +124,8 @@ impl FitCache {
                 touching[s].push(j);
             }
         }
-        FitCache { timed, priced, group_of, sources, extras, touching, points: RefCell::default() }
+        let plans = RefCell::new(priced.iter().map(|&i| rows[i].time_plan()).collect());
+        FitCache { timed, priced, plans, group_of, sources, extras, touching, points: RefCell::default() }
     }
 
     /// A cache of `rows` as one group: every fit keeps them all ([`Keep::All`]).
@@ -135,7 +141,26 @@ impl FitCache {
     /// The time error of every row at `eta` (`None` where a row has none), each priced
     /// configuration priced once.
     pub fn row_errors(&self, rows: &[Prepared], eta: Efficiency) -> Vec<Option<f64>> {
-        let times: Vec<Option<f64>> = self.priced.iter().map(|&i| rows[i].extended_time_s(eta)).collect();
+        let mut times = self.times(rows, &[eta]);
+        self.errors_of(&times.pop().unwrap_or_default())
+    }
+
+    /// The iteration time of every priced configuration at each of `etas` (one list per point),
+    /// configuration by configuration: one configuration's operations stay in the processor's
+    /// cache while it is priced at every point.
+    fn times(&self, rows: &[Prepared], etas: &[Efficiency]) -> Vec<Vec<Option<f64>>> {
+        let mut times = vec![vec![None; self.priced.len()]; etas.len()];
+        let mut plans = self.plans.borrow_mut();
+        for (c, (&i, plan)) in self.priced.iter().zip(plans.iter_mut()).enumerate() {
+            for (t, &eta) in times.iter_mut().zip(etas) {
+                t[c] = rows[i].planned_time_s(plan.as_mut(), eta);
+            }
+        }
+        times
+    }
+
+    /// The time error of every row from its configuration's time `times`.
+    fn errors_of(&self, times: &[Option<f64>]) -> Vec<Option<f64>> {
         self.timed
             .iter()
             .map(|t| {
@@ -145,14 +170,42 @@ impl FitCache {
             .collect()
     }
 
+    /// Prices the points of `etas` no fit has asked for yet, all together ([`Self::times`]), and
+    /// keeps their sums: a fit about to walk a grid or a line of points announces them here.
+    pub fn prefetch(&self, rows: &[Prepared], etas: &[Efficiency]) {
+        let mut missing: Vec<Efficiency> = Vec::new();
+        {
+            let points = self.points.borrow();
+            for &eta in etas {
+                if !points.contains_key(&key(eta)) && !missing.iter().any(|m| key(*m) == key(eta)) {
+                    missing.push(eta);
+                }
+            }
+        }
+        if missing.len() < 2 {
+            return;
+        }
+        for (eta, times) in missing.iter().zip(self.times(rows, &missing)) {
+            let sums = self.sums_of(self.errors_of(&times));
+            self.points.borrow_mut().insert(key(*eta), sums);
+        }
+    }
+
     fn sums_at(&self, rows: &[Prepared], eta: Efficiency) -> Arc<PointSums> {
         let k = key(eta);
         if let Some(p) = self.points.borrow().get(&k) {
             return p.clone();
         }
+        let p = self.sums_of(self.row_errors(rows, eta));
+        self.points.borrow_mut().insert(k, p.clone());
+        p
+    }
+
+    /// The group sums of the row errors `errors` (in row order).
+    fn sums_of(&self, errors: Vec<Option<f64>>) -> Arc<PointSums> {
         let groups = 1 + self.sources + self.extras.len();
         let mut sums = vec![(0.0, 0u64); groups];
-        for (e, g) in self.row_errors(rows, eta).into_iter().zip(&self.group_of) {
+        for (e, g) in errors.into_iter().zip(&self.group_of) {
             if let Some(e) = e {
                 sums[*g].0 += e.abs();
                 sums[*g].1 += 1;
@@ -171,9 +224,7 @@ impl FitCache {
         }
         let extras = sums[1 + s..].to_vec();
         let extras_total = extras.iter().fold((0.0, 0), |a, b| add(a, *b));
-        let p = Arc::new(PointSums { left, right, extras, extras_total });
-        self.points.borrow_mut().insert(k, p.clone());
-        p
+        Arc::new(PointSums { left, right, extras, extras_total })
     }
 
     /// Mean absolute error of the rows `keep` selects at `eta` (infinite when none has an error).
@@ -221,6 +272,11 @@ impl Pool<'_> {
     /// Mean absolute error of the rows `keep` selects at `eta` ([`FitCache::mean_abs`]).
     pub fn mean_abs(&self, eta: Efficiency, keep: Keep) -> f64 {
         self.cache.mean_abs(self.rows, eta, keep)
+    }
+
+    /// Prices the points `etas` together ([`FitCache::prefetch`]).
+    pub fn prefetch(&self, etas: &[Efficiency]) {
+        self.cache.prefetch(self.rows, etas)
     }
 }
 
