@@ -91,7 +91,7 @@ test('with a price, the sensitivity strip says each factor\'s cost and its chang
   await resultsSettled(page);
   await page.locator('section.sensitivity[data-state="done"]').waitFor({ timeout: 180_000 });
   assert.match(await page.locator('.sens-cost-note').innerText(), /your 2 per device-hour/);
-  assert.match(await page.locator('.sens-baseline').innerText(), /^As it is: [\d.,]+ days, [\d.,]+( M| bn)? with 1d\./);
+  assert.match(await page.locator('.sens-baseline').innerText(), /^As it is: [\d.,]+ days \([\d.,]+( M| bn)? at your price\) with 1d\./);
   const matrix = page.locator('.sens-row[data-feature="matrix"] .sens-cell');
   // ×2: fewer days and less money; ×0.5: more.
   assert.match(await matrix.nth(1).locator('.sens-cost-change').innerText(), /^−/);

@@ -147,7 +147,8 @@ pub fn strip(r: &SensitivityResult, price: Option<f64>) -> Strip {
         .fold(1.0, f64::max);
     let baseline = match (&r.baseline.status, r.baseline.training_days) {
         (PointStatus::Fits, Some(d)) => {
-            let cost = base_money.map(|m| format!(", {}", run_cost::money_short(m, false))).unwrap_or_default();
+            let cost =
+                base_money.map(|m| format!(" ({} at your price)", run_cost::money_short(m, false))).unwrap_or_default();
             format!("As it is: {} days{cost} with {}.", fmt::days(d), r.baseline.layout().unwrap_or_default())
         }
         (status, _) => format!(
@@ -267,7 +268,11 @@ mod tests {
         // The baseline's money: 64 devices × its days × 24 h × 2.
         let days = r.baseline.training_days.unwrap();
         let want = run_cost::money_short(64.0 * days * 24.0 * 2.0, false);
-        assert!(priced.baseline.contains(&format!(", {want} with ")), "{} vs {want}", priced.baseline);
+        assert!(
+            priced.baseline.contains(&format!(" days ({want} at your price) with ")),
+            "{} vs {want}",
+            priced.baseline
+        );
         let matrix = priced.rows.iter().find(|r| r.key == "matrix").unwrap();
         // Twice the rate: fewer days, less money at the same price; half: more.
         assert!(matrix.cells[1].cost_change.starts_with('−'), "{:?}", matrix.cells[1]);
