@@ -17,6 +17,8 @@
 //! | `sel` | selected configuration ([`fmperf_core::explore::code`]) | the best |
 //! | `tab` | detail panel: `breakdown`, `layers`, `compare`, `own` | `breakdown` |
 //! | `cmp` | configurations to compare: `model~system~domain~batch~config`, comma-separated | |
+//! | `price` | your price per device-hour, for the scenario's part ([`crate::run_cost::PRICE_KEY`]); empty: the part's example price | |
+//! | `rank` | order of the compared configurations: `cost` (the whole run's money) or `time` ([`crate::run_cost::RANK_KEY`]) | `time` |
 //! | `own.s`, `own.tp`, `own.tp2`, `own.pp`, `own.mbs`, `own.nb`, `own.nv` | "try your own" form | |
 //!
 //! Values are kept as typed (even when invalid), so nothing a user entered is lost on reload.

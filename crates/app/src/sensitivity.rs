@@ -2,7 +2,9 @@
 //! ([`fmperf_core::sensitivity`]) as the page shows it — one row per feature in the core's order
 //! (the largest saving first), each factor with its training days, its change against the
 //! scenario [%], a bar scaled to the largest change, the best layout, and a link to the feature's
-//! full sweep in the Studies view. The component only draws these texts.
+//! full sweep in the Studies view; with the user's price per device-hour (URL key `price`), each
+//! factor's whole-run cost and its change in money beside the days. The component only draws these
+//! texts.
 
 use fmperf_core::explore::ExploreSpec;
 use fmperf_core::explore::inputs::ExploreFields;
@@ -12,6 +14,7 @@ use fmperf_core::sweep::SweepText;
 
 use crate::fmt;
 use crate::query::Query;
+use crate::run_cost;
 use crate::views::{VIEW_KEY, View};
 
 /// The strip's heading.
@@ -32,6 +35,10 @@ pub struct Cell {
     pub days: String,
     /// The change against the scenario: `−43.7 %` (empty without one).
     pub change: String,
+    /// The whole run's cost at the user's price (`4.27 M`; empty without a price or a layout).
+    pub cost: String,
+    /// The cost against the scenario's (`−1.06 M`; empty without one).
+    pub cost_change: String,
     /// The bar's length [% of the cell's bar track], the change over the strip's largest change.
     pub bar_pct: f64,
     /// `faster`, `slower`, `same` or `none` (no change to draw): the bar's class.
@@ -62,6 +69,8 @@ pub struct Strip {
     pub baseline: String,
     /// The features, the largest saving first.
     pub rows: Vec<Row>,
+    /// What the costs are at (`Cost at your 2.5 per device-hour …`), when a price is set.
+    pub cost_note: Option<String>,
 }
 
 /// A value in its unit, short: `1,979 TFLOP/s`, `42.8 GB`, `16 devices`.
@@ -91,7 +100,12 @@ fn factor_text(x: f64) -> String {
     format!("×{x}")
 }
 
-fn cell(f: Feature, p: &Point, largest: f64) -> Cell {
+/// The whole run's money at `price` (`None` without a price or a layout).
+fn money(p: &Point, price: Option<f64>) -> Option<f64> {
+    Some(p.cost.clone()?.at_price(price?).total?)
+}
+
+fn cell(f: Feature, p: &Point, largest: f64, price: Option<f64>, base_money: Option<f64>) -> Cell {
     let layout = p.layout().unwrap_or_default();
     let (days, detail) = match &p.status {
         PointStatus::Fits => (format!("{} days", fmt::days(p.training_days.unwrap_or(f64::NAN))), layout),
@@ -113,11 +127,16 @@ fn cell(f: Feature, p: &Point, largest: f64) -> Cell {
         None => (String::new(), 0.0, "none"),
     };
     let value = p.value.map(|v| value_text(f, v)).unwrap_or_default();
-    Cell { factor: factor_text(p.factor), value, days, change, bar_pct, direction, detail }
+    let m = money(p, price);
+    let cost = m.map(|m| run_cost::money_short(m, false)).unwrap_or_default();
+    let cost_change = m.zip(base_money).map(|(m, b)| run_cost::money_short(m - b, true)).unwrap_or_default();
+    Cell { factor: factor_text(p.factor), value, days, change, cost, cost_change, bar_pct, direction, detail }
 }
 
-/// The strip of a finished (or running) sensitivity.
-pub fn strip(r: &SensitivityResult) -> Strip {
+/// The strip of a finished (or running) sensitivity; `price`: the user's per device-hour (adds the
+/// costs).
+pub fn strip(r: &SensitivityResult, price: Option<f64>) -> Strip {
+    let base_money = money(&r.baseline, price);
     let largest = r
         .features
         .iter()
@@ -128,7 +147,9 @@ pub fn strip(r: &SensitivityResult) -> Strip {
         .fold(1.0, f64::max);
     let baseline = match (&r.baseline.status, r.baseline.training_days) {
         (PointStatus::Fits, Some(d)) => {
-            format!("As it is: {} days with {}.", fmt::days(d), r.baseline.layout().unwrap_or_default())
+            let cost =
+                base_money.map(|m| format!(" ({} at your price)", run_cost::money_short(m, false))).unwrap_or_default();
+            format!("As it is: {} days{cost} with {}.", fmt::days(d), r.baseline.layout().unwrap_or_default())
         }
         (status, _) => format!(
             "As it is, nothing fits ({}): the rows show which change makes it fit.",
@@ -143,11 +164,17 @@ pub fn strip(r: &SensitivityResult) -> Strip {
             key: e.feature.key(),
             label: format!("{} [{}]", e.feature.label(), e.feature.unit()),
             value: value_text(e.feature, e.base_value),
-            cells: e.points.iter().map(|p| cell(e.feature, p, largest)).collect(),
+            cells: e.points.iter().map(|p| cell(e.feature, p, largest, price, base_money)).collect(),
             axis: e.feature.sweep_axis(domain),
         })
         .collect();
-    Strip { baseline, rows }
+    let cost_note = price.map(|p| {
+        format!(
+            "Cost of the whole run at your {p} per device-hour, the same price at every point (a faster part \
+             usually costs more per hour); M = million, bn = billion."
+        )
+    });
+    Strip { baseline, rows, cost_note }
 }
 
 /// The Studies view's query for the full sweep of one feature of the explorer's scenario: the
@@ -197,8 +224,9 @@ mod tests {
     fn six_rows_sorted_with_units_signs_and_bars() {
         let (s, ..) = spec("64", "");
         let r = Sensitivity::new(Base::of_explore(&s)).unwrap().finish();
-        let strip = strip(&r);
+        let strip = strip(&r, None);
         assert_eq!(strip.rows.len(), 6);
+        assert!(strip.cost_note.is_none() && strip.rows.iter().all(|r| r.cells.iter().all(|c| c.cost.is_empty())));
         assert!(strip.baseline.starts_with("As it is: ") && strip.baseline.contains(" days with 1d."));
         let matrix = strip.rows.iter().find(|r| r.key == "matrix").unwrap();
         assert_eq!(matrix.label, "matrix FLOP rate [TFLOP/s]");
@@ -222,13 +250,36 @@ mod tests {
     fn impossible_points_and_signs_read_as_words() {
         let (s, ..) = spec("8", "8");
         let r = Sensitivity::new(Base::of_explore(&s)).unwrap().finish();
-        let domain = strip(&r).rows.into_iter().find(|r| r.key == "domain").unwrap();
+        let domain = strip(&r, None).rows.into_iter().find(|r| r.key == "domain").unwrap();
         assert_eq!(domain.cells[1].days, "not possible");
         assert!(domain.cells[1].detail.contains("changes nothing"));
         assert_eq!((domain.cells[1].change.as_str(), domain.cells[1].direction), ("", "none"));
         assert_eq!(change_text(-0.04), "±0.0 %");
         assert_eq!(change_text(12.345), "+12.3 %");
         assert_eq!(change_text(-43.66), "−43.7 %");
+    }
+
+    #[test]
+    fn with_a_price_each_factor_says_its_cost_and_the_change_in_money() {
+        let (s, ..) = spec("64", "");
+        let r = Sensitivity::new(Base::of_explore(&s)).unwrap().finish();
+        let priced = strip(&r, Some(2.0));
+        assert!(priced.cost_note.as_deref().unwrap().contains("your 2 per device-hour"));
+        // The baseline's money: 64 devices × its days × 24 h × 2.
+        let days = r.baseline.training_days.unwrap();
+        let want = run_cost::money_short(64.0 * days * 24.0 * 2.0, false);
+        assert!(
+            priced.baseline.contains(&format!(" days ({want} at your price) with ")),
+            "{} vs {want}",
+            priced.baseline
+        );
+        let matrix = priced.rows.iter().find(|r| r.key == "matrix").unwrap();
+        // Twice the rate: fewer days, less money at the same price; half: more.
+        assert!(matrix.cells[1].cost_change.starts_with('−'), "{:?}", matrix.cells[1]);
+        assert!(matrix.cells[0].cost_change.starts_with('+'), "{:?}", matrix.cells[0]);
+        let p = r.features.iter().find(|f| f.feature == Feature::Matrix).unwrap().points[1].clone();
+        let m = 64.0 * p.training_days.unwrap() * 24.0 * 2.0;
+        assert_eq!(matrix.cells[1].cost, run_cost::money_short(m, false));
     }
 
     #[test]

@@ -100,8 +100,11 @@ fn run_cost_lines_by_hand() {
         lines.iter().map(|l| l.0).collect::<Vec<_>>(),
         ["Device-hours", "Energy, devices", "Energy, whole servers", "Money"]
     );
-    assert!(lines[3].1.contains("example, not a quote"), "{}", lines[3].1);
+    assert!(lines[3].2.contains("example, not a quote"), "{}", lines[3].2);
+    // The value is a figure and its unit, short enough for a phone; the basis says the rest.
+    assert!(lines.iter().all(|l| l.1.chars().count() <= 16), "{lines:?}");
+    assert_eq!(lines[3].1, format!("{} USD", fmperf_app::fmt::count(c.total.unwrap().round() as u64)));
     assert_eq!(run_cost::placeholder(&s), "12.29 (example)");
     let mine = run_cost::of(&s, &report, Some(2.0)).unwrap();
-    assert!(run_cost::lines(&mine)[3].1.contains("at your 2 per device-hour"));
+    assert!(run_cost::lines(&mine)[3].2.contains("at your 2 per device-hour"));
 }

@@ -24,15 +24,7 @@ pub const FLAGS: [&str; 3] = ["tokens", "samples", "price-per-device-hour"];
 
 /// The budget and price the flags give (`None` without a budget).
 pub fn from_args(args: &Args) -> Result<Option<(TrainingBudget, Option<f64>)>, CmdError> {
-    let number = |flag: &str| -> Result<Option<f64>, CmdError> {
-        match args.value(flag)? {
-            None => Ok(None),
-            Some(t) => match t.trim().replace('_', "").parse::<f64>() {
-                Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
-                _ => Err(CmdError::Usage(format!("--{flag} {t}: must be a number ≥ 0 (1e12, 2.5)"))),
-            },
-        }
-    };
+    let number = |flag: &str| number_flag(args, flag);
     let price = number("price-per-device-hour")?;
     let budget = match (number("tokens")?, number("samples")?) {
         (Some(_), Some(_)) => return Err(CmdError::Usage("--tokens and --samples: give one budget".into())),
@@ -46,6 +38,17 @@ pub fn from_args(args: &Args) -> Result<Option<(TrainingBudget, Option<f64>)>, C
         (None, None) => return Ok(None),
     };
     Ok(Some((budget, price)))
+}
+
+/// The number after `--flag` (≥ 0; `None` without the flag).
+pub fn number_flag(args: &Args, flag: &str) -> Result<Option<f64>, CmdError> {
+    match args.value(flag)? {
+        None => Ok(None),
+        Some(t) => match t.trim().replace('_', "").parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
+            _ => Err(CmdError::Usage(format!("--{flag} {t}: must be a number ≥ 0 (1e12, 2.5)"))),
+        },
+    }
 }
 
 /// The cost of the estimated configuration for `budget` at `price`.
@@ -90,6 +93,12 @@ pub fn add_columns(t: &mut crate::table::Table, costs: &[RunCost], exact: bool) 
     if costs.is_empty() {
         return;
     }
+    add_optional_columns(t, &costs.iter().map(Some).collect::<Vec<_>>(), exact);
+}
+
+/// [`add_columns`] where a row may have no cost (no configuration): its cells stay empty (`-` in
+/// a table).
+pub fn add_optional_columns(t: &mut crate::table::Table, costs: &[Option<&RunCost>], exact: bool) {
     if exact {
         t.header.extend(["gpu_hours", "energy_mwh", "price_per_device_hour", "cost_total"].map(String::from));
     } else {
@@ -97,10 +106,13 @@ pub fn add_columns(t: &mut crate::table::Table, costs: &[RunCost], exact: bool) 
     }
     let num = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
     for (row, c) in t.rows.iter_mut().zip(costs) {
-        if exact {
-            row.extend([num(Some(c.gpu_hours)), num(c.energy_mwh), num(c.price_per_device_hour), num(c.total)]);
-        } else {
-            row.extend(cells(c));
+        match c {
+            Some(c) if exact => {
+                row.extend([num(Some(c.gpu_hours)), num(c.energy_mwh), num(c.price_per_device_hour), num(c.total)])
+            }
+            Some(c) => row.extend(cells(c)),
+            None if exact => row.extend(std::iter::repeat_n(String::new(), 4)),
+            None => row.extend(std::iter::repeat_n("-".to_string(), COLUMNS.len())),
         }
     }
 }

@@ -77,3 +77,35 @@ fn an_impossible_factor_says_why_and_combinations_are_refused() {
     let e = support::usage_error(words(SMALL, &["--sensitivity=1"]));
     assert!(e.contains("--sensitivity takes no value"), "{e}");
 }
+
+#[test]
+fn with_a_price_each_point_says_its_cost_and_the_change_in_money() {
+    let extra = ["--sensitivity", "--tokens", "1e11", "--price-per-device-hour", "2", "--threads", "2"];
+    let doc = support::json(words(SMALL, &[&extra[..], &["--format", "json"]].concat()));
+    let s = &doc["sensitivity"];
+    // The budget given with the price, not the model's.
+    assert_eq!((s["budget"]["amount"].as_f64(), s["budget"]["unit"].as_str()), (Some(1e11), Some("tokens")));
+    let base = &s["baseline"];
+    let hours = base["device_hours"].as_f64().unwrap();
+    assert!((base["cost_total"].as_f64().unwrap() / (hours * 2.0) - 1.0).abs() < 1e-12);
+    // 64 devices × days × 24 h.
+    assert!((hours / (64.0 * base["training_days"].as_f64().unwrap() * 24.0) - 1.0).abs() < 1e-9);
+    // The table: the cost columns with their unit, the change signed; CSV the same at full precision.
+    let table = support::stdout(words(SMALL, &extra));
+    assert!(table.contains("cost [price × device-hours]") && table.contains("cost change vs baseline"), "{table}");
+    assert!(table.contains("cost at your 2 per device-hour"), "{table}");
+    let csv = support::stdout(words(SMALL, &[&extra[..], &["--format", "csv"]].concat()));
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == "cost [price × device-hours]").expect("cost column");
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let base_cost: f64 = rows[0][at].parse().unwrap();
+    assert!((base_cost / base["cost_total"].as_f64().unwrap() - 1.0).abs() < 1e-12);
+    // Twice the matrix rate costs less (a negative change); its change is its cost minus the baseline's.
+    let matrix2 = rows.iter().find(|r| r[0] == "matrix" && r[1] == "2").unwrap();
+    let (cost, change): (f64, f64) = (matrix2[at].parse().unwrap(), matrix2[at + 1].parse().unwrap());
+    assert!(change < 0.0 && (cost - base_cost - change).abs() < 1e-6 * base_cost, "{matrix2:?}");
+    // Without a price: no cost columns.
+    let plain = support::stdout(words(SMALL, &["--sensitivity", "--threads", "2"]));
+    assert!(!plain.contains("cost ["), "{plain}");
+}

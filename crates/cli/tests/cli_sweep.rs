@@ -253,3 +253,49 @@ fn a_large_sweep_says_its_size_and_an_estimate_first() {
     assert_eq!(small.status.code(), Some(0));
     assert!(small.stderr.is_empty(), "{}", String::from_utf8_lossy(&small.stderr));
 }
+
+#[test]
+fn a_price_adds_the_whole_runs_cost_to_the_table_csv_and_json() {
+    let base = [
+        "sweep",
+        "--model",
+        "llama3-8b",
+        "--system",
+        "nvidia_h100_sxm5_80gb",
+        "--axis",
+        "gpus=64,128",
+        "--global-batch",
+        "512",
+        "--threads",
+        "2",
+        "--price-per-device-hour",
+        "2.5",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> { [&base[..], extra].concat() };
+    let csv = support::stdout(with(&["--format", "csv"]));
+    let mut lines = csv.lines();
+    // The cost columns come last (earlier cells may be quoted text with commas).
+    let header: Vec<&str> = lines.next().unwrap().rsplitn(5, ',').take(4).collect();
+    assert_eq!(header, ["cost_total", "price_per_device_hour", "energy_mwh", "gpu_hours"]);
+    let (total, price, energy, hours) = (0, 1, 2, 3);
+    let rows: Vec<Vec<String>> = lines.map(|l| l.rsplitn(5, ',').take(4).map(str::to_string).collect()).collect();
+    assert_eq!(rows.len(), 2);
+    let json: Vec<serde_json::Value> =
+        support::stdout(with(&["--format", "json"])).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for (row, point) in rows.iter().zip(&json) {
+        let h: f64 = row[hours].parse().unwrap();
+        // The same device-hours as the JSON's metric, at 700 W per H100 and 2.5 per device-hour.
+        assert!((h / point["best"]["gpu_hours"].as_f64().unwrap() - 1.0).abs() < 1e-12, "{row:?} {point}");
+        assert!((row[energy].parse::<f64>().unwrap() / (h * 700.0 * 1e-6) - 1.0).abs() < 1e-12);
+        assert_eq!(row[price], "2.5");
+        assert!((row[total].parse::<f64>().unwrap() / (h * 2.5) - 1.0).abs() < 1e-12);
+        assert_eq!(point["cost"]["price_source"], "your price");
+        assert!((point["cost"]["total"].as_f64().unwrap() / (h * 2.5) - 1.0).abs() < 1e-12);
+    }
+    let table = support::stdout(base);
+    assert!(table.contains("device-hours") && table.contains("energy [MWh]"), "{table}");
+    assert!(table.contains("cost of the whole run: energy at 700 W per device"), "{table}");
+    // Without a price the CSV is as before (no cost columns).
+    let plain = support::stdout(&base[..base.len() - 2].iter().chain(&["--format", "csv"]).collect::<Vec<_>>());
+    assert!(!plain.lines().next().unwrap().contains("cost_total"));
+}

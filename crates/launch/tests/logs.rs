@@ -123,3 +123,16 @@ fn bad_lines_are_errors_naming_the_line() {
     // A zero throughput is no figure to calibrate on.
     assert!(read_log("completed step: 20, seconds: 0.0").is_err());
 }
+
+#[test]
+fn a_progress_bar_redrawn_in_place_reads_its_last_update() {
+    // tqdm redraws with `\r`: a log file keeps every update on one line; the last is what shows.
+    let line = "Epoch 0:   1%|          | 20/2000 [00:40<1:06:00, 2.50s/it, global_step=19.0]\r\
+                Epoch 0:   1%|          | 21/2000 [00:42<1:05:58, 2.00s/it, global_step=20.0]\r\
+                Epoch 0:   1%|          | 22/2000 [00:44<1:05:56, 4.00it/s, global_step=21.0]\n";
+    let f = read_log(line).unwrap();
+    assert_eq!(f.framework, "NeMo");
+    assert!(close(get(&f, STEP).value, 0.25), "4 it/s = 0.25 s per step: {:?}", f.measured);
+    // Before tqdm has a rate there is no figure.
+    assert!(read_log("Epoch 0:   0%|          | 0/2000 [00:00<?, ?it/s]").is_err());
+}

@@ -1,5 +1,5 @@
 //! "Your measured run": paste the log lines your framework printed (Megatron-LM, NeMo, torchtitan,
-//! MaxText, Hugging Face Trainer, DeepSpeed, nanotron) or type a figure you measured, for the
+//! MaxText, Hugging Face Trainer, DeepSpeed, nanotron, nanoGPT, nanochat) or type a figure you measured, for the
 //! selected configuration of the scenario; fmperf fits the constants of your stack, says what
 //! changed, and shows that configuration and the scenario's best uncalibrated and calibrated side
 //! by side. The entries and the calibration stay in browser storage
@@ -276,7 +276,7 @@ pub fn CalibratePanel(selection: Memo<Result<Option<Selected>, String>>) -> impl
         <div class="calibrate">
             <p class="muted">
                 "Paste the log lines your framework printed for a run of this scenario (Megatron-LM, NeMo, torchtitan, \
-                 MaxText, Hugging Face Trainer, DeepSpeed, nanotron) or type one figure you measured. fmperf fits the \
+                 MaxText, Hugging Face Trainer, DeepSpeed, nanotron, nanoGPT, nanochat) or type one figure you measured. fmperf fits the \
                  constants of your stack on this system (compute rate, scale-out bandwidth, memory overhead; bounded, \
                  with priors from the shipped fit) and applies them to every other layout here, as "
                 <code>"fmperf search --calibration FILE"</code> " does with the exported file."

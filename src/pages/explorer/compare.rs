@@ -1,12 +1,17 @@
 //! Compare 2–4 configurations side by side, also across systems: pinned configurations live in
 //! the URL (`cmp`), each with its own model, system, domain size and batch, and are evaluated
 //! directly (no search). "Add the best on another system" runs a sliced search of the current
-//! scenario on another system and pins its best configuration.
+//! scenario on another system and pins its best configuration. Each column says the whole run's
+//! cost (device-hours, energy, money at the user's price on the scenario's part, else the part's
+//! example price), and the columns are ranked by time or by that cost ("Rank by", URL key
+//! [`run_cost::RANK_KEY`]): across systems a faster column can cost more.
 
+use fmperf_app::run_cost::{self, RankBy};
 use fmperf_core::explore::choices::system_choices;
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ConfigReport, ExploreSearch, ExploreSpec, ReportContext, format_candidate};
 use fmperf_core::mode::ModelMode;
+use fmperf_core::run_cost::RunCost;
 use fmperf_core::vocab::{MemoryPart, TimePart};
 use leptos::prelude::*;
 
@@ -29,6 +34,8 @@ struct Compared {
     spec: ExploreSpec,
     /// Its report.
     report: ConfigReport,
+    /// The whole run's cost on its budget (or why there is none).
+    cost: Result<RunCost, String>,
 }
 
 /// Evaluates `pin` with the scenario `base` for everything the pin does not fix (the budget is
@@ -196,12 +203,46 @@ fn AddSystem() -> impl IntoView {
     }
 }
 
+/// "Rank by: time | cost" above the compared columns (URL key [`run_cost::RANK_KEY`]; time is
+/// written as no key).
+#[component]
+fn RankChoice(rank: Memo<RankBy>) -> impl IntoView {
+    let ex = use_context::<Explorer>().expect("explorer state");
+    let options = RankBy::ALL
+        .iter()
+        .map(|r| {
+            let r = *r;
+            view! { <option value=r.key() selected=move || rank.get() == r>{r.label()}</option> }
+        })
+        .collect_view();
+    let set = move |ev: leptos::ev::Event| {
+        let by = RankBy::from_query(Some(&event_target_value(&ev)));
+        ex.url.update(true, |q| match by {
+            RankBy::Time => q.remove(run_cost::RANK_KEY),
+            RankBy::Cost => q.set(run_cost::RANK_KEY, by.key()),
+        });
+    };
+    view! {
+        <div class="rank-by row">
+            <label for="ex-cmp-rank">"Rank by"</label>
+            <select id="ex-cmp-rank" aria-describedby="ex-cmp-rank-help" on:change=set>{options}</select>
+            <span id="ex-cmp-rank-help" class="muted small">
+                "Cost: the whole run's money on each column's budget, at your price on the scenario's part and the example price (not a quote) on others."
+            </span>
+        </div>
+    }
+}
+
 /// The compare panel.
 #[component]
 pub fn ComparePanel() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
+    let rank = Memo::new(move |_| RankBy::from_query(ex.url.get(run_cost::RANK_KEY).as_deref()));
     let compared = Memo::new(move |_| {
         let base = ex.url.query.with(keys::fields_from_query);
+        // The price typed is for the scenario's part; other parts take their example price.
+        let price = ex.url.get(run_cost::PRICE_KEY).and_then(|t| run_cost::parse_price(&t).ok().flatten());
+        let part = ex.spec.with(|s| s.as_ref().ok().map(|s| s.system_entry.id.clone())).unwrap_or_default();
         let pins = ex.url.query.with(keys::pins_from_query);
         let mode = ex.mode.get().unwrap_or_default();
         let entries = ex.entries.get();
@@ -211,7 +252,11 @@ pub fn ComparePanel() -> impl IntoView {
                 let letter = (b'A' + i as u8) as char;
                 match p {
                     Ok(pin) => evaluate_pin(&pin, &base, &mode, &entries)
-                        .map(|(spec, report)| Compared { text: pin.to_text(), letter, spec, report })
+                        .map(|(spec, report)| {
+                            let p = run_cost::column_price(&spec.system_entry.id, &part, price);
+                            let cost = run_cost::of(&spec, &report, p).map_err(|e| e.to_string());
+                            Compared { text: pin.to_text(), letter, spec, report, cost }
+                        })
                         .map_err(|e| (pin.to_text(), e)),
                     Err((text, e)) => Err((text, e.to_string())),
                 }
@@ -239,7 +284,16 @@ pub fn ComparePanel() -> impl IntoView {
         compared.with(|items| items.iter().filter_map(|r| r.as_ref().ok().cloned()).collect::<Vec<_>>())
     });
     let table = move || {
-        let items = good.get();
+        let pinned = good.get();
+        let by = rank.get();
+        let order = run_cost::rank_order(
+            &pinned
+                .iter()
+                .map(|c| (c.report.training_days, c.cost.as_ref().ok().and_then(|k| k.total)))
+                .collect::<Vec<_>>(),
+            by,
+        );
+        let items: Vec<Compared> = order.iter().map(|&i| pinned[i].clone()).collect();
         if items.is_empty() {
             return view! {
                 <div class="empty-state">
@@ -256,7 +310,14 @@ pub fn ComparePanel() -> impl IntoView {
             .map(|c| {
                 let t = c.text.clone();
                 view! {
-                    <th scope="col" data-pin=c.text.clone()>
+                    <th
+                        scope="col"
+                        data-pin=c.text.clone()
+                        data-letter=c.letter.to_string()
+                        data-days=c.report.training_days.to_string()
+                        data-cost=c.cost.as_ref().ok().and_then(|k| k.total).map(|t| t.to_string()).unwrap_or_default()
+                        data-devices=c.spec.n_gpus.to_string()
+                    >
                         <span class="pin-letter">{c.letter.to_string()}</span>
                         " "
                         <button type="button" class="small link" on:click=move |_| remove_pin(ex, t.clone()) aria-label=format!("Remove {}", c.letter)>
@@ -284,6 +345,11 @@ pub fn ComparePanel() -> impl IntoView {
                 format!("{} / {}", fmt::gb(c.report.memory.used_gb), fmt::gb(c.report.memory.capacity_gb))
             }),
             ("model-FLOP utilisation", |c| fmt::percent(c.report.mfu)),
+            ("device-hours [h]", |c| c.cost.as_ref().map_or("–".into(), |k| fmt::count(k.gpu_hours.round() as u64))),
+            ("energy, devices [MWh]", |c| {
+                c.cost.as_ref().ok().and_then(|k| k.energy_mwh).map_or("–".into(), |e| fmt::fixed(e, 1))
+            }),
+            ("cost of the whole run", |c| c.cost.as_ref().map_or_else(|e| e.clone(), run_cost::cost_cell)),
         ];
         // Mixture-of-experts columns say their expert layout (a dense model's: none).
         if items.iter().any(|c| c.report.experts.is_some()) {
@@ -292,22 +358,28 @@ pub fn ComparePanel() -> impl IntoView {
             });
             rows.insert(8, experts);
         }
-        let mut body: Vec<AnyView> = rows
-            .into_iter()
-            .map(|(name, f)| {
+        let rank_row = {
+            let cells = (1..=items.len()).map(|n| view! { <td class="num rank">{n.to_string()}</td> }).collect_view();
+            view! { <tr class="rank-row"><th scope="row">{format!("rank by {}", by.label())}</th>{cells}</tr> }
+                .into_any()
+        };
+        let mut body: Vec<AnyView> = std::iter::once(rank_row)
+            .chain(rows.into_iter().map(|(name, f)| {
                 let cells = items.iter().map(|c| view! { <td class="num">{f(c)}</td> }).collect_view();
                 view! { <tr><th scope="row">{name}</th>{cells}</tr> }.into_any()
-            })
+            }))
             .collect();
         // Ratios against column A (the baseline), for the figures people compare.
         type Ratio = (&'static str, fn(&Compared) -> f64, bool);
-        let ratios: [Ratio; 3] = [
+        let ratios: [Ratio; 4] = [
             ("throughput ÷ A", |c| c.report.throughput_samples_per_s, true),
             ("time per step ÷ A", |c| c.report.time_per_step_s, false),
             ("memory per device ÷ A", |c| c.report.memory.used_gb, false),
+            ("cost ÷ A", |c| c.cost.as_ref().ok().and_then(|k| k.total).unwrap_or(f64::NAN), false),
         ];
         for (name, f, higher_better) in ratios {
-            let base = items.first().map(f).unwrap_or(f64::NAN);
+            // Column A is the first pinned, wherever the ranking puts it.
+            let base = items.iter().find(|c| c.letter == 'A').or(items.first()).map(f).unwrap_or(f64::NAN);
             let cells = items
                 .iter()
                 .map(|c| {
@@ -388,6 +460,7 @@ pub fn ComparePanel() -> impl IntoView {
                 "Every column is evaluated in the page's mode: " {move || view! { <ModeBadge mode=mode() id="compare-mode" /> }}
             </p>
             {problems}
+            <RankChoice rank=rank />
             {table}
             <AddSystem />
         </div>

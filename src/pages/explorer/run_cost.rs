@@ -11,14 +11,23 @@ use super::state::Explorer;
 
 /// The card's styles.
 const CSS: &str = "
-.run-cost .cost-wrap { max-width: 100%; overflow-x: auto; }
-.run-cost table { border-collapse: collapse; font-size: 0.9rem; width: 100%; }
-.run-cost th, .run-cost td { padding: 0.2rem 0.9rem 0.2rem 0; text-align: left; vertical-align: top; }
-.run-cost td { overflow-wrap: anywhere; white-space: normal; }
+.run-cost .cost-wrap { max-width: 100%; }
+.run-cost table { border-collapse: collapse; font-size: 0.9rem; width: 100%; table-layout: fixed; }
+.run-cost th, .run-cost td { padding: 0.25rem 0.9rem 0.25rem 0; text-align: left; vertical-align: top; }
+.run-cost th { font-weight: 600; width: 12.5rem; }
+.run-cost td { overflow-wrap: anywhere; white-space: normal; min-width: 0; }
+.run-cost .cost-value { font-weight: 600; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.run-cost .cost-basis { display: block; font-size: 0.8rem; color: var(--muted); line-height: 1.35; }
 @media (max-width: 900px) { .explorer .run-cost { order: 5; } }
-.run-cost th { font-weight: 600; white-space: nowrap; }
-.run-cost .price-field input { max-width: 14rem; }
+@media (max-width: 560px) {
+  .run-cost table, .run-cost tbody, .run-cost tr, .run-cost th, .run-cost td { display: block; width: auto; }
+  .run-cost tr { padding: 0.3rem 0; border-top: 1px solid var(--border); }
+  .run-cost tr:first-child { border-top: 0; }
+  .run-cost th, .run-cost td { padding: 0; border: 0; background: none; }
+}
+.run-cost .price-field input { max-width: 14rem; width: 100%; box-sizing: border-box; }
 .run-cost .cal-error { color: var(--bad, #b00020); }
+.run-cost p { overflow-wrap: anywhere; }
 ";
 
 /// The cost card.
@@ -48,13 +57,20 @@ pub fn CostSummary(selection: Memo<Result<Option<Selected>, String>>) -> impl In
             let total = c.total.map(|t| t.to_string()).unwrap_or_default();
             let rows = run_cost::lines(&c)
                 .into_iter()
-                .map(|(l, v)| view! { <tr><th scope="row">{l}</th><td>{v}</td></tr> })
+                .map(|(l, v, basis)| {
+                    view! {
+                        <tr>
+                            <th scope="row">{l}</th>
+                            <td><span class="cost-value">{v}</span>" "<span class="cost-basis">{basis}</span></td>
+                        </tr>
+                    }
+                })
                 .collect_view();
             view! {
                 <p class="muted">
                     {format!("Configuration {} for the scenario's budget.", fmperf_core::explore::format_candidate(&cand))}
                 </p>
-                <div class="cost-wrap" tabindex="0" role="region" aria-label="Cost of the whole run">
+                <div class="cost-wrap" role="region" aria-label="Cost of the whole run">
                     <table class="cost-table" data-gpu-hours=c.gpu_hours.to_string() data-total=total>
                         <tbody>{rows}</tbody>
                     </table>

@@ -2,11 +2,13 @@
 //! of that scenario ([`fmperf_core::sensitivity`]: six system features at ×0.5 and ×2, each
 //! re-searched) runs on the worker pool (its points split over the workers, merged by the core)
 //! or in time slices, and the strip shows its rows ([`fmperf_app::sensitivity::strip`]); each row
-//! links to the feature's full sweep in Studies. A new scenario cancels it before its own search
+//! links to the feature's full sweep in Studies; with a price per device-hour typed (URL key
+//! `price`) each factor also says the whole run's cost and its change. A new scenario cancels it before its own search
 //! starts, so it never holds up an edit. Styles: `style/sensitivity.css`.
 
 use std::sync::Arc;
 
+use fmperf_app::run_cost;
 use fmperf_app::sensitivity::{self as words, Strip};
 use fmperf_core::explore::ExploreSpec;
 use fmperf_core::sensitivity::{Base, Sensitivity, SensitivityResult};
@@ -43,7 +45,7 @@ enum State {
     /// Running: `(done, total)` progress units.
     Running(u64, u64),
     /// Finished for this scenario.
-    Done(Arc<(ExploreSpec, Strip)>),
+    Done(Arc<(ExploreSpec, SensitivityResult)>),
     /// The scenario cannot be varied (why).
     Failed(String),
 }
@@ -108,8 +110,7 @@ pub fn SensitivityStrip() -> impl IntoView {
                 state.try_set(State::Running(done, total));
             },
             move |result| {
-                let strip = words::strip(&result);
-                state.try_set(State::Done(Arc::new((spec, strip))));
+                state.try_set(State::Done(Arc::new((spec, result))));
             },
         );
         task.set_value(Some(handle));
@@ -130,7 +131,11 @@ pub fn SensitivityStrip() -> impl IntoView {
             }
             .into_any()
         }
-        State::Done(d) => rows(ex, &d.0, &d.1).into_any(),
+        State::Done(d) => {
+            // The user's price, as the cost card reads it (an invalid one: no costs).
+            let price = ex.url.get(run_cost::PRICE_KEY).and_then(|t| run_cost::parse_price(&t).ok().flatten());
+            rows(ex, &d.0, &words::strip(&d.1, price)).into_any()
+        }
     };
     view! {
         <style>{SENSITIVITY_CSS}</style>
@@ -159,7 +164,21 @@ fn rows(ex: Explorer, spec: &ExploreSpec, strip: &Strip) -> impl IntoView {
                 .cells
                 .iter()
                 .map(|c| {
-                    let label = format!("{} ({}): {} {}. {}", c.factor, c.value, c.days, c.change, c.detail);
+                    let cost = if c.cost.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" Cost {} ({}).", c.cost, c.cost_change)
+                    };
+                    let label = format!("{} ({}): {} {}.{cost} {}", c.factor, c.value, c.days, c.change, c.detail);
+                    let money = (!c.cost.is_empty()).then(|| {
+                        view! {
+                            <span class="sens-cost">
+                                {c.cost.clone()}
+                                " "
+                                <span class=format!("sens-cost-change {}", c.direction)>{c.cost_change.clone()}</span>
+                            </span>
+                        }
+                    });
                     view! {
                         <div class="sens-cell" data-direction=c.direction title=c.detail.clone() aria-label=label>
                             <span class="sens-factor">{c.factor.clone()}</span>
@@ -168,6 +187,7 @@ fn rows(ex: Explorer, spec: &ExploreSpec, strip: &Strip) -> impl IntoView {
                             </span>
                             <span class="sens-days">{c.days.clone()}</span>
                             <span class=format!("sens-change {}", c.direction)>{c.change.clone()}</span>
+                            {money}
                         </div>
                     }
                 })
@@ -199,8 +219,10 @@ fn rows(ex: Explorer, spec: &ExploreSpec, strip: &Strip) -> impl IntoView {
             }
         })
         .collect_view();
+    let note = strip.cost_note.clone().map(|n| view! { <p class="muted small sens-cost-note">{n}</p> });
     view! {
         <p class="sens-baseline">{strip.baseline.clone()}</p>
+        {note}
         <ol class="sens-list" aria-label="System features, the largest saving first">{items}</ol>
     }
 }

@@ -30,7 +30,7 @@ USAGE: fmperf calibrate --from LAUNCH [--from FILE2 …] [--system ID] [--gpus N
 
   --from           the launch file of the measured run (as for `fmperf estimate --from`)
   --log            a file of the log lines your framework printed (Megatron-LM / NeMo, torchtitan,
-                   MaxText, Hugging Face Trainer, DeepSpeed, nanotron): the median of the steady-state
+                   MaxText, Hugging Face Trainer, DeepSpeed, nanotron, nanoGPT, nanochat): the median of the steady-state
                    steps is read (steps 1-10 are warm-up), peak memory as the largest reading
   --step-time      seconds per optimizer step
   --tokens-per-s-per-device, --tokens-per-s (all devices), --samples-per-s (all devices)

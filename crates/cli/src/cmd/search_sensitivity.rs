@@ -21,8 +21,9 @@ pub const HELP: &str = "\
                    at x0.5 and x2 of its own value (matrix FLOP rate at every precision, HBM bandwidth,
                    HBM capacity, scale-up and scale-out bandwidth, scale-up domain size), each
                    re-searched (the best layout may change), with the training days on the model's
-                   budget, the change against the scenario [%], the best layout, the device-hours
-                   and energy; sorted by effect, the largest saving first. Table: a section after
+                   budget (or --tokens/--samples), the change against the scenario [%], the best
+                   layout, the device-hours and energy, and with --price-per-device-hour the whole
+                   run's cost and its change against the scenario; sorted by effect, the largest saving first. Table: a section after
                    the results; JSON: a \"sensitivity\" key {\"budget\", \"baseline\", \"features\":
                    [{\"feature\", \"unit\", \"value\", \"saving_pct\", \"sweep_axis\", \"points\"}]};
                    CSV: one row per point instead of the result rows. A factor a system cannot take
@@ -47,12 +48,19 @@ pub struct Found {
     pub budget: TrainingBudget,
     /// Whether the budget is fmperf's default (the model states none).
     pub default_budget: bool,
+    /// Whether the budget is the one given (`--tokens`/`--samples`), not the model's.
+    pub given_budget: bool,
 }
 
 /// Runs the sensitivity of the request's search (`spec`: any strategy's spec; `setup`: extended
 /// mode's) on `req.threads` threads.
 pub fn compute(req: &SearchRequest, spec: &SearchSpec, setup: Option<&ExtendedSetup>) -> Result<Found, CmdError> {
-    let (budget, default_budget) = budget_of(&req.model);
+    // The budget given with the price (`--tokens`/`--samples`), else the model's own.
+    let (budget, default_budget) = match req.cost {
+        Some((b, _)) => (b, false),
+        None => budget_of(&req.model),
+    };
+    let price = req.cost.and_then(|(_, p)| p);
     let base = Base {
         shape: spec.model,
         system: spec.system.clone(),
@@ -63,7 +71,7 @@ pub fn compute(req: &SearchRequest, spec: &SearchSpec, setup: Option<&ExtendedSe
         global_batch: req.global_batch,
         budget,
         power: crate::run_cost::power_of(&req.system),
-        price_per_device_hour: None,
+        price_per_device_hour: price,
     };
     let threads = req.threads.clamp(1, crate::threads::MAX_THREADS) as u64;
     let whole = Sensitivity::new(base)?;
@@ -82,7 +90,7 @@ pub fn compute(req: &SearchRequest, spec: &SearchSpec, setup: Option<&ExtendedSe
         handles.into_iter().flat_map(|h| h.join().expect("a sensitivity thread panicked")).collect()
     });
     let result = whole.absorb(found)?.result();
-    Ok(Found { result, budget, default_budget })
+    Ok(Found { result, budget, default_budget, given_budget: req.cost.is_some() })
 }
 
 impl Found {
@@ -98,7 +106,7 @@ impl Found {
     }
 
     fn table(&self, exact: bool) -> Table {
-        Table { header: SensitivityResult::header(), rows: self.result.rows(exact) }
+        Table { header: self.result.columns(), rows: self.result.rows(exact) }
     }
 
     /// One row per point, every number at full precision.
@@ -109,7 +117,9 @@ impl Found {
 
     /// The table section: a heading naming the budget, then the rows.
     pub fn write_table(&self, out: &mut dyn Write) -> CmdResult {
-        let budget = if self.default_budget {
+        let budget = if self.given_budget {
+            format!("{} (as given)", self.budget.describe())
+        } else if self.default_budget {
             format!("{} (fmperf's default: the catalog does not know the model)", self.budget.describe())
         } else {
             format!("{} (the model's own)", self.budget.describe())
@@ -120,6 +130,12 @@ impl Found {
              sorted by effect, the largest saving first"
         )?;
         write!(out, "{}", self.table(false).render())?;
+        if let Some(p) = self.result.baseline.cost.as_ref().and_then(|c| c.price_per_device_hour) {
+            writeln!(
+                out,
+                "cost at your {p} per device-hour at every point (the same devices: its change follows the days')"
+            )?;
+        }
         Ok(())
     }
 }

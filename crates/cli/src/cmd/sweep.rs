@@ -26,7 +26,7 @@ USAGE: fmperf sweep --model <ID|FILE> --system <ID[,key=value…]|FILE> --axis K
                     [--strategy 1d,2d,2d-seqp|all] [--gpus N] [--domain K] [--precision P]
                     [--global-batch G | --per-device-batch B] [--fix tp=…,pp=…,dp=…,mbs=…,accum=…]
                     [--mode extended|reference] [--ext KEY=VALUE,…] [--shard i/n] [--format table|csv|json]
-                    [--calibration MY-STACK.json]
+                    [--calibration MY-STACK.json] [--price-per-device-hour P]
        fmperf sweep --preset <ID> [--panel <ID>] [--mode reference|extended] [--ext …] [--shard i/n]
                     [--format table|csv|json]
        fmperf sweep --list
@@ -67,6 +67,9 @@ as your stack runs it; each point's notes say so (points on another system say t
 
 METRICS of the points include the whole run's cost on the model's budget: gpu_hours, energy_mwh (the
 devices at the catalog's board power) and cost_usd (at the part's example price: not a quote).
+--price-per-device-hour P (your price of one device-hour) adds the whole run's cost at P to every
+point with a configuration: table columns device-hours, energy [MWh], cost; CSV columns gpu_hours,
+energy_mwh, price_per_device_hour, cost_total; JSON a \"cost\" object as `fmperf search` writes.
 
 Presets (`--list`): strong-scaling, hardware, design-space, accelerators; table output adds the
 published figures next to fmperf's. Exit 0 (points without a configuration are results, with their
@@ -97,6 +100,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         "moe",
         "threads",
         "calibration",
+        "price-per-device-hour",
     ];
     let args = Args::parse(raw, &value_flags, &["help", "list"])?.refuse_trailing()?;
     if args.flag("help") {
@@ -117,7 +121,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let threads = threads::from_args(&args)?;
     if let Some(id) = args.value("preset")? {
         let sweep_flags = ["model", "system", "strategy", "gpus", "domain", "precision", "global-batch"];
-        for f in sweep_flags.iter().chain(&["per-device-batch", "fix", "axis"]) {
+        for f in sweep_flags.iter().chain(&["per-device-batch", "fix", "axis", "price-per-device-hour"]) {
             if !args.values(f).is_empty() {
                 return Err(CmdError::Usage(format!("--{f} cannot be combined with --preset (the preset sets it)")));
             }
@@ -129,6 +133,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     if args.value("panel")?.is_some() {
         return Err(CmdError::Usage("--panel needs --preset".into()));
     }
+    let price = crate::run_cost::number_flag(&args, "price-per-device-hour")?;
     let text = SweepText {
         model: args.required("model")?.to_string(),
         system: args.required("system")?.to_string(),
@@ -170,25 +175,66 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         calibration_applies(&spec, &cal)?;
         spec.calibration = Some(cal);
     }
-    match format {
-        Format::Csv => {
+    match (format, price) {
+        (Format::Csv, None) => {
             let mut header = shard.index == 0;
             threads::run_sweep(&spec, shard, threads, |part| {
                 write!(out, "{}", export::to_csv(&part.spec.axes, &part.points, std::mem::take(&mut header)))?;
                 Ok(())
             })
         }
-        Format::Json => threads::run_sweep(&spec, shard, threads, |part| {
-            write!(out, "{}", export::to_json_lines(&part.spec.axes, &part.points))?;
+        (Format::Csv, Some(price)) => {
+            let mut header = shard.index == 0;
+            threads::run_sweep(&spec, shard, threads, |part| {
+                if std::mem::take(&mut header) {
+                    let h = export::csv_header(&part.spec.axes);
+                    writeln!(out, "{},{}", h.trim_end(), COST_CSV.join(","))?;
+                }
+                for p in &part.points {
+                    let mut t = Table { header: Vec::new(), rows: vec![Vec::new()] };
+                    let cost = point_cost(p, price)?;
+                    crate::run_cost::add_optional_columns(&mut t, &[cost.as_ref()], true);
+                    writeln!(out, "{},{}", export::csv_row(p).trim_end(), t.rows[0].join(","))?;
+                }
+                Ok(())
+            })
+        }
+        (Format::Json, price) => threads::run_sweep(&spec, shard, threads, |part| {
+            for p in &part.points {
+                let mut v = export::point_json(&part.spec.axes, p);
+                if let Some(price) = price {
+                    v["cost"] = point_cost(p, price)?.map_or(Value::Null, |c| c.to_json());
+                }
+                writeln!(out, "{v}")?;
+            }
             Ok(())
         }),
-        Format::Table => {
+        (_, price) => {
             let result = run_whole(&spec, shard, threads)?;
             writeln!(out, "{}", describe(&result.spec))?;
-            write!(out, "{}", points_table(&result))?;
+            write!(out, "{}", points_table(&result, price)?)?;
             Ok(())
         }
     }
+}
+
+/// The CSV columns `--price-per-device-hour` adds (as `fmperf search --format csv` names them).
+const COST_CSV: [&str; 4] = ["gpu_hours", "energy_mwh", "price_per_device_hour", "cost_total"];
+
+/// The whole run's cost of a point's best configuration on the point's budget (the model's) at
+/// `price` per device-hour (`None`: the point has no configuration).
+fn point_cost(p: &PointResult, price: f64) -> Result<Option<fmperf_core::run_cost::RunCost>, CmdError> {
+    let (Some(b), Some(inputs)) = (p.best.as_ref(), p.inputs.as_ref()) else { return Ok(None) };
+    let budget = fmperf_core::catalog::TrainingBudget::Samples(inputs.budget_samples);
+    crate::run_cost::of_run(
+        &inputs.system_id,
+        budget,
+        inputs.shape.l,
+        b.ranked.throughput_samples_per_s,
+        inputs.devices,
+        Some(price),
+    )
+    .map(Some)
 }
 
 /// A calibration needs extended mode and a point on its system (the sweep's system or a value of
@@ -309,8 +355,9 @@ fn describe(spec: &SweepSpec) -> String {
 }
 
 /// The human table: axis values, status, best strategy, days, throughput, time, memory, the
-/// configuration; reasons of points without a configuration under it.
-fn points_table(r: &SweepResult) -> String {
+/// configuration, and with a `price` per device-hour the whole run's cost; reasons of points
+/// without a configuration under it.
+fn points_table(r: &SweepResult, price: Option<f64>) -> Result<String, CmdError> {
     let mut header: Vec<String> = r.spec.axes.iter().map(|a| a.key.name().to_string()).collect();
     header.extend(
         [
@@ -352,12 +399,19 @@ fn points_table(r: &SweepResult) -> String {
         }
         t.push(row);
     }
+    if let Some(price) = price {
+        let costs = r.points.iter().map(|p| point_cost(p, price)).collect::<Result<Vec<_>, _>>()?;
+        crate::run_cost::add_optional_columns(&mut t, &costs.iter().map(Option::as_ref).collect::<Vec<_>>(), false);
+    }
     let mut s = t.render();
     for r in reasons {
         s.push_str(&r);
         s.push('\n');
     }
-    s
+    if let Some(c) = r.points.iter().find_map(|p| point_cost(p, price?).ok().flatten()) {
+        s.push_str(&format!("cost of the whole run: {}\n", crate::run_cost::basis(&c)));
+    }
+    Ok(s)
 }
 
 /// Runs a preset (all panels, or one; each in `mode` when given, else in its own), writing the
@@ -411,7 +465,7 @@ fn run_preset(
                 let result = run_whole(&spec, shard, threads)?;
                 writeln!(out, "== {} ({})\n{}", panel.title, panel.id, panel.description)?;
                 writeln!(out, "{}", describe(&result.spec))?;
-                write!(out, "{}", points_table(&result))?;
+                write!(out, "{}", points_table(&result, None)?)?;
                 if !panel.comparisons.is_empty() && shard == Shard::WHOLE {
                     writeln!(out)?;
                     write!(out, "{}", comparison_table(panel, &result))?;

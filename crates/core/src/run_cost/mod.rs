@@ -96,6 +96,15 @@ impl RunCost {
         })
     }
 
+    /// The same run at the user's `price` per device-hour (replacing any price or example).
+    pub fn at_price(mut self, price: f64) -> RunCost {
+        self.price_per_device_hour = Some(price);
+        self.total = Some(price * self.gpu_hours);
+        self.price_source = Some("your price".to_string());
+        self.price_is_example = false;
+        self
+    }
+
     /// [`RunCost::of`] on part `sys`: its board power from the catalog, its whole-system power
     /// where published, and `price` or, without one, the part's example price (labelled).
     pub fn for_part(
@@ -178,5 +187,8 @@ mod tests {
         let mine = RunCost::for_part(TrainingBudget::Tokens(1e12), 8192, 100.0, 1024, h100, Some(2.0)).unwrap();
         assert!(!mine.price_is_example && (mine.total.unwrap() - 2.0 * hours).abs() < 1e-6);
         assert_eq!(mine.to_json()["price_source"], "your price");
+        // Re-pricing a run gives what pricing it at first gives.
+        let repriced = c.at_price(2.0);
+        assert_eq!((repriced.total, repriced.price_is_example), (mine.total, false));
     }
 }

@@ -249,9 +249,30 @@ impl SensitivityResult {
         .to_vec()
     }
 
+    /// Whether the points carry money (the base had a price per device-hour).
+    pub fn priced(&self) -> bool {
+        self.baseline.cost.as_ref().is_some_and(|c| c.total.is_some())
+    }
+
+    /// [`SensitivityResult::header`], and when [`SensitivityResult::priced`] the whole run's cost
+    /// and its change against the baseline, in the price's currency (the same devices and price at
+    /// every point, so the change follows the days').
+    pub fn columns(&self) -> Vec<String> {
+        let mut h = Self::header();
+        if self.priced() {
+            h.extend(
+                ["cost [price × device-hours]", "cost change vs baseline [price × device-hours]"].map(String::from),
+            );
+        }
+        h
+    }
+
     /// The flat table's rows: the baseline, then each feature's points in the sorted order;
-    /// numbers at full precision (`exact`) or rounded for reading.
+    /// numbers at full precision (`exact`) or rounded for reading; the cost columns of
+    /// [`SensitivityResult::columns`] when priced.
     pub fn rows(&self, exact: bool) -> Vec<Vec<String>> {
+        let priced = self.priced();
+        let base_total = self.baseline.cost.as_ref().and_then(|c| c.total);
         let num = |v: Option<f64>, digits: usize| match v {
             Some(v) if exact => format!("{v}"),
             Some(v) => format!("{v:.digits$}"),
@@ -262,7 +283,7 @@ impl SensitivityResult {
                 Some(c) if !exact => format!("{c:+.1}"),
                 c => num(c, 1),
             };
-            vec![
+            let mut r = vec![
                 name.to_string(),
                 if exact { format!("{}", p.factor) } else { format!("×{}", p.factor) },
                 num(p.value, 1),
@@ -278,7 +299,17 @@ impl SensitivityResult {
                 num(p.cost.as_ref().map(|c| c.gpu_hours), 0),
                 num(p.cost.as_ref().and_then(|c| c.energy_mwh), 1),
                 p.status.reason().unwrap_or_default(),
-            ]
+            ];
+            if priced {
+                let total = p.cost.as_ref().and_then(|c| c.total);
+                let change = total.zip(base_total).map(|(t, b)| t - b);
+                r.push(num(total, 0));
+                r.push(match change {
+                    Some(c) if !exact => format!("{c:+.0}"),
+                    c => num(c, 0),
+                });
+            }
+            r
         };
         let mut rows = vec![row("baseline", "", &self.baseline)];
         for f in &self.features {

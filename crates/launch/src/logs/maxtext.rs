@@ -5,7 +5,9 @@
 //! ```
 //!
 //! `seconds` is the step's wall time; TFLOP/s and tokens/s are per device, TFLOP/s in MaxText's
-//! model-FLOP count (`calculate_tflops_training_per_device`).
+//! model-FLOP count (`calculate_tflops_training_per_device`). Its 2023 line printed the same
+//! per-device figure as `TFLOP/s:` (`completed step: 15107, seconds: 2.167, TFLOP/s: 36.722, loss:
+//! 2.191`), without tokens.
 
 use super::{Reading, number_after};
 use fmperf_core::calibrate::Figure;
@@ -26,11 +28,15 @@ pub fn read_line(line: &str) -> Option<Result<Reading, String>> {
             ("seconds:", MetricKind::StepTimeS),
             ("TFLOP/s/device:", MetricKind::TflopsPerDevice),
             ("Tokens/s/device:", MetricKind::TokensPerSPerDevice),
+            ("TFLOP/s:", MetricKind::TflopsPerDevice),
         ] {
             if let Some(v) = number_after(line, key, key.trim_end_matches(':'), false) {
-                figures.push((Figure::Time(kind), v?));
+                let v = v?;
+                if !figures.iter().any(|(f, _)| *f == Figure::Time(kind)) {
+                    figures.push((Figure::Time(kind), v));
+                }
             }
         }
-        Ok(Reading { step, figures })
+        Ok(Reading { step, figures, note: None })
     })())
 }

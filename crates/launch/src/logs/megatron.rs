@@ -61,7 +61,7 @@ fn iteration_line(line: &str) -> Result<Reading, String> {
             }
         }
     }
-    Ok(Reading { step: iteration(line), figures })
+    Ok(Reading { step: iteration(line), figures, note: None })
 }
 
 fn memory_line(line: &str) -> Result<Reading, String> {
@@ -75,5 +75,5 @@ fn memory_line(line: &str) -> Result<Reading, String> {
         let digits: String = line[at + 6..].trim_start().chars().take_while(|c| c.is_ascii_digit()).collect();
         digits.parse().ok()
     });
-    Ok(Reading { step, figures })
+    Ok(Reading { step, figures, note: None })
 }

@@ -6,9 +6,12 @@
 //! report), [`nemo`] (NeMo's Lightning metrics `train_step_timing in s`), [`torchtitan`]
 //! (`train.py`'s step line), [`maxtext`] (`completed step: …`), [`hf_trainer`] (Hugging Face
 //! Trainer's final metrics and DeepSpeed's `ThroughputTimer` line), [`nanotron`] (its trainer's
-//! `LogItem` line, numbers in its human format `1.52K`).
+//! `LogItem` line, numbers in its human format `1.52K`), [`nanogpt`] (nanoGPT's and nanochat's
+//! step lines). `tests/data/logs/real/` holds lines each framework printed in public threads.
 //!
 //! Rules, the same for every framework:
+//! * only lines that report a training step (or a run's final or peak figures) are read: an
+//!   evaluation line, a validation or checkpoint-loading progress bar is not a step;
 //! * a line a reader does not recognise is skipped (a paste carries other log lines); a line it
 //!   recognises but whose value cannot be read is an error naming the line number and the text;
 //! * lines of two frameworks in one paste are an error naming both lines;
@@ -25,6 +28,7 @@
 pub mod hf_trainer;
 pub mod maxtext;
 pub mod megatron;
+pub mod nanogpt;
 pub mod nanotron;
 pub mod nemo;
 pub mod torchtitan;
@@ -49,6 +53,9 @@ pub struct Reading {
     pub step: Option<u64>,
     /// Figures in fmperf's units.
     pub figures: Vec<(Figure, f64)>,
+    /// What the reader assumed of this kind of line (said once per paste), e.g. that a progress
+    /// bar's rate is a moving average, or which printed figure it left out and why.
+    pub note: Option<&'static str>,
 }
 
 /// A framework's line reader: `None` when the line is not one of its lines, an error text when it
@@ -56,7 +63,7 @@ pub struct Reading {
 type LineReader = fn(&str) -> Option<Result<Reading, String>>;
 
 /// The readers, tried in this order (the first to recognise a line reads it).
-const READERS: [(&str, LineReader); 7] = [
+const READERS: [(&str, LineReader); 9] = [
     ("Megatron-LM", megatron::read_line),
     ("NeMo", nemo::read_line),
     ("torchtitan", torchtitan::read_line),
@@ -64,7 +71,13 @@ const READERS: [(&str, LineReader); 7] = [
     ("Hugging Face Trainer", hf_trainer::read_trainer_line),
     ("DeepSpeed", hf_trainer::read_deepspeed_line),
     ("nanotron", nanotron::read_line),
+    ("nanoGPT", nanogpt::read_nanogpt_line),
+    ("nanochat", nanogpt::read_nanochat_line),
 ];
+
+/// The logs read, in words (for errors and help texts).
+pub const FRAMEWORKS: &str = "Megatron-LM, NeMo (its text logger or Lightning progress bar), torchtitan, MaxText, \
+                              Hugging Face Trainer, DeepSpeed, nanotron, nanoGPT, nanochat";
 
 /// The figures of a pasted log.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,9 +98,13 @@ pub struct LogFigures {
 pub fn read_log(text: &str) -> Result<LogFigures, Error> {
     let mut framework: Option<(&'static str, usize)> = None;
     let mut readings: Vec<(usize, Reading)> = Vec::new();
+    let mut line_notes: Vec<&'static str> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
-        let line = strip_ansi(raw);
+        // A progress bar redrawn in place (`\r`) leaves its updates on one line of a log file:
+        // what a terminal shows is the last one.
+        let shown = raw.rsplit('\r').find(|s| !s.trim().is_empty()).unwrap_or(raw);
+        let line = strip_ansi(shown);
         for (name, reader) in READERS {
             let Some(r) = reader(&line) else { continue };
             let r = r.map_err(|why| Error::invalid(format!("log line {n}"), shorten(line.trim()), why))?;
@@ -102,6 +119,11 @@ pub fn read_log(text: &str) -> Result<LogFigures, Error> {
                 None => framework = Some((name, n)),
                 _ => {}
             }
+            if let Some(note) = r.note
+                && !line_notes.contains(&note)
+            {
+                line_notes.push(note);
+            }
             if !r.figures.is_empty() {
                 readings.push((n, r));
             }
@@ -112,8 +134,7 @@ pub fn read_log(text: &str) -> Result<LogFigures, Error> {
         return Err(Error::invalid(
             "log",
             shorten(text.lines().find(|l| !l.trim().is_empty()).unwrap_or("(empty)")),
-            "has no line of a training log fmperf reads (Megatron-LM / NeMo, torchtitan, MaxText, Hugging Face \
-             Trainer, DeepSpeed, nanotron)",
+            format!("has no line of a training log fmperf reads ({})", FRAMEWORKS),
         ));
     };
     if readings.is_empty() {
@@ -129,7 +150,7 @@ pub fn read_log(text: &str) -> Result<LogFigures, Error> {
         })
         .collect();
     let warmup_skipped = lines_read - steady.len();
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = line_notes.iter().map(|n| n.to_string()).collect();
     if warmup_skipped > 0 {
         notes.push(format!("{warmup_skipped} reading(s) of steps 1–{WARMUP_STEPS} left out as warm-up"));
     } else if last_step.is_some_and(|s| s <= WARMUP_STEPS) {
@@ -213,6 +234,13 @@ pub fn value_after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     let rest = &line[at..];
     let end = rest.find(['|', ',']).unwrap_or(rest.len());
     Some(rest[..end].trim())
+}
+
+/// The whitespace-separated word after `key` (`None` without `key`), for values that may hold a
+/// thousands comma (`tps: 10,007`).
+pub fn word_after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let at = line.find(key)? + key.len();
+    Some(line[at..].split_whitespace().next().unwrap_or(""))
 }
 
 /// The first whitespace-separated word of `text`.

@@ -29,7 +29,7 @@ pub fn read_line(line: &str) -> Option<Result<Reading, String>> {
                     figures.push((Figure::Time(kind), v? * scale));
                 }
             }
-            Ok(Reading { step, figures })
+            Ok(Reading { step, figures, note: None })
         })());
     }
     if line.contains("Memory usage:") && line.contains("Peak reserved") {
@@ -38,7 +38,11 @@ pub fn read_line(line: &str) -> Option<Result<Reading, String>> {
             let rest = line[at..].trim_start_matches([':', ' ']);
             let mib = rest.split("MiB").next().unwrap_or(rest);
             let v = super::number(mib, "Peak reserved", false)?;
-            Ok(Reading { step: None, figures: vec![(Figure::Memory(MemoryKind::PeakReserved), v * MIB_IN_GB)] })
+            Ok(Reading {
+                step: None,
+                figures: vec![(Figure::Memory(MemoryKind::PeakReserved), v * MIB_IN_GB)],
+                note: None,
+            })
         })());
     }
     None

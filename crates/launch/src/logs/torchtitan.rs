@@ -9,16 +9,10 @@
 //! non-data-parallel degree), `tflops` per device in model FLOPs, `mfu` a percentage of the peak
 //! torchtitan assumes for the part, `memory` the peak *reserved* by the caching allocator in GiB.
 
-use super::{GIB_IN_GB, Reading, number};
+use super::{GIB_IN_GB, Reading, number, word_after};
 use fmperf_core::calibrate::Figure;
 use fmperf_core::validate::memory::MemoryKind;
 use fmperf_core::validate::metric::MetricKind;
-
-/// The whitespace-separated word after `key` (`None` without `key`).
-fn word_after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
-    let at = line.find(key)? + key.len();
-    Some(line[at..].split_whitespace().next().unwrap_or(""))
-}
 
 /// Reads one line (see the module documentation).
 pub fn read_line(line: &str) -> Option<Result<Reading, String>> {
@@ -44,6 +38,6 @@ pub fn read_line(line: &str) -> Option<Result<Reading, String>> {
         if let Some(w) = word_after(line, "mfu:") {
             figures.push((Figure::Time(MetricKind::Mfu), number(w, "mfu", false)? / 100.0));
         }
-        Ok(Reading { step, figures })
+        Ok(Reading { step, figures, note: None })
     })())
 }
