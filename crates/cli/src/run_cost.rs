@@ -74,8 +74,9 @@ pub fn of_run(
     cost.map_err(|err| CmdError::Usage(format!("cost: {err}")))
 }
 
-/// The cost columns of a table row: device-hours, energy [MWh], money (`ex.` marks an example price).
-pub const COLUMNS: [&str; 3] = ["device-hours", "energy [MWh]", "cost"];
+/// The cost columns of a table row: device-hours [h], energy [MWh], money in the price's currency (the
+/// example prices are US dollars; `(example price)` marks one).
+pub const COLUMNS: [&str; 3] = ["device-hours [h]", "energy [MWh]", "cost [price × device-hours]"];
 
 /// [`COLUMNS`]' cells of `c`.
 pub fn cells(c: &RunCost) -> Vec<String> {
