@@ -28,7 +28,9 @@ use super::hardware::Hardware;
 use super::head::{EndCost, embedding_cost, head_cost};
 use super::layout::Layout;
 use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
-use super::moe::evaluate::{MoeBreakdown, MoeParts, assemble_moe, moe_parts, moe_parts_sharing, moe_time_floor_s};
+use super::moe::evaluate::{
+    MoeBreakdown, MoeParts, assemble_moe, moe_memory_gb, moe_parts, moe_parts_sharing, moe_time_floors_s,
+};
 use super::moe::experts::{ExpertLayout, expert_choices};
 use super::options::{ExtendedOptions, Sharding};
 use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
@@ -408,7 +410,7 @@ impl ExtendedEvaluator {
     /// own: of every `(ep, etp)` of [`expert_choices`] (or the fixed ones of the MoE options) the
     /// fastest that fits is kept (the smallest in memory when none fits; ties: the first in the
     /// choices' order); the evaluation's `moe.experts` says which. Exact pruning: the choices are
-    /// priced in the order of their time floor ([`moe_time_floor_s`], from the cached block costs),
+    /// priced in the order of their time floor ([`moe_time_floor_s`](super::moe::evaluate::moe_time_floor_s), from the cached block costs),
     /// and once one fits, a choice whose floor cannot beat it is not assembled.
     pub fn evaluate_full(&mut self, c: &Candidate) -> Result<ExtendedEvaluation, Error> {
         let layout = Layout::from_candidate(c, self.global_batch)?;
@@ -421,11 +423,13 @@ impl ExtendedEvaluator {
         let cached = self.moe_cache.get(&moe_block_key(&layout));
         let parts_of = |i: usize| cached?.iter().find(|(x, _)| *x == choices[i]).map(|(_, parts)| parts);
         let g = layout.global_batch as f64;
+        // The fastest layout that fits, and while none fits the one with the least memory (ties:
+        // the first in floor order), by its memory alone ([`moe_memory_gb`], the assembly's own
+        // figure): a layout that does not fit is assembled only if it is the answer.
         let mut best: Option<(ExtendedEvaluation, usize)> = None;
+        let mut leanest: Option<(f64, usize)> = None;
         for (floor, i) in order {
-            if let Some((b, bi)) = &best
-                && b.feasible
-            {
+            if let Some((b, bi)) = &best {
                 let ceiling = g / floor;
                 if ceiling < b.throughput_samples_per_s || (ceiling == b.throughput_samples_per_s && i > *bi) {
                     continue;
@@ -433,19 +437,30 @@ impl ExtendedEvaluator {
             }
             let (ep, etp) = choices[i];
             let Some(parts) = parts_of(i) else { continue };
-            let e = assemble_moe(w, &m, &layout.with_experts(ep, etp), &p, parts)?;
-            let better = match &best {
-                None => true,
-                Some((b, _)) if e.feasible != b.feasible => e.feasible,
-                Some((b, bi)) if e.feasible => {
-                    e.throughput_samples_per_s > b.throughput_samples_per_s
-                        || (e.throughput_samples_per_s == b.throughput_samples_per_s && i < *bi)
+            let l = layout.with_experts(ep, etp);
+            let mem = moe_memory_gb(w, &m, &l, &p, parts)?;
+            // Not `mem > capacity`: the assembly's `feasible` is `mem <= capacity`.
+            if !(mem <= self.hardware.hbm_capacity_gb) {
+                if best.is_none() && leanest.is_none_or(|(lm, li)| mem < lm || (mem == lm && i < li)) {
+                    leanest = Some((mem, i));
                 }
-                Some((b, bi)) => e.mem_gb < b.mem_gb || (e.mem_gb == b.mem_gb && i < *bi),
-            };
+                continue;
+            }
+            let e = assemble_moe(w, &m, &l, &p, parts)?;
+            let better = best.as_ref().is_none_or(|(b, bi)| {
+                e.throughput_samples_per_s > b.throughput_samples_per_s
+                    || (e.throughput_samples_per_s == b.throughput_samples_per_s && i < *bi)
+            });
             if better {
                 best = Some((e, i));
             }
+        }
+        if best.is_none()
+            && let Some((_, i)) = leanest
+            && let Some(parts) = parts_of(i)
+        {
+            let (ep, etp) = choices[i];
+            best = Some((assemble_moe(w, &m, &layout.with_experts(ep, etp), &p, parts)?, i));
         }
         best.map(|(e, _)| e).ok_or_else(|| {
             let group = layout.tp * layout.cp * layout.dp;
@@ -458,7 +473,7 @@ impl ExtendedEvaluator {
     }
 
     /// The `(ep, etp)` choices of an MoE layout and, for each, its time floor
-    /// ([`moe_time_floor_s`]) with its index, least first (ties by index). Checks the layout and
+    /// ([`moe_time_floor_s`](super::moe::evaluate::moe_time_floor_s)) with its index, least first (ties by index). Checks the layout and
     /// fills the block-cost cache.
     #[allow(clippy::type_complexity)]
     fn moe_floors(&mut self, layout: &Layout, m: &MoeShape) -> Result<(Vec<(u64, u64)>, Vec<(f64, usize)>), Error> {
@@ -500,12 +515,14 @@ impl ExtendedEvaluator {
                 cached.push(((ep, etp), parts));
             }
         }
-        let mut order = Vec::with_capacity(choices.len());
-        for (i, &(ep, etp)) in choices.iter().enumerate() {
-            if let Some((_, parts)) = cached.iter().find(|(x, _)| *x == (ep, etp)) {
-                order.push((moe_time_floor_s(w, m, &layout.with_experts(ep, etp), opts, parts), i));
-            }
-        }
+        let found: Vec<(usize, &MoeParts)> = choices
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| cached.iter().find(|(x, _)| x == c).map(|(_, parts)| (i, parts)))
+            .collect();
+        let list: Vec<&MoeParts> = found.iter().map(|(_, parts)| *parts).collect();
+        let floors = moe_time_floors_s(w, m, layout, opts, &list);
+        let mut order: Vec<(f64, usize)> = floors.into_iter().zip(found.iter().map(|(i, _)| *i)).collect();
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         self.moe_floors_memo = Some((memo_key, choices.clone(), order.clone()));
         Ok((choices, order))

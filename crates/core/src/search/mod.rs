@@ -675,20 +675,23 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
     // work and tensor/context-parallel communication, which sharding and interleaving leave
     // unchanged) in every micro-batch slot and in the smallest bubble, `(pp − 1)/v_max` slots.
     let fastest = pick(ch.choices.recompute.unwrap_or(Recompute::None), combos[0].sharding);
-    if outcomes[fastest].is_none() {
-        *st.evaluations += 1;
-        outcomes[fastest] = ch.outcome(combos[fastest], c).ok();
-    }
     let v_max = combos.iter().map(|e| e.interleave).max().unwrap_or(1).max(1) as f64;
     let nmb = c.microbatches(global_batch).max(1) as f64;
     // An MoE candidate's outcome is its best expert layout, or the leanest when none fits (then
-    // its time bounds nothing): its bound is the least time floor over every layout instead.
+    // its time bounds nothing): its bound is the least time floor over every layout instead, read
+    // from the cached block costs without pricing the fastest combination (which the loop below
+    // prices if the bound lets the candidate through).
     let moe = ch.setup.workload.moe.is_some();
-    if let Some(f) = outcomes[fastest] {
-        let work = match moe {
-            true => ch.moe_floor(combos[fastest], c).unwrap_or(0.0),
-            false => f.totals.t_comp + f.totals.t_tp_comm,
-        };
+    let work = if moe {
+        ch.moe_floor(combos[fastest], c)
+    } else {
+        if outcomes[fastest].is_none() {
+            *st.evaluations += 1;
+            outcomes[fastest] = ch.outcome(combos[fastest], c).ok();
+        }
+        outcomes[fastest].map(|f| f.totals.t_comp + f.totals.t_tp_comm)
+    };
+    if let Some(work) = work {
         let bound = work * (1.0 + c.pp.saturating_sub(1) as f64 / (v_max * nmb));
         if bound > 0.0 && !st.top.accepts(global_batch as f64 / bound) {
             return;
@@ -726,7 +729,7 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
                 // MoE: bound each level by its least time floor over the expert layouts (heavier
                 // levels only add work); the outcomes' own times bound nothing when no layout fits.
                 if let Some(floor) = ch.moe_floor(combos[j], c).filter(|f| *f > 0.0) {
-                    let ceiling = global_batch as f64 / floor;
+                    let ceiling = global_batch as f64 / with_bubble(floor, c.pp, combos[j].interleave, nmb);
                     if !st.top.accepts(ceiling) {
                         break;
                     }
@@ -767,6 +770,15 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
         r.experts = ch.experts(combos[j], c);
         st.top.offer_at(gi, r);
     }
+}
+
+/// A lower bound on the iteration time of a combination with `v` virtual stages whose
+/// micro-batch slots alone take at least `floor` [s] (`nmb` slots of at least `floor / nmb`
+/// each): the pipeline bubble adds `(pp − 1)/v` such slots. The factor `1 − 1e-9` keeps it a
+/// lower bound under rounding (the iteration's sum is formed in another order; a handful of
+/// roundings of 1.1e-16 each).
+fn with_bubble(floor: f64, pp: u64, v: u64, nmb: f64) -> f64 {
+    floor * (1.0 + crate::extended::pipeline::bubble_slots(pp, v) / nmb) * (1.0 - 1e-9)
 }
 
 /// Runs one complete search per device count in `n_gpus` (e.g. a strong-scaling sweep), with
