@@ -236,3 +236,37 @@ fn pruned_search_equals_the_exhaustive_one_on_dense_and_moe_scenarios() {
         assert_eq!(got.feasible, fits, "{model} feasible");
     }
 }
+
+/// What the MoE search's candidate bound reads: the floors without recomputation taken from an
+/// evaluator at any recomputation level equal, bit for bit, the floors of an evaluator without
+/// recomputation (a block's forward and backward do not read the level).
+#[test]
+fn floors_without_recomputation_from_any_level() {
+    for (model, n, g, strategy) in [
+        ("deepseek-v3", 256, 1024, Strategy::OneD),
+        ("mixtral-8x7b", 64, 256, Strategy::ContextParallel2D),
+        ("qwen3-30b-a3b", 32, 256, Strategy::OneD),
+    ] {
+        let w = Workload::from_catalog(catalog::find_model(model).unwrap()).unwrap();
+        let (params, setup) = extended(w, "nvidia_h100_sxm5_80gb", None);
+        let s = spec(w.to_shape(), params, strategy, n, g, 1);
+        let space = Search::new_extended_choosing(s, setup.clone(), ExecutionChoices::SEARCH_ALL).unwrap();
+        let at = |r: Recompute| {
+            let o = ExtendedOptions { recompute: r, ..setup.options };
+            ExtendedEvaluator::new(&setup.workload, &setup.hardware, &o, strategy, g).unwrap()
+        };
+        let mut none = at(Recompute::None);
+        let mut checked = 0;
+        for r in [Recompute::Selective, Recompute::Full] {
+            let mut ev = at(r);
+            for c in space.space().iter() {
+                let want = none.moe_time_floor(&c);
+                assert_eq!(ev.moe_time_floor_without_recompute(&c).map(f64::to_bits), want.map(f64::to_bits), "{c:?}");
+                // With recomputation the floor is no lower.
+                assert!(ev.moe_time_floor(&c).zip(want).is_none_or(|(a, b)| a >= b));
+                checked += u64::from(want.is_some());
+            }
+        }
+        assert!(checked > 0, "{model}");
+    }
+}

@@ -29,7 +29,8 @@ use super::head::{EndCost, embedding_cost, head_cost};
 use super::layout::Layout;
 use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
 use super::moe::evaluate::{
-    MoeBreakdown, MoeParts, assemble_moe, moe_memory_gb, moe_parts, moe_parts_sharing, moe_time_floors_s,
+    MoeBreakdown, MoeParts, assemble_moe, moe_memories_gb, moe_memory_gb, moe_parts, moe_parts_sharing,
+    moe_time_floors_s,
 };
 use super::moe::experts::{ExpertLayout, expert_choices};
 use super::options::{ExtendedOptions, Sharding};
@@ -521,7 +522,7 @@ impl ExtendedEvaluator {
             .filter_map(|(i, c)| cached.iter().find(|(x, _)| x == c).map(|(_, parts)| (i, parts)))
             .collect();
         let list: Vec<&MoeParts> = found.iter().map(|(_, parts)| *parts).collect();
-        let floors = moe_time_floors_s(w, m, layout, opts, &list);
+        let floors = moe_time_floors_s(w, m, layout, opts, &list, true);
         let mut order: Vec<(f64, usize)> = floors.into_iter().zip(found.iter().map(|(i, _)| *i)).collect();
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         self.moe_floors_memo = Some((memo_key, choices.clone(), order.clone()));
@@ -538,6 +539,49 @@ impl ExtendedEvaluator {
         let layout = Layout::from_candidate(c, self.global_batch).ok()?;
         let (_, order) = self.moe_floors(&layout, &m).ok()?;
         order.first().map(|(f, _)| *f)
+    }
+
+    /// For an MoE model: [`Self::moe_time_floor`] with the recomputation left out — the least
+    /// time floor of `c` over its expert layouts under no recomputation, read from this
+    /// evaluator's cached block costs whatever its own level (equal to `moe_time_floor` of an
+    /// evaluator without recomputation, test `floors_without_recomputation_from_any_level`), so a
+    /// lower bound on the iteration time under every level, sharding and interleave degree.
+    /// `None` for a dense model or a rejected candidate.
+    pub fn moe_time_floor_without_recompute(&mut self, c: &Candidate) -> Option<f64> {
+        let m = self.workload.moe?;
+        let layout = Layout::from_candidate(c, self.global_batch).ok()?;
+        let (choices, _) = self.moe_floors(&layout, &m).ok()?;
+        let cached = self.moe_cache.get(&moe_block_key(&layout))?;
+        let list: Vec<&MoeParts> =
+            choices.iter().filter_map(|c| cached.iter().find(|(x, _)| x == c).map(|(_, parts)| parts)).collect();
+        let floors = moe_time_floors_s(&self.workload, &m, &layout, &self.options, &list, false);
+        floors.into_iter().min_by(f64::total_cmp)
+    }
+
+    /// For an MoE model: the least memory per device of candidate `c` over its expert layouts
+    /// [GB] and whether any fits, from their memory alone (nothing assembled). [`Self::evaluate`]
+    /// of `c` answers a layout that fits exactly when one does, and its memory is no less than
+    /// this least one (it is the least when none fits). `None` for a dense model, a rejected
+    /// candidate or one without expert layouts (ask [`Self::evaluate`] then).
+    pub fn moe_memory_floor(&mut self, c: &Candidate) -> Option<(f64, bool)> {
+        let m = self.workload.moe?;
+        let layout = Layout::from_candidate(c, self.global_batch).ok()?;
+        let (choices, order) = self.moe_floors(&layout, &m).ok()?;
+        let cached = self.moe_cache.get(&moe_block_key(&layout))?;
+        let list: Vec<((u64, u64), &MoeParts)> = order
+            .iter()
+            .filter_map(|(_, i)| cached.iter().find(|(x, _)| *x == choices[*i]).map(|(x, parts)| (*x, parts)))
+            .collect();
+        if list.is_empty() || list.len() != order.len() {
+            return None;
+        }
+        let p = Pricing { hw: &self.hardware, opts: &self.options };
+        let memories = moe_memories_gb(&self.workload, &m, &layout, &p, &list).ok()?;
+        if memories.iter().any(|x| x.is_nan()) {
+            return None;
+        }
+        let fits = memories.iter().any(|&x| x <= self.hardware.hbm_capacity_gb);
+        Some((memories.iter().copied().fold(f64::INFINITY, f64::min), fits))
     }
 
     /// Full evaluation of a layout (with its expert degrees), caching the block-level costs (the

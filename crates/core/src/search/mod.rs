@@ -99,7 +99,9 @@ pub struct SearchResult {
     /// Candidates that fit in HBM (with the leanest execution, when the search chooses it).
     pub feasible: u64,
     /// Configurations priced: candidates × execution choices, less those pruned by the bounds
-    /// (= `candidates` when the execution is fixed).
+    /// (= `candidates` when the execution is fixed; an MoE candidate whose leanest execution was
+    /// judged by its memory alone counts it once, and once more if the bounds let its time be
+    /// priced). Every candidate counts in `candidates`, pruned or not.
     pub evaluations: u64,
     /// The least memory per device of any candidate evaluated [GB] (`None`: none evaluated).
     pub min_mem_gb: Option<f64>,
@@ -657,20 +659,37 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
     let leanest = pick(ch.choices.recompute.unwrap_or(Recompute::Full), ch.choices.sharding.unwrap_or(Sharding::Zero3));
     let mut outcomes: Vec<Option<Outcome>> = vec![None; combos.len()];
     *st.evaluations += 1;
-    let lean = match ch.outcome(combos[leanest], c) {
-        Ok(o) => o,
-        Err(e) => {
-            *st.rejected += 1;
-            st.first_rejection.get_or_insert((gi, e));
+    let moe = ch.setup.workload.moe.is_some();
+    // MoE: when no expert layout of the leanest execution needs less memory than the least seen,
+    // the candidate cannot lower `min_mem_gb` and whether it fits is all the counters need — read
+    // from the layouts' memory alone; its time is priced below only if the bounds let it through.
+    let probe = match moe {
+        true => ch.evaluator(combos[leanest]).ok().and_then(|ev| ev.moe_memory_floor(c)),
+        false => None,
+    };
+    if let Some((least, fits)) = probe
+        && least >= *st.min_mem_gb
+    {
+        if !fits {
             return;
         }
-    };
-    *st.min_mem_gb = st.min_mem_gb.min(lean.mem_gb);
-    if lean.mem_gb > capacity {
-        return;
+        *st.feasible += 1;
+    } else {
+        let lean = match ch.outcome(combos[leanest], c) {
+            Ok(o) => o,
+            Err(e) => {
+                *st.rejected += 1;
+                st.first_rejection.get_or_insert((gi, e));
+                return;
+            }
+        };
+        *st.min_mem_gb = st.min_mem_gb.min(lean.mem_gb);
+        if lean.mem_gb > capacity {
+            return;
+        }
+        *st.feasible += 1;
+        outcomes[leanest] = Some(lean);
     }
-    *st.feasible += 1;
-    outcomes[leanest] = Some(lean);
     // Time bound over every combination: the per-micro-batch work without recomputation (matrix
     // work and tensor/context-parallel communication, which sharding and interleaving leave
     // unchanged) in every micro-batch slot and in the smallest bubble, `(pp − 1)/v_max` slots.
@@ -678,11 +697,14 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
     let v_max = combos.iter().map(|e| e.interleave).max().unwrap_or(1).max(1) as f64;
     let nmb = c.microbatches(global_batch).max(1) as f64;
     // An MoE candidate's outcome is its best expert layout, or the leanest when none fits (then
-    // its time bounds nothing): its bound is the least time floor over every layout instead, read
-    // from the cached block costs without pricing the fastest combination (which the loop below
-    // prices if the bound lets the candidate through).
-    let moe = ch.setup.workload.moe.is_some();
-    let work = if moe {
+    // its time bounds nothing): its bound is the least time floor over every layout without
+    // recomputation instead, read from the cached block costs without pricing the fastest
+    // combination (which the loop below prices if the bound lets the candidate through).
+    let work = if moe && ch.choices.recompute.is_none() {
+        // The leanest evaluator's cached block costs, without its recomputation: the floor of
+        // the fastest level (none) without pricing that level's blocks.
+        ch.evaluator(combos[leanest]).ok().and_then(|ev| ev.moe_time_floor_without_recompute(c))
+    } else if moe {
         ch.moe_floor(combos[fastest], c)
     } else {
         if outcomes[fastest].is_none() {

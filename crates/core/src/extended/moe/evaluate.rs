@@ -278,23 +278,68 @@ pub fn moe_memory_gb(w: &Workload, m: &MoeShape, layout: &Layout, p: &Pricing, p
     Ok(memory_of(w, layout, p, &groups, &el, &devices, parts).device_gb)
 }
 
+/// [`moe_memory_gb`] of several expert layouts of one block-level layout, each `(ep, etp)` with
+/// its parts: the data-parallel groups and the devices (which read no expert degree) formed once.
+/// Equal, layout by layout, to [`moe_memory_gb`] (parts of one block shape share their ends).
+pub fn moe_memories_gb(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    p: &Pricing,
+    layouts: &[((u64, u64), &MoeParts)],
+) -> Result<Vec<f64>, Error> {
+    let Some((_, first)) = layouts.first() else { return Ok(Vec::new()) };
+    let groups = DpGroups::on(layout, p.opts, p.hw)?;
+    let v = if layout.pp > 1 { p.opts.interleave } else { 1 };
+    let devices = moe_devices(w, m, layout, v, p.opts.stage_split, first);
+    layouts
+        .iter()
+        .map(|&((ep, etp), parts)| {
+            let l = layout.with_experts(ep, etp);
+            let el = ExpertLayout::fold(&l, m, ep, etp)?;
+            Ok(memory_of(w, &l, p, &groups, &el, &devices, parts).device_gb)
+        })
+        .collect()
+}
+
 /// [`moe_time_floor_s`] of several expert layouts of one block-level layout, `parts[i]` priced
 /// under the `i`-th: the devices (their blocks and ends, which do not read the expert degrees) are
 /// laid out once, from the first. Equal to [`moe_time_floor_s`] of each (parts of one block shape
 /// share their ends, [`moe_parts_sharing`]); what a search's floors of every expert layout of a
 /// candidate cost once instead of once per layout.
+///
+/// `recompute: false` leaves the recomputation out of every pass: the floors the same layouts
+/// have without recomputation (a block's forward and backward do not read the recomputation
+/// level, which adds only its own pass: [`crate::extended::block::BlockCost::of_operations`]),
+/// equal to those of parts priced without it (their recomputation is zero) and a lower bound
+/// under every level.
 pub fn moe_time_floors_s(
     w: &Workload,
     m: &MoeShape,
     layout: &Layout,
     opts: &ExtendedOptions,
     parts: &[&MoeParts],
+    recompute: bool,
 ) -> Vec<f64> {
     let Some(first) = parts.first() else { return Vec::new() };
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
     let devices = moe_devices(w, m, layout, v, opts.stage_split, first);
     let nmb = layout.microbatches() as f64;
-    parts.iter().map(|p| nmb * devices.iter().map(|d| pass_of(d, p).time()).fold(0.0, f64::max)).collect()
+    let floor = |p: &MoeParts| nmb * devices.iter().map(|d| pass_of(d, p).time()).fold(0.0, f64::max);
+    parts
+        .iter()
+        .map(|p| match recompute {
+            true => floor(p),
+            false => {
+                let none = Pass::default();
+                floor(&MoeParts {
+                    dense: BlockCost { recompute: none, ..p.dense },
+                    moe: MoeBlockCost { block: BlockCost { recompute: none, ..p.moe.block }, ..p.moe },
+                    ..**p
+                })
+            }
+        })
+        .collect()
 }
 
 /// Evaluates a configuration of an MoE model whose layout was checked (see
