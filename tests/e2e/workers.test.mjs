@@ -163,3 +163,21 @@ test('where a CSP forbids workers, the same sweep runs in time slices, silently'
     srv.stop();
   }
 });
+
+test('an edit while the strip re-searches on the workers: the new search is not stranded behind it', async () => {
+  // The strip's re-searches fill every worker; the edit's search queues behind them and the strip is
+  // then cancelled (its workers terminated). The queued search must start on restarted workers
+  // (the pool used to wait for a message from a worker that no longer existed).
+  const page = await instrumented();
+  await page.goto(`${server.base}?view=explorer&mode=extended&model=llama3-8b&system=nvidia_h100_sxm5_80gb&domain=8&gpus=64&batch=512&strategies=1d,2d-seqp&top=10`);
+  await page.locator('section.sensitivity[data-state="running"]').waitFor({ timeout: 60_000 });
+  await page.waitForFunction(() => window.__jobs >= 2, null, { timeout: 30_000 });
+  const terminated = await page.evaluate(() => window.__terminated);
+  await page.locator('input#ex-gpus').fill('128');
+  await page.locator('.summary', { hasText: '128 devices' }).waitFor({ timeout: 30_000 });
+  assert.ok((await page.evaluate(() => window.__terminated)) > terminated, 'the strip was cancelled on its workers');
+  // The strip follows the new scenario.
+  await page.locator('section.sensitivity[data-state="done"]').waitFor({ timeout: 180_000 });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

@@ -27,7 +27,7 @@ const OWN_BATCHES: &[(&str, u64, &str)] = &[
     (
         "kimi-k2",
         16384,
-        "Kimi Team 2025 (Kimi K2: Open Agentic Intelligence), pre-training: global batch of 67M tokens at 4,096 context = 16,384 sequences",
+        "Kimi Team 2025 (Kimi K2: Open Agentic Intelligence) §2.5: global batch held at 67M tokens with a 4,096-token window = 16,384 sequences (2^26 tokens)",
     ),
     ("megatron-gpt-1.7b", 512, "Narayanan et al. 2021 Table 1"),
     ("megatron-gpt-3.6b", 512, "Narayanan et al. 2021 Table 1"),

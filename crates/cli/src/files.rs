@@ -30,8 +30,14 @@ pub fn read_text(flag: &str, path: &str, cap: u64) -> Result<String, CmdError> {
     if bytes.len() as u64 > cap {
         return Err(fail(format!("is more than {cap} bytes (the limit)")));
     }
-    String::from_utf8(bytes).map_err(|e| {
+    let text = String::from_utf8(bytes).map_err(|e| {
         fail(format!("is not UTF-8 text (byte {} is not valid): is it a binary file?", e.utf8_error().valid_up_to()))
+    })?;
+    // A UTF-8 byte-order mark (as some Windows editors write) declares the encoding; it is not part
+    // of the text. A browser's file reader drops it the same way.
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
     })
 }
 
@@ -67,6 +73,10 @@ mod tests {
         let ok = dir.join("ok.sh");
         std::fs::write(&ok, "--num-layers 2\n").unwrap();
         assert_eq!(read_text("--from", &ok.to_string_lossy(), 100).unwrap(), "--num-layers 2\n");
+        // A UTF-8 byte-order mark is dropped; one inside the text stays.
+        let bom = dir.join("bom.json");
+        std::fs::write(&bom, "\u{feff}{\"a\": \"\u{feff}\"}").unwrap();
+        assert_eq!(read_text("--model", &bom.to_string_lossy(), 100).unwrap(), "{\"a\": \"\u{feff}\"}");
         #[cfg(unix)]
         if std::path::Path::new("/dev/zero").exists() {
             let e = read_text("--model", "/dev/zero", 100).map(|_| ()).map_err(|e| format!("{e:?}")).unwrap_err();

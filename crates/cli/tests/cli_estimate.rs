@@ -210,25 +210,46 @@ fn a_launch_and_its_model_file_read_together() {
     // Two files that disagree: an error naming both.
     let other = temp_file("seq.sh", "torchrun pretrain_gpt.py --seq-length 8192 --micro-batch-size 1\n");
     let other = arg(&other);
-    let e = usage_error(&["estimate", "--from", &run, "--from", &other, "--from", &hf, "--system", "h100"]);
+    let e = usage_error(&[
+        "estimate",
+        "--from",
+        &run,
+        "--from",
+        &other,
+        "--from",
+        &hf,
+        "--system",
+        "nvidia_h100_sxm5_80gb",
+    ]);
     assert!(e.contains("--seq-length") && e.contains("8192") && e.contains("4096"), "{e}");
 }
 
 #[test]
 fn inputs_that_are_not_regular_files_or_not_for_this_command_are_refused() {
     if std::path::Path::new("/dev/zero").exists() {
-        let e = usage_error(&["estimate", "--from", "/dev/zero", "--system", "h100"]);
+        let e = usage_error(&["estimate", "--from", "/dev/zero", "--system", "nvidia_h100_sxm5_80gb"]);
         assert!(e.contains("not a regular file"), "{e}");
         let e =
             usage_error(&["search", "--model", "/dev/zero", "--system", "h100", "--gpus", "8", "--global-batch", "64"]);
         assert!(e.contains("not a regular file"), "{e}");
     }
     let dir = std::env::temp_dir().to_string_lossy().to_string();
-    assert!(usage_error(&["estimate", "--from", &dir, "--system", "h100"]).contains("is a directory"));
+    assert!(usage_error(&["estimate", "--from", &dir, "--system", "nvidia_h100_sxm5_80gb"]).contains("is a directory"));
     // A flag at fault is named alone, not blamed on the file.
     let from = example("megatron-llama3-70b.sh");
     let e = usage_error(&["estimate", "--from", &from, "--system", "bogus"]);
     assert!(e.contains("unknown system `bogus`") && !e.contains("--from"), "{e}");
+    // ... also when the file has a problem of its own: the flag is checked before the file is read.
+    let broken = std::env::temp_dir().join(format!("fmperf-broken-{}.toml", std::process::id()));
+    std::fs::write(&broken, "[model]\nname = \"x\"\n").unwrap();
+    let broken = broken.to_string_lossy().to_string();
+    let e = usage_error(&["estimate", "--from", &broken, "--system", "bogus"]);
+    assert!(e.contains("unknown system `bogus`") && !e.contains("model.flavor"), "{e}");
+    let e = usage_error(&["estimate", "--from", &broken, "--system", "nvidia_h100_sxm5_80gb,domain=zero"]);
+    assert!(e.contains("domain") && !e.contains("model.flavor"), "{e}");
+    let e = usage_error(&["estimate", "--from", &broken, "--system", "nvidia_h100_sxm5_80gb"]);
+    assert!(e.contains("--from") && e.contains("model.flavor"), "{e}");
+    let _ = std::fs::remove_file(&broken);
     let e = usage_error(&["estimate", "--from", &from, "--gpus", "7"]);
     assert!(e.starts_with("fmperf: --gpus = 7") && e.contains("tp·pp·cp = 32"), "{e}");
     // Positional parameters belong to a script given with --from.

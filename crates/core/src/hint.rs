@@ -27,17 +27,20 @@ pub fn distance(a: &str, b: &str) -> usize {
 }
 
 /// The candidate closest to `word` if it is close enough to be a plausible typo: at most a third of
-/// the word's length (at least 1, at most 4) edits away. Ties go to the earlier candidate.
+/// the word's length (at least 1, at most 4) edits away, and keeping at least one character of each
+/// (`x` is no typo of `l`). Ties go to the earlier candidate.
 pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     // Very long words cannot be typos of field names; skip the quadratic work.
     if word.chars().count() > 200 {
         return None;
     }
-    let limit = (word.chars().count() / 3).clamp(1, 4);
+    let len = word.chars().count();
+    let limit = (len / 3).clamp(1, 4);
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
         let d = distance(word, c);
-        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+        let keeps_one = d < len.max(c.chars().count());
+        if d <= limit && keeps_one && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, c));
         }
     }
@@ -77,6 +80,10 @@ mod tests {
         assert_eq!(nearest("hiden", names), Some("hidden"));
         assert_eq!(nearest("layer", names), Some("layers"));
         assert_eq!(nearest("zzzzzzzz", names), None);
+        // A one-letter name that shares no letter is no typo; one letter more or less is.
+        assert_eq!(nearest("x", ["l", "h"]), None);
+        assert_eq!(nearest("h", ["l", "h"]), Some("h"));
+        assert_eq!(nearest("hh", ["h"]), Some("h"));
         assert_eq!(closest("head", names, 2), vec!["heads", "hidden"]);
     }
 }

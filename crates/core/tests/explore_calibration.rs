@@ -65,9 +65,10 @@ fn the_band_narrows_only_where_the_calibration_covers() {
     };
     let c = coverage(&cal, &spec);
     assert!(c.covered, "{c:?}");
-    // ±10 % uncalibrated → ±10 % × 8.2 / 9.8 = ±8.37 % calibrated.
+    // ±10 % uncalibrated → ±10 % × one-shot / uncalibrated error (7.9 / 9.1 today: ±8.68 %), both
+    // measured by `fmperf validate` (tests/one_shot.rs holds the constants to its output).
     assert!((c.band(0.10) - 0.10 * ONE_SHOT_MAPE / UNCALIBRATED_MAPE).abs() < 1e-12);
-    assert!((c.band(0.10) - 0.083_673).abs() < 1e-6);
+    assert!(c.band(0.10) < 0.10);
     // 4× the devices is still covered, 8× is not; another model is not.
     assert!(coverage(&cal, &scenario("256")).covered);
     assert_eq!(COVERED_DEVICE_FACTOR, 4.0);

@@ -75,6 +75,8 @@ struct Builder<'t> {
     stack: Vec<Open>,
     anchors: HashMap<usize, (Node, usize, usize)>,
     nodes: usize,
+    /// Aliases expanded so far (to tell an alias bomb from a file that is merely huge).
+    aliases: usize,
     documents: Vec<(Node, usize)>,
     doc_line: usize,
     error: Option<Error>,
@@ -95,7 +97,12 @@ impl Builder<'_> {
     fn count(&mut self, n: usize, line: usize) -> Result<(), Error> {
         self.nodes = self.nodes.saturating_add(n);
         if self.nodes > MAX_NODES {
-            return Err(err(line, format!("more than {MAX_NODES} nodes with the aliases expanded (an alias bomb?)")));
+            let why = if self.aliases > 0 {
+                format!("more than {MAX_NODES} nodes with its {} aliases expanded (an alias bomb?)", self.aliases)
+            } else {
+                format!("more than {MAX_NODES} nodes: larger than any launch or config file this reads")
+            };
+            return Err(err(line, why));
         }
         Ok(())
     }
@@ -158,6 +165,7 @@ impl Builder<'_> {
                 if self.stack.len() + d > MAX_DEPTH {
                     return Err(err(line, format!("an alias nests deeper than {MAX_DEPTH} levels")));
                 }
+                self.aliases += 1;
                 self.count(n, line)?;
                 self.push(node, 0, 0)?;
             }
@@ -294,6 +302,7 @@ pub fn read(text: &str) -> Result<Vec<Entry>, Error> {
         stack: Vec::new(),
         anchors: HashMap::new(),
         nodes: 0,
+        aliases: 0,
         documents: Vec::new(),
         doc_line: 1,
         error: None,

@@ -20,6 +20,13 @@ fn an_alias_bomb_is_an_error_naming_the_cap() {
 }
 
 #[test]
+fn a_huge_file_without_aliases_is_not_called_an_alias_bomb() {
+    let text: String = (0..1_100_000).map(|i| format!("k{i}: {i}\n")).collect();
+    let e = yaml::read(&text).unwrap_err().to_string();
+    assert!(e.contains("1000000") && !e.contains("alias"), "{e}");
+}
+
+#[test]
 fn deep_nesting_and_junk_are_errors_not_panics() {
     let deep = "[".repeat(10_000);
     assert!(yaml::read(&deep).is_err());

@@ -4,6 +4,7 @@
 
 use std::io::Write;
 
+use fmperf_core::resolve::{self, UserEntries};
 use fmperf_core::vocab::TimePart;
 use fmperf_launch::{self as launch, Overrides, Source};
 
@@ -53,9 +54,10 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         return Ok(());
     };
     let format = Format::from_args(&args, &[Format::Table, Format::Json])?;
+    // The flags first: a bad `--system` or `--gpus` is reported even when the file has problems too.
+    let overrides = overrides(&args)?;
     let files = read_sources(&args)?;
     let path = files.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(" + ");
-    let overrides = overrides(&args)?;
     let sources: Vec<Source<'_>> = files.iter().map(|(p, t)| Source { name: Some(p), text: t }).collect();
     let (launch, e) = launch::estimate_files(&sources, args.trailing(), &overrides)
         .map_err(|err| file_error(&path, &overrides, err))?;
@@ -119,10 +121,16 @@ pub fn file_error(path: &str, o: &Overrides, e: fmperf_core::Error) -> CmdError 
     if flag { CmdError::Usage(e.to_string()) } else { CmdError::Usage(format!("--from {path}: {e}")) }
 }
 
-/// `--system`, `--gpus`, `--global-batch`, `--seq-len` as overrides of the file.
+/// `--system`, `--gpus`, `--global-batch`, `--seq-len` as overrides of the file. `--system` is
+/// checked here, before any file is read: an unknown id or a bad option is the flag's error, never
+/// hidden behind a problem of the file.
 pub fn overrides(args: &Args) -> Result<Overrides, CmdError> {
+    let system = args.value("system")?;
+    if let Some(spec) = system {
+        resolve::system_spec(UserEntries::builtin(), spec).map_err(|e| CmdError::Usage(e.plain().to_string()))?;
+    }
     Ok(Overrides {
-        system: args.value("system")?.map(str::to_string),
+        system: system.map(str::to_string),
         gpus: args.positive_int("gpus")?,
         global_batch: args.positive_int("global-batch")?,
         seq_len: args.positive_int("seq-len")?,

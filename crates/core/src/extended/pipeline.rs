@@ -132,6 +132,26 @@ pub fn split(layers: u64, pp: u64, rule: StageSplitRule) -> StageSplit {
     StageSplit { first, last, most: first.max(last).max(second) }
 }
 
+/// The blocks of stage `i` (0-based) of `pp` under `rule`: (index of its first block, blocks), as
+/// [`split`] deals them (stage 0's count is `split`'s `first`, stage `pp − 1`'s its `last`).
+pub fn stage_blocks(layers: u64, pp: u64, rule: StageSplitRule, i: u64) -> (u64, u64) {
+    let pp = pp.max(1);
+    if pp == 1 {
+        return (0, layers);
+    }
+    let (e, h) = rule.ends_counted();
+    let units = layers + e + h;
+    let (base, rem) = (units / pp, units % pp);
+    let count = base + u64::from(i < rem);
+    let start = i * base + i.min(rem);
+    let first = start.saturating_sub(e);
+    let mut n = if i == 0 { count.saturating_sub(e) } else { count };
+    if i == pp - 1 {
+        n = n.saturating_sub(h);
+    }
+    (first.min(layers), n.min(layers - first.min(layers)))
+}
+
 /// Average time of one stage-to-stage message [s]: the activations of one micro-batch, split
 /// over tensor parallelism (sequence parallel, or Megatron's scatter/gather), over the `pp − 1`
 /// links, `pp − pp/nv_pp` of which stay inside a fast domain (quirk Q3 corrected: the others pay the
@@ -197,6 +217,24 @@ mod tests {
         // An end may fill a stage alone.
         assert_eq!(split(2, 4, EndsAsBlocks), StageSplit { first: 0, last: 0, most: 1 });
         assert_eq!("ends".parse::<StageSplitRule>().unwrap(), EndsAsBlocks);
+        // Stage by stage: the counts add up to the depth, in order, ends as `split` deals them.
+        for (layers, pp, rule) in
+            [(61, 16, Blocks), (70, 12, EndsAsBlocks), (61, 16, EndsAsBlocks), (31, 4, HeadAsBlock)]
+        {
+            let stages: Vec<(u64, u64)> = (0..pp).map(|i| stage_blocks(layers, pp, rule, i)).collect();
+            let s = split(layers, pp, rule);
+            assert_eq!((stages[0].1, stages[pp as usize - 1].1), (s.first, s.last));
+            let mut next = 0;
+            for (first, n) in &stages {
+                assert_eq!(*first, next, "{layers} over {pp} ({rule:?}): {stages:?}");
+                next += n;
+            }
+            assert_eq!(next, layers);
+        }
+        // DeepSeek-V3's 61 blocks over 16 stages: 13 stages of 4, then 3 of 3.
+        assert_eq!(stage_blocks(61, 16, Blocks, 12), (48, 4));
+        assert_eq!(stage_blocks(61, 16, Blocks, 13), (52, 3));
+        assert_eq!(stage_blocks(32, 1, Blocks, 0), (0, 32));
         assert_eq!(StageSplitRule::counting(true, false), EmbeddingAsBlock);
         assert!("sideways".parse::<StageSplitRule>().unwrap_err().to_string().contains("stage_split"));
     }

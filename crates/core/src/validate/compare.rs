@@ -218,6 +218,18 @@ impl Prepared {
         }
     }
 
+    /// The row as the verdict band sees an out-of-memory run: its source, extended mode's
+    /// prediction and the capacity it ran out of (`None` for a run that ran, or without a
+    /// prediction or a capacity).
+    pub fn out_of_memory(&self) -> Option<memory::OutOfMemory> {
+        if self.run.measured.memory.oom != Some(true) {
+            return None;
+        }
+        let capacity_gb = extended_capacity_gb(self.setup.as_ref().ok()?)?;
+        let predicted = self.evaluate(Mode::Extended, Efficiency::FITTED).1.ok()?;
+        Some(memory::OutOfMemory { source: self.run.source.clone(), predicted, capacity_gb })
+    }
+
     /// The memory error `predicted / measured − 1` of a row that ran, in extended mode (`None`
     /// without a figure or a prediction).
     pub fn memory_error(&self) -> Option<f64> {
@@ -360,7 +372,7 @@ impl Prepared {
                     // Extended mode compares its need with what the driver offers (GB); reference
                     // mode with the label, as it always has.
                     let capacity = match mode {
-                        Mode::Extended => setup.system.device_memory_gb().map(|c| c / setup.devices_per_chip as f64),
+                        Mode::Extended => extended_capacity_gb(setup),
                         Mode::Reference => setup.system.memory_gb,
                     };
                     let band = memory::shipped_band();
@@ -415,6 +427,12 @@ impl Prepared {
 }
 
 /// The row's switches with extended mode's efficiencies `eta`.
+/// The memory extended mode compares a row's need with [GB]: the device total its driver reports,
+/// per device when a chip holds several (`None` when the catalog lists none).
+fn extended_capacity_gb(setup: &RunSetup) -> Option<f64> {
+    setup.system.device_memory_gb().map(|c| c / setup.devices_per_chip as f64)
+}
+
 fn options_at(setup: &RunSetup, eta: Efficiency) -> ExtendedOptions {
     ExtendedOptions {
         hardware: HardwareChoices {

@@ -56,7 +56,11 @@ pub(super) fn a2a_overlap_of(field: Option<&Value>, disp: &str, other: &str, not
     let on = field.unwrap_or_else(|| overlap_on(disp) || overlap_on(&other) || dualpipe);
     if on {
         notes.push(if dualpipe {
-            "DualPipe: the expert all-to-all hidden behind another chunk's computation (a2a_overlap)".into()
+            "DualPipe: the expert all-to-all hidden behind another chunk's computation (a2a_overlap); its memory \
+             (two stages per rank, pp + 1 micro-batches in flight: moe dual_pipe=on) is not applied: DeepSeek's \
+             documented savings that make room for it (BF16 Adam moments, FP8-cached SwiGLU inputs) are not \
+             modelled"
+                .into()
         } else {
             "expert all-to-all overlapped with another micro-batch's computation (a2a_overlap)".into()
         });

@@ -32,7 +32,7 @@ use crate::extended::memory::{
     DeviceMemory, ExpertStates, MemoryEstimate, Stage, first_stage_in_flight, peak_of_stages, second_stage_in_flight,
 };
 use crate::extended::options::ExtendedOptions;
-use crate::extended::pipeline::{StageSplitRule, bubble_slots, exposed_messages_s, message_s, split};
+use crate::extended::pipeline::{StageSplitRule, bubble_slots, exposed_messages_s, message_s, split, stage_blocks};
 use crate::extended::pricing::{Pass, Pricing};
 use crate::extended::workload::Workload;
 use crate::moe_shape::MoeShape;
@@ -119,12 +119,37 @@ struct Device {
     ends: Vec<EndCost>,
     /// Micro-batches in flight at the memory peak.
     in_flight: f64,
+    /// Whether it computes the logits and the loss.
+    head: bool,
 }
 
 impl Device {
     fn blocks(&self) -> u64 {
         self.dense + self.moe
     }
+}
+
+/// The multi-token-prediction modules on the device with the last stage: (dense blocks, MoE
+/// blocks, ends). Each module is a block of the last block's kind, a `2h × h` projection and
+/// another pass through the output head, whose weights are the main model's (DeepSeek-V3
+/// technical report §2.2: the MTP modules share the embedding and the output head with the main
+/// model; §3.2.3: they sit on the same rank, sharing parameters and gradients), so the extra head
+/// costs time and no parameters.
+fn mtp_modules(w: &Workload, m: &MoeShape, layout: &Layout, parts: &MoeParts) -> (u64, u64, Vec<EndCost>) {
+    let mtp = w.mtp_layers;
+    let h = w.hidden as f64;
+    let projection = EndCost {
+        fwd: parts.mtp_projection,
+        bwd: parts.mtp_projection.times(2.0),
+        parameters: 2.0 * h * h / layout.tp as f64,
+        activation_bytes: 0.0,
+    };
+    let shared_head = EndCost { parameters: 0.0, ..parts.head };
+    let mut ends = Vec::with_capacity(2 * mtp as usize);
+    for _ in 0..mtp {
+        ends.extend([shared_head, projection]);
+    }
+    if m.is_moe_block(w.layers - 1) { (0, mtp, ends) } else { (mtp, 0, ends) }
 }
 
 /// The devices of one pipeline (first, last, a middle one; or the only one) with what each holds:
@@ -140,32 +165,15 @@ fn moe_devices(
 ) -> Vec<Device> {
     let stages = split(w.layers, layout.pp, rule);
     let in_first = first_stage_in_flight(layout.microbatches(), layout.pp, v);
-    let MoeParts { embedding, head, mtp_projection, .. } = *parts;
+    let MoeParts { embedding, head, .. } = *parts;
     let count_moe = |start: u64, n: u64| (start..start + n).filter(|&i| m.is_moe_block(i)).count() as u64;
-    let last_is_moe = m.is_moe_block(w.layers - 1);
-    let mtp = w.mtp_layers;
-    // The last stage also holds the multi-token-prediction blocks (of the last block's kind),
-    // each with its `2h × h` projection and another pass through the head.
-    let h = w.hidden as f64;
-    let projection = EndCost {
-        fwd: mtp_projection,
-        bwd: mtp_projection.times(2.0),
-        parameters: 2.0 * h * h / layout.tp as f64,
-        activation_bytes: 0.0,
-    };
+    // The last stage also holds the multi-token-prediction modules.
+    let (mtp_dense, mtp_moe, mtp_ends) = mtp_modules(w, m, layout, parts);
     let mtp_device = |name, dense_n: u64, moe_n: u64, own: &[EndCost], in_flight| {
-        let mut ends = Vec::with_capacity(own.len() + 2 * mtp as usize);
+        let mut ends = Vec::with_capacity(own.len() + mtp_ends.len());
         ends.extend_from_slice(own);
-        for _ in 0..mtp {
-            ends.extend([head, projection]);
-        }
-        Device {
-            name,
-            dense: dense_n + if last_is_moe { 0 } else { mtp },
-            moe: moe_n + if last_is_moe { mtp } else { 0 },
-            ends,
-            in_flight,
-        }
+        ends.extend_from_slice(&mtp_ends);
+        Device { name, dense: dense_n + mtp_dense, moe: moe_n + mtp_moe, ends, in_flight, head: true }
     };
     if layout.pp == 1 {
         let n_moe = m.moe_blocks(w.layers);
@@ -182,16 +190,61 @@ fn moe_devices(
                 moe: first_moe,
                 ends: vec![embedding],
                 in_flight: in_first,
+                head: false,
             },
             mtp_device("last", stages.last - last_moe, last_moe, &[head], 1.0),
         ]);
         if layout.pp > 2 {
             // The second stage: one micro-batch fewer in flight than the first.
             let in_flight = second_stage_in_flight(in_first);
-            list.push(Device { name: "middle", dense: stages.most - mid_moe, moe: mid_moe, ends: vec![], in_flight });
+            list.push(Device {
+                name: "middle",
+                dense: stages.most - mid_moe,
+                moe: mid_moe,
+                ends: vec![],
+                in_flight,
+                head: false,
+            });
         }
         list
     }
+}
+
+/// The devices of a DualPipe pipeline as memory sees them ([`super::MoeOptions::dual_pipe`]):
+/// rank `r` holds stage `r` and stage `pp − 1 − r` (the first rank the embedding, the head and the
+/// MTP modules too) and at its peak `pp + 1` micro-batches of one stage's activations in flight
+/// (fewer with fewer micro-batches), half of them counted on each of its two stages:
+/// `min(nmb, pp + 1)/2` over the blocks of both. `None` when `pp` is odd or 1 (1F1B then).
+fn dual_pipe_devices(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    rule: StageSplitRule,
+    parts: &MoeParts,
+) -> Option<Vec<Device>> {
+    let pp = layout.pp;
+    if pp < 2 || pp % 2 == 1 {
+        return None;
+    }
+    let in_flight = layout.microbatches().min(pp + 1).max(1) as f64 / 2.0;
+    let count_moe = |(start, n): (u64, u64)| (start..start + n).filter(|&i| m.is_moe_block(i)).count() as u64;
+    let (mtp_dense, mtp_moe, mtp_ends) = mtp_modules(w, m, layout, parts);
+    Some(
+        (0..pp / 2)
+            .map(|r| {
+                let (a, b) = (stage_blocks(w.layers, pp, rule, r), stage_blocks(w.layers, pp, rule, pp - 1 - r));
+                let moe = count_moe(a) + count_moe(b);
+                let dense = a.1 + b.1 - moe;
+                if r == 0 {
+                    let mut ends = vec![parts.embedding, parts.head];
+                    ends.extend_from_slice(&mtp_ends);
+                    Device { name: "first", dense: dense + mtp_dense, moe: moe + mtp_moe, ends, in_flight, head: true }
+                } else {
+                    Device { name: "middle", dense, moe, ends: vec![], in_flight, head: false }
+                }
+            })
+            .collect(),
+    )
 }
 
 /// One micro-batch's forward, backward and recomputation on device `d`.
@@ -240,8 +293,11 @@ fn mean_block(d: &Device, parts: &MoeParts) -> BlockCost {
 
 /// Memory: the peak over the stages `devices` (the memory model of [`crate::extended::memory`]),
 /// the routed experts' states sharded over the expert data-parallel group of `el`.
+/// DualPipe: each rank holds two stages (memory only; time keeps 1F1B's `devices`).
+#[allow(clippy::too_many_arguments)]
 fn memory_of(
     w: &Workload,
+    m: &MoeShape,
     layout: &Layout,
     p: &Pricing,
     groups: &DpGroups,
@@ -251,14 +307,17 @@ fn memory_of(
 ) -> MemoryEstimate {
     let communicators = u64::from(el.ep > 1) + u64::from(el.edp > 1);
     let per_block = parts.moe.mlp.expert_parameters;
-    let memory_stages: Vec<Stage> = devices
+    let dual = if p.opts.moe.dual_pipe { dual_pipe_devices(w, m, layout, p.opts.stage_split, parts) } else { None };
+    let memory_stages: Vec<Stage> = dual
+        .as_deref()
+        .unwrap_or(devices)
         .iter()
         .map(|d| Stage {
             name: d.name,
             blocks: d.blocks(),
             block: mean_block(d, parts),
             ends: &d.ends,
-            head: d.name == "only" || d.name == "last",
+            head: d.head,
             in_flight: d.in_flight,
             experts: ExpertStates { parameters: d.moe as f64 * per_block, per_block, shard: el.edp, communicators },
         })
@@ -275,7 +334,7 @@ pub fn moe_memory_gb(w: &Workload, m: &MoeShape, layout: &Layout, p: &Pricing, p
     let groups = DpGroups::on(layout, p.opts, p.hw)?;
     let v = if layout.pp > 1 { p.opts.interleave } else { 1 };
     let devices = moe_devices(w, m, layout, v, p.opts.stage_split, parts);
-    Ok(memory_of(w, layout, p, &groups, &el, &devices, parts).device_gb)
+    Ok(memory_of(w, m, layout, p, &groups, &el, &devices, parts).device_gb)
 }
 
 /// [`moe_memory_gb`] of several expert layouts of one block-level layout, each `(ep, etp)` with
@@ -297,7 +356,7 @@ pub fn moe_memories_gb(
         .map(|&((ep, etp), parts)| {
             let l = layout.with_experts(ep, etp);
             let el = ExpertLayout::fold(&l, m, ep, etp)?;
-            Ok(memory_of(w, &l, p, &groups, &el, &devices, parts).device_gb)
+            Ok(memory_of(w, m, &l, p, &groups, &el, &devices, parts).device_gb)
         })
         .collect()
 }
@@ -403,7 +462,7 @@ pub fn assemble_moe(
     ) + fp8_weight_cast_s(p, busiest.blocks() as f64 * mean_block(busiest).linear_parameters);
     let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt;
 
-    let estimate = memory_of(w, layout, p, &groups, &el, &devices, parts);
+    let estimate = memory_of(w, m, layout, p, &groups, &el, &devices, parts);
     let memory = DeviceMemory::of(&estimate);
 
     let t_zero3 = nmb_f * dp.per_microbatch_s;

@@ -159,6 +159,14 @@ pub struct MoeOptions {
     /// Megatron-Core's selective-recomputation modules of an MoE model's blocks, in effect under
     /// selective recomputation ([`crate::extended::Recompute::Selective`]); none by default.
     pub recompute_modules: RecomputeModules,
+    /// DeepSeek-V3's DualPipe schedule as memory sees it (technical report, arXiv 2412.19437,
+    /// §3.2.1 and Table 2): micro-batches enter from both ends of the pipeline, so rank `i` holds
+    /// stage `i` and stage `pp − 1 − i` (two copies of the parameters: "2×") and at its peak
+    /// `pp + 1` micro-batches' activations of one stage ("PP + 1", against 1F1B's `pp`); the first
+    /// rank holds the embedding and the output head together. Time keeps 1F1B's slots and bubble
+    /// (DualPipe's smaller bubble is not modelled); off by default. Needs an even `pp` of at
+    /// least 2 (otherwise 1F1B).
+    pub dual_pipe: bool,
 }
 
 /// Megatron-Core's selective-recomputation modules (`--recompute-modules`, `recompute_modules` of
@@ -222,6 +230,7 @@ impl Default for MoeOptions {
             expert_gemm_issue_s: super::layer::FITTED_EXPERT_GEMM_ISSUE_S,
             one_grouped_kernel: false,
             recompute_modules: RecomputeModules { mla_up_proj: false, moe_act: false, moe: false },
+            dual_pipe: false,
         }
     }
 }
@@ -269,6 +278,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "recompute_modules",
         "none (default) or mla_up_proj+moe_act+moe: Megatron-Core selective-recompute modules (with recompute selective)",
+    ),
+    (
+        "dual_pipe",
+        "on/off (default off): DeepSeek's DualPipe memory: each rank holds two stages (2x parameters), pp+1 micro-batches in flight",
     ),
 ];
 
@@ -350,6 +363,7 @@ impl MoeOptions {
                 "expert_gemm_issue" => self.expert_gemm_issue_s = real("expert_gemm_issue", &value, 0.0, 0.01)?,
                 "grouped_kernel" => self.one_grouped_kernel = on_off("grouped_kernel", &value)?,
                 "recompute_modules" => self.recompute_modules = RecomputeModules::parse(&value)?,
+                "dual_pipe" | "dualpipe" => self.dual_pipe = on_off("dual_pipe", &value)?,
                 _ => {
                     let known: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
                     return Err(Error::UnknownField {
@@ -391,6 +405,9 @@ impl fmt::Display for MoeOptions {
         // Written when set (the default's text stays as it was).
         if self.recompute_modules != RecomputeModules::default() {
             write!(f, ",recompute_modules={}", self.recompute_modules.names())?;
+        }
+        if self.dual_pipe {
+            write!(f, ",dual_pipe=on")?;
         }
         Ok(())
     }
@@ -442,6 +459,11 @@ mod tests {
             MoeOptions::default().with_text("recompute_modules=attn").unwrap_err().field(),
             Some("moe.recompute_modules")
         );
+        let d = MoeOptions::default().with_text("dual_pipe=on").unwrap();
+        assert!(d.dual_pipe && !MoeOptions::default().dual_pipe);
+        assert_eq!(MoeOptions::default().with_text(&d.to_string()).unwrap(), d);
+        assert!(!MoeOptions::default().to_string().contains("dual_pipe"));
+        assert_eq!(MoeOptions::default().with_text("dual_pipe=twice").unwrap_err().field(), Some("moe.dual_pipe"));
     }
 
     #[test]
