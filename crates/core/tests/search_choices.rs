@@ -192,3 +192,81 @@ fn pruned_moe_search_equals_pricing_every_combination() {
         assert_eq!(merge_shards(&shards).unwrap().top, got.top, "{model} shards");
     }
 }
+
+/// The search's pruning (candidate-level time bounds, per-level bounds with the pipeline bubble,
+/// expert layouts skipped by their floors) leaves the answer as pricing every combination of
+/// every candidate: the same rows in the same order with the same numbers, the same candidate
+/// and feasible counts, on dense and MoE models, small and large, both strategies, a short and a
+/// long list.
+#[test]
+fn pruned_search_equals_the_exhaustive_one_on_dense_and_moe_scenarios() {
+    let cases = [
+        ("llama3-8b", "nvidia_h100_sxm5_80gb", 16, 128, Strategy::OneD, 1),
+        ("llama3-70b", "nvidia_h100_sxm5_80gb", 256, 512, Strategy::ContextParallel2D, 20),
+        ("qwen3-30b-a3b", "nvidia_h100_sxm5_80gb", 32, 256, Strategy::OneD, 5),
+        ("mixtral-8x7b", "nvidia_h100_sxm5_80gb", 64, 256, Strategy::ContextParallel2D, 10),
+        ("deepseek-v3", "nvidia_h800_sxm5_80gb", 256, 1024, Strategy::OneD, 10),
+    ];
+    for (model, sys, n, g, strategy, k) in cases {
+        let w = Workload::from_catalog(catalog::find_model(model).unwrap()).unwrap();
+        let (params, setup) = extended(w, sys, None);
+        let s = spec(w.to_shape(), params, strategy, n, g, k);
+        let choices = ExecutionChoices::SEARCH_ALL;
+        let got = Search::new_extended_choosing(s.clone(), setup.clone(), choices).unwrap().finish();
+        let want = brute_force(&s, &setup, choices);
+        assert!(!want.is_empty(), "{model} {n}");
+        let key = |r: &Ranked| (r.candidate, r.throughput_samples_per_s.to_bits(), r.mem_gb.to_bits(), r.execution);
+        assert_eq!(
+            got.top.iter().map(key).collect::<Vec<_>>(),
+            want.iter().map(key).collect::<Vec<_>>(),
+            "{model} {strategy} {n}"
+        );
+        assert!(got.top.iter().zip(&want).all(|(a, b)| a.totals == b.totals), "{model} totals");
+        // Every candidate is counted as considered, pruned or not; feasible = fits with the
+        // leanest execution (full recomputation, ZeRO-3 over the whole group).
+        let space = Search::new_extended_choosing(s.clone(), setup.clone(), choices).unwrap();
+        assert_eq!(got.candidates, space.space().len(), "{model} candidates");
+        let lean = ExtendedOptions { recompute: Recompute::Full, sharding: Sharding::Zero3, ..setup.options };
+        let mut ev = ExtendedEvaluator::new(&setup.workload, &setup.hardware, &lean, strategy, g).unwrap();
+        let fits = space
+            .space()
+            .iter()
+            .filter(|c| ev.evaluate(c).is_ok_and(|o| o.mem_gb <= setup.hardware.hbm_capacity_gb))
+            .count() as u64;
+        assert_eq!(got.feasible, fits, "{model} feasible");
+    }
+}
+
+/// What the MoE search's candidate bound reads: the floors without recomputation taken from an
+/// evaluator at any recomputation level equal, bit for bit, the floors of an evaluator without
+/// recomputation (a block's forward and backward do not read the level).
+#[test]
+fn floors_without_recomputation_from_any_level() {
+    for (model, n, g, strategy) in [
+        ("deepseek-v3", 256, 1024, Strategy::OneD),
+        ("mixtral-8x7b", 64, 256, Strategy::ContextParallel2D),
+        ("qwen3-30b-a3b", 32, 256, Strategy::OneD),
+    ] {
+        let w = Workload::from_catalog(catalog::find_model(model).unwrap()).unwrap();
+        let (params, setup) = extended(w, "nvidia_h100_sxm5_80gb", None);
+        let s = spec(w.to_shape(), params, strategy, n, g, 1);
+        let space = Search::new_extended_choosing(s, setup.clone(), ExecutionChoices::SEARCH_ALL).unwrap();
+        let at = |r: Recompute| {
+            let o = ExtendedOptions { recompute: r, ..setup.options };
+            ExtendedEvaluator::new(&setup.workload, &setup.hardware, &o, strategy, g).unwrap()
+        };
+        let mut none = at(Recompute::None);
+        let mut checked = 0;
+        for r in [Recompute::Selective, Recompute::Full] {
+            let mut ev = at(r);
+            for c in space.space().iter() {
+                let want = none.moe_time_floor(&c);
+                assert_eq!(ev.moe_time_floor_without_recompute(&c).map(f64::to_bits), want.map(f64::to_bits), "{c:?}");
+                // With recomputation the floor is no lower.
+                assert!(ev.moe_time_floor(&c).zip(want).is_none_or(|(a, b)| a >= b));
+                checked += u64::from(want.is_some());
+            }
+        }
+        assert!(checked > 0, "{model}");
+    }
+}

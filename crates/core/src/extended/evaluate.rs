@@ -28,7 +28,10 @@ use super::hardware::Hardware;
 use super::head::{EndCost, embedding_cost, head_cost};
 use super::layout::Layout;
 use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
-use super::moe::evaluate::{MoeBreakdown, MoeParts, assemble_moe, moe_parts, moe_parts_sharing, moe_time_floor_s};
+use super::moe::evaluate::{
+    MoeBreakdown, MoeParts, assemble_moe, moe_memories_gb, moe_memory_gb, moe_parts, moe_parts_sharing,
+    moe_time_floors_s,
+};
 use super::moe::experts::{ExpertLayout, expert_choices};
 use super::options::{ExtendedOptions, Sharding};
 use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
@@ -453,7 +456,7 @@ impl ExtendedEvaluator {
     /// own: of every `(ep, etp)` of [`expert_choices`] (or the fixed ones of the MoE options) the
     /// fastest that fits is kept (the smallest in memory when none fits; ties: the first in the
     /// choices' order); the evaluation's `moe.experts` says which. Exact pruning: the choices are
-    /// priced in the order of their time floor ([`moe_time_floor_s`], from the cached block costs),
+    /// priced in the order of their time floor ([`moe_time_floor_s`](super::moe::evaluate::moe_time_floor_s), from the cached block costs),
     /// and once one fits, a choice whose floor cannot beat it is not assembled.
     pub fn evaluate_full(&mut self, c: &Candidate) -> Result<ExtendedEvaluation, Error> {
         let layout = Layout::from_candidate(c, self.global_batch)?;
@@ -466,11 +469,13 @@ impl ExtendedEvaluator {
         let cached = self.moe_cache.get(&moe_block_key(&layout));
         let parts_of = |i: usize| cached?.iter().find(|(x, _)| *x == choices[i]).map(|(_, parts)| parts);
         let g = layout.global_batch as f64;
+        // The fastest layout that fits, and while none fits the one with the least memory (ties:
+        // the first in floor order), by its memory alone ([`moe_memory_gb`], the assembly's own
+        // figure): a layout that does not fit is assembled only if it is the answer.
         let mut best: Option<(ExtendedEvaluation, usize)> = None;
+        let mut leanest: Option<(f64, usize)> = None;
         for (floor, i) in order {
-            if let Some((b, bi)) = &best
-                && b.feasible
-            {
+            if let Some((b, bi)) = &best {
                 let ceiling = g / floor;
                 if ceiling < b.throughput_samples_per_s || (ceiling == b.throughput_samples_per_s && i > *bi) {
                     continue;
@@ -478,19 +483,30 @@ impl ExtendedEvaluator {
             }
             let (ep, etp) = choices[i];
             let Some(parts) = parts_of(i) else { continue };
-            let e = assemble_moe(w, &m, &layout.with_experts(ep, etp), &p, parts)?;
-            let better = match &best {
-                None => true,
-                Some((b, _)) if e.feasible != b.feasible => e.feasible,
-                Some((b, bi)) if e.feasible => {
-                    e.throughput_samples_per_s > b.throughput_samples_per_s
-                        || (e.throughput_samples_per_s == b.throughput_samples_per_s && i < *bi)
+            let l = layout.with_experts(ep, etp);
+            let mem = moe_memory_gb(w, &m, &l, &p, parts)?;
+            // Not `mem > capacity`: the assembly's `feasible` is `mem <= capacity`.
+            if !(mem <= self.hardware.hbm_capacity_gb) {
+                if best.is_none() && leanest.is_none_or(|(lm, li)| mem < lm || (mem == lm && i < li)) {
+                    leanest = Some((mem, i));
                 }
-                Some((b, bi)) => e.mem_gb < b.mem_gb || (e.mem_gb == b.mem_gb && i < *bi),
-            };
+                continue;
+            }
+            let e = assemble_moe(w, &m, &l, &p, parts)?;
+            let better = best.as_ref().is_none_or(|(b, bi)| {
+                e.throughput_samples_per_s > b.throughput_samples_per_s
+                    || (e.throughput_samples_per_s == b.throughput_samples_per_s && i < *bi)
+            });
             if better {
                 best = Some((e, i));
             }
+        }
+        if best.is_none()
+            && let Some((_, i)) = leanest
+            && let Some(parts) = parts_of(i)
+        {
+            let (ep, etp) = choices[i];
+            best = Some((assemble_moe(w, &m, &layout.with_experts(ep, etp), &p, parts)?, i));
         }
         best.map(|(e, _)| e).ok_or_else(|| {
             let group = layout.tp * layout.cp * layout.dp;
@@ -503,7 +519,7 @@ impl ExtendedEvaluator {
     }
 
     /// The `(ep, etp)` choices of an MoE layout and, for each, its time floor
-    /// ([`moe_time_floor_s`]) with its index, least first (ties by index). Checks the layout and
+    /// ([`moe_time_floor_s`](super::moe::evaluate::moe_time_floor_s)) with its index, least first (ties by index). Checks the layout and
     /// fills the block-cost cache.
     #[allow(clippy::type_complexity)]
     fn moe_floors(&mut self, layout: &Layout, m: &MoeShape) -> Result<(Vec<(u64, u64)>, Vec<(f64, usize)>), Error> {
@@ -545,12 +561,14 @@ impl ExtendedEvaluator {
                 cached.push(((ep, etp), parts));
             }
         }
-        let mut order = Vec::with_capacity(choices.len());
-        for (i, &(ep, etp)) in choices.iter().enumerate() {
-            if let Some((_, parts)) = cached.iter().find(|(x, _)| *x == (ep, etp)) {
-                order.push((moe_time_floor_s(w, m, &layout.with_experts(ep, etp), opts, parts), i));
-            }
-        }
+        let found: Vec<(usize, &MoeParts)> = choices
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| cached.iter().find(|(x, _)| x == c).map(|(_, parts)| (i, parts)))
+            .collect();
+        let list: Vec<&MoeParts> = found.iter().map(|(_, parts)| *parts).collect();
+        let floors = moe_time_floors_s(w, m, layout, opts, &list, true);
+        let mut order: Vec<(f64, usize)> = floors.into_iter().zip(found.iter().map(|(i, _)| *i)).collect();
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         self.moe_floors_memo = Some((memo_key, choices.clone(), order.clone()));
         Ok((choices, order))
@@ -566,6 +584,49 @@ impl ExtendedEvaluator {
         let layout = Layout::from_candidate(c, self.global_batch).ok()?;
         let (_, order) = self.moe_floors(&layout, &m).ok()?;
         order.first().map(|(f, _)| *f)
+    }
+
+    /// For an MoE model: [`Self::moe_time_floor`] with the recomputation left out — the least
+    /// time floor of `c` over its expert layouts under no recomputation, read from this
+    /// evaluator's cached block costs whatever its own level (equal to `moe_time_floor` of an
+    /// evaluator without recomputation, test `floors_without_recomputation_from_any_level`), so a
+    /// lower bound on the iteration time under every level, sharding and interleave degree.
+    /// `None` for a dense model or a rejected candidate.
+    pub fn moe_time_floor_without_recompute(&mut self, c: &Candidate) -> Option<f64> {
+        let m = self.workload.moe?;
+        let layout = Layout::from_candidate(c, self.global_batch).ok()?;
+        let (choices, _) = self.moe_floors(&layout, &m).ok()?;
+        let cached = self.moe_cache.get(&moe_block_key(&layout))?;
+        let list: Vec<&MoeParts> =
+            choices.iter().filter_map(|c| cached.iter().find(|(x, _)| x == c).map(|(_, parts)| parts)).collect();
+        let floors = moe_time_floors_s(&self.workload, &m, &layout, &self.options, &list, false);
+        floors.into_iter().min_by(f64::total_cmp)
+    }
+
+    /// For an MoE model: the least memory per device of candidate `c` over its expert layouts
+    /// [GB] and whether any fits, from their memory alone (nothing assembled). [`Self::evaluate`]
+    /// of `c` answers a layout that fits exactly when one does, and its memory is no less than
+    /// this least one (it is the least when none fits). `None` for a dense model, a rejected
+    /// candidate or one without expert layouts (ask [`Self::evaluate`] then).
+    pub fn moe_memory_floor(&mut self, c: &Candidate) -> Option<(f64, bool)> {
+        let m = self.workload.moe?;
+        let layout = Layout::from_candidate(c, self.global_batch).ok()?;
+        let (choices, order) = self.moe_floors(&layout, &m).ok()?;
+        let cached = self.moe_cache.get(&moe_block_key(&layout))?;
+        let list: Vec<((u64, u64), &MoeParts)> = order
+            .iter()
+            .filter_map(|(_, i)| cached.iter().find(|(x, _)| *x == choices[*i]).map(|(x, parts)| (*x, parts)))
+            .collect();
+        if list.is_empty() || list.len() != order.len() {
+            return None;
+        }
+        let p = Pricing { hw: &self.hardware, opts: &self.options };
+        let memories = moe_memories_gb(&self.workload, &m, &layout, &p, &list).ok()?;
+        if memories.iter().any(|x| x.is_nan()) {
+            return None;
+        }
+        let fits = memories.iter().any(|&x| x <= self.hardware.hbm_capacity_gb);
+        Some((memories.iter().copied().fold(f64::INFINITY, f64::min), fits))
     }
 
     /// Full evaluation of a layout (with its expert degrees), caching the block-level costs (the

@@ -13,7 +13,16 @@
 //!   work, sharding and interleaving do not change it); when `G / t_comp` cannot beat the current
 //!   k-th best, the layout's other combinations are skipped.
 //!
-//! Both bounds are checked against the unpruned search in the tests.
+//! * MoE models: a candidate is bounded by the least time floor of its expert layouts without
+//!   recomputation (read from the leanest evaluator's cached block costs); its leanest execution
+//!   is judged by the layouts' memory alone when none needs less than the least memory seen (it
+//!   then cannot change `min_mem_gb`, and whether it fits is all `feasible` needs), so a candidate
+//!   that cannot enter the list is never assembled; each level is bounded by its floor with the
+//!   pipeline bubble of its interleave degree.
+//!
+//! Every candidate still counts in `candidates` (considered, pruned or not). The bounds are
+//! checked against the unpruned search in the tests (`tests/search_choices.rs`: rows, order,
+//! numbers bit for bit, candidate and feasible counts, dense and MoE, small and large).
 
 use crate::Error;
 use crate::extended::ExtendedOptions;

@@ -99,7 +99,9 @@ pub struct SearchResult {
     /// Candidates that fit in HBM (with the leanest execution, when the search chooses it).
     pub feasible: u64,
     /// Configurations priced: candidates × execution choices, less those pruned by the bounds
-    /// (= `candidates` when the execution is fixed).
+    /// (= `candidates` when the execution is fixed; an MoE candidate whose leanest execution was
+    /// judged by its memory alone counts it once, and once more if the bounds let its time be
+    /// priced). Every candidate counts in `candidates`, pruned or not.
     pub evaluations: u64,
     /// The least memory per device of any candidate evaluated [GB] (`None`: none evaluated).
     pub min_mem_gb: Option<f64>,
@@ -657,38 +659,61 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
     let leanest = pick(ch.choices.recompute.unwrap_or(Recompute::Full), ch.choices.sharding.unwrap_or(Sharding::Zero3));
     let mut outcomes: Vec<Option<Outcome>> = vec![None; combos.len()];
     *st.evaluations += 1;
-    let lean = match ch.outcome(combos[leanest], c) {
-        Ok(o) => o,
-        Err(e) => {
-            *st.rejected += 1;
-            st.first_rejection.get_or_insert((gi, e));
+    let moe = ch.setup.workload.moe.is_some();
+    // MoE: when no expert layout of the leanest execution needs less memory than the least seen,
+    // the candidate cannot lower `min_mem_gb` and whether it fits is all the counters need — read
+    // from the layouts' memory alone; its time is priced below only if the bounds let it through.
+    let probe = match moe {
+        true => ch.evaluator(combos[leanest]).ok().and_then(|ev| ev.moe_memory_floor(c)),
+        false => None,
+    };
+    if let Some((least, fits)) = probe
+        && least >= *st.min_mem_gb
+    {
+        if !fits {
             return;
         }
-    };
-    *st.min_mem_gb = st.min_mem_gb.min(lean.mem_gb);
-    if lean.mem_gb > capacity {
-        return;
+        *st.feasible += 1;
+    } else {
+        let lean = match ch.outcome(combos[leanest], c) {
+            Ok(o) => o,
+            Err(e) => {
+                *st.rejected += 1;
+                st.first_rejection.get_or_insert((gi, e));
+                return;
+            }
+        };
+        *st.min_mem_gb = st.min_mem_gb.min(lean.mem_gb);
+        if lean.mem_gb > capacity {
+            return;
+        }
+        *st.feasible += 1;
+        outcomes[leanest] = Some(lean);
     }
-    *st.feasible += 1;
-    outcomes[leanest] = Some(lean);
     // Time bound over every combination: the per-micro-batch work without recomputation (matrix
     // work and tensor/context-parallel communication, which sharding and interleaving leave
     // unchanged) in every micro-batch slot and in the smallest bubble, `(pp − 1)/v_max` slots.
     let fastest = pick(ch.choices.recompute.unwrap_or(Recompute::None), combos[0].sharding);
-    if outcomes[fastest].is_none() {
-        *st.evaluations += 1;
-        outcomes[fastest] = ch.outcome(combos[fastest], c).ok();
-    }
     let v_max = combos.iter().map(|e| e.interleave).max().unwrap_or(1).max(1) as f64;
     let nmb = c.microbatches(global_batch).max(1) as f64;
     // An MoE candidate's outcome is its best expert layout, or the leanest when none fits (then
-    // its time bounds nothing): its bound is the least time floor over every layout instead.
-    let moe = ch.setup.workload.moe.is_some();
-    if let Some(f) = outcomes[fastest] {
-        let work = match moe {
-            true => ch.moe_floor(combos[fastest], c).unwrap_or(0.0),
-            false => f.totals.t_comp + f.totals.t_tp_comm,
-        };
+    // its time bounds nothing): its bound is the least time floor over every layout without
+    // recomputation instead, read from the cached block costs without pricing the fastest
+    // combination (which the loop below prices if the bound lets the candidate through).
+    let work = if moe && ch.choices.recompute.is_none() {
+        // The leanest evaluator's cached block costs, without its recomputation: the floor of
+        // the fastest level (none) without pricing that level's blocks.
+        ch.evaluator(combos[leanest]).ok().and_then(|ev| ev.moe_time_floor_without_recompute(c))
+    } else if moe {
+        ch.moe_floor(combos[fastest], c)
+    } else {
+        if outcomes[fastest].is_none() {
+            *st.evaluations += 1;
+            outcomes[fastest] = ch.outcome(combos[fastest], c).ok();
+        }
+        outcomes[fastest].map(|f| f.totals.t_comp + f.totals.t_tp_comm)
+    };
+    if let Some(work) = work {
         let bound = work * (1.0 + c.pp.saturating_sub(1) as f64 / (v_max * nmb));
         if bound > 0.0 && !st.top.accepts(global_batch as f64 / bound) {
             return;
@@ -726,7 +751,7 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
                 // MoE: bound each level by its least time floor over the expert layouts (heavier
                 // levels only add work); the outcomes' own times bound nothing when no layout fits.
                 if let Some(floor) = ch.moe_floor(combos[j], c).filter(|f| *f > 0.0) {
-                    let ceiling = global_batch as f64 / floor;
+                    let ceiling = global_batch as f64 / with_bubble(floor, c.pp, combos[j].interleave, nmb);
                     if !st.top.accepts(ceiling) {
                         break;
                     }
@@ -767,6 +792,15 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
         r.experts = ch.experts(combos[j], c);
         st.top.offer_at(gi, r);
     }
+}
+
+/// A lower bound on the iteration time of a combination with `v` virtual stages whose
+/// micro-batch slots alone take at least `floor` [s] (`nmb` slots of at least `floor / nmb`
+/// each): the pipeline bubble adds `(pp − 1)/v` such slots. The factor `1 − 1e-9` keeps it a
+/// lower bound under rounding (the iteration's sum is formed in another order; a handful of
+/// roundings of 1.1e-16 each).
+fn with_bubble(floor: f64, pp: u64, v: u64, nmb: f64) -> f64 {
+    floor * (1.0 + crate::extended::pipeline::bubble_slots(pp, v) / nmb) * (1.0 - 1e-9)
 }
 
 /// Runs one complete search per device count in `n_gpus` (e.g. a strong-scaling sweep), with

@@ -29,7 +29,7 @@ use crate::extended::evaluate::{
 use crate::extended::head::{EndCost, embedding_cost, head_cost};
 use crate::extended::layout::Layout;
 use crate::extended::memory::{
-    DeviceMemory, ExpertStates, Stage, first_stage_in_flight, peak_of_stages, second_stage_in_flight,
+    DeviceMemory, ExpertStates, MemoryEstimate, Stage, first_stage_in_flight, peak_of_stages, second_stage_in_flight,
 };
 use crate::extended::options::ExtendedOptions;
 use crate::extended::pipeline::{StageSplitRule, bubble_slots, exposed_messages_s, message_s, split, stage_blocks};
@@ -272,6 +272,135 @@ pub fn moe_time_floor_s(w: &Workload, m: &MoeShape, layout: &Layout, opts: &Exte
     layout.microbatches() as f64 * busiest
 }
 
+/// The device's mean block: what the data-parallel overlap rule and the memory model see (the
+/// routed experts apart).
+fn mean_block(d: &Device, parts: &MoeParts) -> BlockCost {
+    let (dense, moe) = (&parts.dense, &parts.moe);
+    let n = d.blocks().max(1) as f64;
+    let mix = |f: fn(&BlockCost) -> f64| (d.dense as f64 * f(dense) + d.moe as f64 * f(&moe.block)) / n;
+    BlockCost {
+        fwd: (dense.fwd.times(d.dense as f64) + moe.block.fwd.times(d.moe as f64)).times(1.0 / n),
+        bwd: (dense.bwd.times(d.dense as f64) + moe.block.bwd.times(d.moe as f64)).times(1.0 / n),
+        recompute: (dense.recompute.times(d.dense as f64) + moe.block.recompute.times(d.moe as f64)).times(1.0 / n),
+        parameters: mix(|b| b.parameters),
+        activation_bytes: mix(|b| b.activation_bytes),
+        selective_bytes: mix(|b| b.selective_bytes),
+        input_bytes: mix(|b| b.input_bytes),
+        op_bytes: mix(|b| b.op_bytes),
+        linear_parameters: mix(|b| b.linear_parameters),
+    }
+}
+
+/// Memory: the peak over the stages `devices` (the memory model of [`crate::extended::memory`]),
+/// the routed experts' states sharded over the expert data-parallel group of `el`.
+/// DualPipe: each rank holds two stages (memory only; time keeps 1F1B's `devices`).
+#[allow(clippy::too_many_arguments)]
+fn memory_of(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    p: &Pricing,
+    groups: &DpGroups,
+    el: &ExpertLayout,
+    devices: &[Device],
+    parts: &MoeParts,
+) -> MemoryEstimate {
+    let communicators = u64::from(el.ep > 1) + u64::from(el.edp > 1);
+    let per_block = parts.moe.mlp.expert_parameters;
+    let dual = if p.opts.moe.dual_pipe { dual_pipe_devices(w, m, layout, p.opts.stage_split, parts) } else { None };
+    let memory_stages: Vec<Stage> = dual
+        .as_deref()
+        .unwrap_or(devices)
+        .iter()
+        .map(|d| Stage {
+            name: d.name,
+            blocks: d.blocks(),
+            block: mean_block(d, parts),
+            ends: &d.ends,
+            head: d.head,
+            in_flight: d.in_flight,
+            experts: ExpertStates { parameters: d.moe as f64 * per_block, per_block, shard: el.edp, communicators },
+        })
+        .collect();
+    peak_of_stages(w, layout, p, groups, &memory_stages)
+}
+
+/// The memory per device of [`assemble_moe`] for the same arguments [GB] (its
+/// `memory_estimate.device_gb`, the figure feasibility is judged on), without pricing the time;
+/// the same errors. What lets an evaluator skip assembling an expert layout that does not fit
+/// when one that fits is already known (an infeasible layout never beats it).
+pub fn moe_memory_gb(w: &Workload, m: &MoeShape, layout: &Layout, p: &Pricing, parts: &MoeParts) -> Result<f64, Error> {
+    let el = ExpertLayout::fold(layout, m, layout.ep, layout.etp)?;
+    let groups = DpGroups::on(layout, p.opts, p.hw)?;
+    let v = if layout.pp > 1 { p.opts.interleave } else { 1 };
+    let devices = moe_devices(w, m, layout, v, p.opts.stage_split, parts);
+    Ok(memory_of(w, m, layout, p, &groups, &el, &devices, parts).device_gb)
+}
+
+/// [`moe_memory_gb`] of several expert layouts of one block-level layout, each `(ep, etp)` with
+/// its parts: the data-parallel groups and the devices (which read no expert degree) formed once.
+/// Equal, layout by layout, to [`moe_memory_gb`] (parts of one block shape share their ends).
+pub fn moe_memories_gb(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    p: &Pricing,
+    layouts: &[((u64, u64), &MoeParts)],
+) -> Result<Vec<f64>, Error> {
+    let Some((_, first)) = layouts.first() else { return Ok(Vec::new()) };
+    let groups = DpGroups::on(layout, p.opts, p.hw)?;
+    let v = if layout.pp > 1 { p.opts.interleave } else { 1 };
+    let devices = moe_devices(w, m, layout, v, p.opts.stage_split, first);
+    layouts
+        .iter()
+        .map(|&((ep, etp), parts)| {
+            let l = layout.with_experts(ep, etp);
+            let el = ExpertLayout::fold(&l, m, ep, etp)?;
+            Ok(memory_of(w, m, &l, p, &groups, &el, &devices, parts).device_gb)
+        })
+        .collect()
+}
+
+/// [`moe_time_floor_s`] of several expert layouts of one block-level layout, `parts[i]` priced
+/// under the `i`-th: the devices (their blocks and ends, which do not read the expert degrees) are
+/// laid out once, from the first. Equal to [`moe_time_floor_s`] of each (parts of one block shape
+/// share their ends, [`moe_parts_sharing`]); what a search's floors of every expert layout of a
+/// candidate cost once instead of once per layout.
+///
+/// `recompute: false` leaves the recomputation out of every pass: the floors the same layouts
+/// have without recomputation (a block's forward and backward do not read the recomputation
+/// level, which adds only its own pass: [`crate::extended::block::BlockCost::of_operations`]),
+/// equal to those of parts priced without it (their recomputation is zero) and a lower bound
+/// under every level.
+pub fn moe_time_floors_s(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    opts: &ExtendedOptions,
+    parts: &[&MoeParts],
+    recompute: bool,
+) -> Vec<f64> {
+    let Some(first) = parts.first() else { return Vec::new() };
+    let v = if layout.pp > 1 { opts.interleave } else { 1 };
+    let devices = moe_devices(w, m, layout, v, opts.stage_split, first);
+    let nmb = layout.microbatches() as f64;
+    let floor = |p: &MoeParts| nmb * devices.iter().map(|d| pass_of(d, p).time()).fold(0.0, f64::max);
+    parts
+        .iter()
+        .map(|p| match recompute {
+            true => floor(p),
+            false => {
+                let none = Pass::default();
+                floor(&MoeParts {
+                    dense: BlockCost { recompute: none, ..p.dense },
+                    moe: MoeBlockCost { block: BlockCost { recompute: none, ..p.moe.block }, ..p.moe },
+                    ..**p
+                })
+            }
+        })
+        .collect()
+}
+
 /// Evaluates a configuration of an MoE model whose layout was checked (see
 /// [`crate::extended::evaluate`], which sends MoE models here).
 pub fn assemble_moe(
@@ -298,23 +427,7 @@ pub fn assemble_moe(
     let dense_params_of =
         |d: &Device| d.dense as f64 * dense.parameters + d.moe as f64 * moe.block.parameters + ends_params(d);
     let expert_params_of = |d: &Device| d.moe as f64 * moe.mlp.expert_parameters;
-    // The device's mean block: what the data-parallel overlap rule and the memory model see
-    // (the routed experts apart).
-    let mean_block = |d: &Device| {
-        let n = d.blocks().max(1) as f64;
-        let mix = |f: fn(&BlockCost) -> f64| (d.dense as f64 * f(&dense) + d.moe as f64 * f(&moe.block)) / n;
-        BlockCost {
-            fwd: (dense.fwd.times(d.dense as f64) + moe.block.fwd.times(d.moe as f64)).times(1.0 / n),
-            bwd: (dense.bwd.times(d.dense as f64) + moe.block.bwd.times(d.moe as f64)).times(1.0 / n),
-            recompute: (dense.recompute.times(d.dense as f64) + moe.block.recompute.times(d.moe as f64)).times(1.0 / n),
-            parameters: mix(|b| b.parameters),
-            activation_bytes: mix(|b| b.activation_bytes),
-            selective_bytes: mix(|b| b.selective_bytes),
-            input_bytes: mix(|b| b.input_bytes),
-            op_bytes: mix(|b| b.op_bytes),
-            linear_parameters: mix(|b| b.linear_parameters),
-        }
-    };
+    let mean_block = |d: &Device| mean_block(d, parts);
     let dp_of = |d: &Device| -> DpCost {
         let b = mean_block(d);
         let (f, bw) = (b.fwd_s(), b.bwd_s());
@@ -325,14 +438,23 @@ pub fn assemble_moe(
             per_iteration_s: a.per_iteration_s + e.per_iteration_s,
         }
     };
-    let slot_of = |d: &Device| pass_of(d).time() + dp_of(d).per_microbatch_s;
-    let busiest = devices.iter().max_by(|a, b| slot_of(a).total_cmp(&slot_of(b))).unwrap_or(&devices[0]);
+    // Each device's pass, data-parallel cost and slot, computed once (the same values as
+    // recomputing them per comparison; the last of equal slots is the busiest, as `max_by`).
+    let priced: Vec<(Pass, DpCost, f64)> = devices
+        .iter()
+        .map(|d| {
+            let (pass, dp) = (pass_of(d), dp_of(d));
+            (pass, dp, pass.time() + dp.per_microbatch_s)
+        })
+        .collect();
+    let at = (0..devices.len()).max_by(|&a, &b| priced[a].2.total_cmp(&priced[b].2)).unwrap_or(0);
+    let busiest = &devices[at];
+    let (pass, dp, busiest_slot) = priced[at];
 
     let message = message_s(w, layout, p);
-    let messages = exposed_messages_s(message, v, slot_of(busiest));
-    let slot = slot_of(busiest) + messages;
+    let messages = exposed_messages_s(message, v, busiest_slot);
+    let slot = busiest_slot + messages;
     let bubble = bubble_slots(layout.pp, v) * slot;
-    let dp = dp_of(busiest);
     let shard = |g: &DpGroups| if opts.sharding.shards_optimizer() { g.shard as f64 } else { 1.0 };
     let t_opt = p.traffic(
         (dense_params_of(busiest) / shard(&groups) + expert_params_of(busiest) / shard(&expert_groups))
@@ -340,34 +462,9 @@ pub fn assemble_moe(
     ) + fp8_weight_cast_s(p, busiest.blocks() as f64 * mean_block(busiest).linear_parameters);
     let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt;
 
-    // Memory: the peak over the stages (the memory model of [`crate::extended::memory`]), the
-    // routed experts' states sharded over the expert data-parallel group.
-    // DualPipe: each rank holds two stages (memory only; time keeps 1F1B's devices).
-    let communicators = u64::from(el.ep > 1) + u64::from(el.edp > 1);
-    let dual = if opts.moe.dual_pipe { dual_pipe_devices(w, m, layout, opts.stage_split, parts) } else { None };
-    let memory_stages: Vec<Stage> = dual
-        .as_ref()
-        .unwrap_or(&devices)
-        .iter()
-        .map(|d| Stage {
-            name: d.name,
-            blocks: d.blocks(),
-            block: mean_block(d),
-            ends: &d.ends,
-            head: d.head,
-            in_flight: d.in_flight,
-            experts: ExpertStates {
-                parameters: expert_params_of(d),
-                per_block: moe.mlp.expert_parameters,
-                shard: el.edp,
-                communicators,
-            },
-        })
-        .collect();
-    let estimate = peak_of_stages(w, layout, p, &groups, &memory_stages);
+    let estimate = memory_of(w, m, layout, p, &groups, &el, &devices, parts);
     let memory = DeviceMemory::of(&estimate);
 
-    let pass = pass_of(busiest);
     let t_zero3 = nmb_f * dp.per_microbatch_s;
     let slots = Slots { t, microbatches: nmb_f, pass, t_opt, t_zero3, dp, messages, bubble };
     let totals = slots.totals(&memory);
