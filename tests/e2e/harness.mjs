@@ -15,6 +15,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(here, '..', '..');
 export const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
 export const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
+/** Llama 3 8B on 64 H100 in extended mode: a scenario small enough to re-search many times quickly
+ * (the sensitivity strip, the cost views, the workers' queue). */
+export const SMALL_SCENARIO = '?view=explorer&mode=extended&model=llama3-8b&system=nvidia_h100_sxm5_80gb&domain=8&gpus=64&batch=512&strategies=1d,2d-seqp&top=10';
 
 export const CHROMIUM_ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',

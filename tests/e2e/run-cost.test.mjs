@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { ARTIFACTS, axeViolations, newPage, resultsSettled, screenshot, sharedBrowser } from './harness.mjs';
+import { ARTIFACTS, axeViolations, newPage, resultsSettled, screenshot, sharedBrowser, SMALL_SCENARIO } from './harness.mjs';
 
 let server, browser;
 sharedBrowser((s, b) => {
@@ -14,8 +14,8 @@ sharedBrowser((s, b) => {
   browser = b;
 });
 
-/** Llama 3 8B on 64 H100 in extended mode (each test adds its price). */
-const SCENARIO = '?view=explorer&mode=extended&model=llama3-8b&system=nvidia_h100_sxm5_80gb&domain=8&gpus=64&batch=512&strategies=1d,2d-seqp&top=10';
+/** Llama 3 8B on 64 H100 in extended mode (harness.mjs). */
+const SCENARIO = SMALL_SCENARIO;
 
 /** The compared columns as shown, left to right: letter, training days, cost, devices. */
 async function columns(page) {

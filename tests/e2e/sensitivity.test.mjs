@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { ARTIFACTS, newPage, resultsSettled, screenshot, sharedBrowser } from './harness.mjs';
+import { ARTIFACTS, newPage, resultsSettled, screenshot, sharedBrowser, SMALL_SCENARIO } from './harness.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE = require.resolve('axe-core/axe.min.js');
@@ -18,8 +18,8 @@ sharedBrowser((s, b) => {
   browser = b;
 });
 
-/** Llama 3 8B on 64 H100 in extended mode: small enough to re-search thirteen times quickly. */
-const SCENARIO = '?view=explorer&mode=extended&model=llama3-8b&system=nvidia_h100_sxm5_80gb&domain=8&gpus=64&batch=512&strategies=1d,2d-seqp&top=10';
+/** Llama 3 8B on 64 H100 in extended mode (harness.mjs). */
+const SCENARIO = SMALL_SCENARIO;
 
 /** Waits for the strip to finish; returns its rows as the page shows them. */
 async function stripRows(page) {

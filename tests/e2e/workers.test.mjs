@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { DIST, newPage, screenshot, sharedBrowser, staticServer } from './harness.mjs';
+import { DIST, newPage, screenshot, sharedBrowser, SMALL_SCENARIO, staticServer } from './harness.mjs';
 
 let server, browser;
 sharedBrowser((s, b) => {
@@ -169,7 +169,7 @@ test('an edit while the strip re-searches on the workers: the new search is not 
   // then cancelled (its workers terminated). The queued search must start on restarted workers
   // (the pool used to wait for a message from a worker that no longer existed).
   const page = await instrumented();
-  await page.goto(`${server.base}?view=explorer&mode=extended&model=llama3-8b&system=nvidia_h100_sxm5_80gb&domain=8&gpus=64&batch=512&strategies=1d,2d-seqp&top=10`);
+  await page.goto(server.base + SMALL_SCENARIO);
   await page.locator('section.sensitivity[data-state="running"]').waitFor({ timeout: 60_000 });
   await page.waitForFunction(() => window.__jobs >= 2, null, { timeout: 30_000 });
   const terminated = await page.evaluate(() => window.__terminated);
