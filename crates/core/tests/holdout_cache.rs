@@ -2,8 +2,11 @@
 //! of both modes on the shipped runs. After a change of the model, the constants or the data, run
 //! `FMPERF_BLESS=1 cargo test --profile host -p fmperf-core --test holdout_cache` to rewrite it.
 
+use fmperf_core::validate::compare::validate_headline_from;
 use fmperf_core::validate::holdout::holdout;
-use fmperf_core::validate::holdout_cache::{shipped_holdout, shipped_moe_rows, to_cache_json};
+use fmperf_core::validate::holdout_cache::{
+    OneShotLine, shipped_holdout, shipped_moe_rows, shipped_one_shot, to_cache_json,
+};
 use fmperf_core::validate::moe_fit::shipped_moe_held_rows;
 use fmperf_core::validate::{Mode, shipped_runs};
 
@@ -12,7 +15,10 @@ fn the_shipped_cache_equals_a_fresh_computation() {
     let file = shipped_runs();
     let (reference, extended) = (holdout(&file, Mode::Reference), holdout(&file, Mode::Extended));
     let moe = shipped_moe_held_rows();
-    let fresh = to_cache_json(&reference, &extended, &moe);
+    // The one-shot check per source (the validation view shows it beside the held-out error).
+    let one_shot = validate_headline_from(&file, Mode::Extended, extended.clone()).one_shot.expect("extended mode");
+    let one_shot = OneShotLine::of(&one_shot);
+    let fresh = to_cache_json(&reference, &extended, &moe, &one_shot);
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/holdout-shipped.json");
     if std::env::var_os("FMPERF_BLESS").is_some() {
         std::fs::write(&path, &fresh).unwrap();
@@ -34,6 +40,13 @@ fn the_shipped_cache_equals_a_fresh_computation() {
         }
         let (x, y) = (c.leave_one_source_out.mape.unwrap(), h.leave_one_source_out.mape.unwrap());
         assert!((x - y).abs() < 1e-12);
+    }
+    let cached_one_shot = shipped_one_shot();
+    assert!(cached_one_shot.len() >= 5 && cached_one_shot.len() == one_shot.len());
+    for (a, b) in cached_one_shot.iter().zip(&one_shot) {
+        assert_eq!((&a.source, a.one_shot.evaluated), (&b.source, b.one_shot.evaluated));
+        let (x, y) = (a.one_shot.mape.unwrap_or(0.0), b.one_shot.mape.unwrap_or(0.0));
+        assert!((x - y).abs() <= 1e-12, "{}", a.source);
     }
     let cached_moe = shipped_moe_rows();
     assert!(cached_moe.len() >= 50 && cached_moe.len() == moe.len(), "{} MoE rows", cached_moe.len());

@@ -3,6 +3,7 @@
 //! and predicted figures [GB = 1e9 bytes], the capacity and the verdict.
 
 use fmperf_core::validate::holdout::Holdout;
+use fmperf_core::validate::holdout_cache::shipped_one_shot;
 use fmperf_core::validate::memory::MemorySourceStats;
 use fmperf_core::validate::{Report, Stats, short_source};
 use leptos::prelude::*;
@@ -24,6 +25,8 @@ struct TimeStats {
     /// Leave-one-source-out (`None` while it is being computed).
     loso: Option<Stats>,
     in_sample: Stats,
+    /// After calibrating on one other run of the source (the shipped check; `None`: none).
+    one_shot: Option<Stats>,
 }
 
 /// One line of the time-and-memory table.
@@ -35,6 +38,7 @@ struct Line {
 
 fn lines(time: &Report, memory: &Report, held: Option<&Holdout>) -> Vec<Line> {
     let mut out: Vec<Line> = Vec::new();
+    let one_shot = shipped_one_shot();
     for p in &time.summary.per_source {
         // `None` while the fits run; a source without evaluated rows has empty statistics.
         let loso = held.map(|h| {
@@ -51,6 +55,7 @@ fn lines(time: &Report, memory: &Report, held: Option<&Holdout>) -> Vec<Line> {
                 skipped: p.stats.skipped,
                 loso,
                 in_sample: p.stats.clone(),
+                one_shot: one_shot.iter().find(|o| o.source == p.source).map(|o| o.one_shot.clone()),
             }),
             memory: None,
         });
@@ -73,7 +78,7 @@ pub fn TimeAndMemoryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) 
             .into_iter()
             .map(|l| {
                 let name = short_source(&l.source).to_string();
-                let (t_eval, t_loso, t_med, t_in) = match &l.time {
+                let (t_eval, t_loso, t_med, t_in, t_one) = match &l.time {
                     Some(t) => {
                         let (med, class) = error_cell(t.loso.as_ref().and_then(|s| s.median_error));
                         (
@@ -81,9 +86,10 @@ pub fn TimeAndMemoryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) 
                             t.loso.as_ref().map_or("…".to_string(), |s| abs_pct(s.mape)),
                             (med, class),
                             abs_pct(t.in_sample.mape),
+                            abs_pct(t.one_shot.as_ref().and_then(|s| s.mape)),
                         )
                     }
-                    None => ("–".into(), "–".into(), ("–".into(), "none"), "–".into()),
+                    None => ("–".into(), "–".into(), ("–".into(), "none"), "–".into(), "–".into()),
                 };
                 let (m_rows, m_mape, m_med, verdicts) = match &l.memory {
                     Some(m) => (
@@ -112,6 +118,7 @@ pub fn TimeAndMemoryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) 
                         <td class="num" data-col="time-loso">{t_loso}</td>
                         <td class=format!("num err {}", t_med.1) data-col="time-median">{t_med.0}</td>
                         <td class="num" data-col="time-in-sample">{t_in}</td>
+                        <td class="num" data-col="time-one-shot">{t_one}</td>
                         <td class="num" data-col="memory-scored">{m_rows}</td>
                         <td class="num" data-col="memory-mape">{m_mape}</td>
                         <td class=format!("num err {}", m_med.1) data-col="memory-median">{m_med.0}</td>
@@ -127,7 +134,7 @@ pub fn TimeAndMemoryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) 
                 <thead>
                     <tr>
                         <th rowspan="2">"source"</th>
-                        <th colspan="4" class="group">"time (training runs)"</th>
+                        <th colspan="5" class="group">"time (training runs)"</th>
                         <th colspan="4" class="group">"memory (peak-memory runs)"</th>
                     </tr>
                     <tr>
@@ -135,6 +142,7 @@ pub fn TimeAndMemoryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) 
                         <th class="num">"mean |error|, held out"</th>
                         <th class="num">"median error, held out"</th>
                         <th class="num">"mean |error|, in-sample"</th>
+                        <th class="num" title="each run predicted after calibrating the stack constants on one other run of its source and system (fmperf validate: error_one_shot)">"mean |error|, one-shot"</th>
                         <th class="num">"scored"</th>
                         <th class="num">"mean |error|, held out"</th>
                         <th class="num">"median error, held out"</th>
@@ -154,7 +162,7 @@ pub fn MemoryCard(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> impl 
     let s = &m.summary.memory;
     let v = s.verdicts;
     let line = format!(
-        "{} peak-memory runs ({} scored, {} out of memory): mean |error| {} leave-one-source-out (the allocator fragmentation, the one constant fitted on memory runs, refitted without each run's source; in-sample {}), median error {}. Will it fit: yes {}, tight {}, no {} (tight = within ±{:.0} % of the capacity, the 80th percentile of the held-out |error|); out-of-memory runs called yes: {}; runs that ran called no: {}.",
+        "{} peak-memory runs ({} scored, {} out of memory): mean |error| {} leave-one-source-out (the allocator fragmentation, the one constant fitted on memory runs, refitted without each run's source; in-sample {}), median error {}. Will it fit: yes {}, tight {}, no {} (tight = the need may be up to {:.0} % above its prediction, what the held-out under-predictions and the out-of-memory runs allow, or up to {:.0} % below it, the 80th percentile of the held-out |error|); out-of-memory runs called yes: {}; runs that ran called no: {}.",
         s.rows,
         s.stats.evaluated,
         v.oom_runs,
@@ -164,6 +172,7 @@ pub fn MemoryCard(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> impl 
         v.yes,
         v.tight,
         v.no,
+        fmperf_core::validate::memory::shipped_under_band() * 100.0,
         s.band * 100.0,
         v.oom_predicted_yes,
         v.ran_predicted_no,

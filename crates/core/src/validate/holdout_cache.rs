@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 use super::compare::{Mode, Stats};
 use super::holdout::{HeldRow, HeldSource, Holdout};
+use super::one_shot::OneShot;
 use crate::extended::efficiency::Efficiency;
 
 /// The cache as shipped (written by [`to_cache_json`]).
@@ -52,9 +53,42 @@ impl Cached {
     }
 }
 
-/// The cache's text for the two modes' held-out errors (one JSON object per mode, keyed by mode)
-/// and extended mode's held-out errors of the shipped Mixture-of-Experts runs (`extended_moe_rows`).
-pub fn to_cache_json(reference: &Holdout, extended: &Holdout, moe_rows: &[HeldRow]) -> String {
+/// One source's one-shot calibration check ([`super::one_shot`]) as cached for the validation
+/// view: the mean |error| of its rows predicted after calibrating on one other run of the source,
+/// beside the same rows uncalibrated (constants fitted without the source).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OneShotLine {
+    /// Source title.
+    pub source: String,
+    /// Its rows after calibrating on one other run.
+    pub one_shot: Stats,
+    /// The same rows uncalibrated (leave-one-source-out).
+    pub uncalibrated: Stats,
+}
+
+impl OneShotLine {
+    /// The lines of a one-shot summary, in its order.
+    pub fn of(o: &OneShot) -> Vec<OneShotLine> {
+        o.per_source
+            .iter()
+            .map(|s| OneShotLine {
+                source: s.source.clone(),
+                one_shot: s.one_shot.clone(),
+                uncalibrated: s.uncalibrated.clone(),
+            })
+            .collect()
+    }
+}
+
+/// The cache's text for the two modes' held-out errors (one JSON object per mode, keyed by mode),
+/// extended mode's held-out errors of the shipped Mixture-of-Experts runs (`extended_moe_rows`)
+/// and extended mode's one-shot check per source (`extended_one_shot`).
+pub fn to_cache_json(
+    reference: &Holdout,
+    extended: &Holdout,
+    moe_rows: &[HeldRow],
+    one_shot: &[OneShotLine],
+) -> String {
     let doc = serde_json::json!({
         "about": "Leave-one-source-out errors of the shipped measured training runs (a cache: \
                   tests/holdout_cache.rs recomputes it; FMPERF_BLESS=1 cargo test --profile host -p \
@@ -62,6 +96,7 @@ pub fn to_cache_json(reference: &Holdout, extended: &Holdout, moe_rows: &[HeldRo
         "reference": serde_json::to_value(Cached::of(reference)).unwrap_or_default(),
         "extended": serde_json::to_value(Cached::of(extended)).unwrap_or_default(),
         "extended_moe_rows": serde_json::to_value(moe_rows).unwrap_or_default(),
+        "extended_one_shot": serde_json::to_value(one_shot).unwrap_or_default(),
     });
     let mut text = serde_json::to_string(&doc).unwrap_or_default();
     text.push('\n');
@@ -95,6 +130,20 @@ pub fn shipped_moe_rows() -> Vec<HeldRow> {
             serde_json::from_str::<serde_json::Value>(SHIPPED)
                 .ok()
                 .and_then(|doc| serde_json::from_value(doc.get("extended_moe_rows")?.clone()).ok())
+                .unwrap_or_default()
+        })
+        .clone()
+}
+
+/// Extended mode's one-shot check of the shipped runs per source, read from the cache. Empty only
+/// if the cache does not parse (a test rules that out).
+pub fn shipped_one_shot() -> Vec<OneShotLine> {
+    static PARSED: OnceLock<Vec<OneShotLine>> = OnceLock::new();
+    PARSED
+        .get_or_init(|| {
+            serde_json::from_str::<serde_json::Value>(SHIPPED)
+                .ok()
+                .and_then(|doc| serde_json::from_value(doc.get("extended_one_shot")?.clone()).ok())
                 .unwrap_or_default()
         })
         .clone()
