@@ -125,26 +125,21 @@ pub fn shipped_holdout(mode: Mode) -> Option<Holdout> {
 /// Empty only if the cache does not parse (a test rules that out).
 pub fn shipped_moe_rows() -> Vec<HeldRow> {
     static PARSED: OnceLock<Vec<HeldRow>> = OnceLock::new();
-    PARSED
-        .get_or_init(|| {
-            serde_json::from_str::<serde_json::Value>(SHIPPED)
-                .ok()
-                .and_then(|doc| serde_json::from_value(doc.get("extended_moe_rows")?.clone()).ok())
-                .unwrap_or_default()
-        })
-        .clone()
+    PARSED.get_or_init(|| cached_list("extended_moe_rows")).clone()
 }
 
 /// Extended mode's one-shot check of the shipped runs per source, read from the cache. Empty only
 /// if the cache does not parse (a test rules that out).
 pub fn shipped_one_shot() -> Vec<OneShotLine> {
     static PARSED: OnceLock<Vec<OneShotLine>> = OnceLock::new();
-    PARSED
-        .get_or_init(|| {
-            serde_json::from_str::<serde_json::Value>(SHIPPED)
-                .ok()
-                .and_then(|doc| serde_json::from_value(doc.get("extended_one_shot")?.clone()).ok())
-                .unwrap_or_default()
-        })
-        .clone()
+    PARSED.get_or_init(|| cached_list("extended_one_shot")).clone()
+}
+
+/// The list under `key` of the shipped cache (empty if the cache does not parse; a test rules that
+/// out). Callers keep it in their own `OnceLock`.
+fn cached_list<T: serde::de::DeserializeOwned>(key: &str) -> Vec<T> {
+    serde_json::from_str::<serde_json::Value>(SHIPPED)
+        .ok()
+        .and_then(|doc| serde_json::from_value(doc.get(key)?.clone()).ok())
+        .unwrap_or_default()
 }
