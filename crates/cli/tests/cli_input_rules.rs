@@ -181,3 +181,54 @@ fn failed_writes_exit_1_with_a_message() {
         }
     }
 }
+
+#[test]
+fn a_json_key_given_twice_is_an_error_in_every_reader() {
+    // Before: exit 0, the last value won (`e` read as 2048; the hidden size of a config.json as
+    // 1024; a measured row's figure replaced), as serde_json's and Python's readers do.
+    let reference =
+        support::temp_file("dup-ref.json", "{\"l\": 2048, \"e\": 1024,\n \"e\": 2048, \"h\": 16, \"depth\": 2}");
+    let err = usage_error(
+        ["search", "--model", support::arg(&reference), "--system", "A100", "--gpus", "8"].into_iter().chain([
+            "--global-batch",
+            "8",
+            "--mode",
+            "reference",
+        ]),
+    );
+    assert!(err.contains("the key \"e\" is given twice at line 2"), "{err}");
+    let hf = support::temp_file(
+        "dup-config.json",
+        "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"num_hidden_layers\": 2,\n\
+         \"intermediate_size\": 11008, \"vocab_size\": 32000, \"hidden_size\": 1024}",
+    );
+    let err = usage_error(
+        ["search", "--model", support::arg(&hf), "--system", H100, "--gpus", "8", "--global-batch", "8"]
+            .into_iter()
+            .chain(["--seq-len", "2048"]),
+    );
+    assert!(err.contains("the key \"hidden_size\" is given twice at line 2"), "{err}");
+    let runs = support::temp_file(
+        "dup-runs.json",
+        "{\"schema_version\": 1, \"rows\": [{\"id\": \"a\", \"num_devices\": 8,\n\"num_devices\": 16}]}",
+    );
+    let err = usage_error(["validate", "--data", support::arg(&runs)]);
+    assert!(err.contains("the key \"num_devices\" is given twice at line 2"), "{err}");
+    let versioned =
+        support::temp_file("dup-system.json", "{\"kind\": \"system\", \"kind\": \"model\", \"name\": \"x\"}");
+    let out = fmperf(["check", support::arg(&versioned)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("the key \"kind\" is given twice"));
+}
+
+#[test]
+fn an_unclosed_quote_in_a_launch_script_is_named_with_its_line() {
+    // Before: the rest of the line became the flag's value ("--hidden-size = 1024
+    // --num-attention-heads 16: must be a positive integer").
+    let script = support::temp_file(
+        "unclosed.sh",
+        "#!/bin/bash\ntorchrun pretrain_gpt.py --num-layers 2 \\\n  --hidden-size \"1024 --num-attention-heads 16\n",
+    );
+    let err = usage_error(["estimate", "--from", support::arg(&script), "--system", H100]);
+    assert!(err.contains("line 3: the \" quote opened here is never closed"), "{err}");
+}

@@ -32,6 +32,7 @@ pub mod run_cost;
 pub mod search;
 pub mod sensitivity;
 pub mod strategy;
+pub mod strict_json;
 pub mod sweep;
 pub mod system;
 pub mod validate;

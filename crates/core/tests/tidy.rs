@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Top-level modules `reference/` may use.
-const REFERENCE_MAY_USE: &[&str] = &["reference", "error", "model", "strategy", "system", "vocab"];
+const REFERENCE_MAY_USE: &[&str] = &["reference", "error", "model", "strategy", "strict_json", "system", "vocab"];
 /// `std` modules core must not use, with why.
 const FORBIDDEN_STD: &[(&str, &str)] = &[
     ("fs", "files"),

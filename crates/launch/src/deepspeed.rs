@@ -6,8 +6,7 @@
 //! the launch that names it (see [`super::parse_files`]). JSON with a key given twice is an error
 //! naming the key (DeepSpeed's `json.load` would silently keep the last).
 
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::settings::Origin;
 use super::{Format, Launch, why};
@@ -29,68 +28,8 @@ pub fn looks_like(text: &str) -> bool {
     .any(|k| text.contains(k))
 }
 
-/// A JSON value read with duplicate keys refused.
-struct Strict(Value);
-
 /// Deepest nesting read (bounds the recursion on hostile input).
 const MAX_DEPTH: usize = 64;
-
-struct StrictVisitor;
-
-impl<'de> Visitor<'de> for StrictVisitor {
-    type Value = Strict;
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Strict, E> {
-        Ok(Strict(Value::Bool(v)))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Strict, E> {
-        Ok(Strict(Value::from(v)))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Strict, E> {
-        Ok(Strict(Value::from(v)))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<Strict, E> {
-        Ok(Strict(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Strict, E> {
-        Ok(Strict(Value::String(v.to_string())))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Strict, E> {
-        Ok(Strict(Value::String(v)))
-    }
-    fn visit_unit<E>(self) -> Result<Strict, E> {
-        Ok(Strict(Value::Null))
-    }
-    fn visit_none<E>(self) -> Result<Strict, E> {
-        Ok(Strict(Value::Null))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Strict, A::Error> {
-        let mut out = Vec::new();
-        while let Some(Strict(v)) = seq.next_element()? {
-            out.push(v);
-        }
-        Ok(Strict(Value::Array(out)))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Strict, A::Error> {
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let Strict(v) = map.next_value()?;
-            if out.contains_key(&key) {
-                return Err(serde::de::Error::custom(format!("the key \"{key}\" is given twice")));
-            }
-            out.insert(key, v);
-        }
-        Ok(Strict(Value::Object(out)))
-    }
-}
-
-impl<'de> Deserialize<'de> for Strict {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Strict, D::Error> {
-        d.deserialize_any(StrictVisitor)
-    }
-}
 
 /// The deepest nesting of brackets in `text` (outside strings).
 fn depth(text: &str) -> usize {
@@ -118,7 +57,7 @@ pub fn strict_json(text: &str, what: &str) -> Result<Value, Error> {
     if depth(text) > MAX_DEPTH {
         return Err(Error::Parse { message: format!("{what} nested deeper than {MAX_DEPTH} levels") });
     }
-    serde_json::from_str::<Strict>(text).map(|Strict(v)| v).map_err(|e| {
+    fmperf_core::strict_json::parse(text).map_err(|e| {
         let shown: String =
             text.lines().nth(e.line().saturating_sub(1)).unwrap_or("").trim().chars().take(80).collect();
         Error::Parse { message: format!("{what} is not JSON: {e} (line {}: `{shown}`)", e.line()) }

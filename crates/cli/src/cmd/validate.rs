@@ -247,7 +247,7 @@ fn headline(r: &Report) -> String {
     }
     if let Some(o) = &r.one_shot {
         out.push_str(&format!(
-            "Time, one-shot (calibrated on one other run of the same source and system, from constants fitted              without the source): mean |error| {} % over {} rows, against {} % uncalibrated on the same rows\n",
+            "Time, one-shot (calibrated on one other run of the same source and system, from constants fitted without the source): mean |error| {} % over {} rows, against {} % uncalibrated on the same rows\n",
             abs_pct(o.overall.mape),
             o.overall.evaluated,
             abs_pct(o.uncalibrated.mape)

@@ -82,7 +82,7 @@ impl Calibration {
 
     /// Reads a document ([`Calibration::to_json`]'s shape); errors name the field and the rule.
     pub fn parse(text: &str) -> Result<Calibration, Error> {
-        let doc: Value = serde_json::from_str(text)
+        let doc: Value = crate::strict_json::parse(text)
             .map_err(|e| Error::invalid("calibration", "the file", format!("is not JSON: {e}")))?;
         let Some(obj) = doc.as_object() else {
             return Err(Error::invalid("calibration", "the file", "must be a JSON object"));

@@ -107,7 +107,7 @@ pub fn parse_detailed(text: &str) -> Result<Parsed, Vec<Error>> {
         }]);
     }
     let value: Value =
-        serde_json::from_str(text).map_err(|e| vec![Error::Parse { message: format!("not valid JSON: {e}") }])?;
+        crate::strict_json::parse(text).map_err(|e| vec![Error::Parse { message: format!("not valid JSON: {e}") }])?;
     parse_value(&value)
 }
 

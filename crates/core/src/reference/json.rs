@@ -75,7 +75,7 @@ impl SystemParams {
 }
 
 fn object(text: &str, what: &str) -> Result<Map<String, Value>, Error> {
-    match serde_json::from_str::<Value>(text) {
+    match crate::strict_json::parse(text) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err(Error::Parse { message: format!("the {what} must be a JSON object") }),
         Err(e) => Err(Error::Parse { message: format!("{what} JSON: {e}") }),

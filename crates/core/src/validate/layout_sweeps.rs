@@ -72,7 +72,7 @@ pub fn is_layout_sweeps(text: &str) -> bool {
 /// (`{"schema_version": 1, "rows": [...]}`). Errors name the group and field.
 pub fn sweep_rows_json(text: &str) -> Result<String, Error> {
     let doc: Value =
-        serde_json::from_str(text).map_err(|e| Error::Parse { message: format!("not valid JSON: {e}") })?;
+        crate::strict_json::parse(text).map_err(|e| Error::Parse { message: format!("not valid JSON: {e}") })?;
     let groups = match doc.get("groups") {
         Some(Value::Array(g)) => g,
         _ => return Err(Error::Parse { message: "expected an object with a `groups` array (a layout sweep)".into() }),

@@ -43,7 +43,7 @@ pub struct FitRow {
 
 /// The rows of a file of the shape of `measured-moe-runs.json` that can be evaluated.
 pub fn fit_rows(text: &str) -> Result<Vec<FitRow>, String> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let doc: Value = crate::strict_json::parse(text).map_err(|e| format!("not valid JSON: {e}"))?;
     let rows = doc["rows"].as_array().ok_or("no `rows` list")?;
     Ok(rows
         .iter()

@@ -254,7 +254,7 @@ pub fn is_moe_row(row: &Value) -> bool {
 /// the same shape (`None` when it has none). A text that is not a file of rows is returned as
 /// dense, for the dense reader to name its error.
 pub fn split_by_kind(text: &str) -> (Option<String>, Option<String>) {
-    let Ok(doc) = serde_json::from_str::<Value>(text) else { return (Some(text.to_string()), None) };
+    let Ok(doc) = crate::strict_json::parse(text) else { return (Some(text.to_string()), None) };
     let rows = match &doc {
         Value::Array(a) => a,
         Value::Object(o) => match o.get("rows") {
@@ -714,7 +714,7 @@ pub fn validate_moe_runs_with(
     text: &str,
     adjust: &dyn Fn(ExtendedOptions) -> ExtendedOptions,
 ) -> Result<Vec<MoeRowResult>, String> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let doc: Value = crate::strict_json::parse(text).map_err(|e| format!("not valid JSON: {e}"))?;
     let rows = doc["rows"].as_array().ok_or("no `rows` list")?;
     Ok(rows.iter().map(|row| predict_row(row, adjust)).collect())
 }

@@ -350,7 +350,7 @@ fn flag_words(v: &Value) -> Option<bool> {
 /// field of the wrong type) name the place.
 pub fn parse_measured_runs(text: &str) -> Result<MeasuredFile, Error> {
     let doc: Value =
-        serde_json::from_str(text).map_err(|e| Error::Parse { message: format!("not valid JSON: {e}") })?;
+        crate::strict_json::parse(text).map_err(|e| Error::Parse { message: format!("not valid JSON: {e}") })?;
     let (rows, version) = match &doc {
         Value::Array(a) => (a, None),
         Value::Object(o) => match o.get("rows") {

@@ -106,6 +106,14 @@ impl Shell {
             return Err(cap(format!("over {} bytes of expanded text in all", super::MAX_TOTAL)));
         }
         let lexed = lex::lex(text, at_line.unwrap_or(1));
+        if let Some((quote, line)) = lexed.unclosed {
+            return Err(Error::Parse {
+                message: format!(
+                    "line {line}: the {quote} quote opened here is never closed (bash stops such a script with \
+                     \"unexpected EOF while looking for matching `{quote}'\"); close it"
+                ),
+            });
+        }
         let nodes = parse::parse(lexed.toks, lexed.heredocs)?;
         let saved = self.at_line;
         if self.at_line.is_none() {

@@ -70,6 +70,9 @@ pub(super) enum Tok {
 pub(super) struct Lexed {
     pub toks: Vec<Tok>,
     pub heredocs: Vec<Heredoc>,
+    /// The first quote (`'`, `"` or `` ` ``) that the text never closes, with its line: bash stops
+    /// such a script with "unexpected EOF while looking for matching …", so the reader refuses it.
+    pub unclosed: Option<(char, usize)>,
 }
 
 /// The word being read.
@@ -136,13 +139,20 @@ fn skip_nested(b: &[u8], open: usize, opener: u8, close: u8) -> usize {
     b.len()
 }
 
-/// Index just past the `"` closing a double-quoted string whose text starts at `from`.
+/// Index just past the `"` closing a double-quoted string whose text starts at `from`, or the
+/// end of `b` when no `"` closes it.
 fn skip_dq(b: &[u8], from: usize) -> usize {
+    close_dq(b, from).unwrap_or(b.len())
+}
+
+/// Index just past the `"` closing a double-quoted string whose text starts at `from`; `None`
+/// when the text ends first (an unclosed quote).
+fn close_dq(b: &[u8], from: usize) -> Option<usize> {
     let mut i = from;
     while i < b.len() {
         match b[i] {
             b'\\' => i += 1,
-            b'"' => return i + 1,
+            b'"' => return Some(i + 1),
             b'$' if b.get(i + 1) == Some(&b'(') => i = skip_parens(b, i + 1) - 1,
             b'$' if b.get(i + 1) == Some(&b'{') => i = skip_braces(b, i + 1) - 1,
             b'`' => i = find(b, i + 1, b'`').unwrap_or(b.len()),
@@ -150,7 +160,7 @@ fn skip_dq(b: &[u8], from: usize) -> usize {
         }
         i += 1;
     }
-    b.len()
+    None
 }
 
 /// The index of the next unescaped `c` at or after `from`.
@@ -282,7 +292,10 @@ pub(super) fn lex(src: &str, line0: usize) -> Lexed {
             b'\'' => {
                 w.begin(i, line);
                 w.flush_unq();
-                let end = find(b, i + 1, b'\'').unwrap_or(b.len());
+                let end = find(b, i + 1, b'\'').unwrap_or_else(|| {
+                    out.unclosed.get_or_insert(('\'', line));
+                    b.len()
+                });
                 let s = &b[(i + 1).min(end)..end];
                 line += newlines(s);
                 w.pieces.push(Piece::Lit(text(s)));
@@ -292,8 +305,13 @@ pub(super) fn lex(src: &str, line0: usize) -> Lexed {
             b'"' => {
                 w.begin(i, line);
                 w.flush_unq();
-                let end = skip_dq(b, i + 1);
-                let inner_end = if end > i + 1 && b.get(end - 1) == Some(&b'"') { end - 1 } else { end };
+                let (end, inner_end) = match close_dq(b, i + 1) {
+                    Some(end) => (end, end - 1),
+                    None => {
+                        out.unclosed.get_or_insert(('"', line));
+                        (b.len(), b.len())
+                    }
+                };
                 let s = &b[(i + 1).min(inner_end)..inner_end];
                 line += newlines(s);
                 w.pieces.push(Piece::Dq(text(s)));
@@ -302,7 +320,13 @@ pub(super) fn lex(src: &str, line0: usize) -> Lexed {
             }
             b'`' => {
                 w.begin(i, line);
-                let end = find(b, i + 1, b'`').map_or(b.len(), |e| e + 1);
+                let end = find(b, i + 1, b'`').map_or_else(
+                    || {
+                        out.unclosed.get_or_insert(('`', line));
+                        b.len()
+                    },
+                    |e| e + 1,
+                );
                 line += newlines(&b[i..end]);
                 w.unq.extend_from_slice(&b[i..end]);
                 i = end;
@@ -408,7 +432,11 @@ mod tests {
         assert_eq!(l.heredocs[0].body, "body $X\n");
         let last = l.toks.iter().rev().find_map(|t| if let Tok::Word(w) = t { Some(w) } else { None }).unwrap();
         assert_eq!((last.raw.as_str(), last.line), ("c", 6));
-        let _ = lex("\"unclosed ${ $( `", 1);
+        assert_eq!(lex("\"unclosed ${ $( `", 1).unclosed, Some(('"', 1)));
+        assert_eq!(lex("A=1\nB='x\ny'\nC=\"z", 1).unclosed, Some(('"', 4)));
+        assert_eq!(lex("A='x\nB=\"y\"", 1).unclosed, Some(('\'', 1)));
+        assert_eq!(lex("A=`date", 3).unclosed, Some(('`', 3)));
+        assert_eq!(lex("A=\"a'b\" B='c\"d' C=\\\" D=`e` # don't", 1).unclosed, None);
         let _ = lex("((((", 1);
     }
 }
