@@ -232,3 +232,18 @@ fn an_unclosed_quote_in_a_launch_script_is_named_with_its_line() {
     let err = usage_error(["estimate", "--from", support::arg(&script), "--system", H100]);
     assert!(err.contains("line 3: the \" quote opened here is never closed"), "{err}");
 }
+
+#[test]
+fn a_later_schema_a_repeated_axis_value_and_a_directory_are_refused_by_name() {
+    // Before: exit 0 for all three (a schema_version 99 file read as version 1; `gpus=8,8` swept
+    // the same point twice; `show DIR` said "neither a catalog id nor a file").
+    let runs = support::temp_file("later-schema.json", "{\"schema_version\": 99, \"rows\": []}");
+    let err = usage_error(["validate", "--data", support::arg(&runs)]);
+    assert!(err.contains("schema_version = 99: this fmperf reads schema_version 1"), "{err}");
+    let sweep = "sweep --model llama3-8b --system nvidia_h100_sxm5_80gb --global-batch 512 --axis gpus=8,16,8";
+    let err = usage_error(words(sweep));
+    assert!(err.contains("axis.gpus = 8,16,8: gives the value 8 twice"), "{err}");
+    let dir = std::env::temp_dir();
+    let err = usage_error(["show", dir.to_str().expect("a UTF-8 temp dir")]);
+    assert!(err.contains("show") && err.contains("is a directory"), "{err}");
+}

@@ -26,9 +26,10 @@ Exit status: 0 valid, 2 invalid or unreadable. Field lists: `fmperf show <id> --
 prints a complete example of each kind.
 ";
 
-/// Reads and parses a document file; an unreadable or invalid file is one clear usage error.
-pub fn read_document(path: &str) -> Result<Parsed, CmdError> {
-    let text = read_text(path)?;
+/// Reads and parses a document file for `command` (`check`, `show`: the name its errors start
+/// with); an unreadable or invalid file is one clear usage error.
+pub fn read_document(command: &str, path: &str) -> Result<Parsed, CmdError> {
+    let text = crate::files::read_text(command, path, crate::files::MAX_INPUT_BYTES)?;
     if let Some(m) = crate::model_files::read("file", path, &text)? {
         return Ok(Parsed { document: Document::Model(m), origin: format::Origin::Versioned, warnings: Vec::new() });
     }

@@ -54,8 +54,10 @@ fn lookup(target: &str) -> Result<Document, CmdError> {
     if let Ok(s) = resolve::builtin_system(target) {
         return Ok(Document::System(s.clone()));
     }
-    if target.ends_with(".json") || std::path::Path::new(target).is_file() {
-        return read_document(target).map(|p| p.document);
+    // Anything at that path (a directory, a pipe: the reader names what it is), or a name that
+    // can only be a file.
+    if target.ends_with(".json") || std::path::Path::new(target).exists() {
+        return read_document("show", target).map(|p| p.document);
     }
     let mut near = fmperf_core::format::hint::closest(
         target,

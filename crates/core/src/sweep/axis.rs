@@ -487,6 +487,13 @@ impl Axis {
                 return Err(bad(text, format!("has more than {MAX_AXIS_VALUES} values")));
             }
         }
+        // A value given twice (`8,8`, or `4..16,8`) would sweep the same point twice.
+        for (i, v) in values.iter().enumerate() {
+            if values[..i].contains(v) {
+                return Err(bad(text, format!("gives the value {v} twice"))
+                    .with_hint("give each value once; a range `a..b` already holds a, 2a, 4a, … up to b"));
+            }
+        }
         Ok(Axis { key, values })
     }
 
@@ -529,6 +536,15 @@ mod tests {
         assert_eq!(Axis::parse(&a.to_text()).unwrap(), a);
         let a = Axis::parse("precision=fp32,BF16").unwrap();
         assert_eq!(a.values[1], AxisValue::Precision(Precision::Bf16));
+    }
+
+    #[test]
+    fn a_value_given_twice_is_an_error() {
+        for text in ["gpus=8,8", "gpus=4..16,8", "precision=bf16,BF16", "system=a,a", "hbm_bandwidth=x1,x1.0"] {
+            let e = Axis::parse(text).unwrap_err().to_string();
+            assert!(e.contains("twice"), "{text}: {e}");
+        }
+        assert!(Axis::parse("gpus=4..16,32").is_ok());
     }
 
     #[test]

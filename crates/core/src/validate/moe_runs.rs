@@ -263,6 +263,10 @@ pub fn split_by_kind(text: &str) -> (Option<String>, Option<String>) {
         },
         _ => return (Some(text.to_string()), None),
     };
+    // A schema this fmperf does not read: the dense reader names it.
+    if super::schema::schema_version(doc.get("schema_version")).is_err() {
+        return (Some(text.to_string()), None);
+    }
     let (moe, dense): (Vec<&Value>, Vec<&Value>) = rows.iter().partition(|r| is_moe_row(r));
     // One kind only: the text as given (the same bytes the reader would have seen).
     match (dense.is_empty(), moe.is_empty()) {

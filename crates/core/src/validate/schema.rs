@@ -345,6 +345,24 @@ fn flag_words(v: &Value) -> Option<bool> {
     }
 }
 
+/// The measured-runs schema this fmperf reads (`schema_version` of the shipped files).
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// A file's `schema_version`: absent or null (read as this version's shape), or
+/// [`SCHEMA_VERSION`]; any other value is an error (a later schema may mean other things by the
+/// same fields, so its rows are not read as if they were this version's).
+pub(crate) fn schema_version(v: Option<&Value>) -> Result<Option<u64>, Error> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) if n.as_u64() == Some(SCHEMA_VERSION) => Ok(Some(SCHEMA_VERSION)),
+        Some(other) => Err(Error::invalid(
+            "schema_version",
+            other,
+            format!("this fmperf reads schema_version {SCHEMA_VERSION} (the shape of measured-training-runs.json)"),
+        )),
+    }
+}
+
 /// Parses the text of a measured-runs file: an object with a `rows` array (the published file), or
 /// a bare array of rows. Errors (not JSON, no rows, a row that is not an object or has no `id`, a
 /// field of the wrong type) name the place.
@@ -354,7 +372,7 @@ pub fn parse_measured_runs(text: &str) -> Result<MeasuredFile, Error> {
     let (rows, version) = match &doc {
         Value::Array(a) => (a, None),
         Value::Object(o) => match o.get("rows") {
-            Some(Value::Array(a)) => (a, o.get("schema_version").and_then(Value::as_u64)),
+            Some(Value::Array(a)) => (a, schema_version(o.get("schema_version"))?),
             _ => {
                 return Err(Error::Parse {
                     message: "expected an object with a `rows` array (the schema of measured-training-runs.json / measured-memory-runs.json)"
