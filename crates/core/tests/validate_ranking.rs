@@ -38,8 +38,16 @@ fn the_shipped_groups_are_ranked() {
         if p.source.contains("PaddlePaddle") {
             assert_eq!((s.top1_hits, s.regret_max), (5, Some(0.0)), "{}", p.source);
         }
+        // InternLM's 7B on 8 to 1,024 A100s, ZeRO-1 over all ranks against ZeRO-1 within a node:
+        // its hybrid ZeRO's parameter broadcasts by owner separate them at scale (tau 0.31 and
+        // regret up to 34 % before they were modelled; in-sample: the groups are shipped).
+        if p.source.contains("InternLM") {
+            assert!(s.tau_mean.is_some_and(|t| t >= 0.7), "{s:?}");
+            assert!(s.regret_median.is_some_and(|r| r <= 0.01) && s.regret_max.is_some_and(|r| r <= 0.08), "{s:?}");
+            assert_eq!(s.ran_called_no, 0, "{s:?}");
+        }
     }
-    assert!(r.overall.tau_mean.unwrap() >= 0.45, "{:?}", r.overall);
+    assert!(r.overall.tau_mean.unwrap() >= 0.7, "{:?}", r.overall);
     assert!(r.overall.regret_median.unwrap() <= 0.05, "{:?}", r.overall);
     // Runs that ran and that fmperf calls "does not fit" are counted (memory is another issue's).
     assert_eq!(r.overall.ran_called_no, r.groups.iter().map(|g| g.ran_called_no.len()).sum::<usize>());

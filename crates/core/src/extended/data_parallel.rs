@@ -17,7 +17,26 @@
 //! * ZeRO-0: one all-reduce of the gradients per iteration, overlapped with the last micro-batch's
 //!   backward;
 //! * ZeRO-1/2: a reduce-scatter of the gradients (last backward) and an all-gather of the updated
-//!   parameters (overlapped with the next forward) per iteration;
+//!   parameters (overlapped with the next forward) per iteration; with a shard group smaller than
+//!   the replica group (hierarchical ZeRO: InternLM's `zero1` size, "optimizer states sharded
+//!   within groups of 8 ranks, replicated across groups"; PyTorch FSDP's `_HYBRID_SHARD_ZERO2`)
+//!   the reduce-scatter and the all-gather run inside the group and each gradient shard is also
+//!   all-reduced across the groups, behind the same backward. The volume crossing the network is
+//!   the same as the flat pattern's; what differs is the latency NCCL pays
+//!   ([`super::latency`]): a flat ring over `n` ranks takes `n − 1` steps per call, the groups'
+//!   rings `z − 1` steps over the scale-up links and the cross-group all-reduce a tree of
+//!   `log2(nodes)` network steps — at 1,024 A100s (128 nodes of 8) 4.3 ms against ≈ 1.1 ms per
+//!   bucket with the Simple protocol;
+//! * ZeRO-1/2 with [`ExtendedOptions::param_broadcast`] (InternLM's hybrid ZeRO optimizer and
+//!   Colossal-AI's low-level ZeRO it derives from): the gradients all-reduced over the whole
+//!   replica group (bucketed behind the backward, as ZeRO-0), and after the optimizer step each of
+//!   the `z` owners of a shard broadcasts its `1/z` of the updated 16-bit parameters over the shard
+//!   group — `z` ring broadcasts in a row, each paying NCCL's latency of a ring over `z` ranks, so
+//!   the latency grows as `z·(z − 1)` steps while the volume stays that of one all-gather. This is
+//!   what separates InternLM's ZeRO-1 over all ranks from its ZeRO-1 within a node at scale (its
+//!   published throughput table, `measured-layout-sweeps.json`): at 1,024 A100s the 1,024
+//!   broadcasts of 14 MB each cost ≈ 1.4 ms apiece (LL protocol, 896 NVLink and 127 network steps),
+//!   ≈ 1.5 s per step against 8 broadcasts inside the node;
 //! * ZeRO-3/FSDP: per micro-batch, an all-gather of each block's parameters before its forward,
 //!   another before its backward (serving the recomputed forward too) and a reduce-scatter of its
 //!   gradients; with a shard group smaller than the replica group (hybrid sharding) the gradient
@@ -54,8 +73,8 @@ pub struct DpGroups {
     pub replicas: u64,
     /// Their fast-domain share [devices].
     pub replicas_fast: u64,
-    /// ZeRO-3 shard group `z` (= `replicas` unless hybrid) [devices]; also the optimizer shard
-    /// group of ZeRO-1/2.
+    /// Shard group `z` (= `replicas` unless hybrid) [devices]: ZeRO-3's parameter shards, and the
+    /// optimizer (and ZeRO-2 gradient) shards of ZeRO-1/2.
     pub shard: u64,
     /// Its fast-domain share [devices].
     pub shard_fast: u64,
@@ -69,12 +88,13 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 }
 
 impl DpGroups {
-    /// The groups of `layout` under `opts` (the shard group must divide `dp·cp`).
+    /// The groups of `layout` under `opts` (the shard group of ZeRO-1/2/3 must divide `dp·cp`;
+    /// plain data parallelism shards nothing and ignores it).
     pub fn of(layout: &Layout, opts: &ExtendedOptions) -> Result<DpGroups, Error> {
         let replicas = layout.dp * layout.cp;
         let replicas_fast = layout.placement.dp * layout.placement.cp;
         let shard = match (opts.sharding, opts.shard_group) {
-            (Sharding::Zero3, Some(z)) => {
+            (Sharding::Zero1 | Sharding::Zero2 | Sharding::Zero3, Some(z)) => {
                 if z == 0 || !replicas.is_multiple_of(z) {
                     return Err(Error::invalid(
                         "shard_group",
@@ -162,9 +182,13 @@ pub struct DpCollectives {
     sharding: Sharding,
     /// Bucketed behind the blocks' passes ([`ExtendedOptions::dp_overlap`]).
     overlap: bool,
+    /// ZeRO-1/2's parameters shared by broadcasts ([`ExtendedOptions::param_broadcast`]).
+    broadcast: bool,
     /// Seconds: ZeRO-0 the gradient all-reduce; ZeRO-1/2 the gradient reduce-scatter and the
-    /// parameter all-gather; ZeRO-3 the per-block gather and reduce-scatter and the cross-group
-    /// all-reduce (0 without hybrid sharding). A once-per-iteration collective is per block with
+    /// parameter all-gather (inside the shard group) and the cross-group all-reduce, or with
+    /// broadcasts the gradient all-reduce and the owners' broadcasts (all of them); ZeRO-3 the
+    /// per-block gather and reduce-scatter and the cross-group all-reduce (0 without hybrid
+    /// sharding). A once-per-iteration collective is per block with
     /// overlap, of the whole stage's volume without.
     seconds: [f64; 3],
 }
@@ -172,9 +196,9 @@ pub struct DpCollectives {
 /// The collectives of a device holding `blocks` blocks and `parameters` parameters
 /// ([`data_parallel_cost`]).
 pub fn dp_collectives(groups: &DpGroups, p: &Pricing, blocks: u64, parameters: f64) -> DpCollectives {
-    let (sharding, overlap) = (p.opts.sharding, p.opts.dp_overlap);
+    let (sharding, overlap, broadcast) = (p.opts.sharding, p.opts.dp_overlap, p.opts.param_broadcast);
     if groups.replicas <= 1 || blocks == 0 {
-        return DpCollectives { blocks: 0, sharding, overlap, seconds: [0.0; 3] };
+        return DpCollectives { blocks: 0, sharding, overlap, broadcast, seconds: [0.0; 3] };
     }
     let per_block = parameters / blocks as f64;
     let params_gb = per_block * p.hw.element_bytes * 1e-9;
@@ -187,26 +211,47 @@ pub fn dp_collectives(groups: &DpGroups, p: &Pricing, blocks: u64, parameters: f
     // A once-per-iteration collective of `v` per block: bucketed behind the blocks' passes, or
     // (no overlap) one collective of the whole stage's volume after them, exposed in full.
     let once = |kind, v: f64, g, s| if overlap { c(kind, v, g, s) } else { c(kind, v * blocks as f64, g, s) };
+    // Hybrid sharding: the gradient shards all-reduced across the shard groups, once per
+    // iteration (one rank of each group per shard; 0 without hybrid sharding).
+    let across = groups.shard_groups();
+    let cross = if across > 1 {
+        let fast = gcd(across, rf / groups.shard_fast.max(1));
+        once(CollectiveKind::AllReduce, grads_gb / groups.shard as f64, across, fast)
+    } else {
+        0.0
+    };
     let seconds = match sharding {
         Sharding::Ddp => [once(CollectiveKind::AllReduce, grads_gb, r, rf), 0.0, 0.0],
-        Sharding::Zero1 | Sharding::Zero2 => [
+        // One broadcast of each owner's shard of the whole stage's parameters, `z` in a row.
+        Sharding::Zero1 | Sharding::Zero2 if broadcast => {
+            let (z, zf) = (groups.shard, groups.shard_fast);
+            let shard_gb = params_gb * blocks as f64 / z as f64;
+            [
+                once(CollectiveKind::AllReduce, grads_gb, r, rf),
+                z as f64 * c(CollectiveKind::Broadcast, shard_gb, z, zf),
+                0.0,
+            ]
+        }
+        // Sharded over the whole replica group: exactly as before the shard group was read.
+        Sharding::Zero1 | Sharding::Zero2 if across <= 1 => [
             once(CollectiveKind::ReduceScatter, grads_gb, r, rf),
             once(CollectiveKind::AllGather, params_gb, r, rf),
             0.0,
         ],
+        Sharding::Zero1 | Sharding::Zero2 => {
+            let (z, zf) = (groups.shard, groups.shard_fast);
+            [
+                once(CollectiveKind::ReduceScatter, grads_gb, z, zf),
+                once(CollectiveKind::AllGather, params_gb, z, zf),
+                cross,
+            ]
+        }
         Sharding::Zero3 => {
             let (z, zf) = (groups.shard, per_nic(groups.shard, groups.shard_fast));
-            let across = groups.shard_groups();
-            let cross = if across > 1 {
-                let fast = gcd(across, rf / groups.shard_fast.max(1));
-                once(CollectiveKind::AllReduce, grads_gb / z as f64, across, fast)
-            } else {
-                0.0
-            };
             [c(CollectiveKind::AllGather, params_gb, z, zf), c(CollectiveKind::ReduceScatter, grads_gb, z, zf), cross]
         }
     };
-    DpCollectives { blocks, sharding, overlap, seconds }
+    DpCollectives { blocks, sharding, overlap, broadcast, seconds }
 }
 
 impl DpCollectives {
@@ -220,8 +265,14 @@ impl DpCollectives {
         let [a, b, cross] = self.seconds;
         match self.sharding {
             Sharding::Ddp => DpCost { per_microbatch_s: 0.0, per_iteration_s: once(a, t_bwd) },
+            // The owners' broadcasts follow the optimizer step, exposed in full.
+            Sharding::Zero1 | Sharding::Zero2 if self.broadcast => {
+                DpCost { per_microbatch_s: 0.0, per_iteration_s: once(a, t_bwd) + b }
+            }
+            // Hierarchical ZeRO-1/2: each bucket's reduce-scatter inside its group, then the
+            // all-reduce of its shard across groups, on the same stream behind the same backward.
             Sharding::Zero1 | Sharding::Zero2 => {
-                DpCost { per_microbatch_s: 0.0, per_iteration_s: once(a, t_bwd) + once(b, t_fwd) }
+                DpCost { per_microbatch_s: 0.0, per_iteration_s: once(a + cross, t_bwd) + once(b, t_fwd) }
             }
             Sharding::Zero3 => {
                 let (gather, scatter) = (a, b);
@@ -293,5 +344,79 @@ mod tests {
         assert!(ch.per_microbatch_s < c3.per_microbatch_s && ch.per_iteration_s > 0.0);
         let bad = ExtendedOptions { shard_group: Some(6), ..z3 };
         assert_eq!(DpGroups::of(&layout, &bad).unwrap_err().field(), Some("shard_group"));
+    }
+
+    /// 7e9 parameters in 32 blocks on 64 replicas of H200, 8 per domain (35 GB/s per NIC, 315 GB/s
+    /// NVLink after the reference's 0.7), nothing to hide behind: FP32 gradients of 28 GB and
+    /// 16-bit parameters of 14 GB.
+    fn zero1_64(o: ExtendedOptions, t: f64) -> DpCost {
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let layout = Layout::placed(1, 1, 1, 64, 1, 64, 8);
+        let g = DpGroups::of(&layout, &o).unwrap();
+        data_parallel_cost(&g, &Pricing { hw: &hw, opts: &o }, 32, 7e9, t, t)
+    }
+
+    fn near(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs()
+    }
+
+    #[test]
+    fn hierarchical_zero1_reduces_inside_the_node_and_across_groups() {
+        let flat = ExtendedOptions { sharding: Sharding::Zero1, dp_overlap: false, ..ExtendedOptions::realistic() };
+        let hier = ExtendedOptions { shard_group: Some(8), ..flat };
+        let layout = Layout::placed(1, 1, 1, 64, 1, 64, 8);
+        let g = DpGroups::of(&layout, &hier).unwrap();
+        assert_eq!((g.shard, g.shard_fast, g.shard_groups()), (8, 8, 8));
+        // Plain data parallelism shards nothing: the group is ignored.
+        let ddp = ExtendedOptions { sharding: Sharding::Ddp, ..hier };
+        assert_eq!(DpGroups::of(&layout, &ddp).unwrap().shard, 64);
+        let bad = ExtendedOptions { shard_group: Some(6), ..hier };
+        assert_eq!(DpGroups::of(&layout, &bad).unwrap_err().field(), Some("shard_group"));
+        // Flat (case 9, 8 rings leave a domain): reduce-scatter 63/64·28/280 s and all-gather
+        // 63/64·14/280 s, each with NCCL's Simple ring over 64 ranks in 8 nodes: 8.4 + 56·3.4 +
+        // 7·9.6 = 266 µs.
+        let flat_s = 63.0 / 64.0 * (28.0 + 14.0) / 280.0 + 2.0 * 266e-6;
+        assert!(near(zero1_64(flat, 0.0).per_iteration_s, flat_s), "{:?}", zero1_64(flat, 0.0));
+        // Hierarchical: reduce-scatter inside the node, 7/8·28/315 s + (8.4 + 7·3.4) µs; the
+        // 3.5 GB shard all-reduced across 8 groups, one rank per node on its own NIC,
+        // 2·7/8·3.5/35 s + the Simple ring's 8.4 + 14·9.6 µs (the tree's 2·3·50 µs is more); the
+        // all-gather inside the node, 7/8·14/315 s + 32.2 µs.
+        let hier_s = 7.0 / 8.0 * 28.0 / 315.0
+            + 32.2e-6
+            + 2.0 * 7.0 / 8.0 * 3.5 / 35.0
+            + 142.8e-6
+            + 7.0 / 8.0 * 14.0 / 315.0
+            + 32.2e-6;
+        assert!(near(zero1_64(hier, 0.0).per_iteration_s, hier_s), "{:?}", zero1_64(hier, 0.0));
+    }
+
+    #[test]
+    fn parameter_broadcasts_by_owner_by_hand() {
+        let flat = ExtendedOptions {
+            sharding: Sharding::Zero1,
+            dp_overlap: false,
+            param_broadcast: true,
+            ..ExtendedOptions::realistic()
+        };
+        // The gradients all-reduced over the 64 replicas: 2·63/64·28/280 s + the Simple ring's
+        // 8.4 + 112·3.4 + 14·9.6 = 523.6 µs (the tree's 2·(7·28 + 3·50) = 692 µs is more). Then
+        // 64 broadcasts of 14/64 GB from each owner over all 64 ranks: 0.21875/280 s on the links,
+        // with LL128 (15/16 of the bandwidth) and its ring latency 10 + 56·1.9 + 7·4 = 144.4 µs
+        // the least of the three protocols.
+        let reduce = 2.0 * 63.0 / 64.0 * 28.0 / 280.0 + 523.6e-6;
+        let one_broadcast = 144.4e-6 + 14.0 / 64.0 / 280.0 / (15.0 / 16.0);
+        let c = zero1_64(flat, 0.0);
+        assert!(near(c.per_iteration_s, reduce + 64.0 * one_broadcast), "{c:?}");
+        // Inside the node (InternLM's zero1 = 8): 8 broadcasts of 1.75 GB over NVLink,
+        // 1.75/315 s + the Simple ring's 8.4 + 7·3.4 µs each.
+        let node = ExtendedOptions { shard_group: Some(8), ..flat };
+        let c8 = zero1_64(node, 0.0);
+        assert!(near(c8.per_iteration_s, reduce + 8.0 * (1.75 / 315.0 + 32.2e-6)), "{c8:?}");
+        // Bucketed behind long blocks the gradient reduction hides but for its first bucket; the
+        // broadcasts follow the optimizer step and stay exposed.
+        let hidden = zero1_64(ExtendedOptions { dp_overlap: true, ..flat }, 1.0);
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let bucket = Pricing { hw: &hw, opts: &flat }.collective(CollectiveKind::AllReduce, 28.0 / 32.0, 64, 8);
+        assert!(near(hidden.per_iteration_s, bucket + 64.0 * one_broadcast), "{hidden:?}");
     }
 }

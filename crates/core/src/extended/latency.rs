@@ -101,7 +101,8 @@ impl Span {
 }
 
 /// Ring latency of `kind` over `span` with protocol `p` [s] (module documentation). Point-to-point
-/// is one step; all-to-all and the rest are `n − 1` steps like a reduce-scatter.
+/// is one step; a broadcast (NCCL's ring: the data passes each rank once), all-to-all and the rest
+/// are `n − 1` steps like a reduce-scatter, `nodes − 1` of them over the network.
 pub fn ring_latency_s(kind: CollectiveKind, span: Span, p: &Protocol) -> f64 {
     let (n, nodes) = (span.ranks as f64, span.nodes as f64);
     if span.ranks <= 1 {

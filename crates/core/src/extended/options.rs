@@ -356,9 +356,10 @@ pub struct ExtendedOptions {
     pub recompute: Recompute,
     /// ZeRO stage / FSDP.
     pub sharding: Sharding,
-    /// ZeRO-3 shard group size [devices] (hybrid sharding: parameters sharded inside groups of this
-    /// size, replicated across them, gradients all-reduced across replicas once per iteration);
-    /// `None` shards over the whole data × context parallel group.
+    /// Shard group size [devices] (hybrid sharding: ZeRO-3 parameters, or ZeRO-1/2 optimizer
+    /// states, sharded inside groups of this size, replicated across them, gradients all-reduced
+    /// across the groups once per iteration; see [`super::data_parallel`]); `None` shards over the
+    /// whole data × context parallel group.
     pub shard_group: Option<u64>,
     /// Virtual pipeline stages per device (interleaved 1F1B, Narayanan et al. 2021): the bubble
     /// shrinks by this factor, pipeline messages grow by it. 1 = plain 1F1B.
@@ -398,6 +399,12 @@ pub struct ExtendedOptions {
     /// and the parameters gathered after the optimizer step, one collective each, exposed in
     /// full. ZeRO-3/FSDP's per-block gathers always prefetch. Default on.
     pub dp_overlap: bool,
+    /// ZeRO-1/2 shares the updated parameters by one broadcast from each shard owner over the
+    /// shard group, after the optimizer step and exposed, and all-reduces the gradients over the
+    /// whole replica group (InternLM's hybrid ZeRO and Colossal-AI's low-level ZeRO, from which it
+    /// derives; [`super::data_parallel`]). Off: reduce-scatter and all-gather (Megatron's
+    /// distributed optimizer, DeepSpeed, FSDP). Default off.
+    pub param_broadcast: bool,
     /// FP8 recipe (see [`Fp8Recipe`]).
     pub fp8_recipe: Fp8Recipe,
     /// Formats of weights, gradients and optimizer states (see [`OptimizerStates`]).
@@ -468,6 +475,7 @@ impl ExtendedOptions {
             grad_reduce: GradReduce::Auto,
             tp_comm_overlap: false,
             dp_overlap: true,
+            param_broadcast: false,
             fp8_recipe: Fp8Recipe::TransformerEngine,
             optimizer_states: OptimizerStates::Fp32Master,
             reshard_after_forward: true,
@@ -711,7 +719,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 36);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 37);
         let strict = ExtendedOptions {
             uneven_stages: false,
             stage_split: super::super::pipeline::StageSplitRule::EndsAsBlocks,

@@ -145,7 +145,13 @@ impl Pricing<'_> {
     pub fn collective(&self, kind: CollectiveKind, volume_gb: f64, group: u64, share: u64) -> f64 {
         let net = &self.hw.net;
         let nccl = !self.hw.torus
-            && matches!(kind, CollectiveKind::AllReduce | CollectiveKind::ReduceScatter | CollectiveKind::AllGather);
+            && matches!(
+                kind,
+                CollectiveKind::AllReduce
+                    | CollectiveKind::ReduceScatter
+                    | CollectiveKind::AllGather
+                    | CollectiveKind::Broadcast
+            );
         let bare = Network { slow_latency: 0.0, fast_latency: 0.0, ..*net };
         let on = if nccl { &bare } else { net };
         let t = match kind {

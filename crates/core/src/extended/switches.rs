@@ -88,7 +88,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`]).
-pub const SWITCHES: [SwitchInfo; 36] = [
+pub const SWITCHES: [SwitchInfo; 37] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -253,6 +253,13 @@ pub const SWITCHES: [SwitchInfo; 36] = [
         "gradient reduction overlapped with the backward, parameter gather with the forward",
         "on: Megatron-Core --overlap-grad-reduce (NeMo's recipes), PyTorch DDP/FSDP hooks, XLA; off is \
          Megatron-LM's and DeepSpeed ZeRO-1/2's default",
+    ),
+    toggle(
+        "param_broadcast",
+        "ZeRO-1/2 parameter broadcasts",
+        "updated parameters shared by one broadcast per shard owner after the step, gradients all-reduced",
+        "on: InternLM's hybrid ZeRO (Colossal-AI's low-level ZeRO); off: reduce-scatter + all-gather \
+         (Megatron's distributed optimizer, DeepSpeed, FSDP)",
     ),
     SwitchInfo {
         key: "gemm_half_dim",
@@ -494,6 +501,7 @@ impl ExtendedOptions {
             "grad_reduce" => self.grad_reduce.as_str().to_string(),
             "tp_comm_overlap" => on_off(self.tp_comm_overlap),
             "dp_overlap" => on_off(self.dp_overlap),
+            "param_broadcast" => on_off(self.param_broadcast),
             "gemm_half_dim" => self.hardware.gemm_half_dim.to_string(),
             "attention_half_seq" => self.hardware.attention_half_seq.to_string(),
             "fp8_recipe" => self.fp8_recipe.as_str().to_string(),
@@ -567,6 +575,7 @@ impl ExtendedOptions {
             "grad_reduce" => self.grad_reduce = value.parse::<GradReduce>().map_err(named)?,
             "tp_comm_overlap" => self.tp_comm_overlap = toggle()?,
             "dp_overlap" => self.dp_overlap = toggle()?,
+            "param_broadcast" => self.param_broadcast = toggle()?,
             "gemm_half_dim" => self.hardware.gemm_half_dim = parse_number(info, value).map_err(named)?,
             "attention_half_seq" => self.hardware.attention_half_seq = parse_number(info, value).map_err(named)?,
             "fp8_recipe" => self.fp8_recipe = value.parse::<Fp8Recipe>().map_err(named)?,

@@ -14,7 +14,8 @@
 //!   `interconnect` words are added to the hardware words (a named instance's scale-out network);
 //! * parallel: tp, pp, dp, cp, ep, `vpp` (as `interleave_vpp`), sequence parallelism, ZeRO stage,
 //!   distributed optimizer, recomputation, flash attention, pipeline schedule — the run's, else
-//!   `fixed`'s;
+//!   `fixed`'s; `zero_shard_group` (InternLM's hierarchical ZeRO-1) as the words `zero shard
+//!   group N`, which the sharding reader takes ([`super::parallel_words::read_sharding`]);
 //! * batch: the run's `global_batch_seqs` when it states one, else the group's; micro-batch and
 //!   accumulation;
 //! * measured: the group's `rank_metric` when fmperf reads it (`step_time_s`, `step_time_s_derived`,
@@ -218,6 +219,11 @@ fn group_rows(g: &Map<String, Value>, i: usize) -> Result<Vec<Value>, Error> {
         if let Some(v) = setting(run, fixed, "vpp") {
             parallel.insert("interleave_vpp".into(), v.clone());
         }
+        // InternLM's hierarchical ZeRO-1: the optimizer's shard group, as words the sharding
+        // reader takes (a group of every replica is plain ZeRO-1).
+        if let Some(z) = setting(run, fixed, "zero_shard_group").and_then(Value::as_u64) {
+            parallel.insert("other".into(), Value::String(format!("zero shard group {z}")));
+        }
         let mut batch = Map::new();
         batch.insert(
             "global_batch_seqs".into(),
@@ -308,5 +314,10 @@ mod tests {
         // A800 is in fmperf's catalog by its words; the file's assumed A100 is not needed.
         let a800 = rows.iter().find(|r| r.id.starts_with("flagperf_megatron_llama3_8b_a800_8gpu/")).unwrap();
         assert_eq!(a800.hardware_id, None);
+        // InternLM's hierarchical ZeRO-1 states its shard group; the row carries it as words.
+        let within = rows.iter().find(|r| r.id == "internlm_7b_512gpu/tp1_zero1_8").unwrap();
+        assert_eq!(within.parallel.other, vec!["zero shard group 8".to_string()]);
+        let all = rows.iter().find(|r| r.id == "internlm_7b_512gpu/tp1_zero1_all").unwrap();
+        assert_eq!(all.parallel.other, vec!["zero shard group 512".to_string()]);
     }
 }

@@ -10,7 +10,8 @@
 //!    the data-parallel ranks, so it is multiplied by the context-parallel degree), or the
 //!    data-parallel size over the number after `replicate`; a group that does not divide
 //!    `dp·cp` is replaced by the whole group, with a note.
-//! 2. a stated `zero_stage` (0–3);
+//! 2. a stated `zero_stage` (0–3); for ZeRO-1/2 a shard group the words give after
+//!    `shard group` (hierarchical ZeRO, [`crate::extended::data_parallel`]);
 //! 3. `distributed_optimizer: true` → ZeRO-1;
 //! 4. ZeRO words in the optimizer text (`ZeRO-1`, "states sharded") → that stage;
 //! 5. nothing stated → ZeRO-1 (Megatron's distributed optimizer), noted.
@@ -116,6 +117,28 @@ fn fsdp_degree(w: &Words, dp: u64) -> Option<u64> {
     None
 }
 
+/// The shard group of a stated ZeRO-1/2 that the words give (`zero shard group 8`, the layout
+/// sweeps' `zero_shard_group`; InternLM's hierarchical `zero1` size): `Some(z)` when `z` is
+/// smaller than the replica group `dp·cp` and divides it, noted; the whole group (`None`)
+/// otherwise, noted when the words named a group that does not divide it.
+fn zero_shard_group(words: Option<&str>, replicas: u64, notes: &mut Vec<String>) -> Option<u64> {
+    let w = Words::new(&minus_one_as_all(words?));
+    let at = w.find("shard group")?;
+    let z = degree_after(&w, at + 2, 2)?;
+    if z >= replicas {
+        return None;
+    }
+    if !replicas.is_multiple_of(z) {
+        notes.push(format!("ZeRO shard group {z} does not divide dp·cp = {replicas}: sharded over all {replicas}"));
+        return None;
+    }
+    notes.push(format!(
+        "hierarchical ZeRO: optimizer states sharded within groups of {z} ranks, replicated across {} groups",
+        replicas / z
+    ));
+    Some(z)
+}
+
 /// Reads the sharding of a row (module documentation).
 pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
     let mut notes = Vec::new();
@@ -167,6 +190,10 @@ pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
     }
     if let Some(z) = input.zero_stage {
         match Sharding::of_zero_stage(z) {
+            Some(sharding @ (Sharding::Zero1 | Sharding::Zero2)) => {
+                let shard_group = zero_shard_group(input.optimizer, replicas, &mut notes);
+                return ShardingReading { sharding, shard_group, notes };
+            }
             Some(sharding) => return ShardingReading { sharding, shard_group: None, notes },
             None => notes.push(format!("zero_stage {z} does not exist: ignored")),
         }
@@ -280,6 +307,20 @@ pub fn says_16bit_grad_reduce(text: &str) -> bool {
     ["grad reduce in fp32", "accumulate allreduce grads in fp32"]
         .iter()
         .any(|f| ["false", "0", "off"].iter().any(|no| said.has(&format!("{f} {no}"))))
+}
+
+/// Whether the words naming the stack name InternLM, whose hybrid ZeRO optimizer
+/// (`internlm/solver/optimizer/hybrid_zero_optim.py`, derived from Colossal-AI's low-level ZeRO)
+/// accumulates the 16-bit model's gradients in 16 bits, all-reduces them in buckets over the
+/// data-parallel group, makes an FP32 copy of its own shard only at the optimizer step and then
+/// broadcasts each rank's updated shard from its owner over the `zero1` group (as remembered from
+/// its source, not re-read here): `grad_reduce=param` and `param_broadcast=on`, with the note.
+pub fn reads_hybrid_zero(stack: &Words) -> Option<String> {
+    stack.has("internlm").then(|| {
+        "InternLM's hybrid ZeRO: gradients kept and all-reduced in the 16-bit parameter type (grad_reduce=param), \
+         updated parameters broadcast by each shard owner (param_broadcast=on)"
+            .into()
+    })
 }
 
 /// Frameworks with a contiguous gradient buffer, allocated once and zeroed in place.
@@ -407,6 +448,47 @@ pub fn read_stage_split(w: &Words) -> Option<(StageSplitRule, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stated_zero_stage_with_a_shard_group() {
+        let read = |optimizer: &str, dp: u64| {
+            read_sharding(&ShardingInput {
+                zero_stage: Some(1),
+                optimizer: Some(optimizer),
+                dp,
+                cp: 1,
+                ..Default::default()
+            })
+        };
+        // InternLM's zero1 = 8 on 64 ranks: sharded within groups of 8, noted.
+        let r = read("zero shard group 8", 64);
+        assert_eq!((r.sharding, r.shard_group), (Sharding::Zero1, Some(8)));
+        assert!(r.notes[0].contains("within groups of 8") && r.notes[0].contains("across 8 groups"), "{:?}", r.notes);
+        // A group of every rank (or more) is plain ZeRO-1; one that does not divide dp is said.
+        assert_eq!(read("zero shard group 64", 64).shard_group, None);
+        assert_eq!(read("zero shard group -1", 64).shard_group, None);
+        let odd = read("zero shard group 6", 64);
+        assert_eq!(odd.shard_group, None);
+        assert!(odd.notes[0].contains("does not divide"), "{:?}", odd.notes);
+        // No group in the words: sharded over all, nothing said.
+        let plain = read("AdamW", 64);
+        assert_eq!((plain.shard_group, plain.notes.len()), (None, 0));
+        // ZeRO-0 and ZeRO-3 stated by stage read no group here.
+        let z0 = read_sharding(&ShardingInput {
+            zero_stage: Some(0),
+            optimizer: Some("zero shard group 8"),
+            dp: 64,
+            cp: 1,
+            ..Default::default()
+        });
+        assert_eq!((z0.sharding, z0.shard_group), (Sharding::Ddp, None));
+    }
+
+    #[test]
+    fn internlm_is_read_as_hybrid_zero() {
+        assert!(reads_hybrid_zero(&Words::new("InternLM (Hybrid ZeRO, flash-attn)")).is_some());
+        assert!(reads_hybrid_zero(&Words::new("Megatron-LM")).is_none());
+    }
 
     #[test]
     fn data_parallel_overlap_by_words_and_stack() {

@@ -357,6 +357,10 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let precision_words = Words::new(run.precision.as_deref().unwrap_or(""));
     let sixteen_bit_grads =
         super::parallel_words::says_16bit_grad_reduce(&[other.as_str(), &run.notes.join("; ")].join("; "));
+    let hybrid_zero = super::parallel_words::reads_hybrid_zero(&Words::new(run.framework.as_deref().unwrap_or("")));
+    let sixteen_bit_grads = sixteen_bit_grads || hybrid_zero.is_some();
+    let param_broadcast = hybrid_zero.is_some();
+    notes.extend(hybrid_zero);
     let grad_reduce = if (precision_words.any(&["fp16", "float16", "pure"]) || sixteen_bit_grads) && !states.pure_16bit
     {
         GradReduce::Param
@@ -425,6 +429,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         compiled_loss,
         tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
         dp_overlap,
+        param_broadcast,
         fusion,
         attention_kernel,
         stage_split,
