@@ -80,16 +80,24 @@ fn flags_that_cannot_apply_are_errors_saying_why() {
     // Before: exit 0, --moe ignored on a dense model.
     let err = usage_error(words(&format!("{SEARCH} --moe ep=8")));
     assert!(err.contains("--moe ep=8") && err.contains("dense"), "{err}");
-    // Before: exit 0, the shard group ignored under ZeRO-1.
-    let err = usage_error(words(&format!("{SEARCH} --shard-group 8 --sharding zero1")));
-    assert!(err.contains("--shard-group 8") && err.contains("--sharding zero1") && err.contains("zero3"), "{err}");
-    let err = usage_error(words(&format!("{SEARCH} --shard-group 8 --ext sharding=zero2")));
-    assert!(err.contains("--shard-group 8") && err.contains("--ext sharding=zero2"), "{err}");
+    // Before: exit 0, the shard group ignored without sharding. (Under ZeRO-1/2 it applies since
+    // issue 31: hierarchical ZeRO, optimizer states sharded within the group.)
+    let err = usage_error(words(&format!("{SEARCH} --shard-group 8 --sharding zero0")));
+    assert!(
+        err.contains("--shard-group 8") && err.contains("--sharding zero0") && err.contains("shards nothing"),
+        "{err}"
+    );
+    let err = usage_error(words(&format!("{SEARCH} --shard-group 8 --ext sharding=zero0")));
+    assert!(err.contains("--shard-group 8") && err.contains("--ext sharding=zero0"), "{err}");
     stdout(words(&format!("{SEARCH} --shard-group 8 --sharding fsdp")));
-    // Before: exit 0, a switch at its default value (ZeRO-1) let the search pick another stage and
-    // the shard group went with it.
-    let err = usage_error(words(&format!("{SEARCH} --shard-group 8 --ext sharding=zero1")));
-    assert!(err.contains("--shard-group 8") && err.contains("--ext sharding=zero1"), "{err}");
+    // A switch at its default value (ZeRO-1) fixes the stage: the shard group applies to it.
+    let small = format!("search --model llama3-8b --system {H100} --gpus 64 --global-batch 512 --top 1 --threads 1");
+    for stage in ["--sharding zero1", "--ext sharding=zero1", "--ext sharding=zero2"] {
+        let doc = support::json(words(&format!("{small} --shard-group 8 {stage} --format json")));
+        let e = &doc["results"][0]["execution"];
+        assert!(e["sharding"].as_str().is_some_and(|s| stage.ends_with(s)), "{stage}: {e}");
+        assert_eq!(e["shard_group"], 8, "{stage}: {e}");
+    }
     let doc = support::json(words(&format!("{SEARCH} --ext sharding=zero1 --format json")));
     assert_eq!(doc["results"][0]["execution"]["sharding"], "zero1");
     // Before: exit 0 with a diagnosis of 1d that never named --cp.

@@ -283,7 +283,7 @@ fn agree_with_switches(args: &Args, fixed: &ExecutionChoices, o: &ExtendedOption
 }
 
 /// Execution choices that cannot apply to what is searched are errors saying why, not ignored:
-/// a ZeRO-3 shard group with another ZeRO stage, a context-parallel degree without 2d-seqp.
+/// a shard group without a sharded stage (zero0), a context-parallel degree without 2d-seqp.
 fn applies(args: &Args, execution: &ExecutionChoices, strategies: &[Strategy]) -> Result<(), CmdError> {
     use fmperf_core::extended::Sharding;
     let named = |flag: &str, key: &str, value: String| -> Result<String, CmdError> {
@@ -293,11 +293,11 @@ fn applies(args: &Args, execution: &ExecutionChoices, strategies: &[Strategy]) -
         })
     };
     if let (Some(Some(group)), Some(sharding)) = (execution.shard_group, execution.sharding)
-        && sharding != Sharding::Zero3
+        && sharding == Sharding::Ddp
     {
         return Err(CmdError::Usage(format!(
-            "{}: a shard group needs ZeRO-3 / FSDP (sharding zero3 or fsdp), not {}; drop the shard group or \
-             shard with zero3",
+            "{}: a shard group needs a sharded stage (zero1 or zero2: optimizer states, zero3 / fsdp: \
+             parameters too), not {}, which shards nothing; drop the shard group or shard",
             named("shard-group", "shard_group", group.to_string())?,
             named("sharding", "sharding", sharding.to_string())?,
         )));

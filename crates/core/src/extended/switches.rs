@@ -154,10 +154,12 @@ pub const SWITCHES: [SwitchInfo; 37] = [
     },
     SwitchInfo {
         key: "shard_group",
-        label: "ZeRO-3 shard group [devices]",
-        what: "ZeRO-3 shard group size [devices] (hybrid sharding)",
+        label: "ZeRO shard group [devices]",
+        what: "shard group size [devices] (hybrid sharding: ZeRO-3 parameters, or ZeRO-1/2 optimizer states, \
+               sharded within groups of this size and replicated across them)",
         kind: SwitchKind::CountOrAll,
-        source: "all: shard over the whole data-parallel group (FSDP's FULL_SHARD)",
+        source: "all: shard over the whole data-parallel group (FSDP's FULL_SHARD); a group: FSDP's HYBRID_SHARD, \
+                 Megatron's --num-distributed-optimizer-instances, InternLM's zero1 group",
     },
     SwitchInfo {
         key: "interleave",
