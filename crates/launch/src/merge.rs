@@ -30,6 +30,7 @@ macro_rules! for_each_settings_slot {
         $m!(cp);
         $m!(dp);
         $m!(dp_replicate);
+        $m!(optimizer_instances);
         $m!(vpp);
         $m!(layers_per_virtual_stage);
         $m!(mbs);

@@ -167,6 +167,30 @@ impl Scenario {
         opts.sequence_parallel = s.sequence_parallel.copied().unwrap_or(false);
         opts.sharding = s.sharding.copied().unwrap_or(Sharding::Ddp);
         opts.stack = stack_of(f, &s.sharding);
+        if let Some(n) = s.optimizer_instances.copied().filter(|n| *n > 1) {
+            let ranks = dp * cp;
+            if !matches!(opts.sharding, Sharding::Zero1 | Sharding::Zero2) {
+                return Err(s.optimizer_instances.error(
+                    "optimizer_instances",
+                    n,
+                    "copies of the distributed optimizer need --use-distributed-optimizer (ZeRO-1)",
+                ));
+            }
+            if !ranks.is_multiple_of(n) {
+                return Err(s.optimizer_instances.error(
+                    "optimizer_instances",
+                    n,
+                    format!("must divide the data-parallel ranks dp·cp = {ranks}"),
+                ));
+            }
+            opts.shard_group = Some(ranks / n);
+            notes.push(format!(
+                "{n} distributed-optimizer instances: optimizer states sharded within groups of {} ranks, \
+                 replicated across the {n} groups (shard_group={})",
+                ranks / n,
+                ranks / n
+            ));
+        }
         if f == Format::Torchtitan {
             if shard == 1 {
                 opts.sharding = Sharding::Ddp;
@@ -607,6 +631,28 @@ mod tests {
         assert_eq!(e.field(), Some("--gpus"));
         let e = Scenario::from_launch(&l, &Overrides { global_batch: Some(255), ..Overrides::default() }).unwrap_err();
         assert_eq!(e.field(), Some("--global-batch"));
+    }
+
+    #[test]
+    fn megatron_optimizer_instances_are_a_shard_group() {
+        // 64 devices, tp 2, pp 1: dp 32; 4 copies of the distributed optimizer shard its states
+        // within groups of 8 ranks.
+        let script = |extra: &str| {
+            format!(
+                "torchrun --nproc_per_node 8 --nnodes 8 pretrain_gpt.py --num-layers 8 --hidden-size 2048 \
+                 --num-attention-heads 16 --seq-length 4096 --micro-batch-size 1 --global-batch-size 256 --bf16 \
+                 --tensor-model-parallel-size 2 {extra}"
+            )
+        };
+        let read = |extra: &str| Scenario::from_launch(&parse(&script(extra), None).unwrap(), &Overrides::default());
+        let sc = read("--use-distributed-optimizer --num-distributed-optimizer-instances 4").unwrap();
+        assert_eq!((sc.options.sharding, sc.options.shard_group), (Sharding::Zero1, Some(8)));
+        assert!(sc.assumptions.iter().any(|n| n.contains("4 distributed-optimizer instances")), "{:?}", sc.assumptions);
+        assert_eq!(read("--use-distributed-optimizer").unwrap().options.shard_group, None);
+        let e = read("--use-distributed-optimizer --num-distributed-optimizer-instances 5").unwrap_err();
+        assert!(e.to_string().contains("must divide the data-parallel ranks dp·cp = 32"), "{e}");
+        let e = read("--num-distributed-optimizer-instances 4").unwrap_err();
+        assert!(e.to_string().contains("--use-distributed-optimizer"), "{e}");
     }
 
     #[test]

@@ -267,6 +267,10 @@ pub struct Settings {
     pub dp: Slot<u64>,
     /// Data-parallel replicas of hybrid sharding (torchtitan's `data_parallel_replicate_degree`).
     pub dp_replicate: Slot<u64>,
+    /// Copies of the distributed optimizer across the data-parallel group (Megatron-Core's
+    /// `--num-distributed-optimizer-instances`, default 1): ZeRO-1/2 states sharded within groups
+    /// of dp·cp / N ranks and replicated across the N groups (hierarchical ZeRO, `shard_group`).
+    pub optimizer_instances: Slot<u64>,
     /// Virtual pipeline stages per device (interleaving).
     pub vpp: Slot<u64>,
     /// Blocks per virtual pipeline stage (Megatron's `--num-layers-per-virtual-pipeline-stage`).

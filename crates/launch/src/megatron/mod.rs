@@ -454,6 +454,7 @@ pub(crate) fn apply(
             put!(l, sharding, s, o)
         }
         // Batch.
+        "num-distributed-optimizer-instances" => put!(l, optimizer_instances, count(value)?, o),
         "micro-batch-size" => put!(l, mbs, count(value)?, o),
         "global-batch-size" => put!(l, global_batch, count(value)?, o),
         // Megatron-DeepSpeed.
