@@ -194,7 +194,9 @@ fn a_memory_row_counting_jax_devices_is_read_per_device() {
 fn deepseek_v3_as_its_report_words_it() {
     let p = json!({"tp": 1, "pp": 16, "ep": 64, "dp": 128, "pp_schedule": "DualPipe",
                    "recompute": "rmsnorm + MLA up-projection recomputed in backward",
-                   "dispatcher": "node-limited all-to-all (IB across nodes, then NVLink), FP8 dispatch, BF16 combine"});
+                   "dispatcher": "node-limited all-to-all (IB across nodes, then NVLink), FP8 dispatch, BF16 combine",
+                   "optimizer": "AdamW with its moments in BF16, FP32 master weights and gradients",
+                   "activation_cache": "SwiGLU inputs cached in FP8, output recomputed"});
     let mut r = row("nvidia_h800_sxm5_80gb", Some(2048), p, json!({"precision": "FP8 (1x128 / 128x128 blockwise)"}));
     r["model"]["router"] = json!("sigmoid, each token sent to at most 4 nodes (top-4 groups)");
     r["model"]["mtp_layers"] = json!(1);

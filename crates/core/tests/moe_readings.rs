@@ -95,9 +95,14 @@ fn megatron_recompute_modules_are_read_from_the_recompute_words() {
     let none = RecomputeModules::default();
     let cases = [
         ("selective: mla_up_proj", RecomputeModules { mla_up_proj: true, ..none }),
-        ("selective: layernorm, moe_act", RecomputeModules { moe_act: true, ..none }),
+        ("selective: layernorm, moe_act", RecomputeModules { moe_act: true, layernorm: true, ..none }),
         // `moe` as a word of its own is the whole MoE layer, not its activation.
-        ("selective: layernorm, moe", RecomputeModules { moe: true, ..none }),
+        ("selective: layernorm, moe", RecomputeModules { moe: true, layernorm: true, ..none }),
+        // DeepSeek-V3's words: every RMSNorm and the MLA up-projections.
+        (
+            "rmsnorm + MLA up-projection recomputed in backward",
+            RecomputeModules { mla_up_proj: true, layernorm: true, ..none },
+        ),
         (
             "--recompute-granularity selective --recompute-modules moe_act moe",
             RecomputeModules { moe_act: true, moe: true, ..none },

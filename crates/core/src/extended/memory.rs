@@ -322,6 +322,8 @@ fn state_bytes(hw: &Hardware, opts: &ExtendedOptions) -> (f64, f64, f64) {
         OptimizerStates::Fp32Master if eb >= 4.0 => (4.0, 4.0, 8.0),
         OptimizerStates::Fp32Master if hw.attention_precision == Precision::Fp16 => (eb, eb, 16.0),
         OptimizerStates::Fp32Master => (eb, super::data_parallel::grad_reduce_bytes(hw, opts), 12.0),
+        // FP32 master (4 B) and two BF16 moments (2 + 2 B).
+        OptimizerStates::Bf16Moments => (eb, super::data_parallel::grad_reduce_bytes(hw, opts), 8.0),
     }
 }
 
@@ -334,8 +336,12 @@ fn model_states(hw: &Hardware, opts: &ExtendedOptions, params: f64, d: f64, gath
     match opts.sharding {
         Sharding::Zero3 => {
             // FSDP2 with a mixed-precision policy: the sharded FP32 parameters are the master copy.
-            let pure = opts.optimizer_states == OptimizerStates::PureBf16;
-            let (w_sh, o_sh, g_sh) = if pure { (wb, ob, gbytes) } else { (4.0, 8.0, 4.0) };
+            // BF16 moments: the sharded FP32 parameters are the master copy, the moments 2 + 2 B.
+            let (w_sh, o_sh, g_sh) = match opts.optimizer_states {
+                OptimizerStates::PureBf16 => (wb, ob, gbytes),
+                OptimizerStates::Bf16Moments => (4.0, 4.0, 4.0),
+                OptimizerStates::Fp32Master => (4.0, 8.0, 4.0),
+            };
             [params * w_sh / d, params * g_sh / d, params * o_sh / d, gathered * hw.element_bytes]
         }
         s => {
@@ -646,6 +652,19 @@ mod tests {
             layout,
         );
         close(pure.part("weights") + pure.part("gradients") + pure.part("optimizer_states"), params * 8.0 * 1e-9);
+        // BF16 Adam moments beside FP32 master weights and gradients (DeepSeek-V3 §3.3.3): the
+        // distributed optimizer keeps 2 B weights, 4 B gradients and (4 + 2 + 2)/d B of states.
+        let moments = |sharding| {
+            estimate(ExtendedOptions { sharding, optimizer_states: OptimizerStates::Bf16Moments, ..base }, layout)
+        };
+        let m1 = moments(Sharding::Zero1);
+        close(m1.part("weights") + m1.part("gradients"), params * 6.0 * 1e-9);
+        close(m1.part("optimizer_states"), params * 8.0 / 8.0 * 1e-9);
+        close(z1.part("optimizer_states") - m1.part("optimizer_states"), params * 4.0 / 8.0 * 1e-9);
+        // FSDP: the sharded FP32 parameters are the master, gradients 4 B, moments 2 + 2 B: 12/d.
+        let m3 = moments(Sharding::Zero3);
+        close(m3.part("weights") + m3.part("gradients") + m3.part("optimizer_states"), params * 12.0 / 8.0 * 1e-9);
+        close(m3.part("optimizer_states"), params * 4.0 / 8.0 * 1e-9);
         // Without overheads the three figures coincide.
         assert_eq!((z1.allocated_gb, z1.reserved_gb), (z1.device_gb, z1.device_gb));
     }

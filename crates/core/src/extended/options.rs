@@ -289,17 +289,24 @@ pub enum OptimizerStates {
     /// Pure BF16 (torchtune `dtype=bf16`, Lightning `bf16-true`, litgpt): BF16 weights, gradients
     /// and Adam moments, no master copy (2 + 2 + 4 B per parameter).
     PureBf16,
+    /// FP32 master weights and gradients with the two Adam moments in BF16 (DeepSeek-V3 technical
+    /// report, arXiv 2412.19437, §3.3.3 "Low-Precision Storage and Communication": AdamW's first
+    /// and second moments tracked in BF16, master weights and accumulated gradients kept in FP32):
+    /// 2 + 4 + (4 + 2 + 2) = 14 B per parameter, the optimizer's 12 B become 8.
+    Bf16Moments,
 }
 
 impl OptimizerStates {
     /// All choices, in order.
-    pub const ALL: [OptimizerStates; 2] = [OptimizerStates::Fp32Master, OptimizerStates::PureBf16];
+    pub const ALL: [OptimizerStates; 3] =
+        [OptimizerStates::Fp32Master, OptimizerStates::PureBf16, OptimizerStates::Bf16Moments];
 
     /// The CLI / URL name.
     pub fn as_str(self) -> &'static str {
         match self {
             OptimizerStates::Fp32Master => "fp32_master",
             OptimizerStates::PureBf16 => "pure_bf16",
+            OptimizerStates::Bf16Moments => "bf16_moments",
         }
     }
 }

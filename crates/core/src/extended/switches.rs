@@ -74,7 +74,7 @@ const SHARDING: &[&str] = &["zero0", "zero1", "zero2", "zero3"];
 const STACKS: &[&str] = &["megatron", "deepspeed", "fsdp"];
 const GRAD_REDUCE: &[&str] = &["auto", "fp32", "param"];
 const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao", "torchao_fp8_gather"];
-const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16"];
+const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16", "bf16_moments"];
 const FUSION: &[&str] = &["fused", "eager"];
 const ATTENTION_KERNELS: &[&str] = &["native", "fa2"];
 const STAGE_SPLITS: &[&str] = &["blocks", "embedding_as_block", "head_as_block", "ends_as_blocks"];
@@ -289,9 +289,9 @@ pub const SWITCHES: [SwitchInfo; 37] = [
     SwitchInfo {
         key: "optimizer_states",
         label: "Weights and optimizer states",
-        what: "FP32 master weights, gradients and Adam moments (mixed precision) or pure BF16 without master",
+        what: "FP32 master weights, gradients and Adam moments (mixed precision), pure BF16 without master, or FP32 master and gradients with BF16 Adam moments",
         kind: SwitchKind::Choice(OPTIMIZER_STATES),
-        source: "fp32_master: Megatron-LM, DeepSpeed and FSDP mixed precision (Megatron distributed-optimizer docs)",
+        source: "fp32_master: Megatron-LM, DeepSpeed and FSDP mixed precision (Megatron distributed-optimizer docs); bf16_moments: DeepSeek-V3 technical report §3.3.3",
     },
     toggle(
         "reshard_after_forward",

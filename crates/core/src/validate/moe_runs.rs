@@ -49,7 +49,10 @@
 use serde_json::{Map, Value};
 
 use super::keys;
-use super::moe_words::{a2a_overlap_of, fp8_dispatch_of, group_limit, recompute_modules_of};
+use super::moe_words::{
+    a2a_overlap_of, dual_pipe_of, fp8_dispatch_of, fp8_swiglu_cache_of, group_limit, optimizer_states_of,
+    recompute_modules_of,
+};
 use super::recompute_words::read_recompute;
 
 use super::moe_flops::{FlopRules, model_flops_per_token};
@@ -57,7 +60,8 @@ use crate::catalog::{self, MappingOptions, Precision};
 use crate::extended::memory::MemoryKind;
 use crate::extended::moe::{A2aOverlap, Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
 use crate::extended::{
-    ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload, evaluate,
+    ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Recompute, Sharding, Workload,
+    evaluate,
 };
 use crate::resolve;
 
@@ -552,20 +556,24 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let kernel_words = format!("{disp}; {}", words(&top, "framework"));
     let one_grouped_kernel = ["megablox", "gmm", "grouped_mm", "torchtitan"].iter().any(|k| kernel_words.contains(k))
         || words(&top, "source").contains("torchtitan");
+    let schedule = [words(p, "other"), words(p, "pp_schedule"), words(p, "schedule")].join("; ");
     let moe = MoeOptions {
         load,
         dispatcher,
-        a2a_overlap: A2aOverlap::from(a2a_overlap_of(
-            p.get("a2a_overlap"),
-            &disp,
-            &[words(p, "other"), words(p, "pp_schedule"), words(p, "schedule")].join("; "),
-            &mut notes,
-        )),
+        a2a_overlap: A2aOverlap::from(a2a_overlap_of(p.get("a2a_overlap"), &disp, &schedule, &mut notes)),
+        dual_pipe: dual_pipe_of(&disp, &schedule),
         fp8_dispatch: fp8_dispatch_of(&dw, &mut notes),
         one_grouped_kernel,
         recompute_modules,
+        fp8_swiglu_cache: fp8_swiglu_cache_of(
+            &[words(&top, "activation_cache"), words(p, "activation_cache"), words(&top, "activations")].join("; "),
+            &mut notes,
+        ),
         ..MoeOptions::default()
     };
+    let optimizer_states =
+        optimizer_states_of(&[words(&top, "optimizer"), words(p, "optimizer")].join("; "), &mut notes)
+            .unwrap_or(OptimizerStates::Fp32Master);
     let interleave = int(p, "interleave_vpp").unwrap_or(1).max(1);
     // The attention kernel, from the row's words as for dense rows (framework, notes, source).
     // (`source` as words or as its object's text: title, where, address.)
@@ -598,6 +606,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         sharding,
         grad_reduce,
         interleave: if pp > 1 { interleave } else { 1 },
+        optimizer_states,
         moe,
         attention_kernel,
         fp8_recipe,

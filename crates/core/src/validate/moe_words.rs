@@ -1,13 +1,15 @@
 //! The words of a Mixture-of-Experts row that set its MoE switches ([`super::moe_runs`]): the
 //! router's group limit, the dispatcher's overlap and FP8 dispatch, the all-to-all overlap stated
-//! as a field, words or DeepSeek's DualPipe schedule, and Megatron-Core's selective-recompute
-//! modules (`mla_up_proj`, `moe_act`, `moe`) however they are spelled. Each reading is noted.
+//! as a field, words or DeepSeek's DualPipe schedule, Megatron-Core's selective-recompute
+//! modules (`layernorm`, `mla_up_proj`, `moe_act`, `moe`) however they are spelled, and
+//! DeepSeek-V3's low-precision storage (BF16 Adam moments, FP8-cached SwiGLU inputs). Each reading
+//! is noted.
 
 use serde_json::Value;
 
 use super::words::Words;
-use crate::extended::Recompute;
 use crate::extended::moe::RecomputeModules;
+use crate::extended::{OptimizerStates, Recompute};
 
 /// The integer after `top-` and before `group` in router words ("top-4 groups") [domains].
 pub(super) fn group_limit(router: &str) -> Option<u64> {
@@ -52,20 +54,24 @@ pub(super) fn a2a_overlap_of(field: Option<&Value>, disp: &str, other: &str, not
         Value::String(s) => Some(overlap_on(&format!("overlap {s}")) || s.trim().eq_ignore_ascii_case("true")),
         _ => None,
     });
-    let dualpipe = Words::new(&format!("{disp}; {other}")).any(&["dualpipe", "dual pipe"]);
+    let dualpipe = dual_pipe_of(disp, other);
     let on = field.unwrap_or_else(|| overlap_on(disp) || overlap_on(&other) || dualpipe);
     if on {
         notes.push(if dualpipe {
-            "DualPipe: the expert all-to-all hidden behind another chunk's computation (a2a_overlap); its memory \
-             (two stages per rank, pp + 1 micro-batches in flight: moe dual_pipe=on) is not applied: DeepSeek's \
-             documented savings that make room for it (BF16 Adam moments, FP8-cached SwiGLU inputs) are not \
-             modelled"
+            "DualPipe: the expert all-to-all hidden behind another chunk's computation (a2a_overlap), two stages per \
+             rank with pp + 1 micro-batches in flight and its smaller bubble (moe dual_pipe=on)"
                 .into()
         } else {
             "expert all-to-all overlapped with another micro-batch's computation (a2a_overlap)".into()
         });
     }
     on
+}
+
+/// Whether the dispatcher's or the parallel group's other words name DeepSeek's DualPipe schedule
+/// (`moe dual_pipe=on`: its memory and its bubble; with the exchange overlapped).
+pub(super) fn dual_pipe_of(disp: &str, other: &str) -> bool {
+    Words::new(&format!("{disp}; {other}")).any(&["dualpipe", "dual pipe"])
 }
 
 /// Megatron-Core's selective-recompute modules the recompute words name (`mla_up_proj`,
@@ -85,9 +91,70 @@ pub(super) fn recompute_modules_of(rec: &str, level: Recompute, notes: &mut Vec<
     // up-projection", "the MLA up projections").
     let mla_up_proj = w.has("mla") && w.any(&["up proj", "up projection", "up projections", "up"]);
     let moe_act = w.any(&["moe act", "moe activation", "moe activations", "expert activation", "experts activation"]);
-    let m = RecomputeModules { mla_up_proj, moe_act, moe: moe_alone };
+    // Every norm recomputed: Megatron's `layernorm` module, DeepSeek's "RMSNorm operations".
+    let layernorm = w.any(&["layernorm", "layer norm", "rmsnorm", "rms norm", "norms"]);
+    let m = RecomputeModules { mla_up_proj, moe_act, moe: moe_alone, layernorm };
     if m != RecomputeModules::default() {
         notes.push(format!("selective recompute modules: {}", m.names()));
     }
     m
+}
+
+/// The optimizer's number formats the row's optimizer words state: Adam's moments in BF16 beside
+/// FP32 master weights ("AdamW moments in BF16, FP32 master weights and gradients": DeepSeek-V3
+/// §3.3.3) are [`OptimizerStates::Bf16Moments`]; anything else keeps the mixed-precision default
+/// (`None`). Noted.
+pub(super) fn optimizer_states_of(text: &str, notes: &mut Vec<String>) -> Option<OptimizerStates> {
+    let w = Words::new(text);
+    let moments = w.any(&["moment", "moments", "exp avg", "exp avg sq", "optimizer states", "optimizer state"]);
+    let bf16 = w.any(&["bf16", "bfloat16"]);
+    if !(moments && bf16) {
+        return None;
+    }
+    notes.push(
+        "optimizer: Adam moments in BF16 beside FP32 master weights and gradients (optimizer_states=bf16_moments)"
+            .into(),
+    );
+    Some(OptimizerStates::Bf16Moments)
+}
+
+/// Whether the row's activation words say the experts' SwiGLU input is cached in FP8 (DeepSeek-V3
+/// §3.3.3: "SwiGLU inputs cached in FP8, output recomputed"; `moe fp8_swiglu_cache`). Noted.
+pub(super) fn fp8_swiglu_cache_of(text: &str, notes: &mut Vec<String>) -> bool {
+    let w = Words::new(text);
+    let on = w.any(&["swiglu", "swi glu", "glu"]) && w.has("fp8") && w.affirms("fp8");
+    if on {
+        notes.push("the experts' SwiGLU inputs cached in FP8, their output recomputed (fp8_swiglu_cache)".into());
+    }
+    on
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deepseek_low_precision_storage_words() {
+        let mut notes = Vec::new();
+        let o = optimizer_states_of(
+            "AdamW; first and second moments in BF16; FP32 master weights and gradients",
+            &mut notes,
+        );
+        assert_eq!(o, Some(OptimizerStates::Bf16Moments));
+        assert_eq!(optimizer_states_of("AdamW, FP32 master weights", &mut notes), None);
+        assert_eq!(optimizer_states_of("bf16 training", &mut notes), None);
+        assert!(fp8_swiglu_cache_of("SwiGLU inputs of the MoE cached in FP8, output recomputed", &mut notes));
+        assert!(!fp8_swiglu_cache_of("activations in BF16", &mut notes));
+        assert!(!fp8_swiglu_cache_of("SwiGLU, BF16", &mut notes));
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        let m = recompute_modules_of(
+            "rmsnorm + MLA up-projection recomputed in backward",
+            Recompute::Selective,
+            &mut notes,
+        );
+        assert!(m.layernorm && m.mla_up_proj && !m.moe && !m.moe_act, "{m:?}");
+        let g = recompute_modules_of("selective: layernorm, moe_act", Recompute::Selective, &mut notes);
+        assert!(g.layernorm && g.moe_act && !g.moe);
+        assert!(!recompute_modules_of("selective: moe", Recompute::Selective, &mut notes).layernorm);
+    }
 }

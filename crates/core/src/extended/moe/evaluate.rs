@@ -247,6 +247,16 @@ fn dual_pipe_devices(
     )
 }
 
+/// DualPipe's pipeline bubble in micro-batch slots (DeepSeek-V3 technical report, arXiv
+/// 2412.19437, Table 2: `(pp/2 − 1)·(F&B + B − 3W)` against 1F1B's `(pp − 1)·(F + B)`), for an even
+/// `pp` of at least 2. A slot is `F + B`; the overlapped forward-and-backward pair `F&B` takes one
+/// slot (its exchanges hidden: the MoE layer's overlap), the backward `B` two thirds of it and the
+/// weight-gradient part `W` one third (a matmul's backward is twice its forward, half of it the
+/// weight gradient): `(pp/2 − 1)·(1 + 2/3 − 1) = (pp/2 − 1)·2/3` slots (pp 16: 4.67 against 15).
+pub fn dual_pipe_bubble_slots(pp: u64) -> f64 {
+    (pp / 2).saturating_sub(1) as f64 * 2.0 / 3.0
+}
+
 /// One micro-batch's forward, backward and recomputation on device `d`.
 fn pass_of(d: &Device, parts: &MoeParts) -> Pass {
     let (dense, moe) = (&parts.dense, &parts.moe.block);
@@ -293,7 +303,8 @@ fn mean_block(d: &Device, parts: &MoeParts) -> BlockCost {
 
 /// Memory: the peak over the stages `devices` (the memory model of [`crate::extended::memory`]),
 /// the routed experts' states sharded over the expert data-parallel group of `el`.
-/// DualPipe: each rank holds two stages (memory only; time keeps 1F1B's `devices`).
+/// DualPipe: each rank holds two stages (memory; time keeps 1F1B's `devices` and slots, with
+/// DualPipe's bubble, [`dual_pipe_bubble_slots`]).
 #[allow(clippy::too_many_arguments)]
 fn memory_of(
     w: &Workload,
@@ -454,7 +465,8 @@ pub fn assemble_moe(
     let message = message_s(w, layout, p);
     let messages = exposed_messages_s(message, v, busiest_slot);
     let slot = busiest_slot + messages;
-    let bubble = bubble_slots(layout.pp, v) * slot;
+    let dual = opts.moe.dual_pipe && v == 1 && layout.pp >= 2 && layout.pp % 2 == 0;
+    let bubble = if dual { dual_pipe_bubble_slots(layout.pp) } else { bubble_slots(layout.pp, v) } * slot;
     let shard = |g: &DpGroups| if opts.sharding.shards_optimizer() { g.shard as f64 } else { 1.0 };
     let t_opt = p.traffic(
         (dense_params_of(busiest) / shard(&groups) + expert_params_of(busiest) / shard(&expert_groups))
@@ -526,6 +538,16 @@ mod tests {
     use crate::SystemParams;
     use crate::extended::Hardware;
     use crate::extended::moe::experts::expert_choices;
+
+    #[test]
+    fn dual_pipe_bubble_by_hand() {
+        // Table 2 with F = 1, B = 2, W = 1 (slot F + B = 3, F&B = 3): (pp/2 − 1)(3 + 2 − 3) = 2 per
+        // pair of ranks beyond the first, in slots of 3: pp 16 → 7·2/3; 1F1B's (pp − 1)(F + B) = 15.
+        assert!((dual_pipe_bubble_slots(16) - 7.0 * 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(dual_pipe_bubble_slots(2), 0.0);
+        assert!((dual_pipe_bubble_slots(8) - 2.0).abs() < 1e-12);
+        assert!(dual_pipe_bubble_slots(16) < bubble_slots(16, 1));
+    }
 
     #[test]
     fn shared_parts_equal_fresh_ones() {

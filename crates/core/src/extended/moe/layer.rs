@@ -15,9 +15,9 @@
 
 use super::dispatch::{Exchange, exchange};
 use super::experts::ExpertLayout;
-use super::options::{A2aOverlap, MoeOptions};
+use super::options::{A2aOverlap, FP8_DISPATCH_BYTES, MoeOptions};
 use crate::extended::layout::Layout;
-use crate::extended::ops::{KeptBytes, OpKind, Operation, saved_input};
+use crate::extended::ops::{FP8_CAST_BYTES, KeptBytes, OpKind, Operation, saved_input};
 use crate::extended::pricing::{Pass, Pricing};
 use crate::extended::workload::Workload;
 use crate::moe_shape::MoeShape;
@@ -96,10 +96,24 @@ pub const PERMUTE_KEPT_BYTES_PER_COPY: f64 = 8.0;
 /// FP8 cast, else 16-bit; [`saved_input`]), its 16-bit output that the activation's backward
 /// reads (`gates·f` per copy), and the activation's output as the second GEMM's input (FP8 under
 /// Transformer Engine). The same rule as the dense MLP's operations
-/// ([`crate::extended::ops::mlp_operations`]) with the experts' tokens.
+/// ([`crate::extended::ops::mlp_operations`]) with the experts' tokens. With the SwiGLU input
+/// cached in FP8 ([`MoeOptions::fp8_swiglu_cache`]) the first GEMM's output is kept at
+/// [`FP8_DISPATCH_BYTES`] per element and the activation's output not at all.
 pub fn routed_expert_kept_bytes(p: &Pricing, rows: f64, h: f64, f: f64, gates: f64) -> f64 {
+    saved_input(p, rows * p.hw.element_bytes * h).none + swiglu_kept_bytes(p, rows, f, gates)
+}
+
+/// Bytes an expert MLP of `rows` token copies keeps of its activation (the SwiGLU, or a plain
+/// activation when `gates` is 1) over width `f` [B]: its input (`gates·f` per copy, 16-bit) and its
+/// output as the second GEMM's input ([`saved_input`]); with [`MoeOptions::fp8_swiglu_cache`] the
+/// input in FP8 at [`FP8_DISPATCH_BYTES`] per element and no output (recomputed).
+pub fn swiglu_kept_bytes(p: &Pricing, rows: f64, f: f64, gates: f64) -> f64 {
     let es = p.hw.element_bytes;
-    saved_input(p, rows * h * es).none + gates * f * rows * es + saved_input(p, rows * f * es).none
+    if p.opts.moe.fp8_swiglu_cache {
+        gates * f * rows * FP8_DISPATCH_BYTES
+    } else {
+        gates * f * rows * es + saved_input(p, rows * f * es).none
+    }
 }
 
 /// Where an MoE layer's time goes, per micro-batch, forward plus backward (recomputation not
@@ -229,14 +243,24 @@ pub fn moe_mlp_operations(
     ];
     if fs > 0.0 {
         let bytes = (full * h + h * fs / tp) * p.hw.operand_bytes * (gates + 1.0);
-        ops.push(
-            linear("moe_shared_experts", shared, bytes)
-                .owning(shared_params)
-                .keeping(kept(gates * fs / tp * full * es + saved_input(p, fs / tp * full * es).none)),
-        );
+        ops.push(linear("moe_shared_experts", shared, bytes).owning(shared_params).keeping(kept(swiglu_kept_bytes(
+            p,
+            full,
+            fs / tp,
+            gates,
+        ))));
     }
+    // The SwiGLU input cached in FP8: the forward writes the cast (read 16-bit, write 1 B per
+    // element of the routed and shared experts' first GEMM outputs), the backward reruns the
+    // activation from it (its forward traffic again, routed and shared).
+    let (cast, rerun) = if mo.fp8_swiglu_cache {
+        let width = fe_local * rows + fs / tp * full;
+        (p.elementwise(gates * width * (es + FP8_CAST_BYTES)), p.elementwise((gates + 1.0) * width * es))
+    } else {
+        (Pass::default(), Pass::default())
+    };
     ops.push(
-        Operation::new("moe_permute", OpKind::Elementwise, ew, ew.times(2.0), ew_bytes)
+        Operation::new("moe_permute", OpKind::Elementwise, ew + cast, ew.times(2.0) + rerun, ew_bytes)
             .keeping(kept(PERMUTE_KEPT_BYTES_PER_COPY * copies)),
     );
     // The all-to-all has no reference collective kind: its time is the exposed exchange, its
@@ -307,8 +331,13 @@ fn recompute_modules(
                 let kept = if op.name == "moe_router" { input_bytes } else { 0.0 };
                 op.selective_policy(kept, 1.0)
             }
-            EXPERTS_OP if m.moe_act => op.selective_policy(op.kept.selective - act_bytes(), 0.0),
-            "moe_permute" if m.moe_act => op.selective_policy(op.kept.selective, activation_share),
+            // The FP8 SwiGLU cache keeps no activation output and reruns the activation already.
+            EXPERTS_OP if m.moe_act && !mo.fp8_swiglu_cache => {
+                op.selective_policy(op.kept.selective - act_bytes(), 0.0)
+            }
+            "moe_permute" if m.moe_act && !mo.fp8_swiglu_cache => {
+                op.selective_policy(op.kept.selective, activation_share)
+            }
             _ => *op,
         };
     }

@@ -93,7 +93,13 @@ pub fn mla_operations(w: &Workload, m: &Mla, layout: &Layout, p: &Pricing) -> Ve
         matmul(p, "out_proj", tokens, heads_local * dv, h).keeping(saved_input(p, heads_local * dv * tokens * es));
     let (entry, exit) = (inner[0].fwd, out.fwd);
     inner.push(out);
-    sublayer(w, layout, p, Sublayer::Attention, inner, &entry, &exit)
+    let mut ops = sublayer(w, layout, p, Sublayer::Attention, inner, &entry, &exit);
+    // The dense blocks of an MoE model (DeepSeek-V3's first three) recompute their attention's
+    // norms too.
+    if p.opts.moe.recompute_modules.layernorm {
+        super::block::norms_recomputed(&mut ops);
+    }
+    ops
 }
 
 #[cfg(test)]

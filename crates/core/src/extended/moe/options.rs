@@ -163,18 +163,27 @@ pub struct MoeOptions {
     /// §3.2.1 and Table 2): micro-batches enter from both ends of the pipeline, so rank `i` holds
     /// stage `i` and stage `pp − 1 − i` (two copies of the parameters: "2×") and at its peak
     /// `pp + 1` micro-batches' activations of one stage ("PP + 1", against 1F1B's `pp`); the first
-    /// rank holds the embedding and the output head together. Time keeps 1F1B's slots and bubble
-    /// (DualPipe's smaller bubble is not modelled); off by default. Needs an even `pp` of at
-    /// least 2 (otherwise 1F1B).
+    /// rank holds the embedding and the output head together. Time keeps 1F1B's slots with
+    /// DualPipe's smaller bubble (`super::evaluate::dual_pipe_bubble_slots`, without
+    /// interleaving); off by default. Needs an even `pp` of at least 2 (otherwise 1F1B).
     pub dual_pipe: bool,
+    /// The experts' SwiGLU input kept in FP8 and its output recomputed in the backward
+    /// (DeepSeek-V3 technical report, arXiv 2412.19437, §3.3.3 "Low-Precision Storage and
+    /// Communication": the SwiGLU operator's inputs in the MoE are cached in FP8 and its output is
+    /// recomputed): the routed and shared experts keep their first GEMM's output (the gate and up
+    /// projections, `gates·f` per token copy) at [`FP8_DISPATCH_BYTES`] per element (1 B and one
+    /// FP32 scale per 128) instead of 16-bit, and do not keep the activation's output (the second
+    /// GEMM's input); the cast adds its traffic to the forward, the activation runs again before
+    /// the backward. Off by default; with it the `moe_act` module has nothing left to drop.
+    pub fp8_swiglu_cache: bool,
 }
 
 /// Megatron-Core's selective-recomputation modules (`--recompute-modules`, `recompute_modules` of
 /// `TransformerConfig`, with `--recompute-granularity selective`) that change what an MoE model's
 /// block keeps: each named sub-module's output is freed after the forward and recomputed before
 /// its backward (`CheckpointWithoutOutput`, or a checkpoint of the whole MoE layer). `core_attn`
-/// (the default) keeps nothing extra with flash attention and `layernorm` / `mlp` are not modelled
-/// apart (see the fields).
+/// (the default) keeps nothing extra with flash attention and `mlp` is not modelled apart (see the
+/// fields).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RecomputeModules {
     /// `mla_up_proj`: the latent attention's query and key/value up-projections (with RoPE) run
@@ -186,20 +195,31 @@ pub struct RecomputeModules {
     /// `moe`: the whole MoE MLP (router, dispatch, experts, combine, shared experts) runs again;
     /// only its input is kept.
     pub moe: bool,
+    /// `layernorm` (DeepSeek-V3 §3.2.3: "recompute all RMSNorm operations ... in
+    /// back-propagation"): the norms run again before their backward and their outputs are not
+    /// kept — the first linear layers after the block's norms (the attention's query/key-value
+    /// projection or MLA down-projections) and, in latent attention, the up-projections after the
+    /// latent norms keep no input; the norms keep their own inputs as before.
+    pub layernorm: bool,
 }
 
 impl RecomputeModules {
     /// The modules' names, `+`-joined (`none` when there are none).
     pub fn names(&self) -> String {
-        let on: Vec<&str> = [(self.mla_up_proj, "mla_up_proj"), (self.moe_act, "moe_act"), (self.moe, "moe")]
-            .iter()
-            .filter(|(b, _)| *b)
-            .map(|(_, n)| *n)
-            .collect();
+        let on: Vec<&str> = [
+            (self.layernorm, "layernorm"),
+            (self.mla_up_proj, "mla_up_proj"),
+            (self.moe_act, "moe_act"),
+            (self.moe, "moe"),
+        ]
+        .iter()
+        .filter(|(b, _)| *b)
+        .map(|(_, n)| *n)
+        .collect();
         if on.is_empty() { "none".into() } else { on.join("+") }
     }
 
-    /// Reads `none` or a `+`-joined list of `mla_up_proj`, `moe_act`, `moe`.
+    /// Reads `none` or a `+`-joined list of `layernorm`, `mla_up_proj`, `moe_act`, `moe`.
     fn parse(v: &str) -> Result<RecomputeModules, Error> {
         let mut m = RecomputeModules::default();
         for name in v.split('+').map(str::trim).filter(|n| *n != "none") {
@@ -207,7 +227,14 @@ impl RecomputeModules {
                 "mla_up_proj" => m.mla_up_proj = true,
                 "moe_act" => m.moe_act = true,
                 "moe" => m.moe = true,
-                _ => return Err(bad("recompute_modules", v, "must be none or mla_up_proj, moe_act, moe joined by +")),
+                "layernorm" | "rmsnorm" => m.layernorm = true,
+                _ => {
+                    return Err(bad(
+                        "recompute_modules",
+                        v,
+                        "must be none or layernorm, mla_up_proj, moe_act, moe joined by +",
+                    ));
+                }
             }
         }
         Ok(m)
@@ -229,8 +256,9 @@ impl Default for MoeOptions {
             layer_overhead_s: super::layer::FITTED_LAYER_OVERHEAD_S,
             expert_gemm_issue_s: super::layer::FITTED_EXPERT_GEMM_ISSUE_S,
             one_grouped_kernel: false,
-            recompute_modules: RecomputeModules { mla_up_proj: false, moe_act: false, moe: false },
+            recompute_modules: RecomputeModules::default(),
             dual_pipe: false,
+            fp8_swiglu_cache: false,
         }
     }
 }
@@ -277,11 +305,15 @@ pub const KEYS: &[(&str, &str)] = &[
     ("grouped_kernel", "on/off (default off): the experts' GEMMs run as one grouped kernel (no per-expert issue)"),
     (
         "recompute_modules",
-        "none (default) or mla_up_proj+moe_act+moe: Megatron-Core selective-recompute modules (with recompute selective)",
+        "none (default) or layernorm+mla_up_proj+moe_act+moe: Megatron-Core selective-recompute modules (with recompute selective)",
     ),
     (
         "dual_pipe",
         "on/off (default off): DeepSeek's DualPipe memory: each rank holds two stages (2x parameters), pp+1 micro-batches in flight",
+    ),
+    (
+        "fp8_swiglu_cache",
+        "on/off (default off): the experts' SwiGLU input kept in FP8, its output recomputed (DeepSeek-V3)",
     ),
 ];
 
@@ -364,6 +396,7 @@ impl MoeOptions {
                 "grouped_kernel" => self.one_grouped_kernel = on_off("grouped_kernel", &value)?,
                 "recompute_modules" => self.recompute_modules = RecomputeModules::parse(&value)?,
                 "dual_pipe" | "dualpipe" => self.dual_pipe = on_off("dual_pipe", &value)?,
+                "fp8_swiglu_cache" => self.fp8_swiglu_cache = on_off("fp8_swiglu_cache", &value)?,
                 _ => {
                     let known: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
                     return Err(Error::UnknownField {
@@ -409,6 +442,9 @@ impl fmt::Display for MoeOptions {
         if self.dual_pipe {
             write!(f, ",dual_pipe=on")?;
         }
+        if self.fp8_swiglu_cache {
+            write!(f, ",fp8_swiglu_cache=on")?;
+        }
         Ok(())
     }
 }
@@ -453,7 +489,14 @@ mod tests {
         );
         assert_eq!(MoeOptions::default().with_text("epp=2").unwrap_err().field(), Some("moe.epp"));
         let r = MoeOptions::default().with_text("recompute_modules=mla_up_proj+moe_act").unwrap();
-        assert_eq!(r.recompute_modules, RecomputeModules { mla_up_proj: true, moe_act: true, moe: false });
+        assert_eq!(r.recompute_modules, RecomputeModules { mla_up_proj: true, moe_act: true, ..Default::default() });
+        let n = MoeOptions::default().with_text("recompute_modules=rmsnorm+mla_up_proj").unwrap();
+        assert_eq!(n.recompute_modules.names(), "layernorm+mla_up_proj");
+        assert_eq!(MoeOptions::default().with_text(&n.to_string()).unwrap(), n);
+        let c = MoeOptions::default().with_text("fp8_swiglu_cache=on").unwrap();
+        assert!(c.fp8_swiglu_cache && !MoeOptions::default().fp8_swiglu_cache);
+        assert_eq!(MoeOptions::default().with_text(&c.to_string()).unwrap(), c);
+        assert!(!MoeOptions::default().to_string().contains("fp8_swiglu_cache"));
         assert_eq!(MoeOptions::default().with_text(&r.to_string()).unwrap(), r);
         assert_eq!(
             MoeOptions::default().with_text("recompute_modules=attn").unwrap_err().field(),
