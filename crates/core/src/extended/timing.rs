@@ -366,7 +366,7 @@ mod tests {
                 let before = plan.time_s(points[0]).unwrap();
                 let mut slots = SideSlots::default();
                 let batch = PointBatch::new(&points, &mut slots);
-                assert_eq!(batch.sides[0].len(), 6);
+                assert_eq!(batch.sides[0].len(), 5);
                 assert_eq!(batch.sides[1].len(), 5);
                 // Twice: priced, then read from the slots; then the slots reused by other values.
                 let other: Vec<Efficiency> = points.iter().map(|e| Efficiency { matmul: 0.6, ..*e }).collect();
