@@ -8,7 +8,10 @@ variant prices differently (another micro-batch count, another data-parallel gro
 measured figures (TFLOP/s per device, MFU) are kept; extensive ones (tokens/s in all, step time)
 are scaled with the configuration. Variants of a run are spread over `--sources` sources.
 
-    scripts/validate-scale.py [--rows 2000] [--sources 50] [--bin PATH] [--keep FILE]
+    scripts/validate-scale.py [--rows 2000] [--sources 50] [--by-row] [--bin PATH] [--keep FILE]
+
+`--by-row` puts row i (every row, the first restatements included) in group i % sources, so
+`--rows 1000 --sources 1000 --by-row` is 1,000 rows of 1,000 distinct sources.
 
 Prints the rows written and the CPU seconds (user + system) of each `fmperf validate` run:
 the generated file, then builtin, builtin-moe and builtin-memory.
@@ -18,7 +21,7 @@ import argparse, copy, json, os, resource, subprocess, sys, tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def variants(rows, n, sources):
+def variants(rows, n, sources, by_row=False):
     out = []
     j = 0
     while len(out) < n:
@@ -29,7 +32,9 @@ def variants(rows, n, sources):
                 break
             v = copy.deepcopy(r)
             v["id"] = f"{r['id']}_v{j}"
-            if sources > 0 and j > 0:
+            if sources > 0 and by_row:
+                v["source"]["title"] = f"{r['source']['title']} (variant group {len(out) % sources})"
+            elif sources > 0 and j > 0:
                 v["source"]["title"] = f"{r['source']['title']} (variant group {j % sources})"
             v["num_devices"] = r["num_devices"] * f_d
             par = v["parallel"]
@@ -64,12 +69,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=2000)
     ap.add_argument("--sources", type=int, default=50)
+    ap.add_argument("--by-row", action="store_true", help="row i in source group i %% sources")
     ap.add_argument("--bin", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "host", "fmperf"))
     ap.add_argument("--keep", help="also write the generated file here")
     ap.add_argument("--only-file", action="store_true", help="skip the builtin data sets")
     a = ap.parse_args()
     data = json.load(open(os.path.join(ROOT, "crates/core/data/measured-training-runs.json")))
-    data["rows"] = variants(data["rows"], a.rows, a.sources)
+    data["rows"] = variants(data["rows"], a.rows, a.sources, a.by_row)
     with tempfile.TemporaryDirectory() as d:
         path = a.keep or os.path.join(d, "runs.json")
         json.dump(data, open(path, "w"))

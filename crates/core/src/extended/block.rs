@@ -84,6 +84,15 @@ impl BlockCost {
     /// The sums of a list of operations under the recomputation policy `recompute`.
     /// Each pass lasts at least its kernels' issue time ([`issue_bound`]).
     pub fn of_operations(ops: &[Operation], recompute: Recompute) -> BlockCost {
+        let (c, kernels) = BlockCost::sums(ops, recompute);
+        c.issue_bounded(kernels)
+    }
+
+    /// The sums of `ops` before the issue floor, with their kernel counts `[forward, backward,
+    /// recomputation]` ([`Self::of_operations`] is [`Self::issue_bounded`] of them; sums of parts
+    /// of a list add up to the list's in real arithmetic).
+    #[inline]
+    pub(crate) fn sums(ops: &[Operation], recompute: Recompute) -> (BlockCost, [f64; 3]) {
         let mut c = BlockCost::default();
         let (mut fwd_kernels, mut bwd_kernels, mut again_kernels) = (0.0, 0.0, 0.0);
         for op in ops {
@@ -109,12 +118,19 @@ impl BlockCost {
                 c.linear_parameters += op.parameters;
             }
         }
-        c.fwd = issue_bound(c.fwd, fwd_kernels);
-        c.bwd = issue_bound(c.bwd, bwd_kernels);
+        (c, [fwd_kernels, bwd_kernels, again_kernels])
+    }
+
+    /// The sums with each pass raised to its kernels' issue time ([`issue_bound`]; the
+    /// recomputation only when it runs a kernel).
+    #[inline]
+    pub(crate) fn issue_bounded(mut self, [fwd_kernels, bwd_kernels, again_kernels]: [f64; 3]) -> BlockCost {
+        self.fwd = issue_bound(self.fwd, fwd_kernels);
+        self.bwd = issue_bound(self.bwd, bwd_kernels);
         if again_kernels > 0.0 {
-            c.recompute = issue_bound(c.recompute, again_kernels);
+            self.recompute = issue_bound(self.recompute, again_kernels);
         }
-        c
+        self
     }
 }
 

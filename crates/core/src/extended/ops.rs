@@ -246,15 +246,37 @@ impl Work {
     }
 }
 
+/// Which fitted constants an operation's passes read ([`Work::reads`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reads {
+    /// None (or not described).
+    Nothing,
+    /// The matmul rate `η` and the GEMM-size constant `c`.
+    Matmul,
+    /// The attention rate `η_att` and its sequence constant `c_att`.
+    Attention,
+}
+
+impl Work {
+    /// The fitted constants its passes read.
+    pub(crate) fn reads(&self) -> Reads {
+        match self {
+            Work::Matmul { .. } | Work::TpCollective { .. } => Reads::Matmul,
+            Work::Attention { .. } | Work::CpRing { .. } => Reads::Attention,
+            Work::Opaque | Work::Fixed => Reads::Nothing,
+        }
+    }
+}
+
 /// Prices `ops` again at the rates of `p` (each by its [`Work`]): those reading the matmul rate
 /// and its size constant when `matmul`, those reading attention's when `attention`; the others
 /// keep their passes.
 pub(crate) fn reprice(ops: &mut [Operation], p: &Pricing, matmul: bool, attention: bool) {
     for op in ops {
-        let reads = match op.work {
-            Work::Matmul { .. } | Work::TpCollective { .. } => matmul,
-            Work::Attention { .. } | Work::CpRing { .. } => attention,
-            Work::Opaque | Work::Fixed => false,
+        let reads = match op.work.reads() {
+            Reads::Matmul => matmul,
+            Reads::Attention => attention,
+            Reads::Nothing => false,
         };
         if !reads {
             continue;

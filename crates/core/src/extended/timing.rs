@@ -11,11 +11,22 @@
 //! 4. **time**: the evaluator's own last stage (`timing` in [`super::evaluate`]).
 //!
 //! [`super::evaluate`] runs the same builders, the same sums and the same last stage, so the
-//! time is [`super::evaluate()`]'s to the bit (the test below and `validate`'s fit cache check it);
+//! time of [`TimePlan::time_s`] is [`super::evaluate()`]'s to the bit (the test below and
+//! `validate`'s fit cache check it);
 //! what is not repeated is the work that reads no fitted constant (checks, element-wise traffic,
 //! collectives, memory). Dense models only: a Mixture-of-Experts block or latent attention is
 //! not described operation by operation ([`TimePlan::new`] returns `None`; those are evaluated
 //! in full).
+//!
+//! **Many points at once** ([`TimePlan::times_s`], a [`PointBatch`]): the block's sums split by
+//! what each operation reads — the operations reading no constant (summed once), those reading
+//! `η` and `c` (with the head), those reading `η_att` and `c_att` — so that each side is priced
+//! and summed once per distinct value of its own constants (a grid of 15 × 17 points prices 15
+//! matmul sides and 17 attention sides, kept for the next walks that meet the same values), and
+//! a point adds the three sums' times and runs the last stage.
+//! The same terms added in another order: equal in real arithmetic, not always to the last bit
+//! (within ~1e-15 relative; the fits decide near-ties with [`TimePlan::time_s`],
+//! `validate/fit_cache.rs`).
 
 use super::block::BlockCost;
 use super::data_parallel::{DpCollectives, DpGroups, dp_collectives};
@@ -24,10 +35,10 @@ use super::evaluate::{Parts, check, timing};
 use super::hardware::Hardware;
 use super::head::{EndCost, HeadWork, embedding_cost, head_work};
 use super::layout::Layout;
-use super::ops::{Operation, operations, reprice, repriceable};
+use super::ops::{Operation, Reads, operations, reprice, repriceable};
 use super::options::{ExtendedOptions, HardwareChoices};
 use super::pipeline::{StageSplit, message_s, split};
-use super::pricing::Pricing;
+use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
 use crate::Error;
 
@@ -61,6 +72,108 @@ pub struct TimePlan {
     stages: StageSplit,
     /// Stage-to-stage message time [s].
     message: f64,
+    /// The block's sums at the plan's constants (its parameters and bytes read none).
+    whole: BlockCost,
+    /// The sums of the operations reading no constant, with their kernel counts.
+    fixed: (BlockCost, [f64; 3]),
+    /// Copies of the operations reading the matmul constants, then of those reading attention's
+    /// (priced by [`TimePlan::times_s`]).
+    sides: [Vec<Operation>; 2],
+    /// Their times at the side values met, in the slots of [`PointBatch`].
+    memo: [Vec<Side>; 2],
+}
+
+/// One side's times at one value of its constants ([`TimePlan::times_s`]), kept by the plan in
+/// the slot its batch gives that value.
+#[derive(Debug, Clone, Copy, Default)]
+struct Side {
+    /// The value (bits of the side's two constants); `None`: an empty slot.
+    key: Option<[u64; 2]>,
+    /// Forward, backward and recomputation times of the side's operations [s].
+    times: [f64; 3],
+    /// Their kernel counts (small integers).
+    kernels: [f32; 3],
+    /// The head's forward and backward times at the same constants [s] (matmul side).
+    head: [f64; 2],
+    /// Whether the constants are accepted ([`ExtendedOptions::validate`]).
+    ok: bool,
+}
+
+/// `base` with side `s`'s two constants taken from `e` (0: `η`, `c`; 1: `η_att`, `c_att`).
+fn with_side(base: HardwareChoices, e: &Efficiency, s: usize) -> HardwareChoices {
+    let (mut h, all) = (base, with_constants(base, *e));
+    if s == 0 {
+        (h.matmul_efficiency, h.gemm_half_dim) = (all.matmul_efficiency, all.gemm_half_dim);
+    } else {
+        (h.attention_efficiency, h.attention_half_seq) = (all.attention_efficiency, all.attention_half_seq);
+    }
+    h
+}
+
+/// The distinct values of each side's constants met by the batches of one walk of points, each
+/// given a slot: a plan prices a side once per value and keeps it in that slot
+/// ([`TimePlan::times_s`]) until another value takes the slot.
+#[derive(Debug, Clone, Default)]
+pub struct SideSlots {
+    slots: [std::collections::HashMap<[u64; 2], usize>; 2],
+}
+
+impl SideSlots {
+    /// Forgets the values (their slots go to the next ones met).
+    pub fn clear(&mut self) {
+        self.slots.iter_mut().for_each(|s| s.clear());
+    }
+}
+
+/// The two constants each side reads: `(η, c)` for the matmul side, `(η_att, c_att)` for attention.
+fn side_keys(e: &Efficiency) -> [[u64; 2]; 2] {
+    [[e.matmul.to_bits(), e.gemm_half_dim.to_bits()], [e.attention.to_bits(), e.attention_half_seq.to_bits()]]
+}
+
+/// Points at which to price plans ([`TimePlan::times_s`]), with the distinct values of each
+/// side's constants and their slots.
+#[derive(Debug, Clone)]
+pub struct PointBatch {
+    points: Vec<Efficiency>,
+    /// A point of each distinct matmul-side value with its slot, then the same for attention.
+    sides: [Vec<(Efficiency, usize)>; 2],
+    /// Per point: the slots of its matmul-side and attention-side values.
+    of: Vec<[usize; 2]>,
+}
+
+impl PointBatch {
+    /// The batch of `points` (in that order), each side value in its slot of `slots` (a new
+    /// value takes the next free slot).
+    pub fn new(points: &[Efficiency], slots: &mut SideSlots) -> PointBatch {
+        let mut sides: [Vec<(Efficiency, usize)>; 2] = [Vec::new(), Vec::new()];
+        let mut seen = [std::collections::HashSet::new(), std::collections::HashSet::new()];
+        let of = points
+            .iter()
+            .map(|e| {
+                let keys = side_keys(e);
+                let mut at = [0; 2];
+                for s in 0..2 {
+                    let next = slots.slots[s].len();
+                    at[s] = *slots.slots[s].entry(keys[s]).or_insert(next);
+                    if seen[s].insert(at[s]) {
+                        sides[s].push((*e, at[s]));
+                    }
+                }
+                at
+            })
+            .collect();
+        PointBatch { points: points.to_vec(), sides, of }
+    }
+
+    /// The points.
+    pub fn points(&self) -> &[Efficiency] {
+        &self.points
+    }
+}
+
+/// A pass whose whole time is `t` [s] (the last stage reads passes' times only).
+fn pass_of(t: f64) -> Pass {
+    Pass { compute_s: t, ..Pass::default() }
 }
 
 impl TimePlan {
@@ -82,7 +195,14 @@ impl TimePlan {
             return Ok(None);
         }
         let head = head_work(w, layout, &p);
+        let of = |reads: Reads| ops.iter().filter(|o| o.work.reads() == reads).copied().collect::<Vec<_>>();
+        let sides = [of(Reads::Matmul), of(Reads::Attention)];
+        let fixed = BlockCost::sums(&of(Reads::Nothing), opts.recompute);
         Ok(Some(TimePlan {
+            whole: BlockCost::of_operations(&ops, opts.recompute),
+            fixed,
+            sides,
+            memo: [Vec::new(), Vec::new()],
             layout: *layout,
             hw: hw.clone(),
             opts: *opts,
@@ -118,11 +238,15 @@ impl TimePlan {
         if matmul {
             self.head_cost = self.head.map_or_else(EndCost::default, |h| h.priced(&p));
         }
-        let parts = Parts {
-            block: BlockCost::of_operations(&self.ops, self.opts.recompute),
-            embedding: self.embedding,
-            head: self.head_cost,
-        };
+        let (opts, head) = (self.opts, self.head_cost);
+        Ok(self.iteration_s(&opts, BlockCost::of_operations(&self.ops, opts.recompute), head))
+    }
+
+    /// The last stage: the iteration time [s] of `block` and `head` under `opts` (the plan's
+    /// switches with some constants), its data-parallel collectives priced once per size.
+    fn iteration_s(&mut self, opts: &ExtendedOptions, block: BlockCost, head: EndCost) -> f64 {
+        let p = Pricing { hw: &self.hw, opts };
+        let parts = Parts { block, embedding: self.embedding, head };
         let (groups, priced) = (&self.groups, &mut self.collectives);
         let mut collectives = |blocks: u64, parameters: f64| {
             let key = (blocks, parameters.to_bits());
@@ -133,7 +257,63 @@ impl TimePlan {
             priced.push((key.0, key.1, c));
             c
         };
-        Ok(timing(&self.layout, &p, &parts, &self.groups, self.stages, self.message, &mut collectives).t)
+        timing(&self.layout, &p, &parts, &self.groups, self.stages, self.message, &mut collectives).t
+    }
+
+    /// The iteration time [s] at every point of `batch` (`None` where the constants are refused,
+    /// as [`Self::time_s`] refuses them), each side of the block priced and summed once per
+    /// distinct value of its constants and kept in its slot for later batches (module docs):
+    /// [`Self::time_s`]'s terms added in another order, so equal to it but for the last bits.
+    /// The state [`Self::time_s`] reads is left as it was.
+    pub fn times_s(&mut self, batch: &PointBatch) -> Vec<Option<f64>> {
+        let base = self.opts;
+        for (s, reads) in [(0, Reads::Matmul), (1, Reads::Attention)] {
+            for (e, slot) in &batch.sides[s] {
+                let key = side_keys(e)[s];
+                if self.memo[s].get(*slot).is_some_and(|m| m.key == Some(key)) {
+                    continue;
+                }
+                // The side's operations read its own constants only; the checks of the four
+                // constants are independent, so a point is accepted when both its sides are.
+                let opts = ExtendedOptions { hardware: with_side(base.hardware, e, s), ..base };
+                let p = Pricing { hw: &self.hw, opts: &opts };
+                reprice(&mut self.sides[s], &p, reads == Reads::Matmul, reads == Reads::Attention);
+                let (sums, kernels) = BlockCost::sums(&self.sides[s], opts.recompute);
+                let head = match (reads, self.head) {
+                    (Reads::Matmul, Some(h)) => h.priced(&p),
+                    _ => EndCost::default(),
+                };
+                if self.memo[s].len() <= *slot {
+                    self.memo[s].resize(*slot + 1, Side::default());
+                }
+                self.memo[s][*slot] = Side {
+                    key: Some(key),
+                    times: [sums.fwd.time(), sums.bwd.time(), sums.recompute.time()],
+                    kernels: kernels.map(|k| k as f32),
+                    head: [head.fwd.time(), head.bwd.time()],
+                    ok: opts.validate().is_ok(),
+                };
+            }
+        }
+        let (f, fk) = self.fixed;
+        let fixed = [f.fwd.time(), f.bwd.time(), f.recompute.time()];
+        batch
+            .of
+            .iter()
+            .map(|&[m, a]| {
+                let (m, a) = (self.memo[0][m], self.memo[1][a]);
+                if !(m.ok && a.ok) {
+                    return None;
+                }
+                let t = |i: usize| pass_of(fixed[i] + m.times[i] + a.times[i]);
+                let k = |i: usize| fk[i] + f64::from(m.kernels[i]) + f64::from(a.kernels[i]);
+                let block =
+                    BlockCost { fwd: t(0), bwd: t(1), recompute: t(2), ..self.whole }.issue_bounded([k(0), k(1), k(2)]);
+                let head = EndCost { fwd: pass_of(m.head[0]), bwd: pass_of(m.head[1]), ..self.head_cost };
+                // The last stage reads no fitted constant: the plan's switches serve every point.
+                Some(self.iteration_s(&base, block, head))
+            })
+            .collect()
     }
 }
 
@@ -159,6 +339,8 @@ mod tests {
             for opts in switches {
                 let mut plan = TimePlan::new(&w, &hw, &layout, &opts).unwrap().expect("a dense block is described");
                 // Each constant alone, both sides, and back (what is priced again follows them).
+                let mut points = Vec::new();
+                let mut exact = Vec::new();
                 for (matmul, attention, gemm_half_dim, attention_half_seq) in [
                     (0.5, 0.41, 512.0, 1024.0),
                     (0.5, 0.3, 512.0, 1024.0),
@@ -166,12 +348,46 @@ mod tests {
                     (0.7, 0.9, 128.0, 0.0),
                     (0.7, 0.9, 128.0, 512.0),
                     (0.999, 0.41, 512.0, 1024.0),
+                    (0.0, 0.41, 512.0, 1024.0),
                 ] {
                     let e = Efficiency { matmul, attention, gemm_half_dim, attention_half_seq };
                     let hardware = with_constants(opts.hardware, e);
-                    let full = evaluate(&w, &hw, &layout, &ExtendedOptions { hardware, ..opts }).unwrap();
-                    assert_eq!(plan.time_s(e).unwrap().to_bits(), full.totals.t.to_bits(), "{e:?}");
+                    let full = evaluate(&w, &hw, &layout, &ExtendedOptions { hardware, ..opts }).map(|f| f.totals.t);
+                    let planned = plan.time_s(e);
+                    assert_eq!(planned.is_ok(), full.is_ok(), "{e:?}");
+                    if let (Ok(planned), Ok(full)) = (&planned, &full) {
+                        assert_eq!(planned.to_bits(), full.to_bits(), "{e:?}");
+                    }
+                    points.push(e);
+                    exact.push(full.ok());
                 }
+                // All the points at once (each side priced once per value): the same times but
+                // for the last bits, the refused point refused; the plan's state untouched.
+                let before = plan.time_s(points[0]).unwrap();
+                let mut slots = SideSlots::default();
+                let batch = PointBatch::new(&points, &mut slots);
+                assert_eq!(batch.sides[0].len(), 5);
+                assert_eq!(batch.sides[1].len(), 5);
+                // Twice: priced, then read from the slots; then the slots reused by other values.
+                let other: Vec<Efficiency> = points.iter().map(|e| Efficiency { matmul: 0.6, ..*e }).collect();
+                let mut other_exact = Vec::new();
+                for e in &other {
+                    let hardware = with_constants(opts.hardware, *e);
+                    other_exact.push(
+                        evaluate(&w, &hw, &layout, &ExtendedOptions { hardware, ..opts }).ok().map(|f| f.totals.t),
+                    );
+                }
+                slots.clear();
+                let reused = PointBatch::new(&other, &mut slots);
+                for (batch, exact) in [(&batch, &exact), (&batch, &exact), (&reused, &other_exact)] {
+                    for (fast, exact) in plan.times_s(batch).into_iter().zip(exact) {
+                        match (fast, exact) {
+                            (Some(f), Some(x)) => assert!((f - x).abs() <= 1e-14 * x, "{f} vs {x}"),
+                            (f, x) => assert_eq!(f.is_some(), x.is_some()),
+                        }
+                    }
+                }
+                assert_eq!(plan.time_s(points[0]).unwrap().to_bits(), before.to_bits());
             }
         }
         // Out-of-range constants are refused as the evaluator refuses them.

@@ -639,8 +639,13 @@ pub fn validate(file: &MeasuredFile, mode: Mode) -> Report {
 /// Validates every row of `file` in `mode`, extended mode with efficiencies `eta`.
 pub fn validate_with(file: &MeasuredFile, mode: Mode, eta: Efficiency) -> Report {
     let prepared: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
+    report_of(file, &prepared, mode, eta)
+}
+
+/// [`validate_with`] of the file's rows already read (`prepared`, in file order).
+fn report_of(file: &MeasuredFile, prepared: &[Prepared], mode: Mode, eta: Efficiency) -> Report {
     let mut rows: Vec<RowResult> = prepared.iter().map(|p| p.predict(mode, eta)).collect();
-    let pool = memory_pool(file, &prepared, &rows, mode, eta);
+    let pool = memory_pool(file, prepared, &rows, mode, eta);
     memory::hold_out_fragmentation(&mut rows, &pool);
     let summary = summarise(&rows);
     Report { mode, efficiency: eta, rows, summary, leave_one_source_out: None, one_shot: None }
@@ -685,8 +690,11 @@ pub fn validate_headline(file: &MeasuredFile, mode: Mode) -> Report {
 /// [`validate_headline`] with the leave-one-source-out work `h` already done (the CLI runs it in
 /// steps, with progress): the report, its held-out errors and the one-shot calibration check.
 pub fn validate_headline_from(file: &MeasuredFile, mode: Mode, h: super::holdout::Holdout) -> Report {
-    let mut report = with_holdout(validate(file, mode), h);
-    super::one_shot::fill(&mut report, file);
+    // The rows read once for the report and the one-shot check (a large file spends much of its
+    // time reading its rows' words).
+    let prepared: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
+    let mut report = with_holdout(report_of(file, &prepared, mode, Efficiency::FITTED), h);
+    super::one_shot::fill_rows(&mut report, &prepared, crate::calibrate::fit::MEASUREMENT_SIGMA);
     report
 }
 

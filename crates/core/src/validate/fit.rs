@@ -36,7 +36,7 @@
 //! with it on the measured memory runs (see that constant for its value and errors).
 
 use super::compare::{Prepared, Stats};
-use super::fit_cache::{FitCache, Keep, Pool};
+use super::fit_cache::{FitCache, Keep, Pool, first_minimum};
 use super::schema::MeasuredFile;
 use crate::extended::efficiency::Efficiency;
 
@@ -52,21 +52,6 @@ pub fn mean_abs(e: &[f64]) -> f64 {
 
 fn thousandths(x: f64) -> i64 {
     (x * 1000.0).round() as i64
-}
-
-/// The value on `lo..=hi` (in thousandths, stepping by `step`) minimising `f`; ties keep the smaller.
-fn best_1d(lo: i64, hi: i64, step: i64, f: &mut dyn FnMut(f64) -> f64) -> (f64, f64) {
-    let mut best = (f64::INFINITY, lo as f64 / 1000.0);
-    let mut i = lo;
-    while i <= hi {
-        let x = i as f64 / 1000.0;
-        let m = f(x);
-        if m < best.0 {
-            best = (m, x);
-        }
-        i += step;
-    }
-    best
 }
 
 /// Candidate values of the GEMM-size constant `c` [elements] (0: no size dependence).
@@ -93,8 +78,11 @@ pub fn fit_on(rows: &[Prepared], keep: &dyn Fn(&Prepared) -> bool) -> Efficiency
 #[derive(Debug, Clone)]
 pub struct MultiFit {
     keeps: Vec<Keep>,
-    /// Per fit: the best `(error, constants)` over the size pairs done.
-    best: Vec<(f64, Efficiency)>,
+    /// Per fit: the constants fitted at each size pair done with their fast mean error
+    /// ([`super::fit_cache`]).
+    tried: Vec<Vec<(f64, Efficiency)>>,
+    /// Per fit: the best constants over every size pair (the shipped ones until all are done).
+    best: Vec<Efficiency>,
     /// Units `(size pair, fit)` done, size pair by size pair.
     done: usize,
 }
@@ -102,8 +90,8 @@ pub struct MultiFit {
 impl MultiFit {
     /// The fits of the rows each of `keeps` selects.
     pub fn new(keeps: Vec<Keep>) -> MultiFit {
-        let best = vec![(f64::INFINITY, Efficiency::FITTED); keeps.len()];
-        MultiFit { keeps, best, done: 0 }
+        let (tried, best) = (vec![Vec::new(); keeps.len()], vec![Efficiency::FITTED; keeps.len()]);
+        MultiFit { keeps, tried, best, done: 0 }
     }
 
     /// Runs one fit at the current size pair (the next unit of work); returns `true` when all are
@@ -121,9 +109,16 @@ impl MultiFit {
         if let Some((c, c_att)) = size_grid().nth(pair) {
             let keep = self.keeps[fit];
             let e = fit_pair(pool, keep, c, c_att);
-            let v = pool.mean_abs(e, keep);
-            if v < self.best[fit].0 {
-                self.best[fit] = (v, e);
+            let v = pool.walked_means(&[e], keep)[0];
+            self.tried[fit].push((v, e));
+            if pair + 1 == GRID_POINTS {
+                // The least error over the size pairs, the first of them on a tie (exact means
+                // decide near-ties).
+                let tried = &self.tried[fit];
+                let values: Vec<f64> = tried.iter().map(|t| t.0).collect();
+                if let Some(i) = first_minimum(&values, &mut |i| pool.mean_abs(tried[i].1, keep)) {
+                    self.best[fit] = tried[i].1;
+                }
             }
         }
         self.done += 1;
@@ -145,14 +140,13 @@ impl MultiFit {
 
     /// Each fit's constants (the shipped ones for a fit whose rows have no error anywhere).
     pub fn results(&self) -> Vec<Efficiency> {
-        self.best.iter().map(|b| b.1).collect()
+        self.best.clone()
     }
 }
 
 /// The pair `(η, η_att)` minimising the mean absolute error of the rows `keep` marks at GEMM-size
 /// constant `c` (module docs).
 pub fn fit_pair(pool: Pool, keep: Keep, c: f64, c_att: f64) -> Efficiency {
-    let objective = |e: Efficiency| pool.mean_abs(e, keep);
     let (m_lo, m_hi) = (thousandths(ETA_RANGE.0), thousandths(ETA_RANGE.1));
     let (a_lo, a_hi) = (thousandths(ETA_ATT_RANGE.0), thousandths(ETA_ATT_RANGE.1));
     let at = |m: i64, a: i64| Efficiency {
@@ -161,26 +155,12 @@ pub fn fit_pair(pool: Pool, keep: Keep, c: f64, c_att: f64) -> Efficiency {
         gemm_half_dim: c,
         attention_half_seq: c_att,
     };
-    // Each grid and line is announced before it is walked, so that its points are priced
-    // together ([`super::fit_cache::FitCache::prefetch`]; the same values).
+    // Each grid and line is walked as one list of points, priced together; the first point of
+    // least error is kept ([`Pool::argmin`]).
     let grid = |lo: i64, hi: i64, step: i64| (lo..=hi).step_by(step as usize);
+    let first_least = |points: Vec<Efficiency>| points[pool.argmin(&points, keep)];
     // Basin: full grid with step 0.05.
-    pool.prefetch(&grid(m_lo, m_hi, 50).flat_map(|m| grid(a_lo, a_hi, 50).map(move |a| at(m, a))).collect::<Vec<_>>());
-    let mut best = (f64::INFINITY, at(m_lo, a_lo));
-    let mut m = m_lo;
-    while m <= m_hi {
-        let mut a = a_lo;
-        while a <= a_hi {
-            let e = at(m, a);
-            let v = objective(e);
-            if v < best.0 {
-                best = (v, e);
-            }
-            a += 50;
-        }
-        m += 50;
-    }
-    let mut e = best.1;
+    let mut e = first_least(grid(m_lo, m_hi, 50).flat_map(|m| grid(a_lo, a_hi, 50).map(move |a| at(m, a))).collect());
     for (step, half_width) in [(10, None), (1, Some(10))] {
         for _ in 0..50 {
             let before = e;
@@ -188,18 +168,12 @@ pub fn fit_pair(pool: Pool, keep: Keep, c: f64, c_att: f64) -> Efficiency {
                 Some(w) => ((thousandths(e.matmul) - w).max(m_lo), (thousandths(e.matmul) + w).min(m_hi)),
                 None => (m_lo, m_hi),
             };
-            pool.prefetch(
-                &grid(lo, hi, step).map(|i| Efficiency { matmul: i as f64 / 1000.0, ..e }).collect::<Vec<_>>(),
-            );
-            e.matmul = best_1d(lo, hi, step, &mut |x| objective(Efficiency { matmul: x, ..e })).1;
+            e = first_least(grid(lo, hi, step).map(|i| Efficiency { matmul: i as f64 / 1000.0, ..e }).collect());
             let (lo, hi) = match half_width {
                 Some(w) => ((thousandths(e.attention) - w).max(a_lo), (thousandths(e.attention) + w).min(a_hi)),
                 None => (a_lo, a_hi),
             };
-            pool.prefetch(
-                &grid(lo, hi, step).map(|i| Efficiency { attention: i as f64 / 1000.0, ..e }).collect::<Vec<_>>(),
-            );
-            e.attention = best_1d(lo, hi, step, &mut |x| objective(Efficiency { attention: x, ..e })).1;
+            e = first_least(grid(lo, hi, step).map(|i| Efficiency { attention: i as f64 / 1000.0, ..e }).collect());
             if e == before {
                 break;
             }
@@ -370,4 +344,94 @@ pub fn fit_scalar(rows: &[ScalarRow], grid: &[f64]) -> ScalarFit {
         per_source.push((s, v, Stats::of(&e, 0)));
     }
     ScalarFit { value, in_sample: Stats::of(&in_sample, 0), leave_one_source_out: Stats::of(&held, 0), per_source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::validate::schema::parse_measured_runs;
+    use serde_json::Value;
+
+    /// `n` rows restating the shipped runs at 1, 2, 4 or 8 times the devices (and data-parallel
+    /// degree) and 1-5 times the global batch, so that each prices differently, row `i` in
+    /// source group `i % sources` (what `scripts/validate-scale.py` writes).
+    fn variants(n: usize, sources: usize) -> MeasuredFile {
+        let mut doc: Value = serde_json::from_str(crate::validate::MEASURED_RUNS_JSON).unwrap();
+        let shipped = doc["rows"].as_array().unwrap().clone();
+        let mut out = Vec::new();
+        let scale = |v: &mut Value, f: u64| {
+            if let Some(x) = v.as_u64() {
+                *v = Value::from(x * f);
+            } else if let Some(x) = v.as_f64() {
+                *v = Value::from(x * f as f64);
+            }
+        };
+        for j in 0.. {
+            let (f_b, f_d) = (1 + j % 5, 1 << ((j / 5) % 4));
+            for r in &shipped {
+                if out.len() == n {
+                    doc["rows"] = Value::Array(out);
+                    return parse_measured_runs(&doc.to_string()).unwrap();
+                }
+                let mut v = r.clone();
+                v["id"] = Value::from(format!("{}_v{j}", r["id"].as_str().unwrap()));
+                let title = format!("{} (group {})", r["source"]["title"].as_str().unwrap(), out.len() % sources);
+                v["source"]["title"] = Value::from(title);
+                scale(&mut v["num_devices"], f_d);
+                scale(&mut v["parallel"]["dp"], f_d);
+                scale(&mut v["batch"]["global_batch_seqs"], f_b * f_d);
+                scale(&mut v["batch"]["global_batch_tokens"], f_b * f_d);
+                scale(&mut v["batch"]["grad_accum"], f_b);
+                scale(&mut v["measured"]["tokens_per_s_total"], f_d);
+                scale(&mut v["measured"]["samples_per_s"], f_d);
+                scale(&mut v["measured"]["step_time_s"], f_b);
+                out.push(v);
+            }
+        }
+        unreachable!()
+    }
+
+    /// The fits of `rows` (every row, then each source held out) walked with `cache`.
+    fn fits(rows: &[Prepared], cache: &FitCache, sources: usize) -> Vec<Efficiency> {
+        let keeps = std::iter::once(Keep::All).chain((0..sources).map(Keep::Without)).collect();
+        let mut fits = MultiFit::new(keeps);
+        while !fits.step(Pool { rows, cache }) {}
+        fits.results()
+    }
+
+    #[test]
+    fn fast_walks_keep_the_points_exact_walks_keep() {
+        // Many sources, rows that all price differently, restatements of the shipped runs.
+        let (n, sources) = (150, 30);
+        let file = variants(n, sources);
+        assert_eq!(file.rows.len(), n);
+        let rows: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
+        let member_of: Vec<Vec<usize>> = (0..n).map(|i| vec![i % sources]).collect();
+        let fast = FitCache::new(&rows, &member_of, sources);
+        let exact = FitCache::new(&rows, &member_of, sources).exact_only();
+        let (got, want) = (fits(&rows, &fast, sources), fits(&rows, &exact, sources));
+        assert_eq!(got.len(), sources + 1);
+        for (g, w) in got.iter().zip(&want) {
+            let bits =
+                |e: &Efficiency| [e.matmul, e.attention, e.gemm_half_dim, e.attention_half_seq].map(f64::to_bits);
+            assert_eq!(bits(g), bits(w));
+        }
+        // The fits moved off the shipped constants (a fit that did nothing would pass).
+        assert!(want.iter().any(|e| *e != Efficiency::FITTED), "{want:?}");
+    }
+
+    #[test]
+    fn near_ties_are_decided_by_the_exact_values() {
+        let mut asked = Vec::new();
+        let mut exact = |i: usize| {
+            asked.push(i);
+            [1.0 + 1e-15, 1.0, 2.0][i]
+        };
+        assert_eq!(first_minimum(&[1.0, 1.0 + 1e-13, 2.0], &mut exact), Some(1));
+        assert_eq!(asked, [0, 1]);
+        // Exact ties keep the first; a clear least asks nothing.
+        assert_eq!(first_minimum(&[0.5, 0.5], &mut |_| 0.5), Some(0));
+        assert_eq!(first_minimum(&[0.5, 0.4, 0.6], &mut |_| panic!("no near-tie")), Some(1));
+        assert_eq!(first_minimum(&[f64::INFINITY; 2], &mut |_| 0.0), None);
+    }
 }

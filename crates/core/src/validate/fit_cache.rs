@@ -17,6 +17,16 @@
 //!   objective is then a few additions of group sums (prefix sums over the sources), not a pass
 //!   over the pool: 1,000 held-out fits over 10,000 rows cost what one does.
 //!
+//! * **Fast and exact values**: a fit walks grids and lines of points and keeps the first point
+//!   of least mean error ([`FitCache::argmin`]). Each walk's points are priced together with each
+//!   side of a block priced once per value of its own constants
+//!   ([`crate::extended::timing::TimePlan::times_s`]): the exact terms summed in another order,
+//!   so a mean may differ from the exact one in its last bits (~1e-15 relative, far below
+//!   [`NEAR_TIE`]). Where two points' fast means are within [`NEAR_TIE`] of the least, their
+//!   exact means ([`FitCache::mean_abs`], each row priced as [`crate::extended::evaluate()`]
+//!   prices it) decide, in walk order: the point kept is the one the exact means alone would
+//!   keep ([`first_minimum`]), at a fraction of the cost.
+//!
 //! The objective of a fit is `(sum over its groups) / (rows it keeps)`, the groups added in a
 //! fixed order ([`Keep`]; the groups of several sources as their total less those of the source
 //! held out); a fit over one group of rows ([`super::fit::fit_on`]) sums them in row order, as
@@ -27,7 +37,7 @@
 
 use super::compare::{Conversion, Prepared};
 use crate::extended::efficiency::Efficiency;
-use crate::extended::timing::TimePlan;
+use crate::extended::timing::{PointBatch, SideSlots, TimePlan};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -74,7 +84,42 @@ pub struct FitCache {
     extras: Vec<Vec<usize>>,
     /// Per source: the indices of the `extras` that count as it.
     touching: Vec<Vec<usize>>,
+    /// Sums of the fast prices at the points walked ([`FitCache::argmin`]).
     points: RefCell<HashMap<[u64; 4], Arc<PointSums>>>,
+    /// Sums of the exact prices at the points asked for ([`FitCache::mean_abs`]).
+    exact: RefCell<HashMap<[u64; 4], Arc<PointSums>>>,
+    /// The side values the plans keep ([`TimePlan::times_s`]), for the current size pair.
+    slots: RefCell<SideSlots>,
+    /// Walks priced exactly too (a check of the fast path: the same points kept).
+    exact_only: bool,
+}
+
+/// How far above the least fast mean another point's fast mean must be for the exact means not
+/// to be asked (relative to the least, plus an absolute floor): fast and exact means differ by
+/// rounding only, ~1e-15 relative.
+pub const NEAR_TIE: f64 = 1e-9;
+
+/// The first index of least value among `values` as the exact values `exact` would give it,
+/// `values` being within rounding of them: the least of `values`, and where others are within
+/// [`NEAR_TIE`] of it, the first of least `exact` value among them. `None` when no value is finite.
+pub fn first_minimum(values: &[f64], exact: &mut dyn FnMut(usize) -> f64) -> Option<usize> {
+    let least = values.iter().copied().fold(f64::INFINITY, f64::min);
+    if !least.is_finite() {
+        return None;
+    }
+    let band = least + NEAR_TIE * least.abs() + 1e-12;
+    let near: Vec<usize> = (0..values.len()).filter(|&i| values[i] <= band).collect();
+    if let [only] = near.as_slice() {
+        return Some(*only);
+    }
+    let mut best = (f64::INFINITY, near[0]);
+    for i in near {
+        let v = exact(i);
+        if v < best.0 {
+            best = (v, i);
+        }
+    }
+    Some(best.1)
 }
 
 fn key(eta: Efficiency) -> [u64; 4] {
@@ -125,7 +170,26 @@ impl FitCache {
             }
         }
         let plans = RefCell::new(priced.iter().map(|&i| rows[i].time_plan()).collect());
-        FitCache { timed, priced, plans, group_of, sources, extras, touching, points: RefCell::default() }
+        FitCache {
+            timed,
+            priced,
+            plans,
+            group_of,
+            sources,
+            extras,
+            touching,
+            points: RefCell::default(),
+            exact: RefCell::default(),
+            slots: RefCell::default(),
+            exact_only: false,
+        }
+    }
+
+    /// The same cache walking with exact prices only (the reference the fast walks are checked
+    /// against: the same points kept).
+    pub fn exact_only(mut self) -> FitCache {
+        self.exact_only = true;
+        self
     }
 
     /// A cache of `rows` as one group: every fit keeps them all ([`Keep::All`]).
@@ -136,6 +200,8 @@ impl FitCache {
     /// Forgets the points asked so far (a fit moving to another size pair).
     pub fn clear(&self) {
         self.points.borrow_mut().clear();
+        self.exact.borrow_mut().clear();
+        self.slots.borrow_mut().clear();
     }
 
     /// The time error of every row at `eta` (`None` where a row has none), each priced
@@ -170,34 +236,80 @@ impl FitCache {
             .collect()
     }
 
-    /// Prices the points of `etas` no fit has asked for yet, all together ([`Self::times`]), and
-    /// keeps their sums: a fit about to walk a grid or a line of points announces them here.
-    pub fn prefetch(&self, rows: &[Prepared], etas: &[Efficiency]) {
+    /// The time of every priced configuration at each point of `batch` (one list per point),
+    /// configuration by configuration, each side of a plan priced once per value
+    /// ([`TimePlan::times_s`]; a configuration without a plan priced in full).
+    fn fast_times(&self, rows: &[Prepared], batch: &PointBatch) -> Vec<Vec<Option<f64>>> {
+        let etas = batch.points();
+        let mut times = vec![vec![None; self.priced.len()]; etas.len()];
+        let mut plans = self.plans.borrow_mut();
+        for (c, (&i, plan)) in self.priced.iter().zip(plans.iter_mut()).enumerate() {
+            match plan {
+                Some(plan) => {
+                    for (t, x) in times.iter_mut().zip(plan.times_s(batch)) {
+                        t[c] = x;
+                    }
+                }
+                None => {
+                    for (t, &eta) in times.iter_mut().zip(etas) {
+                        t[c] = rows[i].planned_time_s(None, eta);
+                    }
+                }
+            }
+        }
+        times
+    }
+
+    /// Prices the points of `etas` not walked yet, all together, and keeps their sums.
+    fn prefetch(&self, rows: &[Prepared], etas: &[Efficiency]) {
         let mut missing: Vec<Efficiency> = Vec::new();
         {
             let points = self.points.borrow();
+            let mut seen = std::collections::HashSet::new();
             for &eta in etas {
-                if !points.contains_key(&key(eta)) && !missing.iter().any(|m| key(*m) == key(eta)) {
+                if !points.contains_key(&key(eta)) && seen.insert(key(eta)) {
                     missing.push(eta);
                 }
             }
         }
-        if missing.len() < 2 {
+        if missing.is_empty() {
             return;
         }
-        for (eta, times) in missing.iter().zip(self.times(rows, &missing)) {
+        let times = if self.exact_only {
+            self.times(rows, &missing)
+        } else {
+            let batch = PointBatch::new(&missing, &mut self.slots.borrow_mut());
+            self.fast_times(rows, &batch)
+        };
+        for (eta, times) in missing.iter().zip(times) {
             let sums = self.sums_of(self.errors_of(&times));
             self.points.borrow_mut().insert(key(*eta), sums);
         }
     }
 
+    /// The first point of `etas` of least mean absolute error over the rows `keep` selects (the
+    /// first point when none has a finite mean): fast means, exact ones on near-ties
+    /// ([`first_minimum`]).
+    pub fn argmin(&self, rows: &[Prepared], etas: &[Efficiency], keep: Keep) -> usize {
+        let fast = self.walked_means(rows, etas, keep);
+        first_minimum(&fast, &mut |i| self.mean_abs(rows, etas[i], keep)).unwrap_or(0)
+    }
+
+    /// The fast mean absolute errors of the rows `keep` selects at `etas` (priced together where
+    /// not walked yet).
+    pub fn walked_means(&self, rows: &[Prepared], etas: &[Efficiency], keep: Keep) -> Vec<f64> {
+        self.prefetch(rows, etas);
+        let points = self.points.borrow();
+        etas.iter().map(|e| points.get(&key(*e)).map_or(f64::INFINITY, |p| self.mean_of(p, keep))).collect()
+    }
+
     fn sums_at(&self, rows: &[Prepared], eta: Efficiency) -> Arc<PointSums> {
         let k = key(eta);
-        if let Some(p) = self.points.borrow().get(&k) {
+        if let Some(p) = self.exact.borrow().get(&k) {
             return p.clone();
         }
         let p = self.sums_of(self.row_errors(rows, eta));
-        self.points.borrow_mut().insert(k, p.clone());
+        self.exact.borrow_mut().insert(k, p.clone());
         p
     }
 
@@ -227,9 +339,14 @@ impl FitCache {
         Arc::new(PointSums { left, right, extras, extras_total })
     }
 
-    /// Mean absolute error of the rows `keep` selects at `eta` (infinite when none has an error).
+    /// Mean absolute error of the rows `keep` selects at `eta` (infinite when none has an error),
+    /// each row priced exactly.
     pub fn mean_abs(&self, rows: &[Prepared], eta: Efficiency, keep: Keep) -> f64 {
-        let p = self.sums_at(rows, eta);
+        self.mean_of(&self.sums_at(rows, eta), keep)
+    }
+
+    /// The mean absolute error of the rows `keep` selects from a point's sums `p`.
+    fn mean_of(&self, p: &PointSums, keep: Keep) -> f64 {
         let (mut sum, mut n) = match keep {
             Keep::All => p.left[self.sources],
             Keep::Without(s) => {
@@ -274,9 +391,15 @@ impl Pool<'_> {
         self.cache.mean_abs(self.rows, eta, keep)
     }
 
-    /// Prices the points `etas` together ([`FitCache::prefetch`]).
-    pub fn prefetch(&self, etas: &[Efficiency]) {
-        self.cache.prefetch(self.rows, etas)
+    /// The first point of `etas` of least mean error over the rows `keep` selects
+    /// ([`FitCache::argmin`]).
+    pub fn argmin(&self, etas: &[Efficiency], keep: Keep) -> usize {
+        self.cache.argmin(self.rows, etas, keep)
+    }
+
+    /// The fast means at `etas` ([`FitCache::walked_means`]).
+    pub fn walked_means(&self, etas: &[Efficiency], keep: Keep) -> Vec<f64> {
+        self.cache.walked_means(self.rows, etas, keep)
     }
 }
 

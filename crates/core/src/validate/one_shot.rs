@@ -102,6 +102,15 @@ pub fn fill_with_spread(report: &mut Report, file: &MeasuredFile, spread: f64) {
     if report.mode != Mode::Extended {
         return;
     }
+    let prepared: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
+    fill_rows(report, &prepared, spread)
+}
+
+/// [`fill_with_spread`] of the file's rows already read (`prepared`, in file order).
+pub(crate) fn fill_rows(report: &mut Report, prepared: &[Prepared], spread: f64) {
+    if report.mode != Mode::Extended {
+        return;
+    }
     use std::collections::HashMap;
     // Looked up by name, once per row (a file of 1,000 sources would otherwise scan them per row).
     let held: HashMap<&str, Efficiency> = report
@@ -110,7 +119,6 @@ pub fn fill_with_spread(report: &mut Report, file: &MeasuredFile, spread: f64) {
         .map(|h| h.per_source.iter().filter_map(|s| Some((s.source.as_str(), s.efficiency?))).collect())
         .unwrap_or_default();
     let base_of = |source: &str| -> Efficiency { held.get(source).copied().unwrap_or(report.efficiency) };
-    let prepared: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
     let timed: Vec<bool> =
         prepared.iter().map(|p| p.has_time_figure && p.setup.is_ok() && p.hardware.is_ok()).collect();
     // The first two timed rows of each source and system: a row's anchor is the first that is not
