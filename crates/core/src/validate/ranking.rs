@@ -232,7 +232,10 @@ fn derived_key(run: &MeasuredRun) -> Option<(String, String)> {
 /// The ranking of a validated file: `report` is the validation of `file` (its rows in file order).
 pub fn ranking(file: &MeasuredFile, report: &Report) -> Ranking {
     // Group the rows: (key, name, source, row indices).
-    let mut groups: Vec<(String, String, String, Vec<usize>)> = Vec::new();
+    // In the order of their first row; `index` finds a key's group in one lookup (a linear search
+    // made 10,000 rows quadratic).
+    let mut groups: Vec<(String, String, Vec<usize>)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, run) in file.rows.iter().enumerate() {
         let (key, name) = match &run.layout_group {
             Some(g) => (format!("group|{}|{g}", run.source), g.clone()),
@@ -241,18 +244,20 @@ pub fn ranking(file: &MeasuredFile, report: &Report) -> Ranking {
                 None => continue,
             },
         };
-        match groups.iter_mut().find(|g| g.0 == key) {
-            Some(g) => g.3.push(i),
-            None => groups.push((key, name, run.source.clone(), vec![i])),
+        match index.get(&key) {
+            Some(&g) => groups[g].2.push(i),
+            None => {
+                index.insert(key, groups.len());
+                groups.push((name, run.source.clone(), vec![i]));
+            }
         }
     }
     let mut ranked = Vec::new();
-    for (_, name, source, rows) in groups {
-        let rows: Vec<&RowResult> = rows.iter().filter_map(|i| report.rows.get(*i)).collect();
-        let explicit = rows
-            .first()
-            .and_then(|r| file.rows.iter().find(|f| f.id == r.id))
-            .is_some_and(|f| f.layout_group.is_some());
+    for (name, source, row_indices) in groups {
+        let rows: Vec<&RowResult> = row_indices.iter().filter_map(|i| report.rows.get(*i)).collect();
+        // The report's rows are the file's, in file order: a group is explicit when its first row
+        // names its layout group.
+        let explicit = row_indices.first().and_then(|i| file.rows.get(*i)).is_some_and(|f| f.layout_group.is_some());
         let mut configs: Vec<&str> = rows.iter().filter_map(|r| r.config.as_deref()).collect();
         configs.sort_unstable();
         configs.dedup();
