@@ -106,7 +106,9 @@ pub fn check(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Result<()
             return Err(Error::invalid(
                 field,
                 u,
-                format!("the Ulysses degree must divide the {what} per tensor-parallel rank ({heads} / tp {tp} = {local})"),
+                format!(
+                    "the Ulysses degree must divide the {what} per tensor-parallel rank ({heads} / tp {tp} = {local})"
+                ),
             )
             .with_hint("Ulysses splits whole heads; use cp_comm=hybrid with a smaller cp_ulysses, or ring"));
         }
@@ -116,7 +118,7 @@ pub fn check(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Result<()
 
 /// The devices of a group of `group` consecutive ranks in one fast domain, when `share` ranks of
 /// the whole CP group are: the group's fast share.
-fn fast_share_of(group: u64, share: u64) -> u64 {
+pub(crate) fn fast_share_of(group: u64, share: u64) -> u64 {
     // Both are powers of two or divide each other in the layouts fmperf builds; gcd in general.
     let (mut a, mut b) = (group.max(1), share.max(1));
     while b != 0 {
@@ -237,6 +239,33 @@ mod tests {
         let o4 = opts(CpComm::Hybrid, 4);
         let ring = ring_layout(&layout, &o4);
         assert_eq!((ring.cp, ring.placement.cp), (4, 2));
+    }
+
+    #[test]
+    fn flavours_keep_flops_and_memory_and_differ_in_exchange() {
+        // Llama-3-8B at 128K tokens, cp = 8 over two 4-GPU domains, one sample per device.
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(4), true);
+        let w = Workload { seq_len: 131072, ..Workload::LLAMA3_8B };
+        let layout = Layout::placed(1, 8, 1, 1, 1, 1, 4);
+        assert_eq!(layout.placement.cp, 4);
+        let run = |o: &ExtendedOptions| crate::extended::evaluate::evaluate(&w, &hw, &layout, o).unwrap();
+        let ring = run(&ExtendedOptions::realistic());
+        let ulysses = run(&opts(CpComm::Ulysses, 1));
+        let hybrid = run(&opts(CpComm::Hybrid, 4));
+        for e in [&ulysses, &hybrid] {
+            // The same FLOPs per device and the same activations kept.
+            assert!((e.totals.flops_per_gpu - ring.totals.flops_per_gpu).abs() <= 1e-9 * ring.totals.flops_per_gpu);
+            assert_eq!(e.memory.activations_gb, ring.memory.activations_gb);
+        }
+        // Ulysses over 8 devices, half of each buffer across the NIC, exposed, costs more than
+        // a ring hiding its transfers behind 8 chunks' attention; the hybrid keeps its
+        // all-to-all inside the domain (Ulysses 4) and rings over the 2 domains.
+        assert!(ulysses.breakdown.t_cp_comm_s > ring.breakdown.t_cp_comm_s);
+        assert!(hybrid.breakdown.t_cp_comm_s < ulysses.breakdown.t_cp_comm_s);
+        // Ulysses 16 does not divide Llama-3-8B's 8 K/V heads: the evaluator refuses it by name.
+        let cp16 = Layout::placed(1, 16, 1, 1, 1, 1, 4);
+        let e = crate::extended::evaluate::evaluate(&w, &hw, &cp16, &opts(CpComm::Ulysses, 1)).unwrap_err();
+        assert_eq!(e.field(), Some("ext.cp_comm"));
     }
 
     #[test]

@@ -590,7 +590,14 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     // log-sum-exp per head and query token); Q, K, V are recomputed for its backward.
     let att_saved = (q_w / tp * es + 4.0 * heads_local) * tokens;
     inner.push(att.keeping(KeptBytes::recomputable(qkv_kept)).op_policy(att_saved, 0.0));
-    inner.extend(context_parallel_over(w, layout, p, (q_w / tp, kv_local), (att.fwd.compute_s, att.bwd.compute_s), att.work));
+    inner.extend(context_parallel_over(
+        w,
+        layout,
+        p,
+        (q_w / tp, kv_local),
+        (att.fwd.compute_s, att.bwd.compute_s),
+        att.work,
+    ));
 
     let out_input = q_w / tp * tokens * es;
     // Operator-level policy: the 4th matmul, recomputed (its input is the saved attention output).
@@ -723,10 +730,13 @@ fn context_parallel_over(
     op.work = Work::Fixed;
     // An all-to-all is pairwise messages (the vocabulary has no all-to-all kind): its volume is
     // the per-device Q, K, V and output buffers.
-    let volume_gb = layout.mbs as f64 * (w.seq_len / layout.cp) as f64 * (2.0 * q_local + 2.0 * kv_local)
+    let volume_gb = layout.mbs as f64
+        * (w.seq_len / layout.cp) as f64
+        * (2.0 * q_local + 2.0 * kv_local)
         * p.hw.element_bytes
         * 1e-9;
-    op.collective = Some(CollectiveUse { kind: CollectiveKind::P2p, volume_gb, group: u, fast_share: u });
+    let fast_share = super::context_parallel::fast_share_of(u, layout.placement.cp);
+    op.collective = Some(CollectiveUse { kind: CollectiveKind::P2p, volume_gb, group: u, fast_share });
     // The ring over the Ulysses groups passes K/V chunks of 1/u of the local K/V heads.
     let mut ops = vec![op];
     ops.extend(ring_exchange(w, &ring_layout(layout, p.opts), p, kv_local / u as f64, att_s, attention));

@@ -731,7 +731,9 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 37);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 39);
+        let bad = ExtendedOptions { cp_ulysses: 0, ..ExtendedOptions::realistic() };
+        assert_eq!(bad.validate().unwrap_err().field(), Some("cp_ulysses"));
         let strict = ExtendedOptions {
             uneven_stages: false,
             stage_split: super::super::pipeline::StageSplitRule::EndsAsBlocks,
