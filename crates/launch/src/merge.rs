@@ -41,6 +41,8 @@ macro_rules! for_each_settings_slot {
         $m!(recompute_blocks);
         $m!(sharding);
         $m!(sequence_parallel);
+        $m!(cp_comm);
+        $m!(cp_ulysses);
         $m!(precision);
         $m!(fp8_weights);
         $m!(fp8_all_gather);

@@ -165,6 +165,12 @@ impl Scenario {
         }
         opts.recompute = s.recompute.copied().unwrap_or(Recompute::None);
         opts.sequence_parallel = s.sequence_parallel.copied().unwrap_or(false);
+        if let Some(comm) = s.cp_comm.copied() {
+            opts.cp_comm = comm;
+        }
+        if let Some(u) = s.cp_ulysses.copied() {
+            opts.cp_ulysses = u;
+        }
         opts.sharding = s.sharding.copied().unwrap_or(Sharding::Ddp);
         opts.stack = stack_of(f, &s.sharding);
         if let Some(n) = s.optimizer_instances.copied().filter(|n| *n > 1) {

@@ -293,6 +293,11 @@ pub struct Settings {
     pub sharding: Slot<Sharding>,
     /// Sequence parallelism inside tensor parallelism.
     pub sequence_parallel: Slot<bool>,
+    /// The context-parallel flavour (Megatron `--cp-comm-type`: `p2p` ring, `a2a` Ulysses,
+    /// `a2a+p2p` hybrid).
+    pub cp_comm: Slot<fmperf_core::extended::context_parallel::CpComm>,
+    /// The hybrid's Ulysses degree (Megatron `--hierarchical-context-parallel-sizes`' first size).
+    pub cp_ulysses: Slot<u64>,
     /// Precision of the linear layers' matmuls.
     pub precision: Slot<Precision>,
     /// FP8 primary weights (`--fp8-param-gather`, `fp8_param_gather`; Megatron-Bridge's FP8

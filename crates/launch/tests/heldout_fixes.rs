@@ -118,4 +118,5 @@ fn unknown_parallel_degrees_are_refused_and_ulysses_is_context_parallel() {
     assert_eq!(l.settings.cp.copied(), Some(4));
     let sc = fmperf_launch::Scenario::from_launch(&l, &fmperf_launch::Overrides::default()).unwrap();
     assert_eq!((sc.layout.cp, sc.layout.dp), (4, 2));
+    assert_eq!(sc.options.cp_comm, fmperf_core::extended::context_parallel::CpComm::Ulysses);
 }

@@ -201,6 +201,7 @@ pub(crate) fn check(w: &Workload, hw: &Hardware, layout: &Layout, opts: &Extende
 /// The checks of a layout for a workload and switches already validated (the evaluator's).
 fn check_layout(w: &Workload, hw: &Hardware, layout: &Layout, opts: &ExtendedOptions) -> Result<(), Error> {
     layout.validate(w, hw.domain_size(), opts.uneven_stages)?;
+    super::context_parallel::check(w, layout, opts)?;
     DpGroups::on(layout, opts, hw)?;
     Ok(())
 }

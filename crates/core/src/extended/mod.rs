@@ -20,6 +20,7 @@
 //! | `stage_split` | the blocks alone dealt to the stages, or the embedding and/or the head counted as one block (Megatron-LM `--account-for-*-in-pipeline-split`, Megatron-DeepSpeed `--pp-partition-method 'type:transformer|embedding'`) | [`pipeline`], [`memory`] |
 //! | `causal` | causal attention: half the logits/attend FLOPs | [`block`] |
 //! | `cp_ring_overlap` | context parallelism as a K/V ring overlapped with attention | [`block`] |
+//! | `cp_comm`, `cp_ulysses` | context parallelism as a ring, Ulysses all-to-alls over heads, or their hybrid (USP) | [`context_parallel`], [`ops`] |
 //! | `sequence_parallel` | norms/residuals on `1/tp` of the tokens | [`block`] |
 //! | `grouped_query_attention`, `gated_mlp` | K/V of `kv_heads` width; SwiGLU's third matrix | [`workload`], [`block`] |
 //! | `embeddings_and_head` | embedding, output head and loss over the vocabulary on the end stages | [`head`] |
@@ -69,6 +70,7 @@
 //! parts without any measurement (TPUs).
 
 pub mod block;
+pub mod context_parallel;
 pub mod data_parallel;
 pub mod efficiency;
 pub mod evaluate;

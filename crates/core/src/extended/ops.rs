@@ -599,18 +599,27 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     // Flash attention: queries of this device's sequence shard against all keys.
     let (mbs, seq) = (layout.mbs as f64, w.seq_len as f64);
     let s_q = seq / layout.cp as f64;
+    // The kernel's query length: Ulysses gathers the sequence over its degree (same FLOPs, fewer heads).
+    let s_q_kernel = seq / super::context_parallel::ring_degree(layout.cp, o) as f64;
     let heads_local = (w.heads as f64 / tp).max(1.0);
     let mask = if o.model.causal { 0.5 } else { 1.0 };
     let att_tflop = 4.0 * mbs * s_q * seq * heads_local * w.head_dim as f64 * mask * 1e-12;
     let att_bytes = (2.0 * tokens * q_w / tp + 2.0 * mbs * seq * kv_local) * es;
-    let attention = Work::Attention { tflop: att_tflop, bytes: att_bytes, s_q, s_k: seq };
+    let attention = Work::Attention { tflop: att_tflop, bytes: att_bytes, s_q: s_q_kernel, s_k: seq };
     let att = Operation::priced("attention", OpKind::Attention, p, attention, att_bytes);
     let qkv_kept = (q_w / tp + 2.0 * kv_local) * tokens * es;
     // Operator-level policy: the kernel's outputs are saved (the attention output and the FP32
     // log-sum-exp per head and query token); Q, K, V are recomputed for its backward.
     let att_saved = (q_w / tp * es + 4.0 * heads_local) * tokens;
     inner.push(att.keeping(KeptBytes::recomputable(qkv_kept)).op_policy(att_saved, 0.0));
-    inner.extend(context_parallel_over(w, layout, p, kv_local, (att.fwd.compute_s, att.bwd.compute_s), att.work));
+    inner.extend(context_parallel_over(
+        w,
+        layout,
+        p,
+        (q_w / tp, kv_local),
+        (att.fwd.compute_s, att.bwd.compute_s),
+        att.work,
+    ));
 
     let out_input = q_w / tp * tokens * es;
     // Operator-level policy: the 4th matmul, recomputed (its input is the saved attention output).
@@ -701,8 +710,9 @@ pub fn block_operations(
     Ok(operations(w, layout, &p))
 }
 
-/// The exposed context-parallel exchange of one block (forward, backward), or `None` without
-/// context parallelism.
+/// The exposed context-parallel exchanges of one block (forward, backward); none without context
+/// parallelism. Under `cp_comm` Ulysses or hybrid, first the all-to-alls over heads
+/// (`cp_all_to_all`, [`super::context_parallel`]), then the ring over the rest of the group.
 ///
 /// Ring (default): `cp − 1` steps, each passing this device's K/V chunk (forward) or K/V and their
 /// gradients (backward) to the next rank while attending to the chunk at hand; a step exposes only
@@ -713,17 +723,51 @@ pub(crate) fn context_parallel(
     w: &Workload,
     layout: &Layout,
     p: &Pricing,
-    kv_local: f64,
+    widths: (f64, f64),
     att_fwd_s: f64,
     att_bwd_s: f64,
-) -> Option<Operation> {
-    context_parallel_over(w, layout, p, kv_local, (att_fwd_s, att_bwd_s), Work::Opaque)
+) -> Vec<Operation> {
+    context_parallel_over(w, layout, p, widths, (att_fwd_s, att_bwd_s), Work::Opaque)
 }
 
-/// [`context_parallel`] overlapping the attention whose compute times are `att_s` (forward,
-/// backward) [s] and whose pricing rule is `attention` (a ring overlapping a described
-/// [`Work::Attention`] is described too).
+/// [`context_parallel`] for the query and K/V widths per TP rank `(q_local, kv_local)`
+/// [channels], overlapping the attention whose compute times are `att_s` (forward, backward) [s]
+/// and whose pricing rule is `attention` (a ring overlapping a described [`Work::Attention`] is
+/// described too).
 fn context_parallel_over(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    (q_local, kv_local): (f64, f64),
+    att_s: (f64, f64),
+    attention: Work,
+) -> Vec<Operation> {
+    use super::context_parallel::{ring_layout, ulysses_degree, ulysses_passes};
+    let u = ulysses_degree(layout.cp, p.opts);
+    if u <= 1 {
+        return ring_exchange(w, layout, p, kv_local, att_s, attention).into_iter().collect();
+    }
+    let (fwd, bwd) = ulysses_passes(w, layout, p, q_local, kv_local);
+    let mut op = Operation::new("cp_all_to_all", OpKind::Collective, fwd, bwd, 0.0);
+    op.work = Work::Fixed;
+    // An all-to-all is pairwise messages (the vocabulary has no all-to-all kind): its volume is
+    // the per-device Q, K, V and output buffers.
+    let volume_gb = layout.mbs as f64
+        * (w.seq_len / layout.cp) as f64
+        * (2.0 * q_local + 2.0 * kv_local)
+        * p.hw.element_bytes
+        * 1e-9;
+    let fast_share = super::context_parallel::fast_share_of(u, layout.placement.cp);
+    op.collective = Some(CollectiveUse { kind: CollectiveKind::P2p, volume_gb, group: u, fast_share });
+    // The ring over the Ulysses groups passes K/V chunks of 1/u of the local K/V heads.
+    let mut ops = vec![op];
+    ops.extend(ring_exchange(w, &ring_layout(layout, p.opts), p, kv_local / u as f64, att_s, attention));
+    ops
+}
+
+/// The K/V ring (or, with `cp_ring_overlap` off, the all-gather) of [`context_parallel_over`] over
+/// `layout.cp` devices, `None` for one.
+fn ring_exchange(
     w: &Workload,
     layout: &Layout,
     p: &Pricing,

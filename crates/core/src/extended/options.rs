@@ -383,6 +383,13 @@ pub struct ExtendedOptions {
     /// longer than the step's compute is exposed. When off, K/V are all-gathered without overlap
     /// (the reference's pricing).
     pub cp_ring_overlap: bool,
+    /// The flavour of context parallelism: K/V ring, Ulysses all-to-all over heads, or the hybrid
+    /// of both (see [`super::context_parallel`]). Default ring.
+    pub cp_comm: super::context_parallel::CpComm,
+    /// The Ulysses (all-to-all) degree of the hybrid flavour: Ulysses over this many consecutive
+    /// CP ranks, a ring over `cp / cp_ulysses`; must divide `cp` and the heads. Unused by the
+    /// other flavours.
+    pub cp_ulysses: u64,
     /// Sequence parallelism inside tensor parallelism (norms, dropout and residuals on `1/tp` of the
     /// tokens; all-gather/reduce-scatter instead of all-reduce). Changes memory and element-wise
     /// traffic; collective volumes are equal.
@@ -477,6 +484,8 @@ impl ExtendedOptions {
             uneven_stages: true,
             stage_split: super::pipeline::StageSplitRule::Blocks,
             cp_ring_overlap: true,
+            cp_comm: super::context_parallel::CpComm::Ring,
+            cp_ulysses: 1,
             sequence_parallel: true,
             moe: super::moe::MoeOptions::default(),
             grad_reduce: GradReduce::Auto,
@@ -526,6 +535,9 @@ impl ExtendedOptions {
                 self.hardware.attention_half_seq,
                 "must be from 0 to 1048576 [tokens]",
             ));
+        }
+        if self.cp_ulysses == 0 || self.cp_ulysses > 65536 {
+            return Err(Error::invalid("cp_ulysses", self.cp_ulysses, "must be from 1 to 65536"));
         }
         if self.loss_chunks == 0 || self.loss_chunks > 65536 {
             return Err(Error::invalid("loss_chunks", self.loss_chunks, "must be from 1 to 65536"));
@@ -726,7 +738,9 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 37);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 39);
+        let bad = ExtendedOptions { cp_ulysses: 0, ..ExtendedOptions::realistic() };
+        assert_eq!(bad.validate().unwrap_err().field(), Some("cp_ulysses"));
         let strict = ExtendedOptions {
             uneven_stages: false,
             stage_split: super::super::pipeline::StageSplitRule::EndsAsBlocks,

@@ -164,6 +164,24 @@ impl Pricing<'_> {
         if nccl && volume_gb > 0.0 { super::latency::collective_s(kind, Span::of(group, share), t) } else { t }
     }
 
+    /// A personalised exchange (all-to-all) of `bytes` [B] per rank over a group of `group` ranks,
+    /// `fast_share` of them in one fast domain [s]: `(e_n−1)/e` of the bytes go over the scale-up
+    /// links, `(e−e_n)/e` through the device's own NICs (no help from the domain's other NICs),
+    /// both at once; the busiest rank moves `gamma` × the mean; each peer costs one latency:
+    /// `γ·max(B·(e_n−1)/e ÷ b_f, B·(e−e_n)/e ÷ (ν·b_s)) + λ_f·(e_n−1) + λ_s·(e−e_n)`. Used by
+    /// the MoE token exchange and Ulysses context parallelism.
+    pub fn all_to_all(&self, bytes: f64, group: u64, fast_share: u64, gamma: f64) -> f64 {
+        let (e, en) = (group, fast_share.max(1));
+        if e <= 1 || bytes <= 0.0 {
+            return 0.0;
+        }
+        let net = &self.hw.net;
+        let (e_f, en_f) = (e as f64, en as f64);
+        let inside = bytes * 1e-9 * (en_f - 1.0) / e_f / net.fast_bandwidth;
+        let across = bytes * 1e-9 * (e_f - en_f) / e_f / (net.nic_factor * net.slow_bandwidth);
+        gamma * inside.max(across) + net.fast_latency * (en_f - 1.0) + net.slow_latency * (e_f - en_f)
+    }
+
     /// One point-to-point message of `volume_gb` [GB], inside a fast domain or across domains:
     /// its bandwidth term plus NCCL's latency of one step ([`super::latency`]; a torus part keeps
     /// the reference's hop latency).

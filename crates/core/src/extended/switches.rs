@@ -77,6 +77,7 @@ const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao", "torchao_fp8_g
 const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16", "bf16_moments"];
 const FUSION: &[&str] = &["fused", "eager"];
 const ATTENTION_KERNELS: &[&str] = &["native", "fa2"];
+const CP_COMMS: &[&str] = &["ring", "ulysses", "hybrid"];
 const STAGE_SPLITS: &[&str] = &["blocks", "embedding_as_block", "head_as_block", "ends_as_blocks"];
 
 const FITTED: &str = "fitted once on the 108 measured training runs shipped with fmperf (Validation view: fit and leave-one-source-out error)";
@@ -88,7 +89,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`]).
-pub const SWITCHES: [SwitchInfo; 37] = [
+pub const SWITCHES: [SwitchInfo; 39] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -196,6 +197,24 @@ pub const SWITCHES: [SwitchInfo; 37] = [
         "context parallel K/V ring overlapped with attention",
         "on: ring attention (Liu et al. 2023), Megatron's p2p context parallelism",
     ),
+    SwitchInfo {
+        key: "cp_comm",
+        label: "Context-parallel flavour",
+        what: "how the context-parallel devices share attention: a K/V ring, Ulysses all-to-alls of Q/K/V and the \
+               output over heads (exposed), or the hybrid (Ulysses over cp_ulysses ranks, a ring over the rest)",
+        kind: SwitchKind::Choice(CP_COMMS),
+        source: "ring: Megatron-Core's default (--cp-comm-type p2p); ulysses: DeepSpeed-Ulysses (arXiv:2309.14509), \
+                 Megatron a2a; hybrid: USP (arXiv:2405.07719), Megatron a2a+p2p",
+    },
+    SwitchInfo {
+        key: "cp_ulysses",
+        label: "Ulysses degree (hybrid CP)",
+        what: "the all-to-all degree of the hybrid flavour: must divide cp and the heads per TP rank; the ring \
+               degree is cp / cp_ulysses",
+        kind: SwitchKind::Count { min: 1, max: 65536 },
+        source: "1 (a pure ring); USP puts Ulysses inside a node (e.g. 8), yunchang's ulysses_degree, Megatron \
+                 --hierarchical-context-parallel-sizes",
+    },
     toggle(
         "sequence_parallel",
         "Sequence parallelism",
@@ -494,6 +513,8 @@ impl ExtendedOptions {
             "stage_split" => self.stage_split.as_str().to_string(),
             "causal" => on_off(self.model.causal),
             "cp_ring_overlap" => on_off(self.cp_ring_overlap),
+            "cp_comm" => self.cp_comm.as_str().to_string(),
+            "cp_ulysses" => self.cp_ulysses.to_string(),
             "sequence_parallel" => on_off(self.sequence_parallel),
             "grouped_query_attention" => on_off(self.model.grouped_query_attention),
             "gated_mlp" => on_off(self.model.gated_mlp),
@@ -568,6 +589,8 @@ impl ExtendedOptions {
             "stage_split" => self.stage_split = value.parse::<StageSplitRule>().map_err(named)?,
             "causal" => self.model.causal = toggle()?,
             "cp_ring_overlap" => self.cp_ring_overlap = toggle()?,
+            "cp_comm" => self.cp_comm = value.parse::<super::context_parallel::CpComm>().map_err(named)?,
+            "cp_ulysses" => self.cp_ulysses = parse_count(info, &field, value)?,
             "sequence_parallel" => self.sequence_parallel = toggle()?,
             "grouped_query_attention" => self.model.grouped_query_attention = toggle()?,
             "gated_mlp" => self.model.gated_mlp = toggle()?,

@@ -24,6 +24,7 @@ use launcher::{explain_unknown, launcher, unknown_value};
 mod unused;
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
+use fmperf_core::extended::context_parallel::CpComm;
 use fmperf_core::extended::{Recompute, Sharding};
 
 /// Puts a value into a slot, noting when it replaces a different earlier one.
@@ -78,6 +79,8 @@ pub(crate) struct Pending {
 
 /// Megatron flags that take several values (argparse `nargs`).
 const MULTI_VALUE: &[&str] = &[
+    "cp-comm-type",
+    "hierarchical-context-parallel-sizes",
     "rampup-batch-size",
     "data-path",
     "train-data-path",
@@ -399,17 +402,50 @@ pub(crate) fn apply(
         "pipeline-model-parallel-size" => put!(l, pp, count(value)?, o),
         "context-parallel-size" => put!(l, cp, count(value)?, o),
         // DeepSpeed-Ulysses sequence parallelism of Megatron-DeepSpeed: the sequence split over
-        // this many ranks, which divides the devices as context parallelism does (priced as such:
-        // its all-to-all is not told apart from the ring's).
+        // this many ranks, which divides the devices as context parallelism does, priced as the
+        // Ulysses flavour (all-to-alls over heads, `cp_comm=ulysses`).
         "ds-sequence-parallel-size" => {
             let n = count(value)?;
             if n > 1 {
                 l.notes.push(format!(
-                    "{} {n}: DeepSpeed-Ulysses sequence parallelism, priced as context parallelism of degree {n}",
+                    "{} {n}: DeepSpeed-Ulysses sequence parallelism, priced as context parallelism of degree {n} \
+                     with all-to-alls over heads (cp_comm=ulysses)",
                     o.key
                 ));
+                put!(l, cp_comm, CpComm::Ulysses, o);
             }
             put!(l, cp, n, o)
+        }
+        // Megatron-Core's context-parallel flavour, one type or one per layer (the first is read:
+        // fmperf prices one flavour for every block).
+        "cp-comm-type" => {
+            let v = need(value)?;
+            let first = v.split_whitespace().next().unwrap_or("");
+            let comm = match first.trim_matches(|c| c == '\'' || c == '"' || c == '[' || c == ']' || c == ',') {
+                "p2p" => CpComm::Ring,
+                "a2a" => CpComm::Ulysses,
+                "a2a+p2p" => CpComm::Hybrid,
+                "all_gather" | "allgather" => {
+                    return Err(
+                        o.error(first, "all_gather context parallelism is not modelled; use p2p, a2a or a2a+p2p")
+                    );
+                }
+                other => return Err(o.error(other, "must be p2p, a2a or a2a+p2p")),
+            };
+            if v.split_whitespace().count() > 1 {
+                l.notes
+                    .push(format!("{} {v}: one type per layer; the first, {first}, is priced for every block", o.key));
+            }
+            put!(l, cp_comm, comm, o)
+        }
+        // The a2a+p2p sizes, innermost first: the Ulysses (all-to-all) degree, then the ring's.
+        "hierarchical-context-parallel-sizes" => {
+            let v = need(value)?;
+            let sizes: Vec<&str> = v.split(|c: char| c.is_whitespace() || c == ',').filter(|x| !x.is_empty()).collect();
+            let [a2a, _p2p] = sizes[..] else {
+                return Err(o.error(&v, "must be two sizes, the all-to-all (Ulysses) degree then the ring's"));
+            };
+            put!(l, cp_ulysses, positive(a2a.trim_matches(|c| c == '[' || c == ']'), o)?, o)
         }
         "num-layers-per-virtual-pipeline-stage" => put!(l, layers_per_virtual_stage, count(value)?, o),
         "virtual-pipeline-model-parallel-size" | "num-virtual-stages-per-pipeline-rank" => {
@@ -756,6 +792,25 @@ mod tests {
         assert_eq!(keys, ["--master_addr", "--save-interval", "--lr", "--frobnicate"]);
         assert_eq!(l.unused[1].why, why::CHECKPOINT);
         assert_eq!(l.unused[3].why, why::UNKNOWN);
+    }
+
+    #[test]
+    fn context_parallel_flavours() {
+        let base = "python pretrain_gpt.py --context-parallel-size 16";
+        let l = parse(&format!("{base} --cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 8 2")).unwrap();
+        assert_eq!((l.settings.cp_comm.copied(), l.settings.cp_ulysses.copied()), (Some(CpComm::Hybrid), Some(8)));
+        let l = parse(&format!("{base} --cp-comm-type a2a")).unwrap();
+        assert_eq!(l.settings.cp_comm.copied(), Some(CpComm::Ulysses));
+        // One type per layer: the first is read, with a note.
+        let l = parse(&format!("{base} --cp-comm-type p2p a2a")).unwrap();
+        assert_eq!(l.settings.cp_comm.copied(), Some(CpComm::Ring));
+        assert!(l.notes.iter().any(|n| n.contains("one type per layer")), "{:?}", l.notes);
+        let e = parse(&format!("{base} --cp-comm-type all_gather")).unwrap_err();
+        assert_eq!(e.field(), Some("--cp-comm-type"));
+        let e = parse(&format!("{base} --hierarchical-context-parallel-sizes 8")).unwrap_err();
+        assert_eq!(e.field(), Some("--hierarchical-context-parallel-sizes"));
+        let l = parse("python pretrain_gpt.py --ds-sequence-parallel-size 4").unwrap();
+        assert_eq!((l.settings.cp.copied(), l.settings.cp_comm.copied()), (Some(4), Some(CpComm::Ulysses)));
     }
 
     #[test]

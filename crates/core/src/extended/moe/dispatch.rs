@@ -50,15 +50,7 @@ pub fn distinct_domains(n: u64, k: u64) -> f64 {
 
 /// Personalised exchange of `bytes` [B] per rank over `el`'s EP group, `γ` for the busiest rank.
 fn all_to_all(p: &Pricing, el: &ExpertLayout, bytes: f64, gamma: f64) -> f64 {
-    let (e, en) = (el.ep, el.ep_fast.max(1));
-    if e <= 1 || bytes <= 0.0 {
-        return 0.0;
-    }
-    let net = &p.hw.net;
-    let (e_f, en_f) = (e as f64, en as f64);
-    let inside = bytes * 1e-9 * (en_f - 1.0) / e_f / net.fast_bandwidth;
-    let across = bytes * 1e-9 * (e_f - en_f) / e_f / (net.nic_factor * net.slow_bandwidth);
-    gamma * inside.max(across) + net.fast_latency * (en_f - 1.0) + net.slow_latency * (e_f - en_f)
+    p.all_to_all(bytes, el.ep, el.ep_fast, gamma)
 }
 
 /// DeepEP's normal (training) kernels on H800 as DeepEP's README reports them, in the DeepSeek-V3

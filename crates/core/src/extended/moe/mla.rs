@@ -88,7 +88,8 @@ pub fn mla_operations(w: &Workload, m: &Mla, layout: &Layout, p: &Pricing) -> Ve
     }
     // Context parallelism passes K (width d_qk) and V (d_v) per local head: their mean per tensor.
     let kv_local = heads_local * (dqk + dv) / 2.0;
-    inner.extend(context_parallel(w, layout, p, kv_local, core_fwd.compute_s, core_bwd.compute_s));
+    // Ulysses moves Q (d_qk) and the output (d_v) per local head: the same mean width.
+    inner.extend(context_parallel(w, layout, p, (kv_local, kv_local), core_fwd.compute_s, core_bwd.compute_s));
     let out =
         matmul(p, "out_proj", tokens, heads_local * dv, h).keeping(saved_input(p, heads_local * dv * tokens * es));
     let (entry, exit) = (inner[0].fwd, out.fwd);

@@ -1,0 +1,289 @@
+//! The flavour of context parallelism (switch `cp_comm`, with `cp_ulysses` for the hybrid): how
+//! the `cp` devices sharing one sequence exchange what attention needs.
+//!
+//! - Ring (default; Liu et al., arXiv:2310.01889; Megatron-Core's `--cp-comm-type p2p`): K/V
+//!   chunks passed around the `cp` devices in `cp − 1` steps, overlapped with the blockwise
+//!   attention (`cp_ring_overlap`; priced in [`super::ops`]).
+//! - Ulysses (Jacobs et al., "DeepSpeed Ulysses", arXiv:2309.14509; Megatron-Core's `a2a`): before
+//!   attention an all-to-all over the `u = cp` devices turns each one's `N/u` tokens × all (local)
+//!   heads of Q, K and V into all `N` tokens × `1/u` of the heads; attention runs on its heads
+//!   over the whole sequence; an all-to-all turns the output back. Forward: four all-to-alls
+//!   (Q, K, V, output; the paper's `4Nh/P` per device and layer with multi-head attention);
+//!   backward: the mirror four (output gradient in, Q/K/V gradients back). They sit between the
+//!   projections and the attention kernel, so they are exposed in full.
+//! - Hybrid (USP, Fang & Zhao, arXiv:2405.07719, yunchang's `ulysses_degree × ring_degree`;
+//!   Megatron-Core's `a2a+p2p` with `--hierarchical-context-parallel-sizes`): Ulysses over `u`
+//!   consecutive ranks (inside the scale-up domain when they fit: the paper's best practice),
+//!   a ring of `r = cp / u` over the Ulysses groups; the ring passes K/V chunks of `N/r` tokens ×
+//!   `1/u` of the K/V heads — the same bytes per step as a ring of `cp`, `r − 1` steps.
+//!
+//! Per device all three do the same attention FLOPs (`N/cp` queries × `N` keys × local heads, or
+//! `N` × `N` × `1/u` of them); only the kernel's query length differs (`N/r`), which the attention
+//! rate's sequence factor sees. The activations kept per device are the same size too: Ulysses
+//! keeps Q, K, V and the output head-sharded (`N × H/u`) where the ring keeps them token-sharded
+//! (`N/u × H`); the all-to-alls' send/receive buffers are transient. Ulysses' degree must divide
+//! the (local) query heads and K/V heads: Ulysses does not split one head (yunchang's README).
+
+use super::layout::Layout;
+use super::options::{ExtendedOptions, named_enum};
+use super::pricing::{Pass, Pricing};
+use super::workload::Workload;
+use crate::Error;
+use std::fmt;
+use std::str::FromStr;
+
+/// How the context-parallel devices exchange attention's inputs (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CpComm {
+    /// K/V ring over all `cp` devices (Megatron `p2p`).
+    Ring,
+    /// All-to-all over heads across all `cp` devices (DeepSpeed-Ulysses, Megatron `a2a`).
+    Ulysses,
+    /// Ulysses over `cp_ulysses` devices, a ring over `cp / cp_ulysses` (USP, Megatron `a2a+p2p`).
+    Hybrid,
+}
+
+impl CpComm {
+    /// All choices, in order.
+    pub const ALL: [CpComm; 3] = [CpComm::Ring, CpComm::Ulysses, CpComm::Hybrid];
+
+    /// The CLI / URL name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CpComm::Ring => "ring",
+            CpComm::Ulysses => "ulysses",
+            CpComm::Hybrid => "hybrid",
+        }
+    }
+}
+
+named_enum!(
+    CpComm,
+    "cp_comm",
+    &[
+        ("p2p", CpComm::Ring),
+        ("a2a", CpComm::Ulysses),
+        ("all_to_all", CpComm::Ulysses),
+        ("usp", CpComm::Hybrid),
+        ("a2a+p2p", CpComm::Hybrid)
+    ]
+);
+
+/// The Ulysses (all-to-all) degree of a context-parallel group of `cp` devices under `opts`:
+/// 1 for the ring, `cp` for Ulysses, `cp_ulysses` for the hybrid.
+pub fn ulysses_degree(cp: u64, opts: &ExtendedOptions) -> u64 {
+    match opts.cp_comm {
+        CpComm::Ring => 1,
+        CpComm::Ulysses => cp,
+        CpComm::Hybrid => opts.cp_ulysses,
+    }
+}
+
+/// The ring degree `cp / u` (the number of K/V ring steps plus one).
+pub fn ring_degree(cp: u64, opts: &ExtendedOptions) -> u64 {
+    cp / ulysses_degree(cp, opts).max(1)
+}
+
+/// Checks the flavour against a layout: the Ulysses degree divides `cp`, and the query heads and
+/// the K/V heads each tensor-parallel rank holds (Ulysses splits whole heads). Errors name
+/// `ext.cp_ulysses` (hybrid) or `ext.cp_comm` (Ulysses) and the rule.
+pub fn check(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Result<(), Error> {
+    let cp = layout.cp;
+    let u = ulysses_degree(cp, opts);
+    if u <= 1 || cp <= 1 {
+        return Ok(());
+    }
+    let field = if opts.cp_comm == CpComm::Hybrid { "ext.cp_ulysses" } else { "ext.cp_comm" };
+    if cp % u != 0 {
+        return Err(Error::invalid(field, u, format!("the Ulysses degree must divide cp = {cp}")));
+    }
+    let tp = layout.tp.max(1);
+    let kv = if opts.model.grouped_query_attention { w.kv_heads } else { w.heads };
+    for (what, heads) in [("attention heads", w.heads), ("K/V heads", kv)] {
+        // Heads per tensor-parallel rank (Megatron replicates K/V heads when tp exceeds them).
+        let local = (heads / tp).max(1);
+        if local % u != 0 {
+            return Err(Error::invalid(
+                field,
+                u,
+                format!(
+                    "the Ulysses degree must divide the {what} per tensor-parallel rank ({heads} / tp {tp} = {local})"
+                ),
+            )
+            .with_hint("Ulysses splits whole heads; use cp_comm=hybrid with a smaller cp_ulysses, or ring"));
+        }
+    }
+    Ok(())
+}
+
+/// The devices of a group of `group` consecutive ranks in one fast domain, when `share` ranks of
+/// the whole CP group are: the group's fast share.
+pub(crate) fn fast_share_of(group: u64, share: u64) -> u64 {
+    // Both are powers of two or divide each other in the layouts fmperf builds; gcd in general.
+    let (mut a, mut b) = (group.max(1), share.max(1));
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The Ulysses all-to-alls of one block's attention (forward, backward) on one device [s],
+/// exposed in full: four exchanges per pass over the `u` devices, of the per-device buffers
+/// Q (`tokens × q_local`), K, V (`tokens × kv_local` each) and the output (`tokens × q_local`)
+/// [elements × element bytes], `tokens = mbs · N / cp`. Zero without a Ulysses degree.
+pub fn ulysses_passes(w: &Workload, layout: &Layout, p: &Pricing, q_local: f64, kv_local: f64) -> (Pass, Pass) {
+    let u = ulysses_degree(layout.cp, p.opts);
+    if u <= 1 || layout.cp <= 1 {
+        return (Pass::default(), Pass::default());
+    }
+    let share = fast_share_of(u, layout.placement.cp);
+    let tokens = layout.mbs as f64 * (w.seq_len / layout.cp) as f64;
+    let es = p.hw.element_bytes;
+    let q = p.all_to_all(tokens * q_local * es, u, share, 1.0);
+    let kv = p.all_to_all(tokens * kv_local * es, u, share, 1.0);
+    // Forward: Q, K, V in, the output back; backward: the output's gradient in, Q/K/V's back.
+    let t = 2.0 * q + 2.0 * kv;
+    (Pass { cp_comm_s: t, ..Pass::default() }, Pass { cp_comm_s: t, ..Pass::default() })
+}
+
+/// The layout the ring part of the flavour sees: `cp / u` devices, whose fast share is the
+/// domains' share of Ulysses groups (the ring is fast only when the whole CP group is).
+pub fn ring_layout(layout: &Layout, opts: &ExtendedOptions) -> Layout {
+    let u = ulysses_degree(layout.cp, opts);
+    if u <= 1 {
+        return *layout;
+    }
+    let mut ring = *layout;
+    ring.cp = layout.cp / u;
+    ring.placement.cp = (layout.placement.cp / u).max(1);
+    ring
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SystemParams;
+    use crate::extended::hardware::Hardware;
+
+    /// H200 reference network with 8-GPU domains: b_f = 315 GB/s, b_s = 35 GB/s per NIC,
+    /// λ_f = 2.5 µs, λ_s = 5 µs.
+    fn hw() -> Hardware {
+        Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true)
+    }
+
+    fn opts(comm: CpComm, u: u64) -> ExtendedOptions {
+        ExtendedOptions { cp_comm: comm, cp_ulysses: u, ..ExtendedOptions::realistic() }
+    }
+
+    #[test]
+    fn names_and_degrees() {
+        assert_eq!("a2a".parse::<CpComm>().unwrap(), CpComm::Ulysses);
+        assert_eq!("A2A+P2P".parse::<CpComm>().unwrap(), CpComm::Hybrid);
+        assert_eq!("p2p".parse::<CpComm>().unwrap(), CpComm::Ring);
+        assert!("all_gather".parse::<CpComm>().unwrap_err().to_string().contains("ring, ulysses, hybrid"));
+        assert_eq!(ulysses_degree(16, &opts(CpComm::Ring, 4)), 1);
+        assert_eq!(ulysses_degree(16, &opts(CpComm::Ulysses, 4)), 16);
+        assert_eq!((ulysses_degree(16, &opts(CpComm::Hybrid, 4)), ring_degree(16, &opts(CpComm::Hybrid, 4))), (4, 4));
+    }
+
+    #[test]
+    fn all_to_all_sizes_and_times_by_hand() {
+        let hw = hw();
+        // One sample of N = 131072 tokens over cp = 8 in one domain, tp = 1, Llama-3-8B's
+        // attention: 32 query heads, 8 K/V heads of 128 channels, BF16.
+        let mut layout = Layout::placed(1, 8, 1, 1, 1, 1, 8);
+        assert_eq!(layout.placement.cp, 8);
+        let w = Workload { seq_len: 131072, ..Workload::LLAMA3_8B };
+        let o = opts(CpComm::Ulysses, 1);
+        check(&w, &layout, &o).unwrap();
+        let p = Pricing { hw: &hw, opts: &o };
+        let (fwd, bwd) = ulysses_passes(&w, &layout, &p, 4096.0, 1024.0);
+        // Per device 16384 tokens: Q and the output 16384·4096·2 B = 134217728 B, K and V
+        // 16384·1024·2 B = 33554432 B each; 7/8 of each over NVLink, 7 fast latencies per call.
+        let a2a = |b: f64| b * 1e-9 * 7.0 / 8.0 / 315.0 + 7.0 * 2.5e-6;
+        let want = 2.0 * a2a(134217728.0) + 2.0 * a2a(33554432.0);
+        assert!((fwd.cp_comm_s - want).abs() < 1e-15, "{} vs {want}", fwd.cp_comm_s);
+        assert_eq!(fwd.cp_comm_s, bwd.cp_comm_s);
+        // The same group over two domains of 4: 4/8 of the bytes cross the NIC at 35 GB/s
+        // (dominating 3/8 over NVLink), 3 fast and 4 slow latencies per call.
+        layout.placement.cp = 4;
+        let (across, _) = ulysses_passes(&w, &layout, &p, 4096.0, 1024.0);
+        let a2a = |b: f64| b * 1e-9 * 4.0 / 8.0 / 35.0 + 3.0 * 2.5e-6 + 4.0 * 5e-6;
+        let want = 2.0 * a2a(134217728.0) + 2.0 * a2a(33554432.0);
+        assert!((across.cp_comm_s - want).abs() < 1e-15, "{} vs {want}", across.cp_comm_s);
+        // The ring sees none of it.
+        let ring = opts(CpComm::Ring, 1);
+        let p = Pricing { hw: &hw, opts: &ring };
+        assert_eq!(ulysses_passes(&w, &layout, &p, 4096.0, 1024.0).0, Pass::default());
+    }
+
+    #[test]
+    fn hybrid_splits_the_group_by_hand() {
+        let hw = hw();
+        // cp = 16 over two 8-GPU domains, Ulysses 8 inside each domain, a ring of 2 across.
+        let layout = Layout::placed(1, 16, 1, 1, 1, 1, 8);
+        assert_eq!(layout.placement.cp, 8);
+        let w = Workload { seq_len: 131072, ..Workload::LLAMA3_8B };
+        let o = opts(CpComm::Hybrid, 8);
+        check(&w, &layout, &o).unwrap();
+        let ring = ring_layout(&layout, &o);
+        assert_eq!((ring.cp, ring.placement.cp), (2, 1));
+        let p = Pricing { hw: &hw, opts: &o };
+        let (fwd, _) = ulysses_passes(&w, &layout, &p, 4096.0, 1024.0);
+        // 8192 tokens per device: Q/output 8192·4096·2 B, K/V 8192·1024·2 B; the Ulysses group
+        // is inside one domain: 7/8 over NVLink, 7 fast latencies.
+        let a2a = |b: f64| b * 1e-9 * 7.0 / 8.0 / 315.0 + 7.0 * 2.5e-6;
+        let want = 2.0 * a2a(67108864.0) + 2.0 * a2a(16777216.0);
+        assert!((fwd.cp_comm_s - want).abs() < 1e-15, "{} vs {want}", fwd.cp_comm_s);
+        // Ulysses 4 inside each domain: a ring of 4 with 2 groups per domain (not fast).
+        let o4 = opts(CpComm::Hybrid, 4);
+        let ring = ring_layout(&layout, &o4);
+        assert_eq!((ring.cp, ring.placement.cp), (4, 2));
+    }
+
+    #[test]
+    fn flavours_keep_flops_and_memory_and_differ_in_exchange() {
+        // Llama-3-8B at 128K tokens, cp = 8 over two 4-GPU domains, one sample per device.
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(4), true);
+        let w = Workload { seq_len: 131072, ..Workload::LLAMA3_8B };
+        let layout = Layout::placed(1, 8, 1, 1, 1, 1, 4);
+        assert_eq!(layout.placement.cp, 4);
+        let run = |o: &ExtendedOptions| crate::extended::evaluate::evaluate(&w, &hw, &layout, o).unwrap();
+        let ring = run(&ExtendedOptions::realistic());
+        let ulysses = run(&opts(CpComm::Ulysses, 1));
+        let hybrid = run(&opts(CpComm::Hybrid, 4));
+        for e in [&ulysses, &hybrid] {
+            // The same FLOPs per device and the same activations kept.
+            assert!((e.totals.flops_per_gpu - ring.totals.flops_per_gpu).abs() <= 1e-9 * ring.totals.flops_per_gpu);
+            assert_eq!(e.memory.activations_gb, ring.memory.activations_gb);
+        }
+        // Ulysses over 8 devices, half of each buffer across the NIC, exposed, costs more than
+        // a ring hiding its transfers behind 8 chunks' attention; the hybrid keeps its
+        // all-to-all inside the domain (Ulysses 4) and rings over the 2 domains.
+        assert!(ulysses.breakdown.t_cp_comm_s > ring.breakdown.t_cp_comm_s);
+        assert!(hybrid.breakdown.t_cp_comm_s < ulysses.breakdown.t_cp_comm_s);
+        // Ulysses 16 does not divide Llama-3-8B's 8 K/V heads: the evaluator refuses it by name.
+        let cp16 = Layout::placed(1, 16, 1, 1, 1, 1, 4);
+        let e = crate::extended::evaluate::evaluate(&w, &hw, &cp16, &opts(CpComm::Ulysses, 1)).unwrap_err();
+        assert_eq!(e.field(), Some("ext.cp_comm"));
+    }
+
+    #[test]
+    fn degrees_must_divide_cp_and_heads() {
+        let w = Workload::LLAMA3_8B;
+        let layout = Layout::placed(1, 16, 1, 1, 1, 1, 8);
+        // Ulysses 16 does not divide 8 K/V heads.
+        let e = check(&w, &layout, &opts(CpComm::Ulysses, 1)).unwrap_err();
+        assert_eq!(e.field(), Some("ext.cp_comm"));
+        assert!(e.to_string().contains("K/V heads"), "{e}");
+        // Hybrid 3 does not divide 16.
+        let e = check(&w, &layout, &opts(CpComm::Hybrid, 3)).unwrap_err();
+        assert_eq!(e.field(), Some("ext.cp_ulysses"));
+        assert!(e.to_string().contains("divide cp = 16"), "{e}");
+        // Hybrid 8 divides both; with tp = 2 the 4 K/V heads per rank do not split 8 ways.
+        assert!(check(&w, &layout, &opts(CpComm::Hybrid, 8)).is_ok());
+        let tp2 = Layout::placed(2, 16, 1, 1, 1, 1, 8);
+        assert!(check(&w, &tp2, &opts(CpComm::Hybrid, 8)).is_err());
+        assert!(check(&w, &tp2, &opts(CpComm::Hybrid, 4)).is_ok());
+    }
+}
