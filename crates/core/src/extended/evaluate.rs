@@ -432,10 +432,21 @@ pub struct ExtendedEvaluator {
     /// The last MoE layout's expert choices and time floors ([`Self::moe_floors`]), with the
     /// interleave degree they were computed under: a search asks for the floors of a candidate
     /// and then evaluates it.
-    #[allow(clippy::type_complexity)]
-    moe_floors_memo: Option<((Layout, u64), Vec<(u64, u64)>, Vec<(f64, usize)>)>,
+    moe_floors_memo: Option<FloorsMemo>,
     /// The parts of the memo's layout, one per expert choice in the choices' order.
     moe_current: Vec<MoeParts>,
+}
+
+/// The expert choices and time floors of the last MoE layout ([`ExtendedEvaluator::moe_floors`]).
+#[derive(Debug, Clone)]
+struct FloorsMemo {
+    layout: Layout,
+    /// The interleave degree the layout was last checked under.
+    interleave: u64,
+    /// The `(ep, etp)` choices.
+    choices: Vec<(u64, u64)>,
+    /// Each choice's time floor [s] with its index, least first (ties by index).
+    order: Vec<(f64, usize)>,
 }
 
 /// One MoE block shape's cached parts.
@@ -506,7 +517,10 @@ impl ExtendedEvaluator {
             return self.evaluate_layout(&layout);
         };
         let mo = self.options.moe;
-        let (choices, order) = self.moe_floors(&layout, &m)?;
+        self.moe_floors(&layout, &m)?;
+        let Some(FloorsMemo { choices, order, .. }) = &self.moe_floors_memo else {
+            return Err(Error::invalid("layout", "moe", "has no expert choices"));
+        };
         let (w, p) = (&self.workload, Pricing { hw: &self.hardware, opts: &self.options });
         let current = &self.moe_current;
         let parts_of = |i: usize| current.get(i);
@@ -516,7 +530,7 @@ impl ExtendedEvaluator {
         // figure): a layout that does not fit is assembled only if it is the answer.
         let mut best: Option<(ExtendedEvaluation, usize)> = None;
         let mut leanest: Option<(f64, usize)> = None;
-        for (floor, i) in order {
+        for &(floor, i) in order {
             if let Some((b, bi)) = &best {
                 let ceiling = g / floor;
                 if ceiling < b.throughput_samples_per_s || (ceiling == b.throughput_samples_per_s && i > *bi) {
@@ -562,23 +576,20 @@ impl ExtendedEvaluator {
 
     /// The `(ep, etp)` choices of an MoE layout and, for each, its time floor
     /// ([`moe_time_floor_s`](super::moe::evaluate::moe_time_floor_s)) with its index, least first (ties by index). Checks the layout and
-    /// fills the block-cost cache.
-    #[allow(clippy::type_complexity)]
-    fn moe_floors(&mut self, layout: &Layout, m: &MoeShape) -> Result<(Vec<(u64, u64)>, Vec<(f64, usize)>), Error> {
-        let memo_key = (*layout, self.options.interleave);
+    /// fills the block-cost cache; the answer is `moe_floors_memo` (and the parts `moe_current`).
+    fn moe_floors(&mut self, layout: &Layout, m: &MoeShape) -> Result<(), Error> {
         // The choices and floors do not read the interleave degree (it sets only the micro-batches
         // in flight, a memory figure): another degree for the same layout only checks the layout.
-        if let Some((key, choices, order)) = &self.moe_floors_memo
-            && key.0 == memo_key.0
+        if let Some(memo) = &mut self.moe_floors_memo
+            && memo.layout == *layout
         {
-            let (choices, order) = (choices.clone(), order.clone());
-            if key.1 != memo_key.1 {
-                if !choices.is_empty() {
+            if memo.interleave != self.options.interleave {
+                if !memo.choices.is_empty() {
                     check_layout(&self.workload, &self.hardware, layout, &self.options)?;
                 }
-                self.moe_floors_memo = Some((memo_key, choices.clone(), order.clone()));
+                memo.interleave = self.options.interleave;
             }
-            return Ok((choices, order));
+            return Ok(());
         }
         let mo = self.options.moe;
         let choices = expert_choices(layout, m, mo.ep, mo.etp);
@@ -596,8 +607,9 @@ impl ExtendedEvaluator {
         let floors = moe_time_floors_s(&self.workload, m, layout, &self.options, &list, true);
         let mut order: Vec<(f64, usize)> = floors.into_iter().zip(0..).collect();
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        self.moe_floors_memo = Some((memo_key, choices.clone(), order.clone()));
-        Ok((choices, order))
+        self.moe_floors_memo =
+            Some(FloorsMemo { layout: *layout, interleave: self.options.interleave, choices, order });
+        Ok(())
     }
 
     /// The parts of `layout`'s block shape under expert degrees `(ep, etp)`, priced on first use
@@ -648,8 +660,8 @@ impl ExtendedEvaluator {
     pub fn moe_time_floor(&mut self, c: &Candidate) -> Option<f64> {
         let m = self.workload.moe?;
         let layout = Layout::from_candidate(c, self.global_batch).ok()?;
-        let (_, order) = self.moe_floors(&layout, &m).ok()?;
-        order.first().map(|(f, _)| *f)
+        self.moe_floors(&layout, &m).ok()?;
+        self.moe_floors_memo.as_ref()?.order.first().map(|(f, _)| *f)
     }
 
     /// For an MoE model: [`Self::moe_time_floor`] with the recomputation left out — the least
@@ -675,7 +687,8 @@ impl ExtendedEvaluator {
     pub fn moe_memory_floor(&mut self, c: &Candidate) -> Option<(f64, bool)> {
         let m = self.workload.moe?;
         let layout = Layout::from_candidate(c, self.global_batch).ok()?;
-        let (choices, order) = self.moe_floors(&layout, &m).ok()?;
+        self.moe_floors(&layout, &m).ok()?;
+        let FloorsMemo { choices, order, .. } = self.moe_floors_memo.as_ref()?;
         let list: Vec<((u64, u64), &MoeParts)> =
             order.iter().filter_map(|(_, i)| Some((choices[*i], self.moe_current.get(*i)?))).collect();
         if list.is_empty() || list.len() != order.len() {
