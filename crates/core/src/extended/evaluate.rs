@@ -28,11 +28,13 @@ use super::hardware::Hardware;
 use super::head::{EndCost, embedding_cost, head_cost};
 use super::layout::Layout;
 use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
+use super::moe::block::{MoeBlockCost, moe_block_cost_after};
 use super::moe::evaluate::{
-    MoeBreakdown, MoeParts, assemble_moe, moe_memories_gb, moe_memory_gb, moe_parts, moe_parts_sharing,
+    MoeBreakdown, MoeParts, assemble_moe, moe_memories_gb, moe_memory_gb, moe_parts, moe_parts_with_block,
     moe_time_floors_s,
 };
 use super::moe::experts::{ExpertLayout, expert_choices};
+use super::ops::{Operation, attention_operations};
 use super::options::{ExtendedOptions, Sharding};
 use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
 use super::pricing::{Pass, Pricing};
@@ -393,6 +395,19 @@ fn moe_block_key(layout: &Layout) -> [u64; 6] {
     [layout.tp, layout.cp, layout.mbs, pl.tp, pl.cp, pl.dp]
 }
 
+/// What an MoE block's attention (and every dense part) reads of a layout: [`moe_block_key`]
+/// without the data-parallel placement.
+fn moe_shape_key(layout: &Layout) -> [u64; 5] {
+    let pl = layout.placement;
+    [layout.tp, layout.cp, layout.mbs, pl.tp, pl.cp]
+}
+
+/// What an MoE block reads of its expert layout: the degrees and their fast-domain shares
+/// (`ep`, `etp`, `ep_fast`, `etp_fast`; the block reads no expert data parallelism).
+fn expert_key(el: &ExpertLayout) -> [u64; 4] {
+    [el.ep, el.etp, el.ep_fast, el.etp_fast]
+}
+
 /// Evaluates many search candidates of one strategy (1d or 2d-seqp) for one workload, system and
 /// batch, caching the block-level costs per block shape like the reference's evaluator.
 #[derive(Debug, Clone)]
@@ -402,13 +417,47 @@ pub struct ExtendedEvaluator {
     options: ExtendedOptions,
     global_batch: u64,
     cache: HashMap<(u64, u64, u64, u64, u64), Parts>,
-    /// MoE block costs per block shape ([`moe_block_key`]), one entry per expert degrees `(ep, etp)`.
-    moe_cache: HashMap<[u64; 6], Vec<((u64, u64), MoeParts)>>,
+    /// MoE block costs per block shape ([`moe_block_key`]): its parts and, per expert degrees
+    /// `(ep, etp)`, the index of its MoE block in `moe_block_list`.
+    moe_cache: HashMap<[u64; 6], ShapeParts>,
+    /// The index in `moe_block_list` of the MoE block of each block shape without the
+    /// data-parallel placement ([`moe_shape_key`]) and expert layout ([`expert_key`]): placements
+    /// that fold an expert layout alike share its block.
+    moe_blocks: HashMap<([u64; 5], [u64; 4]), u32>,
+    /// The MoE blocks priced, each once (the caches hold indices: a block shape's parts are its
+    /// [`ShapeParts::common`] with one of these, formed when read, so the caches grow by a few
+    /// bytes per expert layout instead of a whole copy of the parts).
+    moe_block_list: Vec<MoeBlockCost>,
+    /// An MoE block's attention operations per [`moe_shape_key`] (they read no expert layout).
+    moe_attention: HashMap<[u64; 5], Vec<Operation>>,
     /// The last MoE layout's expert choices and time floors ([`Self::moe_floors`]), with the
     /// interleave degree they were computed under: a search asks for the floors of a candidate
     /// and then evaluates it.
-    #[allow(clippy::type_complexity)]
-    moe_floors_memo: Option<((Layout, u64), Vec<(u64, u64)>, Vec<(f64, usize)>)>,
+    moe_floors_memo: Option<FloorsMemo>,
+    /// The parts of the memo's layout, one per expert choice in the choices' order.
+    moe_current: Vec<MoeParts>,
+}
+
+/// The expert choices and time floors of the last MoE layout ([`ExtendedEvaluator::moe_floors`]).
+#[derive(Debug, Clone)]
+struct FloorsMemo {
+    layout: Layout,
+    /// The interleave degree the layout was last checked under.
+    interleave: u64,
+    /// The `(ep, etp)` choices.
+    choices: Vec<(u64, u64)>,
+    /// Each choice's time floor [s] with its index, least first (ties by index).
+    order: Vec<(f64, usize)>,
+}
+
+/// One MoE block shape's cached parts.
+#[derive(Debug, Clone, Default)]
+struct ShapeParts {
+    /// The parts that read no expert degrees (dense block, ends, counts), with the MoE block of the
+    /// first expert layout priced (replaced by each layout's own when read).
+    common: Option<MoeParts>,
+    /// `((ep, etp), index of its MoE block in the evaluator's list)`.
+    blocks: Vec<((u64, u64), u32)>,
 }
 
 impl ExtendedEvaluator {
@@ -433,7 +482,11 @@ impl ExtendedEvaluator {
             global_batch,
             cache: HashMap::new(),
             moe_cache: HashMap::new(),
+            moe_blocks: HashMap::new(),
+            moe_attention: HashMap::new(),
+            moe_block_list: Vec::new(),
             moe_floors_memo: None,
+            moe_current: Vec::new(),
         })
     }
 
@@ -465,17 +518,20 @@ impl ExtendedEvaluator {
             return self.evaluate_layout(&layout);
         };
         let mo = self.options.moe;
-        let (choices, order) = self.moe_floors(&layout, &m)?;
+        self.moe_floors(&layout, &m)?;
+        let Some(FloorsMemo { choices, order, .. }) = &self.moe_floors_memo else {
+            return Err(Error::invalid("layout", "moe", "has no expert choices"));
+        };
         let (w, p) = (&self.workload, Pricing { hw: &self.hardware, opts: &self.options });
-        let cached = self.moe_cache.get(&moe_block_key(&layout));
-        let parts_of = |i: usize| cached?.iter().find(|(x, _)| *x == choices[i]).map(|(_, parts)| parts);
+        let current = &self.moe_current;
+        let parts_of = |i: usize| current.get(i);
         let g = layout.global_batch as f64;
         // The fastest layout that fits, and while none fits the one with the least memory (ties:
         // the first in floor order), by its memory alone ([`moe_memory_gb`], the assembly's own
         // figure): a layout that does not fit is assembled only if it is the answer.
         let mut best: Option<(ExtendedEvaluation, usize)> = None;
         let mut leanest: Option<(f64, usize)> = None;
-        for (floor, i) in order {
+        for &(floor, i) in order {
             if let Some((b, bi)) = &best {
                 let ceiling = g / floor;
                 if ceiling < b.throughput_samples_per_s || (ceiling == b.throughput_samples_per_s && i > *bi) {
@@ -521,58 +577,80 @@ impl ExtendedEvaluator {
 
     /// The `(ep, etp)` choices of an MoE layout and, for each, its time floor
     /// ([`moe_time_floor_s`](super::moe::evaluate::moe_time_floor_s)) with its index, least first (ties by index). Checks the layout and
-    /// fills the block-cost cache.
-    #[allow(clippy::type_complexity)]
-    fn moe_floors(&mut self, layout: &Layout, m: &MoeShape) -> Result<(Vec<(u64, u64)>, Vec<(f64, usize)>), Error> {
-        let memo_key = (*layout, self.options.interleave);
+    /// fills the block-cost cache; the answer is `moe_floors_memo` (and the parts `moe_current`).
+    fn moe_floors(&mut self, layout: &Layout, m: &MoeShape) -> Result<(), Error> {
         // The choices and floors do not read the interleave degree (it sets only the micro-batches
         // in flight, a memory figure): another degree for the same layout only checks the layout.
-        if let Some((key, choices, order)) = &self.moe_floors_memo
-            && key.0 == memo_key.0
+        if let Some(memo) = &mut self.moe_floors_memo
+            && memo.layout == *layout
         {
-            let (choices, order) = (choices.clone(), order.clone());
-            if key.1 != memo_key.1 {
-                if !choices.is_empty() {
+            if memo.interleave != self.options.interleave {
+                if !memo.choices.is_empty() {
                     check_layout(&self.workload, &self.hardware, layout, &self.options)?;
                 }
-                self.moe_floors_memo = Some((memo_key, choices.clone(), order.clone()));
+                memo.interleave = self.options.interleave;
             }
-            return Ok((choices, order));
+            return Ok(());
         }
         let mo = self.options.moe;
         let choices = expert_choices(layout, m, mo.ep, mo.etp);
-        let (w, hw, opts) = (&self.workload, &self.hardware, &self.options);
-        let p = Pricing { hw, opts };
         if !choices.is_empty() {
             // The layout's checks do not read the expert degrees of an MoE model.
-            check_layout(w, hw, layout, opts)?;
+            check_layout(&self.workload, &self.hardware, layout, &self.options)?;
         }
         // Every choice's block costs (one cache entry per block shape), then its time floor.
-        // The parts that do not read the expert degrees are priced once per block shape.
-        let cached = self.moe_cache.entry(moe_block_key(layout)).or_default();
-        cached.reserve(choices.len());
-        for &(ep, etp) in &choices {
-            if !cached.iter().any(|(x, _)| *x == (ep, etp)) {
+        if let Err(e) = self.fill_current(layout, m, &choices) {
+            // `moe_current` no longer holds the memo's layout.
+            self.moe_floors_memo = None;
+            return Err(e);
+        }
+        let list: Vec<&MoeParts> = self.moe_current.iter().collect();
+        let floors = moe_time_floors_s(&self.workload, m, layout, &self.options, &list, true);
+        let mut order: Vec<(f64, usize)> = floors.into_iter().zip(0..).collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        self.moe_floors_memo =
+            Some(FloorsMemo { layout: *layout, interleave: self.options.interleave, choices, order });
+        Ok(())
+    }
+
+    /// The parts of `layout`'s block shape under expert degrees `(ep, etp)`, priced on first use
+    /// (the MoE block once per [`moe_shape_key`] and [`expert_key`], its attention once per the
+    /// former, the other parts once per block shape); equal to `moe_parts` of the layout with
+    /// those degrees (test `cached_parts_equal_fresh_ones`).
+    fn shape_parts(&mut self, layout: &Layout, m: &MoeShape, (ep, etp): (u64, u64)) -> Result<MoeParts, Error> {
+        let (w, p) = (&self.workload, Pricing { hw: &self.hardware, opts: &self.options });
+        let entry = self.moe_cache.entry(moe_block_key(layout)).or_default();
+        let i = match entry.blocks.iter().find(|(x, _)| *x == (ep, etp)) {
+            Some((_, i)) => *i,
+            None => {
                 let l = layout.with_experts(ep, etp);
                 let el = ExpertLayout::fold(&l, m, ep, etp)?;
-                let parts = match cached.first() {
-                    Some((_, same)) => moe_parts_sharing(w, m, &l, &el, &p, same),
-                    None => moe_parts(w, m, &l, &el, &p),
-                };
-                cached.push(((ep, etp), parts));
+                let shape = moe_shape_key(layout);
+                let (list, attention) = (&mut self.moe_block_list, &mut self.moe_attention);
+                let i = *self.moe_blocks.entry((shape, expert_key(&el))).or_insert_with(|| {
+                    let ops = attention.entry(shape).or_insert_with(|| attention_operations(w, &l, &p));
+                    list.push(moe_block_cost_after(w, m, &l, &el, &p, ops));
+                    (list.len() - 1) as u32
+                });
+                if entry.common.is_none() {
+                    entry.common = Some(moe_parts_with_block(w, &l, &p, list[i as usize]));
+                }
+                entry.blocks.push(((ep, etp), i));
+                i
             }
+        };
+        let block = self.moe_block_list[i as usize];
+        Ok(entry.common.as_ref().map_or_else(|| moe_parts_with_block(w, layout, &p, block), |c| c.with_block(block)))
+    }
+
+    /// Fills `moe_current` with the parts of every choice of `layout` (in the choices' order).
+    fn fill_current(&mut self, layout: &Layout, m: &MoeShape, choices: &[(u64, u64)]) -> Result<(), Error> {
+        self.moe_current.clear();
+        for &c in choices {
+            let parts = self.shape_parts(layout, m, c)?;
+            self.moe_current.push(parts);
         }
-        let found: Vec<(usize, &MoeParts)> = choices
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| cached.iter().find(|(x, _)| x == c).map(|(_, parts)| (i, parts)))
-            .collect();
-        let list: Vec<&MoeParts> = found.iter().map(|(_, parts)| *parts).collect();
-        let floors = moe_time_floors_s(w, m, layout, opts, &list, true);
-        let mut order: Vec<(f64, usize)> = floors.into_iter().zip(found.iter().map(|(i, _)| *i)).collect();
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        self.moe_floors_memo = Some((memo_key, choices.clone(), order.clone()));
-        Ok((choices, order))
+        Ok(())
     }
 
     /// For an MoE model: a lower bound on the iteration time of candidate `c` under every expert
@@ -583,8 +661,8 @@ impl ExtendedEvaluator {
     pub fn moe_time_floor(&mut self, c: &Candidate) -> Option<f64> {
         let m = self.workload.moe?;
         let layout = Layout::from_candidate(c, self.global_batch).ok()?;
-        let (_, order) = self.moe_floors(&layout, &m).ok()?;
-        order.first().map(|(f, _)| *f)
+        self.moe_floors(&layout, &m).ok()?;
+        self.moe_floors_memo.as_ref()?.order.first().map(|(f, _)| *f)
     }
 
     /// For an MoE model: [`Self::moe_time_floor`] with the recomputation left out — the least
@@ -596,10 +674,8 @@ impl ExtendedEvaluator {
     pub fn moe_time_floor_without_recompute(&mut self, c: &Candidate) -> Option<f64> {
         let m = self.workload.moe?;
         let layout = Layout::from_candidate(c, self.global_batch).ok()?;
-        let (choices, _) = self.moe_floors(&layout, &m).ok()?;
-        let cached = self.moe_cache.get(&moe_block_key(&layout))?;
-        let list: Vec<&MoeParts> =
-            choices.iter().filter_map(|c| cached.iter().find(|(x, _)| x == c).map(|(_, parts)| parts)).collect();
+        self.moe_floors(&layout, &m).ok()?;
+        let list: Vec<&MoeParts> = self.moe_current.iter().collect();
         let floors = moe_time_floors_s(&self.workload, &m, &layout, &self.options, &list, false);
         floors.into_iter().min_by(f64::total_cmp)
     }
@@ -612,12 +688,10 @@ impl ExtendedEvaluator {
     pub fn moe_memory_floor(&mut self, c: &Candidate) -> Option<(f64, bool)> {
         let m = self.workload.moe?;
         let layout = Layout::from_candidate(c, self.global_batch).ok()?;
-        let (choices, order) = self.moe_floors(&layout, &m).ok()?;
-        let cached = self.moe_cache.get(&moe_block_key(&layout))?;
-        let list: Vec<((u64, u64), &MoeParts)> = order
-            .iter()
-            .filter_map(|(_, i)| cached.iter().find(|(x, _)| *x == choices[*i]).map(|(x, parts)| (*x, parts)))
-            .collect();
+        self.moe_floors(&layout, &m).ok()?;
+        let FloorsMemo { choices, order, .. } = self.moe_floors_memo.as_ref()?;
+        let list: Vec<((u64, u64), &MoeParts)> =
+            order.iter().filter_map(|(_, i)| Some((choices[*i], self.moe_current.get(*i)?))).collect();
         if list.is_empty() || list.len() != order.len() {
             return None;
         }
@@ -636,18 +710,9 @@ impl ExtendedEvaluator {
         let layout = *layout;
         check_layout(&self.workload, &self.hardware, &layout, &self.options)?;
         if let Some(m) = self.workload.moe {
+            let parts = self.shape_parts(&layout, &m, (layout.ep, layout.etp))?;
             let (w, p) = (&self.workload, Pricing { hw: &self.hardware, opts: &self.options });
-            let el = ExpertLayout::fold(&layout, &m, layout.ep, layout.etp)?;
-            let cached = self.moe_cache.entry(moe_block_key(&layout)).or_default();
-            let degrees = (layout.ep, layout.etp);
-            let i = match cached.iter().position(|(x, _)| *x == degrees) {
-                Some(i) => i,
-                None => {
-                    cached.push((degrees, moe_parts(w, &m, &layout, &el, &p)));
-                    cached.len() - 1
-                }
-            };
-            return assemble_moe(w, &m, &layout, &p, &cached[i].1);
+            return assemble_moe(w, &m, &layout, &p, &parts);
         }
         let p = Pricing { hw: &self.hardware, opts: &self.options };
         let key = (layout.tp, layout.cp, layout.mbs, layout.placement.tp, layout.placement.cp);
@@ -728,5 +793,45 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(ev.evaluate(&c).unwrap().totals, b.totals);
         assert!(ExtendedEvaluator::new(&w, &hw, &opts, Strategy::Summa2D, 1024).is_err());
+    }
+
+    #[test]
+    fn cached_parts_equal_fresh_ones() {
+        // MLA with multi-token prediction (DeepSeek-V3) and plain attention (Mixtral), every
+        // recomputation level: one evaluator prices block shapes that differ only in the
+        // data-parallel placement (sharing MoE blocks and attention) and in the expert layout;
+        // every cached part equals the parts priced afresh, bit for bit.
+        use crate::extended::layout::Placement;
+        use crate::extended::moe::experts::expert_choices;
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        for model in ["deepseek-v3", "mixtral-8x7b"] {
+            let w = Workload::from_catalog(crate::catalog::find_model(model).unwrap()).unwrap();
+            let m = w.moe.unwrap();
+            for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
+                let opts = ExtendedOptions { recompute, ..ExtendedOptions::realistic() };
+                let p = Pricing { hw: &hw, opts: &opts };
+                let mut ev = ExtendedEvaluator::new(&w, &hw, &opts, Strategy::ContextParallel2D, 1024).unwrap();
+                let mut checked = 0;
+                for (tp, cp, pp, dp, mbs) in [(2, 1, 4, 32, 1), (2, 2, 2, 32, 2), (1, 1, 8, 32, 1), (4, 2, 1, 32, 1)] {
+                    for (pl_tp, pl_cp, pl_dp) in [(tp, 1, 1), (tp, 1, 2), (tp, 1, 4), (tp.min(2), cp, 2), (1, 1, 8)] {
+                        if tp % pl_tp != 0 || cp % pl_cp != 0 || dp % pl_dp != 0 || pl_tp * pl_cp * pl_dp > 8 {
+                            continue;
+                        }
+                        let layout = Layout {
+                            placement: Placement { tp: pl_tp, cp: pl_cp, dp: pl_dp, pp: 1 },
+                            ..Layout::placed(tp, cp, pp, dp, mbs, 1024, 8)
+                        };
+                        for c in expert_choices(&layout, &m, None, None) {
+                            let l = layout.with_experts(c.0, c.1);
+                            let el = ExpertLayout::fold(&l, &m, c.0, c.1).unwrap();
+                            let fresh = moe_parts(&w, &m, &l, &el, &p);
+                            assert_eq!(ev.shape_parts(&layout, &m, c).unwrap(), fresh, "{model} {l:?}");
+                            checked += 1;
+                        }
+                    }
+                }
+                assert!(checked > 50 && ev.moe_block_list.len() < checked, "{checked} {}", ev.moe_block_list.len());
+            }
+        }
     }
 }

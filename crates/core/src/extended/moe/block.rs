@@ -32,7 +32,20 @@ pub fn moe_block_operations(
     el: &ExpertLayout,
     p: &Pricing,
 ) -> (Vec<Operation>, MoeMlpCost) {
-    let mut ops = attention_operations(w, layout, p);
+    operations_after(w, m, layout, el, p, attention_operations(w, layout, p))
+}
+
+/// [`moe_block_operations`] after the block's attention operations `ops` (which read neither the
+/// expert layout nor the data-parallel placement: what lets a search price them once per block
+/// shape).
+fn operations_after(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    el: &ExpertLayout,
+    p: &Pricing,
+    mut ops: Vec<Operation>,
+) -> (Vec<Operation>, MoeMlpCost) {
     let compute = |f: fn(&Operation) -> f64| ops.iter().map(f).sum::<f64>();
     let overlap = (compute(|o| o.fwd.compute_s), compute(|o| o.bwd.compute_s));
     let (inner, mlp) = moe_mlp_operations(w, m, layout, el, p, &p.opts.moe, overlap);
@@ -70,7 +83,24 @@ pub(crate) fn norms_recomputed(ops: &mut [Operation]) {
 /// Prices one MoE block of `w` (experts `m`) under `layout` and its expert layout `el`: the sums
 /// of [`moe_block_operations`], the routed experts' parameters counted apart.
 pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout, p: &Pricing) -> MoeBlockCost {
-    let (ops, mlp) = moe_block_operations(w, m, layout, el, p);
+    moe_block_cost_after(w, m, layout, el, p, &attention_operations(w, layout, p))
+}
+
+/// [`moe_block_cost`] with the block's attention operations given (`attention_operations(w,
+/// layout, p)`, priced once for every expert layout and data-parallel placement of a block
+/// shape); equal to it (through the evaluator's cache: test `cached_parts_equal_fresh_ones`).
+pub fn moe_block_cost_after(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    el: &ExpertLayout,
+    p: &Pricing,
+    attention: &[Operation],
+) -> MoeBlockCost {
+    // Room for the MLP sub-layer and the casts, so the list is not grown while it is built.
+    let mut ops = Vec::with_capacity(attention.len() + 16);
+    ops.extend_from_slice(attention);
+    let (ops, mlp) = operations_after(w, m, layout, el, p, ops);
     let mut block = BlockCost::of_operations(&ops, p.opts.recompute);
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }

@@ -78,6 +78,12 @@ pub struct MoeParts {
 
 /// Prices the parts of `w` (with experts `m`) under `layout` and its expert layout.
 pub fn moe_parts(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout, p: &Pricing) -> MoeParts {
+    moe_parts_with_block(w, layout, p, moe_block_cost(w, m, layout, el, p))
+}
+
+/// [`moe_parts`] with the MoE block `moe` priced already (`moe_block_cost` of the same arguments,
+/// or [`super::block::moe_block_cost_after`] with the block shape's attention).
+pub fn moe_parts_with_block(w: &Workload, layout: &Layout, p: &Pricing, moe: MoeBlockCost) -> MoeParts {
     let proj = if w.mtp_layers > 0 {
         let h = w.hidden as f64;
         p.weight_linear(layout.local_tokens(w), 2.0 * h, h / layout.tp as f64)
@@ -86,7 +92,7 @@ pub fn moe_parts(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout,
     };
     MoeParts {
         dense: block_cost(w, layout, p),
-        moe: moe_block_cost(w, m, layout, el, p),
+        moe,
         embedding: embedding_cost(w, layout, p),
         head: head_cost(w, layout, p),
         mtp_projection: proj,
@@ -107,7 +113,15 @@ pub fn moe_parts_sharing(
     p: &Pricing,
     same: &MoeParts,
 ) -> MoeParts {
-    MoeParts { moe: moe_block_cost(w, m, layout, el, p), ..*same }
+    same.with_block(moe_block_cost(w, m, layout, el, p))
+}
+
+impl MoeParts {
+    /// These parts with another expert layout's MoE block (the other parts do not read the expert
+    /// degrees, [`moe_parts_sharing`]).
+    pub fn with_block(&self, moe: MoeBlockCost) -> MoeParts {
+        MoeParts { moe, ..*self }
+    }
 }
 
 /// What one device holds.

@@ -89,7 +89,9 @@ pub fn expert_choices(layout: &Layout, moe: &MoeShape, ep: Option<u64>, etp: Opt
     let mut out = Vec::new();
     for &e in &eps {
         for &t in &etps {
-            if ExpertLayout::fold(layout, moe, e, t).is_ok() {
+            // `ep·etp` dividing the stage's ranks is one of `fold`'s rules: checked first, so a
+            // pair that does not fold costs no error.
+            if group.is_multiple_of(e.saturating_mul(t)) && ExpertLayout::fold(layout, moe, e, t).is_ok() {
                 out.push((e, t));
             }
         }
