@@ -390,9 +390,11 @@ impl Slots {
 
 /// What an MoE layout's block costs depend on besides the expert degrees: tensor, context
 /// parallelism, micro-batch and the fast-domain placement of the stage's ranks.
-fn moe_block_key(layout: &Layout) -> [u64; 6] {
+fn moe_block_key(layout: &Layout) -> [u64; 7] {
     let pl = layout.placement;
-    [layout.tp, layout.cp, layout.mbs, pl.tp, pl.cp, pl.dp]
+    // Whether the pipeline has one stage: a tied output head holds no weights of its own then
+    // (`head_cost`), its own copy otherwise.
+    [layout.tp, layout.cp, layout.mbs, pl.tp, pl.cp, pl.dp, u64::from(layout.pp == 1)]
 }
 
 /// What an MoE block's attention (and every dense part) reads of a layout: [`moe_block_key`]
@@ -419,7 +421,7 @@ pub struct ExtendedEvaluator {
     cache: HashMap<(u64, u64, u64, u64, u64), Parts>,
     /// MoE block costs per block shape ([`moe_block_key`]): its parts and, per expert degrees
     /// `(ep, etp)`, the index of its MoE block in `moe_block_list`.
-    moe_cache: HashMap<[u64; 6], ShapeParts>,
+    moe_cache: HashMap<[u64; 7], ShapeParts>,
     /// The index in `moe_block_list` of the MoE block of each block shape without the
     /// data-parallel placement ([`moe_shape_key`]) and expert layout ([`expert_key`]): placements
     /// that fold an expert layout alike share its block.
@@ -831,6 +833,29 @@ mod tests {
                     }
                 }
                 assert!(checked > 50 && ev.moe_block_list.len() < checked, "{checked} {}", ev.moe_block_list.len());
+            }
+        }
+    }
+
+    #[test]
+    fn a_tied_head_keeps_its_parts_per_pipeline_depth() {
+        // Tied embeddings: with one pipeline stage the head's weights are the embedding's (none of
+        // its own), with more it keeps a copy. Block shapes that differ only in pp are priced
+        // apart, in either order (the cache once keyed them alike: the first one priced won).
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let base = Workload::from_catalog(crate::catalog::find_model("mixtral-8x7b").unwrap()).unwrap();
+        let w = Workload { tied_embeddings: true, ..base };
+        let m = w.moe.unwrap();
+        let opts = ExtendedOptions::realistic();
+        let p = Pricing { hw: &hw, opts: &opts };
+        for order in [[1, 2, 1], [2, 1, 2]] {
+            let mut ev = ExtendedEvaluator::new(&w, &hw, &opts, Strategy::OneD, 1024).unwrap();
+            for pp in order {
+                let layout = Layout::placed(2, 1, pp, 32, 1, 1024, 8);
+                let c = (8, 1);
+                let l = layout.with_experts(c.0, c.1);
+                let fresh = moe_parts(&w, &m, &l, &ExpertLayout::fold(&l, &m, c.0, c.1).unwrap(), &p);
+                assert_eq!(ev.shape_parts(&layout, &m, c).unwrap(), fresh, "pp {pp} after {order:?}");
             }
         }
     }
