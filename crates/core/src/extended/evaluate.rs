@@ -418,7 +418,7 @@ pub struct ExtendedEvaluator {
     hardware: Hardware,
     options: ExtendedOptions,
     global_batch: u64,
-    cache: HashMap<(u64, u64, u64, u64, u64), Parts>,
+    cache: HashMap<(u64, u64, u64, u64, u64, bool), Parts>,
     /// MoE block costs per block shape ([`moe_block_key`]): its parts and, per expert degrees
     /// `(ep, etp)`, the index of its MoE block in `moe_block_list`.
     moe_cache: HashMap<[u64; 7], ShapeParts>,
@@ -717,7 +717,9 @@ impl ExtendedEvaluator {
             return assemble_moe(w, &m, &layout, &p, &parts);
         }
         let p = Pricing { hw: &self.hardware, opts: &self.options };
-        let key = (layout.tp, layout.cp, layout.mbs, layout.placement.tp, layout.placement.cp);
+        // With whether the pipeline has one stage: a tied output head holds no weights of its own
+        // then (`head_cost`), its own copy otherwise.
+        let key = (layout.tp, layout.cp, layout.mbs, layout.placement.tp, layout.placement.cp, layout.pp == 1);
         let w = &self.workload;
         let parts = *self.cache.entry(key).or_insert_with(|| parts(w, &layout, &p));
         assemble(&self.workload, &layout, &p, &parts)
@@ -833,6 +835,23 @@ mod tests {
                     }
                 }
                 assert!(checked > 50 && ev.moe_block_list.len() < checked, "{checked} {}", ev.moe_block_list.len());
+            }
+        }
+    }
+
+    #[test]
+    fn a_tied_dense_head_is_priced_per_pipeline_depth() {
+        // The dense models' cache, as below: in either order, each candidate as priced alone.
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let w = Workload { tied_embeddings: true, ..Workload::LLAMA3_8B };
+        let opts = ExtendedOptions::realistic();
+        for order in [[1, 2, 1], [2, 1, 2]] {
+            let mut ev = ExtendedEvaluator::new(&w, &hw, &opts, Strategy::OneD, 1024).unwrap();
+            for pp in order {
+                let layout = Layout::placed(2, 1, pp, 32, 1, 1024, 8);
+                let mut fresh = ExtendedEvaluator::new(&w, &hw, &opts, Strategy::OneD, 1024).unwrap();
+                let alone = format!("{:?}", fresh.evaluate_layout(&layout).unwrap());
+                assert_eq!(format!("{:?}", ev.evaluate_layout(&layout).unwrap()), alone, "pp {pp} after {order:?}");
             }
         }
     }
