@@ -78,7 +78,8 @@ test('summary, scatter, rows and skipped runs of both modes', async () => {
   assert.match(await skipped.textContent(), /global batch absent/);
 
   // The switches of extended mode are all listed.
-  assert.equal(await page.locator('#validation-switches tbody tr').count(), 36);
+  // (39 since session 15: the ZeRO parameter broadcast, the context-parallel flavour and its Ulysses degree)
+  assert.equal(await page.locator('#validation-switches tbody tr').count(), 39);
   await screenshot(page, 'validation-extended');
 
   // Switching the mode updates the URL, the scatter title and the settings card.
