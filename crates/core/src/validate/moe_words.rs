@@ -108,7 +108,16 @@ pub(super) fn optimizer_states_of(text: &str, notes: &mut Vec<String>) -> Option
     let w = Words::new(text);
     let moments = w.any(&["moment", "moments", "exp avg", "exp avg sq", "optimizer states", "optimizer state"]);
     let bf16 = w.any(&["bf16", "bfloat16"]);
-    if !(moments && bf16) {
+    // "BF16 weights, FP32 Adam moments" names both words without BF16 moments.
+    let fp32_moments = w.any(&[
+        "fp32 moments",
+        "moments in fp32",
+        "fp32 optimizer states",
+        "optimizer states in fp32",
+        "fp32 adam",
+        "adam moments in fp32",
+    ]);
+    if !(moments && bf16) || fp32_moments {
         return None;
     }
     notes.push(
@@ -143,6 +152,7 @@ mod tests {
         assert_eq!(o, Some(OptimizerStates::Bf16Moments));
         assert_eq!(optimizer_states_of("AdamW, FP32 master weights", &mut notes), None);
         assert_eq!(optimizer_states_of("bf16 training", &mut notes), None);
+        assert_eq!(optimizer_states_of("BF16 weights and activations; Adam moments in FP32", &mut notes), None);
         assert!(fp8_swiglu_cache_of("SwiGLU inputs of the MoE cached in FP8, output recomputed", &mut notes));
         assert!(!fp8_swiglu_cache_of("activations in BF16", &mut notes));
         assert!(!fp8_swiglu_cache_of("SwiGLU, BF16", &mut notes));
