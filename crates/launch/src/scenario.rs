@@ -315,20 +315,23 @@ impl Scenario {
     }
 }
 
-/// The training stack of a file ([`Stack`]): the one whose key set the sharding (`fsdp…` keys →
-/// PyTorch FSDP; ZeRO or DeepSpeed keys → DeepSpeed), else the format's own (torchtitan and
-/// MaxText shard as FSDP does, a Trainer YAML without DeepSpeed uses PyTorch's, Megatron and NeMo
-/// files Megatron's).
+/// The training stack of a file ([`Stack`]): MaxText's is JAX/XLA whatever its keys; otherwise
+/// the one whose key set the sharding (`fsdp…` keys → PyTorch FSDP; ZeRO or DeepSpeed keys →
+/// DeepSpeed), else the format's own (torchtitan shards as FSDP does, a Trainer YAML without
+/// DeepSpeed uses PyTorch's, Megatron and NeMo files Megatron's).
 fn stack_of(f: Format, sharding: &Slot<Sharding>) -> Stack {
     let key = sharding.origin.as_ref().map(|o| o.key.to_ascii_lowercase()).unwrap_or_default();
     let file = sharding.origin.as_ref().and_then(|o| o.file.clone()).unwrap_or_default().to_ascii_lowercase();
-    if key.contains("fsdp") {
+    if f == Format::MaxText {
+        Stack::Jax
+    } else if key.contains("fsdp") {
         Stack::Fsdp
     } else if key.contains("zero") || key.contains("deepspeed") || file.contains("ds_config") {
         Stack::DeepSpeed
     } else {
         match f {
-            Format::Torchtitan | Format::MaxText | Format::TrainerYaml => Stack::Fsdp,
+            Format::Torchtitan | Format::TrainerYaml => Stack::Fsdp,
+            Format::MaxText => Stack::Jax,
             Format::DeepSpeed => Stack::DeepSpeed,
             Format::Megatron | Format::NemoYaml | Format::HfConfig => Stack::Megatron,
         }

@@ -207,7 +207,9 @@ pub fn dp_collectives(groups: &DpGroups, p: &Pricing, blocks: u64, parameters: f
     let c = |kind, v, g, s| p.collective(kind, v, g, s);
     // ZeRO-3 collectives of a group spanning domains: each device through its own NIC (spec §2.4
     // case 7) unless switched off; a group inside one domain stays fast.
-    let per_nic = |g: u64, s: u64| if p.opts.hardware.zero3_per_nic && s < g { 1 } else { s };
+    // A stack that combines and prefetches them (XLA) drives every NIC ([`super::stack::Stack::zero3_one_nic_per_device`]).
+    let one_nic = p.opts.hardware.zero3_per_nic && p.opts.stack.zero3_one_nic_per_device();
+    let per_nic = |g: u64, s: u64| if one_nic && s < g { 1 } else { s };
     // A once-per-iteration collective of `v` per block: bucketed behind the blocks' passes, or
     // (no overlap) one collective of the whole stage's volume after them, exposed in full.
     let once = |kind, v: f64, g, s| if overlap { c(kind, v, g, s) } else { c(kind, v * blocks as f64, g, s) };
@@ -344,6 +346,37 @@ mod tests {
         assert!(ch.per_microbatch_s < c3.per_microbatch_s && ch.per_iteration_s > 0.0);
         let bad = ExtendedOptions { shard_group: Some(6), ..z3 };
         assert_eq!(DpGroups::of(&layout, &bad).unwrap_err().field(), Some("shard_group"));
+    }
+
+    #[test]
+    fn xla_fsdp_gathers_use_every_nic_of_a_node() {
+        // FSDP over 64 H200s, 8 per domain, 32 blocks of 7e9/32 parameters, nothing to hide behind
+        // (35 GB/s per NIC after the reference's 0.7, one NIC per GPU, 315 GB/s NVLink): a block's
+        // 16-bit gather of 437.5 MB moves 63/64 of it. One NIC per device (PyTorch FSDP,
+        // DeepSpeed): 0.4307 GB / 35 GB/s = 12.30 ms. The jax stack: the domain's 8 NICs at once,
+        // 0.4307 / (8 · 35) = 1.538 ms (the NVLink side, 0.4307 / 315 = 1.367 ms, is not the
+        // limit); NCCL's latency on top of both (`latency.rs`).
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let layout = Layout::placed(1, 1, 1, 64, 1, 64, 8);
+        let fsdp = ExtendedOptions { sharding: Sharding::Zero3, ..ExtendedOptions::realistic() };
+        let jax = ExtendedOptions { stack: super::super::Stack::Jax, ..fsdp };
+        let g = DpGroups::of(&layout, &fsdp).unwrap();
+        let gather = |o: &ExtendedOptions| dp_collectives(&g, &Pricing { hw: &hw, opts: o }, 32, 7e9).seconds[0];
+        let gb = 7e9 / 32.0 * 2.0 * 1e-9 * 63.0 / 64.0;
+        let (bs, nics) = (hw.net.slow_bandwidth, hw.net.nic_factor);
+        assert!((bs - 35.0).abs() < 1e-9 && nics == 1.0, "{bs} GB/s, {nics} NICs per GPU");
+        use crate::extended::latency::{Span, collective_s};
+        let latency = |t: f64| collective_s(CollectiveKind::AllGather, Span::of(64, 8), t);
+        let one_nic = collective_s(CollectiveKind::AllGather, Span::of(64, 1), gb / bs);
+        assert!((gather(&fsdp) - one_nic).abs() < 1e-12, "{} vs {one_nic}", gather(&fsdp));
+        assert!((gather(&jax) - latency(gb / (8.0 * bs))).abs() < 1e-12, "{}", gather(&jax));
+        assert!(gather(&fsdp) > 7.0 * gather(&jax));
+        // With the one-NIC rule switched off the PyTorch stacks price as XLA does.
+        let off = ExtendedOptions {
+            hardware: crate::extended::HardwareChoices { zero3_per_nic: false, ..fsdp.hardware },
+            ..fsdp
+        };
+        assert_eq!(gather(&off), gather(&jax));
     }
 
     /// 7e9 parameters in 32 blocks on 64 replicas of H200, 8 per domain (35 GB/s per NIC, 315 GB/s

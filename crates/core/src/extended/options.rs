@@ -658,7 +658,8 @@ pub struct HardwareChoices {
     /// but priced that way the DeepSpeed ZeRO-3 rows (Narayanan et al. 2021, 768–2240 A100s)
     /// come out +100 % to +340 % too fast and Composer's FSDP on 64 H100s +30 %, against ±25 % at
     /// one NIC per device: the small per-block gathers of ZeRO-3 do not reach the domain's
-    /// aggregate NIC bandwidth. Kept on.
+    /// aggregate NIC bandwidth. Kept on. Not applied on the `jax` stack, whose XLA collectives are
+    /// combined and prefetched ([`super::stack::Stack::zero3_one_nic_per_device`]).
     pub zero3_per_nic: bool,
     /// Memory beyond live tensors: allocator fragmentation (peak reserved), the CUDA context and
     /// NCCL buffers (device level); see [`super::memory`]. Off: every figure is the allocated one.

@@ -71,7 +71,7 @@ pub struct SwitchInfo {
 const PRECISIONS: &[&str] = &["fp32", "tf32", "fp16", "bf16", "fp8"];
 const RECOMPUTE: &[&str] = &["none", "selective", "full", "op"];
 const SHARDING: &[&str] = &["zero0", "zero1", "zero2", "zero3"];
-const STACKS: &[&str] = &["megatron", "deepspeed", "fsdp"];
+const STACKS: &[&str] = &["megatron", "deepspeed", "fsdp", "jax"];
 const GRAD_REDUCE: &[&str] = &["auto", "fp32", "param"];
 const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao", "torchao_fp8_gather"];
 const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16", "bf16_moments"];
@@ -142,7 +142,8 @@ pub const SWITCHES: [SwitchInfo; 39] = [
         label: "Training stack",
         what: "the stack whose sharding the search chooses from: megatron (DDP, distributed optimizer with an \
                unsharded FP32 gradient buffer, Megatron-FSDP), deepspeed (ZeRO 0-3), fsdp (PyTorch FSDP: no shard, \
-               SHARD_GRAD_OP, FULL_SHARD)",
+               SHARD_GRAD_OP, FULL_SHARD), jax (MaxText/PaxML: data or fsdp axis; FSDP collectives at every \
+               NIC of a node)",
         kind: SwitchKind::Choice(STACKS),
         source: "megatron: Megatron-Core's distributed optimizer keeps its main-gradient buffer whole (no ZeRO-2)",
     },

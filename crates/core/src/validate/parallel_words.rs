@@ -25,7 +25,7 @@
 use super::kernel_words::PYTORCH_NATIVE_LOOPS;
 use super::words::Words;
 use crate::catalog::{CatalogSystem, Precision};
-use crate::extended::{Sharding, StageSplitRule};
+use crate::extended::{Sharding, Stack, StageSplitRule};
 
 /// Sharding read from a row.
 #[derive(Debug, Clone, PartialEq)]
@@ -323,6 +323,26 @@ pub fn reads_hybrid_zero(stack: &Words) -> Option<String> {
     })
 }
 
+/// The JAX/XLA frameworks a row's stack words may name (whole tokens or phrases).
+const JAX_STACK_WORDS: [&str; 6] = ["maxtext", "paxml", "praxis", "axlearn", "jax", "xla"];
+
+/// The training stack the words naming it give ([`Stack`]): `jax` when they name a JAX/XLA
+/// framework ([`JAX_STACK_WORDS`]: MaxText, PaxML/Praxis, AXLearn, JAX, XLA), with a note, else
+/// the default (Megatron's, which prices exactly as before the stack was read). Only the JAX
+/// stack is read here: it is the one whose ZeRO-3 collectives are priced differently
+/// ([`Stack::zero3_one_nic_per_device`]); the sharding itself is read by [`read_sharding`].
+pub fn read_stack(stack: &Words) -> (Stack, Option<String>) {
+    match JAX_STACK_WORDS.iter().find(|w| stack.has(w)) {
+        Some(w) => (
+            Stack::Jax,
+            Some(format!(
+                "stack jax (the words name `{w}`): XLA combines and prefetches FSDP's collectives, priced at every NIC of a node"
+            )),
+        ),
+        None => (Stack::default(), None),
+    }
+}
+
 /// Frameworks with a contiguous gradient buffer, allocated once and zeroed in place.
 const GRAD_BUFFER_FRAMEWORKS: [&str; 5] = ["megatron", "nemo", "deepspeed", "maxtext", "jax"];
 
@@ -488,6 +508,11 @@ mod tests {
     fn internlm_is_read_as_hybrid_zero() {
         assert!(reads_hybrid_zero(&Words::new("InternLM (Hybrid ZeRO, flash-attn)")).is_some());
         assert!(reads_hybrid_zero(&Words::new("Megatron-LM")).is_none());
+        let stack = |t: &str| read_stack(&Words::new(t)).0;
+        assert_eq!(stack("NVIDIA DGX Cloud benchmarking recipes: MaxText Llama 70B"), Stack::Jax);
+        assert_eq!(stack("PaxML container 2024.03.04, Transformer Engine"), Stack::Jax);
+        assert_eq!(stack("Megatron-LM; torchtitan; DeepSpeed"), Stack::Megatron);
+        assert!(read_stack(&Words::new("jax")).1.is_some_and(|n| n.contains("every NIC")));
     }
 
     #[test]

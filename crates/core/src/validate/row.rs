@@ -412,6 +412,15 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     if dp > 1 && sharding.sharding != crate::extended::Sharding::Zero3 {
         notes.extend(overlap_note);
     }
+    let (stack, stack_note) = super::parallel_words::read_stack(&Words::new(&stack_text));
+    // Said where it prices something: FSDP across a switched scale-up domain (a torus part's
+    // collectives are priced by its own rule, whatever the stack).
+    if dp > 1
+        && sharding.sharding == crate::extended::Sharding::Zero3
+        && system.architecture != crate::catalog::Architecture::Torus
+    {
+        notes.extend(stack_note);
+    }
     let options = ExtendedOptions {
         hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
         recompute: recompute.level,
@@ -430,6 +439,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
         dp_overlap,
         param_broadcast,
+        stack,
         fusion,
         attention_kernel,
         stage_split,

@@ -1,0 +1,86 @@
+//! The JAX/XLA stack on GPUs, on runs fmperf was never fitted on (`data/jax-gpu-runs.json`): 35
+//! step times of MaxText (Llama 2 70B at 4,096 tokens, Llama 3 70B at 8,192; BF16 and FP8) and
+//! PaxML (GPT-3 5B in BF16 and FP8, GPT-3 175B in FP8) on 16 to 2,048 H100s of DGX H100 nodes,
+//! every run sharded by an FSDP mesh axis over up to 16 nodes and data-parallel beyond (NVIDIA's
+//! DGX Cloud benchmarking recipes; provenance in the file and in `data/README.md`).
+//!
+//! What the rows showed (measured first with the one-NIC-per-device rule that fits PyTorch FSDP
+//! and DeepSpeed ZeRO-3, `HardwareChoices::zero3_per_nic`): MaxText's Llama 2 70B over 64 GPUs
+//! steps in 7.0 s, but at one NIC (50 GB/s) per device FSDP's gathers and reductions alone take
+//! 8 s (mean |error| 136 % over the file, the Llama 2 rows +126 % to +266 %). XLA combines the
+//! per-layer collectives and prefetches them a layer ahead, which drives every NIC of a node
+//! (`Stack::zero3_one_nic_per_device`): the rows whose words name MaxText or PaxML are read on the
+//! `jax` stack, and the file's mean |error| is 14.6 % in-sample (the choice was made on these rows;
+//! no constant was fitted on them). Left: PaxML comes out 19–27 % too fast (its 2024.03 container
+//! runs the same shapes slower than MaxText's 2024.12 one; not modelled), MaxText FP8 at 8,192
+//! tokens 18–24 % too slow, MaxText's partial remat policies are rounded to full (+4–11 %).
+//!
+//! The bounds below are guards against regressions, loose enough for a refit of the shared
+//! constants; the counterfactual (the same rows with the framework's name removed, so priced at
+//! one NIC per device) shows what the rule is worth and fails if it stops mattering.
+
+use fmperf_core::validate::{Mode, parse_measured_runs, validate};
+
+const JAX: &str = include_str!("data/jax-gpu-runs.json");
+
+/// `(mean |error|, mean error)` of the rows whose id starts with `prefix`.
+fn errors(text: &str, prefix: &str) -> (f64, f64) {
+    let file = parse_measured_runs(text).expect("the file reads");
+    let report = validate(&file, Mode::Extended);
+    let e: Vec<f64> =
+        report.rows.iter().filter(|r| r.id.starts_with(prefix)).map(|r| r.error.expect("evaluated")).collect();
+    assert!(!e.is_empty(), "{prefix}");
+    let n = e.len() as f64;
+    (e.iter().map(|x| x.abs()).sum::<f64>() / n, e.iter().sum::<f64>() / n)
+}
+
+#[test]
+fn every_row_is_read_on_the_jax_stack_with_its_layout() {
+    let file = parse_measured_runs(JAX).expect("the file reads");
+    let raw: serde_json::Value = serde_json::from_str(JAX).unwrap();
+    let raw_rows = raw["rows"].as_array().unwrap();
+    assert_eq!(file.rows.len(), 35);
+    let report = validate(&file, Mode::Extended);
+    for (r, raw) in report.rows.iter().zip(raw_rows) {
+        assert!(!r.skipped, "{}: skipped ({:?})", r.id, r.reason);
+        let config = r.config.as_deref().unwrap_or("");
+        assert!(config.contains("zero3"), "{}: {config}", r.id);
+        assert!(config.contains(&format!("dp{} cp1", raw["num_devices"])), "{}: {config}", r.id);
+        assert!(r.assumptions.iter().any(|a| a.starts_with("stack jax")), "{}: {:?}", r.id, r.assumptions);
+        // Praxis's SAVE_DOT_ONLY keeps every matmul output (selective); SAVE_QKV_OUT_PROJ
+        // recomputes the MLP (full), not "a list of modules (qkv)".
+        let policy = raw["parallel"]["recompute"].as_str().unwrap();
+        if policy.contains("SAVE_DOT_ONLY") {
+            assert!(config.contains("rc selective"), "{}: {config}", r.id);
+        } else {
+            assert!(config.contains("rc full"), "{}: {config}", r.id);
+        }
+        eprintln!(
+            "{:36} measured {:6.3} s predicted {:6.3} s {:+6.1} %",
+            r.id,
+            r.measured_step_s.unwrap(),
+            r.predicted_step_s.unwrap(),
+            100.0 * r.error.unwrap()
+        );
+    }
+}
+
+#[test]
+fn fsdp_over_nodes_on_xla_is_priced_at_every_nic() {
+    let (maxtext, _) = errors(JAX, "dgxc_maxtext");
+    let (paxml, _) = errors(JAX, "dgxc_paxml");
+    let (llama2_bf16, _) = errors(JAX, "dgxc_maxtext_llama2_70b_bf16");
+    eprintln!("MaxText mean |error| {:.1} %, PaxML {:.1} %", 100.0 * maxtext, 100.0 * paxml);
+    assert!(maxtext < 0.20, "MaxText mean |error| {maxtext}");
+    assert!(paxml < 0.30, "PaxML mean |error| {paxml}");
+    assert!(llama2_bf16 < 0.15, "MaxText Llama 2 70B BF16 mean |error| {llama2_bf16}");
+
+    // The same rows with the framework's name taken out of every word: the default stack, one NIC
+    // per device for FSDP across nodes, far too slow (the ids lose the name too).
+    let anonymous = ["MaxText", "Maxtext", "PaxML", "Paxml", "JAX/XLA", "JAX", "maxtext", "paxml", "jax"]
+        .iter()
+        .fold(JAX.to_string(), |t, w| t.replace(w, "framework"));
+    let (one_nic, signed) = errors(&anonymous, "dgxc_framework_llama2_70b_bf16");
+    eprintln!("one NIC per device: Llama 2 70B BF16 mean error {:+.1} %", 100.0 * signed);
+    assert!(one_nic > 1.0 && signed > 1.0, "one NIC per device: {one_nic}");
+}
