@@ -3,12 +3,12 @@
 //!
 //! | what the words say | examples | read as |
 //! |---|---|---|
-//! | nothing recomputed | `none`, `no`, `off`, `false`, `disabled`, `no AC`, MaxText `remat_policy=none` / `save_all` | none |
+//! | nothing recomputed | `none`, `no`, `off`, `false`, `disabled`, `no AC`, MaxText `remat_policy=none` / `save_all`, Praxis (PaxML) `SAVE_EVERYTHING` | none |
 //! | the attention core only | Megatron `selective`, `--recompute-activations`, `core_attn`, `--recompute-modules core_attn`, a bare `selective` | selective |
 //! | PyTorch's operator-level selective checkpointing as torchtitan sets it (matmul and attention outputs saved, every second matmul and all element-wise work recomputed) | `SAC`, `op`, `per-op SAC`, torchtitan `selective` with `selective_ac_option = "op"` | op |
-//! | element-wise work only, every matmul output kept | MaxText `minimal`, `minimal_with_context`, `minimal_flash` | selective |
-//! | every block's forward again | Megatron `full` (`uniform`/`block` with all layers), PyTorch/HF `activation`/`gradient checkpointing`, DeepSpeed `checkpoint_activations`, `AC`, MaxText `full`, `true`/`on` | full |
-//! | part of the forward (some matmuls) | MaxText `save_dot_except_mlp`, `save_dot_except_mlpwi`, `save_dot_with_context_except_mlp`, `save_qkv_proj`, `save_out_proj`, `custom`; Megatron `--recompute-modules … mlp …` | full when at least half the forward matmul work is redone, else selective |
+//! | element-wise work only, every matmul output kept | MaxText `minimal`, `minimal_with_context`, `minimal_flash`; Praxis `SAVE_DOT_ONLY`, `SAVE_DOT_WITH_NO_BATCH_DIM` | selective |
+//! | every block's forward again | Megatron `full` (`uniform`/`block` with all layers), PyTorch/HF `activation`/`gradient checkpointing`, DeepSpeed `checkpoint_activations`, `AC`, MaxText `full`, Praxis `SAVE_NOTHING`, `SAVE_CONTEXT`, `true`/`on` | full |
+//! | part of the forward (some matmuls) | MaxText `save_dot_except_mlp`, `save_dot_except_mlpwi`, `save_dot_with_context_except_mlp`, `save_qkv_proj`, `save_out_proj`, `custom`; Praxis `SAVE_QKV_OUT_PROJ`, `SAVE_CONTEXT_AND_OUT_PROJ`; Megatron `--recompute-modules … mlp …` | full when at least half the forward matmul work is redone, else selective |
 //! | some of the layers | Megatron `block` method with `k` of `n` layers, torchtitan layer SAC `every 2 layers`, `50 % of layers`, `every other layer` | full when at least half the layers, else selective |
 //! | activations offloaded to host | MaxText `minimal_offloaded`, `qkv_proj_offloaded`, DeepSpeed `cpu_checkpointing`, torchtune activation offloading | selective (no extra forward; device memory over-counted) |
 //!
@@ -69,20 +69,33 @@ impl RecomputeReading {
     }
 }
 
-/// Fraction of a block's forward matmul work that a MaxText policy recomputes (a Llama-like block,
-/// `f ≈ 3.5·h`, GQA 4:1: Q+K+V ≈ 1.5 h², output 1 h², MLP in 7 h², MLP out 3.5 h²), or `None` for
-/// the policies that keep every matmul output.
+/// Fraction of a block's forward matmul work that a JAX remat policy recomputes (a Llama-like
+/// block, `f ≈ 3.5·h`, GQA 4:1: Q+K+V ≈ 1.5 h², output 1 h², MLP in 7 h², MLP out 3.5 h²), or 0
+/// for the policies that keep every matmul output. MaxText's `remat_policy` names and Praxis's
+/// (PaxML) `AutodiffCheckpointType` names (`SAVE_NOTHING`, `SAVE_EVERYTHING`, `SAVE_DOT_ONLY`,
+/// `SAVE_DOT_WITH_NO_BATCH_DIM` — JAX's `dots_with_no_batch_dims_saveable`: the projections, whose
+/// weights carry no batch dimension, are kept and the attention core's batched products
+/// recomputed —, `SAVE_QKV_OUT_PROJ`, `SAVE_OUT_PROJ`, `SAVE_CONTEXT`,
+/// `SAVE_CONTEXT_AND_OUT_PROJ`). Longer names first: `save qkv out proj` before `save out proj`.
 fn maxtext_policy(w: &Words) -> Option<(f64, &'static str)> {
     // (policy words, fraction of forward matmul work recomputed)
-    const POLICIES: [(&str, f64); 8] = [
+    const POLICIES: [(&str, f64); 16] = [
         ("save dot with context except mlp", 10.5 / 13.0),
         ("save dot except mlpwi", 7.0 / 13.0),
         ("save dot except mlp", 10.5 / 13.0),
+        ("save dot with no batch dim", 0.0),
+        ("save dot only", 0.0),
+        ("save qkv out proj", 10.5 / 13.0),
         ("save qkv proj", 11.5 / 13.0),
+        ("save context and out proj", 12.0 / 13.0),
+        ("save context", 1.0),
         ("save out proj", 12.0 / 13.0),
+        ("save nothing", 1.0),
+        ("save everything", 0.0),
         ("save all", 0.0),
         ("minimal with context", 0.0),
         ("minimal flash", 0.0),
+        ("checkpoint dots", 0.0),
     ];
     POLICIES.iter().find(|(p, _)| w.has(p)).map(|(p, f)| (*f, *p))
 }
@@ -157,13 +170,19 @@ pub fn read_recompute(text: Option<&str>, layers: Option<u64>) -> RecomputeReadi
     // MaxText policy names.
     if let Some((f, name)) = maxtext_policy(&w) {
         return if f == 0.0 {
-            let level = if name == "save all" { Recompute::None } else { Recompute::Selective };
+            let level =
+                if matches!(name, "save all" | "save everything") { Recompute::None } else { Recompute::Selective };
             RecomputeReading::noted(
                 level,
-                format!("MaxText remat policy `{}`: every matmul output kept, read as {}", name, level.as_str()),
+                format!("JAX remat policy `{}`: every matmul output kept, read as {}", name, level.as_str()),
+            )
+        } else if f >= 1.0 {
+            RecomputeReading::noted(
+                Recompute::Full,
+                format!("JAX remat policy `{name}`: every matmul of the forward recomputed, read as full"),
             )
         } else {
-            RecomputeReading::partial(f, &format!("the forward matmul work under MaxText's `{name}`"))
+            RecomputeReading::partial(f, &format!("the forward matmul work under the JAX remat policy `{name}`"))
         };
     }
     if w.has("minimal") || w.has("checkpoint dots") {
@@ -342,6 +361,25 @@ mod tests {
         for t in ["full", "full activation checkpointing", "gradient checkpointing", "AC", "true", "remat"] {
             assert_eq!(level(t), Recompute::Full, "{t}");
         }
+    }
+
+    #[test]
+    fn praxis_checkpoint_policies_by_what_they_keep() {
+        // PaxML's `AutodiffCheckpointType` names, as its configs and launch scripts write them.
+        for t in ["PaxML checkpoint policy SAVE_DOT_ONLY", "CHECKPOINT_POLICY = SAVE_DOT_WITH_NO_BATCH_DIM"] {
+            assert_eq!(level(t), Recompute::Selective, "{t}");
+        }
+        assert_eq!(level("SAVE_EVERYTHING"), Recompute::None);
+        for t in ["SAVE_NOTHING", "save_context", "PaxML checkpoint policy SAVE_QKV_OUT_PROJ"] {
+            assert_eq!(level(t), Recompute::Full, "{t}");
+        }
+        // Saving the Q/K/V and output projections recomputes the MLP: not a module list of `qkv`.
+        let r = read_recompute(Some("SAVE_QKV_OUT_PROJ"), Some(96));
+        assert_eq!(r.fraction, Some(10.5 / 13.0));
+        assert!(r.note.is_some_and(|n| n.contains("save qkv out proj")));
+        // MaxText's `save_qkv_proj` and `save_out_proj` keep their own fractions.
+        assert_eq!(read_recompute(Some("save_qkv_proj"), None).fraction, Some(11.5 / 13.0));
+        assert_eq!(read_recompute(Some("save_out_proj"), None).fraction, Some(12.0 / 13.0));
     }
 
     #[test]

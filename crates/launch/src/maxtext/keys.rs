@@ -390,13 +390,16 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         "full" => Recompute::Full,
         "none" => Recompute::None,
         "" => return Err(o.error(&policy, "must name a remat policy (full, minimal, save_qkv_proj, …, none)")),
+        // Every other policy as validation reads the same words (one reading of a remat policy):
+        // by the share of the forward's matmul work it recomputes, rounded to the nearer level.
         p => {
+            let read = fmperf_core::validate::recompute_words::read_recompute(Some(p), None);
             l.notes.push(format!(
-                "remat_policy={p}: MaxText saves some matmul outputs and recomputes the rest; priced as selective \
-                 recomputation (the attention core){}",
-                if p.contains("offload") { "; the offload to host memory is not modelled" } else { "" }
+                "remat_policy={p}: {}{}",
+                read.note.unwrap_or_else(|| format!("read as {}", read.level.as_str())),
+                if read.offloaded { "; the offload to host memory is not modelled" } else { "" }
             ));
-            Recompute::Selective
+            read.level
         }
     };
     if policy == "none" {
