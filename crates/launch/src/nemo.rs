@@ -8,8 +8,9 @@
 //! `trainer.precision` (`bf16`, `bf16-mixed`, `16-mixed`, `32`), `model.encoder_seq_length`,
 //! `model.activations_checkpoint_granularity|method|num_layers` (recomputation),
 //! `model.activation` (`fast-swiglu`, `swiglu`, `geglu`: a gated MLP), `model.num_moe_experts`,
-//! `model.share_embeddings_and_output_weights`, `model.optim.name` (`distributed_fused_adam`: the
-//! distributed optimizer), `model.fp8` (true: FP8 linear layers), `model.tokenizer.type`.
+//! `model.share_embeddings_and_output_weights`, `model.optim.name` (`distributed_fused_adam`: Apex's
+//! ZeRO-2, gradients sharded; `mcore_distributed_optim`: Megatron-Core's distributed optimizer,
+//! ZeRO-1), `model.fp8` (true: FP8 linear layers), `model.tokenizer.type`.
 //! Megatron-Bridge's: `model.seq_length`, `model.gated_linear_unit`, `model.fp8` (`hybrid`, `e4m3`),
 //! `model.bf16`, `mixed_precision` (`bf16_mixed`, `…fp8…`), `ddp.use_distributed_optimizer`,
 //! `tokenizer.tokenizer_model`.
@@ -322,8 +323,20 @@ pub(crate) fn apply_key(l: &mut Launch, p: &mut Pending, path: &str, value: &str
                 megatron::apply(l, p, "num-experts", Some(value), o)?;
             }
         }
+        // Apex's `DistributedFusedAdam` (NeMo 1's `distributed_fused_adam`) "implements the ZeRO-2
+        // algorithm, which distributes the optimizer state and gradients" (its docstring,
+        // apex/contrib/optimizers/distributed_fused_adam.py): gradients sharded. Megatron-Core's
+        // distributed optimizer (`mcore_distributed_optim`, Megatron-Bridge's
+        // `use_distributed_optimizer`) keeps the whole main-gradient buffer: ZeRO-1.
         "name" if path.ends_with("optim.name") || path.ends_with("optimizer.name") => {
-            let s = if value.contains("distributed") { Sharding::Zero1 } else { Sharding::Ddp };
+            let v = value.trim().to_ascii_lowercase();
+            let s = if v == "distributed_fused_adam" {
+                Sharding::Zero2
+            } else if v.contains("distributed") {
+                Sharding::Zero1
+            } else {
+                Sharding::Ddp
+            };
             l.settings.sharding.put(s, o);
         }
         "type" | "tokenizer_model" | "tokenizer_type" | "library" if path.contains("tokenizer") => {
@@ -428,7 +441,9 @@ mod tests {
         assert_eq!((s.devices_per_node.copied(), s.nodes.copied()), (Some(8), Some(4)));
         assert_eq!(s.precision.copied(), Some(Precision::Bf16));
         assert_eq!(s.recompute.copied(), Some(Recompute::Selective));
-        assert_eq!(s.sharding.copied(), Some(Sharding::Zero1));
+        // `distributed_fused_adam` is Apex's ZeRO-2 (gradients sharded), not Megatron-Core's
+        // distributed optimizer.
+        assert_eq!(s.sharding.copied(), Some(Sharding::Zero2));
         assert_eq!((s.kv_heads.copied(), s.gated_mlp.copied(), s.vocab.copied()), (Some(8), Some(true), Some(128_256)));
         assert_eq!(s.vpp.copied(), None);
         let unused: Vec<(&str, &str)> = l.unused.iter().map(|u| (u.key.as_str(), u.why.as_str())).collect();

@@ -457,10 +457,13 @@ fn search_results_round_trip() {
         let setup = ExtendedSetup { workload: sc.workload, hardware: hw.clone(), options: searched };
         let spec = setup.spec(Strategy::OneD, sc.devices, sc.layout.global_batch, 40);
         let result = Search::new_extended(spec, setup).unwrap().finish();
-        // The rows each target expresses exactly (NeMo 1: replicated or distributed optimizer;
-        // torchtitan: FSDP or DDP, its own recomputation levels, SP with TP).
+        // The rows each target expresses exactly (NeMo 1: replicated, Megatron-Core's distributed
+        // optimizer or Apex's ZeRO-2; torchtitan: FSDP or DDP, its own recomputation levels, SP
+        // with TP).
         let exact = |o: &ExtendedOptions| match target {
-            Target::Nemo => matches!(o.sharding, Sharding::Ddp | Sharding::Zero1) && o.shard_group.is_none(),
+            Target::Nemo => {
+                matches!(o.sharding, Sharding::Ddp | Sharding::Zero1 | Sharding::Zero2) && o.shard_group.is_none()
+            }
             _ => matches!(o.sharding, Sharding::Ddp | Sharding::Zero3) && o.recompute != Recompute::Selective,
         };
         let mut n = 0;

@@ -49,7 +49,8 @@ fn torchtitan_nemo_and_hf_examples() {
 
     let n = scenario(NEMO, "nemo-llama3-8b.yaml");
     assert_eq!((n.devices, n.layout.tp, n.layout.dp, n.layout.global_batch), (16, 2, 8, 128));
-    assert_eq!((n.options.sharding, n.options.recompute), (Sharding::Zero1, Recompute::Selective));
+    // `optim.name: distributed_fused_adam`: Apex's ZeRO-2 (optimizer states and gradients sharded).
+    assert_eq!((n.options.sharding, n.options.recompute), (Sharding::Zero2, Recompute::Selective));
     assert_eq!(n.workload.seq_len, 8192);
 
     let h = launch::parse(HF, Some("config.json")).unwrap();

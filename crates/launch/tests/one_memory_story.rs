@@ -78,3 +78,22 @@ fn the_search_and_the_import_agree_and_the_first_row_fits_the_stack() {
     let r2 = search(&s.workload, &hw, &ds, strategy_for(s), s.devices, s.layout.global_batch, 5).unwrap().finish();
     assert!(r2.top[0].throughput_samples_per_s >= first.throughput_samples_per_s * (1.0 - 1e-12));
 }
+
+/// NeMo 1's `optim.name: distributed_fused_adam` is Apex's `DistributedFusedAdam`, which
+/// "implements the ZeRO-2 algorithm, which distributes the optimizer state and gradients"
+/// (apex/contrib/optimizers/distributed_fused_adam.py): GPT-3 175B in FP8 on 256 H100 80 GB of
+/// Google's A3 Mega recipe (real file 65: TP 4, PP 8, VPP 2, DP 8) ran; read as Megatron-Core's
+/// distributed optimizer, its unsharded FP32 gradient buffer (4 B × 5.5 B parameters = 22 GB per
+/// device) made it "does not fit".
+#[test]
+fn nemo1s_distributed_fused_adam_shards_the_gradients() {
+    let text = include_str!("data/real/65-gpurecipes_nemo_gpt3-175b-256gpus-fp8.yaml");
+    let o = Overrides { gpus: Some(256), ..overrides() };
+    let (_, e) = estimate_text(text, Some("gpt3-175b-256gpus-fp8.yaml"), &o).unwrap();
+    assert_eq!(e.scenario.options.sharding, Sharding::Zero2);
+    let dp = e.scenario.layout.dp as f64;
+    let params_per_device = e.evaluation.breakdown.parameters / 32.0;
+    let grads = e.evaluation.memory.gradients_gb;
+    assert!((grads / (4.0 * params_per_device / dp * 1e-9) - 1.0).abs() < 0.05, "{grads} GB over DP {dp}");
+    assert_ne!(e.memory.fits, "no", "{:?}", e.memory);
+}

@@ -206,6 +206,11 @@ pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
             Some(Sharding::Zero3)
         } else if o.any(&["zero2", "zero 2", "stage 2"]) {
             Some(Sharding::Zero2)
+        } else if o.has("distributed fused adam") {
+            // Apex's `DistributedFusedAdam` (NeMo 1's `distributed_fused_adam`): "implements the
+            // ZeRO-2 algorithm, which distributes the optimizer state and gradients".
+            notes.push("distributed_fused_adam: Apex's ZeRO-2, gradients sharded".into());
+            Some(Sharding::Zero2)
         } else if o.any(&["zero1", "zero 1", "stage 1", "distributed optimizer", "distributed optim", "dist optimizer"])
             || (o.has("sharded") || o.has("partitioned")) && o.has("states")
         {
@@ -578,6 +583,16 @@ mod tests {
         assert_eq!(sharding("SHARD_GRAD_OP", 16, 1), (Sharding::Zero2, None));
         assert_eq!(sharding("NO_SHARD", 16, 1), (Sharding::Ddp, None));
         assert_eq!(sharding("none", 16, 1).0, Sharding::Zero1);
+        let apex = ShardingInput {
+            optimizer: Some("distributed_fused_adam (NeMo 1)"),
+            dp: 16,
+            cp: 1,
+            ..ShardingInput::default()
+        };
+        assert_eq!(read_sharding(&apex).sharding, Sharding::Zero2);
+        let mcore =
+            ShardingInput { optimizer: Some("mcore_distributed_optim"), dp: 16, cp: 1, ..ShardingInput::default() };
+        assert_eq!(read_sharding(&mcore).sharding, Sharding::Zero1);
         let r = read_sharding(&ShardingInput { fsdp: Some("FSDP 6"), dp: 16, cp: 1, ..ShardingInput::default() });
         assert_eq!(r.shard_group, None);
         assert!(r.notes[0].contains("does not divide"));

@@ -525,7 +525,9 @@ mod tests {
         .unwrap();
         assert!(out.text.contains("  model.tensor_model_parallel_size=2 \\\n"), "{}", out.text);
         assert!(out.text.contains("model.pipeline_model_parallel_size=2"), "{}", out.text);
-        assert!(out.text.contains("model.optim.name=distributed_fused_adam\n"), "{}", out.text);
+        // ZeRO-1 in a NeMo 1 file is Megatron-Core's distributed optimizer (Apex's
+        // `distributed_fused_adam` shards the gradients too: ZeRO-2).
+        assert!(out.text.contains("model.optim.name=mcore_distributed_optim\n"), "{}", out.text);
         assert!(!out.text.contains("--"), "{}", out.text);
         let back = crate::parse_as(crate::Format::Megatron, &out.text).unwrap();
         let b = crate::Scenario::from_launch(&back, &crate::Overrides::default()).unwrap();

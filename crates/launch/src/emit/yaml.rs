@@ -134,11 +134,12 @@ pub(super) fn wanted<'a>(
         Family::Nemo1 => {
             let name = match p.sharding {
                 Sharding::Ddp => "fused_adam",
-                Sharding::Zero1 => "distributed_fused_adam",
+                Sharding::Zero1 => "mcore_distributed_optim",
+                Sharding::Zero2 => "distributed_fused_adam",
                 s => {
                     notes.push(format!(
-                        "sharding {}: a NeMo 1 file shards with distributed_fused_adam (ZeRO-1's layout); its FSDP \
-                         switches are not written",
+                        "sharding {}: a NeMo 1 file shards at most optimizer states and gradients \
+                         (distributed_fused_adam, Apex's ZeRO-2); its FSDP switches are not written",
                         s.as_str()
                     ));
                     "distributed_fused_adam"
