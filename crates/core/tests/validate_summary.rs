@@ -81,23 +81,30 @@ fn extended_mode_meets_its_targets_on_runs_it_has_not_seen() {
 /// micro-batch per stage (405B 1F1B: +44 % → −0.5 %; interleaved +24 % → +18 %). Refitted:
 /// η 0.999, η_att 0.41 (c 512, c_att 1024). Mean |error| 8.1 % → 7.4 %; Narayanan 7.6 % →
 /// 6.7 %, torchtitan 12.3 % → 9.4 %, Korthikanti 5.6 % → 5.3 %, NeMo summary 7.1 % → 7.3 %.
+///
+/// Moved again (issue 32, attention kernel measured): flash attention runs at `η_att` times the
+/// FlashAttention-3 paper's kernel benchmark by sequence length (cuDNN, or FlashAttention-2 for
+/// FA2-class kernels on Hopper), causal tiles counted, instead of `η_att` times the ceiling.
+/// Refitted: η 1.0, η_att 0.615 of the benchmark (c 512, c_att 1024). Mean |error| 7.45 % →
+/// 7.45 % (leave-one-source-out 9.1 % → 8.7 %); Narayanan 6.7 % → 6.3 %, NeMo long-sequence
+/// 2.8 % → 2.6 %, MosaicML 7.0 % → 7.7 %, MaxText 10.0 % → 9.8 %, the others within 0.1 point.
 #[test]
 fn extended_summary_is_pinned() {
     let r = report(Mode::Extended);
     assert_eq!(r.efficiency, Efficiency::FITTED);
     let s = &r.summary.overall;
     assert_eq!((s.evaluated, s.skipped), (103, 5));
-    close(s.mape, 0.07446463207870159, "extended mean |error|");
-    close(s.median_abs_error, 0.05080897438849419, "extended median |error|");
-    close(s.median_error, -0.00018120298192070283, "extended median error");
+    close(s.mape, 0.07450288199189886, "extended mean |error|");
+    close(s.median_abs_error, 0.05929198900721666, "extended median |error|");
+    close(s.median_error, -0.0026757955166297753, "extended median error");
     let pinned = [
-        ("Narayanan", 22, 0.06679486783073621, 0.009036077069449866),
-        ("Korthikanti", 8, 0.053411283842403165, 0.02918696651620878),
-        ("NVIDIA NeMo performance summary", 12, 0.0733530686146563, -0.04952345319015927),
-        ("NVIDIA NeMo long-sequence", 8, 0.02764778992743877, -0.015836529394248178),
-        ("MosaicML", 18, 0.07018493055313839, -0.02271211077081925),
-        ("PyTorch torchtitan", 17, 0.09424523009903088, 0.009615446016953744),
-        ("Google MaxText", 18, 0.10034238536974677, 0.00741780424266697),
+        ("Narayanan", 22, 0.06346296226154054, 0.004893181097877397),
+        ("Korthikanti", 8, 0.053195117506963666, 0.03377626718462978),
+        ("NVIDIA NeMo performance summary", 12, 0.07290969992241486, -0.059217649471828226),
+        ("NVIDIA NeMo long-sequence", 8, 0.026052612108264983, -0.011684469065165737),
+        ("MosaicML", 18, 0.07715355238520212, -0.04045403952357679),
+        ("PyTorch torchtitan", 17, 0.09457731132744791, 0.01875792112604202),
+        ("Google MaxText", 18, 0.09845195577336831, -0.005527126466072396),
     ];
     for (prefix, n, mape, median) in pinned {
         let p = r.summary.per_source.iter().find(|p| p.source.starts_with(prefix)).expect(prefix);

@@ -110,7 +110,7 @@ pub fn FitCard() -> impl IntoView {
             <h2>"Fitted constants and the leave-one-source-out check"</h2>
             <p>
                 {format!(
-                    "Extended mode has two constants fitted on this file, both global: η = {:.3}, the fraction of a part's measured matmul ceiling that the linear layers of a training step sustain, and η_att = {:.3}, the same for flash attention. They were chosen to minimise the mean |error| over every evaluated run (a 0.05 grid, then coordinate descent to 0.001). The leave-one-source-out check fits them without one source and predicts that source, for each source in turn: how far the model can be trusted on runs it was not fitted to.",
+                    "Extended mode has two constants fitted on this file, both global: η = {:.3}, the fraction of a part's measured matmul ceiling that the linear layers of a training step sustain, and η_att = {:.3}, the fraction of the attention kernel's benchmark rate (the FlashAttention-3 paper's cuDNN or FlashAttention-2 curve by sequence length, measured on H100) that a training step sustains in flash attention. They were chosen to minimise the mean |error| over every evaluated run (a 0.05 grid, then coordinate descent to 0.001). The leave-one-source-out check fits them without one source and predicts that source, for each source in turn: how far the model can be trusted on runs it was not fitted to.",
                     eff.matmul, eff.attention
                 )}
             </p>

@@ -146,7 +146,7 @@ fn extended_settings() -> impl IntoView {
             </div>
             <p class="muted small">
                 {format!(
-                    "Fitted global constants: η = {:.3} (linear-layer matmuls) and η_att = {:.3} (flash attention), fractions of each part's measured matmul ceiling (MAMF) from the hardware catalog; parts without a measurement use the datasheet peak.",
+                    "Fitted global constants: η = {:.3} (linear-layer matmuls) (fractions of each part's measured matmul ceiling, MAMF, from the hardware catalog; parts without a measurement use the datasheet peak) and η_att = {:.3} (flash attention: a fraction of the attention kernel's measured benchmark rate by sequence length).",
                     eff.matmul, eff.attention
                 )}
             </p>

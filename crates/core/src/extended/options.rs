@@ -251,13 +251,14 @@ impl Fusion {
 /// * `native` (the default): a fused attention kernel written for the part's own matrix
 ///   instructions — cuDNN fused attention (Transformer Engine's `FusedAttention`, what Megatron-LM
 ///   and NeMo call on Hopper) or FlashAttention-3 on Hopper and later, FlashAttention-2 on Ampere,
-///   XLA / Pallas (splash) attention on TPUs. `η_att` is fitted for these.
+///   XLA / Pallas (splash) attention on TPUs: cuDNN's H100 benchmark as a fraction of the part's
+///   ceiling ([`super::efficiency::H100_ATTENTION_BENCHMARK`]), scaled by the fitted `η_att`.
 /// * `fa2`: a FlashAttention-2-class kernel (PyTorch SDPA's flash backend, the `flash-attn` 2
 ///   package, Triton flash attention: torchtitan, PyTorch FSDP, llm-foundry / Composer). It is
 ///   written for Ampere's warp-level `mma.sync` and does not use Hopper's asynchronous
-///   warp-group MMA and TMA, so on Hopper and later parts it sustains only
-///   [`super::efficiency::FA2_ON_ASYNC_MMA_RATIO`] of the native kernel's rate
-///   ([`super::Hardware::async_mma`]); on other parts it is their native kernel (no change).
+///   warp-group MMA and TMA, so on Hopper and later parts it follows its own benchmark
+///   ([`super::efficiency::H100_ATTENTION_BENCHMARK`]: 0.62 of cuDNN's rate at 8–16k tokens;
+///   [`super::Hardware::async_mma`]); on other parts it is their native kernel (no change).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AttentionKernel {
     /// The part's own-generation fused attention (cuDNN / FlashAttention-3 on Hopper).
@@ -461,8 +462,8 @@ pub struct ExtendedOptions {
     /// norms, RoPE and gated activation.
     pub fusion: Fusion,
     /// The attention kernel's generation (see [`AttentionKernel`]): FlashAttention-2-class kernels
-    /// run attention at [`super::efficiency::FA2_ON_ASYNC_MMA_RATIO`] of the native rate on
-    /// Hopper and later parts.
+    /// run attention at their own benchmark's rate ([`super::efficiency::H100_ATTENTION_BENCHMARK`]) on Hopper
+    /// and later parts.
     pub attention_kernel: AttentionKernel,
     /// The training stack ([`super::stack`]): which shardings a search chooses from, and so what
     /// gradient memory a configuration holds (Megatron's distributed optimizer: an unsharded
@@ -627,9 +628,10 @@ pub struct HardwareChoices {
     /// [`super::efficiency::FITTED_MATMUL_EFFICIENCY`], the one constant fitted on the measured
     /// runs (see `crate::validate::fit`).
     pub matmul_efficiency: f64,
-    /// `η_att`: the same fraction for the matmuls inside fused (flash) attention kernels, whose
-    /// softmax work and less regular schedule keep them further below the ceiling than GEMMs.
-    /// Default: [`super::efficiency::FITTED_ATTENTION_EFFICIENCY`], fitted with `η`.
+    /// `η_att`: the fraction of the attention kernel's benchmark rate (FlashAttention-3 paper's
+    /// cuDNN or FlashAttention-2 curve by sequence length,
+    /// [`super::efficiency::attention_kernel_fraction`]) that a training step sustains; 1 = the
+    /// kernel benchmark. Default: [`super::efficiency::FITTED_ATTENTION_EFFICIENCY`], fitted with `η`.
     pub attention_efficiency: f64,
     /// Use the part's measured maximum achievable matmul rate (MAMF) from the hardware catalog as
     /// the ceiling; parts without a measurement use the catalog's median MAMF/peak ratio. When off,
@@ -640,10 +642,11 @@ pub struct HardwareChoices {
     /// as Calculon's size-dependent efficiency tables show). 0: every GEMM at `η · ceiling`.
     /// Default: [`super::efficiency::FITTED_GEMM_HALF_DIM`], fitted with `η` and `η_att`.
     pub gemm_half_dim: f64,
-    /// Sequence length at which flash attention's rate halves along one sequence dimension
-    /// [tokens]: attention runs at `η_att · ceiling · s_q/(s_q + c)·s_k/(s_k + c)` (the kernels
-    /// reach their best rate only on long sequences: FlashAttention-2's TFLOP/s grow with the
-    /// sequence length, Dao 2023, Fig. 4–7). 0: no size dependence. Default:
+    /// Sequence length at which a training step's flash attention halves its rate along one
+    /// sequence dimension beyond the kernel benchmark's own dependence on the sequence [tokens]:
+    /// attention runs at `η_att · kernel fraction(s) · ceiling · s_q/(s_q + c)·s_k/(s_k + c)`
+    /// (the measured runs are slower at 2–4k tokens than the kernel benchmark, at a fixed 16k
+    /// tokens per call, says). 0: the benchmark's dependence only. Default:
     /// [`super::efficiency::FITTED_ATTENTION_HALF_SEQ`], fitted with `η` and `η_att`.
     pub attention_half_seq: f64,
     /// Price element-wise work (norms, activations, residual adds, FP8 casts, the optimizer step)

@@ -82,14 +82,18 @@ impl Pricing<'_> {
         self.opts.hardware.matmul_efficiency * self.hw.matmul_ceiling_tflops
     }
 
-    /// Sustained rate of attention's matmuls `η_att · ceiling(16-bit)` [TFLOP/s], times
-    /// [`super::efficiency::FA2_ON_ASYNC_MMA_RATIO`] for a FlashAttention-2-class kernel on a part
-    /// with asynchronous warp-group MMA (see [`super::AttentionKernel`]).
-    pub fn attention_rate(&self) -> f64 {
-        let kernel = match self.opts.attention_kernel {
-            super::AttentionKernel::Fa2 if self.hw.async_mma => super::efficiency::FA2_ON_ASYNC_MMA_RATIO,
-            _ => 1.0,
+    /// Sustained rate of flash attention on calls whose keys number `seq` [TFLOP/s]: `η_att` times
+    /// the attention ceiling (16-bit) times the kernel's measured fraction of the ceiling at that
+    /// length ([`super::efficiency::attention_kernel_fraction`]): FlashAttention-2's H100 curve for
+    /// an FA2-class kernel on a part with asynchronous warp-group MMA, cuDNN's H100 curve (as a
+    /// fraction of the part's ceiling) for every other case (see [`super::AttentionKernel`]).
+    pub fn attention_rate(&self, seq: f64) -> f64 {
+        use super::efficiency::KernelCurve;
+        let curve = match self.opts.attention_kernel {
+            super::AttentionKernel::Fa2 if self.hw.async_mma => KernelCurve::Fa2OnAsyncMma,
+            _ => KernelCurve::Native,
         };
+        let kernel = super::efficiency::attention_kernel_fraction(curve, seq, self.opts.model.causal);
         self.opts.hardware.attention_efficiency * self.hw.attention_ceiling_tflops * kernel
     }
 
@@ -121,13 +125,14 @@ impl Pricing<'_> {
     }
 
     /// Attention work of `tflop` moving `bytes` through HBM over `s_q` queries and `s_k` keys per
-    /// sequence, at the attention rate times the size factor of its two sequence dimensions
-    /// ([`super::efficiency::gemm_size_factor`] with `c_att =`
+    /// call, at the attention rate of the call's key length `min(s_q, s_k)` (a context-parallel
+    /// ring step's chunk; [`Self::attention_rate`]) times the size factor of its two sequence
+    /// dimensions ([`super::efficiency::gemm_size_factor`] with `c_att =`
     /// [`crate::extended::HardwareChoices::attention_half_seq`], the head width left out), same
     /// roofline.
     pub fn attention(&self, tflop: f64, bytes: f64, s_q: f64, s_k: f64) -> Pass {
         let shape = super::efficiency::gemm_size_factor(s_q, s_k, f64::INFINITY, self.opts.hardware.attention_half_seq);
-        let compute_s = tflop / (self.attention_rate() * shape);
+        let compute_s = tflop / (self.attention_rate(s_q.min(s_k)) * shape);
         Pass { tflop, compute_s, memory_s: (self.traffic(bytes) - compute_s).max(0.0), ..Pass::default() }
     }
 
@@ -251,8 +256,12 @@ mod tests {
         // A skinny GEMM (k = 512) runs at half the rate along k: slower per FLOP.
         let skinny = p.linear(4096.0, 512.0, 4096.0);
         assert!(skinny.compute_s / skinny.tflop > 1.5 * big.compute_s / big.tflop);
-        // Attention over 1024 queries and 3072 keys at c_att = 1024: (1/2)·(3/4) of η_att·ceiling.
+        // Attention over 1024 queries and 3072 keys at c_att = 1024: (1/2)·(3/4) of η_att times the
+        // kernel's rate on calls of 1024 keys (cuDNN, 3.5/(1/574 + 2.5/408) = 444.75 TFLOP/s of
+        // the H100's 794.5) on the ceiling, causal (1024/1152).
+        let kernel = 3.5 / (1.0 / 574.0 + 2.5 / 408.0) / 794.5 * 1024.0 / 1152.0;
         let a = p.attention(1.0, 0.0, 1024.0, 3072.0);
-        assert!((a.compute_s - 1.0 / (opts.hardware.attention_efficiency * 989.4 * 0.5 * 0.75)).abs() < 1e-12);
+        let rate = opts.hardware.attention_efficiency * 989.4 * kernel * 0.5 * 0.75;
+        assert!((a.compute_s - 1.0 / rate).abs() < 1e-12);
     }
 }

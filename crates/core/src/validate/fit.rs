@@ -1,35 +1,37 @@
 //! The fits of extended mode's global constants and their leave-one-source-out checks.
 //!
 //! **Time** (`data/measured-training-runs.json`, 103 evaluable rows from seven sources): `η` (the
-//! fraction of the measured matmul ceiling the linear layers sustain), `η_att` (the same for
-//! flash attention), `c` (the GEMM dimension at which a matmul runs at half rate,
-//! [`GEMM_HALF_DIMS`]) and `c_att` (the attention sequence length at half rate,
-//! [`ATTENTION_HALF_SEQS`]). The objective is the mean absolute error `|predicted/measured − 1|`
-//! over every row extended mode can evaluate, each at its exact configuration. For each `(c, c_att)`
-//! of the grid, a full grid with step 0.05 over `η ∈ [0.30, 1.00]`, `η_att ∈ [0.20, 1.00]` finds
-//! the basin; coordinate descent then refines it, alternating one-dimensional grids of step 0.01
-//! (the whole range) until neither value moves, then of step 0.001 within ±0.01, again until
-//! neither moves. Ties keep the smaller value. Leave-one-source-out: for each source the constants
-//! are fitted on the other sources' rows and that source's rows are predicted with them.
+//! fraction of the measured matmul ceiling the linear layers sustain), `η_att` (the fraction of
+//! the attention kernel's benchmark rate that a training step sustains:
+//! [`crate::extended::efficiency::attention_kernel_fraction`], the FlashAttention-3 paper's cuDNN
+//! or FlashAttention-2 curve by sequence length, measured, not fitted), `c` (the GEMM dimension
+//! at which a matmul runs at half rate, [`GEMM_HALF_DIMS`]) and `c_att` (a further sequence
+//! factor of attention, [`ATTENTION_HALF_SEQS`]). The objective is the mean absolute error
+//! `|predicted/measured − 1|` over every row extended mode can evaluate, each at its exact
+//! configuration. For each `(c, c_att)` of the grid, a full grid with step 0.05 over
+//! `η ∈ [0.30, 1.00]`, `η_att ∈ [0.20, 1.20]` finds the basin; coordinate descent then refines
+//! it, alternating one-dimensional grids of step 0.01 (the whole range) until neither value
+//! moves, then of step 0.001 within ±0.01, again until neither moves. Ties keep the smaller
+//! value. Leave-one-source-out: for each source the constants are fitted on the other sources'
+//! rows and that source's rows are predicted with them.
 //!
-//! Result (shipped in [`crate::extended::efficiency::Efficiency::FITTED`]): `η` = 0.999,
-//! `η_att` = 0.41, `c` = 512, `c_att` = 1024, with each run's attention kernel read from its words
-//! ([`super::kernel_words::read_attention_kernel`]: torchtitan and llm-foundry runs use
-//! FlashAttention-2-class kernels, which on Hopper sustain
-//! [`crate::extended::efficiency::FA2_ON_ASYNC_MMA_RATIO`] = 0.62 of the cuDNN kernel NeMo's
-//! runs use). Mean absolute error in-sample 7.4 %, **leave-one-source-out 9.1 %**; held out per
-//! source (mean |error|, median error): Narayanan et al. 2021 12.4 %, +9.5 %; Korthikanti et
-//! al. 2022 5.4 %, +3.0 %; NeMo performance summary 7.4 %, −4.9 %; NeMo long-sequence 4.2 %,
-//! −2.9 %; MosaicML 8.7 %, −6.6 %; torchtitan 9.6 %, +1.4 %; MaxText 10.0 %, +0.8 %. (Issue 31:
-//! NCCL's collective latencies, the kernel issue floor, Megatron-LM's unoverlapped gradient
-//! reduction and torchtitan's default pipeline micro-batches moved `η` from 0.99 to 0.999 and the
-//! held-out error from 9.8 % to 9.1 %.)
-//!
-//! Before the kernel was read (one `η_att` = 0.304 for every kernel): in-sample 11.2 %,
-//! leave-one-source-out 15.9 % (NeMo long-sequence 32.4 %, −35.2 %; torchtitan 31.3 %, +32.1 %:
-//! the fit settled between a kernel twice as fast and one half as fast). The ratio is the
-//! FlashAttention-3 paper's, not fitted; with it at 0.52 / 0.72 the leave-one-source-out error is
-//! 10.9 % / 11.2 % (9.8 % at 0.62), so the data agree with the kernel benchmarks.
+//! Result (shipped in [`crate::extended::efficiency::Efficiency::FITTED`]): `η` = 1.0,
+//! `η_att` = 0.615, `c` = 512, `c_att` = 1024, with each run's attention kernel read from its
+//! words ([`super::kernel_words::read_attention_kernel`]: torchtitan and llm-foundry runs use
+//! FlashAttention-2-class kernels, which on Hopper follow their own benchmark, 0.62 of cuDNN's
+//! at 8–16k tokens). Mean absolute error in-sample 7.45 %, **leave-one-source-out 8.7 %**
+//! (held out per source: Narayanan et al. 2021 10.2 %, Korthikanti et al. 2022 5.3 %, NeMo
+//! performance summary 7.3 %, NeMo long-sequence 3.5 %, MosaicML 9.6 %, torchtitan 9.5 %,
+//! MaxText 9.8 %). Before (issue 32), `η_att` was a fraction of the matmul ceiling, 0.41, with
+//! `η` 0.999: in-sample 7.45 %, leave-one-source-out 9.1 % (Narayanan 12.4 %, Korthikanti 5.4 %,
+//! NeMo summary 7.4 %, NeMo long-sequence 4.2 %, MosaicML 8.7 %, torchtitan 9.6 %, MaxText
+//! 10.0 %). `η_att` is identified by the long-context rows (NeMo long-sequence up to 1M tokens,
+//! torchtitan up to 262k, where attention is most of the work): every source held out refits it
+//! at 0.605–0.617, so the training steps measured here sustain about 0.6 of the kernel benchmark
+//! in attention, whatever the kernel (cuDNN class: 0.41 of the H100 ceiling; FlashAttention-2
+//! class: 0.25). Carrying the FlashAttention-2 paper's A100 figure (73 % of the peak at long
+//! sequences) to the parts without asynchronous MMA instead of cuDNN's fraction of the ceiling
+//! gives 9.2 % held out; reading NeMo 24.x's Transformer Engine as FlashAttention-2 class, 15.0 %.
 //!
 //! **Memory**: [`fit_scalar`] fits one constant on a grid with the same leave-one-source-out
 //! check; the allocator fragmentation ([`crate::extended::memory::FRAGMENTATION`]) is fitted
@@ -42,8 +44,9 @@ use crate::extended::efficiency::Efficiency;
 
 /// Search range of `η`.
 pub const ETA_RANGE: (f64, f64) = (0.30, 1.00);
-/// Search range of `η_att`.
-pub const ETA_ATT_RANGE: (f64, f64) = (0.20, 1.00);
+/// Search range of `η_att` (a fraction of the kernel benchmark, which a step may exceed only by
+/// error).
+pub const ETA_ATT_RANGE: (f64, f64) = (0.20, 1.20);
 
 /// Mean absolute error of `errors` (infinite when empty).
 pub fn mean_abs(e: &[f64]) -> f64 {

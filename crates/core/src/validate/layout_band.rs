@@ -19,7 +19,7 @@ use super::ranking::Ranking;
 
 /// The shipped band between layouts of one job (fraction: 0.05 = ±5 %), from [`band_of`] on the
 /// shipped layout sweeps and the groups among the shipped training runs in extended mode.
-pub const LAYOUT_BAND: f64 = 0.0579;
+pub const LAYOUT_BAND: f64 = 0.0586;
 
 /// The percentile of the within-group deviations the band is drawn at.
 pub const BAND_PERCENTILE: f64 = 0.8;

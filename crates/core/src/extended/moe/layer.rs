@@ -31,17 +31,18 @@ pub const GROUPED_GEMM_HALF_TOKENS: f64 = 128.0;
 
 /// Fixed time of one MoE layer per micro-batch, forward plus backward [s], fitted on the measured
 /// MoE runs together with [`FITTED_EXPERT_GEMM_ISSUE_S`] (`crate::validate::moe_fit`, least mean
-/// absolute error, coordinate search on a 0.1 ms × 2.5 µs grid; test `moe_validate`): 0.9 ms on
+/// absolute error, coordinate search on a 0.1 ms × 2.5 µs grid; test `moe_validate`): 0.8 ms on
 /// all 53 rows of `measured-moe-runs.json` under the operation-list block and memory model with
-/// the dense constants of the 103-row fit (η 0.99, η_att 0.41 of the part's own-generation
-/// attention kernel; torchtitan rows read as FlashAttention-2 class), with the overlapped
+/// the dense constants of the 103-row fit (η 1.0, η_att 0.615 of the attention kernel's benchmark
+/// curve, [`crate::extended::efficiency::attention_kernel_fraction`]; torchtitan rows read as
+/// FlashAttention-2 class; 0.9 ms with the earlier η 0.999, η_att 0.41 of the ceiling), with the overlapped
 /// exchange's SM share ([`COMM_SM_SHARE`]) and DeepEP's achieved bandwidths for hierarchical
 /// dispatchers (`super::dispatch::hierarchical_bandwidth_gain`). Leave-one-source-out
-/// throughput MAPE 17.8 % (in-sample 17.3 %; 18.3 % / 18.0 % with 1.2 ms before those two; 17.7 %
+/// throughput MAPE 17.9 % (in-sample 17.3 %; 17.8 % / 17.3 % with the earlier attention rate; 18.3 % / 18.0 % with 1.2 ms before those two; 17.7 %
 /// / 17.5 % before the MoE activations were counted as Megatron-Core keeps them with its recompute
 /// modules; with this constant alone and the rows' earlier readings 3.1 ms, 23.9 % / 21.7 %).
 /// One third is charged to the forward, two thirds to the backward.
-pub const FITTED_LAYER_OVERHEAD_S: f64 = 0.0009;
+pub const FITTED_LAYER_OVERHEAD_S: f64 = 0.0008;
 
 /// Host time to issue one expert GEMM [s] ([`super::options::MoeOptions::expert_gemm_issue_s`]),
 /// fitted on the measured MoE runs together with [`FITTED_LAYER_OVERHEAD_S`]
