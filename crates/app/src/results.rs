@@ -32,6 +32,25 @@ pub fn dims(c: &Candidate) -> [String; 5] {
     [c.dp.to_string(), tp, cp, c.pp.to_string(), c.mbs.to_string()]
 }
 
+/// [`dims`] of a reported configuration, the CP cell followed by the context-parallel flavour the
+/// search chose for it, in parentheses (`16 (hybrid 8×2)`, `8 (ulysses 8)`, `8 (ring)`: only
+/// under `cp_comm=search`; [`fmperf_core::search::execution::CpFlavour::text`]).
+pub fn report_dims(r: &ConfigReport) -> [String; 5] {
+    let mut d = dims(&r.candidate);
+    if let Some(f) = r.execution.and_then(|e| e.cp) {
+        d[2] = format!("{} ({})", d[2], cp_flavour_text(r).unwrap_or_else(|| f.cp_comm.to_string()));
+    }
+    d
+}
+
+/// The context-parallel flavour the search chose for a configuration, in words (`ring`,
+/// `ulysses 8`, `hybrid 8×2` = Ulysses degree × ring degree); `None` where it chose none (the
+/// flavour fixed by `cp_comm`, or no context parallelism).
+pub fn cp_flavour_text(r: &ConfigReport) -> Option<String> {
+    let f = r.execution?.cp?;
+    Some(f.text(r.candidate.dims(r.microbatches * r.candidate.dp * r.candidate.mbs).cp))
+}
+
 /// The columns of an MoE model's expert layout, after CP: expert-parallel and expert
 /// tensor-parallel degrees (the expert layers re-split the TP·CP·DP devices of a stage).
 pub const EXPERT_HEADERS: [(&str, &str); 2] = [
@@ -253,6 +272,30 @@ pub fn collapse_rows(ranked: &[(Candidate, Option<ExpertLayout>)]) -> Vec<(usize
 mod tests {
     use super::*;
     use fmperf_core::explore::parse_candidate;
+
+    #[test]
+    fn the_cp_cell_names_the_flavour_the_search_chose() {
+        use fmperf_core::extended::context_parallel::CpComm;
+        use fmperf_core::search::execution::CpFlavour;
+        let c = Candidate { strategy: Strategy::ContextParallel2D, tp2: 16, ..Candidate::one_d(1, 1, 1, 1, 1, 1, 1) };
+        let e = fmperf_core::search::Execution::of(&fmperf_core::extended::ExtendedOptions::realistic());
+        let report = |cp| ConfigReport {
+            candidate: c,
+            microbatches: 1,
+            throughput_samples_per_s: 1.0,
+            time_per_step_s: 1.0,
+            training_days: 1.0,
+            mfu: 0.5,
+            memory: fmperf_core::explore::MemoryFit { used_gb: 1.0, capacity_gb: 80.0 },
+            totals: Default::default(),
+            execution: Some(e.with_cp(cp)),
+            experts: None,
+        };
+        assert_eq!(report_dims(&report(None))[2], "16");
+        let hybrid = CpFlavour { cp_comm: CpComm::Hybrid, cp_ulysses: 8 };
+        assert_eq!(report_dims(&report(Some(hybrid)))[2], "16 (hybrid 8×2)");
+        assert_eq!(cp_flavour_text(&report(Some(CpFlavour::RING))).as_deref(), Some("ring"));
+    }
 
     #[test]
     fn placements_collapse_under_the_best() {

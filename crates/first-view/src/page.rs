@@ -347,7 +347,7 @@ impl Table<'_> {
             ));
         }
         s.push_str("</td>");
-        for d in texts::dims(c) {
+        for d in texts::report_dims(r) {
             s.push_str(&format!(r#"<td class="num dim">{}</td>"#, escape(&d)));
         }
         if let Some(x) = texts::expert_dims(r.experts.as_ref()) {
