@@ -56,17 +56,22 @@ fn a_layout_gets_every_flavour_that_applies() {
     let search = with_comm(CpComm::Search, 1);
     let hybrid = |u| Some(CpFlavour { cp_comm: CpComm::Hybrid, cp_ulysses: u });
     let ulysses = |u| Some(CpFlavour { cp_comm: CpComm::Ulysses, cp_ulysses: u });
-    // cp = 16: Ulysses 16 cannot split 8 K/V heads (skipped, not an error); the hybrids 2, 4, 8 can.
-    assert_eq!(cp_flavours(&w, &search, 1, 16), vec![Some(CpFlavour::RING), hybrid(2), hybrid(4), hybrid(8)]);
+    // cp = 16 over two 8-GPU domains: Ulysses 16 cannot split 8 K/V heads (skipped, not an
+    // error); the hybrids 2, 4, 8 can, their Ulysses groups inside a domain.
+    assert_eq!(cp_flavours(&w, &search, 1, 16, 8), vec![Some(CpFlavour::RING), hybrid(2), hybrid(4), hybrid(8)]);
+    // Over four 4-GPU domains: a split of 8 would cross domains (USP: Ulysses inside a node).
+    assert_eq!(cp_flavours(&w, &search, 1, 16, 4), vec![Some(CpFlavour::RING), hybrid(2), hybrid(4)]);
     // cp = 8 with tp = 1: Ulysses 8 too; with tp = 2 each rank holds 4 K/V heads: 2 and 4 only.
-    assert_eq!(cp_flavours(&w, &search, 1, 8), vec![Some(CpFlavour::RING), ulysses(8), hybrid(2), hybrid(4)]);
-    assert_eq!(cp_flavours(&w, &search, 2, 8), vec![Some(CpFlavour::RING), hybrid(2), hybrid(4)]);
+    assert_eq!(cp_flavours(&w, &search, 1, 8, 8), vec![Some(CpFlavour::RING), ulysses(8), hybrid(2), hybrid(4)]);
+    assert_eq!(cp_flavours(&w, &search, 2, 8, 8), vec![Some(CpFlavour::RING), hybrid(2), hybrid(4)]);
+    // One device per node: the ring and Ulysses, no hybrid (its all-to-alls would cross nodes).
+    assert_eq!(cp_flavours(&w, &search, 1, 8, 1), vec![Some(CpFlavour::RING), ulysses(8)]);
     // cp = 2: no hybrid split exists (1 < u < 2).
-    assert_eq!(cp_flavours(&w, &search, 1, 2), vec![Some(CpFlavour::RING), ulysses(2)]);
+    assert_eq!(cp_flavours(&w, &search, 1, 2, 2), vec![Some(CpFlavour::RING), ulysses(2)]);
     // Without context parallelism, or with the flavour fixed (the default ring too): the switches'.
-    assert_eq!(cp_flavours(&w, &search, 8, 1), vec![None]);
-    assert_eq!(cp_flavours(&w, &ExtendedOptions::realistic(), 1, 16), vec![None]);
-    assert_eq!(cp_flavours(&w, &with_comm(CpComm::Ulysses, 1), 1, 16), vec![None]);
+    assert_eq!(cp_flavours(&w, &search, 8, 1, 1), vec![None]);
+    assert_eq!(cp_flavours(&w, &ExtendedOptions::realistic(), 1, 16, 8), vec![None]);
+    assert_eq!(cp_flavours(&w, &with_comm(CpComm::Ulysses, 1), 1, 16, 8), vec![None]);
 }
 
 #[test]
@@ -117,9 +122,14 @@ fn the_ring_wins_across_nodes_with_few_kv_heads() {
     // NIC, exposed: 2·(1.68 ms + 35 µs) + 2·(0.42 ms + 35 µs) = 4.33 ms per block and pass.
     let w = Workload { seq_len: 65536, ..Workload::LLAMA3_8B };
     let hw = h200(1);
-    // Every flavour applies here (8 divides the 8 K/V heads), so the ring wins on its merits.
+    // Ulysses 8 applies here (8 divides the 8 K/V heads): the ring wins on its merits. The
+    // hybrids' all-to-alls would cross nodes, so the search does not try them; priced below,
+    // they lose too.
     let o = with_comm(CpComm::Search, 1);
-    assert_eq!(cp_flavours(&w, &o, 1, 8).len(), 4);
+    assert_eq!(
+        cp_flavours(&w, &o, 1, 8, 1),
+        vec![Some(CpFlavour::RING), Some(CpFlavour { cp_comm: CpComm::Ulysses, cp_ulysses: 8 })]
+    );
     let row = best(w, &hw, o, 8, only_the_flavour(8));
     assert_eq!(row.execution.and_then(|e| e.cp), Some(CpFlavour::RING));
 
@@ -159,17 +169,31 @@ fn the_search_equals_the_best_of_each_flavour_fixed() {
     assert!(searched.evaluations > fixed[0].evaluations);
     assert_eq!(searched.candidates, fixed[0].candidates);
     assert_eq!(searched.feasible, fixed[0].feasible, "memory does not depend on the flavour");
+    // A fixed flavour's row counts where the search tries that flavour for its layout.
+    let tried = |x: &fmperf_core::search::Ranked, fixed: usize| {
+        let c = &x.candidate;
+        let flavours = cp_flavours(&w, &with_comm(CpComm::Search, 1), c.tp1, c.tp2, c.nv_tp2);
+        let comm = [CpComm::Ring, CpComm::Ulysses, CpComm::Hybrid][fixed.min(2)];
+        let u = [1, c.tp2, 2, 4, 8, 16][fixed];
+        c.tp2 == 1
+            || flavours.iter().flatten().any(|f| f.cp_comm == comm && (comm != CpComm::Hybrid || f.cp_ulysses == u))
+    };
     let top = searched.top.first().unwrap().throughput_samples_per_s;
-    let best_fixed = fixed.iter().filter_map(|r| r.top.first()).map(|r| r.throughput_samples_per_s).fold(0.0, f64::max);
+    let mut best_fixed = 0.0f64;
+    for (i, f) in fixed.iter().enumerate() {
+        for x in f.top.iter().filter(|x| tried(x, i)) {
+            best_fixed = best_fixed.max(x.throughput_samples_per_s);
+        }
+    }
     assert_eq!(top, best_fixed);
     // Each searched row: its layout's best over the fixed searches that kept it.
     for r in searched.top.iter().take(20) {
-        let same = |x: &&fmperf_core::search::Ranked| x.candidate == r.candidate;
-        let best = fixed
-            .iter()
-            .filter_map(|f| f.top.iter().find(same))
-            .map(|x| x.throughput_samples_per_s)
-            .fold(0.0, f64::max);
+        let mut best = 0.0f64;
+        for (i, f) in fixed.iter().enumerate() {
+            if let Some(x) = f.top.iter().find(|x| x.candidate == r.candidate && tried(x, i)) {
+                best = best.max(x.throughput_samples_per_s);
+            }
+        }
         assert!(r.throughput_samples_per_s >= best, "{:?}", r.candidate);
         let f = r.execution.unwrap().cp;
         assert_eq!(f.is_some(), r.candidate.tp2 > 1, "{:?}", r.candidate);

@@ -84,13 +84,16 @@ impl CpFlavour {
 }
 
 /// The flavours the search tries for a layout with `tp`-way tensor and `cp`-way context
-/// parallelism of `w` under `o`, in order: `[None]` (the switches' flavour) unless
-/// `o.cp_comm` is `search` and `cp > 1`; then the ring, Ulysses over all `cp` devices and each
-/// hybrid split `u × cp/u` (`1 < u < cp`, `u` ascending), each where the Ulysses degree divides
-/// `cp` and the query and K/V heads per tensor-parallel rank
+/// parallelism of `w` under `o`, `cp_fast` of whose CP ranks share a fast domain, in order:
+/// `[None]` (the switches' flavour) unless `o.cp_comm` is `search` and `cp > 1`; then the ring,
+/// Ulysses over all `cp` devices and each hybrid split `u × cp/u` whose Ulysses groups lie inside
+/// one fast domain (`1 < u < cp`, `u` dividing `cp_fast`, ascending: USP's practice, Ulysses inside
+/// a node and the ring across, Fang & Zhao arXiv:2405.07719; a split whose all-to-alls cross
+/// domains is not tried, which keeps the search within twice its time), each where the Ulysses
+/// degree divides `cp` and the query and K/V heads per tensor-parallel rank
 /// ([`crate::extended::context_parallel::ulysses_applies`]); a flavour that cannot apply is left
 /// out, not an error (the ring always applies).
-pub fn cp_flavours(w: &Workload, o: &ExtendedOptions, tp: u64, cp: u64) -> Vec<Option<CpFlavour>> {
+pub fn cp_flavours(w: &Workload, o: &ExtendedOptions, tp: u64, cp: u64, cp_fast: u64) -> Vec<Option<CpFlavour>> {
     if o.cp_comm != CpComm::Search || cp <= 1 {
         return vec![None];
     }
@@ -98,7 +101,7 @@ pub fn cp_flavours(w: &Workload, o: &ExtendedOptions, tp: u64, cp: u64) -> Vec<O
     if ulysses_applies(w, tp, cp, cp, o).is_ok() {
         out.push(Some(CpFlavour { cp_comm: CpComm::Ulysses, cp_ulysses: cp }));
     }
-    for u in (2..cp).filter(|u| cp.is_multiple_of(*u)) {
+    for u in (2..cp.min(cp_fast + 1)).filter(|u| cp.is_multiple_of(*u) && cp_fast.is_multiple_of(*u)) {
         if ulysses_applies(w, tp, cp, u, o).is_ok() {
             out.push(Some(CpFlavour { cp_comm: CpComm::Hybrid, cp_ulysses: u }));
         }

@@ -147,8 +147,8 @@ struct Chooser {
     /// allocations) was a tenth of the page's first search in a profile. The same lists, so the
     /// same results.
     combinations: BTreeMap<(u64, u64, u64, u64), Arc<[Execution]>>,
-    /// [`execution::cp_flavours`] by `(tp, cp)`, built once each (`cp_comm=search` only).
-    flavours: BTreeMap<(u64, u64), Arc<[Option<execution::CpFlavour>]>>,
+    /// [`execution::cp_flavours`] by `(tp, cp, cp_fast)`, built once each (`cp_comm=search` only).
+    flavours: BTreeMap<(u64, u64, u64), Arc<[Option<execution::CpFlavour>]>>,
 }
 
 impl Chooser {
@@ -176,10 +176,12 @@ impl Chooser {
             .clone()
     }
 
-    /// The context-parallel flavours to try for a layout of `tp × cp` ([`execution::cp_flavours`]).
-    fn flavours(&mut self, tp: u64, cp: u64) -> Arc<[Option<execution::CpFlavour>]> {
+    /// The context-parallel flavours to try for a layout of `tp × cp`, `cp_fast` of the CP ranks
+    /// in one fast domain ([`execution::cp_flavours`]).
+    fn flavours(&mut self, tp: u64, cp: u64, cp_fast: u64) -> Arc<[Option<execution::CpFlavour>]> {
         let (w, o) = (&self.setup.workload, &self.setup.options);
-        self.flavours.entry((tp, cp)).or_insert_with(|| execution::cp_flavours(w, o, tp, cp).into()).clone()
+        let make = || execution::cp_flavours(w, o, tp, cp, cp_fast).into();
+        self.flavours.entry((tp, cp, cp_fast)).or_insert_with(make).clone()
     }
 
     fn outcome(&mut self, e: Execution, c: &Candidate) -> Result<Outcome, Error> {
@@ -663,16 +665,22 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
     let cp = if c.strategy == Strategy::ContextParallel2D { c.tp2 } else { 1 };
     let searched;
     let flavours: &[Option<execution::CpFlavour>] = if cp > 1 && ch.setup.options.cp_comm == CpComm::Search {
-        searched = ch.flavours(c.tp1, cp);
+        searched = ch.flavours(c.tp1, cp, c.nv_tp2);
         &searched
     } else {
         &NO_FLAVOUR
     };
     let mut best: Option<(Outcome, Execution)> = None;
     let (mut fits, mut too_big, mut rejection) = (false, false, None);
-    for &f in flavours.iter() {
+    for (i, &f) in flavours.iter().enumerate() {
+        // Memory does not depend on the flavour (the same activations are kept, the all-to-alls'
+        // buffers are transient: `extended::context_parallel`), so the first flavour's leanest
+        // execution decides for all: past a first that does not fit, none does.
+        if i > 0 && !fits && rejection.is_none() {
+            break;
+        }
         let beat = best.as_ref().map(|(o, _)| o.throughput_samples_per_s);
-        match choose_flavour(ch, f, c, capacity, global_batch, st, beat) {
+        match choose_flavour(ch, f, c, capacity, global_batch, st, (beat, fits)) {
             Priced::Rejected(e) => {
                 rejection.get_or_insert(e);
             }
@@ -723,7 +731,9 @@ enum Priced {
 /// [`choose`] for one context-parallel flavour `f` (`None`: the switches'): the candidate's
 /// leanest execution decides whether it fits; then every combination the bounds let through is
 /// priced and the best returned. `beat`: the throughput the candidate already reaches with
-/// another flavour [samples/s] (a flavour whose bound is below it is skipped). Updates the
+/// another flavour [samples/s] (a flavour whose bound is below it is skipped); `fitted`: another
+/// flavour's leanest execution already fits (memory does not depend on the flavour, so it is
+/// not priced again). Updates the
 /// evaluation count and the least memory; feasibility, rejections and the top list are the
 /// caller's.
 fn choose_flavour(
@@ -733,7 +743,7 @@ fn choose_flavour(
     capacity: f64,
     global_batch: u64,
     st: &mut ChooseState,
-    beat: Option<f64>,
+    (beat, fitted): (Option<f64>, bool),
 ) -> Priced {
     let (cp, nv_cp) = if c.strategy == Strategy::ContextParallel2D { (c.tp2, c.nv_tp2) } else { (1, 1) };
     let combos = ch.combinations(c.pp, ch.setup.workload.layers, c.dp * cp, c.nv_dp * nv_cp);
@@ -752,31 +762,12 @@ fn choose_flavour(
     };
     let leanest = pick(ch.choices.recompute.unwrap_or(Recompute::Full), ch.choices.sharding.unwrap_or(Sharding::Zero3));
     let mut outcomes: Vec<Option<Outcome>> = vec![None; combos.len()];
-    *st.evaluations += 1;
     let moe = ch.setup.workload.moe.is_some();
-    // MoE: when no expert layout of the leanest execution needs less memory than the least seen,
-    // the candidate cannot lower `min_mem_gb` and whether it fits is all the counters need — read
-    // from the layouts' memory alone; its time is priced below only if the bounds let it through.
-    let probe = match moe {
-        true => ch.evaluator(combos[leanest]).ok().and_then(|ev| ev.moe_memory_floor(c)),
-        false => None,
-    };
-    if let Some((least, fits)) = probe
-        && least >= *st.min_mem_gb
-    {
-        if !fits {
-            return Priced::TooBig;
+    if !fitted {
+        *st.evaluations += 1;
+        if let Some(verdict) = fit_leanest(ch, &combos, leanest, c, capacity, st, &mut outcomes) {
+            return verdict;
         }
-    } else {
-        let lean = match ch.outcome(combos[leanest], c) {
-            Ok(o) => o,
-            Err(e) => return Priced::Rejected(e),
-        };
-        *st.min_mem_gb = st.min_mem_gb.min(lean.mem_gb);
-        if lean.mem_gb > capacity {
-            return Priced::TooBig;
-        }
-        outcomes[leanest] = Some(lean);
     }
     // Time bound over every combination: the per-micro-batch work without recomputation (matrix
     // work and tensor/context-parallel communication, which sharding and interleaving leave
@@ -844,7 +835,9 @@ fn choose_flavour(
                     if !st.top.accepts(ceiling) {
                         break;
                     }
-                    if best.as_ref().is_some_and(|(b, _)| ceiling < b.throughput_samples_per_s) {
+                    if best.as_ref().is_some_and(|(b, _)| ceiling < b.throughput_samples_per_s)
+                        || beat.is_some_and(|b| ceiling < b)
+                    {
                         continue;
                     }
                 }
@@ -861,8 +854,9 @@ fn choose_flavour(
                     }
                 }
             };
-            if !moe && !st.top.accepts(o.throughput_samples_per_s) {
-                // Heavier levels are no faster.
+            let slower = beat.is_some_and(|b| o.throughput_samples_per_s < b);
+            if !moe && (!st.top.accepts(o.throughput_samples_per_s) || slower) {
+                // Heavier levels are no faster (than the list, or than another flavour).
                 break;
             }
             if o.mem_gb > capacity {
@@ -878,6 +872,45 @@ fn choose_flavour(
         Some((o, j)) if st.top.accepts(o.throughput_samples_per_s) => Priced::Fits(Some((o, combos[j]))),
         _ => Priced::Fits(None),
     }
+}
+
+/// Whether candidate `c` fits with its leanest execution `combos[leanest]` (`None`: it does, its
+/// outcome kept in `outcomes` when priced; else the verdict to return).
+fn fit_leanest(
+    ch: &mut Chooser,
+    combos: &[Execution],
+    leanest: usize,
+    c: &Candidate,
+    capacity: f64,
+    st: &mut ChooseState,
+    outcomes: &mut [Option<Outcome>],
+) -> Option<Priced> {
+    let moe = ch.setup.workload.moe.is_some();
+    // MoE: when no expert layout of the leanest execution needs less memory than the least seen,
+    // the candidate cannot lower `min_mem_gb` and whether it fits is all the counters need — read
+    // from the layouts' memory alone; its time is priced below only if the bounds let it through.
+    let probe = match moe {
+        true => ch.evaluator(combos[leanest]).ok().and_then(|ev| ev.moe_memory_floor(c)),
+        false => None,
+    };
+    if let Some((least, fits)) = probe
+        && least >= *st.min_mem_gb
+    {
+        if !fits {
+            return Some(Priced::TooBig);
+        }
+    } else {
+        let lean = match ch.outcome(combos[leanest], c) {
+            Ok(o) => o,
+            Err(e) => return Some(Priced::Rejected(e)),
+        };
+        *st.min_mem_gb = st.min_mem_gb.min(lean.mem_gb);
+        if lean.mem_gb > capacity {
+            return Some(Priced::TooBig);
+        }
+        outcomes[leanest] = Some(lean);
+    }
+    None
 }
 
 /// A lower bound on the iteration time of a combination with `v` virtual stages whose
