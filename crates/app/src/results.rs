@@ -87,6 +87,20 @@ pub fn reports(ctx: &ReportContext, result: &ExploreResult, list: Option<Strateg
     ranked.iter().map(|r| ConfigReport::of_ranked(ctx, r)).collect()
 }
 
+/// The explorer's word on its fastest layouts in extended mode (issue 31 §3): "these N layouts are
+/// within fmperf's error band between layouts (±6 %) …: try them" when the N fastest rows shown
+/// (placements collapsed, as the table shows them) are predicted within the band between
+/// layouts of one job ([`fmperf_core::validate::layout_band`]: measured on the shipped layout
+/// groups), instead of a ranking of noise; `None` when the fastest stands apart, and in reference
+/// mode (the band is extended mode's).
+pub fn band_note(spec: &ExploreSpec, reports: &[ConfigReport]) -> Option<String> {
+    use fmperf_core::validate::layout_band::{LAYOUT_BAND, band_message};
+    spec.extended.as_ref()?;
+    let rows: Vec<(Candidate, Option<ExpertLayout>)> = reports.iter().map(|r| (r.candidate, r.experts)).collect();
+    let times: Vec<f64> = collapse_rows(&rows).iter().map(|(lead, _)| reports[*lead].time_per_step_s).collect();
+    band_message(&times, LAYOUT_BAND)
+}
+
 /// The results card's summary: the scenario searched, then how many candidates, in how long
 /// [ms] when `elapsed_ms` is given (not for a result drawn ahead, at build time), and how many fit
 /// in a device's memory [GB].
@@ -272,6 +286,43 @@ pub fn collapse_rows(ranked: &[(Candidate, Option<ExpertLayout>)]) -> Vec<(usize
 mod tests {
     use super::*;
     use fmperf_core::explore::parse_candidate;
+
+    #[test]
+    fn the_fastest_layouts_within_the_band_are_offered_together() {
+        use fmperf_core::explore::inputs::ExploreFields;
+        use fmperf_core::mode::ModelMode;
+        let f = ExploreFields::default_scenario();
+        let extended = f.resolve_in(&ModelMode::extended()).unwrap();
+        let report = |c: Candidate, t: f64| ConfigReport {
+            candidate: c,
+            microbatches: 1,
+            throughput_samples_per_s: 1.0 / t,
+            time_per_step_s: t,
+            training_days: 1.0,
+            mfu: 0.5,
+            memory: fmperf_core::explore::MemoryFit { used_gb: 1.0, capacity_gb: 80.0 },
+            totals: Default::default(),
+            execution: None,
+            experts: None,
+        };
+        let one = |dp, tp, nv| Candidate::one_d(dp, tp, 1, 1, nv, 1, 1);
+        // Band 5.79 %: ratio 1.0579 / 0.9421 = 1.1229; of 10, 10.5, 11.0 and 20 s the first three
+        // are within 11.229 s. The second placement of the first layout (10.2 s) is one row.
+        let reports = [
+            report(one(8, 1, 1), 10.0),
+            report(Candidate::one_d(8, 1, 1, 1, 1, 1, 8), 10.2),
+            report(one(4, 2, 2), 10.5),
+            report(one(2, 4, 4), 11.0),
+            report(one(1, 8, 8), 20.0),
+        ];
+        let note = band_note(&extended, &reports).unwrap();
+        assert!(note.starts_with("these 3 layouts are within"), "{note}");
+        assert!(note.contains("(±6 %)") && note.contains("try them"), "{note}");
+        // The fastest standing apart: no note; reference mode: none either.
+        assert_eq!(band_note(&extended, &[report(one(8, 1, 1), 10.0), report(one(1, 8, 8), 20.0)]), None);
+        let reference = f.resolve_in(&ModelMode::Reference).unwrap();
+        assert_eq!(band_note(&reference, &reports), None);
+    }
 
     #[test]
     fn the_cp_cell_names_the_flavour_the_search_chose() {

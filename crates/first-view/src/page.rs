@@ -118,6 +118,9 @@ fn draw(
         }
         card.push_str("</ul></div>");
     }
+    if let Some(n) = texts::band_note(&spec, &reports) {
+        card.push_str(&format!(r#"<p class="muted small" id="ex-band-note">{}</p>"#, escape(&n)));
+    }
     card.push_str(&table.html(&reports, &rows_html));
     card.push_str("</div>");
     let html = shell(views::is_embedded(&q), &scenario_card(&spec), &mode_panel(&q, &spec), &card);

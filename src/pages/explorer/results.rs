@@ -558,8 +558,11 @@ pub fn Results() -> impl IntoView {
                 </div>
             }
         });
+        let band = fmperf_app::results::band_note(&o.spec, &reports)
+            .map(|n| view! { <p class="muted small" id="ex-band-note">{n}</p> });
         view! {
             {departed}
+            {band}
             <ResultsTable reports=reports.clone() selected=selected />
             <ExportResults reports=reports list=list.get() />
         }
