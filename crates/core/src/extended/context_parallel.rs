@@ -120,7 +120,7 @@ pub fn check(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Result<()
     let field = if opts.cp_comm == CpComm::Hybrid { "ext.cp_ulysses" } else { "ext.cp_comm" };
     ulysses_applies(w, layout.tp, cp, u, opts).map_err(|rule| {
         let e = Error::invalid(field, u, rule);
-        if cp % u == 0 {
+        if cp.is_multiple_of(u) {
             e.with_hint("Ulysses splits whole heads; use cp_comm=hybrid with a smaller cp_ulysses, or ring")
         } else {
             e
@@ -132,7 +132,7 @@ pub fn check(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Result<()
 /// parallelism: `u` divides `cp` and the query and K/V heads per tensor-parallel rank. `Err`: the
 /// rule broken, in words.
 pub fn ulysses_applies(w: &Workload, tp: u64, cp: u64, u: u64, opts: &ExtendedOptions) -> Result<(), String> {
-    if u == 0 || cp % u != 0 {
+    if u == 0 || !cp.is_multiple_of(u) {
         return Err(format!("the Ulysses degree must divide cp = {cp}"));
     }
     let tp = tp.max(1);
@@ -140,7 +140,7 @@ pub fn ulysses_applies(w: &Workload, tp: u64, cp: u64, u: u64, opts: &ExtendedOp
     for (what, heads) in [("attention heads", w.heads), ("K/V heads", kv)] {
         // Heads per tensor-parallel rank (Megatron replicates K/V heads when tp exceeds them).
         let local = (heads / tp).max(1);
-        if local % u != 0 {
+        if !local.is_multiple_of(u) {
             return Err(format!(
                 "the Ulysses degree must divide the {what} per tensor-parallel rank ({heads} / tp {tp} = {local})"
             ));

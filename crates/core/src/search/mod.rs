@@ -129,6 +129,10 @@ impl ExtendedSetup {
 /// interface ([`CostModel`]).
 pub(crate) type Engine = Box<dyn CostModel>;
 
+/// What tells a chooser's evaluators apart: the recomputation level and the context-parallel
+/// flavour (both change the block costs).
+type EvaluatorKey = (Recompute, Option<execution::CpFlavour>);
+
 /// Extended mode's pricing with the execution chosen per candidate: one evaluator (with its
 /// block-cost caches) per recomputation level and context-parallel flavour priced so far,
 /// switched between shardings, shard groups and interleave degrees
@@ -141,15 +145,18 @@ struct Chooser {
     global_batch: u64,
     /// One evaluator per recomputation level and flavour priced so far (a handful: found by a
     /// scan, which costs less than hashing the level for every configuration priced).
-    evaluators: Vec<((Recompute, Option<execution::CpFlavour>), ExtendedEvaluator)>,
+    evaluators: Vec<(EvaluatorKey, ExtendedEvaluator)>,
     /// [`ExecutionChoices::combinations`] by its arguments `(pp, depth, replicas, replicas_fast)`:
     /// candidates share few of them, and building the list for each candidate (five small
     /// allocations) was a tenth of the page's first search in a profile. The same lists, so the
     /// same results.
     combinations: BTreeMap<(u64, u64, u64, u64), Arc<[Execution]>>,
     /// [`execution::cp_flavours`] by `(tp, cp, cp_fast)`, built once each (`cp_comm=search` only).
-    flavours: BTreeMap<(u64, u64, u64), Arc<[Option<execution::CpFlavour>]>>,
+    flavours: BTreeMap<(u64, u64, u64), Flavours>,
 }
+
+/// The context-parallel flavours tried for one layout shape ([`execution::cp_flavours`]).
+type Flavours = Arc<[Option<execution::CpFlavour>]>;
 
 impl Chooser {
     fn evaluator(&mut self, e: Execution) -> Result<&mut ExtendedEvaluator, Error> {
@@ -178,7 +185,7 @@ impl Chooser {
 
     /// The context-parallel flavours to try for a layout of `tp × cp`, `cp_fast` of the CP ranks
     /// in one fast domain ([`execution::cp_flavours`]).
-    fn flavours(&mut self, tp: u64, cp: u64, cp_fast: u64) -> Arc<[Option<execution::CpFlavour>]> {
+    fn flavours(&mut self, tp: u64, cp: u64, cp_fast: u64) -> Flavours {
         let (w, o) = (&self.setup.workload, &self.setup.options);
         let make = || execution::cp_flavours(w, o, tp, cp, cp_fast).into();
         self.flavours.entry((tp, cp, cp_fast)).or_insert_with(make).clone()
