@@ -32,6 +32,25 @@ pub fn dims(c: &Candidate) -> [String; 5] {
     [c.dp.to_string(), tp, cp, c.pp.to_string(), c.mbs.to_string()]
 }
 
+/// [`dims`] of a reported configuration, the CP cell followed by the context-parallel flavour the
+/// search chose for it, in parentheses (`16 (hybrid 8×2)`, `8 (ulysses 8)`, `8 (ring)`: only
+/// under `cp_comm=search`; [`fmperf_core::search::execution::CpFlavour::text`]).
+pub fn report_dims(r: &ConfigReport) -> [String; 5] {
+    let mut d = dims(&r.candidate);
+    if let Some(f) = r.execution.and_then(|e| e.cp) {
+        d[2] = format!("{} ({})", d[2], cp_flavour_text(r).unwrap_or_else(|| f.cp_comm.to_string()));
+    }
+    d
+}
+
+/// The context-parallel flavour the search chose for a configuration, in words (`ring`,
+/// `ulysses 8`, `hybrid 8×2` = Ulysses degree × ring degree); `None` where it chose none (the
+/// flavour fixed by `cp_comm`, or no context parallelism).
+pub fn cp_flavour_text(r: &ConfigReport) -> Option<String> {
+    let f = r.execution?.cp?;
+    Some(f.text(r.candidate.dims(r.microbatches * r.candidate.dp * r.candidate.mbs).cp))
+}
+
 /// The columns of an MoE model's expert layout, after CP: expert-parallel and expert
 /// tensor-parallel degrees (the expert layers re-split the TP·CP·DP devices of a stage).
 pub const EXPERT_HEADERS: [(&str, &str); 2] = [
@@ -66,6 +85,20 @@ pub fn reports(ctx: &ReportContext, result: &ExploreResult, list: Option<Strateg
         },
     };
     ranked.iter().map(|r| ConfigReport::of_ranked(ctx, r)).collect()
+}
+
+/// The explorer's word on its fastest layouts in extended mode (issue 31 §3): "these N layouts are
+/// within fmperf's error band between layouts (±6 %) …: try them" when the N fastest rows shown
+/// (placements collapsed, as the table shows them) are predicted within the band between
+/// layouts of one job ([`fmperf_core::validate::layout_band`]: measured on the shipped layout
+/// groups), instead of a ranking of noise; `None` when the fastest stands apart, and in reference
+/// mode (the band is extended mode's).
+pub fn band_note(spec: &ExploreSpec, reports: &[ConfigReport]) -> Option<String> {
+    use fmperf_core::validate::layout_band::{LAYOUT_BAND, band_message};
+    spec.extended.as_ref()?;
+    let rows: Vec<(Candidate, Option<ExpertLayout>)> = reports.iter().map(|r| (r.candidate, r.experts)).collect();
+    let times: Vec<f64> = collapse_rows(&rows).iter().map(|(lead, _)| reports[*lead].time_per_step_s).collect();
+    band_message(&times, LAYOUT_BAND)
 }
 
 /// The results card's summary: the scenario searched, then how many candidates, in how long
@@ -253,6 +286,67 @@ pub fn collapse_rows(ranked: &[(Candidate, Option<ExpertLayout>)]) -> Vec<(usize
 mod tests {
     use super::*;
     use fmperf_core::explore::parse_candidate;
+
+    #[test]
+    fn the_fastest_layouts_within_the_band_are_offered_together() {
+        use fmperf_core::explore::inputs::ExploreFields;
+        use fmperf_core::mode::ModelMode;
+        let f = ExploreFields::default_scenario();
+        let extended = f.resolve_in(&ModelMode::extended()).unwrap();
+        let report = |c: Candidate, t: f64| ConfigReport {
+            candidate: c,
+            microbatches: 1,
+            throughput_samples_per_s: 1.0 / t,
+            time_per_step_s: t,
+            training_days: 1.0,
+            mfu: 0.5,
+            memory: fmperf_core::explore::MemoryFit { used_gb: 1.0, capacity_gb: 80.0 },
+            totals: Default::default(),
+            execution: None,
+            experts: None,
+        };
+        let one = |dp, tp, nv| Candidate::one_d(dp, tp, 1, 1, nv, 1, 1);
+        // Band 5.79 %: ratio 1.0579 / 0.9421 = 1.1229; of 10, 10.5, 11.0 and 20 s the first three
+        // are within 11.229 s. The second placement of the first layout (10.2 s) is one row.
+        let reports = [
+            report(one(8, 1, 1), 10.0),
+            report(Candidate::one_d(8, 1, 1, 1, 1, 1, 8), 10.2),
+            report(one(4, 2, 2), 10.5),
+            report(one(2, 4, 4), 11.0),
+            report(one(1, 8, 8), 20.0),
+        ];
+        let note = band_note(&extended, &reports).unwrap();
+        assert!(note.starts_with("these 3 layouts are within"), "{note}");
+        assert!(note.contains("(±6 %)") && note.contains("try them"), "{note}");
+        // The fastest standing apart: no note; reference mode: none either.
+        assert_eq!(band_note(&extended, &[report(one(8, 1, 1), 10.0), report(one(1, 8, 8), 20.0)]), None);
+        let reference = f.resolve_in(&ModelMode::Reference).unwrap();
+        assert_eq!(band_note(&reference, &reports), None);
+    }
+
+    #[test]
+    fn the_cp_cell_names_the_flavour_the_search_chose() {
+        use fmperf_core::extended::context_parallel::CpComm;
+        use fmperf_core::search::execution::CpFlavour;
+        let c = Candidate { strategy: Strategy::ContextParallel2D, tp2: 16, ..Candidate::one_d(1, 1, 1, 1, 1, 1, 1) };
+        let e = fmperf_core::search::Execution::of(&fmperf_core::extended::ExtendedOptions::realistic());
+        let report = |cp| ConfigReport {
+            candidate: c,
+            microbatches: 1,
+            throughput_samples_per_s: 1.0,
+            time_per_step_s: 1.0,
+            training_days: 1.0,
+            mfu: 0.5,
+            memory: fmperf_core::explore::MemoryFit { used_gb: 1.0, capacity_gb: 80.0 },
+            totals: Default::default(),
+            execution: Some(e.with_cp(cp)),
+            experts: None,
+        };
+        assert_eq!(report_dims(&report(None))[2], "16");
+        let hybrid = CpFlavour { cp_comm: CpComm::Hybrid, cp_ulysses: 8 };
+        assert_eq!(report_dims(&report(Some(hybrid)))[2], "16 (hybrid 8×2)");
+        assert_eq!(cp_flavour_text(&report(Some(CpFlavour::RING))).as_deref(), Some("ring"));
+    }
 
     #[test]
     fn placements_collapse_under_the_best() {

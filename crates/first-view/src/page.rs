@@ -118,6 +118,9 @@ fn draw(
         }
         card.push_str("</ul></div>");
     }
+    if let Some(n) = texts::band_note(&spec, &reports) {
+        card.push_str(&format!(r#"<p class="muted small" id="ex-band-note">{}</p>"#, escape(&n)));
+    }
     card.push_str(&table.html(&reports, &rows_html));
     card.push_str("</div>");
     let html = shell(views::is_embedded(&q), &scenario_card(&spec), &mode_panel(&q, &spec), &card);
@@ -347,7 +350,7 @@ impl Table<'_> {
             ));
         }
         s.push_str("</td>");
-        for d in texts::dims(c) {
+        for d in texts::report_dims(r) {
             s.push_str(&format!(r#"<td class="num dim">{}</td>"#, escape(&d)));
         }
         if let Some(x) = texts::expert_dims(r.experts.as_ref()) {

@@ -166,7 +166,7 @@ fn ExtendedParts(selected: Selected, ev: ExtendedEvaluation) -> impl IntoView {
     } else {
         format!("first {} · last {} · busiest {}", b.stages.first, b.stages.last, b.stages.most)
     };
-    let rows: Vec<(&str, String, &str)> = vec![
+    let mut rows: Vec<(&str, String, &str)> = vec![
         ("micro-batches per step", b.microbatches.to_string(), ""),
         ("blocks per device", blocks, "uneven stages: the busiest device sets the pace"),
         (
@@ -201,6 +201,13 @@ fn ExtendedParts(selected: Selected, ev: ExtendedEvaluation) -> impl IntoView {
         ("optimizer step [s]", fmt::seconds(b.t_optimizer_s), "part of exposed memory (HBM traffic)"),
         ("stage message [s]", fmt::seconds(b.message_s), "one activation message between neighbouring stages"),
     ];
+    if let Some(f) = fmperf_app::results::cp_flavour_text(&selected.report) {
+        rows.push((
+            "context-parallel flavour",
+            f,
+            "chosen by the search (cp_comm=search): Ulysses degree × ring degree",
+        ));
+    }
     let rows = rows
         .into_iter()
         .map(|(k, v, note)| view! { <tr><th scope="row">{k}</th><td class="num">{v}</td><td class="muted">{note}</td></tr> })

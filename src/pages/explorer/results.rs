@@ -204,7 +204,7 @@ fn result_row(
     };
     let c = r.candidate;
     let nb = fmperf_app::results::nb_text(&c);
-    let dims = fmperf_app::results::dims(&c).map(|d| view! { <td class="num dim">{d}</td> });
+    let dims = fmperf_app::results::report_dims(&r).map(|d| view! { <td class="num dim">{d}</td> });
     let expert_dims = fmperf_app::results::expert_dims(r.experts.as_ref())
         .map(|d| d.map(|v| view! { <td class="num dim expert-dim">{v}</td> }));
     let research = fmperf_app::results::is_research(c.strategy).then(|| {
@@ -558,8 +558,11 @@ pub fn Results() -> impl IntoView {
                 </div>
             }
         });
+        let band = fmperf_app::results::band_note(&o.spec, &reports)
+            .map(|n| view! { <p class="muted small" id="ex-band-note">{n}</p> });
         view! {
             {departed}
+            {band}
             <ResultsTable reports=reports.clone() selected=selected />
             <ExportResults reports=reports list=list.get() />
         }

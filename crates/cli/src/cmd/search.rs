@@ -61,6 +61,9 @@ USAGE: fmperf search --model <NAME|FILE.json> --system <NAME|FILE.json> [--strat
 EXECUTION (extended mode): the search chooses recomputation, ZeRO stage / FSDP and its shard group,
 the interleave degree, the context-parallel degree (2d-seqp) and the micro-batch; each flag fixes one
 (`search` = let the search choose). A switch changed with --ext (e.g. recompute=full) is fixed too.
+--ext cp_comm=search also lets it choose the context-parallel flavour per layout: the K/V ring,
+Ulysses (where cp divides the heads per TP rank) or each hybrid split u × cp/u; each row says which
+(columns cp_comm, cp_ulysses = the Ulysses degree; JSON: in \"execution\").
 
 Every candidate is evaluated (extended mode prunes execution choices that provably cannot enter the
 list); those needing more HBM than the device has are dropped. Where no configuration uses every
@@ -429,7 +432,7 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
                 result.feasible,
                 found.capacity_gb
             )?;
-            if req.mode.options().is_some() && req.execution.searches_execution() {
+            if req.mode.options().is_some_and(|o| req.execution.searches_with(o)) {
                 writeln!(out, "execution chosen by the search ({} configurations priced)", result.evaluations)?;
             }
             for n in &found.notes {
@@ -458,13 +461,25 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
 
 /// The flat form of `rows` (table and CSV): the result row's columns, with the memory verdict's
 /// ([`ResultRow::VERDICT`]: `fits`, `mem band [GB]`) after the iteration time when the rows have one
-/// (extended mode).
+/// (extended mode), then the context-parallel flavour's ([`ResultRow::CP_FLAVOUR`]) when the
+/// search chose one (`cp_comm=search`).
 pub(crate) fn flat_table(rows: &[ResultRow], digits: Digits) -> Table {
     let verdict = rows.iter().any(|r| r.fits.is_some());
-    let extra: &[&str] = if verdict { &ResultRow::VERDICT } else { &[] };
-    let mut t = Table { header: ResultRow::header(extra), rows: Vec::new() };
+    let flavour = rows.iter().any(ResultRow::has_cp_flavour);
+    let mut extra: Vec<&str> = Vec::new();
+    if verdict {
+        extra.extend(ResultRow::VERDICT);
+    }
+    if flavour {
+        extra.extend(ResultRow::CP_FLAVOUR);
+    }
+    let mut t = Table { header: ResultRow::header(&extra), rows: Vec::new() };
     for (i, r) in rows.iter().enumerate() {
-        t.push(r.cells(i + 1, if verdict { r.verdict_cells(digits) } else { Vec::new() }, digits));
+        let mut cells = if verdict { r.verdict_cells(digits) } else { Vec::new() };
+        if flavour {
+            cells.extend(r.cp_flavour_cells());
+        }
+        t.push(r.cells(i + 1, cells, digits));
     }
     t
 }

@@ -119,14 +119,16 @@ impl ExploreSpec {
         let e = self.extended.as_ref()?;
         let ch = self.execution;
         let fixed = ch.fixed_execution(&e.options);
-        if !ch.searches_execution() {
+        if !ch.searches_with(&e.options) {
             return Some(fixed);
         }
         let (cp, nv_cp) = if c.strategy == Strategy::ContextParallel2D { (c.tp2, c.nv_tp2) } else { (1, 1) };
         let combos = ch.combinations(e.options.stack, c.pp, e.workload.layers, c.dp * cp, c.nv_dp * nv_cp);
+        // Under `cp_comm=search`, each flavour of the layout in turn (else the switches' one).
+        let flavours = crate::search::execution::cp_flavours(&e.workload, &e.options, c.tp1, cp, nv_cp);
         let mut best: Option<(f64, f64, Execution)> = None;
         let mut leanest: Option<(f64, Execution)> = None;
-        for x in combos {
+        for x in flavours.iter().flat_map(|f| combos.iter().map(|x| x.with_cp(*f))) {
             let Ok(mut ev) = e.evaluator(&x.apply(&e.options), c.strategy, self.global_batch) else {
                 continue;
             };

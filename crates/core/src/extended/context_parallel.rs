@@ -23,6 +23,11 @@
 //! keeps Q, K, V and the output head-sharded (`N × H/u`) where the ring keeps them token-sharded
 //! (`N/u × H`); the all-to-alls' send/receive buffers are transient. Ulysses' degree must divide
 //! the (local) query heads and K/V heads: Ulysses does not split one head (yunchang's README).
+//!
+//! `cp_comm=search` leaves the flavour to the search: per layout it tries the ring, Ulysses
+//! (where `cp` divides the heads per tensor-parallel rank) and each hybrid split `u × cp/u`
+//! ([`crate::search::execution::cp_flavours`]), and each ranked row states the one it chose. One
+//! layout evaluated on its own needs a flavour: [`check`] refuses `search` where `cp > 1`.
 
 use super::layout::Layout;
 use super::options::{ExtendedOptions, named_enum};
@@ -41,11 +46,14 @@ pub enum CpComm {
     Ulysses,
     /// Ulysses over `cp_ulysses` devices, a ring over `cp / cp_ulysses` (USP, Megatron `a2a+p2p`).
     Hybrid,
+    /// Chosen by the search per layout (ring, Ulysses or a hybrid split); not a flavour one
+    /// layout can be priced with ([`check`] refuses it where `cp > 1`).
+    Search,
 }
 
 impl CpComm {
     /// All choices, in order.
-    pub const ALL: [CpComm; 3] = [CpComm::Ring, CpComm::Ulysses, CpComm::Hybrid];
+    pub const ALL: [CpComm; 4] = [CpComm::Ring, CpComm::Ulysses, CpComm::Hybrid, CpComm::Search];
 
     /// The CLI / URL name.
     pub fn as_str(self) -> &'static str {
@@ -53,6 +61,7 @@ impl CpComm {
             CpComm::Ring => "ring",
             CpComm::Ulysses => "ulysses",
             CpComm::Hybrid => "hybrid",
+            CpComm::Search => "search",
         }
     }
 }
@@ -65,15 +74,22 @@ named_enum!(
         ("a2a", CpComm::Ulysses),
         ("all_to_all", CpComm::Ulysses),
         ("usp", CpComm::Hybrid),
-        ("a2a+p2p", CpComm::Hybrid)
+        ("a2a+p2p", CpComm::Hybrid),
+        ("auto", CpComm::Search)
     ]
 );
 
 /// The Ulysses (all-to-all) degree of a context-parallel group of `cp` devices under `opts`:
-/// 1 for the ring, `cp` for Ulysses, `cp_ulysses` for the hybrid.
+/// 1 for the ring, `cp` for Ulysses, `cp_ulysses` for the hybrid (1 for a flavour left to the
+/// search, which [`check`] refuses where `cp > 1`, and 1 without context parallelism).
 pub fn ulysses_degree(cp: u64, opts: &ExtendedOptions) -> u64 {
+    if cp <= 1 {
+        // No context parallelism: nothing to exchange, whatever the hybrid's degree says (a
+        // degree above cp would otherwise make the ring degree cp / u zero).
+        return 1;
+    }
     match opts.cp_comm {
-        CpComm::Ring => 1,
+        CpComm::Ring | CpComm::Search => 1,
         CpComm::Ulysses => cp,
         CpComm::Hybrid => opts.cp_ulysses,
     }
@@ -85,32 +101,49 @@ pub fn ring_degree(cp: u64, opts: &ExtendedOptions) -> u64 {
 }
 
 /// Checks the flavour against a layout: the Ulysses degree divides `cp`, and the query heads and
-/// the K/V heads each tensor-parallel rank holds (Ulysses splits whole heads). Errors name
-/// `ext.cp_ulysses` (hybrid) or `ext.cp_comm` (Ulysses) and the rule.
+/// the K/V heads each tensor-parallel rank holds (Ulysses splits whole heads); a flavour left to
+/// the search (`search`) is no flavour to price a layout with `cp > 1`. Errors name
+/// `ext.cp_ulysses` (hybrid) or `ext.cp_comm` (Ulysses, search) and the rule.
 pub fn check(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Result<(), Error> {
     let cp = layout.cp;
+    if opts.cp_comm == CpComm::Search && cp > 1 {
+        return Err(Error::invalid(
+            "ext.cp_comm",
+            "search",
+            "is a choice the search makes per layout; one layout is priced with ring, ulysses or hybrid",
+        ));
+    }
     let u = ulysses_degree(cp, opts);
     if u <= 1 || cp <= 1 {
         return Ok(());
     }
     let field = if opts.cp_comm == CpComm::Hybrid { "ext.cp_ulysses" } else { "ext.cp_comm" };
-    if cp % u != 0 {
-        return Err(Error::invalid(field, u, format!("the Ulysses degree must divide cp = {cp}")));
+    ulysses_applies(w, layout.tp, cp, u, opts).map_err(|rule| {
+        let e = Error::invalid(field, u, rule);
+        if cp.is_multiple_of(u) {
+            e.with_hint("Ulysses splits whole heads; use cp_comm=hybrid with a smaller cp_ulysses, or ring")
+        } else {
+            e
+        }
+    })
+}
+
+/// Whether Ulysses of degree `u` can run over a CP group of `cp` devices with `tp`-way tensor
+/// parallelism: `u` divides `cp` and the query and K/V heads per tensor-parallel rank. `Err`: the
+/// rule broken, in words.
+pub fn ulysses_applies(w: &Workload, tp: u64, cp: u64, u: u64, opts: &ExtendedOptions) -> Result<(), String> {
+    if u == 0 || !cp.is_multiple_of(u) {
+        return Err(format!("the Ulysses degree must divide cp = {cp}"));
     }
-    let tp = layout.tp.max(1);
+    let tp = tp.max(1);
     let kv = if opts.model.grouped_query_attention { w.kv_heads } else { w.heads };
     for (what, heads) in [("attention heads", w.heads), ("K/V heads", kv)] {
         // Heads per tensor-parallel rank (Megatron replicates K/V heads when tp exceeds them).
         let local = (heads / tp).max(1);
-        if local % u != 0 {
-            return Err(Error::invalid(
-                field,
-                u,
-                format!(
-                    "the Ulysses degree must divide the {what} per tensor-parallel rank ({heads} / tp {tp} = {local})"
-                ),
-            )
-            .with_hint("Ulysses splits whole heads; use cp_comm=hybrid with a smaller cp_ulysses, or ring"));
+        if !local.is_multiple_of(u) {
+            return Err(format!(
+                "the Ulysses degree must divide the {what} per tensor-parallel rank ({heads} / tp {tp} = {local})"
+            ));
         }
     }
     Ok(())
@@ -184,6 +217,8 @@ mod tests {
         assert_eq!(ulysses_degree(16, &opts(CpComm::Ring, 4)), 1);
         assert_eq!(ulysses_degree(16, &opts(CpComm::Ulysses, 4)), 16);
         assert_eq!((ulysses_degree(16, &opts(CpComm::Hybrid, 4)), ring_degree(16, &opts(CpComm::Hybrid, 4))), (4, 4));
+        // Without context parallelism the hybrid's degree means nothing: no zero ring degree.
+        assert_eq!((ulysses_degree(1, &opts(CpComm::Hybrid, 8)), ring_degree(1, &opts(CpComm::Hybrid, 8))), (1, 1));
     }
 
     #[test]

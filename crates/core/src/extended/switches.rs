@@ -77,7 +77,7 @@ const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao", "torchao_fp8_g
 const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16", "bf16_moments"];
 const FUSION: &[&str] = &["fused", "eager"];
 const ATTENTION_KERNELS: &[&str] = &["native", "fa2"];
-const CP_COMMS: &[&str] = &["ring", "ulysses", "hybrid"];
+const CP_COMMS: &[&str] = &["ring", "ulysses", "hybrid", "search"];
 const STAGE_SPLITS: &[&str] = &["blocks", "embedding_as_block", "head_as_block", "ends_as_blocks"];
 
 const FITTED: &str = "fitted once on the 108 measured training runs shipped with fmperf (Validation view: fit and leave-one-source-out error)";
@@ -202,7 +202,8 @@ pub const SWITCHES: [SwitchInfo; 39] = [
         key: "cp_comm",
         label: "Context-parallel flavour",
         what: "how the context-parallel devices share attention: a K/V ring, Ulysses all-to-alls of Q/K/V and the \
-               output over heads (exposed), or the hybrid (Ulysses over cp_ulysses ranks, a ring over the rest)",
+               output over heads (exposed), the hybrid (Ulysses over cp_ulysses ranks, a ring over the rest), or search: \
+               the search tries each per layout and says which it chose",
         kind: SwitchKind::Choice(CP_COMMS),
         source: "ring: Megatron-Core's default (--cp-comm-type p2p); ulysses: DeepSpeed-Ulysses (arXiv:2309.14509), \
                  Megatron a2a; hybrid: USP (arXiv:2405.07719), Megatron a2a+p2p",

@@ -1,7 +1,9 @@
 //! The execution choices an extended-mode search makes next to the parallel layout: activation
 //! recomputation, ZeRO stage / FSDP (and its shard group), interleaved pipeline stages, plus the
 //! context-parallel degree and the micro-batch (which are dimensions of the layout). Each one is
-//! either searched or fixed by the user ([`ExecutionChoices`]).
+//! either searched or fixed by the user ([`ExecutionChoices`]). The context-parallel flavour
+//! (ring, Ulysses, hybrid) is searched only when asked for, by the switch `cp_comm=search`
+//! ([`cp_flavours`]; every other value fixes it, the default ring too).
 //!
 //! The search stays exhaustive — every combination of a layout is priced unless a bound proves it
 //! cannot enter the top list — and fast by pruning (see [`super::Search`]):
@@ -27,6 +29,8 @@
 use crate::Error;
 use crate::extended::ExtendedOptions;
 use crate::extended::Stack;
+use crate::extended::Workload;
+use crate::extended::context_parallel::{CpComm, ulysses_applies};
 use crate::extended::options::{Recompute, Sharding};
 
 /// Largest interleave degree the search tries (Megatron's virtual stages; more only adds stage
@@ -46,6 +50,63 @@ pub struct Execution {
     pub shard_group: Option<u64>,
     /// Virtual pipeline stages per device (1 = plain 1F1B).
     pub interleave: u64,
+    /// The context-parallel flavour the search chose (`cp_comm=search`; JSON keys `cp_comm` and
+    /// `cp_ulysses` next to the others); `None`: the switches' flavour (also every layout
+    /// without context parallelism).
+    #[serde(flatten)]
+    pub cp: Option<CpFlavour>,
+}
+
+/// A context-parallel flavour with its Ulysses degree, as the search chooses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct CpFlavour {
+    /// Ring, Ulysses or hybrid (never `search`).
+    #[serde(serialize_with = "as_text", deserialize_with = "from_text")]
+    pub cp_comm: CpComm,
+    /// The Ulysses (all-to-all) degree [devices]: 1 for the ring, `cp` for Ulysses, the split of
+    /// the hybrid (whose ring degree is `cp / cp_ulysses`).
+    pub cp_ulysses: u64,
+}
+
+impl CpFlavour {
+    /// The ring over all `cp` devices.
+    pub const RING: CpFlavour = CpFlavour { cp_comm: CpComm::Ring, cp_ulysses: 1 };
+
+    /// In words for tables: `ring`, `ulysses 8`, `hybrid 4×2` (Ulysses degree × ring degree)
+    /// for a group of `cp` devices.
+    pub fn text(&self, cp: u64) -> String {
+        match self.cp_comm {
+            CpComm::Ulysses => format!("ulysses {}", self.cp_ulysses),
+            CpComm::Hybrid => format!("hybrid {}×{}", self.cp_ulysses, cp / self.cp_ulysses.max(1)),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// The flavours the search tries for a layout with `tp`-way tensor and `cp`-way context
+/// parallelism of `w` under `o`, `cp_fast` of whose CP ranks share a fast domain, in order:
+/// `[None]` (the switches' flavour) unless `o.cp_comm` is `search` and `cp > 1`; then the ring,
+/// Ulysses over all `cp` devices and each hybrid split `u × cp/u` whose Ulysses groups lie inside
+/// one fast domain (`1 < u < cp`, `u` dividing `cp_fast`, ascending: USP's practice, Ulysses inside
+/// a node and the ring across, Fang & Zhao arXiv:2405.07719; a split whose all-to-alls cross
+/// domains is not tried, which keeps the search within twice its time), each where the Ulysses
+/// degree divides `cp` and the query and K/V heads per tensor-parallel rank
+/// ([`crate::extended::context_parallel::ulysses_applies`]); a flavour that cannot apply is left
+/// out, not an error (the ring always applies).
+pub fn cp_flavours(w: &Workload, o: &ExtendedOptions, tp: u64, cp: u64, cp_fast: u64) -> Vec<Option<CpFlavour>> {
+    if o.cp_comm != CpComm::Search || cp <= 1 {
+        return vec![None];
+    }
+    let mut out = vec![Some(CpFlavour::RING)];
+    if ulysses_applies(w, tp, cp, cp, o).is_ok() {
+        out.push(Some(CpFlavour { cp_comm: CpComm::Ulysses, cp_ulysses: cp }));
+    }
+    for u in (2..cp.min(cp_fast + 1)).filter(|u| cp.is_multiple_of(*u) && cp_fast.is_multiple_of(*u)) {
+        if ulysses_applies(w, tp, cp, u, o).is_ok() {
+            out.push(Some(CpFlavour { cp_comm: CpComm::Hybrid, cp_ulysses: u }));
+        }
+    }
+    out
 }
 
 fn as_text<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
@@ -66,27 +127,45 @@ where
 impl Execution {
     /// The execution of a set of switches.
     pub fn of(o: &ExtendedOptions) -> Execution {
-        Execution { recompute: o.recompute, sharding: o.sharding, shard_group: o.shard_group, interleave: o.interleave }
+        Execution {
+            recompute: o.recompute,
+            sharding: o.sharding,
+            shard_group: o.shard_group,
+            interleave: o.interleave,
+            cp: None,
+        }
     }
 
-    /// The switches with this execution.
+    /// The switches with this execution (and its context-parallel flavour, when chosen).
     pub fn apply(&self, o: &ExtendedOptions) -> ExtendedOptions {
+        let (cp_comm, cp_ulysses) = self.cp.map_or((o.cp_comm, o.cp_ulysses), |f| (f.cp_comm, f.cp_ulysses));
         ExtendedOptions {
             recompute: self.recompute,
             sharding: self.sharding,
             shard_group: self.shard_group,
             interleave: self.interleave,
+            cp_comm,
+            cp_ulysses,
             ..*o
         }
     }
 
-    /// `recompute=…,sharding=…[,shard_group=…],interleave=…`, the switches' text form.
+    /// This execution with the context-parallel flavour `cp`.
+    pub fn with_cp(self, cp: Option<CpFlavour>) -> Execution {
+        Execution { cp, ..self }
+    }
+
+    /// `recompute=…,sharding=…[,shard_group=…],interleave=…[,cp_comm=…,cp_ulysses=…]`, the
+    /// switches' text form.
     pub fn to_text(&self) -> String {
         let mut s = format!("recompute={},sharding={}", self.recompute, self.sharding);
         if let Some(g) = self.shard_group {
             s.push_str(&format!(",shard_group={g}"));
         }
         s.push_str(&format!(",interleave={}", self.interleave));
+        if let Some(f) = self.cp {
+            s.push_str(&format!(",cp_comm={},cp_ulysses={}", f.cp_comm, f.cp_ulysses));
+        }
         s
     }
 }
@@ -203,12 +282,19 @@ impl ExecutionChoices {
             sharding: self.sharding.unwrap_or(o.sharding),
             shard_group: self.shard_group.unwrap_or(o.shard_group),
             interleave: self.interleave.unwrap_or(o.interleave),
+            cp: None,
         }
     }
 
     /// Whether the search chooses any of the execution switches.
     pub fn searches_execution(&self) -> bool {
         self.recompute.is_none() || self.sharding.is_none() || self.shard_group.is_none() || self.interleave.is_none()
+    }
+
+    /// Whether a search with these choices under the switches `o` chooses any execution: one of
+    /// these choices, or the context-parallel flavour (`cp_comm=search`, [`cp_flavours`]).
+    pub fn searches_with(&self, o: &ExtendedOptions) -> bool {
+        self.searches_execution() || o.cp_comm == CpComm::Search
     }
 
     /// Checks fixed values: interleave from 1 to 1024, shard group, cp and mbs positive.
@@ -322,7 +408,7 @@ impl ExecutionChoices {
                 };
                 for &shard_group in &groups {
                     for &interleave in &interleaves {
-                        out.push(Execution { recompute, sharding, shard_group, interleave });
+                        out.push(Execution { recompute, sharding, shard_group, interleave, cp: None });
                     }
                 }
             }
@@ -361,7 +447,13 @@ mod tests {
         assert_eq!(all.len(), 3 * 5 * 4);
         assert_eq!(
             all[0],
-            Execution { recompute: Recompute::None, sharding: Sharding::Ddp, shard_group: None, interleave: 1 }
+            Execution {
+                recompute: Recompute::None,
+                sharding: Sharding::Ddp,
+                shard_group: None,
+                interleave: 1,
+                cp: None
+            }
         );
         let fixed = ExecutionChoices::fixed(&ExtendedOptions::realistic()).combinations(Stack::Megatron, 4, 80, 64, 8);
         assert_eq!(fixed, vec![Execution::of(&ExtendedOptions::realistic())]);

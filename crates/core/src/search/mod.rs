@@ -32,6 +32,7 @@ pub use topk::{Ranked, TopK};
 pub use widen::Widening;
 
 use crate::cost::{CostModel, Detail, ExtendedSetup, Pricer};
+use crate::extended::context_parallel::CpComm;
 use crate::extended::moe::ExpertLayout;
 use crate::extended::options::{Recompute, Sharding};
 use crate::extended::{ExtendedEvaluation, ExtendedEvaluator};
@@ -128,33 +129,43 @@ impl ExtendedSetup {
 /// interface ([`CostModel`]).
 pub(crate) type Engine = Box<dyn CostModel>;
 
+/// What tells a chooser's evaluators apart: the recomputation level and the context-parallel
+/// flavour (both change the block costs).
+type EvaluatorKey = (Recompute, Option<execution::CpFlavour>);
+
 /// Extended mode's pricing with the execution chosen per candidate: one evaluator (with its
-/// block-cost caches) per recomputation level priced so far, switched between shardings, shard
-/// groups and interleave degrees ([`ExtendedEvaluator::reschedule`]: block costs do not read
-/// them).
+/// block-cost caches) per recomputation level and context-parallel flavour priced so far,
+/// switched between shardings, shard groups and interleave degrees
+/// ([`ExtendedEvaluator::reschedule`]: block costs do not read them).
 #[derive(Debug, Clone)]
 struct Chooser {
     setup: ExtendedSetup,
     choices: ExecutionChoices,
     strategy: Strategy,
     global_batch: u64,
-    /// One evaluator per recomputation level priced so far (a handful: found by a scan, which
-    /// costs less than hashing the level for every configuration priced).
-    evaluators: Vec<(Recompute, ExtendedEvaluator)>,
+    /// One evaluator per recomputation level and flavour priced so far (a handful: found by a
+    /// scan, which costs less than hashing the level for every configuration priced).
+    evaluators: Vec<(EvaluatorKey, ExtendedEvaluator)>,
     /// [`ExecutionChoices::combinations`] by its arguments `(pp, depth, replicas, replicas_fast)`:
     /// candidates share few of them, and building the list for each candidate (five small
     /// allocations) was a tenth of the page's first search in a profile. The same lists, so the
     /// same results.
     combinations: BTreeMap<(u64, u64, u64, u64), Arc<[Execution]>>,
+    /// [`execution::cp_flavours`] by `(tp, cp, cp_fast)`, built once each (`cp_comm=search` only).
+    flavours: BTreeMap<(u64, u64, u64), Flavours>,
 }
+
+/// The context-parallel flavours tried for one layout shape ([`execution::cp_flavours`]).
+type Flavours = Arc<[Option<execution::CpFlavour>]>;
 
 impl Chooser {
     fn evaluator(&mut self, e: Execution) -> Result<&mut ExtendedEvaluator, Error> {
-        let i = match self.evaluators.iter().position(|(r, _)| *r == e.recompute) {
+        let key = (e.recompute, e.cp);
+        let i = match self.evaluators.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
                 let ev = self.setup.evaluator(&e.apply(&self.setup.options), self.strategy, self.global_batch)?;
-                self.evaluators.push((e.recompute, ev));
+                self.evaluators.push((key, ev));
                 self.evaluators.len() - 1
             }
         };
@@ -170,6 +181,14 @@ impl Chooser {
             .entry((pp, depth, replicas, replicas_fast))
             .or_insert_with(|| choices.combinations(stack, pp, depth, replicas, replicas_fast).into())
             .clone()
+    }
+
+    /// The context-parallel flavours to try for a layout of `tp × cp`, `cp_fast` of the CP ranks
+    /// in one fast domain ([`execution::cp_flavours`]).
+    fn flavours(&mut self, tp: u64, cp: u64, cp_fast: u64) -> Flavours {
+        let (w, o) = (&self.setup.workload, &self.setup.options);
+        let make = || execution::cp_flavours(w, o, tp, cp, cp_fast).into();
+        self.flavours.entry((tp, cp, cp_fast)).or_insert_with(make).clone()
     }
 
     fn outcome(&mut self, e: Execution, c: &Candidate) -> Result<Outcome, Error> {
@@ -294,7 +313,7 @@ impl Search {
                 choices.cp.is_none_or(|x| x == cp) && choices.mbs.is_none_or(|m| m == c.mbs)
             });
         }
-        let chooser = choices.searches_execution().then(|| {
+        let chooser = choices.searches_with(&options).then(|| {
             Box::new(Chooser {
                 setup: ext.clone(),
                 choices,
@@ -302,6 +321,7 @@ impl Search {
                 global_batch: spec.global_batch,
                 evaluators: Vec::new(),
                 combinations: BTreeMap::new(),
+                flavours: BTreeMap::new(),
             })
         });
         let mut search = Self::with_engine(spec, space, widening, Box::new(evaluator), chooser, Some(ext));
@@ -643,10 +663,101 @@ struct ChooseState<'a> {
 }
 
 /// Prices the execution choices of candidate `c` (generation index `gi`) with the bounds of
-/// [`execution`], offering its best feasible execution to the top list.
+/// [`execution`], offering its best feasible execution to the top list. Under `cp_comm=search`
+/// each context-parallel flavour of the layout ([`execution::cp_flavours`]) is priced in turn
+/// ([`choose_flavour`]), a flavour that cannot beat the best found for `c` so far skipped by its
+/// bound; the candidate counts once (feasible when a flavour fits, rejected when every flavour
+/// is). Otherwise the one flavour of the switches, exactly as before the flavour was a choice.
 fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch: u64, st: &mut ChooseState) {
+    let cp = if c.strategy == Strategy::ContextParallel2D { c.tp2 } else { 1 };
+    let searched;
+    let flavours: &[Option<execution::CpFlavour>] = if cp > 1 && ch.setup.options.cp_comm == CpComm::Search {
+        searched = ch.flavours(c.tp1, cp, c.nv_tp2);
+        &searched
+    } else {
+        &NO_FLAVOUR
+    };
+    let mut best: Option<(Outcome, Execution)> = None;
+    let (mut fits, mut too_big, mut rejection) = (false, false, None);
+    for (i, &f) in flavours.iter().enumerate() {
+        // Memory does not depend on the flavour (the same activations are kept, the all-to-alls'
+        // buffers are transient: `extended::context_parallel`), so the first flavour's leanest
+        // execution decides for all: past a first that does not fit, none does.
+        if i > 0 && !fits && rejection.is_none() {
+            break;
+        }
+        let beat = best.as_ref().map(|(o, _)| o.throughput_samples_per_s);
+        match choose_flavour(ch, f, c, capacity, global_batch, st, (beat, fits)) {
+            Priced::Rejected(e) => {
+                rejection.get_or_insert(e);
+            }
+            Priced::TooBig => too_big = true,
+            Priced::Fits(found) => {
+                fits = true;
+                // Ties between flavours: the least memory, then the first flavour.
+                if let Some((o, e)) = found
+                    && best.as_ref().is_none_or(|(b, _)| {
+                        o.throughput_samples_per_s > b.throughput_samples_per_s
+                            || (o.throughput_samples_per_s == b.throughput_samples_per_s && o.mem_gb < b.mem_gb)
+                    })
+                {
+                    best = Some((o, e));
+                }
+            }
+        }
+    }
+    if fits {
+        *st.feasible += 1;
+    } else if !too_big && let Some(e) = rejection {
+        *st.rejected += 1;
+        st.first_rejection.get_or_insert((gi, e));
+    }
+    if let Some((o, e)) = best
+        && st.top.accepts(o.throughput_samples_per_s)
+    {
+        let mut r = ranked(*c, &o, Some(e));
+        r.experts = ch.experts(e, c);
+        st.top.offer_at(gi, r);
+    }
+}
+
+/// The one "flavour" of a layout whose flavour is not searched: the switches'.
+const NO_FLAVOUR: [Option<execution::CpFlavour>; 1] = [None];
+
+/// What pricing one flavour of a candidate found.
+enum Priced {
+    /// The leanest execution was refused (why).
+    Rejected(Error),
+    /// Not even the leanest execution fits.
+    TooBig,
+    /// The leanest fits; the best execution that can enter the list, with its outcome (`None`:
+    /// the bounds proved none can, or none beats `beat`).
+    Fits(Option<(Outcome, Execution)>),
+}
+
+/// [`choose`] for one context-parallel flavour `f` (`None`: the switches'): the candidate's
+/// leanest execution decides whether it fits; then every combination the bounds let through is
+/// priced and the best returned. `beat`: the throughput the candidate already reaches with
+/// another flavour [samples/s] (a flavour whose bound is below it is skipped); `fitted`: another
+/// flavour's leanest execution already fits (memory does not depend on the flavour, so it is
+/// not priced again). Updates the
+/// evaluation count and the least memory; feasibility, rejections and the top list are the
+/// caller's.
+fn choose_flavour(
+    ch: &mut Chooser,
+    f: Option<execution::CpFlavour>,
+    c: &Candidate,
+    capacity: f64,
+    global_batch: u64,
+    st: &mut ChooseState,
+    (beat, fitted): (Option<f64>, bool),
+) -> Priced {
     let (cp, nv_cp) = if c.strategy == Strategy::ContextParallel2D { (c.tp2, c.nv_tp2) } else { (1, 1) };
     let combos = ch.combinations(c.pp, ch.setup.workload.layers, c.dp * cp, c.nv_dp * nv_cp);
+    let combos: Arc<[Execution]> = match f {
+        None => combos,
+        Some(_) => combos.iter().map(|e| e.with_cp(f)).collect(),
+    };
     let pick = |r: Recompute, s: Sharding| {
         combos
             .iter()
@@ -658,37 +769,12 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
     };
     let leanest = pick(ch.choices.recompute.unwrap_or(Recompute::Full), ch.choices.sharding.unwrap_or(Sharding::Zero3));
     let mut outcomes: Vec<Option<Outcome>> = vec![None; combos.len()];
-    *st.evaluations += 1;
     let moe = ch.setup.workload.moe.is_some();
-    // MoE: when no expert layout of the leanest execution needs less memory than the least seen,
-    // the candidate cannot lower `min_mem_gb` and whether it fits is all the counters need — read
-    // from the layouts' memory alone; its time is priced below only if the bounds let it through.
-    let probe = match moe {
-        true => ch.evaluator(combos[leanest]).ok().and_then(|ev| ev.moe_memory_floor(c)),
-        false => None,
-    };
-    if let Some((least, fits)) = probe
-        && least >= *st.min_mem_gb
-    {
-        if !fits {
-            return;
+    if !fitted {
+        *st.evaluations += 1;
+        if let Some(verdict) = fit_leanest(ch, &combos, leanest, c, capacity, st, &mut outcomes) {
+            return verdict;
         }
-        *st.feasible += 1;
-    } else {
-        let lean = match ch.outcome(combos[leanest], c) {
-            Ok(o) => o,
-            Err(e) => {
-                *st.rejected += 1;
-                st.first_rejection.get_or_insert((gi, e));
-                return;
-            }
-        };
-        *st.min_mem_gb = st.min_mem_gb.min(lean.mem_gb);
-        if lean.mem_gb > capacity {
-            return;
-        }
-        *st.feasible += 1;
-        outcomes[leanest] = Some(lean);
     }
     // Time bound over every combination: the per-micro-batch work without recomputation (matrix
     // work and tensor/context-parallel communication, which sharding and interleaving leave
@@ -715,8 +801,9 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
     };
     if let Some(work) = work {
         let bound = work * (1.0 + c.pp.saturating_sub(1) as f64 / (v_max * nmb));
-        if bound > 0.0 && !st.top.accepts(global_batch as f64 / bound) {
-            return;
+        let ceiling = global_batch as f64 / bound;
+        if bound > 0.0 && (!st.top.accepts(ceiling) || beat.is_some_and(|b| ceiling < b)) {
+            return Priced::Fits(None);
         }
     }
     // One row per candidate: its best execution (the fastest that fits; ties: the least memory,
@@ -755,7 +842,9 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
                     if !st.top.accepts(ceiling) {
                         break;
                     }
-                    if best.as_ref().is_some_and(|(b, _)| ceiling < b.throughput_samples_per_s) {
+                    if best.as_ref().is_some_and(|(b, _)| ceiling < b.throughput_samples_per_s)
+                        || beat.is_some_and(|b| ceiling < b)
+                    {
                         continue;
                     }
                 }
@@ -772,8 +861,9 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
                     }
                 }
             };
-            if !moe && !st.top.accepts(o.throughput_samples_per_s) {
-                // Heavier levels are no faster.
+            let slower = beat.is_some_and(|b| o.throughput_samples_per_s < b);
+            if !moe && (!st.top.accepts(o.throughput_samples_per_s) || slower) {
+                // Heavier levels are no faster (than the list, or than another flavour).
                 break;
             }
             if o.mem_gb > capacity {
@@ -785,13 +875,49 @@ fn choose(ch: &mut Chooser, c: &Candidate, gi: u64, capacity: f64, global_batch:
             }
         }
     }
-    if let Some((o, j)) = best
-        && st.top.accepts(o.throughput_samples_per_s)
-    {
-        let mut r = ranked(*c, &o, Some(combos[j]));
-        r.experts = ch.experts(combos[j], c);
-        st.top.offer_at(gi, r);
+    match best {
+        Some((o, j)) if st.top.accepts(o.throughput_samples_per_s) => Priced::Fits(Some((o, combos[j]))),
+        _ => Priced::Fits(None),
     }
+}
+
+/// Whether candidate `c` fits with its leanest execution `combos[leanest]` (`None`: it does, its
+/// outcome kept in `outcomes` when priced; else the verdict to return).
+fn fit_leanest(
+    ch: &mut Chooser,
+    combos: &[Execution],
+    leanest: usize,
+    c: &Candidate,
+    capacity: f64,
+    st: &mut ChooseState,
+    outcomes: &mut [Option<Outcome>],
+) -> Option<Priced> {
+    let moe = ch.setup.workload.moe.is_some();
+    // MoE: when no expert layout of the leanest execution needs less memory than the least seen,
+    // the candidate cannot lower `min_mem_gb` and whether it fits is all the counters need — read
+    // from the layouts' memory alone; its time is priced below only if the bounds let it through.
+    let probe = match moe {
+        true => ch.evaluator(combos[leanest]).ok().and_then(|ev| ev.moe_memory_floor(c)),
+        false => None,
+    };
+    if let Some((least, fits)) = probe
+        && least >= *st.min_mem_gb
+    {
+        if !fits {
+            return Some(Priced::TooBig);
+        }
+    } else {
+        let lean = match ch.outcome(combos[leanest], c) {
+            Ok(o) => o,
+            Err(e) => return Some(Priced::Rejected(e)),
+        };
+        *st.min_mem_gb = st.min_mem_gb.min(lean.mem_gb);
+        if lean.mem_gb > capacity {
+            return Some(Priced::TooBig);
+        }
+        outcomes[leanest] = Some(lean);
+    }
+    None
 }
 
 /// A lower bound on the iteration time of a combination with `v` virtual stages whose

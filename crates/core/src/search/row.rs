@@ -8,7 +8,8 @@
 //! `tp2` unless 1d; `nb` in 2d; always `cp`, `ep`, `etp`), `placement` (`nv_tp`, `nv_dp`, `nv_pp`
 //! in 1d; `nv_tp1`, `nv_tp2`, `nv_dp`, `nv_pp` otherwise), `time_s`, `memory_gb` (keys of
 //! [`TimePart::key`] and [`MemoryPart::key`]), plus `strategy`, `code` and, when the search chose
-//! it, `execution`; in extended mode with the capacity known, `memory_band_gb` (the half-width of
+//! it, `execution` (with `cp_comm` and `cp_ulysses` when the search chose the context-parallel
+//! flavour, `cp_comm=search`); in extended mode with the capacity known, `memory_band_gb` (the half-width of
 //! the held-out memory band [GB]) and `fits` (`yes`, `tight` = may not fit, `no`). New keys are
 //! added, never renamed. Flat outputs (CSV, tables) use
 //! [`ResultRow::COLUMNS`]: every dimension for every strategy.
@@ -240,6 +241,25 @@ impl ResultRow {
             Digits::Rounded => format!("{b:.2}"),
         });
         vec![self.fits.map_or(String::new(), |f| f.as_str().to_string()), band]
+    }
+
+    /// The context-parallel flavour's columns of the flat outputs, given as `extra` columns when a
+    /// row's search chose it (`cp_comm=search`): the flavour (`ring`, `ulysses`, `hybrid`) and
+    /// its Ulysses degree (1 for the ring, `cp` for Ulysses; the ring degree is `cp / cp_ulysses`).
+    pub const CP_FLAVOUR: [&'static str; 2] = ["cp_comm", "cp_ulysses"];
+
+    /// The cells of [`Self::CP_FLAVOUR`] (empty strings where the flavour was not chosen: no
+    /// context parallelism, or a fixed flavour).
+    pub fn cp_flavour_cells(&self) -> Vec<String> {
+        match self.execution.and_then(|e| e.cp) {
+            Some(f) => vec![f.cp_comm.to_string(), f.cp_ulysses.to_string()],
+            None => vec![String::new(), String::new()],
+        }
+    }
+
+    /// Whether the search chose this row's context-parallel flavour.
+    pub fn has_cp_flavour(&self) -> bool {
+        self.execution.is_some_and(|e| e.cp.is_some())
     }
 
     /// The flat header: [`Self::LEAD`], the caller's `extra` columns, `mem [GB]`, [`Self::DIMS`],
