@@ -80,6 +80,19 @@ impl ModelMode {
         self.options().map(ExtendedOptions::to_text).filter(|t| !t.is_empty())
     }
 
+    /// How the model counts the FLOPs of an MFU, in words (the explorer's JSON export writes it
+    /// beside the results).
+    pub fn model_flops_definition(&self) -> &'static str {
+        match self {
+            ModelMode::Reference => {
+                "MFU = reference FLOPs per sample (forward + backward incl. attention recomputation) × throughput / (devices × peak matrix TFLOP/s)"
+            }
+            ModelMode::Extended(_) => {
+                "MFU = model FLOPs per sample (3 × forward: projections with the model's K/V heads, MLP matrices, attention 4·seq·width per token, output head; no recomputation) × throughput / (devices × peak matrix TFLOP/s at the mode's precision)"
+            }
+        }
+    }
+
     /// In words, for headers and badges: `reference mode` or `extended mode` with the changed
     /// switches (`extended mode (defaults)` when none).
     pub fn label(&self) -> String {

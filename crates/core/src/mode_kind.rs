@@ -30,6 +30,12 @@ impl Mode {
         }
     }
 
+    /// Whether this is the published model, whose results must reproduce the published figures
+    /// bit for bit (the reference; extended mode's differences are what it corrects).
+    pub fn is_published_model(self) -> bool {
+        self == Mode::Reference
+    }
+
     /// Parses `reference` / `extended` (and `ref` / `ext`), in any case.
     pub fn parse(s: &str) -> Option<Mode> {
         match s.trim().to_ascii_lowercase().as_str() {
