@@ -36,6 +36,19 @@ impl Mode {
         self == Mode::Reference
     }
 
+    /// Whether the model has constants fitted to measured runs (extended mode's efficiencies and
+    /// allocator fragmentation), so validation refits them without each source and a measured run
+    /// can anchor them; the published model has none.
+    pub fn has_fitted_constants(self) -> bool {
+        self == Mode::Extended
+    }
+
+    /// Whether the model prices Mixture-of-Experts blocks as such (extended mode); the published
+    /// model has no experts and prices an MoE model as dense.
+    pub fn models_experts(self) -> bool {
+        self == Mode::Extended
+    }
+
     /// Parses `reference` / `extended` (and `ref` / `ext`), in any case.
     pub fn parse(s: &str) -> Option<Mode> {
         match s.trim().to_ascii_lowercase().as_str() {
