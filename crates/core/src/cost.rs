@@ -46,6 +46,11 @@ pub trait CostModel: std::fmt::Debug + Send {
     /// totals), checked as a user's configuration is.
     fn detail(&mut self, c: &Candidate) -> Result<Detail, Error>;
 
+    /// Extended mode's full evaluation of `c` (`None` for the reference model, which has none).
+    fn extended_detail(&mut self, _c: &Candidate) -> Option<Result<ExtendedEvaluation, Error>> {
+        None
+    }
+
     /// Memory capacity of one device [GB]: a candidate needing more is infeasible.
     fn capacity_gb(&self) -> f64;
 
@@ -175,6 +180,10 @@ impl CostModel for ExtendedEvaluator {
 
     fn detail(&mut self, c: &Candidate) -> Result<Detail, Error> {
         self.evaluate_full(c).map(Detail::Extended)
+    }
+
+    fn extended_detail(&mut self, c: &Candidate) -> Option<Result<ExtendedEvaluation, Error>> {
+        Some(self.evaluate_full(c))
     }
 
     fn capacity_gb(&self) -> f64 {

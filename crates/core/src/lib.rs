@@ -29,6 +29,7 @@ pub mod presets;
 pub mod reference;
 pub mod resolve;
 pub mod run_cost;
+pub mod schema;
 pub mod search;
 pub mod sensitivity;
 pub mod strategy;

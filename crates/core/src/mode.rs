@@ -12,6 +12,7 @@ use crate::Error;
 use crate::extended::ExtendedOptions;
 use crate::extended::switches::SWITCHES;
 pub use crate::mode_kind::Mode;
+use crate::vocab::TimePart;
 
 /// Why extended mode does not search 2D SUMMA (searches and sweeps leave it out and say so).
 pub const SUMMA_UNSUPPORTED: &str = "2D SUMMA (strategy 2d) has no extended model: extended mode searches 1d and \
@@ -80,6 +81,19 @@ impl ModelMode {
         self.options().map(ExtendedOptions::to_text).filter(|t| !t.is_empty())
     }
 
+    /// How the model counts the FLOPs of an MFU, in words (the explorer's JSON export writes it
+    /// beside the results).
+    pub fn model_flops_definition(&self) -> &'static str {
+        match self {
+            ModelMode::Reference => {
+                "MFU = reference FLOPs per sample (forward + backward incl. attention recomputation) × throughput / (devices × peak matrix TFLOP/s)"
+            }
+            ModelMode::Extended(_) => {
+                "MFU = model FLOPs per sample (3 × forward: projections with the model's K/V heads, MLP matrices, attention 4·seq·width per token, output head; no recomputation) × throughput / (devices × peak matrix TFLOP/s at the mode's precision)"
+            }
+        }
+    }
+
     /// In words, for headers and badges: `reference mode` or `extended mode` with the changed
     /// switches (`extended mode (defaults)` when none).
     pub fn label(&self) -> String {
@@ -104,6 +118,41 @@ impl ModelMode {
                     .collect();
                 json!({ "mode": "extended", "switches": switches, "moe": o.moe.to_string() })
             }
+        }
+    }
+}
+
+/// Per-mode text of the shared vocabulary, kept with the modes (`TimePart`'s key and label live in
+/// `crate::vocab`).
+impl TimePart {
+    /// One sentence on what the part is in `mode`.
+    pub fn description(self, mode: Mode) -> &'static str {
+        match (self, mode) {
+            (TimePart::Compute, Mode::Reference) => "matrix and vector work at 80 % of peak, plus 20 µs per kernel",
+            (TimePart::Compute, Mode::Extended) => {
+                "matmuls and attention at the fitted fraction of the measured ceiling, recomputation included"
+            }
+            (TimePart::ExposedMemory, Mode::Reference) => "HBM traffic that takes longer than the layer's compute",
+            (TimePart::ExposedMemory, Mode::Extended) => {
+                "element-wise work, memory-bound matmuls and the optimizer step, priced by HBM traffic"
+            }
+            (TimePart::TpComm, Mode::Reference) => {
+                "tensor- and context-parallel collectives inside each block (not overlapped)"
+            }
+            (TimePart::TpComm, Mode::Extended) => {
+                "tensor- and context-parallel collectives inside each block, not hidden behind compute"
+            }
+            (TimePart::EpComm, Mode::Reference) => "none: the published model has no experts",
+            (TimePart::EpComm, Mode::Extended) => {
+                "the expert-parallel all-to-all of MoE blocks (token dispatch and combine) not hidden behind compute; 0 for dense models"
+            }
+            (TimePart::DpComm, Mode::Reference) => "data-parallel weight all-gather and gradient reduce-scatter",
+            (TimePart::DpComm, Mode::Extended) => {
+                "data-parallel collectives not hidden by compute (ZeRO stage, ZeRO-3 gathers per micro-batch)"
+            }
+            (TimePart::PpComm, _) => "activations sent between pipeline stages",
+            (TimePart::Bubble, Mode::Reference) => "pipeline fill and drain: (pp − 1) micro-batch steps",
+            (TimePart::Bubble, Mode::Extended) => "pipeline fill and drain: (pp − 1)/v slots with v-way interleaving",
         }
     }
 }

@@ -30,6 +30,25 @@ impl Mode {
         }
     }
 
+    /// Whether this is the published model, whose results must reproduce the published figures
+    /// bit for bit (the reference; extended mode's differences are what it corrects).
+    pub fn is_published_model(self) -> bool {
+        self == Mode::Reference
+    }
+
+    /// Whether the model has constants fitted to measured runs (extended mode's efficiencies and
+    /// allocator fragmentation), so validation refits them without each source and a measured run
+    /// can anchor them; the published model has none.
+    pub fn has_fitted_constants(self) -> bool {
+        self == Mode::Extended
+    }
+
+    /// Whether the model prices Mixture-of-Experts blocks as such (extended mode); the published
+    /// model has no experts and prices an MoE model as dense.
+    pub fn models_experts(self) -> bool {
+        self == Mode::Extended
+    }
+
     /// Parses `reference` / `extended` (and `ref` / `ext`), in any case.
     pub fn parse(s: &str) -> Option<Mode> {
         match s.trim().to_ascii_lowercase().as_str() {

@@ -15,7 +15,13 @@
 //!    `map_for_extended`, `Hardware::from_catalog`). Unit tests (`#[cfg(test)]` items) may.
 //! 6. any two top-level modules of core depend on each other, directly or through others (a
 //!    cycle; `no_module_cycles`): the modules form layers, shared vocabulary (`vocab`) at the
-//!    bottom, `ARCHITECTURE.md` draws them. Only the uses of [`KNOWN_MODULE_CYCLES`] are left out.
+//!    bottom, `ARCHITECTURE.md` draws them. Only the uses of [`KNOWN_MODULE_CYCLES`] (none) are left out.
+//! 7. code outside the pricer's files ([`PRICER_FILES`]: the mode types and the cost-model trait)
+//!    branches on the mode (`mode_branches_live_in_the_pricer`): a `Mode::Reference`,
+//!    `Mode::Extended`, `ModelMode::Reference` or `ModelMode::Extended` (a pattern, a comparison
+//!    or a value chosen by mode), an `.is_extended(…)` or `.is_moe(…)` method call, or an
+//!    `extended: bool`, outside `#[cfg(test)]` items, beyond what [`MODE_BRANCHES_LEFT`] still
+//!    allows a file (that list only shrinks).
 //!
 //! The checker reads Rust as tokens with comments, strings and character literals removed, so
 //! prose that names a module is not an import, and `use` groups (`use std::{fs, io}`,
@@ -46,22 +52,38 @@ const FORBIDDEN_NAMES: &[(&str, &str)] = &[
     ("eprintln!", "stderr"),
     ("dbg!", "stderr"),
 ];
-/// The catalog ↔ format cycle that remains, use by use: `catalog/mod.rs` parses the built-in
-/// catalog with format's validators (`format::parse_value`), while format reads documents into the
-/// catalog's types (and looks scenario ids up through the resolver, which reads the catalog).
-/// Breaking it takes the entry types below both (the resolver of issue 11 §1 now takes the
-/// catalogs as a value, so only the types remain). Until then rule 2 fails on any *other* use that closes the cycle, and fails when
-/// this use is gone or the cycle is broken (delete the entry then): the list only shrinks.
-const KNOWN_CYCLE: &[(&str, &str)] = &[("catalog/mod.rs", "format")];
-/// Uses that close a cycle between modules, left out by rule 6 besides [`KNOWN_CYCLE`], each with
-/// the way out; the list only shrinks. It came with issue 28's calibration, after the cycles of
-/// issue 33 were broken (issue 32's `search/row.rs → validate`, a result row's memory verdict, is
-/// gone: the verdict lives in `vocab` and the callers pass validation's band):
-/// * `calibrate/{fit,mod}.rs → validate`: calibration reads validate's `memory` and `metric`
-///   while `validate/one_shot.rs` fits with `calibrate`; the shared `MemoryKind`,
-///   `PredictedMemory` and `MetricKind` belong below both.
-const KNOWN_MODULE_CYCLES: &[(&str, &str)] =
-    &[("catalog/mod.rs", "format"), ("calibrate/fit.rs", "validate"), ("calibrate/mod.rs", "validate")];
+/// Uses that close a cycle between modules, left out by rules 2 and 6, each with the way out; the
+/// list only shrinks, and it is empty: issue 33 broke the last three. `catalog/mod.rs → format`
+/// (the catalog parsed its built-ins with format's validators while format reads documents into
+/// the catalog's types and looks scenario ids up through the resolver) went when the format's
+/// schema (field tables, validator, writer) moved below both, to `crate::schema`, and the model
+/// and system documents' readers into `catalog/`; `calibrate/{fit,mod}.rs → validate` (memory and
+/// metric kinds) went when `MemoryKind`, `PredictedMemory` and `MetricKind` moved to `crate::vocab`.
+const KNOWN_MODULE_CYCLES: &[(&str, &str)] = &[];
+/// Rule 2's own list: the file-level uses of a catalog ↔ format cycle still tolerated, each checked
+/// to exist and to still close the cycle, so the list only shrinks. Empty since issue 33 (see
+/// [`KNOWN_MODULE_CYCLES`]).
+const KNOWN_CYCLE: &[(&str, &str)] = &[];
+/// The pricer's files (rule 7): where a mode becomes its model (`cost.rs`: `CostModel`, `Pricer`)
+/// and the mode types with their per-mode behaviour and text (`mode.rs`, `mode_kind.rs`). Only
+/// they branch on the mode.
+const PRICER_FILES: &[&str] = &["cost.rs", "mode.rs", "mode_kind.rs"];
+/// Files outside [`PRICER_FILES`] that still branch on the mode (rule 7), with how many branch
+/// tokens each may keep (issue 33's count, non-test code). A file may only go down: one above its
+/// allowance fails, one below it fails until the allowance is lowered (delete the entry at 0). The
+/// way out of each: the per-mode behaviour or text becomes a method of `Mode`/`ModelMode` or of
+/// the `CostModel` trait, and the caller asks it.
+const MODE_BRANCHES_LEFT: &[(&str, usize)] = &[
+    ("catalog/mapping.rs", 1),
+    ("explore/inputs.rs", 3),
+    ("extended/hardware.rs", 1),
+    ("sweep/point.rs", 4),
+    ("sweep/resolve.rs", 1),
+    ("validate/compare.rs", 8),
+    ("validate/error_bands.rs", 4),
+    ("validate/holdout_cache.rs", 2),
+    ("validate/one_shot.rs", 1),
+];
 /// Modules that may look catalog ids up directly (rule 5): the catalog itself and the resolver.
 const LOOKUP_HOMES: &[&str] = &["catalog", "resolve"];
 /// The look-ups rule 5 reserves to [`LOOKUP_HOMES`].
@@ -506,6 +528,63 @@ fn module_cycles(sources: &[Source], known: &[(&str, &str)]) -> Vec<String> {
     problems
 }
 
+/// Rule 7: the mode branches of `s` outside its unit tests (see [`PRICER_FILES`]), one line of text
+/// each (`Mode::Extended`, `is_extended(`, `extended: bool`); none for the pricer's own files.
+fn mode_branches(s: &Source) -> Vec<String> {
+    if PRICER_FILES.contains(&s.path.as_str()) {
+        return Vec::new();
+    }
+    let t = &s.tokens;
+    let keep = outside_tests(t);
+    let at = |i: usize| t.get(i).map(String::as_str).unwrap_or("");
+    let mut found = Vec::new();
+    for i in (0..t.len()).filter(|&i| keep[i]) {
+        let by_mode = matches!(at(i), "Reference" | "Extended")
+            && i >= 2
+            && at(i - 1) == "::"
+            && matches!(at(i - 2), "Mode" | "ModelMode");
+        if by_mode {
+            found.push(format!("{}::{}", at(i - 2), at(i)));
+        } else if matches!(at(i), "is_extended" | "is_moe") && i >= 1 && at(i - 1) == "." && at(i + 1) == "(" {
+            found.push(format!("{}(", at(i)));
+        } else if at(i) == "extended" && at(i + 1) == ":" && at(i + 2) == "bool" {
+            found.push("extended: bool".to_string());
+        }
+    }
+    found
+}
+
+/// Rule 7 over `sources`, against the allowances `left` (file, count): one message per file with
+/// more branches than it may keep, or fewer (lower the allowance then).
+fn mode_branch_problems(sources: &[Source], left: &[(&str, usize)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for s in sources {
+        let found = mode_branches(s);
+        let allowed = left.iter().find(|(f, _)| *f == s.path).map_or(0, |(_, n)| *n);
+        if found.len() > allowed {
+            problems.push(format!(
+                "{}: {} mode branches ({}) where {allowed} are left; ask the mode (`Mode`, `ModelMode`) or \
+                 the cost model (`CostModel`) instead of branching on it",
+                s.path,
+                found.len(),
+                found.join(", ")
+            ));
+        } else if found.len() < allowed {
+            problems.push(format!(
+                "{}: {} mode branches, fewer than the {allowed} left: lower its entry in MODE_BRANCHES_LEFT \
+                 in tests/tidy.rs to {} (delete it at 0)",
+                s.path,
+                found.len(),
+                found.len()
+            ));
+        }
+    }
+    for (file, _) in left.iter().filter(|(f, _)| !sources.iter().any(|s| s.path == *f)) {
+        problems.push(format!("{file} is gone: delete it from MODE_BRANCHES_LEFT in tests/tidy.rs"));
+    }
+    problems
+}
+
 /// Rule 4: `Cargo.toml`'s dependencies (every `[…dependencies]` table but dev-dependencies).
 fn check_manifest(toml: &str) -> Vec<String> {
     let mut problems = Vec::new();
@@ -560,6 +639,15 @@ fn no_module_cycles() {
     assert!(sources.iter().any(|s| s.path == "vocab/mod.rs"), "read {} files", sources.len());
     let problems = module_cycles(&sources, KNOWN_MODULE_CYCLES);
     assert!(problems.is_empty(), "fmperf-core's modules form cycles:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn mode_branches_live_in_the_pricer() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sources = read_tree(&dir.join("src"));
+    assert!(sources.iter().any(|s| s.path == "cost.rs"), "read {} files", sources.len());
+    let problems = mode_branch_problems(&sources, MODE_BRANCHES_LEFT);
+    assert!(problems.is_empty(), "fmperf-core branches on the mode outside the pricer:\n{}", problems.join("\n"));
 }
 
 #[cfg(test)]
@@ -736,6 +824,39 @@ mod checker {
         assert_eq!(p.len(), 1, "{p:?}");
         assert!(p[0].contains("rayon"));
         assert_eq!(check_manifest("[target.'cfg(x)'.dependencies]\nweb-sys = \"0.3\"\n").len(), 1);
+    }
+
+    #[test]
+    fn a_new_mode_branch_outside_the_pricer_fails() {
+        let src = |p: &str, t: &str| vec![Source::new(p, t)];
+        let branch = "fn f(m: Mode) -> u32 { match m { Mode::Reference => 1, Mode::Extended => 2 } }";
+        let p = mode_branch_problems(&src("validate/compare.rs", branch), &[]);
+        assert!(p.len() == 1 && p[0].contains("validate/compare.rs: 2 mode branches"), "{p:?}");
+        // Every form counts: a comparison, `ModelMode`, a full path, the helpers and a bool flag.
+        for code in [
+            "fn f(s: &Spec) -> bool { s.mode == ModelMode::Reference }",
+            "fn f() { let _ = crate::mode_kind::Mode::Extended; }",
+            "fn f(m: &ModelMode) { if m.is_extended() {} }",
+            "fn f(w: &Workload) { if w.is_moe() {} }",
+            "pub fn price(c: &Candidate, extended: bool) {}",
+        ] {
+            assert_eq!(mode_branches(&Source::new("sweep/point.rs", code)).len(), 1, "{code}");
+        }
+        // The pricer's files, unit tests, prose and other enums are fine.
+        assert_eq!(mode_branch_problems(&src("cost.rs", branch), &[]), Vec::<String>::new());
+        let fine = "/// In `Mode::Extended` …\nconst S: &str = \"Mode::Reference\";\n\
+                    fn f(k: Kind) { match k { Kind::Extended => {} } }\n\
+                    fn g(w: &W) { let is_moe = |i: u64| w.moe_at(i); is_moe(3); }\n\
+                    #[cfg(test)]\nmod tests { fn t() { let _ = Mode::Extended; } }";
+        assert_eq!(mode_branch_problems(&src("explore/export.rs", fine), &[]), Vec::<String>::new());
+        // The allowances only shrink: more fails, fewer fails until lowered, a gone file fails.
+        let left = [("validate/compare.rs", 2)];
+        assert_eq!(mode_branch_problems(&src("validate/compare.rs", branch), &left), Vec::<String>::new());
+        let one = "fn f(m: Mode) -> bool { m == Mode::Extended }";
+        let p = mode_branch_problems(&src("validate/compare.rs", one), &left);
+        assert!(p.len() == 1 && p[0].contains("lower its entry"), "{p:?}");
+        let p = mode_branch_problems(&src("validate/holdout.rs", one), &left);
+        assert!(p.len() == 2 && p.iter().any(|m| m.contains("validate/compare.rs is gone")), "{p:?}");
     }
 
     #[test]

@@ -26,8 +26,8 @@
 use super::constants::{COMPUTE, MEMORY, SCALE_OUT, StackConstants};
 use super::{Figure, Measured, RunFacts};
 use crate::Error;
-use crate::validate::memory::{PredictedMemory, predicted_memory_gb};
-use crate::validate::metric::MetricKind;
+use crate::vocab::MetricKind;
+use crate::vocab::{PredictedMemory, predicted_memory_gb};
 
 /// Relative spread of one run's step time around what the stack constants explain: the model's
 /// own scatter between runs of one stack, the within-source root-mean-square of
@@ -244,7 +244,7 @@ fn fit_time(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validate::memory::MemoryKind;
+    use crate::vocab::MemoryKind;
 
     fn facts() -> RunFacts {
         RunFacts { global_batch: 64, seq_len: 2048, devices: 16, model_tflop_per_sample: 100.0, peak_tflops: 989.0 }

@@ -20,8 +20,8 @@ pub use constants::StackConstants;
 pub use document::Calibration;
 
 use crate::Error;
-use crate::validate::memory::MemoryKind;
-use crate::validate::metric::MetricKind;
+use crate::vocab::MemoryKind;
+use crate::vocab::MetricKind;
 
 /// What a measured figure is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,15 +13,18 @@
 //!   files as exact presets (`ref-A100`, `ref-H200`, `ref-B200`, `ref-B200-next`; the names `A100`,
 //!   `H200`, `B200`, `B200-next` resolve to them).
 //!
-//! Both catalogs are parsed with the validators of [`crate::format`], once, on first use.
+//! Both catalogs are parsed with the versioned format's schema ([`crate::schema`]: its field tables
+//! and validator, the same rules as a user's document), once, on first use.
 
 pub mod instances;
 pub mod mapping;
 pub mod model;
+pub(crate) mod model_doc;
 pub mod names;
 pub mod precision;
 pub mod provenance;
 pub mod system;
+pub(crate) mod system_doc;
 
 use std::sync::OnceLock;
 
@@ -34,9 +37,9 @@ pub use precision::Precision;
 pub use provenance::FieldSources;
 pub use system::{Architecture, CatalogSystem, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp, Torus};
 
-use crate::format::{self, Document};
-use crate::hint;
-use crate::{Error, SystemParams};
+use crate::schema::check::Report;
+use crate::schema::fields::SCHEMA_VERSION;
+use crate::{Error, SystemParams, hint, schema};
 
 const MODELS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/models.json"));
 const MOE_MODELS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/models-moe.json"));
@@ -102,11 +105,9 @@ pub fn load_models() -> Result<Vec<CatalogModel>, Vec<Error>> {
             }
         };
         for entry in &entries {
-            match format::parse_value(entry) {
-                Ok(p) => match p.document {
-                    Document::Model(m) => out.push(m),
-                    other => errors.push(Error::Parse { message: format!("{name} holds a {}", other.kind()) }),
-                },
+            match read_entry(entry) {
+                Ok(Entry::Model(m)) => out.push(m),
+                Ok(other) => errors.push(Error::Parse { message: format!("{name} holds a {}", other.kind()) }),
                 Err(mut e) => errors.append(&mut e),
             }
         }
@@ -144,7 +145,7 @@ pub fn load_systems() -> Result<Vec<CatalogSystem>, Vec<Error>> {
     for acc in hardware["accelerators"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
         let mut doc = acc.as_object().cloned().unwrap_or_default();
         let id = doc.get("id").and_then(Value::as_str).unwrap_or("").to_string();
-        doc.insert("schema_version".into(), Value::from(format::SCHEMA_VERSION));
+        doc.insert("schema_version".into(), Value::from(SCHEMA_VERSION));
         doc.insert("kind".into(), Value::from("system"));
         if let Some(extra) = modelling["accelerators"][id.as_str()].as_object() {
             for (k, v) in extra {
@@ -153,13 +154,54 @@ pub fn load_systems() -> Result<Vec<CatalogSystem>, Vec<Error>> {
         } else {
             errors.push(Error::Parse { message: format!("system-modelling.json has no entry for `{id}`") });
         }
-        match format::parse_value(&Value::Object(doc)) {
-            Ok(p) => match p.document {
-                Document::System(s) => out.push(s),
-                other => errors.push(Error::Parse { message: format!("{id} reads as a {}", other.kind()) }),
-            },
+        match read_entry(&Value::Object(doc)) {
+            Ok(Entry::System(s)) => out.push(s),
+            Ok(other) => errors.push(Error::Parse { message: format!("{id} reads as a {}", other.kind()) }),
             Err(mut e) => errors.append(&mut e),
         }
     }
     if errors.is_empty() { Ok(out) } else { Err(errors) }
+}
+
+/// A compiled-in entry as read: a model, a system or another kind of document.
+enum Entry {
+    Model(CatalogModel),
+    System(CatalogSystem),
+    Other(&'static str),
+}
+
+impl Entry {
+    /// `"model"`, `"system"` or the other kind's name.
+    fn kind(&self) -> &'static str {
+        match self {
+            Entry::Model(_) => "model",
+            Entry::System(_) => "system",
+            Entry::Other(kind) => kind,
+        }
+    }
+}
+
+/// Reads one compiled-in entry, a versioned document (`schema_version`, `kind`), with the rules a
+/// user's document is read with (every problem, if any).
+fn read_entry(value: &Value) -> Result<Entry, Vec<Error>> {
+    let Some(obj) = value.as_object() else {
+        return Err(vec![Error::Parse { message: "an entry is not a JSON object {…}".to_string() }]);
+    };
+    let mut report = Report::default();
+    let envelope = ["schema_version", "kind"];
+    let entry = match schema::read_kind(obj, &mut report) {
+        Some("model") => model_doc::read_model(obj, "", &envelope, &mut report).map(Entry::Model),
+        Some("system") => system_doc::read_system(obj, "", &envelope, &mut report).map(Entry::System),
+        Some(other) => Some(Entry::Other(other)),
+        None => None,
+    };
+    match entry {
+        Some(entry) if report.errors.is_empty() => Ok(entry),
+        _ => {
+            if report.errors.is_empty() {
+                report.error(Error::Parse { message: "entry could not be read".to_string() });
+            }
+            Err(report.errors)
+        }
+    }
 }

@@ -6,7 +6,6 @@ use serde_json::{Value, json};
 use super::inputs::{BudgetUnit, ExploreSpec, strategies_text};
 use super::report::ConfigReport;
 use crate::catalog::TrainingBudget;
-use crate::mode::ModelMode;
 use crate::search::ResultRow;
 use crate::search::row::Digits;
 use crate::sweep::export::csv_cell;
@@ -106,10 +105,7 @@ pub fn results_json(spec: &ExploreSpec, list: &str, reports: &[ConfigReport]) ->
         "version": JSON_VERSION,
         "scenario": scenario_json(spec),
         "list": list,
-        "model_flops_definition": match spec.mode {
-            ModelMode::Reference => "MFU = reference FLOPs per sample (forward + backward incl. attention recomputation) × throughput / (devices × peak matrix TFLOP/s)",
-            ModelMode::Extended(_) => "MFU = model FLOPs per sample (3 × forward: projections with the model's K/V heads, MLP matrices, attention 4·seq·width per token, output head; no recomputation) × throughput / (devices × peak matrix TFLOP/s at the mode's precision)",
-        },
+        "model_flops_definition": spec.mode.model_flops_definition(),
         "results": results,
     });
     serde_json::to_string_pretty(&doc).unwrap_or_default()

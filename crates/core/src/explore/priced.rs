@@ -61,7 +61,7 @@ impl ExploreSpec {
     pub fn with_mode(mut self, mode: ModelMode) -> Result<ExploreSpec, Error> {
         self.mode = mode;
         self.extended = None;
-        let ModelMode::Extended(options) = mode else { return Ok(self) };
+        let Some(&options) = mode.options() else { return Ok(self) };
         options.validate()?;
         // The entries the scenario was resolved with (built-in or the user's), and its mapping
         // choices with the domain size in force.

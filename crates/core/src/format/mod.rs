@@ -9,25 +9,22 @@
 //!
 //! [`to_json`] writes any document back in the versioned format; `parse(to_json(d)) == d`.
 
-pub mod check;
 pub mod custom_store;
-pub mod emit;
-pub mod fields;
 pub mod form;
 // "Did you mean" lives in `crate::hint` (the catalog uses it too); kept here under its old path.
 pub use crate::hint;
-mod model_doc;
 pub mod notes;
-pub mod reference;
 pub mod scenario;
-mod system_doc;
+// The schema (field tables, validator, writer, the reference's formats) lives in `crate::schema`,
+// below the catalog, which reads its entries with it; kept here under the old paths.
+pub use crate::schema::{check, emit, fields, reference};
 
 use serde_json::{Map, Value};
 
 pub use check::Report;
 pub use fields::{FieldSpec, Kind, MODEL_FIELDS, SCENARIO_FIELDS, SCHEMA_VERSION, SYSTEM_FIELDS};
 
-use crate::catalog::{CatalogModel, CatalogSystem};
+use crate::catalog::{CatalogModel, CatalogSystem, model_doc, system_doc};
 use crate::resolve::Scenario;
 use crate::{Error, ModelShape, SystemParams};
 
@@ -111,21 +108,6 @@ pub fn parse_detailed(text: &str) -> Result<Parsed, Vec<Error>> {
     parse_value(&value)
 }
 
-/// Guesses a document kind from its keys (used when `kind` is missing or wrong, so that the body
-/// still gets checked).
-fn guess_kind(obj: &Map<String, Value>) -> Option<&'static str> {
-    let has = |keys: &[&str]| keys.iter().any(|k| obj.contains_key(*k));
-    if has(&["devices", "global_batch", "strategies", "top_k"]) {
-        Some("scenario")
-    } else if has(&["peak_tflops", "scale_up", "scale_out", "memory_gb", "memory_bw_gbps"]) {
-        Some("system")
-    } else if has(&["seq_len", "hidden", "heads", "layers", "ffn_hidden"]) {
-        Some("model")
-    } else {
-        None
-    }
-}
-
 /// Parses an already decoded JSON value.
 pub fn parse_value(value: &Value) -> Result<Parsed, Vec<Error>> {
     let Some(obj) = value.as_object() else {
@@ -180,44 +162,8 @@ pub fn parse_value(value: &Value) -> Result<Parsed, Vec<Error>> {
 }
 
 fn read_versioned(obj: &Map<String, Value>, report: &mut Report) -> Option<Document> {
-    match obj.get("schema_version") {
-        None => report.error(Error::MissingField { field: "schema_version".to_string() }),
-        Some(v) => match check::as_integer(v) {
-            Some(SCHEMA_VERSION) => {}
-            Some(n) if n > SCHEMA_VERSION => report.error(
-                Error::invalid(
-                    "schema_version",
-                    n,
-                    format!("is not supported: this fmperf reads schema_version {SCHEMA_VERSION}"),
-                )
-                .with_hint("the file was written by a newer fmperf; update fmperf"),
-            ),
-            _ => report.error(
-                Error::invalid("schema_version", check::show(v), format!("must be {SCHEMA_VERSION}"))
-                    .with_hint(format!("write \"schema_version\": {SCHEMA_VERSION}")),
-            ),
-        },
-    }
-    let declared = match obj.get("kind") {
-        None => {
-            report.error(Error::MissingField { field: "kind".to_string() });
-            None
-        }
-        Some(v) => match v.as_str().and_then(|k| fields::KIND_NAMES.iter().find(|n| **n == k)) {
-            Some(k) => Some(*k),
-            None => {
-                let e =
-                    Error::invalid("kind", check::show(v), format!("must be one of {}", fields::KIND_NAMES.join(", ")));
-                report.error(match v.as_str().and_then(|s| hint::nearest(s, fields::KIND_NAMES.iter().copied())) {
-                    Some(n) => e.with_hint(format!("did you mean `{n}`?")),
-                    None => e,
-                });
-                None
-            }
-        },
-    };
     let envelope = ["schema_version", "kind"];
-    match declared.or_else(|| guess_kind(obj))? {
+    match crate::schema::read_kind(obj, report)? {
         "model" => model_doc::read_model(obj, "", &envelope, report).map(Document::Model),
         "system" => system_doc::read_system(obj, "", &envelope, report).map(Document::System),
         _ => scenario::read_scenario(obj, report).map(Document::Scenario),

@@ -4,10 +4,10 @@
 
 use serde_json::{Map, Value};
 
-use super::check::{Fields, Report, walk};
+use super::check::{Fields, Report, failed, walk};
 use super::emit::J;
 use super::fields::{SCENARIO_FIELDS, SCHEMA_VERSION};
-use super::model_doc::{failed, read_budget, read_model, write_budget, write_model};
+use super::model_doc::{read_budget, read_model, write_budget, write_model};
 use super::system_doc::{read_system, write_system};
 use crate::resolve::{self, ModelRef, NoteKind, Scenario, SystemRef, UserEntries};
 use crate::{Error, Strategy};

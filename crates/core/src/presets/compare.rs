@@ -214,7 +214,7 @@ impl Comparison {
     /// reference model itself and `r` ran in reference mode (in extended mode the difference is
     /// what extended mode corrects, not an error).
     pub fn must_reproduce(&self, r: &SweepResult) -> bool {
-        self.def.reproduce && r.spec.mode == crate::mode::ModelMode::Reference
+        self.def.reproduce && r.spec.mode.kind().is_published_model()
     }
 
     /// Whether a prediction reproduces the published value at its printed precision (and the

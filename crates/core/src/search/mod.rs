@@ -31,12 +31,11 @@ pub use space::{Rules, Space};
 pub use topk::{Ranked, TopK};
 pub use widen::Widening;
 
-use crate::cost::{CostModel, Detail, ExtendedSetup, Pricer};
+use crate::cost::{CostModel, ExtendedSetup, Pricer};
 use crate::extended::context_parallel::CpComm;
 use crate::extended::moe::ExpertLayout;
 use crate::extended::options::{Recompute, Sharding};
 use crate::extended::{ExtendedEvaluation, ExtendedEvaluator};
-use crate::mode_kind::Mode;
 use crate::reference::{Evaluation, evaluate};
 use crate::vocab::{Candidate, Outcome};
 use crate::vocab::{MAX_DEVICES, MAX_GLOBAL_BATCH};
@@ -370,14 +369,7 @@ impl Search {
     /// The full extended-mode evaluation of a candidate of an extended search with the switches'
     /// execution (`None` for a reference search; use [`SearchSpec::evaluate`] there).
     pub fn evaluate_extended(&mut self, c: &Candidate) -> Option<Result<ExtendedEvaluation, Error>> {
-        if self.evaluator.mode() == Mode::Reference {
-            return None;
-        }
-        match self.evaluator.detail(c) {
-            Ok(Detail::Extended(x)) => Some(Ok(x)),
-            Ok(Detail::Reference(_)) => None,
-            Err(e) => Some(Err(e)),
-        }
+        self.evaluator.extended_detail(c)
     }
 
     /// The extended setup (part, workload, switches) of an extended search.

@@ -147,7 +147,7 @@ fn apply_and_resolve(
             (key, v) => return Err(Unresolved::Invalid(format!("axis {key}: value {v} does not fit the axis"))),
         }
     }
-    if spec.mode == ModelMode::Reference && !moe_axes.is_empty() {
+    if !spec.mode.kind().models_experts() && !moe_axes.is_empty() {
         return Err(Unresolved::Unsupported(
             "Mixture-of-Experts axes need extended mode (reference mode has no experts)".to_string(),
         ));

@@ -663,7 +663,7 @@ fn memory_pool(
     mode: Mode,
     eta: Efficiency,
 ) -> Vec<RowResult> {
-    if mode != Mode::Extended || !rows.iter().any(|r| r.memory.as_ref().is_some_and(|m| m.error.is_some())) {
+    if !mode.has_fitted_constants() || !rows.iter().any(|r| r.memory.as_ref().is_some_and(|m| m.error.is_some())) {
         return Vec::new();
     }
     super::shipped_memory_runs()

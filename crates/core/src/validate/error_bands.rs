@@ -328,7 +328,7 @@ pub fn cached_shipped_holdout(mode: Mode) -> Option<&'static Holdout> {
 
 /// `h` with, in extended mode, the shipped Mixture-of-Experts runs' held-out rows.
 fn with_moe_rows(mut h: Holdout, mode: Mode) -> Holdout {
-    if mode == Mode::Extended {
+    if mode.models_experts() {
         h.rows.extend(super::holdout_cache::shipped_moe_rows());
     }
     h

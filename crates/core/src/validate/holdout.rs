@@ -111,7 +111,7 @@ impl HoldoutJob {
                 sources.push(r.run.source.clone());
             }
         }
-        if mode == Mode::Extended {
+        if mode.has_fitted_constants() {
             let ids: std::collections::HashSet<(&str, &str)> =
                 file.rows.iter().map(|f| (f.id.as_str(), f.source.as_str())).collect();
             let extra: Vec<Prepared> = shipped
@@ -144,7 +144,7 @@ impl HoldoutJob {
         // Nothing else to fit on (no shipped runs behind a file of one source): no fit.
         let held_sources: Vec<usize> =
             (0..sources.len()).filter(|s| (0..rows.len()).any(|i| timed[i] && !member_of[i].contains(s))).collect();
-        let fitted = mode == Mode::Extended && !sources.is_empty();
+        let fitted = mode.has_fitted_constants() && !sources.is_empty();
         let keeps = if fitted {
             std::iter::once(Keep::All).chain(held_sources.iter().map(|&s| Keep::Without(s))).collect()
         } else {
@@ -162,12 +162,8 @@ impl HoldoutJob {
     /// `(units done, units in all)`: a unit is one fit (on every row, or a source held out) at
     /// one size pair of the grid ([`MultiFit`]).
     pub fn progress(&self) -> (u64, u64) {
-        match self.mode {
-            Mode::Reference => (1, 1),
-            // A file without a time figure has nothing to fit or hold out.
-            Mode::Extended if self.sources.is_empty() => (1, 1),
-            Mode::Extended => self.fits.progress(),
-        }
+        // A file without a time figure has nothing to fit or hold out.
+        if self.mode.has_fitted_constants() && !self.sources.is_empty() { self.fits.progress() } else { (1, 1) }
     }
 
     /// Whether every fit has run.
@@ -178,7 +174,7 @@ impl HoldoutJob {
 
     /// Runs the next unit; returns `true` when all are done.
     pub fn step(&mut self) -> bool {
-        if self.mode == Mode::Extended && !self.sources.is_empty() {
+        if self.mode.has_fitted_constants() && !self.sources.is_empty() {
             self.fits.step(Pool { rows: &self.rows, cache: &self.cache });
         }
         self.is_done()
@@ -187,7 +183,7 @@ impl HoldoutJob {
     /// Runs what is left and returns the result.
     pub fn finish(mut self) -> Holdout {
         while !self.step() {}
-        let fitted = self.mode == Mode::Extended;
+        let fitted = self.mode.has_fitted_constants();
         let results = self.fits.results();
         let all_eta = results.first().copied().unwrap_or(Efficiency::FITTED);
         let held: Vec<(usize, Efficiency)> =

@@ -293,7 +293,7 @@ mod tests {
             ]}]}"#;
         assert!(is_layout_sweeps(text));
         assert!(!is_layout_sweeps(r#"{"rows": [], "groups": []}"#));
-        let rows = super::super::schema::parse_measured_runs(&sweep_rows_json(text).unwrap()).unwrap().rows;
+        let rows = crate::validate::schema::parse_measured_runs(&sweep_rows_json(text).unwrap()).unwrap().rows;
         assert_eq!(rows.len(), 2, "the run that failed without a cause is left out");
         assert_eq!((rows[0].id.as_str(), rows[0].layout_group.as_deref()), ("g/a", Some("g")));
         assert_eq!(rows[0].measured.tokens_per_s_per_device, Some(10.0));
@@ -303,13 +303,13 @@ mod tests {
         assert_eq!((rows[1].parallel.tp, rows[1].measured.memory.oom), (Some(8), Some(true)));
         // A rank metric fmperf does not read (a source's own MFU): the run's other figure is used.
         let other = text.replace("tokens_per_s_per_device\",", "mfu_pct_reported\",");
-        let rows = super::super::schema::parse_measured_runs(&sweep_rows_json(&other).unwrap()).unwrap().rows;
+        let rows = crate::validate::schema::parse_measured_runs(&sweep_rows_json(&other).unwrap()).unwrap().rows;
         assert_eq!(rows[0].measured.tokens_per_s_per_device, Some(10.0));
     }
 
     #[test]
     fn the_shipped_groups_read() {
-        let rows = super::super::schema::parse_measured_runs(&shipped_sweep_rows_json()).unwrap().rows;
+        let rows = crate::validate::schema::parse_measured_runs(&shipped_sweep_rows_json()).unwrap().rows;
         assert_eq!(rows.len(), 63);
         // A800 is in fmperf's catalog by its words; the file's assumed A100 is not needed.
         let a800 = rows.iter().find(|r| r.id.starts_with("flagperf_megatron_llama3_8b_a800_8gpu/")).unwrap();

@@ -26,33 +26,11 @@
 //!   ([`shipped_band`]), else `tight` (may not fit).
 
 use crate::vocab::Fits;
+pub use crate::vocab::{MemoryKind, PredictedMemory, predicted_memory_gb};
 use std::sync::OnceLock;
 
 use super::schema::RunMemory;
 use super::words::Words;
-
-/// Which memory figure a row measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MemoryKind {
-    /// Peak of live tensors (`torch.cuda.max_memory_allocated`).
-    PeakAllocated,
-    /// Peak held by the caching allocator (`torch.cuda.max_memory_reserved`).
-    PeakReserved,
-    /// Device-level use (`nvidia-smi`): reserved plus runtime context and library buffers.
-    NvidiaSmi,
-}
-
-impl MemoryKind {
-    /// The JSON name (`peak_allocated`, `peak_reserved`, `nvidia_smi`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MemoryKind::PeakAllocated => "peak_allocated",
-            MemoryKind::PeakReserved => "peak_reserved",
-            MemoryKind::NvidiaSmi => "nvidia_smi",
-        }
-    }
-}
 
 /// Reads the kind of a memory figure; the note says how when it was not a plain kind name.
 pub fn read_memory_kind(mem: &RunMemory) -> (MemoryKind, Option<String>) {
@@ -98,39 +76,11 @@ pub fn measured_gb(mem: &RunMemory) -> Option<f64> {
     mem.gb.or(mem.gib.map(|g| g * 1.073_741_824))
 }
 
-/// The predicted figures of one configuration [GB], as the memory model reports them.
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
-pub struct PredictedMemory {
-    /// Peak of live tensors.
-    pub allocated_gb: f64,
-    /// Peak held by the allocator.
-    pub reserved_gb: f64,
-    /// Device-level (what must fit in the capacity).
-    pub device_gb: f64,
-}
-
 impl PredictedMemory {
     /// Extended mode's three figures of an evaluation (`extended::memory`).
     pub fn of(e: &crate::extended::ExtendedEvaluation) -> PredictedMemory {
         let m = &e.memory_estimate;
         PredictedMemory { allocated_gb: m.allocated_gb, reserved_gb: m.reserved_gb, device_gb: m.device_gb }
-    }
-
-    /// Reference mode's one figure per device (`mem_gb`): it stands for all three kinds.
-    pub fn single(mem_gb: f64) -> PredictedMemory {
-        PredictedMemory { allocated_gb: mem_gb, reserved_gb: mem_gb, device_gb: mem_gb }
-    }
-
-    /// The figure of `kind` [GB] had extended mode's allocator fragmentation been `fragmentation`
-    /// (a fraction of the allocated peak, [`crate::extended::memory::FRAGMENTATION`]): reserved =
-    /// allocated × (1 + fragmentation), the device figure keeps its context and buffers on top.
-    pub fn at_fragmentation(&self, kind: MemoryKind, fragmentation: f64) -> f64 {
-        let reserved = self.allocated_gb * (1.0 + fragmentation);
-        match kind {
-            MemoryKind::PeakAllocated => self.allocated_gb,
-            MemoryKind::PeakReserved => reserved,
-            MemoryKind::NvidiaSmi => reserved + (self.device_gb - self.reserved_gb),
-        }
     }
 }
 
@@ -253,15 +203,6 @@ fn scored_rows(rows: &[super::compare::RowResult]) -> Vec<(usize, ScoredMemory)>
             ))
         })
         .collect()
-}
-
-/// The prediction compared with a figure of `kind` [GB] (the switch of the module documentation).
-pub fn predicted_memory_gb(p: &PredictedMemory, kind: MemoryKind) -> f64 {
-    match kind {
-        MemoryKind::PeakAllocated => p.allocated_gb,
-        MemoryKind::PeakReserved => p.reserved_gb,
-        MemoryKind::NvidiaSmi => p.device_gb,
-    }
 }
 
 /// A row's memory comparison (the JSON contract of `fmperf validate --format json`).

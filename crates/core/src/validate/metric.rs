@@ -32,89 +32,22 @@
 
 use serde_json::{Map, Value, json};
 
+pub use crate::vocab::MetricKind;
+
 use super::schema::MeasuredRun;
 use super::words::Words;
 
-/// What kind of number a row measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MetricKind {
-    /// Seconds per iteration (optimizer step).
-    StepTimeS,
-    /// Training tokens per second per device.
-    TokensPerSPerDevice,
-    /// Training tokens per second, all devices.
-    TokensPerSTotal,
-    /// Sequences (samples) per second, all devices.
-    SamplesPerS,
-    /// TFLOP/s per device in a FLOP count.
-    TflopsPerDevice,
-    /// Model FLOP utilisation: model FLOPs per second over the peak (0–1).
-    Mfu,
-    /// Hardware FLOP utilisation: executed FLOPs (recomputation counted) over the peak (0–1).
-    Hfu,
-}
-
-impl MetricKind {
-    /// Every kind, in the order a row's fields are tried.
-    pub const ALL: [MetricKind; 7] = [
-        MetricKind::StepTimeS,
-        MetricKind::TokensPerSPerDevice,
-        MetricKind::TokensPerSTotal,
-        MetricKind::SamplesPerS,
-        MetricKind::TflopsPerDevice,
-        MetricKind::Mfu,
-        MetricKind::Hfu,
-    ];
-
-    /// The structured form's name (also the row field holding the figure).
-    pub fn key(self) -> &'static str {
-        match self {
-            MetricKind::StepTimeS => "step_time_s",
-            MetricKind::TokensPerSPerDevice => "tokens_per_s_per_device",
-            MetricKind::TokensPerSTotal => "tokens_per_s_total",
-            MetricKind::SamplesPerS => "samples_per_s",
-            MetricKind::TflopsPerDevice => "tflops_per_device",
-            MetricKind::Mfu => "mfu",
-            MetricKind::Hfu => "hfu",
-        }
-    }
-
-    /// Parses a structured name (also a few spellings of it: `step_time`, `tokens_per_s`, …).
-    pub fn parse(s: &str) -> Option<MetricKind> {
-        let k = s.trim().to_ascii_lowercase().replace(['-', ' ', '/'], "_");
-        MetricKind::ALL.into_iter().find(|m| m.key() == k).or(match k.as_str() {
-            "step_time" | "iteration_time_s" | "iteration_time" | "seconds_per_step" => Some(MetricKind::StepTimeS),
-            "tokens_per_s" | "tokens_per_device" | "tokens_per_s_per_gpu" => Some(MetricKind::TokensPerSPerDevice),
-            "tokens_total" | "tokens_per_s_all" => Some(MetricKind::TokensPerSTotal),
-            "samples" | "sequences_per_s" => Some(MetricKind::SamplesPerS),
-            "tflops" | "tflops_per_gpu" | "tflops_per_chip" => Some(MetricKind::TflopsPerDevice),
-            _ => None,
-        })
-    }
-
-    /// The value of this kind in a row's numeric fields.
-    fn field(self, run: &MeasuredRun) -> Option<f64> {
-        let m = &run.measured;
-        match self {
-            MetricKind::StepTimeS => m.step_time_s,
-            MetricKind::TokensPerSPerDevice => m.tokens_per_s_per_device,
-            MetricKind::TokensPerSTotal => m.tokens_per_s_total,
-            MetricKind::SamplesPerS => m.samples_per_s,
-            MetricKind::TflopsPerDevice => m.tflops_per_device,
-            MetricKind::Mfu => m.mfu,
-            MetricKind::Hfu => m.hfu,
-        }
-    }
-
-    /// Whether converting a time into this kind needs a FLOP count.
-    pub fn needs_flops(self) -> bool {
-        matches!(self, MetricKind::TflopsPerDevice | MetricKind::Mfu | MetricKind::Hfu)
-    }
-
-    /// Whether a larger value means faster (all but the step time).
-    pub fn higher_is_faster(self) -> bool {
-        self != MetricKind::StepTimeS
+/// The value of this kind in a row's numeric fields.
+fn field(kind: MetricKind, run: &MeasuredRun) -> Option<f64> {
+    let m = &run.measured;
+    match kind {
+        MetricKind::StepTimeS => m.step_time_s,
+        MetricKind::TokensPerSPerDevice => m.tokens_per_s_per_device,
+        MetricKind::TokensPerSTotal => m.tokens_per_s_total,
+        MetricKind::SamplesPerS => m.samples_per_s,
+        MetricKind::TflopsPerDevice => m.tflops_per_device,
+        MetricKind::Mfu => m.mfu,
+        MetricKind::Hfu => m.hfu,
     }
 }
 
@@ -346,14 +279,16 @@ pub fn read_metric(run: &MeasuredRun, catalog_peak: Option<f64>) -> Result<Metri
     // "tokens/s" named while only the total is given (or the reverse) is the same figure.
     let present = |k: MetricKind| match k {
         MetricKind::TokensPerSPerDevice | MetricKind::TokensPerSTotal => {
-            [MetricKind::TokensPerSPerDevice, MetricKind::TokensPerSTotal].into_iter().find(|t| t.field(run).is_some())
+            [MetricKind::TokensPerSPerDevice, MetricKind::TokensPerSTotal]
+                .into_iter()
+                .find(|t| field(*t, run).is_some())
         }
-        k => k.field(run).is_some().then_some(k),
+        k => field(k, run).is_some().then_some(k),
     };
     let kind = match named.iter().find_map(|k| present(*k)) {
         Some(k) => k,
         None => {
-            let k = MetricKind::ALL.into_iter().find(|k| k.field(run).is_some()).ok_or_else(|| {
+            let k = MetricKind::ALL.into_iter().find(|k| field(*k, run).is_some()).ok_or_else(|| {
                 "no measured figure: measured.step_time_s, tokens_per_s_per_device, tokens_per_s_total, \
                  samples_per_s, tflops_per_device, mfu and hfu are all null"
                     .to_string()
@@ -374,7 +309,7 @@ pub fn read_metric(run: &MeasuredRun, catalog_peak: Option<f64>) -> Result<Metri
             k
         }
     };
-    let value = kind.field(run).unwrap_or(0.0);
+    let value = field(kind, run).unwrap_or(0.0);
     let (flops, peak) = if kind.needs_flops() {
         let flops = match flops_named(&words) {
             Some(f) => f,
@@ -428,7 +363,7 @@ fn read_structured(run: &MeasuredRun, s: &StructuredMetric, words: &Words) -> Re
             MetricKind::ALL.iter().map(|k| k.key()).collect::<Vec<_>>().join(", ")
         )
     })?;
-    let value = s.value.or_else(|| kind.field(run)).ok_or_else(|| {
+    let value = s.value.or_else(|| field(kind, run)).ok_or_else(|| {
         format!("measured.metric has no value and measured.{} is null: no measured figure", kind.key())
     })?;
     let mut notes = Vec::new();

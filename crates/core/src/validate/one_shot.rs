@@ -99,7 +99,7 @@ pub fn fill(report: &mut Report, file: &MeasuredFile) {
 
 /// [`fill`] with `spread` as the anchor's spread in the fit ([`fit_with_spread`]).
 pub fn fill_with_spread(report: &mut Report, file: &MeasuredFile, spread: f64) {
-    if report.mode != Mode::Extended {
+    if !report.mode.has_fitted_constants() {
         return;
     }
     let prepared: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
@@ -108,7 +108,7 @@ pub fn fill_with_spread(report: &mut Report, file: &MeasuredFile, spread: f64) {
 
 /// [`fill_with_spread`] of the file's rows already read (`prepared`, in file order).
 pub(crate) fn fill_rows(report: &mut Report, prepared: &[Prepared], spread: f64) {
-    if report.mode != Mode::Extended {
+    if !report.mode.has_fitted_constants() {
         return;
     }
     use std::collections::HashMap;

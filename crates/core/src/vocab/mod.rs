@@ -1,22 +1,26 @@
 //! The words both models and every caller share, in one neutral home below them all: a parallel
 //! configuration ([`Candidate`], and the [`divisors`] its degrees are drawn from), what pricing it gives ([`Totals`], [`Outcome`]), the collective
 //! operations ([`CollectiveKind`]) and the parts of the iteration time and of the memory per
-//! device ([`TimePart`], [`MemoryPart`]), and whether a need fits a device ([`Fits`]).
+//! device ([`TimePart`], [`MemoryPart`]), whether a need fits a device ([`Fits`]), and what a
+//! measured figure is ([`MetricKind`], [`MemoryKind`]) with the memory prediction it is compared
+//! with ([`PredictedMemory`]).
 //!
 //! The reference model (`reference/`), extended mode (`extended/`), the searches, sweeps, the
-//! explorer and validation import them from here; this module depends only on the value types
+//! explorer, validation and calibration import them from here; this module depends only on the value types
 //! (`strategy`, `mode_kind`), so it closes no cycle (the tidy test's `no_module_cycles`).
 //!
 //! Units: TFLOP, GB (1e9 bytes), seconds, unless a name says otherwise.
 
 pub mod candidate;
 pub mod collective;
+pub mod measured;
 pub mod parts;
 pub mod totals;
 pub mod verdict;
 
 pub use candidate::{Candidate, MAX_DEVICES, MAX_GLOBAL_BATCH, divisors};
 pub use collective::CollectiveKind;
+pub use measured::{MemoryKind, MetricKind, PredictedMemory, predicted_memory_gb};
 pub use parts::{MemoryPart, TimePart};
 pub use totals::{Outcome, Totals};
 pub use verdict::{Fits, fits, fits_between};

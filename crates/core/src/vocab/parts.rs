@@ -1,9 +1,9 @@
 //! The components of a ranked configuration's iteration time and memory per device, read off its
-//! [`Totals`] (both modes fill the same fields), with keys, labels and what each part is in each
-//! mode. Shared by sweeps, the explorer and their exports.
+//! [`Totals`] (both modes fill the same fields), with keys and labels (what each part is in each
+//! mode, `TimePart::description`, lives with the modes in `crate::mode`). Shared by sweeps, the
+//! explorer and their exports.
 
 use super::Totals;
-use crate::mode_kind::Mode;
 
 /// A component of the iteration time. The parts add up to the iteration time
 /// (`t = compute + exposed memory + TP + EP + DP + PP communication + bubble`; spec §6 has no EP
@@ -67,37 +67,6 @@ impl TimePart {
             TimePart::DpComm => "DP comm",
             TimePart::PpComm => "PP comm",
             TimePart::Bubble => "bubble",
-        }
-    }
-
-    /// One sentence on what the part is in `mode`.
-    pub fn description(self, mode: Mode) -> &'static str {
-        match (self, mode) {
-            (TimePart::Compute, Mode::Reference) => "matrix and vector work at 80 % of peak, plus 20 µs per kernel",
-            (TimePart::Compute, Mode::Extended) => {
-                "matmuls and attention at the fitted fraction of the measured ceiling, recomputation included"
-            }
-            (TimePart::ExposedMemory, Mode::Reference) => "HBM traffic that takes longer than the layer's compute",
-            (TimePart::ExposedMemory, Mode::Extended) => {
-                "element-wise work, memory-bound matmuls and the optimizer step, priced by HBM traffic"
-            }
-            (TimePart::TpComm, Mode::Reference) => {
-                "tensor- and context-parallel collectives inside each block (not overlapped)"
-            }
-            (TimePart::TpComm, Mode::Extended) => {
-                "tensor- and context-parallel collectives inside each block, not hidden behind compute"
-            }
-            (TimePart::EpComm, Mode::Reference) => "none: the published model has no experts",
-            (TimePart::EpComm, Mode::Extended) => {
-                "the expert-parallel all-to-all of MoE blocks (token dispatch and combine) not hidden behind compute; 0 for dense models"
-            }
-            (TimePart::DpComm, Mode::Reference) => "data-parallel weight all-gather and gradient reduce-scatter",
-            (TimePart::DpComm, Mode::Extended) => {
-                "data-parallel collectives not hidden by compute (ZeRO stage, ZeRO-3 gathers per micro-batch)"
-            }
-            (TimePart::PpComm, _) => "activations sent between pipeline stages",
-            (TimePart::Bubble, Mode::Reference) => "pipeline fill and drain: (pp − 1) micro-batch steps",
-            (TimePart::Bubble, Mode::Extended) => "pipeline fill and drain: (pp − 1)/v slots with v-way interleaving",
         }
     }
 

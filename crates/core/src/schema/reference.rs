@@ -4,10 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use super::check::{Fields, Report, walk};
+use super::check::{Fields, Report, failed, walk};
 use super::emit::J;
 use super::fields::{REFERENCE_MODEL_FIELDS, REFERENCE_SYSTEM_FIELDS};
-use super::model_doc::failed;
 use crate::{Error, ModelShape, SystemParams};
 
 /// Whether an object looks like the reference's model JSON (has any of `l`, `e`, `h`, `depth`).

@@ -2,12 +2,12 @@
 
 use serde_json::{Map, Value};
 
-use super::check::{Fields, Report, walk};
-use super::emit::J;
-use super::fields::{FieldSpec, MODEL_FIELDS, SCHEMA_VERSION};
 use crate::Error;
 use crate::catalog::{CatalogModel, FieldSources, Mlp, TrainingBudget};
 use crate::moe_shape::{Mla, MoeShape, Router};
+use crate::schema::check::{Fields, Report, failed, walk};
+use crate::schema::emit::J;
+use crate::schema::fields::{FieldSpec, MODEL_FIELDS, SCHEMA_VERSION};
 
 /// Prefix of the per-field source texts in the model and system tables.
 const FIELD_SOURCES: &str = "field_sources.";
@@ -33,11 +33,6 @@ pub(crate) fn write_field_sources(j: J, s: &FieldSources) -> J {
     }
     let o = s.entries().iter().fold(J::obj(), |o, (k, t)| o.put(k, J::Str(t.clone())));
     j.put("field_sources", o)
-}
-
-/// Whether a check since error index `start` failed on `path` (cross-field rules skip such fields).
-pub(crate) fn failed(report: &Report, start: usize, path: &str) -> bool {
-    report.errors[start..].iter().any(|e| e.field() == Some(path))
 }
 
 /// Reads a training budget object (`{"tokens": …}` or `{"samples": …}`) that passed [`walk`];

@@ -5,8 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::fields::{ALIASES, FieldSpec, Kind};
-use super::hint;
 use crate::Error;
+use crate::hint;
 
 /// Problems found while reading a document: `errors` make it invalid, `warnings` do not.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -26,6 +26,11 @@ impl Report {
     pub fn warn(&mut self, e: Error) {
         self.warnings.push(e);
     }
+}
+
+/// Whether a check since error index `start` failed on `path` (cross-field rules skip such fields).
+pub(crate) fn failed(report: &Report, start: usize, path: &str) -> bool {
+    report.errors[start..].iter().any(|e| e.field() == Some(path))
 }
 
 /// A short rendering of a JSON value for messages: strings quoted, long values cut.

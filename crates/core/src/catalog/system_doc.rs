@@ -4,13 +4,13 @@
 
 use serde_json::{Map, Value};
 
-use super::check::{Fields, Report, walk};
-use super::emit::J;
-use super::fields::{SCHEMA_VERSION, SYSTEM_FIELDS};
-use super::model_doc::{failed, read_field_sources, write_field_sources};
-use super::reference::{preset_json, read_reference_system};
+use super::model_doc::{read_field_sources, write_field_sources};
 use crate::Error;
 use crate::catalog::{Architecture, CatalogSystem, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp};
+use crate::schema::check::{Fields, Report, failed, walk};
+use crate::schema::emit::J;
+use crate::schema::fields::{SCHEMA_VERSION, SYSTEM_FIELDS};
+use crate::schema::reference::{preset_json, read_reference_system};
 
 /// What a system's `value_kind` may say its numbers are.
 pub const VALUE_KINDS: [&str; 5] = ["vendor_claimed_peak", "as_deployed", "measured", "user", "reference_system_file"];
