@@ -108,7 +108,8 @@ pub const SWITCHES: [SwitchInfo; 39] = [
     SwitchInfo {
         key: "attention_efficiency",
         label: "Attention efficiency η_att",
-        what: "the same fraction inside flash attention (fitted, global)",
+        what: "fraction of the attention kernel's measured rate (FlashAttention-3 paper, H100, by sequence \
+               length) that flash attention sustains in training (fitted, global)",
         kind: EFFICIENCY,
         source: FITTED,
     },
