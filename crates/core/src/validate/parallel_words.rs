@@ -328,16 +328,14 @@ pub fn reads_hybrid_zero(stack: &Words) -> Option<String> {
     })
 }
 
-/// The JAX/XLA frameworks a row's stack words may name (whole tokens or phrases).
-const JAX_STACK_WORDS: [&str; 6] = ["maxtext", "paxml", "praxis", "axlearn", "jax", "xla"];
-
-/// The training stack the words naming it give ([`Stack`]): `jax` when they name a JAX/XLA
-/// framework ([`JAX_STACK_WORDS`]: MaxText, PaxML/Praxis, AXLearn, JAX, XLA), with a note, else
-/// the default (Megatron's, which prices exactly as before the stack was read). Only the JAX
-/// stack is read here: it is the one whose ZeRO-3 collectives are priced differently
-/// ([`Stack::zero3_one_nic_per_device`]); the sharding itself is read by [`read_sharding`].
+/// The training stack the words naming it give ([`Stack`]): `jax` when a word is one of the JAX
+/// stack's names (`"maxtext".parse::<Stack>()`: the stack's own list — jax, MaxText, PaxML/Praxis,
+/// AXLearn, XLA), with a note, else the default (Megatron's, which prices exactly as before the
+/// stack was read). Only the JAX stack is read here: it is the one whose ZeRO-3 collectives are
+/// priced differently ([`Stack::zero3_one_nic_per_device`]); the sharding itself is read by
+/// [`read_sharding`].
 pub fn read_stack(stack: &Words) -> (Stack, Option<String>) {
-    match JAX_STACK_WORDS.iter().find(|w| stack.has(w)) {
+    match stack.tokens.iter().find(|t| t.parse::<Stack>().is_ok_and(|s| s == Stack::Jax)) {
         Some(w) => (
             Stack::Jax,
             Some(format!(
