@@ -110,8 +110,8 @@ pub fn FitCard() -> impl IntoView {
             <h2>"Fitted constants and the leave-one-source-out check"</h2>
             <p>
                 {format!(
-                    "Extended mode has two constants fitted on this file, both global: η = {:.3}, the fraction of a part's measured matmul ceiling that the linear layers of a training step sustain, and η_att = {:.3}, the fraction of the attention kernel's benchmark rate (the FlashAttention-3 paper's cuDNN or FlashAttention-2 curve by sequence length, measured on H100) that a training step sustains in flash attention. They were chosen to minimise the mean |error| over every evaluated run (a 0.05 grid, then coordinate descent to 0.001). The leave-one-source-out check fits them without one source and predicts that source, for each source in turn: how far the model can be trusted on runs it was not fitted to.",
-                    eff.matmul, eff.attention
+                    "Extended mode has four time constants fitted on this file, all global: η = {:.3}, the fraction of a part's measured matmul ceiling that the linear layers of a training step sustain; η_att = {:.3}, the fraction of the attention kernel's benchmark rate (the FlashAttention-3 paper's cuDNN or FlashAttention-2 curve by sequence length, measured on H100) that a training step sustains in flash attention; and the GEMM size c = {:.0} elements and attention sequence length c_att = {:.0} tokens at which small matmuls and short sequences reach half that rate. They were chosen to minimise the mean |error| over every evaluated run (a 0.05 grid, then coordinate descent to 0.001). The leave-one-source-out check fits them without one source and predicts that source, for each source in turn: how far the model can be trusted on runs it was not fitted to.",
+                    eff.matmul, eff.attention, eff.gemm_half_dim, eff.attention_half_seq
                 )}
             </p>
             <div class="row">
