@@ -20,7 +20,8 @@
 //!   over its outgoing links while receiving on the incoming ones at the same time, i.e. one
 //!   direction. A missing unidirectional figure is taken as half the bidirectional one (labelled).
 //!   For switchless meshes (AMD xGMI, Gaudi RoCE) the figure is the sum over all peer links: a group
-//!   spanning the whole domain can use it, a smaller group cannot (labelled; `scale_up=` overrides).
+//!   spanning the whole domain can use it, a smaller group cannot (labelled; extended mode prices a
+//!   group of k devices in one domain by its k − 1 pair links; `scale_up=` overrides).
 //! * **Scale-out bandwidth** (`ib_bandwidth`, `B_ib`): the per-device NIC bandwidth in GB/s (one
 //!   direction), or `nic_gbit_per_device / 8` (labelled). The catalog's figures are per device,
 //!   i.e. one NIC of that speed per device; `nic_factor` = the chosen NICs per device (default 1)
@@ -483,8 +484,9 @@ fn map_hardware(
                 origins.catalog("nvlink_bandwidth", "scale_up.bw_per_device_unidir_gbps", "per device, one direction");
                 if let Some(p2p) = su.p2p_bw_unidir_gbps.filter(|p2p| *p2p < v) {
                     notes.push(format!(
-                        "switchless mesh: {v} GB/s is the sum over all peer links; one device pair gets {p2p} GB/s, so \
-                         groups smaller than the domain are priced too fast (override with `scale_up=`)"
+                        "switchless mesh: {v} GB/s is the sum over all peer links, one device pair gets {p2p} GB/s; \
+                         extended mode gives a group of k devices in one domain its k − 1 pair links (at most the sum), \
+                         the published model every group the sum (`scale_up=` gives every group the figure you set)"
                     ));
                 }
                 v

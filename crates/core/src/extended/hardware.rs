@@ -35,6 +35,12 @@ pub struct Hardware {
     pub hbm_capacity_gb: f64,
     /// The two network tiers (fast domain size included).
     pub net: Network,
+    /// Achievable bandwidth of one device-pair link of a switchless fast domain [GB/s, one
+    /// direction, after the scale-up efficiency]: AMD's xGMI and Intel Gaudi's RoCE meshes, quad
+    /// GH200 nodes. `None` for a switched domain (NVSwitch, where any group reaches the device's
+    /// whole scale-up bandwidth) or when the user gave the scale-up bandwidth. See
+    /// [`Hardware::fast_bandwidth`].
+    pub mesh_pair_bandwidth: Option<f64>,
     /// Whether the part skips zero weights of unstructured sparse matmuls (wafer-scale engines;
     /// see [`super::sparsity`]).
     pub unstructured_sparsity: bool,
@@ -130,6 +136,7 @@ impl Hardware {
             hw.hbm_capacity_gb = device;
         }
         hw.unstructured_sparsity = super::sparsity::exploits_unstructured_sparsity(sys);
+        hw.mesh_pair_bandwidth = mesh_pair_gbps(sys, opts).map(|pair| pair * hw.params.nvlink_eff);
         hw.torus = sys.architecture == crate::catalog::Architecture::Torus;
         hw.async_mma = has_async_mma(sys);
         Ok(hw)
@@ -179,6 +186,7 @@ impl Hardware {
             hbm_bandwidth_gbps: p16.hbm_bandwidth,
             hbm_capacity_gb: p16.hbm_capacity,
             net: Machine::new(p16).net,
+            mesh_pair_bandwidth: None,
             unstructured_sparsity: false,
             torus: false,
             async_mma: false,
@@ -191,6 +199,39 @@ impl Hardware {
     pub fn domain_size(&self) -> u64 {
         self.net.nvlink_size
     }
+
+    /// Achievable scale-up bandwidth per device [GB/s, one direction] for a group with `share`
+    /// ranks inside one fast domain. In a switched domain every group reaches the device's whole
+    /// scale-up bandwidth. In a switchless full mesh each device has one link (or one bundle of
+    /// ports) to each peer, so a group of `share` devices can drive only its `share − 1` links to
+    /// the others: `min(b_f, (share − 1) · b_pair)`. A whole 8-device domain reaches the sum
+    /// (7 links); two devices of it, one link: for tensor parallelism of 2 on an MI300X 64 of
+    /// 448 GB/s, on a Gaudi 2 37.5 of 262.5 GB/s.
+    pub fn fast_bandwidth(&self, share: u64) -> f64 {
+        match self.mesh_pair_bandwidth {
+            Some(pair) if share >= 2 => self.net.fast_bandwidth.min(pair * (share - 1) as f64),
+            _ => self.net.fast_bandwidth,
+        }
+    }
+
+    /// The network tiers as a group with `share` ranks in one fast domain sees them: the fast
+    /// tier at [`Hardware::fast_bandwidth`].
+    pub fn net_for(&self, share: u64) -> Network {
+        Network { fast_bandwidth: self.fast_bandwidth(share), ..self.net }
+    }
+}
+
+/// The catalog's bandwidth of one device pair [GB/s, one direction] when the part's fast domain is
+/// a switchless mesh (a pair figure below the per-device sum), unless the user replaced the
+/// scale-up bandwidth (then the user's figure is what every group gets, as the mapping's note
+/// says).
+fn mesh_pair_gbps(sys: &CatalogSystem, opts: &MappingOptions) -> Option<f64> {
+    if opts.scale_up_gbps.is_some() {
+        return None;
+    }
+    let su = &sys.scale_up;
+    let sum = su.bw_per_device_unidir_gbps.or(su.bw_per_device_bidir_gbps.map(|b| b / 2.0))?;
+    su.p2p_bw_unidir_gbps.filter(|pair| *pair > 0.0 && *pair < sum)
 }
 
 #[cfg(test)]
@@ -216,6 +257,56 @@ mod tests {
         assert!(mi.approximations.iter().any(|a| a.starts_with("matmul ceiling at fp8")), "{:?}", mi.approximations);
         // bf = 450·0.7, bs = 50·0.7 GB/s.
         assert!((hw.net.fast_bandwidth - 315.0).abs() < 1e-9 && (hw.net.slow_bandwidth - 35.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_switchless_mesh_gives_a_group_its_links_only() {
+        // Gaudi 2: 21 ports of 100 GbE to 7 peers, 3 per pair: 37.5 GB/s a pair, 262.5 the sum;
+        // both at the scale-up efficiency 0.7 (26.25 and 183.75 GB/s achievable).
+        let g2 = catalog::find_system("intel_gaudi2").unwrap();
+        let hw = Hardware::from_catalog(g2, Precision::Bf16, true, &MappingOptions::default()).unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(hw.mesh_pair_bandwidth.unwrap(), 26.25), "{:?}", hw.mesh_pair_bandwidth);
+        assert!(close(hw.fast_bandwidth(2), 26.25) && close(hw.fast_bandwidth(4), 78.75));
+        assert!(close(hw.fast_bandwidth(8), 183.75) && close(hw.fast_bandwidth(1), 183.75));
+        assert!(
+            close(hw.net_for(2).fast_bandwidth, 26.25) && close(hw.net_for(2).slow_bandwidth, hw.net.slow_bandwidth)
+        );
+        // MI300X: 7 xGMI links of 64 GB/s; two GPUs get 64 · 0.7.
+        let mi = catalog::find_system("amd_mi300x").unwrap();
+        let mi = Hardware::from_catalog(mi, Precision::Bf16, true, &MappingOptions::default()).unwrap();
+        assert!(close(mi.fast_bandwidth(2), 44.8) && close(mi.fast_bandwidth(8), 448.0 * 0.7));
+        // A switched domain (NVSwitch): every group gets the whole figure.
+        let h100 = catalog::find_system("nvidia_h100_sxm5_80gb").unwrap();
+        let nv = Hardware::from_catalog(h100, Precision::Bf16, true, &MappingOptions::default()).unwrap();
+        assert_eq!(nv.mesh_pair_bandwidth, None);
+        assert!(close(nv.fast_bandwidth(2), 315.0));
+        // The user's scale-up figure is what every group gets.
+        let mine = MappingOptions { scale_up_gbps: Some(100.0), ..MappingOptions::default() };
+        let hw = Hardware::from_catalog(g2, Precision::Bf16, true, &mine).unwrap();
+        assert_eq!(hw.mesh_pair_bandwidth, None);
+        assert!(close(hw.fast_bandwidth(2), 70.0));
+    }
+
+    #[test]
+    fn tensor_parallel_of_two_on_a_mesh_uses_one_link() {
+        use crate::extended::options::ExtendedOptions;
+        use crate::extended::pricing::Pricing;
+        use crate::vocab::CollectiveKind;
+        // An all-reduce of 10 GB over 2 Gaudi 2 cards: a reduce-scatter and an all-gather, each
+        // (2 − 1)/2 · 10 GB over the pair's 26.25 GB/s: 0.38095 s (NCCL-style latency ≪ 1 ms).
+        let g2 = catalog::find_system("intel_gaudi2").unwrap();
+        let hw = Hardware::from_catalog(g2, Precision::Bf16, true, &MappingOptions::default()).unwrap();
+        let opts = ExtendedOptions::default();
+        let p = Pricing { hw: &hw, opts: &opts };
+        let t = p.collective(CollectiveKind::AllReduce, 10.0, 2, 2);
+        assert!((t - 10.0 / 26.25).abs() < 1e-3, "{t}");
+        // Eight cards (the whole domain) reach the sum: 2 · 7/8 · 10 GB / 183.75 GB/s.
+        let t8 = p.collective(CollectiveKind::AllReduce, 10.0, 8, 8);
+        assert!((t8 - 2.0 * 7.0 / 8.0 * 10.0 / 183.75).abs() < 1e-3, "{t8}");
+        // A pipeline send between two cards of a node takes the pair's link: 1 GB / 26.25 GB/s.
+        let s = p.p2p(1.0, true);
+        assert!((s - 1.0 / 26.25).abs() < 1e-3, "{s}");
     }
 
     #[test]

@@ -147,8 +147,9 @@ impl Pricing<'_> {
     /// corrected), plus NCCL's latency for the group's ranks and domains, with ring or tree and
     /// the protocol NCCL would pick ([`super::latency`]). All-to-all, reduce and broadcast, and
     /// every collective of a torus part (not run by NCCL), keep the reference's per-hop latencies.
+    /// The fast tier runs at the group's share of a switchless mesh ([`Hardware::fast_bandwidth`]).
     pub fn collective(&self, kind: CollectiveKind, volume_gb: f64, group: u64, share: u64) -> f64 {
-        let net = &self.hw.net;
+        let net = &self.hw.net_for(share);
         let nccl = !self.hw.torus
             && matches!(
                 kind,
@@ -180,7 +181,7 @@ impl Pricing<'_> {
         if e <= 1 || bytes <= 0.0 {
             return 0.0;
         }
-        let net = &self.hw.net;
+        let net = &self.hw.net_for(en);
         let (e_f, en_f) = (e as f64, en as f64);
         let inside = bytes * 1e-9 * (en_f - 1.0) / e_f / net.fast_bandwidth;
         let across = bytes * 1e-9 * (e_f - en_f) / e_f / (net.nic_factor * net.slow_bandwidth);
@@ -189,13 +190,14 @@ impl Pricing<'_> {
 
     /// One point-to-point message of `volume_gb` [GB], inside a fast domain or across domains:
     /// its bandwidth term plus NCCL's latency of one step ([`super::latency`]; a torus part keeps
-    /// the reference's hop latency).
+    /// the reference's hop latency). Inside a switchless mesh it takes the one link of the pair.
     pub fn p2p(&self, volume_gb: f64, fast: bool) -> f64 {
         let share = if fast { 2 } else { 1 };
+        let net = self.hw.net_for(share);
         if self.hw.torus || volume_gb <= 0.0 {
-            return comm_time(&self.hw.net, CollectiveKind::P2p, volume_gb, 2, share);
+            return comm_time(&net, CollectiveKind::P2p, volume_gb, 2, share);
         }
-        let bare = Network { slow_latency: 0.0, fast_latency: 0.0, ..self.hw.net };
+        let bare = Network { slow_latency: 0.0, fast_latency: 0.0, ..net };
         let t = comm_time(&bare, CollectiveKind::P2p, volume_gb, 2, share);
         super::latency::collective_s(CollectiveKind::P2p, Span::of(2, share), t)
     }

@@ -90,7 +90,7 @@ fn hierarchical(p: &Pricing, el: &ExpertLayout, token_bytes: f64, k: u64, max_do
     if el.ep <= 1 || token_bytes <= 0.0 {
         return 0.0;
     }
-    let net = &p.hw.net;
+    let net = &p.hw.net_for(en);
     let d = distinct_domains(n, k);
     let reach = max_domains.map_or(d, |m| d.min(m as f64));
     let remote = reach * (n - 1) as f64 / n as f64;
