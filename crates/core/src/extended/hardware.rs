@@ -46,6 +46,10 @@ pub struct Hardware {
     pub unstructured_sparsity: bool,
     /// Whether the fast domain is a torus of chips (TPU ICI slices) rather than a switched domain.
     pub torus: bool,
+    /// Whether the host launches the part's kernels one by one (GPUs: NVIDIA, AMD, Intel Gaudi;
+    /// and the reference's system files), rather than a graph compiler running whole steps on it
+    /// (TPU, wafer-scale, dataflow, IPU): see [`super::block::host_time_per_operation_s`].
+    pub host_launched: bool,
     /// Whether the part has asynchronous warp-group matrix instructions that FlashAttention-2-class
     /// kernels do not use (NVIDIA Hopper and later), so that such kernels run attention slower than
     /// the part's own-generation kernels ([`super::AttentionKernel`]). Read as: an NVIDIA part with
@@ -138,6 +142,7 @@ impl Hardware {
         hw.unstructured_sparsity = super::sparsity::exploits_unstructured_sparsity(sys);
         hw.mesh_pair_bandwidth = mesh_pair_gbps(sys, opts).map(|pair| pair * hw.params.nvlink_eff);
         hw.torus = sys.architecture == crate::catalog::Architecture::Torus;
+        hw.host_launched = sys.architecture == crate::catalog::Architecture::Gpu;
         hw.async_mma = has_async_mma(sys);
         Ok(hw)
     }
@@ -189,6 +194,7 @@ impl Hardware {
             mesh_pair_bandwidth: None,
             unstructured_sparsity: false,
             torus: false,
+            host_launched: true,
             async_mma: false,
             approximations,
             params: p16.clone(),

@@ -28,7 +28,7 @@
 //! | `weight_sparsity` | unstructured sparse weights: fewer block-matmul FLOPs on wafer-scale parts only | [`sparsity`] |
 //! | `grad_reduce` | gradient reduction width (auto: FP32 for BF16 training as Megatron-LM and torchtitan do) | [`data_parallel`] |
 //! | (always) | collective latency as NCCL models it: per call and per step by tier, ring or tree (all-reduce at many nodes: logarithmic), the protocol of least time; pipeline messages one step | [`latency`], [`pricing`] |
-//! | (always) | a pass lasts at least its kernels' host issue time (10 µs each): small blocks are host-bound | [`block`] |
+//! | (always) | a pass lasts at least its operations' host issue time (130 µs each, eager PyTorch): small blocks are host-bound | [`block`] |
 //! | `dp_overlap` | data-parallel gradient reduction bucketed behind the backward, parameter gather behind the forward, or both exposed after the step | [`data_parallel`] |
 //! | `param_broadcast` | ZeRO-1/2 parameters shared by one broadcast per shard owner after the step (InternLM), gradients all-reduced | [`data_parallel`] |
 //! | `tp_comm_overlap` | TP collectives hidden behind their GEMMs (Megatron `--tp-comm-overlap`, async TP) | [`ops`] |

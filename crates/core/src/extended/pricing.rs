@@ -77,6 +77,12 @@ pub struct Pricing<'a> {
 }
 
 impl Pricing<'_> {
+    /// Host time per modelled operation [s] for this part and stack
+    /// ([`super::block::host_time_per_operation_s`]).
+    pub fn host_time_per_operation_s(&self) -> f64 {
+        super::block::host_time_per_operation_s(self.hw, self.opts.stack)
+    }
+
     /// Sustained rate of the linear layers' matmuls `η · ceiling` [TFLOP/s].
     pub fn matmul_rate(&self) -> f64 {
         self.opts.hardware.matmul_efficiency * self.hw.matmul_ceiling_tflops

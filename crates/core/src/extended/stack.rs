@@ -69,6 +69,13 @@ impl Stack {
         }
     }
 
+    /// Whether the stack runs the model eagerly from Python, one module and kernel at a time
+    /// (Megatron, DeepSpeed, PyTorch FSDP), rather than as a compiled program (JAX/XLA): the host
+    /// time per operation of [`super::block::host_time_per_operation_s`].
+    pub fn is_eager(self) -> bool {
+        !matches!(self, Stack::Jax)
+    }
+
     /// Whether ZeRO-3/FSDP's per-block collectives across fast domains move about one NIC's
     /// bandwidth per device (with [`super::HardwareChoices::zero3_per_nic`] on; otherwise, and
     /// inside one domain, every member's NIC carries its share of the domain's rings).

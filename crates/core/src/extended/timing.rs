@@ -199,7 +199,7 @@ impl TimePlan {
         let sides = [of(Reads::Matmul), of(Reads::Attention)];
         let fixed = BlockCost::sums(&of(Reads::Nothing), opts.recompute);
         Ok(Some(TimePlan {
-            whole: BlockCost::of_operations(&ops, opts.recompute),
+            whole: BlockCost::of_operations(&ops, opts.recompute, p.host_time_per_operation_s()),
             fixed,
             sides,
             memo: [Vec::new(), Vec::new()],
@@ -238,8 +238,9 @@ impl TimePlan {
         if matmul {
             self.head_cost = self.head.map_or_else(EndCost::default, |h| h.priced(&p));
         }
+        let host_s = p.host_time_per_operation_s();
         let (opts, head) = (self.opts, self.head_cost);
-        Ok(self.iteration_s(&opts, BlockCost::of_operations(&self.ops, opts.recompute), head))
+        Ok(self.iteration_s(&opts, BlockCost::of_operations(&self.ops, opts.recompute, host_s), head))
     }
 
     /// The last stage: the iteration time [s] of `block` and `head` under `opts` (the plan's
@@ -297,6 +298,7 @@ impl TimePlan {
         }
         let (f, fk) = self.fixed;
         let fixed = [f.fwd.time(), f.bwd.time(), f.recompute.time()];
+        let host_s = Pricing { hw: &self.hw, opts: &base }.host_time_per_operation_s();
         batch
             .of
             .iter()
@@ -307,8 +309,8 @@ impl TimePlan {
                 }
                 let t = |i: usize| pass_of(fixed[i] + m.times[i] + a.times[i]);
                 let k = |i: usize| fk[i] + f64::from(m.kernels[i]) + f64::from(a.kernels[i]);
-                let block =
-                    BlockCost { fwd: t(0), bwd: t(1), recompute: t(2), ..self.whole }.issue_bounded([k(0), k(1), k(2)]);
+                let block = BlockCost { fwd: t(0), bwd: t(1), recompute: t(2), ..self.whole }
+                    .issue_bounded([k(0), k(1), k(2)], host_s);
                 let head = EndCost { fwd: pass_of(m.head[0]), bwd: pass_of(m.head[1]), ..self.head_cost };
                 // The last stage reads no fitted constant: the plan's switches serve every point.
                 Some(self.iteration_s(&base, block, head))

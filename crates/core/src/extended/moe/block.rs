@@ -101,7 +101,7 @@ pub fn moe_block_cost_after(
     let mut ops = Vec::with_capacity(attention.len() + 16);
     ops.extend_from_slice(attention);
     let (ops, mlp) = operations_after(w, m, layout, el, p, ops);
-    let mut block = BlockCost::of_operations(&ops, p.opts.recompute);
+    let mut block = BlockCost::of_operations(&ops, p.opts.recompute, p.host_time_per_operation_s());
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
 }
