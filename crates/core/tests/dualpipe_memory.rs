@@ -77,9 +77,11 @@ fn deepseek_v3_dualpipe_memory_by_hand() {
     close(b.part("activations"), 15.0 * 4.0 * moe_kept, "1F1B activations");
     // DualPipe: 61 blocks over 16 stages are 13 stages of 4 then 3 of 3; the first rank holds
     // stage 0 (3 dense blocks, 1 MoE) and stage 15 (3 MoE) with the MTP module (1 MoE block),
-    // the embedding and the head, with min(120, 17)/2 = 8.5 micro-batches counted on each block.
+    // the embedding and the head. In flight (DualPipe's schedule, 17 = PP + 1 in all): 16
+    // micro-batches of stage 0, which it runs first in its direction, one of stage 15 with the MTP
+    // module, which it runs last in the other: 16·(3 dense + 1 MoE) + 1·(3 + 1 MoE) blocks.
     assert_eq!(a.stage, "first");
-    close(a.part("activations"), 8.5 * (3.0 * dense_kept + 5.0 * moe_kept), "DualPipe activations");
+    close(a.part("activations"), 48.0 * dense_kept + 20.0 * moe_kept, "DualPipe activations");
     // Its routed experts: 5 MoE blocks against the 1F1B stage's 4.
     for part in ["expert_weights", "expert_gradients", "expert_optimizer_states"] {
         close(a.part(part), 5.0 / 4.0 * b.part(part), part);

@@ -224,38 +224,76 @@ fn moe_devices(
     }
 }
 
-/// The devices of a DualPipe pipeline as memory sees them ([`super::MoeOptions::dual_pipe`]):
-/// rank `r` holds stage `r` and stage `pp − 1 − r` (the first rank the embedding, the head and the
-/// MTP modules too) and at its peak `pp + 1` micro-batches of one stage's activations in flight
-/// (fewer with fewer micro-batches), half of them counted on each of its two stages:
-/// `min(nmb, pp + 1)/2` over the blocks of both. `None` when `pp` is odd or 1 (1F1B then).
+/// One rank of a DualPipe pipeline as memory sees it: what it holds, with `device.in_flight` the
+/// micro-batches in flight per block on average, and the block-micro-batches of activations each
+/// kind of block keeps at the peak (`dense_kept`, `moe_kept`: the two stages' blocks, each times
+/// its own direction's micro-batches in flight).
+struct DualRank {
+    device: Device,
+    dense_kept: f64,
+    moe_kept: f64,
+}
+
+/// Micro-batches in flight at the memory peak on DualPipe's rank with half-rank `h` (`min(r,
+/// pp − 1 − r)`), one direction's each: `(pp − h, h + 1)` for the stage it runs first in its
+/// direction (`h`) and the one it runs late (`pp − 1 − h`), each at most the direction's
+/// `nmb/2` micro-batches. The sum is `pp + 1`, DeepSeek-V3 technical report (arXiv 2412.19437)
+/// Table 2 ("activation PP + 1"); the split is the schedule's (github.com/deepseek-ai/DualPipe,
+/// `dualpipe.py`: half-rank `h` first runs `2(pp/2 − h − 1)` forwards of its first direction, then
+/// `h + 1` pairs of forwards of both, then steady forward-and-backward pairs that keep the count):
+/// like 1F1B, a direction's first stage holds `pp` micro-batches and its last one.
+pub fn dual_pipe_in_flight(pp: u64, h: u64, microbatches: u64) -> (f64, f64) {
+    let per_direction = microbatches as f64 / 2.0;
+    (((pp - h) as f64).min(per_direction), ((h + 1) as f64).min(per_direction))
+}
+
+/// The ranks of a DualPipe pipeline as memory sees them ([`super::MoeOptions::dual_pipe`]): rank
+/// `r` holds stage `r` and stage `pp − 1 − r` (the first rank the embedding, the head and the MTP
+/// modules too: DeepSeek-V3 report §3.2.3), with [`dual_pipe_in_flight`] micro-batches of each
+/// stage's activations in flight (the first rank: `pp` of stage 0 with the embedding, one of the
+/// last stage with the head and the MTP modules). `None` when `pp` is odd or 1 (1F1B then).
 fn dual_pipe_devices(
     w: &Workload,
     m: &MoeShape,
     layout: &Layout,
     rule: StageSplitRule,
     parts: &MoeParts,
-) -> Option<Vec<Device>> {
+) -> Option<Vec<DualRank>> {
     let pp = layout.pp;
     if pp < 2 || pp % 2 == 1 {
         return None;
     }
-    let in_flight = layout.microbatches().min(pp + 1).max(1) as f64 / 2.0;
     let count_moe = |(start, n): (u64, u64)| (start..start + n).filter(|&i| m.is_moe_block(i)).count() as u64;
     let (mtp_dense, mtp_moe, mtp_ends) = mtp_modules(w, m, layout, parts);
     Some(
         (0..pp / 2)
             .map(|r| {
+                let (early, late) = dual_pipe_in_flight(pp, r, layout.microbatches());
                 let (a, b) = (stage_blocks(w.layers, pp, rule, r), stage_blocks(w.layers, pp, rule, pp - 1 - r));
-                let moe = count_moe(a) + count_moe(b);
-                let dense = a.1 + b.1 - moe;
+                let (moe_a, mut moe_b) = (count_moe(a), count_moe(b));
+                let (dense_a, mut dense_b) = (a.1 - moe_a, b.1 - moe_b);
+                let mut ends = Vec::new();
                 if r == 0 {
-                    let mut ends = vec![parts.embedding, parts.head];
-                    ends.extend_from_slice(&mtp_ends);
-                    Device { name: "first", dense: dense + mtp_dense, moe: moe + mtp_moe, ends, in_flight, head: true }
-                } else {
-                    Device { name: "middle", dense, moe, ends: vec![], in_flight, head: false }
+                    // The last stage (the late one here) carries the head and the MTP modules.
+                    (dense_b, moe_b) = (dense_b + mtp_dense, moe_b + mtp_moe);
+                    let late_share = |e: &EndCost| EndCost { activation_bytes: e.activation_bytes * late, ..*e };
+                    ends.push(EndCost {
+                        activation_bytes: parts.embedding.activation_bytes * early,
+                        ..parts.embedding
+                    });
+                    ends.push(late_share(&parts.head));
+                    ends.extend(mtp_ends.iter().map(late_share));
                 }
+                let (dense, moe) = (dense_a + dense_b, moe_a + moe_b);
+                let dense_kept = early * dense_a as f64 + late * dense_b as f64;
+                let moe_kept = early * moe_a as f64 + late * moe_b as f64;
+                // Per block on average; the ends' activations carry their own counts (÷ this).
+                let in_flight = (dense_kept + moe_kept) / (dense + moe).max(1) as f64;
+                for e in &mut ends {
+                    e.activation_bytes /= in_flight.max(f64::MIN_POSITIVE);
+                }
+                let (name, head) = if r == 0 { ("first", true) } else { ("middle", false) };
+                DualRank { device: Device { name, dense, moe, ends, in_flight, head }, dense_kept, moe_kept }
             })
             .collect(),
     )
@@ -299,18 +337,31 @@ pub fn moe_time_floor_s(w: &Workload, m: &MoeShape, layout: &Layout, opts: &Exte
 /// The device's mean block: what the data-parallel overlap rule and the memory model see (the
 /// routed experts apart).
 fn mean_block(d: &Device, parts: &MoeParts) -> BlockCost {
+    mixed_block(d, parts, d.dense as f64, d.moe as f64)
+}
+
+/// [`mean_block`] with the activation fields weighted `dense_kept : moe_kept` instead of by the
+/// blocks held (times and parameters stay the blocks' mean): a DualPipe rank, whose two stages
+/// keep different numbers of micro-batches ([`DualRank`]); its mean over `blocks · in_flight`
+/// block-micro-batches.
+fn mixed_block(d: &Device, parts: &MoeParts, dense_kept: f64, moe_kept: f64) -> BlockCost {
     let (dense, moe) = (&parts.dense, &parts.moe);
     let n = d.blocks().max(1) as f64;
     let mix = |f: fn(&BlockCost) -> f64| (d.dense as f64 * f(dense) + d.moe as f64 * f(&moe.block)) / n;
+    let kept_n = dense_kept + moe_kept;
+    let kept = |f: fn(&BlockCost) -> f64| match kept_n > 0.0 {
+        true => (dense_kept * f(dense) + moe_kept * f(&moe.block)) / kept_n,
+        false => mix(f),
+    };
     BlockCost {
         fwd: (dense.fwd.times(d.dense as f64) + moe.block.fwd.times(d.moe as f64)).times(1.0 / n),
         bwd: (dense.bwd.times(d.dense as f64) + moe.block.bwd.times(d.moe as f64)).times(1.0 / n),
         recompute: (dense.recompute.times(d.dense as f64) + moe.block.recompute.times(d.moe as f64)).times(1.0 / n),
         parameters: mix(|b| b.parameters),
-        activation_bytes: mix(|b| b.activation_bytes),
-        selective_bytes: mix(|b| b.selective_bytes),
-        input_bytes: mix(|b| b.input_bytes),
-        op_bytes: mix(|b| b.op_bytes),
+        activation_bytes: kept(|b| b.activation_bytes),
+        selective_bytes: kept(|b| b.selective_bytes),
+        input_bytes: kept(|b| b.input_bytes),
+        op_bytes: kept(|b| b.op_bytes),
         linear_parameters: mix(|b| b.linear_parameters),
     }
 }
@@ -332,21 +383,26 @@ fn memory_of(
 ) -> MemoryEstimate {
     let communicators = u64::from(el.ep > 1) + u64::from(el.edp > 1);
     let per_block = parts.moe.mlp.expert_parameters;
+    let stage = |d: &Device, block: BlockCost| Stage {
+        name: d.name,
+        blocks: d.blocks(),
+        block,
+        ends: &[],
+        head: d.head,
+        in_flight: d.in_flight,
+        experts: ExpertStates { parameters: d.moe as f64 * per_block, per_block, shard: el.edp, communicators },
+    };
     let dual = if p.opts.moe.dual_pipe { dual_pipe_devices(w, m, layout, p.opts.stage_split, parts) } else { None };
-    let memory_stages: Vec<Stage> = dual
-        .as_deref()
-        .unwrap_or(devices)
-        .iter()
-        .map(|d| Stage {
-            name: d.name,
-            blocks: d.blocks(),
-            block: mean_block(d, parts),
-            ends: &d.ends,
-            head: d.head,
-            in_flight: d.in_flight,
-            experts: ExpertStates { parameters: d.moe as f64 * per_block, per_block, shard: el.edp, communicators },
-        })
-        .collect();
+    let memory_stages: Vec<Stage> = match &dual {
+        Some(ranks) => ranks
+            .iter()
+            .map(|r| Stage {
+                ends: &r.device.ends,
+                ..stage(&r.device, mixed_block(&r.device, parts, r.dense_kept, r.moe_kept))
+            })
+            .collect(),
+        None => devices.iter().map(|d| Stage { ends: &d.ends, ..stage(d, mean_block(d, parts)) }).collect(),
+    };
     peak_of_stages(w, layout, p, groups, &memory_stages)
 }
 
@@ -561,6 +617,21 @@ mod tests {
         assert_eq!(dual_pipe_bubble_slots(2), 0.0);
         assert!((dual_pipe_bubble_slots(8) - 2.0).abs() < 1e-12);
         assert!(dual_pipe_bubble_slots(16) < bubble_slots(16, 1));
+    }
+
+    #[test]
+    fn dual_pipe_in_flight_by_hand() {
+        // PP 16, 120 micro-batches (60 per direction): half-rank 0 holds 16 of its first stage and
+        // 1 of its last, half-rank 7 (the middle) 9 and 8; always PP + 1 = 17 (Table 2).
+        assert_eq!(dual_pipe_in_flight(16, 0, 120), (16.0, 1.0));
+        assert_eq!(dual_pipe_in_flight(16, 7, 120), (9.0, 8.0));
+        for h in 0..8 {
+            let (a, b) = dual_pipe_in_flight(16, h, 120);
+            assert_eq!(a + b, 17.0);
+        }
+        // Few micro-batches: 6 in all, 3 per direction.
+        assert_eq!(dual_pipe_in_flight(16, 0, 6), (3.0, 1.0));
+        assert_eq!(dual_pipe_in_flight(16, 7, 6), (3.0, 3.0));
     }
 
     #[test]
