@@ -73,9 +73,10 @@ fn system_of(p: &Prepared) -> Option<&str> {
     p.setup.as_ref().ok().map(|s| s.system.id.as_str())
 }
 
-/// Calibrates on `anchor` (base efficiencies `eta`): the constants, or why not.
-fn calibrate_on(anchor: &Prepared, eta: Efficiency, spread: f64) -> Result<StackConstants, String> {
-    let base = anchor.predict(Mode::Extended, eta);
+/// Calibrates on `anchor` (base efficiencies `eta` of `mode`, a mode with fitted constants): the
+/// constants, or why not.
+fn calibrate_on(anchor: &Prepared, mode: Mode, eta: Efficiency, spread: f64) -> Result<StackConstants, String> {
+    let base = anchor.predict(mode, eta);
     let t_m = base.measured_step_s.ok_or_else(|| base.reason.clone().unwrap_or_else(|| "no time figure".into()))?;
     let hw = anchor.hardware.clone()?;
     let measured = Measured::new(Figure::Time(MetricKind::StepTimeS), t_m, format!("row {}", anchor.run.id), "step")
@@ -145,7 +146,7 @@ pub(crate) fn fill_rows(report: &mut Report, prepared: &[Prepared], spread: f64)
             continue;
         };
         let eta = base_of(source);
-        let result = calibrated.entry(a).or_insert_with(|| calibrate_on(&prepared[a], eta, spread));
+        let result = calibrated.entry(a).or_insert_with(|| calibrate_on(&prepared[a], report.mode, eta, spread));
         let entry = *entry_of.entry(source.as_str()).or_insert_with(|| {
             per_source.push(OneShotSource {
                 source: source.clone(),
