@@ -544,7 +544,7 @@ impl Conversion {
         };
         let flops = || {
             let count = metric.flops.unwrap_or(super::metric::FlopCount::Model);
-            flops_of(count, &setup.convention_shape, batch, setup.options.recompute)
+            flops_of(count, &setup.convention_shape, batch, setup.options.recompute).map_err(|e| e.to_string())
         };
         let mut note = None;
         match metric.kind {

@@ -505,7 +505,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         devices_per_chip,
         assumptions: notes,
     };
-    super::plausible::measured_within_peak(&setup)?;
+    super::plausible::measured_within_peak(&setup).map_err(|e| e.to_string())?;
     Ok(setup)
 }
 
