@@ -113,9 +113,7 @@ pub fn ModePanel(
                 // Folded while every switch is at its default (the results come first); open when
                 // the URL changes one or one has a problem.
                 let open = current.with_untracked(|(_, e)| e.as_ref().is_some_and(|e| !e.trim().is_empty()))
-                    || problem.with_untracked(|p| {
-                        p.as_ref().is_some_and(|e| e.field().is_some_and(|f| f.starts_with("ext")))
-                    });
+                    || problem.with_untracked(|p| p.as_ref().is_some_and(|e| e.path().is_some_and(|f| f.is_in("ext"))));
                 view! {
                     <div class="row mode-tools">
                         <p class="muted small" id="mode-summary">{fmperf_app::mode::EXTENDED_SUMMARY}</p>

@@ -18,7 +18,7 @@ pub fn from_args(args: &Args) -> Result<Option<ModelMode>, CmdError> {
     }
     // Extended mode is the default (issue 16 §5): `--ext` or `--moe` alone means extended mode.
     let parsed = ModelMode::from_text(Some(mode.unwrap_or("extended")), ext).map_err(|e| {
-        let flag = if e.field().is_some_and(|f| f.starts_with("ext")) { "--ext" } else { "--mode" };
+        let flag = if e.path().is_some_and(|f| f.is_in("ext")) { "--ext" } else { "--mode" };
         CmdError::Usage(format!("{flag}: {e}"))
     })?;
     match (parsed, moe) {

@@ -10,8 +10,9 @@
 //! [`Pricer`] is the one place a scenario's mode becomes its model: a caller holds the
 //! reference's inputs and, in extended mode, its [`ExtendedSetup`], and asks [`Pricer::model`]
 //! for the model of a strategy (the search's counterpart is `Search::in_mode`). Outside this
-//! module and the two models, nothing builds an evaluator of either mode (validation still prices
-//! a measured row's fixed layout with the models' own functions).
+//! module and the two models, nothing builds an evaluator of either mode; validation prices a
+//! measured row's fixed layout with the models' own functions, the mode choosing which
+//! ([`GivenConfiguration`]).
 
 use crate::extended::moe::ExpertLayout;
 use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
@@ -129,6 +130,30 @@ impl Pricer<'_> {
     /// Peak matrix rate of one device at the mode's precision [TFLOP/s].
     pub fn peak_matrix_tflops(&self) -> f64 {
         self.extended.map_or(self.system.matrix_flops_fp16, |e| e.hardware.matmul_peak_tflops)
+    }
+}
+
+/// A configuration given rather than searched (a measured run's layout, which validation prices as
+/// it ran): its holder prices it with each model's own inputs, and the mode says which model
+/// prices it ([`Mode::price_given`]), as [`Pricer::model`] does for a search.
+pub trait GivenConfiguration {
+    /// What a pricing yields.
+    type Priced;
+
+    /// The configuration priced by the published model.
+    fn by_reference(&self) -> Self::Priced;
+
+    /// The configuration priced by extended mode.
+    fn by_extended(&self) -> Self::Priced;
+}
+
+impl Mode {
+    /// `given` priced by this mode's model.
+    pub fn price_given<G: GivenConfiguration>(self, given: &G) -> G::Priced {
+        match self {
+            Mode::Reference => given.by_reference(),
+            Mode::Extended => given.by_extended(),
+        }
     }
 }
 

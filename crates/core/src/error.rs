@@ -83,6 +83,54 @@ impl Error {
             _ => None,
         }
     }
+
+    /// [`Error::field`] as a path, for callers that route the error by the group it is in (a
+    /// flag, a form's section): `e.path().is_some_and(|p| p.is_in("ext"))`.
+    pub fn path(&self) -> Option<FieldPath<'_>> {
+        self.field().map(FieldPath::new)
+    }
+}
+
+/// The dotted path of a field an error names (`model.heads`, `ext.recompute`, `axis.devices`):
+/// its groups are the segments before a dot. Routing an error to a flag or a form field asks the
+/// path for its group ([`FieldPath::is_in`], [`FieldPath::below`], [`FieldPath::group`]) rather
+/// than matching the text's start, so `ext` holds `ext.recompute` but not `extra`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldPath<'a>(&'a str);
+
+impl<'a> FieldPath<'a> {
+    /// The path `path` (dotted, as written).
+    pub fn new(path: &'a str) -> FieldPath<'a> {
+        FieldPath(path)
+    }
+
+    /// The path as written.
+    pub fn as_str(self) -> &'a str {
+        self.0
+    }
+
+    /// Whether the path is `group` itself or a field inside it (`ext` and `ext.recompute` are in
+    /// `ext`; `extra` is not). `group` may itself be dotted (`system.scale_up`).
+    pub fn is_in(self, group: &str) -> bool {
+        self.0 == group || self.below(group).is_some()
+    }
+
+    /// The rest of the path inside `group` (`recompute` for `ext.recompute` in `ext`); `None`
+    /// outside it or for the group itself.
+    pub fn below(self, group: &str) -> Option<&'a str> {
+        self.0.strip_prefix(group)?.strip_prefix('.').filter(|rest| !rest.is_empty())
+    }
+
+    /// The outermost group (`model` for `model.heads`; the path itself when it has no dot).
+    pub fn group(self) -> &'a str {
+        self.0.split('.').next().unwrap_or(self.0)
+    }
+}
+
+impl std::fmt::Display for FieldPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
 }
 
 impl fmt::Display for Error {
@@ -139,6 +187,18 @@ impl fmt::Display for Shown<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_is_in_its_groups_only() {
+        let p = FieldPath::new("ext.recompute");
+        assert!(p.is_in("ext") && p.is_in("ext.recompute") && !p.is_in("ex") && !p.is_in("ext.re"));
+        assert!(!FieldPath::new("extra").is_in("ext"));
+        assert_eq!((p.below("ext"), p.below("ext.recompute"), p.below("model")), (Some("recompute"), None, None));
+        assert_eq!(FieldPath::new("system.scale_up.bw").below("system.scale_up"), Some("bw"));
+        assert_eq!((p.group(), FieldPath::new("n_gpus").group()), ("ext", "n_gpus"));
+        assert_eq!(Error::invalid("axis.devices", "0", "r").path().map(|p| p.is_in("axis")), Some(true));
+        assert_eq!(Error::Parse { message: "x".into() }.path(), None);
+    }
 
     #[test]
     fn a_long_value_is_shown_by_its_start_and_length() {

@@ -39,7 +39,7 @@ pub mod system;
 pub mod validate;
 pub mod vocab;
 
-pub use error::Error;
+pub use error::{Error, FieldPath};
 pub use model::ModelShape;
 pub use strategy::Strategy;
 pub use system::SystemParams;

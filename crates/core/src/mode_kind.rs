@@ -49,6 +49,30 @@ impl Mode {
         self == Mode::Extended
     }
 
+    /// Whether the model prices weight sparsity (extended mode's `weight_sparsity` switch); the
+    /// published model prices every weight as dense.
+    pub fn models_weight_sparsity(self) -> bool {
+        self == Mode::Extended
+    }
+
+    /// Whether the model reads a part's vector (non-matrix) rates: the reference prices
+    /// element-wise work at them; extended mode prices it by its HBM traffic and never reads them
+    /// (so a part that lists none still maps, and their estimates are not worth a note).
+    pub fn reads_vector_rate(self) -> bool {
+        self == Mode::Reference
+    }
+
+    /// Whether, under FP8, the model prices every stored tensor at 1 byte per element (the
+    /// reference); extended mode keeps stored tensors in 16 bits, as FP8 recipes keep weights,
+    /// optimizer states and some activations.
+    pub fn stores_fp8_tensors_in_one_byte(self) -> bool {
+        self == Mode::Reference
+    }
+
+    /// The model that reads a catalog part's mapping for extended mode's part
+    /// (`crate::extended::Hardware`: its matrix peaks, memory and network, never the vector rate).
+    pub const OF_HARDWARE: Mode = Mode::Extended;
+
     /// Parses `reference` / `extended` (and `ref` / `ext`), in any case.
     pub fn parse(s: &str) -> Option<Mode> {
         match s.trim().to_ascii_lowercase().as_str() {
@@ -59,9 +83,37 @@ impl Mode {
     }
 }
 
+/// One value for each mode (a cache per mode, what a file lists per mode): the mode picks its
+/// own ([`PerMode::get`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PerMode<T> {
+    reference: T,
+    extended: T,
+}
+
+impl<T> PerMode<T> {
+    /// The reference model's value and extended mode's.
+    pub const fn new(reference: T, extended: T) -> PerMode<T> {
+        PerMode { reference, extended }
+    }
+
+    /// The value of each mode, made by `f` (`None` if it is `None` for either mode).
+    pub fn try_from_fn(mut f: impl FnMut(Mode) -> Option<T>) -> Option<PerMode<T>> {
+        Some(PerMode { reference: f(Mode::Reference)?, extended: f(Mode::Extended)? })
+    }
+
+    /// The value of `mode`.
+    pub fn get(&self, mode: Mode) -> &T {
+        match mode {
+            Mode::Reference => &self.reference,
+            Mode::Extended => &self.extended,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Mode;
+    use super::{Mode, PerMode};
 
     #[test]
     fn names_round_trip_and_unknown_names_are_none() {
@@ -72,5 +124,14 @@ mod tests {
         assert_eq!(Mode::parse(" ext "), Some(Mode::Extended));
         assert_eq!(Mode::parse("calibrated"), None);
         assert_eq!(Mode::default(), Mode::Reference);
+    }
+
+    #[test]
+    fn each_mode_gets_its_own_value() {
+        let p = PerMode::new("r", "e");
+        assert_eq!((*p.get(Mode::Reference), *p.get(Mode::Extended)), ("r", "e"));
+        let q = PerMode::try_from_fn(|m| Some(m.as_str())).unwrap();
+        assert_eq!((*q.get(Mode::Reference), *q.get(Mode::Extended)), ("reference", "extended"));
+        assert_eq!(PerMode::try_from_fn(|m| (m == Mode::Reference).then_some(1)), None);
     }
 }

@@ -28,12 +28,10 @@ fn text(st: Studies) -> SweepText {
     })
 }
 
-/// The problem of the inputs whose field starts with `field` (tracked).
+/// The problem of the inputs whose field is `field` or inside it (tracked).
 fn problem(st: Studies, field: &'static str) -> Option<String> {
     st.spec.with(|s| match s {
-        Err(e) if e.field().is_some_and(|f| f == field || f.starts_with(&format!("{field}."))) => {
-            Some(fmperf_app::words::field_message(e))
-        }
+        Err(e) if e.path().is_some_and(|f| f.is_in(field)) => Some(fmperf_app::words::field_message(e)),
         _ => None,
     })
 }
@@ -58,9 +56,7 @@ fn general_problem(st: Studies) -> Option<String> {
         "ext",
     ];
     st.spec.with(|s| match s {
-        Err(e) if !e.field().is_some_and(|f| SHOWN.iter().any(|k| f == *k || f.starts_with(&format!("{k}.")))) => {
-            Some(e.to_string())
-        }
+        Err(e) if !e.path().is_some_and(|f| SHOWN.iter().any(|k| f.is_in(k))) => Some(e.to_string()),
         _ => None,
     })
 }

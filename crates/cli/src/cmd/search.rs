@@ -213,7 +213,7 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         }
     }
     let fixed = ExecutionChoices::from_text(&text.join(",")).map_err(|e| {
-        let key = e.field().and_then(|f| f.strip_prefix("execution.")).unwrap_or("");
+        let key = e.path().and_then(|f| f.below("execution")).unwrap_or("");
         CmdError::Usage(format!("--{}: {e}", key.replace('_', "-")))
     })?;
     if !text.is_empty() && matches!(mode, ModelMode::Reference) {

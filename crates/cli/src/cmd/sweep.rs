@@ -275,11 +275,13 @@ fn run_whole(spec: &SweepSpec, shard: Shard, threads: usize) -> Result<SweepResu
 
 /// The message of a spec error, naming the flag (`--axis gpus=…`, `--fix`, `--global-batch`).
 fn flag_error(e: &fmperf_core::Error) -> String {
-    match e.field() {
-        Some(f) if f.starts_with("axis") => format!("--axis: {e}"),
+    match e.path() {
+        Some(f) if f.is_in("axis") => format!("--axis: {e}"),
         // The spec's `nvlink` is the URL's old name of `--domain`.
-        Some(f) if f == "nvlink" => format!("--domain: {}", e.to_string().replacen("nvlink = ", "domain = ", 1)),
-        Some(f) => format!("--{}: {e}", f.split('.').next().unwrap_or(f)),
+        Some(f) if f.as_str() == "nvlink" => {
+            format!("--domain: {}", e.to_string().replacen("nvlink = ", "domain = ", 1))
+        }
+        Some(f) => format!("--{}: {e}", f.group()),
         None => e.to_string(),
     }
 }

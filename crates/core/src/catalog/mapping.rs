@@ -363,7 +363,7 @@ fn map_hardware(
         };
         origins.catalog("matrix_flops_fp16", field, what);
     }
-    let extended = opts.mode == Mode::Extended;
+    let reads_vector = opts.mode.reads_vector_rate();
     let vector = if let Some(v) = opts.vector_tflops {
         notes.push(format!("vector rate {v} TFLOP/s given by the user"));
         origins.set("vector_flops_fp16", Origin::User { what: VECTOR_GIVEN });
@@ -375,7 +375,7 @@ fn map_hardware(
                 origins.catalog("vector_flops_fp16", "peak_tflops.fp16_vector", "16-bit vector peak");
                 v
             }
-            (true, None, Some(v32)) if extended => {
+            (true, None, Some(v32)) if !reads_vector => {
                 origins.set("vector_flops_fp16", Origin::Unread { why: UNREAD_VECTOR });
                 v32
             }
@@ -401,7 +401,7 @@ fn map_hardware(
                 );
                 v32
             }
-            _ if extended => {
+            _ if !reads_vector => {
                 // Any positive rate: extended mode prices element-wise work by its HBM traffic.
                 origins.set("vector_flops_fp16", Origin::Unread { why: UNREAD_VECTOR });
                 1.0
@@ -422,7 +422,7 @@ fn map_hardware(
             v
         }
         None => {
-            if !extended {
+            if reads_vector {
                 notes.push(
                     "FP32 vector rate unknown: vector_flops_fp32 set to 0 (the reference never reads it)".to_string(),
                 );
@@ -528,7 +528,7 @@ fn map_hardware(
         }
     };
     // Extended mode never reads the vector rates: their estimates are not worth a note there.
-    let vector_from_catalog = opts.vector_tflops.is_none() && !extended;
+    let vector_from_catalog = opts.vector_tflops.is_none() && reads_vector;
     let used = [
         ("peak_tflops", "matrix peak", true),
         ("vector", "vector rate", vector_from_catalog),
@@ -547,7 +547,7 @@ fn map_hardware(
             notes.push(format!("{what} of {} is an estimate, not a published figure: {why}", sys.id));
         }
     }
-    if precision == Precision::Fp8 && !extended {
+    if precision == Precision::Fp8 && opts.mode.stores_fp8_tensors_in_one_byte() {
         notes.push(
             "fp8: every tensor priced at 1 byte per element; real FP8 recipes keep weights, optimizer states and \
              some activations in 16/32 bits, so memory comes out low"

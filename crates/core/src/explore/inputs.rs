@@ -181,9 +181,10 @@ impl ExploreFields {
         }
     }
 
-    /// Validates every field for reference mode; all problems at once, each naming its [`field`].
+    /// Validates every field in the default mode ([`ModelMode::default`]: the reference model, as
+    /// old permalinks were read); all problems at once, each naming its [`field`].
     pub fn resolve(&self) -> Result<ExploreSpec, Vec<Error>> {
-        self.resolve_in(&ModelMode::Reference)
+        self.resolve_in(&ModelMode::default())
     }
 
     /// Validates every field for `mode` (see [`ExploreSpec::with_mode`]; in extended mode a part
@@ -239,7 +240,7 @@ impl ExploreFields {
                     budget: budget.unwrap_or(model.training_budget),
                     budget_is_default: budget.is_none(),
                     notes,
-                    mode: ModelMode::Reference,
+                    mode: *mode,
                     extended: None,
                     model_entry: model.clone(),
                     system_entry: system.clone(),
@@ -286,28 +287,6 @@ fn shape_of(m: &catalog::CatalogModel) -> Result<ModelShape, Error> {
             .with_hint("choose a model whose shape is fully known")
     })?;
     Ok(shape)
-}
-
-/// A catalog system mapped to the reference model's parameters with domain size `domain`
-/// (`None`: the system's own). Errors are at [`field::SYSTEM`], or [`field::DOMAIN`] for the
-/// domain size.
-pub fn resolve_system(
-    id: &str,
-    domain: Option<u64>,
-) -> Result<(&'static catalog::CatalogSystem, catalog::MappedSystem), Error> {
-    resolve_system_for(id, domain, Mode::Reference)
-}
-
-/// [`resolve_system`] for `mode`: in extended mode, a part without a vector (non-matrix) rate
-/// maps too (extended mode never reads it; see [`crate::extended::hardware::map_for_extended`]).
-pub fn resolve_system_for(
-    id: &str,
-    domain: Option<u64>,
-    mode: Mode,
-) -> Result<(&'static catalog::CatalogSystem, catalog::MappedSystem), Error> {
-    let s = resolve::builtin_system(id).map_err(|e| not_in_catalog(field::SYSTEM, id, e))?;
-    let options = MappingOptions { domain_size: domain, ..MappingOptions::default() };
-    map_system(s, &options, mode).map(|mapped| (s, mapped))
 }
 
 /// A system spec `ID[,key=value]…` (see [`parse_system_spec`]) against the built-in catalog plus

@@ -10,7 +10,7 @@ use super::priced::Detail;
 use crate::search::space::{nb_cands, nv_cands_2d};
 use crate::vocab::Candidate;
 use crate::vocab::MAX_DEVICES;
-use crate::{Error, Strategy};
+use crate::{Error, FieldPath, Strategy};
 
 /// Form field names of the own-configuration form (the `field` of its errors).
 pub mod field {
@@ -161,17 +161,17 @@ impl OwnOutcome {
 fn rename(e: Error) -> Error {
     match e {
         Error::InvalidField { field: f, value, rule, hint } => {
-            let name = match f.as_str() {
-                "candidate.tp1" => field::TP,
-                "candidate.tp2" => field::TP2,
-                "candidate.pp" => field::PP,
-                "candidate.mbs" => field::MBS,
-                "candidate.nb" => field::NB,
-                "candidate.dp" => field::DP,
-                s if s.starts_with("candidate.nv_") => field::NV,
+            let name = match FieldPath::new(&f).below("candidate") {
+                Some("tp1") => field::TP,
+                Some("tp2") => field::TP2,
+                Some("pp") => field::PP,
+                Some("mbs") => field::MBS,
+                Some("nb") => field::NB,
+                Some("dp") => field::DP,
+                Some(s) if s.starts_with("nv_") => field::NV,
                 _ => return Error::InvalidField { field: f, value, rule, hint },
             };
-            let rule = match f.strip_prefix("candidate.") {
+            let rule = match FieldPath::new(&f).below("candidate") {
                 Some(short) if name == field::NV || name == field::DP => format!("{short}: {rule}"),
                 _ => rule,
             };

@@ -73,8 +73,8 @@ impl ExploreSpec {
         let opts = MappingOptions { domain_size: Some(self.system.nvlink_size), ..self.mapping };
         let (hardware, hardware_notes) =
             resolve::hardware(sys, options.hardware.precision, options.hardware.measured_ceiling, &opts).map_err(
-                |e| match e.field() {
-                    Some(f) if f.starts_with("peak_tflops") || f == "precision" => Error::invalid(
+                |e| match e.path() {
+                    Some(f) if f.is_in("peak_tflops") || f.is_in("precision") => Error::invalid(
                         "ext.precision",
                         options.hardware.precision,
                         format!("cannot be used on {}: {e}", sys.id),

@@ -119,7 +119,7 @@ pub fn check(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Result<()
     }
     let field = if opts.cp_comm == CpComm::Hybrid { "ext.cp_ulysses" } else { "ext.cp_comm" };
     ulysses_applies(w, layout.tp, cp, u, opts).map_err(|rule| {
-        let e = Error::invalid(field, u, rule);
+        let e = Error::invalid(field, u, rule.to_string());
         if cp.is_multiple_of(u) {
             e.with_hint("Ulysses splits whole heads; use cp_comm=hybrid with a smaller cp_ulysses, or ring")
         } else {
@@ -128,12 +128,46 @@ pub fn check(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Result<()
     })
 }
 
+/// The rule a Ulysses degree breaks ([`ulysses_applies`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UlyssesRule {
+    /// The degree does not divide the CP group of `cp` devices.
+    DividesCp {
+        /// The CP degree.
+        cp: u64,
+    },
+    /// The degree does not divide the `what` heads per tensor-parallel rank (`heads / tp =
+    /// local`, Megatron replicating K/V heads when `tp` exceeds them).
+    DividesHeads {
+        /// `attention heads` or `K/V heads`.
+        what: &'static str,
+        /// The model's heads of that kind.
+        heads: u64,
+        /// The tensor-parallel degree.
+        tp: u64,
+        /// Heads per tensor-parallel rank.
+        local: u64,
+    },
+}
+
+impl std::fmt::Display for UlyssesRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UlyssesRule::DividesCp { cp } => write!(f, "the Ulysses degree must divide cp = {cp}"),
+            UlyssesRule::DividesHeads { what, heads, tp, local } => write!(
+                f,
+                "the Ulysses degree must divide the {what} per tensor-parallel rank ({heads} / tp {tp} = {local})"
+            ),
+        }
+    }
+}
+
 /// Whether Ulysses of degree `u` can run over a CP group of `cp` devices with `tp`-way tensor
 /// parallelism: `u` divides `cp` and the query and K/V heads per tensor-parallel rank. `Err`: the
-/// rule broken, in words.
-pub fn ulysses_applies(w: &Workload, tp: u64, cp: u64, u: u64, opts: &ExtendedOptions) -> Result<(), String> {
+/// rule broken.
+pub fn ulysses_applies(w: &Workload, tp: u64, cp: u64, u: u64, opts: &ExtendedOptions) -> Result<(), UlyssesRule> {
     if u == 0 || !cp.is_multiple_of(u) {
-        return Err(format!("the Ulysses degree must divide cp = {cp}"));
+        return Err(UlyssesRule::DividesCp { cp });
     }
     let tp = tp.max(1);
     let kv = if opts.model.grouped_query_attention { w.kv_heads } else { w.heads };
@@ -141,9 +175,7 @@ pub fn ulysses_applies(w: &Workload, tp: u64, cp: u64, u: u64, opts: &ExtendedOp
         // Heads per tensor-parallel rank (Megatron replicates K/V heads when tp exceeds them).
         let local = (heads / tp).max(1);
         if !local.is_multiple_of(u) {
-            return Err(format!(
-                "the Ulysses degree must divide the {what} per tensor-parallel rank ({heads} / tp {tp} = {local})"
-            ));
+            return Err(UlyssesRule::DividesHeads { what, heads, tp, local });
         }
     }
     Ok(())

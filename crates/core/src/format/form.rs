@@ -19,7 +19,7 @@ use super::check::{join, rule_of};
 use super::emit::J;
 use super::fields::{FieldSpec, Kind, MODEL_FIELDS, REFERENCE_SYSTEM_FIELDS, SCHEMA_VERSION, SYSTEM_FIELDS};
 use super::{Document, parse_value, validate_field};
-use crate::Error;
+use crate::{Error, FieldPath};
 
 /// The texts of a form, by dotted field path (`heads`, `scale_up.domain_size`, `preset.nvlink_size`).
 pub type FormValues = BTreeMap<String, String>;
@@ -290,8 +290,7 @@ pub fn field_for(kind: &str, path: &str) -> Option<String> {
     if let Some(f) = fields.iter().find(|f| f.path() == base) {
         return Some(f.path());
     }
-    let inner = format!("{base}.");
-    fields.iter().map(FormField::path).find(|p| p.starts_with(&inner))
+    fields.iter().map(FormField::path).find(|p| FieldPath::new(p).below(base).is_some())
 }
 
 /// Checks every field of a form and the document they make together.

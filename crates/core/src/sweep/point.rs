@@ -152,12 +152,12 @@ fn apply_and_resolve(
             "Mixture-of-Experts axes need extended mode (reference mode has no experts)".to_string(),
         ));
     }
-    if spec.mode == ModelMode::Reference && sparsity_axis.is_some_and(|s| s > 0.0) {
+    if !spec.mode.kind().models_weight_sparsity() && sparsity_axis.is_some_and(|s| s > 0.0) {
         return Err(Unresolved::Unsupported(SPARSITY_UNSUPPORTED.to_string()));
     }
     let mut strategies = scenario.strategies.clone();
     let mut mode_notes = Vec::new();
-    if let ModelMode::Extended(o) = &spec.mode {
+    if let Some(o) = spec.mode.options() {
         // The switch's precision unless the sweep sets one (field, system spec or axis).
         scenario.precision = scenario.precision.or(Some(o.hardware.precision));
         if strategies.contains(&Strategy::Summa2D) {
@@ -192,14 +192,15 @@ fn apply_and_resolve(
             u64::try_from(g).unwrap_or(u64::MAX)
         }
     };
-    let (ext, notes, sparsity) = match spec.mode {
-        ModelMode::Reference => {
+    // Extended mode's switches build its setup; the reference model reads the mapping as it is.
+    let (ext, notes, sparsity) = match spec.mode.options().copied() {
+        None => {
             let mut notes = r.mapped.approximations.clone();
             notes.extend(resolved.notes.iter().map(|n| n.text.clone()));
             notes.extend(r.model.reference_caveats());
             (None, notes, 0.0)
         }
-        ModelMode::Extended(o) => {
+        Some(o) => {
             let mut options = ExtendedOptions {
                 hardware: HardwareChoices { precision: r.mapped.precision, ..o.hardware },
                 model: ModelFeatures { weight_sparsity: sparsity_axis.unwrap_or(o.model.weight_sparsity), ..o.model },

@@ -36,11 +36,13 @@ pub struct Resolved {
 /// Resolves `scenario` with the mapping values of `extra` (vector rate, scale-up and scale-out
 /// bandwidth; see [`super::SweepSpec::mapping`]).
 fn resolve(scenario: &Scenario, extra: &MappingOptions) -> Result<ResolvedScenario, crate::Error> {
-    let no_extra = extra.vector_tflops.is_none() && extra.scale_up_gbps.is_none() && extra.scale_out_gbps.is_none();
-    if no_extra && extra.mode == Mode::Reference {
+    // The sweep adds nothing to the scenario's own choices (no values, the reference reading it):
+    // the scenario resolves as it would alone, its errors naming its fields.
+    let options = with_extra(scenario, extra);
+    if options == scenario.mapping_options() {
         return scenario.resolve();
     }
-    resolve::scenario(UserEntries::builtin(), scenario, &with_extra(scenario, extra)).map_err(ScenarioError::plain)
+    resolve::scenario(UserEntries::builtin(), scenario, &options).map_err(ScenarioError::plain)
 }
 
 /// The scenario's mapping choices with the sweep's values.

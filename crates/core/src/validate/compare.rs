@@ -11,6 +11,7 @@ use super::metric::{MetricKind, read_metric};
 use super::row::{RunSetup, interpret};
 use super::schema::{MeasuredFile, MeasuredRun};
 use crate::SystemParams;
+use crate::cost::GivenConfiguration;
 use crate::extended::efficiency::{Efficiency, median};
 use crate::extended::{self, ExtendedOptions, Hardware};
 use crate::reference;
@@ -178,44 +179,48 @@ impl Prepared {
         }
     }
 
-    /// The predicted totals and memory of the row in `mode` (extended mode with `eta`). Memory
-    /// does not depend on the part's rates: when the catalog lacks a rate the time needs
-    /// (`Err` in the first element), memory is still predicted, with stand-in rates.
-    fn evaluate(
-        &self,
-        mode: Mode,
-        eta: Efficiency,
-    ) -> (Result<crate::vocab::Totals, String>, Result<PredictedMemory, String>) {
+    /// The row priced by extended mode at `eta`. Memory does not depend on the part's rates: when
+    /// the catalog lacks a rate the time needs (`Err` in `totals`), memory is still predicted, with
+    /// stand-in rates. Extended mode compares its need with what the driver offers (GB) and
+    /// predicts each kind of memory figure apart.
+    fn extended_pricing(&self, eta: Efficiency) -> RowPricing {
         let setup = match self.setup.as_ref() {
             Ok(s) => s,
-            Err(e) => return (Err(e.clone()), Err(e.clone())),
+            Err(e) => return RowPricing::unreadable(e),
         };
-        match mode {
-            Mode::Extended => {
-                let opts = options_at(setup, eta);
-                let run = |hw: &Hardware| {
-                    extended::evaluate(&setup.workload, hw, &setup.layout, &opts)
-                        .map_err(|e| format!("extended mode cannot evaluate it: {e}"))
-                };
-                match &self.hardware {
-                    Ok(hw) => match run(hw) {
-                        Ok(e) => (Ok(e.totals), Ok(PredictedMemory::of(&e))),
-                        Err(e) => (Err(e.clone()), Err(e)),
-                    },
-                    Err(reason) => {
-                        let memory = run(&memory_stand_in(setup)).map(|e| PredictedMemory::of(&e));
-                        (Err(reason.clone()), memory)
-                    }
-                }
-            }
-            Mode::Reference => match setup.reference().and_then(|(shape, params, c)| {
-                reference::evaluate(&shape, &params, setup.layout.global_batch, &c)
-                    .map_err(|e| format!("reference mode cannot evaluate it: {e}"))
-            }) {
-                Ok(e) => (Ok(e.totals), Ok(PredictedMemory::single(e.totals.mem))),
+        let opts = options_at(setup, eta);
+        let run = |hw: &Hardware| {
+            extended::evaluate(&setup.workload, hw, &setup.layout, &opts)
+                .map_err(|e| format!("extended mode cannot evaluate it: {e}"))
+        };
+        let (totals, memory) = match &self.hardware {
+            Ok(hw) => match run(hw) {
+                Ok(e) => (Ok(e.totals), Ok(PredictedMemory::of(&e))),
                 Err(e) => (Err(e.clone()), Err(e)),
             },
-        }
+            Err(reason) => {
+                let memory = run(&memory_stand_in(setup)).map(|e| PredictedMemory::of(&e));
+                (Err(reason.clone()), memory)
+            }
+        };
+        RowPricing { totals, memory, capacity_gb: extended_capacity_gb(setup), memory_by_kind: true }
+    }
+
+    /// The row priced by the reference model: one memory figure for every kind, compared with the
+    /// part's label, as it always has been.
+    fn reference_pricing(&self) -> RowPricing {
+        let setup = match self.setup.as_ref() {
+            Ok(s) => s,
+            Err(e) => return RowPricing::unreadable(e),
+        };
+        let (totals, memory) = match setup.reference().and_then(|(shape, params, c)| {
+            reference::evaluate(&shape, &params, setup.layout.global_batch, &c)
+                .map_err(|e| format!("reference mode cannot evaluate it: {e}"))
+        }) {
+            Ok(e) => (Ok(e.totals), Ok(PredictedMemory::single(e.totals.mem))),
+            Err(e) => (Err(e.clone()), Err(e)),
+        };
+        RowPricing { totals, memory, capacity_gb: setup.system.memory_gb, memory_by_kind: false }
     }
 
     /// The row as the verdict band sees an out-of-memory run: its source, extended mode's
@@ -226,7 +231,7 @@ impl Prepared {
             return None;
         }
         let capacity_gb = extended_capacity_gb(self.setup.as_ref().ok()?)?;
-        let predicted = self.evaluate(Mode::Extended, Efficiency::FITTED).1.ok()?;
+        let predicted = self.extended_pricing(Efficiency::FITTED).memory.ok()?;
         Some(memory::OutOfMemory { source: self.run.source.clone(), predicted, capacity_gb })
     }
 
@@ -245,7 +250,7 @@ impl Prepared {
             return None;
         }
         let measured = measured_gb(mem)?;
-        let predicted = self.evaluate(Mode::Extended, Efficiency::FITTED).1.ok()?;
+        let predicted = self.extended_pricing(Efficiency::FITTED).memory.ok()?;
         Some(memory::ScoredMemory {
             source: self.run.source.clone(),
             kind: self.memory_kind.0,
@@ -268,7 +273,7 @@ impl Prepared {
     /// extended mode can price, or an evaluation).
     pub fn extended_time_s(&self, eta: Efficiency) -> Option<f64> {
         self.hardware.as_ref().ok()?;
-        Some(self.evaluate(Mode::Extended, eta).0.ok()?.t)
+        Some(self.extended_pricing(eta).totals.ok()?.t)
     }
 
     /// The row's configuration laid out for the fits' many constants
@@ -383,21 +388,16 @@ impl Prepared {
             r.metric_structured = Some(m.structured());
             r.measured = Some(m.value);
         }
-        let (totals, predicted_memory) = self.evaluate(mode, eta);
+        let RowPricing { totals, memory: predicted_memory, capacity_gb: capacity, memory_by_kind } =
+            mode.price_given(&AtEfficiency { row: self, eta });
         if let Some(m) = r.memory.as_mut() {
             match &predicted_memory {
                 Ok(p) => {
-                    // Extended mode compares its need with what the driver offers (GB); reference
-                    // mode with the label, as it always has.
-                    let capacity = match mode {
-                        Mode::Extended => extended_capacity_gb(setup),
-                        Mode::Reference => setup.system.memory_gb,
-                    };
                     let band = memory::shipped_band();
                     m.capacity_gb = capacity;
                     m.predicted_gb = Some(predicted_memory_gb(p, kind));
                     m.device_gb = Some(p.device_gb);
-                    m.figures = (mode == Mode::Extended).then_some(*p);
+                    m.figures = memory_by_kind.then_some(*p);
                     m.band_gb = Some(band * p.device_gb);
                     m.fits = capacity.map(|c| memory::verdict(p.device_gb, c));
                     if capacity.is_none() {
@@ -447,6 +447,49 @@ impl Prepared {
 /// The row's switches with extended mode's efficiencies `eta`.
 /// The memory extended mode compares a row's need with [GB]: the device total its driver reports,
 /// per device when a chip holds several (`None` when the catalog lists none).
+/// A row priced by one model.
+struct RowPricing {
+    /// The iteration's totals, or why there are none.
+    totals: Result<crate::vocab::Totals, String>,
+    /// The memory predicted, or why there is none.
+    memory: Result<PredictedMemory, String>,
+    /// The capacity the model compares the need with [GB] (`None`: the catalog lists none).
+    capacity_gb: Option<f64>,
+    /// Whether the model predicts each kind of memory figure (allocated, reserved, device) apart,
+    /// so the row shows them; else one figure stands for all three.
+    memory_by_kind: bool,
+}
+
+impl RowPricing {
+    /// A row that could not be read (`reason`): neither time nor memory.
+    fn unreadable(reason: &str) -> RowPricing {
+        RowPricing {
+            totals: Err(reason.to_string()),
+            memory: Err(reason.to_string()),
+            capacity_gb: None,
+            memory_by_kind: false,
+        }
+    }
+}
+
+/// A row with extended mode's efficiencies `eta`: what either model prices ([`Mode::price_given`]).
+struct AtEfficiency<'a> {
+    row: &'a Prepared,
+    eta: Efficiency,
+}
+
+impl GivenConfiguration for AtEfficiency<'_> {
+    type Priced = RowPricing;
+
+    fn by_reference(&self) -> RowPricing {
+        self.row.reference_pricing()
+    }
+
+    fn by_extended(&self) -> RowPricing {
+        self.row.extended_pricing(self.eta)
+    }
+}
+
 fn extended_capacity_gb(setup: &RunSetup) -> Option<f64> {
     setup.system.device_memory_gb().map(|c| c / setup.devices_per_chip as f64)
 }
@@ -501,7 +544,7 @@ impl Conversion {
         };
         let flops = || {
             let count = metric.flops.unwrap_or(super::metric::FlopCount::Model);
-            flops_of(count, &setup.convention_shape, batch, setup.options.recompute)
+            flops_of(count, &setup.convention_shape, batch, setup.options.recompute).map_err(|e| e.to_string())
         };
         let mut note = None;
         match metric.kind {

@@ -50,13 +50,35 @@ pub struct ConventionShape {
     pub params: Option<f64>,
 }
 
+/// Why a convention cannot count a shape's FLOPs: a number it needs is not known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UncountedFlops {
+    /// Megatron's eq. (3) without the vocabulary.
+    NoVocabulary,
+    /// llm-foundry's 6·N without the stated parameter count.
+    NoParameterCount,
+}
+
+impl std::fmt::Display for UncountedFlops {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UncountedFlops::NoVocabulary => "Megatron's eq. (3) needs the vocabulary, which is null",
+            UncountedFlops::NoParameterCount => {
+                "llm-foundry's MFU needs the stated parameter count (model.params_b), which is null"
+            }
+        })
+    }
+}
+
+impl std::error::Error for UncountedFlops {}
+
 /// FLOPs of one iteration of `batch` sequences in a convention [FLOP], or why it cannot be counted.
-pub fn iteration_flops(conv: FlopConvention, s: &ConventionShape, batch: f64) -> Result<f64, String> {
+pub fn iteration_flops(conv: FlopConvention, s: &ConventionShape, batch: f64) -> Result<f64, UncountedFlops> {
     let (l, h, seq) = (s.layers, s.hidden, s.seq);
     match conv {
         FlopConvention::MegatronEq3 => {
             if s.vocab == 0.0 {
-                return Err("Megatron's eq. (3) needs the vocabulary, which is null".to_string());
+                return Err(UncountedFlops::NoVocabulary);
             }
             Ok(96.0 * batch * seq * l * h * h * (1.0 + seq / (6.0 * h) + s.vocab / (16.0 * l * h)))
         }
@@ -68,8 +90,7 @@ pub fn iteration_flops(conv: FlopConvention, s: &ConventionShape, batch: f64) ->
             Ok(3.0 * (l * per_layer + 2.0 * h * s.vocab) * seq * batch)
         }
         FlopConvention::LlmFoundry => {
-            let n =
-                s.params.ok_or("llm-foundry's MFU needs the stated parameter count (model.params_b), which is null")?;
+            let n = s.params.ok_or(UncountedFlops::NoParameterCount)?;
             Ok((6.0 * n * seq + 12.0 * l * h * seq * seq) * batch)
         }
     }
@@ -110,7 +131,7 @@ pub fn flops_of(
     s: &ConventionShape,
     batch: f64,
     recompute: Recompute,
-) -> Result<(f64, Option<String>), String> {
+) -> Result<(f64, Option<String>), UncountedFlops> {
     match count {
         FlopCount::Model => Ok((iteration_flops(FlopConvention::ModelFlops, s, batch)?, None)),
         FlopCount::Hardware => {

@@ -36,6 +36,7 @@ use super::memory::percentile;
 use crate::catalog::{Architecture, CatalogSystem};
 use crate::extended::Workload;
 use crate::extended::efficiency::median;
+use crate::mode_kind::PerMode;
 
 /// Fewest runs a band is drawn from before a wider class is used.
 pub const MIN_RUNS: usize = 3;
@@ -305,25 +306,18 @@ pub fn shipped_holdout(mode: Mode) -> &'static Holdout {
     if let Some(h) = cached_shipped_holdout(mode) {
         return h;
     }
-    static EXTENDED: OnceLock<Holdout> = OnceLock::new();
-    static REFERENCE: OnceLock<Holdout> = OnceLock::new();
-    let cell = match mode {
-        Mode::Extended => &EXTENDED,
-        Mode::Reference => &REFERENCE,
-    };
-    cell.get_or_init(|| with_moe_rows(holdout(&super::shipped_runs(), mode), mode))
+    static COMPUTED: PerMode<OnceLock<Holdout>> = PerMode::new(OnceLock::new(), OnceLock::new());
+    COMPUTED.get(mode).get_or_init(|| with_moe_rows(holdout(&super::shipped_runs(), mode), mode))
 }
 
 /// [`shipped_holdout`] from the cache alone (`None` when the cache does not hold `mode`'s errors):
 /// what a caller that must not fit (the page's first view, which ships without the fitter) reads.
 pub fn cached_shipped_holdout(mode: Mode) -> Option<&'static Holdout> {
-    static EXTENDED: OnceLock<Option<Holdout>> = OnceLock::new();
-    static REFERENCE: OnceLock<Option<Holdout>> = OnceLock::new();
-    let cell = match mode {
-        Mode::Extended => &EXTENDED,
-        Mode::Reference => &REFERENCE,
-    };
-    cell.get_or_init(|| super::holdout_cache::shipped_holdout(mode).map(|h| with_moe_rows(h, mode))).as_ref()
+    static CACHED: PerMode<OnceLock<Option<Holdout>>> = PerMode::new(OnceLock::new(), OnceLock::new());
+    CACHED
+        .get(mode)
+        .get_or_init(|| super::holdout_cache::shipped_holdout(mode).map(|h| with_moe_rows(h, mode)))
+        .as_ref()
 }
 
 /// `h` with, in extended mode, the shipped Mixture-of-Experts runs' held-out rows.

@@ -176,12 +176,35 @@ fn missing_form_factors(w: &Words, sys: &CatalogSystem) -> Vec<String> {
 /// exact, a note. `Err` says that no catalog part is named. ([`read_hardware_words`] also returns
 /// what a named instance changes.)
 pub fn read_hardware(text: &str) -> Result<(&'static CatalogSystem, Option<String>), String> {
-    read_hardware_words(text).map(|r| (r.system, r.note))
+    read_hardware_words(text).map(|r| (r.system, r.note)).map_err(|e| e.to_string())
 }
+
+/// Why hardware words map to no catalog part.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UnreadHardware {
+    /// The words (`text`) name no accelerator of the catalog.
+    NoPart {
+        /// The words as given.
+        text: String,
+    },
+    /// A named instance's part is not in the catalog (the instance table names a wrong id).
+    InstanceTable(crate::Error),
+}
+
+impl std::fmt::Display for UnreadHardware {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UnreadHardware::NoPart { text } => write!(f, "hardware `{text}`: no accelerator of the catalog is named"),
+            UnreadHardware::InstanceTable(e) => write!(f, "instance table: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for UnreadHardware {}
 
 /// Reads hardware words (see the module documentation): the part, the named instance's figures
 /// where they differ from the part's, and a note.
-pub fn read_hardware_words(text: &str) -> Result<HardwareReading, String> {
+pub fn read_hardware_words(text: &str) -> Result<HardwareReading, UnreadHardware> {
     let exact = |system| HardwareReading { system, scale_out_gbps: None, domain: None, note: None };
     if let Some(s) = catalog::systems().iter().find(|s| s.id == text.trim()) {
         return Ok(exact(s));
@@ -203,7 +226,7 @@ pub fn read_hardware_words(text: &str) -> Result<HardwareReading, String> {
         }
         return Ok(HardwareReading { note, ..exact(system) });
     };
-    let held = crate::resolve::builtin_system(inst.part).map_err(|e| format!("instance table: {e}"))?;
+    let held = crate::resolve::builtin_system(inst.part).map_err(UnreadHardware::InstanceTable)?;
     // The part named by the words other than the instance's name (`v4` of `ND96asr_v4` is not TPU v4).
     let rest: Vec<&str> =
         w.tokens.iter().enumerate().filter(|(i, _)| !covered.contains(i)).map(|(_, t)| t.as_str()).collect();
@@ -250,7 +273,7 @@ fn capacity_fits(part_gb: Option<f64>, stated_gb: Option<f64>) -> Option<bool> {
 }
 
 /// Steps 1 and 2 of the module documentation: the family and its variant.
-fn read_part(text: &str, w: &Words) -> Result<(&'static CatalogSystem, Option<String>), String> {
+fn read_part(text: &str, w: &Words) -> Result<(&'static CatalogSystem, Option<String>), UnreadHardware> {
     let all = catalog::systems();
     let compact: Vec<String> = w.tokens.clone();
     // 1. Family.
@@ -270,7 +293,7 @@ fn read_part(text: &str, w: &Words) -> Result<(&'static CatalogSystem, Option<St
     }
     let family = best.1;
     if family.is_empty() {
-        return Err(format!("hardware `{text}`: no accelerator of the catalog is named"));
+        return Err(UnreadHardware::NoPart { text: text.to_string() });
     }
     // 2. Variant.
     let caps = capacities_gb(w);

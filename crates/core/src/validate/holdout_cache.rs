@@ -11,6 +11,7 @@ use super::compare::{Mode, Stats};
 use super::holdout::{HeldRow, HeldSource, Holdout};
 use super::one_shot::OneShot;
 use crate::extended::efficiency::Efficiency;
+use crate::mode_kind::PerMode;
 
 /// The cache as shipped (written by [`to_cache_json`]).
 const SHIPPED: &str = include_str!(concat!(env!("OUT_DIR"), "/holdout-shipped.json"));
@@ -106,18 +107,15 @@ pub fn to_cache_json(
 /// The held-out errors of the shipped runs in `mode`, read from the cache (parsed once).
 /// `None` only if the shipped cache does not parse (a test rules that out).
 pub fn shipped_holdout(mode: Mode) -> Option<Holdout> {
-    static PARSED: OnceLock<Option<(Holdout, Holdout)>> = OnceLock::new();
-    let pair = PARSED.get_or_init(|| {
+    static PARSED: OnceLock<Option<PerMode<Holdout>>> = OnceLock::new();
+    let per_mode = PARSED.get_or_init(|| {
         let doc: serde_json::Value = serde_json::from_str(SHIPPED).ok()?;
-        let read = |key: &str| -> Option<Holdout> {
-            serde_json::from_value::<Cached>(doc.get(key)?.clone()).ok().map(Cached::into_holdout)
-        };
-        Some((read("reference")?, read("extended")?))
+        // Each mode's errors under its name (`reference`, `extended`).
+        PerMode::try_from_fn(|m| {
+            serde_json::from_value::<Cached>(doc.get(m.as_str())?.clone()).ok().map(Cached::into_holdout)
+        })
     });
-    pair.as_ref().map(|(r, e)| match mode {
-        Mode::Reference => r.clone(),
-        Mode::Extended => e.clone(),
-    })
+    per_mode.as_ref().map(|p| p.get(mode).clone())
 }
 
 /// Extended mode's held-out errors of the shipped Mixture-of-Experts runs, read from the cache

@@ -73,13 +73,35 @@ fn system_of(p: &Prepared) -> Option<&str> {
     p.setup.as_ref().ok().map(|s| s.system.id.as_str())
 }
 
-/// Calibrates on `anchor` (base efficiencies `eta`): the constants, or why not.
-fn calibrate_on(anchor: &Prepared, eta: Efficiency, spread: f64) -> Result<StackConstants, String> {
-    let base = anchor.predict(Mode::Extended, eta);
-    let t_m = base.measured_step_s.ok_or_else(|| base.reason.clone().unwrap_or_else(|| "no time figure".into()))?;
-    let hw = anchor.hardware.clone()?;
+/// Why a row cannot anchor a calibration: the row itself (no time figure, no setup or part: the
+/// row's own reason), or the fit of the constants to it.
+#[derive(Debug, Clone, PartialEq)]
+enum Uncalibrated {
+    /// The row's reason, as its prediction gives it.
+    Row(String),
+    /// The fit refused the figure or found no constants.
+    Fit(crate::Error),
+}
+
+impl std::fmt::Display for Uncalibrated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Uncalibrated::Row(reason) => f.write_str(reason),
+            Uncalibrated::Fit(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Calibrates on `anchor` (base efficiencies `eta` of `mode`, a mode with fitted constants): the
+/// constants, or why not.
+fn calibrate_on(anchor: &Prepared, mode: Mode, eta: Efficiency, spread: f64) -> Result<StackConstants, Uncalibrated> {
+    let base = anchor.predict(mode, eta);
+    let t_m = base
+        .measured_step_s
+        .ok_or_else(|| Uncalibrated::Row(base.reason.clone().unwrap_or_else(|| "no time figure".into())))?;
+    let hw = anchor.hardware.clone().map_err(Uncalibrated::Row)?;
     let measured = Measured::new(Figure::Time(MetricKind::StepTimeS), t_m, format!("row {}", anchor.run.id), "step")
-        .map_err(|e| e.to_string())?;
+        .map_err(Uncalibrated::Fit)?;
     // A step time needs no conversion: the facts are not read.
     let facts = RunFacts { global_batch: 1, seq_len: 1, devices: 1, model_tflop_per_sample: 0.0, peak_tflops: 0.0 };
     let mut predict = |k: &StackConstants| {
@@ -88,7 +110,7 @@ fn calibrate_on(anchor: &Prepared, eta: Efficiency, spread: f64) -> Result<Stack
             .map_err(|reason| crate::Error::invalid("row", &anchor.run.id, reason))?;
         Ok(Prediction { step_s, memory: PredictedMemory { allocated_gb: 0.0, reserved_gb: 0.0, device_gb: 0.0 } })
     };
-    fit_with_spread(&[measured], &facts, spread, &mut predict).map(|f| f.constants).map_err(|e| e.to_string())
+    fit_with_spread(&[measured], &facts, spread, &mut predict).map(|f| f.constants).map_err(Uncalibrated::Fit)
 }
 
 /// Fills `report.rows[].error_one_shot` and `report.one_shot` for `file` (extended mode; the
@@ -131,7 +153,7 @@ pub(crate) fn fill_rows(report: &mut Report, prepared: &[Prepared], spread: f64)
         }
     }
     // Calibrations by anchor row index (an anchor serves every row of its source and system).
-    let mut calibrated: HashMap<usize, Result<StackConstants, String>> = HashMap::new();
+    let mut calibrated: HashMap<usize, Result<StackConstants, Uncalibrated>> = HashMap::new();
     let mut per_source: Vec<OneShotSource> = Vec::new();
     let mut entry_of: HashMap<&str, usize> = HashMap::new();
     let mut all = (Vec::new(), Vec::new());
@@ -145,7 +167,7 @@ pub(crate) fn fill_rows(report: &mut Report, prepared: &[Prepared], spread: f64)
             continue;
         };
         let eta = base_of(source);
-        let result = calibrated.entry(a).or_insert_with(|| calibrate_on(&prepared[a], eta, spread));
+        let result = calibrated.entry(a).or_insert_with(|| calibrate_on(&prepared[a], report.mode, eta, spread));
         let entry = *entry_of.entry(source.as_str()).or_insert_with(|| {
             per_source.push(OneShotSource {
                 source: source.clone(),
@@ -161,7 +183,7 @@ pub(crate) fn fill_rows(report: &mut Report, prepared: &[Prepared], spread: f64)
                 system: system.unwrap_or_default().to_string(),
                 row: prepared[a].run.id.clone(),
                 constants: result.as_ref().ok().copied(),
-                reason: result.as_ref().err().cloned(),
+                reason: result.as_ref().err().map(ToString::to_string),
             });
         }
         let Ok(k) = result else { continue };

@@ -19,8 +19,38 @@ use super::row::RunSetup;
 /// before it is called implausible (the spread of FLOP conventions, not of measurements).
 pub const TIME_FIGURE_MARGIN: f64 = 1.5;
 
-/// `Err(reason)` when the row's measured time figure implies more than its part can do.
-pub fn measured_within_peak(setup: &RunSetup) -> Result<(), String> {
+/// A measured figure above what its part can do: the row is skipped with this reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Implausible {
+    /// The figure as the row states it, with the rate it implies where that is not the figure.
+    what: String,
+    /// The part's dense peak at the row's precision [TFLOP/s per device].
+    peak_tflops: f64,
+    /// How far above the peak the figure may imply (1: not at all; [`TIME_FIGURE_MARGIN`]).
+    margin: f64,
+}
+
+impl std::fmt::Display for Implausible {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (peak, margin) = (self.peak_tflops, self.margin);
+        let bound = if margin == 1.0 {
+            format!("the part's dense peak of {peak} TFLOP/s per device")
+        } else {
+            format!("{margin} × the part's dense peak of {peak} TFLOP/s per device (room for FLOP conventions)")
+        };
+        write!(
+            f,
+            "implausible measured figure: {} is above {bound}; a typo, a per-node or sparse figure, or another unit? \
+             (skipped)",
+            self.what
+        )
+    }
+}
+
+impl std::error::Error for Implausible {}
+
+/// `Err` when the row's measured time figure implies more than its part can do.
+pub fn measured_within_peak(setup: &RunSetup) -> Result<(), Implausible> {
     let Some(metric) = setup.metric.as_ref() else { return Ok(()) };
     let peak = setup.mfu_peak_tflops;
     if !(peak > 0.0) || !metric.value.is_finite() || metric.value <= 0.0 {
@@ -56,17 +86,9 @@ pub fn measured_within_peak(setup: &RunSetup) -> Result<(), String> {
 }
 
 /// `Err` when `rate` [TFLOP/s per device] exceeds `margin` × `peak`.
-fn refuse_above(rate: f64, peak: f64, margin: f64, what: &str) -> Result<(), String> {
+fn refuse_above(rate: f64, peak: f64, margin: f64, what: &str) -> Result<(), Implausible> {
     if rate <= peak * margin {
         return Ok(());
     }
-    let bound = if margin == 1.0 {
-        format!("the part's dense peak of {peak} TFLOP/s per device")
-    } else {
-        format!("{margin} × the part's dense peak of {peak} TFLOP/s per device (room for FLOP conventions)")
-    };
-    Err(format!(
-        "implausible measured figure: {what} is above {bound}; a typo, a per-node or sparse figure, or another unit? \
-         (skipped)"
-    ))
+    Err(Implausible { what: what.to_string(), peak_tflops: peak, margin })
 }

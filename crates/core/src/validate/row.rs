@@ -115,7 +115,7 @@ fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOpti
         return Err("hardware not stated: hardware_id and hardware are null".to_string());
     }
     let words = text.join("; ");
-    let r = read_hardware_words(&words)?;
+    let r = read_hardware_words(&words).map_err(|e| e.to_string())?;
     // A scale-out network the words state (`400 Gb/s RDMA per GPU`, `4 x 100 Gb RoCE per node`
     // with the devices per node stated) when no named instance gave one.
     let fabric = super::fabric_words::scale_out_per_device_gbs(&words, super::fabric_words::devices_per_node(&words));
@@ -505,7 +505,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         devices_per_chip,
         assumptions: notes,
     };
-    super::plausible::measured_within_peak(&setup)?;
+    super::plausible::measured_within_peak(&setup).map_err(|e| e.to_string())?;
     Ok(setup)
 }
 
