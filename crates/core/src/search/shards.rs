@@ -13,8 +13,6 @@
 //!   blocks) and little after; interleaved, every shard priced nearly every shape, so two workers
 //!   each did most of one run's block pricing. By shape, each shape is priced once over all shards.
 
-use std::collections::BTreeMap;
-
 use super::Space;
 use crate::vocab::Candidate;
 
@@ -28,8 +26,9 @@ pub(crate) fn block_shape(c: &Candidate) -> [u64; 5] {
 /// A split of a search's candidates into `count` shards by block shape.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ShapeShards {
-    /// The shard of each block shape.
-    owner: BTreeMap<[u64; 5], u64>,
+    /// Each block shape with its shard, sorted by shape (a sorted list, not a map: the page's
+    /// module stays smaller, and lookups are a binary search over a few hundred shapes).
+    owner: Vec<([u64; 5], u64)>,
     /// Candidates of each shard [count].
     lens: Vec<u64>,
 }
@@ -40,26 +39,31 @@ impl ShapeShards {
     /// (ties: the lowest index). Deterministic: a function of the candidate list and `count`.
     pub(crate) fn of(space: &Space, count: u64) -> ShapeShards {
         let count = count.max(1);
-        // Per shape: (candidates, generation index of its first).
-        let mut shapes: BTreeMap<[u64; 5], (u64, u64)> = BTreeMap::new();
+        // Per shape, sorted by shape: (shape, candidates, generation index of its first).
+        let mut shapes: Vec<([u64; 5], u64, u64)> = Vec::new();
         for (gi, c) in space.iter().enumerate() {
-            shapes.entry(block_shape(&c)).or_insert((0, gi as u64)).0 += 1;
+            let key = block_shape(&c);
+            match shapes.binary_search_by(|s| s.0.cmp(&key)) {
+                Ok(i) => shapes[i].1 += 1,
+                Err(i) => shapes.insert(i, (key, 1, gi as u64)),
+            }
         }
-        let mut order: Vec<([u64; 5], u64, u64)> = shapes.into_iter().map(|(k, (n, first))| (k, n, first)).collect();
-        order.sort_by(|a, b| b.1.cmp(&a.1).then(a.2.cmp(&b.2)));
+        let mut order: Vec<usize> = (0..shapes.len()).collect();
+        order.sort_by(|&a, &b| shapes[b].1.cmp(&shapes[a].1).then(shapes[a].2.cmp(&shapes[b].2)));
         let mut lens = vec![0u64; count as usize];
-        let mut owner = BTreeMap::new();
-        for (shape, n, _) in order {
+        let mut owner: Vec<([u64; 5], u64)> = shapes.iter().map(|s| (s.0, 0)).collect();
+        for i in order {
             let (j, _) = lens.iter().enumerate().min_by_key(|&(j, &l)| (l, j)).unwrap_or((0, &0));
-            lens[j] += n;
-            owner.insert(shape, j as u64);
+            lens[j] += shapes[i].1;
+            owner[i].1 = j as u64;
         }
         ShapeShards { owner, lens }
     }
 
     /// The shard that evaluates `c` (a candidate of the space split).
     pub(crate) fn owner(&self, c: &Candidate) -> Option<u64> {
-        self.owner.get(&block_shape(c)).copied()
+        let key = block_shape(c);
+        self.owner.binary_search_by(|s| s.0.cmp(&key)).ok().map(|i| self.owner[i].1)
     }
 
     /// Candidates of shard `index` [count] (0 past the last shard).
