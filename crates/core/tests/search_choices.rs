@@ -6,7 +6,9 @@ use fmperf_core::catalog::{self, MappingOptions, Precision, to_system_params};
 use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::options::{Recompute, Sharding};
 use fmperf_core::extended::{ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
-use fmperf_core::search::{Execution, ExecutionChoices, Ranked, Search, SearchSpec, Widening, merge_shards};
+use fmperf_core::search::{
+    Execution, ExecutionChoices, Ranked, Search, SearchResult, SearchSpec, Widening, merge_shards,
+};
 use fmperf_core::{ModelShape, Strategy, SystemParams};
 
 /// B200-class parts in 72-device domains (the reference's B200 preset with NVL72's domain).
@@ -162,6 +164,48 @@ fn shards_merge_into_the_single_run() {
         }
     }
     assert!(make(false).shard(2, 2).is_err());
+}
+
+/// An extended-mode MoE search splits by block shape (each shape's candidates in one shard, so
+/// each shape's blocks are priced once over all shards): any number of shards, stepped in any
+/// slices, merged (by `merge_shards` and by `Search::merged` from the serialisable states) equal
+/// the single run — rows, order, counts and the least memory.
+#[test]
+fn moe_shards_by_block_shape_merge_into_the_single_run() {
+    let w = Workload::from_catalog(catalog::find_model("mixtral-8x7b").unwrap()).unwrap();
+    let (params, setup) = extended(w, "nvidia_h100_sxm5_80gb", None);
+    let s = spec(w.to_shape(), params, Strategy::ContextParallel2D, 64, 256, 10);
+    let make = || Search::new_extended_choosing(s.clone(), setup.clone(), ExecutionChoices::SEARCH_ALL).unwrap();
+    let one = make().finish();
+    assert!(one.feasible > 0 && one.candidates > 100);
+    for n in [2u64, 3, 7] {
+        let shards: Vec<Search> = (0..n)
+            .map(|i| {
+                let mut x = make().shard(i, n).unwrap();
+                while !x.step(13) {}
+                x
+            })
+            .collect();
+        // Every candidate in one shard; a block shape in one shard only.
+        let lens: Vec<u64> = shards.iter().map(|x| x.progress().1).collect();
+        assert_eq!(lens.iter().sum::<u64>(), one.candidates, "{n} shards");
+        let mut owner = std::collections::BTreeMap::new();
+        for (i, x) in shards.iter().enumerate() {
+            for r in &x.result().top {
+                let c = r.candidate;
+                let shape = [c.tp1, c.tp2, c.mbs, c.nv_tp1, c.nv_tp2];
+                assert_eq!(*owner.entry(shape).or_insert(i), i, "{n} shards: {shape:?} in two shards");
+            }
+        }
+        // Everything but the configurations priced (each shard's bounds prune against its own list).
+        let same = |mut r: SearchResult| {
+            r.evaluations = one.evaluations;
+            r
+        };
+        assert_eq!(same(merge_shards(&shards).unwrap()), one, "{n} shards");
+        let states: Vec<_> = shards.iter().map(Search::shard_state).collect();
+        assert_eq!(same(make().merged(&states).unwrap().result()), one, "{n} shards, merged from states");
+    }
 }
 
 /// Mixture-of-Experts models add the expert degrees (ep, etp) under every execution; when no

@@ -439,8 +439,10 @@ struct FloorsMemo {
     interleave: u64,
     /// The `(ep, etp)` choices.
     choices: Vec<(u64, u64)>,
-    /// Each choice's time floor [s] with its index, least first (ties by index).
-    order: Vec<(f64, usize)>,
+    /// Each choice's time floor [s] with its index, least first (ties by index); formed when
+    /// first asked for ([`ExtendedEvaluator::moe_order`]): a search judges most candidates by
+    /// their memory and a floor without recomputation, which need no order.
+    order: Option<Vec<(f64, usize)>>,
 }
 
 /// A map keyed by a few integers, hashed by the reference's multiplicative [`ShapeHasher`]
@@ -592,7 +594,8 @@ impl ExtendedEvaluator {
         };
         let mo = self.options.moe;
         self.moe_floors(&layout, &m)?;
-        let Some(FloorsMemo { choices, order, .. }) = &self.moe_floors_memo else {
+        self.moe_order();
+        let Some(FloorsMemo { choices, order: Some(order), .. }) = &self.moe_floors_memo else {
             return Err(Error::invalid("layout", "moe", "has no expert choices"));
         };
         let (w, p) = (&self.workload, Pricing { hw: &self.hardware, opts: &self.options });
@@ -648,9 +651,9 @@ impl ExtendedEvaluator {
         })
     }
 
-    /// The `(ep, etp)` choices of an MoE layout and, for each, its time floor
-    /// ([`moe_time_floor_s`](super::moe::evaluate::moe_time_floor_s)) with its index, least first (ties by index). Checks the layout and
-    /// fills the block-cost cache; the answer is `moe_floors_memo` (and the parts `moe_current`).
+    /// The `(ep, etp)` choices of an MoE layout with their parts. Checks the layout and fills the
+    /// block-cost cache; the answer is `moe_floors_memo` (and the parts `moe_current`), its
+    /// floors' order formed by [`Self::moe_order`].
     fn moe_floors(&mut self, layout: &Layout, m: &MoeShape) -> Result<(), Error> {
         // The choices and floors do not read the interleave degree (it sets only the micro-batches
         // in flight, a memory figure): another degree for the same layout only checks the layout.
@@ -677,13 +680,22 @@ impl ExtendedEvaluator {
             self.moe_floors_memo = None;
             return Err(e);
         }
+        self.moe_floors_memo =
+            Some(FloorsMemo { layout: *layout, interleave: self.options.interleave, choices, order: None });
+        Ok(())
+    }
+
+    /// Forms the memo's order, if not yet: each expert choice's time floor
+    /// ([`moe_time_floor_s`](super::moe::evaluate::moe_time_floor_s)) with its index, least first
+    /// (ties by index).
+    fn moe_order(&mut self) {
+        let Some(memo) = self.moe_floors_memo.as_mut().filter(|memo| memo.order.is_none()) else { return };
+        let Some(m) = self.workload.moe else { return };
         let list: Vec<&MoeParts> = self.moe_current.iter().collect();
-        let floors = moe_time_floors_s(&self.workload, m, layout, &self.options, &list, true);
+        let floors = moe_time_floors_s(&self.workload, &m, &memo.layout, &self.options, &list, true);
         let mut order: Vec<(f64, usize)> = floors.into_iter().zip(0..).collect();
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        self.moe_floors_memo =
-            Some(FloorsMemo { layout: *layout, interleave: self.options.interleave, choices, order });
-        Ok(())
+        memo.order = Some(order);
     }
 
     /// The parts of `layout`'s block shape under expert degrees `(ep, etp)` ([`MoeCaches::parts`]).
@@ -710,7 +722,8 @@ impl ExtendedEvaluator {
         let m = self.workload.moe?;
         let layout = Layout::from_candidate(c, self.global_batch).ok()?;
         self.moe_floors(&layout, &m).ok()?;
-        self.moe_floors_memo.as_ref()?.order.first().map(|(f, _)| *f)
+        self.moe_order();
+        self.moe_floors_memo.as_ref()?.order.as_ref()?.first().map(|(f, _)| *f)
     }
 
     /// For an MoE model: [`Self::moe_time_floor`] with the recomputation left out — the least
@@ -737,10 +750,10 @@ impl ExtendedEvaluator {
         let m = self.workload.moe?;
         let layout = Layout::from_candidate(c, self.global_batch).ok()?;
         self.moe_floors(&layout, &m).ok()?;
-        let FloorsMemo { choices, order, .. } = self.moe_floors_memo.as_ref()?;
-        let list: Vec<((u64, u64), &MoeParts)> =
-            order.iter().filter_map(|(_, i)| Some((choices[*i], self.moe_current.get(*i)?))).collect();
-        if list.is_empty() || list.len() != order.len() {
+        let FloorsMemo { choices, .. } = self.moe_floors_memo.as_ref()?;
+        // In the choices' order: the least and whether any fits do not depend on it.
+        let list: Vec<((u64, u64), &MoeParts)> = choices.iter().copied().zip(&self.moe_current).collect();
+        if list.is_empty() || list.len() != choices.len() {
             return None;
         }
         let p = Pricing { hw: &self.hardware, opts: &self.options };

@@ -17,6 +17,7 @@ pub mod code;
 pub mod diagnose;
 pub mod execution;
 pub mod row;
+mod shards;
 pub mod space;
 pub mod topk;
 pub mod widen;
@@ -217,9 +218,13 @@ pub struct Search {
     setup: Option<ExtendedSetup>,
     /// The execution of every candidate when the search does not choose it (extended mode).
     execution: Option<Execution>,
-    /// `(index, count)`: this search evaluates the candidates whose generation index is
-    /// `index` modulo `count`.
+    /// `(index, count)`: this search evaluates shard `index` of `count` ([`shards`]: the
+    /// candidates whose generation index is `index` modulo `count`, or those of the block shapes
+    /// `by_shape` deals to `index`).
     shard: (u64, u64),
+    /// The split by block shape of an extended-mode MoE search into `shard.1` shards (`None`:
+    /// interleaved by generation index).
+    by_shape: Option<Arc<shards::ShapeShards>>,
     cursor: (usize, usize),
     /// Generation index of the candidate at `cursor`.
     position: u64,
@@ -346,6 +351,7 @@ impl Search {
             setup,
             execution: None,
             shard: (0, 1),
+            by_shape: None,
             cursor: (0, 0),
             position: 0,
             evaluated: 0,
@@ -358,12 +364,30 @@ impl Search {
         }
     }
 
-    /// This search restricted to the candidates whose generation index is `index` modulo `count`
-    /// (`index < count`), before any step. Run every shard and [`merge_shards`] them: the result
-    /// equals the whole search's, in the same order.
+    /// This search restricted to shard `index` of `count` (`index < count`), before any step:
+    /// the candidates whose generation index is `index` modulo `count`, or, for an extended-mode
+    /// search of a Mixture-of-Experts model, whole block shapes ([`shards`]: each shape's blocks
+    /// priced by one shard only). Run every shard and [`merge_shards`] them: the result equals
+    /// the whole search's, in the same order.
     pub fn shard(mut self, index: u64, count: u64) -> Result<Search, Error> {
         self.shard = checked_shard(index, count)?;
+        self.by_shape = self.split_by_shape(count).map(Arc::new);
         Ok(self)
+    }
+
+    /// The split of this search's candidates into `count` shards by block shape, where it
+    /// applies (an extended-mode MoE search, `count > 1`).
+    fn split_by_shape(&self, count: u64) -> Option<shards::ShapeShards> {
+        let moe = self.setup.as_ref().is_some_and(|s| s.workload.moe.is_some());
+        (moe && count > 1).then(|| shards::ShapeShards::of(&self.space, count))
+    }
+
+    /// Candidates of shard `index` of `count` [count].
+    fn shard_len_of(&self, index: u64, count: u64, by_shape: Option<&shards::ShapeShards>) -> u64 {
+        match by_shape {
+            Some(s) => s.len(index),
+            None => self.space.len().saturating_sub(index).div_ceil(count),
+        }
     }
 
     /// The full extended-mode evaluation of a candidate of an extended search with the switches'
@@ -386,11 +410,16 @@ impl Search {
     pub fn step(&mut self, max_candidates: usize) -> bool {
         let capacity = self.capacity_gb();
         let (index, count) = self.shard;
+        let by_shape = self.by_shape.clone();
         let mut next = None;
         let mut done_here = 0usize;
         // `gi`: the generation index of each candidate (the shard's key and the tie-break).
         for (gi, (pos, c)) in (self.position..).zip(self.space.walk(self.cursor)) {
-            if gi % count != index {
+            let mine = match by_shape.as_deref() {
+                Some(s) => s.owner(&c) == Some(index),
+                None => gi % count == index,
+            };
+            if !mine {
                 continue;
             }
             if done_here == max_candidates {
@@ -459,7 +488,7 @@ impl Search {
     /// Candidates of this shard.
     fn shard_len(&self) -> u64 {
         let (index, count) = self.shard;
-        self.space.len().saturating_sub(index).div_ceil(count)
+        self.shard_len_of(index, count, self.by_shape.as_deref())
     }
 
     /// `(evaluated, total)` candidates (of this shard).
@@ -602,11 +631,12 @@ impl Search {
     /// one count `n`, each once, every one finished.
     pub fn merged(mut self, parts: &[ShardState]) -> Result<Search, Error> {
         let n = parts.len() as u64;
+        let split = self.split_by_shape(n);
         let complete = n > 0
             && self.shard == (0, 1)
             && self.evaluated == 0
             && parts.iter().enumerate().all(|(i, p)| p.shard == (i as u64, n))
-            && parts.iter().all(|p| p.evaluated == self.space.len().saturating_sub(p.shard.0).div_ceil(n));
+            && parts.iter().all(|p| p.evaluated == self.shard_len_of(p.shard.0, n, split.as_ref()));
         if !complete {
             let got: Vec<String> = parts.iter().map(|p| format!("{}/{}", p.shard.0, p.shard.1)).collect();
             return Err(Error::invalid(
