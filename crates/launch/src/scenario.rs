@@ -233,13 +233,18 @@ impl Scenario {
                 "attention: PyTorch SDPA (FlashAttention-2 class), torchtitan's kernel (attention_kernel=fa2)".into(),
             );
         }
+        // Megatron's block method: the first `blocks` of each stage's blocks recomputed in full,
+        // the rest keeping every activation — the partial level at that share.
         if let Some(blocks) = s.recompute_blocks.copied()
+            && opts.recompute == Recompute::Full
             && blocks < layers.div_ceil(pp)
         {
+            let per_stage = layers.div_ceil(pp);
+            opts.recompute = Recompute::of_share(blocks as f64 / per_stage as f64);
             notes.push(format!(
-                "{} = {blocks}: recomputation of {blocks} of {} blocks per stage is priced as full recomputation of every block",
+                "{} = {blocks}: recomputation of {blocks} of {per_stage} blocks per stage (recompute={})",
                 s.recompute_blocks.key_or("recompute_num_layers"),
-                layers.div_ceil(pp)
+                opts.recompute
             ));
         }
         opts.interleave = interleave(s, layers, pp, &mut notes)?;
