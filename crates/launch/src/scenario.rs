@@ -648,6 +648,25 @@ mod tests {
     }
 
     #[test]
+    fn megatron_block_method_is_the_partial_level() {
+        // 32 layers on pp = 2: 16 blocks per stage, 4 of them recomputed → a quarter of the forward.
+        let script = |k: u64| {
+            format!(
+                "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 \
+                 --num-attention-heads 32 --seq-length 4096 --micro-batch-size 1 --global-batch-size 64 --bf16 \
+                 --tensor-model-parallel-size 4 --pipeline-model-parallel-size 2 --vocab-size 32000 \
+                 --recompute-granularity full --recompute-method block --recompute-num-layers {k}"
+            )
+        };
+        let of = |k| Scenario::from_launch(&parse(&script(k), None).unwrap(), &Overrides::default()).unwrap();
+        let sc = of(4);
+        assert_eq!(sc.options.recompute, Recompute::of_share(0.25));
+        assert!(sc.notes.iter().any(|n| n.contains("4 of 16 blocks per stage (recompute=0.25)")), "{:?}", sc.notes);
+        // Every block of the stage is full recomputation.
+        assert_eq!(of(16).options.recompute, Recompute::Full);
+    }
+
+    #[test]
     fn megatron_optimizer_instances_are_a_shard_group() {
         // 64 devices, tp 2, pp 1: dp 32; 4 copies of the distributed optimizer shard its states
         // within groups of 8 ranks.
