@@ -661,7 +661,11 @@ mod tests {
         let of = |k| Scenario::from_launch(&parse(&script(k), None).unwrap(), &Overrides::default()).unwrap();
         let sc = of(4);
         assert_eq!(sc.options.recompute, Recompute::of_share(0.25));
-        assert!(sc.notes.iter().any(|n| n.contains("4 of 16 blocks per stage (recompute=0.25)")), "{:?}", sc.notes);
+        assert!(
+            sc.assumptions.iter().any(|n| n.contains("4 of 16 blocks per stage (recompute=0.25)")),
+            "{:?}",
+            sc.assumptions
+        );
         // Every block of the stage is full recomputation.
         assert_eq!(of(16).options.recompute, Recompute::Full);
     }
