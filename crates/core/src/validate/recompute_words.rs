@@ -94,6 +94,17 @@ fn maxtext_policy(w: &Words) -> Option<(f64, &'static str)> {
     POLICIES.iter().find(|(p, _)| w.has(p)).map(|(p, f)| (*f, *p))
 }
 
+/// The MaxText `remat_policy` whose share of the forward (as [`read_recompute`] reads it) is
+/// nearest `share`, with that share: how a partial level is written back as a MaxText policy.
+pub fn nearest_maxtext_policy(share: f64) -> (&'static str, f64) {
+    const MAXTEXT: [&str; 4] = ["save_dot_except_mlpwi", "save_dot_except_mlp", "save_qkv_proj", "save_out_proj"];
+    MAXTEXT
+        .iter()
+        .filter_map(|name| maxtext_policy(&Words::new(name)).map(|(f, _)| (*name, f)))
+        .min_by(|a, b| (a.1 - share).abs().total_cmp(&(b.1 - share).abs()))
+        .unwrap_or(("save_dot_except_mlp", 10.5 / 13.0))
+}
+
 /// Parts of a block that recomputation policies name one by one (norms, projections, activation
 /// functions, the attention core, routers, permutations, MoE pieces), as whole tokens.
 const BLOCK_MODULES: [&str; 27] = [
@@ -378,6 +389,9 @@ mod tests {
         // MaxText's `save_qkv_proj` and `save_out_proj` keep their own fractions.
         assert_eq!(read_recompute(Some("save_qkv_proj"), None).fraction, Some(11.5 / 13.0));
         assert_eq!(read_recompute(Some("save_out_proj"), None).fraction, Some(12.0 / 13.0));
+        // Written back: the policy nearest a share reads as that share.
+        assert_eq!(nearest_maxtext_policy(0.808), ("save_dot_except_mlp", 10.5 / 13.0));
+        assert_eq!(nearest_maxtext_policy(0.25).0, "save_dot_except_mlpwi");
         // 11.5 / 13 = 0.8846: the partial level to 0.001, said in the note.
         let r = read_recompute(Some("save_qkv_proj"), None);
         assert_eq!(r.level.block_share(), Some(0.885));
