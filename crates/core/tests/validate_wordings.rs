@@ -87,21 +87,24 @@ fn measured_figures_as_people_write_them() {
 #[test]
 fn recomputation_as_frameworks_name_it() {
     use Recompute::*;
+    // A partial policy is the share of the forward it redoes (the block method's k of n layers,
+    // a remat policy's share of the matmul work), to 0.001.
+    let share = Recompute::of_share;
     let table: &[(&str, Recompute)] = &[
         // Megatron-LM / NeMo
         ("--recompute-granularity selective", Selective),
         ("--recompute-activations", Selective),
         ("recompute_granularity: full, recompute_method: uniform, recompute_num_layers: 1", Full),
         ("--recompute-modules core_attn", Selective),
-        ("--recompute-modules mlp core_attn", Full),
-        ("block, 4 of 24 layers per stage", Selective),
-        ("block method, recompute 16/24 layers", Full),
+        ("--recompute-modules mlp core_attn", share(10.5 / 13.0)),
+        ("block, 4 of 24 layers per stage", share(4.0 / 24.0)),
+        ("block method, recompute 16/24 layers", share(16.0 / 24.0)),
         // PyTorch / torchtitan / Hugging Face
         ("activation_checkpoint.mode = 'full'", Full),
         // PyTorch's operator-level SAC, torchtitan's policy (modelled since issue 18: its own level)
         ("selective AC (op-level SAC)", Op),
         ("selective_ac_option = 'op'", Op),
-        ("selective AC every 4 layers", Selective),
+        ("selective AC every 4 layers", share(0.25)),
         ("gradient_checkpointing=True", Full),
         ("gradient checkpointing: disabled", None),
         ("w/o AC", None),
@@ -113,16 +116,16 @@ fn recomputation_as_frameworks_name_it() {
         ("remat_policy: full", Full),
         ("remat_policy=minimal", Selective),
         ("remat_policy = minimal_with_context", Selective),
-        ("save_dot_except_mlpwi", Full),
-        ("save_dot_with_context_except_mlp", Full),
-        ("save_out_proj", Full),
+        ("save_dot_except_mlpwi", share(7.0 / 13.0)),
+        ("save_dot_with_context_except_mlp", share(10.5 / 13.0)),
+        ("save_out_proj", share(12.0 / 13.0)),
         ("minimal_offloaded", Selective),
         ("qkv_proj_offloaded", Selective),
         ("remat_policy=none", None),
         // Fractions of a pass / of the layers
-        ("50% of layers recomputed", Full),
-        ("every other layer", Full),
-        ("recompute 10 % of the blocks", Selective),
+        ("50% of layers recomputed", share(0.5)),
+        ("every other layer", share(0.5)),
+        ("recompute 10 % of the blocks", share(0.1)),
         // Words fmperf does not understand: the most likely reading (full), noted.
         ("as in the paper", Full),
     ];
@@ -266,7 +269,8 @@ fn a_file_in_other_wordings_is_read() {
     assert!(row("memory_and_time_h100").error.is_some(), "time and memory on one row");
     let oom = row("oom_report_a100").memory.clone().unwrap();
     assert_eq!((oom.oom, oom.fits.map(|f| f.as_str())), (Some(true), Some("no")));
-    assert!(has("block_recompute_megatron", "rc selective"));
+    // 8 of 32 layers by the block method: a quarter of the forward recomputed (the partial level).
+    assert!(has("block_recompute_megatron", "rc 0.25"));
 }
 
 #[test]

@@ -233,13 +233,18 @@ impl Scenario {
                 "attention: PyTorch SDPA (FlashAttention-2 class), torchtitan's kernel (attention_kernel=fa2)".into(),
             );
         }
+        // Megatron's block method: the first `blocks` of each stage's blocks recomputed in full,
+        // the rest keeping every activation — the partial level at that share.
         if let Some(blocks) = s.recompute_blocks.copied()
+            && opts.recompute == Recompute::Full
             && blocks < layers.div_ceil(pp)
         {
+            let per_stage = layers.div_ceil(pp);
+            opts.recompute = Recompute::of_share(blocks as f64 / per_stage as f64);
             notes.push(format!(
-                "{} = {blocks}: recomputation of {blocks} of {} blocks per stage is priced as full recomputation of every block",
+                "{} = {blocks}: recomputation of {blocks} of {per_stage} blocks per stage (recompute={})",
                 s.recompute_blocks.key_or("recompute_num_layers"),
-                layers.div_ceil(pp)
+                opts.recompute
             ));
         }
         opts.interleave = interleave(s, layers, pp, &mut notes)?;
@@ -640,6 +645,29 @@ mod tests {
         assert_eq!(e.field(), Some("--gpus"));
         let e = Scenario::from_launch(&l, &Overrides { global_batch: Some(255), ..Overrides::default() }).unwrap_err();
         assert_eq!(e.field(), Some("--global-batch"));
+    }
+
+    #[test]
+    fn megatron_block_method_is_the_partial_level() {
+        // 32 layers on pp = 2: 16 blocks per stage, 4 of them recomputed → a quarter of the forward.
+        let script = |k: u64| {
+            format!(
+                "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 \
+                 --num-attention-heads 32 --seq-length 4096 --micro-batch-size 1 --global-batch-size 64 --bf16 \
+                 --tensor-model-parallel-size 4 --pipeline-model-parallel-size 2 --vocab-size 32000 \
+                 --recompute-granularity full --recompute-method block --recompute-num-layers {k}"
+            )
+        };
+        let of = |k| Scenario::from_launch(&parse(&script(k), None).unwrap(), &Overrides::default()).unwrap();
+        let sc = of(4);
+        assert_eq!(sc.options.recompute, Recompute::of_share(0.25));
+        assert!(
+            sc.assumptions.iter().any(|n| n.contains("4 of 16 blocks per stage (recompute=0.25)")),
+            "{:?}",
+            sc.assumptions
+        );
+        // Every block of the stage is full recomputation.
+        assert_eq!(of(16).options.recompute, Recompute::Full);
     }
 
     #[test]

@@ -109,6 +109,8 @@ impl BlockCost {
             Recompute::Selective => self.selective_bytes,
             Recompute::None => self.activation_bytes,
             Recompute::Op => self.op_bytes,
+            // That share of the blocks keeps its input, the rest every activation.
+            Recompute::Partial(s) => self.activation_bytes + s.fraction() * (self.input_bytes - self.activation_bytes),
         }
     }
 
@@ -320,6 +322,25 @@ mod tests {
         assert!((full.bwd_s() - none.bwd_s() - none.fwd_s()).abs() < 1e-15);
         // Memory: only the block input is kept.
         assert!(full.kept_bytes(Recompute::Full) * 10.0 < none.kept_bytes(Recompute::None));
+    }
+
+    #[test]
+    fn partial_recompute_is_its_share_of_full() {
+        // A quarter of the forward again (Megatron's block method, 2 of 8 blocks per stage): a
+        // quarter of full recomputation's extra forward, and activations 3/4 of everything plus
+        // 1/4 of the block inputs.
+        let w = gpt(2048);
+        let quarter = Recompute::of_share(0.25);
+        assert_eq!(quarter.block_share(), Some(0.25));
+        let opts = |recompute| ExtendedOptions { recompute, ..ExtendedOptions::realistic() };
+        let none = price(&w, &one_gpu(2), opts(Recompute::None));
+        let part = price(&w, &one_gpu(2), opts(quarter));
+        assert!((part.recompute.tflop - 0.25 * none.fwd.tflop).abs() < 1e-12 * none.fwd.tflop);
+        assert!((part.recompute.time() - 0.25 * none.fwd.time()).abs() < 1e-12 * none.fwd.time());
+        let kept = 0.75 * none.activation_bytes + 0.25 * none.input_bytes;
+        assert!((part.kept_bytes(quarter) - kept).abs() < 1e-9 * kept);
+        // The forward and backward themselves do not change.
+        assert_eq!((part.fwd, part.bwd), (none.fwd, none.bwd));
     }
 
     #[test]

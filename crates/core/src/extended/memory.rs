@@ -397,7 +397,11 @@ fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, s
     // The block being recomputed holds its full activations while its backward runs (full and
     // operator-level recomputation; an upper bound for the latter, which re-creates only what it
     // did not save).
-    let working = if matches!(opts.recompute, Recompute::Full | Recompute::Op) { block.activation_bytes } else { 0.0 };
+    let working = if matches!(opts.recompute, Recompute::Full | Recompute::Op | Recompute::Partial(_)) {
+        block.activation_bytes
+    } else {
+        0.0
+    };
     let activations = stage.in_flight * (stage.blocks as f64 * block.kept_bytes(opts.recompute) + ends_acts) + working;
     let loss = loss_bytes(w, layout, opts).filter(|_| stage.head);
     // Gradients held at the peak: all of them, but for a loop that frees them between steps and

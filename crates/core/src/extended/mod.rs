@@ -96,7 +96,7 @@ pub use layout::{Layout, Placement};
 pub use memory::{MemoryEstimate, MemoryKind, MemoryPart, memory_estimate};
 pub use options::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, HardwareChoices, ModelFeatures, OptimizerStates,
-    Recompute, Sharding,
+    Recompute, RecomputeShare, Sharding,
 };
 pub use pipeline::StageSplitRule;
 pub use stack::Stack;

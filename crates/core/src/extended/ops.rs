@@ -184,6 +184,8 @@ impl KeptBytes {
             Recompute::Selective => self.selective,
             Recompute::Full => self.full,
             Recompute::Op => self.op,
+            // That share of the blocks keeps what full recomputation keeps, the rest everything.
+            Recompute::Partial(s) => self.none + s.fraction() * (self.full - self.none),
         }
     }
 }
@@ -383,13 +385,15 @@ impl Operation {
     /// recomputation reruns the whole block, its collectives included; with flash attention
     /// selective recomputation costs nothing extra but for recompute modules,
     /// [`Self::selective_recompute`]; the operator-level policy reruns what it does not save,
-    /// [`Self::op_recompute`]).
+    /// [`Self::op_recompute`]; a partial level reruns its share of every operation, the blocks it
+    /// recomputes averaged over the stage).
     pub fn recomputed(&self, policy: Recompute) -> f64 {
         match policy {
             Recompute::Full => 1.0,
             Recompute::Op => self.op_recompute,
             Recompute::Selective => self.selective_recompute,
             Recompute::None => 0.0,
+            Recompute::Partial(s) => s.fraction(),
         }
     }
 }

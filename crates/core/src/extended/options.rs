@@ -29,6 +29,61 @@ pub enum Recompute {
     /// adds, the sequence-parallel all-gathers) runs again before the block's backward. Not one
     /// of the levels the search tries ([`Recompute::ALL`]); read from words and launch files.
     Op,
+    /// A share of the forward recomputed: Megatron's `--recompute-method block` with
+    /// `--recompute-num-layers k` of a stage's `n` blocks (share k/n), a layer-wise policy ("every
+    /// other layer"), a JAX remat policy that saves some matmul outputs (MaxText `save_qkv_proj`,
+    /// Praxis `SAVE_QKV_OUT_PROJ`: the share of the forward's matmul work it redoes). Priced as
+    /// that share of the blocks recomputed in full and the rest keeping every activation: the
+    /// recomputation time is the share of a full recomputation's (collectives included), the
+    /// activations kept are `(1 − share)` of everything plus `share` of the block inputs, and the
+    /// block being recomputed holds its whole activations while its backward runs. Exact for the
+    /// layer-wise policies; for a matmul-share policy the per-module split is averaged over the
+    /// block. Written as the share, a decimal strictly between 0 and 1 (`recompute=0.25`); not
+    /// one of the levels the search tries.
+    Partial(RecomputeShare),
+}
+
+/// The share of the forward a partial recomputation ([`Recompute::Partial`]) runs again, in
+/// thousandths (1 to 999: none and all are the levels `none` and `full`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RecomputeShare(u16);
+
+impl RecomputeShare {
+    /// The share nearest `fraction` (to 0.001), or `None` unless it lies strictly between 0 and 1
+    /// once rounded (a share of 0 is no recomputation, of 1 full recomputation).
+    pub fn of(fraction: f64) -> Option<RecomputeShare> {
+        let milli = (fraction * 1000.0).round();
+        (milli >= 1.0 && milli <= 999.0).then_some(RecomputeShare(milli as u16))
+    }
+
+    /// The share of the forward recomputed (0.001 to 0.999).
+    pub fn fraction(self) -> f64 {
+        f64::from(self.0) / 1000.0
+    }
+}
+
+impl Recompute {
+    /// The level a fraction `f` of the forward recomputed is: none at 0, full at 1, else
+    /// [`Recompute::Partial`] (to 0.001; a share that rounds to 0 or 1 is that level).
+    pub fn of_share(f: f64) -> Recompute {
+        match RecomputeShare::of(f) {
+            Some(s) => Recompute::Partial(s),
+            None if f >= 0.5 => Recompute::Full,
+            None => Recompute::None,
+        }
+    }
+
+    /// The share of each block's forward that runs again before its backward, averaged over the
+    /// blocks, for the levels that recompute whole blocks or none (none 0, full 1, partial its
+    /// share); `None` for selective and operator-level policies, which recompute by operation.
+    pub fn block_share(self) -> Option<f64> {
+        match self {
+            Recompute::None => Some(0.0),
+            Recompute::Full => Some(1.0),
+            Recompute::Partial(s) => Some(s.fraction()),
+            Recompute::Selective | Recompute::Op => None,
+        }
+    }
 }
 
 /// How model states are sharded over the data-parallel (and context-parallel) replicas.
@@ -96,6 +151,7 @@ impl Recompute {
             Recompute::Selective => "selective",
             Recompute::Full => "full",
             Recompute::Op => "op",
+            Recompute::Partial(_) => "partial",
         }
     }
 }
@@ -312,7 +368,40 @@ impl OptimizerStates {
     }
 }
 
-named_enum!(Recompute, "recompute", &[("op", Recompute::Op), ("selective_op", Recompute::Op)]);
+impl fmt::Display for Recompute {
+    /// The level's name, or a partial level's share as a decimal (`0.25`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Recompute::Partial(s) => write!(f, "{}", s.fraction()),
+            level => f.write_str(level.as_str()),
+        }
+    }
+}
+
+impl FromStr for Recompute {
+    type Err = Error;
+
+    /// A level's name (`none`, `selective`, `full`, `op` or `selective_op`) or the share of the
+    /// forward recomputed, a decimal strictly between 0 and 1 ([`Recompute::Partial`]).
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let t = s.trim().to_ascii_lowercase();
+        if matches!(t.as_str(), "op" | "selective_op") {
+            return Ok(Recompute::Op);
+        }
+        if let Some(v) = Recompute::ALL.into_iter().find(|v| v.as_str() == t) {
+            return Ok(v);
+        }
+        let rule = "must be one of none, selective, full, op, or the share of the forward recomputed \
+                    (a decimal strictly between 0 and 1, to 0.001)";
+        match t.parse::<f64>() {
+            Ok(f) => RecomputeShare::of(f)
+                .filter(|_| f > 0.0 && f < 1.0)
+                .map(Recompute::Partial)
+                .ok_or_else(|| Error::invalid("recompute", s, rule)),
+            Err(_) => Err(Error::invalid("recompute", s, rule)),
+        }
+    }
+}
 named_enum!(GradReduce, "grad_reduce", &[("bf16", GradReduce::Param), ("fp16", GradReduce::Param)]);
 named_enum!(
     Fp8Recipe,
@@ -695,6 +784,18 @@ mod tests {
     fn names_round_trip() {
         for r in Recompute::ALL.into_iter().chain([Recompute::Op]) {
             assert_eq!(r.as_str().parse::<Recompute>().unwrap(), r);
+        }
+        // A partial level is written as its share and read back; 0 and 1 are the whole levels,
+        // a share outside (0, 1) is refused, naming the field.
+        let r: Recompute = "0.25".parse().unwrap();
+        assert_eq!((r, r.to_string()), (Recompute::of_share(0.25), "0.25".to_string()));
+        assert_eq!(r.to_string().parse::<Recompute>().unwrap(), r);
+        assert_eq!(Recompute::of_share(11.5 / 13.0).block_share(), Some(0.885));
+        assert_eq!((Recompute::of_share(0.0), Recompute::of_share(1.0)), (Recompute::None, Recompute::Full));
+        assert_eq!((Recompute::of_share(0.0004), Recompute::of_share(0.9996)), (Recompute::None, Recompute::Full));
+        for bad in ["0", "1", "1.5", "-0.2", "0.0001", "partial"] {
+            let e = bad.parse::<Recompute>().unwrap_err();
+            assert_eq!(e.field(), Some("recompute"), "{bad}");
         }
         for s in Sharding::ALL {
             assert_eq!(s.as_str().parse::<Sharding>().unwrap(), s);

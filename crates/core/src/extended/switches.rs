@@ -507,7 +507,7 @@ impl ExtendedOptions {
             "measured_ceiling" => on_off(self.hardware.measured_ceiling),
             "zero3_per_nic" => on_off(self.hardware.zero3_per_nic),
             "memory_bound_ops" => on_off(self.hardware.memory_bound_ops),
-            "recompute" => self.recompute.as_str().to_string(),
+            "recompute" => self.recompute.to_string(),
             "stack" => self.stack.as_str().to_string(),
             "sharding" => self.sharding.as_str().to_string(),
             "shard_group" => self.shard_group.map_or("all".to_string(), |g| g.to_string()),

@@ -120,6 +120,8 @@ fn recompute_forward(s: &ConventionShape, recompute: Recompute) -> f64 {
                 + 2.0 * s.mlp_matrices * s.hidden * s.ffn;
             s.layers * (matmuls * s.seq + attention_core)
         }
+        // Its share of a full recomputation.
+        Recompute::Partial(share) => share.fraction() * recompute_forward(s, Recompute::Full),
     }
 }
 

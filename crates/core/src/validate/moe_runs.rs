@@ -683,7 +683,7 @@ fn recompute_that_ran(
     }
     let deeper: &[Recompute] = match options.recompute {
         Recompute::None => &[Recompute::Selective, Recompute::Full],
-        Recompute::Selective | Recompute::Op => &[Recompute::Full],
+        Recompute::Selective | Recompute::Op | Recompute::Partial(_) => &[Recompute::Full],
         Recompute::Full => &[],
     };
     let Some(last) = deeper.last() else { return options };
@@ -692,7 +692,7 @@ fn recompute_that_ran(
     notes.push(format!(
         "recomputation `{}` needs {stated:.0} GB per device, more than {MEMORY_CONTRADICTION_FACTOR}× its {:.0} GB: the \
          run cannot have held that; evaluated with `{}`",
-        options.recompute.as_str(),
+        options.recompute,
         hw.hbm_capacity_gb,
         level.as_str()
     ));

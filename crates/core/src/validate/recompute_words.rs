@@ -1,5 +1,5 @@
-//! Activation recomputation as people write it, read by meaning and mapped to extended mode's three
-//! levels ([`Recompute`]: none, selective, full).
+//! Activation recomputation as people write it, read by meaning and mapped to extended mode's
+//! levels ([`Recompute`]: none, selective, op, a partial share, full).
 //!
 //! | what the words say | examples | read as |
 //! |---|---|---|
@@ -8,8 +8,8 @@
 //! | PyTorch's operator-level selective checkpointing as torchtitan sets it (matmul and attention outputs saved, every second matmul and all element-wise work recomputed) | `SAC`, `op`, `per-op SAC`, torchtitan `selective` with `selective_ac_option = "op"` | op |
 //! | element-wise work only, every matmul output kept | MaxText `minimal`, `minimal_with_context`, `minimal_flash`; Praxis `SAVE_DOT_ONLY`, `SAVE_DOT_WITH_NO_BATCH_DIM` | selective |
 //! | every block's forward again | Megatron `full` (`uniform`/`block` with all layers), PyTorch/HF `activation`/`gradient checkpointing`, DeepSpeed `checkpoint_activations`, `AC`, MaxText `full`, Praxis `SAVE_NOTHING`, `SAVE_CONTEXT`, `true`/`on` | full |
-//! | part of the forward (some matmuls) | MaxText `save_dot_except_mlp`, `save_dot_except_mlpwi`, `save_dot_with_context_except_mlp`, `save_qkv_proj`, `save_out_proj`, `custom`; Praxis `SAVE_QKV_OUT_PROJ`, `SAVE_CONTEXT_AND_OUT_PROJ`; Megatron `--recompute-modules … mlp …` | full when at least half the forward matmul work is redone, else selective |
-//! | some of the layers | Megatron `block` method with `k` of `n` layers, torchtitan layer SAC `every 2 layers`, `50 % of layers`, `every other layer` | full when at least half the layers, else selective |
+//! | part of the forward (some matmuls) | MaxText `save_dot_except_mlp`, `save_dot_except_mlpwi`, `save_dot_with_context_except_mlp`, `save_qkv_proj`, `save_out_proj`, `custom`; Praxis `SAVE_QKV_OUT_PROJ`, `SAVE_CONTEXT_AND_OUT_PROJ`; Megatron `--recompute-modules … mlp …` | partial: the share of the forward matmul work redone |
+//! | some of the layers | Megatron `block` method with `k` of `n` layers, torchtitan layer SAC `every 2 layers`, `50 % of layers`, `every other layer` | partial: the share of the layers |
 //! | activations offloaded to host | MaxText `minimal_offloaded`, `qkv_proj_offloaded`, DeepSpeed `cpu_checkpointing`, torchtune activation offloading | selective (no extra forward; device memory over-counted) |
 //!
 //! A value that opens by saying the policy is unknown (`unclear`, `unknown`, `unstated`,
@@ -18,8 +18,8 @@
 //! Anything else that names recomputation without a qualifier (`recompute`, `remat`,
 //! `checkpointing`) is full (what PyTorch, DeepSpeed and Hugging Face do when it is switched on);
 //! words that say nothing understood are read as full, the classic meaning of the field, and the
-//! note says so. The model has no partial-recompute level, so partial policies are rounded to the
-//! nearer level, and the note says which.
+//! note says so. Partial policies are the level [`Recompute::Partial`] with their share of the
+//! forward (to 0.001), and the note says which share.
 
 use super::words::Words;
 use crate::extended::Recompute;
@@ -48,23 +48,17 @@ impl RecomputeReading {
     }
 
     fn partial(fraction: f64, what: &str) -> RecomputeReading {
-        // None of it (`--recompute-num-layers 0`) is no recomputation.
-        let level = if fraction >= 0.5 {
-            Recompute::Full
-        } else if fraction > 0.0 {
-            Recompute::Selective
-        } else {
-            Recompute::None
+        // None of it (`--recompute-num-layers 0`) is no recomputation, all of it full.
+        let level = Recompute::of_share(fraction);
+        let read_as = match level {
+            Recompute::Partial(s) => format!("partial recomputation of {} of the forward", s.fraction()),
+            other => other.as_str().to_string(),
         };
         RecomputeReading {
             level,
             fraction: Some(fraction),
             offloaded: false,
-            note: Some(format!(
-                "recomputation of {what} ({:.0} %): modelled as {} (the model has no partial level; the nearer one)",
-                fraction * 100.0,
-                level.as_str()
-            )),
+            note: Some(format!("recomputation of {what} ({:.0} %): modelled as {read_as}", fraction * 100.0)),
         }
     }
 }
@@ -98,6 +92,17 @@ fn maxtext_policy(w: &Words) -> Option<(f64, &'static str)> {
         ("checkpoint dots", 0.0),
     ];
     POLICIES.iter().find(|(p, _)| w.has(p)).map(|(p, f)| (*f, *p))
+}
+
+/// The MaxText `remat_policy` whose share of the forward (as [`read_recompute`] reads it) is
+/// nearest `share`, with that share: how a partial level is written back as a MaxText policy.
+pub fn nearest_maxtext_policy(share: f64) -> (&'static str, f64) {
+    const MAXTEXT: [&str; 4] = ["save_dot_except_mlpwi", "save_dot_except_mlp", "save_qkv_proj", "save_out_proj"];
+    MAXTEXT
+        .iter()
+        .filter_map(|name| maxtext_policy(&Words::new(name)).map(|(f, _)| (*name, f)))
+        .min_by(|a, b| (a.1 - share).abs().total_cmp(&(b.1 - share).abs()))
+        .unwrap_or(("save_dot_except_mlp", 10.5 / 13.0))
 }
 
 /// Parts of a block that recomputation policies name one by one (norms, projections, activation
@@ -354,10 +359,12 @@ mod tests {
         ] {
             assert_eq!(level(t), Recompute::None, "{t}");
         }
+        // 8 of 32 layers: a quarter of the forward again.
         assert_eq!(
             level("--recompute-granularity full --recompute-method block --recompute-num-layers 8"),
-            Recompute::Selective
+            Recompute::of_share(0.25)
         );
+        assert_eq!(Recompute::of_share(0.25).block_share(), Some(0.25));
         for t in ["full", "full activation checkpointing", "gradient checkpointing", "AC", "true", "remat"] {
             assert_eq!(level(t), Recompute::Full, "{t}");
         }
@@ -370,9 +377,11 @@ mod tests {
             assert_eq!(level(t), Recompute::Selective, "{t}");
         }
         assert_eq!(level("SAVE_EVERYTHING"), Recompute::None);
-        for t in ["SAVE_NOTHING", "save_context", "PaxML checkpoint policy SAVE_QKV_OUT_PROJ"] {
+        for t in ["SAVE_NOTHING", "save_context"] {
             assert_eq!(level(t), Recompute::Full, "{t}");
         }
+        // 10.5 of 13 units of matmul work redone: 0.8077 → 0.808 of the forward.
+        assert_eq!(level("PaxML checkpoint policy SAVE_QKV_OUT_PROJ").block_share(), Some(0.808));
         // Saving the Q/K/V and output projections recomputes the MLP: not a module list of `qkv`.
         let r = read_recompute(Some("SAVE_QKV_OUT_PROJ"), Some(96));
         assert_eq!(r.fraction, Some(10.5 / 13.0));
@@ -380,6 +389,13 @@ mod tests {
         // MaxText's `save_qkv_proj` and `save_out_proj` keep their own fractions.
         assert_eq!(read_recompute(Some("save_qkv_proj"), None).fraction, Some(11.5 / 13.0));
         assert_eq!(read_recompute(Some("save_out_proj"), None).fraction, Some(12.0 / 13.0));
+        // Written back: the policy nearest a share reads as that share.
+        assert_eq!(nearest_maxtext_policy(0.808), ("save_dot_except_mlp", 10.5 / 13.0));
+        assert_eq!(nearest_maxtext_policy(0.25).0, "save_dot_except_mlpwi");
+        // 11.5 / 13 = 0.8846: the partial level to 0.001, said in the note.
+        let r = read_recompute(Some("save_qkv_proj"), None);
+        assert_eq!(r.level.block_share(), Some(0.885));
+        assert!(r.note.is_some_and(|n| n.contains("partial recomputation of 0.885 of the forward")));
     }
 
     #[test]
@@ -394,7 +410,7 @@ mod tests {
             assert_eq!(level(t), Recompute::Selective, "{t}");
         }
         // An MLP among the modules is most of the block's matmul work.
-        assert_eq!(level("recompute mlp and norms"), Recompute::Full);
+        assert_eq!(level("recompute mlp and norms").block_share(), Some(0.808));
         assert_eq!(level("selective: mla_up_proj, mlp"), Recompute::Selective);
         // A full policy that names its modules stays full.
         assert_eq!(level("full recomputation of every layer (attention, mlp, norms)"), Recompute::Full);

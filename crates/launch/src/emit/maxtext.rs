@@ -125,6 +125,18 @@ fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(String, String)> {
     let remat = match p.recompute {
         Recompute::Full => "full",
         Recompute::None => "none",
+        // The MaxText policy whose share of the forward is nearest (one reading of a policy).
+        Recompute::Partial(s) => {
+            let (name, f) = fmperf_core::validate::recompute_words::nearest_maxtext_policy(s.fraction());
+            if (f - s.fraction()).abs() > 0.0005 {
+                notes.push(format!(
+                    "recompute {}: MaxText's nearest policy, remat_policy={name}, recomputes {:.3} of the forward",
+                    s.fraction(),
+                    f
+                ));
+            }
+            name
+        }
         r => {
             notes.push(format!(
                 "recompute {}: MaxText has no policy of exactly that kind; the nearest, remat_policy=minimal (matmul \

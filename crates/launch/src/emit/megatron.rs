@@ -347,6 +347,16 @@ fn recompute(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
             );
             Recompute::Selective
         }
+        // A partial level in a file that states another policy: the nearer whole one in place.
+        Recompute::Partial(s) if o.is_some() => {
+            let r = if s.fraction() >= 0.5 { Recompute::Full } else { Recompute::None };
+            sc.notes.push(format!(
+                "recompute {}: written as {} in place of the file's policy (the block method's count is not edited in place)",
+                s.fraction(),
+                r.as_str()
+            ));
+            r
+        }
         r => r,
     };
     if s.recompute.copied() == Some(want) && o.is_some() {
@@ -380,7 +390,8 @@ fn recompute(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
         }
         (r, _) => {
             let mut n = Vec::new();
-            sc.add.extend(recompute_flags(r, &mut n).into_iter().map(str::to_string));
+            sc.add.extend(recompute_flags(r, p.layers.div_ceil(p.pp.max(1)), &mut n));
+            sc.notes.extend(n);
         }
     }
     Ok(())

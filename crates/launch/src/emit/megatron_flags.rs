@@ -27,7 +27,7 @@ pub(super) fn layout_flags(p: &Plan, o: &ExtendedOptions, notes: &mut Vec<String
     }
     f.push(format!("--micro-batch-size {}", p.mbs));
     f.push(format!("--global-batch-size {}", p.global));
-    f.extend(recompute_flags(p.recompute, notes).into_iter().map(str::to_string));
+    f.extend(recompute_flags(p.recompute, p.layers.div_ceil(p.pp.max(1)), notes));
     f.extend(sharding_flags(p, notes).into_iter().map(str::to_string));
     f
 }
@@ -41,8 +41,22 @@ pub(super) fn vpp_flag(p: &Plan) -> String {
     }
 }
 
-pub(super) fn recompute_flags(r: Recompute, notes: &mut Vec<String>) -> Vec<&'static str> {
-    match r {
+/// Megatron's flags for `r`; a partial level is the block method on its share of a stage's
+/// `blocks_per_stage` blocks (at least one).
+pub(super) fn recompute_flags(r: Recompute, blocks_per_stage: u64, notes: &mut Vec<String>) -> Vec<String> {
+    if let Recompute::Partial(s) = r {
+        let k = ((s.fraction() * blocks_per_stage as f64).round() as u64).clamp(1, blocks_per_stage.max(1));
+        notes.push(format!(
+            "recompute {}: Megatron's block method on {k} of the {blocks_per_stage} blocks per stage",
+            s.fraction()
+        ));
+        return vec![
+            "--recompute-granularity full".into(),
+            "--recompute-method block".into(),
+            format!("--recompute-num-layers {k}"),
+        ];
+    }
+    let flags: Vec<&'static str> = match r {
         Recompute::None => vec![],
         Recompute::Selective => vec!["--recompute-activations"],
         Recompute::Op => {
@@ -56,7 +70,9 @@ pub(super) fn recompute_flags(r: Recompute, notes: &mut Vec<String>) -> Vec<&'st
         Recompute::Full => {
             vec!["--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"]
         }
-    }
+        Recompute::Partial(_) => vec![],
+    };
+    flags.into_iter().map(str::to_string).collect()
 }
 
 pub(super) fn sharding_flags(p: &Plan, notes: &mut Vec<String>) -> Vec<&'static str> {

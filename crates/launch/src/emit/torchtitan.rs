@@ -90,6 +90,15 @@ fn items(p: &Plan, notes: &mut Vec<String>) -> Vec<Item> {
         Recompute::None => ("none", None),
         Recompute::Full => ("full", None),
         Recompute::Op => ("selective", Some("op")),
+        Recompute::Partial(share) => {
+            let whole = if share.fraction() >= 0.5 { "full" } else { "none" };
+            notes.push(format!(
+                "recompute {}: torchtitan's layer-wise selective checkpointing recomputes every n-th block; the \
+                 nearer whole mode, \"{whole}\", is written",
+                share.fraction()
+            ));
+            (whole, None)
+        }
         Recompute::Selective => {
             notes.push(
                 "recompute selective (Megatron's: the attention core only) has no torchtitan mode of that kind; its \

@@ -114,10 +114,16 @@ pub(super) fn wanted<'a>(
             );
             ("selective", false)
         }
-        Recompute::Full => ("full", true),
+        Recompute::Full | Recompute::Partial(_) => ("full", true),
     };
     v.push((f.path("granularity"), gran.into(), rec));
-    if full {
+    if let Recompute::Partial(share) = p.recompute {
+        // The block method on the share of a stage's blocks (at least one).
+        let blocks = p.layers.div_ceil(p.pp.max(1));
+        let k = ((share.fraction() * blocks as f64).round() as u64).clamp(1, blocks.max(1));
+        v.push((f.path("method"), "block".into(), None));
+        v.push((f.path("num_layers"), k.to_string(), None));
+    } else if full {
         v.push((f.path("method"), "uniform".into(), None));
         v.push((f.path("num_layers"), "1".into(), None));
     }

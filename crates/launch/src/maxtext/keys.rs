@@ -391,7 +391,7 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         "none" => Recompute::None,
         "" => return Err(o.error(&policy, "must name a remat policy (full, minimal, save_qkv_proj, …, none)")),
         // Every other policy as validation reads the same words (one reading of a remat policy):
-        // by the share of the forward's matmul work it recomputes, rounded to the nearer level.
+        // by the share of the forward's matmul work it recomputes (the partial level).
         p => {
             let read = fmperf_core::validate::recompute_words::read_recompute(Some(p), None);
             l.notes.push(format!(
