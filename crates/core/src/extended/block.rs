@@ -140,7 +140,10 @@ impl BlockCost {
             let again = op.recomputed(recompute);
             if again > 0.0 {
                 c.recompute += op.fwd.times(again);
-                again_kernels += if op.fwd.time() > 0.0 { 1.0 } else { 0.0 };
+                // Whole-block levels rerun that share of the blocks, each with all its kernels:
+                // on average the share of the kernels (partial); selective and operator-level
+                // policies rerun their operations in every block.
+                again_kernels += if op.fwd.time() > 0.0 { recompute.block_share().unwrap_or(1.0) } else { 0.0 };
             }
             c.parameters += op.parameters;
             c.activation_bytes += op.kept.none;
