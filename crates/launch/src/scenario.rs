@@ -233,21 +233,22 @@ impl Scenario {
                 "attention: PyTorch SDPA (FlashAttention-2 class), torchtitan's kernel (attention_kernel=fa2)".into(),
             );
         }
-        // Megatron's block method: the first `blocks` of each stage's blocks recomputed in full,
-        // the rest keeping every activation — the partial level at that share.
+        opts.interleave = interleave(s, layers, pp, &mut notes)?;
+        // Megatron's block method: the first `blocks` blocks of each model chunk (a stage, or one
+        // of its virtual stages when interleaved) recomputed in full, the rest keeping every
+        // activation — the partial level at that share.
+        let per_chunk = layers.div_ceil(pp * opts.interleave.max(1));
         if let Some(blocks) = s.recompute_blocks.copied()
             && opts.recompute == Recompute::Full
-            && blocks < layers.div_ceil(pp)
+            && blocks < per_chunk
         {
-            let per_stage = layers.div_ceil(pp);
-            opts.recompute = Recompute::of_share(blocks as f64 / per_stage as f64);
+            opts.recompute = Recompute::of_share(blocks as f64 / per_chunk as f64);
             notes.push(format!(
-                "{} = {blocks}: recomputation of {blocks} of {per_stage} blocks per stage (recompute={})",
+                "{} = {blocks}: recomputation of {blocks} of {per_chunk} blocks per model chunk (recompute={})",
                 s.recompute_blocks.key_or("recompute_num_layers"),
                 opts.recompute
             ));
         }
-        opts.interleave = interleave(s, layers, pp, &mut notes)?;
         if s.fp32_grad_accumulation.copied() == Some(true) {
             opts.grad_accumulation_buffer = true;
         }
@@ -662,12 +663,19 @@ mod tests {
         let sc = of(4);
         assert_eq!(sc.options.recompute, Recompute::of_share(0.25));
         assert!(
-            sc.assumptions.iter().any(|n| n.contains("4 of 16 blocks per stage (recompute=0.25)")),
+            sc.assumptions.iter().any(|n| n.contains("4 of 16 blocks per model chunk (recompute=0.25)")),
             "{:?}",
             sc.assumptions
         );
         // Every block of the stage is full recomputation.
         assert_eq!(of(16).options.recompute, Recompute::Full);
+        // Interleaved, the method counts in each virtual stage's blocks: 2 of 4 is half.
+        let vp = Scenario::from_launch(
+            &parse(&format!("{} --num-layers-per-virtual-pipeline-stage 4", script(2)), None).unwrap(),
+            &Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(vp.options.recompute, Recompute::of_share(0.5));
     }
 
     #[test]

@@ -390,7 +390,7 @@ fn recompute(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
         }
         (r, _) => {
             let mut n = Vec::new();
-            sc.add.extend(recompute_flags(r, p.layers.div_ceil(p.pp.max(1)), &mut n));
+            sc.add.extend(recompute_flags(r, p, &mut n));
             sc.notes.extend(n);
         }
     }

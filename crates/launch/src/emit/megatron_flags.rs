@@ -27,7 +27,7 @@ pub(super) fn layout_flags(p: &Plan, o: &ExtendedOptions, notes: &mut Vec<String
     }
     f.push(format!("--micro-batch-size {}", p.mbs));
     f.push(format!("--global-batch-size {}", p.global));
-    f.extend(recompute_flags(p.recompute, p.layers.div_ceil(p.pp.max(1)), notes));
+    f.extend(recompute_flags(p.recompute, p, notes));
     f.extend(sharding_flags(p, notes).into_iter().map(str::to_string));
     f
 }
@@ -41,13 +41,13 @@ pub(super) fn vpp_flag(p: &Plan) -> String {
     }
 }
 
-/// Megatron's flags for `r`; a partial level is the block method on its share of a stage's
-/// `blocks_per_stage` blocks (at least one).
-pub(super) fn recompute_flags(r: Recompute, blocks_per_stage: u64, notes: &mut Vec<String>) -> Vec<String> {
+/// Megatron's flags for `r`; a partial level is the block method on its share of a model chunk's
+/// blocks (at least one; [`super::Plan::block_recompute_layers`]).
+pub(super) fn recompute_flags(r: Recompute, p: &super::Plan, notes: &mut Vec<String>) -> Vec<String> {
     if let Recompute::Partial(s) = r {
-        let k = ((s.fraction() * blocks_per_stage as f64).round() as u64).clamp(1, blocks_per_stage.max(1));
+        let (k, blocks_per_chunk) = (p.block_recompute_layers(s.fraction()), p.blocks_per_model_chunk());
         notes.push(format!(
-            "recompute {}: Megatron's block method on {k} of the {blocks_per_stage} blocks per stage",
+            "recompute {}: Megatron's block method on {k} of the {blocks_per_chunk} blocks per model chunk",
             s.fraction()
         ));
         return vec![

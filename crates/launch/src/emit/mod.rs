@@ -161,6 +161,19 @@ impl Plan {
         self.global / self.mbs.saturating_mul(self.dp).max(1)
     }
 
+    /// Blocks of one model chunk (a pipeline stage, or one of its virtual stages when
+    /// interleaved), rounded up: what Megatron's block recompute method counts in.
+    pub fn blocks_per_model_chunk(&self) -> u64 {
+        self.layers.div_ceil(self.pp.max(1).saturating_mul(self.vpp.max(1)))
+    }
+
+    /// Blocks of each model chunk that Megatron's block method recomputes for a `share` of the
+    /// forward: the share of [`Self::blocks_per_model_chunk`], rounded, at least one.
+    pub fn block_recompute_layers(&self, share: f64) -> u64 {
+        let blocks = self.blocks_per_model_chunk();
+        ((share * blocks as f64).round() as u64).clamp(1, blocks.max(1))
+    }
+
     /// Blocks per virtual pipeline stage, when `vpp` divides the blocks per stage evenly.
     pub fn layers_per_virtual_stage(&self) -> Option<u64> {
         let stages = self.pp.saturating_mul(self.vpp);

@@ -118,9 +118,8 @@ pub(super) fn wanted<'a>(
     };
     v.push((f.path("granularity"), gran.into(), rec));
     if let Recompute::Partial(share) = p.recompute {
-        // The block method on the share of a stage's blocks (at least one).
-        let blocks = p.layers.div_ceil(p.pp.max(1));
-        let k = ((share.fraction() * blocks as f64).round() as u64).clamp(1, blocks.max(1));
+        // The block method on the share of a model chunk's blocks (at least one).
+        let k = p.block_recompute_layers(share.fraction());
         v.push((f.path("method"), "block".into(), None));
         v.push((f.path("num_layers"), k.to_string(), None));
     } else if full {
