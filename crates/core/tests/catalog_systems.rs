@@ -43,7 +43,27 @@ fn catalog_values_equal_the_hardware_file() {
             acc["measured_matmul_tflops"]["bf16"].as_f64()
         );
         assert_eq!(s.notes.len(), acc["notes"].as_array().unwrap().len());
+        assert_eq!(s.host.op_time_factor, acc["host"]["op_time_factor"].as_f64(), "{}", s.id);
     }
+}
+
+#[test]
+fn host_speed_is_read_with_its_default_and_checked() {
+    // Measured on Megatron-LM's functional tests: DGX A100 1.53, Grace 1.25 of a DGX H100's
+    // host time per operation; a part without the field has a DGX H100-class host.
+    assert_eq!(catalog::find_system("nvidia_a100_sxm4_80gb").unwrap().host.op_time_factor(), 1.53);
+    assert_eq!(catalog::find_system("nvidia_gb200_nvl72").unwrap().host.op_time_factor(), 1.25);
+    assert_eq!(catalog::find_system("nvidia_h100_sxm5_80gb").unwrap().host.op_time_factor(), 1.0);
+    let b200 = catalog::find_system("nvidia_b200_hgx").unwrap();
+    assert_eq!((b200.host.op_time_factor, b200.host.op_time_factor()), (None, 1.0));
+    // A system document with a factor of zero is refused, naming the field.
+    let mut doc: serde_json::Value = serde_json::from_str(&format::to_json(&Document::System(
+        catalog::find_system("nvidia_a100_sxm4_80gb").unwrap().clone(),
+    )))
+    .unwrap();
+    doc["host"]["op_time_factor"] = serde_json::json!(0.0);
+    let err = format::parse(&doc.to_string()).unwrap_err();
+    assert!(format!("{err:?}").contains("host.op_time_factor"), "{err:?}");
 }
 
 #[test]

@@ -35,7 +35,7 @@ pub use model::{CatalogModel, Mlp, TrainingBudget};
 pub use names::{find_system_named, system_named_in};
 pub use precision::Precision;
 pub use provenance::FieldSources;
-pub use system::{Architecture, CatalogSystem, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp, Torus};
+pub use system::{Architecture, CatalogSystem, Host, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp, Torus};
 
 use crate::schema::check::Report;
 use crate::schema::fields::SCHEMA_VERSION;

@@ -159,6 +159,24 @@ pub struct ScaleOut {
     pub note: Option<String>,
 }
 
+/// The host CPU that runs the training framework's Python and launches the part's kernels.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Host {
+    /// The CPU as the part's usual server has it (`2x AMD EPYC 7742 (DGX A100)`).
+    pub cpu: Option<String>,
+    /// Host time per modelled operation under an eager stack, relative to a DGX H100 host
+    /// (2× Intel Xeon Platinum 8480C) [×]: 1.53 means each operation's Python, dispatch and launch
+    /// take 1.53 times as long. `None`: a DGX H100-class host (1).
+    pub op_time_factor: Option<f64>,
+}
+
+impl Host {
+    /// [`Host::op_time_factor`] with its default: a DGX H100-class host (1).
+    pub fn op_time_factor(&self) -> f64 {
+        self.op_time_factor.unwrap_or(1.0)
+    }
+}
+
 /// Achievable fractions and latencies of the two network tiers.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Network {
@@ -226,6 +244,8 @@ pub struct CatalogSystem {
     pub scale_out: ScaleOut,
     /// Efficiencies and latencies of the network tiers.
     pub network: Network,
+    /// The host CPU of the part's usual server.
+    pub host: Host,
     /// Board power in W.
     pub tdp_w: Option<f64>,
     /// A vendor headline figure that is not a dense peak.
@@ -297,6 +317,7 @@ impl CatalogSystem {
                 scale_out_eff: params.ib_eff,
                 scale_out_latency_s: params.ib_latency,
             },
+            host: Host::default(),
             tdp_w: None,
             vendor_headline_peak: None,
             preset: Some(params),

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::model_doc::{read_field_sources, write_field_sources};
 use crate::Error;
-use crate::catalog::{Architecture, CatalogSystem, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp};
+use crate::catalog::{Architecture, CatalogSystem, Host, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp};
 use crate::schema::check::{Fields, Report, failed, walk};
 use crate::schema::emit::J;
 use crate::schema::fields::{SCHEMA_VERSION, SYSTEM_FIELDS};
@@ -200,6 +200,10 @@ pub(crate) fn read_system(
             scale_out_eff: net.and_then(|n| n.num("scale_out_eff")).unwrap_or(d.scale_out_eff),
             scale_out_latency_s: net.and_then(|n| n.num("scale_out_latency_s")).unwrap_or(d.scale_out_latency_s),
         },
+        host: f
+            .obj("host")
+            .map(|h| Host { cpu: h.text("cpu"), op_time_factor: h.num("op_time_factor") })
+            .unwrap_or_default(),
         tdp_w: f.num("tdp_w"),
         vendor_headline_peak: f.text("vendor_headline_peak"),
         preset,
@@ -276,6 +280,12 @@ pub(crate) fn write_system(s: &CatalogSystem, envelope: bool) -> J {
                 .put("scale_up_latency_s", J::Num(n.scale_up_latency_s))
                 .put("scale_out_eff", J::Num(n.scale_out_eff))
                 .put("scale_out_latency_s", J::Num(n.scale_out_latency_s)),
+        )
+        .put_some(
+            "host",
+            (s.host != Host::default()).then(|| {
+                J::obj().put("cpu", J::text(s.host.cpu.as_deref())).put("op_time_factor", J::num(s.host.op_time_factor))
+            }),
         )
         .put("tdp_w", J::num(s.tdp_w))
         .put("vendor_headline_peak", J::text(s.vendor_headline_peak.as_deref()))

@@ -56,9 +56,13 @@ pub const COMPILED_HOST_S: f64 = 10e-6;
 /// The host time per modelled operation [s] for a part and a stack: [`EAGER_HOST_S`] when the
 /// host launches the part's kernels one by one from an eager PyTorch stack (a GPU — NVIDIA, AMD,
 /// Intel Gaudi — under Megatron, DeepSpeed or PyTorch FSDP), else [`COMPILED_HOST_S`] (the JAX
-/// stack, and parts run by their own graph compiler: TPUs, wafer-scale and dataflow parts, IPUs).
+/// stack, and parts run by their own graph compiler: TPUs, wafer-scale and dataflow parts, IPUs);
+/// either times the part's host speed ([`Hardware::host_op_time_factor`]: both figures are a
+/// DGX H100 host's, and the same Megatron-LM functional test takes a median 1.53× as long on a
+/// DGX A100 and 1.25× on GB200's Grace, where the GPU's share of the step is negligible).
 pub fn host_time_per_operation_s(hw: &Hardware, stack: Stack) -> f64 {
-    if hw.host_launched && stack.is_eager() { EAGER_HOST_S } else { COMPILED_HOST_S }
+    let per_op = if hw.host_launched && stack.is_eager() { EAGER_HOST_S } else { COMPILED_HOST_S };
+    per_op * hw.host_op_time_factor
 }
 
 /// `pass` with its time raised to at least `kernels · host_s` (the shortfall added to its exposed
@@ -311,6 +315,22 @@ mod tests {
         let sum: f64 = ops.iter().map(|o| o.fwd.time()).sum();
         assert!((big.fwd.time() - sum).abs() < 1e-12 * sum);
         assert_eq!(issue_bound(Pass { compute_s: 1.0, ..Pass::default() }, 3.0, EAGER_HOST_S).time(), 1.0);
+    }
+
+    #[test]
+    fn the_host_time_per_operation_follows_the_parts_host() {
+        // 130 µs on a DGX H100 host, × 1.53 on a DGX A100's (198.9 µs), × 1.25 on Grace
+        // (162.5 µs); a compiled stack's 10 µs scales the same way (15.3 µs on the A100 host).
+        let hw = |id: &str| {
+            let sys = crate::catalog::find_system(id).unwrap();
+            Hardware::from_catalog(sys, crate::catalog::Precision::Bf16, true, &Default::default()).unwrap()
+        };
+        let (a100, gb200, h100) = (hw("nvidia_a100_sxm4_80gb"), hw("nvidia_gb200_nvl72"), hw("nvidia_h100_sxm5_80gb"));
+        let eager = Stack::Megatron;
+        assert!((host_time_per_operation_s(&h100, eager) - 130e-6).abs() < 1e-18);
+        assert!((host_time_per_operation_s(&a100, eager) - 198.9e-6).abs() < 1e-15);
+        assert!((host_time_per_operation_s(&gb200, eager) - 162.5e-6).abs() < 1e-15);
+        assert!((host_time_per_operation_s(&a100, Stack::Jax) - 15.3e-6).abs() < 1e-15);
     }
 
     #[test]

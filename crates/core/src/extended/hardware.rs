@@ -50,6 +50,10 @@ pub struct Hardware {
     /// and the reference's system files), rather than a graph compiler running whole steps on it
     /// (TPU, wafer-scale, dataflow, IPU): see [`super::block::host_time_per_operation_s`].
     pub host_launched: bool,
+    /// Host time per modelled operation relative to a DGX H100 host's [×]: the catalog's
+    /// `host.op_time_factor` (1.53 for a DGX A100's EPYC 7742, 1.25 for Grace), else 1; see
+    /// [`super::block::host_time_per_operation_s`].
+    pub host_op_time_factor: f64,
     /// Whether the part has asynchronous warp-group matrix instructions that FlashAttention-2-class
     /// kernels do not use (NVIDIA Hopper and later), so that such kernels run attention slower than
     /// the part's own-generation kernels ([`super::AttentionKernel`]). Read as: an NVIDIA part with
@@ -144,6 +148,7 @@ impl Hardware {
         hw.mesh_pair_bandwidth = mesh_pair_gbps(sys, opts).map(|pair| pair * hw.params.nvlink_eff);
         hw.torus = sys.architecture == crate::catalog::Architecture::Torus;
         hw.host_launched = sys.architecture == crate::catalog::Architecture::Gpu;
+        hw.host_op_time_factor = sys.host.op_time_factor();
         hw.async_mma = has_async_mma(sys);
         Ok(hw)
     }
@@ -196,6 +201,7 @@ impl Hardware {
             unstructured_sparsity: false,
             torus: false,
             host_launched: true,
+            host_op_time_factor: 1.0,
             async_mma: false,
             approximations,
             params: p16.clone(),

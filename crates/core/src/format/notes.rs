@@ -364,6 +364,7 @@ pub fn annotation_fields(kind: &str, path: &str) -> Option<Vec<String>> {
         ("system", "field_sources.memory") => vec!["memory_gb".into(), "memory_bw_gbps".into()],
         ("system", "field_sources.scale_up") => values("scale_up."),
         ("system", "field_sources.scale_out" | "scale_out.note") => values("scale_out."),
+        ("system", "field_sources.host") => values("host."),
         ("system", "scale_up.topology") => ["domain_size", "links_per_device", "torus_dimensions", "torus_shape"]
             .iter()
             .map(|k| format!("scale_up.{k}"))

@@ -488,6 +488,23 @@ pub const SYSTEM_FIELDS: &[FieldSpec] = &[
         "achievable fraction of the scale-out bandwidth (default 0.7)",
     ),
     f("network.scale_out_latency_s", "s", LATENCY, false, false, "latency of one scale-out hop (default 5e-6)"),
+    f(
+        "host",
+        "",
+        Kind::Object,
+        false,
+        false,
+        "the host CPU of the part's usual server, which runs the framework and launches the kernels",
+    ),
+    f("host.cpu", "", SHORT, false, true, "the host CPU (e.g. `2x AMD EPYC 7742 (DGX A100)`)"),
+    f(
+        "host.op_time_factor",
+        "×",
+        Kind::Num { min: 0.0, min_open: true, max: 100.0 },
+        false,
+        true,
+        "host time per modelled operation of an eager stack relative to a DGX H100 host (2x Xeon Platinum 8480C); absent: 1",
+    ),
     f("tdp_w", "W", Kind::Num { min: 0.0, min_open: true, max: 1e7 }, false, true, "board power"),
     f("vendor_headline_peak", "", TEXT, false, true, "a vendor headline figure that is not a dense peak"),
     f(
@@ -529,6 +546,7 @@ pub const SYSTEM_FIELDS: &[FieldSpec] = &[
     f("field_sources.memory", "", TEXT, false, true, "source of `memory_gb` and `memory_bw_gbps`"),
     f("field_sources.scale_up", "", TEXT, false, true, "source of the `scale_up` figures (torus included)"),
     f("field_sources.scale_out", "", TEXT, false, true, "source of the `scale_out` (NIC / DCN) figures"),
+    f("field_sources.host", "", TEXT, false, true, "source of the `host` figures"),
 ];
 
 /// Fields of the reference's system JSON (`systems/config-<name>.json`, spec §1.2); also the fields
