@@ -35,8 +35,12 @@ fn the_shipped_groups_are_ranked() {
         if p.source.contains("llama3_8B-megatron") {
             assert!(s.tau_mean.is_some_and(|t| t >= 0.9) && s.regret_max == Some(0.0), "{}: {s:?}", p.source);
         }
+        // PaddlePaddle's sharding stage 2 reduces the gradients behind every micro-batch, stage 1
+        // once per step (`extended::data_parallel`): the twins of one layout no longer tie, and
+        // stage 2 ranks below stage 1 as measured (mean tau 0.55 → 0.67).
         if p.source.contains("PaddlePaddle") {
             assert_eq!((s.top1_hits, s.regret_max), (5, Some(0.0)), "{}", p.source);
+            assert!(s.tau_mean.is_some_and(|t| t >= 0.65), "{}: {s:?}", p.source);
         }
         // InternLM's 7B on 8 to 1,024 A100s, ZeRO-1 over all ranks against ZeRO-1 within a node:
         // its hybrid ZeRO's parameter broadcasts by owner separate them at scale (tau 0.31 and
@@ -47,7 +51,13 @@ fn the_shipped_groups_are_ranked() {
             assert_eq!(s.ran_called_no, 0, "{s:?}");
         }
     }
-    assert!(r.overall.tau_mean.unwrap() >= 0.7, "{:?}", r.overall);
+    assert!(r.overall.tau_mean.unwrap() >= 0.75, "{:?}", r.overall);
+    // Each PaddlePaddle group: ZeRO-2 over 4 ranks predicted slower than its ZeRO-1 twin.
+    for g in r.groups.iter().filter(|g| g.group.starts_with("flagperf_paddle")) {
+        let predicted = |suffix: &str| g.runs.iter().find(|x| x.id.ends_with(suffix)).and_then(|x| x.predicted);
+        let (z1, z2) = (predicted("tp2_pp1_sharding_stage1_deg4"), predicted("tp2_pp1_sharding_stage2_deg4"));
+        assert!(z2.zip(z1).is_some_and(|(a, b)| a < b), "{}: {z2:?} vs {z1:?}", g.group);
+    }
     assert!(r.overall.regret_median.unwrap() <= 0.05, "{:?}", r.overall);
     // Runs that ran and that fmperf calls "does not fit" are counted (memory is another issue's).
     assert_eq!(r.overall.ran_called_no, r.groups.iter().map(|g| g.ran_called_no.len()).sum::<usize>());

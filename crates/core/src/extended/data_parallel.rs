@@ -27,6 +27,21 @@
 //!   rings `z − 1` steps over the scale-up links and the cross-group all-reduce a tree of
 //!   `log2(nodes)` network steps — at 1,024 A100s (128 nodes of 8) 4.3 ms against ≈ 1.1 ms per
 //!   bucket with the Simple protocol;
+//! * ZeRO-2 under gradient accumulation: as ZeRO-1, but the gradients are reduced behind every
+//!   micro-batch's backward, not once per step. A ZeRO-2 rank keeps only the gradient shard it owns,
+//!   so it cannot accumulate the full gradient over the micro-batches; each micro-batch's gradients
+//!   are reduced to their owners as the backward produces them and the owner accumulates its shard.
+//!   DeepSpeed's engine (`allreduce_gradients`, runtime/engine.py): "ZeRO stage >= 2 communicates
+//!   during non gradient accumulation boundaries as well", stage 1 "only at gradient accumulation
+//!   boundaries"; Megatron-LM's Megatron-FSDP test (tests/unit_tests/distributed/mfsdp_v2/
+//!   test_overlap.py): "ZeRO-1 reduces only the second microbatch, while ZeRO-2 reduces both"; Paddle's
+//!   `GroupShardedStage2` reduces each gradient to its owner from the backward hooks of every
+//!   micro-batch. The parameters are still all-gathered once per step and a hybrid group's
+//!   cross-group all-reduce still runs once ("HSDP reduce-scatters DP-inner every microbatch but
+//!   all-reduces DP-outer once", the same test file). With `m` micro-batches a ZeRO-2 step moves
+//!   `m` times ZeRO-1's gradient volume. Not where the stack's schedule defers the gradient sync
+//!   to the last micro-batch (Megatron-Core's `no_sync_func`, PyTorch's pipeline schedules with
+//!   FSDP: [`super::stack::Stack::zero2_reduces_every_microbatch`]), which prices as ZeRO-1;
 //! * ZeRO-1/2 with [`ExtendedOptions::param_broadcast`] (InternLM's hybrid ZeRO optimizer and
 //!   Colossal-AI's low-level ZeRO it derives from): the gradients all-reduced over the whole
 //!   replica group (bucketed behind the backward, as ZeRO-0), and after the optimizer step each of
@@ -78,6 +93,10 @@ pub struct DpGroups {
     pub shard: u64,
     /// Its fast-domain share [devices].
     pub shard_fast: u64,
+    /// ZeRO-2's gradient reduction deferred to the last micro-batch's backward, as ZeRO-1's: the
+    /// stack's pipeline schedule accumulates the gradients unsharded
+    /// ([`super::stack::Stack::zero2_reduces_every_microbatch`]).
+    pub gradient_sync_deferred: bool,
 }
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -106,7 +125,13 @@ impl DpGroups {
             }
             _ => replicas,
         };
-        Ok(DpGroups { replicas, replicas_fast, shard, shard_fast: gcd(shard, replicas_fast) })
+        Ok(DpGroups {
+            replicas,
+            replicas_fast,
+            shard,
+            shard_fast: gcd(shard, replicas_fast),
+            gradient_sync_deferred: !opts.stack.zero2_reduces_every_microbatch(layout.pp),
+        })
     }
 
     /// The groups of `layout` under `opts` on `hw`: [`Self::of`], except that on a torus part a
@@ -143,7 +168,8 @@ pub fn grad_reduce_bytes(hw: &Hardware, opts: &ExtendedOptions) -> f64 {
 /// Exposed data-parallel time.
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
 pub struct DpCost {
-    /// Exposed per micro-batch on the device timeline (ZeRO-3) [s].
+    /// Exposed per micro-batch on the device timeline (ZeRO-2's gradient reduction, ZeRO-3's
+    /// gathers and reduction) [s].
     pub per_microbatch_s: f64,
     /// Exposed once per iteration [s].
     pub per_iteration_s: f64,
@@ -197,6 +223,8 @@ pub struct DpCollectives {
 /// ([`data_parallel_cost`]).
 pub fn dp_collectives(groups: &DpGroups, p: &Pricing, blocks: u64, parameters: f64) -> DpCollectives {
     let (sharding, overlap, broadcast) = (p.opts.sharding, p.opts.dp_overlap, p.opts.param_broadcast);
+    let sharding =
+        if groups.gradient_sync_deferred && sharding == Sharding::Zero2 { Sharding::Zero1 } else { sharding };
     if groups.replicas <= 1 || blocks == 0 {
         return DpCollectives { blocks: 0, sharding, overlap, broadcast, seconds: [0.0; 3] };
     }
@@ -268,13 +296,18 @@ impl DpCollectives {
         match self.sharding {
             Sharding::Ddp => DpCost { per_microbatch_s: 0.0, per_iteration_s: once(a, t_bwd) },
             // The owners' broadcasts follow the optimizer step, exposed in full.
-            Sharding::Zero1 | Sharding::Zero2 if self.broadcast => {
-                DpCost { per_microbatch_s: 0.0, per_iteration_s: once(a, t_bwd) + b }
-            }
-            // Hierarchical ZeRO-1/2: each bucket's reduce-scatter inside its group, then the
+            Sharding::Zero1 if self.broadcast => DpCost { per_microbatch_s: 0.0, per_iteration_s: once(a, t_bwd) + b },
+            // ZeRO-2 reduces its gradients behind every micro-batch's backward.
+            Sharding::Zero2 if self.broadcast => DpCost { per_microbatch_s: once(a, t_bwd), per_iteration_s: b },
+            // Hierarchical ZeRO-1: each bucket's reduce-scatter inside its group, then the
             // all-reduce of its shard across groups, on the same stream behind the same backward.
-            Sharding::Zero1 | Sharding::Zero2 => {
+            Sharding::Zero1 => {
                 DpCost { per_microbatch_s: 0.0, per_iteration_s: once(a + cross, t_bwd) + once(b, t_fwd) }
+            }
+            // ZeRO-2: the reduce-scatter inside the group behind every micro-batch's backward;
+            // the cross-group all-reduce and the parameters' all-gather once per step.
+            Sharding::Zero2 => {
+                DpCost { per_microbatch_s: once(a, t_bwd), per_iteration_s: once(cross, t_bwd) + once(b, t_fwd) }
             }
             Sharding::Zero3 => {
                 let (gather, scatter) = (a, b);
@@ -421,6 +454,49 @@ mod tests {
             + 7.0 / 8.0 * 14.0 / 315.0
             + 32.2e-6;
         assert!(near(zero1_64(hier, 0.0).per_iteration_s, hier_s), "{:?}", zero1_64(hier, 0.0));
+    }
+
+    #[test]
+    fn zero2_reduces_every_microbatch_zero1_once_by_hand() {
+        // The 64-replica case of the test above, flat (no shard group), nothing to hide behind.
+        // Both stages price one reduce-scatter of the 28 GB of FP32 gradients, 63/64·28/280 s, and
+        // one all-gather of the 14 GB of parameters, 63/64·14/280 s, each with NCCL's Simple ring
+        // latency over 64 ranks in 8 nodes, 266 µs. ZeRO-1 runs both once per step; ZeRO-2 runs
+        // the reduce-scatter behind every micro-batch's backward.
+        let z1 = ExtendedOptions {
+            sharding: Sharding::Zero1,
+            dp_overlap: false,
+            stack: super::super::Stack::DeepSpeed,
+            ..ExtendedOptions::realistic()
+        };
+        let z2 = ExtendedOptions { sharding: Sharding::Zero2, ..z1 };
+        let (scatter, gather) = (63.0 / 64.0 * 28.0 / 280.0 + 266e-6, 63.0 / 64.0 * 14.0 / 280.0 + 266e-6);
+        let c1 = zero1_64(z1, 0.0);
+        assert!(c1.per_microbatch_s == 0.0 && near(c1.per_iteration_s, scatter + gather), "{c1:?}");
+        let c2 = zero1_64(z2, 0.0);
+        assert!(near(c2.per_microbatch_s, scatter) && near(c2.per_iteration_s, gather), "{c2:?}");
+        // Over 16 micro-batches ZeRO-2 moves 16 reduce-scatters: 16·0.09870 + 0.04948 = 1.6287 s
+        // against ZeRO-1's 0.14818 s.
+        assert!(near(16.0 * c2.per_microbatch_s + c2.per_iteration_s, 16.0 * scatter + gather));
+        // Bucketed behind blocks longer than a bucket's reduce-scatter, each micro-batch exposes
+        // its first bucket only: 1/32 of the gradients.
+        let on = ExtendedOptions { dp_overlap: true, ..z2 };
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let bucket = Pricing { hw: &hw, opts: &on }.collective(CollectiveKind::ReduceScatter, 28.0 / 32.0, 64, 8);
+        assert!(near(zero1_64(on, 1.0).per_microbatch_s, bucket));
+        // Deferred to the last backward (PyTorch's pipeline schedules with FSDP), ZeRO-2 prices as
+        // ZeRO-1: the same 64 replicas behind 2 pipeline stages.
+        let fsdp = ExtendedOptions { stack: super::super::Stack::Fsdp, ..z2 };
+        let layout = Layout::placed(1, 1, 2, 64, 1, 64, 8);
+        let g = DpGroups::of(&layout, &fsdp).unwrap();
+        assert!(g.gradient_sync_deferred && !DpGroups::of(&layout, &z2).unwrap().gradient_sync_deferred);
+        let cost = |o: &ExtendedOptions| data_parallel_cost(&g, &Pricing { hw: &hw, opts: o }, 32, 7e9, 0.0, 0.0);
+        let once = cost(&z1);
+        assert!(once.per_microbatch_s == 0.0 && once.per_iteration_s > 0.0);
+        assert_eq!(cost(&fsdp), once);
+        // Without a pipeline PyTorch FSDP's SHARD_GRAD_OP reduce-scatters every backward.
+        let alone = DpGroups::of(&Layout::placed(1, 1, 1, 64, 1, 64, 8), &fsdp).unwrap();
+        assert!(!alone.gradient_sync_deferred);
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub struct Breakdown {
     pub t_recompute_s: f64,
     /// Optimizer step, part of `t_mem` [s].
     pub t_optimizer_s: f64,
-    /// ZeRO-3 collectives exposed per micro-batch (all micro-batches), part of `t_dp_comm` [s].
+    /// ZeRO-2/3 collectives exposed per micro-batch (all micro-batches), part of `t_dp_comm` [s].
     pub t_zero3_s: f64,
     /// Allocator fragmentation, CUDA context and NCCL buffers (device − allocated), part of `mem` [GB].
     pub overhead_gb: f64,
@@ -216,7 +216,7 @@ struct Device {
     name: &'static str,
     blocks: u64,
     pass: Pass,
-    zero3_s: f64,
+    sharded_s: f64,
     flops: f64,
 }
 
@@ -261,13 +261,14 @@ pub(crate) fn timing(
             pass += e.fwd + e.bwd;
             params += e.parameters;
         }
-        // Only ZeRO-3 gathers per micro-batch (the other shardings' per-micro-batch part is 0).
-        let zero3_s = if opts.sharding == Sharding::Zero3 {
+        // Only ZeRO-2 and ZeRO-3 move data every micro-batch (the other shardings'
+        // per-micro-batch part is 0).
+        let sharded_s = if opts.sharding.shards_gradients() {
             collectives(blocks, params).exposed(block.fwd_s(), block.bwd_s()).per_microbatch_s
         } else {
             0.0
         };
-        Device { name, blocks, pass, zero3_s, flops: pass.tflop }
+        Device { name, blocks, pass, sharded_s, flops: pass.tflop }
     };
     let (devices, count) = if layout.pp == 1 {
         let only = device("first", stages.first, &[embedding, head]);
@@ -276,7 +277,7 @@ pub(crate) fn timing(
         let first = device("first", stages.first, &[embedding]);
         ([first, device("last", stages.last, &[head]), device("middle", stages.most, &[])], 3)
     };
-    let slot_of = |d: &Device| d.pass.time() + d.zero3_s;
+    let slot_of = |d: &Device| d.pass.time() + d.sharded_s;
     let busiest = *devices[..count].iter().max_by(|a, b| slot_of(a).total_cmp(&slot_of(b))).unwrap_or(&devices[0]);
 
     let messages = exposed_messages_s(message, v, slot_of(&busiest));
@@ -317,7 +318,7 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
     let memory = DeviceMemory::of(&estimate);
 
     let pass = busiest.pass;
-    let t_zero3 = nmb_f * busiest.zero3_s;
+    let t_zero3 = nmb_f * busiest.sharded_s;
     let slots = Slots { t, microbatches: nmb_f, pass, t_opt, t_zero3, dp, messages, bubble };
     let totals = slots.totals(&memory);
     let parameters = w.layers as f64 * block.parameters * layout.tp as f64

@@ -96,7 +96,10 @@ pub enum Sharding {
     /// backward pass of the last micro-batch, updated parameters all-gathered during the next
     /// forward pass (the pattern the reference prices, spec §5.1).
     Zero1,
-    /// ZeRO-2: gradients sharded too; same collectives as ZeRO-1.
+    /// ZeRO-2: gradients sharded too; the same collectives as ZeRO-1 but the gradients'
+    /// reduce-scatter runs behind every micro-batch's backward, not only the last one's (a rank
+    /// keeps only its gradient shard, so it cannot accumulate the full gradient:
+    /// [`super::data_parallel`]).
     Zero2,
     /// ZeRO-3 / FSDP full shard: parameters sharded too; every micro-batch all-gathers each block's
     /// parameters before its forward and again before its backward, and reduce-scatters its

@@ -92,6 +92,28 @@ impl Stack {
         !matches!(self, Stack::Jax)
     }
 
+    /// Whether ZeRO-2 reduces the gradients behind every micro-batch's backward in a pipeline of
+    /// `pp` stages ([`super::data_parallel`]), or the stack's schedule switches the gradient sync
+    /// off for all but the last micro-batch, so that the gradients accumulate unsharded and are
+    /// reduced once per step, as ZeRO-1's:
+    /// * `deepspeed`, `jax`: every micro-batch (DeepSpeed's engine, `allreduce_gradients`: "ZeRO
+    ///   stage >= 2 communicates during non gradient accumulation boundaries as well"; PaddlePaddle's
+    ///   sharding stage 2, read as this stack, likewise);
+    /// * `megatron`: once — Megatron-Core's schedules (`pipeline_parallel/schedules.py`) run every
+    ///   micro-batch but the last under `config.no_sync_func`, and NeMo hands them Apex
+    ///   `DistributedFusedAdam.no_sync` (its ZeRO-2) there (`megatron_gpt_model.py`, `fwd_bwd_step`);
+    /// * `fsdp`: every micro-batch without a pipeline (FSDP's `SHARD_GRAD_OP` reduce-scatters in each
+    ///   backward), once with `pp > 1`: PyTorch's pipeline schedules (`torch.distributed.pipelining`,
+    ///   `_PipelineStageBase.backward_maybe_with_nosync`, which torchtitan runs) set an FSDP stage's
+    ///   `set_requires_gradient_sync(False)` for every backward but the stage's last.
+    pub fn zero2_reduces_every_microbatch(self, pp: u64) -> bool {
+        match self {
+            Stack::DeepSpeed | Stack::Jax => true,
+            Stack::Megatron => false,
+            Stack::Fsdp => pp <= 1,
+        }
+    }
+
     /// Whether the stack offers `sharding`.
     pub fn offers(self, sharding: Sharding) -> bool {
         self.shardings().contains(&sharding)
@@ -124,6 +146,10 @@ mod tests {
     #[test]
     fn each_stack_offers_its_own_shardings() {
         assert!(!Stack::Megatron.offers(Sharding::Zero2), "Megatron keeps its gradient buffer whole");
+        // PyTorch's pipeline schedules defer an FSDP stage's gradient sync to its last backward.
+        assert!(Stack::Fsdp.zero2_reduces_every_microbatch(1) && !Stack::Fsdp.zero2_reduces_every_microbatch(2));
+        assert!(Stack::DeepSpeed.zero2_reduces_every_microbatch(4));
+        assert!(!Stack::Megatron.zero2_reduces_every_microbatch(1), "no_sync_func: Apex's ZeRO-2 syncs once");
         assert!(Stack::Megatron.offers(Sharding::Zero1) && Stack::Megatron.offers(Sharding::Zero3));
         assert!(!Stack::Fsdp.offers(Sharding::Zero1));
         assert_eq!(Stack::DeepSpeed.shardings().len(), 4);

@@ -330,10 +330,12 @@ pub fn reads_hybrid_zero(stack: &Words) -> Option<String> {
 
 /// The training stack the words naming it give ([`Stack`]): `jax` when a word is one of the JAX
 /// stack's names (`"maxtext".parse::<Stack>()`: the stack's own list — jax, MaxText, PaxML/Praxis,
-/// AXLearn, XLA), with a note, else the default (Megatron's, which prices exactly as before the
-/// stack was read). Only the JAX stack is read here: it is the one whose ZeRO-3 collectives are
-/// priced differently ([`Stack::zero3_one_nic_per_device`]); the sharding itself is read by
-/// [`read_sharding`].
+/// AXLearn, XLA), with a note; `deepspeed` when they name DeepSpeed (Megatron-DeepSpeed too) or
+/// PaddlePaddle, whose sharding stages 1–3 are ZeRO's and whose stage 2 reduces the gradients
+/// behind every micro-batch as DeepSpeed's does ([`Stack::zero2_reduces_every_microbatch`]); else
+/// the default (Megatron's, which prices exactly as before the stack was read). The JAX stack's
+/// ZeRO-3 collectives and DeepSpeed's ZeRO-2 under accumulation are what the stack changes here
+/// ([`Stack::zero3_one_nic_per_device`]); the sharding itself is read by [`read_sharding`].
 pub fn read_stack(stack: &Words) -> (Stack, Option<String>) {
     match stack.tokens.iter().find(|t| t.parse::<Stack>().is_ok_and(|s| s == Stack::Jax)) {
         Some(w) => (
@@ -342,6 +344,7 @@ pub fn read_stack(stack: &Words) -> (Stack, Option<String>) {
                 "stack jax (the words name `{w}`): XLA combines and prefetches FSDP's collectives, priced at every NIC of a node"
             )),
         ),
+        None if stack.has("deepspeed") || stack.has_prefix("paddle") => (Stack::DeepSpeed, None),
         None => (Stack::default(), None),
     }
 }
@@ -514,7 +517,9 @@ mod tests {
         let stack = |t: &str| read_stack(&Words::new(t)).0;
         assert_eq!(stack("NVIDIA DGX Cloud benchmarking recipes: MaxText Llama 70B"), Stack::Jax);
         assert_eq!(stack("PaxML container 2024.03.04, Transformer Engine"), Stack::Jax);
-        assert_eq!(stack("Megatron-LM; torchtitan; DeepSpeed"), Stack::Megatron);
+        assert_eq!(stack("Megatron-LM; torchtitan"), Stack::Megatron);
+        assert_eq!(stack("Megatron-DeepSpeed, ZeRO stage 2"), Stack::DeepSpeed);
+        assert_eq!(stack("PaddlePaddle 2.5.1 / PaddleNLP (FlagPerf)"), Stack::DeepSpeed);
         assert!(read_stack(&Words::new("jax")).1.is_some_and(|n| n.contains("every NIC")));
     }
 

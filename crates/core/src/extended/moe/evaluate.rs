@@ -495,7 +495,7 @@ pub fn assemble_moe(
     let el = ExpertLayout::fold(layout, m, layout.ep, layout.etp)?;
     let groups = DpGroups::on(layout, opts, p.hw)?;
     let expert_groups =
-        DpGroups { replicas: el.edp, replicas_fast: el.edp_fast, shard: el.edp, shard_fast: el.edp_fast };
+        DpGroups { replicas: el.edp, replicas_fast: el.edp_fast, shard: el.edp, shard_fast: el.edp_fast, ..groups };
     let stages = split(w.layers, layout.pp, opts.stage_split);
     let nmb = layout.microbatches();
     let nmb_f = nmb as f64;
