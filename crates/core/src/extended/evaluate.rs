@@ -963,7 +963,7 @@ mod tests {
 
     #[test]
     fn the_fits_probe_stops_at_the_first_layout_that_fits() {
-        // DeepSeek-V3 on 2,048 H800 (domain 8), the leanest execution: `moe_fits` agrees with the
+        // DeepSeek-V3 on H800 (domain 8), the leanest execution: `moe_fits` agrees with the
         // full probe on every candidate; where a layout fits it reads the layouts until one does
         // (fewer than all on some), where none fits it must read every one.
         use crate::catalog::{MappingOptions, find_model, find_system};
@@ -971,12 +971,39 @@ mod tests {
             (Workload::from_catalog(find_model("deepseek-v3").unwrap()).unwrap(), ExtendedOptions::realistic());
         let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
         let hw = Hardware::from_catalog(sys, base.hardware.precision, true, &MappingOptions::default()).unwrap();
-        let setup = crate::cost::ExtendedSetup { workload: w, hardware: hw.clone(), options: base };
-        let search = crate::search::Search::new_extended(setup.spec(Strategy::OneD, 2048, 15360, 10), setup).unwrap();
         let lean = ExtendedOptions { recompute: Recompute::Full, sharding: Sharding::Zero3, ..base };
         let mut ev = ExtendedEvaluator::new(&w, &hw, &lean, Strategy::OneD, 15360).unwrap();
+        // 1d layouts of 2,048 devices (most fit) and of 128 (none fits), each domain of 8 filled
+        // by tensor, data and pipeline ranks.
+        let mut candidates = Vec::new();
+        for (n, tp, pp) in
+            [2048, 128].into_iter().flat_map(|n| (0..4).flat_map(move |t| (0..5).map(move |p| (n, 1 << t, 1 << p))))
+        {
+            for (nv_tp1, nv_dp) in [(1, 8), (1, 4), (2, 4), (2, 2), (4, 2), (8, 1), (1, 1)] {
+                let nv_pp = 8 / (nv_tp1 * nv_dp);
+                let dp = n / (tp * pp);
+                if tp % nv_tp1 == 0 && pp % nv_pp == 0 && dp % nv_dp == 0 {
+                    let (tp1, tp2, nb, nv_tp2, strategy) = (tp, 1, 1, 1, Strategy::OneD);
+                    for mbs in [1, 2, 3] {
+                        candidates.push(Candidate {
+                            strategy,
+                            dp,
+                            tp1,
+                            tp2,
+                            pp,
+                            mbs,
+                            nb,
+                            nv_tp1,
+                            nv_tp2,
+                            nv_dp,
+                            nv_pp,
+                        });
+                    }
+                }
+            }
+        }
         let (mut early, mut fit, mut none) = (0, 0, 0);
-        for c in search.space().iter().step_by(5) {
+        for c in candidates {
             let Some((least, fits)) = ev.moe_memory_floor(&c) else { continue };
             assert_eq!(ev.moe_fits(&c), Some(fits), "{c:?}");
             let (mut all, mut read) = (0, 0);
@@ -996,7 +1023,7 @@ mod tests {
                 assert!(read == all && least > hw.hbm_capacity_gb, "{c:?}: {read} of {all}");
             }
         }
-        assert!(early > 100 && fit > early / 2 && none > 100, "{early} early of {fit} that fit, {none} none");
+        assert!(early > 20 && none > 20, "{early} early of {fit} that fit, {none} none");
     }
 
     #[test]
