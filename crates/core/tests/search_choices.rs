@@ -314,3 +314,42 @@ fn floors_without_recomputation_from_any_level() {
         assert!(checked > 0, "{model}");
     }
 }
+
+/// The least memory a search reports ([`SearchResult::min_mem_gb`]) is there only when nothing
+/// fits, then the least over every candidate's leanest execution (an MoE search reads every
+/// expert layout of each); once a candidate fits it is `None` (an MoE search then reads a
+/// candidate's expert layouts only until one fits). The same for one run and merged shards
+/// (configurations priced aside).
+#[test]
+fn the_least_memory_is_reported_when_nothing_fits() {
+    for (model, n, g, fits) in [("deepseek-v3", 16, 64, false), ("mixtral-8x7b", 64, 256, true)] {
+        let w = Workload::from_catalog(catalog::find_model(model).unwrap()).unwrap();
+        let (params, setup) = extended(w, "nvidia_h100_sxm5_80gb", None);
+        let s = spec(w.to_shape(), params, Strategy::OneD, n, g, 3);
+        let choices = ExecutionChoices::SEARCH_ALL;
+        let new = || Search::new_extended_choosing(s.clone(), setup.clone(), choices).unwrap();
+        let one = new().finish();
+        let shards: Vec<Search> = (0..3)
+            .map(|i| {
+                let mut shard = new().shard(i, 3).unwrap();
+                while !shard.step(usize::MAX) {}
+                shard
+            })
+            .collect();
+        // Configurations priced depend on the split (the bounds read each shard's list).
+        let merged = SearchResult { evaluations: one.evaluations, ..merge_shards(&shards).unwrap() };
+        assert_eq!(merged, one, "{model}");
+        assert_eq!(one.feasible > 0, fits, "{model}");
+        if fits {
+            assert_eq!(one.min_mem_gb, None, "{model}");
+            continue;
+        }
+        let lean = ExtendedOptions { recompute: Recompute::Full, sharding: Sharding::Zero3, ..setup.options };
+        let mut ev = ExtendedEvaluator::new(&setup.workload, &setup.hardware, &lean, Strategy::OneD, g).unwrap();
+        let space = new();
+        let least =
+            space.space().iter().filter_map(|c| ev.evaluate(&c).ok()).map(|o| o.mem_gb).fold(f64::INFINITY, f64::min);
+        assert!(least.is_finite() && least > setup.hardware.hbm_capacity_gb, "{model} {least}");
+        assert_eq!(one.min_mem_gb, Some(least), "{model}");
+    }
+}

@@ -31,7 +31,7 @@ use super::layout::Layout;
 use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
 use super::moe::block::{MoeBlockCost, moe_block_cost_after};
 use super::moe::evaluate::{
-    MoeBreakdown, MoeParts, assemble_moe, moe_memories_gb, moe_memory_gb, moe_parts, moe_parts_with_block,
+    MoeBreakdown, MoeMemories, MoeParts, assemble_moe, moe_memories_gb, moe_parts, moe_parts_with_block,
     moe_time_floors_s,
 };
 use super::moe::experts::{ExpertLayout, expert_choices};
@@ -428,8 +428,10 @@ pub struct ExtendedEvaluator {
     /// interleave degree they were computed under: a search asks for the floors of a candidate
     /// and then evaluates it.
     moe_floors_memo: Option<FloorsMemo>,
-    /// The parts of the memo's layout, one per expert choice in the choices' order.
-    moe_current: Vec<MoeParts>,
+    /// The parts of the memo's layout, one per expert choice in the choices' order: indices into
+    /// its block shape's [`ShapeParts::blocks`] in `moe_caches` ([`MoeCaches::current`]; the
+    /// parts are read where they are cached, not copied per candidate).
+    moe_current: Vec<u32>,
 }
 
 /// The expert choices and time floors of the last MoE layout ([`ExtendedEvaluator::moe_floors`]).
@@ -476,17 +478,19 @@ struct MoeCaches {
 }
 
 impl MoeCaches {
-    /// Appends to `out` the parts of `layout`'s block shape under each expert degrees `(ep, etp)`
-    /// of `choices`, in order, priced on first use (the MoE block once per [`moe_shape_key`] and
-    /// [`expert_key`], its attention once per the former, the other parts once per block shape);
-    /// each equal to `moe_parts` of the layout with those degrees (test
-    /// `cached_parts_equal_fresh_ones`).
+    /// Appends to `out` where the parts of `layout`'s block shape under each expert degrees
+    /// `(ep, etp)` of `choices` are cached, in order (indices into its [`ShapeParts::blocks`]:
+    /// [`Self::current`] reads them), priced on first use (the MoE block once per
+    /// [`moe_shape_key`] and [`expert_key`], its attention once per the former, the other parts
+    /// once per block shape); each equal to `moe_parts` of the layout with those degrees (test
+    /// `cached_parts_equal_fresh_ones`). A layout of another `(tp, cp)` than the last forgets the
+    /// caches: earlier indices then point nowhere.
     fn parts(
         &mut self,
         (w, m, p): (&Workload, &MoeShape, &Pricing),
         layout: &Layout,
         choices: &[(u64, u64)],
-        out: &mut Vec<MoeParts>,
+        out: &mut Vec<u32>,
     ) -> Result<(), Error> {
         let group = (layout.tp, layout.cp);
         if self.group != Some(group) {
@@ -498,8 +502,8 @@ impl MoeCaches {
         }
         let entry = self.shapes.entry(moe_block_key(layout)).or_default();
         for &(ep, etp) in choices {
-            let i = match entry.blocks.iter().find(|(x, _)| *x == (ep, etp)) {
-                Some((_, i)) => *i,
+            let k = match entry.blocks.iter().position(|(x, _)| *x == (ep, etp)) {
+                Some(k) => k,
                 None => {
                     let l = layout.with_experts(ep, etp);
                     let el = ExpertLayout::fold(&l, m, ep, etp)?;
@@ -510,22 +514,22 @@ impl MoeCaches {
                         list.push(moe_block_cost_after(w, m, &l, &el, p, ops));
                         (list.len() - 1) as u32
                     });
-                    if entry.common.is_none() {
-                        entry.common = Some(moe_parts_with_block(w, &l, p, list[i as usize]));
-                    }
-                    entry.blocks.push(((ep, etp), i));
-                    i
+                    let block = list[i as usize];
+                    let common = entry.common.get_or_insert_with(|| moe_parts_with_block(w, &l, p, block));
+                    entry.blocks.push(((ep, etp), common.with_block(block)));
+                    entry.blocks.len() - 1
                 }
             };
-            let block = self.list[i as usize];
-            out.push(
-                entry
-                    .common
-                    .as_ref()
-                    .map_or_else(|| moe_parts_with_block(w, layout, p, block), |c| c.with_block(block)),
-            );
+            out.push(k as u32);
         }
         Ok(())
+    }
+
+    /// The parts `indices` of [`Self::parts`] for `layout` point to, in order (empty when the
+    /// caches no longer hold its block shape).
+    fn current(&self, layout: &Layout, indices: &[u32]) -> Vec<&MoeParts> {
+        let Some(entry) = self.shapes.get(&moe_block_key(layout)) else { return Vec::new() };
+        indices.iter().filter_map(|&k| entry.blocks.get(k as usize).map(|(_, parts)| parts)).collect()
     }
 }
 
@@ -533,10 +537,11 @@ impl MoeCaches {
 #[derive(Debug, Clone, Default)]
 struct ShapeParts {
     /// The parts that read no expert degrees (dense block, ends, counts), with the MoE block of the
-    /// first expert layout priced (replaced by each layout's own when read).
+    /// first expert layout priced (replaced by each layout's own in `blocks`).
     common: Option<MoeParts>,
-    /// `((ep, etp), index of its MoE block in the evaluator's list)`.
-    blocks: Vec<((u64, u64), u32)>,
+    /// `((ep, etp), the parts under those degrees)`: `common` with the MoE block of that expert
+    /// layout, formed once per block shape and expert layout.
+    blocks: Vec<((u64, u64), MoeParts)>,
 }
 
 impl ExtendedEvaluator {
@@ -600,14 +605,16 @@ impl ExtendedEvaluator {
             return Err(Error::invalid("layout", "moe", "has no expert choices"));
         };
         let (w, p) = (&self.workload, Pricing { hw: &self.hardware, opts: &self.options });
-        let current = &self.moe_current;
-        let parts_of = |i: usize| current.get(i);
+        let current = self.moe_caches.current(&layout, &self.moe_current);
+        let parts_of = |i: usize| current.get(i).copied();
         let g = layout.global_batch as f64;
         // The fastest layout that fits, and while none fits the one with the least memory (ties:
-        // the first in floor order), by its memory alone ([`moe_memory_gb`], the assembly's own
-        // figure): a layout that does not fit is assembled only if it is the answer.
+        // the first in floor order), by its memory alone (`moe_memory_gb`, the assembly's own
+        // figure, here by [`MoeMemories`]): a layout that does not fit is assembled only if it is
+        // the answer.
         let mut best: Option<(ExtendedEvaluation, usize)> = None;
         let mut leanest: Option<(f64, usize)> = None;
+        let mut memories: Option<MoeMemories> = None;
         for &(floor, i) in order {
             if let Some((b, bi)) = &best {
                 let ceiling = g / floor;
@@ -618,7 +625,11 @@ impl ExtendedEvaluator {
             let (ep, etp) = choices[i];
             let Some(parts) = parts_of(i) else { continue };
             let l = layout.with_experts(ep, etp);
-            let mem = moe_memory_gb(w, &m, &l, &p, parts)?;
+            // The groups and devices formed once for the layout's expert layouts.
+            if memories.is_none() {
+                memories = Some(MoeMemories::new(w, &m, &layout, &p, parts)?);
+            }
+            let Some(mem) = memories.as_ref().map(|x| x.of((ep, etp), parts)).transpose()? else { continue };
             // Not `mem > capacity`: the assembly's `feasible` is `mem <= capacity`.
             if !(mem <= self.hardware.hbm_capacity_gb) {
                 if best.is_none() && leanest.is_none_or(|(lm, li)| mem < lm || (mem == lm && i < li)) {
@@ -692,7 +703,7 @@ impl ExtendedEvaluator {
     fn moe_order(&mut self) {
         let Some(memo) = self.moe_floors_memo.as_mut().filter(|memo| memo.order.is_none()) else { return };
         let Some(m) = self.workload.moe else { return };
-        let list: Vec<&MoeParts> = self.moe_current.iter().collect();
+        let list = self.moe_caches.current(&memo.layout, &self.moe_current);
         let floors = moe_time_floors_s(&self.workload, &m, &memo.layout, &self.options, &list, true);
         let mut order: Vec<(f64, usize)> = floors.into_iter().zip(0..).collect();
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -701,10 +712,15 @@ impl ExtendedEvaluator {
 
     /// The parts of `layout`'s block shape under expert degrees `(ep, etp)` ([`MoeCaches::parts`]).
     fn shape_parts(&mut self, layout: &Layout, m: &MoeShape, choice: (u64, u64)) -> Result<MoeParts, Error> {
+        if self.moe_caches.group != Some((layout.tp, layout.cp)) {
+            // The caches forget the memo's block shapes.
+            self.moe_floors_memo = None;
+        }
         let p = Pricing { hw: &self.hardware, opts: &self.options };
         let mut one = Vec::with_capacity(1);
         self.moe_caches.parts((&self.workload, m, &p), layout, &[choice], &mut one)?;
-        one.pop().ok_or_else(|| Error::invalid("layout", "moe", "has no expert layout priced"))
+        let parts = self.moe_caches.current(layout, &one).first().map(|p| **p);
+        parts.ok_or_else(|| Error::invalid("layout", "moe", "has no expert layout priced"))
     }
 
     /// Fills `moe_current` with the parts of every choice of `layout` (in the choices' order).
@@ -737,7 +753,7 @@ impl ExtendedEvaluator {
         let m = self.workload.moe?;
         let layout = Layout::from_candidate(c, self.global_batch).ok()?;
         self.moe_floors(&layout, &m).ok()?;
-        let list: Vec<&MoeParts> = self.moe_current.iter().collect();
+        let list = self.moe_caches.current(&layout, &self.moe_current);
         let floors = moe_time_floors_s(&self.workload, &m, &layout, &self.options, &list, false);
         floors.into_iter().min_by(f64::total_cmp)
     }
@@ -748,22 +764,65 @@ impl ExtendedEvaluator {
     /// this least one (it is the least when none fits). `None` for a dense model, a rejected
     /// candidate or one without expert layouts (ask [`Self::evaluate`] then).
     pub fn moe_memory_floor(&mut self, c: &Candidate) -> Option<(f64, bool)> {
+        let capacity = self.hardware.hbm_capacity_gb;
+        let (mut least, mut fits) = (f64::INFINITY, false);
+        // In the choices' order: the least and whether any fits do not depend on it.
+        self.moe_memories(c, false, |x| {
+            least = least.min(x);
+            fits |= x <= capacity;
+            true
+        })?;
+        Some((least, fits))
+    }
+
+    /// For an MoE model: whether an expert layout of candidate `c` fits in memory — the `fits` of
+    /// [`Self::moe_memory_floor`], without its least memory: the layouts' memories are formed
+    /// until one fits, the most expert-parallel first (whose expert states are spread over the
+    /// most ranks: the likeliest to fit). `None` where `moe_memory_floor` answers `None`.
+    pub fn moe_fits(&mut self, c: &Candidate) -> Option<bool> {
+        let capacity = self.hardware.hbm_capacity_gb;
+        let mut fits = false;
+        self.moe_memories(c, true, |x| {
+            fits = x <= capacity;
+            !fits
+        })?;
+        Some(fits)
+    }
+
+    /// Hands `each` the memory per device [GB] of candidate `c` under its expert layouts
+    /// ([`moe_memories_gb`]), in the choices' order or (`reversed`) the other way, until it
+    /// answers `false`. `None` (and `each` perhaps not called for all) for a dense model, a
+    /// rejected candidate, one without expert layouts or a memory that is not a number.
+    fn moe_memories(&mut self, c: &Candidate, reversed: bool, mut each: impl FnMut(f64) -> bool) -> Option<()> {
         let m = self.workload.moe?;
         let layout = Layout::from_candidate(c, self.global_batch).ok()?;
         self.moe_floors(&layout, &m).ok()?;
         let FloorsMemo { choices, .. } = self.moe_floors_memo.as_ref()?;
-        // In the choices' order: the least and whether any fits do not depend on it.
-        let list: Vec<((u64, u64), &MoeParts)> = choices.iter().copied().zip(&self.moe_current).collect();
+        let current = self.moe_caches.current(&layout, &self.moe_current);
+        let list: Vec<((u64, u64), &MoeParts)> = choices.iter().copied().zip(current).collect();
         if list.is_empty() || list.len() != choices.len() {
             return None;
         }
         let p = Pricing { hw: &self.hardware, opts: &self.options };
         let memories = moe_memories_gb(&self.workload, &m, &layout, &p, &list).ok()?;
-        if memories.iter().any(|x| x.is_nan()) {
-            return None;
+        let mut step = |x: Result<f64, Error>| match x {
+            Ok(x) if !x.is_nan() => Some(each(x)),
+            _ => None,
+        };
+        if reversed {
+            for x in memories.rev() {
+                if !step(x)? {
+                    break;
+                }
+            }
+        } else {
+            for x in memories {
+                if !step(x)? {
+                    break;
+                }
+            }
         }
-        let fits = memories.iter().any(|&x| x <= self.hardware.hbm_capacity_gb);
-        Some((memories.iter().copied().fold(f64::INFINITY, f64::min), fits))
+        Some(())
     }
 
     /// Full evaluation of a layout (with its expert degrees), caching the block-level costs (the
@@ -901,6 +960,71 @@ mod tests {
                 assert!(checked > 100 && priced < checked, "{checked} {priced}");
             }
         }
+    }
+
+    #[test]
+    fn the_fits_probe_stops_at_the_first_layout_that_fits() {
+        // DeepSeek-V3 on H800 (domain 8), the leanest execution: `moe_fits` agrees with the
+        // full probe on every candidate; where a layout fits it reads the layouts until one does
+        // (fewer than all on some), where none fits it must read every one.
+        use crate::catalog::{MappingOptions, find_model, find_system};
+        let (w, base) =
+            (Workload::from_catalog(find_model("deepseek-v3").unwrap()).unwrap(), ExtendedOptions::realistic());
+        let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
+        let hw = Hardware::from_catalog(sys, base.hardware.precision, true, &MappingOptions::default()).unwrap();
+        let lean = ExtendedOptions { recompute: Recompute::Full, sharding: Sharding::Zero3, ..base };
+        let mut ev = ExtendedEvaluator::new(&w, &hw, &lean, Strategy::OneD, 15360).unwrap();
+        // 1d layouts of 2,048 devices (most fit) and of 128 (none fits), each domain of 8 filled
+        // by tensor, data and pipeline ranks.
+        let mut candidates = Vec::new();
+        for (n, tp, pp) in
+            [2048, 128].into_iter().flat_map(|n| (0..4).flat_map(move |t| (0..5).map(move |p| (n, 1 << t, 1 << p))))
+        {
+            for (nv_tp1, nv_dp) in [(1, 8), (1, 4), (2, 4), (2, 2), (4, 2), (8, 1), (1, 1)] {
+                let nv_pp = 8 / (nv_tp1 * nv_dp);
+                let dp = n / (tp * pp);
+                if tp % nv_tp1 == 0 && pp % nv_pp == 0 && dp % nv_dp == 0 {
+                    let (tp1, tp2, nb, nv_tp2, strategy) = (tp, 1, 1, 1, Strategy::OneD);
+                    for mbs in [1, 2, 3] {
+                        candidates.push(Candidate {
+                            strategy,
+                            dp,
+                            tp1,
+                            tp2,
+                            pp,
+                            mbs,
+                            nb,
+                            nv_tp1,
+                            nv_tp2,
+                            nv_dp,
+                            nv_pp,
+                        });
+                    }
+                }
+            }
+        }
+        let (mut early, mut fit, mut none) = (0, 0, 0);
+        for c in candidates {
+            let Some((least, fits)) = ev.moe_memory_floor(&c) else { continue };
+            assert_eq!(ev.moe_fits(&c), Some(fits), "{c:?}");
+            let (mut all, mut read) = (0, 0);
+            ev.moe_memories(&c, false, |_| {
+                all += 1;
+                true
+            });
+            ev.moe_memories(&c, true, |x| {
+                read += 1;
+                x > hw.hbm_capacity_gb
+            });
+            if fits {
+                fit += 1;
+                early += usize::from(read < all);
+            } else {
+                none += 1;
+                assert!(read == all && least > hw.hbm_capacity_gb, "{c:?}: {read} of {all}");
+            }
+        }
+        assert!(early > 20 && none > 20, "{early} early of {fit} that fit, {none} none");
     }
 
     #[test]

@@ -18,9 +18,10 @@
 //! * MoE models: a candidate is bounded by the least time floor of its expert layouts without
 //!   recomputation (read from the leanest evaluator's cached block costs); its leanest execution
 //!   is judged by the layouts' memory alone when none needs less than the least memory seen (it
-//!   then cannot change `min_mem_gb`, and whether it fits is all `feasible` needs), so a candidate
-//!   that cannot enter the list is never assembled; each level is bounded by its floor with the
-//!   pipeline bubble of its interleave degree.
+//!   then cannot change `min_mem_gb`, and whether it fits is all `feasible` needs; once a
+//!   candidate of the search fits, `min_mem_gb` is no longer reported and the layouts' memories
+//!   are read only until one fits), so a candidate that cannot enter the list is never assembled;
+//!   each level is bounded by its floor with the pipeline bubble of its interleave degree.
 //!
 //! Every candidate still counts in `candidates` (considered, pruned or not). The bounds are
 //! checked against the unpruned search in the tests (`tests/search_choices.rs`: rows, order,

@@ -104,7 +104,10 @@ pub struct SearchResult {
     /// judged by its memory alone counts it once, and once more if the bounds let its time be
     /// priced). Every candidate counts in `candidates`, pruned or not.
     pub evaluations: u64,
-    /// The least memory per device of any candidate evaluated [GB] (`None`: none evaluated).
+    /// The least memory per device of any candidate evaluated when none fits [GB] (`None`: one
+    /// fits, or none was evaluated): what a search that finds nothing says is missing. Once one
+    /// fits the search stops tracking it (an MoE candidate's expert layouts are then read only
+    /// until one fits).
     pub min_mem_gb: Option<f64>,
     /// The fastest feasible configurations, best first (empty: nothing fits).
     pub top: Vec<Ranked>,
@@ -510,7 +513,7 @@ impl Search {
             candidates: self.evaluated,
             feasible: self.feasible,
             evaluations: self.evaluations,
-            min_mem_gb: self.min_mem_gb.is_finite().then_some(self.min_mem_gb),
+            min_mem_gb: reported_min_mem(self.feasible, self.min_mem_gb),
             top: self.top.items().to_vec(),
         }
     }
@@ -580,7 +583,8 @@ pub struct ShardState {
     pub evaluations: u64,
     /// Candidates that fit [count].
     pub feasible: u64,
-    /// The least memory per device of any candidate evaluated [GB].
+    /// The least memory per device of any candidate evaluated when none fits [GB] (`None`: one
+    /// fits, or none was evaluated; [`SearchResult::min_mem_gb`]).
     pub min_mem_gb: Option<f64>,
     /// Candidates extended mode rejected [count].
     pub rejected: u64,
@@ -597,12 +601,13 @@ impl ShardState {
     pub fn merge(k: usize, parts: &[ShardState]) -> ShardState {
         let tops: Vec<TopK> = parts.iter().map(|p| TopK::from_indexed(k, &p.top)).collect();
         let min_mem = parts.iter().filter_map(|p| p.min_mem_gb).fold(f64::INFINITY, f64::min);
+        let feasible = parts.iter().map(|p| p.feasible).sum();
         ShardState {
             shard: (0, 1),
             evaluated: parts.iter().map(|p| p.evaluated).sum(),
             evaluations: parts.iter().map(|p| p.evaluations).sum(),
-            feasible: parts.iter().map(|p| p.feasible).sum(),
-            min_mem_gb: min_mem.is_finite().then_some(min_mem),
+            feasible,
+            min_mem_gb: reported_min_mem(feasible, min_mem),
             rejected: parts.iter().map(|p| p.rejected).sum(),
             first_rejection: parts.iter().filter_map(|p| p.first_rejection.clone()).min_by_key(|(gi, _)| *gi),
             top: TopK::merge(k, &tops).indexed().collect(),
@@ -618,7 +623,7 @@ impl Search {
             evaluated: self.evaluated,
             evaluations: self.evaluations,
             feasible: self.feasible,
-            min_mem_gb: self.min_mem_gb.is_finite().then_some(self.min_mem_gb),
+            min_mem_gb: reported_min_mem(self.feasible, self.min_mem_gb),
             rejected: self.rejected,
             first_rejection: self.first_rejection.clone(),
             top: self.top.indexed().collect(),
@@ -660,6 +665,12 @@ impl Search {
         self.position = self.space.len();
         Ok(self)
     }
+}
+
+/// The least memory per device reported by a search (or shard) of which `feasible` candidates
+/// fit, `least_gb` the least tracked [GB] ([`SearchResult::min_mem_gb`]: only when none fits).
+fn reported_min_mem(feasible: u64, least_gb: f64) -> Option<f64> {
+    (feasible == 0 && least_gb.is_finite()).then_some(least_gb)
 }
 
 fn ranked(c: Candidate, o: &Outcome, execution: Option<Execution>) -> Ranked {
@@ -918,7 +929,12 @@ fn fit_leanest(
     // MoE: when no expert layout of the leanest execution needs less memory than the least seen,
     // the candidate cannot lower `min_mem_gb` and whether it fits is all the counters need — read
     // from the layouts' memory alone; its time is priced below only if the bounds let it through.
+    // Once a candidate of this search fits, the least memory is no longer reported
+    // ([`SearchResult::min_mem_gb`]): then whether it fits is all, read until a layout fits.
     let probe = match moe {
+        true if *st.feasible > 0 => {
+            ch.evaluator(combos[leanest]).ok().and_then(|ev| ev.moe_fits(c)).map(|f| (f64::INFINITY, f))
+        }
         true => ch.evaluator(combos[leanest]).ok().and_then(|ev| ev.moe_memory_floor(c)),
         false => None,
     };

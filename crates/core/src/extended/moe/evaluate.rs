@@ -418,28 +418,59 @@ pub fn moe_memory_gb(w: &Workload, m: &MoeShape, layout: &Layout, p: &Pricing, p
     Ok(memory_of(w, m, layout, p, &groups, &el, &devices, parts).device_gb)
 }
 
-/// [`moe_memory_gb`] of several expert layouts of one block-level layout, each `(ep, etp)` with
-/// its parts: the data-parallel groups and the devices (which read no expert degree) formed once.
-/// Equal, layout by layout, to [`moe_memory_gb`] (parts of one block shape share their ends).
-pub fn moe_memories_gb(
-    w: &Workload,
-    m: &MoeShape,
-    layout: &Layout,
-    p: &Pricing,
-    layouts: &[((u64, u64), &MoeParts)],
-) -> Result<Vec<f64>, Error> {
-    let Some((_, first)) = layouts.first() else { return Ok(Vec::new()) };
-    let groups = DpGroups::on(layout, p.opts, p.hw)?;
-    let v = if layout.pp > 1 { p.opts.interleave } else { 1 };
-    let devices = moe_devices(w, m, layout, v, p.opts.stage_split, first);
-    layouts
-        .iter()
-        .map(|&((ep, etp), parts)| {
-            let l = layout.with_experts(ep, etp);
-            let el = ExpertLayout::fold(&l, m, ep, etp)?;
-            Ok(memory_of(w, m, &l, p, &groups, &el, &devices, parts).device_gb)
-        })
-        .collect()
+/// [`moe_memory_gb`] of the expert layouts of one block-level layout: the data-parallel groups and
+/// the devices (which read no expert degree) formed once ([`Self::new`]), then each layout's
+/// memory alone ([`Self::of`]). Equal, layout by layout, to [`moe_memory_gb`] (parts of one block
+/// shape share their ends).
+pub struct MoeMemories<'a> {
+    w: &'a Workload,
+    m: &'a MoeShape,
+    layout: &'a Layout,
+    p: &'a Pricing<'a>,
+    groups: DpGroups,
+    devices: Vec<Device>,
+}
+
+impl<'a> MoeMemories<'a> {
+    /// The memories of `layout`'s expert layouts, `parts` those of one of them (the same errors
+    /// as [`moe_memory_gb`]'s data-parallel groups).
+    pub fn new(
+        w: &'a Workload,
+        m: &'a MoeShape,
+        layout: &'a Layout,
+        p: &'a Pricing<'a>,
+        parts: &MoeParts,
+    ) -> Result<Self, Error> {
+        let groups = DpGroups::on(layout, p.opts, p.hw)?;
+        let v = if layout.pp > 1 { p.opts.interleave } else { 1 };
+        let devices = moe_devices(w, m, layout, v, p.opts.stage_split, parts);
+        Ok(MoeMemories { w, m, layout, p, groups, devices })
+    }
+
+    /// The memory per device [GB] under expert degrees `(ep, etp)` with their `parts`
+    /// ([`moe_memory_gb`] of the layout with those degrees).
+    pub fn of(&self, (ep, etp): (u64, u64), parts: &MoeParts) -> Result<f64, Error> {
+        let l = self.layout.with_experts(ep, etp);
+        let el = ExpertLayout::fold(&l, self.m, ep, etp)?;
+        Ok(memory_of(self.w, self.m, &l, self.p, &self.groups, &el, &self.devices, parts).device_gb)
+    }
+}
+
+/// [`MoeMemories`] of several expert layouts of one block-level layout, each `(ep, etp)` with its
+/// parts, one by one as the iterator is read (either end first: a caller that needs only whether
+/// one fits stops at the first that does).
+pub fn moe_memories_gb<'a>(
+    w: &'a Workload,
+    m: &'a MoeShape,
+    layout: &'a Layout,
+    p: &'a Pricing<'a>,
+    layouts: &'a [((u64, u64), &'a MoeParts)],
+) -> Result<impl DoubleEndedIterator<Item = Result<f64, Error>> + 'a, Error> {
+    let memories = layouts.first().map(|(_, first)| MoeMemories::new(w, m, layout, p, first)).transpose()?;
+    Ok(layouts.iter().map(move |&(choice, parts)| match &memories {
+        Some(memories) => memories.of(choice, parts),
+        None => Err(Error::invalid("layout", "moe", "has no expert layout priced")),
+    }))
 }
 
 /// [`moe_time_floor_s`] of several expert layouts of one block-level layout, `parts[i]` priced
