@@ -117,3 +117,25 @@ fn gpt_oss_rows_read_their_window_from_the_attention_words() {
         Some(SlidingWindow { tokens: 1024, full_every: 6 })
     );
 }
+
+#[test]
+fn the_catalog_gpt_oss_models_carry_their_window_and_documents_round_trip_it() {
+    use fmperf_core::catalog;
+    for id in ["gpt-oss-20b", "gpt-oss-120b"] {
+        let w = Workload::from_catalog(catalog::find_model(id).unwrap()).unwrap();
+        assert_eq!(w.sliding_window, Some(GPT_OSS_WINDOW), "{id}");
+    }
+    let qwen = Workload::from_catalog(catalog::find_model("qwen3-30b-a3b").unwrap()).unwrap();
+    assert_eq!(qwen.sliding_window, None);
+    // A written model document: read, written and read again; a bad field is named.
+    let text = r#"{"schema_version":1,"kind":"model","id":"x","seq_len":4096,"hidden":1024,"heads":8,
+        "layers":4,"ffn_hidden":4096,"mlp":"swiglu","sliding_window":{"tokens":512,"full_every":6}}"#;
+    let doc = fmperf_core::format::parse(text).unwrap();
+    let again = fmperf_core::format::parse(&fmperf_core::format::to_json(&doc)).unwrap();
+    assert_eq!(doc, again);
+    assert!(fmperf_core::format::to_json(&doc).contains("\"sliding_window\""));
+    let errs = fmperf_core::format::parse(&text.replace("\"full_every\":6", "\"full_every\":0")).unwrap_err();
+    assert_eq!(errs[0].field(), Some("sliding_window.full_every"), "{errs:?}");
+    let errs = fmperf_core::format::parse(&text.replace(",\"full_every\":6", "")).unwrap_err();
+    assert_eq!(errs[0].field(), Some("sliding_window.full_every"), "{errs:?}");
+}

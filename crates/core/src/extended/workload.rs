@@ -127,6 +127,7 @@ impl Workload {
             moe: m.moe,
             mla: m.mla,
             mtp_layers: m.mtp_layers.unwrap_or(0),
+            sliding_window: m.sliding_window,
             ..Workload::from_shape(&shape)
         };
         w.validate()?;
