@@ -242,6 +242,7 @@ fn never_panics_on_arbitrary_layouts_and_options() {
             mla: None,
             mtp_layers: 0,
             tied_embeddings: false,
+            sliding_window: None,
         },
     ];
     let mut evaluated = 0;

@@ -217,6 +217,7 @@ fn random_model(rng: &mut Rng) -> CatalogModel {
         moe: None,
         mla: None,
         mtp_layers: None,
+        sliding_window: None,
         training_budget: TrainingBudget::Tokens(1e12),
         sources: vec![],
         notes: vec![],

@@ -36,6 +36,7 @@ fn tiny() -> Workload {
         mla: None,
         mtp_layers: 0,
         tied_embeddings: false,
+        sliding_window: None,
     }
 }
 

@@ -83,6 +83,7 @@ pub fn from_launch(launch: &Launch, id: &str, file: &str) -> Result<CatalogModel
         moe: w.moe.clone(),
         mla: w.mla,
         mtp_layers: (w.mtp_layers > 0).then_some(w.mtp_layers),
+        sliding_window: w.sliding_window,
         training_budget: TrainingBudget::DEFAULT_TOKENS,
         sources: vec![format!("{file} ({}), read by fmperf", launch.format.title())],
         notes,

@@ -102,6 +102,8 @@ pub struct CatalogModel {
     pub mla: Option<Mla>,
     /// Multi-token-prediction blocks (`None`: none or unknown).
     pub mtp_layers: Option<u64>,
+    /// Sliding-window attention (`None`: every block attends to the whole prefix).
+    pub sliding_window: Option<crate::sliding_window::SlidingWindow>,
     /// How long the model is trained.
     pub training_budget: TrainingBudget,
     /// Where the numbers come from.
@@ -134,6 +136,7 @@ impl CatalogModel {
             moe: None,
             mla: None,
             mtp_layers: None,
+            sliding_window: None,
             training_budget: TrainingBudget::DEFAULT_TOKENS,
             sources: vec![source.to_string()],
             notes: Vec::new(),

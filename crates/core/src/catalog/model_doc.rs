@@ -8,6 +8,7 @@ use crate::moe_shape::{Mla, MoeShape, Router};
 use crate::schema::check::{Fields, Report, failed, walk};
 use crate::schema::emit::J;
 use crate::schema::fields::{FieldSpec, MODEL_FIELDS, SCHEMA_VERSION};
+use crate::sliding_window::SlidingWindow;
 
 /// Prefix of the per-field source texts in the model and system tables.
 const FIELD_SOURCES: &str = "field_sources.";
@@ -130,6 +131,10 @@ pub(crate) fn read_model(
         Some(m) if ok(report, "mla") => read_mla(m, prefix, report),
         _ => None,
     };
+    let sliding_window = match f.obj("sliding_window") {
+        Some(w) if ok(report, "sliding_window") => read_sliding_window(w, prefix, report),
+        _ => None,
+    };
     let budget = match f.obj("training_budget") {
         Some(b) if ok(report, "training_budget") => read_budget(b, &p("training_budget"), report),
         _ => None,
@@ -150,6 +155,7 @@ pub(crate) fn read_model(
         moe,
         mla,
         mtp_layers: f.int("mtp_layers"),
+        sliding_window,
         ffn_hidden: if f.has("ffn_hidden") { f.int("ffn_hidden") } else { hidden.map(|e| 4 * e) },
         mlp,
         vocab: f.int("vocab"),
@@ -185,6 +191,7 @@ pub(crate) fn write_model(m: &CatalogModel, envelope: bool) -> J {
         .put_some("moe", m.moe.map(write_moe))
         .put_some("mla", m.mla.map(write_mla))
         .put_some("mtp_layers", m.mtp_layers.map(|n| J::Int(n)))
+        .put_some("sliding_window", m.sliding_window.map(write_sliding_window))
         .put("params_b", J::num(m.params_b))
         .put("training_budget", write_budget(m.training_budget))
         .put("sources", J::texts(&m.sources))
@@ -268,6 +275,23 @@ fn write_moe(m: MoeShape) -> J {
         .put("first_dense", J::Int(m.first_dense))
         .put("moe_every", J::Int(m.moe_every))
         .put("router", J::Str(m.router.as_str().into()))
+}
+
+/// Reads the `sliding_window` object of a model that passed [`walk`] (both keys required).
+fn read_sliding_window(w: Fields<'_>, prefix: &str, report: &mut Report) -> Option<SlidingWindow> {
+    let mut need = |key: &str| {
+        let v = w.int(key);
+        if v.is_none() && !w.has(key) {
+            report.error(Error::MissingField { field: format!("{prefix}sliding_window.{key}") });
+        }
+        v
+    };
+    let (tokens, full_every) = (need("tokens"), need("full_every"));
+    Some(SlidingWindow { tokens: tokens?, full_every: full_every? })
+}
+
+fn write_sliding_window(w: SlidingWindow) -> J {
+    J::obj().put("tokens", J::Int(w.tokens)).put("full_every", J::Int(w.full_every))
 }
 
 fn write_mla(m: Mla) -> J {

@@ -204,6 +204,7 @@ mod tests {
             mla: None,
             mtp_layers: 0,
             tied_embeddings: false,
+            sliding_window: None,
         }
     }
 

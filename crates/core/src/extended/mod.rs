@@ -100,4 +100,4 @@ pub use options::{
 };
 pub use pipeline::StageSplitRule;
 pub use stack::Stack;
-pub use workload::Workload;
+pub use workload::{SlidingWindow, Workload};

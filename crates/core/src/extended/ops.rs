@@ -215,6 +215,9 @@ pub(crate) enum Work {
     /// `bwd_msg` (backward) seconds over `cp` ranks, overlapping the flash attention `attention`
     /// (`tflop`, `bytes`, `s_q`, `s_k` of [`Work::Attention`]).
     CpRing { fwd_msg: f64, bwd_msg: f64, steps: f64, cp: f64, attention: (f64, f64, f64, f64) },
+    /// Flash attention through a sliding window of `window` keys per query over calls of `s_q`
+    /// queries and `s_k` keys ([`Pricing::window_attention`]).
+    WindowAttention { tflop: f64, bytes: f64, s_q: f64, s_k: f64, window: f64 },
 }
 
 /// Flash attention's forward and backward passes ([`Work::Attention`]).
@@ -236,6 +239,13 @@ impl Work {
                 Some((fwd, fwd.times(2.0)))
             }
             Work::Attention { tflop, bytes, s_q, s_k } => Some(attention_passes(p, tflop, bytes, s_q, s_k)),
+            Work::WindowAttention { tflop, bytes, s_q, s_k, window } => {
+                let b = FLASH_BACKWARD_FACTOR;
+                Some((
+                    p.window_attention(tflop, bytes, s_q, s_k, window),
+                    p.window_attention(tflop * b, bytes * b, s_q, s_k, window),
+                ))
+            }
             Work::TpCollective { ag, rs, entry, gemm: (m, k, n) } => {
                 let (fwd, bwd, _) = tp_passes(p, ag, rs, entry, &p.weight_linear(m, k, n));
                 Some((fwd, bwd))
@@ -264,7 +274,7 @@ impl Work {
     pub(crate) fn reads(&self) -> Reads {
         match self {
             Work::Matmul { .. } | Work::TpCollective { .. } => Reads::Matmul,
-            Work::Attention { .. } | Work::CpRing { .. } => Reads::Attention,
+            Work::Attention { .. } | Work::CpRing { .. } | Work::WindowAttention { .. } => Reads::Attention,
             Work::Opaque | Work::Fixed => Reads::Nothing,
         }
     }
@@ -607,15 +617,22 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     let s_q_kernel = seq / super::context_parallel::ring_degree(layout.cp, o) as f64;
     let heads_local = (w.heads as f64 / tp).max(1.0);
     let mask = if o.model.causal { 0.5 } else { 1.0 };
-    let att_tflop = 4.0 * mbs * s_q * seq * heads_local * w.head_dim as f64 * mask * 1e-12;
+    // A sliding window: the block's attention is the mean over its blocks, the full share at the
+    // whole prefix and the windowed share against a window of keys ([`window_attention`]).
+    let full_share = w.sliding_window.map_or(1.0, |sw| 1.0 - sw.windowed_share());
+    let att_tflop = 4.0 * mbs * s_q * seq * heads_local * w.head_dim as f64 * mask * full_share * 1e-12;
     let att_bytes = (2.0 * tokens * q_w / tp + 2.0 * mbs * seq * kv_local) * es;
-    let attention = Work::Attention { tflop: att_tflop, bytes: att_bytes, s_q: s_q_kernel, s_k: seq };
-    let att = Operation::priced("attention", OpKind::Attention, p, attention, att_bytes);
+    let attention = Work::Attention { tflop: att_tflop, bytes: att_bytes * full_share, s_q: s_q_kernel, s_k: seq };
+    let att = Operation::priced("attention", OpKind::Attention, p, attention, att_bytes * full_share);
     let qkv_kept = (q_w / tp + 2.0 * kv_local) * tokens * es;
     // Operator-level policy: the kernel's outputs are saved (the attention output and the FP32
     // log-sum-exp per head and query token); Q, K, V are recomputed for its backward.
     let att_saved = (q_w / tp * es + 4.0 * heads_local) * tokens;
     inner.push(att.keeping(KeptBytes::recomputable(qkv_kept)).op_policy(att_saved, 0.0));
+    if let Some(sw) = w.sliding_window.filter(|sw| sw.windowed_share() > 0.0) {
+        let per_head = mbs * s_q * heads_local * w.head_dim as f64;
+        inner.push(window_attention(p, sw, per_head, seq, att_bytes * sw.windowed_share()));
+    }
     inner.extend(context_parallel_over(
         w,
         layout,
@@ -631,6 +648,18 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     let exit = out.fwd;
     inner.push(out);
     sublayer(w, layout, p, Sublayer::Attention, inner, &entry, &exit)
+}
+
+/// The windowed blocks' share of a block's flash attention ([`super::workload::SlidingWindow`]):
+/// each query attends to the window's last keys, `4·(b·s_q·a·d)·k̄` FLOPs forward for the mean
+/// keys per query `k̄` ([`super::workload::SlidingWindow::mean_keys`]), times the windowed share
+/// of the blocks, priced by [`Pricing::window_attention`]. `per_head` is `b·s_q·a·d` of this
+/// device, `bytes` the windowed share of the attention's traffic. What it keeps is the full
+/// attention's (the same tensors): counted on the `attention` operation.
+fn window_attention(p: &Pricing, sw: super::workload::SlidingWindow, per_head: f64, seq: f64, bytes: f64) -> Operation {
+    let tflop = 4.0 * per_head * sw.mean_keys(seq) * sw.windowed_share() * 1e-12;
+    let work = Work::WindowAttention { tflop, bytes, s_q: seq, s_k: seq, window: sw.tokens as f64 };
+    Operation::priced("attention_window", OpKind::Attention, p, work, bytes).op_policy(0.0, 0.0)
 }
 
 /// The dense MLP sub-layer: norm, entry collective, input projection(s) (gate and up when gated),

@@ -137,8 +137,23 @@ impl Pricing<'_> {
     /// [`crate::extended::HardwareChoices::attention_half_seq`], the head width left out), same
     /// roofline.
     pub fn attention(&self, tflop: f64, bytes: f64, s_q: f64, s_k: f64) -> Pass {
+        self.attention_with_keys(tflop, bytes, s_q, s_k, s_q.min(s_k))
+    }
+
+    /// Attention through a sliding window of `window` keys per query ([`Self::attention`] for
+    /// windowed blocks): the kernel's rate at a key length of the window (each query tile's loop
+    /// reads only the window's key tiles, as a call of `window`-token sequences does; with a
+    /// causal mask the diagonal tiles: `w/(w + 128)` of it), the size factor of the call's own
+    /// `s_q` and `s_k` (the calls are as large as full attention's), same roofline.
+    pub fn window_attention(&self, tflop: f64, bytes: f64, s_q: f64, s_k: f64, window: f64) -> Pass {
+        self.attention_with_keys(tflop, bytes, s_q, s_k, window.min(s_q).min(s_k))
+    }
+
+    /// Attention over calls of `s_q` × `s_k` tokens whose kernel loops over `keys` keys per query
+    /// tile: the rate at `keys`, the size factor of the call, the roofline on `bytes`.
+    fn attention_with_keys(&self, tflop: f64, bytes: f64, s_q: f64, s_k: f64, keys: f64) -> Pass {
         let shape = super::efficiency::gemm_size_factor(s_q, s_k, f64::INFINITY, self.opts.hardware.attention_half_seq);
-        let compute_s = tflop / (self.attention_rate(s_q.min(s_k)) * shape);
+        let compute_s = tflop / (self.attention_rate(keys) * shape);
         Pass { tflop, compute_s, memory_s: (self.traffic(bytes) - compute_s).max(0.0), ..Pass::default() }
     }
 

@@ -4,6 +4,7 @@
 
 use crate::catalog::{CatalogModel, Mlp};
 use crate::moe_shape::{MAX_MTP_LAYERS, Mla, MoeShape};
+pub use crate::sliding_window::SlidingWindow;
 use crate::{Error, ModelShape};
 
 /// A decoder-only transformer. All fields are counts (dimensionless).
@@ -39,6 +40,9 @@ pub struct Workload {
     /// parameters, gradients and optimizer states count once when both ends sit on one device
     /// (with pipeline parallelism the first and last stages each hold a copy, as Megatron-LM does).
     pub tied_embeddings: bool,
+    /// Sliding-window attention in some of the blocks (`None`: every block attends to the whole
+    /// causal prefix).
+    pub sliding_window: Option<SlidingWindow>,
 }
 
 /// Largest vocabulary accepted [tokens] (keeps products in range).
@@ -61,6 +65,7 @@ impl Workload {
         mla: None,
         mtp_layers: 0,
         tied_embeddings: false,
+        sliding_window: None,
     };
 
     /// The reference's view of a model: full multi-head attention, two-matrix MLP, no vocabulary.
@@ -79,6 +84,7 @@ impl Workload {
             mla: None,
             mtp_layers: 0,
             tied_embeddings: false,
+            sliding_window: None,
         }
     }
 
@@ -93,6 +99,7 @@ impl Workload {
             moe: m.moe,
             mla: m.mla,
             mtp_layers: m.mtp_layers.unwrap_or(0),
+            sliding_window: m.sliding_window,
             ..Workload::from_shape(&shape)
         };
         w.validate()?;
@@ -126,6 +133,18 @@ impl Workload {
         }
         if let Some(m) = &self.mla {
             m.validate("model.")?;
+        }
+        if let Some(sw) = &self.sliding_window {
+            if sw.tokens == 0 {
+                return Err(Error::invalid("model.sliding_window.tokens", sw.tokens, "must be at least 1"));
+            }
+            if sw.full_every == 0 {
+                return Err(Error::invalid(
+                    "model.sliding_window.full_every",
+                    sw.full_every,
+                    "must be at least 1 (one block in every `full_every` attends to the whole sequence)",
+                ));
+            }
         }
         if self.mtp_layers > MAX_MTP_LAYERS {
             return Err(Error::invalid(

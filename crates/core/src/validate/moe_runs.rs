@@ -60,8 +60,8 @@ use crate::catalog::{self, MappingOptions, Precision};
 use crate::extended::memory::MemoryKind;
 use crate::extended::moe::{A2aOverlap, Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
 use crate::extended::{
-    ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Recompute, Sharding, Workload,
-    evaluate,
+    ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Recompute, Sharding,
+    SlidingWindow, Workload, evaluate,
 };
 use crate::resolve;
 
@@ -439,9 +439,26 @@ fn model_of(m: &Group, notes: &mut Vec<String>) -> Result<Workload, String> {
         mla,
         mtp_layers: mtp,
         tied_embeddings: false,
+        sliding_window: sliding_window_of(&words(m, "attention"), notes),
     };
     w.validate().map_err(|e| format!("model: {e}"))?;
     Ok(w)
+}
+
+/// A sliding window read from the model's attention words: "sliding-window" or "banded window"
+/// with its width in tokens just before ("128-token sliding-window"), in every other block when
+/// the words say the layers alternate ("alternating … / full"), in all but one of every `n`
+/// when they say "every n" (one full block in `n`); `None` (every block full) otherwise.
+fn sliding_window_of(attention: &str, notes: &mut Vec<String>) -> Option<SlidingWindow> {
+    let w = super::words::Words::new(attention);
+    if !w.any(&["sliding window", "banded window", "local window"]) {
+        return None;
+    }
+    let tokens = w.number_before("window", 4).filter(|t| *t >= 1.0 && t.fract() == 0.0)? as u64;
+    let full_every =
+        if w.has_prefix("alternat") { 2 } else { w.number_after("every", 2).filter(|n| *n >= 2.0)? as u64 };
+    notes.push(format!("sliding-window attention: {tokens} tokens in {} of every {full_every} blocks", full_every - 1));
+    Some(SlidingWindow { tokens, full_every })
 }
 
 /// Reads one row (see the module documentation); `Err` is the reason it is skipped.

@@ -320,6 +320,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         mla: None,
         mtp_layers: 0,
         tied_embeddings: m.tied_embeddings.unwrap_or(false),
+        sliding_window: None,
     };
     workload.validate().map_err(|e| format!("model: {e}"))?;
     notes.extend(workload.alignment_caveat());

@@ -127,6 +127,7 @@ mod tests {
             mla: Some(mla),
             mtp_layers: 0,
             tied_embeddings: false,
+            sliding_window: None,
         }
     }
 
