@@ -310,7 +310,7 @@ fn MoeControls() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
     let shown = Memo::new(move |_| {
         let extended = matches!(ex.mode.get(), Ok(ModelMode::Extended(_)))
-            || ex.mode.with(|m| m.as_ref().is_err_and(|e| e.field().is_some_and(|f| f.starts_with("moe."))));
+            || ex.mode.with(|m| m.as_ref().is_err_and(|e| e.path().is_some_and(|p| p.below("moe").is_some())));
         let model = ex.live.with(|f| f.model.clone());
         extended && ex.entries.with(|u| u.find_model(&model).ok().is_some_and(|m| m.moe.is_some()))
     });
