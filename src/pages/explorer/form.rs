@@ -104,7 +104,7 @@ fn ChoiceSelect(key: &'static str, label: &'static str, picker: Picker) -> impl 
                                 _ => p.label.clone(),
                             };
                             let title = why.clone().unwrap_or_else(|| {
-                                p.needs.iter().map(|(_, w)| w.clone()).chain(p.caveats.iter().cloned()).collect::<Vec<_>>().join(" ")
+                                p.needs.iter().map(|(_, w)| w.clone()).chain(p.caveats.iter().map(|c| c.text.clone())).collect::<Vec<_>>().join(" ")
                             });
                             let pid = p.id.clone();
                             view! {
@@ -553,7 +553,7 @@ pub fn ScenarioForm() -> impl IntoView {
             Ok(spec) if !spec.notes.is_empty() => Some(view! {
                 <details class="notes">
                     <summary>{format!("{} modelling note(s) for this model and system", spec.notes.len())}</summary>
-                    <ul>{spec.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}</ul>
+                    <ul>{spec.notes.iter().map(|n| view! { <li>{n.text.clone()}</li> }).collect_view()}</ul>
                 </details>
             }),
             _ => None,

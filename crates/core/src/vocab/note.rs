@@ -27,6 +27,8 @@ pub enum NoteKind {
     /// A switch or input the model does not apply to this scenario (it has no effect here, or the
     /// model does not support it), or a choice the search could not honour as asked.
     NotApplied,
+    /// Why a measured row (or a point) was not evaluated by a mode.
+    Skipped,
     /// What a written launch file leaves out or writes differently from the layout asked for.
     NotWritten,
     /// A remark as a document states it: a catalog entry's or a study's own notes, or any note
