@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 const NOTE_WORDS: &[&str] = &["note", "caveat", "assumption", "warning", "approximation", "remark"];
 
 /// Rule 9: `Result<…, String>` left in core outside unit tests (only shrinks; 0 is the goal).
-const STRING_RESULTS_LEFT: usize = 26;
+const STRING_RESULTS_LEFT: usize = 22;
 
 /// Top-level modules `reference/` may use.
 const REFERENCE_MAY_USE: &[&str] = &["reference", "error", "model", "strategy", "strict_json", "system", "vocab"];
@@ -616,9 +616,12 @@ fn string_note_lists(s: &Source) -> Vec<String> {
     let keep = outside_tests(t);
     let is_note_name = |name: &str| {
         let lower = name.to_lowercase();
-        name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') && NOTE_WORDS.iter().any(|w| lower.contains(w))
+        name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+            && NOTE_WORDS.iter().any(|w| lower.contains(w))
     };
-    let at = |i: usize, want: &[&str]| t.len() >= i + want.len() && t[i..i + want.len()].iter().zip(want).all(|(a, b)| a == b);
+    let at = |i: usize, want: &[&str]| {
+        t.len() >= i + want.len() && t[i..i + want.len()].iter().zip(want).all(|(a, b)| a == b)
+    };
     let mut out = Vec::new();
     for i in 0..t.len() {
         if !keep[i] || !is_note_name(&t[i]) {
