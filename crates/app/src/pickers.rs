@@ -10,6 +10,7 @@ use fmperf_core::catalog::{self, MappingOptions, to_system_params};
 use fmperf_core::explore::UserEntries;
 use fmperf_core::explore::choices::{model_choices, system_choices};
 use fmperf_core::extended::Workload;
+use fmperf_core::vocab::Note;
 
 /// Where a picker entry comes from (its group in the select).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +50,7 @@ pub struct Pick {
     /// The system options the user must give for it to map (e.g. `scale_out`), with why.
     pub needs: Vec<(&'static str, String)>,
     /// What the model leaves out or approximates for it.
-    pub caveats: Vec<String>,
+    pub caveats: Vec<Note>,
 }
 
 impl Pick {

@@ -11,7 +11,8 @@ use std::path::Path;
 use fmperf_core::catalog::{self, Precision};
 use fmperf_core::extended::{Hardware, Workload};
 use fmperf_core::format::{self, Document, hint};
-use fmperf_core::resolve::{self, Note, SpecError, UserEntries};
+use fmperf_core::resolve::{self, SpecError, UserEntries};
+use fmperf_core::vocab::Note;
 use fmperf_core::{ModelShape, SystemParams};
 
 use crate::cmd::CmdError;
@@ -177,7 +178,10 @@ fn stem(arg: &str) -> String {
 /// Notes on stderr (stdout stays machine-readable).
 fn note(notes: &[Note]) {
     for n in notes {
-        eprintln!("fmperf: note: {}: {}", n.entry, n.text);
+        match &n.entry {
+            Some(entry) => eprintln!("fmperf: note: {entry}: {}", n.text),
+            None => eprintln!("fmperf: note: {}", n.text),
+        }
     }
 }
 

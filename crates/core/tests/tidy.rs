@@ -22,6 +22,16 @@
 //!    or a value chosen by mode), an `.is_extended(…)` or `.is_moe(…)` method call, or an
 //!    `extended: bool`, outside `#[cfg(test)]` items, beyond what [`MODE_BRANCHES_LEFT`] still
 //!    allows a file (that list only shrinks).
+//! 8. a list of notes is a list of strings (`notes_are_typed`): a field, parameter or binding
+//!    whose name speaks of notes ([`NOTE_WORDS`]: notes, caveats, assumptions, warnings,
+//!    approximations, …) typed `Vec<String>`, `&mut Vec<String>` or `&[String]`, or a function so
+//!    named returning `Vec<String>`, anywhere in core, the app, the CLI, the launch readers, the
+//!    first view or the page (`src/`), outside `#[cfg(test)]` items: every note is the one
+//!    `fmperf_core::vocab::Note`, with its kind and fields.
+//! 9. core's `Result<_, String>` (`string_errors_only_shrink`): errors are typed (`Error` with its
+//!    field path, or an enum of their own); [`STRING_RESULTS_LEFT`] is how many `Result<…, String>`
+//!    core still writes outside `#[cfg(test)]` items, and the count must equal it (more fails;
+//!    fewer fails until the allowance is lowered).
 //!
 //! The checker reads Rust as tokens with comments, strings and character literals removed, so
 //! prose that names a module is not an import, and `use` groups (`use std::{fs, io}`,
@@ -30,6 +40,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+/// Words that make a name a note list's (rule 8), matched inside the lower-cased name.
+const NOTE_WORDS: &[&str] = &["note", "caveat", "assumption", "warning", "approximation", "remark"];
+
+/// Rule 9: `Result<…, String>` left in core outside unit tests (only shrinks; 0 is the goal).
+const STRING_RESULTS_LEFT: usize = 22;
 
 /// Top-level modules `reference/` may use.
 const REFERENCE_MAY_USE: &[&str] = &["reference", "error", "model", "strategy", "strict_json", "system", "vocab"];
@@ -594,6 +610,82 @@ fn check_manifest(toml: &str) -> Vec<String> {
     problems
 }
 
+/// Rule 8: the note lists of `s` typed as strings, one message each.
+fn string_note_lists(s: &Source) -> Vec<String> {
+    let t = &s.tokens;
+    let keep = outside_tests(t);
+    let is_note_name = |name: &str| {
+        let lower = name.to_lowercase();
+        name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+            && NOTE_WORDS.iter().any(|w| lower.contains(w))
+    };
+    let at = |i: usize, want: &[&str]| {
+        t.len() >= i + want.len() && t[i..i + want.len()].iter().zip(want).all(|(a, b)| a == b)
+    };
+    let mut out = Vec::new();
+    for i in 0..t.len() {
+        if !keep[i] || !is_note_name(&t[i]) {
+            continue;
+        }
+        // `name: Vec<String>`, `name: &mut Vec<String>`, `name: &[String]`, and `fn name(…) -> Vec<String>`.
+        let typed = (i + 1..t.len()).take(1).any(|j| {
+            t[j] == ":"
+                && (at(j + 1, &["Vec", "<", "String", ">"])
+                    || at(j + 1, &["&", "mut", "Vec", "<", "String", ">"])
+                    || at(j + 1, &["&", "Vec", "<", "String", ">"])
+                    || at(j + 1, &["&", "[", "String", "]"]))
+        });
+        let returned = i > 0 && t[i - 1] == "fn" && {
+            let mut j = i + 1;
+            let mut depth = 0;
+            while j < t.len() {
+                match t[j].as_str() {
+                    "(" => depth += 1,
+                    ")" => depth -= 1,
+                    "{" | ";" if depth == 0 => break,
+                    _ => {}
+                }
+                j += 1;
+            }
+            (i + 1..j).any(|k| at(k, &["-", ">", "Vec", "<", "String", ">"]))
+        };
+        if typed || returned {
+            out.push(format!(
+                "{}: `{}` is a list of notes typed as strings; hold `fmperf_core::vocab::Note`s (kind, fields, text)",
+                s.path, t[i]
+            ));
+        }
+    }
+    out
+}
+
+/// Rule 9: how many `Result<…, String>` `s` writes outside its unit tests.
+fn string_results(s: &Source) -> usize {
+    let t = &s.tokens;
+    let keep = outside_tests(t);
+    let mut n = 0;
+    for i in 0..t.len().saturating_sub(1) {
+        if !keep[i] || t[i] != "Result" || t[i + 1] != "<" {
+            continue;
+        }
+        let mut depth = 0;
+        for j in i + 1..t.len() {
+            match t[j].as_str() {
+                "<" => depth += 1,
+                ">" if t[j - 1] != "-" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        n += usize::from(j >= 2 && t[j - 1] == "String" && t[j - 2] == ",");
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    n
+}
+
 fn read_tree(root: &Path) -> Vec<Source> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<Source>) {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
@@ -639,6 +731,39 @@ fn mode_branches_live_in_the_pricer() {
     assert!(sources.iter().any(|s| s.path == "cost.rs"), "read {} files", sources.len());
     let problems = mode_branch_problems(&sources, MODE_BRANCHES_LEFT);
     assert!(problems.is_empty(), "fmperf-core branches on the mode outside the pricer:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn notes_are_typed() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut problems = Vec::new();
+    for (krate, src) in [
+        ("core", "src"),
+        ("app", "../app/src"),
+        ("cli", "../cli/src"),
+        ("launch", "../launch/src"),
+        ("first-view", "../first-view/src"),
+        ("page", "../../src"),
+    ] {
+        let sources = read_tree(&dir.join(src));
+        assert!(!sources.is_empty(), "read no files of {krate}");
+        problems.extend(sources.iter().flat_map(string_note_lists).map(|p| format!("{krate} {p}")));
+    }
+    assert!(problems.is_empty(), "note lists typed as strings:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn string_errors_only_shrink() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sources = read_tree(&dir.join("src"));
+    let per_file: Vec<(String, usize)> =
+        sources.iter().map(|s| (s.path.clone(), string_results(s))).filter(|(_, n)| *n > 0).collect();
+    let total: usize = per_file.iter().map(|(_, n)| n).sum();
+    assert_eq!(
+        total, STRING_RESULTS_LEFT,
+        "core writes {total} `Result<…, String>` (allowance {STRING_RESULTS_LEFT}): type the new ones, or lower the \
+         allowance to {total}; by file: {per_file:?}"
+    );
 }
 
 #[cfg(test)]
@@ -854,5 +979,32 @@ mod checker {
     fn tokens_skip_comments_and_literals() {
         let t = tokens("a /* b /* nested */ c */ d // e\n\"f\\\" g\" 'h' '\\n' r##\"i \"# j\"## k!(x) y != z");
         assert_eq!(t, ["a", "d", "k!", "(", "x", ")", "y", "!", "=", "z"]);
+    }
+
+    #[test]
+    fn string_note_lists_fail() {
+        let bad = [
+            "pub struct R { pub notes: Vec<String> }",
+            "fn read(text: &str, notes: &mut Vec<String>) {}",
+            "struct S<'a> { notes: &'a mut Vec<String> }",
+            "fn show(caveats: &[String]) {}",
+            "fn widening_notes(&self) -> Vec<String> { Vec::new() }",
+            "pub struct E { pub system_notes: Vec<String>, pub assumptions: Vec<String> }",
+        ];
+        let counts: Vec<usize> = bad.iter().map(|c| string_note_lists(&Source::new("a.rs", c)).len()).collect();
+        assert_eq!(counts, [1, 1, 1, 1, 1, 2], "{bad:?}");
+        let fine = "pub struct R { pub notes: Vec<Note>, pub sources: Vec<String> }\n\
+                    fn read(notes: &mut Vec<Note>) -> Vec<String> { Vec::new() }\n\
+                    /// notes: Vec<String> in prose\nconst S: &str = \"notes: Vec<String>\";\n\
+                    #[cfg(test)]\nmod tests { fn t(notes: Vec<String>) {} }";
+        assert_eq!(string_note_lists(&Source::new("a.rs", fine)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn string_results_are_counted() {
+        let code = "fn a() -> Result<u64, String> {}\nfn b() -> Result<(Vec<u8>, Option<String>), String> {}\n\
+                    fn c() -> Result<String, Error> {}\nfn d() -> Result<Box<dyn Fn() -> u8>, String> {}\n\
+                    /// Result<u8, String>\n#[cfg(test)]\nmod tests { fn t() -> Result<u8, String> {} }";
+        assert_eq!(string_results(&Source::new("a.rs", code)), 3);
     }
 }

@@ -6,6 +6,7 @@
 //! the launch that names it (see [`super::parse_files`]). JSON with a key given twice is an error
 //! naming the key (DeepSpeed's `json.load` would silently keep the last).
 
+use fmperf_core::vocab::NoteList;
 use serde_json::Value;
 
 use super::settings::Origin;
@@ -127,7 +128,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                 let on = match enabled {
                     Value::Bool(b) => *b,
                     Value::String(s) if s == "auto" => {
-                        l.notes.push(format!("{key}.enabled is \"auto\": the precision is left to the launch"));
+                        l.notes.reading(format!("{key}.enabled is \"auto\": the precision is left to the launch"));
                         false
                     }
                     other => {
@@ -172,7 +173,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                 format!("must be micro-batch × accumulation × data-parallel ranks: {m} × {ga} does not divide it"),
             ));
         }
-        l.notes.push(format!("train_batch_size {g} = {m} × {ga} × {} data-parallel ranks", g / (m * ga)));
+        l.notes.reading(format!("train_batch_size {g} = {m} × {ga} × {} data-parallel ranks", g / (m * ga)));
     }
     // With bf16 and ZeRO stage 0 (or no `zero_optimization`), DeepSpeed wraps the optimizer in
     // its BF16 optimizer (`runtime/bf16_optimizer.py`): FP32 master weights and optimizer states
@@ -184,7 +185,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
         let so = l.settings.sharding.origin.clone().unwrap_or_else(|| o.clone());
         l.settings.sharding.put(Sharding::Zero1, &so);
         l.settings.fp32_grad_accumulation.put(true, &o);
-        l.notes.push(
+        l.notes.reading(
             "bf16 with ZeRO stage 0: DeepSpeed runs its BF16 optimizer, which shards the optimizer states and FP32 \
              master weights over data parallelism (as ZeRO-1) and accumulates gradients in an FP32 buffer of every \
              parameter (grad_accumulation_buffer)"
@@ -198,7 +199,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
 fn batch_value(v: &Value, o: &Origin, l: &mut Launch) -> Result<Option<u64>, Error> {
     match v {
         Value::String(s) if s == "auto" => {
-            l.notes.push(format!("{} is \"auto\": left to the launch (the Trainer's arguments fill it)", o.key));
+            l.notes.reading(format!("{} is \"auto\": left to the launch (the Trainer's arguments fill it)", o.key));
             Ok(None)
         }
         _ => v

@@ -3,6 +3,7 @@
 //! memory per device against the capacity. The CLI (`fmperf estimate --from`) and the page's
 //! import panel both print [`Estimate::to_json`], so they show the same numbers.
 
+use fmperf_core::vocab::Note;
 use serde_json::{Value, json};
 
 use super::scenario::{Overrides, Scenario};
@@ -81,7 +82,7 @@ pub struct Estimate {
     /// Memory against capacity.
     pub memory: MemoryVerdict,
     /// Notes about the system mapping.
-    pub system_notes: Vec<String>,
+    pub system_notes: Vec<Note>,
 }
 
 /// The part named by a system spec (`ID[,domain=…,precision=…]`) at `precision` (the spec's

@@ -15,6 +15,7 @@ use super::{Format, Launch};
 use fmperf_core::Error;
 use fmperf_core::extended::moe::{Dispatcher, Load, MoeOptions, options::DEFAULT_IMBALANCE};
 use fmperf_core::moe_shape::{Mla, MoeShape, Router};
+use fmperf_core::vocab::{Note, NoteList};
 
 /// The MoE part of a file's model.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +47,7 @@ pub fn model(
     layers: u64,
     ffn: u64,
     gated: bool,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Result<ExpertModel, Error> {
     let experts = m.experts.copied().unwrap_or(1);
     let top_k = match m.top_k.copied() {
@@ -55,7 +56,7 @@ pub fn model(
             return Err(Error::MissingField { field: "num_experts_per_tok".into() });
         }
         None => {
-            notes.push(format!("{} not given: Megatron's default 2", name(f, "moe-router-topk", "")));
+            notes.reading(format!("{} not given: Megatron's default 2", name(f, "moe-router-topk", "")));
             2
         }
     };
@@ -65,7 +66,7 @@ pub fn model(
     let expert_ffn = match m.expert_ffn_hidden.copied() {
         Some(v) => v,
         None => {
-            notes.push(format!(
+            notes.reading(format!(
                 "{} not given: each expert has the dense MLP width {ffn}",
                 name(f, "moe-ffn-hidden-size", "moe_intermediate_size")
             ));
@@ -132,7 +133,7 @@ fn rename(e: Error, m: &Moe) -> Error {
 
 /// The latent attention of `m`: on with Megatron's `--multi-latent-attention` (NeMo / Bridge
 /// `multi_latent_attention`), or in a Hugging Face config that gives `kv_lora_rank`.
-fn mla(m: &Moe, f: Format, notes: &mut Vec<String>) -> Result<Option<Mla>, Error> {
+fn mla(m: &Moe, f: Format, notes: &mut Vec<Note>) -> Result<Option<Mla>, Error> {
     let on = match f {
         Format::HfConfig => m.kv_lora_rank.get().is_some(),
         _ => m.mla.copied().unwrap_or(false),
@@ -142,7 +143,7 @@ fn mla(m: &Moe, f: Format, notes: &mut Vec<String>) -> Result<Option<Mla>, Error
     }
     let mut default = |slot: &Slot<u64>, flag: &str, v: u64| {
         slot.copied().unwrap_or_else(|| {
-            notes.push(format!("{} not given: Megatron's default {v}", name(f, flag, flag)));
+            notes.reading(format!("{} not given: Megatron's default {v}", name(f, flag, flag)));
             v
         })
     };
@@ -156,7 +157,7 @@ fn mla(m: &Moe, f: Format, notes: &mut Vec<String>) -> Result<Option<Mla>, Error
 /// Which blocks are MoE as `(first_dense, moe_every)` ([`MoeShape`]'s pattern): the file's
 /// first-k-dense count and its frequency (an integer `n`: every `n`-th block; Megatron's list
 /// `([0]*3+[1]*58)`: one 0/1 entry per block, which must be k dense blocks then every n-th).
-fn pattern(m: &Moe, f: Format, layers: u64, notes: &mut Vec<String>) -> Result<(u64, u64), Error> {
+fn pattern(m: &Moe, f: Format, layers: u64, notes: &mut Vec<Note>) -> Result<(u64, u64), Error> {
     let first = m.first_dense_layers.copied().unwrap_or(0);
     let Some(text) = m.layer_pattern.get() else {
         return Ok((first, 1));
@@ -175,7 +176,7 @@ fn pattern(m: &Moe, f: Format, layers: u64, notes: &mut Vec<String>) -> Result<(
         // `(i + 1) % n == 0`, fmperf's pattern.
         let offset_zero = matches!(f, Format::Megatron | Format::NemoYaml) || origin.key == "moe_layer_freq";
         if n > 1 && offset_zero {
-            notes.push(format!(
+            notes.reading(format!(
                 "{} = {n}: the MoE blocks are priced at every {n}-th block from block {} (the file's \
                  blocks {first}, {}, … : the same pattern shifted by {} blocks)",
                 origin.key,
@@ -249,10 +250,10 @@ fn expand_list(t: &str) -> Result<Vec<bool>, String> {
 
 /// The MoE options of `m` on a layout of tensor-parallel degree `tp`: the file's expert-parallel
 /// degrees fixed (Megatron's defaults where absent), dispatcher, capacity factor, overlap.
-pub fn options(m: &Moe, f: Format, tp: u64, notes: &mut Vec<String>) -> Result<MoeOptions, Error> {
+pub fn options(m: &Moe, f: Format, tp: u64, notes: &mut Vec<Note>) -> Result<MoeOptions, Error> {
     let mut o = MoeOptions::default();
     o.ep = Some(m.ep.copied().unwrap_or_else(|| {
-        notes.push(format!("{} not given: 1 (no expert parallelism)", name(f, "expert-model-parallel-size", "")));
+        notes.reading(format!("{} not given: 1 (no expert parallelism)", name(f, "expert-model-parallel-size", "")));
         1
     }));
     o.etp = Some(match (m.etp.copied(), f) {
@@ -260,7 +261,7 @@ pub fn options(m: &Moe, f: Format, tp: u64, notes: &mut Vec<String>) -> Result<M
         (None, Format::Torchtitan) => 1,
         (None, _) => {
             if tp > 1 {
-                notes.push(format!(
+                notes.reading(format!(
                     "{} not given: Megatron's default, the tensor-parallel degree {tp}",
                     name(f, "expert-tensor-parallel-size", "")
                 ));
@@ -281,11 +282,11 @@ pub fn options(m: &Moe, f: Format, tp: u64, notes: &mut Vec<String>) -> Result<M
             return Err(m.capacity_factor.error("moe_expert_capacity_factor", c, "must be positive"));
         }
         o.load = Load::Capacity { factor: c, imbalance: DEFAULT_IMBALANCE };
-        notes.push(format!(
+        notes.reading(format!(
             "capacity factor {c}: tokens beyond it dropped, the router's imbalance before capping taken as {DEFAULT_IMBALANCE}"
         ));
     } else {
-        notes.push(format!("dropless routing: the busiest EP rank receives {DEFAULT_IMBALANCE}× the mean tokens"));
+        notes.reading(format!("dropless routing: the busiest EP rank receives {DEFAULT_IMBALANCE}× the mean tokens"));
     }
     // As the file runs it: the stacks' default is no overlap (Megatron-Core's
     // `overlap_moe_expert_parallel_comm=False`) unless the file switches it on.

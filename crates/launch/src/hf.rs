@@ -22,6 +22,7 @@
 //! A multimodal config (Llama 4, Gemma 3, Qwen2-VL, Mistral 3 / Pixtral, LLaVA, CLIP) is read for
 //! its text model, `text_config` (a note says so); the vision tower is listed as unused.
 
+use fmperf_core::vocab::NoteList;
 use serde_json::{Map, Value};
 
 use super::settings::Origin;
@@ -85,7 +86,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
         }
     }
     if let Some(t) = nested {
-        l.notes.push(format!(
+        l.notes.reading(format!(
             "a multimodal config: its text model (text_config, `{model_type}`) is read; the other towers are not modelled"
         ));
         for (k, v) in t {
@@ -262,7 +263,7 @@ fn late_keys(l: &mut Launch, late: &[(String, &str, &Value)], line_of: &dyn Fn(&
         }
         (_, Some((true, o)), _) => {
             s.kv_heads.put(1, o);
-            l.notes.push("multi_query: one key/value head".into());
+            l.notes.reading("multi_query: one key/value head".into());
         }
         (None, None, Some((n, o))) => s.kv_heads.put_once(n, &o)?,
         (_, _, Some((n, o))) => {
@@ -281,7 +282,7 @@ fn late_keys(l: &mut Launch, late: &[(String, &str, &Value)], line_of: &dyn Fn(&
         let s = &mut l.settings;
         if let (Some(experts), Some(io)) = (s.ffn_hidden.copied(), s.ffn_hidden.origin.clone()) {
             s.moe.expert_ffn_hidden.put(experts, &io);
-            l.notes.push(format!(
+            l.notes.reading(format!(
                 "{}: the experts' width {experts}; the dense layers' is intermediate_size_mlp {dense}",
                 io.key
             ));
@@ -304,7 +305,7 @@ fn finish(l: &mut Launch, model_type: &str, gated_family: bool, line_of: &dyn Fn
     if s.tied_embeddings.get().is_none() {
         let tied = TIED_FAMILIES.contains(&model_type) || !(gated_family || ["gptj", "gpt_neox"].contains(&model_type));
         s.tied_embeddings.put(tied, &Origin::new("tie_word_embeddings", 0));
-        l.notes.push(format!(
+        l.notes.reading(format!(
             "tie_word_embeddings not given: {} (the default of `{model_type}` configs)",
             if tied { "tied" } else { "untied" }
         ));
@@ -319,7 +320,7 @@ fn finish(l: &mut Launch, model_type: &str, gated_family: bool, line_of: &dyn Fn
         }
         if ONE_SHARED_EXPERT.contains(&model_type) && s.moe.shared_experts.get().is_none() {
             s.moe.shared_experts.put(1, &mt);
-            l.notes.push(format!("`{model_type}`: one shared expert of the experts' width in every MoE layer"));
+            l.notes.reading(format!("`{model_type}`: one shared expert of the experts' width in every MoE layer"));
         }
     }
     let s = &l.settings;

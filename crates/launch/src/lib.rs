@@ -43,6 +43,7 @@ pub use scenario::{ModelOnly, Overrides, Scenario, catalog_model};
 pub use settings::{Moe, Settings, Slot};
 
 use fmperf_core::Error;
+use fmperf_core::vocab::Note;
 
 /// The kind of file a configuration came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -129,7 +130,7 @@ pub struct Launch {
     pub unused: Vec<Unused>,
     /// How a value was read where the reading needed a rule (defaults of the framework, a
     /// flavour's shape, a value given twice), in words.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 impl Launch {
@@ -351,14 +352,14 @@ pub fn parse_files(sources: &[Source<'_>], args: &[String]) -> Result<Launch, Er
     let (pname, mut out) = read[primary].clone();
     let prefix = |name: &str, t: &str| format!("{name}: {t}");
     out.unused.iter_mut().for_each(|u| u.key = prefix(&pname, &u.key));
-    out.notes.iter_mut().for_each(|n| *n = prefix(&pname, n));
+    out.notes.iter_mut().for_each(|n| n.text = prefix(&pname, n));
     for (i, (name, l)) in read.iter().enumerate() {
         if i == primary {
             continue;
         }
         merge::merge(&mut out.settings, &l.settings)?;
         out.unused.extend(l.unused.iter().map(|u| Unused { key: prefix(name, &u.key), ..u.clone() }));
-        out.notes.extend(l.notes.iter().map(|n| prefix(name, n)));
+        out.notes.extend(l.notes.iter().map(|n| Note { text: prefix(name, n), ..n.clone() }));
     }
     // Expert settings settled over the merged model (a launch's expert degrees with the experts of
     // a sourced file or a config.json).

@@ -9,6 +9,7 @@
 
 use fmperf_core::Error;
 use fmperf_core::catalog::{CatalogModel, Mlp, TrainingBudget};
+use fmperf_core::vocab::NoteList;
 
 use super::scenario::{ModelOnly, Overrides};
 use super::{Format, Launch, Source, parse_files};
@@ -61,7 +62,7 @@ pub fn from_launch(launch: &Launch, id: &str, file: &str) -> Result<CatalogModel
     let mut notes = m.notes.clone();
     notes.extend(launch.notes.iter().cloned());
     if stated_seq.is_none() {
-        notes.push(format!(
+        notes.reading(format!(
             "{file} states no training sequence length (a config's max_position_embeddings is the longest position, \
              not the training length): give it with --seq-len or in the scenario"
         ));

@@ -21,6 +21,7 @@ use super::{Format, Launch, why};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::Sharding;
+use fmperf_core::vocab::NoteList;
 
 /// Reads a NeMo / Megatron-Bridge YAML.
 pub fn parse(text: &str) -> Result<Launch, Error> {
@@ -43,7 +44,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
         let top = e.key.split('.').next().unwrap_or("");
         if top == "defaults" {
             if !defaults_noted {
-                l.notes.push(format!(
+                l.notes.reading(format!(
                     "line {}: the Hydra `defaults:` list is not followed (the files it names are not read; give them \
                      with another --from)",
                     e.line
@@ -252,7 +253,7 @@ pub(crate) fn apply_key(l: &mut Launch, p: &mut Pending, path: &str, value: &str
         // Hydra / NeMo 2 (`nemo_run`) instantiation: the class a section builds.
         "_target_" | "_partial_" | "_recursive_" | "_convert_" => {
             if leaf == "_target_" && path.starts_with("model.") {
-                l.notes.push(format!(
+                l.notes.reading(format!(
                     "{path} = {value}: the model class's own defaults are not known to fmperf; the keys the file \
                      gives are read"
                 ));
@@ -359,7 +360,7 @@ pub(crate) fn apply_key(l: &mut Launch, p: &mut Pending, path: &str, value: &str
                 match value.trim().to_ascii_lowercase().as_str() {
                     "full" => {}
                     "grad" => _ = l.settings.sharding.put(Sharding::Zero2, o),
-                    "hybrid" => l.notes.push(format!(
+                    "hybrid" => l.notes.reading(format!(
                         "{path} = hybrid: priced as full sharding over the data-parallel ranks (NeMo shards \
                          within a node and replicates across nodes)"
                     )),

@@ -20,6 +20,7 @@
 //! why; the reader decides whether the key matters. Bounds: nesting and reference chains ≤
 //! [`MAX_DEPTH`], cycles detected, results ≤ 4096 characters.
 
+use fmperf_core::vocab::{Note, NoteList};
 use std::collections::{HashMap, HashSet};
 
 use super::settings::Entry;
@@ -34,7 +35,7 @@ pub struct Resolved {
     /// `(entry index, why)` of each value left as written.
     pub unresolved: Vec<(usize, String)>,
     /// How a value was read where a rule was needed (a default of `oc.env`, a group package).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 struct Ctx<'a> {
@@ -44,7 +45,7 @@ struct Ctx<'a> {
     sections: HashSet<&'a str>,
     done: Vec<Option<Result<String, String>>>,
     visiting: Vec<bool>,
-    notes: Vec<String>,
+    notes: Vec<Note>,
 }
 
 /// Resolves the interpolations of `entries` in place (see the module documentation).
@@ -170,7 +171,7 @@ impl Ctx<'_> {
             && !self.tops.contains(first)
             && let Some(&i) = self.index.get(rest)
         {
-            self.notes.push(format!(
+            self.notes.reading(format!(
                 "${{{first}.…}}: read as this file's own keys (the file is the `{first}` config group of a Hydra \
                  configuration)"
             ));
@@ -190,7 +191,7 @@ impl Ctx<'_> {
                     Err(format!("${{oc.env:{var}}} needs the environment variable {var}, which a file does not give"))
                 }
                 [var, default, ..] => {
-                    self.notes.push(format!(
+                    self.notes.reading(format!(
                         "{key}: ${{oc.env:{var},…}} read with its default {default} (no environment here)"
                     ));
                     Ok(default.clone())

@@ -15,6 +15,7 @@ use fmperf_core::extended::moe::ExpertLayout;
 use fmperf_core::extended::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, Layout, Recompute, Sharding, Stack, StageSplitRule, Workload,
 };
+use fmperf_core::vocab::{Note, NoteKind, NoteList};
 
 /// What the command line (or the page) sets beside the file; each wins over the file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -48,7 +49,7 @@ pub struct Scenario {
     /// The extended-mode switches of this configuration.
     pub options: ExtendedOptions,
     /// Rules applied where the file is silent, in words.
-    pub assumptions: Vec<String>,
+    pub assumptions: Vec<Note>,
     /// Where each value of the configuration came from: `(field, place)`, the place being
     /// `file: key (line N)`, a command-line flag (`--gpus`) or `default` / `derived`.
     pub origins: Vec<(String, String)>,
@@ -145,15 +146,16 @@ impl Scenario {
         if s.fp8_weights.copied() == Some(true) {
             if opts.hardware.precision == Precision::Fp8 {
                 opts.fp8_recipe = Fp8Recipe::TransformerEngineFp8Weights;
-                notes
-                    .push("FP8 primary weights (fp8_param_gather): the linear weights are FP8 (te_fp8_weights)".into());
+                notes.assumption(
+                    "FP8 primary weights (fp8_param_gather): the linear weights are FP8 (te_fp8_weights)".into(),
+                );
             } else {
-                notes.push("fp8_param_gather has no effect without FP8 linear layers".into());
+                notes.assumption("fp8_param_gather has no effect without FP8 linear layers".into());
             }
         }
         if let Some(compiled) = s.compiled.copied() {
             opts.fusion = if compiled { Fusion::Fused } else { Fusion::Eager };
-            notes.push(if compiled {
+            notes.assumption(if compiled {
                 "torch.compile: fused element-wise kernels (fusion=fused)".to_string()
             } else {
                 "no torch.compile: eager PyTorch element-wise kernels (fusion=eager)".to_string()
@@ -161,7 +163,7 @@ impl Scenario {
         }
         if s.compiled_loss.copied() == Some(true) {
             opts.compiled_loss = true;
-            notes.push("the loss is compiled with the model: no FP32 logits held (compiled_loss)".into());
+            notes.assumption("the loss is compiled with the model: no FP32 logits held (compiled_loss)".into());
         }
         opts.recompute = s.recompute.copied().unwrap_or(Recompute::None);
         opts.sequence_parallel = s.sequence_parallel.copied().unwrap_or(false);
@@ -190,7 +192,7 @@ impl Scenario {
                 ));
             }
             opts.shard_group = Some(ranks / n);
-            notes.push(format!(
+            notes.assumption(format!(
                 "{n} distributed-optimizer instances: optimizer states sharded within groups of {} ranks, \
                  replicated across the {n} groups (shard_group={})",
                 ranks / n,
@@ -200,36 +202,39 @@ impl Scenario {
         if f == Format::Torchtitan {
             if shard == 1 {
                 opts.sharding = Sharding::Ddp;
-                notes.push("data_parallel_shard_degree is 1: plain data parallelism (no FSDP)".into());
+                notes.assumption("data_parallel_shard_degree is 1: plain data parallelism (no FSDP)".into());
             } else if replicate > 1 {
                 opts.shard_group = Some(shard * cp);
             }
             // torchtitan's loop calls `optimizers.zero_grad()` before each step: no gradient
             // buffer outlives the step (see `ExtendedOptions::grads_freed`).
             opts.grads_freed = true;
-            notes.push("torchtitan frees the gradients between steps (zero_grad): grads_freed".into());
+            notes.assumption("torchtitan frees the gradients between steps (zero_grad): grads_freed".into());
             // torchtitan's Float8 is torchao's: weights and inputs cast on every pass, no
             // persistent FP8 weight copy (see `Fp8Recipe::Torchao`).
             if opts.hardware.precision == Precision::Fp8 {
                 if s.fp8_all_gather.copied() == Some(true) {
                     opts.fp8_recipe = Fp8Recipe::TorchaoFp8AllGather;
-                    notes.push(
+                    notes.assumption(
                         "Float8 linear layers: torchao's recipe with FSDP's float8 all-gather, gathered weights in FP8 \
                          (fp8_recipe=torchao_fp8_gather)"
                             .into(),
                     );
                 } else {
                     opts.fp8_recipe = Fp8Recipe::Torchao;
-                    notes
-                        .push("Float8 linear layers: torchao's recipe, cast on every pass (fp8_recipe=torchao)".into());
+                    notes.assumption(
+                        "Float8 linear layers: torchao's recipe, cast on every pass (fp8_recipe=torchao)".into(),
+                    );
                 }
             } else if s.fp8_all_gather.copied() == Some(true) {
-                notes.push("float8.enable_fsdp_float8_all_gather has no effect without Float8 linear layers".into());
+                notes.assumption(
+                    "float8.enable_fsdp_float8_all_gather has no effect without Float8 linear layers".into(),
+                );
             }
             // torchtitan's models call `F.scaled_dot_product_attention` (or FlexAttention, also
             // FlashAttention-2 class): priced as such (see `AttentionKernel`).
             opts.attention_kernel = AttentionKernel::Fa2;
-            notes.push(
+            notes.assumption(
                 "attention: PyTorch SDPA (FlashAttention-2 class), torchtitan's kernel (attention_kernel=fa2)".into(),
             );
         }
@@ -243,7 +248,7 @@ impl Scenario {
             && blocks < per_chunk
         {
             opts.recompute = Recompute::of_share(blocks as f64 / per_chunk as f64);
-            notes.push(format!(
+            notes.assumption(format!(
                 "{} = {blocks}: recomputation of {blocks} of {per_chunk} blocks per model chunk (recompute={})",
                 s.recompute_blocks.key_or("recompute_num_layers"),
                 opts.recompute
@@ -259,9 +264,9 @@ impl Scenario {
         if rule != StageSplitRule::Blocks {
             if pp > 1 {
                 opts.stage_split = rule;
-                notes.push(rule.note());
+                notes.assumption(rule.note());
             } else {
-                notes.push(
+                notes.assumption(
                     "the ends counted as blocks of the pipeline split have no effect without pipeline parallelism"
                         .into(),
                 );
@@ -352,7 +357,7 @@ pub struct ModelOnly {
     /// The model with its training sequence length.
     pub workload: Workload,
     /// Rules applied where the file is silent.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 impl ModelOnly {
@@ -360,12 +365,12 @@ impl ModelOnly {
     /// pads it). Errors name the missing or invalid flag or key.
     pub fn from_launch(launch: &Launch, o: &Overrides, tp: u64) -> Result<ModelOnly, Error> {
         let f = launch.format;
-        let mut notes: Vec<String> = Vec::new();
+        let mut notes: Vec<Note> = Vec::new();
         // A launch that names a well-known model but not its shape (a Trainer launch).
         let named = hub_models::filled(&launch.settings);
         let s = match &named {
             Some((filled, note)) => {
-                notes.push(note.clone());
+                notes.assumption(note.clone());
                 filled
             }
             None => &launch.settings,
@@ -383,7 +388,7 @@ impl ModelOnly {
             None if f == Format::HfConfig => 4 * hidden,
             None => {
                 let v = if gated { (8 * hidden / 3) / 64 * 64 } else { 4 * hidden };
-                notes.push(format!(
+                notes.assumption(format!(
                     "MLP width not given: Megatron's default {v} ({})",
                     if gated { "⌊8h/3 / 64⌋·64 with SwiGLU" } else { "4h" }
                 ));
@@ -423,7 +428,7 @@ impl ModelOnly {
             mtp_layers: moe.as_ref().map_or(0, |m| m.mtp_layers),
         };
         workload.validate().map_err(|e| rename_model_error(e, s))?;
-        notes.extend(workload.alignment_caveat());
+        notes.extend(workload.alignment_caveat().map(|t| Note::new(NoteKind::ModelCaveat, t)));
         let name = s.model_name.get().cloned().unwrap_or_else(|| match catalog_model(&workload) {
             Some(id) => format!("{id} (the catalog's shape)"),
             None => "custom model".to_string(),
@@ -485,11 +490,11 @@ fn rename_model_error(e: Error, s: &Settings) -> Error {
 /// A file that does not say its vocabulary (a tokenizer file whose size is in the file's contents,
 /// not its name) is estimated without the embedding and the output head, and a note says so and
 /// how to give it: an omission stated, never a guessed number.
-fn vocab(s: &Settings, f: Format, tp: u64, notes: &mut Vec<String>) -> Result<Option<u64>, Error> {
+fn vocab(s: &Settings, f: Format, tp: u64, notes: &mut Vec<Note>) -> Result<Option<u64>, Error> {
     let Some(v) = s.vocab.copied() else {
         let k =
             key(f, "vocab-size", "model.tokenizer (a tokenizer fmperf knows by name)", "model.flavor", "vocab_size");
-        notes.push(format!(
+        notes.assumption(format!(
             "vocabulary not stated: the embedding and the output head are left out of the estimate (time per \
              step and memory per device somewhat low, more so for small models); give {k}"
         ));
@@ -501,7 +506,7 @@ fn vocab(s: &Settings, f: Format, tp: u64, notes: &mut Vec<String>) -> Result<Op
     let multiple = s.vocab_divisible_by.copied().unwrap_or(128) * tp;
     let padded = v.div_ceil(multiple) * multiple;
     if padded != v {
-        notes.push(format!(
+        notes.assumption(format!(
             "vocabulary {v} padded to {padded} (a multiple of make-vocab-size-divisible-by·tp = {multiple})"
         ));
     }
@@ -532,17 +537,10 @@ fn devices(s: &Settings, o: &Overrides, f: Format, model_parallel: u64) -> Resul
 }
 
 /// Micro-batch and global batch.
-fn batch(
-    s: &Settings,
-    o: &Overrides,
-    f: Format,
-    dp: u64,
-    pp: u64,
-    notes: &mut Vec<String>,
-) -> Result<(u64, u64), Error> {
+fn batch(s: &Settings, o: &Overrides, f: Format, dp: u64, pp: u64, notes: &mut Vec<Note>) -> Result<(u64, u64), Error> {
     let (mbs, default_global) = if f == Format::Torchtitan {
         let local = s.local_batch.copied().unwrap_or_else(|| {
-            notes.push("training.local_batch_size not given: torchtitan's default 8".into());
+            notes.assumption("training.local_batch_size not given: torchtitan's default 8".into());
             8
         });
         let mbs = if pp > 1 { s.mbs.copied().unwrap_or(1) } else { local };
@@ -575,11 +573,11 @@ fn batch(
         (Some(g), _) | (None, Some(g)) => g,
         (None, None) => {
             if s.grad_accumulation.value.is_some() {
-                notes.push(format!(
+                notes.assumption(format!(
                     "global batch: micro-batch × gradient accumulation × data-parallel = {default_global}"
                 ));
             } else {
-                notes.push(format!("global batch not given: micro-batch × data-parallel = {default_global}"));
+                notes.assumption(format!("global batch not given: micro-batch × data-parallel = {default_global}"));
             }
             default_global
         }
@@ -596,7 +594,7 @@ fn batch(
 }
 
 /// Virtual pipeline stages per device: `vpp`, or `layers / (pp · layers per virtual stage)`.
-fn interleave(s: &Settings, layers: u64, pp: u64, notes: &mut Vec<String>) -> Result<u64, Error> {
+fn interleave(s: &Settings, layers: u64, pp: u64, notes: &mut Vec<Note>) -> Result<u64, Error> {
     let v = match (s.vpp.copied(), s.layers_per_virtual_stage.copied()) {
         (Some(v), _) => v,
         (None, Some(per)) => {
@@ -613,7 +611,7 @@ fn interleave(s: &Settings, layers: u64, pp: u64, notes: &mut Vec<String>) -> Re
         (None, None) => 1,
     };
     if v > 1 && pp == 1 {
-        notes.push("virtual pipeline stages without pipeline parallelism: no interleaving".into());
+        notes.assumption("virtual pipeline stages without pipeline parallelism: no interleaving".into());
         return Ok(1);
     }
     Ok(v)

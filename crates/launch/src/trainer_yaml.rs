@@ -26,6 +26,7 @@ use crate::{Format, Launch, why};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::{Recompute, Sharding};
+use fmperf_core::vocab::NoteList;
 
 /// Top-level keys that only a `TrainingArguments`, LLaMA-Factory or Accelerate YAML has.
 const MARKERS: &[&str] = &[
@@ -103,26 +104,26 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                 slot.put(1, &Origin::new(format!("(Hugging Face Trainer: {key})"), 0));
             }
         }
-        l.notes.push(
+        l.notes.reading(
             "a Hugging Face Trainer run: data parallel over every device (tensor and pipeline parallel 1); the \
              model's shape from its name or its config.json (a second --from)"
                 .into(),
         );
         if llama_factory && !checkpointing_given && !granularity {
             l.settings.recompute.put(Recompute::Full, &Origin::new("disable_gradient_checkpointing", 0));
-            l.notes.push(
+            l.notes.reading(
                 "no disable_gradient_checkpointing: LLaMA-Factory recomputes every layer (gradient checkpointing on \
                  by default; recompute full)"
                     .into(),
             );
         } else if !checkpointing_given {
-            l.notes.push("no gradient_checkpointing: the Trainer keeps every activation (recompute none)".into());
+            l.notes.reading("no gradient_checkpointing: the Trainer keeps every activation (recompute none)".into());
         }
     }
     let half_given = keys.given().1 || l.settings.precision.get().is_some();
     keys.finish(&mut l)?;
     if training && !half_given && !accelerate {
-        l.notes.push(
+        l.notes.reading(
             "no bf16 or fp16: the precision is the Accelerate config's mixed_precision or the DeepSpeed JSON's; \
              give that file with a second --from (alone, the Trainer trains in FP32)"
                 .into(),
@@ -318,7 +319,7 @@ fn fsdp_strategy(l: &mut Launch, keys: &mut TrainerKeys, v: &str, o: &Origin) ->
         "4" | "hybrid_shard" => "hybrid_shard",
         "5" | "hybrid_shard_zero2" => {
             put(l, |s| &mut s.sharding, Sharding::Zero2, o);
-            l.notes.push(format!(
+            l.notes.reading(format!(
                 "{} HYBRID_SHARD_ZERO2: read as ZeRO-2 sharding; fmperf does not model sharding within a node only",
                 o.key
             ));
@@ -380,7 +381,7 @@ fn own_irrelevant(key: &str) -> Option<&'static str> {
 /// Puts `v` into a slot, noting when it replaces an earlier value.
 fn put<T: PartialEq>(l: &mut Launch, slot: impl Fn(&mut crate::Settings) -> &mut crate::Slot<T>, v: T, o: &Origin) {
     if let Some(old) = slot(&mut l.settings).put(v, o) {
-        l.notes.push(format!(
+        l.notes.reading(format!(
             "{} (line {}) replaces the value of {} (line {}): the later one is used",
             o.key, o.line, old.key, old.line
         ));

@@ -80,7 +80,7 @@ pub fn FieldTable(doc: Document) -> impl IntoView {
 fn ModelVerdict(model: CatalogModel) -> impl IntoView {
     let caveats = model.reference_caveats();
     let list = (!caveats.is_empty()).then(|| {
-        let items = caveats.iter().map(|c| view! { <li>{c.clone()}</li> }).collect_view();
+        let items = caveats.iter().map(|c| view! { <li>{c.text.clone()}</li> }).collect_view();
         view! { <ul>{items}</ul> }
     });
     let (class, head) = match model.to_shape() {
@@ -193,13 +193,16 @@ pub fn EntryDetail(entry: CardEntry) -> impl IntoView {
     let url = expect_context::<UrlState>();
     let id = entry.id();
     let (verdict, sources, notes, mapping) = match &entry.doc {
-        Document::Model(m) => {
-            (view! { <ModelVerdict model=m.clone() /> }.into_any(), m.sources.clone(), m.notes.clone(), None)
-        }
+        Document::Model(m) => (
+            view! { <ModelVerdict model=m.clone() /> }.into_any(),
+            m.sources.clone(),
+            fmperf_core::vocab::Note::texts(&m.notes),
+            None,
+        ),
         Document::System(s) => (
             view! { <SystemVerdict system=s.clone() /> }.into_any(),
             s.sources.clone(),
-            s.notes.clone(),
+            fmperf_core::vocab::Note::texts(&s.notes),
             Some(view! { <MappingPanel system=s.clone() /> }),
         ),
         Document::Scenario(_) => (().into_any(), Vec::new(), Vec::new(), None),

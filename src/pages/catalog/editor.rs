@@ -63,7 +63,7 @@ struct Start {
     notes: NotePolicy,
 }
 
-fn doc_id_mut(doc: &mut Document) -> Option<(&mut String, &mut String, &mut Vec<String>)> {
+fn doc_id_mut(doc: &mut Document) -> Option<(&mut String, &mut String, &mut Vec<fmperf_core::vocab::Note>)> {
     match doc {
         Document::Model(m) => Some((&mut m.id, &mut m.name, &mut m.notes)),
         Document::System(s) => Some((&mut s.id, &mut s.name, &mut s.notes)),
@@ -103,7 +103,9 @@ fn start_of(store: &CustomStore, kind: EntryKind, edit: &str) -> Result<Start, S
         if let Some((doc_id, name, notes)) = doc_id_mut(&mut doc) {
             *doc_id = new_id;
             *name = format!("{name} (my copy)");
-            notes.push(format!("Duplicated from the catalog entry `{id}` and edited."));
+            notes.push(fmperf_core::vocab::Note::stated(format!(
+                "Duplicated from the catalog entry `{id}` and edited."
+            )));
         }
         return Ok(Start {
             kind,

@@ -107,7 +107,7 @@ pub fn MappingPanel(system: CatalogSystem) -> impl IntoView {
             let approx = if m.approximations.is_empty() {
                 view! { <p class="muted">"Approximations: none; every value is read from the entry."</p> }.into_any()
             } else {
-                let items = m.approximations.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view();
+                let items = m.approximations.iter().map(|a| view! { <li>{a.text.clone()}</li> }).collect_view();
                 view! {
                     <p>"Approximations and derived values:"</p>
                     <ul class="approximations">{items}</ul>

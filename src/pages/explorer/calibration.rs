@@ -11,6 +11,7 @@
 use fmperf_app::calibration::{self as cal_app, Entries, FIGURES, Saved};
 use fmperf_core::calibrate::Calibration;
 use fmperf_core::explore::{ExploreSpec, format_candidate};
+use fmperf_core::vocab::{Note, NoteList};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -56,13 +57,13 @@ fn save(entries: &Entries, cal: Option<&Calibration>) -> Option<String> {
 }
 
 /// The fit: the figures of the log lines and the typed one, on the selected configuration.
-fn fit(spec: &ExploreSpec, sel: &Selected, entries: &Entries) -> Result<(Calibration, Vec<String>), String> {
+fn fit(spec: &ExploreSpec, sel: &Selected, entries: &Entries) -> Result<(Calibration, Vec<Note>), String> {
     let mut notes = Vec::new();
     let from_log = if entries.log.trim().is_empty() {
         Vec::new()
     } else {
         let f = fmperf_launch::logs::read_log(&entries.log).map_err(|e| format!("Log lines: {e}"))?;
-        notes.push(format!("Read as a {} log.", f.framework));
+        notes.reading(format!("Read as a {} log.", f.framework));
         notes.extend(f.notes.iter().cloned());
         f.measured
     };
@@ -82,7 +83,7 @@ pub fn CalibratePanel(selection: Memo<Result<Option<Selected>, String>>) -> impl
     let entries = RwSignal::new(entries0);
     let cal = RwSignal::new(cal0);
     let problem = RwSignal::new(problem0);
-    let notes = RwSignal::new(Vec::<String>::new());
+    let notes = RwSignal::new(Vec::<Note>::new());
     // Nothing typed is lost: every change is saved.
     Effect::new(move |_| {
         let e = entries.get();
@@ -267,7 +268,7 @@ pub fn CalibratePanel(selection: Memo<Result<Option<Selected>, String>>) -> impl
                 <p class="muted">{from}</p>
                 {table}
                 {best_line}
-                <ul class="muted cal-notes">{move || notes.get().into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
+                <ul class="muted cal-notes">{move || notes.get().into_iter().map(|n| view! { <li>{n.text}</li> }).collect_view()}</ul>
             </div>
         })
     };

@@ -104,7 +104,7 @@ fn ChoiceSelect(key: &'static str, label: &'static str, picker: Picker) -> impl 
                                 _ => p.label.clone(),
                             };
                             let title = why.clone().unwrap_or_else(|| {
-                                p.needs.iter().map(|(_, w)| w.clone()).chain(p.caveats.iter().cloned()).collect::<Vec<_>>().join(" ")
+                                p.needs.iter().map(|(_, w)| w.clone()).chain(p.caveats.iter().map(|c| c.text.clone())).collect::<Vec<_>>().join(" ")
                             });
                             let pid = p.id.clone();
                             view! {
@@ -310,7 +310,7 @@ fn MoeControls() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
     let shown = Memo::new(move |_| {
         let extended = matches!(ex.mode.get(), Ok(ModelMode::Extended(_)))
-            || ex.mode.with(|m| m.as_ref().is_err_and(|e| e.field().is_some_and(|f| f.starts_with("moe."))));
+            || ex.mode.with(|m| m.as_ref().is_err_and(|e| e.path().is_some_and(|p| p.below("moe").is_some())));
         let model = ex.live.with(|f| f.model.clone());
         extended && ex.entries.with(|u| u.find_model(&model).ok().is_some_and(|m| m.moe.is_some()))
     });
@@ -553,7 +553,7 @@ pub fn ScenarioForm() -> impl IntoView {
             Ok(spec) if !spec.notes.is_empty() => Some(view! {
                 <details class="notes">
                     <summary>{format!("{} modelling note(s) for this model and system", spec.notes.len())}</summary>
-                    <ul>{spec.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}</ul>
+                    <ul>{spec.notes.iter().map(|n| view! { <li>{n.text.clone()}</li> }).collect_view()}</ul>
                 </details>
             }),
             _ => None,

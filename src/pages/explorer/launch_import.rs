@@ -272,7 +272,7 @@ fn BestLayout(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>, 
                     </div>
                     {move || match written.get() {
                         Some(Ok(e)) => {
-                            let notes = e.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view();
+                            let notes = e.notes.iter().map(|n| view! { <li>{n.text.clone()}</li> }).collect_view();
                             let how = if e.in_place {
                                 format!("{}: your file with the layout's values changed, every other line kept", e.file_name)
                             } else {
@@ -362,7 +362,7 @@ fn EstimateView(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>
         .iter()
         .chain(&launch.notes)
         .chain(&e.system_notes)
-        .map(|n| view! { <li>{n.clone()}</li> })
+        .map(|n| view! { <li>{n.text.clone()}</li> })
         .collect_view();
     // The file's scenario in the Explorer: its catalog twin, system, devices, batch and switches.
     let model_id = launch::catalog_model(&s.workload);

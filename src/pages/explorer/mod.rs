@@ -185,7 +185,7 @@ pub fn ExplorerPage() -> impl IntoView {
                         ex.spec.with(|s| {
                             s.as_ref()
                                 .err()
-                                .and_then(|v| v.iter().find(|e| e.field().is_some_and(|f| f == "mode" || f.starts_with("ext"))).cloned())
+                                .and_then(|v| v.iter().find(|e| e.path().is_some_and(|p| p.is_in("mode") || p.is_in("ext"))).cloned())
                         })
                     })
                     applies_to=fmperf_app::mode::EXPLORER_APPLIES_TO

@@ -549,7 +549,7 @@ pub fn Results() -> impl IntoView {
             .as_ref()
             .map(|d| d.message.clone())
             .into_iter()
-            .chain(o.widening.iter().cloned())
+            .chain(o.widening.iter().map(|n| n.text.clone()))
             .collect::<Vec<_>>();
         let departed = (!departed.is_empty()).then(|| {
             view! {

@@ -36,7 +36,7 @@ pub struct Outcome {
     pub diagnosis: Option<fmperf_core::search::Diagnosis>,
     /// How the searches departed from the reference's enumeration (partial domains, fewer
     /// devices), one sentence each.
-    pub widening: Vec<String>,
+    pub widening: Vec<fmperf_core::vocab::Note>,
 }
 
 impl Outcome {
@@ -137,7 +137,7 @@ fn now_ms() -> f64 {
 pub struct Task(pub ExploreSearch);
 
 impl Sliced for Task {
-    type Output = (ExploreResult, Option<fmperf_core::search::Diagnosis>, Vec<String>);
+    type Output = (ExploreResult, Option<fmperf_core::search::Diagnosis>, Vec<fmperf_core::vocab::Note>);
     fn step(&mut self, units: usize) -> bool {
         self.0.step(units)
     }

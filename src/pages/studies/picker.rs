@@ -4,6 +4,7 @@
 use fmperf_core::mode::ModelMode;
 use fmperf_core::presets::{self, Panel, Preset};
 use fmperf_core::sweep::SweepText;
+use fmperf_core::vocab::Note;
 use leptos::prelude::*;
 
 use super::keys::{self, Source};
@@ -101,13 +102,13 @@ pub fn PanelInfo(preset: &'static Preset, panel: &'static Panel) -> impl IntoVie
         let m = mode();
         (m != panel.spec.mode).then(|| format!(" Shown now in {} (the model panel above).", m.label()))
     };
-    let mut notes: Vec<&String> = Vec::new();
+    let mut notes: Vec<&Note> = Vec::new();
     for n in preset.notes.iter().chain(&panel.notes) {
         if !notes.contains(&n) {
             notes.push(n);
         }
     }
-    let notes = notes.into_iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view();
+    let notes = notes.into_iter().map(|n| view! { <li>{n.text.clone()}</li> }).collect_view();
     let sources = preset.sources.join("; ");
     view! {
         <h2 id="panel-title">{panel.title.clone()}</h2>

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use fmperf_core::explore::UserEntries;
 use fmperf_core::sweep::{Metric, PointResult, SweepResult, SweepText, export};
+use fmperf_core::vocab::Note;
 use leptos::prelude::*;
 
 use super::keys::Source;
@@ -112,7 +113,7 @@ pub fn PointsTable(result: Arc<SweepResult>) -> impl IntoView {
         set_error.set(download_text(&file, "application/x-ndjson", &text).err().map(|e| e.to_string()));
     };
     let notes = {
-        let mut all: Vec<String> = Vec::new();
+        let mut all: Vec<Note> = Vec::new();
         for p in &result.points {
             for n in p.inputs.iter().flat_map(|i| &i.notes) {
                 if !all.contains(n) {
@@ -134,7 +135,7 @@ pub fn PointsTable(result: Arc<SweepResult>) -> impl IntoView {
         }
     });
     let notes_view = (!notes.is_empty()).then(|| {
-        let items = notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view();
+        let items = notes.into_iter().map(|n| view! { <li>{n.text}</li> }).collect_view();
         view! {
             <details class="studies-notes">
                 <summary>"What the model approximates for these inputs"</summary>

@@ -3,6 +3,7 @@
 //! one report per mode).
 
 use fmperf_core::validate::{Mode, RowResult, csv, short_source};
+use fmperf_core::vocab::{Note, NoteKind, NoteList};
 use leptos::prelude::*;
 
 use super::{Reports, error_cell};
@@ -40,12 +41,12 @@ pub fn RowsCard(reports: Reports, mode: Memo<Mode>) -> impl IntoView {
         .iter()
         .zip(&reports.reference.rows)
         .map(|(e, r)| {
-            let mut notes: Vec<String> = e.assumptions.clone();
+            let mut notes: Vec<Note> = e.assumptions.clone();
             if let Some(why) = &e.reason {
-                notes.push(format!("extended: {why}"));
+                notes.note(NoteKind::Skipped, format!("extended: {why}"));
             }
             if let Some(why) = &r.reason {
-                notes.push(format!("reference: {why}"));
+                notes.note(NoteKind::Skipped, format!("reference: {why}"));
             }
             view! {
                 <tr data-id=e.id.clone() data-skipped=e.skipped.to_string()>

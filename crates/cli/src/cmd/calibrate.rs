@@ -11,6 +11,7 @@ use fmperf_core::extended::Hardware;
 use fmperf_core::resolve::{self, UserEntries};
 use fmperf_core::validate::memory::{MemoryKind, PredictedMemory};
 use fmperf_core::validate::metric::MetricKind;
+use fmperf_core::vocab::Note;
 use fmperf_launch::{self as launch, Estimate, MemoryVerdict, Source};
 use serde_json::{Value, json};
 
@@ -106,13 +107,15 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
 }
 
 /// The figures of `--log` and the numeric flags, in that order.
-fn measured_figures(args: &Args, notes: &mut Vec<String>) -> Result<Vec<Measured>, CmdError> {
+fn measured_figures(args: &Args, notes: &mut Vec<Note>) -> Result<Vec<Measured>, CmdError> {
     let mut out = Vec::new();
     if let Some(path) = args.value("log")? {
         let text = crate::files::read_text("--log", path, crate::files::MAX_DATA_BYTES)?;
         let figures =
             fmperf_launch::logs::read_log(&text).map_err(|e| CmdError::Usage(format!("--log {path}: {e}")))?;
-        notes.extend(figures.notes.iter().map(|n| format!("{} log: {n}", figures.framework)));
+        notes.extend(
+            figures.notes.iter().map(|n| Note { text: format!("{} log: {n}", figures.framework), ..n.clone() }),
+        );
         out.extend(figures.measured);
     }
     for (flag, figure) in FIGURE_FLAGS {

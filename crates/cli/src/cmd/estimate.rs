@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use fmperf_core::resolve::{self, UserEntries};
-use fmperf_core::vocab::TimePart;
+use fmperf_core::vocab::{Note, TimePart};
 use fmperf_launch::{self as launch, Overrides, Source};
 
 use super::{CmdError, CmdResult};
@@ -243,7 +243,7 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
             })
             .collect(),
     );
-    list("assumed", s.assumptions.clone());
-    list("read with a rule", l.notes.iter().chain(&e.system_notes).cloned().collect());
+    list("assumed", Note::texts(&s.assumptions));
+    list("read with a rule", l.notes.iter().chain(&e.system_notes).map(|n| n.text.clone()).collect());
     out
 }

@@ -13,6 +13,7 @@ use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
 use fmperf_core::mode::ModelMode;
 use fmperf_core::search::row::Digits;
 use fmperf_core::search::{Diagnosis, ExecutionChoices, ResultRow, Search, SearchResult, SearchSpec, merge_shards};
+use fmperf_core::vocab::{Note, NoteList};
 use fmperf_core::{Strategy, SystemParams};
 use serde_json::{Value, json};
 
@@ -330,7 +331,7 @@ struct Found {
     /// The strategies' results merged (counts summed, top list best first).
     result: SearchResult,
     /// How the spaces departed from the reference's enumeration, one note per kind.
-    notes: Vec<String>,
+    notes: Vec<Note>,
     diagnosis: Option<Diagnosis>,
     /// The search's spec (its first strategy's) and extended mode's setup.
     spec: SearchSpec,
@@ -525,15 +526,15 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
     let domain = base.system.nvlink_size;
     let mut outcomes = Vec::new();
     let mut results = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
+    let mut notes: Vec<Note> = Vec::new();
     let mut diagnoses = Vec::new();
     for &strategy in &req.strategies {
         let spec = SearchSpec { strategy, ..base.clone() };
         let (result, diagnosis) = search_one(req, &spec, setup.as_ref())?;
         if let Some(n) = result.widening.note(domain)
-            && !notes.contains(&n)
+            && !notes.iter().any(|m| m.text == n)
         {
-            notes.push(n);
+            notes.not_applied(n);
         }
         diagnoses.extend(diagnosis);
         outcomes.push(StrategyOutcome::from_result(strategy, result.clone()));

@@ -118,13 +118,13 @@ fn field_table(specs: &[FieldSpec], doc: &Value, prefix: &str) -> String {
     t.render() + &long
 }
 
-fn list(title: &str, items: &[String], out: &mut String) {
+fn list<S: AsRef<str>>(title: &str, items: &[S], out: &mut String) {
     if items.is_empty() {
         return;
     }
     out.push_str(&format!("\n{title}:\n"));
     for (i, s) in items.iter().enumerate() {
-        out.push_str(&format!("  [{}] {s}\n", i + 1));
+        out.push_str(&format!("  [{}] {}\n", i + 1, s.as_ref()));
     }
 }
 

@@ -27,6 +27,7 @@ use super::constants::{COMPUTE, MEMORY, SCALE_OUT, StackConstants};
 use super::{Figure, Measured, RunFacts};
 use crate::Error;
 use crate::vocab::MetricKind;
+use crate::vocab::{Note, NoteList};
 use crate::vocab::{PredictedMemory, predicted_memory_gb};
 
 /// Relative spread of one run's step time around what the stack constants explain: the model's
@@ -71,7 +72,7 @@ pub struct Fitted {
     /// Every figure, predicted before and after.
     pub figures: Vec<Compared>,
     /// Conventions assumed and what the fit could not move, in words.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// The figure's value predicted at step time `t` [s] and memory `mem` (with `overhead_gb` added).
@@ -114,7 +115,7 @@ pub fn fit_with_spread(
     let time = MetricKind::ALL.iter().find_map(|k| measured.iter().position(|m| m.figure == Figure::Time(*k)));
     if let Some(i) = time {
         let (t_m, note) = facts.step_time_s(&measured[i]).unwrap_or((measured[i].value, None));
-        notes.extend(note);
+        notes.extend(note.map(Note::reading));
         let (kc, kn) = fit_time(t_m, spread, predict)?;
         constants.compute_scale = kc;
         constants.scale_out_bandwidth_scale = kn;
@@ -149,7 +150,7 @@ pub fn fit_with_spread(
         })
         .collect();
     match time.and_then(|i| figures.get(i)) {
-        Some(c) => notes.push(format!(
+        Some(c) => notes.assumption(format!(
             "the fitted {} is predicted {:+.1} % from its measured value (it was {:+.1} %): one run is taken as partly \
              its stack and partly its own deviation from the model (about {:.0} % between runs of one stack in the \
              shipped data), so other layouts are not bent to fit this one exactly",
@@ -158,10 +159,10 @@ pub fn fit_with_spread(
             (c.before / c.measured.value - 1.0) * 100.0,
             MEASUREMENT_SIGMA * 100.0
         )),
-        None => notes.push("no time figure: the compute and scale-out scales stay at the shipped fit".into()),
+        None => notes.assumption("no time figure: the compute and scale-out scales stay at the shipped fit".into()),
     }
     if memory_figure.is_none() {
-        notes.push("no memory figure: the memory overhead stays at 0 GB".into());
+        notes.assumption("no memory figure: the memory overhead stays at 0 GB".into());
     }
     Ok(Fitted { constants, figures, notes })
 }

@@ -50,6 +50,7 @@ use super::provenance::{Origin, Provenance};
 use super::system::CatalogSystem;
 use crate::hint;
 use crate::mode_kind::Mode;
+use crate::vocab::{Note, NoteKind, NoteList};
 use crate::{Error, SystemParams};
 
 /// Choices made when a catalog entry becomes [`SystemParams`]. `None` = the entry's own value (or
@@ -83,7 +84,7 @@ pub struct MappedSystem {
     /// The precision the rates belong to.
     pub precision: Precision,
     /// Labelled approximations, overrides and derived values (empty for an exact preset).
-    pub approximations: Vec<String>,
+    pub approximations: Vec<Note>,
     /// Where each parameter came from, one entry per [`SystemParams`] field, in field order.
     pub provenance: Vec<Provenance>,
 }
@@ -263,7 +264,7 @@ pub fn to_system_params(sys: &CatalogSystem, opts: &MappingOptions) -> Result<Ma
             return Err(Error::invalid("domain_size", n, "must be a positive integer"));
         }
         if n > sys.scale_up.domain_size {
-            notes.push(format!(
+            notes.note(NoteKind::Mapping, format!(
                 "domain size {n} is larger than the {} devices {} connects in one scale-up domain: a hypothetical system",
                 sys.scale_up.domain_size, sys.id
             ));
@@ -281,17 +282,17 @@ pub fn to_system_params(sys: &CatalogSystem, opts: &MappingOptions) -> Result<Ma
     if sys.preset.is_some() {
         if let Some(v) = opts.vector_tflops {
             params.vector_flops_fp16 = positive("vector", v)?;
-            notes.push(format!("vector rate {v} TFLOP/s given by the user"));
+            notes.note(NoteKind::Mapping, format!("vector rate {v} TFLOP/s given by the user"));
             origins.set("vector_flops_fp16", Origin::User { what: VECTOR_GIVEN });
         }
         if let Some(v) = opts.scale_up_gbps {
             params.nvlink_bandwidth = positive("scale_up", v)?;
-            notes.push(format!("scale-up bandwidth {v} GB/s given by the user"));
+            notes.note(NoteKind::Mapping, format!("scale-up bandwidth {v} GB/s given by the user"));
             origins.set("nvlink_bandwidth", Origin::User { what: SCALE_UP_GIVEN });
         }
         if let Some(v) = opts.scale_out_gbps {
             params.ib_bandwidth = positive("scale_out", v)?;
-            notes.push(format!("scale-out bandwidth {v} GB/s given by the user"));
+            notes.note(NoteKind::Mapping, format!("scale-out bandwidth {v} GB/s given by the user"));
             origins.set("ib_bandwidth", Origin::User { what: SCALE_OUT_GIVEN });
         }
     }
@@ -312,12 +313,12 @@ fn map_hardware(
     sys: &CatalogSystem,
     precision: Precision,
     opts: &MappingOptions,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
     origins: &mut Origins,
 ) -> Result<SystemParams, Error> {
     if !sys.architecture.modelled_natively() {
         let fit = sys.model_fit.as_deref().unwrap_or("the GPU-style two-tier model is an approximation for it");
-        notes.push(format!("approximation ({}): {fit}", sys.architecture.as_str()));
+        notes.note(NoteKind::Mapping, format!("approximation ({}): {fit}", sys.architecture.as_str()));
     }
     let p = &sys.peak_tflops;
     let matrix = match precision {
@@ -334,9 +335,10 @@ fn map_hardware(
         Precision::Fp32 => match (p.fp32_matrix, p.fp32_vector) {
             (Some(m), _) => m,
             (None, Some(v)) => {
-                notes.push(format!(
-                    "no FP32 matrix unit listed: FP32 matmuls priced at the FP32 vector rate {v} TFLOP/s"
-                ));
+                notes.note(
+                    NoteKind::Mapping,
+                    format!("no FP32 matrix unit listed: FP32 matmuls priced at the FP32 vector rate {v} TFLOP/s"),
+                );
                 origins.set(
                     "matrix_flops_fp16",
                     Origin::Derived {
@@ -365,7 +367,7 @@ fn map_hardware(
     }
     let reads_vector = opts.mode.reads_vector_rate();
     let vector = if let Some(v) = opts.vector_tflops {
-        notes.push(format!("vector rate {v} TFLOP/s given by the user"));
+        notes.note(NoteKind::Mapping, format!("vector rate {v} TFLOP/s given by the user"));
         origins.set("vector_flops_fp16", Origin::User { what: VECTOR_GIVEN });
         positive("vector", v)?
     } else {
@@ -380,7 +382,7 @@ fn map_hardware(
                 v32
             }
             (true, None, Some(v32)) => {
-                notes.push(format!(
+                notes.note(NoteKind::Mapping, format!(
                     "no 16-bit vector rate listed: element-wise layers priced at the FP32 vector rate {v32} TFLOP/s \
                      (a lower bound: 16-bit vector math is at least as fast)"
                 ));
@@ -423,7 +425,8 @@ fn map_hardware(
         }
         None => {
             if reads_vector {
-                notes.push(
+                notes.note(
+                    NoteKind::Mapping,
                     "FP32 vector rate unknown: vector_flops_fp32 set to 0 (the reference never reads it)".to_string(),
                 );
             }
@@ -439,7 +442,7 @@ fn map_hardware(
     origins.catalog("hbm_capacity", "memory_gb", "");
     origins.catalog("hbm_bandwidth", "memory_bw_gbps", "");
     let ib = if let Some(v) = opts.scale_out_gbps {
-        notes.push(format!("scale-out bandwidth {v} GB/s given by the user"));
+        notes.note(NoteKind::Mapping, format!("scale-out bandwidth {v} GB/s given by the user"));
         origins.set("ib_bandwidth", Origin::User { what: SCALE_OUT_GIVEN });
         positive("scale_out", v)?
     } else {
@@ -449,7 +452,10 @@ fn map_hardware(
                 v
             }
             (None, Some(gbit)) => {
-                notes.push(format!("scale-out bandwidth derived from {gbit} Gb/s as {} GB/s", gbit / 8.0));
+                notes.note(
+                    NoteKind::Mapping,
+                    format!("scale-out bandwidth derived from {gbit} Gb/s as {} GB/s", gbit / 8.0),
+                );
                 origins.set(
                     "ib_bandwidth",
                     Origin::Derived {
@@ -475,7 +481,7 @@ fn map_hardware(
     let domain = opts.domain_size.unwrap_or(sys.scale_up.domain_size);
     let su = &sys.scale_up;
     let nv = if let Some(v) = opts.scale_up_gbps {
-        notes.push(format!("scale-up bandwidth {v} GB/s given by the user"));
+        notes.note(NoteKind::Mapping, format!("scale-up bandwidth {v} GB/s given by the user"));
         origins.set("nvlink_bandwidth", Origin::User { what: SCALE_UP_GIVEN });
         positive("scale_up", v)?
     } else {
@@ -483,7 +489,7 @@ fn map_hardware(
             (Some(v), _) => {
                 origins.catalog("nvlink_bandwidth", "scale_up.bw_per_device_unidir_gbps", "per device, one direction");
                 if let Some(p2p) = su.p2p_bw_unidir_gbps.filter(|p2p| *p2p < v) {
-                    notes.push(format!(
+                    notes.note(NoteKind::Mapping, format!(
                         "switchless mesh: {v} GB/s is the sum over all peer links, one device pair gets {p2p} GB/s; \
                          extended mode gives a group of k devices in one domain its k − 1 pair links (at most the sum), \
                          the published model every group the sum (`scale_up=` gives every group the figure you set)"
@@ -492,7 +498,10 @@ fn map_hardware(
                 v
             }
             (None, Some(bi)) => {
-                notes.push(format!("scale-up bandwidth taken as half of the bidirectional {bi} GB/s"));
+                notes.note(
+                    NoteKind::Mapping,
+                    format!("scale-up bandwidth taken as half of the bidirectional {bi} GB/s"),
+                );
                 origins.set(
                     "nvlink_bandwidth",
                     Origin::Derived {
@@ -507,7 +516,8 @@ fn map_hardware(
                     "nvlink_bandwidth",
                     Origin::Unread { why: "no scale-up bandwidth listed; never used with a one-device domain" },
                 );
-                notes.push(
+                notes.note(
+                    NoteKind::Mapping,
                     "no scale-up bandwidth listed; with a domain of one device it is never used (set to the scale-out \
                      bandwidth)"
                         .to_string(),
@@ -544,11 +554,13 @@ fn map_hardware(
     for (group, what, read) in used {
         if read && sys.field_sources.is_estimate(group) {
             let why = sys.field_sources.get(group).unwrap_or_default();
-            notes.push(format!("{what} of {} is an estimate, not a published figure: {why}", sys.id));
+            notes
+                .note(NoteKind::Mapping, format!("{what} of {} is an estimate, not a published figure: {why}", sys.id));
         }
     }
     if precision == Precision::Fp8 && opts.mode.stores_fp8_tensors_in_one_byte() {
-        notes.push(
+        notes.note(
+            NoteKind::Mapping,
             "fp8: every tensor priced at 1 byte per element; real FP8 recipes keep weights, optimizer states and \
              some activations in 16/32 bits, so memory comes out low"
                 .to_string(),

@@ -130,7 +130,7 @@ pub fn load_systems() -> Result<Vec<CatalogSystem>, Vec<Error>> {
             Ok(params) => {
                 let notes = preset["notes"]
                     .as_array()
-                    .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect());
+                    .map(|a| a.iter().filter_map(Value::as_str).map(crate::vocab::Note::stated).collect());
                 out.push(CatalogSystem::from_params(
                     &text("id"),
                     &text("name"),

@@ -4,6 +4,7 @@
 
 use super::provenance::FieldSources;
 use crate::moe_shape::{Mla, MoeShape};
+use crate::vocab::{Note, NoteKind};
 use crate::{Error, ModelShape};
 
 /// The MLP of a transformer block.
@@ -108,8 +109,8 @@ pub struct CatalogModel {
     pub training_budget: TrainingBudget,
     /// Where the numbers come from.
     pub sources: Vec<String>,
-    /// Remarks, caveats and what is unknown.
-    pub notes: Vec<String>,
+    /// Remarks, caveats and what is unknown (as the entry states them).
+    pub notes: Vec<Note>,
     /// Where each dimension comes from (`seq_len`, `hidden`, …).
     pub field_sources: FieldSources,
 }
@@ -204,51 +205,60 @@ impl CatalogModel {
 
     /// What reference mode leaves out or gets wrong for this model, one sentence each (empty when
     /// nothing is lost).
-    pub fn reference_caveats(&self) -> Vec<String> {
+    pub fn reference_caveats(&self) -> Vec<Note> {
         let mut out = Vec::new();
+        let caveat = |field: &str, text: String| Note::new(NoteKind::ModelCaveat, text).of_entry(&self.id).about(field);
         let unknown = self.unknown_fields();
         if !unknown.is_empty() {
-            out.push(format!(
-                "unknown: {} (the source does not state it); reference mode cannot run it",
-                unknown.join(", ")
+            out.push(caveat(
+                "model",
+                format!("unknown: {} (the source does not state it); reference mode cannot run it", unknown.join(", ")),
             ));
         }
         if self.mlp == Mlp::SwiGlu {
-            out.push(
+            out.push(caveat(
+                "model.mlp",
                 "gated MLP (SwiGLU, three matrices of width ffn_hidden): reference mode prices a two-matrix MLP of \
                  width ffn_hidden, so MLP weights and FLOPs are one third too low"
                     .to_string(),
-            );
+            ));
         }
         if let (Some(kv), Some(h)) = (self.kv_heads, self.heads)
             && kv < h
         {
-            out.push(format!(
+            out.push(caveat("model.kv_heads", format!(
                 "grouped-query attention ({kv} key/value heads for {h} query heads): reference mode prices full-width \
                      K and V projections, so attention weights, FLOPs and K/V traffic are too high"
-            ));
+            )));
         }
         if let (Some(e), Some(h)) = (self.hidden, self.heads)
             && h > 0
             && e % h != 0
         {
-            out.push(format!("hidden {e} is not a multiple of heads {h}: the head width is rounded down to {}", e / h));
+            out.push(caveat(
+                "model.hidden",
+                format!("hidden {e} is not a multiple of heads {h}: the head width is rounded down to {}", e / h),
+            ));
         }
         if let Some(m) = &self.moe {
-            out.push(format!(
+            out.push(caveat("model.moe", format!(
                 "Mixture-of-Experts ({} routed experts, top-{}): reference mode has no experts and prices every block \
                  as a dense MLP of width ffn_hidden; use extended mode",
                 m.experts, m.top_k
-            ));
+            )));
         }
         if self.mla.is_some() {
-            out.push(
+            out.push(caveat(
+                "model.mla",
                 "multi-head latent attention: reference mode prices plain multi-head attention of width hidden"
                     .to_string(),
-            );
+            ));
         }
         if let Some(v) = self.vocab {
-            out.push(format!("vocabulary of {v} tokens ignored: reference mode has no embeddings and no output head"));
+            out.push(caveat(
+                "model.vocab",
+                format!("vocabulary of {v} tokens ignored: reference mode has no embeddings and no output head"),
+            ));
         }
         out
     }

@@ -162,7 +162,7 @@ pub(crate) fn read_model(
         params_b: f.num("params_b"),
         training_budget: budget.unwrap_or(TrainingBudget::DEFAULT_TOKENS),
         sources: f.texts("sources"),
-        notes: f.texts("notes"),
+        notes: f.notes("notes"),
         field_sources: read_field_sources(f, MODEL_FIELDS),
         id,
     })

@@ -5,6 +5,7 @@
 
 use super::provenance::FieldSources;
 use crate::SystemParams;
+use crate::vocab::Note;
 
 /// What kind of machine an entry is, i.e. how well the two-tier GPU-style model fits it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -255,7 +256,7 @@ pub struct CatalogSystem {
     /// Where the numbers come from.
     pub sources: Vec<String>,
     /// Remarks and caveats.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// Other names people use for the part (matched by [`super::names`]).
     pub aliases: Vec<String>,
     /// Where each group of values comes from; estimates are marked (see [`FieldSources`]).
@@ -282,7 +283,7 @@ impl CatalogSystem {
 
     /// An entry that carries exact reference parameters, with its descriptive fields derived from
     /// them (the reference's system JSON, or one of its four shipped files).
-    pub fn from_params(id: &str, name: &str, params: SystemParams, sources: Vec<String>, notes: Vec<String>) -> Self {
+    pub fn from_params(id: &str, name: &str, params: SystemParams, sources: Vec<String>, notes: Vec<Note>) -> Self {
         CatalogSystem {
             id: id.to_string(),
             name: name.to_string(),

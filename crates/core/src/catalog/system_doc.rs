@@ -208,7 +208,7 @@ pub(crate) fn read_system(
         vendor_headline_peak: f.text("vendor_headline_peak"),
         preset,
         sources: f.texts("sources"),
-        notes: f.texts("notes"),
+        notes: f.notes("notes"),
         aliases: f.texts("aliases"),
         field_sources: read_field_sources(f, SYSTEM_FIELDS),
         id,

@@ -5,6 +5,7 @@
 
 use crate::ModelShape;
 use crate::catalog::{self, MappingOptions};
+use crate::vocab::Note;
 
 /// One entry of a select.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,7 +19,7 @@ pub struct Choice {
     /// Why the reference model cannot use it (`None`: usable).
     pub unusable: Option<String>,
     /// What the reference model leaves out or approximates for it, one sentence each.
-    pub caveats: Vec<String>,
+    pub caveats: Vec<Note>,
 }
 
 /// Every catalog model: the reference's three first, in the reference's order, then the rest in

@@ -7,8 +7,9 @@ use crate::catalog::{self, MappingOptions, TrainingBudget, parse_system_spec};
 use crate::cost::ExtendedSetup;
 use crate::mode::ModelMode;
 use crate::mode_kind::Mode;
-use crate::resolve::{self, Note, UserEntries};
+use crate::resolve::{self, UserEntries};
 use crate::search::{ExecutionChoices, SearchSpec};
+use crate::vocab::Note;
 use crate::vocab::{MAX_DEVICES, MAX_GLOBAL_BATCH};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
@@ -134,7 +135,7 @@ pub struct ExploreSpec {
     pub budget_is_default: bool,
     /// What the numbers do not capture: the model's caveats in the mode and the system mapping's
     /// approximations, one sentence each.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// The model that prices the candidates (see [`super::mode`]).
     pub mode: ModelMode,
     /// Extended mode's workload, part and switches (`None` in reference mode).
@@ -225,7 +226,6 @@ impl ExploreFields {
                 let (system, mapped, mapping) = s;
                 let mut notes = resolve::model_notes(model);
                 notes.extend(resolve::mapping_notes(system, &mapped));
-                let notes = Note::texts(&notes);
                 ExploreSpec {
                     model_id: model.id.clone(),
                     model_name: model.name.clone(),

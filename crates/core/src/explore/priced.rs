@@ -15,11 +15,12 @@ use crate::cost::{ExtendedSetup, Pricer};
 use crate::extended::Workload;
 use crate::extended::sparsity::no_effect_note;
 use crate::mode::{ModelMode, SUMMA_UNSUPPORTED};
-use crate::resolve::{self, Note};
+use crate::resolve;
 use crate::search::{Engine, Execution, ExecutionChoices, Ranked, Search};
 use crate::validate::convention::{ConventionShape, FlopConvention, iteration_flops};
 use crate::validate::moe_flops::{FlopRules, model_flops_per_token};
 use crate::vocab::Candidate;
+use crate::vocab::NoteList;
 use crate::{Error, Strategy};
 
 pub use crate::cost::Detail;
@@ -83,16 +84,18 @@ impl ExploreSpec {
                     _ => Error::invalid(field::SYSTEM, &sys.id, format!("cannot be used by extended mode: {e}")),
                 },
             )?;
-        let mut notes = Note::texts(&hardware_notes);
+        let mut notes = hardware_notes;
         if self.strategies.contains(&Strategy::Summa2D) {
             self.strategies.retain(|s| *s != Strategy::Summa2D);
             if self.strategies.is_empty() {
                 return Err(Error::invalid(field::STRATEGIES, "2d", SUMMA_UNSUPPORTED)
                     .with_hint("add 1d or 2d-seqp, or use reference mode"));
             }
-            notes.push(format!("not searched: {SUMMA_UNSUPPORTED}"));
+            notes.not_applied(format!("not searched: {SUMMA_UNSUPPORTED}"));
         }
-        notes.extend(no_effect_note(&sys.id, &hardware, options.model.weight_sparsity));
+        notes.extend(
+            no_effect_note(&sys.id, &hardware, options.model.weight_sparsity).map(crate::vocab::Note::not_applied),
+        );
         self.notes = notes;
         self.extended = Some(ExtendedSetup { workload, hardware, options });
         self.execution = ExecutionChoices::from_switches(&options);

@@ -5,6 +5,7 @@
 use super::inputs::ExploreSpec;
 use super::merge::{StrategyOutcome, merge};
 use crate::search::{Diagnosis, Ranked, Search, ShardState, Widening};
+use crate::vocab::{Note, NoteList};
 use crate::{Error, Strategy};
 
 /// Everything one scenario's searches found.
@@ -200,13 +201,13 @@ impl ExploreSearch {
 
     /// Notes on how the searches departed from the reference's enumeration (partial domains,
     /// fewer devices), one per kind, for the results' notes.
-    pub fn widening_notes(&self) -> Vec<String> {
-        let mut notes: Vec<String> = Vec::new();
+    pub fn widening_notes(&self) -> Vec<Note> {
+        let mut notes: Vec<Note> = Vec::new();
         for s in self.searches.iter().flatten() {
             if let Some(n) = s.widening().note(self.spec.system.nvlink_size)
-                && !notes.contains(&n)
+                && !notes.iter().any(|m| m.text == n)
             {
-                notes.push(n);
+                notes.not_applied(n);
             }
         }
         notes

@@ -5,6 +5,7 @@
 use super::efficiency::{self, CeilingSource};
 use crate::catalog::{CatalogSystem, MappedSystem, MappingOptions, Precision, to_system_params};
 use crate::reference::machine::{Machine, Network};
+use crate::vocab::{Note, NoteKind, NoteList};
 use crate::{Error, SystemParams};
 
 /// One accelerator and its network as extended mode prices them.
@@ -60,7 +61,7 @@ pub struct Hardware {
     /// FP8 tensor cores ([`has_async_mma`]).
     pub async_mma: bool,
     /// Values not read straight from the catalog, in words.
-    pub approximations: Vec<String>,
+    pub approximations: Vec<Note>,
     /// The part as the reference model's system parameters at the attention (16-bit) precision,
     /// with the domain size in force: what a search over this part carries as its spec's system
     /// ([`crate::cost::ExtendedSetup::spec`]). Vector rates a catalog entry lacks are unread
@@ -120,17 +121,23 @@ impl Hardware {
         let (mm_ceiling, mm_src) =
             efficiency::ceiling(Some(sys), precision, mm.params.matrix_flops_fp16, measured_ceiling);
         let (att_ceiling, _) = efficiency::ceiling(Some(sys), att_p, att.params.matrix_flops_fp16, measured_ceiling);
-        let mut approximations: Vec<String> = att.approximations.clone();
+        let mut approximations: Vec<Note> = att.approximations.clone();
         if matches!(mm_src, CeilingSource::ScaledFromOtherPrecision | CeilingSource::SameSilicon(_)) {
-            approximations.push(format!(
-                "matmul ceiling at {precision}: {mm_ceiling:.1} TFLOP/s from the {} (no {precision} measurement)",
-                mm_src.describe()
-            ));
+            approximations.note(
+                NoteKind::Mapping,
+                format!(
+                    "matmul ceiling at {precision}: {mm_ceiling:.1} TFLOP/s from the {} (no {precision} measurement)",
+                    mm_src.describe()
+                ),
+            );
         }
         if precision == Precision::Fp8 {
-            approximations.push(format!(
-                "fp8: linear layers at the FP8 rate; attention, element-wise work and stored tensors in {att_p}"
-            ));
+            approximations.note(
+                NoteKind::Mapping,
+                format!(
+                    "fp8: linear layers at the FP8 rate; attention, element-wise work and stored tensors in {att_p}"
+                ),
+            );
         }
         let mut hw = Self::assemble(
             precision,
@@ -182,7 +189,7 @@ impl Hardware {
         att_p: Precision,
         att_ceiling: f64,
         p16: &SystemParams,
-        approximations: Vec<String>,
+        approximations: Vec<Note>,
     ) -> Hardware {
         let element_bytes = att_p.element_size_gb() * 1e9;
         Hardware {

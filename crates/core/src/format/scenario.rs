@@ -9,7 +9,7 @@ use super::emit::J;
 use super::fields::{SCENARIO_FIELDS, SCHEMA_VERSION};
 use super::model_doc::{read_budget, read_model, write_budget, write_model};
 use super::system_doc::{read_system, write_system};
-use crate::resolve::{self, ModelRef, NoteKind, Scenario, SystemRef, UserEntries};
+use crate::resolve::{self, ModelRef, Scenario, SystemRef, UserEntries};
 use crate::{Error, Strategy};
 
 fn check_envelope(obj: &Map<String, Value>, prefix: &str, kind: &str, report: &mut Report) {
@@ -94,13 +94,13 @@ pub(crate) fn read_scenario(obj: &Map<String, Value>, report: &mut Report) -> Op
         strategies,
         top_k: f.int("top_k").unwrap_or(10),
         training_budget: budget,
-        notes: f.texts("notes"),
+        notes: f.notes("notes"),
     };
     match scenario.resolve() {
         Ok(r) => {
             for n in resolve::scenario_notes(&r) {
-                let field = if n.kind == NoteKind::ModelCaveat { "model" } else { "system" };
-                report.warn(Error::invalid(field, &n.entry, n.text));
+                let field = if n.concerns("model") { "model" } else { "system" };
+                report.warn(Error::invalid(field, n.entry.as_deref().unwrap_or_default(), n.text));
             }
             Some(scenario)
         }

@@ -22,6 +22,7 @@ pub use compare::{CompareKind, Comparison, ComparisonDef, Outcome, Selector};
 
 use crate::Error;
 use crate::sweep::{AxisKey, Metric, SweepSpec, SweepText};
+use crate::vocab::Note;
 
 const STUDIES_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/studies.json"));
 
@@ -122,7 +123,7 @@ struct PanelDef {
     #[serde(default)]
     compare: Vec<ComparisonDef>,
     #[serde(default)]
-    notes: Vec<String>,
+    notes: Vec<Note>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -133,7 +134,7 @@ struct PresetDef {
     summary: String,
     sources: Vec<String>,
     #[serde(default)]
-    notes: Vec<String>,
+    notes: Vec<Note>,
     panels: Vec<PanelDef>,
 }
 
@@ -161,7 +162,7 @@ pub struct Panel {
     /// Published figures with the model's value next to them.
     pub comparisons: Vec<Comparison>,
     /// Remarks (what the model does not capture, choices made).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// A preset: several panels that regenerate one study.
@@ -176,7 +177,7 @@ pub struct Preset {
     /// The papers and data files it draws on.
     pub sources: Vec<String>,
     /// Remarks.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// The panels.
     pub panels: Vec<Panel>,
 }

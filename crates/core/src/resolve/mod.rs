@@ -4,7 +4,7 @@
 //! models read: the catalog model (its reference [`ModelShape`], its extended [`Workload`]), the
 //! catalog system mapped for the mode ([`MappedSystem`] with its typed provenance, or extended
 //! mode's [`Hardware`]), and typed [`Note`]s saying what was approximated, stood in or
-//! placeholdered.
+//! placeholdered (the one [`Note`] of `crate::vocab`).
 //!
 //! Every module outside `catalog/` looks ids up and maps systems here (the tidy test enforces it
 //! for the look-ups); callers only word the errors for their own fields (a form field, a CLI flag,
@@ -18,57 +18,10 @@ mod scenario;
 pub use entries::UserEntries;
 pub use scenario::{ModelRef, ResolvedScenario, Scenario, SystemRef};
 
-use crate::catalog::provenance::Origin;
 use crate::catalog::{self, CatalogModel, CatalogSystem, MappedSystem, MappingOptions, Precision};
 use crate::extended::{Hardware, Workload};
+use crate::vocab::{Note, NoteKind};
 use crate::{Error, ModelShape};
-
-/// What a note is about.
-#[derive(Debug, Clone, PartialEq)]
-pub enum NoteKind {
-    /// What reference mode approximates or cannot know of a catalog model (its GQA, gated MLP,
-    /// unknown fields): [`CatalogModel::reference_caveats`].
-    ModelCaveat,
-    /// An approximation, override or derived value of a system's mapping
-    /// ([`MappedSystem::approximations`], [`Hardware::approximations`]); the mapping's
-    /// [`MappedSystem::provenance`] says per parameter where each value came from.
-    Mapping,
-    /// A value the entry lacks, stood in for by a value the user gave (a sweep's absolute axis
-    /// value), with its origin.
-    StandIn {
-        /// Where the stand-in value came from.
-        origin: Origin,
-    },
-    /// A placeholder for a figure no result reads (the scale-out bandwidth of a job inside one
-    /// scale-up domain), with why it is not read.
-    Placeholder {
-        /// Why no result reads it.
-        origin: Origin,
-    },
-}
-
-/// One thing a resolution had to assume, about one entry, in words for the user.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Note {
-    /// The id of the entry it is about.
-    pub entry: String,
-    /// What kind of assumption it is.
-    pub kind: NoteKind,
-    /// The sentence shown to the user.
-    pub text: String,
-}
-
-impl Note {
-    /// Notes of `kind` about `entry`, one per text.
-    pub fn all(entry: &str, kind: NoteKind, texts: &[String]) -> Vec<Note> {
-        texts.iter().map(|t| Note { entry: entry.to_string(), kind: kind.clone(), text: t.clone() }).collect()
-    }
-
-    /// The sentences of `notes`, in order.
-    pub fn texts(notes: &[Note]) -> Vec<String> {
-        notes.iter().map(|n| n.text.clone()).collect()
-    }
-}
 
 /// The model `id` among `cats` (the user's entry first). The error is [`Error::UnknownName`] with
 /// the nearest ids of both.
@@ -116,7 +69,7 @@ pub fn map_system(sys: &CatalogSystem, options: &MappingOptions) -> Result<Mappe
 
 /// The notes of a mapping: its approximations, about `sys`.
 pub fn mapping_notes(sys: &CatalogSystem, mapped: &MappedSystem) -> Vec<Note> {
-    Note::all(&sys.id, NoteKind::Mapping, &mapped.approximations)
+    Note::of_field_entry("system", &sys.id, &mapped.approximations)
 }
 
 /// `sys` as extended mode's part at matmul `precision` (see [`Hardware::from_catalog`]), with its
@@ -128,7 +81,7 @@ pub fn hardware(
     options: &MappingOptions,
 ) -> Result<(Hardware, Vec<Note>), Error> {
     let hw = Hardware::from_catalog(sys, precision, measured_ceiling, options)?;
-    let notes = Note::all(&sys.id, NoteKind::Mapping, &hw.approximations);
+    let notes = Note::of_field_entry("system", &sys.id, &hw.approximations);
     Ok((hw, notes))
 }
 
@@ -147,8 +100,9 @@ pub fn workload(m: &CatalogModel) -> Result<Workload, Error> {
 /// matmul width neither mode prices the misalignment of ([`Workload::alignment_caveat`]).
 pub fn model_notes(m: &CatalogModel) -> Vec<Note> {
     let mut caveats = m.reference_caveats();
-    caveats.extend(Workload::from_catalog(m).ok().and_then(|w| w.alignment_caveat()));
-    Note::all(&m.id, NoteKind::ModelCaveat, &caveats)
+    let alignment = Workload::from_catalog(m).ok().and_then(|w| w.alignment_caveat());
+    caveats.extend(alignment.map(|text| Note::new(NoteKind::ModelCaveat, text).of_entry(&m.id).about("model")));
+    caveats
 }
 
 /// Why a scenario did not resolve, by part: typed so that each caller words it (a scenario
@@ -221,6 +175,7 @@ pub fn builtin_system(id: &str) -> Result<&'static CatalogSystem, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::provenance::Origin;
     use crate::mode_kind::Mode;
 
     fn h100() -> CatalogSystem {
@@ -259,7 +214,10 @@ mod tests {
     fn notes_are_typed_by_what_was_assumed() {
         let m = builtin_model("llama3-8b").unwrap();
         let notes = model_notes(m);
-        assert!(!notes.is_empty() && notes.iter().all(|n| n.kind == NoteKind::ModelCaveat && n.entry == m.id));
+        assert!(
+            !notes.is_empty()
+                && notes.iter().all(|n| n.kind == NoteKind::ModelCaveat && n.entry.as_ref() == Some(&m.id))
+        );
         let v5e = builtin_system("google_tpu_v5e").unwrap();
         // Reference mode cannot map a part without a vector rate; extended mode maps it with an
         // unread placeholder, recorded in the provenance, and no note about it.
@@ -271,7 +229,7 @@ mod tests {
         assert!(unread, "{:?}", mapped.provenance);
         let notes = mapping_notes(v5e, &mapped);
         assert_eq!(Note::texts(&notes), mapped.approximations);
-        assert!(notes.iter().all(|n| n.kind == NoteKind::Mapping && n.entry == v5e.id));
+        assert!(notes.iter().all(|n| n.kind == NoteKind::Mapping && n.entry.as_ref() == Some(&v5e.id)));
     }
 
     #[test]
@@ -299,6 +257,9 @@ mod tests {
         let r = scenario(cats, &s, &s.mapping_options()).unwrap();
         assert_eq!(r.budget, r.model.training_budget);
         let notes = scenario_notes(&r);
-        assert!(notes.iter().any(|n| n.kind == NoteKind::ModelCaveat && n.entry == "llama3-8b"), "{notes:?}");
+        assert!(
+            notes.iter().any(|n| n.kind == NoteKind::ModelCaveat && n.entry.as_deref() == Some("llama3-8b")),
+            "{notes:?}"
+        );
     }
 }

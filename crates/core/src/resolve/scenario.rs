@@ -5,6 +5,7 @@
 
 use super::{ScenarioError, UserEntries};
 use crate::catalog::{CatalogModel, CatalogSystem, MappedSystem, MappingOptions, Precision, TrainingBudget};
+use crate::vocab::Note;
 use crate::{Error, ModelShape, Strategy};
 
 /// The model of a scenario: a catalog id or a model of its own.
@@ -51,7 +52,7 @@ pub struct Scenario {
     /// Training budget (`None`: the model's).
     pub training_budget: Option<TrainingBudget>,
     /// Remarks.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// A scenario with its references looked up and its system mapped.

@@ -2,6 +2,7 @@
 //! every problem (unknown fields with a hint, missing fields, wrong types, out-of-range values), and
 //! typed reads of values that passed.
 
+use crate::vocab::Note;
 use serde_json::{Map, Value};
 
 use super::fields::{ALIASES, FieldSpec, Kind};
@@ -373,6 +374,10 @@ impl<'a> Fields<'a> {
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
             .unwrap_or_default()
+    }
+    /// A list-of-texts field read as the notes a document states (empty when absent).
+    pub fn notes(&self, key: &str) -> Vec<Note> {
+        self.texts(key).into_iter().map(Note::stated).collect()
     }
     /// A nested object.
     pub fn obj(&self, key: &str) -> Option<Fields<'a>> {

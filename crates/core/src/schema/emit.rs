@@ -58,8 +58,8 @@ impl J {
     }
 
     /// A list of strings.
-    pub fn texts(v: &[String]) -> J {
-        J::Arr(v.iter().map(|s| J::Str(s.clone())).collect())
+    pub fn texts<S: AsRef<str>>(v: &[S]) -> J {
+        J::Arr(v.iter().map(|s| J::Str(s.as_ref().to_string())).collect())
     }
 
     /// Pretty-printed JSON text with two-space indentation and a final newline.

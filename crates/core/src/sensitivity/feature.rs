@@ -1,8 +1,10 @@
 //! The six system features a sensitivity varies, and one feature scaled by a factor on a
 //! scenario's system: the reference's parameters and, in extended mode, the part.
 
-use crate::SystemParams;
+use std::fmt;
+
 use crate::extended::Hardware;
+use crate::{Error, SystemParams};
 
 /// A system feature the sensitivity scales.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -123,9 +125,9 @@ pub fn scaled(
     hardware: Option<&Hardware>,
     n_gpus: u64,
     max_domain: u64,
-) -> Result<(SystemParams, Option<Hardware>), String> {
+) -> Result<(SystemParams, Option<Hardware>), Unscalable> {
     if !factor.is_finite() || factor <= 0.0 {
-        return Err(format!("factor {factor} is not a positive number"));
+        return Err(Unscalable::Factor(factor));
     }
     let mut p = system.clone();
     let mut hw = hardware.cloned();
@@ -176,28 +178,85 @@ pub fn scaled(
             }
         }
     }
-    p.validate().map_err(|e| e.to_string())?;
+    p.validate().map_err(Unscalable::Invalid)?;
     Ok((p, hw))
+}
+
+/// Why a feature cannot be scaled by a factor ([`scaled`]); its words are the point's reason.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unscalable {
+    /// The factor is not a positive number.
+    Factor(f64),
+    /// The domain [devices] times the factor is below one device.
+    BelowOne {
+        /// The domain [devices].
+        domain: u64,
+        /// The factor.
+        factor: f64,
+    },
+    /// The domain [devices] times the factor is not a whole number of devices.
+    NotWhole {
+        /// The domain [devices].
+        domain: u64,
+        /// The factor.
+        factor: f64,
+    },
+    /// The scaled domain [devices] is larger than the largest domain fmperf models.
+    AboveLargest {
+        /// The scaled domain [devices].
+        want: f64,
+        /// The largest domain [devices].
+        max_domain: u64,
+    },
+    /// A larger domain than one holding the whole job changes nothing.
+    HoldsTheJob {
+        /// The domain [devices].
+        domain: u64,
+        /// The job's devices.
+        n_gpus: u64,
+    },
+    /// The scaled system breaks a rule of its parameters.
+    Invalid(Error),
+}
+
+impl fmt::Display for Unscalable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unscalable::Factor(factor) => write!(f, "factor {factor} is not a positive number"),
+            Unscalable::BelowOne { domain, factor } => {
+                write!(f, "a domain of {domain} device(s) cannot be made {factor}× smaller")
+            }
+            Unscalable::NotWhole { domain, factor } => {
+                write!(f, "{factor} × {domain} devices is not a whole number of devices")
+            }
+            Unscalable::AboveLargest { want, max_domain } => {
+                write!(f, "{want} devices is more than the largest domain ({max_domain} devices)")
+            }
+            Unscalable::HoldsTheJob { domain, n_gpus } => write!(
+                f,
+                "the domain of {domain} devices already holds all {n_gpus} devices of the job: a larger one changes nothing"
+            ),
+            Unscalable::Invalid(e) => write!(f, "{e}"),
+        }
+    }
 }
 
 /// `factor ×` a domain of `domain` devices, if it is a whole number of devices from 1 to
 /// `max_domain` that differs from the job's whole (see [`scaled`]).
-fn domain_size(domain: u64, factor: f64, n_gpus: u64, max_domain: u64) -> Result<u64, String> {
+fn domain_size(domain: u64, factor: f64, n_gpus: u64, max_domain: u64) -> Result<u64, Unscalable> {
     let want = domain as f64 * factor;
     if want < 1.0 {
-        return Err(format!("a domain of {domain} device(s) cannot be made {factor}× smaller"));
+        return Err(Unscalable::BelowOne { domain, factor });
     }
     if want.fract() != 0.0 {
-        return Err(format!("{factor} × {domain} devices is not a whole number of devices"));
+        return Err(Unscalable::NotWhole { domain, factor });
     }
     if want > max_domain as f64 {
-        return Err(format!("{want} devices is more than the largest domain ({max_domain} devices)"));
+        return Err(Unscalable::AboveLargest { want, max_domain });
     }
     let d = want as u64;
     if factor > 1.0 && domain >= n_gpus {
-        return Err(format!(
-            "the domain of {domain} devices already holds all {n_gpus} devices of the job: a larger one changes nothing"
-        ));
+        return Err(Unscalable::HoldsTheJob { domain, n_gpus });
     }
     Ok(d)
 }
@@ -210,10 +269,10 @@ mod tests {
     fn domain_sizes_are_whole_and_bounded() {
         assert_eq!(domain_size(8, 0.5, 1024, 1 << 20), Ok(4));
         assert_eq!(domain_size(72, 2.0, 1024, 1 << 20), Ok(144));
-        assert!(domain_size(1, 0.5, 1024, 1 << 20).unwrap_err().contains("cannot be made"));
-        assert!(domain_size(9, 0.5, 1024, 1 << 20).unwrap_err().contains("whole number"));
-        assert!(domain_size(64, 2.0, 64, 1 << 20).unwrap_err().contains("changes nothing"));
-        assert!(domain_size(1 << 20, 2.0, u64::MAX, 1 << 20).unwrap_err().contains("largest domain"));
+        assert!(domain_size(1, 0.5, 1024, 1 << 20).unwrap_err().to_string().contains("cannot be made"));
+        assert!(domain_size(9, 0.5, 1024, 1 << 20).unwrap_err().to_string().contains("whole number"));
+        assert!(domain_size(64, 2.0, 64, 1 << 20).unwrap_err().to_string().contains("changes nothing"));
+        assert!(domain_size(1 << 20, 2.0, u64::MAX, 1 << 20).unwrap_err().to_string().contains("largest domain"));
     }
 
     #[test]

@@ -19,6 +19,6 @@ pub mod feature;
 pub mod result;
 pub mod run;
 
-pub use feature::{Feature, scaled};
+pub use feature::{Feature, Unscalable, scaled};
 pub use result::{FeatureEffect, Point, PointStatus, SensitivityResult};
 pub use run::{Base, FACTORS, Found, POINTS, Sensitivity};

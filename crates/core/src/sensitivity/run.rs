@@ -3,7 +3,7 @@
 //! number of candidates per [`Sensitivity::step`]; a page runs it in time slices or splits it over
 //! workers by points ([`Sensitivity::part`], [`Sensitivity::found`], [`Sensitivity::absorb`]).
 
-use super::feature::{Feature, scaled};
+use super::feature::{Feature, Unscalable, scaled};
 use super::result::{Point, PointStatus, SensitivityResult};
 use crate::catalog::TrainingBudget;
 use crate::cost::{ExtendedSetup, Pricer};
@@ -120,7 +120,7 @@ impl Found {
 struct Variant {
     feature: Option<Feature>,
     factor: f64,
-    inputs: Result<(SystemParams, Option<ExtendedSetup>), String>,
+    inputs: Result<(SystemParams, Option<ExtendedSetup>), Unscalable>,
     /// The strategy searched next (index into the base's strategies).
     strategy: usize,
     search: Option<Search>,
@@ -283,7 +283,7 @@ impl Sensitivity {
         };
         let value = v.feature.map(value);
         let status = match (&v.inputs, v.done, &v.found.best) {
-            (Err(why), _, _) => PointStatus::Impossible(why.clone()),
+            (Err(why), _, _) => PointStatus::Impossible(why.to_string()),
             (Ok(_), false, _) => PointStatus::Pending,
             (Ok(_), true, Some(_)) => PointStatus::Fits,
             (Ok((p, e)), true, None) => match &v.found.error {
@@ -302,7 +302,7 @@ impl Variant {
     fn new(
         feature: Option<Feature>,
         factor: f64,
-        inputs: Result<(SystemParams, Option<ExtendedSetup>), String>,
+        inputs: Result<(SystemParams, Option<ExtendedSetup>), Unscalable>,
     ) -> Variant {
         let done = inputs.is_err();
         Variant { feature, factor, inputs, strategy: 0, search: None, found: Found::default(), done }

@@ -12,6 +12,7 @@ use crate::extended::{ExtendedOptions, Hardware, HardwareChoices, ModelFeatures}
 use crate::mode::ModelMode;
 use crate::reference::machine::Machine;
 use crate::resolve::{ModelRef, SystemRef};
+use crate::vocab::{Note, NoteList};
 use crate::{ModelShape, Strategy, SystemParams};
 
 /// Everything needed to evaluate one point.
@@ -41,7 +42,7 @@ pub struct PointInputs {
     /// Weight sparsity [fraction] (0 = dense) in force.
     pub sparsity: f64,
     /// Labelled approximations of the system mapping and what the mode loses on the model.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// Extended mode's inputs (`None`: reference mode).
     pub extended: Option<ExtendedSetup>,
 }
@@ -165,7 +166,7 @@ fn apply_and_resolve(
             if strategies.is_empty() {
                 return Err(Unresolved::Unsupported(SUMMA_UNSUPPORTED.to_string()));
             }
-            mode_notes.push(format!("not searched: {SUMMA_UNSUPPORTED}"));
+            mode_notes.not_applied(format!("not searched: {SUMMA_UNSUPPORTED}"));
         }
     }
     let resolved = resolve_system(scenario, &spec.mapping, &overrides, spec.mode.kind()).map_err(invalid)?;
@@ -196,7 +197,7 @@ fn apply_and_resolve(
     let (ext, notes, sparsity) = match spec.mode.options().copied() {
         None => {
             let mut notes = r.mapped.approximations.clone();
-            notes.extend(resolved.notes.iter().map(|n| n.text.clone()));
+            notes.extend(resolved.notes.iter().cloned());
             notes.extend(r.model.reference_caveats());
             (None, notes, 0.0)
         }
@@ -236,21 +237,21 @@ fn apply_and_resolve(
                     hardware.hbm_capacity_gb = device_capacity_gb * f;
                 }
             }
-            let mut notes = crate::resolve::Note::texts(&hardware_notes);
+            let mut notes = hardware_notes;
             if let Some(cal) = &spec.calibration {
                 let (calibrated, note) = calibrate_point(cal, &r.system.id, &hardware);
                 hardware = calibrated;
-                notes.push(note);
+                notes.assumption(note);
             }
-            notes.extend(resolved.notes.iter().map(|n| n.text.clone()));
+            notes.extend(resolved.notes.iter().cloned());
             if overrides.iter().any(|(p, _)| *p == SystemParam::Vector) {
-                notes.push(
+                notes.not_applied(
                     "extended mode does not read the vector rate (element-wise work is priced by HBM traffic): \
                      the vector axis changes nothing here"
                         .to_string(),
                 );
             }
-            notes.extend(no_effect_note(&r.system.id, &hardware, options.model.weight_sparsity));
+            notes.extend(no_effect_note(&r.system.id, &hardware, options.model.weight_sparsity).map(Note::not_applied));
             notes.extend(mode_notes);
             let sparsity = options.model.weight_sparsity;
             (Some(ExtendedSetup { workload, hardware, options }), notes, sparsity)

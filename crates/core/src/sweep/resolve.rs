@@ -16,11 +16,11 @@
 //! Each case is decided from the entry's values (typed options), never from an error's text.
 
 use super::axis::{AxisValue, SystemParam};
-use crate::catalog::provenance::Origin;
 use crate::catalog::{CatalogSystem, MappingOptions, Precision, default_precision};
 use crate::mode_kind::Mode;
-use crate::resolve::{self, Note, NoteKind, ScenarioError, UserEntries};
+use crate::resolve::{self, ScenarioError, UserEntries};
 use crate::resolve::{ResolvedScenario, Scenario, SystemRef};
+use crate::vocab::{Note, NoteKind};
 
 /// A system resolved for one point, with what was done to make it usable.
 #[derive(Debug, Clone)]
@@ -102,8 +102,9 @@ fn fill_missing(sys: &mut CatalogSystem, precision: Precision, overrides: &[(Sys
                 super::AxisKey::Param(*param),
                 param.unit()
             );
-            let origin = Origin::User { what: "an absolute value of a sweep's system-parameter axis" };
-            notes.push(Note { entry: sys.id.clone(), kind: NoteKind::StandIn { origin }, text });
+            let kind = NoteKind::StandIn { what: "an absolute value of a sweep's system-parameter axis" };
+            notes
+                .push(Note::new(kind, text).of_entry(&sys.id).about(format!("axis.{}", super::AxisKey::Param(*param))));
         }
     }
     notes
@@ -143,8 +144,9 @@ pub fn resolve_system(
             "{} lists no scale-out bandwidth; not needed here: the {} devices fit in one scale-up domain of {domain}",
             sys.id, scenario.devices
         );
-        let origin = Origin::Unread { why: "the job fits in one scale-up domain and never uses the scale-out network" };
-        notes.push(Note { entry: sys.id.clone(), kind: NoteKind::Placeholder { origin }, text });
+        let kind =
+            NoteKind::Placeholder { why: "the job fits in one scale-up domain and never uses the scale-out network" };
+        notes.push(Note::new(kind, text).of_entry(&sys.id).about("system.scale_out"));
         scenario = with_system(&scenario, sys);
     }
     let resolved = resolve(&scenario, &extra)?;

@@ -15,6 +15,7 @@ use crate::cost::GivenConfiguration;
 use crate::extended::efficiency::{Efficiency, median};
 use crate::extended::{self, ExtendedOptions, Hardware};
 use crate::reference;
+use crate::vocab::Note;
 
 pub use crate::mode::Mode;
 
@@ -62,7 +63,7 @@ pub struct RowResult {
     /// Measured training throughput, read back through the metric's convention [tokens/s per device].
     pub measured_tokens_per_s: Option<f64>,
     /// Rules applied for fields the source leaves unstated.
-    pub assumptions: Vec<String>,
+    pub assumptions: Vec<Note>,
     /// Where the predicted time goes (compute, memory, communication, bubble) [s].
     pub totals: Option<crate::vocab::Totals>,
     /// The memory comparison, for rows with a memory figure or an outcome.
@@ -381,7 +382,7 @@ impl Prepared {
         r.config = Some(setup.describe());
         r.assumptions = setup.assumptions.clone();
         if has_memory {
-            r.assumptions.extend(kind_note);
+            r.assumptions.extend(kind_note.map(Note::reading));
         }
         if let Some(m) = &setup.metric {
             r.metric = Some(m.name());
@@ -424,7 +425,7 @@ impl Prepared {
         };
         match predicted_metric(setup, totals.t) {
             Ok((pred, note)) => {
-                r.assumptions.extend(note);
+                r.assumptions.extend(note.map(Note::assumption));
                 let err = pred / metric.value - 1.0;
                 r.predicted = Some(pred);
                 r.error = Some(err);

@@ -10,6 +10,7 @@
 
 use super::words::Words;
 use crate::extended::Hardware;
+use crate::vocab::NoteList;
 
 /// How many devices of the row's degrees one stated device (chip) holds, when the degrees count
 /// a whole multiple `k > 1` of the stated `num_devices`: `Some(k)` on a TPU (`torus`) or when the
@@ -41,7 +42,10 @@ pub fn share_of_chip(hw: &Hardware, k: u64) -> Hardware {
     h.net.fast_bandwidth /= f;
     h.net.slow_bandwidth /= f;
     h.net.nvlink_size = h.net.nvlink_size.saturating_mul(k);
-    h.approximations.push(format!("one device = 1/{k} of a chip (the row's degrees count {k} devices per chip)"));
+    h.approximations.note(
+        crate::vocab::NoteKind::Mapping,
+        format!("one device = 1/{k} of a chip (the row's degrees count {k} devices per chip)"),
+    );
     h
 }
 

@@ -26,6 +26,7 @@
 //!   without a stated cause is left out (nothing was measured and no outcome is known).
 //!   `excluded_runs` (other global batches) are left out.
 
+use crate::vocab::{Note, NoteList};
 use serde_json::{Map, Value, json};
 
 use crate::Error;
@@ -106,7 +107,7 @@ fn setting<'a>(run: &'a Map<String, Value>, fixed: Option<&'a Map<String, Value>
 /// The hardware fields of a group's rows: `(hardware_id, hardware words, notes)`. The group's
 /// `interconnect` (and hardware) words give the scale-out bandwidth per device when they state
 /// one ([`super::fabric_words`]); it is passed as the CLI's system spec (`id,scale_out=GB/s`).
-fn hardware(g: &Map<String, Value>) -> (Value, Value, Vec<String>) {
+fn hardware(g: &Map<String, Value>) -> (Value, Value, Vec<Note>) {
     let text = |key: &str| g.get(key).and_then(Value::as_str).filter(|s| !s.trim().is_empty());
     let words = text("hardware").unwrap_or("").to_string();
     let words_value = if words.is_empty() { Value::Null } else { Value::String(words.clone()) };
@@ -118,7 +119,7 @@ fn hardware(g: &Map<String, Value>) -> (Value, Value, Vec<String>) {
             // figure must be attached to the part's id below.
             Ok(r) if !words.is_empty() => Some(format!("@{}", r.system.id)),
             _ => text("hardware_id_assumed").map(|a| {
-                notes.push(format!(
+                notes.assumption(format!(
                     "hardware not in fmperf's catalog as named: the file's closest part `{a}` evaluated"
                 ));
                 a.to_string()
@@ -133,7 +134,7 @@ fn hardware(g: &Map<String, Value>) -> (Value, Value, Vec<String>) {
     let id_value = match (id, scale_out) {
         (Some(id), Some(gbs)) => {
             let id = id.trim_start_matches('@').to_string();
-            notes.push(format!("scale-out network read from the words `{fabric}`: {gbs} GB/s per device"));
+            notes.reading(format!("scale-out network read from the words `{fabric}`: {gbs} GB/s per device"));
             Value::String(format!("{id},scale_out={gbs}"))
         }
         (Some(id), None) if id.starts_with('@') => Value::Null,
@@ -171,7 +172,7 @@ fn group_rows(g: &Map<String, Value>, i: usize) -> Result<Vec<Value>, Error> {
     };
     let fixed = g.get("fixed").and_then(Value::as_object);
     let (hardware_id, hardware_words, hw_notes) = hardware(g);
-    let mut notes: Vec<Value> = hw_notes.into_iter().map(Value::String).collect();
+    let mut notes: Vec<Value> = hw_notes.into_iter().map(|n| Value::String(n.text)).collect();
     if let Some(Value::Array(n)) = g.get("notes") {
         notes.extend(n.iter().filter(|v| v.is_string()).cloned());
     }

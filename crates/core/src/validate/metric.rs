@@ -30,6 +30,7 @@
 //!   when they give several, the one equal (±2 %) to the part's dense peak at the row's
 //!   precision, else that catalog peak.
 
+use crate::vocab::{Note, NoteList};
 use serde_json::{Map, Value, json};
 
 pub use crate::vocab::MetricKind;
@@ -107,7 +108,7 @@ pub struct MetricReading {
     pub peak_tflops: Option<f64>,
     /// How the words were read, for the row's notes.
     #[serde(skip)]
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 impl MetricReading {
@@ -294,12 +295,12 @@ pub fn read_metric(run: &MeasuredRun, catalog_peak: Option<f64>) -> Result<Metri
                     .to_string()
             })?;
             match named.first() {
-                Some(n) => notes.push(format!(
+                Some(n) => notes.reading(format!(
                     "the words mention {}, which the row does not give: compared in {}, the figure it gives",
                     n.key(),
                     k.key()
                 )),
-                None if !words.is_empty() => notes.push(format!(
+                None if !words.is_empty() => notes.reading(format!(
                     "flop_convention `{}` names no figure fmperf knows: compared in {}, the first figure given",
                     words.text,
                     k.key()
@@ -314,11 +315,11 @@ pub fn read_metric(run: &MeasuredRun, catalog_peak: Option<f64>) -> Result<Metri
         let flops = match flops_named(&words) {
             Some(f) => f,
             None if kind == MetricKind::Hfu => {
-                notes.push("FLOP count not stated: an HFU counts hardware FLOPs (recomputation included)".into());
+                notes.reading("FLOP count not stated: an HFU counts hardware FLOPs (recomputation included)".into());
                 FlopCount::Hardware
             }
             None => {
-                notes.push(
+                notes.reading(
                     "FLOP count not stated: read as model FLOPs (NeMo's, MaxText's, torchtitan's and PaLM's \
                      convention)"
                         .into(),
@@ -334,14 +335,14 @@ pub fn read_metric(run: &MeasuredRun, catalog_peak: Option<f64>) -> Result<Metri
                 (many, Some(c)) => {
                     let hit = many.iter().copied().find(|p| (p / c - 1.0).abs() <= 0.02);
                     if hit.is_none() {
-                        notes.push(format!(
+                        notes.reading(format!(
                             "several peaks stated ({many:?} TFLOP/s), none the part's: its dense peak {c} TFLOP/s used"
                         ));
                     }
                     hit
                 }
                 (many, None) => {
-                    notes.push(format!("several peaks stated ({many:?} TFLOP/s): the first used"));
+                    notes.reading(format!("several peaks stated ({many:?} TFLOP/s): the first used"));
                     Some(many[0])
                 }
             }
@@ -370,7 +371,7 @@ fn read_structured(run: &MeasuredRun, s: &StructuredMetric, words: &Words) -> Re
     let flops = if kind.needs_flops() {
         Some(match s.flops.as_deref() {
             Some(f) => FlopCount::parse(f).unwrap_or_else(|| {
-                notes.push(format!("measured.metric.flops `{f}` not understood: read as model FLOPs"));
+                notes.reading(format!("measured.metric.flops `{f}` not understood: read as model FLOPs"));
                 FlopCount::Model
             }),
             None => flops_named(words).unwrap_or(if kind == MetricKind::Hfu {

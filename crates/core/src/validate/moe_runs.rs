@@ -46,6 +46,7 @@
 //!   dense rows ([`super::kernel_words::read_attention_kernel`]: torchtitan → FlashAttention-2
 //!   class, else the part's own-generation kernel).
 
+use crate::vocab::{Note, NoteList};
 use serde_json::{Map, Value};
 
 use super::keys;
@@ -111,7 +112,7 @@ pub struct MoeRunSetup {
     /// gives it per chip; else 1).
     pub devices_per_figure: u64,
     /// Rules applied, in words.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// The prediction of one row.
@@ -136,7 +137,7 @@ pub struct MoeRowResult {
     /// The expert layout evaluated `(ep, etp, edp)`.
     pub experts: Option<(u64, u64, u64)>,
     /// Why the row was skipped, or the rules applied.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// A group of a row's fields (`model`, `parallel`, `batch`, `measured`, …): each field is read
@@ -293,12 +294,12 @@ const FALLBACK_NIC_GBPS: f64 = 50.0;
 
 /// Mapping options for a row's system: the catalog's, with [`FALLBACK_NIC_GBPS`] when it lists no
 /// scale-out bandwidth (noted).
-fn mapping_for(sys: &catalog::CatalogSystem, notes: &mut Vec<String>) -> MappingOptions {
+fn mapping_for(sys: &catalog::CatalogSystem, notes: &mut Vec<Note>) -> MappingOptions {
     let plain = MappingOptions::default();
     if resolve::hardware(sys, Precision::Bf16, true, &plain).is_ok() {
         return plain;
     }
-    notes.push(format!("{} lists no NIC bandwidth: {FALLBACK_NIC_GBPS} GB/s per GPU assumed", sys.id));
+    notes.reading(format!("{} lists no NIC bandwidth: {FALLBACK_NIC_GBPS} GB/s per GPU assumed", sys.id));
     MappingOptions { scale_out_gbps: Some(FALLBACK_NIC_GBPS), ..plain }
 }
 
@@ -315,13 +316,13 @@ fn job_domain(domain: u64, devices: u64) -> u64 {
 /// `per_device_batch_size` counts every chip, and a tensor-parallel group shares its replica's
 /// batch; `global_batch_size = per_device_batch_size × devices`). Without a stated micro-batch:
 /// `G / (dp · grad_accum)` when accumulation is stated, else 1.
-fn micro_batch(gbs: u64, dp: u64, tp: u64, stated: Option<u64>, accum: Option<u64>, notes: &mut Vec<String>) -> u64 {
+fn micro_batch(gbs: u64, dp: u64, tp: u64, stated: Option<u64>, accum: Option<u64>, notes: &mut Vec<Note>) -> u64 {
     let replicas = |a: u64| dp.checked_mul(a).filter(|x| *x > 0);
     match (stated.filter(|m| *m > 0), accum.and_then(replicas)) {
         (Some(m), Some(r))
             if r.checked_mul(m) != Some(gbs) && r.checked_mul(m).and_then(|x| x.checked_mul(tp)) == Some(gbs) =>
         {
-            notes.push(format!(
+            notes.reading(format!(
                 "micro-batch {m} per device: {} per replica of tp = {tp} devices (global batch = dp · grad_accum · tp · {m})",
                 tp * m
             ));
@@ -333,7 +334,7 @@ fn micro_batch(gbs: u64, dp: u64, tp: u64, stated: Option<u64>, accum: Option<u6
     }
 }
 
-fn model_of(m: &Group, notes: &mut Vec<String>) -> Result<Workload, String> {
+fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, String> {
     let need = |k: &str| int(m, k).filter(|x| *x > 0).ok_or_else(|| format!("model.{k} not stated"));
     let (layers, hidden, heads, seq) = (need("layers")?, need("hidden")?, need("heads")?, need("seq_len")?);
     let experts = need("num_experts")?;
@@ -378,11 +379,11 @@ fn model_of(m: &Group, notes: &mut Vec<String>) -> Result<Workload, String> {
         || ["interleave", "alternat", "every other"].iter().any(|x| all.contains(x));
     let (first_dense, moe_every) = match step {
         Some(k) if k > 1 => {
-            notes.push(format!("one MoE layer in every {k}"));
+            notes.reading(format!("one MoE layer in every {k}"));
             (0, k)
         }
         _ if interleaved && dense_layers == moe_layers => {
-            notes.push("dense and MoE layers alternate".into());
+            notes.reading("dense and MoE layers alternate".into());
             (0, 2)
         }
         _ => (dense_layers, 1),
@@ -421,7 +422,7 @@ fn model_of(m: &Group, notes: &mut Vec<String>) -> Result<Workload, String> {
     let mtp = match int(m, "mtp_layers") {
         Some(n) => n,
         None => {
-            notes.push("mtp_layers unknown: none".into());
+            notes.reading("mtp_layers unknown: none".into());
             0
         }
     };
@@ -484,7 +485,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let dp = match (int(p, "dp").filter(|d| *d > 0), num_devices) {
         (Some(d), _) => d,
         (None, Some(n)) if n.is_multiple_of(model_parallel) => {
-            notes.push(format!("dp not stated: num_devices / (tp·pp·cp) = {}", n / model_parallel));
+            notes.reading(format!("dp not stated: num_devices / (tp·pp·cp) = {}", n / model_parallel));
             n / model_parallel
         }
         (None, Some(n)) => {
@@ -507,7 +508,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         None => 1,
         Some(devices) => match super::device_count::devices_per_chip(devices, n, chip.torus, &unit_words) {
             Some(k) => {
-                notes.push(format!(
+                notes.reading(format!(
                     "num_devices {devices} counts chips, the degrees {n} devices: {k} devices per chip, each 1/{k} of a chip"
                 ));
                 k
@@ -519,7 +520,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let domain = chip.domain_size();
     let used = job_domain(domain, chips);
     if used != domain {
-        notes.push(format!("{chips} devices on domains of {domain}: {used} per domain"));
+        notes.reading(format!("{chips} devices on domains of {domain}: {used} per domain"));
         mapping.domain_size = Some(used);
     }
     let (hw, _) = resolve::hardware(sys, precision, true, &mapping).map_err(|e| e.to_string())?;
@@ -532,7 +533,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let reading =
         read_recompute(Some(&rec).filter(|r| !r.trim().is_empty()).map(String::as_str), Some(workload.layers));
     if !rec.trim().is_empty() {
-        notes.extend(reading.note);
+        notes.extend(reading.note.map(Note::reading));
     }
     let recompute = reading.level;
     let recompute_modules = recompute_modules_of(&rec, recompute, &mut notes);
@@ -559,13 +560,13 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         Load::Forced
     } else if flag("token_drop") {
         let c = num(r, "capacity_factor").unwrap_or(1.0);
-        notes.push(format!(
+        notes.reading(format!(
             "capacity factor {c}, router imbalance {}",
             super::super::extended::moe::options::DEFAULT_IMBALANCE
         ));
         Load::Capacity { factor: c, imbalance: crate::extended::moe::options::DEFAULT_IMBALANCE }
     } else {
-        notes.push("dropless routing at the default imbalance".into());
+        notes.reading("dropless routing at the default imbalance".into());
         Load::DEFAULT
     };
     // One grouped kernel for the local experts (no per-expert issue) when the words name one:
@@ -600,19 +601,19 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
             + &words(p, "other");
     let (attention_kernel, attention_note) =
         super::kernel_words::read_attention_kernel(&super::words::Words::new(&attention_text));
-    notes.extend(attention_note);
+    notes.extend(attention_note.map(Note::reading));
     // The FP8 recipe as for dense rows ([`super::kernel_words::read_fp8_recipe`]).
     let (fp8_recipe, fp8_note) = super::kernel_words::read_fp8_recipe(
         &super::words::Words::new(&prec_words),
         &super::words::Words::new(&attention_text),
     );
     if precision == Precision::Fp8 {
-        notes.extend(fp8_note);
+        notes.extend(fp8_note.map(Note::reading));
     }
     // A gradient reduction in the parameter type when the words say `grad_reduce_in_fp32` is off
     // (the dense rows' reading): 16-bit gradient buffers.
     let grad_reduce = if super::parallel_words::says_16bit_grad_reduce(&attention_text) {
-        notes.push("gradients reduced in the parameter type (`grad_reduce_in_fp32` off)".into());
+        notes.reading("gradients reduced in the parameter type (`grad_reduce_in_fp32` off)".into());
         GradReduce::Param
     } else {
         GradReduce::Auto
@@ -650,7 +651,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let per_chip = devices_per_chip > 1 && super::device_count::per_chip_figure(&field, &unit_words);
     let devices_per_figure = if per_chip { devices_per_chip } else { 1 };
     if per_chip {
-        notes.push(format!("the measured figure is per chip: {devices_per_chip} devices' worth"));
+        notes.reading(format!("the measured figure is per chip: {devices_per_chip} devices' worth"));
     }
     let measured_memory_gb = num(m, "memory_peak_allocated_gib").map(|g| g * GIB_GB);
     let options = recompute_that_ran(&workload, &hw, &layout, options, &mut notes);
@@ -690,7 +691,7 @@ fn recompute_that_ran(
     hw: &Hardware,
     layout: &Layout,
     options: ExtendedOptions,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> ExtendedOptions {
     let limit = MEMORY_CONTRADICTION_FACTOR * hw.hbm_capacity_gb;
     let need = |o: &ExtendedOptions| evaluate(w, hw, layout, o).map_or(0.0, |e| e.mem_gb);
@@ -706,7 +707,7 @@ fn recompute_that_ran(
     let Some(last) = deeper.last() else { return options };
     let level =
         deeper.iter().copied().find(|r| need(&ExtendedOptions { recompute: *r, ..options }) <= limit).unwrap_or(*last);
-    notes.push(format!(
+    notes.reading(format!(
         "recomputation `{}` needs {stated:.0} GB per device, more than {MEMORY_CONTRADICTION_FACTOR}× its {:.0} GB: the \
          run cannot have held that; evaluated with `{}`",
         options.recompute,
@@ -767,7 +768,7 @@ fn predict_row(row: &Value, adjust: &dyn Fn(ExtendedOptions) -> ExtendedOptions)
     let setup = match interpret_moe_row(row) {
         Ok(s) => s,
         Err(why) => {
-            out.notes.push(why);
+            out.notes.reading(why);
             return out;
         }
     };
@@ -782,7 +783,7 @@ fn predict_row(row: &Value, adjust: &dyn Fn(ExtendedOptions) -> ExtendedOptions)
             out.predicted_memory_gb = Some(mem);
             out.experts = Some(x);
         }
-        Err(why) => out.notes.push(why),
+        Err(why) => out.notes.reading(why),
     }
     out
 }

@@ -5,6 +5,7 @@
 //! DeepSeek-V3's low-precision storage (BF16 Adam moments, FP8-cached SwiGLU inputs). Each reading
 //! is noted.
 
+use crate::vocab::{Note, NoteList};
 use serde_json::Value;
 
 use super::words::Words;
@@ -34,11 +35,11 @@ pub(super) fn overlap_on(w: &str) -> bool {
 /// Whether the tokens are dispatched in FP8 (DeepSeek-V3 quantises the activations before the
 /// experts' up-projection and dispatches them in FP8; Megatron-Core's FP8 dispatch): the
 /// dispatcher's words say "FP8 dispatch", "dispatch in FP8" or "FP8 all-to-all"; noted.
-pub(super) fn fp8_dispatch_of(dw: &Words, notes: &mut Vec<String>) -> bool {
+pub(super) fn fp8_dispatch_of(dw: &Words, notes: &mut Vec<Note>) -> bool {
     let on = dw.has("fp8")
         && (dw.affirms("fp8 dispatch") || dw.has("dispatch in fp8") || dw.has("fp8 all to all") || dw.has("fp8 a2a"));
     if on {
-        notes.push("tokens dispatched in FP8 with 1x128 scales (fp8_dispatch)".into());
+        notes.reading("tokens dispatched in FP8 with 1x128 scales (fp8_dispatch)".into());
     }
     on
 }
@@ -47,7 +48,7 @@ pub(super) fn fp8_dispatch_of(dw: &Words, notes: &mut Vec<String>) -> bool {
 /// of its own (`a2a_overlap`, Megatron's `overlap_moe_expert_parallel_comm`, … as a boolean or
 /// words), the dispatcher's or the parallel group's other words ("EP A2A overlap"), or DeepSeek's
 /// DualPipe schedule (each chunk's dispatch and combine hidden behind another's compute); noted.
-pub(super) fn a2a_overlap_of(field: Option<&Value>, disp: &str, other: &str, notes: &mut Vec<String>) -> bool {
+pub(super) fn a2a_overlap_of(field: Option<&Value>, disp: &str, other: &str, notes: &mut Vec<Note>) -> bool {
     let field = field.and_then(|v| match v {
         Value::Bool(b) => Some(*b),
         Value::Number(n) => Some(n.as_f64() != Some(0.0)),
@@ -57,7 +58,7 @@ pub(super) fn a2a_overlap_of(field: Option<&Value>, disp: &str, other: &str, not
     let dualpipe = dual_pipe_of(disp, other);
     let on = field.unwrap_or_else(|| overlap_on(disp) || overlap_on(&other) || dualpipe);
     if on {
-        notes.push(if dualpipe {
+        notes.reading(if dualpipe {
             "DualPipe: the expert all-to-all hidden behind another chunk's computation (a2a_overlap), two stages per \
              rank with pp + 1 micro-batches in flight and its smaller bubble (moe dual_pipe=on)"
                 .into()
@@ -77,7 +78,7 @@ pub(super) fn dual_pipe_of(disp: &str, other: &str) -> bool {
 /// Megatron-Core's selective-recompute modules the recompute words name (`mla_up_proj`,
 /// `moe_act`, `moe` as a word of its own — `--recompute-modules` / `recompute_modules`), in effect
 /// when the level read is selective; noted.
-pub(super) fn recompute_modules_of(rec: &str, level: Recompute, notes: &mut Vec<String>) -> RecomputeModules {
+pub(super) fn recompute_modules_of(rec: &str, level: Recompute, notes: &mut Vec<Note>) -> RecomputeModules {
     if level != Recompute::Selective {
         return RecomputeModules::default();
     }
@@ -95,7 +96,7 @@ pub(super) fn recompute_modules_of(rec: &str, level: Recompute, notes: &mut Vec<
     let layernorm = w.any(&["layernorm", "layer norm", "rmsnorm", "rms norm", "norms"]);
     let m = RecomputeModules { mla_up_proj, moe_act, moe: moe_alone, layernorm };
     if m != RecomputeModules::default() {
-        notes.push(format!("selective recompute modules: {}", m.names()));
+        notes.reading(format!("selective recompute modules: {}", m.names()));
     }
     m
 }
@@ -104,7 +105,7 @@ pub(super) fn recompute_modules_of(rec: &str, level: Recompute, notes: &mut Vec<
 /// FP32 master weights ("AdamW moments in BF16, FP32 master weights and gradients": DeepSeek-V3
 /// §3.3.3) are [`OptimizerStates::Bf16Moments`]; anything else keeps the mixed-precision default
 /// (`None`). Noted.
-pub(super) fn optimizer_states_of(text: &str, notes: &mut Vec<String>) -> Option<OptimizerStates> {
+pub(super) fn optimizer_states_of(text: &str, notes: &mut Vec<Note>) -> Option<OptimizerStates> {
     let w = Words::new(text);
     let moments = w.any(&["moment", "moments", "exp avg", "exp avg sq", "optimizer states", "optimizer state"]);
     let bf16 = w.any(&["bf16", "bfloat16"]);
@@ -120,7 +121,7 @@ pub(super) fn optimizer_states_of(text: &str, notes: &mut Vec<String>) -> Option
     if !(moments && bf16) || fp32_moments {
         return None;
     }
-    notes.push(
+    notes.reading(
         "optimizer: Adam moments in BF16 beside FP32 master weights and gradients (optimizer_states=bf16_moments)"
             .into(),
     );
@@ -129,11 +130,11 @@ pub(super) fn optimizer_states_of(text: &str, notes: &mut Vec<String>) -> Option
 
 /// Whether the row's activation words say the experts' SwiGLU input is cached in FP8 (DeepSeek-V3
 /// §3.3.3: "SwiGLU inputs cached in FP8, output recomputed"; `moe fp8_swiglu_cache`). Noted.
-pub(super) fn fp8_swiglu_cache_of(text: &str, notes: &mut Vec<String>) -> bool {
+pub(super) fn fp8_swiglu_cache_of(text: &str, notes: &mut Vec<Note>) -> bool {
     let w = Words::new(text);
     let on = w.any(&["swiglu", "swi glu", "glu"]) && w.has("fp8") && w.affirms("fp8");
     if on {
-        notes.push("the experts' SwiGLU inputs cached in FP8, their output recomputed (fp8_swiglu_cache)".into());
+        notes.reading("the experts' SwiGLU inputs cached in FP8, their output recomputed (fp8_swiglu_cache)".into());
     }
     on
 }

@@ -26,6 +26,7 @@ use super::kernel_words::PYTORCH_NATIVE_LOOPS;
 use super::words::Words;
 use crate::catalog::{CatalogSystem, Precision};
 use crate::extended::{Sharding, Stack, StageSplitRule};
+use crate::vocab::{Note, NoteList};
 
 /// Sharding read from a row.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +36,7 @@ pub struct ShardingReading {
     /// Shard group [devices] when smaller than the whole data × context parallel group.
     pub shard_group: Option<u64>,
     /// Notes for the row.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// The sharding words of a row, gathered.
@@ -121,7 +122,7 @@ fn fsdp_degree(w: &Words, dp: u64) -> Option<u64> {
 /// sweeps' `zero_shard_group`; InternLM's hierarchical `zero1` size): `Some(z)` when `z` is
 /// smaller than the replica group `dp·cp` and divides it, noted; the whole group (`None`)
 /// otherwise, noted when the words named a group that does not divide it.
-fn zero_shard_group(words: Option<&str>, replicas: u64, notes: &mut Vec<String>) -> Option<u64> {
+fn zero_shard_group(words: Option<&str>, replicas: u64, notes: &mut Vec<Note>) -> Option<u64> {
     let w = Words::new(&minus_one_as_all(words?));
     let at = w.find("shard group")?;
     let z = degree_after(&w, at + 2, 2)?;
@@ -129,10 +130,10 @@ fn zero_shard_group(words: Option<&str>, replicas: u64, notes: &mut Vec<String>)
         return None;
     }
     if !replicas.is_multiple_of(z) {
-        notes.push(format!("ZeRO shard group {z} does not divide dp·cp = {replicas}: sharded over all {replicas}"));
+        notes.reading(format!("ZeRO shard group {z} does not divide dp·cp = {replicas}: sharded over all {replicas}"));
         return None;
     }
-    notes.push(format!(
+    notes.reading(format!(
         "hierarchical ZeRO: optimizer states sharded within groups of {z} ranks, replicated across {} groups",
         replicas / z
     ));
@@ -170,7 +171,7 @@ pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
             // group spans the context-parallel ranks too.
             Some(n) => Some(n.saturating_mul(input.cp)),
             None if hybrid => {
-                notes.push("hybrid sharding without a group size: one group per 8-device node assumed".into());
+                notes.reading("hybrid sharding without a group size: one group per 8-device node assumed".into());
                 Some(8)
             }
             None => None,
@@ -178,7 +179,7 @@ pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
         let group = match group {
             Some(g) if g > 0 && replicas.is_multiple_of(g) => (g != replicas).then_some(g),
             Some(g) => {
-                notes.push(format!(
+                notes.reading(format!(
                     "shard group {g} read from `{}` does not divide dp·cp = {replicas}: sharded over all {replicas}",
                     w.text
                 ));
@@ -195,7 +196,7 @@ pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
                 return ShardingReading { sharding, shard_group, notes };
             }
             Some(sharding) => return ShardingReading { sharding, shard_group: None, notes },
-            None => notes.push(format!("zero_stage {z} does not exist: ignored")),
+            None => notes.reading(format!("zero_stage {z} does not exist: ignored")),
         }
     }
     if input.distributed_optimizer == Some(true) {
@@ -209,7 +210,7 @@ pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
         } else if o.has("distributed fused adam") {
             // Apex's `DistributedFusedAdam` (NeMo 1's `distributed_fused_adam`): "implements the
             // ZeRO-2 algorithm, which distributes the optimizer state and gradients".
-            notes.push("distributed_fused_adam: Apex's ZeRO-2, gradients sharded".into());
+            notes.reading("distributed_fused_adam: Apex's ZeRO-2, gradients sharded".into());
             Some(Sharding::Zero2)
         } else if o.any(&["zero1", "zero 1", "stage 1", "distributed optimizer", "distributed optim", "dist optimizer"])
             || (o.has("sharded") || o.has("partitioned")) && o.has("states")
@@ -223,10 +224,10 @@ pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
         }
     }
     if input.distributed_optimizer == Some(false) && input.zero_stage.is_none() && input.fsdp_flag == Some(false) {
-        notes.push("no ZeRO stage, FSDP or distributed optimizer: plain data parallelism".into());
+        notes.reading("no ZeRO stage, FSDP or distributed optimizer: plain data parallelism".into());
         return ShardingReading { sharding: Sharding::Ddp, shard_group: None, notes };
     }
-    notes.push("ZeRO stage not stated: distributed optimizer (ZeRO-1)".into());
+    notes.reading("ZeRO stage not stated: distributed optimizer (ZeRO-1)".into());
     ShardingReading { sharding: Sharding::Zero1, shard_group: None, notes }
 }
 

@@ -47,6 +47,7 @@ use super::words::Words;
 use crate::catalog::{CatalogSystem, MappingOptions, Precision};
 use crate::extended::{ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Workload};
 use crate::vocab::Candidate;
+use crate::vocab::{Note, NoteKind, NoteList};
 use crate::{ModelShape, Strategy, SystemParams};
 
 /// A run ready to evaluate.
@@ -79,7 +80,7 @@ pub struct RunSetup {
     /// ([`super::device_count`]).
     pub devices_per_chip: u64,
     /// The rules applied for unstated fields and the readings of words, in words.
-    pub assumptions: Vec<String>,
+    pub assumptions: Vec<Note>,
 }
 
 /// Whether the MLP words describe a gated MLP (SwiGLU, GeGLU).
@@ -159,7 +160,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         m.seq_len.unwrap_or(1),
     );
     let (system, mapping, part_domain, hw_note) = hardware_of(run)?;
-    notes.extend(hw_note);
+    notes.extend(hw_note.map(Note::reading));
     let p = &run.parallel;
     if p.ep.is_some_and(|e| e > 1) {
         return Err("expert parallelism (mixture of experts) is not modelled by this reader".to_string());
@@ -172,7 +173,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let dp = match (p.dp, run.num_devices) {
         (Some(d), _) => d,
         (None, Some(n)) if n.is_multiple_of(model_parallel) && n >= model_parallel => {
-            notes.push(format!("dp not stated: num_devices / (tp·pp·cp) = {}", n / model_parallel));
+            notes.assumption(format!("dp not stated: num_devices / (tp·pp·cp) = {}", n / model_parallel));
             n / model_parallel
         }
         (None, _) => return Err("data-parallel size absent: parallel.dp and num_devices are null".to_string()),
@@ -185,13 +186,13 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         None => 1,
         Some(n) => match super::device_count::devices_per_chip(n, devices, torus, unit_words) {
             Some(k) => {
-                notes.push(format!(
+                notes.assumption(format!(
                     "num_devices {n} counts chips, the degrees {devices} devices: {k} devices per chip, each 1/{k} of a chip"
                 ));
                 k
             }
             None => {
-                notes.push(format!(
+                notes.assumption(format!(
                     "num_devices {n} differs from tp·pp·cp·dp = {devices}: the parallel degrees are evaluated"
                 ));
                 1
@@ -200,7 +201,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     };
 
     let (precision, p_note) = read_precision(run.precision.as_deref(), system);
-    notes.extend(p_note);
+    notes.extend(p_note.map(Note::reading));
 
     // Pipeline schedule: virtual stages per device (the micro-batch default below reads it).
     let other = p.other.join("; ");
@@ -208,19 +209,19 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         Some(Interleave::Chunks(v)) => *v,
         Some(Interleave::Described(t)) => match read_interleave(t) {
             Some((v, note)) => {
-                notes.extend(note);
+                notes.extend(note.map(Note::reading));
                 v
             }
             None => 1,
         },
         None => match read_interleave(&other) {
             Some((v, note)) => {
-                notes.extend(note);
+                notes.extend(note.map(Note::reading));
                 v
             }
             None => {
                 if pp > 1 {
-                    notes.push(format!(
+                    notes.assumption(format!(
                         "virtual pipeline stages not stated: plain 1F1B, a bubble of {} stage times per iteration",
                         pp - 1
                     ));
@@ -235,12 +236,12 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let global = match (b.global, b.global_tokens) {
         (Some(g), _) => g,
         (None, Some(t)) if t >= seq && t.is_multiple_of(seq) => {
-            notes.push(format!("global batch from tokens: {t} / {seq} = {} sequences", t / seq));
+            notes.assumption(format!("global batch from tokens: {t} / {seq} = {} sequences", t / seq));
             t / seq
         }
         (None, _) if pp == 1 => {
             let g = product(&[dp, b.micro.unwrap_or(1)]).ok_or_else(too_large)?;
-            notes.push(format!("global batch not stated: {g} (one micro-batch per replica; pp = 1)"));
+            notes.assumption(format!("global batch not stated: {g} (one micro-batch per replica; pp = 1)"));
             g
         }
         (None, _) => {
@@ -256,7 +257,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         (None, Some(ga)) => (global / product(&[dp, ga]).ok_or_else(too_large)?.max(1)).max(1),
         (None, None) if pp == 1 => {
             let local = (global / dp.max(1)).max(1);
-            notes.push(format!("micro-batch not stated: the local batch {local} (pp = 1)"));
+            notes.assumption(format!("micro-batch not stated: the local batch {local} (pp = 1)"));
             local
         }
         (None, None) => {
@@ -276,14 +277,14 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
             .join("; ");
             let stages = pp.saturating_mul(interleave);
             if Words::new(&stack_words).has("torchtitan") && local.is_multiple_of(stages) {
-                notes.push(format!(
+                notes.assumption(format!(
                     "micro-batch not stated: torchtitan's default of {stages} pipeline micro-batches (one per \
                      pipeline stage: {pp} ranks × {interleave} stages each) of the local batch {local}: {}",
                     local / stages
                 ));
                 local / stages
             } else {
-                notes.push("micro-batch not stated: 1".to_string());
+                notes.assumption("micro-batch not stated: 1".to_string());
                 1
             }
         }
@@ -293,18 +294,19 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         global
     } else {
         let g = ((global as f64 / dp_mbs as f64).round() as u64).max(1) * dp_mbs;
-        notes.push(format!("global batch {global} is not a multiple of dp·micro-batch = {dp_mbs}: {g} evaluated"));
+        notes
+            .assumption(format!("global batch {global} is not a multiple of dp·micro-batch = {dp_mbs}: {g} evaluated"));
         g
     };
 
     // Model.
     let kv_heads = m.kv_heads.unwrap_or_else(|| {
-        notes.push("KV heads not stated: as many as query heads".to_string());
+        notes.assumption("KV heads not stated: as many as query heads".to_string());
         heads
     });
     let head_dim = m.head_dim.unwrap_or(hidden / heads.max(1));
     if m.vocab.is_none() {
-        notes.push("vocabulary not stated: no embedding or output head modelled".to_string());
+        notes.assumption("vocabulary not stated: no embedding or output head modelled".to_string());
     }
     let workload = Workload {
         seq_len: seq,
@@ -323,11 +325,11 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         sliding_window: None,
     };
     workload.validate().map_err(|e| format!("model: {e}"))?;
-    notes.extend(workload.alignment_caveat());
+    notes.extend(workload.alignment_caveat().map(|t| Note::new(NoteKind::ModelCaveat, t)));
 
     // Switches of the row, read from its words.
     let recompute = read_recompute(p.recompute.as_deref(), Some(layers));
-    notes.extend(recompute.note.clone());
+    notes.extend(recompute.note.clone().map(Note::reading));
     // ZeRO words may stand in the optimizer text or among the other parallel words
     // (`--use-distributed-optimizer`).
     let state_words = [run.optimizer.as_deref(), Some(other.as_str())]
@@ -361,7 +363,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let hybrid_zero = super::parallel_words::reads_hybrid_zero(&Words::new(run.framework.as_deref().unwrap_or("")));
     let sixteen_bit_grads = sixteen_bit_grads || hybrid_zero.is_some();
     let param_broadcast = hybrid_zero.is_some();
-    notes.extend(hybrid_zero);
+    notes.extend(hybrid_zero.map(Note::reading));
     let grad_reduce = if (precision_words.any(&["fp16", "float16", "pure"]) || sixteen_bit_grads) && !states.pure_16bit
     {
         GradReduce::Param
@@ -372,18 +374,18 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let kernel_text = [run.framework.as_deref().unwrap_or(""), other.as_str(), &run.notes.join("; ")].join("; ");
     let stack_words = Words::new(&kernel_text);
     let (fusion, fusion_note) = read_run_fusion(&Words::new(run.framework.as_deref().unwrap_or("")), &stack_words);
-    notes.extend(fusion_note);
+    notes.extend(fusion_note.map(Note::reading));
     let (fp8_recipe, fp8_note) = read_fp8_recipe(&precision_words, &stack_words);
     if precision == Precision::Fp8 {
-        notes.extend(fp8_note);
+        notes.extend(fp8_note.map(Note::reading));
     }
     let (compiled_loss, loss_note) = read_compiled_loss(&stack_words);
-    notes.extend(loss_note);
+    notes.extend(loss_note.map(Note::reading));
     let (grads_freed, grads_note) = read_grads_freed(&stack_words);
-    notes.extend(grads_note);
+    notes.extend(grads_note.map(Note::reading));
     let stage_split = match read_stage_split(&stack_words) {
         Some((rule, note)) if pp > 1 => {
-            notes.push(note);
+            notes.assumption(note);
             rule
         }
         _ => crate::extended::StageSplitRule::Blocks,
@@ -399,7 +401,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     ]
     .join("; ");
     let (attention_kernel, attention_note) = read_attention_kernel(&Words::new(&attention_text));
-    notes.extend(attention_note);
+    notes.extend(attention_note.map(Note::reading));
     let stack_text = [
         run.framework.as_deref().unwrap_or(""),
         &run.tags.join("; "),
@@ -411,7 +413,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let zero1_2 = matches!(sharding.sharding, crate::extended::Sharding::Zero1 | crate::extended::Sharding::Zero2);
     let (dp_overlap, overlap_note) = read_dp_overlap(&other_words, &Words::new(&stack_text), zero1_2);
     if dp > 1 && sharding.sharding != crate::extended::Sharding::Zero3 {
-        notes.extend(overlap_note);
+        notes.extend(overlap_note.map(Note::reading));
     }
     let (stack, stack_note) = super::parallel_words::read_stack(&Words::new(&stack_text));
     // Said where it prices something: FSDP across a switched scale-up domain (a torus part's
@@ -420,7 +422,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         && sharding.sharding == crate::extended::Sharding::Zero3
         && system.architecture != crate::catalog::Architecture::Torus
     {
-        notes.extend(stack_note);
+        notes.extend(stack_note.map(Note::reading));
     }
     let options = ExtendedOptions {
         hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
@@ -454,7 +456,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
             let slice_words = Words::join(&[p.fsdp.as_deref(), Some(other.as_str())]);
             // (in devices of the degrees: a chip's domain holds `devices_per_chip` times as many)
             let (d, note) = run_domain(part_domain * devices_per_chip, devices, read_slices(&slice_words.text));
-            notes.extend(note);
+            notes.extend(note.map(Note::reading));
             let chips = (d / devices_per_chip).max(1);
             mapping.domain_size = (chips != system.scale_up.domain_size).then_some(chips);
             chips * devices_per_chip
@@ -472,7 +474,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let metric = match read_metric(run, mfu_peak) {
         Ok(mut r) => {
             if matches!(r.kind, super::metric::MetricKind::Mfu | super::metric::MetricKind::Hfu) && r.value > 1.0 {
-                r.notes.push(format!("{} {} is above 1: read as a percentage", r.kind.key(), r.value));
+                r.notes.assumption(format!("{} {} is above 1: read as a percentage", r.kind.key(), r.value));
                 r.value /= 100.0;
             }
             notes.extend(r.notes.iter().cloned());
@@ -521,11 +523,11 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
 /// micro-batches, upcast to the reduce dtype (`FSDPParam.to_accumulated_grad_if_needed`: the
 /// FP32 `unsharded_accumulated_grad` of a BF16 / FP32-reduce policy): the caller turns on
 /// [`crate::extended::ExtendedOptions::grad_accumulation_buffer`] for it.
-fn fsdp_under_pipeline(reading: ShardingReading, pp: u64, notes: &mut Vec<String>) -> ShardingReading {
+fn fsdp_under_pipeline(reading: ShardingReading, pp: u64, notes: &mut Vec<Note>) -> ShardingReading {
     if pp <= 1 || reading.sharding != crate::extended::Sharding::Zero3 {
         return reading;
     }
-    notes.push(
+    notes.assumption(
         "FSDP with pipeline parallelism: parameters gathered and gradients reduce-scattered once per iteration \
          (PyTorch pipelining keeps them unsharded across micro-batches): priced as ZeRO-2, with the stage's \
          unsharded gradients accumulated in the FP32 reduce dtype"

@@ -6,6 +6,7 @@
 //! Synonymous keys of the two files are read alike (`interleave_vpp`/`vpp`,
 //! `params_b`/`params_b_reported`; `fsdp` as words or a boolean).
 
+use crate::vocab::Note;
 use serde_json::{Map, Value};
 
 use crate::Error;
@@ -177,7 +178,7 @@ pub struct MeasuredRun {
     /// The measurement.
     pub measured: RunMeasured,
     /// Notes of the curator.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// Tags (`"torchtitan"`, `"long_context"`, …): more words about the run.
     pub tags: Vec<String>,
     /// The layout group the run belongs to (`layout_group`: runs of one job that differ only in
@@ -430,8 +431,8 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
     };
     let notes = match r.value("notes") {
         None => Vec::new(),
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
-        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(Note::stated).collect(),
+        Some(Value::String(s)) => vec![Note::stated(s)],
         Some(v) => return Err(r.err("notes", v, "must be an array of strings or null")),
     };
     let tags = match r.value("tags") {

@@ -3,7 +3,7 @@
 //! operations ([`CollectiveKind`]) and the parts of the iteration time and of the memory per
 //! device ([`TimePart`], [`MemoryPart`]), whether a need fits a device ([`Fits`]), and what a
 //! measured figure is ([`MetricKind`], [`MemoryKind`]) with the memory prediction it is compared
-//! with ([`PredictedMemory`]).
+//! with ([`PredictedMemory`]), and the one [`Note`] every list of notes holds.
 //!
 //! The reference model (`reference/`), extended mode (`extended/`), the searches, sweeps, the
 //! explorer, validation and calibration import them from here; this module depends only on the value types
@@ -14,6 +14,7 @@
 pub mod candidate;
 pub mod collective;
 pub mod measured;
+pub mod note;
 pub mod parts;
 pub mod totals;
 pub mod verdict;
@@ -21,6 +22,7 @@ pub mod verdict;
 pub use candidate::{Candidate, MAX_DEVICES, MAX_GLOBAL_BATCH, divisors};
 pub use collective::CollectiveKind;
 pub use measured::{MemoryKind, MetricKind, PredictedMemory, predicted_memory_gb};
+pub use note::{Note, NoteKind, NoteList};
 pub use parts::{MemoryPart, TimePart};
 pub use totals::{Outcome, Totals};
 pub use verdict::{Fits, fits, fits_between};

@@ -10,6 +10,7 @@ use crate::Launch;
 use crate::settings::Origin;
 use fmperf_core::Error;
 use fmperf_core::extended::{Recompute, Sharding};
+use fmperf_core::vocab::NoteList;
 
 /// A NeMo script of Hydra overrides (`model.tensor_model_parallel_size=8`): NeMo 1's keys, each
 /// rewritten where written, the missing ones added as overrides next to them.
@@ -61,14 +62,14 @@ pub(super) fn other_dialect(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result
     sc.set(s.global_batch.origin.as_ref(), &p.global.to_string())?;
     sc.set(s.grad_accumulation.origin.as_ref(), &p.accumulation().to_string())?;
     if s.recompute.copied().is_some_and(|r| r != p.recompute) {
-        sc.notes.push(format!(
+        sc.notes.not_written(format!(
             "recompute {}: not written in this launch's own flags ({}); set it by hand",
             p.recompute.as_str(),
             s.recompute.key_or("none")
         ));
     }
     if s.sharding.copied().is_some_and(|r| r != p.sharding) {
-        sc.notes.push(format!(
+        sc.notes.not_written(format!(
             "sharding {}: not written in this launch's own flags ({}); set it by hand",
             p.sharding.as_str(),
             s.sharding.key_or("none")
@@ -102,7 +103,7 @@ pub(super) fn trainer(sc: &mut Script<'_>, l: &Launch, p: &Plan, dash: char) -> 
         Recompute::Full => true,
         Recompute::None => false,
         r => {
-            sc.notes.push(format!(
+            sc.notes.not_written(format!(
                 "recompute {}: the Trainer's gradient checkpointing recomputes whole blocks; the nearest to this level \
                  (no extra forward work) is no checkpointing",
                 r.as_str()
@@ -121,7 +122,7 @@ pub(super) fn trainer(sc: &mut Script<'_>, l: &Launch, p: &Plan, dash: char) -> 
         Sharding::Zero2 => Some("shard_grad_op auto_wrap"),
         Sharding::Ddp => None,
         Sharding::Zero1 => {
-            sc.notes.push(
+            sc.notes.not_written(
                 "sharding zero1: PyTorch FSDP has no optimizer-only sharding; it is DeepSpeed's ZeRO stage 1 \
                  (\"zero_optimization\": {\"stage\": 1} in the DeepSpeed JSON), not written here"
                     .into(),
@@ -147,7 +148,7 @@ pub(super) fn trainer(sc: &mut Script<'_>, l: &Launch, p: &Plan, dash: char) -> 
         (None, true) => _ = sc.remove(sh, true)?,
         (Some(st), false) => {
             if sh.is_some() || s.sharding.origin.as_ref().is_some_and(|o| o.file.is_some()) {
-                sc.notes.push(format!(
+                sc.notes.not_written(format!(
                     "sharding {}: the file's sharding comes from its DeepSpeed configuration; set its ZeRO stage there",
                     p.sharding.as_str()
                 ));

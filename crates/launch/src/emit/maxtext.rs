@@ -15,6 +15,7 @@ use crate::Scenario;
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::{ExtendedOptions, Recompute, Sharding};
+use fmperf_core::vocab::{Note, NoteList};
 
 /// MaxText's mesh axes besides data and fsdp that [`layout_items`] writes on `ici_*`; their `dcn_*`
 /// degrees are set to 1 when a file being rewritten gives them.
@@ -34,13 +35,13 @@ const AXES: &[&str] = &[
 ];
 
 /// The layout as MaxText keys `key=value`, with notes for what MaxText cannot express.
-fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(String, String)> {
+fn layout_items(p: &Plan, notes: &mut Vec<Note>) -> Vec<(String, String)> {
     // MaxText's expert axis is one of the batch axes: expert × data × fsdp = the data-parallel degree.
     let expert = if p.moe && p.ep > 1 && p.dp.is_multiple_of(p.ep) {
         p.ep
     } else {
         if p.moe && p.ep > 1 {
-            notes.push(format!(
+            notes.not_written(format!(
                 "expert parallelism {} does not divide the data-parallel degree {}: MaxText's expert axis is one of \
                  the batch axes; ici_expert_parallelism=1 written",
                 p.ep, p.dp
@@ -53,7 +54,7 @@ fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(String, String)> {
         Sharding::Ddp => (rest, 1),
         Sharding::Zero3 => {
             if p.shard_group.is_some() {
-                notes.push(
+                notes.not_written(
                     "sharding inside groups (HSDP): MaxText's data × fsdp axes are priced as ZeRO-3 over every \
                      data-parallel rank; FSDP over all of them is written"
                         .into(),
@@ -62,7 +63,7 @@ fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(String, String)> {
             (1, rest)
         }
         s => {
-            notes.push(format!(
+            notes.not_written(format!(
                 "sharding {}: MaxText's fsdp axis shards parameters, gradients and optimizer states (ZeRO-3); the \
                  nearest, ici_fsdp_parallelism over the data-parallel ranks, is written",
                 s.as_str()
@@ -70,13 +71,13 @@ fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(String, String)> {
             (1, rest)
         }
     };
-    notes.push(
+    notes.not_written(
         "every degree is written on the ici_* axes (one slice); for several slices or \
          nodes move the data or fsdp factor across them to dcn_data_parallelism / dcn_fsdp_parallelism"
             .into(),
     );
     if p.tp > 1 && !p.sequence_parallel {
-        notes.push(
+        notes.not_written(
             "tensor parallelism without sequence parallelism: ici_tensor_parallelism (no tensor_sequence axis)".into(),
         );
     }
@@ -96,7 +97,8 @@ fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(String, String)> {
         ("dcn_data_parallelism".into(), "1".into()),
     ];
     if p.moe && p.etp != 1 {
-        notes.push(format!("expert tensor parallelism {}: MaxText's experts use the model's tensor axis", p.etp));
+        notes
+            .not_written(format!("expert tensor parallelism {}: MaxText's experts use the model's tensor axis", p.etp));
     }
     let number = |num: u64, den: u64| -> String {
         if num.is_multiple_of(den) { (num / den).to_string() } else { format!("{}", num as f64 / den as f64) }
@@ -106,13 +108,13 @@ fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(String, String)> {
         v.push(("per_device_batch_size".into(), number(p.global, p.devices)));
         v.push(("num_pipeline_microbatches".into(), micro.to_string()));
         v.push(("gradient_accumulation_steps".into(), "1".into()));
-        notes.push(format!(
+        notes.not_written(format!(
             "MaxText has no micro-batch size of its own under pipelining: the micro-batch {} is written as {micro} \
              pipeline micro-batches of the step's batch (num_pipeline_microbatches)",
             p.mbs
         ));
         if p.vpp > 1 {
-            notes.push(format!(
+            notes.not_written(format!(
                 "{} virtual stages per rank: MaxText's circular pipeline (num_layers_per_pipeline_stage) is the \
                  nearest; not written (fmperf prices the file without interleaving)",
                 p.vpp
@@ -129,7 +131,7 @@ fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(String, String)> {
         Recompute::Partial(s) => {
             let (name, f) = fmperf_core::validate::recompute_words::nearest_maxtext_policy(s.fraction());
             if (f - s.fraction()).abs() > 0.0005 {
-                notes.push(format!(
+                notes.not_written(format!(
                     "recompute {}: MaxText's nearest policy, remat_policy={name}, recomputes {:.3} of the forward",
                     s.fraction(),
                     f
@@ -138,7 +140,7 @@ fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(String, String)> {
             name
         }
         r => {
-            notes.push(format!(
+            notes.not_written(format!(
                 "recompute {}: MaxText has no policy of exactly that kind; the nearest, remat_policy=minimal (matmul \
                  outputs saved, the rest recomputed), is written",
                 r.as_str()
@@ -151,12 +153,12 @@ fn layout_items(p: &Plan, notes: &mut Vec<String>) -> Vec<(String, String)> {
 }
 
 /// The layout keys, `key=value` each.
-pub(super) fn layout_keys(p: &Plan, _s: &Scenario, notes: &mut Vec<String>) -> Vec<String> {
+pub(super) fn layout_keys(p: &Plan, _s: &Scenario, notes: &mut Vec<Note>) -> Vec<String> {
     layout_items(p, notes).into_iter().map(|(k, v)| format!("{k}={v}")).collect()
 }
 
 /// A fresh MaxText command line: the model's keys, sequence length, precision and layout.
-pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>) -> String {
+pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<Note>) -> String {
     let w = &h.scenario.workload;
     let mut keys: Vec<(&str, String)> = vec![
         ("run_name", "fmperf-best".into()),
@@ -181,7 +183,7 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>
         if m.shared_experts > 0 {
             keys.push(("shared_experts", m.shared_experts.to_string()));
             if m.shared_ffn != m.expert_ffn {
-                notes.push(format!(
+                notes.not_written(format!(
                     "shared experts of width {}: MaxText's shared experts have the routed experts' width {}",
                     m.shared_ffn, m.expert_ffn
                 ));
@@ -196,7 +198,7 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>
         if m.router == fmperf_core::moe_shape::Router::Sigmoid {
             keys.push(("routed_score_func", "sigmoid".into()));
         }
-        notes.push("set MaxText's decoder_block (or model_name) for the model's family: not written".into());
+        notes.not_written("set MaxText's decoder_block (or model_name) for the model's family: not written".into());
     }
     if let Some(a) = &w.mla {
         keys.push(("attention_type", "mla".into()));
@@ -219,7 +221,7 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>
             keys.push(("quantization", "fp8".into()));
         }
         Precision::Fp16 => {
-            notes.push("FP16: MaxText trains in bfloat16 or float32; bfloat16 written".into());
+            notes.not_written("FP16: MaxText trains in bfloat16 or float32; bfloat16 written".into());
             keys.push(("dtype", "bfloat16".into()));
         }
         Precision::Fp32 | Precision::Tf32 => keys.push(("dtype", "float32".into())),
@@ -267,7 +269,7 @@ pub(super) fn rewrite(
     p: &Plan,
     _s: &Scenario,
     _o: &ExtendedOptions,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Result<String, Error> {
     let mut lines = Lines::new(text);
     let mut last: Option<(usize, bool)> = None;
@@ -298,7 +300,7 @@ pub(super) fn rewrite(
     }
     if !missing.is_empty() {
         let keys: Vec<String> = missing.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        notes.push(format!("added: {}", keys.join(" ")));
+        notes.not_written(format!("added: {}", keys.join(" ")));
         match last {
             Some((n, false)) => {
                 let body = lines.get(n).unwrap_or("").to_string();

@@ -12,6 +12,7 @@ use crate::Launch;
 use crate::settings::{Origin, Slot};
 use fmperf_core::Error;
 use fmperf_core::extended::{Recompute, Sharding};
+use fmperf_core::vocab::{Note, NoteList};
 
 /// Where a flag is written on a line: the flag's byte range and its value's (if any).
 pub(super) struct Found {
@@ -45,7 +46,7 @@ pub(super) fn find_flag(body: &str, flag: &str) -> Option<Found> {
 pub(super) struct Script<'a> {
     pub(super) lines: Lines,
     pub(super) text: &'a str,
-    pub(super) notes: &'a mut Vec<String>,
+    pub(super) notes: &'a mut Vec<Note>,
     /// Flags to add next to the anchor.
     pub(super) add: Vec<String>,
 }
@@ -58,7 +59,7 @@ impl Script<'_> {
             return None;
         }
         if let Some(f) = &o.file {
-            self.notes.push(format!("{} is set in {f}: not rewritten here", o.key));
+            self.notes.not_written(format!("{} is set in {f}: not rewritten here", o.key));
             return None;
         }
         Some(o.line)
@@ -85,8 +86,10 @@ impl Script<'_> {
         match hits.pop() {
             Some(hit) => {
                 if count > 1 {
-                    self.notes
-                        .push(format!("{key} is written on {count} lines: the last one (line {}) is rewritten", hit.0));
+                    self.notes.not_written(format!(
+                        "{key} is written on {count} lines: the last one (line {}) is rewritten",
+                        hit.0
+                    ));
                 }
                 Ok(hit)
             }
@@ -119,7 +122,7 @@ impl Script<'_> {
             if self.set_variable(&var, vline, v, &key) {
                 return Ok(true);
             }
-            self.notes.push(format!(
+            self.notes.not_written(format!(
                 "{key} {word} (line {vline}): the variable has no plain assignment of its own here; the flag's word is \
                  replaced by {v}"
             ));
@@ -164,7 +167,7 @@ impl Script<'_> {
             return true;
         }
         self.lines.splice(n, s + qs, s + qe, v);
-        self.notes.push(format!("{key} ${var}: the assignment {var}= (line {n}) now says {v}"));
+        self.notes.not_written(format!("{key} ${var}: the assignment {var}= (line {n}) now says {v}"));
         true
     }
 
@@ -268,7 +271,7 @@ pub(super) fn is_override(key: &str) -> bool {
 }
 
 /// Rewrites a Megatron-LM script's layout flags in place.
-pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<String>) -> Result<String, Error> {
+pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<Note>) -> Result<String, Error> {
     let s = &l.settings;
     let mut sc = Script { lines: Lines::new(text), text, notes, add: Vec::new() };
     let layout_origins = [&s.tp.origin, &s.pp.origin, &s.mbs.origin, &s.global_batch.origin];
@@ -325,7 +328,7 @@ pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<String>)
     let sp_on = s.sequence_parallel.copied() == Some(true);
     sc.switch(sp_on, s.sequence_parallel.origin.as_ref(), "--sequence-parallel", p.sequence_parallel)?;
     if p.shard_group.is_some() && p.sharding == Sharding::Zero3 {
-        sc.notes.push("sharding inside groups (HSDP) has no Megatron-LM flag: full sharding is written".into());
+        sc.notes.not_written("sharding inside groups (HSDP) has no Megatron-LM flag: full sharding is written".into());
     }
     let add = std::mem::take(&mut sc.add);
     if !add.is_empty() {
@@ -340,7 +343,7 @@ fn recompute(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
     let key = o.map(|o| o.key.as_str()).unwrap_or("");
     let want = match p.recompute {
         Recompute::Op => {
-            sc.notes.push(
+            sc.notes.not_written(
                 "recompute op (torchtitan's operator-level checkpointing) has no Megatron flag: Megatron's selective \
                  recomputation is written"
                     .into(),
@@ -350,7 +353,7 @@ fn recompute(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
         // A partial level in a file that states another policy: the nearer whole one in place.
         Recompute::Partial(s) if o.is_some() => {
             let r = if s.fraction() >= 0.5 { Recompute::Full } else { Recompute::None };
-            sc.notes.push(format!(
+            sc.notes.not_written(format!(
                 "recompute {}: written as {} in place of the file's policy (the block method's count is not edited in place)",
                 s.fraction(),
                 r.as_str()
@@ -368,7 +371,7 @@ fn recompute(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
         (Recompute::Selective, "--recompute-granularity") => _ = sc.set(o, "selective")?,
         (Recompute::Selective, "--checkpoint-activations") => {
             sc.replace_switch(o, "--recompute-granularity selective")?;
-            sc.notes.push(
+            sc.notes.not_written(
                 "--checkpoint-activations (full recomputation) replaced by --recompute-granularity selective; an older \
                  Megatron (or Megatron-DeepSpeed) without that flag has no selective recomputation"
                     .into(),
@@ -406,7 +409,7 @@ fn sharding(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
         let stage = match p.sharding {
             Sharding::Ddp => {
                 if bf16_optimizer {
-                    sc.notes.push(
+                    sc.notes.not_written(
                         "no sharding: DeepSpeed's BF16 optimizer always shards its states (as ZeRO-1); stage 0 kept"
                             .into(),
                     );
@@ -490,7 +493,7 @@ pub(super) fn place(sc: &mut Script<'_>, l: &Launch, flags: &[String]) -> Result
         let extra: String = flags.iter().map(|f| format!(" {f}")).collect();
         sc.lines.splice(line, at, at, &extra);
     }
-    sc.notes.push(format!("added next to {} (line {line}): {}", a.key, flags.join(" ")));
+    sc.notes.not_written(format!("added next to {} (line {line}): {}", a.key, flags.join(" ")));
     Ok(())
 }
 

@@ -5,10 +5,11 @@
 use super::{Header, Plan};
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::{ExtendedOptions, Fp8Recipe, Recompute, Sharding};
+use fmperf_core::vocab::{Note, NoteList};
 
 /// The flags that carry `p` (degrees, batch, virtual stages, recomputation, sharding, sequence
 /// parallelism), `--flag value` each.
-pub(super) fn layout_flags(p: &Plan, o: &ExtendedOptions, notes: &mut Vec<String>) -> Vec<String> {
+pub(super) fn layout_flags(p: &Plan, o: &ExtendedOptions, notes: &mut Vec<Note>) -> Vec<String> {
     let _ = o;
     let mut f = vec![
         format!("--tensor-model-parallel-size {}", p.tp),
@@ -43,10 +44,10 @@ pub(super) fn vpp_flag(p: &Plan) -> String {
 
 /// Megatron's flags for `r`; a partial level is the block method on its share of a model chunk's
 /// blocks (at least one; [`super::Plan::block_recompute_layers`]).
-pub(super) fn recompute_flags(r: Recompute, p: &super::Plan, notes: &mut Vec<String>) -> Vec<String> {
+pub(super) fn recompute_flags(r: Recompute, p: &super::Plan, notes: &mut Vec<Note>) -> Vec<String> {
     if let Recompute::Partial(s) = r {
         let (k, blocks_per_chunk) = (p.block_recompute_layers(s.fraction()), p.blocks_per_model_chunk());
-        notes.push(format!(
+        notes.not_written(format!(
             "recompute {}: Megatron's block method on {k} of the {blocks_per_chunk} blocks per model chunk",
             s.fraction()
         ));
@@ -60,7 +61,7 @@ pub(super) fn recompute_flags(r: Recompute, p: &super::Plan, notes: &mut Vec<Str
         Recompute::None => vec![],
         Recompute::Selective => vec!["--recompute-activations"],
         Recompute::Op => {
-            notes.push(
+            notes.not_written(
                 "recompute op (torchtitan's operator-level selective checkpointing) has no Megatron flag: the nearest, \
                  Megatron's selective recomputation of the attention core (--recompute-activations), is written"
                     .into(),
@@ -75,9 +76,9 @@ pub(super) fn recompute_flags(r: Recompute, p: &super::Plan, notes: &mut Vec<Str
     flags.into_iter().map(str::to_string).collect()
 }
 
-pub(super) fn sharding_flags(p: &Plan, notes: &mut Vec<String>) -> Vec<&'static str> {
+pub(super) fn sharding_flags(p: &Plan, notes: &mut Vec<Note>) -> Vec<&'static str> {
     if p.shard_group.is_some() && p.sharding == Sharding::Zero3 {
-        notes.push(
+        notes.not_written(
             "sharding inside groups (HSDP, shard_group) has no Megatron-LM flag: full sharding over the data-parallel \
              group is written"
                 .into(),
@@ -92,7 +93,7 @@ pub(super) fn sharding_flags(p: &Plan, notes: &mut Vec<String>) -> Vec<&'static 
 }
 
 /// A fresh script: `torchrun` with the devices, the model, precision, layout and mock data.
-pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>) -> String {
+pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<Note>) -> String {
     let p = h.plan;
     let mut flags = all_flags(h, o, notes);
     flags.push("--mock-data".into());
@@ -119,7 +120,7 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>
 
 /// Every flag of the scenario: model shape, vocabulary (with a null tokenizer), sequence length,
 /// experts, precision and layout.
-pub(super) fn all_flags(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>) -> Vec<String> {
+pub(super) fn all_flags(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<Note>) -> Vec<String> {
     let p = h.plan;
     let w = &h.scenario.workload;
     let mut flags = vec![
@@ -190,7 +191,7 @@ pub(super) fn all_flags(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<Str
     flags
 }
 
-fn precision_flags(o: &ExtendedOptions, notes: &mut Vec<String>) -> Vec<String> {
+fn precision_flags(o: &ExtendedOptions, notes: &mut Vec<Note>) -> Vec<String> {
     match o.hardware.precision {
         Precision::Bf16 => vec!["--bf16".into()],
         Precision::Fp16 => vec!["--fp16".into()],
@@ -199,7 +200,7 @@ fn precision_flags(o: &ExtendedOptions, notes: &mut Vec<String>) -> Vec<String> 
             match o.fp8_recipe {
                 Fp8Recipe::TransformerEngineFp8Weights => f.push("--fp8-param-gather".into()),
                 Fp8Recipe::TransformerEngine => {}
-                r => notes.push(format!(
+                r => notes.not_written(format!(
                     "FP8 recipe {} is torchao's; Megatron-LM runs FP8 with Transformer Engine (--fp8-format hybrid)",
                     r.as_str()
                 )),
@@ -207,7 +208,7 @@ fn precision_flags(o: &ExtendedOptions, notes: &mut Vec<String>) -> Vec<String> 
             f
         }
         Precision::Fp32 | Precision::Tf32 => {
-            notes.push("FP32 training: Megatron's default without --bf16 or --fp16 (no flag written)".into());
+            notes.not_written("FP32 training: Megatron's default without --bf16 or --fp16 (no flag written)".into());
             vec![]
         }
     }

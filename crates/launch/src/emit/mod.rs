@@ -26,6 +26,7 @@ mod yaml;
 use super::{Format, Launch, Scenario};
 use fmperf_core::Error;
 use fmperf_core::extended::{ExtendedOptions, Layout, Recompute, Sharding};
+use fmperf_core::vocab::{Note, NoteList};
 
 /// The framework a launch is written for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -114,7 +115,7 @@ pub struct Emitted {
     /// Whether the input was rewritten in place (else the file is fresh).
     pub in_place: bool,
     /// What could not be carried over exactly, and what was written instead, in words.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// The input file of [`emit`]: its text, its reading and its name (for the output's name and the
@@ -267,7 +268,7 @@ pub fn emit(
         return Ok(Emitted { text, file_name: best_name(i.name, target), in_place: true, notes });
     }
     if let Some(i) = input {
-        notes.push(format!(
+        notes.not_written(format!(
             "the input is a {}, not a {} file: a fresh file is written with the model and layout; the input's \
              other settings (data, tokenizer files, hyper-parameters, logging) are not carried over",
             i.launch.format.title(),
@@ -302,7 +303,7 @@ pub fn emit_for_files(
     };
     let mut e = emit(target, input, scenario, layout, options)?;
     if files.len() > 1 {
-        e.notes.push(format!(
+        e.notes.not_written(format!(
             "{} files were read together: a fresh {target} file is written, not one of them rewritten",
             files.len()
         ));

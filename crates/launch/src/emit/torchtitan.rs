@@ -16,12 +16,13 @@ use crate::torchtitan::FLAVOURS;
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::{ExtendedOptions, Fusion, Recompute, Sharding};
+use fmperf_core::vocab::{Note, NoteList};
 
 /// A value to write: TOML text (`8`, `"full"`).
 type Item = (&'static str, &'static str, String);
 
 /// The `(table, key, value)` items of a plan, with notes for what torchtitan cannot express.
-fn items(p: &Plan, notes: &mut Vec<String>) -> Vec<Item> {
+fn items(p: &Plan, notes: &mut Vec<Note>) -> Vec<Item> {
     let (shard, replicate) = match p.sharding {
         Sharding::Ddp => (1, p.dp),
         Sharding::Zero3 => match p.shard_group {
@@ -29,7 +30,7 @@ fn items(p: &Plan, notes: &mut Vec<String>) -> Vec<Item> {
                 (g / p.cp, p.dp / (g / p.cp))
             }
             Some(g) => {
-                notes.push(format!(
+                notes.not_written(format!(
                     "shard group {g} does not fold into the data-parallel degree {}: full FSDP written",
                     p.dp
                 ));
@@ -38,7 +39,7 @@ fn items(p: &Plan, notes: &mut Vec<String>) -> Vec<Item> {
             None => (p.dp, 1),
         },
         s => {
-            notes.push(format!(
+            notes.not_written(format!(
                 "sharding {}: torchtitan shards with FSDP (parameters, gradients and optimizer states, ZeRO-3); the \
                  nearest, FSDP over the {} data-parallel ranks, is written",
                 s.as_str(),
@@ -48,7 +49,7 @@ fn items(p: &Plan, notes: &mut Vec<String>) -> Vec<Item> {
         }
     };
     if shard == 1 && p.sharding == Sharding::Zero3 {
-        notes.push("FSDP over one rank is plain data parallelism in torchtitan".into());
+        notes.not_written("FSDP over one rank is plain data parallelism in torchtitan".into());
     }
     let mut v: Vec<Item> = vec![
         ("parallelism", "data_parallel_replicate_degree", replicate.to_string()),
@@ -62,14 +63,14 @@ fn items(p: &Plan, notes: &mut Vec<String>) -> Vec<Item> {
         v.push(("parallelism", "expert_tensor_parallel_degree", p.etp.to_string()));
     }
     if p.tp > 1 && !p.sequence_parallel {
-        notes.push("torchtitan's tensor parallelism always runs with sequence parallelism".into());
+        notes.not_written("torchtitan's tensor parallelism always runs with sequence parallelism".into());
     }
     let local = if p.pp > 1 {
         v.push(("parallelism", "pipeline_parallel_microbatch_size", p.mbs.to_string()));
         if p.vpp > 1 {
             match p.layers_per_virtual_stage() {
                 Some(n) => v.push(("parallelism", "pipeline_parallel_layers_per_stage", n.to_string())),
-                None => notes.push(format!(
+                None => notes.not_written(format!(
                     "{} virtual stages do not divide the {} blocks evenly: torchtitan's multi-stage schedule reads as 2 \
                      stages per rank without pipeline_parallel_layers_per_stage",
                     p.vpp, p.layers
@@ -92,7 +93,7 @@ fn items(p: &Plan, notes: &mut Vec<String>) -> Vec<Item> {
         Recompute::Op => ("selective", Some("op")),
         Recompute::Partial(share) => {
             let whole = if share.fraction() >= 0.5 { "full" } else { "none" };
-            notes.push(format!(
+            notes.not_written(format!(
                 "recompute {}: torchtitan's layer-wise selective checkpointing recomputes every n-th block; the \
                  nearer whole mode, \"{whole}\", is written",
                 share.fraction()
@@ -100,7 +101,7 @@ fn items(p: &Plan, notes: &mut Vec<String>) -> Vec<Item> {
             (whole, None)
         }
         Recompute::Selective => {
-            notes.push(
+            notes.not_written(
                 "recompute selective (Megatron's: the attention core only) has no torchtitan mode of that kind; its \
                  nearest is mode = \"none\" (with SDPA's flash attention the attention scores are never stored, so \
                  nothing else is recomputed); torchtitan's own selective mode (per operation) recomputes more"
@@ -154,7 +155,7 @@ fn tables(lines: &Lines) -> Tables {
 }
 
 /// Rewrites a torchtitan TOML's layout keys in place.
-pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<String>) -> Result<String, Error> {
+pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<Note>) -> Result<String, Error> {
     let mut lines = Lines::new(text);
     let t = tables(&lines);
     let s = &l.settings;
@@ -199,7 +200,7 @@ pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<String>)
     }
     if !added.is_empty() {
         let keys: Vec<String> = added.iter().map(|(t, k, v)| format!("{t}.{k} = {v}")).collect();
-        notes.push(format!("added: {}", keys.join(", ")));
+        notes.not_written(format!("added: {}", keys.join(", ")));
     }
     Ok(lines.finish())
 }
@@ -250,7 +251,7 @@ fn set_line(lines: &mut Lines, n: usize, key: &str, v: &str) -> Result<(), Error
 }
 
 /// The layout tables alone.
-pub(super) fn layout_tables(p: &Plan, _s: &crate::Scenario, notes: &mut Vec<String>) -> String {
+pub(super) fn layout_tables(p: &Plan, _s: &crate::Scenario, notes: &mut Vec<Note>) -> String {
     render(&items(p, notes).into_iter().map(|(t, k, v)| (t, k.to_string(), v)).collect::<Vec<_>>())
 }
 
@@ -275,7 +276,7 @@ fn render(items: &[(&str, String, String)]) -> String {
 
 /// A fresh torchtitan TOML: the llama3 flavour of the model's shape, training, precision, compile,
 /// parallelism and activation checkpointing.
-pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>) -> String {
+pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<Note>) -> String {
     let w = &h.scenario.workload;
     let flavour = FLAVOURS.iter().find(|f| {
         (f.dim, f.layers, f.heads, f.kv_heads, f.ffn_hidden())
@@ -287,7 +288,7 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>
     match flavour {
         Some(f) => items.push(("model", "flavor".into(), format!("\"{}\"", f.name))),
         None => {
-            notes.push(format!(
+            notes.not_written(format!(
                 "none of torchtitan's llama3 flavours (debugmodel, 8B, 70B, 405B) has this model's shape: define a \
                  flavour with width {}, {} blocks, {} heads, {} K/V heads, MLP {} and set model.flavor (fmperf cannot \
                  read this file back until then)",
@@ -316,7 +317,9 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>
     if o.hardware.precision == Precision::Fp8 {
         items.push(("float8", "enable_float8_linear".into(), "true".into()));
         if o.fp8_recipe.is_transformer_engine() {
-            notes.push("FP8 with Transformer Engine: torchtitan runs torchao's float8 (cast on every pass)".into());
+            notes.not_written(
+                "FP8 with Transformer Engine: torchtitan runs torchao's float8 (cast on every pass)".into(),
+            );
         }
     }
     items.extend(self::items(h.plan, notes).into_iter().map(|(t, k, v)| (t, k.to_string(), v)));

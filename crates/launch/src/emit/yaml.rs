@@ -9,6 +9,7 @@ use crate::settings::{Origin, Slot};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::{ExtendedOptions, Fp8Recipe, Recompute, Sharding};
+use fmperf_core::vocab::{Note, NoteList};
 
 /// Block-mapping keys of a YAML text: dotted path → (line, indent), in file order.
 pub(super) fn paths(lines: &Lines) -> Vec<(String, usize, usize)> {
@@ -82,7 +83,7 @@ pub(super) fn wanted<'a>(
     f: Family,
     p: &Plan,
     l: Option<&'a Launch>,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Vec<(String, String, Option<&'a Origin>)> {
     let s = l.map(|l| &l.settings);
     let o = |slot: Option<&'a Slot<u64>>| slot.and_then(|s| s.origin.as_ref());
@@ -107,7 +108,7 @@ pub(super) fn wanted<'a>(
         Recompute::None => ("null", false),
         Recompute::Selective => ("selective", false),
         Recompute::Op => {
-            notes.push(
+            notes.not_written(
                 "recompute op (torchtitan's operator-level checkpointing) has no NeMo key: Megatron's selective \
                  recomputation is written"
                     .into(),
@@ -133,7 +134,9 @@ pub(super) fn wanted<'a>(
     ));
     let sh = s.and_then(|s| s.sharding.origin.as_ref());
     if p.shard_group.is_some() && p.sharding == Sharding::Zero3 {
-        notes.push("sharding inside groups (HSDP) has no NeMo key fmperf writes: full sharding is written".into());
+        notes.not_written(
+            "sharding inside groups (HSDP) has no NeMo key fmperf writes: full sharding is written".into(),
+        );
     }
     match f {
         Family::Nemo1 => {
@@ -142,7 +145,7 @@ pub(super) fn wanted<'a>(
                 Sharding::Zero1 => "mcore_distributed_optim",
                 Sharding::Zero2 => "distributed_fused_adam",
                 s => {
-                    notes.push(format!(
+                    notes.not_written(format!(
                         "sharding {}: a NeMo 1 file shards at most optimizer states and gradients \
                          (distributed_fused_adam, Apex's ZeRO-2); its FSDP switches are not written",
                         s.as_str()
@@ -197,7 +200,7 @@ fn set_line(lines: &mut Lines, n: usize, leaf: &str, v: &str, key: &str) -> Resu
 }
 
 /// Rewrites a NeMo 1 or Megatron-Bridge YAML's layout keys in place.
-pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<String>) -> Result<String, Error> {
+pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<Note>) -> Result<String, Error> {
     let mut lines = Lines::new(text);
     let map = paths(&lines);
     let has = |pre: &str| map.iter().any(|(k, _, _)| k.starts_with(pre));
@@ -258,7 +261,7 @@ pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<String>)
     }
     if !added.is_empty() {
         let keys: Vec<String> = added.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        notes.push(format!("added: {}", keys.join(", ")));
+        notes.not_written(format!("added: {}", keys.join(", ")));
     }
     Ok(lines.finish())
 }
@@ -301,14 +304,14 @@ fn insert(lines: &mut Lines, map: &[(String, usize, usize)], path: &str, v: &str
 }
 
 /// Only the layout keys, as a Bridge YAML.
-pub(super) fn layout_keys(p: &Plan, notes: &mut Vec<String>) -> String {
+pub(super) fn layout_keys(p: &Plan, notes: &mut Vec<Note>) -> String {
     let items: Vec<(String, String)> =
         wanted(Family::Bridge, p, None, notes).into_iter().map(|(k, v, _)| (k, v)).collect();
     grouped(&items)
 }
 
 /// A fresh Megatron-Bridge YAML: the model, precision, layout and batch as override keys.
-pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>) -> String {
+pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<Note>) -> String {
     let w = &h.scenario.workload;
     let p = h.plan;
     let mut model: Vec<(String, String)> = vec![
@@ -374,13 +377,13 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<String>
             if o.fp8_recipe == Fp8Recipe::TransformerEngineFp8Weights {
                 model.push(("fp8_param_gather".into(), "true".into()));
             } else if o.fp8_recipe.is_torchao() {
-                notes.push(
+                notes.not_written(
                     "FP8 recipe is torchao's; Megatron-Bridge runs FP8 with Transformer Engine (fp8: hybrid)".into(),
                 );
             }
         }
         Precision::Fp32 | Precision::Tf32 => {
-            notes.push("FP32 training: no precision key written (Megatron's default)".into())
+            notes.not_written("FP32 training: no precision key written (Megatron's default)".into())
         }
     }
     let mut out = String::new();

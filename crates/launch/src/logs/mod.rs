@@ -36,6 +36,7 @@ pub mod torchtitan;
 use fmperf_core::Error;
 use fmperf_core::calibrate::{Figure, Measured};
 use fmperf_core::extended::efficiency::median;
+use fmperf_core::vocab::{Note, NoteList};
 
 /// Steps counted as warm-up.
 pub const WARMUP_STEPS: u64 = 10;
@@ -91,7 +92,7 @@ pub struct LogFigures {
     /// Readings left out as warm-up.
     pub warmup_skipped: usize,
     /// What was assumed, in words.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// Reads a pasted log (any number of lines; other lines are skipped).
@@ -150,11 +151,11 @@ pub fn read_log(text: &str) -> Result<LogFigures, Error> {
         })
         .collect();
     let warmup_skipped = lines_read - steady.len();
-    let mut notes: Vec<String> = line_notes.iter().map(|n| n.to_string()).collect();
+    let mut notes: Vec<Note> = line_notes.iter().map(|n| Note::reading(n.to_string())).collect();
     if warmup_skipped > 0 {
-        notes.push(format!("{warmup_skipped} reading(s) of steps 1–{WARMUP_STEPS} left out as warm-up"));
+        notes.reading(format!("{warmup_skipped} reading(s) of steps 1–{WARMUP_STEPS} left out as warm-up"));
     } else if last_step.is_some_and(|s| s <= WARMUP_STEPS) {
-        notes.push(format!(
+        notes.reading(format!(
             "every reading is of steps 1–{WARMUP_STEPS} (warm-up): a figure of later steps would be steadier"
         ));
     }

@@ -16,6 +16,7 @@ use crate::Launch;
 use crate::settings::{Origin, number, positive};
 use fmperf_core::Error;
 use fmperf_core::extended::Sharding;
+use fmperf_core::vocab::{Note, NoteList};
 
 /// What an axis shards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,7 +120,7 @@ pub fn apply(l: &mut Launch, k: &Keys, gpus: Option<(u64, Origin)>) -> Result<()
                         d.value = rest as i64;
                     }
                 }
-                notes.push(format!("{names} = -1{defaulted}: the {rest} devices that remain of {n}"));
+                notes.reading(format!("{names} = -1{defaulted}: the {rest} devices that remain of {n}"));
             }
             None => {
                 if let Some(d) = open.iter().find(|d| d.0 != Class::Data) {
@@ -130,7 +131,7 @@ pub fn apply(l: &mut Launch, k: &Keys, gpus: Option<(u64, Origin)>) -> Result<()
                     ));
                 }
                 data_rest = None;
-                notes.push(format!(
+                notes.reading(format!(
                     "{names} = -1{defaulted}: the devices that remain; the files do not state the device count, so the \
                      data-parallel degree and the global batch follow from --gpus"
                 ));
@@ -176,7 +177,7 @@ pub fn apply(l: &mut Launch, k: &Keys, gpus: Option<(u64, Origin)>) -> Result<()
         (Some(_), _) => Some(1),
         (None, Some(rest)) if data.is_none() => {
             // data and fsdp both -1 with a known device count: one slice, fsdp takes the rest.
-            notes.push(
+            notes.reading(
                 "a -1 on both the data and the fsdp axes: read as one slice, FSDP over the devices that remain".into(),
             );
             Some(rest)
@@ -187,13 +188,13 @@ pub fn apply(l: &mut Launch, k: &Keys, gpus: Option<(u64, Origin)>) -> Result<()
     match shard {
         Some(1) => {
             s.sharding.put(Sharding::Ddp, &fsdp_origin);
-            notes.push("fsdp degree 1: plain data parallelism, model states replicated (zero0)".into());
+            notes.reading("fsdp degree 1: plain data parallelism, model states replicated (zero0)".into());
         }
         _ => {
             s.sharding.put(Sharding::Zero3, &fsdp_origin);
-            notes.push("FSDP axis: parameters, gradients and optimizer states sharded (zero3)".into());
+            notes.reading("FSDP axis: parameters, gradients and optimizer states sharded (zero3)".into());
             if data.is_some_and(|d| d > 1) && fsdp.is_some_and(|f| f > 1) {
-                notes.push(
+                notes.reading(
                     "data replicas of FSDP shards (hybrid sharding): priced as ZeRO-3 over every data-parallel rank"
                         .into(),
                 );
@@ -202,13 +203,13 @@ pub fn apply(l: &mut Launch, k: &Keys, gpus: Option<(u64, Origin)>) -> Result<()
     }
     if let Some(d) = all.iter().find(|d| d.axis == "tensor_sequence" && d.value > 1) {
         s.sequence_parallel.put(true, &d.origin);
-        notes.push(
+        notes.reading(
             "tensor_sequence axis: tensor parallelism with the sequence sharded between the layers (sequence parallel)"
                 .into(),
         );
     }
     if all.iter().any(|d| d.axis == "autoregressive" && d.value > 1) {
-        notes.push("autoregressive axis (an inference axis): read as tensor parallelism".into());
+        notes.reading("autoregressive axis (an inference axis): read as tensor parallelism".into());
     }
     // Devices and data-parallel degree.
     let model_parallel: u64 =
@@ -224,7 +225,7 @@ pub fn apply(l: &mut Launch, k: &Keys, gpus: Option<(u64, Origin)>) -> Result<()
         };
         s.dp.put(dp, &keys_of(Class::Data));
         s.devices.put(n, &o.with_key(format!("{} (mesh)", o.key)));
-        notes.push(format!("devices = the product of the ici_* and dcn_* degrees = {n} (data-parallel {dp}, tensor {tp}, context {cp}, pipeline {pp})"));
+        notes.reading(format!("devices = the product of the ici_* and dcn_* degrees = {n} (data-parallel {dp}, tensor {tp}, context {cp}, pipeline {pp})"));
     }
     batch(l, k, model_parallel, pp, devices, &mut notes)?;
     l.notes.append(&mut notes);
@@ -238,12 +239,12 @@ fn batch(
     per_dp: u64,
     pp: u64,
     devices: Option<u64>,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Result<(), Error> {
     let (pdbs, po) = match k.get("per_device_batch_size") {
         Some(r) => (number(&r.value, &r.origin)?, r.origin.clone()),
         None => {
-            notes.push("per_device_batch_size not given: base.yml's 12".into());
+            notes.reading("per_device_batch_size not given: base.yml's 12".into());
             (12.0, Origin::new("per_device_batch_size", 0))
         }
     };
@@ -257,7 +258,7 @@ fn batch(
     let nmb = match (k.get("num_pipeline_microbatches"), pp > 1) {
         (Some(r), true) if r.value.trim() != "-1" => positive(&r.value, &r.origin)?,
         (_, true) => {
-            notes.push(format!("num_pipeline_microbatches not given (-1): the pipeline's {pp} stages"));
+            notes.reading(format!("num_pipeline_microbatches not given (-1): the pipeline's {pp} stages"));
             pp
         }
         (Some(r), false) => {
@@ -284,7 +285,7 @@ fn batch(
     let s = &mut l.settings;
     s.mbs.put(mbs, &po);
     if per_dp > 1 || nmb > 1 {
-        notes.push(format!(
+        notes.reading(format!(
             "micro-batch per data-parallel rank = per_device_batch_size × {per_dp} devices{} = {mbs}",
             if nmb > 1 { format!(" / {nmb} micro-batches") } else { String::new() }
         ));
@@ -300,7 +301,7 @@ fn batch(
             .try_fold(mbs, |acc, x| acc.checked_mul(*x).filter(|g| *g <= MAX_DEVICES))
             .ok_or_else(|| po.error(pdbs, "the global batch is more sequences than fmperf models"))?;
         s.global_batch.put(global, &po);
-        notes.push(format!(
+        notes.reading(format!(
             "global batch = per_device_batch_size × {n} devices × gradient_accumulation_steps {ga_n} = {global}"
         ));
     }

@@ -14,6 +14,7 @@ pub mod mesh;
 pub mod models;
 mod split;
 
+use fmperf_core::vocab::{Note, NoteList};
 use std::collections::BTreeMap;
 
 use super::settings::Origin;
@@ -67,7 +68,7 @@ pub struct Keys {
     /// By key.
     pub map: BTreeMap<String, Raw>,
     /// Values that a stronger source replaced, as notes.
-    pub replaced: Vec<String>,
+    pub replaced: Vec<Note>,
 }
 
 impl Keys {
@@ -76,12 +77,12 @@ impl Keys {
         match self.map.get(key) {
             Some(old) if old.rank > raw.rank => {
                 if old.value != raw.value {
-                    self.replaced.push(note_replaced(key, &raw, old));
+                    self.replaced.assumption(note_replaced(key, &raw, old));
                 }
             }
             Some(old) => {
                 if old.value != raw.value {
-                    self.replaced.push(note_replaced(key, old, &raw));
+                    self.replaced.assumption(note_replaced(key, old, &raw));
                 }
                 self.map.insert(key.to_string(), raw);
             }

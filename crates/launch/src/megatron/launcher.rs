@@ -9,6 +9,7 @@ use crate::{Launch, why};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::Sharding;
+use fmperf_core::vocab::NoteList;
 
 /// Puts a value into a slot, noting when it replaces a different earlier one.
 macro_rules! put {
@@ -124,7 +125,7 @@ pub(super) fn launcher(l: &mut Launch, words: &[Word], sbatch: &[Word]) -> Resul
                 "not a count fmperf can read (an elastic range or a placeholder)"
             };
             l.unused(name.clone(), v.clone(), what);
-            l.notes.push(format!("{name} (line {}) = {v} is {what}: give the device count with --gpus", w.line));
+            l.notes.reading(format!("{name} (line {}) = {v} is {what}: give the device count with --gpus", w.line));
             continue;
         }
         match key.as_str() {

@@ -15,6 +15,7 @@ pub(crate) use self::unused::irrelevant;
 use super::settings::{Origin, boolean, is_null, number, positive};
 use super::shell::{self, Word};
 use super::{Format, Launch, why};
+use fmperf_core::vocab::NoteList;
 
 mod launcher;
 #[path = "../tokenizer.rs"]
@@ -292,7 +293,7 @@ pub fn parse_args(text: &str, args: &[String]) -> Result<Launch, Error> {
     if p.trainer {
         if let (Some((a, ao)), Some((b, _)), None) = (&p.source_len, &p.target_len, l.settings.seq_len.get()) {
             l.settings.seq_len.put(a + b, ao);
-            l.notes.push(format!(
+            l.notes.reading(format!(
                 "sequence length {} = --max_source_length {a} + --max_target_length {b} (prompt and answer in one sequence)",
                 a + b
             ));
@@ -302,7 +303,7 @@ pub fn parse_args(text: &str, args: &[String]) -> Result<Launch, Error> {
                 slot.put(1, &Origin::new(format!("(Hugging Face Trainer: {key})"), 0));
             }
         }
-        l.notes.push(
+        l.notes.reading(
             "a Hugging Face Trainer launch: data parallel over every device (tensor and pipeline parallel 1), \
              the model's shape from its config.json (a second --from)"
                 .into(),
@@ -342,7 +343,7 @@ impl TrainerKeys {
 
 pub(super) fn note_replaced(l: &mut Launch, replaced: Option<Origin>, now: &Origin) {
     if let Some(old) = replaced {
-        l.notes.push(format!(
+        l.notes.reading(format!(
             "{} (line {}) replaces the value of {} (line {}): the later one is used",
             now.key, now.line, old.key, old.line
         ));
@@ -407,7 +408,7 @@ pub(crate) fn apply(
         "ds-sequence-parallel-size" => {
             let n = count(value)?;
             if n > 1 {
-                l.notes.push(format!(
+                l.notes.reading(format!(
                     "{} {n}: DeepSpeed-Ulysses sequence parallelism, priced as context parallelism of degree {n} \
                      with all-to-alls over heads (cp_comm=ulysses)",
                     o.key
@@ -433,8 +434,10 @@ pub(crate) fn apply(
                 other => return Err(o.error(other, "must be p2p, a2a or a2a+p2p")),
             };
             if v.split_whitespace().count() > 1 {
-                l.notes
-                    .push(format!("{} {v}: one type per layer; the first, {first}, is priced for every block", o.key));
+                l.notes.reading(format!(
+                    "{} {v}: one type per layer; the first, {first}, is priced for every block",
+                    o.key
+                ));
             }
             put!(l, cp_comm, comm, o)
         }
@@ -499,7 +502,7 @@ pub(crate) fn apply(
         "padded-vocab-size" => {
             put!(l, vocab, count(value)?, o);
             put!(l, vocab_divisible_by, 1, o);
-            l.notes.push(format!("{} (line {}): the embedding's rows as given, not padded again", o.key, o.line));
+            l.notes.reading(format!("{} (line {}): the embedding's rows as given, not padded again", o.key, o.line));
         }
         "deepspeed" => {
             if switch(value, o)? {
@@ -677,7 +680,7 @@ pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
     };
     if p.granularity.is_none() && megatron_like && l.settings.recompute.get().is_none() {
         l.settings.recompute.put(Recompute::None, &Origin::new(recompute_key, 0));
-        l.notes.push(format!("no recomputation setting: {framework} keeps every activation (recompute none)"));
+        l.notes.reading(format!("no recomputation setting: {framework} keeps every activation (recompute none)"));
     }
     // Megatron-DeepSpeed's ZeRO stage. With BF16 and stage 0, DeepSpeed runs its BF16 optimizer
     // (`runtime/bf16_optimizer.py`): optimizer states and FP32 master weights partitioned over the
@@ -689,7 +692,7 @@ pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
         if p.deepspeed.is_some() && bf16 && *sharding == Sharding::Ddp {
             put!(l, sharding, Sharding::Zero1, o);
             put!(l, fp32_grad_accumulation, true, o);
-            l.notes.push(
+            l.notes.reading(
                 "DeepSpeed with --bf16 and ZeRO stage 0 runs its BF16 optimizer: optimizer states sharded over data \
                  parallelism (as ZeRO-1), gradients accumulated in FP32 (grad_accumulation_buffer)"
                     .into(),
@@ -702,12 +705,12 @@ pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
     match (&p.fp8, &p.half) {
         (Some((_, o)), _) => put!(l, precision, Precision::Fp8, o),
         (None, Some((h, o))) => put!(l, precision, *h, o),
-        (None, None) if megatron_like && p.trainer && p.ds_json => l
-            .notes
-            .push("no --bf16 or --fp16: the precision is the DeepSpeed JSON's (give it with a second --from)".into()),
+        (None, None) if megatron_like && p.trainer && p.ds_json => l.notes.reading(
+            "no --bf16 or --fp16: the precision is the DeepSpeed JSON's (give it with a second --from)".into(),
+        ),
         (None, None) if megatron_like && l.settings.precision.get().is_none() => {
             l.settings.precision.put(Precision::Fp32, &Origin::new("--bf16", 0));
-            l.notes.push(format!("no bf16, fp16 or fp8 setting: {framework} trains in FP32"));
+            l.notes.reading(format!("no bf16, fp16 or fp8 setting: {framework} trains in FP32"));
         }
         (None, None) => {}
     }
@@ -724,7 +727,7 @@ fn vocabulary(l: &mut Launch, p: Pending) -> Result<(), Error> {
     let null = p.tokenizer_type.as_ref().is_some_and(|(t, _)| t.eq_ignore_ascii_case("NullTokenizer"));
     if null && let (Some(v), Some(o)) = (l.settings.vocab.copied(), l.settings.vocab.origin.clone()) {
         l.settings.vocab.put(v + 1, &o);
-        l.notes.push(format!(
+        l.notes.reading(format!(
             "vocabulary {} = {} (line {}) + 1: Megatron's NullTokenizer adds an end-of-document token",
             v + 1,
             o.key,
@@ -743,7 +746,7 @@ fn vocabulary(l: &mut Launch, p: Pending) -> Result<(), Error> {
                     tokenizer::Counted::Tokenizer => "the tokenizer's own size",
                     tokenizer::Counted::Config => "the model's config.json vocab_size",
                 };
-                l.notes.push(format!(
+                l.notes.reading(format!(
                     "vocabulary {} read from {} {name} (line {}): {}, {counted}; padded as Megatron pads",
                     k.vocab, o.key, o.line, k.source
                 ));
@@ -752,7 +755,7 @@ fn vocabulary(l: &mut Launch, p: Pending) -> Result<(), Error> {
                 // Not a guess: the vocabulary stays unknown, and the estimate says what that leaves
                 // out (see `scenario::vocab`).
                 if let Some((name, o)) = sources.into_iter().flatten().next() {
-                    l.notes.push(format!(
+                    l.notes.reading(format!(
                         "{} {name} (line {}): fmperf knows the vocabularies of the common tokenizers by name, not \
                          a tokenizer file's contents; add --vocab-size N to the file for the embedding and output \
                          head",

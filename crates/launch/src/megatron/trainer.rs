@@ -14,6 +14,7 @@ use crate::{Launch, why};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::{Recompute, Sharding};
+use fmperf_core::vocab::NoteList;
 
 /// Flags only the Trainer (or its scripts' own dataclasses) has: their presence makes a launch a
 /// Trainer launch.
@@ -67,7 +68,7 @@ pub(super) fn apply(
         | "max-len" | "data.max-len" => put(l, |s| &mut s.seq_len, positive(&need()?, o)?, o),
         "model-name-or-path" | "model-name" | "pretrain" | "model.model-name-or-path" => {
             put(l, |s| &mut s.model_name, need()?, o);
-            l.notes.push(format!(
+            l.notes.reading(format!(
                 "{} names the model ({}): its shape is not in the flags; give its config.json with a second --from",
                 o.key,
                 need()?
@@ -100,7 +101,7 @@ pub(super) fn apply(
                 );
             };
             if v.contains("hybrid_shard") {
-                l.notes.push(format!(
+                l.notes.reading(format!(
                     "{} hybrid_shard: read as full sharding (ZeRO-3); fmperf does not model sharding within a node only",
                     o.key
                 ));
@@ -122,7 +123,7 @@ pub(super) fn apply(
 
 fn put<T: PartialEq>(l: &mut Launch, slot: impl Fn(&mut crate::Settings) -> &mut crate::Slot<T>, v: T, o: &Origin) {
     if let Some(old) = slot(&mut l.settings).put(v, o) {
-        l.notes.push(format!(
+        l.notes.reading(format!(
             "{} (line {}) replaces the value of {} (line {}): the later one is used",
             o.key, o.line, old.key, old.line
         ));

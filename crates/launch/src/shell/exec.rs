@@ -9,6 +9,7 @@ use super::expand::{Field, cap, glob};
 use super::lex::{self, is_name};
 use super::parse::{self, Assign, Node, Simple, Value};
 use fmperf_core::Error;
+use fmperf_core::vocab::{Note, NoteList};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
@@ -35,7 +36,7 @@ pub(super) struct Shell {
     pub unknown_names: Vec<String>,
     /// Defaults of unset variables that were used (`NAME=value`).
     pub defaults: Vec<String>,
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// Bytes of expanded text so far.
     pub total: usize,
     /// Expansions being expanded inside one another.
@@ -79,8 +80,8 @@ const LAUNCHER_MODULES: &[&str] = &[
 
 impl Shell {
     fn add_note(&mut self, n: String) {
-        if !self.notes.contains(&n) && self.notes.len() < 100 {
-            self.notes.push(n);
+        if !self.notes.iter().any(|m| m.text == n) && self.notes.len() < 100 {
+            self.notes.reading(n);
         }
     }
 

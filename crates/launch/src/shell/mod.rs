@@ -25,6 +25,7 @@ mod parse;
 
 use exec::{Found, Shell};
 use fmperf_core::Error;
+use fmperf_core::vocab::{Note, NoteList};
 
 /// Bytes of one word or variable, at most.
 pub const MAX_WORD: usize = 1 << 20;
@@ -63,7 +64,7 @@ pub struct Command {
     pub from_variables: bool,
     /// How the script was read where it needed a choice (a condition on an unset variable,
     /// defaults of unset variables, a file sourced but not read).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// Finds the training command of `script` run without positional parameters: the last command
@@ -71,7 +72,8 @@ pub struct Command {
 /// pasted list of flags).
 /// A script over one of the caps gives an empty command with a note saying which.
 pub fn command(script: &str) -> Command {
-    read(script, &[], &|_| true).unwrap_or_else(|e| Command { notes: vec![e.to_string()], ..Command::default() })
+    read(script, &[], &|_| true)
+        .unwrap_or_else(|e| Command { notes: vec![Note::reading(e.to_string())], ..Command::default() })
 }
 
 /// Finds the training command of `script` run with the positional parameters `args` (`$1`, …;
@@ -112,7 +114,7 @@ pub fn read(script: &str, args: &[String], is_training: &dyn Fn(&[Word]) -> bool
             // A file of flag arrays (`MODEL_ARGS=( --num-layers 94 … )`) that a run script sources.
             let all: Vec<expand::Field> = sh.flag_vars.iter().flat_map(|(_, v)| v.iter().cloned()).collect();
             if !all.is_empty() {
-                cmd.notes.push(format!(
+                cmd.notes.reading(format!(
                     "no command runs a Python script: the flags of the variables {} are read (a file that another \
                      script sources)",
                     sh.flag_vars.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
@@ -126,7 +128,7 @@ pub fn read(script: &str, args: &[String], is_training: &dyn Fn(&[Word]) -> bool
     notes.append(&mut cmd.notes);
     cmd.notes = notes;
     if !sh.defaults.is_empty() {
-        cmd.notes.push(format!(
+        cmd.notes.reading(format!(
             "variables the script does not set took the script's defaults (the job's environment may set them): {}",
             sh.defaults.join(", ")
         ));
