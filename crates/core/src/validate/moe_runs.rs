@@ -450,7 +450,7 @@ fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, String> {
 /// with its width in tokens just before ("128-token sliding-window"), in every other block when
 /// the words say the layers alternate ("alternating … / full"), in all but one of every `n`
 /// when they say "every n" (one full block in `n`); `None` (every block full) otherwise.
-fn sliding_window_of(attention: &str, notes: &mut Vec<String>) -> Option<SlidingWindow> {
+fn sliding_window_of(attention: &str, notes: &mut Vec<Note>) -> Option<SlidingWindow> {
     let w = super::words::Words::new(attention);
     if !w.any(&["sliding window", "banded window", "local window"]) {
         return None;
@@ -458,7 +458,7 @@ fn sliding_window_of(attention: &str, notes: &mut Vec<String>) -> Option<Sliding
     let tokens = w.number_before("window", 4).filter(|t| *t >= 1.0 && t.fract() == 0.0)? as u64;
     let full_every =
         if w.has_prefix("alternat") { 2 } else { w.number_after("every", 2).filter(|n| *n >= 2.0)? as u64 };
-    notes.push(format!("sliding-window attention: {tokens} tokens in {} of every {full_every} blocks", full_every - 1));
+    notes.reading(format!("sliding-window attention: {tokens} tokens in {} of every {full_every} blocks", full_every - 1));
     Some(SlidingWindow { tokens, full_every })
 }
 
