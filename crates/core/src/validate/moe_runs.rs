@@ -458,7 +458,10 @@ fn sliding_window_of(attention: &str, notes: &mut Vec<Note>) -> Option<SlidingWi
     let tokens = w.number_before("window", 4).filter(|t| *t >= 1.0 && t.fract() == 0.0)? as u64;
     let full_every =
         if w.has_prefix("alternat") { 2 } else { w.number_after("every", 2).filter(|n| *n >= 2.0)? as u64 };
-    notes.reading(format!("sliding-window attention: {tokens} tokens in {} of every {full_every} blocks", full_every - 1));
+    notes.reading(format!(
+        "sliding-window attention: {tokens} tokens in {} of every {full_every} blocks",
+        full_every - 1
+    ));
     Some(SlidingWindow { tokens, full_every })
 }
 
