@@ -32,7 +32,6 @@ pub mod run_cost;
 pub mod schema;
 pub mod search;
 pub mod sensitivity;
-pub mod sliding_window;
 pub mod strategy;
 pub mod strict_json;
 pub mod sweep;

@@ -104,7 +104,7 @@ pub struct CatalogModel {
     /// Multi-token-prediction blocks (`None`: none or unknown).
     pub mtp_layers: Option<u64>,
     /// Sliding-window attention (`None`: every block attends to the whole prefix).
-    pub sliding_window: Option<crate::sliding_window::SlidingWindow>,
+    pub sliding_window: Option<crate::vocab::SlidingWindow>,
     /// How long the model is trained.
     pub training_budget: TrainingBudget,
     /// Where the numbers come from.

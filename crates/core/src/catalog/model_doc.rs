@@ -8,7 +8,7 @@ use crate::moe_shape::{Mla, MoeShape, Router};
 use crate::schema::check::{Fields, Report, failed, walk};
 use crate::schema::emit::J;
 use crate::schema::fields::{FieldSpec, MODEL_FIELDS, SCHEMA_VERSION};
-use crate::sliding_window::SlidingWindow;
+use crate::vocab::SlidingWindow;
 
 /// Prefix of the per-field source texts in the model and system tables.
 const FIELD_SOURCES: &str = "field_sources.";

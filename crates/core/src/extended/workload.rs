@@ -4,7 +4,7 @@
 
 use crate::catalog::{CatalogModel, Mlp};
 use crate::moe_shape::{MAX_MTP_LAYERS, Mla, MoeShape};
-pub use crate::sliding_window::SlidingWindow;
+pub use crate::vocab::SlidingWindow;
 use crate::{Error, ModelShape};
 
 /// A decoder-only transformer. All fields are counts (dimensionless).

@@ -3,7 +3,8 @@
 //! operations ([`CollectiveKind`]) and the parts of the iteration time and of the memory per
 //! device ([`TimePart`], [`MemoryPart`]), whether a need fits a device ([`Fits`]), and what a
 //! measured figure is ([`MetricKind`], [`MemoryKind`]) with the memory prediction it is compared
-//! with ([`PredictedMemory`]), and the one [`Note`] every list of notes holds.
+//! with ([`PredictedMemory`]), the one [`Note`] every list of notes holds, and the model's
+//! [`SlidingWindow`] attention that the model format reads and extended mode prices.
 //!
 //! The reference model (`reference/`), extended mode (`extended/`), the searches, sweeps, the
 //! explorer, validation and calibration import them from here; this module depends only on the value types
@@ -16,6 +17,7 @@ pub mod collective;
 pub mod measured;
 pub mod note;
 pub mod parts;
+pub mod sliding_window;
 pub mod totals;
 pub mod verdict;
 
@@ -24,5 +26,6 @@ pub use collective::CollectiveKind;
 pub use measured::{MemoryKind, MetricKind, PredictedMemory, predicted_memory_gb};
 pub use note::{Note, NoteKind, NoteList};
 pub use parts::{MemoryPart, TimePart};
+pub use sliding_window::SlidingWindow;
 pub use totals::{Outcome, Totals};
 pub use verdict::{Fits, fits, fits_between};
