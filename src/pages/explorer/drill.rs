@@ -192,7 +192,11 @@ fn ExtendedParts(selected: Selected, ev: ExtendedEvaluation) -> impl IntoView {
         ),
         ("recomputation [s]", fmt::seconds(b.t_recompute_s), "part of compute, memory and TP time"),
         ("context-parallel exposed [s]", fmt::seconds(b.t_cp_comm_s), "part of TP comm"),
-        ("ZeRO-2/3 exposed per micro-batch, all of them [s]", fmt::seconds(b.t_zero3_s), "part of DP comm"),
+        (
+            "ZeRO-2/3 per micro-batch [s]",
+            fmt::seconds(b.t_zero3_s),
+            "exposed, summed over the micro-batches; part of DP comm",
+        ),
         (
             "data parallel per step [s]",
             fmt::seconds(ev.dp.per_iteration_s),
