@@ -422,7 +422,7 @@ impl ModelOnly {
             // Megatron-LM ties unless told `--untie-embeddings-and-output-weights`; the other
             // readers set the key from their file.
             tied_embeddings: s.tied_embeddings.copied().unwrap_or(true),
-            sliding_window: None,
+            sliding_window: crate::window::model(s, layers, &mut notes)?,
             moe: moe.as_ref().map(|m| m.shape),
             mla: moe.as_ref().and_then(|m| m.mla),
             mtp_layers: moe.as_ref().map_or(0, |m| m.mtp_layers),

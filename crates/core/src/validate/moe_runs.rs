@@ -462,7 +462,7 @@ fn sliding_window_of(attention: &str, notes: &mut Vec<Note>) -> Option<SlidingWi
         "sliding-window attention: {tokens} tokens in {} of every {full_every} blocks",
         full_every - 1
     ));
-    Some(SlidingWindow { tokens, full_every })
+    Some(SlidingWindow { tokens, full_every: Some(full_every) })
 }
 
 /// Reads one row (see the module documentation); `Err` is the reason it is skipped.
