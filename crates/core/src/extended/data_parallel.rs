@@ -382,17 +382,20 @@ mod tests {
     }
 
     #[test]
-    fn xla_fsdp_gathers_use_every_nic_of_a_node() {
+    fn xla_and_megatron_fsdp_gathers_use_every_nic_of_a_node() {
         // FSDP over 64 H200s, 8 per domain, 32 blocks of 7e9/32 parameters, nothing to hide behind
         // (35 GB/s per NIC after the reference's 0.7, one NIC per GPU, 315 GB/s NVLink): a block's
         // 16-bit gather of 437.5 MB moves 63/64 of it. One NIC per device (PyTorch FSDP,
-        // DeepSpeed): 0.4307 GB / 35 GB/s = 12.30 ms. The jax stack: the domain's 8 NICs at once,
-        // 0.4307 / (8 · 35) = 1.538 ms (the NVLink side, 0.4307 / 315 = 1.367 ms, is not the
-        // limit); NCCL's latency on top of both (`latency.rs`).
+        // DeepSpeed): 0.4307 GB / 35 GB/s = 12.30 ms. The jax and megatron (Megatron-FSDP)
+        // stacks: the domain's 8 NICs at once, 0.4307 / (8 · 35) = 1.538 ms (the NVLink side,
+        // 0.4307 / 315 = 1.367 ms, is not the limit); NCCL's latency on top of both (`latency.rs`).
+        use super::super::Stack;
         let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
         let layout = Layout::placed(1, 1, 1, 64, 1, 64, 8);
-        let fsdp = ExtendedOptions { sharding: Sharding::Zero3, ..ExtendedOptions::realistic() };
-        let jax = ExtendedOptions { stack: super::super::Stack::Jax, ..fsdp };
+        let fsdp = ExtendedOptions { sharding: Sharding::Zero3, stack: Stack::Fsdp, ..ExtendedOptions::realistic() };
+        let jax = ExtendedOptions { stack: Stack::Jax, ..fsdp };
+        let megatron = ExtendedOptions { stack: Stack::Megatron, ..fsdp };
+        let deepspeed = ExtendedOptions { stack: Stack::DeepSpeed, ..fsdp };
         let g = DpGroups::of(&layout, &fsdp).unwrap();
         let gather = |o: &ExtendedOptions| dp_collectives(&g, &Pricing { hw: &hw, opts: o }, 32, 7e9).seconds[0];
         let gb = 7e9 / 32.0 * 2.0 * 1e-9 * 63.0 / 64.0;
@@ -403,6 +406,9 @@ mod tests {
         let one_nic = collective_s(CollectiveKind::AllGather, Span::of(64, 1), gb / bs);
         assert!((gather(&fsdp) - one_nic).abs() < 1e-12, "{} vs {one_nic}", gather(&fsdp));
         assert!((gather(&jax) - latency(gb / (8.0 * bs))).abs() < 1e-12, "{}", gather(&jax));
+        assert!((gb / (8.0 * bs) - 1.538e-3).abs() < 1e-6 && (gb / bs - 12.30e-3).abs() < 1e-5);
+        assert_eq!(gather(&megatron), gather(&jax));
+        assert_eq!(gather(&deepspeed), gather(&fsdp));
         assert!(gather(&fsdp) > 7.0 * gather(&jax));
         // With the one-NIC rule switched off the PyTorch stacks price as XLA does.
         let off = ExtendedOptions {
