@@ -229,7 +229,9 @@ pub enum Fp8Recipe {
     /// and the output head stay 16-bit. Megatron-Bridge's FP8 mixed-precision recipes (delayed
     /// and current scaling) set `fp8_param_gather=True`
     /// (`megatron/bridge/training/mixed_precision.py`). Time is priced as
-    /// [`Fp8Recipe::TransformerEngine`] (the optimizer's cast replaces the first micro-batch's).
+    /// [`Fp8Recipe::TransformerEngine`] (the optimizer's cast replaces the first micro-batch's),
+    /// but for the data-parallel all-gathers, which move the linear weights in FP8
+    /// ([`Fp8Recipe::gathers_fp8`]).
     TransformerEngineFp8Weights,
     /// torchao `float8` (torchtitan): weights and inputs cast on the fly in every forward and
     /// backward, no persistent FP8 weight copy; the 16-bit inputs are saved for the backward pass.
@@ -240,7 +242,8 @@ pub enum Fp8Recipe {
     /// communicate in float8", torchtitan `docs/float8.md`), so the gathered linear weights held
     /// between the forward and the backward are FP8 (1 B per parameter instead of 2). Sharded
     /// weights, norms, embeddings and the output head are as [`Fp8Recipe::Torchao`]. Time is priced
-    /// as [`Fp8Recipe::Torchao`] (the halved all-gather volume is not modelled).
+    /// as [`Fp8Recipe::Torchao`] but for the all-gathers, which move the linear weights in FP8
+    /// ([`Fp8Recipe::gathers_fp8`]).
     TorchaoFp8AllGather,
     /// DeepSeek-V3's fine-grained recipe (technical report, arXiv 2412.19437, §3.3.2 "Online
     /// Quantization": "we calculate the maximum absolute value online for each 1x128 activation
@@ -297,6 +300,16 @@ impl Fp8Recipe {
     /// DeepSeek-V3's recipe) rather than the 16-bit ones (torchao).
     pub fn saves_fp8_inputs(self) -> bool {
         self.is_transformer_engine() || self == Fp8Recipe::OnlineBlockwise
+    }
+
+    /// Whether the data-parallel all-gathers move the linear layers' weights in FP8 (1 B per
+    /// parameter): FP8 primary weights (Megatron's distributed optimizer and Megatron-FSDP gather
+    /// the FP8 parameter buffers: Megatron-FSDP groups a `Float8Tensor` parameter in a `float8`
+    /// buffer, NVIDIA/Megatron-LM @ d98e8a64 `megatron/core/distributed/fsdp/src/megatron_fsdp/
+    /// param_and_grad_buffer.py` line 1798, and gathers that buffer, lines 4715–4720) and FSDP's
+    /// float8 all-gather (torchtitan `docs/float8.md`: "so we can communicate in float8").
+    pub fn gathers_fp8(self) -> bool {
+        matches!(self, Fp8Recipe::TransformerEngineFp8Weights | Fp8Recipe::TorchaoFp8AllGather)
     }
 }
 
