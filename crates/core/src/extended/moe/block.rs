@@ -83,25 +83,74 @@ pub(crate) fn norms_recomputed(ops: &mut [Operation]) {
 /// Prices one MoE block of `w` (experts `m`) under `layout` and its expert layout `el`: the sums
 /// of [`moe_block_operations`], the routed experts' parameters counted apart.
 pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout, p: &Pricing) -> MoeBlockCost {
-    moe_block_cost_after(w, m, layout, el, p, &attention_operations(w, layout, p))
+    let (ops, mlp) = moe_block_operations(w, m, layout, el, p);
+    let mut block = BlockCost::of_operations(&ops, p.opts.recompute, p.host_time_per_operation_s());
+    block.parameters -= mlp.expert_parameters;
+    MoeBlockCost { block, mlp }
 }
 
-/// [`moe_block_cost`] with the block's attention operations given (`attention_operations(w,
-/// layout, p)`, priced once for every expert layout and data-parallel placement of a block
-/// shape); equal to it (through the evaluator's cache: test `cached_parts_equal_fresh_ones`).
+/// An MoE block's attention operations as [`moe_block_cost_after`] reads them, formed once per
+/// block shape (they read neither the expert layout nor the data-parallel placement): the sums
+/// the block's list starts with, so that each expert layout's block adds only its MoE MLP
+/// sub-layer and casts to them instead of copying and summing the attention again.
+///
+/// Every sum of [`operations_after`] over the block's list is a left fold over it in list order,
+/// the attention first; a fold over the attention continued over the rest is the fold over the
+/// whole list, step for step, so the block costs are those of the list, bit for bit (test
+/// `attention_prefix_prices_as_the_whole_list`).
+#[derive(Debug, Clone)]
+pub struct AttentionPrefix {
+    /// The compute of the attention in (forward, backward) [s] (what an overlapped exchange can
+    /// hide behind).
+    overlap: (f64, f64),
+    /// The sum of the attention matmuls' parameters, before the MLP's [count].
+    linear: f64,
+    /// [`BlockCost::sums`] of the attention under the pricing's recomputation level, the
+    /// `layernorm` recompute module applied ([`norms_recomputed`]).
+    sums: (BlockCost, [f64; 3]),
+}
+
+impl AttentionPrefix {
+    /// The prefix of the attention operations `attention` (`attention_operations(w, layout, p)`)
+    /// under pricing `p`.
+    pub fn of(attention: &[Operation], p: &Pricing) -> AttentionPrefix {
+        let compute = |f: fn(&Operation) -> f64| attention.iter().map(f).sum::<f64>();
+        let overlap = (compute(|o| o.fwd.compute_s), compute(|o| o.bwd.compute_s));
+        let linear = attention.iter().filter(|o| o.kind == OpKind::Matmul).map(|o| o.parameters).sum();
+        let sums = if p.opts.moe.recompute_modules.layernorm {
+            let mut ops = attention.to_vec();
+            norms_recomputed(&mut ops);
+            BlockCost::sums(&ops, p.opts.recompute)
+        } else {
+            BlockCost::sums(attention, p.opts.recompute)
+        };
+        AttentionPrefix { overlap, linear, sums }
+    }
+}
+
+/// [`moe_block_cost`] with the block's attention given as its [`AttentionPrefix`] (formed once for
+/// every expert layout and data-parallel placement of a block shape): only the MoE MLP sub-layer
+/// and the casts are built and summed. Equal to `moe_block_cost` bit for bit (test
+/// `attention_prefix_prices_as_the_whole_list`; through the evaluator's cache,
+/// `cached_parts_equal_fresh_ones`).
 pub fn moe_block_cost_after(
     w: &Workload,
     m: &MoeShape,
     layout: &Layout,
     el: &ExpertLayout,
     p: &Pricing,
-    attention: &[Operation],
+    attention: &AttentionPrefix,
 ) -> MoeBlockCost {
-    // Room for the MLP sub-layer and the casts, so the list is not grown while it is built.
-    let mut ops = Vec::with_capacity(attention.len() + 16);
-    ops.extend_from_slice(attention);
-    let (ops, mlp) = operations_after(w, m, layout, el, p, ops);
-    let mut block = BlockCost::of_operations(&ops, p.opts.recompute, p.host_time_per_operation_s());
+    let (inner, mlp) = moe_mlp_operations(w, m, layout, el, p, &p.opts.moe, attention.overlap);
+    let experts = inner.iter().find(|o| o.name == EXPERTS_OP).map(|o| o.fwd).unwrap_or_default();
+    let mut rest = sublayer(w, layout, p, Sublayer::Mlp, inner, &experts, &experts);
+    let linear = rest.iter().filter(|o| o.kind == OpKind::Matmul).fold(attention.linear, |a, o| a + o.parameters);
+    rest.extend(fp8_casts(&Workload { ffn_hidden: 0, ..*w }, layout, p, linear));
+    if p.opts.moe.recompute_modules.layernorm {
+        norms_recomputed(&mut rest);
+    }
+    let (c, kernels) = BlockCost::sums_after(attention.sums, &rest, p.opts.recompute);
+    let mut block = c.issue_bounded(kernels, p.host_time_per_operation_s());
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
 }
