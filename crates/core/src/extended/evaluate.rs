@@ -502,6 +502,8 @@ impl MoeCaches {
             self.group = Some(group);
         }
         let entry = self.shapes.entry(moe_block_key(layout)).or_default();
+        // Room for every choice at once (a shape's parts are large: not moved while they grow).
+        entry.blocks.reserve(choices.len());
         for &(ep, etp) in choices {
             let k = match entry.blocks.iter().position(|(x, _)| *x == (ep, etp)) {
                 Some(k) => k,

@@ -143,13 +143,17 @@ pub fn moe_block_cost_after(
 ) -> MoeBlockCost {
     let (inner, mlp) = moe_mlp_operations(w, m, layout, el, p, &p.opts.moe, attention.overlap);
     let experts = inner.iter().find(|o| o.name == EXPERTS_OP).map(|o| o.fwd).unwrap_or_default();
-    let mut rest = sublayer(w, layout, p, Sublayer::Mlp, inner, &experts, &experts);
-    let linear = rest.iter().filter(|o| o.kind == OpKind::Matmul).fold(attention.linear, |a, o| a + o.parameters);
-    rest.extend(fp8_casts(&Workload { ffn_hidden: 0, ..*w }, layout, p, linear));
+    let mut mlp_ops = sublayer(w, layout, p, Sublayer::Mlp, inner, &experts, &experts);
+    let linear = mlp_ops.iter().filter(|o| o.kind == OpKind::Matmul).fold(attention.linear, |a, o| a + o.parameters);
+    let casts = fp8_casts(&Workload { ffn_hidden: 0, ..*w }, layout, p, linear);
     if p.opts.moe.recompute_modules.layernorm {
-        norms_recomputed(&mut rest);
+        // The casts hold no norm nor a linear layer after one.
+        norms_recomputed(&mut mlp_ops);
     }
-    let (c, kernels) = BlockCost::sums_after(attention.sums, &rest, p.opts.recompute);
+    // The list's fold: attention, MLP sub-layer, casts (not appended: the same fold, continued).
+    let recompute = p.opts.recompute;
+    let (c, kernels) =
+        BlockCost::sums_after(BlockCost::sums_after(attention.sums, &mlp_ops, recompute), &casts, recompute);
     let mut block = c.issue_bounded(kernels, p.host_time_per_operation_s());
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
