@@ -502,8 +502,11 @@ impl MoeCaches {
             self.group = Some(group);
         }
         let entry = self.shapes.entry(moe_block_key(layout)).or_default();
-        // Room for every choice at once (a shape's parts are large: not moved while they grow).
-        entry.blocks.reserve(choices.len());
+        // Room for every choice at once on first use (a shape's parts are large: not moved while
+        // they grow).
+        if entry.blocks.is_empty() {
+            entry.blocks.reserve_exact(choices.len());
+        }
         for &(ep, etp) in choices {
             let k = match entry.blocks.iter().position(|(x, _)| *x == (ep, etp)) {
                 Some(k) => k,
@@ -520,7 +523,7 @@ impl MoeCaches {
                         (list.len() - 1) as u32
                     });
                     let block = list[i as usize];
-                    let common = entry.common.get_or_insert_with(|| moe_parts_with_block(w, &l, p, block));
+                    let common = entry.common.get_or_insert_with(|| Box::new(moe_parts_with_block(w, &l, p, block)));
                     entry.blocks.push(((ep, etp), common.with_block(block)));
                     entry.blocks.len() - 1
                 }
@@ -543,7 +546,7 @@ impl MoeCaches {
 struct ShapeParts {
     /// The parts that read no expert degrees (dense block, ends, counts), with the MoE block of the
     /// first expert layout priced (replaced by each layout's own in `blocks`).
-    common: Option<MoeParts>,
+    common: Option<Box<MoeParts>>,
     /// `((ep, etp), the parts under those degrees)`: `common` with the MoE block of that expert
     /// layout, formed once per block shape and expert layout.
     blocks: Vec<((u64, u64), MoeParts)>,

@@ -158,3 +158,61 @@ pub fn moe_block_cost_after(
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{MappingOptions, Precision, find_model, find_system};
+    use crate::extended::hardware::Hardware;
+    use crate::extended::moe::experts::expert_choices;
+    use crate::extended::options::{ExtendedOptions, Fp8Recipe};
+
+    #[test]
+    fn attention_prefix_prices_as_the_whole_list() {
+        // The cached path (the attention's sums once per block shape, each expert layout's MLP
+        // sub-layer and casts folded after them) against the plain one (the whole list built and
+        // summed), bit for bit: latent (DeepSeek-V3, MTP) and plain attention (Mixtral), BF16 and
+        // FP8 (casts, with the torchao recipe's weight casts too), every recomputation level, the
+        // `layernorm` and `moe_act` recompute modules, context parallelism and several shapes.
+        let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
+        let (mut compared, mut with_casts) = (0, 0);
+        for model in ["deepseek-v3", "mixtral-8x7b"] {
+            let w = Workload::from_catalog(find_model(model).unwrap()).unwrap();
+            let m = w.moe.unwrap();
+            for precision in [Precision::Bf16, Precision::Fp8] {
+                let hw = Hardware::from_catalog(sys, precision, true, &MappingOptions::default()).unwrap();
+                for (recompute, layernorm, recipe) in [
+                    (Recompute::None, false, Fp8Recipe::TransformerEngine),
+                    (Recompute::Selective, true, Fp8Recipe::Torchao),
+                    (Recompute::Full, false, Fp8Recipe::Torchao),
+                    (Recompute::Selective, false, Fp8Recipe::TransformerEngine),
+                ] {
+                    let mut opts = ExtendedOptions { recompute, fp8_recipe: recipe, ..ExtendedOptions::realistic() };
+                    opts.moe.recompute_modules.layernorm = layernorm;
+                    opts.moe.recompute_modules.moe_act = layernorm;
+                    let p = Pricing { hw: &hw, opts: &opts };
+                    for (tp, cp, pp, dp, mbs) in [(1, 1, 4, 64, 1), (2, 2, 2, 32, 2), (4, 1, 8, 16, 3), (8, 2, 1, 8, 1)]
+                    {
+                        let layout = Layout::placed(tp, cp, pp, dp, mbs, dp * mbs * 4, 8);
+                        let prefix = AttentionPrefix::of(&attention_operations(&w, &layout, &p), &p);
+                        for (ep, etp) in expert_choices(&layout, &m, None, None) {
+                            let l = layout.with_experts(ep, etp);
+                            let el = ExpertLayout::fold(&l, &m, ep, etp).unwrap();
+                            let plain = moe_block_cost(&w, &m, &l, &el, &p);
+                            assert_eq!(
+                                moe_block_cost_after(&w, &m, &l, &el, &p, &prefix),
+                                plain,
+                                "{model} {l:?} {opts:?}"
+                            );
+                            let casts =
+                                moe_block_operations(&w, &m, &l, &el, &p).0.iter().any(|o| o.name == "fp8_casts");
+                            with_casts += usize::from(casts);
+                            compared += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(compared > 100 && with_casts > 0 && with_casts < compared, "{compared} {with_casts}");
+    }
+}
