@@ -130,8 +130,18 @@ impl BlockCost {
     /// of a list add up to the list's in real arithmetic).
     #[inline]
     pub(crate) fn sums(ops: &[Operation], recompute: Recompute) -> (BlockCost, [f64; 3]) {
-        let mut c = BlockCost::default();
-        let (mut fwd_kernels, mut bwd_kernels, mut again_kernels) = (0.0, 0.0, 0.0);
+        BlockCost::sums_after((BlockCost::default(), [0.0; 3]), ops, recompute)
+    }
+
+    /// [`Self::sums`] of a list whose first operations summed to `before` (their `sums`), given
+    /// the rest `ops`: the same fold, continued, so equal bit for bit to `sums` of the whole list.
+    #[inline]
+    pub(crate) fn sums_after(
+        before: (BlockCost, [f64; 3]),
+        ops: &[Operation],
+        recompute: Recompute,
+    ) -> (BlockCost, [f64; 3]) {
+        let (mut c, [mut fwd_kernels, mut bwd_kernels, mut again_kernels]) = before;
         for op in ops {
             c.fwd += op.fwd;
             c.bwd += op.bwd;

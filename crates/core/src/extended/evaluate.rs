@@ -29,13 +29,13 @@ use super::hardware::Hardware;
 use super::head::{EndCost, embedding_cost, head_cost};
 use super::layout::Layout;
 use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
-use super::moe::block::{MoeBlockCost, moe_block_cost_after};
+use super::moe::block::{AttentionPrefix, MoeBlockCost, moe_block_cost_after};
 use super::moe::evaluate::{
     MoeBreakdown, MoeMemories, MoeParts, assemble_moe, moe_memories_gb, moe_parts, moe_parts_with_block,
     moe_time_floors_s,
 };
 use super::moe::experts::{ExpertLayout, expert_choices};
-use super::ops::{Operation, attention_operations};
+use super::ops::attention_operations;
 use super::options::{ExtendedOptions, Sharding};
 use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
 use super::pricing::{Pass, Pricing};
@@ -476,8 +476,9 @@ struct MoeCaches {
     /// [`ShapeParts::common`] with one of these, formed when read, so the caches grow by a few
     /// bytes per expert layout instead of a whole copy of the parts).
     list: Vec<MoeBlockCost>,
-    /// An MoE block's attention operations per [`moe_shape_key`] (they read no expert layout).
-    attention: ShapeMap<[u64; 5], Vec<Operation>>,
+    /// An MoE block's attention operations per [`moe_shape_key`] (they read no expert layout), as
+    /// the sums its blocks start from.
+    attention: ShapeMap<[u64; 5], AttentionPrefix>,
 }
 
 impl MoeCaches {
@@ -504,6 +505,11 @@ impl MoeCaches {
             self.group = Some(group);
         }
         let entry = self.shapes.entry(moe_block_key(layout)).or_default();
+        // Room for every choice at once on first use (a shape's parts are large: not moved while
+        // they grow).
+        if entry.blocks.is_empty() {
+            entry.blocks.reserve_exact(choices.len());
+        }
         for &(ep, etp) in choices {
             let k = match entry.blocks.iter().position(|(x, _)| *x == (ep, etp)) {
                 Some(k) => k,
@@ -513,12 +519,14 @@ impl MoeCaches {
                     let shape = moe_shape_key(layout);
                     let (list, attention) = (&mut self.list, &mut self.attention);
                     let i = *self.blocks.entry((shape, expert_key(&el))).or_insert_with(|| {
-                        let ops = attention.entry(shape).or_insert_with(|| attention_operations(w, &l, p));
-                        list.push(moe_block_cost_after(w, m, &l, &el, p, ops));
+                        let prefix = attention
+                            .entry(shape)
+                            .or_insert_with(|| AttentionPrefix::of(&attention_operations(w, &l, p), p));
+                        list.push(moe_block_cost_after(w, m, &l, &el, p, prefix));
                         (list.len() - 1) as u32
                     });
                     let block = list[i as usize];
-                    let common = entry.common.get_or_insert_with(|| moe_parts_with_block(w, &l, p, block));
+                    let common = entry.common.get_or_insert_with(|| Box::new(moe_parts_with_block(w, &l, p, block)));
                     entry.blocks.push(((ep, etp), common.with_block(block)));
                     entry.blocks.len() - 1
                 }
@@ -541,7 +549,7 @@ impl MoeCaches {
 struct ShapeParts {
     /// The parts that read no expert degrees (dense block, ends, counts), with the MoE block of the
     /// first expert layout priced (replaced by each layout's own in `blocks`).
-    common: Option<MoeParts>,
+    common: Option<Box<MoeParts>>,
     /// `((ep, etp), the parts under those degrees)`: `common` with the MoE block of that expert
     /// layout, formed once per block shape and expert layout.
     blocks: Vec<((u64, u64), MoeParts)>,

@@ -83,25 +83,136 @@ pub(crate) fn norms_recomputed(ops: &mut [Operation]) {
 /// Prices one MoE block of `w` (experts `m`) under `layout` and its expert layout `el`: the sums
 /// of [`moe_block_operations`], the routed experts' parameters counted apart.
 pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout, p: &Pricing) -> MoeBlockCost {
-    moe_block_cost_after(w, m, layout, el, p, &attention_operations(w, layout, p))
+    let (ops, mlp) = moe_block_operations(w, m, layout, el, p);
+    let mut block = BlockCost::of_operations(&ops, p.opts.recompute, p.host_time_per_operation_s());
+    block.parameters -= mlp.expert_parameters;
+    MoeBlockCost { block, mlp }
 }
 
-/// [`moe_block_cost`] with the block's attention operations given (`attention_operations(w,
-/// layout, p)`, priced once for every expert layout and data-parallel placement of a block
-/// shape); equal to it (through the evaluator's cache: test `cached_parts_equal_fresh_ones`).
+/// An MoE block's attention operations as [`moe_block_cost_after`] reads them, formed once per
+/// block shape (they read neither the expert layout nor the data-parallel placement): the sums
+/// the block's list starts with, so that each expert layout's block adds only its MoE MLP
+/// sub-layer and casts to them instead of copying and summing the attention again.
+///
+/// Every sum of [`operations_after`] over the block's list is a left fold over it in list order,
+/// the attention first; a fold over the attention continued over the rest is the fold over the
+/// whole list, step for step, so the block costs are those of the list, bit for bit (test
+/// `attention_prefix_prices_as_the_whole_list`).
+#[derive(Debug, Clone)]
+pub struct AttentionPrefix {
+    /// The compute of the attention in (forward, backward) [s] (what an overlapped exchange can
+    /// hide behind).
+    overlap: (f64, f64),
+    /// The sum of the attention matmuls' parameters, before the MLP's [count].
+    linear: f64,
+    /// [`BlockCost::sums`] of the attention under the pricing's recomputation level, the
+    /// `layernorm` recompute module applied ([`norms_recomputed`]).
+    sums: (BlockCost, [f64; 3]),
+}
+
+impl AttentionPrefix {
+    /// The prefix of the attention operations `attention` (`attention_operations(w, layout, p)`)
+    /// under pricing `p`.
+    pub fn of(attention: &[Operation], p: &Pricing) -> AttentionPrefix {
+        let compute = |f: fn(&Operation) -> f64| attention.iter().map(f).sum::<f64>();
+        let overlap = (compute(|o| o.fwd.compute_s), compute(|o| o.bwd.compute_s));
+        let linear = attention.iter().filter(|o| o.kind == OpKind::Matmul).map(|o| o.parameters).sum();
+        let sums = if p.opts.moe.recompute_modules.layernorm {
+            let mut ops = attention.to_vec();
+            norms_recomputed(&mut ops);
+            BlockCost::sums(&ops, p.opts.recompute)
+        } else {
+            BlockCost::sums(attention, p.opts.recompute)
+        };
+        AttentionPrefix { overlap, linear, sums }
+    }
+}
+
+/// [`moe_block_cost`] with the block's attention given as its [`AttentionPrefix`] (formed once for
+/// every expert layout and data-parallel placement of a block shape): only the MoE MLP sub-layer
+/// and the casts are built and summed. Equal to `moe_block_cost` bit for bit (test
+/// `attention_prefix_prices_as_the_whole_list`; through the evaluator's cache,
+/// `cached_parts_equal_fresh_ones`).
 pub fn moe_block_cost_after(
     w: &Workload,
     m: &MoeShape,
     layout: &Layout,
     el: &ExpertLayout,
     p: &Pricing,
-    attention: &[Operation],
+    attention: &AttentionPrefix,
 ) -> MoeBlockCost {
-    // Room for the MLP sub-layer and the casts, so the list is not grown while it is built.
-    let mut ops = Vec::with_capacity(attention.len() + 16);
-    ops.extend_from_slice(attention);
-    let (ops, mlp) = operations_after(w, m, layout, el, p, ops);
-    let mut block = BlockCost::of_operations(&ops, p.opts.recompute, p.host_time_per_operation_s());
+    let (inner, mlp) = moe_mlp_operations(w, m, layout, el, p, &p.opts.moe, attention.overlap);
+    let experts = inner.iter().find(|o| o.name == EXPERTS_OP).map(|o| o.fwd).unwrap_or_default();
+    let mut mlp_ops = sublayer(w, layout, p, Sublayer::Mlp, inner, &experts, &experts);
+    let linear = mlp_ops.iter().filter(|o| o.kind == OpKind::Matmul).fold(attention.linear, |a, o| a + o.parameters);
+    let casts = fp8_casts(&Workload { ffn_hidden: 0, ..*w }, layout, p, linear);
+    if p.opts.moe.recompute_modules.layernorm {
+        // The casts hold no norm nor a linear layer after one.
+        norms_recomputed(&mut mlp_ops);
+    }
+    // The list's fold: attention, MLP sub-layer, casts (not appended: the same fold, continued).
+    let recompute = p.opts.recompute;
+    let (c, kernels) =
+        BlockCost::sums_after(BlockCost::sums_after(attention.sums, &mlp_ops, recompute), &casts, recompute);
+    let mut block = c.issue_bounded(kernels, p.host_time_per_operation_s());
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{MappingOptions, Precision, find_model, find_system};
+    use crate::extended::hardware::Hardware;
+    use crate::extended::moe::experts::expert_choices;
+    use crate::extended::options::{ExtendedOptions, Fp8Recipe};
+
+    #[test]
+    fn attention_prefix_prices_as_the_whole_list() {
+        // The cached path (the attention's sums once per block shape, each expert layout's MLP
+        // sub-layer and casts folded after them) against the plain one (the whole list built and
+        // summed), bit for bit: latent (DeepSeek-V3, MTP) and plain attention (Mixtral), BF16 and
+        // FP8 (casts, with the torchao recipe's weight casts too), every recomputation level, the
+        // `layernorm` and `moe_act` recompute modules, context parallelism and several shapes.
+        let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
+        let (mut compared, mut with_casts) = (0, 0);
+        for model in ["deepseek-v3", "mixtral-8x7b"] {
+            let w = Workload::from_catalog(find_model(model).unwrap()).unwrap();
+            let m = w.moe.unwrap();
+            for precision in [Precision::Bf16, Precision::Fp8] {
+                let hw = Hardware::from_catalog(sys, precision, true, &MappingOptions::default()).unwrap();
+                for (recompute, layernorm, recipe) in [
+                    (Recompute::None, false, Fp8Recipe::TransformerEngine),
+                    (Recompute::Selective, true, Fp8Recipe::Torchao),
+                    (Recompute::Full, false, Fp8Recipe::Torchao),
+                    (Recompute::Selective, false, Fp8Recipe::TransformerEngine),
+                ] {
+                    let mut opts = ExtendedOptions { recompute, fp8_recipe: recipe, ..ExtendedOptions::realistic() };
+                    opts.moe.recompute_modules.layernorm = layernorm;
+                    opts.moe.recompute_modules.moe_act = layernorm;
+                    let p = Pricing { hw: &hw, opts: &opts };
+                    for (tp, cp, pp, dp, mbs) in [(1, 1, 4, 64, 1), (2, 2, 2, 32, 2), (4, 1, 8, 16, 3), (8, 2, 1, 8, 1)]
+                    {
+                        let layout = Layout::placed(tp, cp, pp, dp, mbs, dp * mbs * 4, 8);
+                        let prefix = AttentionPrefix::of(&attention_operations(&w, &layout, &p), &p);
+                        for (ep, etp) in expert_choices(&layout, &m, None, None) {
+                            let l = layout.with_experts(ep, etp);
+                            let el = ExpertLayout::fold(&l, &m, ep, etp).unwrap();
+                            let plain = moe_block_cost(&w, &m, &l, &el, &p);
+                            assert_eq!(
+                                moe_block_cost_after(&w, &m, &l, &el, &p, &prefix),
+                                plain,
+                                "{model} {l:?} {opts:?}"
+                            );
+                            let casts =
+                                moe_block_operations(&w, &m, &l, &el, &p).0.iter().any(|o| o.name == "fp8_casts");
+                            with_casts += usize::from(casts);
+                            compared += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(compared > 100 && with_casts > 0 && with_casts < compared, "{compared} {with_casts}");
+    }
 }

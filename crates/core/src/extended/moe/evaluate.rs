@@ -311,9 +311,15 @@ pub fn dual_pipe_bubble_slots(pp: u64) -> f64 {
 
 /// One micro-batch's forward, backward and recomputation on device `d`.
 fn pass_of(d: &Device, parts: &MoeParts) -> Pass {
+    pass_with(d, parts, (parts.dense.recompute, parts.moe.block.recompute))
+}
+
+/// [`pass_of`] with the blocks' recomputation `(dense, moe)` in place of the parts' own (zero:
+/// the pass of the same parts priced without recomputation, the same arithmetic).
+fn pass_with(d: &Device, parts: &MoeParts, (dense_again, moe_again): (Pass, Pass)) -> Pass {
     let (dense, moe) = (&parts.dense, &parts.moe.block);
-    let mut pass = (dense.fwd + dense.bwd + dense.recompute).times(d.dense as f64)
-        + (moe.fwd + moe.bwd + moe.recompute).times(d.moe as f64);
+    let mut pass = (dense.fwd + dense.bwd + dense_again).times(d.dense as f64)
+        + (moe.fwd + moe.bwd + moe_again).times(d.moe as f64);
     for e in &d.ends {
         pass += e.fwd + e.bwd;
     }
@@ -496,21 +502,13 @@ pub fn moe_time_floors_s(
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
     let devices = moe_devices(w, m, layout, v, opts.stage_split, first);
     let nmb = layout.microbatches() as f64;
-    let floor = |p: &MoeParts| nmb * devices.iter().map(|d| pass_of(d, p).time()).fold(0.0, f64::max);
-    parts
-        .iter()
-        .map(|p| match recompute {
-            true => floor(p),
-            false => {
-                let none = Pass::default();
-                floor(&MoeParts {
-                    dense: BlockCost { recompute: none, ..p.dense },
-                    moe: MoeBlockCost { block: BlockCost { recompute: none, ..p.moe.block }, ..p.moe },
-                    ..**p
-                })
-            }
-        })
-        .collect()
+    let floor = |p: &MoeParts| {
+        // Without recomputation: the parts' passes with a zero recomputation, as parts priced
+        // without it have (not copied: the parts are large and there is one per expert layout).
+        let again = if recompute { (p.dense.recompute, p.moe.block.recompute) } else { Default::default() };
+        nmb * devices.iter().map(|d| pass_with(d, p, again).time()).fold(0.0, f64::max)
+    };
+    parts.iter().map(|p| floor(p)).collect()
 }
 
 /// Evaluates a configuration of an MoE model whose layout was checked (see

@@ -237,11 +237,13 @@ pub fn moe_mlp_operations(
     let router_params = m.router_parameters(w.hidden);
     let shared_params = m.shared_parameters(w.hidden) / tp;
     let expert_params = m.routed_parameters(w.hidden) / (el.ep * el.etp) as f64;
-    let mut ops = vec![
+    // Room for every operation below, so the list is not grown while it is built.
+    let mut ops = Vec::with_capacity(8);
+    ops.push(
         linear("moe_router", router, (t * h + h * e) * p.hw.operand_bytes + t * e * es)
             .owning(router_params)
             .keeping(kept(t * e * ROUTER_PROB_BYTES)),
-    ];
+    );
     if fs > 0.0 {
         let bytes = (full * h + h * fs / tp) * p.hw.operand_bytes * (gates + 1.0);
         ops.push(linear("moe_shared_experts", shared, bytes).owning(shared_params).keeping(kept(swiglu_kept_bytes(
