@@ -21,6 +21,7 @@ pub mod explore;
 pub mod extended;
 pub mod format;
 pub mod hint;
+pub mod layer_list;
 pub mod mode;
 pub mod mode_kind;
 pub mod model;

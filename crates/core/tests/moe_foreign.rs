@@ -170,12 +170,21 @@ fn alternating_layers_from_counts_or_a_step_not_from_the_name() {
     let mut none = renamed(&other, "model", &[("dense_layers", ""), ("moe_layers", "")]);
     none["model"]["router"] = json!("softmax top-1");
     assert_eq!(setup(&none).workload.moe.map(|m| m.moe_every), Some(1));
-    // A list pattern is not read: the error names the field as given.
+    // Megatron's 0/1 list expression (`--moe-layer-freq`) reads as the same alternation, and as
+    // leading dense blocks; a JSON array, a list of the wrong length or a pattern fmperf does not
+    // model is refused, naming the field as given.
     let mut list = step.clone();
     list["model"].as_object_mut().unwrap().remove("interleave_moe_layer_step");
-    list["model"]["moe_layer_freq"] = json!([0, 1, 0, 1]);
-    let e = interpret_moe_row(&list).unwrap_err();
-    assert!(e.contains("model.moe_layer_freq"), "{e}");
+    list["model"]["moe_layer_freq"] = json!("[0,1]*24");
+    assert_eq!(setup(&list), canonical);
+    list["model"]["moe_layer_freq"] = json!("([0]*3+[1]*45)");
+    let m = setup(&list).workload.moe.unwrap();
+    assert_eq!((m.first_dense, m.moe_every), (3, 1));
+    for bad in [json!([0, 1, 0, 1]), json!("[0,1]*3"), json!("[1,0,0]*16")] {
+        list["model"]["moe_layer_freq"] = bad;
+        let e = interpret_moe_row(&list).unwrap_err();
+        assert!(e.contains("model.moe_layer_freq"), "{e}");
+    }
 }
 
 #[test]

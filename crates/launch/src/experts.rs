@@ -191,15 +191,9 @@ fn pattern(m: &Moe, f: Format, layers: u64, notes: &mut Vec<Note>) -> Result<(u6
     if flags.len() as u64 != layers {
         return Err(origin.error(text, format!("lists {} blocks, the model has {layers}", flags.len())));
     }
-    // The leading dense run may be part of the every-n-th pattern ([0,1,0,1]: n = 2, none first).
-    let k = flags.iter().take_while(|&&x| !x).count();
-    let fits =
-        |fd: usize, n: usize| flags.iter().enumerate().all(|(i, &x)| x == (i >= fd && (i + 1 - fd).is_multiple_of(n)));
-    let found = (0..=k.min(flags.len().saturating_sub(1)))
-        .rev()
-        .find_map(|fd| (1..=flags.len()).find(|&n| fits(fd, n)).map(|n| (fd as u64, n as u64)));
+    let found = super::layer_list::moe_pattern(&flags);
     match found {
-        Some(p) if k < flags.len() => Ok(p),
+        Some(p) => Ok(p),
         _ => Err(origin.error(
             text,
             "must be k dense blocks then every n-th block MoE (the patterns fmperf models); this list is not",

@@ -22,7 +22,8 @@ pub mod estimate;
 pub mod experts;
 pub mod hf;
 pub mod hub_models;
-pub mod layer_list;
+/// Megatron-LM's per-block 0/1 lists (in core: the validate readers read them too).
+pub use fmperf_core::layer_list;
 pub mod logs;
 pub mod maxtext;
 pub mod megatron;

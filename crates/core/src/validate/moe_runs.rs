@@ -16,7 +16,8 @@
 //!   `intermediate_size`, which is the dense width when the experts' is stated apart);
 //!   `shared_ffn_hidden` is the TOTAL shared width (÷ `shared_experts` per expert); dense layers
 //!   lead (`dense_layers`), or one layer in `moe_layer_step` is MoE (Llama 4's
-//!   `interleave_moe_layer_step`, Megatron's integer `moe_layer_freq`), or dense and MoE layers
+//!   `interleave_moe_layer_step`, Megatron's integer `moe_layer_freq` or its 0/1 list
+//!   `([0]*3+[1]*12)`: k dense blocks, then every n-th MoE), or dense and MoE layers
 //!   alternate when there are as many of each (counts making up the model, or words saying
 //!   "interleave"/"alternat"/"every other") — never read from the model's name;
 //! * MLA dims from `mla`; `head_dim` when given; `mtp_layers` null → 0;
@@ -340,21 +341,36 @@ fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, String> {
         stated_expert_ffn.or(int(m, "ffn_hidden").filter(|x| *x > 0)).ok_or("model.moe_ffn_hidden not stated")?;
     let dense_ffn = int(m, "ffn_hidden_dense").or(stated_expert_ffn.and(int(m, "ffn_hidden"))).unwrap_or(expert_ffn);
     // Every how many layers one is MoE (Llama 4's `interleave_moe_layer_step`, Megatron's
-    // integer `moe_layer_freq`, Qwen-MoE's `decoder_sparse_step`).
-    let step = match m.find("moe_layer_step") {
-        None => None,
+    // integer `moe_layer_freq`, Qwen-MoE's `decoder_sparse_step`), or Megatron's 0/1 list of
+    // `--moe-layer-freq` (`([0]*3+[1]*12)`: `k` dense blocks, then every `n`-th block MoE).
+    let (step, listed) = match m.find("moe_layer_step") {
+        None => (None, None),
         Some((name, v)) => match keys::whole_number(v) {
-            Some(n) if n > 0 => Some(n),
+            Some(n) if n > 0 => (Some(n), None),
+            // Megatron's 0/1 list as a JSON string ([`crate::layer_list::expand`]), whose MoE
+            // blocks must be `k` dense then every `n`-th ([`crate::layer_list::moe_pattern`]).
             _ => {
-                return Err(format!(
-                    "model.{name}: must be a whole number of layers (a list pattern is not read: state dense_layers and moe_layers)"
-                ));
+                let rule = "must be a whole number of layers or Megatron's 0/1 list such as ([0]*3+[1]*12)";
+                let text = v.as_str().ok_or_else(|| format!("model.{name}: {rule}, not {v}"))?;
+                let flags = crate::layer_list::expand(text.trim().trim_matches(['"', '\'']), ("dense", "MoE"))
+                    .map_err(|why| format!("model.{name}: {why} ({rule})"))?;
+                if flags.len() as u64 != layers {
+                    return Err(format!("model.{name}: lists {} blocks, the model has {layers}", flags.len()));
+                }
+                let pattern = crate::layer_list::moe_pattern(&flags).ok_or_else(|| {
+                    format!(
+                        "model.{name}: must be k dense blocks then every n-th block MoE (the patterns fmperf models); \
+                         {text} is not"
+                    )
+                })?;
+                (None, Some(pattern))
             }
         },
     };
-    let moe_layers = int(m, "moe_layers").unwrap_or(match step {
-        Some(k) => layers / k,
-        None => layers,
+    let moe_layers = int(m, "moe_layers").unwrap_or(match (step, listed) {
+        (_, Some((first, every))) => (layers - first) / every,
+        (Some(k), _) => layers / k,
+        (None, None) => layers,
     });
     let dense_layers = int(m, "dense_layers").unwrap_or(layers.saturating_sub(moe_layers));
     let all = format!("{} {} {}", words(m, "name"), words(m, "router"), words(m, "shape_source"));
@@ -371,6 +387,10 @@ fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, String> {
     let interleaved = dense_layers > 0 && dense_layers == moe_layers && layers == 2 * moe_layers
         || ["interleave", "alternat", "every other"].iter().any(|x| all.contains(x));
     let (first_dense, moe_every) = match step {
+        _ if let Some((first, every)) = listed => {
+            notes.reading(format!("moe_layer_freq list: {first} dense blocks, then one MoE block in every {every}"));
+            (first, every)
+        }
         Some(k) if k > 1 => {
             notes.reading(format!("one MoE layer in every {k}"));
             (0, k)

@@ -1,0 +1,153 @@
+//! Small Mixture-of-Experts training steps, on runs fmperf was never fitted on
+//! (`data/megatron-ft-moe-runs.json`): NVIDIA Megatron-LM's MoE functional tests — mostly
+//! 12 layers of width 512 with 4 or 8 experts (top-2) at 1,024 tokens and 32 sequences per step,
+//! plus 16-layer DeepSeek-style proxies (multi-latent attention, 32 experts top-4, a shared
+//! expert, dense first blocks, MTP) — on one DGX A100 or DGX H100 node (8 GPUs) or GB200 trays,
+//! each with its own layout (TP, PP, CP, EP, ETP, dispatcher, all-to-all overlap, distributed
+//! optimizer, Megatron-FSDP, Muon), as the tests' golden values log their iteration times
+//! (provenance in the file and in `data/README.md`). The counterpart of `megatron_ft_runs.rs`
+//! (the same tests' dense GPT cases).
+//!
+//! Reading: all 74 rows are read. 12 were refused before this file existed because the reader
+//! took `--moe-layer-freq` only as an integer; Megatron's 0/1 list (`([0]*3+[1]*12)`) is now read
+//! ([`fmperf_core::layer_list::moe_pattern`]).
+//!
+//! What the rows show (time errors, negative = predicted faster than measured): fmperf predicts
+//! every one of these steps too fast — median −44 % on DGX A100 hosts, −62 % on DGX H100, −56 %
+//! on GB200 (means −46 %, −60 %, −55 %) — where the dense cases of the same tests (same width,
+//! layers, batch and hosts) are −26 to −29 %. The measured MoE step of a layout takes 1.5–1.9×
+//! the dense step of that layout (TP 2: 0.32 against 0.21 s on DGX A100, 0.30 against 0.16 s on
+//! DGX H100) while fmperf adds little for the MoE layer at this size (a few milliseconds of GPU
+//! work and the host time of the operations it counts). Diagnosis, largest errors first:
+//! * **Muon** (`*_muon`: −92 % H100, −86 % GB200; `dist_muon` −77 %): Megatron's Muon runs
+//!   Newton–Schulz iterations on every weight matrix each step (each rank all of them without
+//!   `dist_muon`); fmperf prices Adam. The rows state `"optimizer": "muon"`; the reader does not
+//!   read an optimizer's algorithm.
+//! * **Fine-grained activation offloading** (H100 −82 % and −85 %): the listed modules'
+//!   activations go to host memory and back every micro-batch; not modelled.
+//! * **Host-bound, not the all-to-all.** The exchanged volume is 4 × 1,024 tokens × 512 × 2 bytes
+//!   per micro-batch and layer (4 MB: microseconds over NVLink); the error is as large with EP 1
+//!   (`tp1_pp1_te_4experts_groupedGEMM_op_fuser`, −74 %) as with EP 2 (median −48 %) or ≥ 4
+//!   (−70 %), and with the exchange overlapped (`a2a_ovlp`, −67 %): the exchange is not what is
+//!   missing.
+//! * **The MoE layer's fixed host cost and its synchronisation.** Megatron-Core's MoE layer runs
+//!   per micro-batch and layer a router (gating GEMM, score function, top-k, the auxiliary-loss
+//!   terms and their logging), the token permutation and the dispatcher's metadata; and both
+//!   dispatchers these rows use wait on the GPU: the default all-gather dispatcher (58 rows)
+//!   copies the tokens-per-expert counts to the host (`megatron/core/transformer/moe/
+//!   token_dispatcher.py` at d98e8a6, `MoEAllGatherTokenDispatcher`: `local_map.sum(dim=0)
+//!   .long().cpu()`), the all-to-all one at its `cuda_sync_point`. Each copy drains the GPU's
+//!   queue and stops the host running ahead, so at this size the layer's host time and GPU time
+//!   add instead of overlapping. fmperf prices the MoE MLP as a handful of operations with the
+//!   dense blocks' per-operation host time and no synchronisation: the bulk of the gap.
+//! * **DeepSeek-style proxies** (MLA, 32 experts, MTP, 4,096 tokens): median −59 % (MLA rows),
+//!   −44 % with MTP; their GPU work is larger but so is their operation count.
+//!
+//! No cause is fixed here: the synchronisation's cost needs a source for its size (a measured
+//! Megatron MoE layer's host time or a profile), not a figure fitted on these rows. The bounds
+//! guard the present state from both sides: they fail if the rows stop being read, if the MoE
+//! layer's cost falls further, or if a change moves these held-out rows by more than about ten
+//! points without the diagnosis above being revised.
+
+use fmperf_core::validate::moe_runs::validate_moe_runs;
+use serde_json::Value;
+
+const FT: &str = include_str!("data/megatron-ft-moe-runs.json");
+
+fn median(mut v: Vec<f64>) -> f64 {
+    assert!(!v.is_empty());
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// The features a row states, by name, for the error by feature.
+fn features(row: &Value) -> Vec<&'static str> {
+    let p = &row["parallel"];
+    let m = &row["model"];
+    let int = |v: &Value| v.as_u64().unwrap_or(1);
+    let text = |v: &Value| v.as_str().unwrap_or("").to_ascii_lowercase();
+    let mut f = Vec::new();
+    let mut add = |on: bool, name| {
+        if on {
+            f.push(name)
+        }
+    };
+    add(int(&p["ep"]) == 1, "ep 1");
+    add(int(&p["ep"]) == 2, "ep 2");
+    add(int(&p["ep"]) >= 4, "ep >= 4");
+    add(int(&p["pp"]) > 1, "pp > 1");
+    add(int(&p["cp"]) > 1, "cp > 1");
+    add(int(&p["tp"]) > 1, "tp > 1");
+    add(text(&p["dispatcher"]).contains("overlap"), "a2a overlap");
+    add(text(&p["dispatcher"]).starts_with("allgather"), "allgather dispatcher");
+    add(m["mla"].is_object(), "MLA proxy");
+    add(m["moe_layer_freq"].is_string(), "moe-layer-freq list");
+    add(int(&m["mtp_layers"]) > 0 && !m["mtp_layers"].is_null(), "MTP");
+    add(text(&row["optimizer"]) == "muon", "muon");
+    add(text(&p["fsdp"]).contains("fsdp"), "Megatron-FSDP");
+    add(text(&row["precision"]).contains("fp8"), "fp8");
+    add(text(&p["other"]).contains("cuda-graph"), "CUDA graphs");
+    add(text(&p["other"]).contains("offloading"), "activation offloading");
+    f
+}
+
+#[test]
+fn small_moe_steps_held_out() {
+    let doc: Value = serde_json::from_str(FT).expect("the file reads");
+    let rows = doc["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 74);
+    let results = validate_moe_runs(FT).expect("validates");
+    let mut by_host = [Vec::new(), Vec::new(), Vec::new()];
+    let mut by_feature: Vec<(&str, Vec<f64>)> = Vec::new();
+    let mut all = Vec::new();
+    for (row, r) in rows.iter().zip(&results) {
+        assert_eq!(row["id"].as_str(), Some(r.id.as_str()));
+        // Every row is read and evaluated.
+        let e = r.error.unwrap_or_else(|| panic!("{}: not evaluated ({:?})", r.id, r.notes));
+        // The rows compare tokens/s; as a time error (negative = predicted faster).
+        let t = 1.0 / (1.0 + e) - 1.0;
+        let host = ["dgx_a100", "dgx_h100", "dgx_gb200"].iter().position(|h| r.id.ends_with(h));
+        by_host[host.unwrap_or_else(|| panic!("{}: no host", r.id))].push(t);
+        for f in features(row) {
+            match by_feature.iter_mut().find(|(n, _)| *n == f) {
+                Some((_, v)) => v.push(t),
+                None => by_feature.push((f, vec![t])),
+            }
+        }
+        all.push((t, r.id.as_str()));
+    }
+    for (name, v) in ["DGX A100", "DGX H100", "GB200"].iter().zip(&by_host) {
+        eprintln!(
+            "{name:>9} hosts: {:2} rows, median time error {:+.1} %, mean {:+.1} %",
+            v.len(),
+            100.0 * median(v.clone()),
+            100.0 * mean(v)
+        );
+    }
+    for (name, v) in &by_feature {
+        eprintln!(
+            "{name:>22}: {:2} rows, median {:+.1} %, mean {:+.1} %",
+            v.len(),
+            100.0 * median(v.clone()),
+            100.0 * mean(v)
+        );
+    }
+    let [a100, h100, gb200] = by_host.map(median);
+    // The present state (module docs): 2–4× too fast on every host. The bounds fail if the MoE
+    // layer's cost falls (more negative) or a change moves these rows past the band without a
+    // diagnosis here.
+    assert!(a100 > -0.55 && a100 < -0.33, "A100 median {a100}");
+    assert!(h100 > -0.72 && h100 < -0.5, "H100 median {h100}");
+    assert!(gb200 > -0.67 && gb200 < -0.45, "GB200 median {gb200}");
+    all.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for (t, id) in all.iter().take(6) {
+        eprintln!("largest: {:+.1} % {id}", 100.0 * t);
+    }
+    // No row predicted slower than measured (host-bound steps: fmperf misses time, never adds it).
+    assert!(all.iter().all(|(t, _)| *t < 0.0), "{all:?}");
+}
