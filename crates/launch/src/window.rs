@@ -104,7 +104,7 @@ fn parse(text: &str, layers: u64) -> Result<Pattern, String> {
             Ok(Pattern::FullEvery(n))
         };
     }
-    let flags = super::layer_list::expand(t, ("full attention", "windowed"))?;
+    let flags = super::layer_list::expand(t, ("full attention", "windowed")).map_err(|e| e.to_string())?;
     if flags.len() as u64 != layers {
         return Err(format!("lists {} blocks, the model has {layers}", flags.len()));
     }
