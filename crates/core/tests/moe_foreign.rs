@@ -142,7 +142,7 @@ fn numbers_as_strings_and_flat_rows() {
     ] {
         let mut s = row.clone();
         s[group][field] = json!(text);
-        let e = interpret_moe_row(&s).unwrap_err();
+        let e = interpret_moe_row(&s).unwrap_err().to_string();
         assert!(e.starts_with(&format!("{group}.{field}: must be a JSON number")), "{e}");
     }
     let f = flat(&hf_megatron(&row), &["model", "parallel", "batch", "routing"]);
@@ -174,7 +174,7 @@ fn alternating_layers_from_counts_or_a_step_not_from_the_name() {
     let mut list = step.clone();
     list["model"].as_object_mut().unwrap().remove("interleave_moe_layer_step");
     list["model"]["moe_layer_freq"] = json!([0, 1, 0, 1]);
-    let e = interpret_moe_row(&list).unwrap_err();
+    let e = interpret_moe_row(&list).unwrap_err().to_string();
     assert!(e.contains("model.moe_layer_freq"), "{e}");
 }
 

@@ -5,7 +5,7 @@
 use super::inputs::ExploreSpec;
 use super::merge::{StrategyOutcome, merge};
 use crate::search::{Diagnosis, Ranked, Search, ShardState, Widening};
-use crate::vocab::{Note, NoteList};
+use crate::vocab::Note;
 use crate::{Error, Strategy};
 
 /// Everything one scenario's searches found.
@@ -205,9 +205,9 @@ impl ExploreSearch {
         let mut notes: Vec<Note> = Vec::new();
         for s in self.searches.iter().flatten() {
             if let Some(n) = s.widening().note(self.spec.system.nvlink_size)
-                && !notes.iter().any(|m| m.text == n)
+                && !notes.iter().any(|m| m.text == n.text)
             {
-                notes.not_applied(n);
+                notes.push(n);
             }
         }
         notes

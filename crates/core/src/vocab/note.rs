@@ -15,7 +15,7 @@ use std::fmt;
 use std::ops::Deref;
 
 /// What a note is about.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum NoteKind {
     /// How an input was read: what a word, a unit, a key's other name or a framework's flag was
     /// taken to mean, or a value derived from the ones given (a measured run's words, a launch
@@ -33,6 +33,7 @@ pub enum NoteKind {
     NotWritten,
     /// A remark as a document states it: a catalog entry's or a study's own notes, or any note
     /// read back from a file (a document keeps only the text).
+    #[default]
     Stated,
     /// What reference mode approximates or cannot know of a catalog model (its GQA, gated MLP,
     /// unknown fields): `CatalogModel::reference_caveats`.
@@ -57,7 +58,8 @@ pub enum NoteKind {
 
 /// One note: its kind, the fields it concerns (dotted paths; empty when it concerns the input as
 /// a whole), the catalog entry it is about (when it is about one) and its sentence for the user.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The default note is an empty [`NoteKind::Stated`] one (an absent note read as text: "").
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Note {
     /// What kind of note it is.
     pub kind: NoteKind,

@@ -399,7 +399,7 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
             let read = fmperf_core::validate::recompute_words::read_recompute(Some(p), None);
             l.notes.reading(format!(
                 "remat_policy={p}: {}{}",
-                read.note.unwrap_or_else(|| format!("read as {}", read.level.as_str())),
+                read.note.map(|n| n.text).unwrap_or_else(|| format!("read as {}", read.level.as_str())),
                 if read.offloaded { "; the offload to host memory is not modelled" } else { "" }
             ));
             read.level
