@@ -145,10 +145,24 @@ impl Note {
     }
 }
 
-/// Adding a note of a kind to a list, by the kind's name (`notes.reading(format!(…))`).
+/// Adding a note of a kind to a list, by the kind's name (`notes.reading(format!(…))`), and
+/// about a field when the caller knows which (`notes.reading_of("remat_policy", …)`).
 pub trait NoteList {
+    /// Adds `note`.
+    fn add(&mut self, note: Note);
     /// Adds a note of `kind` with `text`.
-    fn note(&mut self, kind: NoteKind, text: String);
+    fn note(&mut self, kind: NoteKind, text: String) {
+        self.add(Note::new(kind, text));
+    }
+    /// Adds a [`NoteKind::Reading`] about the field `field` (a file's key or flag as the file
+    /// spells it, or a dotted path).
+    fn reading_of(&mut self, field: &str, text: String) {
+        self.add(Note::reading(text).about(field));
+    }
+    /// Adds a [`NoteKind::Assumption`] about the field `field` (as [`NoteList::reading_of`]).
+    fn assumption_of(&mut self, field: &str, text: String) {
+        self.add(Note::assumption(text).about(field));
+    }
     /// Adds a [`NoteKind::Reading`].
     fn reading(&mut self, text: String) {
         self.note(NoteKind::Reading, text);
@@ -168,8 +182,8 @@ pub trait NoteList {
 }
 
 impl NoteList for Vec<Note> {
-    fn note(&mut self, kind: NoteKind, text: String) {
-        self.push(Note::new(kind, text));
+    fn add(&mut self, note: Note) {
+        self.push(note);
     }
 }
 
