@@ -25,22 +25,23 @@ fn gpt_oss(window: Option<SlidingWindow>) -> Workload {
     }
 }
 
-const GPT_OSS_WINDOW: SlidingWindow = SlidingWindow { tokens: 128, full_every: 2 };
+const GPT_OSS_WINDOW: SlidingWindow = SlidingWindow { tokens: 128, full_every: Some(2) };
 
 #[test]
 fn window_shares_and_mean_keys_by_hand() {
     assert_eq!(GPT_OSS_WINDOW.windowed_share(), 0.5);
-    assert_eq!(SlidingWindow { tokens: 4096, full_every: 6 }.windowed_share(), 1.0 - 1.0 / 6.0);
-    assert_eq!(SlidingWindow { tokens: 128, full_every: 1 }.windowed_share(), 0.0);
+    assert_eq!(SlidingWindow { tokens: 4096, full_every: Some(6) }.windowed_share(), 1.0 - 1.0 / 6.0);
+    assert_eq!(SlidingWindow { tokens: 128, full_every: Some(1) }.windowed_share(), 0.0);
+    assert_eq!(SlidingWindow { tokens: 4096, full_every: None }.windowed_share(), 1.0);
     // 4,096 queries, window 128: the first 128 queries see 1…128 keys, the rest 128:
     // (4096·128 − 128²/2)/4096 = 128 − 2 = 126 keys on average.
     assert_eq!(GPT_OSS_WINDOW.mean_keys(4096.0), 126.0);
     // A window as long as the sequence is plain causal attention: s/2 keys.
-    assert_eq!(SlidingWindow { tokens: 8192, full_every: 2 }.mean_keys(4096.0), 2048.0);
+    assert_eq!(SlidingWindow { tokens: 8192, full_every: Some(2) }.mean_keys(4096.0), 2048.0);
     // Bad windows are refused with the field named.
-    let bad = gpt_oss(Some(SlidingWindow { tokens: 0, full_every: 2 })).validate().unwrap_err();
+    let bad = gpt_oss(Some(SlidingWindow { tokens: 0, full_every: Some(2) })).validate().unwrap_err();
     assert!(bad.to_string().contains("sliding_window.tokens"), "{bad}");
-    let bad = gpt_oss(Some(SlidingWindow { tokens: 128, full_every: 0 })).validate().unwrap_err();
+    let bad = gpt_oss(Some(SlidingWindow { tokens: 128, full_every: Some(0) })).validate().unwrap_err();
     assert!(bad.to_string().contains("sliding_window.full_every"), "{bad}");
 }
 
@@ -92,7 +93,7 @@ fn window_attention_flops_and_time_by_hand() {
     assert_eq!(window.kept.none, 0.0);
 
     // One full block in every one: no window at all, the plain pricing exactly.
-    let none = attention_operations(&gpt_oss(Some(SlidingWindow { tokens: 128, full_every: 1 })), &layout, &p);
+    let none = attention_operations(&gpt_oss(Some(SlidingWindow { tokens: 128, full_every: Some(1) })), &layout, &p);
     assert_eq!(none, plain);
 }
 
@@ -114,7 +115,7 @@ fn gpt_oss_rows_read_their_window_from_the_attention_words() {
     custom["model"]["attention"] = "gqa, 1024-token sliding window, one full layer every 6".into();
     assert_eq!(
         interpret_moe_row(&custom).unwrap().workload.sliding_window,
-        Some(SlidingWindow { tokens: 1024, full_every: 6 })
+        Some(SlidingWindow { tokens: 1024, full_every: Some(6) })
     );
 }
 
@@ -136,6 +137,12 @@ fn the_catalog_gpt_oss_models_carry_their_window_and_documents_round_trip_it() {
     assert!(fmperf_core::format::to_json(&doc).contains("\"sliding_window\""));
     let errs = fmperf_core::format::parse(&text.replace("\"full_every\":6", "\"full_every\":0")).unwrap_err();
     assert_eq!(errs[0].field(), Some("sliding_window.full_every"), "{errs:?}");
-    let errs = fmperf_core::format::parse(&text.replace(",\"full_every\":6", "")).unwrap_err();
-    assert_eq!(errs[0].field(), Some("sliding_window.full_every"), "{errs:?}");
+    // Without `full_every` every block attends through the window (Megatron-Core's default), and
+    // the written document keeps it that way; without `tokens` the window is refused, named.
+    let every = fmperf_core::format::parse(&text.replace(",\"full_every\":6", "")).unwrap();
+    let written = fmperf_core::format::to_json(&every);
+    assert!(written.contains("\"sliding_window\"") && !written.contains("full_every"), "{written}");
+    assert_eq!(fmperf_core::format::parse(&written).unwrap(), every);
+    let errs = fmperf_core::format::parse(&text.replace("\"tokens\":512,", "")).unwrap_err();
+    assert_eq!(errs[0].field(), Some("sliding_window.tokens"), "{errs:?}");
 }

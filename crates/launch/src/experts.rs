@@ -187,7 +187,7 @@ fn pattern(m: &Moe, f: Format, layers: u64, notes: &mut Vec<Note>) -> Result<(u6
         }
         return Ok((first, n));
     }
-    let flags = expand_list(t).map_err(|rule| origin.error(text, rule))?;
+    let flags = super::layer_list::expand(t, ("dense", "MoE")).map_err(|rule| origin.error(text, rule))?;
     if flags.len() as u64 != layers {
         return Err(origin.error(text, format!("lists {} blocks, the model has {layers}", flags.len())));
     }
@@ -205,47 +205,6 @@ fn pattern(m: &Moe, f: Format, layers: u64, notes: &mut Vec<Note>) -> Result<(u6
             "must be k dense blocks then every n-th block MoE (the patterns fmperf models); this list is not",
         )),
     }
-}
-
-/// Expands Megatron's list form of `--moe-layer-freq`: `([0]*3+[1]*58)`, `[1,0,1,0]`,
-/// `[0]*2+[1,0]*4` into one MoE flag per block. Errors are the rule broken.
-fn expand_list(t: &str) -> Result<Vec<bool>, String> {
-    let t = t.trim().strip_prefix('(').and_then(|r| r.strip_suffix(')')).unwrap_or(t);
-    let mut out = Vec::new();
-    for term in t.split('+') {
-        let term = term.trim();
-        let (list, times) = match term.rsplit_once('*') {
-            Some((a, b)) if a.trim().ends_with(']') => (a.trim(), b.trim()),
-            Some((a, b)) => (b.trim(), a.trim()),
-            None => (term, "1"),
-        };
-        let times: usize = times
-            .parse()
-            .ok()
-            .filter(|&n| n <= 1 << 20)
-            .ok_or(format!("`{term}`: the repeat count must be an integer"))?;
-        let inner = list
-            .strip_prefix('[')
-            .and_then(|r| r.strip_suffix(']'))
-            .ok_or(format!("`{term}`: expected an integer or a list such as ([0]*3+[1]*58)"))?;
-        let items: Vec<bool> = inner
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| match s {
-                "0" => Ok(false),
-                "1" => Ok(true),
-                _ => Err(format!("`{term}`: entries must be 0 (dense) or 1 (MoE)")),
-            })
-            .collect::<Result<_, _>>()?;
-        if out.len() + items.len() * times > 1 << 20 {
-            return Err("too many blocks".into());
-        }
-        for _ in 0..times {
-            out.extend_from_slice(&items);
-        }
-    }
-    Ok(out)
 }
 
 /// The MoE options of `m` on a layout of tensor-parallel degree `tp`: the file's expert-parallel
@@ -322,10 +281,6 @@ mod tests {
 
     #[test]
     fn layer_lists_expand_and_fit() {
-        assert_eq!(expand_list("([0]*3+[1]*2)").unwrap(), [false, false, false, true, true]);
-        assert_eq!(expand_list("[0,1]*2").unwrap(), [false, true, false, true]);
-        assert!(expand_list("[0,2]").is_err());
-        assert!(expand_list("[0]*x").is_err());
         let mut m = Moe::default();
         m.layer_pattern.put("([0]*3+[1]*58)".into(), &Origin::new("--moe-layer-freq", 4));
         let mut notes = Vec::new();

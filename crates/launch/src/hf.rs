@@ -17,7 +17,9 @@
 //! `intermediate_size_mlp` (the dense layers' width; `intermediate_size` is then the experts'),
 //! with `num_experts_per_tok`. Multi-head latent attention: `kv_lora_rank` (switches MLA on),
 //! `q_lora_rank`, `qk_nope_head_dim`, `qk_rope_head_dim`, `v_head_dim`, and
-//! `num_nextn_predict_layers`.
+//! `num_nextn_predict_layers`. Sliding-window attention: `sliding_window`, `use_sliding_window`,
+//! `layer_types`, `sliding_window_pattern`, `max_window_layers` and Gemma 2's alternation
+//! ([`window_keys`], [`crate::window`]).
 //!
 //! A multimodal config (Llama 4, Gemma 3, Qwen2-VL, Mistral 3 / Pixtral, LLaVA, CLIP) is read for
 //! its text model, `text_config` (a note says so); the vision tower is listed as unused.
@@ -61,7 +63,16 @@ const TIED_FAMILIES: &[&str] =
 const ONE_SHARED_EXPERT: &[&str] = &["llama4_text"];
 
 /// Keys read after the others (they depend on each other).
-const LATE: &[&str] = &["multi_query", "new_decoder_architecture", "num_kv_heads", "intermediate_size_mlp"];
+const LATE: &[&str] = &[
+    "multi_query",
+    "new_decoder_architecture",
+    "num_kv_heads",
+    "intermediate_size_mlp",
+    "use_sliding_window",
+    "max_window_layers",
+    "layer_types",
+    "sliding_window_pattern",
+];
 
 /// Reads a Hugging Face `config.json`.
 pub fn parse(text: &str) -> Result<Launch, Error> {
@@ -102,6 +113,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
         read_key(&mut l, &shown, key, value, line_of(key), &model_type)?;
     }
     late_keys(&mut l, &late, &line_of)?;
+    window_keys(&mut l, &late, &line_of, &model_type)?;
     finish(&mut l, &model_type, gated_family, &line_of)?;
     Ok(l)
 }
@@ -221,6 +233,17 @@ fn read_key(
         "qk_nope_head_dim" => s.moe.qk_nope_head_dim.put_once(int()?, &o)?,
         "qk_rope_head_dim" => s.moe.qk_rope_head_dim.put_once(int()?, &o)?,
         "v_head_dim" => s.moe.v_head_dim.put_once(int()?, &o)?,
+        "sliding_window" => {
+            if value.is_null() {
+                l.unused(
+                    shown_key.to_string(),
+                    "null",
+                    "no sliding window (null): every block attends to the whole prefix",
+                );
+            } else {
+                s.window_tokens.put_once(int()?, &o)?;
+            }
+        }
         "num_nextn_predict_layers" => {
             let n = nonneg()?;
             if n > 0 {
@@ -288,6 +311,98 @@ fn late_keys(l: &mut Launch, late: &[(String, &str, &Value)], line_of: &dyn Fn(&
             ));
         }
         l.settings.ffn_hidden.put(dense, &o);
+    }
+    Ok(())
+}
+
+/// Which blocks use the `sliding_window` ([`crate::window`]): `use_sliding_window` false switches
+/// it off (Qwen2/3); `layer_types` lists each block's kind; else `sliding_window_pattern` (Gemma 3,
+/// Cohere 2: one full block in every `n`), Gemma 2's alternation, Qwen2's `max_window_layers`
+/// (the first `m` blocks full), or every block.
+fn window_keys(
+    l: &mut Launch,
+    late: &[(String, &str, &Value)],
+    line_of: &dyn Fn(&str) -> usize,
+    model_type: &str,
+) -> Result<(), Error> {
+    let find = |k: &str| {
+        late.iter()
+            .find(|(_, key, v)| *key == k && !v.is_null())
+            .map(|(shown, key, v)| (Origin::new(shown.clone(), line_of(key)), *v))
+    };
+    let (use_window, types, pattern, max_full) =
+        (find("use_sliding_window"), find("layer_types"), find("sliding_window_pattern"), find("max_window_layers"));
+    let switched_off = match &use_window {
+        Some((o, v)) => !v.as_bool().ok_or_else(|| o.error(v, "must be true or false"))?,
+        None => false,
+    };
+    let window = l.settings.window_tokens.copied();
+    let unused = |l: &mut Launch, found: &Option<(Origin, &Value)>, why: &str| {
+        if let Some((o, v)) = found {
+            l.unused(o.key.clone(), shown(v), why);
+        }
+    };
+    if switched_off || window.is_none() {
+        let why = if switched_off {
+            "no effect: use_sliding_window is false (every block attends to the whole prefix)"
+        } else {
+            "no effect without a sliding_window (every block attends to the whole prefix)"
+        };
+        if switched_off && let Some(tokens) = l.settings.window_tokens.value.take() {
+            let key = l.settings.window_tokens.origin.take().map_or("sliding_window".to_string(), |o| o.key);
+            l.unused(key, tokens.to_string(), why);
+        }
+        for found in [&types, &pattern, &max_full] {
+            unused(l, found, why);
+        }
+        if let Some((o, v)) = &use_window {
+            let said = if switched_off {
+                "read: every block attends to the whole prefix"
+            } else {
+                "no effect: no sliding_window"
+            };
+            l.unused(o.key.clone(), shown(v), said);
+        }
+        return Ok(());
+    }
+    if let Some((o, v)) = &use_window {
+        l.unused(o.key.clone(), shown(v), "read with sliding_window");
+    }
+    let put = |l: &mut Launch, text: String, o: &Origin| {
+        l.settings.window_pattern.put(text, o);
+    };
+    if let Some((o, v)) = &types {
+        let list = v.as_array().ok_or_else(|| o.error(v, "must be a list of layer kinds"))?;
+        put(l, crate::window::hf_layer_types(list).map_err(|rule| o.error(v, rule))?, o);
+        unused(l, &pattern, "read from layer_types");
+        unused(l, &max_full, "read from layer_types");
+    } else if let Some((o, v)) = &pattern {
+        let n = v.as_u64().filter(|n| *n > 0).ok_or_else(|| o.error(v, "must be a positive integer"))?;
+        put(l, n.to_string(), o);
+        unused(l, &max_full, "no effect with sliding_window_pattern");
+    } else if model_type == "gemma2" {
+        // transformers' Gemma2DecoderLayer: `is_sliding = not bool(layer_idx % 2)`.
+        put(l, "2".to_string(), &Origin::new("model_type", line_of("model_type")));
+        l.notes.reading(
+            "`gemma2`: the window in every other block (Gemma 2's alternating local and global attention)".into(),
+        );
+        unused(l, &max_full, "no effect on Gemma 2");
+    } else if let Some((o, v)) = &max_full {
+        // Qwen2/3 (transformers' Qwen2Config): blocks from `max_window_layers` on are windowed.
+        let m = v.as_u64().ok_or_else(|| o.error(v, "must be a non-negative integer"))?;
+        let layers = l.settings.layers.copied().unwrap_or(0);
+        if m < layers {
+            let text = if m == 0 { format!("[1]*{layers}") } else { format!("[0]*{m}+[1]*{}", layers - m) };
+            put(l, text, o);
+        } else {
+            let why = "no block is windowed: every block is below max_window_layers";
+            l.unused(o.key.clone(), shown(v), why);
+            if let (Some(tokens), Some(wo)) =
+                (l.settings.window_tokens.value.take(), l.settings.window_tokens.origin.take())
+            {
+                l.unused(wo.key, tokens.to_string(), why);
+            }
+        }
     }
     Ok(())
 }
@@ -387,14 +502,9 @@ fn reason(key: &str) -> &'static str {
         | "layer_norm_elementwise_affine" => {
             "affects performance slightly, not modelled (dropout, biases, positional encoding, residual layout)"
         }
-        "sliding_window"
-        | "use_sliding_window"
-        | "max_window_layers"
-        | "layer_types"
-        | "attention_chunk_size"
-        | "no_rope_layers"
-        | "sliding_window_pattern"
-        | "query_pre_attn_scalar" => "affects attention FLOPs, not modelled: fmperf prices full causal attention",
+        "attention_chunk_size" | "no_rope_layers" | "query_pre_attn_scalar" => {
+            "affects attention FLOPs, not modelled: fmperf prices chunked and NoPE blocks as full causal attention"
+        }
         "pretraining_tp" => why::ASSUMED,
         "max_position_embeddings" | "n_positions" | "n_ctx" | "seq_length" => {
             "does not affect performance (the longest position; the training sequence length is the launch's --seq-len)"

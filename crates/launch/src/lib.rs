@@ -22,6 +22,7 @@ pub mod estimate;
 pub mod experts;
 pub mod hf;
 pub mod hub_models;
+pub mod layer_list;
 pub mod logs;
 pub mod maxtext;
 pub mod megatron;
@@ -36,6 +37,7 @@ pub mod summary;
 pub mod toml;
 pub mod torchtitan;
 pub mod trainer_yaml;
+pub mod window;
 pub mod yaml;
 
 pub use estimate::{Estimate, MemoryVerdict, Rank, estimate, estimate_files, estimate_text, hardware, rank};

@@ -25,6 +25,8 @@ macro_rules! for_each_settings_slot {
         $m!(vocab_divisible_by);
         $m!(tied_embeddings);
         $m!(seq_len);
+        $m!(window_tokens);
+        $m!(window_pattern);
         $m!(tp);
         $m!(pp);
         $m!(cp);

@@ -327,7 +327,8 @@ impl Scenario {
 }
 
 /// The training stack of a file ([`Stack`]): MaxText's is JAX/XLA whatever its keys; otherwise
-/// the one whose key set the sharding (`fsdp…` keys → PyTorch FSDP; ZeRO or DeepSpeed keys →
+/// the one whose key set the sharding (Megatron-FSDP's keys → Megatron; other `fsdp…` keys →
+/// PyTorch FSDP; ZeRO or DeepSpeed keys →
 /// DeepSpeed), else the format's own (torchtitan shards as FSDP does, a Trainer YAML without
 /// DeepSpeed uses PyTorch's, Megatron and NeMo files Megatron's).
 fn stack_of(f: Format, sharding: &Slot<Sharding>) -> Stack {
@@ -335,6 +336,9 @@ fn stack_of(f: Format, sharding: &Slot<Sharding>) -> Stack {
     let file = sharding.origin.as_ref().and_then(|o| o.file.clone()).unwrap_or_default().to_ascii_lowercase();
     if f == Format::MaxText {
         Stack::Jax
+    } else if key.contains("megatron") && key.contains("fsdp") {
+        // `--use-megatron-fsdp`, `ddp.use_megatron_fsdp`: Megatron's own ZeRO-3.
+        Stack::Megatron
     } else if key.contains("fsdp") {
         Stack::Fsdp
     } else if key.contains("zero") || key.contains("deepspeed") || file.contains("ds_config") {
@@ -422,7 +426,7 @@ impl ModelOnly {
             // Megatron-LM ties unless told `--untie-embeddings-and-output-weights`; the other
             // readers set the key from their file.
             tied_embeddings: s.tied_embeddings.copied().unwrap_or(true),
-            sliding_window: None,
+            sliding_window: crate::window::model(s, layers, &mut notes)?,
             moe: moe.as_ref().map(|m| m.shape),
             mla: moe.as_ref().and_then(|m| m.mla),
             mtp_layers: moe.as_ref().map_or(0, |m| m.mtp_layers),

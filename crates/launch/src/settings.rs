@@ -255,6 +255,13 @@ pub struct Settings {
     pub tied_embeddings: Slot<bool>,
     /// Training sequence length [tokens].
     pub seq_len: Slot<u64>,
+    /// Sliding-window attention: keys each query of a windowed block attends to [tokens]
+    /// (Megatron's `--window-size` left side, Hugging Face's `sliding_window`).
+    pub window_tokens: Slot<u64>,
+    /// Which blocks attend through the window, as written: an integer `n` (one full block in every
+    /// `n`) or a list with one 0/1 per block (1: windowed), Megatron's `--window-attn-skip-freq`
+    /// forms; unset with a window: every block (see [`crate::window`]).
+    pub window_pattern: Slot<String>,
     /// Mixture-of-Experts fields.
     pub moe: Moe,
     /// Tensor-parallel degree.

@@ -133,3 +133,85 @@ fn a_model_only_config_under_a_launch_without_a_shape() {
     assert_eq!(l.settings.moe.mla.copied(), Some(true));
     assert_eq!(l.settings.hidden.copied(), Some(2048));
 }
+
+/// The sliding window a `config.json` gives the model, read at 8,192 tokens.
+fn window_of(cfg: &str) -> (Option<fmperf_core::vocab::SlidingWindow>, fmperf_launch::Launch) {
+    use fmperf_launch::scenario::{ModelOnly, Overrides};
+    let l = read(cfg);
+    let o = Overrides { seq_len: Some(8192), ..Default::default() };
+    let m = ModelOnly::from_launch(&l, &o, 1).unwrap_or_else(|e| panic!("{e}"));
+    (m.workload.sliding_window, l)
+}
+
+/// Sliding-window attention as each family's config states it (shapes from the models' published
+/// `config.json` files: Mistral 7B v0.1, Gemma 2 9B, Gemma 3 4B, gpt-oss-20b, Qwen2.5 7B).
+#[test]
+fn sliding_windows_as_each_family_states_them() {
+    use fmperf_core::vocab::SlidingWindow;
+    let w = |tokens, full_every| Some(SlidingWindow { tokens, full_every });
+    // Mistral 7B v0.1: a 4,096-token window in every block.
+    let (mistral, _) = window_of(
+        r#"{"model_type": "mistral", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000, "sliding_window": 4096}"#,
+    );
+    assert_eq!(mistral, w(4096, None));
+    // Gemma 2: no pattern key; the family alternates local and global blocks.
+    let (gemma2, l) = window_of(
+        r#"{"model_type": "gemma2", "hidden_size": 3584, "num_hidden_layers": 42, "num_attention_heads": 16,
+            "num_key_value_heads": 8, "head_dim": 256, "intermediate_size": 14336, "vocab_size": 256000,
+            "sliding_window": 4096, "query_pre_attn_scalar": 256}"#,
+    );
+    assert_eq!(gemma2, w(4096, Some(2)));
+    assert!(l.notes.iter().any(|n| n.contains("gemma2")), "{:?}", l.notes);
+    // Gemma 3: five local blocks to one global.
+    let (gemma3, _) = window_of(
+        r#"{"model_type": "gemma3_text", "hidden_size": 2560, "num_hidden_layers": 34, "num_attention_heads": 8,
+            "num_key_value_heads": 4, "head_dim": 256, "intermediate_size": 10240, "vocab_size": 262208,
+            "sliding_window": 1024, "sliding_window_pattern": 6}"#,
+    );
+    assert_eq!(gemma3, w(1024, Some(6)));
+    // gpt-oss: the per-block list, alternating from a windowed block; the same as the catalog's.
+    let types = vec!["\"sliding_attention\", \"full_attention\""; 12].join(", ");
+    let (oss, l) = window_of(&format!(
+        r#"{{"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64,
+            "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880, "vocab_size": 201088,
+            "num_local_experts": 32, "experts_per_token": 4, "sliding_window": 128,
+            "layer_types": [{types}]}}"#
+    ));
+    let catalog = fmperf_core::catalog::find_model("gpt-oss-20b").unwrap().sliding_window;
+    assert_eq!((oss, oss), (w(128, Some(2)), catalog));
+    assert!(!l.unused.iter().any(|u| u.key == "layer_types" || u.key == "sliding_window"));
+    // Qwen2.5: a window stated but switched off — no window, both keys listed with why.
+    let (qwen, l) = window_of(
+        r#"{"model_type": "qwen2", "hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
+            "num_key_value_heads": 4, "intermediate_size": 18944, "vocab_size": 152064,
+            "sliding_window": 131072, "use_sliding_window": false, "max_window_layers": 28}"#,
+    );
+    assert_eq!(qwen, None);
+    for key in ["sliding_window", "max_window_layers"] {
+        let u = l.unused.iter().find(|u| u.key == key).unwrap_or_else(|| panic!("{key} not listed"));
+        assert!(u.why.contains("use_sliding_window is false"), "{}", u.why);
+    }
+    // Qwen2 with the window on from block 20 of 28: not a pattern fmperf holds — said, priced full.
+    let (partial, _) = window_of(
+        r#"{"model_type": "qwen2", "hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
+            "num_key_value_heads": 4, "intermediate_size": 18944, "vocab_size": 152064,
+            "sliding_window": 4096, "use_sliding_window": true, "max_window_layers": 20}"#,
+    );
+    assert_eq!(partial, None);
+    // Mixtral: null, no window.
+    let (mixtral, _) = window_of(
+        r#"{"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000, "num_local_experts": 8,
+            "num_experts_per_tok": 2, "sliding_window": null}"#,
+    );
+    assert_eq!(mixtral, None);
+    // Bad values name the key.
+    let e = parse(r#"{"model_type": "mistral", "hidden_size": 64, "sliding_window": -1}"#, Some("config.json"));
+    assert_eq!(e.unwrap_err().field(), Some("sliding_window"));
+    let e = parse(
+        r#"{"model_type": "gemma3_text", "hidden_size": 64, "sliding_window": 8, "sliding_window_pattern": "six"}"#,
+        Some("config.json"),
+    );
+    assert_eq!(e.unwrap_err().field(), Some("sliding_window_pattern"));
+}

@@ -181,3 +181,38 @@ fn hostile_input_is_bounded() {
     .unwrap_err();
     assert!(e.to_string().contains("2^40"), "{e}");
 }
+
+/// MaxText's window applies to the local blocks its decoders build (Gemma 2/3/4, gpt-oss,
+/// OLMo 3): the real Gemma 3 27B and gpt-oss-120b model files, a `model_name` alone, and a window
+/// on a decoder without local blocks (listed as having no effect).
+#[test]
+fn sliding_windows_of_maxtexts_decoders() {
+    let real = |name: &str| {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/real").join(name);
+        read(&std::fs::read_to_string(path).unwrap())
+    };
+    let pattern =
+        |l: &fmperf_launch::Launch| (l.settings.window_tokens.copied(), l.settings.window_pattern.get().cloned());
+    assert_eq!(pattern(&real("45-maxtext_gemma3-27b.yml")), (Some(1024), Some("6".to_string())));
+    let oss = real("44-maxtext_gpt-oss-120b.yml");
+    assert_eq!(pattern(&oss), (Some(128), Some("2".to_string())));
+    assert!(!oss.unused.iter().any(|u| u.key.ends_with("sliding_window_size")), "{:?}", oss.unused);
+    // model_name alone: the model file's window.
+    let l = read("python3 -m MaxText.train base.yml model_name=gpt-oss-20b ici_fsdp_parallelism=8");
+    assert_eq!(pattern(&l), (Some(128), Some("2".to_string())));
+    // Gemma 2: the window in every other of the 26 blocks.
+    let g2 = read(
+        "base_emb_dim: 2304\nbase_num_query_heads: 8\nbase_num_kv_heads: 4\nbase_mlp_dim: 9216\nbase_num_decoder_layers: 13\nhead_dim: 256\nvocab_size: 256128\ndecoder_block: \"gemma2\"\nsliding_window_size: 4096\n",
+    );
+    assert_eq!(pattern(&g2), (Some(4096), Some("2".to_string())));
+    // A Llama decoder builds no local blocks: the window has no effect, said.
+    let llama =
+        read("python3 -m MaxText.train base.yml model_name=llama3-8b sliding_window_size=4096 ici_fsdp_parallelism=8");
+    assert_eq!(pattern(&llama), (None, None));
+    let u = llama.unused.iter().find(|u| u.key.ends_with("sliding_window_size")).expect("listed");
+    assert!(u.why.contains("no effect"), "{}", u.why);
+    // 0 is base.yml's "no window".
+    let none =
+        read("python3 -m MaxText.train base.yml model_name=gpt-oss-20b sliding_window_size=0 ici_fsdp_parallelism=8");
+    assert_eq!(pattern(&none), (None, None));
+}

@@ -183,3 +183,20 @@ fn the_real_corpus_is_read_as_written() {
     );
     assert!(misread <= MISREAD_AT_MOST, "misread {misread} > {MISREAD_AT_MOST}");
 }
+
+/// NVIDIA's gpt-oss launch (`05-gptoss_02_train.sh`: `--window-size 127,0`,
+/// `--window-attn-skip-freq 2`) gives the model its window: 127 tokens in every other block.
+#[test]
+fn the_gpt_oss_launch_gives_its_sliding_window() {
+    let text = std::fs::read_to_string(dir().join("05-gptoss_02_train.sh")).unwrap();
+    let l = fmperf_launch::parse(&text, Some("05-gptoss_02_train.sh")).unwrap();
+    assert_eq!(
+        (l.settings.window_tokens.copied(), l.settings.window_pattern.get().map(String::as_str)),
+        (Some(127), Some("2"))
+    );
+    assert!(!l.unused.iter().any(|u| u.key.starts_with("--window")), "{:?}", l.unused);
+    let o = Overrides { system: Some(SYSTEM.into()), ..Default::default() };
+    let (_, e) = estimate_files(&[Source { name: Some("05-gptoss_02_train.sh"), text: &text }], &[], &o).unwrap();
+    let window = e.scenario.workload.sliding_window;
+    assert_eq!(window, Some(fmperf_core::vocab::SlidingWindow { tokens: 127, full_every: Some(2) }));
+}

@@ -277,21 +277,19 @@ fn write_moe(m: MoeShape) -> J {
         .put("router", J::Str(m.router.as_str().into()))
 }
 
-/// Reads the `sliding_window` object of a model that passed [`walk`] (both keys required).
+/// Reads the `sliding_window` object of a model that passed [`walk`]: `tokens` required,
+/// `full_every` absent or null when every block attends through the window (Megatron-Core's
+/// default when `window_attn_skip_freq` is unset).
 fn read_sliding_window(w: Fields<'_>, prefix: &str, report: &mut Report) -> Option<SlidingWindow> {
-    let mut need = |key: &str| {
-        let v = w.int(key);
-        if v.is_none() && !w.has(key) {
-            report.error(Error::MissingField { field: format!("{prefix}sliding_window.{key}") });
-        }
-        v
-    };
-    let (tokens, full_every) = (need("tokens"), need("full_every"));
-    Some(SlidingWindow { tokens: tokens?, full_every: full_every? })
+    let tokens = w.int("tokens");
+    if tokens.is_none() && !w.has("tokens") {
+        report.error(Error::MissingField { field: format!("{prefix}sliding_window.tokens") });
+    }
+    Some(SlidingWindow { tokens: tokens?, full_every: w.int("full_every") })
 }
 
 fn write_sliding_window(w: SlidingWindow) -> J {
-    J::obj().put("tokens", J::Int(w.tokens)).put("full_every", J::Int(w.full_every))
+    J::obj().put("tokens", J::Int(w.tokens)).put_some("full_every", w.full_every.map(J::Int))
 }
 
 fn write_mla(m: Mla) -> J {

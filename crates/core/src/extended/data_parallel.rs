@@ -9,7 +9,9 @@
 //! cross-group all-reduce of hybrid sharding) run as one collective of the stage's whole volume
 //! after the backward (gradients) or after the optimizer step (parameters), exposed in full.
 //!
-//! Patterns (parameters gathered in the stored 16-bit type; gradients reduced at the width of
+//! Patterns (parameters gathered in the stored 16-bit type, the linear layers' weights in FP8 where
+//! the FP8 recipe keeps or gathers them so, [`super::options::Fp8Recipe::gathers_fp8`]; gradients
+//! reduced at the width of
 //! [`ExtendedOptions::grad_reduce`]: by default FP32 for BF16 training — Megatron-LM sets
 //! `accumulate_allreduce_grads_in_fp32` whenever `--bf16` is given, torchtitan's FSDP2 policy has
 //! `reduce_dtype=float32` — and FP16 for FP16 training and for pure-BF16 runs without master
@@ -195,7 +197,7 @@ pub fn data_parallel_cost(
     t_fwd: f64,
     t_bwd: f64,
 ) -> DpCost {
-    dp_collectives(groups, p, blocks, parameters).exposed(t_fwd, t_bwd)
+    dp_collectives(groups, p, blocks, parameters, 0.0).exposed(t_fwd, t_bwd)
 }
 
 /// The data-parallel collectives of a device ([`data_parallel_cost`]) priced, before compute
@@ -220,8 +222,17 @@ pub struct DpCollectives {
 }
 
 /// The collectives of a device holding `blocks` blocks and `parameters` parameters
-/// ([`data_parallel_cost`]).
-pub fn dp_collectives(groups: &DpGroups, p: &Pricing, blocks: u64, parameters: f64) -> DpCollectives {
+/// ([`data_parallel_cost`]), `linear_parameters` of them in the blocks' linear layers: under an
+/// FP8 recipe that gathers FP8 weights ([`super::options::Fp8Recipe::gathers_fp8`]) those are
+/// all-gathered at 1 B each, the rest (norms, embedding, head) at the stored 16-bit width.
+/// [`data_parallel_cost`] gathers every parameter at 16 bits (the MoE blocks' pricing).
+pub fn dp_collectives(
+    groups: &DpGroups,
+    p: &Pricing,
+    blocks: u64,
+    parameters: f64,
+    linear_parameters: f64,
+) -> DpCollectives {
     let (sharding, overlap, broadcast) = (p.opts.sharding, p.opts.dp_overlap, p.opts.param_broadcast);
     let sharding =
         if groups.gradient_sync_deferred && sharding == Sharding::Zero2 { Sharding::Zero1 } else { sharding };
@@ -229,7 +240,10 @@ pub fn dp_collectives(groups: &DpGroups, p: &Pricing, blocks: u64, parameters: f
         return DpCollectives { blocks: 0, sharding, overlap, broadcast, seconds: [0.0; 3] };
     }
     let per_block = parameters / blocks as f64;
-    let params_gb = per_block * p.hw.element_bytes * 1e-9;
+    let fp8_gathered = if p.opts.fp8_recipe.gathers_fp8() { linear_parameters.clamp(0.0, parameters) } else { 0.0 };
+    // (`operand_bytes` is 1 at FP8 and the element width otherwise: nothing changes off FP8.)
+    let narrowing = (p.hw.element_bytes - p.hw.operand_bytes).max(0.0);
+    let params_gb = (per_block * p.hw.element_bytes - fp8_gathered / blocks as f64 * narrowing) * 1e-9;
     let grads_gb = per_block * grad_reduce_bytes(p.hw, p.opts) * 1e-9;
     let (r, rf) = (groups.replicas, groups.replicas_fast);
     let c = |kind, v, g, s| p.collective(kind, v, g, s);
@@ -382,19 +396,22 @@ mod tests {
     }
 
     #[test]
-    fn xla_fsdp_gathers_use_every_nic_of_a_node() {
+    fn xla_and_megatron_fsdp_gathers_use_every_nic_of_a_node() {
         // FSDP over 64 H200s, 8 per domain, 32 blocks of 7e9/32 parameters, nothing to hide behind
         // (35 GB/s per NIC after the reference's 0.7, one NIC per GPU, 315 GB/s NVLink): a block's
         // 16-bit gather of 437.5 MB moves 63/64 of it. One NIC per device (PyTorch FSDP,
-        // DeepSpeed): 0.4307 GB / 35 GB/s = 12.30 ms. The jax stack: the domain's 8 NICs at once,
-        // 0.4307 / (8 · 35) = 1.538 ms (the NVLink side, 0.4307 / 315 = 1.367 ms, is not the
-        // limit); NCCL's latency on top of both (`latency.rs`).
+        // DeepSpeed): 0.4307 GB / 35 GB/s = 12.30 ms. The jax and megatron (Megatron-FSDP)
+        // stacks: the domain's 8 NICs at once, 0.4307 / (8 · 35) = 1.538 ms (the NVLink side,
+        // 0.4307 / 315 = 1.367 ms, is not the limit); NCCL's latency on top of both (`latency.rs`).
+        use super::super::Stack;
         let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
         let layout = Layout::placed(1, 1, 1, 64, 1, 64, 8);
-        let fsdp = ExtendedOptions { sharding: Sharding::Zero3, ..ExtendedOptions::realistic() };
-        let jax = ExtendedOptions { stack: super::super::Stack::Jax, ..fsdp };
+        let fsdp = ExtendedOptions { sharding: Sharding::Zero3, stack: Stack::Fsdp, ..ExtendedOptions::realistic() };
+        let jax = ExtendedOptions { stack: Stack::Jax, ..fsdp };
+        let megatron = ExtendedOptions { stack: Stack::Megatron, ..fsdp };
+        let deepspeed = ExtendedOptions { stack: Stack::DeepSpeed, ..fsdp };
         let g = DpGroups::of(&layout, &fsdp).unwrap();
-        let gather = |o: &ExtendedOptions| dp_collectives(&g, &Pricing { hw: &hw, opts: o }, 32, 7e9).seconds[0];
+        let gather = |o: &ExtendedOptions| dp_collectives(&g, &Pricing { hw: &hw, opts: o }, 32, 7e9, 0.0).seconds[0];
         let gb = 7e9 / 32.0 * 2.0 * 1e-9 * 63.0 / 64.0;
         let (bs, nics) = (hw.net.slow_bandwidth, hw.net.nic_factor);
         assert!((bs - 35.0).abs() < 1e-9 && nics == 1.0, "{bs} GB/s, {nics} NICs per GPU");
@@ -403,6 +420,9 @@ mod tests {
         let one_nic = collective_s(CollectiveKind::AllGather, Span::of(64, 1), gb / bs);
         assert!((gather(&fsdp) - one_nic).abs() < 1e-12, "{} vs {one_nic}", gather(&fsdp));
         assert!((gather(&jax) - latency(gb / (8.0 * bs))).abs() < 1e-12, "{}", gather(&jax));
+        assert!((gb / (8.0 * bs) - 1.538e-3).abs() < 1e-6 && (gb / bs - 12.30e-3).abs() < 1e-5);
+        assert_eq!(gather(&megatron), gather(&jax));
+        assert_eq!(gather(&deepspeed), gather(&fsdp));
         assert!(gather(&fsdp) > 7.0 * gather(&jax));
         // With the one-NIC rule switched off the PyTorch stacks price as XLA does.
         let off = ExtendedOptions {
@@ -410,6 +430,34 @@ mod tests {
             ..fsdp
         };
         assert_eq!(gather(&off), gather(&jax));
+    }
+
+    #[test]
+    fn fp8_primary_weights_are_gathered_in_fp8_by_hand() {
+        // Megatron-FSDP over 64 H200s at FP8 (8 per domain: the domain's 8 NICs, 280 GB/s, are
+        // the limit), 32 blocks of 7e9/32 parameters, 6.3e9 of them in linear layers. With FP8
+        // primary weights a block's gather moves (7e9·2 − 6.3e9·1)/32 = 0.240625 GB instead of
+        // 0.4375 GB, 63/64 of it: 0.8459 ms against 1.538 ms, NCCL's latency on top; the
+        // gradients' reduce-scatter is unchanged, and off FP8 nothing changes.
+        use crate::extended::latency::{Span, collective_s};
+        use crate::extended::options::Fp8Recipe;
+        let bf16 = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let fp8 = Hardware { operand_bytes: 1.0, ..bf16.clone() };
+        let layout = Layout::placed(1, 1, 1, 64, 1, 64, 8);
+        let te = ExtendedOptions { sharding: Sharding::Zero3, ..ExtendedOptions::realistic() };
+        let weights = ExtendedOptions { fp8_recipe: Fp8Recipe::TransformerEngineFp8Weights, ..te };
+        let g = DpGroups::of(&layout, &te).unwrap();
+        let seconds =
+            |hw: &Hardware, o: &ExtendedOptions| dp_collectives(&g, &Pricing { hw, opts: o }, 32, 7e9, 6.3e9).seconds;
+        let gather = |gb: f64| collective_s(CollectiveKind::AllGather, Span::of(64, 8), gb * 63.0 / 64.0 / 280.0);
+        assert!((0.240625_f64 * 63.0 / 64.0 / 280.0 - 0.8459e-3).abs() < 1e-7);
+        assert!(near(seconds(&fp8, &weights)[0], gather(0.240625)), "{:?}", seconds(&fp8, &weights));
+        assert!(near(seconds(&fp8, &te)[0], gather(0.4375)));
+        assert_eq!(seconds(&fp8, &weights)[1], seconds(&fp8, &te)[1]);
+        assert_eq!(seconds(&bf16, &weights), seconds(&bf16, &te));
+        // torchao's FSDP float8 all-gather likewise.
+        let torchao = ExtendedOptions { fp8_recipe: Fp8Recipe::TorchaoFp8AllGather, ..te };
+        assert_eq!(seconds(&fp8, &torchao)[0], seconds(&fp8, &weights)[0]);
     }
 
     /// 7e9 parameters in 32 blocks on 64 replicas of H200, 8 per domain (35 GB/s per NIC, 315 GB/s

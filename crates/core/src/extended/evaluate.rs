@@ -246,7 +246,7 @@ pub(crate) fn timing(
     groups: &DpGroups,
     stages: StageSplit,
     message: f64,
-    collectives: &mut dyn FnMut(u64, f64) -> DpCollectives,
+    collectives: &mut dyn FnMut(u64, f64, f64) -> DpCollectives,
 ) -> Timing {
     let opts = p.opts;
     let Parts { block, embedding, head } = *parts;
@@ -264,7 +264,9 @@ pub(crate) fn timing(
         // Only ZeRO-2 and ZeRO-3 move data every micro-batch (the other shardings'
         // per-micro-batch part is 0).
         let sharded_s = if opts.sharding.shards_gradients() {
-            collectives(blocks, params).exposed(block.fwd_s(), block.bwd_s()).per_microbatch_s
+            collectives(blocks, params, blocks as f64 * block.linear_parameters)
+                .exposed(block.fwd_s(), block.bwd_s())
+                .per_microbatch_s
         } else {
             0.0
         };
@@ -292,7 +294,8 @@ pub(crate) fn timing(
             "last" => head.parameters,
             _ => 0.0,
         };
-    let dp = collectives(busiest.blocks, params_busiest).exposed(block.fwd_s(), block.bwd_s());
+    let linear_busiest = busiest.blocks as f64 * block.linear_parameters;
+    let dp = collectives(busiest.blocks, params_busiest, linear_busiest).exposed(block.fwd_s(), block.bwd_s());
     let optimizer_shard = if opts.sharding.shards_optimizer() { groups.shard as f64 } else { 1.0 };
     let t_opt = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER)
         + fp8_weight_cast_s(p, busiest.blocks as f64 * block.linear_parameters);
@@ -307,7 +310,7 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
     let groups = DpGroups::on(layout, opts, p.hw)?;
     let stages = split(w.layers, layout.pp, opts.stage_split);
     let message = message_s(w, layout, p);
-    let mut collectives = |blocks, parameters| dp_collectives(&groups, p, blocks, parameters);
+    let mut collectives = |blocks, parameters, linear| dp_collectives(&groups, p, blocks, parameters, linear);
     let Timing { busiest, messages, bubble, dp, t_opt, t } =
         timing(layout, p, parts, &groups, stages, message, &mut collectives);
     let nmb = layout.microbatches();

@@ -446,10 +446,11 @@ pub(crate) fn elementwise(p: &Pricing, name: &'static str, bytes: f64) -> Operat
     .op_policy(0.0, 1.0)
 }
 
-/// Bytes a linear layer keeps of its input `bytes` (16-bit): Transformer Engine's FP8 layers save
-/// the FP8 cast instead (1 B per element); torchao and other precisions save the input as it is.
+/// Bytes a linear layer keeps of its input `bytes` (16-bit): Transformer Engine's FP8 layers and
+/// DeepSeek-V3's recipe save the FP8 cast instead (1 B per element); torchao and other precisions
+/// save the input as it is.
 pub(crate) fn saved_input(p: &Pricing, bytes: f64) -> KeptBytes {
-    let fp8_saved = p.hw.operand_bytes < p.hw.element_bytes && p.opts.fp8_recipe.is_transformer_engine();
+    let fp8_saved = p.hw.operand_bytes < p.hw.element_bytes && p.opts.fp8_recipe.saves_fp8_inputs();
     KeptBytes::recomputable(if fp8_saved { bytes * p.hw.operand_bytes / p.hw.element_bytes } else { bytes })
 }
 
@@ -692,9 +693,9 @@ pub fn mlp_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operati
 }
 
 /// FP8 training: the inputs of the four matmuls are cast to FP8 (and, with torchao's dynamic
-/// recipe, the weights too in every forward and again, transposed, in every backward: read 2 B,
-/// write 1 B per parameter each time; Transformer Engine casts weights once per iteration,
-/// priced in the evaluator); nothing in other precisions.
+/// recipe or DeepSeek-V3's online quantization, the weights too in every forward and again,
+/// transposed, in every backward: read 2 B, write 1 B per parameter each time; Transformer Engine
+/// casts weights once per iteration, priced in the evaluator); nothing in other precisions.
 pub(crate) fn fp8_casts(w: &Workload, layout: &Layout, p: &Pricing, linear_parameters: f64) -> Vec<Operation> {
     if p.hw.operand_bytes >= p.hw.element_bytes {
         return Vec::new();
@@ -703,7 +704,7 @@ pub(crate) fn fp8_casts(w: &Workload, layout: &Layout, p: &Pricing, linear_param
     let (q_w, f) = (w.q_width() as f64, w.ffn_hidden as f64);
     let bytes = (2.0 * s.h + q_w / s.tp + f / s.tp) * s.tokens * (s.es + FP8_CAST_BYTES);
     let mut ops = vec![elementwise(p, "fp8_casts", bytes)];
-    if p.opts.fp8_recipe.is_torchao() {
+    if p.opts.fp8_recipe.casts_weights_per_gemm() {
         let weights = linear_parameters * (s.es + FP8_CAST_BYTES);
         let pass = p.elementwise(weights);
         ops.push(

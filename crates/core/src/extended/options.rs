@@ -229,7 +229,9 @@ pub enum Fp8Recipe {
     /// and the output head stay 16-bit. Megatron-Bridge's FP8 mixed-precision recipes (delayed
     /// and current scaling) set `fp8_param_gather=True`
     /// (`megatron/bridge/training/mixed_precision.py`). Time is priced as
-    /// [`Fp8Recipe::TransformerEngine`] (the optimizer's cast replaces the first micro-batch's).
+    /// [`Fp8Recipe::TransformerEngine`] (the optimizer's cast replaces the first micro-batch's),
+    /// but for the data-parallel all-gathers, which move the linear weights in FP8
+    /// ([`Fp8Recipe::gathers_fp8`]).
     TransformerEngineFp8Weights,
     /// torchao `float8` (torchtitan): weights and inputs cast on the fly in every forward and
     /// backward, no persistent FP8 weight copy; the 16-bit inputs are saved for the backward pass.
@@ -240,17 +242,30 @@ pub enum Fp8Recipe {
     /// communicate in float8", torchtitan `docs/float8.md`), so the gathered linear weights held
     /// between the forward and the backward are FP8 (1 B per parameter instead of 2). Sharded
     /// weights, norms, embeddings and the output head are as [`Fp8Recipe::Torchao`]. Time is priced
-    /// as [`Fp8Recipe::Torchao`] (the halved all-gather volume is not modelled).
+    /// as [`Fp8Recipe::Torchao`] but for the all-gathers, which move the linear weights in FP8
+    /// ([`Fp8Recipe::gathers_fp8`]).
     TorchaoFp8AllGather,
+    /// DeepSeek-V3's fine-grained recipe (technical report, arXiv 2412.19437, §3.3.2 "Online
+    /// Quantization": "we calculate the maximum absolute value online for each 1x128 activation
+    /// tile or 128x128 weight block ... and then quantize the activation or weight online into the
+    /// FP8 format"): the 16-bit weights are quantized at each GEMM that reads them (the forward's
+    /// Fprop and the backward's Dgrad: read 2 B, write 1 B per parameter each time, as torchao
+    /// prices it) and no FP8 weight copy is kept between micro-batches; the linear layers' inputs
+    /// are cached in FP8 for the backward ("the FP8 Wgrad GEMM allows activations to be stored in
+    /// FP8", §3.3.1), as Transformer Engine saves them. The report names the higher-precision
+    /// copies that exist (§3.3.1, §3.3.3): FP32 master weights, FP32 weight gradients and the
+    /// optimizer states — no cached FP8 weight.
+    OnlineBlockwise,
 }
 
 impl Fp8Recipe {
     /// All recipes, in order.
-    pub const ALL: [Fp8Recipe; 4] = [
+    pub const ALL: [Fp8Recipe; 5] = [
         Fp8Recipe::TransformerEngine,
         Fp8Recipe::TransformerEngineFp8Weights,
         Fp8Recipe::Torchao,
         Fp8Recipe::TorchaoFp8AllGather,
+        Fp8Recipe::OnlineBlockwise,
     ];
 
     /// The CLI / URL name.
@@ -260,6 +275,7 @@ impl Fp8Recipe {
             Fp8Recipe::TransformerEngineFp8Weights => "te_fp8_weights",
             Fp8Recipe::Torchao => "torchao",
             Fp8Recipe::TorchaoFp8AllGather => "torchao_fp8_gather",
+            Fp8Recipe::OnlineBlockwise => "online_blockwise",
         }
     }
 
@@ -272,6 +288,28 @@ impl Fp8Recipe {
     /// FP8 weights cast once per iteration).
     pub fn is_transformer_engine(self) -> bool {
         matches!(self, Fp8Recipe::TransformerEngine | Fp8Recipe::TransformerEngineFp8Weights)
+    }
+
+    /// Whether the weights are cast to FP8 at every GEMM that reads them (no FP8 weight kept
+    /// between micro-batches): torchao and DeepSeek-V3's online quantization.
+    pub fn casts_weights_per_gemm(self) -> bool {
+        self.is_torchao() || self == Fp8Recipe::OnlineBlockwise
+    }
+
+    /// Whether the linear layers save their FP8 inputs for the backward pass (Transformer Engine,
+    /// DeepSeek-V3's recipe) rather than the 16-bit ones (torchao).
+    pub fn saves_fp8_inputs(self) -> bool {
+        self.is_transformer_engine() || self == Fp8Recipe::OnlineBlockwise
+    }
+
+    /// Whether the data-parallel all-gathers move the linear layers' weights in FP8 (1 B per
+    /// parameter): FP8 primary weights (Megatron's distributed optimizer and Megatron-FSDP gather
+    /// the FP8 parameter buffers: Megatron-FSDP groups a `Float8Tensor` parameter in a `float8`
+    /// buffer, NVIDIA/Megatron-LM @ d98e8a64 `megatron/core/distributed/fsdp/src/megatron_fsdp/
+    /// param_and_grad_buffer.py` line 1798, and gathers that buffer, lines 4715–4720) and FSDP's
+    /// float8 all-gather (torchtitan `docs/float8.md`: "so we can communicate in float8").
+    pub fn gathers_fp8(self) -> bool {
+        matches!(self, Fp8Recipe::TransformerEngineFp8Weights | Fp8Recipe::TorchaoFp8AllGather)
     }
 }
 
@@ -416,6 +454,8 @@ named_enum!(
         ("float8", Fp8Recipe::Torchao),
         ("fsdp_float8_all_gather", Fp8Recipe::TorchaoFp8AllGather),
         ("float8_all_gather", Fp8Recipe::TorchaoFp8AllGather),
+        ("online", Fp8Recipe::OnlineBlockwise),
+        ("deepseek", Fp8Recipe::OnlineBlockwise),
     ]
 );
 named_enum!(

@@ -15,7 +15,9 @@
 //! ([`Stack::zero3_one_nic_per_device`]): PyTorch FSDP and DeepSpeed ZeRO-3 move about one NIC's
 //! bandwidth per device (the measured runs of [`super::HardwareChoices::zero3_per_nic`]), while XLA
 //! combines the per-layer gathers and reductions into large collectives and schedules them one
-//! layer ahead, which drive every NIC of a node (the reference's multi-ring rate, spec §2.4 case 9).
+//! layer ahead, and Megatron-FSDP gathers and reduces each unit's contiguous buffer in one
+//! collective, prefetched: both drive every NIC of a domain (the reference's multi-ring rate, spec
+//! §2.4 case 9).
 //!
 //! Megatron has no ZeRO-2: its distributed optimizer reduce-scatters the gradients but keeps the
 //! whole buffer, so a search that let a Megatron run shard its gradients (ZeRO-2) would rank
@@ -88,8 +90,21 @@ impl Stack {
     /// FSDP over 64 DGX H100s steps in 7.0 s (BF16) and 4.3 s (FP8) — at one NIC (50 GB/s) per
     /// device its gathers and reductions alone would take about 8 s, at the node's eight NICs about
     /// 1 s, hidden behind the blocks' compute (`tests/jax_gpu_runs.rs`).
+    ///
+    /// False for `megatron`, whose ZeRO-3 is Megatron-FSDP (NVIDIA/Megatron-LM @ d98e8a64,
+    /// `megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py`): each FSDP
+    /// unit (a transformer layer) holds its parameters in one contiguous buffer per dtype, and
+    /// the unit is un-sharded by one `all_gather_into_tensor` of that buffer over the FSDP group
+    /// (lines 4715–4720, inside a `_coalescing_manager` with the units prefetched up to 500 M
+    /// elements ahead, lines 4488–4505, on their own stream, line 4568); its gradients leave by
+    /// one `reduce_scatter_tensor` of the unit's buffer (line 4100). NCCL runs these as rings
+    /// or trees with one channel per NIC, over NVLink inside a domain and through every NIC of the
+    /// domain between domains, so each rank's NIC carries `1/τ` of what crosses (case 9). Measured:
+    /// Llama 3.1 405B with Megatron-FSDP over 64 GB200s × TP 2 in two NVL72 racks steps in 5.6 s
+    /// (Megatron-Bridge 25.09, `tests/megatron_bridge_dense_runs.rs`); at one NIC per device its
+    /// gathers and reductions alone would take 42 s.
     pub fn zero3_one_nic_per_device(self) -> bool {
-        !matches!(self, Stack::Jax)
+        !matches!(self, Stack::Jax | Stack::Megatron)
     }
 
     /// Whether ZeRO-2 reduces the gradients behind every micro-batch's backward in a pipeline of
@@ -160,8 +175,8 @@ mod tests {
         assert_eq!("torchtitan".parse::<Stack>().unwrap(), Stack::Fsdp);
         assert_eq!("MaxText".parse::<Stack>().unwrap(), Stack::Jax);
         assert_eq!(Stack::Jax.shardings(), &[Sharding::Ddp, Sharding::Zero3]);
-        assert!(!Stack::Jax.zero3_one_nic_per_device());
-        assert!(Stack::ALL.iter().filter(|s| **s != Stack::Jax).all(|s| s.zero3_one_nic_per_device()));
+        assert!(!Stack::Jax.zero3_one_nic_per_device() && !Stack::Megatron.zero3_one_nic_per_device());
+        assert!(Stack::DeepSpeed.zero3_one_nic_per_device() && Stack::Fsdp.zero3_one_nic_per_device());
         assert_eq!("colossal".parse::<Stack>().unwrap_err().field(), Some("stack"));
     }
 }

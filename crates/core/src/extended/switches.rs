@@ -73,7 +73,7 @@ const RECOMPUTE: &[&str] = &["none", "selective", "full", "op"];
 const SHARDING: &[&str] = &["zero0", "zero1", "zero2", "zero3"];
 const STACKS: &[&str] = &["megatron", "deepspeed", "fsdp", "jax"];
 const GRAD_REDUCE: &[&str] = &["auto", "fp32", "param"];
-const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao", "torchao_fp8_gather"];
+const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao", "torchao_fp8_gather", "online_blockwise"];
 const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16", "bf16_moments"];
 const FUSION: &[&str] = &["fused", "eager"];
 const ATTENTION_KERNELS: &[&str] = &["native", "fa2"];
@@ -303,10 +303,11 @@ pub const SWITCHES: [SwitchInfo; 39] = [
         key: "fp8_recipe",
         label: "FP8 recipe",
         what: "Transformer Engine (FP8 weight copies kept, FP8 inputs saved), the same with FP8 primary weights \
-               (fp8_param_gather: no 16-bit copy of the linear weights), torchao float8 (cast on the fly) or torchao float8 \
-               with FSDP's float8 all-gather (gathered linear weights held in FP8)",
+               (fp8_param_gather: no 16-bit copy of the linear weights), torchao float8 (cast on the fly), torchao float8 \
+               with FSDP's float8 all-gather (gathered linear weights held in FP8) or DeepSeek-V3's online blockwise \
+               quantization (weights cast per GEMM, none kept; FP8 inputs saved)",
         kind: SwitchKind::Choice(FP8_RECIPES),
-        source: "te: Megatron-LM and NeMo train FP8 with Transformer Engine",
+        source: "te: Megatron-LM and NeMo train FP8 with Transformer Engine; online_blockwise: DeepSeek-V3 technical report §3.3.2",
     },
     SwitchInfo {
         key: "optimizer_states",

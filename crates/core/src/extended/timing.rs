@@ -67,8 +67,8 @@ pub struct TimePlan {
     head_cost: EndCost,
     embedding: EndCost,
     groups: DpGroups,
-    /// The data-parallel collectives priced so far, per device `(blocks, parameters' bits)`.
-    collectives: Vec<(u64, u64, DpCollectives)>,
+    /// The data-parallel collectives priced so far, per device `(blocks, parameters' bits, linear parameters' bits)`.
+    collectives: Vec<(u64, u64, u64, DpCollectives)>,
     stages: StageSplit,
     /// Stage-to-stage message time [s].
     message: f64,
@@ -249,13 +249,13 @@ impl TimePlan {
         let p = Pricing { hw: &self.hw, opts };
         let parts = Parts { block, embedding: self.embedding, head };
         let (groups, priced) = (&self.groups, &mut self.collectives);
-        let mut collectives = |blocks: u64, parameters: f64| {
-            let key = (blocks, parameters.to_bits());
-            if let Some(c) = priced.iter().find(|c| (c.0, c.1) == key) {
-                return c.2;
+        let mut collectives = |blocks: u64, parameters: f64, linear: f64| {
+            let key = (blocks, parameters.to_bits(), linear.to_bits());
+            if let Some(c) = priced.iter().find(|c| (c.0, c.1, c.2) == key) {
+                return c.3;
             }
-            let c = dp_collectives(groups, &p, blocks, parameters);
-            priced.push((key.0, key.1, c));
+            let c = dp_collectives(groups, &p, blocks, parameters, linear);
+            priced.push((key.0, key.1, key.2, c));
             c
         };
         timing(&self.layout, &p, &parts, &self.groups, self.stages, self.message, &mut collectives).t

@@ -139,10 +139,10 @@ impl Workload {
             if sw.tokens == 0 {
                 return Err(Error::invalid("model.sliding_window.tokens", sw.tokens, "must be at least 1"));
             }
-            if sw.full_every == 0 {
+            if sw.full_every == Some(0) {
                 return Err(Error::invalid(
                     "model.sliding_window.full_every",
-                    sw.full_every,
+                    0,
                     "must be at least 1 (one block in every `full_every` attends to the whole sequence)",
                 ));
             }

@@ -171,12 +171,15 @@ const FP8_WEIGHT_WORDS: [&str; 5] =
 ///    (`torchtitan/components/quantization`: `Float8Linear`, `MXLinear`, torchao's scaled grouped
 ///    GEMM for experts): torchao (cast on the fly); with FSDP's float8 all-gather affirmed
 ///    ([`FP8_ALL_GATHER_WORDS`]): its gathered linear weights in FP8, noted;
-/// 2. FP8 primary weights stated (`fp8_param_gather`, `fp8 params`, … affirmed): Transformer
+/// 2. the scales computed online per tile and block, DeepSeek-V3's recipe ("online" affirmed in
+///    the precision words: "quantize the activation or weight online", report §3.3.2): weights
+///    cast per GEMM and none kept, FP8 inputs saved, noted;
+/// 3. FP8 primary weights stated (`fp8_param_gather`, `fp8 params`, … affirmed): Transformer
 ///    Engine with FP8 weights; stated off: plain Transformer Engine;
-/// 3. Megatron-Bridge named: its FP8 mixed-precision recipes (`bf16_with_fp8_delayed_scaling_mixed`,
+/// 4. Megatron-Bridge named: its FP8 mixed-precision recipes (`bf16_with_fp8_delayed_scaling_mixed`,
 ///    `bf16_with_fp8_current_scaling_mixed`, …) set `fp8_param_gather=True`
 ///    (`megatron/bridge/training/mixed_precision.py`): FP8 weights, noted;
-/// 4. otherwise plain Transformer Engine (Megatron-LM's `--fp8-param-gather` is off by default).
+/// 5. otherwise plain Transformer Engine (Megatron-LM's `--fp8-param-gather` is off by default).
 pub fn read_fp8_recipe(precision: &Words, stack: &Words) -> (Fp8Recipe, Option<Note>) {
     let both = Words::new(&format!("{} ; {}", precision.text, stack.text));
     if precision.any(&["float8", "torchao"]) || stack.has("torchtitan") {
@@ -189,6 +192,15 @@ pub fn read_fp8_recipe(precision: &Words, stack: &Words) -> (Fp8Recipe, Option<N
             );
         }
         return (Fp8Recipe::Torchao, None);
+    }
+    if precision.affirms("online") {
+        return (
+            Fp8Recipe::OnlineBlockwise,
+            Some(Note::reading(
+                "FP8 scales computed online (DeepSeek-V3's recipe): weights quantized at each GEMM, no FP8 weight \
+                 copy kept; FP8 inputs saved (online_blockwise)",
+            )),
+        );
     }
     if FP8_WEIGHT_WORDS.iter().any(|w| both.affirms(w)) {
         return (
@@ -344,6 +356,16 @@ mod tests {
         }
         assert_eq!(read("float8 linears (rowwise with bfloat16 all-gather)", "torchtitan"), Fp8Recipe::Torchao);
         assert_eq!(read("torchao float8", "enable_fsdp_float8_all_gather = false"), Fp8Recipe::Torchao);
+        // DeepSeek-V3's recipe: scales computed online, weights quantized per GEMM.
+        assert_eq!(
+            read("FP8, scales computed online per 1x128 activation tile and 128x128 weight block", "HAI-LLM"),
+            Fp8Recipe::OnlineBlockwise
+        );
+        assert_eq!(
+            read("FP8 blockwise 128x128 weights / 1x128 activations", "Megatron-Bridge"),
+            Fp8Recipe::TransformerEngineFp8Weights
+        );
+        assert_eq!(read("FP8, not online", "Megatron-LM"), Fp8Recipe::TransformerEngine);
     }
 
     #[test]

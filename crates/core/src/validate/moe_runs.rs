@@ -63,7 +63,7 @@ use crate::extended::memory::MemoryKind;
 use crate::extended::moe::{A2aOverlap, Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
 use crate::extended::{
     ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Recompute, Sharding,
-    SlidingWindow, Workload, evaluate,
+    SlidingWindow, Stack, Workload, evaluate,
 };
 use crate::resolve;
 
@@ -307,13 +307,6 @@ fn mapping_for(sys: &catalog::CatalogSystem, notes: &mut Vec<Note>) -> MappingOp
     MappingOptions { scale_out_gbps: Some(FALLBACK_NIC_GBPS), ..plain }
 }
 
-/// The fast-domain size a job of `devices` uses on domains of `domain` devices: the largest
-/// divisor of the job that fits in a domain (a 256-GPU job on NVL72 racks runs 64 GPUs per rack,
-/// 16 of its 18 compute trays).
-fn job_domain(domain: u64, devices: u64) -> u64 {
-    (1..=domain.min(devices).max(1)).rev().find(|d| devices.is_multiple_of(*d)).unwrap_or(1)
-}
-
 /// The micro-batch of one data-parallel replica [sequences]: the stated one, unless the stated
 /// accumulation says it counts per device — a global batch `G = dp · grad_accum · tp · m` with a
 /// stated `m` means `m` sequences per device and `tp · m` per replica (MaxText's
@@ -465,7 +458,7 @@ fn sliding_window_of(attention: &str, notes: &mut Vec<Note>) -> Option<SlidingWi
         "sliding-window attention: {tokens} tokens in {} of every {full_every} blocks",
         full_every - 1
     ));
-    Some(SlidingWindow { tokens, full_every })
+    Some(SlidingWindow { tokens, full_every: Some(full_every) })
 }
 
 /// Reads one row (see the module documentation); `Err` is the reason it is skipped.
@@ -525,7 +518,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     };
     let chips = n / devices_per_chip;
     let domain = chip.domain_size();
-    let used = job_domain(domain, chips);
+    let used = super::row::job_domain(domain, chips);
     if used != domain {
         notes.reading(format!("{chips} devices on domains of {domain}: {used} per domain"));
         mapping.domain_size = Some(used);
@@ -609,6 +602,16 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     let (attention_kernel, attention_note) =
         super::kernel_words::read_attention_kernel(&super::words::Words::new(&attention_text));
     notes.extend(attention_note);
+    // The stack of FSDP as for dense rows: Megatron-FSDP only where the words name it.
+    let stack = match sharding {
+        Sharding::Zero3 => {
+            let all = super::words::Words::new(&format!("{fsdp}; {attention_text}"));
+            let (stack, note) = super::parallel_words::read_zero3_stack(Stack::default(), &all);
+            notes.extend(note);
+            stack
+        }
+        _ => Stack::default(),
+    };
     // The FP8 recipe as for dense rows ([`super::kernel_words::read_fp8_recipe`]).
     let (fp8_recipe, fp8_note) = super::kernel_words::read_fp8_recipe(
         &super::words::Words::new(&prec_words),
@@ -635,6 +638,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         moe,
         attention_kernel,
         fp8_recipe,
+        stack,
         ..ExtendedOptions::realistic()
     };
 

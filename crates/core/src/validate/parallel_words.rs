@@ -359,6 +359,31 @@ pub fn read_stack(stack: &Words) -> (Stack, Option<Note>) {
     }
 }
 
+/// Words that name Megatron-FSDP (Megatron-Core's `--use-megatron-fsdp`,
+/// `ddp.use_megatron_fsdp`; its unit tests' `mfsdp`).
+const MEGATRON_FSDP_WORDS: [&str; 2] = ["megatron fsdp", "mfsdp"];
+
+/// The stack of a row sharded as ZeRO-3/FSDP, from the one [`read_stack`] gave and all of the
+/// row's words. Megatron's ZeRO-3 is Megatron-FSDP ([`Stack`]), whose collectives cross domains
+/// through every NIC ([`Stack::zero3_one_nic_per_device`]); a row keeps the `megatron` stack
+/// only where its words name Megatron-FSDP (noted). "FSDP" or ZeRO-3 without that name is
+/// PyTorch's FSDP (Composer, torchtitan) or DeepSpeed's ZeRO-3 (a ZeRO stage is DeepSpeed's
+/// word), read as `fsdp`: one NIC per device across domains, as every such row was priced
+/// before Megatron-FSDP was told apart. Other stacks are kept.
+pub fn read_zero3_stack(stack: Stack, words: &Words) -> (Stack, Option<Note>) {
+    match stack {
+        Stack::Megatron if words.any(&MEGATRON_FSDP_WORDS) => (
+            Stack::Megatron,
+            Some(Note::reading(
+                "Megatron-FSDP: each layer's parameters gathered and its gradients reduced as one buffer, \
+                 prefetched; across domains through every NIC of a domain",
+            )),
+        ),
+        Stack::Megatron => (Stack::Fsdp, None),
+        s => (s, None),
+    }
+}
+
 /// Frameworks with a contiguous gradient buffer, allocated once and zeroed in place.
 const GRAD_BUFFER_FRAMEWORKS: [&str; 5] = ["megatron", "nemo", "deepspeed", "maxtext", "jax"];
 
@@ -531,6 +556,13 @@ mod tests {
         assert_eq!(stack("Megatron-DeepSpeed, ZeRO stage 2"), Stack::DeepSpeed);
         assert_eq!(stack("PaddlePaddle 2.5.1 / PaddleNLP (FlagPerf)"), Stack::DeepSpeed);
         assert!(read_stack(&Words::new("jax")).1.is_some_and(|n| n.contains("every NIC")));
+        // ZeRO-3: Megatron's only where Megatron-FSDP is named; otherwise PyTorch FSDP/DeepSpeed.
+        let z3 = |s: Stack, t: &str| read_zero3_stack(s, &Words::new(t));
+        assert_eq!(z3(Stack::Megatron, "Megatron-FSDP over 64 GPUs").0, Stack::Megatron);
+        assert!(z3(Stack::Megatron, "use_megatron_fsdp=True").1.is_some_and(|n| n.contains("every NIC")));
+        assert_eq!(z3(Stack::Megatron, "FSDP FULL_SHARD (ZeRO-3-like); megatron"), (Stack::Fsdp, None));
+        assert_eq!(z3(Stack::Jax, "megatron fsdp"), (Stack::Jax, None));
+        assert_eq!(z3(Stack::DeepSpeed, "ZeRO-3 via DeepSpeed"), (Stack::DeepSpeed, None));
     }
 
     #[test]

@@ -416,6 +416,15 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         notes.extend(overlap_note);
     }
     let (stack, stack_note) = super::parallel_words::read_stack(&Words::new(&stack_text));
+    // Megatron's ZeRO-3 is Megatron-FSDP: kept only where the words name it.
+    let (stack, stack_note) = match sharding.sharding {
+        crate::extended::Sharding::Zero3 => {
+            let all = [stack_text.as_str(), p.fsdp.as_deref().unwrap_or(""), &kernel_text].join("; ");
+            let (s, note) = super::parallel_words::read_zero3_stack(stack, &Words::new(&all));
+            (s, stack_note.or(note))
+        }
+        _ => (stack, stack_note),
+    };
     // Said where it prices something: FSDP across a switched scale-up domain (a torus part's
     // collectives are priced by its own rule, whatever the stack).
     if dp > 1
@@ -541,8 +550,9 @@ fn fsdp_under_pipeline(reading: ShardingReading, pp: u64, notes: &mut Vec<Note>)
 /// domain of `devices / slices` chips (MaxText's `dcn_*_parallelism` runs across slices over the
 /// data-centre network, everything else inside one), and a run no larger than the part's domain
 /// sits in one domain (a 192-chip TPU v4 slice is one torus, not 64 chips, `gcd(192, 4096)`, of
-/// it; a 64-GPU job inside a 72-GPU NVLink rack is one NVLink domain). Otherwise the part's
-/// domain. The note says which reading was taken.
+/// it; a 64-GPU job inside a 72-GPU NVLink rack is one NVLink domain). A larger run fills
+/// domains of the largest size that divides it ([`job_domain`]), as MoE rows are read: a job
+/// of 128 or 256 GB200s runs 64 GPUs per NVL72 rack. The note says which reading was taken.
 fn run_domain(part_domain: u64, devices: u64, slices: Option<u64>) -> (u64, Option<Note>) {
     let part_domain = part_domain.max(1);
     match slices {
@@ -556,8 +566,26 @@ fn run_domain(part_domain: u64, devices: u64, slices: Option<u64>) -> (u64, Opti
             )
         }
         _ if devices < part_domain => (devices.max(1), None),
-        _ => (part_domain, None),
+        _ => match job_domain(part_domain, devices) {
+            d if d == part_domain => (d, None),
+            d => (
+                d,
+                Some(Note::reading(format!(
+                    "{devices} devices on domains of {part_domain}: {d} per domain (the largest share dividing the job)"
+                ))),
+            ),
+        },
     }
+}
+
+/// The fast-domain size a job of `devices` uses on domains of `domain` devices: the largest
+/// divisor of the job that fits in a domain. Megatron-Bridge submits a GB200 job that spans
+/// racks with Slurm's `--segment` set to the largest divisor of its node count up to a rack's 18
+/// compute trays (`scripts/performance/utils/executors.py` @ 067f987df, lines 168–177; v0.1.0rc4
+/// lines 106–111, for jobs over 18 nodes), so 32 or 64 trays of 4 GPUs run 16 trays, 64 GPUs,
+/// per NVL72 rack and the job's groups are placed on domains of 64, not 72.
+pub(super) fn job_domain(domain: u64, devices: u64) -> u64 {
+    (1..=domain.min(devices).max(1)).rev().find(|d| devices.is_multiple_of(*d)).unwrap_or(1)
 }
 
 impl RunSetup {
@@ -666,6 +694,11 @@ mod tests {
         // GPUs: 64 in a 72-GPU rack share it; 128 on 8-GPU nodes keep the node's domain.
         assert_eq!(run_domain(72, 64, None).0, 64);
         assert_eq!(run_domain(8, 128, None).0, 8);
+        // 128 and 256 GB200s on 72-GPU racks: 64 per rack (Slurm segments of 16 trays).
+        assert_eq!(run_domain(72, 128, None).0, 64);
+        assert!(run_domain(72, 256, None).1.is_some_and(|n| n.contains("64 per domain")));
+        assert_eq!(run_domain(72, 144, None), (72, None));
+        assert_eq!(job_domain(72, 96), 48);
         // A slice count that does not divide the devices, or slices larger than the part's domain,
         // fall back to the part's domain.
         assert_eq!(run_domain(256, 2048, Some(3)).0, 256);

@@ -201,7 +201,7 @@ fn precision_flags(o: &ExtendedOptions, notes: &mut Vec<Note>) -> Vec<String> {
                 Fp8Recipe::TransformerEngineFp8Weights => f.push("--fp8-param-gather".into()),
                 Fp8Recipe::TransformerEngine => {}
                 r => notes.not_written(format!(
-                    "FP8 recipe {} is torchao's; Megatron-LM runs FP8 with Transformer Engine (--fp8-format hybrid)",
+                    "FP8 recipe {} is not Transformer Engine's; Megatron-LM runs FP8 with Transformer Engine (--fp8-format hybrid)",
                     r.as_str()
                 )),
             }

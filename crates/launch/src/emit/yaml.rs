@@ -376,10 +376,11 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<Note>) 
             model.push(("fp8".into(), "hybrid".into()));
             if o.fp8_recipe == Fp8Recipe::TransformerEngineFp8Weights {
                 model.push(("fp8_param_gather".into(), "true".into()));
-            } else if o.fp8_recipe.is_torchao() {
-                notes.not_written(
-                    "FP8 recipe is torchao's; Megatron-Bridge runs FP8 with Transformer Engine (fp8: hybrid)".into(),
-                );
+            } else if !o.fp8_recipe.is_transformer_engine() {
+                notes.not_written(format!(
+                    "FP8 recipe {} is not Transformer Engine's; Megatron-Bridge runs FP8 with Transformer Engine (fp8: hybrid)",
+                    o.fp8_recipe.as_str()
+                ));
             }
         }
         Precision::Fp32 | Precision::Tf32 => {

@@ -41,7 +41,16 @@ const MODEL_KEYS: &[&str] = &[
 ];
 
 /// Keys this module reads (the rest are [`super::mesh`]'s or unused).
-const READ: &[&str] = &["model_name", "max_target_length", "dtype", "quantization", "remat_policy"];
+const READ: &[&str] =
+    &["model_name", "max_target_length", "dtype", "quantization", "remat_policy", "sliding_window_size"];
+
+/// MaxText's decoders with local (sliding-window) attention blocks, as one full (global) block in
+/// every `n`: their attention patterns in google/maxtext at e591f30 — `models/gemma2.py` (each
+/// MaxText layer a local then a global block), `gemma3.py` and `gemma4.py` (five local, one
+/// global), `gpt_oss.py` (local, global), `olmo3.py` (three local, one global). Other decoders
+/// build global attention only, so `sliding_window_size` has no effect there
+/// (`layers/attentions.py`: "Sliding window applies only to LOCAL_SLIDING layers").
+const WINDOWED_DECODERS: [(&str, u64); 5] = [("gemma2", 2), ("gemma3", 6), ("gemma4", 6), ("gpt_oss", 2), ("olmo3", 4)];
 
 /// Whether `key` belongs to a model file (shape, experts, attention, normalisation, RoPE).
 pub fn is_model_key(key: &str) -> bool {
@@ -113,6 +122,7 @@ pub fn apply(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
             .error(&g.value, "scales the base_* dimensions; fmperf reads only global_parameter_scale=1"));
     }
     shape(l, k, launch)?;
+    window(l, k)?;
     experts(l, k)?;
     run(l, k, launch)?;
     let mut rest: Vec<(&String, &Raw)> = k.map.iter().filter(|(key, _)| !is_read(key)).collect();
@@ -263,6 +273,57 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         }
     }
     l.notes.append(&mut notes);
+    Ok(())
+}
+
+/// The sliding window: `sliding_window_size` (0: none, base.yml's default) in the blocks that the
+/// decoder makes local ([`WINDOWED_DECODERS`]); with `model_name` alone, the model file's
+/// ([`models::WINDOWS`]). A window the decoder does not use is listed with why.
+fn window(l: &mut Launch, k: &Keys) -> Result<(), Error> {
+    let named = k.get("model_name").and_then(|n| {
+        models::WINDOWS.iter().find(|w| models::find(&n.value).is_some_and(|m| m.name == w.0)).map(|w| (n, w))
+    });
+    let given = k.get("sliding_window_size");
+    let (tokens, to) = match (given, named) {
+        (Some(r), _) => (nonneg(r)?, origin(r)),
+        (None, Some((n, w))) if k.get("decoder_block").is_none() => (w.2, origin(n)),
+        _ => return Ok(()),
+    };
+    if tokens == 0 {
+        return Ok(());
+    }
+    let block = match (k.get("decoder_block"), named) {
+        (Some(b), _) => Some((b.value.trim().trim_matches('"').to_string(), origin(b))),
+        (None, Some((n, w))) => Some((w.1.to_string(), origin(n))),
+        (None, None) => None,
+    };
+    let pattern =
+        block.as_ref().and_then(|(b, o)| WINDOWED_DECODERS.iter().find(|d| d.0 == b).map(|d| (d.1, o.clone())));
+    match pattern {
+        Some((n, o)) => {
+            l.settings.window_tokens.put(tokens, &to);
+            l.settings.window_pattern.put(n.to_string(), &o);
+            l.notes.reading(format!(
+                "decoder_block {}: local attention in {} of every {n} blocks (MaxText's models/{}.py)",
+                block.as_ref().map_or("", |(b, _)| b.as_str()),
+                n - 1,
+                block.as_ref().map_or("", |(b, _)| b.as_str())
+            ));
+        }
+        None => {
+            if let Some(r) = given {
+                let why = match &block {
+                    Some((b, _)) => format!("no effect: decoder_block {b} has no local-attention blocks (MaxText applies the window only to them)"),
+                    None => "no effect: the decoder_block is not given (MaxText applies the window only to the local blocks of Gemma, gpt-oss and OLMo 3 decoders)".to_string(),
+                };
+                let shown = match &r.origin.file {
+                    Some(f) => format!("{f}: sliding_window_size"),
+                    None => "sliding_window_size".to_string(),
+                };
+                l.unused(shown, r.value.clone(), why);
+            }
+        }
+    }
     Ok(())
 }
 

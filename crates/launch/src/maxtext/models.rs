@@ -131,6 +131,12 @@ pub fn find(name: &str) -> Option<&'static Model> {
     MODELS.iter().find(|m| m.name == n)
 }
 
+/// The table's models with local (sliding-window) attention blocks: `(model_name,
+/// decoder_block, sliding_window_size [tokens])`, from the same model files (google/maxtext at
+/// e591f30: `gemma3-27b.yml` 1024, `gpt-oss-20b.yml` and `gpt-oss-120b.yml` 128).
+pub const WINDOWS: [(&str, &str, u64); 3] =
+    [("gemma3-27b", "gemma3", 1024), ("gpt-oss-20b", "gpt_oss", 128), ("gpt-oss-120b", "gpt_oss", 128)];
+
 /// The known names, for an error's hint.
 pub fn names() -> String {
     MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")

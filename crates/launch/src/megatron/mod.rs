@@ -583,6 +583,20 @@ pub(crate) fn apply(
         "expert-model-parallel-size" => put!(l, moe.ep, count(value)?, o),
         "expert-tensor-parallel-size" => put!(l, moe.etp, count(value)?, o),
         "moe-layer-freq" => put!(l, moe.layer_pattern, need(value)?, o),
+        // Sliding-window attention (`crate::window`).
+        "window-size" => {
+            if let Some(v) = given(value)? {
+                match crate::window::megatron_window_size(&v).map_err(|rule| o.error(&v, rule))? {
+                    Some(tokens) => put!(l, window_tokens, tokens, o),
+                    None => l.notes.reading(format!("{} = {v}: an unbounded window (full attention)", o.key)),
+                }
+            }
+        }
+        "window-attn-skip-freq" => {
+            if let Some(v) = given(value)? {
+                put!(l, window_pattern, v, o)
+            }
+        }
         "moe-expert-capacity-factor" => {
             if let Some(v) = given(value)? {
                 put!(l, moe.capacity_factor, number(&v, o)?, o)

@@ -156,7 +156,7 @@ const ADAPTERS: &str = "affects performance, not modelled: only some weights (ad
 /// Flags of Megatron-LM's newer models, Megatron-DeepSpeed, Pai-Megatron-Patch, Megatron-LLM and
 /// slime that fmperf does not read, by name (dashes): `(prefixes, why)`, first match wins.
 const MORE: &[(&[&str], &str)] = &[
-    (&["window-size", "window-attn-skip-freq", "export-force-local-attention", "sliding-window"], WINDOW),
+    (&["export-force-local-attention", "sliding-window"], WINDOW),
     (
         &["softmax-type", "quick-geglu", "glu-linear-offset", "activation-func-clamp-value", "enable-gpt-oss"],
         "affects performance slightly, not modelled (activation and softmax variants of gpt-oss)",
