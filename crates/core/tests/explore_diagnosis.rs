@@ -55,3 +55,19 @@ fn an_empty_scenario_names_its_cause() {
     let ok = ExploreSearch::new(spec("gpt3", "ref-H200", "8", "512", "4096", &ModelMode::Reference)).unwrap().finish();
     assert!(!ok.merged.is_empty());
 }
+
+#[test]
+fn the_message_alone_is_the_diagnosis_message() {
+    // What the first view shows (no search for suggestions) is the page's diagnosis message:
+    // for results on fewer devices, for an empty scenario, and none for a scenario with results.
+    let scenarios = [
+        ("gpt3_1T", "ref-B200", "72", "2304", "4096"),
+        ("gpt3_1T", "ref-A100", "4", "8", "4096"),
+        ("gpt3", "ref-H200", "8", "512", "4096"),
+    ];
+    for (model, system, domain, gpus, batch) in scenarios {
+        let mut s = ExploreSearch::new(spec(model, system, domain, gpus, batch, &ModelMode::Reference)).unwrap();
+        while !s.step(5000) {}
+        assert_eq!(s.diagnosis_message(), s.diagnose().map(|d| d.message), "{model} on {gpus} {system}");
+    }
+}

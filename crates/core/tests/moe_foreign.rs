@@ -142,7 +142,7 @@ fn numbers_as_strings_and_flat_rows() {
     ] {
         let mut s = row.clone();
         s[group][field] = json!(text);
-        let e = interpret_moe_row(&s).unwrap_err();
+        let e = interpret_moe_row(&s).unwrap_err().to_string();
         assert!(e.starts_with(&format!("{group}.{field}: must be a JSON number")), "{e}");
     }
     let f = flat(&hf_megatron(&row), &["model", "parallel", "batch", "routing"]);
@@ -182,7 +182,7 @@ fn alternating_layers_from_counts_or_a_step_not_from_the_name() {
     assert_eq!((m.first_dense, m.moe_every), (3, 1));
     for bad in [json!([0, 1, 0, 1]), json!("[0,1]*3"), json!("[1,0,0]*16")] {
         list["model"]["moe_layer_freq"] = bad;
-        let e = interpret_moe_row(&list).unwrap_err();
+        let e = interpret_moe_row(&list).unwrap_err().to_string();
         assert!(e.contains("model.moe_layer_freq"), "{e}");
     }
 }

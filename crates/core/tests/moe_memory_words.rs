@@ -88,7 +88,7 @@ fn tpu_rows_counting_jax_devices_are_read_in_their_unit() {
     assert!(a < whole, "{a} per half chip vs {whole} per chip");
     // A GPU row whose counts disagree is still refused, naming both.
     let p = json!({"tp": 1, "dp": 256});
-    let err = interpret_moe_row(&row("nvidia_h100_sxm5_80gb", Some(128), p, json!({}))).unwrap_err();
+    let err = interpret_moe_row(&row("nvidia_h100_sxm5_80gb", Some(128), p, json!({}))).unwrap_err().to_string();
     assert!(err.contains("128") && err.contains("256"), "{err}");
 }
 
@@ -128,7 +128,9 @@ fn dispatchers_expert_degrees_and_overlap_in_other_words() {
 fn a_missing_degree_comes_from_the_devices_and_a_missing_count_skips() {
     let s = read(&row("nvidia_h100_sxm5_80gb", Some(1024), json!({"tp": 2, "pp": 8, "ep": 64}), json!({})));
     assert_eq!(s.layout.dp, 64);
-    let err = interpret_moe_row(&row("nvidia_h100_sxm5_80gb", None, json!({"tp": 2, "pp": 8}), json!({}))).unwrap_err();
+    let err = interpret_moe_row(&row("nvidia_h100_sxm5_80gb", None, json!({"tp": 2, "pp": 8}), json!({})))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("dp"), "{err}");
 }
 

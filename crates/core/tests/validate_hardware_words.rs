@@ -7,7 +7,7 @@ use fmperf_core::validate::hardware_words::{read_hardware, read_hardware_words};
 use fmperf_core::validate::{Mode, parse_measured_runs, validate};
 
 fn part(words: &str) -> String {
-    read_hardware(words).map(|(s, _)| s.id.clone()).unwrap_or_else(|e| e)
+    read_hardware(words).map(|(s, _)| s.id.clone()).unwrap_or_else(|e| e.to_string())
 }
 
 #[test]

@@ -81,7 +81,7 @@ fn measured_figures_as_people_write_them() {
     assert_eq!(read_metric(&r, Some(1978.9)).unwrap().peak_tflops, Some(1979.0));
     // No figure at all: the reason names the missing numbers.
     let none = MeasuredRun::default();
-    assert!(read_metric(&none, None).unwrap_err().contains("step_time_s, tokens_per_s_per_device"));
+    assert!(read_metric(&none, None).unwrap_err().to_string().contains("step_time_s, tokens_per_s_per_device"));
 }
 
 #[test]

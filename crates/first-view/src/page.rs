@@ -99,12 +99,8 @@ fn draw(
     if reports.is_empty() {
         return None;
     }
-    let departed: Vec<String> = search
-        .diagnose()
-        .map(|d| d.message)
-        .into_iter()
-        .chain(search.widening_notes().into_iter().map(|n| n.text))
-        .collect();
+    let departed: Vec<String> =
+        search.diagnosis_message().into_iter().chain(search.widening_notes().into_iter().map(|n| n.text)).collect();
     let table = Table { q: &q, spec: &spec, system_text: &fields.system, bar: error_bands::cached_band(&spec) };
     let (rows_html, rows) = table.rows(&reports);
     let mut card = String::new();

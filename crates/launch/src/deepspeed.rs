@@ -128,7 +128,10 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                 let on = match enabled {
                     Value::Bool(b) => *b,
                     Value::String(s) if s == "auto" => {
-                        l.notes.reading(format!("{key}.enabled is \"auto\": the precision is left to the launch"));
+                        l.notes.reading_of(
+                            &format!("{key}.enabled"),
+                            format!("{key}.enabled is \"auto\": the precision is left to the launch"),
+                        );
                         false
                     }
                     other => {
@@ -173,7 +176,10 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                 format!("must be micro-batch × accumulation × data-parallel ranks: {m} × {ga} does not divide it"),
             ));
         }
-        l.notes.reading(format!("train_batch_size {g} = {m} × {ga} × {} data-parallel ranks", g / (m * ga)));
+        l.notes.reading_of(
+            "train_batch_size",
+            format!("train_batch_size {g} = {m} × {ga} × {} data-parallel ranks", g / (m * ga)),
+        );
     }
     // With bf16 and ZeRO stage 0 (or no `zero_optimization`), DeepSpeed wraps the optimizer in
     // its BF16 optimizer (`runtime/bf16_optimizer.py`): FP32 master weights and optimizer states
@@ -199,7 +205,10 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
 fn batch_value(v: &Value, o: &Origin, l: &mut Launch) -> Result<Option<u64>, Error> {
     match v {
         Value::String(s) if s == "auto" => {
-            l.notes.reading(format!("{} is \"auto\": left to the launch (the Trainer's arguments fill it)", o.key));
+            l.notes.reading_of(
+                &o.key,
+                format!("{} is \"auto\": left to the launch (the Trainer's arguments fill it)", o.key),
+            );
             Ok(None)
         }
         _ => v

@@ -15,7 +15,7 @@ use fmperf_core::extended::moe::ExpertLayout;
 use fmperf_core::extended::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, Layout, Recompute, Sharding, Stack, StageSplitRule, Workload,
 };
-use fmperf_core::vocab::{Note, NoteKind, NoteList};
+use fmperf_core::vocab::{Note, NoteList};
 
 /// What the command line (or the page) sets beside the file; each wins over the file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -432,7 +432,7 @@ impl ModelOnly {
             mtp_layers: moe.as_ref().map_or(0, |m| m.mtp_layers),
         };
         workload.validate().map_err(|e| rename_model_error(e, s))?;
-        notes.extend(workload.alignment_caveat().map(|t| Note::new(NoteKind::ModelCaveat, t)));
+        notes.extend(workload.alignment_caveat());
         let name = s.model_name.get().cloned().unwrap_or_else(|| match catalog_model(&workload) {
             Some(id) => format!("{id} (the catalog's shape)"),
             None => "custom model".to_string(),

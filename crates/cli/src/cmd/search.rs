@@ -13,7 +13,7 @@ use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
 use fmperf_core::mode::ModelMode;
 use fmperf_core::search::row::Digits;
 use fmperf_core::search::{Diagnosis, ExecutionChoices, ResultRow, Search, SearchResult, SearchSpec, merge_shards};
-use fmperf_core::vocab::{Note, NoteList};
+use fmperf_core::vocab::Note;
 use fmperf_core::{Strategy, SystemParams};
 use serde_json::{Value, json};
 
@@ -532,9 +532,9 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
         let spec = SearchSpec { strategy, ..base.clone() };
         let (result, diagnosis) = search_one(req, &spec, setup.as_ref())?;
         if let Some(n) = result.widening.note(domain)
-            && !notes.iter().any(|m| m.text == n)
+            && !notes.iter().any(|m| m.text == n.text)
         {
-            notes.not_applied(n);
+            notes.push(n);
         }
         diagnoses.extend(diagnosis);
         outcomes.push(StrategyOutcome::from_result(strategy, result.clone()));

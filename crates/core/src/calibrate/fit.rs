@@ -115,7 +115,7 @@ pub fn fit_with_spread(
     let time = MetricKind::ALL.iter().find_map(|k| measured.iter().position(|m| m.figure == Figure::Time(*k)));
     if let Some(i) = time {
         let (t_m, note) = facts.step_time_s(&measured[i]).unwrap_or((measured[i].value, None));
-        notes.extend(note.map(Note::reading));
+        notes.extend(note);
         let (kc, kn) = fit_time(t_m, spread, predict)?;
         constants.compute_scale = kc;
         constants.scale_out_bandwidth_scale = kn;

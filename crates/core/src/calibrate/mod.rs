@@ -22,6 +22,7 @@ pub use document::Calibration;
 use crate::Error;
 use crate::vocab::MemoryKind;
 use crate::vocab::MetricKind;
+use crate::vocab::Note;
 
 /// What a measured figure is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,7 +109,7 @@ pub struct RunFacts {
 impl RunFacts {
     /// The step time [s] a time figure means for this configuration, with a note on the
     /// convention assumed (FLOP-based figures). `None` for a memory figure.
-    pub fn step_time_s(&self, m: &Measured) -> Option<(f64, Option<String>)> {
+    pub fn step_time_s(&self, m: &Measured) -> Option<(f64, Option<Note>)> {
         let Figure::Time(kind) = m.figure else { return None };
         let g = self.global_batch as f64;
         let n = self.devices as f64;
@@ -121,15 +122,17 @@ impl RunFacts {
             MetricKind::TokensPerSPerDevice => (tokens / (m.value * n), None),
             MetricKind::TokensPerSTotal => (tokens / m.value, None),
             MetricKind::SamplesPerS => (g / m.value, None),
-            MetricKind::TflopsPerDevice => (flops / (m.value * n), Some(format!("TFLOP/s per device {model}"))),
+            MetricKind::TflopsPerDevice => {
+                (flops / (m.value * n), Some(Note::reading(format!("TFLOP/s per device {model}"))))
+            }
             // HFU is refused by `Measured::new`; read as MFU were one built by hand.
             MetricKind::Mfu | MetricKind::Hfu => (
                 flops / (m.value * self.peak_tflops * n),
-                Some(format!(
+                Some(Note::reading(format!(
                     "{} {model}, of a dense peak of {} TFLOP/s per device",
                     kind.key().to_uppercase(),
                     self.peak_tflops
-                )),
+                ))),
             ),
         })
     }

@@ -93,9 +93,7 @@ impl ExploreSpec {
             }
             notes.not_applied(format!("not searched: {SUMMA_UNSUPPORTED}"));
         }
-        notes.extend(
-            no_effect_note(&sys.id, &hardware, options.model.weight_sparsity).map(crate::vocab::Note::not_applied),
-        );
+        notes.extend(no_effect_note(&sys.id, &hardware, options.model.weight_sparsity));
         self.notes = notes;
         self.extended = Some(ExtendedSetup { workload, hardware, options });
         self.execution = ExecutionChoices::from_switches(&options);

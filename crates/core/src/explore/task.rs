@@ -4,8 +4,8 @@
 
 use super::inputs::ExploreSpec;
 use super::merge::{StrategyOutcome, merge};
-use crate::search::{Diagnosis, Ranked, Search, ShardState, Widening};
-use crate::vocab::{Note, NoteList};
+use crate::search::{Diagnosis, EmptyReason, Ranked, Search, ShardState, Widening};
+use crate::vocab::Note;
 use crate::{Error, Strategy};
 
 /// Everything one scenario's searches found.
@@ -184,19 +184,26 @@ impl ExploreSearch {
     /// every strategy searched used all devices and something fits. Call once the search is done
     /// (it may run a few small searches).
     pub fn diagnose(&self) -> Option<Diagnosis> {
+        let parts: Vec<Diagnosis> = self.diagnosed()?.iter().filter_map(|s| s.diagnose()).collect();
+        Diagnosis::combine(&parts, self.spec.n_gpus, self.spec.global_batch)
+    }
+
+    /// [`ExploreSearch::diagnose`]'s message alone, without the nearest scenarios that work (no
+    /// further search): what the page's first view shows.
+    pub fn diagnosis_message(&self) -> Option<String> {
+        let reasons: Vec<EmptyReason> = self.diagnosed()?.iter().filter_map(|s| s.empty_reason()).collect();
+        let picked: Vec<&EmptyReason> = reasons.iter().collect();
+        EmptyReason::pick(&picked).map(|i| reasons[i].message())
+    }
+
+    /// The searches a diagnosis speaks of: all of them when none has results; when some has,
+    /// all of them if they all use fewer devices (the diagnosis says why), else none (`None`).
+    fn diagnosed(&self) -> Option<Vec<&Search>> {
         let searches: Vec<&Search> = self.searches.iter().flatten().collect();
         let all_empty = searches.iter().all(|s| s.result().top.is_empty());
-        let parts: Vec<Diagnosis> = if all_empty {
-            searches.iter().filter_map(|s| s.diagnose()).collect()
-        } else {
-            // Some strategy has results: say only why they use fewer devices, if they all do.
-            let fewer = searches.iter().all(|s| matches!(s.widening(), Widening::FewerDevices { .. }));
-            if !fewer {
-                return None;
-            }
-            searches.iter().filter_map(|s| s.diagnose()).collect()
-        };
-        Diagnosis::combine(&parts, self.spec.n_gpus, self.spec.global_batch)
+        // Some strategy has results: say only why they use fewer devices, if they all do.
+        let fewer = searches.iter().all(|s| matches!(s.widening(), Widening::FewerDevices { .. }));
+        (all_empty || fewer).then_some(searches)
     }
 
     /// Notes on how the searches departed from the reference's enumeration (partial domains,
@@ -205,9 +212,9 @@ impl ExploreSearch {
         let mut notes: Vec<Note> = Vec::new();
         for s in self.searches.iter().flatten() {
             if let Some(n) = s.widening().note(self.spec.system.nvlink_size)
-                && !notes.iter().any(|m| m.text == n)
+                && !notes.iter().any(|m| m.text == n.text)
             {
-                notes.not_applied(n);
+                notes.push(n);
             }
         }
         notes

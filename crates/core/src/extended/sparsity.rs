@@ -28,6 +28,7 @@
 use super::hardware::Hardware;
 use super::options::ExtendedOptions;
 use crate::catalog::{Architecture, CatalogSystem};
+use crate::vocab::Note;
 
 /// Whether `sys` skips zero weights of unstructured sparse matmuls (see the module documentation).
 pub fn exploits_unstructured_sparsity(sys: &CatalogSystem) -> bool {
@@ -41,14 +42,15 @@ pub fn weight_density(hw: &Hardware, opts: &ExtendedOptions) -> f64 {
 }
 
 /// Why weight sparsity `s > 0` changes nothing on a part (`None`: it does change something, or
-/// `s` is 0).
-pub fn no_effect_note(system_id: &str, hw: &Hardware, sparsity: f64) -> Option<String> {
+/// `s` is 0): a [`NoteKind::NotApplied`] note about `ext.weight_sparsity`.
+pub fn no_effect_note(system_id: &str, hw: &Hardware, sparsity: f64) -> Option<Note> {
     (sparsity > 0.0 && !hw.unstructured_sparsity).then(|| {
-        format!(
+        Note::not_applied(format!(
             "weight sparsity {sparsity} has no effect on {system_id}: only wafer-scale engines (cerebras_cs2, \
              cerebras_cs3) skip zero weights of unstructured sparsity; GPU sparse tensor cores accelerate only the 2:4 \
              structured pattern (50 %), so it is priced dense"
-        )
+        ))
+        .about("ext.weight_sparsity")
     })
 }
 

@@ -5,6 +5,7 @@
 use crate::catalog::{CatalogModel, Mlp};
 use crate::moe_shape::{MAX_MTP_LAYERS, Mla, MoeShape};
 pub use crate::vocab::SlidingWindow;
+use crate::vocab::{Note, NoteKind};
 use crate::{Error, ModelShape};
 
 /// A decoder-only transformer. All fields are counts (dimensionless).
@@ -163,21 +164,26 @@ impl Workload {
     /// does not model the loss; BLOOM-176B's February 2022 trials (BigScience
     /// `chronicles-prequel.md`) ran such shapes (hidden 14400 with 64 heads, head width 108)
     /// 30–40 % slower than fmperf predicts, aligned ones 17 % (test `bloom_prequel_times`).
-    /// `None`: all three are multiples of 8.
-    pub fn alignment_caveat(&self) -> Option<String> {
-        let off: Vec<String> =
-            [("head width", self.head_dim), ("model width", self.hidden), ("MLP width", self.ffn_hidden)]
-                .iter()
-                .filter(|(_, v)| !v.is_multiple_of(8))
-                .map(|(name, v)| format!("{name} {v}"))
-                .collect();
+    /// `None`: all three are multiples of 8. The note ([`NoteKind::ModelCaveat`]) concerns the
+    /// widths that are off (`model.head_dim`, `model.hidden`, `model.ffn_hidden`).
+    pub fn alignment_caveat(&self) -> Option<Note> {
+        let off: Vec<(&str, &str, u64)> = [
+            ("head width", "head_dim", self.head_dim),
+            ("model width", "hidden", self.hidden),
+            ("MLP width", "ffn_hidden", self.ffn_hidden),
+        ]
+        .into_iter()
+        .filter(|(_, _, v)| !v.is_multiple_of(8))
+        .collect();
         (!off.is_empty()).then(|| {
-            format!(
+            let named: Vec<String> = off.iter().map(|(name, _, v)| format!("{name} {v}")).collect();
+            let text = format!(
                 "{} not a multiple of 8: Tensor Core matmuls run below the fitted efficiency, which fmperf does not \
                  price (BLOOM-176B's 2022 trials with such shapes took 30–40 % longer than fmperf predicts, against \
                  17 % for its aligned shapes)",
-                off.join(", ")
-            )
+                named.join(", ")
+            );
+            off.iter().fold(Note::new(NoteKind::ModelCaveat, text), |n, (_, key, _)| n.about(format!("model.{key}")))
         })
     }
 

@@ -161,11 +161,11 @@ impl Comparison {
     /// The model's value for this comparison in `r`.
     pub fn evaluate(&self, r: &SweepResult) -> Outcome {
         let none = |why: String| Outcome { predicted: None, predicted_strategy: None, why_none: Some(why) };
-        let read = |sel: &Selector| -> Result<(&PointResult, f64), String> {
-            let p = sel.first(r).ok_or_else(|| format!("no point matches {}", describe(sel)))?;
+        let read = |sel: &Selector| -> Result<(&PointResult, f64), NoValue> {
+            let p = sel.first(r).ok_or_else(|| NoValue::NoPoint(describe(sel)))?;
             match self.metric.value(p) {
                 Some(v) => Ok((p, v)),
-                None => Err(p.reason.clone().unwrap_or_else(|| "no value".into())),
+                None => Err(NoValue::AtPoint(p.reason.clone())),
             }
         };
         match self.def.kind {
@@ -175,7 +175,7 @@ impl Comparison {
                     predicted_strategy: p.best.as_ref().map(|b| b.strategy),
                     why_none: None,
                 },
-                Err(why) => none(why),
+                Err(why) => none(why.to_string()),
             },
             CompareKind::Ratio | CompareKind::Efficiency => {
                 let Some(over) = &self.over else { return none("no reference point".into()) };
@@ -188,7 +188,7 @@ impl Comparison {
                         };
                         Outcome { predicted: Some(v), predicted_strategy: None, why_none: None }
                     }
-                    (Err(why), _) | (_, Err(why)) => none(why),
+                    (Err(why), _) | (_, Err(why)) => none(why.to_string()),
                 }
             }
             CompareKind::FirstFeasible => {
@@ -229,6 +229,24 @@ impl Comparison {
             _ => false,
         };
         value_ok && self.strategy.is_none_or(|s| o.predicted_strategy == Some(s))
+    }
+}
+
+/// Why a comparison reads no value at a selector.
+#[derive(Debug, Clone, PartialEq)]
+enum NoValue {
+    /// No point of the sweep matches the selector (described `key=value, …`).
+    NoPoint(String),
+    /// The point has no value of the metric, with the point's reason when it gives one.
+    AtPoint(Option<String>),
+}
+
+impl std::fmt::Display for NoValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoValue::NoPoint(sel) => write!(f, "no point matches {sel}"),
+            NoValue::AtPoint(reason) => f.write_str(reason.as_deref().unwrap_or("no value")),
+        }
     }
 }
 

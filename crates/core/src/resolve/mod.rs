@@ -20,7 +20,7 @@ pub use scenario::{ModelRef, ResolvedScenario, Scenario, SystemRef};
 
 use crate::catalog::{self, CatalogModel, CatalogSystem, MappedSystem, MappingOptions, Precision};
 use crate::extended::{Hardware, Workload};
-use crate::vocab::{Note, NoteKind};
+use crate::vocab::Note;
 use crate::{Error, ModelShape};
 
 /// The model `id` among `cats` (the user's entry first). The error is [`Error::UnknownName`] with
@@ -101,7 +101,7 @@ pub fn workload(m: &CatalogModel) -> Result<Workload, Error> {
 pub fn model_notes(m: &CatalogModel) -> Vec<Note> {
     let mut caveats = m.reference_caveats();
     let alignment = Workload::from_catalog(m).ok().and_then(|w| w.alignment_caveat());
-    caveats.extend(alignment.map(|text| Note::new(NoteKind::ModelCaveat, text).of_entry(&m.id).about("model")));
+    caveats.extend(alignment.map(|note| note.of_entry(&m.id).about("model")));
     caveats
 }
 
@@ -177,6 +177,7 @@ mod tests {
     use super::*;
     use crate::catalog::provenance::Origin;
     use crate::mode_kind::Mode;
+    use crate::vocab::NoteKind;
 
     fn h100() -> CatalogSystem {
         builtin_system("nvidia_h100_sxm5_80gb").unwrap().clone()

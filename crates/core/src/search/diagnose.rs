@@ -115,11 +115,8 @@ impl Diagnosis {
     /// when any strategy had candidates (the leanest of them), else the first strategy's reason;
     /// suggestions merged, nearest first, without repeats.
     pub fn combine(parts: &[Diagnosis], devices: u64, global_batch: u64) -> Option<Diagnosis> {
-        let memory = parts
-            .iter()
-            .filter(|d| matches!(d.reason, EmptyReason::OutOfMemory { .. }))
-            .min_by(|a, b| least(a).total_cmp(&least(b)));
-        let pick = memory.or(parts.first())?;
+        let reasons: Vec<&EmptyReason> = parts.iter().map(|d| &d.reason).collect();
+        let pick = &parts[EmptyReason::pick(&reasons)?];
         let mut suggestions: Vec<Suggestion> = Vec::new();
         for d in parts {
             for s in &d.suggestions {
@@ -142,9 +139,21 @@ impl Diagnosis {
     }
 }
 
-fn least(d: &Diagnosis) -> f64 {
-    match d.reason {
-        EmptyReason::OutOfMemory { least_gb, .. } => least_gb,
+impl EmptyReason {
+    /// Which of several searches' reasons speaks for them all ([`Diagnosis::combine`]): the
+    /// out-of-memory one nearest to fitting (the least memory needed), else the first (`None`
+    /// when there is none).
+    pub fn pick(reasons: &[&EmptyReason]) -> Option<usize> {
+        let memory = (0..reasons.len())
+            .filter(|&i| matches!(reasons[i], EmptyReason::OutOfMemory { .. }))
+            .min_by(|&a, &b| least(reasons[a]).total_cmp(&least(reasons[b])));
+        memory.or((!reasons.is_empty()).then_some(0))
+    }
+}
+
+fn least(r: &EmptyReason) -> f64 {
+    match r {
+        EmptyReason::OutOfMemory { least_gb, .. } => *least_gb,
         _ => f64::INFINITY,
     }
 }
@@ -209,6 +218,20 @@ impl Search {
     /// A search that fell back to fewer devices ([`super::Widening::FewerDevices`]) is diagnosed
     /// too: the reason is why no configuration uses all the devices.
     pub fn diagnose(&self) -> Option<Diagnosis> {
+        let reason = self.empty_reason()?;
+        let uneven = self.setup.as_ref().map(|s| s.options.uneven_stages);
+        let suggestions = match reason {
+            EmptyReason::NoFactorisation { .. } | EmptyReason::StrategyRules { .. } => self.shape_suggestions(uneven),
+            EmptyReason::OutOfMemory { .. } => self.memory_suggestions(uneven),
+            EmptyReason::Rejected { .. } => Vec::new(),
+        };
+        Some(Diagnosis { message: reason.message(), reason, suggestions })
+    }
+
+    /// [`Search::diagnose`]'s reason alone, without looking for the nearest scenarios that work
+    /// (no further search): what a caller that shows only the message needs (the page's first
+    /// view, [`crate::explore::ExploreSearch::diagnosis_message`]).
+    pub fn empty_reason(&self) -> Option<EmptyReason> {
         let fewer = matches!(self.widening, super::Widening::FewerDevices { .. });
         if !self.top.items().is_empty() && !fewer {
             return None;
@@ -217,9 +240,9 @@ impl Search {
         let uneven = self.setup.as_ref().map(|s| s.options.uneven_stages);
         let (n, g, domain) = (spec.n_gpus, spec.global_batch, spec.system.nvlink_size);
         let capacity = self.capacity_gb();
-        let (reason, suggestions) = if self.space.is_empty() || fewer {
+        let reason = if self.space.is_empty() || fewer {
             let missing = unplaced(spec.strategy, &spec.model, n, g, uneven.unwrap_or(false));
-            let reason = if !missing.is_empty() {
+            if !missing.is_empty() {
                 EmptyReason::NoFactorisation {
                     devices: n,
                     global_batch: g,
@@ -230,17 +253,15 @@ impl Search {
                 }
             } else {
                 EmptyReason::StrategyRules { strategy: spec.strategy, rules: strategy_rules(spec.strategy).into() }
-            };
-            (reason, self.shape_suggestions(uneven))
+            }
         } else if self.feasible == 0 && self.min_mem_gb.is_finite() && self.min_mem_gb > capacity {
-            let reason = EmptyReason::OutOfMemory { least_gb: self.min_mem_gb, capacity_gb: capacity };
-            (reason, self.memory_suggestions(uneven))
+            EmptyReason::OutOfMemory { least_gb: self.min_mem_gb, capacity_gb: capacity }
         } else {
             let first =
                 self.first_rejection.as_ref().map_or_else(|| "no reason given".to_string(), |(_, e)| e.to_string());
-            (EmptyReason::Rejected { first }, Vec::new())
+            EmptyReason::Rejected { first }
         };
-        Some(Diagnosis { message: reason.message(), reason, suggestions })
+        Some(reason)
     }
 
     /// Nearest device counts (below and above) and batches with a non-empty space.

@@ -18,6 +18,7 @@
 
 use super::space::{Rules, Space};
 use crate::vocab::divisors;
+use crate::vocab::{Note, NoteKind};
 use crate::{ModelShape, Strategy};
 
 /// How many usable device counts below the asked one step 3 tries.
@@ -44,18 +45,31 @@ pub enum Widening {
 }
 
 impl Widening {
-    /// One sentence for the result's notes (`None` for the reference's own space).
-    pub fn note(&self, domain: u64) -> Option<String> {
+    /// One note for the result's notes, [`NoteKind::NotApplied`] (`None` for the reference's own
+    /// space): about the scale-up domain (`system.nvlink_size`) or the device count (`n_gpus`).
+    pub fn note(&self, domain: u64) -> Option<Note> {
         match *self {
             Widening::None => None,
-            Widening::PartialDomains => Some(format!(
-                "no configuration fills whole fast domains of {domain} devices; groups are placed on partial domains \
-                 (some devices of each domain idle)"
-            )),
-            Widening::FewerDevices { asked, used } => Some(format!(
-                "no configuration uses all {asked} devices; the candidates use {used} ({} idle)",
-                asked - used
-            )),
+            Widening::PartialDomains => Some(
+                Note::new(
+                    NoteKind::NotApplied,
+                    format!(
+                        "no configuration fills whole fast domains of {domain} devices; groups are placed on \
+                         partial domains (some devices of each domain idle)"
+                    ),
+                )
+                .about("system.nvlink_size"),
+            ),
+            Widening::FewerDevices { asked, used } => Some(
+                Note::new(
+                    NoteKind::NotApplied,
+                    format!(
+                        "no configuration uses all {asked} devices; the candidates use {used} ({} idle)",
+                        asked - used
+                    ),
+                )
+                .about("n_gpus"),
+            ),
         }
     }
 }

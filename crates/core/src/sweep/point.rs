@@ -251,7 +251,7 @@ fn apply_and_resolve(
                         .to_string(),
                 );
             }
-            notes.extend(no_effect_note(&r.system.id, &hardware, options.model.weight_sparsity).map(Note::not_applied));
+            notes.extend(no_effect_note(&r.system.id, &hardware, options.model.weight_sparsity));
             notes.extend(mode_notes);
             let sparsity = options.model.weight_sparsity;
             (Some(ExtendedSetup { workload, hardware, options }), notes, sparsity)

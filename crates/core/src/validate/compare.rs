@@ -8,6 +8,7 @@ use super::memory::{
     self, MemoryResult, MemorySummary, PredictedMemory, measured_gb, predicted_memory_gb, read_memory_kind,
 };
 use super::metric::{MetricKind, read_metric};
+use super::reason::RowReason;
 use super::row::{RunSetup, interpret};
 use super::schema::{MeasuredFile, MeasuredRun};
 use crate::SystemParams;
@@ -154,13 +155,13 @@ pub struct Prepared {
     /// The run.
     pub run: MeasuredRun,
     /// The setup, or why there is none.
-    pub setup: Result<RunSetup, String>,
+    pub setup: Result<RunSetup, RowReason>,
     /// Extended mode's hardware for it.
-    pub hardware: Result<Hardware, String>,
+    pub hardware: Result<Hardware, RowReason>,
     /// Whether the row states a time figure.
     pub has_time_figure: bool,
     /// The kind of its memory figure and how it was read.
-    pub memory_kind: (memory::MemoryKind, Option<String>),
+    pub memory_kind: (memory::MemoryKind, Option<Note>),
 }
 
 impl Prepared {
@@ -191,8 +192,7 @@ impl Prepared {
         };
         let opts = options_at(setup, eta);
         let run = |hw: &Hardware| {
-            extended::evaluate(&setup.workload, hw, &setup.layout, &opts)
-                .map_err(|e| format!("extended mode cannot evaluate it: {e}"))
+            extended::evaluate(&setup.workload, hw, &setup.layout, &opts).map_err(RowReason::ExtendedCannotEvaluate)
         };
         let (totals, memory) = match &self.hardware {
             Ok(hw) => match run(hw) {
@@ -216,7 +216,7 @@ impl Prepared {
         };
         let (totals, memory) = match setup.reference().and_then(|(shape, params, c)| {
             reference::evaluate(&shape, &params, setup.layout.global_batch, &c)
-                .map_err(|e| format!("reference mode cannot evaluate it: {e}"))
+                .map_err(RowReason::ReferenceCannotEvaluate)
         }) {
             Ok(e) => (Ok(e.totals), Ok(PredictedMemory::single(e.totals.mem))),
             Err(e) => (Err(e.clone()), Err(e)),
@@ -298,11 +298,11 @@ impl Prepared {
     /// Extended mode's iteration time of the row on `hw` (the row's part with other stack
     /// constants, [`super::one_shot`]) at `eta` [s]; `Err`: why it cannot be evaluated (the
     /// reason [`Prepared::predict`] gives).
-    pub fn extended_time_on(&self, hw: &Hardware, eta: Efficiency) -> Result<f64, String> {
+    pub fn extended_time_on(&self, hw: &Hardware, eta: Efficiency) -> Result<f64, RowReason> {
         let setup = self.setup.as_ref().map_err(Clone::clone)?;
         extended::evaluate(&setup.workload, hw, &setup.layout, &options_at(setup, eta))
             .map(|e| e.totals.t)
-            .map_err(|e| format!("extended mode cannot evaluate it: {e}"))
+            .map_err(RowReason::ExtendedCannotEvaluate)
     }
 
     /// The row's time error on `hw` at `eta` ([`Prepared::time_error`] with another part).
@@ -371,9 +371,9 @@ impl Prepared {
         let setup = match &self.setup {
             Ok(s) => s,
             Err(reason) => {
-                r.reason = Some(reason.clone());
+                r.reason = Some(reason.to_string());
                 if let Some(m) = r.memory.as_mut() {
-                    m.reason = Some(reason.clone());
+                    m.reason = Some(reason.to_string());
                 }
                 return r;
             }
@@ -382,7 +382,7 @@ impl Prepared {
         r.config = Some(setup.describe());
         r.assumptions = setup.assumptions.clone();
         if has_memory {
-            r.assumptions.extend(kind_note.map(Note::reading));
+            r.assumptions.extend(kind_note);
         }
         if let Some(m) = &setup.metric {
             r.metric = Some(m.name());
@@ -408,13 +408,13 @@ impl Prepared {
                         m.error = m.predicted_gb.zip(m.measured_gb).map(|(p, x)| p / x - 1.0);
                     }
                 }
-                Err(e) => m.reason = Some(e.clone()),
+                Err(e) => m.reason = Some(e.to_string()),
             }
         }
         let totals = match totals {
             Ok(t) => t,
             Err(reason) => {
-                r.reason = Some(reason);
+                r.reason = Some(reason.to_string());
                 return r;
             }
         };
@@ -425,7 +425,7 @@ impl Prepared {
         };
         match predicted_metric(setup, totals.t) {
             Ok((pred, note)) => {
-                r.assumptions.extend(note.map(Note::assumption));
+                r.assumptions.extend(note);
                 let err = pred / metric.value - 1.0;
                 r.predicted = Some(pred);
                 r.error = Some(err);
@@ -439,7 +439,7 @@ impl Prepared {
                 r.measured_tokens_per_s = r.measured_step_s.map(|t| tokens / t);
                 r.totals = Some(totals);
             }
-            Err(reason) => r.reason = Some(reason),
+            Err(reason) => r.reason = Some(reason.to_string()),
         }
         r
     }
@@ -451,9 +451,9 @@ impl Prepared {
 /// A row priced by one model.
 struct RowPricing {
     /// The iteration's totals, or why there are none.
-    totals: Result<crate::vocab::Totals, String>,
+    totals: Result<crate::vocab::Totals, RowReason>,
     /// The memory predicted, or why there is none.
-    memory: Result<PredictedMemory, String>,
+    memory: Result<PredictedMemory, RowReason>,
     /// The capacity the model compares the need with [GB] (`None`: the catalog lists none).
     capacity_gb: Option<f64>,
     /// Whether the model predicts each kind of memory figure (allocated, reserved, device) apart,
@@ -463,10 +463,10 @@ struct RowPricing {
 
 impl RowPricing {
     /// A row that could not be read (`reason`): neither time nor memory.
-    fn unreadable(reason: &str) -> RowPricing {
+    fn unreadable(reason: &RowReason) -> RowPricing {
         RowPricing {
-            totals: Err(reason.to_string()),
-            memory: Err(reason.to_string()),
+            totals: Err(reason.clone()),
+            memory: Err(reason.clone()),
             capacity_gb: None,
             memory_by_kind: false,
         }
@@ -531,8 +531,8 @@ pub struct Conversion {
 impl Conversion {
     /// The conversion of the row's time figure, with a note on what was assumed (`Err`: the row
     /// has no time figure, or its figure needs a number that is not there).
-    pub fn of(setup: &RunSetup) -> Result<(Conversion, Option<String>), String> {
-        let metric = setup.metric.as_ref().ok_or("the row has no time figure")?;
+    pub fn of(setup: &RunSetup) -> Result<(Conversion, Option<Note>), RowReason> {
+        let metric = setup.metric.as_ref().ok_or(RowReason::NoTimeFigure)?;
         let l = &setup.layout;
         let batch = l.global_batch as f64;
         let mut c = Conversion {
@@ -545,7 +545,7 @@ impl Conversion {
         };
         let flops = || {
             let count = metric.flops.unwrap_or(super::metric::FlopCount::Model);
-            flops_of(count, &setup.convention_shape, batch, setup.options.recompute).map_err(|e| e.to_string())
+            flops_of(count, &setup.convention_shape, batch, setup.options.recompute).map_err(RowReason::from)
         };
         let mut note = None;
         match metric.kind {
@@ -557,12 +557,11 @@ impl Conversion {
             MetricKind::Mfu | MetricKind::Hfu => {
                 c.peak = metric.peak_tflops.unwrap_or(setup.mfu_peak_tflops);
                 if c.peak <= 0.0 {
-                    return Err(format!(
-                        "{} needs the dense peak at {} of {}, which is neither stated nor in the catalog",
-                        metric.kind.key(),
-                        setup.options.hardware.precision,
-                        setup.system.id
-                    ));
+                    return Err(RowReason::NoPeak {
+                        kind: metric.kind,
+                        precision: setup.options.hardware.precision,
+                        system: setup.system.id.clone(),
+                    });
                 }
                 (c.flops, note) = flops()?;
             }
@@ -585,7 +584,7 @@ impl Conversion {
 }
 
 /// The row's time figure for an iteration of `t` seconds, with a note on what was assumed.
-pub fn predicted_metric(setup: &RunSetup, t: f64) -> Result<(f64, Option<String>), String> {
+pub fn predicted_metric(setup: &RunSetup, t: f64) -> Result<(f64, Option<Note>), RowReason> {
     let (c, note) = Conversion::of(setup)?;
     Ok((c.at(t), note))
 }

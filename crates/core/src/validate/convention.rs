@@ -15,6 +15,7 @@
 
 use super::metric::FlopCount;
 use crate::extended::Recompute;
+use crate::vocab::Note;
 
 /// How a source counts the FLOPs of one iteration (the formulas of the table above).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,7 +134,7 @@ pub fn flops_of(
     s: &ConventionShape,
     batch: f64,
     recompute: Recompute,
-) -> Result<(f64, Option<String>), UncountedFlops> {
+) -> Result<(f64, Option<Note>), UncountedFlops> {
     match count {
         FlopCount::Model => Ok((iteration_flops(FlopConvention::ModelFlops, s, batch)?, None)),
         FlopCount::Hardware => {
@@ -148,7 +149,13 @@ pub fn flops_of(
                 let with = ConventionShape { params: Some(n), ..*s };
                 Ok((
                     iteration_flops(FlopConvention::LlmFoundry, &with, batch)?,
-                    Some(format!("parameter count not stated: {:.3} B counted from the shape", n * 1e-9)),
+                    Some(
+                        Note::assumption(format!(
+                            "parameter count not stated: {:.3} B counted from the shape",
+                            n * 1e-9
+                        ))
+                        .about("model.params_b"),
+                    ),
                 ))
             }
         },

@@ -31,6 +31,7 @@
 use super::words::Words;
 use crate::catalog::instances::{INSTANCES, Instance, PROVIDER_WORDS};
 use crate::catalog::{self, CatalogSystem};
+use crate::vocab::Note;
 
 /// Segments of an id that describe a variant, not a family.
 fn is_variant_segment(s: &str) -> bool {
@@ -127,7 +128,7 @@ pub struct HardwareReading {
     /// Scale-up domain [devices] of the named build, when it differs from the part's default.
     pub domain: Option<u64>,
     /// How the words were read, when not exactly.
-    pub note: Option<String>,
+    pub note: Option<Note>,
 }
 
 /// Where the instance name `phrase` occurs in `tokens` (the range of tokens it covers):
@@ -175,8 +176,8 @@ fn missing_form_factors(w: &Words, sys: &CatalogSystem) -> Vec<String> {
 /// Maps a hardware description to a catalog system: the entry and, when the reading was not
 /// exact, a note. `Err` says that no catalog part is named. ([`read_hardware_words`] also returns
 /// what a named instance changes.)
-pub fn read_hardware(text: &str) -> Result<(&'static CatalogSystem, Option<String>), String> {
-    read_hardware_words(text).map(|r| (r.system, r.note)).map_err(|e| e.to_string())
+pub fn read_hardware(text: &str) -> Result<(&'static CatalogSystem, Option<Note>), UnreadHardware> {
+    read_hardware_words(text).map(|r| (r.system, r.note))
 }
 
 /// Why hardware words map to no catalog part.
@@ -224,7 +225,7 @@ pub fn read_hardware_words(text: &str) -> Result<HardwareReading, UnreadHardware
                 None => format!("hardware `{text}`: {said}"),
             });
         }
-        return Ok(HardwareReading { note, ..exact(system) });
+        return Ok(HardwareReading { note: note.map(Note::reading), ..exact(system) });
     };
     let held = crate::resolve::builtin_system(inst.part).map_err(UnreadHardware::InstanceTable)?;
     // The part named by the words other than the instance's name (`v4` of `ND96asr_v4` is not TPU v4).
@@ -239,7 +240,7 @@ pub fn read_hardware_words(text: &str) -> Result<HardwareReading, UnreadHardware
                 "hardware `{text}`: the words name {} but the {what} holds {}; read as {} without the instance's figures",
                 named.id, held.id, named.id
             );
-            return Ok(HardwareReading { note: Some(note), ..exact(named) });
+            return Ok(HardwareReading { note: Some(Note::reading(note)), ..exact(named) });
         }
         Ok((named, _)) => {
             // A stated capacity of another variant of the family wins over the instance's variant
@@ -262,7 +263,7 @@ pub fn read_hardware_words(text: &str) -> Result<HardwareReading, UnreadHardware
     if system.id != held.id {
         said.push(format!("the stated capacity names {} rather than the instance's {}", system.id, held.id));
     }
-    Ok(HardwareReading { system, scale_out_gbps, domain, note: Some(said.join("; ")) })
+    Ok(HardwareReading { system, scale_out_gbps, domain, note: Some(Note::reading(said.join("; "))) })
 }
 
 /// Whether a stated capacity [GB] is the part's (±4 %, or its GiB count written as GB); `None`
@@ -346,7 +347,7 @@ mod tests {
     use super::*;
 
     fn id(t: &str) -> String {
-        read_hardware(t).map(|(s, _)| s.id.clone()).unwrap_or_else(|e| e)
+        read_hardware(t).map(|(s, _)| s.id.clone()).unwrap_or_else(|e| e.to_string())
     }
 
     #[test]
@@ -372,9 +373,13 @@ mod tests {
         // note does not claim that no entry has the stated capacity.
         let (s, note) = read_hardware("128 H100 with 94 GiB memory (Grand Teton, 96GB HBM2e)").unwrap();
         assert_eq!(s.id, "nvidia_h100_sxm_96gb_hbm2e_500w");
-        assert!(!note.unwrap_or_default().contains("no catalog entry"));
+        assert!(!note.map(|n| n.text).unwrap_or_default().contains("no catalog entry"));
         // A capacity no entry of the family has is still said.
         let (_, note) = read_hardware("H100 with 400 GB").unwrap();
-        assert!(note.unwrap_or_default().contains("no catalog entry of this family has the stated capacity"));
+        assert!(
+            note.map(|n| n.text)
+                .unwrap_or_default()
+                .contains("no catalog entry of this family has the stated capacity")
+        );
     }
 }

@@ -18,6 +18,7 @@
 
 use super::words::Words;
 use crate::extended::{AttentionKernel, Fp8Recipe, Fusion};
+use crate::vocab::Note;
 
 /// Words naming a kernel of the part's own generation (cuDNN fused attention, FlashAttention-3).
 const NATIVE_KERNEL_WORDS: [&str; 8] = [
@@ -61,10 +62,11 @@ const FA2_FRAMEWORK_WORDS: [&str; 8] =
 /// unnoted: the kernel of the frameworks most measured runs come from — Megatron-LM, NeMo and
 /// Megatron-Bridge call Transformer Engine's `DotProductAttention`, which prefers cuDNN fused
 /// attention on Hopper; MaxText (JAX/XLA) uses Pallas flash/splash kernels on TPUs.
-pub fn read_attention_kernel(words: &Words) -> (AttentionKernel, Option<String>) {
+pub fn read_attention_kernel(words: &Words) -> (AttentionKernel, Option<Note>) {
     let named = |list: &[&str]| list.iter().find(|w| words.affirms(w)).map(|w| w.to_string());
-    let note =
-        |k: AttentionKernel, w: String, what: &str| Some(format!("attention kernel {k}: the words name {what} `{w}`"));
+    let note = |k: AttentionKernel, w: String, what: &str| {
+        Some(Note::reading(format!("attention kernel {k}: the words name {what} `{w}`")))
+    };
     if let Some(w) = named(&NATIVE_KERNEL_WORDS) {
         return (AttentionKernel::Native, note(AttentionKernel::Native, w, "the kernel"));
     }
@@ -112,7 +114,7 @@ pub const PYTORCH_NATIVE_LOOPS: [&str; 6] =
 /// (framework, other parallel words, notes) are `all`: the framework field decides when it says
 /// compiled or eager itself (rules 1 and 2), as a note may name another run's set-up ("the
 /// compiled run of the same table: 40 GB"); otherwise all the words are read.
-pub fn read_run_fusion(framework: &Words, all: &Words) -> (Fusion, Option<String>) {
+pub fn read_run_fusion(framework: &Words, all: &Words) -> (Fusion, Option<Note>) {
     if FUSED_WORDS.iter().any(|w| framework.affirms(w)) || says_eager(framework) {
         read_fusion(framework)
     } else {
@@ -129,18 +131,23 @@ fn says_eager(words: &Words) -> bool {
 
 /// The fusion of a run described by `words` (its notes, framework and other parallel words),
 /// with a note when the reading is not the default.
-pub fn read_fusion(words: &Words) -> (Fusion, Option<String>) {
+pub fn read_fusion(words: &Words) -> (Fusion, Option<Note>) {
     if FUSED_WORDS.iter().any(|w| words.affirms(w)) {
         return (Fusion::Fused, None);
     }
     if says_eager(words) {
         let why = if words.affirms("eager") { "the words say eager" } else { "compilation or fusion is negated" };
-        return (Fusion::Eager, Some(format!("{why}: eager PyTorch kernels (unfused element-wise traffic)")));
+        return (
+            Fusion::Eager,
+            Some(Note::reading(format!("{why}: eager PyTorch kernels (unfused element-wise traffic)"))),
+        );
     }
     if let Some(f) = PYTORCH_NATIVE_LOOPS.iter().find(|f| words.has(f)) {
         return (
             Fusion::Eager,
-            Some(format!("`{f}` compiles only when asked and no compilation is named: eager kernels")),
+            Some(Note::assumption(format!(
+                "`{f}` compiles only when asked and no compilation is named: eager kernels"
+            ))),
         );
     }
     (Fusion::Fused, None)
@@ -173,13 +180,15 @@ const FP8_WEIGHT_WORDS: [&str; 5] =
 ///    `bf16_with_fp8_current_scaling_mixed`, …) set `fp8_param_gather=True`
 ///    (`megatron/bridge/training/mixed_precision.py`): FP8 weights, noted;
 /// 5. otherwise plain Transformer Engine (Megatron-LM's `--fp8-param-gather` is off by default).
-pub fn read_fp8_recipe(precision: &Words, stack: &Words) -> (Fp8Recipe, Option<String>) {
+pub fn read_fp8_recipe(precision: &Words, stack: &Words) -> (Fp8Recipe, Option<Note>) {
     let both = Words::new(&format!("{} ; {}", precision.text, stack.text));
     if precision.any(&["float8", "torchao"]) || stack.has("torchtitan") {
         if FP8_ALL_GATHER_WORDS.iter().any(|w| both.affirms(w)) {
             return (
                 Fp8Recipe::TorchaoFp8AllGather,
-                Some("FSDP's float8 all-gather stated: gathered linear weights in FP8 (torchao_fp8_gather)".into()),
+                Some(Note::reading(
+                    "FSDP's float8 all-gather stated: gathered linear weights in FP8 (torchao_fp8_gather)",
+                )),
             );
         }
         return (Fp8Recipe::Torchao, None);
@@ -187,15 +196,17 @@ pub fn read_fp8_recipe(precision: &Words, stack: &Words) -> (Fp8Recipe, Option<S
     if precision.affirms("online") {
         return (
             Fp8Recipe::OnlineBlockwise,
-            Some(
+            Some(Note::reading(
                 "FP8 scales computed online (DeepSeek-V3's recipe): weights quantized at each GEMM, no FP8 weight \
-                 copy kept; FP8 inputs saved (online_blockwise)"
-                    .into(),
-            ),
+                 copy kept; FP8 inputs saved (online_blockwise)",
+            )),
         );
     }
     if FP8_WEIGHT_WORDS.iter().any(|w| both.affirms(w)) {
-        return (Fp8Recipe::TransformerEngineFp8Weights, Some("FP8 primary weights stated: te_fp8_weights".into()));
+        return (
+            Fp8Recipe::TransformerEngineFp8Weights,
+            Some(Note::reading("FP8 primary weights stated: te_fp8_weights")),
+        );
     }
     if FP8_WEIGHT_WORDS.iter().any(|w| both.has(w)) {
         return (Fp8Recipe::TransformerEngine, None);
@@ -203,11 +214,10 @@ pub fn read_fp8_recipe(precision: &Words, stack: &Words) -> (Fp8Recipe, Option<S
     if both.any(&["megatron bridge", "megatronbridge", "mbridge"]) {
         return (
             Fp8Recipe::TransformerEngineFp8Weights,
-            Some(
+            Some(Note::assumption(
                 "FP8 recipe: Megatron-Bridge's FP8 mixed-precision recipes set fp8_param_gather=True (FP8 primary \
-                 weights, te_fp8_weights)"
-                    .into(),
-            ),
+                 weights, te_fp8_weights)",
+            )),
         );
     }
     (Fp8Recipe::TransformerEngine, None)
@@ -271,9 +281,9 @@ pub const CHUNKED_LOSS_WORDS: [&str; 3] = ["chunked cross entropy", "chunked los
 ///    words, torch ≥ 2.8, torchtitan ≥ 0.1) or undated (today's torchtitan), no when dated
 ///    before (torch ≤ 2.7, torchtitan 0.0.x, an earlier date);
 /// 5. otherwise no (other stacks compile the model, not the loss).
-pub fn read_compiled_loss(stack: &Words) -> (bool, Option<String>) {
+pub fn read_compiled_loss(stack: &Words) -> (bool, Option<Note>) {
     if ["compiled loss", "compile loss", "loss compiled"].iter().any(|w| stack.affirms(w)) {
-        return (true, Some("the words state a compiled loss".into()));
+        return (true, Some(Note::reading("the words state a compiled loss")));
     }
     let compiled = ["compile", "compiled", "torch compile", "inductor"].iter().any(|w| stack.affirms(w));
     if !compiled {
@@ -283,7 +293,7 @@ pub fn read_compiled_loss(stack: &Words) -> (bool, Option<String>) {
         if !CHUNKED_LOSS_WORDS.iter().any(|w| stack.affirms(w)) {
             return (false, None);
         }
-        return (true, Some("torchtune compiles its chunked loss with the model (compile_loss)".into()));
+        return (true, Some(Note::reading("torchtune compiles its chunked loss with the model (compile_loss)")));
     }
     if stack.has("torchtitan") {
         let month = stack_month(stack);
@@ -297,7 +307,9 @@ pub fn read_compiled_loss(stack: &Words) -> (bool, Option<String>) {
             Some(false) => (false, None),
             _ => (
                 true,
-                Some("torchtitan compiles its loss with the model (compile.components, since April 2025)".into()),
+                Some(Note::reading(
+                    "torchtitan compiles its loss with the model (compile.components, since April 2025)",
+                )),
             ),
         };
     }

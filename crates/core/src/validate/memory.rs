@@ -31,9 +31,10 @@ use std::sync::OnceLock;
 
 use super::schema::RunMemory;
 use super::words::Words;
+use crate::vocab::Note;
 
 /// Reads the kind of a memory figure; the note says how when it was not a plain kind name.
-pub fn read_memory_kind(mem: &RunMemory) -> (MemoryKind, Option<String>) {
+pub fn read_memory_kind(mem: &RunMemory) -> (MemoryKind, Option<Note>) {
     let kind = Words::new(mem.kind.as_deref().unwrap_or(""));
     let detail = Words::join(&[mem.kind_detail.as_deref(), mem.unit.as_deref(), mem.scope.as_deref()]);
     let classify = |w: &Words| {
@@ -63,11 +64,15 @@ pub fn read_memory_kind(mem: &RunMemory) -> (MemoryKind, Option<String>) {
         } else {
             ""
         };
-        return (k, Some(format!("memory kind read from `{said}` as {}{why}", k.as_str())));
+        let note = Note::reading(format!("memory kind read from `{said}` as {}{why}", k.as_str()));
+        return (k, Some(note.about("measured.memory_kind")));
     }
     (
         MemoryKind::PeakAllocated,
-        Some("memory kind not stated: read as peak allocated (the figure memory reports print first)".into()),
+        Some(
+            Note::assumption("memory kind not stated: read as peak allocated (the figure memory reports print first)")
+                .about("measured.memory_kind"),
+        ),
     )
 }
 

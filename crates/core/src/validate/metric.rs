@@ -35,6 +35,7 @@ use serde_json::{Map, Value, json};
 
 pub use crate::vocab::MetricKind;
 
+use super::reason::RowReason;
 use super::schema::MeasuredRun;
 use super::words::Words;
 
@@ -270,7 +271,7 @@ fn stated_peaks(w: &Words) -> Vec<f64> {
 /// Reads what `run` measured (see the module documentation). `catalog_peak`: the part's dense
 /// peak at the row's precision [TFLOP/s], used to choose among several stated peaks. `Err` names
 /// the missing figure.
-pub fn read_metric(run: &MeasuredRun, catalog_peak: Option<f64>) -> Result<MetricReading, String> {
+pub fn read_metric(run: &MeasuredRun, catalog_peak: Option<f64>) -> Result<MetricReading, RowReason> {
     let words = Words::new(run.measured.flop_convention.as_deref().unwrap_or(""));
     let mut notes = Vec::new();
     if let Some(s) = &run.measured.structured {
@@ -289,11 +290,8 @@ pub fn read_metric(run: &MeasuredRun, catalog_peak: Option<f64>) -> Result<Metri
     let kind = match named.iter().find_map(|k| present(*k)) {
         Some(k) => k,
         None => {
-            let k = MetricKind::ALL.into_iter().find(|k| field(*k, run).is_some()).ok_or_else(|| {
-                "no measured figure: measured.step_time_s, tokens_per_s_per_device, tokens_per_s_total, \
-                 samples_per_s, tflops_per_device, mfu and hfu are all null"
-                    .to_string()
-            })?;
+            let k =
+                MetricKind::ALL.into_iter().find(|k| field(*k, run).is_some()).ok_or(RowReason::NoMeasuredFigure)?;
             match named.first() {
                 Some(n) => notes.reading(format!(
                     "the words mention {}, which the row does not give: compared in {}, the figure it gives",
@@ -356,17 +354,11 @@ pub fn read_metric(run: &MeasuredRun, catalog_peak: Option<f64>) -> Result<Metri
     Ok(MetricReading { kind, value, flops, peak_tflops: peak, notes })
 }
 
-fn read_structured(run: &MeasuredRun, s: &StructuredMetric, words: &Words) -> Result<MetricReading, String> {
+fn read_structured(run: &MeasuredRun, s: &StructuredMetric, words: &Words) -> Result<MetricReading, RowReason> {
     let kind_text = s.kind.as_deref().unwrap_or("");
-    let kind = MetricKind::parse(kind_text).ok_or_else(|| {
-        format!(
-            "measured.metric.kind `{kind_text}` is not one of {}",
-            MetricKind::ALL.iter().map(|k| k.key()).collect::<Vec<_>>().join(", ")
-        )
-    })?;
-    let value = s.value.or_else(|| field(kind, run)).ok_or_else(|| {
-        format!("measured.metric has no value and measured.{} is null: no measured figure", kind.key())
-    })?;
+    let kind =
+        MetricKind::parse(kind_text).ok_or_else(|| RowReason::UnknownMetricKind { kind: kind_text.to_string() })?;
+    let value = s.value.or_else(|| field(kind, run)).ok_or(RowReason::NoMetricValue { kind })?;
     let mut notes = Vec::new();
     let flops = if kind.needs_flops() {
         Some(match s.flops.as_deref() {
@@ -418,7 +410,7 @@ mod tests {
         });
         let m = read_metric(&r, Some(989.0)).unwrap();
         assert_eq!((m.flops, m.peak_tflops), (Some(FlopCount::SixN), Some(989.0)));
-        assert!(read_metric(&run("tokens/s", &|_| ()), None).unwrap_err().contains("no measured figure"));
+        assert!(read_metric(&run("tokens/s", &|_| ()), None).unwrap_err().to_string().contains("no measured figure"));
     }
 
     #[test]
@@ -442,6 +434,6 @@ mod tests {
         let back = read_structured(&r, &s, &Words::default()).unwrap();
         assert_eq!(back, m);
         let bad = StructuredMetric { kind: Some("speed".into()), ..s };
-        assert!(read_structured(&r, &bad, &Words::default()).unwrap_err().contains("not one of"));
+        assert!(read_structured(&r, &bad, &Words::default()).unwrap_err().to_string().contains("not one of"));
     }
 }

@@ -36,6 +36,7 @@ pub mod one_shot;
 pub mod parallel_words;
 pub mod plausible;
 pub mod ranking;
+pub mod reason;
 pub mod recompute_words;
 pub mod row;
 pub mod schema;

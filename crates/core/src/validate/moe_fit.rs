@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::compare::Stats;
 use super::moe_runs::{MoeRunSetup, interpret_moe_row, predict_moe_row};
+use super::reason::UnreadFile;
 
 /// Grid of the layer overhead [s]: 0 to 10 ms in steps of 0.1 ms.
 const GRID_STEP_S: f64 = 1e-4;
@@ -42,9 +43,9 @@ pub struct FitRow {
 }
 
 /// The rows of a file of the shape of `measured-moe-runs.json` that can be evaluated.
-pub fn fit_rows(text: &str) -> Result<Vec<FitRow>, String> {
-    let doc: Value = crate::strict_json::parse(text).map_err(|e| format!("not valid JSON: {e}"))?;
-    let rows = doc["rows"].as_array().ok_or("no `rows` list")?;
+pub fn fit_rows(text: &str) -> Result<Vec<FitRow>, UnreadFile> {
+    let doc: Value = crate::strict_json::parse(text).map_err(|e| UnreadFile::NotJson(e.to_string()))?;
+    let rows = doc["rows"].as_array().ok_or(UnreadFile::NoRows)?;
     Ok(rows
         .iter()
         .filter_map(|r| {

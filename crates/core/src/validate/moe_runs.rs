@@ -47,7 +47,7 @@
 //!   dense rows ([`super::kernel_words::read_attention_kernel`]: torchtitan → FlashAttention-2
 //!   class, else the part's own-generation kernel).
 
-use crate::vocab::{Note, NoteList};
+use crate::vocab::{Note, NoteKind, NoteList};
 use serde_json::{Map, Value};
 
 use super::keys;
@@ -55,6 +55,7 @@ use super::moe_words::{
     a2a_overlap_of, dual_pipe_of, fp8_dispatch_of, fp8_swiglu_cache_of, group_limit, optimizer_states_of,
     recompute_modules_of,
 };
+use super::reason::{RowReason, UnreadFile};
 use super::recompute_words::read_recompute;
 
 use super::moe_flops::{FlopRules, model_flops_per_token};
@@ -213,7 +214,7 @@ const NUMBER_FIELDS: &[(&str, &[&str])] = &[
 
 /// Refuses a number written as text (`"8"` for `expert_model_parallel_size`): the readers below
 /// read only JSON numbers, and a string there would otherwise read as unstated (issue 30).
-fn numbers_are_numbers(top: &Group) -> Result<(), String> {
+fn numbers_are_numbers(top: &Group) -> Result<(), RowReason> {
     for (group, fields) in NUMBER_FIELDS {
         let g = if group.is_empty() { *top } else { top.child(group) };
         for f in *fields {
@@ -221,13 +222,16 @@ fn numbers_are_numbers(top: &Group) -> Result<(), String> {
                 && !v.is_number()
             {
                 let at = if group.is_empty() { String::new() } else { format!("{group}.") };
-                return Err(format!(
-                    "{at}{name}: must be a JSON number, not {v} (a number written as text is not read)"
-                ));
+                return Err(RowReason::NotANumber { field: format!("{at}{name}"), value: v.to_string() });
             }
         }
     }
     Ok(())
+}
+
+/// The reason of a row that leaves `field` (dotted) unstated.
+fn not_stated(field: &str) -> RowReason {
+    RowReason::NotStated { field: field.to_string() }
 }
 
 /// A whole number ≥ 0 (a JSON number).
@@ -328,8 +332,8 @@ fn micro_batch(gbs: u64, dp: u64, tp: u64, stated: Option<u64>, accum: Option<u6
     }
 }
 
-fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, String> {
-    let need = |k: &str| int(m, k).filter(|x| *x > 0).ok_or_else(|| format!("model.{k} not stated"));
+fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, RowReason> {
+    let need = |k: &str| int(m, k).filter(|x| *x > 0).ok_or_else(|| not_stated(&format!("model.{k}")));
     let (layers, hidden, heads, seq) = (need("layers")?, need("hidden")?, need("heads")?, need("seq_len")?);
     let experts = need("num_experts")?;
     let top_k = need("top_k")?;
@@ -337,8 +341,9 @@ fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, String> {
     // every FFN is an expert (Mixtral's `intermediate_size`); that width is then the dense one
     // only when the experts' own is stated apart (DeepSeek's `intermediate_size`).
     let stated_expert_ffn = int(m, "moe_ffn_hidden").filter(|x| *x > 0);
-    let expert_ffn =
-        stated_expert_ffn.or(int(m, "ffn_hidden").filter(|x| *x > 0)).ok_or("model.moe_ffn_hidden not stated")?;
+    let expert_ffn = stated_expert_ffn
+        .or(int(m, "ffn_hidden").filter(|x| *x > 0))
+        .ok_or_else(|| not_stated("model.moe_ffn_hidden"))?;
     let dense_ffn = int(m, "ffn_hidden_dense").or(stated_expert_ffn.and(int(m, "ffn_hidden"))).unwrap_or(expert_ffn);
     // Every how many layers one is MoE (Llama 4's `interleave_moe_layer_step`, Megatron's
     // integer `moe_layer_freq`, Qwen-MoE's `decoder_sparse_step`), or Megatron's 0/1 list of
@@ -351,17 +356,17 @@ fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, String> {
             // blocks must be `k` dense then every `n`-th ([`crate::layer_list::moe_pattern`]).
             _ => {
                 let rule = "must be a whole number of layers or Megatron's 0/1 list such as ([0]*3+[1]*12)";
-                let text = v.as_str().ok_or_else(|| format!("model.{name}: {rule}, not {v}"))?;
+                let bad = |rule: String| RowReason::LayerStepNotWhole { field: format!("model.{name}"), rule };
+                let text = v.as_str().ok_or_else(|| bad(format!("{rule}, not {v}")))?;
                 let flags = crate::layer_list::expand(text.trim().trim_matches(['"', '\'']), ("dense", "MoE"))
-                    .map_err(|why| format!("model.{name}: {why} ({rule})"))?;
+                    .map_err(|why| bad(format!("{why} ({rule})")))?;
                 if flags.len() as u64 != layers {
-                    return Err(format!("model.{name}: lists {} blocks, the model has {layers}", flags.len()));
+                    return Err(bad(format!("lists {} blocks, the model has {layers}", flags.len())));
                 }
                 let pattern = crate::layer_list::moe_pattern(&flags).ok_or_else(|| {
-                    format!(
-                        "model.{name}: must be k dense blocks then every n-th block MoE (the patterns fmperf models); \
-                         {text} is not"
-                    )
+                    bad(format!(
+                        "must be k dense blocks then every n-th block MoE (the patterns fmperf models); {text} is not"
+                    ))
                 })?;
                 (None, Some(pattern))
             }
@@ -379,7 +384,7 @@ fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, String> {
     let shared = int(m, "shared_experts").unwrap_or(0);
     let shared_total = int(m, "shared_ffn_hidden").unwrap_or(0);
     if shared > 0 && shared_total == 0 {
-        return Err("shared_experts given without shared_ffn_hidden".into());
+        return Err(RowReason::SharedExpertsWithoutWidth);
     }
     // Dense and MoE layers alternate when the counts say so (as many dense as MoE layers making
     // up the model) or the words do ("interleaved", "alternating", "every other layer") with
@@ -424,10 +429,10 @@ fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, String> {
             let x = &g;
             Some(Mla {
                 q_lora_rank: int(x, "q_lora_rank"),
-                kv_lora_rank: int(x, "kv_lora_rank").ok_or("mla.kv_lora_rank not stated")?,
-                qk_nope_head_dim: int(x, "qk_nope_head_dim").ok_or("mla.qk_nope_head_dim not stated")?,
+                kv_lora_rank: int(x, "kv_lora_rank").ok_or_else(|| not_stated("mla.kv_lora_rank"))?,
+                qk_nope_head_dim: int(x, "qk_nope_head_dim").ok_or_else(|| not_stated("mla.qk_nope_head_dim"))?,
                 qk_rope_head_dim: int(x, "qk_rope_head_dim").unwrap_or(0),
-                v_head_dim: int(x, "v_head_dim").ok_or("mla.v_head_dim not stated")?,
+                v_head_dim: int(x, "v_head_dim").ok_or_else(|| not_stated("mla.v_head_dim"))?,
             })
         }
         _ => None,
@@ -455,7 +460,7 @@ fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, String> {
         tied_embeddings: false,
         sliding_window: sliding_window_of(&words(m, "attention"), notes),
     };
-    w.validate().map_err(|e| format!("model: {e}"))?;
+    w.validate().map_err(RowReason::Model)?;
     Ok(w)
 }
 
@@ -479,24 +484,25 @@ fn sliding_window_of(attention: &str, notes: &mut Vec<Note>) -> Option<SlidingWi
 }
 
 /// Reads one row (see the module documentation); `Err` is the reason it is skipped.
-pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
+pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     let mut notes = Vec::new();
     let top = Group::top(row);
     numbers_are_numbers(&top)?;
     let model = top.child("model");
     let workload = model_of(&model, &mut notes)?;
-    let hardware_id = top.get("hardware_id").and_then(Value::as_str).ok_or("hardware_id not stated")?.to_string();
-    let sys = crate::resolve::builtin_system(&hardware_id).map_err(|e| format!("hardware: {e}"))?;
+    let hardware_id =
+        top.get("hardware_id").and_then(Value::as_str).ok_or_else(|| not_stated("hardware_id"))?.to_string();
+    let sys = crate::resolve::builtin_system(&hardware_id).map_err(RowReason::Hardware)?;
     let prec_words = words(&top, "precision");
     let precision = if prec_words.contains("fp8") { Precision::Fp8 } else { Precision::Bf16 };
     if sys.peak_tflops.fp8.is_none() && precision == Precision::Fp8 {
-        return Err(format!("{hardware_id} lists no FP8 rate"));
+        return Err(RowReason::NoFp8Rate { system: hardware_id });
     }
 
     let p = &top.child("parallel");
     let (tp, pp, cp) = (int(p, "tp").unwrap_or(1), int(p, "pp").unwrap_or(1), int(p, "cp").unwrap_or(1));
     let num_devices = int(&top, "num_devices").filter(|d| *d > 0);
-    let model_parallel = tp.checked_mul(pp).and_then(|x| x.checked_mul(cp)).ok_or("degrees too large")?;
+    let model_parallel = tp.checked_mul(pp).and_then(|x| x.checked_mul(cp)).ok_or(RowReason::DegreesTooLarge)?;
     // The data-parallel degree, else the devices the other degrees leave.
     let dp = match (int(p, "dp").filter(|d| *d > 0), num_devices) {
         (Some(d), _) => d,
@@ -505,17 +511,17 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
             n / model_parallel
         }
         (None, Some(n)) => {
-            return Err(format!("parallel.dp not stated and num_devices {n} is not a multiple of tp·pp·cp"));
+            return Err(RowReason::DevicesNotDivisible { devices: n });
         }
-        (None, None) => return Err("parallel.dp and num_devices not stated".into()),
+        (None, None) => return Err(RowReason::DpAndDevicesNotStated),
     };
     let (ep, etp) = (int(p, "ep").unwrap_or(1).max(1), int(p, "etp").unwrap_or(1).max(1));
     let b = &top.child("batch");
-    let gbs = int(b, "global_batch_seqs").ok_or("batch.global_batch_seqs not stated")?;
+    let gbs = int(b, "global_batch_seqs").ok_or_else(|| not_stated("batch.global_batch_seqs"))?;
     let mbs = micro_batch(gbs, dp, tp, int(b, "micro_batch"), int(b, "grad_accum"), &mut notes);
-    let n = model_parallel.checked_mul(dp).ok_or("degrees too large")?;
+    let n = model_parallel.checked_mul(dp).ok_or(RowReason::DegreesTooLarge)?;
     let mut mapping = mapping_for(sys, &mut notes);
-    let (chip, _) = resolve::hardware(sys, precision, true, &mapping).map_err(|e| e.to_string())?;
+    let (chip, _) = resolve::hardware(sys, precision, true, &mapping).map_err(RowReason::Priced)?;
     // Devices as the degrees count them (two JAX devices per TPU7x chip), when the stated count
     // is of chips ([`super::device_count`]).
     let m = &top.child("measured");
@@ -529,7 +535,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
                 ));
                 k
             }
-            None => return Err(format!("num_devices {devices} differs from tp·pp·cp·dp = {n}")),
+            None => return Err(RowReason::DevicesDiffer { devices, degrees: n }),
         },
     };
     let chips = n / devices_per_chip;
@@ -539,7 +545,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         notes.reading(format!("{chips} devices on domains of {domain}: {used} per domain"));
         mapping.domain_size = Some(used);
     }
-    let (hw, _) = resolve::hardware(sys, precision, true, &mapping).map_err(|e| e.to_string())?;
+    let (hw, _) = resolve::hardware(sys, precision, true, &mapping).map_err(RowReason::Priced)?;
     let hw = super::device_count::share_of_chip(&hw, devices_per_chip);
     let layout = Layout::placed(tp, cp, pp, dp, mbs, gbs, hw.domain_size()).with_experts(ep, etp);
 
@@ -549,7 +555,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
     let reading =
         read_recompute(Some(&rec).filter(|r| !r.trim().is_empty()).map(String::as_str), Some(workload.layers));
     if !rec.trim().is_empty() {
-        notes.extend(reading.note.map(Note::reading));
+        notes.extend(reading.note.map(|n| n.about("parallel.recompute")));
     }
     let recompute = reading.level;
     let recompute_modules = recompute_modules_of(&rec, recompute, &mut notes);
@@ -617,13 +623,13 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
             + &words(p, "other");
     let (attention_kernel, attention_note) =
         super::kernel_words::read_attention_kernel(&super::words::Words::new(&attention_text));
-    notes.extend(attention_note.map(Note::reading));
+    notes.extend(attention_note);
     // The stack of FSDP as for dense rows: Megatron-FSDP only where the words name it.
     let stack = match sharding {
         Sharding::Zero3 => {
             let all = super::words::Words::new(&format!("{fsdp}; {attention_text}"));
             let (stack, note) = super::parallel_words::read_zero3_stack(Stack::default(), &all);
-            notes.extend(note.map(Note::reading));
+            notes.extend(note);
             stack
         }
         _ => Stack::default(),
@@ -634,7 +640,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
         &super::words::Words::new(&attention_text),
     );
     if precision == Precision::Fp8 {
-        notes.extend(fp8_note.map(Note::reading));
+        notes.extend(fp8_note.map(|n| n.about("precision")));
     }
     // A gradient reduction in the parameter type when the words say `grad_reduce_in_fp32` is off
     // (the dense rows' reading): 16-bit gradient buffers.
@@ -671,7 +677,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, String> {
                     let step = num(m, "step_time_s")?;
                     Some((gbs as f64 * workload.seq_len as f64 / step / n as f64, "step_time_s".into()))
                 })
-                .ok_or("no measured throughput")?;
+                .ok_or(RowReason::NoThroughput)?;
             (MoeMetric::TokensPerDevice, tokens, name)
         }
     };
@@ -746,11 +752,11 @@ fn recompute_that_ran(
 
 /// Predicts one interpreted row with `options` (the row's switches, possibly with fitted
 /// constants): `(predicted metric, predicted peak allocated memory [GB], (ep, etp, edp))`.
-pub fn predict_moe_row(s: &MoeRunSetup, options: &ExtendedOptions) -> Result<(f64, f64, (u64, u64, u64)), String> {
-    let sys = crate::resolve::builtin_system(&s.hardware_id).map_err(|e| e.to_string())?;
-    let (hw, _) = resolve::hardware(sys, s.precision, true, &s.mapping).map_err(|e| e.to_string())?;
+pub fn predict_moe_row(s: &MoeRunSetup, options: &ExtendedOptions) -> Result<(f64, f64, (u64, u64, u64)), RowReason> {
+    let sys = crate::resolve::builtin_system(&s.hardware_id).map_err(RowReason::Priced)?;
+    let (hw, _) = resolve::hardware(sys, s.precision, true, &s.mapping).map_err(RowReason::Priced)?;
     let hw = super::device_count::share_of_chip(&hw, s.devices_per_chip);
-    let e = evaluate(&s.workload, &hw, &s.layout, options).map_err(|e| e.to_string())?;
+    let e = evaluate(&s.workload, &hw, &s.layout, options).map_err(RowReason::Priced)?;
     let tokens = e.tokens_per_s / s.layout.devices() as f64 * s.devices_per_figure as f64;
     let value = match (s.metric, s.rules) {
         (MoeMetric::TflopsPerDevice, Some(r)) => tokens * model_flops_per_token(&s.workload, &r) * 1e-12,
@@ -763,7 +769,7 @@ pub fn predict_moe_row(s: &MoeRunSetup, options: &ExtendedOptions) -> Result<(f6
 }
 
 /// Every row of a file of that shape, read and predicted with the rows' own switches.
-pub fn validate_moe_runs(text: &str) -> Result<Vec<MoeRowResult>, String> {
+pub fn validate_moe_runs(text: &str) -> Result<Vec<MoeRowResult>, UnreadFile> {
     validate_moe_runs_with(text, &|o| o)
 }
 
@@ -771,9 +777,9 @@ pub fn validate_moe_runs(text: &str) -> Result<Vec<MoeRowResult>, String> {
 pub fn validate_moe_runs_with(
     text: &str,
     adjust: &dyn Fn(ExtendedOptions) -> ExtendedOptions,
-) -> Result<Vec<MoeRowResult>, String> {
-    let doc: Value = crate::strict_json::parse(text).map_err(|e| format!("not valid JSON: {e}"))?;
-    let rows = doc["rows"].as_array().ok_or("no `rows` list")?;
+) -> Result<Vec<MoeRowResult>, UnreadFile> {
+    let doc: Value = crate::strict_json::parse(text).map_err(|e| UnreadFile::NotJson(e.to_string()))?;
+    let rows = doc["rows"].as_array().ok_or(UnreadFile::NoRows)?;
     Ok(rows.iter().map(|row| predict_row(row, adjust)).collect())
 }
 
@@ -795,7 +801,7 @@ fn predict_row(row: &Value, adjust: &dyn Fn(ExtendedOptions) -> ExtendedOptions)
     let setup = match interpret_moe_row(row) {
         Ok(s) => s,
         Err(why) => {
-            out.notes.reading(why);
+            out.notes.push(skipped(&why));
             return out;
         }
     };
@@ -810,7 +816,16 @@ fn predict_row(row: &Value, adjust: &dyn Fn(ExtendedOptions) -> ExtendedOptions)
             out.predicted_memory_gb = Some(mem);
             out.experts = Some(x);
         }
-        Err(why) => out.notes.reading(why),
+        Err(why) => out.notes.push(skipped(&why)),
     }
     out
+}
+
+/// The note of a row skipped for `why`, about the field the reason names.
+fn skipped(why: &RowReason) -> Note {
+    let note = Note::new(NoteKind::Skipped, why.to_string());
+    match why.field() {
+        Some(f) => note.about(f),
+        None => note,
+    }
 }

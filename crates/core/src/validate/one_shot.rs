@@ -99,7 +99,7 @@ fn calibrate_on(anchor: &Prepared, mode: Mode, eta: Efficiency, spread: f64) -> 
     let t_m = base
         .measured_step_s
         .ok_or_else(|| Uncalibrated::Row(base.reason.clone().unwrap_or_else(|| "no time figure".into())))?;
-    let hw = anchor.hardware.clone().map_err(Uncalibrated::Row)?;
+    let hw = anchor.hardware.clone().map_err(|e| Uncalibrated::Row(e.to_string()))?;
     let measured = Measured::new(Figure::Time(MetricKind::StepTimeS), t_m, format!("row {}", anchor.run.id), "step")
         .map_err(Uncalibrated::Fit)?;
     // A step time needs no conversion: the facts are not read.
@@ -107,7 +107,7 @@ fn calibrate_on(anchor: &Prepared, mode: Mode, eta: Efficiency, spread: f64) -> 
     let mut predict = |k: &StackConstants| {
         let step_s = anchor
             .extended_time_on(&k.apply(&hw), eta)
-            .map_err(|reason| crate::Error::invalid("row", &anchor.run.id, reason))?;
+            .map_err(|reason| crate::Error::invalid("row", &anchor.run.id, reason.to_string()))?;
         Ok(Prediction { step_s, memory: PredictedMemory { allocated_gb: 0.0, reserved_gb: 0.0, device_gb: 0.0 } })
     };
     fit_with_spread(&[measured], &facts, spread, &mut predict).map(|f| f.constants).map_err(Uncalibrated::Fit)

@@ -232,14 +232,14 @@ pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
 }
 
 /// Reads the training precision of the linear layers; the note says how when it is not plain.
-pub fn read_precision(text: Option<&str>, sys: &CatalogSystem) -> (Precision, Option<String>) {
+pub fn read_precision(text: Option<&str>, sys: &CatalogSystem) -> (Precision, Option<Note>) {
     let sixteen = if sys.peak_tflops.bf16.is_some() || sys.peak_tflops.fp16.is_none() {
         Precision::Bf16
     } else {
         Precision::Fp16
     };
     let Some(t) = text.filter(|t| !t.trim().is_empty()) else {
-        return (sixteen, Some(format!("precision not stated: {sixteen} (16-bit mixed precision)")));
+        return (sixteen, Some(Note::assumption(format!("precision not stated: {sixteen} (16-bit mixed precision)"))));
     };
     let w = Words::new(t);
     let eight = ["fp8", "float8", "e4m3", "e5m2", "mxfp8", "8 bit float", "fp8 linears"];
@@ -247,18 +247,23 @@ pub fn read_precision(text: Option<&str>, sys: &CatalogSystem) -> (Precision, Op
         return (Precision::Fp8, None);
     }
     if w.any(&["fp4", "nvfp4", "mxfp4", "float4"]) {
-        return (Precision::Fp8, Some(format!("`{t}`: FP4 read as FP8, the narrowest format the model prices")));
+        return (
+            Precision::Fp8,
+            Some(Note::reading(format!("`{t}`: FP4 read as FP8, the narrowest format the model prices"))),
+        );
     }
     let bf = w.tokens.iter().any(|x| x.starts_with("bf16") || x.starts_with("bfloat16")) || w.has("brain float");
     let fp16 = w.tokens.iter().any(|x| x == "fp16" || x.starts_with("float16") || x == "half" || x == "f16");
     match (bf, fp16) {
         (true, false) => return (Precision::Bf16, None),
         (false, true) => return (Precision::Fp16, None),
-        (true, true) => return (sixteen, Some(format!("`{t}` names both 16-bit formats: {sixteen} (the part's)"))),
+        (true, true) => {
+            return (sixteen, Some(Note::reading(format!("`{t}` names both 16-bit formats: {sixteen} (the part's)"))));
+        }
         _ => {}
     }
     if w.any(&["16 bit", "16bit", "amp", "mixed precision", "mixed", "autocast"]) {
-        return (sixteen, Some(format!("`{t}`: 16-bit mixed precision, {sixteen} on this part")));
+        return (sixteen, Some(Note::reading(format!("`{t}`: 16-bit mixed precision, {sixteen} on this part"))));
     }
     if w.any(&["tf32", "tensorfloat", "tensorfloat 32"]) {
         return (Precision::Tf32, None);
@@ -266,7 +271,10 @@ pub fn read_precision(text: Option<&str>, sys: &CatalogSystem) -> (Precision, Op
     if w.any(&["fp32", "float32", "full precision", "single precision", "32 bit", "f32"]) {
         return (Precision::Fp32, None);
     }
-    (sixteen, Some(format!("precision `{t}` not understood: {sixteen} (the most common training format)")))
+    (
+        sixteen,
+        Some(Note::assumption(format!("precision `{t}` not understood: {sixteen} (the most common training format)"))),
+    )
 }
 
 /// What the precision and optimizer words say about the model states, for the memory model.
@@ -321,11 +329,12 @@ pub fn says_16bit_grad_reduce(text: &str) -> bool {
 /// data-parallel group, makes an FP32 copy of its own shard only at the optimizer step and then
 /// broadcasts each rank's updated shard from its owner over the `zero1` group (as remembered from
 /// its source, not re-read here): `grad_reduce=param` and `param_broadcast=on`, with the note.
-pub fn reads_hybrid_zero(stack: &Words) -> Option<String> {
+pub fn reads_hybrid_zero(stack: &Words) -> Option<Note> {
     stack.has("internlm").then(|| {
-        "InternLM's hybrid ZeRO: gradients kept and all-reduced in the 16-bit parameter type (grad_reduce=param), \
-         updated parameters broadcast by each shard owner (param_broadcast=on)"
-            .into()
+        Note::reading(
+            "InternLM's hybrid ZeRO: gradients kept and all-reduced in the 16-bit parameter type (grad_reduce=param), \
+         updated parameters broadcast by each shard owner (param_broadcast=on)",
+        )
     })
 }
 
@@ -337,13 +346,13 @@ pub fn reads_hybrid_zero(stack: &Words) -> Option<String> {
 /// the default (Megatron's, which prices exactly as before the stack was read). The JAX stack's
 /// ZeRO-3 collectives and DeepSpeed's ZeRO-2 under accumulation are what the stack changes here
 /// ([`Stack::zero3_one_nic_per_device`]); the sharding itself is read by [`read_sharding`].
-pub fn read_stack(stack: &Words) -> (Stack, Option<String>) {
+pub fn read_stack(stack: &Words) -> (Stack, Option<Note>) {
     match stack.tokens.iter().find(|t| t.parse::<Stack>().is_ok_and(|s| s == Stack::Jax)) {
         Some(w) => (
             Stack::Jax,
-            Some(format!(
+            Some(Note::reading(format!(
                 "stack jax (the words name `{w}`): XLA combines and prefetches FSDP's collectives, priced at every NIC of a node"
-            )),
+            ))),
         ),
         None if stack.has("deepspeed") || stack.has_prefix("paddle") => (Stack::DeepSpeed, None),
         None => (Stack::default(), None),
@@ -361,15 +370,14 @@ const MEGATRON_FSDP_WORDS: [&str; 2] = ["megatron fsdp", "mfsdp"];
 /// PyTorch's FSDP (Composer, torchtitan) or DeepSpeed's ZeRO-3 (a ZeRO stage is DeepSpeed's
 /// word), read as `fsdp`: one NIC per device across domains, as every such row was priced
 /// before Megatron-FSDP was told apart. Other stacks are kept.
-pub fn read_zero3_stack(stack: Stack, words: &Words) -> (Stack, Option<String>) {
+pub fn read_zero3_stack(stack: Stack, words: &Words) -> (Stack, Option<Note>) {
     match stack {
         Stack::Megatron if words.any(&MEGATRON_FSDP_WORDS) => (
             Stack::Megatron,
-            Some(
+            Some(Note::reading(
                 "Megatron-FSDP: each layer's parameters gathered and its gradients reduced as one buffer, \
-                 prefetched; across domains through every NIC of a domain"
-                    .into(),
-            ),
+                 prefetched; across domains through every NIC of a domain",
+            )),
         ),
         Stack::Megatron => (Stack::Fsdp, None),
         s => (s, None),
@@ -388,12 +396,12 @@ const GRADS_FREED_WORDS: [&str; 5] = ["lightning thunder", "pytorch fsdp", "torc
 /// ([`crate::extended::ExtendedOptions::grads_freed`]): the stack words name a PyTorch-native
 /// loop ([`PYTORCH_NATIVE_LOOPS`], [`GRADS_FREED_WORDS`]) and no framework with its own gradient
 /// buffer, or say `set_to_none` outright (`set_to_none=False` keeps them); noted when on.
-pub fn read_grads_freed(stack: &Words) -> (bool, Option<String>) {
+pub fn read_grads_freed(stack: &Words) -> (bool, Option<Note>) {
     if stack.any(&["set to none false", "set to none 0"]) {
         return (false, None);
     }
     if stack.has("set to none") {
-        return (true, Some("gradients set to None between steps (zero_grad set_to_none)".into()));
+        return (true, Some(Note::reading("gradients set to None between steps (zero_grad set_to_none)")));
     }
     if stack.any(&GRAD_BUFFER_FRAMEWORKS) {
         return (false, None);
@@ -401,9 +409,9 @@ pub fn read_grads_freed(stack: &Words) -> (bool, Option<String>) {
     match PYTORCH_NATIVE_LOOPS.iter().chain(&GRADS_FREED_WORDS).find(|f| stack.has(f)) {
         Some(f) => (
             true,
-            Some(format!(
+            Some(Note::reading(format!(
                 "`{f}` frees its gradients between steps (zero_grad: none held at the loss with one micro-batch)"
-            )),
+            ))),
         ),
         None => (false, None),
     }
@@ -428,7 +436,7 @@ pub fn read_slices(text: &str) -> Option<u64> {
 
 /// Virtual pipeline stages the words give: a count after `vpp`/`virtual`/`chunks`/`interleave`,
 /// or 2 when they say "interleaved" without one. `None`: the words do not mention interleaving.
-pub fn read_interleave(text: &str) -> Option<(u64, Option<String>)> {
+pub fn read_interleave(text: &str) -> Option<(u64, Option<Note>)> {
     let w = Words::new(text);
     let mentions = w.has_prefix("interleav") || w.any(&["vpp", "virtual pipeline", "virtual stages", "virtual stage"]);
     if !mentions {
@@ -444,7 +452,7 @@ pub fn read_interleave(text: &str) -> Option<(u64, Option<String>)> {
     if let Some(n) = w.number_before("virtual", 2).map(|n| n as u64).filter(|n| *n >= 1 && *n <= 64) {
         return Some((n, None));
     }
-    Some((2, Some(format!("`{text}`: interleaving stated without a count: 2 virtual stages"))))
+    Some((2, Some(Note::assumption(format!("`{text}`: interleaving stated without a count: 2 virtual stages")))))
 }
 
 /// Whether the run overlaps its data-parallel gradient reduction with the backward pass
@@ -460,7 +468,7 @@ pub fn read_interleave(text: &str) -> Option<(u64, Option<String>)> {
 /// * DeepSpeed ZeRO-1/2 (`zero1_2`: the row's sharding) → off: `overlap_comm` defaults to false
 ///   below ZeRO-3 (DeepSpeed's configuration docs);
 /// * anything else (NeMo, PyTorch DDP/FSDP, XLA, InternLM's `overlap_sync_grad`) → on.
-pub fn read_dp_overlap(overlap: &Words, stack: &Words, zero1_2: bool) -> (bool, Option<String>) {
+pub fn read_dp_overlap(overlap: &Words, stack: &Words, zero1_2: bool) -> (bool, Option<Note>) {
     for phrase in ["overlap grad reduce", "overlap comm", "grad reduce overlapped", "overlap grad"] {
         if overlap.has(phrase) {
             return (overlap.affirms(phrase), None);
@@ -469,11 +477,11 @@ pub fn read_dp_overlap(overlap: &Words, stack: &Words, zero1_2: bool) -> (bool, 
     if stack.has_prefix("megatron") && !stack.has("nemo") && !stack.has("bridge") {
         let note = "Megatron-LM: data-parallel gradient reduction not overlapped with the backward \
                     (--overlap-grad-reduce is opt-in; dp_overlap=off)";
-        return (false, Some(note.to_string()));
+        return (false, Some(Note::assumption(note)));
     }
     if zero1_2 && stack.has("deepspeed") {
         let note = "DeepSpeed ZeRO-1/2: overlap_comm off by default (dp_overlap=off)";
-        return (false, Some(note.to_string()));
+        return (false, Some(Note::assumption(note)));
     }
     (true, None)
 }
@@ -483,7 +491,7 @@ pub fn read_dp_overlap(overlap: &Words, stack: &Words, zero1_2: bool) -> (bool, 
 /// layers at both ends count as blocks), Megatron-LM's `--account-for-embedding-in-pipeline-split`
 /// and `--account-for-loss-in-pipeline-split` (also Megatron-Bridge's and NeMo's keys of those
 /// names), not negated. `None`: the words say neither (the blocks alone are split).
-pub fn read_stage_split(w: &Words) -> Option<(StageSplitRule, String)> {
+pub fn read_stage_split(w: &Words) -> Option<(StageSplitRule, Note)> {
     let partition_names_embedding = w
         .find("partition method")
         .is_some_and(|at| w.tokens.iter().skip(at + 2).take(6).any(|t| t.starts_with("embed")));
@@ -495,7 +503,7 @@ pub fn read_stage_split(w: &Words) -> Option<(StageSplitRule, String)> {
             w.affirms("account for loss in pipeline split"),
         )
     };
-    (rule != StageSplitRule::Blocks).then(|| (rule, rule.note()))
+    (rule != StageSplitRule::Blocks).then(|| (rule, Note::assumption(rule.note())))
 }
 
 #[cfg(test)]

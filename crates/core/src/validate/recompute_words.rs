@@ -23,6 +23,7 @@
 
 use super::words::Words;
 use crate::extended::Recompute;
+use crate::vocab::Note;
 
 /// A recomputation policy read from words.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +36,7 @@ pub struct RecomputeReading {
     /// Whether activations are offloaded to host memory.
     pub offloaded: bool,
     /// How the words were read (empty when they were plain).
-    pub note: Option<String>,
+    pub note: Option<Note>,
 }
 
 impl RecomputeReading {
@@ -44,7 +45,7 @@ impl RecomputeReading {
     }
 
     fn noted(level: Recompute, note: String) -> RecomputeReading {
-        RecomputeReading { level, fraction: None, offloaded: false, note: Some(note) }
+        RecomputeReading { level, fraction: None, offloaded: false, note: Some(Note::reading(note)) }
     }
 
     fn partial(fraction: f64, what: &str) -> RecomputeReading {
@@ -58,7 +59,10 @@ impl RecomputeReading {
             level,
             fraction: Some(fraction),
             offloaded: false,
-            note: Some(format!("recomputation of {what} ({:.0} %): modelled as {read_as}", fraction * 100.0)),
+            note: Some(Note::reading(format!(
+                "recomputation of {what} ({:.0} %): modelled as {read_as}",
+                fraction * 100.0
+            ))),
         }
     }
 }
@@ -166,10 +170,10 @@ pub fn read_recompute(text: Option<&str>, layers: Option<u64>) -> RecomputeReadi
             level: Recompute::Selective,
             fraction: None,
             offloaded: true,
-            note: Some(format!(
+            note: Some(Note::reading(format!(
                 "`{t}`: activations offloaded to host memory, priced as no extra forward (selective); device \
                  memory of the offloaded activations is over-counted"
-            )),
+            ))),
         };
     }
     // MaxText policy names.

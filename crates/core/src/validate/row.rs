@@ -41,13 +41,14 @@ use super::parallel_words::{
     ShardingInput, ShardingReading, StateFacts, read_dp_overlap, read_grads_freed, read_interleave, read_precision,
     read_sharding, read_slices, read_stage_split, read_state_facts,
 };
+use super::reason::RowReason;
 use super::recompute_words::{RecomputeReading, read_recompute};
 use super::schema::{Interleave, MeasuredRun};
 use super::words::Words;
 use crate::catalog::{CatalogSystem, MappingOptions, Precision};
 use crate::extended::{ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Workload};
 use crate::vocab::Candidate;
-use crate::vocab::{Note, NoteKind, NoteList};
+use crate::vocab::{Note, NoteList};
 use crate::{ModelShape, Strategy, SystemParams};
 
 /// A run ready to evaluate.
@@ -94,13 +95,15 @@ fn gated(words: &str) -> bool {
 /// spec (`google_tpu_v4,scale_out=6.25`), or that a named instance implies (its scale-out
 /// bandwidth per device), the part's scale-up domain for this row (a named build's, e.g. a Trn2
 /// UltraServer's 64, else the catalog's), and a note when the part was read from words.
-fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOptions, u64, Option<String>), String> {
+fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOptions, u64, Option<Note>), RowReason> {
     if let Some(id) = run.hardware_id.as_deref() {
         if let Ok(s) = crate::resolve::builtin_system(id) {
             let words = run.hardware.as_deref().unwrap_or("");
             let fabric =
                 super::fabric_words::scale_out_per_device_gbs(words, super::fabric_words::devices_per_node(words));
-            let note = fabric.map(|gbs| format!("scale-out network read from the words: {gbs} GB/s per device"));
+            let note = fabric.map(|gbs| {
+                Note::reading(format!("scale-out network read from the words: {gbs} GB/s per device")).about("hardware")
+            });
             let mapping = MappingOptions { scale_out_gbps: fabric, ..MappingOptions::default() };
             return Ok((s, mapping, s.scale_up.domain_size, note));
         }
@@ -113,32 +116,33 @@ fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOpti
     let words = [run.hardware_id.as_deref(), run.hardware.as_deref()];
     let text: Vec<&str> = words.iter().flatten().copied().filter(|t| !t.trim().is_empty()).collect();
     if text.is_empty() {
-        return Err("hardware not stated: hardware_id and hardware are null".to_string());
+        return Err(RowReason::HardwareNotStated);
     }
     let words = text.join("; ");
-    let r = read_hardware_words(&words).map_err(|e| e.to_string())?;
+    let r = read_hardware_words(&words)?;
     // A scale-out network the words state (`400 Gb/s RDMA per GPU`, `4 x 100 Gb RoCE per node`
     // with the devices per node stated) when no named instance gave one.
     let fabric = super::fabric_words::scale_out_per_device_gbs(&words, super::fabric_words::devices_per_node(&words));
     let note = match (r.scale_out_gbps, fabric) {
-        (None, Some(gbs)) => Some(
-            [r.note.clone(), Some(format!("scale-out network read from the words: {gbs} GB/s per device"))]
+        (None, Some(gbs)) => Some(Note::reading(
+            [r.note.map(|n| n.text), Some(format!("scale-out network read from the words: {gbs} GB/s per device"))]
                 .into_iter()
                 .flatten()
                 .collect::<Vec<_>>()
                 .join("; "),
-        ),
-        _ => r.note.clone(),
+        )),
+        _ => r.note,
     };
+    let note = note.map(|n| n.about("hardware"));
     let mapping = MappingOptions { scale_out_gbps: r.scale_out_gbps.or(fabric), ..MappingOptions::default() };
     Ok((r.system, mapping, r.domain.unwrap_or(r.system.scale_up.domain_size), note))
 }
 
 /// Interprets a run (see the module documentation for the rules); `Err` is the skip reason.
-pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
+pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     let mut notes = Vec::new();
     let m = &run.model;
-    let missing: Vec<&str> = [
+    let missing: Vec<&'static str> = [
         ("layers", m.layers),
         ("hidden", m.hidden),
         ("heads", m.heads),
@@ -150,7 +154,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     .map(|(n, _)| n)
     .collect();
     if !missing.is_empty() {
-        return Err(format!("model shape not stated: {} unknown", missing.join(", ")));
+        return Err(RowReason::ShapeNotStated { missing });
     }
     let (layers, hidden, heads, ffn, seq) = (
         m.layers.unwrap_or(1),
@@ -160,15 +164,15 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         m.seq_len.unwrap_or(1),
     );
     let (system, mapping, part_domain, hw_note) = hardware_of(run)?;
-    notes.extend(hw_note.map(Note::reading));
+    notes.extend(hw_note);
     let p = &run.parallel;
     if p.ep.is_some_and(|e| e > 1) {
-        return Err("expert parallelism (mixture of experts) is not modelled by this reader".to_string());
+        return Err(RowReason::ExpertParallel);
     }
     let (tp, pp, cp) = (p.tp.unwrap_or(1), p.pp.unwrap_or(1), p.cp.unwrap_or(1));
     // Counts come from a file: every product is checked (a huge value skips the row, never panics).
     let product = |v: &[u64]| v.iter().try_fold(1u64, |a, b| a.checked_mul(*b)).filter(|n| *n <= 1 << 40);
-    let too_large = || "parallel degrees or batch sizes too large to evaluate".to_string();
+    let too_large = || RowReason::TooLarge;
     let model_parallel = product(&[tp, pp, cp]).ok_or_else(too_large)?;
     let dp = match (p.dp, run.num_devices) {
         (Some(d), _) => d,
@@ -176,7 +180,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
             notes.assumption(format!("dp not stated: num_devices / (tp·pp·cp) = {}", n / model_parallel));
             n / model_parallel
         }
-        (None, _) => return Err("data-parallel size absent: parallel.dp and num_devices are null".to_string()),
+        (None, _) => return Err(RowReason::DataParallelAbsent),
     };
     let devices = product(&[model_parallel, dp]).ok_or_else(too_large)?;
     // Devices as the degrees count them: two JAX devices per TPU7x chip ([`super::device_count`]).
@@ -201,7 +205,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     };
 
     let (precision, p_note) = read_precision(run.precision.as_deref(), system);
-    notes.extend(p_note.map(Note::reading));
+    notes.extend(p_note.map(|n| n.about("precision")));
 
     // Pipeline schedule: virtual stages per device (the micro-batch default below reads it).
     let other = p.other.join("; ");
@@ -209,14 +213,14 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         Some(Interleave::Chunks(v)) => *v,
         Some(Interleave::Described(t)) => match read_interleave(t) {
             Some((v, note)) => {
-                notes.extend(note.map(Note::reading));
+                notes.extend(note.map(|n| n.about("parallel.interleave_vpp")));
                 v
             }
             None => 1,
         },
         None => match read_interleave(&other) {
             Some((v, note)) => {
-                notes.extend(note.map(Note::reading));
+                notes.extend(note.map(|n| n.about("parallel.other")));
                 v
             }
             None => {
@@ -245,11 +249,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
             g
         }
         (None, _) => {
-            return Err(
-                "global batch absent (batch.global_batch_seqs and global_batch_tokens are null) and pp > 1: the \
-                 pipeline bubble depends on it"
-                    .to_string(),
-            );
+            return Err(RowReason::GlobalBatchAbsent);
         }
     };
     let mbs = match (b.micro, b.grad_accum) {
@@ -324,12 +324,12 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         tied_embeddings: m.tied_embeddings.unwrap_or(false),
         sliding_window: None,
     };
-    workload.validate().map_err(|e| format!("model: {e}"))?;
-    notes.extend(workload.alignment_caveat().map(|t| Note::new(NoteKind::ModelCaveat, t)));
+    workload.validate().map_err(RowReason::Model)?;
+    notes.extend(workload.alignment_caveat());
 
     // Switches of the row, read from its words.
     let recompute = read_recompute(p.recompute.as_deref(), Some(layers));
-    notes.extend(recompute.note.clone().map(Note::reading));
+    notes.extend(recompute.note.clone().map(|n| n.about("parallel.recompute")));
     // ZeRO words may stand in the optimizer text or among the other parallel words
     // (`--use-distributed-optimizer`).
     let state_words = [run.optimizer.as_deref(), Some(other.as_str())]
@@ -363,7 +363,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let hybrid_zero = super::parallel_words::reads_hybrid_zero(&Words::new(run.framework.as_deref().unwrap_or("")));
     let sixteen_bit_grads = sixteen_bit_grads || hybrid_zero.is_some();
     let param_broadcast = hybrid_zero.is_some();
-    notes.extend(hybrid_zero.map(Note::reading));
+    notes.extend(hybrid_zero.map(|n| n.about("framework")));
     let grad_reduce = if (precision_words.any(&["fp16", "float16", "pure"]) || sixteen_bit_grads) && !states.pure_16bit
     {
         GradReduce::Param
@@ -374,18 +374,18 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let kernel_text = [run.framework.as_deref().unwrap_or(""), other.as_str(), &run.notes.join("; ")].join("; ");
     let stack_words = Words::new(&kernel_text);
     let (fusion, fusion_note) = read_run_fusion(&Words::new(run.framework.as_deref().unwrap_or("")), &stack_words);
-    notes.extend(fusion_note.map(Note::reading));
+    notes.extend(fusion_note);
     let (fp8_recipe, fp8_note) = read_fp8_recipe(&precision_words, &stack_words);
     if precision == Precision::Fp8 {
-        notes.extend(fp8_note.map(Note::reading));
+        notes.extend(fp8_note.map(|n| n.about("precision")));
     }
     let (compiled_loss, loss_note) = read_compiled_loss(&stack_words);
-    notes.extend(loss_note.map(Note::reading));
+    notes.extend(loss_note);
     let (grads_freed, grads_note) = read_grads_freed(&stack_words);
-    notes.extend(grads_note.map(Note::reading));
+    notes.extend(grads_note);
     let stage_split = match read_stage_split(&stack_words) {
         Some((rule, note)) if pp > 1 => {
-            notes.assumption(note);
+            notes.push(note);
             rule
         }
         _ => crate::extended::StageSplitRule::Blocks,
@@ -401,7 +401,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     ]
     .join("; ");
     let (attention_kernel, attention_note) = read_attention_kernel(&Words::new(&attention_text));
-    notes.extend(attention_note.map(Note::reading));
+    notes.extend(attention_note);
     let stack_text = [
         run.framework.as_deref().unwrap_or(""),
         &run.tags.join("; "),
@@ -413,7 +413,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
     let zero1_2 = matches!(sharding.sharding, crate::extended::Sharding::Zero1 | crate::extended::Sharding::Zero2);
     let (dp_overlap, overlap_note) = read_dp_overlap(&other_words, &Words::new(&stack_text), zero1_2);
     if dp > 1 && sharding.sharding != crate::extended::Sharding::Zero3 {
-        notes.extend(overlap_note.map(Note::reading));
+        notes.extend(overlap_note);
     }
     let (stack, stack_note) = super::parallel_words::read_stack(&Words::new(&stack_text));
     // Megatron's ZeRO-3 is Megatron-FSDP: kept only where the words name it.
@@ -431,7 +431,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         && sharding.sharding == crate::extended::Sharding::Zero3
         && system.architecture != crate::catalog::Architecture::Torus
     {
-        notes.extend(stack_note.map(Note::reading));
+        notes.extend(stack_note);
     }
     let options = ExtendedOptions {
         hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
@@ -465,14 +465,14 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
             let slice_words = Words::join(&[p.fsdp.as_deref(), Some(other.as_str())]);
             // (in devices of the degrees: a chip's domain holds `devices_per_chip` times as many)
             let (d, note) = run_domain(part_domain * devices_per_chip, devices, read_slices(&slice_words.text));
-            notes.extend(note.map(Note::reading));
+            notes.extend(note);
             let chips = (d / devices_per_chip).max(1);
             mapping.domain_size = (chips != system.scale_up.domain_size).then_some(chips);
             chips * devices_per_chip
         }
     };
     let layout = Layout::placed(tp, cp, pp, dp, mbs, global, domain);
-    layout.validate(&workload, domain, true).map_err(|e| format!("configuration: {e}"))?;
+    layout.validate(&workload, domain, true).map_err(RowReason::Configuration)?;
     let mfu_peak = match precision {
         Precision::Fp8 => system.peak_tflops.fp8,
         Precision::Tf32 => system.peak_tflops.tf32,
@@ -490,7 +490,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
             Some(r)
         }
         Err(_) if run.measured.memory.is_stated() => None,
-        Err(e) => return Err(format!("{e}, and no memory figure or outcome is stated")),
+        Err(e) => return Err(RowReason::NoFigure(Box::new(e))),
     };
     let convention_shape = ConventionShape {
         layers: layers as f64,
@@ -517,7 +517,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, String> {
         devices_per_chip,
         assumptions: notes,
     };
-    super::plausible::measured_within_peak(&setup).map_err(|e| e.to_string())?;
+    super::plausible::measured_within_peak(&setup)?;
     Ok(setup)
 }
 
@@ -553,16 +553,16 @@ fn fsdp_under_pipeline(reading: ShardingReading, pp: u64, notes: &mut Vec<Note>)
 /// it; a 64-GPU job inside a 72-GPU NVLink rack is one NVLink domain). A larger run fills
 /// domains of the largest size that divides it ([`job_domain`]), as MoE rows are read: a job
 /// of 128 or 256 GB200s runs 64 GPUs per NVL72 rack. The note says which reading was taken.
-fn run_domain(part_domain: u64, devices: u64, slices: Option<u64>) -> (u64, Option<String>) {
+fn run_domain(part_domain: u64, devices: u64, slices: Option<u64>) -> (u64, Option<Note>) {
     let part_domain = part_domain.max(1);
     match slices {
         Some(k) if k >= 1 && devices.is_multiple_of(k) && devices / k <= part_domain => {
             let per = devices / k;
             (
                 per,
-                Some(format!(
+                Some(Note::reading(format!(
                     "{k} slice(s) of {per} devices: each slice is one fast (ICI) domain, joined by the data-centre network"
-                )),
+                ))),
             )
         }
         _ if devices < part_domain => (devices.max(1), None),
@@ -570,9 +570,9 @@ fn run_domain(part_domain: u64, devices: u64, slices: Option<u64>) -> (u64, Opti
             d if d == part_domain => (d, None),
             d => (
                 d,
-                Some(format!(
+                Some(Note::reading(format!(
                     "{devices} devices on domains of {part_domain}: {d} per domain (the largest share dividing the job)"
-                )),
+                ))),
             ),
         },
     }
@@ -590,7 +590,7 @@ pub(super) fn job_domain(domain: u64, devices: u64) -> u64 {
 
 impl RunSetup {
     /// The part at the row's precision for extended mode (`Err`: why it cannot be priced).
-    pub fn hardware(&self) -> Result<Hardware, String> {
+    pub fn hardware(&self) -> Result<Hardware, RowReason> {
         crate::resolve::hardware(
             self.system,
             self.options.hardware.precision,
@@ -598,20 +598,20 @@ impl RunSetup {
             &self.mapping,
         )
         .map(|(hw, _)| super::device_count::share_of_chip(&hw, self.devices_per_chip))
-        .map_err(|e| format!("hardware: {e}"))
+        .map_err(RowReason::Hardware)
     }
 
     /// What reference mode evaluates for this row: the reference's shape (no GQA, gate or
     /// vocabulary), the part mapped at 16 bits (the reference has no FP8 path: FP8 runs are priced
     /// at the BF16 rate), strategy `1d` (or `2d-seqp` with context parallelism) with the same
     /// placement. `Err`: why the reference cannot evaluate it.
-    pub fn reference(&self) -> Result<(ModelShape, SystemParams, Candidate), String> {
+    pub fn reference(&self) -> Result<(ModelShape, SystemParams, Candidate), RowReason> {
         let p16 = match self.options.hardware.precision {
             Precision::Fp8 => None,
             p => Some(p),
         };
         let mapped = crate::resolve::map_system(self.system, &MappingOptions { precision: p16, ..self.mapping })
-            .map_err(|e| format!("reference mode cannot map the hardware: {e}"))?;
+            .map_err(RowReason::ReferenceCannotMap)?;
         let l = &self.layout;
         let strategy = if l.cp > 1 { Strategy::ContextParallel2D } else { Strategy::OneD };
         let c = Candidate {
@@ -628,8 +628,7 @@ impl RunSetup {
             nv_pp: l.placement.pp,
         };
         let shape = self.workload.to_shape();
-        c.check(&shape, &mapped.params, l.global_batch)
-            .map_err(|e| format!("reference mode cannot evaluate it: {e}"))?;
+        c.check(&shape, &mapped.params, l.global_batch).map_err(RowReason::ReferenceCannotEvaluate)?;
         Ok((shape, mapped.params, c))
     }
 

@@ -15,7 +15,7 @@ use std::fmt;
 use std::ops::Deref;
 
 /// What a note is about.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum NoteKind {
     /// How an input was read: what a word, a unit, a key's other name or a framework's flag was
     /// taken to mean, or a value derived from the ones given (a measured run's words, a launch
@@ -33,6 +33,7 @@ pub enum NoteKind {
     NotWritten,
     /// A remark as a document states it: a catalog entry's or a study's own notes, or any note
     /// read back from a file (a document keeps only the text).
+    #[default]
     Stated,
     /// What reference mode approximates or cannot know of a catalog model (its GQA, gated MLP,
     /// unknown fields): `CatalogModel::reference_caveats`.
@@ -57,7 +58,8 @@ pub enum NoteKind {
 
 /// One note: its kind, the fields it concerns (dotted paths; empty when it concerns the input as
 /// a whole), the catalog entry it is about (when it is about one) and its sentence for the user.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The default note is an empty [`NoteKind::Stated`] one (an absent note read as text: "").
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Note {
     /// What kind of note it is.
     pub kind: NoteKind,
@@ -143,10 +145,24 @@ impl Note {
     }
 }
 
-/// Adding a note of a kind to a list, by the kind's name (`notes.reading(format!(…))`).
+/// Adding a note of a kind to a list, by the kind's name (`notes.reading(format!(…))`), and
+/// about a field when the caller knows which (`notes.reading_of("remat_policy", …)`).
 pub trait NoteList {
+    /// Adds `note`.
+    fn add(&mut self, note: Note);
     /// Adds a note of `kind` with `text`.
-    fn note(&mut self, kind: NoteKind, text: String);
+    fn note(&mut self, kind: NoteKind, text: String) {
+        self.add(Note::new(kind, text));
+    }
+    /// Adds a [`NoteKind::Reading`] about the field `field` (a file's key or flag as the file
+    /// spells it, or a dotted path).
+    fn reading_of(&mut self, field: &str, text: String) {
+        self.add(Note::reading(text).about(field));
+    }
+    /// Adds a [`NoteKind::Assumption`] about the field `field` (as [`NoteList::reading_of`]).
+    fn assumption_of(&mut self, field: &str, text: String) {
+        self.add(Note::assumption(text).about(field));
+    }
     /// Adds a [`NoteKind::Reading`].
     fn reading(&mut self, text: String) {
         self.note(NoteKind::Reading, text);
@@ -166,8 +182,8 @@ pub trait NoteList {
 }
 
 impl NoteList for Vec<Note> {
-    fn note(&mut self, kind: NoteKind, text: String) {
-        self.push(Note::new(kind, text));
+    fn add(&mut self, note: Note) {
+        self.push(note);
     }
 }
 

@@ -154,7 +154,7 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         _ => None,
     };
     if let (Some(m), Some(n)) = (table, name) {
-        l.notes.reading(format!(
+        l.notes.reading_of("model_name", format!(
             "model_name={}: the shape of MaxText's configs/models/{}.yml ({} layers, width {}, {} heads, {} KV heads, MLP {}, vocabulary {})",
             n.value, m.name, m.layers, m.hidden, m.heads, m.kv_heads, m.mlp, m.vocab
         ));
@@ -166,7 +166,7 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         return Ok(());
     }
     let default = |key: &str, v: u64, notes: &mut Vec<Note>| {
-        notes.reading(format!("{key} not given: base.yml's {v}"));
+        notes.reading_of(key, format!("{key} not given: base.yml's {v}"));
         (v, Origin::new(key, 0))
     };
     let mut notes = Vec::new();
@@ -205,7 +205,10 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         }
         (None, Some(m)) => m.gated,
         (None, None) => {
-            notes.reading("mlp_activations not given: base.yml's [\"silu\", \"linear\"] (gated)".into());
+            notes.reading_of(
+                "mlp_activations",
+                "mlp_activations not given: base.yml's [\"silu\", \"linear\"] (gated)".into(),
+            );
             true
         }
     };
@@ -215,7 +218,10 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         (Some(r), _) => (boolean(&r.value, &r.origin)?, origin(r)),
         (None, Some(m)) => (m.tied, name.map_or(Origin::new("model_name", 0), origin)),
         (None, None) => {
-            notes.reading("logits_via_embedding not given: base.yml's False (untied output layer)".into());
+            notes.reading_of(
+                "logits_via_embedding",
+                "logits_via_embedding not given: base.yml's False (untied output layer)".into(),
+            );
             (false, Origin::new("logits_via_embedding", 0))
         }
     };
@@ -225,10 +231,13 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         && let Some(n) = s.layers.copied()
     {
         s.layers.put(2 * n, &origin(b));
-        notes.reading(format!(
-            "decoder_block gemma2: each MaxText layer is a local and a global attention block: {} blocks",
-            2 * n
-        ));
+        notes.reading_of(
+            "decoder_block",
+            format!(
+                "decoder_block gemma2: each MaxText layer is a local and a global attention block: {} blocks",
+                2 * n
+            ),
+        );
     }
     if let Some(m) = table
         && let Some(e) = m.moe
@@ -257,10 +266,10 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
     }
     if name.is_some() {
         for (key, r) in k.map.iter().filter(|(key, r)| r.rank == Rank::Config && MODEL_KEYS.contains(&key.as_str())) {
-            notes.assumption(format!(
-                "{key} = {} of the config YAML is replaced by the model file model_name names",
-                r.value
-            ));
+            notes.assumption_of(
+                key,
+                format!("{key} = {} of the config YAML is replaced by the model file model_name names", r.value),
+            );
         }
     }
     l.notes.append(&mut notes);
@@ -405,7 +414,7 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         Some(r) => _ = s.seq_len.put(int(r)?, &origin(r)),
         None if launch => {
             s.seq_len.put(2048, &Origin::new("max_target_length", 0));
-            l.notes.reading("max_target_length not given: base.yml's 2048".into());
+            l.notes.reading_of("max_target_length", "max_target_length not given: base.yml's 2048".into());
         }
         None => {}
     }
@@ -414,10 +423,10 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         let v = q.value.trim().to_ascii_lowercase();
         if v.contains("fp8") {
             s.precision.put(Precision::Fp8, &origin(q));
-            l.notes.reading(format!("quantization={v}: FP8 matmuls"));
+            l.notes.reading_of("quantization", format!("quantization={v}: FP8 matmuls"));
         } else if v == "int8" {
             s.precision.put(Precision::Fp8, &origin(q));
-            l.notes.reading("quantization=int8: 8-bit matmuls, priced at the FP8 rate".into());
+            l.notes.reading_of("quantization", "quantization=int8: 8-bit matmuls, priced at the FP8 rate".into());
         } else {
             return Err(q.origin.error(&q.value, "fmperf reads quantization fp8 (and its variants) or int8"));
         }
@@ -431,7 +440,7 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         s.precision.put(p, &origin(d));
     } else if launch {
         s.precision.put(Precision::Bf16, &Origin::new("dtype", 0));
-        l.notes.reading("dtype not given: base.yml's bfloat16".into());
+        l.notes.reading_of("dtype", "dtype not given: base.yml's bfloat16".into());
     }
     if quant.is_some()
         && let Some(d) = k.get("dtype")
@@ -445,7 +454,7 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
     let (policy, o) = match k.get("remat_policy") {
         Some(r) => (r.value.trim().to_string(), origin(r)),
         None if launch => {
-            l.notes.reading("remat_policy not given: base.yml's full".into());
+            l.notes.reading_of("remat_policy", "remat_policy not given: base.yml's full".into());
             ("full".to_string(), Origin::new("remat_policy", 0))
         }
         None => return Ok(()),
@@ -458,16 +467,19 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         // by the share of the forward's matmul work it recomputes (the partial level).
         p => {
             let read = fmperf_core::validate::recompute_words::read_recompute(Some(p), None);
-            l.notes.reading(format!(
-                "remat_policy={p}: {}{}",
-                read.note.unwrap_or_else(|| format!("read as {}", read.level.as_str())),
-                if read.offloaded { "; the offload to host memory is not modelled" } else { "" }
-            ));
+            l.notes.reading_of(
+                "remat_policy",
+                format!(
+                    "remat_policy={p}: {}{}",
+                    read.note.map(|n| n.text).unwrap_or_else(|| format!("read as {}", read.level.as_str())),
+                    if read.offloaded { "; the offload to host memory is not modelled" } else { "" }
+                ),
+            );
             read.level
         }
     };
     if policy == "none" {
-        l.notes.reading("remat_policy=none: every activation kept (no recomputation)".into());
+        l.notes.reading_of("remat_policy", "remat_policy=none: every activation kept (no recomputation)".into());
     }
     l.settings.recompute.put(level, &o);
     Ok(())

@@ -293,7 +293,7 @@ pub fn parse_args(text: &str, args: &[String]) -> Result<Launch, Error> {
     if p.trainer {
         if let (Some((a, ao)), Some((b, _)), None) = (&p.source_len, &p.target_len, l.settings.seq_len.get()) {
             l.settings.seq_len.put(a + b, ao);
-            l.notes.reading(format!(
+            l.notes.reading_of("--max_source_length", format!(
                 "sequence length {} = --max_source_length {a} + --max_target_length {b} (prompt and answer in one sequence)",
                 a + b
             ));
@@ -343,10 +343,13 @@ impl TrainerKeys {
 
 pub(super) fn note_replaced(l: &mut Launch, replaced: Option<Origin>, now: &Origin) {
     if let Some(old) = replaced {
-        l.notes.reading(format!(
-            "{} (line {}) replaces the value of {} (line {}): the later one is used",
-            now.key, now.line, old.key, old.line
-        ));
+        l.notes.reading_of(
+            &now.key,
+            format!(
+                "{} (line {}) replaces the value of {} (line {}): the later one is used",
+                now.key, now.line, old.key, old.line
+            ),
+        );
     }
 }
 
@@ -408,11 +411,14 @@ pub(crate) fn apply(
         "ds-sequence-parallel-size" => {
             let n = count(value)?;
             if n > 1 {
-                l.notes.reading(format!(
-                    "{} {n}: DeepSpeed-Ulysses sequence parallelism, priced as context parallelism of degree {n} \
+                l.notes.reading_of(
+                    &o.key,
+                    format!(
+                        "{} {n}: DeepSpeed-Ulysses sequence parallelism, priced as context parallelism of degree {n} \
                      with all-to-alls over heads (cp_comm=ulysses)",
-                    o.key
-                ));
+                        o.key
+                    ),
+                );
                 put!(l, cp_comm, CpComm::Ulysses, o);
             }
             put!(l, cp, n, o)
@@ -434,10 +440,10 @@ pub(crate) fn apply(
                 other => return Err(o.error(other, "must be p2p, a2a or a2a+p2p")),
             };
             if v.split_whitespace().count() > 1 {
-                l.notes.reading(format!(
-                    "{} {v}: one type per layer; the first, {first}, is priced for every block",
-                    o.key
-                ));
+                l.notes.reading_of(
+                    &o.key,
+                    format!("{} {v}: one type per layer; the first, {first}, is priced for every block", o.key),
+                );
             }
             put!(l, cp_comm, comm, o)
         }
@@ -502,7 +508,10 @@ pub(crate) fn apply(
         "padded-vocab-size" => {
             put!(l, vocab, count(value)?, o);
             put!(l, vocab_divisible_by, 1, o);
-            l.notes.reading(format!("{} (line {}): the embedding's rows as given, not padded again", o.key, o.line));
+            l.notes.reading_of(
+                &o.key,
+                format!("{} (line {}): the embedding's rows as given, not padded again", o.key, o.line),
+            );
         }
         "deepspeed" => {
             if switch(value, o)? {
@@ -741,12 +750,15 @@ fn vocabulary(l: &mut Launch, p: Pending) -> Result<(), Error> {
     let null = p.tokenizer_type.as_ref().is_some_and(|(t, _)| t.eq_ignore_ascii_case("NullTokenizer"));
     if null && let (Some(v), Some(o)) = (l.settings.vocab.copied(), l.settings.vocab.origin.clone()) {
         l.settings.vocab.put(v + 1, &o);
-        l.notes.reading(format!(
-            "vocabulary {} = {} (line {}) + 1: Megatron's NullTokenizer adds an end-of-document token",
-            v + 1,
-            o.key,
-            o.line
-        ));
+        l.notes.reading_of(
+            &o.key,
+            format!(
+                "vocabulary {} = {} (line {}) + 1: Megatron's NullTokenizer adds an end-of-document token",
+                v + 1,
+                o.key,
+                o.line
+            ),
+        );
     }
     let sources = [&p.tokenizer_model, &p.vocab_file, &p.tokenizer_type];
     if l.settings.vocab.get().is_none() {
@@ -760,21 +772,27 @@ fn vocabulary(l: &mut Launch, p: Pending) -> Result<(), Error> {
                     tokenizer::Counted::Tokenizer => "the tokenizer's own size",
                     tokenizer::Counted::Config => "the model's config.json vocab_size",
                 };
-                l.notes.reading(format!(
-                    "vocabulary {} read from {} {name} (line {}): {}, {counted}; padded as Megatron pads",
-                    k.vocab, o.key, o.line, k.source
-                ));
+                l.notes.reading_of(
+                    &o.key,
+                    format!(
+                        "vocabulary {} read from {} {name} (line {}): {}, {counted}; padded as Megatron pads",
+                        k.vocab, o.key, o.line, k.source
+                    ),
+                );
             }
             None => {
                 // Not a guess: the vocabulary stays unknown, and the estimate says what that leaves
                 // out (see `scenario::vocab`).
                 if let Some((name, o)) = sources.into_iter().flatten().next() {
-                    l.notes.reading(format!(
-                        "{} {name} (line {}): fmperf knows the vocabularies of the common tokenizers by name, not \
+                    l.notes.reading_of(
+                        &o.key,
+                        format!(
+                            "{} {name} (line {}): fmperf knows the vocabularies of the common tokenizers by name, not \
                          a tokenizer file's contents; add --vocab-size N to the file for the embedding and output \
                          head",
-                        o.key, o.line
-                    ));
+                            o.key, o.line
+                        ),
+                    );
                 }
             }
         }

@@ -105,10 +105,13 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                 if v.trim() != "-1" {
                     l.settings.dp.put(int()?, &o);
                 } else {
-                    l.notes.reading(format!(
-                        "{} = -1: all the devices the other degrees leave (the device count decides it)",
-                        o.key
-                    ));
+                    l.notes.reading_of(
+                        &o.key,
+                        format!(
+                            "{} = -1: all the devices the other degrees leave (the device count decides it)",
+                            o.key
+                        ),
+                    );
                     l.settings.dp.origin = Some(o);
                 }
             }
@@ -125,7 +128,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                     return Err(o.error(v, format!("must be one of {}", known.join(", "))));
                 };
                 if let Some(n) = note {
-                    l.notes.reading(format!("{} = {v}: {n}", o.key));
+                    l.notes.reading_of(&o.key, format!("{} = {v}: {n}", o.key));
                 }
                 schedule = Some((n, *multi, o));
             }
@@ -147,7 +150,10 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
         (None, Some((p, o))) => _ = l.settings.precision.put(p, &o),
         (None, None) => {
             l.settings.precision.put(Precision::Bf16, &Origin::new("training.mixed_precision_param", 0));
-            l.notes.reading("training.mixed_precision_param not given: torchtitan's default bfloat16".into());
+            l.notes.reading_of(
+                "training.mixed_precision_param",
+                "training.mixed_precision_param not given: torchtitan's default bfloat16".into(),
+            );
         }
     }
     recompute(&mut l, ac_mode, ac_option)?;
@@ -157,10 +163,13 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
         && l.settings.layers_per_virtual_stage.get().is_none()
     {
         l.settings.vpp.put(2, &o);
-        l.notes.reading(format!(
-            "{}: a multi-stage schedule without pipeline_parallel_layers_per_stage is read as 2 stages per rank",
-            o.key
-        ));
+        l.notes.reading_of(
+            &o.key,
+            format!(
+                "{}: a multi-stage schedule without pipeline_parallel_layers_per_stage is read as 2 stages per rank",
+                o.key
+            ),
+        );
     }
     // Sharding: FSDP over the shard degree (HSDP with replicas); the scenario settles DDP when the
     // shard degree is 1.
@@ -184,7 +193,10 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
 fn compile(l: &mut Launch, components: Option<(String, Origin)>) -> Result<(), Error> {
     if l.settings.compiled.get().is_none() {
         l.settings.compiled.put(false, &Origin::new("compile.enable", 0));
-        l.notes.reading("compile.enable not given: torchtitan's default, off (eager PyTorch kernels)".into());
+        l.notes.reading_of(
+            "compile.enable",
+            "compile.enable not given: torchtitan's default, off (eager PyTorch kernels)".into(),
+        );
     }
     let on = l.settings.compiled.copied() == Some(true);
     let key = l.settings.compiled.origin.as_ref().map(|o| o.key.clone()).unwrap_or_default();
@@ -199,7 +211,7 @@ fn compile(l: &mut Launch, components: Option<(String, Origin)>) -> Result<(), E
                 return Err(o.error(bad, "the components torchtitan compiles are \"model\" and \"loss\""));
             }
             if on && !names.iter().any(|n| n == "model") {
-                l.notes.reading(format!("{}: the blocks are not compiled, priced as eager kernels", o.key));
+                l.notes.reading_of(&o.key, format!("{}: the blocks are not compiled, priced as eager kernels", o.key));
                 l.settings.compiled.put(false, o);
             }
             names.iter().any(|n| n == "loss")
@@ -210,7 +222,8 @@ fn compile(l: &mut Launch, components: Option<(String, Origin)>) -> Result<(), E
         let o = components.as_ref().map_or_else(|| Origin::new(key.clone(), 0), |(_, o)| o.clone());
         l.settings.compiled_loss.put(loss, &o);
         if key == "training.compile" {
-            l.notes.reading(
+            l.notes.reading_of(
+                "training.compile",
                 "training.compile: read as compiling the loss with the model, as torchtitan does since April 2025 \
                  (PR #1033); older versions kept FP32 logits (switch compiled_loss=false)"
                     .into(),
@@ -229,7 +242,7 @@ fn model(l: &mut Launch, name: Option<(String, Origin)>, flavour: Option<(String
     let family = match &name {
         Some((n, _)) => n.clone(),
         None => {
-            l.notes.reading("model.name not given: torchtitan's default llama3".into());
+            l.notes.reading_of("model.name", "model.name not given: torchtitan's default llama3".into());
             "llama3".into()
         }
     };
@@ -296,7 +309,10 @@ fn model(l: &mut Launch, name: Option<(String, Origin)>, flavour: Option<(String
 /// policy torchtitan's `_op_sac_save_list` defines; `N`: every N-th block fully), `full`.
 fn recompute(l: &mut Launch, mode: Option<(String, Origin)>, option: Option<(String, Origin)>) -> Result<(), Error> {
     let (mode, o) = mode.unwrap_or_else(|| {
-        l.notes.reading("activation_checkpoint.mode not given: torchtitan's default selective".into());
+        l.notes.reading_of(
+            "activation_checkpoint.mode",
+            "activation_checkpoint.mode not given: torchtitan's default selective".into(),
+        );
         ("selective".into(), Origin::new("activation_checkpoint.mode", 0))
     });
     match mode.as_str() {
