@@ -300,8 +300,8 @@ pub const MODEL_FIELDS: &[FieldSpec] = &[
         "blocks",
         Kind::Int { min: 1, max: 65_536 },
         false,
-        true,
-        "one block in every `full_every` attends to the whole prefix, the others through the window (gpt-oss: 2, alternating; Gemma 3: 6); absent/null: every block through the window (Mistral 7B v0.1)",
+        false,
+        "one block in every `full_every` attends to the whole prefix, the others through the window (gpt-oss: 2, alternating; Gemma 3: 6); absent (the default): every block through the window (Mistral 7B v0.1)",
     ),
     f(
         "mtp_layers",
