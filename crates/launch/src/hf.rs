@@ -330,6 +330,14 @@ fn window_keys(
             .find(|(_, key, v)| *key == k && !v.is_null())
             .map(|(shown, key, v)| (Origin::new(shown.clone(), line_of(key)), *v))
     };
+    // A window key written as null says nothing: listed, not read.
+    for (shown, key, v) in late {
+        if v.is_null()
+            && ["use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern"].contains(key)
+        {
+            l.unused(shown.clone(), "null", "not given (null)");
+        }
+    }
     let (use_window, types, pattern, max_full) =
         (find("use_sliding_window"), find("layer_types"), find("sliding_window_pattern"), find("max_window_layers"));
     let switched_off = match &use_window {
@@ -373,7 +381,18 @@ fn window_keys(
     };
     if let Some((o, v)) = &types {
         let list = v.as_array().ok_or_else(|| o.error(v, "must be a list of layer kinds"))?;
-        put(l, crate::window::hf_layer_types(list).map_err(|rule| o.error(v, rule))?, o);
+        let listed = crate::window::hf_layer_types(list).map_err(|rule| o.error(v, rule))?;
+        // Both given: they must say the same (one full block in every n), else an error naming both.
+        if let Some((po, pv)) = &pattern
+            && let Some(n) = pv.as_u64()
+            && !crate::window::lists_full_every(&listed, n)
+        {
+            return Err(po.error(
+                pv,
+                format!("disagrees with {} (line {}): they must name the same full-attention blocks", o.key, o.line),
+            ));
+        }
+        put(l, listed, o);
         unused(l, &pattern, "read from layer_types");
         unused(l, &max_full, "read from layer_types");
     } else if let Some((o, v)) = &pattern {

@@ -125,6 +125,16 @@ fn periodic(flags: &[bool]) -> Option<Option<u64>> {
     flags.iter().enumerate().all(|(i, &w)| w == !(i + 1).is_multiple_of(n)).then_some(Some(n as u64))
 }
 
+/// Whether the 0/1 list `text` (1: windowed) puts a full block exactly at every `n`-th block, as
+/// a `sliding_window_pattern` of `n` does.
+pub fn lists_full_every(text: &str, n: u64) -> bool {
+    let flags = match super::layer_list::expand(text, ("full attention", "windowed")) {
+        Ok(f) => f,
+        Err(_) => return false, // `text` is hf_layer_types' own 0/1 output: always a list
+    };
+    periodic(&flags) == Some(Some(n)) || (n as usize > flags.len() && periodic(&flags) == Some(None))
+}
+
 /// A Hugging Face `layer_types` list (`"sliding_attention"`, `"full_attention"`, and
 /// `"chunked_attention"` or others, which fmperf does not price as windows) as the 0/1 text of
 /// [`Settings::window_pattern`]; `Err` names an entry that is not a string.

@@ -215,3 +215,22 @@ fn sliding_windows_as_each_family_states_them() {
     );
     assert_eq!(e.unwrap_err().field(), Some("sliding_window_pattern"));
 }
+
+/// Window keys written as null are listed, not dropped; `layer_types` and
+/// `sliding_window_pattern` that disagree are an error naming the pattern, and agree silently.
+#[test]
+fn window_keys_null_and_contradictory() {
+    let base = r#""model_type": "gemma3_text", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+        "vocab_size": 100, "sliding_window": 8"#;
+    let l = read(&format!(r#"{{{base}, "sliding_window_pattern": null, "max_window_layers": null}}"#));
+    for key in ["sliding_window_pattern", "max_window_layers"] {
+        assert!(l.unused.iter().any(|u| u.key == key && u.why.contains("null")), "{key}: {:?}", l.unused);
+    }
+    let types = r#"["sliding_attention", "full_attention", "sliding_attention", "full_attention"]"#;
+    let ok = read(&format!(r#"{{{base}, "layer_types": {types}, "sliding_window_pattern": 2}}"#));
+    assert_eq!(ok.settings.window_pattern.get().map(String::as_str), Some("[1,0,1,0]"));
+    let e = parse(&format!(r#"{{{base}, "layer_types": {types}, "sliding_window_pattern": 3}}"#), Some("config.json"))
+        .unwrap_err();
+    assert_eq!(e.field(), Some("sliding_window_pattern"), "{e}");
+    assert!(e.to_string().contains("layer_types"), "{e}");
+}
