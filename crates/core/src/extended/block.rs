@@ -36,8 +36,10 @@ pub use super::ops::FLASH_BACKWARD_FACTOR;
 /// * from below by Megatron-LM's functional tests (`tests/data/megatron-ft-runs.json`: 12-layer,
 ///   512-wide GPTs on 8 A100s or H100s, 3–5 ms of host time per layer and micro-batch against
 ///   well under 1 ms of GPU work): with 10 µs they came out 4–7× too fast (median −74 % on
-///   A100 hosts, −85 % on H100 hosts); with 130 µs −46 % and −30 % (they also run unfused
-///   attention and extra logging, which add operators the model does not count);
+///   A100 hosts, −85 % on H100 hosts); with 130 µs −46 % and −30 % (they also log norms and
+///   memory every step, which add operators the model does not count; the 48 cases that state
+///   `--attention-backend unfused` are priced with its three kernels since
+///   [`super::unfused_attention`]);
 /// * from above by NeMo's production runs among the shipped data (GPT-3 175B in FP8 on TP 4 at
 ///   one sequence per micro-batch, about 1.3 ms of GPU work per layer forward): at 220 µs they
 ///   turn host-bound and 5–6 % too slow; at 130 µs no shipped figure moves.

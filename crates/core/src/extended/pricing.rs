@@ -123,10 +123,26 @@ impl Pricing<'_> {
     }
 
     fn linear_at(&self, m: f64, k: f64, n: f64, density: f64) -> Pass {
-        let tflop = 2.0 * m * k * n * 1e-12 * density;
-        let shape = super::efficiency::gemm_size_factor(m, k, n, self.opts.hardware.gemm_half_dim);
-        let compute_s = tflop / (self.matmul_rate() * shape);
         let bytes = (m * k + k * n) * self.hw.operand_bytes + m * n * self.hw.element_bytes;
+        self.gemm(2.0 * m * k * n * 1e-12 * density, self.matmul_rate(), (m, k, n), bytes)
+    }
+
+    /// `batch` matmuls `(m × k)·(k × n)` of activations by activations, as unfused attention runs
+    /// its scores `Q·Kᵀ` and context `P·V` ([`super::unfused_attention`]): `2·batch·m·k·n` FLOPs
+    /// at `η` times the 16-bit ceiling (these GEMMs stay in the activations' format under FP8
+    /// training) times the GEMM-size factor of one matmul, under a roofline on every operand and
+    /// result in the activations' format.
+    pub fn activation_matmul(&self, batch: f64, m: f64, k: f64, n: f64) -> Pass {
+        let rate = self.opts.hardware.matmul_efficiency * self.hw.attention_ceiling_tflops;
+        let bytes = batch * (m * k + k * n + m * n) * self.hw.element_bytes;
+        self.gemm(2.0 * batch * m * k * n * 1e-12, rate, (m, k, n), bytes)
+    }
+
+    /// `tflop` of matmuls of shape `(m, k, n)` at `rate` [TFLOP/s] times the GEMM-size factor
+    /// ([`super::efficiency::gemm_size_factor`]), under a roofline on `bytes` of traffic.
+    fn gemm(&self, tflop: f64, rate: f64, (m, k, n): (f64, f64, f64), bytes: f64) -> Pass {
+        let shape = super::efficiency::gemm_size_factor(m, k, n, self.opts.hardware.gemm_half_dim);
+        let compute_s = tflop / (rate * shape);
         Pass { tflop, compute_s, memory_s: (self.traffic(bytes) - compute_s).max(0.0), ..Pass::default() }
     }
 
