@@ -222,7 +222,7 @@ impl Moe {
         .into_iter()
         .flatten()
         .collect();
-        out.sort_by_key(|(o, _)| o.line);
+        fmperf_core::sort::sort_by_key(&mut out, |(o, _)| o.line);
         out
     }
 }
