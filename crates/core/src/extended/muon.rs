@@ -236,8 +236,8 @@ pub fn muon_step_s(w: &Workload, layout: &Layout, p: &Pricing, blocks: RankBlock
     host.max(gpu)
 }
 
-/// Bytes of optimizer state per Muon-managed parameter kept beside the FP32 master weight [B]:
-/// one FP32 momentum buffer (Adam: two moments, 8 B).
+/// Bytes of one FP32 moment [B]: Muon keeps one momentum buffer per matrix parameter beside the
+/// FP32 master weight where Adam keeps two moments (4 + 4 B instead of 4 + 8).
 pub const MUON_MOMENTUM_BYTES: f64 = 4.0;
 
 #[cfg(test)]
