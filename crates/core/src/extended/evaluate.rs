@@ -35,10 +35,10 @@ use super::moe::evaluate::{
     moe_time_floors_s,
 };
 use super::moe::experts::{ExpertLayout, expert_choices};
+use super::muon::{RankBlocks, muon_step_s};
 use super::ops::attention_operations;
 use super::options::{ExtendedOptions, Sharding};
 use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
-use super::muon::{RankBlocks, muon_step_s};
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
 use crate::moe_shape::MoeShape;

@@ -662,8 +662,10 @@ mod tests {
         let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-9 * b, "{a} vs {b}");
         for (sharding, shards) in [(Sharding::Zero1, 8.0), (Sharding::Ddp, 1.0)] {
             let adam = estimate(ExtendedOptions { sharding, ..base }, layout);
-            let muon =
-                estimate(ExtendedOptions { sharding, optimizer: crate::extended::muon::Optimizer::Muon, ..base }, layout);
+            let muon = estimate(
+                ExtendedOptions { sharding, optimizer: crate::extended::muon::Optimizer::Muon, ..base },
+                layout,
+            );
             close(adam.part("optimizer_states") - muon.part("optimizer_states"), matrices * 4.0 / shards * 1e-9);
             close(muon.part("weights") + muon.part("gradients"), adam.part("weights") + adam.part("gradients"));
         }

@@ -172,10 +172,7 @@ fn attention_matrices(w: &Workload, p: &Pricing, tp: bool) -> Vec<MuonMatrix> {
     let d = w.head_dim as f64;
     let kv = if p.opts.model.grouped_query_attention { w.kv_heads } else { w.heads } as f64;
     let q = w.heads as f64 * d;
-    vec![
-        MuonMatrix { parts: [(q, h), (kv * d, h), (kv * d, h)], count: 3, gathered: tp },
-        MuonMatrix::whole(h, q, tp),
-    ]
+    vec![MuonMatrix { parts: [(q, h), (kv * d, h), (kv * d, h)], count: 3, gathered: tp }, MuonMatrix::whole(h, q, tp)]
 }
 
 /// An MLP's two matrices of width `f` (`gates` input matrices fused into one `fc1`).
@@ -343,18 +340,5 @@ mod tests {
         assert_eq!("dist_muon".parse::<Optimizer>().unwrap(), Optimizer::DistMuon);
         assert_eq!("AdamW".parse::<Optimizer>().unwrap(), Optimizer::Adam);
         assert!("lion".parse::<Optimizer>().is_err());
-    }
-}
-
-impl Optimizer {
-    /// The optimizer a Megatron-LM launch names: `--optimizer NAME` with whether
-    /// `--use-distributed-optimizer` is on (`arguments.py:1724–1736`: Muon with the distributed
-    /// optimizer is the layer-wise variant; `dist_muon` is that too). Other names of Megatron's
-    /// list (`sgd`, `lion`, `soap`, `adaptive_muon`) are an error naming the field.
-    pub fn of_megatron(name: &str, distributed: bool) -> Result<Optimizer, Error> {
-        match name.parse::<Optimizer>()? {
-            Optimizer::Muon if distributed => Ok(Optimizer::DistMuon),
-            o => Ok(o),
-        }
     }
 }

@@ -60,9 +60,9 @@ use super::recompute_words::read_recompute;
 
 use super::moe_flops::{FlopRules, model_flops_per_token};
 use crate::catalog::{self, MappingOptions, Precision};
-use crate::extended::muon::Optimizer;
 use crate::extended::memory::MemoryKind;
 use crate::extended::moe::{A2aOverlap, Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
+use crate::extended::muon::Optimizer;
 use crate::extended::{
     ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Recompute, Sharding,
     SlidingWindow, Stack, Workload, evaluate,
