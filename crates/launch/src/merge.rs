@@ -33,6 +33,7 @@ macro_rules! for_each_settings_slot {
         $m!(dp);
         $m!(dp_replicate);
         $m!(optimizer_instances);
+        $m!(optimizer);
         $m!(vpp);
         $m!(layers_per_virtual_stage);
         $m!(mbs);

@@ -12,6 +12,7 @@ use super::{Format, Launch, experts, hub_models};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::moe::ExpertLayout;
+use fmperf_core::extended::muon::Optimizer;
 use fmperf_core::extended::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, Layout, Recompute, Sharding, Stack, StageSplitRule, Workload,
 };
@@ -175,6 +176,21 @@ impl Scenario {
         }
         opts.sharding = s.sharding.copied().unwrap_or(Sharding::Ddp);
         opts.stack = stack_of(f, &s.sharding);
+        if let Some(optimizer) = s.optimizer.copied().filter(|o| o.is_muon()) {
+            // Megatron-LM `arguments.py:1724–1736` (d98e8a6): Muon with the distributed optimizer
+            // (or `dist_muon`) is the layer-wise distributed variant, whose states are sharded as
+            // the distributed optimizer's; plain Muon keeps every state on every rank.
+            let layer_wise = optimizer == Optimizer::DistMuon || opts.sharding == Sharding::Zero1;
+            opts.optimizer = if layer_wise { Optimizer::DistMuon } else { Optimizer::Muon };
+            if layer_wise && opts.sharding == Sharding::Ddp {
+                opts.sharding = Sharding::Zero1;
+            }
+            notes.assumption(format!(
+                "optimizer: Muon{} (optimizer={})",
+                if layer_wise { ", layer-wise distributed over the data-parallel ranks" } else { " on every rank" },
+                opts.optimizer.as_str()
+            ));
+        }
         if let Some(n) = s.optimizer_instances.copied().filter(|n| *n > 1) {
             let ranks = dp * cp;
             if !matches!(opts.sharding, Sharding::Zero1 | Sharding::Zero2) {
@@ -715,6 +731,33 @@ mod tests {
         assert!(e.to_string().contains("must divide the data-parallel ranks dp·cp = 32"), "{e}");
         let e = read("--num-distributed-optimizer-instances 4").unwrap_err();
         assert!(e.to_string().contains("--use-distributed-optimizer"), "{e}");
+    }
+
+    #[test]
+    fn megatron_muon_is_read_with_its_distribution() {
+        // `--optimizer muon` alone: every rank; with the distributed optimizer (or `dist_muon`):
+        // layer-wise, states sharded as ZeRO-1 (Megatron-LM arguments.py:1724–1736).
+        let script = |extra: &str| {
+            format!(
+                "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --hidden-size 2048 \
+                 --num-attention-heads 16 --seq-length 4096 --micro-batch-size 1 --global-batch-size 64 --bf16 {extra}"
+            )
+        };
+        let read = |extra: &str| Scenario::from_launch(&parse(&script(extra), None).unwrap(), &Overrides::default());
+        let o = |extra: &str| {
+            let sc = read(extra).unwrap();
+            (sc.options.optimizer, sc.options.sharding)
+        };
+        assert_eq!(o(""), (Optimizer::Adam, Sharding::Ddp));
+        assert_eq!(o("--optimizer adam --use-distributed-optimizer"), (Optimizer::Adam, Sharding::Zero1));
+        assert_eq!(o("--optimizer muon"), (Optimizer::Muon, Sharding::Ddp));
+        assert_eq!(o("--optimizer muon --use-distributed-optimizer"), (Optimizer::DistMuon, Sharding::Zero1));
+        assert_eq!(o("--optimizer dist_muon"), (Optimizer::DistMuon, Sharding::Zero1));
+        let sc = read("--optimizer muon").unwrap();
+        assert!(sc.assumptions.iter().any(|n| n.contains("Muon on every rank")), "{:?}", sc.assumptions);
+        // An optimizer fmperf does not price is listed as not read, Adam priced.
+        let sc = read("--optimizer lion").unwrap();
+        assert_eq!(sc.options.optimizer, Optimizer::Adam);
     }
 
     #[test]

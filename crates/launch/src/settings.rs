@@ -4,6 +4,7 @@
 
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
+use fmperf_core::extended::muon::Optimizer;
 use fmperf_core::extended::{Recompute, Sharding};
 
 /// Where a value was read: the flag or key as written and its line (1-based; 0 when unknown).
@@ -278,6 +279,9 @@ pub struct Settings {
     /// `--num-distributed-optimizer-instances`, default 1): ZeRO-1/2 states sharded within groups
     /// of dp·cp / N ranks and replicated across the N groups (hierarchical ZeRO, `shard_group`).
     pub optimizer_instances: Slot<u64>,
+    /// The optimizer's algorithm as named (Megatron's `--optimizer adam|muon|dist_muon`); with
+    /// the distributed optimizer Muon is its layer-wise variant ([`fmperf_core::extended::muon`]).
+    pub optimizer: Slot<Optimizer>,
     /// Virtual pipeline stages per device (interleaving).
     pub vpp: Slot<u64>,
     /// Blocks per virtual pipeline stage (Megatron's `--num-layers-per-virtual-pipeline-stage`).

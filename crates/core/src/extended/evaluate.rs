@@ -35,6 +35,7 @@ use super::moe::evaluate::{
     moe_time_floors_s,
 };
 use super::moe::experts::{ExpertLayout, expert_choices};
+use super::muon::{RankBlocks, muon_step_s};
 use super::ops::attention_operations;
 use super::options::{ExtendedOptions, Sharding};
 use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
@@ -313,6 +314,9 @@ fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result
     let mut collectives = |blocks, parameters, linear| dp_collectives(&groups, p, blocks, parameters, linear);
     let Timing { busiest, messages, bubble, dp, t_opt, t } =
         timing(layout, p, parts, &groups, stages, message, &mut collectives);
+    // Muon's Newton–Schulz work on the busiest device's matrices, part of the optimizer step.
+    let muon = muon_step_s(w, layout, p, RankBlocks { dense: busiest.blocks as f64, moe: 0.0, experts: None });
+    let (t_opt, t) = (t_opt + muon, t + muon);
     let nmb = layout.microbatches();
     let nmb_f = nmb as f64;
 

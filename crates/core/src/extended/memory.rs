@@ -327,6 +327,22 @@ fn state_bytes(hw: &Hardware, opts: &ExtendedOptions) -> (f64, f64, f64) {
     }
 }
 
+/// The optimizer-state bytes Muon saves on `matrices` matrix parameters sharded over `d` (when the
+/// sharding shards optimizer states) [B]: one Adam moment each ([`super::muon`]: Muon keeps one
+/// momentum buffer per matrix, Adam two moments); 0 under Adam.
+fn muon_momentum_saving(opts: &ExtendedOptions, hw: &Hardware, matrices: f64, d: f64) -> f64 {
+    if !opts.optimizer.is_muon() {
+        return 0.0;
+    }
+    let moment = match opts.optimizer_states {
+        OptimizerStates::PureBf16 => hw.element_bytes,
+        OptimizerStates::Bf16Moments => 2.0,
+        OptimizerStates::Fp32Master => super::muon::MUON_MOMENTUM_BYTES,
+    };
+    let div = if opts.sharding.shards_optimizer() { d } else { 1.0 };
+    matrices * moment / div
+}
+
 /// Bytes of (weights, gradients, optimizer states) of `params` parameters sharded over `d`, and
 /// of the gathered 16-bit weights of ZeRO-3's live blocks (`gathered` parameters); `block` is one
 /// block's parameters (what the optimizer in the backward holds gradients of).
@@ -391,8 +407,14 @@ fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, s
     let expert_states = (ex.parameters > 0.0).then(|| {
         let moe_blocks = (ex.parameters / ex.per_block.max(1.0)).round();
         let live = if opts.reshard_after_forward { 1.0_f64.min(moe_blocks) } else { moe_blocks };
-        model_states(hw, opts, ex.parameters, ex.shard.max(1) as f64, live * ex.per_block, ex.per_block)
+        let mut s = model_states(hw, opts, ex.parameters, ex.shard.max(1) as f64, live * ex.per_block, ex.per_block);
+        s[2] -= muon_momentum_saving(opts, hw, ex.parameters, ex.shard.max(1) as f64);
+        s
     });
+    // Muon keeps one momentum where Adam keeps two moments, for the blocks' matrices (the
+    // routed experts' counted above).
+    let matrices = (stage.blocks as f64 * block.linear_parameters - ex.parameters).max(0.0);
+    let optimizer = optimizer - muon_momentum_saving(opts, hw, matrices, d);
     let ends_acts: f64 = stage.ends.iter().map(|e| e.activation_bytes).sum();
     // The block being recomputed holds its full activations while its backward runs (full and
     // operator-level recomputation; an upper bound for the latter, which re-creates only what it
@@ -623,6 +645,30 @@ mod tests {
     fn estimate(opts: ExtendedOptions, layout: Layout) -> MemoryEstimate {
         let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
         memory_estimate(&w, &hw(), &layout, &opts).unwrap()
+    }
+
+    #[test]
+    fn muon_keeps_one_momentum_for_the_matrices() {
+        // Llama 3 8B blocks: the matrices are 4096·(4096 + 2·1024 + 4096) + 3·4096·14336 =
+        // 218,103,808 per block, all of the block but its two norms (8,192). Muon keeps one FP32
+        // momentum where Adam keeps two moments: 4 B per matrix parameter less, over the 8
+        // optimizer shards of ZeRO-1, on every rank without them.
+        let matrices = 32.0 * 218_103_808.0;
+        let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
+        let base = ExtendedOptions {
+            hardware: HardwareChoices { memory_overheads: false, ..HardwareChoices::realistic() },
+            ..ExtendedOptions::realistic()
+        };
+        let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-9 * b, "{a} vs {b}");
+        for (sharding, shards) in [(Sharding::Zero1, 8.0), (Sharding::Ddp, 1.0)] {
+            let adam = estimate(ExtendedOptions { sharding, ..base }, layout);
+            let muon = estimate(
+                ExtendedOptions { sharding, optimizer: crate::extended::muon::Optimizer::Muon, ..base },
+                layout,
+            );
+            close(adam.part("optimizer_states") - muon.part("optimizer_states"), matrices * 4.0 / shards * 1e-9);
+            close(muon.part("weights") + muon.part("gradients"), adam.part("weights") + adam.part("gradients"));
+        }
     }
 
     #[test]

@@ -35,6 +35,7 @@
 //! | `gemm_half_dim`, `attention_half_seq` | small/skinny GEMMs and short attention sequences run below `η` (fitted) | [`pricing`], [`efficiency`] |
 //! | `fp8_recipe` | Transformer Engine (FP8 weight copies cached, FP8 inputs saved; or FP8 primary weights, `fp8_param_gather`) or torchao float8 (cast on the fly; with FSDP's float8 all-gather the gathered weights are FP8) | [`ops`], [`evaluate`], [`memory`] |
 //! | `optimizer_states` | FP32 master + Adam moments, or pure BF16 without master | [`memory`] |
+//! | `optimizer` | Adam, or Muon (Newton–Schulz per weight matrix, replicated or layer-wise distributed) in time and memory | [`muon`], [`memory`] |
 //! | `reshard_after_forward` | FSDP frees gathered blocks after the forward | [`memory`] |
 //! | `loss_chunks` | logits and cross-entropy in chunks | [`memory`] |
 //! | `compiled_loss` | cross-entropy compiled with its FP32 upcast (no FP32 logits held) | [`memory`] |
@@ -80,6 +81,7 @@ pub mod latency;
 pub mod layout;
 pub mod memory;
 pub mod moe;
+pub mod muon;
 pub mod ops;
 pub mod options;
 pub mod pipeline;

@@ -567,6 +567,11 @@ pub struct ExtendedOptions {
     pub fp8_recipe: Fp8Recipe,
     /// Formats of weights, gradients and optimizer states (see [`OptimizerStates`]).
     pub optimizer_states: OptimizerStates,
+    /// The optimizer's algorithm (see [`super::muon::Optimizer`]): Adam, or Muon (replicated or
+    /// layer-wise distributed), which adds its Newton–Schulz work to the step
+    /// ([`super::muon::muon_step_s`]) and keeps one momentum instead of two moments for the
+    /// matrices. Default Adam.
+    pub optimizer: super::muon::Optimizer,
     /// FSDP / ZeRO-3 frees each block's gathered parameters after its forward and gathers them
     /// again for the backward (FSDP2's `reshard_after_forward=True`, the default). Off: every
     /// gathered block stays until its backward (no second gather, all blocks' 16-bit weights
@@ -638,6 +643,7 @@ impl ExtendedOptions {
             param_broadcast: false,
             fp8_recipe: Fp8Recipe::TransformerEngine,
             optimizer_states: OptimizerStates::Fp32Master,
+            optimizer: super::muon::Optimizer::Adam,
             reshard_after_forward: true,
             grad_accumulation_buffer: false,
             optimizer_in_backward: false,
@@ -897,7 +903,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 39);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 40);
         let bad = ExtendedOptions { cp_ulysses: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("cp_ulysses"));
         let strict = ExtendedOptions {

@@ -75,6 +75,7 @@ const STACKS: &[&str] = &["megatron", "deepspeed", "fsdp", "jax"];
 const GRAD_REDUCE: &[&str] = &["auto", "fp32", "param"];
 const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao", "torchao_fp8_gather", "online_blockwise"];
 const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16", "bf16_moments"];
+const OPTIMIZERS: &[&str] = &["adam", "muon", "dist_muon"];
 const FUSION: &[&str] = &["fused", "eager"];
 const ATTENTION_KERNELS: &[&str] = &["native", "fa2", "unfused"];
 const CP_COMMS: &[&str] = &["ring", "ulysses", "hybrid", "search"];
@@ -89,7 +90,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`]).
-pub const SWITCHES: [SwitchInfo; 39] = [
+pub const SWITCHES: [SwitchInfo; 40] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -316,6 +317,14 @@ pub const SWITCHES: [SwitchInfo; 39] = [
         kind: SwitchKind::Choice(OPTIMIZER_STATES),
         source: "fp32_master: Megatron-LM, DeepSpeed and FSDP mixed precision (Megatron distributed-optimizer docs); bf16_moments: DeepSeek-V3 technical report §3.3.3",
     },
+    SwitchInfo {
+        key: "optimizer",
+        label: "Optimizer",
+        what: "Adam, or Muon (Newton–Schulz on every weight matrix each step, one momentum per matrix parameter) on \
+               every rank or layer-wise distributed over the data-parallel ranks",
+        kind: SwitchKind::Choice(OPTIMIZERS),
+        source: "adam: Megatron-LM's default (--optimizer adam); muon: Megatron-LM emerging_optimizers.py at d98e8a6",
+    },
     toggle(
         "reshard_after_forward",
         "FSDP reshard after forward",
@@ -535,6 +544,7 @@ impl ExtendedOptions {
             "attention_half_seq" => self.hardware.attention_half_seq.to_string(),
             "fp8_recipe" => self.fp8_recipe.as_str().to_string(),
             "optimizer_states" => self.optimizer_states.as_str().to_string(),
+            "optimizer" => self.optimizer.as_str().to_string(),
             "reshard_after_forward" => on_off(self.reshard_after_forward),
             "grad_accumulation_buffer" => on_off(self.grad_accumulation_buffer),
             "optimizer_in_backward" => on_off(self.optimizer_in_backward),
@@ -611,6 +621,7 @@ impl ExtendedOptions {
             "attention_half_seq" => self.hardware.attention_half_seq = parse_number(info, value).map_err(named)?,
             "fp8_recipe" => self.fp8_recipe = value.parse::<Fp8Recipe>().map_err(named)?,
             "optimizer_states" => self.optimizer_states = value.parse::<OptimizerStates>().map_err(named)?,
+            "optimizer" => self.optimizer = value.parse::<super::muon::Optimizer>().map_err(named)?,
             "reshard_after_forward" => self.reshard_after_forward = toggle()?,
             "grad_accumulation_buffer" => self.grad_accumulation_buffer = toggle()?,
             "optimizer_in_backward" => self.optimizer_in_backward = toggle()?,

@@ -186,7 +186,8 @@ impl TimePlan {
         opts: &ExtendedOptions,
     ) -> Result<Option<TimePlan>, Error> {
         check(w, hw, layout, opts)?;
-        if w.moe.is_some() {
+        // Muon's step is priced by the evaluator after the timing ([`super::muon`]).
+        if w.moe.is_some() || opts.optimizer.is_muon() {
             return Ok(None);
         }
         let p = Pricing { hw, opts };

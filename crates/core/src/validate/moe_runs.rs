@@ -52,7 +52,7 @@ use serde_json::{Map, Value};
 
 use super::keys;
 use super::moe_words::{
-    a2a_overlap_of, dual_pipe_of, fp8_dispatch_of, fp8_swiglu_cache_of, group_limit, optimizer_states_of,
+    a2a_overlap_of, dual_pipe_of, fp8_dispatch_of, fp8_swiglu_cache_of, group_limit, optimizer_of, optimizer_states_of,
     recompute_modules_of,
 };
 use super::reason::{RowReason, UnreadFile};
@@ -62,6 +62,7 @@ use super::moe_flops::{FlopRules, model_flops_per_token};
 use crate::catalog::{self, MappingOptions, Precision};
 use crate::extended::memory::MemoryKind;
 use crate::extended::moe::{A2aOverlap, Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
+use crate::extended::muon::Optimizer;
 use crate::extended::{
     ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Recompute, Sharding,
     SlidingWindow, Stack, Workload, evaluate,
@@ -611,6 +612,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         ),
         ..MoeOptions::default()
     };
+    let optimizer = optimizer_of(&words(&top, "optimizer"), &words(p, "other"), &mut notes);
     let optimizer_states =
         optimizer_states_of(&[words(&top, "optimizer"), words(p, "optimizer")].join("; "), &mut notes)
             .unwrap_or(OptimizerStates::Fp32Master);
@@ -662,6 +664,9 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     } else {
         GradReduce::Auto
     };
+    // Muon without the distributed optimizer keeps every state on every rank (Megatron's
+    // `arguments.py:1724–1736` turns the distributed optimizer into Muon's layer-wise variant).
+    let sharding = if optimizer == Optimizer::Muon && sharding == Sharding::Zero1 { Sharding::Ddp } else { sharding };
     let options = ExtendedOptions {
         hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
         recompute,
@@ -669,6 +674,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         grad_reduce,
         interleave: if pp > 1 { interleave } else { 1 },
         optimizer_states,
+        optimizer,
         moe,
         attention_kernel,
         fp8_recipe,

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::words::Words;
 use crate::extended::moe::RecomputeModules;
+use crate::extended::muon::Optimizer;
 use crate::extended::{OptimizerStates, Recompute};
 
 /// The integer after `top-` and before `group` in router words ("top-4 groups") [domains].
@@ -128,6 +129,29 @@ pub(super) fn optimizer_states_of(text: &str, notes: &mut Vec<Note>) -> Option<O
     Some(OptimizerStates::Bf16Moments)
 }
 
+/// The optimizer's algorithm the row's words name (its `optimizer` field and `--optimizer NAME`
+/// among its launch words): Muon where they say `muon`, layer-wise distributed when they also
+/// turn Megatron's distributed optimizer on (`--use-distributed-optimizer`, not negated) or say
+/// `dist_muon` (Megatron-LM `megatron/training/arguments.py:1724–1736` at d98e8a6: Muon with the
+/// distributed optimizer is `use_layer_wise_distributed_optimizer`); Adam otherwise. Noted when
+/// Muon.
+pub(super) fn optimizer_of(optimizer: &str, launch: &str, notes: &mut Vec<Note>) -> Optimizer {
+    let o = Words::new(optimizer);
+    let l = Words::new(launch);
+    let named = |w: &Words| w.has("muon") || w.has("dist muon");
+    if !named(&o) && !(l.has("optimizer muon") || l.has("optimizer dist muon")) {
+        return Optimizer::Adam;
+    }
+    let distributed = o.has("dist muon") || l.has("optimizer dist muon") || l.affirms("use distributed optimizer");
+    let optimizer = if distributed { Optimizer::DistMuon } else { Optimizer::Muon };
+    notes.reading(format!(
+        "optimizer: Muon{} (optimizer={})",
+        if distributed { ", layer-wise distributed over the data-parallel ranks" } else { " on every rank" },
+        optimizer.as_str()
+    ));
+    optimizer
+}
+
 /// Whether the row's activation words say the experts' SwiGLU input is cached in FP8 (DeepSeek-V3
 /// §3.3.3: "SwiGLU inputs cached in FP8, output recomputed"; `moe fp8_swiglu_cache`). Noted.
 pub(super) fn fp8_swiglu_cache_of(text: &str, notes: &mut Vec<Note>) -> bool {
@@ -152,6 +176,16 @@ mod tests {
         );
         assert_eq!(o, Some(OptimizerStates::Bf16Moments));
         assert_eq!(optimizer_states_of("AdamW, FP32 master weights", &mut notes), None);
+        assert_eq!(optimizer_of("adam", "--use-distributed-optimizer True", &mut notes), Optimizer::Adam);
+        assert_eq!(optimizer_of("muon", "--optimizer muon", &mut notes), Optimizer::Muon);
+        assert_eq!(
+            optimizer_of("muon", "--use-distributed-optimizer True --optimizer muon", &mut notes),
+            Optimizer::DistMuon
+        );
+        assert_eq!(optimizer_of("", "--use-distributed-optimizer False --optimizer muon", &mut notes), Optimizer::Muon);
+        assert_eq!(optimizer_of("dist_muon", "", &mut notes), Optimizer::DistMuon);
+        assert_eq!(notes.len(), 5, "{notes:?}");
+        notes.truncate(1);
         assert_eq!(optimizer_states_of("bf16 training", &mut notes), None);
         assert_eq!(optimizer_states_of("BF16 weights and activations; Adam moments in FP32", &mut notes), None);
         assert!(fp8_swiglu_cache_of("SwiGLU inputs of the MoE cached in FP8, output recomputed", &mut notes));

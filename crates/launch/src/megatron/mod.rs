@@ -26,6 +26,7 @@ mod unused;
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::context_parallel::CpComm;
+use fmperf_core::extended::muon::Optimizer;
 use fmperf_core::extended::{AttentionKernel, Recompute, Sharding};
 
 /// Puts a value into a slot, noting when it replaces a different earlier one.
@@ -500,6 +501,12 @@ pub(crate) fn apply(
         }
         // Batch.
         "num-distributed-optimizer-instances" => put!(l, optimizer_instances, count(value)?, o),
+        // Adam and Muon are priced; Megatron's other optimizers (sgd, lion, soap, adaptive_muon) are
+        // listed as not read.
+        "optimizer" => match need(value)?.trim_matches(|c| c == '\'' || c == '"').parse::<Optimizer>() {
+            Ok(optimizer) => put!(l, optimizer, optimizer, o),
+            Err(_) => return Ok(false),
+        },
         "micro-batch-size" => put!(l, mbs, count(value)?, o),
         "global-batch-size" => put!(l, global_batch, count(value)?, o),
         // Megatron-DeepSpeed.

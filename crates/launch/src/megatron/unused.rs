@@ -103,7 +103,7 @@ pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
             "not read: Pai-Megatron-Patch's tokenizer (its vocabulary, plus --extra-vocab-size, comes from the \
              checkpoint's tokenizer files); give --padded-vocab-size or --vocab-size"
         } else if is(&["optimizer"]) {
-            "affects memory, not modelled: fmperf prices Adam (two moments and a master copy)"
+            "affects memory and time, not modelled: fmperf prices Adam and Muon (--optimizer adam, muon, dist_muon)"
         } else {
             return None;
         },

@@ -31,6 +31,7 @@ use crate::extended::layout::Layout;
 use crate::extended::memory::{
     DeviceMemory, ExpertStates, MemoryEstimate, Stage, first_stage_in_flight, peak_of_stages, second_stage_in_flight,
 };
+use crate::extended::muon::{RankBlocks, muon_step_s};
 use crate::extended::options::ExtendedOptions;
 use crate::extended::pipeline::{StageSplitRule, bubble_slots, exposed_messages_s, message_s, split, stage_blocks};
 use crate::extended::pricing::{Pass, Pricing};
@@ -570,7 +571,13 @@ pub fn assemble_moe(
     let t_opt = p.traffic(
         (dense_params_of(busiest) / shard(&groups) + expert_params_of(busiest) / shard(&expert_groups))
             * OPTIMIZER_BYTES_PER_PARAMETER,
-    ) + fp8_weight_cast_s(p, busiest.blocks() as f64 * mean_block(busiest).linear_parameters);
+    ) + fp8_weight_cast_s(p, busiest.blocks() as f64 * mean_block(busiest).linear_parameters)
+        + muon_step_s(
+            w,
+            layout,
+            p,
+            RankBlocks { dense: busiest.dense as f64, moe: busiest.moe as f64, experts: Some((m, &el)) },
+        );
     let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt;
 
     let estimate = memory_of(w, m, layout, p, &groups, &el, &devices, parts);
