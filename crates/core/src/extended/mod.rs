@@ -70,6 +70,7 @@
 //! parts without any measurement (TPUs).
 
 pub mod block;
+pub mod choices;
 pub mod context_parallel;
 pub mod data_parallel;
 pub mod efficiency;
