@@ -220,12 +220,6 @@ impl ExtendedOptions {
         }
         Ok(())
     }
-
-    /// Every switch as `(name, value, what it models)`, for tables and the page (the order and
-    /// words of [`super::switches::SWITCHES`]).
-    pub fn describe(&self) -> Vec<(&'static str, String, &'static str)> {
-        super::switches::SWITCHES.iter().map(|s| (s.key, self.value_of(s.key).unwrap_or_default(), s.what)).collect()
-    }
 }
 
 impl Default for ExtendedOptions {
