@@ -13,7 +13,7 @@
 
 use super::block::FLASH_BACKWARD_FACTOR;
 use super::efficiency::{FITTED_ATTENTION_EFFICIENCY, FITTED_MATMUL_EFFICIENCY};
-use super::evaluate::OPTIMIZER_BYTES_PER_PARAMETER;
+use super::iteration::OPTIMIZER_BYTES_PER_PARAMETER;
 use super::memory::{CUDA_CONTEXT_GB, FRAGMENTATION, LOSS_BYTES_PER_LOGIT, NCCL_BUFFERS_GB};
 use super::options::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, OptimizerStates, Recompute, Sharding,
