@@ -65,7 +65,7 @@ impl RankBy {
 pub fn rank_order(items: &[(f64, Option<f64>)], by: RankBy) -> Vec<usize> {
     let key = |v: f64| if v.is_finite() { v } else { f64::INFINITY };
     let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by(|&a, &b| {
+    fmperf_core::sort::sort_by(&mut order, |&a, &b| {
         let (da, ca) = items[a];
         let (db, cb) = items[b];
         let by_days = key(da).total_cmp(&key(db));

@@ -56,7 +56,7 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>, n:
         .enumerate()
         .map(|(i, c)| (word.is_empty() || !c.to_ascii_lowercase().contains(&word), distance(&word, c), i, c))
         .collect();
-    scored.sort();
+    crate::sort::sort(&mut scored);
     scored.into_iter().take(n).map(|(_, _, _, c)| c).collect()
 }
 

@@ -33,6 +33,7 @@ pub mod run_cost;
 pub mod schema;
 pub mod search;
 pub mod sensitivity;
+pub mod sort;
 pub mod strategy;
 pub mod strict_json;
 pub mod sweep;

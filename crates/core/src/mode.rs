@@ -112,10 +112,9 @@ impl ModelMode {
         match self {
             ModelMode::Reference => json!({ "mode": "reference" }),
             ModelMode::Extended(o) => {
-                let switches: Map<String, Value> = SWITCHES
-                    .iter()
-                    .map(|s| (s.key.to_string(), Value::from(o.value_of(s.key).unwrap_or_default())))
-                    .collect();
+                let switches: Map<String, Value> = crate::sort::json_object(
+                    SWITCHES.iter().map(|s| (s.key.to_string(), Value::from(o.value_of(s.key).unwrap_or_default()))),
+                );
                 json!({ "mode": "extended", "switches": switches, "moe": o.moe.to_string() })
             }
         }

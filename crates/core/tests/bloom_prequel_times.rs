@@ -30,6 +30,15 @@
 //! is not timed); after the 02-25 NUMA fix over before 0.94 vs 1.00 (the cluster changed); TP 8
 //! MBS 2 over MBS 4 1.08-1.16 vs 1.01-1.02 (no such effect at TP 4); PP 2 (DP 24) over PP 12 1.06
 //! vs 0.87 (the shorter pipeline's gain does not appear).
+//!
+//! Session 20: the rows state `flash_attention: false` and "no FlashAttention" (Megatron-DeepSpeed
+//! of February 2022 ran Megatron's fused scaled-masked softmax between two batched matmuls), which
+//! fmperf now reads as unfused attention ([`fmperf_core::extended::unfused_attention`]: every score
+//! computed, the scores written, normalised and read back, `d`-deep matmuls at their size factor;
+//! no constant fitted). Mean |error| 21.2 → 17.4 %, within 12 %: 22 → 52 of 130; by TP: 8 → 21.2 %,
+//! 4 → 9.5 %, 2 → 3.1 %; the NHEADS comparisons 25.1/25.6 → 19.4/17.2 % (more heads at the same
+//! width are narrower, slower score matmuls, as measured). Still too fast at TP 8 (−21 %) and on
+//! NHIDDEN=14400 (−34 %: no alignment term).
 
 use fmperf_core::validate::{MeasuredFile, Mode, parse_measured_runs, validate};
 use std::collections::BTreeMap;

@@ -30,6 +30,7 @@ use serde_json::{Map, Value};
 use super::settings::Origin;
 use super::{Format, Launch, why};
 use fmperf_core::Error;
+use fmperf_core::extended::AttentionKernel;
 
 /// Families whose MLP is gated (SwiGLU / GeGLU).
 const GATED_FAMILIES: &[&str] = &[
@@ -242,6 +243,28 @@ fn read_key(
                 );
             } else {
                 s.window_tokens.put_once(int()?, &o)?;
+            }
+        }
+        // The attention implementation transformers runs (`attn_implementation` as saved by
+        // `save_pretrained`, `_attn_implementation` in older files): eager is unfused attention,
+        // SDPA and flash-attn 2 FlashAttention-2 class, flash-attn 3 the part's own kernel.
+        "attn_implementation" | "_attn_implementation" => {
+            if value.is_null() {
+                l.unused(shown_key.to_string(), "null", "not given (null): the stack's attention kernel");
+            } else {
+                let v = value.as_str().ok_or_else(|| o.error(value, "must be a string"))?;
+                let kernel = match v.trim().to_ascii_lowercase().as_str() {
+                    "eager" => AttentionKernel::Unfused,
+                    "sdpa" | "flash_attention_2" | "flex_attention" => AttentionKernel::Fa2,
+                    "flash_attention_3" => AttentionKernel::Native,
+                    _ => {
+                        return Err(o.error(
+                            value,
+                            "must be eager, sdpa, flash_attention_2, flash_attention_3 or flex_attention",
+                        ));
+                    }
+                };
+                s.attention_kernel.put_once(kernel, &o)?;
             }
         }
         "num_nextn_predict_layers" => {

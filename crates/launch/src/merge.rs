@@ -44,6 +44,7 @@ macro_rules! for_each_settings_slot {
         $m!(sharding);
         $m!(sequence_parallel);
         $m!(cp_comm);
+        $m!(attention_kernel);
         $m!(cp_ulysses);
         $m!(precision);
         $m!(fp8_weights);

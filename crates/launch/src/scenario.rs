@@ -238,6 +238,20 @@ impl Scenario {
                 "attention: PyTorch SDPA (FlashAttention-2 class), torchtitan's kernel (attention_kernel=fa2)".into(),
             );
         }
+        // The attention kernel a file states (Megatron's --attention-backend, Hugging Face's
+        // attn_implementation) over the stack's default.
+        if let Some(kernel) = s.attention_kernel.copied() {
+            opts.attention_kernel = kernel;
+            let key = s.attention_kernel.key_or("attention_kernel");
+            let what = match kernel {
+                AttentionKernel::Unfused => {
+                    "unfused attention, the score matrix computed in full and kept for the backward"
+                }
+                AttentionKernel::Fa2 => "a FlashAttention-2-class kernel",
+                AttentionKernel::Native => "the part's own fused attention kernel",
+            };
+            notes.reading_of(key, format!("{key}: {what} (attention_kernel={kernel})"));
+        }
         opts.interleave = interleave(s, layers, pp, &mut notes)?;
         // Megatron's block method: the first `blocks` blocks of each model chunk (a stage, or one
         // of its virtual stages when interleaved) recomputed in full, the rest keeping every

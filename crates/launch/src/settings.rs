@@ -222,7 +222,7 @@ impl Moe {
         .into_iter()
         .flatten()
         .collect();
-        out.sort_by_key(|(o, _)| o.line);
+        fmperf_core::sort::sort_by_key(&mut out, |(o, _)| o.line);
         out
     }
 }
@@ -305,6 +305,9 @@ pub struct Settings {
     pub cp_comm: Slot<fmperf_core::extended::context_parallel::CpComm>,
     /// The hybrid's Ulysses degree (Megatron `--hierarchical-context-parallel-sizes`' first size).
     pub cp_ulysses: Slot<u64>,
+    /// The attention kernel (Megatron's `--attention-backend`, Hugging Face's
+    /// `attn_implementation`): fused, FlashAttention-2 class, or unfused.
+    pub attention_kernel: Slot<fmperf_core::extended::AttentionKernel>,
     /// Precision of the linear layers' matmuls.
     pub precision: Slot<Precision>,
     /// FP8 primary weights (`--fp8-param-gather`, `fp8_param_gather`; Megatron-Bridge's FP8

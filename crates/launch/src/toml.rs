@@ -84,7 +84,7 @@ pub fn read_typed(text: &str) -> Result<Vec<Value>, Error> {
     })?;
     let mut out: Vec<(usize, Value)> = Vec::new();
     table("", doc.get_ref(), &lines, &mut out, 0);
-    out.sort_by_key(|(at, _)| *at);
+    fmperf_core::sort::sort_by_key(&mut out, |(at, _)| *at);
     Ok(out.into_iter().map(|(_, v)| v).collect())
 }
 

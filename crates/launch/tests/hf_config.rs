@@ -234,3 +234,19 @@ fn window_keys_null_and_contradictory() {
     assert_eq!(e.field(), Some("sliding_window_pattern"), "{e}");
     assert!(e.to_string().contains("layer_types"), "{e}");
 }
+
+/// `attn_implementation` (and the older `_attn_implementation`) names the attention kernel:
+/// eager is unfused attention, SDPA / flash-attn 2 FlashAttention-2 class; anything else is an
+/// error naming the key.
+#[test]
+fn attention_implementation() {
+    use fmperf_core::extended::AttentionKernel;
+    let base = r#""model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 16"#;
+    let kernel = |v: &str| read(&format!("{{{base}, {v}}}")).settings.attention_kernel.copied();
+    assert_eq!(kernel(r#""attn_implementation": "eager""#), Some(AttentionKernel::Unfused));
+    assert_eq!(kernel(r#""_attn_implementation": "sdpa""#), Some(AttentionKernel::Fa2));
+    assert_eq!(kernel(r#""attn_implementation": "flash_attention_2""#), Some(AttentionKernel::Fa2));
+    assert_eq!(kernel(r#""attn_implementation": null"#), None);
+    let e = parse(&format!("{{{base}, \"attn_implementation\": \"paged\"}}"), Some("config.json")).unwrap_err();
+    assert_eq!(e.field(), Some("attn_implementation"), "{e}");
+}

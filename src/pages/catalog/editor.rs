@@ -301,7 +301,11 @@ fn FieldInput(
 }
 
 fn messages(errors: &BTreeMap<String, Vec<Error>>) -> BTreeMap<String, Vec<String>> {
-    errors.iter().map(|(k, v)| (k.clone(), v.iter().map(Error::to_string).collect())).collect()
+    // `extend`, not `collect`: a collected map sorts with its own copy of the sort code
+    // (`fmperf_core::sort`); inserting keeps the same map.
+    let mut out = BTreeMap::new();
+    out.extend(errors.iter().map(|(k, v)| (k.clone(), v.iter().map(Error::to_string).collect())));
+    out
 }
 
 /// The document a pasted JSON text makes, ready to save (reference-format documents get a free id).

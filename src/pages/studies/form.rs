@@ -127,7 +127,7 @@ pub fn SweepForm() -> impl IntoView {
                     if on {
                         list.push(s);
                     }
-                    list.sort();
+                    fmperf_core::sort::sort(&mut list);
                     t.strategy = if list.len() == Strategy::ALL.len() {
                         None
                     } else {

@@ -128,7 +128,9 @@ impl Origins {
 
     /// In [`SYSTEM_PARAMS`] order.
     fn finish(mut self) -> Vec<Provenance> {
-        self.0.sort_by_key(|p| SYSTEM_PARAMS.iter().position(|n| *n == p.param).unwrap_or(usize::MAX));
+        crate::sort::sort_by_key(&mut self.0, |p| {
+            SYSTEM_PARAMS.iter().position(|n| *n == p.param).unwrap_or(usize::MAX)
+        });
         self.0
     }
 }

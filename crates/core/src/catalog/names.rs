@@ -100,7 +100,7 @@ pub fn system_named_in<'a>(text: &str, systems: &'a [CatalogSystem]) -> Option<&
     let t = tokens(text);
     let mut scored: Vec<(i64, &CatalogSystem)> =
         systems.iter().map(|s| (score(s, &t), s)).filter(|(sc, _)| *sc > 0).collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0));
+    crate::sort::sort_by(&mut scored, |a, b| b.0.cmp(&a.0));
     match scored.as_slice() {
         [] => None,
         [(best, s), rest @ ..] => rest.first().is_none_or(|(second, _)| second < best).then_some(*s),

@@ -44,7 +44,7 @@ pub fn model_choices() -> Vec<Choice> {
         })
         .collect();
     // Stable: reference presets first, catalog order otherwise.
-    out.sort_by_key(|c| !c.reference);
+    crate::sort::sort_by_key(&mut out, |c| !c.reference);
     out
 }
 
@@ -66,6 +66,6 @@ pub fn system_choices() -> Vec<Choice> {
             Choice { id: s.id.clone(), label, reference, unusable, caveats }
         })
         .collect();
-    out.sort_by_key(|c| !c.reference);
+    crate::sort::sort_by_key(&mut out, |c| !c.reference);
     out
 }

@@ -28,7 +28,7 @@ impl StrategyOutcome {
 pub fn merge(outcomes: &[StrategyOutcome], k: usize) -> Vec<Ranked> {
     let mut all: Vec<Ranked> = outcomes.iter().flat_map(|o| o.top.iter().copied()).collect();
     // Stable sort: equal throughputs stay in input order.
-    all.sort_by(|a, b| b.throughput_samples_per_s.total_cmp(&a.throughput_samples_per_s));
+    crate::sort::sort_by(&mut all, |a, b| b.throughput_samples_per_s.total_cmp(&a.throughput_samples_per_s));
     all.truncate(k);
     all
 }

@@ -358,23 +358,31 @@ impl Fusion {
 ///   warp-group MMA and TMA, so on Hopper and later parts it follows its own benchmark
 ///   ([`super::efficiency::H100_ATTENTION_BENCHMARK`]: 0.62 of cuDNN's rate at 8–16k tokens;
 ///   [`super::Hardware::async_mma`]); on other parts it is their native kernel (no change).
+/// * `unfused`: no attention kernel — the score matrix is computed in full and kept
+///   ([`super::unfused_attention`]): Megatron-Core's own `DotProductAttention`
+///   (`--attention-backend local`), Transformer Engine's `UnfusedDotProductAttention`
+///   (`--attention-backend unfused`), Hugging Face's `attn_implementation: eager`, and the
+///   Megatron-LM / Megatron-DeepSpeed of before FlashAttention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AttentionKernel {
     /// The part's own-generation fused attention (cuDNN / FlashAttention-3 on Hopper).
     Native,
     /// FlashAttention-2 class (PyTorch SDPA flash backend, flash-attn 2, Triton).
     Fa2,
+    /// No fused kernel: scores, softmax and context as separate kernels, the scores kept.
+    Unfused,
 }
 
 impl AttentionKernel {
     /// All choices, in order.
-    pub const ALL: [AttentionKernel; 2] = [AttentionKernel::Native, AttentionKernel::Fa2];
+    pub const ALL: [AttentionKernel; 3] = [AttentionKernel::Native, AttentionKernel::Fa2, AttentionKernel::Unfused];
 
     /// The CLI / URL name.
     pub fn as_str(self) -> &'static str {
         match self {
             AttentionKernel::Native => "native",
             AttentionKernel::Fa2 => "fa2",
+            AttentionKernel::Unfused => "unfused",
         }
     }
 }
@@ -477,6 +485,9 @@ named_enum!(
         ("sdpa", AttentionKernel::Fa2),
         ("flash2", AttentionKernel::Fa2),
         ("flash_attn2", AttentionKernel::Fa2),
+        ("local", AttentionKernel::Unfused),
+        ("eager", AttentionKernel::Unfused),
+        ("math", AttentionKernel::Unfused),
     ]
 );
 named_enum!(Sharding, "sharding", &[("fsdp", Sharding::Zero3), ("ddp", Sharding::Ddp)]);

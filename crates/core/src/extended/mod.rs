@@ -39,7 +39,7 @@
 //! | `loss_chunks` | logits and cross-entropy in chunks | [`memory`] |
 //! | `compiled_loss` | cross-entropy compiled with its FP32 upcast (no FP32 logits held) | [`memory`] |
 //! | `fusion` | fused element-wise kernels, or eager PyTorch with each primitive's own HBM traffic | [`ops`] |
-//! | `attention_kernel` | the part's own-generation fused attention, or a FlashAttention-2-class kernel (slower on Hopper and later) | [`pricing`], [`efficiency`] |
+//! | `attention_kernel` | the part's own-generation fused attention, a FlashAttention-2-class kernel (slower on Hopper and later), or unfused attention (the score matrix computed in full and kept) | [`pricing`], [`efficiency`], [`unfused_attention`] |
 //!
 //! Memory: [`evaluate::memory_estimate`] gives the peak per device over the pipeline stages as named
 //! parts with the three measured figures (peak allocated, peak reserved, device level).
@@ -90,6 +90,7 @@ pub mod sparsity;
 pub mod stack;
 pub mod switches;
 pub mod timing;
+pub mod unfused_attention;
 pub mod workload;
 
 pub use evaluate::{Breakdown, ExtendedEvaluation, ExtendedEvaluator, evaluate, memory_estimate};

@@ -130,7 +130,8 @@ pub fn eager_activation_extra(fusion: Fusion, gated: bool) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OpKind {
-    /// A matmul against weights (GEMM), priced at the matmul rate under a roofline.
+    /// A matmul (GEMM) against weights, or of activations by activations (unfused attention's
+    /// scores and context), priced at the matmul rate under a roofline.
     Matmul,
     /// Fused (flash) attention, priced at the attention rate under a roofline.
     Attention,
@@ -201,6 +202,9 @@ pub(crate) enum Work {
     Fixed,
     /// A weight matmul `(m × k)·(k × n)`: [`Pricing::weight_linear`] forward, twice that backward.
     Matmul { m: f64, k: f64, n: f64 },
+    /// `batch` matmuls `(m × k)·(k × n)` of activations (unfused attention's scores and context):
+    /// [`Pricing::activation_matmul`] forward, twice that backward.
+    ActivationMatmul { batch: f64, m: f64, k: f64, n: f64 },
     /// Flash attention of `tflop` [TFLOP] moving `bytes` [B] over `s_q` queries and `s_k` keys:
     /// [`Pricing::attention`] forward, [`FLASH_BACKWARD_FACTOR`] times both backward.
     Attention { tflop: f64, bytes: f64, s_q: f64, s_k: f64 },
@@ -233,6 +237,10 @@ impl Work {
             Work::Opaque | Work::Fixed => None,
             Work::Matmul { m, k, n } => {
                 let fwd = p.weight_linear(m, k, n);
+                Some((fwd, fwd.times(2.0)))
+            }
+            Work::ActivationMatmul { batch, m, k, n } => {
+                let fwd = p.activation_matmul(batch, m, k, n);
                 Some((fwd, fwd.times(2.0)))
             }
             Work::Attention { tflop, bytes, s_q, s_k } => Some(attention_passes(p, tflop, bytes, s_q, s_k)),
@@ -270,7 +278,7 @@ impl Work {
     /// The fitted constants its passes read.
     pub(crate) fn reads(&self) -> Reads {
         match self {
-            Work::Matmul { .. } | Work::TpCollective { .. } => Reads::Matmul,
+            Work::Matmul { .. } | Work::ActivationMatmul { .. } | Work::TpCollective { .. } => Reads::Matmul,
             Work::Attention { .. } | Work::CpRing { .. } | Work::WindowAttention { .. } => Reads::Attention,
             Work::Opaque | Work::Fixed => Reads::Nothing,
         }
@@ -353,7 +361,7 @@ impl Operation {
 
     /// An operation priced by `work` at the rates of `p` (an operation reading no rate:
     /// [`Work::Fixed`] with its passes).
-    fn priced(name: &'static str, kind: OpKind, p: &Pricing, work: Work, bytes: f64) -> Operation {
+    pub(crate) fn priced(name: &'static str, kind: OpKind, p: &Pricing, work: Work, bytes: f64) -> Operation {
         let (fwd, bwd) = work.passes(p).unwrap_or_default();
         Operation { work, ..Operation::new(name, kind, fwd, bwd, bytes) }
     }
@@ -592,7 +600,7 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     let kv_w = w.kv_width(o.model.grouped_query_attention) as f64;
     // K/V heads are split over tp while there are enough of them, replicated otherwise.
     let kv_local = (kv_w / tp).max(w.head_dim as f64);
-    let mut inner = Vec::with_capacity(4);
+    let mut inner = Vec::with_capacity(6);
 
     // The norm output feeding Q/K/V is kept sharded under sequence parallelism (re-gathered in
     // the backward), whole otherwise.
@@ -608,7 +616,40 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
         inner.push(elementwise(p, "rope", rope * (q_w / tp + kv_local) * tokens * es));
     }
 
-    // Flash attention: queries of this device's sequence shard against all keys.
+    let qkv_kept = (q_w / tp + 2.0 * kv_local) * tokens * es;
+    let (core, att_s, att_work) = if o.attention_kernel == super::AttentionKernel::Unfused {
+        let core = super::unfused_attention::operations(w, layout, p, qkv_kept);
+        let att_s = core.iter().fold((0.0, 0.0), |(f, b), op| (f + op.fwd.compute_s, b + op.bwd.compute_s));
+        (core, att_s, Work::Opaque)
+    } else {
+        flash_attention(w, layout, p, (q_w, kv_local), qkv_kept)
+    };
+    inner.extend(core);
+    inner.extend(context_parallel_over(w, layout, p, (q_w / tp, kv_local), att_s, att_work));
+
+    let out_input = q_w / tp * tokens * es;
+    // Operator-level policy: the 4th matmul, recomputed (its input is the saved attention output).
+    let out = matmul(p, "out_proj", tokens, q_w / tp, h).keeping(saved_input(p, out_input)).op_policy(0.0, 1.0);
+    let exit = out.fwd;
+    inner.push(out);
+    sublayer(w, layout, p, Sublayer::Attention, inner, &entry, &exit)
+}
+
+/// The attention core as one flash-attention kernel: queries of this device's sequence shard
+/// against all keys, with a sliding window's blocks priced apart ([`window_attention`]); returns
+/// the operations, the core's forward and backward matrix time [s] (what a context-parallel ring
+/// overlaps) and the work a ring re-prices against. `q_w` is the query width, `kv_local` the
+/// device's K/V width, `qkv_kept` the bytes of Q, K and V kept for the backward [B].
+fn flash_attention(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    (q_w, kv_local): (f64, f64),
+    qkv_kept: f64,
+) -> (Vec<Operation>, (f64, f64), Work) {
+    let o = p.opts;
+    let s = Shape::of(w, layout, p);
+    let (tokens, tp, es) = (s.tokens, s.tp, s.es);
     let (mbs, seq) = (layout.mbs as f64, w.seq_len as f64);
     let s_q = seq / layout.cp as f64;
     // The kernel's query length: Ulysses gathers the sequence over its degree (same FLOPs, fewer heads).
@@ -622,30 +663,16 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     let att_bytes = (2.0 * tokens * q_w / tp + 2.0 * mbs * seq * kv_local) * es;
     let attention = Work::Attention { tflop: att_tflop, bytes: att_bytes * full_share, s_q: s_q_kernel, s_k: seq };
     let att = Operation::priced("attention", OpKind::Attention, p, attention, att_bytes * full_share);
-    let qkv_kept = (q_w / tp + 2.0 * kv_local) * tokens * es;
+    let (att_s, work) = ((att.fwd.compute_s, att.bwd.compute_s), att.work);
     // Operator-level policy: the kernel's outputs are saved (the attention output and the FP32
     // log-sum-exp per head and query token); Q, K, V are recomputed for its backward.
     let att_saved = (q_w / tp * es + 4.0 * heads_local) * tokens;
-    inner.push(att.keeping(KeptBytes::recomputable(qkv_kept)).op_policy(att_saved, 0.0));
+    let mut ops = vec![att.keeping(KeptBytes::recomputable(qkv_kept)).op_policy(att_saved, 0.0)];
     if let Some(sw) = w.sliding_window.filter(|sw| sw.windowed_share() > 0.0) {
         let per_head = mbs * s_q * heads_local * w.head_dim as f64;
-        inner.push(window_attention(p, sw, per_head, seq, att_bytes * sw.windowed_share()));
+        ops.push(window_attention(p, sw, per_head, seq, att_bytes * sw.windowed_share()));
     }
-    inner.extend(context_parallel_over(
-        w,
-        layout,
-        p,
-        (q_w / tp, kv_local),
-        (att.fwd.compute_s, att.bwd.compute_s),
-        att.work,
-    ));
-
-    let out_input = q_w / tp * tokens * es;
-    // Operator-level policy: the 4th matmul, recomputed (its input is the saved attention output).
-    let out = matmul(p, "out_proj", tokens, q_w / tp, h).keeping(saved_input(p, out_input)).op_policy(0.0, 1.0);
-    let exit = out.fwd;
-    inner.push(out);
-    sublayer(w, layout, p, Sublayer::Attention, inner, &entry, &exit)
+    (ops, att_s, work)
 }
 
 /// The windowed blocks' share of a block's flash attention ([`super::workload::SlidingWindow`]):

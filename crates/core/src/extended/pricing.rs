@@ -22,8 +22,10 @@ use crate::vocab::CollectiveKind;
 /// * from below by Megatron-LM's functional tests (`tests/data/megatron-ft-runs.json`: 12-layer,
 ///   512-wide GPTs on 8 A100s or H100s, 3–5 ms of host time per layer and micro-batch against
 ///   well under 1 ms of GPU work): with 10 µs they came out 4–7× too fast (median −74 % on
-///   A100 hosts, −85 % on H100 hosts); with 130 µs −46 % and −30 % (they also run unfused
-///   attention and extra logging, which add operators the model does not count);
+///   A100 hosts, −85 % on H100 hosts); with 130 µs −46 % and −30 % (they also log norms and
+///   memory every step, which add operators the model does not count; the 48 cases that state
+///   `--attention-backend unfused` are priced with its three kernels since
+///   [`super::unfused_attention`]);
 /// * from above by NeMo's production runs among the shipped data (GPT-3 175B in FP8 on TP 4 at
 ///   one sequence per micro-batch, about 1.3 ms of GPU work per layer forward): at 220 µs they
 ///   turn host-bound and 5–6 % too slow; at 130 µs no shipped figure moves.
@@ -165,10 +167,26 @@ impl Pricing<'_> {
     }
 
     fn linear_at(&self, m: f64, k: f64, n: f64, density: f64) -> Pass {
-        let tflop = 2.0 * m * k * n * 1e-12 * density;
-        let shape = super::efficiency::gemm_size_factor(m, k, n, self.opts.hardware.gemm_half_dim);
-        let compute_s = tflop / (self.matmul_rate() * shape);
         let bytes = (m * k + k * n) * self.hw.operand_bytes + m * n * self.hw.element_bytes;
+        self.gemm(2.0 * m * k * n * 1e-12 * density, self.matmul_rate(), (m, k, n), bytes)
+    }
+
+    /// `batch` matmuls `(m × k)·(k × n)` of activations by activations, as unfused attention runs
+    /// its scores `Q·Kᵀ` and context `P·V` ([`super::unfused_attention`]): `2·batch·m·k·n` FLOPs
+    /// at `η` times the 16-bit ceiling (these GEMMs stay in the activations' format under FP8
+    /// training) times the GEMM-size factor of one matmul, under a roofline on every operand and
+    /// result in the activations' format.
+    pub fn activation_matmul(&self, batch: f64, m: f64, k: f64, n: f64) -> Pass {
+        let rate = self.opts.hardware.matmul_efficiency * self.hw.attention_ceiling_tflops;
+        let bytes = batch * (m * k + k * n + m * n) * self.hw.element_bytes;
+        self.gemm(2.0 * batch * m * k * n * 1e-12, rate, (m, k, n), bytes)
+    }
+
+    /// `tflop` of matmuls of shape `(m, k, n)` at `rate` [TFLOP/s] times the GEMM-size factor
+    /// ([`super::efficiency::gemm_size_factor`]), under a roofline on `bytes` of traffic.
+    fn gemm(&self, tflop: f64, rate: f64, (m, k, n): (f64, f64, f64), bytes: f64) -> Pass {
+        let shape = super::efficiency::gemm_size_factor(m, k, n, self.opts.hardware.gemm_half_dim);
+        let compute_s = tflop / (rate * shape);
         Pass { tflop, compute_s, memory_s: (self.traffic(bytes) - compute_s).max(0.0), ..Pass::default() }
     }
 

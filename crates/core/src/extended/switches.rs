@@ -76,7 +76,7 @@ const GRAD_REDUCE: &[&str] = &["auto", "fp32", "param"];
 const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao", "torchao_fp8_gather", "online_blockwise"];
 const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16", "bf16_moments"];
 const FUSION: &[&str] = &["fused", "eager"];
-const ATTENTION_KERNELS: &[&str] = &["native", "fa2"];
+const ATTENTION_KERNELS: &[&str] = &["native", "fa2", "unfused"];
 const CP_COMMS: &[&str] = &["ring", "ulysses", "hybrid", "search"];
 const STAGE_SPLITS: &[&str] = &["blocks", "embedding_as_block", "head_as_block", "ends_as_blocks"];
 
@@ -367,11 +367,13 @@ pub const SWITCHES: [SwitchInfo; 39] = [
     SwitchInfo {
         key: "attention_kernel",
         label: "Attention kernel",
-        what: "the part's own-generation fused attention (cuDNN / FlashAttention-3 on Hopper), or a \
-               FlashAttention-2-class kernel (PyTorch SDPA flash, flash-attn 2), slower on Hopper and later",
+        what: "the part's own-generation fused attention (cuDNN / FlashAttention-3 on Hopper), a \
+               FlashAttention-2-class kernel (PyTorch SDPA flash, flash-attn 2), slower on Hopper and later, or \
+               none (unfused: the score matrix computed in full and kept, Megatron's local/unfused backend, \
+               Hugging Face eager)",
         kind: SwitchKind::Choice(ATTENTION_KERNELS),
         source: "native: Megatron-LM and NeMo call cuDNN fused attention through Transformer Engine, MaxText \
-                 XLA/Pallas; torchtitan and PyTorch FSDP runs (SDPA) are fa2",
+                 XLA/Pallas; torchtitan and PyTorch FSDP runs (SDPA) are fa2; unfused where a run says so",
     },
 ];
 

@@ -149,7 +149,11 @@ pub fn number_text(x: f64) -> String {
 
 /// The texts of every field of `kind` read from a document's JSON (fields it lacks are empty).
 pub fn values_of(kind: &str, doc: &Value) -> FormValues {
-    form_fields(kind).iter().map(|f| (f.path(), text_of(at(doc, &f.path())))).collect()
+    // `extend`, not `collect`: a collected map sorts with its own copy of the sort code
+    // (`crate::sort`); inserting keeps the same map.
+    let mut out = FormValues::new();
+    out.extend(form_fields(kind).iter().map(|f| (f.path(), text_of(at(doc, &f.path())))));
+    out
 }
 
 /// The texts of every field of a model or system document.
@@ -250,7 +254,7 @@ fn ordered(v: &Value, prefix: &str, order: &[String]) -> J {
                 order.iter().position(|p| *p == path || p.starts_with(&inner)).unwrap_or(usize::MAX)
             };
             let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort_by_key(|k| rank(k));
+            crate::sort::sort_by_key(&mut keys, |k| rank(k));
             J::Obj(keys.into_iter().map(|k| (k.clone(), ordered(&m[k], &join(prefix, k), order))).collect())
         }
     }

@@ -307,8 +307,9 @@ pub fn note_fields(kind: &str, note: &str) -> BTreeSet<String> {
 /// The peak-rate and measured-ceiling fields a system note speaks of: those of the precisions it
 /// names, else every rate its words cover.
 fn rate_fields(note: &str, lower: &str) -> Vec<String> {
-    let named: BTreeSet<&str> =
-        PRECISIONS.iter().filter(|(w, _)| uses(note, lower, w)).flat_map(|(_, keys)| keys.iter().copied()).collect();
+    // `extend`, not `collect` (see `changed_fields`).
+    let mut named: BTreeSet<&str> = BTreeSet::new();
+    named.extend(PRECISIONS.iter().filter(|(w, _)| uses(note, lower, w)).flat_map(|(_, keys)| keys.iter().copied()));
     let general = any_word(note, lower, PEAK_WORDS);
     let vector = any_word(note, lower, VECTOR_WORDS);
     let measured = any_word(note, lower, MEASURED_WORDS);
@@ -406,12 +407,17 @@ fn same_value(a: &str, b: &str) -> bool {
 /// The value fields whose text differs between `original` and `current`.
 pub fn changed_fields(kind: &str, original: &FormValues, current: &FormValues) -> BTreeSet<String> {
     let text = |v: &FormValues, p: &str| v.get(p).cloned().unwrap_or_default();
-    form_fields(kind)
-        .iter()
-        .filter(|f| is_value(f))
-        .map(|f| f.path())
-        .filter(|p| !same_value(&text(original, p), &text(current, p)))
-        .collect()
+    // `extend`, not `collect`: a collected set sorts with its own copy of the sort code
+    // (`crate::sort`); inserting keeps the same set.
+    let mut out = BTreeSet::new();
+    out.extend(
+        form_fields(kind)
+            .iter()
+            .filter(|f| is_value(f))
+            .map(|f| f.path())
+            .filter(|p| !same_value(&text(original, p), &text(current, p))),
+    );
+    out
 }
 
 /// A text inherited from the original that speaks of values the user changed.
@@ -439,7 +445,8 @@ pub fn stale_notes(kind: &str, original: &FormValues, current: &FormValues) -> V
         return Vec::new();
     }
     let hit = |about: &mut dyn Iterator<Item = String>| -> Vec<String> {
-        let v: BTreeSet<String> = about.filter(|f| changed.contains(f)).collect();
+        let mut v = BTreeSet::new();
+        v.extend(about.filter(|f| changed.contains(f)));
         v.into_iter().collect()
     };
     let mut out = Vec::new();

@@ -205,17 +205,22 @@ impl ResultRow {
 
     /// The JSON object of the contract (see the module documentation).
     pub fn to_json(&self) -> Value {
-        let ints = |v: Vec<(&str, u64)>| Value::Object(v.into_iter().map(|(k, x)| (k.to_string(), json!(x))).collect());
+        let ints = |v: Vec<(&str, u64)>| {
+            Value::Object(crate::sort::json_object(v.into_iter().map(|(k, x)| (k.to_string(), json!(x)))))
+        };
         let mut m = Map::new();
         m.insert("throughput_samples_per_s".into(), json!(self.throughput_samples_per_s));
         m.insert("time_per_iteration_s".into(), json!(self.time_per_iteration_s));
         m.insert("mem_gb".into(), json!(self.mem_gb));
         m.insert("config".into(), ints(self.config_pairs()));
         m.insert("placement".into(), ints(self.placement_pairs()));
-        m.insert("time_s".into(), Value::Object(self.time_s.iter().map(|(p, v)| (p.key().into(), json!(v))).collect()));
+        m.insert(
+            "time_s".into(),
+            Value::Object(crate::sort::json_object(self.time_s.iter().map(|(p, v)| (p.key().into(), json!(v))))),
+        );
         m.insert(
             "memory_gb".into(),
-            Value::Object(self.memory_gb.iter().map(|(p, v)| (p.key().into(), json!(v))).collect()),
+            Value::Object(crate::sort::json_object(self.memory_gb.iter().map(|(p, v)| (p.key().into(), json!(v))))),
         );
         m.insert("strategy".into(), json!(self.candidate.strategy.as_str()));
         m.insert("code".into(), json!(format_candidate(&self.candidate)));

@@ -194,7 +194,7 @@ impl SensitivityResult {
             })
             .collect();
         // Stable: ties keep the features' own order.
-        features.sort_by(|a, b| match (a.best_days(), b.best_days()) {
+        crate::sort::sort_by(&mut features, |a, b| match (a.best_days(), b.best_days()) {
             (Some(x), Some(y)) => x.total_cmp(&y),
             (Some(_), None) => std::cmp::Ordering::Less,
             (None, Some(_)) => std::cmp::Ordering::Greater,

@@ -183,35 +183,37 @@ pub fn point_json(axes: &[Axis], p: &PointResult) -> Value {
         for m in HEADLINE.iter().chain(&Metric::COST) {
             headline.insert(m.key(), json!(m.value(p)));
         }
-        let ints = |v: Vec<(&str, u64)>| Value::Object(v.iter().map(|(k, x)| (k.to_string(), json!(x))).collect());
+        let ints = |v: Vec<(&str, u64)>| {
+            Value::Object(crate::sort::json_object(v.iter().map(|(k, x)| (k.to_string(), json!(x)))))
+        };
         let row = row_of(b, p);
         headline.insert("config".into(), ints(row.config_pairs()));
         headline.insert("placement".into(), ints(row.placement_pairs()));
         let t = &b.ranked.totals;
         headline.insert(
             "time_s".into(),
-            Value::Object(TimePart::ALL.iter().map(|x| (x.key().to_string(), json!(x.of(t)))).collect()),
+            Value::Object(crate::sort::json_object(
+                TimePart::ALL.iter().map(|x| (x.key().to_string(), json!(x.of(t)))),
+            )),
         );
         headline.insert(
             "memory_gb".into(),
-            Value::Object(MemoryPart::ALL.iter().map(|x| (x.key().to_string(), json!(x.of(t)))).collect()),
+            Value::Object(crate::sort::json_object(
+                MemoryPart::ALL.iter().map(|x| (x.key().to_string(), json!(x.of(t)))),
+            )),
         );
         Value::Object(headline)
     });
-    let per_strategy: Map<String, Value> = p
-        .per_strategy
-        .iter()
-        .map(|o| {
-            let v = json!({
-                "candidates": o.candidates,
-                "feasible": o.feasible,
-                "days": p.strategy_days(o.strategy),
-                "throughput": o.best.as_ref().map(|r| r.throughput_samples_per_s),
-                "min_mem_gb": o.min_mem_gb,
-            });
-            (o.strategy.as_str().to_string(), v)
-        })
-        .collect();
+    let per_strategy: Map<String, Value> = crate::sort::json_object(p.per_strategy.iter().map(|o| {
+        let v = json!({
+            "candidates": o.candidates,
+            "feasible": o.feasible,
+            "days": p.strategy_days(o.strategy),
+            "throughput": o.best.as_ref().map(|r| r.throughput_samples_per_s),
+            "min_mem_gb": o.min_mem_gb,
+        });
+        (o.strategy.as_str().to_string(), v)
+    }));
     let mode = p.mode.to_json();
     json!({
         "index": p.index,

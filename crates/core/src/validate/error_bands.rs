@@ -256,7 +256,7 @@ pub fn error_band_from(h: &Holdout, part: &PartClass, model: ModelClass) -> Erro
     };
     let abs: Vec<f64> = chosen.iter().map(|(e, _)| e.abs()).collect();
     let mut sources: Vec<&str> = chosen.iter().map(|(_, s)| *s).collect();
-    sources.sort_unstable();
+    crate::sort::sort(&mut sources);
     sources.dedup();
     let mut signed: Vec<f64> = chosen.iter().map(|(e, _)| *e).collect();
     let mut abs_sorted = abs.clone();

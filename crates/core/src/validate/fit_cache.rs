@@ -154,7 +154,7 @@ impl FitCache {
                 [s] => 1 + s,
                 several => {
                     let mut set = several.to_vec();
-                    set.sort_unstable();
+                    crate::sort::sort(&mut set);
                     let j = extras.iter().position(|e| *e == set).unwrap_or_else(|| {
                         extras.push(set);
                         extras.len() - 1

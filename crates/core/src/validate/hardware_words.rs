@@ -322,7 +322,7 @@ fn read_part(text: &str, w: &Words) -> Result<(&'static CatalogSystem, Option<St
         (cap, segs)
     };
     let mut ranked: Vec<(usize, &CatalogSystem)> = family.iter().copied().enumerate().collect();
-    ranked.sort_by(|(ia, a), (ib, b)| score(b).cmp(&score(a)).then(ia.cmp(ib)));
+    crate::sort::sort_by(&mut ranked, |(ia, a), (ib, b)| score(b).cmp(&score(a)).then(ia.cmp(ib)));
     let (_, chosen) = ranked[0];
     let tie = ranked.get(1).is_some_and(|(_, b)| score(b) == score(chosen));
     let note = if score(chosen).0 < 0 {

@@ -32,8 +32,25 @@ const NATIVE_KERNEL_WORDS: [&str; 8] = [
     "transformer engine attention",
 ];
 
-/// Words naming a FlashAttention-2-class kernel.
-const FA2_KERNEL_WORDS: [&str; 9] = [
+/// Words stating attention without a fused kernel: Megatron's `--attention-backend unfused` /
+/// `local` (its own `DotProductAttention`), Hugging Face's `attn_implementation: eager`.
+const UNFUSED_KERNEL_WORDS: [&str; 6] = [
+    "attention backend unfused",
+    "attention backend local",
+    "unfused attention",
+    "attn implementation eager",
+    "eager attention",
+    "unfused dot product attention",
+];
+
+/// Names of flash attention that, said only negated (`without flash attention`,
+/// `use_flash_attn: false`), state unfused attention.
+const FLASH_WORDS: [&str; 5] = ["flash attention", "flashattention", "flash attn", "use flash attn", "flash attn 2"];
+
+/// Words naming a FlashAttention-2-class kernel (Megatron's `--attention-backend flash` calls
+/// Transformer Engine's `FlashAttention`, the `flash-attn` package).
+const FA2_KERNEL_WORDS: [&str; 10] = [
+    "attention backend flash",
     "sdpa",
     "scaled dot product attention",
     "flashattention 2",
@@ -61,12 +78,22 @@ const FA2_FRAMEWORK_WORDS: [&str; 8] =
 /// first: a PyTorch stack that mentions Megatron for comparison still runs SDPA); else native,
 /// unnoted: the kernel of the frameworks most measured runs come from — Megatron-LM, NeMo and
 /// Megatron-Bridge call Transformer Engine's `DotProductAttention`, which prefers cuDNN fused
-/// attention on Hopper; MaxText (JAX/XLA) uses Pallas flash/splash kernels on TPUs.
+/// attention on Hopper; MaxText (JAX/XLA) uses Pallas flash/splash kernels on TPUs. Before all
+/// of these: attention stated unfused ([`UNFUSED_KERNEL_WORDS`]), or flash attention named only
+/// negated, is unfused.
 pub fn read_attention_kernel(words: &Words) -> (AttentionKernel, Option<Note>) {
     let named = |list: &[&str]| list.iter().find(|w| words.affirms(w)).map(|w| w.to_string());
     let note = |k: AttentionKernel, w: String, what: &str| {
         Some(Note::reading(format!("attention kernel {k}: the words name {what} `{w}`")))
     };
+    if let Some(w) = named(&UNFUSED_KERNEL_WORDS) {
+        return (AttentionKernel::Unfused, note(AttentionKernel::Unfused, w, "the kernel"));
+    }
+    if let Some(w) = FLASH_WORDS.iter().find(|w| words.has(w))
+        && named(&FLASH_WORDS).is_none()
+    {
+        return (AttentionKernel::Unfused, note(AttentionKernel::Unfused, w.to_string(), "only negated"));
+    }
     if let Some(w) = named(&NATIVE_KERNEL_WORDS) {
         return (AttentionKernel::Native, note(AttentionKernel::Native, w, "the kernel"));
     }
@@ -84,6 +111,38 @@ pub fn read_attention_kernel(words: &Words) -> (AttentionKernel, Option<Note>) {
         );
     }
     (AttentionKernel::Native, None)
+}
+
+/// The attention kernel of a run whose row may state `flash_attention` (`parallel.flash_attention`
+/// and its aliases, [`super::keys`]) besides its words: `false` is unfused attention
+/// ([`AttentionKernel::Unfused`]) whatever the words; `true` is a flash kernel — the one the words
+/// name ([`read_attention_kernel`]), the part's native kernel where the words would read unfused
+/// (the field decides, noted); absent: the words alone.
+pub fn read_stated_attention_kernel(flash_attention: Option<bool>, words: &Words) -> (AttentionKernel, Option<Note>) {
+    let field = "parallel.flash_attention";
+    let (kernel, note) = read_attention_kernel(words);
+    match flash_attention {
+        None => (kernel, note),
+        Some(false) => (
+            AttentionKernel::Unfused,
+            Some(
+                Note::reading(
+                    "attention kernel unfused: flash_attention is false (the score matrix computed and kept)",
+                )
+                .about(field),
+            ),
+        ),
+        Some(true) if kernel == AttentionKernel::Unfused => (
+            AttentionKernel::Native,
+            Some(
+                Note::reading(
+                    "attention kernel native: flash_attention is true, though the words read unfused attention",
+                )
+                .about(field),
+            ),
+        ),
+        Some(true) => (kernel, note),
+    }
 }
 
 /// Words that state fused kernels when affirmed.
@@ -413,6 +472,22 @@ mod tests {
         // Nothing said: native.
         assert_eq!(kernel("FSDP (1D), 128 GPUs"), AttentionKernel::Native);
         assert_eq!(kernel(""), AttentionKernel::Native);
+        // Stated unfused, or flash attention only negated.
+        assert_eq!(kernel("Megatron-LM --attention-backend unfused"), AttentionKernel::Unfused);
+        assert_eq!(kernel("attention_backend: local"), AttentionKernel::Unfused);
+        assert_eq!(kernel("Hugging Face Trainer, attn_implementation=eager"), AttentionKernel::Unfused);
+        assert_eq!(kernel("Megatron-DeepSpeed without flash attention"), AttentionKernel::Unfused);
+        assert_eq!(kernel("use_flash_attn: false"), AttentionKernel::Unfused);
+        assert_ne!(kernel("--use-flash-attn"), AttentionKernel::Unfused);
+        assert_eq!(kernel("--attention-backend fused"), AttentionKernel::Native);
+        assert_eq!(kernel("--attention-backend flash"), AttentionKernel::Fa2);
+        // A stated `flash_attention` decides.
+        let stated = |f, t: &str| read_stated_attention_kernel(f, &Words::new(t)).0;
+        assert_eq!(stated(Some(false), "torchtitan"), AttentionKernel::Unfused);
+        assert_eq!(stated(Some(true), "torchtitan"), AttentionKernel::Fa2);
+        assert_eq!(stated(Some(true), "without flash attention"), AttentionKernel::Native);
+        assert_eq!(stated(None, "without flash attention"), AttentionKernel::Unfused);
+        assert!(read_stated_attention_kernel(Some(false), &Words::new("")).1.is_some());
         let (_, why) = read_attention_kernel(&Words::new("torchtitan"));
         assert!(why.unwrap().contains("torchtitan"));
     }

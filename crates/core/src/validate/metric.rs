@@ -209,7 +209,7 @@ fn kinds_named(w: &Words) -> Vec<MetricKind> {
         .iter()
         .filter_map(|(k, phrases)| phrases.iter().filter_map(|p| w.find(p)).min().map(|at| (at, *k)))
         .collect();
-    found.sort_by_key(|(at, _)| *at);
+    crate::sort::sort_by_key(&mut found, |(at, _)| *at);
     found.into_iter().map(|(_, k)| k).collect()
 }
 

@@ -621,8 +621,20 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         ["framework", "notes", "tags", "source"].iter().map(|k| words(&top, k)).collect::<Vec<_>>().join("; ")
             + "; "
             + &words(p, "other");
+    let flash_attention = match p.find("flash_attention") {
+        None => None,
+        Some((_, Value::Bool(b))) => Some(*b),
+        Some((name, v)) => {
+            let rule = "must be true, false or null";
+            return Err(RowReason::Configuration(crate::Error::invalid(
+                format!("parallel.{name}"),
+                v.to_string(),
+                rule,
+            )));
+        }
+    };
     let (attention_kernel, attention_note) =
-        super::kernel_words::read_attention_kernel(&super::words::Words::new(&attention_text));
+        super::kernel_words::read_stated_attention_kernel(flash_attention, &super::words::Words::new(&attention_text));
     notes.extend(attention_note);
     // The stack of FSDP as for dense rows: Megatron-FSDP only where the words name it.
     let stack = match sharding {

@@ -259,7 +259,7 @@ pub fn ranking(file: &MeasuredFile, report: &Report) -> Ranking {
         // names its layout group.
         let explicit = row_indices.first().and_then(|i| file.rows.get(*i)).is_some_and(|f| f.layout_group.is_some());
         let mut configs: Vec<&str> = rows.iter().filter_map(|r| r.config.as_deref()).collect();
-        configs.sort_unstable();
+        crate::sort::sort(&mut configs);
         configs.dedup();
         if !explicit && configs.len() < 2 {
             continue;

@@ -34,7 +34,7 @@
 use super::convention::ConventionShape;
 use super::hardware_words::read_hardware_words;
 use super::kernel_words::{
-    CHUNKED_LOSS_WORDS, read_attention_kernel, read_compiled_loss, read_fp8_recipe, read_run_fusion,
+    CHUNKED_LOSS_WORDS, read_compiled_loss, read_fp8_recipe, read_run_fusion, read_stated_attention_kernel,
 };
 use super::metric::{MetricReading, read_metric};
 use super::parallel_words::{
@@ -400,7 +400,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         run.source_url.as_deref().unwrap_or(""),
     ]
     .join("; ");
-    let (attention_kernel, attention_note) = read_attention_kernel(&Words::new(&attention_text));
+    let (attention_kernel, attention_note) =
+        read_stated_attention_kernel(p.flash_attention, &Words::new(&attention_text));
     notes.extend(attention_note);
     let stack_text = [
         run.framework.as_deref().unwrap_or(""),

@@ -126,7 +126,7 @@ pub fn apply(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
     experts(l, k)?;
     run(l, k, launch)?;
     let mut rest: Vec<(&String, &Raw)> = k.map.iter().filter(|(key, _)| !is_read(key)).collect();
-    rest.sort_by_key(|(_, r)| (r.source, r.origin.line));
+    fmperf_core::sort::sort_by_key(&mut rest, |(_, r)| (r.source, r.origin.line));
     for (key, r) in rest {
         let shown = match &r.origin.file {
             Some(f) => format!("{f}: {key}"),

@@ -26,7 +26,7 @@ mod unused;
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::context_parallel::CpComm;
-use fmperf_core::extended::{Recompute, Sharding};
+use fmperf_core::extended::{AttentionKernel, Recompute, Sharding};
 
 /// Puts a value into a slot, noting when it replaces a different earlier one.
 macro_rules! put {
@@ -583,6 +583,20 @@ pub(crate) fn apply(
         "expert-model-parallel-size" => put!(l, moe.ep, count(value)?, o),
         "expert-tensor-parallel-size" => put!(l, moe.etp, count(value)?, o),
         "moe-layer-freq" => put!(l, moe.layer_pattern, need(value)?, o),
+        // The attention kernel (Megatron-Core's `AttnBackend`: flash, fused, unfused, local, auto;
+        // NeMo writes the enum, `AttnBackend.unfused`).
+        "attention-backend" => {
+            if let Some(v) = given(value)? {
+                let name = v.trim().trim_matches(|c| c == '\'' || c == '"').to_ascii_lowercase();
+                let kernel = match name.strip_prefix("attnbackend.").unwrap_or(&name) {
+                    "fused" | "auto" => AttentionKernel::Native,
+                    "flash" => AttentionKernel::Fa2,
+                    "unfused" | "local" => AttentionKernel::Unfused,
+                    _ => return Err(o.error(&v, "must be flash, fused, unfused, local or auto")),
+                };
+                put!(l, attention_kernel, kernel, o)
+            }
+        }
         // Sliding-window attention (`crate::window`).
         "window-size" => {
             if let Some(v) = given(value)? {
@@ -846,6 +860,21 @@ mod tests {
         assert_eq!(e.field(), Some("--hierarchical-context-parallel-sizes"));
         let l = parse("python pretrain_gpt.py --ds-sequence-parallel-size 4").unwrap();
         assert_eq!((l.settings.cp.copied(), l.settings.cp_comm.copied()), (Some(4), Some(CpComm::Ulysses)));
+    }
+
+    #[test]
+    fn attention_backends() {
+        let kernel = |b: &str| {
+            parse(&format!("python pretrain_gpt.py --attention-backend {b}"))
+                .map(|l| l.settings.attention_kernel.copied())
+        };
+        assert_eq!(kernel("unfused").unwrap(), Some(AttentionKernel::Unfused));
+        assert_eq!(kernel("local").unwrap(), Some(AttentionKernel::Unfused));
+        assert_eq!(kernel("flash").unwrap(), Some(AttentionKernel::Fa2));
+        assert_eq!(kernel("auto").unwrap(), Some(AttentionKernel::Native));
+        assert_eq!(kernel("AttnBackend.fused").unwrap(), Some(AttentionKernel::Native));
+        let e = kernel("sparse").unwrap_err();
+        assert_eq!(e.field(), Some("--attention-backend"), "{e}");
     }
 
     #[test]

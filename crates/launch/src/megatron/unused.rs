@@ -75,12 +75,7 @@ pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
         } else if is(&["embed-layernorm"]) {
             "affects performance slightly, not modelled (one norm over the embedding's output)"
         } else if starts(&["overlap-grad-reduce", "overlap-param-gather", "use-mcore-models", "disable-bias-linear"])
-            || starts(&[
-                "use-flash-attn",
-                "position-embedding-type",
-                "use-rotary-position-embeddings",
-                "attention-backend",
-            ])
+            || starts(&["use-flash-attn", "position-embedding-type", "use-rotary-position-embeddings"])
             || is(&["transformer-impl", "normalization", "cp-comm-type"])
         {
             why::ASSUMED
