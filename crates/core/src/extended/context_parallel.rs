@@ -60,9 +60,20 @@ pub fn ring_degree(cp: u64, opts: &ExtendedOptions) -> u64 {
 /// Checks the flavour against a layout: the Ulysses degree divides `cp`, and the query heads and
 /// the K/V heads each tensor-parallel rank holds (Ulysses splits whole heads); a flavour left to
 /// the search (`search`) is no flavour to price a layout with `cp > 1`. Errors name
-/// `ext.cp_ulysses` (hybrid) or `ext.cp_comm` (Ulysses, search) and the rule.
+/// `ext.cp_ulysses` (hybrid) or `ext.cp_comm` (Ulysses, search) and the rule; unfused attention
+/// (`ext.attention_kernel`) takes no context parallelism.
 pub fn check(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Result<(), Error> {
     let cp = layout.cp;
+    // Ring attention merges per-chunk softmaxes inside a fused kernel; Megatron-Core's own
+    // attention refuses it ("Context parallelism is only supported by TEDotProductAttention!",
+    // `megatron/core/transformer/dot_product_attention.py` at NVIDIA/Megatron-LM d98e8a6, l. 57–59).
+    if cp > 1 && opts.attention_kernel == super::AttentionKernel::Unfused {
+        return Err(Error::invalid(
+            "ext.attention_kernel",
+            "unfused",
+            "context parallelism (cp > 1) needs a fused attention kernel: native or fa2",
+        ));
+    }
     if opts.cp_comm == CpComm::Search && cp > 1 {
         return Err(Error::invalid(
             "ext.cp_comm",

@@ -137,6 +137,18 @@ mod tests {
         assert_eq!(softmax.kept.full, 0.0);
     }
 
+    /// Context parallelism needs a fused kernel: a layout with `cp > 1` is refused, naming the
+    /// switch.
+    #[test]
+    fn no_context_parallelism() {
+        let opts = ExtendedOptions { attention_kernel: AttentionKernel::Unfused, ..ExtendedOptions::realistic() };
+        let cp2 = Layout::placed(1, 2, 1, 1, 4, 4, 8);
+        let e = super::super::context_parallel::check(&small(), &cp2, &opts).unwrap_err();
+        assert!(e.to_string().contains("attention_kernel"), "{e}");
+        let cp1 = Layout::placed(1, 1, 1, 1, 4, 4, 8);
+        assert!(super::super::context_parallel::check(&small(), &cp1, &opts).is_ok());
+    }
+
     /// Against flash attention on the same block: more kernels, more kept bytes, and under
     /// selective recomputation the core runs again (free with a flash kernel).
     #[test]
