@@ -8,10 +8,10 @@
 
 use fmperf_core::SystemParams;
 use fmperf_core::catalog::{self, MappingOptions, Precision};
-use fmperf_core::extended::memory::{MemoryEstimate, memory_estimate};
 use fmperf_core::extended::{
     ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload,
 };
+use fmperf_core::extended::{MemoryEstimate, memory_estimate};
 use serde_json::Value;
 
 const DATA: &str = include_str!("../data/memory-breakdowns.json");

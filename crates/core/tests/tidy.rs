@@ -32,6 +32,11 @@
 //!    field path, or an enum of their own); [`STRING_RESULTS_LEFT`] is how many `Result<…, String>`
 //!    core still writes outside `#[cfg(test)]` items, and the count must equal it (more fails;
 //!    fewer fails until the allowance is lowered).
+//! 10. extended mode's files are not stages (`extended_is_a_pipeline`): a file of `extended/`
+//!    imports a file of a later stage of [`EXTENDED_STAGES`] (inputs → pricing → operations →
+//!    totals → evaluation), the files form a cycle, or a file is in no stage. Unit tests
+//!    (`#[cfg(test)]` items) may import anything; [`KNOWN_EXTENDED_EDGES`] lists the imports still
+//!    left out (it only shrinks).
 //!
 //! The checker reads Rust as tokens with comments, strings and character literals removed, so
 //! prose that names a module is not an import, and `use` groups (`use std::{fs, io}`,
@@ -80,6 +85,55 @@ const KNOWN_MODULE_CYCLES: &[(&str, &str)] = &[];
 /// to exist and to still close the cycle, so the list only shrinks. Empty since issue 33 (see
 /// [`KNOWN_MODULE_CYCLES`]).
 const KNOWN_CYCLE: &[(&str, &str)] = &[];
+/// Rule 10: extended mode's files as stages, lowest first; a file may import only from its own
+/// stage or an earlier one, and no files form a cycle (`extended_is_a_pipeline`). Paths are
+/// relative to `extended/` without `.rs`; every file there must be listed (the `mod.rs` files only
+/// declare and re-export). `ARCHITECTURE.md` draws them.
+const EXTENDED_STAGES: &[(&str, &[&str])] = &[
+    (
+        "inputs",
+        &[
+            "choices",
+            "efficiency",
+            "latency",
+            "stack",
+            "moe/options",
+            "options",
+            "workload",
+            "layout",
+            "moe/experts",
+            "moe/counts",
+            "moe/axes",
+            "hardware",
+            "sparsity",
+        ],
+    ),
+    ("pricing", &["pricing"]),
+    (
+        "operations",
+        &[
+            "context_parallel",
+            "ops",
+            "unfused_attention",
+            "moe/mla",
+            "moe/dispatch",
+            "moe/layer",
+            "moe/block",
+            "block",
+            "head",
+        ],
+    ),
+    ("totals", &["data_parallel", "pipeline", "memory", "muon", "iteration", "moe/evaluate", "timing"]),
+    ("evaluation", &["evaluate", "switches"]),
+];
+/// The file-level imports inside `extended/` still left out of rule 10, `(file, file it imports)`:
+/// each must still exist (a stale entry fails), so the list only shrinks. Left by the first pass
+/// (issue 33 item 4): the block's list of operations
+/// dispatches to the MoE block, MLA and unfused attention from `ops` (move `block_operations` and the MLA branch of
+/// `attention_operations` above them); `Layout::validate` folds the experts while
+/// `ExpertLayout::fold` reads the layout.
+const KNOWN_EXTENDED_EDGES: &[(&str, &str)] =
+    &[("layout", "moe/experts"), ("ops", "moe/block"), ("ops", "moe/mla"), ("ops", "unfused_attention")];
 /// The pricer's files (rule 7): where a mode becomes its model (`cost.rs`: `CostModel`, `Pricer`)
 /// and the mode types with their per-mode behaviour and text (`mode.rs`, `mode_kind.rs`). Only
 /// they branch on the mode.
@@ -686,6 +740,193 @@ fn string_results(s: &Source) -> usize {
     n
 }
 
+/// The paths reached from `tokens[i]` (just after a root's `::`), each as its names, groups
+/// expanded (`{ops::{A, B}, block}` → `ops A`, `ops B`, `block`); the index after the path.
+fn paths_after(t: &[String], mut i: usize) -> (Vec<Vec<String>>, usize) {
+    let mut prefix = Vec::new();
+    loop {
+        match t.get(i).map(String::as_str) {
+            Some("{") => {
+                let mut out = Vec::new();
+                i += 1;
+                while i < t.len() && t[i] != "}" {
+                    let (inner, next) = paths_after(t, i);
+                    out.extend(inner.into_iter().map(|p| prefix.iter().cloned().chain(p).collect::<Vec<_>>()));
+                    i = next;
+                    // Skip `as name` and reach the next item or the group's end.
+                    while i < t.len() && t[i] != "," && t[i] != "}" {
+                        i += 1;
+                    }
+                    if t.get(i).map(String::as_str) == Some(",") {
+                        i += 1;
+                    }
+                }
+                return (out, i + 1);
+            }
+            Some(name) if name.chars().all(|c| c.is_alphanumeric() || c == '_') || name == "*" => {
+                prefix.push(name.to_string());
+                i += 1;
+                if t.get(i).map(String::as_str) != Some("::") {
+                    return (vec![prefix], i);
+                }
+                i += 1;
+            }
+            _ => return (vec![prefix], i),
+        }
+    }
+}
+
+/// Every absolute path a source names through `crate::` or `super::` outside its `#[cfg(test)]`
+/// items, as module names from the crate root (`super::ops::X` in `extended/block.rs` →
+/// `extended ops X`).
+fn absolute_paths(src: &Source) -> Vec<Vec<String>> {
+    let t = &src.tokens;
+    let keep = outside_tests(t);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 1 < t.len() {
+        let root = (t[i] == "crate" || t[i] == "super") && t[i + 1] == "::" && (i == 0 || t[i - 1] != "::");
+        if !root || !keep[i] {
+            i += 1;
+            continue;
+        }
+        let mut base: Vec<String> = Vec::new();
+        let mut j = i;
+        if t[i] == "super" {
+            base = src.module.clone();
+            while t.get(j).map(String::as_str) == Some("super") && t.get(j + 1).map(String::as_str) == Some("::") {
+                base.pop();
+                j += 2;
+            }
+        } else {
+            j += 2;
+        }
+        let (paths, next) = paths_after(t, j);
+        out.extend(paths.into_iter().map(|p| base.iter().cloned().chain(p).collect()));
+        i = next.max(i + 1);
+    }
+    out
+}
+
+/// The files of `extended/` (as `ops`, `moe/layer`) that `src` imports, itself excluded: a path
+/// names a file's module, or a name that `extended/mod.rs` or `extended/moe/mod.rs` re-exports
+/// from one. Paths leaving `extended/` are not counted.
+fn extended_imports(src: &Source, files: &BTreeSet<String>, reexports: &BTreeMap<String, String>) -> BTreeSet<String> {
+    let own = src.module[1..].join("/");
+    let mut used = BTreeSet::new();
+    for p in absolute_paths(src) {
+        if p.first().map(String::as_str) != Some("extended") {
+            continue;
+        }
+        // The longest prefix that is a file, else a re-export of the module the path is in.
+        let mut target = None;
+        for n in (1..p.len()).rev() {
+            let module = p[1..=n].join("/");
+            if files.contains(&module) {
+                target = Some(module);
+                break;
+            }
+            if let Some(m) = reexports.get(&module) {
+                target = Some(m.clone());
+                break;
+            }
+        }
+        if let Some(m) = target.filter(|m| *m != own) {
+            used.insert(m);
+        }
+    }
+    used
+}
+
+/// What `extended/mod.rs` and `extended/moe/mod.rs` re-export from their files:
+/// `pub use evaluate::{Breakdown, …}` → `Breakdown` → `evaluate` (keys as paths: `moe/MoeBreakdown`).
+fn extended_reexports(sources: &[Source], files: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let mut map = BTreeMap::new();
+    for s in sources.iter().filter(|s| s.path == "extended/mod.rs" || s.path == "extended/moe/mod.rs") {
+        let dir = s.module[1..].join("/");
+        let t = &s.tokens;
+        for i in 0..t.len().saturating_sub(2) {
+            if t[i] != "pub" || t[i + 1] != "use" {
+                continue;
+            }
+            for p in paths_after(t, i + 2).0 {
+                let (Some(first), Some(last)) = (p.first(), p.last()) else { continue };
+                let file = if dir.is_empty() { first.clone() } else { format!("{dir}/{first}") };
+                if files.contains(&file) {
+                    let name = if dir.is_empty() { last.clone() } else { format!("{dir}/{last}") };
+                    map.insert(name, file);
+                }
+            }
+        }
+    }
+    map
+}
+
+/// The file graph inside `extended/`: file → files it imports (outside unit tests).
+fn extended_graph(sources: &[Source]) -> BTreeMap<String, BTreeSet<String>> {
+    let in_extended = |s: &&Source| s.top() == "extended" && !s.path.ends_with("mod.rs");
+    let files: BTreeSet<String> = sources.iter().filter(in_extended).map(|s| s.module[1..].join("/")).collect();
+    let reexports = extended_reexports(sources, &files);
+    sources
+        .iter()
+        .filter(in_extended)
+        .map(|s| (s.module[1..].join("/"), extended_imports(s, &files, &reexports)))
+        .collect()
+}
+
+/// Rule 10: every problem of the file graph inside `extended/` against `stages` (lowest first),
+/// leaving out the edges in `known` (which must still exist): a file not in a stage, an import of
+/// a later stage, a cycle of files (each strongly connected set once).
+fn extended_problems(sources: &[Source], stages: &[(&str, &[&str])], known: &[(&str, &str)]) -> Vec<String> {
+    let full = extended_graph(sources);
+    let stage_of = |f: &str| stages.iter().position(|(_, files)| files.contains(&f));
+    let mut problems = Vec::new();
+    for &(from, to) in known {
+        if !full.get(from).is_some_and(|used| used.contains(to)) {
+            problems.push(format!(
+                "extended/{from} no longer imports {to}: delete it from KNOWN_EXTENDED_EDGES in tests/tidy.rs"
+            ));
+        }
+    }
+    let graph: BTreeMap<String, BTreeSet<String>> = full
+        .into_iter()
+        .map(|(f, used)| {
+            let kept = used.into_iter().filter(|u| !known.contains(&(f.as_str(), u.as_str()))).collect();
+            (f, kept)
+        })
+        .collect();
+    for (file, used) in &graph {
+        let Some(s) = stage_of(file) else {
+            problems.push(format!("extended/{file}.rs is in no stage: add it to EXTENDED_STAGES in tests/tidy.rs"));
+            continue;
+        };
+        for u in used {
+            if let Some(su) = stage_of(u).filter(|&su| su > s) {
+                problems.push(format!(
+                    "extended/{file} (stage {}) imports {u} (stage {}, later): move what it needs down to its stage or below",
+                    stages[s].0, stages[su].0
+                ));
+            }
+        }
+    }
+    let mut seen: BTreeSet<&String> = BTreeSet::new();
+    for f in graph.keys() {
+        if seen.contains(f) {
+            continue;
+        }
+        let with: Vec<&String> =
+            graph.keys().filter(|n| *n != f && path(&graph, f, n).is_some() && path(&graph, n, f).is_some()).collect();
+        if with.is_empty() {
+            continue;
+        }
+        seen.insert(f);
+        seen.extend(with.iter().copied());
+        let shortest = graph[f].iter().filter_map(|n| path(&graph, n, f)).min_by_key(Vec::len).unwrap_or_default();
+        problems.push(format!("extended/ files form a cycle: {f} → {}", shortest.join(" → ")));
+    }
+    problems
+}
+
 fn read_tree(root: &Path) -> Vec<Source> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<Source>) {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
@@ -722,6 +963,15 @@ fn no_module_cycles() {
     assert!(sources.iter().any(|s| s.path == "vocab/mod.rs"), "read {} files", sources.len());
     let problems = module_cycles(&sources, KNOWN_MODULE_CYCLES);
     assert!(problems.is_empty(), "fmperf-core's modules form cycles:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn extended_is_a_pipeline() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sources = read_tree(&dir.join("src"));
+    assert!(sources.iter().any(|s| s.path == "extended/moe/layer.rs"), "read {} files", sources.len());
+    let problems = extended_problems(&sources, EXTENDED_STAGES, KNOWN_EXTENDED_EDGES);
+    assert!(problems.is_empty(), "extended/ breaks its stages:\n{}", problems.join("\n"));
 }
 
 #[test]
@@ -1006,5 +1256,52 @@ mod checker {
                     fn c() -> Result<String, Error> {}\nfn d() -> Result<Box<dyn Fn() -> u8>, String> {}\n\
                     /// Result<u8, String>\n#[cfg(test)]\nmod tests { fn t() -> Result<u8, String> {} }";
         assert_eq!(string_results(&Source::new("a.rs", code)), 3);
+    }
+
+    const STAGES: &[(&str, &[&str])] =
+        &[("inputs", &["options", "moe/options"]), ("operations", &["ops", "moe/layer"]), ("totals", &["evaluate"])];
+
+    fn stages(files: &[(&str, &str)], known: &[(&str, &str)]) -> Vec<String> {
+        let mut all = vec![
+            Source::new("extended/mod.rs", "pub mod ops; pub mod options; pub use evaluate::{Evaluation, evaluate};"),
+            Source::new("extended/moe/mod.rs", "pub mod layer; pub use options::MoeOptions;"),
+        ];
+        all.extend(files.iter().map(|(p, t)| Source::new(p, t)));
+        extended_problems(&all, STAGES, known)
+    }
+
+    #[test]
+    fn an_import_of_a_later_stage_or_a_cycle_in_extended_fails() {
+        let fine = [
+            (
+                "extended/options.rs",
+                "use super::moe::MoeOptions;\n#[cfg(test)]\nmod tests { use crate::extended::evaluate; }",
+            ),
+            ("extended/moe/options.rs", "pub struct MoeOptions;"),
+            ("extended/ops.rs", "use super::options::O;\nuse crate::extended::moe::layer::{self, L};"),
+            ("extended/moe/layer.rs", "use super::options::MoeOptions;\nuse crate::extended::options::O;"),
+            ("extended/evaluate.rs", "use super::{ops::Op, moe::layer::L};"),
+        ];
+        assert_eq!(stages(&fine, &[]), Vec::<String>::new());
+        // Upward, through a re-export of extended/mod.rs, from a nested file with super::super.
+        let up = [("extended/options.rs", "fn f() { let _ = crate::extended::Evaluation::default(); }")];
+        let p = stages(&[fine[1], fine[2], fine[3], fine[4], up[0]], &[]);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p[0].contains("extended/options (stage inputs) imports evaluate (stage totals"), "{p:?}");
+        assert_eq!(p[1], "extended/ files form a cycle: evaluate → moe/layer → options → evaluate");
+        let up = ("extended/moe/options.rs", "use super::super::ops::Op;");
+        let p = stages(&[fine[0], up, fine[2], fine[3], fine[4]], &[]);
+        assert!(p.len() == 2 && p[0].contains("moe/options (stage inputs) imports ops (stage operations"), "{p:?}");
+        assert_eq!(p[1], "extended/ files form a cycle: moe/layer → moe/options → ops → moe/layer");
+        // A cycle inside one stage.
+        let back = ("extended/moe/layer.rs", "use crate::extended::{ops::{Op, X}, options::O};");
+        let p = stages(&[fine[0], fine[1], fine[2], back, fine[4]], &[]);
+        assert_eq!(p, ["extended/ files form a cycle: moe/layer → ops → moe/layer"]);
+        // Left out while listed; a stale entry and an unlisted file fail.
+        assert_eq!(stages(&[fine[0], fine[1], fine[2], back, fine[4]], &[("moe/layer", "ops")]), Vec::<String>::new());
+        let p = stages(&fine, &[("moe/layer", "ops")]);
+        assert!(p.len() == 1 && p[0].contains("no longer imports ops"), "{p:?}");
+        let p = stages(&[fine[0], fine[1], fine[2], fine[3], fine[4], ("extended/new.rs", "")], &[]);
+        assert!(p.len() == 1 && p[0].contains("extended/new.rs is in no stage"), "{p:?}");
     }
 }

@@ -29,55 +29,12 @@
 //! ([`crate::search::execution::cp_flavours`]), and each ranked row states the one it chose. One
 //! layout evaluated on its own needs a flavour: [`check`] refuses `search` where `cp > 1`.
 
+pub use super::choices::CpComm;
 use super::layout::Layout;
-use super::options::{ExtendedOptions, named_enum};
+use super::options::ExtendedOptions;
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
 use crate::Error;
-use std::fmt;
-use std::str::FromStr;
-
-/// How the context-parallel devices exchange attention's inputs (see the module documentation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CpComm {
-    /// K/V ring over all `cp` devices (Megatron `p2p`).
-    Ring,
-    /// All-to-all over heads across all `cp` devices (DeepSpeed-Ulysses, Megatron `a2a`).
-    Ulysses,
-    /// Ulysses over `cp_ulysses` devices, a ring over `cp / cp_ulysses` (USP, Megatron `a2a+p2p`).
-    Hybrid,
-    /// Chosen by the search per layout (ring, Ulysses or a hybrid split); not a flavour one
-    /// layout can be priced with ([`check`] refuses it where `cp > 1`).
-    Search,
-}
-
-impl CpComm {
-    /// All choices, in order.
-    pub const ALL: [CpComm; 4] = [CpComm::Ring, CpComm::Ulysses, CpComm::Hybrid, CpComm::Search];
-
-    /// The CLI / URL name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CpComm::Ring => "ring",
-            CpComm::Ulysses => "ulysses",
-            CpComm::Hybrid => "hybrid",
-            CpComm::Search => "search",
-        }
-    }
-}
-
-named_enum!(
-    CpComm,
-    "cp_comm",
-    &[
-        ("p2p", CpComm::Ring),
-        ("a2a", CpComm::Ulysses),
-        ("all_to_all", CpComm::Ulysses),
-        ("usp", CpComm::Hybrid),
-        ("a2a+p2p", CpComm::Hybrid),
-        ("auto", CpComm::Search)
-    ]
-);
 
 /// The Ulysses (all-to-all) degree of a context-parallel group of `cp` devices under `opts`:
 /// 1 for the ring, `cp` for Ulysses, `cp_ulysses` for the hybrid (1 for a flavour left to the

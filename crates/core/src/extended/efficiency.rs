@@ -22,7 +22,7 @@
 //!   length of a call (512 → 16k tokens: cuDNN 0.43 → 0.68 of the ceiling, FlashAttention-2
 //!   0.30 → 0.42), with a causal mask's diagonal tiles ([`CAUSAL_TILE_TOKENS`]). The benchmark
 //!   counts the forward `4·b·s²·a·d` FLOPs non-causal and the backward 2.5 times that, as
-//!   extended mode does ([`crate::extended::ops::FLASH_BACKWARD_FACTOR`]); extended mode counts a
+//!   extended mode does ([`FLASH_BACKWARD_FACTOR`]); extended mode counts a
 //!   causal mask's work halved, so the rate it divides by is the benchmark's times
 //!   `s/(s + 128)`. Head dimension 128 (the paper's backward at 64 is 0.85–0.87 of it; not
 //!   modelled).
@@ -50,6 +50,10 @@
 
 use crate::catalog::{CatalogSystem, Precision};
 
+/// Flash attention's backward FLOPs relative to its forward: five matmuls (logits recomputed,
+/// gradients of P, V, Q, K) against two.
+pub const FLASH_BACKWARD_FACTOR: f64 = 2.5;
+
 /// `η`: fraction of the matmul ceiling sustained by the linear layers of a training step, fitted
 /// once on `data/measured-training-runs.json` (see the module documentation).
 pub const FITTED_MATMUL_EFFICIENCY: f64 = 1.0;
@@ -69,7 +73,7 @@ pub const FITTED_ATTENTION_HALF_SEQ: f64 = 1024.0;
 /// One point of an attention-kernel benchmark: the sequence length and the kernel's forward and
 /// backward rates there, non-causal, head dimension 128, BF16, at a fixed 16k tokens per call
 /// (batch × sequence), counted as the FlashAttention papers count them (forward
-/// `4·b·s²·a·d` FLOPs, backward [`crate::extended::ops::FLASH_BACKWARD_FACTOR`] times that).
+/// `4·b·s²·a·d` FLOPs, backward [`FLASH_BACKWARD_FACTOR`] times that).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KernelPoint {
     /// Sequence length (queries = keys) [tokens].
@@ -137,7 +141,7 @@ pub enum KernelCurve {
 /// Forward + backward rate of one benchmark point [TFLOP/s]: `(1 + β)/(1/f + β/b)`, `β` the
 /// backward factor.
 fn combined(p: &KernelPoint) -> f64 {
-    let beta = crate::extended::ops::FLASH_BACKWARD_FACTOR;
+    let beta = FLASH_BACKWARD_FACTOR;
     (1.0 + beta) / (1.0 / p.fwd_tflops + beta / p.bwd_tflops)
 }
 

@@ -1,185 +1,32 @@
 //! Evaluation of one configuration in extended mode, with the reference's result shape
-//! ([`Totals`], [`Outcome`]) so that views, searches and sweeps can switch modes.
-//!
-//! Iteration time: `t = (nmb + (pp − 1)/v) · t_slot + t_dp + t_opt`, where the slot is the
-//! busiest device's work for one micro-batch (its blocks' forward, backward and recomputation, the
-//! embedding or the head, its exposed ZeRO-3 collectives) plus its stage messages, `t_dp` the
-//! once-per-iteration data-parallel collectives not hidden by compute, `t_opt` the optimizer step
-//! (memory-bound).
-//!
-//! How the reference's [`Totals`] fields are filled (they still add up to `t`):
-//! `t_comp` = matrix work (matmuls and attention, with recomputation); `t_mem` = exposed
-//! memory-bound time (element-wise work, memory-bound matmuls, the optimizer step); `t_tp_comm` =
-//! exposed tensor- **and context-**parallel communication; `t_ep_comm` = the exposed expert-parallel
-//! all-to-all of MoE blocks (dispatch and combine); `t_dp_comm` = exposed data-parallel
-//! communication (ZeRO-3 per micro-batch plus per iteration); `t_pp_comm` = stage messages;
-//! `t_bubble` = the pipeline bubble; `flops_per_gpu` = hardware FLOPs executed (causal, with
-//! recomputation); `mem` = the device-level memory (nvidia-smi's figure) of the stage with the
-//! most ([`super::memory`]), `wts_mem`/`wts_grad_mem`/`wts_optimizer_states_mem`/`acts_mem` its
-//! parts (`acts_mem` holds the activations, logits and the overheads
-//! [`Breakdown::overhead_gb`], so the four add up to `mem`); the named parts and the allocated
-//! and reserved figures are in [`ExtendedEvaluation::memory_estimate`].
+//! ([`crate::vocab::Totals`], [`Outcome`]) so that views, searches and sweeps can switch modes.
+//! [`evaluate`] prices one configuration, [`memory_estimate`] its memory alone, and
+//! [`ExtendedEvaluator`] many search candidates with their block costs cached: the last stage of
+//! extended mode, above the iteration's assembly ([`super::iteration`], dense; [`super::moe::evaluate`], MoE).
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use super::block::{BlockCost, block_cost};
-use super::data_parallel::{DpCollectives, DpCost, DpGroups, dp_collectives};
+use super::data_parallel::DpGroups;
 use super::hardware::Hardware;
-use super::head::{EndCost, embedding_cost, head_cost};
+use super::head::{embedding_cost, head_cost};
+pub use super::iteration::{Breakdown, ExtendedEvaluation, OPTIMIZER_BYTES_PER_PARAMETER};
+use super::iteration::{Parts, assemble, check, check_layout, parts};
 use super::layout::Layout;
-use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
+use super::memory::{MemoryEstimate, peak_memory};
 use super::moe::block::{AttentionPrefix, MoeBlockCost, moe_block_cost_after};
 use super::moe::evaluate::{
-    MoeBreakdown, MoeMemories, MoeParts, assemble_moe, moe_memories_gb, moe_parts, moe_parts_with_block,
-    moe_time_floors_s,
+    MoeMemories, MoeParts, assemble_moe, moe_memories_gb, moe_parts, moe_parts_with_block, moe_time_floors_s,
 };
 use super::moe::experts::{ExpertLayout, expert_choices};
-use super::muon::{RankBlocks, muon_step_s};
 use super::ops::attention_operations;
 use super::options::{ExtendedOptions, Sharding};
-use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
-use super::pricing::{Pass, Pricing};
+use super::pricing::Pricing;
 use super::workload::Workload;
 use crate::moe_shape::MoeShape;
 use crate::reference::evaluate::ShapeHasher;
-use crate::vocab::{Candidate, Outcome, Totals};
+use crate::vocab::{Candidate, Outcome};
 use crate::{Error, Strategy};
-
-/// Bytes of HBM traffic per locally updated parameter in the optimizer step: read the FP32
-/// gradient, master weight and two moments (16 B), write master and moments (12 B) and the 16-bit
-/// weight (2 B).
-pub const OPTIMIZER_BYTES_PER_PARAMETER: f64 = 30.0;
-
-/// What extended mode adds to the reference's totals.
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
-pub struct Breakdown {
-    /// Exposed context-parallel communication, part of `t_tp_comm` [s].
-    pub t_cp_comm_s: f64,
-    /// Recomputation, part of `t_comp`/`t_mem`/`t_tp_comm` [s].
-    pub t_recompute_s: f64,
-    /// Optimizer step, part of `t_mem` [s].
-    pub t_optimizer_s: f64,
-    /// ZeRO-2/3 collectives exposed per micro-batch (all micro-batches), part of `t_dp_comm` [s].
-    pub t_zero3_s: f64,
-    /// Allocator fragmentation, CUDA context and NCCL buffers (device − allocated), part of `mem` [GB].
-    pub overhead_gb: f64,
-    /// Micro-batches per iteration.
-    pub microbatches: u64,
-    /// Blocks per device.
-    pub stages: StageSplit,
-    /// Parameters of the whole model [count].
-    pub parameters: f64,
-    /// Stage-to-stage message time [s].
-    pub message_s: f64,
-    /// Which device sets the slot: `first`, `last` or `middle` stage.
-    pub critical: &'static str,
-    /// Hardware FLOP rate of the busiest device [TFLOP/s].
-    pub achieved_tflops: f64,
-    /// One block's forward pass on one micro-batch: hardware FLOPs over its time, tensor- and
-    /// context-parallel communication inside included [TFLOP/s].
-    pub block_fwd_tflops: f64,
-    /// The same for its backward pass with recomputation [TFLOP/s].
-    pub block_bwd_tflops: f64,
-}
-
-/// Everything extended mode computes for one configuration.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ExtendedEvaluation {
-    /// Iteration totals, in the reference's shape.
-    pub totals: Totals,
-    /// What extended mode adds.
-    pub breakdown: Breakdown,
-    /// Data-parallel exposure.
-    pub dp: DpCost,
-    /// Memory of the device with the most, in the reference's four columns plus overheads.
-    pub memory: DeviceMemory,
-    /// The same memory as named parts with the three measured figures.
-    pub memory_estimate: MemoryEstimate,
-    /// `G / t` [samples/s].
-    pub throughput_samples_per_s: f64,
-    /// `G · seq / t` [tokens/s].
-    pub tokens_per_s: f64,
-    /// Memory per device [GB] (= `totals.mem`).
-    pub mem_gb: f64,
-    /// `mem ≤ hbm_capacity`.
-    pub feasible: bool,
-    /// What Mixture-of-Experts blocks add (expert layout, MoE time and memory parts); `None` for
-    /// dense models.
-    pub moe: Option<MoeBreakdown>,
-}
-
-impl ExtendedEvaluation {
-    /// An evaluation of `w` under `layout` from its iteration totals and memory estimate (dense and
-    /// MoE models): rates from `totals.t`, feasibility against `capacity_gb`. `memory` is
-    /// `DeviceMemory::of(&memory_estimate)`, which the callers have already computed for the
-    /// totals (computed once per configuration priced).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn assembled(
-        w: &Workload,
-        layout: &Layout,
-        capacity_gb: f64,
-        totals: Totals,
-        breakdown: Breakdown,
-        dp: DpCost,
-        memory: DeviceMemory,
-        memory_estimate: MemoryEstimate,
-        moe: Option<MoeBreakdown>,
-    ) -> ExtendedEvaluation {
-        debug_assert_eq!(memory, DeviceMemory::of(&memory_estimate));
-        let g = layout.global_batch as f64;
-        let mem = memory_estimate.device_gb;
-        ExtendedEvaluation {
-            totals,
-            breakdown,
-            dp,
-            memory,
-            memory_estimate,
-            throughput_samples_per_s: g / totals.t,
-            tokens_per_s: g * w.seq_len as f64 / totals.t,
-            mem_gb: mem,
-            feasible: mem <= capacity_gb,
-            moe,
-        }
-    }
-
-    /// The headline numbers in the reference's [`Outcome`] shape.
-    pub fn outcome(&self) -> Outcome {
-        Outcome {
-            throughput_samples_per_s: self.throughput_samples_per_s,
-            mem_gb: self.mem_gb,
-            feasible: self.feasible,
-            totals: self.totals,
-        }
-    }
-}
-
-/// The costs that depend only on the block-level layout (cached by the evaluator).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Parts {
-    /// One block.
-    pub block: BlockCost,
-    /// The embedding (first stage).
-    pub embedding: EndCost,
-    /// The head and loss (last stage).
-    pub head: EndCost,
-}
-
-fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
-    Parts { block: block_cost(w, layout, p), embedding: embedding_cost(w, layout, p), head: head_cost(w, layout, p) }
-}
-
-/// Transformer Engine's FP8 weight casts of one iteration [s]: each linear layer's weight is cast
-/// once (at the first micro-batch) into an FP8 copy and an FP8 transpose, kept for the others —
-/// read 2 B, write 2 × 1 B per parameter. Zero outside FP8 or with torchao (priced per
-/// micro-batch among the block's operations).
-pub(crate) fn fp8_weight_cast_s(p: &Pricing, linear_parameters: f64) -> f64 {
-    let fp8 = p.hw.operand_bytes < p.hw.element_bytes;
-    if !fp8 || !p.opts.fp8_recipe.is_transformer_engine() {
-        return 0.0;
-    }
-    p.traffic(linear_parameters * (p.hw.element_bytes + 2.0 * super::ops::FP8_CAST_BYTES))
-}
 
 /// Evaluates one configuration (validates workload, options and layout first).
 pub fn evaluate(
@@ -197,205 +44,25 @@ pub fn evaluate(
     assemble(w, layout, &p, &parts(w, layout, &p))
 }
 
-pub(crate) fn check(w: &Workload, hw: &Hardware, layout: &Layout, opts: &ExtendedOptions) -> Result<(), Error> {
+/// The memory estimate of a configuration: `w` on `hw` under `layout` and `opts` (validated like
+/// the evaluator). This is the function views and validation call.
+pub fn memory_estimate(
+    w: &Workload,
+    hw: &Hardware,
+    layout: &Layout,
+    opts: &ExtendedOptions,
+) -> Result<MemoryEstimate, Error> {
     w.validate()?;
     opts.validate()?;
-    check_layout(w, hw, layout, opts)
-}
-
-/// The checks of a layout for a workload and switches already validated (the evaluator's).
-fn check_layout(w: &Workload, hw: &Hardware, layout: &Layout, opts: &ExtendedOptions) -> Result<(), Error> {
     layout.validate(w, hw.domain_size(), opts.uneven_stages)?;
-    super::context_parallel::check(w, layout, opts)?;
-    DpGroups::on(layout, opts, hw)?;
-    Ok(())
-}
-
-/// One device's per-micro-batch work.
-#[derive(Debug, Clone, Copy)]
-struct Device {
-    name: &'static str,
-    blocks: u64,
-    pass: Pass,
-    sharded_s: f64,
-    flops: f64,
-}
-
-/// The iteration's time and its parts (no memory): the last stage of the time model, from the
-/// priced block and end costs and what the layout fixes (data-parallel groups, stage split, the
-/// stage-to-stage message time [s], the data-parallel collectives of a device of `blocks` blocks
-/// and `parameters` parameters, `collectives(blocks, parameters)`). [`assemble`] and a fit's re-pricing ([`super::timing`]) both
-/// end here.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Timing {
-    busiest: Device,
-    /// Exposed stage messages per slot [s].
-    messages: f64,
-    /// Pipeline bubble [s].
-    bubble: f64,
-    dp: DpCost,
-    /// Optimizer step with Transformer Engine's FP8 weight casts [s].
-    t_opt: f64,
-    /// Iteration time [s].
-    pub t: f64,
-}
-
-pub(crate) fn timing(
-    layout: &Layout,
-    p: &Pricing,
-    parts: &Parts,
-    groups: &DpGroups,
-    stages: StageSplit,
-    message: f64,
-    collectives: &mut dyn FnMut(u64, f64, f64) -> DpCollectives,
-) -> Timing {
-    let opts = p.opts;
-    let Parts { block, embedding, head } = *parts;
-    let nmb = layout.microbatches();
-    let v = if layout.pp > 1 { opts.interleave } else { 1 };
-
-    let block_pass = block.fwd + block.bwd + block.recompute;
-    let mut device = |name, blocks: u64, ends: &[EndCost]| -> Device {
-        let mut pass = block_pass.times(blocks as f64);
-        let mut params = blocks as f64 * block.parameters;
-        for e in ends {
-            pass += e.fwd + e.bwd;
-            params += e.parameters;
-        }
-        // Only ZeRO-2 and ZeRO-3 move data every micro-batch (the other shardings'
-        // per-micro-batch part is 0).
-        let sharded_s = if opts.sharding.shards_gradients() {
-            collectives(blocks, params, blocks as f64 * block.linear_parameters)
-                .exposed(block.fwd_s(), block.bwd_s())
-                .per_microbatch_s
-        } else {
-            0.0
-        };
-        Device { name, blocks, pass, sharded_s, flops: pass.tflop }
-    };
-    let (devices, count) = if layout.pp == 1 {
-        let only = device("first", stages.first, &[embedding, head]);
-        ([only; 3], 1)
-    } else {
-        let first = device("first", stages.first, &[embedding]);
-        ([first, device("last", stages.last, &[head]), device("middle", stages.most, &[])], 3)
-    };
-    let slot_of = |d: &Device| d.pass.time() + d.sharded_s;
-    let busiest = *devices[..count].iter().max_by(|a, b| slot_of(a).total_cmp(&slot_of(b))).unwrap_or(&devices[0]);
-
-    let messages = exposed_messages_s(message, v, slot_of(&busiest));
-    let slot = slot_of(&busiest) + messages;
-    let nmb_f = nmb as f64;
-    let bubble = bubble_slots(layout.pp, v) * slot;
-
-    let params_busiest = busiest.blocks as f64 * block.parameters
-        + match busiest.name {
-            "first" if layout.pp == 1 => embedding.parameters + head.parameters,
-            "first" => embedding.parameters,
-            "last" => head.parameters,
-            _ => 0.0,
-        };
-    let linear_busiest = busiest.blocks as f64 * block.linear_parameters;
-    let dp = collectives(busiest.blocks, params_busiest, linear_busiest).exposed(block.fwd_s(), block.bwd_s());
-    let optimizer_shard = if opts.sharding.shards_optimizer() { groups.shard as f64 } else { 1.0 };
-    let t_opt = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER)
-        + fp8_weight_cast_s(p, busiest.blocks as f64 * block.linear_parameters);
-
-    let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt;
-    Timing { busiest, messages, bubble, dp, t_opt, t }
-}
-
-fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result<ExtendedEvaluation, Error> {
-    let opts = p.opts;
-    let Parts { block, embedding, head } = *parts;
-    let groups = DpGroups::on(layout, opts, p.hw)?;
-    let stages = split(w.layers, layout.pp, opts.stage_split);
-    let message = message_s(w, layout, p);
-    let mut collectives = |blocks, parameters, linear| dp_collectives(&groups, p, blocks, parameters, linear);
-    let Timing { busiest, messages, bubble, dp, t_opt, t } =
-        timing(layout, p, parts, &groups, stages, message, &mut collectives);
-    // Muon's Newton–Schulz work on the busiest device's matrices, part of the optimizer step.
-    let muon = muon_step_s(w, layout, p, RankBlocks { dense: busiest.blocks as f64, moe: 0.0, experts: None });
-    let (t_opt, t) = (t_opt + muon, t + muon);
-    let nmb = layout.microbatches();
-    let nmb_f = nmb as f64;
-
-    // Memory: the peak over the stages, device level (what must fit in HBM).
-    let estimate = peak_memory(w, layout, p, &block, &embedding, &head, &groups);
-    let memory = DeviceMemory::of(&estimate);
-
-    let pass = busiest.pass;
-    let t_zero3 = nmb_f * busiest.sharded_s;
-    let slots = Slots { t, microbatches: nmb_f, pass, t_opt, t_zero3, dp, messages, bubble };
-    let totals = slots.totals(&memory);
-    let parameters = w.layers as f64 * block.parameters * layout.tp as f64
-        + (embedding.parameters + head.parameters) * layout.tp as f64;
-    let breakdown = Breakdown {
-        t_cp_comm_s: nmb_f * pass.cp_comm_s,
-        t_recompute_s: nmb_f * busiest.blocks as f64 * block.recompute.time(),
-        t_optimizer_s: t_opt,
-        t_zero3_s: t_zero3,
-        overhead_gb: memory.overhead_gb,
-        microbatches: nmb,
-        stages,
-        parameters,
-        message_s: message,
-        critical: busiest.name,
-        achieved_tflops: nmb_f * busiest.flops / t,
-        block_fwd_tflops: block.fwd.tflop / block.fwd.time(),
-        block_bwd_tflops: (block.bwd + block.recompute).tflop / (block.bwd + block.recompute).time(),
-    };
-    Ok(ExtendedEvaluation::assembled(w, layout, p.hw.hbm_capacity_gb, totals, breakdown, dp, memory, estimate, None))
-}
-
-/// The iteration's time parts, from which [`Totals`] are formed (shared by dense and MoE models).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Slots {
-    /// Iteration time [s].
-    pub t: f64,
-    /// Micro-batches per iteration.
-    pub microbatches: f64,
-    /// The busiest device's work for one micro-batch.
-    pub pass: Pass,
-    /// Optimizer step [s].
-    pub t_opt: f64,
-    /// ZeRO-3 collectives over the iteration [s].
-    pub t_zero3: f64,
-    /// Data-parallel exposure.
-    pub dp: DpCost,
-    /// Exposed stage messages per slot [s].
-    pub messages: f64,
-    /// Pipeline bubble [s].
-    pub bubble: f64,
-}
-
-impl Slots {
-    /// The totals in the reference's shape, with `memory` of the device with the most.
-    pub fn totals(&self, memory: &DeviceMemory) -> Totals {
-        let Slots { t, microbatches: n, pass, t_opt, t_zero3, dp, messages, bubble } = *self;
-        Totals {
-            t,
-            flops_per_gpu: n * pass.tflop,
-            mem: memory.total(),
-            t_comp: n * pass.compute_s,
-            t_mem: n * pass.memory_s + t_opt,
-            t_tp_comm: n * (pass.tp_comm_s + pass.cp_comm_s),
-            t_dp_comm: t_zero3 + dp.per_iteration_s,
-            t_pp_comm: n * messages,
-            t_bubble: bubble,
-            t_ep_comm: n * pass.ep_comm_s,
-            comp_frac: n * pass.compute_s / t,
-            tp_comm_frac: n * (pass.tp_comm_s + pass.cp_comm_s) / t,
-            dp_comm_frac: (t_zero3 + dp.per_iteration_s) / t,
-            pp_comm_frac: n * messages / t,
-            bubble_frac: bubble / t,
-            mem_frac: (n * pass.memory_s + t_opt) / t,
-            wts_mem: memory.weights_gb,
-            wts_grad_mem: memory.gradients_gb,
-            wts_optimizer_states_mem: memory.optimizer_gb,
-            acts_mem: memory.activations_gb + memory.overhead_gb,
-        }
+    if w.moe.is_some() {
+        // Dense and MoE blocks per stage, the routed experts over their own group.
+        return Ok(evaluate(w, hw, layout, opts)?.memory_estimate);
     }
+    let p = Pricing { hw, opts };
+    let block = super::block::block_cost(w, layout, &p);
+    let groups = DpGroups::on(layout, opts, hw)?;
+    Ok(peak_memory(w, layout, &p, &block, &embedding_cost(w, layout, &p), &head_cost(w, layout, &p), &groups))
 }
 
 /// What an MoE layout's block costs depend on besides the expert degrees: tensor, context

@@ -8,6 +8,11 @@ use crate::reference::machine::{Machine, Network};
 use crate::vocab::{Note, NoteKind, NoteList};
 use crate::{Error, SystemParams};
 
+/// Whether `sys` skips zero weights of unstructured sparse matmuls (see [`super::sparsity`]).
+pub fn exploits_unstructured_sparsity(sys: &CatalogSystem) -> bool {
+    sys.architecture == crate::catalog::Architecture::WaferScale
+}
+
 /// One accelerator and its network as extended mode prices them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hardware {
@@ -49,11 +54,11 @@ pub struct Hardware {
     pub torus: bool,
     /// Whether the host launches the part's kernels one by one (GPUs: NVIDIA, AMD, Intel Gaudi;
     /// and the reference's system files), rather than a graph compiler running whole steps on it
-    /// (TPU, wafer-scale, dataflow, IPU): see [`super::block::host_time_per_operation_s`].
+    /// (TPU, wafer-scale, dataflow, IPU): see [`super::pricing::host_time_per_operation_s`].
     pub host_launched: bool,
     /// Host time per modelled operation relative to a DGX H100 host's [×]: the catalog's
     /// `host.op_time_factor` (1.53 for a DGX A100's EPYC 7742, 1.25 for Grace), else 1; see
-    /// [`super::block::host_time_per_operation_s`].
+    /// [`super::pricing::host_time_per_operation_s`].
     pub host_op_time_factor: f64,
     /// Whether the part has asynchronous warp-group matrix instructions that FlashAttention-2-class
     /// kernels do not use (NVIDIA Hopper and later), so that such kernels run attention slower than
@@ -151,7 +156,7 @@ impl Hardware {
         if let Some(device) = sys.device_memory_gb() {
             hw.hbm_capacity_gb = device;
         }
-        hw.unstructured_sparsity = super::sparsity::exploits_unstructured_sparsity(sys);
+        hw.unstructured_sparsity = exploits_unstructured_sparsity(sys);
         hw.mesh_pair_bandwidth = mesh_pair_gbps(sys, opts).map(|pair| pair * hw.params.nvlink_eff);
         hw.torus = sys.architecture == crate::catalog::Architecture::Torus;
         hw.host_launched = sys.architecture == crate::catalog::Architecture::Gpu;

@@ -52,13 +52,12 @@
 use super::block::BlockCost;
 use super::data_parallel::DpGroups;
 use super::hardware::Hardware;
-use super::head::{EndCost, embedding_cost, head_cost};
+use super::head::EndCost;
 use super::layout::Layout;
 use super::options::{ExtendedOptions, Fp8Recipe, OptimizerStates, Recompute, Sharding};
 use super::pipeline::split;
 use super::pricing::Pricing;
 use super::workload::Workload;
-use crate::Error;
 use crate::catalog::Precision;
 
 /// Bytes per logit held at the loss (one micro-batch): the 16-bit logits (2 B), their FP32 copy
@@ -167,27 +166,6 @@ impl MemoryEstimate {
     pub fn part(&self, name: &str) -> f64 {
         self.parts.iter().filter(|p| p.name == name).map(|p| p.gb).sum()
     }
-}
-
-/// The memory estimate of a configuration: `w` on `hw` under `layout` and `opts` (validated like
-/// the evaluator). This is the function views and validation call.
-pub fn memory_estimate(
-    w: &Workload,
-    hw: &Hardware,
-    layout: &Layout,
-    opts: &ExtendedOptions,
-) -> Result<MemoryEstimate, Error> {
-    w.validate()?;
-    opts.validate()?;
-    layout.validate(w, hw.domain_size(), opts.uneven_stages)?;
-    if w.moe.is_some() {
-        // Dense and MoE blocks per stage, the routed experts over their own group.
-        return Ok(super::evaluate::evaluate(w, hw, layout, opts)?.memory_estimate);
-    }
-    let p = Pricing { hw, opts };
-    let block = super::block::block_cost(w, layout, &p);
-    let groups = DpGroups::on(layout, opts, hw)?;
-    Ok(peak_memory(w, layout, &p, &block, &embedding_cost(w, layout, &p), &head_cost(w, layout, &p), &groups))
 }
 
 /// One pipeline stage as memory needs it.
@@ -636,6 +614,7 @@ impl DeviceMemory {
 mod tests {
     use super::*;
     use crate::SystemParams;
+    use crate::extended::evaluate::memory_estimate;
     use crate::extended::options::HardwareChoices;
 
     fn hw() -> Hardware {

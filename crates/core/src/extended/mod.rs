@@ -42,7 +42,7 @@
 //! | `fusion` | fused element-wise kernels, or eager PyTorch with each primitive's own HBM traffic | [`ops`] |
 //! | `attention_kernel` | the part's own-generation fused attention, a FlashAttention-2-class kernel (slower on Hopper and later), or unfused attention (the score matrix computed in full and kept) | [`pricing`], [`efficiency`], [`unfused_attention`] |
 //!
-//! Memory: [`memory::memory_estimate`] gives the peak per device over the pipeline stages as named
+//! Memory: [`evaluate::memory_estimate`] gives the peak per device over the pipeline stages as named
 //! parts with the three measured figures (peak allocated, peak reserved, device level).
 //!
 //! Each block is a list of operations ([`ops`]: name, kind, FLOPs, bytes, collective, parameters,
@@ -71,12 +71,14 @@
 //! parts without any measurement (TPUs).
 
 pub mod block;
+pub mod choices;
 pub mod context_parallel;
 pub mod data_parallel;
 pub mod efficiency;
 pub mod evaluate;
 pub mod hardware;
 pub mod head;
+pub mod iteration;
 pub mod latency;
 pub mod layout;
 pub mod memory;
@@ -93,10 +95,10 @@ pub mod timing;
 pub mod unfused_attention;
 pub mod workload;
 
-pub use evaluate::{Breakdown, ExtendedEvaluation, ExtendedEvaluator, evaluate};
+pub use evaluate::{Breakdown, ExtendedEvaluation, ExtendedEvaluator, evaluate, memory_estimate};
 pub use hardware::Hardware;
 pub use layout::{Layout, Placement};
-pub use memory::{MemoryEstimate, MemoryKind, MemoryPart, memory_estimate};
+pub use memory::{MemoryEstimate, MemoryKind, MemoryPart};
 pub use options::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, HardwareChoices, ModelFeatures, OptimizerStates,
     Recompute, RecomputeShare, Sharding,

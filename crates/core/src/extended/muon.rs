@@ -49,47 +49,11 @@
 
 use super::layout::Layout;
 use super::moe::ExpertLayout;
-use super::options::named_enum;
 use super::pricing::Pricing;
 use super::workload::Workload;
-use crate::Error;
 use crate::moe_shape::MoeShape;
-use std::fmt;
-use std::str::FromStr;
 
-/// The optimizer's algorithm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Optimizer {
-    /// Adam(W): the fused multi-tensor step priced by its HBM traffic.
-    #[default]
-    Adam,
-    /// Muon replicated: every data-parallel rank orthogonalizes every matrix it holds.
-    Muon,
-    /// Muon layer-wise distributed over the data-parallel ranks (Megatron's `--optimizer muon
-    /// --use-distributed-optimizer`, formerly `dist_muon`).
-    DistMuon,
-}
-
-impl Optimizer {
-    /// All choices, in order.
-    pub const ALL: [Optimizer; 3] = [Optimizer::Adam, Optimizer::Muon, Optimizer::DistMuon];
-
-    /// The CLI / URL name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Optimizer::Adam => "adam",
-            Optimizer::Muon => "muon",
-            Optimizer::DistMuon => "dist_muon",
-        }
-    }
-
-    /// Whether the matrices are orthogonalized by Muon.
-    pub fn is_muon(self) -> bool {
-        self != Optimizer::Adam
-    }
-}
-
-named_enum!(Optimizer, "optimizer", &[("adamw", Optimizer::Adam), ("layer_wise_muon", Optimizer::DistMuon)]);
+pub use super::choices::Optimizer;
 
 /// Newton–Schulz steps per orthogonalization (`muon_num_ns_steps`, `optimizer_config.py:279`).
 pub const NS_STEPS: f64 = 5.0;

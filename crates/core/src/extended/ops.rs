@@ -29,6 +29,7 @@
 //! saves the sharded input of a sequence-parallel linear and all-gathers it again for the weight
 //! gradient). Full recomputation keeps only the block input (the first norm's input).
 
+pub use super::efficiency::FLASH_BACKWARD_FACTOR;
 use super::hardware::Hardware;
 use super::layout::Layout;
 use super::options::{ExtendedOptions, Fusion, Recompute};
@@ -36,10 +37,6 @@ use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
 use crate::Error;
 use crate::vocab::CollectiveKind;
-
-/// Flash attention's backward FLOPs relative to its forward: five matmuls (logits recomputed,
-/// gradients of P, V, Q, K) against two.
-pub const FLASH_BACKWARD_FACTOR: f64 = 2.5;
 
 /// Backward element-wise traffic relative to the forward (each op reads its output gradient and
 /// its saved input and writes its input gradient).

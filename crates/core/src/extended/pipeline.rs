@@ -10,13 +10,10 @@
 //! `overlap_p2p_comm`), exposing only the part longer than one chunk. The bubble includes the
 //! exposed messages (quirk Q7 kept, as it is physical).
 
-use std::fmt;
-use std::str::FromStr;
-
+pub use super::choices::StageSplitRule;
 use super::layout::Layout;
 use super::pricing::Pricing;
 use super::workload::Workload;
-use crate::Error;
 
 /// Blocks per device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -28,93 +25,6 @@ pub struct StageSplit {
     /// On the device with the most blocks (the second one when the ends count as blocks).
     pub most: u64,
 }
-
-/// How the blocks are dealt to the pipeline stages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum StageSplitRule {
-    /// The blocks alone are split evenly, the first `D mod pp` stages taking one more; the
-    /// embedding rides on the first stage and the head with its loss on the last, on top
-    /// (Megatron-LM's and torchtitan's default).
-    #[default]
-    Blocks,
-    /// The embedding counts as one block: the first stage holds one block fewer (Megatron-LM
-    /// `--account-for-embedding-in-pipeline-split`).
-    EmbeddingAsBlock,
-    /// The head with its loss counts as one block: the last stage holds one block fewer
-    /// (Megatron-LM `--account-for-loss-in-pipeline-split`).
-    HeadAsBlock,
-    /// Both count as one block each: `D + 2` units split evenly (Megatron-LM with both flags;
-    /// Megatron-DeepSpeed `--pp-partition-method 'type:transformer|embedding'`, BLOOM-176B's
-    /// split, where the 250k-row embedding weighs as much as a block).
-    EndsAsBlocks,
-}
-
-impl StageSplitRule {
-    /// All rules, in order.
-    pub const ALL: [StageSplitRule; 4] = [
-        StageSplitRule::Blocks,
-        StageSplitRule::EmbeddingAsBlock,
-        StageSplitRule::HeadAsBlock,
-        StageSplitRule::EndsAsBlocks,
-    ];
-
-    /// The CLI / URL name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StageSplitRule::Blocks => "blocks",
-            StageSplitRule::EmbeddingAsBlock => "embedding_as_block",
-            StageSplitRule::HeadAsBlock => "head_as_block",
-            StageSplitRule::EndsAsBlocks => "ends_as_blocks",
-        }
-    }
-
-    /// The rule counting the embedding (`embedding`) and the head (`head`) as blocks.
-    pub fn counting(embedding: bool, head: bool) -> StageSplitRule {
-        match (embedding, head) {
-            (false, false) => StageSplitRule::Blocks,
-            (true, false) => StageSplitRule::EmbeddingAsBlock,
-            (false, true) => StageSplitRule::HeadAsBlock,
-            (true, true) => StageSplitRule::EndsAsBlocks,
-        }
-    }
-
-    /// What the rule counts as a block beyond the blocks, in words.
-    pub fn ends_in_words(self) -> &'static str {
-        match self {
-            StageSplitRule::Blocks => "nothing",
-            StageSplitRule::EmbeddingAsBlock => "the embedding",
-            StageSplitRule::HeadAsBlock => "the head with its loss",
-            StageSplitRule::EndsAsBlocks => "the embedding and the head each",
-        }
-    }
-
-    /// The note a reader gives when a file asks for this rule.
-    pub fn note(self) -> String {
-        format!("pipeline split: {} counted as one block (stage_split={})", self.ends_in_words(), self.as_str())
-    }
-
-    /// Units the embedding and the head add to the split: (embedding, head), each 0 or 1.
-    pub fn ends_counted(self) -> (u64, u64) {
-        match self {
-            StageSplitRule::Blocks => (0, 0),
-            StageSplitRule::EmbeddingAsBlock => (1, 0),
-            StageSplitRule::HeadAsBlock => (0, 1),
-            StageSplitRule::EndsAsBlocks => (1, 1),
-        }
-    }
-}
-
-super::options::named_enum!(
-    StageSplitRule,
-    "stage_split",
-    &[
-        ("even", StageSplitRule::Blocks),
-        ("embedding", StageSplitRule::EmbeddingAsBlock),
-        ("loss", StageSplitRule::HeadAsBlock),
-        ("head", StageSplitRule::HeadAsBlock),
-        ("ends", StageSplitRule::EndsAsBlocks),
-    ]
-);
 
 /// Splits `layers` blocks over `pp` devices in order by `rule`: the units (the blocks, plus the
 /// embedding and the head where the rule counts them) are dealt evenly, the first `units mod pp`

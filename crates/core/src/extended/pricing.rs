@@ -5,9 +5,53 @@
 use super::hardware::Hardware;
 use super::latency::Span;
 use super::options::ExtendedOptions;
+use super::stack::Stack;
 use crate::reference::collective::comm_time;
 use crate::reference::machine::Network;
 use crate::vocab::CollectiveKind;
+
+/// Host time to issue one modelled operation's kernels in an eager PyTorch training stack on a
+/// GPU [s]: 130 µs.
+///
+/// An operation here is one module of the block (a norm, the Q/K/V projection, attention, …),
+/// which a Megatron-Core / Transformer Engine layer runs through several Python modules and
+/// PyTorch operators, each 5–25 µs of CPU before its kernel launches (J. Lin, "From PyTorch op to
+/// kernel launch": Python, pybind, autograd, ATen dispatch, backend selection, `cudaLaunchKernel`;
+/// NVIDIA's DGX Cloud `microbenchmarks/cpu_overhead` recipe times one tiny PyTorch GEMM launch at
+/// 11–18 µs). The value is bracketed by measured runs on two sides:
+/// * from below by Megatron-LM's functional tests (`tests/data/megatron-ft-runs.json`: 12-layer,
+///   512-wide GPTs on 8 A100s or H100s, 3–5 ms of host time per layer and micro-batch against
+///   well under 1 ms of GPU work): with 10 µs they came out 4–7× too fast (median −74 % on
+///   A100 hosts, −85 % on H100 hosts); with 130 µs −46 % and −30 % (they also log norms and
+///   memory every step, which add operators the model does not count; the 48 cases that state
+///   `--attention-backend unfused` are priced with its three kernels since
+///   [`super::unfused_attention`]);
+/// * from above by NeMo's production runs among the shipped data (GPT-3 175B in FP8 on TP 4 at
+///   one sequence per micro-batch, about 1.3 ms of GPU work per layer forward): at 220 µs they
+///   turn host-bound and 5–6 % too slow; at 130 µs no shipped figure moves.
+///
+/// Chosen on those runs (in-sample for the functional tests), not fitted by the calibration.
+/// Eager stacks: Megatron, DeepSpeed, PyTorch FSDP ([`host_time_per_operation_s`]).
+pub const EAGER_HOST_S: f64 = 130e-6;
+
+/// Host time per modelled operation of a compiled stack [s]: 10 µs. XLA (JAX), a wafer-scale or
+/// dataflow compiler, or a TPU runtime issues a whole compiled step without Python between the
+/// kernels; what is left per kernel is at most one launch through the driver, which PyTorch's
+/// dispatch path prices at 5–25 µs with everything above it (J. Lin, "From PyTorch op to kernel
+/// launch"). No measured run constrains it: every compiled-stack run fmperf has is far from it.
+pub const COMPILED_HOST_S: f64 = 10e-6;
+
+/// The host time per modelled operation [s] for a part and a stack: [`EAGER_HOST_S`] when the
+/// host launches the part's kernels one by one from an eager PyTorch stack (a GPU — NVIDIA, AMD,
+/// Intel Gaudi — under Megatron, DeepSpeed or PyTorch FSDP), else [`COMPILED_HOST_S`] (the JAX
+/// stack, and parts run by their own graph compiler: TPUs, wafer-scale and dataflow parts, IPUs);
+/// either times the part's host speed ([`Hardware::host_op_time_factor`]: both figures are a
+/// DGX H100 host's, and the same Megatron-LM functional test takes a median 1.53× as long on a
+/// DGX A100 and 1.25× on GB200's Grace, where the GPU's share of the step is negligible).
+pub fn host_time_per_operation_s(hw: &Hardware, stack: Stack) -> f64 {
+    let per_op = if hw.host_launched && stack.is_eager() { EAGER_HOST_S } else { COMPILED_HOST_S };
+    per_op * hw.host_op_time_factor
+}
 
 /// Work and time of one pass (forward or backward) of some layers on one device for one
 /// micro-batch; additive.
@@ -78,9 +122,9 @@ pub struct Pricing<'a> {
 
 impl Pricing<'_> {
     /// Host time per modelled operation [s] for this part and stack
-    /// ([`super::block::host_time_per_operation_s`]).
+    /// ([`host_time_per_operation_s`]).
     pub fn host_time_per_operation_s(&self) -> f64 {
-        super::block::host_time_per_operation_s(self.hw, self.opts.stack)
+        host_time_per_operation_s(self.hw, self.opts.stack)
     }
 
     /// Sustained rate of the linear layers' matmuls `η · ceiling` [TFLOP/s].

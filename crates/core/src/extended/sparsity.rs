@@ -26,14 +26,9 @@
 //! rather than holding them; the matmul's operand traffic is kept dense for the same reasons.
 
 use super::hardware::Hardware;
+pub use super::hardware::exploits_unstructured_sparsity;
 use super::options::ExtendedOptions;
-use crate::catalog::{Architecture, CatalogSystem};
 use crate::vocab::Note;
-
-/// Whether `sys` skips zero weights of unstructured sparse matmuls (see the module documentation).
-pub fn exploits_unstructured_sparsity(sys: &CatalogSystem) -> bool {
-    sys.architecture == Architecture::WaferScale
-}
 
 /// The fraction of the dense weight-matmul FLOPs executed: `1 − s` where the part exploits
 /// unstructured sparsity, else 1.

@@ -28,7 +28,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::options::{Sharding, named_enum};
+use super::choices::{Sharding, named_enum};
 use crate::Error;
 
 /// The training stack (module documentation).

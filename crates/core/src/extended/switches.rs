@@ -13,7 +13,7 @@
 
 use super::block::FLASH_BACKWARD_FACTOR;
 use super::efficiency::{FITTED_ATTENTION_EFFICIENCY, FITTED_MATMUL_EFFICIENCY};
-use super::evaluate::OPTIMIZER_BYTES_PER_PARAMETER;
+use super::iteration::OPTIMIZER_BYTES_PER_PARAMETER;
 use super::memory::{CUDA_CONTEXT_GB, FRAGMENTATION, LOSS_BYTES_PER_LOGIT, NCCL_BUFFERS_GB};
 use super::options::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, OptimizerStates, Recompute, Sharding,
@@ -509,6 +509,12 @@ fn parse_count(info: &SwitchInfo, field: &str, v: &str) -> Result<u64, Error> {
 }
 
 impl ExtendedOptions {
+    /// Every switch as `(name, value, what it models)`, for tables and the page (the order and
+    /// words of [`SWITCHES`]).
+    pub fn describe(&self) -> Vec<(&'static str, String, &'static str)> {
+        SWITCHES.iter().map(|s| (s.key, self.value_of(s.key).unwrap_or_default(), s.what)).collect()
+    }
+
     /// The value of the switch `key` as text (`None`: no such switch).
     pub fn value_of(&self, key: &str) -> Option<String> {
         let info = switch(key)?;

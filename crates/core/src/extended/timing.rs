@@ -8,7 +8,7 @@
 //!    its passes follow from the compute rates ([`super::ops::Work`]);
 //! 3. **priced operations**: at each set of constants the operations are priced again by that
 //!    rule and summed ([`super::block::BlockCost::of_operations`]);
-//! 4. **time**: the evaluator's own last stage (`timing` in [`super::evaluate`]).
+//! 4. **time**: the evaluator's own last stage (`timing` in [`super::iteration`]).
 //!
 //! [`super::evaluate`] runs the same builders, the same sums and the same last stage, so the
 //! time of [`TimePlan::time_s`] is [`super::evaluate()`]'s to the bit (the test below and
@@ -31,9 +31,9 @@
 use super::block::BlockCost;
 use super::data_parallel::{DpCollectives, DpGroups, dp_collectives};
 use super::efficiency::Efficiency;
-use super::evaluate::{Parts, check, timing};
 use super::hardware::Hardware;
 use super::head::{EndCost, HeadWork, embedding_cost, head_work};
+use super::iteration::{Parts, check, timing};
 use super::layout::Layout;
 use super::ops::{Operation, Reads, operations, reprice, repriceable};
 use super::options::{ExtendedOptions, HardwareChoices};

@@ -23,10 +23,11 @@ use super::layer::MoeTimes;
 use crate::Error;
 use crate::extended::block::{BlockCost, block_cost};
 use crate::extended::data_parallel::{DpCost, DpGroups, data_parallel_cost};
-use crate::extended::evaluate::{
+use crate::extended::head::{EndCost, embedding_cost, head_cost};
+pub use crate::extended::iteration::MoeBreakdown;
+use crate::extended::iteration::{
     Breakdown, ExtendedEvaluation, OPTIMIZER_BYTES_PER_PARAMETER, Slots, fp8_weight_cast_s,
 };
-use crate::extended::head::{EndCost, embedding_cost, head_cost};
 use crate::extended::layout::Layout;
 use crate::extended::memory::{
     DeviceMemory, ExpertStates, MemoryEstimate, Stage, first_stage_in_flight, peak_of_stages, second_stage_in_flight,
@@ -37,33 +38,6 @@ use crate::extended::pipeline::{StageSplitRule, bubble_slots, exposed_messages_s
 use crate::extended::pricing::{Pass, Pricing};
 use crate::extended::workload::Workload;
 use crate::moe_shape::MoeShape;
-
-/// What Mixture-of-Experts adds to an evaluation (busiest device, one iteration).
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
-pub struct MoeBreakdown {
-    /// The expert layout evaluated (degrees, expert data parallelism, fast-domain shares).
-    pub experts: ExpertLayout,
-    /// MoE blocks on the busiest device.
-    pub moe_blocks: u64,
-    /// Dense blocks on the busiest device.
-    pub dense_blocks: u64,
-    /// Tokens per local expert per micro-batch on the busiest EP rank.
-    pub tokens_per_expert: f64,
-    /// Fraction of token-expert assignments dropped (capacity factor) [0–1].
-    pub dropped_fraction: f64,
-    /// MoE time parts of the busiest device over the iteration (forward + backward, without
-    /// recomputation) [s]: router, experts, shared experts, element-wise, dispatch/combine as
-    /// priced, and its exposed part; hidden = `a2a_s − a2a_exposed_s`.
-    pub times: MoeTimes,
-    /// Routed-expert weights on the device with the most memory [GB].
-    pub expert_weights_gb: f64,
-    /// Their gradients [GB].
-    pub expert_gradients_gb: f64,
-    /// Their optimizer states [GB].
-    pub expert_optimizer_gb: f64,
-    /// Whole-model parameter counts (total, active, routed experts, MTP).
-    pub parameters: ParameterCounts,
-}
 
 /// The costs that depend only on the block-level layout (the evaluator caches them).
 #[derive(Debug, Clone, Copy, PartialEq)]

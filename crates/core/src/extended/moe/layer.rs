@@ -16,6 +16,7 @@
 use super::dispatch::{Exchange, exchange};
 use super::experts::ExpertLayout;
 use super::options::{A2aOverlap, FP8_DISPATCH_BYTES, MoeOptions};
+pub use super::options::{FITTED_EXPERT_GEMM_ISSUE_S, FITTED_LAYER_OVERHEAD_S};
 use crate::extended::layout::Layout;
 use crate::extended::ops::{FP8_CAST_BYTES, KeptBytes, OpKind, Operation, saved_input};
 use crate::extended::pricing::{Pass, Pricing};
@@ -28,30 +29,6 @@ use crate::moe_shape::MoeShape;
 /// counted (grouped-GEMM benchmarks of Megatron-Core and DeepGEMM fall off below a few hundred
 /// tokens per expert).
 pub const GROUPED_GEMM_HALF_TOKENS: f64 = 128.0;
-
-/// Fixed time of one MoE layer per micro-batch, forward plus backward [s], fitted on the measured
-/// MoE runs together with [`FITTED_EXPERT_GEMM_ISSUE_S`] (`crate::validate::moe_fit`, least mean
-/// absolute error, coordinate search on a 0.1 ms × 2.5 µs grid; test `moe_validate`): 0.8 ms on
-/// all 53 rows of `measured-moe-runs.json` under the operation-list block and memory model with
-/// the dense constants of the 103-row fit (η 1.0, η_att 0.615 of the attention kernel's benchmark
-/// curve, [`crate::extended::efficiency::attention_kernel_fraction`]; torchtitan rows read as
-/// FlashAttention-2 class; 0.9 ms with the earlier η 0.999, η_att 0.41 of the ceiling), with the overlapped
-/// exchange's SM share ([`COMM_SM_SHARE`]) and DeepEP's achieved bandwidths for hierarchical
-/// dispatchers (`super::dispatch::hierarchical_bandwidth_gain`). Leave-one-source-out
-/// throughput MAPE 17.9 % (in-sample 17.3 %; 17.8 % / 17.3 % with the earlier attention rate; 18.3 % / 18.0 % with 1.2 ms before those two; 17.7 %
-/// / 17.5 % before the MoE activations were counted as Megatron-Core keeps them with its recompute
-/// modules; with this constant alone and the rows' earlier readings 3.1 ms, 23.9 % / 21.7 %).
-/// One third is charged to the forward, two thirds to the backward.
-pub const FITTED_LAYER_OVERHEAD_S: f64 = 0.0008;
-
-/// Host time to issue one expert GEMM [s] ([`super::options::MoeOptions::expert_gemm_issue_s`]),
-/// fitted on the measured MoE runs together with [`FITTED_LAYER_OVERHEAD_S`]
-/// (`crate::validate::moe_fit`, coordinate search on a 2.5 µs grid). It binds only where the
-/// local experts get few tokens: Megatron runs at micro-batch 1 with 16–64 local experts
-/// (SimuMax's B200 rows: 64 local experts per rank are 35 % slower per layer than 32, at the same
-/// tokens per expert; Qwen3 with 16 local experts at micro-batch 1 on B200 is 2.5× slower per token
-/// than at micro-batch 4–8).
-pub const FITTED_EXPERT_GEMM_ISSUE_S: f64 = 55e-6;
 
 /// Share of a GPU's SMs the expert exchange's kernels hold while they run beside computation
 /// [0–1]: DeepSeek-V3's 20 of the H800's 132 SMs (DeepSeek-V3 technical report, arXiv 2412.19437,
