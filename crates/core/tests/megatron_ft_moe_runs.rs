@@ -13,9 +13,10 @@
 //! ([`fmperf_core::layer_list::moe_pattern`]).
 //!
 //! What the rows show (time errors, negative = predicted faster than measured): fmperf predicts
-//! every one of these steps too fast — median −44 % on DGX A100 hosts, −54 % on DGX H100, −55 %
-//! on GB200 (means −46 %, −55 %, −48 %; −62 % and −56 % on H100 and GB200 before Muon was read) — where the dense cases of the same tests (same width,
-//! layers, batch and hosts) are −26 to −29 %. The measured MoE step of a layout takes 1.5–1.9×
+//! every one of these steps too fast — median −43 % on DGX A100 hosts, −54 % on DGX H100, −54 %
+//! on GB200 (means −42 %, −54 %, −46 %; −44 %, −62 % and −56 % before Muon was read and the
+//! cases' `--attention-backend unfused` priced as unfused attention, session 20) — where the
+//! dense cases of the same tests (same width, layers, batch and hosts) are −21 to −30 %. The measured MoE step of a layout takes 1.5–1.9×
 //! the dense step of that layout (TP 2: 0.32 against 0.21 s on DGX A100, 0.30 against 0.16 s on
 //! DGX H100) while fmperf adds little for the MoE layer at this size (a few milliseconds of GPU
 //! work and the host time of the operations it counts). Diagnosis, largest errors first:
