@@ -61,7 +61,7 @@ fn deepseek_v3_dualpipe_memory_by_hand() {
     // Kept bytes of one micro-batch through one MoE block and one dense block (selective
     // recomputation: nothing is being recomputed at the peak).
     let kept = |w: &fmperf_core::extended::Workload, l: &fmperf_core::extended::Layout| -> f64 {
-        fmperf_core::extended::ops::block_operations(w, &hw, l, &s.options)
+        fmperf_core::extended::block_operations::block_operations(w, &hw, l, &s.options)
             .unwrap()
             .iter()
             .map(|o| o.kept.under(Recompute::Selective))
@@ -109,15 +109,16 @@ fn the_first_dualpipe_rank_holds_both_ends_and_one_head() {
     // Dense weights on the first rank (tp 1): 3 dense blocks, 1 + 3 + 1 (MTP) MoE blocks' dense
     // parts, the embedding, one head (shared by the MTP module) and the MTP projection 2h·h.
     let (h, v) = (7168.0, 129280.0);
-    let moe = fmperf_core::extended::ops::block_operations(&s.workload, &hw, &few, &s.options).unwrap();
+    let moe = fmperf_core::extended::block_operations::block_operations(&s.workload, &hw, &few, &s.options).unwrap();
     let moe_dense: f64 = moe.iter().filter(|o| o.name != "moe_experts").map(|o| o.parameters).sum();
     let dense_w = fmperf_core::extended::Workload { moe: None, ..s.workload };
     let dense_layout = fmperf_core::extended::Layout { ep: 1, etp: 1, ..few };
-    let dense_block: f64 = fmperf_core::extended::ops::block_operations(&dense_w, &hw, &dense_layout, &s.options)
-        .unwrap()
-        .iter()
-        .map(|o| o.parameters)
-        .sum();
+    let dense_block: f64 =
+        fmperf_core::extended::block_operations::block_operations(&dense_w, &hw, &dense_layout, &s.options)
+            .unwrap()
+            .iter()
+            .map(|o| o.parameters)
+            .sum();
     let params = 3.0 * dense_block + 5.0 * moe_dense + 2.0 * v * h + 2.0 * h * h;
     let weights = m.part("weights");
     assert!((weights - params * 2.0 * 1e-9).abs() < 1e-6 * weights, "{weights} GB vs {} GB", params * 2e-9);
@@ -138,7 +139,7 @@ fn deepseek_v3_memory_savings_by_hand() {
     let (hw, _) = fmperf_core::resolve::hardware(sys, s.precision, true, &s.mapping).unwrap();
     let before_opts = without_savings(o);
     let kept = |opts: &ExtendedOptions| -> f64 {
-        fmperf_core::extended::ops::block_operations(&s.workload, &hw, &s.layout, opts)
+        fmperf_core::extended::block_operations::block_operations(&s.workload, &hw, &s.layout, opts)
             .unwrap()
             .iter()
             .map(|op| op.kept.under(Recompute::Selective))
@@ -208,11 +209,13 @@ fn deepseek_v3_weight_copies_as_the_report_states_them() {
     // 0's one, stage 15's three, the MTP module's), the embedding and one head (vocabulary v,
     // hidden h), the MTP projection 2h·h; its routed experts: 4 of 256 per MoE block (EP 64).
     let (h, v) = (7168.0, 129280.0);
-    let moe = fmperf_core::extended::ops::block_operations(&s.workload, &hw, &s.layout, &s.options).unwrap();
+    let moe =
+        fmperf_core::extended::block_operations::block_operations(&s.workload, &hw, &s.layout, &s.options).unwrap();
     let moe_dense: f64 = moe.iter().filter(|o| o.name != "moe_experts").map(|o| o.parameters).sum();
     let dense_w = fmperf_core::extended::Workload { moe: None, ..s.workload };
     let dense_layout = fmperf_core::extended::Layout { ep: 1, etp: 1, ..s.layout };
-    let dense_ops = fmperf_core::extended::ops::block_operations(&dense_w, &hw, &dense_layout, &s.options).unwrap();
+    let dense_ops =
+        fmperf_core::extended::block_operations::block_operations(&dense_w, &hw, &dense_layout, &s.options).unwrap();
     let dense_block: f64 = dense_ops.iter().map(|o| o.parameters).sum();
     let params = 3.0 * dense_block + 5.0 * moe_dense + 2.0 * v * h + 2.0 * h * h;
     let experts = 5.0 * 4.0 * 3.0 * h * 2048.0;

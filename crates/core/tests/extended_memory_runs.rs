@@ -107,7 +107,7 @@ fn operator_level_checkpointing_by_hand() {
     // one 8192-token sequence, BF16, no TP: kept = block input 2h + Q 2h + V 2·h/4 + attention
     // output 2h + its FP32 log-sum-exp 4·32 + MLP gate 2f + MLP down 2h per token.
     use fmperf_core::SystemParams;
-    use fmperf_core::extended::ops::block_operations;
+    use fmperf_core::extended::block_operations::block_operations;
     use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, Recompute, Workload};
     let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
     let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);

@@ -2,7 +2,8 @@
 //! multiplied by blocks and micro-batches, to the iteration's totals.
 
 use fmperf_core::SystemParams;
-use fmperf_core::extended::ops::{OpKind, block_operations};
+use fmperf_core::extended::block_operations::block_operations;
+use fmperf_core::extended::ops::OpKind;
 use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, Recompute, Workload, evaluate};
 
 fn close(a: f64, b: f64, what: &str) {

@@ -2,9 +2,10 @@
 
 use fmperf_core::SystemParams;
 use fmperf_core::catalog::{self, MappingOptions, Precision};
+use fmperf_core::extended::block::operations;
 use fmperf_core::extended::data_parallel::{DpGroups, data_parallel_cost, grad_reduce_bytes};
 use fmperf_core::extended::head::head_cost;
-use fmperf_core::extended::ops::{OpKind, operations};
+use fmperf_core::extended::ops::OpKind;
 use fmperf_core::extended::pricing::Pricing;
 use fmperf_core::extended::{
     ExtendedOptions, Fp8Recipe, Fusion, GradReduce, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload,

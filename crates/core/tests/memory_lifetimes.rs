@@ -3,7 +3,7 @@
 //! Each test states the bytes it expects and where they come from.
 
 use fmperf_core::SystemParams;
-use fmperf_core::extended::ops::block_operations;
+use fmperf_core::extended::block_operations::block_operations;
 use fmperf_core::extended::{
     ExtendedOptions, Fusion, Hardware, HardwareChoices, Layout, MemoryEstimate, OptimizerStates, Recompute, Sharding,
     Workload, memory_estimate,

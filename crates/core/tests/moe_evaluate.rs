@@ -205,7 +205,8 @@ fn random_moe_layouts_never_panic() {
 
 #[test]
 fn the_moe_block_is_a_list_of_operations_and_memory_names_the_experts() {
-    use fmperf_core::extended::ops::{OpKind, block_operations};
+    use fmperf_core::extended::block_operations::block_operations;
+    use fmperf_core::extended::ops::OpKind;
     let w = tiny();
     let hw = hw();
     let l = Layout::placed(1, 1, 1, 8, 1, 8, 8).with_experts(8, 1);

@@ -4,8 +4,8 @@
 //! length.
 
 use fmperf_core::SystemParams;
+use fmperf_core::extended::attention::attention_operations;
 use fmperf_core::extended::efficiency::{KernelCurve, attention_kernel_fraction};
-use fmperf_core::extended::ops::attention_operations;
 use fmperf_core::extended::pricing::Pricing;
 use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, SlidingWindow, Workload};
 

@@ -14,8 +14,9 @@
 //! weight gradients), one for the others; recomputation one per operation run again. What the
 //! floor adds is exposed non-matrix time (`memory_s`).
 
+use super::attention::attention_operations;
 use super::layout::Layout;
-use super::ops::{OpKind, Operation, operations};
+use super::ops::{OpKind, Operation, fp8_casts, mlp_operations};
 use super::options::Recompute;
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
@@ -149,6 +150,15 @@ impl BlockCost {
 /// Prices one block: the sums of its [`operations`].
 pub fn block_cost(w: &Workload, layout: &Layout, p: &Pricing) -> BlockCost {
     BlockCost::of_operations(&operations(w, layout, p), p.opts.recompute, p.host_time_per_operation_s())
+}
+
+/// Every operation of one block (see the module documentation).
+pub fn operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operation> {
+    let mut ops = attention_operations(w, layout, p);
+    ops.extend(mlp_operations(w, layout, p));
+    let linear: f64 = ops.iter().filter(|o| o.kind == OpKind::Matmul).map(|o| o.parameters).sum();
+    ops.extend(fp8_casts(w, layout, p, linear));
+    ops
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
+use super::attention::attention_operations;
 use super::data_parallel::DpGroups;
 use super::hardware::Hardware;
 use super::head::{embedding_cost, head_cost};
@@ -19,7 +20,6 @@ use super::moe::evaluate::{
     MoeMemories, MoeParts, assemble_moe, moe_memories_gb, moe_parts, moe_parts_with_block, moe_time_floors_s,
 };
 use super::moe::experts::{ExpertLayout, expert_choices};
-use super::ops::attention_operations;
 use super::options::{ExtendedOptions, Sharding};
 use super::pricing::Pricing;
 use super::workload::Workload;

@@ -47,7 +47,7 @@
 //!
 //! Each block is a list of operations ([`ops`]: name, kind, FLOPs, bytes, collective, parameters,
 //! bytes kept per recomputation policy, priced passes); [`block`] and the memory model sum them,
-//! and [`ops::block_operations`] gives the list to views (the explorer's layer table).
+//! and [`block_operations::block_operations`] gives the list to views (the explorer's layer table).
 //!
 //! The switches as data (keys, kinds, sources of the defaults, the `key=value,…` text form of the
 //! CLI's `--ext` and the page's `ext` key) are in [`switches`].
@@ -70,7 +70,9 @@
 //! ZeRO-3 rows on 768–2240 A100s come out 2–4× too fast), the datasheet peak as the ceiling of
 //! parts without any measurement (TPUs).
 
+pub mod attention;
 pub mod block;
+pub mod block_operations;
 pub mod choices;
 pub mod context_parallel;
 pub mod data_parallel;

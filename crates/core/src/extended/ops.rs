@@ -5,7 +5,7 @@
 //! backward passes. [`super::block::BlockCost`] (what the evaluator uses), the explorer's layer
 //! table in extended mode and the memory breakdown are all sums over this list.
 //!
-//! The list is built sub-layer by sub-layer ([`attention_operations`], [`mlp_operations`]), each
+//! The list is built sub-layer by sub-layer ([`super::attention::attention_operations`], [`mlp_operations`]), each
 //! inside the shared norm / tensor-parallel collectives / residual wrapper, so a new kind of layer
 //! is a new function returning its records: multi-head latent attention
 //! ([`super::moe::mla::mla_operations`]) and the mixture-of-experts MLP with its router, shared
@@ -30,12 +30,10 @@
 //! gradient). Full recomputation keeps only the block input (the first norm's input).
 
 pub use super::efficiency::FLASH_BACKWARD_FACTOR;
-use super::hardware::Hardware;
 use super::layout::Layout;
-use super::options::{ExtendedOptions, Fusion, Recompute};
+use super::options::{Fusion, Recompute};
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
-use crate::Error;
 use crate::vocab::CollectiveKind;
 
 /// Backward element-wise traffic relative to the forward (each op reads its output gradient and
@@ -586,107 +584,6 @@ pub(crate) fn sublayer(
     ops
 }
 
-/// The attention sub-layer: norm, entry collective, Q/K/V projection, flash attention, the
-/// context-parallel K/V exchange, output projection, exit collective, residual add; multi-head
-/// latent attention's projections instead when the model has it ([`super::moe::mla`]).
-pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operation> {
-    if let Some(mla) = &w.mla {
-        return super::moe::mla::mla_operations(w, mla, layout, p);
-    }
-    let o = p.opts;
-    let s = Shape::of(w, layout, p);
-    let (tokens, tp, h, es) = (s.tokens, s.tp, s.h, s.es);
-    let q_w = w.q_width() as f64;
-    let kv_w = w.kv_width(o.model.grouped_query_attention) as f64;
-    // K/V heads are split over tp while there are enough of them, replicated otherwise.
-    let kv_local = (kv_w / tp).max(w.head_dim as f64);
-    let mut inner = Vec::with_capacity(6);
-
-    // The norm output feeding Q/K/V is kept sharded under sequence parallelism (re-gathered in
-    // the backward), whole otherwise.
-    let input = h * s.tokenwise * es;
-    // Operator-level policy: Q (1st matmul) and V (3rd) saved, K (2nd) recomputed.
-    let qkv = matmul(p, "qkv_proj", tokens, h, (q_w + 2.0 * kv_w) / tp)
-        .keeping(saved_input(p, input))
-        .op_policy((q_w + kv_w) / tp * tokens * es, kv_w / (q_w + 2.0 * kv_w));
-    let entry = qkv.fwd;
-    inner.push(qkv);
-    let rope = ElementwiseTraffic::of(o.fusion).rope;
-    if rope > 0.0 {
-        inner.push(elementwise(p, "rope", rope * (q_w / tp + kv_local) * tokens * es));
-    }
-
-    let qkv_kept = (q_w / tp + 2.0 * kv_local) * tokens * es;
-    let (core, att_s, att_work) = if o.attention_kernel == super::AttentionKernel::Unfused {
-        let core = super::unfused_attention::operations(w, layout, p, qkv_kept);
-        let att_s = core.iter().fold((0.0, 0.0), |(f, b), op| (f + op.fwd.compute_s, b + op.bwd.compute_s));
-        (core, att_s, Work::Opaque)
-    } else {
-        flash_attention(w, layout, p, (q_w, kv_local), qkv_kept)
-    };
-    inner.extend(core);
-    inner.extend(context_parallel_over(w, layout, p, (q_w / tp, kv_local), att_s, att_work));
-
-    let out_input = q_w / tp * tokens * es;
-    // Operator-level policy: the 4th matmul, recomputed (its input is the saved attention output).
-    let out = matmul(p, "out_proj", tokens, q_w / tp, h).keeping(saved_input(p, out_input)).op_policy(0.0, 1.0);
-    let exit = out.fwd;
-    inner.push(out);
-    sublayer(w, layout, p, Sublayer::Attention, inner, &entry, &exit)
-}
-
-/// The attention core as one flash-attention kernel: queries of this device's sequence shard
-/// against all keys, with a sliding window's blocks priced apart ([`window_attention`]); returns
-/// the operations, the core's forward and backward matrix time [s] (what a context-parallel ring
-/// overlaps) and the work a ring re-prices against. `q_w` is the query width, `kv_local` the
-/// device's K/V width, `qkv_kept` the bytes of Q, K and V kept for the backward [B].
-fn flash_attention(
-    w: &Workload,
-    layout: &Layout,
-    p: &Pricing,
-    (q_w, kv_local): (f64, f64),
-    qkv_kept: f64,
-) -> (Vec<Operation>, (f64, f64), Work) {
-    let o = p.opts;
-    let s = Shape::of(w, layout, p);
-    let (tokens, tp, es) = (s.tokens, s.tp, s.es);
-    let (mbs, seq) = (layout.mbs as f64, w.seq_len as f64);
-    let s_q = seq / layout.cp as f64;
-    // The kernel's query length: Ulysses gathers the sequence over its degree (same FLOPs, fewer heads).
-    let s_q_kernel = seq / super::context_parallel::ring_degree(layout.cp, o) as f64;
-    let heads_local = (w.heads as f64 / tp).max(1.0);
-    let mask = if o.model.causal { 0.5 } else { 1.0 };
-    // A sliding window: the block's attention is the mean over its blocks, the full share at the
-    // whole prefix and the windowed share against a window of keys ([`window_attention`]).
-    let full_share = w.sliding_window.map_or(1.0, |sw| 1.0 - sw.windowed_share());
-    let att_tflop = 4.0 * mbs * s_q * seq * heads_local * w.head_dim as f64 * mask * full_share * 1e-12;
-    let att_bytes = (2.0 * tokens * q_w / tp + 2.0 * mbs * seq * kv_local) * es;
-    let attention = Work::Attention { tflop: att_tflop, bytes: att_bytes * full_share, s_q: s_q_kernel, s_k: seq };
-    let att = Operation::priced("attention", OpKind::Attention, p, attention, att_bytes * full_share);
-    let (att_s, work) = ((att.fwd.compute_s, att.bwd.compute_s), att.work);
-    // Operator-level policy: the kernel's outputs are saved (the attention output and the FP32
-    // log-sum-exp per head and query token); Q, K, V are recomputed for its backward.
-    let att_saved = (q_w / tp * es + 4.0 * heads_local) * tokens;
-    let mut ops = vec![att.keeping(KeptBytes::recomputable(qkv_kept)).op_policy(att_saved, 0.0)];
-    if let Some(sw) = w.sliding_window.filter(|sw| sw.windowed_share() > 0.0) {
-        let per_head = mbs * s_q * heads_local * w.head_dim as f64;
-        ops.push(window_attention(p, sw, per_head, seq, att_bytes * sw.windowed_share()));
-    }
-    (ops, att_s, work)
-}
-
-/// The windowed blocks' share of a block's flash attention ([`super::workload::SlidingWindow`]):
-/// each query attends to the window's last keys, `4·(b·s_q·a·d)·k̄` FLOPs forward for the mean
-/// keys per query `k̄` ([`super::workload::SlidingWindow::mean_keys`]), times the windowed share
-/// of the blocks, priced by [`Pricing::window_attention`]. `per_head` is `b·s_q·a·d` of this
-/// device, `bytes` the windowed share of the attention's traffic. What it keeps is the full
-/// attention's (the same tensors): counted on the `attention` operation.
-fn window_attention(p: &Pricing, sw: super::workload::SlidingWindow, per_head: f64, seq: f64, bytes: f64) -> Operation {
-    let tflop = 4.0 * per_head * sw.mean_keys(seq) * sw.windowed_share() * 1e-12;
-    let work = Work::WindowAttention { tflop, bytes, s_q: seq, s_k: seq, window: sw.tokens as f64 };
-    Operation::priced("attention_window", OpKind::Attention, p, work, bytes).op_policy(0.0, 0.0)
-}
-
 /// The dense MLP sub-layer: norm, entry collective, input projection(s) (gate and up when gated),
 /// activation, output projection, exit collective, residual add.
 pub fn mlp_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operation> {
@@ -738,34 +635,23 @@ pub(crate) fn fp8_casts(w: &Workload, layout: &Layout, p: &Pricing, linear_param
     ops
 }
 
-/// Every operation of one block (see the module documentation).
-pub fn operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operation> {
-    let mut ops = attention_operations(w, layout, p);
-    ops.extend(mlp_operations(w, layout, p));
-    let linear: f64 = ops.iter().filter(|o| o.kind == OpKind::Matmul).map(|o| o.parameters).sum();
-    ops.extend(fp8_casts(w, layout, p, linear));
-    ops
-}
-
-/// The operations of one block of `w` on one device of `hw` under `layout` and `opts`, for views
-/// (the explorer's layer table in extended mode); for a Mixture-of-Experts model its MoE block. Validates its inputs like the evaluator.
-pub fn block_operations(
-    w: &Workload,
-    hw: &Hardware,
-    layout: &Layout,
-    opts: &ExtendedOptions,
-) -> Result<Vec<Operation>, Error> {
-    w.validate()?;
-    opts.validate()?;
-    layout.validate(w, hw.domain_size(), opts.uneven_stages)?;
-    let p = Pricing { hw, opts };
-    if let Some(m) = &w.moe {
-        // An MoE model's MoE block (router, experts, dispatch/combine) under the layout's expert
-        // degrees.
-        let el = super::moe::experts::ExpertLayout::fold(layout, m, layout.ep, layout.etp)?;
-        return Ok(super::moe::block::moe_block_operations(w, m, layout, &el, &p).0);
+/// The `layernorm` recompute module ([`super::moe::RecomputeModules::layernorm`]; DeepSeek-V3 §3.2.3)
+/// applied to a block's operations under selective recomputation: every RMSNorm (the block's two,
+/// and the latent attention's query and key/value norms) runs its forward again before its
+/// backward and keeps its input as before, and the linear layers that read a norm's output — the
+/// attention's query/key-value projection or MLA down-projections, and the MLA up-projections
+/// after the latent norms — keep no input (the norm recreates it). The MoE MLP keeps nothing of
+/// its norm's output (router, shared experts and dispatch are priced without it).
+pub(crate) fn norms_recomputed(ops: &mut [Operation]) {
+    for op in ops.iter_mut() {
+        *op = match op.name {
+            "attn_norm" | "mlp_norm" | "mla_q_norm" | "mla_kv_norm" => op.selective_policy(op.kept.selective, 1.0),
+            "qkv_proj" | "mla_q_down" | "mla_q_proj" | "mla_q_up" | "mla_kv_up" => {
+                op.selective_policy(0.0, op.recomputed(Recompute::Selective))
+            }
+            _ => *op,
+        };
     }
-    Ok(operations(w, layout, &p))
 }
 
 /// The exposed context-parallel exchanges of one block (forward, backward); none without context
@@ -792,7 +678,7 @@ pub(crate) fn context_parallel(
 /// [channels], overlapping the attention whose compute times are `att_s` (forward, backward) [s]
 /// and whose pricing rule is `attention` (a ring overlapping a described [`Work::Attention`] is
 /// described too).
-fn context_parallel_over(
+pub(crate) fn context_parallel_over(
     w: &Workload,
     layout: &Layout,
     p: &Pricing,

@@ -29,13 +29,14 @@
 //! `validate/fit_cache.rs`).
 
 use super::block::BlockCost;
+use super::block::operations;
 use super::data_parallel::{DpCollectives, DpGroups, dp_collectives};
 use super::efficiency::Efficiency;
 use super::hardware::Hardware;
 use super::head::{EndCost, HeadWork, embedding_cost, head_work};
 use super::iteration::{Parts, check, timing};
 use super::layout::Layout;
-use super::ops::{Operation, Reads, operations, reprice, repriceable};
+use super::ops::{Operation, Reads, reprice, repriceable};
 use super::options::{ExtendedOptions, HardwareChoices};
 use super::pipeline::{StageSplit, message_s, split};
 use super::pricing::{Pass, Pricing};

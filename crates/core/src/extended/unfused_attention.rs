@@ -69,7 +69,7 @@ pub(crate) fn operations(w: &Workload, layout: &Layout, p: &Pricing, qkv_kept: f
 mod tests {
     use super::super::Hardware;
     use super::super::block::BlockCost;
-    use super::super::ops::operations;
+    use super::super::block::operations;
     use super::super::options::{AttentionKernel, ExtendedOptions, Recompute};
     use super::*;
     use crate::SystemParams;

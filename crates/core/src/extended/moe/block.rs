@@ -5,10 +5,10 @@
 
 use super::experts::ExpertLayout;
 use super::layer::{EXPERTS_OP, MoeMlpCost, moe_mlp_operations};
+use crate::extended::attention::attention_operations;
 use crate::extended::block::BlockCost;
 use crate::extended::layout::Layout;
-use crate::extended::ops::{OpKind, Operation, Sublayer, attention_operations, fp8_casts, sublayer};
-use crate::extended::options::Recompute;
+use crate::extended::ops::{OpKind, Operation, Sublayer, fp8_casts, norms_recomputed, sublayer};
 use crate::extended::pricing::Pricing;
 use crate::extended::workload::Workload;
 use crate::moe_shape::MoeShape;
@@ -59,25 +59,6 @@ fn operations_after(
         norms_recomputed(&mut ops);
     }
     (ops, mlp)
-}
-
-/// The `layernorm` recompute module ([`super::RecomputeModules::layernorm`]; DeepSeek-V3 §3.2.3)
-/// applied to a block's operations under selective recomputation: every RMSNorm (the block's two,
-/// and the latent attention's query and key/value norms) runs its forward again before its
-/// backward and keeps its input as before, and the linear layers that read a norm's output — the
-/// attention's query/key-value projection or MLA down-projections, and the MLA up-projections
-/// after the latent norms — keep no input (the norm recreates it). The MoE MLP keeps nothing of
-/// its norm's output (router, shared experts and dispatch are priced without it).
-pub(crate) fn norms_recomputed(ops: &mut [Operation]) {
-    for op in ops.iter_mut() {
-        *op = match op.name {
-            "attn_norm" | "mlp_norm" | "mla_q_norm" | "mla_kv_norm" => op.selective_policy(op.kept.selective, 1.0),
-            "qkv_proj" | "mla_q_down" | "mla_q_proj" | "mla_q_up" | "mla_kv_up" => {
-                op.selective_policy(0.0, op.recomputed(Recompute::Selective))
-            }
-            _ => *op,
-        };
-    }
 }
 
 /// Prices one MoE block of `w` (experts `m`) under `layout` and its expert layout `el`: the sums
@@ -165,7 +146,7 @@ mod tests {
     use crate::catalog::{MappingOptions, Precision, find_model, find_system};
     use crate::extended::hardware::Hardware;
     use crate::extended::moe::experts::expert_choices;
-    use crate::extended::options::{ExtendedOptions, Fp8Recipe};
+    use crate::extended::options::{ExtendedOptions, Fp8Recipe, Recompute};
 
     #[test]
     fn attention_prefix_prices_as_the_whole_list() {

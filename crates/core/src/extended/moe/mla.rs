@@ -98,7 +98,7 @@ pub fn mla_operations(w: &Workload, m: &Mla, layout: &Layout, p: &Pricing) -> Ve
     // The dense blocks of an MoE model (DeepSeek-V3's first three) recompute their attention's
     // norms too.
     if p.opts.moe.recompute_modules.layernorm {
-        super::block::norms_recomputed(&mut ops);
+        crate::extended::ops::norms_recomputed(&mut ops);
     }
     ops
 }
