@@ -86,11 +86,7 @@ mod tests {
             ffn_hidden: 2048,
             gated_mlp: false,
             vocab: None,
-            moe: None,
-            mla: None,
-            mtp_layers: 0,
-            tied_embeddings: false,
-            sliding_window: None,
+            ..Workload::LLAMA3_8B
         }
     }
 
