@@ -223,22 +223,7 @@ mod tests {
             moe_every: 1,
             router: Router::Softmax,
         };
-        let w = Workload {
-            seq_len: 1024,
-            hidden: 512,
-            heads: 8,
-            kv_heads: 8,
-            head_dim: 64,
-            layers: 12,
-            ffn_hidden: 2048,
-            gated_mlp: false,
-            vocab: Some(50257),
-            moe: Some(m),
-            mla: None,
-            mtp_layers: 0,
-            tied_embeddings: false,
-            sliding_window: None,
-        };
+        let w = Workload { vocab: Some(50257), moe: Some(m), ..Workload::MEGATRON_TEST_GPT };
         (w, m)
     }
 

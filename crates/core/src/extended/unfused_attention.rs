@@ -76,18 +76,7 @@ mod tests {
 
     /// A 512-wide, 8-head GPT block at 1,024 tokens (Megatron-LM's functional-test shape).
     fn small() -> Workload {
-        Workload {
-            seq_len: 1024,
-            hidden: 512,
-            heads: 8,
-            kv_heads: 8,
-            head_dim: 64,
-            layers: 12,
-            ffn_hidden: 2048,
-            gated_mlp: false,
-            vocab: None,
-            ..Workload::LLAMA3_8B
-        }
+        Workload::MEGATRON_TEST_GPT
     }
 
     fn ops(kernel: AttentionKernel, recompute: Recompute) -> (Vec<Operation>, Hardware) {

@@ -69,6 +69,22 @@ impl Workload {
         sliding_window: None,
     };
 
+    /// The GPT of Megatron-LM's functional tests (`tests/functional_tests/test_cases/gpt/*/
+    /// model_config.yaml` at NVIDIA/Megatron-LM d98e8a6): 12 blocks of width 512, 8 heads of 64,
+    /// a GELU MLP of 4h, 1,024 tokens; no vocabulary (a block's view).
+    pub const MEGATRON_TEST_GPT: Workload = Workload {
+        seq_len: 1024,
+        hidden: 512,
+        heads: 8,
+        kv_heads: 8,
+        head_dim: 64,
+        layers: 12,
+        ffn_hidden: 2048,
+        gated_mlp: false,
+        vocab: None,
+        ..Workload::LLAMA3_8B
+    };
+
     /// The reference's view of a model: full multi-head attention, two-matrix MLP, no vocabulary.
     pub fn from_shape(m: &ModelShape) -> Workload {
         Workload {
