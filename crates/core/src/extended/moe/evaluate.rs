@@ -29,7 +29,8 @@ use crate::extended::evaluate::{
 use crate::extended::head::{EndCost, embedding_cost, head_cost};
 use crate::extended::layout::Layout;
 use crate::extended::memory::{
-    DeviceMemory, ExpertStates, MemoryEstimate, Stage, first_stage_in_flight, peak_of_stages, second_stage_in_flight,
+    DeviceMemory, ExpertStates, MemoryEstimate, Stage, first_stage_in_flight, peak_device_gb, peak_of_stages,
+    second_stage_in_flight,
 };
 use crate::extended::options::ExtendedOptions;
 use crate::extended::pipeline::{StageSplitRule, bubble_slots, exposed_messages_s, message_s, split, stage_blocks};
@@ -387,29 +388,54 @@ fn memory_of(
     devices: &[Device],
     parts: &MoeParts,
 ) -> MemoryEstimate {
+    let dual = dual_ranks(w, m, layout, p, parts);
+    let stages: Vec<Stage> = memory_stages(el, devices, dual.as_deref(), parts).collect();
+    peak_of_stages(w, layout, p, groups, &stages)
+}
+
+/// The `device_gb` of [`memory_of`] for the same arguments [GB] (the same stages and arithmetic,
+/// [`peak_device_gb`]), without naming the parts.
+#[allow(clippy::too_many_arguments)]
+fn device_gb_of(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    p: &Pricing,
+    groups: &DpGroups,
+    el: &ExpertLayout,
+    devices: &[Device],
+    parts: &MoeParts,
+) -> f64 {
+    let dual = dual_ranks(w, m, layout, p, parts);
+    peak_device_gb(w, layout, p, groups, memory_stages(el, devices, dual.as_deref(), parts))
+}
+
+/// The DualPipe ranks memory sees when the switch is on ([`dual_pipe_devices`]).
+fn dual_ranks(w: &Workload, m: &MoeShape, layout: &Layout, p: &Pricing, parts: &MoeParts) -> Option<Vec<DualRank>> {
+    if p.opts.moe.dual_pipe { dual_pipe_devices(w, m, layout, p.opts.stage_split, parts) } else { None }
+}
+
+/// The memory stages of [`memory_of`]: DualPipe's `dual` ranks when given, else `devices`.
+fn memory_stages<'a>(
+    el: &'a ExpertLayout,
+    devices: &'a [Device],
+    dual: Option<&'a [DualRank]>,
+    parts: &'a MoeParts,
+) -> impl Iterator<Item = Stage<'a>> + 'a {
     let communicators = u64::from(el.ep > 1) + u64::from(el.edp > 1);
     let per_block = parts.moe.mlp.expert_parameters;
-    let stage = |d: &Device, block: BlockCost| Stage {
+    let stage = move |d: &'a Device, block: BlockCost| Stage {
         name: d.name,
         blocks: d.blocks(),
         block,
-        ends: &[],
+        ends: &d.ends,
         head: d.head,
         in_flight: d.in_flight,
         experts: ExpertStates { parameters: d.moe as f64 * per_block, per_block, shard: el.edp, communicators },
     };
-    let dual = if p.opts.moe.dual_pipe { dual_pipe_devices(w, m, layout, p.opts.stage_split, parts) } else { None };
-    let memory_stages: Vec<Stage> = match &dual {
-        Some(ranks) => ranks
-            .iter()
-            .map(|r| Stage {
-                ends: &r.device.ends,
-                ..stage(&r.device, mixed_block(&r.device, parts, r.dense_kept, r.moe_kept))
-            })
-            .collect(),
-        None => devices.iter().map(|d| Stage { ends: &d.ends, ..stage(d, mean_block(d, parts)) }).collect(),
-    };
-    peak_of_stages(w, layout, p, groups, &memory_stages)
+    let ranks = dual.into_iter().flatten().map(move |r| stage(&r.device, mixed_block(&r.device, parts, r.dense_kept, r.moe_kept)));
+    let plain = dual.is_none().then_some(devices).into_iter().flatten().map(move |d| stage(d, mean_block(d, parts)));
+    ranks.chain(plain)
 }
 
 /// The memory per device of [`assemble_moe`] for the same arguments [GB] (its
@@ -421,7 +447,7 @@ pub fn moe_memory_gb(w: &Workload, m: &MoeShape, layout: &Layout, p: &Pricing, p
     let groups = DpGroups::on(layout, p.opts, p.hw)?;
     let v = if layout.pp > 1 { p.opts.interleave } else { 1 };
     let devices = moe_devices(w, m, layout, v, p.opts.stage_split, parts);
-    Ok(memory_of(w, m, layout, p, &groups, &el, &devices, parts).device_gb)
+    Ok(device_gb_of(w, m, layout, p, &groups, &el, &devices, parts))
 }
 
 /// [`moe_memory_gb`] of the expert layouts of one block-level layout: the data-parallel groups and
@@ -458,7 +484,7 @@ impl<'a> MoeMemories<'a> {
     pub fn of(&self, (ep, etp): (u64, u64), parts: &MoeParts) -> Result<f64, Error> {
         let l = self.layout.with_experts(ep, etp);
         let el = ExpertLayout::fold(&l, self.m, ep, etp)?;
-        Ok(memory_of(self.w, self.m, &l, self.p, &self.groups, &el, &self.devices, parts).device_gb)
+        Ok(device_gb_of(self.w, self.m, &l, self.p, &self.groups, &el, &self.devices, parts))
     }
 }
 
