@@ -354,6 +354,19 @@ fn mean_block(d: &Device, parts: &MoeParts) -> BlockCost {
 fn mixed_block(d: &Device, parts: &MoeParts, dense_kept: f64, moe_kept: f64) -> BlockCost {
     let (dense, moe) = (&parts.dense, &parts.moe);
     let n = d.blocks().max(1) as f64;
+    BlockCost {
+        fwd: (dense.fwd.times(d.dense as f64) + moe.block.fwd.times(d.moe as f64)).times(1.0 / n),
+        bwd: (dense.bwd.times(d.dense as f64) + moe.block.bwd.times(d.moe as f64)).times(1.0 / n),
+        recompute: (dense.recompute.times(d.dense as f64) + moe.block.recompute.times(d.moe as f64)).times(1.0 / n),
+        ..mixed_sizes(d, parts, dense_kept, moe_kept)
+    }
+}
+
+/// The sizes of [`mixed_block`] (parameters and activation bytes; its passes zero): all that the
+/// memory model reads of a block, without mixing the passes.
+fn mixed_sizes(d: &Device, parts: &MoeParts, dense_kept: f64, moe_kept: f64) -> BlockCost {
+    let (dense, moe) = (&parts.dense, &parts.moe);
+    let n = d.blocks().max(1) as f64;
     let mix = |f: fn(&BlockCost) -> f64| (d.dense as f64 * f(dense) + d.moe as f64 * f(&moe.block)) / n;
     let kept_n = dense_kept + moe_kept;
     let kept = |f: fn(&BlockCost) -> f64| match kept_n > 0.0 {
@@ -361,9 +374,9 @@ fn mixed_block(d: &Device, parts: &MoeParts, dense_kept: f64, moe_kept: f64) -> 
         false => mix(f),
     };
     BlockCost {
-        fwd: (dense.fwd.times(d.dense as f64) + moe.block.fwd.times(d.moe as f64)).times(1.0 / n),
-        bwd: (dense.bwd.times(d.dense as f64) + moe.block.bwd.times(d.moe as f64)).times(1.0 / n),
-        recompute: (dense.recompute.times(d.dense as f64) + moe.block.recompute.times(d.moe as f64)).times(1.0 / n),
+        fwd: Pass::default(),
+        bwd: Pass::default(),
+        recompute: Pass::default(),
         parameters: mix(|b| b.parameters),
         activation_bytes: kept(|b| b.activation_bytes),
         selective_bytes: kept(|b| b.selective_bytes),
@@ -433,8 +446,12 @@ fn memory_stages<'a>(
         in_flight: d.in_flight,
         experts: ExpertStates { parameters: d.moe as f64 * per_block, per_block, shard: el.edp, communicators },
     };
-    let ranks = dual.into_iter().flatten().map(move |r| stage(&r.device, mixed_block(&r.device, parts, r.dense_kept, r.moe_kept)));
-    let plain = dual.is_none().then_some(devices).into_iter().flatten().map(move |d| stage(d, mean_block(d, parts)));
+    // The memory model reads a block's sizes alone ([`mixed_sizes`]).
+    let ranks = dual.into_iter().flatten().map(move |r| stage(&r.device, mixed_sizes(&r.device, parts, r.dense_kept, r.moe_kept)));
+    let plain = dual.is_none().then_some(devices).into_iter().flatten().map(move |d| {
+        let n = (d.dense as f64, d.moe as f64);
+        stage(d, mixed_sizes(d, parts, n.0, n.1))
+    });
     ranks.chain(plain)
 }
 
