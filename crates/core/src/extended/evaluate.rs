@@ -435,6 +435,9 @@ pub struct ExtendedEvaluator {
     /// its block shape's [`ShapeParts::blocks`] in `moe_caches` ([`MoeCaches::current`]; the
     /// parts are read where they are cached, not copied per candidate).
     moe_current: Vec<u32>,
+    /// [`expert_choices`] per `(tp, cp, dp)` of a layout, all it reads that varies in a search
+    /// (test `memoised_choices_equal_fresh_ones`).
+    moe_choices: ShapeMap<[u64; 3], Vec<(u64, u64)>>,
 }
 
 /// The expert choices and time floors of the last MoE layout ([`ExtendedEvaluator::moe_floors`]).
@@ -579,6 +582,7 @@ impl ExtendedEvaluator {
             moe_caches: MoeCaches::default(),
             moe_floors_memo: None,
             moe_current: Vec::new(),
+            moe_choices: ShapeMap::default(),
         })
     }
 
@@ -692,7 +696,13 @@ impl ExtendedEvaluator {
             return Ok(());
         }
         let mo = self.options.moe;
-        let choices = expert_choices(layout, m, mo.ep, mo.etp);
+        // `expert_choices` reads the tensor-, context- and data-parallel degrees of a layout (and
+        // the evaluator's fixed degrees and model): formed once per such triple.
+        let choices = self
+            .moe_choices
+            .entry([layout.tp, layout.cp, layout.dp])
+            .or_insert_with(|| expert_choices(layout, m, mo.ep, mo.etp))
+            .clone();
         if !choices.is_empty() {
             // The layout's checks do not read the expert degrees of an MoE model.
             check_layout(&self.workload, &self.hardware, layout, &self.options)?;
@@ -927,6 +937,39 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(ev.evaluate(&c).unwrap().totals, b.totals);
         assert!(ExtendedEvaluator::new(&w, &hw, &opts, Strategy::Summa2D, 1024).is_err());
+    }
+
+    #[test]
+    fn memoised_choices_equal_fresh_ones() {
+        // The expert choices memoised per (tp, cp, dp) equal `expert_choices` of each layout, over
+        // placements that share the triple (the fast-domain shares differ; the choices do not)
+        // and fixed degrees.
+        use crate::extended::layout::Placement;
+        use crate::extended::moe::experts::expert_choices;
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let w = Workload::from_catalog(crate::catalog::find_model("deepseek-v3").unwrap()).unwrap();
+        let m = w.moe.unwrap();
+        let mut compared = 0;
+        for (ep, etp) in [(None, None), (Some(8), None), (None, Some(1))] {
+            let mut opts = ExtendedOptions::realistic();
+            (opts.moe.ep, opts.moe.etp) = (ep, etp);
+            let mut ev = ExtendedEvaluator::new(&w, &hw, &opts, Strategy::ContextParallel2D, 1024).unwrap();
+            for (tp, cp, pp, dp) in [(2, 1, 4, 32), (2, 2, 2, 32), (1, 1, 8, 64), (4, 2, 1, 16)] {
+                for (pl_tp, pl_cp, pl_dp) in [(tp, 1, 1), (tp, 1, 2), (1, 1, 8), (tp.min(2), cp, 2)] {
+                    let layout = Layout {
+                        placement: Placement { tp: pl_tp, cp: pl_cp, dp: pl_dp, pp: 1 },
+                        ..Layout::placed(tp, cp, pp, dp, 1, 1024, 8)
+                    };
+                    if ev.moe_floors(&layout, &m).is_err() {
+                        continue;
+                    }
+                    let memo = ev.moe_floors_memo.as_ref().unwrap();
+                    assert_eq!(memo.choices, expert_choices(&layout, &m, ep, etp), "{layout:?} {ep:?} {etp:?}");
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 20, "{compared}");
     }
 
     #[test]
