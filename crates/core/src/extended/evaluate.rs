@@ -17,7 +17,8 @@ use super::layout::Layout;
 use super::memory::{MemoryEstimate, peak_memory};
 use super::moe::block::{AttentionPrefix, MoeBlockCost, moe_block_cost_after};
 use super::moe::evaluate::{
-    MoeMemories, MoeParts, assemble_moe, moe_memories_gb, moe_parts, moe_parts_with_block, moe_time_floors_s,
+    MoeMemories, MoeParts, MoePartsView, SharedParts, assemble_moe, moe_memories_gb, moe_parts, moe_time_floors_s,
+    shared_parts,
 };
 use super::moe::experts::{ExpertLayout, expert_choices};
 use super::options::{ExtendedOptions, Sharding};
@@ -39,7 +40,7 @@ pub fn evaluate(
     let p = Pricing { hw, opts };
     if let Some(m) = &w.moe {
         let el = ExpertLayout::fold(layout, m, layout.ep, layout.etp)?;
-        return assemble_moe(w, m, layout, &p, &moe_parts(w, m, layout, &el, &p));
+        return assemble_moe(w, m, layout, &p, moe_parts(w, m, layout, &el, &p).view());
     }
     assemble(w, layout, &p, &parts(w, layout, &p))
 }
@@ -106,6 +107,9 @@ pub struct ExtendedEvaluator {
     /// its block shape's [`ShapeParts::blocks`] in `moe_caches` ([`MoeCaches::current`]; the
     /// parts are read where they are cached, not copied per candidate).
     moe_current: Vec<u32>,
+    /// [`expert_choices`] per `(tp, cp, dp)` of a layout, all it reads that varies in a search
+    /// (test `memoised_choices_equal_fresh_ones`).
+    moe_choices: ShapeMap<[u64; 3], Vec<(u64, u64)>>,
 }
 
 /// The expert choices and time floors of the last MoE layout ([`ExtendedEvaluator::moe_floors`]).
@@ -144,8 +148,8 @@ struct MoeCaches {
     /// expert layout alike share its block.
     blocks: ShapeMap<([u64; 5], [u64; 4]), u32>,
     /// The MoE blocks priced, each once (the caches hold indices: a block shape's parts are its
-    /// [`ShapeParts::common`] with one of these, formed when read, so the caches grow by a few
-    /// bytes per expert layout instead of a whole copy of the parts).
+    /// [`ShapeParts::shared`] with one of these, joined by a view when read, so the caches grow
+    /// by a few bytes per expert layout and nothing is copied).
     list: Vec<MoeBlockCost>,
     /// An MoE block's attention operations per [`moe_shape_key`] (they read no expert layout), as
     /// the sums its blocks start from.
@@ -176,11 +180,6 @@ impl MoeCaches {
             self.group = Some(group);
         }
         let entry = self.shapes.entry(moe_block_key(layout)).or_default();
-        // Room for every choice at once on first use (a shape's parts are large: not moved while
-        // they grow).
-        if entry.blocks.is_empty() {
-            entry.blocks.reserve_exact(choices.len());
-        }
         for &(ep, etp) in choices {
             let k = match entry.blocks.iter().position(|(x, _)| *x == (ep, etp)) {
                 Some(k) => k,
@@ -196,9 +195,10 @@ impl MoeCaches {
                         list.push(moe_block_cost_after(w, m, &l, &el, p, prefix));
                         (list.len() - 1) as u32
                     });
-                    let block = list[i as usize];
-                    let common = entry.common.get_or_insert_with(|| Box::new(moe_parts_with_block(w, &l, p, block)));
-                    entry.blocks.push(((ep, etp), common.with_block(block)));
+                    if entry.shared.is_none() {
+                        entry.shared = Some(Box::new(shared_parts(w, &l, p)));
+                    }
+                    entry.blocks.push(((ep, etp), i));
                     entry.blocks.len() - 1
                 }
             };
@@ -209,21 +209,25 @@ impl MoeCaches {
 
     /// The parts `indices` of [`Self::parts`] for `layout` point to, in order (empty when the
     /// caches no longer hold its block shape).
-    fn current(&self, layout: &Layout, indices: &[u32]) -> Vec<&MoeParts> {
+    fn current(&self, layout: &Layout, indices: &[u32]) -> Vec<MoePartsView<'_>> {
         let Some(entry) = self.shapes.get(&moe_block_key(layout)) else { return Vec::new() };
-        indices.iter().filter_map(|&k| entry.blocks.get(k as usize).map(|(_, parts)| parts)).collect()
+        let Some(shared) = entry.shared.as_deref() else { return Vec::new() };
+        let view = |&k: &u32| {
+            let &(_, i) = entry.blocks.get(k as usize)?;
+            Some(MoePartsView { shared, moe: self.list.get(i as usize)? })
+        };
+        indices.iter().filter_map(view).collect()
     }
 }
 
 /// One MoE block shape's cached parts.
 #[derive(Debug, Clone, Default)]
 struct ShapeParts {
-    /// The parts that read no expert degrees (dense block, ends, counts), with the MoE block of the
-    /// first expert layout priced (replaced by each layout's own in `blocks`).
-    common: Option<Box<MoeParts>>,
-    /// `((ep, etp), the parts under those degrees)`: `common` with the MoE block of that expert
-    /// layout, formed once per block shape and expert layout.
-    blocks: Vec<((u64, u64), MoeParts)>,
+    /// The parts that read no expert degrees (dense block, ends, counts), priced on first use.
+    shared: Option<Box<SharedParts>>,
+    /// `((ep, etp), the index of the MoE block under those degrees in [`MoeCaches::list`])`:
+    /// with `shared`, the parts of that expert layout ([`MoeCaches::current`]).
+    blocks: Vec<((u64, u64), u32)>,
 }
 
 impl ExtendedEvaluator {
@@ -250,6 +254,7 @@ impl ExtendedEvaluator {
             moe_caches: MoeCaches::default(),
             moe_floors_memo: None,
             moe_current: Vec::new(),
+            moe_choices: ShapeMap::default(),
         })
     }
 
@@ -363,7 +368,13 @@ impl ExtendedEvaluator {
             return Ok(());
         }
         let mo = self.options.moe;
-        let choices = expert_choices(layout, m, mo.ep, mo.etp);
+        // `expert_choices` reads the tensor-, context- and data-parallel degrees of a layout (and
+        // the evaluator's fixed degrees and model): formed once per such triple.
+        let choices = self
+            .moe_choices
+            .entry([layout.tp, layout.cp, layout.dp])
+            .or_insert_with(|| expert_choices(layout, m, mo.ep, mo.etp))
+            .clone();
         if !choices.is_empty() {
             // The layout's checks do not read the expert degrees of an MoE model.
             check_layout(&self.workload, &self.hardware, layout, &self.options)?;
@@ -401,7 +412,7 @@ impl ExtendedEvaluator {
         let p = Pricing { hw: &self.hardware, opts: &self.options };
         let mut one = Vec::with_capacity(1);
         self.moe_caches.parts((&self.workload, m, &p), layout, &[choice], &mut one)?;
-        let parts = self.moe_caches.current(layout, &one).first().map(|p| **p);
+        let parts = self.moe_caches.current(layout, &one).first().map(|&view| MoeParts::of(view));
         parts.ok_or_else(|| Error::invalid("layout", "moe", "has no expert layout priced"))
     }
 
@@ -481,7 +492,7 @@ impl ExtendedEvaluator {
         self.moe_floors(&layout, &m).ok()?;
         let FloorsMemo { choices, .. } = self.moe_floors_memo.as_ref()?;
         let current = self.moe_caches.current(&layout, &self.moe_current);
-        let list: Vec<((u64, u64), &MoeParts)> = choices.iter().copied().zip(current).collect();
+        let list: Vec<((u64, u64), MoePartsView)> = choices.iter().copied().zip(current).collect();
         if list.is_empty() || list.len() != choices.len() {
             return None;
         }
@@ -515,7 +526,7 @@ impl ExtendedEvaluator {
         if let Some(m) = self.workload.moe {
             let parts = self.shape_parts(&layout, &m, (layout.ep, layout.etp))?;
             let (w, p) = (&self.workload, Pricing { hw: &self.hardware, opts: &self.options });
-            return assemble_moe(w, &m, &layout, &p, &parts);
+            return assemble_moe(w, &m, &layout, &p, parts.view());
         }
         let p = Pricing { hw: &self.hardware, opts: &self.options };
         // With whether the pipeline has one stage: a tied output head holds no weights of its own
@@ -598,6 +609,39 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(ev.evaluate(&c).unwrap().totals, b.totals);
         assert!(ExtendedEvaluator::new(&w, &hw, &opts, Strategy::Summa2D, 1024).is_err());
+    }
+
+    #[test]
+    fn memoised_choices_equal_fresh_ones() {
+        // The expert choices memoised per (tp, cp, dp) equal `expert_choices` of each layout, over
+        // placements that share the triple (the fast-domain shares differ; the choices do not)
+        // and fixed degrees.
+        use crate::extended::layout::Placement;
+        use crate::extended::moe::experts::expert_choices;
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let w = Workload::from_catalog(crate::catalog::find_model("deepseek-v3").unwrap()).unwrap();
+        let m = w.moe.unwrap();
+        let mut compared = 0;
+        for (ep, etp) in [(None, None), (Some(8), None), (None, Some(1))] {
+            let mut opts = ExtendedOptions::realistic();
+            (opts.moe.ep, opts.moe.etp) = (ep, etp);
+            let mut ev = ExtendedEvaluator::new(&w, &hw, &opts, Strategy::ContextParallel2D, 1024).unwrap();
+            for (tp, cp, pp, dp) in [(2, 1, 4, 32), (2, 2, 2, 32), (1, 1, 8, 64), (4, 2, 1, 16)] {
+                for (pl_tp, pl_cp, pl_dp) in [(tp, 1, 1), (tp, 1, 2), (1, 1, 8), (tp.min(2), cp, 2)] {
+                    let layout = Layout {
+                        placement: Placement { tp: pl_tp, cp: pl_cp, dp: pl_dp, pp: 1 },
+                        ..Layout::placed(tp, cp, pp, dp, 1, 1024, 8)
+                    };
+                    if ev.moe_floors(&layout, &m).is_err() {
+                        continue;
+                    }
+                    let memo = ev.moe_floors_memo.as_ref().unwrap();
+                    assert_eq!(memo.choices, expert_choices(&layout, &m, ep, etp), "{layout:?} {ep:?} {etp:?}");
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 20, "{compared}");
     }
 
     #[test]

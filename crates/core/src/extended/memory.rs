@@ -357,18 +357,104 @@ fn model_states(hw: &Hardware, opts: &ExtendedOptions, params: f64, d: f64, gath
     }
 }
 
+/// The peak device figure over `stages` [GB]: the `device_gb` of [`peak_of_stages`] (the same
+/// arithmetic, [`stage_figures`]) without naming the parts. What a search judges whether a layout
+/// fits by.
+pub(crate) fn peak_device_gb<'a>(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    groups: &DpGroups,
+    stages: impl IntoIterator<Item = Stage<'a>>,
+) -> f64 {
+    stages
+        .into_iter()
+        .map(|s| stage_figures(w, layout, p, groups, &s, false).device_gb)
+        .max_by(f64::total_cmp)
+        .unwrap_or(0.0)
+}
+
+/// A stage's allocated parts as they are summed: their sum [GB] in the order they are formed and,
+/// when `named`, the parts themselves (the breakdown; the device figure alone needs only the sum).
+struct Allocated {
+    named: bool,
+    parts: Vec<MemoryPart>,
+    gb: f64,
+}
+
+impl Allocated {
+    fn put(&mut self, name: &'static str, bytes: f64, source: &'static str) {
+        let gb = bytes * 1e-9;
+        // The sum of the parts in order, from −0 (the neutral element `Iterator::sum` starts from).
+        self.gb += gb;
+        if self.named {
+            self.parts.push(MemoryPart { name, gb, level: MemoryKind::PeakAllocated, source });
+        }
+    }
+}
+
+/// A stage's memory figures [GB]: the allocated parts (named when asked: [`Allocated`]) and the
+/// overheads over them, one formula for [`stage_memory`] and [`peak_device_gb`].
+struct StageFigures {
+    /// The allocated parts (empty unless named).
+    parts: Vec<MemoryPart>,
+    allocated_gb: f64,
+    fragmentation_gb: f64,
+    context_gb: f64,
+    nccl_gb: f64,
+    reserved_gb: f64,
+    device_gb: f64,
+}
+
 fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, stage: &Stage) -> MemoryEstimate {
+    let f = stage_figures(w, layout, p, groups, stage, true);
+    let mut parts = f.parts;
+    parts.push(MemoryPart {
+        name: "allocator_fragmentation",
+        gb: f.fragmentation_gb,
+        level: MemoryKind::PeakReserved,
+        source: "caching allocator's reserved-but-unused blocks: fitted fraction of the allocated peak",
+    });
+    parts.push(MemoryPart {
+        name: "cuda_context",
+        gb: f.context_gb,
+        level: MemoryKind::Device,
+        source: "CUDA context and kernel images outside the allocator",
+    });
+    parts.push(MemoryPart {
+        name: "nccl_buffers",
+        gb: f.nccl_gb,
+        level: MemoryKind::Device,
+        source: "NCCL_BUFFSIZE 4 MiB per channel and peer per communicator (tp, cp, pp, dp groups)",
+    });
+    MemoryEstimate {
+        stage: stage.name,
+        parts,
+        allocated_gb: f.allocated_gb,
+        reserved_gb: f.reserved_gb,
+        device_gb: f.device_gb,
+    }
+}
+
+/// The figures of one stage's memory; its allocated parts named when `named`.
+fn stage_figures(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    groups: &DpGroups,
+    stage: &Stage,
+    named: bool,
+) -> StageFigures {
     let (opts, hw) = (p.opts, p.hw);
     let block = &stage.block;
-    let gb = 1e-9;
     let ends_params: f64 = stage.ends.iter().map(|e| e.parameters).sum();
     let params = stage.blocks as f64 * block.parameters + ends_params;
     let d = groups.shard as f64;
-    // Room for every part below (a search assembles this for each configuration it prices).
-    let mut parts: Vec<MemoryPart> = Vec::with_capacity(16);
-    let mut put = |name, bytes: f64, source| {
-        parts.push(MemoryPart { name, gb: bytes * gb, level: MemoryKind::PeakAllocated, source });
-    };
+    // Room for every part of the breakdown (a search assembles this for each configuration it
+    // prices, and forms the device figure alone far more often: no room then).
+    let parts = if named { Vec::with_capacity(16) } else { Vec::new() };
+    let mut sum = Allocated { named, parts, gb: -0.0 };
+    let mut put = |name, bytes: f64, source| sum.put(name, bytes, source);
     // At the loss (the peak) the last block is still gathered for its backward; without
     // resharding every block is. In the backward one block's weights and its unsharded gradient
     // (16-bit, then the reduction width) are live while the freed activations of the blocks
@@ -490,35 +576,19 @@ fn stage_memory(w: &Workload, layout: &Layout, p: &Pricing, groups: &DpGroups, s
              an FP32 log-sum-exp per token)",
         );
     }
-    let allocated: f64 = parts.iter().map(|p| p.gb).sum();
+    let Allocated { parts, gb: allocated, .. } = sum;
     let overheads = opts.hardware.memory_overheads;
     let fragmentation = if overheads { FRAGMENTATION * allocated } else { 0.0 };
-    parts.push(MemoryPart {
-        name: "allocator_fragmentation",
-        gb: fragmentation,
-        level: MemoryKind::PeakReserved,
-        source: "caching allocator's reserved-but-unused blocks: fitted fraction of the allocated peak",
-    });
     let communicators = [layout.tp, layout.cp, layout.pp, groups.replicas].iter().filter(|g| **g > 1).count() as f64
         + ex.communicators as f64;
     let (context, nccl) = if overheads { (CUDA_CONTEXT_GB, NCCL_BUFFERS_GB * communicators) } else { (0.0, 0.0) };
-    parts.push(MemoryPart {
-        name: "cuda_context",
-        gb: context,
-        level: MemoryKind::Device,
-        source: "CUDA context and kernel images outside the allocator",
-    });
-    parts.push(MemoryPart {
-        name: "nccl_buffers",
-        gb: nccl,
-        level: MemoryKind::Device,
-        source: "NCCL_BUFFSIZE 4 MiB per channel and peer per communicator (tp, cp, pp, dp groups)",
-    });
     let reserved = allocated + fragmentation;
-    MemoryEstimate {
-        stage: stage.name,
+    StageFigures {
         parts,
         allocated_gb: allocated,
+        fragmentation_gb: fragmentation,
+        context_gb: context,
+        nccl_gb: nccl,
         reserved_gb: reserved,
         device_gb: reserved + context + nccl,
     }

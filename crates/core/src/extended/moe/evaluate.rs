@@ -30,7 +30,8 @@ use crate::extended::iteration::{
 };
 use crate::extended::layout::Layout;
 use crate::extended::memory::{
-    DeviceMemory, ExpertStates, MemoryEstimate, Stage, first_stage_in_flight, peak_of_stages, second_stage_in_flight,
+    DeviceMemory, ExpertStates, MemoryEstimate, Stage, first_stage_in_flight, peak_device_gb, peak_of_stages,
+    second_stage_in_flight,
 };
 use crate::extended::muon::{RankBlocks, muon_step_s};
 use crate::extended::options::ExtendedOptions;
@@ -39,11 +40,19 @@ use crate::extended::pricing::{Pass, Pricing};
 use crate::extended::workload::Workload;
 use crate::moe_shape::MoeShape;
 
-/// The costs that depend only on the block-level layout (the evaluator caches them).
+/// The costs that depend only on the block-level layout (the evaluator caches them): the parts
+/// its block shape shares by every expert layout, and the MoE block of one.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MoeParts {
-    dense: BlockCost,
+    shared: SharedParts,
     moe: MoeBlockCost,
+}
+
+/// The parts of a block shape that read no expert degrees: the dense block, the ends, the
+/// multi-token-prediction projection and the parameter counts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SharedParts {
+    dense: BlockCost,
     embedding: EndCost,
     head: EndCost,
     mtp_projection: Pass,
@@ -51,23 +60,31 @@ pub struct MoeParts {
     counts: ParameterCounts,
 }
 
-/// Prices the parts of `w` (with experts `m`) under `layout` and its expert layout.
-pub fn moe_parts(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout, p: &Pricing) -> MoeParts {
-    moe_parts_with_block(w, layout, p, moe_block_cost(w, m, layout, el, p))
+/// What the assembly reads of one configuration's parts: its block shape's [`SharedParts`] and
+/// its expert layout's MoE block, each where it is held (a search caches the shared parts once
+/// per block shape and each MoE block once: a view joins them instead of a copy of the whole
+/// parts per block shape and expert layout).
+#[derive(Debug, Clone, Copy)]
+pub struct MoePartsView<'a> {
+    pub shared: &'a SharedParts,
+    pub moe: &'a MoeBlockCost,
 }
 
-/// [`moe_parts`] with the MoE block `moe` priced already (`moe_block_cost` of the same arguments,
-/// or [`super::block::moe_block_cost_after`] with the block shape's attention).
-pub fn moe_parts_with_block(w: &Workload, layout: &Layout, p: &Pricing, moe: MoeBlockCost) -> MoeParts {
+/// Prices the parts of `w` (with experts `m`) under `layout` and its expert layout.
+pub fn moe_parts(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout, p: &Pricing) -> MoeParts {
+    MoeParts { shared: shared_parts(w, layout, p), moe: moe_block_cost(w, m, layout, el, p) }
+}
+
+/// The [`SharedParts`] of `w` under `layout` (those of [`moe_parts`] under any expert layout).
+pub fn shared_parts(w: &Workload, layout: &Layout, p: &Pricing) -> SharedParts {
     let proj = if w.mtp_layers > 0 {
         let h = w.hidden as f64;
         p.weight_linear(layout.local_tokens(w), 2.0 * h, h / layout.tp as f64)
     } else {
         Pass::default()
     };
-    MoeParts {
+    SharedParts {
         dense: block_cost(w, layout, p),
-        moe,
         embedding: embedding_cost(w, layout, p),
         head: head_cost(w, layout, p),
         mtp_projection: proj,
@@ -97,6 +114,16 @@ impl MoeParts {
     pub fn with_block(&self, moe: MoeBlockCost) -> MoeParts {
         MoeParts { moe, ..*self }
     }
+
+    /// These parts as the assembly reads them.
+    pub fn view(&self) -> MoePartsView<'_> {
+        MoePartsView { shared: &self.shared, moe: &self.moe }
+    }
+
+    /// The shared parts and the MoE block of a view, as owned parts.
+    pub fn of(view: MoePartsView) -> MoeParts {
+        MoeParts { shared: *view.shared, moe: *view.moe }
+    }
 }
 
 /// What one device holds.
@@ -124,16 +151,16 @@ impl Device {
 /// technical report §2.2: the MTP modules share the embedding and the output head with the main
 /// model; §3.2.3: they sit on the same rank, sharing parameters and gradients), so the extra head
 /// costs time and no parameters.
-fn mtp_modules(w: &Workload, m: &MoeShape, layout: &Layout, parts: &MoeParts) -> (u64, u64, Vec<EndCost>) {
+fn mtp_modules(w: &Workload, m: &MoeShape, layout: &Layout, parts: MoePartsView) -> (u64, u64, Vec<EndCost>) {
     let mtp = w.mtp_layers;
     let h = w.hidden as f64;
     let projection = EndCost {
-        fwd: parts.mtp_projection,
-        bwd: parts.mtp_projection.times(2.0),
+        fwd: parts.shared.mtp_projection,
+        bwd: parts.shared.mtp_projection.times(2.0),
         parameters: 2.0 * h * h / layout.tp as f64,
         activation_bytes: 0.0,
     };
-    let shared_head = EndCost { parameters: 0.0, ..parts.head };
+    let shared_head = EndCost { parameters: 0.0, ..parts.shared.head };
     let mut ends = Vec::with_capacity(2 * mtp as usize);
     for _ in 0..mtp {
         ends.extend([shared_head, projection]);
@@ -150,11 +177,11 @@ fn moe_devices(
     layout: &Layout,
     v: u64,
     rule: StageSplitRule,
-    parts: &MoeParts,
+    parts: MoePartsView,
 ) -> Vec<Device> {
     let stages = split(w.layers, layout.pp, rule);
     let in_first = first_stage_in_flight(layout.microbatches(), layout.pp, v);
-    let MoeParts { embedding, head, .. } = *parts;
+    let SharedParts { embedding, head, .. } = *parts.shared;
     let count_moe = |start: u64, n: u64| (start..start + n).filter(|&i| m.is_moe_block(i)).count() as u64;
     // The last stage also holds the multi-token-prediction modules.
     let (mtp_dense, mtp_moe, mtp_ends) = mtp_modules(w, m, layout, parts);
@@ -232,7 +259,7 @@ fn dual_pipe_devices(
     m: &MoeShape,
     layout: &Layout,
     rule: StageSplitRule,
-    parts: &MoeParts,
+    parts: MoePartsView,
 ) -> Option<Vec<DualRank>> {
     let pp = layout.pp;
     if pp < 2 || pp % 2 == 1 {
@@ -253,10 +280,10 @@ fn dual_pipe_devices(
                     (dense_b, moe_b) = (dense_b + mtp_dense, moe_b + mtp_moe);
                     let late_share = |e: &EndCost| EndCost { activation_bytes: e.activation_bytes * late, ..*e };
                     ends.push(EndCost {
-                        activation_bytes: parts.embedding.activation_bytes * early,
-                        ..parts.embedding
+                        activation_bytes: parts.shared.embedding.activation_bytes * early,
+                        ..parts.shared.embedding
                     });
-                    ends.push(late_share(&parts.head));
+                    ends.push(late_share(&parts.shared.head));
                     ends.extend(mtp_ends.iter().map(late_share));
                 }
                 let (dense, moe) = (dense_a + dense_b, moe_a + moe_b);
@@ -285,14 +312,14 @@ pub fn dual_pipe_bubble_slots(pp: u64) -> f64 {
 }
 
 /// One micro-batch's forward, backward and recomputation on device `d`.
-fn pass_of(d: &Device, parts: &MoeParts) -> Pass {
-    pass_with(d, parts, (parts.dense.recompute, parts.moe.block.recompute))
+fn pass_of(d: &Device, parts: MoePartsView) -> Pass {
+    pass_with(d, parts, (parts.shared.dense.recompute, parts.moe.block.recompute))
 }
 
 /// [`pass_of`] with the blocks' recomputation `(dense, moe)` in place of the parts' own (zero:
 /// the pass of the same parts priced without recomputation, the same arithmetic).
-fn pass_with(d: &Device, parts: &MoeParts, (dense_again, moe_again): (Pass, Pass)) -> Pass {
-    let (dense, moe) = (&parts.dense, &parts.moe.block);
+fn pass_with(d: &Device, parts: MoePartsView, (dense_again, moe_again): (Pass, Pass)) -> Pass {
+    let (dense, moe) = (&parts.shared.dense, &parts.moe.block);
     let mut pass = (dense.fwd + dense.bwd + dense_again).times(d.dense as f64)
         + (moe.fwd + moe.bwd + moe_again).times(d.moe as f64);
     for e in &d.ends {
@@ -306,7 +333,13 @@ fn pass_with(d: &Device, parts: &MoeParts, (dense_again, moe_again): (Pass, Pass
 /// data-parallel time and stage messages, the iteration the bubble, the once-per-iteration
 /// collectives and the optimizer step, all non-negative). What a search prunes expert layouts
 /// with: `global batch / floor` bounds the throughput from above.
-pub fn moe_time_floor_s(w: &Workload, m: &MoeShape, layout: &Layout, opts: &ExtendedOptions, parts: &MoeParts) -> f64 {
+pub fn moe_time_floor_s(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    opts: &ExtendedOptions,
+    parts: MoePartsView,
+) -> f64 {
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
     let busiest = moe_devices(w, m, layout, v, opts.stage_split, parts)
         .iter()
@@ -317,7 +350,7 @@ pub fn moe_time_floor_s(w: &Workload, m: &MoeShape, layout: &Layout, opts: &Exte
 
 /// The device's mean block: what the data-parallel overlap rule and the memory model see (the
 /// routed experts apart).
-fn mean_block(d: &Device, parts: &MoeParts) -> BlockCost {
+fn mean_block(d: &Device, parts: MoePartsView) -> BlockCost {
     mixed_block(d, parts, d.dense as f64, d.moe as f64)
 }
 
@@ -325,8 +358,21 @@ fn mean_block(d: &Device, parts: &MoeParts) -> BlockCost {
 /// blocks held (times and parameters stay the blocks' mean): a DualPipe rank, whose two stages
 /// keep different numbers of micro-batches ([`DualRank`]); its mean over `blocks · in_flight`
 /// block-micro-batches.
-fn mixed_block(d: &Device, parts: &MoeParts, dense_kept: f64, moe_kept: f64) -> BlockCost {
-    let (dense, moe) = (&parts.dense, &parts.moe);
+fn mixed_block(d: &Device, parts: MoePartsView, dense_kept: f64, moe_kept: f64) -> BlockCost {
+    let (dense, moe) = (&parts.shared.dense, parts.moe);
+    let n = d.blocks().max(1) as f64;
+    BlockCost {
+        fwd: (dense.fwd.times(d.dense as f64) + moe.block.fwd.times(d.moe as f64)).times(1.0 / n),
+        bwd: (dense.bwd.times(d.dense as f64) + moe.block.bwd.times(d.moe as f64)).times(1.0 / n),
+        recompute: (dense.recompute.times(d.dense as f64) + moe.block.recompute.times(d.moe as f64)).times(1.0 / n),
+        ..mixed_sizes(d, parts, dense_kept, moe_kept)
+    }
+}
+
+/// The sizes of [`mixed_block`] (parameters and activation bytes; its passes zero): all that the
+/// memory model reads of a block, without mixing the passes.
+fn mixed_sizes(d: &Device, parts: MoePartsView, dense_kept: f64, moe_kept: f64) -> BlockCost {
+    let (dense, moe) = (&parts.shared.dense, parts.moe);
     let n = d.blocks().max(1) as f64;
     let mix = |f: fn(&BlockCost) -> f64| (d.dense as f64 * f(dense) + d.moe as f64 * f(&moe.block)) / n;
     let kept_n = dense_kept + moe_kept;
@@ -335,9 +381,9 @@ fn mixed_block(d: &Device, parts: &MoeParts, dense_kept: f64, moe_kept: f64) -> 
         false => mix(f),
     };
     BlockCost {
-        fwd: (dense.fwd.times(d.dense as f64) + moe.block.fwd.times(d.moe as f64)).times(1.0 / n),
-        bwd: (dense.bwd.times(d.dense as f64) + moe.block.bwd.times(d.moe as f64)).times(1.0 / n),
-        recompute: (dense.recompute.times(d.dense as f64) + moe.block.recompute.times(d.moe as f64)).times(1.0 / n),
+        fwd: Pass::default(),
+        bwd: Pass::default(),
+        recompute: Pass::default(),
         parameters: mix(|b| b.parameters),
         activation_bytes: kept(|b| b.activation_bytes),
         selective_bytes: kept(|b| b.selective_bytes),
@@ -360,43 +406,81 @@ fn memory_of(
     groups: &DpGroups,
     el: &ExpertLayout,
     devices: &[Device],
-    parts: &MoeParts,
+    parts: MoePartsView,
 ) -> MemoryEstimate {
+    let dual = dual_ranks(w, m, layout, p, parts);
+    let stages: Vec<Stage> = memory_stages(el, devices, dual.as_deref(), parts).collect();
+    peak_of_stages(w, layout, p, groups, &stages)
+}
+
+/// The `device_gb` of [`memory_of`] for the same arguments [GB] (the same stages and arithmetic,
+/// [`peak_device_gb`]), without naming the parts.
+#[allow(clippy::too_many_arguments)]
+fn device_gb_of(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    p: &Pricing,
+    groups: &DpGroups,
+    el: &ExpertLayout,
+    devices: &[Device],
+    parts: MoePartsView,
+) -> f64 {
+    let dual = dual_ranks(w, m, layout, p, parts);
+    peak_device_gb(w, layout, p, groups, memory_stages(el, devices, dual.as_deref(), parts))
+}
+
+/// The DualPipe ranks memory sees when the switch is on ([`dual_pipe_devices`]).
+fn dual_ranks(w: &Workload, m: &MoeShape, layout: &Layout, p: &Pricing, parts: MoePartsView) -> Option<Vec<DualRank>> {
+    if p.opts.moe.dual_pipe { dual_pipe_devices(w, m, layout, p.opts.stage_split, parts) } else { None }
+}
+
+/// The memory stages of [`memory_of`]: DualPipe's `dual` ranks when given, else `devices`.
+fn memory_stages<'a>(
+    el: &'a ExpertLayout,
+    devices: &'a [Device],
+    dual: Option<&'a [DualRank]>,
+    parts: MoePartsView<'a>,
+) -> impl Iterator<Item = Stage<'a>> + 'a {
     let communicators = u64::from(el.ep > 1) + u64::from(el.edp > 1);
     let per_block = parts.moe.mlp.expert_parameters;
-    let stage = |d: &Device, block: BlockCost| Stage {
+    let stage = move |d: &'a Device, block: BlockCost| Stage {
         name: d.name,
         blocks: d.blocks(),
         block,
-        ends: &[],
+        ends: &d.ends,
         head: d.head,
         in_flight: d.in_flight,
         experts: ExpertStates { parameters: d.moe as f64 * per_block, per_block, shard: el.edp, communicators },
     };
-    let dual = if p.opts.moe.dual_pipe { dual_pipe_devices(w, m, layout, p.opts.stage_split, parts) } else { None };
-    let memory_stages: Vec<Stage> = match &dual {
-        Some(ranks) => ranks
-            .iter()
-            .map(|r| Stage {
-                ends: &r.device.ends,
-                ..stage(&r.device, mixed_block(&r.device, parts, r.dense_kept, r.moe_kept))
-            })
-            .collect(),
-        None => devices.iter().map(|d| Stage { ends: &d.ends, ..stage(d, mean_block(d, parts)) }).collect(),
-    };
-    peak_of_stages(w, layout, p, groups, &memory_stages)
+    // The memory model reads a block's sizes alone ([`mixed_sizes`]).
+    let ranks = dual
+        .into_iter()
+        .flatten()
+        .map(move |r| stage(&r.device, mixed_sizes(&r.device, parts, r.dense_kept, r.moe_kept)));
+    let plain = dual.is_none().then_some(devices).into_iter().flatten().map(move |d| {
+        let n = (d.dense as f64, d.moe as f64);
+        stage(d, mixed_sizes(d, parts, n.0, n.1))
+    });
+    ranks.chain(plain)
 }
 
 /// The memory per device of [`assemble_moe`] for the same arguments [GB] (its
 /// `memory_estimate.device_gb`, the figure feasibility is judged on), without pricing the time;
 /// the same errors. What lets an evaluator skip assembling an expert layout that does not fit
 /// when one that fits is already known (an infeasible layout never beats it).
-pub fn moe_memory_gb(w: &Workload, m: &MoeShape, layout: &Layout, p: &Pricing, parts: &MoeParts) -> Result<f64, Error> {
+pub fn moe_memory_gb(
+    w: &Workload,
+    m: &MoeShape,
+    layout: &Layout,
+    p: &Pricing,
+    parts: MoePartsView,
+) -> Result<f64, Error> {
     let el = ExpertLayout::fold(layout, m, layout.ep, layout.etp)?;
     let groups = DpGroups::on(layout, p.opts, p.hw)?;
     let v = if layout.pp > 1 { p.opts.interleave } else { 1 };
     let devices = moe_devices(w, m, layout, v, p.opts.stage_split, parts);
-    Ok(memory_of(w, m, layout, p, &groups, &el, &devices, parts).device_gb)
+    Ok(device_gb_of(w, m, layout, p, &groups, &el, &devices, parts))
 }
 
 /// [`moe_memory_gb`] of the expert layouts of one block-level layout: the data-parallel groups and
@@ -420,7 +504,7 @@ impl<'a> MoeMemories<'a> {
         m: &'a MoeShape,
         layout: &'a Layout,
         p: &'a Pricing<'a>,
-        parts: &MoeParts,
+        parts: MoePartsView,
     ) -> Result<Self, Error> {
         let groups = DpGroups::on(layout, p.opts, p.hw)?;
         let v = if layout.pp > 1 { p.opts.interleave } else { 1 };
@@ -430,10 +514,10 @@ impl<'a> MoeMemories<'a> {
 
     /// The memory per device [GB] under expert degrees `(ep, etp)` with their `parts`
     /// ([`moe_memory_gb`] of the layout with those degrees).
-    pub fn of(&self, (ep, etp): (u64, u64), parts: &MoeParts) -> Result<f64, Error> {
+    pub fn of(&self, (ep, etp): (u64, u64), parts: MoePartsView) -> Result<f64, Error> {
         let l = self.layout.with_experts(ep, etp);
         let el = ExpertLayout::fold(&l, self.m, ep, etp)?;
-        Ok(memory_of(self.w, self.m, &l, self.p, &self.groups, &el, &self.devices, parts).device_gb)
+        Ok(device_gb_of(self.w, self.m, &l, self.p, &self.groups, &el, &self.devices, parts))
     }
 }
 
@@ -445,9 +529,9 @@ pub fn moe_memories_gb<'a>(
     m: &'a MoeShape,
     layout: &'a Layout,
     p: &'a Pricing<'a>,
-    layouts: &'a [((u64, u64), &'a MoeParts)],
+    layouts: &'a [((u64, u64), MoePartsView<'a>)],
 ) -> Result<impl DoubleEndedIterator<Item = Result<f64, Error>> + 'a, Error> {
-    let memories = layouts.first().map(|(_, first)| MoeMemories::new(w, m, layout, p, first)).transpose()?;
+    let memories = layouts.first().map(|&(_, first)| MoeMemories::new(w, m, layout, p, first)).transpose()?;
     Ok(layouts.iter().map(move |&(choice, parts)| match &memories {
         Some(memories) => memories.of(choice, parts),
         None => Err(Error::invalid("layout", "moe", "has no expert layout priced")),
@@ -470,20 +554,20 @@ pub fn moe_time_floors_s(
     m: &MoeShape,
     layout: &Layout,
     opts: &ExtendedOptions,
-    parts: &[&MoeParts],
+    parts: &[MoePartsView],
     recompute: bool,
 ) -> Vec<f64> {
-    let Some(first) = parts.first() else { return Vec::new() };
+    let Some(&first) = parts.first() else { return Vec::new() };
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
     let devices = moe_devices(w, m, layout, v, opts.stage_split, first);
     let nmb = layout.microbatches() as f64;
-    let floor = |p: &MoeParts| {
+    let floor = |p: MoePartsView| {
         // Without recomputation: the parts' passes with a zero recomputation, as parts priced
         // without it have (not copied: the parts are large and there is one per expert layout).
-        let again = if recompute { (p.dense.recompute, p.moe.block.recompute) } else { Default::default() };
+        let again = if recompute { (p.shared.dense.recompute, p.moe.block.recompute) } else { Default::default() };
         nmb * devices.iter().map(|d| pass_with(d, p, again).time()).fold(0.0, f64::max)
     };
-    parts.iter().map(|p| floor(p)).collect()
+    parts.iter().map(|&p| floor(p)).collect()
 }
 
 /// Evaluates a configuration of an MoE model whose layout was checked (see
@@ -493,7 +577,7 @@ pub fn assemble_moe(
     m: &MoeShape,
     layout: &Layout,
     p: &Pricing,
-    parts: &MoeParts,
+    parts: MoePartsView,
 ) -> Result<ExtendedEvaluation, Error> {
     let opts: &ExtendedOptions = p.opts;
     let el = ExpertLayout::fold(layout, m, layout.ep, layout.etp)?;
@@ -506,7 +590,7 @@ pub fn assemble_moe(
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
 
     let devices = moe_devices(w, m, layout, v, opts.stage_split, parts);
-    let MoeParts { dense, moe, .. } = *parts;
+    let (dense, moe) = (parts.shared.dense, *parts.moe);
     let pass_of = |d: &Device| pass_of(d, parts);
     let ends_params = |d: &Device| d.ends.iter().map(|e| e.parameters).sum::<f64>();
     let dense_params_of =
@@ -560,7 +644,7 @@ pub fn assemble_moe(
     let t_zero3 = nmb_f * dp.per_microbatch_s;
     let slots = Slots { t, microbatches: nmb_f, pass, t_opt, t_zero3, dp, messages, bubble };
     let totals = slots.totals(&memory);
-    let counts = parts.counts;
+    let counts = parts.shared.counts;
     let recompute_s = busiest.dense as f64 * dense.recompute.time() + busiest.moe as f64 * moe.block.recompute.time();
     let breakdown = Breakdown {
         t_cp_comm_s: nmb_f * pass.cp_comm_s,
