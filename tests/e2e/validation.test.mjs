@@ -78,8 +78,9 @@ test('summary, scatter, rows and skipped runs of both modes', async () => {
   assert.match(await skipped.textContent(), /global batch absent/);
 
   // The switches of extended mode are all listed.
-  // (39 since session 15: the ZeRO parameter broadcast, the context-parallel flavour and its Ulysses degree)
-  assert.equal(await page.locator('#validation-switches tbody tr').count(), 39);
+  // (39 since session 15: the ZeRO parameter broadcast, the context-parallel flavour and its Ulysses degree;
+  // 40 since session 20: the optimizer, Adam or Muon)
+  assert.equal(await page.locator('#validation-switches tbody tr').count(), 40);
   await screenshot(page, 'validation-extended');
 
   // Switching the mode updates the URL, the scatter title and the settings card.
