@@ -413,23 +413,6 @@ fn memory_of(
     peak_of_stages(w, layout, p, groups, &stages)
 }
 
-/// The `device_gb` of [`memory_of`] for the same arguments [GB] (the same stages and arithmetic,
-/// [`peak_device_gb`]), without naming the parts.
-#[allow(clippy::too_many_arguments)]
-fn device_gb_of(
-    w: &Workload,
-    m: &MoeShape,
-    layout: &Layout,
-    p: &Pricing,
-    groups: &DpGroups,
-    el: &ExpertLayout,
-    devices: &[Device],
-    parts: MoePartsView,
-) -> f64 {
-    let dual = dual_ranks(w, m, layout, p, parts);
-    peak_device_gb(w, layout, p, groups, memory_stages(el, devices, dual.as_deref(), parts))
-}
-
 /// The DualPipe ranks memory sees when the switch is on ([`dual_pipe_devices`]).
 fn dual_ranks(w: &Workload, m: &MoeShape, layout: &Layout, p: &Pricing, parts: MoePartsView) -> Option<Vec<DualRank>> {
     if p.opts.moe.dual_pipe { dual_pipe_devices(w, m, layout, p.opts.stage_split, parts) } else { None }
@@ -476,11 +459,9 @@ pub fn moe_memory_gb(
     p: &Pricing,
     parts: MoePartsView,
 ) -> Result<f64, Error> {
-    let el = ExpertLayout::fold(layout, m, layout.ep, layout.etp)?;
-    let groups = DpGroups::on(layout, p.opts, p.hw)?;
-    let v = if layout.pp > 1 { p.opts.interleave } else { 1 };
-    let devices = moe_devices(w, m, layout, v, p.opts.stage_split, parts);
-    Ok(device_gb_of(w, m, layout, p, &groups, &el, &devices, parts))
+    // The expert layout's errors first, as the assembly's.
+    ExpertLayout::fold(layout, m, layout.ep, layout.etp)?;
+    MoeMemories::new(w, m, layout, p, parts)?.of((layout.ep, layout.etp), parts)
 }
 
 /// [`moe_memory_gb`] of the expert layouts of one block-level layout: the data-parallel groups and
@@ -517,7 +498,10 @@ impl<'a> MoeMemories<'a> {
     pub fn of(&self, (ep, etp): (u64, u64), parts: MoePartsView) -> Result<f64, Error> {
         let l = self.layout.with_experts(ep, etp);
         let el = ExpertLayout::fold(&l, self.m, ep, etp)?;
-        Ok(device_gb_of(self.w, self.m, &l, self.p, &self.groups, &el, &self.devices, parts))
+        // The stages and arithmetic of [`memory_of`] ([`peak_device_gb`]), the parts not named.
+        let dual = dual_ranks(self.w, self.m, &l, self.p, parts);
+        let stages = memory_stages(&el, &self.devices, dual.as_deref(), parts);
+        Ok(peak_device_gb(self.w, &l, self.p, &self.groups, stages))
     }
 }
 
