@@ -115,33 +115,36 @@ pub fn read_attention_kernel(words: &Words) -> (AttentionKernel, Option<Note>) {
 
 /// The attention kernel of a run whose row may state `flash_attention` (`parallel.flash_attention`
 /// and its aliases, [`super::keys`]) besides its words: `false` is unfused attention
-/// ([`AttentionKernel::Unfused`]) whatever the words; `true` is a flash kernel — the one the words
-/// name ([`read_attention_kernel`]), the part's native kernel where the words would read unfused
-/// (the field decides, noted); absent: the words alone.
-pub fn read_stated_attention_kernel(flash_attention: Option<bool>, words: &Words) -> (AttentionKernel, Option<Note>) {
+/// ([`AttentionKernel::Unfused`]); `true` a flash kernel, the one the words name
+/// ([`read_attention_kernel`]); absent, the words alone. The field and the words contradicting
+/// each other — `false` with a flash kernel named, `true` with unfused attention stated — is an
+/// error naming the field and the words (a framework's default kernel is no statement).
+pub fn read_stated_attention_kernel(
+    flash_attention: Option<bool>,
+    words: &Words,
+) -> Result<(AttentionKernel, Option<Note>), crate::Error> {
     let field = "parallel.flash_attention";
     let (kernel, note) = read_attention_kernel(words);
+    let named_flash = NATIVE_KERNEL_WORDS.iter().chain(FA2_KERNEL_WORDS.iter()).find(|w| words.affirms(w));
+    let contradiction = |value: bool, said: &str| {
+        crate::Error::invalid(field, value, format!("contradicts the run's words, which say {said}"))
+    };
     match flash_attention {
-        None => (kernel, note),
-        Some(false) => (
-            AttentionKernel::Unfused,
-            Some(
-                Note::reading(
-                    "attention kernel unfused: flash_attention is false (the score matrix computed and kept)",
-                )
-                .about(field),
-            ),
-        ),
-        Some(true) if kernel == AttentionKernel::Unfused => (
-            AttentionKernel::Native,
-            Some(
-                Note::reading(
-                    "attention kernel native: flash_attention is true, though the words read unfused attention",
-                )
-                .about(field),
-            ),
-        ),
-        Some(true) => (kernel, note),
+        None => Ok((kernel, note)),
+        Some(false) => match named_flash {
+            Some(w) => Err(contradiction(false, &format!("`{w}`"))),
+            None => Ok((
+                AttentionKernel::Unfused,
+                Some(
+                    Note::reading(
+                        "attention kernel unfused: flash_attention is false (the score matrix computed and kept)",
+                    )
+                    .about(field),
+                ),
+            )),
+        },
+        Some(true) if kernel == AttentionKernel::Unfused => Err(contradiction(true, "unfused attention")),
+        Some(true) => Ok((kernel, note)),
     }
 }
 
@@ -482,12 +485,19 @@ mod tests {
         assert_eq!(kernel("--attention-backend fused"), AttentionKernel::Native);
         assert_eq!(kernel("--attention-backend flash"), AttentionKernel::Fa2);
         // A stated `flash_attention` decides.
-        let stated = |f, t: &str| read_stated_attention_kernel(f, &Words::new(t)).0;
-        assert_eq!(stated(Some(false), "torchtitan"), AttentionKernel::Unfused);
-        assert_eq!(stated(Some(true), "torchtitan"), AttentionKernel::Fa2);
-        assert_eq!(stated(Some(true), "without flash attention"), AttentionKernel::Native);
-        assert_eq!(stated(None, "without flash attention"), AttentionKernel::Unfused);
-        assert!(read_stated_attention_kernel(Some(false), &Words::new("")).1.is_some());
+        let stated = |f, t: &str| read_stated_attention_kernel(f, &Words::new(t)).map(|k| k.0);
+        assert_eq!(stated(Some(false), "torchtitan").unwrap(), AttentionKernel::Unfused);
+        assert_eq!(stated(Some(false), "no FlashAttention").unwrap(), AttentionKernel::Unfused);
+        assert_eq!(stated(Some(true), "torchtitan").unwrap(), AttentionKernel::Fa2);
+        assert_eq!(stated(None, "without flash attention").unwrap(), AttentionKernel::Unfused);
+        assert!(read_stated_attention_kernel(Some(false), &Words::new("")).unwrap().1.is_some());
+        // The field and the words contradicting each other: an error naming the field.
+        for (f, t) in
+            [(Some(true), "without flash attention"), (Some(false), "cuDNN fused attention"), (Some(false), "sdpa")]
+        {
+            let e = stated(f, t).unwrap_err();
+            assert!(e.to_string().contains("parallel.flash_attention") && e.to_string().contains("contradicts"), "{e}");
+        }
         let (_, why) = read_attention_kernel(&Words::new("torchtitan"));
         assert!(why.unwrap().contains("torchtitan"));
     }

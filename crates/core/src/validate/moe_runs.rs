@@ -636,7 +636,8 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         }
     };
     let (attention_kernel, attention_note) =
-        super::kernel_words::read_stated_attention_kernel(flash_attention, &super::words::Words::new(&attention_text));
+        super::kernel_words::read_stated_attention_kernel(flash_attention, &super::words::Words::new(&attention_text))
+            .map_err(RowReason::Configuration)?;
     notes.extend(attention_note);
     // The stack of FSDP as for dense rows: Megatron-FSDP only where the words name it.
     let stack = match sharding {

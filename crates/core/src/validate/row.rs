@@ -401,7 +401,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     ]
     .join("; ");
     let (attention_kernel, attention_note) =
-        read_stated_attention_kernel(p.flash_attention, &Words::new(&attention_text));
+        read_stated_attention_kernel(p.flash_attention, &Words::new(&attention_text))
+            .map_err(RowReason::Configuration)?;
     notes.extend(attention_note);
     let stack_text = [
         run.framework.as_deref().unwrap_or(""),
