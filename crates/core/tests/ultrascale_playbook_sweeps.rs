@@ -1,0 +1,75 @@
+//! Layout ranking at 8 to 512 GPUs, on runs fmperf was never fitted on
+//! (`data/ultrascale-playbook-sweeps.json`): the benchmark grid of Hugging Face's Ultra-Scale
+//! Playbook (Feb 2025) — nanotron training four Llama-style models (1.34, 3.57, 8.86 and 80 B
+//! parameters, multi-head attention, 4,096 tokens, a 1M-token batch) on 1 to 64 nodes of 8 H100
+//! (AWS p5, EFA between nodes) in every layout of DP × TP × PP × micro-batch × ZeRO-0/1 the
+//! authors ran: 28 groups, 1,739 runs with a figure (provenance in the file and in
+//! `data/README.md`). The issue that asked for ranking as a first-class measure (31) describes
+//! this sweep: fmperf's pick 20–200 % slower than the measured best from 16 nodes up.
+//!
+//! Where fmperf stands (session 21, nothing fitted to it): within 12 % on 313 of 1,738 rows,
+//! median error **+144 %** (throughput: predicted faster than measured). By layout: TP within a
+//! node and no pipeline +15 % (294 rows); a pipeline +137 % (868 rows); TP across nodes +131 %
+//! (186); both +1,082 % (390). By size: 1–4 nodes within ±15 % for most layouts; from 8 nodes the
+//! measured runs slow down far more than fmperf's DP and TP communication says, worst at 64 nodes
+//! (the best 1B run: 4,603 tokens/s per GPU measured against 16,576 predicted; ZeRO-0 runs there
+//! up to 30× slower than predicted). Ranking: mean Kendall tau **0.50** over 26 rankable groups,
+//! median top-1 regret **11 %**, the pick the measured best in 6 groups, within the band of the
+//! best in 18; one run that ran is called "does not fit" (fmperf's memory model, 80B).
+//! What the source shows that fmperf does not model, from nanotron's code: ZeRO-1's parameter
+//! all-gather runs inside the optimizer step (`optim/zero.py`, `_all_gather_params`), exposed,
+//! after an FP32 gradient reduction through DDP's bucket hook (`helpers.py`,
+//! `FP32GradBucketManager`); and EFA's achieved bandwidth and latency at 32–64 nodes.
+//!
+//! The bounds are the figures above with a margin: they fail if a change makes the ranking or the
+//! error on this sweep worse, and they are to be tightened as the physics improves.
+
+use fmperf_core::validate::layout_sweeps::sweep_rows_json;
+use fmperf_core::validate::ranking::ranking;
+use fmperf_core::validate::{Mode, parse_measured_runs, validate};
+
+const SWEEPS: &str = include_str!("data/ultrascale-playbook-sweeps.json");
+
+fn median(mut v: Vec<f64>) -> f64 {
+    assert!(!v.is_empty());
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) }
+}
+
+#[test]
+fn the_playbook_grid_is_ranked_and_guarded() {
+    let rows = sweep_rows_json(SWEEPS).expect("the sweep file reads");
+    let file = parse_measured_runs(&rows).expect("its rows read");
+    assert_eq!(file.rows.len(), 1739);
+    let report = validate(&file, Mode::Extended);
+    // One 3.57 B layout asks for 32 pipeline stages of a 28-layer model: refused, named.
+    let skipped: Vec<_> = report.rows.iter().filter(|r| r.skipped).collect();
+    assert_eq!(skipped.len(), 1, "{:?}", skipped.iter().map(|r| (&r.id, &r.reason)).collect::<Vec<_>>());
+    assert!(skipped[0].id.starts_with("ultrascale_llama_3b_"), "{}", skipped[0].id);
+
+    let errors: Vec<f64> = report.rows.iter().filter_map(|r| r.error).collect();
+    let within = errors.iter().filter(|e| e.abs() <= 0.12).count();
+    let med = median(errors.clone());
+    eprintln!("{} rows, median error {:+.1} %, within 12 %: {within}", errors.len(), 100.0 * med);
+    assert_eq!(errors.len(), 1738);
+    assert!(within >= 300, "within 12 %: {within}");
+    assert!(med < 1.6, "median error {med}");
+
+    // Small jobs are priced well: 1 node, every model.
+    for m in ["1b", "3b", "8b"] {
+        let group = format!("ultrascale_llama_{m}_1node/");
+        let e: Vec<f64> = report.rows.iter().filter(|r| r.id.starts_with(&group)).filter_map(|r| r.error).collect();
+        let med = median(e);
+        assert!(med.abs() < 0.12, "{group}: median error {med}");
+    }
+
+    let r = ranking(&file, &report);
+    let s = &r.overall;
+    eprintln!("{s:?}");
+    assert_eq!(s.groups, 26);
+    assert!(s.tau_mean.is_some_and(|t| t >= 0.48), "{s:?}");
+    assert!(s.regret_median.is_some_and(|x| x <= 0.13), "{s:?}");
+    assert!(s.top1_hits >= 6, "{s:?}");
+    assert!(s.ran_called_no <= 1, "{s:?}");
+}
