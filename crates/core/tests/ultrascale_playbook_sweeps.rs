@@ -21,6 +21,16 @@
 //! after an FP32 gradient reduction through DDP's bucket hook (`helpers.py`,
 //! `FP32GradBucketManager`); and EFA's achieved bandwidth and latency at 32–64 nodes.
 //!
+//! Not all of the gap is physics: the grid holds runs that went wrong — the same layout measured
+//! 13× apart between ZeRO-0 and ZeRO-1 (8.86 B on 4 nodes, dp4·tp2·pp4, 64 micro-batches of 1:
+//! 461 against 6,272 tokens/s per GPU), single runs 20–50× below their neighbours — so a
+//! Kendall tau over every run is capped by the sweep's own noise; the regret of the pick is the
+//! more robust figure. Measured elsewhere on the same instance type (NCCL all-reduce on p5 EFA,
+//! crazyguitar/aws-gpu-communication-benchmark `data/nccl_all_reduce.csv`): 32 MB all-reduces
+//! reach a bus bandwidth of 147 GB/s on 2 nodes and 66 GB/s on 32 nodes where fmperf's NCCL model
+//! gives 226 and 185 GB/s; tried as a fabric table with DDP's 25 MB buckets, it moved this file's
+//! median error by 4 points and the mean tau by 0.001 — not the lever.
+//!
 //! The bounds are the figures above with a margin: they fail if a change makes the ranking or the
 //! error on this sweep worse, and they are to be tightened as the physics improves.
 
