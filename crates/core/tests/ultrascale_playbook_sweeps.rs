@@ -23,7 +23,8 @@
 //!
 //! Not all of the gap is physics: the grid holds runs that went wrong — the same layout measured
 //! 13× apart between ZeRO-0 and ZeRO-1 (8.86 B on 4 nodes, dp4·tp2·pp4, 64 micro-batches of 1:
-//! 461 against 6,272 tokens/s per GPU), single runs 20–50× below their neighbours — so a
+//! 461 against 6,272 tokens/s per GPU), single runs 20–50× below their neighbours (nanotron's benchmark mode times one step, the 4th,
+//! and exits: `NANOTRON_BENCHMARK=1` in `trainer.py` at 2411b02, `log_throughput`) — so a
 //! Kendall tau over every run is capped by the sweep's own noise; the regret of the pick is the
 //! more robust figure. Measured elsewhere on the same instance type (NCCL all-reduce on p5 EFA,
 //! crazyguitar/aws-gpu-communication-benchmark `data/nccl_all_reduce.csv`): 32 MB all-reduces
