@@ -118,10 +118,10 @@ fn extended_settings() -> impl IntoView {
         .into_iter()
         .map(|(name, value, what)| {
             view! {
-                <tr data-switch=name>
-                    <td class="mono">{name}</td>
-                    <td class="mono">{value}</td>
-                    <td>{what}</td>
+                <tr role="row" data-switch=name>
+                    <td role="cell" class="mono">{name}</td>
+                    <td role="cell" class="mono">{value}</td>
+                    <td role="cell">{what}</td>
                 </tr>
             }
         })
@@ -133,15 +133,15 @@ fn extended_settings() -> impl IntoView {
                 "Extended mode prices every run with the switches below. Per run, the precision, recomputation, ZeRO stage / FSDP shard group, interleaving, pipeline split and sequence parallelism come from the run's own fields (with a stated rule where a source is silent, shown in the run's notes); everything else is the default shown."
             </p>
             <div class="table-wrap" tabindex="0">
-                <table class="switches" id="validation-switches">
-                    <thead>
-                        <tr>
-                            <th>"switch"</th>
-                            <th>"default"</th>
-                            <th>"what it models"</th>
+                <table role="table" class="switches" id="validation-switches">
+                    <thead role="rowgroup">
+                        <tr role="row">
+                            <th role="columnheader">"switch"</th>
+                            <th role="columnheader">"default"</th>
+                            <th role="columnheader">"what it models"</th>
                         </tr>
                     </thead>
-                    <tbody>{switches}</tbody>
+                    <tbody role="rowgroup">{switches}</tbody>
                 </table>
             </div>
             <p class="muted small">
