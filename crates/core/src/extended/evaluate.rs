@@ -84,6 +84,10 @@ pub struct ExtendedEvaluator {
     /// [`expert_choices`] per `(tp, cp, dp)` of a layout, all it reads that varies in a search
     /// (test `memoised_choices_equal_fresh_ones`).
     moe_choices: ShapeMap<[u64; 3], Vec<(u64, u64)>>,
+    /// [`Self::moe_memories`] per layout without its fast-domain placement and data-parallel
+    /// groups without their fast shares (all the memory model reads: `None` where a memory is an
+    /// error or not a number), for the layouts of one `(tp, cp)` group under these options.
+    moe_probes: ShapeMap<[u64; 9], Vec<Option<f64>>>,
 }
 
 /// The expert choices and time floors of the last MoE layout ([`ExtendedEvaluator::moe_floors`]).
@@ -125,6 +129,7 @@ impl ExtendedEvaluator {
             moe_floors_memo: None,
             moe_current: Vec::new(),
             moe_choices: ShapeMap::default(),
+            moe_probes: ShapeMap::default(),
         })
     }
 
@@ -140,6 +145,7 @@ impl ExtendedEvaluator {
             let options = ExtendedOptions { sharding, shard_group, interleave, ..self.options };
             options.validate()?;
             self.options = options;
+            self.moe_probes.clear();
         }
         Ok(())
     }
@@ -368,30 +374,36 @@ impl ExtendedEvaluator {
         }
         check_layout(&self.workload, &self.hardware, &layout, &self.options).ok()?;
         if self.moe_caches.group != Some((layout.tp, layout.cp)) {
-            // The caches forget the memo's block shapes.
+            // The caches forget the memo's block shapes; the probes, another group's layouts.
             self.moe_floors_memo = None;
+            self.moe_probes.clear();
         }
-        let p = Pricing { hw: &self.hardware, opts: &self.options };
-        self.moe_caches.sizes((&self.workload, &m, &p), &layout, &choices).ok()?;
-        let current = self.moe_caches.sized(&layout);
-        let list: Vec<((u64, u64), MoePartsView)> = choices.iter().copied().zip(current).collect();
-        if list.is_empty() || list.len() != choices.len() {
-            return None;
+        let g = DpGroups::on(&layout, &self.options, &self.hardware).ok()?;
+        let l = layout;
+        let key =
+            [l.tp, l.cp, l.pp, l.dp, l.mbs, l.global_batch, g.replicas, g.shard, u64::from(g.gradient_sync_deferred)];
+        if !self.moe_probes.contains_key(&key) {
+            let p = Pricing { hw: &self.hardware, opts: &self.options };
+            self.moe_caches.sizes((&self.workload, &m, &p), &layout, &choices).ok()?;
+            let current = self.moe_caches.sized(&layout);
+            let list: Vec<((u64, u64), MoePartsView)> = choices.iter().copied().zip(current).collect();
+            if list.is_empty() || list.len() != choices.len() {
+                return None;
+            }
+            let memories = moe_memories_gb(&self.workload, &m, &layout, &p, &list).ok()?;
+            let memories = memories.map(|x| x.ok().filter(|x| !x.is_nan())).collect();
+            self.moe_probes.insert(key, memories);
         }
-        let p = Pricing { hw: &self.hardware, opts: &self.options };
-        let memories = moe_memories_gb(&self.workload, &m, &layout, &p, &list).ok()?;
-        let mut step = |x: Result<f64, Error>| match x {
-            Ok(x) if !x.is_nan() => Some(each(x)),
-            _ => None,
-        };
+        let memories = self.moe_probes.get(&key)?;
+        let mut step = |x: Option<f64>| x.map(&mut each);
         if reversed {
-            for x in memories.rev() {
+            for &x in memories.iter().rev() {
                 if !step(x)? {
                     break;
                 }
             }
         } else {
-            for x in memories {
+            for &x in memories {
                 if !step(x)? {
                     break;
                 }

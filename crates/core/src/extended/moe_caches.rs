@@ -42,6 +42,13 @@ fn expert_key(el: &ExpertLayout) -> [u64; 4] {
 }
 /// A map keyed by a few integers, hashed by the reference's multiplicative [`ShapeHasher`]
 /// (deterministic, and cheaper than the default keyed hasher for such keys).
+/// What the parts that read no expert degrees ([`SharedParts`]: dense block, embedding, head,
+/// MTP projection) read of a layout: [`moe_block_key`] without the data-parallel placement.
+fn shared_key(layout: &Layout) -> [u64; 6] {
+    let pl = layout.placement;
+    [layout.tp, layout.cp, layout.mbs, pl.tp, pl.cp, u64::from(layout.pp == 1)]
+}
+
 /// What the sizes of an MoE block (parameters and bytes kept) read of its layout within a
 /// `(tp, cp)` group: the micro-batch and the expert degrees, not where the ranks sit.
 fn size_key(layout: &Layout) -> [u64; 3] {
@@ -88,6 +95,9 @@ pub(super) struct MoeCaches {
     /// An MoE block's attention operations per [`moe_shape_key`] (they read no expert layout), as
     /// the sums its blocks start from.
     attention: ShapeMap<[u64; 5], AttentionPrefix>,
+    /// The shared parts per what they read ([`shared_key`]: not the data-parallel placement),
+    /// priced once for the block shapes of [`Self::shapes`] that differ only in it.
+    shared: ShapeMap<[u64; 6], Box<SharedParts>>,
     /// The index in `list` of an MoE block per what its sizes read ([`size_key`]): the block of
     /// the first expert layout and placement of those degrees priced, whose sizes every other
     /// shares ([`Self::sizes`]).
@@ -119,6 +129,7 @@ impl MoeCaches {
             self.blocks.clear();
             self.list.clear();
             self.attention.clear();
+            self.shared.clear();
             self.size_blocks.clear();
             self.size_shared.clear();
             self.group = Some(group);
@@ -131,7 +142,8 @@ impl MoeCaches {
                     let l = layout.with_experts(ep, etp);
                     let i = Self::block((w, m, p), &l, (&mut self.blocks, &mut self.list, &mut self.attention))?;
                     if entry.shared.is_none() {
-                        entry.shared = Some(Box::new(shared_parts(w, &l, p)));
+                        let shared = self.shared.entry(shared_key(layout));
+                        entry.shared = Some(shared.or_insert_with(|| Box::new(shared_parts(w, &l, p))).clone());
                     }
                     entry.blocks.push(((ep, etp), i));
                     entry.blocks.len() - 1
@@ -177,11 +189,13 @@ impl MoeCaches {
             self.parts((w, m, p), layout, &[], &mut none)?;
         }
         self.sized.clear();
-        let shared_key = shared_size_key(layout);
-        if !self.size_shared.contains_key(&shared_key) {
+        let size_key_of_shared = shared_size_key(layout);
+        if !self.size_shared.contains_key(&size_key_of_shared) {
             let entry = self.shapes.entry(moe_block_key(layout)).or_default();
-            let shared = entry.shared.get_or_insert_with(|| Box::new(shared_parts(w, layout, p)));
-            self.size_shared.insert(shared_key, shared.clone());
+            let priced = self.shared.entry(shared_key(layout));
+            let shared = priced.or_insert_with(|| Box::new(shared_parts(w, layout, p)));
+            let shared = entry.shared.get_or_insert_with(|| shared.clone());
+            self.size_shared.insert(size_key_of_shared, shared.clone());
         }
         for &(ep, etp) in choices {
             let l = layout.with_experts(ep, etp);
