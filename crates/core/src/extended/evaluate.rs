@@ -5,9 +5,7 @@
 //! extended mode, above the iteration's assembly ([`super::iteration`], dense; [`super::moe::evaluate`], MoE).
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 
-use super::attention::attention_operations;
 use super::data_parallel::DpGroups;
 use super::hardware::Hardware;
 use super::head::{embedding_cost, head_cost};
@@ -15,17 +13,15 @@ pub use super::iteration::{Breakdown, ExtendedEvaluation, OPTIMIZER_BYTES_PER_PA
 use super::iteration::{Parts, assemble, check, check_layout, parts};
 use super::layout::Layout;
 use super::memory::{MemoryEstimate, peak_memory};
-use super::moe::block::{AttentionPrefix, MoeBlockCost, moe_block_cost_after};
 use super::moe::evaluate::{
-    MoeMemories, MoeParts, MoePartsView, SharedParts, assemble_moe, moe_memories_gb, moe_parts, moe_time_floors_s,
-    shared_parts,
+    MoeMemories, MoeParts, MoePartsView, assemble_moe, moe_memories_gb, moe_parts, moe_time_floors_s,
 };
 use super::moe::experts::{ExpertLayout, expert_choices};
+use super::moe_caches::{MoeCaches, ShapeMap};
 use super::options::{ExtendedOptions, Sharding};
 use super::pricing::Pricing;
 use super::workload::Workload;
 use crate::moe_shape::MoeShape;
-use crate::reference::evaluate::ShapeHasher;
 use crate::vocab::{Candidate, Outcome};
 use crate::{Error, Strategy};
 
@@ -66,28 +62,6 @@ pub fn memory_estimate(
     Ok(peak_memory(w, layout, &p, &block, &embedding_cost(w, layout, &p), &head_cost(w, layout, &p), &groups))
 }
 
-/// What an MoE layout's block costs depend on besides the expert degrees: tensor, context
-/// parallelism, micro-batch and the fast-domain placement of the stage's ranks.
-fn moe_block_key(layout: &Layout) -> [u64; 7] {
-    let pl = layout.placement;
-    // Whether the pipeline has one stage: a tied output head holds no weights of its own then
-    // (`head_cost`), its own copy otherwise.
-    [layout.tp, layout.cp, layout.mbs, pl.tp, pl.cp, pl.dp, u64::from(layout.pp == 1)]
-}
-
-/// What an MoE block's attention (and every dense part) reads of a layout: [`moe_block_key`]
-/// without the data-parallel placement.
-fn moe_shape_key(layout: &Layout) -> [u64; 5] {
-    let pl = layout.placement;
-    [layout.tp, layout.cp, layout.mbs, pl.tp, pl.cp]
-}
-
-/// What an MoE block reads of its expert layout: the degrees and their fast-domain shares
-/// (`ep`, `etp`, `ep_fast`, `etp_fast`; the block reads no expert data parallelism).
-fn expert_key(el: &ExpertLayout) -> [u64; 4] {
-    [el.ep, el.etp, el.ep_fast, el.etp_fast]
-}
-
 /// Evaluates many search candidates of one strategy (1d or 2d-seqp) for one workload, system and
 /// batch, caching the block-level costs per block shape like the reference's evaluator.
 #[derive(Debug, Clone)]
@@ -110,6 +84,10 @@ pub struct ExtendedEvaluator {
     /// [`expert_choices`] per `(tp, cp, dp)` of a layout, all it reads that varies in a search
     /// (test `memoised_choices_equal_fresh_ones`).
     moe_choices: ShapeMap<[u64; 3], Vec<(u64, u64)>>,
+    /// [`Self::moe_memories`] per layout without its fast-domain placement and data-parallel
+    /// groups without their fast shares (all the memory model reads: `None` where a memory is an
+    /// error or not a number), for the layouts of one `(tp, cp)` group under these options.
+    moe_probes: ShapeMap<[u64; 9], Vec<Option<f64>>>,
 }
 
 /// The expert choices and time floors of the last MoE layout ([`ExtendedEvaluator::moe_floors`]).
@@ -124,110 +102,6 @@ struct FloorsMemo {
     /// first asked for ([`ExtendedEvaluator::moe_order`]): a search judges most candidates by
     /// their memory and a floor without recomputation, which need no order.
     order: Option<Vec<(f64, usize)>>,
-}
-
-/// A map keyed by a few integers, hashed by the reference's multiplicative [`ShapeHasher`]
-/// (deterministic, and cheaper than the default keyed hasher for such keys).
-type ShapeMap<K, V> = HashMap<K, V, BuildHasherDefault<ShapeHasher>>;
-
-/// An MoE evaluator's block costs, for the block shapes of one `(tp, cp)` group at a time: a
-/// search generates its candidates with the tensor- and context-parallel degrees outermost (the
-/// reference's loop order), so a group's shapes never come back once another group's came, and the
-/// caches, forgotten when the group changes, stay the size of one group's (the whole search's ran
-/// to hundreds of MB on DeepSeek-V3's 2d-seqp space, a cost of its own in a page's worker). A
-/// memo: whatever the order of the layouts asked for, the parts are those priced afresh.
-#[derive(Debug, Clone, Default)]
-struct MoeCaches {
-    /// The `(tp, cp)` of the layouts cached.
-    group: Option<(u64, u64)>,
-    /// MoE block costs per block shape ([`moe_block_key`]): its parts and, per expert degrees
-    /// `(ep, etp)`, the index of its MoE block in `list`.
-    shapes: ShapeMap<[u64; 7], ShapeParts>,
-    /// The index in `list` of the MoE block of each block shape without the data-parallel
-    /// placement ([`moe_shape_key`]) and expert layout ([`expert_key`]): placements that fold an
-    /// expert layout alike share its block.
-    blocks: ShapeMap<([u64; 5], [u64; 4]), u32>,
-    /// The MoE blocks priced, each once (the caches hold indices: a block shape's parts are its
-    /// [`ShapeParts::shared`] with one of these, joined by a view when read, so the caches grow
-    /// by a few bytes per expert layout and nothing is copied).
-    list: Vec<MoeBlockCost>,
-    /// An MoE block's attention operations per [`moe_shape_key`] (they read no expert layout), as
-    /// the sums its blocks start from.
-    attention: ShapeMap<[u64; 5], AttentionPrefix>,
-}
-
-impl MoeCaches {
-    /// Appends to `out` where the parts of `layout`'s block shape under each expert degrees
-    /// `(ep, etp)` of `choices` are cached, in order (indices into its [`ShapeParts::blocks`]:
-    /// [`Self::current`] reads them), priced on first use (the MoE block once per
-    /// [`moe_shape_key`] and [`expert_key`], its attention once per the former, the other parts
-    /// once per block shape); each equal to `moe_parts` of the layout with those degrees (test
-    /// `cached_parts_equal_fresh_ones`). A layout of another `(tp, cp)` than the last forgets the
-    /// caches: earlier indices then point nowhere.
-    fn parts(
-        &mut self,
-        (w, m, p): (&Workload, &MoeShape, &Pricing),
-        layout: &Layout,
-        choices: &[(u64, u64)],
-        out: &mut Vec<u32>,
-    ) -> Result<(), Error> {
-        let group = (layout.tp, layout.cp);
-        if self.group != Some(group) {
-            self.shapes.clear();
-            self.blocks.clear();
-            self.list.clear();
-            self.attention.clear();
-            self.group = Some(group);
-        }
-        let entry = self.shapes.entry(moe_block_key(layout)).or_default();
-        for &(ep, etp) in choices {
-            let k = match entry.blocks.iter().position(|(x, _)| *x == (ep, etp)) {
-                Some(k) => k,
-                None => {
-                    let l = layout.with_experts(ep, etp);
-                    let el = ExpertLayout::fold(&l, m, ep, etp)?;
-                    let shape = moe_shape_key(layout);
-                    let (list, attention) = (&mut self.list, &mut self.attention);
-                    let i = *self.blocks.entry((shape, expert_key(&el))).or_insert_with(|| {
-                        let prefix = attention
-                            .entry(shape)
-                            .or_insert_with(|| AttentionPrefix::of(&attention_operations(w, &l, p), p));
-                        list.push(moe_block_cost_after(w, m, &l, &el, p, prefix));
-                        (list.len() - 1) as u32
-                    });
-                    if entry.shared.is_none() {
-                        entry.shared = Some(Box::new(shared_parts(w, &l, p)));
-                    }
-                    entry.blocks.push(((ep, etp), i));
-                    entry.blocks.len() - 1
-                }
-            };
-            out.push(k as u32);
-        }
-        Ok(())
-    }
-
-    /// The parts `indices` of [`Self::parts`] for `layout` point to, in order (empty when the
-    /// caches no longer hold its block shape).
-    fn current(&self, layout: &Layout, indices: &[u32]) -> Vec<MoePartsView<'_>> {
-        let Some(entry) = self.shapes.get(&moe_block_key(layout)) else { return Vec::new() };
-        let Some(shared) = entry.shared.as_deref() else { return Vec::new() };
-        let view = |&k: &u32| {
-            let &(_, i) = entry.blocks.get(k as usize)?;
-            Some(MoePartsView { shared, moe: self.list.get(i as usize)? })
-        };
-        indices.iter().filter_map(view).collect()
-    }
-}
-
-/// One MoE block shape's cached parts.
-#[derive(Debug, Clone, Default)]
-struct ShapeParts {
-    /// The parts that read no expert degrees (dense block, ends, counts), priced on first use.
-    shared: Option<Box<SharedParts>>,
-    /// `((ep, etp), the index of the MoE block under those degrees in [`MoeCaches::list`])`:
-    /// with `shared`, the parts of that expert layout ([`MoeCaches::current`]).
-    blocks: Vec<((u64, u64), u32)>,
 }
 
 impl ExtendedEvaluator {
@@ -255,6 +129,7 @@ impl ExtendedEvaluator {
             moe_floors_memo: None,
             moe_current: Vec::new(),
             moe_choices: ShapeMap::default(),
+            moe_probes: ShapeMap::default(),
         })
     }
 
@@ -270,6 +145,7 @@ impl ExtendedEvaluator {
             let options = ExtendedOptions { sharding, shard_group, interleave, ..self.options };
             options.validate()?;
             self.options = options;
+            self.moe_probes.clear();
         }
         Ok(())
     }
@@ -489,27 +365,45 @@ impl ExtendedEvaluator {
     fn moe_memories(&mut self, c: &Candidate, reversed: bool, mut each: impl FnMut(f64) -> bool) -> Option<()> {
         let m = self.workload.moe?;
         let layout = Layout::from_candidate(c, self.global_batch).ok()?;
-        self.moe_floors(&layout, &m).ok()?;
-        let FloorsMemo { choices, .. } = self.moe_floors_memo.as_ref()?;
-        let current = self.moe_caches.current(&layout, &self.moe_current);
-        let list: Vec<((u64, u64), MoePartsView)> = choices.iter().copied().zip(current).collect();
-        if list.is_empty() || list.len() != choices.len() {
+        // The checks and errors of `moe_floors`, the parts' sizes alone (`MoeCaches::sizes`).
+        let mo = self.options.moe;
+        let choices = self.moe_choices.entry([layout.tp, layout.cp, layout.dp]);
+        let choices = choices.or_insert_with(|| expert_choices(&layout, &m, mo.ep, mo.etp)).clone();
+        if choices.is_empty() {
             return None;
         }
-        let p = Pricing { hw: &self.hardware, opts: &self.options };
-        let memories = moe_memories_gb(&self.workload, &m, &layout, &p, &list).ok()?;
-        let mut step = |x: Result<f64, Error>| match x {
-            Ok(x) if !x.is_nan() => Some(each(x)),
-            _ => None,
-        };
+        check_layout(&self.workload, &self.hardware, &layout, &self.options).ok()?;
+        if self.moe_caches.group != Some((layout.tp, layout.cp)) {
+            // The caches forget the memo's block shapes; the probes, another group's layouts.
+            self.moe_floors_memo = None;
+            self.moe_probes.clear();
+        }
+        let g = DpGroups::on(&layout, &self.options, &self.hardware).ok()?;
+        let l = layout;
+        let key =
+            [l.tp, l.cp, l.pp, l.dp, l.mbs, l.global_batch, g.replicas, g.shard, u64::from(g.gradient_sync_deferred)];
+        if !self.moe_probes.contains_key(&key) {
+            let p = Pricing { hw: &self.hardware, opts: &self.options };
+            self.moe_caches.sizes((&self.workload, &m, &p), &layout, &choices).ok()?;
+            let current = self.moe_caches.sized(&layout);
+            let list: Vec<((u64, u64), MoePartsView)> = choices.iter().copied().zip(current).collect();
+            if list.is_empty() || list.len() != choices.len() {
+                return None;
+            }
+            let memories = moe_memories_gb(&self.workload, &m, &layout, &p, &list).ok()?;
+            let memories = memories.map(|x| x.ok().filter(|x| !x.is_nan())).collect();
+            self.moe_probes.insert(key, memories);
+        }
+        let memories = self.moe_probes.get(&key)?;
+        let mut step = |x: Option<f64>| x.map(&mut each);
         if reversed {
-            for x in memories.rev() {
+            for &x in memories.iter().rev() {
                 if !step(x)? {
                     break;
                 }
             }
         } else {
-            for x in memories {
+            for &x in memories {
                 if !step(x)? {
                     break;
                 }
@@ -688,20 +582,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_fits_probe_stops_at_the_first_layout_that_fits() {
-        // DeepSeek-V3 on H800 (domain 8), the leanest execution: `moe_fits` agrees with the
-        // full probe on every candidate; where a layout fits it reads the layouts until one does
-        // (fewer than all on some), where none fits it must read every one.
-        use crate::catalog::{MappingOptions, find_model, find_system};
-        let (w, base) =
-            (Workload::from_catalog(find_model("deepseek-v3").unwrap()).unwrap(), ExtendedOptions::realistic());
-        let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
-        let hw = Hardware::from_catalog(sys, base.hardware.precision, true, &MappingOptions::default()).unwrap();
-        let lean = ExtendedOptions { recompute: Recompute::Full, sharding: Sharding::Zero3, ..base };
-        let mut ev = ExtendedEvaluator::new(&w, &hw, &lean, Strategy::OneD, 15360).unwrap();
-        // 1d layouts of 2,048 devices (most fit) and of 128 (none fits), each domain of 8 filled
-        // by tensor, data and pipeline ranks.
+    /// 1d layouts of DeepSeek-V3 on 2,048 H800 (most fit) and on 128 (none fits), each domain of
+    /// 8 filled by tensor, data and pipeline ranks in every way they divide it.
+    fn h800_candidates() -> Vec<Candidate> {
         let mut candidates = Vec::new();
         for (n, tp, pp) in
             [2048, 128].into_iter().flat_map(|n| (0..4).flat_map(move |t| (0..5).map(move |p| (n, 1 << t, 1 << p))))
@@ -710,8 +593,8 @@ mod tests {
                 let nv_pp = 8 / (nv_tp1 * nv_dp);
                 let dp = n / (tp * pp);
                 if tp % nv_tp1 == 0 && pp % nv_pp == 0 && dp % nv_dp == 0 {
-                    let (tp1, tp2, nb, nv_tp2, strategy) = (tp, 1, 1, 1, Strategy::OneD);
                     for mbs in [1, 2, 3] {
+                        let (strategy, tp1, tp2, nb, nv_tp2) = (Strategy::OneD, tp, 1, 1, 1);
                         candidates.push(Candidate {
                             strategy,
                             dp,
@@ -729,6 +612,61 @@ mod tests {
                 }
             }
         }
+        candidates
+    }
+
+    #[test]
+    fn sized_parts_have_the_sizes_of_fresh_ones() {
+        // The memory probe reads parts priced once per what their sizes read (another placement's
+        // times): its least memory and verdict equal those of parts priced afresh for each
+        // candidate's own placement, bit for bit, at every recomputation level (DeepSeek-V3 on
+        // H800, the placements of `h800_candidates` in turn).
+        use crate::catalog::{MappingOptions, find_model, find_system};
+        use crate::extended::moe::evaluate::moe_memory_gb;
+        let w = Workload::from_catalog(find_model("deepseek-v3").unwrap()).unwrap();
+        let m = w.moe.unwrap();
+        let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
+        let base = ExtendedOptions::realistic();
+        let hw = Hardware::from_catalog(sys, base.hardware.precision, true, &MappingOptions::default()).unwrap();
+        let (mut compared, mut shared) = (0, 0);
+        for recompute in [Recompute::Full, Recompute::Selective, Recompute::None] {
+            let o = ExtendedOptions { recompute, sharding: Sharding::Zero3, ..base };
+            let mut ev = ExtendedEvaluator::new(&w, &hw, &o, Strategy::OneD, 15360).unwrap();
+            let p = Pricing { hw: &hw, opts: &o };
+            for c in h800_candidates() {
+                let Some((least, fits)) = ev.moe_memory_floor(&c) else { continue };
+                let layout = Layout::from_candidate(&c, 15360).unwrap();
+                let fresh: Vec<f64> = expert_choices(&layout, &m, None, None)
+                    .into_iter()
+                    .map(|(ep, etp)| {
+                        let l = layout.with_experts(ep, etp);
+                        let el = ExpertLayout::fold(&l, &m, ep, etp).unwrap();
+                        moe_memory_gb(&w, &m, &l, &p, moe_parts(&w, &m, &l, &el, &p).view()).unwrap()
+                    })
+                    .collect();
+                let fresh_least = fresh.iter().copied().fold(f64::INFINITY, f64::min);
+                assert_eq!(least.to_bits(), fresh_least.to_bits(), "{c:?} {recompute:?}");
+                assert_eq!(fits, fresh.iter().any(|&x| x <= hw.hbm_capacity_gb), "{c:?}");
+                compared += 1;
+            }
+            shared += ev.moe_caches.list.len();
+        }
+        assert!(compared > 300 && shared > 0, "{compared} {shared}");
+    }
+
+    #[test]
+    fn the_fits_probe_stops_at_the_first_layout_that_fits() {
+        // DeepSeek-V3 on H800 (domain 8), the leanest execution: `moe_fits` agrees with the
+        // full probe on every candidate; where a layout fits it reads the layouts until one does
+        // (fewer than all on some), where none fits it must read every one.
+        use crate::catalog::{MappingOptions, find_model, find_system};
+        let (w, base) =
+            (Workload::from_catalog(find_model("deepseek-v3").unwrap()).unwrap(), ExtendedOptions::realistic());
+        let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
+        let hw = Hardware::from_catalog(sys, base.hardware.precision, true, &MappingOptions::default()).unwrap();
+        let lean = ExtendedOptions { recompute: Recompute::Full, sharding: Sharding::Zero3, ..base };
+        let mut ev = ExtendedEvaluator::new(&w, &hw, &lean, Strategy::OneD, 15360).unwrap();
+        let candidates = h800_candidates();
         let (mut early, mut fit, mut none) = (0, 0, 0);
         for c in candidates {
             let Some((least, fits)) = ev.moe_memory_floor(&c) else { continue };

@@ -85,6 +85,7 @@ pub mod latency;
 pub mod layout;
 pub mod memory;
 pub mod moe;
+mod moe_caches;
 pub mod muon;
 pub mod ops;
 pub mod options;
