@@ -83,6 +83,7 @@ pub mod head;
 pub mod iteration;
 pub mod latency;
 pub mod layout;
+pub mod layout_rules;
 pub mod memory;
 pub mod moe;
 mod moe_caches;
