@@ -196,7 +196,7 @@ mod tests {
         // collective latency): (3·150 + 7) calls of 12.9 µs.
         let zeros = ExtendedOptions {
             log_num_zeros_in_grad: true,
-            sharding: crate::extended::Sharding::Zero0,
+            sharding: crate::extended::Sharding::Ddp,
             ..ExtendedOptions::realistic()
         };
         let p = Pricing { hw: &hw, opts: &zeros };
