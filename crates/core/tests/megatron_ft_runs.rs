@@ -28,11 +28,23 @@
 //! `--attention-backend flash` (Transformer Engine's flash-attn backend) now read as
 //! FlashAttention-2 class: unchanged on A100 and H100 hosts (host-bound), 2 points slower on
 //! GB200 (median −28.2 → −30.3 %). No constant was refitted (the host time
-//! per operation stays 130 µs). What is left, alike on every host: the tests log norms, zeros and
-//! memory every step, and run Megatron's default attention dropout (0.1), neither counted.
+//! per operation stays 130 µs).
+//!
+//! Session 21: every case states `--log-num-zeros-in-grad` and `--log-params-norm` (now carried in
+//! `parallel.other` from its `model_config.yaml`), read as Megatron's per-step statistics
+//! ([`fmperf_core::extended::step_host`]: three PyTorch calls per gradient tensor the rank's
+//! optimizer holds, the norm's 24 calls, their synced all-reduces, at 12.9 µs per call from NVIDIA's
+//! DGX Cloud `cpu_overhead` recipe — not fitted here): 1.5–10.6 ms more per step (median 3.3; the
+//! zero count 1.2–10.1, the norm 0.3–0.5). Medians by host −21.0 / −24.0 / −29.5 % →
+//! **−19.2 % A100, −22.0 % H100, −27.5 % GB200**; within 12 %: 33 → 41 of 200. What is left:
+//! the per-parameter Python of the optimizer and of these statistics, the tensorboard writes,
+//! Megatron's default attention dropout (0.1); and a pattern by layout — cases on one pipeline
+//! stage (PP 1, all 12 blocks and both ends on each rank) are 15–35 ms per micro-batch short
+//! against 2–6 ms for PP 2–4 without interleaving.
 //!
 //! The bounds guard the improvement; they fail if the host time falls back to the dispatch
-//! figure or the host speed is dropped.
+//! figure, the host speed is dropped, or the statistics' host work is (the medians without it:
+//! −21.0 / −24.0 / −29.5 %).
 
 use fmperf_core::validate::{Mode, parse_measured_runs, validate};
 
@@ -66,8 +78,10 @@ fn small_steps_are_priced_with_the_hosts_time() {
     );
     assert!(report.rows.len() >= 190);
     // Time errors: negative = predicted faster than measured. At 10 µs per operation these were
-    // −74 % and −85 %; with 130 µs on every host −46 %, −28 % and −43 %.
-    assert!(a100 > -0.35 && a100 < 0.2, "A100 median {a100}");
-    assert!(h100 > -0.45 && h100 < 0.2, "H100 median {h100}");
-    assert!(gb200 > -0.38 && gb200 < 0.2, "GB200 median {gb200}");
+    // −74 % and −85 %; with 130 µs on every host −46 %, −28 % and −43 %; with the hosts' speed and
+    // unfused attention −21.0 / −24.0 / −29.5 %; with the logged statistics' host work (session
+    // 21) −19.2 / −22.0 / −27.5 %.
+    assert!(a100 > -0.20 && a100 < 0.2, "A100 median {a100}");
+    assert!(h100 > -0.23 && h100 < 0.2, "H100 median {h100}");
+    assert!(gb200 > -0.29 && gb200 < 0.2, "GB200 median {gb200}");
 }

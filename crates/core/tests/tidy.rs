@@ -126,7 +126,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "head",
         ],
     ),
-    ("totals", &["data_parallel", "pipeline", "memory", "muon", "iteration", "moe/evaluate", "timing"]),
+    ("totals", &["data_parallel", "pipeline", "step_host", "memory", "muon", "iteration", "moe/evaluate", "timing"]),
     ("evaluation", &["moe_caches", "evaluate", "switches"]),
 ];
 /// The file-level imports inside `extended/` still left out of rule 10, `(file, file it imports)`:

@@ -254,6 +254,17 @@ impl Scenario {
                 "attention: PyTorch SDPA (FlashAttention-2 class), torchtitan's kernel (attention_kernel=fa2)".into(),
             );
         }
+        // Megatron's per-step statistics a file switches on (off by default, as in Megatron-LM).
+        for (slot, on, switch) in [
+            (&s.log_num_zeros_in_grad, &mut opts.log_num_zeros_in_grad, "log_num_zeros_in_grad"),
+            (&s.log_params_norm, &mut opts.log_params_norm, "log_params_norm"),
+        ] {
+            if slot.copied() == Some(true) {
+                *on = true;
+                let key = slot.key_or(switch);
+                notes.reading_of(key, format!("{key}: per-step host work of the statistic ({switch}=on)"));
+            }
+        }
         // The attention kernel a file states (Megatron's --attention-backend, Hugging Face's
         // attn_implementation) over the stack's default.
         if let Some(kernel) = s.attention_kernel.copied() {
@@ -709,6 +720,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(vp.options.recompute, Recompute::of_share(0.5));
+    }
+
+    #[test]
+    fn megatron_statistics_switch_on_only_when_stated() {
+        let script = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 12 --hidden-size 512 \
+                      --num-attention-heads 8 --seq-length 1024 --micro-batch-size 4 --global-batch-size 32 --bf16 \
+                      --vocab-size 50257";
+        let of = |extra: &str| {
+            Scenario::from_launch(&parse(&format!("{script} {extra}"), None).unwrap(), &Overrides::default()).unwrap()
+        };
+        let plain = of("");
+        assert!(!plain.options.log_num_zeros_in_grad && !plain.options.log_params_norm);
+        let logged = of("--log-num-zeros-in-grad --log-params-norm");
+        assert!(logged.options.log_num_zeros_in_grad && logged.options.log_params_norm);
+        assert!(logged.assumptions.iter().any(|n| n.contains("log_params_norm=on")), "{:?}", logged.assumptions);
     }
 
     #[test]

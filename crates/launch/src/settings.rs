@@ -317,6 +317,11 @@ pub struct Settings {
     /// FP8 primary weights (`--fp8-param-gather`, `fp8_param_gather`; Megatron-Bridge's FP8
     /// mixed-precision recipes turn it on): read with FP8 precision as `fp8_recipe=te_fp8_weights`.
     pub fp8_weights: Slot<bool>,
+    /// Megatron's `--log-num-zeros-in-grad`: the per-step zero count over the gradients, read as
+    /// the switch `log_num_zeros_in_grad` (host time, `fmperf_core::extended::step_host`).
+    pub log_num_zeros_in_grad: Slot<bool>,
+    /// Megatron's `--log-params-norm`: the per-step parameter norm, read as `log_params_norm`.
+    pub log_params_norm: Slot<bool>,
     /// FSDP gathers torchao's float8 linear weights in FP8 (torchtitan
     /// `float8.enable_fsdp_float8_all_gather`): read with FP8 precision as
     /// `fp8_recipe=torchao_fp8_gather`.

@@ -53,6 +53,9 @@ pub struct Breakdown {
     pub t_recompute_s: f64,
     /// Optimizer step, part of `t_mem` [s].
     pub t_optimizer_s: f64,
+    /// Per-step host work of the statistics the run logs (Megatron-LM's zero count and parameter
+    /// norm, [`super::step_host`]), part of `t_mem` [s].
+    pub t_step_host_s: f64,
     /// ZeRO-2/3 collectives exposed per micro-batch (all micro-batches), part of `t_dp_comm` [s].
     pub t_zero3_s: f64,
     /// Allocator fragmentation, CUDA context and NCCL buffers (device − allocated), part of `mem` [GB].
@@ -240,6 +243,8 @@ pub(crate) struct Timing {
     dp: DpCost,
     /// Optimizer step with Transformer Engine's FP8 weight casts [s].
     t_opt: f64,
+    /// Per-step host work of the logged statistics ([`super::step_host`]) [s].
+    t_step_host: f64,
     /// Iteration time [s].
     pub t: f64,
 }
@@ -305,8 +310,19 @@ pub(crate) fn timing(
     let t_opt = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER)
         + fp8_weight_cast_s(p, busiest.blocks as f64 * block.linear_parameters);
 
-    let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt;
-    Timing { busiest, messages, bubble, dp, t_opt, t }
+    // The logged statistics run on every rank between the backward and the next step, each ending
+    // in a device sync: added whole, on the stage holding the most parameter tensors.
+    let tensors = super::step_host::stage_tensors(stages, layout.pp);
+    let held = super::step_host::optimizer_tensors(
+        tensors,
+        if opts.sharding.shards_optimizer() { groups.shard } else { 1 },
+        params_busiest,
+        block.parameters,
+    );
+    let t_step_host = super::step_host::step_host_work(p, layout, held).total_s();
+
+    let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt + t_step_host;
+    Timing { busiest, messages, bubble, dp, t_opt, t_step_host, t }
 }
 
 pub(crate) fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result<ExtendedEvaluation, Error> {
@@ -316,7 +332,7 @@ pub(crate) fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts
     let stages = split(w.layers, layout.pp, opts.stage_split);
     let message = message_s(w, layout, p);
     let mut collectives = |blocks, parameters, linear| dp_collectives(&groups, p, blocks, parameters, linear);
-    let Timing { busiest, messages, bubble, dp, t_opt, t } =
+    let Timing { busiest, messages, bubble, dp, t_opt, t_step_host, t } =
         timing(layout, p, parts, &groups, stages, message, &mut collectives);
     // Muon's Newton–Schulz work on the busiest device's matrices, part of the optimizer step.
     let muon = muon_step_s(w, layout, p, RankBlocks { dense: busiest.blocks as f64, moe: 0.0, experts: None });
@@ -330,7 +346,7 @@ pub(crate) fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts
 
     let pass = busiest.pass;
     let t_zero3 = nmb_f * busiest.sharded_s;
-    let slots = Slots { t, microbatches: nmb_f, pass, t_opt, t_zero3, dp, messages, bubble };
+    let slots = Slots { t, microbatches: nmb_f, pass, t_opt, t_step_host, t_zero3, dp, messages, bubble };
     let totals = slots.totals(&memory);
     let parameters = w.layers as f64 * block.parameters * layout.tp as f64
         + (embedding.parameters + head.parameters) * layout.tp as f64;
@@ -338,6 +354,7 @@ pub(crate) fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts
         t_cp_comm_s: nmb_f * pass.cp_comm_s,
         t_recompute_s: nmb_f * busiest.blocks as f64 * block.recompute.time(),
         t_optimizer_s: t_opt,
+        t_step_host_s: t_step_host,
         t_zero3_s: t_zero3,
         overhead_gb: memory.overhead_gb,
         microbatches: nmb,
@@ -363,6 +380,8 @@ pub(crate) struct Slots {
     pub pass: Pass,
     /// Optimizer step [s].
     pub t_opt: f64,
+    /// Per-step host work of the logged statistics [s].
+    pub t_step_host: f64,
     /// ZeRO-3 collectives over the iteration [s].
     pub t_zero3: f64,
     /// Data-parallel exposure.
@@ -376,7 +395,8 @@ pub(crate) struct Slots {
 impl Slots {
     /// The totals in the reference's shape, with `memory` of the device with the most.
     pub fn totals(&self, memory: &DeviceMemory) -> Totals {
-        let Slots { t, microbatches: n, pass, t_opt, t_zero3, dp, messages, bubble } = *self;
+        let Slots { t, microbatches: n, pass, t_opt, t_step_host, t_zero3, dp, messages, bubble } = *self;
+        let t_opt = t_opt + t_step_host;
         Totals {
             t,
             flops_per_gpu: n * pass.tflop,

@@ -40,6 +40,7 @@
 //! | `loss_chunks` | logits and cross-entropy in chunks | [`memory`] |
 //! | `compiled_loss` | cross-entropy compiled with its FP32 upcast (no FP32 logits held) | [`memory`] |
 //! | `fusion` | fused element-wise kernels, or eager PyTorch with each primitive's own HBM traffic | [`ops`] |
+//! | `log_num_zeros_in_grad`, `log_params_norm` | Megatron-LM's per-step gradient zero count and parameter norm: host time of their PyTorch calls and synced all-reduces, added to the step | [`step_host`] |
 //! | `attention_kernel` | the part's own-generation fused attention, a FlashAttention-2-class kernel (slower on Hopper and later), or unfused attention (the score matrix computed in full and kept) | [`pricing`], [`efficiency`], [`unfused_attention`] |
 //!
 //! Memory: [`evaluate::memory_estimate`] gives the peak per device over the pipeline stages as named
@@ -94,6 +95,7 @@ pub mod pipeline;
 pub mod pricing;
 pub mod sparsity;
 pub mod stack;
+pub mod step_host;
 pub mod switches;
 pub mod timing;
 pub mod unfused_attention;

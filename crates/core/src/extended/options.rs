@@ -134,6 +134,14 @@ pub struct ExtendedOptions {
     /// gradient memory a configuration holds (Megatron's distributed optimizer: an unsharded
     /// FP32 main-gradient buffer; FSDP: sharded). Default Megatron.
     pub stack: super::stack::Stack,
+    /// Megatron-LM's `--log-num-zeros-in-grad`: every step each rank counts the zeros of the
+    /// gradients its optimizer holds, three PyTorch calls per parameter tensor, then two
+    /// all-reduces and `.item()` syncs (host time, [`super::step_host`]). Off: Megatron's default.
+    pub log_num_zeros_in_grad: bool,
+    /// Megatron-LM's `--log-params-norm`: every step the L2 norm over all parameters (a
+    /// multi-tensor kernel, six all-reduces, a sync; host time, [`super::step_host`]). Off:
+    /// Megatron's default.
+    pub log_params_norm: bool,
 }
 
 impl ExtendedOptions {
@@ -170,6 +178,8 @@ impl ExtendedOptions {
             fusion: Fusion::Fused,
             attention_kernel: AttentionKernel::Native,
             stack: super::stack::Stack::Megatron,
+            log_num_zeros_in_grad: false,
+            log_params_norm: false,
         }
     }
 
@@ -414,7 +424,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 40);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 42);
         let bad = ExtendedOptions { cp_ulysses: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("cp_ulysses"));
         let strict = ExtendedOptions {

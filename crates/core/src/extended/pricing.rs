@@ -23,7 +23,8 @@ use crate::vocab::CollectiveKind;
 ///   512-wide GPTs on 8 A100s or H100s, 3–5 ms of host time per layer and micro-batch against
 ///   well under 1 ms of GPU work): with 10 µs they came out 4–7× too fast (median −74 % on
 ///   A100 hosts, −85 % on H100 hosts); with 130 µs −46 % and −30 % (they also log norms and
-///   memory every step, which add operators the model does not count; the 48 cases that state
+///   memory every step: the zero count and the parameter norm are priced since
+///   [`super::step_host`], at a per-PyTorch-call figure of their own; the 48 cases that state
 ///   `--attention-backend unfused` are priced with its three kernels since
 ///   [`super::unfused_attention`]);
 /// * from above by NeMo's production runs among the shipped data (GPT-3 175B in FP8 on TP 4 at

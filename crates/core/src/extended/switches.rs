@@ -90,7 +90,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`]).
-pub const SWITCHES: [SwitchInfo; 40] = [
+pub const SWITCHES: [SwitchInfo; 42] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -365,6 +365,20 @@ pub const SWITCHES: [SwitchInfo; 40] = [
         "off: eager cross_entropy; torchtitan (compile.components, since April 2025) and torchtune compile it with \
          the model",
     ),
+    toggle(
+        "log_num_zeros_in_grad",
+        "Zeros in gradients logged",
+        "every step each rank counts the zeros of its gradients (three PyTorch calls per parameter tensor, two \
+         synced all-reduces): host time added to the step",
+        "off: Megatron-LM's default (--log-num-zeros-in-grad); its functional tests turn it on",
+    ),
+    toggle(
+        "log_params_norm",
+        "Parameter norm logged",
+        "every step the L2 norm over all parameters (a multi-tensor kernel, six all-reduces, a sync): host time added \
+         to the step",
+        "off: Megatron-LM's default (--log-params-norm); its functional tests turn it on",
+    ),
     SwitchInfo {
         key: "fusion",
         label: "Kernel fusion",
@@ -557,6 +571,8 @@ impl ExtendedOptions {
             "grads_freed" => on_off(self.grads_freed),
             "loss_chunks" => self.loss_chunks.to_string(),
             "compiled_loss" => on_off(self.compiled_loss),
+            "log_num_zeros_in_grad" => on_off(self.log_num_zeros_in_grad),
+            "log_params_norm" => on_off(self.log_params_norm),
             "fusion" => self.fusion.as_str().to_string(),
             "attention_kernel" => self.attention_kernel.as_str().to_string(),
             _ => return None,
@@ -634,6 +650,8 @@ impl ExtendedOptions {
             "grads_freed" => self.grads_freed = toggle()?,
             "loss_chunks" => self.loss_chunks = parse_count(info, &field, value)?,
             "compiled_loss" => self.compiled_loss = toggle()?,
+            "log_num_zeros_in_grad" => self.log_num_zeros_in_grad = toggle()?,
+            "log_params_norm" => self.log_params_norm = toggle()?,
             "fusion" => self.fusion = value.parse::<Fusion>().map_err(named)?,
             "attention_kernel" => self.attention_kernel = value.parse::<AttentionKernel>().map_err(named)?,
             _ => {}

@@ -40,6 +40,7 @@ pub mod reason;
 pub mod recompute_words;
 pub mod row;
 pub mod schema;
+pub mod step_words;
 pub mod words;
 
 pub use compare::{

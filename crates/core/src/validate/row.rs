@@ -435,6 +435,9 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     {
         notes.extend(stack_note);
     }
+    let (log_num_zeros_in_grad, log_params_norm, statistics_note) =
+        super::step_words::read_step_statistics(&other_words);
+    notes.extend(statistics_note);
     let options = ExtendedOptions {
         hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
         recompute: recompute.level,
@@ -457,6 +460,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         fusion,
         attention_kernel,
         stage_split,
+        log_num_zeros_in_grad,
+        log_params_norm,
         ..ExtendedOptions::realistic()
     };
 

@@ -574,6 +574,9 @@ pub(crate) fn apply(
             }
         }
         "fp8-param-gather" => put!(l, fp8_weights, switch(value, o)?, o),
+        // Per-step statistics (host work every step, `fmperf_core::extended::step_host`).
+        "log-num-zeros-in-grad" => put!(l, log_num_zeros_in_grad, switch(value, o)?, o),
+        "log-params-norm" => put!(l, log_params_norm, switch(value, o)?, o),
         "fp8-format" | "fp8" => {
             let v = need(value)?;
             match v.to_ascii_lowercase().as_str() {
@@ -867,6 +870,18 @@ mod tests {
         assert_eq!(e.field(), Some("--hierarchical-context-parallel-sizes"));
         let l = parse("python pretrain_gpt.py --ds-sequence-parallel-size 4").unwrap();
         assert_eq!((l.settings.cp.copied(), l.settings.cp_comm.copied()), (Some(4), Some(CpComm::Ulysses)));
+    }
+
+    #[test]
+    fn per_step_statistics() {
+        let read = |flags: &str| {
+            parse(&format!("python pretrain_gpt.py {flags}"))
+                .map(|l| (l.settings.log_num_zeros_in_grad.copied(), l.settings.log_params_norm.copied()))
+        };
+        assert_eq!(read("--log-num-zeros-in-grad --log-params-norm").unwrap(), (Some(true), Some(true)));
+        assert_eq!(read("--log-params-norm false").unwrap(), (None, Some(false)));
+        // Megatron's defaults: neither stated.
+        assert_eq!(read("--num-layers 12").unwrap(), (None, None));
     }
 
     #[test]

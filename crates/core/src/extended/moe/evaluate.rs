@@ -626,7 +626,8 @@ pub fn assemble_moe(
     let memory = DeviceMemory::of(&estimate);
 
     let t_zero3 = nmb_f * dp.per_microbatch_s;
-    let slots = Slots { t, microbatches: nmb_f, pass, t_opt, t_zero3, dp, messages, bubble };
+    // The logged statistics' host work (super::step_host) is priced for dense models only.
+    let slots = Slots { t, microbatches: nmb_f, pass, t_opt, t_step_host: 0.0, t_zero3, dp, messages, bubble };
     let totals = slots.totals(&memory);
     let counts = parts.shared.counts;
     let recompute_s = busiest.dense as f64 * dense.recompute.time() + busiest.moe as f64 * moe.block.recompute.time();
@@ -634,6 +635,7 @@ pub fn assemble_moe(
         t_cp_comm_s: nmb_f * pass.cp_comm_s,
         t_recompute_s: nmb_f * recompute_s,
         t_optimizer_s: t_opt,
+        t_step_host_s: 0.0,
         t_zero3_s: t_zero3,
         overhead_gb: memory.overhead_gb,
         microbatches: nmb,
