@@ -16,7 +16,8 @@
 
 use fmperf_core::Error;
 use fmperf_core::extended::ExtendedOptions;
-use fmperf_core::extended::switches::{CONSTANTS, SWITCHES, SwitchInfo, SwitchKind, text_value};
+use fmperf_core::extended::switch_text::text_value;
+use fmperf_core::extended::switches::{CONSTANTS, SWITCHES, SwitchInfo, SwitchKind};
 use fmperf_core::mode::ModelMode;
 use fmperf_core::validate::Mode;
 use leptos::prelude::*;

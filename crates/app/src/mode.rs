@@ -9,7 +9,8 @@
 //! `mode` with a scenario, so its own permalinks are never ambiguous.
 
 use fmperf_core::Error;
-use fmperf_core::extended::switches::{edit_text, switch};
+use fmperf_core::extended::switch_text::edit_text;
+use fmperf_core::extended::switches::switch;
 use fmperf_core::validate::Mode;
 
 use crate::query::Query;

@@ -3,7 +3,9 @@
 
 use fmperf_core::catalog;
 use fmperf_core::format::custom_store::{CustomStore, EntryKind, FORMAT, VERSION};
-use fmperf_core::format::{Document, Origin, model_to_reference_json, parse, system_to_reference_json, to_json};
+use fmperf_core::format::{
+    Document, DocumentFormat, model_to_reference_json, parse, system_to_reference_json, to_json,
+};
 use fmperf_core::{ModelShape, SystemParams};
 use serde_json::{Value, json};
 
@@ -126,7 +128,7 @@ fn imports_of_every_file_kind() {
     // The reference's model JSON: id from the file name.
     let out = s.import("my-shape.json", &model_to_reference_json(&ModelShape::GPT3_1T));
     assert!(out.errors.is_empty(), "{out:?}");
-    assert_eq!(out.origin, Some(Origin::ReferenceModel));
+    assert_eq!(out.origin, Some(DocumentFormat::ReferenceModel));
     assert_eq!(out.added, [(EntryKind::Model, "my-shape".to_string())]);
     // The reference's system JSON.
     let out = s.import("dir/config-H200.json", &system_to_reference_json(&SystemParams::h200()));

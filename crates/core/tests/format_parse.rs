@@ -3,7 +3,7 @@
 
 use fmperf_core::catalog::{self, Mlp, TrainingBudget, to_system_params};
 use fmperf_core::format::{
-    self, Document, Origin, fields, model_to_reference_json, parse, parse_detailed, system_to_reference_json,
+    self, Document, DocumentFormat, fields, model_to_reference_json, parse, parse_detailed, system_to_reference_json,
 };
 use fmperf_core::resolve::{ModelRef, SystemRef};
 use fmperf_core::{Error, ModelShape, Strategy, SystemParams};
@@ -127,7 +127,7 @@ fn not_json_or_not_an_object() {
 #[test]
 fn reference_model_json_is_imported() {
     let p = parse_detailed(r#"{"l": 2048, "e": 25600, "h": 160, "depth": 128}"#).unwrap();
-    assert_eq!(p.origin, Origin::ReferenceModel);
+    assert_eq!(p.origin, DocumentFormat::ReferenceModel);
     let Document::Model(m) = &p.document else { panic!() };
     assert_eq!(m.to_shape().unwrap(), ModelShape::GPT3_1T);
     assert_eq!(p.warnings.len(), 1, "f defaulted to 4e is said");
@@ -144,7 +144,7 @@ fn reference_system_json_is_imported_exactly() {
     for name in SystemParams::REFERENCE_NAMES {
         let exact = SystemParams::reference(name).unwrap();
         let p = parse_detailed(&system_to_reference_json(&exact)).unwrap();
-        assert_eq!(p.origin, Origin::ReferenceSystem);
+        assert_eq!(p.origin, DocumentFormat::ReferenceSystem);
         let Document::System(s) = &p.document else { panic!() };
         assert_eq!(to_system_params(s, &Default::default()).unwrap().params, exact, "{name}");
         assert_eq!(p.warnings.len(), 1, "{name}: summa_nb is ignored: {:?}", p.warnings);

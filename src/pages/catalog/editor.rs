@@ -14,7 +14,7 @@ use fmperf_core::format::form::{
     FormField, FormValues, check_form, document_text, form_fields, has_preset, values_of, values_of_document,
 };
 use fmperf_core::format::notes::{StaleNote, stale_notes, with_note, without_notes};
-use fmperf_core::format::{Document, Origin, Parsed, parse_detailed, to_json};
+use fmperf_core::format::{Document, DocumentFormat, Parsed, parse_detailed, to_json};
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -315,7 +315,7 @@ fn pasted_document(store: &CustomStore, parsed: &Parsed) -> Result<(EntryKind, D
             .with_hint("the catalog keeps models and systems; open scenarios in the explorer")
     })?;
     let mut doc = parsed.document.clone();
-    if parsed.origin != Origin::Versioned
+    if parsed.origin != DocumentFormat::Versioned
         && let Some((id, name, _)) = doc_id_mut(&mut doc)
     {
         *id = store.free_id(kind, &format!("my-{}", kind.as_str()));
@@ -366,7 +366,11 @@ fn Editor(start: Start) -> impl IntoView {
             }
             let id = stored().with(|s| s.store.free_id(EntryKind::Model, "my-hf-model"));
             fmperf_launch::model_document::model_document(t, Some("config.json"), &id)
-                .map(|m| Parsed { document: Document::Model(m), origin: Origin::Versioned, warnings: Vec::new() })
+                .map(|m| Parsed {
+                    document: Document::Model(m),
+                    origin: DocumentFormat::Versioned,
+                    warnings: Vec::new(),
+                })
                 .map_err(|e| vec![e])
         })
     });

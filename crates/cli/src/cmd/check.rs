@@ -31,7 +31,11 @@ prints a complete example of each kind.
 pub fn read_document(command: &str, path: &str) -> Result<Parsed, CmdError> {
     let text = crate::files::read_text(command, path, crate::files::MAX_INPUT_BYTES)?;
     if let Some(m) = crate::model_files::read("file", path, &text)? {
-        return Ok(Parsed { document: Document::Model(m), origin: format::Origin::Versioned, warnings: Vec::new() });
+        return Ok(Parsed {
+            document: Document::Model(m),
+            origin: format::DocumentFormat::Versioned,
+            warnings: Vec::new(),
+        });
     }
     format::parse_detailed(&text).map_err(|errs| CmdError::Usage(format!("{path}: {}", first_problem(&errs, path))))
 }
@@ -62,7 +66,9 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let framework_model = crate::model_files::read("file", path, &text)?;
     let read_by_launch = framework_model.is_some();
     let result = match framework_model {
-        Some(m) => Ok(Parsed { document: Document::Model(m), origin: format::Origin::Versioned, warnings: Vec::new() }),
+        Some(m) => {
+            Ok(Parsed { document: Document::Model(m), origin: format::DocumentFormat::Versioned, warnings: Vec::new() })
+        }
         None => format::parse_detailed(&text),
     };
     let what = match &result {

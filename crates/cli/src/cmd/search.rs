@@ -272,7 +272,7 @@ fn agree_with_switches(args: &Args, fixed: &ExecutionChoices, o: &ExtendedOption
         ("interleave", "interleave", fixed.interleave.map(|i| i.to_string()), o.interleave.to_string()),
     ];
     for (flag, key, by_flag, by_switch) in pairs {
-        let (Some(given), Some(typed)) = (args.value(flag)?, fmperf_core::extended::switches::text_value(ext, key))
+        let (Some(given), Some(typed)) = (args.value(flag)?, fmperf_core::extended::switch_text::text_value(ext, key))
         else {
             continue;
         };

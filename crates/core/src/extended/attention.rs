@@ -3,14 +3,14 @@
 //! flash kernel (with a sliding window's blocks priced apart), or the unfused core
 //! ([`super::unfused_attention`]), or multi-head latent attention's own list
 //! ([`super::moe::mla`]) — with the context-parallel exchange around it. The shared building
-//! blocks (operations, shapes, the sub-layer wrapper, the CP exchange) are in [`super::ops`].
+//! blocks are in [`super::ops`] (operations, shapes), [`super::sublayer`] (the sub-layer wrapper) and
+//! [`super::context_parallel`] (the CP exchange).
 
+use super::context_parallel::context_parallel_over;
 use super::layout::Layout;
-use super::ops::{
-    ElementwiseTraffic, KeptBytes, OpKind, Operation, Shape, Sublayer, Work, context_parallel_over, elementwise,
-    matmul, saved_input, sublayer,
-};
+use super::ops::{ElementwiseTraffic, KeptBytes, OpKind, Operation, Shape, Work, elementwise, matmul, saved_input};
 use super::pricing::Pricing;
+use super::sublayer::{Sublayer, sublayer};
 use super::workload::Workload;
 
 /// The attention sub-layer: norm, entry collective, Q/K/V projection, flash attention, the

@@ -16,9 +16,10 @@
 
 use super::attention::attention_operations;
 use super::layout::Layout;
-use super::ops::{OpKind, Operation, fp8_casts, mlp_operations};
+use super::ops::{OpKind, Operation, fp8_casts};
 use super::options::Recompute;
 use super::pricing::{Pass, Pricing};
+use super::sublayer::mlp_operations;
 use super::workload::Workload;
 
 pub use super::ops::FLASH_BACKWARD_FACTOR;

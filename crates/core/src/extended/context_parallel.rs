@@ -3,7 +3,7 @@
 //!
 //! - Ring (default; Liu et al., arXiv:2310.01889; Megatron-Core's `--cp-comm-type p2p`): K/V
 //!   chunks passed around the `cp` devices in `cp − 1` steps, overlapped with the blockwise
-//!   attention (`cp_ring_overlap`; priced in [`super::ops`]).
+//!   attention (`cp_ring_overlap`).
 //! - Ulysses (Jacobs et al., "DeepSpeed Ulysses", arXiv:2309.14509; Megatron-Core's `a2a`): before
 //!   attention an all-to-all over the `u = cp` devices turns each one's `N/u` tokens × all (local)
 //!   heads of Q, K and V into all `N` tokens × `1/u` of the heads; attention runs on its heads
@@ -28,13 +28,18 @@
 //! (where `cp` divides the heads per tensor-parallel rank) and each hybrid split `u × cp/u`
 //! ([`crate::search::execution::cp_flavours`]), and each ranked row states the one it chose. One
 //! layout evaluated on its own needs a flavour: [`check`] refuses `search` where `cp > 1`.
+//!
+//! The exchanges of one block as operations ([`super::ops`]): [`context_parallel`] and
+//! [`context_parallel_over`] (the Ulysses all-to-alls, then the K/V ring or all-gather).
 
 pub use super::choices::CpComm;
 use super::layout::Layout;
+use super::ops::{CollectiveUse, OpKind, Operation, Work, ring_passes};
 use super::options::ExtendedOptions;
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
 use crate::Error;
+use crate::vocab::CollectiveKind;
 
 /// The Ulysses (all-to-all) degree of a context-parallel group of `cp` devices under `opts`:
 /// 1 for the ring, `cp` for Ulysses, `cp_ulysses` for the hybrid (1 for a flavour left to the
@@ -190,6 +195,107 @@ pub fn ring_layout(layout: &Layout, opts: &ExtendedOptions) -> Layout {
     ring.cp = layout.cp / u;
     ring.placement.cp = (layout.placement.cp / u).max(1);
     ring
+}
+
+/// The exposed context-parallel exchanges of one block (forward, backward); none without context
+/// parallelism. Under `cp_comm` Ulysses or hybrid, first the all-to-alls over heads
+/// (`cp_all_to_all`, [`ulysses_passes`]), then the ring over the rest of the group.
+///
+/// Ring (default): `cp − 1` steps, each passing this device's K/V chunk (forward) or K/V and their
+/// gradients (backward) to the next rank while attending to the chunk at hand; a step exposes only
+/// the transfer time beyond one chunk's attention compute. Off: the reference's pricing, an
+/// all-gather of K and V (plus a reduce-scatter of their gradients backward) without overlap. A
+/// ring crossing fast domains runs at the slow tier.
+pub(crate) fn context_parallel(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    widths: (f64, f64),
+    att_fwd_s: f64,
+    att_bwd_s: f64,
+) -> Vec<Operation> {
+    context_parallel_over(w, layout, p, widths, (att_fwd_s, att_bwd_s), Work::Opaque)
+}
+
+/// [`context_parallel`] for the query and K/V widths per TP rank `(q_local, kv_local)`
+/// [channels], overlapping the attention whose compute times are `att_s` (forward, backward) [s]
+/// and whose pricing rule is `attention` (a ring overlapping a described [`Work::Attention`] is
+/// described too).
+pub(crate) fn context_parallel_over(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    (q_local, kv_local): (f64, f64),
+    att_s: (f64, f64),
+    attention: Work,
+) -> Vec<Operation> {
+    let u = ulysses_degree(layout.cp, p.opts);
+    if u <= 1 {
+        return ring_exchange(w, layout, p, kv_local, att_s, attention).into_iter().collect();
+    }
+    let (fwd, bwd) = ulysses_passes(w, layout, p, q_local, kv_local);
+    let mut op = Operation::new("cp_all_to_all", OpKind::Collective, fwd, bwd, 0.0);
+    op.work = Work::Fixed;
+    // An all-to-all is pairwise messages (the vocabulary has no all-to-all kind): its volume is
+    // the per-device Q, K, V and output buffers.
+    let volume_gb = layout.mbs as f64
+        * (w.seq_len / layout.cp) as f64
+        * (2.0 * q_local + 2.0 * kv_local)
+        * p.hw.element_bytes
+        * 1e-9;
+    let fast_share = fast_share_of(u, layout.placement.cp);
+    op.collective = Some(CollectiveUse { kind: CollectiveKind::P2p, volume_gb, group: u, fast_share });
+    // The ring over the Ulysses groups passes K/V chunks of 1/u of the local K/V heads.
+    let mut ops = vec![op];
+    ops.extend(ring_exchange(w, &ring_layout(layout, p.opts), p, kv_local / u as f64, att_s, attention));
+    ops
+}
+
+/// The K/V ring (or, with `cp_ring_overlap` off, the all-gather) of [`context_parallel_over`] over
+/// `layout.cp` devices, `None` for one.
+fn ring_exchange(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    kv_local: f64,
+    (att_fwd_s, att_bwd_s): (f64, f64),
+    attention: Work,
+) -> Option<Operation> {
+    let cp = layout.cp;
+    if cp <= 1 {
+        return None;
+    }
+    let es = p.hw.element_bytes;
+    let chunk_gb = 2.0 * layout.mbs as f64 * (w.seq_len / cp) as f64 * kv_local * es * 1e-9;
+    let share = layout.placement.cp;
+    let (fwd, bwd, kind, work) = if p.opts.cp_ring_overlap {
+        let fast = share == cp;
+        let steps = (cp - 1) as f64;
+        let msg = (p.p2p(chunk_gb, fast), p.p2p(2.0 * chunk_gb, fast));
+        let (fwd, bwd) = ring_passes(msg, steps, cp as f64, att_fwd_s, att_bwd_s);
+        let work = match attention {
+            Work::Attention { tflop, bytes, s_q, s_k } => Work::CpRing {
+                fwd_msg: msg.0,
+                bwd_msg: msg.1,
+                steps,
+                cp: cp as f64,
+                attention: (tflop, bytes, s_q, s_k),
+            },
+            _ => Work::Opaque,
+        };
+        (fwd, bwd, CollectiveKind::P2p, work)
+    } else {
+        let full = chunk_gb * cp as f64;
+        let gather = p.collective(CollectiveKind::AllGather, full, cp, share);
+        let scatter = p.collective(CollectiveKind::ReduceScatter, full, cp, share);
+        let pass = |s: f64| Pass { cp_comm_s: s, ..Pass::default() };
+        // The all-gather reads no rate.
+        (pass(gather), pass(gather + scatter), CollectiveKind::AllGather, Work::Fixed)
+    };
+    let mut op = Operation::new("cp_kv_exchange", OpKind::Collective, fwd, bwd, 0.0);
+    op.work = work;
+    op.collective = Some(CollectiveUse { kind, volume_gb: chunk_gb * cp as f64, group: cp, fast_share: share });
+    Some(op)
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@
 //! | `stage_split` | the blocks alone dealt to the stages, or the embedding and/or the head counted as one block (Megatron-LM `--account-for-*-in-pipeline-split`, Megatron-DeepSpeed `--pp-partition-method 'type:transformer|embedding'`) | [`pipeline`], [`memory`] |
 //! | `causal` | causal attention: half the logits/attend FLOPs | [`block`] |
 //! | `cp_ring_overlap` | context parallelism as a K/V ring overlapped with attention | [`block`] |
-//! | `cp_comm`, `cp_ulysses` | context parallelism as a ring, Ulysses all-to-alls over heads, or their hybrid (USP) | [`context_parallel`], [`ops`] |
+//! | `cp_comm`, `cp_ulysses` | context parallelism as a ring, Ulysses all-to-alls over heads, or their hybrid (USP) | [`context_parallel`] |
 //! | `sequence_parallel` | norms/residuals on `1/tp` of the tokens | [`block`] |
 //! | `grouped_query_attention`, `gated_mlp` | K/V of `kv_heads` width; SwiGLU's third matrix | [`workload`], [`block`] |
 //! | `embeddings_and_head` | embedding, output head and loss over the vocabulary on the end stages | [`head`] |
@@ -31,7 +31,7 @@
 //! | (always) | a pass lasts at least its operations' host issue time (130 µs each, eager PyTorch): small blocks are host-bound | [`block`] |
 //! | `dp_overlap` | data-parallel gradient reduction bucketed behind the backward, parameter gather behind the forward, or both exposed after the step | [`data_parallel`] |
 //! | `param_broadcast` | ZeRO-1/2 parameters shared by one broadcast per shard owner after the step (InternLM), gradients all-reduced | [`data_parallel`] |
-//! | `tp_comm_overlap` | TP collectives hidden behind their GEMMs (Megatron `--tp-comm-overlap`, async TP) | [`ops`] |
+//! | `tp_comm_overlap` | TP collectives hidden behind their GEMMs (Megatron `--tp-comm-overlap`, async TP) | [`sublayer`] |
 //! | `gemm_half_dim`, `attention_half_seq` | small/skinny GEMMs and short attention sequences run below `η` (fitted) | [`pricing`], [`efficiency`] |
 //! | `fp8_recipe` | Transformer Engine (FP8 weight copies cached, FP8 inputs saved; or FP8 primary weights, `fp8_param_gather`) or torchao float8 (cast on the fly; with FSDP's float8 all-gather the gathered weights are FP8) | [`ops`], [`evaluate`], [`memory`] |
 //! | `optimizer_states` | FP32 master + Adam moments, or pure BF16 without master | [`memory`] |
@@ -39,7 +39,7 @@
 //! | `reshard_after_forward` | FSDP frees gathered blocks after the forward | [`memory`] |
 //! | `loss_chunks` | logits and cross-entropy in chunks | [`memory`] |
 //! | `compiled_loss` | cross-entropy compiled with its FP32 upcast (no FP32 logits held) | [`memory`] |
-//! | `fusion` | fused element-wise kernels, or eager PyTorch with each primitive's own HBM traffic | [`ops`] |
+//! | `fusion` | fused element-wise kernels, or eager PyTorch with each primitive's own HBM traffic | [`ops`], [`sublayer`] |
 //! | `log_num_zeros_in_grad`, `log_params_norm` | Megatron-LM's per-step gradient zero count and parameter norm: host time of their PyTorch calls and synced all-reduces, added to the step | [`step_host`] |
 //! | `attention_kernel` | the part's own-generation fused attention, a FlashAttention-2-class kernel (slower on Hopper and later), or unfused attention (the score matrix computed in full and kept) | [`pricing`], [`efficiency`], [`unfused_attention`] |
 //!
@@ -50,8 +50,9 @@
 //! bytes kept per recomputation policy, priced passes); [`block`] and the memory model sum them,
 //! and [`block_operations::block_operations`] gives the list to views (the explorer's layer table).
 //!
-//! The switches as data (keys, kinds, sources of the defaults, the `key=value,…` text form of the
-//! CLI's `--ext` and the page's `ext` key) are in [`switches`].
+//! The switches as data (keys, kinds, sources of the defaults) are in [`switches`], their values
+//! as text and the `key=value,…` text form of the CLI's `--ext` and the page's `ext` key in
+//! [`switch_text`].
 //!
 //! Reference quirks (spec §9) corrected in extended mode: Q3 (slow pipeline links priced), Q4
 //! (all-reduce = reduce-scatter + all-gather on every tier), Q5 (no 20 µs per layer, measured
@@ -96,6 +97,8 @@ pub mod pricing;
 pub mod sparsity;
 pub mod stack;
 pub mod step_host;
+pub mod sublayer;
+pub mod switch_text;
 pub mod switches;
 pub mod timing;
 pub mod unfused_attention;

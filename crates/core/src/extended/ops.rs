@@ -5,12 +5,15 @@
 //! backward passes. [`super::block::BlockCost`] (what the evaluator uses), the explorer's layer
 //! table in extended mode and the memory breakdown are all sums over this list.
 //!
-//! The list is built sub-layer by sub-layer ([`super::attention::attention_operations`], [`mlp_operations`]), each
-//! inside the shared norm / tensor-parallel collectives / residual wrapper, so a new kind of layer
-//! is a new function returning its records: multi-head latent attention
-//! ([`super::moe::mla::mla_operations`]) and the mixture-of-experts MLP with its router, shared
-//! experts, dispatch/combine all-to-all and grouped expert GEMM
-//! ([`super::moe::block::moe_block_operations`]).
+//! The list is built sub-layer by sub-layer ([`super::attention::attention_operations`],
+//! [`super::sublayer::mlp_operations`]), each inside the shared norm / tensor-parallel collectives
+//! / residual wrapper ([`super::sublayer`]), so a new kind of layer is a new function returning
+//! its records: multi-head latent attention ([`super::moe::mla::mla_operations`]) and the
+//! mixture-of-experts MLP with its router, shared experts, dispatch/combine all-to-all and grouped
+//! expert GEMM ([`super::moe::block::moe_block_operations`]). This file holds the record, how its
+//! passes follow from the rates ([`Work`]), the element-wise traffic and the small builders
+//! (matmuls, element-wise operations, FP8 casts); the context-parallel exchange is in
+//! [`super::context_parallel`].
 //!
 //! Counting conventions (each a correction of the reference, spec §9):
 //! * a matmul `(m×k)·(k×n)` costs `2·m·k·n` FLOPs (Q11); its backward is two matmuls of the same
@@ -45,11 +48,6 @@ pub const FP8_CAST_BYTES: f64 = 1.0;
 
 /// Element traffic of a fused norm per token, in multiples of its width: read `h`, write `h`.
 pub(crate) const NORM_ELEMENTS_PER_H: f64 = 2.0;
-
-/// Element traffic of a residual add with the preceding projection's bias and dropout fused, per
-/// token, in multiples of `h`: read two `h`, write one. The same in eager mode (one `add` kernel;
-/// the modelled LLMs train without dropout, and a bias-free projection leaves nothing to fuse).
-const RESIDUAL_ELEMENTS_PER_H: f64 = 3.0;
 
 /// Forward HBM traffic of the element-wise operations per element of the tensor each works on,
 /// in activation elements (16-bit in BF16/FP16 training; an FP32 intermediate counts 2), fused
@@ -463,53 +461,10 @@ pub(crate) fn matmul(p: &Pricing, name: &'static str, m: f64, k: f64, n: f64) ->
     Operation::priced(name, OpKind::Matmul, p, Work::Matmul { m, k, n }, bytes).owning(k * n)
 }
 
-/// The tensor-parallel collective at a sub-layer's entry (before its column-parallel matmul
-/// `gemm`) or exit (after its row-parallel matmul `gemm`), as Megatron-LM runs them:
-/// * with sequence parallelism: entry all-gather of the sharded norm output (forward), and in the
-///   backward the same all-gather again (the input is kept sharded) overlapped with the input
-///   gradient's GEMM, then the reduce-scatter of the input gradient overlapped with the weight
-///   gradient's GEMM (`LinearWithGradAccumulationAndAsyncCommunication`); exit reduce-scatter
-///   (forward) and all-gather of the output gradient (backward), exposed;
-/// * without: entry identity forward, all-reduce of the input gradient overlapped with the weight
-///   gradient's GEMM backward; exit all-reduce forward, identity backward;
-/// * with [`ExtendedOptions::tp_comm_overlap`] every collective also overlaps its GEMM.
-///
-/// An overlapped collective exposes only the part longer than the GEMM it runs against. `gemm`
-/// is that GEMM's operation where the block's list holds it ([`Work::TpCollective`]).
-fn tp_collective(
-    p: &Pricing,
-    layout: &Layout,
-    s: &Shape,
-    name: &'static str,
-    entry: bool,
-    (gemm, gemm_op): (&Pass, Option<&Operation>),
-) -> Option<Operation> {
-    if layout.tp <= 1 {
-        return None;
-    }
-    let v = s.tokens * s.h * s.es * 1e-9;
-    let (g, share) = (layout.tp, layout.placement.tp);
-    let ag = p.collective(CollectiveKind::AllGather, v, g, share);
-    let rs = p.collective(CollectiveKind::ReduceScatter, v, g, share);
-    let (fwd, bwd, kind) = tp_passes(p, ag, rs, entry, gemm);
-    let mut op = Operation::new(name, OpKind::Collective, fwd, bwd, 0.0);
-    if let Some(Work::Matmul { m, k, n }) = gemm_op.map(|o| o.work) {
-        op.work = Work::TpCollective { ag, rs, entry, gemm: (m, k, n) };
-    }
-    op.collective = Some(CollectiveUse { kind, volume_gb: v, group: g, fast_share: share });
-    // Operator-level policy: the reduce-scatter's output is saved (its sequence shard), every
-    // other TP collective runs again with the recomputed forward.
-    Some(if !entry && p.opts.sequence_parallel {
-        op.op_policy(s.h * s.tokenwise * s.es, 0.0)
-    } else {
-        op.op_policy(0.0, 1.0)
-    })
-}
-
 /// The forward and backward passes of a tensor-parallel collective of an all-gather of `ag` and
 /// a reduce-scatter of `rs` seconds at a sub-layer's entry (or exit) overlapping `gemm`, and the
 /// forward's collective ([`tp_collective`]).
-fn tp_passes(p: &Pricing, ag: f64, rs: f64, entry: bool, gemm: &Pass) -> (Pass, Pass, CollectiveKind) {
+pub(crate) fn tp_passes(p: &Pricing, ag: f64, rs: f64, entry: bool, gemm: &Pass) -> (Pass, Pass, CollectiveKind) {
     let hidden = |t: f64| (t - gemm.compute_s).max(0.0);
     let exposed = |t: f64| if p.opts.tp_comm_overlap { hidden(t) } else { t };
     let (fwd_s, bwd_s, kind) = match (entry, p.opts.sequence_parallel) {
@@ -519,98 +474,6 @@ fn tp_passes(p: &Pricing, ag: f64, rs: f64, entry: bool, gemm: &Pass) -> (Pass, 
         (false, false) => (exposed(ag + rs), 0.0, CollectiveKind::AllReduce),
     };
     (Pass { tp_comm_s: fwd_s, ..Pass::default() }, Pass { tp_comm_s: bwd_s, ..Pass::default() }, kind)
-}
-
-/// Which sub-layer a norm, its tensor-parallel collectives and its residual add belong to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Sublayer {
-    /// The attention sub-layer (its norm's input is the block input, kept under every policy).
-    Attention,
-    /// The MLP sub-layer (dense or mixture-of-experts).
-    Mlp,
-}
-
-/// A sub-layer around its `inner` operations: the norm, the entry collective (overlapping
-/// `entry_gemm`, the column-parallel matmul after it), the inner operations, the exit collective
-/// (overlapping `exit_gemm`, the row-parallel matmul before it), the residual add. Attention (plain
-/// or latent), the dense MLP and the mixture-of-experts MLP share it.
-pub(crate) fn sublayer(
-    w: &Workload,
-    layout: &Layout,
-    p: &Pricing,
-    which: Sublayer,
-    inner: Vec<Operation>,
-    entry_gemm: &Pass,
-    exit_gemm: &Pass,
-) -> Vec<Operation> {
-    let s = Shape::of(w, layout, p);
-    let input = s.h * s.tokenwise * s.es;
-    let (norm, gather, scatter, residual, kept) = match which {
-        Sublayer::Attention => (
-            "attn_norm",
-            "attn_all_gather",
-            "attn_reduce_scatter",
-            "attn_residual",
-            KeptBytes { none: input, selective: input, full: input, op: 0.0 },
-        ),
-        Sublayer::Mlp => {
-            ("mlp_norm", "mlp_all_gather", "mlp_reduce_scatter", "mlp_residual", KeptBytes::recomputable(input))
-        }
-    };
-    // Eager norms keep their FP32 upcast and normalised output too (not under the operator-level
-    // policy, which recomputes them, nor full recomputation).
-    let kept = if p.opts.fusion == Fusion::Eager {
-        let extra = EAGER_NORM_EXTRA_BYTES * s.h * s.tokenwise;
-        KeptBytes { none: kept.none + extra, selective: kept.selective + extra, ..kept }
-    } else {
-        kept
-    };
-    let mut ops = Vec::with_capacity(inner.len() + 4);
-    let norm_elements = ElementwiseTraffic::of(p.opts.fusion).norm;
-    // Under the operator-level policy the norm runs again; the attention norm's input is the
-    // block input, which checkpointing keeps.
-    let block_input = if which == Sublayer::Attention { input } else { 0.0 };
-    let norm_op = elementwise(p, norm, norm_elements * input).owning(s.h / s.tp).keeping(kept);
-    ops.push(norm_op.op_policy(block_input, 1.0));
-    // The GEMMs the collectives overlap, as operations of `inner`: the first weight matmul of the
-    // entry's pass, the last of the exit's.
-    let is = |o: &&Operation, gemm: &Pass| o.kind == OpKind::Matmul && o.fwd == *gemm;
-    let entry_op = inner.iter().find(|o| is(o, entry_gemm)).copied();
-    let exit_op = inner.iter().rev().find(|o| is(o, exit_gemm)).copied();
-    ops.extend(tp_collective(p, layout, &s, gather, true, (entry_gemm, entry_op.as_ref())));
-    ops.extend(inner);
-    ops.extend(tp_collective(p, layout, &s, scatter, false, (exit_gemm, exit_op.as_ref())));
-    ops.push(elementwise(p, residual, RESIDUAL_ELEMENTS_PER_H * s.h * s.tokenwise * s.es));
-    ops
-}
-
-/// The dense MLP sub-layer: norm, entry collective, input projection(s) (gate and up when gated),
-/// activation, output projection, exit collective, residual add.
-pub fn mlp_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<Operation> {
-    let o = p.opts;
-    let s = Shape::of(w, layout, p);
-    let (tokens, tp, h, es) = (s.tokens, s.tp, s.h, s.es);
-    let f = w.ffn_hidden as f64;
-    let gates = w.mlp_in_matrices(o.model.gated_mlp) as f64;
-
-    let input = h * s.tokenwise * es;
-    // Operator-level policy (matmuls numbered in the block: Q, K, V, output = 1–4): the gate /
-    // first MLP matmul (5th) is saved; gated, the up projection (6th) is recomputed and the down
-    // projection (7th) saved; plain, the output projection (6th) is recomputed.
-    let gated = gates > 1.0;
-    let mlp_in = matmul(p, "mlp_in_proj", tokens, h, gates * f / tp)
-        .keeping(saved_input(p, input))
-        .op_policy(f / tp * tokens * es, if gated { 1.0 - 1.0 / gates } else { 0.0 });
-    let pre = (gates + eager_activation_extra(o.fusion, gated)) * f / tp * tokens * es;
-    let per_element = ElementwiseTraffic::of(o.fusion).activation(gated);
-    let activation = elementwise(p, "mlp_activation", per_element * f / tp * tokens * es)
-        .keeping(KeptBytes::recomputable(pre))
-        .op_policy(0.0, 1.0);
-    let act = f / tp * tokens * es;
-    let out = matmul(p, "mlp_out_proj", tokens, f / tp, h).keeping(saved_input(p, act));
-    let out = if gated { out.op_policy(h * tokens * es, 0.0) } else { out.op_policy(0.0, 1.0) };
-    let (entry, exit) = (mlp_in.fwd, out.fwd);
-    sublayer(w, layout, p, Sublayer::Mlp, vec![mlp_in, activation, out], &entry, &exit)
 }
 
 /// FP8 training: the inputs of the four matmuls are cast to FP8 (and, with torchao's dynamic
@@ -654,111 +517,9 @@ pub(crate) fn norms_recomputed(ops: &mut [Operation]) {
     }
 }
 
-/// The exposed context-parallel exchanges of one block (forward, backward); none without context
-/// parallelism. Under `cp_comm` Ulysses or hybrid, first the all-to-alls over heads
-/// (`cp_all_to_all`, [`super::context_parallel`]), then the ring over the rest of the group.
-///
-/// Ring (default): `cp − 1` steps, each passing this device's K/V chunk (forward) or K/V and their
-/// gradients (backward) to the next rank while attending to the chunk at hand; a step exposes only
-/// the transfer time beyond one chunk's attention compute. Off: the reference's pricing, an
-/// all-gather of K and V (plus a reduce-scatter of their gradients backward) without overlap. A
-/// ring crossing fast domains runs at the slow tier.
-pub(crate) fn context_parallel(
-    w: &Workload,
-    layout: &Layout,
-    p: &Pricing,
-    widths: (f64, f64),
-    att_fwd_s: f64,
-    att_bwd_s: f64,
-) -> Vec<Operation> {
-    context_parallel_over(w, layout, p, widths, (att_fwd_s, att_bwd_s), Work::Opaque)
-}
-
-/// [`context_parallel`] for the query and K/V widths per TP rank `(q_local, kv_local)`
-/// [channels], overlapping the attention whose compute times are `att_s` (forward, backward) [s]
-/// and whose pricing rule is `attention` (a ring overlapping a described [`Work::Attention`] is
-/// described too).
-pub(crate) fn context_parallel_over(
-    w: &Workload,
-    layout: &Layout,
-    p: &Pricing,
-    (q_local, kv_local): (f64, f64),
-    att_s: (f64, f64),
-    attention: Work,
-) -> Vec<Operation> {
-    use super::context_parallel::{ring_layout, ulysses_degree, ulysses_passes};
-    let u = ulysses_degree(layout.cp, p.opts);
-    if u <= 1 {
-        return ring_exchange(w, layout, p, kv_local, att_s, attention).into_iter().collect();
-    }
-    let (fwd, bwd) = ulysses_passes(w, layout, p, q_local, kv_local);
-    let mut op = Operation::new("cp_all_to_all", OpKind::Collective, fwd, bwd, 0.0);
-    op.work = Work::Fixed;
-    // An all-to-all is pairwise messages (the vocabulary has no all-to-all kind): its volume is
-    // the per-device Q, K, V and output buffers.
-    let volume_gb = layout.mbs as f64
-        * (w.seq_len / layout.cp) as f64
-        * (2.0 * q_local + 2.0 * kv_local)
-        * p.hw.element_bytes
-        * 1e-9;
-    let fast_share = super::context_parallel::fast_share_of(u, layout.placement.cp);
-    op.collective = Some(CollectiveUse { kind: CollectiveKind::P2p, volume_gb, group: u, fast_share });
-    // The ring over the Ulysses groups passes K/V chunks of 1/u of the local K/V heads.
-    let mut ops = vec![op];
-    ops.extend(ring_exchange(w, &ring_layout(layout, p.opts), p, kv_local / u as f64, att_s, attention));
-    ops
-}
-
-/// The K/V ring (or, with `cp_ring_overlap` off, the all-gather) of [`context_parallel_over`] over
-/// `layout.cp` devices, `None` for one.
-fn ring_exchange(
-    w: &Workload,
-    layout: &Layout,
-    p: &Pricing,
-    kv_local: f64,
-    (att_fwd_s, att_bwd_s): (f64, f64),
-    attention: Work,
-) -> Option<Operation> {
-    let cp = layout.cp;
-    if cp <= 1 {
-        return None;
-    }
-    let es = p.hw.element_bytes;
-    let chunk_gb = 2.0 * layout.mbs as f64 * (w.seq_len / cp) as f64 * kv_local * es * 1e-9;
-    let share = layout.placement.cp;
-    let (fwd, bwd, kind, work) = if p.opts.cp_ring_overlap {
-        let fast = share == cp;
-        let steps = (cp - 1) as f64;
-        let msg = (p.p2p(chunk_gb, fast), p.p2p(2.0 * chunk_gb, fast));
-        let (fwd, bwd) = ring_passes(msg, steps, cp as f64, att_fwd_s, att_bwd_s);
-        let work = match attention {
-            Work::Attention { tflop, bytes, s_q, s_k } => Work::CpRing {
-                fwd_msg: msg.0,
-                bwd_msg: msg.1,
-                steps,
-                cp: cp as f64,
-                attention: (tflop, bytes, s_q, s_k),
-            },
-            _ => Work::Opaque,
-        };
-        (fwd, bwd, CollectiveKind::P2p, work)
-    } else {
-        let full = chunk_gb * cp as f64;
-        let gather = p.collective(CollectiveKind::AllGather, full, cp, share);
-        let scatter = p.collective(CollectiveKind::ReduceScatter, full, cp, share);
-        let pass = |s: f64| Pass { cp_comm_s: s, ..Pass::default() };
-        // The all-gather reads no rate.
-        (pass(gather), pass(gather + scatter), CollectiveKind::AllGather, Work::Fixed)
-    };
-    let mut op = Operation::new("cp_kv_exchange", OpKind::Collective, fwd, bwd, 0.0);
-    op.work = work;
-    op.collective = Some(CollectiveUse { kind, volume_gb: chunk_gb * cp as f64, group: cp, fast_share: share });
-    Some(op)
-}
-
 /// The ring's exposed passes: `steps` messages of `msg` (forward, backward) seconds, each beyond
 /// one chunk's attention compute (`att_fwd_s`, `att_bwd_s` over `cp` chunks) [s].
-fn ring_passes(msg: (f64, f64), steps: f64, cp: f64, att_fwd_s: f64, att_bwd_s: f64) -> (Pass, Pass) {
+pub(crate) fn ring_passes(msg: (f64, f64), steps: f64, cp: f64, att_fwd_s: f64, att_bwd_s: f64) -> (Pass, Pass) {
     let fwd = steps * (msg.0 - att_fwd_s / cp).max(0.0);
     let bwd = steps * (msg.1 - att_bwd_s / cp).max(0.0);
     (Pass { cp_comm_s: fwd, ..Pass::default() }, Pass { cp_comm_s: bwd, ..Pass::default() })

@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 use super::check::valid_id;
 use super::form::with_prefix;
-use super::{Document, Origin, parse_detailed, parse_value, to_json};
+use super::{Document, DocumentFormat, parse_detailed, parse_value, to_json};
 use crate::Error;
 
 /// The `localStorage` key.
@@ -387,7 +387,7 @@ impl CustomStore {
                     out.errors.push(not_a_catalog_entry());
                     return out;
                 }
-                let from_reference = p.origin != Origin::Versioned;
+                let from_reference = p.origin != DocumentFormat::Versioned;
                 self.add_imported(p.document, from_reference.then_some(stem), &mut out);
             }
         }
@@ -439,7 +439,7 @@ pub struct ImportOutcome {
     /// The file's name.
     pub file: String,
     /// The format of a single-document file.
-    pub origin: Option<Origin>,
+    pub origin: Option<DocumentFormat>,
     /// Entries added: kind and id.
     pub added: Vec<(EntryKind, String)>,
     /// Ids that were taken: (wanted, given).

@@ -56,7 +56,7 @@ impl Document {
 
 /// Which format a document was written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub enum DocumentFormat {
     /// fmperf's versioned format.
     Versioned,
     /// The reference's model JSON (`l`, `e`, `h`, `depth`, optional `f`).
@@ -65,13 +65,13 @@ pub enum Origin {
     ReferenceSystem,
 }
 
-impl Origin {
+impl DocumentFormat {
     /// A description for messages.
     pub fn describe(self) -> &'static str {
         match self {
-            Origin::Versioned => "fmperf document, schema version 1",
-            Origin::ReferenceModel => "reference-format model JSON (imported)",
-            Origin::ReferenceSystem => "reference-format system JSON (imported)",
+            DocumentFormat::Versioned => "fmperf document, schema version 1",
+            DocumentFormat::ReferenceModel => "reference-format model JSON (imported)",
+            DocumentFormat::ReferenceSystem => "reference-format system JSON (imported)",
         }
     }
 }
@@ -82,7 +82,7 @@ pub struct Parsed {
     /// The document.
     pub document: Document,
     /// The format it was written in.
-    pub origin: Origin,
+    pub origin: DocumentFormat,
     /// Things worth knowing that did not make it invalid (each names field, value, rule, hint).
     pub warnings: Vec<Error>,
 }
@@ -134,7 +134,7 @@ pub fn parse_value(value: &Value) -> Result<Parsed, Vec<Error>> {
                 "user file (reference model JSON)",
             ))
         });
-        (doc, Origin::ReferenceModel)
+        (doc, DocumentFormat::ReferenceModel)
     } else if !versioned && reference::looks_like_system(obj) {
         let params = reference::read_reference_system(obj, "", &mut report);
         let doc = params.map(|p| {
@@ -146,9 +146,9 @@ pub fn parse_value(value: &Value) -> Result<Parsed, Vec<Error>> {
                 Vec::new(),
             ))
         });
-        (doc, Origin::ReferenceSystem)
+        (doc, DocumentFormat::ReferenceSystem)
     } else {
-        (read_versioned(obj, &mut report), Origin::Versioned)
+        (read_versioned(obj, &mut report), DocumentFormat::Versioned)
     };
     match document {
         Some(document) if report.errors.is_empty() => Ok(Parsed { document, origin, warnings: report.warnings }),

@@ -121,7 +121,7 @@ pub struct Comparison {
 
 /// The model's side of a comparison.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct ModelSide {
     /// The predicted value (`None`: the model has none, e.g. nothing fits or not expressible).
     pub predicted: Option<f64>,
     /// The winning strategy at `at`, for value comparisons.
@@ -130,7 +130,7 @@ pub struct Outcome {
     pub why_none: Option<String>,
 }
 
-impl Outcome {
+impl ModelSide {
     /// `predicted − published` and `predicted / published − 1`, when both exist.
     pub fn difference(&self, published: Option<f64>) -> Option<(f64, f64)> {
         let (p, q) = (self.predicted?, published?);
@@ -159,8 +159,8 @@ impl Comparison {
     }
 
     /// The model's value for this comparison in `r`.
-    pub fn evaluate(&self, r: &SweepResult) -> Outcome {
-        let none = |why: String| Outcome { predicted: None, predicted_strategy: None, why_none: Some(why) };
+    pub fn evaluate(&self, r: &SweepResult) -> ModelSide {
+        let none = |why: String| ModelSide { predicted: None, predicted_strategy: None, why_none: Some(why) };
         let read = |sel: &Selector| -> Result<(&PointResult, f64), NoValue> {
             let p = sel.first(r).ok_or_else(|| NoValue::NoPoint(describe(sel)))?;
             match self.metric.value(p) {
@@ -170,7 +170,7 @@ impl Comparison {
         };
         match self.def.kind {
             CompareKind::Value => match read(&self.at) {
-                Ok((p, v)) => Outcome {
+                Ok((p, v)) => ModelSide {
                     predicted: Some(v),
                     predicted_strategy: p.best.as_ref().map(|b| b.strategy),
                     why_none: None,
@@ -186,7 +186,7 @@ impl Comparison {
                         } else {
                             (a / pa.labels.devices as f64) / (b / pb.labels.devices as f64)
                         };
-                        Outcome { predicted: Some(v), predicted_strategy: None, why_none: None }
+                        ModelSide { predicted: Some(v), predicted_strategy: None, why_none: None }
                     }
                     (Err(why), _) | (_, Err(why)) => none(why.to_string()),
                 }
@@ -203,7 +203,7 @@ impl Comparison {
                     .filter_map(|p| p.values.get(pos).and_then(|v| v.number()))
                     .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.min(v))));
                 match first {
-                    Some(v) => Outcome { predicted: Some(v), predicted_strategy: None, why_none: None },
+                    Some(v) => ModelSide { predicted: Some(v), predicted_strategy: None, why_none: None },
                     None => none("no point of the sweep has a feasible configuration".into()),
                 }
             }
@@ -219,7 +219,7 @@ impl Comparison {
 
     /// Whether a prediction reproduces the published value at its printed precision (and the
     /// winning strategy, when one is published). Both "none" counts as a match.
-    pub fn reproduced(&self, o: &Outcome) -> bool {
+    pub fn reproduced(&self, o: &ModelSide) -> bool {
         let value_ok = match (o.predicted, self.def.value) {
             (None, None) => true,
             (Some(p), Some(q)) => {

@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-pub use compare::{CompareKind, Comparison, ComparisonDef, Outcome, Selector};
+pub use compare::{CompareKind, Comparison, ComparisonDef, ModelSide, Selector};
 
 use crate::Error;
 use crate::sweep::{AxisKey, Metric, SweepSpec, SweepText};

@@ -226,7 +226,7 @@ impl ExecutionChoices {
     /// it gives, the default value too (typing `sharding=zero1` fixes ZeRO-1 instead of letting the
     /// search pick another stage; a switch the text does not name is searched).
     pub fn from_switch_text(o: &ExtendedOptions, text: &str) -> ExecutionChoices {
-        let named = |key: &str| crate::extended::switches::text_value(text, key).is_some();
+        let named = |key: &str| crate::extended::switch_text::text_value(text, key).is_some();
         let mut c = Self::from_switches(o);
         if named("recompute") {
             c.recompute = Some(o.recompute);

@@ -16,7 +16,7 @@ pub mod candidate;
 pub mod collective;
 pub mod measured;
 pub mod note;
-pub mod parts;
+mod parts;
 pub mod sliding_window;
 pub mod totals;
 pub mod verdict;

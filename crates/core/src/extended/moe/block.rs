@@ -8,8 +8,9 @@ use super::layer::{EXPERTS_OP, MoeMlpCost, moe_mlp_operations};
 use crate::extended::attention::attention_operations;
 use crate::extended::block::BlockCost;
 use crate::extended::layout::Layout;
-use crate::extended::ops::{OpKind, Operation, Sublayer, fp8_casts, norms_recomputed, sublayer};
+use crate::extended::ops::{OpKind, Operation, fp8_casts, norms_recomputed};
 use crate::extended::pricing::Pricing;
+use crate::extended::sublayer::{Sublayer, sublayer};
 use crate::extended::workload::Workload;
 use crate::moe_shape::MoeShape;
 

@@ -74,7 +74,7 @@ pub const PERMUTE_KEPT_BYTES_PER_COPY: f64 = 8.0;
 /// FP8 cast, else 16-bit; [`saved_input`]), its 16-bit output that the activation's backward
 /// reads (`gates·f` per copy), and the activation's output as the second GEMM's input (FP8 under
 /// Transformer Engine). The same rule as the dense MLP's operations
-/// ([`crate::extended::ops::mlp_operations`]) with the experts' tokens. With the SwiGLU input
+/// ([`crate::extended::sublayer::mlp_operations`]) with the experts' tokens. With the SwiGLU input
 /// cached in FP8 ([`MoeOptions::fp8_swiglu_cache`]) the first GEMM's output is kept at
 /// [`FP8_DISPATCH_BYTES`] per element and the activation's output not at all.
 pub fn routed_expert_kept_bytes(p: &Pricing, rows: f64, h: f64, f: f64, gates: f64) -> f64 {

@@ -10,12 +10,13 @@
 //! [`FLASH_BACKWARD_FACTOR`] times that. Kept for the backward: the latents, Q, K, V and the core's
 //! output per token.
 
+use crate::extended::context_parallel::context_parallel;
 use crate::extended::layout::Layout;
 use crate::extended::ops::{
-    FLASH_BACKWARD_FACTOR, KeptBytes, NORM_ELEMENTS_PER_H, OpKind, Operation, Shape, Sublayer, context_parallel,
-    elementwise, matmul, saved_input, sublayer,
+    FLASH_BACKWARD_FACTOR, KeptBytes, NORM_ELEMENTS_PER_H, OpKind, Operation, Shape, elementwise, matmul, saved_input,
 };
 use crate::extended::pricing::Pricing;
+use crate::extended::sublayer::{Sublayer, sublayer};
 use crate::extended::workload::Workload;
 use crate::moe_shape::Mla;
 
