@@ -50,11 +50,9 @@ use fmperf_core::validate::{Mode, parse_measured_runs, validate};
 
 const FT: &str = include_str!("data/megatron-ft-runs.json");
 
+/// The median of a non-empty list (core's, which the validation report uses too).
 fn median(mut v: Vec<f64>) -> f64 {
-    assert!(!v.is_empty());
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) }
+    fmperf_core::extended::efficiency::median(&mut v).expect("a non-empty list")
 }
 
 #[test]

@@ -436,7 +436,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         notes.extend(stack_note);
     }
     let (log_num_zeros_in_grad, log_params_norm, statistics_note) =
-        super::step_words::read_step_statistics(&other_words);
+        super::step_words::read_step_statistics(&other_words).map_err(RowReason::Configuration)?;
     notes.extend(statistics_note);
     let options = ExtendedOptions {
         hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
