@@ -99,9 +99,34 @@ pub fn to_cache_json(
         "extended_moe_rows": serde_json::to_value(moe_rows).unwrap_or_default(),
         "extended_one_shot": serde_json::to_value(one_shot).unwrap_or_default(),
     });
+    let mut doc = doc;
+    round_numbers(&mut doc);
     let mut text = serde_json::to_string(&doc).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// Significant digits the cache keeps of each fractional number. The figures it holds are shown
+/// to three digits at most (an error of 8.68 %, a band of ± 12 %), and seventeen-digit floats are
+/// text gzip cannot shrink: at six digits the cache is 3 KB smaller in every module that ships it
+/// (the page's and the first view's). A figure read back differs from the one computed by at most
+/// half a unit in the sixth digit (5e-6 of its size; test `holdout_cache`).
+pub const CACHE_DIGITS: usize = 6;
+
+/// `v` with every number that is not an integer rounded to [`CACHE_DIGITS`] significant digits.
+fn round_numbers(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or_default();
+            let rounded: f64 = format!("{x:.*e}", CACHE_DIGITS - 1).parse().unwrap_or(x);
+            if let Some(r) = serde_json::Number::from_f64(rounded) {
+                *n = r;
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(round_numbers),
+        serde_json::Value::Object(fields) => fields.values_mut().for_each(round_numbers),
+        _ => {}
+    }
 }
 
 /// The held-out errors of the shipped runs in `mode`, read from the cache (parsed once).
