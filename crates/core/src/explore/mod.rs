@@ -48,7 +48,7 @@ pub use code::{format_candidate, parse_candidate};
 pub use entries::UserEntries;
 pub use inputs::{ExploreFields, ExploreSpec};
 pub use merge::{StrategyOutcome, merge};
-pub use metrics::{MemoryFit, model_flops_utilisation, training_days};
+pub use metrics::{MemoryFit, training_days};
 pub use own::{OwnConfig, OwnOutcome, evaluate_own};
 pub use priced::Detail;
 pub use report::{ConfigReport, Placement, ReportContext};

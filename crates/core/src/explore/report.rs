@@ -3,11 +3,12 @@
 //! breakdowns and the placement of each parallel dimension onto the fast domain.
 
 use super::inputs::ExploreSpec;
-use super::metrics::{MemoryFit, model_flops_utilisation, training_days};
+use super::metrics::{MemoryFit, training_days};
 use crate::catalog::TrainingBudget;
 use crate::extended::moe::ExpertLayout;
 use crate::reference::{Evaluation, model_summary_on};
 use crate::search::{Execution, Ranked, ResultRow};
+use crate::vocab::model_flops_utilisation;
 use crate::vocab::{Candidate, Totals};
 use crate::{Error, Strategy};
 
