@@ -5,7 +5,9 @@
 use fmperf_core::explore::export::{results_csv, results_json};
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::layers::layer_table;
-use fmperf_core::explore::{ConfigReport, ExploreSearch, MemoryFit, Placement, ReportContext, format_candidate};
+use fmperf_core::explore::{
+    ConfigReport, ExploreSearch, MemoryFit, ParallelDimension, ReportContext, format_candidate,
+};
 use fmperf_core::reference::{evaluate, model_summary};
 use fmperf_core::vocab::Candidate;
 use fmperf_core::{ModelShape, Strategy, SystemParams};
@@ -61,7 +63,7 @@ fn memory_fit() {
 
 #[test]
 fn placement_names_each_dimension() {
-    let one = Placement::of(&Candidate::one_d(16, 4, 32, 1, 4, 1, 2));
+    let one = ParallelDimension::of(&Candidate::one_d(16, 4, 32, 1, 4, 1, 2));
     let got: Vec<(&str, u64, u64, u64)> = one.iter().map(|p| (p.name, p.degree, p.in_domain, p.domains())).collect();
     assert_eq!(got, vec![("TP", 4, 4, 1), ("DP", 16, 1, 16), ("PP", 32, 2, 16)]);
     let cp = Candidate {
@@ -71,10 +73,10 @@ fn placement_names_each_dimension() {
         nv_pp: 1,
         ..Candidate::one_d(16, 8, 32, 1, 4, 1, 1)
     };
-    let names: Vec<&str> = Placement::of(&cp).iter().map(|p| p.name).collect();
+    let names: Vec<&str> = ParallelDimension::of(&cp).iter().map(|p| p.name).collect();
     assert_eq!(names, vec!["TP", "CP", "DP", "PP"]);
     let summa = Candidate { strategy: Strategy::Summa2D, ..cp };
-    let names: Vec<&str> = Placement::of(&summa).iter().map(|p| p.name).collect();
+    let names: Vec<&str> = ParallelDimension::of(&summa).iter().map(|p| p.name).collect();
     assert_eq!(names, vec!["TP1", "TP2", "DP", "PP"]);
 }
 

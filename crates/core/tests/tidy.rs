@@ -128,7 +128,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
         ],
     ),
     ("totals", &["data_parallel", "pipeline", "step_host", "memory", "muon", "iteration", "moe/evaluate", "timing"]),
-    ("evaluation", &["moe_caches", "evaluate", "switches", "switch_text"]),
+    ("evaluation", &["moe_caches", "evaluate", "evaluate/expert_choice", "switches", "switch_text"]),
 ];
 /// The file-level imports inside `extended/` still left out of rule 10, `(file, file it imports)`:
 /// each must still exist (a stale entry fails), so the list only shrinks. Empty since session 21:

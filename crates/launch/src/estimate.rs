@@ -10,11 +10,11 @@ use super::scenario::{Overrides, Scenario};
 use super::{Launch, Source, parse_files};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
-use fmperf_core::explore::metrics::model_flops_utilisation;
 use fmperf_core::explore::priced::model_flops_per_sample_tflop;
 use fmperf_core::extended::{ExtendedEvaluation, Hardware, Layout, evaluate};
 use fmperf_core::resolve::{self, SpecError, UserEntries};
 use fmperf_core::validate::memory::{self, MemoryKind, PredictedMemory};
+use fmperf_core::vocab::model_flops_utilisation;
 use fmperf_core::vocab::{TimePart, Totals};
 
 /// Memory of the busiest device against its capacity, in the shape of `fmperf validate`'s memory

@@ -3,7 +3,7 @@
 //! selected configuration in detail: headline numbers, both breakdowns with shares, and the
 //! placement of each parallel dimension onto the fast (scale-up) domain.
 
-use fmperf_core::explore::{ConfigReport, Placement, format_candidate};
+use fmperf_core::explore::{ConfigReport, ParallelDimension, format_candidate};
 use fmperf_core::validate::Mode;
 use fmperf_core::vocab::{MemoryPart, TimePart};
 use leptos::prelude::*;
@@ -195,7 +195,7 @@ pub fn PartsTables(report: ConfigReport, mode: Mode) -> impl IntoView {
 }
 
 /// One dimension's row of the placement table.
-fn placement_row(p: Placement) -> impl IntoView {
+fn placement_row(p: ParallelDimension) -> impl IntoView {
     view! {
         <tr data-dim=p.name>
             <th scope="row">{p.name}</th>

@@ -8,7 +8,7 @@
 use std::io::Write;
 
 use fmperf_core::cost::{ExtendedSetup, Pricer};
-use fmperf_core::explore::{StrategyOutcome, merge};
+use fmperf_core::explore::{StrategyTop, merge};
 use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
 use fmperf_core::mode::ModelMode;
 use fmperf_core::search::row::Digits;
@@ -537,7 +537,7 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
             notes.push(n);
         }
         diagnoses.extend(diagnosis);
-        outcomes.push(StrategyOutcome::from_result(strategy, result.clone()));
+        outcomes.push(StrategyTop::from_result(strategy, result.clone()));
         results.push(result);
     }
     let all_empty = results.iter().all(|r| r.top.is_empty());

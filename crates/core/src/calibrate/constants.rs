@@ -8,7 +8,7 @@
 //!   spread by about 6 % around the fit, the users' stacks by 10–40 %: the prior lets one
 //!   measured run move it by tens of percent but not without evidence).
 //! * `scale_out_bandwidth_scale` — multiplies the achievable scale-out bandwidth per NIC
-//!   ([`crate::reference::machine::Network::slow_bandwidth`]): the user's network against the
+//!   ([`crate::reference::machine::NetworkTiers::slow_bandwidth`]): the user's network against the
 //!   catalog's efficiency (0.7 of the line rate for every system, not fitted on measured runs).
 //!   Bounds 0.25–2; prior σ = 0.35 (wider: nothing measured constrains it).
 //! * `memory_overhead_gb` — device memory the stack uses beyond extended mode's estimate [GB]

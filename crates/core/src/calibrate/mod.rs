@@ -22,7 +22,7 @@ pub use document::Calibration;
 use crate::Error;
 use crate::vocab::MemoryKind;
 use crate::vocab::MetricKind;
-use crate::vocab::Note;
+use crate::vocab::{Note, step_time_at_utilisation};
 
 /// What a measured figure is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +127,7 @@ impl RunFacts {
             }
             // HFU is refused by `Measured::new`; read as MFU were one built by hand.
             MetricKind::Mfu | MetricKind::Hfu => (
-                flops / (m.value * self.peak_tflops * n),
+                step_time_at_utilisation(flops, m.value, self.peak_tflops, n),
                 Some(Note::reading(format!(
                     "{} {model}, of a dense peak of {} TFLOP/s per device",
                     kind.key().to_uppercase(),

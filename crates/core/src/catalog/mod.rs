@@ -37,7 +37,7 @@ pub use precision::Precision;
 pub use provenance::FieldSources;
 pub use system::{Architecture, CatalogSystem, Host, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp, Torus};
 
-use crate::schema::check::Report;
+use crate::schema::check::Problems;
 use crate::schema::fields::SCHEMA_VERSION;
 use crate::{Error, SystemParams, hint, schema};
 
@@ -187,7 +187,7 @@ fn read_entry(value: &Value) -> Result<Entry, Vec<Error>> {
     let Some(obj) = value.as_object() else {
         return Err(vec![Error::Parse { message: "an entry is not a JSON object {…}".to_string() }]);
     };
-    let mut report = Report::default();
+    let mut report = Problems::default();
     let envelope = ["schema_version", "kind"];
     let entry = match schema::read_kind(obj, &mut report) {
         Some("model") => model_doc::read_model(obj, "", &envelope, &mut report).map(Entry::Model),

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use crate::Error;
 use crate::catalog::{CatalogModel, FieldSources, Mlp, TrainingBudget};
 use crate::moe_shape::{Mla, MoeShape, Router};
-use crate::schema::check::{Fields, Report, failed, walk};
+use crate::schema::check::{Fields, Problems, failed, walk};
 use crate::schema::emit::J;
 use crate::schema::fields::{FieldSpec, MODEL_FIELDS, SCHEMA_VERSION};
 use crate::vocab::SlidingWindow;
@@ -38,7 +38,7 @@ pub(crate) fn write_field_sources(j: J, s: &FieldSources) -> J {
 
 /// Reads a training budget object (`{"tokens": …}` or `{"samples": …}`) that passed [`walk`];
 /// reports an error at `path` unless exactly one is given.
-pub(crate) fn read_budget(b: Fields<'_>, path: &str, report: &mut Report) -> Option<TrainingBudget> {
+pub(crate) fn read_budget(b: Fields<'_>, path: &str, report: &mut Problems) -> Option<TrainingBudget> {
     match (b.num("tokens"), b.num("samples")) {
         (Some(t), None) => Some(TrainingBudget::Tokens(t)),
         (None, Some(s)) => Some(TrainingBudget::Samples(s)),
@@ -77,13 +77,13 @@ pub(crate) fn read_model(
     obj: &Map<String, Value>,
     prefix: &str,
     envelope_keys: &[&str],
-    report: &mut Report,
+    report: &mut Problems,
 ) -> Option<CatalogModel> {
     let start = report.errors.len();
     walk(MODEL_FIELDS, "", obj, prefix, envelope_keys, report);
     let f = Fields::from_map(obj);
     let p = |name: &str| format!("{prefix}{name}");
-    let ok = |report: &Report, name: &str| !failed(report, start, &p(name));
+    let ok = |report: &Problems, name: &str| !failed(report, start, &p(name));
 
     let mlp = f.text("mlp").and_then(|s| Mlp::from_name(&s)).unwrap_or(Mlp::Gelu);
     let (hidden, heads) = (f.int("hidden"), f.int("heads"));
@@ -201,8 +201,8 @@ pub(crate) fn write_model(m: &CatalogModel, envelope: bool) -> J {
 
 /// Reads the `moe` object of a model that passed [`walk`]; cross-field rules (top-k ≤ experts, a
 /// MoE block left after the dense ones) are reported at their paths.
-fn read_moe(m: Fields<'_>, mlp: Mlp, layers: Option<u64>, prefix: &str, report: &mut Report) -> Option<MoeShape> {
-    let need = |report: &mut Report, key: &str, v: Option<u64>| {
+fn read_moe(m: Fields<'_>, mlp: Mlp, layers: Option<u64>, prefix: &str, report: &mut Problems) -> Option<MoeShape> {
+    let need = |report: &mut Problems, key: &str, v: Option<u64>| {
         if v.is_none() && !m.has(key) {
             report.error(Error::MissingField { field: format!("{prefix}moe.{key}") });
         }
@@ -238,7 +238,7 @@ fn read_moe(m: Fields<'_>, mlp: Mlp, layers: Option<u64>, prefix: &str, report: 
 }
 
 /// Reads the `mla` object of a model that passed [`walk`].
-fn read_mla(m: Fields<'_>, prefix: &str, report: &mut Report) -> Option<Mla> {
+fn read_mla(m: Fields<'_>, prefix: &str, report: &mut Problems) -> Option<Mla> {
     let mut need = |key: &str| {
         let v = m.int(key);
         if v.is_none() && !m.has(key) {
@@ -280,7 +280,7 @@ fn write_moe(m: MoeShape) -> J {
 /// Reads the `sliding_window` object of a model that passed [`walk`]: `tokens` required,
 /// `full_every` absent or null when every block attends through the window (Megatron-Core's
 /// default when `window_attn_skip_freq` is unset).
-fn read_sliding_window(w: Fields<'_>, prefix: &str, report: &mut Report) -> Option<SlidingWindow> {
+fn read_sliding_window(w: Fields<'_>, prefix: &str, report: &mut Problems) -> Option<SlidingWindow> {
     let tokens = w.int("tokens");
     if tokens.is_none() && !w.has("tokens") {
         report.error(Error::MissingField { field: format!("{prefix}sliding_window.tokens") });

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::model_doc::{read_field_sources, write_field_sources};
 use crate::Error;
 use crate::catalog::{Architecture, CatalogSystem, Host, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp};
-use crate::schema::check::{Fields, Report, failed, walk};
+use crate::schema::check::{Fields, Problems, failed, walk};
 use crate::schema::emit::J;
 use crate::schema::fields::{SCHEMA_VERSION, SYSTEM_FIELDS};
 use crate::schema::reference::{preset_json, read_reference_system};
@@ -20,9 +20,9 @@ pub const VALUE_KINDS: [&str; 5] = ["vendor_claimed_peak", "as_deployed", "measu
 /// figure), the memory a device reports is at least the capacity it is sold with (a label of
 /// "80 GB" is usually 80 GiB, which the driver reports as 85.9 GB), and `value_kind` is one of
 /// [`VALUE_KINDS`].
-fn plausible_ceilings_and_memory(f: &Fields, prefix: &str, report: &mut Report, start: usize) {
+fn plausible_ceilings_and_memory(f: &Fields, prefix: &str, report: &mut Problems, start: usize) {
     let p = |name: &str| format!("{prefix}{name}");
-    let ok = |report: &Report, name: &str| !failed(report, start, &p(name));
+    let ok = |report: &Problems, name: &str| !failed(report, start, &p(name));
     if let (Some(m), Some(pk)) = (f.obj("measured_matmul_tflops"), f.obj("peak_tflops")) {
         for precision in ["bf16", "fp8"] {
             let field = format!("measured_matmul_tflops.{precision}");
@@ -68,13 +68,13 @@ pub(crate) fn read_system(
     obj: &Map<String, Value>,
     prefix: &str,
     envelope_keys: &[&str],
-    report: &mut Report,
+    report: &mut Problems,
 ) -> Option<CatalogSystem> {
     let start = report.errors.len();
     walk(SYSTEM_FIELDS, "", obj, prefix, envelope_keys, report);
     let f = Fields::from_map(obj);
     let p = |name: &str| format!("{prefix}{name}");
-    let ok = |report: &Report, name: &str| !failed(report, start, &p(name));
+    let ok = |report: &Problems, name: &str| !failed(report, start, &p(name));
 
     let preset = match obj.get("preset").and_then(Value::as_object) {
         Some(po) if ok(report, "preset") => read_reference_system(po, &p("preset."), report),

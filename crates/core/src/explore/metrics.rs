@@ -1,5 +1,5 @@
-//! Numbers derived from a configuration's throughput and memory: training time for a budget,
-//! model-FLOP utilisation and memory against the device's capacity.
+//! Numbers derived from a configuration's throughput and memory: training time for a budget and
+//! memory against the device's capacity (model-FLOP utilisation is [`crate::vocab::mfu`]).
 
 use crate::catalog::TrainingBudget;
 
@@ -14,30 +14,6 @@ pub fn training_days(budget: TrainingBudget, seq_len: u64, throughput_samples_pe
         return f64::INFINITY;
     }
     budget.samples(seq_len) / throughput_samples_per_s / SECONDS_PER_DAY
-}
-
-/// Model-FLOP utilisation [fraction, 0–1]: the model's training work per sample times the
-/// throughput, over the peak matrix rate of all devices:
-///
-/// `MFU = F_sample · throughput / (devices · R_mat)`
-///
-/// with `F_sample` [TFLOP per sample] the reference's count of one sample through the whole,
-/// unparallelised model, forward and backward ([`crate::reference::model_summary_on`], which
-/// includes flash attention's recomputation in the backward pass, as the published model counts
-/// it), `throughput` [samples/s] and `R_mat` the peak (not derated) matrix rate of one device
-/// [TFLOP/s]. Work the parallel configuration adds (redundant element-wise work, communication)
-/// does not count: MFU measures useful work only.
-pub fn model_flops_utilisation(
-    flops_per_sample_tflop: f64,
-    throughput_samples_per_s: f64,
-    devices: u64,
-    peak_matrix_tflops: f64,
-) -> f64 {
-    let capacity = devices as f64 * peak_matrix_tflops;
-    if capacity.is_nan() || capacity <= 0.0 {
-        return 0.0;
-    }
-    flops_per_sample_tflop * throughput_samples_per_s / capacity
 }
 
 /// Memory per device against the device's capacity.

@@ -3,11 +3,12 @@
 //! breakdowns and the placement of each parallel dimension onto the fast domain.
 
 use super::inputs::ExploreSpec;
-use super::metrics::{MemoryFit, model_flops_utilisation, training_days};
+use super::metrics::{MemoryFit, training_days};
 use crate::catalog::TrainingBudget;
 use crate::extended::moe::ExpertLayout;
 use crate::reference::{Evaluation, model_summary_on};
 use crate::search::{Execution, Ranked, ResultRow};
+use crate::vocab::model_flops_utilisation;
 use crate::vocab::{Candidate, Totals};
 use crate::{Error, Strategy};
 
@@ -15,7 +16,7 @@ use crate::vocab::{MemoryPart, TimePart};
 
 /// One parallel dimension and how much of it sits inside one fast (scale-up) domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct Placement {
+pub struct ParallelDimension {
     /// Short name (`TP`, `TP1`, `TP2`, `CP`, `DP`, `PP`; for the experts of an MoE model `EP`,
     /// `ETP`, `EDP`).
     pub name: &'static str,
@@ -27,15 +28,15 @@ pub struct Placement {
     pub in_domain: u64,
 }
 
-impl Placement {
+impl ParallelDimension {
     /// How many fast domains one group of this dimension spans (`degree / in_domain`).
     pub fn domains(&self) -> u64 {
         self.degree / self.in_domain.max(1)
     }
 
     /// The dimensions of `c`, tensor dimensions first.
-    pub fn of(c: &Candidate) -> Vec<Placement> {
-        let p = |name, role, degree, in_domain| Placement { name, role, degree, in_domain };
+    pub fn of(c: &Candidate) -> Vec<ParallelDimension> {
+        let p = |name, role, degree, in_domain| ParallelDimension { name, role, degree, in_domain };
         let mut out = match c.strategy {
             Strategy::OneD => vec![p("TP", "tensor (heads, MLP width)", c.tp1, c.nv_tp1)],
             Strategy::Summa2D => {
@@ -56,8 +57,8 @@ impl Placement {
     /// How the expert layers of an MoE model re-split the `TP·CP·DP` devices of a stage
     /// (Megatron's parallel folding): expert-tensor, expert and expert-data parallel, with their
     /// members inside one fast domain. They are not further dimensions: `ETP·EP·EDP = TP·CP·DP`.
-    pub fn of_experts(x: &ExpertLayout) -> Vec<Placement> {
-        let p = |name, role, degree, in_domain| Placement { name, role, degree, in_domain };
+    pub fn of_experts(x: &ExpertLayout) -> Vec<ParallelDimension> {
+        let p = |name, role, degree, in_domain| ParallelDimension { name, role, degree, in_domain };
         vec![
             p("EP", "experts (each rank holds E/EP of them)", x.ep, x.ep_fast),
             p("ETP", "each expert's width", x.etp, x.etp_fast),
@@ -220,13 +221,13 @@ impl ConfigReport {
     }
 
     /// The placement of each parallel dimension.
-    pub fn placement(&self) -> Vec<Placement> {
-        Placement::of(&self.candidate)
+    pub fn placement(&self) -> Vec<ParallelDimension> {
+        ParallelDimension::of(&self.candidate)
     }
 
     /// How the expert layers re-split the devices (MoE models; empty for dense ones), see
-    /// [`Placement::of_experts`].
-    pub fn expert_placement(&self) -> Vec<Placement> {
-        self.experts.as_ref().map(Placement::of_experts).unwrap_or_default()
+    /// [`ParallelDimension::of_experts`].
+    pub fn expert_placement(&self) -> Vec<ParallelDimension> {
+        self.experts.as_ref().map(ParallelDimension::of_experts).unwrap_or_default()
     }
 }

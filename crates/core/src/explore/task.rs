@@ -3,7 +3,7 @@
 //! progress bar and cancel it at any point (by dropping it).
 
 use super::inputs::ExploreSpec;
-use super::merge::{StrategyOutcome, merge};
+use super::merge::{StrategyTop, merge};
 use crate::search::{Diagnosis, EmptyReason, Ranked, Search, ShardState, Widening};
 use crate::vocab::Note;
 use crate::{Error, Strategy};
@@ -12,7 +12,7 @@ use crate::{Error, Strategy};
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExploreResult {
     /// One outcome per strategy, in the scenario's order.
-    pub outcomes: Vec<StrategyOutcome>,
+    pub outcomes: Vec<StrategyTop>,
     /// The best configurations over all strategies, best first (at most `top_k`).
     pub merged: Vec<Ranked>,
 }
@@ -29,7 +29,7 @@ impl ExploreResult {
     }
 
     /// The outcome of one strategy, if it was searched.
-    pub fn outcome(&self, s: Strategy) -> Option<&StrategyOutcome> {
+    pub fn outcome(&self, s: Strategy) -> Option<&StrategyTop> {
         self.outcomes.iter().find(|o| o.strategy == s)
     }
 }
@@ -165,14 +165,14 @@ impl ExploreSearch {
 
     /// The result so far (final once [`ExploreSearch::is_done`]).
     pub fn result(&self) -> ExploreResult {
-        let outcomes: Vec<StrategyOutcome> = self
+        let outcomes: Vec<StrategyTop> = self
             .spec
             .strategies
             .iter()
             .zip(&self.searches)
             .map(|(&s, search)| match search {
-                Some(search) => StrategyOutcome::from_result(s, search.result()),
-                None => StrategyOutcome { strategy: s, candidates: 0, feasible: 0, top: Vec::new() },
+                Some(search) => StrategyTop::from_result(s, search.result()),
+                None => StrategyTop { strategy: s, candidates: 0, feasible: 0, top: Vec::new() },
             })
             .collect();
         let merged = merge(&outcomes, self.spec.top_k);

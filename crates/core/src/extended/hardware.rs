@@ -1,10 +1,10 @@
 //! What extended mode reads from a system: the matmul and attention rates at the training
 //! precision with their achievable ceilings, HBM bandwidth and capacity, element size and the two
-//! network tiers (the reference's [`Network`], priced by the reference's ring model).
+//! network tiers (the reference's [`NetworkTiers`], priced by the reference's ring model).
 
 use super::efficiency::{self, CeilingSource};
 use crate::catalog::{CatalogSystem, MappedSystem, MappingOptions, Precision, to_system_params};
-use crate::reference::machine::{Machine, Network};
+use crate::reference::machine::{Machine, NetworkTiers};
 use crate::vocab::{Note, NoteKind, NoteList};
 use crate::{Error, SystemParams};
 
@@ -40,7 +40,7 @@ pub struct Hardware {
     /// HBM in GiB), else the system's `hbm_capacity`.
     pub hbm_capacity_gb: f64,
     /// The two network tiers (fast domain size included).
-    pub net: Network,
+    pub net: NetworkTiers,
     /// Achievable bandwidth of one device-pair link of a switchless fast domain [GB/s, one
     /// direction, after the scale-up efficiency]: AMD's xGMI and Intel Gaudi's RoCE meshes, quad
     /// GH200 nodes. `None` for a switched domain (NVSwitch, where any group reaches the device's
@@ -241,8 +241,8 @@ impl Hardware {
 
     /// The network tiers as a group with `share` ranks in one fast domain sees them: the fast
     /// tier at [`Hardware::fast_bandwidth`].
-    pub fn net_for(&self, share: u64) -> Network {
-        Network { fast_bandwidth: self.fast_bandwidth(share), ..self.net }
+    pub fn net_for(&self, share: u64) -> NetworkTiers {
+        NetworkTiers { fast_bandwidth: self.fast_bandwidth(share), ..self.net }
     }
 }
 

@@ -7,7 +7,7 @@ use super::latency::Span;
 use super::options::ExtendedOptions;
 use super::stack::Stack;
 use crate::reference::collective::comm_time;
-use crate::reference::machine::Network;
+use crate::reference::machine::NetworkTiers;
 use crate::vocab::CollectiveKind;
 
 /// Host time to issue one modelled operation's kernels in an eager PyTorch training stack on a
@@ -240,7 +240,7 @@ impl Pricing<'_> {
                     | CollectiveKind::AllGather
                     | CollectiveKind::Broadcast
             );
-        let bare = Network { slow_latency: 0.0, fast_latency: 0.0, ..*net };
+        let bare = NetworkTiers { slow_latency: 0.0, fast_latency: 0.0, ..*net };
         let on = if nccl { &bare } else { net };
         let t = match kind {
             CollectiveKind::AllReduce => {
@@ -279,7 +279,7 @@ impl Pricing<'_> {
         if self.hw.torus || volume_gb <= 0.0 {
             return comm_time(&net, CollectiveKind::P2p, volume_gb, 2, share);
         }
-        let bare = Network { slow_latency: 0.0, fast_latency: 0.0, ..net };
+        let bare = NetworkTiers { slow_latency: 0.0, fast_latency: 0.0, ..net };
         let t = comm_time(&bare, CollectiveKind::P2p, volume_gb, 2, share);
         super::latency::collective_s(CollectiveKind::P2p, Span::of(2, share), t)
     }

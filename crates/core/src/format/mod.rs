@@ -21,7 +21,7 @@ pub use crate::schema::{check, emit, fields, reference};
 
 use serde_json::{Map, Value};
 
-pub use check::Report;
+pub use check::Problems;
 pub use fields::{FieldSpec, Kind, MODEL_FIELDS, SCENARIO_FIELDS, SCHEMA_VERSION, SYSTEM_FIELDS};
 
 use crate::catalog::{CatalogModel, CatalogSystem, model_doc, system_doc};
@@ -122,7 +122,7 @@ pub fn parse_value(value: &Value) -> Result<Parsed, Vec<Error>> {
             message: format!("expected a JSON object {{…}} at the top level, got {got}"),
         }]);
     };
-    let mut report = Report::default();
+    let mut report = Problems::default();
     let versioned = obj.contains_key("schema_version") || obj.contains_key("kind");
     let (document, origin) = if !versioned && reference::looks_like_model(obj) {
         let shape = reference::read_reference_model(obj, &mut report);
@@ -161,7 +161,7 @@ pub fn parse_value(value: &Value) -> Result<Parsed, Vec<Error>> {
     }
 }
 
-fn read_versioned(obj: &Map<String, Value>, report: &mut Report) -> Option<Document> {
+fn read_versioned(obj: &Map<String, Value>, report: &mut Problems) -> Option<Document> {
     let envelope = ["schema_version", "kind"];
     match crate::schema::read_kind(obj, report)? {
         "model" => model_doc::read_model(obj, "", &envelope, report).map(Document::Model),

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::check::{Fields, Report, failed, walk};
+use super::check::{Fields, Problems, failed, walk};
 use super::emit::J;
 use super::fields::{SCENARIO_FIELDS, SCHEMA_VERSION};
 use super::model_doc::{read_budget, read_model, write_budget, write_model};
@@ -12,7 +12,7 @@ use super::system_doc::{read_system, write_system};
 use crate::resolve::{self, ModelRef, Scenario, SystemRef, UserEntries};
 use crate::{Error, Strategy};
 
-fn check_envelope(obj: &Map<String, Value>, prefix: &str, kind: &str, report: &mut Report) {
+fn check_envelope(obj: &Map<String, Value>, prefix: &str, kind: &str, report: &mut Problems) {
     if let Some(v) = obj.get("schema_version")
         && v.as_u64() != Some(SCHEMA_VERSION)
     {
@@ -30,7 +30,7 @@ fn check_envelope(obj: &Map<String, Value>, prefix: &str, kind: &str, report: &m
 
 /// Reads a scenario object. References to catalog ids are checked against the catalog; the whole
 /// scenario is resolved (model shape, system mapping) so that a valid scenario can run.
-pub(crate) fn read_scenario(obj: &Map<String, Value>, report: &mut Report) -> Option<Scenario> {
+pub(crate) fn read_scenario(obj: &Map<String, Value>, report: &mut Problems) -> Option<Scenario> {
     let start = report.errors.len();
     walk(SCENARIO_FIELDS, "", obj, "", &["schema_version", "kind"], report);
     let f = Fields::from_map(obj);

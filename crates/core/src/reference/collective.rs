@@ -4,7 +4,7 @@
 //! group size `g` [devices], its kind and `τ` [devices], how many of the `g` members share one
 //! fast (NVLink/NVSwitch) domain.
 
-use super::machine::Network;
+use super::machine::NetworkTiers;
 use crate::vocab::CollectiveKind;
 
 /// One collective a layer pass asks for, before it is priced.
@@ -47,7 +47,7 @@ pub struct Collective {
 ///
 /// `τ ≤ N_vs` and `τ | g` are the caller's preconditions (checked by candidate validation); a
 /// `τ = 0` is treated as 1 so that the function is total.
-pub fn comm_time(net: &Network, kind: CollectiveKind, volume_gb: f64, group_size: u64, fast_share: u64) -> f64 {
+pub fn comm_time(net: &NetworkTiers, kind: CollectiveKind, volume_gb: f64, group_size: u64, fast_share: u64) -> f64 {
     let v = volume_gb;
     // Cases 1 and 3: nothing to move, or nobody to move it to.
     if v.is_nan() || v == 0.0 || group_size <= 1 {
@@ -93,8 +93,8 @@ mod tests {
     use super::*;
 
     /// H200 with an NVLink domain of 8: bs = 35 GB/s, bf = 315 GB/s, λs = 5 µs, λf = 2.5 µs.
-    fn h200() -> Network {
-        Network {
+    fn h200() -> NetworkTiers {
+        NetworkTiers {
             slow_bandwidth: 50.0 * 0.7,
             fast_bandwidth: 450.0 * 0.7,
             slow_latency: 5e-6,
@@ -172,7 +172,7 @@ mod tests {
         let ar = comm_time(&n, CollectiveKind::AllReduce, v, 16, 4);
         assert!(close(ar, 2.0 * c * v / 140.0 + lat));
         // With 8 NICs per device the fast tier limits: max(c·V/(8·4·35), c·V/315).
-        let wide = Network { nic_factor: 8.0, ..n };
+        let wide = NetworkTiers { nic_factor: 8.0, ..n };
         assert!(close(comm_time(&wide, CollectiveKind::ReduceScatter, v, 16, 4), c * v / 315.0 + lat));
         // Broadcast: no ring factor, no doubling.
         assert!(close(comm_time(&n, CollectiveKind::Broadcast, v, 16, 4), v / 140.0 + lat));

@@ -6,7 +6,7 @@ use crate::SystemParams;
 
 /// The two network tiers as the collective model of spec §2.4 sees them.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Network {
+pub struct NetworkTiers {
     /// `bs = ib_bandwidth · ib_eff`: achievable scale-out bandwidth per NIC [GB/s].
     pub slow_bandwidth: f64,
     /// `bf = nvlink_bandwidth · nvlink_eff`: achievable scale-up bandwidth per device [GB/s].
@@ -47,7 +47,7 @@ pub struct Machine {
     /// HBM capacity per device [GB]: the feasibility limit.
     pub hbm_capacity: f64,
     /// The network tiers.
-    pub net: Network,
+    pub net: NetworkTiers,
     /// Element sizes and FLOP unit.
     pub units: Units,
 }
@@ -60,7 +60,7 @@ impl Machine {
             vector_rate: timing::effective_rate(s.vector_flops_fp16),
             hbm_bandwidth: s.hbm_bandwidth,
             hbm_capacity: s.hbm_capacity,
-            net: Network {
+            net: NetworkTiers {
                 slow_bandwidth: s.ib_bandwidth * s.ib_eff,
                 fast_bandwidth: s.nvlink_bandwidth * s.nvlink_eff,
                 slow_latency: s.ib_latency,

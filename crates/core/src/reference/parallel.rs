@@ -1,7 +1,7 @@
 //! The data-parallel and pipeline-parallel pseudo-layers of spec §5.
 
 use super::collective::comm_time;
-use super::machine::Network;
+use super::machine::NetworkTiers;
 use crate::vocab::CollectiveKind;
 
 /// Data parallelism (§5.1): a per-block all-gather of weights in the forward and reduce-scatter of
@@ -28,7 +28,15 @@ pub struct DpStats {
 
 /// Prices data parallelism for one iteration: block weights `w1` [GB], one block's forward and
 /// backward time for one micro-batch `tf1`, `tb1` [s], `blocks` = `L` local blocks.
-pub fn data_parallel(net: &Network, w1: f64, tf1: f64, tb1: f64, blocks: u64, group: u64, fast_share: u64) -> DpStats {
+pub fn data_parallel(
+    net: &NetworkTiers,
+    w1: f64,
+    tf1: f64,
+    tb1: f64,
+    blocks: u64,
+    group: u64,
+    fast_share: u64,
+) -> DpStats {
     let c_f = comm_time(net, CollectiveKind::AllGather, w1, group, fast_share);
     let c_b = comm_time(net, CollectiveKind::ReduceScatter, w1, group, fast_share);
     let rest = blocks.saturating_sub(1) as f64;
@@ -65,7 +73,7 @@ pub struct PpStats {
 }
 
 /// Prices pipeline parallelism with `pp` stages, `fast_share = nv_pp`, `microbatches = nmb`.
-pub fn pipeline_parallel(net: &Network, v_pp: f64, pp: u64, fast_share: u64, microbatches: u64) -> PpStats {
+pub fn pipeline_parallel(net: &NetworkTiers, v_pp: f64, pp: u64, fast_share: u64, microbatches: u64) -> PpStats {
     let t_p2p = if pp <= 1 {
         0.0
     } else if fast_share <= 1 {
@@ -88,8 +96,8 @@ pub fn pipeline_parallel(net: &Network, v_pp: f64, pp: u64, fast_share: u64, mic
 mod tests {
     use super::*;
 
-    fn h200() -> Network {
-        Network {
+    fn h200() -> NetworkTiers {
+        NetworkTiers {
             slow_bandwidth: 35.0,
             fast_bandwidth: 315.0,
             slow_latency: 5e-6,

@@ -11,14 +11,14 @@ use crate::hint;
 
 /// Problems found while reading a document: `errors` make it invalid, `warnings` do not.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct Report {
+pub struct Problems {
     /// Problems that make the document unusable.
     pub errors: Vec<Error>,
     /// Things worth knowing that do not stop the document from being used.
     pub warnings: Vec<Error>,
 }
 
-impl Report {
+impl Problems {
     /// Adds an error.
     pub fn error(&mut self, e: Error) {
         self.errors.push(e);
@@ -30,7 +30,7 @@ impl Report {
 }
 
 /// Whether a check since error index `start` failed on `path` (cross-field rules skip such fields).
-pub(crate) fn failed(report: &Report, start: usize, path: &str) -> bool {
+pub(crate) fn failed(report: &Problems, start: usize, path: &str) -> bool {
     report.errors[start..].iter().any(|e| e.field() == Some(path))
 }
 
@@ -297,7 +297,7 @@ pub fn walk(
     obj: &Map<String, Value>,
     prefix: &str,
     extra_known: &[&str],
-    report: &mut Report,
+    report: &mut Problems,
 ) {
     let level: Vec<&'static FieldSpec> = table.iter().filter(|s| parent(s.path) == base).collect();
     let mut known: Vec<&str> = level.iter().map(|s| leaf(s.path)).collect();
@@ -392,7 +392,7 @@ mod tests {
     use serde_json::json;
 
     fn errors_of(v: Value) -> Vec<Error> {
-        let mut r = Report::default();
+        let mut r = Problems::default();
         walk(MODEL_FIELDS, "", v.as_object().unwrap(), "", &["schema_version", "kind"], &mut r);
         r.errors
     }

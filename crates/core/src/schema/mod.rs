@@ -17,13 +17,13 @@ pub mod reference;
 use serde_json::{Map, Value};
 
 use crate::{Error, hint};
-use check::Report;
+use check::Problems;
 use fields::SCHEMA_VERSION;
 
 /// Checks the envelope of a versioned document (`schema_version` is [`SCHEMA_VERSION`], `kind` one
 /// of [`fields::KIND_NAMES`]), reporting each problem, and gives its kind: the declared one, else
 /// the one its keys suggest (so that the body still gets checked), else `None`.
-pub(crate) fn read_kind(obj: &Map<String, Value>, report: &mut Report) -> Option<&'static str> {
+pub(crate) fn read_kind(obj: &Map<String, Value>, report: &mut Problems) -> Option<&'static str> {
     match obj.get("schema_version") {
         None => report.error(Error::MissingField { field: "schema_version".to_string() }),
         Some(v) => match check::as_integer(v) {

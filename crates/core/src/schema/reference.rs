@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::check::{Fields, Report, failed, walk};
+use super::check::{Fields, Problems, failed, walk};
 use super::emit::J;
 use super::fields::{REFERENCE_MODEL_FIELDS, REFERENCE_SYSTEM_FIELDS};
 use crate::{Error, ModelShape, SystemParams};
@@ -23,7 +23,7 @@ pub(crate) fn looks_like_system(obj: &Map<String, Value>) -> bool {
 
 /// Reads the reference's model JSON. `f` defaults to `4·e` (what every reference driver sets), with
 /// a warning saying so.
-pub(crate) fn read_reference_model(obj: &Map<String, Value>, report: &mut Report) -> Option<ModelShape> {
+pub(crate) fn read_reference_model(obj: &Map<String, Value>, report: &mut Problems) -> Option<ModelShape> {
     let start = report.errors.len();
     walk(REFERENCE_MODEL_FIELDS, "", obj, "", &[], report);
     let f = Fields::from_map(obj);
@@ -79,7 +79,7 @@ pub(crate) fn read_reference_model(obj: &Map<String, Value>, report: &mut Report
 pub(crate) fn read_reference_system(
     obj: &Map<String, Value>,
     prefix: &str,
-    report: &mut Report,
+    report: &mut Problems,
 ) -> Option<SystemParams> {
     let start = report.errors.len();
     walk(REFERENCE_SYSTEM_FIELDS, "", obj, prefix, &[], report);

@@ -16,7 +16,7 @@ use crate::cost::GivenConfiguration;
 use crate::extended::efficiency::{Efficiency, median};
 use crate::extended::{self, ExtendedOptions, Hardware};
 use crate::reference;
-use crate::vocab::Note;
+use crate::vocab::{Note, utilisation_of_step};
 
 pub use crate::mode::Mode;
 
@@ -578,7 +578,7 @@ impl Conversion {
             MetricKind::TokensPerSTotal => tokens / t,
             MetricKind::SamplesPerS => batch / t,
             MetricKind::TflopsPerDevice => flops / (t * devices) * 1e-12,
-            MetricKind::Mfu | MetricKind::Hfu => flops / (t * devices * peak * 1e12),
+            MetricKind::Mfu | MetricKind::Hfu => utilisation_of_step(flops, t, devices, peak),
         }
     }
 }

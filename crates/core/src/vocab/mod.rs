@@ -3,7 +3,7 @@
 //! operations ([`CollectiveKind`]) and the parts of the iteration time and of the memory per
 //! device ([`TimePart`], [`MemoryPart`]), whether a need fits a device ([`Fits`]), and what a
 //! measured figure is ([`MetricKind`], [`MemoryKind`]) with the memory prediction it is compared
-//! with ([`PredictedMemory`]), the one [`Note`] every list of notes holds, and the model's
+//! with ([`PredictedMemory`]), model-FLOP utilisation ([`mfu`]), the one [`Note`] every list of notes holds, and the model's
 //! [`SlidingWindow`] attention that the model format reads and extended mode prices.
 //!
 //! The reference model (`reference/`), extended mode (`extended/`), the searches, sweeps, the
@@ -15,6 +15,7 @@
 pub mod candidate;
 pub mod collective;
 pub mod measured;
+pub mod mfu;
 pub mod note;
 mod parts;
 pub mod sliding_window;
@@ -24,6 +25,7 @@ pub mod verdict;
 pub use candidate::{Candidate, MAX_DEVICES, MAX_GLOBAL_BATCH, divisors};
 pub use collective::CollectiveKind;
 pub use measured::{MemoryKind, MetricKind, PredictedMemory, predicted_memory_gb};
+pub use mfu::{model_flops_utilisation, step_time_at_utilisation, utilisation_of_step};
 pub use note::{Note, NoteKind, NoteList};
 pub use parts::{MemoryPart, TimePart};
 pub use sliding_window::SlidingWindow;
