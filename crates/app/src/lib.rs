@@ -22,6 +22,7 @@
 //!   bar cites, per part family, for the validation view;
 //! * [`sensitivity`]: "what would help most", the strip of six system features at ×0.5 and ×2,
 //!   and the Studies link of each;
+//! * [`style`]: the stylesheets the modules carry (the explorer's, the sensitivity strip's), minified;
 //! * [`views`]: the page's views, the `view` and `embed` keys, the shell's words;
 //! * [`calibration`]: "your measured run": the typed figure, the fit on a configuration, the
 //!   calibrated and uncalibrated numbers side by side, the saved entries; [`run_cost`]: the whole
@@ -46,6 +47,7 @@ pub mod results;
 pub mod run_cost;
 pub mod sensitivity;
 pub mod studies;
+pub mod style;
 pub mod system_spec;
 pub mod views;
 pub mod words;

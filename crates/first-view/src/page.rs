@@ -11,15 +11,13 @@
 use fmperf_app::explorer::{self, Pin};
 use fmperf_app::query::Query;
 use fmperf_app::results::{self as texts, METRIC_HEADERS};
+use fmperf_app::style::EXPLORER_CSS;
 use fmperf_app::views::{self, FOOTER, TAGLINE, View};
 use fmperf_app::{error_bands, fmt, system_spec};
 use fmperf_core::explore::{ConfigReport, ExploreSearch, ExploreSpec, ReportContext, format_candidate};
 use fmperf_core::format::custom_store::CustomStore;
 
 use crate::html::{attr, escape};
-
-/// The explorer's stylesheet (the page emits it with the view; the first view does too).
-const EXPLORER_CSS: &str = include_str!("../../../style/explorer.css");
 
 /// Searches with more candidates than this are left to the page, at once: they take longer than
 /// a first view may block the page, and the page shows their progress.

@@ -13,9 +13,9 @@
 //! ([`crate::mode_panel`], URL keys `mode` and `ext`); results, the selected configuration, the
 //! drill-down, "try your own" and the comparison carry a badge naming it.
 //!
-//! Styles: `style/explorer.css`, compiled in and emitted as a `<style>` element with the view, so
-//! they apply wherever the app is mounted (the page, an iframe, a custom element's shadow root and
-//! the single-file offline bundle).
+//! Styles: `style/explorer.css`, compiled in without comments ([`fmperf_app::style`]) and emitted
+//! as a `<style>` element with the view, so they apply wherever the app is mounted (the page, an
+//! iframe, a custom element's shadow root and the single-file offline bundle).
 
 mod breakdown;
 mod calibration;
@@ -35,14 +35,12 @@ mod sensitivity;
 mod state;
 mod widgets;
 
+use fmperf_app::style::EXPLORER_CSS;
 use leptos::prelude::*;
 
 use crate::mode_panel::ModePanel;
 use crate::url_state::UrlState;
 use state::Explorer;
-
-/// The explorer's stylesheet.
-const EXPLORER_CSS: &str = include_str!("../../../style/explorer.css");
 
 /// The detail panels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use fmperf_app::run_cost;
 use fmperf_app::sensitivity::{self as words, Strip};
+use fmperf_app::style::SENSITIVITY_CSS;
 use fmperf_core::explore::ExploreSpec;
 use fmperf_core::sensitivity::{Base, Sensitivity, SensitivityResult};
 use leptos::prelude::*;
@@ -17,9 +18,6 @@ use leptos::prelude::*;
 use super::keys;
 use super::state::Explorer;
 use crate::runner::{Jobs, Sliced, TaskHandle, spawn_parallel};
-
-/// The strip's stylesheet.
-const SENSITIVITY_CSS: &str = include_str!("../../../style/sensitivity.css");
 
 /// The sensitivity as a sliced task.
 struct Task(Sensitivity);
