@@ -96,20 +96,7 @@ const KIND_NAMES: [(&str, FabricKind); 10] = [
     ("slingshot", FabricKind::Slingshot),
 ];
 
-/// The names of [`FabricKind`]s a file or spec may give (`other` included).
-pub const FABRIC_KIND_NAMES: [&str; 11] = [
-    "infiniband",
-    "infiniband_edr",
-    "infiniband_hdr",
-    "infiniband_ndr",
-    "infiniband_xdr",
-    "roce",
-    "efa",
-    "tpu_dcn",
-    "gpudirect_tcpx",
-    "slingshot",
-    "other",
-];
+pub use crate::schema::fields::FABRIC_KIND_NAMES;
 
 impl FabricKind {
     /// The kind a name of [`FABRIC_KIND_NAMES`] gives (`ib`, `ib_ndr` and `ndr` are accepted for
@@ -228,7 +215,7 @@ mod tests {
     fn names_read_and_round_trip() {
         for name in FABRIC_KIND_NAMES {
             let kind = FabricKind::from_name(name).unwrap();
-            assert_eq!(kind.name(), name);
+            assert_eq!(kind.name(), *name);
         }
         assert_eq!(FabricKind::from_name("IB-NDR"), Some(FabricKind::InfiniBand(IbGeneration::Ndr)));
         assert_eq!(FabricKind::from_name("ndr"), Some(FabricKind::InfiniBand(IbGeneration::Ndr)));

@@ -682,7 +682,9 @@ fn fabric_option(k: &str, v: &str, fb: &mut super::fabric::Fabric) -> Result<&'s
             fb.rail_optimised = Some(match v.to_ascii_lowercase().as_str() {
                 "yes" | "true" | "1" => true,
                 "no" | "false" | "0" => false,
-                _ => return Err(Error::invalid("rails", v, "must be yes or no (whether the fabric is rail-optimised)")),
+                _ => {
+                    return Err(Error::invalid("rails", v, "must be yes or no (whether the fabric is rail-optimised)"));
+                }
             });
             "rails"
         }

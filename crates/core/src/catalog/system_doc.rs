@@ -6,7 +6,9 @@ use serde_json::{Map, Value};
 
 use super::model_doc::{read_field_sources, write_field_sources};
 use crate::Error;
-use crate::catalog::{Architecture, CatalogSystem, Fabric, FabricKind, Host, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp};
+use crate::catalog::{
+    Architecture, CatalogSystem, Fabric, FabricKind, Host, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp,
+};
 use crate::schema::check::{Fields, Report, failed, walk};
 use crate::schema::emit::J;
 use crate::schema::fields::{SCHEMA_VERSION, SYSTEM_FIELDS};
@@ -298,16 +300,19 @@ pub(crate) fn write_system(s: &CatalogSystem, envelope: bool) -> J {
                 .put("scale_out_eff", J::Num(n.scale_out_eff))
                 .put("scale_out_latency_s", J::Num(n.scale_out_latency_s)),
         )
-        .put_some("fabric", s.fabric.map(|fb| {
-            J::obj()
-                .put_some("kind", fb.kind.map(|k| J::Str(k.name().into())))
-                .put_some("nics_per_node", fb.nics_per_node.map(J::Int))
-                .put_some("gbit_per_nic", fb.gbit_per_nic.map(J::Num))
-                .put_some("latency_s", fb.latency_s.map(J::Num))
-                .put_some("achievable", fb.achievable.map(J::Num))
-                .put_some("rail_optimised", fb.rail_optimised.map(J::Bool))
-                .put_some("oversubscription", fb.oversubscription.map(J::Num))
-        }))
+        .put_some(
+            "fabric",
+            s.fabric.map(|fb| {
+                J::obj()
+                    .put_some("kind", fb.kind.map(|k| J::Str(k.name().into())))
+                    .put_some("nics_per_node", fb.nics_per_node.map(J::Int))
+                    .put_some("gbit_per_nic", fb.gbit_per_nic.map(J::Num))
+                    .put_some("latency_s", fb.latency_s.map(J::Num))
+                    .put_some("achievable", fb.achievable.map(J::Num))
+                    .put_some("rail_optimised", fb.rail_optimised.map(J::Bool))
+                    .put_some("oversubscription", fb.oversubscription.map(J::Num))
+            }),
+        )
         .put_some(
             "host",
             (s.host != Host::default()).then(|| {

@@ -205,7 +205,10 @@ mod tests {
         assert!(close(t, 51.68e-6), "{t}");
         // NCCL's own table: tree LL 4.4 + 2·(7·0.52 + 5.0) = 21.68 µs.
         assert!(close(collective_s(CollectiveKind::AllReduce, span, 0.0), 21.68e-6));
-        assert_eq!(collective_on_fabric_s(CollectiveKind::AllReduce, span, 1e-3, None), collective_s(CollectiveKind::AllReduce, span, 1e-3));
+        assert_eq!(
+            collective_on_fabric_s(CollectiveKind::AllReduce, span, 1e-3, None),
+            collective_s(CollectiveKind::AllReduce, span, 1e-3)
+        );
     }
 
     #[test]

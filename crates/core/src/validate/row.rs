@@ -110,8 +110,11 @@ fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOpti
             let note = fabric.map(|gbs| {
                 Note::reading(format!("scale-out network read from the words: {gbs} GB/s per device")).about("hardware")
             });
-            let mapping =
-                MappingOptions { scale_out_gbps: fabric, fabric: stated_fabric(words, None), ..MappingOptions::default() };
+            let mapping = MappingOptions {
+                scale_out_gbps: fabric,
+                fabric: stated_fabric(words, None),
+                ..MappingOptions::default()
+            };
             return Ok((s, mapping, s.scale_up.domain_size, note));
         }
         if id.contains(',')
