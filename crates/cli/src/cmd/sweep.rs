@@ -51,7 +51,9 @@ AXES (KEY=VALUES; values a,b,c or a..b = a, 2a, 4a, … up to b, i.e. powers of 
   tp, tp1, tp2, pp, dp, mbs   restrict the configurations (e.g. a TP × PP map)
 
 --system takes the catalog's mapping choices: ID,domain=K,nics=N,precision=P,vector=TFLOP/s,
-scale_up=GB/s,scale_out=GB/s (e.g. amd_mi250x,scale_out=50 for a part whose entry lists no NIC).
+scale_up=GB/s,scale_out=GB/s (e.g. amd_mi250x,scale_out=50 for a part whose entry lists no NIC), and
+the scale-out fabric (extended mode): fabric=efa|roce|infiniband_ndr|tpu_dcn|…,
+fabric_latency_us=µs per network step, fabric_eff=fraction, oversub=r (r:1), rails=yes|no.
 Defaults: all strategies, 8 devices, global batch 4096, the system's domain size and precision.
 
 OUTPUT: one line per point in sweep order (the last axis varies fastest). csv: header + rows, full

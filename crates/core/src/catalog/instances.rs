@@ -10,6 +10,8 @@
 //! next to a provider word ([`PROVIDER_WORDS`]), an instance size (`48xlarge`) or a machine-type
 //! word (`highgpu`, `megagpu`).
 
+use super::fabric::{FabricKind, IbGeneration};
+
 /// One instance type or node design.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Instance {
@@ -17,6 +19,11 @@ pub struct Instance {
     pub names: &'static [&'static str],
     /// Who sells it (`AWS`, `Google Cloud`, `Azure`, `NVIDIA`).
     pub provider: &'static str,
+    /// The scale-out fabric its source names (EFA, RoCE, InfiniBand HDR/NDR, GPUDirect-TCPX);
+    /// `None` where the source names only the NICs. DGX H200/B200: their datasheets name
+    /// ConnectX-7 at 400 Gb/s for the compute fabric, taken as NDR InfiniBand like the DGX H100's
+    /// (assumed: the adapter also runs Ethernet).
+    pub fabric: Option<FabricKind>,
     /// The catalog id of its accelerator.
     pub part: &'static str,
     /// Accelerators per instance (or node).
@@ -36,12 +43,13 @@ pub struct Instance {
 pub const PROVIDER_WORDS: [&str; 12] =
     ["aws", "ec2", "amazon", "instance", "instances", "google", "gcp", "gce", "cloud", "vm", "vms", "azure"];
 
-/// One row of [`INSTANCES`]: names, provider, part, devices, NIC per device [Gb/s], domain,
+/// One row of [`INSTANCES`]: names, provider, fabric, part, devices, NIC per device [Gb/s], domain,
 /// whether a bare name needs context, source.
 #[allow(clippy::too_many_arguments)]
 const fn row(
     names: &'static [&'static str],
     provider: &'static str,
+    fabric: Option<FabricKind>,
     part: &'static str,
     devices: u64,
     nic_gbit_per_device: f64,
@@ -49,7 +57,7 @@ const fn row(
     needs_context: bool,
     source: &'static str,
 ) -> Instance {
-    Instance { names, provider, part, devices, nic_gbit_per_device, domain, needs_context, source }
+    Instance { names, provider, fabric, part, devices, nic_gbit_per_device, domain, needs_context, source }
 }
 
 /// The instance table (sources per row; the most specific names first).
@@ -58,6 +66,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["p4de"],
         "AWS",
+        Some(FabricKind::Efa),
         "nvidia_a100_sxm4_80gb",
         8,
         50.0,
@@ -68,6 +77,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["p4d"],
         "AWS",
+        Some(FabricKind::Efa),
         "nvidia_a100_sxm4_40gb",
         8,
         50.0,
@@ -78,6 +88,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["p5en"],
         "AWS",
+        Some(FabricKind::Efa),
         "nvidia_h200_sxm_141gb",
         8,
         400.0,
@@ -88,6 +99,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["p5e"],
         "AWS",
+        Some(FabricKind::Efa),
         "nvidia_h200_sxm_141gb",
         8,
         400.0,
@@ -98,6 +110,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["p5"],
         "AWS",
+        Some(FabricKind::Efa),
         "nvidia_h100_sxm5_80gb",
         8,
         400.0,
@@ -108,6 +121,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["trn1n"],
         "AWS",
+        Some(FabricKind::Efa),
         "aws_trainium1",
         16,
         100.0,
@@ -118,6 +132,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["trn1"],
         "AWS",
+        Some(FabricKind::Efa),
         "aws_trainium1",
         16,
         50.0,
@@ -128,6 +143,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["trn2 ultraserver", "trn2 ultra", "u trn2x64", "trn2u"],
         "AWS",
+        Some(FabricKind::Efa),
         "aws_trainium2",
         64,
         200.0,
@@ -139,6 +155,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["trn2"],
         "AWS",
+        Some(FabricKind::Efa),
         "aws_trainium2",
         16,
         200.0,
@@ -150,6 +167,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["a3 ultragpu", "a3 ultra"],
         "Google Cloud",
+        Some(FabricKind::Roce),
         "nvidia_h200_sxm_141gb",
         8,
         400.0,
@@ -161,6 +179,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["a3 megagpu", "a3 mega"],
         "Google Cloud",
+        Some(FabricKind::GpuDirectTcpx),
         "nvidia_h100_sxm5_80gb",
         8,
         200.0,
@@ -172,6 +191,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["a3 highgpu", "a3 high", "a3 edgegpu", "a3"],
         "Google Cloud",
+        Some(FabricKind::GpuDirectTcpx),
         "nvidia_h100_sxm5_80gb",
         8,
         100.0,
@@ -184,6 +204,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["a4 highgpu", "a4"],
         "Google Cloud",
+        Some(FabricKind::Roce),
         "nvidia_b200_hgx",
         8,
         400.0,
@@ -195,6 +216,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["ndm a100 v4", "nd96amsr a100 v4", "nd96amsr"],
         "Azure",
+        Some(FabricKind::InfiniBand(IbGeneration::Hdr)),
         "nvidia_a100_sxm4_80gb",
         8,
         200.0,
@@ -205,6 +227,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["nd a100 v4", "nd96asr v4", "nd96asr"],
         "Azure",
+        Some(FabricKind::InfiniBand(IbGeneration::Hdr)),
         "nvidia_a100_sxm4_40gb",
         8,
         200.0,
@@ -215,6 +238,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["nd h100 v5", "nd96isr h100 v5"],
         "Azure",
+        Some(FabricKind::InfiniBand(IbGeneration::Ndr)),
         "nvidia_h100_sxm5_80gb",
         8,
         400.0,
@@ -225,6 +249,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["nd h200 v5", "nd96isr h200 v5"],
         "Azure",
+        Some(FabricKind::InfiniBand(IbGeneration::Ndr)),
         "nvidia_h200_sxm_141gb",
         8,
         400.0,
@@ -235,6 +260,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["nd mi300x v5", "nd96isr mi300x v5"],
         "Azure",
+        Some(FabricKind::InfiniBand(IbGeneration::Ndr)),
         "amd_mi300x",
         8,
         400.0,
@@ -246,6 +272,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["dgx gh200"],
         "NVIDIA",
+        None,
         "nvidia_gh200_96gb",
         256,
         400.0,
@@ -257,6 +284,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["gh200 nvl32"],
         "NVIDIA",
+        None,
         "nvidia_gh200_144gb",
         32,
         400.0,
@@ -268,6 +296,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["dgx a100"],
         "NVIDIA",
+        Some(FabricKind::InfiniBand(IbGeneration::Hdr)),
         "nvidia_a100_sxm4_80gb",
         8,
         200.0,
@@ -278,6 +307,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["dgx h100"],
         "NVIDIA",
+        Some(FabricKind::InfiniBand(IbGeneration::Ndr)),
         "nvidia_h100_sxm5_80gb",
         8,
         400.0,
@@ -288,6 +318,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["dgx h200"],
         "NVIDIA",
+        Some(FabricKind::InfiniBand(IbGeneration::Ndr)),
         "nvidia_h200_sxm_141gb",
         8,
         400.0,
@@ -298,6 +329,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["dgx b200"],
         "NVIDIA",
+        Some(FabricKind::InfiniBand(IbGeneration::Ndr)),
         "nvidia_b200_hgx",
         8,
         400.0,
@@ -308,6 +340,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["hgx h100"],
         "NVIDIA",
+        None,
         "nvidia_h100_sxm5_80gb",
         8,
         400.0,
@@ -318,6 +351,7 @@ pub const INSTANCES: [Instance; 26] = [
     row(
         &["hgx b200"],
         "NVIDIA",
+        None,
         "nvidia_b200_hgx",
         8,
         400.0,

@@ -69,6 +69,10 @@ pub struct MappingOptions {
     pub scale_up_gbps: Option<f64>,
     /// Scale-out bandwidth per NIC, one direction, in GB/s replacing the catalog's.
     pub scale_out_gbps: Option<f64>,
+    /// The scale-out fabric's stated figures over the entry's `fabric` (a run's words, a named
+    /// instance, the spec's `fabric=…` keys). Only extended mode reads it
+    /// ([`super::fabric`]); the reference parameters never change with it.
+    pub fabric: Option<super::fabric::Fabric>,
     /// The model that reads the mapping (default: reference mode). Extended mode never reads the
     /// vector rates, so an entry without one maps (placeholder, [`Origin::Unread`]), and it prices
     /// stored tensors in 16 bits under FP8.
@@ -602,11 +606,26 @@ fn map_hardware(
 }
 
 /// The keys of a system spec string (`ID,key=value,...`).
-pub const SPEC_KEYS: &[&str] = &["domain", "nics", "precision", "vector", "scale_up", "scale_out"];
+pub const SPEC_KEYS: &[&str] = &[
+    "domain",
+    "nics",
+    "precision",
+    "vector",
+    "scale_up",
+    "scale_out",
+    "fabric",
+    "fabric_latency_us",
+    "fabric_eff",
+    "oversub",
+    "rails",
+];
 
 /// Parses a system spec `ID[,key=value]...` with keys `domain` (devices), `nics` (NICs per
 /// device), `precision` (fp32|tf32|fp16|bf16|fp8), `vector` (TFLOP/s), `scale_up` (GB/s, one
-/// direction), `scale_out` (GB/s per NIC, one direction). Returns the id and the options.
+/// direction), `scale_out` (GB/s per NIC, one direction), and the scale-out fabric's `fabric`
+/// (kind: `infiniband_ndr`, `roce`, `efa`, `tpu_dcn`, …), `fabric_latency_us` (µs per network
+/// step), `fabric_eff` (achievable fraction), `oversub` (r of r:1) and `rails` (yes|no). Returns
+/// the id and the options.
 pub fn parse_system_spec(spec: &str) -> Result<(String, MappingOptions), Error> {
     let mut parts = spec.split(',');
     let id = parts.next().unwrap_or("").trim().to_string();
@@ -628,6 +647,48 @@ pub fn parse_system_spec(spec: &str) -> Result<(String, MappingOptions), Error> 
         }
     }
     Ok((id, o))
+}
+
+/// Applies one fabric option of a system spec (`fabric`, `fabric_latency_us`, `fabric_eff`,
+/// `oversub`, `rails`) to `fb`; returns the key's canonical name.
+fn fabric_option(k: &str, v: &str, fb: &mut super::fabric::Fabric) -> Result<&'static str, Error> {
+    use super::fabric::{FABRIC_KIND_NAMES, FabricKind};
+    // A number that passes `ok`, else an error naming the key and `rule`.
+    let number = |ok: fn(f64) -> bool, rule: &str| {
+        v.parse::<f64>().ok().filter(|x| x.is_finite() && ok(*x)).ok_or_else(|| Error::invalid(k, v, rule.to_string()))
+    };
+    Ok(match k {
+        "fabric" => {
+            fb.kind = Some(FabricKind::from_name(v).ok_or_else(|| {
+                Error::invalid("fabric", v, "must name a fabric kind")
+                    .with_hint(format!("one of {}", FABRIC_KIND_NAMES.join(", ")))
+            })?);
+            "fabric"
+        }
+        "fabric_latency_us" => {
+            let us = number(|x| (0.0..=1e6).contains(&x), "must be a latency per network step in µs, 0 to 1e6")?;
+            fb.latency_s = Some(us / 1e6);
+            "fabric_latency_us"
+        }
+        "fabric_eff" => {
+            fb.achievable = Some(number(|x| x > 0.0 && x <= 1.0, "must be a fraction in (0, 1]")?);
+            "fabric_eff"
+        }
+        "oversub" => {
+            fb.oversubscription = Some(number(|x| x >= 1.0, "must be the ratio r of r:1, at least 1")?);
+            "oversub"
+        }
+        _ => {
+            fb.rail_optimised = Some(match v.to_ascii_lowercase().as_str() {
+                "yes" | "true" | "1" => true,
+                "no" | "false" | "0" => false,
+                _ => {
+                    return Err(Error::invalid("rails", v, "must be yes or no (whether the fabric is rail-optimised)"));
+                }
+            });
+            "rails"
+        }
+    })
 }
 
 /// Applies one option `key=value` of a system spec to `o`; returns the key's canonical name.
@@ -678,6 +739,12 @@ fn spec_option(part: &str, o: &mut MappingOptions) -> Result<&'static str, Error
             "scale_out" => {
                 o.scale_out_gbps = Some(num("scale_out")?);
                 "scale_out"
+            }
+            "fabric" | "fabric_latency_us" | "fabric_eff" | "oversub" | "rails" => {
+                let mut fb = o.fabric.unwrap_or_default();
+                let key = fabric_option(k, v, &mut fb)?;
+                o.fabric = Some(fb);
+                key
             }
             other => {
                 let e = Error::UnknownField { field: other.to_string(), hint: None };

@@ -16,6 +16,7 @@
 //! Both catalogs are parsed with the versioned format's schema ([`crate::schema`]: its field tables
 //! and validator, the same rules as a user's document), once, on first use.
 
+pub mod fabric;
 pub mod instances;
 pub mod mapping;
 pub mod model;
@@ -30,6 +31,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+pub use fabric::{Fabric, FabricKind, IbGeneration};
 pub use mapping::{MappedSystem, MappingOptions, default_precision, parse_system_spec, to_system_params};
 pub use model::{CatalogModel, Mlp, TrainingBudget};
 pub use names::{find_system_named, system_named_in};

@@ -3,6 +3,7 @@
 //! what the performance model assumes about it. The reference's four system files are entries too,
 //! carrying their exact [`SystemParams`] as a preset.
 
+use super::fabric::Fabric;
 use super::provenance::FieldSources;
 use crate::SystemParams;
 use crate::vocab::Note;
@@ -243,8 +244,11 @@ pub struct CatalogSystem {
     pub scale_up: ScaleUp,
     /// Scale-out network.
     pub scale_out: ScaleOut,
-    /// Efficiencies and latencies of the network tiers.
+    /// Efficiencies and latencies of the network tiers (what reference mode reads).
     pub network: Network,
+    /// The scale-out fabric, when the entry states one: extended mode's scale-out latency,
+    /// achievable fraction and oversubscription (see [`super::fabric`]).
+    pub fabric: Option<Fabric>,
     /// The host CPU of the part's usual server.
     pub host: Host,
     /// Board power in W.
@@ -318,6 +322,7 @@ impl CatalogSystem {
                 scale_out_eff: params.ib_eff,
                 scale_out_latency_s: params.ib_latency,
             },
+            fabric: None,
             host: Host::default(),
             tdp_w: None,
             vendor_headline_peak: None,

@@ -6,7 +6,9 @@ use serde_json::{Map, Value};
 
 use super::model_doc::{read_field_sources, write_field_sources};
 use crate::Error;
-use crate::catalog::{Architecture, CatalogSystem, Host, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp};
+use crate::catalog::{
+    Architecture, CatalogSystem, Fabric, FabricKind, Host, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp,
+};
 use crate::schema::check::{Fields, Problems, failed, walk};
 use crate::schema::emit::J;
 use crate::schema::fields::{SCHEMA_VERSION, SYSTEM_FIELDS};
@@ -200,6 +202,18 @@ pub(crate) fn read_system(
             scale_out_eff: net.and_then(|n| n.num("scale_out_eff")).unwrap_or(d.scale_out_eff),
             scale_out_latency_s: net.and_then(|n| n.num("scale_out_latency_s")).unwrap_or(d.scale_out_latency_s),
         },
+        // A file's own `network.scale_out_*`, edited away from the reference default, fills a
+        // figure its fabric leaves out (a copy of an entry whose network was edited keeps the
+        // edit in extended mode; the default, which every written file states, fills nothing).
+        fabric: f.obj("fabric").map(|o| Fabric {
+            kind: o.text("kind").and_then(|k| FabricKind::from_name(&k)),
+            nics_per_node: o.int("nics_per_node"),
+            gbit_per_nic: o.num("gbit_per_nic"),
+            latency_s: o.num("latency_s").or(edited(net, "scale_out_latency_s", d.scale_out_latency_s)),
+            achievable: o.num("achievable").or(edited(net, "scale_out_eff", d.scale_out_eff)),
+            rail_optimised: o.bool("rail_optimised"),
+            oversubscription: o.num("oversubscription"),
+        }),
         host: f
             .obj("host")
             .map(|h| Host { cpu: h.text("cpu"), op_time_factor: h.num("op_time_factor") })
@@ -213,6 +227,11 @@ pub(crate) fn read_system(
         field_sources: read_field_sources(f, SYSTEM_FIELDS),
         id,
     })
+}
+
+/// The figure `key` of a `network` object when it differs from the reference default `default`.
+fn edited(net: Option<Fields>, key: &str, default: f64) -> Option<f64> {
+    net.and_then(|n| n.num(key)).filter(|v| *v != default)
 }
 
 /// Writes a system object; with `envelope`, `schema_version` and `kind` come first.
@@ -280,6 +299,19 @@ pub(crate) fn write_system(s: &CatalogSystem, envelope: bool) -> J {
                 .put("scale_up_latency_s", J::Num(n.scale_up_latency_s))
                 .put("scale_out_eff", J::Num(n.scale_out_eff))
                 .put("scale_out_latency_s", J::Num(n.scale_out_latency_s)),
+        )
+        .put_some(
+            "fabric",
+            s.fabric.map(|fb| {
+                J::obj()
+                    .put_some("kind", fb.kind.map(|k| J::Str(k.name().into())))
+                    .put_some("nics_per_node", fb.nics_per_node.map(J::Int))
+                    .put_some("gbit_per_nic", fb.gbit_per_nic.map(J::Num))
+                    .put_some("latency_s", fb.latency_s.map(J::Num))
+                    .put_some("achievable", fb.achievable.map(J::Num))
+                    .put_some("rail_optimised", fb.rail_optimised.map(J::Bool))
+                    .put_some("oversubscription", fb.oversubscription.map(J::Num))
+            }),
         )
         .put_some(
             "host",

@@ -41,6 +41,10 @@ pub struct Hardware {
     pub hbm_capacity_gb: f64,
     /// The two network tiers (fast domain size included).
     pub net: NetworkTiers,
+    /// Latency of one network step of an NCCL collective [s] when the system's fabric states one
+    /// (it replaces NCCL's network `hwLat`, [`super::latency::collective_on_fabric_s`]); `None`:
+    /// NCCL's table.
+    pub net_step_latency_s: Option<f64>,
     /// Achievable bandwidth of one device-pair link of a switchless fast domain [GB/s, one
     /// direction, after the scale-up efficiency]: AMD's xGMI and Intel Gaudi's RoCE meshes, quad
     /// GH200 nodes. `None` for a switched domain (NVSwitch, where any group reaches the device's
@@ -162,7 +166,27 @@ impl Hardware {
         hw.host_launched = sys.architecture == crate::catalog::Architecture::Gpu;
         hw.host_op_time_factor = sys.host.op_time_factor();
         hw.async_mma = has_async_mma(sys);
+        hw.apply_fabric(sys, opts);
         Ok(hw)
+    }
+
+    /// Prices the scale-out tier with the system's fabric (the entry's `fabric` under the
+    /// options' stated figures, see [`crate::catalog::fabric`]): achievable bandwidth per NIC
+    /// `B_ib · achievable / oversubscription` [GB/s], the hop latency of the reference-style
+    /// collectives (all-to-all, torus parts) and, when the fabric states one, the latency of an
+    /// NCCL network step. Without a fabric the tier stays the reference's (`ib_eff`,
+    /// `ib_latency`, NCCL's table). `hw.params` keeps the reference parameters either way.
+    fn apply_fabric(&mut self, sys: &CatalogSystem, opts: &MappingOptions) {
+        let fabric = match opts.fabric {
+            Some(stated) => Some(stated.over(sys.fabric)),
+            None => sys.fabric,
+        };
+        if let Some(fb) = fabric {
+            let p = &self.params;
+            self.net.slow_bandwidth = fb.effective_gbps(p.ib_bandwidth, p.ib_eff);
+            self.net.slow_latency = fb.latency_s(p.ib_latency);
+            self.net_step_latency_s = fb.step_latency_s();
+        }
     }
 
     /// A bare [`SystemParams`] (e.g. the reference's system files): its matrix rate is taken as
@@ -209,6 +233,7 @@ impl Hardware {
             hbm_bandwidth_gbps: p16.hbm_bandwidth,
             hbm_capacity_gb: p16.hbm_capacity,
             net: Machine::new(p16).net,
+            net_step_latency_s: None,
             mesh_pair_bandwidth: None,
             unstructured_sparsity: false,
             torus: false,

@@ -137,10 +137,28 @@ pub fn latency_s(kind: CollectiveKind, span: Span, p: &Protocol) -> f64 {
 /// full rate): the least over the protocols of latency + `bandwidth_s / efficiency`, as NCCL
 /// picks the protocol with the least modelled time.
 pub fn collective_s(kind: CollectiveKind, span: Span, bandwidth_s: f64) -> f64 {
+    collective_on_fabric_s(kind, span, bandwidth_s, None)
+}
+
+/// [`collective_s`] on a fabric that states its latency per network step `net_step_s` [s]
+/// ([`crate::catalog::Fabric::step_latency_s`]): that figure replaces NCCL's network `hwLat` of
+/// ring and tree steps for every protocol (the per-call `baseLat` and the NVLink steps stay
+/// NCCL's). `None`: NCCL's table as it is.
+pub fn collective_on_fabric_s(kind: CollectiveKind, span: Span, bandwidth_s: f64, net_step_s: Option<f64>) -> f64 {
     if span.ranks <= 1 {
         return 0.0;
     }
-    PROTOCOLS.iter().map(|p| latency_s(kind, span, p) + bandwidth_s / p.efficiency).fold(f64::INFINITY, f64::min)
+    let on_fabric = |p: &Protocol| match net_step_s {
+        Some(s) => Protocol { ring_inter_us: s * 1e6, tree_inter_us: s * 1e6, ..*p },
+        None => *p,
+    };
+    PROTOCOLS
+        .iter()
+        .map(|p| {
+            let p = on_fabric(p);
+            latency_s(kind, span, &p) + bandwidth_s / p.efficiency
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
 #[cfg(test)]
@@ -175,6 +193,22 @@ mod tests {
         // A point-to-point message is one step, over the network between domains.
         assert!(close(ring_latency_s(CollectiveKind::P2p, Span::of(2, 1), simple), (8.4 + 9.6) * 1e-6));
         assert_eq!(ring_latency_s(CollectiveKind::AllGather, Span::of(1, 1), simple), 0.0);
+    }
+
+    #[test]
+    fn a_fabric_latency_replaces_the_network_steps() {
+        // 2 nodes of 8 (16 ranks) on a fabric of 20 µs per network step, a bandwidth term of 0:
+        // ring all-reduce LL: 3.6 + (30 − 2)·0.47 + 2·20 = 56.76 µs; tree LL: 4.4 + 2·(7·0.52 +
+        // 1·20) = 51.68 µs; LL128 and Simple are slower (tree Simple 0 + 2·(7·28 + 20) = 432 µs).
+        let span = Span::of(16, 8);
+        let t = collective_on_fabric_s(CollectiveKind::AllReduce, span, 0.0, Some(20e-6));
+        assert!(close(t, 51.68e-6), "{t}");
+        // NCCL's own table: tree LL 4.4 + 2·(7·0.52 + 5.0) = 21.68 µs.
+        assert!(close(collective_s(CollectiveKind::AllReduce, span, 0.0), 21.68e-6));
+        assert_eq!(
+            collective_on_fabric_s(CollectiveKind::AllReduce, span, 1e-3, None),
+            collective_s(CollectiveKind::AllReduce, span, 1e-3)
+        );
     }
 
     #[test]

@@ -249,7 +249,11 @@ impl Pricing<'_> {
             }
             _ => comm_time(on, kind, volume_gb, group, share),
         };
-        if nccl && volume_gb > 0.0 { super::latency::collective_s(kind, Span::of(group, share), t) } else { t }
+        if nccl && volume_gb > 0.0 {
+            super::latency::collective_on_fabric_s(kind, Span::of(group, share), t, self.hw.net_step_latency_s)
+        } else {
+            t
+        }
     }
 
     /// A personalised exchange (all-to-all) of `bytes` [B] per rank over a group of `group` ranks,
@@ -281,7 +285,7 @@ impl Pricing<'_> {
         }
         let bare = NetworkTiers { slow_latency: 0.0, fast_latency: 0.0, ..net };
         let t = comm_time(&bare, CollectiveKind::P2p, volume_gb, 2, share);
-        super::latency::collective_s(CollectiveKind::P2p, Span::of(2, share), t)
+        super::latency::collective_on_fabric_s(CollectiveKind::P2p, Span::of(2, share), t, self.hw.net_step_latency_s)
     }
 }
 

@@ -107,6 +107,20 @@ const DOMAIN: Kind = Kind::Int { min: 1, max: MAX_DEVICES };
 pub const MLP_NAMES: &[&str] = &["gelu", "swiglu"];
 /// Router names of a Mixture-of-Experts model.
 pub const ROUTER_NAMES: &[&str] = &["softmax", "sigmoid"];
+/// The scale-out fabric kinds a system's `fabric.kind` may name (`crate::catalog::FabricKind`).
+pub const FABRIC_KIND_NAMES: &[&str] = &[
+    "infiniband",
+    "infiniband_edr",
+    "infiniband_hdr",
+    "infiniband_ndr",
+    "infiniband_xdr",
+    "roce",
+    "efa",
+    "tpu_dcn",
+    "gpudirect_tcpx",
+    "slingshot",
+    "other",
+];
 /// The names of the architectures (`architecture` field of a system).
 pub const ARCHITECTURE_NAMES: &[&str] = &["gpu", "torus", "wafer_scale", "dataflow", "ipu"];
 /// The names of the training precisions.
@@ -512,6 +526,63 @@ pub const SYSTEM_FIELDS: &[FieldSpec] = &[
         "achievable fraction of the scale-out bandwidth (default 0.7)",
     ),
     f("network.scale_out_latency_s", "s", LATENCY, false, false, "latency of one scale-out hop (default 5e-6)"),
+    f(
+        "fabric",
+        "",
+        Kind::Object,
+        false,
+        true,
+        "the scale-out fabric: extended mode's latency, achievable fraction and oversubscription of scale-out collectives (reference mode keeps network.*)",
+    ),
+    f(
+        "fabric.kind",
+        "",
+        Kind::Choice(FABRIC_KIND_NAMES),
+        false,
+        true,
+        "the kind of network between nodes (infiniband_ndr, roce, efa, tpu_dcn, ...); its defaults fill absent figures",
+    ),
+    f("fabric.nics_per_node", "NICs", Kind::Int { min: 1, max: 1024 }, false, true, "NICs of the fabric per node"),
+    f(
+        "fabric.gbit_per_nic",
+        "Gb/s",
+        BANDWIDTH,
+        false,
+        true,
+        "bandwidth of one NIC in gigabits per second, one direction",
+    ),
+    f(
+        "fabric.latency_s",
+        "s",
+        LATENCY,
+        false,
+        true,
+        "latency of one network step (default: the kind's, else network.scale_out_latency_s)",
+    ),
+    f(
+        "fabric.achievable",
+        "fraction",
+        FRACTION,
+        false,
+        true,
+        "fraction of the NIC bandwidth collectives achieve (default: the kind's, else network.scale_out_eff)",
+    ),
+    f(
+        "fabric.rail_optimised",
+        "",
+        Kind::Bool,
+        false,
+        true,
+        "whether each device's NIC is on its own rail (recorded, not priced)",
+    ),
+    f(
+        "fabric.oversubscription",
+        "×",
+        Kind::Num { min: 1.0, min_open: false, max: 1000.0 },
+        false,
+        true,
+        "r of an r:1 oversubscribed upper tier (default 1): scale-out traffic gets 1/r of the NIC bandwidth",
+    ),
     f(
         "host",
         "",

@@ -9,6 +9,13 @@
 //! node when the clause says "per node" (or names no unit of devices) and is divided by the
 //! devices per node, per device when it says "per GPU"/"per device"/"per accelerator". Without
 //! devices per node a per-node figure is not read.
+//!
+//! The fabric's kind ([`fabric_kind`]) is read from the same words: `EFA` → EFA, `RoCE` → RoCE,
+//! `InfiniBand`/`IB` with `EDR`/`HDR`/`NDR`/`XDR` (or the generation alone) → InfiniBand of that
+//! generation, `Slingshot`, `DCN`, `TCPX`/`TCPXO`; words that name two kinds (`RoCE / InfiniBand`)
+//! give none.
+
+use crate::catalog::{FabricKind, IbGeneration};
 
 /// A fabric the words name.
 const FABRIC_WORDS: [&str; 10] =
@@ -41,6 +48,40 @@ pub fn scale_out_per_device_gbs(text: &str, per_node: Option<u64>) -> Option<f64
         return if per_device { Some(gbs) } else { per_node.filter(|n| *n > 0).map(|n| gbs / n as f64) };
     }
     None
+}
+
+/// The kind of scale-out fabric the words name, when they name exactly one (see the module
+/// documentation); an InfiniBand generation refines a bare `InfiniBand`.
+pub fn fabric_kind(text: &str) -> Option<FabricKind> {
+    let lower = text.to_ascii_lowercase();
+    let mut kinds: Vec<FabricKind> = Vec::new();
+    for t in lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|t| !t.is_empty()) {
+        let kind = match t {
+            "efa" | "efav2" | "efav3" => FabricKind::Efa,
+            "roce" | "rocev2" => FabricKind::Roce,
+            "slingshot" => FabricKind::Slingshot,
+            "dcn" => FabricKind::TpuDcn,
+            "tcpx" | "tcpxo" => FabricKind::GpuDirectTcpx,
+            "infiniband" | "ib" => FabricKind::InfiniBand(IbGeneration::Unstated),
+            "edr" => FabricKind::InfiniBand(IbGeneration::Edr),
+            "hdr" => FabricKind::InfiniBand(IbGeneration::Hdr),
+            "ndr" => FabricKind::InfiniBand(IbGeneration::Ndr),
+            "xdr" => FabricKind::InfiniBand(IbGeneration::Xdr),
+            _ => continue,
+        };
+        let unstated = FabricKind::InfiniBand(IbGeneration::Unstated);
+        match kinds.iter().position(|k| matches!((k, kind), (FabricKind::InfiniBand(_), FabricKind::InfiniBand(_)))) {
+            // A generation refines a bare InfiniBand; two generations are two kinds.
+            Some(i) if kinds[i] == unstated => kinds[i] = kind,
+            Some(i) if kind == unstated || kinds[i] == kind => {}
+            _ if kinds.contains(&kind) => {}
+            _ => kinds.push(kind),
+        }
+    }
+    match kinds.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
 }
 
 /// Devices per node the words state: `8 per node`, `8 GPUs/host`, `8 GPUs per node`, `8 x A100`
@@ -114,6 +155,19 @@ mod tests {
         // Bytes are a scale-up figure; no fabric named, nothing read.
         assert_eq!(scale_out_per_device_gbs("NVLink (A800: 400 GB/s) single node", Some(8)), None);
         assert_eq!(scale_out_per_device_gbs("NVLink/NVSwitch (single node)", Some(8)), None);
+    }
+
+    #[test]
+    fn fabric_kinds_as_written() {
+        assert_eq!(fabric_kind("EFA 3,200 Gbps per node"), Some(FabricKind::Efa));
+        assert_eq!(fabric_kind("4 x 100 Gb/s RoCE per node"), Some(FabricKind::Roce));
+        assert_eq!(fabric_kind("8x 400 Gb/s InfiniBand NDR per node"), Some(FabricKind::InfiniBand(IbGeneration::Ndr)));
+        assert_eq!(fabric_kind("400 Gb/s IB per GPU"), Some(FabricKind::InfiniBand(IbGeneration::Unstated)));
+        assert_eq!(fabric_kind("HDR InfiniBand, 8 HCAs"), Some(FabricKind::InfiniBand(IbGeneration::Hdr)));
+        // Two kinds named: none read.
+        assert_eq!(fabric_kind("RoCE (24K-GPU cluster) / InfiniBand"), None);
+        assert_eq!(fabric_kind("NVLink/NVSwitch (single node)"), None);
+        assert_eq!(fabric_kind("100 GbE Ethernet"), None);
     }
 
     #[test]

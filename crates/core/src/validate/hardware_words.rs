@@ -125,6 +125,9 @@ pub struct HardwareReading {
     /// Scale-out bandwidth per device [GB/s, one direction] of the named instance, when it differs
     /// from the part's catalog figure.
     pub scale_out_gbps: Option<f64>,
+    /// The scale-out fabric of the named instance (EFA for AWS P5), when its source names one
+    /// and the instance's part is the one read.
+    pub fabric: Option<crate::catalog::FabricKind>,
     /// Scale-up domain [devices] of the named build, when it differs from the part's default.
     pub domain: Option<u64>,
     /// How the words were read, when not exactly.
@@ -206,7 +209,7 @@ impl std::error::Error for UnreadHardware {}
 /// Reads hardware words (see the module documentation): the part, the named instance's figures
 /// where they differ from the part's, and a note.
 pub fn read_hardware_words(text: &str) -> Result<HardwareReading, UnreadHardware> {
-    let exact = |system| HardwareReading { system, scale_out_gbps: None, domain: None, note: None };
+    let exact = |system| HardwareReading { system, scale_out_gbps: None, fabric: None, domain: None, note: None };
     if let Some(s) = catalog::systems().iter().find(|s| s.id == text.trim()) {
         return Ok(exact(s));
     }
@@ -263,7 +266,8 @@ pub fn read_hardware_words(text: &str) -> Result<HardwareReading, UnreadHardware
     if system.id != held.id {
         said.push(format!("the stated capacity names {} rather than the instance's {}", system.id, held.id));
     }
-    Ok(HardwareReading { system, scale_out_gbps, domain, note: Some(Note::reading(said.join("; "))) })
+    let fabric = inst.fabric.filter(|_| system.id == held.id);
+    Ok(HardwareReading { system, scale_out_gbps, fabric, domain, note: Some(Note::reading(said.join("; "))) })
 }
 
 /// Whether a stated capacity [GB] is the part's (±4 %, or its GiB count written as GB); `None`

@@ -135,7 +135,9 @@ fn hardware(g: &Map<String, Value>) -> (Value, Value, Vec<Note>) {
         (Some(id), Some(gbs)) => {
             let id = id.trim_start_matches('@').to_string();
             notes.reading(format!("scale-out network read from the words `{fabric}`: {gbs} GB/s per device"));
-            Value::String(format!("{id},scale_out={gbs}"))
+            // The fabric's kind, when the words name one (`EFA`), travels in the spec too.
+            let kind = super::fabric_words::fabric_kind(&fabric).map(|k| format!(",fabric={}", k.name()));
+            Value::String(format!("{id},scale_out={gbs}{}", kind.unwrap_or_default()))
         }
         (Some(id), None) if id.starts_with('@') => Value::Null,
         (Some(id), None) => Value::String(id),

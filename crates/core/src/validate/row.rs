@@ -91,6 +91,12 @@ fn gated(words: &str) -> bool {
     gated_word && !w.any(&["non gated", "not gated", "ungated"])
 }
 
+/// The scale-out fabric a row states: the kind its words name (`EFA`, `4 x 100 Gb/s RoCE`), else
+/// a named instance's (`p5.48xlarge`: EFA); `None` keeps the part's catalog fabric.
+fn stated_fabric(words: &str, instance: Option<crate::catalog::FabricKind>) -> Option<crate::catalog::Fabric> {
+    super::fabric_words::fabric_kind(words).or(instance).map(crate::catalog::Fabric::of_kind)
+}
+
 /// The catalog part of a row with the mapping choices its `hardware_id` gives in the CLI's system
 /// spec (`google_tpu_v4,scale_out=6.25`), or that a named instance implies (its scale-out
 /// bandwidth per device), the part's scale-up domain for this row (a named build's, e.g. a Trn2
@@ -104,7 +110,11 @@ fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOpti
             let note = fabric.map(|gbs| {
                 Note::reading(format!("scale-out network read from the words: {gbs} GB/s per device")).about("hardware")
             });
-            let mapping = MappingOptions { scale_out_gbps: fabric, ..MappingOptions::default() };
+            let mapping = MappingOptions {
+                scale_out_gbps: fabric,
+                fabric: stated_fabric(words, None),
+                ..MappingOptions::default()
+            };
             return Ok((s, mapping, s.scale_up.domain_size, note));
         }
         if id.contains(',')
@@ -134,7 +144,11 @@ fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOpti
         _ => r.note,
     };
     let note = note.map(|n| n.about("hardware"));
-    let mapping = MappingOptions { scale_out_gbps: r.scale_out_gbps.or(fabric), ..MappingOptions::default() };
+    let mapping = MappingOptions {
+        scale_out_gbps: r.scale_out_gbps.or(fabric),
+        fabric: stated_fabric(&words, r.fabric),
+        ..MappingOptions::default()
+    };
     Ok((r.system, mapping, r.domain.unwrap_or(r.system.scale_up.domain_size), note))
 }
 
