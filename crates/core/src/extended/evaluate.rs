@@ -65,7 +65,10 @@ pub fn memory_estimate(
 
 /// Evaluates many search candidates of one strategy (1d or 2d-seqp) for one workload, system and
 /// batch, caching the block-level costs per block shape like the reference's evaluator.
-#[derive(Debug, Clone)]
+///
+/// A clone is the same evaluator with its caches empty (they are memos: the copy prices what it
+/// is asked afresh, to the same figures); searches clone their evaluator to shard it before it has
+/// priced anything. `Debug` shows the setup and how much each cache holds.
 pub struct ExtendedEvaluator {
     workload: Workload,
     hardware: Hardware,
@@ -91,7 +94,48 @@ pub struct ExtendedEvaluator {
     moe_probes: ShapeMap<[u64; 9], Vec<Option<f64>>>,
 }
 
+impl Clone for ExtendedEvaluator {
+    fn clone(&self) -> ExtendedEvaluator {
+        ExtendedEvaluator::with_empty_caches(&self.workload, &self.hardware, &self.options, self.global_batch)
+    }
+}
+
+impl std::fmt::Debug for ExtendedEvaluator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtendedEvaluator")
+            .field("workload", &self.workload)
+            .field("hardware", &self.hardware)
+            .field("options", &self.options)
+            .field("global_batch", &self.global_batch)
+            .field("dense_block_shapes_cached", &self.cache.len())
+            .field("moe_blocks_cached", &self.moe_caches.list.len())
+            .field("moe_probes_cached", &self.moe_probes.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl ExtendedEvaluator {
+    /// The evaluator of these inputs with nothing cached (inputs as validated by [`Self::new`]).
+    fn with_empty_caches(
+        workload: &Workload,
+        hardware: &Hardware,
+        options: &ExtendedOptions,
+        global_batch: u64,
+    ) -> ExtendedEvaluator {
+        ExtendedEvaluator {
+            workload: *workload,
+            hardware: hardware.clone(),
+            options: *options,
+            global_batch,
+            cache: HashMap::new(),
+            moe_caches: MoeCaches::default(),
+            moe_floors_memo: None,
+            moe_current: Vec::new(),
+            moe_choices: ShapeMap::default(),
+            moe_probes: ShapeMap::default(),
+        }
+    }
+
     /// An evaluator (workload and options are validated here; 2d SUMMA is rejected).
     pub fn new(
         workload: &Workload,
@@ -106,18 +150,7 @@ impl ExtendedEvaluator {
             return Err(Error::invalid("strategy", "2d", "has no extended-mode model")
                 .with_hint("use 1d or 2d-seqp in extended mode"));
         }
-        Ok(ExtendedEvaluator {
-            workload: *workload,
-            hardware: hardware.clone(),
-            options: *options,
-            global_batch,
-            cache: HashMap::new(),
-            moe_caches: MoeCaches::default(),
-            moe_floors_memo: None,
-            moe_current: Vec::new(),
-            moe_choices: ShapeMap::default(),
-            moe_probes: ShapeMap::default(),
-        })
+        Ok(ExtendedEvaluator::with_empty_caches(workload, hardware, options, global_batch))
     }
 
     /// The same evaluator with another ZeRO sharding, shard group and interleave degree, its

@@ -77,7 +77,7 @@ pub(super) type ShapeMap<K, V> = HashMap<K, V, BuildHasherDefault<ShapeHasher>>;
 /// caches, forgotten when the group changes, stay the size of one group's (the whole search's ran
 /// to hundreds of MB on DeepSeek-V3's 2d-seqp space, a cost of its own in a page's worker). A
 /// memo: whatever the order of the layouts asked for, the parts are those priced afresh.
-#[derive(Debug, Clone, Default)]
+#[derive(Default)]
 pub(super) struct MoeCaches {
     /// The `(tp, cp)` of the layouts cached.
     pub(super) group: Option<(u64, u64)>,
