@@ -12,7 +12,9 @@
 
 use std::time::Instant;
 
-use fmperf_core::catalog::{self, CatalogModel, MappingOptions, Mlp, Precision, TrainingBudget, to_system_params};
+use fmperf_core::catalog::{
+    self, CatalogModel, Fabric, FabricKind, MappingOptions, Mlp, Precision, TrainingBudget, to_system_params,
+};
 use fmperf_core::format::{self, Document, fields};
 use fmperf_core::mode::Mode;
 use fmperf_core::reference::model_summary_on;
@@ -236,6 +238,12 @@ fn random_options(rng: &mut Rng) -> MappingOptions {
         scale_up_gbps: opt_f(rng),
         scale_out_gbps: opt_f(rng),
         mode: *rng.pick(&[Mode::Reference, Mode::Extended]),
+        fabric: rng.chance(30).then(|| Fabric {
+            latency_s: opt_f(rng),
+            achievable: opt_f(rng),
+            oversubscription: opt_f(rng),
+            ..Fabric::of_kind(FabricKind::Efa)
+        }),
     }
 }
 

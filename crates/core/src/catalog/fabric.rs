@@ -27,6 +27,8 @@
 //! points in session 21 and was not kept (`tests/ultrascale_playbook_sweeps.rs`). A user or a run
 //! that knows its fabric's figure states it (`fabric_latency_us=20`).
 
+use crate::Error;
+
 /// A generation of InfiniBand: the signalling rate of one 4x port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IbGeneration {
@@ -199,6 +201,25 @@ impl Fabric {
         nic_gbps * self.achievable(network_eff) / self.oversubscription()
     }
 
+    /// Checks the stated figures (a fabric built in code, not read through the schema or the
+    /// spec, which check them too): an error names `fabric.<key>` and the rule.
+    pub fn check(&self) -> Result<(), Error> {
+        let bad = |key: &str, v: f64, rule: &str| Err(Error::invalid(format!("fabric.{key}"), v, rule.to_string()));
+        if let Some(l) = self.latency_s.filter(|l| !(l.is_finite() && (0.0..=1.0).contains(l))) {
+            return bad("latency_s", l, "must be a latency per network step in seconds, 0 to 1");
+        }
+        if let Some(a) = self.achievable.filter(|a| !(*a > 0.0 && *a <= 1.0)) {
+            return bad("achievable", a, "must be a fraction in (0, 1]");
+        }
+        if let Some(o) = self.oversubscription.filter(|o| !(o.is_finite() && *o >= 1.0)) {
+            return bad("oversubscription", o, "must be the ratio r of r:1, at least 1");
+        }
+        if let Some(g) = self.gbit_per_nic.filter(|g| !(g.is_finite() && *g > 0.0)) {
+            return bad("gbit_per_nic", g, "must be a positive bandwidth in Gb/s");
+        }
+        Ok(())
+    }
+
     /// NIC bandwidth per device [GB/s, one direction] when the fabric states its NICs per node
     /// and their rate: `nics_per_node · gbit_per_nic / 8 / devices_per_node`.
     pub fn nic_gbps_per_device(&self, devices_per_node: u64) -> Option<f64> {
@@ -246,5 +267,19 @@ mod tests {
         let p5 = Fabric { nics_per_node: Some(32), gbit_per_nic: Some(100.0), ..Fabric::of_kind(FabricKind::Efa) };
         assert_eq!(p5.nic_gbps_per_device(8), Some(50.0));
         assert_eq!(p5.nic_gbps_per_device(0), None);
+    }
+
+    #[test]
+    fn bad_figures_are_named() {
+        assert!(Fabric::of_kind(FabricKind::Roce).check().is_ok());
+        for (f, key) in [
+            (Fabric { oversubscription: Some(0.5), ..Fabric::default() }, "fabric.oversubscription"),
+            (Fabric { achievable: Some(f64::NAN), ..Fabric::default() }, "fabric.achievable"),
+            (Fabric { latency_s: Some(-1.0), ..Fabric::default() }, "fabric.latency_s"),
+            (Fabric { gbit_per_nic: Some(0.0), ..Fabric::default() }, "fabric.gbit_per_nic"),
+        ] {
+            let e = f.check().unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
     }
 }

@@ -166,7 +166,7 @@ impl Hardware {
         hw.host_launched = sys.architecture == crate::catalog::Architecture::Gpu;
         hw.host_op_time_factor = sys.host.op_time_factor();
         hw.async_mma = has_async_mma(sys);
-        hw.apply_fabric(sys, opts);
+        hw.apply_fabric(sys, opts)?;
         Ok(hw)
     }
 
@@ -176,17 +176,19 @@ impl Hardware {
     /// collectives (all-to-all, torus parts) and, when the fabric states one, the latency of an
     /// NCCL network step. Without a fabric the tier stays the reference's (`ib_eff`,
     /// `ib_latency`, NCCL's table). `hw.params` keeps the reference parameters either way.
-    fn apply_fabric(&mut self, sys: &CatalogSystem, opts: &MappingOptions) {
+    fn apply_fabric(&mut self, sys: &CatalogSystem, opts: &MappingOptions) -> Result<(), Error> {
         let fabric = match opts.fabric {
             Some(stated) => Some(stated.over(sys.fabric)),
             None => sys.fabric,
         };
         if let Some(fb) = fabric {
+            fb.check()?;
             let p = &self.params;
             self.net.slow_bandwidth = fb.effective_gbps(p.ib_bandwidth, p.ib_eff);
             self.net.slow_latency = fb.latency_s(p.ib_latency);
             self.net_step_latency_s = fb.step_latency_s();
         }
+        Ok(())
     }
 
     /// A bare [`SystemParams`] (e.g. the reference's system files): its matrix rate is taken as
