@@ -5,7 +5,8 @@
 use fmperf_core::Error;
 
 /// What a field shows for an error: `“value” rule (hint)` for an invalid value, the error's
-/// own text otherwise; starting with a capital letter.
+/// own text otherwise; starting with a capital letter (an ASCII one: core's rules are English;
+/// a value's quote mark stays as typed).
 pub fn field_message(e: &Error) -> String {
     let text = match e {
         Error::InvalidField { rule, hint, value, .. } => {
@@ -20,7 +21,7 @@ pub fn field_message(e: &Error) -> String {
     };
     let mut chars = text.chars();
     match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
+        Some(first) => std::iter::once(first.to_ascii_uppercase()).chain(chars).collect(),
         None => text,
     }
 }

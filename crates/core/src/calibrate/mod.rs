@@ -130,7 +130,7 @@ impl RunFacts {
                 step_time_at_utilisation(flops, m.value, self.peak_tflops, n),
                 Some(Note::reading(format!(
                     "{} {model}, of a dense peak of {} TFLOP/s per device",
-                    kind.key().to_uppercase(),
+                    kind.key().to_ascii_uppercase(),
                     self.peak_tflops
                 ))),
             ),

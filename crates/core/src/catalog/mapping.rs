@@ -367,7 +367,7 @@ fn map_hardware(
         };
         let what = match precision {
             Precision::Fp32 => "dense FP32 matrix peak".to_string(),
-            other => format!("dense {} matrix peak", other.as_str().to_uppercase()),
+            other => format!("dense {} matrix peak", other.as_str().to_ascii_uppercase()),
         };
         origins.catalog("matrix_flops_fp16", field, what);
     }

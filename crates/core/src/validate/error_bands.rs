@@ -107,7 +107,7 @@ pub fn part_class(sys: &CatalogSystem) -> PartClass {
         .find(|(k, _)| family == *k)
         .or_else(|| GENERATIONS.iter().find(|(k, _)| family.starts_with(k)))
         .map(|(_, g)| g.to_string());
-    PartClass::Gpu(generation.unwrap_or_else(|| sys.vendor.clone().unwrap_or_else(|| family.to_uppercase())))
+    PartClass::Gpu(generation.unwrap_or_else(|| sys.vendor.clone().unwrap_or_else(|| family.to_ascii_uppercase())))
 }
 
 /// Model size classes [parameters].

@@ -220,7 +220,7 @@ pub fn read_hardware_words(text: &str) -> Result<HardwareReading, UnreadHardware
         if !missing.is_empty() {
             let said = format!(
                 "the words name a {} variant that the catalog lacks for this part; read as {}",
-                missing.join("/").to_uppercase(),
+                missing.join("/").to_ascii_uppercase(),
                 system.id
             );
             note = Some(match note {
@@ -235,7 +235,7 @@ pub fn read_hardware_words(text: &str) -> Result<HardwareReading, UnreadHardware
     let rest: Vec<&str> =
         w.tokens.iter().enumerate().filter(|(i, _)| !covered.contains(i)).map(|(_, t)| t.as_str()).collect();
     let part = read_part(text, &Words::new(&rest.join(" ")));
-    let what = format!("{} {} ({})", inst.provider, name.to_uppercase(), inst.source);
+    let what = format!("{} {} ({})", inst.provider, name.to_ascii_uppercase(), inst.source);
     let system = match &part {
         Err(_) => held,
         Ok((named, _)) if family_key(named) != family_key(held) => {
