@@ -140,3 +140,31 @@ fn system_files_carry_the_fabric() {
         assert!(errors.iter().any(|e| e.to_string().contains(field)), "{field}: {errors:?}");
     }
 }
+
+/// A row whose words name two fabrics, or another fabric than its named instance has, is an error
+/// naming `hardware` and both kinds (not a silent pick, not a silent drop); words that refine the
+/// instance's fabric read.
+#[test]
+fn contradicting_fabric_words_are_errors() {
+    use fmperf_core::validate::MeasuredRun;
+    use fmperf_core::validate::row::interpret;
+    let row = |words: &str| {
+        let mut r = MeasuredRun::default();
+        r.hardware = Some(words.to_string());
+        let m = &mut r.model;
+        (m.layers, m.hidden, m.heads, m.ffn_hidden, m.seq_len) =
+            (Some(32), Some(4096), Some(32), Some(14336), Some(8192));
+        interpret(&r).err().map(|e| e.to_string()).unwrap_or_default()
+    };
+    let two = row("8 x H100 SXM5 per node, RoCE (24K-GPU cluster) / InfiniBand");
+    assert!(two.contains("hardware") && two.contains("roce") && two.contains("infiniband"), "{two}");
+    let other = row("AWS p5.48xlarge, 8 x 400 Gb/s RoCE per node");
+    assert!(other.contains("hardware") && other.contains("roce") && other.contains("efa"), "{other}");
+    // The same fabric as the instance's, or a generation of a bare InfiniBand: no fabric error.
+    assert!(!row("AWS p5.48xlarge, EFA").contains("fabric"), "{}", row("AWS p5.48xlarge, EFA"));
+    assert_eq!(
+        FabricKind::InfiniBand(IbGeneration::Unstated).join(FabricKind::InfiniBand(IbGeneration::Ndr)),
+        Some(FabricKind::InfiniBand(IbGeneration::Ndr))
+    );
+    assert_eq!(FabricKind::Roce.join(FabricKind::Efa), None);
+}

@@ -124,6 +124,18 @@ impl FabricKind {
         KIND_NAMES.iter().find(|(_, k)| *k == self).map_or("other", |(n, _)| n)
     }
 
+    /// The one kind `self` and `other` both describe, the more precise one (a bare InfiniBand
+    /// and InfiniBand NDR: NDR); `None` when they are two kinds (RoCE and EFA, HDR and NDR).
+    pub fn join(self, other: FabricKind) -> Option<FabricKind> {
+        let bare = FabricKind::InfiniBand(IbGeneration::Unstated);
+        match (self, other) {
+            (a, b) if a == b => Some(a),
+            (a, FabricKind::InfiniBand(_)) if a == bare => Some(other),
+            (FabricKind::InfiniBand(_), b) if b == bare => Some(self),
+            _ => None,
+        }
+    }
+
     /// The kind's default latency per network step and achievable fraction, with their source.
     pub fn defaults(self) -> FabricDefaults {
         ASSUMED

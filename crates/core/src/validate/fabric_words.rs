@@ -51,8 +51,17 @@ pub fn scale_out_per_device_gbs(text: &str, per_node: Option<u64>) -> Option<f64
 }
 
 /// The kind of scale-out fabric the words name, when they name exactly one (see the module
-/// documentation); an InfiniBand generation refines a bare `InfiniBand`.
+/// documentation); [`fabric_kinds`] says which when they name several.
 pub fn fabric_kind(text: &str) -> Option<FabricKind> {
+    match fabric_kinds(text).as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+/// Every kind of scale-out fabric the words name, each once, in the order written; an
+/// InfiniBand generation refines a bare `InfiniBand`, two generations are two kinds.
+pub fn fabric_kinds(text: &str) -> Vec<FabricKind> {
     let lower = text.to_ascii_lowercase();
     let mut kinds: Vec<FabricKind> = Vec::new();
     for t in lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|t| !t.is_empty()) {
@@ -69,19 +78,12 @@ pub fn fabric_kind(text: &str) -> Option<FabricKind> {
             "xdr" => FabricKind::InfiniBand(IbGeneration::Xdr),
             _ => continue,
         };
-        let unstated = FabricKind::InfiniBand(IbGeneration::Unstated);
-        match kinds.iter().position(|k| matches!((k, kind), (FabricKind::InfiniBand(_), FabricKind::InfiniBand(_)))) {
-            // A generation refines a bare InfiniBand; two generations are two kinds.
-            Some(i) if kinds[i] == unstated => kinds[i] = kind,
-            Some(i) if kind == unstated || kinds[i] == kind => {}
-            _ if kinds.contains(&kind) => {}
-            _ => kinds.push(kind),
+        match kinds.iter().position(|k| k.join(kind).is_some()) {
+            Some(i) => kinds[i] = kinds[i].join(kind).unwrap_or(kind),
+            None => kinds.push(kind),
         }
     }
-    match kinds.as_slice() {
-        [one] => Some(*one),
-        _ => None,
-    }
+    kinds
 }
 
 /// Devices per node the words state: `8 per node`, `8 GPUs/host`, `8 GPUs per node`, `8 x A100`
@@ -164,8 +166,12 @@ mod tests {
         assert_eq!(fabric_kind("8x 400 Gb/s InfiniBand NDR per node"), Some(FabricKind::InfiniBand(IbGeneration::Ndr)));
         assert_eq!(fabric_kind("400 Gb/s IB per GPU"), Some(FabricKind::InfiniBand(IbGeneration::Unstated)));
         assert_eq!(fabric_kind("HDR InfiniBand, 8 HCAs"), Some(FabricKind::InfiniBand(IbGeneration::Hdr)));
-        // Two kinds named: none read.
+        // Two kinds named: none read; both listed.
         assert_eq!(fabric_kind("RoCE (24K-GPU cluster) / InfiniBand"), None);
+        assert_eq!(
+            fabric_kinds("RoCE (24K-GPU cluster) / InfiniBand"),
+            [FabricKind::Roce, FabricKind::InfiniBand(IbGeneration::Unstated)]
+        );
         assert_eq!(fabric_kind("NVLink/NVSwitch (single node)"), None);
         assert_eq!(fabric_kind("100 GbE Ethernet"), None);
     }

@@ -117,9 +117,9 @@ pub const CACHE_DIGITS: usize = 6;
 fn round_numbers(v: &mut serde_json::Value) {
     match v {
         serde_json::Value::Number(n) if n.is_f64() => {
-            let x = n.as_f64().unwrap_or_default();
-            let rounded: f64 = format!("{x:.*e}", CACHE_DIGITS - 1).parse().unwrap_or(x);
-            if let Some(r) = serde_json::Number::from_f64(rounded) {
+            // A finite float (JSON holds no other) prints and parses back; a failure keeps `n`.
+            let rounded = n.as_f64().and_then(|x| format!("{x:.*e}", CACHE_DIGITS - 1).parse::<f64>().ok());
+            if let Some(r) = rounded.and_then(serde_json::Number::from_f64) {
                 *n = r;
             }
         }

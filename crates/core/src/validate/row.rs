@@ -49,7 +49,7 @@ use crate::catalog::{CatalogSystem, MappingOptions, Precision};
 use crate::extended::{ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Workload};
 use crate::vocab::Candidate;
 use crate::vocab::{Note, NoteList};
-use crate::{ModelShape, Strategy, SystemParams};
+use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// A run ready to evaluate.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,9 +92,35 @@ fn gated(words: &str) -> bool {
 }
 
 /// The scale-out fabric a row states: the kind its words name (`EFA`, `4 x 100 Gb/s RoCE`), else
-/// a named instance's (`p5.48xlarge`: EFA); `None` keeps the part's catalog fabric.
-fn stated_fabric(words: &str, instance: Option<crate::catalog::FabricKind>) -> Option<crate::catalog::Fabric> {
-    super::fabric_words::fabric_kind(words).or(instance).map(crate::catalog::Fabric::of_kind)
+/// a named instance's (`p5.48xlarge`: EFA); `None` keeps the part's catalog fabric. Words that
+/// name two fabrics, or another fabric than the named instance has, are an error naming
+/// `hardware` and both kinds: which network the run used is the row's to say.
+fn stated_fabric(
+    words: &str,
+    instance: Option<crate::catalog::FabricKind>,
+) -> Result<Option<crate::catalog::Fabric>, RowReason> {
+    let contradiction = |rule: String| RowReason::Configuration(Error::invalid("hardware", words, rule));
+    let kind = match (super::fabric_words::fabric_kinds(words).as_slice(), instance) {
+        ([], instance) => instance,
+        ([one], None) => Some(*one),
+        ([one], Some(inst)) if one.join(inst).is_some() => one.join(inst),
+        ([one], Some(inst)) => {
+            return Err(contradiction(format!(
+                "names a {} scale-out fabric, but the named instance's is {}",
+                one.name(),
+                inst.name()
+            )));
+        }
+        (several, _) => {
+            let names: Vec<&str> = several.iter().map(|k| k.name()).collect();
+            return Err(contradiction(format!(
+                "names {} scale-out fabrics ({}): state the one the run used",
+                several.len(),
+                names.join(", ")
+            )));
+        }
+    };
+    Ok(kind.map(crate::catalog::Fabric::of_kind))
 }
 
 /// The catalog part of a row with the mapping choices its `hardware_id` gives in the CLI's system
@@ -112,7 +138,7 @@ fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOpti
             });
             let mapping = MappingOptions {
                 scale_out_gbps: fabric,
-                fabric: stated_fabric(words, None),
+                fabric: stated_fabric(words, None)?,
                 ..MappingOptions::default()
             };
             return Ok((s, mapping, s.scale_up.domain_size, note));
@@ -146,7 +172,7 @@ fn hardware_of(run: &MeasuredRun) -> Result<(&'static CatalogSystem, MappingOpti
     let note = note.map(|n| n.about("hardware"));
     let mapping = MappingOptions {
         scale_out_gbps: r.scale_out_gbps.or(fabric),
-        fabric: stated_fabric(&words, r.fabric),
+        fabric: stated_fabric(&words, r.fabric)?,
         ..MappingOptions::default()
     };
     Ok((r.system, mapping, r.domain.unwrap_or(r.system.scale_up.domain_size), note))
