@@ -622,76 +622,20 @@ pub fn second_stage_in_flight(first: f64) -> f64 {
     (first - 1.0).max(1.0)
 }
 
-/// The four groups of the reference's memory columns (weights, gradients, optimizer states,
-/// activations with everything else) of an estimate [GB].
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
-pub struct DeviceMemory {
-    /// Weights (sharded under ZeRO-3, plus the gathered blocks in flight and FP8 copies).
-    pub weights_gb: f64,
-    /// Gradients.
-    pub gradients_gb: f64,
-    /// Optimizer states.
-    pub optimizer_gb: f64,
-    /// Activations in flight, logits and loss.
-    pub activations_gb: f64,
-    /// Fragmentation, CUDA context and NCCL buffers (device − allocated).
-    pub overhead_gb: f64,
-}
-
-impl DeviceMemory {
-    /// Everything [GB] (the device-level figure).
-    pub fn total(&self) -> f64 {
-        self.weights_gb + self.gradients_gb + self.optimizer_gb + self.activations_gb + self.overhead_gb
-    }
-
-    /// The columns of an estimate.
-    ///
-    /// One pass over the parts (this runs for every configuration a search prices; ten scans of
-    /// [`MemoryEstimate::part`] were a sixth of the page's first search in a profile). Each name
-    /// is summed as `part` sums it — its parts in order, from −0.0 as `Iterator::sum` starts —
-    /// and the names are added in the same order as before, so the figures are bit-identical.
-    pub fn of(e: &MemoryEstimate) -> DeviceMemory {
-        // weights, gathered_layers, fp8_weight_copies, expert_weights, gradients,
-        // expert_gradients, optimizer_states, expert_optimizer_states, activations, logits_and_loss
-        let mut s = [-0.0_f64; 10];
-        for p in &e.parts {
-            let i = match p.name {
-                "weights" => 0,
-                "gathered_layers" => 1,
-                "fp8_weight_copies" => 2,
-                "expert_weights" => 3,
-                "gradients" => 4,
-                "expert_gradients" => 5,
-                "optimizer_states" => 6,
-                "expert_optimizer_states" => 7,
-                "activations" => 8,
-                "logits_and_loss" => 9,
-                _ => continue,
-            };
-            s[i] += p.gb;
-        }
-        DeviceMemory {
-            weights_gb: s[0] + s[1] + s[2] + s[3],
-            gradients_gb: s[4] + s[5],
-            optimizer_gb: s[6] + s[7],
-            activations_gb: s[8] + s[9],
-            overhead_gb: e.device_gb - e.allocated_gb,
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::SystemParams;
     use crate::extended::evaluate::memory_estimate;
     use crate::extended::options::HardwareChoices;
 
-    fn hw() -> Hardware {
+    /// An H200 with 8-device NVLink domains (also `super::device_memory`'s tests).
+    pub(in crate::extended) fn hw() -> Hardware {
         Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true)
     }
 
-    fn estimate(opts: ExtendedOptions, layout: Layout) -> MemoryEstimate {
+    /// Llama 3 8B's blocks (no vocabulary) under `opts` and `layout`.
+    pub(in crate::extended) fn estimate(opts: ExtendedOptions, layout: Layout) -> MemoryEstimate {
         let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
         memory_estimate(&w, &hw(), &layout, &opts).unwrap()
     }
@@ -766,60 +710,6 @@ mod tests {
         close(m3.part("optimizer_states"), params * 4.0 / 8.0 * 1e-9);
         // Without overheads the three figures coincide.
         assert_eq!((z1.allocated_gb, z1.reserved_gb), (z1.device_gb, z1.device_gb));
-    }
-
-    /// `DeviceMemory::of` sums in one pass what summing `part(name)` per name gives, bit for bit:
-    /// dense estimates under ZeRO-1, ZeRO-3 (gathered layers), pure BF16 and FP8 weight copies,
-    /// and a DeepSeek-V3 stage (expert parts), with and without overheads.
-    #[test]
-    fn device_columns_equal_the_sums_of_named_parts() {
-        let by_parts = |e: &MemoryEstimate| {
-            [
-                e.part("weights") + e.part("gathered_layers") + e.part("fp8_weight_copies") + e.part("expert_weights"),
-                e.part("gradients") + e.part("expert_gradients"),
-                e.part("optimizer_states") + e.part("expert_optimizer_states"),
-                e.part("activations") + e.part("logits_and_loss"),
-                e.device_gb - e.allocated_gb,
-            ]
-        };
-        let columns = |m: DeviceMemory| [m.weights_gb, m.gradients_gb, m.optimizer_gb, m.activations_gb, m.overhead_gb];
-        let layout = Layout::placed(2, 1, 2, 4, 1, 64, 8);
-        let mut estimates = Vec::new();
-        for overheads in [true, false] {
-            for (sharding, optimizer_states, precision) in [
-                (Sharding::Zero1, OptimizerStates::Fp32Master, Precision::Bf16),
-                (Sharding::Zero3, OptimizerStates::Fp32Master, Precision::Bf16),
-                (Sharding::Ddp, OptimizerStates::PureBf16, Precision::Bf16),
-            ] {
-                let hardware =
-                    HardwareChoices { memory_overheads: overheads, precision, ..HardwareChoices::realistic() };
-                let opts = ExtendedOptions { sharding, optimizer_states, hardware, ..ExtendedOptions::realistic() };
-                estimates.push(estimate(opts, layout));
-            }
-            // FP8 linear layers (a system file with 1-byte elements): FP8 weight copies.
-            let mut params = SystemParams::h200().with_nvlink_size(8);
-            params.element_size = 1e-9;
-            let fp8 = HardwareChoices {
-                memory_overheads: overheads,
-                precision: Precision::Fp8,
-                ..HardwareChoices::realistic()
-            };
-            let opts = ExtendedOptions { hardware: fp8, ..ExtendedOptions::realistic() };
-            let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
-            estimates.push(memory_estimate(&w, &Hardware::from_params(&params, true), &layout, &opts).unwrap());
-            let w = Workload::from_catalog(crate::catalog::find_model("deepseek-v3").unwrap()).unwrap();
-            let hardware = HardwareChoices { memory_overheads: overheads, ..HardwareChoices::realistic() };
-            let opts = ExtendedOptions { hardware, ..ExtendedOptions::realistic() };
-            let moe = Layout::placed(2, 1, 8, 64, 1, 8192, 8).with_experts(64, 1);
-            estimates.push(super::super::evaluate::evaluate(&w, &hw(), &moe, &opts).unwrap().memory_estimate);
-        }
-        assert!(estimates.iter().any(|e| e.part("expert_weights") > 0.0 && e.part("gathered_layers") == 0.0));
-        assert!(estimates.iter().any(|e| e.part("gathered_layers") > 0.0));
-        assert!(estimates.iter().any(|e| e.part("fp8_weight_copies") > 0.0));
-        for e in &estimates {
-            let (got, want) = (columns(DeviceMemory::of(e)), by_parts(e));
-            assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{got:?} vs {want:?} ({})", e.stage);
-        }
     }
 
     /// Llama 3 8B blocks only with FP8 linear layers (a system file with 1-byte elements), 8

@@ -78,6 +78,7 @@ pub mod block_operations;
 pub mod choices;
 pub mod context_parallel;
 pub mod data_parallel;
+pub mod device_memory;
 pub mod efficiency;
 pub mod evaluate;
 pub mod hardware;
@@ -104,6 +105,7 @@ pub mod timing;
 pub mod unfused_attention;
 pub mod workload;
 
+pub use device_memory::{DeviceMemory, DeviceMemoryPart};
 pub use evaluate::{Breakdown, ExtendedEvaluation, ExtendedEvaluator, evaluate, memory_estimate};
 pub use hardware::Hardware;
 pub use layout::{Layout, Placement};
