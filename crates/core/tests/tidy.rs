@@ -133,6 +133,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "data_parallel",
             "pipeline",
             "step_host",
+            "model_states",
             "memory",
             "device_memory",
             "muon",

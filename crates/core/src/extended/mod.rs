@@ -88,6 +88,7 @@ pub mod latency;
 pub mod layout;
 pub mod layout_rules;
 pub mod memory;
+pub mod model_states;
 pub mod moe;
 mod moe_caches;
 pub mod muon;
@@ -109,7 +110,7 @@ pub use device_memory::{DeviceMemory, DeviceMemoryPart};
 pub use evaluate::{Breakdown, ExtendedEvaluation, ExtendedEvaluator, evaluate, memory_estimate};
 pub use hardware::Hardware;
 pub use layout::{Layout, Placement};
-pub use memory::{MemoryEstimate, MemoryKind, MemoryPart};
+pub use memory::{EstimatePart, MemoryEstimate};
 pub use options::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, HardwareChoices, ModelFeatures, OptimizerStates,
     Recompute, RecomputeShare, Sharding,
