@@ -124,7 +124,8 @@ fn runs_that_ran_as_stated_are_estimated_near_their_devices_memory() {
     // is at most 1.15× its device's memory (the one row above 1.0× offloads expert activations to
     // the host, which the model does not count). TPU rows (XLA's rematerialisation under MaxText's
     // `custom` policy, read as full) are not held to it.
-    use fmperf_core::extended::{Hardware, MemoryKind, evaluate};
+    use fmperf_core::extended::{Hardware, evaluate};
+    use fmperf_core::vocab::MemoryKind;
     let doc: Value = serde_json::from_str(MOE_RUNS_JSON).unwrap();
     for row in doc["rows"].as_array().unwrap() {
         let s = interpret_moe_row(row).unwrap();

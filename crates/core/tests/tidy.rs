@@ -127,7 +127,21 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "head",
         ],
     ),
-    ("totals", &["data_parallel", "pipeline", "step_host", "memory", "muon", "iteration", "moe/evaluate", "timing"]),
+    (
+        "totals",
+        &[
+            "data_parallel",
+            "pipeline",
+            "step_host",
+            "model_states",
+            "memory",
+            "device_memory",
+            "muon",
+            "iteration",
+            "moe/evaluate",
+            "timing",
+        ],
+    ),
     ("evaluation", &["moe_caches", "evaluate", "evaluate/expert_choice", "switches", "switch_text"]),
 ];
 /// The file-level imports inside `extended/` still left out of rule 10, `(file, file it imports)`:

@@ -216,16 +216,11 @@ fn ExtendedParts(selected: Selected, ev: ExtendedEvaluation) -> impl IntoView {
         .into_iter()
         .map(|(k, v, note)| view! { <tr><th scope="row">{k}</th><td class="num">{v}</td><td class="muted">{note}</td></tr> })
         .collect_view();
-    let memory = [
-        ("weights", m.weights_gb),
-        ("gradients", m.gradients_gb),
-        ("optimizer states", m.optimizer_gb),
-        ("activations", m.activations_gb),
-        ("framework margin", m.overhead_gb),
-    ]
-    .into_iter()
-    .map(|(k, v)| view! { <tr><th scope="row">{k}</th><td class="num">{fmt::gb(v)}</td></tr> })
-    .collect_view();
+    let memory = m
+        .parts()
+        .into_iter()
+        .map(|(p, v)| view! { <tr><th scope="row">{p.label()}</th><td class="num">{fmt::gb(v)}</td></tr> })
+        .collect_view();
     let moe = ev.moe.map(|x| view! { <MoeParts moe=x memory_gb=m.total() /> });
     view! {
         <div class="panel-layers" data-config=code_attr data-mode="extended">
@@ -277,16 +272,14 @@ fn MoeParts(moe: MoeBreakdown, memory_gb: f64) -> impl IntoView {
             view! { <tr><th scope="row">{k}</th><td class="num">{fmt::seconds(v)}</td><td class="muted">{part}</td></tr> }
         })
         .collect_view();
-    let experts_gb = moe.expert_weights_gb + moe.expert_gradients_gb + moe.expert_optimizer_gb;
-    let memory_rows = [
-        ("expert weights", moe.expert_weights_gb),
-        ("expert gradients", moe.expert_gradients_gb),
-        ("expert optimizer states", moe.expert_optimizer_gb),
-        ("everything else (dense parts, activations, margin)", (memory_gb - experts_gb).max(0.0)),
-    ]
-    .into_iter()
-    .map(|(k, v)| view! { <tr><th scope="row">{k}</th><td class="num">{fmt::gb(v)}</td></tr> })
-    .collect_view();
+    let experts = moe.expert_parts();
+    let experts_gb: f64 = experts.iter().map(|(_, gb)| gb).sum();
+    let memory_rows = experts
+        .iter()
+        .map(|(p, gb)| (format!("expert {}", p.label()), *gb))
+        .chain([("everything else (dense parts, activations, margin)".to_string(), (memory_gb - experts_gb).max(0.0))])
+        .map(|(k, v)| view! { <tr><th scope="row">{k}</th><td class="num">{fmt::gb(v)}</td></tr> })
+        .collect_view();
     let p = moe.parameters;
     let figures: Vec<(&str, String)> = vec![
         ("expert layout", format!("EP {} · ETP {} · expert DP {}", x.ep, x.etp, x.edp)),

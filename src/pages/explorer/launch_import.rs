@@ -334,15 +334,10 @@ fn EstimateView(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>
             view! { <tr data-part=p.key()><td>{p.label()}</td><td class="num">{number(fmt::seconds(v), v)}</td></tr> }
         })
         .collect_view();
-    let memory_parts = [
-        ("weights", m.weights_gb),
-        ("gradients", m.gradients_gb),
-        ("optimizer", m.optimizer_gb),
-        ("activations", m.activations_gb),
-        ("overhead", m.overhead_gb),
-    ]
-    .map(|(k, v)| view! { <tr><td>{k}</td><td class="num">{number(fmt::fixed(v, 2), v)}</td></tr> })
-    .collect_view();
+    let memory_parts = m
+        .parts()
+        .map(|(p, v)| view! { <tr><td>{p.key()}</td><td class="num">{number(fmt::fixed(v, 2), v)}</td></tr> })
+        .collect_view();
     let unused_count = launch.unused.len();
     let unused = launch
         .unused

@@ -151,17 +151,25 @@ pub fn fits_words(fits: &str) -> &'static str {
 fn moe_table(b: &fmperf_core::extended::moe::MoeBreakdown) -> Table {
     let t = &b.times;
     let mut table = Table::new(&["MoE time part", "[s]", "MoE figure", "value"]);
-    let rows = [
-        ("router", t.router_s, "expert weights [GB]", format!("{:.2}", b.expert_weights_gb)),
-        ("experts", t.experts_s, "expert gradients [GB]", format!("{:.2}", b.expert_gradients_gb)),
-        ("shared experts", t.shared_s, "expert optimizer [GB]", format!("{:.2}", b.expert_optimizer_gb)),
-        ("element-wise", t.elementwise_s, "MoE / dense blocks", format!("{} / {}", b.moe_blocks, b.dense_blocks)),
-        ("all-to-all", t.a2a_s, "tokens per expert", format!("{:.0}", b.tokens_per_expert)),
-        ("  exposed", t.a2a_exposed_s, "dropped [%]", format!("{:.1}", 100.0 * b.dropped_fraction)),
-        ("layer overhead", t.overhead_s, "", String::new()),
+    let times = [
+        ("router", t.router_s),
+        ("experts", t.experts_s),
+        ("shared experts", t.shared_s),
+        ("element-wise", t.elementwise_s),
+        ("all-to-all", t.a2a_s),
+        ("  exposed", t.a2a_exposed_s),
+        ("layer overhead", t.overhead_s),
     ];
-    for (name, v, fig, fv) in rows {
-        table.push(vec![name.to_string(), format!("{v:.3}"), fig.to_string(), fv]);
+    let mut figures: Vec<(String, String)> =
+        b.expert_parts().iter().map(|(p, gb)| (format!("expert {} [GB]", p.key()), format!("{gb:.2}"))).collect();
+    figures.extend([
+        ("MoE / dense blocks".to_string(), format!("{} / {}", b.moe_blocks, b.dense_blocks)),
+        ("tokens per expert".to_string(), format!("{:.0}", b.tokens_per_expert)),
+        ("dropped [%]".to_string(), format!("{:.1}", 100.0 * b.dropped_fraction)),
+    ]);
+    for (i, (name, v)) in times.into_iter().enumerate() {
+        let (fig, fv) = figures.get(i).cloned().unwrap_or_default();
+        table.push(vec![name.to_string(), format!("{v:.3}"), fig, fv]);
     }
     table
 }
@@ -200,13 +208,7 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
     out.push_str(&head.render());
     out.push('\n');
     let mut parts = Table::new(&["time part", "[s]", "memory part", "[GB]"]);
-    let mem = [
-        ("weights", m.weights_gb),
-        ("gradients", m.gradients_gb),
-        ("optimizer", m.optimizer_gb),
-        ("activations", m.activations_gb),
-        ("overhead", m.overhead_gb),
-    ];
+    let mem = m.parts();
     // The time parts of the vocabulary (a dense model's without the EP all-to-all), beside the
     // memory parts (the longer list sets the rows).
     let time_parts = TimePart::shown([t]);
@@ -214,7 +216,8 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
         let time = time_parts
             .get(i)
             .map_or([String::new(), String::new()], |p| [p.label().to_string(), format!("{:.3}", p.of(t))]);
-        let memory = mem.get(i).map_or([String::new(), String::new()], |(k, v)| [k.to_string(), format!("{v:.2}")]);
+        let memory =
+            mem.get(i).map_or([String::new(), String::new()], |(p, v)| [p.key().to_string(), format!("{v:.2}")]);
         parts.push([time, memory].concat());
     }
     out.push_str(&parts.render());

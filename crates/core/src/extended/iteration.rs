@@ -24,10 +24,11 @@
 
 use super::block::{BlockCost, block_cost};
 use super::data_parallel::{DpCollectives, DpCost, DpGroups, dp_collectives};
+use super::device_memory::{DeviceMemory, DeviceMemoryPart};
 use super::hardware::Hardware;
 use super::head::{EndCost, embedding_cost, head_cost};
 use super::layout::Layout;
-use super::memory::{DeviceMemory, MemoryEstimate, peak_memory};
+use super::memory::{MemoryEstimate, peak_memory};
 use super::moe::counts::ParameterCounts;
 use super::moe::experts::ExpertLayout;
 use super::moe::layer::MoeTimes;
@@ -37,7 +38,7 @@ use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, s
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
 use crate::Error;
-use crate::vocab::{Outcome, Totals};
+use crate::vocab::{MemoryPart, Outcome, Totals};
 
 /// Bytes of HBM traffic per locally updated parameter in the optimizer step: read the FP32
 /// gradient, master weight and two moments (16 B), write master and moments (12 B) and the 16-bit
@@ -104,6 +105,18 @@ pub struct MoeBreakdown {
     pub expert_optimizer_gb: f64,
     /// Whole-model parameter counts (total, active, routed experts, MTP).
     pub parameters: ParameterCounts,
+}
+
+impl MoeBreakdown {
+    /// The routed experts' memory columns with their values [GB] (weights, gradients, optimizer
+    /// states; part of [`DeviceMemory`]'s), the one list the CLI and the page show.
+    pub fn expert_parts(&self) -> [(DeviceMemoryPart, f64); 3] {
+        [
+            (DeviceMemoryPart::Part(MemoryPart::Weights), self.expert_weights_gb),
+            (DeviceMemoryPart::Part(MemoryPart::Gradients), self.expert_gradients_gb),
+            (DeviceMemoryPart::Part(MemoryPart::OptimizerStates), self.expert_optimizer_gb),
+        ]
+    }
 }
 
 /// Everything extended mode computes for one configuration.

@@ -78,6 +78,7 @@ pub mod block_operations;
 pub mod choices;
 pub mod context_parallel;
 pub mod data_parallel;
+pub mod device_memory;
 pub mod efficiency;
 pub mod evaluate;
 pub mod hardware;
@@ -87,6 +88,7 @@ pub mod latency;
 pub mod layout;
 pub mod layout_rules;
 pub mod memory;
+pub mod model_states;
 pub mod moe;
 mod moe_caches;
 pub mod muon;
@@ -104,10 +106,11 @@ pub mod timing;
 pub mod unfused_attention;
 pub mod workload;
 
+pub use device_memory::{DeviceMemory, DeviceMemoryPart};
 pub use evaluate::{Breakdown, ExtendedEvaluation, ExtendedEvaluator, evaluate, memory_estimate};
 pub use hardware::Hardware;
 pub use layout::{Layout, Placement};
-pub use memory::{MemoryEstimate, MemoryKind, MemoryPart};
+pub use memory::{EstimatePart, MemoryEstimate};
 pub use options::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, HardwareChoices, ModelFeatures, OptimizerStates,
     Recompute, RecomputeShare, Sharding,

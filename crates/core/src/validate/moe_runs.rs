@@ -60,7 +60,6 @@ use super::recompute_words::read_recompute;
 
 use super::moe_flops::{FlopRules, model_flops_per_token};
 use crate::catalog::{self, MappingOptions, Precision};
-use crate::extended::memory::MemoryKind;
 use crate::extended::moe::{A2aOverlap, Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
 use crate::extended::muon::Optimizer;
 use crate::extended::{
@@ -68,6 +67,7 @@ use crate::extended::{
     SlidingWindow, Stack, Workload, evaluate,
 };
 use crate::resolve;
+use crate::vocab::MemoryKind;
 
 /// The MoE runs fmperf ships (53 rows from nine sources; each row names its source).
 pub const MOE_RUNS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/measured-moe-runs.json"));

@@ -23,6 +23,7 @@ use super::layer::MoeTimes;
 use crate::Error;
 use crate::extended::block::{BlockCost, block_cost};
 use crate::extended::data_parallel::{DpCost, DpGroups, data_parallel_cost};
+use crate::extended::device_memory::DeviceMemory;
 use crate::extended::head::{EndCost, embedding_cost, head_cost};
 pub use crate::extended::iteration::MoeBreakdown;
 use crate::extended::iteration::{
@@ -30,8 +31,7 @@ use crate::extended::iteration::{
 };
 use crate::extended::layout::Layout;
 use crate::extended::memory::{
-    DeviceMemory, ExpertStates, MemoryEstimate, Stage, first_stage_in_flight, peak_device_gb, peak_of_stages,
-    second_stage_in_flight,
+    ExpertStates, MemoryEstimate, Stage, first_stage_in_flight, peak_device_gb, peak_of_stages, second_stage_in_flight,
 };
 use crate::extended::muon::{RankBlocks, muon_step_s};
 use crate::extended::options::ExtendedOptions;
