@@ -5,7 +5,14 @@
 //! A task is a list of jobs ([`fmperf_app::jobs`], JSON text); the pool runs them on up to
 //! [`MAX_WORKERS`] workers (one per core), reports the progress summed over its jobs, and hands
 //! back the answers in job order. Workers start on first use and are kept for the next task;
-//! cancelling a task terminates the workers running its jobs (new ones start when needed).
+//! cancelling a task terminates the workers running its jobs.
+//!
+//! **Standby workers**: once a task has finished, the pool starts as many spare workers as it runs
+//! (instantiated, idle). A cancel — the explorer's sensitivity strip cancels its re-searches when
+//! the user edits the scenario, so the new search has every core — puts a spare in place of each
+//! terminated worker at once, and the new task's jobs start without waiting for a worker to start
+//! (a few hundred milliseconds on two cores); spares are started again when the next task
+//! finishes, not while a task waits for them to be replaced.
 //!
 //! Where workers are unavailable — the single-file bundle and any `file://` page, a CSP that
 //! forbids workers, a worker script that does not load, the debug switch below — [`size`] says
@@ -56,6 +63,8 @@ impl Task {
 }
 
 struct Slot {
+    /// The worker's own number (its messages name it; a spare changes slot).
+    key: u64,
     worker: web_sys::Worker,
     ready: bool,
     /// `(task id, job index)` it runs.
@@ -71,6 +80,10 @@ struct Pool {
     /// A worker has been ready once.
     warm: bool,
     slots: Vec<Option<Slot>>,
+    /// Spare workers, started idle, that take a terminated worker's place ([`cancel`]).
+    standby: Vec<Slot>,
+    /// The next worker's key.
+    next_key: u64,
     /// Terminated workers whose message handlers may still be on the stack: dropped at the next
     /// [`run`], never inside a handler.
     retired: Vec<Slot>,
@@ -197,18 +210,23 @@ pub fn warm() {
 }
 
 /// Cancels task `id`: its answers are dropped and the workers running its jobs terminated. Jobs of
-/// other tasks that wait are then handed out at once (the terminated workers restart for them):
+/// other tasks that wait are then handed out at once (a ready spare takes each terminated worker's
+/// place; without spares the terminated workers restart for them):
 /// without that, a task queued behind the cancelled one would wait for a message that never comes.
 pub fn cancel(id: u64) {
     POOL.with(|p| {
         let mut p = p.borrow_mut();
-        let Pool { slots, retired, tasks, .. } = &mut *p;
+        let Pool { slots, standby, retired, tasks, .. } = &mut *p;
         tasks.retain(|t| t.id != id);
         for slot in slots.iter_mut() {
             if slot.as_ref().is_some_and(|s| s.busy.is_some_and(|(t, _)| t == id)) {
                 if let Some(s) = slot.take() {
                     s.worker.terminate();
                     retired.push(s);
+                }
+                // A spare (a ready one first) takes the place at once.
+                if let Some(k) = standby.iter().position(|s| s.ready).or((!standby.is_empty()).then_some(0)) {
+                    *slot = Some(standby.remove(k));
                 }
             }
         }
@@ -221,13 +239,42 @@ fn start_slot(i: usize, url: &str) -> bool {
     if POOL.with(|p| p.borrow().slots.get(i).is_some_and(Option::is_some)) {
         return true;
     }
+    let Some(slot) = new_worker(url) else { return false };
+    POOL.with(|p| p.borrow_mut().slots[i] = Some(slot));
+    true
+}
+
+/// Starts spare workers until there are as many as running ones (see the module's doc); `false`
+/// if one cannot be constructed.
+fn refill_standby() -> bool {
+    let Some(url) = worker_url() else { return true };
+    loop {
+        let short = POOL.with(|p| {
+            let p = p.borrow();
+            p.usable == Some(true) && p.standby.len() < p.slots.len()
+        });
+        if !short {
+            return true;
+        }
+        let Some(slot) = new_worker(&url) else { return false };
+        POOL.with(|p| p.borrow_mut().standby.push(slot));
+    }
+}
+
+/// A new worker, sent the module (not ready until it answers); `None` if it cannot be constructed.
+fn new_worker(url: &str) -> Option<Slot> {
+    let key = POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        p.next_key += 1;
+        p.next_key
+    });
     let options = web_sys::WorkerOptions::new();
     options.set_type(web_sys::WorkerType::Module);
     let Ok(worker) = web_sys::Worker::new_with_options(url, &options) else {
-        return false;
+        return None;
     };
     let on_message =
-        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| message(i, e.data()));
+        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| message(key, e.data()));
     let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
         e.prevent_default();
         fail_all();
@@ -238,13 +285,9 @@ fn start_slot(i: usize, url: &str) -> bool {
     let _ = js_sys::Reflect::set(&init, &JsValue::from_str("module"), &wasm_bindgen::module());
     if worker.post_message(&init).is_err() {
         worker.terminate();
-        return false;
+        return None;
     }
-    POOL.with(|p| {
-        p.borrow_mut().slots[i] =
-            Some(Slot { worker, ready: false, busy: None, _on_message: on_message, _on_error: on_error });
-    });
-    true
+    Some(Slot { key, worker, ready: false, busy: None, _on_message: on_message, _on_error: on_error })
 }
 
 /// Workers failed: none is used again on this page; every task is told, so its owner runs it in
@@ -253,8 +296,8 @@ fn fail_all() {
     let later: Later = POOL.with(|p| {
         let mut p = p.borrow_mut();
         p.usable = Some(false);
-        let Pool { slots, retired, tasks, .. } = &mut *p;
-        for s in slots.drain(..).flatten() {
+        let Pool { slots, standby, retired, tasks, .. } = &mut *p;
+        for s in slots.drain(..).flatten().chain(standby.drain(..)) {
             s.worker.terminate();
             retired.push(s);
         }
@@ -267,18 +310,25 @@ fn fail_all() {
     run_later(later);
 }
 
-/// A message from worker `i`: `{ready}`, `{failed}`, `{progress: [done, total]}` or `{answer}`.
-fn message(i: usize, data: JsValue) {
+/// A message from worker `key`: `{ready}`, `{failed}`, `{progress: [done, total]}` or `{answer}`.
+fn message(key: u64, data: JsValue) {
     let get = |k: &str| js_sys::Reflect::get(&data, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
     if get("failed").is_truthy() {
         fail_all();
         return;
     }
     let mut later: Later = Vec::new();
+    let mut finished = false;
     POOL.with(|p| {
         let mut p = p.borrow_mut();
         p.usable = Some(true);
-        let Some(slot) = p.slots.get_mut(i).and_then(Option::as_mut) else { return };
+        if get("ready").is_truthy() {
+            if let Some(spare) = p.standby.iter_mut().find(|s| s.key == key) {
+                spare.ready = true;
+                return;
+            }
+        }
+        let Some(slot) = p.slots.iter_mut().flatten().find(|s| s.key == key) else { return };
         if get("ready").is_truthy() {
             slot.ready = true;
             p.warm = true;
@@ -296,6 +346,7 @@ fn message(i: usize, data: JsValue) {
                         later.push(Box::new(move || f(Some(answers))));
                     }
                     p.tasks.retain(|t| t.id != tid);
+                    finished = true;
                 }
             }
             return;
@@ -312,6 +363,9 @@ fn message(i: usize, data: JsValue) {
     });
     run_later(later);
     dispatch();
+    if finished && !refill_standby() {
+        fail_all();
+    }
 }
 
 /// Hands the next waiting jobs (oldest task first) to idle, ready workers; restarts workers that
