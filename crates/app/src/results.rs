@@ -7,7 +7,7 @@
 use fmperf_core::Strategy;
 use fmperf_core::explore::{ConfigReport, ExploreResult, ExploreSpec, ReportContext};
 use fmperf_core::extended::moe::ExpertLayout;
-use fmperf_core::vocab::Candidate;
+use fmperf_core::vocab::{Candidate, Fits};
 
 use crate::fmt;
 
@@ -216,6 +216,36 @@ pub fn memory_fill(used_gb: f64, capacity_gb: f64) -> (f64, f64) {
     (fraction, (fraction.min(1.0) * 100.0).max(0.0))
 }
 
+/// A memory figure as a sentence (a cell's title, the breakdown's note, the launch import's
+/// headline): with the band and the verdict of extended mode `needs 84.5 ± 6.1 of 85.5 GB: fits`
+/// ([`Fits::words`]); a `tight` verdict says why, since the `yes` side of the band is wider than
+/// the `±` (a run that dies is the costly mistake: the held-out under-prediction,
+/// [`fmperf_core::validate::memory::shipped_under_band`]); without a verdict (reference mode)
+/// `84.5 of 85.5 GB`.
+pub fn memory_sentence(used_gb: f64, capacity_gb: f64, verdict: Option<(f64, Fits)>) -> String {
+    match verdict {
+        Some(v) => format!("needs {}{}", fmt::gb(used_gb), memory_tail(used_gb, capacity_gb, v)),
+        None => format!("{} of {} GB", fmt::gb(used_gb), fmt::gb(capacity_gb)),
+    }
+}
+
+/// What [`memory_sentence`] says after the figure: ` ± 6.1 of 85.5 GB: fits` (for a caller that
+/// writes the figure itself, with its exact value).
+pub fn memory_tail(used_gb: f64, capacity_gb: f64, (band_gb, fits): (f64, Fits)) -> String {
+    let head = format!(" ± {} of {} GB: ", fmt::gb(band_gb), fmt::gb(capacity_gb));
+    match fits {
+        Fits::Tight => {
+            let under = fmperf_core::validate::memory::shipped_under_band();
+            format!(
+                "{head}may not fit (measured runs have needed up to {} more than predicted: {} GB)",
+                fmt::percent(under),
+                fmt::gb(used_gb * (1.0 + under))
+            )
+        }
+        _ => format!("{head}{}", fits.words()),
+    }
+}
+
 /// What identifies a configuration apart from its placement on the fast domain (an MoE
 /// model's expert degrees included).
 type ShapeKey = (Strategy, u64, u64, u64, u64, u64, u64, Option<(u64, u64)>);
@@ -284,6 +314,20 @@ pub fn collapse_rows(ranked: &[(Candidate, Option<ExpertLayout>)]) -> Vec<(usize
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_memory_sentence_says_the_band_the_verdict_and_why_tight() {
+        assert_eq!(memory_sentence(60.0, 85.5, Some((4.1, Fits::Yes))), "needs 60.0 ± 4.1 of 85.5 GB: fits");
+        assert_eq!(memory_sentence(123.8, 85.5, Some((8.5, Fits::No))), "needs 123.8 ± 8.5 of 85.5 GB: does not fit");
+        let under = fmperf_core::validate::memory::shipped_under_band();
+        let tight = memory_sentence(70.0, 85.5, Some((4.8, Fits::Tight)));
+        assert!(
+            tight.starts_with("needs 70.0 ± 4.8 of 85.5 GB: may not fit (measured runs have needed up to "),
+            "{tight}"
+        );
+        assert!(tight.ends_with(&format!("{} GB)", fmt::gb(70.0 * (1.0 + under)))), "{tight}");
+        assert_eq!(memory_sentence(70.0, 85.5, None), "70.0 of 85.5 GB");
+    }
+
     use super::*;
     use fmperf_core::explore::parse_candidate;
 

@@ -33,7 +33,7 @@ pub struct MemoryVerdict {
     pub capacity_gb: f64,
     /// `yes` (fits at the top of the band), `tight` (within the band of the capacity: may not
     /// fit), `no` (does not fit at the bottom of the band).
-    pub fits: &'static str,
+    pub fits: fmperf_core::vocab::Fits,
     /// Predicted peak of PyTorch's allocated memory [GB].
     pub allocated_gb: f64,
     /// Predicted peak of PyTorch's reserved memory [GB].
@@ -53,7 +53,7 @@ impl MemoryVerdict {
             predicted_gb: memory::predicted_memory_gb(p, MemoryKind::NvidiaSmi),
             measured_gb: None,
             capacity_gb,
-            fits: memory::verdict(p.device_gb, capacity_gb).as_str(),
+            fits: memory::verdict(p.device_gb, capacity_gb),
             allocated_gb: p.allocated_gb,
             reserved_gb: p.reserved_gb,
             device_gb: p.device_gb,
@@ -211,7 +211,7 @@ impl Estimate {
                 "predicted_gb": self.memory.predicted_gb,
                 "measured_gb": null,
                 "capacity_gb": self.memory.capacity_gb,
-                "fits": self.memory.fits,
+                "fits": self.memory.fits.as_str(),
                 "allocated_gb": self.memory.allocated_gb,
                 "reserved_gb": self.memory.reserved_gb,
                 "device_gb": self.memory.device_gb,

@@ -106,11 +106,15 @@ pub fn ListCharts() -> impl IntoView {
 pub fn Headline(report: ConfigReport) -> impl IntoView {
     let r = report;
     let fit = r.memory;
-    let mem_note = if fit.fits() {
-        format!("{} GB free of {} GB", fmt::gb(fit.headroom_gb()), fmt::gb(fit.capacity_gb))
-    } else {
-        format!("{} GB over the {} GB capacity", fmt::gb(fit.over_gb()), fmt::gb(fit.capacity_gb))
+    let verdict = r.memory_verdict();
+    let mem_note = match verdict {
+        // Extended mode: the band and the verdict, in the import's words.
+        Some(_) => fmperf_app::results::memory_sentence(fit.used_gb, fit.capacity_gb, verdict),
+        None if fit.fits() => format!("{} GB free of {} GB", fmt::gb(fit.headroom_gb()), fmt::gb(fit.capacity_gb)),
+        None => format!("{} GB over the {} GB capacity", fmt::gb(fit.over_gb()), fmt::gb(fit.capacity_gb)),
     };
+    let bad = verdict.map_or(!fit.fits(), |(_, f)| f == fmperf_core::vocab::Fits::No);
+    let warn = verdict.is_some_and(|(_, f)| f == fmperf_core::vocab::Fits::Tight);
     view! {
         <dl class="headline">
             <div>
@@ -127,8 +131,8 @@ pub fn Headline(report: ConfigReport) -> impl IntoView {
             </div>
             <div>
                 <dt>"memory per device"</dt>
-                <dd class:bad=!fit.fits()>
-                    <MemoryCell used_gb=fit.used_gb capacity_gb=fit.capacity_gb unit=true />
+                <dd class:bad=bad class:warn=warn>
+                    <MemoryCell used_gb=fit.used_gb capacity_gb=fit.capacity_gb verdict=verdict unit=true />
                     <small class="block">{mem_note}</small>
                 </dd>
             </div>
@@ -264,6 +268,29 @@ fn moe_note(d: &fmperf_core::explore::Detail) -> Option<impl IntoView + use<>> {
     Some(view! { <p class="muted small moe-note">{text}</p> })
 }
 
+/// Which training stack's semantics the memory figures assume (extended mode), and where to
+/// change it: the search and the import price one layout alike on one stack.
+fn stack_note(mode: &fmperf_core::mode::ModelMode) -> Option<impl IntoView + use<>> {
+    let fmperf_core::mode::ModelMode::Extended(o) = mode else { return None };
+    let stack = o.stack;
+    let default = (stack == fmperf_core::extended::Stack::default()).then_some(" (the default)");
+    Some(view! {
+        <p class="muted small stack-note" data-stack=stack.as_str()>
+            "Memory on the " <strong>{stack.label()}</strong> " stack" {default} ": " {stack.memory_words()}
+            " Change it with the " <a href="#mode-panel" class="to-stack" on:click=show_stack_switch>"“Training stack” switch"</a> "."
+        </p>
+    })
+}
+
+/// Opens the folded switches and brings the stack's picker into view with focus.
+fn show_stack_switch(ev: leptos::ev::MouseEvent) {
+    ev.prevent_default();
+    if let Ok(Some(d)) = document().query_selector("details.mode-switches-wrap") {
+        let _ = d.set_attribute("open", "");
+    }
+    crate::pages::reveal("switch-stack");
+}
+
 /// The breakdown panel: the list's charts and the selected configuration in detail.
 #[component]
 pub fn BreakdownPanel(selection: Memo<Result<Option<Selected>, String>>) -> impl IntoView {
@@ -285,6 +312,7 @@ pub fn BreakdownPanel(selection: Memo<Result<Option<Selected>, String>>) -> impl
                         <ModeBadge mode=s.mode id="selected-mode" />
                     </h3>
                     <Headline report=s.report.clone() />
+                    {stack_note(&s.mode)}
                     <div class="detail-grid">
                         <PartsTables report=s.report.clone() mode=s.mode.kind() />
                         <PlacementTable report=s.report.clone() domain=domain() />

@@ -390,7 +390,7 @@ fn EstimateView(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>
         None => "The file's model is not in the catalog: add it on the Catalog page to search it.".to_string(),
     };
     view! {
-        <div class="launch-result" data-format=launch.format.as_str() data-fits=fits>
+        <div class="launch-result" data-format=launch.format.as_str() data-fits=fits.as_str()>
             <p><strong>{launch.format.title()}</strong> " · " {model}</p>
             <p>{format!("{} × {} devices", e.system_id, s.devices)}</p>
             <p class="launch-config">{config}</p>
@@ -405,16 +405,7 @@ fn EstimateView(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>
                 <dd data-metric="memory_gb">
                     "needs "
                     {number(fmt::gb(e.memory.predicted_gb), e.memory.predicted_gb)}
-                    {format!(
-                        " ± {} of {} GB: {}",
-                        fmt::gb(e.memory.band_gb),
-                        fmt::gb(e.memory.capacity_gb),
-                        match fits {
-                            "yes" => "fits",
-                            "tight" => "may not fit (within the error band of the capacity)",
-                            _ => "does not fit",
-                        }
-                    )}
+                    {fmperf_app::results::memory_tail(e.memory.predicted_gb, e.memory.capacity_gb, (e.memory.band_gb, fits))}
                 </dd>
             </dl>
             <div class="row">

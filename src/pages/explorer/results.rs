@@ -5,6 +5,7 @@
 
 use fmperf_core::Strategy;
 use fmperf_core::explore::{ConfigReport, format_candidate};
+use fmperf_core::vocab::Fits;
 use leptos::prelude::*;
 
 use super::export::ExportResults;
@@ -150,15 +151,31 @@ pub use fmperf_app::results::{domain_text, placement_text, tp_text};
 pub fn MemoryCell(
     used_gb: f64,
     capacity_gb: f64,
+    /// The memory band's half-width [GB] and the verdict against the capacity (extended mode:
+    /// [`ConfigReport::memory_verdict`]); `None` shows the figure alone (reference mode).
+    #[prop(default = None)]
+    verdict: Option<(f64, Fits)>,
     /// Whether the figure says its unit (where no column header says it).
     #[prop(optional)]
     unit: bool,
 ) -> impl IntoView {
     let (fraction, width) = fmperf_app::results::memory_fill(used_gb, capacity_gb);
+    let title = fmperf_app::results::memory_sentence(used_gb, capacity_gb, verdict);
+    let fits = verdict.map(|(_, f)| f);
     view! {
-        <span class="mem-cell" title=format!("{} of {} GB", fmt::gb(used_gb), fmt::gb(capacity_gb))>
-            <span class="mem-num">{fmt::gb(used_gb)} {unit.then(|| view! { <small>" GB"</small> })}</span>
-            <span class="mem-bar" class:over={fraction > 1.0} aria-hidden="true">
+        <span class="mem-cell" title=title data-memory-gb=used_gb.to_string() data-band-gb=verdict.map(|(b, _)| b.to_string()) data-fits=fits.map(Fits::as_str)>
+            <span class="mem-num">
+                {fmt::gb(used_gb)}
+                {verdict.map(|(band, _)| view! { <small class="mem-band">{format!(" ± {}", fmt::gb(band))}</small> })}
+                {unit.then(|| view! { <small>" GB"</small> })}
+            </span>
+            {fits.and_then(Fits::short_words).map(|w| view! { <span class="mem-verdict">{w}</span> })}
+            <span
+                class="mem-bar"
+                class:over=fits.map_or(fraction > 1.0, |f| f == Fits::No)
+                class:tight=fits == Some(Fits::Tight)
+                aria-hidden="true"
+            >
                 <span style=format!("width: {width:.1}%")></span>
             </span>
         </span>
@@ -252,7 +269,7 @@ fn result_row(
                 {move || bar.get().map(|(short, why)| view! { <span class="err-bar" title=why>{short}</span> })}
             </td>
             <td class="num days">{fmt::days(r.training_days)}</td>
-            <td class="num"><MemoryCell used_gb=r.memory.used_gb capacity_gb=r.memory.capacity_gb /></td>
+            <td class="num"><MemoryCell used_gb=r.memory.used_gb capacity_gb=r.memory.capacity_gb verdict=r.memory_verdict() /></td>
             <td class="num">{fmt::percent(r.mfu)}</td>
             <td class="num opt">{nb}</td>
             <td class="num placement opt" title=placement_text(&r)>{domain_text(&c)}</td>

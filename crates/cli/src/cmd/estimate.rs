@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use fmperf_core::resolve::{self, UserEntries};
-use fmperf_core::vocab::{Note, TimePart};
+use fmperf_core::vocab::{Fits, Note, TimePart};
 use fmperf_launch::{self as launch, Overrides, Source};
 
 use super::{CmdError, CmdResult};
@@ -138,11 +138,11 @@ pub fn overrides(args: &Args) -> Result<Overrides, CmdError> {
 }
 
 /// The verdict in words.
-pub fn fits_words(fits: &str) -> &'static str {
+pub fn fits_words(fits: Fits) -> &'static str {
     match fits {
-        "yes" => "yes",
-        "tight" => "tight: within the error band of the capacity, may not fit",
-        _ => "no",
+        Fits::Yes => "yes",
+        Fits::Tight => "tight: within the error band of the capacity, may not fit",
+        Fits::No => "no",
     }
 }
 

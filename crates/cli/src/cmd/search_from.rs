@@ -199,8 +199,8 @@ fn run_with(
             }
             if let Some((e, r)) = &own {
                 let y = &e.layout;
-                let fits = if e.memory.fits == "no" { ", does not fit" } else { "" };
-                let place = if e.memory.fits == "no" {
+                let fits = if e.memory.fits == fmperf_core::vocab::Fits::No { ", does not fit" } else { "" };
+                let place = if e.memory.fits == fmperf_core::vocab::Fits::No {
                     format!("not ranked ({:.1} GB needed)", e.memory.predicted_gb)
                 } else {
                     format!("rank {} of {}", r.position, r.of)

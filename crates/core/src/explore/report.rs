@@ -210,6 +210,14 @@ impl ConfigReport {
         )
     }
 
+    /// The memory band's half-width [GB] and the verdict against the capacity, as the row and every
+    /// export of it carry them ([`ResultRow::with_capacity`]): extended mode only (`None` in
+    /// reference mode, whose memory is the published model's and has no band).
+    pub fn memory_verdict(&self) -> Option<(f64, crate::vocab::Fits)> {
+        let row = self.row();
+        row.memory_band_gb.zip(row.fits)
+    }
+
     /// The time components [s], in [`TimePart::ALL`] order.
     pub fn time_parts(&self) -> [(TimePart, f64); TimePart::COUNT] {
         TimePart::ALL.map(|p| (p, p.of(&self.totals)))

@@ -61,6 +61,30 @@ impl Stack {
         }
     }
 
+    /// The stack's name for readers: `Megatron-LM`, `DeepSpeed`, `PyTorch FSDP`, `JAX/XLA`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Stack::Megatron => "Megatron-LM",
+            Stack::DeepSpeed => "DeepSpeed",
+            Stack::Fsdp => "PyTorch FSDP",
+            Stack::Jax => "JAX/XLA",
+        }
+    }
+
+    /// What the stack means for the memory of a configuration, in one sentence (the module
+    /// documentation's table): where the page states which semantics its memory figures assume.
+    pub fn memory_words(self) -> &'static str {
+        match self {
+            Stack::Megatron => {
+                "DDP and the distributed optimizer keep an unsharded FP32 main-gradient buffer \
+                 (4 B per parameter of the device's model part); Megatron-FSDP shards it; no ZeRO-2."
+            }
+            Stack::DeepSpeed => "ZeRO-1 keeps whole gradients; ZeRO-2 and ZeRO-3 shard them over the data-parallel group.",
+            Stack::Fsdp => "No sharding (DDP), SHARD_GRAD_OP (gradients sharded) or FULL_SHARD (everything sharded).",
+            Stack::Jax => "A data mesh axis (nothing sharded) or an fsdp axis (everything sharded).",
+        }
+    }
+
     /// The shardings the stack offers, in ZeRO order (what the search chooses from).
     pub fn shardings(self) -> &'static [Sharding] {
         match self {

@@ -23,6 +23,22 @@ impl Fits {
             Fits::No => "no",
         }
     }
+
+    /// The verdict in a reader's words, as the page's import, rows and breakdown say it after
+    /// "needs X ± Y of Z GB:" (`fits`, `may not fit`, `does not fit`).
+    pub fn words(self) -> &'static str {
+        match self {
+            Fits::Yes => "fits",
+            Fits::Tight => "may not fit",
+            Fits::No => "does not fit",
+        }
+    }
+
+    /// [`Self::words`] where a table cell says only what needs a reader's attention: `None` for a
+    /// plain fit.
+    pub fn short_words(self) -> Option<&'static str> {
+        (self != Fits::Yes).then(|| self.words())
+    }
 }
 
 /// The verdict for a need of `need_gb` on `capacity_gb` with relative band `band` either way (a

@@ -1,0 +1,171 @@
+// One story about memory (issue 29 §2): for one layout on one training stack, the Explorer's
+// rows, the import of a launch file ("Your run") and the CLI say the same memory per device, the
+// same band and the same verdict; a figure near the capacity says "may not fit" in words; the
+// breakdown says which stack's semantics the figures assume, and the stack's switch changes them.
+// The layout is the issue's: Llama 3 70B on 512 H100 (DP 64, TP 4, PP 2, micro-batch 1) as a
+// Megatron-LM script, whose unsharded FP32 gradient buffer makes it "does not fit".
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { newPage, screenshot, ROOT, sharedBrowser } from './harness.mjs';
+
+let server, browser;
+sharedBrowser((s, b) => {
+  server = s;
+  browser = b;
+});
+
+const SYSTEM = 'nvidia_h100_sxm5_80gb';
+const SCRIPT = readFileSync(path.join(ROOT, 'examples/launch/megatron-llama3-70b-512.sh'), 'utf8');
+
+/** `fmperf ARGS… --format json` (the binary in FMPERF_BIN, else cargo run). */
+function cli(...args) {
+  const options = { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26, timeout: 600_000 };
+  const all = [...args, '--format', 'json'];
+  const out = process.env.FMPERF_BIN
+    ? execFileSync(process.env.FMPERF_BIN, all, options)
+    : execFileSync('cargo', ['run', '--release', '-q', '-p', 'fmperf-cli', '--', ...all], options);
+  return JSON.parse(out);
+}
+
+/** Equal to 1e-9 relative: the page runs the same Rust in WebAssembly. */
+function close(a, b, what) {
+  assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: page ${a} vs CLI ${b}`);
+}
+
+function scriptFile(text) {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'fmperf-mem-')), 'run.sh');
+  writeFileSync(file, text);
+  return file;
+}
+
+/** Pastes a launch file into "Your run" on the H100 and returns the headline's exact memory. */
+async function imported(page, text) {
+  await page.goto(`${server.base}?tab=run`);
+  const area = page.locator('textarea.launch-text');
+  await area.waitFor({ timeout: 60_000 });
+  await page.locator('input.launch-system').fill(SYSTEM);
+  await area.fill(text);
+  await page.locator('.launch-result').waitFor({ timeout: 60_000 });
+  const dd = page.locator('[data-metric="memory_gb"]');
+  return {
+    gb: Number(await dd.locator('[data-value]').getAttribute('data-value')),
+    text: (await dd.textContent()).replace(/\s+/g, ' ').trim(),
+    fits: await page.locator('.launch-result').getAttribute('data-fits'),
+  };
+}
+
+/** The first row's memory cell: exact figure, band and verdict, and its words. */
+async function firstRow(page) {
+  const cell = page.locator('table.results tbody tr:not([hidden])').first().locator('.mem-cell');
+  await cell.waitFor({ timeout: 120_000 });
+  return {
+    gb: Number(await cell.getAttribute('data-memory-gb')),
+    throughput: Number(await page.locator('table.results tbody tr:not([hidden])').first().getAttribute('data-throughput')),
+    band: await cell.getAttribute('data-band-gb').then((b) => (b === null ? null : Number(b))),
+    fits: await cell.getAttribute('data-fits'),
+    title: await cell.getAttribute('title'),
+    text: (await cell.textContent()).replace(/\s+/g, ' ').trim(),
+  };
+}
+
+test("the issue's layout: the import, the CLI and the Explorer tell one memory story", async () => {
+  const file = scriptFile(SCRIPT);
+  const est = cli('estimate', '--from', file, '--system', SYSTEM);
+  assert.equal(est.memory.fits, 'no', 'the unsharded FP32 gradient buffer does not fit');
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  const imp = await imported(page, SCRIPT);
+  close(imp.gb, est.memory.predicted_gb, 'imported memory');
+  assert.equal(imp.fits, 'no');
+  assert.match(imp.text, /^needs [\d.]+ ± [\d.]+ of 85\.5 GB: does not fit$/, imp.text);
+
+  // "Search this scenario": the Explorer searches the file's model (its catalog twin), devices,
+  // batch and switches; its first row says what `fmperf search` says on the URL's scenario (each
+  // strategy searched, the fastest first), memory, band and verdict included.
+  await page.locator('button.launch-search').click();
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('model') === 'llama3-70b');
+  // The new search's rows, not those of the page's earlier scenario.
+  await page.waitForFunction(() => !document.querySelector('.run-status') && !document.querySelector('.results-body.stale')
+    && /512/.test(document.querySelector('.results-card p.summary')?.textContent ?? '')
+    && document.querySelector('table.results tbody tr .mem-cell[data-fits]'), null, { timeout: 120_000 });
+  const url = new URL(page.url()).searchParams;
+  assert.equal(url.get('domain'), '', 'no domain pinned');
+  const row = await firstRow(page);
+  const tops = url.get('strategies').split(',').map((strategy) => cli('search', '--model', url.get('model'), '--system', url.get('system'),
+    '--gpus', url.get('gpus'), '--global-batch', url.get('batch'), '--mode', 'extended', '--ext', url.get('ext') ?? '',
+    '--strategy', strategy).results[0]);
+  const top = tops.sort((a, b) => b.throughput_samples_per_s - a.throughput_samples_per_s)[0];
+  close(row.throughput, top.throughput_samples_per_s, 'first row throughput');
+  close(row.gb, top.mem_gb, 'first row memory');
+  close(row.band, top.memory_band_gb, 'first row band');
+  assert.equal(row.fits, top.fits, 'first row verdict');
+  assert.notEqual(row.fits, 'no', 'the search never ranks first a layout that does not fit');
+  const words = { yes: ': fits', tight: ' more than predicted: ', no: ': does not fit' }[row.fits];
+  assert.ok(row.title.startsWith('needs ') && row.title.includes(words), row.title);
+  assert.ok(row.text.includes('±'), `the row shows its band: ${row.text}`);
+  if (row.fits === 'tight') assert.ok(row.text.includes('may not fit'), `said in words: ${row.text}`);
+
+  // The breakdown says the same figure and which stack's semantics it assumes.
+  await page.locator('#ex-tab-breakdown').click();
+  const headline = page.locator('.selected .headline');
+  await headline.waitFor({ timeout: 60_000 });
+  const note = (await headline.locator('.mem-cell').getAttribute('title')) ?? '';
+  assert.equal(note, row.title, 'the breakdown and the row say one sentence');
+  const stack = page.locator('.stack-note');
+  assert.equal(await stack.getAttribute('data-stack'), 'megatron');
+  assert.match(await stack.textContent(), /Megatron-LM stack \(the default\).*unsharded FP32 main-gradient buffer/);
+
+  // The Explorer's first layout, written as Megatron flags and imported: the same memory and time.
+  const c = top.config;
+  const exec = top.execution;
+  assert.deepEqual([exec.recompute, exec.sharding], ['none', 'zero1'], 'the execution these flags say');
+  const [tp, cp] = c.tp1 === undefined ? [c.tp, 1] : [c.tp1, c.tp2];
+  const vpp = exec.interleave > 1 ? ` --num-layers-per-virtual-pipeline-stage ${80 / c.pp / exec.interleave}` : '';
+  const again = SCRIPT.replace('--tensor-model-parallel-size 4 --pipeline-model-parallel-size 2',
+    `--tensor-model-parallel-size ${tp} --pipeline-model-parallel-size ${c.pp} --context-parallel-size ${cp}${vpp}`)
+    .replace('--micro-batch-size 1', `--micro-batch-size ${c.mbs}`)
+    // The catalog's vocabulary (the file's is padded to a multiple of 128 × TP).
+    .replace('--vocab-size 128256', '--vocab-size 128256 --make-vocab-size-divisible-by 1');
+  const back = await imported(page, again);
+  const backCli = cli('estimate', '--from', scriptFile(again), '--system', SYSTEM);
+  assert.deepEqual([backCli.config.dp, backCli.config.tp, backCli.config.cp, backCli.config.pp], [c.dp, tp, cp, c.pp], 'the flags name the row');
+  close(back.gb, backCli.memory.predicted_gb, 'the row imported, page vs CLI');
+  close(back.gb, row.gb, "the row imported vs the Explorer's row");
+  assert.equal(back.fits, row.fits);
+  await screenshot(page, 'memory-story-import');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the stack switch changes the memory and the URL, and a reload keeps it', async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  const q = `?mode=extended&model=llama3-70b&system=${SYSTEM}&gpus=512&batch=1024`;
+  await page.goto(server.base + q);
+  await firstRow(page);
+  await page.locator('.stack-note').waitFor({ timeout: 60_000 });
+  // The note's link opens the switches and focuses the stack's picker.
+  await page.locator('.stack-note a.to-stack').click();
+  await page.waitForFunction(() => document.activeElement?.id === 'switch-stack');
+  await page.locator('#switch-stack').selectOption('deepspeed');
+  await page.waitForFunction(() => (new URL(location.href).searchParams.get('ext') ?? '').includes('stack=deepspeed'));
+  await page.waitForFunction(() => document.querySelector('.stack-note')?.dataset.stack === 'deepspeed', null, { timeout: 120_000 });
+  const ds = await firstRow(page);
+  const cliDs = cli('search', '--model', 'llama3-70b', '--system', SYSTEM, '--gpus', '512', '--global-batch', '1024', '--mode', 'extended', '--ext', 'stack=deepspeed');
+  close(ds.gb, cliDs.results[0].mem_gb, 'DeepSpeed first row memory');
+  assert.equal(ds.fits, cliDs.results[0].fits);
+  assert.match(await page.locator('.stack-note').textContent(), /DeepSpeed stack: ZeRO-1 keeps whole gradients/);
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector('.stack-note')?.dataset.stack === 'deepspeed', null, { timeout: 120_000 });
+  assert.equal(await page.locator('#switch-stack').inputValue(), 'deepspeed');
+  assert.equal((await firstRow(page)).gb, ds.gb);
+  // Reference mode has no band: its memory is the published model's.
+  await page.goto(`${server.base}?mode=reference&model=llama3-70b&system=${SYSTEM}&gpus=512&batch=1024`);
+  const ref = await firstRow(page);
+  assert.ok(ref.band === null && ref.fits === null, JSON.stringify(ref));
+  assert.equal(await page.locator('.stack-note').count(), 0);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
