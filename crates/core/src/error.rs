@@ -89,6 +89,12 @@ impl Error {
     pub fn path(&self) -> Option<FieldPath<'_>> {
         self.field().map(FieldPath::new)
     }
+
+    /// Whether this error is about exactly the field `path` (not a field inside it: see
+    /// [`FieldPath::is_in`] for a group). The one way a caller places an error at a field.
+    pub fn is_at<'p>(&self, path: impl Into<FieldPath<'p>>) -> bool {
+        self.path() == Some(path.into())
+    }
 }
 
 /// The dotted path of a field an error names (`model.heads`, `ext.recompute`, `axis.devices`):
@@ -100,7 +106,7 @@ pub struct FieldPath<'a>(&'a str);
 
 impl<'a> FieldPath<'a> {
     /// The path `path` (dotted, as written).
-    pub fn new(path: &'a str) -> FieldPath<'a> {
+    pub const fn new(path: &'a str) -> FieldPath<'a> {
         FieldPath(path)
     }
 
@@ -124,6 +130,12 @@ impl<'a> FieldPath<'a> {
     /// The outermost group (`model` for `model.heads`; the path itself when it has no dot).
     pub fn group(self) -> &'a str {
         self.0.split('.').next().unwrap_or(self.0)
+    }
+}
+
+impl<'a> From<&'a str> for FieldPath<'a> {
+    fn from(path: &'a str) -> FieldPath<'a> {
+        FieldPath(path)
     }
 }
 
@@ -198,6 +210,11 @@ mod tests {
         assert_eq!((p.group(), FieldPath::new("n_gpus").group()), ("ext", "n_gpus"));
         assert_eq!(Error::invalid("axis.devices", "0", "r").path().map(|p| p.is_in("axis")), Some(true));
         assert_eq!(Error::Parse { message: "x".into() }.path(), None);
+        let e = Error::invalid("ext.recompute", "x", "r");
+        assert!(
+            e.is_at("ext.recompute") && !e.is_at("ext") && !e.is_at("ext.re") && !e.is_at(FieldPath::new("recompute"))
+        );
+        assert!(!Error::Parse { message: "x".into() }.is_at("x"));
     }
 
     #[test]

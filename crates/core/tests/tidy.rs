@@ -37,6 +37,9 @@
 //!    totals → evaluation), the files form a cycle, or a file is in no stage. Unit tests
 //!    (`#[cfg(test)]` items) may import anything; [`KNOWN_EXTENDED_EDGES`] lists the imports still
 //!    left out (it only shrinks).
+//! 11. an error is placed at a field by comparing its text (`errors_are_placed_by_path`):
+//!    `e.field() == Some(…)` (or `!=`) anywhere in the workspace's sources and tests; callers use
+//!    `Error::is_at` or the error's `FieldPath` (`is_in`, `below`, `group`).
 //!
 //! The checker reads Rust as tokens with comments, strings and character literals removed, so
 //! prose that names a module is not an import, and `use` groups (`use std::{fs, io}`,
@@ -731,6 +734,27 @@ fn string_note_lists(s: &Source) -> Vec<String> {
     out
 }
 
+/// Rule 11: where `s` places an error at a field by comparing its text (`e.field() == Some("…")`,
+/// `!=` alike) rather than through its path (`Error::is_at`, `FieldPath::is_in`/`below`).
+fn string_field_comparisons(s: &Source) -> Vec<String> {
+    let t = &s.tokens;
+    let at = |i: usize, want: &[&str]| {
+        t.len() >= i + want.len() && t[i..i + want.len()].iter().zip(want).all(|(a, b)| a == b)
+    };
+    (0..t.len())
+        .filter(|&i| {
+            at(i, &[".", "field", "(", ")"]) && (at(i + 4, &["=", "=", "Some"]) || at(i + 4, &["!", "=", "Some"]))
+        })
+        .map(|_| {
+            format!(
+                "{}: an error is placed at a field by comparing its text (`field() == Some(…)`); use `Error::is_at` \
+                 or the error's `FieldPath`",
+                s.path
+            )
+        })
+        .collect()
+}
+
 /// Rule 9: how many `Result<…, String>` `s` writes outside its unit tests.
 fn string_results(s: &Source) -> usize {
     let t = &s.tokens;
@@ -1021,6 +1045,29 @@ fn notes_are_typed() {
 }
 
 #[test]
+fn errors_are_placed_by_path() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut problems = Vec::new();
+    for (krate, src) in [
+        ("core", "src"),
+        ("core tests", "tests"),
+        ("app", "../app/src"),
+        ("chart", "../chart/src"),
+        ("cli", "../cli/src"),
+        ("cli tests", "../cli/tests"),
+        ("launch", "../launch/src"),
+        ("launch tests", "../launch/tests"),
+        ("first-view", "../first-view/src"),
+        ("page", "../../src"),
+    ] {
+        let sources = read_tree(&dir.join(src));
+        assert!(!sources.is_empty(), "read no files of {krate}");
+        problems.extend(sources.iter().flat_map(string_field_comparisons).map(|p| format!("{krate} {p}")));
+    }
+    assert!(problems.is_empty(), "errors placed by comparing field text:\n{}", problems.join("\n"));
+}
+
+#[test]
 fn string_errors_only_shrink() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let sources = read_tree(&dir.join("src"));
@@ -1266,6 +1313,17 @@ mod checker {
                     /// notes: Vec<String> in prose\nconst S: &str = \"notes: Vec<String>\";\n\
                     #[cfg(test)]\nmod tests { fn t(notes: Vec<String>) {} }";
         assert_eq!(string_note_lists(&Source::new("a.rs", fine)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn string_field_comparisons_fail() {
+        let bad = "fn a(e: &Error) -> bool { e.field() == Some(\"layout.etp\") }\n\
+                   fn b(e: &Error, f: &str) -> bool { e.field() != Some(f) }\n\
+                   fn c(e: &Error) -> bool { e.field() == Some(&format!(\"axis.{}\", 1)) }";
+        assert_eq!(string_field_comparisons(&Source::new("a.rs", bad)).len(), 3);
+        let fine = "fn a(e: &Error) -> bool { e.is_at(\"layout.etp\") || e.path().is_some_and(|p| p.is_in(\"ext\")) }\n\
+                    /// e.field() == Some(\"x\") in prose\nfn b(e: &Error) -> Option<&str> { e.field() }";
+        assert_eq!(string_field_comparisons(&Source::new("a.rs", fine)), Vec::<String>::new());
     }
 
     #[test]

@@ -319,12 +319,10 @@ impl Scenario {
             let (ep, etp) = (opts.moe.ep.unwrap_or(1), opts.moe.etp.unwrap_or(1));
             layout = layout.with_experts(ep, etp);
             ExpertLayout::fold(&layout, m, ep, etp).map_err(|e| {
-                let slot = if e.field() == Some("layout.etp") { &s.moe.etp } else { &s.moe.ep };
-                let (fallback, v) = if e.field() == Some("layout.etp") {
-                    ("expert_tensor_parallel_size", etp)
-                } else {
-                    ("expert_model_parallel_size", ep)
-                };
+                let about_etp = e.is_at(ExpertLayout::ETP_FIELD);
+                let slot = if about_etp { &s.moe.etp } else { &s.moe.ep };
+                let (fallback, v) =
+                    if about_etp { ("expert_tensor_parallel_size", etp) } else { ("expert_model_parallel_size", ep) };
                 match &e {
                     Error::InvalidField { rule, .. } => slot.error(fallback, v, rule.clone()),
                     _ => e,

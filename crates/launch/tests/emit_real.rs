@@ -119,7 +119,7 @@ fn real_launches_rewritten_in_place_read_back() {
                     emitted = Some((out, want));
                     break;
                 }
-                Err(err) if err.field() == Some("layout") => {
+                Err(err) if err.is_at("layout") => {
                     eprintln!("  {file}: refused: {err}");
                     refused += 1;
                 }

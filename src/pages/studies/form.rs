@@ -387,7 +387,7 @@ fn AxesEditor() -> impl IntoView {
                 let field: &'static str = key.map(|k| k.name()).unwrap_or("axis");
                 let error = move || {
                     st.spec.with(|s| match s {
-                        Err(e) if e.field() == Some(&format!("axis.{field}")) => {
+                        Err(e) if e.path().is_some_and(|p| p.below("axis") == Some(field)) => {
                             Some(fmperf_app::words::field_message(e))
                         }
                         _ => None,

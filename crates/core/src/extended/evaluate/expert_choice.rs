@@ -104,7 +104,7 @@ impl ExtendedEvaluator {
         best.map(|(e, _)| e).ok_or_else(|| {
             let group = layout.tp * layout.cp * layout.dp;
             Error::invalid(
-                "layout.ep",
+                crate::extended::moe::experts::ExpertLayout::EP_FIELD.as_str(),
                 mo.ep.map_or("any".to_string(), |e| e.to_string()),
                 format!("no expert-parallel degree folds over tp·cp·dp = {group} for {} experts", m.experts),
             )
