@@ -4,6 +4,7 @@
 
 use std::io::Write;
 
+use fmperf_core::extended::moe::MoeTimePart;
 use fmperf_core::resolve::{self, UserEntries};
 use fmperf_core::vocab::{Note, TimePart};
 use fmperf_launch::{self as launch, Overrides, Source};
@@ -149,17 +150,8 @@ pub fn fits_words(fits: &str) -> &'static str {
 /// The Mixture-of-Experts parts of the busiest device: time [s] (forward and backward over the
 /// iteration) beside the expert memory [GB] and the routing figures.
 fn moe_table(b: &fmperf_core::extended::moe::MoeBreakdown) -> Table {
-    let t = &b.times;
     let mut table = Table::new(&["MoE time part", "[s]", "MoE figure", "value"]);
-    let times = [
-        ("router", t.router_s),
-        ("experts", t.experts_s),
-        ("shared experts", t.shared_s),
-        ("element-wise", t.elementwise_s),
-        ("all-to-all", t.a2a_s),
-        ("  exposed", t.a2a_exposed_s),
-        ("layer overhead", t.overhead_s),
-    ];
+    let times = MoeTimePart::ALL.map(|p| (p.key(), p.of(&b.times)));
     let mut figures: Vec<(String, String)> =
         b.expert_parts().iter().map(|(p, gb)| (format!("expert {} [GB]", p.key()), format!("{gb:.2}"))).collect();
     figures.extend([

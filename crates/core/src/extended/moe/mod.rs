@@ -27,5 +27,5 @@ pub use crate::moe_shape::{Mla, MoeShape, Router};
 pub use counts::{ParameterCounts, parameter_counts};
 pub use evaluate::MoeBreakdown;
 pub use experts::ExpertLayout;
-pub use layer::{MoeMlpCost, MoeTimes, moe_mlp_operations};
+pub use layer::{MoeMlpCost, MoeTimePart, MoeTimes, moe_mlp_operations};
 pub use options::{A2aOverlap, Dispatcher, Load, MoeOptions, RecomputeModules};
