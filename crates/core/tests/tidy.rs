@@ -141,6 +141,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "device_memory",
             "muon",
             "iteration",
+            "moe/devices",
             "moe/evaluate",
             "timing",
         ],
