@@ -2,7 +2,7 @@
 //! value label, infeasible cells hatched and missing cells outlined (both in the legend), values
 //! printed in the cells when they fit, an optional highlighted cell (e.g. the best one), tooltip.
 
-use fmperf_chart::axis::{Axis, AxisKind, AxisOptions};
+use fmperf_chart::axis::{AxisKind, AxisOptions, FittedAxis};
 use fmperf_chart::cartesian::{AxisSpec, Cartesian, CartesianSpec, layout};
 use fmperf_chart::heatmap::{Cell, ColorScale, Grid, VIRIDIS, value_extent};
 use fmperf_chart::layout::{Rect, Typography, text_width};
@@ -57,7 +57,7 @@ struct HeatmapModel {
     grid: Grid,
     /// Colour bar: gradient stops (offset, colour), axis for its ticks.
     stops: Vec<(f64, Rgb)>,
-    bar_axis: Option<Axis>,
+    bar_axis: Option<FittedAxis>,
     highlight: Option<Rect>,
     legend: Vec<(String, Swatch)>,
     hatch_id: String,
@@ -97,7 +97,7 @@ impl HeatmapModel {
             nice: false,
         };
         // Room at the right for the colour bar, its tick labels and its rotated label.
-        let provisional = extent.map(|e| Axis::fit(Some(e), (200.0, 0.0), bar_options));
+        let provisional = extent.map(|e| FittedAxis::fit(Some(e), (200.0, 0.0), bar_options));
         let tick_w = provisional
             .as_ref()
             .map(|a| {
@@ -165,7 +165,7 @@ impl HeatmapModel {
                 cells.push(DrawCell { rect, cell, fill, text });
             }
         }
-        let bar_axis = extent.map(|e| Axis::fit(Some(e), (plot.bottom(), plot.y), bar_options));
+        let bar_axis = extent.map(|e| FittedAxis::fit(Some(e), (plot.bottom(), plot.y), bar_options));
         let mut stops = VIRIDIS.gradient_stops();
         if inp.reverse {
             stops = stops.into_iter().rev().map(|(o, c)| (1.0 - o, c)).collect();
