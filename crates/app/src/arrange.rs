@@ -3,7 +3,7 @@
 //! (lines, heat map cells, stacked breakdowns). No drawing here: `src/pages/studies/charts.rs`
 //! turns these into SVG charts.
 
-use fmperf_chart::heatmap::Cell;
+use fmperf_chart::heatmap::HeatCell;
 use fmperf_core::sweep::{AxisKey, AxisValue, Metric, PointResult, Status, SweepResult};
 use fmperf_core::vocab::{MemoryPart, TimePart};
 
@@ -174,7 +174,7 @@ pub struct HeatCells {
     /// Row labels (y values).
     pub y_labels: Vec<String>,
     /// `cells[row][column]`.
-    pub cells: Vec<Vec<Cell>>,
+    pub cells: Vec<Vec<HeatCell>>,
 }
 
 /// The heat map's cells: rows = y values, columns = x values; out-of-memory cells infeasible
@@ -184,7 +184,7 @@ pub fn heat_data(r: &SweepResult, a: &Arrangement, metric: Metric) -> (HeatCells
     let xs: Vec<String> = r.spec.axes[x].values.iter().map(|v| v.to_string()).collect();
     let ys: Vec<String> = r.spec.axes[y].values.iter().map(|v| v.to_string()).collect();
     let (x_labels, y_labels) = (absolute_labels(r, x, &xs), absolute_labels(r, y, &ys));
-    let mut cells = vec![vec![Cell::Missing; xs.len()]; ys.len()];
+    let mut cells = vec![vec![HeatCell::Missing; xs.len()]; ys.len()];
     let mut best: Option<(f64, usize, usize)> = None;
     for p in r.points.iter().filter(|p| a.shows(p)) {
         let (Some(cx), Some(ry)) = (
@@ -199,10 +199,10 @@ pub fn heat_data(r: &SweepResult, a: &Arrangement, metric: Metric) -> (HeatCells
                 if best.is_none_or(|(b, _, _)| better(b)) {
                     best = Some((v, cx, ry));
                 }
-                Cell::Value(v)
+                HeatCell::Value(v)
             }
-            (None, Status::OutOfMemory) => Cell::Infeasible,
-            _ => Cell::Missing,
+            (None, Status::OutOfMemory) => HeatCell::Infeasible,
+            _ => HeatCell::Missing,
         };
     }
     (HeatCells { x_labels, y_labels, cells }, best.map(|(_, c, r)| (c, r)))
