@@ -7,7 +7,7 @@
 //! Megatron's `ffn = 4h` (SwiGLU: `⌊8h/3 / 64⌋·64`), vocabulary padding to `128·tp`, a global batch
 //! of `mbs·dp`; torchtitan's `local_batch_size` of 8; degrees of 1.
 
-use super::settings::{Origin, Settings, Slot};
+use super::settings::{SettingOrigin, Settings, Slot};
 use super::{Format, Launch, experts, hub_models};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
@@ -557,23 +557,23 @@ fn vocab(s: &Settings, f: Format, tp: u64, notes: &mut Vec<Note>) -> Result<Opti
 }
 
 /// The device count and where it came from.
-fn devices(s: &Settings, o: &Overrides, f: Format, model_parallel: u64) -> Result<(u64, Origin), Error> {
+fn devices(s: &Settings, o: &Overrides, f: Format, model_parallel: u64) -> Result<(u64, SettingOrigin), Error> {
     if let Some(n) = o.gpus {
-        return Ok((n, Origin::new("--gpus", 0)));
+        return Ok((n, SettingOrigin::new("--gpus", 0)));
     }
     if let (Some(n), Some(origin)) = (s.devices.copied(), &s.devices.origin) {
         return Ok((n, origin.clone()));
     }
     if let Some(per_node) = s.devices_per_node.copied() {
         let nodes = s.nodes.copied().unwrap_or(1);
-        let origin = s.devices_per_node.origin.clone().unwrap_or(Origin::new("devices", 0));
+        let origin = s.devices_per_node.origin.clone().unwrap_or(SettingOrigin::new("devices", 0));
         return Ok((per_node * nodes, origin.with_key(format!("{} × nodes", origin.key))));
     }
     if f == Format::Torchtitan
         && let Some(shard) = s.dp.copied()
     {
         let replicate = s.dp_replicate.copied().unwrap_or(1);
-        return Ok((model_parallel * shard * replicate, Origin::new("parallelism", 0)));
+        return Ok((model_parallel * shard * replicate, SettingOrigin::new("parallelism", 0)));
     }
     Err(Error::invalid("--gpus", "missing", "the file does not say how many devices run it")
         .with_hint("give --gpus N, or a `# fmperf: gpus=N` line in the file"))
@@ -606,7 +606,7 @@ fn batch(s: &Settings, o: &Overrides, f: Format, dp: u64, pp: u64, notes: &mut V
         && g != mbs * ga * dp
         && f != Format::Torchtitan
     {
-        let origin = s.grad_accumulation.origin.clone().unwrap_or(Origin::new("gradient accumulation", 0));
+        let origin = s.grad_accumulation.origin.clone().unwrap_or(SettingOrigin::new("gradient accumulation", 0));
         return Err(origin.error(
             ga,
             format!("the global batch {g} is not micro-batch × accumulation × data-parallel = {mbs} × {ga} × {dp}"),
@@ -627,9 +627,9 @@ fn batch(s: &Settings, o: &Overrides, f: Format, dp: u64, pp: u64, notes: &mut V
     };
     if !global.is_multiple_of(mbs * dp) {
         let origin = if o.global_batch.is_some() {
-            Origin::new("--global-batch", 0)
+            SettingOrigin::new("--global-batch", 0)
         } else {
-            s.global_batch.origin.clone().unwrap_or(Origin::new("global batch", 0))
+            s.global_batch.origin.clone().unwrap_or(SettingOrigin::new("global batch", 0))
         };
         return Err(origin.error(global, format!("must be a multiple of micro-batch × data-parallel = {mbs} × {dp}")));
     }

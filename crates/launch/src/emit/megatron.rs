@@ -9,7 +9,7 @@ use super::lines::{Lines, indent, value_at};
 use super::megatron_flags::{recompute_flags, sharding_flags, vpp_flag};
 use super::{Plan, dialects};
 use crate::Launch;
-use crate::settings::{Origin, Slot};
+use crate::settings::{SettingOrigin, Slot};
 use fmperf_core::Error;
 use fmperf_core::extended::{Recompute, Sharding};
 use fmperf_core::vocab::{Note, NoteList};
@@ -53,7 +53,7 @@ pub(super) struct Script<'a> {
 
 impl Script<'_> {
     /// The origin's line when it is a flag of this file.
-    pub(super) fn line_of(&mut self, o: Option<&Origin>) -> Option<usize> {
+    pub(super) fn line_of(&mut self, o: Option<&SettingOrigin>) -> Option<usize> {
         let o = o?;
         if o.line == 0 || !(o.key.starts_with("--") || is_override(&o.key)) {
             return None;
@@ -98,7 +98,7 @@ impl Script<'_> {
     }
 
     /// Sets the value of the flag read at `o` to `v`; `false` when the file does not write it.
-    pub(super) fn set(&mut self, o: Option<&Origin>, v: &str) -> Result<bool, Error> {
+    pub(super) fn set(&mut self, o: Option<&SettingOrigin>, v: &str) -> Result<bool, Error> {
         let Some(line) = self.line_of(o) else { return Ok(false) };
         let key = o.map(|o| o.key.clone()).unwrap_or_default();
         let (line, found) = self.locate(line, &key)?;
@@ -172,7 +172,7 @@ impl Script<'_> {
     }
 
     /// Removes the flag read at `o` (with its value when `with_value`).
-    pub(super) fn remove(&mut self, o: Option<&Origin>, with_value: bool) -> Result<bool, Error> {
+    pub(super) fn remove(&mut self, o: Option<&SettingOrigin>, with_value: bool) -> Result<bool, Error> {
         let Some(line) = self.line_of(o) else { return Ok(false) };
         let key = o.map(|o| o.key.clone()).unwrap_or_default();
         let (line, found) = self.locate(line, &key)?;
@@ -201,7 +201,7 @@ impl Script<'_> {
     }
 
     /// Replaces the flag read at `o` (a switch) by `with` (flags).
-    pub(super) fn replace_switch(&mut self, o: Option<&Origin>, with: &str) -> Result<bool, Error> {
+    pub(super) fn replace_switch(&mut self, o: Option<&SettingOrigin>, with: &str) -> Result<bool, Error> {
         let Some(line) = self.line_of(o) else { return Ok(false) };
         let key = o.map(|o| o.key.clone()).unwrap_or_default();
         let (line, found) = self.locate(line, &key)?;
@@ -223,7 +223,7 @@ impl Script<'_> {
     }
 
     /// A switch: kept, removed or added.
-    fn switch(&mut self, slot_on: bool, o: Option<&Origin>, flag: &str, want: bool) -> Result<(), Error> {
+    fn switch(&mut self, slot_on: bool, o: Option<&SettingOrigin>, flag: &str, want: bool) -> Result<(), Error> {
         let here = slot_on && o.is_some_and(|o| o.key == flag && o.line > 0);
         if want && !here {
             self.add.push(flag.into());
@@ -381,7 +381,7 @@ fn recompute(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
             sc.set(o, "full")?;
             // A method or count the file writes (ignored without `full`) is set, else added.
             for (flag, v) in [("--recompute-method", "uniform"), ("--recompute-num-layers", "1")] {
-                let here = sc.locate(0, flag).ok().map(|(n, _)| Origin::new(flag, n));
+                let here = sc.locate(0, flag).ok().map(|(n, _)| SettingOrigin::new(flag, n));
                 if !sc.set(here.as_ref(), v)? {
                     sc.add.push(format!("{flag} {v}"));
                 }

@@ -6,7 +6,7 @@
 //! * **in place**, when the input is a file of the target's family: the values of the keys that
 //!   carry the layout (tensor / pipeline / context / expert / data degrees, micro-batch, global
 //!   batch, virtual stages, recomputation, sharding, sequence parallelism) are replaced where they
-//!   are written (the [`Origin`](super::settings::Origin) of each read value names the line), the
+//!   are written (the [`SettingOrigin`](super::settings::SettingOrigin) of each read value names the line), the
 //!   missing ones are added next to them, and every other line is kept byte for byte (comments,
 //!   data paths, hyper-parameters, settings fmperf does not model);
 //! * **fresh** otherwise: a complete file (model shape, vocabulary, sequence length, batch,

@@ -3,7 +3,7 @@
 
 use super::models::{self, Model};
 use super::{Keys, Rank, Raw};
-use crate::settings::{Origin, boolean, positive};
+use crate::settings::{SettingOrigin, boolean, positive};
 use crate::{Launch, why};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
@@ -97,7 +97,7 @@ pub fn is_read(key: &str) -> bool {
     MODEL_KEYS.contains(&key) || READ.contains(&key) || super::mesh::is_read(key)
 }
 
-fn origin(r: &Raw) -> Origin {
+fn origin(r: &Raw) -> SettingOrigin {
     r.origin.clone()
 }
 
@@ -167,14 +167,14 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
     }
     let default = |key: &str, v: u64, notes: &mut Vec<Note>| {
         notes.reading_of(key, format!("{key} not given: base.yml's {v}"));
-        (v, Origin::new(key, 0))
+        (v, SettingOrigin::new(key, 0))
     };
     let mut notes = Vec::new();
     macro_rules! dim {
         ($slot:ident, $key:literal, $field:ident, $base:expr) => {{
             let (v, o) = match (strong($key), table) {
                 (Some(r), _) => (int(r)?, origin(r)),
-                (None, Some(m)) => from_table(m.$field).unwrap_or((m.$field, Origin::new("model_name", 0))),
+                (None, Some(m)) => from_table(m.$field).unwrap_or((m.$field, SettingOrigin::new("model_name", 0))),
                 (None, None) => default($key, $base, &mut notes),
             };
             s.$slot.put(v, &o);
@@ -212,17 +212,17 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
             true
         }
     };
-    let go = strong("mlp_activations").map_or_else(|| Origin::new("mlp_activations", 0), origin);
+    let go = strong("mlp_activations").map_or_else(|| SettingOrigin::new("mlp_activations", 0), origin);
     s.gated_mlp.put(gated, &go);
     let (tied, to) = match (strong("logits_via_embedding"), table) {
         (Some(r), _) => (boolean(&r.value, &r.origin)?, origin(r)),
-        (None, Some(m)) => (m.tied, name.map_or(Origin::new("model_name", 0), origin)),
+        (None, Some(m)) => (m.tied, name.map_or(SettingOrigin::new("model_name", 0), origin)),
         (None, None) => {
             notes.reading_of(
                 "logits_via_embedding",
                 "logits_via_embedding not given: base.yml's False (untied output layer)".into(),
             );
-            (false, Origin::new("logits_via_embedding", 0))
+            (false, SettingOrigin::new("logits_via_embedding", 0))
         }
     };
     s.tied_embeddings.put(tied, &to);
@@ -242,7 +242,7 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
     if let Some(m) = table
         && let Some(e) = m.moe
     {
-        let o = name.map_or(Origin::new("model_name", 0), origin);
+        let o = name.map_or(SettingOrigin::new("model_name", 0), origin);
         let mm = &mut s.moe;
         mm.experts.put(e.experts, &o);
         mm.top_k.put(e.top_k, &o);
@@ -413,7 +413,7 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
     match k.get("max_target_length") {
         Some(r) => _ = s.seq_len.put(int(r)?, &origin(r)),
         None if launch => {
-            s.seq_len.put(2048, &Origin::new("max_target_length", 0));
+            s.seq_len.put(2048, &SettingOrigin::new("max_target_length", 0));
             l.notes.reading_of("max_target_length", "max_target_length not given: base.yml's 2048".into());
         }
         None => {}
@@ -439,7 +439,7 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         };
         s.precision.put(p, &origin(d));
     } else if launch {
-        s.precision.put(Precision::Bf16, &Origin::new("dtype", 0));
+        s.precision.put(Precision::Bf16, &SettingOrigin::new("dtype", 0));
         l.notes.reading_of("dtype", "dtype not given: base.yml's bfloat16".into());
     }
     if quant.is_some()
@@ -455,7 +455,7 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         Some(r) => (r.value.trim().to_string(), origin(r)),
         None if launch => {
             l.notes.reading_of("remat_policy", "remat_policy not given: base.yml's full".into());
-            ("full".to_string(), Origin::new("remat_policy", 0))
+            ("full".to_string(), SettingOrigin::new("remat_policy", 0))
         }
         None => return Ok(()),
     };
