@@ -13,7 +13,7 @@
 //! (`training.mixed_precision_param`), selective activation checkpointing, the `1F1B` schedule.
 
 use super::settings::{SettingOrigin, boolean, positive};
-use super::toml::Kind;
+use super::toml::TomlType;
 use super::{Format, Launch, why};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
@@ -55,7 +55,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
         let leaf = e.key.rsplit('.').next().unwrap_or("");
         // A number written as a string (`tensor_parallel_degree = "2"`) is not a number to TOML.
         let int = || match tv.kind {
-            Kind::Integer => positive(v, &o),
+            TomlType::Integer => positive(v, &o),
             k => Err(o.error(v, format!("must be an integer, not {} (write it without quotes)", k.name()))),
         };
         match (section, leaf) {
