@@ -2,7 +2,7 @@
 //! batch are [`super::mesh`]'s), and why the other keys do not matter.
 
 use super::models::{self, Model};
-use super::{Keys, Rank, Raw};
+use super::{Keys, Precedence, Raw};
 use crate::settings::{SettingOrigin, boolean, positive};
 use crate::{Launch, why};
 use fmperf_core::Error;
@@ -144,7 +144,7 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         l.settings.model_name.put(n.value.trim().to_string(), &origin(n));
     }
     // A key from a model file or the command line; a config YAML's shape is replaced by the model file.
-    let strong = |key: &str| k.get(key).filter(|r| r.rank > Rank::Config || name.is_none());
+    let strong = |key: &str| k.get(key).filter(|r| r.rank > Precedence::Config || name.is_none());
     let table: Option<&Model> = match name {
         Some(n) if strong("base_emb_dim").is_none() => Some(models::find(&n.value).ok_or_else(|| {
             n.origin
@@ -265,7 +265,9 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         }
     }
     if name.is_some() {
-        for (key, r) in k.map.iter().filter(|(key, r)| r.rank == Rank::Config && MODEL_KEYS.contains(&key.as_str())) {
+        for (key, r) in
+            k.map.iter().filter(|(key, r)| r.rank == Precedence::Config && MODEL_KEYS.contains(&key.as_str()))
+        {
             notes.assumption_of(
                 key,
                 format!("{key} = {} of the config YAML is replaced by the model file model_name names", r.value),
@@ -334,7 +336,7 @@ fn experts(l: &mut Launch, k: &Keys) -> Result<(), Error> {
         map: k
             .map
             .iter()
-            .filter(|(_, r)| r.rank > Rank::Config || !named)
+            .filter(|(_, r)| r.rank > Precedence::Config || !named)
             .map(|(a, b)| (a.clone(), b.clone()))
             .collect(),
         replaced: Vec::new(),

@@ -40,7 +40,7 @@ pub fn looks_like(text: &str) -> bool {
 
 /// How strongly a source's values count (MaxText's precedence).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Rank {
+pub enum Precedence {
     /// The config YAML (`base.yml` or a file with `base_config: base.yml`).
     Config,
     /// A model file (`configs/models/*.yml`: only the model's keys).
@@ -57,7 +57,7 @@ pub struct Raw {
     /// Where it was read.
     pub origin: SettingOrigin,
     /// Its precedence.
-    pub rank: Rank,
+    pub rank: Precedence,
     /// The source it came from (0-based, for file order).
     pub source: usize,
 }
@@ -135,13 +135,18 @@ pub fn parse_sources(sources: &[(Option<&str>, &str)], args: &[String]) -> Resul
             for (k, v, line) in command_words(text, args, &mut l, file.as_deref())? {
                 keys.add(
                     &k,
-                    Raw { value: v, origin: tag(SettingOrigin::new(k.clone(), line)), rank: Rank::Command, source: i },
+                    Raw {
+                        value: v,
+                        origin: tag(SettingOrigin::new(k.clone(), line)),
+                        rank: Precedence::Command,
+                        source: i,
+                    },
                 );
             }
         } else {
             let entries = super::yaml::read(text)?;
             let model_file = entries.iter().all(|e| keys::is_model_key(&e.key));
-            let rank = if model_file { Rank::Model } else { Rank::Config };
+            let rank = if model_file { Precedence::Model } else { Precedence::Config };
             launch_like |= !model_file;
             for e in entries {
                 let o = tag(SettingOrigin::new(e.key.clone(), e.line));
