@@ -45,7 +45,7 @@ pub fn strategy_for(scenario: &Scenario) -> Strategy {
 
 /// The best layout found for an estimated file's run, and how it compares with the file's own.
 #[derive(Debug, Clone)]
-pub struct Best {
+pub struct BestForFile {
     /// The file's scenario run with the best layout.
     pub scenario: Scenario,
     /// The best layout (degrees, micro-batch, expert degrees).
@@ -62,12 +62,12 @@ pub struct Best {
 
 /// The best of a finished `result` for the run `estimate` (the file's own, evaluated); `None` when
 /// no layout fits.
-pub fn best(estimate: &Estimate, result: &SearchResult) -> Result<Option<Best>, Error> {
+pub fn best(estimate: &Estimate, result: &SearchResult) -> Result<Option<BestForFile>, Error> {
     let Some(top): Option<&Ranked> = result.top.first() else { return Ok(None) };
     let s = &estimate.scenario;
     let (layout, options) = emit::choice(top, s.layout.global_batch, &searched_options(&s.options))?;
     let own = estimate.evaluation.throughput_samples_per_s;
-    Ok(Some(Best {
+    Ok(Some(BestForFile {
         scenario: Scenario { layout, options, ..s.clone() },
         layout,
         options,
@@ -77,7 +77,7 @@ pub fn best(estimate: &Estimate, result: &SearchResult) -> Result<Option<Best>, 
     }))
 }
 
-impl Best {
+impl BestForFile {
     /// The best layout as a launch of `target` for the run read from `files` into `launch`: a
     /// single file of the target's family rewritten in place, else a fresh file
     /// ([`emit::emit_for_files`]).
