@@ -12,7 +12,7 @@ use fmperf_core::search::{Ranked, Search, SearchResult};
 
 use super::emit::{self, Emitted, Target};
 use super::estimate::Estimate;
-use super::scenario::Scenario;
+use super::scenario::LaunchScenario;
 use super::{Launch, Source};
 
 /// The search of a file's scenario over every layout of `strategy`, keeping the `keep` best.
@@ -39,7 +39,7 @@ pub fn searched_options(options: &ExtendedOptions) -> ExtendedOptions {
 
 /// The strategy that searches a file's kind of layout: with context parallelism `2d-seqp`, else
 /// Megatron's `1d`.
-pub fn strategy_for(scenario: &Scenario) -> Strategy {
+pub fn strategy_for(scenario: &LaunchScenario) -> Strategy {
     if scenario.layout.cp > 1 { Strategy::ContextParallel2D } else { Strategy::OneD }
 }
 
@@ -47,7 +47,7 @@ pub fn strategy_for(scenario: &Scenario) -> Strategy {
 #[derive(Debug, Clone)]
 pub struct BestForFile {
     /// The file's scenario run with the best layout.
-    pub scenario: Scenario,
+    pub scenario: LaunchScenario,
     /// The best layout (degrees, micro-batch, expert degrees).
     pub layout: Layout,
     /// Its switches (the search's execution choices applied).
@@ -68,7 +68,7 @@ pub fn best(estimate: &Estimate, result: &SearchResult) -> Result<Option<BestFor
     let (layout, options) = emit::choice(top, s.layout.global_batch, &searched_options(&s.options))?;
     let own = estimate.evaluation.throughput_samples_per_s;
     Ok(Some(BestForFile {
-        scenario: Scenario { layout, options, ..s.clone() },
+        scenario: LaunchScenario { layout, options, ..s.clone() },
         layout,
         options,
         time_per_step_s: top.time_per_iteration_s,
@@ -108,7 +108,7 @@ mod tests {
         let out = b.emit(Target::Megatron, &[Source { name: Some("run.sh"), text: MEGATRON }], &launch).unwrap();
         assert!(out.in_place);
         let back = parse(&out.text, Some("run-best.sh")).unwrap();
-        let sc = Scenario::from_launch(&back, &Overrides::default()).unwrap();
+        let sc = LaunchScenario::from_launch(&back, &Overrides::default()).unwrap();
         assert_eq!(
             (sc.layout.tp, sc.layout.pp, sc.layout.dp, sc.layout.mbs),
             (b.layout.tp, b.layout.pp, b.layout.dp, b.layout.mbs)

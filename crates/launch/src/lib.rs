@@ -42,7 +42,7 @@ pub mod window;
 pub mod yaml;
 
 pub use estimate::{Estimate, MemoryVerdict, Rank, estimate, estimate_files, estimate_text, hardware, rank};
-pub use scenario::{ModelOnly, Overrides, Scenario, catalog_model};
+pub use scenario::{LaunchScenario, ModelOnly, Overrides, catalog_model};
 pub use settings::{Moe, Settings, Slot};
 
 use fmperf_core::Error;

@@ -33,7 +33,7 @@ pub struct Overrides {
 
 /// A configuration ready to evaluate.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Scenario {
+pub struct LaunchScenario {
     /// The model's name as the file gives it.
     pub model_name: String,
     /// The model (sequence length included).
@@ -56,7 +56,7 @@ pub struct Scenario {
     pub origins: Vec<(String, String)>,
 }
 
-/// Where a slot's value came from, for [`Scenario::origins`].
+/// Where a slot's value came from, for [`LaunchScenario::origins`].
 fn place<T>(slot: &Slot<T>, flag_override: Option<&str>) -> String {
     if let Some(flag) = flag_override {
         return format!("{flag} (command line)");
@@ -88,12 +88,12 @@ fn required(slot: &Slot<u64>, name: String) -> Result<u64, Error> {
     slot.copied().ok_or(Error::MissingField { field: name })
 }
 
-impl Scenario {
+impl LaunchScenario {
     /// The scenario of `launch` with `o` applied. Errors name the flag or key (or the override)
     /// and the rule: a missing model dimension, devices that the degrees do not divide, a batch
     /// that `dp·mbs` does not divide, expert-parallel degrees that do not fold (`ep` not dividing the
     /// experts, `ep·etp` not dividing `tp·cp·dp`), a model-only file without a layout.
-    pub fn from_launch(launch: &Launch, o: &Overrides) -> Result<Scenario, Error> {
+    pub fn from_launch(launch: &Launch, o: &Overrides) -> Result<LaunchScenario, Error> {
         let s = &launch.settings;
         let f = launch.format;
         if f == Format::DeepSpeed {
@@ -351,7 +351,7 @@ impl Scenario {
             ("hidden".into(), place(&s.hidden, None)),
             ("vocab".into(), place(&s.vocab, None)),
         ];
-        Ok(Scenario {
+        Ok(LaunchScenario {
             model_name: model.name,
             workload,
             tied_embeddings: s.tied_embeddings.copied().unwrap_or(true),
@@ -676,7 +676,7 @@ mod tests {
             None,
         )
         .unwrap();
-        let sc = Scenario::from_launch(&l, &Overrides::default()).unwrap();
+        let sc = LaunchScenario::from_launch(&l, &Overrides::default()).unwrap();
         let y = sc.layout;
         assert_eq!((sc.devices, y.tp, y.pp, y.dp, y.mbs, y.global_batch), (32, 4, 2, 4, 1, 256));
         assert_eq!(sc.workload.ffn_hidden, 10880); // ⌊8·4096/3 / 64⌋·64
@@ -684,9 +684,10 @@ mod tests {
         assert_eq!(sc.options.interleave, 4);
         assert_eq!(sc.options.sharding, Sharding::Zero1);
         assert_eq!(sc.options.recompute, Recompute::Selective);
-        let e = Scenario::from_launch(&l, &Overrides { gpus: Some(12), ..Overrides::default() }).unwrap_err();
+        let e = LaunchScenario::from_launch(&l, &Overrides { gpus: Some(12), ..Overrides::default() }).unwrap_err();
         assert_eq!(e.field(), Some("--gpus"));
-        let e = Scenario::from_launch(&l, &Overrides { global_batch: Some(255), ..Overrides::default() }).unwrap_err();
+        let e = LaunchScenario::from_launch(&l, &Overrides { global_batch: Some(255), ..Overrides::default() })
+            .unwrap_err();
         assert_eq!(e.field(), Some("--global-batch"));
     }
 
@@ -701,7 +702,7 @@ mod tests {
                  --recompute-granularity full --recompute-method block --recompute-num-layers {k}"
             )
         };
-        let of = |k| Scenario::from_launch(&parse(&script(k), None).unwrap(), &Overrides::default()).unwrap();
+        let of = |k| LaunchScenario::from_launch(&parse(&script(k), None).unwrap(), &Overrides::default()).unwrap();
         let sc = of(4);
         assert_eq!(sc.options.recompute, Recompute::of_share(0.25));
         assert!(
@@ -712,7 +713,7 @@ mod tests {
         // Every block of the stage is full recomputation.
         assert_eq!(of(16).options.recompute, Recompute::Full);
         // Interleaved, the method counts in each virtual stage's blocks: 2 of 4 is half.
-        let vp = Scenario::from_launch(
+        let vp = LaunchScenario::from_launch(
             &parse(&format!("{} --num-layers-per-virtual-pipeline-stage 4", script(2)), None).unwrap(),
             &Overrides::default(),
         )
@@ -726,7 +727,8 @@ mod tests {
                       --num-attention-heads 8 --seq-length 1024 --micro-batch-size 4 --global-batch-size 32 --bf16 \
                       --vocab-size 50257";
         let of = |extra: &str| {
-            Scenario::from_launch(&parse(&format!("{script} {extra}"), None).unwrap(), &Overrides::default()).unwrap()
+            LaunchScenario::from_launch(&parse(&format!("{script} {extra}"), None).unwrap(), &Overrides::default())
+                .unwrap()
         };
         let plain = of("");
         assert!(!plain.options.log_num_zeros_in_grad && !plain.options.log_params_norm);
@@ -746,7 +748,8 @@ mod tests {
                  --tensor-model-parallel-size 2 {extra}"
             )
         };
-        let read = |extra: &str| Scenario::from_launch(&parse(&script(extra), None).unwrap(), &Overrides::default());
+        let read =
+            |extra: &str| LaunchScenario::from_launch(&parse(&script(extra), None).unwrap(), &Overrides::default());
         let sc = read("--use-distributed-optimizer --num-distributed-optimizer-instances 4").unwrap();
         assert_eq!((sc.options.sharding, sc.options.shard_group), (Sharding::Zero1, Some(8)));
         assert!(sc.assumptions.iter().any(|n| n.contains("4 distributed-optimizer instances")), "{:?}", sc.assumptions);
@@ -767,7 +770,8 @@ mod tests {
                  --num-attention-heads 16 --seq-length 4096 --micro-batch-size 1 --global-batch-size 64 --bf16 {extra}"
             )
         };
-        let read = |extra: &str| Scenario::from_launch(&parse(&script(extra), None).unwrap(), &Overrides::default());
+        let read =
+            |extra: &str| LaunchScenario::from_launch(&parse(&script(extra), None).unwrap(), &Overrides::default());
         let o = |extra: &str| {
             let sc = read(extra).unwrap();
             (sc.options.optimizer, sc.options.sharding)
@@ -796,9 +800,9 @@ mod tests {
         let t = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 2\nseq_len = 8192\n\
                  [parallelism]\ndata_parallel_replicate_degree = 2\ndata_parallel_shard_degree = -1\n";
         let l = parse(t, None).unwrap();
-        let e = Scenario::from_launch(&l, &Overrides::default()).unwrap_err();
+        let e = LaunchScenario::from_launch(&l, &Overrides::default()).unwrap_err();
         assert_eq!(e.field(), Some("--gpus"));
-        let sc = Scenario::from_launch(&l, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap();
+        let sc = LaunchScenario::from_launch(&l, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap();
         assert_eq!((sc.layout.dp, sc.layout.mbs, sc.layout.global_batch), (16, 2, 32));
         assert_eq!(sc.options.sharding, Sharding::Zero3);
         assert_eq!(sc.options.shard_group, Some(8));
@@ -811,9 +815,10 @@ mod tests {
             None,
         )
         .unwrap();
-        let e = Scenario::from_launch(&hf, &Overrides::default()).unwrap_err();
+        let e = LaunchScenario::from_launch(&hf, &Overrides::default()).unwrap_err();
         assert!(e.to_string().contains("--seq-len"), "{e}");
-        let e = Scenario::from_launch(&hf, &Overrides { seq_len: Some(128), ..Overrides::default() }).unwrap_err();
+        let e =
+            LaunchScenario::from_launch(&hf, &Overrides { seq_len: Some(128), ..Overrides::default() }).unwrap_err();
         assert!(e.to_string().contains("fmperf search --from"), "{e}");
         // An MoE launch evaluates (it was rejected before MoE was modelled): its experts, their
         // degrees (etp defaulting to tp as in Megatron) and a catalog twin.
@@ -822,19 +827,19 @@ mod tests {
                     --micro-batch-size 1 --global-batch-size 64 --bf16 --vocab-size 32000 --num-experts 8 \
                     --moe-router-topk 2 --tensor-model-parallel-size 2";
         let moe = parse(&format!("{base} --expert-model-parallel-size 4"), None).unwrap();
-        let sc = Scenario::from_launch(&moe, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap();
+        let sc = LaunchScenario::from_launch(&moe, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap();
         let m = sc.workload.moe.unwrap();
         assert_eq!((m.experts, m.top_k, m.expert_ffn, m.first_dense, m.moe_every), (8, 2, 14336, 0, 1));
         assert_eq!((sc.layout.ep, sc.layout.etp), (4, 2));
         assert_eq!(catalog_model(&sc.workload), Some("mixtral-8x7b"));
         // ep·etp = 3·2 does not divide tp·dp = 16; ep = 3 does not divide 8 experts.
         let bad = parse(&format!("{base} --expert-model-parallel-size 3"), None).unwrap();
-        let e = Scenario::from_launch(&bad, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap_err();
+        let e = LaunchScenario::from_launch(&bad, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap_err();
         assert_eq!(e.field(), Some("--expert-model-parallel-size"));
         assert!(e.to_string().contains("must divide the routed experts 8"), "{e}");
         let bad =
             parse(&format!("{base} --expert-model-parallel-size 8 --expert-tensor-parallel-size 4"), None).unwrap();
-        let e = Scenario::from_launch(&bad, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap_err();
+        let e = LaunchScenario::from_launch(&bad, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap_err();
         assert_eq!(e.field(), Some("--expert-model-parallel-size"));
         assert!(e.to_string().contains("ep·etp = 32 must divide"), "{e}");
     }

@@ -10,7 +10,7 @@ use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
 use fmperf_core::search::ResultRow;
 use fmperf_core::search::row::Digits;
 use fmperf_launch::emit::{self, Target};
-use fmperf_launch::{self as launch, Format as FileFormat, ModelOnly, Scenario};
+use fmperf_launch::{self as launch, Format as FileFormat, LaunchScenario, ModelOnly};
 use serde_json::json;
 
 use super::estimate::{overrides, read_sources};
@@ -71,7 +71,7 @@ fn run_with(
         let system = o.system.clone().or_else(|| launch.settings.system.get().cloned());
         (None, m.workload, ExtendedOptions::realistic(), gpus, batch, system)
     } else {
-        let s = Scenario::from_launch(&launch, &o).map_err(usage)?;
+        let s = LaunchScenario::from_launch(&launch, &o).map_err(usage)?;
         let (w, opts, gpus, batch, system) =
             (s.workload, s.options, s.devices, s.layout.global_batch, s.system.clone());
         (Some(s), w, opts, gpus, batch, system)
@@ -119,8 +119,8 @@ fn run_with(
             })?;
             let (layout, chosen) = emit::choice(best, batch, &searched).map_err(usage)?;
             let base = match &scenario {
-                Some(s) => Scenario { options, ..s.clone() },
-                None => Scenario {
+                Some(s) => LaunchScenario { options, ..s.clone() },
+                None => LaunchScenario {
                     model_name: launch.settings.model_name.get().cloned().unwrap_or_else(|| path.clone()),
                     workload: setup_workload.clone(),
                     tied_embeddings: setup_workload.tied_embeddings,
@@ -138,7 +138,7 @@ fn run_with(
     };
     let own = match scenario {
         Some(s) => {
-            let e = launch::estimate(&Scenario { options, ..s }, &system_id, &hardware).map_err(usage)?;
+            let e = launch::estimate(&LaunchScenario { options, ..s }, &system_id, &hardware).map_err(usage)?;
             let r = launch::rank(&e.layout, e.evaluation.throughput_samples_per_s, &result.top);
             Some((e, r))
         }

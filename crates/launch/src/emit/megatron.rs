@@ -526,7 +526,7 @@ mod tests {
                     model.num_attention_heads=32 model.encoder_seq_length=4096 \\\n  model.tokenizer.type=gpt2 \\\n  \
                     model.optim.name=fused_adam\n";
         let l = crate::parse_as(crate::Format::Megatron, text).unwrap();
-        let sc = crate::Scenario::from_launch(&l, &crate::Overrides::default()).unwrap();
+        let sc = crate::LaunchScenario::from_launch(&l, &crate::Overrides::default()).unwrap();
         let y = fmperf_core::extended::Layout::placed(2, 1, 2, 4, 2, 64, 1);
         let o = ExtendedOptions { recompute: Recompute::Full, sharding: Sharding::Zero1, ..sc.options };
         let out = super::super::emit(
@@ -544,7 +544,7 @@ mod tests {
         assert!(out.text.contains("model.optim.name=mcore_distributed_optim\n"), "{}", out.text);
         assert!(!out.text.contains("--"), "{}", out.text);
         let back = crate::parse_as(crate::Format::Megatron, &out.text).unwrap();
-        let b = crate::Scenario::from_launch(&back, &crate::Overrides::default()).unwrap();
+        let b = crate::LaunchScenario::from_launch(&back, &crate::Overrides::default()).unwrap();
         assert_eq!((b.layout.tp, b.layout.pp, b.layout.dp, b.layout.mbs), (2, 2, 4, 2));
         assert_eq!((b.options.recompute, b.options.sharding), (Recompute::Full, Sharding::Zero1));
     }
@@ -556,7 +556,7 @@ mod tests {
                     --micro-batch-size=1 --global-batch-size 64 --recompute-granularity selective \
                     --recompute-method block --recompute-num-layers 4 --tensor-model-parallel-size 2 --lr 1e-4\n";
         let l = crate::parse(text, None).unwrap();
-        let sc = crate::Scenario::from_launch(&l, &crate::Overrides::default()).unwrap();
+        let sc = crate::LaunchScenario::from_launch(&l, &crate::Overrides::default()).unwrap();
         let y = fmperf_core::extended::Layout::placed(1, 1, 2, 4, 2, 64, 1);
         let o = ExtendedOptions { recompute: Recompute::Full, interleave: 2, ..sc.options };
         let out = super::super::emit(
@@ -575,7 +575,8 @@ mod tests {
         );
         assert!(t.contains("--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 8 --lr"), "{t}");
         assert_eq!(t.lines().count(), 2, "{t}");
-        let b = crate::Scenario::from_launch(&crate::parse(t, None).unwrap(), &crate::Overrides::default()).unwrap();
+        let b =
+            crate::LaunchScenario::from_launch(&crate::parse(t, None).unwrap(), &crate::Overrides::default()).unwrap();
         assert_eq!((b.layout.tp, b.layout.pp, b.layout.mbs, b.options.interleave), (1, 2, 2, 2));
         assert_eq!(b.options.recompute, Recompute::Full);
     }

@@ -251,7 +251,7 @@ fn set_line(lines: &mut Lines, n: usize, key: &str, v: &str) -> Result<(), Error
 }
 
 /// The layout tables alone.
-pub(super) fn layout_tables(p: &Plan, _s: &crate::Scenario, notes: &mut Vec<Note>) -> String {
+pub(super) fn layout_tables(p: &Plan, _s: &crate::LaunchScenario, notes: &mut Vec<Note>) -> String {
     render(&items(p, notes).into_iter().map(|(t, k, v)| (t, k.to_string(), v)).collect::<Vec<_>>())
 }
 
