@@ -10,7 +10,7 @@ use fmperf_core::vocab::{Note, TimePart};
 use fmperf_launch::{self as launch, Overrides, Source};
 
 use super::{CmdError, CmdResult};
-use crate::args::{Args, Format};
+use crate::args::{Args, OutputFormat};
 use crate::table::Table;
 
 /// Help text of `fmperf estimate`.
@@ -54,7 +54,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let Some(args) = super::parse_flags(raw, &value_flags, &help, out)? else {
         return Ok(());
     };
-    let format = Format::from_args(&args, &[Format::Table, Format::Json])?;
+    let format = OutputFormat::from_args(&args, &[OutputFormat::Table, OutputFormat::Json])?;
     // The flags first: a bad `--system` or `--gpus` is reported even when the file has problems too.
     let overrides = overrides(&args)?;
     let files = read_sources(&args)?;
@@ -68,7 +68,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     }
     let cost = budget.map(|(b, p)| crate::run_cost::of_estimate(&e, b, p)).transpose()?;
     match format {
-        Format::Json => {
+        OutputFormat::Json => {
             let mut doc = e.to_json(&launch);
             if let Some(c) = &cost {
                 doc["cost"] = c.to_json();
