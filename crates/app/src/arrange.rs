@@ -7,7 +7,7 @@ use fmperf_chart::heatmap::HeatCell;
 use fmperf_core::sweep::{AxisKey, AxisValue, Metric, PointResult, Status, SweepResult};
 use fmperf_core::vocab::{MemoryPart, TimePart};
 
-use crate::studies::{Breakdown, Chart, Kind};
+use crate::studies::{Breakdown, Chart, ChartKind};
 
 /// How the points are arranged for drawing: axis positions of x, y and the series, and the value
 /// shown of every other axis.
@@ -33,12 +33,12 @@ impl Arrangement {
         let axes: Vec<AxisKey> = r.spec.axes.iter().map(|a| a.key).collect();
         let pos = |k: AxisKey| axes.iter().position(|a| *a == k);
         let x = chart.x.and_then(pos);
-        let y = if chart.kind == Kind::Heatmap { chart.y.and_then(pos) } else { None };
+        let y = if chart.kind == ChartKind::Heatmap { chart.y.and_then(pos) } else { None };
         // Heat maps group by row (the breakdown shows one row at a time).
         let series: Vec<usize> = match chart.kind {
-            Kind::Line => chart.series.iter().filter_map(|k| pos(*k)).collect(),
-            Kind::Heatmap => y.into_iter().collect(),
-            Kind::Table => Vec::new(),
+            ChartKind::Line => chart.series.iter().filter_map(|k| pos(*k)).collect(),
+            ChartKind::Heatmap => y.into_iter().collect(),
+            ChartKind::Table => Vec::new(),
         };
         let fixed = (0..axes.len())
             .filter(|i| Some(*i) != x && Some(*i) != y && !series.contains(i))
