@@ -7,7 +7,7 @@ use fmperf_chart::heatmap::HeatCell;
 use fmperf_core::sweep::{AxisKey, AxisValue, Metric, PointResult, Status, SweepResult};
 use fmperf_core::vocab::{MemoryPart, TimePart};
 
-use crate::studies::{Breakdown, Chart, ChartKind};
+use crate::studies::{Chart, ChartKind, StudyBreakdown};
 
 /// How the points are arranged for drawing: axis positions of x, y and the series, and the value
 /// shown of every other axis.
@@ -243,17 +243,19 @@ pub type StackedBar = (String, Vec<f64>);
 pub fn breakdown_bars(
     r: &SweepResult,
     a: &Arrangement,
-    kind: Breakdown,
+    kind: StudyBreakdown,
     series: &str,
 ) -> (Vec<String>, Vec<StackedBar>) {
     let Some(x) = a.x else { return (Vec::new(), Vec::new()) };
     // The time parts the sweep has (a dense model's leave out the EP all-to-all).
     let metrics: Vec<Metric> = match kind {
-        Breakdown::Time => TimePart::shown(r.points.iter().filter_map(|p| p.best.as_ref()).map(|b| &b.ranked.totals))
-            .into_iter()
-            .map(Metric::Time)
-            .collect(),
-        Breakdown::Memory => MemoryPart::ALL.iter().map(|p| Metric::Memory(*p)).collect(),
+        StudyBreakdown::Time => {
+            TimePart::shown(r.points.iter().filter_map(|p| p.best.as_ref()).map(|b| &b.ranked.totals))
+                .into_iter()
+                .map(Metric::Time)
+                .collect()
+        }
+        StudyBreakdown::Memory => MemoryPart::ALL.iter().map(|p| Metric::Memory(*p)).collect(),
     };
     let names = metrics.iter().map(|m| m.label().split(" [").next().unwrap_or("").to_string()).collect();
     let groups = a.groups(r);

@@ -217,7 +217,7 @@ impl ChartKind {
 
 /// Breakdown shown under the main chart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Breakdown {
+pub enum StudyBreakdown {
     /// Components of the iteration time.
     Time,
     /// Components of the memory per device.
@@ -244,7 +244,7 @@ pub struct Chart {
     /// Values shown of the other axes (text form).
     pub at: Vec<(AxisKey, String)>,
     /// Breakdown kind.
-    pub breakdown: Breakdown,
+    pub breakdown: StudyBreakdown,
     /// The series whose breakdown is shown (its name; `None`: the one with the best point).
     pub breakdown_series: Option<String>,
     /// Draw scaling efficiency instead of the metric: per-device value over the per-device value
@@ -273,7 +273,7 @@ fn default_chart(spec: &SweepSpec, view: Option<&View>) -> Chart {
         log_x: false,
         log_y: false,
         at: Vec::new(),
-        breakdown: Breakdown::Time,
+        breakdown: StudyBreakdown::Time,
         breakdown_series: None,
         efficiency: false,
     };
@@ -356,7 +356,7 @@ pub fn chart(q: &Query, spec: &SweepSpec, view: Option<&View>) -> Chart {
         c.efficiency = v == "1";
     }
     if q.get("c.bd") == Some("memory") {
-        c.breakdown = Breakdown::Memory;
+        c.breakdown = StudyBreakdown::Memory;
     }
     c.at =
         q.0.iter()
@@ -488,7 +488,7 @@ mod tests {
         assert_eq!(c.x, Some(AxisKey::Gpus));
         assert_eq!(c.series.len(), 1);
         assert!(c.log_x && !c.log_y && c.efficiency);
-        assert_eq!(c.breakdown, Breakdown::Memory);
+        assert_eq!(c.breakdown, StudyBreakdown::Memory);
         assert_eq!(c.breakdown_series.as_deref(), Some("nvlink 8"));
         clear_chart(&mut q);
         assert!(q.0.is_empty());

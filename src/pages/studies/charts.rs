@@ -7,7 +7,7 @@ use std::sync::Arc;
 use fmperf_core::sweep::{AxisKey, Metric, Status, SweepResult};
 use leptos::prelude::*;
 
-use super::keys::{self, Breakdown, Chart, ChartKind, Source};
+use super::keys::{self, Chart, ChartKind, Source, StudyBreakdown};
 use super::picker::Comparisons;
 use super::state::Studies;
 use super::table::PointsTable;
@@ -29,7 +29,7 @@ fn heat_data(r: &SweepResult, a: &Arrangement, metric: Metric) -> (HeatmapData, 
 }
 
 /// The stacked breakdown along x of one series (see [`arrange::breakdown_bars`]).
-fn breakdown_bars(r: &SweepResult, a: &Arrangement, kind: Breakdown, series: &str) -> (Vec<String>, Vec<Bar>) {
+fn breakdown_bars(r: &SweepResult, a: &Arrangement, kind: StudyBreakdown, series: &str) -> (Vec<String>, Vec<Bar>) {
     let (names, bars) = arrange::breakdown_bars(r, a, kind, series);
     (names, bars.into_iter().map(|(label, parts)| Bar::new(label, parts)).collect())
 }
@@ -311,8 +311,8 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
         let chosen = chart.breakdown_series.clone().filter(|c| groups.contains(c)).unwrap_or_else(best_group);
         let (components, bars) = breakdown_bars(&result, &arrangement, chart.breakdown, &chosen);
         let unit = match chart.breakdown {
-            Breakdown::Time => "iteration time [s]",
-            Breakdown::Memory => "memory per device [GB]",
+            StudyBreakdown::Time => "iteration time [s]",
+            StudyBreakdown::Memory => "memory per device [GB]",
         };
         let series_select = (groups.len() > 1).then(|| {
             let opts = groups
@@ -339,8 +339,8 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
                 <div class="field inline">
                     <label for="breakdown-kind">"show"</label>
                     <select id="breakdown-kind" on:change=move |ev| set(st, "bd", event_target_value(&ev))>
-                        <option value="time" selected=bd == Breakdown::Time>"iteration time"</option>
-                        <option value="memory" selected=bd == Breakdown::Memory>"memory per device"</option>
+                        <option value="time" selected=bd == StudyBreakdown::Time>"iteration time"</option>
+                        <option value="memory" selected=bd == StudyBreakdown::Memory>"memory per device"</option>
                     </select>
                 </div>
                 {series_select}
