@@ -43,19 +43,19 @@ const AT_PREFIX: &str = "c.at.";
 
 /// The sweep a page shows: a preset panel, or the user's own.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Source {
+pub enum SweepSource {
     /// A preset panel.
     Preset(&'static Preset, &'static Panel),
     /// The user's sweep.
     Custom(SweepText),
 }
 
-impl Source {
+impl SweepSource {
     /// The sweep text.
     pub fn text(&self) -> SweepText {
         match self {
-            Source::Preset(_, p) => p.text.clone(),
-            Source::Custom(t) => t.clone(),
+            SweepSource::Preset(_, p) => p.text.clone(),
+            SweepSource::Custom(t) => t.clone(),
         }
     }
 }
@@ -107,15 +107,15 @@ pub fn user_refs(t: &SweepText, user: &UserEntries) -> (Option<ModelRef>, Option
 }
 
 /// What the query asks for.
-pub fn source(q: &Query) -> Source {
+pub fn source(q: &Query) -> SweepSource {
     if let (Some(p), Some(panel)) = (q.get("preset"), q.get("panel")) {
         if let Ok(preset) = presets::find_preset(p) {
             if let Some(panel) = preset.panel(panel) {
-                return Source::Preset(preset, panel);
+                return SweepSource::Preset(preset, panel);
             }
         }
     }
-    Source::Custom(custom_text(q))
+    SweepSource::Custom(custom_text(q))
 }
 
 /// What the page says when the URL names a preset or panel that does not exist (the page then
@@ -494,7 +494,7 @@ mod tests {
         assert!(q.0.is_empty());
         q.set(mode::MODE_KEY, "extended");
         write_preset(&mut q, "strong-scaling", "gpt3_1T");
-        assert!(matches!(source(&q), Source::Preset(..)));
+        assert!(matches!(source(&q), SweepSource::Preset(..)));
         // The panel's own mode applies (the paper's preset is the published model).
         assert_eq!(q.get(mode::MODE_KEY), None);
     }

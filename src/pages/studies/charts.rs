@@ -7,7 +7,7 @@ use std::sync::Arc;
 use fmperf_core::sweep::{AxisKey, Metric, Status, SweepResult};
 use leptos::prelude::*;
 
-use super::keys::{self, Chart, ChartKind, Source, StudyBreakdown};
+use super::keys::{self, Chart, ChartKind, StudyBreakdown, SweepSource};
 use super::picker::Comparisons;
 use super::state::Studies;
 use super::table::PointsTable;
@@ -49,7 +49,7 @@ pub fn Results() -> impl IntoView {
         };
         let r = f.result.clone();
         let panel = match st.source.get() {
-            Source::Preset(_, p) if st.spec.with(|s| s.as_ref().ok() == Some(&r.spec)) => Some(p),
+            SweepSource::Preset(_, p) if st.spec.with(|s| s.as_ref().ok() == Some(&r.spec)) => Some(p),
             _ => None,
         };
         let feasible = r.points.iter().filter(|p| p.status == Status::Ok).count();
@@ -225,8 +225,8 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
     let metric = chart.metric;
     // The mode is part of the title, so exported charts say which model drew them.
     let title = match st.source.get_untracked() {
-        Source::Preset(_, p) => format!("{} — {}", p.title, result.spec.mode.label()),
-        Source::Custom(t) => fmperf_app::arrange::sweep_title(&result, &t.model, &t.system),
+        SweepSource::Preset(_, p) => format!("{} — {}", p.title, result.spec.mode.label()),
+        SweepSource::Custom(t) => fmperf_app::arrange::sweep_title(&result, &t.model, &t.system),
     };
     let main = match chart.kind {
         ChartKind::Table => view! { <p class="muted">"Table only: the points are listed below."</p> }.into_any(),

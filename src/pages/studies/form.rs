@@ -10,7 +10,7 @@ use fmperf_core::sweep::{AxisKey, SweepText, ValueKind};
 use fmperf_core::{Error, Strategy};
 use leptos::prelude::*;
 
-use super::keys::{self, Source};
+use super::keys::{self, SweepSource};
 use super::state::Studies;
 
 /// Applies `edit` to the current sweep text and writes it to the URL.
@@ -23,8 +23,8 @@ fn edit(st: Studies, push: bool, edit: impl FnOnce(&mut SweepText)) {
 /// The current sweep text (tracked).
 fn text(st: Studies) -> SweepText {
     st.source.with(|s| match s {
-        Source::Custom(t) => t.clone(),
-        Source::Preset(_, p) => p.text.clone(),
+        SweepSource::Custom(t) => t.clone(),
+        SweepSource::Preset(_, p) => p.text.clone(),
     })
 }
 

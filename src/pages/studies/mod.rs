@@ -49,8 +49,8 @@ pub fn StudiesPage() -> impl IntoView {
             />
             <section class="card study-panel" id="study-panel" tabindex="-1" aria-label="The sweep">
                 {move || match st.source.get() {
-                    keys::Source::Preset(preset, panel) => picker::PanelInfo(picker::PanelInfoProps { preset, panel }).into_any(),
-                    keys::Source::Custom(_) => form::SweepForm().into_any(),
+                    keys::SweepSource::Preset(preset, panel) => picker::PanelInfo(picker::PanelInfoProps { preset, panel }).into_any(),
+                    keys::SweepSource::Custom(_) => form::SweepForm().into_any(),
                 }}
             </section>
             <ProgressBar />
