@@ -15,7 +15,7 @@ use fmperf_core::sweep::SweepText;
 use crate::fmt;
 use crate::query::Query;
 use crate::run_cost;
-use crate::views::{VIEW_KEY, View};
+use crate::views::{AppView, VIEW_KEY};
 
 /// The strip's heading.
 pub const TITLE: &str = "What would help most";
@@ -195,7 +195,7 @@ pub fn studies_query(spec: &ExploreSpec, fields: &ExploreFields, mode: &ModelMod
         ..SweepText::default()
     };
     let mut q = Query::default();
-    q.set(VIEW_KEY, View::Studies.key());
+    q.set(VIEW_KEY, AppView::Studies.key());
     crate::studies::write_custom(&mut q, &text);
     q
 }
