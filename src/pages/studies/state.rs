@@ -28,7 +28,7 @@ pub struct Finished {
 
 /// Where the sweep stands.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Run {
+pub enum SweepRun {
     /// Nothing running.
     Idle,
     /// Running: `(done, total)` work units (candidates) and points finished.
@@ -76,7 +76,7 @@ pub struct Studies {
     /// The user's own models and systems.
     pub entries: Memo<fmperf_core::explore::UserEntries>,
     /// Where the run stands.
-    pub run: RwSignal<Run>,
+    pub run: RwSignal<SweepRun>,
     /// The last finished sweep (kept while a new one runs, cleared when the spec is invalid).
     pub finished: RwSignal<Option<Finished>>,
     handle: StoredValue<Option<TaskHandle>, LocalStorage>,
@@ -120,7 +120,7 @@ impl Studies {
             spec,
             chart,
             entries,
-            run: RwSignal::new(Run::Idle),
+            run: RwSignal::new(SweepRun::Idle),
             finished: RwSignal::new(None),
             handle: StoredValue::new_local(None),
         };
@@ -144,15 +144,15 @@ impl Studies {
         };
         let st = *self;
         let started = now_ms();
-        st.run.set(Run::Running { done: 0, total: sweep.progress().1 });
+        st.run.set(SweepRun::Running { done: 0, total: sweep.progress().1 });
         let jobs = self.jobs(spec);
         let handle = spawn_parallel(
             move || Task(sweep),
             jobs,
-            move |(done, total)| st.run.set(Run::Running { done, total }),
+            move |(done, total)| st.run.set(SweepRun::Running { done, total }),
             move |result| {
                 st.finished.set(Some(Finished { result: Arc::new(result), elapsed_ms: now_ms() - started }));
-                st.run.set(Run::Idle);
+                st.run.set(SweepRun::Idle);
             },
         );
         self.handle.set_value(Some(handle));
@@ -171,7 +171,7 @@ impl Studies {
         if let Some(h) = self.handle.get_value() {
             if h.is_running() {
                 h.cancel();
-                self.run.set(Run::Cancelled);
+                self.run.set(SweepRun::Cancelled);
             }
         }
     }
