@@ -133,6 +133,40 @@ impl<'a> FieldPath<'a> {
     }
 }
 
+/// An owned [`FieldPath`], for a value that keeps the fields it concerns (a
+/// [`crate::vocab::Note`]); read it through [`FieldPathBuf::as_path`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct FieldPathBuf(String);
+
+impl FieldPathBuf {
+    /// The path `path` (dotted, as written).
+    pub fn new(path: impl Into<String>) -> FieldPathBuf {
+        FieldPathBuf(path.into())
+    }
+
+    /// The path, borrowed, to ask for its groups.
+    pub fn as_path(&self) -> FieldPath<'_> {
+        FieldPath(&self.0)
+    }
+
+    /// The path as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<FieldPath<'_>> for FieldPathBuf {
+    fn from(path: FieldPath<'_>) -> FieldPathBuf {
+        FieldPathBuf(path.0.to_string())
+    }
+}
+
+impl fmt::Display for FieldPathBuf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 impl<'a> From<&'a str> for FieldPath<'a> {
     fn from(path: &'a str) -> FieldPath<'a> {
         FieldPath(path)
@@ -215,6 +249,9 @@ mod tests {
             e.is_at("ext.recompute") && !e.is_at("ext") && !e.is_at("ext.re") && !e.is_at(FieldPath::new("recompute"))
         );
         assert!(!Error::Parse { message: "x".into() }.is_at("x"));
+        let owned = FieldPathBuf::new("ext.recompute");
+        assert_eq!((owned.as_path(), owned.as_str(), owned.to_string()), (p, "ext.recompute", p.to_string()));
+        assert_eq!(FieldPathBuf::from(p), owned);
     }
 
     #[test]
