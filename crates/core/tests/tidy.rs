@@ -25,8 +25,9 @@
 //! 8. a list of notes is a list of strings (`notes_are_typed`): a field, parameter or binding
 //!    whose name speaks of notes ([`NOTE_WORDS`]: notes, caveats, assumptions, warnings,
 //!    approximations, …) typed `Vec<String>`, `&mut Vec<String>` or `&[String]`, or a function so
-//!    named returning `Vec<String>`, anywhere in core, the app, the CLI, the launch readers, the
-//!    first view or the page (`src/`), outside `#[cfg(test)]` items: every note is the one
+//!    named returning `Vec<String>`, anywhere in the workspace ([`WORKSPACE_SOURCES`]: core, the
+//!    app, the charts, the CLI, the launch readers, the first view or the page, `src/`), outside
+//!    `#[cfg(test)]` items: every note is the one
 //!    `fmperf_core::vocab::Note`, with its kind and fields.
 //! 9. core's `Result<_, String>` (`string_errors_only_shrink`): errors are typed (`Error` with its
 //!    field path, or an enum of their own); [`STRING_RESULTS_LEFT`] is how many `Result<…, String>`
@@ -1078,66 +1079,56 @@ fn mode_branches_live_in_the_pricer() {
     assert!(problems.is_empty(), "fmperf-core branches on the mode outside the pricer:\n{}", problems.join("\n"));
 }
 
-#[test]
-fn notes_are_typed() {
+/// The workspace's source folders, `(crate, folder relative to core's manifest)`: the rules that
+/// look past core read them all.
+const WORKSPACE_SOURCES: &[(&str, &str)] = &[
+    ("core", "src"),
+    ("app", "../app/src"),
+    ("chart", "../chart/src"),
+    ("cli", "../cli/src"),
+    ("launch", "../launch/src"),
+    ("first-view", "../first-view/src"),
+    ("page", "../../src"),
+];
+/// The workspace's integration-test folders, as [`WORKSPACE_SOURCES`].
+const WORKSPACE_TESTS: &[(&str, &str)] =
+    &[("core tests", "tests"), ("cli tests", "../cli/tests"), ("launch tests", "../launch/tests")];
+
+/// Every file of `folders` with its crate's name (a folder that yields none fails).
+fn read_folders(folders: &[(&'static str, &str)]) -> Vec<(&'static str, Source)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut problems = Vec::new();
-    for (krate, src) in [
-        ("core", "src"),
-        ("app", "../app/src"),
-        ("cli", "../cli/src"),
-        ("launch", "../launch/src"),
-        ("first-view", "../first-view/src"),
-        ("page", "../../src"),
-    ] {
+    let mut out = Vec::new();
+    for &(krate, src) in folders {
         let sources = read_tree(&dir.join(src));
         assert!(!sources.is_empty(), "read no files of {krate}");
-        problems.extend(sources.iter().flat_map(string_note_lists).map(|p| format!("{krate} {p}")));
+        out.extend(sources.into_iter().map(|s| (krate, s)));
     }
+    out
+}
+
+/// What `rule` finds in each file of `files`, each line led by the file's crate.
+fn per_crate(files: &[(&str, Source)], rule: fn(&Source) -> Vec<String>) -> Vec<String> {
+    files.iter().flat_map(|(krate, s)| rule(s).into_iter().map(move |p| format!("{krate} {p}"))).collect()
+}
+
+#[test]
+fn notes_are_typed() {
+    let problems = per_crate(&read_folders(WORKSPACE_SOURCES), string_note_lists);
     assert!(problems.is_empty(), "note lists typed as strings:\n{}", problems.join("\n"));
 }
 
 #[test]
 fn errors_are_placed_by_path() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut problems = Vec::new();
-    for (krate, src) in [
-        ("core", "src"),
-        ("core tests", "tests"),
-        ("app", "../app/src"),
-        ("chart", "../chart/src"),
-        ("cli", "../cli/src"),
-        ("cli tests", "../cli/tests"),
-        ("launch", "../launch/src"),
-        ("launch tests", "../launch/tests"),
-        ("first-view", "../first-view/src"),
-        ("page", "../../src"),
-    ] {
-        let sources = read_tree(&dir.join(src));
-        assert!(!sources.is_empty(), "read no files of {krate}");
-        problems.extend(sources.iter().flat_map(string_field_comparisons).map(|p| format!("{krate} {p}")));
-    }
+    let files = read_folders(&[WORKSPACE_SOURCES, WORKSPACE_TESTS].concat());
+    let problems = per_crate(&files, string_field_comparisons);
     assert!(problems.is_empty(), "errors placed by comparing field text:\n{}", problems.join("\n"));
 }
 
 #[test]
 fn public_type_names_are_unique() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let trees: Vec<(&str, Vec<Source>)> = [
-        ("core", "src"),
-        ("app", "../app/src"),
-        ("chart", "../chart/src"),
-        ("cli", "../cli/src"),
-        ("launch", "../launch/src"),
-        ("first-view", "../first-view/src"),
-        ("page", "../../src"),
-    ]
-    .into_iter()
-    .map(|(krate, src)| (krate, read_tree(&dir.join(src))))
-    .collect();
-    let files: Vec<(&str, &Source)> =
-        trees.iter().flat_map(|(krate, sources)| sources.iter().map(move |s| (*krate, s))).collect();
-    assert!(files.len() > 100, "read only {} files", files.len());
+    let read = read_folders(WORKSPACE_SOURCES);
+    assert!(read.len() > 100, "read only {} files", read.len());
+    let files: Vec<(&str, &Source)> = read.iter().map(|(krate, s)| (*krate, s)).collect();
     let problems = duplicate_type_names(&files, DUPLICATE_TYPE_NAMES_LEFT);
     assert!(problems.is_empty(), "public type names declared twice:\n{}", problems.join("\n"));
 }
