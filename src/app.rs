@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use fmperf_app::views::{FOOTER, TAGLINE, VIEW_KEY, View};
+use fmperf_app::views::{AppView, FOOTER, TAGLINE, VIEW_KEY};
 
 use crate::pages;
 use crate::url_state::{Query, UrlMode, UrlState};
@@ -27,14 +27,14 @@ pub fn App() -> impl IntoView {
 #[component]
 pub fn Shell(url: UrlState, embed: bool) -> impl IntoView {
     provide_context(url);
-    let current = Memo::new(move |_| View::from_key(url.get(VIEW_KEY).as_deref()));
+    let current = Memo::new(move |_| AppView::from_key(url.get(VIEW_KEY).as_deref()));
     // Another view than the explorer: the first view (the explorer's results) has nothing for it.
     Effect::new(move |_| {
-        if current.get() != View::Explorer {
+        if current.get() != AppView::Explorer {
             crate::first_view::hand_over();
         }
     });
-    let nav = View::ALL
+    let nav = AppView::ALL
         .into_iter()
         .map(|v| {
             let go = move |ev: leptos::ev::MouseEvent| {
@@ -69,11 +69,11 @@ pub fn Shell(url: UrlState, embed: bool) -> impl IntoView {
                     <p class="notice warn" role="status" id="unknown-view">{m}</p>
                 })}
                 {move || match current.get() {
-                    View::Explorer => pages::explorer::ExplorerPage().into_any(),
-                    View::Studies => pages::studies::StudiesPage().into_any(),
-                    View::Catalog => pages::catalog::CatalogPage().into_any(),
-                    View::Validation => pages::validation::ValidationPage().into_any(),
-                    View::About => pages::about::AboutPage().into_any(),
+                    AppView::Explorer => pages::explorer::ExplorerPage().into_any(),
+                    AppView::Studies => pages::studies::StudiesPage().into_any(),
+                    AppView::Catalog => pages::catalog::CatalogPage().into_any(),
+                    AppView::Validation => pages::validation::ValidationPage().into_any(),
+                    AppView::About => pages::about::AboutPage().into_any(),
                 }}
             </main>
             <footer class="app-footer">

@@ -92,7 +92,7 @@ pub fn ModePanel(
     };
     let general = move || {
         problem.with(|p| match p {
-            Some(e) if e.field().is_some_and(|f| f == MODE_KEY || f == EXT_KEY) => Some(e.to_string()),
+            Some(e) if e.is_at(MODE_KEY) || e.is_at(EXT_KEY) => Some(e.to_string()),
             _ => None,
         })
     };
@@ -165,7 +165,7 @@ fn switch_row(
     let error = move || {
         refused.get().map(|(_, m)| m).or_else(|| {
             problem.with(|p| match p {
-                Some(e) if e.field() == Some(field.as_str()) => Some(fmperf_app::words::field_message(e)),
+                Some(e) if e.is_at(field.as_str()) => Some(fmperf_app::words::field_message(e)),
                 _ => None,
             })
         })

@@ -2,7 +2,7 @@
 //! component's value, its share of the bar, and the bar's total. Horizontal by default (long
 //! item names read well and it fits a phone); vertical on request.
 
-use fmperf_chart::bars::{Stack, stack, stacks_extent};
+use fmperf_chart::bars::{BarStack, stack, stacks_extent};
 use fmperf_chart::cartesian::{AxisSpec, Cartesian, CartesianSpec, layout};
 use fmperf_chart::format::format_percent;
 use fmperf_chart::layout::{Rect, Typography, text_width};
@@ -74,7 +74,7 @@ impl BarsModel {
     fn build(inp: BarsInputs<'_>) -> BarsModel {
         let t = Typography::default();
         let horizontal = inp.orientation == Orientation::Horizontal;
-        let stacks: Vec<Stack> = inp.bars.iter().map(|b| stack(&b.values)).collect();
+        let stacks: Vec<BarStack> = inp.bars.iter().map(|b| stack(&b.values)).collect();
         let (lo, hi) = stacks_extent(&stacks);
         let height = inp.height.unwrap_or_else(|| {
             if horizontal { auto_height(inp.bars.len(), 1 + inp.components.len() / 4) } else { 360.0 }

@@ -2,9 +2,9 @@
 //! value label, infeasible cells hatched and missing cells outlined (both in the legend), values
 //! printed in the cells when they fit, an optional highlighted cell (e.g. the best one), tooltip.
 
-use fmperf_chart::axis::{Axis, AxisKind, AxisOptions};
+use fmperf_chart::axis::{AxisKind, AxisOptions, FittedAxis};
 use fmperf_chart::cartesian::{AxisSpec, Cartesian, CartesianSpec, layout};
-use fmperf_chart::heatmap::{Cell, ColorScale, Grid, VIRIDIS, value_extent};
+use fmperf_chart::heatmap::{ColorScale, Grid, HeatCell, VIRIDIS, value_extent};
 use fmperf_chart::layout::{Rect, Typography, text_width};
 use fmperf_chart::path::coord;
 use fmperf_chart::{Rgb, ValueFormat};
@@ -22,12 +22,12 @@ use super::frame::{
 pub struct HeatmapData {
     pub x_labels: Vec<String>,
     pub y_labels: Vec<String>,
-    pub cells: Vec<Vec<Cell>>,
+    pub cells: Vec<Vec<HeatCell>>,
 }
 
 impl HeatmapData {
-    fn cell(&self, col: usize, row: usize) -> Cell {
-        self.cells.get(row).and_then(|r| r.get(col)).copied().unwrap_or(Cell::Missing)
+    fn cell(&self, col: usize, row: usize) -> HeatCell {
+        self.cells.get(row).and_then(|r| r.get(col)).copied().unwrap_or(HeatCell::Missing)
     }
 }
 
@@ -40,7 +40,7 @@ const BAR_GAP: f64 = 14.0;
 #[derive(Clone, Debug, PartialEq)]
 struct DrawCell {
     rect: Rect,
-    cell: Cell,
+    cell: HeatCell,
     fill: Option<Rgb>,
     /// Value text when it fits in the cell.
     text: Option<String>,
@@ -57,7 +57,7 @@ struct HeatmapModel {
     grid: Grid,
     /// Colour bar: gradient stops (offset, colour), axis for its ticks.
     stops: Vec<(f64, Rgb)>,
-    bar_axis: Option<Axis>,
+    bar_axis: Option<FittedAxis>,
     highlight: Option<Rect>,
     legend: Vec<(String, Swatch)>,
     hatch_id: String,
@@ -97,7 +97,7 @@ impl HeatmapModel {
             nice: false,
         };
         // Room at the right for the colour bar, its tick labels and its rotated label.
-        let provisional = extent.map(|e| Axis::fit(Some(e), (200.0, 0.0), bar_options));
+        let provisional = extent.map(|e| FittedAxis::fit(Some(e), (200.0, 0.0), bar_options));
         let tick_w = provisional
             .as_ref()
             .map(|a| {
@@ -109,16 +109,16 @@ impl HeatmapModel {
         } else {
             0.0
         };
-        let any = |f: fn(&Cell) -> bool| data.cells.iter().flatten().any(f);
+        let any = |f: fn(&HeatCell) -> bool| data.cells.iter().flatten().any(f);
         let mut legend = Vec::new();
-        if any(|c| matches!(c, Cell::Infeasible)) {
+        if any(|c| matches!(c, HeatCell::Infeasible)) {
             legend.push(("infeasible".to_string(), Swatch::Pattern(inp.hatch_id.clone())));
         }
         if inp.highlight.is_some() {
             legend.push((inp.highlight_label.clone(), Swatch::Highlight));
         }
         let short_rows = data.cells.len() < rows || data.cells.iter().any(|r| r.len() < cols);
-        if any(|c| matches!(c, Cell::Missing)) || short_rows {
+        if any(|c| matches!(c, HeatCell::Missing)) || short_rows {
             legend.push(("not computed".to_string(), Swatch::Dashed));
         }
         let layout = layout(&CartesianSpec {
@@ -143,7 +143,7 @@ impl HeatmapModel {
                 let rect = grid.cell(col, row);
                 let cell = data.cell(col, row);
                 let (fill, text, state) = match cell {
-                    Cell::Value(v) => {
+                    HeatCell::Value(v) => {
                         let fill = scale.and_then(|s| s.color(v));
                         let text = inp.format.format(v);
                         let fits = inp.show_values
@@ -152,8 +152,8 @@ impl HeatmapModel {
                         let state = format!("{}: {text}", label_or(&inp.value_label, "value"));
                         (fill, fits.then_some(text), state)
                     }
-                    Cell::Infeasible => (None, None, "infeasible".to_string()),
-                    Cell::Missing => (None, None, "not computed".to_string()),
+                    HeatCell::Infeasible => (None, None, "infeasible".to_string()),
+                    HeatCell::Missing => (None, None, "not computed".to_string()),
                 };
                 let lines = vec![
                     format!("{}: {}", label_or(&inp.x_label, "x"), data.x_labels[col]),
@@ -165,7 +165,7 @@ impl HeatmapModel {
                 cells.push(DrawCell { rect, cell, fill, text });
             }
         }
-        let bar_axis = extent.map(|e| Axis::fit(Some(e), (plot.bottom(), plot.y), bar_options));
+        let bar_axis = extent.map(|e| FittedAxis::fit(Some(e), (plot.bottom(), plot.y), bar_options));
         let mut stops = VIRIDIS.gradient_stops();
         if inp.reverse {
             stops = stops.into_iter().rev().map(|(o, c)| (1.0 - o, c)).collect();
@@ -190,8 +190,8 @@ impl HeatmapModel {
     }
 }
 
-fn summarize(inp: &HeatmapInputs<'_>, extent: Option<(f64, f64)>, cells: &[Vec<Cell>]) -> String {
-    let count = |f: fn(&Cell) -> bool| cells.iter().flatten().filter(|c| f(c)).count();
+fn summarize(inp: &HeatmapInputs<'_>, extent: Option<(f64, f64)>, cells: &[Vec<HeatCell>]) -> String {
+    let count = |f: fn(&HeatCell) -> bool| cells.iter().flatten().filter(|c| f(c)).count();
     let range = match extent {
         Some((lo, hi)) => format!(
             "{} from {} to {}",
@@ -208,8 +208,8 @@ fn summarize(inp: &HeatmapInputs<'_>, extent: Option<(f64, f64)>, cells: &[Vec<C
         inp.data.x_labels.len(),
         label_or(&inp.y_label, "y"),
         inp.data.y_labels.len(),
-        count(|c| matches!(c, Cell::Infeasible)),
-        count(|c| matches!(c, Cell::Missing)),
+        count(|c| matches!(c, HeatCell::Infeasible)),
+        count(|c| matches!(c, HeatCell::Missing)),
     )
 }
 
@@ -244,14 +244,14 @@ fn draw(m: &HeatmapModel) -> AnyView {
             let r = d.rect;
             let (x, y, w, h) = (coord(r.x), coord(r.y), coord(r.width), coord(r.height));
             let shape = match d.cell {
-                Cell::Value(_) => match d.fill {
+                HeatCell::Value(_) => match d.fill {
                     Some(fill) => view! { <rect x=x y=y width=w height=h fill=fill.to_hex() /> }.into_any(),
                     None => view! { <rect class="fc-missing" x=x y=y width=w height=h /> }.into_any(),
                 },
-                Cell::Infeasible => {
+                HeatCell::Infeasible => {
                     view! { <rect class="fc-infeasible" x=x y=y width=w height=h fill=hatch.clone() /> }.into_any()
                 }
-                Cell::Missing => view! { <rect class="fc-missing" x=x y=y width=w height=h /> }.into_any(),
+                HeatCell::Missing => view! { <rect class="fc-missing" x=x y=y width=w height=h /> }.into_any(),
             };
             let text = d.text.clone().map(|text| {
                 let ink = d.fill.map(|f| f.readable_text().to_hex()).unwrap_or_default();

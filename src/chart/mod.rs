@@ -28,7 +28,7 @@ pub mod scatter;
 
 pub use bars::{Bar, Orientation, StackedBarChart};
 pub use export::{ExportButtons, export_png, export_svg, svg_markup};
-pub use fmperf_chart::{AxisKind, ValueFormat, heatmap::Cell};
+pub use fmperf_chart::{AxisKind, ValueFormat, heatmap::HeatCell};
 pub use heatmap::{Heatmap, HeatmapData};
 pub use line::{LineChart, Series};
 pub use scatter::{ScatterChart, ScatterGroup, ScatterPoint};

@@ -3,11 +3,11 @@
 //! (lines, heat map cells, stacked breakdowns). No drawing here: `src/pages/studies/charts.rs`
 //! turns these into SVG charts.
 
-use fmperf_chart::heatmap::Cell;
+use fmperf_chart::heatmap::HeatCell;
 use fmperf_core::sweep::{AxisKey, AxisValue, Metric, PointResult, Status, SweepResult};
 use fmperf_core::vocab::{MemoryPart, TimePart};
 
-use crate::studies::{Breakdown, Chart, Kind};
+use crate::studies::{Chart, ChartKind, StudyBreakdown};
 
 /// How the points are arranged for drawing: axis positions of x, y and the series, and the value
 /// shown of every other axis.
@@ -33,12 +33,12 @@ impl Arrangement {
         let axes: Vec<AxisKey> = r.spec.axes.iter().map(|a| a.key).collect();
         let pos = |k: AxisKey| axes.iter().position(|a| *a == k);
         let x = chart.x.and_then(pos);
-        let y = if chart.kind == Kind::Heatmap { chart.y.and_then(pos) } else { None };
+        let y = if chart.kind == ChartKind::Heatmap { chart.y.and_then(pos) } else { None };
         // Heat maps group by row (the breakdown shows one row at a time).
         let series: Vec<usize> = match chart.kind {
-            Kind::Line => chart.series.iter().filter_map(|k| pos(*k)).collect(),
-            Kind::Heatmap => y.into_iter().collect(),
-            Kind::Table => Vec::new(),
+            ChartKind::Line => chart.series.iter().filter_map(|k| pos(*k)).collect(),
+            ChartKind::Heatmap => y.into_iter().collect(),
+            ChartKind::Table => Vec::new(),
         };
         let fixed = (0..axes.len())
             .filter(|i| Some(*i) != x && Some(*i) != y && !series.contains(i))
@@ -174,7 +174,7 @@ pub struct HeatCells {
     /// Row labels (y values).
     pub y_labels: Vec<String>,
     /// `cells[row][column]`.
-    pub cells: Vec<Vec<Cell>>,
+    pub cells: Vec<Vec<HeatCell>>,
 }
 
 /// The heat map's cells: rows = y values, columns = x values; out-of-memory cells infeasible
@@ -184,7 +184,7 @@ pub fn heat_data(r: &SweepResult, a: &Arrangement, metric: Metric) -> (HeatCells
     let xs: Vec<String> = r.spec.axes[x].values.iter().map(|v| v.to_string()).collect();
     let ys: Vec<String> = r.spec.axes[y].values.iter().map(|v| v.to_string()).collect();
     let (x_labels, y_labels) = (absolute_labels(r, x, &xs), absolute_labels(r, y, &ys));
-    let mut cells = vec![vec![Cell::Missing; xs.len()]; ys.len()];
+    let mut cells = vec![vec![HeatCell::Missing; xs.len()]; ys.len()];
     let mut best: Option<(f64, usize, usize)> = None;
     for p in r.points.iter().filter(|p| a.shows(p)) {
         let (Some(cx), Some(ry)) = (
@@ -199,10 +199,10 @@ pub fn heat_data(r: &SweepResult, a: &Arrangement, metric: Metric) -> (HeatCells
                 if best.is_none_or(|(b, _, _)| better(b)) {
                     best = Some((v, cx, ry));
                 }
-                Cell::Value(v)
+                HeatCell::Value(v)
             }
-            (None, Status::OutOfMemory) => Cell::Infeasible,
-            _ => Cell::Missing,
+            (None, Status::OutOfMemory) => HeatCell::Infeasible,
+            _ => HeatCell::Missing,
         };
     }
     (HeatCells { x_labels, y_labels, cells }, best.map(|(_, c, r)| (c, r)))
@@ -243,17 +243,19 @@ pub type StackedBar = (String, Vec<f64>);
 pub fn breakdown_bars(
     r: &SweepResult,
     a: &Arrangement,
-    kind: Breakdown,
+    kind: StudyBreakdown,
     series: &str,
 ) -> (Vec<String>, Vec<StackedBar>) {
     let Some(x) = a.x else { return (Vec::new(), Vec::new()) };
     // The time parts the sweep has (a dense model's leave out the EP all-to-all).
     let metrics: Vec<Metric> = match kind {
-        Breakdown::Time => TimePart::shown(r.points.iter().filter_map(|p| p.best.as_ref()).map(|b| &b.ranked.totals))
-            .into_iter()
-            .map(Metric::Time)
-            .collect(),
-        Breakdown::Memory => MemoryPart::ALL.iter().map(|p| Metric::Memory(*p)).collect(),
+        StudyBreakdown::Time => {
+            TimePart::shown(r.points.iter().filter_map(|p| p.best.as_ref()).map(|b| &b.ranked.totals))
+                .into_iter()
+                .map(Metric::Time)
+                .collect()
+        }
+        StudyBreakdown::Memory => MemoryPart::ALL.iter().map(|p| Metric::Memory(*p)).collect(),
     };
     let names = metrics.iter().map(|m| m.label().split(" [").next().unwrap_or("").to_string()).collect();
     let groups = a.groups(r);

@@ -159,7 +159,7 @@ pub struct Side {
 
 /// A configuration side by side.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Comparison {
+pub struct SideBySide {
     /// Its text form.
     pub code: String,
     /// With the shipped fit.
@@ -172,7 +172,7 @@ pub struct Comparison {
 
 /// Configuration `c` of the scenario without and with `cal` (each in its own search's
 /// execution); `band` is the scenario's uncalibrated error band [fraction].
-pub fn compare(spec: &ExploreSpec, cal: &Calibration, c: &Candidate, band: Option<f64>) -> Result<Comparison, Error> {
+pub fn compare(spec: &ExploreSpec, cal: &Calibration, c: &Candidate, band: Option<f64>) -> Result<SideBySide, Error> {
     let cal_spec = spec.calibrated(cal)?;
     let side = |s: &ExploreSpec, overhead: f64, band: Option<f64>| -> Result<Side, Error> {
         let ctx = ReportContext::new(s)?;
@@ -183,7 +183,7 @@ pub fn compare(spec: &ExploreSpec, cal: &Calibration, c: &Candidate, band: Optio
         Ok(Side { memory_gb: report.memory.used_gb, report, band })
     };
     let coverage = coverage(cal, spec);
-    Ok(Comparison {
+    Ok(SideBySide {
         code: format_candidate(c),
         uncalibrated: side(spec, 0.0, band)?,
         calibrated: side(&cal_spec, cal.constants.memory_overhead_gb, band.map(|b| coverage.band(b)))?,
@@ -193,7 +193,7 @@ pub fn compare(spec: &ExploreSpec, cal: &Calibration, c: &Candidate, band: Optio
 
 /// The comparison's rows for a scenario of `seq_len` tokens per sample: `[label, uncalibrated,
 /// calibrated]`, numbers as the explorer writes them.
-pub fn rows(c: &Comparison, seq_len: u64) -> Vec<[String; 3]> {
+pub fn rows(c: &SideBySide, seq_len: u64) -> Vec<[String; 3]> {
     let time = |s: &Side| match s.band {
         Some(b) => format!("{} ± {:.0} %", fmt::seconds(s.report.time_per_step_s), b * 100.0),
         None => fmt::seconds(s.report.time_per_step_s),

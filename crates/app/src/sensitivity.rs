@@ -15,7 +15,7 @@ use fmperf_core::sweep::SweepText;
 use crate::fmt;
 use crate::query::Query;
 use crate::run_cost;
-use crate::views::{VIEW_KEY, View};
+use crate::views::{AppView, VIEW_KEY};
 
 /// The strip's heading.
 pub const TITLE: &str = "What would help most";
@@ -26,7 +26,7 @@ pub const INTRO: &str = "Each system feature at half and at twice its value, the
 
 /// One factor of one feature, as drawn.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Cell {
+pub struct FactorCell {
     /// `×0.5` or `×2`.
     pub factor: String,
     /// The feature's value at this factor with its unit (`1,979 TFLOP/s`).
@@ -57,7 +57,7 @@ pub struct Row {
     /// The scenario's own value with its unit (`989 TFLOP/s`).
     pub value: String,
     /// ×0.5 then ×2.
-    pub cells: Vec<Cell>,
+    pub cells: Vec<FactorCell>,
     /// The sweep axis of the Studies link (`matrix=x0.25,x0.5,x1,x2,x4`).
     pub axis: String,
 }
@@ -105,7 +105,7 @@ fn money(p: &Point, price: Option<f64>) -> Option<f64> {
     Some(p.cost.clone()?.at_price(price?).total?)
 }
 
-fn cell(f: Feature, p: &Point, largest: f64, price: Option<f64>, base_money: Option<f64>) -> Cell {
+fn cell(f: Feature, p: &Point, largest: f64, price: Option<f64>, base_money: Option<f64>) -> FactorCell {
     let layout = p.layout().unwrap_or_default();
     let (days, detail) = match &p.status {
         PointStatus::Fits => (format!("{} days", fmt::days(p.training_days.unwrap_or(f64::NAN))), layout),
@@ -130,7 +130,7 @@ fn cell(f: Feature, p: &Point, largest: f64, price: Option<f64>, base_money: Opt
     let m = money(p, price);
     let cost = m.map(|m| run_cost::money_short(m, false)).unwrap_or_default();
     let cost_change = m.zip(base_money).map(|(m, b)| run_cost::money_short(m - b, true)).unwrap_or_default();
-    Cell { factor: factor_text(p.factor), value, days, change, cost, cost_change, bar_pct, direction, detail }
+    FactorCell { factor: factor_text(p.factor), value, days, change, cost, cost_change, bar_pct, direction, detail }
 }
 
 /// The strip of a finished (or running) sensitivity; `price`: the user's per device-hour (adds the
@@ -195,7 +195,7 @@ pub fn studies_query(spec: &ExploreSpec, fields: &ExploreFields, mode: &ModelMod
         ..SweepText::default()
     };
     let mut q = Query::default();
-    q.set(VIEW_KEY, View::Studies.key());
+    q.set(VIEW_KEY, AppView::Studies.key());
     crate::studies::write_custom(&mut q, &text);
     q
 }

@@ -43,19 +43,19 @@ const AT_PREFIX: &str = "c.at.";
 
 /// The sweep a page shows: a preset panel, or the user's own.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Source {
+pub enum SweepSource {
     /// A preset panel.
     Preset(&'static Preset, &'static Panel),
     /// The user's sweep.
     Custom(SweepText),
 }
 
-impl Source {
+impl SweepSource {
     /// The sweep text.
     pub fn text(&self) -> SweepText {
         match self {
-            Source::Preset(_, p) => p.text.clone(),
-            Source::Custom(t) => t.clone(),
+            SweepSource::Preset(_, p) => p.text.clone(),
+            SweepSource::Custom(t) => t.clone(),
         }
     }
 }
@@ -107,15 +107,15 @@ pub fn user_refs(t: &SweepText, user: &UserEntries) -> (Option<ModelRef>, Option
 }
 
 /// What the query asks for.
-pub fn source(q: &Query) -> Source {
+pub fn source(q: &Query) -> SweepSource {
     if let (Some(p), Some(panel)) = (q.get("preset"), q.get("panel")) {
         if let Ok(preset) = presets::find_preset(p) {
             if let Some(panel) = preset.panel(panel) {
-                return Source::Preset(preset, panel);
+                return SweepSource::Preset(preset, panel);
             }
         }
     }
-    Source::Custom(custom_text(q))
+    SweepSource::Custom(custom_text(q))
 }
 
 /// What the page says when the URL names a preset or panel that does not exist (the page then
@@ -195,7 +195,7 @@ pub fn clear_chart(q: &mut Query) {
 
 /// How the results are drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum ChartKind {
     /// Lines against x.
     Line,
     /// A map over x × y.
@@ -204,20 +204,20 @@ pub enum Kind {
     Table,
 }
 
-impl Kind {
+impl ChartKind {
     /// URL value.
     pub fn key(self) -> &'static str {
         match self {
-            Kind::Line => "line",
-            Kind::Heatmap => "heatmap",
-            Kind::Table => "table",
+            ChartKind::Line => "line",
+            ChartKind::Heatmap => "heatmap",
+            ChartKind::Table => "table",
         }
     }
 }
 
 /// Breakdown shown under the main chart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Breakdown {
+pub enum StudyBreakdown {
     /// Components of the iteration time.
     Time,
     /// Components of the memory per device.
@@ -228,7 +228,7 @@ pub enum Breakdown {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chart {
     /// Kind.
-    pub kind: Kind,
+    pub kind: ChartKind,
     /// x axis (line, heat map columns).
     pub x: Option<AxisKey>,
     /// Heat-map rows.
@@ -244,7 +244,7 @@ pub struct Chart {
     /// Values shown of the other axes (text form).
     pub at: Vec<(AxisKey, String)>,
     /// Breakdown kind.
-    pub breakdown: Breakdown,
+    pub breakdown: StudyBreakdown,
     /// The series whose breakdown is shown (its name; `None`: the one with the best point).
     pub breakdown_series: Option<String>,
     /// Draw scaling efficiency instead of the metric: per-device value over the per-device value
@@ -255,7 +255,7 @@ pub struct Chart {
 impl Chart {
     /// Whether the efficiency transform applies to these settings.
     pub fn efficiency_applies(&self) -> bool {
-        self.kind == Kind::Line
+        self.kind == ChartKind::Line
             && self.x == Some(AxisKey::Gpus)
             && matches!(self.metric, Metric::Throughput | Metric::TokensPerS | Metric::AchievedTflops)
     }
@@ -265,7 +265,7 @@ impl Chart {
 /// device axis (or the last numeric axis) with every other axis as a series.
 fn default_chart(spec: &SweepSpec, view: Option<&View>) -> Chart {
     let mut c = Chart {
-        kind: Kind::Line,
+        kind: ChartKind::Line,
         x: None,
         y: None,
         series: Vec::new(),
@@ -273,7 +273,7 @@ fn default_chart(spec: &SweepSpec, view: Option<&View>) -> Chart {
         log_x: false,
         log_y: false,
         at: Vec::new(),
-        breakdown: Breakdown::Time,
+        breakdown: StudyBreakdown::Time,
         breakdown_series: None,
         efficiency: false,
     };
@@ -287,12 +287,12 @@ fn default_chart(spec: &SweepSpec, view: Option<&View>) -> Chart {
             c.log_y = *log_y;
         }
         Some(View::Heatmap { x, y, metric }) => {
-            c.kind = Kind::Heatmap;
+            c.kind = ChartKind::Heatmap;
             c.x = Some(*x);
             c.y = Some(*y);
             c.metric = *metric;
         }
-        Some(View::Table) => c.kind = Kind::Table,
+        Some(View::Table) => c.kind = ChartKind::Table,
         None => {
             let keys: Vec<AxisKey> = spec.axes.iter().map(|a| a.key).collect();
             let x = if keys.contains(&AxisKey::Gpus) {
@@ -315,7 +315,7 @@ fn default_chart(spec: &SweepSpec, view: Option<&View>) -> Chart {
                     );
                     c.log_y = c.log_x;
                 }
-                None => c.kind = Kind::Table,
+                None => c.kind = ChartKind::Table,
             }
         }
     }
@@ -328,9 +328,9 @@ pub fn chart(q: &Query, spec: &SweepSpec, view: Option<&View>) -> Chart {
     let axes: Vec<AxisKey> = spec.axes.iter().map(|a| a.key).collect();
     let axis = |k: &str| q.get(&format!("{CHART_PREFIX}{k}")).and_then(|v| AxisKey::parse(v).ok());
     match q.get("c.kind") {
-        Some("line") => c.kind = Kind::Line,
-        Some("heatmap") => c.kind = Kind::Heatmap,
-        Some("table") => c.kind = Kind::Table,
+        Some("line") => c.kind = ChartKind::Line,
+        Some("heatmap") => c.kind = ChartKind::Heatmap,
+        Some("table") => c.kind = ChartKind::Table,
         _ => {}
     }
     if let Some(x) = axis("x") {
@@ -356,7 +356,7 @@ pub fn chart(q: &Query, spec: &SweepSpec, view: Option<&View>) -> Chart {
         c.efficiency = v == "1";
     }
     if q.get("c.bd") == Some("memory") {
-        c.breakdown = Breakdown::Memory;
+        c.breakdown = StudyBreakdown::Memory;
     }
     c.at =
         q.0.iter()
@@ -367,7 +367,7 @@ pub fn chart(q: &Query, spec: &SweepSpec, view: Option<&View>) -> Chart {
     c.y = c.y.filter(|y| axes.contains(y) && Some(*y) != c.x);
     c.series.retain(|s| axes.contains(s) && Some(*s) != c.x);
     c.series.dedup();
-    if c.kind == Kind::Heatmap {
+    if c.kind == ChartKind::Heatmap {
         c.series.clear();
         if c.x.is_none() || c.y.is_none() {
             let (x0, y0) = (c.x, c.y);
@@ -376,13 +376,13 @@ pub fn chart(q: &Query, spec: &SweepSpec, view: Option<&View>) -> Chart {
             c.y = y0.or_else(|| free.next());
         }
         if c.x.is_none() || c.y.is_none() {
-            c.kind = Kind::Line;
+            c.kind = ChartKind::Line;
         }
     }
-    if c.kind == Kind::Line && c.x.is_none() {
+    if c.kind == ChartKind::Line && c.x.is_none() {
         c.x = axes.iter().rev().copied().find(|k| k.is_numeric());
         if c.x.is_none() {
-            c.kind = Kind::Table;
+            c.kind = ChartKind::Table;
         }
     }
     c
@@ -484,17 +484,17 @@ mod tests {
             set_chart(&mut q, k, v);
         }
         let c = chart(&Query::parse(&q.to_search()), &spec, None);
-        assert_eq!(c.kind, Kind::Line);
+        assert_eq!(c.kind, ChartKind::Line);
         assert_eq!(c.x, Some(AxisKey::Gpus));
         assert_eq!(c.series.len(), 1);
         assert!(c.log_x && !c.log_y && c.efficiency);
-        assert_eq!(c.breakdown, Breakdown::Memory);
+        assert_eq!(c.breakdown, StudyBreakdown::Memory);
         assert_eq!(c.breakdown_series.as_deref(), Some("nvlink 8"));
         clear_chart(&mut q);
         assert!(q.0.is_empty());
         q.set(mode::MODE_KEY, "extended");
         write_preset(&mut q, "strong-scaling", "gpt3_1T");
-        assert!(matches!(source(&q), Source::Preset(..)));
+        assert!(matches!(source(&q), SweepSource::Preset(..)));
         // The panel's own mode applies (the paper's preset is the published model).
         assert_eq!(q.get(mode::MODE_KEY), None);
     }

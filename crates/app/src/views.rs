@@ -24,7 +24,7 @@ pub const FOOTER: [&str; 2] = [
 
 /// The app's top-level views.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum View {
+pub enum AppView {
     /// One scenario → best configurations (default).
     Explorer,
     /// Sweeps and the presets that regenerate the papers' figures.
@@ -37,48 +37,49 @@ pub enum View {
     About,
 }
 
-impl View {
+impl AppView {
     /// Every view, in the navigation's order.
-    pub const ALL: [View; 5] = [View::Explorer, View::Studies, View::Catalog, View::Validation, View::About];
+    pub const ALL: [AppView; 5] =
+        [AppView::Explorer, AppView::Studies, AppView::Catalog, AppView::Validation, AppView::About];
 
     /// The view's value of [`VIEW_KEY`].
     pub fn key(self) -> &'static str {
         match self {
-            View::Explorer => "explorer",
-            View::Studies => "studies",
-            View::Catalog => "catalog",
-            View::Validation => "validation",
-            View::About => "about",
+            AppView::Explorer => "explorer",
+            AppView::Studies => "studies",
+            AppView::Catalog => "catalog",
+            AppView::Validation => "validation",
+            AppView::About => "about",
         }
     }
 
     /// The navigation's label.
     pub fn title(self) -> &'static str {
         match self {
-            View::Explorer => "Explorer",
-            View::Studies => "Studies",
-            View::Catalog => "Catalog",
-            View::Validation => "Validation",
-            View::About => "About",
+            AppView::Explorer => "Explorer",
+            AppView::Studies => "Studies",
+            AppView::Catalog => "Catalog",
+            AppView::Validation => "Validation",
+            AppView::About => "About",
         }
     }
 
     /// The view a key names; the Explorer when it names none (see [`unknown_view`]).
-    pub fn from_key(key: Option<&str>) -> View {
-        View::ALL.into_iter().find(|v| Some(v.key()) == key).unwrap_or(View::Explorer)
+    pub fn from_key(key: Option<&str>) -> AppView {
+        AppView::ALL.into_iter().find(|v| Some(v.key()) == key).unwrap_or(AppView::Explorer)
     }
 
     /// The view a key names exactly (`None`: absent or unknown).
-    pub fn named(key: &str) -> Option<View> {
-        View::ALL.into_iter().find(|v| v.key() == key)
+    pub fn named(key: &str) -> Option<AppView> {
+        AppView::ALL.into_iter().find(|v| v.key() == key)
     }
 }
 
 /// What the page says when `view=` names no view (it then shows the Explorer).
 pub fn unknown_view(q: &crate::query::Query) -> Option<String> {
     let v = q.get(VIEW_KEY)?;
-    View::named(v).is_none().then(|| {
-        let keys: Vec<&str> = View::ALL.iter().map(|v| v.key()).collect();
+    AppView::named(v).is_none().then(|| {
+        let keys: Vec<&str> = AppView::ALL.iter().map(|v| v.key()).collect();
         format!("There is no view “{v}”, so the Explorer is shown. Views: {}.", keys.join(", "))
     })
 }
@@ -90,12 +91,12 @@ mod tests {
 
     #[test]
     fn views_by_key_and_the_unknown_view_notice() {
-        assert_eq!(View::from_key(None), View::Explorer);
-        assert_eq!(View::from_key(Some("catalog")), View::Catalog);
-        assert_eq!(View::from_key(Some("nope")), View::Explorer);
-        assert_eq!(View::named("nope"), None);
-        for v in View::ALL {
-            assert_eq!(View::named(v.key()), Some(v));
+        assert_eq!(AppView::from_key(None), AppView::Explorer);
+        assert_eq!(AppView::from_key(Some("catalog")), AppView::Catalog);
+        assert_eq!(AppView::from_key(Some("nope")), AppView::Explorer);
+        assert_eq!(AppView::named("nope"), None);
+        for v in AppView::ALL {
+            assert_eq!(AppView::named(v.key()), Some(v));
         }
         assert!(is_embedded(&Query::parse("?embed=1")) && !is_embedded(&Query::parse("?embed=0")));
         assert!(!is_embedded(&Query::default()));

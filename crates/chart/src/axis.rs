@@ -72,7 +72,7 @@ impl Default for AxisOptions {
 
 /// A fitted axis: the scale and the placed ticks.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Axis {
+pub struct FittedAxis {
     /// Options it was fitted with.
     pub options: AxisOptions,
     /// Data → screen mapping.
@@ -81,12 +81,12 @@ pub struct Axis {
     pub ticks: Vec<AxisTick>,
 }
 
-impl Axis {
+impl FittedAxis {
     /// Fits an axis to the data extent `data` (`None` if there is no drawable value: a default
     /// domain [0, 1], or [1, 10] for log axes, is used) over the screen range `range`.
     /// Degenerate extents are padded (see [`crate::scale::pad`]). For log axes the extent must be
     /// positive (compute it with [`crate::scale::extent`], which skips values ≤ 0).
-    pub fn fit(data: Option<(f64, f64)>, range: (f64, f64), options: AxisOptions) -> Axis {
+    pub fn fit(data: Option<(f64, f64)>, range: (f64, f64), options: AxisOptions) -> FittedAxis {
         let scale_kind = options.kind.scale_kind();
         let valid = data.filter(|&(lo, hi)| scale_kind.accepts(lo) && scale_kind.accepts(hi));
         let default = match scale_kind {
@@ -118,7 +118,7 @@ impl Axis {
         };
         let scale = Scale::new(scale_kind, domain, range).unwrap_or_else(|_| Scale::linear((0.0, 1.0), range));
         let ticks = place_ticks(&scale, options, max_labels);
-        Axis { options, scale, ticks }
+        FittedAxis { options, scale, ticks }
     }
 
     /// Screen position of `v`, `None` if it has none (see [`Scale::map`]).
@@ -180,13 +180,13 @@ fn label(v: f64, options: AxisOptions, step: f64) -> String {
 mod tests {
     use super::*;
 
-    fn labels(axis: &Axis) -> Vec<String> {
+    fn labels(axis: &FittedAxis) -> Vec<String> {
         axis.labeled().filter_map(|t| t.label.clone()).collect()
     }
 
     #[test]
     fn linear_axis_fits_nice_domain_and_places_ticks() {
-        let axis = Axis::fit(Some((0.3, 9.6)), (50.0, 550.0), AxisOptions::default());
+        let axis = FittedAxis::fit(Some((0.3, 9.6)), (50.0, 550.0), AxisOptions::default());
         assert_eq!(axis.scale.domain(), (0.0, 10.0));
         assert_eq!(labels(&axis), ["0", "2", "4", "6", "8", "10"]);
         let pos: Vec<f64> = axis.ticks.iter().map(|t| t.pos).collect();
@@ -196,7 +196,7 @@ mod tests {
     #[test]
     fn short_linear_axis_still_ends_on_labelled_ticks() {
         let options = AxisOptions { include_zero: true, max_labels: 3, ..AxisOptions::default() };
-        let axis = Axis::fit(Some((0.0, 24.5)), (0.0, 210.0), options);
+        let axis = FittedAxis::fit(Some((0.0, 24.5)), (0.0, 210.0), options);
         assert_eq!(axis.scale.domain(), (0.0, 30.0));
         assert_eq!(labels(&axis), ["0", "10", "20", "30"], "one over the budget beats an unlabelled end");
     }
@@ -204,7 +204,7 @@ mod tests {
     #[test]
     fn y_axis_includes_zero_and_is_reversed() {
         let options = AxisOptions { include_zero: true, max_labels: 5, ..AxisOptions::default() };
-        let axis = Axis::fit(Some((35.0, 78.0)), (300.0, 20.0), options);
+        let axis = FittedAxis::fit(Some((35.0, 78.0)), (300.0, 20.0), options);
         assert_eq!(axis.scale.domain().0, 0.0);
         assert!(axis.scale.domain().1 >= 78.0);
         assert_eq!(axis.ticks.first().unwrap().pos, 300.0);
@@ -215,21 +215,21 @@ mod tests {
     #[test]
     fn log_axis_over_decades() {
         let options = AxisOptions { kind: AxisKind::Log10, max_labels: 7, ..AxisOptions::default() };
-        let axis = Axis::fit(Some((3.0, 45000.0)), (0.0, 500.0), options);
+        let axis = FittedAxis::fit(Some((3.0, 45000.0)), (0.0, 500.0), options);
         assert_eq!(axis.scale.domain(), (2.0, 5e4));
         assert_eq!(labels(&axis), ["10", "100", "1k", "10k"]);
         assert!(axis.ticks[0].label.is_none() && axis.ticks[0].value == 2.0, "the ends are minor 2/5 ticks");
         assert_eq!(axis.ticks[0].pos, 0.0);
         assert!((axis.ticks.last().unwrap().pos - 500.0).abs() < 1e-9);
         // A log axis given a non-positive extent falls back to its default domain.
-        let axis = Axis::fit(Some((0.0, 10.0)), (0.0, 100.0), options);
+        let axis = FittedAxis::fit(Some((0.0, 10.0)), (0.0, 100.0), options);
         assert_eq!(axis.scale.domain(), (1.0, 10.0));
     }
 
     #[test]
     fn pow2_axis_for_device_counts() {
         let options = AxisOptions { kind: AxisKind::Pow2, max_labels: 8, ..AxisOptions::default() };
-        let axis = Axis::fit(Some((8.0, 12000.0)), (0.0, 600.0), options);
+        let axis = FittedAxis::fit(Some((8.0, 12000.0)), (0.0, 600.0), options);
         assert_eq!(axis.scale.domain(), (8.0, 16384.0));
         assert_eq!(labels(&axis), ["16", "64", "256", "1024", "4096", "16384"]);
         assert_eq!(axis.ticks.len(), 12, "unlabelled powers stay as minor ticks");
@@ -237,9 +237,9 @@ mod tests {
 
     #[test]
     fn empty_and_degenerate_data() {
-        let axis = Axis::fit(None, (0.0, 100.0), AxisOptions::default());
+        let axis = FittedAxis::fit(None, (0.0, 100.0), AxisOptions::default());
         assert_eq!(axis.scale.domain(), (0.0, 1.0));
-        let axis = Axis::fit(Some((5.0, 5.0)), (0.0, 100.0), AxisOptions::default());
+        let axis = FittedAxis::fit(Some((5.0, 5.0)), (0.0, 100.0), AxisOptions::default());
         let (lo, hi) = axis.scale.domain();
         assert!(lo < 5.0 && hi > 5.0, "{lo} {hi}");
         assert!(axis.ticks.len() >= 2);
@@ -248,10 +248,10 @@ mod tests {
     #[test]
     fn percent_and_unpadded_axes() {
         let options = AxisOptions { format: ValueFormat::Percent, include_zero: true, ..AxisOptions::default() };
-        let axis = Axis::fit(Some((0.0, 0.93)), (0.0, 100.0), options);
+        let axis = FittedAxis::fit(Some((0.0, 0.93)), (0.0, 100.0), options);
         assert_eq!(labels(&axis), ["0 %", "20 %", "40 %", "60 %", "80 %", "100 %"]);
         let options = AxisOptions { nice: false, include_zero: true, ..AxisOptions::default() };
-        let axis = Axis::fit(Some((0.0, 50.0)), (0.0, 100.0), options);
+        let axis = FittedAxis::fit(Some((0.0, 50.0)), (0.0, 100.0), options);
         assert_eq!(axis.scale.domain(), (0.0, 52.0), "padded at the top only: zero baseline kept");
     }
 }

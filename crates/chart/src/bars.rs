@@ -21,7 +21,7 @@ pub struct Segment {
 
 /// A stacked bar.
 #[derive(Clone, Debug, PartialEq, Default)]
-pub struct Stack {
+pub struct BarStack {
     /// Drawable segments in component order.
     pub segments: Vec<Segment>,
     /// Sum of the positive components (top of the stack).
@@ -30,7 +30,7 @@ pub struct Stack {
     pub negative: f64,
 }
 
-impl Stack {
+impl BarStack {
     /// Net total: positive + negative.
     pub fn total(&self) -> f64 {
         self.positive + self.negative
@@ -38,9 +38,9 @@ impl Stack {
 }
 
 /// Stacks one bar's components (see the module rules).
-pub fn stack(values: &[f64]) -> Stack {
+pub fn stack(values: &[f64]) -> BarStack {
     let magnitude: f64 = values.iter().filter(|v| v.is_finite()).map(|v| v.abs()).sum();
-    let mut out = Stack::default();
+    let mut out = BarStack::default();
     for (component, &value) in values.iter().enumerate() {
         if !value.is_finite() || value == 0.0 {
             continue;
@@ -55,7 +55,7 @@ pub fn stack(values: &[f64]) -> Stack {
 }
 
 /// The value range covered by a set of stacks, always including 0: `(min negative, max positive)`.
-pub fn stacks_extent(stacks: &[Stack]) -> (f64, f64) {
+pub fn stacks_extent(stacks: &[BarStack]) -> (f64, f64) {
     stacks.iter().fold((0.0, 0.0), |(lo, hi), s| (f64::min(lo, s.negative), f64::max(hi, s.positive)))
 }
 

@@ -6,7 +6,7 @@
 //! per label: bars, heatmap rows and columns). Categories on the x axis run left to right, on the
 //! y axis top to bottom.
 
-use crate::axis::{Axis, AxisOptions};
+use crate::axis::{AxisOptions, FittedAxis};
 use crate::bars::Bands;
 use crate::layout::{
     BOLD, Frame, FrameSpec, LegendLayout, Rect, Typography, frame, legend_layout, text_width, truncate, wrap_text,
@@ -24,13 +24,13 @@ pub enum AxisSpec {
 /// An axis fitted to the plot area.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlacedAxis {
-    Values(Axis),
+    Values(FittedAxis),
     Categories(Bands),
 }
 
 impl PlacedAxis {
     /// The continuous axis, if this is one.
-    pub fn values(&self) -> Option<&Axis> {
+    pub fn values(&self) -> Option<&FittedAxis> {
         match self {
             PlacedAxis::Values(a) => Some(a),
             PlacedAxis::Categories(_) => None,
@@ -129,7 +129,7 @@ pub fn layout(spec: &CartesianSpec) -> Cartesian {
     let y_tick_width = match &spec.y {
         AxisSpec::Values { options, extent } => {
             let options = AxisOptions { max_labels: label_budget(spec.height * 0.6, 32.0), ..*options };
-            let axis = Axis::fit(*extent, (spec.height * 0.6, 0.0), options);
+            let axis = FittedAxis::fit(*extent, (spec.height * 0.6, 0.0), options);
             axis.labeled().filter_map(|t| t.label.as_deref()).map(|l| text_width(l, t.tick_px)).fold(0.0, f64::max)
         }
         AxisSpec::Categories { labels, .. } => category_labels(labels, max_category_width, t.tick_px)
@@ -139,7 +139,7 @@ pub fn layout(spec: &CartesianSpec) -> Cartesian {
     };
     let x_tick_overhang = match &spec.x {
         AxisSpec::Values { options, extent } => {
-            let axis = Axis::fit(*extent, (0.0, spec.width * 0.7), *options);
+            let axis = FittedAxis::fit(*extent, (0.0, spec.width * 0.7), *options);
             axis.labeled().last().and_then(|t| t.label.as_deref()).map(|l| text_width(l, t.tick_px)).unwrap_or(0.0)
         }
         AxisSpec::Categories { .. } => 0.0,
@@ -179,7 +179,7 @@ fn place(spec: &AxisSpec, range: (f64, f64), horizontal: bool, t: Typography) ->
             let per_label = if horizontal { 64.0 } else { 32.0 };
             let options =
                 AxisOptions { max_labels: options.max_labels.min(label_budget(length, per_label)), ..*options };
-            let axis = Axis::fit(*extent, range, options);
+            let axis = FittedAxis::fit(*extent, range, options);
             let ticks = axis
                 .ticks
                 .iter()

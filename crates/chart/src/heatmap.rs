@@ -12,7 +12,7 @@ use crate::layout::Rect;
 
 /// The content of one heatmap cell.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Cell {
+pub enum HeatCell {
     /// A value to colour.
     Value(f64),
     /// The configuration does not fit (e.g. out of memory): hatched.
@@ -91,9 +91,9 @@ impl ColorScale {
 }
 
 /// The extent of the values in `cells` (positive ones only when `log`), or `None`.
-pub fn value_extent(cells: &[Vec<Cell>], log: bool) -> Option<(f64, f64)> {
+pub fn value_extent(cells: &[Vec<HeatCell>], log: bool) -> Option<(f64, f64)> {
     let values = cells.iter().flatten().filter_map(|c| match *c {
-        Cell::Value(v) if v.is_finite() && (!log || v > 0.0) => Some(v),
+        HeatCell::Value(v) if v.is_finite() && (!log || v > 0.0) => Some(v),
         _ => None,
     });
     crate::scale::extent(values, crate::scale::ScaleKind::Linear)
@@ -194,12 +194,12 @@ mod tests {
     #[test]
     fn extent_ignores_infeasible_missing_and_non_positive_on_log() {
         let cells = vec![
-            vec![Cell::Value(3.0), Cell::Infeasible, Cell::Value(-1.0)],
-            vec![Cell::Missing, Cell::Value(12.0), Cell::Value(f64::NAN)],
+            vec![HeatCell::Value(3.0), HeatCell::Infeasible, HeatCell::Value(-1.0)],
+            vec![HeatCell::Missing, HeatCell::Value(12.0), HeatCell::Value(f64::NAN)],
         ];
         assert_eq!(value_extent(&cells, false), Some((-1.0, 12.0)));
         assert_eq!(value_extent(&cells, true), Some((3.0, 12.0)));
-        assert_eq!(value_extent(&[vec![Cell::Infeasible]], false), None);
+        assert_eq!(value_extent(&[vec![HeatCell::Infeasible]], false), None);
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub mod scatter;
 pub mod style;
 pub mod ticks;
 
-pub use axis::{Axis, AxisKind, AxisOptions, AxisTick};
+pub use axis::{AxisKind, AxisOptions, AxisTick, FittedAxis};
 pub use color::Rgb;
 pub use format::ValueFormat;
 pub use layout::Rect;

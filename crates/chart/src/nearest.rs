@@ -14,11 +14,11 @@ pub struct Hit {
 }
 
 /// A candidate point: `(series, index, screen position)`.
-pub type Candidate = (usize, usize, (f64, f64));
+pub type NearPoint = (usize, usize, (f64, f64));
 
 /// The candidate nearest to `cursor` by Euclidean distance, if it lies within `max_distance`.
 /// Ties go to the first candidate; points with non-finite coordinates are ignored.
-pub fn nearest(candidates: impl IntoIterator<Item = Candidate>, cursor: (f64, f64), max_distance: f64) -> Option<Hit> {
+pub fn nearest(candidates: impl IntoIterator<Item = NearPoint>, cursor: (f64, f64), max_distance: f64) -> Option<Hit> {
     let mut best: Option<Hit> = None;
     for (series, index, pos) in candidates {
         let distance = (pos.0 - cursor.0).hypot(pos.1 - cursor.1);
@@ -34,7 +34,7 @@ pub fn nearest(candidates: impl IntoIterator<Item = Candidate>, cursor: (f64, f6
 
 /// For line charts: the candidate with the nearest x (within `max_dx`), ties on x broken by the
 /// nearest y. Lets a user sweep along the x axis without aiming at a line exactly.
-pub fn nearest_by_x(candidates: impl IntoIterator<Item = Candidate>, cursor: (f64, f64), max_dx: f64) -> Option<Hit> {
+pub fn nearest_by_x(candidates: impl IntoIterator<Item = NearPoint>, cursor: (f64, f64), max_dx: f64) -> Option<Hit> {
     let mut best: Option<(f64, f64, Hit)> = None;
     for (series, index, pos) in candidates {
         let (dx, dy) = ((pos.0 - cursor.0).abs(), (pos.1 - cursor.1).abs());
@@ -86,7 +86,7 @@ pub fn keyboard_step(key: &str, current: Option<usize>, len: usize, stride: usiz
 mod tests {
     use super::*;
 
-    fn sample() -> Vec<Candidate> {
+    fn sample() -> Vec<NearPoint> {
         vec![(0, 0, (10.0, 10.0)), (0, 1, (50.0, 40.0)), (1, 0, (10.0, 80.0)), (1, 1, (50.0, 45.0))]
     }
 

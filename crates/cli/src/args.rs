@@ -146,7 +146,7 @@ impl Args {
 
 /// Output format of a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum OutputFormat {
     /// Aligned plain-text table (default).
     Table,
     /// One JSON document.
@@ -155,13 +155,13 @@ pub enum Format {
     Csv,
 }
 
-impl Format {
+impl OutputFormat {
     /// Parses `--format`, accepting only the formats in `allowed`.
-    pub fn from_args(args: &Args, allowed: &[Format]) -> Result<Format, CmdError> {
+    pub fn from_args(args: &Args, allowed: &[OutputFormat]) -> Result<OutputFormat, CmdError> {
         let f = match args.value("format")? {
-            None | Some("table") => Format::Table,
-            Some("json") => Format::Json,
-            Some("csv") => Format::Csv,
+            None | Some("table") => OutputFormat::Table,
+            Some("json") => OutputFormat::Json,
+            Some("csv") => OutputFormat::Csv,
             Some(other) => {
                 return Err(CmdError::Usage(format!("--format {other}: must be one of {}", names(allowed))));
             }
@@ -173,13 +173,13 @@ impl Format {
     }
 }
 
-fn names(allowed: &[Format]) -> String {
+fn names(allowed: &[OutputFormat]) -> String {
     allowed
         .iter()
         .map(|f| match f {
-            Format::Table => "table",
-            Format::Json => "json",
-            Format::Csv => "csv",
+            OutputFormat::Table => "table",
+            OutputFormat::Json => "json",
+            OutputFormat::Csv => "csv",
         })
         .collect::<Vec<_>>()
         .join(", ")

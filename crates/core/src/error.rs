@@ -89,6 +89,12 @@ impl Error {
     pub fn path(&self) -> Option<FieldPath<'_>> {
         self.field().map(FieldPath::new)
     }
+
+    /// Whether this error is about exactly the field `path` (not a field inside it: see
+    /// [`FieldPath::is_in`] for a group). The one way a caller places an error at a field.
+    pub fn is_at<'p>(&self, path: impl Into<FieldPath<'p>>) -> bool {
+        self.path() == Some(path.into())
+    }
 }
 
 /// The dotted path of a field an error names (`model.heads`, `ext.recompute`, `axis.devices`):
@@ -100,7 +106,7 @@ pub struct FieldPath<'a>(&'a str);
 
 impl<'a> FieldPath<'a> {
     /// The path `path` (dotted, as written).
-    pub fn new(path: &'a str) -> FieldPath<'a> {
+    pub const fn new(path: &'a str) -> FieldPath<'a> {
         FieldPath(path)
     }
 
@@ -124,6 +130,46 @@ impl<'a> FieldPath<'a> {
     /// The outermost group (`model` for `model.heads`; the path itself when it has no dot).
     pub fn group(self) -> &'a str {
         self.0.split('.').next().unwrap_or(self.0)
+    }
+}
+
+/// An owned [`FieldPath`], for a value that keeps the fields it concerns (a
+/// [`crate::vocab::Note`]); read it through [`FieldPathBuf::as_path`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct FieldPathBuf(String);
+
+impl FieldPathBuf {
+    /// The path `path` (dotted, as written).
+    pub fn new(path: impl Into<String>) -> FieldPathBuf {
+        FieldPathBuf(path.into())
+    }
+
+    /// The path, borrowed, to ask for its groups.
+    pub fn as_path(&self) -> FieldPath<'_> {
+        FieldPath(&self.0)
+    }
+
+    /// The path as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<FieldPath<'_>> for FieldPathBuf {
+    fn from(path: FieldPath<'_>) -> FieldPathBuf {
+        FieldPathBuf(path.0.to_string())
+    }
+}
+
+impl fmt::Display for FieldPathBuf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'a> From<&'a str> for FieldPath<'a> {
+    fn from(path: &'a str) -> FieldPath<'a> {
+        FieldPath(path)
     }
 }
 
@@ -198,6 +244,14 @@ mod tests {
         assert_eq!((p.group(), FieldPath::new("n_gpus").group()), ("ext", "n_gpus"));
         assert_eq!(Error::invalid("axis.devices", "0", "r").path().map(|p| p.is_in("axis")), Some(true));
         assert_eq!(Error::Parse { message: "x".into() }.path(), None);
+        let e = Error::invalid("ext.recompute", "x", "r");
+        assert!(
+            e.is_at("ext.recompute") && !e.is_at("ext") && !e.is_at("ext.re") && !e.is_at(FieldPath::new("recompute"))
+        );
+        assert!(!Error::Parse { message: "x".into() }.is_at("x"));
+        let owned = FieldPathBuf::new("ext.recompute");
+        assert_eq!((owned.as_path(), owned.as_str(), owned.to_string()), (p, "ext.recompute", p.to_string()));
+        assert_eq!(FieldPathBuf::from(p), owned);
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub mod system;
 pub mod validate;
 pub mod vocab;
 
-pub use error::{Error, FieldPath};
+pub use error::{Error, FieldPath, FieldPathBuf};
 pub use model::ModelShape;
 pub use strategy::Strategy;
 pub use system::SystemParams;

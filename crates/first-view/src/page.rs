@@ -12,7 +12,7 @@ use fmperf_app::explorer::{self, Pin};
 use fmperf_app::query::Query;
 use fmperf_app::results::{self as texts, METRIC_HEADERS};
 use fmperf_app::style::EXPLORER_CSS;
-use fmperf_app::views::{self, FOOTER, TAGLINE, View};
+use fmperf_app::views::{self, AppView, FOOTER, TAGLINE};
 use fmperf_app::{error_bands, fmt, system_spec};
 use fmperf_core::explore::{ConfigReport, ExploreSearch, ExploreSpec, ReportContext, format_candidate};
 use fmperf_core::format::custom_store::CustomStore;
@@ -62,7 +62,7 @@ fn draw(
     let q = Query::parse(search);
     match q.get(views::VIEW_KEY) {
         None => {}
-        Some(v) if View::named(v) == Some(View::Explorer) => {}
+        Some(v) if AppView::named(v) == Some(AppView::Explorer) => {}
         Some(_) => return None,
     }
     let fields = explorer::fields_from_query(&q);
@@ -128,10 +128,10 @@ fn draw(
 /// The app's shell (header, navigation, footer; `embed` hides header and footer as the page's
 /// stylesheet does) around the explorer's two columns.
 fn shell(embed: bool, aside: &str, mode: &str, card: &str) -> String {
-    let nav: String = View::ALL
+    let nav: String = AppView::ALL
         .iter()
         .map(|v| {
-            let current = if *v == View::Explorer { r#" aria-current="page""# } else { "" };
+            let current = if *v == AppView::Explorer { r#" aria-current="page""# } else { "" };
             format!(r#"<a href="?{}={}"{current}>{}</a>"#, views::VIEW_KEY, v.key(), v.title())
         })
         .collect();

@@ -12,7 +12,7 @@ use fmperf_core::search::{Ranked, Search, SearchResult};
 
 use super::emit::{self, Emitted, Target};
 use super::estimate::Estimate;
-use super::scenario::Scenario;
+use super::scenario::LaunchScenario;
 use super::{Launch, Source};
 
 /// The search of a file's scenario over every layout of `strategy`, keeping the `keep` best.
@@ -39,15 +39,15 @@ pub fn searched_options(options: &ExtendedOptions) -> ExtendedOptions {
 
 /// The strategy that searches a file's kind of layout: with context parallelism `2d-seqp`, else
 /// Megatron's `1d`.
-pub fn strategy_for(scenario: &Scenario) -> Strategy {
+pub fn strategy_for(scenario: &LaunchScenario) -> Strategy {
     if scenario.layout.cp > 1 { Strategy::ContextParallel2D } else { Strategy::OneD }
 }
 
 /// The best layout found for an estimated file's run, and how it compares with the file's own.
 #[derive(Debug, Clone)]
-pub struct Best {
+pub struct BestForFile {
     /// The file's scenario run with the best layout.
-    pub scenario: Scenario,
+    pub scenario: LaunchScenario,
     /// The best layout (degrees, micro-batch, expert degrees).
     pub layout: Layout,
     /// Its switches (the search's execution choices applied).
@@ -62,13 +62,13 @@ pub struct Best {
 
 /// The best of a finished `result` for the run `estimate` (the file's own, evaluated); `None` when
 /// no layout fits.
-pub fn best(estimate: &Estimate, result: &SearchResult) -> Result<Option<Best>, Error> {
+pub fn best(estimate: &Estimate, result: &SearchResult) -> Result<Option<BestForFile>, Error> {
     let Some(top): Option<&Ranked> = result.top.first() else { return Ok(None) };
     let s = &estimate.scenario;
     let (layout, options) = emit::choice(top, s.layout.global_batch, &searched_options(&s.options))?;
     let own = estimate.evaluation.throughput_samples_per_s;
-    Ok(Some(Best {
-        scenario: Scenario { layout, options, ..s.clone() },
+    Ok(Some(BestForFile {
+        scenario: LaunchScenario { layout, options, ..s.clone() },
         layout,
         options,
         time_per_step_s: top.time_per_iteration_s,
@@ -77,7 +77,7 @@ pub fn best(estimate: &Estimate, result: &SearchResult) -> Result<Option<Best>, 
     }))
 }
 
-impl Best {
+impl BestForFile {
     /// The best layout as a launch of `target` for the run read from `files` into `launch`: a
     /// single file of the target's family rewritten in place, else a fresh file
     /// ([`emit::emit_for_files`]).
@@ -108,7 +108,7 @@ mod tests {
         let out = b.emit(Target::Megatron, &[Source { name: Some("run.sh"), text: MEGATRON }], &launch).unwrap();
         assert!(out.in_place);
         let back = parse(&out.text, Some("run-best.sh")).unwrap();
-        let sc = Scenario::from_launch(&back, &Overrides::default()).unwrap();
+        let sc = LaunchScenario::from_launch(&back, &Overrides::default()).unwrap();
         assert_eq!(
             (sc.layout.tp, sc.layout.pp, sc.layout.dp, sc.layout.mbs),
             (b.layout.tp, b.layout.pp, b.layout.dp, b.layout.mbs)

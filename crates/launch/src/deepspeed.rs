@@ -9,7 +9,7 @@
 use fmperf_core::vocab::NoteList;
 use serde_json::Value;
 
-use super::settings::Origin;
+use super::settings::SettingOrigin;
 use super::{Format, Launch, why};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
@@ -80,7 +80,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
     let mut stage: Option<u64> = None;
     let mut bf16 = false;
     for (key, value) in obj {
-        let o = Origin::new(key.clone(), line_of(key));
+        let o = SettingOrigin::new(key.clone(), line_of(key));
         match key.as_str() {
             "train_batch_size" | "train_micro_batch_size_per_gpu" | "gradient_accumulation_steps" => {
                 let Some(n) = batch_value(value, &o, &mut l)? else { continue };
@@ -96,7 +96,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                     return Err(o.error(value, "must be an object with a \"stage\""));
                 };
                 for (sub, v) in z {
-                    let so = Origin::new(format!("zero_optimization.{sub}"), line_of(sub));
+                    let so = SettingOrigin::new(format!("zero_optimization.{sub}"), line_of(sub));
                     match sub.as_str() {
                         "stage" => {
                             let n = v.as_u64().ok_or_else(|| so.error(v, "must be 0, 1, 2 or 3"))?;
@@ -187,7 +187,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
     // FP32 buffer of every parameter; the Megatron-DeepSpeed reader reads `--zero-stage 0 --bf16`
     // the same way.
     if bf16 && matches!(stage, None | Some(0)) {
-        let o = l.settings.precision.origin.clone().unwrap_or(Origin::new("bf16.enabled", 0));
+        let o = l.settings.precision.origin.clone().unwrap_or(SettingOrigin::new("bf16.enabled", 0));
         let so = l.settings.sharding.origin.clone().unwrap_or_else(|| o.clone());
         l.settings.sharding.put(Sharding::Zero1, &so);
         l.settings.fp32_grad_accumulation.put(true, &o);
@@ -202,7 +202,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
 }
 
 /// A batch value: a positive integer, or `"auto"` (left to the launch: `None`, with a note).
-fn batch_value(v: &Value, o: &Origin, l: &mut Launch) -> Result<Option<u64>, Error> {
+fn batch_value(v: &Value, o: &SettingOrigin, l: &mut Launch) -> Result<Option<u64>, Error> {
     match v {
         Value::String(s) if s == "auto" => {
             l.notes.reading_of(

@@ -1,12 +1,12 @@
 //! The estimate of exactly the configuration in a file (no search): extended mode's evaluation of
-//! its [`Scenario`] on its system, with time per step, tokens/s, model-FLOP utilisation and the
+//! its [`LaunchScenario`] on its system, with time per step, tokens/s, model-FLOP utilisation and the
 //! memory per device against the capacity. The CLI (`fmperf estimate --from`) and the page's
 //! import panel both print [`Estimate::to_json`], so they show the same numbers.
 
 use fmperf_core::vocab::Note;
 use serde_json::{Value, json};
 
-use super::scenario::{Overrides, Scenario};
+use super::scenario::{LaunchScenario, Overrides};
 use super::{Launch, Source, parse_files};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
@@ -66,7 +66,7 @@ impl MemoryVerdict {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Estimate {
     /// The scenario.
-    pub scenario: Scenario,
+    pub scenario: LaunchScenario,
     /// The catalog id of the system.
     pub system_id: String,
     /// The layout evaluated (placement innermost-first on the system's domain).
@@ -96,7 +96,7 @@ pub fn hardware(spec: &str, precision: Precision) -> Result<(String, Hardware, P
 }
 
 /// Evaluates `scenario` on `hw` (the system `system_id`).
-pub fn estimate(scenario: &Scenario, system_id: &str, hw: &Hardware) -> Result<Estimate, Error> {
+pub fn estimate(scenario: &LaunchScenario, system_id: &str, hw: &Hardware) -> Result<Estimate, Error> {
     let s = scenario;
     let y = s.layout;
     let layout =
@@ -136,7 +136,7 @@ pub fn estimate_files(
     overrides: &Overrides,
 ) -> Result<(Launch, Estimate), Error> {
     let launch = parse_files(sources, args)?;
-    let mut scenario = Scenario::from_launch(&launch, overrides)?;
+    let mut scenario = LaunchScenario::from_launch(&launch, overrides)?;
     let Some(spec) = scenario.system.clone() else {
         return Err(Error::invalid("--system", "missing", "the file does not name the system it runs on")
             .with_hint("give --system ID (`fmperf catalog systems`), or a `# fmperf: system=ID` line in the file"));

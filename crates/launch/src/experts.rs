@@ -10,7 +10,7 @@
 //! MLA's `--kv-lora-rank 32`, `--qk-head-dim 128`, `--qk-pos-emb-head-dim 64`, `--v-head-dim 128`
 //! and no query compression.
 
-use super::settings::{Moe, Origin, Slot};
+use super::settings::{Moe, SettingOrigin, Slot};
 use super::{Format, Launch};
 use fmperf_core::Error;
 use fmperf_core::extended::moe::{Dispatcher, Load, MoeOptions, options::DEFAULT_IMBALANCE};
@@ -162,7 +162,7 @@ fn pattern(m: &Moe, f: Format, layers: u64, notes: &mut Vec<Note>) -> Result<(u6
     let Some(text) = m.layer_pattern.get() else {
         return Ok((first, 1));
     };
-    let origin = m.layer_pattern.origin.clone().unwrap_or(Origin::new("moe_layer_freq", 0));
+    let origin = m.layer_pattern.origin.clone().unwrap_or(SettingOrigin::new("moe_layer_freq", 0));
     let t = text.trim().trim_matches(|c| c == '"' || c == '\'').trim();
     if let Ok(n) = t.parse::<u64>() {
         if n == 0 || n > layers.max(1) {
@@ -276,15 +276,15 @@ mod tests {
     #[test]
     fn layer_lists_expand_and_fit() {
         let mut m = Moe::default();
-        m.layer_pattern.put("([0]*3+[1]*58)".into(), &Origin::new("--moe-layer-freq", 4));
+        m.layer_pattern.put("([0]*3+[1]*58)".into(), &SettingOrigin::new("--moe-layer-freq", 4));
         let mut notes = Vec::new();
         assert_eq!(pattern(&m, Format::Megatron, 61, &mut notes).unwrap(), (3, 1));
-        m.layer_pattern.put("[0,1]*4".into(), &Origin::new("--moe-layer-freq", 4));
+        m.layer_pattern.put("[0,1]*4".into(), &SettingOrigin::new("--moe-layer-freq", 4));
         assert_eq!(pattern(&m, Format::Megatron, 8, &mut notes).unwrap(), (0, 2));
         let e = pattern(&m, Format::Megatron, 9, &mut notes).unwrap_err();
         assert_eq!(e.field(), Some("--moe-layer-freq"));
         assert!(e.to_string().contains("lists 8 blocks, the model has 9"), "{e}");
-        m.layer_pattern.put("[1,0,0,1]".into(), &Origin::new("--moe-layer-freq", 4));
+        m.layer_pattern.put("[1,0,0,1]".into(), &SettingOrigin::new("--moe-layer-freq", 4));
         assert!(pattern(&m, Format::Megatron, 4, &mut notes).is_err());
     }
 }

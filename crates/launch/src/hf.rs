@@ -27,7 +27,7 @@
 use fmperf_core::vocab::NoteList;
 use serde_json::{Map, Value};
 
-use super::settings::Origin;
+use super::settings::SettingOrigin;
 use super::{Format, Launch, why};
 use fmperf_core::Error;
 use fmperf_core::extended::AttentionKernel;
@@ -135,7 +135,7 @@ fn read_key(
     line: usize,
     model_type: &str,
 ) -> Result<(), Error> {
-    let o = Origin::new(shown_key, line);
+    let o = SettingOrigin::new(shown_key, line);
     let int = || -> Result<u64, Error> {
         value.as_u64().filter(|n| *n > 0 && *n <= 1 << 40).ok_or_else(|| o.error(value, "must be a positive integer"))
     };
@@ -282,11 +282,11 @@ fn read_key(
 /// 1) and Llama 4's `intermediate_size_mlp`.
 fn late_keys(l: &mut Launch, late: &[(String, &str, &Value)], line_of: &dyn Fn(&str) -> usize) -> Result<(), Error> {
     let find = |k: &str| late.iter().find(|(_, key, _)| *key == k);
-    let flag = |k: &str| -> Result<Option<(bool, Origin)>, Error> {
+    let flag = |k: &str| -> Result<Option<(bool, SettingOrigin)>, Error> {
         match find(k) {
             None => Ok(None),
             Some((shown, key, v)) => {
-                let o = Origin::new(shown.clone(), line_of(key));
+                let o = SettingOrigin::new(shown.clone(), line_of(key));
                 let b = v.as_bool().ok_or_else(|| o.error(v, "must be true or false"))?;
                 Ok(Some((b, o)))
             }
@@ -296,7 +296,7 @@ fn late_keys(l: &mut Launch, late: &[(String, &str, &Value)], line_of: &dyn Fn(&
     let multi_query = flag("multi_query")?;
     let kv = match find("num_kv_heads") {
         Some((shown, key, v)) if !v.is_null() => {
-            let o = Origin::new(shown.clone(), line_of(key));
+            let o = SettingOrigin::new(shown.clone(), line_of(key));
             Some((v.as_u64().filter(|n| *n > 0).ok_or_else(|| o.error(v, "must be a positive integer"))?, o))
         }
         _ => None,
@@ -323,7 +323,7 @@ fn late_keys(l: &mut Launch, late: &[(String, &str, &Value)], line_of: &dyn Fn(&
         }
     }
     if let Some((shown, key, v)) = find("intermediate_size_mlp") {
-        let o = Origin::new(shown.clone(), line_of(key));
+        let o = SettingOrigin::new(shown.clone(), line_of(key));
         let dense = v.as_u64().filter(|n| *n > 0).ok_or_else(|| o.error(v, "must be a positive integer"))?;
         let s = &mut l.settings;
         if let (Some(experts), Some(io)) = (s.ffn_hidden.copied(), s.ffn_hidden.origin.clone()) {
@@ -351,7 +351,7 @@ fn window_keys(
     let find = |k: &str| {
         late.iter()
             .find(|(_, key, v)| *key == k && !v.is_null())
-            .map(|(shown, key, v)| (Origin::new(shown.clone(), line_of(key)), *v))
+            .map(|(shown, key, v)| (SettingOrigin::new(shown.clone(), line_of(key)), *v))
     };
     // A window key written as null says nothing: listed, not read.
     for (shown, key, v) in late {
@@ -368,7 +368,7 @@ fn window_keys(
         None => false,
     };
     let window = l.settings.window_tokens.copied();
-    let unused = |l: &mut Launch, found: &Option<(Origin, &Value)>, why: &str| {
+    let unused = |l: &mut Launch, found: &Option<(SettingOrigin, &Value)>, why: &str| {
         if let Some((o, v)) = found {
             l.unused(o.key.clone(), shown(v), why);
         }
@@ -399,7 +399,7 @@ fn window_keys(
     if let Some((o, v)) = &use_window {
         l.unused(o.key.clone(), shown(v), "read with sliding_window");
     }
-    let put = |l: &mut Launch, text: String, o: &Origin| {
+    let put = |l: &mut Launch, text: String, o: &SettingOrigin| {
         l.settings.window_pattern.put(text, o);
     };
     if let Some((o, v)) = &types {
@@ -424,7 +424,7 @@ fn window_keys(
         unused(l, &max_full, "no effect with sliding_window_pattern");
     } else if model_type == "gemma2" {
         // transformers' Gemma2DecoderLayer: `is_sliding = not bool(layer_idx % 2)`.
-        put(l, "2".to_string(), &Origin::new("model_type", line_of("model_type")));
+        put(l, "2".to_string(), &SettingOrigin::new("model_type", line_of("model_type")));
         l.notes.reading(
             "`gemma2`: the window in every other block (Gemma 2's alternating local and global attention)".into(),
         );
@@ -452,7 +452,7 @@ fn window_keys(
 /// Defaults of the family, the experts' width and the head-width rule.
 fn finish(l: &mut Launch, model_type: &str, gated_family: bool, line_of: &dyn Fn(&str) -> usize) -> Result<(), Error> {
     let s = &mut l.settings;
-    let mt = Origin::new("model_type", line_of("model_type"));
+    let mt = SettingOrigin::new("model_type", line_of("model_type"));
     if s.model_name.get().is_none() && !model_type.is_empty() {
         s.model_name.put(model_type.to_string(), &mt);
     }
@@ -461,7 +461,7 @@ fn finish(l: &mut Launch, model_type: &str, gated_family: bool, line_of: &dyn Fn
     }
     if s.tied_embeddings.get().is_none() {
         let tied = TIED_FAMILIES.contains(&model_type) || !(gated_family || ["gptj", "gpt_neox"].contains(&model_type));
-        s.tied_embeddings.put(tied, &Origin::new("tie_word_embeddings", 0));
+        s.tied_embeddings.put(tied, &SettingOrigin::new("tie_word_embeddings", 0));
         l.notes.reading(format!(
             "tie_word_embeddings not given: {} (the default of `{model_type}` configs)",
             if tied { "tied" } else { "untied" }

@@ -9,7 +9,7 @@
 //! the shape to the user (the error names the missing key and the `--from config.json` way).
 //! A fine-tuned model keeps its base's shape (Vicuna v1.5 is Llama 2's): listed by name too.
 
-use super::settings::{Origin, Settings, Slot};
+use super::settings::{SettingOrigin, Settings, Slot};
 
 /// One model's shape [channels, blocks, heads, tokens] and its source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,10 +207,10 @@ pub fn filled(s: &Settings) -> Option<(Settings, String)> {
     }
     let name = s.model_name.get()?;
     let m = lookup(name)?;
-    let origin = s.model_name.origin.clone().unwrap_or(Origin::new("model", 0));
+    let origin = s.model_name.origin.clone().unwrap_or(SettingOrigin::new("model", 0));
     let at = origin.with_key(format!("{} = {name}", origin.key));
     let mut out = s.clone();
-    fn set<T: PartialEq>(slot: &mut Slot<T>, v: T, o: &Origin) {
+    fn set<T: PartialEq>(slot: &mut Slot<T>, v: T, o: &SettingOrigin) {
         if slot.value.is_none() {
             slot.put(v, o);
         }
@@ -257,15 +257,15 @@ mod tests {
     #[test]
     fn a_named_model_fills_only_what_the_file_leaves_out() {
         let mut s = Settings::default();
-        s.model_name.put("meta-llama/Llama-2-7b-hf".into(), &Origin::new("--model_name_or_path", 3));
-        s.vocab.put(32001, &Origin::new("--vocab-size", 4));
+        s.model_name.put("meta-llama/Llama-2-7b-hf".into(), &SettingOrigin::new("--model_name_or_path", 3));
+        s.vocab.put(32001, &SettingOrigin::new("--vocab-size", 4));
         let (f, note) = filled(&s).unwrap();
         assert_eq!((f.layers.copied(), f.hidden.copied(), f.vocab.copied()), (Some(32), Some(4096), Some(32001)));
         assert_eq!(f.layers.origin.unwrap().key, "--model_name_or_path = meta-llama/Llama-2-7b-hf");
         assert!(note.contains("meta-llama/Llama-2-7b-hf config.json"), "{note}");
         // A file that states its shape is left alone.
         let mut t = s.clone();
-        t.hidden.put(1024, &Origin::new("--hidden-size", 5));
+        t.hidden.put(1024, &SettingOrigin::new("--hidden-size", 5));
         assert!(filled(&t).is_none());
     }
 }

@@ -42,7 +42,7 @@ pub mod window;
 pub mod yaml;
 
 pub use estimate::{Estimate, MemoryVerdict, Rank, estimate, estimate_files, estimate_text, hardware, rank};
-pub use scenario::{ModelOnly, Overrides, Scenario, catalog_model};
+pub use scenario::{LaunchScenario, ModelOnly, Overrides, catalog_model};
 pub use settings::{Moe, Settings, Slot};
 
 use fmperf_core::Error;
@@ -378,7 +378,7 @@ fn directives(text: &str, launch: &mut Launch) -> Result<(), Error> {
         let Some(rest) = t.strip_prefix('#').map(str::trim_start).and_then(|r| r.strip_prefix("fmperf:")) else {
             continue;
         };
-        let origin = settings::Origin::new("# fmperf:", i + 1);
+        let origin = settings::SettingOrigin::new("# fmperf:", i + 1);
         for word in rest.split_whitespace() {
             let Some((k, v)) = word.split_once('=') else {
                 return Err(Error::invalid("# fmperf:", word, format!("line {}: directives are key=value", i + 1)));

@@ -7,7 +7,7 @@
 //! **different** values is an error naming both files, keys and lines — never a silent choice.
 //! Origins of every later file carry its name, so messages say which file a value came from.
 
-use super::settings::{Moe, Origin, Settings, Slot};
+use super::settings::{Moe, SettingOrigin, Settings, Slot};
 use fmperf_core::Error;
 
 /// Calls `$m!(field)` for every slot of [`Settings`] except `moe` (see [`for_each_moe_slot`]).
@@ -92,7 +92,7 @@ macro_rules! for_each_moe_slot {
 }
 
 /// Where an origin was read, for messages: `file: key (line N)`.
-fn place(o: Option<&Origin>) -> String {
+fn place(o: Option<&SettingOrigin>) -> String {
     match o {
         Some(o) => {
             let file = o.file.as_deref().map(|f| format!("{f}: ")).unwrap_or_default();
@@ -188,11 +188,11 @@ mod tests {
     #[test]
     fn merging_takes_missing_fields_and_refuses_contradictions() {
         let mut a = Settings::default();
-        a.tp.put(8, &Origin::new("--tensor-model-parallel-size", 3));
-        a.mbs.put(1, &Origin::new("--micro-batch-size", 4));
+        a.tp.put(8, &SettingOrigin::new("--tensor-model-parallel-size", 3));
+        a.mbs.put(1, &SettingOrigin::new("--micro-batch-size", 4));
         let mut b = Settings::default();
-        b.mbs.put(1, &Origin::new("train_micro_batch_size_per_gpu", 2));
-        b.global_batch.put(1024, &Origin::new("train_batch_size", 3));
+        b.mbs.put(1, &SettingOrigin::new("train_micro_batch_size_per_gpu", 2));
+        b.global_batch.put(1024, &SettingOrigin::new("train_batch_size", 3));
         tag_file(&mut b, "ds_config.json");
         merge(&mut a, &b).unwrap();
         assert_eq!(a.global_batch.copied(), Some(1024));
@@ -200,7 +200,7 @@ mod tests {
         // The same value twice keeps the first origin.
         assert_eq!(a.mbs.origin.as_ref().unwrap().key, "--micro-batch-size");
         let mut c = Settings::default();
-        c.mbs.put(2, &Origin::new("train_micro_batch_size_per_gpu", 2));
+        c.mbs.put(2, &SettingOrigin::new("train_micro_batch_size_per_gpu", 2));
         tag_file(&mut c, "ds.json");
         let e = merge(&mut a, &c).unwrap_err().to_string();
         assert!(

@@ -16,7 +16,7 @@
 //! `tokenizer.tokenizer_model`.
 
 use super::megatron::{self, Pending};
-use super::settings::{Entry, Origin, boolean, is_null, positive};
+use super::settings::{Entry, SettingOrigin, boolean, is_null, positive};
 use super::{Format, Launch, why};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
@@ -40,7 +40,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
         .iter()
         .any(|e| e.key.rsplit('.').next() == Some("activations_checkpoint_granularity") && !is_null(&e.value));
     for (i, e) in entries.iter().enumerate() {
-        let o = Origin::new(e.key.clone(), e.line);
+        let o = SettingOrigin::new(e.key.clone(), e.line);
         let top = e.key.split('.').next().unwrap_or("");
         if top == "defaults" {
             if !defaults_noted {
@@ -76,7 +76,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
 
 /// A key whose `${…}` could not be resolved: listed as unused when fmperf does not use the key,
 /// else an error naming it and why.
-fn unresolved(l: &mut Launch, e: &Entry, o: &Origin, reason: &str) -> Result<(), Error> {
+fn unresolved(l: &mut Launch, e: &Entry, o: &SettingOrigin, reason: &str) -> Result<(), Error> {
     // A probe on an empty reading: whether the key is one fmperf uses.
     let mut probe = Launch::new(Format::NemoYaml);
     let mut pp = Pending::default();
@@ -221,7 +221,7 @@ fn nemo_reason(leaf: &str) -> Option<&'static str> {
 
 /// A precision name of NeMo / Lightning / Megatron-Bridge (`bf16-mixed`, `16`, `bf16_mixed`,
 /// `bf16_with_fp8_delayed_scaling_mixed`).
-fn precision_name(v: &str, o: &Origin) -> Result<Option<Precision>, Error> {
+fn precision_name(v: &str, o: &SettingOrigin) -> Result<Option<Precision>, Error> {
     let t = v.trim().to_ascii_lowercase().replace('_', "-");
     Ok(Some(if t.contains("fp8") {
         Precision::Fp8
@@ -239,7 +239,13 @@ fn precision_name(v: &str, o: &Origin) -> Result<Option<Precision>, Error> {
 }
 
 /// Reads one key (`path`) of a NeMo / Megatron-Bridge YAML, or a Hydra override of a NeMo script.
-pub(crate) fn apply_key(l: &mut Launch, p: &mut Pending, path: &str, value: &str, o: &Origin) -> Result<(), Error> {
+pub(crate) fn apply_key(
+    l: &mut Launch,
+    p: &mut Pending,
+    path: &str,
+    value: &str,
+    o: &SettingOrigin,
+) -> Result<(), Error> {
     let leaf = path.rsplit('.').next().unwrap_or(path);
     let in_optim = path.split('.').any(|s| s == "optim" || s == "optimizer");
     let flag = |name: &str| name.replace('_', "-");
@@ -416,7 +422,7 @@ fn megatron_knows(leaf: &str) -> bool {
     // A probe with a valid value: a known flag accepts it or rejects the value; an unknown one
     // returns `false`.
     !matches!(
-        megatron::apply(&mut scratch, &mut p, &leaf.replace('_', "-"), Some("1"), &Origin::new(leaf, 0)),
+        megatron::apply(&mut scratch, &mut p, &leaf.replace('_', "-"), Some("1"), &SettingOrigin::new(leaf, 0)),
         Ok(false)
     )
 }

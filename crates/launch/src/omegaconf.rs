@@ -16,7 +16,7 @@
 //! top-level key of the file is looked up without it, with a note.
 //!
 //! A value that cannot be resolved (a section, a missing key, an environment variable without a
-//! default, an unknown resolver) stays as written and is reported in [`Resolved::unresolved`] with
+//! default, an unknown resolver) stays as written and is reported in [`ResolveReport::unresolved`] with
 //! why; the reader decides whether the key matters. Bounds: nesting and reference chains ≤
 //! [`MAX_DEPTH`], cycles detected, results ≤ 4096 characters.
 
@@ -31,7 +31,7 @@ const MAX_LEN: usize = 4096;
 
 /// What [`resolve`] did besides rewriting the values.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct Resolved {
+pub struct ResolveReport {
     /// `(entry index, why)` of each value left as written.
     pub unresolved: Vec<(usize, String)>,
     /// How a value was read where a rule was needed (a default of `oc.env`, a group package).
@@ -49,7 +49,7 @@ struct Ctx<'a> {
 }
 
 /// Resolves the interpolations of `entries` in place (see the module documentation).
-pub fn resolve(entries: &mut [Entry]) -> Resolved {
+pub fn resolve(entries: &mut [Entry]) -> ResolveReport {
     let tops: HashSet<&str> = entries.iter().map(|e| e.key.split('.').next().unwrap_or("")).collect();
     // Every mapping above a key (`a`, `a.b` of `a.b.c`).
     let sections: HashSet<&str> =
@@ -66,7 +66,7 @@ pub fn resolve(entries: &mut [Entry]) -> Resolved {
     for i in 0..entries.len() {
         let _ = cx.entry(i, 0);
     }
-    let mut out = Resolved { notes: std::mem::take(&mut cx.notes), ..Resolved::default() };
+    let mut out = ResolveReport { notes: std::mem::take(&mut cx.notes), ..ResolveReport::default() };
     let done = std::mem::take(&mut cx.done);
     for (i, r) in done.into_iter().enumerate() {
         match r {
@@ -298,7 +298,7 @@ fn strip_quotes(s: &str) -> &str {
 mod tests {
     use super::*;
 
-    fn run(text: &str) -> (Vec<(String, String)>, Resolved) {
+    fn run(text: &str) -> (Vec<(String, String)>, ResolveReport) {
         let mut e = super::super::yaml::read(text).unwrap();
         let r = resolve(&mut e);
         (e.into_iter().map(|e| (e.key, e.value)).collect(), r)

@@ -7,7 +7,7 @@
 //! Megatron's `ffn = 4h` (SwiGLU: `⌊8h/3 / 64⌋·64`), vocabulary padding to `128·tp`, a global batch
 //! of `mbs·dp`; torchtitan's `local_batch_size` of 8; degrees of 1.
 
-use super::settings::{Origin, Settings, Slot};
+use super::settings::{SettingOrigin, Settings, Slot};
 use super::{Format, Launch, experts, hub_models};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
@@ -33,7 +33,7 @@ pub struct Overrides {
 
 /// A configuration ready to evaluate.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Scenario {
+pub struct LaunchScenario {
     /// The model's name as the file gives it.
     pub model_name: String,
     /// The model (sequence length included).
@@ -56,7 +56,7 @@ pub struct Scenario {
     pub origins: Vec<(String, String)>,
 }
 
-/// Where a slot's value came from, for [`Scenario::origins`].
+/// Where a slot's value came from, for [`LaunchScenario::origins`].
 fn place<T>(slot: &Slot<T>, flag_override: Option<&str>) -> String {
     if let Some(flag) = flag_override {
         return format!("{flag} (command line)");
@@ -88,12 +88,12 @@ fn required(slot: &Slot<u64>, name: String) -> Result<u64, Error> {
     slot.copied().ok_or(Error::MissingField { field: name })
 }
 
-impl Scenario {
+impl LaunchScenario {
     /// The scenario of `launch` with `o` applied. Errors name the flag or key (or the override)
     /// and the rule: a missing model dimension, devices that the degrees do not divide, a batch
     /// that `dp·mbs` does not divide, expert-parallel degrees that do not fold (`ep` not dividing the
     /// experts, `ep·etp` not dividing `tp·cp·dp`), a model-only file without a layout.
-    pub fn from_launch(launch: &Launch, o: &Overrides) -> Result<Scenario, Error> {
+    pub fn from_launch(launch: &Launch, o: &Overrides) -> Result<LaunchScenario, Error> {
         let s = &launch.settings;
         let f = launch.format;
         if f == Format::DeepSpeed {
@@ -319,12 +319,10 @@ impl Scenario {
             let (ep, etp) = (opts.moe.ep.unwrap_or(1), opts.moe.etp.unwrap_or(1));
             layout = layout.with_experts(ep, etp);
             ExpertLayout::fold(&layout, m, ep, etp).map_err(|e| {
-                let slot = if e.field() == Some("layout.etp") { &s.moe.etp } else { &s.moe.ep };
-                let (fallback, v) = if e.field() == Some("layout.etp") {
-                    ("expert_tensor_parallel_size", etp)
-                } else {
-                    ("expert_model_parallel_size", ep)
-                };
+                let about_etp = e.is_at(ExpertLayout::ETP_FIELD);
+                let slot = if about_etp { &s.moe.etp } else { &s.moe.ep };
+                let (fallback, v) =
+                    if about_etp { ("expert_tensor_parallel_size", etp) } else { ("expert_model_parallel_size", ep) };
                 match &e {
                     Error::InvalidField { rule, .. } => slot.error(fallback, v, rule.clone()),
                     _ => e,
@@ -353,7 +351,7 @@ impl Scenario {
             ("hidden".into(), place(&s.hidden, None)),
             ("vocab".into(), place(&s.vocab, None)),
         ];
-        Ok(Scenario {
+        Ok(LaunchScenario {
             model_name: model.name,
             workload,
             tied_embeddings: s.tied_embeddings.copied().unwrap_or(true),
@@ -559,23 +557,23 @@ fn vocab(s: &Settings, f: Format, tp: u64, notes: &mut Vec<Note>) -> Result<Opti
 }
 
 /// The device count and where it came from.
-fn devices(s: &Settings, o: &Overrides, f: Format, model_parallel: u64) -> Result<(u64, Origin), Error> {
+fn devices(s: &Settings, o: &Overrides, f: Format, model_parallel: u64) -> Result<(u64, SettingOrigin), Error> {
     if let Some(n) = o.gpus {
-        return Ok((n, Origin::new("--gpus", 0)));
+        return Ok((n, SettingOrigin::new("--gpus", 0)));
     }
     if let (Some(n), Some(origin)) = (s.devices.copied(), &s.devices.origin) {
         return Ok((n, origin.clone()));
     }
     if let Some(per_node) = s.devices_per_node.copied() {
         let nodes = s.nodes.copied().unwrap_or(1);
-        let origin = s.devices_per_node.origin.clone().unwrap_or(Origin::new("devices", 0));
+        let origin = s.devices_per_node.origin.clone().unwrap_or(SettingOrigin::new("devices", 0));
         return Ok((per_node * nodes, origin.with_key(format!("{} × nodes", origin.key))));
     }
     if f == Format::Torchtitan
         && let Some(shard) = s.dp.copied()
     {
         let replicate = s.dp_replicate.copied().unwrap_or(1);
-        return Ok((model_parallel * shard * replicate, Origin::new("parallelism", 0)));
+        return Ok((model_parallel * shard * replicate, SettingOrigin::new("parallelism", 0)));
     }
     Err(Error::invalid("--gpus", "missing", "the file does not say how many devices run it")
         .with_hint("give --gpus N, or a `# fmperf: gpus=N` line in the file"))
@@ -608,7 +606,7 @@ fn batch(s: &Settings, o: &Overrides, f: Format, dp: u64, pp: u64, notes: &mut V
         && g != mbs * ga * dp
         && f != Format::Torchtitan
     {
-        let origin = s.grad_accumulation.origin.clone().unwrap_or(Origin::new("gradient accumulation", 0));
+        let origin = s.grad_accumulation.origin.clone().unwrap_or(SettingOrigin::new("gradient accumulation", 0));
         return Err(origin.error(
             ga,
             format!("the global batch {g} is not micro-batch × accumulation × data-parallel = {mbs} × {ga} × {dp}"),
@@ -629,9 +627,9 @@ fn batch(s: &Settings, o: &Overrides, f: Format, dp: u64, pp: u64, notes: &mut V
     };
     if !global.is_multiple_of(mbs * dp) {
         let origin = if o.global_batch.is_some() {
-            Origin::new("--global-batch", 0)
+            SettingOrigin::new("--global-batch", 0)
         } else {
-            s.global_batch.origin.clone().unwrap_or(Origin::new("global batch", 0))
+            s.global_batch.origin.clone().unwrap_or(SettingOrigin::new("global batch", 0))
         };
         return Err(origin.error(global, format!("must be a multiple of micro-batch × data-parallel = {mbs} × {dp}")));
     }
@@ -678,7 +676,7 @@ mod tests {
             None,
         )
         .unwrap();
-        let sc = Scenario::from_launch(&l, &Overrides::default()).unwrap();
+        let sc = LaunchScenario::from_launch(&l, &Overrides::default()).unwrap();
         let y = sc.layout;
         assert_eq!((sc.devices, y.tp, y.pp, y.dp, y.mbs, y.global_batch), (32, 4, 2, 4, 1, 256));
         assert_eq!(sc.workload.ffn_hidden, 10880); // ⌊8·4096/3 / 64⌋·64
@@ -686,9 +684,10 @@ mod tests {
         assert_eq!(sc.options.interleave, 4);
         assert_eq!(sc.options.sharding, Sharding::Zero1);
         assert_eq!(sc.options.recompute, Recompute::Selective);
-        let e = Scenario::from_launch(&l, &Overrides { gpus: Some(12), ..Overrides::default() }).unwrap_err();
+        let e = LaunchScenario::from_launch(&l, &Overrides { gpus: Some(12), ..Overrides::default() }).unwrap_err();
         assert_eq!(e.field(), Some("--gpus"));
-        let e = Scenario::from_launch(&l, &Overrides { global_batch: Some(255), ..Overrides::default() }).unwrap_err();
+        let e = LaunchScenario::from_launch(&l, &Overrides { global_batch: Some(255), ..Overrides::default() })
+            .unwrap_err();
         assert_eq!(e.field(), Some("--global-batch"));
     }
 
@@ -703,7 +702,7 @@ mod tests {
                  --recompute-granularity full --recompute-method block --recompute-num-layers {k}"
             )
         };
-        let of = |k| Scenario::from_launch(&parse(&script(k), None).unwrap(), &Overrides::default()).unwrap();
+        let of = |k| LaunchScenario::from_launch(&parse(&script(k), None).unwrap(), &Overrides::default()).unwrap();
         let sc = of(4);
         assert_eq!(sc.options.recompute, Recompute::of_share(0.25));
         assert!(
@@ -714,7 +713,7 @@ mod tests {
         // Every block of the stage is full recomputation.
         assert_eq!(of(16).options.recompute, Recompute::Full);
         // Interleaved, the method counts in each virtual stage's blocks: 2 of 4 is half.
-        let vp = Scenario::from_launch(
+        let vp = LaunchScenario::from_launch(
             &parse(&format!("{} --num-layers-per-virtual-pipeline-stage 4", script(2)), None).unwrap(),
             &Overrides::default(),
         )
@@ -728,7 +727,8 @@ mod tests {
                       --num-attention-heads 8 --seq-length 1024 --micro-batch-size 4 --global-batch-size 32 --bf16 \
                       --vocab-size 50257";
         let of = |extra: &str| {
-            Scenario::from_launch(&parse(&format!("{script} {extra}"), None).unwrap(), &Overrides::default()).unwrap()
+            LaunchScenario::from_launch(&parse(&format!("{script} {extra}"), None).unwrap(), &Overrides::default())
+                .unwrap()
         };
         let plain = of("");
         assert!(!plain.options.log_num_zeros_in_grad && !plain.options.log_params_norm);
@@ -748,7 +748,8 @@ mod tests {
                  --tensor-model-parallel-size 2 {extra}"
             )
         };
-        let read = |extra: &str| Scenario::from_launch(&parse(&script(extra), None).unwrap(), &Overrides::default());
+        let read =
+            |extra: &str| LaunchScenario::from_launch(&parse(&script(extra), None).unwrap(), &Overrides::default());
         let sc = read("--use-distributed-optimizer --num-distributed-optimizer-instances 4").unwrap();
         assert_eq!((sc.options.sharding, sc.options.shard_group), (Sharding::Zero1, Some(8)));
         assert!(sc.assumptions.iter().any(|n| n.contains("4 distributed-optimizer instances")), "{:?}", sc.assumptions);
@@ -769,7 +770,8 @@ mod tests {
                  --num-attention-heads 16 --seq-length 4096 --micro-batch-size 1 --global-batch-size 64 --bf16 {extra}"
             )
         };
-        let read = |extra: &str| Scenario::from_launch(&parse(&script(extra), None).unwrap(), &Overrides::default());
+        let read =
+            |extra: &str| LaunchScenario::from_launch(&parse(&script(extra), None).unwrap(), &Overrides::default());
         let o = |extra: &str| {
             let sc = read(extra).unwrap();
             (sc.options.optimizer, sc.options.sharding)
@@ -798,9 +800,9 @@ mod tests {
         let t = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 2\nseq_len = 8192\n\
                  [parallelism]\ndata_parallel_replicate_degree = 2\ndata_parallel_shard_degree = -1\n";
         let l = parse(t, None).unwrap();
-        let e = Scenario::from_launch(&l, &Overrides::default()).unwrap_err();
+        let e = LaunchScenario::from_launch(&l, &Overrides::default()).unwrap_err();
         assert_eq!(e.field(), Some("--gpus"));
-        let sc = Scenario::from_launch(&l, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap();
+        let sc = LaunchScenario::from_launch(&l, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap();
         assert_eq!((sc.layout.dp, sc.layout.mbs, sc.layout.global_batch), (16, 2, 32));
         assert_eq!(sc.options.sharding, Sharding::Zero3);
         assert_eq!(sc.options.shard_group, Some(8));
@@ -813,9 +815,10 @@ mod tests {
             None,
         )
         .unwrap();
-        let e = Scenario::from_launch(&hf, &Overrides::default()).unwrap_err();
+        let e = LaunchScenario::from_launch(&hf, &Overrides::default()).unwrap_err();
         assert!(e.to_string().contains("--seq-len"), "{e}");
-        let e = Scenario::from_launch(&hf, &Overrides { seq_len: Some(128), ..Overrides::default() }).unwrap_err();
+        let e =
+            LaunchScenario::from_launch(&hf, &Overrides { seq_len: Some(128), ..Overrides::default() }).unwrap_err();
         assert!(e.to_string().contains("fmperf search --from"), "{e}");
         // An MoE launch evaluates (it was rejected before MoE was modelled): its experts, their
         // degrees (etp defaulting to tp as in Megatron) and a catalog twin.
@@ -824,19 +827,19 @@ mod tests {
                     --micro-batch-size 1 --global-batch-size 64 --bf16 --vocab-size 32000 --num-experts 8 \
                     --moe-router-topk 2 --tensor-model-parallel-size 2";
         let moe = parse(&format!("{base} --expert-model-parallel-size 4"), None).unwrap();
-        let sc = Scenario::from_launch(&moe, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap();
+        let sc = LaunchScenario::from_launch(&moe, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap();
         let m = sc.workload.moe.unwrap();
         assert_eq!((m.experts, m.top_k, m.expert_ffn, m.first_dense, m.moe_every), (8, 2, 14336, 0, 1));
         assert_eq!((sc.layout.ep, sc.layout.etp), (4, 2));
         assert_eq!(catalog_model(&sc.workload), Some("mixtral-8x7b"));
         // ep·etp = 3·2 does not divide tp·dp = 16; ep = 3 does not divide 8 experts.
         let bad = parse(&format!("{base} --expert-model-parallel-size 3"), None).unwrap();
-        let e = Scenario::from_launch(&bad, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap_err();
+        let e = LaunchScenario::from_launch(&bad, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap_err();
         assert_eq!(e.field(), Some("--expert-model-parallel-size"));
         assert!(e.to_string().contains("must divide the routed experts 8"), "{e}");
         let bad =
             parse(&format!("{base} --expert-model-parallel-size 8 --expert-tensor-parallel-size 4"), None).unwrap();
-        let e = Scenario::from_launch(&bad, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap_err();
+        let e = LaunchScenario::from_launch(&bad, &Overrides { gpus: Some(16), ..Overrides::default() }).unwrap_err();
         assert_eq!(e.field(), Some("--expert-model-parallel-size"));
         assert!(e.to_string().contains("ep·etp = 32 must divide"), "{e}");
     }

@@ -9,7 +9,7 @@ use fmperf_core::extended::{Recompute, Sharding};
 
 /// Where a value was read: the flag or key as written and its line (1-based; 0 when unknown).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Origin {
+pub struct SettingOrigin {
     /// The flag or key (`--tensor-model-parallel-size`, `parallelism.tensor_parallel_degree`).
     pub key: String,
     /// Line in the file (1-based), 0 when not known.
@@ -20,15 +20,15 @@ pub struct Origin {
     pub file: Option<String>,
 }
 
-impl Origin {
+impl SettingOrigin {
     /// An origin.
-    pub fn new(key: impl Into<String>, line: usize) -> Origin {
-        Origin { key: key.into(), line, file: None }
+    pub fn new(key: impl Into<String>, line: usize) -> SettingOrigin {
+        SettingOrigin { key: key.into(), line, file: None }
     }
 
     /// The same line with another key.
-    pub fn with_key(&self, key: impl Into<String>) -> Origin {
-        Origin { key: key.into(), line: self.line, file: self.file.clone() }
+    pub fn with_key(&self, key: impl Into<String>) -> SettingOrigin {
+        SettingOrigin { key: key.into(), line: self.line, file: self.file.clone() }
     }
 
     /// An error about this flag or key: `field` is the key, the rule is prefixed by the line.
@@ -64,7 +64,7 @@ pub struct Slot<T> {
     /// The value, when the file gives one.
     pub value: Option<T>,
     /// Its flag or key.
-    pub origin: Option<Origin>,
+    pub origin: Option<SettingOrigin>,
 }
 
 impl<T> Default for Slot<T> {
@@ -75,7 +75,7 @@ impl<T> Default for Slot<T> {
 
 impl<T: PartialEq> Slot<T> {
     /// Sets the value; returns the earlier origin when a different value was replaced.
-    pub fn put(&mut self, value: T, origin: &Origin) -> Option<Origin> {
+    pub fn put(&mut self, value: T, origin: &SettingOrigin) -> Option<SettingOrigin> {
         let replaced = match (&self.value, &self.origin) {
             (Some(old), Some(o)) if *old != value => Some(o.clone()),
             _ => None,
@@ -88,7 +88,7 @@ impl<T: PartialEq> Slot<T> {
     /// Sets the value of a file whose keys must not disagree (JSON, TOML: two spellings of one
     /// setting, `n_embd` and `hidden_size`, or a key of an old schema beside the new one): a
     /// different value than one set before is an error naming both keys and lines.
-    pub fn put_once(&mut self, value: T, origin: &Origin) -> Result<(), Error>
+    pub fn put_once(&mut self, value: T, origin: &SettingOrigin) -> Result<(), Error>
     where
         T: std::fmt::Display,
     {
@@ -193,11 +193,11 @@ impl Moe {
 
     /// Every MoE value the file sets, as `(flag or key, value)`, in file order (for listing them
     /// as without effect on a dense model).
-    pub fn given(&self) -> Vec<(Origin, String)> {
-        fn one<T: std::fmt::Display>(slot: &Slot<T>) -> Option<(Origin, String)> {
+    pub fn given(&self) -> Vec<(SettingOrigin, String)> {
+        fn one<T: std::fmt::Display>(slot: &Slot<T>) -> Option<(SettingOrigin, String)> {
             Some((slot.origin.clone()?, slot.value.as_ref()?.to_string()))
         }
-        let mut out: Vec<(Origin, String)> = [
+        let mut out: Vec<(SettingOrigin, String)> = [
             one(&self.experts),
             one(&self.top_k),
             one(&self.expert_ffn_hidden),
@@ -354,7 +354,7 @@ pub struct Settings {
 }
 
 /// Parses a positive integer value of `origin` (underscores and a leading `+` allowed).
-pub fn positive(v: &str, origin: &Origin) -> Result<u64, Error> {
+pub fn positive(v: &str, origin: &SettingOrigin) -> Result<u64, Error> {
     let t = v.trim().trim_matches(|c| c == '"' || c == '\'').replace('_', "");
     let t = t.strip_prefix('+').unwrap_or(&t);
     match t.parse::<u64>() {
@@ -365,13 +365,13 @@ pub fn positive(v: &str, origin: &Origin) -> Result<u64, Error> {
 }
 
 /// Parses a number value of `origin`.
-pub fn number(v: &str, origin: &Origin) -> Result<f64, Error> {
+pub fn number(v: &str, origin: &SettingOrigin) -> Result<f64, Error> {
     let t = v.trim().trim_matches(|c| c == '"' || c == '\'');
     t.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| origin.error(v, "must be a number"))
 }
 
 /// Parses a boolean value of `origin` (`true`/`false`, `True`/`False`, `1`/`0`, `yes`/`no`).
-pub fn boolean(v: &str, origin: &Origin) -> Result<bool, Error> {
+pub fn boolean(v: &str, origin: &SettingOrigin) -> Result<bool, Error> {
     match v.trim().trim_matches(|c| c == '"' || c == '\'').to_ascii_lowercase().as_str() {
         "true" | "1" | "yes" | "on" => Ok(true),
         "false" | "0" | "no" | "off" => Ok(false),
@@ -391,10 +391,10 @@ mod tests {
     #[test]
     fn slots_keep_origin_and_report_replacement() {
         let mut s: Slot<u64> = Slot::default();
-        let a = Origin::new("--tp", 3);
+        let a = SettingOrigin::new("--tp", 3);
         assert!(s.put(8, &a).is_none());
         assert!(s.put(8, &a).is_none());
-        let b = Origin::new("--tensor-model-parallel-size", 9);
+        let b = SettingOrigin::new("--tensor-model-parallel-size", 9);
         assert_eq!(s.put(4, &b), Some(a));
         assert_eq!(s.copied(), Some(4));
         let e = s.error("tp", 4, "must divide 6");
@@ -405,16 +405,16 @@ mod tests {
     #[test]
     fn put_once_refuses_two_spellings_that_disagree() {
         let mut s: Slot<u64> = Slot::default();
-        s.put_once(4096, &Origin::new("hidden_size", 3)).unwrap();
-        s.put_once(4096, &Origin::new("n_embd", 7)).unwrap();
-        let e = s.put_once(2048, &Origin::new("d_model", 9)).unwrap_err();
+        s.put_once(4096, &SettingOrigin::new("hidden_size", 3)).unwrap();
+        s.put_once(4096, &SettingOrigin::new("n_embd", 7)).unwrap();
+        let e = s.put_once(2048, &SettingOrigin::new("d_model", 9)).unwrap_err();
         assert_eq!(e.field(), Some("d_model"));
         assert!(e.to_string().contains("hidden_size (line 3) = 4096"), "{e}");
     }
 
     #[test]
     fn values_parse_with_rules() {
-        let o = Origin::new("--num-layers", 1);
+        let o = SettingOrigin::new("--num-layers", 1);
         assert_eq!(positive("80", &o).unwrap(), 80);
         assert_eq!(positive("1_024", &o).unwrap(), 1024);
         assert!(positive("0", &o).is_err());

@@ -16,7 +16,7 @@ use fmperf_core::Error;
 
 /// The TOML type a value was written as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum TomlType {
     /// A string (`"2"` is a string, not a number).
     String,
     /// An integer.
@@ -33,17 +33,17 @@ pub enum Kind {
     Table,
 }
 
-impl Kind {
+impl TomlType {
     /// The TOML name of the type, for messages.
     pub fn name(self) -> &'static str {
         match self {
-            Kind::String => "a string",
-            Kind::Integer => "an integer",
-            Kind::Float => "a float",
-            Kind::Boolean => "a boolean",
-            Kind::Datetime => "a date",
-            Kind::Array => "an array",
-            Kind::Table => "a table",
+            TomlType::String => "a string",
+            TomlType::Integer => "an integer",
+            TomlType::Float => "a float",
+            TomlType::Boolean => "a boolean",
+            TomlType::Datetime => "a date",
+            TomlType::Array => "an array",
+            TomlType::Table => "a table",
         }
     }
 }
@@ -54,7 +54,7 @@ pub struct Value {
     /// Path, text and line.
     pub entry: Entry,
     /// The type it was written as.
-    pub kind: Kind,
+    pub kind: TomlType,
 }
 
 /// Line numbers (1-based) of byte offsets.
@@ -108,7 +108,7 @@ fn table(prefix: &str, t: &DeTable<'_>, lines: &Lines, out: &mut Vec<(usize, Val
 
 fn value(path: &str, at: usize, v: &Spanned<DeValue<'_>>, lines: &Lines, out: &mut Vec<(usize, Value)>, depth: usize) {
     let line = lines.of(at);
-    let mut push = |text: String, kind: Kind| {
+    let mut push = |text: String, kind: TomlType| {
         out.push((at, Value { entry: Entry { key: path.to_string(), value: text, line }, kind }));
     };
     match v.get_ref() {
@@ -120,13 +120,13 @@ fn value(path: &str, at: usize, v: &Spanned<DeValue<'_>>, lines: &Lines, out: &m
                 value(&join(path, &i.to_string()), item.span().start, item, lines, out, depth + 1);
             }
         }
-        DeValue::String(s) => push(s.to_string(), Kind::String),
-        DeValue::Integer(n) => push(integer(n.as_str(), n.radix()), Kind::Integer),
-        DeValue::Float(f) => push(f.as_str().replace('_', ""), Kind::Float),
-        DeValue::Boolean(b) => push(b.to_string(), Kind::Boolean),
-        DeValue::Datetime(d) => push(d.to_string(), Kind::Datetime),
-        DeValue::Array(_) => push(render(v.get_ref(), 0), Kind::Array),
-        DeValue::Table(_) => push(render(v.get_ref(), 0), Kind::Table),
+        DeValue::String(s) => push(s.to_string(), TomlType::String),
+        DeValue::Integer(n) => push(integer(n.as_str(), n.radix()), TomlType::Integer),
+        DeValue::Float(f) => push(f.as_str().replace('_', ""), TomlType::Float),
+        DeValue::Boolean(b) => push(b.to_string(), TomlType::Boolean),
+        DeValue::Datetime(d) => push(d.to_string(), TomlType::Datetime),
+        DeValue::Array(_) => push(render(v.get_ref(), 0), TomlType::Array),
+        DeValue::Table(_) => push(render(v.get_ref(), 0), TomlType::Table),
     }
 }
 
@@ -199,7 +199,7 @@ mod tests {
         );
         assert_eq!(got[4].line, 11);
         let typed = read_typed("a = \"2\"\nb = 2\n").unwrap();
-        assert_eq!((typed[0].kind, typed[1].kind), (Kind::String, Kind::Integer));
+        assert_eq!((typed[0].kind, typed[1].kind), (TomlType::String, TomlType::Integer));
     }
 
     #[test]

@@ -21,7 +21,7 @@
 //! (`FULL_SHARD`, Accelerate's `FullyShardedDataParallelPlugin` default).
 
 use crate::megatron::TrainerKeys;
-use crate::settings::{Entry, Origin, boolean, is_null, positive};
+use crate::settings::{Entry, SettingOrigin, boolean, is_null, positive};
 use crate::{Format, Launch, why};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
@@ -81,7 +81,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
     let distributed = entries.iter().find(|e| e.key == "distributed_type").map(|e| e.value.to_ascii_uppercase());
     let mut checkpointing_given = false;
     for e in &entries {
-        let o = Origin::new(e.key.clone(), e.line);
+        let o = SettingOrigin::new(e.key.clone(), e.line);
         let (head, rest) = e.key.split_once('.').unwrap_or((e.key.as_str(), ""));
         checkpointing_given |= matches!(head, "gradient_checkpointing" | "disable_gradient_checkpointing");
         let read = match head {
@@ -101,7 +101,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
     if training {
         for (slot, key) in [(&mut l.settings.tp, "tp"), (&mut l.settings.pp, "pp")] {
             if slot.get().is_none() {
-                slot.put(1, &Origin::new(format!("(Hugging Face Trainer: {key})"), 0));
+                slot.put(1, &SettingOrigin::new(format!("(Hugging Face Trainer: {key})"), 0));
             }
         }
         l.notes.reading(
@@ -110,7 +110,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
                 .into(),
         );
         if llama_factory && !checkpointing_given && !granularity {
-            l.settings.recompute.put(Recompute::Full, &Origin::new("disable_gradient_checkpointing", 0));
+            l.settings.recompute.put(Recompute::Full, &SettingOrigin::new("disable_gradient_checkpointing", 0));
             l.notes.reading(
                 "no disable_gradient_checkpointing: LLaMA-Factory recomputes every layer (gradient checkpointing on \
                  by default; recompute full)"
@@ -134,7 +134,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
 
 /// A top-level key: a Trainer argument, an Accelerate setting or a LLaMA-Factory / TRL one.
 /// `Ok(false)`: not read (listed as unused by the caller).
-fn top_key(l: &mut Launch, keys: &mut TrainerKeys, key: &str, v: &str, o: &Origin) -> Result<bool, Error> {
+fn top_key(l: &mut Launch, keys: &mut TrainerKeys, key: &str, v: &str, o: &SettingOrigin) -> Result<bool, Error> {
     let value = v.trim();
     match key {
         "deepspeed" if !is_null(value) && boolean(value, o).is_err() => {
@@ -224,7 +224,7 @@ fn top_key(l: &mut Launch, keys: &mut TrainerKeys, key: &str, v: &str, o: &Origi
 
 /// Accelerate's `distributed_type`: DDP for `MULTI_GPU` (and other accelerators' DDP); DeepSpeed
 /// and FSDP take their sharding from their own section.
-fn distributed_type(l: &mut Launch, value: &str, o: &Origin) -> Result<(), Error> {
+fn distributed_type(l: &mut Launch, value: &str, o: &SettingOrigin) -> Result<(), Error> {
     match value.to_ascii_uppercase().as_str() {
         "MULTI_GPU" | "MULTI_NPU" | "MULTI_XPU" | "MULTI_MLU" | "MULTI_MUSA" | "MULTI_HPU" | "MULTI_SDAA" => {
             put(l, |s| &mut s.sharding, Sharding::Ddp, o)
@@ -245,7 +245,7 @@ fn section(
     head: &str,
     sub: &str,
     value: &str,
-    o: &Origin,
+    o: &SettingOrigin,
     distributed: Option<&str>,
 ) -> Result<bool, Error> {
     let v = value.trim();
@@ -311,7 +311,7 @@ fn section(
 
 /// Accelerate's `fsdp_sharding_strategy` (a name or its number, `FULL_SHARD` = 1 … `HYBRID_SHARD_ZERO2`
 /// = 5, as `torch.distributed.fsdp.ShardingStrategy`), read as the Trainer reads `--fsdp`.
-fn fsdp_strategy(l: &mut Launch, keys: &mut TrainerKeys, v: &str, o: &Origin) -> Result<(), Error> {
+fn fsdp_strategy(l: &mut Launch, keys: &mut TrainerKeys, v: &str, o: &SettingOrigin) -> Result<(), Error> {
     let word = match v.to_ascii_lowercase().as_str() {
         "1" | "full_shard" => "full_shard",
         "2" | "shard_grad_op" => "shard_grad_op",
@@ -379,7 +379,12 @@ fn own_irrelevant(key: &str) -> Option<&'static str> {
 }
 
 /// Puts `v` into a slot, noting when it replaces an earlier value.
-fn put<T: PartialEq>(l: &mut Launch, slot: impl Fn(&mut crate::Settings) -> &mut crate::Slot<T>, v: T, o: &Origin) {
+fn put<T: PartialEq>(
+    l: &mut Launch,
+    slot: impl Fn(&mut crate::Settings) -> &mut crate::Slot<T>,
+    v: T,
+    o: &SettingOrigin,
+) {
     if let Some(old) = slot(&mut l.settings).put(v, o) {
         l.notes.reading(format!(
             "{} (line {}) replaces the value of {} (line {}): the later one is used",

@@ -24,7 +24,7 @@
 use fmperf_core::Error;
 use fmperf_core::vocab::{Note, SlidingWindow};
 
-use super::settings::{Origin, Settings};
+use super::settings::{SettingOrigin, Settings};
 
 /// What a file's window settings say, before they become a [`SlidingWindow`].
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +46,7 @@ pub fn model(s: &Settings, layers: u64, notes: &mut Vec<Note>) -> Result<Option<
         }
         return Ok(None);
     };
-    let origin = s.window_pattern.origin.clone().unwrap_or(Origin::new("window_attn_skip_freq", 0));
+    let origin = s.window_pattern.origin.clone().unwrap_or(SettingOrigin::new("window_attn_skip_freq", 0));
     let pattern = match s.window_pattern.get() {
         None => Pattern::Every,
         Some(text) => parse(text, layers).map_err(|rule| origin.error(text, rule))?,
@@ -169,10 +169,10 @@ mod tests {
     fn settings(tokens: Option<u64>, pattern: Option<&str>) -> Settings {
         let mut s = Settings::default();
         if let Some(t) = tokens {
-            s.window_tokens.put(t, &Origin::new("--window-size", 3));
+            s.window_tokens.put(t, &SettingOrigin::new("--window-size", 3));
         }
         if let Some(p) = pattern {
-            s.window_pattern.put(p.to_string(), &Origin::new("--window-attn-skip-freq", 4));
+            s.window_pattern.put(p.to_string(), &SettingOrigin::new("--window-attn-skip-freq", 4));
         }
         s
     }

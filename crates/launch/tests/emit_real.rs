@@ -4,7 +4,7 @@
 
 use fmperf_core::extended::{Layout, Recompute};
 use fmperf_launch::emit::{Input, Target, emit};
-use fmperf_launch::{Overrides, Scenario, detect, estimate, hardware, parse_as_with};
+use fmperf_launch::{LaunchScenario, Overrides, detect, estimate, hardware, parse_as_with};
 use serde_json::Value;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/real");
@@ -43,7 +43,7 @@ const LAYOUT_WORDS: &[&str] = &[
 
 /// Another layout on the same devices: half the tensor-parallel degree (twice the data-parallel),
 /// else twice (when the heads allow), else half the pipeline, else the other recomputation.
-fn other(sc: &Scenario) -> (Layout, Recompute) {
+fn other(sc: &LaunchScenario) -> (Layout, Recompute) {
     let y = sc.layout;
     let heads = sc.workload.heads;
     let flip = if sc.options.recompute == Recompute::Full { Recompute::None } else { Recompute::Full };
@@ -90,9 +90,9 @@ fn real_launches_rewritten_in_place_read_back() {
         let system = Some("nvidia_h100_sxm5_80gb".to_string());
         let plain = Overrides { system: system.clone(), ..Overrides::default() };
         let gpus = Overrides { gpus: e["gpus"].as_u64(), ..plain.clone() };
-        let (sc, o) = match Scenario::from_launch(&l, &plain) {
+        let (sc, o) = match LaunchScenario::from_launch(&l, &plain) {
             Ok(sc) => (sc, plain),
-            Err(_) => match Scenario::from_launch(&l, &gpus) {
+            Err(_) => match LaunchScenario::from_launch(&l, &gpus) {
                 Ok(sc) => (sc, gpus),
                 Err(_) => continue,
             },
@@ -107,7 +107,7 @@ fn real_launches_rewritten_in_place_read_back() {
         let mut emitted = None;
         for (layout, recompute) in [other(&sc), dp_only] {
             let options = fmperf_core::extended::ExtendedOptions { recompute, ..sc.options };
-            let want = Scenario { layout, options, ..sc.clone() };
+            let want = LaunchScenario { layout, options, ..sc.clone() };
             let Ok((id, hw, _)) = hardware("nvidia_h100_sxm5_80gb", options.hardware.precision) else { continue };
             if estimate(&want, &id, &hw).is_err() {
                 continue;
@@ -119,7 +119,7 @@ fn real_launches_rewritten_in_place_read_back() {
                     emitted = Some((out, want));
                     break;
                 }
-                Err(err) if err.field() == Some("layout") => {
+                Err(err) if err.is_at("layout") => {
                     eprintln!("  {file}: refused: {err}");
                     refused += 1;
                 }
@@ -131,7 +131,7 @@ fn real_launches_rewritten_in_place_read_back() {
         }
         let Some((out, want)) = emitted else { continue };
         tried += 1;
-        let back = parse_as_with(format, &out.text, &args).and_then(|b| Scenario::from_launch(&b, &o));
+        let back = parse_as_with(format, &out.text, &args).and_then(|b| LaunchScenario::from_launch(&b, &o));
         let back = match back {
             Ok(b) => b,
             Err(err) => {
@@ -139,7 +139,7 @@ fn real_launches_rewritten_in_place_read_back() {
                 continue;
             }
         };
-        let facts = |s: &Scenario| {
+        let facts = |s: &LaunchScenario| {
             let y = s.layout;
             (y.tp, y.pp, y.cp, y.dp, y.mbs, y.global_batch, y.ep, y.etp, s.options.interleave, s.options.recompute)
         };

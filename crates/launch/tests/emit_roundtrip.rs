@@ -4,21 +4,21 @@
 
 use fmperf_core::extended::{ExtendedOptions, Layout, Recompute, Sharding, Stack};
 use fmperf_launch::emit::{Input, Target, emit, layout_only};
-use fmperf_launch::{Launch, Overrides, Scenario, estimate, hardware, parse};
+use fmperf_launch::{Launch, LaunchScenario, Overrides, estimate, hardware, parse};
 
 fn example(name: &str) -> String {
     let path = format!("{}/../../examples/launch/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-fn scenario(text: &str, name: &str) -> (Launch, Scenario) {
+fn scenario(text: &str, name: &str) -> (Launch, LaunchScenario) {
     let l = parse(text, Some(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let sc = Scenario::from_launch(&l, &Overrides::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let sc = LaunchScenario::from_launch(&l, &Overrides::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
     (l, sc)
 }
 
 /// Time per step [s] of `sc` on its own system.
-fn time(sc: &Scenario) -> f64 {
+fn time(sc: &LaunchScenario) -> f64 {
     let spec = sc.system.clone().expect("the examples name their system");
     let (id, hw, _) = hardware(&spec, sc.options.hardware.precision).unwrap();
     estimate(sc, &id, &hw).unwrap().evaluation.totals.t
@@ -31,7 +31,7 @@ type Facts = (u64, u64, u64, u64, u64, u64, u64, u64, u64, Recompute, Sharding, 
 /// A layout's switches changed for a case.
 type Change = fn(&mut ExtendedOptions);
 
-fn facts(sc: &Scenario) -> Facts {
+fn facts(sc: &LaunchScenario) -> Facts {
     let y = &sc.layout;
     let o = &sc.options;
     (y.tp, y.pp, y.cp, y.dp, y.mbs, y.global_batch, o.interleave, y.ep, y.etp, o.recompute, o.sharding, o.shard_group)
@@ -79,7 +79,7 @@ fn round_trip(
     let (l, sc) = scenario(&text, name);
     let mut options = sc.options;
     change(&mut options);
-    let want = Scenario { layout, options, ..sc.clone() };
+    let want = LaunchScenario { layout, options, ..sc.clone() };
     let out = emit(target, Some(Input { text: &text, launch: &l, name: Some(name) }), &sc, &layout, &options)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(out.in_place, "{name}");
@@ -267,7 +267,7 @@ fn fresh_files_read_back() {
         let (_, sc) = scenario(&example(name), name);
         let mut options = sc.options;
         change(&mut options);
-        let want = Scenario { layout, options, ..sc.clone() };
+        let want = LaunchScenario { layout, options, ..sc.clone() };
         let out = emit(target, None, &sc, &layout, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(
             !out.in_place
@@ -335,7 +335,7 @@ fn maxtext_keys_are_written() {
     assert!(out.notes.iter().any(|n| n.contains("num_pipeline_microbatches")), "{:?}", out.notes);
     assert!(out.notes.iter().any(|n| n.contains("zero1")), "{:?}", out.notes);
     let y = Layout::placed(8, 1, 1, 2, 1, 64, 1);
-    let p = layout_only(Target::MaxText, &Scenario { devices: 16, ..sc.clone() }, &y, &sc.options).unwrap();
+    let p = layout_only(Target::MaxText, &LaunchScenario { devices: 16, ..sc.clone() }, &y, &sc.options).unwrap();
     assert!(p.text.contains("ici_tensor_sequence_parallelism=8 \\\n"), "{}", p.text);
     assert!(p.text.contains("gradient_accumulation_steps=32"), "{}", p.text);
 }
@@ -375,7 +375,7 @@ fn maxtext_round_trips() {
         let out = emit(Target::MaxText, None, &sc, &layout, &options).unwrap();
         // Read back, the file runs on MaxText's stack (JAX/XLA: FSDP's collectives combined and
         // prefetched), which is what its time is compared with.
-        let want = Scenario { layout, options: ExtendedOptions { stack: Stack::Jax, ..options }, ..sc.clone() };
+        let want = LaunchScenario { layout, options: ExtendedOptions { stack: Stack::Jax, ..options }, ..sc.clone() };
         let (l, back) = scenario(&out.text, &out.file_name);
         assert_eq!(l.format, fmperf_launch::Format::MaxText);
         assert_eq!(facts(&back), facts(&want), "{}\n{:?}", out.text, out.notes);
@@ -391,7 +391,7 @@ fn maxtext_round_trips() {
     let (l, sc) = scenario(cmd, "run.sh");
     let layout = Layout::placed(4, 1, 1, 4, 2, 64, 1);
     let options = ExtendedOptions { recompute: Recompute::Full, sequence_parallel: true, ..sc.options };
-    let want = Scenario { layout, options, ..sc.clone() };
+    let want = LaunchScenario { layout, options, ..sc.clone() };
     let out =
         emit(Target::MaxText, Some(Input { text: cmd, launch: &l, name: Some("run.sh") }), &sc, &layout, &options)
             .unwrap();
@@ -476,7 +476,7 @@ fn search_results_round_trip() {
                 continue;
             }
             n += 1;
-            let want = Scenario { layout, options, ..sc.clone() };
+            let want = LaunchScenario { layout, options, ..sc.clone() };
             let out = emit(target, Some(Input { text: &text, launch: &l, name: Some(name) }), &sc, &layout, &options)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             let (_, back) = scenario(&out.text, &out.file_name);

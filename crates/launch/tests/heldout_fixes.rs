@@ -116,7 +116,7 @@ fn unknown_parallel_degrees_are_refused_and_ulysses_is_context_parallel() {
     assert!(fmperf_launch::parse(&format!("{base} --foo-model-parallel-size 1"), None).is_ok());
     let l = fmperf_launch::parse(&format!("{base} --ds-sequence-parallel-size 4"), None).unwrap();
     assert_eq!(l.settings.cp.copied(), Some(4));
-    let sc = fmperf_launch::Scenario::from_launch(&l, &fmperf_launch::Overrides::default()).unwrap();
+    let sc = fmperf_launch::LaunchScenario::from_launch(&l, &fmperf_launch::Overrides::default()).unwrap();
     assert_eq!((sc.layout.cp, sc.layout.dp), (4, 2));
     assert_eq!(sc.options.cp_comm, fmperf_core::extended::context_parallel::CpComm::Ulysses);
 }

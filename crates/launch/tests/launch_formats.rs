@@ -4,7 +4,7 @@
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::{Fp8Recipe, Recompute, Sharding};
-use fmperf_launch::{self as launch, Format, Overrides, Scenario, estimate_text};
+use fmperf_launch::{self as launch, Format, LaunchScenario, Overrides, estimate_text};
 
 const MEGATRON: &str = include_str!("../../../examples/launch/megatron-llama3-70b.sh");
 const TORCHTITAN: &str = include_str!("../../../examples/launch/torchtitan-llama3-8b.toml");
@@ -12,16 +12,16 @@ const NEMO: &str = include_str!("../../../examples/launch/nemo-llama3-8b.yaml");
 const HF: &str = include_str!("../../../examples/launch/hf-llama3-8b-config.json");
 const BLOOM: &str = include_str!("../../../examples/launch/bloom-176b-megatron-deepspeed.slurm");
 
-fn scenario(text: &str, name: &str) -> Scenario {
+fn scenario(text: &str, name: &str) -> LaunchScenario {
     let l = launch::parse(text, Some(name)).unwrap();
-    Scenario::from_launch(&l, &Overrides::default()).unwrap()
+    LaunchScenario::from_launch(&l, &Overrides::default()).unwrap()
 }
 
 #[test]
 fn megatron_llama3_70b_script() {
     let l = launch::parse(MEGATRON, None).unwrap();
     assert_eq!(l.format, Format::Megatron);
-    let sc = Scenario::from_launch(&l, &Overrides::default()).unwrap();
+    let sc = LaunchScenario::from_launch(&l, &Overrides::default()).unwrap();
     let (w, y, o) = (&sc.workload, &sc.layout, &sc.options);
     assert_eq!((w.layers, w.hidden, w.ffn_hidden, w.heads, w.kv_heads, w.seq_len), (80, 8192, 28672, 64, 8, 8192));
     assert!(w.gated_mlp);
@@ -56,7 +56,7 @@ fn torchtitan_nemo_and_hf_examples() {
     let h = launch::parse(HF, Some("config.json")).unwrap();
     let m = launch::ModelOnly::from_launch(&h, &Overrides { seq_len: Some(4096), ..Overrides::default() }, 1).unwrap();
     assert_eq!((m.workload.layers, m.workload.kv_heads, m.workload.vocab), (32, 8, Some(128_256)));
-    let e = Scenario::from_launch(&h, &Overrides::default()).unwrap_err();
+    let e = LaunchScenario::from_launch(&h, &Overrides::default()).unwrap_err();
     assert!(e.to_string().contains("fmperf search --from"), "{e}");
 }
 
@@ -105,7 +105,9 @@ fn overrides_and_system_errors() {
 }
 
 fn field_of(text: &str, name: &str) -> Option<String> {
-    let e = launch::parse(text, Some(name)).and_then(|l| Scenario::from_launch(&l, &Overrides::default())).unwrap_err();
+    let e = launch::parse(text, Some(name))
+        .and_then(|l| LaunchScenario::from_launch(&l, &Overrides::default()))
+        .unwrap_err();
     e.field().map(str::to_string)
 }
 
@@ -270,7 +272,7 @@ fn pipeline_split_flags_count_the_ends_as_blocks() {
     assert_eq!(rule(&both, "run.sh"), StageSplitRule::EndsAsBlocks);
     let l = launch::parse(&both, Some("run.sh")).unwrap();
     assert!(l.unused.iter().all(|u| !u.key.starts_with("--account-for")), "the flags are read, not listed");
-    let sc = Scenario::from_launch(&l, &Overrides::default()).unwrap();
+    let sc = LaunchScenario::from_launch(&l, &Overrides::default()).unwrap();
     assert!(sc.assumptions.iter().any(|n| n.contains("stage_split=ends_as_blocks")), "{:?}", sc.assumptions);
     let loss = MEGATRON.replace("--bf16", "--bf16 --account-for-loss-in-pipeline-split");
     assert_eq!(rule(&loss, "run.sh"), StageSplitRule::HeadAsBlock);
@@ -306,7 +308,7 @@ fn bloom_megatron_deepspeed_slurm_script() {
     // Slurm's `$SLURM_NNODES` from `#SBATCH --nodes=48`.
     let l = launch::parse(BLOOM, Some("tr11.slurm")).unwrap();
     assert_eq!(l.format, Format::Megatron);
-    let sc = Scenario::from_launch(&l, &Overrides::default()).unwrap();
+    let sc = LaunchScenario::from_launch(&l, &Overrides::default()).unwrap();
     let (w, y, o) = (&sc.workload, &sc.layout, &sc.options);
     assert_eq!((w.layers, w.hidden, w.heads, w.ffn_hidden, w.seq_len), (70, 14336, 112, 57344, 2048));
     assert_eq!(w.vocab, Some(250_880), "--pad-vocab-size-to");

@@ -8,7 +8,7 @@ use fmperf_core::Error;
 use fmperf_core::extended::Sharding;
 use fmperf_core::extended::moe::{Dispatcher, Load};
 use fmperf_core::moe_shape::Router;
-use fmperf_launch::{self as launch, Format, ModelOnly, Overrides, Scenario, catalog_model, estimate_text};
+use fmperf_launch::{self as launch, Format, LaunchScenario, ModelOnly, Overrides, catalog_model, estimate_text};
 
 const DSV3: &str = include_str!("../../../examples/launch/megatron-deepseek-v3.sh");
 const QWEN: &str = include_str!("../../../examples/launch/hf-qwen3-30b-a3b-config.json");
@@ -50,7 +50,7 @@ fn seq(n: u64) -> Overrides {
 fn megatron_deepseek_v3_script() {
     let l = launch::parse(DSV3, None).unwrap();
     assert_eq!(l.format, Format::Megatron);
-    let sc = Scenario::from_launch(&l, &Overrides::default()).unwrap();
+    let sc = LaunchScenario::from_launch(&l, &Overrides::default()).unwrap();
     let w = &sc.workload;
     let m = w.moe.expect("an MoE workload");
     assert_eq!((m.experts, m.expert_ffn, m.top_k, m.shared_experts, m.shared_ffn), (256, 2048, 8, 1, 2048));
@@ -105,7 +105,7 @@ fn hf_qwen3_and_deepseek_configs() {
     assert_eq!(catalog_model(w), Some("qwen3-30b-a3b"));
     assert!(w.mla.is_none() && w.mtp_layers == 0);
     // Still a model file: its layout comes from a search.
-    let e = Scenario::from_launch(&l, &seq(4096)).unwrap_err();
+    let e = LaunchScenario::from_launch(&l, &seq(4096)).unwrap_err();
     assert!(e.to_string().contains("fmperf search --from"), "{e}");
 
     let l = launch::parse(DSV2_LITE, Some("config.json")).unwrap();
@@ -124,7 +124,7 @@ fn hf_qwen3_and_deepseek_configs() {
 #[test]
 fn bridge_mixtral_yaml() {
     let l = launch::parse(MIXTRAL, Some("mixtral.yaml")).unwrap();
-    let sc = Scenario::from_launch(&l, &Overrides::default()).unwrap();
+    let sc = LaunchScenario::from_launch(&l, &Overrides::default()).unwrap();
     let m = sc.workload.moe.unwrap();
     assert_eq!((m.experts, m.top_k, m.expert_ffn, m.shared_experts), (8, 2, 14336, 0));
     let y = sc.layout;
@@ -147,7 +147,7 @@ fn megatron_moe_switches_and_defaults() {
         .replace("--expert-tensor-parallel-size 1", "")
         .replace("EP=64", "EP=32");
     let l = launch::parse(&t, None).unwrap();
-    let sc = Scenario::from_launch(&l, &Overrides::default()).unwrap();
+    let sc = LaunchScenario::from_launch(&l, &Overrides::default()).unwrap();
     let m = sc.workload.moe.unwrap();
     assert_eq!((m.first_dense, m.moe_every, m.moe_blocks(61)), (0, 2, 30));
     assert_eq!(sc.options.moe.dispatcher, Dispatcher::Hierarchical { max_domains: None });
@@ -160,11 +160,11 @@ fn megatron_moe_switches_and_defaults() {
     // Latent-attention widths without --multi-latent-attention change nothing and say so.
     let l = launch::parse(&DSV3.replace("--multi-latent-attention", ""), None).unwrap();
     assert!(l.unused.iter().any(|u| u.key == "--kv-lora-rank" && u.why.contains("latent attention")));
-    assert!(Scenario::from_launch(&l, &Overrides::default()).unwrap().workload.mla.is_none());
+    assert!(LaunchScenario::from_launch(&l, &Overrides::default()).unwrap().workload.mla.is_none());
 }
 
 fn field_of(text: &str, name: &str) -> (Option<String>, String) {
-    let e = launch::parse(text, Some(name)).and_then(|l| Scenario::from_launch(&l, &seq(4096))).unwrap_err();
+    let e = launch::parse(text, Some(name)).and_then(|l| LaunchScenario::from_launch(&l, &seq(4096))).unwrap_err();
     (e.field().map(str::to_string), e.to_string())
 }
 

@@ -3,7 +3,7 @@
 
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::{Recompute, Sharding};
-use fmperf_launch::{Format, Overrides, Scenario, Source, detect, parse, parse_files};
+use fmperf_launch::{Format, LaunchScenario, Overrides, Source, detect, parse, parse_files};
 
 fn read(text: &str) -> fmperf_launch::Launch {
     parse(text, None).unwrap_or_else(|e| panic!("{e}\n{text}"))
@@ -28,7 +28,7 @@ fn a_command_line_with_its_mesh_becomes_a_scenario() {
         assert!(keys.contains(&k), "{k} not listed: {keys:?}");
     }
     assert!(l.notes.iter().any(|n| n.contains("hybrid sharding")), "{:?}", l.notes);
-    let sc = Scenario::from_launch(&l, &Overrides::default()).unwrap();
+    let sc = LaunchScenario::from_launch(&l, &Overrides::default()).unwrap();
     assert_eq!((sc.devices, sc.layout.global_batch, sc.layout.mbs), (16, 64, 4));
 }
 
@@ -60,7 +60,7 @@ fn minus_one_degrees() {
     assert_eq!((s.dp.copied(), s.devices.copied(), s.global_batch.copied()), (None, None, None));
     assert_eq!((s.mbs.copied(), s.sharding.copied()), (Some(2), Some(Sharding::Zero3)));
     assert!(s.moe.is_moe());
-    let sc = Scenario::from_launch(&l, &Overrides { gpus: Some(32), ..Overrides::default() }).unwrap();
+    let sc = LaunchScenario::from_launch(&l, &Overrides { gpus: Some(32), ..Overrides::default() }).unwrap();
     assert_eq!(sc.layout.global_batch, 64);
     // A -1 on a model-parallel axis needs the device count…
     let e =
@@ -89,14 +89,14 @@ fn pipeline_micro_batches_and_experts() {
     // work (11.5 of 13 units, 88 %): the partial level at 0.885, as validation reads the same words.
     assert_eq!(s.recompute.copied(), Some(Recompute::of_share(0.885)));
     assert!(l.notes.iter().any(|n| n.contains("save_qkv_proj") && n.contains("88 %")));
-    Scenario::from_launch(&l, &Overrides::default()).unwrap();
+    LaunchScenario::from_launch(&l, &Overrides::default()).unwrap();
     let l = read(
         "python3 -m MaxText.train base.yml model_name=mixtral-8x7b ici_expert_parallelism=8 ici_fsdp_parallelism=1 \
          dcn_data_parallelism=1 per_device_batch_size=1",
     );
     assert_eq!((l.settings.moe.ep.copied(), l.settings.dp.copied()), (Some(8), Some(8)));
     assert_eq!(l.settings.sharding.copied(), Some(Sharding::Ddp));
-    Scenario::from_launch(&l, &Overrides::default()).unwrap();
+    LaunchScenario::from_launch(&l, &Overrides::default()).unwrap();
 }
 
 #[test]

@@ -11,7 +11,7 @@ use fmperf_core::extended::{Sharding, Stack};
 use fmperf_core::search::ResultRow;
 use fmperf_core::vocab::Fits;
 use fmperf_launch::best::{search, strategy_for};
-use fmperf_launch::{Overrides, Scenario, estimate, estimate_text, hardware};
+use fmperf_launch::{LaunchScenario, Overrides, estimate, estimate_text, hardware};
 
 const SCRIPT: &str = include_str!("../../../examples/launch/megatron-llama3-70b-512.sh");
 
@@ -62,7 +62,7 @@ fn the_search_and_the_import_agree_and_the_first_row_fits_the_stack() {
     assert!(json["memory_band_gb"].as_f64().unwrap() > 0.0 && json["fits"].is_string(), "{json}");
     // The same layout and execution imported: the same memory and time.
     let (layout, chosen) = fmperf_launch::emit::choice(first, s.layout.global_batch, &options).unwrap();
-    let same = estimate(&Scenario { layout, options: chosen, ..s.clone() }, &e.system_id, &hw).unwrap();
+    let same = estimate(&LaunchScenario { layout, options: chosen, ..s.clone() }, &e.system_id, &hw).unwrap();
     assert!((same.evaluation.mem_gb - first.mem_gb).abs() < 1e-9, "{} vs {}", same.evaluation.mem_gb, first.mem_gb);
     assert!((same.evaluation.totals.t - first.time_per_iteration_s).abs() < 1e-9);
     assert!((same.memory.device_gb - first.mem_gb).abs() < 1e-9);

@@ -252,18 +252,19 @@ pub fn PlacementTable(report: ConfigReport, domain: u64) -> impl IntoView {
 /// Where an MoE model's parts sit in the step's components, in one sentence (the Layers view
 /// lists every part).
 fn moe_note(d: &fmperf_core::explore::Detail) -> Option<impl IntoView + use<>> {
+    use fmperf_core::extended::moe::MoeTimePart;
     let fmperf_core::explore::Detail::Extended(e) = d else { return None };
     let m = e.moe?;
     let t = m.times;
     let text = format!(
         "Mixture of experts: {} includes {} s of routed-expert GEMMs, {} s of shared experts and {} s of router; {} is {} s of exposed dispatch and combine, recomputation included ({} s more hidden behind compute). Every MoE part is in the Layers view.",
         TimePart::Compute.label(),
-        fmt::seconds(t.experts_s),
-        fmt::seconds(t.shared_s),
-        fmt::seconds(t.router_s),
+        fmt::seconds(MoeTimePart::Experts.of(&t)),
+        fmt::seconds(MoeTimePart::Shared.of(&t)),
+        fmt::seconds(MoeTimePart::Router.of(&t)),
         TimePart::EpComm.label(),
         fmt::seconds(TimePart::EpComm.of(&e.totals)),
-        fmt::seconds((t.a2a_s - t.a2a_exposed_s).max(0.0)),
+        fmt::seconds(MoeTimePart::A2aHidden.of(&t)),
     );
     Some(view! { <p class="muted small moe-note">{text}</p> })
 }

@@ -9,7 +9,7 @@ use fmperf_chart::format::format_sig;
 use fmperf_core::explore::Detail;
 use fmperf_core::explore::layers::{LayerLine, LayerTable, layer_table};
 use fmperf_core::extended::ExtendedEvaluation;
-use fmperf_core::extended::moe::MoeBreakdown;
+use fmperf_core::extended::moe::{MoeBreakdown, MoeTimePart};
 use fmperf_core::reference::Evaluation;
 use fmperf_core::vocab::TimePart;
 use leptos::prelude::*;
@@ -253,21 +253,10 @@ fn ExtendedParts(selected: Selected, ev: ExtendedEvaluation) -> impl IntoView {
 /// the routed experts' memory against the rest.
 #[component]
 fn MoeParts(moe: MoeBreakdown, memory_gb: f64) -> impl IntoView {
-    let t = moe.times;
     let x = moe.experts;
-    let hidden = (t.a2a_s - t.a2a_exposed_s).max(0.0);
-    let (compute, memory) = (TimePart::Compute.label(), TimePart::ExposedMemory.label());
-    let time_rows: Vec<(&str, f64, &str)> = vec![
-        ("router", t.router_s, compute),
-        ("routed experts (grouped GEMMs)", t.experts_s, compute),
-        ("shared experts", t.shared_s, compute),
-        ("token permutation and activations", t.elementwise_s, memory),
-        ("all-to-all dispatch and combine, exposed", t.a2a_exposed_s, TimePart::EpComm.label()),
-        ("all-to-all hidden behind compute", hidden, "not in the step"),
-        ("MoE layer overhead (launches, routing sync)", t.overhead_s, memory),
-    ];
-    let time_rows = time_rows
+    let time_rows = MoeTimePart::ALL
         .into_iter()
+        .map(|p| (p.label(), p.of(&moe.times), p.step_part().map_or("not in the step", TimePart::label)))
         .map(|(k, v, part)| {
             view! { <tr><th scope="row">{k}</th><td class="num">{fmt::seconds(v)}</td><td class="muted">{part}</td></tr> }
         })

@@ -15,7 +15,7 @@
 use fmperf_core::mode::ModelMode;
 use fmperf_core::search::Search;
 use fmperf_core::vocab::TimePart;
-use fmperf_launch::best::{self, Best};
+use fmperf_launch::best::{self, BestForFile};
 use fmperf_launch::emit::Target;
 use fmperf_launch::{self as launch, Estimate, Format, Launch, Overrides, Source};
 use leptos::prelude::*;
@@ -125,7 +125,7 @@ struct BestTask {
 }
 
 impl Sliced for BestTask {
-    type Output = Result<Option<Best>, String>;
+    type Output = Result<Option<BestForFile>, String>;
     fn step(&mut self, units: usize) -> bool {
         self.search.step(units)
     }
@@ -149,7 +149,7 @@ const TARGETS: [(Target, &str); 4] = [
 /// it with the file's own layout and writes it back as a launch file to copy or download.
 #[component]
 fn BestLayout(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>, String)>) -> impl IntoView {
-    let (found, set_found) = signal(None::<Result<Option<Best>, String>>);
+    let (found, set_found) = signal(None::<Result<Option<BestForFile>, String>>);
     let (progress, set_progress) = signal(None::<(u64, u64)>);
     let task: StoredValue<Option<TaskHandle>, LocalStorage> = StoredValue::new_local(None);
     on_cleanup(move || {

@@ -95,7 +95,7 @@ pub fn OwnPanel() -> impl IntoView {
     });
     let error_at = move |f: &'static str| {
         Signal::derive(move || match tried.get() {
-            Tried::Invalid(errors) => errors.iter().find(|e| e.field() == Some(f)).map(field_message),
+            Tried::Invalid(errors) => errors.iter().find(|e| e.is_at(f)).map(field_message),
             _ => None,
         })
     };
@@ -148,11 +148,9 @@ pub fn OwnPanel() -> impl IntoView {
     let dp_line = move || {
         let n = ex.outcome.with(|o| o.as_ref().map(|o| o.spec.n_gpus));
         let general: Vec<String> = match tried.get() {
-            Tried::Invalid(errors) => errors
-                .iter()
-                .filter(|e| !OWN_KEYS.iter().any(|(_, f)| e.field() == Some(f)))
-                .map(Error::to_string)
-                .collect(),
+            Tried::Invalid(errors) => {
+                errors.iter().filter(|e| !OWN_KEYS.iter().any(|(_, f)| e.is_at(*f))).map(Error::to_string).collect()
+            }
             _ => Vec::new(),
         };
         view! {

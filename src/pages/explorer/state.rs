@@ -275,7 +275,7 @@ impl Explorer {
     /// The error of `field` in the live scenario, if any.
     pub fn live_error(&self, field: &str) -> Option<String> {
         self.live_check.with(|r| match r {
-            Err(errors) => errors.iter().find(|e| e.field() == Some(field)).map(super::widgets::field_message),
+            Err(errors) => errors.iter().find(|e| e.is_at(field)).map(super::widgets::field_message),
             Ok(()) => None,
         })
     }

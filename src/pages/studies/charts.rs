@@ -7,7 +7,7 @@ use std::sync::Arc;
 use fmperf_core::sweep::{AxisKey, Metric, Status, SweepResult};
 use leptos::prelude::*;
 
-use super::keys::{self, Breakdown, Chart, Kind, Source};
+use super::keys::{self, Chart, ChartKind, StudyBreakdown, SweepSource};
 use super::picker::Comparisons;
 use super::state::Studies;
 use super::table::PointsTable;
@@ -29,7 +29,7 @@ fn heat_data(r: &SweepResult, a: &Arrangement, metric: Metric) -> (HeatmapData, 
 }
 
 /// The stacked breakdown along x of one series (see [`arrange::breakdown_bars`]).
-fn breakdown_bars(r: &SweepResult, a: &Arrangement, kind: Breakdown, series: &str) -> (Vec<String>, Vec<Bar>) {
+fn breakdown_bars(r: &SweepResult, a: &Arrangement, kind: StudyBreakdown, series: &str) -> (Vec<String>, Vec<Bar>) {
     let (names, bars) = arrange::breakdown_bars(r, a, kind, series);
     (names, bars.into_iter().map(|(label, parts)| Bar::new(label, parts)).collect())
 }
@@ -49,7 +49,7 @@ pub fn Results() -> impl IntoView {
         };
         let r = f.result.clone();
         let panel = match st.source.get() {
-            Source::Preset(_, p) if st.spec.with(|s| s.as_ref().ok() == Some(&r.spec)) => Some(p),
+            SweepSource::Preset(_, p) if st.spec.with(|s| s.as_ref().ok() == Some(&r.spec)) => Some(p),
             _ => None,
         };
         let feasible = r.points.iter().filter(|p| p.status == Status::Ok).count();
@@ -122,18 +122,18 @@ fn Controls(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) ->
     ];
     let metrics: Vec<(String, String)> = Metric::all().into_iter().map(|m| (m.key(), m.label())).collect();
     let mut out = vec![select_view(st, "chart-kind", "Chart", "kind", kinds, chart.kind.key().to_string())];
-    if chart.kind != Kind::Table {
+    if chart.kind != ChartKind::Table {
         out.push(select_view(st, "chart-metric", "Metric", "metric", metrics, chart.metric.key()));
     }
-    if chart.kind != Kind::Table && !axes.is_empty() {
+    if chart.kind != ChartKind::Table && !axes.is_empty() {
         let x = chart.x.map(|k| k.name().to_string()).unwrap_or_default();
-        out.push(select_view(st, "chart-x", "x axis", "x", axis_options(chart.kind == Kind::Line), x));
+        out.push(select_view(st, "chart-x", "x axis", "x", axis_options(chart.kind == ChartKind::Line), x));
     }
-    if chart.kind == Kind::Heatmap {
+    if chart.kind == ChartKind::Heatmap {
         let y = chart.y.map(|k| k.name().to_string()).unwrap_or_default();
         out.push(select_view(st, "chart-y", "rows", "y", axis_options(false), y));
     }
-    if chart.kind == Kind::Line {
+    if chart.kind == ChartKind::Line {
         let boxes = axes
             .iter()
             .filter(|k| Some(**k) != chart.x)
@@ -190,7 +190,7 @@ fn Controls(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) ->
     let fixed = arrangement
         .fixed
         .iter()
-        .filter(|_| chart.kind != Kind::Table)
+        .filter(|_| chart.kind != ChartKind::Table)
         .map(|(i, chosen)| {
             let key = axes[*i];
             let opts = result.spec.axes[*i]
@@ -225,12 +225,12 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
     let metric = chart.metric;
     // The mode is part of the title, so exported charts say which model drew them.
     let title = match st.source.get_untracked() {
-        Source::Preset(_, p) => format!("{} — {}", p.title, result.spec.mode.label()),
-        Source::Custom(t) => fmperf_app::arrange::sweep_title(&result, &t.model, &t.system),
+        SweepSource::Preset(_, p) => format!("{} — {}", p.title, result.spec.mode.label()),
+        SweepSource::Custom(t) => fmperf_app::arrange::sweep_title(&result, &t.model, &t.system),
     };
     let main = match chart.kind {
-        Kind::Table => view! { <p class="muted">"Table only: the points are listed below."</p> }.into_any(),
-        Kind::Line => {
+        ChartKind::Table => view! { <p class="muted">"Table only: the points are listed below."</p> }.into_any(),
+        ChartKind::Line => {
             let Some(x) = chart.x else { return ().into_any() };
             let eff = chart.efficiency && chart.efficiency_applies();
             let (series, empty) = line_series(&result, &arrangement, metric, eff);
@@ -265,7 +265,7 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
             }
             .into_any()
         }
-        Kind::Heatmap => {
+        ChartKind::Heatmap => {
             let (Some(x), Some(y)) = (chart.x, chart.y) else { return ().into_any() };
             let (data, best) = heat_data(&result, &arrangement, metric);
             let reverse = metric.lower_is_better();
@@ -292,7 +292,7 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
             .into_any()
         }
     };
-    let breakdown = (chart.kind != Kind::Table && arrangement.x.is_some()).then(|| {
+    let breakdown = (chart.kind != ChartKind::Table && arrangement.x.is_some()).then(|| {
         let all = arrangement.groups(&result);
         let groups: Vec<String> = all.iter().map(|(n, _)| n.clone()).collect();
         // Default: the group holding the best point.
@@ -311,8 +311,8 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
         let chosen = chart.breakdown_series.clone().filter(|c| groups.contains(c)).unwrap_or_else(best_group);
         let (components, bars) = breakdown_bars(&result, &arrangement, chart.breakdown, &chosen);
         let unit = match chart.breakdown {
-            Breakdown::Time => "iteration time [s]",
-            Breakdown::Memory => "memory per device [GB]",
+            StudyBreakdown::Time => "iteration time [s]",
+            StudyBreakdown::Memory => "memory per device [GB]",
         };
         let series_select = (groups.len() > 1).then(|| {
             let opts = groups
@@ -339,8 +339,8 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
                 <div class="field inline">
                     <label for="breakdown-kind">"show"</label>
                     <select id="breakdown-kind" on:change=move |ev| set(st, "bd", event_target_value(&ev))>
-                        <option value="time" selected=bd == Breakdown::Time>"iteration time"</option>
-                        <option value="memory" selected=bd == Breakdown::Memory>"memory per device"</option>
+                        <option value="time" selected=bd == StudyBreakdown::Time>"iteration time"</option>
+                        <option value="memory" selected=bd == StudyBreakdown::Memory>"memory per device"</option>
                     </select>
                 </div>
                 {series_select}

@@ -10,7 +10,7 @@ use fmperf_core::sweep::{AxisKey, SweepText, ValueKind};
 use fmperf_core::{Error, Strategy};
 use leptos::prelude::*;
 
-use super::keys::{self, Source};
+use super::keys::{self, SweepSource};
 use super::state::Studies;
 
 /// Applies `edit` to the current sweep text and writes it to the URL.
@@ -23,8 +23,8 @@ fn edit(st: Studies, push: bool, edit: impl FnOnce(&mut SweepText)) {
 /// The current sweep text (tracked).
 fn text(st: Studies) -> SweepText {
     st.source.with(|s| match s {
-        Source::Custom(t) => t.clone(),
-        Source::Preset(_, p) => p.text.clone(),
+        SweepSource::Custom(t) => t.clone(),
+        SweepSource::Preset(_, p) => p.text.clone(),
     })
 }
 
@@ -387,7 +387,7 @@ fn AxesEditor() -> impl IntoView {
                 let field: &'static str = key.map(|k| k.name()).unwrap_or("axis");
                 let error = move || {
                     st.spec.with(|s| match s {
-                        Err(e) if e.field() == Some(&format!("axis.{field}")) => {
+                        Err(e) if e.path().is_some_and(|p| p.below("axis") == Some(field)) => {
                             Some(fmperf_app::words::field_message(e))
                         }
                         _ => None,

@@ -17,7 +17,7 @@ mod table;
 
 use leptos::prelude::*;
 
-use state::{Run, Studies};
+use state::{Studies, SweepRun};
 
 use crate::mode_panel::ModePanel;
 use crate::url_state::UrlState;
@@ -49,8 +49,8 @@ pub fn StudiesPage() -> impl IntoView {
             />
             <section class="card study-panel" id="study-panel" tabindex="-1" aria-label="The sweep">
                 {move || match st.source.get() {
-                    keys::Source::Preset(preset, panel) => picker::PanelInfo(picker::PanelInfoProps { preset, panel }).into_any(),
-                    keys::Source::Custom(_) => form::SweepForm().into_any(),
+                    keys::SweepSource::Preset(preset, panel) => picker::PanelInfo(picker::PanelInfoProps { preset, panel }).into_any(),
+                    keys::SweepSource::Custom(_) => form::SweepForm().into_any(),
                 }}
             </section>
             <ProgressBar />
@@ -65,7 +65,7 @@ fn ProgressBar() -> impl IntoView {
     let st = use_context::<Studies>().expect("studies state");
     move || {
         match st.run.get() {
-        Run::Running { done, total } => {
+        SweepRun::Running { done, total } => {
             let pct = if total > 0 { done as f64 / total as f64 * 100.0 } else { 0.0 };
             view! {
                 <section class="card studies-progress" aria-live="polite">
@@ -91,7 +91,7 @@ fn ProgressBar() -> impl IntoView {
             }
             .into_any()
         }
-        Run::Cancelled => view! {
+        SweepRun::Cancelled => view! {
             <section class="card studies-progress">
                 <div class="row">
                     <span class="muted">"Sweep cancelled. The results below, if any, are from the previous sweep."</span>
@@ -103,7 +103,7 @@ fn ProgressBar() -> impl IntoView {
             </section>
         }
         .into_any(),
-        Run::Idle => ().into_any(),
+        SweepRun::Idle => ().into_any(),
     }
     }
 }

@@ -7,7 +7,7 @@ use fmperf_core::sweep::SweepText;
 use fmperf_core::vocab::Note;
 use leptos::prelude::*;
 
-use super::keys::{self, Source};
+use super::keys::{self, SweepSource};
 use super::state::Studies;
 use crate::mode_panel::ModeBadge;
 
@@ -16,8 +16,8 @@ use crate::mode_panel::ModeBadge;
 pub fn PresetPicker() -> impl IntoView {
     let st = use_context::<Studies>().expect("studies state");
     let current = move || match st.source.get() {
-        Source::Preset(p, panel) => Some((p.id.clone(), panel.id.clone())),
-        Source::Custom(_) => None,
+        SweepSource::Preset(p, panel) => Some((p.id.clone(), panel.id.clone())),
+        SweepSource::Custom(_) => None,
     };
     let custom = move |_| {
         let text = st.text.get_untracked();

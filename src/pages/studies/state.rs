@@ -12,7 +12,7 @@ use fmperf_core::Error;
 use fmperf_core::sweep::{Sweep, SweepResult, SweepSpec, SweepText};
 use leptos::prelude::*;
 
-use super::keys::{self, Chart, Source};
+use super::keys::{self, Chart, SweepSource};
 use crate::mode_panel;
 use crate::runner::{Jobs, Sliced, TaskHandle, spawn_parallel};
 use crate::url_state::UrlState;
@@ -28,7 +28,7 @@ pub struct Finished {
 
 /// Where the sweep stands.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Run {
+pub enum SweepRun {
     /// Nothing running.
     Idle,
     /// Running: `(done, total)` work units (candidates) and points finished.
@@ -64,7 +64,7 @@ pub struct Studies {
     /// The URL state.
     pub url: UrlState,
     /// What the URL asks for.
-    pub source: Memo<Source>,
+    pub source: Memo<SweepSource>,
     /// The mode and switch texts of the source (a preset panel's own; none for the user's sweep).
     pub mode_defaults: Memo<(Option<String>, Option<String>)>,
     /// The sweep text in force: the source's with the page-wide mode and switches applied.
@@ -76,7 +76,7 @@ pub struct Studies {
     /// The user's own models and systems.
     pub entries: Memo<fmperf_core::explore::UserEntries>,
     /// Where the run stands.
-    pub run: RwSignal<Run>,
+    pub run: RwSignal<SweepRun>,
     /// The last finished sweep (kept while a new one runs, cleared when the spec is invalid).
     pub finished: RwSignal<Option<Finished>>,
     handle: StoredValue<Option<TaskHandle>, LocalStorage>,
@@ -90,14 +90,14 @@ impl Studies {
         // permalink naming a sweep (then reference, as it was written).
         let mode_defaults = Memo::new(move |_| {
             source.with(|s| match s {
-                Source::Preset(..) => (s.text().mode, s.text().ext),
-                Source::Custom(_) => {
+                SweepSource::Preset(..) => (s.text().mode, s.text().ext),
+                SweepSource::Custom(_) => {
                     (Some(url.query.with(|q| fmperf_app::mode::default_for(q)).as_str().to_string()), None)
                 }
             })
         });
         let text = Memo::new(move |_| {
-            let mut t = source.with(Source::text);
+            let mut t = source.with(SweepSource::text);
             (t.mode, t.ext) = url.query.with(|q| mode_panel::texts(q, &mode_defaults.get()));
             t
         });
@@ -107,8 +107,8 @@ impl Studies {
         let spec = Memo::new(move |_| text.with(|t| entries.with(|u| fmperf_app::jobs::sweep_spec(t, u))));
         let chart = Memo::new(move |_| {
             let view = source.with(|s| match s {
-                Source::Preset(_, p) => Some(p.view.clone()),
-                Source::Custom(_) => None,
+                SweepSource::Preset(_, p) => Some(p.view.clone()),
+                SweepSource::Custom(_) => None,
             });
             spec.with(|s| s.as_ref().ok().map(|s| url.query.with(|q| keys::chart(q, s, view.as_ref()))))
         });
@@ -120,7 +120,7 @@ impl Studies {
             spec,
             chart,
             entries,
-            run: RwSignal::new(Run::Idle),
+            run: RwSignal::new(SweepRun::Idle),
             finished: RwSignal::new(None),
             handle: StoredValue::new_local(None),
         };
@@ -144,15 +144,15 @@ impl Studies {
         };
         let st = *self;
         let started = now_ms();
-        st.run.set(Run::Running { done: 0, total: sweep.progress().1 });
+        st.run.set(SweepRun::Running { done: 0, total: sweep.progress().1 });
         let jobs = self.jobs(spec);
         let handle = spawn_parallel(
             move || Task(sweep),
             jobs,
-            move |(done, total)| st.run.set(Run::Running { done, total }),
+            move |(done, total)| st.run.set(SweepRun::Running { done, total }),
             move |result| {
                 st.finished.set(Some(Finished { result: Arc::new(result), elapsed_ms: now_ms() - started }));
-                st.run.set(Run::Idle);
+                st.run.set(SweepRun::Idle);
             },
         );
         self.handle.set_value(Some(handle));
@@ -171,7 +171,7 @@ impl Studies {
         if let Some(h) = self.handle.get_value() {
             if h.is_running() {
                 h.cancel();
-                self.run.set(Run::Cancelled);
+                self.run.set(SweepRun::Cancelled);
             }
         }
     }

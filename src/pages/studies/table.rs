@@ -8,7 +8,7 @@ use fmperf_core::sweep::{Metric, PointResult, SweepResult, SweepText, export};
 use fmperf_core::vocab::Note;
 use leptos::prelude::*;
 
-use super::keys::Source;
+use super::keys::SweepSource;
 use super::state::Studies;
 use crate::download::download_text;
 use crate::mode_panel::ModeBadge;
@@ -94,10 +94,10 @@ pub fn PointsTable(result: Arc<SweepResult>) -> impl IntoView {
         format!("Showing the first {MAX_ROWS} of {} points; the downloads hold all of them.", result.points.len())
     });
     let (stem, cli) = match st.source.get_untracked() {
-        Source::Preset(p, panel) => {
+        SweepSource::Preset(p, panel) => {
             (format!("fmperf-{}-{}", p.id, panel.id), super::picker::preset_cli(p, panel, &result.spec.mode))
         }
-        Source::Custom(_) => ("fmperf-sweep".to_string(), SweepText::from_spec(&result.spec).to_cli()),
+        SweepSource::Custom(_) => ("fmperf-sweep".to_string(), SweepText::from_spec(&result.spec).to_cli()),
     };
     let (error, set_error) = signal(None::<String>);
     let r1 = result.clone();

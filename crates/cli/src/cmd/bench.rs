@@ -9,7 +9,7 @@ use fmperf_core::search::{ExecutionChoices, Search, SearchSpec};
 use fmperf_core::{ModelShape, Strategy, SystemParams};
 
 use super::{CmdError, CmdResult};
-use crate::args::Format;
+use crate::args::OutputFormat;
 use crate::table::Table;
 
 /// Help text of `fmperf bench`.
@@ -53,7 +53,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let Some(args) = super::parse_flags(raw, &["format"], HELP, out)? else {
         return Ok(());
     };
-    let format = Format::from_args(&args, &[Format::Table, Format::Json])?;
+    let format = OutputFormat::from_args(&args, &[OutputFormat::Table, OutputFormat::Json])?;
     let mut cases = Vec::new();
     for model in ["gpt3_1T", "vit_era5"] {
         for strategy in Strategy::ALL {
@@ -82,7 +82,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let total_seconds: f64 = cases.iter().map(|c| c.seconds).sum();
     let rate = |n: u64, s: f64| if s > 0.0 { n as f64 / s } else { f64::INFINITY };
     match format {
-        Format::Json => {
+        OutputFormat::Json => {
             let list: Vec<serde_json::Value> = cases
                 .iter()
                 .map(|c| {

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::estimate::{file_error, overrides, read_sources};
 use super::{CmdError, CmdResult};
-use crate::args::{Args, Format};
+use crate::args::{Args, OutputFormat};
 use crate::table::Table;
 
 /// Help text of `fmperf calibrate`.
@@ -72,8 +72,8 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     };
     // The document is the product (`> my-stack.json`): JSON unless told.
     let format = match args.value("format")? {
-        None => Format::Json,
-        Some(_) => Format::from_args(&args, &[Format::Json, Format::Table])?,
+        None => OutputFormat::Json,
+        Some(_) => OutputFormat::from_args(&args, &[OutputFormat::Json, OutputFormat::Table])?,
     };
     let mut log_notes = Vec::new();
     let measured = measured_figures(&args, &mut log_notes)?;
@@ -100,7 +100,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     fitted.notes.splice(0..0, log_notes);
     let cal = Calibration::of_fit(&e.system_id, &s.model_name, s.devices, &e.config_line(), &fitted);
     match format {
-        Format::Table => write!(out, "{}", render(&cal))?,
+        OutputFormat::Table => write!(out, "{}", render(&cal))?,
         _ => writeln!(out, "{}", serde_json::to_string_pretty(&cal.to_json()).unwrap_or_default())?,
     }
     Ok(())
@@ -231,7 +231,7 @@ pub fn estimate_side_by_side(
     e: &Estimate,
     cal: &Calibration,
     budget: Option<(fmperf_core::catalog::TrainingBudget, Option<f64>)>,
-    format: Format,
+    format: OutputFormat,
     out: &mut dyn Write,
 ) -> CmdResult {
     let hw = hardware_of(e).map_err(|err| CmdError::Usage(format!("--from {path}: {err}")))?;
@@ -239,7 +239,7 @@ pub fn estimate_side_by_side(
     let cost = |x: &Estimate| budget.map(|(b, p)| crate::run_cost::of_estimate(x, b, p)).transpose();
     let (cost_u, cost_c) = (cost(e)?, cost(&c)?);
     match format {
-        Format::Json => {
+        OutputFormat::Json => {
             let mut doc = json!({
                 "calibration": calibration_json(cal),
                 "uncalibrated": e.to_json(l),
@@ -333,9 +333,9 @@ pub fn search_side_by_side(
 /// `{"calibration", "uncalibrated", "calibrated"}` (each calibrated row with its
 /// `mem_gb_with_overhead`), CSV one table with a first column `calibrated`, tables one after the
 /// other, labelled.
-pub fn side_by_side(format: Format, cal: &Calibration, a: &str, b: &str, out: &mut dyn Write) -> CmdResult {
+pub fn side_by_side(format: OutputFormat, cal: &Calibration, a: &str, b: &str, out: &mut dyn Write) -> CmdResult {
     match format {
-        Format::Json => {
+        OutputFormat::Json => {
             let parse = |s: &str| serde_json::from_str::<Value>(s.trim()).unwrap_or(Value::Null);
             let mut calibrated = parse(b);
             // The rows keep the contract's memory (extended mode's estimate); the calibrated need,
@@ -350,7 +350,7 @@ pub fn side_by_side(format: Format, cal: &Calibration, a: &str, b: &str, out: &m
             let doc = json!({"calibration": calibration_json(cal), "uncalibrated": parse(a), "calibrated": calibrated});
             writeln!(out, "{doc}")?;
         }
-        Format::Csv => {
+        OutputFormat::Csv => {
             // One table: a first column says which.
             for (i, line) in a.lines().enumerate() {
                 writeln!(out, "{},{line}", if i == 0 { "calibrated" } else { "false" })?;

@@ -8,7 +8,7 @@ use fmperf_core::extended::{Hardware, Workload};
 use fmperf_core::format::{self, Document, emit::J};
 
 use super::{CmdError, CmdResult};
-use crate::args::{Args, Format};
+use crate::args::{Args, OutputFormat};
 use crate::table::Table;
 
 /// Help text of `fmperf catalog`.
@@ -37,7 +37,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         write!(out, "{HELP}")?;
         return Ok(());
     }
-    let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
+    let format = OutputFormat::from_args(&args, &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Csv])?;
     let what = one_positional(&args, "catalog", "`models` or `systems`")?;
     let (docs, table) = match what {
         "models" => (
@@ -53,12 +53,12 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         }
     };
     match format {
-        Format::Json => {
+        OutputFormat::Json => {
             let list = J::Arr(docs.iter().map(format::to_tree).collect());
             write!(out, "{}", J::obj().put(what, list).render())?;
         }
-        Format::Csv => write!(out, "{}", table.to_csv())?,
-        Format::Table => write!(out, "{}", table.render())?,
+        OutputFormat::Csv => write!(out, "{}", table.to_csv())?,
+        OutputFormat::Table => write!(out, "{}", table.render())?,
     }
     Ok(())
 }

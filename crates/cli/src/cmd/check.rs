@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::catalog::{one_positional, opt, opt_num, reference_status};
 use super::{CmdError, CmdResult};
-use crate::args::{Args, Format};
+use crate::args::{Args, OutputFormat};
 
 /// Help text of `fmperf check`.
 pub const HELP: &str = "\
@@ -60,7 +60,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         write!(out, "{HELP}")?;
         return Ok(());
     }
-    let format = Format::from_args(&args, &[Format::Table, Format::Json])?;
+    let format = OutputFormat::from_args(&args, &[OutputFormat::Table, OutputFormat::Json])?;
     let path = one_positional(&args, "check", "a FILE")?;
     let text = read_text(path)?;
     let framework_model = crate::model_files::read("file", path, &text)?;
@@ -78,7 +78,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         Ok(p) => format!("{} ({})", p.document.kind(), p.origin.describe()),
         Err(_) => declared_kind(&text),
     };
-    if format == Format::Json {
+    if format == OutputFormat::Json {
         let (valid, problems, warnings) = match &result {
             Ok(p) => (true, vec![], p.warnings.iter().map(problem_json).collect::<Vec<_>>()),
             Err(errs) => (false, errs.iter().map(problem_json).collect(), vec![]),

@@ -4,12 +4,13 @@
 
 use std::io::Write;
 
+use fmperf_core::extended::moe::MoeTimePart;
 use fmperf_core::resolve::{self, UserEntries};
 use fmperf_core::vocab::{Fits, Note, TimePart};
 use fmperf_launch::{self as launch, Overrides, Source};
 
 use super::{CmdError, CmdResult};
-use crate::args::{Args, Format};
+use crate::args::{Args, OutputFormat};
 use crate::table::Table;
 
 /// Help text of `fmperf estimate`.
@@ -53,7 +54,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let Some(args) = super::parse_flags(raw, &value_flags, &help, out)? else {
         return Ok(());
     };
-    let format = Format::from_args(&args, &[Format::Table, Format::Json])?;
+    let format = OutputFormat::from_args(&args, &[OutputFormat::Table, OutputFormat::Json])?;
     // The flags first: a bad `--system` or `--gpus` is reported even when the file has problems too.
     let overrides = overrides(&args)?;
     let files = read_sources(&args)?;
@@ -67,7 +68,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     }
     let cost = budget.map(|(b, p)| crate::run_cost::of_estimate(&e, b, p)).transpose()?;
     match format {
-        Format::Json => {
+        OutputFormat::Json => {
             let mut doc = e.to_json(&launch);
             if let Some(c) = &cost {
                 doc["cost"] = c.to_json();
@@ -149,17 +150,8 @@ pub fn fits_words(fits: Fits) -> &'static str {
 /// The Mixture-of-Experts parts of the busiest device: time [s] (forward and backward over the
 /// iteration) beside the expert memory [GB] and the routing figures.
 fn moe_table(b: &fmperf_core::extended::moe::MoeBreakdown) -> Table {
-    let t = &b.times;
     let mut table = Table::new(&["MoE time part", "[s]", "MoE figure", "value"]);
-    let times = [
-        ("router", t.router_s),
-        ("experts", t.experts_s),
-        ("shared experts", t.shared_s),
-        ("element-wise", t.elementwise_s),
-        ("all-to-all", t.a2a_s),
-        ("  exposed", t.a2a_exposed_s),
-        ("layer overhead", t.overhead_s),
-    ];
+    let times = MoeTimePart::ALL.map(|p| (p.key(), p.of(&b.times)));
     let mut figures: Vec<(String, String)> =
         b.expert_parts().iter().map(|(p, gb)| (format!("expert {} [GB]", p.key()), format!("{gb:.2}"))).collect();
     figures.extend([

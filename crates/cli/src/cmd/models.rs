@@ -7,7 +7,7 @@ use fmperf_core::ModelShape;
 use fmperf_core::reference::model_summary;
 
 use super::CmdResult;
-use crate::args::Format;
+use crate::args::OutputFormat;
 use crate::table::Table;
 
 /// Help text of `fmperf models`.
@@ -26,14 +26,14 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let Some(args) = super::parse_flags(raw, &["format"], HELP, out)? else {
         return Ok(());
     };
-    let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
+    let format = OutputFormat::from_args(&args, &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Csv])?;
     let mut rows = Vec::new();
     for (name, m) in ModelShape::REFERENCE {
         let s = model_summary(&m)?;
         rows.push((name, m, s.parameters / 1e9, s.flops_per_sample_tflop / 1e3));
     }
     match format {
-        Format::Json => {
+        OutputFormat::Json => {
             let list: Vec<serde_json::Value> = rows
                 .iter()
                 .map(|(name, m, params_b, pflop)| {
@@ -45,7 +45,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
                 .collect();
             writeln!(out, "{}", serde_json::json!({ "models": list }))?;
         }
-        Format::Table | Format::Csv => {
+        OutputFormat::Table | OutputFormat::Csv => {
             let mut t = Table::new(&[
                 "model",
                 "l [tokens]",
@@ -68,7 +68,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
                     format!("{pflop:.2}"),
                 ]);
             }
-            let text = if format == Format::Csv { t.to_csv() } else { t.render() };
+            let text = if format == OutputFormat::Csv { t.to_csv() } else { t.render() };
             write!(out, "{text}")?;
         }
     }

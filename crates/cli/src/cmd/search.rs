@@ -18,7 +18,7 @@ use fmperf_core::{Strategy, SystemParams};
 use serde_json::{Value, json};
 
 use super::{CmdError, CmdResult};
-use crate::args::{Args, Format};
+use crate::args::{Args, OutputFormat};
 use crate::inputs::{load_hardware, load_model, load_system, load_workload_at};
 use crate::table::Table;
 
@@ -100,7 +100,7 @@ pub struct SearchRequest {
     /// Worker threads (≥ 1).
     pub threads: usize,
     /// Output format.
-    pub format: Format,
+    pub format: OutputFormat,
     /// `--seq-len`: the training sequence length [tokens] replacing the model's own (or giving one
     /// to a model file that states none).
     pub seq_len: Option<u64>,
@@ -161,7 +161,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
                     .into(),
             ));
         }
-        let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
+        let format = OutputFormat::from_args(&args, &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Csv])?;
         return super::search_from::run(&args, format, out);
     }
     execute(&request_from_args(&args)?, out)
@@ -169,7 +169,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
 
 /// The request the flags describe; errors name the flag.
 pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
-    let format = Format::from_args(args, &[Format::Table, Format::Json, Format::Csv])?;
+    let format = OutputFormat::from_args(args, &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Csv])?;
     if args.value("emit")?.is_some() {
         return Err(CmdError::Usage(
             "--emit writes the best layout back as a launch file: it needs --from FILE (the launch to start from)"
@@ -380,7 +380,7 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
         None => Vec::new(),
     };
     match req.format {
-        Format::Json => {
+        OutputFormat::Json => {
             let m = found.mode.to_json();
             let mut doc = json!({
                 "mode": m["mode"],
@@ -412,13 +412,13 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
             writeln!(out, "{doc}")?;
         }
         // With --sensitivity the CSV is its points (one table per file).
-        Format::Csv if sensitivity.is_some() => sensitivity.as_ref().map_or(Ok(()), |s| s.write_csv(out))?,
-        Format::Csv => {
+        OutputFormat::Csv if sensitivity.is_some() => sensitivity.as_ref().map_or(Ok(()), |s| s.write_csv(out))?,
+        OutputFormat::Csv => {
             let mut t = flat_table(&rows, Digits::Exact);
             crate::run_cost::add_columns(&mut t, &costs, true);
             write!(out, "{}", t.to_csv())?;
         }
-        Format::Table => {
+        OutputFormat::Table => {
             writeln!(
                 out,
                 "{} on {} (scale-up domain {} devices), strategy {}, {} devices, global batch {}, {}: {} candidates, {} fit in {} GB",

@@ -10,12 +10,12 @@ use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
 use fmperf_core::search::ResultRow;
 use fmperf_core::search::row::Digits;
 use fmperf_launch::emit::{self, Target};
-use fmperf_launch::{self as launch, Format as FileFormat, ModelOnly, Scenario};
+use fmperf_launch::{self as launch, Format as FileFormat, LaunchScenario, ModelOnly};
 use serde_json::json;
 
 use super::estimate::{overrides, read_sources};
 use super::{CmdError, CmdResult};
-use crate::args::{Args, Format};
+use crate::args::{Args, OutputFormat};
 
 /// Help lines of `--from`, appended to `fmperf search --help`.
 pub const HELP: &str = "\
@@ -36,7 +36,7 @@ const ALL: usize = 1 << 22;
 
 /// Runs `fmperf search --from FILE` with the already parsed flags; with `--calibration FILE`, the
 /// search without and with it, side by side (with `--emit`: the calibrated best is written).
-pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
+pub fn run(args: &Args, format: OutputFormat, out: &mut dyn Write) -> CmdResult {
     let Some(cal) = super::calibrate::read_calibration(args)? else { return run_with(args, format, None, out) };
     if args.value("emit")?.is_some() {
         return run_with(args, format, Some(&cal), out);
@@ -50,7 +50,7 @@ pub fn run(args: &Args, format: Format, out: &mut dyn Write) -> CmdResult {
 /// One search of the file's scenario, its part as calibration `cal` runs it when given.
 fn run_with(
     args: &Args,
-    format: Format,
+    format: OutputFormat,
     cal: Option<&fmperf_core::calibrate::Calibration>,
     out: &mut dyn Write,
 ) -> CmdResult {
@@ -71,7 +71,7 @@ fn run_with(
         let system = o.system.clone().or_else(|| launch.settings.system.get().cloned());
         (None, m.workload, ExtendedOptions::realistic(), gpus, batch, system)
     } else {
-        let s = Scenario::from_launch(&launch, &o).map_err(usage)?;
+        let s = LaunchScenario::from_launch(&launch, &o).map_err(usage)?;
         let (w, opts, gpus, batch, system) =
             (s.workload, s.options, s.devices, s.layout.global_batch, s.system.clone());
         (Some(s), w, opts, gpus, batch, system)
@@ -119,8 +119,8 @@ fn run_with(
             })?;
             let (layout, chosen) = emit::choice(best, batch, &searched).map_err(usage)?;
             let base = match &scenario {
-                Some(s) => Scenario { options, ..s.clone() },
-                None => Scenario {
+                Some(s) => LaunchScenario { options, ..s.clone() },
+                None => LaunchScenario {
                     model_name: launch.settings.model_name.get().cloned().unwrap_or_else(|| path.clone()),
                     workload: setup_workload.clone(),
                     tied_embeddings: setup_workload.tied_embeddings,
@@ -138,7 +138,7 @@ fn run_with(
     };
     let own = match scenario {
         Some(s) => {
-            let e = launch::estimate(&Scenario { options, ..s }, &system_id, &hardware).map_err(usage)?;
+            let e = launch::estimate(&LaunchScenario { options, ..s }, &system_id, &hardware).map_err(usage)?;
             let r = launch::rank(&e.layout, e.evaluation.throughput_samples_per_s, &result.top);
             Some((e, r))
         }
@@ -146,7 +146,7 @@ fn run_with(
     };
     let shown = &result.top[..result.top.len().min(top)];
     if let Some(e) = &emitted
-        && format != Format::Json
+        && format != OutputFormat::Json
     {
         // The launch file itself on standard output (`> best.sh`), what it could not carry on stderr.
         for n in &e.notes {
@@ -156,7 +156,7 @@ fn run_with(
         return Ok(());
     }
     match format {
-        Format::Json => {
+        OutputFormat::Json => {
             let own_json = own.as_ref().map(|(e, r)| {
                 let j = e.to_json(&launch);
                 json!({
@@ -176,11 +176,11 @@ fn run_with(
                             "file_name": e.file_name, "in_place": e.in_place, "text": e.text, "notes": e.notes })) })
             )?;
         }
-        Format::Table | Format::Csv => {
+        OutputFormat::Table | OutputFormat::Csv => {
             let rows: Vec<ResultRow> = shown.iter().map(|r| with_verdict(ResultRow::of(r, batch))).collect();
-            let digits = if format == Format::Csv { Digits::Exact } else { Digits::Rounded };
+            let digits = if format == OutputFormat::Csv { Digits::Exact } else { Digits::Rounded };
             let table = super::search::flat_table(&rows, digits);
-            if format == Format::Csv {
+            if format == OutputFormat::Csv {
                 write!(out, "{}", table.to_csv())?;
                 return Ok(());
             }

@@ -41,7 +41,7 @@ fn budget_of(model: &str) -> (TrainingBudget, bool) {
 }
 
 /// What `--sensitivity` found for a request, with the budget its days are for.
-pub struct Found {
+pub struct BudgetedSensitivity {
     /// The points, sorted.
     pub result: SensitivityResult,
     /// The budget of the training days.
@@ -54,7 +54,11 @@ pub struct Found {
 
 /// Runs the sensitivity of the request's search (`spec`: any strategy's spec; `setup`: extended
 /// mode's) on `req.threads` threads.
-pub fn compute(req: &SearchRequest, spec: &SearchSpec, setup: Option<&ExtendedSetup>) -> Result<Found, CmdError> {
+pub fn compute(
+    req: &SearchRequest,
+    spec: &SearchSpec,
+    setup: Option<&ExtendedSetup>,
+) -> Result<BudgetedSensitivity, CmdError> {
     // The budget given with the price (`--tokens`/`--samples`), else the model's own.
     let (budget, default_budget) = match req.cost {
         Some((b, _)) => (b, false),
@@ -90,10 +94,10 @@ pub fn compute(req: &SearchRequest, spec: &SearchSpec, setup: Option<&ExtendedSe
         handles.into_iter().flat_map(|h| h.join().expect("a sensitivity thread panicked")).collect()
     });
     let result = whole.absorb(found)?.result();
-    Ok(Found { result, budget, default_budget, given_budget: req.cost.is_some() })
+    Ok(BudgetedSensitivity { result, budget, default_budget, given_budget: req.cost.is_some() })
 }
 
-impl Found {
+impl BudgetedSensitivity {
     /// The JSON value of the `sensitivity` key: the core's object plus the budget.
     pub fn to_json(&self) -> Value {
         let mut v = self.result.to_json();

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::catalog::{num, one_positional, reference_status};
 use super::check::read_document;
 use super::{CmdError, CmdResult};
-use crate::args::{Args, Format};
+use crate::args::{Args, OutputFormat};
 use crate::table::Table;
 
 /// Help text of `fmperf show`.
@@ -36,11 +36,11 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         write!(out, "{HELP}")?;
         return Ok(());
     }
-    let format = Format::from_args(&args, &[Format::Table, Format::Json])?;
+    let format = OutputFormat::from_args(&args, &[OutputFormat::Table, OutputFormat::Json])?;
     let target = one_positional(&args, "show", "a catalog id or a file")?;
     let doc = lookup(target)?;
     match format {
-        Format::Json => write!(out, "{}", format::to_json(&doc))?,
+        OutputFormat::Json => write!(out, "{}", format::to_json(&doc))?,
         _ => write!(out, "{}", describe(&doc))?,
     }
     Ok(())

@@ -14,7 +14,7 @@ use fmperf_core::sweep::{PointResult, Shard, SweepResult, SweepSpec, SweepText, 
 use serde_json::Value;
 
 use super::{CmdError, CmdResult};
-use crate::args::{Args, Format};
+use crate::args::{Args, OutputFormat};
 use crate::table::Table;
 use crate::threads;
 
@@ -115,7 +115,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     if args.flag("list") {
         return list(out);
     }
-    let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
+    let format = OutputFormat::from_args(&args, &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Csv])?;
     let shard = match args.value("shard")? {
         Some(s) => Shard::parse(s).map_err(|e| CmdError::Usage(format!("--shard {e}")))?,
         None => Shard::WHOLE,
@@ -178,14 +178,14 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         spec.calibration = Some(cal);
     }
     match (format, price) {
-        (Format::Csv, None) => {
+        (OutputFormat::Csv, None) => {
             let mut header = shard.index == 0;
             threads::run_sweep(&spec, shard, threads, |part| {
                 write!(out, "{}", export::to_csv(&part.spec.axes, &part.points, std::mem::take(&mut header)))?;
                 Ok(())
             })
         }
-        (Format::Csv, Some(price)) => {
+        (OutputFormat::Csv, Some(price)) => {
             let mut header = shard.index == 0;
             threads::run_sweep(&spec, shard, threads, |part| {
                 if std::mem::take(&mut header) {
@@ -201,7 +201,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
                 Ok(())
             })
         }
-        (Format::Json, price) => threads::run_sweep(&spec, shard, threads, |part| {
+        (OutputFormat::Json, price) => threads::run_sweep(&spec, shard, threads, |part| {
             for p in &part.points {
                 let mut v = export::point_json(&part.spec.axes, p);
                 if let Some(price) = price {
@@ -425,7 +425,7 @@ fn run_preset(
     panel: Option<&str>,
     mode: Option<ModelMode>,
     (shard, threads): (Shard, usize),
-    format: Format,
+    format: OutputFormat,
     out: &mut dyn Write,
 ) -> CmdResult {
     let panels: Vec<&Panel> = match panel {
@@ -435,7 +435,7 @@ fn run_preset(
         })?],
         None => preset.panels.iter().collect(),
     };
-    if format == Format::Csv && panels.len() > 1 {
+    if format == OutputFormat::Csv && panels.len() > 1 {
         let ids: Vec<&str> = panels.iter().map(|p| p.id.as_str()).collect();
         return Err(CmdError::Usage(format!(
             "--format csv needs one --panel (their columns differ); panels of {}: {}",
@@ -443,7 +443,7 @@ fn run_preset(
             ids.join(", ")
         )));
     }
-    if format == Format::Table {
+    if format == OutputFormat::Table {
         writeln!(out, "{}\n{}\n", preset.title, preset.summary)?;
     }
     for panel in panels {
@@ -452,20 +452,20 @@ fn run_preset(
             spec.mode = m;
         }
         match format {
-            Format::Csv => {
+            OutputFormat::Csv => {
                 let mut header = shard.index == 0;
                 threads::run_sweep(&spec, shard, threads, |part| {
                     write!(out, "{}", export::to_csv(&part.spec.axes, &part.points, std::mem::take(&mut header)))?;
                     Ok(())
                 })?
             }
-            Format::Json => threads::run_sweep(&spec, shard, threads, |part| {
+            OutputFormat::Json => threads::run_sweep(&spec, shard, threads, |part| {
                 for p in &part.points {
                     writeln!(out, "{}", tagged(preset, panel, &part, p))?;
                 }
                 Ok(())
             })?,
-            Format::Table => {
+            OutputFormat::Table => {
                 let result = run_whole(&spec, shard, threads)?;
                 writeln!(out, "== {} ({})\n{}", panel.title, panel.id, panel.description)?;
                 writeln!(out, "{}", describe(&result.spec))?;

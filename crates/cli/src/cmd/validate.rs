@@ -8,7 +8,7 @@ use fmperf_core::extended::efficiency::Efficiency;
 use fmperf_core::validate::{self, Mode, Report, parse_measured_runs};
 
 use super::{CmdError, CmdResult};
-use crate::args::Format;
+use crate::args::OutputFormat;
 use crate::table::Table;
 
 /// Help text of `fmperf validate`.
@@ -94,7 +94,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     if let Some(p) = args.positional().first() {
         return Err(CmdError::Usage(format!("unexpected argument `{p}`; see --help")));
     }
-    let format = Format::from_args(&args, &[Format::Table, Format::Json, Format::Csv])?;
+    let format = OutputFormat::from_args(&args, &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Csv])?;
     let mode = match args.value("mode")? {
         None => Mode::Extended,
         Some(m) => {
@@ -133,14 +133,14 @@ fn run_dense(
     data: &str,
     args: &crate::args::Args,
     mode: Mode,
-    format: Format,
+    format: OutputFormat,
     out: &mut dyn Write,
 ) -> CmdResult {
     let file = parse_measured_runs(text).map_err(|e| CmdError::Usage(format!("--data {data}: {e}")))?;
     if args.flag("fit") {
         let fit = validate::fit_report(&file);
         match format {
-            Format::Json => writeln!(out, "{}", serde_json::to_string(&fit).unwrap_or_default())?,
+            OutputFormat::Json => writeln!(out, "{}", serde_json::to_string(&fit).unwrap_or_default())?,
             _ => write!(out, "{}", fit_table(&fit))?,
         }
         return Ok(());
@@ -148,14 +148,14 @@ fn run_dense(
     let report = validate::compare::validate_headline_from(&file, mode, holdout_with_progress(&file, mode));
     let ranking = validate::ranking::ranking(&file, &report);
     match format {
-        Format::Json => {
+        OutputFormat::Json => {
             let mut doc = serde_json::to_value(&report).unwrap_or_default();
             if let Some(o) = doc.as_object_mut() {
                 o.insert("ranking".into(), serde_json::to_value(&ranking).unwrap_or_default());
             }
             writeln!(out, "{doc}")?
         }
-        Format::Csv => write!(out, "{}", validate::csv(&[&report]))?,
+        OutputFormat::Csv => write!(out, "{}", validate::csv(&[&report]))?,
         _ => {
             write!(out, "{}", report_table(&report))?;
             write!(out, "{}", super::validate_ranking::ranking_table(&ranking))?

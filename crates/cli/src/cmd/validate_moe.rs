@@ -10,7 +10,7 @@ use fmperf_core::validate::moe_fit::{fit_rows, moe_fit_report_for_file};
 use fmperf_core::validate::moe_runs::{MoeMetric, validate_moe_runs};
 
 use super::{CmdError, CmdResult};
-use crate::args::Format;
+use crate::args::OutputFormat;
 use crate::table::Table;
 
 fn pct(x: Option<f64>) -> String {
@@ -22,10 +22,10 @@ fn num(x: Option<f64>) -> String {
 }
 
 /// Prints the MoE validation of `text` in `format`.
-pub fn run(text: &str, format: Format, out: &mut dyn Write) -> CmdResult {
+pub fn run(text: &str, format: OutputFormat, out: &mut dyn Write) -> CmdResult {
     let rows = validate_moe_runs(text).map_err(|e| CmdError::Usage(format!("--data: {e}")))?;
     let fit = moe_fit_report_for_file(&fit_rows(text).map_err(|e| CmdError::Usage(format!("--data: {e}")))?);
-    if format == Format::Json {
+    if format == OutputFormat::Json {
         let doc = serde_json::json!({ "rows": rows, "fit": fit });
         writeln!(out, "{doc}")?;
         return Ok(());

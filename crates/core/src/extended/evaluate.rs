@@ -14,7 +14,8 @@ pub use super::iteration::{Breakdown, ExtendedEvaluation, OPTIMIZER_BYTES_PER_PA
 use super::iteration::{Parts, assemble, check, check_layout, parts};
 use super::layout::Layout;
 use super::memory::{MemoryEstimate, peak_memory};
-use super::moe::evaluate::{assemble_moe, moe_parts};
+use super::moe::devices::moe_parts;
+use super::moe::evaluate::assemble_moe;
 use super::moe::experts::ExpertLayout;
 use super::moe_caches::{MoeCaches, ShapeMap};
 use super::options::{ExtendedOptions, Sharding};

@@ -11,7 +11,7 @@ use std::hash::BuildHasherDefault;
 use super::attention::attention_operations;
 use super::layout::Layout;
 use super::moe::block::{AttentionPrefix, MoeBlockCost, moe_block_cost_after};
-use super::moe::evaluate::{MoePartsView, SharedParts, shared_parts};
+use super::moe::devices::{MoePartsView, SharedParts, shared_parts};
 use super::moe::experts::ExpertLayout;
 use super::pricing::Pricing;
 use super::workload::Workload;

@@ -324,7 +324,7 @@ pub fn check_form(kind: &str, values: &FormValues) -> FormCheck {
             for e in errors {
                 match e.field().and_then(|p| field_for(kind, p)) {
                     // The field's own check already said what is wrong with it.
-                    Some(p) if out.field_errors.contains_key(&p) && e.field() == Some(p.as_str()) => {}
+                    Some(p) if out.field_errors.contains_key(&p) && e.is_at(p.as_str()) => {}
                     Some(p) => {
                         let list = out.field_errors.entry(p).or_default();
                         if !list.contains(&e) {

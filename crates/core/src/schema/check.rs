@@ -31,7 +31,7 @@ impl Problems {
 
 /// Whether a check since error index `start` failed on `path` (cross-field rules skip such fields).
 pub(crate) fn failed(report: &Problems, start: usize, path: &str) -> bool {
-    report.errors[start..].iter().any(|e| e.field() == Some(path))
+    report.errors[start..].iter().any(|e| e.is_at(path))
 }
 
 /// A short rendering of a JSON value for messages: strings quoted, long values cut.

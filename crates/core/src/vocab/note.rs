@@ -9,7 +9,7 @@
 //! (a catalog entry's notes, a result file), a note's kind is [`NoteKind::Stated`]: the text is
 //! all a document keeps.
 
-use crate::error::FieldPath;
+use crate::error::{FieldPath, FieldPathBuf};
 use std::borrow::Borrow;
 use std::fmt;
 use std::ops::Deref;
@@ -64,7 +64,7 @@ pub struct Note {
     /// What kind of note it is.
     pub kind: NoteKind,
     /// The fields it concerns, as dotted paths (`ext.recompute`, `system`, `--tensor-model-parallel-size`).
-    pub fields: Vec<String>,
+    pub fields: Vec<FieldPathBuf>,
     /// The id of the catalog entry it is about, when it is about one.
     pub entry: Option<String>,
     /// The sentence shown to the user, word for word.
@@ -105,7 +105,7 @@ impl Note {
     /// The note, also concerning the field `path` (dotted; a field it already names is not
     /// repeated).
     pub fn about(mut self, path: impl Into<String>) -> Note {
-        let path = path.into();
+        let path = FieldPathBuf::new(path);
         if !self.fields.contains(&path) {
             self.fields.push(path);
         }
@@ -136,7 +136,7 @@ impl Note {
 
     /// The fields it concerns, as paths.
     pub fn paths(&self) -> impl Iterator<Item = FieldPath<'_>> {
-        self.fields.iter().map(|f| FieldPath::new(f))
+        self.fields.iter().map(FieldPathBuf::as_path)
     }
 
     /// Whether it concerns a field in `group` ([`FieldPath::is_in`]).

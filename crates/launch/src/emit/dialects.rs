@@ -7,7 +7,7 @@ use super::Plan;
 use super::lines::Lines;
 use super::megatron::{Script, find_flag, place};
 use crate::Launch;
-use crate::settings::Origin;
+use crate::settings::SettingOrigin;
 use fmperf_core::Error;
 use fmperf_core::extended::{Recompute, Sharding};
 use fmperf_core::vocab::NoteList;
@@ -21,7 +21,7 @@ pub(super) fn overrides(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(),
         let here = if line > 0 { Some(line) } else { find_anywhere(&sc.lines, &path) };
         match here {
             Some(n) => {
-                sc.set(Some(&Origin::new(path.clone(), n)), &v)?;
+                sc.set(Some(&SettingOrigin::new(path.clone(), n)), &v)?;
             }
             None if v == "null"
                 || (v == "false" && path.ends_with("sequence_parallel"))

@@ -11,7 +11,7 @@
 
 use super::lines::{Lines, value_at};
 use super::{Header, Plan};
-use crate::Scenario;
+use crate::LaunchScenario;
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::{ExtendedOptions, Recompute, Sharding};
@@ -153,7 +153,7 @@ fn layout_items(p: &Plan, notes: &mut Vec<Note>) -> Vec<(String, String)> {
 }
 
 /// The layout keys, `key=value` each.
-pub(super) fn layout_keys(p: &Plan, _s: &Scenario, notes: &mut Vec<Note>) -> Vec<String> {
+pub(super) fn layout_keys(p: &Plan, _s: &LaunchScenario, notes: &mut Vec<Note>) -> Vec<String> {
     layout_items(p, notes).into_iter().map(|(k, v)| format!("{k}={v}")).collect()
 }
 
@@ -267,7 +267,7 @@ fn shell_word(v: &str) -> String {
 pub(super) fn rewrite(
     text: &str,
     p: &Plan,
-    _s: &Scenario,
+    _s: &LaunchScenario,
     _o: &ExtendedOptions,
     notes: &mut Vec<Note>,
 ) -> Result<String, Error> {

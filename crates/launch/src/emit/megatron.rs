@@ -9,7 +9,7 @@ use super::lines::{Lines, indent, value_at};
 use super::megatron_flags::{recompute_flags, sharding_flags, vpp_flag};
 use super::{Plan, dialects};
 use crate::Launch;
-use crate::settings::{Origin, Slot};
+use crate::settings::{SettingOrigin, Slot};
 use fmperf_core::Error;
 use fmperf_core::extended::{Recompute, Sharding};
 use fmperf_core::vocab::{Note, NoteList};
@@ -53,7 +53,7 @@ pub(super) struct Script<'a> {
 
 impl Script<'_> {
     /// The origin's line when it is a flag of this file.
-    pub(super) fn line_of(&mut self, o: Option<&Origin>) -> Option<usize> {
+    pub(super) fn line_of(&mut self, o: Option<&SettingOrigin>) -> Option<usize> {
         let o = o?;
         if o.line == 0 || !(o.key.starts_with("--") || is_override(&o.key)) {
             return None;
@@ -98,7 +98,7 @@ impl Script<'_> {
     }
 
     /// Sets the value of the flag read at `o` to `v`; `false` when the file does not write it.
-    pub(super) fn set(&mut self, o: Option<&Origin>, v: &str) -> Result<bool, Error> {
+    pub(super) fn set(&mut self, o: Option<&SettingOrigin>, v: &str) -> Result<bool, Error> {
         let Some(line) = self.line_of(o) else { return Ok(false) };
         let key = o.map(|o| o.key.clone()).unwrap_or_default();
         let (line, found) = self.locate(line, &key)?;
@@ -172,7 +172,7 @@ impl Script<'_> {
     }
 
     /// Removes the flag read at `o` (with its value when `with_value`).
-    pub(super) fn remove(&mut self, o: Option<&Origin>, with_value: bool) -> Result<bool, Error> {
+    pub(super) fn remove(&mut self, o: Option<&SettingOrigin>, with_value: bool) -> Result<bool, Error> {
         let Some(line) = self.line_of(o) else { return Ok(false) };
         let key = o.map(|o| o.key.clone()).unwrap_or_default();
         let (line, found) = self.locate(line, &key)?;
@@ -201,7 +201,7 @@ impl Script<'_> {
     }
 
     /// Replaces the flag read at `o` (a switch) by `with` (flags).
-    pub(super) fn replace_switch(&mut self, o: Option<&Origin>, with: &str) -> Result<bool, Error> {
+    pub(super) fn replace_switch(&mut self, o: Option<&SettingOrigin>, with: &str) -> Result<bool, Error> {
         let Some(line) = self.line_of(o) else { return Ok(false) };
         let key = o.map(|o| o.key.clone()).unwrap_or_default();
         let (line, found) = self.locate(line, &key)?;
@@ -223,7 +223,7 @@ impl Script<'_> {
     }
 
     /// A switch: kept, removed or added.
-    fn switch(&mut self, slot_on: bool, o: Option<&Origin>, flag: &str, want: bool) -> Result<(), Error> {
+    fn switch(&mut self, slot_on: bool, o: Option<&SettingOrigin>, flag: &str, want: bool) -> Result<(), Error> {
         let here = slot_on && o.is_some_and(|o| o.key == flag && o.line > 0);
         if want && !here {
             self.add.push(flag.into());
@@ -381,7 +381,7 @@ fn recompute(sc: &mut Script<'_>, l: &Launch, p: &Plan) -> Result<(), Error> {
             sc.set(o, "full")?;
             // A method or count the file writes (ignored without `full`) is set, else added.
             for (flag, v) in [("--recompute-method", "uniform"), ("--recompute-num-layers", "1")] {
-                let here = sc.locate(0, flag).ok().map(|(n, _)| Origin::new(flag, n));
+                let here = sc.locate(0, flag).ok().map(|(n, _)| SettingOrigin::new(flag, n));
                 if !sc.set(here.as_ref(), v)? {
                     sc.add.push(format!("{flag} {v}"));
                 }
@@ -526,7 +526,7 @@ mod tests {
                     model.num_attention_heads=32 model.encoder_seq_length=4096 \\\n  model.tokenizer.type=gpt2 \\\n  \
                     model.optim.name=fused_adam\n";
         let l = crate::parse_as(crate::Format::Megatron, text).unwrap();
-        let sc = crate::Scenario::from_launch(&l, &crate::Overrides::default()).unwrap();
+        let sc = crate::LaunchScenario::from_launch(&l, &crate::Overrides::default()).unwrap();
         let y = fmperf_core::extended::Layout::placed(2, 1, 2, 4, 2, 64, 1);
         let o = ExtendedOptions { recompute: Recompute::Full, sharding: Sharding::Zero1, ..sc.options };
         let out = super::super::emit(
@@ -544,7 +544,7 @@ mod tests {
         assert!(out.text.contains("model.optim.name=mcore_distributed_optim\n"), "{}", out.text);
         assert!(!out.text.contains("--"), "{}", out.text);
         let back = crate::parse_as(crate::Format::Megatron, &out.text).unwrap();
-        let b = crate::Scenario::from_launch(&back, &crate::Overrides::default()).unwrap();
+        let b = crate::LaunchScenario::from_launch(&back, &crate::Overrides::default()).unwrap();
         assert_eq!((b.layout.tp, b.layout.pp, b.layout.dp, b.layout.mbs), (2, 2, 4, 2));
         assert_eq!((b.options.recompute, b.options.sharding), (Recompute::Full, Sharding::Zero1));
     }
@@ -556,7 +556,7 @@ mod tests {
                     --micro-batch-size=1 --global-batch-size 64 --recompute-granularity selective \
                     --recompute-method block --recompute-num-layers 4 --tensor-model-parallel-size 2 --lr 1e-4\n";
         let l = crate::parse(text, None).unwrap();
-        let sc = crate::Scenario::from_launch(&l, &crate::Overrides::default()).unwrap();
+        let sc = crate::LaunchScenario::from_launch(&l, &crate::Overrides::default()).unwrap();
         let y = fmperf_core::extended::Layout::placed(1, 1, 2, 4, 2, 64, 1);
         let o = ExtendedOptions { recompute: Recompute::Full, interleave: 2, ..sc.options };
         let out = super::super::emit(
@@ -575,7 +575,8 @@ mod tests {
         );
         assert!(t.contains("--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 8 --lr"), "{t}");
         assert_eq!(t.lines().count(), 2, "{t}");
-        let b = crate::Scenario::from_launch(&crate::parse(t, None).unwrap(), &crate::Overrides::default()).unwrap();
+        let b =
+            crate::LaunchScenario::from_launch(&crate::parse(t, None).unwrap(), &crate::Overrides::default()).unwrap();
         assert_eq!((b.layout.tp, b.layout.pp, b.layout.mbs, b.options.interleave), (1, 2, 2, 2));
         assert_eq!(b.options.recompute, Recompute::Full);
     }

@@ -1,12 +1,12 @@
 //! The way back: a layout fmperf chose (the top of a search, or one the user picked) written as a
 //! launch file of a framework, so that it can be run.
 //!
-//! [`emit`] writes a [`Scenario`] (model, system, devices) run with a [`Layout`] and its
+//! [`emit`] writes a [`LaunchScenario`] (model, system, devices) run with a [`Layout`] and its
 //! [`ExtendedOptions`] in a [`Target`]:
 //! * **in place**, when the input is a file of the target's family: the values of the keys that
 //!   carry the layout (tensor / pipeline / context / expert / data degrees, micro-batch, global
 //!   batch, virtual stages, recomputation, sharding, sequence parallelism) are replaced where they
-//!   are written (the [`Origin`](super::settings::Origin) of each read value names the line), the
+//!   are written (the [`SettingOrigin`](super::settings::SettingOrigin) of each read value names the line), the
 //!   missing ones are added next to them, and every other line is kept byte for byte (comments,
 //!   data paths, hyper-parameters, settings fmperf does not model);
 //! * **fresh** otherwise: a complete file (model shape, vocabulary, sequence length, batch,
@@ -23,7 +23,7 @@ mod megatron_flags;
 mod torchtitan;
 mod yaml;
 
-use super::{Format, Launch, Scenario};
+use super::{Format, Launch, LaunchScenario};
 use fmperf_core::Error;
 use fmperf_core::extended::{ExtendedOptions, Layout, Recompute, Sharding};
 use fmperf_core::vocab::{Note, NoteList};
@@ -183,7 +183,7 @@ impl Plan {
 }
 
 /// Checks `layout` and `options` against `scenario` and gathers the values to write.
-pub(crate) fn plan(scenario: &Scenario, layout: &Layout, options: &ExtendedOptions) -> Result<Plan, Error> {
+pub(crate) fn plan(scenario: &LaunchScenario, layout: &Layout, options: &ExtendedOptions) -> Result<Plan, Error> {
     let y = layout;
     let degrees = [y.tp, y.pp, y.cp, y.dp, y.mbs, y.global_batch];
     if degrees.contains(&0) {
@@ -251,7 +251,7 @@ pub fn choice(
 pub fn emit(
     target: Target,
     input: Option<Input<'_>>,
-    scenario: &Scenario,
+    scenario: &LaunchScenario,
     layout: &Layout,
     options: &ExtendedOptions,
 ) -> Result<Emitted, Error> {
@@ -293,7 +293,7 @@ pub fn emit_for_files(
     target: Target,
     files: &[crate::Source<'_>],
     launch: &Launch,
-    scenario: &Scenario,
+    scenario: &LaunchScenario,
     layout: &Layout,
     options: &ExtendedOptions,
 ) -> Result<Emitted, Error> {
@@ -317,7 +317,7 @@ pub fn emit_for_files(
 /// `key=value` overrides. Notes as in [`emit`].
 pub fn layout_only(
     target: Target,
-    scenario: &Scenario,
+    scenario: &LaunchScenario,
     layout: &Layout,
     options: &ExtendedOptions,
 ) -> Result<Emitted, Error> {
@@ -341,7 +341,7 @@ pub fn layout_only(
 /// (`--tokenizer-type NullTokenizer --vocab-size V`), sequence length, experts, precision and
 /// layout — one per line joined by ` \` continuations, for pasting into a script (the page's "copy
 /// as Megatron flags"). Notes as in [`emit`].
-pub fn megatron_flags(scenario: &Scenario, layout: &Layout, options: &ExtendedOptions) -> Result<Emitted, Error> {
+pub fn megatron_flags(scenario: &LaunchScenario, layout: &Layout, options: &ExtendedOptions) -> Result<Emitted, Error> {
     let p = plan(scenario, layout, options)?;
     let mut notes = Vec::new();
     let source = "fmperf's scenario".to_string();
@@ -354,7 +354,7 @@ pub fn megatron_flags(scenario: &Scenario, layout: &Layout, options: &ExtendedOp
 pub(crate) struct Header<'a> {
     /// Where the scenario came from (`megatron-llama3-70b.sh (Megatron-LM launch)`).
     pub source: &'a str,
-    pub scenario: &'a Scenario,
+    pub scenario: &'a LaunchScenario,
     pub plan: &'a Plan,
 }
 

@@ -11,7 +11,7 @@
 use super::lines::{Lines, value_at};
 use super::{Header, Plan};
 use crate::Launch;
-use crate::settings::Origin;
+use crate::settings::SettingOrigin;
 use crate::torchtitan::FLAVOURS;
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
@@ -159,7 +159,7 @@ pub(super) fn rewrite(text: &str, l: &Launch, p: &Plan, notes: &mut Vec<Note>) -
     let mut lines = Lines::new(text);
     let t = tables(&lines);
     let s = &l.settings;
-    let origin_of = |key: &str| -> Option<&Origin> {
+    let origin_of = |key: &str| -> Option<&SettingOrigin> {
         let slot = match key {
             "local_batch_size" => s.local_batch.origin.as_ref(),
             "global_batch_size" => s.global_batch.origin.as_ref(),
@@ -251,7 +251,7 @@ fn set_line(lines: &mut Lines, n: usize, key: &str, v: &str) -> Result<(), Error
 }
 
 /// The layout tables alone.
-pub(super) fn layout_tables(p: &Plan, _s: &crate::Scenario, notes: &mut Vec<Note>) -> String {
+pub(super) fn layout_tables(p: &Plan, _s: &crate::LaunchScenario, notes: &mut Vec<Note>) -> String {
     render(&items(p, notes).into_iter().map(|(t, k, v)| (t, k.to_string(), v)).collect::<Vec<_>>())
 }
 

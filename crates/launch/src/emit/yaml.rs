@@ -5,7 +5,7 @@
 use super::lines::{Lines, indent, value_at};
 use super::{Header, Plan};
 use crate::Launch;
-use crate::settings::{Origin, Slot};
+use crate::settings::{SettingOrigin, Slot};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::{ExtendedOptions, Fp8Recipe, Recompute, Sharding};
@@ -84,10 +84,10 @@ pub(super) fn wanted<'a>(
     p: &Plan,
     l: Option<&'a Launch>,
     notes: &mut Vec<Note>,
-) -> Vec<(String, String, Option<&'a Origin>)> {
+) -> Vec<(String, String, Option<&'a SettingOrigin>)> {
     let s = l.map(|l| &l.settings);
     let o = |slot: Option<&'a Slot<u64>>| slot.and_then(|s| s.origin.as_ref());
-    let mut v: Vec<(String, String, Option<&'a Origin>)> = vec![
+    let mut v: Vec<(String, String, Option<&'a SettingOrigin>)> = vec![
         (f.path("tensor_model_parallel_size"), p.tp.to_string(), o(s.map(|s| &s.tp))),
         (f.path("pipeline_model_parallel_size"), p.pp.to_string(), o(s.map(|s| &s.pp))),
         (f.path("context_parallel_size"), p.cp.to_string(), o(s.map(|s| &s.cp))),

@@ -2,8 +2,8 @@
 //! batch are [`super::mesh`]'s), and why the other keys do not matter.
 
 use super::models::{self, Model};
-use super::{Keys, Rank, Raw};
-use crate::settings::{Origin, boolean, positive};
+use super::{Keys, Precedence, Raw};
+use crate::settings::{SettingOrigin, boolean, positive};
 use crate::{Launch, why};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
@@ -97,7 +97,7 @@ pub fn is_read(key: &str) -> bool {
     MODEL_KEYS.contains(&key) || READ.contains(&key) || super::mesh::is_read(key)
 }
 
-fn origin(r: &Raw) -> Origin {
+fn origin(r: &Raw) -> SettingOrigin {
     r.origin.clone()
 }
 
@@ -144,7 +144,7 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         l.settings.model_name.put(n.value.trim().to_string(), &origin(n));
     }
     // A key from a model file or the command line; a config YAML's shape is replaced by the model file.
-    let strong = |key: &str| k.get(key).filter(|r| r.rank > Rank::Config || name.is_none());
+    let strong = |key: &str| k.get(key).filter(|r| r.rank > Precedence::Config || name.is_none());
     let table: Option<&Model> = match name {
         Some(n) if strong("base_emb_dim").is_none() => Some(models::find(&n.value).ok_or_else(|| {
             n.origin
@@ -167,14 +167,14 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
     }
     let default = |key: &str, v: u64, notes: &mut Vec<Note>| {
         notes.reading_of(key, format!("{key} not given: base.yml's {v}"));
-        (v, Origin::new(key, 0))
+        (v, SettingOrigin::new(key, 0))
     };
     let mut notes = Vec::new();
     macro_rules! dim {
         ($slot:ident, $key:literal, $field:ident, $base:expr) => {{
             let (v, o) = match (strong($key), table) {
                 (Some(r), _) => (int(r)?, origin(r)),
-                (None, Some(m)) => from_table(m.$field).unwrap_or((m.$field, Origin::new("model_name", 0))),
+                (None, Some(m)) => from_table(m.$field).unwrap_or((m.$field, SettingOrigin::new("model_name", 0))),
                 (None, None) => default($key, $base, &mut notes),
             };
             s.$slot.put(v, &o);
@@ -212,17 +212,17 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
             true
         }
     };
-    let go = strong("mlp_activations").map_or_else(|| Origin::new("mlp_activations", 0), origin);
+    let go = strong("mlp_activations").map_or_else(|| SettingOrigin::new("mlp_activations", 0), origin);
     s.gated_mlp.put(gated, &go);
     let (tied, to) = match (strong("logits_via_embedding"), table) {
         (Some(r), _) => (boolean(&r.value, &r.origin)?, origin(r)),
-        (None, Some(m)) => (m.tied, name.map_or(Origin::new("model_name", 0), origin)),
+        (None, Some(m)) => (m.tied, name.map_or(SettingOrigin::new("model_name", 0), origin)),
         (None, None) => {
             notes.reading_of(
                 "logits_via_embedding",
                 "logits_via_embedding not given: base.yml's False (untied output layer)".into(),
             );
-            (false, Origin::new("logits_via_embedding", 0))
+            (false, SettingOrigin::new("logits_via_embedding", 0))
         }
     };
     s.tied_embeddings.put(tied, &to);
@@ -242,7 +242,7 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
     if let Some(m) = table
         && let Some(e) = m.moe
     {
-        let o = name.map_or(Origin::new("model_name", 0), origin);
+        let o = name.map_or(SettingOrigin::new("model_name", 0), origin);
         let mm = &mut s.moe;
         mm.experts.put(e.experts, &o);
         mm.top_k.put(e.top_k, &o);
@@ -265,7 +265,9 @@ fn shape(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         }
     }
     if name.is_some() {
-        for (key, r) in k.map.iter().filter(|(key, r)| r.rank == Rank::Config && MODEL_KEYS.contains(&key.as_str())) {
+        for (key, r) in
+            k.map.iter().filter(|(key, r)| r.rank == Precedence::Config && MODEL_KEYS.contains(&key.as_str()))
+        {
             notes.assumption_of(
                 key,
                 format!("{key} = {} of the config YAML is replaced by the model file model_name names", r.value),
@@ -334,7 +336,7 @@ fn experts(l: &mut Launch, k: &Keys) -> Result<(), Error> {
         map: k
             .map
             .iter()
-            .filter(|(_, r)| r.rank > Rank::Config || !named)
+            .filter(|(_, r)| r.rank > Precedence::Config || !named)
             .map(|(a, b)| (a.clone(), b.clone()))
             .collect(),
         replaced: Vec::new(),
@@ -413,7 +415,7 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
     match k.get("max_target_length") {
         Some(r) => _ = s.seq_len.put(int(r)?, &origin(r)),
         None if launch => {
-            s.seq_len.put(2048, &Origin::new("max_target_length", 0));
+            s.seq_len.put(2048, &SettingOrigin::new("max_target_length", 0));
             l.notes.reading_of("max_target_length", "max_target_length not given: base.yml's 2048".into());
         }
         None => {}
@@ -439,7 +441,7 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         };
         s.precision.put(p, &origin(d));
     } else if launch {
-        s.precision.put(Precision::Bf16, &Origin::new("dtype", 0));
+        s.precision.put(Precision::Bf16, &SettingOrigin::new("dtype", 0));
         l.notes.reading_of("dtype", "dtype not given: base.yml's bfloat16".into());
     }
     if quant.is_some()
@@ -455,7 +457,7 @@ fn run(l: &mut Launch, k: &Keys, launch: bool) -> Result<(), Error> {
         Some(r) => (r.value.trim().to_string(), origin(r)),
         None if launch => {
             l.notes.reading_of("remat_policy", "remat_policy not given: base.yml's full".into());
-            ("full".to_string(), Origin::new("remat_policy", 0))
+            ("full".to_string(), SettingOrigin::new("remat_policy", 0))
         }
         None => return Ok(()),
     };

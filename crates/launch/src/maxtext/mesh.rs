@@ -13,7 +13,7 @@
 
 use super::Keys;
 use crate::Launch;
-use crate::settings::{Origin, number, positive};
+use crate::settings::{SettingOrigin, number, positive};
 use fmperf_core::Error;
 use fmperf_core::extended::Sharding;
 use fmperf_core::vocab::{Note, NoteList};
@@ -58,13 +58,13 @@ struct Degree {
     axis: &'static str,
     class: Class,
     value: i64,
-    origin: Origin,
+    origin: SettingOrigin,
     given: bool,
 }
 
-fn degree(k: &Keys, key: String, default: i64) -> Result<(i64, Origin, bool), Error> {
+fn degree(k: &Keys, key: String, default: i64) -> Result<(i64, SettingOrigin, bool), Error> {
     match k.get(&key) {
-        None => Ok((default, Origin::new(key, 0), false)),
+        None => Ok((default, SettingOrigin::new(key, 0), false)),
         Some(r) => {
             let v = r.value.trim().replace('_', "");
             match v.parse::<i64>() {
@@ -77,7 +77,7 @@ fn degree(k: &Keys, key: String, default: i64) -> Result<(i64, Origin, bool), Er
 
 /// Reads the mesh and the batch of `k` into `l`. `gpus`: a device count the files state
 /// (`# fmperf: gpus=N`), which resolves the `-1` degrees.
-pub fn apply(l: &mut Launch, k: &Keys, gpus: Option<(u64, Origin)>) -> Result<(), Error> {
+pub fn apply(l: &mut Launch, k: &Keys, gpus: Option<(u64, SettingOrigin)>) -> Result<(), Error> {
     let mut all: Vec<Degree> = Vec::with_capacity(2 * AXES.len());
     for &(axis, class, ici, dcn) in AXES {
         for (level, default) in [("ici", ici), ("dcn", dcn)] {
@@ -91,7 +91,7 @@ pub fn apply(l: &mut Launch, k: &Keys, gpus: Option<(u64, Origin)>) -> Result<()
             d.origin.error(d.value, "the mesh degrees multiply to more devices than fmperf models (2^40)")
         })?;
     }
-    let open: Vec<(Class, bool, Origin)> =
+    let open: Vec<(Class, bool, SettingOrigin)> =
         all.iter().filter(|d| d.value == -1).map(|d| (d.class, d.given, d.origin.clone())).collect();
     let mut notes = Vec::new();
     // The product of the data-like degrees when a -1 among them cannot be resolved.
@@ -140,10 +140,10 @@ pub fn apply(l: &mut Launch, k: &Keys, gpus: Option<(u64, Origin)>) -> Result<()
     }
     let product =
         |c: Class| -> u64 { all.iter().filter(|d| d.class == c && d.value > 0).map(|d| d.value as u64).product() };
-    let keys_of = |c: Class| -> Origin {
+    let keys_of = |c: Class| -> SettingOrigin {
         let given: Vec<&Degree> = all.iter().filter(|d| d.class == c && d.value != 1).collect();
         match given.as_slice() {
-            [] => all.iter().find(|d| d.class == c).map_or(Origin::new("parallelism", 0), |d| d.origin.clone()),
+            [] => all.iter().find(|d| d.class == c).map_or(SettingOrigin::new("parallelism", 0), |d| d.origin.clone()),
             [one] => one.origin.clone(),
             more => more[0].origin.with_key(more.iter().map(|d| d.origin.key.as_str()).collect::<Vec<_>>().join(" × ")),
         }
@@ -163,7 +163,7 @@ pub fn apply(l: &mut Launch, k: &Keys, gpus: Option<(u64, Origin)>) -> Result<()
             ep,
             &all.iter()
                 .find(|d| d.axis == "expert" && d.value > 1)
-                .map_or(Origin::new("ici_expert_parallelism", 0), |d| d.origin.clone()),
+                .map_or(SettingOrigin::new("ici_expert_parallelism", 0), |d| d.origin.clone()),
         );
     }
     let fsdp = ["fsdp", "fsdp_transpose"].iter().map(|a| axis_product(a)).try_fold(1u64, |acc, p| p.map(|p| acc * p));
@@ -171,7 +171,7 @@ pub fn apply(l: &mut Launch, k: &Keys, gpus: Option<(u64, Origin)>) -> Result<()
     let fsdp_origin = all
         .iter()
         .find(|d| (d.axis == "fsdp" || d.axis == "fsdp_transpose") && d.value != 1)
-        .map_or(Origin::new("ici_fsdp_parallelism", 0), |d| d.origin.clone());
+        .map_or(SettingOrigin::new("ici_fsdp_parallelism", 0), |d| d.origin.clone());
     let shard = match (fsdp, data_rest) {
         (Some(f), _) if f > 1 => Some(f),
         (Some(_), _) => Some(1),
@@ -245,7 +245,7 @@ fn batch(
         Some(r) => (number(&r.value, &r.origin)?, r.origin.clone()),
         None => {
             notes.reading("per_device_batch_size not given: base.yml's 12".into());
-            (12.0, Origin::new("per_device_batch_size", 0))
+            (12.0, SettingOrigin::new("per_device_batch_size", 0))
         }
     };
     if !(pdbs > 0.0 && pdbs < 1e9) {
@@ -292,7 +292,7 @@ fn batch(
     }
     let ga_n = ga.as_ref().map_or(1, |(n, _)| *n);
     if ga.is_some() || nmb > 1 {
-        let o = ga.as_ref().map_or(Origin::new("num_pipeline_microbatches", 0), |(_, o)| o.clone());
+        let o = ga.as_ref().map_or(SettingOrigin::new("num_pipeline_microbatches", 0), |(_, o)| o.clone());
         s.grad_accumulation.put(ga_n * nmb, &o);
     }
     if let Some(n) = devices {

@@ -17,7 +17,7 @@ mod split;
 use fmperf_core::vocab::{Note, NoteList};
 use std::collections::BTreeMap;
 
-use super::settings::Origin;
+use super::settings::SettingOrigin;
 use super::{Format, Launch, shell};
 use fmperf_core::Error;
 
@@ -40,7 +40,7 @@ pub fn looks_like(text: &str) -> bool {
 
 /// How strongly a source's values count (MaxText's precedence).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Rank {
+pub enum Precedence {
     /// The config YAML (`base.yml` or a file with `base_config: base.yml`).
     Config,
     /// A model file (`configs/models/*.yml`: only the model's keys).
@@ -55,9 +55,9 @@ pub struct Raw {
     /// The value as written (quotes removed).
     pub value: String,
     /// Where it was read.
-    pub origin: Origin,
+    pub origin: SettingOrigin,
     /// Its precedence.
-    pub rank: Rank,
+    pub rank: Precedence,
     /// The source it came from (0-based, for file order).
     pub source: usize,
 }
@@ -126,7 +126,7 @@ pub fn parse_sources(sources: &[(Option<&str>, &str)], args: &[String]) -> Resul
     let mut launch_like = false;
     for (i, (name, text)) in sources.iter().enumerate() {
         let file = if several { name.map(str::to_string).or(Some(format!("file {}", i + 1))) } else { None };
-        let tag = |mut o: Origin| {
+        let tag = |mut o: SettingOrigin| {
             o.file = file.clone();
             o
         };
@@ -135,16 +135,21 @@ pub fn parse_sources(sources: &[(Option<&str>, &str)], args: &[String]) -> Resul
             for (k, v, line) in command_words(text, args, &mut l, file.as_deref())? {
                 keys.add(
                     &k,
-                    Raw { value: v, origin: tag(Origin::new(k.clone(), line)), rank: Rank::Command, source: i },
+                    Raw {
+                        value: v,
+                        origin: tag(SettingOrigin::new(k.clone(), line)),
+                        rank: Precedence::Command,
+                        source: i,
+                    },
                 );
             }
         } else {
             let entries = super::yaml::read(text)?;
             let model_file = entries.iter().all(|e| keys::is_model_key(&e.key));
-            let rank = if model_file { Rank::Model } else { Rank::Config };
+            let rank = if model_file { Precedence::Model } else { Precedence::Config };
             launch_like |= !model_file;
             for e in entries {
-                let o = tag(Origin::new(e.key.clone(), e.line));
+                let o = tag(SettingOrigin::new(e.key.clone(), e.line));
                 keys.add(&e.key, Raw { value: e.value, origin: o, rank, source: i });
             }
         }
@@ -283,7 +288,7 @@ fn substitute(word: &str, args: &[String]) -> String {
 }
 
 /// The device count of a `# fmperf: gpus=N` directive in any source.
-fn directive_gpus(sources: &[(Option<&str>, &str)]) -> Option<(u64, Origin)> {
+fn directive_gpus(sources: &[(Option<&str>, &str)]) -> Option<(u64, SettingOrigin)> {
     for (_, text) in sources {
         for (i, line) in text.lines().enumerate() {
             let Some(rest) =
@@ -293,7 +298,7 @@ fn directive_gpus(sources: &[(Option<&str>, &str)]) -> Option<(u64, Origin)> {
             };
             for w in rest.split_whitespace() {
                 if let Some(n) = w.strip_prefix("gpus=").and_then(|n| n.parse::<u64>().ok()).filter(|n| *n > 0) {
-                    return Some((n, Origin::new("# fmperf: gpus", i + 1)));
+                    return Some((n, SettingOrigin::new("# fmperf: gpus", i + 1)));
                 }
             }
         }

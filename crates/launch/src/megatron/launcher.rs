@@ -3,7 +3,7 @@
 //! device count, and the errors for values a script leaves to the job (`$3`, `$TP`, `$(…)`).
 
 use super::note_replaced;
-use crate::settings::{Origin, positive};
+use crate::settings::{SettingOrigin, positive};
 use crate::shell::Word;
 use crate::{Launch, why};
 use fmperf_core::Error;
@@ -21,7 +21,7 @@ macro_rules! put {
 
 /// A flag's value that still holds a positional parameter the user did not give (`$3`) is an
 /// error naming it; any other unknown value is read (and refused) by the flag's own rule.
-pub(super) fn unknown_value(v: &str, o: &Origin) -> Result<(), Error> {
+pub(super) fn unknown_value(v: &str, o: &SettingOrigin) -> Result<(), Error> {
     let b = v.as_bytes();
     for (k, c) in b.iter().enumerate() {
         if *c != b'$' {
@@ -43,7 +43,7 @@ pub(super) fn unknown_value(v: &str, o: &Origin) -> Result<(), Error> {
 
 /// An error about a value that is still a variable (`$TP`, `${TP}`) or a command substitution
 /// says what is missing.
-pub(super) fn explain_unknown(e: Error, value: Option<&str>, o: &Origin) -> Error {
+pub(super) fn explain_unknown(e: Error, value: Option<&str>, o: &SettingOrigin) -> Error {
     let Some(v) = value.filter(|v| v.contains('$') || v.contains('`')) else { return e };
     if v.contains("$(") || v.contains('`') {
         return o.error(v, "is computed by a command when the job runs (a command substitution); fmperf runs nothing: write the value in the file");
@@ -69,7 +69,7 @@ pub(super) fn explain_unknown(e: Error, value: Option<&str>, o: &Origin) -> Erro
 /// as unused (job setup).
 pub(super) fn launcher(l: &mut Launch, words: &[Word], sbatch: &[Word]) -> Result<(), Error> {
     let all: Vec<&Word> = sbatch.iter().chain(words.iter()).collect();
-    let mut tasks: Option<(String, Origin)> = None;
+    let mut tasks: Option<(String, SettingOrigin)> = None;
     let mut i = 0;
     while i < all.len() {
         let w = all[i];
@@ -89,7 +89,7 @@ pub(super) fn launcher(l: &mut Launch, words: &[Word], sbatch: &[Word]) -> Resul
                 _ => (t.to_string(), None),
             },
         };
-        let o = Origin::new(name.clone(), w.line);
+        let o = SettingOrigin::new(name.clone(), w.line);
         let v = value.clone().unwrap_or_default();
         let key = name.trim_start_matches('-').replace('_', "-");
         let counts = matches!(

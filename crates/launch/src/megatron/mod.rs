@@ -12,7 +12,7 @@
 //! global batch that the file must state.
 
 pub(crate) use self::unused::irrelevant;
-use super::settings::{Origin, boolean, is_null, number, positive};
+use super::settings::{SettingOrigin, boolean, is_null, number, positive};
 use super::shell::{self, Word};
 use super::{Format, Launch, why};
 use fmperf_core::vocab::NoteList;
@@ -43,23 +43,23 @@ pub(crate) struct Pending {
     /// `--group-query-attention` seen.
     gqa: Option<bool>,
     /// `--num-query-groups` value and origin.
-    query_groups: Option<(u64, Origin, String)>,
+    query_groups: Option<(u64, SettingOrigin, String)>,
     /// `--recompute-granularity`.
-    granularity: Option<(String, Origin)>,
+    granularity: Option<(String, SettingOrigin)>,
     /// `--recompute-method`.
-    method: Option<(String, Origin)>,
+    method: Option<(String, SettingOrigin)>,
     /// `--recompute-num-layers`.
-    recompute_layers: Option<(u64, Origin)>,
+    recompute_layers: Option<(u64, SettingOrigin)>,
     /// `--tokenizer-type`.
-    tokenizer_type: Option<(String, Origin)>,
+    tokenizer_type: Option<(String, SettingOrigin)>,
     /// `--tokenizer-model` (a name or a path).
-    tokenizer_model: Option<(String, Origin)>,
+    tokenizer_model: Option<(String, SettingOrigin)>,
     /// 16-bit format (`--bf16`, `--fp16`, NeMo's `precision`).
-    half: Option<(Precision, Origin)>,
+    half: Option<(Precision, SettingOrigin)>,
     /// FP8 linear layers (`--fp8-format`).
-    fp8: Option<(String, Origin)>,
+    fp8: Option<(String, SettingOrigin)>,
     /// Megatron-DeepSpeed's `--deepspeed` (DeepSpeed runs the optimizer).
-    deepspeed: Option<Origin>,
+    deepspeed: Option<SettingOrigin>,
     /// A Hugging Face Trainer launch (`--per_device_train_batch_size`, `--model_name_or_path`).
     trainer: bool,
     /// The Trainer's `--deepspeed ds_config.json` is given (its precision is the JSON's).
@@ -71,12 +71,12 @@ pub(crate) struct Pending {
     read_any: bool,
     /// Sequence-to-sequence lengths of a Trainer script (`--max_source_length`,
     /// `--max_target_length`): prompt and answer, concatenated for a decoder-only model.
-    source_len: Option<(u64, Origin)>,
-    target_len: Option<(u64, Origin)>,
+    source_len: Option<(u64, SettingOrigin)>,
+    target_len: Option<(u64, SettingOrigin)>,
     /// `--vocab-file` (its name may say the vocabulary: `gpt2-vocab.json`).
-    vocab_file: Option<(String, Origin)>,
+    vocab_file: Option<(String, SettingOrigin)>,
     /// Megatron-DeepSpeed's `--zero-stage`, as the sharding it names.
-    zero_stage: Option<(Sharding, Origin)>,
+    zero_stage: Option<(Sharding, SettingOrigin)>,
 }
 
 /// Megatron flags that take several values (argparse `nargs`).
@@ -225,7 +225,7 @@ pub fn parse_args(text: &str, args: &[String]) -> Result<Launch, Error> {
                 && k.contains('.')
             {
                 // A Hydra override of a NeMo script (`model.tensor_model_parallel_size=8`).
-                let o = Origin::new(k, w.line);
+                let o = SettingOrigin::new(k, w.line);
                 super::nemo::apply_key(&mut l, &mut p, k, v, &o)?;
                 continue;
             }
@@ -267,7 +267,7 @@ pub fn parse_args(text: &str, args: &[String]) -> Result<Launch, Error> {
             }
         };
         let name = written.replace('_', "-");
-        let o = Origin::new(format!("--{written}"), w.line);
+        let o = SettingOrigin::new(format!("--{written}"), w.line);
         if let Some(v) = value.as_deref() {
             unknown_value(v, &o)?;
         }
@@ -301,7 +301,7 @@ pub fn parse_args(text: &str, args: &[String]) -> Result<Launch, Error> {
         }
         for (slot, key) in [(&mut l.settings.tp, "tp"), (&mut l.settings.pp, "pp")] {
             if slot.get().is_none() {
-                slot.put(1, &Origin::new(format!("(Hugging Face Trainer: {key})"), 0));
+                slot.put(1, &SettingOrigin::new(format!("(Hugging Face Trainer: {key})"), 0));
             }
         }
         l.notes.reading(
@@ -325,7 +325,7 @@ impl TrainerKeys {
         TrainerKeys(Pending { trainer: true, read_any: true, ..Pending::default() })
     }
     /// Reads one argument (`name` with dashes); `Ok(false)`: not one the Trainer rules read.
-    pub(crate) fn apply(&mut self, l: &mut Launch, name: &str, value: &str, o: &Origin) -> Result<bool, Error> {
+    pub(crate) fn apply(&mut self, l: &mut Launch, name: &str, value: &str, o: &SettingOrigin) -> Result<bool, Error> {
         trainer::apply(l, &mut self.0, name, Some(value), o)
     }
     /// Why an argument not read does not matter, if the Trainer rules know it.
@@ -342,7 +342,7 @@ impl TrainerKeys {
     }
 }
 
-pub(super) fn note_replaced(l: &mut Launch, replaced: Option<Origin>, now: &Origin) {
+pub(super) fn note_replaced(l: &mut Launch, replaced: Option<SettingOrigin>, now: &SettingOrigin) {
     if let Some(old) = replaced {
         l.notes.reading_of(
             &now.key,
@@ -355,7 +355,7 @@ pub(super) fn note_replaced(l: &mut Launch, replaced: Option<Origin>, now: &Orig
 }
 
 /// A switch's value: `None` (Megatron's bare flag) is true; YAML's `true`/`false` are read.
-fn switch(value: Option<&str>, o: &Origin) -> Result<bool, Error> {
+fn switch(value: Option<&str>, o: &SettingOrigin) -> Result<bool, Error> {
     match value {
         None => Ok(true),
         Some(v) => boolean(v, o),
@@ -368,7 +368,7 @@ pub(crate) fn apply(
     p: &mut Pending,
     name: &str,
     value: Option<&str>,
-    o: &Origin,
+    o: &SettingOrigin,
 ) -> Result<bool, Error> {
     let need = |v: Option<&str>| -> Result<String, Error> {
         v.map(str::to_string).ok_or_else(|| o.error("", "needs a value"))
@@ -726,7 +726,7 @@ pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
         ("Megatron", "--recompute-granularity")
     };
     if p.granularity.is_none() && megatron_like && l.settings.recompute.get().is_none() {
-        l.settings.recompute.put(Recompute::None, &Origin::new(recompute_key, 0));
+        l.settings.recompute.put(Recompute::None, &SettingOrigin::new(recompute_key, 0));
         l.notes.reading(format!("no recomputation setting: {framework} keeps every activation (recompute none)"));
     }
     // Megatron-DeepSpeed's ZeRO stage. With BF16 and stage 0, DeepSpeed runs its BF16 optimizer
@@ -756,7 +756,7 @@ pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
             "no --bf16 or --fp16: the precision is the DeepSpeed JSON's (give it with a second --from)".into(),
         ),
         (None, None) if megatron_like && l.settings.precision.get().is_none() => {
-            l.settings.precision.put(Precision::Fp32, &Origin::new("--bf16", 0));
+            l.settings.precision.put(Precision::Fp32, &SettingOrigin::new("--bf16", 0));
             l.notes.reading(format!("no bf16, fp16 or fp8 setting: {framework} trains in FP32"));
         }
         (None, None) => {}
@@ -770,7 +770,7 @@ pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
 /// Megatron's `NullTokenizer` counts an end-of-document token after the `--vocab-size` ones
 /// (`megatron/training/tokenizer/tokenizer.py`, `_NullTokenizer.vocab_size`).
 fn vocabulary(l: &mut Launch, p: Pending) -> Result<(), Error> {
-    let mut vocab_from: Option<Origin> = None;
+    let mut vocab_from: Option<SettingOrigin> = None;
     let null = p.tokenizer_type.as_ref().is_some_and(|(t, _)| t.eq_ignore_ascii_case("NullTokenizer"));
     if null && let (Some(v), Some(o)) = (l.settings.vocab.copied(), l.settings.vocab.origin.clone()) {
         l.settings.vocab.put(v + 1, &o);
@@ -931,6 +931,6 @@ fn carries_training_flags(args: &[Word]) -> bool {
         let name = flag.split('=').next().unwrap_or("").replace('_', "-");
         let mut scratch = Launch::new(Format::Megatron);
         let mut p = Pending::default();
-        matches!(apply(&mut scratch, &mut p, &name, Some("1"), &Origin::new("", 0)), Ok(true) | Err(_))
+        matches!(apply(&mut scratch, &mut p, &name, Some("1"), &SettingOrigin::new("", 0)), Ok(true) | Err(_))
     })
 }

@@ -9,7 +9,7 @@
 //! configuration (its JSON, likewise).
 
 use super::Pending;
-use crate::settings::{Origin, boolean, positive};
+use crate::settings::{SettingOrigin, boolean, positive};
 use crate::{Launch, why};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
@@ -39,7 +39,7 @@ pub(super) fn apply(
     p: &mut Pending,
     name: &str,
     value: Option<&str>,
-    o: &Origin,
+    o: &SettingOrigin,
 ) -> Result<bool, Error> {
     let need = || value.map(str::to_string).ok_or_else(|| o.error("", "needs a value"));
     let on = || value.map_or(Ok(true), |v| boolean(v, o));
@@ -121,7 +121,12 @@ pub(super) fn apply(
     Ok(true)
 }
 
-fn put<T: PartialEq>(l: &mut Launch, slot: impl Fn(&mut crate::Settings) -> &mut crate::Slot<T>, v: T, o: &Origin) {
+fn put<T: PartialEq>(
+    l: &mut Launch,
+    slot: impl Fn(&mut crate::Settings) -> &mut crate::Slot<T>,
+    v: T,
+    o: &SettingOrigin,
+) {
     if let Some(old) = slot(&mut l.settings).put(v, o) {
         l.notes.reading(format!(
             "{} (line {}) replaces the value of {} (line {}): the later one is used",

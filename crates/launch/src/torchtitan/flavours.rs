@@ -98,7 +98,7 @@ impl Flavour {
 
 /// Mixture-of-Experts part of a flavour.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MoeShape {
+pub struct FlavourMoe {
     /// Routed experts.
     pub experts: u64,
     /// Experts per token.
@@ -152,7 +152,7 @@ pub struct Shape {
     /// Embedding and output share weights.
     pub tied: bool,
     /// Experts, when the flavour has them.
-    pub moe: Option<MoeShape>,
+    pub moe: Option<FlavourMoe>,
     /// Latent attention, when the flavour has it.
     pub mla: Option<MlaShape>,
 }
@@ -227,7 +227,7 @@ pub fn shape(family: &str, flavour: &str) -> Result<Shape, String> {
             if let Some((f, experts, every)) = LLAMA4.iter().find(|(f, ..)| f.name.eq_ignore_ascii_case(base)) {
                 let mut s = from_llama("llama4", f);
                 s.name = format!("llama4 {flavour}");
-                s.moe = Some(MoeShape {
+                s.moe = Some(FlavourMoe {
                     experts: *experts,
                     top_k: 1,
                     expert_ffn: f.ffn_scaled(2),
@@ -252,7 +252,7 @@ pub fn shape(family: &str, flavour: &str) -> Result<Shape, String> {
                     ffn: hidden,
                     vocab: 151_936,
                     tied,
-                    moe: moe.map(|(experts, expert_ffn)| MoeShape {
+                    moe: moe.map(|(experts, expert_ffn)| FlavourMoe {
                         experts,
                         top_k: 8,
                         expert_ffn,
@@ -280,7 +280,7 @@ pub fn shape(family: &str, flavour: &str) -> Result<Shape, String> {
                     ffn: inter,
                     vocab,
                     tied: false,
-                    moe: Some(MoeShape {
+                    moe: Some(FlavourMoe {
                         experts,
                         top_k: k,
                         expert_ffn: moe_inter,

@@ -12,8 +12,8 @@
 //! above 1. Tensor parallelism always runs with sequence parallelism. Defaults: BF16 parameters
 //! (`training.mixed_precision_param`), selective activation checkpointing, the `1F1B` schedule.
 
-use super::settings::{Origin, boolean, positive};
-use super::toml::Kind;
+use super::settings::{SettingOrigin, boolean, positive};
+use super::toml::TomlType;
 use super::{Format, Launch, why};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
@@ -39,23 +39,23 @@ const SCHEDULES: &[(&str, bool, Option<&str>)] = &[
 pub fn parse(text: &str) -> Result<Launch, Error> {
     let values = super::toml::read_typed(text)?;
     let mut l = Launch::new(Format::Torchtitan);
-    let mut name: Option<(String, Origin)> = None;
-    let mut flavour: Option<(String, Origin)> = None;
-    let mut float8: Option<Origin> = None;
-    let mut param_dtype: Option<(Precision, Origin)> = None;
-    let mut schedule: Option<(&'static str, bool, Origin)> = None;
-    let mut ac_mode: Option<(String, Origin)> = None;
-    let mut ac_option: Option<(String, Origin)> = None;
-    let mut components: Option<(String, Origin)> = None;
+    let mut name: Option<(String, SettingOrigin)> = None;
+    let mut flavour: Option<(String, SettingOrigin)> = None;
+    let mut float8: Option<SettingOrigin> = None;
+    let mut param_dtype: Option<(Precision, SettingOrigin)> = None;
+    let mut schedule: Option<(&'static str, bool, SettingOrigin)> = None;
+    let mut ac_mode: Option<(String, SettingOrigin)> = None;
+    let mut ac_option: Option<(String, SettingOrigin)> = None;
+    let mut components: Option<(String, SettingOrigin)> = None;
     for tv in &values {
         let e = &tv.entry;
-        let o = Origin::new(e.key.clone(), e.line);
+        let o = SettingOrigin::new(e.key.clone(), e.line);
         let v = e.value.as_str();
         let section = e.key.split('.').next().unwrap_or("");
         let leaf = e.key.rsplit('.').next().unwrap_or("");
         // A number written as a string (`tensor_parallel_degree = "2"`) is not a number to TOML.
         let int = || match tv.kind {
-            Kind::Integer => positive(v, &o),
+            TomlType::Integer => positive(v, &o),
             k => Err(o.error(v, format!("must be an integer, not {} (write it without quotes)", k.name()))),
         };
         match (section, leaf) {
@@ -149,7 +149,7 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
         (Some(o), _) => _ = l.settings.precision.put(Precision::Fp8, &o),
         (None, Some((p, o))) => _ = l.settings.precision.put(p, &o),
         (None, None) => {
-            l.settings.precision.put(Precision::Bf16, &Origin::new("training.mixed_precision_param", 0));
+            l.settings.precision.put(Precision::Bf16, &SettingOrigin::new("training.mixed_precision_param", 0));
             l.notes.reading_of(
                 "training.mixed_precision_param",
                 "training.mixed_precision_param not given: torchtitan's default bfloat16".into(),
@@ -173,13 +173,14 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
     }
     // Sharding: FSDP over the shard degree (HSDP with replicas); the scenario settles DDP when the
     // shard degree is 1.
-    let shard_origin = l.settings.dp.origin.clone().unwrap_or(Origin::new("parallelism.data_parallel_shard_degree", 0));
+    let shard_origin =
+        l.settings.dp.origin.clone().unwrap_or(SettingOrigin::new("parallelism.data_parallel_shard_degree", 0));
     l.settings.sharding.put(Sharding::Zero3, &shard_origin);
     if l.settings.tp.copied().unwrap_or(1) > 1 {
-        let o = l.settings.tp.origin.clone().unwrap_or(Origin::new("parallelism.tensor_parallel_degree", 0));
+        let o = l.settings.tp.origin.clone().unwrap_or(SettingOrigin::new("parallelism.tensor_parallel_degree", 0));
         l.settings.sequence_parallel.put(true, &o);
     } else {
-        l.settings.sequence_parallel.put(false, &Origin::new("parallelism.tensor_parallel_degree", 0));
+        l.settings.sequence_parallel.put(false, &SettingOrigin::new("parallelism.tensor_parallel_degree", 0));
     }
     Ok(l)
 }
@@ -190,9 +191,9 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
 /// Compilation off (torchtitan's default) runs eager PyTorch kernels. The older key
 /// `training.compile` compiled the loss too from April 2025 (torchtitan PR #1033); a file using it
 /// is read that way, and a note says so.
-fn compile(l: &mut Launch, components: Option<(String, Origin)>) -> Result<(), Error> {
+fn compile(l: &mut Launch, components: Option<(String, SettingOrigin)>) -> Result<(), Error> {
     if l.settings.compiled.get().is_none() {
-        l.settings.compiled.put(false, &Origin::new("compile.enable", 0));
+        l.settings.compiled.put(false, &SettingOrigin::new("compile.enable", 0));
         l.notes.reading_of(
             "compile.enable",
             "compile.enable not given: torchtitan's default, off (eager PyTorch kernels)".into(),
@@ -219,7 +220,7 @@ fn compile(l: &mut Launch, components: Option<(String, Origin)>) -> Result<(), E
         None => true,
     };
     if on {
-        let o = components.as_ref().map_or_else(|| Origin::new(key.clone(), 0), |(_, o)| o.clone());
+        let o = components.as_ref().map_or_else(|| SettingOrigin::new(key.clone(), 0), |(_, o)| o.clone());
         l.settings.compiled_loss.put(loss, &o);
         if key == "training.compile" {
             l.notes.reading_of(
@@ -235,7 +236,11 @@ fn compile(l: &mut Launch, components: Option<(String, Origin)>) -> Result<(), E
 
 /// The model's shape from `model.name` (default `llama3`, torchtitan's default) and
 /// `model.flavor`, from [`flavours`].
-fn model(l: &mut Launch, name: Option<(String, Origin)>, flavour: Option<(String, Origin)>) -> Result<(), Error> {
+fn model(
+    l: &mut Launch,
+    name: Option<(String, SettingOrigin)>,
+    flavour: Option<(String, SettingOrigin)>,
+) -> Result<(), Error> {
     let Some((flavour, fo)) = flavour else {
         return Err(Error::MissingField { field: "model.flavor".into() });
     };
@@ -307,13 +312,17 @@ fn model(l: &mut Launch, name: Option<(String, Origin)>, flavour: Option<(String
 
 /// Activation checkpointing: `none`, `selective` (`op`: per operation, [`Recompute::Op`], the
 /// policy torchtitan's `_op_sac_save_list` defines; `N`: every N-th block fully), `full`.
-fn recompute(l: &mut Launch, mode: Option<(String, Origin)>, option: Option<(String, Origin)>) -> Result<(), Error> {
+fn recompute(
+    l: &mut Launch,
+    mode: Option<(String, SettingOrigin)>,
+    option: Option<(String, SettingOrigin)>,
+) -> Result<(), Error> {
     let (mode, o) = mode.unwrap_or_else(|| {
         l.notes.reading_of(
             "activation_checkpoint.mode",
             "activation_checkpoint.mode not given: torchtitan's default selective".into(),
         );
-        ("selective".into(), Origin::new("activation_checkpoint.mode", 0))
+        ("selective".into(), SettingOrigin::new("activation_checkpoint.mode", 0))
     });
     match mode.as_str() {
         "none" => _ = l.settings.recompute.put(Recompute::None, &o),

@@ -12,9 +12,8 @@ use crate::Error;
 use crate::extended::data_parallel::DpGroups;
 use crate::extended::iteration::check_layout;
 use crate::extended::layout::Layout;
-use crate::extended::moe::evaluate::{
-    MoeMemories, MoeParts, MoePartsView, assemble_moe, moe_memories_gb, moe_time_floors_s,
-};
+use crate::extended::moe::devices::{MoeParts, MoePartsView};
+use crate::extended::moe::evaluate::{MoeMemories, assemble_moe, moe_memories_gb, moe_time_floors_s};
 use crate::extended::moe::experts::expert_choices;
 use crate::extended::pricing::Pricing;
 use crate::moe_shape::MoeShape;
@@ -104,7 +103,7 @@ impl ExtendedEvaluator {
         best.map(|(e, _)| e).ok_or_else(|| {
             let group = layout.tp * layout.cp * layout.dp;
             Error::invalid(
-                "layout.ep",
+                crate::extended::moe::experts::ExpertLayout::EP_FIELD.as_str(),
                 mo.ep.map_or("any".to_string(), |e| e.to_string()),
                 format!("no expert-parallel degree folds over tp·cp·dp = {group} for {} experts", m.experts),
             )
@@ -302,7 +301,7 @@ impl ExtendedEvaluator {
 mod tests {
     use super::*;
     use crate::extended::hardware::Hardware;
-    use crate::extended::moe::evaluate::moe_parts;
+    use crate::extended::moe::devices::moe_parts;
     use crate::extended::moe::experts::ExpertLayout;
     use crate::extended::options::{ExtendedOptions, Recompute, Sharding};
     use crate::extended::workload::Workload;
@@ -349,7 +348,7 @@ mod tests {
         // every cached part equals the parts priced afresh, bit for bit. The groups of tensor and
         // context-parallel degrees come twice (the caches hold one group at a time).
         use crate::extended::layout::Placement;
-        use crate::extended::moe::experts::expert_choices;
+        use crate::extended::moe::experts::{ExpertLayout, expert_choices};
         let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
         for model in ["deepseek-v3", "mixtral-8x7b"] {
             let w = Workload::from_catalog(crate::catalog::find_model(model).unwrap()).unwrap();

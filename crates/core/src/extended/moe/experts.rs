@@ -5,6 +5,7 @@
 //! order), so the fast domain is filled by ETP first, then EP.
 
 use crate::Error;
+use crate::error::FieldPath;
 use crate::extended::layout::Layout;
 use crate::moe_shape::MoeShape;
 
@@ -33,22 +34,35 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 }
 
 impl ExpertLayout {
+    /// The field an error about the expert-parallel degree names.
+    pub const EP_FIELD: FieldPath<'static> = FieldPath::new("layout.ep");
+    /// The field an error about the expert tensor-parallel degree names.
+    pub const ETP_FIELD: FieldPath<'static> = FieldPath::new("layout.etp");
+
     /// The folded expert layout of `layout` with degrees `ep`, `etp` for the experts of `moe`.
     /// Rules (each error names `layout.ep` / `layout.etp`): `ep` divides the routed experts,
     /// `ep·etp` divides `tp·cp·dp`, `etp` divides the expert width.
     pub fn fold(layout: &Layout, moe: &MoeShape, ep: u64, etp: u64) -> Result<ExpertLayout, Error> {
         let group = layout.tp.saturating_mul(layout.cp).saturating_mul(layout.dp);
         if ep == 0 || !moe.experts.is_multiple_of(ep) {
-            return Err(Error::invalid("layout.ep", ep, format!("must divide the routed experts {}", moe.experts))
-                .with_hint("each EP rank holds the same number of experts"));
+            return Err(Error::invalid(
+                Self::EP_FIELD.as_str(),
+                ep,
+                format!("must divide the routed experts {}", moe.experts),
+            )
+            .with_hint("each EP rank holds the same number of experts"));
         }
         if etp == 0 || !moe.expert_ffn.is_multiple_of(etp) {
-            return Err(Error::invalid("layout.etp", etp, format!("must divide the expert width {}", moe.expert_ffn)));
+            return Err(Error::invalid(
+                Self::ETP_FIELD.as_str(),
+                etp,
+                format!("must divide the expert width {}", moe.expert_ffn),
+            ));
         }
         let ep_etp = ep.saturating_mul(etp);
         if !group.is_multiple_of(ep_etp) {
             return Err(Error::invalid(
-                "layout.ep",
+                Self::EP_FIELD.as_str(),
                 ep,
                 format!(
                     "ep·etp = {ep_etp} must divide the ranks of one pipeline stage tp·cp·dp = {} · {} · {} = {group}",

@@ -22,6 +22,7 @@ use crate::extended::ops::{FP8_CAST_BYTES, KeptBytes, OpKind, Operation, saved_i
 use crate::extended::pricing::{Pass, Pricing};
 use crate::extended::workload::Workload;
 use crate::moe_shape::MoeShape;
+use crate::vocab::TimePart;
 
 /// Tokens per local expert at which a grouped GEMM runs at half its large-`M` rate [tokens]. An
 /// engineering estimate: Hopper/Blackwell GEMM tiles are 128 rows high, so an expert with `M`
@@ -112,6 +113,91 @@ pub struct MoeTimes {
     pub a2a_exposed_s: f64,
     /// Fixed per-layer time (launches, routing synchronisation).
     pub overhead_s: f64,
+}
+
+/// One row of [`MoeTimes`] as the CLI's estimate and the page's Layers view show it: the
+/// all-to-all split into its exposed and hidden shares (they add up to what was priced), each with
+/// the step part it is counted in. Every caller lists the rows from [`MoeTimePart::ALL`], never by
+/// hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MoeTimePart {
+    /// The router GEMM ([`MoeTimes::router_s`]).
+    Router,
+    /// The routed experts' grouped GEMMs ([`MoeTimes::experts_s`]).
+    Experts,
+    /// The shared experts' GEMMs ([`MoeTimes::shared_s`]).
+    Shared,
+    /// Token permutation and expert activations ([`MoeTimes::elementwise_s`]).
+    Elementwise,
+    /// Dispatch and combine on the critical path ([`MoeTimes::a2a_exposed_s`]).
+    A2aExposed,
+    /// Dispatch and combine hidden behind compute (`a2a_s − a2a_exposed_s`, at least 0).
+    A2aHidden,
+    /// The fixed per-layer time ([`MoeTimes::overhead_s`]).
+    Overhead,
+}
+
+impl MoeTimePart {
+    /// Every row, in the order shown.
+    pub const ALL: [MoeTimePart; 7] = [
+        MoeTimePart::Router,
+        MoeTimePart::Experts,
+        MoeTimePart::Shared,
+        MoeTimePart::Elementwise,
+        MoeTimePart::A2aExposed,
+        MoeTimePart::A2aHidden,
+        MoeTimePart::Overhead,
+    ];
+
+    /// A short name, for a text table's row.
+    pub fn key(self) -> &'static str {
+        match self {
+            MoeTimePart::Router => "router",
+            MoeTimePart::Experts => "experts",
+            MoeTimePart::Shared => "shared experts",
+            MoeTimePart::Elementwise => "element-wise",
+            MoeTimePart::A2aExposed => "all-to-all exposed",
+            MoeTimePart::A2aHidden => "all-to-all hidden",
+            MoeTimePart::Overhead => "layer overhead",
+        }
+    }
+
+    /// The row's name in words, for the page.
+    pub fn label(self) -> &'static str {
+        match self {
+            MoeTimePart::Router => "router",
+            MoeTimePart::Experts => "routed experts (grouped GEMMs)",
+            MoeTimePart::Shared => "shared experts",
+            MoeTimePart::Elementwise => "token permutation and activations",
+            MoeTimePart::A2aExposed => "all-to-all dispatch and combine, exposed",
+            MoeTimePart::A2aHidden => "all-to-all hidden behind compute",
+            MoeTimePart::Overhead => "MoE layer overhead (launches, routing sync)",
+        }
+    }
+
+    /// The step part the row's time is counted in; `None` for the hidden all-to-all, which is
+    /// in no part of the step.
+    pub fn step_part(self) -> Option<TimePart> {
+        match self {
+            MoeTimePart::Router | MoeTimePart::Experts | MoeTimePart::Shared => Some(TimePart::Compute),
+            MoeTimePart::Elementwise | MoeTimePart::Overhead => Some(TimePart::ExposedMemory),
+            MoeTimePart::A2aExposed => Some(TimePart::EpComm),
+            MoeTimePart::A2aHidden => None,
+        }
+    }
+
+    /// The row's time in `t` [s].
+    pub fn of(self, t: &MoeTimes) -> f64 {
+        match self {
+            MoeTimePart::Router => t.router_s,
+            MoeTimePart::Experts => t.experts_s,
+            MoeTimePart::Shared => t.shared_s,
+            MoeTimePart::Elementwise => t.elementwise_s,
+            MoeTimePart::A2aExposed => t.a2a_exposed_s,
+            MoeTimePart::A2aHidden => (t.a2a_s - t.a2a_exposed_s).max(0.0),
+            MoeTimePart::Overhead => t.overhead_s,
+        }
+    }
 }
 
 /// Name of the routed experts' grouped-GEMM operation (its parameters are sharded over the expert
@@ -331,6 +417,27 @@ mod tests {
     use crate::extended::moe::options::Load;
     use crate::extended::options::ExtendedOptions;
     use crate::moe_shape::Router;
+
+    #[test]
+    fn the_moe_time_rows_split_the_all_to_all_and_add_up_to_what_was_priced() {
+        let t = MoeTimes {
+            router_s: 1.0,
+            experts_s: 2.0,
+            shared_s: 4.0,
+            elementwise_s: 8.0,
+            a2a_s: 16.0,
+            a2a_exposed_s: 10.0,
+            overhead_s: 32.0,
+        };
+        let rows: Vec<f64> = MoeTimePart::ALL.iter().map(|p| p.of(&t)).collect();
+        assert_eq!(rows, [1.0, 2.0, 4.0, 8.0, 10.0, 6.0, 32.0]);
+        // 1 + 2 + 4 + 8 + 16 + 32: every priced second once.
+        assert_eq!(rows.iter().sum::<f64>(), 63.0);
+        let in_step: f64 = MoeTimePart::ALL.iter().filter(|p| p.step_part().is_some()).map(|p| p.of(&t)).sum();
+        assert_eq!(in_step, 57.0);
+        assert_eq!(MoeTimePart::A2aExposed.step_part(), Some(TimePart::EpComm));
+        assert_eq!(MoeTimePart::A2aHidden.of(&MoeTimes { a2a_s: 1.0, a2a_exposed_s: 2.0, ..t }), 0.0);
+    }
 
     fn mixtral() -> (Workload, MoeShape) {
         let m = MoeShape {

@@ -9,6 +9,7 @@
 //! | [`dispatch`] | dispatch/combine exchange on the two network tiers (all-to-all, hierarchical node-limited, all-gather, ETP collectives) |
 //! | [`axes`] | the MoE sweep axes (EP, ETP, load, dispatcher, experts, top-k at equal active parameters) |
 //! | [`block`] | an MoE block as a list of operations ([`crate::extended::ops`]): the attention sub-layer plus the MoE MLP sub-layer |
+//! | [`devices`] | the block parts priced once per block shape and expert layout ([`devices::MoeParts`]) and which of them each device of the pipeline holds, under 1F1B and DualPipe (micro-batches in flight, DualPipe's bubble) |
 //! | [`evaluate`] | a configuration of an MoE model: dense and MoE blocks per stage, MTP on the last, expert data parallelism, dense vs expert memory, [`evaluate::MoeBreakdown`] |
 //! | [`mla`] | multi-head latent attention as operations (in every block of a model with it): replicated down-projections, latent norms, column-parallel up-projections, core with its own query/key and value widths |
 //! | [`layer`] | the MoE MLP of one block as operations: router, routed experts at the grouped-GEMM efficiency, shared experts, permutation, exposed vs hidden exchange, fixed layer time |
@@ -16,6 +17,7 @@
 pub mod axes;
 pub mod block;
 pub mod counts;
+pub mod devices;
 pub mod dispatch;
 pub mod evaluate;
 pub mod experts;
@@ -27,5 +29,5 @@ pub use crate::moe_shape::{Mla, MoeShape, Router};
 pub use counts::{ParameterCounts, parameter_counts};
 pub use evaluate::MoeBreakdown;
 pub use experts::ExpertLayout;
-pub use layer::{MoeMlpCost, MoeTimes, moe_mlp_operations};
+pub use layer::{MoeMlpCost, MoeTimePart, MoeTimes, moe_mlp_operations};
 pub use options::{A2aOverlap, Dispatcher, Load, MoeOptions, RecomputeModules};

@@ -164,7 +164,7 @@ pub struct MoeOptions {
     /// stage `i` and stage `pp − 1 − i` (two copies of the parameters: "2×") and at its peak
     /// `pp + 1` micro-batches' activations of one stage ("PP + 1", against 1F1B's `pp`); the first
     /// rank holds the embedding and the output head together. Time keeps 1F1B's slots with
-    /// DualPipe's smaller bubble (`super::evaluate::dual_pipe_bubble_slots`, without
+    /// DualPipe's smaller bubble (`super::devices::dual_pipe_bubble_slots`, without
     /// interleaving); off by default. Needs an even `pp` of at least 2 (otherwise 1F1B).
     pub dual_pipe: bool,
     /// The experts' SwiGLU input kept in FP8 and its output recomputed in the backward
