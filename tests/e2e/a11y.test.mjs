@@ -125,7 +125,7 @@ test('embed page: no accessibility violation of any impact, 1280 and 390 px, lig
         const page = await newPage(browser, { viewport: { width, height: 900 }, colorScheme: scheme });
         await page.goto(srv.base + 'embed.html');
         await page.frameLocator('#demo-iframe').locator('.app main').first().waitFor({ timeout: 30_000 });
-        for (const id of ['#demo-element-1', '#demo-element-2']) await page.locator(id).locator('.app main').first().waitFor({ timeout: 30_000 });
+        for (const id of ['#demo-element-1', '#demo-element-2']) await page.locator(id).locator('.app #main-content').first().waitFor({ timeout: 30_000 });
         await page.waitForFunction(() => !document.querySelector('#demo-element-1')?.shadowRoot?.querySelector('.run-status:not(.quiet)'), null, { timeout: 120_000 });
         await screenshot(page, `a11y-embed-${width}-${scheme}`);
         // The host document, then each element's app on its own: two copies of one app on a page

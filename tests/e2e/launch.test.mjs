@@ -132,7 +132,7 @@ test('"Search this scenario" on GB200 NVL72 opens the file\'s scenario with its 
     return (await page.locator('.results-card .summary').textContent()).replace(/ in \d+ ms/, '').trim();
   };
   const shownBefore = await summary();
-  assert.match(shownBefore, /Llama 3 70B/);
+  assert.match(shownBefore, /^llama3-70b on NVIDIA GB200 NVL72/);
   assert.match(shownBefore, new RegExp(`scale-up domain 72 · 64 devices · global batch ${Number(gbs).toLocaleString('en-US')}`));
   assert.equal(await page.locator('#ex-domain').inputValue(), '');
   assert.equal(await page.locator('#ex-budget').inputValue(), '');

@@ -428,7 +428,7 @@ impl Table<'_> {
         heads.push_str(&format!(r#"<th scope="col"{}>{}</th>"#, attr("title", why), escape(compare)));
         format!(
             concat!(
-                r#"<div class="table-wrap results-wrap"><table class="results" aria-label="Best configurations">"#,
+                r#"<div class="table-wrap results-wrap" tabindex="0"><table class="results" aria-label="Best configurations">"#,
                 "<thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table></div>",
             ),
             heads = heads,
