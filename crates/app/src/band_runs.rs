@@ -94,8 +94,9 @@ pub fn cell(b: &ErrorBand) -> (String, Option<&'static str>) {
 /// figure), how many ran out of memory, and their median held-out |error|.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryFamily {
-    /// The part class.
-    pub part: PartClass,
+    /// The part class; `None` for runs whose hardware words name no catalog part (validation
+    /// cannot predict them: they are listed, not scored).
+    pub part: Option<PartClass>,
     /// Ids of its memory runs, in file order.
     pub ids: Vec<String>,
     /// Runs scored (a prediction and a measured figure of a run that ran).
@@ -107,10 +108,17 @@ pub struct MemoryFamily {
     pub median_abs_error: Option<f64>,
 }
 
-/// The part class of a measured run, read as validation reads its hardware (`Other` when the
-/// words name no catalog part).
-pub fn run_part(run: &MeasuredRun) -> PartClass {
-    Prepared::new(run).setup.ok().map_or(PartClass::Other, |s| part_class(s.system))
+/// The part class of a measured run, read as validation reads its hardware (`None` when the run
+/// cannot be read).
+pub fn run_part(run: &MeasuredRun) -> Option<PartClass> {
+    Prepared::new(run).setup.ok().map(|s| part_class(s.system))
+}
+
+impl MemoryFamily {
+    /// Display name: the part family, or that the run's part was not read.
+    pub fn name(&self) -> String {
+        self.part.as_ref().map_or_else(|| "part not read from the run".to_string(), PartClass::name)
+    }
 }
 
 /// The memory runs of `report` (extended mode on `file`, the memory runs) by part family, in
@@ -120,7 +128,7 @@ pub fn memory_families(file: &MeasuredFile, report: &Report) -> Vec<MemoryFamily
     let mut errors: Vec<Vec<f64>> = Vec::new();
     for row in &report.rows {
         let Some(mem) = &row.memory else { continue };
-        let part = file.rows.iter().find(|r| r.id == row.id).map_or(PartClass::Other, run_part);
+        let part = file.rows.iter().find(|r| r.id == row.id).and_then(run_part);
         let i = match out.iter().position(|f| f.part == part) {
             Some(i) => i,
             None => {
@@ -199,7 +207,7 @@ mod tests {
         assert_eq!(fams.iter().map(|f| f.oom).sum::<usize>(), report.summary.memory.verdicts.oom_runs);
         assert_eq!(fams.iter().map(|f| f.scored).sum::<usize>(), report.summary.memory.stats.evaluated);
         // The shipped runs are on Ampere, Hopper and CDNA 3 parts (data/measured-memory-runs.json).
-        let names: Vec<String> = fams.iter().map(|f| f.part.name()).collect();
+        let names: Vec<String> = fams.iter().map(MemoryFamily::name).collect();
         for want in ["NVIDIA Ampere", "NVIDIA Hopper", "AMD CDNA 3"] {
             assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
         }

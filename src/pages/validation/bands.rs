@@ -144,7 +144,7 @@ fn memory_by_family(report: &Report) -> impl IntoView + use<> {
     let fams = memory_families(&shipped_memory_runs(), report);
     let s = &report.summary.memory;
     let line = format!(
-        "Every memory figure (\"needs X ± Y of Z GB\", in the explorer and the import) carries one band for every part: ±{:.0} % of the need, the 80th percentile of the held-out |error| over these {} scored peak-memory runs ({} runs in all, {} out of memory).",
+        "A memory figure's band (\"needs X ± Y of Z GB\" in the import, memory_band_gb in the CLI's search rows) is one band for every part: ±{:.0} % of the need, the 80th percentile of the held-out |error| over these {} scored peak-memory runs ({} runs in all, {} out of memory).",
         s.band * 100.0,
         s.stats.evaluated,
         s.rows,
@@ -156,8 +156,8 @@ fn memory_by_family(report: &Report) -> impl IntoView + use<> {
             let class = error_cell(f.median_abs_error).1;
             let err = pct(f.median_abs_error);
             view! {
-                <tr data-part=f.part.name()>
-                    <th scope="row">{f.part.name()}</th>
+                <tr data-part=f.name()>
+                    <th scope="row">{f.name()}</th>
                     <td class="num" data-col="runs">{f.ids.len()}</td>
                     <td class="num" data-col="scored">{f.scored}</td>
                     <td class="num" data-col="oom">{f.oom}</td>
