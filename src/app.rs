@@ -25,7 +25,14 @@ pub fn App() -> impl IntoView {
 
 /// The app shell for a given URL state; `embed` hides header and footer.
 #[component]
-pub fn Shell(url: UrlState, embed: bool) -> impl IntoView {
+pub fn Shell(
+    url: UrlState,
+    embed: bool,
+    /// Mounted in a custom element on another page: the views sit in a labelled region, not a
+    /// `<main>` (the host page has its own, and two elements would make two).
+    #[prop(optional)]
+    element: bool,
+) -> impl IntoView {
     provide_context(url);
     let current = Memo::new(move |_| AppView::from_key(url.get(VIEW_KEY).as_deref()));
     // Another view than the explorer: the first view (the explorer's results) has nothing for it.
@@ -52,6 +59,25 @@ pub fn Shell(url: UrlState, embed: bool) -> impl IntoView {
             }
         })
         .collect_view();
+    let views = move || {
+        view! {
+                {move || url.query.with(fmperf_app::mode::unknown_view).map(|m| view! {
+                    <p class="notice warn" role="status" id="unknown-view">{m}</p>
+                })}
+                {move || match current.get() {
+                    AppView::Explorer => pages::explorer::ExplorerPage().into_any(),
+                    AppView::Studies => pages::studies::StudiesPage().into_any(),
+                    AppView::Catalog => pages::catalog::CatalogPage().into_any(),
+                    AppView::Validation => pages::validation::ValidationPage().into_any(),
+                    AppView::About => pages::about::AboutPage().into_any(),
+                }}
+        }
+    };
+    let body = if element {
+        view! { <div id="main-content" tabindex="-1" role="region" aria-label="fmperf">{views}</div> }.into_any()
+    } else {
+        view! { <main id="main-content" tabindex="-1">{views}</main> }.into_any()
+    };
     view! {
         <div class:embed=embed class="app">
             <a class="skip-link" href="#main-content" on:click=skip_to_main>"Skip to content"</a>
@@ -64,18 +90,7 @@ pub fn Shell(url: UrlState, embed: bool) -> impl IntoView {
                     {nav}
                 </nav>
             </header>
-            <main id="main-content" tabindex="-1">
-                {move || url.query.with(fmperf_app::mode::unknown_view).map(|m| view! {
-                    <p class="notice warn" role="status" id="unknown-view">{m}</p>
-                })}
-                {move || match current.get() {
-                    AppView::Explorer => pages::explorer::ExplorerPage().into_any(),
-                    AppView::Studies => pages::studies::StudiesPage().into_any(),
-                    AppView::Catalog => pages::catalog::CatalogPage().into_any(),
-                    AppView::Validation => pages::validation::ValidationPage().into_any(),
-                    AppView::About => pages::about::AboutPage().into_any(),
-                }}
-            </main>
+            {body}
             <footer class="app-footer">
                 {FOOTER[0]}
                 {FOOTER[1]}

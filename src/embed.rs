@@ -54,7 +54,7 @@ pub fn mount_fmperf(host: web_sys::HtmlElement, query: String) -> FmperfApp {
     let handle = leptos::mount::mount_to(host, move || {
         let url = UrlState::new(UrlMode::Detached, query.clone());
         inner.set(Some(url.query));
-        view! { <Shell url=url embed=!chrome /> }
+        view! { <Shell url=url embed=!chrome element=true /> }
     });
     // The element owns the app for the page's lifetime.
     handle.forget();

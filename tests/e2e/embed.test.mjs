@@ -10,7 +10,7 @@ import { DIST, launch, newPage, screenshot, staticServer } from './harness.mjs';
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; frame-src 'self'; object-src 'none'; base-uri 'self'";
 /** Waits until the app has rendered its shell in `scope` (a page, frame or shadow-piercing locator root). */
 async function appReady(scope) {
-  await scope.locator('.app main').first().waitFor({ timeout: 30_000 });
+  await scope.locator('.app #main-content').first().waitFor({ timeout: 30_000 });
 }
 
 let browser;

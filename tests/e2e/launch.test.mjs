@@ -102,6 +102,47 @@ test("the file's scenario is searched in the Explorer", async () => {
   await page.close();
 });
 
+// Issue 29 §1: "Search this scenario" pins nothing the user did not set. On GB200 NVL72 (its own
+// scale-up domain of 72), from a page that had a domain of 4, a budget, a price and rank-by-cost,
+// the Explorer it opens searches the file's scenario with the system's own domain and no budget,
+// price or rank of the page before; a reload shows the same.
+test('"Search this scenario" on GB200 NVL72 opens the file\'s scenario with its own domain and no budget or price', async () => {
+  const page = await newPage(browser);
+  await page.goto(`${server.base}?tab=run&mode=extended&model=llama3-8b&system=nvidia_h100_sxm5_80gb&domain=4&gpus=64&batch=512&budget=1e12&unit=tokens&price=2.5&rank=cost`);
+  const area = page.locator('textarea.launch-text');
+  await area.waitFor({ timeout: 60_000 });
+  await page.locator('input.launch-system').fill('nvidia_gb200_nvl72');
+  await area.fill(readFileSync(path.join(ROOT, 'examples/launch/megatron-llama3-70b.sh'), 'utf8'));
+  await page.locator('.launch-result').waitFor({ timeout: 30_000 });
+  assert.match(await page.locator('.launch-result').textContent(), /nvidia_gb200_nvl72 × 64 devices/);
+  const config = await page.locator('.launch-config').textContent();
+  const gbs = config.match(/global batch ([\d,]+)/)[1].replace(/,/g, '');
+  await page.locator('button.launch-search').click();
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('model') === 'llama3-70b');
+  const q = new URL(page.url()).searchParams;
+  assert.equal(q.get('system'), 'nvidia_gb200_nvl72');
+  assert.equal(q.get('gpus'), '64');
+  assert.equal(q.get('batch'), gbs);
+  assert.equal(q.get('mode'), 'extended');
+  assert.ok(!q.get('domain'), `no domain pinned: ${page.url()}`);
+  for (const key of ['budget', 'unit', 'price', 'rank']) assert.equal(q.get(key), null, `${key}: ${page.url()}`);
+  const summary = async () => {
+    await page.locator('table.results tbody tr').first().waitFor({ timeout: 90_000 });
+    await page.locator('.results-card .summary').waitFor();
+    return (await page.locator('.results-card .summary').textContent()).replace(/ in \d+ ms/, '').trim();
+  };
+  const shownBefore = await summary();
+  assert.match(shownBefore, /^llama3-70b on NVIDIA GB200 NVL72/);
+  assert.match(shownBefore, new RegExp(`scale-up domain 72 · 64 devices · global batch ${Number(gbs).toLocaleString('en-US')}`));
+  assert.equal(await page.locator('#ex-domain').inputValue(), '');
+  assert.equal(await page.locator('#ex-budget').inputValue(), '');
+  assert.equal(await page.locator('#ex-price').inputValue(), '');
+  await page.reload();
+  assert.equal(await summary(), shownBefore, 'a reload shows the same scenario');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 // Issue 27 §2 and §4: a launch script and its DeepSpeed JSON opened together are read as one run
 // (the CLI's numbers for `--from script --from json`); the best layout is found in the page and
 // written back as Megatron flags, which read back as that layout.

@@ -4,7 +4,7 @@
 // in a switch value refused at its field, the error gone once corrected.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newPage, resultsSettled, screenshot, sharedBrowser } from './harness.mjs';
+import { newPage, resultsSettled, screenshot, sharedBrowser, SMALL_SCENARIO } from './harness.mjs';
 
 let server, browser;
 sharedBrowser((s, b) => {
@@ -100,6 +100,106 @@ test('every scenario control writes what it shows, and a reload shows it again',
     assert.deepEqual(await scenario(page), shown, `${what}, reloaded (${page.url()})`);
   }
   assert.match((await scenario(page)).summary, /scale-up domain 72 · 512 devices · global batch 1,024/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+// Issue 29 §1, the rest of the controls: the budget and its unit, the price (on the "Your measured
+// run" tab), Compare's system and domain pickers, a saved scenario's link and the strip's Studies
+// link. Each keeps the scenario, writes what it shows, and a reload shows it again.
+test('the budget, its unit, the price, Compare, the measured-run tab, a saved link and the Studies link survive a reload', async () => {
+  const page = await newPage(browser);
+  await page.goto(server.base + SMALL_SCENARIO);
+  const first = await scenario(page);
+  const q = () => new URL(page.url()).searchParams;
+  /** What the page shows beyond the summary line: the budget, its unit, the price, the tab. */
+  const shown = async () => ({
+    ...(await scenario(page)),
+    budget: await page.locator('#ex-budget').inputValue(),
+    unit: await page.locator('#ex-unit').inputValue(),
+    tab: await page.locator('[role="tab"][aria-selected="true"][id^="ex-tab-"]').getAttribute('id'),
+    price: (await page.locator('#ex-price').count()) ? await page.locator('#ex-price').inputValue() : null,
+  });
+  const reloadSame = async (what) => {
+    const before = await shown(page);
+    const url = page.url();
+    await page.reload();
+    assert.deepEqual(await shown(page), before, `${what}, reloaded (${url})`);
+    return before;
+  };
+
+  // The budget and its unit.
+  await page.locator('#ex-budget').fill('2e11');
+  await page.waitForTimeout(900);
+  await page.locator('#ex-unit').selectOption('samples');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('unit') === 'samples');
+  assert.equal(q().get('budget'), '2e11');
+  const budgeted = await reloadSame('the budget and its unit');
+  assert.equal(budgeted.summary, first.summary, 'the budget keeps the scenario');
+  assert.deepEqual([budgeted.budget, budgeted.unit], ['2e11', 'samples']);
+
+  // "Your measured run", and the price on it.
+  await page.locator('#ex-tab-measured').click();
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('tab') === 'measured');
+  await page.locator('#ex-price').fill('2.5');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('price') === '2.5');
+  for (const key of ['model', 'system', 'domain', 'gpus', 'batch', 'mode', 'budget', 'unit']) {
+    assert.ok(q().has(key), `the measured tab and the price write ${key}: ${page.url()}`);
+  }
+  const priced = await reloadSame('the measured-run tab and the price');
+  assert.equal(priced.summary, first.summary);
+  assert.deepEqual([priced.tab, priced.price], ['ex-tab-measured', '2.5']);
+
+  // Compare's pickers: the best on another system and domain is pinned in the URL and survives a reload.
+  await page.locator('#ex-tab-compare').click();
+  await page.locator('#ex-cmp-system').selectOption('nvidia_a100_sxm4_80gb');
+  await page.locator('#ex-cmp-domain').fill('4');
+  await page.locator('.add-system button', { hasText: 'Search and add' }).click();
+  await page.waitForFunction(() => (new URL(location.href).searchParams.get('cmp') ?? '').includes('nvidia_a100_sxm4_80gb'), null, { timeout: 120_000 });
+  const cmp = q().get('cmp');
+  assert.match(cmp, /nvidia_a100_sxm4_80gb/);
+  const compared = await reloadSame('a column added on another system');
+  assert.equal(compared.summary, first.summary, 'adding a column keeps the scenario');
+  assert.equal(q().get('cmp'), cmp);
+  await page.locator('table.compare').waitFor({ timeout: 60_000 });
+  assert.match(await page.locator('table.compare').textContent(), /A100/);
+
+  // A saved scenario's link opens what was saved (the budget and price with it).
+  await page.locator('#ex-save-name').fill('round trip');
+  await page.locator('section.saved button[type="submit"]').click();
+  const link = page.locator('.saved-list a', { hasText: 'round trip' });
+  await link.waitFor();
+  // (The saved link opens in the page's mode: a saved scenario names none.)
+  await page.goto(server.base + '?mode=extended&model=llama3-70b&gpus=1024');
+  await scenario(page);
+  await page.locator('.saved-list a', { hasText: 'round trip' }).click();
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('model') === 'llama3-8b');
+  const restored = await reloadSame('a saved link');
+  assert.equal(restored.summary, first.summary, 'the saved link opens the saved scenario');
+  assert.deepEqual([restored.budget, restored.unit], ['2e11', 'samples']);
+
+  // The strip's Studies link: Studies sweeps this scenario, a reload keeps the sweep, Back returns.
+  await page.locator('#ex-tab-breakdown').click();
+  await page.locator('section.sensitivity[data-state="done"]').waitFor({ timeout: 180_000 });
+  await page.locator('.sens-row[data-feature="matrix"] a.sens-link').click();
+  await page.waitForURL(/view=studies/);
+  const studies = new URL(page.url()).searchParams;
+  for (const [k, v] of [['s.model', 'llama3-8b'], ['s.system', 'nvidia_h100_sxm5_80gb'], ['s.gpus', '64']]) {
+    assert.equal(studies.get(k), v, `${k}: ${page.url()}`);
+  }
+  await page.locator('#sweep-summary').waitFor({ timeout: 120_000 });
+  const sweepShown = async () => ({
+    summary: (await page.locator('#sweep-summary').textContent()).replace(/ in [\d.]+ m?s$/, ''),
+    points: await page.locator('#sweep-points tbody').textContent(),
+  });
+  const sweep = await sweepShown();
+  const studiesUrl = page.url();
+  await page.reload();
+  await page.locator('#sweep-summary').waitFor({ timeout: 120_000 });
+  assert.deepEqual(await sweepShown(), sweep, 'the sweep, reloaded');
+  assert.equal(page.url(), studiesUrl);
+  await page.goBack();
+  assert.equal((await scenario(page)).summary, first.summary, 'Back returns to the scenario');
   assert.deepEqual(page.errors, []);
   await page.close();
 });

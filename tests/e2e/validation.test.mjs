@@ -4,7 +4,9 @@
 // browser.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newPage, screenshot, sharedBrowser } from './harness.mjs';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { newPage, ROOT, screenshot, sharedBrowser } from './harness.mjs';
 
 let server, browser;
 sharedBrowser((s, b) => {
@@ -121,4 +123,79 @@ test('a 390 px dark screen shows the view without sideways scrolling', async () 
   assert.ok(overflow <= 0, `page is ${overflow} px wider than the window (tables scroll inside their box)`);
   await screenshot(page, 'validation-390-dark');
   assert.deepEqual(page.errors, []);
+});
+
+// Issue 29 §5: the error bars cite runs the Validation view shows. For a scenario on a Blackwell
+// part and an MoE scenario on a Hopper part, the explorer's error bar ("±X % … from N measured runs
+// … on <family> parts with <models>") is a cell of that family's row in "What the error bars
+// cite", with the same N; the family's runs are listed under it. The memory runs are listed per
+// part family too, and the band the import puts on memory ("needs X ± Y GB") is the one stated there.
+test('the error bars and the memory band cite runs the Validation view lists, with the same numbers', async () => {
+  const page = await newPage(browser);
+  const cases = [
+    ['NVIDIA Blackwell', '?view=explorer&mode=extended&model=llama3-70b&system=nvidia_b200_hgx&domain=&gpus=512&batch=1024&strategies=1d&top=5', false],
+    ['NVIDIA Hopper', '?view=explorer&mode=extended&model=deepseek-v3&system=nvidia_h800_sxm5_80gb&domain=8&gpus=256&batch=&strategies=1d&top=5', true],
+  ];
+  const bars = [];
+  for (const [family, query, moe] of cases) {
+    await page.goto(server.base + query);
+    const bar = page.locator('#ex-error-bar');
+    await bar.waitFor({ timeout: 120_000 });
+    const text = (await bar.textContent()).trim();
+    const m = text.match(/^Error bar \((±\d+ %)\): (.*from (\d+) measured runs.*)$/);
+    assert.ok(m, text);
+    assert.match(m[2], new RegExp(`on ${family} parts`), text);
+    if (moe) assert.match(m[2], /mixture-of-experts/, text);
+    assert.doesNotMatch(m[2], /^No measured runs on /, `${family}: the band is drawn from the family's own runs`);
+    bars.push({ family, short: m[1], message: m[2], runs: Number(m[3]), moe });
+  }
+  await page.goto(`${server.base}?view=validation`);
+  const card = page.locator('#validation-bands');
+  await card.waitFor({ timeout: 30_000 });
+  for (const b of bars) {
+    const row = card.locator(`table.bands-table tr[data-part="${b.family}"]`);
+    assert.equal(await row.count(), 1, b.family);
+    // The cell whose band is the explorer's: same message, same "±X % · N runs".
+    const cells = await row.locator('td[title]').evaluateAll((tds) => tds.map((td) => [td.title, td.textContent]));
+    const cell = cells.filter(([title]) => title === b.message);
+    assert.ok(cell.length >= 1, `${b.family}: a cell with the explorer's band ${b.message}`);
+    assert.match(cell[0][1], new RegExp(`^${b.short} · ${b.runs} runs`));
+    // The family's runs are listed under it, as many as its row says (MoE ones marked).
+    const total = Number(await row.locator('td').nth(0).textContent());
+    const moeRuns = Number(await row.locator('td').nth(1).textContent());
+    const list = card.locator(`details.band-runs[data-part="${b.family}"]`);
+    assert.match(await list.locator('summary').textContent(), new RegExp(`^${b.family}: ${total} runs$`));
+    assert.equal(await list.locator('tbody tr').count(), total);
+    assert.equal(await list.locator('tbody tr[data-moe="true"]').count(), moeRuns);
+    // A band of the exact kind counts runs of that kind on the family (the MoE ones among the MoE
+    // runs listed); a band of the whole family counts every run listed.
+    if (/^No measured runs of /.test(b.message)) assert.equal(b.runs, total, b.message);
+    else assert.ok(b.runs <= (b.moe ? moeRuns : total - moeRuns), `${b.family}: the bar cites ${b.runs} of ${total} (${moeRuns} MoE)`);
+  }
+  // Memory runs per part family: every memory run once, and the band every memory figure carries.
+  const mem = card.locator('#bands-memory');
+  const counts = await mem.locator('tbody tr').evaluateAll((trs) =>
+    trs.map((tr) => [tr.dataset.part, Number(tr.querySelector('[data-col="runs"]').textContent), Number(tr.querySelector('[data-col="scored"]').textContent)]));
+  assert.equal(counts.reduce((a, [, n]) => a + n, 0), 109, JSON.stringify(counts));
+  for (const family of ['NVIDIA Ampere', 'NVIDIA Hopper', 'AMD CDNA 3']) {
+    assert.ok(counts.some(([p, n]) => p === family && n > 0), `${family} in ${JSON.stringify(counts)}`);
+  }
+  const summary = card.locator('#bands-memory-summary');
+  const band = Number(await summary.getAttribute('data-band'));
+  const scored = Number(await summary.getAttribute('data-scored'));
+  assert.equal(counts.reduce((a, [, , s]) => a + s, 0), scored);
+  assert.match(await summary.textContent(), new RegExp(`±${Math.round(band * 100)} % of the need.* ${scored} scored peak-memory runs`));
+  await screenshot(page, 'validation-bands-card');
+  // The import's memory figure carries that band: Y / X is the band (to the printed rounding).
+  await page.goto(`${server.base}?tab=run`);
+  const area = page.locator('textarea.launch-text');
+  await area.waitFor({ timeout: 60_000 });
+  await area.fill(readFileSync(path.join(ROOT, 'examples/launch/megatron-llama3-70b.sh'), 'utf8'));
+  const memory = page.locator('.launch-headline dd[data-metric="memory_gb"]');
+  await memory.waitFor({ timeout: 30_000 });
+  const need = Number(await memory.locator('[data-value]').getAttribute('data-value'));
+  const half = Number((await memory.textContent()).match(/± ([\d.]+) of/)[1]);
+  assert.ok(Math.abs(half - band * need) <= 0.05 + 1e-9, `± ${half} GB on ${need} GB vs band ${band}`);
+  assert.deepEqual(page.errors, []);
+  await page.close();
 });

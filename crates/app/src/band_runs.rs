@@ -4,11 +4,14 @@
 //! held-out rows ([`shipped_holdout`]) — so the table says exactly what a results card quotes
 //! ("±8 % typical … from 32 measured runs in 4 sources").
 
+use fmperf_core::extended::efficiency::median;
 use fmperf_core::validate::Mode;
+use fmperf_core::validate::compare::{Prepared, Report};
 use fmperf_core::validate::error_bands::{
     Basis, ErrorBand, ModelClass, PartClass, SizeClass, error_band_from, part_class, shipped_holdout,
 };
 use fmperf_core::validate::holdout::{HeldRow, Holdout};
+use fmperf_core::validate::{MeasuredFile, MeasuredRun};
 
 /// Every model class a band distinguishes, dense first, small to large.
 pub const MODEL_CLASSES: [ModelClass; 6] = [
@@ -87,6 +90,68 @@ pub fn cell(b: &ErrorBand) -> (String, Option<&'static str>) {
     (typical, wider)
 }
 
+/// One part family's peak-memory runs: how many there are, how many were scored (ran, with a
+/// figure), how many ran out of memory, and their median held-out |error|.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryFamily {
+    /// The part class; `None` for runs whose hardware words name no catalog part (validation
+    /// cannot predict them: they are listed, not scored).
+    pub part: Option<PartClass>,
+    /// Ids of its memory runs, in file order.
+    pub ids: Vec<String>,
+    /// Runs scored (a prediction and a measured figure of a run that ran).
+    pub scored: usize,
+    /// Runs reported out of memory.
+    pub oom: usize,
+    /// Median |predicted / measured − 1| of its scored runs, leave-one-source-out where fitted
+    /// (a fraction; `None` when none is scored).
+    pub median_abs_error: Option<f64>,
+}
+
+/// The part class of a measured run, read as validation reads its hardware (`None` when the run
+/// cannot be read).
+pub fn run_part(run: &MeasuredRun) -> Option<PartClass> {
+    Prepared::new(run).setup.ok().map(|s| part_class(s.system))
+}
+
+impl MemoryFamily {
+    /// Display name: the part family, or that the run's part was not read.
+    pub fn name(&self) -> String {
+        self.part.as_ref().map_or_else(|| "part not read from the run".to_string(), PartClass::name)
+    }
+}
+
+/// The memory runs of `report` (extended mode on `file`, the memory runs) by part family, in
+/// order of first appearance. Rows without a memory figure are left out.
+pub fn memory_families(file: &MeasuredFile, report: &Report) -> Vec<MemoryFamily> {
+    let mut out: Vec<MemoryFamily> = Vec::new();
+    let mut errors: Vec<Vec<f64>> = Vec::new();
+    for row in &report.rows {
+        let Some(mem) = &row.memory else { continue };
+        let part = file.rows.iter().find(|r| r.id == row.id).and_then(run_part);
+        let i = match out.iter().position(|f| f.part == part) {
+            Some(i) => i,
+            None => {
+                out.push(MemoryFamily { part, ids: Vec::new(), scored: 0, oom: 0, median_abs_error: None });
+                errors.push(Vec::new());
+                out.len() - 1
+            }
+        };
+        out[i].ids.push(row.id.clone());
+        if mem.oom == Some(true) {
+            out[i].oom += 1;
+        }
+        if let Some(e) = mem.error_loso.or(mem.error) {
+            out[i].scored += 1;
+            errors[i].push(e.abs());
+        }
+    }
+    for (f, e) in out.iter_mut().zip(errors.iter_mut()) {
+        f.median_abs_error = median(e);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,5 +193,31 @@ mod tests {
                 assert_eq!(wider.is_none(), b.basis == Basis::Exact, "{}", b.message);
             }
         }
+    }
+
+    #[test]
+    fn every_memory_run_is_listed_once_under_its_family_and_the_band_is_the_one_the_import_quotes() {
+        use fmperf_core::validate::{shipped_memory_runs, validate};
+        let file = shipped_memory_runs();
+        let report = validate(&file, Mode::Extended);
+        let fams = memory_families(&file, &report);
+        let with_memory = report.rows.iter().filter(|r| r.memory.is_some()).count();
+        assert_eq!(fams.iter().map(|f| f.ids.len()).sum::<usize>(), with_memory);
+        assert_eq!(with_memory, report.summary.memory.rows);
+        assert_eq!(fams.iter().map(|f| f.oom).sum::<usize>(), report.summary.memory.verdicts.oom_runs);
+        assert_eq!(fams.iter().map(|f| f.scored).sum::<usize>(), report.summary.memory.stats.evaluated);
+        // The shipped runs are on Ampere, Hopper and CDNA 3 parts (data/measured-memory-runs.json).
+        let names: Vec<String> = fams.iter().map(MemoryFamily::name).collect();
+        for want in ["NVIDIA Ampere", "NVIDIA Hopper", "AMD CDNA 3"] {
+            assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
+        }
+        for f in &fams {
+            for id in &f.ids {
+                let run = file.rows.iter().find(|r| &r.id == id).expect("run");
+                assert_eq!(run_part(run), f.part, "{id}");
+            }
+        }
+        // The band every memory figure carries ("needs X ± Y GB") is the summary's, one for all parts.
+        assert_eq!(report.summary.memory.band, fmperf_core::validate::memory::shipped_band());
     }
 }

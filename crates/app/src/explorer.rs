@@ -455,6 +455,24 @@ pub fn own_from_query(q: &Query) -> OwnFields {
     }
 }
 
+/// "Try your own" with the scenario's best configuration (`best`, the first row of the results)
+/// for every field the URL does not set (`own.*`), so the form opens on a layout that fits the
+/// devices shown instead of a fixed TP 8 · PP 16 that may not divide them; the placement and
+/// SUMMA panels stay empty (the fastest). Without results, [`own_from_query`].
+pub fn own_or_best(q: &Query, best: Option<&Candidate>) -> OwnFields {
+    let Some(c) = best else { return own_from_query(q) };
+    let get = |k: &str, d: String| q.get(k).map_or(d, str::to_string);
+    OwnFields {
+        strategy: get("own.s", c.strategy.as_str().to_string()),
+        tp: get("own.tp", c.tp1.to_string()),
+        tp2: get("own.tp2", if c.tp2 > 1 { c.tp2.to_string() } else { String::new() }),
+        pp: get("own.pp", c.pp.to_string()),
+        mbs: get("own.mbs", c.mbs.to_string()),
+        nb: get("own.nb", String::new()),
+        nv: get("own.nv", String::new()),
+    }
+}
+
 /// The shown list: `None` for the merged list, else one strategy.
 pub fn list_from_query(q: &Query) -> Option<Strategy> {
     q.get(LIST).and_then(|s| s.parse().ok())
@@ -841,5 +859,22 @@ mod tests {
         remove_pin(&mut q, &pin.to_text());
         assert_eq!(q.get(CMP), None);
         assert!(Pin::parse("a~b~0~1~x").is_err());
+    }
+
+    #[test]
+    fn try_your_own_opens_on_the_best_row_and_keeps_what_the_user_typed() {
+        let best = parse_candidate("1d.dp4.tp4.pp4.mbs2.nv4x1x1").expect("a candidate");
+        let o = own_or_best(&Query::parse("?model=llama3-8b&gpus=64"), Some(&best));
+        let want =
+            |s: &str, tp: &str, pp: &str, mbs: &str| (s.to_string(), tp.to_string(), pp.to_string(), mbs.to_string());
+        assert_eq!((o.strategy, o.tp, o.pp, o.mbs), want("1d", "4", "4", "2"));
+        assert!(o.tp2.is_empty() && o.nb.is_empty() && o.nv.is_empty());
+        // A field the user set wins; the others stay the best row's.
+        let o = own_or_best(&Query::parse("?own.pp=2"), Some(&best));
+        assert_eq!((o.strategy, o.tp, o.pp, o.mbs), want("1d", "4", "2", "2"));
+        // Without results, the URL's fields (and the old defaults).
+        let q = Query::parse("?gpus=64");
+        assert_eq!(own_or_best(&q, None), own_from_query(&q));
+        assert_eq!(own_from_query(&q).pp, "16");
     }
 }

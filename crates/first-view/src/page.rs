@@ -138,7 +138,7 @@ fn shell(embed: bool, aside: &str, mode: &str, card: &str) -> String {
     format!(
         concat!(
             "<style>{css}</style>",
-            r#"<div class="app{embed}" aria-busy="true" inert>"#,
+            r#"<div class="app{embed}" aria-busy="true">"#,
             r#"<header class="app-header"><a class="brand" href="?">fm<span>perf</span></a>"#,
             r#"<span class="tagline">{tagline}</span><nav class="nav" aria-label="Views">{nav}</nav></header>"#,
             r#"<main><div class="explorer">{aside}<div class="explorer-main">{mode}"#,
@@ -192,17 +192,17 @@ fn mode_panel(q: &Query, spec: &ExploreSpec) -> String {
     let extended = spec.extended.is_some();
     let button = |mode: &str, label: &str, pressed: bool| {
         format!(
-            r#"<button type="button" class="mode-button" data-mode="{mode}" aria-pressed="{pressed}">{label}</button>"#
+            r#"<button type="button" class="mode-button" data-mode="{mode}" aria-pressed="{pressed}" inert>{label}</button>"#
         )
     };
     let body = if extended {
         let ext = words::texts(q, &explorer::mode_defaults(q)).1.unwrap_or_default();
         format!(
             concat!(
-                r#"<div class="row mode-tools"><p class="muted small">{summary}</p><span class="spacer"></span>"#,
+                r#"<div class="row mode-tools" inert><p class="muted small">{summary}</p><span class="spacer"></span>"#,
                 r#"<button type="button">{reset}</button></div>"#,
-                r#"<details class="mode-switches-wrap"><summary>{switches}</summary></details>"#,
-                r#"<details class="mode-sources"><summary>{sources}</summary></details>"#,
+                r#"<details class="mode-switches-wrap" inert><summary>{switches}</summary></details>"#,
+                r#"<details class="mode-sources" inert><summary>{sources}</summary></details>"#,
             ),
             summary = escape(words::EXTENDED_SUMMARY),
             reset = escape(words::RESET_LABEL),
@@ -243,8 +243,8 @@ fn results_head(spec: &ExploreSpec, summary: &str) -> String {
 }
 
 /// The list tabs (every strategy, then each searched strategy with its best throughput) and the
-/// mainstream filter, as the page draws them (the whole first view is `inert`: nothing in it
-/// responds until the page takes over).
+/// mainstream filter, as the page draws them (every control of the first view is `inert`: none
+/// responds until the page takes over; its headings, text and table stay readable).
 fn list_row(q: &Query, result: &fmperf_core::explore::ExploreResult) -> String {
     let current = explorer::list_from_query(q);
     let tab = |s: Option<fmperf_core::Strategy>, label: &str| {
@@ -263,7 +263,7 @@ fn list_row(q: &Query, result: &fmperf_core::explore::ExploreResult) -> String {
     let checked = if q.get(explorer::ONLY) == Some("mainstream") { " checked" } else { "" };
     format!(
         concat!(
-            r#"<div class="row list-row"><div class="tabs" role="tablist" aria-label="Which configurations to list">{tabs}</div>"#,
+            r#"<div class="row list-row" inert><div class="tabs" role="tablist" aria-label="Which configurations to list">{tabs}</div>"#,
             r#"<span class="spacer"></span><label class="check mainstream-filter"><input type="checkbox"{checked}>{label}</label></div>"#,
         ),
         tabs = tabs,
@@ -342,7 +342,7 @@ impl Table<'_> {
         }
         if !others.is_empty() {
             s.push_str(&format!(
-                r#"<button type="button" class="small link placements-toggle" aria-expanded="false"{}>{}</button>"#,
+                r#"<button type="button" class="small link placements-toggle" aria-expanded="false" inert{}>{}</button>"#,
                 attr("title", texts::ALTERNATIVES_TITLE),
                 escape(&texts::alternatives_label(c, others, false))
             ));
@@ -388,8 +388,8 @@ impl Table<'_> {
         ));
         s.push_str(&format!(
             concat!(
-                r#"<td class="actions"><div class="row-actions"><button type="button" class="small" aria-pressed="{selected}">View</button></div></td>"#,
-                r#"<td class="pin-cell"><input type="checkbox" class="pin" aria-label="Compare configuration {shown}"{checked}></td></tr>"#,
+                r#"<td class="actions" inert><div class="row-actions"><button type="button" class="small" aria-pressed="{selected}">View</button></div></td>"#,
+                r#"<td class="pin-cell" inert><input type="checkbox" class="pin" aria-label="Compare configuration {shown}"{checked}></td></tr>"#,
             ),
             selected = selected,
             shown = shown,
@@ -428,7 +428,7 @@ impl Table<'_> {
         heads.push_str(&format!(r#"<th scope="col"{}>{}</th>"#, attr("title", why), escape(compare)));
         format!(
             concat!(
-                r#"<div class="table-wrap results-wrap"><table class="results" aria-label="Best configurations">"#,
+                r#"<div class="table-wrap results-wrap" tabindex="0"><table class="results" aria-label="Best configurations">"#,
                 "<thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table></div>",
             ),
             heads = heads,

@@ -379,6 +379,9 @@ fn EstimateView(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>
             f.top = keys::fields_from_query(q).top;
             q.set(MODE_KEY, "extended");
             keys::write_scenario(q, &f);
+            // Nor the price the page had (the file names none), nor ranking by its cost.
+            q.remove(fmperf_app::run_cost::PRICE_KEY);
+            q.remove(fmperf_app::run_cost::RANK_KEY);
             match &ext {
                 Some(t) => q.set(EXT_KEY, t),
                 None => q.remove(EXT_KEY),
@@ -421,7 +424,7 @@ fn EstimateView(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>
             </p>
             <BestLayout launch=best_launch estimate=best_estimate sources=sources />
             <h3>{format!("Not used by fmperf ({unused_count})")}</h3>
-            <div class="launch-unused-wrap">
+            <div class="launch-unused-wrap" tabindex="0" role="region" aria-label="Flags and keys not used by fmperf">
                 <table class="launch-unused">
                     <thead><tr><th>"Flag or key"</th><th>"Value"</th><th>"Why"</th></tr></thead>
                     <tbody>{unused}</tbody>

@@ -70,7 +70,10 @@ fn short_name(s: Strategy) -> &'static str {
 #[component]
 pub fn OwnPanel() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
-    let from_url = Memo::new(move |_| ex.url.query.with(keys::own_from_query));
+    let from_url = Memo::new(move |_| {
+        let best = ex.outcome.with(|o| o.as_ref().and_then(|o| o.result.merged.first().map(|r| r.candidate)));
+        ex.url.query.with(|q| keys::own_or_best(q, best.as_ref()))
+    });
     let live = RwSignal::new(from_url.get_untracked());
     Effect::new(move |_| {
         let f = from_url.get();

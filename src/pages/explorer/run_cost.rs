@@ -35,6 +35,15 @@ const CSS: &str = "
 pub fn CostSummary(selection: Memo<Result<Option<Selected>, String>>) -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
     let typed = RwSignal::new(ex.url.get(run_cost::PRICE_KEY).unwrap_or_default());
+    // The URL's price when it changes from elsewhere (Back, a saved link, "Search this scenario"
+    // dropping it): the field and the cost follow it, not the value typed before.
+    let from_url = Memo::new(move |_| ex.url.get(run_cost::PRICE_KEY).unwrap_or_default());
+    Effect::new(move |_| {
+        let u = from_url.get();
+        if typed.get_untracked().trim() != u {
+            typed.set(u);
+        }
+    });
     let price = Memo::new(move |_| typed.with(|t| run_cost::parse_price(t)));
     let cost = Memo::new(move |_| {
         let o = ex.outcome.get()?;

@@ -2,17 +2,22 @@
 //! explorer (the same numbers, from `fmperf_app::band_runs`) and the measured runs behind it,
 //! dense and mixture-of-experts alike, with each run's held-out error.
 
-use fmperf_app::band_runs::{MODEL_CLASSES, cell, row_model, shipped_families};
-use fmperf_core::validate::Mode;
+use std::sync::Arc;
+
+use fmperf_app::band_runs::{MODEL_CLASSES, cell, memory_families, row_model, shipped_families};
 use fmperf_core::validate::error_bands::SizeClass;
 use fmperf_core::validate::short_source;
+use fmperf_core::validate::{Mode, Report, shipped_memory_runs};
 use leptos::prelude::*;
 
-use super::{error_cell, mode_name};
+use super::{error_cell, mode_name, pct};
 
-/// The card: one table of bands (part families × model classes) and, per family, its runs.
+/// The card: one table of bands (part families × model classes) and, per family, its runs; then
+/// the peak-memory runs (`memory`, extended mode's report of them) per part family, with the one
+/// band every memory figure carries.
 #[component]
-pub fn BandsCard(mode: Memo<Mode>) -> impl IntoView {
+pub fn BandsCard(mode: Memo<Mode>, memory: Arc<Report>) -> impl IntoView {
+    let memory_view = memory_by_family(&memory);
     let body = move || {
         let m = mode.get();
         let families = shipped_families(m);
@@ -129,6 +134,56 @@ pub fn BandsCard(mode: Memo<Mode>) -> impl IntoView {
         <section class="card bands-card" id="validation-bands" aria-labelledby="bands-title">
             <h2 id="bands-title">"What the error bars cite"</h2>
             {body}
+            {memory_view}
         </section>
+    }
+}
+
+/// The memory runs by part family, and the memory band they give every "needs X ± Y GB".
+fn memory_by_family(report: &Report) -> impl IntoView + use<> {
+    let fams = memory_families(&shipped_memory_runs(), report);
+    let s = &report.summary.memory;
+    let line = format!(
+        "A memory figure's band (\"X ± Y\" in the Explorer's rows, \"needs X ± Y of Z GB\" in its breakdown and the import, memory_band_gb in the CLI's search rows) is one band for every part: ±{:.0} % of the need, the 80th percentile of the held-out |error| over these {} scored peak-memory runs ({} runs in all, {} out of memory).",
+        s.band * 100.0,
+        s.stats.evaluated,
+        s.rows,
+        s.verdicts.oom_runs,
+    );
+    let rows = fams
+        .into_iter()
+        .map(|f| {
+            let class = error_cell(f.median_abs_error).1;
+            let err = pct(f.median_abs_error);
+            view! {
+                <tr data-part=f.name()>
+                    <th scope="row">{f.name()}</th>
+                    <td class="num" data-col="runs">{f.ids.len()}</td>
+                    <td class="num" data-col="scored">{f.scored}</td>
+                    <td class="num" data-col="oom">{f.oom}</td>
+                    <td class=format!("num err {class}")>{err}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <h3 id="bands-memory-title">"Memory runs by part family"</h3>
+        <p class="muted" id="bands-memory-summary" data-band=format!("{:.6}", s.band) data-scored=s.stats.evaluated>
+            {line}
+        </p>
+        <div class="table-wrap" tabindex="0">
+            <table class="compact" id="bands-memory" aria-labelledby="bands-memory-title">
+                <thead>
+                    <tr>
+                        <th scope="col">"part family"</th>
+                        <th class="num" scope="col">"memory runs"</th>
+                        <th class="num" scope="col">"scored"</th>
+                        <th class="num" scope="col">"out of memory"</th>
+                        <th class="num" scope="col">"median |error| (held out)"</th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
     }
 }

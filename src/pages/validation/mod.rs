@@ -175,7 +175,7 @@ pub fn ValidationPage() -> impl IntoView {
                 <summary::SummaryTable reports=reports.clone() holdout=held />
             </section>
             <memory::MemoryCard reports=reports.clone() holdout=held />
-            <bands::BandsCard mode=mode />
+            <bands::BandsCard mode=mode memory=reports.memory.clone() />
             <ranking::RankingCard reports=reports.clone() />
             <section class="card">
                 <h2>"Predicted against measured"</h2>
