@@ -65,15 +65,28 @@ pub fn ListCharts() -> impl IntoView {
         reports.with(|rs| {
             rs.iter()
                 .enumerate()
-                .map(|(i, r)| Bar::new(bar_label(i + 1, r), r.memory_parts().iter().map(|(_, v)| *v).collect()))
+                .map(|(i, r)| {
+                    // The memory chart's bars say the row's band and verdict too (extended mode).
+                    let verdict = r.memory_verdict().and_then(|(_, f)| f.short_words());
+                    let label = match verdict {
+                        Some(w) => format!("{} · {w}", bar_label(i + 1, r)),
+                        None => bar_label(i + 1, r),
+                    };
+                    Bar::new(label, r.memory_parts().iter().map(|(_, v)| *v).collect())
+                })
                 .collect::<Vec<_>>()
         })
     });
     let time_parts =
         Signal::derive(move || shown_parts.with(|ps| ps.iter().map(|p| p.label().to_string()).collect::<Vec<_>>()));
     let mem_parts = Signal::derive(|| MemoryPart::ALL.iter().map(|p| p.label().to_string()).collect::<Vec<_>>());
-    let mem_title =
-        Signal::derive(move || format!("Memory per device by component (capacity {} GB)", fmt::gb(capacity())));
+    // Extended mode's figures carry the memory model's band (the rows' `±`).
+    let banded = Memo::new(move |_| reports.with(|rs| rs.first().is_some_and(|r| r.memory_verdict().is_some())));
+    let mem_title = Signal::derive(move || {
+        let band = fmperf_core::validate::memory::shipped_band();
+        let band = if banded.get() { format!(", each figure ± {}", fmt::percent(band)) } else { String::new() };
+        format!("Memory per device by component (capacity {} GB){band}", fmt::gb(capacity()))
+    });
     move || {
         (!reports.with(Vec::is_empty)).then(|| {
             view! {
