@@ -159,9 +159,13 @@ fn moe_table(b: &fmperf_core::extended::moe::MoeBreakdown) -> Table {
         ("tokens per expert".to_string(), format!("{:.0}", b.tokens_per_expert)),
         ("dropped [%]".to_string(), format!("{:.1}", 100.0 * b.dropped_fraction)),
     ]);
-    for (i, (name, v)) in times.into_iter().enumerate() {
+    // Two columns side by side: as many rows as the longer one, the other's cells left blank (no
+    // figure dropped if one list grows).
+    for i in 0..times.len().max(figures.len()) {
+        let (name, v) =
+            times.get(i).map_or((String::new(), String::new()), |(n, v)| (n.to_string(), format!("{v:.3}")));
         let (fig, fv) = figures.get(i).cloned().unwrap_or_default();
-        table.push(vec![name.to_string(), format!("{v:.3}"), fig, fv]);
+        table.push(vec![name, v, fig, fv]);
     }
     table
 }

@@ -79,7 +79,9 @@ impl Stack {
                 "DDP and the distributed optimizer keep an unsharded FP32 main-gradient buffer \
                  (4 B per parameter of the device's model part); Megatron-FSDP shards it; no ZeRO-2."
             }
-            Stack::DeepSpeed => "ZeRO-1 keeps whole gradients; ZeRO-2 and ZeRO-3 shard them over the data-parallel group.",
+            Stack::DeepSpeed => {
+                "ZeRO-1 keeps whole gradients; ZeRO-2 and ZeRO-3 shard them over the data-parallel group."
+            }
             Stack::Fsdp => "No sharding (DDP), SHARD_GRAD_OP (gradients sharded) or FULL_SHARD (everything sharded).",
             Stack::Jax => "A data mesh axis (nothing sharded) or an fsdp axis (everything sharded).",
         }
