@@ -406,6 +406,14 @@ fn dispatch() {
     }
 }
 
+/// Reads what every job reads first (the compiled-in catalogs: [`fmperf_app::jobs::warm`]), so
+/// that a worker's first job does not pay for it: `fmperf-worker.js` calls it once the module is
+/// instantiated, before it says it is ready (a spare worker does it while it waits).
+#[wasm_bindgen]
+pub fn fmperf_warm_worker() {
+    fmperf_app::jobs::warm();
+}
+
 /// Runs one job in a worker (called by `fmperf-worker.js`): the job's JSON in, its answer's JSON
 /// out; `progress(done, total)` is called after every step of the job.
 #[wasm_bindgen]

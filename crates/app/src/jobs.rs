@@ -163,6 +163,15 @@ impl Answer {
     }
 }
 
+/// Reads the compiled-in model and system catalogs (each once per module instance: what every
+/// job resolves its scenario against first). A worker that calls this before its first job does
+/// not spend that job's first moments on it (in the page's module, built for size, about a tenth
+/// of an MoE search's shard).
+pub fn warm() {
+    let _ = fmperf_core::catalog::models();
+    let _ = fmperf_core::catalog::systems();
+}
+
 /// A worker's entry: runs the job written by [`Job::to_json`] and returns its answer (or why it
 /// failed) as JSON for [`Answer::from_json`].
 pub fn run_json(job: &str, progress: impl FnMut((u64, u64))) -> String {

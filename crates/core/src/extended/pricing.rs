@@ -75,11 +75,13 @@ pub struct Pass {
 
 impl Pass {
     /// Total time of the pass [s].
+    #[inline(always)]
     pub fn time(&self) -> f64 {
         self.compute_s + self.memory_s + self.tp_comm_s + self.cp_comm_s + self.ep_comm_s
     }
 
     /// The pass repeated `n` times (e.g. a backward = two matmuls of the forward's shape).
+    #[inline]
     pub fn times(&self, n: f64) -> Pass {
         Pass {
             tflop: self.tflop * n,
@@ -92,8 +94,11 @@ impl Pass {
     }
 }
 
+// `#[inline(always)]`: the page's module is built for size (opt-level "z"), which calls these
+// small functions out of line even with an inline hint; a search adds passes millions of times.
 impl std::ops::Add for Pass {
     type Output = Pass;
+    #[inline(always)]
     fn add(self, o: Pass) -> Pass {
         Pass {
             tflop: self.tflop + o.tflop,
@@ -107,6 +112,7 @@ impl std::ops::Add for Pass {
 }
 
 impl std::ops::AddAssign for Pass {
+    #[inline(always)]
     fn add_assign(&mut self, o: Pass) {
         *self = *self + o;
     }
