@@ -16,10 +16,16 @@
 //! up to 30× slower than predicted). Ranking: mean Kendall tau **0.50** over 26 rankable groups,
 //! median top-1 regret **11 %**, the pick the measured best in 6 groups, within the band of the
 //! best in 18; one run that ran is called "does not fit" (fmperf's memory model, 80B).
-//! What the source shows that fmperf does not model, from nanotron's code: ZeRO-1's parameter
-//! all-gather runs inside the optimizer step (`optim/zero.py`, `_all_gather_params`), exposed,
-//! after an FP32 gradient reduction through DDP's bucket hook (`helpers.py`,
-//! `FP32GradBucketManager`); and EFA's achieved bandwidth and latency at 32–64 nodes.
+//! Session 24: the rows name nanotron, read as the `nanotron` stack, whose ZeRO-1 parameter
+//! all-gather runs inside the optimizer step (`optim/zero.py`, `_all_gather_params`), one blocking
+//! collective exposed in full after the FP32 gradient reduce-scatter of DDP's bucket hook
+//! (`helpers.py`, `FP32GradBucketManager`): median error +144 % → +142 %, median regret 11.1 % →
+//! 9.9 %, mean tau 0.505 → 0.504 (the 1,177 ZeRO-1 rows change, no other). Still not modelled:
+//! EFA's achieved bandwidth and latency at 32–64 nodes (measured ZeRO-1 minus ZeRO-0 of the 1B at
+//! 16 nodes, ≈ 50 ms, is about 5× what the node's eight NICs at 70 % give for its 2.7 GB gather),
+//! and the exposed all-reduce of the tied embedding's gradient between the first and last
+//! pipeline stages (`parallel/tied_parameters.py`, `sync_tied_weights_gradients`, after the
+//! backward).
 //!
 //! Not all of the gap is physics: the grid holds runs that went wrong — the same layout measured
 //! 13× apart between ZeRO-0 and ZeRO-1 (8.86 B on 4 nodes, dp4·tp2·pp4, 64 micro-batches of 1:
@@ -63,7 +69,7 @@ fn the_playbook_grid_is_ranked_and_guarded() {
     eprintln!("{} rows, median error {:+.1} %, within 12 %: {within}", errors.len(), 100.0 * med);
     assert_eq!(errors.len(), 1738);
     assert!(within >= 300, "within 12 %: {within}");
-    assert!(med < 1.6, "median error {med}");
+    assert!(med < 1.5, "median error {med}");
 
     // Small jobs are priced well: 1 node, every model.
     for m in ["1b", "3b", "8b"] {
@@ -78,7 +84,7 @@ fn the_playbook_grid_is_ranked_and_guarded() {
     eprintln!("{s:?}");
     assert_eq!(s.groups, 26);
     assert!(s.tau_mean.is_some_and(|t| t >= 0.48), "{s:?}");
-    assert!(s.regret_median.is_some_and(|x| x <= 0.13), "{s:?}");
+    assert!(s.regret_median.is_some_and(|x| x <= 0.11), "{s:?}");
     assert!(s.top1_hits >= 6, "{s:?}");
     assert!(s.ran_called_no <= 1, "{s:?}");
 }

@@ -44,6 +44,11 @@
 //!   `m` times ZeRO-1's gradient volume. Not where the stack's schedule defers the gradient sync
 //!   to the last micro-batch (Megatron-Core's `no_sync_func`, PyTorch's pipeline schedules with
 //!   FSDP: [`super::stack::Stack::zero2_reduces_every_microbatch`]), which prices as ZeRO-1;
+//! * ZeRO-1 on a stack whose optimizer step gathers the parameters itself
+//!   ([`super::stack::Stack::zero1_gathers_in_optimizer_step`]: nanotron's
+//!   `ZeroDistributedOptimizer`): the gradients reduce-scattered as above, and the updated 16-bit
+//!   parameters all-gathered by one blocking collective of the whole stage's volume after the
+//!   step, exposed in full whatever the overlap;
 //! * ZeRO-1/2 with [`ExtendedOptions::param_broadcast`] (InternLM's hybrid ZeRO optimizer and
 //!   Colossal-AI's low-level ZeRO it derives from): the gradients all-reduced over the whole
 //!   replica group (bucketed behind the backward, as ZeRO-0), and after the optimizer step each of
@@ -212,6 +217,9 @@ pub struct DpCollectives {
     overlap: bool,
     /// ZeRO-1/2's parameters shared by broadcasts ([`ExtendedOptions::param_broadcast`]).
     broadcast: bool,
+    /// ZeRO-1's parameter all-gather run inside the optimizer step, whole and exposed
+    /// ([`super::stack::Stack::zero1_gathers_in_optimizer_step`]).
+    gather_in_step: bool,
     /// Seconds: ZeRO-0 the gradient all-reduce; ZeRO-1/2 the gradient reduce-scatter and the
     /// parameter all-gather (inside the shard group) and the cross-group all-reduce, or with
     /// broadcasts the gradient all-reduce and the owners' broadcasts (all of them); ZeRO-3 the
@@ -236,8 +244,9 @@ pub fn dp_collectives(
     let (sharding, overlap, broadcast) = (p.opts.sharding, p.opts.dp_overlap, p.opts.param_broadcast);
     let sharding =
         if groups.gradient_sync_deferred && sharding == Sharding::Zero2 { Sharding::Zero1 } else { sharding };
+    let gather_in_step = sharding == Sharding::Zero1 && !broadcast && p.opts.stack.zero1_gathers_in_optimizer_step();
     if groups.replicas <= 1 || blocks == 0 {
-        return DpCollectives { blocks: 0, sharding, overlap, broadcast, seconds: [0.0; 3] };
+        return DpCollectives { blocks: 0, sharding, overlap, broadcast, gather_in_step, seconds: [0.0; 3] };
     }
     let per_block = parameters / blocks as f64;
     let fp8_gathered = if p.opts.fp8_recipe.gathers_fp8() { linear_parameters.clamp(0.0, parameters) } else { 0.0 };
@@ -255,6 +264,15 @@ pub fn dp_collectives(
     // A once-per-iteration collective of `v` per block: bucketed behind the blocks' passes, or
     // (no overlap) one collective of the whole stage's volume after them, exposed in full.
     let once = |kind, v: f64, g, s| if overlap { c(kind, v, g, s) } else { c(kind, v * blocks as f64, g, s) };
+    // The parameters' all-gather: bucketed as `once`, or one collective of the stage's whole
+    // volume where the optimizer step runs it.
+    let gather = |v: f64, g, s| {
+        if gather_in_step {
+            c(CollectiveKind::AllGather, v * blocks as f64, g, s)
+        } else {
+            once(CollectiveKind::AllGather, v, g, s)
+        }
+    };
     // Hybrid sharding: the gradient shards all-reduced across the shard groups, once per
     // iteration (one rank of each group per shard; 0 without hybrid sharding).
     let across = groups.shard_groups();
@@ -277,25 +295,19 @@ pub fn dp_collectives(
             ]
         }
         // Sharded over the whole replica group: exactly as before the shard group was read.
-        Sharding::Zero1 | Sharding::Zero2 if across <= 1 => [
-            once(CollectiveKind::ReduceScatter, grads_gb, r, rf),
-            once(CollectiveKind::AllGather, params_gb, r, rf),
-            0.0,
-        ],
+        Sharding::Zero1 | Sharding::Zero2 if across <= 1 => {
+            [once(CollectiveKind::ReduceScatter, grads_gb, r, rf), gather(params_gb, r, rf), 0.0]
+        }
         Sharding::Zero1 | Sharding::Zero2 => {
             let (z, zf) = (groups.shard, groups.shard_fast);
-            [
-                once(CollectiveKind::ReduceScatter, grads_gb, z, zf),
-                once(CollectiveKind::AllGather, params_gb, z, zf),
-                cross,
-            ]
+            [once(CollectiveKind::ReduceScatter, grads_gb, z, zf), gather(params_gb, z, zf), cross]
         }
         Sharding::Zero3 => {
             let (z, zf) = (groups.shard, per_nic(groups.shard, groups.shard_fast));
             [c(CollectiveKind::AllGather, params_gb, z, zf), c(CollectiveKind::ReduceScatter, grads_gb, z, zf), cross]
         }
     };
-    DpCollectives { blocks, sharding, overlap, broadcast, seconds }
+    DpCollectives { blocks, sharding, overlap, broadcast, gather_in_step, seconds }
 }
 
 impl DpCollectives {
@@ -315,6 +327,10 @@ impl DpCollectives {
             Sharding::Zero2 if self.broadcast => DpCost { per_microbatch_s: once(a, t_bwd), per_iteration_s: b },
             // Hierarchical ZeRO-1: each bucket's reduce-scatter inside its group, then the
             // all-reduce of its shard across groups, on the same stream behind the same backward.
+            // Gathered inside the optimizer step: after it, before the next forward, in full.
+            Sharding::Zero1 if self.gather_in_step => {
+                DpCost { per_microbatch_s: 0.0, per_iteration_s: once(a + cross, t_bwd) + b }
+            }
             Sharding::Zero1 => {
                 DpCost { per_microbatch_s: 0.0, per_iteration_s: once(a + cross, t_bwd) + once(b, t_fwd) }
             }
@@ -575,5 +591,33 @@ mod tests {
         let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
         let bucket = Pricing { hw: &hw, opts: &flat }.collective(CollectiveKind::AllReduce, 28.0 / 32.0, 64, 8);
         assert!(near(hidden.per_iteration_s, bucket + 64.0 * one_broadcast), "{hidden:?}");
+    }
+
+    #[test]
+    fn nanotron_gathers_the_parameters_inside_the_optimizer_step_by_hand() {
+        use super::super::Stack;
+        // ZeRO-1 over 64 H200s, 8 per domain, 32 blocks of 7e9/32 parameters, blocks of 1 s: long
+        // enough to hide every bucket but the first. Megatron's gather is bucketed behind the
+        // next forward; nanotron's (`ZeroDistributedOptimizer._all_gather_params`) is one blocking
+        // all-gather of all 14 GB of 16-bit parameters after the step. Its links' share by hand:
+        // each rank receives 63/64 of 14 GB through the domain's 8 NICs at 35 GB/s each (280 GB/s):
+        // 0.0492 s, plus NCCL's latency (well under 1 ms for one collective).
+        let mega = ExtendedOptions { sharding: Sharding::Zero1, dp_overlap: true, ..ExtendedOptions::realistic() };
+        let nano = ExtendedOptions { stack: Stack::Nanotron, ..mega };
+        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let p = Pricing { hw: &hw, opts: &mega };
+        let rs_bucket = p.collective(CollectiveKind::ReduceScatter, 7.0 / 32.0 * 4.0, 64, 8);
+        let ag_bucket = p.collective(CollectiveKind::AllGather, 7.0 / 32.0 * 2.0, 64, 8);
+        let ag_whole = p.collective(CollectiveKind::AllGather, 14.0, 64, 8);
+        let links = 63.0 / 64.0 * 14.0 / 280.0;
+        assert!(ag_whole > links && ag_whole < links + 1e-3, "{ag_whole} against {links}");
+        assert!(near(zero1_64(mega, 1.0).per_iteration_s, rs_bucket + ag_bucket));
+        assert!(near(zero1_64(nano, 1.0).per_iteration_s, rs_bucket + ag_whole));
+        // Nothing to hide behind: both expose everything, nanotron still as one gather.
+        let bare = zero1_64(nano, 0.0).per_iteration_s;
+        assert!(near(bare, overlapped(rs_bucket, 0.0, 32) + ag_whole), "{bare}");
+        // ZeRO-0 has no gather: the stacks price it alike.
+        let ddp = |o: ExtendedOptions| zero1_64(ExtendedOptions { sharding: Sharding::Ddp, ..o }, 1.0);
+        assert_eq!(ddp(nano), ddp(mega));
     }
 }

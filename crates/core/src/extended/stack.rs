@@ -10,6 +10,7 @@
 //! | `deepspeed` | `zero0`–`zero3` | ZeRO-1 keeps whole gradients, ZeRO-2/3 shard them over the data-parallel group |
 //! | `fsdp` (PyTorch FSDP/FSDP2: torchtitan, torchtune, Lightning) | `zero0` (`NO_SHARD`/DDP), `zero2` (`SHARD_GRAD_OP`), `zero3` (`FULL_SHARD`, HSDP) | sharded gradients under `zero2`/`zero3` |
 //! | `jax` (JAX/XLA: MaxText, PaxML/Praxis, AXLearn) | `zero0` (a `data` mesh axis), `zero3` (an `fsdp` mesh axis) | sharded gradients under `zero3` |
+//! | `nanotron` (Hugging Face's nanotron) | `zero0` (DDP), `zero1` (`ZeroDistributedOptimizer`) | an unsharded FP32 gradient buffer (`FP32GradientAccumulator`, `accumulate_grad_in_fp32`), as Megatron's |
 //!
 //! The stack also says how fast FSDP's per-block collectives cross nodes
 //! ([`Stack::zero3_one_nic_per_device`]): PyTorch FSDP and DeepSpeed ZeRO-3 move about one NIC's
@@ -45,11 +46,14 @@ pub enum Stack {
     Fsdp,
     /// JAX/XLA (MaxText, PaxML/Praxis, AXLearn): a `data` axis (DDP) or an `fsdp` axis (ZeRO-3).
     Jax,
+    /// Hugging Face's nanotron: DDP or ZeRO-1, whose parameter all-gather runs inside the
+    /// optimizer step ([`Stack::zero1_gathers_in_optimizer_step`]).
+    Nanotron,
 }
 
 impl Stack {
     /// Every stack.
-    pub const ALL: [Stack; 4] = [Stack::Megatron, Stack::DeepSpeed, Stack::Fsdp, Stack::Jax];
+    pub const ALL: [Stack; 5] = [Stack::Megatron, Stack::DeepSpeed, Stack::Fsdp, Stack::Jax, Stack::Nanotron];
 
     /// The CLI / URL name.
     pub fn as_str(self) -> &'static str {
@@ -58,6 +62,7 @@ impl Stack {
             Stack::DeepSpeed => "deepspeed",
             Stack::Fsdp => "fsdp",
             Stack::Jax => "jax",
+            Stack::Nanotron => "nanotron",
         }
     }
 
@@ -68,6 +73,7 @@ impl Stack {
             Stack::DeepSpeed => "DeepSpeed",
             Stack::Fsdp => "PyTorch FSDP",
             Stack::Jax => "JAX/XLA",
+            Stack::Nanotron => "nanotron",
         }
     }
 
@@ -84,6 +90,9 @@ impl Stack {
             }
             Stack::Fsdp => "No sharding (DDP), SHARD_GRAD_OP (gradients sharded) or FULL_SHARD (everything sharded).",
             Stack::Jax => "A data mesh axis (nothing sharded) or an fsdp axis (everything sharded).",
+            Stack::Nanotron => {
+                "DDP or ZeRO-1 (optimizer states sharded); an unsharded FP32 gradient accumulation buffer under both."
+            }
         }
     }
 
@@ -94,6 +103,7 @@ impl Stack {
             Stack::DeepSpeed => &Sharding::ALL,
             Stack::Fsdp => &[Sharding::Ddp, Sharding::Zero2, Sharding::Zero3],
             Stack::Jax => &[Sharding::Ddp, Sharding::Zero3],
+            Stack::Nanotron => &[Sharding::Ddp, Sharding::Zero1],
         }
     }
 
@@ -150,9 +160,29 @@ impl Stack {
     pub fn zero2_reduces_every_microbatch(self, pp: u64) -> bool {
         match self {
             Stack::DeepSpeed | Stack::Jax => true,
-            Stack::Megatron => false,
+            // nanotron has no ZeRO-2; its pipeline engine defers the gradient sync to the last
+            // backward (`_get_bwd_context`, `grad_accumulator.no_sync()`), as Megatron's.
+            Stack::Megatron | Stack::Nanotron => false,
             Stack::Fsdp => pp <= 1,
         }
+    }
+
+    /// Whether ZeRO-1's all-gather of the updated parameters runs inside the optimizer step, one
+    /// blocking collective of the whole stage's parameters exposed in full after the step, rather
+    /// than bucketed behind the next forward ([`super::data_parallel`]).
+    ///
+    /// True for `nanotron` (huggingface/nanotron @ a756526, the revision of the Ultra-Scale
+    /// Playbook's benchmark script): `ZeroDistributedOptimizer.step` (`src/nanotron/optim/zero.py`,
+    /// lines 95–120) runs the inner optimizer and then `_all_gather_params` (lines 217–245), one
+    /// synchronous `all_gather_coalesced` (`src/nanotron/distributed.py`: the shards flattened into
+    /// one buffer per rank and a single `dist.all_gather`, `async_op=False`) of every parameter the
+    /// data-parallel group shares; the next forward starts after it. Its gradients leave as
+    /// Megatron's do: an FP32 reduce-scatter from DDP's bucket hook during the last micro-batch's
+    /// backward (`optim/gradient_accumulator.py`, `get_fp32_accum_hook`, `async_op=True`).
+    /// False for the others: Megatron-Core's distributed optimizer overlaps the gather with the next
+    /// forward (`overlap_param_gather`), which is what the overlap rule prices.
+    pub fn zero1_gathers_in_optimizer_step(self) -> bool {
+        matches!(self, Stack::Nanotron)
     }
 
     /// Whether the stack offers `sharding`.
@@ -203,6 +233,11 @@ mod tests {
         assert_eq!(Stack::Jax.shardings(), &[Sharding::Ddp, Sharding::Zero3]);
         assert!(!Stack::Jax.zero3_one_nic_per_device() && !Stack::Megatron.zero3_one_nic_per_device());
         assert!(Stack::DeepSpeed.zero3_one_nic_per_device() && Stack::Fsdp.zero3_one_nic_per_device());
+        assert_eq!("nanotron".parse::<Stack>().unwrap(), Stack::Nanotron);
+        assert_eq!(Stack::Nanotron.shardings(), &[Sharding::Ddp, Sharding::Zero1]);
+        assert!(
+            Stack::Nanotron.zero1_gathers_in_optimizer_step() && !Stack::Megatron.zero1_gathers_in_optimizer_step()
+        );
         assert_eq!("colossal".parse::<Stack>().unwrap_err().field(), Some("stack"));
     }
 }

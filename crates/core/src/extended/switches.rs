@@ -66,7 +66,7 @@ pub struct SwitchInfo {
 const PRECISIONS: &[&str] = &["fp32", "tf32", "fp16", "bf16", "fp8"];
 const RECOMPUTE: &[&str] = &["none", "selective", "full", "op"];
 const SHARDING: &[&str] = &["zero0", "zero1", "zero2", "zero3"];
-const STACKS: &[&str] = &["megatron", "deepspeed", "fsdp", "jax"];
+const STACKS: &[&str] = &["megatron", "deepspeed", "fsdp", "jax", "nanotron"];
 const GRAD_REDUCE: &[&str] = &["auto", "fp32", "param"];
 const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao", "torchao_fp8_gather", "online_blockwise"];
 const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16", "bf16_moments"];
@@ -140,7 +140,7 @@ pub const SWITCHES: [SwitchInfo; 42] = [
         what: "the stack whose sharding the search chooses from: megatron (DDP, distributed optimizer with an \
                unsharded FP32 gradient buffer, Megatron-FSDP), deepspeed (ZeRO 0-3), fsdp (PyTorch FSDP: no shard, \
                SHARD_GRAD_OP, FULL_SHARD), jax (MaxText/PaxML: data or fsdp axis; FSDP collectives at every \
-               NIC of a node)",
+               NIC of a node), nanotron (DDP or ZeRO-1, its parameter all-gather inside the optimizer step)",
         kind: SwitchKind::Choice(STACKS),
         source: "megatron: Megatron-Core's distributed optimizer keeps its main-gradient buffer whole (no ZeRO-2)",
     },

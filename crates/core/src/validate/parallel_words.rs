@@ -355,6 +355,12 @@ pub fn read_stack(stack: &Words) -> (Stack, Option<Note>) {
             ))),
         ),
         None if stack.has("deepspeed") || stack.has_prefix("paddle") => (Stack::DeepSpeed, None),
+        None if stack.has("nanotron") => (
+            Stack::Nanotron,
+            Some(Note::reading(
+                "stack nanotron (the words name it): ZeRO-1's parameter all-gather runs inside the optimizer step, exposed",
+            )),
+        ),
         None => (Stack::default(), None),
     }
 }
@@ -552,6 +558,7 @@ mod tests {
         let stack = |t: &str| read_stack(&Words::new(t)).0;
         assert_eq!(stack("NVIDIA DGX Cloud benchmarking recipes: MaxText Llama 70B"), Stack::Jax);
         assert_eq!(stack("PaxML container 2024.03.04, Transformer Engine"), Stack::Jax);
+        assert_eq!(stack("nanotron (1F1B pipeline engine, TP in REDUCE_SCATTER mode)"), Stack::Nanotron);
         assert_eq!(stack("Megatron-LM; torchtitan"), Stack::Megatron);
         assert_eq!(stack("Megatron-DeepSpeed, ZeRO stage 2"), Stack::DeepSpeed);
         assert_eq!(stack("PaddlePaddle 2.5.1 / PaddleNLP (FlagPerf)"), Stack::DeepSpeed);
