@@ -11,7 +11,7 @@
 use fmperf_chart::bars::{BarStack, stack, stacks_extent};
 use fmperf_chart::cartesian::{AxisSpec, Cartesian, CartesianSpec, layout};
 use fmperf_chart::format::format_percent;
-use fmperf_chart::layout::{Rect, Typography, text_width, wrap_text};
+use fmperf_chart::layout::{BOLD, Rect, Typography, text_width, wrap_text};
 pub use fmperf_chart::limit::Standing;
 use fmperf_chart::limit::{
     LimitLine, clear_of_line, end_label, end_room, extent_with, label_room, limit_line, outline_path, span_rect,
@@ -39,7 +39,7 @@ pub struct Bar {
     /// How the bar stands against the chart's limit.
     pub standing: Option<Standing>,
     /// The sentence for the tooltip and the description (e.g. `needs 68.6 ± 4.7 of 85.5 GB: …`).
-    pub note: Option<String>,
+    pub sentence: Option<String>,
 }
 
 impl Bar {
@@ -48,9 +48,9 @@ impl Bar {
         Bar { label: label.into(), values, ..Bar::default() }
     }
 
-    /// This bar against a limit: its band `range`, its `standing` and the `note` that says it.
-    pub fn against_limit(self, range: Option<(f64, f64)>, standing: Option<Standing>, note: String) -> Bar {
-        Bar { range, standing, note: Some(note), ..self }
+    /// This bar against a limit: its band `range`, its `standing` and the `sentence` that says it.
+    pub fn against_limit(self, range: Option<(f64, f64)>, standing: Option<Standing>, sentence: String) -> Bar {
+        Bar { range, standing, sentence: Some(sentence), ..self }
     }
 }
 
@@ -205,10 +205,17 @@ impl BarsModel {
         let pos = |v: f64| axis.pos(v).unwrap_or(0.0);
         let mut marks = LimitMarks::default();
         let line = limit.map(|l| {
-            limit_line(pos(l.value), layout.plot(), text_width(&l.label, t.tick_px), inp.width, t.pad, horizontal)
+            limit_line(
+                pos(l.value),
+                layout.plot(),
+                text_width(&l.label, t.tick_px) * BOLD,
+                inp.width,
+                t.pad,
+                horizontal,
+            )
         });
-        // Tooltip notes wrap to the chart's width.
-        let note_width = (inp.width - 40.0).max(120.0);
+        // The sentences in the tooltips wrap to the chart's width.
+        let tip_width = (inp.width - 40.0).max(120.0);
         for (i, ((bar, s), end)) in inp.bars.iter().zip(&stacks).zip(&ends).enumerate() {
             let (b0, bw) = (bands.band_start(i), bands.width());
             let rect_of = |a: f64, b: f64| span_rect(pos(a), pos(b), b0, bw, horizontal);
@@ -232,8 +239,8 @@ impl BarsModel {
             let extent = if horizontal { text_width(end, t.tick_px) } else { t.tick_px };
             let reach =
                 clear_of_line(reach, extent, line.map(|l| if horizontal { l.from.0 } else { l.from.1 }), horizontal);
-            let note: Vec<String> = match (limit, &bar.note) {
-                (Some(_), Some(n)) => wrap_text(n, note_width, t.label_px),
+            let tip_tail: Vec<String> = match (limit, &bar.sentence) {
+                (Some(_), Some(n)) => wrap_text(n, tip_width, t.label_px),
                 _ => Vec::new(),
             };
             for seg in &s.segments {
@@ -246,7 +253,7 @@ impl BarsModel {
                     format!("{name}: {} ({})", inp.format.format(seg.value), format_percent(seg.share, 3)),
                     format!("total: {}", inp.format.format(s.total())),
                 ];
-                lines.extend(note.iter().cloned());
+                lines.extend(tip_tail.iter().cloned());
                 let anchor = (rect.x + rect.width / 2.0, rect.y + rect.height / 2.0);
                 targets.push(Target { anchor, lines, mark: Mark::Outline(rect) });
             }
@@ -263,7 +270,7 @@ impl BarsModel {
             inp.bars
                 .iter()
                 .zip(&stacks)
-                .map(|(b, s)| match b.note.as_ref().filter(|_| limit.is_some()) {
+                .map(|(b, s)| match b.sentence.as_ref().filter(|_| limit.is_some()) {
                     Some(n) => format!("{}: {} ({n})", b.label, inp.format.format(s.total())),
                     None => format!("{}: {}", b.label, inp.format.format(s.total())),
                 })

@@ -271,6 +271,8 @@ test('the memory chart draws the capacity, each bar\'s band and a mark on the ba
   await page.waitForFunction(() => document.querySelector('.panel-breakdown path.fc-limit'), null, { timeout: 60_000 });
   const ref = await memoryChart(page);
   assert.ok(ref.line.value > 0 && ref.label.text.startsWith('capacity '), JSON.stringify(ref.line));
+  // Here the axis ends at the capacity: the line is the plot's right edge, its label still inside.
+  assert.ok(ref.label.x >= 0 && ref.label.x + ref.label.width <= ref.width, JSON.stringify(ref.label));
   assert.deepEqual([ref.flags.length, ref.ranges], [0, 0]);
   assert.ok(ref.totals.every((t) => t.fits === null && /^[\d.]+$/.test(t.text)), JSON.stringify(ref.totals));
   assert.ok(!ref.legend.some((l) => /fit|band/.test(l)), JSON.stringify(ref.legend));
