@@ -425,6 +425,15 @@ pub(crate) enum Swatch {
     Band,
     /// The outline of a highlighted cell (the best one).
     Highlight,
+    /// A bar's band (a whisker).
+    Range,
+    /// The outline of a bar that may not fit (`Near`) or does not (`Over`) under a limit.
+    Flag(fmperf_chart::limit::Standing),
+}
+
+/// The classes of the outline of a bar that may not fit under a limit (dashed) or does not (solid).
+pub(crate) fn flag_class(s: fmperf_chart::limit::Standing) -> &'static str {
+    if s == fmperf_chart::limit::Standing::Over { "fc-flag fc-flag-over" } else { "fc-flag fc-flag-near" }
 }
 
 /// The legend, flowed under the title (layout from `fmperf_chart::layout::legend_layout`).
@@ -472,6 +481,16 @@ pub(crate) fn legend_view(c: &Cartesian, entries: Vec<(String, Swatch)>) -> impl
                     .into_any(),
                 Swatch::Highlight => view! { <rect class="fc-hl" x=coord(x + 1.0) y=coord(y - 5.0) width="14" height="10" /> }
                     .into_any(),
+                Swatch::Range | Swatch::Flag(_) => {
+                    let (class, d) = match swatch {
+                        Swatch::Flag(s) => (
+                            flag_class(s),
+                            fmperf_chart::limit::outline_path(Rect::new(x + 2.0, y - 4.0, 12.0, 8.0), 1.0),
+                        ),
+                        _ => ("fc-range", fmperf_chart::limit::whisker(x + 1.0, x + 15.0, y - 8.0, 16.0, true).path()),
+                    };
+                    view! { <path class=class d=d /> }.into_any()
+                }
             };
             view! {
                 <g class="fc-legend-item">

@@ -131,6 +131,7 @@ impl HeatmapModel {
             x: AxisSpec::Categories { labels: data.x_labels.clone(), inner: 0.0, outer: 0.0 },
             y: AxisSpec::Categories { labels: data.y_labels.iter().rev().cloned().collect(), inner: 0.0, outer: 0.0 },
             right_extra,
+            top_extra: 0.0,
             typography: t,
         });
         let plot = layout.plot();

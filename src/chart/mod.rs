@@ -26,7 +26,7 @@ pub mod heatmap;
 pub mod line;
 pub mod scatter;
 
-pub use bars::{Bar, Orientation, StackedBarChart};
+pub use bars::{Bar, Limit, Orientation, StackedBarChart, Standing};
 pub use export::{ExportButtons, export_png, export_svg, svg_markup};
 pub use fmperf_chart::{AxisKind, ValueFormat, heatmap::HeatCell};
 pub use heatmap::{Heatmap, HeatmapData};

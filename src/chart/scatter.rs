@@ -113,6 +113,7 @@ impl ScatterModel {
                 extent: y_extent,
             },
             right_extra: 0.0,
+            top_extra: 0.0,
             typography: Typography::default(),
         });
         let (Some(xa), Some(ya)) = (layout.x.values(), layout.y.values()) else { unreachable!("value axes") };

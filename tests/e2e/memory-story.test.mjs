@@ -169,3 +169,114 @@ test('the stack switch changes the memory and the URL, and a reload keeps it', a
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+/** The Explorer's memory chart: its title lines, capacity line, bars (label, right end, mark, end
+ * label) and legend, read from the SVG. */
+async function memoryChart(page) {
+  return page.evaluate(() => {
+    const svg = [...document.querySelectorAll('.panel-breakdown svg.fc')]
+      .find((s) => s.querySelector('title')?.textContent.startsWith('Memory per device by component'));
+    if (!svg) return null;
+    const num = (e, a) => Number(e.getAttribute(a));
+    const line = svg.querySelector('path.fc-limit');
+    const label = svg.querySelector('text.fc-limit-label');
+    const bars = [...svg.querySelectorAll('.fc-tick')].filter((t) => t.getAttribute('text-anchor') === 'end')
+      .map((t) => t.textContent);
+    // Segments grouped by band (their y), top to bottom.
+    const bands = new Map();
+    for (const r of svg.querySelectorAll('rect.fc-bar')) {
+      const y = num(r, 'y');
+      bands.set(y, Math.max(bands.get(y) ?? 0, num(r, 'x') + num(r, 'width')));
+    }
+    const ends = [...bands.entries()].sort((a, b) => a[0] - b[0]).map(([, right]) => right);
+    return {
+      title: svg.querySelector('title').textContent,
+      titleLines: [...svg.querySelectorAll('.fc-title tspan')].map((t) => t.textContent),
+      width: num(svg, 'width'),
+      line: line && { value: num(label, 'data-limit'), x1: line.getBBox().x, x2: line.getBBox().x + line.getBBox().width },
+      label: label && { text: label.textContent, x: num(label, 'x'), width: label.getComputedTextLength() },
+      labels: bars,
+      ends,
+      flags: [...svg.querySelectorAll('path.fc-flag[data-bar]')].map((r) => ({ bar: num(r, 'data-bar'), fits: r.getAttribute('data-fits') })),
+      totals: [...svg.querySelectorAll('.fc-totals text')].map((t) => ({ text: t.textContent, fits: t.getAttribute('data-fits') })),
+      ranges: svg.querySelectorAll('.fc-limits path.fc-range').length,
+      legend: [...svg.querySelectorAll('.fc-legend')].map((t) => t.textContent),
+      desc: svg.querySelector('desc').textContent,
+    };
+  });
+}
+
+test('the memory chart draws the capacity, each bar\'s band and a mark on the bars that may not fit', async () => {
+  const q = `?mode=extended&model=llama3-70b&system=${SYSTEM}&gpus=512&batch=1024&tab=breakdown`;
+  for (const width of [1280, 390]) {
+    const page = await newPage(browser, { viewport: { width, height: 900 } });
+    await page.goto(server.base + q);
+    await firstRow(page);
+    await page.waitForFunction(() => document.querySelector('.panel-breakdown path.fc-limit'), null, { timeout: 60_000 });
+    const chart = await memoryChart(page);
+    // The title keeps each figure with its unit (no-break spaces), at a phone's width too.
+    assert.match(chart.title, /\(capacity 85\.5\u00a0GB\), each figure ±\u00a0[\d.]+\u00a0%$/, chart.title);
+    assert.ok(chart.titleLines.every((l) => !/^(%|GB)/.test(l) && !/[±\d]$/.test(l)), JSON.stringify(chart.titleLines));
+    // The capacity line: at 85.5 GB, labelled, right of every bar under it, inside the chart.
+    assert.equal(chart.line.value.toFixed(1), '85.5', 'the capacity the verdicts judge against');
+    assert.equal(chart.line.x1, chart.line.x2, 'a vertical line');
+    assert.equal(chart.label.text, 'capacity 85.5 GB');
+    assert.ok(chart.label.x >= 0 && chart.label.x + chart.label.width <= chart.width, JSON.stringify(chart.label));
+    // One bar per visible row, numbered as the table numbers it; the verdict is in the mark, not in
+    // the (truncated) label.
+    const rows = await page.locator('table.results tbody tr:not([hidden])').evaluateAll((trs) => trs.map((tr) => ({
+      rank: tr.querySelector('td').textContent.trim(),
+      fits: tr.querySelector('.mem-cell').getAttribute('data-fits'),
+      gb: Number(tr.querySelector('.mem-cell').getAttribute('data-memory-gb')),
+    })));
+    assert.equal(chart.ends.length, chart.labels.length);
+    assert.ok(chart.labels.every((l) => !l.includes('fit') && !l.includes('·')), JSON.stringify(chart.labels));
+    assert.equal(chart.ranges, chart.labels.length, 'every bar has its band');
+    for (let i = 0; i < chart.labels.length; i++) {
+      const rank = chart.labels[i].match(/^#(\d+) /)[1];
+      const row = rows.find((r) => r.rank === rank);
+      assert.ok(row, `bar #${rank} has a row`);
+      if (row.gb < chart.line.value) assert.ok(chart.ends[i] < chart.line.x1, `bar #${rank} (${row.gb} GB) ends left of the capacity`);
+      const flag = chart.flags.find((f) => f.bar === i);
+      const total = chart.totals[i];
+      assert.equal(total.fits, row.fits, `bar #${rank}'s end label says the row's verdict`);
+      if (row.fits === 'yes') {
+        assert.equal(flag, undefined, `bar #${rank} fits: no mark`);
+        assert.match(total.text, /^[\d.]+$/);
+      } else {
+        assert.equal(flag?.fits, row.fits, `bar #${rank} (${row.fits}) is marked`);
+        assert.match(total.text, row.fits === 'tight' ? /^[\d.]+ !$/ : /^[\d.]+ ×$/);
+      }
+    }
+    assert.ok(rows.some((r) => r.fits === 'tight'), 'the scenario has rows that may not fit');
+    // The legend says what the marks mean; the description keeps the rows' sentences.
+    assert.ok(chart.legend.includes('! may not fit'), JSON.stringify(chart.legend));
+    assert.ok(chart.legend.some((l) => /^band −[\d.]+ % to \+[\d.]+ %$/.test(l)), JSON.stringify(chart.legend));
+    assert.match(chart.desc, /needs [\d.]+ ± [\d.]+ of 85\.5 GB: may not fit/);
+    assert.match(chart.desc, /A line marks the capacity 85\.5 GB\.$/);
+    // The tooltip of the first bar ends with its row's sentence.
+    const svg = page.locator('.panel-breakdown svg.fc').filter({ has: page.locator('title', { hasText: 'Memory per device' }) });
+    await svg.focus();
+    await page.keyboard.press('ArrowRight');
+    const tip = (await svg.locator('.fc-tip text').textContent()).replace(/\s+/g, ' ');
+    assert.match(tip, /needs [\d.]+ ± [\d.]+ of 85\.5 GB: (fits|may not fit|does not fit)/, tip);
+    await screenshot(page, `memory-chart-${width}`);
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  }
+  // Reference mode: the capacity line only (no band, no verdict).
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${server.base}?mode=reference&model=llama3-70b&system=${SYSTEM}&gpus=512&batch=1024&tab=breakdown`);
+  await page.locator('table.results tbody tr .mem-cell').first().waitFor({ timeout: 120_000 });
+  await page.waitForFunction(() => document.querySelector('.panel-breakdown path.fc-limit'), null, { timeout: 60_000 });
+  const ref = await memoryChart(page);
+  assert.ok(ref.line.value > 0 && ref.label.text.startsWith('capacity '), JSON.stringify(ref.line));
+  // Here the axis ends at the capacity: the line is the plot's right edge, its label still inside.
+  assert.ok(ref.label.x >= 0 && ref.label.x + ref.label.width <= ref.width, JSON.stringify(ref.label));
+  assert.deepEqual([ref.flags.length, ref.ranges], [0, 0]);
+  assert.ok(ref.totals.every((t) => t.fits === null && /^[\d.]+$/.test(t.text)), JSON.stringify(ref.totals));
+  assert.ok(!ref.legend.some((l) => /fit|band/.test(l)), JSON.stringify(ref.legend));
+  assert.ok(!ref.title.includes('±'), ref.title);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

@@ -55,9 +55,22 @@ pub fn percent(fraction: f64) -> String {
     format!("{} %", fixed(fraction * 100.0, 1))
 }
 
+/// `text` with its spaces made no-break spaces (U+00A0): a figure and its unit (`6.9 %`,
+/// `85.5 GB`) that a wrapped title or label must not split (the charts' wrapping keeps them whole).
+pub fn unbroken(text: &str) -> String {
+    text.replace(' ', "\u{a0}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn figures_with_units_stay_whole() {
+        assert_eq!(unbroken(&percent(0.069)), "6.9\u{a0}%");
+        assert_eq!(unbroken(&format!("{} GB", gb(85.5))), "85.5\u{a0}GB");
+        assert_eq!(unbroken("85.5"), "85.5");
+    }
 
     #[test]
     fn large_numbers_stay_short() {

@@ -80,8 +80,10 @@ pub struct CartesianSpec {
     pub y_label: String,
     pub x: AxisSpec,
     pub y: AxisSpec,
-    /// Extra room at the right (a colour bar).
+    /// Extra room at the right (a colour bar, the end labels of bars).
     pub right_extra: f64,
+    /// Extra room between the legend and the plot (the label of a limit line).
+    pub top_extra: f64,
     pub typography: Typography,
 }
 
@@ -154,6 +156,7 @@ pub fn layout(spec: &CartesianSpec) -> Cartesian {
         y_tick_width,
         x_tick_overhang,
         right_extra: spec.right_extra,
+        top_extra: spec.top_extra,
         typography: t,
     });
     let plot = frame.plot;
@@ -249,6 +252,7 @@ mod tests {
             x: values(AxisKind::Pow2, (8.0, 4096.0)),
             y: values(AxisKind::Log10, (0.3, 120.0)),
             right_extra: 0.0,
+            top_extra: 0.0,
             typography: Typography::default(),
         }
     }

@@ -43,7 +43,7 @@ pub fn text_width(text: &str, font_px: f64) -> f64 {
         .chars()
         .map(|c| match c {
             'i' | 'j' | 'l' | 'I' | 'J' | '\'' => 0.29,
-            '.' | ',' | ':' | ';' | '|' | '/' | '·' | ' ' => 0.33,
+            '.' | ',' | ':' | ';' | '|' | '/' | '·' | ' ' | '\u{a0}' => 0.33,
             'f' | 't' | '-' | '(' | ')' | '[' | ']' | 'r' | '!' => 0.40,
             'c' | 's' | 'z' | 'k' | '?' => 0.56,
             '0'..='9' => 0.64,
@@ -63,11 +63,12 @@ pub fn text_width(text: &str, font_px: f64) -> f64 {
 pub const BOLD: f64 = 1.1;
 
 /// Splits `text` into lines no wider than `max_width` (by [`text_width`]), breaking at spaces; a
-/// single word wider than the limit gets a line of its own.
+/// single word wider than the limit gets a line of its own. A no-break space (U+00A0, as between a
+/// number and its unit: `6.9 %`, `85.5 GB`) joins its neighbours into one word and is kept.
 pub fn wrap_text(text: &str, max_width: f64, font_px: f64) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
-    for word in text.split_whitespace() {
+    for word in text.split(|c: char| c.is_whitespace() && c != '\u{a0}').filter(|w| !w.is_empty()) {
         let candidate = if line.is_empty() { word.to_string() } else { format!("{line} {word}") };
         if !line.is_empty() && text_width(&candidate, font_px) > max_width {
             lines.push(std::mem::replace(&mut line, word.to_string()));
@@ -133,8 +134,10 @@ pub struct FrameSpec {
     /// Widest y tick label, and the width of the last x tick label (it may stick out right).
     pub y_tick_width: f64,
     pub x_tick_overhang: f64,
-    /// Extra room at the right (a colour bar).
+    /// Extra room at the right (a colour bar, the end labels of bars).
     pub right_extra: f64,
+    /// Extra room between the legend and the plot (the label of a limit line).
+    pub top_extra: f64,
     pub typography: Typography,
 }
 
@@ -165,7 +168,8 @@ pub fn frame(spec: &FrameSpec) -> Frame {
     let title_h = if spec.title_lines > 0 { spec.title_lines as f64 * t.title_px * 1.25 + 4.0 } else { 0.0 };
     let title_y = t.pad + t.title_px;
     let legend_y = t.pad + title_h;
-    let top = legend_y + spec.legend_height + if spec.legend_height > 0.0 { 6.0 } else { 4.0 };
+    let gap = if spec.legend_height > 0.0 { 6.0 } else { 4.0 };
+    let top = legend_y + spec.legend_height + gap + spec.top_extra;
     let x_label_h = if spec.x_label { t.label_px * 1.5 } else { 0.0 };
     let bottom_h = TICK_LEN + 3.0 + t.tick_px * 1.2 + x_label_h + t.pad;
     let y_label_w = if spec.y_label { t.label_px * 1.6 } else { 0.0 };
@@ -283,6 +287,16 @@ mod tests {
         assert_eq!(wrap_text("", 200.0, 12.0), Vec::<String>::new());
         assert_eq!(wrap_text("Supercalifragilistic x", 30.0, 12.0), ["Supercalifragilistic", "x"]);
         assert_eq!(truncate("short", 100.0, 12.0), "short");
+        // A no-break space never breaks: the title of the memory chart at a phone's width.
+        let nb = "Memory per device by component (capacity 85.5\u{a0}GB), each figure ±\u{a0}6.9\u{a0}%";
+        let lines = wrap_text(nb, 340.0 / BOLD, 15.0);
+        assert!(lines.iter().any(|l| l.ends_with("±\u{a0}6.9\u{a0}%")), "{lines:?}");
+        assert!(lines.iter().any(|l| l.contains("85.5\u{a0}GB")), "{lines:?}");
+        assert_eq!(lines.join(" "), nb);
+        // Where a plain space is the only break left, it still breaks there.
+        assert_eq!(wrap_text("6.9\u{a0}% 85.5\u{a0}GB", 40.0, 12.0), ["6.9\u{a0}%", "85.5\u{a0}GB"]);
+        assert_eq!(wrap_text("a\tb\nc", 1.0, 12.0), ["a", "b", "c"], "other white space breaks");
+        assert_eq!(text_width("\u{a0}", 12.0), text_width(" ", 12.0));
         let t = truncate("tensor parallel all-reduce", 80.0, 12.0);
         assert!(t.ends_with('…') && text_width(&t, 12.0) <= 80.0, "{t}");
     }
@@ -299,6 +313,7 @@ mod tests {
             y_tick_width: 30.0,
             x_tick_overhang: 20.0,
             right_extra: 0.0,
+            top_extra: 0.0,
             typography: Typography::default(),
         };
         let f = frame(&spec);
@@ -310,6 +325,10 @@ mod tests {
         let bare =
             frame(&FrameSpec { title_lines: 0, legend_height: 0.0, x_label: false, y_label: false, ..spec.clone() });
         assert!(bare.plot.width > f.plot.width && bare.plot.height > f.plot.height);
+        // Room for a limit line's label: the plot starts that much lower, the bottom stays.
+        let roomy = frame(&FrameSpec { top_extra: 17.25, ..spec.clone() });
+        assert_eq!(roomy.plot.y, f.plot.y + 17.25);
+        assert_eq!(roomy.plot.bottom(), f.plot.bottom());
         // Tiny sizes keep a usable plot.
         let tiny = frame(&FrameSpec { width: 50.0, height: 50.0, ..spec });
         assert!(tiny.plot.width >= 40.0 && tiny.plot.height >= 40.0);

@@ -16,6 +16,7 @@
 //! - [`layout`]: chart frame, text measurement, legend and tooltip placement;
 //! - [`cartesian`]: the whole layout of a two-axis chart (title, legend, frame, fitted axes);
 //! - [`bars`]: stacked and grouped bar geometry;
+//! - [`limit`]: a limit line on a bar chart (a capacity), each bar's band, outline and end label;
 //! - [`heatmap`]: cell grid and the sequential colour map;
 //! - [`scatter`]: y = x reference, ±N % bands, agreement statistics;
 //! - [`nearest`]: hover hit-testing;
@@ -28,6 +29,7 @@ pub mod color;
 pub mod format;
 pub mod heatmap;
 pub mod layout;
+pub mod limit;
 pub mod marker;
 pub mod nearest;
 pub mod palette;

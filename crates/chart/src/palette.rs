@@ -43,6 +43,10 @@ pub struct Theme {
     pub infeasible: Rgb,
     /// Reference lines and bands (y = x, ±N %).
     pub reference: Rgb,
+    /// A bar that may not fit under a limit (the page's `--warn`).
+    pub warn: Rgb,
+    /// A bar over a limit (the page's `--bad`).
+    pub alert: Rgb,
     /// Categorical series colours.
     pub series: [Rgb; SERIES_COLORS],
 }
@@ -62,6 +66,8 @@ pub const LIGHT: Theme = Theme {
     panel: c(0xffffff),
     infeasible: c(0x8c959f),
     reference: c(0x57606a),
+    warn: c(0x7a5200),
+    alert: c(0xc0362c),
     series: [
         c(0x0072b2), // blue (Okabe–Ito)
         c(0xd55e00), // vermillion (Okabe–Ito)
@@ -85,6 +91,8 @@ pub const DARK: Theme = Theme {
     panel: c(0x161b22),
     infeasible: c(0x6e7681),
     reference: c(0x9198a1),
+    warn: c(0xd4a72c),
+    alert: c(0xf47067),
     series: [
         c(0x56b4e9), // sky blue (Okabe–Ito)
         c(0xe69f00), // orange (Okabe–Ito)
@@ -199,6 +207,9 @@ mod tests {
             assert!(theme.text.contrast(theme.panel) >= 7.0, "{} tooltip text", theme.name);
             assert!(theme.axis.contrast(theme.background) >= 3.0, "{} axis", theme.name);
             assert!(theme.infeasible.contrast(theme.background) >= 2.0, "{} infeasible", theme.name);
+            // The limit marks are glyphs and outlines that say "may not fit" / "does not fit".
+            assert!(theme.warn.contrast(theme.background) >= 4.5, "{} warn", theme.name);
+            assert!(theme.alert.contrast(theme.background) >= 4.5, "{} alert", theme.name);
             let grid = theme.grid.contrast(theme.background);
             assert!((1.1..2.0).contains(&grid), "{} grid {grid:.2}: visible but quiet", theme.name);
         }

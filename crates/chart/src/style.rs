@@ -17,7 +17,7 @@ use std::fmt::Write;
 
 /// Names of the themable colours, as used in the custom properties `--fc-<name>` (set by the
 /// page) and `--fc-i-<name>` (internal, resolved on the chart's root).
-pub const VARS: [&str; 8 + SERIES_COLORS] = [
+pub const VARS: [&str; 10 + SERIES_COLORS] = [
     "text",
     "muted",
     "axis",
@@ -26,6 +26,8 @@ pub const VARS: [&str; 8 + SERIES_COLORS] = [
     "panel",
     "infeasible",
     "reference",
+    "warn",
+    "alert",
     "s0",
     "s1",
     "s2",
@@ -47,6 +49,8 @@ pub fn theme_color(theme: &Theme, name: &str) -> Option<Rgb> {
         "panel" => theme.panel,
         "infeasible" => theme.infeasible,
         "reference" => theme.reference,
+        "warn" => theme.warn,
+        "alert" => theme.alert,
         _ => {
             let i: usize = name.strip_prefix('s')?.parse().ok()?;
             *theme.series.get(i)?
@@ -65,6 +69,8 @@ pub fn with_color(mut theme: Theme, name: &str, color: Rgb) -> Theme {
         "panel" => theme.panel = color,
         "infeasible" => theme.infeasible = color,
         "reference" => theme.reference = color,
+        "warn" => theme.warn = color,
+        "alert" => theme.alert = color,
         _ => {
             if let Some(slot) =
                 name.strip_prefix('s').and_then(|i| i.parse::<usize>().ok()).and_then(|i| theme.series.get_mut(i))
@@ -114,6 +120,16 @@ fn rules(color: impl Fn(&str) -> String) -> String {
     rule(".fc-bar", format!("fill:currentColor;stroke:{};stroke-width:0.75", color("bg")));
     rule(".fc-swatch", "fill:currentColor".into());
     rule(".fc-ref", format!("stroke:{};stroke-width:1.25;stroke-dasharray:6 4;fill:none", color("reference")));
+    // A limit on a bar chart (a device's capacity), the band of each bar's figure, and the marks of
+    // bars that may not fit under it (dashed amber outline, `!`) or do not (solid red outline, `×`).
+    rule(".fc-limit", format!("stroke:{};stroke-width:1.5;fill:none", color("text")));
+    rule(".fc-limit-label", format!("fill:{};font-size:{}px;font-weight:600", color("text"), t.tick_px));
+    rule(".fc-range", format!("stroke:{};stroke-width:1.25;fill:none", color("text")));
+    rule(".fc-flag", "fill:none;stroke-width:2".into());
+    rule(".fc-flag-near", format!("stroke:{};stroke-dasharray:5 3", color("warn")));
+    rule(".fc-flag-over", format!("stroke:{}", color("alert")));
+    rule(".fc-glyph-near", format!("fill:{};font-weight:700", color("warn")));
+    rule(".fc-glyph-over", format!("fill:{};font-weight:700", color("alert")));
     rule(".fc-band", format!("fill:{};fill-opacity:0.13;stroke:none", color("reference")));
     rule(".fc-hatch", format!("stroke:{};stroke-width:1.5", color("infeasible")));
     rule(".fc-infeasible", format!("stroke:{};stroke-width:0.75", color("infeasible")));

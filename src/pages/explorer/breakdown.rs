@@ -13,7 +13,7 @@ use super::keys;
 use super::results::{MemoryCell, tp_text};
 use super::selection::Selected;
 use super::state::Explorer;
-use crate::chart::{Bar, StackedBarChart, ValueFormat};
+use crate::chart::{Bar, Limit, StackedBarChart, Standing, ValueFormat};
 use crate::mode_panel::ModeBadge;
 
 /// A bar label for a configuration of the list: `#1 2d dp4 tp8×1 pp128` (MoE: `… ep8`, and
@@ -61,20 +61,40 @@ pub fn ListCharts() -> impl IntoView {
                 .collect::<Vec<_>>()
         })
     });
+    // The memory model's bands (extended mode): `band` either way is the `±` of the rows, `under`
+    // how much more than predicted measured runs have needed (the `yes` side of the verdict).
+    let band = fmperf_core::validate::memory::shipped_band();
+    let under = fmperf_core::validate::memory::shipped_under_band();
     let mem_bars = Signal::derive(move || {
         reports.with(|rs| {
             rs.iter()
                 .enumerate()
                 .map(|(i, r)| {
-                    // The memory chart's bars say the row's band and verdict too (extended mode).
-                    let verdict = r.memory_verdict().and_then(|(_, f)| f.short_words());
-                    let label = match verdict {
-                        Some(w) => format!("{} · {w}", bar_label(i + 1, r)),
-                        None => bar_label(i + 1, r),
+                    let bar = Bar::new(bar_label(i + 1, r), r.memory_parts().iter().map(|(_, v)| *v).collect());
+                    // Extended mode: the bar's band (whisker), verdict (mark) and the row's sentence
+                    // (tooltip, description); the chart draws them against the capacity.
+                    let Some(verdict) = r.memory_verdict() else { return bar };
+                    let used = r.memory.used_gb;
+                    let standing = match verdict.1 {
+                        fmperf_core::vocab::Fits::Yes => Standing::Within,
+                        fmperf_core::vocab::Fits::Tight => Standing::Near,
+                        fmperf_core::vocab::Fits::No => Standing::Over,
                     };
-                    Bar::new(label, r.memory_parts().iter().map(|(_, v)| *v).collect())
+                    let sentence = fmperf_app::results::memory_sentence(used, r.memory.capacity_gb, Some(verdict));
+                    bar.against_limit(Some((used * (1.0 - band), used * (1.0 + under))), Some(standing), sentence)
                 })
                 .collect::<Vec<_>>()
+        })
+    });
+    // The capacity line in both modes; the legend's words for extended mode's marks.
+    let mem_limit = Signal::derive(move || {
+        let cap = capacity();
+        (cap > 0.0).then(|| Limit {
+            value: cap,
+            label: format!("capacity {} GB", fmt::gb(cap)),
+            range_words: format!("band −{} to +{}", fmt::percent(band), fmt::percent(under)),
+            near_words: "may not fit".to_string(),
+            over_words: "does not fit".to_string(),
         })
     });
     let time_parts =
@@ -83,9 +103,13 @@ pub fn ListCharts() -> impl IntoView {
     // Extended mode's figures carry the memory model's band (the rows' `±`).
     let banded = Memo::new(move |_| reports.with(|rs| rs.first().is_some_and(|r| r.memory_verdict().is_some())));
     let mem_title = Signal::derive(move || {
-        let band = fmperf_core::validate::memory::shipped_band();
-        let band = if banded.get() { format!(", each figure ± {}", fmt::percent(band)) } else { String::new() };
-        format!("Memory per device by component (capacity {} GB){band}", fmt::gb(capacity()))
+        // No-break spaces keep each figure with its unit when the title wraps (a phone's width).
+        let band = if banded.get() {
+            format!(", each figure ±\u{a0}{}", fmt::unbroken(&fmt::percent(band)))
+        } else {
+            String::new()
+        };
+        format!("Memory per device by component (capacity {}\u{a0}GB){band}", fmt::gb(capacity()))
     });
     move || {
         (!reports.with(Vec::is_empty)).then(|| {
@@ -106,6 +130,7 @@ pub fn ListCharts() -> impl IntoView {
                             value_label="memory per device [GB]"
                             components=mem_parts
                             bars=mem_bars
+                            limit=mem_limit
                         />
                     </div>
                 </div>
