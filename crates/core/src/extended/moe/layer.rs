@@ -40,7 +40,7 @@ pub const GROUPED_GEMM_HALF_TOKENS: f64 = 128.0;
 pub const COMM_SM_SHARE: f64 = 20.0 / 132.0;
 
 /// The part of an exchange of `a2a_s` [s] on the critical path when `window_s` [s] of another
-/// micro-batch's computation can run beside it: all of it without overlap; with overlap what the
+/// micro-batch's computation runs beside it: all of it without overlap; with overlap what the
 /// window does not cover, plus the computation slowed by [`COMM_SM_SHARE`] while both run,
 /// `(a2a − W)⁺ + share·min(a2a, W)`; the search's choice takes the smaller of the two.
 pub fn exposed_exchange_s(overlap: A2aOverlap, a2a_s: f64, window_s: f64) -> f64 {
@@ -49,6 +49,35 @@ pub fn exposed_exchange_s(overlap: A2aOverlap, a2a_s: f64, window_s: f64) -> f64
         A2aOverlap::Off => a2a_s,
         A2aOverlap::On => hidden,
         A2aOverlap::Search => hidden.min(a2a_s),
+    }
+}
+
+/// The exposed part of one MoE layer's four exchanges [s] (forward, backward) when the forward
+/// of one micro-batch runs beside the backward of another, each exchange paired with the one
+/// computation the schedule runs beside it rather than with the layer's whole computation
+/// (Megatron-Core's EP A2A overlap, `TransformerLayerSchedulePlan::run` in
+/// `megatron/core/models/common/model_chunk_schedule_plan.py` at Megatron-LM d98e8a6, lines
+/// 236–301: "comm_stream: combine_bwd | dispatch_fwd->dispatch_bwd | combine_fwd; comp_stream:
+/// pre_dispatch_fwd | mlp_bwd->mlp_bwd_dw->mlp_fwd | pre_dispatch_bwd"; DeepSeek-V3's DualPipe
+/// pairs the same four, report §3.2.1 Figure 4):
+/// * the backward's combine beside the forward's attention (`attention_s.0`),
+/// * the forward's dispatch beside the MLP's input-gradient backward (`moe_fwd_s`: its GEMMs
+///   once; `mlp_fwd` needs the dispatched tokens, so nothing else of the MLP is ready),
+/// * the backward's dispatch beside the MLP's weight-gradient backward and the forward MLP
+///   (`2·moe_fwd_s`),
+/// * the forward's combine beside the attention's backward (`attention_s.1`);
+///
+/// each priced by [`exposed_exchange_s`]. The forward's two exchanges are its part, the
+/// backward's two the backward's; under [`A2aOverlap::Search`] each part takes the smaller of the
+/// paired and the fully exposed time. `x` is one direction's exchange (dispatch, combine).
+pub fn paired_exposed_s(overlap: A2aOverlap, x: &Exchange, attention_s: (f64, f64), moe_fwd_s: f64) -> (f64, f64) {
+    let paired = |a2a: f64, window: f64| exposed_exchange_s(A2aOverlap::On, a2a, window);
+    let fwd = paired(x.dispatch_s, moe_fwd_s) + paired(x.combine_s, attention_s.1);
+    let bwd = paired(x.combine_s, attention_s.0) + paired(x.dispatch_s, 2.0 * moe_fwd_s);
+    match overlap {
+        A2aOverlap::Off => (x.total(), x.total()),
+        A2aOverlap::On => (fwd, bwd),
+        A2aOverlap::Search => (fwd.min(x.total()), bwd.min(x.total())),
     }
 }
 
@@ -275,11 +304,9 @@ pub fn moe_mlp_operations(
 
     let x = exchange(p, el, mo, t, w.hidden, m.top_k, gamma);
     let compute_fwd = router.compute_s + experts.compute_s + shared.compute_s;
-    let exposed = |a2a: f64, window: f64| exposed_exchange_s(mo.a2a_overlap, a2a, window);
     let a2a_fwd = x.total();
     let a2a_bwd = x.total();
-    let exp_fwd = exposed(a2a_fwd, overlap_s.0 + compute_fwd);
-    let exp_bwd = exposed(a2a_bwd, overlap_s.1 + 2.0 * compute_fwd);
+    let (exp_fwd, exp_bwd) = paired_exposed_s(mo.a2a_overlap, &x, overlap_s, compute_fwd);
 
     let fixed = mo.layer_overhead_s.max(0.0);
     let times = MoeTimes {
@@ -633,5 +660,23 @@ mod tests {
         // Nothing to overlap with: the search keeps it off (never worse than off).
         assert_eq!(exposed_exchange_s(A2aOverlap::Search, 0.010, 0.0), 0.010);
         assert!(exposed_exchange_s(A2aOverlap::Search, 0.010, 0.030) < 0.002);
+    }
+
+    #[test]
+    fn each_exchange_hides_only_behind_the_computation_the_schedule_pairs_it_with() {
+        // By hand: dispatch 3 ms, combine 2 ms per direction; attention 1 ms forward, 2 ms
+        // backward; the MoE MLP's GEMMs 4 ms forward. Pairs (Megatron-Core's 1F1B plan):
+        // combine_bwd 2 ‖ attention fwd 1 → 1 + s·1; dispatch_fwd 3 ‖ MLP dgrad 4 → s·3;
+        // dispatch_bwd 3 ‖ MLP wgrad + forward 8 → s·3; combine_fwd 2 ‖ attention bwd 2 → s·2.
+        // Forward 5s (= 0.758 ms), backward 1 + 4s (= 1.606 ms). The whole layer's window
+        // (1 + 4 = 5 ms for 5 ms forward) would have hidden all but 5s of each.
+        let s = COMM_SM_SHARE;
+        let x = Exchange { dispatch_s: 0.003, combine_s: 0.002 };
+        let (f, b) = paired_exposed_s(A2aOverlap::On, &x, (0.001, 0.002), 0.004);
+        assert!((f - 5.0 * s * 1e-3).abs() < 1e-15, "{f}");
+        assert!((b - (1e-3 + 4.0 * s * 1e-3)).abs() < 1e-15, "{b}");
+        assert_eq!(paired_exposed_s(A2aOverlap::Off, &x, (0.001, 0.002), 0.004), (0.005, 0.005));
+        // Nothing beside it: the search keeps the exchange exposed, never more.
+        assert_eq!(paired_exposed_s(A2aOverlap::Search, &x, (0.0, 0.0), 0.0), (0.005, 0.005));
     }
 }
