@@ -207,3 +207,54 @@ fn read_entry(value: &Value) -> Result<Entry, Vec<Error>> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// The build script's copies (build.rs) are the repository's files without whitespace and
+    /// without the top-level members written for people that no code reads: parsed, each copy
+    /// equals its source with those members removed, and nothing else is missing.
+    #[test]
+    fn compiled_in_copies_are_the_sources_less_their_unread_members() {
+        let runs = ["fields", "caveats", "generated", "sources"].as_slice();
+        for (name, source, copy, unread) in [
+            (
+                "measured-training-runs.json",
+                include_str!("../../data/measured-training-runs.json"),
+                crate::validate::MEASURED_RUNS_JSON,
+                runs,
+            ),
+            (
+                "measured-memory-runs.json",
+                include_str!("../../data/measured-memory-runs.json"),
+                crate::validate::MEASURED_MEMORY_RUNS_JSON,
+                runs,
+            ),
+            (
+                "measured-moe-runs.json",
+                include_str!("../../data/measured-moe-runs.json"),
+                crate::validate::moe_runs::MOE_RUNS_JSON,
+                runs,
+            ),
+            (
+                "hardware-catalog.json",
+                include_str!("../../data/hardware-catalog.json"),
+                super::HARDWARE_JSON,
+                ["generated_by", "units", "conventions", "sources", "systems", "emani_table1"].as_slice(),
+            ),
+        ] {
+            let mut expected: Value = serde_json::from_str(source).unwrap();
+            let (before, after) = {
+                let members = expected.as_object_mut().unwrap();
+                let before = members.len();
+                members.retain(|k, _| !unread.contains(&k.as_str()));
+                assert!(members.contains_key("rows") || members.contains_key("accelerators"), "{name}");
+                (before, members.len())
+            };
+            assert!(after < before, "{name}: a member was dropped");
+            assert_eq!(serde_json::from_str::<Value>(copy).unwrap(), expected, "{name}");
+            assert!(copy.len() < source.len(), "{name}: the copy is compact");
+        }
+    }
+}
