@@ -381,7 +381,7 @@ impl Search {
     /// The split of this search's candidates into `count` shards by block shape, where it
     /// applies (an extended-mode MoE search, `count > 1`).
     fn split_by_shape(&self, count: u64) -> Option<shards::ShapeShards> {
-        let moe = self.setup.as_ref().is_some_and(|s| s.workload.moe.is_some());
+        let moe = self.setup.as_ref().is_some_and(ExtendedSetup::chooses_expert_layouts);
         (moe && count > 1).then(|| shards::ShapeShards::of(&self.space, count))
     }
 
@@ -802,7 +802,7 @@ fn choose_flavour(
     };
     let leanest = pick(ch.choices.recompute.unwrap_or(Recompute::Full), ch.choices.sharding.unwrap_or(Sharding::Zero3));
     let mut outcomes: Vec<Option<Outcome>> = vec![None; combos.len()];
-    let moe = ch.setup.workload.moe.is_some();
+    let moe = ch.setup.chooses_expert_layouts();
     if !fitted {
         *st.evaluations += 1;
         if let Some(verdict) = fit_leanest(ch, &combos, leanest, c, capacity, st, &mut outcomes) {
@@ -925,7 +925,7 @@ fn fit_leanest(
     st: &mut ChooseState,
     outcomes: &mut [Option<Outcome>],
 ) -> Option<Priced> {
-    let moe = ch.setup.workload.moe.is_some();
+    let moe = ch.setup.chooses_expert_layouts();
     // MoE: when no expert layout of the leanest execution needs less memory than the least seen,
     // the candidate cannot lower `min_mem_gb` and whether it fits is all the counters need — read
     // from the layouts' memory alone; its time is priced below only if the bounds let it through.
