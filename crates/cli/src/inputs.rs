@@ -177,7 +177,7 @@ fn looks_like_file(arg: &str) -> bool {
 
 /// Reads and parses `arg` when it names an existing file (or looks like a path); the document
 /// must be of `kind`.
-pub fn read_document(flag: &str, arg: &str, kind: &str) -> Result<Option<Document>, CmdError> {
+pub fn file_document(flag: &str, arg: &str, kind: &str) -> Result<Option<Document>, CmdError> {
     if !Path::new(arg).is_file() && !looks_like_file(arg) {
         return Ok(None);
     }

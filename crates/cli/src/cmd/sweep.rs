@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::{CmdError, CmdResult};
 use crate::args::{Args, OutputFormat};
-use crate::inputs::{read_document, stem};
+use crate::inputs::{file_document, stem};
 use crate::table::Table;
 use crate::threads;
 
@@ -290,7 +290,7 @@ fn flag_error(e: &fmperf_core::Error) -> String {
 
 /// A model file (`None`: not a file, the value is a catalog id).
 fn model_file(arg: &str) -> Result<Option<ModelRef>, CmdError> {
-    Ok(match read_document("--model", arg, "model")? {
+    Ok(match file_document("--model", arg, "model")? {
         Some(Document::Model(mut m)) => {
             name_after_file(&mut m.id, arg);
             Some(ModelRef::Inline(Box::new(m)))
@@ -301,7 +301,7 @@ fn model_file(arg: &str) -> Result<Option<ModelRef>, CmdError> {
 
 /// A system file (`None`: not a file, the value is a catalog id or spec).
 fn system_file(arg: &str) -> Result<Option<SystemRef>, CmdError> {
-    Ok(match read_document("--system", arg, "system")? {
+    Ok(match file_document("--system", arg, "system")? {
         Some(Document::System(mut s)) => {
             name_after_file(&mut s.id, arg);
             Some(SystemRef::Inline(Box::new(s)))
