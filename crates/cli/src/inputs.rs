@@ -163,15 +163,43 @@ fn known_models() -> String {
 /// Reads a file argument; a value that is neither a known name nor an existing file is reported as
 /// an unknown name when it does not look like a path.
 fn read_input(flag: &str, arg: &str, known: &str) -> Result<String, CmdError> {
-    let path = Path::new(arg);
-    let looks_like_file = arg.ends_with(".json") || arg.contains('/') || arg.contains('\\');
-    if !path.exists() && !looks_like_file {
+    if !Path::new(arg).exists() && !looks_like_file(arg) {
         return Err(CmdError::Usage(format!("{flag} {arg}: unknown name; known: {known} (or a path to a JSON file)")));
     }
     crate::files::read_text(flag, arg, crate::files::MAX_INPUT_BYTES)
 }
 
-fn stem(arg: &str) -> String {
+/// Whether a value is written as a path (a `.json` name or one with a separator) rather than as a
+/// catalog name.
+fn looks_like_file(arg: &str) -> bool {
+    arg.ends_with(".json") || arg.contains('/') || arg.contains('\\')
+}
+
+/// Reads and parses `arg` when it names an existing file (or looks like a path); the document
+/// must be of `kind`.
+pub fn file_document(flag: &str, arg: &str, kind: &str) -> Result<Option<Document>, CmdError> {
+    if !Path::new(arg).is_file() && !looks_like_file(arg) {
+        return Ok(None);
+    }
+    let text = crate::files::read_text(flag, arg, crate::files::MAX_INPUT_BYTES)?;
+    if kind == "model"
+        && let Some(m) = crate::model_files::read(flag, arg, &text)?
+    {
+        return Ok(Some(Document::Model(m)));
+    }
+    let doc = format::parse(&text).map_err(|errs| {
+        let first = errs.first().map(|e| e.to_string()).unwrap_or_else(|| "not a valid document".into());
+        CmdError::Usage(format!("{flag} {arg}: {first}"))
+    })?;
+    if doc.kind() != kind {
+        return Err(CmdError::Usage(format!("{flag} {arg}: is a {} document, not a {kind}", doc.kind())));
+    }
+    Ok(Some(doc))
+}
+
+/// The file name of a path without its extension (the whole value when it has none): what an
+/// imported document without an id of its own is called.
+pub fn stem(arg: &str) -> String {
     Path::new(arg).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| arg.to_string())
 }
 

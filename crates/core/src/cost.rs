@@ -82,6 +82,15 @@ impl ExtendedSetup {
     ) -> Result<ExtendedEvaluator, Error> {
         ExtendedEvaluator::new(&self.workload, &self.hardware, options, strategy, global_batch)
     }
+
+    /// Whether this setup's model chooses an expert-parallel layout for each candidate (a
+    /// Mixture-of-Experts workload): then a search splits its shards by block shape and bounds a
+    /// candidate by its layouts' memory and time floors (`ExtendedEvaluator::moe_memory_floor`,
+    /// `moe_fits`, `moe_time_floor_without_recompute`) rather than by pricing it. The one place
+    /// the search learns whether the workload has experts.
+    pub fn chooses_expert_layouts(&self) -> bool {
+        self.workload.moe.is_some()
+    }
 }
 
 /// What one scenario is priced with, in its mode: the reference model's inputs (its shape and

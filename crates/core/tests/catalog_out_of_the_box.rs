@@ -5,7 +5,7 @@
 use fmperf_core::catalog::{self, Architecture, CatalogSystem, MappingOptions, default_precision};
 use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::{ExtendedOptions, Hardware, HardwareChoices, Workload};
-use fmperf_core::search::{Search, SearchResult, SearchSpec};
+use fmperf_core::search::{ExecutionChoices, Search, SearchResult, SearchSpec};
 use fmperf_core::{Strategy, SystemParams};
 
 /// An extended-mode search of `model` on `gpus` devices of `sys` at the part's default precision
@@ -30,7 +30,9 @@ fn extended_search(model: &str, sys: &CatalogSystem, gpus: u64, global_batch: u6
         top_k: 3,
     };
     let setup = ExtendedSetup { workload, hardware, options };
-    Search::new_extended(spec, setup).unwrap_or_else(|e| panic!("{model} on {}: {e}", sys.id)).finish()
+    Search::in_mode(spec, Some(setup.clone()), ExecutionChoices::fixed(&setup.options))
+        .unwrap_or_else(|e| panic!("{model} on {}: {e}", sys.id))
+        .finish()
 }
 
 fn gpus_and_tpus() -> Vec<&'static CatalogSystem> {

@@ -8,7 +8,7 @@ use fmperf_core::cost::{CostModel, Detail};
 use fmperf_core::extended::{ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
 use fmperf_core::mode_kind::Mode;
 use fmperf_core::reference::Evaluator;
-use fmperf_core::search::{Search, SearchSpec};
+use fmperf_core::search::{ExecutionChoices, Search, SearchSpec};
 use fmperf_core::vocab::Candidate;
 use fmperf_core::{Strategy, SystemParams};
 
@@ -32,7 +32,10 @@ fn models(strategy: Strategy) -> Vec<(Box<dyn CostModel>, Vec<Candidate>)> {
     let extended = ExtendedEvaluator::new(&ext.workload, &ext.hardware, &ext.options, strategy, GLOBAL_BATCH).unwrap();
     vec![
         (Box::new(reference) as Box<dyn CostModel>, top(Search::new(spec.clone()).unwrap())),
-        (Box::new(extended) as Box<dyn CostModel>, top(Search::new_extended(spec, ext).unwrap())),
+        (
+            Box::new(extended) as Box<dyn CostModel>,
+            top(Search::in_mode(spec, Some(ext.clone()), ExecutionChoices::fixed(&ext.options)).unwrap()),
+        ),
     ]
 }
 

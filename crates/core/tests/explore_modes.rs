@@ -28,7 +28,7 @@ fn extended_scenarios_search_in_extended_mode() {
     for o in &result.outcomes {
         // Issue 16 §4: the explorer's extended searches also choose the execution.
         let single =
-            Search::new_extended_choosing(spec.search_spec(o.strategy), spec.extended.clone().unwrap(), spec.execution)
+            Search::in_mode(spec.search_spec(o.strategy), Some(spec.extended.clone().unwrap()), spec.execution)
                 .unwrap()
                 .finish();
         assert_eq!(o.top, single.top, "{}", o.strategy);

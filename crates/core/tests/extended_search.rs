@@ -3,8 +3,8 @@
 use fmperf_core::catalog::{self, MappingOptions, Precision};
 use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::{ExtendedOptions, Hardware, HardwareChoices, Layout, Workload, evaluate};
-use fmperf_core::search::{Search, SearchSpec};
-use fmperf_core::{Strategy, catalog::to_system_params};
+use fmperf_core::search::{ExecutionChoices, Search, SearchSpec};
+use fmperf_core::{ModelShape, Strategy, catalog::to_system_params};
 
 fn setup(precision: Precision) -> (SearchSpec, ExtendedSetup) {
     let sys = catalog::find_system("nvidia_h100_sxm5_80gb").unwrap();
@@ -30,7 +30,7 @@ fn setup(precision: Precision) -> (SearchSpec, ExtendedSetup) {
 fn extended_search_ranks_candidates_with_extended_totals() {
     let (spec, ext) = setup(Precision::Bf16);
     let reference = Search::new(spec.clone()).unwrap().finish();
-    let mut search = Search::new_extended(spec, ext.clone()).unwrap();
+    let mut search = Search::in_mode(spec, Some(ext.clone()), ExecutionChoices::fixed(&ext.options)).unwrap();
     while !search.step(100) {}
     let result = search.result();
     assert_eq!(result.candidates, reference.candidates, "same candidate space");
@@ -53,15 +53,38 @@ fn extended_search_ranks_candidates_with_extended_totals() {
 #[test]
 fn fp8_is_faster_and_summa_is_rejected() {
     let (spec, ext) = setup(Precision::Bf16);
-    let bf16 = Search::new_extended(spec.clone(), ext).unwrap().finish();
+    let bf16 =
+        Search::in_mode(spec.clone(), Some(ext.clone()), ExecutionChoices::fixed(&ext.options)).unwrap().finish();
     let (spec8, ext8) = setup(Precision::Fp8);
-    let fp8 = Search::new_extended(spec8, ext8.clone()).unwrap().finish();
+    let fp8 = Search::in_mode(spec8, Some(ext8.clone()), ExecutionChoices::fixed(&ext8.options)).unwrap().finish();
     assert!(fp8.top[0].throughput_samples_per_s > bf16.top[0].throughput_samples_per_s);
     let summa = SearchSpec { strategy: Strategy::Summa2D, ..spec.clone() };
-    assert!(Search::new_extended(summa, ext8.clone()).is_err());
+    assert!(Search::in_mode(summa, Some(ext8.clone()), ExecutionChoices::fixed(&ext8.options)).is_err());
     let cp = SearchSpec { strategy: Strategy::ContextParallel2D, ..spec.clone() };
-    assert!(!Search::new_extended(cp, ext8.clone()).unwrap().finish().top.is_empty());
+    assert!(
+        !Search::in_mode(cp, Some(ext8.clone()), ExecutionChoices::fixed(&ext8.options))
+            .unwrap()
+            .finish()
+            .top
+            .is_empty()
+    );
     // The spec's domain must be the hardware's.
     let wrong = SearchSpec { system: spec.system.clone().with_nvlink_size(4), ..spec };
-    assert_eq!(Search::new_extended(wrong, ext8).unwrap_err().field(), Some("system.nvlink_size"));
+    assert_eq!(
+        Search::in_mode(wrong, Some(ext8.clone()), ExecutionChoices::fixed(&ext8.options)).unwrap_err().field(),
+        Some("system.nvlink_size")
+    );
+}
+
+/// The spec's model is the workload's reference shape, from the resolver: a spec of another model
+/// is rejected at `model`, not replaced by the workload's shape.
+#[test]
+fn an_extended_search_of_another_model_is_rejected() {
+    let (spec, ext) = setup(Precision::Bf16);
+    let choices = ExecutionChoices::fixed(&ext.options);
+    let other = SearchSpec { model: ModelShape { depth: spec.model.depth + 1, ..spec.model }, ..spec.clone() };
+    let e = Search::in_mode(other, Some(ext.clone()), choices).unwrap_err();
+    assert!(e.is_at("model"), "{e}");
+    assert!(e.to_string().contains("reference shape"), "{e}");
+    assert!(Search::in_mode(spec, Some(ext), choices).is_ok());
 }

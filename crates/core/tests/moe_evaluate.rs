@@ -242,7 +242,7 @@ fn pruned_expert_degrees_equal_pricing_every_choice() {
     use fmperf_core::catalog::{MappingOptions, find_model, find_system};
     use fmperf_core::cost::ExtendedSetup;
     use fmperf_core::extended::moe::experts::expert_choices;
-    use fmperf_core::search::{Search, SearchSpec};
+    use fmperf_core::search::{ExecutionChoices, Search, SearchSpec};
     let w = Workload::from_catalog(find_model("deepseek-v3").unwrap()).unwrap();
     let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
     let base = ExtendedOptions::realistic();
@@ -256,7 +256,7 @@ fn pruned_expert_degrees_equal_pricing_every_choice() {
         top_k: 10,
     };
     let setup = ExtendedSetup { workload: w, hardware: hw.clone(), options: base };
-    let search = Search::new_extended(spec, setup).unwrap();
+    let search = Search::in_mode(spec, Some(setup.clone()), ExecutionChoices::fixed(&setup.options)).unwrap();
     let lean = ExtendedOptions { recompute: Recompute::Full, sharding: Sharding::Zero3, ..base };
     let (mut fits, mut not) = (0, 0);
     for opts in [base, lean] {
@@ -297,7 +297,7 @@ fn pruned_expert_degrees_equal_pricing_every_choice() {
 fn rescheduled_evaluators_equal_fresh_ones() {
     use fmperf_core::catalog::{MappingOptions, find_model, find_system};
     use fmperf_core::cost::ExtendedSetup;
-    use fmperf_core::search::{Search, SearchSpec};
+    use fmperf_core::search::{ExecutionChoices, Search, SearchSpec};
     let sys = find_system("nvidia_h800_sxm5_80gb").unwrap();
     let base = ExtendedOptions::realistic();
     let hw = Hardware::from_catalog(sys, base.hardware.precision, true, &MappingOptions::default()).unwrap();
@@ -318,8 +318,12 @@ fn rescheduled_evaluators_equal_fresh_ones() {
             global_batch: batch,
             top_k: 10,
         };
-        let search =
-            Search::new_extended(spec, ExtendedSetup { workload: w, hardware: hw.clone(), options: base }).unwrap();
+        let search = Search::in_mode(
+            spec,
+            Some(ExtendedSetup { workload: w, hardware: hw.clone(), options: base }),
+            ExecutionChoices::fixed(&base),
+        )
+        .unwrap();
         let candidates: Vec<Candidate> = search.space().iter().filter(|c| c.pp > 1).step_by(11).take(60).collect();
         let mut shared = ExtendedEvaluator::new(&w, &hw, &base, Strategy::OneD, batch).unwrap();
         for c in &candidates {

@@ -55,7 +55,7 @@ fn nvl72_at_2304_devices_gives_candidates_in_both_modes() {
     for (workload, n) in [(llama70b, 2304), (w, 9216), (w, 18432)] {
         let (params, setup) = extended(workload, "nvidia_gb200_nvl72", Some(72));
         let s = spec(workload.to_shape(), params, Strategy::OneD, n, 4096, 3);
-        let r = Search::new_extended(s, setup).unwrap().finish();
+        let r = Search::in_mode(s, Some(setup.clone()), ExecutionChoices::fixed(&setup.options)).unwrap().finish();
         assert!(!r.top.is_empty(), "{n}: {r:?}");
         assert_eq!(r.devices_used, n);
         assert!(r.top.iter().all(|x| x.candidate.n_gpus() == n));
@@ -65,7 +65,7 @@ fn nvl72_at_2304_devices_gives_candidates_in_both_modes() {
 /// Every combination of every candidate priced, no pruning, the best per candidate kept: the result
 /// the pruned search must equal.
 fn brute_force(s: &SearchSpec, setup: &ExtendedSetup, choices: ExecutionChoices) -> Vec<Ranked> {
-    let probe = Search::new_extended_choosing(s.clone(), setup.clone(), choices).unwrap();
+    let probe = Search::in_mode(s.clone(), Some(setup.clone()), choices).unwrap();
     let mut all: Vec<(u64, Ranked)> = Vec::new();
     for (i, c) in probe.space().iter().enumerate() {
         let (cp, nv_cp) = if c.strategy == Strategy::ContextParallel2D { (c.tp2, c.nv_tp2) } else { (1, 1) };
@@ -114,7 +114,7 @@ fn pruned_execution_search_equals_pricing_every_combination() {
             ExecutionChoices { sharding: Some(Sharding::Zero1), ..ExecutionChoices::SEARCH_ALL },
             ExecutionChoices { recompute: Some(Recompute::Selective), mbs: Some(1), ..ExecutionChoices::SEARCH_ALL },
         ] {
-            let got = Search::new_extended_choosing(s.clone(), setup.clone(), choices).unwrap().finish();
+            let got = Search::in_mode(s.clone(), Some(setup.clone()), choices).unwrap().finish();
             let want = brute_force(&s, &setup, choices);
             assert_eq!(got.top, want, "{model} {strategy} {n} {choices:?}");
             assert!(got.evaluations > got.candidates, "execution choices priced");
@@ -127,8 +127,9 @@ fn searched_execution_is_at_least_as_fast_as_the_defaults() {
     let w = Workload::from_catalog(catalog::find_model("llama3-70b").unwrap()).unwrap();
     let (params, setup) = extended(w, "nvidia_h100_sxm5_80gb", None);
     let s = spec(w.to_shape(), params, Strategy::OneD, 256, 512, 1);
-    let fixed = Search::new_extended(s.clone(), setup.clone()).unwrap().finish();
-    let chosen = Search::new_extended_choosing(s, setup.clone(), ExecutionChoices::SEARCH_ALL).unwrap().finish();
+    let fixed =
+        Search::in_mode(s.clone(), Some(setup.clone()), ExecutionChoices::fixed(&setup.options)).unwrap().finish();
+    let chosen = Search::in_mode(s, Some(setup.clone()), ExecutionChoices::SEARCH_ALL).unwrap().finish();
     assert!(chosen.top[0].throughput_samples_per_s >= fixed.top[0].throughput_samples_per_s);
     assert_eq!(fixed.top[0].execution, Some(Execution::of(&setup.options)));
     assert!(chosen.top[0].execution.is_some());
@@ -143,7 +144,7 @@ fn shards_merge_into_the_single_run() {
         spec(ModelShape::GPT3_1T, SystemParams::h200().with_nvlink_size(8), Strategy::Summa2D, 512, 4096, 10);
     let make = |ext: bool| {
         if ext {
-            Search::new_extended_choosing(ext_spec.clone(), setup.clone(), ExecutionChoices::SEARCH_ALL).unwrap()
+            Search::in_mode(ext_spec.clone(), Some(setup.clone()), ExecutionChoices::SEARCH_ALL).unwrap()
         } else {
             Search::new(ref_spec.clone()).unwrap()
         }
@@ -175,7 +176,7 @@ fn moe_shards_by_block_shape_merge_into_the_single_run() {
     let w = Workload::from_catalog(catalog::find_model("mixtral-8x7b").unwrap()).unwrap();
     let (params, setup) = extended(w, "nvidia_h100_sxm5_80gb", None);
     let s = spec(w.to_shape(), params, Strategy::ContextParallel2D, 64, 256, 10);
-    let make = || Search::new_extended_choosing(s.clone(), setup.clone(), ExecutionChoices::SEARCH_ALL).unwrap();
+    let make = || Search::in_mode(s.clone(), Some(setup.clone()), ExecutionChoices::SEARCH_ALL).unwrap();
     let one = make().finish();
     assert!(one.feasible > 0 && one.candidates > 100);
     for n in [2u64, 3, 7] {
@@ -220,15 +221,14 @@ fn pruned_moe_search_equals_pricing_every_combination() {
         let (params, setup) = extended(w, "nvidia_h100_sxm5_80gb", None);
         let s = spec(w.to_shape(), params, Strategy::OneD, n, g, 8);
         let choices = ExecutionChoices::SEARCH_ALL;
-        let got = Search::new_extended_choosing(s.clone(), setup.clone(), choices).unwrap().finish();
+        let got = Search::in_mode(s.clone(), Some(setup.clone()), choices).unwrap().finish();
         let want = brute_force(&s, &setup, choices);
         assert!(!want.is_empty(), "{model}");
         assert_eq!(got.top.iter().map(key).collect::<Vec<_>>(), want.iter().map(key).collect::<Vec<_>>(), "{model}");
         // Two shards merged equal the single run.
         let shards: Vec<Search> = (0..2)
             .map(|i| {
-                let mut x =
-                    Search::new_extended_choosing(s.clone(), setup.clone(), choices).unwrap().shard(i, 2).unwrap();
+                let mut x = Search::in_mode(s.clone(), Some(setup.clone()), choices).unwrap().shard(i, 2).unwrap();
                 while !x.step(usize::MAX) {}
                 x
             })
@@ -256,7 +256,7 @@ fn pruned_search_equals_the_exhaustive_one_on_dense_and_moe_scenarios() {
         let (params, setup) = extended(w, sys, None);
         let s = spec(w.to_shape(), params, strategy, n, g, k);
         let choices = ExecutionChoices::SEARCH_ALL;
-        let got = Search::new_extended_choosing(s.clone(), setup.clone(), choices).unwrap().finish();
+        let got = Search::in_mode(s.clone(), Some(setup.clone()), choices).unwrap().finish();
         let want = brute_force(&s, &setup, choices);
         assert!(!want.is_empty(), "{model} {n}");
         let key = |r: &Ranked| (r.candidate, r.throughput_samples_per_s.to_bits(), r.mem_gb.to_bits(), r.execution);
@@ -268,7 +268,7 @@ fn pruned_search_equals_the_exhaustive_one_on_dense_and_moe_scenarios() {
         assert!(got.top.iter().zip(&want).all(|(a, b)| a.totals == b.totals), "{model} totals");
         // Every candidate is counted as considered, pruned or not; feasible = fits with the
         // leanest execution (full recomputation, ZeRO-3 over the whole group).
-        let space = Search::new_extended_choosing(s.clone(), setup.clone(), choices).unwrap();
+        let space = Search::in_mode(s.clone(), Some(setup.clone()), choices).unwrap();
         assert_eq!(got.candidates, space.space().len(), "{model} candidates");
         let lean = ExtendedOptions { recompute: Recompute::Full, sharding: Sharding::Zero3, ..setup.options };
         let mut ev = ExtendedEvaluator::new(&setup.workload, &setup.hardware, &lean, strategy, g).unwrap();
@@ -294,7 +294,7 @@ fn floors_without_recomputation_from_any_level() {
         let w = Workload::from_catalog(catalog::find_model(model).unwrap()).unwrap();
         let (params, setup) = extended(w, "nvidia_h100_sxm5_80gb", None);
         let s = spec(w.to_shape(), params, strategy, n, g, 1);
-        let space = Search::new_extended_choosing(s, setup.clone(), ExecutionChoices::SEARCH_ALL).unwrap();
+        let space = Search::in_mode(s, Some(setup.clone()), ExecutionChoices::SEARCH_ALL).unwrap();
         let at = |r: Recompute| {
             let o = ExtendedOptions { recompute: r, ..setup.options };
             ExtendedEvaluator::new(&setup.workload, &setup.hardware, &o, strategy, g).unwrap()
@@ -327,7 +327,7 @@ fn the_least_memory_is_reported_when_nothing_fits() {
         let (params, setup) = extended(w, "nvidia_h100_sxm5_80gb", None);
         let s = spec(w.to_shape(), params, Strategy::OneD, n, g, 3);
         let choices = ExecutionChoices::SEARCH_ALL;
-        let new = || Search::new_extended_choosing(s.clone(), setup.clone(), choices).unwrap();
+        let new = || Search::in_mode(s.clone(), Some(setup.clone()), choices).unwrap();
         let one = new().finish();
         let shards: Vec<Search> = (0..3)
             .map(|i| {

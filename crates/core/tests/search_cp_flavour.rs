@@ -38,7 +38,7 @@ fn only_the_flavour(cp: u64) -> ExecutionChoices {
 fn best(w: Workload, hw: &Hardware, options: ExtendedOptions, n: u64, choices: ExecutionChoices) -> ResultRow {
     let setup = ExtendedSetup { workload: w, hardware: hw.clone(), options };
     let spec = setup.spec(Strategy::ContextParallel2D, n, 1, 3);
-    let r = Search::new_extended_choosing(spec, setup, choices).unwrap().finish();
+    let r = Search::in_mode(spec, Some(setup), choices).unwrap().finish();
     ResultRow::of(r.top.first().expect("a configuration fits"), 1)
 }
 
@@ -161,7 +161,7 @@ fn the_search_equals_the_best_of_each_flavour_fixed() {
     let run = |o: ExtendedOptions| {
         let setup = ExtendedSetup { workload: w, hardware: hw.clone(), options: o };
         let spec = setup.spec(Strategy::ContextParallel2D, 32, 32, 400);
-        Search::new_extended_choosing(spec, setup, ExecutionChoices::SEARCH_ALL).unwrap().finish()
+        Search::in_mode(spec, Some(setup), ExecutionChoices::SEARCH_ALL).unwrap().finish()
     };
     let searched = run(with_comm(CpComm::Search, 1));
     let mut fixed = vec![run(ExtendedOptions::realistic()), run(with_comm(CpComm::Ulysses, 1))];

@@ -7,7 +7,7 @@ use fmperf_core::catalog::{self, MappingOptions, Precision};
 use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::{ExtendedOptions, Hardware, Recompute, Workload};
 use fmperf_core::mode::ModelMode;
-use fmperf_core::search::{Search, SearchSpec};
+use fmperf_core::search::{ExecutionChoices, Search, SearchSpec};
 use fmperf_core::sweep::{
     PointResult, SPARSITY_UNSUPPORTED, SUMMA_UNSUPPORTED, Status, Sweep, SweepResult, SweepText, export,
 };
@@ -61,7 +61,8 @@ fn extended_points_equal_extended_searches() {
                 top_k: 1,
             };
             let setup = ExtendedSetup { workload, hardware: hardware.clone(), options };
-            let found = Search::new_extended(spec, setup).unwrap().finish();
+            let found =
+                Search::in_mode(spec, Some(setup.clone()), ExecutionChoices::fixed(&setup.options)).unwrap().finish();
             let mine = p.strategy(s).unwrap();
             assert_eq!(mine.candidates, found.candidates);
             assert_eq!(mine.feasible, found.feasible);

@@ -8,7 +8,7 @@ use fmperf_core::Strategy;
 use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::moe::MoeOptions;
 use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, Workload};
-use fmperf_core::search::{Ranked, Search, SearchResult};
+use fmperf_core::search::{ExecutionChoices, Ranked, Search, SearchResult};
 
 use super::emit::{self, Emitted, Target};
 use super::estimate::Estimate;
@@ -29,7 +29,8 @@ pub fn search(
     let searched = searched_options(options);
     let setup = ExtendedSetup { workload: workload.clone(), hardware: hardware.clone(), options: searched };
     let spec = setup.spec(strategy, devices, global_batch, keep);
-    Search::new_extended(spec, setup)
+    let choices = ExecutionChoices::fixed(&setup.options);
+    Search::in_mode(spec, Some(setup), choices)
 }
 
 /// The switches a search runs with: the file's, without its expert degrees.

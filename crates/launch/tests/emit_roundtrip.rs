@@ -446,7 +446,7 @@ fn mismatched_and_hostile_inputs_do_not_panic() {
 fn search_results_round_trip() {
     use fmperf_core::Strategy;
     use fmperf_core::cost::ExtendedSetup;
-    use fmperf_core::search::Search;
+    use fmperf_core::search::{ExecutionChoices, Search};
     for (name, target) in [("nemo-llama3-8b.yaml", Target::Nemo), ("torchtitan-llama3-8b.toml", Target::Torchtitan)] {
         let text = example(name);
         let (l, sc) = scenario(&text, name);
@@ -456,7 +456,8 @@ fn search_results_round_trip() {
         searched.moe.etp = None;
         let setup = ExtendedSetup { workload: sc.workload, hardware: hw.clone(), options: searched };
         let spec = setup.spec(Strategy::OneD, sc.devices, sc.layout.global_batch, 40);
-        let result = Search::new_extended(spec, setup).unwrap().finish();
+        let result =
+            Search::in_mode(spec, Some(setup.clone()), ExecutionChoices::fixed(&setup.options)).unwrap().finish();
         // The rows each target expresses exactly (NeMo 1: replicated, Megatron-Core's distributed
         // optimizer or Apex's ZeRO-2; torchtitan: FSDP or DDP, its own recomputation levels, SP
         // with TP).

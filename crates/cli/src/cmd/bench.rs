@@ -211,7 +211,7 @@ fn extended_cases() -> Result<Vec<ExtendedCase>, CmdError> {
         let (mut candidates, mut evaluations) = (0, 0);
         for strategy in [Strategy::OneD, Strategy::ContextParallel2D] {
             let spec = setup.spec(strategy, 1024, 512, 10);
-            let r = Search::new_extended_choosing(spec, setup.clone(), choices)?.finish();
+            let r = Search::in_mode(spec, Some(setup.clone()), choices)?.finish();
             candidates += r.candidates;
             evaluations += r.evaluations;
         }
@@ -235,7 +235,7 @@ fn moe_case() -> Result<ExtendedCase, CmdError> {
     let setup = ExtendedSetup { workload, hardware, options };
     let spec = setup.spec(Strategy::OneD, 2048, 15360, 10);
     let start = Instant::now();
-    let r = Search::new_extended_choosing(spec, setup, ExecutionChoices::SEARCH_ALL)?.finish();
+    let r = Search::in_mode(spec, Some(setup), ExecutionChoices::SEARCH_ALL)?.finish();
     Ok(ExtendedCase {
         execution: "chosen by the search",
         candidates: r.candidates,

@@ -4,9 +4,8 @@
 //! papers' figures, `--shard i/n` one part of a large sweep.
 
 use std::io::Write;
-use std::path::Path;
 
-use fmperf_core::format::{self, Document};
+use fmperf_core::format::Document;
 use fmperf_core::mode::ModelMode;
 use fmperf_core::presets::{self, Panel, Preset};
 use fmperf_core::resolve::{ModelRef, SystemRef};
@@ -15,6 +14,7 @@ use serde_json::Value;
 
 use super::{CmdError, CmdResult};
 use crate::args::{Args, OutputFormat};
+use crate::inputs::{file_document, stem};
 use crate::table::Table;
 use crate::threads;
 
@@ -290,7 +290,7 @@ fn flag_error(e: &fmperf_core::Error) -> String {
 
 /// A model file (`None`: not a file, the value is a catalog id).
 fn model_file(arg: &str) -> Result<Option<ModelRef>, CmdError> {
-    Ok(match read_document("--model", arg, "model")? {
+    Ok(match file_document("--model", arg, "model")? {
         Some(Document::Model(mut m)) => {
             name_after_file(&mut m.id, arg);
             Some(ModelRef::Inline(Box::new(m)))
@@ -301,7 +301,7 @@ fn model_file(arg: &str) -> Result<Option<ModelRef>, CmdError> {
 
 /// A system file (`None`: not a file, the value is a catalog id or spec).
 fn system_file(arg: &str) -> Result<Option<SystemRef>, CmdError> {
-    Ok(match read_document("--system", arg, "system")? {
+    Ok(match file_document("--system", arg, "system")? {
         Some(Document::System(mut s)) => {
             name_after_file(&mut s.id, arg);
             Some(SystemRef::Inline(Box::new(s)))
@@ -315,34 +315,6 @@ fn name_after_file(id: &mut String, arg: &str) {
     if id == "custom" {
         *id = stem(arg);
     }
-}
-
-/// Reads and parses `arg` when it names an existing file (or looks like a path); the document
-/// must be of `kind`.
-fn read_document(flag: &str, arg: &str, kind: &str) -> Result<Option<Document>, CmdError> {
-    let path = Path::new(arg);
-    let looks_like_file = arg.ends_with(".json") || arg.contains('/') || arg.contains('\\');
-    if !path.is_file() && !looks_like_file {
-        return Ok(None);
-    }
-    let text = crate::files::read_text(flag, arg, crate::files::MAX_INPUT_BYTES)?;
-    if kind == "model"
-        && let Some(m) = crate::model_files::read(flag, arg, &text)?
-    {
-        return Ok(Some(Document::Model(m)));
-    }
-    let doc = format::parse(&text).map_err(|errs| {
-        let first = errs.first().map(|e| e.to_string()).unwrap_or_else(|| "not a valid document".into());
-        CmdError::Usage(format!("{flag} {arg}: {first}"))
-    })?;
-    if doc.kind() != kind {
-        return Err(CmdError::Usage(format!("{flag} {arg}: is a {} document, not a {kind}", doc.kind())));
-    }
-    Ok(Some(doc))
-}
-
-fn stem(arg: &str) -> String {
-    Path::new(arg).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| arg.to_string())
 }
 
 /// Two lines saying what was swept and in which mode.

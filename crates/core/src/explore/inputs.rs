@@ -3,10 +3,10 @@
 //! [`Error`] whose field is the form's field name ([`field`]), so a page can show each message next
 //! to its input. Nothing here panics, whatever the text.
 
-use crate::catalog::{self, MappingOptions, TrainingBudget, parse_system_spec};
+use crate::catalog::{self, MappingOptions, TrainingBudget};
 use crate::cost::ExtendedSetup;
 use crate::mode::ModelMode;
-use crate::mode_kind::Mode;
+use crate::resolve::form::shorten;
 use crate::resolve::{self, UserEntries};
 use crate::search::{ExecutionChoices, SearchSpec};
 use crate::vocab::Note;
@@ -15,12 +15,7 @@ use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// The form's field names (also the `field` of every [`Error`] [`ExploreFields::resolve`] returns).
 pub mod field {
-    /// Model catalog id.
-    pub const MODEL: &str = "model";
-    /// System catalog id.
-    pub const SYSTEM: &str = "system";
-    /// Scale-up domain size [devices].
-    pub const DOMAIN: &str = "domain";
+    pub use crate::resolve::form::field::{DOMAIN, MODEL, SYSTEM};
     /// Device count.
     pub const GPUS: &str = "gpus";
     /// Global batch [samples].
@@ -200,14 +195,14 @@ impl ExploreFields {
     /// option errors name the option (`nics`, `precision`, `vector`, `scale_up`, `scale_out`).
     pub fn resolve_with(&self, mode: &ModelMode, entries: &UserEntries) -> Result<ExploreSpec, Vec<Error>> {
         let mut errors = Vec::new();
-        let model = keep(resolve_model_in(entries, &self.model), &mut errors);
+        let model = keep(resolve::form::model(entries, &self.model), &mut errors);
         let domain = if self.domain.trim().is_empty() {
             None
         } else {
             keep(parse_count(field::DOMAIN, &self.domain, 1, MAX_DOMAIN), &mut errors)
         };
         let domain_ok = self.domain.trim().is_empty() || domain.is_some();
-        let system = keep(resolve_system_in(entries, &self.system, domain, mode.kind()), &mut errors);
+        let system = keep(resolve::form::system(entries, &self.system, domain, mode.kind()), &mut errors);
         let gpus = keep(parse_count(field::GPUS, &self.gpus, 1, MAX_DEVICES), &mut errors);
         let batch = keep(parse_count(field::BATCH, &self.batch, 1, MAX_GLOBAL_BATCH), &mut errors);
         let strategies = keep(parse_strategies(&self.strategies), &mut errors);
@@ -263,84 +258,6 @@ fn keep<T>(r: Result<T, Error>, errors: &mut Vec<Error>) -> Option<T> {
 /// `1d,2d,2d-seqp`: the field text of a strategy list.
 pub fn strategies_text(list: &[Strategy]) -> String {
     list.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(",")
-}
-
-/// A catalog model that the reference model can run, with its shape. The error is at
-/// [`field::MODEL`] and says why (unknown id, or a shape the reference cannot use).
-pub fn resolve_model(id: &str) -> Result<(&'static catalog::CatalogModel, ModelShape), Error> {
-    resolve_model_in(UserEntries::builtin(), id)
-}
-
-/// [`resolve_model`] against the built-in catalog plus the user's `entries`.
-pub fn resolve_model_in<'a>(
-    entries: &'a UserEntries,
-    id: &str,
-) -> Result<(&'a catalog::CatalogModel, ModelShape), Error> {
-    let m = resolve::find_model(entries, id).map_err(|e| not_in_catalog(field::MODEL, id, e))?;
-    shape_of(m).map(|shape| (m, shape))
-}
-
-/// The reference model's view of `m`, or why it cannot have one (at [`field::MODEL`]).
-fn shape_of(m: &catalog::CatalogModel) -> Result<ModelShape, Error> {
-    let shape = resolve::model_shape(m).map_err(|e| {
-        Error::invalid(field::MODEL, &m.id, format!("cannot be used by the reference model: {e}"))
-            .with_hint("choose a model whose shape is fully known")
-    })?;
-    Ok(shape)
-}
-
-/// A system spec `ID[,key=value]…` (see [`parse_system_spec`]) against the built-in catalog plus
-/// the user's `entries`, mapped for either mode; `domain` (the form's own field) overrides the
-/// spec's `domain=`. Returns the entry, the mapping and the options it was mapped with.
-pub fn resolve_system_in<'a>(
-    entries: &'a UserEntries,
-    spec: &str,
-    domain: Option<u64>,
-    mode: Mode,
-) -> Result<(&'a catalog::CatalogSystem, catalog::MappedSystem, MappingOptions), Error> {
-    let (id, mut options) = parse_system_spec(spec.trim()).map_err(|e| match e {
-        Error::InvalidField { field, value, rule, hint } if field == "system" => {
-            Error::InvalidField { field: field::SYSTEM.into(), value, rule, hint }
-        }
-        other => other,
-    })?;
-    if domain.is_some() {
-        options.domain_size = domain;
-    }
-    let s = resolve::find_system(entries, &id).map_err(|e| not_in_catalog(field::SYSTEM, &id, e))?;
-    map_system(s, &options, mode).map(|mapped| (s, mapped, options))
-}
-
-/// `s` mapped with `options` for `mode` (through the resolver); errors at [`field::DOMAIN`] or
-/// [`field::SYSTEM`].
-fn map_system(
-    s: &catalog::CatalogSystem,
-    options: &MappingOptions,
-    mode: Mode,
-) -> Result<catalog::MappedSystem, Error> {
-    resolve::map_system(s, &MappingOptions { mode, ..*options }).map_err(|e| match e {
-        Error::InvalidField { field, value, rule, hint } if field == "domain_size" || field == "system.nvlink_size" => {
-            Error::InvalidField { field: field::DOMAIN.into(), value, rule, hint }
-        }
-        other => Error::invalid(field::SYSTEM, &s.id, format!("cannot be used by {}: {other}", mode.model_name())),
-    })
-}
-
-/// A catalog lookup's [`Error::UnknownName`] as an error at the form field `field` (`model` or
-/// `system`), with the nearest ids as the hint.
-fn not_in_catalog(field: &str, id: &str, e: Error) -> Error {
-    match e {
-        Error::UnknownName { known, .. } => {
-            let e = Error::invalid(field, shorten(id), format!("is not in the {field} catalog"));
-            if known.is_empty() { e } else { e.with_hint(format!("nearest: {}", known.join(", "))) }
-        }
-        other => other,
-    }
-}
-
-fn shorten(text: &str) -> String {
-    let t: String = text.trim().chars().take(60).collect();
-    if t.is_empty() { "(empty)".into() } else { t }
 }
 
 /// Digits with optional thousands separators (`,`, `_`, spaces) → the digits, or `None`.

@@ -13,6 +13,7 @@
 //! the model or the system failed ([`ScenarioError`]); nothing here matches on error text.
 
 mod entries;
+pub mod form;
 mod scenario;
 
 pub use entries::UserEntries;

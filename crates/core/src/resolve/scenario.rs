@@ -88,6 +88,17 @@ impl Scenario {
         self.resolve_in(UserEntries::builtin())
     }
 
+    /// [`Scenario::resolve`] with `options` in place of the scenario's own mapping choices (a
+    /// sweep's point adds its vector rate, scale-up and scale-out bandwidths and mode). Where they
+    /// add nothing, the scenario resolves as it would alone, its errors naming its fields
+    /// (`model.…`, `system.…`); else the resolver's error as it stands.
+    pub fn resolve_with(&self, options: &MappingOptions) -> Result<ResolvedScenario, Error> {
+        if *options == self.mapping_options() {
+            return self.resolve();
+        }
+        super::scenario(UserEntries::builtin(), self, options).map_err(ScenarioError::plain)
+    }
+
     /// [`Scenario::resolve`] among `cats` (the built-in catalogs plus the user's entries), through
     /// the resolver ([`super::scenario`]).
     pub fn resolve_in(&self, cats: &UserEntries) -> Result<ResolvedScenario, Error> {

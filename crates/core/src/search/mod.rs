@@ -7,10 +7,10 @@
 //! shards and merge them ([`merge_shards`]) into exactly the single run's result — the core itself
 //! stays thread-free.
 //!
-//! The same search runs in extended mode ([`Search::new_extended`]): the candidates are the
+//! The same search runs in extended mode ([`Search::in_mode`] with a setup): the candidates are the
 //! reference's (1d and 2d-seqp) with extended mode's rules ([`widen`]), each priced by
-//! [`crate::extended`] with the same result shape; [`Search::new_extended_choosing`] also chooses
-//! the execution ([`execution`]). Where nothing is found, [`Search::diagnose`] says why and what
+//! [`crate::extended`] with the same result shape, choosing the execution ([`execution`]) where
+//! the caller's `ExecutionChoices` leave it open. Where nothing is found, [`Search::diagnose`] says why and what
 //! would work ([`diagnose`]).
 
 pub mod code;
@@ -263,7 +263,10 @@ impl Search {
 
     /// The search in the mode of `extended` (`None`: reference mode, [`Search::new`]; else
     /// extended mode choosing the execution where `choices` leaves it open,
-    /// [`Search::new_extended_choosing`]): the one place a caller's mode becomes its search.
+    /// `ExecutionChoices::fixed(&setup.options)` for the switches' execution): the one place a
+    /// caller's mode becomes its search. In extended mode the spec's model must be the workload's
+    /// reference shape (what [`ExtendedSetup::spec`] and the resolver give) and its `nvlink_size`
+    /// the part's fast-domain size.
     pub fn in_mode(
         spec: SearchSpec,
         extended: Option<ExtendedSetup>,
@@ -271,30 +274,25 @@ impl Search {
     ) -> Result<Search, Error> {
         match extended {
             None => Search::new(spec),
-            Some(setup) => Search::new_extended_choosing(spec, setup, choices),
+            Some(setup) => Search::extended(spec, setup, choices),
         }
     }
 
-    /// The same search priced in extended mode (strategies 1d and 2d-seqp) with the execution of
-    /// the switches. The spec's model is replaced by the workload's reference shape (which
-    /// generates the candidates); the spec's `nvlink_size` must be the hardware's fast-domain size.
-    pub fn new_extended(spec: SearchSpec, ext: ExtendedSetup) -> Result<Search, Error> {
-        let choices = ExecutionChoices::fixed(&ext.options);
-        Self::new_extended_choosing(spec, ext, choices)
-    }
-
-    /// An extended-mode search that also chooses the execution (recomputation, ZeRO stage / FSDP
-    /// and shard group, interleaving, context-parallel degree, micro-batch) where `choices` leaves
-    /// it open; the switches' values stand for the fixed ones. Exhaustive with pruning
-    /// ([`execution`]): the result equals pricing every combination.
-    pub fn new_extended_choosing(
-        mut spec: SearchSpec,
-        ext: ExtendedSetup,
-        choices: ExecutionChoices,
-    ) -> Result<Search, Error> {
-        spec.model = ext.workload.to_shape();
+    /// The same search priced in extended mode (strategies 1d and 2d-seqp), choosing the execution
+    /// (recomputation, ZeRO stage / FSDP and shard group, interleaving, context-parallel degree,
+    /// micro-batch) where `choices` leaves it open; the switches' values stand for the fixed ones.
+    /// Exhaustive with pruning ([`execution`]): the result equals pricing every combination.
+    fn extended(spec: SearchSpec, ext: ExtendedSetup, choices: ExecutionChoices) -> Result<Search, Error> {
         spec.validate()?;
         choices.validate()?;
+        let shape = ext.workload.to_shape();
+        if spec.model != shape {
+            return Err(Error::invalid(
+                "model",
+                format!("{:?}", spec.model),
+                format!("must be the extended workload's reference shape {shape:?}"),
+            ));
+        }
         if ext.hardware.domain_size() != spec.system.nvlink_size {
             return Err(Error::invalid(
                 "system.nvlink_size",
@@ -381,7 +379,7 @@ impl Search {
     /// The split of this search's candidates into `count` shards by block shape, where it
     /// applies (an extended-mode MoE search, `count > 1`).
     fn split_by_shape(&self, count: u64) -> Option<shards::ShapeShards> {
-        let moe = self.setup.as_ref().is_some_and(|s| s.workload.moe.is_some());
+        let moe = self.setup.as_ref().is_some_and(ExtendedSetup::chooses_expert_layouts);
         (moe && count > 1).then(|| shards::ShapeShards::of(&self.space, count))
     }
 
@@ -802,7 +800,7 @@ fn choose_flavour(
     };
     let leanest = pick(ch.choices.recompute.unwrap_or(Recompute::Full), ch.choices.sharding.unwrap_or(Sharding::Zero3));
     let mut outcomes: Vec<Option<Outcome>> = vec![None; combos.len()];
-    let moe = ch.setup.workload.moe.is_some();
+    let moe = ch.setup.chooses_expert_layouts();
     if !fitted {
         *st.evaluations += 1;
         if let Some(verdict) = fit_leanest(ch, &combos, leanest, c, capacity, st, &mut outcomes) {
@@ -925,7 +923,7 @@ fn fit_leanest(
     st: &mut ChooseState,
     outcomes: &mut [Option<Outcome>],
 ) -> Option<Priced> {
-    let moe = ch.setup.workload.moe.is_some();
+    let moe = ch.setup.chooses_expert_layouts();
     // MoE: when no expert layout of the leanest execution needs less memory than the least seen,
     // the candidate cannot lower `min_mem_gb` and whether it fits is all the counters need — read
     // from the layouts' memory alone; its time is priced below only if the bounds let it through.

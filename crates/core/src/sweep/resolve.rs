@@ -18,7 +18,7 @@
 use super::axis::{AxisValue, SystemParam};
 use crate::catalog::{CatalogSystem, MappingOptions, Precision, default_precision};
 use crate::mode_kind::Mode;
-use crate::resolve::{self, ScenarioError, UserEntries};
+use crate::resolve::{self, UserEntries};
 use crate::resolve::{ResolvedScenario, Scenario, SystemRef};
 use crate::vocab::{Note, NoteKind};
 
@@ -31,18 +31,6 @@ pub struct Resolved {
     pub mapping: MappingOptions,
     /// Labelled stand-ins and placeholders.
     pub notes: Vec<Note>,
-}
-
-/// Resolves `scenario` with the mapping values of `extra` (vector rate, scale-up and scale-out
-/// bandwidth; see [`super::SweepSpec::mapping`]).
-fn resolve(scenario: &Scenario, extra: &MappingOptions) -> Result<ResolvedScenario, crate::Error> {
-    // The sweep adds nothing to the scenario's own choices (no values, the reference reading it):
-    // the scenario resolves as it would alone, its errors naming its fields.
-    let options = with_extra(scenario, extra);
-    if options == scenario.mapping_options() {
-        return scenario.resolve();
-    }
-    resolve::scenario(UserEntries::builtin(), scenario, &options).map_err(ScenarioError::plain)
 }
 
 /// The scenario's mapping choices with the sweep's values.
@@ -149,7 +137,7 @@ pub fn resolve_system(
         notes.push(Note::new(kind, text).of_entry(&sys.id).about("system.scale_out"));
         scenario = with_system(&scenario, sys);
     }
-    let resolved = resolve(&scenario, &extra)?;
     let mapping = with_extra(&scenario, &extra);
+    let resolved = scenario.resolve_with(&mapping)?;
     Ok(Resolved { scenario: resolved, mapping, notes })
 }

@@ -118,7 +118,7 @@ impl Constraints {
 /// Each point is the fastest configuration that fits in memory over `base.strategies` (or the
 /// strategy of a `strategy` axis), with its breakdown; a point where none exists says why. Every
 /// point is searched in `mode`: reference mode (the published model, bit-exact with
-/// [`crate::search::Search::new`]) or extended mode (as [`crate::search::Search::new_extended`]):
+/// [`crate::search::Search::new`]) or extended mode (as [`crate::search::Search::in_mode`] with a setup):
 /// there the point's precision is the sweep's own (field, system spec or axis) or else the
 /// switch's, a `sparsity` axis sets the switch `weight_sparsity`, and 2D SUMMA is not searched
 /// (a point asking only for it says so).
