@@ -61,20 +61,12 @@ fn without_members(text: &str, keys: &[&str]) -> Option<String> {
     let inner = text.strip_prefix('{')?.strip_suffix('}')?;
     // Split the members at the commas outside strings and nested values.
     let (mut members, mut start, mut depth) = (Vec::new(), 0, 0i32);
-    let (mut in_string, mut escaped) = (false, false);
+    let mut strings = Strings::default();
     for (i, c) in inner.char_indices() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
+        if !strings.outside(c) {
             continue;
         }
         match c {
-            '"' => in_string = true,
             '{' | '[' => depth += 1,
             '}' | ']' => depth -= 1,
             ',' if depth == 0 => {
@@ -97,21 +89,38 @@ fn without_members(text: &str, keys: &[&str]) -> Option<String> {
 /// `text` without JSON's insignificant whitespace (space, tab, CR, LF outside strings).
 fn compact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let (mut in_string, mut escaped) = (false, false);
+    let mut strings = Strings::default();
     for c in text.chars() {
-        if in_string {
-            out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
-        } else if !matches!(c, ' ' | '\t' | '\r' | '\n') {
-            in_string = c == '"';
+        if !strings.outside(c) || !matches!(c, ' ' | '\t' | '\r' | '\n') {
             out.push(c);
         }
     }
     out
+}
+
+/// Where a scan of JSON text stands: inside a string or not (and after a backslash in one).
+#[derive(Default)]
+struct Strings {
+    inside: bool,
+    escaped: bool,
+}
+
+impl Strings {
+    /// Reads the next character `c`: whether it stands outside every string (an opening quote
+    /// does, the characters of a string up to its closing quote do not).
+    fn outside(&mut self, c: char) -> bool {
+        if self.inside {
+            if self.escaped {
+                self.escaped = false;
+            } else if c == '\\' {
+                self.escaped = true;
+            } else if c == '"' {
+                self.inside = false;
+            }
+            false
+        } else {
+            self.inside = c == '"';
+            true
+        }
+    }
 }
