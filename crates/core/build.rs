@@ -79,10 +79,8 @@ fn without_members(text: &str, keys: &[&str]) -> Option<String> {
     if !inner.is_empty() {
         members.push(&inner[start..]);
     }
-    let kept: Vec<&str> = members
-        .into_iter()
-        .filter(|m| !keys.iter().any(|k| m.starts_with(&format!("\"{k}\":"))))
-        .collect();
+    let kept: Vec<&str> =
+        members.into_iter().filter(|m| !keys.iter().any(|k| m.starts_with(&format!("\"{k}\":")))).collect();
     Some(format!("{{{}}}", kept.join(",")))
 }
 

@@ -280,3 +280,37 @@ test('the memory chart draws the capacity, each bar\'s band and a mark on the ba
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test('Compare says each column\'s band and verdict, and its memory chart draws one capacity with the marks', async () => {
+  const q = `?mode=extended&model=llama3-70b&system=${SYSTEM}&gpus=512&batch=1024`;
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(server.base + q);
+  await firstRow(page);
+  const rows = page.locator('table.results tbody tr:not([hidden])');
+  const verdicts = await rows.evaluateAll((trs) => trs.map((tr) => tr.querySelector('.mem-cell').getAttribute('data-fits')));
+  // Two rows, one that may not fit among them where the list has one.
+  const picks = [0, Math.max(1, verdicts.indexOf('tight'))];
+  for (const i of picks) await rows.nth(i).locator('input.pin').check();
+  await page.locator('#ex-tab-compare').click();
+  await page.locator('table.compare thead th[data-pin]').nth(1).waitFor({ timeout: 60_000 });
+  const cells = await page.locator('table.compare tr', { hasText: 'memory per device [GB]' }).locator('td').allTextContents();
+  assert.equal(cells.length, 2);
+  const words = { yes: 'fits', tight: 'may not fit', no: 'does not fit' };
+  picks.forEach((row, i) => {
+    assert.match(cells[i], /^[\d.]+ ± [\d.]+ \/ 85\.5: /, cells[i]);
+    assert.ok(cells[i].endsWith(`: ${words[verdicts[row]]}`), `${cells[i]} says the row's verdict (${verdicts[row]})`);
+  });
+  // Both columns on one part: the chart draws its capacity, a band per bar, a mark on a bar that may not fit.
+  await page.waitForFunction(() => document.querySelector('.panel-compare svg.fc path.fc-limit'), null, { timeout: 30_000 });
+  const chart = await page.locator('.panel-compare svg.fc').filter({ has: page.locator('title', { hasText: 'memory' }) }).evaluate((svg) => ({
+    label: svg.querySelector('text.fc-limit-label')?.textContent,
+    ranges: svg.querySelectorAll('.fc-limits path.fc-range').length,
+    flags: [...svg.querySelectorAll('path.fc-flag[data-bar]')].map((p) => p.getAttribute('data-fits')),
+  }));
+  assert.equal(chart.label, 'capacity 85.5 GB');
+  assert.equal(chart.ranges, 2);
+  assert.deepEqual(chart.flags, picks.map((r) => verdicts[r]).filter((v) => v !== 'yes'));
+  await screenshot(page, 'compare-memory-1280');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

@@ -61,42 +61,11 @@ pub fn ListCharts() -> impl IntoView {
                 .collect::<Vec<_>>()
         })
     });
-    // The memory model's bands (extended mode): `band` either way is the `±` of the rows, `under`
-    // how much more than predicted measured runs have needed (the `yes` side of the verdict).
     let band = fmperf_core::validate::memory::shipped_band();
-    let under = fmperf_core::validate::memory::shipped_under_band();
     let mem_bars = Signal::derive(move || {
-        reports.with(|rs| {
-            rs.iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    let bar = Bar::new(bar_label(i + 1, r), r.memory_parts().iter().map(|(_, v)| *v).collect());
-                    // Extended mode: the bar's band (whisker), verdict (mark) and the row's sentence
-                    // (tooltip, description); the chart draws them against the capacity.
-                    let Some(verdict) = r.memory_verdict() else { return bar };
-                    let used = r.memory.used_gb;
-                    let standing = match verdict.1 {
-                        fmperf_core::vocab::Fits::Yes => Standing::Within,
-                        fmperf_core::vocab::Fits::Tight => Standing::Near,
-                        fmperf_core::vocab::Fits::No => Standing::Over,
-                    };
-                    let sentence = fmperf_app::results::memory_sentence(used, r.memory.capacity_gb, Some(verdict));
-                    bar.against_limit(Some((used * (1.0 - band), used * (1.0 + under))), Some(standing), sentence)
-                })
-                .collect::<Vec<_>>()
-        })
+        reports.with(|rs| rs.iter().enumerate().map(|(i, r)| memory_bar(bar_label(i + 1, r), r)).collect::<Vec<_>>())
     });
-    // The capacity line in both modes; the legend's words for extended mode's marks.
-    let mem_limit = Signal::derive(move || {
-        let cap = capacity();
-        (cap > 0.0).then(|| Limit {
-            value: cap,
-            label: format!("capacity {} GB", fmt::gb(cap)),
-            range_words: format!("band −{} to +{}", fmt::percent(band), fmt::percent(under)),
-            near_words: "may not fit".to_string(),
-            over_words: "does not fit".to_string(),
-        })
-    });
+    let mem_limit = Signal::derive(move || memory_limit(capacity()));
     let time_parts =
         Signal::derive(move || shown_parts.with(|ps| ps.iter().map(|p| p.label().to_string()).collect::<Vec<_>>()));
     let mem_parts = Signal::derive(|| MemoryPart::ALL.iter().map(|p| p.label().to_string()).collect::<Vec<_>>());
@@ -137,6 +106,39 @@ pub fn ListCharts() -> impl IntoView {
             }
         })
     }
+}
+
+/// The memory bar of configuration `r` labelled `label`: its memory parts, and in extended mode
+/// its band (the whisker: `−band` to `+under`, [`fmperf_core::validate::memory`]'s held-out
+/// figures, the sides of the verdict), its verdict (the mark) and the row's sentence (tooltip,
+/// description), which the chart draws against the capacity ([`memory_limit`]).
+pub(super) fn memory_bar(label: String, r: &ConfigReport) -> Bar {
+    let bar = Bar::new(label, r.memory_parts().iter().map(|(_, v)| *v).collect());
+    let Some(verdict) = r.memory_verdict() else { return bar };
+    let (band, under) =
+        (fmperf_core::validate::memory::shipped_band(), fmperf_core::validate::memory::shipped_under_band());
+    let used = r.memory.used_gb;
+    let standing = match verdict.1 {
+        fmperf_core::vocab::Fits::Yes => Standing::Within,
+        fmperf_core::vocab::Fits::Tight => Standing::Near,
+        fmperf_core::vocab::Fits::No => Standing::Over,
+    };
+    let sentence = fmperf_app::results::memory_sentence(used, r.memory.capacity_gb, Some(verdict));
+    bar.against_limit(Some((used * (1.0 - band), used * (1.0 + under))), Some(standing), sentence)
+}
+
+/// The capacity line of a memory chart (`capacity_gb`; none when not positive) and the legend's
+/// words for extended mode's marks ([`memory_bar`]).
+pub(super) fn memory_limit(capacity_gb: f64) -> Option<Limit> {
+    let (band, under) =
+        (fmperf_core::validate::memory::shipped_band(), fmperf_core::validate::memory::shipped_under_band());
+    (capacity_gb > 0.0).then(|| Limit {
+        value: capacity_gb,
+        label: format!("capacity {} GB", fmt::gb(capacity_gb)),
+        range_words: format!("band −{} to +{}", fmt::percent(band), fmt::percent(under)),
+        near_words: "may not fit".to_string(),
+        over_words: "does not fit".to_string(),
+    })
 }
 
 /// Headline numbers of one configuration.

@@ -15,6 +15,7 @@ use fmperf_core::run_cost::RunCost;
 use fmperf_core::vocab::{MemoryPart, TimePart};
 use leptos::prelude::*;
 
+use super::breakdown::{memory_bar, memory_limit};
 use super::fmt;
 use super::keys::{self, Pin};
 use super::results::placement_text;
@@ -341,8 +342,15 @@ pub fn ComparePanel() -> impl IntoView {
             ("throughput [samples/s]", |c| fmt::throughput(c.report.throughput_samples_per_s)),
             ("time per step [s]", |c| fmt::seconds(c.report.time_per_step_s)),
             ("training time [days]", |c| fmt::days(c.report.training_days)),
+            // Extended mode: the band and the verdict, as the Explorer's rows say them.
             ("memory per device [GB]", |c| {
-                format!("{} / {}", fmt::gb(c.report.memory.used_gb), fmt::gb(c.report.memory.capacity_gb))
+                let (used, capacity) = (c.report.memory.used_gb, c.report.memory.capacity_gb);
+                match c.report.memory_verdict() {
+                    Some((band, fits)) => {
+                        format!("{} ± {} / {}: {}", fmt::gb(used), fmt::gb(band), fmt::gb(capacity), fits.words())
+                    }
+                    None => format!("{} / {}", fmt::gb(used), fmt::gb(capacity)),
+                }
             }),
             ("model-FLOP utilisation", |c| fmt::percent(c.report.mfu)),
             ("device-hours [h]", |c| c.cost.as_ref().map_or("–".into(), |k| fmt::count(k.gpu_hours.round() as u64))),
@@ -420,10 +428,12 @@ pub fn ComparePanel() -> impl IntoView {
         };
         let time_bars: Vec<Bar> =
             items.iter().map(|c| Bar::new(label(c), shown.iter().map(|p| p.of(&c.report.totals)).collect())).collect();
-        let mem_bars: Vec<Bar> = items
-            .iter()
-            .map(|c| Bar::new(label(c), c.report.memory_parts().iter().map(|(_, v)| *v).collect()))
-            .collect();
+        let mem_bars: Vec<Bar> = items.iter().map(|c| memory_bar(label(c), &c.report)).collect();
+        // One capacity line (and the verdicts' marks) where every column is judged against the same
+        // capacity; columns on parts of different capacities say their verdicts in the table alone.
+        let capacities: Vec<f64> = items.iter().map(|c| c.report.memory.capacity_gb).collect();
+        let mem_limit =
+            capacities.first().filter(|&&f| capacities.iter().all(|&x| x == f)).and_then(|&f| memory_limit(f));
         view! {
             <div class="table-wrap" tabindex="0">
                 <table class="compare">
@@ -447,6 +457,7 @@ pub fn ComparePanel() -> impl IntoView {
                         value_label="memory per device [GB]"
                         components={MemoryPart::ALL.iter().map(|p| p.label().to_string()).collect::<Vec<_>>()}
                         bars=mem_bars
+                        limit=mem_limit
                     />
                 </div>
             </div>

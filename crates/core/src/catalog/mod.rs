@@ -45,8 +45,8 @@ use crate::{Error, SystemParams, hint, schema};
 
 const MODELS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/models.json"));
 const MOE_MODELS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/models-moe.json"));
-const HARDWARE_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/hardware-catalog.json"));
-const MODELLING_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/system-modelling.json"));
+pub(crate) const HARDWARE_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/hardware-catalog.json"));
+pub(crate) const MODELLING_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/system-modelling.json"));
 
 static MODELS: OnceLock<Vec<CatalogModel>> = OnceLock::new();
 static SYSTEMS: OnceLock<Vec<CatalogSystem>> = OnceLock::new();
@@ -204,69 +204,6 @@ fn read_entry(value: &Value) -> Result<Entry, Vec<Error>> {
                 report.error(Error::Parse { message: "entry could not be read".to_string() });
             }
             Err(report.errors)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::Value;
-
-    /// The build script's copies (build.rs) are the repository's files without whitespace and
-    /// without the top-level members written for people that no code reads: parsed, each copy
-    /// equals its source with those members removed, and nothing else is missing.
-    #[test]
-    fn compiled_in_copies_are_the_sources_less_their_unread_members() {
-        let runs = ["fields", "caveats", "generated", "sources"].as_slice();
-        for (name, source, copy, unread) in [
-            (
-                "measured-training-runs.json",
-                include_str!("../../data/measured-training-runs.json"),
-                crate::validate::MEASURED_RUNS_JSON,
-                runs,
-            ),
-            (
-                "measured-memory-runs.json",
-                include_str!("../../data/measured-memory-runs.json"),
-                crate::validate::MEASURED_MEMORY_RUNS_JSON,
-                runs,
-            ),
-            (
-                "measured-moe-runs.json",
-                include_str!("../../data/measured-moe-runs.json"),
-                crate::validate::moe_runs::MOE_RUNS_JSON,
-                runs,
-            ),
-            (
-                "hardware-catalog.json",
-                include_str!("../../data/hardware-catalog.json"),
-                super::HARDWARE_JSON,
-                ["generated_by", "units", "conventions", "sources", "systems", "emani_table1"].as_slice(),
-            ),
-            (
-                "measured-layout-sweeps.json",
-                include_str!("../../data/measured-layout-sweeps.json"),
-                crate::validate::layout_sweeps::LAYOUT_SWEEPS_JSON,
-                ["schema", "generated", "caveats"].as_slice(),
-            ),
-            (
-                "system-modelling.json",
-                include_str!("../../data/system-modelling.json"),
-                super::MODELLING_JSON,
-                ["about"].as_slice(),
-            ),
-        ] {
-            let mut expected: Value = serde_json::from_str(source).unwrap();
-            let (before, after) = {
-                let members = expected.as_object_mut().unwrap();
-                let before = members.len();
-                members.retain(|k, _| !unread.contains(&k.as_str()));
-                assert!(["rows", "accelerators", "groups"].iter().any(|k| members.contains_key(*k)), "{name}");
-                (before, members.len())
-            };
-            assert!(after < before, "{name}: a member was dropped");
-            assert_eq!(serde_json::from_str::<Value>(copy).unwrap(), expected, "{name}");
-            assert!(copy.len() < source.len(), "{name}: the copy is compact");
         }
     }
 }

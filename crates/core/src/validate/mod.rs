@@ -66,3 +66,66 @@ pub fn shipped_runs() -> MeasuredFile {
 pub fn shipped_memory_runs() -> MeasuredFile {
     parse_measured_runs(MEASURED_MEMORY_RUNS_JSON).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod compiled_in_copies {
+    use serde_json::Value;
+
+    /// The build script's copies (build.rs) are the repository's files without whitespace and
+    /// without the top-level members written for people that no code reads: parsed, each copy
+    /// equals its source with those members removed, and nothing else is missing.
+    #[test]
+    fn compiled_in_copies_are_the_sources_less_their_unread_members() {
+        let runs = ["fields", "caveats", "generated", "sources"].as_slice();
+        for (name, source, copy, unread) in [
+            (
+                "measured-training-runs.json",
+                include_str!("../../data/measured-training-runs.json"),
+                crate::validate::MEASURED_RUNS_JSON,
+                runs,
+            ),
+            (
+                "measured-memory-runs.json",
+                include_str!("../../data/measured-memory-runs.json"),
+                crate::validate::MEASURED_MEMORY_RUNS_JSON,
+                runs,
+            ),
+            (
+                "measured-moe-runs.json",
+                include_str!("../../data/measured-moe-runs.json"),
+                crate::validate::moe_runs::MOE_RUNS_JSON,
+                runs,
+            ),
+            (
+                "hardware-catalog.json",
+                include_str!("../../data/hardware-catalog.json"),
+                crate::catalog::HARDWARE_JSON,
+                ["generated_by", "units", "conventions", "sources", "systems", "emani_table1"].as_slice(),
+            ),
+            (
+                "measured-layout-sweeps.json",
+                include_str!("../../data/measured-layout-sweeps.json"),
+                crate::validate::layout_sweeps::LAYOUT_SWEEPS_JSON,
+                ["schema", "generated", "caveats"].as_slice(),
+            ),
+            (
+                "system-modelling.json",
+                include_str!("../../data/system-modelling.json"),
+                crate::catalog::MODELLING_JSON,
+                ["about"].as_slice(),
+            ),
+        ] {
+            let mut expected: Value = serde_json::from_str(source).unwrap();
+            let (before, after) = {
+                let members = expected.as_object_mut().unwrap();
+                let before = members.len();
+                members.retain(|k, _| !unread.contains(&k.as_str()));
+                assert!(["rows", "accelerators", "groups"].iter().any(|k| members.contains_key(*k)), "{name}");
+                (before, members.len())
+            };
+            assert!(after < before, "{name}: a member was dropped");
+            assert_eq!(serde_json::from_str::<Value>(copy).unwrap(), expected, "{name}");
+            assert!(copy.len() < source.len(), "{name}: the copy is compact");
+        }
+    }
+}
