@@ -239,10 +239,22 @@ pub fn memory_tail(used_gb: f64, capacity_gb: f64, (band_gb, fits): (f64, Fits))
             format!(
                 "{head}may not fit (measured runs have needed up to {} more than predicted: {} GB)",
                 fmt::percent(under),
-                fmt::gb(used_gb * (1.0 + under))
+                fmt::gb(fmperf_core::validate::memory::verdict_range_gb(used_gb).1)
             )
         }
         _ => format!("{head}{}", fits.words()),
+    }
+}
+
+/// A memory figure in a table cell of several configurations (Compare's columns): with extended
+/// mode's band and verdict `68.6 ± 4.7 / 85.5: may not fit` ([`Fits::words`]; the cell's row
+/// header says GB), without (reference mode) `68.6 / 85.5`.
+pub fn memory_cell(used_gb: f64, capacity_gb: f64, verdict: Option<(f64, Fits)>) -> String {
+    match verdict {
+        Some((band_gb, fits)) => {
+            format!("{} ± {} / {}: {}", fmt::gb(used_gb), fmt::gb(band_gb), fmt::gb(capacity_gb), fits.words())
+        }
+        None => format!("{} / {}", fmt::gb(used_gb), fmt::gb(capacity_gb)),
     }
 }
 
@@ -317,6 +329,8 @@ mod tests {
     #[test]
     fn a_memory_sentence_says_the_band_the_verdict_and_why_tight() {
         assert_eq!(memory_sentence(60.0, 85.5, Some((4.1, Fits::Yes))), "needs 60.0 ± 4.1 of 85.5 GB: fits");
+        assert_eq!(memory_cell(68.6, 85.5, Some((4.7, Fits::Tight))), "68.6 ± 4.7 / 85.5: may not fit");
+        assert_eq!(memory_cell(68.6, 85.5, None), "68.6 / 85.5");
         assert_eq!(memory_sentence(123.8, 85.5, Some((8.5, Fits::No))), "needs 123.8 ± 8.5 of 85.5 GB: does not fit");
         let under = fmperf_core::validate::memory::shipped_under_band();
         let tight = memory_sentence(70.0, 85.5, Some((4.8, Fits::Tight)));

@@ -109,14 +109,12 @@ pub fn ListCharts() -> impl IntoView {
 }
 
 /// The memory bar of configuration `r` labelled `label`: its memory parts, and in extended mode
-/// its band (the whisker: `−band` to `+under`, [`fmperf_core::validate::memory`]'s held-out
-/// figures, the sides of the verdict), its verdict (the mark) and the row's sentence (tooltip,
+/// its band (the whisker: the two sides the verdict judges,
+/// [`fmperf_core::validate::memory::verdict_range_gb`]), its verdict (the mark) and the row's sentence (tooltip,
 /// description), which the chart draws against the capacity ([`memory_limit`]).
 pub(super) fn memory_bar(label: String, r: &ConfigReport) -> Bar {
     let bar = Bar::new(label, r.memory_parts().iter().map(|(_, v)| *v).collect());
     let Some(verdict) = r.memory_verdict() else { return bar };
-    let (band, under) =
-        (fmperf_core::validate::memory::shipped_band(), fmperf_core::validate::memory::shipped_under_band());
     let used = r.memory.used_gb;
     let standing = match verdict.1 {
         fmperf_core::vocab::Fits::Yes => Standing::Within,
@@ -124,7 +122,7 @@ pub(super) fn memory_bar(label: String, r: &ConfigReport) -> Bar {
         fmperf_core::vocab::Fits::No => Standing::Over,
     };
     let sentence = fmperf_app::results::memory_sentence(used, r.memory.capacity_gb, Some(verdict));
-    bar.against_limit(Some((used * (1.0 - band), used * (1.0 + under))), Some(standing), sentence)
+    bar.against_limit(Some(fmperf_core::validate::memory::verdict_range_gb(used)), Some(standing), sentence)
 }
 
 /// The capacity line of a memory chart (`capacity_gb`; none when not positive) and the legend's

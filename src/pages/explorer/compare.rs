@@ -344,13 +344,8 @@ pub fn ComparePanel() -> impl IntoView {
             ("training time [days]", |c| fmt::days(c.report.training_days)),
             // Extended mode: the band and the verdict, as the Explorer's rows say them.
             ("memory per device [GB]", |c| {
-                let (used, capacity) = (c.report.memory.used_gb, c.report.memory.capacity_gb);
-                match c.report.memory_verdict() {
-                    Some((band, fits)) => {
-                        format!("{} ± {} / {}: {}", fmt::gb(used), fmt::gb(band), fmt::gb(capacity), fits.words())
-                    }
-                    None => format!("{} / {}", fmt::gb(used), fmt::gb(capacity)),
-                }
+                let m = c.report.memory;
+                fmperf_app::results::memory_cell(m.used_gb, m.capacity_gb, c.report.memory_verdict())
             }),
             ("model-FLOP utilisation", |c| fmt::percent(c.report.mfu)),
             ("device-hours [h]", |c| c.cost.as_ref().map_or("–".into(), |k| fmt::count(k.gpu_hours.round() as u64))),

@@ -282,6 +282,12 @@ pub fn verdict(need_gb: f64, capacity_gb: f64) -> Fits {
     crate::vocab::fits_between(need_gb, capacity_gb, shipped_under_band(), shipped_band())
 }
 
+/// The range a device-level need of `need_gb` may really take with the shipped bands [GB]: the two
+/// sides [`verdict`] judges ([`crate::vocab::need_range_gb`]).
+pub fn verdict_range_gb(need_gb: f64) -> (f64, f64) {
+    crate::vocab::need_range_gb(need_gb, shipped_under_band(), shipped_band())
+}
+
 /// ([`shipped_band`], [`shipped_under_band`]), computed once.
 fn shipped_bands() -> (f64, f64) {
     static BANDS: OnceLock<(f64, f64)> = OnceLock::new();

@@ -52,11 +52,19 @@ pub fn fits(need_gb: f64, capacity_gb: f64, band: f64) -> Fits {
 /// mistake), `No` when it does not fit even if it was over-predicted by `over`
 /// (`need·(1 − over) > capacity`), else `Tight` (may not fit).
 pub fn fits_between(need_gb: f64, capacity_gb: f64, under: f64, over: f64) -> Fits {
-    if need_gb * (1.0 + under) <= capacity_gb {
+    let (low, high) = need_range_gb(need_gb, under, over);
+    if high <= capacity_gb {
         Fits::Yes
-    } else if need_gb * (1.0 - over) > capacity_gb {
+    } else if low > capacity_gb {
         Fits::No
     } else {
         Fits::Tight
     }
+}
+
+/// The range a need of `need_gb` may really take [GB] that [`fits_between`] judges: from
+/// `need·(1 − over)` (over-predicted by `over`) to `need·(1 + under)` (under-predicted by `under`).
+/// What a chart draws as the need's whisker against the capacity.
+pub fn need_range_gb(need_gb: f64, under: f64, over: f64) -> (f64, f64) {
+    (need_gb * (1.0 - over), need_gb * (1.0 + under))
 }
