@@ -174,7 +174,7 @@ impl Estimate {
                 "num_experts": w.moe.as_ref().map(|m| m.experts),
                 "topk": w.moe.as_ref().map(|m| m.top_k),
                 "moe_ffn_hidden": w.moe.as_ref().map(|m| m.expert_ffn),
-                "tied_embeddings": s.tied_embeddings,
+                "tied_embeddings": w.tied_embeddings,
                 "seq_len": w.seq_len,
                 "parameters_b": e.breakdown.parameters * 1e-9,
             },

@@ -57,6 +57,7 @@ macro_rules! for_each_settings_slot {
         $m!(head_as_block);
         $m!(compiled);
         $m!(compiled_loss);
+        $m!(loss_head_chunked);
         $m!(system);
         $m!(devices);
         $m!(devices_per_node);

@@ -16,6 +16,7 @@ use fmperf_core::extended::muon::Optimizer;
 use fmperf_core::extended::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, Layout, Recompute, Sharding, Stack, StageSplitRule, Workload,
 };
+use fmperf_core::validate::loss_words::liger_chunks;
 use fmperf_core::vocab::{Note, NoteList};
 
 /// What the command line (or the page) sets beside the file; each wins over the file.
@@ -38,8 +39,6 @@ pub struct LaunchScenario {
     pub model_name: String,
     /// The model (sequence length included).
     pub workload: Workload,
-    /// Embedding and output head share weights.
-    pub tied_embeddings: bool,
     /// The system (catalog id or spec), when known.
     pub system: Option<String>,
     /// Devices `tp·cp·pp·dp`.
@@ -165,6 +164,21 @@ impl LaunchScenario {
         if s.compiled_loss.copied() == Some(true) {
             opts.compiled_loss = true;
             notes.assumption("the loss is compiled with the model: no FP32 logits held (compiled_loss)".into());
+        }
+        if s.loss_head_chunked.copied() == Some(true) {
+            let tokens = (mbs * workload.seq_len) as f64 / cp.max(1) as f64;
+            let chunks = liger_chunks(tokens, workload.vocab.unwrap_or(0), workload.hidden);
+            opts.loss_head_chunked = true;
+            opts.loss_chunks = chunks;
+            notes.reading_of(
+                s.loss_head_chunked.key_or("use_liger_kernel"),
+                format!(
+                    "{}: Liger's fused linear cross-entropy runs the output head and the loss chunk by chunk, {chunks} \
+                     chunks of the micro-batch's {tokens} tokens (loss_head_chunked, loss_chunks={chunks}); its other \
+                     fused kernels (RMSNorm, RoPE, SwiGLU) are priced as the stack's element-wise kernels",
+                    s.loss_head_chunked.key_or("use_liger_kernel")
+                ),
+            );
         }
         opts.recompute = s.recompute.copied().unwrap_or(Recompute::None);
         opts.sequence_parallel = s.sequence_parallel.copied().unwrap_or(false);
@@ -354,7 +368,6 @@ impl LaunchScenario {
         Ok(LaunchScenario {
             model_name: model.name,
             workload,
-            tied_embeddings: s.tied_embeddings.copied().unwrap_or(true),
             system: o.system.clone().or_else(|| s.system.get().cloned()),
             devices,
             layout,

@@ -343,6 +343,10 @@ pub struct Settings {
     /// The loss is compiled with the model (torchtitan `[compile] components` with `"loss"`, its
     /// default): no FP32 logits held (`compiled_loss`).
     pub compiled_loss: Slot<bool>,
+    /// The output head runs inside the loss chunks (Liger's fused linear cross-entropy, which
+    /// Hugging Face's `use_liger_kernel` and LLaMA-Factory's `enable_liger_kernel` turn on):
+    /// `loss_head_chunked`, in Liger's chunk sizes.
+    pub loss_head_chunked: Slot<bool>,
     /// The system the file is meant for (a catalog id or spec).
     pub system: Slot<String>,
     /// Devices of the run.

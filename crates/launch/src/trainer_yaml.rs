@@ -186,6 +186,15 @@ fn top_key(l: &mut Launch, keys: &mut TrainerKeys, key: &str, v: &str, o: &Setti
                  training",
             ),
         },
+        // Hugging Face's Trainer applies Liger's kernels with their defaults, the fused linear
+        // cross-entropy among them (`_apply_liger_kernel_to_instance`), as LLaMA-Factory does.
+        "use_liger_kernel" | "enable_liger_kernel" => {
+            if boolean(value, o)? {
+                put(l, |s| &mut s.loss_head_chunked, true, o);
+            } else {
+                l.unused(key, value, "Liger's kernels off: the model's own loss and element-wise kernels");
+            }
+        }
         "disable_gradient_checkpointing" => {
             if boolean(value, o)? {
                 put(l, |s| &mut s.recompute, Recompute::None, o);
@@ -359,17 +368,8 @@ fn own_irrelevant(key: &str) -> Option<&'static str> {
         | "model_revision"
         | "plot_loss"
         | "plot_loss_only" => why::JOB,
-        "downcast_bf16"
-        | "dynamo_config"
-        | "dynamo_backend"
-        | "flash_attn"
-        | "use_liger_kernel"
-        | "enable_liger_kernel"
-        | "use_unsloth"
-        | "packing"
-        | "neat_packing"
-        | "use_reentrant_gc"
-        | "upcast_layernorm" => why::KERNEL,
+        "downcast_bf16" | "dynamo_config" | "dynamo_backend" | "flash_attn" | "use_unsloth" | "packing"
+        | "neat_packing" | "use_reentrant_gc" | "upcast_layernorm" => why::KERNEL,
         "max_samples" | "chat_template" | "dataset_mixture" | "dataset_num_proc" | "dataset_name"
         | "dataset_config" | "dataset_text_field" | "overwrite_cache" | "val_size" | "mix_strategy" | "streaming" => {
             why::DATA

@@ -191,6 +191,9 @@ fn recipe_and_accelerate_config_together_make_one_run() {
     assert_eq!(got["config"]["global_batch"].as_u64(), Some(256), "{got}");
     assert_eq!(got["config"]["tp"].as_u64(), Some(1));
     assert_eq!(got["model"]["layers"].as_u64(), Some(32));
+    // Mistral 7B's head is its own (tie_word_embeddings: false), as the named model's shape says;
+    // the estimate once reported Megatron's tied default here.
+    assert_eq!(got["model"]["tied_embeddings"].as_bool(), Some(false), "{got}");
 }
 
 #[test]
@@ -223,4 +226,31 @@ fn hostile_input_never_panics() {
     assert!(parse(&huge, None).is_err());
     let _ = parse("per_device_train_batch_size:\n  - 1\n  - {a: [}\n", None);
     let _ = parse("compute_environment: LOCAL_MACHINE\ndeepspeed_config: 3\ndistributed_type: DEEPSPEED\n", None);
+}
+
+#[test]
+fn liger_kernel_runs_the_head_inside_the_loss_chunks() {
+    let liger = HANDBOOK.replace("seed: 42\n", "seed: 42\nuse_liger_kernel: true\n");
+    let l = read(&liger);
+    assert_eq!(l.settings.loss_head_chunked.copied(), Some(true));
+    assert!(l.unused.iter().all(|u| u.key != "use_liger_kernel"), "{:?}", l.unused);
+    let off = read(&HANDBOOK.replace("seed: 42\n", "seed: 42\nuse_liger_kernel: false\n"));
+    assert_eq!(off.settings.loss_head_chunked.copied(), None);
+    assert!(why_of(&off, "use_liger_kernel").contains("Liger's kernels off"), "{:?}", off.unused);
+    let o = Overrides { system: Some("nvidia_h100_sxm5_80gb".into()), ..Overrides::default() };
+    let activations = |text: &str| {
+        let sources = [Source { name: Some("zero3.yaml"), text: ZERO3 }, Source { name: Some("sft.yaml"), text }];
+        let (launch, e) = estimate_files(&sources, &[], &o).unwrap();
+        let got = e.to_json(&launch);
+        // The logits and loss are counted with the activations in the estimate's parts.
+        (got["memory"]["parts_gb"]["activations"].as_f64().unwrap_or_else(|| panic!("{got}")), got)
+    };
+    // Mistral 7B, 8 × 4096 tokens: Liger's chunks: inc = ⌈32000 / 4096⌉ = 8, chunk =
+    // next_pow2(⌈32768 / 8⌉) = 4096 tokens, 8 chunks. Whole: 32768 × 32000 × 10 B; Liger: one
+    // chunk, 4096 × 32000 × 10 B, plus 32768 × 4096 × 4 B of hidden-state gradient.
+    let (whole, _) = activations(HANDBOOK);
+    let (chunked, got) = activations(&liger);
+    let saved = (32768.0 * 32000.0 * 10.0 - (4096.0 * 32000.0 * 10.0 + 32768.0 * 4096.0 * 4.0)) * 1e-9;
+    assert!((whole - chunked - saved).abs() < 1e-6, "{whole} - {chunked} vs {saved}");
+    assert!(got.to_string().contains("loss_chunks=8"), "{got}");
 }

@@ -123,7 +123,6 @@ fn run_with(
                 None => LaunchScenario {
                     model_name: launch.settings.model_name.get().cloned().unwrap_or_else(|| path.clone()),
                     workload: setup_workload.clone(),
-                    tied_embeddings: setup_workload.tied_embeddings,
                     system: Some(system.clone()),
                     devices: gpus,
                     layout,

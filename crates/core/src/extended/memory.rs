@@ -37,7 +37,9 @@
 //!   (16-bit logits, their FP32 copy and the FP32 log-softmax saved for the backward pass),
 //!   the FP32 part divided by the loss chunks; a compiled loss (inductor fuses the upcast, the
 //!   log-softmax and the NLL into one reduction) keeps only the 16-bit logits and an FP32
-//!   log-sum-exp per token;
+//!   log-sum-exp per token; with the head inside the chunks (torchtitan's chunked loss, fused
+//!   linear-cross-entropy kernels) only one chunk's logits exist at a time, beside an FP32
+//!   accumulator of the final hidden states' gradient;
 //! * **allocator fragmentation** (reserved − allocated) — [`FRAGMENTATION`] of the allocated
 //!   peak, fitted on the shipped memory runs and checked leave-one-source-out
 //!   (`crate::validate::memory::fit_fragmentation`);
@@ -63,6 +65,13 @@ pub const LOSS_BYTES_PER_LOGIT: f64 = 10.0;
 
 /// Bytes per logit of the FP32 part of [`LOSS_BYTES_PER_LOGIT`] (divided by the loss chunks).
 const LOSS_FP32_BYTES_PER_LOGIT: f64 = 8.0;
+
+/// Bytes per element of the final hidden states' gradient a head-inside-the-chunks loss
+/// accumulates chunk by chunk before the decoder's backward (torchtitan's `ChunkedLossWrapper`:
+/// `GradAccumulator(…, dtype=torch.float32)`, pytorch/torchtitan `torchtitan/components/loss.py`,
+/// 2026): FP32, one per token and hidden unit, whole on every tensor-parallel rank (the head's
+/// input is replicated over TP before chunking).
+const HIDDEN_GRAD_ACCUMULATOR_BYTES: f64 = 4.0;
 
 /// Caching-allocator fragmentation: reserved = allocated × (1 + this), fitted with
 /// `crate::validate::memory::fit_fragmentation` (mean |error| on a 1 % grid) on the shipped
@@ -483,17 +492,27 @@ fn stage_figures(
 /// Bytes of the logits and loss of one micro-batch on the stage with the output head, when the
 /// model has a vocabulary and the switch counts it: `tokens · V/tp` logits at
 /// [`LOSS_BYTES_PER_LOGIT`], the FP32 part divided by the loss chunks; a compiled loss keeps the
-/// 16-bit logits and one FP32 log-sum-exp per token [B].
+/// 16-bit logits and one FP32 log-sum-exp per token. With the head inside the chunks
+/// ([`ExtendedOptions::loss_head_chunked`]) the same of one chunk (`tokens / loss_chunks`),
+/// plus the FP32 accumulator of the final hidden states' gradient, `tokens · h` × 4 B [B].
 fn loss_bytes(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Option<f64> {
     let vocab = w.vocab.filter(|_| opts.model.embeddings_and_head)?;
-    let tokens = layout.local_tokens(w);
+    let all_tokens = layout.local_tokens(w);
+    let chunks = opts.loss_chunks as f64;
+    // The tokens whose logits exist at once, and the chunks the FP32 part is further split in.
+    let (tokens, fp32_chunks, accumulator) = if opts.loss_head_chunked {
+        (all_tokens / chunks, 1.0, all_tokens * w.hidden as f64 * HIDDEN_GRAD_ACCUMULATOR_BYTES)
+    } else {
+        (all_tokens, chunks, 0.0)
+    };
     let logits = tokens * vocab as f64 / layout.tp as f64;
     let sixteen_bit = LOSS_BYTES_PER_LOGIT - LOSS_FP32_BYTES_PER_LOGIT;
-    Some(if opts.compiled_loss {
+    let held = if opts.compiled_loss {
         logits * sixteen_bit + tokens * 4.0
     } else {
-        logits * (sixteen_bit + LOSS_FP32_BYTES_PER_LOGIT / opts.loss_chunks as f64)
-    })
+        logits * (sixteen_bit + LOSS_FP32_BYTES_PER_LOGIT / fp32_chunks)
+    };
+    Some(held + accumulator)
 }
 
 /// Micro-batches the first pipeline stage holds under 1F1B with `v`-way interleaving.
@@ -624,6 +643,28 @@ pub(super) mod tests {
         // Chunks do not matter once the loss is compiled.
         let chunked = memory_estimate(&w, &hw(), &layout, &ExtendedOptions { loss_chunks: 8, ..opts }).unwrap();
         assert_eq!(chunked.part("logits_and_loss"), e.part("logits_and_loss"));
+    }
+
+    #[test]
+    fn a_head_inside_the_chunks_holds_one_chunk_of_logits() {
+        // Llama 3 8B, 8192 tokens, TP 1: whole, 8192 × 128256 logits × 10 B; the head inside 8
+        // chunks, 1024 × 128256 × 10 B plus 8192 × 4096 × 4 B of FP32 hidden-state gradient.
+        let w = Workload::LLAMA3_8B;
+        let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
+        let opts = ExtendedOptions { loss_chunks: 8, loss_head_chunked: true, ..ExtendedOptions::realistic() };
+        let e = memory_estimate(&w, &hw(), &layout, &opts).unwrap();
+        let by_hand = (1024.0 * 128256.0 * 10.0 + 8192.0 * 4096.0 * 4.0) * 1e-9;
+        assert!((e.part("logits_and_loss") - by_hand).abs() < 1e-9, "{} vs {by_hand}", e.part("logits_and_loss"));
+        // Compiled: one chunk's 16-bit logits and log-sum-exps, the same accumulator.
+        let compiled = ExtendedOptions { compiled_loss: true, ..opts };
+        let c = memory_estimate(&w, &hw(), &layout, &compiled).unwrap();
+        let by_hand = (1024.0 * 128256.0 * 2.0 + 1024.0 * 4.0 + 8192.0 * 4096.0 * 4.0) * 1e-9;
+        assert!((c.part("logits_and_loss") - by_hand).abs() < 1e-9, "{}", c.part("logits_and_loss"));
+        // One chunk: the whole logits and the accumulator besides (the switch alone saves nothing).
+        let one = ExtendedOptions { loss_chunks: 1, ..opts };
+        let whole = memory_estimate(&w, &hw(), &layout, &ExtendedOptions::realistic()).unwrap();
+        let o = memory_estimate(&w, &hw(), &layout, &one).unwrap();
+        assert!((o.part("logits_and_loss") - whole.part("logits_and_loss") - 8192.0 * 4096.0 * 4e-9).abs() < 1e-9);
     }
 
     #[test]

@@ -38,6 +38,7 @@
 //! | `optimizer` | Adam, or Muon (Newton–Schulz per weight matrix, replicated or layer-wise distributed) in time and memory | [`muon`], [`memory`] |
 //! | `reshard_after_forward` | FSDP frees gathered blocks after the forward | [`memory`] |
 //! | `loss_chunks` | logits and cross-entropy in chunks | [`memory`] |
+//! | `loss_head_chunked` | the output head runs inside the loss chunks (one chunk's logits at a time, an FP32 hidden-state gradient accumulator) | [`memory`] |
 //! | `compiled_loss` | cross-entropy compiled with its FP32 upcast (no FP32 logits held) | [`memory`] |
 //! | `fusion` | fused element-wise kernels, or eager PyTorch with each primitive's own HBM traffic | [`ops`], [`sublayer`] |
 //! | `log_num_zeros_in_grad`, `log_params_norm` | Megatron-LM's per-step gradient zero count and parameter norm: host time of their PyTorch calls and synced all-reduces, added to the step | [`step_host`] |

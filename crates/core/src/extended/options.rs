@@ -118,6 +118,13 @@ pub struct ExtendedOptions {
     /// loss, fused linear-cross-entropy kernels): the FP32 logits held at once shrink by this
     /// factor. 1: the whole `tokens × vocabulary` at once.
     pub loss_chunks: u64,
+    /// The output head runs inside the loss chunks, each chunk's forward and backward before the
+    /// next (torchtitan's `ChunkedLossWrapper`, fused linear-cross-entropy kernels such as
+    /// Liger's): the logits of one chunk exist at a time (`1 / loss_chunks` of them, their 16-bit
+    /// and FP32 parts alike), beside an FP32 accumulator of the final hidden states' gradient
+    /// (`tokens × h` × 4 B). Off: the head's 16-bit logits are made whole and only the
+    /// cross-entropy is chunked (torchtune's `CEWithChunkedOutputLoss`).
+    pub loss_head_chunked: bool,
     /// The cross-entropy compiled together with its FP32 upcast (`torch.compile` of the loss:
     /// torchtitan's `compile.components = ["model", "loss"]`, torchtune's `compile_loss`): the
     /// fused kernel reads the 16-bit logits and keeps one FP32 log-sum-exp per token for the
@@ -174,6 +181,7 @@ impl ExtendedOptions {
             optimizer_in_backward: false,
             grads_freed: false,
             loss_chunks: 1,
+            loss_head_chunked: false,
             compiled_loss: false,
             fusion: Fusion::Fused,
             attention_kernel: AttentionKernel::Native,
@@ -424,7 +432,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 42);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 43);
         let bad = ExtendedOptions { cp_ulysses: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("cp_ulysses"));
         let strict = ExtendedOptions {

@@ -85,7 +85,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`](super::options::ExtendedOptions)).
-pub const SWITCHES: [SwitchInfo; 42] = [
+pub const SWITCHES: [SwitchInfo; 43] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -353,6 +353,14 @@ pub const SWITCHES: [SwitchInfo; 42] = [
         kind: SwitchKind::Count { min: 1, max: 65536 },
         source: "1: the whole vocabulary at once (PyTorch's cross_entropy); torchtune's chunked loss uses 8",
     },
+    toggle(
+        "loss_head_chunked",
+        "Head inside the loss chunks",
+        "the output head runs per loss chunk, forward and backward before the next chunk: one chunk's logits \
+         are held at a time, beside an FP32 accumulator of the final hidden states' gradient",
+        "off: the head's logits are made whole (torchtune's chunked loss); torchtitan's ChunkedLossWrapper and \
+         fused linear-cross-entropy kernels (Liger) chunk the head too",
+    ),
     toggle(
         "compiled_loss",
         "Compiled loss",

@@ -16,6 +16,7 @@
 //! 4. otherwise fused, the usual setting of the frameworks the measured runs come from
 //!    (Megatron-LM, NeMo, MaxText, Composer with fused kernels), unnoted.
 
+use super::loss_words::CHUNKED_LOSS_WORDS;
 use super::words::Words;
 use crate::extended::{AttentionKernel, Fp8Recipe, Fusion};
 use crate::vocab::Note;
@@ -325,10 +326,6 @@ fn version_after(words: &Words, name: &str) -> Option<(u32, u32)> {
     let minor: String = parts.next()?.chars().take_while(|c| c.is_ascii_digit()).collect();
     Some((major, minor.parse().ok()?))
 }
-
-/// Words saying the cross-entropy is computed in chunks of the output (torchtune's
-/// `CEWithChunkedOutputLoss`, a chunked or fused linear-cross-entropy loss).
-pub const CHUNKED_LOSS_WORDS: [&str; 3] = ["chunked cross entropy", "chunked loss", "chunked output loss"];
 
 /// Whether a run's cross-entropy was compiled with its model, from its framework, notes and other
 /// words (`stack`), with a note saying why:

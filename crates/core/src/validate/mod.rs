@@ -26,6 +26,7 @@ pub mod kernel_words;
 pub mod keys;
 pub mod layout_band;
 pub mod layout_sweeps;
+pub mod loss_words;
 pub mod memory;
 pub mod metric;
 pub mod moe_fit;

@@ -33,9 +33,7 @@
 
 use super::convention::ConventionShape;
 use super::hardware_words::read_hardware_words;
-use super::kernel_words::{
-    CHUNKED_LOSS_WORDS, read_compiled_loss, read_fp8_recipe, read_run_fusion, read_stated_attention_kernel,
-};
+use super::kernel_words::{read_compiled_loss, read_fp8_recipe, read_run_fusion, read_stated_attention_kernel};
 use super::metric::{MetricReading, read_metric};
 use super::parallel_words::{
     ShardingInput, ShardingReading, StateFacts, read_dp_overlap, read_grads_freed, read_interleave, read_precision,
@@ -395,8 +393,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     // Execution switches of the memory and time models read from the same words
     // (extended::options): FP16 (loss-scaled) training and Composer's `PURE` policy reduce
     // gradients in 16 bits; torchao's `Float8` is cast on the fly, other FP8 stacks use Transformer
-    // Engine; a chunked cross-entropy is taken as torchtune's 8 chunks; async TP overlaps the TP
-    // collectives.
+    // Engine; a chunked cross-entropy as its stack chunks it (`loss_words`); async TP overlaps
+    // the TP collectives.
     let precision_words = Words::new(run.precision.as_deref().unwrap_or(""));
     let sixteen_bit_grads =
         super::parallel_words::says_16bit_grad_reduce(&[other.as_str(), &run.notes.join("; ")].join("; "));
@@ -421,6 +419,9 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     }
     let (compiled_loss, loss_note) = read_compiled_loss(&stack_words);
     notes.extend(loss_note);
+    let tokens_per_microbatch = (mbs as f64) * (seq as f64) / (cp.max(1) as f64);
+    let loss = super::loss_words::read_loss_chunking(&stack_words, tokens_per_microbatch, m.vocab, hidden);
+    notes.extend(loss.note.clone());
     let (grads_freed, grads_note) = read_grads_freed(&stack_words);
     notes.extend(grads_note);
     let stage_split = match read_stage_split(&stack_words) {
@@ -491,7 +492,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         optimizer_in_backward: states.optimizer_in_backward,
         grads_freed,
         grad_accumulation_buffer: states.fp32_grad_accumulation || fsdp_pipelined,
-        loss_chunks: if CHUNKED_LOSS_WORDS.iter().any(|w| other_words.affirms(w)) { 8 } else { 1 },
+        loss_chunks: loss.chunks,
+        loss_head_chunked: loss.head_inside,
         compiled_loss,
         tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
         dp_overlap,

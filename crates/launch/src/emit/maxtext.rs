@@ -175,7 +175,7 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<Note>) 
     if let Some(v) = w.vocab {
         keys.push(("vocab_size", v.to_string()));
     }
-    keys.push(("logits_via_embedding", h.scenario.tied_embeddings.to_string()));
+    keys.push(("logits_via_embedding", h.scenario.workload.tied_embeddings.to_string()));
     if let Some(m) = &w.moe {
         keys.push(("num_experts", m.experts.to_string()));
         keys.push(("num_experts_per_tok", m.top_k.to_string()));

@@ -145,7 +145,7 @@ pub(super) fn all_flags(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<Not
         flags.push("--tokenizer-type NullTokenizer".into());
         flags.push(format!("--vocab-size {v}"));
     }
-    if !h.scenario.tied_embeddings {
+    if !h.scenario.workload.tied_embeddings {
         flags.push("--untie-embeddings-and-output-weights".into());
     }
     if let Some(m) = &w.moe {

@@ -326,7 +326,7 @@ pub(super) fn fresh(h: &Header<'_>, o: &ExtendedOptions, notes: &mut Vec<Note>) 
     }
     model.push(("seq_length".into(), w.seq_len.to_string()));
     model.push(("gated_linear_unit".into(), w.gated_mlp.to_string()));
-    model.push(("share_embeddings_and_output_weights".into(), h.scenario.tied_embeddings.to_string()));
+    model.push(("share_embeddings_and_output_weights".into(), h.scenario.workload.tied_embeddings.to_string()));
     if let Some(v) = w.vocab {
         model.push(("vocab_size".into(), v.to_string()));
     }
