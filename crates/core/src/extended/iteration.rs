@@ -277,6 +277,19 @@ pub(crate) fn timing(
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
 
     let block_pass = block.fwd + block.bwd + block.recompute;
+    let optimizer_shard = if opts.sharding.shards_optimizer() { groups.shard as f64 } else { 1.0 };
+    // The FP32 gradient accumulation of a stack that keeps a separate buffer (nanotron): its
+    // per-micro-batch sums join the device's pass, its per-step passes the optimizer step.
+    let accumulation = |blocks: u64, params: f64, first: bool, last: bool| {
+        let untied_head = head.parameters > 0.0;
+        let tensors = super::fp32_accumulation::device_tensors(blocks, first, last, untied_head);
+        let holding = super::fp32_accumulation::Holding {
+            tensors,
+            parameters: params,
+            optimizer_parameters: params / optimizer_shard,
+        };
+        super::fp32_accumulation::fp32_accumulation(p, holding)
+    };
     let mut device = |name, blocks: u64, ends: &[EndCost]| -> Device {
         let mut pass = block_pass.times(blocks as f64);
         let mut params = blocks as f64 * block.parameters;
@@ -284,6 +297,8 @@ pub(crate) fn timing(
             pass += e.fwd + e.bwd;
             params += e.parameters;
         }
+        let (first, last) = (name == "first", name == "last" || (name == "first" && layout.pp == 1));
+        pass.memory_s += accumulation(blocks, params, first, last).per_microbatch_s;
         // Only ZeRO-2 and ZeRO-3 move data every micro-batch (the other shardings'
         // per-micro-batch part is 0).
         let sharded_s = if opts.sharding.shards_gradients() {
@@ -319,9 +334,10 @@ pub(crate) fn timing(
         };
     let linear_busiest = busiest.blocks as f64 * block.linear_parameters;
     let dp = collectives(busiest.blocks, params_busiest, linear_busiest).exposed(block.fwd_s(), block.bwd_s());
-    let optimizer_shard = if opts.sharding.shards_optimizer() { groups.shard as f64 } else { 1.0 };
+    let (first, last) = (busiest.name == "first", busiest.name == "last" || layout.pp == 1);
     let t_opt = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER)
-        + fp8_weight_cast_s(p, busiest.blocks as f64 * block.linear_parameters);
+        + fp8_weight_cast_s(p, busiest.blocks as f64 * block.linear_parameters)
+        + accumulation(busiest.blocks, params_busiest, first, last).per_step_s;
 
     // The logged statistics run on every rank between the backward and the next step, each ending
     // in a device sync: added whole, on the stage holding the most parameter tensors.
