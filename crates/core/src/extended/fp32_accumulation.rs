@@ -10,16 +10,17 @@
 //! * **Every micro-batch** (`src/nanotron/optim/gradient_accumulator.py`,
 //!   `FP32GradientAccumulator.backward` l. 206–212 → `_accumulate_grad` l. 214–226:
 //!   `fp32_grad.add_(half_param.grad)` for every parameter tensor of the rank after
-//!   `loss.backward()`; on the step's last micro-batch DDP's bucket hook `get_fp32_accum_hook`,
-//!   l. 343–346, runs the same `add_` per parameter): read the 16-bit gradient (2 B), read and
+//!   `loss.backward()`, on every pipeline stage: `PipelineEngine.backward`,
+//!   `src/nanotron/parallel/pipeline_parallel/engine.py` l. 70–89; on the step's last micro-batch
+//!   DDP's bucket hook `get_fp32_accum_hook`, l. 343–346, runs the same `add_` per parameter): read the 16-bit gradient (2 B), read and
 //!   write the FP32 one (8 B) — [`ACCUMULATE_BYTES_PER_PARAMETER`] per parameter of the device's
 //!   model part, unsharded under ZeRO-1 (the buffer holds every parameter, l. 159–170), and one
 //!   kernel launched from Python per tensor. The kernels run on the compute stream after the
 //!   backward's: exposed.
 //! * **Every step** (`src/nanotron/trainer.py`, `training_step` l. 604–727):
-//!   - `clip_grad_norm` (`src/nanotron/optim/clip_grads.py` l. 41–105, over the FP32 buffer of
-//!     every parameter): a `torch.linalg.vector_norm` per tensor (read 4 B) and a `mul_` per
-//!     tensor (read and write 8 B) — [`CLIP_BYTES_PER_PARAMETER`], two launches per tensor;
+//!   - `clip_grad_norm` (`src/nanotron/optim/clip_grads.py` l. 14–97, over the FP32 buffer of
+//!     every parameter): a `torch.linalg.vector_norm` per tensor (l. 67, read 4 B) and a `mul_`
+//!     per tensor (l. 93, read and write 8 B) — [`CLIP_BYTES_PER_PARAMETER`], two launches per tensor;
 //!   - `FP32GradientAccumulator.step` (l. 255–267): `half_param.copy_(fp32_param)` per tensor the
 //!     optimizer updates — read 4 B (the 16-bit write is the optimizer's 2 B) per parameter it
 //!     holds, one launch per tensor ([`COPY_READ_BYTES_PER_PARAMETER`]);
