@@ -22,7 +22,7 @@
 //! [`Breakdown::overhead_gb`], so the four add up to `mem`); the named parts and the allocated
 //! and reserved figures are in [`ExtendedEvaluation::memory_estimate`].
 
-use super::block::{BlockCost, block_cost};
+use super::block::{BlockCost, operations};
 use super::data_parallel::{DpCollectives, DpCost, DpGroups, dp_collectives};
 use super::device_memory::{DeviceMemory, DeviceMemoryPart};
 use super::hardware::Hardware;
@@ -199,10 +199,32 @@ pub(crate) struct Parts {
     pub embedding: EndCost,
     /// The head and loss (last stage).
     pub head: EndCost,
+    /// The issue time of one block's backward kernels [s] (its floor before the per-parameter
+    /// hooks of [`super::step_host::backward_hooks_host_s`]).
+    pub bwd_issue_s: f64,
 }
 
 pub(crate) fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
-    Parts { block: block_cost(w, layout, p), embedding: embedding_cost(w, layout, p), head: head_cost(w, layout, p) }
+    // `block_cost`, with the backward's kernel count kept.
+    let host_s = p.host_time_per_operation_s();
+    let (sums, kernels) = BlockCost::sums(&operations(w, layout, p), p.opts.recompute);
+    Parts {
+        block: sums.issue_bounded(kernels, host_s),
+        embedding: embedding_cost(w, layout, p),
+        head: head_cost(w, layout, p),
+        bwd_issue_s: kernels[1] * host_s,
+    }
+}
+
+/// `block` with its backward raised to at least the issue time of its kernels (`bwd_issue_s`)
+/// plus the host time of the stack's per-parameter backward hooks
+/// ([`super::step_host::backward_hooks_host_s`]): unchanged where the pass is not host-bound.
+fn with_backward_hooks(block: BlockCost, bwd_issue_s: f64, p: &Pricing) -> BlockCost {
+    let hooks = super::step_host::backward_hooks_host_s(p);
+    if hooks <= 0.0 {
+        return block;
+    }
+    BlockCost { bwd: super::block::issue_bound(block.bwd, 1.0, bwd_issue_s + hooks), ..block }
 }
 
 /// Transformer Engine's FP8 weight casts of one iteration [s]: each linear layer's weight is cast
@@ -272,7 +294,8 @@ pub(crate) fn timing(
     collectives: &mut dyn FnMut(u64, f64, f64) -> DpCollectives,
 ) -> Timing {
     let opts = p.opts;
-    let Parts { block, embedding, head } = *parts;
+    let Parts { block, embedding, head, bwd_issue_s } = *parts;
+    let block = with_backward_hooks(block, bwd_issue_s, p);
     let nmb = layout.microbatches();
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
 
@@ -356,7 +379,8 @@ pub(crate) fn timing(
 
 pub(crate) fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result<ExtendedEvaluation, Error> {
     let opts = p.opts;
-    let Parts { block, embedding, head } = *parts;
+    let Parts { block, embedding, head, bwd_issue_s } = *parts;
+    let block = with_backward_hooks(block, bwd_issue_s, p);
     let groups = DpGroups::on(layout, opts, p.hw)?;
     let stages = split(w.layers, layout.pp, opts.stage_split);
     let message = message_s(w, layout, p);
