@@ -42,9 +42,21 @@
 //! stage (PP 1, all 12 blocks and both ends on each rank) are 15–35 ms per micro-batch short
 //! against 2–6 ms for PP 2–4 without interleaving.
 //!
+//! Session 25: Megatron DDP's backward hooks (`distributed_data_parallel.py`,
+//! `_make_backward_post_hook`: one `main_grad.add_` per parameter tensor per micro-batch for the
+//! tensors whose gradient the weight-gradient GEMMs do not accumulate themselves, 8 per GPT block)
+//! join the block backward's issue floor at 12.9 µs each
+//! ([`fmperf_core::extended::step_host::backward_hooks_host_s`], not fitted): medians by host
+//! −19.2 / −22.0 / −27.5 % → **−17.2 % A100, −20.3 % H100, −25.5 % GB200**; mean |error| 24.4 →
+//! 23.1 %; within 12 %: 41 → 44 of 200. A floor: 154 of the 208 GPT cases at d98e8a6 state
+//! `--no-gradient-accumulation-fusion` (all 12 tensors through the hook), which the rows do not
+//! carry yet. The rest by layout (session 25's diagnosis): the interleaved cases (PP 4 × 3 virtual
+//! stages, median −38 %) measure about 11 % faster than PP 4 alone where the bubble model gives
+//! 29 % — about 1.1 ms of fixed host work per virtual stage and pass, not priced.
+//!
 //! The bounds guard the improvement; they fail if the host time falls back to the dispatch
-//! figure, the host speed is dropped, or the statistics' host work is (the medians without it:
-//! −21.0 / −24.0 / −29.5 %).
+//! figure, the host speed is dropped, or the statistics' or the hooks' host work is (the medians
+//! without the hooks: −19.2 / −22.0 / −27.5 %).
 
 use fmperf_core::validate::{Mode, parse_measured_runs, validate};
 
@@ -78,8 +90,8 @@ fn small_steps_are_priced_with_the_hosts_time() {
     // Time errors: negative = predicted faster than measured. At 10 µs per operation these were
     // −74 % and −85 %; with 130 µs on every host −46 %, −28 % and −43 %; with the hosts' speed and
     // unfused attention −21.0 / −24.0 / −29.5 %; with the logged statistics' host work (session
-    // 21) −19.2 / −22.0 / −27.5 %.
-    assert!(a100 > -0.20 && a100 < 0.2, "A100 median {a100}");
-    assert!(h100 > -0.23 && h100 < 0.2, "H100 median {h100}");
-    assert!(gb200 > -0.29 && gb200 < 0.2, "GB200 median {gb200}");
+    // 21) −19.2 / −22.0 / −27.5 %; with DDP's backward hooks (session 25) −17.2 / −20.3 / −25.5 %.
+    assert!(a100 > -0.185 && a100 < 0.2, "A100 median {a100}");
+    assert!(h100 > -0.215 && h100 < 0.2, "H100 median {h100}");
+    assert!(gb200 > -0.265 && gb200 < 0.2, "GB200 median {gb200}");
 }

@@ -144,6 +144,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "data_parallel",
             "pipeline",
             "step_host",
+            "fp32_accumulation",
             "model_states",
             "memory",
             "device_memory",

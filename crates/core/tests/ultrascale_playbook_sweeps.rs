@@ -26,6 +26,15 @@
 //! and the exposed all-reduce of the tied embedding's gradient between the first and last
 //! pipeline stages (`parallel/tied_parameters.py`, `sync_tied_weights_gradients`, after the
 //! backward).
+//! Session 25: nanotron's separate FP32 gradient accumulation priced
+//! (`extended::fp32_accumulation`: every micro-batch's `add_` of the 16-bit gradients into the
+//! FP32 buffer, 10 B per parameter; every step's clipping, copy into the 16-bit weights and
+//! zeroing, 16 B per parameter + 4 B per optimizer-held one; each loop at least its launches):
+//! median error +142.3 % → +138.1 %, within 12 % 318 → 337 rows, median regret 9.9 % → 8.9 %,
+//! mean regret 0.73 → 0.64, mean tau 0.504 → 0.501. It closes two thirds of the per-step gap of
+//! the 1B at one node (0.15 → 0.05 s, TP 1) but little of it at 16 nodes (0.11 → 0.10 s), where
+//! few micro-batches are left to accumulate: the rest is per step and is not per-tensor host
+//! work (≈ 100 tensors × 3 launches × 12.9 µs ≈ 4 ms).
 //!
 //! Not all of the gap is physics: the grid holds runs that went wrong — the same layout measured
 //! 13× apart between ZeRO-0 and ZeRO-1 (8.86 B on 4 nodes, dp4·tp2·pp4, 64 micro-batches of 1:
@@ -68,8 +77,8 @@ fn the_playbook_grid_is_ranked_and_guarded() {
     let med = median(errors.clone());
     eprintln!("{} rows, median error {:+.1} %, within 12 %: {within}", errors.len(), 100.0 * med);
     assert_eq!(errors.len(), 1738);
-    assert!(within >= 300, "within 12 %: {within}");
-    assert!(med < 1.5, "median error {med}");
+    assert!(within >= 330, "within 12 %: {within}");
+    assert!(med < 1.40, "median error {med}");
 
     // Small jobs are priced well: 1 node, every model.
     for m in ["1b", "3b", "8b"] {
@@ -84,7 +93,7 @@ fn the_playbook_grid_is_ranked_and_guarded() {
     eprintln!("{s:?}");
     assert_eq!(s.groups, 26);
     assert!(s.tau_mean.is_some_and(|t| t >= 0.48), "{s:?}");
-    assert!(s.regret_median.is_some_and(|x| x <= 0.11), "{s:?}");
+    assert!(s.regret_median.is_some_and(|x| x <= 0.095), "{s:?}");
     assert!(s.top1_hits >= 6, "{s:?}");
     assert!(s.ran_called_no <= 1, "{s:?}");
 }

@@ -22,7 +22,7 @@
 //! [`Breakdown::overhead_gb`], so the four add up to `mem`); the named parts and the allocated
 //! and reserved figures are in [`ExtendedEvaluation::memory_estimate`].
 
-use super::block::{BlockCost, block_cost};
+use super::block::{BlockCost, operations};
 use super::data_parallel::{DpCollectives, DpCost, DpGroups, dp_collectives};
 use super::device_memory::{DeviceMemory, DeviceMemoryPart};
 use super::hardware::Hardware;
@@ -199,10 +199,32 @@ pub(crate) struct Parts {
     pub embedding: EndCost,
     /// The head and loss (last stage).
     pub head: EndCost,
+    /// The issue time of one block's backward kernels [s] (its floor before the per-parameter
+    /// hooks of [`super::step_host::backward_hooks_host_s`]).
+    pub bwd_issue_s: f64,
 }
 
 pub(crate) fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
-    Parts { block: block_cost(w, layout, p), embedding: embedding_cost(w, layout, p), head: head_cost(w, layout, p) }
+    // `block_cost`, with the backward's kernel count kept.
+    let host_s = p.host_time_per_operation_s();
+    let (sums, kernels) = BlockCost::sums(&operations(w, layout, p), p.opts.recompute);
+    Parts {
+        block: sums.issue_bounded(kernels, host_s),
+        embedding: embedding_cost(w, layout, p),
+        head: head_cost(w, layout, p),
+        bwd_issue_s: kernels[1] * host_s,
+    }
+}
+
+/// `block` with its backward raised to at least the issue time of its kernels (`bwd_issue_s`)
+/// plus the host time of the stack's per-parameter backward hooks
+/// ([`super::step_host::backward_hooks_host_s`]): unchanged where the pass is not host-bound.
+fn with_backward_hooks(block: BlockCost, bwd_issue_s: f64, p: &Pricing) -> BlockCost {
+    let hooks = super::step_host::backward_hooks_host_s(p);
+    if hooks <= 0.0 {
+        return block;
+    }
+    BlockCost { bwd: super::block::issue_bound(block.bwd, 1.0, bwd_issue_s + hooks), ..block }
 }
 
 /// Transformer Engine's FP8 weight casts of one iteration [s]: each linear layer's weight is cast
@@ -272,11 +294,25 @@ pub(crate) fn timing(
     collectives: &mut dyn FnMut(u64, f64, f64) -> DpCollectives,
 ) -> Timing {
     let opts = p.opts;
-    let Parts { block, embedding, head } = *parts;
+    let Parts { block, embedding, head, bwd_issue_s } = *parts;
+    let block = with_backward_hooks(block, bwd_issue_s, p);
     let nmb = layout.microbatches();
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
 
     let block_pass = block.fwd + block.bwd + block.recompute;
+    let optimizer_shard = if opts.sharding.shards_optimizer() { groups.shard as f64 } else { 1.0 };
+    // The FP32 gradient accumulation of a stack that keeps a separate buffer (nanotron): its
+    // per-micro-batch sums join the device's pass, its per-step passes the optimizer step.
+    let accumulation = |blocks: u64, params: f64, first: bool, last: bool| {
+        let untied_head = head.parameters > 0.0;
+        let tensors = super::fp32_accumulation::device_tensors(blocks, first, last, untied_head);
+        let holding = super::fp32_accumulation::Holding {
+            tensors,
+            parameters: params,
+            optimizer_parameters: params / optimizer_shard,
+        };
+        super::fp32_accumulation::fp32_accumulation(p, holding)
+    };
     let mut device = |name, blocks: u64, ends: &[EndCost]| -> Device {
         let mut pass = block_pass.times(blocks as f64);
         let mut params = blocks as f64 * block.parameters;
@@ -284,6 +320,8 @@ pub(crate) fn timing(
             pass += e.fwd + e.bwd;
             params += e.parameters;
         }
+        let (first, last) = (name == "first", name == "last" || (name == "first" && layout.pp == 1));
+        pass.memory_s += accumulation(blocks, params, first, last).per_microbatch_s;
         // Only ZeRO-2 and ZeRO-3 move data every micro-batch (the other shardings'
         // per-micro-batch part is 0).
         let sharded_s = if opts.sharding.shards_gradients() {
@@ -319,9 +357,10 @@ pub(crate) fn timing(
         };
     let linear_busiest = busiest.blocks as f64 * block.linear_parameters;
     let dp = collectives(busiest.blocks, params_busiest, linear_busiest).exposed(block.fwd_s(), block.bwd_s());
-    let optimizer_shard = if opts.sharding.shards_optimizer() { groups.shard as f64 } else { 1.0 };
+    let (first, last) = (busiest.name == "first", busiest.name == "last" || layout.pp == 1);
     let t_opt = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER)
-        + fp8_weight_cast_s(p, busiest.blocks as f64 * block.linear_parameters);
+        + fp8_weight_cast_s(p, busiest.blocks as f64 * block.linear_parameters)
+        + accumulation(busiest.blocks, params_busiest, first, last).per_step_s;
 
     // The logged statistics run on every rank between the backward and the next step, each ending
     // in a device sync: added whole, on the stage holding the most parameter tensors.
@@ -340,7 +379,8 @@ pub(crate) fn timing(
 
 pub(crate) fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result<ExtendedEvaluation, Error> {
     let opts = p.opts;
-    let Parts { block, embedding, head } = *parts;
+    let Parts { block, embedding, head, bwd_issue_s } = *parts;
+    let block = with_backward_hooks(block, bwd_issue_s, p);
     let groups = DpGroups::on(layout, opts, p.hw)?;
     let stages = split(w.layers, layout.pp, opts.stage_split);
     let message = message_s(w, layout, p);

@@ -185,6 +185,17 @@ impl Stack {
         matches!(self, Stack::Nanotron)
     }
 
+    /// Whether the stack adds each micro-batch's 16-bit gradients into a separate FP32 buffer after
+    /// the backward, one kernel per parameter tensor, and clips, copies and zeroes that buffer
+    /// tensor by tensor every step ([`super::fp32_accumulation`]). True for `nanotron`
+    /// (`FP32GradientAccumulator`, on in the Ultra-Scale Playbook's configuration); Megatron-Core
+    /// accumulates into its FP32 main gradients inside the weight-gradient GEMMs
+    /// (`gradient_accumulation_fusion`, its default) and the other stacks' sums are part of the
+    /// backward already priced.
+    pub fn accumulates_in_a_separate_fp32_buffer(self) -> bool {
+        matches!(self, Stack::Nanotron)
+    }
+
     /// Whether the stack offers `sharding`.
     pub fn offers(self, sharding: Sharding) -> bool {
         self.shardings().contains(&sharding)

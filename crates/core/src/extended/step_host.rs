@@ -78,6 +78,18 @@ pub const ZEROS_CALLS_PER_STEP: f64 = 7.0;
 /// `torch.zeros`, 6 all-reduces, 6 additions, `.item()` — and the `+` of l. 190 counted with them.
 pub const NORM_CALLS_PER_STEP: f64 = 24.0;
 
+/// Parameter tensors of one block whose gradient Megatron's DDP adds into its FP32 main-gradient
+/// buffer from the backward hook, one `add_` launched per tensor per micro-batch
+/// (`megatron/core/distributed/distributed_data_parallel.py`, `_make_backward_post_hook`,
+/// l. 553–585: `param.main_grad.add_(param.grad.data)` unless the parameter's
+/// `grad_added_to_main_grad` is set): with `gradient_accumulation_fusion` (on unless
+/// `--no-gradient-accumulation-fusion`) the four weight matrices accumulate inside their
+/// weight-gradient GEMMs and set the flag (`megatron/core/tensor_parallel/layers.py` l. 762;
+/// Transformer Engine's linear layers likewise), so of [`TENSORS_PER_BLOCK`] the four biases and
+/// the two norms' weights and biases remain [count]. A floor: runs that state
+/// `--no-gradient-accumulation-fusion` add all twelve.
+pub const HOOK_ADDS_PER_BLOCK: f64 = 8.0;
+
 /// All-reduces of `calc_params_l2_norm` over the data × context-parallel ranks (the sharded dense
 /// and expert lists' reductions, l. 177–186), each one latency.
 const NORM_REPLICA_REDUCES: f64 = 4.0;
@@ -117,6 +129,19 @@ pub fn optimizer_tensors(tensors: f64, shard: u64, stage_parameters: f64, block_
         return tensors;
     }
     (stage_parameters / shard as f64 / block_parameters * TENSORS_PER_BLOCK + 1.0).min(tensors)
+}
+
+/// Host time of Megatron DDP's backward hooks in one block's backward pass [s]:
+/// [`HOOK_ADDS_PER_BLOCK`] launches at [`TORCH_CALL_HOST_S`] (times the host's speed), issued
+/// by the autograd engine between the block's backward kernels, so they add to the pass's issue
+/// time (and hide behind a pass that is not host-bound). Zero for a part that launches its own
+/// kernels, another stack, or sharded gradients (Megatron-FSDP's hooks are per unit).
+pub fn backward_hooks_host_s(p: &Pricing) -> f64 {
+    let megatron_ddp = p.opts.stack == super::Stack::Megatron && !p.opts.sharding.shards_gradients();
+    if !(p.hw.host_launched && megatron_ddp) {
+        return 0.0;
+    }
+    HOOK_ADDS_PER_BLOCK * TORCH_CALL_HOST_S * p.hw.host_op_time_factor
 }
 
 /// NCCL's time for an all-reduce of one 8-byte statistic over `group` ranks of `layout`'s
@@ -182,6 +207,21 @@ mod tests {
         assert_eq!(optimizer_tensors(150.0, 1, 64e6, 3.2e6), 150.0);
         // A slice larger than the stage's blocks holds at most all.
         assert_eq!(optimizer_tensors(39.0, 2, 64e6, 1e6), 39.0);
+    }
+
+    #[test]
+    fn backward_hooks_by_hand() {
+        let hw = Hardware::from_params(&SystemParams::h200(), false);
+        let megatron = ExtendedOptions::realistic();
+        let p = Pricing { hw: &hw, opts: &megatron };
+        // Eight `add_` launches of 12.9 µs per block backward.
+        let want = 8.0 * 12.9e-6 * hw.host_op_time_factor;
+        assert!((backward_hooks_host_s(&p) - want).abs() < 1e-18, "{}", backward_hooks_host_s(&p));
+        // Megatron-FSDP and the other stacks: none here.
+        let fsdp = ExtendedOptions { sharding: crate::extended::Sharding::Zero3, ..megatron };
+        assert_eq!(backward_hooks_host_s(&Pricing { hw: &hw, opts: &fsdp }), 0.0);
+        let ds = ExtendedOptions { stack: crate::extended::Stack::DeepSpeed, ..megatron };
+        assert_eq!(backward_hooks_host_s(&Pricing { hw: &hw, opts: &ds }), 0.0);
     }
 
     #[test]
