@@ -100,6 +100,7 @@ pub fn ListCharts() -> impl IntoView {
                             components=mem_parts
                             bars=mem_bars
                             limit=mem_limit
+                            format=fmperf_app::fmt::GB_FORMAT
                         />
                     </div>
                 </div>

@@ -453,6 +453,7 @@ pub fn ComparePanel() -> impl IntoView {
                         components={MemoryPart::ALL.iter().map(|p| p.label().to_string()).collect::<Vec<_>>()}
                         bars=mem_bars
                         limit=mem_limit
+                        format=fmperf_app::fmt::GB_FORMAT
                     />
                 </div>
             </div>
