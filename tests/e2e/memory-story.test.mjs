@@ -180,8 +180,9 @@ async function memoryChart(page) {
     const num = (e, a) => Number(e.getAttribute(a));
     const line = svg.querySelector('path.fc-limit');
     const label = svg.querySelector('text.fc-limit-label');
+    // A bar's label may take two lines (one tspan each).
     const bars = [...svg.querySelectorAll('.fc-tick')].filter((t) => t.getAttribute('text-anchor') === 'end')
-      .map((t) => t.textContent);
+      .map((t) => [...t.querySelectorAll('tspan')].map((s) => s.textContent).join(' '));
     // Segments grouped by band (their y), top to bottom.
     const bands = new Map();
     for (const r of svg.querySelectorAll('rect.fc-bar')) {
@@ -313,4 +314,64 @@ test('Compare says each column\'s band and verdict, and its memory chart draws o
   await screenshot(page, 'compare-memory-1280');
   assert.deepEqual(page.errors, []);
   await page.close();
+});
+
+// Issue 29: a layout that does not fit. The list never shows one (the search keeps the layouts
+// that fit), so it is pinned in Compare beside the search's best: Llama 3 70B on 64 H100 as DP 64
+// with micro-batches of 16 sequences (about 470 GB of activations on each 85.5 GB part).
+test('a pinned layout that does not fit: "does not fit" in its cell, a solid red outline and "×" on its bar', async () => {
+  const best = cli('search', '--model', 'llama3-70b', '--system', SYSTEM, '--gpus', '512', '--global-batch', '1024', '--mode', 'extended', '--top', '1').results[0];
+  const over = `llama3-70b~${SYSTEM}~8~1024~1d.dp64.tp1.pp1.mbs16.nv1x1x1`;
+  const fit = `llama3-70b~${SYSTEM}~8~1024~${best.code}`;
+  for (const [width, scheme] of [[1280, 'light'], [390, 'dark']]) {
+    const page = await newPage(browser, { viewport: { width, height: 900 }, colorScheme: scheme });
+    await page.goto(`${server.base}?mode=extended&model=llama3-70b&system=${SYSTEM}&gpus=512&batch=1024&tab=compare&cmp=${fit},${over}`);
+    await page.locator('table.compare thead th[data-pin]').nth(1).waitFor({ timeout: 120_000 });
+    // Columns are ordered by rank: find the pinned layout's column (pin B) and its bar.
+    const row = async (label) => (await page.locator('table.compare tr').filter({ has: page.locator('th', { hasText: new RegExp(`^${label}$`) }) })
+      .locator('td').allTextContents()).map((t) => t.trim());
+    const configs = await row('configuration');
+    const col = configs.indexOf(over.split('~').pop());
+    assert.ok(col >= 0, JSON.stringify(configs));
+    const cells = await row('memory per device \\[GB\\]');
+    assert.equal(cells.length, 2, JSON.stringify(cells));
+    assert.match(cells[col], /^[\d.]+ ± [\d.]+ \/ 85\.5: does not fit$/, cells[col]);
+    assert.ok(!cells[1 - col].endsWith('does not fit'), cells[1 - col]);
+    await page.waitForFunction(() => document.querySelector('.panel-compare svg.fc path.fc-limit'), null, { timeout: 30_000 });
+    const chart = await page.locator('.panel-compare svg.fc').filter({ has: page.locator('title', { hasText: 'memory' }) }).evaluate((svg) => {
+      // The bars in the chart's order, by their labels (`B · …` is the pinned layout).
+      const labels = [...svg.querySelectorAll('.fc-tick')].filter((t) => t.getAttribute('text-anchor') === 'end').map((t) => t.textContent);
+      const i = labels.findIndex((l) => l.startsWith('B ·'));
+      const flag = svg.querySelector(`path.fc-flag[data-bar="${i}"]`);
+      const total = [...svg.querySelectorAll('.fc-totals text')][i];
+      const glyph = total?.querySelector('tspan');
+      const style = flag && getComputedStyle(flag);
+      return {
+        fits: flag?.getAttribute('data-fits'),
+        stroke: style?.stroke,
+        dash: style?.strokeDasharray,
+        total: total?.textContent,
+        totalFits: total?.getAttribute('data-fits'),
+        glyphFill: glyph && getComputedStyle(glyph).fill,
+        otherFlag: svg.querySelector(`path.fc-flag[data-bar="${1 - i}"]`)?.getAttribute('data-fits') ?? null,
+        legend: [...svg.querySelectorAll('.fc-legend')].map((t) => t.textContent),
+      };
+    });
+    const red = (c) => {
+      const [r, g, b] = c.match(/\d+/g).map(Number);
+      return r > g + 60 && r > b + 60;
+    };
+    assert.equal(chart.fits, 'no', JSON.stringify(chart));
+    assert.ok(red(chart.stroke), `the outline is red: ${chart.stroke} (${scheme})`);
+    assert.equal(chart.dash, 'none', 'a solid outline (may-not-fit is dashed)');
+    // The bar's total is the cell's figure, in the same precision, followed by "×" in red.
+    assert.equal(chart.totalFits, 'no');
+    assert.equal(chart.total, `${cells[col].match(/^([\d.]+) /)[1]} ×`);
+    assert.ok(red(chart.glyphFill), `the × is red: ${chart.glyphFill}`);
+    assert.ok(chart.legend.includes('× does not fit'), JSON.stringify(chart.legend));
+    assert.notEqual(chart.otherFlag, 'no', 'the best layout is not marked as not fitting');
+    await screenshot(page, `compare-does-not-fit-${width}-${scheme}`);
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  }
 });
