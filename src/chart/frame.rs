@@ -353,23 +353,18 @@ pub(crate) fn axes_view(c: &Cartesian, x_label: String, y_label: String) -> impl
             view! { <line class="fc-axis" x1=coord(plot.x - len) y1=coord(tick.pos) x2=coord(plot.x) y2=coord(tick.pos) /> }
         })
         .collect_view();
-    // A category label may take two lines (a bar's name at a phone's width): one <tspan> each.
+    // A category label may take two lines (a bar's name at a phone's width): one <tspan> each,
+    // ending at the tick (`.fc-ylabel`); the same shape as the title's lines.
     let x_end = coord(plot.x - TICK_LEN - 3.0);
     let y_texts = y_ticks
         .iter()
-        .filter(|tick| tick.label.is_some())
         .map(|tick| {
-            let lines = tick.lines(t.tick_px);
-            let y0 = lines.first().map_or(tick.pos, |(_, y)| *y);
-            let spans = lines
+            let spans = tick
+                .lines(t.tick_px)
                 .into_iter()
                 .map(|(line, y)| view! { <tspan x=x_end.clone() y=coord(y)>{line}</tspan> })
                 .collect_view();
-            view! {
-                <text class="fc-tick" x=x_end.clone() y=coord(y0) text-anchor="end">
-                    {spans}
-                </text>
-            }
+            view! { <text class="fc-tick fc-ylabel">{spans}</text> }
         })
         .collect_view();
     let x_title = (!x_label.trim().is_empty()).then(|| {

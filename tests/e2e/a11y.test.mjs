@@ -69,7 +69,7 @@ const VIEWS = [
   // Issue 29 "every view": the list's charts with the memory marks and the breakdown (the
   // finished sensitivity strip is sensitivity.test.mjs's); Compare in extended mode with a layout that does not
   // fit; the Explorer's "Measured" tab.
-  ['explorer-memory-marks', `?view=explorer&${BIG}&tab=breakdown`, '.panel-breakdown path.fc-limit'],
+  ['explorer-memory-marks', `?view=explorer&${BIG}&tab=breakdown`, '.panel-breakdown text.fc-limit-label'],
   ['explorer-compare-extended', `?view=explorer&${BIG}&tab=compare&cmp=${OVER}`, 'table.results tbody tr',
     async (page) => {
       await page.locator('table.results tbody tr').first().locator('input.pin').check();

@@ -200,6 +200,20 @@ pub fn layout(spec: &CartesianSpec) -> Cartesian {
     Cartesian { title_lines, legend, frame, x, y, x_ticks, y_ticks }
 }
 
+/// Band step of a horizontal bar chart's categories: room for a two-line label and a gap.
+pub const BAR_STEP: f64 = 2.0 * LINE_HEIGHT * 11.5 + 4.0;
+
+/// The height at which `spec`'s y categories (if it has them) are `step` apart: the room its
+/// title, legend and extra space take above the plot and its x axis below, plus the bands'
+/// (`step` × (n − inner + 2 outer), as [`Bands`] divides the plot). Without y categories: the
+/// spec's own height.
+pub fn height_for_bands(spec: &CartesianSpec, step: f64) -> f64 {
+    let AxisSpec::Categories { labels, inner, outer } = &spec.y else { return spec.height };
+    const PROBE: f64 = 2000.0;
+    let chrome = PROBE - layout(&CartesianSpec { height: PROBE, ..spec.clone() }).plot().height;
+    chrome + step * (labels.len() as f64 - inner + 2.0 * outer)
+}
+
 /// Fits one axis to the screen range and produces its ticks; `horizontal` is true for x.
 fn place(spec: &AxisSpec, range: (f64, f64), horizontal: bool, t: Typography) -> (PlacedAxis, Vec<DrawTick>) {
     let length = (range.1 - range.0).abs();
@@ -388,6 +402,20 @@ mod tests {
             assert!(lines[0].1 - 11.5 > last_bottom, "label {i} overlaps the one above");
             last_bottom = lines[1].1;
         }
+        // The height for two-line labels, here under a three-line title, a three-row legend and
+        // a limit's label: the bands come out exactly [`BAR_STEP`] apart.
+        s.title = "Memory per device by component (capacity 85.5\u{a0}GB), each figure ±\u{a0}6.9\u{a0}%".into();
+        s.legend =
+            ["weights", "gradients", "optimizer states", "activations", "band −6.9 % to +28.9 %", "! may not fit"]
+                .map(String::from)
+                .to_vec();
+        s.top_extra = 17.25;
+        s.height = height_for_bands(&s, BAR_STEP);
+        let fitted = layout(&s);
+        assert!(fitted.title_lines.len() >= 2 && fitted.legend.rows >= 2, "{:?}", fitted.title_lines);
+        assert!((fitted.y.bands().unwrap().step() - BAR_STEP).abs() < 1e-9);
+        assert!(fitted.y_ticks.iter().all(|t| t.lines(11.5).len() == 2));
+        assert_eq!(height_for_bands(&spec(300.0), BAR_STEP), 360.0, "no categories: the spec's height");
         // Where the bands are too tight for two lines, one line is cut to the measured width.
         s.height = 140.0;
         let tight = layout(&s);
