@@ -74,7 +74,7 @@ const VIEWS = [
     async (page) => {
       await page.locator('table.results tbody tr').first().locator('input.pin').check();
       await page.locator('table.compare thead th[data-pin]').nth(1).waitFor({ timeout: 120_000 });
-      await page.locator('.panel-compare svg.fc path.fc-flag-over').waitFor({ timeout: 30_000 });
+      await page.locator('.panel-compare svg.fc path.fc-flag-over[data-bar]').first().waitFor({ timeout: 30_000 });
     }],
   ['explorer-measured', `${SMALL_SCENARIO}&tab=measured`, '.calibrate'],
   ['studies-custom-heatmap', '?view=studies&mode=extended&s.model=llama3-8b&s.system=nvidia_h100_sxm5_80gb&s.global-batch=512&ax.gpus=64,128,256&ax.hbm_bandwidth=x0.5,x1,x2&c.kind=heatmap&c.x=gpus&c.y=hbm_bandwidth',

@@ -181,7 +181,7 @@ async function memoryChart(page) {
     const line = svg.querySelector('path.fc-limit');
     const label = svg.querySelector('text.fc-limit-label');
     // A bar's label may take two lines (one tspan each).
-    const bars = [...svg.querySelectorAll('.fc-tick')].filter((t) => t.getAttribute('text-anchor') === 'end')
+    const bars = [...svg.querySelectorAll('.fc-ylabel')]
       .map((t) => [...t.querySelectorAll('tspan')].map((s) => s.textContent).join(' '));
     // Segments grouped by band (their y), top to bottom.
     const bands = new Map();
@@ -231,6 +231,8 @@ test('the memory chart draws the capacity, each bar\'s band and a mark on the ba
       gb: Number(tr.querySelector('.mem-cell').getAttribute('data-memory-gb')),
     })));
     assert.equal(chart.ends.length, chart.labels.length);
+    // Every bar says which layout it is, in full (on two lines where one is too narrow).
+    assert.ok(chart.labels.every((l) => !l.includes('…') && /^#\d+ \S+ dp\d+ tp\S+ pp\d+ mbs\d+$/.test(l)), JSON.stringify(chart.labels));
     assert.ok(chart.labels.every((l) => !l.includes('fit') && !l.includes('·')), JSON.stringify(chart.labels));
     assert.equal(chart.ranges, chart.labels.length, 'every bar has its band');
     for (let i = 0; i < chart.labels.length; i++) {
@@ -340,7 +342,8 @@ test('a pinned layout that does not fit: "does not fit" in its cell, a solid red
     await page.waitForFunction(() => document.querySelector('.panel-compare svg.fc path.fc-limit'), null, { timeout: 30_000 });
     const chart = await page.locator('.panel-compare svg.fc').filter({ has: page.locator('title', { hasText: 'memory' }) }).evaluate((svg) => {
       // The bars in the chart's order, by their labels (`B · …` is the pinned layout).
-      const labels = [...svg.querySelectorAll('.fc-tick')].filter((t) => t.getAttribute('text-anchor') === 'end').map((t) => t.textContent);
+      const labels = [...svg.querySelectorAll('.fc-ylabel')]
+        .map((t) => [...t.querySelectorAll('tspan')].map((s) => s.textContent).join(' '));
       const i = labels.findIndex((l) => l.startsWith('B ·'));
       const flag = svg.querySelector(`path.fc-flag[data-bar="${i}"]`);
       const total = [...svg.querySelectorAll('.fc-totals text')][i];
@@ -355,8 +358,12 @@ test('a pinned layout that does not fit: "does not fit" in its cell, a solid red
         glyphFill: glyph && getComputedStyle(glyph).fill,
         otherFlag: svg.querySelector(`path.fc-flag[data-bar="${1 - i}"]`)?.getAttribute('data-fits') ?? null,
         legend: [...svg.querySelectorAll('.fc-legend')].map((t) => t.textContent),
+        labels,
       };
     });
+    // Each bar names its layout in full: its letter and the layout's words (one system: no name).
+    assert.deepEqual(chart.labels.map((l) => l.slice(0, 3)).sort(), ['A ·', 'B ·'], JSON.stringify(chart.labels));
+    assert.ok(chart.labels.some((l) => l === 'B · 1d dp64 tp1 pp1 mbs16'), JSON.stringify(chart.labels));
     const red = (c) => {
       const [r, g, b] = c.match(/\d+/g).map(Number);
       return r > g + 60 && r > b + 60;
