@@ -197,7 +197,7 @@ impl BarsModel {
         };
         // Horizontal bars: room for each bar's label on two lines (fewer, cut, past 900 px).
         if let (None, true) = (inp.height, horizontal) {
-            spec.height = height_for_bands(&spec, BAR_STEP).clamp(200.0, 900.0);
+            spec.height = height_for_bands(&mut spec, BAR_STEP).clamp(200.0, 900.0);
         }
         let height = spec.height;
         let layout = layout(&spec);

@@ -174,15 +174,21 @@ test('the stack switch changes the memory and the URL, and a reload keeps it', a
  * label) and legend, read from the SVG. */
 async function memoryChart(page) {
   return page.evaluate(() => {
+    // A bar's label: its lines, 1.15 em apart (neighbouring labels are at least 1.3 em apart).
+    const barLabels = (svg) => {
+      const lines = [...svg.querySelectorAll('.fc-tick')].filter((t) => t.getAttribute('text-anchor') === 'end')
+        .map((t) => ({ y: Number(t.getAttribute('y')), text: t.textContent }));
+      const out = [];
+      lines.forEach((l, k) => (k > 0 && l.y - lines[k - 1].y < 1.2 * 11.5 ? out[out.length - 1] += ` ${l.text}` : out.push(l.text)));
+      return out;
+    };
     const svg = [...document.querySelectorAll('.panel-breakdown svg.fc')]
       .find((s) => s.querySelector('title')?.textContent.startsWith('Memory per device by component'));
     if (!svg) return null;
     const num = (e, a) => Number(e.getAttribute(a));
     const line = svg.querySelector('path.fc-limit');
     const label = svg.querySelector('text.fc-limit-label');
-    // A bar's label may take two lines (one tspan each).
-    const bars = [...svg.querySelectorAll('.fc-ylabel')]
-      .map((t) => [...t.querySelectorAll('tspan')].map((s) => s.textContent).join(' '));
+    const bars = barLabels(svg);
     // Segments grouped by band (their y), top to bottom.
     const bands = new Map();
     for (const r of svg.querySelectorAll('rect.fc-bar')) {
@@ -342,8 +348,11 @@ test('a pinned layout that does not fit: "does not fit" in its cell, a solid red
     await page.waitForFunction(() => document.querySelector('.panel-compare svg.fc path.fc-limit'), null, { timeout: 30_000 });
     const chart = await page.locator('.panel-compare svg.fc').filter({ has: page.locator('title', { hasText: 'memory' }) }).evaluate((svg) => {
       // The bars in the chart's order, by their labels (`B · …` is the pinned layout).
-      const labels = [...svg.querySelectorAll('.fc-ylabel')]
-        .map((t) => [...t.querySelectorAll('tspan')].map((s) => s.textContent).join(' '));
+      // A bar's label: its lines, 1.15 em apart (labels are at least 1.3 em apart).
+      const lines = [...svg.querySelectorAll('.fc-tick')].filter((t) => t.getAttribute('text-anchor') === 'end')
+        .map((t) => ({ y: Number(t.getAttribute('y')), text: t.textContent }));
+      const labels = [];
+      lines.forEach((l, k) => (k > 0 && l.y - lines[k - 1].y < 1.2 * 11.5 ? labels[labels.length - 1] += ` ${l.text}` : labels.push(l.text)));
       const i = labels.findIndex((l) => l.startsWith('B ·'));
       const flag = svg.querySelector(`path.fc-flag[data-bar="${i}"]`);
       const total = [...svg.querySelectorAll('.fc-totals text')][i];

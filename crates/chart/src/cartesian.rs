@@ -203,15 +203,22 @@ pub fn layout(spec: &CartesianSpec) -> Cartesian {
 /// Band step of a horizontal bar chart's categories: room for a two-line label and a gap.
 pub const BAR_STEP: f64 = 2.0 * LINE_HEIGHT * 11.5 + 4.0;
 
-/// The height at which `spec`'s y categories (if it has them) are `step` apart: the room its
+/// The height at which `spec`'s y categories (if it has them) are `step` apart (`spec` is
+/// borrowed mutably to probe its layout and left as it was): the room its
 /// title, legend and extra space take above the plot and its x axis below, plus the bands'
 /// (`step` × (n − inner + 2 outer), as [`Bands`] divides the plot). Without y categories: the
 /// spec's own height.
-pub fn height_for_bands(spec: &CartesianSpec, step: f64) -> f64 {
-    let AxisSpec::Categories { labels, inner, outer } = &spec.y else { return spec.height };
+pub fn height_for_bands(spec: &mut CartesianSpec, step: f64) -> f64 {
     const PROBE: f64 = 2000.0;
-    let chrome = PROBE - layout(&CartesianSpec { height: PROBE, ..spec.clone() }).plot().height;
-    chrome + step * (labels.len() as f64 - inner + 2.0 * outer)
+    let height = std::mem::replace(&mut spec.height, PROBE);
+    let AxisSpec::Categories { labels, inner, outer } = &spec.y else {
+        spec.height = height;
+        return height;
+    };
+    let bands = labels.len() as f64 - inner + 2.0 * outer;
+    let chrome = PROBE - layout(spec).plot().height;
+    spec.height = height;
+    chrome + step * bands
 }
 
 /// Fits one axis to the screen range and produces its ticks; `horizontal` is true for x.
@@ -410,12 +417,12 @@ mod tests {
                 .map(String::from)
                 .to_vec();
         s.top_extra = 17.25;
-        s.height = height_for_bands(&s, BAR_STEP);
+        s.height = height_for_bands(&mut s, BAR_STEP);
         let fitted = layout(&s);
         assert!(fitted.title_lines.len() >= 2 && fitted.legend.rows >= 2, "{:?}", fitted.title_lines);
         assert!((fitted.y.bands().unwrap().step() - BAR_STEP).abs() < 1e-9);
         assert!(fitted.y_ticks.iter().all(|t| t.lines(11.5).len() == 2));
-        assert_eq!(height_for_bands(&spec(300.0), BAR_STEP), 360.0, "no categories: the spec's height");
+        assert_eq!(height_for_bands(&mut spec(300.0), BAR_STEP), 360.0, "no categories: the spec's height");
         // Where the bands are too tight for two lines, one line is cut to the measured width.
         s.height = 140.0;
         let tight = layout(&s);

@@ -112,8 +112,6 @@ fn rules(color: impl Fn(&str) -> String) -> String {
     rule(".fc-title", format!("fill:{};font-size:{}px;font-weight:600", color("text"), t.title_px));
     rule(".fc-label,.fc-legend", format!("fill:{};font-size:{}px", color("text"), t.label_px));
     rule(".fc-tick", format!("fill:{};font-size:{}px;font-variant-numeric:tabular-nums", color("muted"), t.tick_px));
-    // A y category label (one tspan per line) ends at its tick.
-    rule(".fc-ylabel", "text-anchor:end".into());
     rule(".fc-axis", format!("stroke:{};stroke-width:1;fill:none;shape-rendering:crispEdges", color("axis")));
     rule(".fc-grid", format!("stroke:{};stroke-width:1;fill:none;shape-rendering:crispEdges", color("grid")));
     rule(".fc-grid-minor", format!("stroke:{};stroke-width:1;stroke-dasharray:2 3;fill:none", color("grid")));
