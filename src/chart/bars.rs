@@ -9,7 +9,7 @@
 //! `fmperf_chart::limit`'s.
 
 use fmperf_chart::bars::{BarStack, stack, stacks_extent};
-use fmperf_chart::cartesian::{AxisSpec, Cartesian, CartesianSpec, layout};
+use fmperf_chart::cartesian::{AxisSpec, BAR_STEP, Cartesian, CartesianSpec, height_for_bands, layout};
 use fmperf_chart::format::format_percent;
 use fmperf_chart::layout::{BOLD, Rect, Typography, text_width, wrap_text};
 pub use fmperf_chart::limit::Standing;
@@ -144,11 +144,6 @@ fn legend_entries(components: &[String], bars: &[Bar], limit: Option<&Limit>) ->
     out
 }
 
-/// Height that gives each horizontal bar about 30 px.
-fn auto_height(bars: usize, legend_rows_guess: usize) -> f64 {
-    (110.0 + 16.0 * legend_rows_guess as f64 + 30.0 * bars as f64).clamp(200.0, 900.0)
-}
-
 impl BarsModel {
     fn build(inp: BarsInputs<'_>) -> BarsModel {
         let t = Typography::default();
@@ -159,9 +154,6 @@ impl BarsModel {
             if limit.is_some() { inp.bars.iter().filter_map(|b| b.range).collect() } else { Vec::new() };
         let (lo, hi) = extent_with(stacks_extent(&stacks), limit.map(|l| l.value), &ranges);
         let legend = legend_entries(&inp.components, inp.bars, limit);
-        let height = inp
-            .height
-            .unwrap_or_else(|| if horizontal { auto_height(inp.bars.len(), 1 + legend.len() / 4) } else { 360.0 });
         let ends: Vec<String> = inp
             .bars
             .iter()
@@ -169,7 +161,14 @@ impl BarsModel {
             .map(|(b, s)| end_text(&inp.format.format(s.total()), limit.and(b.standing)))
             .collect();
         let values = AxisSpec::Values {
-            options: AxisOptions { include_zero: true, format: inp.format, ..AxisOptions::default() },
+            // Against a limit the axis ends near the last whisker, not at the next round figure
+            // (at a phone's width that would leave the bars a third of the plot).
+            options: AxisOptions {
+                include_zero: true,
+                format: inp.format,
+                nice: limit.is_none(),
+                ..AxisOptions::default()
+            },
             extent: (lo < hi).then_some((lo, hi)),
         };
         let categories = AxisSpec::Categories {
@@ -182,9 +181,9 @@ impl BarsModel {
         } else {
             (categories, values, String::new(), inp.value_label.clone())
         };
-        let layout = layout(&CartesianSpec {
+        let mut spec = CartesianSpec {
             width: inp.width,
-            height,
+            height: inp.height.unwrap_or(360.0),
             title: inp.title.clone(),
             legend: legend.iter().map(|(l, _)| l.clone()).collect(),
             x_label,
@@ -195,7 +194,13 @@ impl BarsModel {
             right_extra: if limit.is_some() && horizontal { end_room(&ends, t.tick_px) } else { 0.0 },
             top_extra: if limit.is_some() && horizontal { label_room(t.tick_px) } else { 0.0 },
             typography: t,
-        });
+        };
+        // Horizontal bars: room for each bar's label on two lines (fewer, cut, past 900 px).
+        if let (None, true) = (inp.height, horizontal) {
+            spec.height = height_for_bands(&mut spec, BAR_STEP).clamp(200.0, 900.0);
+        }
+        let height = spec.height;
+        let layout = layout(&spec);
         let (value_axis, bands) =
             if horizontal { (layout.x.values(), layout.y.bands()) } else { (layout.y.values(), layout.x.bands()) };
         let (Some(axis), Some(bands)) = (value_axis, bands) else { unreachable!("one value axis, one band axis") };
@@ -406,7 +411,7 @@ pub fn StackedBarChart(
     /// A limit on the value axis (a device's capacity): its line, the bars' bands and marks.
     #[prop(optional, into)]
     limit: MaybeProp<Limit>,
-    /// Height in px (default: about 30 px per horizontal bar, 360 for vertical).
+    /// Height in px (default: room for two-line labels, `BAR_STEP` per horizontal bar; 360 for vertical).
     #[prop(optional, into)]
     height: MaybeProp<f64>,
     /// Show SVG/PNG download buttons under the chart (default true).

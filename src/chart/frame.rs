@@ -353,20 +353,19 @@ pub(crate) fn axes_view(c: &Cartesian, x_label: String, y_label: String) -> impl
             view! { <line class="fc-axis" x1=coord(plot.x - len) y1=coord(tick.pos) x2=coord(plot.x) y2=coord(tick.pos) /> }
         })
         .collect_view();
+    // A category label may take two lines (a bar's name at a phone's width): one <text> each, the
+    // lines 1.15 em apart where neighbouring labels are at least 1.3 em apart (`thin`), which is
+    // how a reader of the SVG tells them apart.
+    let x_end = coord(plot.x - TICK_LEN - 3.0);
     let y_texts = y_ticks
-        .into_iter()
-        .filter_map(|tick| {
-            let label = tick.label?;
-            Some(view! {
-                <text
-                    class="fc-tick"
-                    x=coord(plot.x - TICK_LEN - 3.0)
-                    y=coord(tick.pos + t.tick_px * 0.35)
-                    text-anchor="end"
-                >
-                    {label}
+        .iter()
+        .flat_map(|tick| tick.lines(t.tick_px))
+        .map(|(line, y)| {
+            view! {
+                <text class="fc-tick" x=x_end.clone() y=coord(y) text-anchor="end">
+                    {line}
                 </text>
-            })
+            }
         })
         .collect_view();
     let x_title = (!x_label.trim().is_empty()).then(|| {

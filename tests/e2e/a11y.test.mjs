@@ -17,6 +17,11 @@ sharedBrowser((s, b) => {
 /** An MoE scenario in extended mode (Mixtral 8x7B on 128 H100). */
 const MOE = 'mode=extended&model=mixtral-8x7b&system=nvidia_h100_sxm5_80gb&gpus=128&batch=512&strategies=1d,2d-seqp&top=10';
 
+/** The issue's dense scenario (Llama 3 70B on 512 H100, extended): rows that may not fit. */
+const BIG = 'mode=extended&model=llama3-70b&system=nvidia_h100_sxm5_80gb&gpus=512&batch=1024';
+/** A pinned layout of it that does not fit (70B unsharded on each part). */
+const OVER = 'llama3-70b~nvidia_h100_sxm5_80gb~8~1024~1d.dp64.tp1.pp1.mbs16.nv1x1x1';
+
 /** Each view with what shows it is ready (the explorer and studies wait for their results) and,
  *  for some, what a user does first. */
 const VIEWS = [
@@ -61,6 +66,17 @@ const VIEWS = [
       ]);
       await page.locator('.outcome[data-file="bad-model.json"]').waitFor();
     }],
+  // Issue 29 "every view": the list's charts with the memory marks and the breakdown (the
+  // finished sensitivity strip is sensitivity.test.mjs's); Compare in extended mode with a layout that does not
+  // fit; the Explorer's "Measured" tab.
+  ['explorer-memory-marks', `?view=explorer&${BIG}&tab=breakdown`, '.panel-breakdown text.fc-limit-label'],
+  ['explorer-compare-extended', `?view=explorer&${BIG}&tab=compare&cmp=${OVER}`, 'table.results tbody tr',
+    async (page) => {
+      await page.locator('table.results tbody tr').first().locator('input.pin').check();
+      await page.locator('table.compare thead th[data-pin]').nth(1).waitFor({ timeout: 120_000 });
+      await page.locator('.panel-compare svg.fc path.fc-flag-over[data-bar]').first().waitFor({ timeout: 30_000 });
+    }],
+  ['explorer-measured', `${SMALL_SCENARIO}&tab=measured`, '.calibrate'],
   ['studies-custom-heatmap', '?view=studies&mode=extended&s.model=llama3-8b&s.system=nvidia_h100_sxm5_80gb&s.global-batch=512&ax.gpus=64,128,256&ax.hbm_bandwidth=x0.5,x1,x2&c.kind=heatmap&c.x=gpus&c.y=hbm_bandwidth',
     '#sweep-chart[data-kind="heatmap"] svg'],
 ];

@@ -90,6 +90,20 @@ test('memory says GB = 10⁹ bytes once, next to an "80 GB" part’s 85.5 GB', a
   await page.goto(server.base);
   await settled(page);
   assert.match(await page.locator('.results-card .summary').textContent(), /85\.5 GB \(sold as “80 GB”, which counts GiB; GB here are 10⁹ bytes\)/);
+  // One memory figure, one precision, with its unit: the first row's cell, the headline (which
+  // says "GB" where no column header does), the breakdown's total and the chart's bar #1.
+  const row = (await page.locator('table.results tbody tr .mem-num').first().textContent()).trim();
+  const figure = row.match(/^(\d+\.\d) ± \d+\.\d$/)?.[1];
+  assert.ok(figure, `the row's cell: ${row}`);
+  const head = (await page.locator('.selected .headline .mem-num').textContent()).replace(/\s+/g, ' ').trim();
+  assert.match(head, new RegExp(`^${figure.replace('.', '\\.')} ± \\d+\\.\\d GB$`), `the headline has the figure and its unit: ${head}`);
+  const total = await page.locator('table', { hasText: 'Memory per device' }).filter({ has: page.locator('th', { hasText: 'activations' }) })
+    .locator('tr', { hasText: 'total' }).locator('td').first().textContent();
+  assert.equal(total.trim(), figure, 'the breakdown table says the same figure');
+  await page.locator('.panel-breakdown text.fc-limit-label').waitFor({ timeout: 60_000 });
+  const bar = await page.locator('.panel-breakdown svg.fc').filter({ has: page.locator('title', { hasText: 'Memory per device' }) })
+    .evaluate((svg) => svg.querySelector('.fc-totals text').firstChild.textContent.trim());
+  assert.equal(bar, figure, 'the chart\'s bar total says the same figure, to the same decimal ("69.0", not "69")');
   await page.close();
 });
 

@@ -174,14 +174,21 @@ test('the stack switch changes the memory and the URL, and a reload keeps it', a
  * label) and legend, read from the SVG. */
 async function memoryChart(page) {
   return page.evaluate(() => {
+    // A bar's label: its lines, 1.15 em apart (neighbouring labels are at least 1.3 em apart).
+    const barLabels = (svg) => {
+      const lines = [...svg.querySelectorAll('.fc-tick')].filter((t) => t.getAttribute('text-anchor') === 'end')
+        .map((t) => ({ y: Number(t.getAttribute('y')), text: t.textContent }));
+      const out = [];
+      lines.forEach((l, k) => (k > 0 && l.y - lines[k - 1].y < 1.2 * 11.5 ? out[out.length - 1] += ` ${l.text}` : out.push(l.text)));
+      return out;
+    };
     const svg = [...document.querySelectorAll('.panel-breakdown svg.fc')]
       .find((s) => s.querySelector('title')?.textContent.startsWith('Memory per device by component'));
     if (!svg) return null;
     const num = (e, a) => Number(e.getAttribute(a));
     const line = svg.querySelector('path.fc-limit');
     const label = svg.querySelector('text.fc-limit-label');
-    const bars = [...svg.querySelectorAll('.fc-tick')].filter((t) => t.getAttribute('text-anchor') === 'end')
-      .map((t) => t.textContent);
+    const bars = barLabels(svg);
     // Segments grouped by band (their y), top to bottom.
     const bands = new Map();
     for (const r of svg.querySelectorAll('rect.fc-bar')) {
@@ -230,6 +237,8 @@ test('the memory chart draws the capacity, each bar\'s band and a mark on the ba
       gb: Number(tr.querySelector('.mem-cell').getAttribute('data-memory-gb')),
     })));
     assert.equal(chart.ends.length, chart.labels.length);
+    // Every bar says which layout it is, in full (on two lines where one is too narrow).
+    assert.ok(chart.labels.every((l) => !l.includes('…') && /^#\d+ \S+ dp\d+ tp\S+ pp\d+ mbs\d+$/.test(l)), JSON.stringify(chart.labels));
     assert.ok(chart.labels.every((l) => !l.includes('fit') && !l.includes('·')), JSON.stringify(chart.labels));
     assert.equal(chart.ranges, chart.labels.length, 'every bar has its band');
     for (let i = 0; i < chart.labels.length; i++) {
@@ -313,4 +322,72 @@ test('Compare says each column\'s band and verdict, and its memory chart draws o
   await screenshot(page, 'compare-memory-1280');
   assert.deepEqual(page.errors, []);
   await page.close();
+});
+
+// Issue 29: a layout that does not fit. The list never shows one (the search keeps the layouts
+// that fit), so it is pinned in Compare beside the search's best: Llama 3 70B on 64 H100 as DP 64
+// with micro-batches of 16 sequences (about 470 GB of activations on each 85.5 GB part).
+test('a pinned layout that does not fit: "does not fit" in its cell, a solid red outline and "×" on its bar', async () => {
+  const best = cli('search', '--model', 'llama3-70b', '--system', SYSTEM, '--gpus', '512', '--global-batch', '1024', '--mode', 'extended', '--top', '1').results[0];
+  const over = `llama3-70b~${SYSTEM}~8~1024~1d.dp64.tp1.pp1.mbs16.nv1x1x1`;
+  const fit = `llama3-70b~${SYSTEM}~8~1024~${best.code}`;
+  for (const [width, scheme] of [[1280, 'light'], [390, 'dark']]) {
+    const page = await newPage(browser, { viewport: { width, height: 900 }, colorScheme: scheme });
+    await page.goto(`${server.base}?mode=extended&model=llama3-70b&system=${SYSTEM}&gpus=512&batch=1024&tab=compare&cmp=${fit},${over}`);
+    await page.locator('table.compare thead th[data-pin]').nth(1).waitFor({ timeout: 120_000 });
+    // Columns are ordered by rank: find the pinned layout's column (pin B) and its bar.
+    const row = async (label) => (await page.locator('table.compare tr').filter({ has: page.locator('th', { hasText: new RegExp(`^${label}$`) }) })
+      .locator('td').allTextContents()).map((t) => t.trim());
+    const configs = await row('configuration');
+    const col = configs.indexOf(over.split('~').pop());
+    assert.ok(col >= 0, JSON.stringify(configs));
+    const cells = await row('memory per device \\[GB\\]');
+    assert.equal(cells.length, 2, JSON.stringify(cells));
+    assert.match(cells[col], /^[\d.]+ ± [\d.]+ \/ 85\.5: does not fit$/, cells[col]);
+    assert.ok(!cells[1 - col].endsWith('does not fit'), cells[1 - col]);
+    await page.waitForFunction(() => document.querySelector('.panel-compare svg.fc path.fc-limit'), null, { timeout: 30_000 });
+    const chart = await page.locator('.panel-compare svg.fc').filter({ has: page.locator('title', { hasText: 'memory' }) }).evaluate((svg) => {
+      // The bars in the chart's order, by their labels (`B · …` is the pinned layout).
+      // A bar's label: its lines, 1.15 em apart (labels are at least 1.3 em apart).
+      const lines = [...svg.querySelectorAll('.fc-tick')].filter((t) => t.getAttribute('text-anchor') === 'end')
+        .map((t) => ({ y: Number(t.getAttribute('y')), text: t.textContent }));
+      const labels = [];
+      lines.forEach((l, k) => (k > 0 && l.y - lines[k - 1].y < 1.2 * 11.5 ? labels[labels.length - 1] += ` ${l.text}` : labels.push(l.text)));
+      const i = labels.findIndex((l) => l.startsWith('B ·'));
+      const flag = svg.querySelector(`path.fc-flag[data-bar="${i}"]`);
+      const total = [...svg.querySelectorAll('.fc-totals text')][i];
+      const glyph = total?.querySelector('tspan');
+      const style = flag && getComputedStyle(flag);
+      return {
+        fits: flag?.getAttribute('data-fits'),
+        stroke: style?.stroke,
+        dash: style?.strokeDasharray,
+        total: total?.textContent,
+        totalFits: total?.getAttribute('data-fits'),
+        glyphFill: glyph && getComputedStyle(glyph).fill,
+        otherFlag: svg.querySelector(`path.fc-flag[data-bar="${1 - i}"]`)?.getAttribute('data-fits') ?? null,
+        legend: [...svg.querySelectorAll('.fc-legend')].map((t) => t.textContent),
+        labels,
+      };
+    });
+    // Each bar names its layout in full: its letter and the layout's words (one system: no name).
+    assert.deepEqual(chart.labels.map((l) => l.slice(0, 3)).sort(), ['A ·', 'B ·'], JSON.stringify(chart.labels));
+    assert.ok(chart.labels.some((l) => l === 'B · 1d dp64 tp1 pp1 mbs16'), JSON.stringify(chart.labels));
+    const red = (c) => {
+      const [r, g, b] = c.match(/\d+/g).map(Number);
+      return r > g + 60 && r > b + 60;
+    };
+    assert.equal(chart.fits, 'no', JSON.stringify(chart));
+    assert.ok(red(chart.stroke), `the outline is red: ${chart.stroke} (${scheme})`);
+    assert.equal(chart.dash, 'none', 'a solid outline (may-not-fit is dashed)');
+    // The bar's total is the cell's figure, in the same precision, followed by "×" in red.
+    assert.equal(chart.totalFits, 'no');
+    assert.equal(chart.total, `${cells[col].match(/^([\d.]+) /)[1]} ×`);
+    assert.ok(red(chart.glyphFill), `the × is red: ${chart.glyphFill}`);
+    assert.ok(chart.legend.includes('× does not fit'), JSON.stringify(chart.legend));
+    assert.notEqual(chart.otherFlag, 'no', 'the best layout is not marked as not fitting');
+    await screenshot(page, `compare-does-not-fit-${width}-${scheme}`);
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  }
 });

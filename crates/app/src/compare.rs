@@ -29,11 +29,14 @@ pub fn better(r: Option<f64>, higher_is_better: bool) -> Option<bool> {
     Some((r > 1.0) == higher_is_better)
 }
 
-/// The label of one compared configuration's bar: its letter and what distinguishes it
-/// (`A · nvidia_h100 · 1d.dp16.tp8.pp8`).
-pub fn bar_label(letter: char, system: &str, config: &str) -> String {
-    let system = crate::system_spec::id_of(system);
-    format!("{letter} · {system} · {config}")
+/// The label of one compared configuration's bar: its letter, the names shown where the
+/// columns differ (`(differs, name)`: the model's, the system's) and its layout in words
+/// (`B · NVIDIA B200 · 1d dp16 tp8 pp8 mbs1`), so that the chart can wrap it onto two lines.
+pub fn bar_label(letter: char, names: &[(bool, &str)], layout: &str) -> String {
+    let mut parts = vec![letter.to_string()];
+    parts.extend(names.iter().filter(|(differs, _)| *differs).map(|(_, n)| n.to_string()));
+    parts.push(layout.to_string());
+    parts.join(" · ")
 }
 
 /// The Compare tab's title: the number of configurations that could be evaluated, and how many
@@ -68,7 +71,20 @@ mod tests {
 
     #[test]
     fn labels_and_an_honest_tab_count() {
-        assert_eq!(bar_label('B', "nvidia_gb200_nvl72,scale_out=50", "1d.dp8"), "B · nvidia_gb200_nvl72 · 1d.dp8");
+        let layout = "1d dp8 tp8 pp8 mbs1";
+        assert_eq!(
+            bar_label('B', &[(false, "Llama 3 70B"), (false, "NVIDIA H100")], layout),
+            "B · 1d dp8 tp8 pp8 mbs1"
+        );
+        assert_eq!(
+            bar_label('A', &[(false, "Llama 3 70B"), (true, "NVIDIA GB200 NVL72")], layout),
+            "A · NVIDIA GB200 NVL72 · 1d dp8 tp8 pp8 mbs1",
+            "the system, where the columns' systems differ, by name (not its id)"
+        );
+        assert_eq!(
+            bar_label('C', &[(true, "Llama 3 8B"), (true, "NVIDIA B200")], "1d"),
+            "C · Llama 3 8B · NVIDIA B200 · 1d"
+        );
         assert_eq!(tab_title(0, 0), "Compare");
         assert_eq!(tab_title(2, 0), "Compare (2)");
         assert_eq!(tab_title(1, 1), "Compare (1 + 1 invalid)");

@@ -1,9 +1,10 @@
 //! How the explorer writes numbers: fixed decimals per quantity (so that columns align and the
 //! printed precision is predictable), thousands separators for counts.
 
-/// `v` with `decimals` digits after the point; `–` when not finite.
+/// `v` with `decimals` digits after the point; `–` when not finite (the charts' own
+/// [`fmperf_chart::format::format_fixed`], so a chart's label and a table's cell agree).
 pub fn fixed(v: f64, decimals: usize) -> String {
-    if v.is_finite() { format!("{v:.decimals$}") } else { "–".to_string() }
+    fmperf_chart::format::format_fixed(v, decimals)
 }
 
 /// An integer with comma grouping: `84,646`.
@@ -45,9 +46,15 @@ pub fn compact(v: f64) -> String {
     }
 }
 
-/// Memory [GB], 1 decimal.
+/// Decimals of every memory figure [GB] on the page: tables, headline, sentences, charts.
+pub const GB_DECIMALS: u8 = 1;
+
+/// How a memory chart writes its figures (bar totals, tooltips): as [`gb`] does.
+pub const GB_FORMAT: fmperf_chart::ValueFormat = fmperf_chart::ValueFormat::Fixed(GB_DECIMALS);
+
+/// Memory [GB], [`GB_DECIMALS`] decimals.
 pub fn gb(v: f64) -> String {
-    fixed(v, 1)
+    fixed(v, usize::from(GB_DECIMALS))
 }
 
 /// A fraction as a percentage with 1 decimal: `63.1 %`.
@@ -70,6 +77,15 @@ mod tests {
         assert_eq!(unbroken(&percent(0.069)), "6.9\u{a0}%");
         assert_eq!(unbroken(&format!("{} GB", gb(85.5))), "85.5\u{a0}GB");
         assert_eq!(unbroken("85.5"), "85.5");
+    }
+
+    #[test]
+    fn a_memory_chart_writes_memory_as_the_table_does() {
+        for v in [69.0, 68.96, 0.6, 0.04, 123.45, 85.5] {
+            assert_eq!(GB_FORMAT.format(v), gb(v), "{v}");
+        }
+        assert_eq!(gb(69.0), "69.0");
+        assert_eq!(GB_FORMAT.format(f64::NAN), "–");
     }
 
     #[test]

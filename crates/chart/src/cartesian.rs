@@ -9,7 +9,8 @@
 use crate::axis::{AxisOptions, FittedAxis};
 use crate::bars::Bands;
 use crate::layout::{
-    BOLD, Frame, FrameSpec, LegendLayout, Rect, Typography, frame, legend_layout, text_width, truncate, wrap_text,
+    BOLD, Frame, FrameSpec, LINE_HEIGHT, LegendLayout, Rect, Typography, frame, legend_layout, stacked_baselines,
+    text_width, truncate, wrap_lines, wrap_text,
 };
 
 /// What one axis shows.
@@ -62,9 +63,20 @@ pub enum GridLine {
 pub struct DrawTick {
     /// Screen position along the axis.
     pub pos: f64,
-    /// Label (absent for minor ticks and for labels thinned out to avoid overlap).
+    /// Label (absent for minor ticks and for labels thinned out to avoid overlap); a category
+    /// label on the y axis may take two lines, separated by `\n` (see [`DrawTick::lines`]).
     pub label: Option<String>,
     pub grid: GridLine,
+}
+
+impl DrawTick {
+    /// The label's lines, each with its baseline, for a y-axis label centred on the tick at
+    /// `font_px` (empty without a label).
+    pub fn lines(&self, font_px: f64) -> Vec<(String, f64)> {
+        let Some(label) = &self.label else { return Vec::new() };
+        let lines: Vec<&str> = label.split('\n').collect();
+        lines.iter().map(|l| l.to_string()).zip(stacked_baselines(self.pos, lines.len(), font_px)).collect()
+    }
 }
 
 /// Everything a chart needs to know to lay itself out.
@@ -112,9 +124,20 @@ fn label_budget(length: f64, per_label: f64) -> usize {
     ((length / per_label).floor() as usize).clamp(2, 12)
 }
 
-/// Category labels at most `max_width` wide.
-fn category_labels(labels: &[String], max_width: f64, font_px: f64) -> Vec<String> {
-    labels.iter().map(|l| truncate(l, max_width, font_px)).collect()
+/// Category labels at most `max_width` wide, on up to `max_lines` lines (joined by `\n`).
+fn category_labels(labels: &[String], max_width: f64, font_px: f64, max_lines: usize) -> Vec<String> {
+    labels.iter().map(|l| wrap_lines(l, max_width, font_px, max_lines).join("\n")).collect()
+}
+
+/// Widest line of a label of several lines.
+fn label_width(label: &str, font_px: f64) -> f64 {
+    label.split('\n').map(|l| text_width(l, font_px)).fold(0.0, f64::max)
+}
+
+/// Most lines a y category label may take in bands `step` apart: two when two lines fit with a
+/// line's height between neighbours' labels, else one.
+fn lines_per_category(step: f64, font_px: f64) -> usize {
+    if step >= 2.0 * LINE_HEIGHT * font_px { 2 } else { 1 }
 }
 
 /// Lays out a cartesian chart (see the module documentation).
@@ -134,9 +157,9 @@ pub fn layout(spec: &CartesianSpec) -> Cartesian {
             let axis = FittedAxis::fit(*extent, (spec.height * 0.6, 0.0), options);
             axis.labeled().filter_map(|t| t.label.as_deref()).map(|l| text_width(l, t.tick_px)).fold(0.0, f64::max)
         }
-        AxisSpec::Categories { labels, .. } => category_labels(labels, max_category_width, t.tick_px)
+        AxisSpec::Categories { labels, .. } => category_labels(labels, max_category_width, t.tick_px, 2)
             .iter()
-            .map(|l| text_width(l, t.tick_px))
+            .map(|l| label_width(l, t.tick_px))
             .fold(0.0, f64::max),
     };
     let x_tick_overhang = match &spec.x {
@@ -166,12 +189,36 @@ pub fn layout(spec: &CartesianSpec) -> Cartesian {
     let (y, y_ticks) = place(&spec.y, (plot.bottom(), plot.y), false, t);
     let y_ticks = match &spec.y {
         AxisSpec::Categories { labels, .. } => {
-            let short = category_labels(labels, max_category_width, t.tick_px);
+            // Two lines where the bands leave room (within the width measured above), else one.
+            let lines = y.bands().map_or(1, |b| lines_per_category(b.step(), t.tick_px));
+            let width = if lines == 2 { max_category_width } else { y_tick_width.max(1.0) };
+            let short = category_labels(labels, width, t.tick_px, lines);
             y_ticks.into_iter().zip(short).map(|(tick, l)| DrawTick { label: tick.label.map(|_| l), ..tick }).collect()
         }
         _ => y_ticks,
     };
     Cartesian { title_lines, legend, frame, x, y, x_ticks, y_ticks }
+}
+
+/// Band step of a horizontal bar chart's categories: room for a two-line label and a gap.
+pub const BAR_STEP: f64 = 2.0 * LINE_HEIGHT * 11.5 + 4.0;
+
+/// The height at which `spec`'s y categories (if it has them) are `step` apart (`spec` is
+/// borrowed mutably to probe its layout and left as it was): the room its
+/// title, legend and extra space take above the plot and its x axis below, plus the bands'
+/// (`step` × (n − inner + 2 outer), as [`Bands`] divides the plot). Without y categories: the
+/// spec's own height.
+pub fn height_for_bands(spec: &mut CartesianSpec, step: f64) -> f64 {
+    const PROBE: f64 = 2000.0;
+    let height = std::mem::replace(&mut spec.height, PROBE);
+    let AxisSpec::Categories { labels, inner, outer } = &spec.y else {
+        spec.height = height;
+        return height;
+    };
+    let bands = labels.len() as f64 - inner + 2.0 * outer;
+    let chrome = PROBE - layout(spec).plot().height;
+    spec.height = height;
+    chrome + step * bands
 }
 
 /// Fits one axis to the screen range and produces its ticks; `horizontal` is true for x.
@@ -236,6 +283,7 @@ pub fn thin(mut ticks: Vec<DrawTick>, horizontal: bool, font_px: f64) -> Vec<Dra
 mod tests {
     use super::*;
     use crate::axis::AxisKind;
+    use crate::layout::TICK_LEN;
 
     fn values(kind: AxisKind, extent: (f64, f64)) -> AxisSpec {
         AxisSpec::Values { options: AxisOptions { kind, ..AxisOptions::default() }, extent: Some(extent) }
@@ -323,8 +371,64 @@ mod tests {
         s.y = AxisSpec::Categories { labels: vec![long.clone()], inner: 0.2, outer: 0.1 };
         let c = layout(&s);
         let shown = c.y_ticks[0].label.clone().unwrap();
-        assert!(shown.ends_with('…') && text_width(&shown, 11.5) <= 390.0 * 0.35, "{shown}");
+        let lines: Vec<&str> = shown.split('\n').collect();
+        assert_eq!(lines.len(), 2, "{shown}");
+        assert!(lines[1].ends_with('…'), "{shown}");
+        assert!(lines.iter().all(|l| text_width(l, 11.5) <= 390.0 * 0.35), "{shown}");
         assert!(c.plot().width > 150.0);
+    }
+
+    /// The list's bars at a phone's width (390 px, 30 px per bar): every label reads in full on
+    /// two lines, centred on its bar, left of the plot and clear of its neighbours.
+    #[test]
+    fn bar_labels_wrap_at_a_phone_width() {
+        let names: Vec<String> = (1..=10).map(|i| format!("#{i} 2d-seqp dp64 tp4×1 pp2 ep8")).collect();
+        let mut s = spec(358.0);
+        s.height = 110.0 + 16.0 * 2.0 + 30.0 * 10.0;
+        s.legend = vec!["compute".into()];
+        s.y = AxisSpec::Categories { labels: names.clone(), inner: 0.28, outer: 0.14 };
+        s.x = AxisSpec::Values {
+            options: AxisOptions { include_zero: true, ..AxisOptions::default() },
+            extent: Some((0.0, 90.0)),
+        };
+        let c = layout(&s);
+        let bands = c.y.bands().unwrap();
+        assert!(bands.step() >= 2.0 * LINE_HEIGHT * 11.5, "room for two lines: {}", bands.step());
+        let plot = c.plot();
+        let mut last_bottom = f64::NEG_INFINITY;
+        for (i, (tick, name)) in c.y_ticks.iter().zip(&names).enumerate() {
+            let lines = tick.lines(11.5);
+            assert_eq!(lines.len(), 2, "{lines:?}");
+            let words: Vec<&str> = lines.iter().map(|(l, _)| l.as_str()).collect();
+            assert_eq!(words.join(" "), *name, "no truncation");
+            assert!(lines.iter().all(|(l, _)| plot.x - TICK_LEN - 3.0 - text_width(l, 11.5) >= 0.0), "{lines:?}");
+            // Centred on the band: the block's middle (baselines less 0.35 em) is the band's centre.
+            let mid = (lines[0].1 + lines[1].1) / 2.0 - 0.35 * 11.5;
+            assert!((mid - bands.center(i)).abs() < 1e-9);
+            // The first line's top (a cap height above its baseline) clears the previous label.
+            assert!(lines[0].1 - 11.5 > last_bottom, "label {i} overlaps the one above");
+            last_bottom = lines[1].1;
+        }
+        // The height for two-line labels, here under a three-line title, a three-row legend and
+        // a limit's label: the bands come out exactly [`BAR_STEP`] apart.
+        s.title = "Memory per device by component (capacity 85.5\u{a0}GB), each figure ±\u{a0}6.9\u{a0}%".into();
+        s.legend =
+            ["weights", "gradients", "optimizer states", "activations", "band −6.9 % to +28.9 %", "! may not fit"]
+                .map(String::from)
+                .to_vec();
+        s.top_extra = 17.25;
+        s.height = height_for_bands(&mut s, BAR_STEP);
+        let fitted = layout(&s);
+        assert!(fitted.title_lines.len() >= 2 && fitted.legend.rows >= 2, "{:?}", fitted.title_lines);
+        assert!((fitted.y.bands().unwrap().step() - BAR_STEP).abs() < 1e-9);
+        assert!(fitted.y_ticks.iter().all(|t| t.lines(11.5).len() == 2));
+        assert_eq!(height_for_bands(&mut spec(300.0), BAR_STEP), 360.0, "no categories: the spec's height");
+        // Where the bands are too tight for two lines, one line is cut to the measured width.
+        s.height = 140.0;
+        let tight = layout(&s);
+        let one = tight.y_ticks.iter().filter_map(|t| t.label.clone()).next().unwrap();
+        assert!(!one.contains('\n') && one.ends_with('…'), "{one}");
+        assert!(text_width(&one, 11.5) <= tight.plot().x, "{one}");
     }
 
     #[test]

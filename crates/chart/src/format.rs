@@ -46,6 +46,12 @@ fn fixed(v: f64, decimals: usize) -> String {
     trim_decimal(format!("{v:.decimals$}"))
 }
 
+/// `v` with exactly `decimals` digits after the point, trailing zeros kept (`69.0`, `0.6`), so
+/// that a column of figures aligns and reads alike everywhere; `–` when not finite.
+pub fn format_fixed(v: f64, decimals: usize) -> String {
+    if v.is_finite() { format!("{v:.decimals$}") } else { "–".to_string() }
+}
+
 /// Formats `v` exactly to `resolution_exp` (the value is rounded to a multiple of
 /// 10^resolution_exp first), following the rules in the module documentation. Non-finite values
 /// print as `NaN`, `∞`, `-∞`.
@@ -208,6 +214,9 @@ pub enum ValueFormat {
     Duration,
     /// Fractions shown as percentages: [`format_percent`].
     Percent,
+    /// A fixed number of decimals, trailing zeros kept: [`format_fixed`] (memory in GB, 1 decimal,
+    /// so that a bar's total reads as its table's figure: `69.0`, not `69`; ticks stay numeric).
+    Fixed(u8),
 }
 
 impl ValueFormat {
@@ -218,6 +227,7 @@ impl ValueFormat {
             ValueFormat::Count => format_count(v),
             ValueFormat::Duration => format_duration(v),
             ValueFormat::Percent => format_percent(v, 3),
+            ValueFormat::Fixed(decimals) => format_fixed(v, usize::from(decimals)),
         }
     }
 }
@@ -225,6 +235,18 @@ impl ValueFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fixed_decimals_keep_their_zeros() {
+        assert_eq!(format_fixed(69.0, 1), "69.0");
+        assert_eq!(format_fixed(68.96, 1), "69.0");
+        assert_eq!(format_fixed(0.6, 1), "0.6");
+        assert_eq!(format_fixed(123.456, 3), "123.456");
+        assert_eq!(format_fixed(f64::NAN, 1), "–");
+        assert_eq!(format_fixed(f64::INFINITY, 1), "–");
+        assert_eq!(ValueFormat::Fixed(1).format(69.04), "69.0");
+        assert_eq!(ValueFormat::Auto.format(69.04), "69", "the default keeps 3 significant digits");
+    }
 
     #[test]
     fn significant_digits_table() {

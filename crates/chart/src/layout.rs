@@ -98,6 +98,30 @@ pub fn truncate(text: &str, max_width: f64, font_px: f64) -> String {
     format!("{}…", out.trim_end())
 }
 
+/// `text` on at most `max_lines` lines no wider than `max_width`: [`wrap_text`]'s lines, the words
+/// beyond the last line joined onto it, and every line [`truncate`]d to fit (so a long item name
+/// reads in full on two lines where one would cut it).
+pub fn wrap_lines(text: &str, max_width: f64, font_px: f64, max_lines: usize) -> Vec<String> {
+    let mut lines = wrap_text(text, max_width, font_px);
+    if lines.len() > max_lines.max(1) {
+        let rest = lines.split_off(max_lines.max(1) - 1).join(" ");
+        lines.push(rest);
+    }
+    lines.into_iter().map(|l| truncate(&l, max_width, font_px)).collect()
+}
+
+/// Line height of a label set on several lines, as a multiple of its font size.
+pub const LINE_HEIGHT: f64 = 1.15;
+
+/// Baselines of `lines` lines of text at `font_px` centred on `center` (one line: `center + 0.35
+/// font_px`, the single-line tick label's baseline; each further line [`LINE_HEIGHT`] below, the
+/// block centred).
+pub fn stacked_baselines(center: f64, lines: usize, font_px: f64) -> Vec<f64> {
+    let step = font_px * LINE_HEIGHT;
+    let first = center + font_px * 0.35 - step * lines.saturating_sub(1) as f64 / 2.0;
+    (0..lines).map(|i| first + step * i as f64).collect()
+}
+
 /// Font sizes and spacings shared by all charts (SVG user units = CSS px at 1:1).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Typography {
@@ -299,6 +323,26 @@ mod tests {
         assert_eq!(text_width("\u{a0}", 12.0), text_width(" ", 12.0));
         let t = truncate("tensor parallel all-reduce", 80.0, 12.0);
         assert!(t.ends_with('…') && text_width(&t, 12.0) <= 80.0, "{t}");
+    }
+
+    #[test]
+    fn long_labels_wrap_onto_two_lines() {
+        let label = "#10 2d-seqp dp64 tp4×1 pp2 ep8";
+        let lines = wrap_lines(label, 110.0, 11.5, 2);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(lines.join(" "), label, "every word is read");
+        assert!(lines.iter().all(|l| text_width(l, 11.5) <= 110.0), "{lines:?}");
+        // Words beyond the second line join it, which is cut with an ellipsis.
+        let long = wrap_lines("one two three four five six seven eight nine ten", 60.0, 11.5, 2);
+        assert_eq!(long.len(), 2);
+        assert!(long[1].ends_with('…') && text_width(&long[1], 11.5) <= 60.0, "{long:?}");
+        assert_eq!(wrap_lines("short", 110.0, 11.5, 2), ["short"]);
+        assert_eq!(wrap_lines("a b c", 1.0, 11.5, 0).len(), 1, "at least one line");
+        // One line sits where a tick label sits; two are centred on the tick, 1.15 em apart.
+        assert_eq!(stacked_baselines(100.0, 1, 10.0), [103.5]);
+        let two = stacked_baselines(100.0, 2, 10.0);
+        assert!((two[0] - 97.75).abs() < 1e-9 && (two[1] - 109.25).abs() < 1e-9, "{two:?}");
+        assert!(stacked_baselines(0.0, 0, 10.0).is_empty());
     }
 
     #[test]

@@ -16,11 +16,16 @@ use super::state::Explorer;
 use crate::chart::{Bar, Limit, StackedBarChart, Standing, ValueFormat};
 use crate::mode_panel::ModeBadge;
 
-/// A bar label for a configuration of the list: `#1 2d dp4 tp8×1 pp128` (MoE: `… ep8`, and
-/// `etp2` when the experts are split too).
+/// A bar label for a configuration of the list: `#1 2d dp4 tp8×1 pp128 mbs1` (MoE: `… ep8`,
+/// and `etp2` when the experts are split too).
 pub fn bar_label(rank: usize, r: &ConfigReport) -> String {
+    format!("#{rank} {}", layout_words(r))
+}
+
+/// A configuration's layout in words a bar label can wrap at: `2d dp4 tp8×1 pp128 mbs1 ep8`.
+pub fn layout_words(r: &ConfigReport) -> String {
     let c = &r.candidate;
-    let mut label = format!("#{rank} {} dp{} tp{} pp{}", c.strategy, c.dp, tp_text(c), c.pp);
+    let mut label = format!("{} dp{} tp{} pp{} mbs{}", c.strategy, c.dp, tp_text(c), c.pp, c.mbs);
     if let Some(x) = r.experts {
         label.push_str(&format!(" ep{}", x.ep));
         if x.etp > 1 {
@@ -100,6 +105,7 @@ pub fn ListCharts() -> impl IntoView {
                             components=mem_parts
                             bars=mem_bars
                             limit=mem_limit
+                            format=fmperf_app::fmt::GB_FORMAT
                         />
                     </div>
                 </div>

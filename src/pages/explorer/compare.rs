@@ -414,11 +414,15 @@ pub fn ComparePanel() -> impl IntoView {
                 view! { <tr class="part"><th scope="row">{format!("{} [GB]", p.label())}</th>{cells}</tr> }.into_any(),
             );
         }
+        // Each bar says its letter, the model and system where the columns differ in them, and its
+        // layout in words the chart can wrap (a code such as `1d.dp8.tp8…` would be cut).
+        let differ = |f: fn(&Compared) -> &str| items.iter().any(|c| f(c) != f(&items[0]));
+        let (models, systems) = (differ(|c| c.spec.model_name.as_str()), differ(|c| c.spec.system_name.as_str()));
         let label = |c: &Compared| {
             fmperf_app::compare::bar_label(
                 c.letter,
-                c.spec.system_id.trim_start_matches("ref-"),
-                &format_candidate(&c.report.candidate),
+                &[(models, c.spec.model_name.as_str()), (systems, c.spec.system_name.as_str())],
+                &super::breakdown::layout_words(&c.report),
             )
         };
         let time_bars: Vec<Bar> =
@@ -453,6 +457,7 @@ pub fn ComparePanel() -> impl IntoView {
                         components={MemoryPart::ALL.iter().map(|p| p.label().to_string()).collect::<Vec<_>>()}
                         bars=mem_bars
                         limit=mem_limit
+                        format=fmperf_app::fmt::GB_FORMAT
                     />
                 </div>
             </div>

@@ -331,6 +331,11 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
                 </div>
             }
         });
+        // Memory reads as every memory figure on the page does (1 decimal, as the table).
+        let format = match chart.breakdown {
+            StudyBreakdown::Time => crate::chart::ValueFormat::Auto,
+            StudyBreakdown::Memory => fmperf_app::fmt::GB_FORMAT,
+        };
         let bd = chart.breakdown;
         let x_name = arrangement.x.map(|i| arrangement.axes[i].name()).unwrap_or("");
         view! {
@@ -353,6 +358,7 @@ fn MainChart(result: Arc<SweepResult>, chart: Chart, arrangement: Arrangement) -
                     bars=bars
                     orientation=Orientation::Vertical
                     height=320.0
+                    format=format
                 />
             </div>
         }

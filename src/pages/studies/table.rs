@@ -16,11 +16,9 @@ use crate::mode_panel::ModeBadge;
 /// Rows drawn at most (the downloads hold every point).
 const MAX_ROWS: usize = 400;
 
+/// `v` with `decimals` decimals as the rest of the page writes figures; `–` when missing.
 fn fixed(v: Option<f64>, decimals: usize) -> String {
-    match v {
-        Some(x) if x.is_finite() => format!("{x:.decimals$}"),
-        _ => "–".into(),
-    }
+    v.map_or_else(|| "–".to_string(), |x| fmperf_app::fmt::fixed(x, decimals))
 }
 
 /// Days with 2 decimals below 100, 1 above.
@@ -44,7 +42,7 @@ fn row(p: &PointResult) -> impl IntoView + use<> {
                 <td class="num days">{days(Metric::Days.value(p))}</td>
                 <td class="num">{fixed(Metric::Throughput.value(p), 2)}</td>
                 <td class="num">{fixed(Metric::IterationS.value(p), 3)}</td>
-                <td class="num">{fixed(Metric::MemGb.value(p), 1)}</td>
+                <td class="num">{fixed(Metric::MemGb.value(p), usize::from(fmperf_app::fmt::GB_DECIMALS))}</td>
                 <td class="num">{fixed(Metric::AchievedTflops.value(p), 1)}</td>
                 <td class="mono">{config}</td>
             }
