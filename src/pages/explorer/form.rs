@@ -4,7 +4,7 @@
 //! entry, the next ones replace it), selects and checkboxes at once. Invalid text is kept in the
 //! URL too, but starts no search.
 
-use fmperf_app::pickers::{Origin, model_picks};
+use fmperf_app::pickers::{PickerGroup, model_picks};
 use fmperf_app::system_spec;
 use fmperf_core::Strategy;
 use fmperf_core::catalog::TrainingBudget;
@@ -88,13 +88,13 @@ fn ChoiceSelect(key: &'static str, label: &'static str, picker: Picker) -> impl 
     let options = move || {
         let ext = extended.get();
         picks.with(|picks| {
-            [Origin::Yours, Origin::Reference, Origin::Catalog]
+            [PickerGroup::Yours, PickerGroup::Reference, PickerGroup::Catalog]
                 .into_iter()
-                .filter(|o| picks.iter().any(|p| p.origin == *o))
+                .filter(|o| picks.iter().any(|p| p.group == *o))
                 .map(|origin| {
                     let options = picks
                         .iter()
-                        .filter(|p| p.origin == origin)
+                        .filter(|p| p.group == origin)
                         .map(|p| {
                             let why = p.unusable(ext).map(str::to_string);
                             let label = match (&why, p.needs.is_empty(), p.caveats.is_empty()) {

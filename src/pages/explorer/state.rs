@@ -22,7 +22,7 @@ use crate::url_state::UrlState;
 
 /// A finished search and what its reports need.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct FinishedSearch {
     /// The scenario searched.
     pub spec: ExploreSpec,
     /// Shared inputs of the reports (budget, FLOPs per sample, peak, capacity).
@@ -39,7 +39,7 @@ pub struct Outcome {
     pub widening: Vec<fmperf_core::vocab::Note>,
 }
 
-impl Outcome {
+impl FinishedSearch {
     /// Reports of the merged list (`None`) or one strategy's list.
     pub fn reports(&self, list: Option<fmperf_core::Strategy>) -> Vec<ConfigReport> {
         fmperf_app::results::reports(&self.ctx, &self.result, list)
@@ -91,7 +91,7 @@ pub struct Explorer {
     /// The search's progress.
     pub run: RwSignal<Run>,
     /// The last finished search.
-    pub outcome: RwSignal<Option<Arc<Outcome>>>,
+    pub outcome: RwSignal<Option<Arc<FinishedSearch>>>,
     /// The running task (to cancel it).
     task: StoredValue<Option<TaskHandle>, LocalStorage>,
     /// A cancelled run's scenario can be started again.
@@ -254,7 +254,7 @@ impl Explorer {
             },
             move |(result, diagnosis, widening)| {
                 let elapsed_ms = now_ms() - started;
-                outcome.try_set(Some(Arc::new(Outcome { spec, ctx, result, elapsed_ms, diagnosis, widening })));
+                outcome.try_set(Some(Arc::new(FinishedSearch { spec, ctx, result, elapsed_ms, diagnosis, widening })));
                 run.try_set(Run::Idle);
             },
         );
