@@ -12,10 +12,9 @@ use super::reason::RowReason;
 use super::row::{RunSetup, interpret};
 use super::schema::{MeasuredFile, MeasuredRun};
 use crate::SystemParams;
-use crate::cost::GivenConfiguration;
+use crate::cost::{CostModel, ExtendedSetup, GivenConfiguration, Pricer};
 use crate::extended::efficiency::{Efficiency, median};
 use crate::extended::{self, ExtendedOptions, Hardware};
-use crate::reference;
 use crate::vocab::{Note, utilisation_of_step};
 
 pub use crate::mode::Mode;
@@ -181,47 +180,70 @@ impl Prepared {
         }
     }
 
-    /// The row priced by extended mode at `eta`. Memory does not depend on the part's rates: when
-    /// the catalog lacks a rate the time needs (`Err` in `totals`), memory is still predicted, with
-    /// stand-in rates. Extended mode compares its need with what the driver offers (GB) and
-    /// predicts each kind of memory figure apart.
-    fn extended_pricing(&self, eta: Efficiency) -> RowPricing {
-        let setup = match self.setup.as_ref() {
-            Ok(s) => s,
-            Err(e) => return RowPricing::unreadable(e),
+    /// Extended mode's model of the row at `eta`, on the row's part; where the catalog lacks a
+    /// rate the time needs, on a part with stand-in rates ([`memory_stand_in`]: memory does not
+    /// read rates), the time then void for that reason. Extended mode compares its need with
+    /// what the driver offers (GB).
+    fn extended_model(&self, eta: Efficiency) -> Result<RowModel, RowReason> {
+        let setup = self.setup.as_ref().map_err(Clone::clone)?;
+        let (hardware, time_void) = match &self.hardware {
+            Ok(hw) => (hw.clone(), None),
+            Err(reason) => (memory_stand_in(setup), Some(reason.clone())),
         };
-        let opts = options_at(setup, eta);
-        let run = |hw: &Hardware| {
-            extended::evaluate(&setup.workload, hw, &setup.layout, &opts).map_err(RowReason::ExtendedCannotEvaluate)
-        };
-        let (totals, memory) = match &self.hardware {
-            Ok(hw) => match run(hw) {
-                Ok(e) => (Ok(e.totals), Ok(PredictedMemory::of(&e))),
-                Err(e) => (Err(e.clone()), Err(e)),
-            },
-            Err(reason) => {
-                let memory = run(&memory_stand_in(setup)).map(|e| PredictedMemory::of(&e));
-                (Err(reason.clone()), memory)
-            }
-        };
-        RowPricing { totals, memory, capacity_gb: extended_capacity_gb(setup), memory_by_kind: true }
+        let options = options_at(setup, eta);
+        let pricer = ExtendedSetup { workload: setup.workload, hardware, options };
+        let strategy = crate::cost::candidate_of_layout(&setup.layout).strategy;
+        Ok(RowModel {
+            model: pricer
+                .evaluator(&options, strategy, setup.layout.global_batch)
+                .map(|e| Box::new(e) as Box<dyn CostModel>)
+                .map_err(RowReason::ExtendedCannotEvaluate),
+            cannot_evaluate: RowReason::ExtendedCannotEvaluate,
+            time_void,
+            capacity_gb: extended_capacity_gb(setup),
+        })
     }
 
-    /// The row priced by the reference model: one memory figure for every kind, compared with the
-    /// part's label, as it always has been.
-    fn reference_pricing(&self) -> RowPricing {
-        let setup = match self.setup.as_ref() {
-            Ok(s) => s,
+    /// The reference model of the row (its shape, the part mapped at 16 bits: [`RunSetup::reference`]),
+    /// comparing its one memory figure with the part's label, as it always has.
+    fn reference_model(&self) -> Result<RowModel, RowReason> {
+        let setup = self.setup.as_ref().map_err(Clone::clone)?;
+        let capacity_gb = setup.system.memory_gb;
+        let strategy = crate::cost::candidate_of_layout(&setup.layout).strategy;
+        let model = setup.reference().and_then(|(shape, params)| {
+            let pricer = Pricer { shape: &shape, system: &params, extended: None };
+            pricer.model(strategy, setup.layout.global_batch).map_err(RowReason::ReferenceCannotEvaluate)
+        });
+        Ok(RowModel { model, cannot_evaluate: RowReason::ReferenceCannotEvaluate, time_void: None, capacity_gb })
+    }
+
+    /// The row priced by extended mode at `eta` (through [`CostModel::price_layout`]).
+    fn extended_pricing(&self, eta: Efficiency) -> RowPricing {
+        self.pricing(self.extended_model(eta))
+    }
+
+    /// The row's layout priced by `model` ([`CostModel::price_layout`]): its totals and memory, or
+    /// why there are none.
+    fn pricing(&self, model: Result<RowModel, RowReason>) -> RowPricing {
+        let m = match model {
+            Ok(m) => m,
+            Err(e) => return RowPricing::unreadable(&e),
+        };
+        let layout = match &self.setup {
+            Ok(s) => &s.layout,
             Err(e) => return RowPricing::unreadable(e),
         };
-        let (totals, memory) = match setup.reference().and_then(|(shape, params, c)| {
-            reference::evaluate(&shape, &params, setup.layout.global_batch, &c)
-                .map_err(RowReason::ReferenceCannotEvaluate)
-        }) {
-            Ok(e) => (Ok(e.totals), Ok(PredictedMemory::single(e.totals.mem))),
-            Err(e) => (Err(e.clone()), Err(e)),
+        let detail = m.model.and_then(|mut model| model.price_layout(layout).map_err(m.cannot_evaluate));
+        let memory_by_kind = detail.as_ref().is_ok_and(|d| d.tells_memory_kinds_apart());
+        let memory = detail.as_ref().map_err(Clone::clone).map(|d| {
+            let (allocated_gb, reserved_gb, device_gb) = d.memory_by_kind_gb();
+            PredictedMemory { allocated_gb, reserved_gb, device_gb }
+        });
+        let totals = match (m.time_void, detail) {
+            (Some(reason), _) => Err(reason),
+            (None, d) => d.map(|d| *d.totals()),
         };
-        RowPricing { totals, memory, capacity_gb: setup.system.memory_gb, memory_by_kind: false }
+        RowPricing { totals, memory, capacity_gb: m.capacity_gb, memory_by_kind }
     }
 
     /// The row as the verdict band sees an out-of-memory run: its source, extended mode's
@@ -300,8 +322,13 @@ impl Prepared {
     /// reason [`Prepared::predict`] gives).
     pub fn extended_time_on(&self, hw: &Hardware, eta: Efficiency) -> Result<f64, RowReason> {
         let setup = self.setup.as_ref().map_err(Clone::clone)?;
-        extended::evaluate(&setup.workload, hw, &setup.layout, &options_at(setup, eta))
-            .map(|e| e.totals.t)
+        let options = options_at(setup, eta);
+        let pricer = ExtendedSetup { workload: setup.workload, hardware: hw.clone(), options };
+        let strategy = crate::cost::candidate_of_layout(&setup.layout).strategy;
+        pricer
+            .evaluator(&options, strategy, setup.layout.global_batch)
+            .and_then(|mut model| model.price_layout(&setup.layout))
+            .map(|d| d.totals().t)
             .map_err(RowReason::ExtendedCannotEvaluate)
     }
 
@@ -390,7 +417,7 @@ impl Prepared {
             r.measured = Some(m.value);
         }
         let RowPricing { totals, memory: predicted_memory, capacity_gb: capacity, memory_by_kind } =
-            mode.price_given(&AtEfficiency { row: self, eta });
+            self.pricing(mode.price_given(&AtEfficiency { row: self, eta }));
         if let Some(m) = r.memory.as_mut() {
             match &predicted_memory {
                 Ok(p) => {
@@ -461,6 +488,20 @@ struct RowPricing {
     memory_by_kind: bool,
 }
 
+/// The model a row is priced with in one mode, from the row's inputs, and how that mode reports
+/// the row.
+struct RowModel {
+    /// The model (or why it could not be built on the row's inputs).
+    model: Result<Box<dyn CostModel>, RowReason>,
+    /// The reason a rejection by the model gives.
+    cannot_evaluate: fn(crate::Error) -> RowReason,
+    /// Why the model's time is not the row's prediction although it prices the layout (a part
+    /// whose rates stand in for memory alone).
+    time_void: Option<RowReason>,
+    /// The capacity the mode compares the need with [GB] (`None`: the catalog lists none).
+    capacity_gb: Option<f64>,
+}
+
 impl RowPricing {
     /// A row that could not be read (`reason`): neither time nor memory.
     fn unreadable(reason: &RowReason) -> RowPricing {
@@ -473,21 +514,22 @@ impl RowPricing {
     }
 }
 
-/// A row with extended mode's efficiencies `eta`: what either model prices ([`Mode::price_given`]).
+/// A row with extended mode's efficiencies `eta`: what either model is built from
+/// ([`Mode::price_given`]).
 struct AtEfficiency<'a> {
     row: &'a Prepared,
     eta: Efficiency,
 }
 
 impl GivenConfiguration for AtEfficiency<'_> {
-    type Priced = RowPricing;
+    type Priced = Result<RowModel, RowReason>;
 
-    fn by_reference(&self) -> RowPricing {
-        self.row.reference_pricing()
+    fn by_reference(&self) -> Result<RowModel, RowReason> {
+        self.row.reference_model()
     }
 
-    fn by_extended(&self) -> RowPricing {
-        self.row.extended_pricing(self.eta)
+    fn by_extended(&self) -> Result<RowModel, RowReason> {
+        self.row.extended_model(self.eta)
     }
 }
 
