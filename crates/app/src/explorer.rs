@@ -774,7 +774,7 @@ mod tests {
             let f = fields_from_query(&Query::parse(url));
             assert_eq!(f.domain, "", "{url}");
             let spec = for_core(&f, Some(2048)).resolve_in(&fmperf_core::mode::ModelMode::Extended(Default::default()));
-            assert_eq!(spec.expect(url).system.nvlink_size, 72, "{url}");
+            assert_eq!(spec.expect(url).system.domain_size, 72, "{url}");
         }
         // The published study's presets and the old default system keep its domain of 8.
         assert_eq!(fields_from_query(&Query::parse("?system=ref-H200&gpus=512")).domain, "8");

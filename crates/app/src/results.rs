@@ -110,7 +110,7 @@ pub fn summary_line(spec: &ExploreSpec, result: &ExploreResult, elapsed_ms: Opti
         "{} on {} · scale-up domain {} · {} devices · global batch {} — {} candidates{time}, {} fit in {}",
         spec.model_id,
         spec.system_name,
-        spec.system.nvlink_size,
+        spec.system.domain_size,
         fmt::count(spec.n_gpus),
         fmt::count(spec.global_batch),
         fmt::count(result.candidates()),

@@ -187,7 +187,7 @@ pub fn studies_query(spec: &ExploreSpec, fields: &ExploreFields, mode: &ModelMod
         system: fields.system.trim().to_string(),
         strategy: Some(strategies.join(",")),
         gpus: Some(spec.n_gpus.to_string()),
-        nvlink: Some(spec.system.nvlink_size.to_string()),
+        nvlink: Some(spec.system.domain_size.to_string()),
         global_batch: Some(spec.global_batch.to_string()),
         mode: Some(mode.as_str().to_string()),
         ext: mode.ext_text(),

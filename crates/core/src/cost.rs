@@ -352,7 +352,7 @@ mod tests {
     /// as a user's configuration by either model (the same bits), and the reading round-trips.
     #[test]
     fn a_given_layout_is_priced_as_its_candidate_by_either_model() {
-        let system = SystemParams::h200().with_nvlink_size(8);
+        let system = SystemParams::h200().with_domain_size(8);
         let shape = ModelShape::GPT3;
         let workload = Workload { vocab: Some(51200), ..Workload::from_shape(&shape) };
         let setup = ExtendedSetup {

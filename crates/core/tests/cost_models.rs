@@ -19,7 +19,7 @@ fn close(a: f64, b: f64, what: &str) {
 const GLOBAL_BATCH: u64 = 256;
 
 fn setup() -> ExtendedSetup {
-    let hardware = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+    let hardware = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
     ExtendedSetup { workload: Workload::LLAMA3_8B, hardware, options: ExtendedOptions::realistic() }
 }
 

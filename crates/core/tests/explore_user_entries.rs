@@ -54,5 +54,5 @@ fn system_spec_options_reach_both_modes() {
     assert_eq!(e[0].field(), Some("nics"));
     let mut f = fields("gpt3", "nvidia_h100_sxm5_80gb,domain=4");
     f.domain = "8".into();
-    assert_eq!(f.resolve_in(&ModelMode::Reference).unwrap().system.nvlink_size, 8);
+    assert_eq!(f.resolve_in(&ModelMode::Reference).unwrap().system.domain_size, 8);
 }

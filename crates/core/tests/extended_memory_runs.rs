@@ -110,7 +110,7 @@ fn operator_level_checkpointing_by_hand() {
     use fmperf_core::extended::block_operations::block_operations;
     use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, Recompute, Workload};
     let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
-    let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+    let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
     let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
     let opts = ExtendedOptions { recompute: Recompute::Op, ..ExtendedOptions::realistic() };
     let ops = block_operations(&w, &hw, &layout, &opts).unwrap();

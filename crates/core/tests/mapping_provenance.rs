@@ -34,7 +34,7 @@ fn param_value(m: &MappedSystem, param: &str) -> f64 {
         "ib_bandwidth" => p.ib_bandwidth,
         "ib_eff" => p.ib_eff,
         "ib_latency" => p.ib_latency,
-        "nvlink_size" => p.nvlink_size as f64,
+        "nvlink_size" => p.domain_size as f64,
         "nic_factor" => p.nic_factor,
         "element_size" => p.element_size,
         "mask_element_size" => p.mask_element_size,

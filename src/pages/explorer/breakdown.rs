@@ -334,7 +334,7 @@ fn show_stack_switch(ev: leptos::ev::MouseEvent) {
 #[component]
 pub fn BreakdownPanel(selection: Memo<Result<Option<Selected>, String>>) -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
-    let domain = move || ex.outcome.with(|o| o.as_ref().map(|o| o.spec.system.nvlink_size).unwrap_or(0));
+    let domain = move || ex.outcome.with(|o| o.as_ref().map(|o| o.spec.system.domain_size).unwrap_or(0));
     let detail = move || {
         match selection.get() {
         Err(e) => view! { <div class="notice error" role="alert">{e}</div> }.into_any(),

@@ -149,7 +149,7 @@ fn AddSystem() -> impl IntoView {
                             Pin {
                                 model: spec.model_id.clone(),
                                 system: spec.system_id.clone(),
-                                domain: spec.system.nvlink_size,
+                                domain: spec.system.domain_size,
                                 batch: spec.global_batch,
                                 candidate: c,
                             }
@@ -332,7 +332,7 @@ pub fn ComparePanel() -> impl IntoView {
         let mut rows: Vec<Row> = vec![
             ("model", |c| c.spec.model_id.clone()),
             ("system", |c| c.spec.system_name.clone()),
-            ("scale-up domain [devices]", |c| c.spec.system.nvlink_size.to_string()),
+            ("scale-up domain [devices]", |c| c.spec.system.domain_size.to_string()),
             ("devices", |c| fmt::count(c.spec.n_gpus)),
             ("global batch [samples]", |c| fmt::count(c.spec.global_batch)),
             ("configuration", |c| format_candidate(&c.report.candidate)),

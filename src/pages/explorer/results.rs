@@ -323,7 +323,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
             Pin {
                 model: s.model_id.clone(),
                 system: fmperf_app::system_spec::with_id(&system_text, &s.system_id),
-                domain: s.system.nvlink_size,
+                domain: s.system.domain_size,
                 batch: s.global_batch,
                 candidate: c,
             }

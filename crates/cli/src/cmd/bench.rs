@@ -61,7 +61,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
                 for gpus in [512, 4096, 16384] {
                     let spec = SearchSpec {
                         model: ModelShape::reference(model)?,
-                        system: SystemParams::h200().with_nvlink_size(nvlink),
+                        system: SystemParams::h200().with_domain_size(nvlink),
                         strategy,
                         n_gpus: gpus,
                         global_batch: 4096,

@@ -495,7 +495,7 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
             }
             let (system_name, mut system) = load_system(&req.system)?;
             if let Some(k) = req.domain {
-                system.nvlink_size = k;
+                system.domain_size = k;
             }
             (model_name, system_name, spec_of(req, model, system), None)
         }
@@ -523,7 +523,7 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
             (req.model.clone(), req.system.clone(), spec, Some(setup))
         }
     };
-    let domain = base.system.nvlink_size;
+    let domain = base.system.domain_size;
     let mut outcomes = Vec::new();
     let mut results = Vec::new();
     let mut notes: Vec<Note> = Vec::new();

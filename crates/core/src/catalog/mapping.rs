@@ -275,7 +275,7 @@ pub fn to_system_params(sys: &CatalogSystem, opts: &MappingOptions) -> Result<Ma
                 sys.scale_up.domain_size, sys.id
             ));
         }
-        params.nvlink_size = n;
+        params.domain_size = n;
         origins.set("nvlink_size", Origin::User { what: "the domain size you chose" });
     }
     if let Some(k) = opts.nics_per_device {
@@ -597,7 +597,7 @@ fn map_hardware(
         ib_bandwidth: ib,
         ib_eff: net.scale_out_eff,
         ib_latency: net.scale_out_latency_s,
-        nvlink_size: domain,
+        domain_size: domain,
         nic_factor: 1.0,
         element_size: precision.element_size_gb(),
         mask_element_size: 1e-9,

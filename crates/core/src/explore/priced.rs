@@ -71,7 +71,7 @@ impl ExploreSpec {
             Error::invalid(field::MODEL, &self.model_id, format!("cannot be used by extended mode: {e}"))
         })?;
         let sys = &self.system_entry;
-        let opts = MappingOptions { domain_size: Some(self.system.nvlink_size), ..self.mapping };
+        let opts = MappingOptions { domain_size: Some(self.system.domain_size), ..self.mapping };
         let (hardware, hardware_notes) =
             resolve::hardware(sys, options.hardware.precision, options.hardware.measured_ceiling, &opts).map_err(
                 |e| match e.path() {

@@ -249,7 +249,7 @@ impl Hardware {
 
     /// Devices per fast (scale-up) domain.
     pub fn domain_size(&self) -> u64 {
-        self.net.nvlink_size
+        self.net.domain_size
     }
 
     /// Achievable scale-up bandwidth per device [GB/s, one direction] for a group with `share`

@@ -193,7 +193,7 @@ mod tests {
         assert_eq!(sys.memory_gb, Some(96.0), "the user's copy wins");
         assert_eq!(opts.domain_size, Some(4));
         let mapped = map_system(sys, &opts).unwrap();
-        assert_eq!(mapped.params.nvlink_size, 4);
+        assert_eq!(mapped.params.domain_size, 4);
         assert_eq!(mapped.params.hbm_capacity, 96.0);
         // The built-in catalogs alone give the datasheet's 80 GB.
         let (sys, _) = system_spec(UserEntries::builtin(), "nvidia_h100_sxm5_80gb").unwrap();

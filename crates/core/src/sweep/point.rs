@@ -310,6 +310,6 @@ fn apply_overrides(hw: &mut Hardware, before: &SystemParams, after: &SystemParam
     p.vector_flops_fp16 = after.vector_flops_fp16;
     p.hbm_capacity = after.hbm_capacity;
     p.hbm_bandwidth = after.hbm_bandwidth;
-    (p.nvlink_bandwidth, p.ib_bandwidth, p.nvlink_size) =
-        (after.nvlink_bandwidth, after.ib_bandwidth, after.nvlink_size);
+    (p.nvlink_bandwidth, p.ib_bandwidth, p.domain_size) =
+        (after.nvlink_bandwidth, after.ib_bandwidth, after.domain_size);
 }

@@ -221,7 +221,7 @@ fn explain(inputs: &PointInputs, per_strategy: &[StrategyOutcome]) -> (Status, S
             m.e,
             m.depth,
             inputs.global_batch,
-            inputs.params.nvlink_size
+            inputs.params.domain_size
         ),
     )
 }

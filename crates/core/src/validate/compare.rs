@@ -547,7 +547,7 @@ fn options_at(setup: &RunSetup, eta: Efficiency) -> ExtendedOptions {
 fn memory_stand_in(setup: &RunSetup) -> Hardware {
     let mut params = SystemParams::reference("H200").unwrap_or_else(|_| SystemParams::a100());
     params.hbm_capacity = setup.system.device_memory_gb().unwrap_or(params.hbm_capacity);
-    params.nvlink_size = setup.system.scale_up.domain_size.max(1);
+    params.domain_size = setup.system.scale_up.domain_size.max(1);
     params.element_size = setup.options.hardware.precision.element_size_gb();
     Hardware::from_params(&params, false)
 }
