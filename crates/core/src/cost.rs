@@ -13,12 +13,12 @@
 //! module and the two models, nothing builds an evaluator of either mode. Validation prices a
 //! measured row's fixed layout through the same trait ([`CostModel::price_layout`]); the row
 //! supplies each model's inputs and the mode says which model it gets ([`GivenConfiguration`],
-//! [`Mode::price_given`]).
+//! [`ModeKind::price_given`]).
 
 use crate::extended::moe::ExpertLayout;
 use crate::extended::{ExtendedEvaluation, ExtendedEvaluator, ExtendedOptions, Hardware, Layout, Workload};
-use crate::mode::ModelMode;
-use crate::mode_kind::Mode;
+use crate::mode::Mode;
+use crate::mode_kind::ModeKind;
 use crate::reference::{self, Evaluation};
 use crate::vocab::{Candidate, Outcome, Totals};
 use crate::{Error, ModelShape, Strategy, SystemParams};
@@ -26,7 +26,7 @@ use crate::{Error, ModelShape, Strategy, SystemParams};
 /// A model that prices training configurations (candidates) of one scenario and one strategy.
 pub trait CostModel: std::fmt::Debug + Send {
     /// Which model this is.
-    fn mode(&self) -> Mode;
+    fn mode(&self) -> ModeKind;
 
     /// The headline numbers of a generated candidate (iteration time, throughput, memory per
     /// device); an error when the model rejects the candidate. Candidates come from the search's
@@ -135,8 +135,8 @@ impl Pricer<'_> {
     }
 
     /// The mode with its switches.
-    pub fn mode(&self) -> ModelMode {
-        self.extended.map_or(ModelMode::Reference, |e| ModelMode::Extended(e.options))
+    pub fn mode(&self) -> Mode {
+        self.extended.map_or(Mode::Reference, |e| Mode::Extended(e.options))
     }
 
     /// Memory of one device [GB] as the mode reads it: the feasibility limit.
@@ -152,7 +152,7 @@ impl Pricer<'_> {
 
 /// A configuration given rather than searched (a measured run's layout, which validation prices as
 /// it ran): its holder builds each model from its own inputs (a [`Pricer`] of them), and the mode
-/// says which model it gets ([`Mode::price_given`]), as [`Pricer::model`] does for a search; the
+/// says which model it gets ([`ModeKind::price_given`]), as [`Pricer::model`] does for a search; the
 /// model then prices the layout ([`CostModel::price_layout`]).
 pub trait GivenConfiguration {
     /// What a pricing yields (validation: the model built for the row, or why there is none).
@@ -185,12 +185,12 @@ pub fn candidate_of_layout(l: &Layout) -> Candidate {
     }
 }
 
-impl Mode {
+impl ModeKind {
     /// `given` priced by this mode's model.
     pub fn price_given<G: GivenConfiguration>(self, given: &G) -> G::Priced {
         match self {
-            Mode::Reference => given.by_reference(),
-            Mode::Extended => given.by_extended(),
+            ModeKind::Reference => given.by_reference(),
+            ModeKind::Extended => given.by_extended(),
         }
     }
 }
@@ -202,8 +202,8 @@ impl Clone for Box<dyn CostModel> {
 }
 
 impl CostModel for reference::Evaluator {
-    fn mode(&self) -> Mode {
-        Mode::Reference
+    fn mode(&self) -> ModeKind {
+        ModeKind::Reference
     }
 
     fn price(&mut self, c: &Candidate) -> Result<Outcome, Error> {
@@ -232,8 +232,8 @@ impl CostModel for reference::Evaluator {
 }
 
 impl CostModel for ExtendedEvaluator {
-    fn mode(&self) -> Mode {
-        Mode::Extended
+    fn mode(&self) -> ModeKind {
+        ModeKind::Extended
     }
 
     fn price(&mut self, c: &Candidate) -> Result<Outcome, Error> {

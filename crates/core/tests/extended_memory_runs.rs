@@ -6,11 +6,11 @@
 use fmperf_core::extended::memory::FRAGMENTATION;
 use fmperf_core::validate::compare::{Prepared, RowResult};
 use fmperf_core::validate::memory::{ScoredMemory, fit_fragmentation};
-use fmperf_core::validate::{Mode, shipped_memory_runs, validate};
+use fmperf_core::validate::{ModeKind, shipped_memory_runs, validate};
 use fmperf_core::vocab::Fits;
 
 fn report_rows() -> Vec<RowResult> {
-    validate(&shipped_memory_runs(), Mode::Extended).rows
+    validate(&shipped_memory_runs(), ModeKind::Extended).rows
 }
 
 fn scored() -> Vec<ScoredMemory> {
@@ -51,7 +51,7 @@ fn memory_errors_per_source_and_the_fragmentation_fit() {
     assert!(loso <= 0.08, "leave-one-source-out memory MAPE {loso}");
     assert!(fit.in_sample.mape.unwrap() <= 0.08, "in-sample memory MAPE {:?}", fit.in_sample.mape);
     // The report's headline is that same held-out figure.
-    let report = validate(&shipped_memory_runs(), Mode::Extended);
+    let report = validate(&shipped_memory_runs(), ModeKind::Extended);
     let headline = report.summary.memory.stats.mape.unwrap();
     assert!((headline - loso).abs() < 1e-9, "report {headline} vs fit {loso}");
     // Issue 18: no source's held-out mean error beyond ±15 % (torchtune −6.5 %, Megatron-Bridge

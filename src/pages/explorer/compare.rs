@@ -10,7 +10,7 @@ use fmperf_app::run_cost::{self, RankBy};
 use fmperf_core::explore::choices::system_choices;
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ConfigReport, ExploreSearch, ExploreSpec, ReportContext, format_candidate};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use fmperf_core::run_cost::RunCost;
 use fmperf_core::vocab::{MemoryPart, TimePart};
 use leptos::prelude::*;
@@ -44,7 +44,7 @@ struct Compared {
 fn evaluate_pin(
     pin: &Pin,
     base: &ExploreFields,
-    mode: &ModelMode,
+    mode: &Mode,
     entries: &fmperf_core::explore::UserEntries,
 ) -> Result<(ExploreSpec, ConfigReport), String> {
     let mut f = base.clone();

@@ -9,7 +9,7 @@ use fmperf_app::system_spec;
 use fmperf_core::Strategy;
 use fmperf_core::catalog::TrainingBudget;
 use fmperf_core::explore::inputs::{BudgetUnit, parse_strategies};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use leptos::prelude::*;
 
 use fmperf_app::batch::own_batch;
@@ -74,7 +74,7 @@ fn ChoiceSelect(key: &'static str, label: &'static str, picker: Picker) -> impl 
     let id = format!("ex-{key}");
     let err_id = format!("ex-{key}-error");
     let error = Signal::derive(move || ex.live_error(keys::form_field(key)));
-    let extended = Memo::new(move |_| matches!(ex.mode.get(), Ok(ModelMode::Extended(_))));
+    let extended = Memo::new(move |_| matches!(ex.mode.get(), Ok(Mode::Extended(_))));
     let picks = Memo::new(move |_| match picker {
         Picker::Model => ex.entries.with(model_picks),
         Picker::System => ex.system_picks.get(),
@@ -309,7 +309,7 @@ fn write_moe_key(ex: Explorer, key: &'static str, value: &str, push: bool) {
 fn MoeControls() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
     let shown = Memo::new(move |_| {
-        let extended = matches!(ex.mode.get(), Ok(ModelMode::Extended(_)))
+        let extended = matches!(ex.mode.get(), Ok(Mode::Extended(_)))
             || ex.mode.with(|m| m.as_ref().is_err_and(|e| e.path().is_some_and(|p| p.below("moe").is_some())));
         let model = ex.live.with(|f| f.model.clone());
         extended && ex.entries.with(|u| u.find_model(&model).ok().is_some_and(|m| m.moe.is_some()))

@@ -258,7 +258,7 @@ struct SensitivityCase {
 fn sensitivity_cases() -> Result<Vec<SensitivityCase>, CmdError> {
     use fmperf_core::explore::inputs::ExploreFields;
     use fmperf_core::sensitivity::{Base, Sensitivity};
-    let mode = fmperf_core::mode::ModelMode::extended();
+    let mode = fmperf_core::mode::Mode::extended();
     let mut out = Vec::new();
     for (scenario, model, gpus, batch) in [
         ("llama3-70b on 1024 nvidia_h100_sxm5_80gb, batch 2048", "llama3-70b", "1024", "2048"),

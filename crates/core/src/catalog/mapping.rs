@@ -49,7 +49,7 @@ use super::precision::Precision;
 use super::provenance::{Origin, Provenance};
 use super::system::CatalogSystem;
 use crate::hint;
-use crate::mode_kind::Mode;
+use crate::mode_kind::ModeKind;
 use crate::vocab::{Note, NoteKind, NoteList};
 use crate::{Error, SystemParams};
 
@@ -76,7 +76,7 @@ pub struct MappingOptions {
     /// The model that reads the mapping (default: reference mode). Extended mode never reads the
     /// vector rates, so an entry without one maps (placeholder, [`Origin::Unread`]), and it prices
     /// stored tensors in 16 bits under FP8.
-    pub mode: Mode,
+    pub mode: ModeKind,
 }
 
 /// The result of a mapping: the parameters and every value that did not come straight from the

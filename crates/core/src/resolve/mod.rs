@@ -177,7 +177,7 @@ pub fn builtin_system(id: &str) -> Result<&'static CatalogSystem, Error> {
 mod tests {
     use super::*;
     use crate::catalog::provenance::Origin;
-    use crate::mode_kind::Mode;
+    use crate::mode_kind::ModeKind;
     use crate::vocab::NoteKind;
 
     fn h100() -> CatalogSystem {
@@ -225,7 +225,7 @@ mod tests {
         // unread placeholder, recorded in the provenance, and no note about it.
         let opts = MappingOptions { scale_out_gbps: Some(25.0), ..MappingOptions::default() };
         assert!(map_system(v5e, &opts).is_err());
-        let ext = MappingOptions { mode: Mode::Extended, ..opts };
+        let ext = MappingOptions { mode: ModeKind::Extended, ..opts };
         let mapped = map_system(v5e, &ext).unwrap();
         let unread = mapped.provenance.iter().any(|p| matches!(p.origin, Origin::Unread { .. }));
         assert!(unread, "{:?}", mapped.provenance);

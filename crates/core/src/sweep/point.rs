@@ -9,7 +9,7 @@ use crate::catalog::Precision;
 use crate::cost::{ExtendedSetup, Pricer};
 use crate::extended::sparsity::no_effect_note;
 use crate::extended::{ExtendedOptions, Hardware, HardwareChoices, ModelFeatures};
-use crate::mode::ModelMode;
+use crate::mode::Mode;
 use crate::reference::machine::Machine;
 use crate::resolve::{ModelRef, SystemRef};
 use crate::vocab::{Note, NoteList};
@@ -54,7 +54,7 @@ impl PointInputs {
     }
 
     /// The mode the point is priced in, with the point's own precision and sparsity.
-    pub fn mode(&self) -> ModelMode {
+    pub fn mode(&self) -> Mode {
         self.pricer().mode()
     }
 

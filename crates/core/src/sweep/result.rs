@@ -4,7 +4,7 @@
 use super::axis::AxisValue;
 use super::point::{PointInputs, PointLabels};
 use crate::Strategy;
-use crate::mode::ModelMode;
+use crate::mode::Mode;
 use crate::search::Ranked;
 
 /// Seconds per day.
@@ -133,7 +133,7 @@ pub struct PointResult {
     /// The search of every strategy, in the order searched.
     pub per_strategy: Vec<StrategyOutcome>,
     /// The mode the point was (or would have been) priced in, with its own precision and sparsity.
-    pub mode: ModelMode,
+    pub mode: Mode,
 }
 
 impl PointResult {

@@ -17,7 +17,7 @@ use crate::extended::efficiency::{Efficiency, median};
 use crate::extended::{self, ExtendedOptions, Hardware};
 use crate::vocab::{Note, utilisation_of_step};
 
-pub use crate::mode::Mode;
+pub use crate::mode::ModeKind;
 
 /// One row's outcome.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -134,7 +134,7 @@ pub struct Summary {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Report {
     /// The mode.
-    pub mode: Mode,
+    pub mode: ModeKind,
     /// The efficiencies used by extended mode.
     pub efficiency: Efficiency,
     /// Every row, in file order.
@@ -283,7 +283,7 @@ impl Prepared {
     }
 
     /// The row's time error `predicted / measured − 1` in extended mode at `eta`: what the fits
-    /// minimise, equal to `predict(Mode::Extended, eta).error` without building the row's texts
+    /// minimise, equal to `predict(ModeKind::Extended, eta).error` without building the row's texts
     /// (`None` where that is `None`).
     pub fn time_error(&self, eta: Efficiency) -> Option<f64> {
         let setup = self.setup.as_ref().ok()?;
@@ -351,7 +351,7 @@ impl Prepared {
     }
 
     /// Predicts the row in `mode` (extended mode with efficiencies `eta`).
-    pub fn predict(&self, mode: Mode, eta: Efficiency) -> RowResult {
+    pub fn predict(&self, mode: ModeKind, eta: Efficiency) -> RowResult {
         let run = &self.run;
         let has_time_figure = self.has_time_figure;
         let mem = &run.measured.memory;
@@ -515,7 +515,7 @@ impl RowPricing {
 }
 
 /// A row with extended mode's efficiencies `eta`: what either model is built from
-/// ([`Mode::price_given`]).
+/// ([`ModeKind::price_given`]).
 struct AtEfficiency<'a> {
     row: &'a Prepared,
     eta: Efficiency,
@@ -717,18 +717,18 @@ pub fn csv(reports: &[&Report]) -> String {
 }
 
 /// Validates every row of `file` in `mode` (extended mode with the fitted efficiencies).
-pub fn validate(file: &MeasuredFile, mode: Mode) -> Report {
+pub fn validate(file: &MeasuredFile, mode: ModeKind) -> Report {
     validate_with(file, mode, Efficiency::FITTED)
 }
 
 /// Validates every row of `file` in `mode`, extended mode with efficiencies `eta`.
-pub fn validate_with(file: &MeasuredFile, mode: Mode, eta: Efficiency) -> Report {
+pub fn validate_with(file: &MeasuredFile, mode: ModeKind, eta: Efficiency) -> Report {
     let prepared: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
     report_of(file, &prepared, mode, eta)
 }
 
 /// [`validate_with`] of the file's rows already read (`prepared`, in file order).
-fn report_of(file: &MeasuredFile, prepared: &[Prepared], mode: Mode, eta: Efficiency) -> Report {
+fn report_of(file: &MeasuredFile, prepared: &[Prepared], mode: ModeKind, eta: Efficiency) -> Report {
     let mut rows: Vec<RowResult> = prepared.iter().map(|p| p.predict(mode, eta)).collect();
     let pool = memory_pool(file, prepared, &rows, mode, eta);
     memory::hold_out_fragmentation(&mut rows, &pool);
@@ -745,7 +745,7 @@ fn memory_pool(
     file: &MeasuredFile,
     prepared: &[Prepared],
     rows: &[RowResult],
-    mode: Mode,
+    mode: ModeKind,
     eta: Efficiency,
 ) -> Vec<RowResult> {
     if !mode.has_fitted_constants() || !rows.iter().any(|r| r.memory.as_ref().is_some_and(|m| m.error.is_some())) {
@@ -768,13 +768,13 @@ fn memory_pool(
 
 /// Validates every row of `file` in `mode` and adds the headline: every row's error with
 /// constants fitted without its source ([`super::holdout`]).
-pub fn validate_headline(file: &MeasuredFile, mode: Mode) -> Report {
+pub fn validate_headline(file: &MeasuredFile, mode: ModeKind) -> Report {
     validate_headline_from(file, mode, super::holdout::holdout(file, mode))
 }
 
 /// [`validate_headline`] with the leave-one-source-out work `h` already done (the CLI runs it in
 /// steps, with progress): the report, its held-out errors and the one-shot calibration check.
-pub fn validate_headline_from(file: &MeasuredFile, mode: Mode, h: super::holdout::Holdout) -> Report {
+pub fn validate_headline_from(file: &MeasuredFile, mode: ModeKind, h: super::holdout::Holdout) -> Report {
     // The rows read once for the report and the one-shot check (a large file spends much of its
     // time reading its rows' words).
     let prepared: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
@@ -811,13 +811,13 @@ mod tests {
         assert_eq!(s.median_error, Some(0.1));
         assert!((s.mean_error.unwrap() - 0.0).abs() < 1e-12);
         assert_eq!(Stats::of(&[], 1).mape, None);
-        assert_eq!(Mode::parse("Extended"), Some(Mode::Extended));
-        assert_eq!(Mode::parse("x"), None);
+        assert_eq!(ModeKind::parse("Extended"), Some(ModeKind::Extended));
+        assert_eq!(ModeKind::parse("x"), None);
         assert_eq!(short_source("Narayanan et al. 2021, Efficient Large-Scale"), "Narayanan et al. 2021");
         assert_eq!(short_source("MosaicML llm-foundry (mosaicml/llm-foundry)"), "MosaicML llm-foundry");
         assert_eq!(short_source("(odd)"), "(odd)");
         let file = crate::validate::shipped_runs();
-        let r = validate(&file, Mode::Extended);
+        let r = validate(&file, ModeKind::Extended);
         let text = csv(&[&r]);
         assert_eq!(text.lines().count(), 1 + 108);
         assert!(text.lines().nth(1).unwrap().starts_with("extended,narayanan21_t1_1p7b,\"Narayanan et al. 2021,"));
