@@ -11,15 +11,15 @@
 //! | `mode` | `reference` or `extended`; absent: the view's default (a preset panel's own mode) |
 //! | `ext` | extended mode's switches that differ from the defaults, `key=value,…` as typed (kept while in reference mode, so switching back restores them) |
 //!
-//! The text forms and their parsing are fmperf-core's ([`ModelMode::from_text`],
+//! The text forms and their parsing are fmperf-core's ([`Mode::from_text`],
 //! [`fmperf_core::extended::switches`]); this module only reads and writes the two keys.
 
 use fmperf_core::Error;
 use fmperf_core::extended::ExtendedOptions;
 use fmperf_core::extended::switch_text::text_value;
 use fmperf_core::extended::switches::{CONSTANTS, SWITCHES, SwitchInfo, SwitchKind};
-use fmperf_core::mode::ModelMode;
-use fmperf_core::validate::Mode;
+use fmperf_core::mode::Mode;
+use fmperf_core::validate::ModeKind;
 use leptos::prelude::*;
 
 use crate::url_state::UrlState;
@@ -28,7 +28,7 @@ pub use fmperf_app::mode::{EXT_KEY, MODE_KEY, texts};
 
 /// The badge naming the mode that produced a result (`id` for tests).
 #[component]
-pub fn ModeBadge(mode: ModelMode, #[prop(optional)] id: &'static str) -> impl IntoView {
+pub fn ModeBadge(mode: Mode, #[prop(optional)] id: &'static str) -> impl IntoView {
     let title = fmperf_app::mode::badge_title(&mode);
     view! {
         <span class="badge mode-badge" id=(!id.is_empty()).then_some(id) data-mode=mode.as_str() title=title>
@@ -63,13 +63,15 @@ pub fn ModePanel(
 ) -> impl IntoView {
     let url = expect_context::<UrlState>();
     let current = Memo::new(move |_| url.query.with(|q| texts(q, &defaults.get())));
-    let kind = Memo::new(move |_| current.with(|(m, _)| m.as_deref().and_then(Mode::parse).unwrap_or(Mode::Reference)));
+    let kind = Memo::new(move |_| {
+        current.with(|(m, _)| m.as_deref().and_then(ModeKind::parse).unwrap_or(ModeKind::Reference))
+    });
     let ext = move || current.with(|(_, e)| e.clone().unwrap_or_default());
-    let set_kind = move |k: Mode| {
+    let set_kind = move |k: ModeKind| {
         url.update(true, |q| {
             q.set(MODE_KEY, k.as_str());
             // Switching to extended mode keeps the switches the URL holds (or the view's).
-            if k == Mode::Extended
+            if k == ModeKind::Extended
                 && q.get(EXT_KEY).is_none()
                 && let Some(e) = defaults.get_untracked().1
             {
@@ -77,7 +79,7 @@ pub fn ModePanel(
             }
         })
     };
-    let toggle = move |k: Mode, label: &'static str| {
+    let toggle = move |k: ModeKind, label: &'static str| {
         view! {
             <button
                 type="button"
@@ -105,11 +107,11 @@ pub fn ModePanel(
     };
     let body = move || {
         match kind.get() {
-            Mode::Reference => view! {
+            ModeKind::Reference => view! {
                 <p class="muted small" id="mode-summary">{fmperf_app::mode::REFERENCE_SUMMARY}</p>
             }
             .into_any(),
-            Mode::Extended => {
+            ModeKind::Extended => {
                 let rows = SWITCHES.iter().map(|sw| switch_row(sw, ext, url, problem, resets)).collect_view();
                 // Folded while every switch is at its default (the results come first); open when
                 // the URL changes one or one has a problem.
@@ -139,8 +141,8 @@ pub fn ModePanel(
         <section class="card mode-panel" id="mode-panel" data-mode=move || kind.get().as_str()>
             <div class="row mode-toggle" role="group" aria-label="Model">
                 <h2>{fmperf_app::mode::PANEL_TITLE}</h2>
-                {toggle(Mode::Reference, fmperf_app::mode::REFERENCE_LABEL)}
-                {toggle(Mode::Extended, fmperf_app::mode::EXTENDED_LABEL)}
+                {toggle(ModeKind::Reference, fmperf_app::mode::REFERENCE_LABEL)}
+                {toggle(ModeKind::Extended, fmperf_app::mode::EXTENDED_LABEL)}
                 <span class="muted small">{applies_to}</span>
             </div>
             {move || general().map(|e| view! { <p class="notice error" role="alert" id="mode-error">{e}</p> })}

@@ -5,7 +5,7 @@
 //! ("±8 % typical … from 32 measured runs in 4 sources").
 
 use fmperf_core::extended::efficiency::median;
-use fmperf_core::validate::Mode;
+use fmperf_core::validate::ModeKind;
 use fmperf_core::validate::compare::{Prepared, Report};
 use fmperf_core::validate::error_bands::{
     Basis, ErrorBand, ModelClass, PartClass, SizeClass, error_band_from, part_class, shipped_holdout,
@@ -69,7 +69,7 @@ pub fn families(h: &Holdout) -> Vec<Family> {
 }
 
 /// The families of the shipped runs in `mode` (what the explorer's bands are drawn from).
-pub fn shipped_families(mode: Mode) -> Vec<Family> {
+pub fn shipped_families(mode: ModeKind) -> Vec<Family> {
     families(shipped_holdout(mode))
 }
 
@@ -158,7 +158,7 @@ mod tests {
 
     #[test]
     fn every_shipped_run_is_listed_once_under_its_family() {
-        for mode in [Mode::Reference, Mode::Extended] {
+        for mode in [ModeKind::Reference, ModeKind::Extended] {
             let h = shipped_holdout(mode);
             let fams = families(h);
             assert_eq!(fams.iter().map(|f| f.rows.len()).sum::<usize>(), h.rows.len(), "{mode:?}");
@@ -168,16 +168,16 @@ mod tests {
             }
         }
         // Extended mode's bands cite MoE runs too (issue 29: "16 Hopper MoE runs" were nowhere).
-        let ext = shipped_families(Mode::Extended);
+        let ext = shipped_families(ModeKind::Extended);
         assert!(ext.iter().any(|f| f.moe_runs() > 0), "MoE runs are listed");
     }
 
     #[test]
     fn a_cell_quotes_the_band_the_explorer_shows() {
-        for f in shipped_families(Mode::Extended) {
+        for f in shipped_families(ModeKind::Extended) {
             for (m, b) in MODEL_CLASSES.iter().zip(&f.bands) {
                 // The explorer's band of this part and model is core's, from the same rows.
-                assert_eq!(b, &error_band_from(shipped_holdout(Mode::Extended), &f.part, *m));
+                assert_eq!(b, &error_band_from(shipped_holdout(ModeKind::Extended), &f.part, *m));
                 // An exact band counts exactly the family's runs of that model class.
                 if b.basis == Basis::Exact {
                     assert_eq!(b.runs, f.rows.iter().filter(|r| row_model(r) == *m).count(), "{}", b.message);
@@ -199,7 +199,7 @@ mod tests {
     fn every_memory_run_is_listed_once_under_its_family_and_the_band_is_the_one_the_import_quotes() {
         use fmperf_core::validate::{shipped_memory_runs, validate};
         let file = shipped_memory_runs();
-        let report = validate(&file, Mode::Extended);
+        let report = validate(&file, ModeKind::Extended);
         let fams = memory_families(&file, &report);
         let with_memory = report.rows.iter().filter(|r| r.memory.is_some()).count();
         assert_eq!(fams.iter().map(|f| f.ids.len()).sum::<usize>(), with_memory);

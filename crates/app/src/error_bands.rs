@@ -8,8 +8,8 @@
 
 use fmperf_core::explore::ExploreSpec;
 use fmperf_core::extended::Workload;
-use fmperf_core::mode::ModelMode;
-use fmperf_core::validate::Mode;
+use fmperf_core::mode::Mode;
+use fmperf_core::validate::ModeKind;
 use fmperf_core::validate::error_bands::{
     ErrorBand, ModelClass, cached_shipped_holdout, error_band_from, part_class, shipped_holdout,
 };
@@ -26,10 +26,10 @@ pub fn cached_band(spec: &ExploreSpec) -> Option<ErrorBand> {
     band_from(spec, cached_shipped_holdout)
 }
 
-fn band_from(spec: &ExploreSpec, holdout: impl Fn(Mode) -> Option<&'static Holdout>) -> Option<ErrorBand> {
+fn band_from(spec: &ExploreSpec, holdout: impl Fn(ModeKind) -> Option<&'static Holdout>) -> Option<ErrorBand> {
     let mode = match spec.mode {
-        ModelMode::Reference => Mode::Reference,
-        ModelMode::Extended(_) => Mode::Extended,
+        Mode::Reference => ModeKind::Reference,
+        Mode::Extended(_) => ModeKind::Extended,
     };
     let workload = spec
         .extended

@@ -38,7 +38,7 @@
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::own::OwnFields;
 use fmperf_core::explore::parse_candidate;
-use fmperf_core::validate::Mode;
+use fmperf_core::validate::ModeKind;
 use fmperf_core::vocab::Candidate;
 use fmperf_core::{Error, Strategy};
 
@@ -159,7 +159,7 @@ pub fn is_explorer_key(k: &str) -> bool {
 
 /// The explorer's mode when the query names none: reference for an old permalink
 /// ([`mode::is_legacy`]), else extended.
-pub fn default_mode(q: &Query) -> Mode {
+pub fn default_mode(q: &Query) -> ModeKind {
     mode::default_for(q)
 }
 
@@ -170,22 +170,22 @@ pub const INTRO: &str = "Every parallel configuration, searched in your browser.
 
 /// The mode the explorer searches `q` in: the URL's `mode` and `ext`, else [`default_mode`]
 /// (with no switches changed), read by core, or the problem of what the URL holds.
-pub fn mode_from_query(q: &Query) -> Result<fmperf_core::mode::ModelMode, Error> {
+pub fn mode_from_query(q: &Query) -> Result<fmperf_core::mode::Mode, Error> {
     let (m, e) = mode::texts(q, &mode_defaults(q));
     if let Some(problem) = e.as_deref().and_then(mode::comma_problem) {
         return Err(problem);
     }
-    let mode = fmperf_core::mode::ModelMode::from_text(m.as_deref(), e.as_deref())?;
+    let mode = fmperf_core::mode::Mode::from_text(m.as_deref(), e.as_deref())?;
     with_moe(mode, moe_text(q)?.as_deref())
 }
 
 /// `mode` with the MoE switches of `text` (core's text form) applied in extended mode; reference
 /// mode has no experts, so its MoE controls are hidden and their keys wait in the URL.
-pub fn with_moe(mode: fmperf_core::mode::ModelMode, text: Option<&str>) -> Result<fmperf_core::mode::ModelMode, Error> {
+pub fn with_moe(mode: fmperf_core::mode::Mode, text: Option<&str>) -> Result<fmperf_core::mode::Mode, Error> {
     match (mode, text) {
-        (fmperf_core::mode::ModelMode::Extended(mut o), Some(t)) => {
+        (fmperf_core::mode::Mode::Extended(mut o), Some(t)) => {
             o.moe = o.moe.with_text(t)?;
-            Ok(fmperf_core::mode::ModelMode::Extended(o))
+            Ok(fmperf_core::mode::Mode::Extended(o))
         }
         (m, _) => Ok(m),
     }
@@ -193,7 +193,7 @@ pub fn with_moe(mode: fmperf_core::mode::ModelMode, text: Option<&str>) -> Resul
 
 /// The MoE switches of `mode` that differ from the defaults, as core's text form (`None`: none
 /// or reference mode): what a worker's job carries besides the mode's text.
-pub fn moe_text_of(mode: &fmperf_core::mode::ModelMode) -> Option<String> {
+pub fn moe_text_of(mode: &fmperf_core::mode::Mode) -> Option<String> {
     let o = mode.options()?;
     (o.moe != fmperf_core::extended::moe::MoeOptions::default()).then(|| o.moe.to_string())
 }
@@ -246,8 +246,8 @@ fn domain_text(q: &Query) -> Option<&str> {
 /// The defaults of the scenario keys a query leaves out: the published study's ([`legacy`]) for
 /// an old permalink (a scenario but no `mode`) and in reference mode, else [`page_default`].
 pub fn defaults_for(q: &Query) -> ExploreFields {
-    let reference = match q.get(MODE_KEY).and_then(Mode::parse) {
-        Some(m) => m == Mode::Reference,
+    let reference = match q.get(MODE_KEY).and_then(ModeKind::parse) {
+        Some(m) => m == ModeKind::Reference,
         None => mode::names_scenario(q),
     };
     if reference { legacy() } else { page_default() }
@@ -598,13 +598,13 @@ mod tests {
         assert!(o.a2a_overlap == fmperf_core::extended::moe::A2aOverlap::On && o.fp8_dispatch);
         // What a worker's job carries reads back into the same switches.
         let text = moe_text_of(&m).unwrap();
-        let again = with_moe(fmperf_core::mode::ModelMode::extended(), Some(&text)).unwrap();
+        let again = with_moe(fmperf_core::mode::Mode::extended(), Some(&text)).unwrap();
         assert_eq!(again, m);
-        assert_eq!(moe_text_of(&fmperf_core::mode::ModelMode::extended()), None);
+        assert_eq!(moe_text_of(&fmperf_core::mode::Mode::extended()), None);
         // Absent or empty keys are the defaults; reference mode has no experts.
         assert_eq!(moe_text(&Query::parse("?moe.load=")).unwrap(), None);
         let r = mode_from_query(&Query::parse("?mode=reference&moe.dispatcher=allgather")).unwrap();
-        assert_eq!(r, fmperf_core::mode::ModelMode::Reference);
+        assert_eq!(r, fmperf_core::mode::Mode::Reference);
         // A bad value is an error at its field; a comma cannot smuggle in another key.
         let bad = mode_from_query(&Query::parse("?mode=extended&moe.load=sometimes")).unwrap_err();
         assert_eq!(bad.field(), Some(MOE_LOAD));
@@ -677,13 +677,13 @@ mod tests {
             (f.model.as_str(), f.system.as_str(), f.batch.as_str(), f.domain.as_str()),
             ("gpt3_1T", "ref-H200", "4096", "8")
         );
-        assert_eq!(default_mode(&q), Mode::Reference);
+        assert_eq!(default_mode(&q), ModeKind::Reference);
         let fresh = Query::parse("?view=explorer");
         assert_eq!(fields_from_query(&fresh), page_default());
         assert_eq!(fields_from_query(&Query::parse("?mode=extended")), page_default());
         // Reference mode's own default is the published study's scenario.
         assert_eq!(fields_from_query(&Query::parse("?mode=reference")), legacy());
-        assert_eq!(default_mode(&fresh), Mode::Extended);
+        assert_eq!(default_mode(&fresh), ModeKind::Extended);
         // Editing an old permalink keeps it in reference mode.
         let mut q = Query::parse("?gpus=512");
         write_scenario(&mut q, &f);
@@ -773,8 +773,8 @@ mod tests {
         ] {
             let f = fields_from_query(&Query::parse(url));
             assert_eq!(f.domain, "", "{url}");
-            let spec = for_core(&f, Some(2048)).resolve_in(&fmperf_core::mode::ModelMode::Extended(Default::default()));
-            assert_eq!(spec.expect(url).system.nvlink_size, 72, "{url}");
+            let spec = for_core(&f, Some(2048)).resolve_in(&fmperf_core::mode::Mode::Extended(Default::default()));
+            assert_eq!(spec.expect(url).system.domain_size, 72, "{url}");
         }
         // The published study's presets and the old default system keep its domain of 8.
         assert_eq!(fields_from_query(&Query::parse("?system=ref-H200&gpus=512")).domain, "8");
@@ -789,20 +789,20 @@ mod tests {
     fn typed_numbers_reach_core_as_digits_and_an_empty_batch_is_the_models() {
         let c = for_core(&sample(), None);
         assert_eq!((c.gpus.as_str(), c.batch.as_str(), c.domain.as_str()), ("2304", "4000", "72"));
-        if let Err(e) = c.resolve_in(&fmperf_core::mode::ModelMode::Reference) {
+        if let Err(e) = c.resolve_in(&fmperf_core::mode::Mode::Reference) {
             assert!(e.iter().all(|e| !matches!(e.field(), Some("gpus" | "batch" | "domain" | "budget"))), "{e:?}");
         }
         let mut f = page_default();
         f.gpus = "1k".into();
         let c = for_core(&f, crate::batch::own_batch(&f.model).map(|b| b.0));
         assert_eq!((c.gpus.as_str(), c.batch.as_str()), ("1000", "2048"));
-        let spec = c.resolve_in(&fmperf_core::mode::ModelMode::Extended(Default::default()));
+        let spec = c.resolve_in(&fmperf_core::mode::Mode::Extended(Default::default()));
         assert!(spec.is_ok(), "{spec:?}");
     }
 
     #[test]
     fn budgets_below_one_step_or_beyond_any_run_are_refused_at_the_field() {
-        let mode = fmperf_core::mode::ModelMode::Extended(Default::default());
+        let mode = fmperf_core::mode::Mode::Extended(Default::default());
         let entries = fmperf_core::explore::UserEntries::default();
         let spec = |budget: &str| {
             let mut f = page_default();

@@ -16,7 +16,7 @@ use fmperf_core::Error;
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ExploreSearch, ExploreShard, ExploreSpec, UserEntries};
 use fmperf_core::format::{self, Document};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use fmperf_core::sensitivity::{Base, Sensitivity};
 use fmperf_core::sweep::{FoundPoint, Shard, Sweep, SweepResult, SweepSpec, SweepText};
 use serde::{Deserialize, Serialize};
@@ -34,7 +34,7 @@ const STEP_UNITS: usize = 256;
 /// The scenario as typed, resolved in `mode` against the catalogs and the user's `entries`:
 /// numbers typed as `4k` or `1e12` read as such, an empty batch the model's own. The page and its
 /// workers resolve with this one function.
-pub fn explore_spec(f: &ExploreFields, mode: &ModelMode, entries: &UserEntries) -> Result<ExploreSpec, Vec<Error>> {
+pub fn explore_spec(f: &ExploreFields, mode: &Mode, entries: &UserEntries) -> Result<ExploreSpec, Vec<Error>> {
     let own = own_batch(&f.model).map(|b| b.0);
     let spec = crate::explorer::for_core(f, own).resolve_with(mode, entries)?;
     crate::explorer::check_budget(&spec, &f.budget).map_err(|e| vec![e])?;
@@ -113,7 +113,7 @@ impl Job {
         let text = |e: Vec<Error>| e.iter().map(Error::to_string).collect::<Vec<_>>().join("; ");
         match self {
             Job::Explore { fields, mode, moe, entries, shard } => {
-                let mode = ModelMode::from_text(mode.0.as_deref(), mode.1.as_deref())
+                let mode = Mode::from_text(mode.0.as_deref(), mode.1.as_deref())
                     .and_then(|m| crate::explorer::with_moe(m, moe.as_deref()))
                     .map_err(|e| e.to_string())?;
                 let entries = entries_from_docs(entries)?;
@@ -138,7 +138,7 @@ impl Job {
                 Ok(Answer::Sweep(sweep.found()))
             }
             Job::Sensitivity { fields, mode, moe, entries, part } => {
-                let mode = ModelMode::from_text(mode.0.as_deref(), mode.1.as_deref())
+                let mode = Mode::from_text(mode.0.as_deref(), mode.1.as_deref())
                     .and_then(|m| crate::explorer::with_moe(m, moe.as_deref()))
                     .map_err(|e| e.to_string())?;
                 let entries = entries_from_docs(entries)?;
@@ -202,7 +202,7 @@ pub fn entries_from_docs(docs: &[String]) -> Result<UserEntries, String> {
 }
 
 /// The `count` shards of the explorer's search of `fields` (count ≥ 1).
-pub fn explore_jobs(fields: &ExploreFields, mode: &ModelMode, entries: &UserEntries, count: u64) -> Vec<Job> {
+pub fn explore_jobs(fields: &ExploreFields, mode: &Mode, entries: &UserEntries, count: u64) -> Vec<Job> {
     scenario_jobs(fields, mode, entries, count.max(1), |fields, mode, moe, entries, shard| Job::Explore {
         fields,
         mode,
@@ -217,7 +217,7 @@ pub fn explore_jobs(fields: &ExploreFields, mode: &ModelMode, entries: &UserEntr
 /// each.
 fn scenario_jobs(
     fields: &ExploreFields,
-    mode: &ModelMode,
+    mode: &Mode,
     entries: &UserEntries,
     count: u64,
     make: fn(ExploreFields, (Option<String>, Option<String>), Option<String>, Vec<String>, (u64, u64)) -> Job,
@@ -270,7 +270,7 @@ pub fn merge_sweep(spec: SweepSpec, answers: Vec<Answer>) -> Result<SweepResult,
 }
 
 /// The sensitivity of the explorer's scenario split into `workers` parts (at most one per point).
-pub fn sensitivity_jobs(fields: &ExploreFields, mode: &ModelMode, entries: &UserEntries, workers: u64) -> Vec<Job> {
+pub fn sensitivity_jobs(fields: &ExploreFields, mode: &Mode, entries: &UserEntries, workers: u64) -> Vec<Job> {
     let count = workers.clamp(1, fmperf_core::sensitivity::POINTS as u64);
     scenario_jobs(fields, mode, entries, count, |fields, mode, moe, entries, part| Job::Sensitivity {
         fields,

@@ -11,7 +11,7 @@
 use fmperf_core::Error;
 use fmperf_core::extended::switch_text::edit_text;
 use fmperf_core::extended::switches::switch;
-use fmperf_core::validate::Mode;
+use fmperf_core::validate::ModeKind;
 
 use crate::query::Query;
 
@@ -24,7 +24,7 @@ pub const EXT_KEY: &str = "ext";
 /// switches count only in extended mode.
 pub fn texts(q: &Query, defaults: &(Option<String>, Option<String>)) -> (Option<String>, Option<String>) {
     let mode = q.get(MODE_KEY).map(str::to_string).or_else(|| defaults.0.clone());
-    let extended = mode.as_deref().and_then(Mode::parse) == Some(Mode::Extended);
+    let extended = mode.as_deref().and_then(ModeKind::parse) == Some(ModeKind::Extended);
     let ext = match q.get(EXT_KEY) {
         _ if !extended => None,
         Some(e) => Some(e.to_string()),
@@ -35,8 +35,8 @@ pub fn texts(q: &Query, defaults: &(Option<String>, Option<String>)) -> (Option<
 
 /// The mode a URL without a `mode` key is read in: reference for an old permalink (one that
 /// names a scenario: `legacy` says whether it does), else extended, the page's default.
-pub fn default_mode(legacy: bool) -> Mode {
-    if legacy { Mode::Reference } else { Mode::Extended }
+pub fn default_mode(legacy: bool) -> ModeKind {
+    if legacy { ModeKind::Reference } else { ModeKind::Extended }
 }
 
 /// Whether `q` names an explorer scenario or a studies sweep (any of their keys).
@@ -50,7 +50,7 @@ pub fn is_legacy(q: &Query) -> bool {
 }
 
 /// The mode `q` is read in when it names none (see the module documentation).
-pub fn default_for(q: &Query) -> Mode {
+pub fn default_for(q: &Query) -> ModeKind {
     default_mode(is_legacy(q))
 }
 
@@ -151,12 +151,10 @@ pub fn switches_summary(ext: &str) -> String {
 }
 
 /// The tooltip of the badge naming the mode that produced a result.
-pub fn badge_title(mode: &fmperf_core::mode::ModelMode) -> &'static str {
+pub fn badge_title(mode: &fmperf_core::mode::Mode) -> &'static str {
     match mode {
-        fmperf_core::mode::ModelMode::Reference => "The published model (Subramanian et al., PMBS 2024), bit-exact",
-        fmperf_core::mode::ModelMode::Extended(_) => {
-            "Extended mode: the published model made realistic, switch by switch"
-        }
+        fmperf_core::mode::Mode::Reference => "The published model (Subramanian et al., PMBS 2024), bit-exact",
+        fmperf_core::mode::Mode::Extended(_) => "Extended mode: the published model made realistic, switch by switch",
     }
 }
 
@@ -181,12 +179,12 @@ mod tests {
         for old in
             ["?model=gpt3", "?nvs=64&gpus=512", "?view=explorer&tab=layers", "?view=studies&s.model=gpt3&ax.gpus=8..64"]
         {
-            assert_eq!(default_for(&Query::parse(old)), Mode::Reference, "{old}");
+            assert_eq!(default_for(&Query::parse(old)), ModeKind::Reference, "{old}");
         }
         for fresh in ["", "?view=explorer", "?view=catalog", "?mode=reference&model=gpt3"] {
-            let want = if fresh.contains("reference") { Mode::Reference } else { Mode::Extended };
+            let want = if fresh.contains("reference") { ModeKind::Reference } else { ModeKind::Extended };
             let q = Query::parse(fresh);
-            let read = q.get(MODE_KEY).and_then(Mode::parse).unwrap_or(default_for(&q));
+            let read = q.get(MODE_KEY).and_then(ModeKind::parse).unwrap_or(default_for(&q));
             assert_eq!(read, want, "{fresh}");
         }
     }

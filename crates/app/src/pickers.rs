@@ -14,7 +14,7 @@ use fmperf_core::vocab::Note;
 
 /// Where a picker entry comes from (its group in the select).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub enum PickerGroup {
     /// Saved by the user in this browser.
     Yours,
     /// One of the reference's presets.
@@ -23,13 +23,13 @@ pub enum Origin {
     Catalog,
 }
 
-impl Origin {
+impl PickerGroup {
     /// The group's label.
     pub fn label(self) -> &'static str {
         match self {
-            Origin::Yours => "Yours (saved in this browser)",
-            Origin::Reference => "Reference presets",
-            Origin::Catalog => "Catalog",
+            PickerGroup::Yours => "Yours (saved in this browser)",
+            PickerGroup::Reference => "Reference presets",
+            PickerGroup::Catalog => "Catalog",
         }
     }
 }
@@ -42,7 +42,7 @@ pub struct Pick {
     /// Display label (`… (yours)` for the user's entries).
     pub label: String,
     /// Where it comes from.
-    pub origin: Origin,
+    pub group: PickerGroup,
     /// Why reference mode cannot use it (`None`: it can).
     pub not_in_reference: Option<String>,
     /// Why extended mode cannot use it (`None`: it can).
@@ -68,7 +68,7 @@ pub fn model_picks(user: &UserEntries) -> Vec<Pick> {
         .map(|m| Pick {
             id: m.id.clone(),
             label: format!("{} (yours)", if m.name.is_empty() { &m.id } else { &m.name }),
-            origin: Origin::Yours,
+            group: PickerGroup::Yours,
             not_in_reference: m.to_shape().err().map(|e| e.to_string()),
             not_in_extended: Workload::from_catalog(m).err().map(|e| e.to_string()),
             needs: Vec::new(),
@@ -80,7 +80,7 @@ pub fn model_picks(user: &UserEntries) -> Vec<Pick> {
         out.push(Pick {
             id: c.id,
             label: c.label,
-            origin: if c.reference { Origin::Reference } else { Origin::Catalog },
+            group: if c.reference { PickerGroup::Reference } else { PickerGroup::Catalog },
             not_in_reference: c.unusable,
             not_in_extended: ext,
             needs: Vec::new(),
@@ -137,7 +137,7 @@ pub fn system_picks(user: &UserEntries) -> Vec<Pick> {
             Pick {
                 id: s.id.clone(),
                 label: format!("{} (yours)", if s.name.is_empty() { &s.id } else { &s.name }),
-                origin: Origin::Yours,
+                group: PickerGroup::Yours,
                 not_in_reference: blocked.clone(),
                 needs: needs(s, blocked.is_none()),
                 not_in_extended: blocked,
@@ -151,7 +151,7 @@ pub fn system_picks(user: &UserEntries) -> Vec<Pick> {
         out.push(Pick {
             id: c.id,
             label: c.label,
-            origin: if c.reference { Origin::Reference } else { Origin::Catalog },
+            group: if c.reference { PickerGroup::Reference } else { PickerGroup::Catalog },
             not_in_reference: blocked.clone(),
             needs: needs(s, blocked.is_none()),
             not_in_extended: blocked,
@@ -177,7 +177,7 @@ mod tests {
                 assert!(crate::system_spec::OPTION_KEYS.contains(k));
             }
         }
-        assert_eq!(picks[0].origin, Origin::Reference);
+        assert_eq!(picks[0].group, PickerGroup::Reference);
     }
 
     #[test]
@@ -191,8 +191,8 @@ mod tests {
         let user = UserEntries { models: vec![model], systems: vec![sys] };
         let s = system_picks(&user);
         assert_eq!(
-            (s[0].id.as_str(), s[0].label.as_str(), s[0].origin),
-            ("my-h100", "My H100 pod (yours)", Origin::Yours)
+            (s[0].id.as_str(), s[0].label.as_str(), s[0].group),
+            ("my-h100", "My H100 pod (yours)", PickerGroup::Yours)
         );
         let m = model_picks(&user);
         assert_eq!((m[0].id.as_str(), m[0].label.as_str()), ("my-llama", "my-llama (yours)"));

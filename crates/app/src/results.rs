@@ -110,7 +110,7 @@ pub fn summary_line(spec: &ExploreSpec, result: &ExploreResult, elapsed_ms: Opti
         "{} on {} · scale-up domain {} · {} devices · global batch {} — {} candidates{time}, {} fit in {}",
         spec.model_id,
         spec.system_name,
-        spec.system.nvlink_size,
+        spec.system.domain_size,
         fmt::count(spec.n_gpus),
         fmt::count(spec.global_batch),
         fmt::count(result.candidates()),
@@ -348,9 +348,9 @@ mod tests {
     #[test]
     fn the_fastest_layouts_within_the_band_are_offered_together() {
         use fmperf_core::explore::inputs::ExploreFields;
-        use fmperf_core::mode::ModelMode;
+        use fmperf_core::mode::Mode;
         let f = ExploreFields::default_scenario();
-        let extended = f.resolve_in(&ModelMode::extended()).unwrap();
+        let extended = f.resolve_in(&Mode::extended()).unwrap();
         let report = |c: Candidate, t: f64| ConfigReport {
             candidate: c,
             microbatches: 1,
@@ -378,7 +378,7 @@ mod tests {
         assert!(note.contains("(±6 %)") && note.contains("try them"), "{note}");
         // The fastest standing apart: no note; reference mode: none either.
         assert_eq!(band_note(&extended, &[report(one(8, 1, 1), 10.0), report(one(1, 8, 8), 20.0)]), None);
-        let reference = f.resolve_in(&ModelMode::Reference).unwrap();
+        let reference = f.resolve_in(&Mode::Reference).unwrap();
         assert_eq!(band_note(&reference, &reports), None);
     }
 

@@ -8,7 +8,7 @@
 
 use fmperf_core::explore::ExploreSpec;
 use fmperf_core::explore::inputs::ExploreFields;
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use fmperf_core::sensitivity::{Feature, Point, PointStatus, SensitivityResult};
 use fmperf_core::sweep::SweepText;
 
@@ -180,14 +180,14 @@ pub fn strip(r: &SensitivityResult, price: Option<f64>) -> Strip {
 /// The Studies view's query for the full sweep of one feature of the explorer's scenario: the
 /// scenario as the sweep's base (model, system spec as typed, domain, devices, global batch,
 /// strategies, the mode and its switches) and the feature's axis ([`Feature::sweep_axis`]).
-pub fn studies_query(spec: &ExploreSpec, fields: &ExploreFields, mode: &ModelMode, axis: &str) -> Query {
+pub fn studies_query(spec: &ExploreSpec, fields: &ExploreFields, mode: &Mode, axis: &str) -> Query {
     let strategies: Vec<&str> = spec.strategies.iter().map(|s| s.as_str()).collect();
     let text = SweepText {
         model: fields.model.trim().to_string(),
         system: fields.system.trim().to_string(),
         strategy: Some(strategies.join(",")),
         gpus: Some(spec.n_gpus.to_string()),
-        nvlink: Some(spec.system.nvlink_size.to_string()),
+        nvlink: Some(spec.system.domain_size.to_string()),
         global_batch: Some(spec.global_batch.to_string()),
         mode: Some(mode.as_str().to_string()),
         ext: mode.ext_text(),
@@ -205,7 +205,7 @@ mod tests {
     use super::*;
     use fmperf_core::sensitivity::{Base, Sensitivity};
 
-    fn spec(gpus: &str, domain: &str) -> (ExploreSpec, ExploreFields, ModelMode) {
+    fn spec(gpus: &str, domain: &str) -> (ExploreSpec, ExploreFields, Mode) {
         let fields = ExploreFields {
             model: "llama3-8b".into(),
             system: "nvidia_h100_sxm5_80gb".into(),
@@ -216,7 +216,7 @@ mod tests {
             top: "10".into(),
             ..ExploreFields::default()
         };
-        let mode = ModelMode::from_text(Some("extended"), Some("recompute=full")).unwrap();
+        let mode = Mode::from_text(Some("extended"), Some("recompute=full")).unwrap();
         (fields.resolve_in(&mode).unwrap(), fields, mode)
     }
 

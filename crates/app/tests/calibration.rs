@@ -6,7 +6,7 @@ use fmperf_app::calibration::{self, Entries, Saved, compare, fit, rows};
 use fmperf_core::explore::calibrated::{ONE_SHOT_MAPE, UNCALIBRATED_MAPE};
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ExploreSearch, ExploreSpec};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 
 fn spec() -> ExploreSpec {
     let f = ExploreFields {
@@ -17,7 +17,7 @@ fn spec() -> ExploreSpec {
         top: "5".into(),
         ..ExploreFields::default_scenario()
     };
-    f.resolve_in(&ModelMode::extended()).unwrap()
+    f.resolve_in(&Mode::extended()).unwrap()
 }
 
 #[test]

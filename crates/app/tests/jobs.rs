@@ -10,7 +10,7 @@ use fmperf_app::query::Query;
 use fmperf_core::catalog;
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ExploreSearch, UserEntries};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use fmperf_core::presets::find_preset;
 use fmperf_core::sweep::{Sweep, SweepText, export};
 
@@ -26,7 +26,7 @@ fn run_all(jobs: &[Job]) -> Vec<Answer> {
         .collect()
 }
 
-fn explore_case(fields: &ExploreFields, mode: &ModelMode, entries: &UserEntries, label: &str) -> String {
+fn explore_case(fields: &ExploreFields, mode: &Mode, entries: &UserEntries, label: &str) -> String {
     let spec = jobs::explore_spec(fields, mode, entries).unwrap_or_else(|e| panic!("{label}: {e:?}"));
     let mut one = ExploreSearch::new(spec.clone()).unwrap();
     while !one.step(1 << 20) {}
@@ -44,26 +44,26 @@ fn explore_case(fields: &ExploreFields, mode: &ModelMode, entries: &UserEntries,
 fn explorer_searches_split_over_workers_equal_the_single_run() {
     // The page's default scenario (extended mode) and the published study's (reference mode).
     let fresh = fields_from_query(&Query::parse(""));
-    explore_case(&fresh, &ModelMode::extended(), &UserEntries::none(), "default, extended");
+    explore_case(&fresh, &Mode::extended(), &UserEntries::none(), "default, extended");
     let legacy = fields_from_query(&Query::parse("mode=reference"));
-    explore_case(&legacy, &ModelMode::Reference, &UserEntries::none(), "gpt3_1T, reference");
+    explore_case(&legacy, &Mode::Reference, &UserEntries::none(), "gpt3_1T, reference");
     // Nothing fits (the diagnosis reads the merged counters) and a device count that does not
     // factorise (fewer devices used).
     let tight = ExploreFields { model: "llama3-405b".into(), gpus: "8".into(), ..fresh.clone() };
-    let oom = explore_case(&tight, &ModelMode::extended(), &UserEntries::none(), "out of memory");
+    let oom = explore_case(&tight, &Mode::extended(), &UserEntries::none(), "out of memory");
     assert!(oom.contains("OutOfMemory"), "the out-of-memory diagnosis");
     let odd = ExploreFields { gpus: "2304".into(), ..legacy.clone() };
-    let fewer = explore_case(&odd, &ModelMode::Reference, &UserEntries::none(), "2304 devices");
+    let fewer = explore_case(&odd, &Mode::Reference, &UserEntries::none(), "2304 devices");
     assert!(fewer.contains("idle") && fewer.contains("NoFactorisation"), "the fewer-devices note and diagnosis");
     // A Mixture-of-Experts model, and the user's own model (travels as a versioned document).
     let moe = ExploreFields { model: "mixtral-8x7b".into(), gpus: "64".into(), batch: "512".into(), ..fresh.clone() };
-    explore_case(&moe, &ModelMode::extended(), &UserEntries::none(), "MoE");
+    explore_case(&moe, &Mode::extended(), &UserEntries::none(), "MoE");
     let mut mine = catalog::find_model("llama3-8b").unwrap().clone();
     mine.id = "my-llama".into();
     mine.name = "My Llama".into();
     let entries = UserEntries { models: vec![mine], systems: Vec::new() };
     let own = ExploreFields { model: "my-llama".into(), gpus: "64".into(), batch: "512".into(), ..fresh };
-    explore_case(&own, &ModelMode::extended(), &entries, "user's model");
+    explore_case(&own, &Mode::extended(), &entries, "user's model");
 }
 
 fn sweep_case(text: &SweepText, label: &str) {
@@ -106,12 +106,12 @@ fn bad_jobs_and_answers_are_errors_not_panics() {
     assert!(Answer::from_json("[1,2]").unwrap_err().contains("unreadable answer"));
     let fresh = fields_from_query(&Query::parse(""));
     let bad = ExploreFields { gpus: "0".into(), ..fresh.clone() };
-    let job = &jobs::explore_jobs(&bad, &ModelMode::extended(), &UserEntries::none(), 2)[0];
+    let job = &jobs::explore_jobs(&bad, &Mode::extended(), &UserEntries::none(), 2)[0];
     let err = Answer::from_json(&jobs::run_json(&job.to_json(), |_| {})).unwrap_err();
     assert!(err.contains("gpus") || err.contains("device"), "{err}");
     // Shards that do not cover the search are refused.
-    let spec = jobs::explore_spec(&fresh, &ModelMode::extended(), &UserEntries::none()).unwrap();
-    let mut answers = run_all(&jobs::explore_jobs(&fresh, &ModelMode::extended(), &UserEntries::none(), 3));
+    let spec = jobs::explore_spec(&fresh, &Mode::extended(), &UserEntries::none()).unwrap();
+    let mut answers = run_all(&jobs::explore_jobs(&fresh, &Mode::extended(), &UserEntries::none(), 3));
     answers.pop();
     let err = jobs::merge_explore(spec, answers).unwrap_err();
     assert!(err.contains("shard"), "{err}");
@@ -127,7 +127,7 @@ fn sensitivities_split_over_workers_equal_the_single_run() {
         batch: "512".into(),
         ..fields_from_query(&Query::parse(""))
     };
-    let (mode, entries) = (ModelMode::extended(), UserEntries::none());
+    let (mode, entries) = (Mode::extended(), UserEntries::none());
     let spec = jobs::explore_spec(&fields, &mode, &entries).unwrap();
     let single = Sensitivity::new(Base::of_explore(&spec)).unwrap().finish();
     for workers in [1, 3] {

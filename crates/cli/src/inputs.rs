@@ -148,7 +148,7 @@ pub fn load_hardware(
         None => {
             let mut params = SystemParams::from_reference_json(&text).map_err(usage)?;
             if let Some(k) = domain {
-                params.nvlink_size = k;
+                params.domain_size = k;
             }
             let hw = Hardware::from_params(&params, measured_ceiling);
             Ok((hw.clone(), hw.matmul_precision))

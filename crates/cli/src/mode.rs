@@ -4,28 +4,28 @@
 //! of switches for `--help`, generated from the switches themselves.
 
 use fmperf_core::extended::switches::{SWITCHES, SwitchKind};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 
 use crate::args::Args;
 use crate::cmd::CmdError;
 
 /// The mode asked for with `--mode` and `--ext` (`None`: neither flag given; `--ext` alone is
 /// extended mode, the default). Errors name the flag.
-pub fn from_args(args: &Args) -> Result<Option<ModelMode>, CmdError> {
+pub fn from_args(args: &Args) -> Result<Option<Mode>, CmdError> {
     let (mode, ext, moe) = (args.value("mode")?, args.value("ext")?, args.value("moe")?);
     if mode.is_none() && ext.is_none() && moe.is_none() {
         return Ok(None);
     }
     // Extended mode is the default (issue 16 §5): `--ext` or `--moe` alone means extended mode.
-    let parsed = ModelMode::from_text(Some(mode.unwrap_or("extended")), ext).map_err(|e| {
+    let parsed = Mode::from_text(Some(mode.unwrap_or("extended")), ext).map_err(|e| {
         let flag = if e.path().is_some_and(|f| f.is_in("ext")) { "--ext" } else { "--mode" };
         CmdError::Usage(format!("{flag}: {e}"))
     })?;
     match (parsed, moe) {
         (m, None) => Ok(Some(m)),
-        (ModelMode::Extended(mut o), Some(text)) => {
+        (Mode::Extended(mut o), Some(text)) => {
             o.moe = o.moe.with_text(text).map_err(|e| CmdError::Usage(format!("--moe: {e}")))?;
-            Ok(Some(ModelMode::Extended(o)))
+            Ok(Some(Mode::Extended(o)))
         }
         (_, Some(_)) => Err(CmdError::Usage("--moe: Mixture-of-Experts switches need --mode extended".into())),
     }

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::Error;
 use crate::extended::ExtendedOptions;
 use crate::extended::switches::SWITCHES;
-pub use crate::mode_kind::Mode;
+pub use crate::mode_kind::ModeKind;
 use crate::vocab::TimePart;
 
 /// Why extended mode does not search 2D SUMMA (searches and sweeps leave it out and say so).
@@ -20,7 +20,7 @@ pub const SUMMA_UNSUPPORTED: &str = "2D SUMMA (strategy 2d) has no extended mode
 
 /// The model that prices candidates.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub enum ModelMode {
+pub enum Mode {
     /// The published model (spec), bit-exact.
     #[default]
     Reference,
@@ -28,17 +28,17 @@ pub enum ModelMode {
     Extended(ExtendedOptions),
 }
 
-impl ModelMode {
+impl Mode {
     /// Extended mode with the default switches.
-    pub fn extended() -> ModelMode {
-        ModelMode::Extended(ExtendedOptions::realistic())
+    pub fn extended() -> Mode {
+        Mode::Extended(ExtendedOptions::realistic())
     }
 
     /// Which of the two models.
-    pub fn kind(&self) -> Mode {
+    pub fn kind(&self) -> ModeKind {
         match self {
-            ModelMode::Reference => Mode::Reference,
-            ModelMode::Extended(_) => Mode::Extended,
+            Mode::Reference => ModeKind::Reference,
+            Mode::Extended(_) => ModeKind::Extended,
         }
     }
 
@@ -50,30 +50,30 @@ impl ModelMode {
     /// The switches, in extended mode.
     pub fn options(&self) -> Option<&ExtendedOptions> {
         match self {
-            ModelMode::Reference => None,
-            ModelMode::Extended(o) => Some(o),
+            Mode::Reference => None,
+            Mode::Extended(o) => Some(o),
         }
     }
 
     /// Parses the mode name (`None`: reference) and the switches of extended mode (`None` or
     /// empty: the defaults). Errors name `mode` or the switch (`ext.<key>`).
-    pub fn from_text(mode: Option<&str>, ext: Option<&str>) -> Result<ModelMode, Error> {
+    pub fn from_text(mode: Option<&str>, ext: Option<&str>) -> Result<Mode, Error> {
         let kind = match mode.map(str::trim).filter(|m| !m.is_empty()) {
-            None => Mode::Reference,
-            Some(m) => Mode::parse(m).ok_or_else(|| Error::invalid("mode", m, "must be reference or extended"))?,
+            None => ModeKind::Reference,
+            Some(m) => ModeKind::parse(m).ok_or_else(|| Error::invalid("mode", m, "must be reference or extended"))?,
         };
         let ext = ext.map(str::trim).filter(|e| !e.is_empty());
         match (kind, ext) {
-            (Mode::Reference, None) => Ok(ModelMode::Reference),
-            (Mode::Reference, Some(e)) => Err(Error::invalid("ext", e, "switches need extended mode")
+            (ModeKind::Reference, None) => Ok(Mode::Reference),
+            (ModeKind::Reference, Some(e)) => Err(Error::invalid("ext", e, "switches need extended mode")
                 .with_hint("add mode extended (CLI: --mode extended), or drop the switches")),
-            (Mode::Extended, e) => Ok(ModelMode::Extended(ExtendedOptions::from_text(e.unwrap_or(""))?)),
+            (ModeKind::Extended, e) => Ok(Mode::Extended(ExtendedOptions::from_text(e.unwrap_or(""))?)),
         }
     }
 
     /// The mode name for the text form (`None`: reference, the default).
     pub fn mode_text(&self) -> Option<String> {
-        matches!(self, ModelMode::Extended(_)).then(|| self.as_str().to_string())
+        matches!(self, Mode::Extended(_)).then(|| self.as_str().to_string())
     }
 
     /// The changed switches for the text form (`None`: reference mode or the default switches).
@@ -85,10 +85,10 @@ impl ModelMode {
     /// beside the results).
     pub fn model_flops_definition(&self) -> &'static str {
         match self {
-            ModelMode::Reference => {
+            Mode::Reference => {
                 "MFU = reference FLOPs per sample (forward + backward incl. attention recomputation) × throughput / (devices × peak matrix TFLOP/s)"
             }
-            ModelMode::Extended(_) => {
+            Mode::Extended(_) => {
                 "MFU = model FLOPs per sample (3 × forward: projections with the model's K/V heads, MLP matrices, attention 4·seq·width per token, output head; no recomputation) × throughput / (devices × peak matrix TFLOP/s at the mode's precision)"
             }
         }
@@ -98,8 +98,8 @@ impl ModelMode {
     /// switches (`extended mode (defaults)` when none).
     pub fn label(&self) -> String {
         match self {
-            ModelMode::Reference => "reference mode".to_string(),
-            ModelMode::Extended(o) => match o.to_text() {
+            Mode::Reference => "reference mode".to_string(),
+            Mode::Extended(o) => match o.to_text() {
                 t if t.is_empty() => "extended mode (default switches)".to_string(),
                 t => format!("extended mode ({})", t.replace(',', ", ")),
             },
@@ -110,8 +110,8 @@ impl ModelMode {
     /// JSON outputs.
     pub fn to_json(&self) -> Value {
         match self {
-            ModelMode::Reference => json!({ "mode": "reference" }),
-            ModelMode::Extended(o) => {
+            Mode::Reference => json!({ "mode": "reference" }),
+            Mode::Extended(o) => {
                 let switches: Map<String, Value> = crate::sort::json_object(
                     SWITCHES.iter().map(|s| (s.key.to_string(), Value::from(o.value_of(s.key).unwrap_or_default()))),
                 );
@@ -125,33 +125,35 @@ impl ModelMode {
 /// `crate::vocab`).
 impl TimePart {
     /// One sentence on what the part is in `mode`.
-    pub fn description(self, mode: Mode) -> &'static str {
+    pub fn description(self, mode: ModeKind) -> &'static str {
         match (self, mode) {
-            (TimePart::Compute, Mode::Reference) => "matrix and vector work at 80 % of peak, plus 20 µs per kernel",
-            (TimePart::Compute, Mode::Extended) => {
+            (TimePart::Compute, ModeKind::Reference) => "matrix and vector work at 80 % of peak, plus 20 µs per kernel",
+            (TimePart::Compute, ModeKind::Extended) => {
                 "matmuls and attention at the fitted fraction of the measured ceiling, recomputation included"
             }
-            (TimePart::ExposedMemory, Mode::Reference) => "HBM traffic that takes longer than the layer's compute",
-            (TimePart::ExposedMemory, Mode::Extended) => {
+            (TimePart::ExposedMemory, ModeKind::Reference) => "HBM traffic that takes longer than the layer's compute",
+            (TimePart::ExposedMemory, ModeKind::Extended) => {
                 "element-wise work, memory-bound matmuls and the optimizer step, priced by HBM traffic"
             }
-            (TimePart::TpComm, Mode::Reference) => {
+            (TimePart::TpComm, ModeKind::Reference) => {
                 "tensor- and context-parallel collectives inside each block (not overlapped)"
             }
-            (TimePart::TpComm, Mode::Extended) => {
+            (TimePart::TpComm, ModeKind::Extended) => {
                 "tensor- and context-parallel collectives inside each block, not hidden behind compute"
             }
-            (TimePart::EpComm, Mode::Reference) => "none: the published model has no experts",
-            (TimePart::EpComm, Mode::Extended) => {
+            (TimePart::EpComm, ModeKind::Reference) => "none: the published model has no experts",
+            (TimePart::EpComm, ModeKind::Extended) => {
                 "the expert-parallel all-to-all of MoE blocks (token dispatch and combine) not hidden behind compute; 0 for dense models"
             }
-            (TimePart::DpComm, Mode::Reference) => "data-parallel weight all-gather and gradient reduce-scatter",
-            (TimePart::DpComm, Mode::Extended) => {
+            (TimePart::DpComm, ModeKind::Reference) => "data-parallel weight all-gather and gradient reduce-scatter",
+            (TimePart::DpComm, ModeKind::Extended) => {
                 "data-parallel collectives not hidden by compute (ZeRO stage, ZeRO-3 gathers per micro-batch)"
             }
             (TimePart::PpComm, _) => "activations sent between pipeline stages",
-            (TimePart::Bubble, Mode::Reference) => "pipeline fill and drain: (pp − 1) micro-batch steps",
-            (TimePart::Bubble, Mode::Extended) => "pipeline fill and drain: (pp − 1)/v slots with v-way interleaving",
+            (TimePart::Bubble, ModeKind::Reference) => "pipeline fill and drain: (pp − 1) micro-batch steps",
+            (TimePart::Bubble, ModeKind::Extended) => {
+                "pipeline fill and drain: (pp − 1)/v slots with v-way interleaving"
+            }
         }
     }
 }
@@ -162,22 +164,22 @@ mod tests {
 
     #[test]
     fn text_form_round_trips() {
-        assert_eq!(ModelMode::from_text(None, None).unwrap(), ModelMode::Reference);
-        assert_eq!(ModelMode::from_text(Some("extended"), None).unwrap(), ModelMode::extended());
-        let m = ModelMode::from_text(Some("ext"), Some("recompute=full")).unwrap();
+        assert_eq!(Mode::from_text(None, None).unwrap(), Mode::Reference);
+        assert_eq!(Mode::from_text(Some("extended"), None).unwrap(), Mode::extended());
+        let m = Mode::from_text(Some("ext"), Some("recompute=full")).unwrap();
         assert_eq!(m.mode_text().as_deref(), Some("extended"));
         assert_eq!(m.ext_text().as_deref(), Some("recompute=full"));
         assert_eq!(m.label(), "extended mode (recompute=full)");
-        assert_eq!(ModelMode::Reference.mode_text(), None);
-        assert_eq!(ModelMode::extended().ext_text(), None);
+        assert_eq!(Mode::Reference.mode_text(), None);
+        assert_eq!(Mode::extended().ext_text(), None);
         assert_eq!(m.to_json()["switches"]["recompute"], "full");
-        assert_eq!(ModelMode::Reference.to_json(), json!({"mode": "reference"}));
+        assert_eq!(Mode::Reference.to_json(), json!({"mode": "reference"}));
     }
 
     #[test]
     fn errors_name_the_key() {
-        assert_eq!(ModelMode::from_text(Some("fast"), None).unwrap_err().field(), Some("mode"));
-        assert_eq!(ModelMode::from_text(None, Some("causal=off")).unwrap_err().field(), Some("ext"));
-        assert_eq!(ModelMode::from_text(Some("extended"), Some("causal=x")).unwrap_err().field(), Some("ext.causal"));
+        assert_eq!(Mode::from_text(Some("fast"), None).unwrap_err().field(), Some("mode"));
+        assert_eq!(Mode::from_text(None, Some("causal=off")).unwrap_err().field(), Some("ext"));
+        assert_eq!(Mode::from_text(Some("extended"), Some("causal=x")).unwrap_err().field(), Some("ext.causal"));
     }
 }

@@ -5,79 +5,79 @@
 /// Which model predicts: the published one or extended mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
+pub enum ModeKind {
     /// The published model, bit-exact (spec).
     #[default]
     Reference,
-    /// Extended mode (with its switches: [`crate::mode::ModelMode`]).
+    /// Extended mode (with its switches: [`crate::mode::Mode`]).
     Extended,
 }
 
-impl Mode {
+impl ModeKind {
     /// `reference` / `extended`.
     pub fn as_str(self) -> &'static str {
         match self {
-            Mode::Reference => "reference",
-            Mode::Extended => "extended",
+            ModeKind::Reference => "reference",
+            ModeKind::Extended => "extended",
         }
     }
 
     /// The model in words, as the object of a sentence: `the reference model` / `extended mode`.
     pub fn model_name(self) -> &'static str {
         match self {
-            Mode::Reference => "the reference model",
-            Mode::Extended => "extended mode",
+            ModeKind::Reference => "the reference model",
+            ModeKind::Extended => "extended mode",
         }
     }
 
     /// Whether this is the published model, whose results must reproduce the published figures
     /// bit for bit (the reference; extended mode's differences are what it corrects).
     pub fn is_published_model(self) -> bool {
-        self == Mode::Reference
+        self == ModeKind::Reference
     }
 
     /// Whether the model has constants fitted to measured runs (extended mode's efficiencies and
     /// allocator fragmentation), so validation refits them without each source and a measured run
     /// can anchor them; the published model has none.
     pub fn has_fitted_constants(self) -> bool {
-        self == Mode::Extended
+        self == ModeKind::Extended
     }
 
     /// Whether the model prices Mixture-of-Experts blocks as such (extended mode); the published
     /// model has no experts and prices an MoE model as dense.
     pub fn models_experts(self) -> bool {
-        self == Mode::Extended
+        self == ModeKind::Extended
     }
 
     /// Whether the model prices weight sparsity (extended mode's `weight_sparsity` switch); the
     /// published model prices every weight as dense.
     pub fn models_weight_sparsity(self) -> bool {
-        self == Mode::Extended
+        self == ModeKind::Extended
     }
 
     /// Whether the model reads a part's vector (non-matrix) rates: the reference prices
     /// element-wise work at them; extended mode prices it by its HBM traffic and never reads them
     /// (so a part that lists none still maps, and their estimates are not worth a note).
     pub fn reads_vector_rate(self) -> bool {
-        self == Mode::Reference
+        self == ModeKind::Reference
     }
 
     /// Whether, under FP8, the model prices every stored tensor at 1 byte per element (the
     /// reference); extended mode keeps stored tensors in 16 bits, as FP8 recipes keep weights,
     /// optimizer states and some activations.
     pub fn stores_fp8_tensors_in_one_byte(self) -> bool {
-        self == Mode::Reference
+        self == ModeKind::Reference
     }
 
     /// The model that reads a catalog part's mapping for extended mode's part
     /// (`crate::extended::Hardware`: its matrix peaks, memory and network, never the vector rate).
-    pub const OF_HARDWARE: Mode = Mode::Extended;
+    pub const OF_HARDWARE: ModeKind = ModeKind::Extended;
 
     /// Parses `reference` / `extended` (and `ref` / `ext`), in any case.
-    pub fn parse(s: &str) -> Option<Mode> {
+    pub fn parse(s: &str) -> Option<ModeKind> {
         match s.trim().to_ascii_lowercase().as_str() {
-            "reference" | "ref" => Some(Mode::Reference),
-            "extended" | "ext" => Some(Mode::Extended),
+            "reference" | "ref" => Some(ModeKind::Reference),
+            "extended" | "ext" => Some(ModeKind::Extended),
             _ => None,
         }
     }
@@ -98,40 +98,40 @@ impl<T> PerMode<T> {
     }
 
     /// The value of each mode, made by `f` (`None` if it is `None` for either mode).
-    pub fn try_from_fn(mut f: impl FnMut(Mode) -> Option<T>) -> Option<PerMode<T>> {
-        Some(PerMode { reference: f(Mode::Reference)?, extended: f(Mode::Extended)? })
+    pub fn try_from_fn(mut f: impl FnMut(ModeKind) -> Option<T>) -> Option<PerMode<T>> {
+        Some(PerMode { reference: f(ModeKind::Reference)?, extended: f(ModeKind::Extended)? })
     }
 
     /// The value of `mode`.
-    pub fn get(&self, mode: Mode) -> &T {
+    pub fn get(&self, mode: ModeKind) -> &T {
         match mode {
-            Mode::Reference => &self.reference,
-            Mode::Extended => &self.extended,
+            ModeKind::Reference => &self.reference,
+            ModeKind::Extended => &self.extended,
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Mode, PerMode};
+    use super::{ModeKind, PerMode};
 
     #[test]
     fn names_round_trip_and_unknown_names_are_none() {
-        for m in [Mode::Reference, Mode::Extended] {
-            assert_eq!(Mode::parse(m.as_str()), Some(m));
-            assert_eq!(Mode::parse(&m.as_str().to_uppercase()), Some(m));
+        for m in [ModeKind::Reference, ModeKind::Extended] {
+            assert_eq!(ModeKind::parse(m.as_str()), Some(m));
+            assert_eq!(ModeKind::parse(&m.as_str().to_uppercase()), Some(m));
         }
-        assert_eq!(Mode::parse(" ext "), Some(Mode::Extended));
-        assert_eq!(Mode::parse("calibrated"), None);
-        assert_eq!(Mode::default(), Mode::Reference);
+        assert_eq!(ModeKind::parse(" ext "), Some(ModeKind::Extended));
+        assert_eq!(ModeKind::parse("calibrated"), None);
+        assert_eq!(ModeKind::default(), ModeKind::Reference);
     }
 
     #[test]
     fn each_mode_gets_its_own_value() {
         let p = PerMode::new("r", "e");
-        assert_eq!((*p.get(Mode::Reference), *p.get(Mode::Extended)), ("r", "e"));
+        assert_eq!((*p.get(ModeKind::Reference), *p.get(ModeKind::Extended)), ("r", "e"));
         let q = PerMode::try_from_fn(|m| Some(m.as_str())).unwrap();
-        assert_eq!((*q.get(Mode::Reference), *q.get(Mode::Extended)), ("reference", "extended"));
-        assert_eq!(PerMode::try_from_fn(|m| (m == Mode::Reference).then_some(1)), None);
+        assert_eq!((*q.get(ModeKind::Reference), *q.get(ModeKind::Extended)), ("reference", "extended"));
+        assert_eq!(PerMode::try_from_fn(|m| (m == ModeKind::Reference).then_some(1)), None);
     }
 }

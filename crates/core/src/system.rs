@@ -30,7 +30,7 @@ pub struct SystemParams {
     /// Latency of one scale-out hop in seconds (`λs`).
     pub ib_latency: f64,
     /// Scale-up domain size in devices (`N_vs`).
-    pub nvlink_size: u64,
+    pub domain_size: u64,
     /// NICs per device (`ν`): multiplies the rings that leave a domain.
     pub nic_factor: f64,
     /// Bytes per tensor element, in GB (2e-9 for 16-bit training).
@@ -125,7 +125,7 @@ impl SystemParams {
             ib_bandwidth: ib_bw,
             ib_eff,
             ib_latency: ib_lat,
-            nvlink_size: nvs,
+            domain_size: nvs,
             nic_factor: 1.0,
             element_size: 2e-9,
             mask_element_size: 1e-9,
@@ -134,8 +134,8 @@ impl SystemParams {
     }
 
     /// The same system with another scale-up domain size.
-    pub fn with_nvlink_size(mut self, n: u64) -> Self {
-        self.nvlink_size = n;
+    pub fn with_domain_size(mut self, n: u64) -> Self {
+        self.domain_size = n;
         self
     }
 
@@ -176,8 +176,8 @@ impl SystemParams {
                 return Err(Error::invalid(format!("system.{name}"), v, "must be a finite number of seconds ≥ 0"));
             }
         }
-        if self.nvlink_size == 0 || self.nvlink_size > 1_048_576 {
-            return Err(Error::invalid("system.nvlink_size", self.nvlink_size, "must be an integer from 1 to 1048576"));
+        if self.domain_size == 0 || self.domain_size > 1_048_576 {
+            return Err(Error::invalid("system.nvlink_size", self.domain_size, "must be an integer from 1 to 1048576"));
         }
         Ok(())
     }

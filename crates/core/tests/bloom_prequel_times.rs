@@ -40,7 +40,7 @@
 //! width are narrower, slower score matmuls, as measured). Still too fast at TP 8 (−21 %) and on
 //! NHIDDEN=14400 (−34 %: no alignment term).
 
-use fmperf_core::validate::{MeasuredFile, Mode, parse_measured_runs, validate};
+use fmperf_core::validate::{MeasuredFile, ModeKind, parse_measured_runs, validate};
 use std::collections::BTreeMap;
 
 const BLOOM: &str = include_str!("data/bloom-prequel-times.json");
@@ -67,7 +67,7 @@ fn bloom_prequel_times_are_read_and_evaluated() {
     let raw: serde_json::Value = serde_json::from_str(BLOOM).unwrap();
     let raw_rows = raw["rows"].as_array().unwrap();
     assert_eq!(file.rows.len(), raw_rows.len());
-    let report = validate(&file, Mode::Extended);
+    let report = validate(&file, ModeKind::Extended);
 
     let mut all = Vec::new();
     let mut signed = Vec::new();

@@ -20,7 +20,7 @@ fn extended_search(model: &str, sys: &CatalogSystem, gpus: u64, global_batch: u6
         hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
         ..ExtendedOptions::realistic()
     };
-    let system = SystemParams::h200().with_nvlink_size(hardware.domain_size());
+    let system = SystemParams::h200().with_domain_size(hardware.domain_size());
     let spec = SearchSpec {
         model: workload.to_shape(),
         system,

@@ -77,7 +77,7 @@ fn reference_names_resolve_to_exact_presets() {
         assert_eq!(mapped.params, exact, "{name}");
         assert!(mapped.approximations.is_empty(), "{name}: {:?}", mapped.approximations);
         let eight = to_system_params(by_name, &MappingOptions { domain_size: Some(8), ..Default::default() }).unwrap();
-        assert_eq!(eight.params, exact.clone().with_nvlink_size(8));
+        assert_eq!(eight.params, exact.clone().with_domain_size(8));
     }
 }
 
@@ -120,7 +120,7 @@ fn h200_maps_with_the_h100_silicon_vector_rate() {
     assert_eq!(m.params.vector_flops_fp16, 133.8);
     assert_eq!(m.params.hbm_capacity, 141.0);
     assert_eq!(m.params.ib_bandwidth, 50.0);
-    assert_eq!(m.params.nvlink_size, 8);
+    assert_eq!(m.params.domain_size, 8);
     assert_eq!(
         (m.params.nvlink_eff, m.params.nvlink_latency, m.params.ib_eff, m.params.ib_latency),
         (0.7, 2.5e-6, 0.7, 5e-6)
@@ -218,7 +218,7 @@ fn overrides_complete_exotic_parts_with_labels() {
     let opts = MappingOptions { vector_tflops: Some(50.0), ..Default::default() };
     let tpu = map("google_tpu_v5p", opts).unwrap();
     assert_eq!(tpu.params.nvlink_bandwidth, 600.0);
-    assert_eq!(tpu.params.nvlink_size, 8960);
+    assert_eq!(tpu.params.domain_size, 8960);
     assert_eq!(tpu.params.ib_bandwidth, 6.25);
     assert!(tpu.approximations.iter().any(|a| a.contains("torus")), "{:?}", tpu.approximations);
     let sn40l = map(
@@ -251,7 +251,7 @@ fn mesh_bandwidth_and_hypothetical_domains_are_labelled() {
         MappingOptions { domain_size: Some(64), nics_per_device: Some(2), ..Default::default() },
     )
     .unwrap();
-    assert_eq!((big.params.nvlink_size, big.params.nic_factor), (64, 2.0));
+    assert_eq!((big.params.domain_size, big.params.nic_factor), (64, 2.0));
     assert!(big.approximations.iter().any(|a| a.contains("hypothetical")));
 }
 

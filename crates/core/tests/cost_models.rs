@@ -6,7 +6,7 @@
 use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::cost::{CostModel, Detail};
 use fmperf_core::extended::{ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
-use fmperf_core::mode_kind::Mode;
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::reference::Evaluator;
 use fmperf_core::search::{ExecutionChoices, Search, SearchSpec};
 use fmperf_core::vocab::Candidate;
@@ -19,7 +19,7 @@ fn close(a: f64, b: f64, what: &str) {
 const GLOBAL_BATCH: u64 = 256;
 
 fn setup() -> ExtendedSetup {
-    let hardware = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+    let hardware = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
     ExtendedSetup { workload: Workload::LLAMA3_8B, hardware, options: ExtendedOptions::realistic() }
 }
 
@@ -52,7 +52,7 @@ fn both_modes_price_through_one_interface_and_their_detail_matches_the_headline(
                 assert_eq!(o, o2);
                 assert_eq!(experts, None, "a dense model has no expert layout");
                 let d = model.detail(c).unwrap();
-                assert_eq!(matches!(d, Detail::Reference(_)), model.mode() == Mode::Reference);
+                assert_eq!(matches!(d, Detail::Reference(_)), model.mode() == ModeKind::Reference);
                 close(d.totals().t, o.totals.t, "iteration time");
                 close(d.throughput_samples_per_s(), o.throughput_samples_per_s, "throughput");
                 close(d.mem_gb(), o.mem_gb, "memory");
@@ -62,7 +62,7 @@ fn both_modes_price_through_one_interface_and_their_detail_matches_the_headline(
                 assert_eq!(copy.price(c).unwrap(), o);
             }
         }
-        assert_eq!(modes, [Mode::Reference, Mode::Extended]);
+        assert_eq!(modes, [ModeKind::Reference, ModeKind::Extended]);
     }
 }
 

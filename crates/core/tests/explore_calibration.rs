@@ -9,7 +9,7 @@ use fmperf_core::explore::calibrated::{
 };
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ExploreSearch, format_candidate};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use fmperf_core::validate::metric::MetricKind;
 
 fn scenario(gpus: &str) -> fmperf_core::explore::ExploreSpec {
@@ -22,7 +22,7 @@ fn scenario(gpus: &str) -> fmperf_core::explore::ExploreSpec {
         top: "5".into(),
         ..ExploreFields::default_scenario()
     };
-    f.resolve_in(&ModelMode::extended()).unwrap()
+    f.resolve_in(&Mode::extended()).unwrap()
 }
 
 #[test]
@@ -81,7 +81,7 @@ fn the_band_narrows_only_where_the_calibration_covers() {
     // Another system: an error naming the calibration's system; reference mode: an error naming the mode.
     let a100 = Calibration { system: "nvidia_a100_sxm4_80gb".into(), ..cal.clone() };
     assert!(spec.calibrated(&a100).unwrap_err().to_string().contains("calibration.system"));
-    let reference = spec.clone().with_mode(ModelMode::Reference).unwrap();
+    let reference = spec.clone().with_mode(Mode::Reference).unwrap();
     assert_eq!(reference.with_constants(&k).unwrap_err().field(), Some("mode"));
 }
 

@@ -4,10 +4,10 @@
 
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ExploreSearch, ExploreSpec};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use fmperf_core::search::EmptyReason;
 
-fn spec(model: &str, system: &str, domain: &str, gpus: &str, batch: &str, mode: &ModelMode) -> ExploreSpec {
+fn spec(model: &str, system: &str, domain: &str, gpus: &str, batch: &str, mode: &Mode) -> ExploreSpec {
     let f = ExploreFields {
         model: model.into(),
         system: system.into(),
@@ -23,7 +23,7 @@ fn spec(model: &str, system: &str, domain: &str, gpus: &str, batch: &str, mode: 
 fn nvl72_at_2304_devices_gives_results_in_both_modes() {
     // Reference mode: gpt3_1T cannot use all 2,304 = 2^8·3^2 devices with a 4,096 batch; the
     // results use 2,048 (64 of each 72-device domain) and the explorer says why.
-    let s = ExploreSearch::new(spec("gpt3_1T", "ref-B200", "72", "2304", "4096", &ModelMode::Reference)).unwrap();
+    let s = ExploreSearch::new(spec("gpt3_1T", "ref-B200", "72", "2304", "4096", &Mode::Reference)).unwrap();
     let mut s = s;
     while !s.step(5000) {}
     let r = s.result();
@@ -35,7 +35,7 @@ fn nvl72_at_2304_devices_gives_results_in_both_modes() {
     assert!(why.suggestions.iter().any(|x| x.devices == 2048 || x.global_batch % 9 == 0), "{:?}", why.suggestions);
 
     // Extended mode: Llama 3 70B uses every device (uneven pipeline stages take the factor 9).
-    let s = spec("llama3-70b", "ref-B200", "72", "2304", "4096", &ModelMode::extended());
+    let s = spec("llama3-70b", "ref-B200", "72", "2304", "4096", &Mode::extended());
     let r = ExploreSearch::new(s).unwrap().finish();
     assert!(!r.merged.is_empty());
     assert!(r.merged.iter().all(|x| x.candidate.n_gpus() == 2304));
@@ -44,7 +44,7 @@ fn nvl72_at_2304_devices_gives_results_in_both_modes() {
 
 #[test]
 fn an_empty_scenario_names_its_cause() {
-    let mut s = ExploreSearch::new(spec("gpt3_1T", "ref-A100", "4", "8", "4096", &ModelMode::Reference)).unwrap();
+    let mut s = ExploreSearch::new(spec("gpt3_1T", "ref-A100", "4", "8", "4096", &Mode::Reference)).unwrap();
     while !s.step(1000) {}
     assert!(s.result().merged.is_empty());
     let d = s.diagnose().unwrap();
@@ -52,7 +52,7 @@ fn an_empty_scenario_names_its_cause() {
     assert!(d.message.contains("GB over"), "{}", d.message);
     assert!(!d.suggestions.is_empty() && d.suggestions[0].devices > 8, "{:?}", d.suggestions);
     // A scenario with results needs no diagnosis.
-    let ok = ExploreSearch::new(spec("gpt3", "ref-H200", "8", "512", "4096", &ModelMode::Reference)).unwrap().finish();
+    let ok = ExploreSearch::new(spec("gpt3", "ref-H200", "8", "512", "4096", &Mode::Reference)).unwrap().finish();
     assert!(!ok.merged.is_empty());
 }
 
@@ -66,7 +66,7 @@ fn the_message_alone_is_the_diagnosis_message() {
         ("gpt3", "ref-H200", "8", "512", "4096"),
     ];
     for (model, system, domain, gpus, batch) in scenarios {
-        let mut s = ExploreSearch::new(spec(model, system, domain, gpus, batch, &ModelMode::Reference)).unwrap();
+        let mut s = ExploreSearch::new(spec(model, system, domain, gpus, batch, &Mode::Reference)).unwrap();
         while !s.step(5000) {}
         assert_eq!(s.diagnosis_message(), s.diagnose().map(|d| d.message), "{model} on {gpus} {system}");
     }

@@ -88,7 +88,7 @@ fn defaults_and_overrides() {
     .resolve()
     .unwrap();
     assert_eq!(spec.system_id, "ref-B200");
-    assert_eq!(spec.system.nvlink_size, 4, "empty domain: the system's own");
+    assert_eq!(spec.system.domain_size, 4, "empty domain: the system's own");
     assert_eq!(spec.budget, TrainingBudget::Samples(28_000_000.0), "ViT-ERA5: 350,000 samples × 80 epochs");
     assert_eq!(spec.strategies, vec![Strategy::ContextParallel2D]);
     let spec = fields_with(|x| {

@@ -6,11 +6,11 @@ use fmperf_core::Strategy;
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ConfigReport, Detail, ExploreSearch, OwnConfig, ReportContext, evaluate_own};
 use fmperf_core::extended::{ExtendedOptions, ModelFeatures};
-use fmperf_core::mode::{ModelMode, SUMMA_UNSUPPORTED};
+use fmperf_core::mode::{Mode, SUMMA_UNSUPPORTED};
 use fmperf_core::search::Search;
 
-fn extended(ext: &str) -> ModelMode {
-    ModelMode::from_text(Some("extended"), Some(ext)).unwrap()
+fn extended(ext: &str) -> Mode {
+    Mode::from_text(Some("extended"), Some(ext)).unwrap()
 }
 
 fn fields(f: impl FnOnce(&mut ExploreFields)) -> ExploreFields {
@@ -86,7 +86,7 @@ fn modes_change_what_can_be_used() {
     assert!(spec.notes.iter().any(|n| n.contains("has no effect")));
     assert_eq!(
         spec.mode,
-        ModelMode::Extended(ExtendedOptions {
+        Mode::Extended(ExtendedOptions {
             model: ModelFeatures { weight_sparsity: 0.9, ..ModelFeatures::realistic() },
             ..ExtendedOptions::realistic()
         })

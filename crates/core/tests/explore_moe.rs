@@ -5,7 +5,7 @@
 use fmperf_core::explore::export::{report_json, results_csv};
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ConfigReport, ExploreSearch, ReportContext};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use fmperf_core::search::ResultRow;
 
 fn mixtral() -> fmperf_core::explore::ExploreSpec {
@@ -19,7 +19,7 @@ fn mixtral() -> fmperf_core::explore::ExploreSpec {
         top: "8".into(),
         ..ExploreFields::default_scenario()
     };
-    fields.resolve_in(&ModelMode::from_text(Some("extended"), Some("")).unwrap()).unwrap()
+    fields.resolve_in(&Mode::from_text(Some("extended"), Some("")).unwrap()).unwrap()
 }
 
 #[test]

@@ -84,7 +84,7 @@ fn placement_names_each_dimension() {
 fn layer_table_matches_the_evaluation() {
     let c = Candidate::one_d(16, 4, 32, 1, 4, 1, 1);
     let model = ModelShape::GPT3_1T;
-    let ev = evaluate(&model, &SystemParams::h200().with_nvlink_size(4), 4096, &c).unwrap();
+    let ev = evaluate(&model, &SystemParams::h200().with_domain_size(4), 4096, &c).unwrap();
     let table = layer_table(&ev, model.depth);
     assert_eq!(table.lines.len(), 14);
     assert_eq!(table.blocks_per_stage, 4);

@@ -20,8 +20,8 @@ fn default_scenario_is_the_published_setting() {
     let spec = default_spec();
     assert_eq!(spec.model_id, "gpt3_1T");
     assert_eq!(spec.system_id, "ref-H200");
-    assert_eq!(spec.system.nvlink_size, 8);
-    assert_eq!(spec.system, fmperf_core::SystemParams::h200().with_nvlink_size(8));
+    assert_eq!(spec.system.domain_size, 8);
+    assert_eq!(spec.system, fmperf_core::SystemParams::h200().with_domain_size(8));
     assert_eq!((spec.n_gpus, spec.global_batch, spec.top_k), (4096, 4096, 10));
     assert_eq!(spec.strategies, Strategy::ALL.to_vec());
     assert!(spec.budget_is_default);

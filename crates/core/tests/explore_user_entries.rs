@@ -4,7 +4,7 @@
 use fmperf_core::catalog;
 use fmperf_core::explore::{ExploreFields, ExploreSearch, UserEntries};
 use fmperf_core::extended::ExtendedOptions;
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 
 fn fields(model: &str, system: &str) -> ExploreFields {
     ExploreFields {
@@ -24,9 +24,9 @@ fn a_users_system_resolves_and_searches_in_both_modes() {
     let user = UserEntries { models: Vec::new(), systems: vec![mine] };
     let f = fields("gpt3", "my-h100-pod");
     // Unknown without the user's entries; the error is at the field and names the nearest ids.
-    let e = f.resolve_in(&ModelMode::Reference).unwrap_err();
+    let e = f.resolve_in(&Mode::Reference).unwrap_err();
     assert_eq!(e[0].field(), Some("system"));
-    for mode in [ModelMode::Reference, ModelMode::Extended(ExtendedOptions::default())] {
+    for mode in [Mode::Reference, Mode::Extended(ExtendedOptions::default())] {
         let spec = f.resolve_with(&mode, &user).unwrap();
         assert_eq!(spec.system_id, "my-h100-pod");
         assert_eq!(spec.capacity_gb(), 96.0);
@@ -38,21 +38,20 @@ fn a_users_system_resolves_and_searches_in_both_modes() {
 
 #[test]
 fn system_spec_options_reach_both_modes() {
-    let plain = fields("gpt3", "nvidia_h100_sxm5_80gb").resolve_in(&ModelMode::Reference).unwrap();
-    let spec = fields("gpt3", "nvidia_h100_sxm5_80gb,nics=2,scale_out=100,scale_up=300")
-        .resolve_in(&ModelMode::Reference)
-        .unwrap();
+    let plain = fields("gpt3", "nvidia_h100_sxm5_80gb").resolve_in(&Mode::Reference).unwrap();
+    let spec =
+        fields("gpt3", "nvidia_h100_sxm5_80gb,nics=2,scale_out=100,scale_up=300").resolve_in(&Mode::Reference).unwrap();
     assert_eq!(spec.system.nvlink_bandwidth, 300.0);
     assert!(spec.system.ib_bandwidth > plain.system.ib_bandwidth);
     assert_eq!(spec.mapping.nics_per_device, Some(2));
     let ext = fields("gpt3", "nvidia_h100_sxm5_80gb,scale_out=100")
-        .resolve_in(&ModelMode::Extended(ExtendedOptions::default()))
+        .resolve_in(&Mode::Extended(ExtendedOptions::default()))
         .unwrap();
     assert_eq!(ext.mapping.scale_out_gbps, Some(100.0));
     // Option errors name the option; the domain field overrides the spec's domain.
-    let e = fields("gpt3", "nvidia_h100_sxm5_80gb,nics=two").resolve_in(&ModelMode::Reference).unwrap_err();
+    let e = fields("gpt3", "nvidia_h100_sxm5_80gb,nics=two").resolve_in(&Mode::Reference).unwrap_err();
     assert_eq!(e[0].field(), Some("nics"));
     let mut f = fields("gpt3", "nvidia_h100_sxm5_80gb,domain=4");
     f.domain = "8".into();
-    assert_eq!(f.resolve_in(&ModelMode::Reference).unwrap().system.nvlink_size, 8);
+    assert_eq!(f.resolve_in(&Mode::Reference).unwrap().system.domain_size, 8);
 }

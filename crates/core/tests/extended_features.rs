@@ -133,7 +133,7 @@ fn measured_ceiling_replaces_the_datasheet_peak() {
 
 #[test]
 fn interleaving_divides_the_bubble_and_uneven_stages_keep_every_block() {
-    let hw = Hardware::from_params(&SystemParams::a100().with_nvlink_size(8), true);
+    let hw = Hardware::from_params(&SystemParams::a100().with_domain_size(8), true);
     let w = Workload { vocab: None, ..Workload::from_shape(&fmperf_core::ModelShape::GPT3) };
     let layout = Layout::placed(8, 1, 8, 2, 1, 64, 8);
     let plain = evaluate(&w, &hw, &layout, &base()).unwrap();
@@ -287,7 +287,7 @@ fn never_panics_on_arbitrary_layouts_and_options() {
 #[test]
 fn ends_counted_as_blocks_lighten_the_end_stages() {
     // BLOOM-176B's shape and its 02-28 trial layout (tp 4, pp 12, dp 8, micro-batch 2).
-    let hw = Hardware::from_params(&SystemParams::a100().with_nvlink_size(8), true);
+    let hw = Hardware::from_params(&SystemParams::a100().with_domain_size(8), true);
     let w = Workload {
         layers: 70,
         hidden: 14336,

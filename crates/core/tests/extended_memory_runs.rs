@@ -6,11 +6,11 @@
 use fmperf_core::extended::memory::FRAGMENTATION;
 use fmperf_core::validate::compare::{Prepared, RowResult};
 use fmperf_core::validate::memory::{ScoredMemory, fit_fragmentation};
-use fmperf_core::validate::{Mode, shipped_memory_runs, validate};
+use fmperf_core::validate::{ModeKind, shipped_memory_runs, validate};
 use fmperf_core::vocab::Fits;
 
 fn report_rows() -> Vec<RowResult> {
-    validate(&shipped_memory_runs(), Mode::Extended).rows
+    validate(&shipped_memory_runs(), ModeKind::Extended).rows
 }
 
 fn scored() -> Vec<ScoredMemory> {
@@ -51,7 +51,7 @@ fn memory_errors_per_source_and_the_fragmentation_fit() {
     assert!(loso <= 0.08, "leave-one-source-out memory MAPE {loso}");
     assert!(fit.in_sample.mape.unwrap() <= 0.08, "in-sample memory MAPE {:?}", fit.in_sample.mape);
     // The report's headline is that same held-out figure.
-    let report = validate(&shipped_memory_runs(), Mode::Extended);
+    let report = validate(&shipped_memory_runs(), ModeKind::Extended);
     let headline = report.summary.memory.stats.mape.unwrap();
     assert!((headline - loso).abs() < 1e-9, "report {headline} vs fit {loso}");
     // Issue 18: no source's held-out mean error beyond ±15 % (torchtune −6.5 %, Megatron-Bridge
@@ -110,7 +110,7 @@ fn operator_level_checkpointing_by_hand() {
     use fmperf_core::extended::block_operations::block_operations;
     use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, Recompute, Workload};
     let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
-    let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+    let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
     let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);
     let opts = ExtendedOptions { recompute: Recompute::Op, ..ExtendedOptions::realistic() };
     let ops = block_operations(&w, &hw, &layout, &opts).unwrap();

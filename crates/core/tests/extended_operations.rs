@@ -13,7 +13,7 @@ fn close(a: f64, b: f64, what: &str) {
 #[test]
 fn operations_sum_to_the_block_and_iteration_totals() {
     let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
-    let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+    let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
     for recompute in Recompute::ALL {
         let opts = ExtendedOptions { recompute, ..ExtendedOptions::realistic() };
         // tp 4, cp 2, one pipeline stage, 4 replicas, 8 micro-batches of 1.
@@ -55,7 +55,7 @@ fn operations_sum_to_the_block_and_iteration_totals() {
 #[test]
 fn block_operations_validates_its_inputs() {
     let w = Workload::LLAMA3_8B;
-    let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+    let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
     let bad = Layout::placed(3, 1, 1, 1, 1, 1, 8);
     assert_eq!(block_operations(&w, &hw, &bad, &ExtendedOptions::realistic()).unwrap_err().field(), Some("layout.tp"));
 }

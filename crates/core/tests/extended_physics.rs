@@ -17,7 +17,7 @@ fn gpt(seq: u64) -> Workload {
 }
 
 fn h200() -> Hardware {
-    Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true)
+    Hardware::from_params(&SystemParams::h200().with_domain_size(8), true)
 }
 
 fn close(a: f64, b: f64, what: &str) {

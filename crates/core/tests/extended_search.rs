@@ -69,7 +69,7 @@ fn fp8_is_faster_and_summa_is_rejected() {
             .is_empty()
     );
     // The spec's domain must be the hardware's.
-    let wrong = SearchSpec { system: spec.system.clone().with_nvlink_size(4), ..spec };
+    let wrong = SearchSpec { system: spec.system.clone().with_domain_size(4), ..spec };
     assert_eq!(
         Search::in_mode(wrong, Some(ext8.clone()), ExecutionChoices::fixed(&ext8.options)).unwrap_err().field(),
         Some("system.nvlink_size")

@@ -16,7 +16,7 @@ use fmperf_core::catalog::{
     self, CatalogModel, Fabric, FabricKind, MappingOptions, Mlp, Precision, TrainingBudget, to_system_params,
 };
 use fmperf_core::format::{self, Document, fields};
-use fmperf_core::mode::Mode;
+use fmperf_core::mode::ModeKind;
 use fmperf_core::reference::model_summary_on;
 use fmperf_core::{ModelShape, SystemParams};
 use serde_json::{Map, Value, json};
@@ -237,7 +237,7 @@ fn random_options(rng: &mut Rng) -> MappingOptions {
         vector_tflops: opt_f(rng),
         scale_up_gbps: opt_f(rng),
         scale_out_gbps: opt_f(rng),
-        mode: *rng.pick(&[Mode::Reference, Mode::Extended]),
+        mode: *rng.pick(&[ModeKind::Reference, ModeKind::Extended]),
         fabric: rng.chance(30).then(|| Fabric {
             latency_s: opt_f(rng),
             achievable: opt_f(rng),

@@ -230,7 +230,7 @@ fn scenarios_resolve_catalog_ids_and_inline_documents() {
     let Document::Scenario(s) = parse(&inline).unwrap() else { panic!() };
     let r = s.resolve().unwrap();
     assert_eq!(r.shape, ModelShape::with_default_mlp(4096, 8192, 64, 80));
-    assert_eq!((r.mapped.params.nvlink_size, r.mapped.params.matrix_flops_fp16), (16, 500.0));
+    assert_eq!((r.mapped.params.domain_size, r.mapped.params.matrix_flops_fp16), (16, 500.0));
     assert_eq!(r.budget, TrainingBudget::Samples(1e6));
     let back = parse(&format::to_json(&Document::Scenario(s.clone()))).unwrap();
     assert_eq!(back, Document::Scenario(s));

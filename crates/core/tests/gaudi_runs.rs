@@ -16,7 +16,7 @@
 //! same rule applies to AMD's xGMI meshes (MI300X: 7 links of 64 GB/s) and quad-GH200 nodes; no
 //! shipped run has a tensor-parallel group smaller than such a domain, so no shipped figure moved.
 
-use fmperf_core::validate::{Mode, parse_measured_runs, validate};
+use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
 
 const GAUDI: &str = include_str!("data/gaudi-runs.json");
 
@@ -26,7 +26,7 @@ fn every_row_is_read_with_its_recipes_layout() {
     let raw: serde_json::Value = serde_json::from_str(GAUDI).unwrap();
     let raw_rows = raw["rows"].as_array().unwrap();
     assert_eq!(file.rows.len(), 5);
-    let report = validate(&file, Mode::Extended);
+    let report = validate(&file, ModeKind::Extended);
     for (r, raw) in report.rows.iter().zip(raw_rows) {
         assert!(!r.skipped, "{}: skipped ({:?})", r.id, r.reason);
         let config = r.config.as_deref().unwrap_or("");
@@ -47,7 +47,7 @@ fn every_row_is_read_with_its_recipes_layout() {
 #[test]
 fn tensor_parallel_groups_inside_the_mesh_get_their_pair_links() {
     let file = parse_measured_runs(GAUDI).expect("the file reads");
-    let report = validate(&file, Mode::Extended);
+    let report = validate(&file, ModeKind::Extended);
     let error = |id: &str| report.rows.iter().find(|r| r.id == id).and_then(|r| r.error).expect(id);
     let all: Vec<f64> = report.rows.iter().map(|r| r.error.expect("evaluated").abs()).collect();
     let mean = all.iter().sum::<f64>() / all.len() as f64;

@@ -44,7 +44,7 @@ fn every_candidate_list_exactly() {
         ck.same(format!("{what} count"), ours.len() as u64, u(&e["count"]));
         ck.same(format!("{what} list"), &ours, &golden);
         // Every generated candidate is accepted by the evaluator's rules.
-        let system = fmperf_core::SystemParams::h200().with_nvlink_size(u(&e["nvlink_size"]));
+        let system = fmperf_core::SystemParams::h200().with_domain_size(u(&e["nvlink_size"]));
         for c in space.iter() {
             if let Err(err) = c.check(&model, &system, u(&e["global_batch_size"])) {
                 ck.same(format!("{what} {c:?} check"), err.to_string(), String::new());
@@ -85,7 +85,7 @@ fn every_search_top_k_and_size() {
             global_batch: u(&s["global_batch_size"]),
             top_k: u(&s["nlargest"]) as usize,
         };
-        assert_eq!(spec.system.nvlink_size, u(&s["nvlink_size"]));
+        assert_eq!(spec.system.domain_size, u(&s["nvlink_size"]));
         let w = format!(
             "searches[{i}] {} {} {strategy} NVS{} n={}",
             s["model_name"], s["system_name"], s["nvlink_size"], s["n_gpus"]
@@ -139,7 +139,7 @@ fn every_search_top_k_and_size() {
 fn resumable_search_equals_one_shot() {
     let spec = SearchSpec {
         model: ModelShape::GPT3_1T,
-        system: fmperf_core::SystemParams::b200().with_nvlink_size(8),
+        system: fmperf_core::SystemParams::b200().with_domain_size(8),
         strategy: Strategy::Summa2D,
         n_gpus: 64,
         global_batch: 4096,

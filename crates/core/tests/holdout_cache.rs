@@ -8,15 +8,15 @@ use fmperf_core::validate::holdout_cache::{
     OneShotLine, shipped_holdout, shipped_moe_rows, shipped_one_shot, to_cache_json,
 };
 use fmperf_core::validate::moe_fit::shipped_moe_held_rows;
-use fmperf_core::validate::{Mode, shipped_runs};
+use fmperf_core::validate::{ModeKind, shipped_runs};
 
 #[test]
 fn the_shipped_cache_equals_a_fresh_computation() {
     let file = shipped_runs();
-    let (reference, extended) = (holdout(&file, Mode::Reference), holdout(&file, Mode::Extended));
+    let (reference, extended) = (holdout(&file, ModeKind::Reference), holdout(&file, ModeKind::Extended));
     let moe = shipped_moe_held_rows();
     // The one-shot check per source (the validation view shows it beside the held-out error).
-    let one_shot = validate_headline_from(&file, Mode::Extended, extended.clone()).one_shot.expect("extended mode");
+    let one_shot = validate_headline_from(&file, ModeKind::Extended, extended.clone()).one_shot.expect("extended mode");
     let one_shot = OneShotLine::of(&one_shot);
     let fresh = to_cache_json(&reference, &extended, &moe, &one_shot);
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/holdout-shipped.json");
@@ -32,7 +32,7 @@ fn the_shipped_cache_equals_a_fresh_computation() {
     // What the page reads back is what was computed, to the cache's six significant digits
     // (`CACHE_DIGITS`: half a unit in the sixth digit, 5e-6 of the figure).
     let close = |a: f64, b: f64| (a - b).abs() <= 5e-6 * b.abs();
-    for (mode, h) in [(Mode::Reference, &reference), (Mode::Extended, &extended)] {
+    for (mode, h) in [(ModeKind::Reference, &reference), (ModeKind::Extended, &extended)] {
         let c = shipped_holdout(mode).expect("the cache parses");
         assert_eq!(c.rows.len(), h.rows.len());
         assert_eq!(c.per_source.len(), h.per_source.len());

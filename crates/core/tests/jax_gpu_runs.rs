@@ -23,14 +23,14 @@
 //! constants; the counterfactual (the same rows with the framework's name removed, so priced at
 //! one NIC per device) shows what the rule is worth and fails if it stops mattering.
 
-use fmperf_core::validate::{Mode, parse_measured_runs, validate};
+use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
 
 const JAX: &str = include_str!("data/jax-gpu-runs.json");
 
 /// `(mean |error|, mean error)` of the rows whose id starts with `prefix`.
 fn errors(text: &str, prefix: &str) -> (f64, f64) {
     let file = parse_measured_runs(text).expect("the file reads");
-    let report = validate(&file, Mode::Extended);
+    let report = validate(&file, ModeKind::Extended);
     let e: Vec<f64> =
         report.rows.iter().filter(|r| r.id.starts_with(prefix)).map(|r| r.error.expect("evaluated")).collect();
     assert!(!e.is_empty(), "{prefix}");
@@ -44,7 +44,7 @@ fn every_row_is_read_on_the_jax_stack_with_its_layout() {
     let raw: serde_json::Value = serde_json::from_str(JAX).unwrap();
     let raw_rows = raw["rows"].as_array().unwrap();
     assert_eq!(file.rows.len(), 35);
-    let report = validate(&file, Mode::Extended);
+    let report = validate(&file, ModeKind::Extended);
     for (r, raw) in report.rows.iter().zip(raw_rows) {
         assert!(!r.skipped, "{}: skipped ({:?})", r.id, r.reason);
         let config = r.config.as_deref().unwrap_or("");

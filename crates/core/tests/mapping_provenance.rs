@@ -6,7 +6,7 @@ use fmperf_core::catalog::mapping::SYSTEM_PARAMS;
 use fmperf_core::catalog::provenance::Origin;
 use fmperf_core::catalog::{self, CatalogSystem, MappedSystem, MappingOptions, Precision, to_system_params};
 use fmperf_core::format::{self, Document};
-use fmperf_core::mode::Mode;
+use fmperf_core::mode::ModeKind;
 use serde_json::Value;
 
 /// The value of a catalog field (dotted path) of `sys`, as its JSON form holds it.
@@ -34,7 +34,7 @@ fn param_value(m: &MappedSystem, param: &str) -> f64 {
         "ib_bandwidth" => p.ib_bandwidth,
         "ib_eff" => p.ib_eff,
         "ib_latency" => p.ib_latency,
-        "nvlink_size" => p.nvlink_size as f64,
+        "nvlink_size" => p.domain_size as f64,
         "nic_factor" => p.nic_factor,
         "element_size" => p.element_size,
         "mask_element_size" => p.mask_element_size,
@@ -94,7 +94,7 @@ fn check(sys: &CatalogSystem, m: &MappedSystem, label: &str) {
 fn every_part_says_where_each_mapped_value_came_from() {
     let mut checked = 0;
     for sys in catalog::systems() {
-        for mode in [Mode::Reference, Mode::Extended] {
+        for mode in [ModeKind::Reference, ModeKind::Extended] {
             for precision in Precision::ALL {
                 let opts = MappingOptions { precision: Some(precision), mode, ..MappingOptions::default() };
                 if let Ok(m) = to_system_params(sys, &opts) {
@@ -176,7 +176,7 @@ fn extended_mode_maps_parts_without_a_vector_rate_and_says_it_is_unread() {
     let tpu = catalog::find_system("google_tpu_v5p").unwrap();
     let reference = to_system_params(tpu, &MappingOptions::default()).unwrap_err();
     assert!(reference.to_string().contains("peak_tflops.fp16_vector"), "{reference}");
-    let opts = MappingOptions { mode: Mode::Extended, ..MappingOptions::default() };
+    let opts = MappingOptions { mode: ModeKind::Extended, ..MappingOptions::default() };
     let m = to_system_params(tpu, &opts).unwrap();
     assert!(matches!(m.origin_of("vector_flops_fp16").unwrap().origin, Origin::Unread { .. }));
     // No note about a figure extended mode never reads (the torus statement stays).
@@ -189,8 +189,8 @@ fn extended_mode_maps_parts_without_a_vector_rate_and_says_it_is_unread() {
     // FP8: the reference prices every tensor at 1 byte and says so; extended mode does not.
     let h100 = catalog::find_system("nvidia_h100_sxm5_80gb").unwrap();
     let fp8 = |mode| MappingOptions { precision: Some(Precision::Fp8), mode, ..MappingOptions::default() };
-    let r = to_system_params(h100, &fp8(Mode::Reference)).unwrap();
-    let e = to_system_params(h100, &fp8(Mode::Extended)).unwrap();
+    let r = to_system_params(h100, &fp8(ModeKind::Reference)).unwrap();
+    let e = to_system_params(h100, &fp8(ModeKind::Extended)).unwrap();
     assert!(r.approximations.iter().any(|a| a.contains("1 byte per element")), "{:?}", r.approximations);
     assert!(e.approximations.is_empty(), "{:?}", e.approximations);
     assert_eq!(r.params, e.params);

@@ -54,7 +54,7 @@
 //! The bounds guard the aggregate: they fail if a change moves these runs off by more than a few
 //! points.
 
-use fmperf_core::validate::{Mode, parse_measured_runs, validate};
+use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
 
 const RUNS: &str = include_str!("data/megatron-bridge-dense-runs.json");
 
@@ -62,7 +62,7 @@ const RUNS: &str = include_str!("data/megatron-bridge-dense-runs.json");
 fn megatron_bridge_dense_rows_hold_without_a_fit() {
     let file = parse_measured_runs(RUNS).expect("the file reads");
     assert!(file.rows.len() >= 70, "{}", file.rows.len());
-    let report = validate(&file, Mode::Extended);
+    let report = validate(&file, ModeKind::Extended);
     let errors: Vec<f64> = report
         .rows
         .iter()

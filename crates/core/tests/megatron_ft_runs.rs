@@ -58,7 +58,7 @@
 //! figure, the host speed is dropped, or the statistics' or the hooks' host work is (the medians
 //! without the hooks: −19.2 / −22.0 / −27.5 %).
 
-use fmperf_core::validate::{Mode, parse_measured_runs, validate};
+use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
 
 const FT: &str = include_str!("data/megatron-ft-runs.json");
 
@@ -71,7 +71,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn small_steps_are_priced_with_the_hosts_time() {
     let file = parse_measured_runs(FT).expect("the file reads");
     assert!(file.rows.len() >= 190, "{}", file.rows.len());
-    let report = validate(&file, Mode::Extended);
+    let report = validate(&file, ModeKind::Extended);
     let mut by_host = [Vec::new(), Vec::new(), Vec::new()];
     for r in &report.rows {
         assert!(!r.skipped, "{}: skipped ({:?})", r.id, r.reason);

@@ -9,7 +9,7 @@
 //! 15.8 % once the fragmentation was refitted (0.20 to 0.23) with BLOOM's pipeline split read.
 
 use fmperf_core::extended::memory::FRAGMENTATION;
-use fmperf_core::validate::{MeasuredFile, Mode, parse_measured_runs, validate};
+use fmperf_core::validate::{MeasuredFile, ModeKind, parse_measured_runs, validate};
 use fmperf_core::vocab::Fits;
 
 const AFTER_THE_FIT: &str = include_str!("data/memory-runs-after-the-fit.json");
@@ -21,7 +21,7 @@ fn file() -> MeasuredFile {
 #[test]
 fn runs_after_the_fit_are_read_and_evaluated() {
     let file = file();
-    let report = validate(&file, Mode::Extended);
+    let report = validate(&file, ModeKind::Extended);
     // Which rows quote their source (the schema's `verification`, which the reader does not keep).
     let raw: serde_json::Value = serde_json::from_str(AFTER_THE_FIT).unwrap();
     let quotes = |id: &str| {

@@ -35,7 +35,7 @@ fn bare(sharding: Sharding, precision: Precision) -> ExtendedOptions {
 }
 
 fn h200() -> Hardware {
-    Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true)
+    Hardware::from_params(&SystemParams::h200().with_domain_size(8), true)
 }
 
 /// A blocks-only model (no vocabulary) of Llama 3 8B's shape, and its parameters.

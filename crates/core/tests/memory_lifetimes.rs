@@ -10,7 +10,7 @@ use fmperf_core::extended::{
 };
 
 fn hw() -> Hardware {
-    Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true)
+    Hardware::from_params(&SystemParams::h200().with_domain_size(8), true)
 }
 
 fn estimate(w: &Workload, layout: Layout, opts: ExtendedOptions) -> MemoryEstimate {

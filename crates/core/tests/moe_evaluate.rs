@@ -41,7 +41,7 @@ fn tiny() -> Workload {
 }
 
 fn hw() -> Hardware {
-    Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true)
+    Hardware::from_params(&SystemParams::h200().with_domain_size(8), true)
 }
 
 fn opts() -> ExtendedOptions {
@@ -249,7 +249,7 @@ fn pruned_expert_degrees_equal_pricing_every_choice() {
     let hw = Hardware::from_catalog(sys, base.hardware.precision, true, &MappingOptions::default()).unwrap();
     let spec = SearchSpec {
         model: w.to_shape(),
-        system: SystemParams::h200().with_nvlink_size(hw.domain_size()),
+        system: SystemParams::h200().with_domain_size(hw.domain_size()),
         strategy: Strategy::OneD,
         n_gpus: 2048,
         global_batch: 15360,
@@ -312,7 +312,7 @@ fn rescheduled_evaluators_equal_fresh_ones() {
         let w = Workload::from_catalog(find_model(model).unwrap()).unwrap();
         let spec = SearchSpec {
             model: w.to_shape(),
-            system: SystemParams::h200().with_nvlink_size(hw.domain_size()),
+            system: SystemParams::h200().with_domain_size(hw.domain_size()),
             strategy: Strategy::OneD,
             n_gpus: gpus,
             global_batch: batch,

@@ -153,7 +153,7 @@ fn a_shard_degree_of_minus_one_is_every_rank() {
 #[test]
 fn a_memory_row_counting_jax_devices_is_read_per_device() {
     use fmperf_core::validate::row::interpret;
-    use fmperf_core::validate::{Mode, parse_measured_runs, validate};
+    use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
     let text = |devices: u64, dp: u64| {
         json!({"rows": [{
             "id": "ironwood_devices", "source": "a MaxText log fmperf never read",
@@ -175,7 +175,7 @@ fn a_memory_row_counting_jax_devices_is_read_per_device() {
     let whole =
         fmperf_core::resolve::hardware(chip, fmperf_core::catalog::Precision::Bf16, true, &setup.mapping).unwrap().0;
     assert!((half.hbm_capacity_gb * 2.0 - whole.hbm_capacity_gb).abs() < 1e-9);
-    let report = validate(&file, Mode::Extended);
+    let report = validate(&file, ModeKind::Extended);
     let m = report.rows[0].memory.as_ref().unwrap();
     assert!(m.predicted_gb.is_some(), "{:?}", report.rows[0]);
     assert!((m.capacity_gb.unwrap() * 2.0 - chip.device_memory_gb().unwrap()).abs() < 1e-9);

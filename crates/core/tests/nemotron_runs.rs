@@ -6,7 +6,7 @@
 //! ±6.5 % (mean |error| 3.3 %; 340B 2.1 %, 15B 4.0 %). The bounds guard against a change that
 //! would move the pipeline schedule, FP8 or the data-parallel terms away from these runs.
 
-use fmperf_core::validate::{Mode, parse_measured_runs, validate};
+use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
 
 const NEMOTRON: &str = include_str!("data/nemotron-runs.json");
 
@@ -14,7 +14,7 @@ const NEMOTRON: &str = include_str!("data/nemotron-runs.json");
 fn every_row_is_read_with_its_recipes_layout_and_predicted_within_ten_percent() {
     let file = parse_measured_runs(NEMOTRON).expect("the file reads");
     assert_eq!(file.rows.len(), 26);
-    let report = validate(&file, Mode::Extended);
+    let report = validate(&file, ModeKind::Extended);
     let mut sum = 0.0;
     for r in &report.rows {
         assert!(!r.skipped, "{}: skipped ({:?})", r.id, r.reason);

@@ -3,12 +3,12 @@
 //! fitted without its source. Prints the per-source table (`--nocapture`) and holds the result
 //! to what the calibration is for: it moves the rows toward their measurements.
 
-use fmperf_core::validate::{self, Mode};
+use fmperf_core::validate::{self, ModeKind};
 
 #[test]
 fn one_shot_moves_each_source_toward_its_measurements() {
     let file = validate::shipped_runs();
-    let report = validate::validate_headline(&file, Mode::Extended);
+    let report = validate::validate_headline(&file, ModeKind::Extended);
     let one = report.one_shot.as_ref().expect("extended mode fills the one-shot check");
     println!("source | rows | uncalibrated (LOSO) mean |error| | one-shot mean |error| | median error before → after");
     for s in &one.per_source {
@@ -49,6 +49,6 @@ fn one_shot_moves_each_source_toward_its_measurements() {
     assert!((one.overall.mape.unwrap() - ONE_SHOT_MAPE).abs() < 0.001, "{:?}", one.overall);
     assert!((one.uncalibrated.mape.unwrap() - UNCALIBRATED_MAPE).abs() < 0.001, "{:?}", one.uncalibrated);
     // Reference mode calibrates nothing.
-    let r = validate::validate_headline(&file, Mode::Reference);
+    let r = validate::validate_headline(&file, ModeKind::Reference);
     assert!(r.one_shot.is_none() && r.rows.iter().all(|x| x.error_one_shot.is_none()));
 }

@@ -13,7 +13,7 @@ use fmperf_core::{ModelShape, Strategy, SystemParams};
 
 /// B200-class parts in 72-device domains (the reference's B200 preset with NVL72's domain).
 fn nvl72() -> SystemParams {
-    SystemParams::b200().with_nvlink_size(72)
+    SystemParams::b200().with_domain_size(72)
 }
 
 fn extended(workload: Workload, sys_id: &str, domain: Option<u64>) -> (SystemParams, ExtendedSetup) {
@@ -141,7 +141,7 @@ fn shards_merge_into_the_single_run() {
     let (params, setup) = extended(w, "nvidia_h100_sxm5_80gb", None);
     let ext_spec = spec(w.to_shape(), params, Strategy::OneD, 64, 512, 10);
     let ref_spec =
-        spec(ModelShape::GPT3_1T, SystemParams::h200().with_nvlink_size(8), Strategy::Summa2D, 512, 4096, 10);
+        spec(ModelShape::GPT3_1T, SystemParams::h200().with_domain_size(8), Strategy::Summa2D, 512, 4096, 10);
     let make = |ext: bool| {
         if ext {
             Search::in_mode(ext_spec.clone(), Some(setup.clone()), ExecutionChoices::SEARCH_ALL).unwrap()

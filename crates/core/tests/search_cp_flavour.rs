@@ -18,7 +18,7 @@ fn with_comm(comm: CpComm, u: u64) -> ExtendedOptions {
 /// The reference's H200 network with `domain`-device scale-up domains: b_f = 315 GB/s,
 /// b_s = 35 GB/s per NIC, λ_f = 2.5 µs, λ_s = 5 µs.
 fn h200(domain: u64) -> Hardware {
-    Hardware::from_params(&SystemParams::h200().with_nvlink_size(domain), true)
+    Hardware::from_params(&SystemParams::h200().with_domain_size(domain), true)
 }
 
 /// Everything but the flavour fixed: no recomputation, ZeRO-1, no interleaving, the given cp,

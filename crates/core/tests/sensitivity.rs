@@ -6,7 +6,7 @@
 
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ExploreSearch, ExploreSpec};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use fmperf_core::sensitivity::{Base, FACTORS, Feature, PointStatus, Sensitivity, SensitivityResult};
 
 fn spec(model: &str, system: &str, domain: &str, gpus: &str, batch: &str, mode: &str) -> ExploreSpec {
@@ -21,7 +21,7 @@ fn spec(model: &str, system: &str, domain: &str, gpus: &str, batch: &str, mode: 
         budget: String::new(),
         budget_unit: String::new(),
     };
-    f.resolve_in(&ModelMode::from_text(Some(mode), None).unwrap()).unwrap()
+    f.resolve_in(&Mode::from_text(Some(mode), None).unwrap()).unwrap()
 }
 
 /// Llama 3 8B on 64 H100 (extended mode): small enough to search thirteen times in a test.

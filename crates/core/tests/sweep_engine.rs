@@ -34,7 +34,7 @@ fn points_equal_complete_searches() {
         for strategy in Strategy::ALL {
             let spec = SearchSpec {
                 model: ModelShape::GPT3_1T,
-                system: SystemParams::h200().with_nvlink_size(i.params.nvlink_size),
+                system: SystemParams::h200().with_domain_size(i.params.domain_size),
                 strategy,
                 n_gpus: i.devices,
                 global_batch: 4096,
@@ -79,7 +79,7 @@ fn restrictions_equal_a_filtered_search_and_share_one_pass() {
     // One pass over the 1D space serves all nine (tp, pp) cells.
     let space = Search::new(SearchSpec {
         model: ModelShape::GPT3_1T,
-        system: SystemParams::b200().with_nvlink_size(8),
+        system: SystemParams::b200().with_domain_size(8),
         strategy: Strategy::OneD,
         n_gpus: 1024,
         global_batch: 4096,
@@ -87,7 +87,7 @@ fn restrictions_equal_a_filtered_search_and_share_one_pass() {
     })
     .unwrap();
     assert_eq!(total, space.space().len());
-    let sys = SystemParams::b200().with_nvlink_size(8);
+    let sys = SystemParams::b200().with_domain_size(8);
     for p in &r.points {
         let c = p.inputs.as_ref().unwrap().constraints;
         let (tp, pp) = (c.tp.unwrap(), c.pp.unwrap());

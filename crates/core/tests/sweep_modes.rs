@@ -6,7 +6,7 @@
 use fmperf_core::catalog::{self, MappingOptions, Precision};
 use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::{ExtendedOptions, Hardware, Recompute, Workload};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use fmperf_core::search::{ExecutionChoices, Search, SearchSpec};
 use fmperf_core::sweep::{
     PointResult, SPARSITY_UNSUPPORTED, SUMMA_UNSUPPORTED, Status, Sweep, SweepResult, SweepText, export,
@@ -47,7 +47,7 @@ fn extended_points_equal_extended_searches() {
     let hardware = Hardware::from_catalog(sys, Precision::Bf16, true, &MappingOptions::default()).unwrap();
     let params = catalog::to_system_params(sys, &MappingOptions::default()).unwrap().params;
     for p in &r.points {
-        assert_eq!(p.mode, ModelMode::Extended(options));
+        assert_eq!(p.mode, Mode::Extended(options));
         let i = p.inputs.as_ref().unwrap();
         assert_eq!(i.strategies, vec![Strategy::OneD, Strategy::ContextParallel2D], "2d is not searched");
         assert!(i.notes.iter().any(|n| n.contains(SUMMA_UNSUPPORTED)));
@@ -74,7 +74,7 @@ fn extended_points_equal_extended_searches() {
     }
     // The same sweep in reference mode is the reference search (and differs).
     let reference = run(text("llama3-8b", "nvidia_h100_sxm5_80gb", "256", &["gpus=8,32"]));
-    assert_eq!(reference.points[0].mode, ModelMode::Reference);
+    assert_eq!(reference.points[0].mode, Mode::Reference);
     assert_ne!(reference.points[0].best.as_ref().unwrap().ranked, r.points[0].best.as_ref().unwrap().ranked);
 }
 

@@ -70,7 +70,7 @@ fn accelerator_comparisons_have_model_values_or_reasons() {
             assert!(gains.windows(2).all(|w| w[0] < w[1]) && gains[3] < 10.0, "{gains:?}");
             // The same panel in reference mode: sparse points are unsupported, with the reason.
             let mut reference = panel.spec.clone();
-            reference.mode = fmperf_core::mode::ModelMode::Reference;
+            reference.mode = fmperf_core::mode::Mode::Reference;
             let r = Sweep::new(reference).unwrap().finish();
             let o = panel.comparisons[0].evaluate(&r);
             assert_eq!(o.predicted, None);
@@ -83,7 +83,7 @@ fn accelerator_comparisons_have_model_values_or_reasons() {
 fn paper_presets_run_in_reference_mode_and_say_so() {
     for id in ["strong-scaling", "hardware", "design-space"] {
         let preset = presets::find_preset(id).unwrap();
-        assert!(preset.panels.iter().all(|p| p.spec.mode == fmperf_core::mode::ModelMode::Reference), "{id}");
+        assert!(preset.panels.iter().all(|p| p.spec.mode == fmperf_core::mode::Mode::Reference), "{id}");
         assert!(preset.notes.iter().any(|n| n.starts_with("Reference mode")), "{id}");
     }
 }
@@ -138,7 +138,7 @@ fn accelerator_study_cells_have_values_or_named_reasons() {
 
 #[test]
 fn long_sequence_preset_runs_in_both_modes() {
-    use fmperf_core::mode::ModelMode;
+    use fmperf_core::mode::Mode;
     use fmperf_core::sweep::Status;
     let preset = presets::find_preset("long-sequence").unwrap();
     let models: Vec<String> = preset
@@ -153,7 +153,7 @@ fn long_sequence_preset_runs_in_both_modes() {
         assert!(models.iter().any(|m| m == id), "{id} not in the long-sequence preset");
     }
     for panel in &preset.panels {
-        for mode in [ModelMode::Reference, ModelMode::Extended(Default::default())] {
+        for mode in [Mode::Reference, Mode::Extended(Default::default())] {
             let mut spec = panel.spec.clone();
             spec.mode = mode;
             let r = Sweep::new(spec).unwrap().finish();

@@ -17,8 +17,8 @@
 //!    cycle; `no_module_cycles`): the modules form layers, shared vocabulary (`vocab`) at the
 //!    bottom, `ARCHITECTURE.md` draws them. Only the uses of [`KNOWN_MODULE_CYCLES`] (none) are left out.
 //! 7. code outside the pricer's files ([`PRICER_FILES`]: the mode types and the cost-model trait)
-//!    branches on the mode (`mode_branches_live_in_the_pricer`): a `Mode::Reference`,
-//!    `Mode::Extended`, `ModelMode::Reference` or `ModelMode::Extended` (a pattern, a comparison
+//!    branches on the mode (`mode_branches_live_in_the_pricer`): a `ModeKind::Reference`,
+//!    `ModeKind::Extended`, `Mode::Reference` or `Mode::Extended` (a pattern, a comparison
 //!    or a value chosen by mode), an `.is_extended(…)` or `.is_moe(…)` method call, an
 //!    `extended: bool`, or a branch on a workload's MoE-ness (`x.moe.is_some()`, `is_none`,
 //!    `is_some_and`, `is_none_or`, `match x.moe {`, `if let Some(m) = &x.moe {`; extended mode's
@@ -166,13 +166,10 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
 /// after the fold. A new entry needs a reason written here.
 const KNOWN_EXTENDED_EDGES: &[(&str, &str)] = &[];
 /// Public type names still declared in more than one file across the workspace (rule 12), each
-/// with why it is left: 21 at the audit of session 22 (19 when session 23 began), these 2 since
-/// session 23. `Origin`: `fmperf_app::pickers::Origin` (a picker entry's group) and
-/// `fmperf_core::catalog::Origin` (where a mapped figure came from); renaming either touches files
-/// other helpers held in session 23 (the Explorer's form, the resolver). `Outcome`: core's
-/// `vocab::Outcome` (a configuration's result) and the Explorer's `state::Outcome` (a finished
-/// search with what its reports need), likewise (the Explorer's results).
-const DUPLICATE_TYPE_NAMES_LEFT: &[&str] = &["Origin", "Outcome"];
+/// with why it is left: 21 at the audit of session 22, 2 in session 24 (`Origin`, `Outcome`), none
+/// since session 25 (the picker group is `fmperf_app::pickers::PickerGroup`, the Explorer's finished
+/// search `state::FinishedSearch`). The list only shrinks: keep it empty.
+const DUPLICATE_TYPE_NAMES_LEFT: &[&str] = &[];
 /// The pricer's files (rule 7): where a mode becomes its model (`cost.rs`: `CostModel`, `Pricer`)
 /// and the mode types with their per-mode behaviour and text (`mode.rs`, `mode_kind.rs`). Only
 /// they branch on the mode.
@@ -184,7 +181,7 @@ const PRICER_FILES: &[&str] = &["cost.rs", "mode.rs", "mode_kind.rs"];
 /// dense-vs-MoE branches went to the pricer (`ExtendedSetup::chooses_expert_layouts`) in session
 /// 24. What is left are model facts on MoE-ness, each justified below. The list only shrinks, so
 /// a new branch fails. The way out of one: the per-mode behaviour or text becomes a method of
-/// `Mode`/`ModelMode` or of the `CostModel` trait (or the extended setup), and the caller asks it.
+/// `ModeKind`/`Mode` or of the `CostModel` trait (or the extended setup), and the caller asks it.
 const MODE_BRANCHES_LEFT: &[(&str, usize)] = &[
     // Model facts, not pricing: reference mode cannot represent a model with experts
     // (`reference_compatible`), and the caveat that says so names the experts.
@@ -648,7 +645,7 @@ fn module_cycles(sources: &[Source], known: &[(&str, &str)]) -> Vec<String> {
 }
 
 /// Rule 7: the mode branches of `s` outside its unit tests (see [`PRICER_FILES`]), one line of text
-/// each (`Mode::Extended`, `is_extended(`, `extended: bool`); none for the pricer's own files.
+/// each (`ModeKind::Extended`, `is_extended(`, `extended: bool`); none for the pricer's own files.
 fn mode_branches(s: &Source) -> Vec<String> {
     if PRICER_FILES.contains(&s.path.as_str()) {
         return Vec::new();
@@ -661,7 +658,7 @@ fn mode_branches(s: &Source) -> Vec<String> {
         let by_mode = matches!(at(i), "Reference" | "Extended")
             && i >= 2
             && at(i - 1) == "::"
-            && matches!(at(i - 2), "Mode" | "ModelMode");
+            && matches!(at(i - 2), "ModeKind" | "Mode");
         if by_mode {
             found.push(format!("{}::{}", at(i - 2), at(i)));
         } else if matches!(at(i), "is_extended" | "is_moe") && i >= 1 && at(i - 1) == "." && at(i + 1) == "(" {
@@ -702,7 +699,7 @@ fn mode_branch_problems(sources: &[Source], left: &[(&str, usize)]) -> Vec<Strin
         let allowed = left.iter().find(|(f, _)| *f == s.path).map_or(0, |(_, n)| *n);
         if found.len() > allowed {
             problems.push(format!(
-                "{}: {} mode branches ({}) where {allowed} are left; ask the mode (`Mode`, `ModelMode`) or \
+                "{}: {} mode branches ({}) where {allowed} are left; ask the mode (`ModeKind`, `Mode`) or \
                  the cost model (`CostModel`) instead of branching on it",
                 s.path,
                 found.len(),
@@ -1368,14 +1365,14 @@ mod checker {
     #[test]
     fn a_new_mode_branch_outside_the_pricer_fails() {
         let src = |p: &str, t: &str| vec![Source::new(p, t)];
-        let branch = "fn f(m: Mode) -> u32 { match m { Mode::Reference => 1, Mode::Extended => 2 } }";
+        let branch = "fn f(m: ModeKind) -> u32 { match m { ModeKind::Reference => 1, ModeKind::Extended => 2 } }";
         let p = mode_branch_problems(&src("validate/compare.rs", branch), &[]);
         assert!(p.len() == 1 && p[0].contains("validate/compare.rs: 2 mode branches"), "{p:?}");
-        // Every form counts: a comparison, `ModelMode`, a full path, the helpers and a bool flag.
+        // Every form counts: a comparison, `Mode`, a full path, the helpers and a bool flag.
         for code in [
-            "fn f(s: &Spec) -> bool { s.mode == ModelMode::Reference }",
-            "fn f() { let _ = crate::mode_kind::Mode::Extended; }",
-            "fn f(m: &ModelMode) { if m.is_extended() {} }",
+            "fn f(s: &Spec) -> bool { s.mode == Mode::Reference }",
+            "fn f() { let _ = crate::mode_kind::ModeKind::Extended; }",
+            "fn f(m: &Mode) { if m.is_extended() {} }",
             "fn f(w: &Workload) { if w.is_moe() {} }",
             "pub fn price(c: &Candidate, extended: bool) {}",
             "fn f(s: &Setup) -> bool { s.workload.moe.is_some() }",
@@ -1387,12 +1384,12 @@ mod checker {
         }
         // The pricer's files, unit tests, prose and other enums are fine.
         assert_eq!(mode_branch_problems(&src("cost.rs", branch), &[]), Vec::<String>::new());
-        let fine = "/// In `Mode::Extended` …\nconst S: &str = \"Mode::Reference\";\n\
+        let fine = "/// In `ModeKind::Extended` …\nconst S: &str = \"ModeKind::Reference\";\n\
                     fn f(k: Kind) { match k { Kind::Extended => {} } }\n\
                     fn g(w: &W) { let is_moe = |i: u64| w.moe_at(i); is_moe(3); }\n\
                     fn h(c: &Class) -> &str { if c.moe { \"moe\" } else { \"dense\" } }\n\
                     fn k(w: W) -> S { S { moe: w.moe, dense: w.moe.map(|m| m.experts) } }\n\
-                    #[cfg(test)]\nmod tests { fn t() { let _ = Mode::Extended; } }";
+                    #[cfg(test)]\nmod tests { fn t() { let _ = ModeKind::Extended; } }";
         assert_eq!(mode_branch_problems(&src("explore/export.rs", fine), &[]), Vec::<String>::new());
         // Extended mode's cost model prices experts: its MoE branches are the pricing.
         let priced = "fn f(w: &Workload) -> bool { w.moe.is_some() }";
@@ -1401,7 +1398,7 @@ mod checker {
         // The allowances only shrink: more fails, fewer fails until lowered, a gone file fails.
         let left = [("validate/compare.rs", 2)];
         assert_eq!(mode_branch_problems(&src("validate/compare.rs", branch), &left), Vec::<String>::new());
-        let one = "fn f(m: Mode) -> bool { m == Mode::Extended }";
+        let one = "fn f(m: ModeKind) -> bool { m == ModeKind::Extended }";
         let p = mode_branch_problems(&src("validate/compare.rs", one), &left);
         assert!(p.len() == 1 && p[0].contains("lower its entry"), "{p:?}");
         let p = mode_branch_problems(&src("validate/holdout.rs", one), &left);

@@ -52,7 +52,7 @@
 
 use fmperf_core::validate::layout_sweeps::sweep_rows_json;
 use fmperf_core::validate::ranking::ranking;
-use fmperf_core::validate::{Mode, parse_measured_runs, validate};
+use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
 
 const SWEEPS: &str = include_str!("data/ultrascale-playbook-sweeps.json");
 
@@ -66,7 +66,7 @@ fn the_playbook_grid_is_ranked_and_guarded() {
     let rows = sweep_rows_json(SWEEPS).expect("the sweep file reads");
     let file = parse_measured_runs(&rows).expect("its rows read");
     assert_eq!(file.rows.len(), 1739);
-    let report = validate(&file, Mode::Extended);
+    let report = validate(&file, ModeKind::Extended);
     // One 3.57 B layout asks for 32 pipeline stages of a 28-layer model: refused, named.
     let skipped: Vec<_> = report.rows.iter().filter(|r| r.skipped).collect();
     assert_eq!(skipped.len(), 1, "{:?}", skipped.iter().map(|r| (&r.id, &r.reason)).collect::<Vec<_>>());

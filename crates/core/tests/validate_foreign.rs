@@ -7,7 +7,7 @@
 use fmperf_core::validate::compare::Prepared;
 use fmperf_core::validate::fit::fit_on;
 use fmperf_core::validate::holdout::{HoldoutJob, same_run};
-use fmperf_core::validate::{MeasuredFile, Mode, parse_measured_runs, shipped_runs};
+use fmperf_core::validate::{MeasuredFile, ModeKind, parse_measured_runs, shipped_runs};
 
 /// One run written three ways: the shipped schema, other key names in the groups, and flat.
 const CANONICAL: &str = r#"{"id": "a", "source": {"title": "Lab blog", "url": "https://example.org/post"},
@@ -97,14 +97,14 @@ fn a_restated_shipped_run_is_held_out_with_its_source() {
     let file = MeasuredFile { schema_version: None, rows: vec![restated.clone()] };
     assert!(same_run(&Prepared::new(&restated), &Prepared::new(&original)));
 
-    let h = HoldoutJob::with_pool(&file, Mode::Extended, &shipped).finish();
+    let h = HoldoutJob::with_pool(&file, ModeKind::Extended, &shipped).finish();
     assert_eq!(h.rows.len(), 1, "only the file's rows are reported");
     // Held out: the file's source and the shipped restatement of its run; kept: every other row
     // (the pool in its order: the file's rows, then the shipped ones).
     let rows: Vec<Prepared> = file.rows.iter().chain(&shipped.rows).map(Prepared::new).collect();
     let expected = fit_on(&rows, &|r| r.run.id != original.id && r.run.id != restated.id);
     assert_eq!(h.per_source[0].efficiency, Some(expected));
-    let expected_error = Prepared::new(&restated).predict(Mode::Extended, expected).error.unwrap();
+    let expected_error = Prepared::new(&restated).predict(ModeKind::Extended, expected).error.unwrap();
     assert!((h.rows[0].error - expected_error).abs() < 1e-12);
 }
 
@@ -112,7 +112,7 @@ fn a_restated_shipped_run_is_held_out_with_its_source() {
 fn the_shipped_file_is_its_own_pool() {
     // Passing the pool as the file adds no row twice: the held-out fits are the file's own.
     let shipped = pool();
-    let h = HoldoutJob::with_pool(&shipped, Mode::Extended, &shipped).finish();
+    let h = HoldoutJob::with_pool(&shipped, ModeKind::Extended, &shipped).finish();
     let rows: Vec<Prepared> = shipped.rows.iter().map(Prepared::new).collect();
     for s in &h.per_source {
         assert_eq!(s.efficiency, Some(fit_on(&rows, &|r| r.run.source != s.source)), "{}", s.source);
@@ -208,8 +208,8 @@ fn a_restated_memory_source_is_held_out_as_the_shipped_one() {
         r.id = format!("their-{}", r.id);
         r.source = "Their memory log".into();
     }
-    let theirs = validate(&MeasuredFile { schema_version: None, rows }, Mode::Extended);
-    let ours = validate(&shipped, Mode::Extended);
+    let theirs = validate(&MeasuredFile { schema_version: None, rows }, ModeKind::Extended);
+    let ours = validate(&shipped, ModeKind::Extended);
     let mut compared = 0;
     for r in &theirs.rows {
         let o = ours.rows.iter().find(|o| format!("their-{}", o.id) == r.id).unwrap();

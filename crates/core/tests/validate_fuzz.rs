@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use fmperf_core::validate::{Mode, moe_runs, parse_measured_runs, validate};
+use fmperf_core::validate::{ModeKind, moe_runs, parse_measured_runs, validate};
 use serde_json::{Value, json};
 
 mod fuzz_support;
@@ -135,7 +135,7 @@ fn no_mangled_file_of_measured_runs_makes_validate_panic() {
             if let Some(d) = dense
                 && let Ok(f) = parse_measured_runs(&d)
             {
-                ok |= !validate(&f, Mode::Extended).rows.is_empty();
+                ok |= !validate(&f, ModeKind::Extended).rows.is_empty();
             }
             if let Some(m) = moe {
                 ok |= moe_runs::validate_moe_runs(&m).is_ok_and(|r| !r.is_empty());

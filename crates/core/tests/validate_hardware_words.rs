@@ -4,7 +4,7 @@
 
 use fmperf_core::catalog;
 use fmperf_core::validate::hardware_words::{read_hardware, read_hardware_words};
-use fmperf_core::validate::{Mode, parse_measured_runs, validate};
+use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
 
 fn part(words: &str) -> String {
     read_hardware(words).map(|(s, _)| s.id.clone()).unwrap_or_else(|e| e.to_string())
@@ -143,7 +143,7 @@ fn an_instance_row_is_evaluated_with_the_instance_network() {
         )
     };
     let run = |hw: &str| {
-        let r = validate(&parse_measured_runs(&row(hw)).unwrap(), Mode::Extended);
+        let r = validate(&parse_measured_runs(&row(hw)).unwrap(), ModeKind::Extended);
         let x = r.rows.into_iter().next().unwrap();
         assert!(x.error.is_some(), "{hw}: {:?}", x.reason);
         (x.hardware.clone().unwrap(), x.predicted.unwrap(), x.assumptions.join(" | "))

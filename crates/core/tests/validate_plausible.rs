@@ -1,7 +1,7 @@
 //! A measured figure faster than the part can go is skipped with the rule, never scored
 //! (`validate/plausible.rs`); plausible figures of every kind are scored as before.
 
-use fmperf_core::validate::{MeasuredRun, Mode, parse_measured_runs, shipped_runs, validate};
+use fmperf_core::validate::{MeasuredRun, ModeKind, parse_measured_runs, shipped_runs, validate};
 
 /// The first shipped row (GPT 1.7B on 32 A100, 137 TFLOP/s per device measured) with its
 /// measured figures replaced by `field = value`.
@@ -23,7 +23,7 @@ fn narayanan_with(field: &str, value: f64) -> MeasuredRun {
 fn reason(run: MeasuredRun) -> Option<String> {
     let mut file = parse_measured_runs(r#"{"rows": []}"#).unwrap();
     file.rows.push(run);
-    let report = validate(&file, Mode::Extended);
+    let report = validate(&file, ModeKind::Extended);
     let row = &report.rows[0];
     assert_eq!(row.skipped, row.reason.is_some(), "{row:?}");
     row.reason.clone()

@@ -4,12 +4,12 @@
 
 use fmperf_core::validate::layout_sweeps::shipped_sweep_rows_json;
 use fmperf_core::validate::ranking::ranking;
-use fmperf_core::validate::{Mode, parse_measured_runs, validate};
+use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
 
 #[test]
 fn the_shipped_groups_are_ranked() {
     let file = parse_measured_runs(&shipped_sweep_rows_json()).unwrap();
-    let report = validate(&file, Mode::Extended);
+    let report = validate(&file, ModeKind::Extended);
     // 63 runs as rows; one ran out of memory (no figure), 62 are evaluated.
     assert_eq!(file.rows.len(), 63);
     assert_eq!(report.summary.overall.evaluated, 62);
@@ -81,7 +81,7 @@ fn rows_without_a_group_are_grouped_by_what_they_share() {
         row("d", 1, 16, 16, 2900.0)
     );
     let file = parse_measured_runs(&text).unwrap();
-    let report = validate(&file, Mode::Extended);
+    let report = validate(&file, ModeKind::Extended);
     let r = ranking(&file, &report);
     // a, b, c share model, part, devices and batch; d runs on 16 devices and stands alone.
     assert_eq!(r.groups.len(), 1);
@@ -95,9 +95,9 @@ fn rows_without_a_group_are_grouped_by_what_they_share() {
 fn the_shipped_band_between_layouts_is_recomputed() {
     use fmperf_core::validate::layout_band::{LAYOUT_BAND, band_of};
     let sweeps = parse_measured_runs(&shipped_sweep_rows_json()).unwrap();
-    let swept = ranking(&sweeps, &validate(&sweeps, Mode::Extended));
+    let swept = ranking(&sweeps, &validate(&sweeps, ModeKind::Extended));
     let runs_file = fmperf_core::validate::shipped_runs();
-    let runs = ranking(&runs_file, &validate(&runs_file, Mode::Extended));
+    let runs = ranking(&runs_file, &validate(&runs_file, ModeKind::Extended));
     let band = band_of(&[&swept, &runs]).unwrap();
     assert!(
         (band - LAYOUT_BAND).abs() < 0.0005,

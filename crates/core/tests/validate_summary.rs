@@ -3,14 +3,14 @@
 //! purpose), the fit reproducing the shipped constants, and every skipped row carrying its reason.
 
 use fmperf_core::extended::efficiency::Efficiency;
-use fmperf_core::validate::{Mode, Report, fit_efficiency, shipped_runs, validate};
+use fmperf_core::validate::{ModeKind, Report, fit_efficiency, shipped_runs, validate};
 
 fn close(got: Option<f64>, want: f64, what: &str) {
     let g = got.unwrap_or(f64::NAN);
     assert!((g - want).abs() < 1e-9, "{what}: got {g:?}, pinned {want} — update the pin only if the change is meant");
 }
 
-fn report(mode: Mode) -> Report {
+fn report(mode: ModeKind) -> Report {
     let f = shipped_runs();
     assert_eq!(f.rows.len(), 108, "the shipped file has 108 rows");
     validate(&f, mode)
@@ -21,7 +21,7 @@ fn report(mode: Mode) -> Report {
 /// needed a wider bound, 25 %: one `η_att` had to serve cuDNN's and PyTorch SDPA's kernels.)
 #[test]
 fn extended_mode_meets_its_targets() {
-    let r = report(Mode::Extended);
+    let r = report(ModeKind::Extended);
     let s = &r.summary.overall;
     assert!(s.mape.unwrap() <= 0.12, "mean absolute error {:?}", s.mape);
     for p in &r.summary.per_source {
@@ -36,7 +36,7 @@ fn extended_mode_meets_its_targets() {
 /// mean |error| ≤ 12 % and no source's median beyond ±15 %.
 #[test]
 fn extended_mode_meets_its_targets_on_runs_it_has_not_seen() {
-    let h = fmperf_core::validate::holdout_cache::shipped_holdout(Mode::Extended).expect("the cache parses");
+    let h = fmperf_core::validate::holdout_cache::shipped_holdout(ModeKind::Extended).expect("the cache parses");
     assert_eq!(h.leave_one_source_out.evaluated, 103);
     let loso = h.leave_one_source_out.mape.unwrap();
     assert!(loso <= 0.12, "leave-one-source-out mean |error| {loso}");
@@ -90,7 +90,7 @@ fn extended_mode_meets_its_targets_on_runs_it_has_not_seen() {
 /// 2.8 % → 2.6 %, MosaicML 7.0 % → 7.7 %, MaxText 10.0 % → 9.8 %, the others within 0.1 point.
 #[test]
 fn extended_summary_is_pinned() {
-    let r = report(Mode::Extended);
+    let r = report(ModeKind::Extended);
     assert_eq!(r.efficiency, Efficiency::FITTED);
     let s = &r.summary.overall;
     assert_eq!((s.evaluated, s.skipped), (103, 5));
@@ -118,7 +118,7 @@ fn extended_summary_is_pinned() {
 /// let reference mode evaluate 11 torchtitan rows (79 instead of 68).
 #[test]
 fn reference_summary_is_pinned() {
-    let r = report(Mode::Reference);
+    let r = report(ModeKind::Reference);
     let s = &r.summary.overall;
     assert_eq!((s.evaluated, s.skipped), (79, 29));
     close(s.mape, 0.7290016102282371, "reference mean |error|");
@@ -129,7 +129,7 @@ fn reference_summary_is_pinned() {
 
 #[test]
 fn every_row_is_evaluated_or_has_a_reason() {
-    for mode in [Mode::Reference, Mode::Extended] {
+    for mode in [ModeKind::Reference, ModeKind::Extended] {
         let r = report(mode);
         for row in &r.rows {
             match row.error {
@@ -145,7 +145,7 @@ fn every_row_is_evaluated_or_has_a_reason() {
     }
     // The reasons extended mode gives: no model shape, no batch with a pipeline. Since the 96 GB
     // H100 and TPU v4 have their (estimated) figures, no row lacks a catalog figure.
-    let r = report(Mode::Extended);
+    let r = report(ModeKind::Extended);
     let reason = |id: &str| r.rows.iter().find(|x| x.id == id).unwrap().reason.clone().unwrap_or_default();
     assert!(reason("megatron_v1_v100_1p2b").contains("model shape not stated"));
     assert!(reason("nemo_longseq_llama2_7b_8k").contains("global batch absent"));

@@ -12,7 +12,7 @@ use fmperf_core::validate::metric::{FlopCount, MetricKind, read_metric};
 use fmperf_core::validate::parallel_words::{ShardingInput, read_precision, read_sharding};
 use fmperf_core::validate::recompute_words::read_recompute;
 use fmperf_core::validate::schema::RunMemory;
-use fmperf_core::validate::{MeasuredRun, Mode, parse_measured_runs, validate};
+use fmperf_core::validate::{MeasuredRun, ModeKind, parse_measured_runs, validate};
 
 /// A row with one figure set and the words of its `flop_convention`.
 fn run_with(words: &str, field: &str, value: f64) -> MeasuredRun {
@@ -240,7 +240,7 @@ fn memory_kinds_in_words() {
 fn a_file_in_other_wordings_is_read() {
     let text = include_str!("data/measured-runs-other-wordings.json");
     let file = parse_measured_runs(text).unwrap();
-    let r = validate(&file, Mode::Extended);
+    let r = validate(&file, ModeKind::Extended);
     let row = |id: &str| r.rows.iter().find(|x| x.id == id).unwrap_or_else(|| panic!("{id}"));
     for x in &r.rows {
         if x.id == "missing_width" {
@@ -286,13 +286,13 @@ fn a_figure_the_catalog_lacks_can_be_given_with_the_part() {
             "measured": {{"flop_convention": "model TFLOP/s per chip", "tflops_per_device": 156}}}}]"#
         )
     };
-    let with = validate(&parse_measured_runs(&row("google_tpu_v4,scale_out=12.5")).unwrap(), Mode::Extended);
+    let with = validate(&parse_measured_runs(&row("google_tpu_v4,scale_out=12.5")).unwrap(), ModeKind::Extended);
     assert!(with.rows[0].error.is_some(), "{:?}", with.rows[0].reason);
     assert_eq!(with.rows[0].hardware.as_deref(), Some("google_tpu_v4"));
     // A single-source file is predicted with the shipped constants in its held-out column.
     let h = fmperf_core::validate::holdout::holdout(
         &parse_measured_runs(&row("google_tpu_v4,scale_out=12.5")).unwrap(),
-        Mode::Extended,
+        ModeKind::Extended,
     );
     assert_eq!(h.rows[0].error, with.rows[0].error.unwrap());
 }
@@ -322,7 +322,7 @@ fn the_attention_kernel_is_read_from_the_words() {
         row("megatron_a100", "nvidia_a100_sxm4_80gb", "Megatron-LM with Transformer Engine"),
     ];
     let file = parse_measured_runs(&format!("[{}]", rows.join(","))).unwrap();
-    let r = validate(&file, Mode::Extended);
+    let r = validate(&file, ModeKind::Extended);
     let get = |id: &str| r.rows.iter().find(|x| x.id == id).unwrap();
     let tokens = |id: &str| get(id).predicted_tokens_per_s.unwrap_or_else(|| panic!("{id}: {:?}", get(id).reason));
     assert!(get("pytorch_h100").assumptions.iter().any(|a| a.contains("attention kernel fa2")));

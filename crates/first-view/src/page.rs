@@ -166,7 +166,7 @@ fn scenario_card(spec: &ExploreSpec) -> String {
         ("Model", spec.model_name.clone()),
         ("System", spec.system_name.clone()),
         ("Devices", fmt::count(spec.n_gpus)),
-        ("Scale-up domain", format!("{} devices", spec.system.nvlink_size)),
+        ("Scale-up domain", format!("{} devices", spec.system.domain_size)),
         ("Global batch", format!("{} samples", fmt::count(spec.global_batch))),
         ("Strategies", strategies.join(", ")),
     ];
@@ -300,7 +300,7 @@ impl Table<'_> {
             let pin = Pin {
                 model: self.spec.model_id.clone(),
                 system: system_spec::with_id(self.system_text, &self.spec.system_id),
-                domain: self.spec.system.nvlink_size,
+                domain: self.spec.system.domain_size,
                 batch: self.spec.global_batch,
                 candidate: r.candidate,
             }

@@ -4,7 +4,7 @@
 //! placement of each parallel dimension onto the fast (scale-up) domain.
 
 use fmperf_core::explore::{ConfigReport, ParallelDimension, format_candidate};
-use fmperf_core::validate::Mode;
+use fmperf_core::validate::ModeKind;
 use fmperf_core::vocab::{MemoryPart, TimePart};
 use leptos::prelude::*;
 
@@ -191,7 +191,7 @@ pub fn Headline(report: ConfigReport) -> impl IntoView {
 /// Both breakdowns of one configuration as small tables with shares (`mode`: which model's
 /// components, for their descriptions).
 #[component]
-pub fn PartsTables(report: ConfigReport, mode: Mode) -> impl IntoView {
+pub fn PartsTables(report: ConfigReport, mode: ModeKind) -> impl IntoView {
     let t = report.time_per_step_s;
     let m = report.memory.used_gb;
     let time_rows = TimePart::shown([&report.totals])
@@ -315,8 +315,8 @@ fn moe_note(d: &fmperf_core::explore::Detail) -> Option<impl IntoView + use<>> {
 
 /// Which training stack's semantics the memory figures assume (extended mode), and where to
 /// change it: the search and the import price one layout alike on one stack.
-fn stack_note(mode: &fmperf_core::mode::ModelMode) -> Option<impl IntoView + use<>> {
-    let fmperf_core::mode::ModelMode::Extended(o) = mode else { return None };
+fn stack_note(mode: &fmperf_core::mode::Mode) -> Option<impl IntoView + use<>> {
+    let fmperf_core::mode::Mode::Extended(o) = mode else { return None };
     let stack = o.stack;
     let default = (stack == fmperf_core::extended::Stack::default()).then_some(" (the default)");
     Some(view! {
@@ -340,7 +340,7 @@ fn show_stack_switch(ev: leptos::ev::MouseEvent) {
 #[component]
 pub fn BreakdownPanel(selection: Memo<Result<Option<Selected>, String>>) -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
-    let domain = move || ex.outcome.with(|o| o.as_ref().map(|o| o.spec.system.nvlink_size).unwrap_or(0));
+    let domain = move || ex.outcome.with(|o| o.as_ref().map(|o| o.spec.system.domain_size).unwrap_or(0));
     let detail = move || {
         match selection.get() {
         Err(e) => view! { <div class="notice error" role="alert">{e}</div> }.into_any(),

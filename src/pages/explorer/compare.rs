@@ -10,7 +10,7 @@ use fmperf_app::run_cost::{self, RankBy};
 use fmperf_core::explore::choices::system_choices;
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ConfigReport, ExploreSearch, ExploreSpec, ReportContext, format_candidate};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use fmperf_core::run_cost::RunCost;
 use fmperf_core::vocab::{MemoryPart, TimePart};
 use leptos::prelude::*;
@@ -44,7 +44,7 @@ struct Compared {
 fn evaluate_pin(
     pin: &Pin,
     base: &ExploreFields,
-    mode: &ModelMode,
+    mode: &Mode,
     entries: &fmperf_core::explore::UserEntries,
 ) -> Result<(ExploreSpec, ConfigReport), String> {
     let mut f = base.clone();
@@ -149,7 +149,7 @@ fn AddSystem() -> impl IntoView {
                             Pin {
                                 model: spec.model_id.clone(),
                                 system: spec.system_id.clone(),
-                                domain: spec.system.nvlink_size,
+                                domain: spec.system.domain_size,
                                 batch: spec.global_batch,
                                 candidate: c,
                             }
@@ -332,7 +332,7 @@ pub fn ComparePanel() -> impl IntoView {
         let mut rows: Vec<Row> = vec![
             ("model", |c| c.spec.model_id.clone()),
             ("system", |c| c.spec.system_name.clone()),
-            ("scale-up domain [devices]", |c| c.spec.system.nvlink_size.to_string()),
+            ("scale-up domain [devices]", |c| c.spec.system.domain_size.to_string()),
             ("devices", |c| fmt::count(c.spec.n_gpus)),
             ("global batch [samples]", |c| fmt::count(c.spec.global_batch)),
             ("configuration", |c| format_candidate(&c.report.candidate)),

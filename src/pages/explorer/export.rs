@@ -17,7 +17,7 @@ fn stem(ex: &Explorer, list: Option<Strategy>) -> String {
             "fmperf {} {} nvs{} {} {}",
             o.spec.model_id,
             o.spec.system_id,
-            o.spec.system.nvlink_size,
+            o.spec.system.domain_size,
             o.spec.n_gpus,
             list.map(|s| s.as_str()).unwrap_or("all")
         )),

@@ -4,12 +4,12 @@
 //! entry, the next ones replace it), selects and checkboxes at once. Invalid text is kept in the
 //! URL too, but starts no search.
 
-use fmperf_app::pickers::{Origin, model_picks};
+use fmperf_app::pickers::{PickerGroup, model_picks};
 use fmperf_app::system_spec;
 use fmperf_core::Strategy;
 use fmperf_core::catalog::TrainingBudget;
 use fmperf_core::explore::inputs::{BudgetUnit, parse_strategies};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use leptos::prelude::*;
 
 use fmperf_app::batch::own_batch;
@@ -74,7 +74,7 @@ fn ChoiceSelect(key: &'static str, label: &'static str, picker: Picker) -> impl 
     let id = format!("ex-{key}");
     let err_id = format!("ex-{key}-error");
     let error = Signal::derive(move || ex.live_error(keys::form_field(key)));
-    let extended = Memo::new(move |_| matches!(ex.mode.get(), Ok(ModelMode::Extended(_))));
+    let extended = Memo::new(move |_| matches!(ex.mode.get(), Ok(Mode::Extended(_))));
     let picks = Memo::new(move |_| match picker {
         Picker::Model => ex.entries.with(model_picks),
         Picker::System => ex.system_picks.get(),
@@ -88,13 +88,13 @@ fn ChoiceSelect(key: &'static str, label: &'static str, picker: Picker) -> impl 
     let options = move || {
         let ext = extended.get();
         picks.with(|picks| {
-            [Origin::Yours, Origin::Reference, Origin::Catalog]
+            [PickerGroup::Yours, PickerGroup::Reference, PickerGroup::Catalog]
                 .into_iter()
-                .filter(|o| picks.iter().any(|p| p.origin == *o))
+                .filter(|o| picks.iter().any(|p| p.group == *o))
                 .map(|origin| {
                     let options = picks
                         .iter()
-                        .filter(|p| p.origin == origin)
+                        .filter(|p| p.group == origin)
                         .map(|p| {
                             let why = p.unusable(ext).map(str::to_string);
                             let label = match (&why, p.needs.is_empty(), p.caveats.is_empty()) {
@@ -309,7 +309,7 @@ fn write_moe_key(ex: Explorer, key: &'static str, value: &str, push: bool) {
 fn MoeControls() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
     let shown = Memo::new(move |_| {
-        let extended = matches!(ex.mode.get(), Ok(ModelMode::Extended(_)))
+        let extended = matches!(ex.mode.get(), Ok(Mode::Extended(_)))
             || ex.mode.with(|m| m.as_ref().is_err_and(|e| e.path().is_some_and(|p| p.below("moe").is_some())));
         let model = ex.live.with(|f| f.model.clone());
         extended && ex.entries.with(|u| u.find_model(&model).ok().is_some_and(|m| m.moe.is_some()))

@@ -12,7 +12,7 @@
 //! The text stays in the page (not in the URL: scripts are long); the system and device count
 //! can be given here when the file does not name them.
 
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use fmperf_core::search::Search;
 use fmperf_core::vocab::TimePart;
 use fmperf_launch::best::{self, BestForFile};
@@ -363,7 +363,7 @@ fn EstimateView(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>
     let model_id = launch::catalog_model(&s.workload);
     let search_model = model_id.map(str::to_string);
     let (system_id, devices, batch) = (e.system_id.clone(), s.devices, y.global_batch);
-    let ext = ModelMode::Extended(o).ext_text();
+    let ext = Mode::Extended(o).ext_text();
     let search = move |_| {
         let Some(model) = search_model.clone() else { return };
         let (system, ext) = (system_id.clone(), ext.clone());

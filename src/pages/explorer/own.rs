@@ -215,7 +215,7 @@ pub fn OwnPanel() -> impl IntoView {
                     Pin {
                         model: o.spec.model_id.clone(),
                         system: o.spec.system_id.clone(),
-                        domain: o.spec.system.nvlink_size,
+                        domain: o.spec.system.domain_size,
                         batch: o.spec.global_batch,
                         candidate: c,
                     }
@@ -237,7 +237,7 @@ pub fn OwnPanel() -> impl IntoView {
                     q.set(keys::TAB, "compare");
                 })
             };
-            let domain = ex.outcome.with_untracked(|o| o.as_ref().map(|o| o.spec.system.nvlink_size).unwrap_or(0));
+            let domain = ex.outcome.with_untracked(|o| o.as_ref().map(|o| o.spec.system.domain_size).unwrap_or(0));
             let mode = ex.outcome.with_untracked(|o| o.as_ref().map(|o| o.spec.mode).unwrap_or_default());
             let code_attr = code.clone();
             view! {

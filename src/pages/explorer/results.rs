@@ -11,7 +11,7 @@ use leptos::prelude::*;
 use super::export::ExportResults;
 use super::fmt;
 use super::keys::{self, Pin};
-use super::state::{Explorer, Outcome, Run};
+use super::state::{Explorer, FinishedSearch, Run};
 use super::widgets::tablist_keydown;
 use crate::mode_panel::ModeBadge;
 
@@ -323,7 +323,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
             Pin {
                 model: s.model_id.clone(),
                 system: fmperf_app::system_spec::with_id(&system_text, &s.system_id),
-                domain: s.system.nvlink_size,
+                domain: s.system.domain_size,
                 batch: s.global_batch,
                 candidate: c,
             }
@@ -405,7 +405,7 @@ fn ResultsTable(reports: Vec<ConfigReport>, selected: Signal<Option<String>>) ->
 
 /// Why a search found nothing and what works instead, from core's diagnosis (each suggestion
 /// verified by a search): a title, the cause in a sentence, the suggestions.
-fn empty_cause(o: &Outcome, found: u64) -> (String, String, Vec<String>) {
+fn empty_cause(o: &FinishedSearch, found: u64) -> (String, String, Vec<String>) {
     let n = fmt::count(o.spec.n_gpus);
     let title = if found > 0 {
         "No configuration fits in memory".to_string()

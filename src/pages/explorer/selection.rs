@@ -3,7 +3,7 @@
 //! drill-down.
 
 use fmperf_core::explore::{ConfigReport, Detail, parse_candidate};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use leptos::prelude::*;
 
 use super::keys;
@@ -16,7 +16,7 @@ pub struct Selected {
     /// or extended mode's totals and what it adds.
     pub evaluation: Detail,
     /// The mode that evaluated it.
-    pub mode: ModelMode,
+    pub mode: Mode,
     /// Headline numbers and breakdowns.
     pub report: ConfigReport,
     /// Its rank in the shown list (1-based), if it is in it.

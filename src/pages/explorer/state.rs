@@ -12,7 +12,7 @@ use std::sync::Arc;
 use fmperf_core::Error;
 use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ConfigReport, ExploreResult, ExploreSearch, ExploreSpec, ReportContext, UserEntries};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use leptos::prelude::*;
 
 use super::keys;
@@ -22,7 +22,7 @@ use crate::url_state::UrlState;
 
 /// A finished search and what its reports need.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct FinishedSearch {
     /// The scenario searched.
     pub spec: ExploreSpec,
     /// Shared inputs of the reports (budget, FLOPs per sample, peak, capacity).
@@ -39,7 +39,7 @@ pub struct Outcome {
     pub widening: Vec<fmperf_core::vocab::Note>,
 }
 
-impl Outcome {
+impl FinishedSearch {
     /// Reports of the merged list (`None`) or one strategy's list.
     pub fn reports(&self, list: Option<fmperf_core::Strategy>) -> Vec<ConfigReport> {
         fmperf_app::results::reports(&self.ctx, &self.result, list)
@@ -79,7 +79,7 @@ pub struct Explorer {
     /// Validation of `live` (problems of each field, for the messages at the fields).
     pub live_check: Memo<Result<(), Vec<Error>>>,
     /// The mode in the URL (`mode`, `ext`; see [`crate::mode_panel`]), or its problem.
-    pub mode: Memo<Result<ModelMode, Error>>,
+    pub mode: Memo<Result<Mode, Error>>,
     /// The user's own models and systems.
     pub entries: Memo<UserEntries>,
     /// The system picker's entries ([`fmperf_app::pickers::system_picks`] of `entries`): read by
@@ -91,7 +91,7 @@ pub struct Explorer {
     /// The search's progress.
     pub run: RwSignal<Run>,
     /// The last finished search.
-    pub outcome: RwSignal<Option<Arc<Outcome>>>,
+    pub outcome: RwSignal<Option<Arc<FinishedSearch>>>,
     /// The running task (to cancel it).
     task: StoredValue<Option<TaskHandle>, LocalStorage>,
     /// A cancelled run's scenario can be started again.
@@ -102,7 +102,7 @@ pub use fmperf_app::explorer::mode_defaults;
 
 /// The scenario as typed, resolved in `mode` against the catalogs and the user's `entries`:
 /// numbers typed as `4k` or `1e12` read as such, an empty batch the model's own.
-pub fn resolve(f: &ExploreFields, mode: &ModelMode, entries: &UserEntries) -> Result<ExploreSpec, Vec<Error>> {
+pub fn resolve(f: &ExploreFields, mode: &Mode, entries: &UserEntries) -> Result<ExploreSpec, Vec<Error>> {
     fmperf_app::jobs::explore_spec(f, mode, entries)
 }
 
@@ -110,7 +110,7 @@ pub fn resolve(f: &ExploreFields, mode: &ModelMode, entries: &UserEntries) -> Re
 /// their merge is the whole search, finished, as one run leaves it.
 pub fn search_jobs(
     fields: &ExploreFields,
-    mode: &ModelMode,
+    mode: &Mode,
     entries: &UserEntries,
     spec: &ExploreSpec,
 ) -> Option<Jobs<ExploreSearch>> {
@@ -119,7 +119,7 @@ pub fn search_jobs(
     // slices, and the workers start for the next once it has had the page's first moments. An
     // MoE model's search in extended mode is not (about a millisecond per candidate, seconds in
     // all): it waits the workers' start and runs on every core from the first.
-    let long = matches!(mode, ModelMode::Extended(_)) && spec.model_entry.moe.is_some();
+    let long = matches!(mode, Mode::Extended(_)) && spec.model_entry.moe.is_some();
     if !crate::pool::is_warm() && !long {
         set_timeout(crate::pool::warm, std::time::Duration::from_millis(WARM_AFTER_MS));
         return None;
@@ -254,7 +254,7 @@ impl Explorer {
             },
             move |(result, diagnosis, widening)| {
                 let elapsed_ms = now_ms() - started;
-                outcome.try_set(Some(Arc::new(Outcome { spec, ctx, result, elapsed_ms, diagnosis, widening })));
+                outcome.try_set(Some(Arc::new(FinishedSearch { spec, ctx, result, elapsed_ms, diagnosis, widening })));
                 run.try_set(Run::Idle);
             },
         );

@@ -1,7 +1,7 @@
 //! The presets: a picker of every preset panel, the selected panel's description and notes, and
 //! its published figures next to fmperf's values.
 
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use fmperf_core::presets::{self, Panel, Preset};
 use fmperf_core::sweep::SweepText;
 use fmperf_core::vocab::Note;
@@ -95,8 +95,8 @@ pub fn PanelInfo(preset: &'static Preset, panel: &'static Panel) -> impl IntoVie
         SweepText::from_spec(&spec).to_cli()
     };
     let own = match panel.spec.mode {
-        ModelMode::Reference => "This panel runs in reference mode (the published model).".to_string(),
-        ModelMode::Extended(_) => format!("This panel runs in {}.", panel.spec.mode.label()),
+        Mode::Reference => "This panel runs in reference mode (the published model).".to_string(),
+        Mode::Extended(_) => format!("This panel runs in {}.", panel.spec.mode.label()),
     };
     let shown = move || {
         let m = mode();
@@ -129,7 +129,7 @@ pub fn PanelInfo(preset: &'static Preset, panel: &'static Panel) -> impl IntoVie
 }
 
 /// The command line of a preset panel in `mode` (the mode flags only when it is not the panel's).
-pub fn preset_cli(preset: &Preset, panel: &Panel, mode: &ModelMode) -> String {
+pub fn preset_cli(preset: &Preset, panel: &Panel, mode: &Mode) -> String {
     let mut s = format!("fmperf sweep --preset {} --panel {}", preset.id, panel.id);
     if *mode != panel.spec.mode {
         s.push_str(&format!(" --mode {}", mode.as_str()));

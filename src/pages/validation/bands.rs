@@ -7,7 +7,7 @@ use std::sync::Arc;
 use fmperf_app::band_runs::{MODEL_CLASSES, cell, memory_families, row_model, shipped_families};
 use fmperf_core::validate::error_bands::SizeClass;
 use fmperf_core::validate::short_source;
-use fmperf_core::validate::{Mode, Report, shipped_memory_runs};
+use fmperf_core::validate::{ModeKind, Report, shipped_memory_runs};
 use leptos::prelude::*;
 
 use super::{error_cell, mode_name, pct};
@@ -16,7 +16,7 @@ use super::{error_cell, mode_name, pct};
 /// the peak-memory runs (`memory`, extended mode's report of them) per part family, with the one
 /// band every memory figure carries.
 #[component]
-pub fn BandsCard(mode: Memo<Mode>, memory: Arc<Report>) -> impl IntoView {
+pub fn BandsCard(mode: Memo<ModeKind>, memory: Arc<Report>) -> impl IntoView {
     let memory_view = memory_by_family(&memory);
     let body = move || {
         let m = mode.get();

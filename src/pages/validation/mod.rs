@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use fmperf_core::validate::holdout::{Holdout, holdout};
 use fmperf_core::validate::holdout_cache::shipped_holdout;
-use fmperf_core::validate::{Mode, Report, shipped_memory_runs, shipped_runs, short_source, validate};
+use fmperf_core::validate::{ModeKind, Report, shipped_memory_runs, shipped_runs, short_source, validate};
 use leptos::prelude::*;
 
 use crate::chart::{AxisKind, ScatterChart, ScatterGroup, ScatterPoint};
@@ -41,29 +41,29 @@ impl Reports {
     fn load() -> Reports {
         let file = shipped_runs();
         Reports {
-            reference: Arc::new(validate(&file, Mode::Reference)),
-            extended: Arc::new(validate(&file, Mode::Extended)),
-            memory: Arc::new(validate(&shipped_memory_runs(), Mode::Extended)),
+            reference: Arc::new(validate(&file, ModeKind::Reference)),
+            extended: Arc::new(validate(&file, ModeKind::Extended)),
+            memory: Arc::new(validate(&shipped_memory_runs(), ModeKind::Extended)),
             reference_holdout: Arc::new(
-                shipped_holdout(Mode::Reference).unwrap_or_else(|| holdout(&file, Mode::Reference)),
+                shipped_holdout(ModeKind::Reference).unwrap_or_else(|| holdout(&file, ModeKind::Reference)),
             ),
         }
     }
 
     /// The report of `mode`.
-    pub fn of(&self, mode: Mode) -> Arc<Report> {
+    pub fn of(&self, mode: ModeKind) -> Arc<Report> {
         match mode {
-            Mode::Reference => self.reference.clone(),
-            Mode::Extended => self.extended.clone(),
+            ModeKind::Reference => self.reference.clone(),
+            ModeKind::Extended => self.extended.clone(),
         }
     }
 }
 
 /// Display name of a mode.
-pub fn mode_name(mode: Mode) -> &'static str {
+pub fn mode_name(mode: ModeKind) -> &'static str {
     match mode {
-        Mode::Reference => "reference mode",
-        Mode::Extended => "extended mode",
+        ModeKind::Reference => "reference mode",
+        ModeKind::Extended => "extended mode",
     }
 }
 
@@ -93,11 +93,11 @@ fn pct(x: Option<f64>) -> String {
 #[component]
 pub fn ValidationPage() -> impl IntoView {
     let url = expect_context::<UrlState>();
-    let mode = Memo::new(move |_| url.get("mode").as_deref().and_then(Mode::parse).unwrap_or(Mode::Extended));
+    let mode = Memo::new(move |_| url.get("mode").as_deref().and_then(ModeKind::parse).unwrap_or(ModeKind::Extended));
     let reports = Reports::load();
     let rows_total = reports.extended.rows.len();
     let sources = reports.extended.summary.per_source.len();
-    let toggle = move |m: Mode| {
+    let toggle = move |m: ModeKind| {
         view! {
             <button
                 type="button"
@@ -107,8 +107,8 @@ pub fn ValidationPage() -> impl IntoView {
                 on:click=move |_| url.update(true, |q| q.set("mode", m.as_str()))
             >
                 {match m {
-                    Mode::Extended => "Extended mode",
-                    Mode::Reference => "Reference mode",
+                    ModeKind::Extended => "Extended mode",
+                    ModeKind::Reference => "Reference mode",
                 }}
             </button>
         }
@@ -117,7 +117,7 @@ pub fn ValidationPage() -> impl IntoView {
     let groups = Signal::derive(move || scatter_groups(&scatter_reports.of(mode.get())));
     let title = Signal::derive(move || format!("Predicted against measured throughput — {}", mode_name(mode.get())));
     // Extended mode's held-out errors of the shipped runs: core's cache (recomputed by a test).
-    let held = RwSignal::new(shipped_holdout(Mode::Extended));
+    let held = RwSignal::new(shipped_holdout(ModeKind::Extended));
     let current = reports.clone();
     let headline = move || {
         let m = mode.get();
@@ -125,11 +125,11 @@ pub fn ValidationPage() -> impl IntoView {
         let s = &r.summary.overall;
         let start = format!("{}: {} runs evaluated, {} skipped; ", mode_name(m), s.evaluated, s.skipped);
         let held_out = match m {
-            Mode::Reference => Some((*current.reference_holdout).clone()),
-            Mode::Extended => held.get(),
+            ModeKind::Reference => Some((*current.reference_holdout).clone()),
+            ModeKind::Extended => held.get(),
         };
         match (m, held_out) {
-            (Mode::Reference, Some(h)) => format!(
+            (ModeKind::Reference, Some(h)) => format!(
                 "{start}mean |error| {}, median |error| {} (nothing is fitted in this mode, so held out = in-sample).",
                 pct(h.leave_one_source_out.mape),
                 pct(h.leave_one_source_out.median_abs_error)
@@ -160,8 +160,8 @@ pub fn ValidationPage() -> impl IntoView {
                 </p>
                 <div class="row mode-toggle" role="group" aria-label="Mode">
                     <span class="muted">"Mode shown:"</span>
-                    {toggle(Mode::Extended)}
-                    {toggle(Mode::Reference)}
+                    {toggle(ModeKind::Extended)}
+                    {toggle(ModeKind::Reference)}
                     <span class="badge current-mode" data-mode=move || mode.get().as_str()>
                         {move || mode_name(mode.get())}
                     </span>

@@ -6,7 +6,7 @@
 
 use fmperf_core::validate::layout_sweeps::shipped_sweep_rows_json;
 use fmperf_core::validate::ranking::{GroupRanking, Ranking, RankingStats, ranking};
-use fmperf_core::validate::{Mode, parse_measured_runs, shipped_runs, short_source, validate};
+use fmperf_core::validate::{ModeKind, parse_measured_runs, shipped_runs, short_source, validate};
 use leptos::prelude::*;
 
 use super::Reports;
@@ -43,7 +43,7 @@ fn regret_class(x: Option<f64>) -> &'static str {
 /// training runs (from the extended report the page already holds).
 fn rankings(reports: &Reports) -> (Ranking, Ranking) {
     let sweeps = parse_measured_runs(&shipped_sweep_rows_json()).unwrap_or_default();
-    let swept = ranking(&sweeps, &validate(&sweeps, Mode::Extended));
+    let swept = ranking(&sweeps, &validate(&sweeps, ModeKind::Extended));
     let runs = ranking(&shipped_runs(), &reports.extended);
     (swept, runs)
 }

@@ -2,7 +2,7 @@
 //! their reasons; CSV and JSON downloads (the JSON is what `fmperf validate --format json` prints,
 //! one report per mode).
 
-use fmperf_core::validate::{Mode, RowResult, csv, short_source};
+use fmperf_core::validate::{ModeKind, RowResult, csv, short_source};
 use fmperf_core::vocab::{Note, NoteKind, NoteList};
 use leptos::prelude::*;
 
@@ -19,7 +19,7 @@ fn value(x: Option<f64>) -> String {
 }
 
 /// The predicted value and error cells of one mode.
-fn mode_cells(r: &RowResult, mode: Mode, shown: Memo<Mode>) -> impl IntoView + use<> {
+fn mode_cells(r: &RowResult, mode: ModeKind, shown: Memo<ModeKind>) -> impl IntoView + use<> {
     let (err, class) = error_cell(r.error);
     let shown_class = move || if shown.get() == mode { "shown" } else { "" };
     view! {
@@ -34,7 +34,7 @@ fn mode_cells(r: &RowResult, mode: Mode, shown: Memo<Mode>) -> impl IntoView + u
 
 /// The table of every run.
 #[component]
-pub fn RowsCard(reports: Reports, mode: Memo<Mode>) -> impl IntoView {
+pub fn RowsCard(reports: Reports, mode: Memo<ModeKind>) -> impl IntoView {
     let body = reports
         .extended
         .rows
@@ -52,8 +52,8 @@ pub fn RowsCard(reports: Reports, mode: Memo<Mode>) -> impl IntoView {
                 <tr data-id=e.id.clone() data-skipped=e.skipped.to_string()>
                     <td class="mono" title=e.source.clone()>{e.id.clone()}</td>
                     <td class="num" data-col="measured">{value(e.measured)}</td>
-                    {mode_cells(r, Mode::Reference, mode)}
-                    {mode_cells(e, Mode::Extended, mode)}
+                    {mode_cells(r, ModeKind::Reference, mode)}
+                    {mode_cells(e, ModeKind::Extended, mode)}
                     <td class="metric">{e.metric.clone().unwrap_or_else(|| "–".to_string())}</td>
                     <td class="src">{short_source(&e.source).to_string()}</td>
                     <td class="mono">{e.hardware.clone().unwrap_or_default()}</td>
@@ -123,7 +123,7 @@ pub fn RowsCard(reports: Reports, mode: Memo<Mode>) -> impl IntoView {
 /// The runs a mode could not evaluate, with the reason.
 #[component]
 pub fn SkippedCard(reports: Reports) -> impl IntoView {
-    let list = |mode: Mode| {
+    let list = |mode: ModeKind| {
         let r = reports.of(mode);
         let items = r
             .rows
@@ -150,8 +150,8 @@ pub fn SkippedCard(reports: Reports) -> impl IntoView {
     view! {
         <section class="card" id="validation-skipped">
             <h2>"Runs not evaluated, and why"</h2>
-            {list(Mode::Extended)}
-            {list(Mode::Reference)}
+            {list(ModeKind::Extended)}
+            {list(ModeKind::Reference)}
         </section>
     }
 }

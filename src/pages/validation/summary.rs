@@ -3,7 +3,7 @@
 use fmperf_core::extended::ExtendedOptions;
 use fmperf_core::extended::efficiency::Efficiency;
 use fmperf_core::validate::holdout::Holdout;
-use fmperf_core::validate::{Mode, Stats, short_source};
+use fmperf_core::validate::{ModeKind, Stats, short_source};
 use leptos::prelude::*;
 
 use super::{Reports, error_cell};
@@ -13,7 +13,7 @@ fn abs_pct(x: Option<f64>) -> String {
 }
 
 /// Three cells of one mode's statistics: evaluated, mean |error|, median error.
-fn stats_cells(s: &Stats, mode: Mode) -> impl IntoView + use<> {
+fn stats_cells(s: &Stats, mode: ModeKind) -> impl IntoView + use<> {
     let (median, class) = error_cell(s.median_error);
     view! {
         <td class="num" data-mode=mode.as_str() data-col="evaluated">{s.evaluated.to_string()}</td>
@@ -25,7 +25,7 @@ fn stats_cells(s: &Stats, mode: Mode) -> impl IntoView + use<> {
 /// Extended mode's cells: evaluated, held-out mean |error| and median error (the headline), and the
 /// in-sample mean |error| beside them (`…` while the held-out fits run).
 fn extended_cells(s: &Stats, held: Option<&Stats>) -> impl IntoView + use<> {
-    let mode = Mode::Extended.as_str();
+    let mode = ModeKind::Extended.as_str();
     let (median, class) = match held {
         Some(h) => error_cell(h.median_error),
         None => ("…".to_string(), "none"),
@@ -64,7 +64,7 @@ pub fn SummaryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> imp
                     <tr data-source=short_source(&ext.source).to_string()>
                         <td title=ext.source.clone()>{short_source(&ext.source).to_string()}</td>
                         <td class="num">{rows.to_string()}</td>
-                        {stats_cells(&rf.stats, Mode::Reference)}
+                        {stats_cells(&rf.stats, ModeKind::Reference)}
                         {extended_cells(&ext.stats, held.as_ref())}
                     </tr>
                 }
@@ -76,7 +76,7 @@ pub fn SummaryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> imp
             <tr class="overall" data-source="all">
                 <td>"all sources"</td>
                 <td class="num">{all.to_string()}</td>
-                {stats_cells(&r.summary.overall, Mode::Reference)}
+                {stats_cells(&r.summary.overall, ModeKind::Reference)}
                 {extended_cells(&e.summary.overall, overall.as_ref())}
             </tr>
         }
@@ -168,13 +168,13 @@ fn reference_settings() -> impl IntoView {
 /// What the mode shown computes: every switch of extended mode with its value, or what the
 /// published model assumes.
 #[component]
-pub fn SettingsCard(mode: Memo<Mode>) -> impl IntoView {
+pub fn SettingsCard(mode: Memo<ModeKind>) -> impl IntoView {
     view! {
         <section class="card" id="validation-settings">
             <h2>"Settings of " {move || super::mode_name(mode.get())}</h2>
             {move || match mode.get() {
-                Mode::Extended => extended_settings().into_any(),
-                Mode::Reference => reference_settings().into_any(),
+                ModeKind::Extended => extended_settings().into_any(),
+                ModeKind::Reference => reference_settings().into_any(),
             }}
         </section>
     }

@@ -61,7 +61,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
                 for gpus in [512, 4096, 16384] {
                     let spec = SearchSpec {
                         model: ModelShape::reference(model)?,
-                        system: SystemParams::h200().with_nvlink_size(nvlink),
+                        system: SystemParams::h200().with_domain_size(nvlink),
                         strategy,
                         n_gpus: gpus,
                         global_batch: 4096,
@@ -258,7 +258,7 @@ struct SensitivityCase {
 fn sensitivity_cases() -> Result<Vec<SensitivityCase>, CmdError> {
     use fmperf_core::explore::inputs::ExploreFields;
     use fmperf_core::sensitivity::{Base, Sensitivity};
-    let mode = fmperf_core::mode::ModelMode::extended();
+    let mode = fmperf_core::mode::Mode::extended();
     let mut out = Vec::new();
     for (scenario, model, gpus, batch) in [
         ("llama3-70b on 1024 nvidia_h100_sxm5_80gb, batch 2048", "llama3-70b", "1024", "2048"),

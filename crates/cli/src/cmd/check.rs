@@ -256,7 +256,7 @@ fn summary(doc: &Document) -> String {
                 r.model.id,
                 sc.devices,
                 r.system.id,
-                r.mapped.params.nvlink_size,
+                r.mapped.params.domain_size,
                 r.mapped.precision,
                 sc.global_batch,
                 sc.strategies.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),

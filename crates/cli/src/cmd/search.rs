@@ -10,7 +10,7 @@ use std::io::Write;
 use fmperf_core::cost::{ExtendedSetup, Pricer};
 use fmperf_core::explore::{StrategyTop, merge};
 use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use fmperf_core::search::row::Digits;
 use fmperf_core::search::{Diagnosis, ExecutionChoices, ResultRow, Search, SearchResult, SearchSpec, merge_shards};
 use fmperf_core::vocab::Note;
@@ -94,7 +94,7 @@ pub struct SearchRequest {
     /// Configurations listed.
     pub top_k: usize,
     /// Reference or extended mode (with its switches).
-    pub mode: ModelMode,
+    pub mode: Mode,
     /// Execution choices the user fixed (extended mode).
     pub execution: ExecutionChoices,
     /// Worker threads (≥ 1).
@@ -177,7 +177,7 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         ));
     }
     // Extended mode is the default (issue 16 §5); `--mode reference` is the published model.
-    let mode = crate::mode::from_args(args)?.unwrap_or_else(ModelMode::extended);
+    let mode = crate::mode::from_args(args)?.unwrap_or_else(Mode::extended);
     // Every strategy of the mode unless told (extended mode has no 2d).
     let every = if mode.options().is_some() {
         vec![Strategy::OneD, Strategy::ContextParallel2D]
@@ -217,7 +217,7 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         let key = e.path().and_then(|f| f.below("execution")).unwrap_or("");
         CmdError::Usage(format!("--{}: {e}", key.replace('_', "-")))
     })?;
-    if !text.is_empty() && matches!(mode, ModelMode::Reference) {
+    if !text.is_empty() && matches!(mode, Mode::Reference) {
         return Err(CmdError::Usage(
             "--recompute, --sharding, --shard-group, --interleave, --cp and --mbs need extended mode \
              (drop --mode reference)"
@@ -323,7 +323,7 @@ fn applies(args: &Args, execution: &ExecutionChoices, strategies: &[Strategy]) -
 /// What a finished search prints.
 struct Found {
     /// The mode as priced (the system spec's precision replaces the switch's).
-    mode: ModelMode,
+    mode: Mode,
     model_name: String,
     system_name: String,
     domain: u64,
@@ -488,18 +488,18 @@ pub(crate) fn flat_table(rows: &[ResultRow], digits: Digits) -> Table {
 /// Loads the inputs and runs each strategy's search on `req.threads` threads.
 fn search(req: &SearchRequest) -> Result<Found, CmdError> {
     let (model_name, system_name, base, setup) = match req.mode {
-        ModelMode::Reference => {
+        Mode::Reference => {
             let (model_name, mut model) = load_model(&req.model)?;
             if let Some(s) = req.seq_len {
                 model.l = s;
             }
             let (system_name, mut system) = load_system(&req.system)?;
             if let Some(k) = req.domain {
-                system.nvlink_size = k;
+                system.domain_size = k;
             }
             (model_name, system_name, spec_of(req, model, system), None)
         }
-        ModelMode::Extended(o) => {
+        Mode::Extended(o) => {
             if req.strategies.contains(&Strategy::Summa2D) {
                 return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::sweep::SUMMA_UNSUPPORTED)));
             }
@@ -523,7 +523,7 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
             (req.model.clone(), req.system.clone(), spec, Some(setup))
         }
     };
-    let domain = base.system.nvlink_size;
+    let domain = base.system.domain_size;
     let mut outcomes = Vec::new();
     let mut results = Vec::new();
     let mut notes: Vec<Note> = Vec::new();

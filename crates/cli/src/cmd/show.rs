@@ -194,7 +194,7 @@ pub fn mapping_text(x: &catalog::CatalogSystem) -> String {
         Ok(m) => format!(
             "\nreference-model parameters (default mapping, {}, domain {}, 1 NIC per device):\n{}",
             m.precision,
-            m.params.nvlink_size,
+            m.params.domain_size,
             params_text(&m)
         ),
         Err(e) => format!(

@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use fmperf_core::format::Document;
-use fmperf_core::mode::ModelMode;
+use fmperf_core::mode::Mode;
 use fmperf_core::presets::{self, Panel, Preset};
 use fmperf_core::resolve::{ModelRef, SystemRef};
 use fmperf_core::sweep::{PointResult, Shard, SweepResult, SweepSpec, SweepText, export};
@@ -395,7 +395,7 @@ fn points_table(r: &SweepResult, price: Option<f64>) -> Result<String, CmdError>
 fn run_preset(
     preset: &Preset,
     panel: Option<&str>,
-    mode: Option<ModelMode>,
+    mode: Option<Mode>,
     (shard, threads): (Shard, usize),
     format: OutputFormat,
     out: &mut dyn Write,

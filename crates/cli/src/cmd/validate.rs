@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use fmperf_core::extended::efficiency::Efficiency;
-use fmperf_core::validate::{self, Mode, Report, parse_measured_runs};
+use fmperf_core::validate::{self, ModeKind, Report, parse_measured_runs};
 
 use super::{CmdError, CmdResult};
 use crate::args::OutputFormat;
@@ -96,9 +96,9 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     }
     let format = OutputFormat::from_args(&args, &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Csv])?;
     let mode = match args.value("mode")? {
-        None => Mode::Extended,
+        None => ModeKind::Extended,
         Some(m) => {
-            Mode::parse(m).ok_or_else(|| CmdError::Usage(format!("--mode {m}: must be reference or extended")))?
+            ModeKind::parse(m).ok_or_else(|| CmdError::Usage(format!("--mode {m}: must be reference or extended")))?
         }
     };
     let data = args.required("data")?;
@@ -132,7 +132,7 @@ fn run_dense(
     text: &str,
     data: &str,
     args: &crate::args::Args,
-    mode: Mode,
+    mode: ModeKind,
     format: OutputFormat,
     out: &mut dyn Write,
 ) -> CmdResult {
@@ -167,7 +167,7 @@ fn run_dense(
 /// Leave-one-source-out ([`validate::holdout`]), one fit per source and one on all rows, run side
 /// by side: when it runs longer than a few seconds, how far it is and about how long is left go to
 /// stderr (stdout stays the report).
-fn holdout_with_progress(file: &validate::MeasuredFile, mode: Mode) -> validate::holdout::Holdout {
+fn holdout_with_progress(file: &validate::MeasuredFile, mode: ModeKind) -> validate::holdout::Holdout {
     use std::time::{Duration, Instant};
     let mut job = validate::holdout::HoldoutJob::new(file, mode);
     let start = Instant::now();
@@ -362,8 +362,8 @@ fn report_table(r: &Report) -> String {
     ]);
     let eff = r.efficiency;
     let mode = match r.mode {
-        Mode::Reference => "reference mode (the published model)".to_string(),
-        Mode::Extended => format!(
+        ModeKind::Reference => "reference mode (the published model)".to_string(),
+        ModeKind::Extended => format!(
             "extended mode (η = {:.3} of the matmul ceiling, η_att = {:.3} of the attention kernel's benchmark)",
             eff.matmul, eff.attention
         ),

@@ -49,7 +49,7 @@ use super::precision::Precision;
 use super::provenance::{Origin, Provenance};
 use super::system::CatalogSystem;
 use crate::hint;
-use crate::mode_kind::Mode;
+use crate::mode_kind::ModeKind;
 use crate::vocab::{Note, NoteKind, NoteList};
 use crate::{Error, SystemParams};
 
@@ -76,7 +76,7 @@ pub struct MappingOptions {
     /// The model that reads the mapping (default: reference mode). Extended mode never reads the
     /// vector rates, so an entry without one maps (placeholder, [`Origin::Unread`]), and it prices
     /// stored tensors in 16 bits under FP8.
-    pub mode: Mode,
+    pub mode: ModeKind,
 }
 
 /// The result of a mapping: the parameters and every value that did not come straight from the
@@ -275,7 +275,7 @@ pub fn to_system_params(sys: &CatalogSystem, opts: &MappingOptions) -> Result<Ma
                 sys.scale_up.domain_size, sys.id
             ));
         }
-        params.nvlink_size = n;
+        params.domain_size = n;
         origins.set("nvlink_size", Origin::User { what: "the domain size you chose" });
     }
     if let Some(k) = opts.nics_per_device {
@@ -597,7 +597,7 @@ fn map_hardware(
         ib_bandwidth: ib,
         ib_eff: net.scale_out_eff,
         ib_latency: net.scale_out_latency_s,
-        nvlink_size: domain,
+        domain_size: domain,
         nic_factor: 1.0,
         element_size: precision.element_size_gb(),
         mask_element_size: 1e-9,

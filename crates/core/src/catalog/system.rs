@@ -312,7 +312,7 @@ impl CatalogSystem {
             on_chip_sram_note: None,
             scale_up: ScaleUp {
                 bw_per_device_unidir_gbps: Some(params.nvlink_bandwidth),
-                domain_size: params.nvlink_size,
+                domain_size: params.domain_size,
                 ..ScaleUp::default()
             },
             scale_out: ScaleOut { nic_gbps_per_device: Some(params.ib_bandwidth), ..ScaleOut::default() },

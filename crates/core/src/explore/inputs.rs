@@ -5,7 +5,7 @@
 
 use crate::catalog::{self, MappingOptions, TrainingBudget};
 use crate::cost::ExtendedSetup;
-use crate::mode::ModelMode;
+use crate::mode::Mode;
 use crate::resolve::form::shorten;
 use crate::resolve::{self, UserEntries};
 use crate::search::{ExecutionChoices, SearchSpec};
@@ -132,7 +132,7 @@ pub struct ExploreSpec {
     /// approximations, one sentence each.
     pub notes: Vec<Note>,
     /// The model that prices the candidates (see [`super::mode`]).
-    pub mode: ModelMode,
+    pub mode: Mode,
     /// Extended mode's workload, part and switches (`None` in reference mode).
     pub extended: Option<ExtendedSetup>,
     /// The model entry the scenario names (built-in or the user's).
@@ -177,23 +177,23 @@ impl ExploreFields {
         }
     }
 
-    /// Validates every field in the default mode ([`ModelMode::default`]: the reference model, as
+    /// Validates every field in the default mode ([`Mode::default`]: the reference model, as
     /// old permalinks were read); all problems at once, each naming its [`field`].
     pub fn resolve(&self) -> Result<ExploreSpec, Vec<Error>> {
-        self.resolve_in(&ModelMode::default())
+        self.resolve_in(&Mode::default())
     }
 
     /// Validates every field for `mode` (see [`ExploreSpec::with_mode`]; in extended mode a part
     /// without a vector rate is usable); all problems at once, each naming its [`field`] (or
     /// `mode`, `ext.<switch>`).
-    pub fn resolve_in(&self, mode: &ModelMode) -> Result<ExploreSpec, Vec<Error>> {
+    pub fn resolve_in(&self, mode: &Mode) -> Result<ExploreSpec, Vec<Error>> {
         self.resolve_with(mode, &UserEntries::none())
     }
 
     /// [`ExploreFields::resolve_in`] against the built-in catalogs plus the user's `entries`; the
     /// `system` field may be a system spec (`ID,nics=2,scale_out=50`, the CLI's `--system`), whose
     /// option errors name the option (`nics`, `precision`, `vector`, `scale_up`, `scale_out`).
-    pub fn resolve_with(&self, mode: &ModelMode, entries: &UserEntries) -> Result<ExploreSpec, Vec<Error>> {
+    pub fn resolve_with(&self, mode: &Mode, entries: &UserEntries) -> Result<ExploreSpec, Vec<Error>> {
         let mut errors = Vec::new();
         let model = keep(resolve::form::model(entries, &self.model), &mut errors);
         let domain = if self.domain.trim().is_empty() {

@@ -224,7 +224,7 @@ pub fn evaluate_own(spec: &ExploreSpec, own: &OwnConfig) -> Result<OwnOutcome, E
     };
     let placements: Vec<[u64; 4]> = match own.placement {
         Some(p) => vec![p],
-        None => nv_cands_2d(own.tp1, own.tp2, dp, own.pp, spec.system.nvlink_size),
+        None => nv_cands_2d(own.tp1, own.tp2, dp, own.pp, spec.system.domain_size),
     };
     let with = |nb: u64, [a, b, c, d]: [u64; 4]| Candidate { nb, nv_tp1: a, nv_tp2: b, nv_dp: c, nv_pp: d, ..base };
     if placements.is_empty() {
@@ -236,7 +236,7 @@ pub fn evaluate_own(spec: &ExploreSpec, own: &OwnConfig) -> Result<OwnOutcome, E
             format!("tp {} · tp2 {} · dp {dp} · pp {}", own.tp1, own.tp2, own.pp),
             format!(
                 "no placement fills a fast domain of {} devices: the shares inside one domain must be divisors of the degrees and multiply to {}",
-                spec.system.nvlink_size, spec.system.nvlink_size
+                spec.system.domain_size, spec.system.domain_size
             ),
         )
         .with_hint("change a degree or the domain size"));

@@ -14,7 +14,7 @@ use crate::catalog::MappingOptions;
 use crate::cost::{ExtendedSetup, Pricer};
 use crate::extended::Workload;
 use crate::extended::sparsity::no_effect_note;
-use crate::mode::{ModelMode, SUMMA_UNSUPPORTED};
+use crate::mode::{Mode, SUMMA_UNSUPPORTED};
 use crate::resolve;
 use crate::search::{Engine, Execution, ExecutionChoices, Ranked, Search};
 use crate::validate::convention::{ConventionShape, FlopConvention, iteration_flops};
@@ -59,7 +59,7 @@ impl ExploreSpec {
     /// the catalog (the part at the switch's precision, with the scenario's domain size), 2D SUMMA
     /// is left out with a note, and the notes are extended mode's. Errors name the field: `model`,
     /// `system`, `strategies`, or `ext.precision` for a precision the part does not list.
-    pub fn with_mode(mut self, mode: ModelMode) -> Result<ExploreSpec, Error> {
+    pub fn with_mode(mut self, mode: Mode) -> Result<ExploreSpec, Error> {
         self.mode = mode;
         self.extended = None;
         let Some(&options) = mode.options() else { return Ok(self) };
@@ -71,7 +71,7 @@ impl ExploreSpec {
             Error::invalid(field::MODEL, &self.model_id, format!("cannot be used by extended mode: {e}"))
         })?;
         let sys = &self.system_entry;
-        let opts = MappingOptions { domain_size: Some(self.system.nvlink_size), ..self.mapping };
+        let opts = MappingOptions { domain_size: Some(self.system.domain_size), ..self.mapping };
         let (hardware, hardware_notes) =
             resolve::hardware(sys, options.hardware.precision, options.hardware.measured_ceiling, &opts).map_err(
                 |e| match e.path() {

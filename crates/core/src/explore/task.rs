@@ -211,7 +211,7 @@ impl ExploreSearch {
     pub fn widening_notes(&self) -> Vec<Note> {
         let mut notes: Vec<Note> = Vec::new();
         for s in self.searches.iter().flatten() {
-            if let Some(n) = s.widening().note(self.spec.system.nvlink_size)
+            if let Some(n) = s.widening().note(self.spec.system.domain_size)
                 && !notes.iter().any(|m| m.text == n.text)
             {
                 notes.push(n);

@@ -190,7 +190,7 @@ mod tests {
     }
 
     fn price(w: &Workload, layout: &Layout, opts: ExtendedOptions) -> BlockCost {
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
         block_cost(w, layout, &Pricing { hw: &hw, opts: &opts })
     }
 
@@ -221,7 +221,7 @@ mod tests {
             model: ModelFeatures { weight_sparsity: 0.9, ..ModelFeatures::realistic() },
             ..ExtendedOptions::realistic()
         };
-        let mut hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let mut hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
         let dense = block_cost(&w, &one_gpu(1), &Pricing { hw: &hw, opts: &ExtendedOptions::realistic() });
         let gpu = block_cost(&w, &one_gpu(1), &Pricing { hw: &hw, opts: &opts });
         assert_eq!(gpu, dense, "a GPU prices unstructured sparse weights as dense");
@@ -290,7 +290,7 @@ mod tests {
             &gpt(8192),
             &one_gpu(1),
             &Pricing {
-                hw: &Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false),
+                hw: &Hardware::from_params(&SystemParams::h200().with_domain_size(8), false),
                 opts: &ExtendedOptions::realistic(),
             },
         );

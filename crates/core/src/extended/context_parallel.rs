@@ -307,7 +307,7 @@ mod tests {
     /// H200 reference network with 8-GPU domains: b_f = 315 GB/s, b_s = 35 GB/s per NIC,
     /// λ_f = 2.5 µs, λ_s = 5 µs.
     fn hw() -> Hardware {
-        Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true)
+        Hardware::from_params(&SystemParams::h200().with_domain_size(8), true)
     }
 
     fn opts(comm: CpComm, u: u64) -> ExtendedOptions {
@@ -385,7 +385,7 @@ mod tests {
     #[test]
     fn flavours_keep_flops_and_memory_and_differ_in_exchange() {
         // Llama-3-8B at 128K tokens, cp = 8 over two 4-GPU domains, one sample per device.
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(4), true);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(4), true);
         let w = Workload { seq_len: 131072, ..Workload::LLAMA3_8B };
         let layout = Layout::placed(1, 8, 1, 1, 1, 1, 4);
         assert_eq!(layout.placement.cp, 4);

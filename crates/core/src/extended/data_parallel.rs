@@ -365,7 +365,7 @@ mod tests {
     #[test]
     fn without_overlap_the_reduction_is_exposed_as_one_collective() {
         // 64 replicas, 8 per domain, 32 blocks of 7e9/32 parameters, ZeRO-0: FP32 gradients.
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
         let layout = Layout::placed(1, 1, 1, 64, 1, 64, 8);
         let on = ExtendedOptions { sharding: Sharding::Ddp, ..ExtendedOptions::realistic() };
         let off = ExtendedOptions { dp_overlap: false, ..on };
@@ -385,7 +385,7 @@ mod tests {
 
     #[test]
     fn zero3_gathers_every_microbatch_and_hybrid_groups() {
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
         let layout = Layout::placed(1, 1, 1, 64, 1, 64, 8);
         let z1 = ExtendedOptions { sharding: Sharding::Zero1, ..ExtendedOptions::realistic() };
         let z3 = ExtendedOptions { sharding: Sharding::Zero3, ..ExtendedOptions::realistic() };
@@ -420,7 +420,7 @@ mod tests {
         // stacks: the domain's 8 NICs at once, 0.4307 / (8 · 35) = 1.538 ms (the NVLink side,
         // 0.4307 / 315 = 1.367 ms, is not the limit); NCCL's latency on top of both (`latency.rs`).
         use super::super::Stack;
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
         let layout = Layout::placed(1, 1, 1, 64, 1, 64, 8);
         let fsdp = ExtendedOptions { sharding: Sharding::Zero3, stack: Stack::Fsdp, ..ExtendedOptions::realistic() };
         let jax = ExtendedOptions { stack: Stack::Jax, ..fsdp };
@@ -457,7 +457,7 @@ mod tests {
         // gradients' reduce-scatter is unchanged, and off FP8 nothing changes.
         use crate::extended::latency::{Span, collective_s};
         use crate::extended::options::Fp8Recipe;
-        let bf16 = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let bf16 = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
         let fp8 = Hardware { operand_bytes: 1.0, ..bf16.clone() };
         let layout = Layout::placed(1, 1, 1, 64, 1, 64, 8);
         let te = ExtendedOptions { sharding: Sharding::Zero3, ..ExtendedOptions::realistic() };
@@ -480,7 +480,7 @@ mod tests {
     /// NVLink after the reference's 0.7), nothing to hide behind: FP32 gradients of 28 GB and
     /// 16-bit parameters of 14 GB.
     fn zero1_64(o: ExtendedOptions, t: f64) -> DpCost {
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
         let layout = Layout::placed(1, 1, 1, 64, 1, 64, 8);
         let g = DpGroups::of(&layout, &o).unwrap();
         data_parallel_cost(&g, &Pricing { hw: &hw, opts: &o }, 32, 7e9, t, t)
@@ -545,7 +545,7 @@ mod tests {
         // Bucketed behind blocks longer than a bucket's reduce-scatter, each micro-batch exposes
         // its first bucket only: 1/32 of the gradients.
         let on = ExtendedOptions { dp_overlap: true, ..z2 };
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
         let bucket = Pricing { hw: &hw, opts: &on }.collective(CollectiveKind::ReduceScatter, 28.0 / 32.0, 64, 8);
         assert!(near(zero1_64(on, 1.0).per_microbatch_s, bucket));
         // Deferred to the last backward (PyTorch's pipeline schedules with FSDP), ZeRO-2 prices as
@@ -588,7 +588,7 @@ mod tests {
         // Bucketed behind long blocks the gradient reduction hides but for its first bucket; the
         // broadcasts follow the optimizer step and stay exposed.
         let hidden = zero1_64(ExtendedOptions { dp_overlap: true, ..flat }, 1.0);
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
         let bucket = Pricing { hw: &hw, opts: &flat }.collective(CollectiveKind::AllReduce, 28.0 / 32.0, 64, 8);
         assert!(near(hidden.per_iteration_s, bucket + 64.0 * one_broadcast), "{hidden:?}");
     }
@@ -604,7 +604,7 @@ mod tests {
         // 0.0492 s, plus NCCL's latency (well under 1 ms for one collective).
         let mega = ExtendedOptions { sharding: Sharding::Zero1, dp_overlap: true, ..ExtendedOptions::realistic() };
         let nano = ExtendedOptions { stack: Stack::Nanotron, ..mega };
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
         let p = Pricing { hw: &hw, opts: &mega };
         let rs_bucket = p.collective(CollectiveKind::ReduceScatter, 7.0 / 32.0 * 4.0, 64, 8);
         let ag_bucket = p.collective(CollectiveKind::AllGather, 7.0 / 32.0 * 2.0, 64, 8);

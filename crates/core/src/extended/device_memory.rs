@@ -190,7 +190,7 @@ mod tests {
                 estimates.push(estimate(opts, layout));
             }
             // FP8 linear layers (a system file with 1-byte elements): FP8 weight copies.
-            let mut params = SystemParams::h200().with_nvlink_size(8);
+            let mut params = SystemParams::h200().with_domain_size(8);
             params.element_size = 1e-9;
             let fp8 = HardwareChoices {
                 memory_overheads: overheads,

@@ -220,7 +220,7 @@ mod tests {
 
     #[test]
     fn components_add_up_and_features_move_time() {
-        let hw = Hardware::from_params(&SystemParams::a100().with_nvlink_size(8), true);
+        let hw = Hardware::from_params(&SystemParams::a100().with_domain_size(8), true);
         let layout = Layout::placed(8, 1, 12, 16, 1, 1536, 8);
         let opts = ExtendedOptions::realistic();
         let e = evaluate(&gpt3(), &hw, &layout, &opts).unwrap();
@@ -239,7 +239,7 @@ mod tests {
 
     #[test]
     fn zero3_costs_more_communication_than_zero1() {
-        let hw = Hardware::from_params(&SystemParams::a100().with_nvlink_size(8), true);
+        let hw = Hardware::from_params(&SystemParams::a100().with_domain_size(8), true);
         let layout = Layout::placed(1, 1, 1, 1536, 1, 1536, 8);
         let z1 =
             ExtendedOptions { sharding: Sharding::Zero1, recompute: Recompute::Full, ..ExtendedOptions::realistic() };
@@ -252,7 +252,7 @@ mod tests {
 
     #[test]
     fn evaluator_matches_evaluate_and_rejects_summa() {
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
         let w = gpt3();
         let opts = ExtendedOptions::realistic();
         let mut ev = ExtendedEvaluator::new(&w, &hw, &opts, Strategy::OneD, 1024).unwrap();
@@ -269,7 +269,7 @@ mod tests {
         // The dense models' cache, as the MoE one (`expert_choice`'s test
         // `a_tied_head_keeps_its_parts_per_pipeline_depth`): in either order, each candidate as
         // priced alone.
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
         let w = Workload { tied_embeddings: true, ..Workload::LLAMA3_8B };
         let opts = ExtendedOptions::realistic();
         for order in [[1, 2, 1], [2, 1, 2]] {

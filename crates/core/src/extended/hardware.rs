@@ -91,11 +91,11 @@ fn attention_precision(sys: Option<&CatalogSystem>, p: Precision) -> Precision {
 }
 
 /// [`to_system_params`] as extended mode reads it ([`MappingOptions::mode`] =
-/// [`Mode::OF_HARDWARE`](crate::mode_kind::Mode::OF_HARDWARE)): it never reads the vector
+/// [`ModeKind::OF_HARDWARE`](crate::mode_kind::ModeKind::OF_HARDWARE)): it never reads the vector
 /// (non-matrix) rate, so an entry that lists none (TPUs, Gaudi 2) maps with an unread placeholder
 /// and no note about it, and FP8 keeps stored tensors in 16 bits.
 pub fn map_for_extended(sys: &CatalogSystem, opts: &MappingOptions) -> Result<MappedSystem, Error> {
-    to_system_params(sys, &MappingOptions { mode: crate::mode_kind::Mode::OF_HARDWARE, ..*opts })
+    to_system_params(sys, &MappingOptions { mode: crate::mode_kind::ModeKind::OF_HARDWARE, ..*opts })
 }
 
 /// Whether `sys` is an NVIDIA GPU of the Hopper generation or later, read from its datasheet: an
@@ -249,7 +249,7 @@ impl Hardware {
 
     /// Devices per fast (scale-up) domain.
     pub fn domain_size(&self) -> u64 {
-        self.net.nvlink_size
+        self.net.domain_size
     }
 
     /// Achievable scale-up bandwidth per device [GB/s, one direction] for a group with `share`

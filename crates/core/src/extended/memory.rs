@@ -538,7 +538,7 @@ pub(super) mod tests {
 
     /// An H200 with 8-device NVLink domains (also `super::device_memory`'s tests).
     pub(in crate::extended) fn hw() -> Hardware {
-        Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true)
+        Hardware::from_params(&SystemParams::h200().with_domain_size(8), true)
     }
 
     /// Llama 3 8B's blocks (no vocabulary) under `opts` and `layout`.
@@ -552,7 +552,7 @@ pub(super) mod tests {
     /// h·h, gate/up/down 3·h·f per block).
     fn fp8_llama3_8b(sharding: Sharding) -> (Workload, Hardware, Layout, ExtendedOptions, f64) {
         let w = Workload { vocab: None, ..Workload::LLAMA3_8B };
-        let mut params = SystemParams::h200().with_nvlink_size(8);
+        let mut params = SystemParams::h200().with_domain_size(8);
         params.element_size = 1e-9;
         let hw = Hardware::from_params(&params, true);
         let layout = Layout::placed(1, 1, 1, 8, 1, 8, 8);

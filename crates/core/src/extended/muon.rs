@@ -246,7 +246,7 @@ mod tests {
         // expert's fc1 and fc2 25 each: 173 operations; 12 blocks: 2,076 → 269.88 ms. The GEMMs
         // are microseconds: the host time is the step.
         let (w, m) = ft();
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
         let layout = Layout::placed(1, 1, 1, 8, 4, 32, 8).with_experts(8, 1);
         let el = ExpertLayout::fold(&layout, &m, 8, 1).unwrap();
         let price = |optimizer| {
@@ -271,7 +271,7 @@ mod tests {
         // TFLOP for the output projection alone) take longer than issuing them.
         let w = Workload { hidden: 8192, heads: 64, kv_heads: 8, head_dim: 128, ffn_hidden: 28672, ..ft().0 };
         let w = Workload { moe: None, gated_mlp: true, ..w };
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
         let opts = ExtendedOptions { optimizer: Optimizer::Muon, ..ExtendedOptions::realistic() };
         let p = Pricing { hw: &hw, opts: &opts };
         let layout = Layout::placed(1, 1, 1, 1, 1, 1, 8);

@@ -151,7 +151,7 @@ mod tests {
 
     #[test]
     fn slow_links_are_priced() {
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
         let opts = ExtendedOptions::realistic();
         let p = Pricing { hw: &hw, opts: &opts };
         let w = Workload::from_shape(&crate::ModelShape::GPT3);

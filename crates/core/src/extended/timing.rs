@@ -331,7 +331,7 @@ mod tests {
 
     #[test]
     fn the_plan_prices_every_constant_as_the_evaluator_does() {
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
         let w = Workload { vocab: Some(51200), ..Workload::from_shape(&crate::ModelShape::GPT3) };
         let base = ExtendedOptions::realistic();
         let layouts = [Layout::placed(8, 1, 12, 16, 1, 1536, 8), Layout::placed(4, 1, 1, 64, 2, 1024, 8)];

@@ -80,7 +80,7 @@ mod tests {
     }
 
     fn ops(kernel: AttentionKernel, recompute: Recompute) -> (Vec<Operation>, Hardware) {
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), false);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
         let opts = ExtendedOptions { attention_kernel: kernel, recompute, ..ExtendedOptions::realistic() };
         let layout = Layout::placed(1, 1, 1, 1, 4, 4, 8);
         let list = operations(&small(), &layout, &Pricing { hw: &hw, opts: &opts });

@@ -119,7 +119,7 @@ impl Candidate {
             }
         }
         // Placement on fast domains.
-        let nvs = system.nvlink_size;
+        let nvs = system.domain_size;
         let dims = [("tp1", c.tp1, c.nv_tp1), ("tp2", c.tp2, c.nv_tp2), ("dp", c.dp, c.nv_dp), ("pp", c.pp, c.nv_pp)];
         if n <= nvs {
             for (name, dim, nv) in dims {
@@ -173,7 +173,7 @@ mod tests {
     use crate::reference::evaluate;
 
     fn h200_nvs4() -> SystemParams {
-        SystemParams::h200().with_nvlink_size(4)
+        SystemParams::h200().with_domain_size(4)
     }
 
     #[test]
@@ -245,7 +245,7 @@ mod tests {
                 nv_pp: pick(),
             };
             let g = pick();
-            let system = SystemParams::b200().with_nvlink_size(pick().clamp(1, 1 << 20));
+            let system = SystemParams::b200().with_domain_size(pick().clamp(1, 1 << 20));
             if let Ok(ev) = evaluate(&models[i % 3], &system, g, &c) {
                 assert!(ev.totals.t.is_finite() && ev.totals.t > 0.0, "{c:?} G={g}: t = {}", ev.totals.t);
                 assert!(ev.mem_gb.is_finite(), "{c:?}");

@@ -63,7 +63,7 @@ impl SystemParams {
             ib_bandwidth: num("ib_bandwidth")?,
             ib_eff: num("ib_eff")?,
             ib_latency: num("ib_latency")?,
-            nvlink_size: count(&obj, "system", "nvlink_size")?,
+            domain_size: count(&obj, "system", "nvlink_size")?,
             nic_factor: num("nic_factor")?,
             element_size: num("element_size")?,
             mask_element_size: num("mask_element_size")?,

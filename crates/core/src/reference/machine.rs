@@ -18,7 +18,7 @@ pub struct NetworkTiers {
     /// `ν`: NICs per device (multiplies the rings that leave a domain) [count].
     pub nic_factor: f64,
     /// `N_vs`: devices per scale-up domain [count].
-    pub nvlink_size: u64,
+    pub domain_size: u64,
 }
 
 /// Element sizes, FLOP unit and the tensor-core factor: what the layer counts of spec §3 need.
@@ -66,7 +66,7 @@ impl Machine {
                 slow_latency: s.ib_latency,
                 fast_latency: s.nvlink_latency,
                 nic_factor: s.nic_factor,
-                nvlink_size: s.nvlink_size,
+                domain_size: s.domain_size,
             },
             units: Units {
                 element_gb: s.element_size,

@@ -103,7 +103,7 @@ mod tests {
             slow_latency: 5e-6,
             fast_latency: 2.5e-6,
             nic_factor: 1.0,
-            nvlink_size: 4,
+            domain_size: 4,
         }
     }
 

@@ -5,7 +5,7 @@
 
 use super::UserEntries;
 use crate::catalog::{self, MappingOptions, parse_system_spec};
-use crate::mode_kind::Mode;
+use crate::mode_kind::ModeKind;
 use crate::{Error, ModelShape};
 
 /// The fields this resolution's errors name (the explorer's form fields of the same names).
@@ -42,7 +42,7 @@ pub fn system<'a>(
     entries: &'a UserEntries,
     spec: &str,
     domain: Option<u64>,
-    mode: Mode,
+    mode: ModeKind,
 ) -> Result<(&'a catalog::CatalogSystem, catalog::MappedSystem, MappingOptions), Error> {
     let (id, mut options) = parse_system_spec(spec.trim()).map_err(|e| match e {
         Error::InvalidField { field, value, rule, hint } if field == "system" => {
@@ -59,7 +59,11 @@ pub fn system<'a>(
 
 /// `s` mapped with `options` for `mode` (through the resolver); errors at [`field::DOMAIN`] or
 /// [`field::SYSTEM`].
-fn map_for(s: &catalog::CatalogSystem, options: &MappingOptions, mode: Mode) -> Result<catalog::MappedSystem, Error> {
+fn map_for(
+    s: &catalog::CatalogSystem,
+    options: &MappingOptions,
+    mode: ModeKind,
+) -> Result<catalog::MappedSystem, Error> {
     super::map_system(s, &MappingOptions { mode, ..*options }).map_err(|e| match e {
         Error::InvalidField { field, value, rule, hint } if field == "domain_size" || field == "system.nvlink_size" => {
             Error::InvalidField { field: field::DOMAIN.into(), value, rule, hint }

@@ -177,7 +177,7 @@ pub fn builtin_system(id: &str) -> Result<&'static CatalogSystem, Error> {
 mod tests {
     use super::*;
     use crate::catalog::provenance::Origin;
-    use crate::mode_kind::Mode;
+    use crate::mode_kind::ModeKind;
     use crate::vocab::NoteKind;
 
     fn h100() -> CatalogSystem {
@@ -193,7 +193,7 @@ mod tests {
         assert_eq!(sys.memory_gb, Some(96.0), "the user's copy wins");
         assert_eq!(opts.domain_size, Some(4));
         let mapped = map_system(sys, &opts).unwrap();
-        assert_eq!(mapped.params.nvlink_size, 4);
+        assert_eq!(mapped.params.domain_size, 4);
         assert_eq!(mapped.params.hbm_capacity, 96.0);
         // The built-in catalogs alone give the datasheet's 80 GB.
         let (sys, _) = system_spec(UserEntries::builtin(), "nvidia_h100_sxm5_80gb").unwrap();
@@ -225,7 +225,7 @@ mod tests {
         // unread placeholder, recorded in the provenance, and no note about it.
         let opts = MappingOptions { scale_out_gbps: Some(25.0), ..MappingOptions::default() };
         assert!(map_system(v5e, &opts).is_err());
-        let ext = MappingOptions { mode: Mode::Extended, ..opts };
+        let ext = MappingOptions { mode: ModeKind::Extended, ..opts };
         let mapped = map_system(v5e, &ext).unwrap();
         let unread = mapped.provenance.iter().any(|p| matches!(p.origin, Origin::Unread { .. }));
         assert!(unread, "{:?}", mapped.provenance);

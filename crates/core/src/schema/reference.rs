@@ -131,7 +131,7 @@ pub(crate) fn read_reference_system(
         ib_bandwidth: num("ib_bandwidth"),
         ib_eff: num("ib_eff"),
         ib_latency: num("ib_latency"),
-        nvlink_size: f.int("nvlink_size").unwrap_or(1),
+        domain_size: f.int("nvlink_size").unwrap_or(1),
         nic_factor,
         element_size,
         mask_element_size,
@@ -171,7 +171,7 @@ pub fn system_json(p: &SystemParams) -> J {
         .put("ib_bandwidth", J::Num(p.ib_bandwidth))
         .put("ib_eff", J::Num(p.ib_eff))
         .put("ib_latency", J::Num(p.ib_latency))
-        .put("nvlink_size", J::Int(p.nvlink_size))
+        .put("nvlink_size", J::Int(p.domain_size))
         .put("nic_factor", J::Num(p.nic_factor))
         .put("empirical", J::Bool(false))
         .put("summa_nb", J::Int(4))

@@ -238,7 +238,7 @@ impl Search {
         }
         let spec = &self.spec;
         let uneven = self.setup.as_ref().map(|s| s.options.uneven_stages);
-        let (n, g, domain) = (spec.n_gpus, spec.global_batch, spec.system.nvlink_size);
+        let (n, g, domain) = (spec.n_gpus, spec.global_batch, spec.system.domain_size);
         let capacity = self.capacity_gb();
         let reason = if self.space.is_empty() || fewer {
             let missing = unplaced(spec.strategy, &spec.model, n, g, uneven.unwrap_or(false));
@@ -267,7 +267,7 @@ impl Search {
     /// Nearest device counts (below and above) and batches with a non-empty space.
     fn shape_suggestions(&self, uneven: Option<bool>) -> Vec<Suggestion> {
         let spec = &self.spec;
-        let (n, g, nvs) = (spec.n_gpus, spec.global_batch, spec.system.nvlink_size);
+        let (n, g, nvs) = (spec.n_gpus, spec.global_batch, spec.system.domain_size);
         let works = |n: u64, g: u64| {
             let (space, _) = search_space(spec.strategy, &spec.model, nvs, n, g, uneven, false);
             !space.is_empty() && space.devices() == n
@@ -369,7 +369,7 @@ mod tests {
     fn spec(model: ModelShape, n: u64, g: u64, nvs: u64) -> SearchSpec {
         SearchSpec {
             model,
-            system: SystemParams::a100().with_nvlink_size(nvs),
+            system: SystemParams::a100().with_domain_size(nvs),
             strategy: Strategy::OneD,
             n_gpus: n,
             global_batch: g,

@@ -252,7 +252,7 @@ impl Search {
         let (space, widening) = widen::search_space(
             spec.strategy,
             &spec.model,
-            spec.system.nvlink_size,
+            spec.system.domain_size,
             spec.n_gpus,
             spec.global_batch,
             None,
@@ -293,10 +293,10 @@ impl Search {
                 format!("must be the extended workload's reference shape {shape:?}"),
             ));
         }
-        if ext.hardware.domain_size() != spec.system.nvlink_size {
+        if ext.hardware.domain_size() != spec.system.domain_size {
             return Err(Error::invalid(
                 "system.nvlink_size",
-                spec.system.nvlink_size,
+                spec.system.domain_size,
                 format!("must equal the extended hardware's fast-domain size {}", ext.hardware.domain_size()),
             ));
         }
@@ -306,7 +306,7 @@ impl Search {
         let (mut space, widening) = widen::search_space(
             spec.strategy,
             &spec.model,
-            spec.system.nvlink_size,
+            spec.system.domain_size,
             spec.n_gpus,
             spec.global_batch,
             Some(options.uneven_stages),

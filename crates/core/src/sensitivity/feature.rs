@@ -83,7 +83,7 @@ impl Feature {
             (Feature::HbmCapacity, None) => system.hbm_capacity,
             (Feature::ScaleUp, _) => system.nvlink_bandwidth,
             (Feature::ScaleOut, _) => system.ib_bandwidth,
-            (Feature::Domain, _) => system.nvlink_size as f64,
+            (Feature::Domain, _) => system.domain_size as f64,
         }
     }
 
@@ -170,11 +170,11 @@ pub fn scaled(
             }
         }
         Feature::Domain => {
-            let d = domain_size(system.nvlink_size, factor, n_gpus, max_domain)?;
-            p.nvlink_size = d;
+            let d = domain_size(system.domain_size, factor, n_gpus, max_domain)?;
+            p.domain_size = d;
             if let Some(h) = hw.as_mut() {
-                h.net.nvlink_size = d;
-                h.params.nvlink_size = d;
+                h.net.domain_size = d;
+                h.params.domain_size = d;
             }
         }
     }

@@ -107,7 +107,7 @@ pub fn csv_row(p: &PointResult) -> String {
     cells.push(p.labels.model_id.clone());
     cells.push(p.labels.system_id.clone());
     cells.push(p.labels.devices.to_string());
-    cells.push(int(i.map(|i| i.params.nvlink_size)));
+    cells.push(int(i.map(|i| i.params.domain_size)));
     cells.push(i.map(|i| i.precision.as_str().to_string()).unwrap_or_default());
     cells.push(int(i.map(|i| i.shape.l)));
     cells.push(int(i.map(|i| i.global_batch)));
@@ -223,8 +223,8 @@ pub fn point_json(axes: &[Axis], p: &PointResult) -> Value {
         "model": p.labels.model_id,
         "system": p.labels.system_id,
         "devices": p.labels.devices,
-        "domain_size": i.map(|i| i.params.nvlink_size),
-        "domain": i.map(|i| i.params.nvlink_size),
+        "domain_size": i.map(|i| i.params.domain_size),
+        "domain": i.map(|i| i.params.domain_size),
         "precision": i.map(|i| i.precision.as_str()),
         "seq_len": i.map(|i| i.shape.l),
         "global_batch": i.map(|i| i.global_batch),

@@ -11,7 +11,7 @@
 //! configuration restrictions (`tp`, `tp1`, `tp2`, `pp`, `dp`, `mbs`) for design-space maps such
 //! as TP × PP.
 //!
-//! A sweep runs in one [`ModelMode`](crate::mode::ModelMode) ([`SweepSpec::mode`]): reference mode
+//! A sweep runs in one [`Mode`](crate::mode::Mode) ([`SweepSpec::mode`]): reference mode
 //! (bit-exact with the reference's search) or extended mode with its switches; every result says
 //! which ([`PointResult::mode`]).
 //!

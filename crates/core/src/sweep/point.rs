@@ -9,7 +9,7 @@ use crate::catalog::Precision;
 use crate::cost::{ExtendedSetup, Pricer};
 use crate::extended::sparsity::no_effect_note;
 use crate::extended::{ExtendedOptions, Hardware, HardwareChoices, ModelFeatures};
-use crate::mode::ModelMode;
+use crate::mode::Mode;
 use crate::reference::machine::Machine;
 use crate::resolve::{ModelRef, SystemRef};
 use crate::vocab::{Note, NoteList};
@@ -54,7 +54,7 @@ impl PointInputs {
     }
 
     /// The mode the point is priced in, with the point's own precision and sparsity.
-    pub fn mode(&self) -> ModelMode {
+    pub fn mode(&self) -> Mode {
         self.pricer().mode()
     }
 
@@ -310,6 +310,6 @@ fn apply_overrides(hw: &mut Hardware, before: &SystemParams, after: &SystemParam
     p.vector_flops_fp16 = after.vector_flops_fp16;
     p.hbm_capacity = after.hbm_capacity;
     p.hbm_bandwidth = after.hbm_bandwidth;
-    (p.nvlink_bandwidth, p.ib_bandwidth, p.nvlink_size) =
-        (after.nvlink_bandwidth, after.ib_bandwidth, after.nvlink_size);
+    (p.nvlink_bandwidth, p.ib_bandwidth, p.domain_size) =
+        (after.nvlink_bandwidth, after.ib_bandwidth, after.domain_size);
 }

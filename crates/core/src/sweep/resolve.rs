@@ -17,7 +17,7 @@
 
 use super::axis::{AxisValue, SystemParam};
 use crate::catalog::{CatalogSystem, MappingOptions, Precision, default_precision};
-use crate::mode_kind::Mode;
+use crate::mode_kind::ModeKind;
 use crate::resolve::{self, UserEntries};
 use crate::resolve::{ResolvedScenario, Scenario, SystemRef};
 use crate::vocab::{Note, NoteKind};
@@ -104,7 +104,7 @@ pub fn resolve_system(
     scenario: &Scenario,
     extra: &MappingOptions,
     overrides: &[(SystemParam, &AxisValue)],
-    mode: Mode,
+    mode: ModeKind,
 ) -> Result<Resolved, crate::Error> {
     let mut scenario = scenario.clone();
     let mut notes = Vec::new();

@@ -4,7 +4,7 @@
 use super::axis::AxisValue;
 use super::point::{PointInputs, PointLabels};
 use crate::Strategy;
-use crate::mode::ModelMode;
+use crate::mode::Mode;
 use crate::search::Ranked;
 
 /// Seconds per day.
@@ -133,7 +133,7 @@ pub struct PointResult {
     /// The search of every strategy, in the order searched.
     pub per_strategy: Vec<StrategyOutcome>,
     /// The mode the point was (or would have been) priced in, with its own precision and sparsity.
-    pub mode: ModelMode,
+    pub mode: Mode,
 }
 
 impl PointResult {
@@ -221,7 +221,7 @@ fn explain(inputs: &PointInputs, per_strategy: &[StrategyOutcome]) -> (Status, S
             m.e,
             m.depth,
             inputs.global_batch,
-            inputs.params.nvlink_size
+            inputs.params.domain_size
         ),
     )
 }

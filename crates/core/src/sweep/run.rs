@@ -60,7 +60,7 @@ impl Job {
         let i = self.inputs();
         let uneven = i.extended.as_ref().map(|e| e.options.uneven_stages);
         let (n, g) = (i.devices, i.global_batch);
-        crate::search::widen::search_space(i.strategies[s], &i.shape, i.params.nvlink_size, n, g, uneven, false).0
+        crate::search::widen::search_space(i.strategies[s], &i.shape, i.params.domain_size, n, g, uneven, false).0
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::axis::{Axis, AxisKey, AxisValue, MAX_POINTS};
 use crate::catalog::MappingOptions;
-use crate::mode::ModelMode;
+use crate::mode::Mode;
 use crate::resolve::{Scenario, UserEntries};
 use crate::vocab::Candidate;
 use crate::{Error, Strategy};
@@ -138,7 +138,7 @@ pub struct SweepSpec {
     /// bandwidth one.
     pub mapping: MappingOptions,
     /// The model that prices every point.
-    pub mode: ModelMode,
+    pub mode: Mode,
     /// A calibration of the user's stack ([`crate::calibrate`]; extended mode): applied to every
     /// point on its system, said in the point's notes; points on other systems are priced
     /// uncalibrated and say so.

@@ -11,13 +11,13 @@
 //! * `global-batch` (default 4096) or `per-device-batch` (see [`BatchRule`]);
 //! * `fix`: restrictions `tp=8,pp=4,mbs=1,accum=1` for every point;
 //! * `mode`: `reference` (default) or `extended`; `ext`: extended mode's switches that differ from
-//!   the defaults, `key=value,…` ([`ModelMode::from_text`]);
+//!   the defaults, `key=value,…` ([`Mode::from_text`]);
 //! * `axis`: one per axis, `KEY=VALUES` ([`Axis::parse`]).
 
 use super::axis::{Axis, AxisKey};
 use super::spec::{BatchRule, Constraints, SweepSpec};
 use crate::catalog::{MappingOptions, parse_system_spec};
-use crate::mode::ModelMode;
+use crate::mode::Mode;
 use crate::resolve::{ModelRef, Scenario, SystemRef};
 use crate::vocab::MAX_DEVICES;
 use crate::{Error, Strategy};
@@ -208,7 +208,7 @@ impl SweepText {
             Some(f) => parse_constraints(f)?,
             None => Constraints::default(),
         };
-        let mode = ModelMode::from_text(self.mode.as_deref(), self.ext.as_deref())?;
+        let mode = Mode::from_text(self.mode.as_deref(), self.ext.as_deref())?;
         let axes = self.axes.iter().map(|a| Axis::parse(a)).collect::<Result<Vec<_>, _>>()?;
         let base = Scenario {
             name: None,

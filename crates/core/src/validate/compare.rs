@@ -12,13 +12,12 @@ use super::reason::RowReason;
 use super::row::{RunSetup, interpret};
 use super::schema::{MeasuredFile, MeasuredRun};
 use crate::SystemParams;
-use crate::cost::GivenConfiguration;
+use crate::cost::{CostModel, ExtendedSetup, GivenConfiguration, Pricer};
 use crate::extended::efficiency::{Efficiency, median};
 use crate::extended::{self, ExtendedOptions, Hardware};
-use crate::reference;
 use crate::vocab::{Note, utilisation_of_step};
 
-pub use crate::mode::Mode;
+pub use crate::mode::ModeKind;
 
 /// One row's outcome.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -135,7 +134,7 @@ pub struct Summary {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Report {
     /// The mode.
-    pub mode: Mode,
+    pub mode: ModeKind,
     /// The efficiencies used by extended mode.
     pub efficiency: Efficiency,
     /// Every row, in file order.
@@ -181,47 +180,70 @@ impl Prepared {
         }
     }
 
-    /// The row priced by extended mode at `eta`. Memory does not depend on the part's rates: when
-    /// the catalog lacks a rate the time needs (`Err` in `totals`), memory is still predicted, with
-    /// stand-in rates. Extended mode compares its need with what the driver offers (GB) and
-    /// predicts each kind of memory figure apart.
-    fn extended_pricing(&self, eta: Efficiency) -> RowPricing {
-        let setup = match self.setup.as_ref() {
-            Ok(s) => s,
-            Err(e) => return RowPricing::unreadable(e),
+    /// Extended mode's model of the row at `eta`, on the row's part; where the catalog lacks a
+    /// rate the time needs, on a part with stand-in rates ([`memory_stand_in`]: memory does not
+    /// read rates), the time then void for that reason. Extended mode compares its need with
+    /// what the driver offers (GB).
+    fn extended_model(&self, eta: Efficiency) -> Result<RowModel, RowReason> {
+        let setup = self.setup.as_ref().map_err(Clone::clone)?;
+        let (hardware, time_void) = match &self.hardware {
+            Ok(hw) => (hw.clone(), None),
+            Err(reason) => (memory_stand_in(setup), Some(reason.clone())),
         };
-        let opts = options_at(setup, eta);
-        let run = |hw: &Hardware| {
-            extended::evaluate(&setup.workload, hw, &setup.layout, &opts).map_err(RowReason::ExtendedCannotEvaluate)
-        };
-        let (totals, memory) = match &self.hardware {
-            Ok(hw) => match run(hw) {
-                Ok(e) => (Ok(e.totals), Ok(PredictedMemory::of(&e))),
-                Err(e) => (Err(e.clone()), Err(e)),
-            },
-            Err(reason) => {
-                let memory = run(&memory_stand_in(setup)).map(|e| PredictedMemory::of(&e));
-                (Err(reason.clone()), memory)
-            }
-        };
-        RowPricing { totals, memory, capacity_gb: extended_capacity_gb(setup), memory_by_kind: true }
+        let options = options_at(setup, eta);
+        let pricer = ExtendedSetup { workload: setup.workload, hardware, options };
+        let strategy = crate::cost::candidate_of_layout(&setup.layout).strategy;
+        Ok(RowModel {
+            model: pricer
+                .evaluator(&options, strategy, setup.layout.global_batch)
+                .map(|e| Box::new(e) as Box<dyn CostModel>)
+                .map_err(RowReason::ExtendedCannotEvaluate),
+            cannot_evaluate: RowReason::ExtendedCannotEvaluate,
+            time_void,
+            capacity_gb: extended_capacity_gb(setup),
+        })
     }
 
-    /// The row priced by the reference model: one memory figure for every kind, compared with the
-    /// part's label, as it always has been.
-    fn reference_pricing(&self) -> RowPricing {
-        let setup = match self.setup.as_ref() {
-            Ok(s) => s,
+    /// The reference model of the row (its shape, the part mapped at 16 bits: [`RunSetup::reference`]),
+    /// comparing its one memory figure with the part's label, as it always has.
+    fn reference_model(&self) -> Result<RowModel, RowReason> {
+        let setup = self.setup.as_ref().map_err(Clone::clone)?;
+        let capacity_gb = setup.system.memory_gb;
+        let strategy = crate::cost::candidate_of_layout(&setup.layout).strategy;
+        let model = setup.reference().and_then(|(shape, params)| {
+            let pricer = Pricer { shape: &shape, system: &params, extended: None };
+            pricer.model(strategy, setup.layout.global_batch).map_err(RowReason::ReferenceCannotEvaluate)
+        });
+        Ok(RowModel { model, cannot_evaluate: RowReason::ReferenceCannotEvaluate, time_void: None, capacity_gb })
+    }
+
+    /// The row priced by extended mode at `eta` (through [`CostModel::price_layout`]).
+    fn extended_pricing(&self, eta: Efficiency) -> RowPricing {
+        self.pricing(self.extended_model(eta))
+    }
+
+    /// The row's layout priced by `model` ([`CostModel::price_layout`]): its totals and memory, or
+    /// why there are none.
+    fn pricing(&self, model: Result<RowModel, RowReason>) -> RowPricing {
+        let m = match model {
+            Ok(m) => m,
+            Err(e) => return RowPricing::unreadable(&e),
+        };
+        let layout = match &self.setup {
+            Ok(s) => &s.layout,
             Err(e) => return RowPricing::unreadable(e),
         };
-        let (totals, memory) = match setup.reference().and_then(|(shape, params, c)| {
-            reference::evaluate(&shape, &params, setup.layout.global_batch, &c)
-                .map_err(RowReason::ReferenceCannotEvaluate)
-        }) {
-            Ok(e) => (Ok(e.totals), Ok(PredictedMemory::single(e.totals.mem))),
-            Err(e) => (Err(e.clone()), Err(e)),
+        let detail = m.model.and_then(|mut model| model.price_layout(layout).map_err(m.cannot_evaluate));
+        let memory_by_kind = detail.as_ref().is_ok_and(|d| d.tells_memory_kinds_apart());
+        let memory = detail.as_ref().map_err(Clone::clone).map(|d| {
+            let (allocated_gb, reserved_gb, device_gb) = d.memory_by_kind_gb();
+            PredictedMemory { allocated_gb, reserved_gb, device_gb }
+        });
+        let totals = match (m.time_void, detail) {
+            (Some(reason), _) => Err(reason),
+            (None, d) => d.map(|d| *d.totals()),
         };
-        RowPricing { totals, memory, capacity_gb: setup.system.memory_gb, memory_by_kind: false }
+        RowPricing { totals, memory, capacity_gb: m.capacity_gb, memory_by_kind }
     }
 
     /// The row as the verdict band sees an out-of-memory run: its source, extended mode's
@@ -261,7 +283,7 @@ impl Prepared {
     }
 
     /// The row's time error `predicted / measured − 1` in extended mode at `eta`: what the fits
-    /// minimise, equal to `predict(Mode::Extended, eta).error` without building the row's texts
+    /// minimise, equal to `predict(ModeKind::Extended, eta).error` without building the row's texts
     /// (`None` where that is `None`).
     pub fn time_error(&self, eta: Efficiency) -> Option<f64> {
         let setup = self.setup.as_ref().ok()?;
@@ -300,8 +322,13 @@ impl Prepared {
     /// reason [`Prepared::predict`] gives).
     pub fn extended_time_on(&self, hw: &Hardware, eta: Efficiency) -> Result<f64, RowReason> {
         let setup = self.setup.as_ref().map_err(Clone::clone)?;
-        extended::evaluate(&setup.workload, hw, &setup.layout, &options_at(setup, eta))
-            .map(|e| e.totals.t)
+        let options = options_at(setup, eta);
+        let pricer = ExtendedSetup { workload: setup.workload, hardware: hw.clone(), options };
+        let strategy = crate::cost::candidate_of_layout(&setup.layout).strategy;
+        pricer
+            .evaluator(&options, strategy, setup.layout.global_batch)
+            .and_then(|mut model| model.price_layout(&setup.layout))
+            .map(|d| d.totals().t)
             .map_err(RowReason::ExtendedCannotEvaluate)
     }
 
@@ -324,7 +351,7 @@ impl Prepared {
     }
 
     /// Predicts the row in `mode` (extended mode with efficiencies `eta`).
-    pub fn predict(&self, mode: Mode, eta: Efficiency) -> RowResult {
+    pub fn predict(&self, mode: ModeKind, eta: Efficiency) -> RowResult {
         let run = &self.run;
         let has_time_figure = self.has_time_figure;
         let mem = &run.measured.memory;
@@ -390,7 +417,7 @@ impl Prepared {
             r.measured = Some(m.value);
         }
         let RowPricing { totals, memory: predicted_memory, capacity_gb: capacity, memory_by_kind } =
-            mode.price_given(&AtEfficiency { row: self, eta });
+            self.pricing(mode.price_given(&AtEfficiency { row: self, eta }));
         if let Some(m) = r.memory.as_mut() {
             match &predicted_memory {
                 Ok(p) => {
@@ -461,6 +488,20 @@ struct RowPricing {
     memory_by_kind: bool,
 }
 
+/// The model a row is priced with in one mode, from the row's inputs, and how that mode reports
+/// the row.
+struct RowModel {
+    /// The model (or why it could not be built on the row's inputs).
+    model: Result<Box<dyn CostModel>, RowReason>,
+    /// The reason a rejection by the model gives.
+    cannot_evaluate: fn(crate::Error) -> RowReason,
+    /// Why the model's time is not the row's prediction although it prices the layout (a part
+    /// whose rates stand in for memory alone).
+    time_void: Option<RowReason>,
+    /// The capacity the mode compares the need with [GB] (`None`: the catalog lists none).
+    capacity_gb: Option<f64>,
+}
+
 impl RowPricing {
     /// A row that could not be read (`reason`): neither time nor memory.
     fn unreadable(reason: &RowReason) -> RowPricing {
@@ -473,21 +514,22 @@ impl RowPricing {
     }
 }
 
-/// A row with extended mode's efficiencies `eta`: what either model prices ([`Mode::price_given`]).
+/// A row with extended mode's efficiencies `eta`: what either model is built from
+/// ([`ModeKind::price_given`]).
 struct AtEfficiency<'a> {
     row: &'a Prepared,
     eta: Efficiency,
 }
 
 impl GivenConfiguration for AtEfficiency<'_> {
-    type Priced = RowPricing;
+    type Priced = Result<RowModel, RowReason>;
 
-    fn by_reference(&self) -> RowPricing {
-        self.row.reference_pricing()
+    fn by_reference(&self) -> Result<RowModel, RowReason> {
+        self.row.reference_model()
     }
 
-    fn by_extended(&self) -> RowPricing {
-        self.row.extended_pricing(self.eta)
+    fn by_extended(&self) -> Result<RowModel, RowReason> {
+        self.row.extended_model(self.eta)
     }
 }
 
@@ -505,7 +547,7 @@ fn options_at(setup: &RunSetup, eta: Efficiency) -> ExtendedOptions {
 fn memory_stand_in(setup: &RunSetup) -> Hardware {
     let mut params = SystemParams::reference("H200").unwrap_or_else(|_| SystemParams::a100());
     params.hbm_capacity = setup.system.device_memory_gb().unwrap_or(params.hbm_capacity);
-    params.nvlink_size = setup.system.scale_up.domain_size.max(1);
+    params.domain_size = setup.system.scale_up.domain_size.max(1);
     params.element_size = setup.options.hardware.precision.element_size_gb();
     Hardware::from_params(&params, false)
 }
@@ -675,18 +717,18 @@ pub fn csv(reports: &[&Report]) -> String {
 }
 
 /// Validates every row of `file` in `mode` (extended mode with the fitted efficiencies).
-pub fn validate(file: &MeasuredFile, mode: Mode) -> Report {
+pub fn validate(file: &MeasuredFile, mode: ModeKind) -> Report {
     validate_with(file, mode, Efficiency::FITTED)
 }
 
 /// Validates every row of `file` in `mode`, extended mode with efficiencies `eta`.
-pub fn validate_with(file: &MeasuredFile, mode: Mode, eta: Efficiency) -> Report {
+pub fn validate_with(file: &MeasuredFile, mode: ModeKind, eta: Efficiency) -> Report {
     let prepared: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
     report_of(file, &prepared, mode, eta)
 }
 
 /// [`validate_with`] of the file's rows already read (`prepared`, in file order).
-fn report_of(file: &MeasuredFile, prepared: &[Prepared], mode: Mode, eta: Efficiency) -> Report {
+fn report_of(file: &MeasuredFile, prepared: &[Prepared], mode: ModeKind, eta: Efficiency) -> Report {
     let mut rows: Vec<RowResult> = prepared.iter().map(|p| p.predict(mode, eta)).collect();
     let pool = memory_pool(file, prepared, &rows, mode, eta);
     memory::hold_out_fragmentation(&mut rows, &pool);
@@ -703,7 +745,7 @@ fn memory_pool(
     file: &MeasuredFile,
     prepared: &[Prepared],
     rows: &[RowResult],
-    mode: Mode,
+    mode: ModeKind,
     eta: Efficiency,
 ) -> Vec<RowResult> {
     if !mode.has_fitted_constants() || !rows.iter().any(|r| r.memory.as_ref().is_some_and(|m| m.error.is_some())) {
@@ -726,13 +768,13 @@ fn memory_pool(
 
 /// Validates every row of `file` in `mode` and adds the headline: every row's error with
 /// constants fitted without its source ([`super::holdout`]).
-pub fn validate_headline(file: &MeasuredFile, mode: Mode) -> Report {
+pub fn validate_headline(file: &MeasuredFile, mode: ModeKind) -> Report {
     validate_headline_from(file, mode, super::holdout::holdout(file, mode))
 }
 
 /// [`validate_headline`] with the leave-one-source-out work `h` already done (the CLI runs it in
 /// steps, with progress): the report, its held-out errors and the one-shot calibration check.
-pub fn validate_headline_from(file: &MeasuredFile, mode: Mode, h: super::holdout::Holdout) -> Report {
+pub fn validate_headline_from(file: &MeasuredFile, mode: ModeKind, h: super::holdout::Holdout) -> Report {
     // The rows read once for the report and the one-shot check (a large file spends much of its
     // time reading its rows' words).
     let prepared: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
@@ -769,13 +811,13 @@ mod tests {
         assert_eq!(s.median_error, Some(0.1));
         assert!((s.mean_error.unwrap() - 0.0).abs() < 1e-12);
         assert_eq!(Stats::of(&[], 1).mape, None);
-        assert_eq!(Mode::parse("Extended"), Some(Mode::Extended));
-        assert_eq!(Mode::parse("x"), None);
+        assert_eq!(ModeKind::parse("Extended"), Some(ModeKind::Extended));
+        assert_eq!(ModeKind::parse("x"), None);
         assert_eq!(short_source("Narayanan et al. 2021, Efficient Large-Scale"), "Narayanan et al. 2021");
         assert_eq!(short_source("MosaicML llm-foundry (mosaicml/llm-foundry)"), "MosaicML llm-foundry");
         assert_eq!(short_source("(odd)"), "(odd)");
         let file = crate::validate::shipped_runs();
-        let r = validate(&file, Mode::Extended);
+        let r = validate(&file, ModeKind::Extended);
         let text = csv(&[&r]);
         assert_eq!(text.lines().count(), 1 + 108);
         assert!(text.lines().nth(1).unwrap().starts_with("extended,narayanan21_t1_1p7b,\"Narayanan et al. 2021,"));

@@ -41,7 +41,7 @@ pub fn share_of_chip(hw: &Hardware, k: u64) -> Hardware {
     h.hbm_capacity_gb /= f;
     h.net.fast_bandwidth /= f;
     h.net.slow_bandwidth /= f;
-    h.net.nvlink_size = h.net.nvlink_size.saturating_mul(k);
+    h.net.domain_size = h.net.domain_size.saturating_mul(k);
     h.approximations.note(
         crate::vocab::NoteKind::Mapping,
         format!("one device = 1/{k} of a chip (the row's degrees count {k} devices per chip)"),

@@ -29,7 +29,7 @@
 
 use std::sync::OnceLock;
 
-use super::compare::Mode;
+use super::compare::ModeKind;
 use super::hardware_words::family_key;
 use super::holdout::{HeldRow, Holdout, holdout};
 use super::memory::percentile;
@@ -198,7 +198,7 @@ pub enum Basis {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ErrorBand {
     /// The mode.
-    pub mode: Mode,
+    pub mode: ModeKind,
     /// The part's class.
     pub part: PartClass,
     /// The model's class.
@@ -302,7 +302,7 @@ pub fn error_band_from(h: &Holdout, part: &PartClass, model: ModelClass) -> Erro
 /// mode, the shipped Mixture-of-Experts runs' (reference mode prices an MoE model as dense and
 /// was never checked on them). Read once; computed (about a second natively) only when the cache
 /// does not hold them.
-pub fn shipped_holdout(mode: Mode) -> &'static Holdout {
+pub fn shipped_holdout(mode: ModeKind) -> &'static Holdout {
     if let Some(h) = cached_shipped_holdout(mode) {
         return h;
     }
@@ -312,7 +312,7 @@ pub fn shipped_holdout(mode: Mode) -> &'static Holdout {
 
 /// [`shipped_holdout`] from the cache alone (`None` when the cache does not hold `mode`'s errors):
 /// what a caller that must not fit (the page's first view, which ships without the fitter) reads.
-pub fn cached_shipped_holdout(mode: Mode) -> Option<&'static Holdout> {
+pub fn cached_shipped_holdout(mode: ModeKind) -> Option<&'static Holdout> {
     static CACHED: PerMode<OnceLock<Option<Holdout>>> = PerMode::new(OnceLock::new(), OnceLock::new());
     CACHED
         .get(mode)
@@ -321,7 +321,7 @@ pub fn cached_shipped_holdout(mode: Mode) -> Option<&'static Holdout> {
 }
 
 /// `h` with, in extended mode, the shipped Mixture-of-Experts runs' held-out rows.
-fn with_moe_rows(mut h: Holdout, mode: Mode) -> Holdout {
+fn with_moe_rows(mut h: Holdout, mode: ModeKind) -> Holdout {
     if mode.models_experts() {
         h.rows.extend(super::holdout_cache::shipped_moe_rows());
     }
@@ -330,7 +330,7 @@ fn with_moe_rows(mut h: Holdout, mode: Mode) -> Holdout {
 
 /// The error bar of a prediction in `mode` for a catalog part and a model class, from the shipped
 /// measured runs (module documentation).
-pub fn error_band_for(mode: Mode, part: &CatalogSystem, model: ModelClass) -> ErrorBand {
+pub fn error_band_for(mode: ModeKind, part: &CatalogSystem, model: ModelClass) -> ErrorBand {
     error_band_from(shipped_holdout(mode), &part_class(part), model)
 }
 
@@ -372,7 +372,7 @@ mod tests {
     fn shipped_bands_name_what_has_no_runs() {
         let sys = |id: &str| crate::catalog::find_system(id).unwrap();
         let small = ModelClass { moe: false, size: SizeClass::Small };
-        let b = error_band_for(Mode::Extended, sys("nvidia_h100_sxm5_80gb"), small);
+        let b = error_band_for(ModeKind::Extended, sys("nvidia_h100_sxm5_80gb"), small);
         assert_eq!(b.basis, Basis::Exact);
         assert!(b.out_of_sample && b.runs >= MIN_RUNS, "{b:?}");
         let (m, p) = (b.median_abs_error.unwrap(), b.p80_abs_error.unwrap());
@@ -380,15 +380,18 @@ mod tests {
         assert!(b.message.contains("leave-one-source-out") && b.message.contains("NVIDIA Hopper"), "{}", b.message);
         // Blackwell has measured runs of MoE models only: the bar says no dense run stands behind
         // it and takes the part's other runs.
-        let b = error_band_for(Mode::Extended, sys("nvidia_gb200_nvl72"), small);
+        let b = error_band_for(ModeKind::Extended, sys("nvidia_gb200_nvl72"), small);
         assert_eq!(b.basis, Basis::PartClass);
         assert!(
             b.message.starts_with("No measured runs of dense models under 15 B parameters on NVIDIA Blackwell"),
             "{}",
             b.message
         );
-        let moe_blackwell =
-            error_band_for(Mode::Extended, sys("nvidia_b200_hgx"), ModelClass { moe: true, size: SizeClass::Large });
+        let moe_blackwell = error_band_for(
+            ModeKind::Extended,
+            sys("nvidia_b200_hgx"),
+            ModelClass { moe: true, size: SizeClass::Large },
+        );
         assert!(
             moe_blackwell.runs >= MIN_RUNS && moe_blackwell.message.contains("leave-one-source-out"),
             "{}",
@@ -396,9 +399,11 @@ mod tests {
         );
         let moe = ModelClass { moe: true, size: SizeClass::Large };
         assert!(
-            error_band_for(Mode::Extended, sys("amd_mi300x"), moe).message.contains("No measured runs on AMD CDNA 3")
+            error_band_for(ModeKind::Extended, sys("amd_mi300x"), moe)
+                .message
+                .contains("No measured runs on AMD CDNA 3")
         );
-        let r = error_band_for(Mode::Reference, sys("nvidia_a100_sxm4_80gb"), small);
+        let r = error_band_for(ModeKind::Reference, sys("nvidia_a100_sxm4_80gb"), small);
         assert!(!r.out_of_sample && r.message.contains("nothing fitted"), "{}", r.message);
     }
 
@@ -414,7 +419,7 @@ mod tests {
             in_sample_error: e,
         };
         let h = Holdout {
-            mode: Mode::Extended,
+            mode: ModeKind::Extended,
             fitted: true,
             leave_one_source_out: Default::default(),
             in_sample: Default::default(),

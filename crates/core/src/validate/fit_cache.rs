@@ -406,7 +406,7 @@ impl Pool<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validate::compare::Mode;
+    use crate::validate::compare::ModeKind;
     use crate::validate::fit::mean_abs;
 
     #[test]
@@ -422,7 +422,7 @@ mod tests {
         assert!(cache.priced.len() <= 30);
         let pool = Pool { rows: &rows, cache: &cache };
         for eta in [Efficiency::FITTED, Efficiency { matmul: 0.55, attention: 0.35, ..Efficiency::FITTED }] {
-            let direct: Vec<Option<f64>> = rows.iter().map(|r| r.predict(Mode::Extended, eta).error).collect();
+            let direct: Vec<Option<f64>> = rows.iter().map(|r| r.predict(ModeKind::Extended, eta).error).collect();
             assert_eq!(cache.row_errors(&rows, eta), direct);
             for keep in [Keep::All, Keep::Without(0), Keep::Without(1), Keep::Without(2)] {
                 let kept: Vec<f64> = (0..rows.len())

@@ -17,7 +17,7 @@
 //! about what one fit on its rows does. The work is resumable ([`HoldoutJob::step`] runs one fit
 //! at one size pair), so a page can show progress; [`holdout`] runs it to the end.
 
-use super::compare::{Mode, Prepared, RowResult, Stats};
+use super::compare::{ModeKind, Prepared, RowResult, Stats};
 use super::fit::MultiFit;
 use super::fit_cache::{FitCache, Keep, Pool};
 use super::schema::MeasuredFile;
@@ -59,7 +59,7 @@ pub struct HeldSource {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Holdout {
     /// The mode.
-    pub mode: Mode,
+    pub mode: ModeKind,
     /// Whether the mode fits constants on the rows (extended) or not (reference).
     pub fitted: bool,
     /// The headline: every evaluated row predicted without its source.
@@ -78,7 +78,7 @@ pub struct Holdout {
 /// Leave-one-source-out as resumable work.
 #[derive(Debug, Clone)]
 pub struct HoldoutJob {
-    mode: Mode,
+    mode: ModeKind,
     /// The file's rows, then the shipped rows not in the file (extended mode).
     rows: Vec<Prepared>,
     /// How many of `rows` are the file's.
@@ -95,12 +95,12 @@ pub struct HoldoutJob {
 
 impl HoldoutJob {
     /// Reads every row of `file` (cheap next to the fits).
-    pub fn new(file: &MeasuredFile, mode: Mode) -> HoldoutJob {
+    pub fn new(file: &MeasuredFile, mode: ModeKind) -> HoldoutJob {
         Self::with_pool(file, mode, &super::shipped_runs())
     }
 
     /// As [`HoldoutJob::new`] with `shipped` as the runs behind the file's (tests pass others).
-    pub fn with_pool(file: &MeasuredFile, mode: Mode, shipped: &MeasuredFile) -> HoldoutJob {
+    pub fn with_pool(file: &MeasuredFile, mode: ModeKind, shipped: &MeasuredFile) -> HoldoutJob {
         let mut rows: Vec<Prepared> = file.rows.iter().map(Prepared::new).collect();
         let file_rows = rows.len();
         let mut sources: Vec<String> = Vec::new();
@@ -268,7 +268,7 @@ pub fn same_run(a: &Prepared, b: &Prepared) -> bool {
 }
 
 /// Leave-one-source-out errors of `file` in `mode` (see the module documentation).
-pub fn holdout(file: &MeasuredFile, mode: Mode) -> Holdout {
+pub fn holdout(file: &MeasuredFile, mode: ModeKind) -> Holdout {
     HoldoutJob::new(file, mode).finish()
 }
 
@@ -278,7 +278,7 @@ mod tests {
 
     #[test]
     fn reference_mode_has_nothing_to_hold_out() {
-        let h = holdout(&crate::validate::shipped_runs(), Mode::Reference);
+        let h = holdout(&crate::validate::shipped_runs(), ModeKind::Reference);
         assert!(!h.fitted);
         assert_eq!(h.leave_one_source_out, h.in_sample);
         assert!(h.rows.iter().all(|r| r.error == r.in_sample_error));

@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use super::compare::{Mode, Stats};
+use super::compare::{ModeKind, Stats};
 use super::holdout::{HeldRow, HeldSource, Holdout};
 use super::one_shot::OneShot;
 use crate::extended::efficiency::Efficiency;
@@ -19,7 +19,7 @@ const SHIPPED: &str = include_str!(concat!(env!("OUT_DIR"), "/holdout-shipped.js
 /// One mode's held-out errors in the cache: [`Holdout`] with its rows.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Cached {
-    mode: Mode,
+    mode: ModeKind,
     fitted: bool,
     leave_one_source_out: Stats,
     in_sample: Stats,
@@ -131,7 +131,7 @@ fn round_numbers(v: &mut serde_json::Value) {
 
 /// The held-out errors of the shipped runs in `mode`, read from the cache (parsed once).
 /// `None` only if the shipped cache does not parse (a test rules that out).
-pub fn shipped_holdout(mode: Mode) -> Option<Holdout> {
+pub fn shipped_holdout(mode: ModeKind) -> Option<Holdout> {
     static PARSED: OnceLock<Option<PerMode<Holdout>>> = OnceLock::new();
     let per_mode = PARSED.get_or_init(|| {
         let doc: serde_json::Value = serde_json::from_str(SHIPPED).ok()?;

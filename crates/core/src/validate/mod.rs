@@ -45,7 +45,7 @@ pub mod step_words;
 pub mod words;
 
 pub use compare::{
-    Mode, Report, RowResult, Stats, Summary, csv, short_source, validate, validate_headline, validate_with,
+    ModeKind, Report, RowResult, Stats, Summary, csv, short_source, validate, validate_headline, validate_with,
     with_holdout,
 };
 pub use fit::{FitJob, FitReport, fit_efficiency, fit_report};

@@ -22,7 +22,7 @@
 //! exactly (a 2 % spread instead of [`crate::calibrate::fit::MEASUREMENT_SIGMA`]) the one-shot
 //! error was 9.9 %: one run's deviation is only partly its stack's.
 
-use super::compare::{Mode, Prepared, Report, Stats};
+use super::compare::{ModeKind, Prepared, Report, Stats};
 use super::schema::MeasuredFile;
 use crate::calibrate::fit::{Prediction, fit_with_spread};
 use crate::calibrate::{Figure, Measured, RunFacts, StackConstants};
@@ -94,7 +94,12 @@ impl std::fmt::Display for Uncalibrated {
 
 /// Calibrates on `anchor` (base efficiencies `eta` of `mode`, a mode with fitted constants): the
 /// constants, or why not.
-fn calibrate_on(anchor: &Prepared, mode: Mode, eta: Efficiency, spread: f64) -> Result<StackConstants, Uncalibrated> {
+fn calibrate_on(
+    anchor: &Prepared,
+    mode: ModeKind,
+    eta: Efficiency,
+    spread: f64,
+) -> Result<StackConstants, Uncalibrated> {
     let base = anchor.predict(mode, eta);
     let t_m = base
         .measured_step_s

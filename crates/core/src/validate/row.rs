@@ -45,9 +45,8 @@ use super::schema::{Interleave, MeasuredRun};
 use super::words::Words;
 use crate::catalog::{CatalogSystem, MappingOptions, Precision};
 use crate::extended::{ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Workload};
-use crate::vocab::Candidate;
 use crate::vocab::{Note, NoteList};
-use crate::{Error, ModelShape, Strategy, SystemParams};
+use crate::{Error, ModelShape, SystemParams};
 
 /// A run ready to evaluate.
 #[derive(Debug, Clone, PartialEq)]
@@ -650,35 +649,19 @@ impl RunSetup {
         .map_err(RowReason::Hardware)
     }
 
-    /// What reference mode evaluates for this row: the reference's shape (no GQA, gate or
-    /// vocabulary), the part mapped at 16 bits (the reference has no FP8 path: FP8 runs are priced
-    /// at the BF16 rate), strategy `1d` (or `2d-seqp` with context parallelism) with the same
-    /// placement. `Err`: why the reference cannot evaluate it.
-    pub fn reference(&self) -> Result<(ModelShape, SystemParams, Candidate), RowReason> {
+    /// What reference mode evaluates this row with: the reference's shape (no GQA, gate or
+    /// vocabulary) and the part mapped at 16 bits (the reference has no FP8 path: FP8 runs are
+    /// priced at the BF16 rate). It reads the row's layout as strategy `1d` (or `2d-seqp` with
+    /// context parallelism) with the same placement ([`crate::cost::candidate_of_layout`]).
+    /// `Err`: why the reference cannot map the part.
+    pub fn reference(&self) -> Result<(ModelShape, SystemParams), RowReason> {
         let p16 = match self.options.hardware.precision {
             Precision::Fp8 => None,
             p => Some(p),
         };
         let mapped = crate::resolve::map_system(self.system, &MappingOptions { precision: p16, ..self.mapping })
             .map_err(RowReason::ReferenceCannotMap)?;
-        let l = &self.layout;
-        let strategy = if l.cp > 1 { Strategy::ContextParallel2D } else { Strategy::OneD };
-        let c = Candidate {
-            strategy,
-            dp: l.dp,
-            tp1: l.tp,
-            tp2: l.cp,
-            pp: l.pp,
-            mbs: l.mbs,
-            nb: 1,
-            nv_tp1: l.placement.tp,
-            nv_tp2: l.placement.cp,
-            nv_dp: l.placement.dp,
-            nv_pp: l.placement.pp,
-        };
-        let shape = self.workload.to_shape();
-        c.check(&shape, &mapped.params, l.global_batch).map_err(RowReason::ReferenceCannotEvaluate)?;
-        Ok((shape, mapped.params, c))
+        Ok((self.workload.to_shape(), mapped.params))
     }
 
     /// A one-line description of the configuration.

@@ -54,7 +54,7 @@ pub fn system(entry: &Value) -> SystemParams {
         Some(s) => SystemParams::from_reference_json(&s.to_string()).expect("golden system parses"),
         None => SystemParams::reference(entry["system_name"].as_str().unwrap())
             .expect("reference system")
-            .with_nvlink_size(u(&entry["nvlink_size"])),
+            .with_domain_size(u(&entry["nvlink_size"])),
     }
 }
 

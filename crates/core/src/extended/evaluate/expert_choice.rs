@@ -314,7 +314,7 @@ mod tests {
         // and fixed degrees.
         use crate::extended::layout::Placement;
         use crate::extended::moe::experts::expert_choices;
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
         let w = Workload::from_catalog(crate::catalog::find_model("deepseek-v3").unwrap()).unwrap();
         let m = w.moe.unwrap();
         let mut compared = 0;
@@ -349,7 +349,7 @@ mod tests {
         // context-parallel degrees come twice (the caches hold one group at a time).
         use crate::extended::layout::Placement;
         use crate::extended::moe::experts::{ExpertLayout, expert_choices};
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
         for model in ["deepseek-v3", "mixtral-8x7b"] {
             let w = Workload::from_catalog(crate::catalog::find_model(model).unwrap()).unwrap();
             let m = w.moe.unwrap();
@@ -498,7 +498,7 @@ mod tests {
         // Tied embeddings: with one pipeline stage the head's weights are the embedding's (none of
         // its own), with more it keeps a copy. Block shapes that differ only in pp are priced
         // apart, in either order (the cache once keyed them alike: the first one priced won).
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
         let base = Workload::from_catalog(crate::catalog::find_model("mixtral-8x7b").unwrap()).unwrap();
         let w = Workload { tied_embeddings: true, ..base };
         let m = w.moe.unwrap();

@@ -343,7 +343,7 @@ mod tests {
         // layout: the parts shared from the first layout equal the ones priced afresh.
         let w = Workload::from_catalog(crate::catalog::find_model("deepseek-v3").unwrap()).unwrap();
         let m = w.moe.unwrap();
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
         let opts = ExtendedOptions::realistic();
         let p = Pricing { hw: &hw, opts: &opts };
         for (tp, pp, dp, mbs) in [(1, 4, 64, 1), (2, 8, 16, 2), (4, 2, 32, 1), (8, 16, 8, 4)] {

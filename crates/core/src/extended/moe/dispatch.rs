@@ -152,7 +152,7 @@ mod tests {
 
     /// H200 reference network: b_f = 315 GB/s, b_s = 35 GB/s per NIC, λ_f = 2.5 µs, λ_s = 5 µs.
     fn hw() -> Hardware {
-        Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true)
+        Hardware::from_params(&SystemParams::h200().with_domain_size(8), true)
     }
 
     #[test]

@@ -485,7 +485,7 @@ mod tests {
     /// Mixtral's MoE MLP on an H200 of 8-GPU domains: its operations and their cost.
     fn mlp(layout: &Layout, ep: u64, mo: MoeOptions) -> (Vec<Operation>, MoeMlpCost) {
         let (w, m) = mixtral();
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
         let opts = ExtendedOptions::realistic();
         let p = Pricing { hw: &hw, opts: &opts };
         let el = ExpertLayout::fold(layout, &m, ep, 1).unwrap();
@@ -529,7 +529,7 @@ mod tests {
             let of = |name: &str| ops.iter().find(|o| o.name == name).unwrap().kept.none;
             (of("moe_router"), of("moe_permute"), of("moe_dispatch_combine"), of(EXPERTS_OP), c.activation_bytes)
         };
-        let bf16 = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let bf16 = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
         let (router, permute, exchange, experts, total) = kept(&bf16);
         // Router: FP32 probabilities T·E·4 B; permute: index and probability, 8 B per copy; the
         // exchange nothing; experts: input 2 B·h, pre-activation 2 B·2f, activation 2 B·f per copy.

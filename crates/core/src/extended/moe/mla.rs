@@ -133,7 +133,7 @@ mod tests {
     }
 
     fn price(w: &Workload, mla: &Mla, layout: &Layout) -> (f64, f64, f64, f64) {
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
         let opts = ExtendedOptions::realistic();
         let p = Pricing { hw: &hw, opts: &opts };
         let ops = mla_operations(w, mla, layout, &p);
@@ -155,7 +155,7 @@ mod tests {
         // DeepSeek-V3's MLA, one sequence of 4096 tokens on one BF16 H200, selective recomputation.
         let (_, mla) = dsv3();
         let w = dsv3_attention(mla);
-        let hw = Hardware::from_params(&SystemParams::h200().with_nvlink_size(8), true);
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
         let layout = Layout::placed(1, 1, 1, 1, 1, 1, 8);
         let ops_with = |mla_up_proj| {
             let mut opts = ExtendedOptions { recompute: Recompute::Selective, ..ExtendedOptions::realistic() };
