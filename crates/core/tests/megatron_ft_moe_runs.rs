@@ -46,6 +46,13 @@
 //! * **DeepSeek-style proxies** (MLA, 32 experts, MTP, 4,096 tokens): median −59 % (MLA rows),
 //!   −44 % with MTP; their GPU work is larger but so is their operation count.
 //!
+//! * **The experts' backward issues are host time of the block** (session 25): the routed
+//!   experts' `4·(E/e)` backward GEMM issues now add to the block's backward host time instead of
+//!   bounding the experts' own GPU time (no dispatcher wait in the backward;
+//!   `extended::moe::layer::MoeMlpCost::bwd_issue_s`), with the shipped refit of the issue time
+//!   (55 → 65 µs): medians A100 −43 → −38 %, H100 −54 → −47 %, GB200 −54 → −46 %; throughput
+//!   mean |error| 120 → 97 %, median +94 → +74 %.
+//!
 //! The MoE layer's host operations and synchronisation are not priced on this branch: pricing
 //! them from Megatron-Core's code (branch `w80-moe-host`) moves these rows to medians +11 % (A100),
 //! −35 % (H100), −11 % (GB200), but re-fits the shipped fixed layer time to 0, which worsens the
@@ -146,12 +153,13 @@ fn small_moe_steps_held_out() {
     // layer's cost falls (more negative) or a change moves these rows past the band without a
     // diagnosis here.
     assert!(a100 > -0.55 && a100 < -0.33, "A100 median {a100}");
-    assert!(h100 > -0.72 && h100 < -0.5, "H100 median {h100}");
+    assert!(h100 > -0.62 && h100 < -0.4, "H100 median {h100}");
     assert!(gb200 > -0.67 && gb200 < -0.45, "GB200 median {gb200}");
     all.sort_by(|a, b| a.0.total_cmp(&b.0));
     for (t, id) in all.iter().take(6) {
         eprintln!("largest: {:+.1} % {id}", 100.0 * t);
     }
-    // No row predicted slower than measured (host-bound steps: fmperf misses time, never adds it).
-    assert!(all.iter().all(|(t, _)| *t < 0.0), "{all:?}");
+    // No row predicted slower than measured by more than 1 % (host-bound steps: fmperf misses
+    // time, never adds much; the Muon rows sit at 0, `dist_muon` on GB200 +0.01 %).
+    assert!(all.iter().all(|(t, _)| *t < 0.01), "{all:?}");
 }

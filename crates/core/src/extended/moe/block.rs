@@ -6,7 +6,7 @@
 use super::experts::ExpertLayout;
 use super::layer::{EXPERTS_OP, MoeMlpCost, moe_mlp_operations};
 use crate::extended::attention::attention_operations;
-use crate::extended::block::BlockCost;
+use crate::extended::block::{BlockCost, issue_bound};
 use crate::extended::layout::Layout;
 use crate::extended::ops::{OpKind, Operation, fp8_casts, norms_recomputed};
 use crate::extended::pricing::Pricing;
@@ -66,9 +66,20 @@ fn operations_after(
 /// of [`moe_block_operations`], the routed experts' parameters counted apart.
 pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout, p: &Pricing) -> MoeBlockCost {
     let (ops, mlp) = moe_block_operations(w, m, layout, el, p);
-    let mut block = BlockCost::of_operations(&ops, p.opts.recompute, p.host_time_per_operation_s());
+    let (c, kernels) = BlockCost::sums(&ops, p.opts.recompute);
+    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp);
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
+}
+
+/// An MoE block's sums `c` with each pass raised to its host time ([`BlockCost::issue_bounded`]
+/// of its `kernels` at `host_s` [s] each), the backward's host time including the routed experts'
+/// GEMM issues ([`MoeMlpCost::bwd_issue_s`]): with no dispatcher wait in the backward they run
+/// ahead behind the block's other backward kernels rather than bounding the experts alone.
+fn moe_issue_bounded(c: BlockCost, kernels: [f64; 3], host_s: f64, mlp: &MoeMlpCost) -> BlockCost {
+    let mut block = c.issue_bounded(kernels, host_s);
+    block.bwd = issue_bound(c.bwd, 1.0, kernels[1] * host_s + mlp.bwd_issue_s);
+    block
 }
 
 /// An MoE block's attention operations as [`moe_block_cost_after`] reads them, formed once per
@@ -136,7 +147,7 @@ pub fn moe_block_cost_after(
     let recompute = p.opts.recompute;
     let (c, kernels) =
         BlockCost::sums_after(BlockCost::sums_after(attention.sums, &mlp_ops, recompute), &casts, recompute);
-    let mut block = c.issue_bounded(kernels, p.host_time_per_operation_s());
+    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp);
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
 }
@@ -148,6 +159,28 @@ mod tests {
     use crate::extended::hardware::Hardware;
     use crate::extended::moe::experts::expert_choices;
     use crate::extended::options::{ExtendedOptions, Fp8Recipe, Recompute};
+    use crate::extended::pricing::Pass;
+
+    #[test]
+    fn the_experts_backward_issues_join_the_blocks_host_time() {
+        // A block whose backward holds 10 ms of GPU work in 6 kernels, at 1 ms of host time each:
+        // 6 ms of host time, GPU-bound.
+        let c = BlockCost { bwd: Pass { compute_s: 10e-3, ..Pass::default() }, ..BlockCost::default() };
+        let kernels = [3.0, 6.0, 0.0];
+        let with = |issue_s: f64| {
+            moe_issue_bounded(c, kernels, 1e-3, &MoeMlpCost { bwd_issue_s: issue_s, ..MoeMlpCost::default() })
+        };
+        // No expert issues: exactly the dense rule.
+        assert_eq!(with(0.0), c.issue_bounded(kernels, 1e-3));
+        // 2 ms of expert issues: 6 + 2 = 8 ms of host time, still under the GPU's 10 ms.
+        assert_eq!(with(2e-3).bwd, c.bwd);
+        // 5 ms: 6 + 5 = 11 ms of host time; the 1 ms short is exposed non-matrix time.
+        let b = with(5e-3).bwd;
+        assert!((b.time() - 11e-3).abs() < 1e-15, "{}", b.time());
+        assert!((b.memory_s - 1e-3).abs() < 1e-15);
+        // The forward is the dense rule's either way (3 ms of host, no GPU work: 3 ms).
+        assert!((with(5e-3).fwd.time() - 3e-3).abs() < 1e-15);
+    }
 
     #[test]
     fn attention_prefix_prices_as_the_whole_list() {

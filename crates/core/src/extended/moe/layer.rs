@@ -10,8 +10,10 @@
 //! `T·tp·2·m·h·f_s·E_s/tp` (TP-split like a dense MLP); backward twice the forward. The routed
 //! experts run at the linear layers' rate times the grouped-GEMM efficiency
 //! `g(M) = M/(M + M½)` of `M = γ·T·k·e·t_e/E` tokens per local expert, and take at least the
-//! host's time to issue their GEMMs one expert at a time, `2·(E/e)·δ` forward (twice that
-//! backward; [`FITTED_EXPERT_GEMM_ISSUE_S`]).
+//! host's time to issue their GEMMs one expert at a time, `2·(E/e)·δ` forward
+//! ([`expert_issue_s`], [`FITTED_EXPERT_GEMM_ISSUE_S`]: the dispatcher's wait on the GPU just
+//! before them leaves the host no lead); backward, with no such wait, their `4·(E/e)·δ` of issues
+//! join the block's host time ([`MoeMlpCost::bwd_issue_s`]).
 
 use super::dispatch::{Exchange, exchange};
 use super::experts::ExpertLayout;
@@ -253,8 +255,29 @@ pub struct MoeMlpCost {
     pub activation_bytes: f64,
     /// Tokens per local expert `M` on the busiest rank.
     pub tokens_per_expert: f64,
+    /// Host time to issue the routed experts' GEMMs in the backward pass, `4·(E/e)·δ` [s] (twice
+    /// [`expert_issue_s`]: data and weight gradients). No dispatcher synchronisation stops the
+    /// host in the backward (the token counts are the forward's), so these issues are not a floor
+    /// of the experts alone: they add to the block's backward host time, which bounds the
+    /// block's backward as a whole (`super::block`, [`crate::extended::block::issue_bound`]).
+    pub bwd_issue_s: f64,
     /// Fraction of token-expert assignments dropped (capacity factor) [0–1].
     pub dropped_fraction: f64,
+}
+
+/// Host time to issue the routed experts' forward GEMMs one local expert at a time,
+/// `2·(E/e)·δ` [s] (`δ` = [`MoeOptions::expert_gemm_issue_s`]; 0 with one grouped kernel).
+///
+/// In the forward pass the experts take at least this long on their own: every dispatcher
+/// Megatron-Core has waits on the GPU for the tokens-per-expert counts just before the experts
+/// (NVIDIA/Megatron-LM d98e8a6, `megatron/core/transformer/moe/token_dispatcher.py`: the
+/// all-gather dispatcher's `self.local_map.sum(dim=0).long().cpu()` and `.item()` in
+/// `dispatch_postprocess`, l. 320/326; the all-to-all dispatcher's
+/// `_maybe_dtoh_and_synchronize` at its `cuda_sync_point`, l. 454–621 and 921–960; the flex
+/// dispatcher's HybridEP and DeepEP managers' `.item()`, l. 1082 and 1450), so the host has no lead on the GPU when it starts
+/// issuing them and nothing queued earlier hides their issue.
+pub fn expert_issue_s(m: &MoeShape, el: &ExpertLayout, mo: &MoeOptions) -> f64 {
+    if mo.one_grouped_kernel { 0.0 } else { 2.0 * m.local_experts(el.ep) * mo.expert_gemm_issue_s.max(0.0) }
 }
 
 /// Prices one MoE MLP (see the module documentation) as operations (router, shared experts,
@@ -286,10 +309,13 @@ pub fn moe_mlp_operations(
     let raw = p.weight_linear(rows, h, gates * fe_local) + p.weight_linear(rows, fe_local, h);
     let tokens_per_expert = gamma * t * k * (el.ep * el.etp) as f64 / e;
     let eff = grouped_gemm_efficiency(tokens_per_expert);
-    // The host issues each local expert's GEMMs one by one: the experts take at least that long.
-    let issue_s =
-        if mo.one_grouped_kernel { 0.0 } else { 2.0 * m.local_experts(el.ep) * mo.expert_gemm_issue_s.max(0.0) };
-    let experts = Pass { compute_s: (raw.compute_s / eff).max(issue_s), ..raw };
+    // The host issues each local expert's GEMMs one by one. Forward, the dispatcher has just
+    // waited on the GPU for the tokens-per-expert counts ([`expert_issue_s`]): the experts take
+    // at least their issue time. Backward, the issues join the block's ([`MoeMlpCost::bwd_issue_s`]).
+    let issue_s = expert_issue_s(m, el, mo);
+    let gpu_s = raw.compute_s / eff;
+    let experts = Pass { compute_s: gpu_s.max(issue_s), ..raw };
+    let experts_bwd = Pass { compute_s: gpu_s, ..raw }.times(2.0);
     let fs = (m.shared_experts * m.shared_ffn) as f64;
     let shared = if fs > 0.0 {
         p.weight_linear(full, h, gates * fs / tp) + p.weight_linear(full, fs / tp, h)
@@ -311,7 +337,7 @@ pub fn moe_mlp_operations(
     let fixed = mo.layer_overhead_s.max(0.0);
     let times = MoeTimes {
         router_s: 3.0 * router.time(),
-        experts_s: 3.0 * experts.time(),
+        experts_s: experts.time() + experts_bwd.time(),
         shared_s: 3.0 * shared.time(),
         elementwise_s: 3.0 * ew.time(),
         a2a_s: a2a_fwd + a2a_bwd,
@@ -367,7 +393,7 @@ pub fn moe_mlp_operations(
     ));
     let expert_bytes = (rows * h + h * gates * fe_local + rows * fe_local) * p.hw.operand_bytes * 2.0;
     ops.push(
-        linear(EXPERTS_OP, experts, expert_bytes)
+        Operation::new(EXPERTS_OP, OpKind::Matmul, experts, experts_bwd, expert_bytes)
             .owning(expert_params)
             .keeping(kept(routed_expert_kept_bytes(p, rows, h, fe_local, gates))),
     );
@@ -398,6 +424,7 @@ pub fn moe_mlp_operations(
         activation_bytes: ops.iter().map(|o| o.kept.none).sum(),
         tokens_per_expert,
         dropped_fraction: mo.load.dropped_fraction(),
+        bwd_issue_s: 2.0 * issue_s,
     };
     (ops, cost)
 }
@@ -614,8 +641,13 @@ mod tests {
         let (gpu, host) = (experts_op(&layout, 1, free), experts_op(&layout, 1, slow));
         assert!(gpu.fwd.compute_s < 5e-3, "{}", gpu.fwd.compute_s);
         assert!((host.fwd.compute_s - 16e-3).abs() < 1e-12, "{}", host.fwd.compute_s);
-        assert!((host.bwd.compute_s - 32e-3).abs() < 1e-12);
         assert_eq!(host.fwd.tflop, gpu.fwd.tflop);
+        // Backward the experts keep their GPU time (twice the forward's); the 32 ms of issues
+        // are handed to the block's backward host time instead.
+        assert_eq!(host.bwd, gpu.bwd);
+        assert_eq!(host.bwd.compute_s, 2.0 * gpu.fwd.compute_s);
+        assert!((mlp(&layout, 1, slow).1.bwd_issue_s - 32e-3).abs() < 1e-12);
+        assert_eq!(mlp(&layout, 1, free).1.bwd_issue_s, 0.0);
         // ep 8: one local expert, 2 ms of issues forward, less than its 8192 tokens' GEMMs: no change.
         let (gpu, host) = (experts_op(&layout, 8, free), experts_op(&layout, 8, slow));
         assert!(gpu.fwd.compute_s > 2e-3);
@@ -623,6 +655,7 @@ mod tests {
         // One grouped kernel for all local experts: no per-expert issue.
         let one = experts_op(&layout, 1, MoeOptions { one_grouped_kernel: true, ..slow });
         assert_eq!(one.fwd, experts_op(&layout, 1, free).fwd);
+        assert_eq!(mlp(&layout, 1, MoeOptions { one_grouped_kernel: true, ..slow }).1.bwd_issue_s, 0.0);
     }
 
     #[test]
