@@ -202,12 +202,15 @@ pub fn OwnPanel() -> impl IntoView {
                     )
                 }
             });
+            // One option is no choice: "its only option", not "the fastest of 1 options".
+            let of = match out.options_compared {
+                1 => "its only option".to_string(),
+                n => format!("the fastest of {n} options"),
+            };
             let chosen = match (out.placement_chosen, out.nb_chosen) {
-                (true, true) => {
-                    format!("Placement and SUMMA panels chosen as the fastest of {} options.", out.options_compared)
-                }
-                (true, false) => format!("Placement chosen as the fastest of {} options.", out.options_compared),
-                (false, true) => format!("SUMMA panels chosen as the fastest of {} options.", out.options_compared),
+                (true, true) => format!("Placement and SUMMA panels chosen as {of}."),
+                (true, false) => format!("Placement chosen as {of}."),
+                (false, true) => format!("SUMMA panels chosen as {of}."),
                 (false, false) => String::new(),
             };
             let spec_pin = ex.outcome.with_untracked(|o| {
