@@ -26,8 +26,10 @@ use crate::vocab::Note;
 /// `CEWithChunkedOutputLoss`, torchtitan's `ChunkedLossWrapper`).
 pub const CHUNKED_LOSS_WORDS: [&str; 3] = ["chunked cross entropy", "chunked loss", "chunked output loss"];
 
-/// The same said the other way round (`cross-entropy chunked to 8,192 tokens`).
-const CHUNKED_AFTER_WORDS: [&str; 3] = ["cross entropy chunked", "loss chunked", "crossentropy chunked"];
+/// The same said the other way round (`cross-entropy chunked to 8,192 tokens`, `loss in chunks of
+/// 4096`).
+const CHUNKED_AFTER_WORDS: [&str; 5] =
+    ["cross entropy chunked", "loss chunked", "crossentropy chunked", "loss in chunks", "cross entropy in chunks"];
 
 /// Words naming a fused linear-cross-entropy loss: the output head and the loss computed chunk
 /// by chunk inside one kernel call (Liger-Kernel, cut cross-entropy).
@@ -38,8 +40,11 @@ pub const FUSED_HEAD_LOSS_WORDS: [&str; 4] =
 /// torchtitan's `ChunkedLossWrapper.Config.num_chunks` default, both 8.
 pub const DEFAULT_LOSS_CHUNKS: u64 = 8;
 
-/// Largest chunk count a reading gives (the switch's own bound).
+/// Largest chunk count a reading gives: the switch's own bound (`loss_chunks`, 1–65,536).
 const MAX_LOSS_CHUNKS: u64 = 65536;
+
+/// The fields whose words the chunking is read from, as an error names them.
+const LOSS_WORDS_FIELD: &str = "framework / parallel.other / notes (chunked loss)";
 
 /// How one micro-batch's loss is chunked, as read.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,15 +67,31 @@ pub struct LossChunking {
 ///    head inside under torchtitan, outside otherwise (torchtune's chunked output loss); the
 ///    stated chunk length in tokens (`chunked to 8,192 tokens`, `chunk_len 1024`) or count
 ///    (`8 chunks`), else [`DEFAULT_LOSS_CHUNKS`].
-pub fn read_loss_chunking(words: &Words, tokens: f64, vocab: Option<u64>, hidden: u64) -> LossChunking {
+///
+/// A stated count that is not a whole number from 1 to 65,536, or a stated length that leaves
+/// more than 65,536 chunks, is an error naming the words: it is never clamped or replaced by the
+/// default.
+pub fn read_loss_chunking(
+    words: &Words,
+    tokens: f64,
+    vocab: Option<u64>,
+    hidden: u64,
+) -> Result<LossChunking, crate::Error> {
     let fused = FUSED_HEAD_LOSS_WORDS.iter().any(|w| words.affirms(w));
     let chunked = CHUNKED_LOSS_WORDS.iter().chain(&CHUNKED_AFTER_WORDS).any(|w| words.affirms(w));
     if !fused && !chunked {
-        return LossChunking { chunks: 1, head_inside: false, note: None };
+        return Ok(LossChunking { chunks: 1, head_inside: false, note: None });
     }
     let head_inside = fused || words.has("torchtitan");
     let stated_len = stated_chunk_tokens(&words.text);
-    let stated_count = words.number_before("chunks", 1).filter(|n| *n >= 1.0 && n.fract() == 0.0);
+    let stated_count = words.number_before("chunks", 1);
+    if let Some(n) = stated_count.filter(|n| !(*n >= 1.0 && n.fract() == 0.0 && *n <= MAX_LOSS_CHUNKS as f64)) {
+        return Err(crate::Error::invalid(
+            LOSS_WORDS_FIELD,
+            format!("{n} chunks"),
+            format!("a chunked loss is computed in a whole number of chunks from 1 to {MAX_LOSS_CHUNKS}"),
+        ));
+    }
     let (chunks, how) = match (stated_len, stated_count) {
         (Some(len), _) => {
             let n = (tokens / len).ceil().max(1.0);
@@ -83,14 +104,21 @@ pub fn read_loss_chunking(words: &Words, tokens: f64, vocab: Option<u64>, hidden
         }
         (None, None) => (DEFAULT_LOSS_CHUNKS as f64, format!("chunks not stated: {DEFAULT_LOSS_CHUNKS}")),
     };
-    let chunks = (chunks as u64).clamp(1, MAX_LOSS_CHUNKS);
+    if chunks > MAX_LOSS_CHUNKS as f64 {
+        return Err(crate::Error::invalid(
+            LOSS_WORDS_FIELD,
+            format!("{chunks} chunks ({how})"),
+            format!("a chunked loss is computed in at most {MAX_LOSS_CHUNKS} chunks"),
+        ));
+    }
+    let chunks = chunks as u64;
     let what = if head_inside {
         "the output head and the loss run chunk by chunk (one chunk's logits at a time, an FP32 accumulator of \
          the hidden states' gradient; loss_head_chunked)"
     } else {
         "the 16-bit logits made whole, the FP32 cross-entropy chunk by chunk (torchtune's chunked output loss)"
     };
-    LossChunking { chunks, head_inside, note: Some(Note::reading(format!("chunked loss: {what}; {how}"))) }
+    Ok(LossChunking { chunks, head_inside, note: Some(Note::reading(format!("chunked loss: {what}; {how}"))) })
 }
 
 /// Liger's chunk count for `tokens` tokens, a vocabulary of `vocab` and a hidden width of
@@ -107,9 +135,9 @@ pub fn liger_chunks(tokens: f64, vocab: u64, hidden: u64) -> u64 {
 }
 
 /// A chunk length in tokens stated after the word `chunk…` (`chunked to 8,192 tokens`,
-/// `chunk_len = 1024`, `chunk length 2048`): the first number of the clause after it (up to a
-/// `;` or 60 bytes), thousands separated by commas or not, followed by `tokens` or named a length
-/// (`len`, `length`, `size`).
+/// `chunk_len = 1024`, `chunk length 2048`, `in chunks of 4096`): the first number of the clause
+/// after it (up to a `;` or 60 bytes), thousands separated by commas or not, followed by `tokens`
+/// or named a length (`len`, `length`, `size`, `chunks of`).
 fn stated_chunk_tokens(text: &str) -> Option<f64> {
     let lower = text.to_lowercase();
     let mut from = 0;
@@ -123,7 +151,7 @@ fn stated_chunk_tokens(text: &str) -> Option<f64> {
         let clause = &rest[..end];
         // `chunk_len`, `chunk length`, `chunk size`: the number is a length even without `tokens`.
         let named = clause.trim_start_matches(|c: char| c.is_alphabetic()).trim_start_matches(['_', ' ', '-', '=']);
-        let named_length = ["len", "length", "size"].iter().any(|w| named.starts_with(w));
+        let named_length = ["len", "length", "size", "of "].iter().any(|w| named.starts_with(w));
         if let Some((value, after)) = first_number(clause) {
             let in_tokens = after.trim_start().starts_with("token");
             let bare = !after.starts_with(|c: char| c.is_alphanumeric());
@@ -165,8 +193,15 @@ mod tests {
     use super::*;
 
     fn read(text: &str, tokens: f64) -> (u64, bool) {
-        let r = read_loss_chunking(&Words::new(text), tokens, Some(151_936), 5120);
+        let r = read_loss_chunking(&Words::new(text), tokens, Some(151_936), 5120).expect("a valid reading");
         (r.chunks, r.head_inside)
+    }
+
+    fn refused(text: &str, tokens: f64) -> String {
+        match read_loss_chunking(&Words::new(text), tokens, Some(151_936), 5120) {
+            Err(e) => e.to_string(),
+            Ok(r) => panic!("read {text:?} as {} chunks", r.chunks),
+        }
     }
 
     #[test]
@@ -210,5 +245,27 @@ mod tests {
         assert_eq!(stated_chunk_tokens("chunk size 2k"), None);
         assert_eq!(stated_chunk_tokens("8 chunks of the loss"), None);
         assert_eq!(stated_chunk_tokens("chunked loss; 8,192 tokens per sequence"), None);
+        assert_eq!(stated_chunk_tokens("loss in chunks of 4096"), Some(4096.0));
+        assert_eq!(stated_chunk_tokens("8 chunks of the loss"), None);
+    }
+
+    #[test]
+    fn the_loss_said_in_chunks_of_a_length_is_read() {
+        assert_eq!(read("torchtitan; loss in chunks of 4096", 32_768.0), (8, true));
+        assert_eq!(read("torchtune; cross-entropy in chunks of 1,024 tokens", 8192.0), (8, false));
+    }
+
+    #[test]
+    fn counts_outside_the_switch_are_refused_not_clamped() {
+        let zero = refused("torchtune; chunked cross entropy in 0 chunks", 8192.0);
+        assert!(zero.contains("0 chunks") && zero.contains("from 1 to 65536"), "{zero}");
+        assert!(zero.contains("notes (chunked loss)"), "names the words' fields: {zero}");
+        let many = refused("torchtune; chunked cross entropy in 100000 chunks", 8192.0);
+        assert!(many.contains("100000 chunks"), "{many}");
+        // A stated length that leaves more chunks than the switch holds: 1,000,000 tokens in
+        // chunks of 8 tokens is 125,000 chunks.
+        let short = refused("torchtitan; chunked loss, chunk_len 8", 1_000_000.0);
+        assert!(short.contains("125000 chunks") && short.contains("at most 65536"), "{short}");
+        assert!(refused("torchtune; chunked loss in 2.5 chunks", 8192.0).contains("2.5 chunks"));
     }
 }

@@ -419,7 +419,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     let (compiled_loss, loss_note) = read_compiled_loss(&stack_words);
     notes.extend(loss_note);
     let tokens_per_microbatch = (mbs as f64) * (seq as f64) / (cp.max(1) as f64);
-    let loss = super::loss_words::read_loss_chunking(&stack_words, tokens_per_microbatch, m.vocab, hidden);
+    let loss = super::loss_words::read_loss_chunking(&stack_words, tokens_per_microbatch, m.vocab, hidden)
+        .map_err(RowReason::Configuration)?;
     notes.extend(loss.note.clone());
     let (grads_freed, grads_note) = read_grads_freed(&stack_words);
     notes.extend(grads_note);
