@@ -12,7 +12,7 @@ use crate::Error;
 use crate::extended::ExtendedOptions;
 use crate::extended::switches::SWITCHES;
 pub use crate::mode_kind::ModeKind;
-use crate::vocab::TimePart;
+use crate::vocab::{MemoryPart, TimePart};
 
 /// Why extended mode does not search 2D SUMMA (searches and sweeps leave it out and say so).
 pub const SUMMA_UNSUPPORTED: &str = "2D SUMMA (strategy 2d) has no extended model: extended mode searches 1d and \
@@ -158,9 +158,61 @@ impl TimePart {
     }
 }
 
+/// Per-mode text of the memory parts. Extended mode's activations column ([`Totals::acts_mem`])
+/// holds the framework margin too (fragmentation, CUDA context, collective buffers: the device
+/// figure less the allocated one), so its label says so; the Layers view shows the two apart
+/// ([`crate::extended::DeviceMemoryPart`]).
+///
+/// [`Totals::acts_mem`]: crate::vocab::Totals::acts_mem
+impl MemoryPart {
+    /// Legend and table label in `mode` (`activations + framework margin` in extended mode).
+    pub fn label_in(self, mode: ModeKind) -> &'static str {
+        match (self, mode) {
+            (MemoryPart::Activations, ModeKind::Extended) => "activations + framework margin",
+            _ => self.label(),
+        }
+    }
+
+    /// One sentence on what the part holds in `mode`.
+    pub fn description(self, mode: ModeKind) -> &'static str {
+        match (self, mode) {
+            (MemoryPart::Weights, ModeKind::Reference) => "16-bit weights of the device's blocks (TP and PP shards)",
+            (MemoryPart::Weights, ModeKind::Extended) => {
+                "16-bit weights of the device's blocks (sharded under ZeRO-3 / FSDP, plus the gathered blocks in flight and FP8 copies)"
+            }
+            (MemoryPart::Gradients, ModeKind::Reference) => "16-bit weight gradients, not sharded (spec quirk Q8)",
+            (MemoryPart::Gradients, ModeKind::Extended) => {
+                "weight gradients as the framework keeps them (sharded under ZeRO-2/3 and FSDP)"
+            }
+            (MemoryPart::OptimizerStates, ModeKind::Reference) => {
+                "master weights and Adam moments: 6× the 16-bit weight bytes, sharded over data parallelism"
+            }
+            (MemoryPart::OptimizerStates, ModeKind::Extended) => {
+                "master weights and optimizer moments, sharded as the ZeRO stage or FSDP says"
+            }
+            (MemoryPart::Activations, ModeKind::Reference) => {
+                "activations of the micro-batches in flight (min(pp, micro-batches) on every stage)"
+            }
+            (MemoryPart::Activations, ModeKind::Extended) => {
+                "activations of the micro-batches in flight, logits and loss, plus the framework margin (fragmentation, CUDA context, collective buffers), which the Layers view shows apart"
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extended_activations_say_they_hold_the_framework_margin() {
+        assert_eq!(MemoryPart::Activations.label_in(ModeKind::Reference), "activations");
+        assert_eq!(MemoryPart::Activations.label_in(ModeKind::Extended), "activations + framework margin");
+        for p in MemoryPart::ALL {
+            assert!(p.label_in(ModeKind::Extended).starts_with(p.label()), "{p:?}");
+            assert_ne!(p.description(ModeKind::Reference), p.description(ModeKind::Extended), "{p:?}");
+        }
+    }
 
     #[test]
     fn text_form_round_trips() {

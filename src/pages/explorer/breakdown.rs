@@ -73,7 +73,13 @@ pub fn ListCharts() -> impl IntoView {
     let mem_limit = Signal::derive(move || memory_limit(capacity()));
     let time_parts =
         Signal::derive(move || shown_parts.with(|ps| ps.iter().map(|p| p.label().to_string()).collect::<Vec<_>>()));
-    let mem_parts = Signal::derive(|| MemoryPart::ALL.iter().map(|p| p.label().to_string()).collect::<Vec<_>>());
+    // The searched scenario's mode names the parts (extended mode's activations hold the framework
+    // margin too).
+    let shown_mode = move || ex.outcome.with(|o| o.as_ref().map(|o| o.spec.mode.kind()).unwrap_or_default());
+    let mem_parts = Signal::derive(move || {
+        let mode = shown_mode();
+        MemoryPart::ALL.iter().map(|p| p.label_in(mode).to_string()).collect::<Vec<_>>()
+    });
     // Extended mode's figures carry the memory model's band (the rows' `±`).
     let banded = Memo::new(move |_| reports.with(|rs| rs.first().is_some_and(|r| r.memory_verdict().is_some())));
     let mem_title = Signal::derive(move || {
@@ -212,8 +218,8 @@ pub fn PartsTables(report: ConfigReport, mode: ModeKind) -> impl IntoView {
         .into_iter()
         .map(|(p, v)| {
             view! {
-                <tr>
-                    <th scope="row">{p.label()}</th>
+                <tr title=p.description(mode)>
+                    <th scope="row">{p.label_in(mode)}</th>
                     <td class="num">{fmt::gb(v)}</td>
                     <td class="num">{fmt::percent(if m > 0.0 { v / m } else { 0.0 })}</td>
                 </tr>

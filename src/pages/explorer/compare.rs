@@ -407,11 +407,23 @@ pub fn ComparePanel() -> impl IntoView {
                 view! { <tr class="part"><th scope="row">{format!("{} [s]", p.label())}</th>{cells}</tr> }.into_any(),
             );
         }
+        // The parts' names in the columns' mode (extended mode's activations hold the framework
+        // margin too); columns in both modes say so in both words.
+        let memory_label = |p: MemoryPart| {
+            let mut labels: Vec<&str> = Vec::new();
+            for label in items.iter().map(|c| p.label_in(c.spec.mode.kind())) {
+                if !labels.contains(&label) {
+                    labels.push(label);
+                }
+            }
+            labels.join(" / ")
+        };
         for p in MemoryPart::ALL {
             let cells =
                 items.iter().map(|c| view! { <td class="num">{fmt::gb(p.of(&c.report.totals))}</td> }).collect_view();
             body.push(
-                view! { <tr class="part"><th scope="row">{format!("{} [GB]", p.label())}</th>{cells}</tr> }.into_any(),
+                view! { <tr class="part"><th scope="row">{format!("{} [GB]", memory_label(p))}</th>{cells}</tr> }
+                    .into_any(),
             );
         }
         // Each bar says its letter, the model and system where the columns differ in them, and its
@@ -454,7 +466,7 @@ pub fn ComparePanel() -> impl IntoView {
                     <StackedBarChart
                         title="Compared: memory per device by component"
                         value_label="memory per device [GB]"
-                        components={MemoryPart::ALL.iter().map(|p| p.label().to_string()).collect::<Vec<_>>()}
+                        components={MemoryPart::ALL.iter().map(|&p| memory_label(p)).collect::<Vec<_>>()}
                         bars=mem_bars
                         limit=mem_limit
                         format=fmperf_app::fmt::GB_FORMAT
