@@ -747,7 +747,7 @@ mod tests {
     }
 
     #[test]
-    fn megatron_statistics_switch_on_only_when_stated() {
+    fn megatron_statistics_and_fusion_switch_only_when_stated() {
         let script = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 12 --hidden-size 512 \
                       --num-attention-heads 8 --seq-length 1024 --micro-batch-size 4 --global-batch-size 32 --bf16 \
                       --vocab-size 50257";
@@ -760,18 +760,8 @@ mod tests {
         let logged = of("--log-num-zeros-in-grad --log-params-norm");
         assert!(logged.options.log_num_zeros_in_grad && logged.options.log_params_norm);
         assert!(logged.assumptions.iter().any(|n| n.contains("log_params_norm=on")), "{:?}", logged.assumptions);
-    }
-
-    #[test]
-    fn megatron_gradient_accumulation_fusion_off_only_when_stated() {
-        let script = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 12 --hidden-size 512 \
-                      --num-attention-heads 8 --seq-length 1024 --micro-batch-size 4 --global-batch-size 32 --bf16 \
-                      --vocab-size 50257";
-        let of = |extra: &str| {
-            LaunchScenario::from_launch(&parse(&format!("{script} {extra}"), None).unwrap(), &Overrides::default())
-                .unwrap()
-        };
-        assert!(of("").options.grad_accumulation_fusion);
+        // Gradient-accumulation fusion: on (Megatron's default) unless the file turns it off.
+        assert!(plain.options.grad_accumulation_fusion);
         let unfused = of("--no-gradient-accumulation-fusion");
         assert!(!unfused.options.grad_accumulation_fusion);
         assert!(
