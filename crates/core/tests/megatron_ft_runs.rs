@@ -54,9 +54,18 @@
 //! stages, median −38 %) measure about 11 % faster than PP 4 alone where the bubble model gives
 //! 29 % — about 1.1 ms of fixed host work per virtual stage and pass, not priced.
 //!
+//! Session 26: 196 of the 200 rows state `--no-gradient-accumulation-fusion` (now carried in
+//! `parallel.other` from their `model_config.yaml`; the four `defer_embedding_wgrad_compute`
+//! cases keep Megatron's default), read as the switch `grad_accumulation_fusion` off: the four
+//! weight matrices' gradients pass through the backward hook too (12 `add_` launches per block
+//! instead of 8) and each weight's 16-bit gradient is written and read back (4 B per weight;
+//! [`fmperf_core::extended::step_host::unfused_wgrad_bytes`]), nothing fitted: medians by host
+//! −17.2 / −20.3 / −25.6 % → **−16.1 % A100, −19.4 % H100, −24.6 % GB200**; mean |error|
+//! 23.1 → 22.5 %; within 12 %: 44 → 49 of 200.
+//!
 //! The bounds guard the improvement; they fail if the host time falls back to the dispatch
-//! figure, the host speed is dropped, or the statistics' or the hooks' host work is (the medians
-//! without the hooks: −19.2 / −22.0 / −27.5 %).
+//! figure, the host speed is dropped, or the statistics', the hooks' or the unfused
+//! accumulation's host work is (the medians with the fusion read as on: −17.2 / −20.3 / −25.6 %).
 
 use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
 
@@ -90,8 +99,9 @@ fn small_steps_are_priced_with_the_hosts_time() {
     // Time errors: negative = predicted faster than measured. At 10 µs per operation these were
     // −74 % and −85 %; with 130 µs on every host −46 %, −28 % and −43 %; with the hosts' speed and
     // unfused attention −21.0 / −24.0 / −29.5 %; with the logged statistics' host work (session
-    // 21) −19.2 / −22.0 / −27.5 %; with DDP's backward hooks (session 25) −17.2 / −20.3 / −25.5 %.
-    assert!(a100 > -0.185 && a100 < 0.2, "A100 median {a100}");
-    assert!(h100 > -0.215 && h100 < 0.2, "H100 median {h100}");
-    assert!(gb200 > -0.265 && gb200 < 0.2, "GB200 median {gb200}");
+    // 21) −19.2 / −22.0 / −27.5 %; with DDP's backward hooks (session 25) −17.2 / −20.3 / −25.5 %;
+    // with `--no-gradient-accumulation-fusion` read (session 26) −16.1 / −19.4 / −24.6 %.
+    assert!(a100 > -0.167 && a100 < 0.2, "A100 median {a100}");
+    assert!(h100 > -0.199 && h100 < 0.2, "H100 median {h100}");
+    assert!(gb200 > -0.251 && gb200 < 0.2, "GB200 median {gb200}");
 }

@@ -51,6 +51,7 @@ macro_rules! for_each_settings_slot {
         $m!(fp8_weights);
         $m!(log_num_zeros_in_grad);
         $m!(log_params_norm);
+        $m!(grad_accumulation_fusion);
         $m!(fp8_all_gather);
         $m!(fp32_grad_accumulation);
         $m!(embedding_as_block);

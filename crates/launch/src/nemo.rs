@@ -158,7 +158,6 @@ fn nemo_reason(leaf: &str) -> Option<&'static str> {
         | "ub_tp_comm_overlap_cfg"
         | "overlap_p2p_comm"
         | "batch_p2p_comm"
-        | "gradient_accumulation_fusion"
         | "grad_div_ar_fusion"
         | "persist_layer_norm"
         | "get_attention_mask_from_fusion"

@@ -279,6 +279,18 @@ impl LaunchScenario {
                 notes.reading_of(key, format!("{key}: per-step host work of the statistic ({switch}=on)"));
             }
         }
+        // Megatron's gradient-accumulation fusion, on unless a file turns it off.
+        if s.grad_accumulation_fusion.copied() == Some(false) {
+            opts.grad_accumulation_fusion = false;
+            let key = s.grad_accumulation_fusion.key_or("grad_accumulation_fusion");
+            notes.reading_of(
+                key,
+                format!(
+                    "{key}: each weight's 16-bit gradient added into the FP32 main gradient by the backward hook \
+                     (grad_accumulation_fusion=off)"
+                ),
+            );
+        }
         // The attention kernel a file states (Megatron's --attention-backend, Hugging Face's
         // attn_implementation) over the stack's default.
         if let Some(kernel) = s.attention_kernel.copied() {
@@ -735,7 +747,7 @@ mod tests {
     }
 
     #[test]
-    fn megatron_statistics_switch_on_only_when_stated() {
+    fn megatron_statistics_and_fusion_switch_only_when_stated() {
         let script = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 12 --hidden-size 512 \
                       --num-attention-heads 8 --seq-length 1024 --micro-batch-size 4 --global-batch-size 32 --bf16 \
                       --vocab-size 50257";
@@ -748,6 +760,15 @@ mod tests {
         let logged = of("--log-num-zeros-in-grad --log-params-norm");
         assert!(logged.options.log_num_zeros_in_grad && logged.options.log_params_norm);
         assert!(logged.assumptions.iter().any(|n| n.contains("log_params_norm=on")), "{:?}", logged.assumptions);
+        // Gradient-accumulation fusion: on (Megatron's default) unless the file turns it off.
+        assert!(plain.options.grad_accumulation_fusion);
+        let unfused = of("--no-gradient-accumulation-fusion");
+        assert!(!unfused.options.grad_accumulation_fusion);
+        assert!(
+            unfused.assumptions.iter().any(|n| n.contains("grad_accumulation_fusion=off")),
+            "{:?}",
+            unfused.assumptions
+        );
     }
 
     #[test]

@@ -322,6 +322,10 @@ pub struct Settings {
     pub log_num_zeros_in_grad: Slot<bool>,
     /// Megatron's `--log-params-norm`: the per-step parameter norm, read as `log_params_norm`.
     pub log_params_norm: Slot<bool>,
+    /// Megatron's gradient-accumulation fusion (`--no-gradient-accumulation-fusion` turns it off;
+    /// NeMo's and Megatron-Bridge's `gradient_accumulation_fusion`), read as the switch
+    /// `grad_accumulation_fusion` (`fmperf_core::extended::step_host`).
+    pub grad_accumulation_fusion: Slot<bool>,
     /// FSDP gathers torchao's float8 linear weights in FP8 (torchtitan
     /// `float8.enable_fsdp_float8_all_gather`): read with FP8 precision as
     /// `fp8_recipe=torchao_fp8_gather`.

@@ -202,6 +202,8 @@ pub(crate) struct Parts {
     /// The issue time of one block's backward kernels [s] (its floor before the per-parameter
     /// hooks of [`super::step_host::backward_hooks_host_s`]).
     pub bwd_issue_s: f64,
+    /// One block's backward work before any issue floor (the sums of its operations).
+    pub bwd_work: Pass,
 }
 
 pub(crate) fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
@@ -213,14 +215,23 @@ pub(crate) fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
         embedding: embedding_cost(w, layout, p),
         head: head_cost(w, layout, p),
         bwd_issue_s: kernels[1] * host_s,
+        bwd_work: sums.bwd,
     }
 }
 
 /// `block` with its backward raised to at least the issue time of its kernels (`bwd_issue_s`)
 /// plus the host time of the stack's per-parameter backward hooks
 /// ([`super::step_host::backward_hooks_host_s`]): unchanged where the pass is not host-bound.
-fn with_backward_hooks(block: BlockCost, bwd_issue_s: f64, p: &Pricing) -> BlockCost {
+/// Without gradient-accumulation fusion the backward's work (`bwd_work`, before the floor) also
+/// moves the 16-bit weight gradients' bytes ([`super::step_host::unfused_wgrad_bytes`]), exposed
+/// memory time under the same floor.
+fn with_backward_hooks(block: BlockCost, bwd_issue_s: f64, bwd_work: Pass, p: &Pricing) -> BlockCost {
     let hooks = super::step_host::backward_hooks_host_s(p);
+    let bytes = super::step_host::unfused_wgrad_bytes(p, block.linear_parameters);
+    if bytes > 0.0 {
+        let work = Pass { memory_s: bwd_work.memory_s + p.traffic(bytes), ..bwd_work };
+        return BlockCost { bwd: super::block::issue_bound(work, 1.0, bwd_issue_s + hooks), ..block };
+    }
     if hooks <= 0.0 {
         return block;
     }
@@ -294,8 +305,8 @@ pub(crate) fn timing(
     collectives: &mut dyn FnMut(u64, f64, f64) -> DpCollectives,
 ) -> Timing {
     let opts = p.opts;
-    let Parts { block, embedding, head, bwd_issue_s } = *parts;
-    let block = with_backward_hooks(block, bwd_issue_s, p);
+    let Parts { block, embedding, head, bwd_issue_s, bwd_work } = *parts;
+    let block = with_backward_hooks(block, bwd_issue_s, bwd_work, p);
     let nmb = layout.microbatches();
     let v = if layout.pp > 1 { opts.interleave } else { 1 };
 
@@ -379,8 +390,8 @@ pub(crate) fn timing(
 
 pub(crate) fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts) -> Result<ExtendedEvaluation, Error> {
     let opts = p.opts;
-    let Parts { block, embedding, head, bwd_issue_s } = *parts;
-    let block = with_backward_hooks(block, bwd_issue_s, p);
+    let Parts { block, embedding, head, bwd_issue_s, bwd_work } = *parts;
+    let block = with_backward_hooks(block, bwd_issue_s, bwd_work, p);
     let groups = DpGroups::on(layout, opts, p.hw)?;
     let stages = split(w.layers, layout.pp, opts.stage_split);
     let message = message_s(w, layout, p);

@@ -149,6 +149,12 @@ pub struct ExtendedOptions {
     /// multi-tensor kernel, six all-reduces, a sync; host time, [`super::step_host`]). Off:
     /// Megatron's default.
     pub log_params_norm: bool,
+    /// Megatron-LM's gradient-accumulation fusion (on unless `--no-gradient-accumulation-fusion`):
+    /// each linear layer's weight-gradient GEMM accumulates into the FP32 `main_grad` itself. Off:
+    /// the GEMM writes a 16-bit gradient that the backward hook of Megatron's DDP adds into
+    /// `main_grad` — one more launched `add_` per weight matrix and micro-batch, and the 16-bit
+    /// gradient written and read back (host time and HBM traffic, [`super::step_host`]).
+    pub grad_accumulation_fusion: bool,
 }
 
 impl ExtendedOptions {
@@ -188,6 +194,7 @@ impl ExtendedOptions {
             stack: super::stack::Stack::Megatron,
             log_num_zeros_in_grad: false,
             log_params_norm: false,
+            grad_accumulation_fusion: true,
         }
     }
 
@@ -432,7 +439,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 43);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 44);
         let bad = ExtendedOptions { cp_ulysses: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("cp_ulysses"));
         let strict = ExtendedOptions {

@@ -86,9 +86,25 @@ pub const NORM_CALLS_PER_STEP: f64 = 24.0;
 /// `--no-gradient-accumulation-fusion`) the four weight matrices accumulate inside their
 /// weight-gradient GEMMs and set the flag (`megatron/core/tensor_parallel/layers.py` l. 762;
 /// Transformer Engine's linear layers likewise), so of [`TENSORS_PER_BLOCK`] the four biases and
-/// the two norms' weights and biases remain [count]. A floor: runs that state
-/// `--no-gradient-accumulation-fusion` add all twelve.
+/// the two norms' weights and biases remain [count]. Runs that state
+/// `--no-gradient-accumulation-fusion` add the weights too ([`UNFUSED_HOOK_ADDS_PER_BLOCK`]).
 pub const HOOK_ADDS_PER_BLOCK: f64 = 8.0;
+
+/// The backward hook's further `add_` launches per block without gradient-accumulation fusion
+/// ([`super::ExtendedOptions::grad_accumulation_fusion`] off, Megatron-LM's
+/// `--no-gradient-accumulation-fusion`): the four weight matrices (QKV, projection, FC1, FC2),
+/// whose weight-gradient GEMM then returns a 16-bit `grad_weight` instead of accumulating into
+/// `main_grad` and setting `grad_added_to_main_grad` (`megatron/core/tensor_parallel/layers.py`
+/// l. 713–768 at d98e8a6: only the fused branch sets the flag), so the hook of
+/// `distributed_data_parallel.py` l. 576–578 adds it: all [`TENSORS_PER_BLOCK`] pass through
+/// the hook [count].
+pub const UNFUSED_HOOK_ADDS_PER_BLOCK: f64 = 4.0;
+
+/// HBM traffic the unfused weight-gradient accumulation adds per weight parameter and
+/// micro-batch [B]: the GEMM writes a 16-bit gradient (2 B) that the hook's `add_` reads back
+/// (2 B); the FP32 `main_grad`'s read and write (8 B) happen either way, in the fused GEMM's
+/// accumulating epilogue (`wgrad_gemm_accum_fp32`, layers.py l. 721) or in the `add_`.
+pub const UNFUSED_WGRAD_BYTES_PER_WEIGHT: f64 = 4.0;
 
 /// All-reduces of `calc_params_l2_norm` over the data × context-parallel ranks (the sharded dense
 /// and expert lists' reductions, l. 177–186), each one latency.
@@ -131,17 +147,39 @@ pub fn optimizer_tensors(tensors: f64, shard: u64, stage_parameters: f64, block_
     (stage_parameters / shard as f64 / block_parameters * TENSORS_PER_BLOCK + 1.0).min(tensors)
 }
 
+/// Whether Megatron's DDP (its per-parameter backward hooks into `main_grad`) runs the
+/// gradients: the Megatron stack with unsharded gradients (Megatron-FSDP's hooks are per unit).
+fn megatron_ddp(p: &Pricing) -> bool {
+    p.opts.stack == super::Stack::Megatron && !p.opts.sharding.shards_gradients()
+}
+
 /// Host time of Megatron DDP's backward hooks in one block's backward pass [s]:
-/// [`HOOK_ADDS_PER_BLOCK`] launches at [`TORCH_CALL_HOST_S`] (times the host's speed), issued
+/// [`HOOK_ADDS_PER_BLOCK`] launches (plus [`UNFUSED_HOOK_ADDS_PER_BLOCK`] without
+/// gradient-accumulation fusion) at [`TORCH_CALL_HOST_S`] (times the host's speed), issued
 /// by the autograd engine between the block's backward kernels, so they add to the pass's issue
 /// time (and hide behind a pass that is not host-bound). Zero for a part that launches its own
 /// kernels, another stack, or sharded gradients (Megatron-FSDP's hooks are per unit).
 pub fn backward_hooks_host_s(p: &Pricing) -> f64 {
-    let megatron_ddp = p.opts.stack == super::Stack::Megatron && !p.opts.sharding.shards_gradients();
-    if !(p.hw.host_launched && megatron_ddp) {
+    if !(p.hw.host_launched && megatron_ddp(p)) {
         return 0.0;
     }
-    HOOK_ADDS_PER_BLOCK * TORCH_CALL_HOST_S * p.hw.host_op_time_factor
+    let adds = if p.opts.grad_accumulation_fusion {
+        HOOK_ADDS_PER_BLOCK
+    } else {
+        HOOK_ADDS_PER_BLOCK + UNFUSED_HOOK_ADDS_PER_BLOCK
+    };
+    adds * TORCH_CALL_HOST_S * p.hw.host_op_time_factor
+}
+
+/// HBM bytes one block's backward moves beyond its operations' for the unfused weight-gradient
+/// accumulation, given the block's `linear_parameters` on the device [B]:
+/// [`UNFUSED_WGRAD_BYTES_PER_WEIGHT`] each under Megatron's DDP with the fusion off; zero with
+/// it on, another stack or sharded gradients.
+pub fn unfused_wgrad_bytes(p: &Pricing, linear_parameters: f64) -> f64 {
+    if p.opts.grad_accumulation_fusion || !megatron_ddp(p) {
+        return 0.0;
+    }
+    UNFUSED_WGRAD_BYTES_PER_WEIGHT * linear_parameters
 }
 
 /// NCCL's time for an all-reduce of one 8-byte statistic over `group` ranks of `layout`'s
@@ -222,6 +260,16 @@ mod tests {
         assert_eq!(backward_hooks_host_s(&Pricing { hw: &hw, opts: &fsdp }), 0.0);
         let ds = ExtendedOptions { stack: crate::extended::Stack::DeepSpeed, ..megatron };
         assert_eq!(backward_hooks_host_s(&Pricing { hw: &hw, opts: &ds }), 0.0);
+        // Without gradient-accumulation fusion all twelve tensors pass through the hook, and each
+        // weight's 16-bit gradient is written and read back: 4 B per weight parameter.
+        let unfused = ExtendedOptions { grad_accumulation_fusion: false, ..megatron };
+        let p = Pricing { hw: &hw, opts: &unfused };
+        let want = 12.0 * 12.9e-6 * hw.host_op_time_factor;
+        assert!((backward_hooks_host_s(&p) - want).abs() < 1e-18, "{}", backward_hooks_host_s(&p));
+        assert_eq!(unfused_wgrad_bytes(&p, 3.0e6), 12.0e6);
+        assert_eq!(unfused_wgrad_bytes(&Pricing { hw: &hw, opts: &megatron }, 3.0e6), 0.0);
+        let fsdp_unfused = ExtendedOptions { sharding: crate::extended::Sharding::Zero3, ..unfused };
+        assert_eq!(unfused_wgrad_bytes(&Pricing { hw: &hw, opts: &fsdp_unfused }, 3.0e6), 0.0);
     }
 
     #[test]

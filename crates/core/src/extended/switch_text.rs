@@ -116,6 +116,7 @@ impl ExtendedOptions {
             "compiled_loss" => on_off(self.compiled_loss),
             "log_num_zeros_in_grad" => on_off(self.log_num_zeros_in_grad),
             "log_params_norm" => on_off(self.log_params_norm),
+            "grad_accumulation_fusion" => on_off(self.grad_accumulation_fusion),
             "fusion" => self.fusion.as_str().to_string(),
             "attention_kernel" => self.attention_kernel.as_str().to_string(),
             _ => return None,
@@ -196,6 +197,7 @@ impl ExtendedOptions {
             "compiled_loss" => self.compiled_loss = toggle()?,
             "log_num_zeros_in_grad" => self.log_num_zeros_in_grad = toggle()?,
             "log_params_norm" => self.log_params_norm = toggle()?,
+            "grad_accumulation_fusion" => self.grad_accumulation_fusion = toggle()?,
             "fusion" => self.fusion = value.parse::<Fusion>().map_err(named)?,
             "attention_kernel" => self.attention_kernel = value.parse::<AttentionKernel>().map_err(named)?,
             _ => {}

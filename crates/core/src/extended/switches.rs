@@ -85,7 +85,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`](super::options::ExtendedOptions)).
-pub const SWITCHES: [SwitchInfo; 43] = [
+pub const SWITCHES: [SwitchInfo; 44] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -381,6 +381,14 @@ pub const SWITCHES: [SwitchInfo; 43] = [
         "every step the L2 norm over all parameters (a multi-tensor kernel, six all-reduces, a sync): host time added \
          to the step",
         "off: Megatron-LM's default (--log-params-norm); its functional tests turn it on",
+    ),
+    toggle(
+        "grad_accumulation_fusion",
+        "Gradient-accumulation fusion",
+        "each weight-gradient GEMM accumulates into the FP32 main gradient itself; off, it writes a 16-bit \
+         gradient that Megatron DDP's backward hook adds (one more launch per weight matrix and micro-batch, 4 B \
+         more HBM traffic per weight)",
+        "on: Megatron-LM's default (--no-gradient-accumulation-fusion turns it off; its functional tests do)",
     ),
     SwitchInfo {
         key: "fusion",

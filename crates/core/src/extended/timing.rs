@@ -243,14 +243,16 @@ impl TimePlan {
         let host_s = p.host_time_per_operation_s();
         let (opts, head) = (self.opts, self.head_cost);
         let (sums, kernels) = BlockCost::sums(&self.ops, opts.recompute);
-        Ok(self.iteration_s(&opts, sums.issue_bounded(kernels, host_s), kernels[1] * host_s, head))
+        Ok(self.iteration_s(&opts, sums.issue_bounded(kernels, host_s), [kernels[1] * host_s, sums.bwd.time()], head))
     }
 
     /// The last stage: the iteration time [s] of `block` and `head` under `opts` (the plan's
     /// switches with some constants), its data-parallel collectives priced once per size.
-    fn iteration_s(&mut self, opts: &ExtendedOptions, block: BlockCost, bwd_issue_s: f64, head: EndCost) -> f64 {
+    /// `[bwd_issue_s, bwd_work_s]`: the block backward's issue time and its work before the floor
+    /// [s].
+    fn iteration_s(&mut self, opts: &ExtendedOptions, block: BlockCost, bwd: [f64; 2], head: EndCost) -> f64 {
         let p = Pricing { hw: &self.hw, opts };
-        let parts = Parts { block, embedding: self.embedding, head, bwd_issue_s };
+        let parts = Parts { block, embedding: self.embedding, head, bwd_issue_s: bwd[0], bwd_work: pass_of(bwd[1]) };
         let (groups, priced) = (&self.groups, &mut self.collectives);
         let mut collectives = |blocks: u64, parameters: f64, linear: f64| {
             let key = (blocks, parameters.to_bits(), linear.to_bits());
@@ -316,7 +318,7 @@ impl TimePlan {
                     .issue_bounded([k(0), k(1), k(2)], host_s);
                 let head = EndCost { fwd: pass_of(m.head[0]), bwd: pass_of(m.head[1]), ..self.head_cost };
                 // The last stage reads no fitted constant: the plan's switches serve every point.
-                Some(self.iteration_s(&base, block, k(1) * host_s, head))
+                Some(self.iteration_s(&base, block, [k(1) * host_s, t(1).time()], head))
             })
             .collect()
     }

@@ -479,6 +479,9 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     let (log_num_zeros_in_grad, log_params_norm, statistics_note) =
         super::step_words::read_step_statistics(&other_words).map_err(RowReason::Configuration)?;
     notes.extend(statistics_note);
+    let (fusion_stated, fusion_note) =
+        super::step_words::read_grad_accumulation_fusion(&other_words).map_err(RowReason::Configuration)?;
+    notes.extend(fusion_note);
     let options = ExtendedOptions {
         hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
         recompute: recompute.level,
@@ -504,6 +507,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         stage_split,
         log_num_zeros_in_grad,
         log_params_norm,
+        grad_accumulation_fusion: fusion_stated.unwrap_or(true),
         ..ExtendedOptions::realistic()
     };
 

@@ -1,5 +1,6 @@
 //! Megatron-LM's per-step statistics a run's words state: `--log-num-zeros-in-grad` and
-//! `--log-params-norm` ([`crate::extended::step_host`]). A flag is on where its name appears as a
+//! `--log-params-norm` ([`crate::extended::step_host`]); and its gradient-accumulation fusion
+//! (`--no-gradient-accumulation-fusion`, [`read_grad_accumulation_fusion`]). A flag is on where its name appears as a
 //! Megatron argument not followed by `false`, `0` or `off` (`--log-params-norm`,
 //! `--log-params-norm True`, `log_params_norm: true`); off otherwise, as in Megatron-LM's
 //! defaults. A flag stated both on and off is an error naming `parallel.other` and the flag, not a
@@ -32,6 +33,46 @@ fn stated_flag(words: &Words, flag: &str, argument: &str) -> Result<Option<bool>
         (false, true) => Ok(Some(false)),
         (false, false) => Ok(None),
     }
+}
+
+/// What the words state of Megatron's gradient-accumulation fusion (`gradient_accumulation_fusion`,
+/// on by default; the flag `--no-gradient-accumulation-fusion` turns it off,
+/// `megatron/training/arguments.py` l. 2944–2948 at d98e8a6): `Some(false)` where
+/// `--no-gradient-accumulation-fusion` is named not followed by `false`/`0`/`off`, or
+/// `gradient_accumulation_fusion` is set `false` (NeMo's and Megatron-Bridge's key); `Some(true)`
+/// where either says the other way; `None` where neither is named. Stated both ways: an error
+/// naming `parallel.other` and the flag.
+pub fn read_grad_accumulation_fusion(other: &Words) -> Result<(Option<bool>, Option<Note>), crate::Error> {
+    const FLAG: &str = "--no-gradient-accumulation-fusion";
+    let want = Words::new("gradient accumulation fusion").tokens;
+    let t = &other.tokens;
+    let states: Vec<bool> = (0..(t.len() + 1).saturating_sub(want.len()))
+        .filter(|&i| t[i..i + want.len()] == want[..])
+        .map(|i| {
+            let set = !matches!(t.get(i + want.len()).map(String::as_str), Some("false" | "0" | "off"));
+            // `no gradient accumulation fusion` set on turns the fusion off.
+            if i > 0 && t[i - 1] == "no" { !set } else { set }
+        })
+        .collect();
+    let fusion = match (states.contains(&true), states.contains(&false)) {
+        (true, true) => {
+            return Err(crate::Error::invalid(
+                "parallel.other",
+                FLAG,
+                format!("states gradient-accumulation fusion both on and off ({FLAG}): say it once"),
+            ));
+        }
+        (true, false) => Some(true),
+        (false, true) => Some(false),
+        (false, false) => None,
+    };
+    let note = (fusion == Some(false)).then(|| {
+        Note::reading(format!(
+            "{FLAG}: each weight's 16-bit gradient added into the FP32 main gradient by DDP's backward hook (a launch \
+             per weight matrix and micro-batch, 4 B more HBM traffic per weight; grad_accumulation_fusion=off)"
+        ))
+    });
+    Ok((fusion, note))
 }
 
 /// The statistics switches `(log_num_zeros_in_grad, log_params_norm)` the arguments `other`
@@ -75,5 +116,30 @@ mod tests {
         assert_eq!(read("--log-params-norm --log-params-norm True"), (false, true));
         let e = read_step_statistics(&Words::new("--log-params-norm True --log-params-norm False")).unwrap_err();
         assert!(e.to_string().contains("parallel.other") && e.to_string().contains("--log-params-norm"), "{e}");
+    }
+
+    #[test]
+    fn gradient_accumulation_fusion_as_stated() {
+        let read = |t: &str| read_grad_accumulation_fusion(&Words::new(t)).unwrap();
+        // Megatron's flag (the functional tests write `--no-gradient-accumulation-fusion: true`).
+        assert_eq!(read("--deterministic-mode True --no-gradient-accumulation-fusion True").0, Some(false));
+        assert_eq!(read("--no-gradient-accumulation-fusion").0, Some(false));
+        assert!(read("--no-gradient-accumulation-fusion").1.is_some());
+        assert_eq!(read("--no-gradient-accumulation-fusion false").0, Some(true));
+        // NeMo's / Megatron-Bridge's key.
+        assert_eq!(read("gradient_accumulation_fusion: false").0, Some(false));
+        assert_eq!(read("gradient_accumulation_fusion: true").0, Some(true));
+        assert!(read("gradient_accumulation_fusion: true").1.is_none());
+        // Not named: Megatron's default, left to the switch.
+        assert_eq!(read("--use-distributed-optimizer True --bias-gelu-fusion"), (None, None));
+        // Both ways: an error naming the field and the flag.
+        let e = read_grad_accumulation_fusion(&Words::new(
+            "--no-gradient-accumulation-fusion gradient_accumulation_fusion: true",
+        ))
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("parallel.other") && e.to_string().contains("--no-gradient-accumulation-fusion"),
+            "{e}"
+        );
     }
 }

@@ -577,6 +577,10 @@ pub(crate) fn apply(
         // Per-step statistics (host work every step, `fmperf_core::extended::step_host`).
         "log-num-zeros-in-grad" => put!(l, log_num_zeros_in_grad, switch(value, o)?, o),
         "log-params-norm" => put!(l, log_params_norm, switch(value, o)?, o),
+        // Gradient-accumulation fusion (on in Megatron-LM unless `--no-gradient-accumulation-fusion`;
+        // NeMo's YAML key `gradient_accumulation_fusion`): the weight gradients' accumulation.
+        "no-gradient-accumulation-fusion" => put!(l, grad_accumulation_fusion, !switch(value, o)?, o),
+        "gradient-accumulation-fusion" => put!(l, grad_accumulation_fusion, switch(value, o)?, o),
         "fp8-format" | "fp8" => {
             let v = need(value)?;
             match v.to_ascii_lowercase().as_str() {
@@ -882,6 +886,22 @@ mod tests {
         assert_eq!(read("--log-params-norm false").unwrap(), (None, Some(false)));
         // Megatron's defaults: neither stated.
         assert_eq!(read("--num-layers 12").unwrap(), (None, None));
+    }
+
+    #[test]
+    fn gradient_accumulation_fusion() {
+        let read = |flags: &str| {
+            parse(&format!("python pretrain_gpt.py {flags}")).map(|l| l.settings.grad_accumulation_fusion.copied())
+        };
+        assert_eq!(read("--no-gradient-accumulation-fusion").unwrap(), Some(false));
+        assert_eq!(read("--no-gradient-accumulation-fusion --num-layers 12").unwrap(), Some(false));
+        assert_eq!(read("--num-layers 12").unwrap(), None);
+        // The functional tests' YAML form (`--no-gradient-accumulation-fusion: true`) and NeMo's key.
+        let yaml = |text: &str| {
+            crate::parse_as(crate::Format::NemoYaml, text).map(|l| l.settings.grad_accumulation_fusion.copied())
+        };
+        assert_eq!(yaml("model:\n  gradient_accumulation_fusion: false\n").unwrap(), Some(false));
+        assert_eq!(yaml("model:\n  gradient_accumulation_fusion: true\n").unwrap(), Some(true));
     }
 
     #[test]
