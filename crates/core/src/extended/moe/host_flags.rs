@@ -55,13 +55,7 @@ pub struct GraphScope {
 impl GraphScope {
     /// The captured modules, `+`-joined (`none` when there are none).
     pub fn names(&self) -> String {
-        let on: Vec<&str> =
-            [(self.attn, "attn"), (self.moe_router, "moe_router"), (self.moe_preprocess, "moe_preprocess")]
-                .iter()
-                .filter(|(b, _)| *b)
-                .map(|(_, n)| *n)
-                .collect();
-        if on.is_empty() { "none".into() } else { on.join("+") }
+        plus_joined(&[(self.attn, "attn"), (self.moe_router, "moe_router"), (self.moe_preprocess, "moe_preprocess")])
     }
 
     /// Reads `none` or a `+`-joined list of `attn`, `moe_router`, `moe_preprocess`; `None` for
@@ -94,4 +88,10 @@ pub struct MoeHostFlags {
     pub balancing: Balancing,
     /// CUDA-graph scopes.
     pub graphs: GraphScope,
+}
+
+/// The names whose flag is on, `+`-joined, or `none` (the text form of a set of modules).
+pub(crate) fn plus_joined(flags: &[(bool, &str)]) -> String {
+    let on: Vec<&str> = flags.iter().filter(|(b, _)| *b).map(|(_, n)| *n).collect();
+    if on.is_empty() { "none".into() } else { on.join("+") }
 }

@@ -211,17 +211,12 @@ pub struct RecomputeModules {
 impl RecomputeModules {
     /// The modules' names, `+`-joined (`none` when there are none).
     pub fn names(&self) -> String {
-        let on: Vec<&str> = [
+        super::host_flags::plus_joined(&[
             (self.layernorm, "layernorm"),
             (self.mla_up_proj, "mla_up_proj"),
             (self.moe_act, "moe_act"),
             (self.moe, "moe"),
-        ]
-        .iter()
-        .filter(|(b, _)| *b)
-        .map(|(_, n)| *n)
-        .collect();
-        if on.is_empty() { "none".into() } else { on.join("+") }
+        ])
     }
 
     /// Reads `none` or a `+`-joined list of `layernorm`, `mla_up_proj`, `moe_act`, `moe`.
