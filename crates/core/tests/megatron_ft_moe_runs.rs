@@ -53,8 +53,26 @@
 //!   (55 → 65 µs): medians A100 −43 → −38 %, H100 −54 → −47 %, GB200 −54 → −46 %; throughput
 //!   mean |error| 120 → 97 %, median +94 → +74 %.
 //!
-//! The MoE layer's host operations and synchronisation are not priced on this branch: pricing
-//! them from Megatron-Core's code (branch `w80-moe-host`) moves these rows to medians +11 % (A100),
+//! * **The MoE layer's host calls counted per PyTorch call** (session 26): the router (gating,
+//!   scores and top-k, Sinkhorn's first iteration, the load-balancing loss with its logging and
+//!   autoscaler), the dispatcher's metadata, collectives and device→host copies, the permutation
+//!   (fused or not) and the experts' calls besides their GEMMs (`SequentialMLP`'s per-expert
+//!   loop where a case does not pass `--moe-grouped-gemm`, Megatron's default), counted from
+//!   Megatron-LM d98e8a6 and priced at the sourced 12.9 µs per call times the host's speed, added
+//!   to the block's host time (`extended::moe::host_calls`); TE CUDA-graph scopes read
+//!   (`validate::moe_host_words`). Medians A100 −38 → −25 %, H100 −47 → −43 %, GB200 −46 → −35 %;
+//!   throughput mean |error| 97 → 70 %, median +74 → +51 %. Priced instead of the MoE operations'
+//!   130 µs module steps (not added to them) the count made these rows faster (mean 114 %): 12.9 µs
+//!   is a bare launch, a floor of what Megatron's modules cost per call. Rows now predicted
+//!   slower than measured: the Sinkhorn SequentialMLP cases `tp2_pp2_ep2(_etp2)` (up to +7.5 %
+//!   on GB200) and the GB200 Muon cases (+3.8 %, `dist_muon` +8.8 %).
+//!
+//! What is still missing is not counted here: the Python between the calls, Sinkhorn's further
+//! iterations (each with a device sync), Megatron-Core's module hooks, and the dispatcher's sync
+//! priced as a wait (the forward's host and GPU time adding across it).
+//!
+//! Before this count, the MoE layer's host operations were priced at the module level (130 µs
+//! each) on branch `w80-moe-host` (not merged), which moved these rows to medians +11 % (A100),
 //! −35 % (H100), −11 % (GB200), but re-fits the shipped fixed layer time to 0, which worsens the
 //! shipped MoE leave-one-source-out error (18.6 → 18.8 %) and DeepSeek-V3's 1,024-H800 run
 //! (−9 % → −12 % against its 10 % band). The bounds guard the present state from both sides:
@@ -152,14 +170,15 @@ fn small_moe_steps_held_out() {
     // The present state (module docs): 2–4× too fast on every host. The bounds fail if the MoE
     // layer's cost falls (more negative) or a change moves these rows past the band without a
     // diagnosis here.
-    assert!(a100 > -0.55 && a100 < -0.33, "A100 median {a100}");
-    assert!(h100 > -0.62 && h100 < -0.4, "H100 median {h100}");
-    assert!(gb200 > -0.67 && gb200 < -0.45, "GB200 median {gb200}");
+    assert!(a100 > -0.35 && a100 < -0.15, "A100 median {a100}");
+    assert!(h100 > -0.53 && h100 < -0.33, "H100 median {h100}");
+    assert!(gb200 > -0.45 && gb200 < -0.25, "GB200 median {gb200}");
     all.sort_by(|a, b| a.0.total_cmp(&b.0));
     for (t, id) in all.iter().take(6) {
         eprintln!("largest: {:+.1} % {id}", 100.0 * t);
     }
-    // No row predicted slower than measured by more than 1 % (host-bound steps: fmperf misses
-    // time, never adds much; the Muon rows sit at 0, `dist_muon` on GB200 +0.01 %).
-    assert!(all.iter().all(|(t, _)| *t < 0.01), "{all:?}");
+    // No row predicted slower than measured by more than 10 % (host-bound steps: fmperf misses
+    // time, never adds much; the most, `dist_muon` on GB200, +8.8 %, and the Sinkhorn
+    // SequentialMLP case on GB200, +7.5 %).
+    assert!(all.iter().all(|(t, _)| *t < 0.10), "{all:?}");
 }

@@ -35,6 +35,15 @@ use crate::vocab::CollectiveKind;
 /// Eager stacks: Megatron, DeepSpeed, PyTorch FSDP ([`host_time_per_operation_s`]).
 pub const EAGER_HOST_S: f64 = 130e-6;
 
+/// CPU time of one PyTorch call from Python on a DGX H100 host [s]: 12.9 µs, the median of the
+/// eight launch times of a tiny GEMM (4×4 to 512×512: 11.3–17.7 µs) in NVIDIA's DGX Cloud
+/// benchmarking recipe `microbenchmarks/cpu_overhead` (NVIDIA/dgxc-benchmarking, README, "Kernel
+/// launch test"); within the 5–25 µs per operator of PyTorch's dispatch path (J. Lin, "From PyTorch
+/// op to kernel launch": Python, pybind, autograd, ATen dispatch, `cudaLaunchKernel`). Times the
+/// host's speed ([`Hardware::host_op_time_factor`]), as the per-operation time of
+/// the blocks does. Not fitted.
+pub const TORCH_CALL_HOST_S: f64 = 12.9e-6;
+
 /// Host time per modelled operation of a compiled stack [s]: 10 µs. XLA (JAX), a wafer-scale or
 /// dataflow compiler, or a TPU runtime issues a whole compiled step without Python between the
 /// kernels; what is left per kernel is at most one launch through the driver, which PyTorch's

@@ -46,14 +46,9 @@ use super::pipeline::StageSplit;
 use super::pricing::Pricing;
 use crate::vocab::CollectiveKind;
 
-/// CPU time of one PyTorch call from Python on a DGX H100 host [s]: 12.9 µs, the median of the
-/// eight launch times of a tiny GEMM (4×4 to 512×512: 11.3–17.7 µs) in NVIDIA's DGX Cloud
-/// benchmarking recipe `microbenchmarks/cpu_overhead` (NVIDIA/dgxc-benchmarking, README, "Kernel
-/// launch test"); within the 5–25 µs per operator of PyTorch's dispatch path (J. Lin, "From PyTorch
-/// op to kernel launch": Python, pybind, autograd, ATen dispatch, `cudaLaunchKernel`). Times the
-/// host's speed ([`super::hardware::Hardware::host_op_time_factor`]), as the per-operation time of
-/// the blocks does. Not fitted.
-pub const TORCH_CALL_HOST_S: f64 = 12.9e-6;
+/// The host time of one PyTorch call, defined beside the per-operation one in [`super::pricing`]
+/// (the MoE layer's counted calls, an earlier stage, price at it too).
+pub use super::pricing::TORCH_CALL_HOST_S;
 
 /// Parameter tensors of one block of Megatron's GPT in its defaults: four linear layers with a
 /// weight and a bias, two LayerNorms with a weight and a bias [count].

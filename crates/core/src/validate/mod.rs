@@ -31,6 +31,7 @@ pub mod memory;
 pub mod metric;
 pub mod moe_fit;
 pub mod moe_flops;
+pub mod moe_host_words;
 pub mod moe_runs;
 pub mod moe_words;
 pub mod one_shot;

@@ -41,6 +41,9 @@
 //!   the router words say "top-M groups"), "allgather" → all-gather, else all-to-all; "overlap"
 //!   without "no"/"=0" → all-to-all overlap; "megablox"/"gmm"/"grouped_mm" or a torchtitan run →
 //!   the local experts' GEMMs as one grouped kernel (no per-expert issue time);
+//! * the MoE layer's host calls ([`super::moe_host_words`]): permute and router fusion,
+//!   SequentialMLP (stated, or a functional test's MODEL_ARGS without `--moe-grouped-gemm`), the
+//!   balancing type from the router words, Transformer Engine's CUDA-graph scopes as listed;
 //! * routing: `forced_balance` → forced; `token_drop` with `capacity_factor` → capacity; else
 //!   dropless with the default imbalance;
 //! * attention kernel: read from the framework, notes, tags, parallel words and source as for
@@ -598,6 +601,18 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     let one_grouped_kernel = ["megablox", "gmm", "grouped_mm", "torchtitan"].iter().any(|k| kernel_words.contains(k))
         || words(&top, "source").contains("torchtitan");
     let schedule = [words(p, "other"), words(p, "pp_schedule"), words(p, "schedule")].join("; ");
+    // The MoE layer's host calls as the words configure them ([`super::moe_host_words`]).
+    let host_text =
+        ["framework", "notes", "tags", "source"].iter().map(|k| words(&top, k)).collect::<Vec<_>>().join("; ")
+            + "; "
+            + &words(p, "other")
+            + "; "
+            + &disp;
+    let (host, host_note) =
+        super::moe_host_words::read_moe_host(&host_text, &router, words(&top, "source").contains("model_config.yaml"));
+    if let Some(n) = host_note {
+        notes.reading(n);
+    }
     let moe = MoeOptions {
         load,
         dispatcher,
@@ -610,6 +625,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
             &[words(&top, "activation_cache"), words(p, "activation_cache"), words(&top, "activations")].join("; "),
             &mut notes,
         ),
+        host,
         ..MoeOptions::default()
     };
     let optimizer = optimizer_of(&words(&top, "optimizer"), &words(p, "other"), &mut notes);

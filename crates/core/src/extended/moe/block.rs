@@ -65,9 +65,12 @@ fn operations_after(
 /// Prices one MoE block of `w` (experts `m`) under `layout` and its expert layout `el`: the sums
 /// of [`moe_block_operations`], the routed experts' parameters counted apart.
 pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout, p: &Pricing) -> MoeBlockCost {
-    let (ops, mlp) = moe_block_operations(w, m, layout, el, p);
+    let attention = attention_operations(w, layout, p);
+    let attention_kernels = BlockCost::sums(&attention, p.opts.recompute).1;
+    let (ops, mlp) = operations_after(w, m, layout, el, p, attention);
     let (c, kernels) = BlockCost::sums(&ops, p.opts.recompute);
-    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp);
+    let host = HostCount::of(p, &mlp, attention_kernels);
+    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host);
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
 }
@@ -76,10 +79,43 @@ pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLa
 /// of its `kernels` at `host_s` [s] each), the backward's host time including the routed experts'
 /// GEMM issues ([`MoeMlpCost::bwd_issue_s`]): with no dispatcher wait in the backward they run
 /// ahead behind the block's other backward kernels rather than bounding the experts alone.
-fn moe_issue_bounded(c: BlockCost, kernels: [f64; 3], host_s: f64, mlp: &MoeMlpCost) -> BlockCost {
+///
+/// Where the MoE layer's host calls are counted ([`MoeMlpCost::host_calls_s`]: Megatron-Core on a
+/// host-launched GPU), each pass's host time adds the layer's counted calls to the block's
+/// operations at `host_s` (the MoE layer's operations among them: a module step each, as the
+/// dense calibration of [`crate::extended::pricing::EAGER_HOST_S`] prices one, with the few
+/// calls a dense module makes; the MoE modules' tens of small calls beyond those are the counted
+/// ones), and a CUDA graph over the attention (`attn` scope, `host`: [`HostCount`]) issues the
+/// attention sub-layer's operations as one launch.
+fn moe_issue_bounded(c: BlockCost, kernels: [f64; 3], host_s: f64, mlp: &MoeMlpCost, host: HostCount) -> BlockCost {
     let mut block = c.issue_bounded(kernels, host_s);
-    block.bwd = issue_bound(c.bwd, 1.0, kernels[1] * host_s + mlp.bwd_issue_s);
+    let Some(calls) = mlp.host_calls_s else {
+        block.bwd = issue_bound(c.bwd, 1.0, kernels[1] * host_s + mlp.bwd_issue_s);
+        return block;
+    };
+    let [fwd_ops, bwd_ops] = [0, 1].map(|i| kernels[i] - host.attention_saved[i]);
+    block.fwd = issue_bound(c.fwd, 1.0, fwd_ops * host_s + calls[0]);
+    block.bwd = issue_bound(c.bwd, 1.0, bwd_ops * host_s + calls[1] + mlp.bwd_issue_s);
     block
+}
+
+/// What a CUDA graph over the attention saves of the block's issued operations `[forward,
+/// backward]` [count]: the attention sub-layer's operations less the one graph launch, when the
+/// `attn` scope is captured and the layer's calls are counted; none otherwise.
+#[derive(Debug, Clone, Copy, Default)]
+struct HostCount {
+    attention_saved: [f64; 2],
+}
+
+impl HostCount {
+    /// For a block priced under `p` whose MoE layer is `mlp` and whose attention operations
+    /// issue `attention_kernels` ([`BlockCost::sums`]).
+    fn of(p: &Pricing, mlp: &MoeMlpCost, attention_kernels: [f64; 3]) -> HostCount {
+        if mlp.host_calls_s.is_none() || !p.opts.moe.host.graphs.attn {
+            return HostCount::default();
+        }
+        HostCount { attention_saved: [0, 1].map(|i| (attention_kernels[i] - 1.0).max(0.0)) }
+    }
 }
 
 /// An MoE block's attention operations as [`moe_block_cost_after`] reads them, formed once per
@@ -101,6 +137,9 @@ pub struct AttentionPrefix {
     /// [`BlockCost::sums`] of the attention under the pricing's recomputation level, the
     /// `layernorm` recompute module applied ([`norms_recomputed`]).
     sums: (BlockCost, [f64; 3]),
+    /// The attention's issued operations as [`BlockCost::sums`] counts them, the module not
+    /// applied (what a CUDA graph over the attention replaces).
+    kernels: [f64; 3],
 }
 
 impl AttentionPrefix {
@@ -110,14 +149,15 @@ impl AttentionPrefix {
         let compute = |f: fn(&Operation) -> f64| attention.iter().map(f).sum::<f64>();
         let overlap = (compute(|o| o.fwd.compute_s), compute(|o| o.bwd.compute_s));
         let linear = attention.iter().filter(|o| o.kind == OpKind::Matmul).map(|o| o.parameters).sum();
+        let plain = BlockCost::sums(attention, p.opts.recompute);
         let sums = if p.opts.moe.recompute_modules.layernorm {
             let mut ops = attention.to_vec();
             norms_recomputed(&mut ops);
             BlockCost::sums(&ops, p.opts.recompute)
         } else {
-            BlockCost::sums(attention, p.opts.recompute)
+            plain
         };
-        AttentionPrefix { overlap, linear, sums }
+        AttentionPrefix { overlap, linear, sums, kernels: plain.1 }
     }
 }
 
@@ -147,7 +187,8 @@ pub fn moe_block_cost_after(
     let recompute = p.opts.recompute;
     let (c, kernels) =
         BlockCost::sums_after(BlockCost::sums_after(attention.sums, &mlp_ops, recompute), &casts, recompute);
-    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp);
+    let host = HostCount::of(p, &mlp, attention.kernels);
+    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host);
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
 }
@@ -168,7 +209,8 @@ mod tests {
         let c = BlockCost { bwd: Pass { compute_s: 10e-3, ..Pass::default() }, ..BlockCost::default() };
         let kernels = [3.0, 6.0, 0.0];
         let with = |issue_s: f64| {
-            moe_issue_bounded(c, kernels, 1e-3, &MoeMlpCost { bwd_issue_s: issue_s, ..MoeMlpCost::default() })
+            let mlp = MoeMlpCost { bwd_issue_s: issue_s, ..MoeMlpCost::default() };
+            moe_issue_bounded(c, kernels, 1e-3, &mlp, HostCount::default())
         };
         // No expert issues: exactly the dense rule.
         assert_eq!(with(0.0), c.issue_bounded(kernels, 1e-3));

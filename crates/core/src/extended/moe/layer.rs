@@ -13,10 +13,14 @@
 //! host's time to issue their GEMMs one expert at a time, `2·(E/e)·δ` forward
 //! ([`expert_issue_s`], [`FITTED_EXPERT_GEMM_ISSUE_S`]: the dispatcher's wait on the GPU just
 //! before them leaves the host no lead); backward, with no such wait, their `4·(E/e)·δ` of issues
-//! join the block's host time ([`MoeMlpCost::bwd_issue_s`]).
+//! join the block's host time ([`MoeMlpCost::bwd_issue_s`]). Under Megatron-Core on a GPU the
+//! layer's other host calls (router, load-balancing loss, dispatcher, permutation) are counted
+//! from the code and join the block's host time too ([`super::host_calls`],
+//! [`MoeMlpCost::host_calls_s`]).
 
 use super::dispatch::{Exchange, exchange};
 use super::experts::ExpertLayout;
+use super::host_calls;
 use super::options::{A2aOverlap, FP8_DISPATCH_BYTES, MoeOptions};
 pub use super::options::{FITTED_EXPERT_GEMM_ISSUE_S, FITTED_LAYER_OVERHEAD_S};
 use crate::extended::layout::Layout;
@@ -263,6 +267,11 @@ pub struct MoeMlpCost {
     pub bwd_issue_s: f64,
     /// Fraction of token-expert assignments dropped (capacity factor) [0–1].
     pub dropped_fraction: f64,
+    /// Host time of the layer's PyTorch calls besides the experts' GEMMs `[forward, backward]`
+    /// [s] when they are counted (Megatron-Core on a host-launched GPU,
+    /// [`super::host_calls::layer_calls`] at [`super::host_calls::call_host_s`]), added to the
+    /// block's host time; `None`: not counted (other stacks, compiled stacks).
+    pub host_calls_s: Option<[f64; 2]>,
 }
 
 /// Host time to issue the routed experts' forward GEMMs one local expert at a time,
@@ -425,6 +434,17 @@ pub fn moe_mlp_operations(
         tokens_per_expert,
         dropped_fraction: mo.load.dropped_fraction(),
         bwd_issue_s: 2.0 * issue_s,
+        host_calls_s: host_calls::call_host_s(p).map(|call_s| {
+            let shape = host_calls::LayerShape {
+                router: m.router,
+                dispatcher: mo.dispatcher,
+                tp: layout.tp,
+                tp_cp: layout.tp * layout.cp,
+                tp_ep: el.ep * el.etp,
+                local_experts: m.local_experts(el.ep),
+            };
+            host_calls::layer_calls(&mo.host, &shape).map(|calls| calls * call_s)
+        }),
     };
     (ops, cost)
 }

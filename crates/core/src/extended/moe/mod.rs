@@ -12,6 +12,8 @@
 //! | [`devices`] | the block parts priced once per block shape and expert layout ([`devices::MoeParts`]) and which of them each device of the pipeline holds, under 1F1B and DualPipe (micro-batches in flight, DualPipe's bubble) |
 //! | [`evaluate`] | a configuration of an MoE model: dense and MoE blocks per stage, MTP on the last, expert data parallelism, dense vs expert memory, [`evaluate::MoeBreakdown`] |
 //! | [`mla`] | multi-head latent attention as operations (in every block of a model with it): replicated down-projections, latent norms, column-parallel up-projections, core with its own query/key and value widths |
+//! | [`host_calls`] | the host calls of Megatron-Core's MoE layer besides the expert GEMMs (router, load-balancing loss, dispatcher, permutation), counted from the code, and CUDA-graph scopes |
+//! | [`host_flags`] | the switches that change those calls: permute/router fusion, sequential experts, balancing loss, CUDA-graph scopes |
 //! | [`layer`] | the MoE MLP of one block as operations: router, routed experts at the grouped-GEMM efficiency, shared experts, permutation, exposed vs hidden exchange, fixed layer time |
 
 pub mod axes;
@@ -21,6 +23,8 @@ pub mod devices;
 pub mod dispatch;
 pub mod evaluate;
 pub mod experts;
+pub mod host_calls;
+pub mod host_flags;
 pub mod layer;
 pub mod mla;
 pub mod options;
