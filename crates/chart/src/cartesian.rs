@@ -264,8 +264,7 @@ fn place(spec: &AxisSpec, range: (f64, f64), horizontal: bool, t: Typography) ->
 /// Drops labels that would overlap the previous kept label (greedy, in position order). On x,
 /// labels are centred on their tick and need their width plus 8 units; on y, a line height.
 pub fn thin(mut ticks: Vec<DrawTick>, horizontal: bool, font_px: f64) -> Vec<DrawTick> {
-    let mut order: Vec<usize> = (0..ticks.len()).collect();
-    order.sort_by(|&a, &b| ticks[a].pos.total_cmp(&ticks[b].pos));
+    let order = position_order(&ticks);
     let mut last_end = f64::NEG_INFINITY;
     for i in order {
         let Some(label) = &ticks[i].label else { continue };
@@ -277,6 +276,18 @@ pub fn thin(mut ticks: Vec<DrawTick>, horizontal: bool, font_px: f64) -> Vec<Dra
         }
     }
     ticks
+}
+
+/// The ticks' indices by position, ties in index order: the order `sort_by` on positions gives,
+/// by insertion (a chart has tens of ticks; `sort_by` would bring the page its own copy of the
+/// standard library's sort, about 4 KB of WebAssembly).
+fn position_order(ticks: &[DrawTick]) -> Vec<usize> {
+    let mut order: Vec<usize> = Vec::with_capacity(ticks.len());
+    for (i, t) in ticks.iter().enumerate() {
+        let at = order.partition_point(|&j| ticks[j].pos.total_cmp(&t.pos).is_le());
+        order.insert(at, i);
+    }
+    order
 }
 
 #[cfg(test)]
@@ -443,5 +454,24 @@ mod tests {
             .map(|i| DrawTick { pos: f64::from(i) * 100.0, label: Some("1".into()), grid: GridLine::Major })
             .collect();
         assert!(thin(roomy, true, 11.5).iter().all(|t| t.label.is_some()));
+    }
+
+    #[test]
+    fn ticks_are_ordered_as_the_standard_stable_sort_orders_them() {
+        // Positions with repeats (ties keep index order), a negative zero and reversed runs.
+        let cases: [&[f64]; 5] = [
+            &[],
+            &[3.0],
+            &[40.0, 10.0, 10.0, -0.0, 0.0, 25.5, 10.0, -3.0],
+            &[5.0, 4.0, 3.0, 2.0, 1.0, 0.0],
+            &[1.0, 1.0, 1.0, 0.5, 2.0, 0.5],
+        ];
+        for positions in cases {
+            let ticks: Vec<DrawTick> =
+                positions.iter().map(|&pos| DrawTick { pos, label: None, grid: GridLine::None }).collect();
+            let mut expected: Vec<usize> = (0..ticks.len()).collect();
+            expected.sort_by(|&a, &b| ticks[a].pos.total_cmp(&ticks[b].pos));
+            assert_eq!(position_order(&ticks), expected, "{positions:?}");
+        }
     }
 }

@@ -24,7 +24,7 @@ use crate::vocab::{Candidate, Outcome, Totals};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// A model that prices training configurations (candidates) of one scenario and one strategy.
-pub trait CostModel: std::fmt::Debug + Send {
+pub trait CostModel: Send {
     /// Which model this is.
     fn mode(&self) -> ModeKind;
 
@@ -192,6 +192,14 @@ impl ModeKind {
             ModeKind::Reference => given.by_reference(),
             ModeKind::Extended => given.by_extended(),
         }
+    }
+}
+
+/// A model in debug output: its mode. (Not a `Debug` supertrait: that would compile every model's
+/// own `Debug`, with the formatting of all its state, into the page's module, used or not.)
+impl std::fmt::Debug for dyn CostModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CostModel").field("mode", &self.mode()).finish_non_exhaustive()
     }
 }
 

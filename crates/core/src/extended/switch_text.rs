@@ -279,7 +279,7 @@ pub fn edit_text(text: &str, key: &str, value: &str) -> String {
         put(k, v);
     }
     put(key, value);
-    known.sort_by_key(|(i, _, _)| *i);
+    crate::sort::sort_by_key(&mut known, |(i, _, _)| *i);
     let mut out: Vec<String> = known
         .into_iter()
         .filter(|(_, k, v)| defaults.value_of(k).as_deref() != Some(v.as_str()))

@@ -15,9 +15,13 @@
 mod entries;
 pub mod form;
 mod scenario;
+mod stand_ins;
+mod system_param;
 
 pub use entries::UserEntries;
 pub use scenario::{ModelRef, ResolvedScenario, Scenario, SystemRef};
+pub use stand_ins::{PointSystem, point_system};
+pub use system_param::SystemParam;
 
 use crate::catalog::{self, CatalogModel, CatalogSystem, MappedSystem, MappingOptions, Precision};
 use crate::extended::{Hardware, Workload};

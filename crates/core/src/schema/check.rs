@@ -311,7 +311,7 @@ pub fn walk(
     known.extend_from_slice(extra_known);
     // Membership by binary search in a sorted copy (`known` keeps its order for the hints).
     let mut sorted = known.clone();
-    sorted.sort_unstable();
+    crate::sort::sort(&mut sorted);
     for key in obj.keys() {
         if sorted.binary_search(&key.as_str()).is_err() {
             let shown: String = key.chars().take(60).collect();

@@ -125,7 +125,7 @@ impl Diagnosis {
                 }
             }
         }
-        suggestions.sort_by_key(|s| distance(s, devices, global_batch));
+        crate::sort::sort_by_key(&mut suggestions, |s| distance(s, devices, global_batch));
         Some(Diagnosis { reason: pick.reason.clone(), message: pick.message.clone(), suggestions })
     }
 
@@ -287,7 +287,7 @@ impl Search {
             .flat_map(|d| [g / d * d, g.div_ceil(d).saturating_mul(d)])
             .filter(|&b| b > 0 && b != g && b <= crate::vocab::MAX_GLOBAL_BATCH)
             .collect();
-        batches.sort_by_key(|&b| (b.abs_diff(g), b));
+        crate::sort::sort_by_key(&mut batches, |&b| (b.abs_diff(g), b));
         batches.dedup();
         let mut found = 0;
         for &b in batches.iter().take(MAX_TRIES * 4) {
@@ -299,7 +299,7 @@ impl Search {
                 }
             }
         }
-        out.sort_by_key(|s| distance(s, n, g));
+        crate::sort::sort_by_key(&mut out, |s| distance(s, n, g));
         out
     }
 

@@ -49,7 +49,7 @@ impl ShapeShards {
             }
         }
         let mut order: Vec<usize> = (0..shapes.len()).collect();
-        order.sort_by(|&a, &b| shapes[b].1.cmp(&shapes[a].1).then(shapes[a].2.cmp(&shapes[b].2)));
+        crate::sort::sort_by(&mut order, |&a, &b| shapes[b].1.cmp(&shapes[a].1).then(shapes[a].2.cmp(&shapes[b].2)));
         let mut lens = vec![0u64; count as usize];
         let mut owner: Vec<([u64; 5], u64)> = shapes.iter().map(|s| (s.0, 0)).collect();
         for i in order {

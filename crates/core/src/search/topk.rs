@@ -81,7 +81,7 @@ impl TopK {
     pub fn merge<'a>(k: usize, parts: impl IntoIterator<Item = &'a TopK>) -> TopK {
         let mut all: Vec<(u64, Ranked)> =
             parts.into_iter().flat_map(|t| t.order.iter().copied().zip(t.items.iter().copied())).collect();
-        all.sort_by(|(ia, a), (ib, b)| {
+        crate::sort::sort_by(&mut all, |(ia, a), (ib, b)| {
             b.throughput_samples_per_s.total_cmp(&a.throughput_samples_per_s).then(ia.cmp(ib))
         });
         all.truncate(k);

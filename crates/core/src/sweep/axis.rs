@@ -14,79 +14,7 @@ use crate::catalog::Precision;
 use crate::hint;
 use crate::{Error, Strategy};
 
-/// A system parameter a sweep can vary (applied after the catalog mapping).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SystemParam {
-    /// Peak matrix rate `R_mat` [TFLOP/s].
-    Matrix,
-    /// Peak vector rate `R_vec` [TFLOP/s].
-    Vector,
-    /// HBM capacity `C` [GB].
-    HbmCapacity,
-    /// HBM bandwidth `B_hbm` [GB/s].
-    HbmBandwidth,
-    /// Scale-up (NVLink) bandwidth per device, one direction, `B_nv` [GB/s].
-    ScaleUp,
-    /// Scale-out (NIC) bandwidth per NIC, one direction, `B_ib` [GB/s].
-    ScaleOut,
-}
-
-impl SystemParam {
-    /// Every parameter, in display order.
-    pub const ALL: [SystemParam; 6] = [
-        SystemParam::Matrix,
-        SystemParam::Vector,
-        SystemParam::HbmCapacity,
-        SystemParam::HbmBandwidth,
-        SystemParam::ScaleUp,
-        SystemParam::ScaleOut,
-    ];
-
-    /// The unit of absolute values.
-    pub fn unit(self) -> &'static str {
-        match self {
-            SystemParam::Matrix | SystemParam::Vector => "TFLOP/s",
-            SystemParam::HbmCapacity => "GB",
-            _ => "GB/s",
-        }
-    }
-
-    /// What the parameter is, in words, for notes (the matrix rate names its precision).
-    pub fn describe(self, precision: Precision) -> String {
-        match self {
-            SystemParam::Matrix => format!("{} matrix rate", precision.as_str().to_ascii_uppercase()),
-            SystemParam::Vector => "vector (non-matrix) rate".to_string(),
-            SystemParam::HbmCapacity => "memory capacity".to_string(),
-            SystemParam::HbmBandwidth => "memory bandwidth".to_string(),
-            SystemParam::ScaleUp => "scale-up bandwidth".to_string(),
-            SystemParam::ScaleOut => "scale-out (NIC) bandwidth".to_string(),
-        }
-    }
-
-    /// The value in `p`.
-    pub fn get(self, p: &crate::SystemParams) -> f64 {
-        match self {
-            SystemParam::Matrix => p.matrix_flops_fp16,
-            SystemParam::Vector => p.vector_flops_fp16,
-            SystemParam::HbmCapacity => p.hbm_capacity,
-            SystemParam::HbmBandwidth => p.hbm_bandwidth,
-            SystemParam::ScaleUp => p.nvlink_bandwidth,
-            SystemParam::ScaleOut => p.ib_bandwidth,
-        }
-    }
-
-    /// Sets the value in `p`.
-    pub fn set(self, p: &mut crate::SystemParams, v: f64) {
-        match self {
-            SystemParam::Matrix => p.matrix_flops_fp16 = v,
-            SystemParam::Vector => p.vector_flops_fp16 = v,
-            SystemParam::HbmCapacity => p.hbm_capacity = v,
-            SystemParam::HbmBandwidth => p.hbm_bandwidth = v,
-            SystemParam::ScaleUp => p.nvlink_bandwidth = v,
-            SystemParam::ScaleOut => p.ib_bandwidth = v,
-        }
-    }
-}
+pub use crate::resolve::SystemParam;
 
 /// What an axis varies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -185,12 +113,7 @@ impl AxisKey {
             AxisKey::Gpus => "gpus",
             // One name for the scale-up domain (issue 11 §5); `nvlink` and the others stay aliases.
             AxisKey::Domain => "domain",
-            AxisKey::Param(SystemParam::Matrix) => "matrix",
-            AxisKey::Param(SystemParam::Vector) => "vector",
-            AxisKey::Param(SystemParam::HbmCapacity) => "hbm_capacity",
-            AxisKey::Param(SystemParam::HbmBandwidth) => "hbm_bandwidth",
-            AxisKey::Param(SystemParam::ScaleUp) => "scale_up",
-            AxisKey::Param(SystemParam::ScaleOut) => "scale_out",
+            AxisKey::Param(p) => p.key(),
             AxisKey::SeqLen => "seq",
             AxisKey::GlobalBatch => "batch",
             AxisKey::Accum => "accum",

@@ -28,7 +28,6 @@ pub mod axis;
 pub mod export;
 pub mod metric;
 pub mod point;
-pub mod resolve;
 pub mod result;
 pub mod run;
 pub mod spec;

@@ -1,9 +1,8 @@
 //! From a point of a sweep (one value per axis) to the model's inputs: the scenario with every
-//! axis applied, resolved against the catalogs ([`super::resolve`]), with system-parameter
+//! axis applied, resolved against the catalogs ([`crate::resolve::point_system`]), with system-parameter
 //! overrides, and in extended mode the workload, the part and the switches of the point.
 
 use super::axis::{AxisKey, AxisValue, SystemParam};
-use super::resolve::resolve_system;
 use super::spec::{BatchRule, Constraints, SweepSpec};
 use crate::catalog::Precision;
 use crate::cost::{ExtendedSetup, Pricer};
@@ -11,7 +10,7 @@ use crate::extended::sparsity::no_effect_note;
 use crate::extended::{ExtendedOptions, Hardware, HardwareChoices, ModelFeatures};
 use crate::mode::Mode;
 use crate::reference::machine::Machine;
-use crate::resolve::{ModelRef, SystemRef};
+use crate::resolve::{self, ModelRef, SystemRef};
 use crate::vocab::{Note, NoteList};
 use crate::{ModelShape, Strategy, SystemParams};
 
@@ -169,7 +168,11 @@ fn apply_and_resolve(
             mode_notes.not_applied(format!("not searched: {SUMMA_UNSUPPORTED}"));
         }
     }
-    let resolved = resolve_system(scenario, &spec.mapping, &overrides, spec.mode.kind()).map_err(invalid)?;
+    let absolutes: Vec<(SystemParam, f64)> = overrides
+        .iter()
+        .filter_map(|(p, v)| if let AxisValue::Absolute(a) = v { Some((*p, *a)) } else { None })
+        .collect();
+    let resolved = resolve::point_system(scenario, &spec.mapping, &absolutes, spec.mode.kind()).map_err(invalid)?;
     let r = &resolved.scenario;
     let mut shape = r.shape;
     if let Some(l) = seq {

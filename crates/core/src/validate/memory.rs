@@ -343,7 +343,7 @@ pub fn percentile(v: &[f64], q: f64) -> Option<f64> {
     if s.is_empty() {
         return None;
     }
-    s.sort_by(f64::total_cmp);
+    crate::sort::sort_by(&mut s, f64::total_cmp);
     let rank = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len());
     Some(s[rank - 1])
 }

@@ -332,15 +332,12 @@ fn window(l: &mut Launch, k: &Keys) -> Result<(), Error> {
 /// Experts and latent attention given as keys (over the model file's).
 fn experts(l: &mut Launch, k: &Keys) -> Result<(), Error> {
     let named = k.get("model_name").is_some_and(|r| !matches!(r.value.trim(), "" | "default"));
-    let view = Keys {
-        map: k
-            .map
-            .iter()
-            .filter(|(_, r)| r.rank > Precedence::Config || !named)
-            .map(|(a, b)| (a.clone(), b.clone()))
-            .collect(),
-        replaced: Vec::new(),
-    };
+    // Inserted one by one, not collected: a `collect` into a map sorts its entries again, with its
+    // own copy of the standard sort in the page.
+    let mut view = Keys::default();
+    for (key, r) in k.map.iter().filter(|(_, r)| r.rank > Precedence::Config || !named) {
+        view.map.insert(key.clone(), r.clone());
+    }
     let k = &view;
     let m = &mut l.settings.moe;
     if let Some(r) = k.get("num_experts") {

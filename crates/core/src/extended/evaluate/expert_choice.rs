@@ -159,7 +159,7 @@ impl ExtendedEvaluator {
         let list = self.moe_caches.current(&memo.layout, &self.moe_current);
         let floors = moe_time_floors_s(&self.workload, &m, &memo.layout, &self.options, &list, true);
         let mut order: Vec<(f64, usize)> = floors.into_iter().zip(0..).collect();
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        crate::sort::sort_by(&mut order, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         memo.order = Some(order);
     }
 

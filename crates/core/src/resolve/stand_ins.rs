@@ -1,6 +1,6 @@
-//! A point's scenario against the catalogs: the model and system entries, the system mapped with
-//! the sweep's mapping values, and the three ways a sweep makes a system usable that the catalog
-//! alone does not describe (each labelled in the point's notes):
+//! A sweep point's scenario against the catalogs: the model and system entries, the system mapped
+//! with the sweep's mapping values, and the three ways a sweep makes a system usable that the
+//! catalog alone does not describe (each labelled in the point's notes):
 //!
 //! * **stand-ins**: an absolute value of a system-parameter axis (`matrix=1000`,
 //!   `hbm_capacity=1500`, …) replaces the system's own value anyway; where the catalog lists none
@@ -15,16 +15,14 @@
 //!
 //! Each case is decided from the entry's values (typed options), never from an error's text.
 
-use super::axis::{AxisValue, SystemParam};
+use super::{ResolvedScenario, Scenario, SystemParam, SystemRef, UserEntries};
 use crate::catalog::{CatalogSystem, MappingOptions, Precision, default_precision};
 use crate::mode_kind::ModeKind;
-use crate::resolve::{self, UserEntries};
-use crate::resolve::{ResolvedScenario, Scenario, SystemRef};
 use crate::vocab::{Note, NoteKind};
 
 /// A system resolved for one point, with what was done to make it usable.
 #[derive(Debug, Clone)]
-pub struct Resolved {
+pub struct PointSystem {
     /// The scenario resolved (its `system` is the entry actually mapped).
     pub scenario: ResolvedScenario,
     /// The mapping options the system was mapped with (scenario choices plus the sweep's values).
@@ -46,7 +44,7 @@ fn with_extra(scenario: &Scenario, extra: &MappingOptions) -> MappingOptions {
 
 /// The system entry of a scenario.
 fn entry(scenario: &Scenario) -> Result<CatalogSystem, crate::Error> {
-    resolve::scenario_system(UserEntries::builtin(), &scenario.system)
+    super::scenario_system(UserEntries::builtin(), &scenario.system)
 }
 
 /// The scenario with `system` as its (inline) system.
@@ -54,12 +52,11 @@ fn with_system(scenario: &Scenario, system: CatalogSystem) -> Scenario {
     Scenario { system: SystemRef::Inline(Box::new(system)), ..scenario.clone() }
 }
 
-/// Fills the values `sys` lacks with the absolute values among `overrides`; returns a note per
-/// value filled.
-fn fill_missing(sys: &mut CatalogSystem, precision: Precision, overrides: &[(SystemParam, &AxisValue)]) -> Vec<Note> {
+/// Fills the values `sys` lacks with the `absolutes` (a sweep's absolute system-parameter values);
+/// returns a note per value filled.
+fn fill_missing(sys: &mut CatalogSystem, precision: Precision, absolutes: &[(SystemParam, f64)]) -> Vec<Note> {
     let mut notes = Vec::new();
-    for (param, value) in overrides {
-        let AxisValue::Absolute(v) = value else { continue };
+    for (param, v) in absolutes {
         let p = &mut sys.peak_tflops;
         let slot = match param {
             SystemParam::Matrix => match precision {
@@ -87,31 +84,31 @@ fn fill_missing(sys: &mut CatalogSystem, precision: Precision, overrides: &[(Sys
                 "{} lists no {}: the sweep's {} = {v} {} stands in for it (a hypothetical value)",
                 sys.id,
                 param.describe(precision),
-                super::AxisKey::Param(*param),
+                param.key(),
                 param.unit()
             );
             let kind = NoteKind::StandIn { what: "an absolute value of a sweep's system-parameter axis" };
-            notes
-                .push(Note::new(kind, text).of_entry(&sys.id).about(format!("axis.{}", super::AxisKey::Param(*param))));
+            notes.push(Note::new(kind, text).of_entry(&sys.id).about(format!("axis.{}", param.key())));
         }
     }
     notes
 }
 
-/// Resolves the system of a point (see the module documentation): stand-ins from `overrides`,
-/// one-domain jobs without a NIC bandwidth, and (in extended `mode`) parts without a vector rate.
-pub fn resolve_system(
+/// The system of a sweep point (see the module documentation): stand-ins from the sweep's
+/// `absolutes` (absolute system-parameter values), one-domain jobs without a NIC bandwidth, and (in
+/// extended `mode`) parts without a vector rate.
+pub fn point_system(
     scenario: &Scenario,
     extra: &MappingOptions,
-    overrides: &[(SystemParam, &AxisValue)],
+    absolutes: &[(SystemParam, f64)],
     mode: ModeKind,
-) -> Result<Resolved, crate::Error> {
+) -> Result<PointSystem, crate::Error> {
     let mut scenario = scenario.clone();
     let mut notes = Vec::new();
-    if overrides.iter().any(|(_, v)| matches!(v, AxisValue::Absolute(_))) {
+    if !absolutes.is_empty() {
         let mut sys = entry(&scenario)?;
         let precision = default_precision(&sys, scenario.precision).unwrap_or(Precision::Bf16);
-        let filled = fill_missing(&mut sys, precision, overrides);
+        let filled = fill_missing(&mut sys, precision, absolutes);
         if !filled.is_empty() {
             notes.extend(filled);
             scenario = with_system(&scenario, sys);
@@ -139,5 +136,5 @@ pub fn resolve_system(
     }
     let mapping = with_extra(&scenario, &extra);
     let resolved = scenario.resolve_with(&mapping)?;
-    Ok(Resolved { scenario: resolved, mapping, notes })
+    Ok(PointSystem { scenario: resolved, mapping, notes })
 }
