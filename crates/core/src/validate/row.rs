@@ -423,6 +423,14 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     notes.extend(loss.note.clone());
     let (grads_freed, grads_note) = read_grads_freed(&stack_words);
     notes.extend(grads_note);
+    let checkpoint = &super::checkpoint_words::CheckpointKeeps::read(&stack_words, &system.id, recompute.level);
+    notes.extend(checkpoint.notes.iter().cloned());
+    if states.fp32_params_autocast {
+        notes.push(
+            Note::reading("autocast over FP32 parameters: FP32 weights and gathers, FP32 residual stream")
+                .about("precision"),
+        );
+    }
     let stage_split = match read_stage_split(&stack_words) {
         Some((rule, note)) if pp > 1 => {
             notes.push(note);
@@ -494,6 +502,9 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         loss_chunks: loss.chunks,
         loss_head_chunked: loss.head_inside,
         compiled_loss,
+        op_saves_attention: checkpoint.op_saves_attention,
+        fp32_params_autocast: states.fp32_params_autocast,
+        outputs_hold_kv: checkpoint.outputs_hold_kv,
         tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
         dp_overlap,
         param_broadcast,
