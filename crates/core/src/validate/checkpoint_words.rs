@@ -81,6 +81,16 @@ pub fn read_op_saves_attention(stack: &Words, system_id: &str, recompute: Recomp
     )
 }
 
+/// The note of the attention kernel where [`read_op_saves_attention`] read cuDNN's: `native`
+/// (the part's own-generation fused attention), torchtitan putting SDPA's cuDNN backend first on
+/// B200-class parts.
+pub fn cudnn_kernel_note() -> Note {
+    Note::reading(
+        "attention kernel native: torchtitan puts PyTorch SDPA's cuDNN backend first on B200-class parts \
+         (torchtitan/models/attention.py since 3b85aa3)",
+    )
+}
+
 /// Whether a catalog id names an NVIDIA part of compute capability 10.x (B200, B300, GB200,
 /// GB300: the parts torchtitan's `has_cuda_capability(10, 0)` selects).
 fn is_b200_class(system_id: &str) -> bool {

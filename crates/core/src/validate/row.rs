@@ -451,6 +451,12 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     let (attention_kernel, attention_note) =
         read_stated_attention_kernel(p.flash_attention, &Words::new(&attention_text))
             .map_err(RowReason::Configuration)?;
+    // torchtitan's SDPA on a B200-class part is cuDNN's (the reading that recomputes it).
+    let (attention_kernel, attention_note) = if checkpoint.op_saves_attention {
+        (attention_kernel, attention_note)
+    } else {
+        (crate::extended::AttentionKernel::Native, Some(super::checkpoint_words::cudnn_kernel_note()))
+    };
     notes.extend(attention_note);
     let stack_text = [
         run.framework.as_deref().unwrap_or(""),
