@@ -6,7 +6,12 @@
 //! against regressions, not a fit): 12.5 % over the 15 rows that quote their source, 17.1 % over
 //! all 18 scored rows at first; 9.9 % and 15.0 % once two readings they exposed were mended (the
 //! framework field decides eager or compiled before a note; FSDP's float8 all-gather); 10.9 % and
-//! 15.8 % once the fragmentation was refitted (0.20 to 0.23) with BLOOM's pipeline split read.
+//! 15.8 % once the fragmentation was refitted (0.20 to 0.23) with BLOOM's pipeline split read;
+//! 10.5 % and 14.1 % with torchtitan's chunked loss read (session 25); 8.6 % and 8.8 % (issue
+//! 32's bar: 10 %) once ATorch's FSDP1 runs were read as they ran (autocast over FP32 weights,
+//! the Hugging Face output holding every block's keys and values, gradients freed by
+//! `zero_grad`) and torchtitan's B200 runs recompute their cuDNN attention (session 26). Those
+//! rows informed these readers, so for them they are no longer unseen.
 
 use fmperf_core::extended::memory::FRAGMENTATION;
 use fmperf_core::validate::{MeasuredFile, ModeKind, parse_measured_runs, validate};
@@ -71,8 +76,8 @@ fn runs_after_the_fit_are_read_and_evaluated() {
         all.len()
     );
     assert_eq!((quoted.len(), all.len()), (15, 18), "rows scored");
-    assert!(mean(&quoted) <= 0.15, "quoted rows MAPE {}", mean(&quoted));
-    assert!(mean(&all) <= 0.20, "all rows MAPE {}", mean(&all));
+    assert!(mean(&quoted) <= 0.10, "quoted rows MAPE {}", mean(&quoted));
+    assert!(mean(&all) <= 0.10, "all rows MAPE {}", mean(&all));
     assert_eq!(report.summary.memory.stats.evaluated, 18);
     // Each source's fragmentation is held out from the same pool as its errors (this file's other
     // sources and the shipped runs), so it stays near the shipped fit, not near a refit on a few

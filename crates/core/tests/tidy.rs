@@ -147,6 +147,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "pipeline",
             "step_host",
             "fp32_accumulation",
+            "stack_tensors",
             "model_states",
             "memory",
             "device_memory",

@@ -92,9 +92,12 @@ fn flash_attention(
     let att = Operation::priced("attention", OpKind::Attention, p, attention, att_bytes * full_share);
     let (att_s, work) = ((att.fwd.compute_s, att.bwd.compute_s), att.work);
     // Operator-level policy: the kernel's outputs are saved (the attention output and the FP32
-    // log-sum-exp per head and query token); Q, K, V are recomputed for its backward.
-    let att_saved = (q_w / tp * es + 4.0 * heads_local) * tokens;
-    let mut ops = vec![att.keeping(KeptBytes::recomputable(qkv_kept)).op_policy(att_saved, 0.0)];
+    // log-sum-exp per head and query token); Q, K, V are recomputed for its backward. A backend
+    // the policy's save list leaves out ([`super::options::ExtendedOptions::op_saves_attention`])
+    // is recomputed with them (its forward runs again before its backward): nothing of it kept.
+    let (att_saved, att_rerun) =
+        if o.op_saves_attention { ((q_w / tp * es + 4.0 * heads_local) * tokens, 0.0) } else { (0.0, 1.0) };
+    let mut ops = vec![att.keeping(KeptBytes::recomputable(qkv_kept)).op_policy(att_saved, att_rerun)];
     if let Some(sw) = w.sliding_window.filter(|sw| sw.windowed_share() > 0.0) {
         let per_head = mbs * s_q * heads_local * w.head_dim as f64;
         ops.push(window_attention(p, sw, per_head, seq, att_bytes * sw.windowed_share()));

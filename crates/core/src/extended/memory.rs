@@ -33,11 +33,18 @@
 //!   the micro-batches in flight under 1F1B (`pp − i` on stage `i`; ×`(1 + (pp−1)/(pp·v))` with
 //!   `v`-way interleaving, Korthikanti et al. 2022 §4.2.3), plus one block's full activations
 //!   while it is recomputed under full (or torchtitan's operator-level) recomputation;
+//! * **block inputs in FP32** — under 16-bit autocast over FP32 parameters the residual stream
+//!   stays FP32 (embedding and residual additions are not autocast operations), so each kept
+//!   block input is 4 B per element ([`ExtendedOptions::fp32_params_autocast`]);
+//! * **keys and values in the output** — a Hugging Face model whose `use_cache` stays on returns
+//!   every block's keys and values, held by the output through the backward beside the
+//!   checkpointed activations ([`ExtendedOptions::outputs_hold_kv`]);
 //! * **logits and loss** — `tokens · V/tp` logits of one micro-batch at [`LOSS_BYTES_PER_LOGIT`]
 //!   (16-bit logits, their FP32 copy and the FP32 log-softmax saved for the backward pass),
-//!   the FP32 part divided by the loss chunks; a compiled loss (inductor fuses the upcast, the
-//!   log-softmax and the NLL into one reduction) keeps only the 16-bit logits and an FP32
-//!   log-sum-exp per token; with the head inside the chunks (torchtitan's chunked loss, fused
+//!   the FP32 part divided by the loss chunks (nanotron's model returns FP32 logits: no 16-bit
+//!   ones at the loss, [`super::stack::Stack::logits_upcast_in_model`]); a compiled loss
+//!   (inductor fuses the upcast, the log-softmax and the NLL into one reduction) keeps only the
+//!   16-bit logits and an FP32 log-sum-exp per token; with the head inside the chunks (torchtitan's chunked loss, fused
 //!   linear-cross-entropy kernels) only one chunk's logits exist at a time, beside an FP32
 //!   accumulator of the final hidden states' gradient;
 //! * **allocator fragmentation** (reserved − allocated) — [`FRAGMENTATION`] of the allocated
@@ -54,6 +61,7 @@ use super::model_states::{model_states, muon_momentum_saving};
 use super::options::{ExtendedOptions, Fp8Recipe, Recompute, Sharding};
 use super::pipeline::split;
 use super::pricing::Pricing;
+use super::stack_tensors::{fp32_input_extra, kv_output_bytes};
 use super::workload::Workload;
 use crate::vocab::MemoryKind;
 
@@ -383,7 +391,10 @@ fn stage_figures(
     } else {
         0.0
     };
-    let activations = stage.in_flight * (stage.blocks as f64 * block.kept_bytes(opts.recompute) + ends_acts) + working;
+    let activations = stage.in_flight
+        * (stage.blocks as f64 * (block.kept_bytes(opts.recompute) + fp32_input_extra(hw, opts, block.input_bytes))
+            + ends_acts)
+        + working;
     let loss = loss_bytes(w, layout, opts).filter(|_| stage.head);
     // Gradients held at the peak: all of them, but for a loop that frees them between steps and
     // runs one micro-batch per step: none at the loss, and at the backward's end only what they
@@ -463,6 +474,14 @@ fn stage_figures(
         "kept bytes of each operation per recomputation policy × micro-batches in flight under 1F1B (Korthikanti et \
          al. 2022)",
     );
+    if opts.outputs_hold_kv {
+        put(
+            "kv_outputs",
+            stage.blocks as f64 * kv_output_bytes(w, layout, hw, opts),
+            "every block's keys and values returned with the model's output (Hugging Face use_cache), held through \
+             the backward",
+        );
+    }
     if let Some(bytes) = loss {
         put(
             "logits_and_loss",
@@ -506,7 +525,12 @@ fn loss_bytes(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Option<f
         (all_tokens, chunks, 0.0)
     };
     let logits = tokens * vocab as f64 / layout.tp as f64;
-    let sixteen_bit = LOSS_BYTES_PER_LOGIT - LOSS_FP32_BYTES_PER_LOGIT;
+    // A stack whose model returns FP32 logits has freed the 16-bit ones before the loss.
+    let sixteen_bit = if opts.stack.logits_upcast_in_model() && !opts.compiled_loss {
+        0.0
+    } else {
+        LOSS_BYTES_PER_LOGIT - LOSS_FP32_BYTES_PER_LOGIT
+    };
     let held = if opts.compiled_loss {
         logits * sixteen_bit + tokens * 4.0
     } else {

@@ -40,6 +40,9 @@
 //! | `loss_chunks` | logits and cross-entropy in chunks | [`memory`] |
 //! | `loss_head_chunked` | the output head runs inside the loss chunks (one chunk's logits at a time, an FP32 hidden-state gradient accumulator) | [`memory`] |
 //! | `compiled_loss` | cross-entropy compiled with its FP32 upcast (no FP32 logits held) | [`memory`] |
+//! | `op_saves_attention` | the operator-level policy saves the attention output (off: recomputed, torchtitan's cuDNN backend on B200 until December 2025) | [`attention`], [`memory`] |
+//! | `fp32_params_autocast` | 16-bit autocast over FP32 weights: FP32 states, gathers and kept block inputs | [`model_states`], [`memory`] |
+//! | `outputs_hold_kv` | the model's output holds every block's keys and values through the backward (Hugging Face `use_cache`) | [`memory`] |
 //! | `fusion` | fused element-wise kernels, or eager PyTorch with each primitive's own HBM traffic | [`ops`], [`sublayer`] |
 //! | `log_num_zeros_in_grad`, `log_params_norm` | Megatron-LM's per-step gradient zero count and parameter norm: host time of their PyTorch calls and synced all-reduces, added to the step | [`step_host`] |
 //! | `grad_accumulation_fusion` | Megatron-LM's weight-gradient GEMMs accumulate into the FP32 main gradient; off (`--no-gradient-accumulation-fusion`), DDP's backward hook adds each weight's 16-bit gradient: a launch per weight matrix and the 16-bit gradient's write and read | [`step_host`], [`iteration`] |
@@ -101,6 +104,7 @@ pub mod pipeline;
 pub mod pricing;
 pub mod sparsity;
 pub mod stack;
+pub mod stack_tensors;
 pub mod step_host;
 pub mod sublayer;
 pub mod switch_text;

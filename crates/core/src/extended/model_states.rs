@@ -8,8 +8,9 @@
 //! mixed precision keeps 16-bit weights (2 B), FP32 main gradients (4 B; 2 B when the gradients
 //! are reduced in 16 bits, Megatron Core's `grad_reduce_in_fp32=False`; FP16 training keeps FP16
 //! gradients and an FP32 copy in the optimizer, 2 + 4/d) and an FP32 master copy with two Adam
-//! moments (12 B); FP32 training 4 + 4 + 8; pure BF16 (no master) 2 + 2 + 4; BF16 moments beside
-//! FP32 master weights 4 + 2 + 2 (DeepSeek-V3 §3.3.3). ZeRO-1 divides the optimizer by `d`,
+//! moments (12 B); FP32 training, and 16-bit autocast over FP32 parameters, 4 + 4 + 8 (the
+//! latter's ZeRO-3 gathers in FP32, [`gathered_bytes`]); pure BF16 (no master) 2 + 2 + 4; BF16
+//! moments beside FP32 master weights 4 + 2 + 2 (DeepSeek-V3 §3.3.3). ZeRO-1 divides the optimizer by `d`,
 //! ZeRO-2 also the gradients (except FSDP2 under pipelining, which accumulates whole FP32
 //! gradients between micro-batches); ZeRO-3/FSDP keeps `16/d` (FSDP2's FP32 sharded parameters
 //! are the master copy) plus the gathered 16-bit weights. Muon keeps one momentum buffer per
@@ -31,12 +32,20 @@ pub(super) fn state_bytes(hw: &Hardware, opts: &ExtendedOptions) -> (f64, f64, f
     let eb = hw.element_bytes;
     match opts.optimizer_states {
         OptimizerStates::PureBf16 => (eb, eb, 2.0 * eb),
-        OptimizerStates::Fp32Master if eb >= 4.0 => (4.0, 4.0, 8.0),
+        OptimizerStates::Fp32Master if eb >= 4.0 || opts.fp32_params_autocast => (4.0, 4.0, 8.0),
         OptimizerStates::Fp32Master if hw.attention_precision == Precision::Fp16 => (eb, eb, 16.0),
         OptimizerStates::Fp32Master => (eb, super::data_parallel::grad_reduce_bytes(hw, opts), 12.0),
         // FP32 master (4 B) and two BF16 moments (2 + 2 B).
         OptimizerStates::Bf16Moments => (eb, super::data_parallel::grad_reduce_bytes(hw, opts), 8.0),
     }
+}
+
+/// Bytes per parameter of ZeRO-3's gathered weights: the compute width (FSDP's mixed-precision
+/// `param_dtype`), or FP32 under autocast over FP32 parameters
+/// ([`ExtendedOptions::fp32_params_autocast`]: FSDP without a mixed-precision policy gathers the
+/// parameters in their own dtype).
+pub(super) fn gathered_bytes(hw: &Hardware, opts: &ExtendedOptions) -> f64 {
+    if opts.fp32_params_autocast { 4.0_f64.max(hw.element_bytes) } else { hw.element_bytes }
 }
 
 /// The optimizer-state bytes Muon saves on `matrices` matrix parameters sharded over `d` (when the
@@ -77,7 +86,7 @@ pub(super) fn model_states(
                 OptimizerStates::Bf16Moments => (4.0, 4.0, 4.0),
                 OptimizerStates::Fp32Master => (4.0, 8.0, 4.0),
             };
-            [params * w_sh / d, params * g_sh / d, params * o_sh / d, gathered * hw.element_bytes]
+            [params * w_sh / d, params * g_sh / d, params * o_sh / d, gathered * gathered_bytes(hw, opts)]
         }
         s => {
             // A gradient-accumulation buffer: beside replicated 16-bit gradients, DeepSpeed's

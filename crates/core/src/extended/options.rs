@@ -130,6 +130,26 @@ pub struct ExtendedOptions {
     /// fused kernel reads the 16-bit logits and keeps one FP32 log-sum-exp per token for the
     /// backward, so neither the FP32 copy of the logits nor the FP32 log-softmax is held.
     pub compiled_loss: bool,
+    /// Under torchtitan's operator-level policy ([`Recompute::Op`]) the attention kernel's output
+    /// and log-sum-exp are saved: its SDPA backend is in the policy's save list. Off: the
+    /// attention is recomputed in the backward and nothing of it is kept — the cuDNN backend,
+    /// which torchtitan puts first on B200-class parts from 3b85aa3 (2025-05-14,
+    /// `torchtitan/models/attention.py`) and left out of `_save_list` until b39377f (2025-12-01,
+    /// "add all SDPA backends to op_sac_save_list"). Default on.
+    pub op_saves_attention: bool,
+    /// 16-bit autocast over FP32 parameters (PyTorch AMP without a mixed-precision policy, as
+    /// ATorch's `amp_native` wraps the model's forward in `torch.autocast`): the weights are FP32
+    /// (4 B, no separate master copy: 4 + 4 + 8 B of states per parameter), FSDP gathers them in
+    /// FP32, and the residual stream between blocks stays FP32 (the embedding and the residual
+    /// additions are not autocast operations; FP32 + BF16 promotes to FP32), so every block input
+    /// kept for the backward is 4 B per element. Off: 16-bit weights and activations.
+    pub fp32_params_autocast: bool,
+    /// The model's output holds every block's keys and values until the step's backward ends
+    /// (Hugging Face transformers' `use_cache`, which the model config turns on and only the
+    /// model's own `gradient_checkpointing` turns off in training — not a wrapper's
+    /// checkpointing, as ATorch's `checkpoint` optimization applies it): `2 · tokens · kv width`
+    /// 16-bit elements per block beside the checkpointed activations. Off: nothing returned.
+    pub outputs_hold_kv: bool,
     /// Fused or eager element-wise kernels (see [`Fusion`]): eager moves more HBM bytes in the
     /// norms, RoPE and gated activation.
     pub fusion: Fusion,
@@ -189,6 +209,9 @@ impl ExtendedOptions {
             loss_chunks: 1,
             loss_head_chunked: false,
             compiled_loss: false,
+            op_saves_attention: true,
+            fp32_params_autocast: false,
+            outputs_hold_kv: false,
             fusion: Fusion::Fused,
             attention_kernel: AttentionKernel::Native,
             stack: super::stack::Stack::Megatron,
@@ -439,7 +462,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 44);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 47);
         let bad = ExtendedOptions { cp_ulysses: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("cp_ulysses"));
         let strict = ExtendedOptions {

@@ -96,6 +96,18 @@ impl Stack {
         }
     }
 
+    /// True when the stack's model upcasts its logits to FP32 itself and the 16-bit logits are
+    /// gone before the loss: nanotron's `LlamaModel` ends with a `cast_to_fp32` block
+    /// (`x.float()`) and returns only the FP32 logits, whose cross-entropy subtracts the maximum
+    /// into one FP32 copy and exponentiates it in place, saving it as the softmax
+    /// (huggingface/nanotron 2411b02 `src/nanotron/models/llama.py` `forward_with_hidden_states`
+    /// l. 899–936, `Loss`; `src/nanotron/parallel/tensor_parallel/functional.py`
+    /// `_ShardedCrossEntropy`, l. 31–107): 4 + 4 B per logit at the loss, no 16-bit logits
+    /// ([`super::memory`]).
+    pub fn logits_upcast_in_model(self) -> bool {
+        self == Stack::Nanotron
+    }
+
     /// The shardings the stack offers, in ZeRO order (what the search chooses from).
     pub fn shardings(self) -> &'static [Sharding] {
         match self {

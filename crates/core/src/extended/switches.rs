@@ -85,7 +85,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`](super::options::ExtendedOptions)).
-pub const SWITCHES: [SwitchInfo; 44] = [
+pub const SWITCHES: [SwitchInfo; 47] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -367,6 +367,30 @@ pub const SWITCHES: [SwitchInfo; 44] = [
         "cross-entropy compiled with its FP32 upcast: only the 16-bit logits and a log-sum-exp per token are held",
         "off: eager cross_entropy; torchtitan (compile.components, since April 2025) and torchtune compile it with \
          the model",
+    ),
+    toggle(
+        "op_saves_attention",
+        "Op-level checkpointing saves attention",
+        "under the operator-level policy the attention kernel's output is saved; off: recomputed in the backward, \
+         nothing of it kept",
+        "on: torchtitan saves every SDPA backend (b39377f, 2025-12-01); before it the cuDNN backend, first on B200 \
+         since 3b85aa3 (2025-05-14), was recomputed",
+    ),
+    toggle(
+        "fp32_params_autocast",
+        "Autocast over FP32 weights",
+        "16-bit autocast without a mixed-precision policy: FP32 weights (4 + 4 + 8 B of states), FSDP gathers FP32, \
+         the residual stream and the kept block inputs are FP32",
+        "off: a 16-bit weight copy (Megatron-LM, FSDP's MixedPrecision); ATorch's amp_native wraps the forward in \
+         torch.autocast over FP32 parameters",
+    ),
+    toggle(
+        "outputs_hold_kv",
+        "Outputs hold keys and values",
+        "the model's output keeps every block's keys and values until the backward ends (Hugging Face use_cache) \
+         beside the checkpointed activations",
+        "off: Hugging Face turns use_cache off under its own gradient_checkpointing; a wrapper's checkpointing \
+         (ATorch's) leaves it at the config's default (on for Llama 2, transformers 4.31)",
     ),
     toggle(
         "log_num_zeros_in_grad",

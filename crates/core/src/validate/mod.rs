@@ -12,6 +12,7 @@
 //! The published files are compiled in ([`MEASURED_RUNS_JSON`], [`MEASURED_MEMORY_RUNS_JSON`],
 //! copies of `shared/data/` with every row's source; `build.rs` drops the whitespace between tokens).
 
+pub mod checkpoint_words;
 pub mod compare;
 pub mod convention;
 pub mod device_count;

@@ -288,6 +288,9 @@ pub struct StateFacts {
     pub fp32_grad_accumulation: bool,
     /// Optimizer states in 8 bits.
     pub eight_bit_optimizer: bool,
+    /// 16-bit autocast over FP32 parameters, no mixed-precision policy
+    /// ([`crate::extended::ExtendedOptions::fp32_params_autocast`]).
+    pub fp32_params_autocast: bool,
 }
 
 /// Reads the state facts from the precision and optimizer words.
@@ -309,7 +312,20 @@ pub fn read_state_facts(precision: Option<&str>, optimizer: Option<&str>) -> Sta
         ]) || o.has("in bwd"),
         fp32_grad_accumulation: both.any(&["fp32 grad accumulation", "accumulates grads in fp32", "fp32 grad accum"]),
         eight_bit_optimizer: o.any(&["8 bit", "8bit", "adam8bit", "adamw8bit", "bnb"]),
+        fp32_params_autocast: reads_fp32_params_autocast(&p),
     }
+}
+
+/// Whether the precision words say 16-bit autocast over FP32 parameters (`"bf16 autocast over
+/// fp32 parameters"`, `"amp over fp32 weights"`): autocast (or AMP) and FP32 parameters or
+/// weights named together, no mixed-precision policy (`param_dtype`, FSDP's `MixedPrecision`)
+/// casting the weights to 16 bits first.
+fn reads_fp32_params_autocast(p: &Words) -> bool {
+    let autocast = p.any(&["autocast", "amp", "amp native"]);
+    let fp32_params =
+        p.any(&["fp32 parameters", "fp32 params", "fp32 weights", "float32 parameters", "float32 weights"]);
+    let policy = p.any(&["param dtype", "mixed precision policy", "mixedprecision", "mixedprecisionpolicy"]);
+    autocast && fp32_params && !policy
 }
 
 /// Whether the words turn Megatron's FP32 gradient reduction off: its gradient buffer (and the
@@ -395,8 +411,12 @@ const GRAD_BUFFER_FRAMEWORKS: [&str; 5] = ["megatron", "nemo", "deepspeed", "max
 
 /// PyTorch's own sharding and loops beyond [`PYTORCH_NATIVE_LOOPS`] whose training step calls
 /// `optimizer.zero_grad()` (lightning-thunder's benchmark; PyTorch FSDP1/FSDP2 set the sharded
-/// `.grad` and free it like any other): gradients freed, but nothing said about compilation.
-const GRADS_FREED_WORDS: [&str; 5] = ["lightning thunder", "pytorch fsdp", "torch fsdp", "fsdp2", "fully shard"];
+/// `.grad` and free it like any other; ATorch's examples step a torch `AdamW` and call
+/// `optimizer.zero_grad()`, intelligent-machine-learning/dlrover 3a442b7
+/// `atorch/examples/llama2/fsdp_llama2.py` training loop): gradients freed, but nothing said
+/// about compilation.
+const GRADS_FREED_WORDS: [&str; 6] =
+    ["lightning thunder", "pytorch fsdp", "torch fsdp", "fsdp2", "fully shard", "atorch"];
 
 /// Whether the run's training loop frees its gradients between steps
 /// ([`crate::extended::ExtendedOptions::grads_freed`]): the stack words name a PyTorch-native
@@ -683,6 +703,17 @@ mod tests {
     }
 
     #[test]
+    fn autocast_over_fp32_parameters() {
+        let amp = |p: &str| read_state_facts(Some(p), None).fp32_params_autocast;
+        assert!(amp("bf16 autocast (amp_native) over fp32 parameters"));
+        assert!(amp("AMP over FP32 weights"));
+        // A mixed-precision policy casts the weights to 16 bits first; plain words say nothing.
+        assert!(!amp("bf16 autocast, FSDP MixedPrecision param_dtype bf16 over fp32 parameters"));
+        assert!(!amp("bf16 mixed precision (fp32 sharded master weights)"));
+        assert!(!amp("fp32 parameters"));
+    }
+
+    #[test]
     fn grads_freed_by_the_loop_the_words_name() {
         let freed = |t: &str| read_grads_freed(&Words::new(t)).0;
         assert!(freed("torchtitan 9dec370; torch.compile"));
@@ -698,6 +729,10 @@ mod tests {
         // A comparison with a PyTorch-native loop does not free Megatron's buffer.
         assert!(!freed("Megatron-LM; same model as the torchtitan run"));
         assert!(!freed(""));
+        // ATorch's FSDP examples step a torch AdamW and call zero_grad; its DeepSpeed 3D ones keep
+        // DeepSpeed's buffer.
+        assert!(freed("ATorch auto_accelerate: FSDP1 (wrap LlamaDecoderLayer), HF transformers Llama"));
+        assert!(!freed("ATorch DS 3D (DeepSpeed pipeline)"));
         assert!(!read_state_facts(Some("FP8 with bf16 mixed; fp32 main params"), Some("Adam")).pure_16bit);
         assert_eq!(read_interleave("AsyncTP; interleaved 1F1B").map(|x| x.0), Some(2));
         assert_eq!(read_interleave("interleaved schedule, 4 virtual stages").map(|x| x.0), Some(4));

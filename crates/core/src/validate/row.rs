@@ -424,6 +424,14 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     notes.extend(loss.note.clone());
     let (grads_freed, grads_note) = read_grads_freed(&stack_words);
     notes.extend(grads_note);
+    let checkpoint = &super::checkpoint_words::CheckpointKeeps::read(&stack_words, &system.id, recompute.level);
+    notes.extend(checkpoint.notes.iter().cloned());
+    if states.fp32_params_autocast {
+        notes.push(
+            Note::reading("autocast over FP32 parameters: FP32 weights and gathers, FP32 residual stream")
+                .about("precision"),
+        );
+    }
     let stage_split = match read_stage_split(&stack_words) {
         Some((rule, note)) if pp > 1 => {
             notes.push(note);
@@ -444,6 +452,12 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     let (attention_kernel, attention_note) =
         read_stated_attention_kernel(p.flash_attention, &Words::new(&attention_text))
             .map_err(RowReason::Configuration)?;
+    // torchtitan's SDPA on a B200-class part is cuDNN's (the reading that recomputes it).
+    let (attention_kernel, attention_note) = if checkpoint.op_saves_attention {
+        (attention_kernel, attention_note)
+    } else {
+        (crate::extended::AttentionKernel::Native, Some(super::checkpoint_words::cudnn_kernel_note()))
+    };
     notes.extend(attention_note);
     let stack_text = [
         run.framework.as_deref().unwrap_or(""),
@@ -498,6 +512,9 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         loss_chunks: loss.chunks,
         loss_head_chunked: loss.head_inside,
         compiled_loss,
+        op_saves_attention: checkpoint.op_saves_attention,
+        fp32_params_autocast: states.fp32_params_autocast,
+        outputs_hold_kv: checkpoint.outputs_hold_kv,
         tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
         dp_overlap,
         param_broadcast,
