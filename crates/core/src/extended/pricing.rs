@@ -182,9 +182,15 @@ impl Pricing<'_> {
     /// its scores `Q·Kᵀ` and context `P·V` ([`super::unfused_attention`]): `2·batch·m·k·n` FLOPs
     /// at `η` times the 16-bit ceiling (these GEMMs stay in the activations' format under FP8
     /// training) times the GEMM-size factor of one matmul, under a roofline on every operand and
-    /// result in the activations' format.
+    /// result in the activations' format. On a GPU, a matmul with a dimension off the multiples of
+    /// 8 ([`super::efficiency::tensor_core_aligned`]: a head width such as 225) runs at the part's
+    /// FP16 non-Tensor-Core peak (`vector_flops_fp16`, datasheet) instead, unscaled.
     pub fn activation_matmul(&self, batch: f64, m: f64, k: f64, n: f64) -> Pass {
-        let rate = self.opts.hardware.matmul_efficiency * self.hw.attention_ceiling_tflops;
+        let rate = if self.hw.host_launched && !super::efficiency::tensor_core_aligned(m, k, n) {
+            self.hw.params.vector_flops_fp16
+        } else {
+            self.opts.hardware.matmul_efficiency * self.hw.attention_ceiling_tflops
+        };
         let bytes = batch * (m * k + k * n + m * n) * self.hw.element_bytes;
         self.gemm(2.0 * batch * m * k * n * 1e-12, rate, (m, k, n), bytes)
     }
