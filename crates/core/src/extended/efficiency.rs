@@ -342,6 +342,9 @@ pub fn ceiling(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::catalog;
+
     #[test]
     fn tensor_core_alignment_by_hand() {
         // BLOOM's head width 14400 / 64 = 225 = 8·28 + 1: the scores Q·Kᵀ (2048 × 225)·(225 × 2048).
@@ -351,9 +354,6 @@ mod tests {
         // 14336 / 64 = 224 = 8·28.
         assert!(tensor_core_aligned(2048.0, 224.0, 2048.0));
     }
-
-    use super::*;
-    use crate::catalog;
 
     #[test]
     fn measured_ceilings_and_the_peak_fallback() {

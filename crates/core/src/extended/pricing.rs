@@ -364,4 +364,22 @@ mod tests {
         let rate = opts.hardware.attention_efficiency * 989.4 * kernel * 0.5 * 0.75;
         assert!((a.compute_s - 1.0 / rate).abs() < 1e-12);
     }
+
+    #[test]
+    fn misaligned_activation_matmuls_run_at_the_vector_peak_by_hand() {
+        let hw = Hardware::from_params(&SystemParams::h200(), false);
+        let opts = ExtendedOptions {
+            hardware: HardwareChoices { matmul_efficiency: 0.5, gemm_half_dim: 0.0, ..HardwareChoices::realistic() },
+            ..ExtendedOptions::realistic()
+        };
+        let p = Pricing { hw: &hw, opts: &opts };
+        // 32 scores Q·Kᵀ (2048 × 224)·(224 × 2048): 2·32·2048·224·2048 FLOPs at 0.5 · 989.4.
+        let aligned = p.activation_matmul(32.0, 2048.0, 224.0, 2048.0);
+        assert!((aligned.compute_s - aligned.tflop / (0.5 * 989.4)).abs() < 1e-12 * aligned.compute_s);
+        // Head width 225 (not a multiple of 8): the same shape at the FP16 non-Tensor-Core peak.
+        let off = p.activation_matmul(32.0, 2048.0, 225.0, 2048.0);
+        assert_eq!(off.tflop, 2.0 * 32.0 * 2048.0 * 225.0 * 2048.0 * 1e-12);
+        assert!((off.compute_s - off.tflop / hw.params.vector_flops_fp16).abs() < 1e-12 * off.compute_s);
+        assert!(hw.params.vector_flops_fp16 < 0.5 * 989.4);
+    }
 }
