@@ -210,6 +210,14 @@ pub fn gemm_size_factor(m: f64, k: f64, n: f64, c: f64) -> f64 {
     [m, k, n].iter().filter(|x| x.is_finite()).map(|x| x / (x + c)).product()
 }
 
+/// Tensor Core alignment of a 16-bit matmul: NVIDIA's *Matrix Multiplication Background User's
+/// Guide* (Deep Learning Performance documentation, "Tensor Core Requirements") asks for every
+/// dimension `m`, `k`, `n` a multiple of 8 elements (16 bytes) in FP16/BF16; a matmul that is not
+/// may miss the Tensor Cores. True when all three are.
+pub fn tensor_core_aligned(m: f64, k: f64, n: f64) -> bool {
+    [m, k, n].iter().all(|x| x % 8.0 == 0.0)
+}
+
 /// Where a ceiling comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CeilingSource {
@@ -336,6 +344,16 @@ pub fn ceiling(
 mod tests {
     use super::*;
     use crate::catalog;
+
+    #[test]
+    fn tensor_core_alignment_by_hand() {
+        // BLOOM's head width 14400 / 64 = 225 = 8·28 + 1: the scores Q·Kᵀ (2048 × 225)·(225 × 2048).
+        assert!(!tensor_core_aligned(2048.0, 225.0, 2048.0));
+        // 13824 / 128 = 108 = 8·13 + 4: the context P·V (2048 × 2048)·(2048 × 108).
+        assert!(!tensor_core_aligned(2048.0, 2048.0, 108.0));
+        // 14336 / 64 = 224 = 8·28.
+        assert!(tensor_core_aligned(2048.0, 224.0, 2048.0));
+    }
 
     #[test]
     fn measured_ceilings_and_the_peak_fallback() {

@@ -191,9 +191,15 @@ impl Pricing<'_> {
     /// its scores `Q·Kᵀ` and context `P·V` ([`super::unfused_attention`]): `2·batch·m·k·n` FLOPs
     /// at `η` times the 16-bit ceiling (these GEMMs stay in the activations' format under FP8
     /// training) times the GEMM-size factor of one matmul, under a roofline on every operand and
-    /// result in the activations' format.
+    /// result in the activations' format. On a GPU, a matmul with a dimension off the multiples of
+    /// 8 ([`super::efficiency::tensor_core_aligned`]: a head width such as 225) runs at the part's
+    /// FP16 non-Tensor-Core peak (`vector_flops_fp16`, datasheet) instead, unscaled.
     pub fn activation_matmul(&self, batch: f64, m: f64, k: f64, n: f64) -> Pass {
-        let rate = self.opts.hardware.matmul_efficiency * self.hw.attention_ceiling_tflops;
+        let rate = if self.hw.host_launched && !super::efficiency::tensor_core_aligned(m, k, n) {
+            self.hw.params.vector_flops_fp16
+        } else {
+            self.opts.hardware.matmul_efficiency * self.hw.attention_ceiling_tflops
+        };
         let bytes = batch * (m * k + k * n + m * n) * self.hw.element_bytes;
         self.gemm(2.0 * batch * m * k * n * 1e-12, rate, (m, k, n), bytes)
     }
@@ -366,5 +372,23 @@ mod tests {
         let a = p.attention(1.0, 0.0, 1024.0, 3072.0);
         let rate = opts.hardware.attention_efficiency * 989.4 * kernel * 0.5 * 0.75;
         assert!((a.compute_s - 1.0 / rate).abs() < 1e-12);
+    }
+
+    #[test]
+    fn misaligned_activation_matmuls_run_at_the_vector_peak_by_hand() {
+        let hw = Hardware::from_params(&SystemParams::h200(), false);
+        let opts = ExtendedOptions {
+            hardware: HardwareChoices { matmul_efficiency: 0.5, gemm_half_dim: 0.0, ..HardwareChoices::realistic() },
+            ..ExtendedOptions::realistic()
+        };
+        let p = Pricing { hw: &hw, opts: &opts };
+        // 32 scores Q·Kᵀ (2048 × 224)·(224 × 2048): 2·32·2048·224·2048 FLOPs at 0.5 · 989.4.
+        let aligned = p.activation_matmul(32.0, 2048.0, 224.0, 2048.0);
+        assert!((aligned.compute_s - aligned.tflop / (0.5 * 989.4)).abs() < 1e-12 * aligned.compute_s);
+        // Head width 225 (not a multiple of 8): the same shape at the FP16 non-Tensor-Core peak.
+        let off = p.activation_matmul(32.0, 2048.0, 225.0, 2048.0);
+        assert_eq!(off.tflop, 2.0 * 32.0 * 2048.0 * 225.0 * 2048.0 * 1e-12);
+        assert!((off.compute_s - off.tflop / hw.params.vector_flops_fp16).abs() < 1e-12 * off.compute_s);
+        assert!(hw.params.vector_flops_fp16 < 0.5 * 989.4);
     }
 }

@@ -176,8 +176,9 @@ impl Workload {
     /// A caveat when a matmul dimension of the model is not a multiple of 8 elements (the head
     /// width, the model width or the MLP width): NVIDIA's *Matrix Multiplication Background
     /// User's Guide* (Tensor Core requirements) has 16-bit Tensor Core GEMMs most efficient at
-    /// multiples of 8 elements (16 bytes). fmperf prices every GEMM at its fitted efficiency and
-    /// does not model the loss; BLOOM-176B's February 2022 trials (BigScience
+    /// multiples of 8 elements (16 bytes). fmperf prices unfused attention's matmuls off that rule
+    /// at the FP16 non-Tensor-Core peak ([`super::pricing::Pricing::activation_matmul`]) and every
+    /// other GEMM at its fitted efficiency; before that, BLOOM-176B's February 2022 trials (BigScience
     /// `chronicles-prequel.md`) ran such shapes (hidden 14400 with 64 heads, head width 108)
     /// 30–40 % slower than fmperf predicts, aligned ones 17 % (test `bloom_prequel_times`).
     /// `None`: all three are multiples of 8. The note ([`NoteKind::ModelCaveat`]) concerns the
@@ -194,9 +195,10 @@ impl Workload {
         (!off.is_empty()).then(|| {
             let named: Vec<String> = off.iter().map(|(name, _, v)| format!("{name} {v}")).collect();
             let text = format!(
-                "{} not a multiple of 8: Tensor Core matmuls run below the fitted efficiency, which fmperf does not \
-                 price (BLOOM-176B's 2022 trials with such shapes took 30–40 % longer than fmperf predicts, against \
-                 17 % for its aligned shapes)",
+                "{} not a multiple of 8: Tensor Core matmuls run below the fitted efficiency; fmperf prices unfused \
+                 attention's matmuls at the FP16 non-Tensor-Core peak and the linear layers at the fitted efficiency \
+                 (BLOOM-176B's 2022 trials with such shapes: TP 8 still 21 % faster than measured, against 15 % for \
+                 its aligned shapes)",
                 named.join(", ")
             );
             off.iter().fold(Note::new(NoteKind::ModelCaveat, text), |n, (_, key, _)| n.about(format!("model.{key}")))
