@@ -25,11 +25,12 @@ pub struct CheckpointKeeps {
 }
 
 impl CheckpointKeeps {
-    /// Reads both from the words naming the stack, the part's catalog id and the policy.
-    pub fn read(stack: &Words, system_id: &str, recompute: Recompute) -> CheckpointKeeps {
+    /// Reads both from the words naming the stack, the part's catalog id and the policy (an
+    /// error where the words set `use_cache` both on and off).
+    pub fn read(stack: &Words, system_id: &str, recompute: Recompute) -> Result<CheckpointKeeps, crate::Error> {
         let (op_saves_attention, a) = read_op_saves_attention(stack, system_id, recompute);
-        let (outputs_hold_kv, b) = read_outputs_hold_kv(stack, recompute);
-        CheckpointKeeps { op_saves_attention, outputs_hold_kv, notes: [a, b].into_iter().flatten().collect() }
+        let (outputs_hold_kv, b) = read_outputs_hold_kv(stack, recompute)?;
+        Ok(CheckpointKeeps { op_saves_attention, outputs_hold_kv, notes: [a, b].into_iter().flatten().collect() })
     }
 }
 
@@ -37,31 +38,30 @@ impl CheckpointKeeps {
 /// ([`crate::extended::ExtendedOptions::outputs_hold_kv`]), and the note saying why: `use_cache`
 /// said true or false decides; otherwise ATorch checkpointing a Hugging Face transformers model
 /// (`recompute` not none) holds them. Without checkpointing the keys and values are saved for the
-/// backward anyway, so nothing is added.
-pub fn read_outputs_hold_kv(stack: &Words, recompute: Recompute) -> (bool, Option<Note>) {
-    if stack.any(&["use cache false", "use cache 0", "use cache off"]) {
-        return (false, None);
+/// backward anyway, so nothing is added. `use_cache` set both on and off is an error naming it.
+pub fn read_outputs_hold_kv(stack: &Words, recompute: Recompute) -> Result<(bool, Option<Note>), crate::Error> {
+    let use_cache =
+        super::step_words::stated_flag(stack, "use cache", "framework / parallel.other / notes", "use_cache")?;
+    if use_cache == Some(false) || recompute == Recompute::None {
+        return Ok((false, None));
     }
-    if recompute == Recompute::None {
-        return (false, None);
-    }
-    if stack.any(&["use cache true", "use cache 1", "use cache on"]) {
-        return (
+    if use_cache == Some(true) {
+        return Ok((
             true,
             Some(Note::reading("`use_cache` on beside checkpointing: the output holds every block's keys and values")),
-        );
+        ));
     }
     let hf = stack.any(&["hf transformers", "hugging face", "huggingface", "transformers", "hf"]);
     if stack.has("atorch") && hf {
-        return (
+        return Ok((
             true,
             Some(Note::reading(
                 "ATorch checkpoints the Hugging Face decoder layers with its own wrapper, so the model keeps the config's \
                  use_cache (transformers 4.31): its output holds every block's keys and values through the backward",
             )),
-        );
+        ));
     }
-    (false, None)
+    Ok((false, None))
 }
 
 /// Whether the operator-level policy saves the attention output
@@ -105,15 +105,24 @@ mod tests {
     #[test]
     fn atorch_over_hugging_face_holds_the_keys_and_values() {
         let atorch = Words::new("ATorch auto_accelerate: FSDP1 (wrap LlamaDecoderLayer), HF transformers Llama");
-        assert!(read_outputs_hold_kv(&atorch, Recompute::Full).0);
+        assert!(read_outputs_hold_kv(&atorch, Recompute::Full).unwrap().0);
         // Without checkpointing they are saved for the backward anyway.
-        assert!(!read_outputs_hold_kv(&atorch, Recompute::None).0);
+        assert!(!read_outputs_hold_kv(&atorch, Recompute::None).unwrap().0);
         // use_cache said off wins; said on holds them with any stack.
-        assert!(!read_outputs_hold_kv(&Words::new("ATorch, HF transformers, use_cache=False"), Recompute::Full).0);
-        assert!(read_outputs_hold_kv(&Words::new("litgpt; use_cache: true"), Recompute::Full).0);
+        assert!(
+            !read_outputs_hold_kv(&Words::new("ATorch, HF transformers, use_cache=False"), Recompute::Full).unwrap().0
+        );
+        assert!(read_outputs_hold_kv(&Words::new("litgpt; use_cache: true"), Recompute::Full).unwrap().0);
         // Other stacks (whose Trainer turns use_cache off with its own checkpointing): nothing.
-        assert!(!read_outputs_hold_kv(&Words::new("Hugging Face Trainer, gradient checkpointing"), Recompute::Full).0);
-        assert!(!read_outputs_hold_kv(&Words::new("torchtitan"), Recompute::Full).0);
+        assert!(
+            !read_outputs_hold_kv(&Words::new("Hugging Face Trainer, gradient checkpointing"), Recompute::Full)
+                .unwrap()
+                .0
+        );
+        assert!(!read_outputs_hold_kv(&Words::new("torchtitan"), Recompute::Full).unwrap().0);
+        // Set both ways: an error naming it, not the first reading.
+        let e = read_outputs_hold_kv(&Words::new("use_cache=False; use_cache: true"), Recompute::Full).unwrap_err();
+        assert!(e.to_string().contains("use_cache"), "{e}");
     }
 
     #[test]

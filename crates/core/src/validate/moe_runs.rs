@@ -609,7 +609,8 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
             + "; "
             + &disp;
     let (host, host_note) =
-        super::moe_host_words::read_moe_host(&host_text, &router, words(&top, "source").contains("model_config.yaml"));
+        super::moe_host_words::read_moe_host(&host_text, &router, words(&top, "source").contains("model_config.yaml"))
+            .map_err(RowReason::Configuration)?;
     if let Some(n) = host_note {
         notes.reading(n);
     }

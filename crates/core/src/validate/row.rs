@@ -424,7 +424,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     notes.extend(loss.note.clone());
     let (grads_freed, grads_note) = read_grads_freed(&stack_words);
     notes.extend(grads_note);
-    let checkpoint = &super::checkpoint_words::CheckpointKeeps::read(&stack_words, &system.id, recompute.level);
+    let checkpoint = &super::checkpoint_words::CheckpointKeeps::read(&stack_words, &system.id, recompute.level)
+        .map_err(RowReason::Configuration)?;
     notes.extend(checkpoint.notes.iter().cloned());
     if states.fp32_params_autocast {
         notes.push(

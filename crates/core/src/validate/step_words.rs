@@ -10,10 +10,17 @@
 use super::words::Words;
 use crate::vocab::Note;
 
-/// What the words state of the store-true flag whose tokens are `flag`: `Some(true)` where it is
-/// named and never set false, `Some(false)` where it is only set false, `None` where it is not
-/// named; an error where one statement sets it and another unsets it.
-fn stated_flag(words: &Words, flag: &str, argument: &str) -> Result<Option<bool>, crate::Error> {
+/// What the words state of the store-true flag whose tokens are `flag` (`"permute fusion"` matches
+/// `--moe-permute-fusion`, `moe_permute_fusion` and the prose): `Some(true)` where it is named and
+/// never set false, `Some(false)` where it is only set false (followed by `false`/`0`/`off`/`disabled`, or
+/// preceded by `no`: `--no-…` flags and "no permute fusion"), `None` where it is not named; an error
+/// on `field` naming `argument` where one statement sets it and another unsets it.
+pub(super) fn stated_flag(
+    words: &Words,
+    flag: &str,
+    field: &str,
+    argument: &str,
+) -> Result<Option<bool>, crate::Error> {
     let want = Words::new(flag).tokens;
     let t = &words.tokens;
     if want.is_empty() || want.len() > t.len() {
@@ -21,14 +28,16 @@ fn stated_flag(words: &Words, flag: &str, argument: &str) -> Result<Option<bool>
     }
     let states: Vec<bool> = (0..=t.len() - want.len())
         .filter(|&i| t[i..i + want.len()] == want[..])
-        .map(|i| !matches!(t.get(i + want.len()).map(String::as_str), Some("false" | "0" | "off")))
+        .map(|i| {
+            let set = !matches!(t.get(i + want.len()).map(String::as_str), Some("false" | "0" | "off" | "disabled"));
+            // `--no-x` set on turns x off (`--no-x false` leaves it on).
+            if i > 0 && t[i - 1] == "no" { !set } else { set }
+        })
         .collect();
     match (states.contains(&true), states.contains(&false)) {
-        (true, true) => Err(crate::Error::invalid(
-            "parallel.other",
-            argument,
-            format!("states {argument} both on and off: say it once"),
-        )),
+        (true, true) => {
+            Err(crate::Error::invalid(field, argument, format!("states {argument} both on and off: say it once")))
+        }
         (true, false) => Ok(Some(true)),
         (false, true) => Ok(Some(false)),
         (false, false) => Ok(None),
@@ -44,28 +53,7 @@ fn stated_flag(words: &Words, flag: &str, argument: &str) -> Result<Option<bool>
 /// naming `parallel.other` and the flag.
 pub fn read_grad_accumulation_fusion(other: &Words) -> Result<(Option<bool>, Option<Note>), crate::Error> {
     const FLAG: &str = "--no-gradient-accumulation-fusion";
-    let want = Words::new("gradient accumulation fusion").tokens;
-    let t = &other.tokens;
-    let states: Vec<bool> = (0..(t.len() + 1).saturating_sub(want.len()))
-        .filter(|&i| t[i..i + want.len()] == want[..])
-        .map(|i| {
-            let set = !matches!(t.get(i + want.len()).map(String::as_str), Some("false" | "0" | "off"));
-            // `no gradient accumulation fusion` set on turns the fusion off.
-            if i > 0 && t[i - 1] == "no" { !set } else { set }
-        })
-        .collect();
-    let fusion = match (states.contains(&true), states.contains(&false)) {
-        (true, true) => {
-            return Err(crate::Error::invalid(
-                "parallel.other",
-                FLAG,
-                format!("states gradient-accumulation fusion both on and off ({FLAG}): say it once"),
-            ));
-        }
-        (true, false) => Some(true),
-        (false, true) => Some(false),
-        (false, false) => None,
-    };
+    let fusion = stated_flag(other, "gradient accumulation fusion", "parallel.other", FLAG)?;
     let note = (fusion == Some(false)).then(|| {
         Note::reading(format!(
             "{FLAG}: each weight's 16-bit gradient added into the FP32 main gradient by DDP's backward hook (a launch \
@@ -78,8 +66,9 @@ pub fn read_grad_accumulation_fusion(other: &Words) -> Result<(Option<bool>, Opt
 /// The statistics switches `(log_num_zeros_in_grad, log_params_norm)` the arguments `other`
 /// state, with a note naming those on; an error when the arguments contradict themselves.
 pub fn read_step_statistics(other: &Words) -> Result<(bool, bool, Option<Note>), crate::Error> {
-    let zeros = stated_flag(other, "log num zeros in grad", "--log-num-zeros-in-grad")?.unwrap_or(false);
-    let norm = stated_flag(other, "log params norm", "--log-params-norm")?.unwrap_or(false);
+    let zeros =
+        stated_flag(other, "log num zeros in grad", "parallel.other", "--log-num-zeros-in-grad")?.unwrap_or(false);
+    let norm = stated_flag(other, "log params norm", "parallel.other", "--log-params-norm")?.unwrap_or(false);
     let named: Vec<&str> = [(zeros, "--log-num-zeros-in-grad"), (norm, "--log-params-norm")]
         .iter()
         .filter(|(on, _)| *on)
