@@ -91,6 +91,37 @@ fn rows_without_a_group_are_grouped_by_what_they_share() {
     assert!(g.runs.iter().all(|x| x.id != "d"));
 }
 
+/// FP8 with per-tensor scales and MXFP8 are priced alike, but they are two recipes, not two
+/// layouts of one job: rows that state them are not ranked against each other (Megatron-Bridge's
+/// performance tables pair an FP8 and an MXFP8 row of one model in different layouts).
+#[test]
+fn rows_of_different_stated_precisions_are_not_one_group() {
+    let row = |id: &str, precision: &str, tp: u64, dp: u64, tps: f64| {
+        format!(
+            r#"{{"id": "{id}", "source": "S", "hardware_id": "nvidia_h100_sxm5_80gb", "num_devices": 8,
+            "precision": "{precision}",
+            "model": {{"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 11008, "ffn_type": "swiglu",
+            "seq_len": 4096, "vocab": 32000}}, "parallel": {{"tp": {tp}, "pp": 1, "dp": {dp}}},
+            "batch": {{"global_batch_seqs": 64, "micro_batch": 1}}, "measured": {{"tokens_per_s_per_device": {tps}}}}}"#
+        )
+    };
+    let text = format!(
+        "[{}, {}, {}, {}]",
+        row("a", "fp8", 1, 8, 3000.0),
+        row("b", "FP8 ", 2, 4, 2800.0),
+        row("c", "mxfp8", 4, 2, 2700.0),
+        row("d", "bf16", 8, 1, 2000.0)
+    );
+    let file = parse_measured_runs(&text).unwrap();
+    let report = validate(&file, ModeKind::Extended);
+    let r = ranking(&file, &report);
+    // a and b state FP8 (case and blanks aside); c (MXFP8) and d (BF16) stand alone.
+    assert_eq!(r.groups.len(), 1, "{:?}", r.groups.iter().map(|g| &g.group).collect::<Vec<_>>());
+    let ids: Vec<&str> = r.groups[0].runs.iter().map(|x| x.id.as_str()).collect();
+    assert_eq!(ids, ["a", "b"]);
+    assert!(r.groups[0].group.contains("(fp8)"), "{}", r.groups[0].group);
+}
+
 #[test]
 fn the_shipped_band_between_layouts_is_recomputed() {
     use fmperf_core::validate::layout_band::{LAYOUT_BAND, band_of};

@@ -4,7 +4,9 @@
 //! **Groups.** Rows of one job that differ in their parallel layout: a layout sweep's group
 //! (`layout_group`, [`super::layout_sweeps`]), else the rows of one source that share the model
 //! (shape, sequence length, vocabulary), the part (with the mapping the row gives it), the
-//! precision, the device count and the global batch, and state at least two different layouts.
+//! precision (both as priced and as the row states it: FP8 with per-tensor scales and MXFP8 are
+//! priced alike but are different recipes, not layouts of one job), the device count and the
+//! global batch, and state at least two different layouts.
 //! A group is ranked when at least two of its runs have a measured and a predicted throughput.
 //!
 //! **Measures**, per group, on the runs that ran and were evaluated (throughput in tokens/s per
@@ -193,19 +195,21 @@ fn ranks(values: &[Option<f64>]) -> Vec<Option<usize>> {
         .collect()
 }
 
-/// The group key of a row that names no layout group: its source, model, part, precision,
-/// devices and global batch, with a name in words (`None` when the row cannot be read).
+/// The group key of a row that names no layout group: its source, model, part, precision (as
+/// priced and as stated: [`stated_precision`]), devices and global batch, with a name in words
+/// (`None` when the row cannot be read).
 fn derived_key(run: &MeasuredRun) -> Option<(String, String)> {
     let setup = interpret(run).ok()?;
     let w = &setup.workload;
     let l = &setup.layout;
     let m = &setup.mapping;
     let key = format!(
-        "{}|{}|{:?}|{}|{}|{}|{}|{}|{}|{:?}|{}|{}|{}|{}",
+        "{}|{}|{:?}|{}|{}|{}|{}|{}|{}|{}|{:?}|{}|{}|{}|{}",
         run.source,
         setup.system.id,
         (m.scale_out_gbps, m.scale_up_gbps, m.domain_size, m.nics_per_device),
         setup.options.hardware.precision,
+        stated_precision(run),
         w.layers,
         w.hidden,
         w.heads,
@@ -218,15 +222,25 @@ fn derived_key(run: &MeasuredRun) -> Option<(String, String)> {
         l.global_batch,
     );
     let model = run.model.name.clone().unwrap_or_else(|| format!("L{} h{}", w.layers, w.hidden));
+    let priced = setup.options.hardware.precision.to_string();
+    let stated = stated_precision(run);
+    // A recipe's one-word name where the row gives one (`mxfp8`); else the priced precision, so
+    // that "fp16 mixed (loss scaling)" does not stretch the group's name.
+    let precision = if stated.is_empty() || stated.contains(char::is_whitespace) { priced } else { stated };
     let name = format!(
-        "{model} on {} × {} ({}), global batch {} × {}",
+        "{model} on {} × {} ({precision}), global batch {} × {}",
         l.devices(),
         setup.system.id,
-        setup.options.hardware.precision,
         l.global_batch,
         w.seq_len
     );
     Some((key, name))
+}
+
+/// The precision a row states, in lower case without surrounding blanks (`""` when it states
+/// none): `mxfp8` and `fp8` are both priced as FP8, and a group holds one of them.
+fn stated_precision(run: &MeasuredRun) -> String {
+    run.precision.as_deref().map(|p| p.trim().to_lowercase()).unwrap_or_default()
 }
 
 /// The ranking of a validated file: `report` is the validation of `file` (its rows in file order).
