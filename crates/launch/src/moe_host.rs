@@ -29,8 +29,8 @@
 //!   (`fmperf_core::validate::moe_host_words`) refuses them. Modules without an implementation
 //!   have no effect (a note).
 
-use super::settings::{Moe, SettingOrigin, Slot};
 use super::Format;
+use super::settings::{Moe, SettingOrigin, Slot};
 use fmperf_core::Error;
 use fmperf_core::extended::moe::host_flags::{Balancing, GraphScope, MoeHostFlags};
 use fmperf_core::validate::moe_host_words::UNPRICED_SCOPES;
@@ -138,7 +138,9 @@ fn graphs(m: &Moe, notes: &mut Vec<Note>) -> Result<GraphScope, Error> {
             }
             return Ok(GraphScope::default());
         }
-        Some("full_iteration") => return Err(refuse(&impl_origin, "full_iteration", "the whole iteration as one graph")),
+        Some("full_iteration") => {
+            return Err(refuse(&impl_origin, "full_iteration", "the whole iteration as one graph"));
+        }
         Some("local" | "transformer_engine") => {}
         Some(other) => {
             return Err(impl_origin.error(other, "must be none, local, transformer_engine or full_iteration"));

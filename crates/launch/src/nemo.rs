@@ -457,7 +457,8 @@ fn list_item(l: &mut Launch, path: &str, value: &str, o: &SettingOrigin) -> Opti
         (Some(first), Some(v)) if index > 0 && first.key == parent => Some((first.line, v.clone())),
         _ => None,
     };
-    let (line, joined) = earlier.map_or_else(|| (o.line, value.to_string()), |(line, v)| (line, format!("{v} {value}")));
+    let (line, joined) =
+        earlier.map_or_else(|| (o.line, value.to_string()), |(line, v)| (line, format!("{v} {value}")));
     slot.put(joined, &o.with_key(parent).with_line(line));
     Some(())
 }

@@ -54,7 +54,8 @@ fn megatron_command_with_and_without_grouped_gemm() {
 
 #[test]
 fn megatron_cuda_graph_modules() {
-    let with = |flags: &str| DSV3.replace("    --moe-permute-fusion\n", &format!("    --moe-permute-fusion\n    {flags}\n"));
+    let with =
+        |flags: &str| DSV3.replace("    --moe-permute-fusion\n", &format!("    --moe-permute-fusion\n    {flags}\n"));
     let all = GraphScope { attn: true, moe_router: true, moe_preprocess: true };
     let te = with("--cuda-graph-impl transformer_engine --cuda-graph-modules attn moe_router moe_preprocess");
     let sc = scenario(&te, None);
@@ -140,8 +141,11 @@ const FUNCTIONAL: &str = "ENV_VARS:\n  CUDA_DEVICE_MAX_CONNECTIONS: 1\nMODEL_ARG
 
 #[test]
 fn functional_test_model_args() {
-    let l = launch::parse(&format!("# fmperf: system=nvidia_h100_sxm5_80gb gpus=8\n{FUNCTIONAL}"), Some("model_config.yaml"))
-        .unwrap();
+    let l = launch::parse(
+        &format!("# fmperf: system=nvidia_h100_sxm5_80gb gpus=8\n{FUNCTIONAL}"),
+        Some("model_config.yaml"),
+    )
+    .unwrap();
     assert_eq!(l.format, Format::NemoYaml);
     assert_eq!((l.settings.tp.copied(), l.settings.moe.ep.copied()), (Some(2), Some(2)));
     let sc = LaunchScenario::from_launch(&l, &Overrides::default()).unwrap();
