@@ -79,6 +79,8 @@ pub fn host_flags(m: &Moe, f: Format, notes: &mut Vec<Note>) -> Result<MoeHostFl
     if graphs != GraphScope::default() {
         let key = m.graph_modules.key_or("cuda_graph_modules");
         said.push(format!("{key}: CUDA graphs over {} (cuda_graphs={})", graphs.names(), graphs.names()));
+    } else if let (Some(o), Some(v)) = (&m.graph_impl.origin, m.graph_impl.get()) {
+        said.push(format!("{} {v}: no CUDA graphs", o.key));
     }
     if !said.is_empty() {
         notes.reading(format!("MoE host calls: {}", said.join("; ")));

@@ -178,3 +178,17 @@ fn torchtitan_version_dependent_memory_switches_are_assumed_not_guessed() {
     assert!(!sc.options.fp32_params_autocast);
     assert!(said(&sc, "--ext fp32_params_autocast=on"), "{:?}", sc.assumptions);
 }
+
+#[test]
+fn a_dense_model_lists_its_moe_and_cuda_graph_flags() {
+    let l = launch::parse(
+        "python pretrain_gpt.py --num-layers 2 --cuda-graph-impl local --cuda-graph-modules attn --moe-permute-fusion",
+        None,
+    )
+    .unwrap();
+    let why = |k: &str| l.unused.iter().find(|u| u.key == k).map(|u| u.why.clone()).unwrap_or_default();
+    // CUDA graphs change a dense run too, but fmperf prices them only in an MoE layer's calls.
+    assert!(why("--cuda-graph-impl").contains("not modelled for a dense model"), "{:?}", l.unused);
+    assert!(why("--cuda-graph-modules").contains("not modelled for a dense model"));
+    assert!(why("--moe-permute-fusion").contains("no routed experts"));
+}
