@@ -244,22 +244,16 @@ pub fn options(m: &Moe, f: Format, tp: u64, notes: &mut Vec<Note>) -> Result<Moe
     // As the file runs it: the stacks' default is no overlap (Megatron-Core's
     // `overlap_moe_expert_parallel_comm=False`) unless the file switches it on.
     o.a2a_overlap = m.a2a_overlap.copied().unwrap_or(false).into();
+    o.host = super::moe_host::host_flags(m, f, notes)?;
     Ok(o)
 }
 
 /// Lists the MoE values a file sets that change nothing in fmperf's MoE model (called for MoE
-/// files): grouped GEMMs (the experts are priced as grouped GEMMs either way) and latent-attention
-/// widths without latent attention switched on.
+/// files): latent-attention widths without latent attention switched on. (Grouped GEMMs, the
+/// fusions, the balancing loss and CUDA graphs change the layer's host calls: read by
+/// [`super::moe_host`], which notes them.)
 pub fn account(l: &mut Launch) {
     let m = l.settings.moe.clone();
-    if let (Some(o), Some(g)) = (&m.grouped_gemm.origin, m.grouped_gemm.copied()) {
-        let why = if g {
-            "already what fmperf assumes (the experts priced as grouped GEMMs at the fitted efficiency)"
-        } else {
-            "affects performance, not modelled: fmperf prices the experts as grouped GEMMs either way"
-        };
-        l.unused(o.key.clone(), g.to_string(), why);
-    }
     if l.format != Format::HfConfig && !m.mla.copied().unwrap_or(false) {
         for slot in [&m.q_lora_rank, &m.kv_lora_rank, &m.qk_nope_head_dim, &m.qk_rope_head_dim, &m.v_head_dim] {
             if let (Some(o), Some(v)) = (&slot.origin, slot.copied()) {

@@ -498,7 +498,8 @@ fn finish(l: &mut Launch, model_type: &str, gated_family: bool, line_of: &dyn Fn
 fn reason(key: &str) -> &'static str {
     match key {
         "torch_dtype" | "dtype" => "the training precision comes from the launch, not the model file",
-        "transformers_version" | "_name_or_path" | "auto_map" | "use_cache" | "return_dict" => why::JOB,
+        "use_cache" => crate::stack_memory::USE_CACHE,
+        "transformers_version" | "_name_or_path" | "auto_map" | "return_dict" => why::JOB,
         "bos_token_id" | "eos_token_id" | "pad_token_id" | "sep_token_id" | "decoder_start_token_id" => why::DATA,
         "rope_theta"
         | "rope_scaling"

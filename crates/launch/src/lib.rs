@@ -29,11 +29,13 @@ pub mod maxtext;
 pub mod megatron;
 pub mod merge;
 pub mod model_document;
+pub mod moe_host;
 pub mod nemo;
 pub mod omegaconf;
 pub mod scenario;
 pub mod settings;
 pub mod shell;
+pub mod stack_memory;
 pub mod summary;
 pub mod toml;
 pub mod torchtitan;
@@ -259,9 +261,18 @@ fn read_one(format: Format, text: &str, args: &[String]) -> Result<Launch, Error
 /// accounted for.
 fn settle_experts(mut launch: Launch) -> Launch {
     if !launch.settings.moe.is_moe() {
-        // Expert settings of a dense model change nothing: listed, not silently kept.
-        for (o, v) in launch.settings.moe.given() {
-            launch.unused(o.key, v, "no effect: the model has no routed experts (dense)");
+        // Expert settings of a dense model change nothing: listed, not silently kept. CUDA graphs
+        // do change a dense run, but fmperf prices them only in an MoE layer's host calls.
+        let m = &launch.settings.moe;
+        let graphs = [m.graph_impl.origin.clone(), m.graph_modules.origin.clone()];
+        for (o, v) in m.given() {
+            let why = if graphs.contains(&Some(o.clone())) {
+                "affects performance, not modelled for a dense model: fmperf prices CUDA graphs in an MoE layer's \
+                 host calls only"
+            } else {
+                "no effect: the model has no routed experts (dense)"
+            };
+            launch.unused(o.key, v, why);
         }
         launch.settings.moe = Moe::default();
     } else {

@@ -90,6 +90,12 @@ macro_rules! for_each_moe_slot {
         $m!(qk_rope_head_dim);
         $m!(v_head_dim);
         $m!(mtp_layers);
+        $m!(permute_fusion);
+        $m!(router_fusion);
+        $m!(balancing);
+        $m!(graph_impl);
+        $m!(graph_modules);
+        $m!(megatron_args);
     };
 }
 

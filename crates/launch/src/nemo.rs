@@ -36,6 +36,9 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
     l.notes.extend(resolved.notes.iter().cloned());
     let mut p = Pending::default();
     let mut defaults_noted = false;
+    // A Megatron-LM functional test's `model_config.yaml`: the command's flags as keys.
+    let functional_test = entries.iter().any(|e| e.key.starts_with("MODEL_ARGS.--"));
+    let mut env_noted = false;
     let recomputes = entries
         .iter()
         .any(|e| e.key.rsplit('.').next() == Some("activations_checkpoint_granularity") && !is_null(&e.value));
@@ -65,10 +68,27 @@ pub fn parse(text: &str) -> Result<Launch, Error> {
             continue;
         }
         if let Some(reason) = unresolved_at.get(&i) {
-            unresolved(&mut l, e, &o, reason)?;
-            continue;
+            if !(functional_test && e.key.starts_with("MODEL_ARGS.")) {
+                unresolved(&mut l, e, &o, reason)?;
+                continue;
+            }
+            // Megatron-LM's functional tests fill `${DATA_PATH}` and the like from the environment
+            // (`envsubst`, tests/functional_tests/shell_test_utils/_run_training.sh l. 70 at
+            // d98e8a6): paths, read as written.
+            if !env_noted {
+                l.notes.reading(format!(
+                    "line {}: `${{…}}` in MODEL_ARGS are the functional tests' environment variables (paths), read as                      written",
+                    e.line
+                ));
+                env_noted = true;
+            }
         }
         apply_key(&mut l, &mut p, &e.key, &e.value, &o)?;
+    }
+    // A functional test's `MODEL_ARGS` are Megatron-LM's arguments as written: Megatron-Core's
+    // defaults hold for what they leave out (`crate::moe_host`).
+    if let Some(e) = entries.iter().find(|e| functional_test && e.key.starts_with("MODEL_ARGS.--")) {
+        l.settings.moe.megatron_args.put(true, &SettingOrigin::new("MODEL_ARGS", e.line));
     }
     megatron::finish(&mut l, p)?;
     Ok(l)
@@ -246,6 +266,12 @@ pub(crate) fn apply_key(
     o: &SettingOrigin,
 ) -> Result<(), Error> {
     let leaf = path.rsplit('.').next().unwrap_or(path);
+    // Megatron-LM's functional tests write their arguments as keys (`MODEL_ARGS:` with
+    // `--num-layers: 16`): the flag's name.
+    let leaf = leaf.strip_prefix("--").unwrap_or(leaf);
+    if list_item(l, path, value, o).is_some() {
+        return Ok(());
+    }
     let in_optim = path.split('.').any(|s| s == "optim" || s == "optimizer");
     let flag = |name: &str| name.replace('_', "-");
     let mut handled = true;
@@ -412,6 +438,29 @@ pub(crate) fn apply_key(
     }
     l.unused(path, value, why.unwrap_or(why::UNKNOWN));
     Ok(())
+}
+
+/// The keys whose value is a list of names that a YAML may write item by item
+/// (`cuda_graph_scope:` then `- attn`, read as `cuda_graph_scope.0`, `.1`, …).
+const LIST_KEYS: [&str; 3] = ["cuda_graph_scope", "cuda_graph_modules", "moe_router_load_balancing_type"];
+
+/// Reads one item of a [`LIST_KEYS`] list (`path` ends in its index; `o` its line): the items
+/// joined by spaces, as Megatron's command line gives them, named by the list's key and first
+/// line. `None` for any other key.
+fn list_item(l: &mut Launch, path: &str, value: &str, o: &SettingOrigin) -> Option<()> {
+    let (parent, index) = path.rsplit_once('.')?;
+    let index: usize = index.parse().ok()?;
+    let key = parent.rsplit('.').next().filter(|k| LIST_KEYS.contains(k))?;
+    let m = &mut l.settings.moe;
+    let slot = if key == "moe_router_load_balancing_type" { &mut m.balancing } else { &mut m.graph_modules };
+    let earlier = match (&slot.origin, &slot.value) {
+        (Some(first), Some(v)) if index > 0 && first.key == parent => Some((first.line, v.clone())),
+        _ => None,
+    };
+    let (line, joined) =
+        earlier.map_or_else(|| (o.line, value.to_string()), |(line, v)| (line, format!("{v} {value}")));
+    slot.put(joined, &o.with_key(parent).with_line(line));
+    Some(())
 }
 
 /// Whether `leaf` is a key fmperf reads (so that its null means "the default").

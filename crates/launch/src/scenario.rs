@@ -240,6 +240,10 @@ impl LaunchScenario {
             // buffer outlives the step (see `ExtendedOptions::grads_freed`).
             opts.grads_freed = true;
             notes.assumption("torchtitan frees the gradients between steps (zero_grad): grads_freed".into());
+            // What torchtitan's version decides and the file cannot say (`crate::stack_memory`).
+            let system = o.system.as_deref().or(s.system.get().map(String::as_str));
+            let plain = shard == 1 && replicate == 1 && tp == 1 && pp == 1;
+            crate::stack_memory::torchtitan_notes(system, opts.recompute, plain, &mut notes);
             // torchtitan's Float8 is torchao's: weights and inputs cast on every pass, no
             // persistent FP8 weight copy (see `Fp8Recipe::Torchao`).
             if opts.hardware.precision == Precision::Fp8 {

@@ -31,6 +31,11 @@ impl SettingOrigin {
         SettingOrigin { key: key.into(), line: self.line, file: self.file.clone() }
     }
 
+    /// The same key at another line.
+    pub fn with_line(&self, line: usize) -> SettingOrigin {
+        SettingOrigin { key: self.key.clone(), line, file: self.file.clone() }
+    }
+
     /// An error about this flag or key: `field` is the key, the rule is prefixed by the line.
     pub fn error(&self, value: impl std::fmt::Display, rule: impl Into<String>) -> Error {
         let rule = rule.into();
@@ -183,6 +188,23 @@ pub struct Moe {
     pub v_head_dim: Slot<u64>,
     /// Multi-token-prediction blocks [count].
     pub mtp_layers: Slot<u64>,
+    /// Transformer Engine's fused token permutation (`--moe-permute-fusion`), read into
+    /// [`fmperf_core::extended::moe::host_flags::MoeHostFlags`] by [`crate::moe_host`].
+    pub permute_fusion: Slot<bool>,
+    /// Transformer Engine's fused router top-k and auxiliary loss (`--moe-router-fusion`).
+    pub router_fusion: Slot<bool>,
+    /// The router's load-balancing loss as written (`--moe-router-load-balancing-type`).
+    pub balancing: Slot<String>,
+    /// The CUDA-graph implementation as written (`--cuda-graph-impl`; `--enable-cuda-graph` is
+    /// `local`, `--external-cuda-graph` `transformer_engine`).
+    pub graph_impl: Slot<String>,
+    /// The modules the per-layer CUDA graphs capture, as written (`--cuda-graph-modules`, the
+    /// older `--cuda-graph-scope`).
+    pub graph_modules: Slot<String>,
+    /// The file is Megatron-LM's own arguments as written (a launch's `pretrain_gpt.py` command, a
+    /// functional test's `MODEL_ARGS`): an absent `--moe-grouped-gemm` is Megatron-Core's default,
+    /// `SequentialMLP`. Not a key of the file (never listed among its values).
+    pub megatron_args: Slot<bool>,
 }
 
 impl Moe {
@@ -219,6 +241,11 @@ impl Moe {
             one(&self.qk_rope_head_dim),
             one(&self.v_head_dim),
             one(&self.mtp_layers),
+            one(&self.permute_fusion),
+            one(&self.router_fusion),
+            one(&self.balancing),
+            one(&self.graph_impl),
+            one(&self.graph_modules),
         ]
         .into_iter()
         .flatten()

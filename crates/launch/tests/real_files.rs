@@ -23,7 +23,7 @@ use serde_json::Value;
 const SYSTEM: &str = "nvidia_h100_sxm5_80gb";
 
 /// Cases read with every stated value, per format: at least this many.
-const READ_PER_FORMAT_AT_LEAST: [(&str, usize); 9] = [
+const READ_PER_FORMAT_AT_LEAST: [(&str, usize); 10] = [
     ("bridge-yaml", 0),
     ("deepspeed-json", 0),
     ("hf-config", 7),
@@ -31,11 +31,12 @@ const READ_PER_FORMAT_AT_LEAST: [(&str, usize); 9] = [
     ("maxtext", 13),
     ("megatron", 13),
     ("megatron-deepspeed", 5),
+    ("megatron-functional-yaml", 3),
     ("nemo-yaml", 10),
     ("torchtitan", 9),
 ];
-/// Cases read with every stated value: at least this many (of the corpus's 79).
-const READ_AT_LEAST: usize = 67;
+/// Cases read with every stated value: at least this many (of the corpus's 82).
+const READ_AT_LEAST: usize = 70;
 /// Cases read with a stated value wrong: at most this many.
 const MISREAD_AT_MOST: usize = 0;
 
@@ -199,4 +200,40 @@ fn the_gpt_oss_launch_gives_its_sliding_window() {
     let (_, e) = estimate_files(&[Source { name: Some("05-gptoss_02_train.sh"), text: &text }], &[], &o).unwrap();
     let window = e.scenario.workload.sliding_window;
     assert_eq!(window, Some(fmperf_core::vocab::SlidingWindow { tokens: 127, full_every: Some(2) }));
+}
+
+/// Megatron-LM's MoE functional tests (80–82) set the layer's host flags as their `MODEL_ARGS`
+/// state them: attention CUDA graphs with grouped GEMMs and permute fusion (80), `SequentialMLP`
+/// without `--moe-grouped-gemm` and sinkhorn (81), grouped GEMMs and permute fusion (82).
+#[test]
+fn the_moe_functional_tests_set_the_host_flags() {
+    use fmperf_core::extended::moe::host_flags::{Balancing, GraphScope};
+    let attn = GraphScope { attn: true, ..GraphScope::default() };
+    for (file, sequential, permute, balancing, graphs) in [
+        ("80-mlm_functional_moe_attn_cudagraph_model_config.yaml", false, true, Balancing::SeqAuxLoss, attn),
+        (
+            "81-mlm_functional_moe_8experts2parallel_model_config.yaml",
+            true,
+            false,
+            Balancing::Sinkhorn,
+            GraphScope::default(),
+        ),
+        (
+            "82-mlm_functional_moe_deepseek_proxy_fsdp_model_config.yaml",
+            false,
+            true,
+            Balancing::SeqAuxLoss,
+            GraphScope::default(),
+        ),
+    ] {
+        let text = std::fs::read_to_string(dir().join(file)).unwrap();
+        let o = Overrides { system: Some(SYSTEM.into()), gpus: Some(8), ..Default::default() };
+        let (_, e) = estimate_files(&[Source { name: Some(file), text: &text }], &[], &o).unwrap();
+        let h = e.scenario.options.moe.host;
+        assert_eq!(
+            (h.sequential_experts, h.permute_fusion, h.router_fusion, h.balancing, h.graphs),
+            (sequential, permute, false, balancing, graphs),
+            "{file}"
+        );
+    }
 }

@@ -87,7 +87,7 @@ pub fn read_moe_host(
 
 /// Megatron's CUDA-graph scopes (`--cuda-graph-scope`) that capture more than fmperf prices as
 /// one launch: the whole iteration, or a whole MoE layer (drop-and-pad routing only).
-const UNPRICED_SCOPES: [&str; 2] = ["full_iteration", "moe"];
+pub const UNPRICED_SCOPES: [&str; 2] = ["full_iteration", "moe"];
 
 /// The CUDA-graph scopes `text` states (module docs); a Megatron scope fmperf does not price
 /// ([`UNPRICED_SCOPES`]) is an error naming it rather than a graph silently left out.

@@ -91,6 +91,8 @@ const MULTI_VALUE: &[&str] = &[
     "recompute-modules",
     "offload-modules",
     "cuda-graph-scope",
+    "cuda-graph-modules",
+    "moe-router-load-balancing-type",
     "step-batch-size-schedule",
     "metrics",
 ];
@@ -153,6 +155,9 @@ const SWITCHES: &[&str] = &[
     "distribute-saved-activations",
     "calculate-per-token-loss",
     "moe-permute-fusion",
+    "moe-router-fusion",
+    "enable-cuda-graph",
+    "external-cuda-graph",
     "moe-router-pre-softmax",
     "no-create-attention-mask-in-dataloader",
     "no-rope-fusion",
@@ -632,6 +637,23 @@ pub(crate) fn apply(
         }
         "moe-token-dispatcher-type" => put!(l, moe.dispatcher, need(value)?, o),
         "moe-grouped-gemm" => put!(l, moe.grouped_gemm, switch(value, o)?, o),
+        // The MoE layer's host calls (`crate::moe_host`): fusions, the balancing loss, CUDA graphs.
+        "moe-permute-fusion" => put!(l, moe.permute_fusion, switch(value, o)?, o),
+        "moe-router-fusion" => put!(l, moe.router_fusion, switch(value, o)?, o),
+        "moe-router-load-balancing-type" => put!(l, moe.balancing, need(value)?, o),
+        "cuda-graph-impl" => put!(l, moe.graph_impl, need(value)?, o),
+        // Megatron-LM's deprecated switches for the two implementations (`arguments.py` l. 611–631
+        // at d98e8a6: `--enable-cuda-graph` is `local`, `--external-cuda-graph` `transformer_engine`).
+        "enable-cuda-graph" | "external-cuda-graph" => {
+            let on = switch(value, o)?;
+            let graph_impl = match (on, name) {
+                (false, _) => "none",
+                (true, "enable-cuda-graph") => "local",
+                (true, _) => "transformer_engine",
+            };
+            put!(l, moe.graph_impl, graph_impl.to_string(), o)
+        }
+        "cuda-graph-modules" | "cuda-graph-scope" => put!(l, moe.graph_modules, need(value)?, o),
         "moe-router-score-function" => put!(l, moe.router, need(value)?, o),
         "overlap-moe-expert-parallel-comm" => put!(l, moe.a2a_overlap, switch(value, o)?, o),
         "multi-latent-attention" => put!(l, moe.mla, switch(value, o)?, o),
@@ -732,6 +754,12 @@ pub(crate) fn finish(l: &mut Launch, p: Pending) -> Result<(), Error> {
     if p.granularity.is_none() && megatron_like && l.settings.recompute.get().is_none() {
         l.settings.recompute.put(Recompute::None, &SettingOrigin::new(recompute_key, 0));
         l.notes.reading(format!("no recomputation setting: {framework} keeps every activation (recompute none)"));
+    }
+    // A Megatron-LM command as written (not Megatron-DeepSpeed's MoE layer, nor the Trainer's):
+    // Megatron-Core's defaults hold for what it leaves out, `SequentialMLP` without
+    // `--moe-grouped-gemm` among them (`crate::moe_host`).
+    if l.format == Format::Megatron && megatron_like && !p.trainer && p.deepspeed.is_none() {
+        l.settings.moe.megatron_args.put(true, &SettingOrigin::new("(a Megatron-LM command)", 0));
     }
     // Megatron-DeepSpeed's ZeRO stage. With BF16 and stage 0, DeepSpeed runs its BF16 optimizer
     // (`runtime/bf16_optimizer.py`): optimizer states and FP32 master weights partitioned over the

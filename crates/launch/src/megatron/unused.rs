@@ -36,7 +36,7 @@ pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
             why::DATA
         } else if starts(&["lr", "min-lr", "weight-decay", "adam-", "sgd-", "loss-scale", "initial-loss-scale"])
             || starts(&["start-weight-decay", "end-weight-decay", "min-loss-scale", "moe-aux-loss", "moe-z-loss"])
-            || starts(&["moe-router-load-balancing", "moe-router-score", "moe-router-pre-softmax", "moe-router-bias"])
+            || starts(&["moe-router-score", "moe-router-pre-softmax", "moe-router-bias"])
             || is(&[
                 "clip-grad",
                 "init-method-std",
@@ -79,7 +79,7 @@ pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
             || is(&["transformer-impl", "normalization", "cp-comm-type"])
         {
             why::ASSUMED
-        } else if starts(&["no-", "tp-comm", "manual-gc", "cross-entropy", "moe-permute-fusion", "moe-router-dtype"])
+        } else if starts(&["no-", "tp-comm", "manual-gc", "cross-entropy", "moe-router-dtype"])
             || starts(&["use-legacy-models", "defer-embedding", "empty-unused-memory", "ddp-", "grad-reduce-in"])
             || starts(&["fp8-recipe", "use-precision-aware-optimizer", "attention-softmax-in-fp32"])
             || starts(&["accumulate-allreduce-grads-in-fp32", "bias-", "masked-softmax", "apply-rope-fusion"])
@@ -125,12 +125,7 @@ fn moe_irrelevant(n: &str) -> Option<&'static str> {
             "already what fmperf assumes with --moe-token-dispatcher-type flex (hierarchical dispatch)"
         } else if starts(&["moe-pad-expert-input-to-capacity", "moe-token-drop-policy"]) {
             "already what fmperf assumes with a capacity factor (each expert padded to its capacity, the excess dropped)"
-        } else if starts(&[
-            "moe-shared-expert-overlap",
-            "moe-use-legacy-grouped-gemm",
-            "moe-router-fusion",
-            "moe-use-upcycling",
-        ]) {
+        } else if starts(&["moe-shared-expert-overlap", "moe-use-legacy-grouped-gemm", "moe-use-upcycling"]) {
             why::KERNEL
         } else {
             return None;
