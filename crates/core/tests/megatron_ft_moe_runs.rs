@@ -67,9 +67,20 @@
 //!   slower than measured: the Sinkhorn SequentialMLP cases `tp2_pp2_ep2(_etp2)` (up to +7.5 %
 //!   on GB200) and the GB200 Muon cases (+3.8 %, `dist_muon` +8.8 %).
 //!
-//! What is still missing is not counted here: the Python between the calls, Sinkhorn's further
-//! iterations (each with a device sync), Megatron-Core's module hooks, and the dispatcher's sync
-//! priced as a wait (the forward's host and GPU time adding across it).
+//! * **The dispatcher's sync as a wait** (session 27, `extended::moe::sync`): where the
+//!   dispatcher syncs and no other micro-batch is interleaved, an MoE block's forward lasts at
+//!   least the stretch from one sync to the next (the MLP after the sync, the next attention, the
+//!   MLP up to the sync), each starting with an empty GPU queue. These rows do not move (output
+//!   byte-identical): by the model's own figures they are host-bound in every phase of the
+//!   stretch (a 12 × 512 block's forward: host ≈ 2.8 ms — post-sync ≈ 1.0, attention ≈ 0.8–1.2,
+//!   up to the sync ≈ 0.9 — against 0.1–1.3 ms of GPU work), so the host never waits at the sync
+//!   for more than its own issue. The sync is not where the gap is; modelled ≈ 6–7 ms per MoE
+//!   layer and micro-batch against 10–17 ms measured is host time the calls cost beyond 12.9 µs.
+//!
+//! What is still missing is not counted here: the Python between the calls (the MoE layer's
+//! module calls and Transformer Engine's per-linear Python: `SequentialMLP`'s two linear modules
+//! per local expert), Sinkhorn's further iterations (each with a device sync; no source states
+//! how many run) and Megatron-Core's module hooks.
 //!
 //! Before this count, the MoE layer's host operations were priced at the module level (130 µs
 //! each) on branch `w80-moe-host` (not merged), which moved these rows to medians +11 % (A100),

@@ -133,6 +133,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "attention",
             "moe/dispatch",
             "moe/host_calls",
+            "moe/sync",
             "moe/layer",
             "block",
             "moe/block",

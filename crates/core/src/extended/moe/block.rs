@@ -4,11 +4,13 @@
 //! FP8 input casts of the attention matmuls. [`MoeBlockCost`] is the sum of that list.
 
 use super::experts::ExpertLayout;
-use super::layer::{EXPERTS_OP, MoeMlpCost, moe_mlp_operations};
+use super::layer::{EXPERTS_OP, MoeMlpCost, ROUTER_OP, moe_mlp_operations};
+use super::sync::{self, Phase};
 use crate::extended::attention::attention_operations;
 use crate::extended::block::{BlockCost, issue_bound};
 use crate::extended::layout::Layout;
 use crate::extended::ops::{OpKind, Operation, fp8_casts, norms_recomputed};
+use crate::extended::options::Recompute;
 use crate::extended::pricing::Pricing;
 use crate::extended::sublayer::{Sublayer, sublayer};
 use crate::extended::workload::Workload;
@@ -67,10 +69,13 @@ fn operations_after(
 pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLayout, p: &Pricing) -> MoeBlockCost {
     let attention = attention_operations(w, layout, p);
     let attention_kernels = BlockCost::sums(&attention, p.opts.recompute).1;
+    let n = attention.len();
     let (ops, mlp) = operations_after(w, m, layout, el, p, attention);
     let (c, kernels) = BlockCost::sums(&ops, p.opts.recompute);
     let host = HostCount::of(p, &mlp, attention_kernels);
-    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host);
+    let attention_sums = BlockCost::sums(&ops[..n], p.opts.recompute);
+    let phases = ForwardPhases::of(&attention_sums, &ops[n..], &[], p.opts.recompute);
+    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases);
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
 }
@@ -87,16 +92,88 @@ pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLa
 /// calls a dense module makes; the MoE modules' tens of small calls beyond those are the counted
 /// ones), and a CUDA graph over the attention (`attn` scope, `host`: [`HostCount`]) issues the
 /// attention sub-layer's operations as one launch.
-fn moe_issue_bounded(c: BlockCost, kernels: [f64; 3], host_s: f64, mlp: &MoeMlpCost, host: HostCount) -> BlockCost {
+///
+/// Where the layer's dispatcher waits on the GPU ([`MoeMlpCost::sync_calls_s`]), the forward
+/// lasts at least the stretch from one sync to the next ([`sync::stretch_s`] of `phases`: the
+/// MLP sub-layer after the router, the attention sub-layer, the MLP sub-layer up to the sync),
+/// raised only where that stretch exceeds the host-ahead bound `max(host, GPU)` beyond rounding,
+/// so that a block on either side of it keeps its figure bit for bit.
+fn moe_issue_bounded(
+    c: BlockCost,
+    kernels: [f64; 3],
+    host_s: f64,
+    mlp: &MoeMlpCost,
+    host: HostCount,
+    phases: Option<ForwardPhases>,
+) -> BlockCost {
     let mut block = c.issue_bounded(kernels, host_s);
     let Some(calls) = mlp.host_calls_s else {
         block.bwd = issue_bound(c.bwd, 1.0, kernels[1] * host_s + mlp.bwd_issue_s);
         return block;
     };
     let [fwd_ops, bwd_ops] = [0, 1].map(|i| kernels[i] - host.attention_saved[i]);
-    block.fwd = issue_bound(c.fwd, 1.0, fwd_ops * host_s + calls[0]);
+    let fwd_host_s = fwd_ops * host_s + calls[0];
+    block.fwd = issue_bound(c.fwd, 1.0, fwd_host_s);
+    if let (Some([before, after]), Some(ph)) = (mlp.sync_calls_s, phases) {
+        let stretch = sync::stretch_s(&[
+            Phase { host_s: ph.post.kernels * host_s + after, gpu_s: ph.post.gpu_s },
+            Phase { host_s: (ph.attention.kernels - host.attention_saved[0]) * host_s, gpu_s: ph.attention.gpu_s },
+            Phase { host_s: ph.pre.kernels * host_s + before, gpu_s: ph.pre.gpu_s },
+        ]);
+        if stretch > fwd_host_s.max(c.fwd.time()) * (1.0 + ROUNDING) {
+            block.fwd = issue_bound(c.fwd, 1.0, stretch);
+        }
+    }
     block.bwd = issue_bound(c.bwd, 1.0, bwd_ops * host_s + calls[1] + mlp.bwd_issue_s);
     block
+}
+
+/// Relative difference below which two sums of the same times in different orders are taken as
+/// equal (a few ulps of `f64` over a block's tens of terms).
+const ROUNDING: f64 = 1e-12;
+
+/// A phase's forward GPU time [s] and issued operations [count] ([`BlockCost::sums`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct PhaseSums {
+    gpu_s: f64,
+    kernels: f64,
+}
+
+impl PhaseSums {
+    fn of((c, kernels): (BlockCost, [f64; 3])) -> PhaseSums {
+        PhaseSums { gpu_s: c.fwd.time(), kernels: kernels[0] }
+    }
+}
+
+/// An MoE block's forward operations in the phases of a stretch between dispatcher syncs
+/// ([`sync`]): `pre`, the MLP sub-layer up to and with the router (its norm, the router);
+/// `post`, the rest of the MLP sub-layer (shared experts, permutation, exchange, routed experts,
+/// the sub-layer's collectives and residual) and the attention's FP8 casts, which the list keeps
+/// at its end; `attention`, the attention sub-layer. The exchange is counted after the sync
+/// whole (the all-gather dispatcher's gathers run before it: microseconds at the sizes where the
+/// stretch matters).
+#[derive(Debug, Clone, Copy, Default)]
+struct ForwardPhases {
+    post: PhaseSums,
+    attention: PhaseSums,
+    pre: PhaseSums,
+}
+
+impl ForwardPhases {
+    /// From the attention's sums, the MLP sub-layer's operations `mlp` and the casts after them;
+    /// `None` without a router operation. Each part is a fold over its operations in list order,
+    /// so both of [`moe_block_cost`]'s paths give the same figures bit for bit.
+    fn of(
+        attention: &(BlockCost, [f64; 3]),
+        mlp: &[Operation],
+        casts: &[Operation],
+        recompute: Recompute,
+    ) -> Option<ForwardPhases> {
+        let router = mlp.iter().position(|o| o.name == ROUTER_OP)?;
+        let pre = BlockCost::sums(&mlp[..=router], recompute);
+        let post = BlockCost::sums_after(BlockCost::sums(&mlp[router + 1..], recompute), casts, recompute);
+        Some(ForwardPhases { post: PhaseSums::of(post), attention: PhaseSums::of(*attention), pre: PhaseSums::of(pre) })
+    }
 }
 
 /// What a CUDA graph over the attention saves of the block's issued operations `[forward,
@@ -188,7 +265,8 @@ pub fn moe_block_cost_after(
     let (c, kernels) =
         BlockCost::sums_after(BlockCost::sums_after(attention.sums, &mlp_ops, recompute), &casts, recompute);
     let host = HostCount::of(p, &mlp, attention.kernels);
-    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host);
+    let phases = ForwardPhases::of(&attention.sums, &mlp_ops, &casts, recompute);
+    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases);
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
 }
@@ -210,7 +288,7 @@ mod tests {
         let kernels = [3.0, 6.0, 0.0];
         let with = |issue_s: f64| {
             let mlp = MoeMlpCost { bwd_issue_s: issue_s, ..MoeMlpCost::default() };
-            moe_issue_bounded(c, kernels, 1e-3, &mlp, HostCount::default())
+            moe_issue_bounded(c, kernels, 1e-3, &mlp, HostCount::default(), None)
         };
         // No expert issues: exactly the dense rule.
         assert_eq!(with(0.0), c.issue_bounded(kernels, 1e-3));
@@ -222,6 +300,43 @@ mod tests {
         assert!((b.memory_s - 1e-3).abs() < 1e-15);
         // The forward is the dense rule's either way (3 ms of host, no GPU work: 3 ms).
         assert!((with(5e-3).fwd.time() - 3e-3).abs() < 1e-15);
+    }
+
+    #[test]
+    fn the_forward_waits_at_the_dispatchers_sync() {
+        // A block of 10 forward operations at 0.2 ms of host time each and 1.4 ms of the MoE
+        // layer's calls (0.4 before the sync, 1.0 after it), in the phases of a stretch between
+        // syncs: after the sync 5 operations (0.5 ms of GPU work), the attention 3 (3 ms), up to
+        // the sync 2 (0.5 ms). Host 10·0.2 + 1.4 = 3.4 ms, GPU 4 ms: running ahead, 4 ms.
+        let phase = |kernels: f64, gpu_s: f64| PhaseSums { gpu_s, kernels };
+        let c = BlockCost { fwd: Pass { compute_s: 4e-3, ..Pass::default() }, ..BlockCost::default() };
+        let kernels = [10.0, 0.0, 0.0];
+        let mlp = MoeMlpCost { host_calls_s: Some([1.4e-3, 0.0]), ..MoeMlpCost::default() };
+        let synced = MoeMlpCost { sync_calls_s: Some([0.4e-3, 1.0e-3]), ..mlp };
+        let with = |mlp: &MoeMlpCost, attention_gpu_s: f64| {
+            let ph = ForwardPhases {
+                post: phase(5.0, 0.5e-3),
+                attention: phase(3.0, attention_gpu_s),
+                pre: phase(2.0, 0.5e-3),
+            };
+            moe_issue_bounded(c, kernels, 0.2e-3, mlp, HostCount::default(), Some(ph)).fwd
+        };
+        assert_eq!(with(&mlp, 3e-3).time(), 4e-3);
+        // With the sync: host after it 5·0.2 + 1.0 = 2.0 ms (GPU 0.5): E = 2.0; the attention's
+        // 3 ms of GPU work issued from 2.0 ms: E = max(2.0 + 3, 2.0 + max(0.6, 3)) = 5.0; up to
+        // the sync (host 2·0.2 + 0.4 = 0.8 from 2.6 ms, GPU 0.5): E = max(5.5, 3.4) = 5.5 ms.
+        let f = with(&synced, 3e-3);
+        assert!((f.time() - 5.5e-3).abs() < 1e-15, "{}", f.time());
+        assert!((f.memory_s - 1.5e-3).abs() < 1e-15);
+        // Host-bound in every phase (attention 0.3 ms of GPU work): the stretch is the host's
+        // 3.4 ms, the figure without the sync, bit for bit.
+        let c = BlockCost { fwd: Pass { compute_s: 1.3e-3, ..Pass::default() }, ..c };
+        let bound = |mlp: &MoeMlpCost| {
+            let ph = ForwardPhases { post: phase(5.0, 0.5e-3), attention: phase(3.0, 0.3e-3), pre: phase(2.0, 0.5e-3) };
+            moe_issue_bounded(c, kernels, 0.2e-3, mlp, HostCount::default(), Some(ph)).fwd
+        };
+        assert_eq!(bound(&synced), bound(&mlp));
+        assert!((bound(&mlp).time() - 3.4e-3).abs() < 1e-15);
     }
 
     #[test]

@@ -173,17 +173,43 @@ pub fn dispatcher_calls(f: &MoeHostFlags, s: &LayerShape) -> ([f64; 2], f64) {
             ([5.0, 6.0 * g + 2.0 + 3.0 + 4.0 * g], 8.0 * g + 4.0)
         }
         Dispatcher::AllToAll | Dispatcher::Hierarchical { .. } => {
-            let fused = f.permute_fusion || matches!(s.dispatcher, Dispatcher::Hierarchical { .. });
+            let fused = fused_permutation(f, s);
             let tp = if s.tp > 1 { 1.0 } else { 0.0 };
             let metadata = 2.0 + 7.0 * g;
-            let unfused_counts = if many > 0.0 && !fused { 1.0 } else { 0.0 };
-            let dtoh = 1.0 + 1.0 + 3.0 * g + unfused_counts + 2.0;
+            let dtoh = dtoh_calls(f, s);
             let exchange = 6.0 * g;
             let tp_calls = 10.0 * tp;
             let sort = many * if fused { 2.0 } else { 6.0 };
             let bwd = exchange + 8.0 * tp + many * if fused { 2.0 } else { 6.0 };
             ([metadata, dtoh + exchange + tp_calls + sort], bwd)
         }
+    }
+}
+
+/// The permutation (and the all-to-all's chunk sort) run as Transformer Engine's fused kernels:
+/// `--moe-permute-fusion`, or a flex dispatcher (module docs).
+fn fused_permutation(f: &MoeHostFlags, s: &LayerShape) -> bool {
+    f.permute_fusion || matches!(s.dispatcher, Dispatcher::Hierarchical { .. })
+}
+
+/// The all-to-all dispatcher's device→host copies on its side stream (`_maybe_dtoh_and_synchronize`:
+/// the stream wait, the counts' copy, 3 split lists with TP×EP > 1, the per-expert counts with
+/// several local experts unless fused, the event's record and its `synchronize`) [count].
+fn dtoh_calls(f: &MoeHostFlags, s: &LayerShape) -> f64 {
+    let g = if s.tp_ep > 1 { 1.0 } else { 0.0 };
+    let unfused_counts = if s.local_experts > 1.0 && !fused_permutation(f, s) { 1.0 } else { 0.0 };
+    1.0 + 1.0 + 3.0 * g + unfused_counts + 2.0
+}
+
+/// The calls of the dispatcher's forward `rest` ([`dispatcher_calls`]) that come before its
+/// device→host sync ([`super::sync`]): the all-gather dispatcher's three gathers (6 with
+/// TP×EP > 1), which the counts' `.cpu()` waits for; the all-to-all and flex dispatchers'
+/// side-stream copies and the wait ([`dtoh_calls`]).
+fn to_sync_calls(f: &MoeHostFlags, s: &LayerShape) -> f64 {
+    match s.dispatcher {
+        Dispatcher::AllGather if s.tp_ep > 1 => 6.0,
+        Dispatcher::AllGather => 0.0,
+        Dispatcher::AllToAll | Dispatcher::Hierarchical { .. } => dtoh_calls(f, s),
     }
 }
 
@@ -195,17 +221,37 @@ pub fn expert_calls(sequential: bool, local_experts: f64) -> [f64; 2] {
 /// The MoE layer's host calls per micro-batch `[forward, backward]` besides the experts' GEMMs,
 /// with the CUDA-graph scopes applied (a captured part: one launch each way).
 pub fn layer_calls(f: &MoeHostFlags, s: &LayerShape) -> [f64; 2] {
+    let [before, after, bwd] = split_calls(f, s);
+    [before + after, bwd]
+}
+
+/// The MoE layer's forward host calls split at the dispatcher's device→host sync
+/// `[before, after]` ([`super::sync`]): before, the router and the dispatcher's metadata up to
+/// the sync ([`to_sync_calls`]); after, the rest of the dispatcher, the permutation and the
+/// experts' calls. They add up to [`layer_calls`]'s forward.
+pub fn forward_calls_at_sync(f: &MoeHostFlags, s: &LayerShape) -> [f64; 2] {
+    let [before, after, _] = split_calls(f, s);
+    [before, after]
+}
+
+/// `[forward before the sync, forward after it, backward]` with the CUDA-graph scopes applied.
+fn split_calls(f: &MoeHostFlags, s: &LayerShape) -> [f64; 3] {
     let router = router_calls(f, s);
     let ([metadata, rest], dispatch_bwd) = dispatcher_calls(f, s);
     let with_probs = !matches!(s.dispatcher, Dispatcher::AllGather);
-    let fused = f.permute_fusion || matches!(s.dispatcher, Dispatcher::Hierarchical { .. });
+    let fused = fused_permutation(f, s);
     let permute = permute_calls(fused, with_probs);
     let experts = expert_calls(f.sequential_experts, s.local_experts);
     let graph = |captured: bool, calls: [f64; 2]| if captured { [1.0, 1.0] } else { calls };
     let router = graph(f.graphs.moe_router, router);
     // `moe_preprocess` captures the metadata; its backward has none.
     let metadata = if f.graphs.moe_preprocess { 1.0 } else { metadata };
-    [router[0] + metadata + rest + permute[0] + experts[0], router[1] + dispatch_bwd + permute[1] + experts[1]]
+    let to_sync = to_sync_calls(f, s);
+    [
+        router[0] + metadata + to_sync,
+        rest - to_sync + permute[0] + experts[0],
+        router[1] + dispatch_bwd + permute[1] + experts[1],
+    ]
 }
 
 #[cfg(test)]
@@ -237,6 +283,10 @@ mod tests {
         assert_eq!(layer_calls(&f, &s), [64.0, 37.0]);
         // Grouped experts: 4 / 3 in place of 12 / 10.
         assert_eq!(layer_calls(&MoeHostFlags::default(), &s), [56.0, 30.0]);
+        // At the sync (`.cpu()` of the counts): before it the router 26, the metadata 5 and the
+        // three gathers 6 = 37; after it 15 − 6 = 9 of the dispatcher, the permutation 6 and the
+        // experts 12 = 27; 37 + 27 = 64.
+        assert_eq!(forward_calls_at_sync(&f, &s), [37.0, 27.0]);
     }
 
     #[test]
@@ -252,6 +302,9 @@ mod tests {
         assert_eq!(dispatcher_calls(&f, &s), ([9.0, 20.0], 12.0));
         // Permutation with probabilities: 8 / 5; experts 4 / 3.
         assert_eq!(layer_calls(&f, &s), [47.0 + 9.0 + 20.0 + 8.0 + 4.0, 16.0 + 12.0 + 5.0 + 3.0]);
+        // At the sync: router 47, metadata 9 and the side stream's copies and wait 8 = 64 before;
+        // the exchange 6, the sort 6, the permutation 8 and the experts 4 = 24 after.
+        assert_eq!(forward_calls_at_sync(&f, &s), [64.0, 24.0]);
         // Graphs on moe_router and moe_preprocess: router 1 / 1, metadata 1; the rest stays.
         let g = MoeHostFlags { graphs: GraphScope { moe_router: true, moe_preprocess: true, attn: false }, ..f };
         assert_eq!(layer_calls(&g, &s), [1.0 + 1.0 + 20.0 + 8.0 + 4.0, 1.0 + 12.0 + 5.0 + 3.0]);

@@ -23,6 +23,7 @@ use super::experts::ExpertLayout;
 use super::host_calls;
 use super::options::{A2aOverlap, FP8_DISPATCH_BYTES, MoeOptions};
 pub use super::options::{FITTED_EXPERT_GEMM_ISSUE_S, FITTED_LAYER_OVERHEAD_S};
+use super::sync;
 use crate::extended::layout::Layout;
 use crate::extended::ops::{FP8_CAST_BYTES, KeptBytes, OpKind, Operation, saved_input};
 use crate::extended::pricing::{Pass, Pricing};
@@ -235,6 +236,10 @@ impl MoeTimePart {
     }
 }
 
+/// Name of the router's operation (the last of the MoE MLP before the dispatcher's sync,
+/// [`super::sync`]).
+pub const ROUTER_OP: &str = "moe_router";
+
 /// Name of the routed experts' grouped-GEMM operation (its parameters are sharded over the expert
 /// data-parallel group, not the dense one).
 pub const EXPERTS_OP: &str = "moe_experts";
@@ -272,6 +277,12 @@ pub struct MoeMlpCost {
     /// [`super::host_calls::layer_calls`] at [`super::host_calls::call_host_s`]), added to the
     /// block's host time; `None`: not counted (other stacks, compiled stacks).
     pub host_calls_s: Option<[f64; 2]>,
+    /// The forward's part of [`Self::host_calls_s`] split at the dispatcher's device→host sync
+    /// `[before, after]` [s] ([`super::host_calls::forward_calls_at_sync`]) when the layer's
+    /// calls are counted and its forward runs as stretches between syncs
+    /// ([`super::sync::forward_stretches`]); `None` otherwise (the block's forward host time then
+    /// runs ahead as a whole).
+    pub sync_calls_s: Option<[f64; 2]>,
 }
 
 /// Host time to issue the routed experts' forward GEMMs one local expert at a time,
@@ -365,7 +376,7 @@ pub fn moe_mlp_operations(
     // Room for every operation below, so the list is not grown while it is built.
     let mut ops = Vec::with_capacity(8);
     ops.push(
-        linear("moe_router", router, (t * h + h * e) * p.hw.operand_bytes + t * e * es)
+        linear(ROUTER_OP, router, (t * h + h * e) * p.hw.operand_bytes + t * e * es)
             .owning(router_params)
             .keeping(kept(t * e * ROUTER_PROB_BYTES)),
     );
@@ -423,6 +434,15 @@ pub fn moe_mlp_operations(
         fwd += o.fwd;
         bwd += o.bwd;
     }
+    let call_s = host_calls::call_host_s(p);
+    let shape = host_calls::LayerShape {
+        router: m.router,
+        dispatcher: mo.dispatcher,
+        tp: layout.tp,
+        tp_cp: layout.tp * layout.cp,
+        tp_ep: el.ep * el.etp,
+        local_experts: m.local_experts(el.ep),
+    };
     let cost = MoeMlpCost {
         fwd,
         bwd,
@@ -434,17 +454,10 @@ pub fn moe_mlp_operations(
         tokens_per_expert,
         dropped_fraction: mo.load.dropped_fraction(),
         bwd_issue_s: 2.0 * issue_s,
-        host_calls_s: host_calls::call_host_s(p).map(|call_s| {
-            let shape = host_calls::LayerShape {
-                router: m.router,
-                dispatcher: mo.dispatcher,
-                tp: layout.tp,
-                tp_cp: layout.tp * layout.cp,
-                tp_ep: el.ep * el.etp,
-                local_experts: m.local_experts(el.ep),
-            };
-            host_calls::layer_calls(&mo.host, &shape).map(|calls| calls * call_s)
-        }),
+        host_calls_s: call_s.map(|call_s| host_calls::layer_calls(&mo.host, &shape).map(|calls| calls * call_s)),
+        sync_calls_s: call_s
+            .filter(|_| sync::forward_stretches(mo))
+            .map(|call_s| host_calls::forward_calls_at_sync(&mo.host, &shape).map(|calls| calls * call_s)),
     };
     (ops, cost)
 }
@@ -468,7 +481,7 @@ fn recompute_modules(
     for op in ops.iter_mut() {
         *op = match op.name {
             _ if m.moe => {
-                let kept = if op.name == "moe_router" { input_bytes } else { 0.0 };
+                let kept = if op.name == ROUTER_OP { input_bytes } else { 0.0 };
                 op.selective_policy(kept, 1.0)
             }
             // The FP8 SwiGLU cache keeps no activation output and reruns the activation already.

@@ -14,6 +14,7 @@
 //! | [`mla`] | multi-head latent attention as operations (in every block of a model with it): replicated down-projections, latent norms, column-parallel up-projections, core with its own query/key and value widths |
 //! | [`host_calls`] | the host calls of Megatron-Core's MoE layer besides the expert GEMMs (router, load-balancing loss, dispatcher, permutation), counted from the code, and CUDA-graph scopes |
 //! | [`host_flags`] | the switches that change those calls: permute/router fusion, sequential experts, balancing loss, CUDA-graph scopes |
+//! | [`sync`] | the forward pass between the dispatcher's device→host syncs: stretches from an empty GPU queue, host and GPU phases in issue order |
 //! | [`layer`] | the MoE MLP of one block as operations: router, routed experts at the grouped-GEMM efficiency, shared experts, permutation, exposed vs hidden exchange, fixed layer time |
 
 pub mod axes;
@@ -28,6 +29,7 @@ pub mod host_flags;
 pub mod layer;
 pub mod mla;
 pub mod options;
+pub mod sync;
 
 pub use crate::moe_shape::{Mla, MoeShape, Router};
 pub use counts::{ParameterCounts, parameter_counts};
