@@ -211,7 +211,7 @@ pub(crate) fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
     let host_s = p.host_time_per_operation_s();
     let (sums, kernels) = BlockCost::sums(&operations(w, layout, p), p.opts.recompute);
     Parts {
-        block: sums.issue_bounded(kernels, host_s),
+        block: sums.issue_bounded_layer(kernels, host_s, super::layer_python::layer_python_s(p.hw, p.opts)),
         embedding: embedding_cost(w, layout, p),
         head: head_cost(w, layout, p),
         bwd_issue_s: kernels[1] * host_s,
