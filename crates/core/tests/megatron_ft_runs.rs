@@ -100,8 +100,9 @@ fn small_steps_are_priced_with_the_hosts_time() {
     // −74 % and −85 %; with 130 µs on every host −46 %, −28 % and −43 %; with the hosts' speed and
     // unfused attention −21.0 / −24.0 / −29.5 %; with the logged statistics' host work (session
     // 21) −19.2 / −22.0 / −27.5 %; with DDP's backward hooks (session 25) −17.2 / −20.3 / −25.5 %;
-    // with `--no-gradient-accumulation-fusion` read (session 26) −16.1 / −19.4 / −24.6 %.
-    assert!(a100 > -0.167 && a100 < 0.2, "A100 median {a100}");
-    assert!(h100 > -0.199 && h100 < 0.2, "H100 median {h100}");
-    assert!(gb200 > -0.251 && gb200 < 0.2, "GB200 median {gb200}");
+    // with `--no-gradient-accumulation-fusion` read (session 26) −16.1 / −19.4 / −24.6 %; with the
+    // layers' Python of `extended::layer_python` (session 27) −11.9 / −15.5 / −19.9 %.
+    assert!(a100 > -0.125 && a100 < 0.2, "A100 median {a100}");
+    assert!(h100 > -0.16 && h100 < 0.2, "H100 median {h100}");
+    assert!(gb200 > -0.205 && gb200 < 0.2, "GB200 median {gb200}");
 }

@@ -121,7 +121,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "sparsity",
         ],
     ),
-    ("pricing", &["pricing"]),
+    ("pricing", &["pricing", "layer_python"]),
     (
         "operations",
         &[

@@ -15,6 +15,7 @@
 //! floor adds is exposed non-matrix time (`memory_s`).
 
 use super::attention::attention_operations;
+use super::layer_python::layer_python_s;
 use super::layout::Layout;
 use super::ops::{OpKind, Operation, fp8_casts};
 use super::options::Recompute;
@@ -146,11 +147,31 @@ impl BlockCost {
         }
         self
     }
+
+    /// [`Self::issue_bounded`] with the forward and the recomputation raised to their kernels'
+    /// issue time plus the layer's Python that launches no kernel, `python_s` `[forward,
+    /// recomputation]` [s] ([`super::layer_python::layer_python_s`]; the backward's is not
+    /// counted); equal to [`Self::issue_bounded`] at 0.
+    #[inline]
+    pub(crate) fn issue_bounded_layer(self, kernels: [f64; 3], host_s: f64, python_s: [f64; 2]) -> BlockCost {
+        let (fwd, recompute) = (self.fwd, self.recompute);
+        let mut c = self.issue_bounded(kernels, host_s);
+        if python_s[0] > 0.0 {
+            c.fwd = issue_bound(fwd, 1.0, kernels[0] * host_s + python_s[0]);
+        }
+        if python_s[1] > 0.0 && kernels[2] > 0.0 {
+            c.recompute = issue_bound(recompute, 1.0, kernels[2] * host_s + python_s[1]);
+        }
+        c
+    }
 }
 
 /// Prices one block: the sums of its [`operations`].
+/// Each pass lasts at least its kernels' issue time plus the layer's Python
+/// ([`BlockCost::issue_bounded_layer`]).
 pub fn block_cost(w: &Workload, layout: &Layout, p: &Pricing) -> BlockCost {
-    BlockCost::of_operations(&operations(w, layout, p), p.opts.recompute, p.host_time_per_operation_s())
+    let (sums, kernels) = BlockCost::sums(&operations(w, layout, p), p.opts.recompute);
+    sums.issue_bounded_layer(kernels, p.host_time_per_operation_s(), layer_python_s(p.hw, p.opts))
 }
 
 /// Every operation of one block (see the module documentation).
@@ -276,13 +297,19 @@ mod tests {
         // h = 256, 128 tokens, one device: microseconds of GPU work per pass. Its ten operations
         // (two norms, Q/K/V, attention, output projection, two residual adds, MLP in, activation,
         // MLP out) issue 10 kernels forward and 14 backward (4 matmuls × 2 + 6): 1.3 ms and
-        // 1.82 ms. Full recomputation issues the forward's 10 again.
+        // 1.82 ms; under the Megatron stack the forward adds the layer's Python, 228.466 µs
+        // (`layer_python`: 13 · 2.17 + 4 · 62.58 / 1.25 µs), 1.528466 ms. Full recomputation
+        // issues the forward's 10 again and runs the Python again.
         let w = Workload { hidden: 256, heads: 4, kv_heads: 4, head_dim: 64, ffn_hidden: 1024, ..gpt(128) };
         let opts = ExtendedOptions { recompute: Recompute::Full, ..ExtendedOptions::realistic() };
         let c = price(&w, &one_gpu(1), opts);
-        assert!((c.fwd.time() - 10.0 * EAGER_HOST_S).abs() < 1e-15, "{}", c.fwd.time());
+        let python = 228.466e-6;
+        assert!((c.fwd.time() - (10.0 * EAGER_HOST_S + python)).abs() < 1e-15, "{}", c.fwd.time());
         assert!((c.bwd.time() - 14.0 * EAGER_HOST_S).abs() < 1e-15, "{}", c.bwd.time());
-        assert!((c.recompute.time() - 10.0 * EAGER_HOST_S).abs() < 1e-15);
+        assert!((c.recompute.time() - (10.0 * EAGER_HOST_S + python)).abs() < 1e-15);
+        // Under DeepSpeed (its layers are not counted) the floor is the kernels' issue alone.
+        let ds = ExtendedOptions { stack: Stack::DeepSpeed, ..opts };
+        assert!((price(&w, &one_gpu(1), ds).fwd.time() - 10.0 * EAGER_HOST_S).abs() < 1e-15);
         // A 4096-wide block at 8,192 tokens takes milliseconds: the floor does not touch it.
         let big = price(&gpt(8192), &one_gpu(1), ExtendedOptions::realistic());
         assert!(big.fwd.time() > 2.0 * 10.0 * EAGER_HOST_S, "{}", big.fwd.time());

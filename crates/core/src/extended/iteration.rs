@@ -57,6 +57,10 @@ pub struct Breakdown {
     /// Per-step host work of the statistics the run logs (Megatron-LM's zero count and parameter
     /// norm, [`super::step_host`]), part of `t_mem` [s].
     pub t_step_host_s: f64,
+    /// The layers' Python that launches no kernel on the busiest device over the iteration
+    /// (forward and recomputation, [`super::layer_python`]): with the kernels' issue time, the
+    /// floor of a host-bound pass, then part of `t_mem`; hidden behind GPU work otherwise [s].
+    pub t_layer_python_s: f64,
     /// ZeRO-2/3 collectives exposed per micro-batch (all micro-batches), part of `t_dp_comm` [s].
     pub t_zero3_s: f64,
     /// Allocator fragmentation, CUDA context and NCCL buffers (device − allocated), part of `mem` [GB].
@@ -211,7 +215,7 @@ pub(crate) fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
     let host_s = p.host_time_per_operation_s();
     let (sums, kernels) = BlockCost::sums(&operations(w, layout, p), p.opts.recompute);
     Parts {
-        block: sums.issue_bounded(kernels, host_s),
+        block: sums.issue_bounded_layer(kernels, host_s, super::layer_python::layer_python_s(p.hw, p.opts)),
         embedding: embedding_cost(w, layout, p),
         head: head_cost(w, layout, p),
         bwd_issue_s: kernels[1] * host_s,
@@ -419,6 +423,7 @@ pub(crate) fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts
         t_recompute_s: nmb_f * busiest.blocks as f64 * block.recompute.time(),
         t_optimizer_s: t_opt,
         t_step_host_s: t_step_host,
+        t_layer_python_s: nmb_f * busiest.blocks as f64 * super::layer_python::layer_python_s(p.hw, opts).iter().sum::<f64>(),
         t_zero3_s: t_zero3,
         overhead_gb: memory.overhead_gb,
         microbatches: nmb,

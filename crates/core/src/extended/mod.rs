@@ -91,6 +91,7 @@ pub mod hardware;
 pub mod head;
 pub mod iteration;
 pub mod latency;
+pub mod layer_python;
 pub mod layout;
 pub mod layout_rules;
 pub mod memory;

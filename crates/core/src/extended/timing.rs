@@ -35,6 +35,7 @@ use super::efficiency::Efficiency;
 use super::hardware::Hardware;
 use super::head::{EndCost, HeadWork, embedding_cost, head_work};
 use super::iteration::{Parts, check, timing};
+use super::layer_python::layer_python_s;
 use super::layout::Layout;
 use super::ops::{Operation, Reads, reprice, repriceable};
 use super::options::{ExtendedOptions, HardwareChoices};
@@ -243,7 +244,8 @@ impl TimePlan {
         let host_s = p.host_time_per_operation_s();
         let (opts, head) = (self.opts, self.head_cost);
         let (sums, kernels) = BlockCost::sums(&self.ops, opts.recompute);
-        Ok(self.iteration_s(&opts, sums.issue_bounded(kernels, host_s), [kernels[1] * host_s, sums.bwd.time()], head))
+        let block = sums.issue_bounded_layer(kernels, host_s, layer_python_s(&self.hw, &opts));
+        Ok(self.iteration_s(&opts, block, [kernels[1] * host_s, sums.bwd.time()], head))
     }
 
     /// The last stage: the iteration time [s] of `block` and `head` under `opts` (the plan's
@@ -304,6 +306,7 @@ impl TimePlan {
         let (f, fk) = self.fixed;
         let fixed = [f.fwd.time(), f.bwd.time(), f.recompute.time()];
         let host_s = Pricing { hw: &self.hw, opts: &base }.host_time_per_operation_s();
+        let python_s = layer_python_s(&self.hw, &base);
         batch
             .of
             .iter()
@@ -315,7 +318,7 @@ impl TimePlan {
                 let t = |i: usize| pass_of(fixed[i] + m.times[i] + a.times[i]);
                 let k = |i: usize| fk[i] + f64::from(m.kernels[i]) + f64::from(a.kernels[i]);
                 let block = BlockCost { fwd: t(0), bwd: t(1), recompute: t(2), ..self.whole }
-                    .issue_bounded([k(0), k(1), k(2)], host_s);
+                    .issue_bounded_layer([k(0), k(1), k(2)], host_s, python_s);
                 let head = EndCost { fwd: pass_of(m.head[0]), bwd: pass_of(m.head[1]), ..self.head_cost };
                 // The last stage reads no fitted constant: the plan's switches serve every point.
                 Some(self.iteration_s(&base, block, [k(1) * host_s, t(1).time()], head))

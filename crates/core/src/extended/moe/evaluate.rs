@@ -356,6 +356,9 @@ pub fn assemble_moe(
         t_recompute_s: nmb_f * recompute_s,
         t_optimizer_s: t_opt,
         t_step_host_s: 0.0,
+        t_layer_python_s: nmb_f
+            * busiest.dense as f64
+            * crate::extended::layer_python::layer_python_s(p.hw, p.opts).iter().sum::<f64>(),
         t_zero3_s: t_zero3,
         overhead_gb: memory.overhead_gb,
         microbatches: nmb,
