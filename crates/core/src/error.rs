@@ -74,6 +74,15 @@ impl Error {
         self
     }
 
+    /// The same [`Error::InvalidField`] at `field` (a form's own field for the value the model
+    /// read under another name), its value, rule and hint kept; any other error as it is.
+    pub fn placed_at(mut self, new_field: impl Into<String>) -> Self {
+        if let Error::InvalidField { field, .. } = &mut self {
+            *field = new_field.into();
+        }
+        self
+    }
+
     /// The field this error is about, when it is about one (used by forms to place the message).
     pub fn field(&self) -> Option<&str> {
         match self {
