@@ -244,6 +244,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_invalid_field_is_placed_at_another_field_with_its_value_rule_and_hint() {
+        let e = Error::invalid("domain_size", 3, "must divide the devices").with_hint("try 4").placed_at("domain");
+        assert!(e.is_at("domain") && !e.is_at("domain_size"));
+        assert_eq!(e, Error::invalid("domain", 3, "must divide the devices").with_hint("try 4"));
+        // Any other error stays as it is.
+        let parse = Error::Parse { message: "x".into() };
+        assert_eq!(parse.clone().placed_at("domain"), parse);
+    }
+
+    #[test]
     fn a_path_is_in_its_groups_only() {
         let p = FieldPath::new("ext.recompute");
         assert!(p.is_in("ext") && p.is_in("ext.recompute") && !p.is_in("ex") && !p.is_in("ext.re"));

@@ -837,6 +837,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn rows_share_a_pricing_key_only_when_priced_alike() {
+        use std::hash::{BuildHasher, RandomState};
+        let file = super::super::parse_measured_runs(super::super::MEASURED_RUNS_JSON).unwrap();
+        let a = file.rows.iter().map(Prepared::new).find(|p| p.pricing_key().is_some()).unwrap();
+        let b = Prepared::new(&a.run);
+        let hasher = RandomState::new();
+        let (ka, kb) = (a.pricing_key().unwrap(), b.pricing_key().unwrap());
+        assert!(ka == kb && hasher.hash_one(ka) == hasher.hash_one(kb), "the same row twice: one key");
+        // Another part (HBM bandwidth +1 GB/s): another key, though the hash (workload and
+        // layout) is the same bucket.
+        let mut c = Prepared::new(&a.run);
+        if let Ok(hw) = c.hardware.as_mut() {
+            hw.hbm_bandwidth_gbps += 1.0;
+        }
+        let kc = c.pricing_key().unwrap();
+        assert!(ka != kc && hasher.hash_one(ka) == hasher.hash_one(kc));
+    }
+
+    #[test]
     fn stats_by_hand() {
         let s = Stats::of(&[0.1, -0.3, 0.2], 2);
         assert_eq!((s.evaluated, s.skipped), (3, 2));
