@@ -74,6 +74,15 @@ impl Error {
         self
     }
 
+    /// The same [`Error::InvalidField`] at `field` (a form's own field for the value the model
+    /// read under another name), its value, rule and hint kept; any other error as it is.
+    pub fn placed_at(mut self, new_field: impl Into<String>) -> Self {
+        if let Error::InvalidField { field, .. } = &mut self {
+            *field = new_field.into();
+        }
+        self
+    }
+
     /// The field this error is about, when it is about one (used by forms to place the message).
     pub fn field(&self) -> Option<&str> {
         match self {
@@ -233,6 +242,16 @@ impl fmt::Display for Shown<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_invalid_field_is_placed_at_another_field_with_its_value_rule_and_hint() {
+        let e = Error::invalid("domain_size", 3, "must divide the devices").with_hint("try 4").placed_at("domain");
+        assert!(e.is_at("domain") && !e.is_at("domain_size"));
+        assert_eq!(e, Error::invalid("domain", 3, "must divide the devices").with_hint("try 4"));
+        // Any other error stays as it is.
+        let parse = Error::Parse { message: "x".into() };
+        assert_eq!(parse.clone().placed_at("domain"), parse);
+    }
 
     #[test]
     fn a_path_is_in_its_groups_only() {

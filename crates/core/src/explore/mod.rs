@@ -5,8 +5,9 @@
 //! * [`choices`]: the models and systems to pick from, reference presets first, unusable ones marked;
 //! * [`entries`]: the catalogs ids resolve against (built-in plus the user's own entries), re-exported
 //!   from the resolver ([`crate::resolve`]);
-//! * [`inputs`]: the scenario as the page's fields hold it (text), validated field by field
-//!   into an [`ExploreSpec`]; every rejected field is an [`crate::Error`] naming it;
+//! * [`inputs`]: the scenario as the page's fields hold it (text), its defaults; the resolver
+//!   ([`crate::resolve::explorer`]) validates it field by field into an [`ExploreSpec`]; every
+//!   rejected field is an [`crate::Error`] naming it;
 //! * [`task`]: [`ExploreSearch`], a resumable search over several strategies (one
 //!   [`crate::search::Search`] each) that a page runs in time slices, and [`merge`] of their
 //!   results;

@@ -1,7 +1,7 @@
 //! The explorer in either mode: a validated scenario priced by reference mode or by extended mode
-//! with its switches ([`ExploreSpec::with_mode`]), its searches in that mode, and the full
-//! evaluation of one configuration in that mode ([`Detail`]) for the selected configuration, the
-//! comparison and "try your own".
+//! with its switches (as the resolver set it up: [`ExploreSpec::with_mode`]), its searches in
+//! that mode, and the full evaluation of one configuration in that mode ([`Detail`]) for the
+//! selected configuration, the comparison and "try your own".
 //!
 //! Extended mode reads the catalog entries themselves (grouped-query attention, SwiGLU, the
 //! vocabulary; the part at the switch's precision with its measured ceiling), leaves 2D SUMMA out
@@ -9,18 +9,13 @@
 //! for MFU with the standard per-token formula (GQA, gated MLP, attention, output head) instead of
 //! the reference's layer counts.
 
-use super::inputs::{ExploreSpec, field};
-use crate::catalog::MappingOptions;
-use crate::cost::{ExtendedSetup, Pricer};
+use super::inputs::ExploreSpec;
+use crate::cost::Pricer;
 use crate::extended::Workload;
-use crate::extended::sparsity::no_effect_note;
-use crate::mode::{Mode, SUMMA_UNSUPPORTED};
-use crate::resolve;
 use crate::search::{Engine, Execution, ExecutionChoices, Ranked, Search};
 use crate::validate::convention::{ConventionShape, FlopConvention, iteration_flops};
 use crate::validate::moe_flops::{FlopRules, model_flops_per_token};
 use crate::vocab::Candidate;
-use crate::vocab::NoteList;
 use crate::{Error, Strategy};
 
 pub use crate::cost::Detail;
@@ -55,51 +50,6 @@ pub fn model_flops_per_sample_tflop(w: &Workload, gqa: bool, gated: bool) -> f64
 }
 
 impl ExploreSpec {
-    /// This scenario priced in `mode`. In extended mode the workload and the part are read from
-    /// the catalog (the part at the switch's precision, with the scenario's domain size), 2D SUMMA
-    /// is left out with a note, and the notes are extended mode's. Errors name the field: `model`,
-    /// `system`, `strategies`, or `ext.precision` for a precision the part does not list.
-    pub fn with_mode(mut self, mode: Mode) -> Result<ExploreSpec, Error> {
-        self.mode = mode;
-        self.extended = None;
-        let Some(&options) = mode.options() else { return Ok(self) };
-        options.validate()?;
-        // The entries the scenario was resolved with (built-in or the user's), and its mapping
-        // choices with the domain size in force.
-        let model = &self.model_entry;
-        let workload = resolve::workload(model).map_err(|e| {
-            Error::invalid(field::MODEL, &self.model_id, format!("cannot be used by extended mode: {e}"))
-        })?;
-        let sys = &self.system_entry;
-        let opts = MappingOptions { domain_size: Some(self.system.domain_size), ..self.mapping };
-        let (hardware, hardware_notes) =
-            resolve::hardware(sys, options.hardware.precision, options.hardware.measured_ceiling, &opts).map_err(
-                |e| match e.path() {
-                    Some(f) if f.is_in("peak_tflops") || f.is_in("precision") => Error::invalid(
-                        "ext.precision",
-                        options.hardware.precision,
-                        format!("cannot be used on {}: {e}", sys.id),
-                    )
-                    .with_hint("choose a precision the part lists"),
-                    _ => Error::invalid(field::SYSTEM, &sys.id, format!("cannot be used by extended mode: {e}")),
-                },
-            )?;
-        let mut notes = hardware_notes;
-        if self.strategies.contains(&Strategy::Summa2D) {
-            self.strategies.retain(|s| *s != Strategy::Summa2D);
-            if self.strategies.is_empty() {
-                return Err(Error::invalid(field::STRATEGIES, "2d", SUMMA_UNSUPPORTED)
-                    .with_hint("add 1d or 2d-seqp, or use reference mode"));
-            }
-            notes.not_applied(format!("not searched: {SUMMA_UNSUPPORTED}"));
-        }
-        notes.extend(no_effect_note(&sys.id, &hardware, options.model.weight_sparsity));
-        self.notes = notes;
-        self.extended = Some(ExtendedSetup { workload, hardware, options });
-        self.execution = ExecutionChoices::from_switches(&options);
-        Ok(self)
-    }
-
     /// The scenario with these execution choices for extended mode's searches (by default every
     /// choice is searched except the switches changed from their defaults).
     pub fn with_execution(mut self, choices: ExecutionChoices) -> Result<ExploreSpec, Error> {

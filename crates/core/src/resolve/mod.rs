@@ -13,9 +13,13 @@
 //! the model or the system failed ([`ScenarioError`]); nothing here matches on error text.
 
 mod entries;
+pub mod explorer;
 pub mod form;
+pub mod point;
 mod scenario;
 mod stand_ins;
+pub mod sweep_axis;
+pub mod sweep_spec;
 mod system_param;
 
 pub use entries::UserEntries;

@@ -24,14 +24,15 @@
 //! can run one [`Shard`] of a sweep; [`export`] writes CSV and JSON Lines identical in the page and
 //! the CLI.
 
-pub mod axis;
 pub mod export;
 pub mod metric;
-pub mod point;
 pub mod result;
 pub mod run;
-pub mod spec;
 pub mod text;
+
+/// A sweep's definition and its points resolved are the resolver's ([`crate::resolve`]): the
+/// axes, the spec, and each point's inputs.
+pub use crate::resolve::{point, sweep_axis as axis, sweep_spec as spec};
 
 pub use axis::{Axis, AxisKey, AxisValue, SystemParam, ValueKind};
 pub use metric::Metric;

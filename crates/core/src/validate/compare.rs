@@ -14,7 +14,7 @@ use super::schema::{MeasuredFile, MeasuredRun};
 use crate::SystemParams;
 use crate::cost::{CostModel, ExtendedSetup, GivenConfiguration, Pricer};
 use crate::extended::efficiency::{Efficiency, median};
-use crate::extended::{self, ExtendedOptions, Hardware};
+use crate::extended::{self, ExtendedOptions, Hardware, Layout, Workload};
 use crate::vocab::{Note, utilisation_of_step};
 
 pub use crate::mode::ModeKind;
@@ -146,6 +146,41 @@ pub struct Report {
     pub leave_one_source_out: Option<super::holdout::Holdout>,
     /// The one-shot calibration check ([`super::one_shot`]), when computed.
     pub one_shot: Option<super::one_shot::OneShot>,
+}
+
+/// What extended mode's time of a row depends on besides `η` ([`Prepared::pricing_key`]): keys
+/// are equal when every field is (`==`, floats as values); the hash reads the workload and the
+/// layout (integers), so equal keys hash alike and rows on one layout with other parts or
+/// switches only share a bucket.
+#[derive(Clone, Copy)]
+pub struct PricingKey<'a> {
+    /// The model as extended mode reads it.
+    pub workload: &'a Workload,
+    /// The parallel layout.
+    pub layout: &'a Layout,
+    /// The part.
+    pub hardware: &'a Hardware,
+    /// The switches.
+    pub options: &'a ExtendedOptions,
+}
+
+impl PartialEq for PricingKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.workload == other.workload
+            && self.layout == other.layout
+            && self.hardware == other.hardware
+            && self.options == other.options
+    }
+}
+
+/// A key with a NaN field equals no key (not even itself), so such rows are priced apart: the
+/// same prices, computed again.
+impl Eq for PricingKey<'_> {}
+
+impl std::hash::Hash for PricingKey<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.workload, self.layout).hash(state);
+    }
 }
 
 /// A row read and priced once, ready to be predicted at any `η`.
@@ -341,13 +376,12 @@ impl Prepared {
     }
 
     /// What extended mode's time of the row depends on besides `η`: its workload, part, layout
-    /// and switches, written out (`Debug` writes every field, floats exactly). Two rows with the
-    /// same key are priced alike at every `η`, so the fits price one of them
-    /// ([`super::fit_cache`]). `None` without a setup or a part.
-    pub fn pricing_key(&self) -> Option<String> {
+    /// and switches ([`PricingKey`]). Two rows with the same key are priced alike at every `η`,
+    /// so the fits price one of them ([`super::fit_cache`]). `None` without a setup or a part.
+    pub fn pricing_key(&self) -> Option<PricingKey<'_>> {
         let setup = self.setup.as_ref().ok()?;
-        let hw = self.hardware.as_ref().ok()?;
-        Some(format!("{:?}|{:?}|{:?}|{:?}", setup.workload, hw, setup.layout, setup.options))
+        let hardware = self.hardware.as_ref().ok()?;
+        Some(PricingKey { workload: &setup.workload, layout: &setup.layout, hardware, options: &setup.options })
     }
 
     /// Predicts the row in `mode` (extended mode with efficiencies `eta`).
@@ -801,6 +835,25 @@ pub fn with_holdout(mut report: Report, h: super::holdout::Holdout) -> Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_share_a_pricing_key_only_when_priced_alike() {
+        use std::hash::{BuildHasher, RandomState};
+        let file = super::super::parse_measured_runs(super::super::MEASURED_RUNS_JSON).unwrap();
+        let a = file.rows.iter().map(Prepared::new).find(|p| p.pricing_key().is_some()).unwrap();
+        let b = Prepared::new(&a.run);
+        let hasher = RandomState::new();
+        let (ka, kb) = (a.pricing_key().unwrap(), b.pricing_key().unwrap());
+        assert!(ka == kb && hasher.hash_one(ka) == hasher.hash_one(kb), "the same row twice: one key");
+        // Another part (HBM bandwidth +1 GB/s): another key, though the hash (workload and
+        // layout) is the same bucket.
+        let mut c = Prepared::new(&a.run);
+        if let Ok(hw) = c.hardware.as_mut() {
+            hw.hbm_bandwidth_gbps += 1.0;
+        }
+        let kc = c.pricing_key().unwrap();
+        assert!(ka != kc && hasher.hash_one(ka) == hasher.hash_one(kc));
+    }
 
     #[test]
     fn stats_by_hand() {

@@ -35,7 +35,7 @@
 //! the same bytes as before the grouping). Points are kept for the current size pair only
 //! ([`FitCache::clear`]): the fits of one pool never come back to a size pair.
 
-use super::compare::{Conversion, Prepared};
+use super::compare::{Conversion, Prepared, PricingKey};
 use crate::extended::efficiency::Efficiency;
 use crate::extended::timing::{PointBatch, SideSlots, TimePlan};
 use std::cell::RefCell;
@@ -130,7 +130,7 @@ impl FitCache {
     /// The cache of `rows`, where `member_of[i]` lists the sources (indices below `sources`) row
     /// `i` counts as when one is held out.
     pub fn new(rows: &[Prepared], member_of: &[Vec<usize>], sources: usize) -> FitCache {
-        let mut configs: HashMap<String, usize> = HashMap::new();
+        let mut configs: HashMap<PricingKey<'_>, usize> = HashMap::new();
         let mut priced = Vec::new();
         let timed = rows
             .iter()

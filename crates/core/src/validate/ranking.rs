@@ -30,6 +30,7 @@
 use super::compare::{Report, RowResult};
 use super::row::interpret;
 use super::schema::{MeasuredFile, MeasuredRun};
+use crate::catalog::Precision;
 use crate::extended::efficiency::median;
 use crate::vocab::Fits;
 
@@ -195,32 +196,50 @@ fn ranks(values: &[Option<f64>]) -> Vec<Option<usize>> {
         .collect()
 }
 
+/// Which rows form one group: those naming the same layout group of one source, or (rows that
+/// name none) the same source, model, part, mapping, precision, devices and global batch.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum GroupKey {
+    /// The file's own group name, within its source.
+    Named { source: String, group: String },
+    /// The group derived from the row ([`derived_key`]).
+    Derived(Box<DerivedKey>),
+}
+
+/// What a row that names no layout group is grouped by (floats by their bits).
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct DerivedKey {
+    source: String,
+    system: String,
+    /// Scale-out and scale-up bandwidth [GB/s] (bits), domain size, NICs per device.
+    mapping: (Option<u64>, Option<u64>, Option<u64>, Option<u64>),
+    precision: Precision,
+    /// The precision as the row states it ([`stated_precision`]).
+    stated_precision: String,
+    /// Layers, hidden, heads, K/V heads, MLP width, sequence length, devices, global batch.
+    sizes: [u64; 8],
+    vocab: Option<u64>,
+    gated_mlp: bool,
+}
+
 /// The group key of a row that names no layout group: its source, model, part, precision (as
 /// priced and as stated: [`stated_precision`]), devices and global batch, with a name in words
 /// (`None` when the row cannot be read).
-fn derived_key(run: &MeasuredRun) -> Option<(String, String)> {
+fn derived_key(run: &MeasuredRun) -> Option<(GroupKey, String)> {
     let setup = interpret(run).ok()?;
     let w = &setup.workload;
     let l = &setup.layout;
     let m = &setup.mapping;
-    let key = format!(
-        "{}|{}|{:?}|{}|{}|{}|{}|{}|{}|{}|{:?}|{}|{}|{}|{}",
-        run.source,
-        setup.system.id,
-        (m.scale_out_gbps, m.scale_up_gbps, m.domain_size, m.nics_per_device),
-        setup.options.hardware.precision,
-        stated_precision(run),
-        w.layers,
-        w.hidden,
-        w.heads,
-        w.kv_heads,
-        w.ffn_hidden,
-        w.vocab,
-        w.seq_len,
-        w.gated_mlp,
-        l.devices(),
-        l.global_batch,
-    );
+    let key = GroupKey::Derived(Box::new(DerivedKey {
+        source: run.source.clone(),
+        system: setup.system.id.clone(),
+        mapping: (m.scale_out_gbps.map(f64::to_bits), m.scale_up_gbps.map(f64::to_bits), m.domain_size, m.nics_per_device),
+        precision: setup.options.hardware.precision,
+        stated_precision: stated_precision(run),
+        sizes: [w.layers, w.hidden, w.heads, w.kv_heads, w.ffn_hidden, w.seq_len, l.devices(), l.global_batch],
+        vocab: w.vocab,
+        gated_mlp: w.gated_mlp,
+    }));
     let model = run.model.name.clone().unwrap_or_else(|| format!("L{} h{}", w.layers, w.hidden));
     let priced = setup.options.hardware.precision.to_string();
     let stated = stated_precision(run);
@@ -249,10 +268,10 @@ pub fn ranking(file: &MeasuredFile, report: &Report) -> Ranking {
     // In the order of their first row; `index` finds a key's group in one lookup (a linear search
     // made 10,000 rows quadratic).
     let mut groups: Vec<(String, String, Vec<usize>)> = Vec::new();
-    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut index: std::collections::HashMap<GroupKey, usize> = std::collections::HashMap::new();
     for (i, run) in file.rows.iter().enumerate() {
         let (key, name) = match &run.layout_group {
-            Some(g) => (format!("group|{}|{g}", run.source), g.clone()),
+            Some(g) => (GroupKey::Named { source: run.source.clone(), group: g.clone() }, g.clone()),
             None => match derived_key(run) {
                 Some(k) => k,
                 None => continue,

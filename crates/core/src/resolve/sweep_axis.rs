@@ -14,7 +14,7 @@ use crate::catalog::Precision;
 use crate::hint;
 use crate::{Error, Strategy};
 
-pub use crate::resolve::SystemParam;
+pub use super::SystemParam;
 
 /// What an axis varies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,7 +29,7 @@ pub enum AxisKey {
     SeqLen,
     /// Global batch `G` [samples per iteration].
     GlobalBatch,
-    /// Gradient-accumulation steps = micro-batches per iteration `G/(dp·mbs)` (see [`super::BatchRule`]).
+    /// Gradient-accumulation steps = micro-batches per iteration `G/(dp·mbs)` (see [`super::sweep_spec::BatchRule`]).
     Accum,
     /// Training precision (selects the catalog's matrix peak and the element size).
     Precision,

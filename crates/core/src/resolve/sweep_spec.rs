@@ -2,10 +2,10 @@
 //! batch rule, and the rule that turns gradient-accumulation steps into the reference model's
 //! micro-batches.
 
-use super::axis::{Axis, AxisKey, AxisValue, MAX_POINTS};
+use super::sweep_axis::{Axis, AxisKey, AxisValue, MAX_POINTS};
 use crate::catalog::MappingOptions;
 use crate::mode::Mode;
-use crate::resolve::{Scenario, UserEntries};
+use super::{Scenario, UserEntries};
 use crate::vocab::Candidate;
 use crate::{Error, Strategy};
 
@@ -77,7 +77,7 @@ impl Constraints {
         ]
     }
 
-    /// The restrictions written `key=value,…` (empty when free), as [`super::text`] parses them.
+    /// The restrictions written `key=value,…` (empty when free), as [`crate::sweep::text`] parses them.
     pub fn to_text(&self) -> String {
         let parts: Vec<String> =
             self.entries().into_iter().filter_map(|(n, v)| v.map(|v| format!("{n}={v}"))).collect();

@@ -1,16 +1,16 @@
 //! From a point of a sweep (one value per axis) to the model's inputs: the scenario with every
-//! axis applied, resolved against the catalogs ([`crate::resolve::point_system`]), with system-parameter
+//! axis applied, resolved against the catalogs ([`super::point_system`]), with system-parameter
 //! overrides, and in extended mode the workload, the part and the switches of the point.
 
-use super::axis::{AxisKey, AxisValue, SystemParam};
-use super::spec::{BatchRule, Constraints, SweepSpec};
+use super::sweep_axis::{AxisKey, AxisValue, SystemParam};
+use super::sweep_spec::{BatchRule, Constraints, SweepSpec};
 use crate::catalog::Precision;
 use crate::cost::{ExtendedSetup, Pricer};
 use crate::extended::sparsity::no_effect_note;
 use crate::extended::{ExtendedOptions, Hardware, HardwareChoices, ModelFeatures};
 use crate::mode::Mode;
 use crate::reference::machine::Machine;
-use crate::resolve::{self, ModelRef, SystemRef};
+use super::{ModelRef, SystemRef};
 use crate::vocab::{Note, NoteList};
 use crate::{ModelShape, Strategy, SystemParams};
 
@@ -116,7 +116,7 @@ pub fn resolve_point(spec: &SweepSpec, values: &[&AxisValue]) -> (PointLabels, R
 fn apply_and_resolve(
     spec: &SweepSpec,
     values: &[&AxisValue],
-    scenario: &mut crate::resolve::Scenario,
+    scenario: &mut super::Scenario,
 ) -> Result<PointInputs, Unresolved> {
     let invalid = |e: crate::Error| Unresolved::Invalid(e.to_string());
     let mut constraints = spec.fixed;
@@ -172,7 +172,7 @@ fn apply_and_resolve(
         .iter()
         .filter_map(|(p, v)| if let AxisValue::Absolute(a) = v { Some((*p, *a)) } else { None })
         .collect();
-    let resolved = resolve::point_system(scenario, &spec.mapping, &absolutes, spec.mode.kind()).map_err(invalid)?;
+    let resolved = super::point_system(scenario, &spec.mapping, &absolutes, spec.mode.kind()).map_err(invalid)?;
     let r = &resolved.scenario;
     let mut shape = r.shape;
     if let Some(l) = seq {
@@ -211,7 +211,7 @@ fn apply_and_resolve(
                 ..o
             };
             options.validate().map_err(invalid)?;
-            let mut workload = crate::resolve::workload(&r.model).map_err(invalid)?;
+            let mut workload = super::workload(&r.model).map_err(invalid)?;
             workload.seq_len = shape.l;
             for (a, v) in &moe_axes {
                 options.moe = a.apply_options(options.moe, &v.to_string()).map_err(invalid)?;
@@ -220,7 +220,7 @@ fn apply_and_resolve(
                 }
             }
             workload.validate().map_err(invalid)?;
-            let (mut hardware, hardware_notes) = crate::resolve::hardware(
+            let (mut hardware, hardware_notes) = super::hardware(
                 &r.system,
                 options.hardware.precision,
                 options.hardware.measured_ceiling,
