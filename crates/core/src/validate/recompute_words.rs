@@ -458,7 +458,15 @@ mod tests {
         assert_eq!(r.level.block_share(), Some(0.667));
         // Llama 2/3 70B: h 8192, 64 heads, 8 K/V heads of 128, f 28672 gated:
         // Q+K+V 1 + 2·0.125 = 1.25, out 1, MLP in 2·3.5 = 7, MLP out 3.5: 12.75 h².
-        let llama = Workload { hidden: 8192, heads: 64, kv_heads: 8, head_dim: 128, ffn_hidden: 28672, gated_mlp: true, ..gpt3 };
+        let llama = Workload {
+            hidden: 8192,
+            heads: 64,
+            kv_heads: 8,
+            head_dim: 128,
+            ffn_hidden: 28672,
+            gated_mlp: true,
+            ..gpt3
+        };
         let b = BlockMatmuls::of(&llama);
         // save_qkv_proj redoes out + MLP: 11.5 / 12.75 = 0.902.
         assert_eq!(read_recompute_of_block(Some("save_qkv_proj"), None, b).fraction, Some(11.5 / 12.75));
