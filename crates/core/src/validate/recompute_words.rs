@@ -118,12 +118,12 @@ impl BlockMatmuls {
 /// `SAVE_CONTEXT_AND_OUT_PROJ`). Longer names first: `save qkv out proj` before `save out proj`.
 ///
 /// Each policy keeps named tensors and redoes the matmuls that are not kept. Praxis's
-/// `SAVE_QKV_OUT_PROJ` is `save_only_these_names('combined_qkv_proj', 'out_proj')`
-/// (google/praxis `praxis/layers/checkpoint_policy.py`); under Transformer Engine (PaxML's GPU
-/// recipes run `ENABLE_TE=1`, NVIDIA/dgxc-benchmarking v25.01 `paxml/configure.sh`) the block is
-/// TE's `TransformerLayer`, which tags exactly those two (NVIDIA/TransformerEngine v1.4, 0fbc76a,
-/// `transformer_engine/jax/flax/transformer.py` lines 542 and 803), so the whole MLP is redone:
-/// 8 of GPT-3's 12 h², 0.667, not the 10.5 of 13 of a Llama-like block.
+/// `SAVE_QKV_OUT_PROJ` is `save_only_these_names('combined_qkv_proj', 'out_proj')` (google/praxis
+/// @ 5ae5e1b `praxis/layers/checkpoint_policy.py` lines 47–49); under Transformer Engine (PaxML's
+/// GPU recipes run `ENABLE_TE=1`, NVIDIA/dgxc-benchmarking v25.01 `paxml/configure.sh`) the block
+/// is TE's `TransformerLayer`, which tags exactly those two (NVIDIA/TransformerEngine v1.4,
+/// 0fbc76a, `transformer_engine/jax/flax/transformer.py` lines 542 and 803), so the whole MLP is
+/// redone: 8 of GPT-3's 12 h², 0.667, not the 10.5 of 13 of a Llama-like block.
 fn maxtext_policy(w: &Words, block: BlockMatmuls) -> Option<(f64, &'static str)> {
     // (policy words, matmuls redone: [qkv, out, mlp_in, mlp_out])
     const NONE: [bool; 4] = [false; 4];
