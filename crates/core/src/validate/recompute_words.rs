@@ -22,7 +22,7 @@
 //! forward (to 0.001), and the note says which share.
 
 use super::words::Words;
-use crate::extended::Recompute;
+use crate::extended::{Recompute, Workload};
 use crate::vocab::Note;
 
 /// A recomputation policy read from words.
@@ -67,35 +67,91 @@ impl RecomputeReading {
     }
 }
 
-/// Fraction of a block's forward matmul work that a JAX remat policy recomputes (a Llama-like
-/// block, `f ≈ 3.5·h`, GQA 4:1: Q+K+V ≈ 1.5 h², output 1 h², MLP in 7 h², MLP out 3.5 h²), or 0
-/// for the policies that keep every matmul output. MaxText's `remat_policy` names and Praxis's
-/// (PaxML) `AutodiffCheckpointType` names (`SAVE_NOTHING`, `SAVE_EVERYTHING`, `SAVE_DOT_ONLY`,
-/// `SAVE_DOT_WITH_NO_BATCH_DIM` — JAX's `dots_with_no_batch_dims_saveable`: the projections, whose
-/// weights carry no batch dimension, are kept and the attention core's batched products
-/// recomputed —, `SAVE_QKV_OUT_PROJ`, `SAVE_OUT_PROJ`, `SAVE_CONTEXT`,
+/// A block's forward matmul work per token, by the parts JAX remat policies name [units of
+/// `h²` multiply-adds per token]: what a policy's share of the forward is counted in
+/// ([`read_recompute_of_block`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BlockMatmuls {
+    /// Q, K and V projections: `(q_width + 2·kv_width) / h` [h²].
+    pub qkv: f64,
+    /// Output projection: `q_width / h` [h²].
+    pub out: f64,
+    /// MLP input (gate and up of a gated MLP): `f / h`, twice when gated [h²].
+    pub mlp_in: f64,
+    /// MLP output: `f / h` [h²].
+    pub mlp_out: f64,
+}
+
+impl BlockMatmuls {
+    /// A Llama-like block (`f ≈ 3.5·h`, gated, GQA 4:1): Q+K+V 1.5 h², output 1 h², MLP in 7 h²,
+    /// MLP out 3.5 h² — the shape the policies are read at when the row's own is not known.
+    pub const LLAMA_LIKE: BlockMatmuls = BlockMatmuls { qkv: 1.5, out: 1.0, mlp_in: 7.0, mlp_out: 3.5 };
+
+    /// The block of `w` as the model has it (its own K/V heads, its MLP width and gating). GPT-3
+    /// 175B (MHA, `f = 4h`, GELU): 3 + 1 + 4 + 4 = 12 h²; Llama 2/3 70B (`h` 8192, 8 of 64 K/V
+    /// heads, `f` 28,672 gated): 1.25 + 1 + 7 + 3.5 = 12.75 h².
+    pub fn of(w: &Workload) -> BlockMatmuls {
+        let h = w.hidden.max(1) as f64;
+        let q = w.q_width() as f64 / h;
+        let kv = (w.kv_heads * w.head_dim) as f64 / h;
+        let f = w.ffn_hidden as f64 / h;
+        BlockMatmuls { qkv: q + 2.0 * kv, out: q, mlp_in: if w.gated_mlp { 2.0 * f } else { f }, mlp_out: f }
+    }
+
+    /// Share of the forward matmul work in the parts `redo` marks (`[qkv, out, mlp_in, mlp_out]`).
+    fn share(self, redo: [bool; 4]) -> f64 {
+        let parts = [self.qkv, self.out, self.mlp_in, self.mlp_out];
+        let total: f64 = parts.iter().sum();
+        if total <= 0.0 {
+            return 0.0;
+        }
+        parts.iter().zip(redo).filter(|(_, r)| *r).map(|(p, _)| p).sum::<f64>() / total
+    }
+}
+
+/// Fraction of a block's forward matmul work (of the shape `block`) that a JAX remat policy
+/// recomputes, or 0 for the policies that keep every matmul output. MaxText's `remat_policy`
+/// names and Praxis's (PaxML) `AutodiffCheckpointType` names (`SAVE_NOTHING`, `SAVE_EVERYTHING`,
+/// `SAVE_DOT_ONLY`, `SAVE_DOT_WITH_NO_BATCH_DIM` — JAX's `dots_with_no_batch_dims_saveable`: the
+/// projections, whose weights carry no batch dimension, are kept and the attention core's
+/// batched products recomputed —, `SAVE_QKV_OUT_PROJ`, `SAVE_OUT_PROJ`, `SAVE_CONTEXT`,
 /// `SAVE_CONTEXT_AND_OUT_PROJ`). Longer names first: `save qkv out proj` before `save out proj`.
-fn maxtext_policy(w: &Words) -> Option<(f64, &'static str)> {
-    // (policy words, fraction of forward matmul work recomputed)
-    const POLICIES: [(&str, f64); 16] = [
-        ("save dot with context except mlp", 10.5 / 13.0),
-        ("save dot except mlpwi", 7.0 / 13.0),
-        ("save dot except mlp", 10.5 / 13.0),
-        ("save dot with no batch dim", 0.0),
-        ("save dot only", 0.0),
-        ("save qkv out proj", 10.5 / 13.0),
-        ("save qkv proj", 11.5 / 13.0),
-        ("save context and out proj", 12.0 / 13.0),
-        ("save context", 1.0),
-        ("save out proj", 12.0 / 13.0),
-        ("save nothing", 1.0),
-        ("save everything", 0.0),
-        ("save all", 0.0),
-        ("minimal with context", 0.0),
-        ("minimal flash", 0.0),
-        ("checkpoint dots", 0.0),
+///
+/// Each policy keeps named tensors and redoes the matmuls that are not kept. Praxis's
+/// `SAVE_QKV_OUT_PROJ` is `save_only_these_names('combined_qkv_proj', 'out_proj')` (google/praxis
+/// @ 5ae5e1b `praxis/layers/checkpoint_policy.py` lines 47–49); under Transformer Engine (PaxML's
+/// GPU recipes run `ENABLE_TE=1`, NVIDIA/dgxc-benchmarking v25.01 `paxml/configure.sh`) the block
+/// is TE's `TransformerLayer`, which tags exactly those two (NVIDIA/TransformerEngine v1.4,
+/// 0fbc76a, `transformer_engine/jax/flax/transformer.py` lines 542 and 803), so the whole MLP is
+/// redone: 8 of GPT-3's 12 h², 0.667, not the 10.5 of 13 of a Llama-like block.
+fn maxtext_policy(w: &Words, block: BlockMatmuls) -> Option<(f64, &'static str)> {
+    // (policy words, matmuls redone: [qkv, out, mlp_in, mlp_out])
+    const NONE: [bool; 4] = [false; 4];
+    const ALL: [bool; 4] = [true; 4];
+    const MLP: [bool; 4] = [false, false, true, true];
+    const POLICIES: [(&str, [bool; 4]); 16] = [
+        ("save dot with context except mlp", MLP),
+        ("save dot except mlpwi", [false, false, true, false]),
+        ("save dot except mlp", MLP),
+        ("save dot with no batch dim", NONE),
+        ("save dot only", NONE),
+        ("save qkv out proj", MLP),
+        ("save qkv proj", [false, true, true, true]),
+        ("save context and out proj", [true, false, true, true]),
+        ("save context", ALL),
+        ("save out proj", [true, false, true, true]),
+        ("save nothing", ALL),
+        ("save everything", NONE),
+        ("save all", NONE),
+        ("minimal with context", NONE),
+        ("minimal flash", NONE),
+        ("checkpoint dots", NONE),
     ];
-    POLICIES.iter().find(|(p, _)| w.has(p)).map(|(p, f)| (*f, *p))
+    POLICIES.iter().find(|(p, _)| w.has(p)).map(|(p, redo)| match *redo {
+        NONE => (0.0, *p),
+        ALL => (1.0, *p),
+        parts => (block.share(parts), *p),
+    })
 }
 
 /// The MaxText `remat_policy` whose share of the forward (as [`read_recompute`] reads it) is
@@ -104,7 +160,7 @@ pub fn nearest_maxtext_policy(share: f64) -> (&'static str, f64) {
     const MAXTEXT: [&str; 4] = ["save_dot_except_mlpwi", "save_dot_except_mlp", "save_qkv_proj", "save_out_proj"];
     MAXTEXT
         .iter()
-        .filter_map(|name| maxtext_policy(&Words::new(name)).map(|(f, _)| (*name, f)))
+        .filter_map(|name| maxtext_policy(&Words::new(name), BlockMatmuls::LLAMA_LIKE).map(|(f, _)| (*name, f)))
         .min_by(|a, b| (a.1 - share).abs().total_cmp(&(b.1 - share).abs()))
         .unwrap_or(("save_dot_except_mlp", 10.5 / 13.0))
 }
@@ -148,7 +204,14 @@ fn named_modules(w: &Words) -> Option<String> {
 }
 
 /// Reads a recomputation policy. `layers`: the row's layer count (for "k layers" without "of n").
+/// JAX remat policies are read at a Llama-like block's shares ([`BlockMatmuls::LLAMA_LIKE`]).
 pub fn read_recompute(text: Option<&str>, layers: Option<u64>) -> RecomputeReading {
+    read_recompute_of_block(text, layers, BlockMatmuls::LLAMA_LIKE)
+}
+
+/// [`read_recompute`] for a row whose block shape is known: a JAX remat policy's share of the
+/// forward is counted in that block's matmuls ([`BlockMatmuls::of`]).
+pub fn read_recompute_of_block(text: Option<&str>, layers: Option<u64>, block: BlockMatmuls) -> RecomputeReading {
     let Some(t) = text.filter(|t| !t.trim().is_empty()) else {
         return RecomputeReading::noted(Recompute::None, "recomputation not stated: none".into());
     };
@@ -177,7 +240,7 @@ pub fn read_recompute(text: Option<&str>, layers: Option<u64>) -> RecomputeReadi
         };
     }
     // MaxText policy names.
-    if let Some((f, name)) = maxtext_policy(&w) {
+    if let Some((f, name)) = maxtext_policy(&w, block) {
         return if f == 0.0 {
             let level =
                 if matches!(name, "save all" | "save everything") { Recompute::None } else { Recompute::Selective };
@@ -372,6 +435,46 @@ mod tests {
         for t in ["full", "full activation checkpointing", "gradient checkpointing", "AC", "true", "remat"] {
             assert_eq!(level(t), Recompute::Full, "{t}");
         }
+    }
+
+    #[test]
+    fn jax_policies_count_the_rows_own_block() {
+        // GPT-3 175B (PaxML GPT175B): h 12288, 96 heads of 128 (MHA), f 4h = 49152, GELU.
+        let gpt3 = Workload {
+            hidden: 12288,
+            heads: 96,
+            kv_heads: 96,
+            head_dim: 128,
+            ffn_hidden: 49152,
+            gated_mlp: false,
+            ..Workload::from_shape(&crate::ModelShape::with_default_mlp(2048, 12288, 96, 96))
+        };
+        let b = BlockMatmuls::of(&gpt3);
+        // Q+K+V 3 h², out 1 h², MLP in 4 h², MLP out 4 h².
+        assert_eq!(b, BlockMatmuls { qkv: 3.0, out: 1.0, mlp_in: 4.0, mlp_out: 4.0 });
+        // SAVE_QKV_OUT_PROJ keeps Q/K/V and the output projection: the MLP's 8 of 12 h² redone.
+        let r = read_recompute_of_block(Some("PaxML checkpoint policy SAVE_QKV_OUT_PROJ"), Some(96), b);
+        assert_eq!(r.fraction, Some(8.0 / 12.0));
+        assert_eq!(r.level.block_share(), Some(0.667));
+        // Llama 2/3 70B: h 8192, 64 heads, 8 K/V heads of 128, f 28672 gated:
+        // Q+K+V 1 + 2·0.125 = 1.25, out 1, MLP in 2·3.5 = 7, MLP out 3.5: 12.75 h².
+        let llama = Workload {
+            hidden: 8192,
+            heads: 64,
+            kv_heads: 8,
+            head_dim: 128,
+            ffn_hidden: 28672,
+            gated_mlp: true,
+            ..gpt3
+        };
+        let b = BlockMatmuls::of(&llama);
+        // save_qkv_proj redoes out + MLP: 11.5 / 12.75 = 0.902.
+        assert_eq!(read_recompute_of_block(Some("save_qkv_proj"), None, b).fraction, Some(11.5 / 12.75));
+        // Policies that keep or redo everything do not depend on the shape.
+        assert_eq!(read_recompute_of_block(Some("SAVE_DOT_ONLY"), None, b).level, Recompute::Selective);
+        assert_eq!(read_recompute_of_block(Some("SAVE_NOTHING"), None, b).level, Recompute::Full);
+        // Without the row's shape: the Llama-like shares as before.
+        assert_eq!(read_recompute(Some("save_qkv_proj"), None).fraction, Some(11.5 / 13.0));
     }
 
     #[test]

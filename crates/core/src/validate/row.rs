@@ -40,7 +40,7 @@ use super::parallel_words::{
     read_sharding, read_slices, read_stage_split, read_state_facts,
 };
 use super::reason::RowReason;
-use super::recompute_words::{RecomputeReading, read_recompute};
+use super::recompute_words::{BlockMatmuls, RecomputeReading, read_recompute_of_block};
 use super::schema::{Interleave, MeasuredRun};
 use super::words::Words;
 use crate::catalog::{CatalogSystem, MappingOptions, Precision};
@@ -365,7 +365,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     notes.extend(workload.alignment_caveat());
 
     // Switches of the row, read from its words.
-    let recompute = read_recompute(p.recompute.as_deref(), Some(layers));
+    let recompute = read_recompute_of_block(p.recompute.as_deref(), Some(layers), BlockMatmuls::of(&workload));
     notes.extend(recompute.note.clone().map(|n| n.about("parallel.recompute")));
     // ZeRO words may stand in the optimizer text or among the other parallel words
     // (`--use-distributed-optimizer`).
