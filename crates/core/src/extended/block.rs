@@ -171,7 +171,11 @@ impl BlockCost {
 /// ([`BlockCost::issue_bounded_layer`]).
 pub fn block_cost(w: &Workload, layout: &Layout, p: &Pricing) -> BlockCost {
     let (sums, kernels) = BlockCost::sums(&operations(w, layout, p), p.opts.recompute);
-    sums.issue_bounded_layer(kernels, p.host_time_per_operation_s(), layer_python_s(p.hw, p.opts, LayerModules::DENSE))
+    sums.issue_bounded_layer(
+        kernels,
+        p.host_time_per_operation_s(),
+        layer_python_s(p.hw, p.opts, LayerModules::dense(p.opts.transformer_impl)),
+    )
 }
 
 /// Every operation of one block (see the module documentation).

@@ -19,9 +19,14 @@
 //! so the figure is a floor: the layer's context managers (offload managers, OpenTelemetry spans,
 //! `bias_dropout_add_exec_handler`, the RNG tracker's fork in attention dropout), the NVTX
 //! push/pop calls, the bias-dropout-add functions, TE's Python in the backward (its
-//! `autograd.Function.backward`, not measured), selective recomputation's reruns, and the
-//! local (non-TE) spec's different modules (`--transformer-impl local`: priced as TE's, since
-//! the switch is not read).
+//! `autograd.Function.backward`, not measured), selective recomputation's reruns,
+//! `--qk-layernorm`'s norms and multi-latent attention's further projections (counted as a plain
+//! attention's), and the local spec's `ColumnParallelLinear`/`RowParallelLinear` Python beyond a
+//! module call (their `autograd.Function`s: not measured).
+//!
+//! **The local spec** (`--transformer-impl local`, [`TransformerImpl::Local`]): Megatron-Core's own
+//! modules, no Transformer Engine linear module; 14 module calls per dense layer
+//! ([`LayerModules::dense`]).
 //!
 //! **MoE layers** (the same count, its MLP part the MoE layer's: [`LayerModules::moe_phases`]):
 //! the MoE block prices each phase of its forward between the dispatcher's syncs with the Python
@@ -35,6 +40,7 @@
 //! Only under the Megatron stack on a host-launched part (the count is Megatron-Core's layer; other
 //! stacks' layers are not counted: 0).
 
+use super::choices::TransformerImpl;
 use super::hardware::Hardware;
 use super::options::ExtendedOptions;
 use super::stack::Stack;
@@ -61,8 +67,24 @@ impl LayerModules {
     /// `--qk-layernorm`, `attention.py` l. 1734–1751, and are not called).
     pub const ATTENTION: LayerModules = LayerModules { calls: 9.0, te_linears: 2.0 };
 
-    /// The MLP sub-layer's norm `pre_mlp_layernorm`: an `IdentityOp` in a dense layer (fused into
-    /// FC1), `TENorm` in an MoE layer (`gpt_layer_specs.py` l. 318) [1 call].
+    /// [`Self::ATTENTION`] in the local spec (`get_gpt_layer_local_submodules`,
+    /// `gpt_layer_specs.py` l. 359–464): the layer, `input_layernorm` (`FusedLayerNorm`, a module
+    /// of its own), `self_attention`, `linear_qkv` (`ColumnParallelLinear`), `core_attention`
+    /// (`DotProductAttention`) with its `scale_mask_softmax` (`FusedScaleMaskSoftmax`) and
+    /// `attention_dropout` (`torch.nn.Dropout`, `dot_product_attention.py` l. 210–220),
+    /// `linear_proj` (`RowParallelLinear`), `pre_cross_attn_layernorm` and `cross_attention`: 10
+    /// calls, no TE linear module.
+    pub const LOCAL_ATTENTION: LayerModules = LayerModules { calls: 10.0, te_linears: 0.0 };
+
+    /// What of the attention sub-layer's calls a CUDA graph over it (`attn` scope) leaves to run:
+    /// the layer, `input_layernorm`, `self_attention` (the graph's one call),
+    /// `pre_cross_attn_layernorm` and `cross_attention`; the projections and the core attention
+    /// run inside the graph [5 calls].
+    pub const ATTENTION_OUTSIDE_GRAPH: LayerModules = LayerModules { calls: 5.0, te_linears: 0.0 };
+
+    /// The MLP sub-layer's norm `pre_mlp_layernorm`: an `IdentityOp` in a dense TE layer (fused into
+    /// FC1), `TENorm` in an MoE layer (`gpt_layer_specs.py` l. 318), `FusedLayerNorm` in the local
+    /// spec [1 call].
     pub const MLP_NORM: LayerModules = LayerModules { calls: 1.0, te_linears: 0.0 };
 
     /// One MLP (`MLP`, the dense layer's; each of `SequentialMLP`'s local experts; a shared
@@ -70,9 +92,34 @@ impl LayerModules {
     /// (`megatron/core/transformer/mlp.py`), Transformer Engine linear modules both [3 calls, 2 TE].
     pub const MLP: LayerModules = LayerModules { calls: 3.0, te_linears: 2.0 };
 
-    /// One dense layer's forward: [`Self::ATTENTION`] + [`Self::MLP_NORM`] + [`Self::MLP`], 13
-    /// calls and 4 TE linear modules.
+    /// [`Self::MLP`] in the local spec (`ColumnParallelLinear`, `RowParallelLinear`) [3 calls].
+    pub const LOCAL_MLP: LayerModules = LayerModules { calls: 3.0, te_linears: 0.0 };
+
+    /// One dense layer's forward in the Transformer Engine spec: [`Self::ATTENTION`] +
+    /// [`Self::MLP_NORM`] + [`Self::MLP`], 13 calls and 4 TE linear modules.
     pub const DENSE: LayerModules = LayerModules::ATTENTION.plus(LayerModules::MLP_NORM).plus(LayerModules::MLP);
+
+    /// The attention part under `spec`.
+    pub fn attention(spec: TransformerImpl) -> LayerModules {
+        match spec {
+            TransformerImpl::TransformerEngine => Self::ATTENTION,
+            TransformerImpl::Local => Self::LOCAL_ATTENTION,
+        }
+    }
+
+    /// One MLP under `spec`.
+    pub fn mlp(spec: TransformerImpl) -> LayerModules {
+        match spec {
+            TransformerImpl::TransformerEngine => Self::MLP,
+            TransformerImpl::Local => Self::LOCAL_MLP,
+        }
+    }
+
+    /// One dense layer's forward under `spec`: attention, MLP norm, MLP ([`Self::DENSE`] in the
+    /// TE spec; 10 + 1 + 3 = 14 calls and no TE linear module in the local one).
+    pub fn dense(spec: TransformerImpl) -> LayerModules {
+        Self::attention(spec).plus(Self::MLP_NORM).plus(Self::mlp(spec))
+    }
 
     /// `self + o`, in a constant.
     pub const fn plus(self, o: LayerModules) -> LayerModules {
@@ -84,35 +131,36 @@ impl LayerModules {
         LayerModules { calls: self.calls * n, te_linears: self.te_linears * n }
     }
 
-    /// One MoE layer's forward in the phases of a stretch between the dispatcher's syncs
-    /// ([`super::moe::sync`]) `[attention, pre, post]`, Transformer Engine spec (NVIDIA/Megatron-LM
-    /// d98e8a6, `megatron/core/transformer/moe/moe_layer.py` `MoELayer.forward` l. 614–719,
-    /// `experts.py`, `shared_experts.py`):
-    /// * `attention`: [`Self::ATTENTION`], less what a CUDA graph over the attention replays
-    ///   (`attn_graph`: the QKV and output projections, the core attention and its backend — 4
-    ///   calls and the 2 TE linear modules — run inside the graph's one call of `self_attention`);
+    /// One MoE layer's forward under `spec` in the phases of a stretch between the dispatcher's
+    /// syncs ([`super::moe::sync`]) `[attention, pre, post]` (NVIDIA/Megatron-LM d98e8a6,
+    /// `megatron/core/transformer/moe/moe_layer.py` `MoELayer.forward` l. 614–719, `experts.py`,
+    /// `shared_experts.py`):
+    /// * `attention`: [`Self::attention`], or under a CUDA graph over it (`attn_graph`)
+    ///   [`Self::ATTENTION_OUTSIDE_GRAPH`];
     /// * `pre`, before the sync: [`Self::MLP_NORM`], the `MoELayer` (the block's `mlp`), its
-    ///   `router` (`apply_module(self.router)`, l. 451), and a shared expert's [`Self::MLP`]
+    ///   `router` (`apply_module(self.router)`, l. 451), and a shared expert's [`Self::mlp`]
     ///   (`shared_experts_compute` runs before `route`, l. 661) when there is one;
     /// * `post`, after it: the `experts` module (l. 563) and its linear modules: `TEGroupedMLP`'s
     ///   grouped `linear_fc1` and `linear_fc2` (2 calls, 2 TE grouped linear modules, l. 932 and
-    ///   1028), or under `SequentialMLP` (`sequential`) an [`Self::MLP`] per local expert
+    ///   1028), or under `SequentialMLP` (`sequential`; always in the local spec,
+    ///   `megatron/core/models/backends.py` l. 133–142) an [`Self::mlp`] per local expert
     ///   (`local_experts`, l. 1507–1513).
     ///
     /// The token dispatcher is no `nn.Module`: its calls are [`super::moe::host_calls`]'.
-    pub fn moe_phases(sequential: bool, local_experts: f64, shared_expert: bool, attn_graph: bool) -> [LayerModules; 3] {
-        let graphed = LayerModules { calls: 4.0, te_linears: 2.0 };
-        let attention = if attn_graph {
-            LayerModules { calls: Self::ATTENTION.calls - graphed.calls, te_linears: Self::ATTENTION.te_linears - graphed.te_linears }
-        } else {
-            Self::ATTENTION
-        };
+    pub fn moe_phases(
+        spec: TransformerImpl,
+        sequential: bool,
+        local_experts: f64,
+        shared_expert: bool,
+        attn_graph: bool,
+    ) -> [LayerModules; 3] {
+        let attention = if attn_graph { Self::ATTENTION_OUTSIDE_GRAPH } else { Self::attention(spec) };
         let layer_and_router = LayerModules { calls: 2.0, te_linears: 0.0 };
-        let shared = if shared_expert { Self::MLP } else { LayerModules::default() };
+        let shared = if shared_expert { Self::mlp(spec) } else { LayerModules::default() };
         let pre = Self::MLP_NORM.plus(layer_and_router).plus(shared);
         let experts_module = LayerModules { calls: 1.0, te_linears: 0.0 };
-        let post = if sequential {
-            experts_module.plus(Self::MLP.times(local_experts))
+        let post = if sequential || spec == TransformerImpl::Local {
+            experts_module.plus(Self::mlp(spec).times(local_experts))
         } else {
             experts_module.plus(LayerModules { calls: 2.0, te_linears: 2.0 })
         };
@@ -190,7 +238,9 @@ mod tests {
         use crate::extended::Recompute;
         let sys = crate::catalog::find_system("nvidia_h100_sxm5_80gb").unwrap();
         let h100 = Hardware::from_catalog(sys, crate::catalog::Precision::Bf16, true, &Default::default()).unwrap();
-        let with = |recompute| layer_python_s(&h100, &ExtendedOptions { recompute, ..ExtendedOptions::realistic() }, LayerModules::DENSE);
+        let with = |recompute| {
+            layer_python_s(&h100, &ExtendedOptions { recompute, ..ExtendedOptions::realistic() }, LayerModules::DENSE)
+        };
         // 228.466 µs forward (above); full recomputation runs it again, a quarter of the blocks a
         // quarter of it (57.1165 µs) on average, selective none of it.
         let fwd = 228.466e-6;
@@ -205,24 +255,25 @@ mod tests {
         let sys = crate::catalog::find_system("nvidia_h100_sxm5_80gb").unwrap();
         let h100 = Hardware::from_catalog(sys, crate::catalog::Precision::Bf16, true, &Default::default()).unwrap();
         let m = |calls: f64, te_linears: f64| LayerModules { calls, te_linears };
+        const TE: TransformerImpl = TransformerImpl::TransformerEngine;
         // The dense layer: 9 + 1 + 3 = 13 calls, 2 + 0 + 2 = 4 TE linears.
         assert_eq!(LayerModules::DENSE, m(13.0, 4.0));
         // Grouped experts, no shared expert: attention 9 / 2; pre: norm, MoELayer, router 3 / 0;
         // post: experts module, grouped FC1 and FC2 3 / 2. 15 calls, 4 TE linears:
         // 15 · 2.17 + 4 · 50.064 = 32.55 + 200.256 = 232.806 µs on a DGX H100 host.
-        let grouped = LayerModules::moe_phases(false, 4.0, false, false);
+        let grouped = LayerModules::moe_phases(TE, false, 4.0, false, false);
         assert_eq!(grouped, [m(9.0, 2.0), m(3.0, 0.0), m(3.0, 2.0)]);
         let t = forward_python_s(&h100, Stack::Megatron, LayerModules::sum(&grouped));
         assert!((t - 232.806e-6).abs() < 1e-12, "{t}");
         // SequentialMLP with 4 local experts and a shared expert: pre 3 + 3 = 6 calls, 2 TE;
         // post 1 + 4 · 3 = 13 calls, 4 · 2 = 8 TE. 28 calls, 12 TE linears:
         // 28 · 2.17 + 12 · 50.064 = 60.76 + 600.768 = 661.528 µs.
-        let sequential = LayerModules::moe_phases(true, 4.0, true, false);
+        let sequential = LayerModules::moe_phases(TE, true, 4.0, true, false);
         assert_eq!(sequential, [m(9.0, 2.0), m(6.0, 2.0), m(13.0, 8.0)]);
         let t = forward_python_s(&h100, Stack::Megatron, LayerModules::sum(&sequential));
         assert!((t - 661.528e-6).abs() < 1e-12, "{t}");
         // A CUDA graph over the attention replays its projections, core attention and backend:
         // 9 − 4 = 5 calls, no TE linear module.
-        assert_eq!(LayerModules::moe_phases(false, 4.0, false, true)[0], m(5.0, 0.0));
+        assert_eq!(LayerModules::moe_phases(TE, false, 4.0, false, true)[0], m(5.0, 0.0));
     }
 }

@@ -226,7 +226,13 @@ impl HostCount {
 /// ([`LayerModules::moe_phases`]).
 fn moe_layer_modules(p: &Pricing, m: &MoeShape, el: &ExpertLayout) -> [LayerModules; 3] {
     let host = &p.opts.moe.host;
-    LayerModules::moe_phases(host.sequential_experts, m.local_experts(el.ep), m.shared_experts > 0, host.graphs.attn)
+    LayerModules::moe_phases(
+        p.opts.transformer_impl,
+        host.sequential_experts,
+        m.local_experts(el.ep),
+        m.shared_experts > 0,
+        host.graphs.attn,
+    )
 }
 
 /// The Python of one MoE layer per micro-batch `[forward, recomputation]` [s] ([`layer_python_s`]

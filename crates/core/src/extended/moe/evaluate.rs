@@ -359,7 +359,13 @@ pub fn assemble_moe(
         t_step_host_s: 0.0,
         t_layer_python_s: nmb_f
             * (busiest.dense as f64
-                * crate::extended::layer_python::layer_python_s(p.hw, p.opts, LayerModules::DENSE).iter().sum::<f64>()
+                * crate::extended::layer_python::layer_python_s(
+                    p.hw,
+                    p.opts,
+                    LayerModules::dense(p.opts.transformer_impl),
+                )
+                .iter()
+                .sum::<f64>()
                 + busiest.moe as f64 * super::block::moe_layer_python_s(p, m, &el).iter().sum::<f64>()),
         t_zero3_s: t_zero3,
         overhead_gb: memory.overhead_gb,
