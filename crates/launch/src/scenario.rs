@@ -14,7 +14,8 @@ use fmperf_core::catalog::Precision;
 use fmperf_core::extended::moe::ExpertLayout;
 use fmperf_core::extended::muon::Optimizer;
 use fmperf_core::extended::{
-    AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, Layout, Recompute, Sharding, Stack, StageSplitRule, Workload,
+    AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, Layout, Recompute, Sharding, Stack, StageSplitRule,
+    TransformerImpl, Workload,
 };
 use fmperf_core::validate::loss_words::liger_chunks;
 use fmperf_core::vocab::{Note, NoteList};
@@ -294,6 +295,25 @@ impl LaunchScenario {
                      (grad_accumulation_fusion=off)"
                 ),
             );
+        }
+        // Megatron-Core's layer spec: the local spec's modules and, where no file states the
+        // attention kernel, its core attention, Megatron-Core's unfused `DotProductAttention`.
+        if let Some(spec) = s.transformer_impl.copied() {
+            opts.transformer_impl = spec;
+            let key = s.transformer_impl.key_or("transformer_impl");
+            if spec == TransformerImpl::Local {
+                notes.reading_of(
+                    key,
+                    format!("{key}: Megatron-Core's own modules, no Transformer Engine linear module (transformer_impl=local)"),
+                );
+                if s.attention_kernel.copied().is_none() {
+                    opts.attention_kernel = AttentionKernel::Unfused;
+                    notes.reading_of(
+                        key,
+                        format!("{key}: Megatron-Core's DotProductAttention, unfused (attention_kernel=unfused)"),
+                    );
+                }
+            }
         }
         // The attention kernel a file states (Megatron's --attention-backend, Hugging Face's
         // attn_implementation) over the stack's default.
@@ -773,6 +793,15 @@ mod tests {
             "{:?}",
             unfused.assumptions
         );
+        // The layer spec: Transformer Engine's (Megatron's default) unless a file says local, whose
+        // core attention is unfused where no backend is stated.
+        assert_eq!(plain.options.transformer_impl, TransformerImpl::TransformerEngine);
+        let local = of("--transformer-impl local");
+        assert_eq!(local.options.transformer_impl, TransformerImpl::Local);
+        assert_eq!(local.options.attention_kernel, AttentionKernel::Unfused);
+        assert!(local.assumptions.iter().any(|n| n.contains("transformer_impl=local")), "{:?}", local.assumptions);
+        let flash = of("--transformer-impl local --attention-backend flash");
+        assert_eq!(flash.options.attention_kernel, AttentionKernel::Fa2);
     }
 
     #[test]

@@ -353,6 +353,9 @@ pub struct Settings {
     /// NeMo's and Megatron-Bridge's `gradient_accumulation_fusion`), read as the switch
     /// `grad_accumulation_fusion` (`fmperf_core::extended::step_host`).
     pub grad_accumulation_fusion: Slot<bool>,
+    /// Megatron-Core's layer spec (`--transformer-impl`), read as the switch `transformer_impl`
+    /// (`fmperf_core::extended::layer_python`).
+    pub transformer_impl: Slot<fmperf_core::extended::TransformerImpl>,
     /// FSDP gathers torchao's float8 linear weights in FP8 (torchtitan
     /// `float8.enable_fsdp_float8_all_gather`): read with FP8 precision as
     /// `fp8_recipe=torchao_fp8_gather`.

@@ -654,3 +654,34 @@ impl Optimizer {
 }
 
 named_enum!(Optimizer, "optimizer", &[("adamw", Optimizer::Adam), ("layer_wise_muon", Optimizer::DistMuon)]);
+
+/// Which modules Megatron-Core builds a layer from (`--transformer-impl`,
+/// `megatron/core/transformer/transformer_config.py` l. 1314–1318 at d98e8a6, default
+/// `transformer_engine`; the specs in `megatron/core/models/gpt/gpt_layer_specs.py`): what the
+/// layer's Python counts ([`super::layer_python::LayerModules`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TransformerImpl {
+    /// Transformer Engine's modules (`get_gpt_layer_with_transformer_engine_submodules`): the
+    /// norms fused into the linear layers, TE linear modules, `TEDotProductAttention`.
+    #[default]
+    TransformerEngine,
+    /// Megatron-Core's own (`get_gpt_layer_local_submodules`): `FusedLayerNorm` norms,
+    /// `ColumnParallelLinear`/`RowParallelLinear`, `DotProductAttention`; MoE experts always
+    /// `SequentialMLP` (`megatron/core/models/backends.py` l. 133–142).
+    Local,
+}
+
+impl TransformerImpl {
+    /// All choices, in order.
+    pub const ALL: [TransformerImpl; 2] = [TransformerImpl::TransformerEngine, TransformerImpl::Local];
+
+    /// The CLI / URL name (Megatron-LM's).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransformerImpl::TransformerEngine => "transformer_engine",
+            TransformerImpl::Local => "local",
+        }
+    }
+}
+
+named_enum!(TransformerImpl, "transformer_impl", &[("te", TransformerImpl::TransformerEngine)]);

@@ -46,6 +46,7 @@
 //! | `fusion` | fused element-wise kernels, or eager PyTorch with each primitive's own HBM traffic | [`ops`], [`sublayer`] |
 //! | `log_num_zeros_in_grad`, `log_params_norm` | Megatron-LM's per-step gradient zero count and parameter norm: host time of their PyTorch calls and synced all-reduces, added to the step | [`step_host`] |
 //! | `grad_accumulation_fusion` | Megatron-LM's weight-gradient GEMMs accumulate into the FP32 main gradient; off (`--no-gradient-accumulation-fusion`), DDP's backward hook adds each weight's 16-bit gradient: a launch per weight matrix and the 16-bit gradient's write and read | [`step_host`], [`iteration`] |
+//! | `transformer_impl` | Megatron-Core's layer spec: Transformer Engine's modules or its own (`local`): which modules' Python a layer's forward runs | [`layer_python`] |
 //! | `attention_kernel` | the part's own-generation fused attention, a FlashAttention-2-class kernel (slower on Hopper and later), or unfused attention (the score matrix computed in full and kept) | [`pricing`], [`efficiency`], [`unfused_attention`] |
 //!
 //! Memory: [`evaluate::memory_estimate`] gives the peak per device over the pipeline stages as named
@@ -121,7 +122,7 @@ pub use layout::{Layout, Placement};
 pub use memory::{EstimatePart, MemoryEstimate};
 pub use options::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, HardwareChoices, ModelFeatures, OptimizerStates,
-    Recompute, RecomputeShare, Sharding,
+    Recompute, RecomputeShare, Sharding, TransformerImpl,
 };
 pub use pipeline::StageSplitRule;
 pub use stack::Stack;

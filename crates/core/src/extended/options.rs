@@ -3,6 +3,7 @@
 
 pub use super::choices::{
     AttentionKernel, Fp8Recipe, Fusion, GradReduce, OptimizerStates, Recompute, RecomputeShare, Sharding,
+    TransformerImpl,
 };
 use crate::Error;
 use crate::catalog::Precision;
@@ -175,6 +176,9 @@ pub struct ExtendedOptions {
     /// `main_grad` — one more launched `add_` per weight matrix and micro-batch, and the 16-bit
     /// gradient written and read back (host time and HBM traffic, [`super::step_host`]).
     pub grad_accumulation_fusion: bool,
+    /// Megatron-Core's layer spec (`--transformer-impl`, [`TransformerImpl`]): which modules' Python
+    /// a layer's forward runs ([`super::layer_python`]). Transformer Engine's: Megatron-LM's default.
+    pub transformer_impl: TransformerImpl,
 }
 
 impl ExtendedOptions {
@@ -218,6 +222,7 @@ impl ExtendedOptions {
             log_num_zeros_in_grad: false,
             log_params_norm: false,
             grad_accumulation_fusion: true,
+            transformer_impl: TransformerImpl::TransformerEngine,
         }
     }
 
@@ -462,7 +467,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 47);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 48);
         let bad = ExtendedOptions { cp_ulysses: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("cp_ulysses"));
         let strict = ExtendedOptions {

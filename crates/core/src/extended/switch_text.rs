@@ -12,6 +12,7 @@
 
 use super::options::{
     AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, GradReduce, OptimizerStates, Recompute, Sharding,
+    TransformerImpl,
 };
 use super::pipeline::StageSplitRule;
 use super::switches::{SWITCHES, SwitchInfo, SwitchKind, switch};
@@ -120,6 +121,7 @@ impl ExtendedOptions {
             "log_num_zeros_in_grad" => on_off(self.log_num_zeros_in_grad),
             "log_params_norm" => on_off(self.log_params_norm),
             "grad_accumulation_fusion" => on_off(self.grad_accumulation_fusion),
+            "transformer_impl" => self.transformer_impl.as_str().to_string(),
             "fusion" => self.fusion.as_str().to_string(),
             "attention_kernel" => self.attention_kernel.as_str().to_string(),
             _ => return None,
@@ -204,6 +206,7 @@ impl ExtendedOptions {
             "log_num_zeros_in_grad" => self.log_num_zeros_in_grad = toggle()?,
             "log_params_norm" => self.log_params_norm = toggle()?,
             "grad_accumulation_fusion" => self.grad_accumulation_fusion = toggle()?,
+            "transformer_impl" => self.transformer_impl = value.parse::<TransformerImpl>().map_err(named)?,
             "fusion" => self.fusion = value.parse::<Fusion>().map_err(named)?,
             "attention_kernel" => self.attention_kernel = value.parse::<AttentionKernel>().map_err(named)?,
             _ => {}

@@ -72,6 +72,7 @@ const FP8_RECIPES: &[&str] = &["te", "te_fp8_weights", "torchao", "torchao_fp8_g
 const OPTIMIZER_STATES: &[&str] = &["fp32_master", "pure_bf16", "bf16_moments"];
 const OPTIMIZERS: &[&str] = &["adam", "muon", "dist_muon"];
 const FUSION: &[&str] = &["fused", "eager"];
+const TRANSFORMER_IMPLS: &[&str] = &["transformer_engine", "local"];
 const ATTENTION_KERNELS: &[&str] = &["native", "fa2", "unfused"];
 const CP_COMMS: &[&str] = &["ring", "ulysses", "hybrid", "search"];
 const STAGE_SPLITS: &[&str] = &["blocks", "embedding_as_block", "head_as_block", "ends_as_blocks"];
@@ -85,7 +86,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`](super::options::ExtendedOptions)).
-pub const SWITCHES: [SwitchInfo; 47] = [
+pub const SWITCHES: [SwitchInfo; 48] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -414,6 +415,15 @@ pub const SWITCHES: [SwitchInfo; 47] = [
          more HBM traffic per weight)",
         "on: Megatron-LM's default (--no-gradient-accumulation-fusion turns it off; its functional tests do)",
     ),
+    SwitchInfo {
+        key: "transformer_impl",
+        label: "Megatron-Core layer spec",
+        what: "which modules a Megatron-Core layer is built from: Transformer Engine's (TE linear modules, whose \
+               per-module Python is host time of each layer's forward) or Megatron-Core's own (local: plain \
+               parallel linear layers, separate norms, unfused attention modules; MoE experts one by one)",
+        kind: SwitchKind::Choice(TRANSFORMER_IMPLS),
+        source: "transformer_engine: Megatron-LM's default (--transformer-impl, transformer_config.py at d98e8a6)",
+    },
     SwitchInfo {
         key: "fusion",
         label: "Kernel fusion",

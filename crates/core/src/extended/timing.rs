@@ -35,7 +35,7 @@ use super::efficiency::Efficiency;
 use super::hardware::Hardware;
 use super::head::{EndCost, HeadWork, embedding_cost, head_work};
 use super::iteration::{Parts, check, timing};
-use super::layer_python::layer_python_s;
+use super::layer_python::{LayerModules, layer_python_s};
 use super::layout::Layout;
 use super::ops::{Operation, Reads, reprice, repriceable};
 use super::options::{ExtendedOptions, HardwareChoices};
@@ -244,7 +244,11 @@ impl TimePlan {
         let host_s = p.host_time_per_operation_s();
         let (opts, head) = (self.opts, self.head_cost);
         let (sums, kernels) = BlockCost::sums(&self.ops, opts.recompute);
-        let block = sums.issue_bounded_layer(kernels, host_s, layer_python_s(&self.hw, &opts));
+        let block = sums.issue_bounded_layer(
+            kernels,
+            host_s,
+            layer_python_s(&self.hw, &opts, LayerModules::dense(opts.transformer_impl)),
+        );
         Ok(self.iteration_s(&opts, block, [kernels[1] * host_s, sums.bwd.time()], head))
     }
 
@@ -306,7 +310,7 @@ impl TimePlan {
         let (f, fk) = self.fixed;
         let fixed = [f.fwd.time(), f.bwd.time(), f.recompute.time()];
         let host_s = Pricing { hw: &self.hw, opts: &base }.host_time_per_operation_s();
-        let python_s = layer_python_s(&self.hw, &base);
+        let python_s = layer_python_s(&self.hw, &base, LayerModules::dense(base.transformer_impl));
         batch
             .of
             .iter()
@@ -317,8 +321,11 @@ impl TimePlan {
                 }
                 let t = |i: usize| pass_of(fixed[i] + m.times[i] + a.times[i]);
                 let k = |i: usize| fk[i] + f64::from(m.kernels[i]) + f64::from(a.kernels[i]);
-                let block = BlockCost { fwd: t(0), bwd: t(1), recompute: t(2), ..self.whole }
-                    .issue_bounded_layer([k(0), k(1), k(2)], host_s, python_s);
+                let block = BlockCost { fwd: t(0), bwd: t(1), recompute: t(2), ..self.whole }.issue_bounded_layer(
+                    [k(0), k(1), k(2)],
+                    host_s,
+                    python_s,
+                );
                 let head = EndCost { fwd: pass_of(m.head[0]), bwd: pass_of(m.head[1]), ..self.head_cost };
                 // The last stage reads no fitted constant: the plan's switches serve every point.
                 Some(self.iteration_s(&base, block, [k(1) * host_s, t(1).time()], head))

@@ -655,6 +655,12 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     let (attention_kernel, attention_note) =
         super::kernel_words::read_stated_attention_kernel(flash_attention, &super::words::Words::new(&attention_text))
             .map_err(RowReason::Configuration)?;
+    // The layer spec as for dense rows ([`super::step_words::read_transformer_impl`]), and the
+    // local spec's core attention where the words name no kernel.
+    let (spec, spec_note) = super::step_words::read_transformer_impl(&super::words::Words::new(&words(p, "other")))
+        .map_err(RowReason::Configuration)?;
+    notes.extend(spec_note);
+    let (attention_kernel, attention_note) = super::step_words::spec_attention(spec, attention_kernel, attention_note);
     notes.extend(attention_note);
     // The stack of FSDP as for dense rows: Megatron-FSDP only where the words name it.
     let stack = match sharding {
@@ -697,6 +703,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         attention_kernel,
         fp8_recipe,
         stack,
+        transformer_impl: spec.unwrap_or_default(),
         ..ExtendedOptions::realistic()
     };
 

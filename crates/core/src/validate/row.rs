@@ -459,6 +459,11 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     } else {
         (crate::extended::AttentionKernel::Native, Some(super::checkpoint_words::cudnn_kernel_note()))
     };
+    // The local spec's core attention where the words name no kernel.
+    let (spec_stated, spec_note) =
+        super::step_words::read_transformer_impl(&other_words).map_err(RowReason::Configuration)?;
+    let (attention_kernel, attention_note) =
+        super::step_words::spec_attention(spec_stated, attention_kernel, attention_note);
     notes.extend(attention_note);
     let stack_text = [
         run.framework.as_deref().unwrap_or(""),
@@ -497,6 +502,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     let (fusion_stated, fusion_note) =
         super::step_words::read_grad_accumulation_fusion(&other_words).map_err(RowReason::Configuration)?;
     notes.extend(fusion_note);
+    notes.extend(spec_note);
     let options = ExtendedOptions {
         hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
         recompute: recompute.level,
@@ -526,6 +532,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         log_num_zeros_in_grad,
         log_params_norm,
         grad_accumulation_fusion: fusion_stated.unwrap_or(true),
+        transformer_impl: spec_stated.unwrap_or_default(),
         ..ExtendedOptions::realistic()
     };
 

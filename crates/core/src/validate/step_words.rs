@@ -1,6 +1,7 @@
 //! Megatron-LM's per-step statistics a run's words state: `--log-num-zeros-in-grad` and
 //! `--log-params-norm` ([`crate::extended::step_host`]); and its gradient-accumulation fusion
-//! (`--no-gradient-accumulation-fusion`, [`read_grad_accumulation_fusion`]). A flag is on where its name appears as a
+//! (`--no-gradient-accumulation-fusion`, [`read_grad_accumulation_fusion`]); and its layer spec
+//! (`--transformer-impl`, [`read_transformer_impl`]). A flag is on where its name appears as a
 //! Megatron argument not followed by `false`, `0` or `off` (`--log-params-norm`,
 //! `--log-params-norm True`, `log_params_norm: true`); off otherwise, as in Megatron-LM's
 //! defaults. A flag stated both on and off is an error naming `parallel.other` and the flag, not a
@@ -8,6 +9,7 @@
 //! tests' rows hold their `MODEL_ARGS`), not from prose.
 
 use super::words::Words;
+use crate::extended::{AttentionKernel, TransformerImpl};
 use crate::vocab::Note;
 
 /// What the words state of the store-true flag whose tokens are `flag` (`"permute fusion"` matches
@@ -61,6 +63,62 @@ pub fn read_grad_accumulation_fusion(other: &Words) -> Result<(Option<bool>, Opt
         ))
     });
     Ok((fusion, note))
+}
+
+/// What the words state of Megatron-Core's layer spec (`--transformer-impl`, NeMo's and
+/// Megatron-Bridge's `transformer_impl`; `megatron/core/transformer/transformer_config.py`
+/// l. 1314–1318 at d98e8a6, default `transformer_engine`): the value after the name
+/// (`transformer_engine` or `local`), with a note for the local spec; `None` where it is not
+/// named. A value fmperf does not model (`inference_optimized`, or another word) or the spec
+/// stated two ways: an error naming `parallel.other` and the flag.
+pub fn read_transformer_impl(other: &Words) -> Result<(Option<TransformerImpl>, Option<Note>), crate::Error> {
+    const FLAG: &str = "--transformer-impl";
+    let t = &other.tokens;
+    let mut stated = None;
+    for i in (0..t.len().saturating_sub(1)).filter(|&i| t[i] == "transformer" && t[i + 1] == "impl") {
+        let spec = match (t.get(i + 2).map(String::as_str), t.get(i + 3).map(String::as_str)) {
+            (Some("transformer"), Some("engine")) | (Some("te"), _) => TransformerImpl::TransformerEngine,
+            (Some("local"), _) => TransformerImpl::Local,
+            (v, _) => {
+                let v = v.unwrap_or("nothing");
+                return Err(crate::Error::invalid(
+                    "parallel.other",
+                    format!("{FLAG} {v}"),
+                    "must be transformer_engine or local (the layer specs fmperf counts)",
+                ));
+            }
+        };
+        if stated.is_some_and(|s| s != spec) {
+            return Err(crate::Error::invalid("parallel.other", FLAG, format!("states {FLAG} two ways: say it once")));
+        }
+        stated = Some(spec);
+    }
+    let note = (stated == Some(TransformerImpl::Local)).then(|| {
+        Note::reading(format!(
+            "{FLAG} local: Megatron-Core's own modules, no Transformer Engine linear module's Python in each layer's \
+             forward (transformer_impl=local)"
+        ))
+    });
+    Ok((stated, note))
+}
+
+/// The attention kernel of a run whose words state the layer spec `spec` and read the kernel
+/// `kernel` with `note` (`None`: the words name none): the local spec's core attention is
+/// Megatron-Core's `DotProductAttention` (`LocalSpecProvider.core_attention`,
+/// `megatron/core/models/backends.py` l. 129–131 at d98e8a6: the score matrix computed by
+/// `baddbmm`, softmax, dropout and `bmm`, and kept), so unfused where no kernel is named; the
+/// reading as it is otherwise.
+pub fn spec_attention(
+    spec: Option<TransformerImpl>,
+    kernel: AttentionKernel,
+    note: Option<Note>,
+) -> (AttentionKernel, Option<Note>) {
+    if spec == Some(TransformerImpl::Local) && note.is_none() {
+        let why = "attention kernel unfused: --transformer-impl local runs Megatron-Core's DotProductAttention";
+        (AttentionKernel::Unfused, Some(Note::reading(why.to_string())))
+    } else {
+        (kernel, note)
+    }
 }
 
 /// The statistics switches `(log_num_zeros_in_grad, log_params_norm)` the arguments `other`
@@ -130,5 +188,26 @@ mod tests {
             e.to_string().contains("parallel.other") && e.to_string().contains("--no-gradient-accumulation-fusion"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_layer_spec_as_megatron_states_it() {
+        let read = |t: &str| read_transformer_impl(&Words::new(t)).unwrap().0;
+        assert_eq!(
+            read("--sequence-parallel True --transformer-impl local --moe-grouped-gemm"),
+            Some(TransformerImpl::Local)
+        );
+        assert_eq!(read("--transformer-impl transformer_engine"), Some(TransformerImpl::TransformerEngine));
+        assert_eq!(read("transformer_impl: local"), Some(TransformerImpl::Local));
+        // Not named: Megatron's default is left to the caller.
+        assert_eq!(read("--use-distributed-optimizer True"), None);
+        assert!(read_transformer_impl(&Words::new("--transformer-impl local")).unwrap().1.is_some());
+        // A spec fmperf does not count, or two specs: errors naming the field and the flag.
+        for t in
+            ["--transformer-impl inference_optimized", "--transformer-impl local --transformer-impl transformer_engine"]
+        {
+            let e = read_transformer_impl(&Words::new(t)).unwrap_err().to_string();
+            assert!(e.contains("parallel.other") && e.contains("--transformer-impl"), "{e}");
+        }
     }
 }

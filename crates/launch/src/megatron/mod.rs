@@ -27,7 +27,7 @@ use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
 use fmperf_core::extended::context_parallel::CpComm;
 use fmperf_core::extended::muon::Optimizer;
-use fmperf_core::extended::{AttentionKernel, Recompute, Sharding};
+use fmperf_core::extended::{AttentionKernel, Recompute, Sharding, TransformerImpl};
 
 /// Puts a value into a slot, noting when it replaces a different earlier one.
 macro_rules! put {
@@ -586,6 +586,17 @@ pub(crate) fn apply(
         // NeMo's YAML key `gradient_accumulation_fusion`): the weight gradients' accumulation.
         "no-gradient-accumulation-fusion" => put!(l, grad_accumulation_fusion, !switch(value, o)?, o),
         "gradient-accumulation-fusion" => put!(l, grad_accumulation_fusion, switch(value, o)?, o),
+        // Megatron-Core's layer spec (`transformer_config.py` l. 1314 at d98e8a6).
+        "transformer-impl" => {
+            if let Some(v) = given(value)? {
+                let spec = match v.trim().trim_matches(|c| c == '\'' || c == '"') {
+                    "transformer_engine" => TransformerImpl::TransformerEngine,
+                    "local" => TransformerImpl::Local,
+                    _ => return Err(o.error(&v, "must be transformer_engine or local (the layer specs fmperf counts)")),
+                };
+                put!(l, transformer_impl, spec, o)
+            }
+        }
         "fp8-format" | "fp8" => {
             let v = need(value)?;
             match v.to_ascii_lowercase().as_str() {
@@ -930,6 +941,18 @@ mod tests {
         };
         assert_eq!(yaml("model:\n  gradient_accumulation_fusion: false\n").unwrap(), Some(false));
         assert_eq!(yaml("model:\n  gradient_accumulation_fusion: true\n").unwrap(), Some(true));
+    }
+
+    #[test]
+    fn layer_specs() {
+        let spec = |v: &str| {
+            parse(&format!("python pretrain_gpt.py --transformer-impl {v}"))
+                .map(|l| l.settings.transformer_impl.copied())
+        };
+        assert_eq!(spec("local").unwrap(), Some(TransformerImpl::Local));
+        assert_eq!(spec("transformer_engine").unwrap(), Some(TransformerImpl::TransformerEngine));
+        let e = spec("inference_optimized").unwrap_err();
+        assert_eq!(e.field(), Some("--transformer-impl"), "{e}");
     }
 
     #[test]

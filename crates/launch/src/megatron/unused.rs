@@ -76,7 +76,7 @@ pub(crate) fn irrelevant(name: &str) -> Option<&'static str> {
             "affects performance slightly, not modelled (one norm over the embedding's output)"
         } else if starts(&["overlap-grad-reduce", "overlap-param-gather", "use-mcore-models", "disable-bias-linear"])
             || starts(&["use-flash-attn", "position-embedding-type", "use-rotary-position-embeddings"])
-            || is(&["transformer-impl", "normalization", "cp-comm-type"])
+            || is(&["normalization", "cp-comm-type"])
         {
             why::ASSUMED
         } else if starts(&["no-", "tp-comm", "manual-gc", "cross-entropy", "moe-router-dtype"])

@@ -8,6 +8,7 @@ use super::layer::{EXPERTS_OP, MoeMlpCost, ROUTER_OP, moe_mlp_operations};
 use super::sync::{self, Phase};
 use crate::extended::attention::attention_operations;
 use crate::extended::block::{BlockCost, issue_bound};
+use crate::extended::layer_python::{LayerModules, forward_python_s, layer_python_s};
 use crate::extended::layout::Layout;
 use crate::extended::ops::{OpKind, Operation, fp8_casts, norms_recomputed};
 use crate::extended::options::Recompute;
@@ -72,7 +73,7 @@ pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLa
     let n = attention.len();
     let (ops, mlp) = operations_after(w, m, layout, el, p, attention);
     let (c, kernels) = BlockCost::sums(&ops, p.opts.recompute);
-    let host = HostCount::of(p, &mlp, attention_kernels);
+    let host = HostCount::of(p, m, el, &mlp, attention_kernels);
     let attention_sums = BlockCost::sums(&ops[..n], p.opts.recompute);
     let phases = ForwardPhases::of(&attention_sums, &ops[n..], &[], p.opts.recompute);
     let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases);
@@ -93,6 +94,11 @@ pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLa
 /// ones), and a CUDA graph over the attention (`attn` scope, `host`: [`HostCount`]) issues the
 /// attention sub-layer's operations as one launch.
 ///
+/// Where the layer's calls are counted, the forward's host time also holds the layer's Python
+/// ([`HostCount::python_s`], each phase's in its phase of the stretch below), and a whole-block
+/// recomputation lasts at least its issues plus that Python again, as a dense block's
+/// ([`BlockCost::issue_bounded_layer`]).
+///
 /// Where the layer's dispatcher waits on the GPU ([`MoeMlpCost::sync_calls_s`]), the forward
 /// lasts at least the stretch from one sync to the next ([`sync::stretch_s`] of `phases`: the
 /// MLP sub-layer after the router, the attention sub-layer, the MLP sub-layer up to the sync),
@@ -112,19 +118,26 @@ fn moe_issue_bounded(
         return block;
     };
     let [fwd_ops, bwd_ops] = [0, 1].map(|i| kernels[i] - host.attention_saved[i]);
-    let fwd_host_s = fwd_ops * host_s + calls[0];
+    let [attention_py, pre_py, post_py] = host.python_s;
+    let fwd_host_s = fwd_ops * host_s + calls[0] + (attention_py + pre_py + post_py);
     block.fwd = issue_bound(c.fwd, 1.0, fwd_host_s);
     if let (Some([before, after]), Some(ph)) = (mlp.sync_calls_s, phases) {
         let stretch = sync::stretch_s(&[
-            Phase { host_s: ph.post.kernels * host_s + after, gpu_s: ph.post.gpu_s },
-            Phase { host_s: (ph.attention.kernels - host.attention_saved[0]) * host_s, gpu_s: ph.attention.gpu_s },
-            Phase { host_s: ph.pre.kernels * host_s + before, gpu_s: ph.pre.gpu_s },
+            Phase { host_s: ph.post.kernels * host_s + after + post_py, gpu_s: ph.post.gpu_s },
+            Phase {
+                host_s: (ph.attention.kernels - host.attention_saved[0]) * host_s + attention_py,
+                gpu_s: ph.attention.gpu_s,
+            },
+            Phase { host_s: ph.pre.kernels * host_s + before + pre_py, gpu_s: ph.pre.gpu_s },
         ]);
         if stretch > fwd_host_s.max(c.fwd.time()) * (1.0 + ROUNDING) {
             block.fwd = issue_bound(c.fwd, 1.0, stretch);
         }
     }
     block.bwd = issue_bound(c.bwd, 1.0, bwd_ops * host_s + calls[1] + mlp.bwd_issue_s);
+    if host.python_again_s > 0.0 && kernels[2] > 0.0 {
+        block.recompute = issue_bound(c.recompute, 1.0, kernels[2] * host_s + host.python_again_s);
+    }
     block
 }
 
@@ -176,23 +189,56 @@ impl ForwardPhases {
     }
 }
 
-/// What a CUDA graph over the attention saves of the block's issued operations `[forward,
-/// backward]` [count]: the attention sub-layer's operations less the one graph launch, when the
-/// `attn` scope is captured and the layer's calls are counted; none otherwise.
+/// What the block's host runs besides its operations' issues and the MoE layer's counted calls,
+/// where those calls are counted ([`MoeMlpCost::host_calls_s`]; none otherwise): the layer's
+/// Python ([`crate::extended::layer_python`]), and what a CUDA graph over the attention saves.
 #[derive(Debug, Clone, Copy, Default)]
 struct HostCount {
+    /// What a CUDA graph over the attention saves of the block's issued operations `[forward,
+    /// backward]` [count]: the attention sub-layer's operations less the one graph launch, when
+    /// the `attn` scope is captured.
     attention_saved: [f64; 2],
+    /// The layer's Python in the forward's phases `[attention, pre, post]` [s]
+    /// ([`LayerModules::moe_phases`] at [`forward_python_s`]).
+    python_s: [f64; 3],
+    /// The layer's Python again in the recomputation [s] ([`layer_python_s`]'s second part).
+    python_again_s: f64,
 }
 
 impl HostCount {
-    /// For a block priced under `p` whose MoE layer is `mlp` and whose attention operations
-    /// issue `attention_kernels` ([`BlockCost::sums`]).
-    fn of(p: &Pricing, mlp: &MoeMlpCost, attention_kernels: [f64; 3]) -> HostCount {
-        if mlp.host_calls_s.is_none() || !p.opts.moe.host.graphs.attn {
+    /// For a block of experts `m` under expert layout `el` priced under `p` whose MoE layer is
+    /// `mlp` and whose attention operations issue `attention_kernels` ([`BlockCost::sums`]).
+    fn of(p: &Pricing, m: &MoeShape, el: &ExpertLayout, mlp: &MoeMlpCost, attention_kernels: [f64; 3]) -> HostCount {
+        if mlp.host_calls_s.is_none() {
             return HostCount::default();
         }
-        HostCount { attention_saved: [0, 1].map(|i| (attention_kernels[i] - 1.0).max(0.0)) }
+        let graph = p.opts.moe.host.graphs.attn;
+        let phases = moe_layer_modules(p, m, el);
+        let python_s = phases.map(|ph| forward_python_s(p.hw, p.opts.stack, ph));
+        let python_again_s = moe_layer_python_s(p, m, el)[1];
+        let attention_saved = if graph { [0, 1].map(|i| (attention_kernels[i] - 1.0).max(0.0)) } else { [0.0; 2] };
+        HostCount { attention_saved, python_s, python_again_s }
     }
+}
+
+/// The modules of one MoE layer of experts `m` under expert layout `el` and `p`'s switches whose
+/// Python is counted, in the forward's phases `[attention, pre, post]`
+/// ([`LayerModules::moe_phases`]).
+fn moe_layer_modules(p: &Pricing, m: &MoeShape, el: &ExpertLayout) -> [LayerModules; 3] {
+    let host = &p.opts.moe.host;
+    LayerModules::moe_phases(
+        p.opts.transformer_impl,
+        host.sequential_experts,
+        m.local_experts(el.ep),
+        m.shared_experts > 0,
+        host.graphs.attn,
+    )
+}
+
+/// The Python of one MoE layer per micro-batch `[forward, recomputation]` [s] ([`layer_python_s`]
+/// of its modules, [`moe_layer_modules`]).
+pub fn moe_layer_python_s(p: &Pricing, m: &MoeShape, el: &ExpertLayout) -> [f64; 2] {
+    layer_python_s(p.hw, p.opts, LayerModules::sum(&moe_layer_modules(p, m, el)))
 }
 
 /// An MoE block's attention operations as [`moe_block_cost_after`] reads them, formed once per
@@ -264,7 +310,7 @@ pub fn moe_block_cost_after(
     let recompute = p.opts.recompute;
     let (c, kernels) =
         BlockCost::sums_after(BlockCost::sums_after(attention.sums, &mlp_ops, recompute), &casts, recompute);
-    let host = HostCount::of(p, &mlp, attention.kernels);
+    let host = HostCount::of(p, m, el, &mlp, attention.kernels);
     let phases = ForwardPhases::of(&attention.sums, &mlp_ops, &casts, recompute);
     let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases);
     block.parameters -= mlp.expert_parameters;
@@ -337,6 +383,45 @@ mod tests {
         };
         assert_eq!(bound(&synced), bound(&mlp));
         assert!((bound(&mlp).time() - 3.4e-3).abs() < 1e-15);
+    }
+
+    #[test]
+    fn the_layers_python_joins_its_phases_and_the_recomputation() {
+        // The block of `the_forward_waits_at_the_dispatchers_sync` (10 forward operations at
+        // 0.2 ms, the layer's calls 0.4 ms before the sync and 1.0 ms after it, phases post 5 ops /
+        // 0.5 ms of GPU work, attention 3 / 3 ms, pre 2 / 0.5 ms: 5.5 ms) with the layer's Python
+        // 0.3 ms in the attention, 0.1 ms before the sync and 0.2 ms after it.
+        let phase = |kernels: f64, gpu_s: f64| PhaseSums { gpu_s, kernels };
+        let ph = ForwardPhases { post: phase(5.0, 0.5e-3), attention: phase(3.0, 3e-3), pre: phase(2.0, 0.5e-3) };
+        let c = BlockCost {
+            fwd: Pass { compute_s: 4e-3, ..Pass::default() },
+            recompute: Pass { compute_s: 0.5e-3, ..Pass::default() },
+            ..BlockCost::default()
+        };
+        let kernels = [10.0, 0.0, 4.0];
+        let mlp = MoeMlpCost {
+            host_calls_s: Some([1.4e-3, 0.0]),
+            sync_calls_s: Some([0.4e-3, 1.0e-3]),
+            ..MoeMlpCost::default()
+        };
+        let host = HostCount { python_s: [0.3e-3, 0.1e-3, 0.2e-3], python_again_s: 0.6e-3, ..HostCount::default() };
+        let b = moe_issue_bounded(c, kernels, 0.2e-3, &mlp, host, Some(ph));
+        // After the sync: host 5·0.2 + 1.0 + 0.2 = 2.2 ms (GPU 0.5): E = 2.2; the attention (host
+        // 3·0.2 + 0.3 = 0.9 from 2.2 ms, GPU 3): E = max(2.2 + 3, 2.2 + 3) = 5.2; up to the sync
+        // (host 2·0.2 + 0.4 + 0.1 = 0.9 from 3.1 ms, GPU 0.5): E = max(5.7, 4.0) = 5.7 ms.
+        assert!((b.fwd.time() - 5.7e-3).abs() < 1e-15, "{}", b.fwd.time());
+        // The whole-block recomputation: 4 issues · 0.2 ms + 0.6 ms of Python = 1.4 ms over its
+        // 0.5 ms of GPU work; without the Python its issues' 0.8 ms.
+        assert!((b.recompute.time() - 1.4e-3).abs() < 1e-15, "{}", b.recompute.time());
+        let plain = moe_issue_bounded(c, kernels, 0.2e-3, &mlp, HostCount::default(), Some(ph));
+        assert!((plain.recompute.time() - 0.8e-3).abs() < 1e-15);
+        assert!((plain.fwd.time() - 5.5e-3).abs() < 1e-15);
+        // Without the sync the Python joins the forward's host time: 10·0.2 + 1.4 + 0.6 = 4.0 ms
+        // against 4 ms of GPU work; 0.2 ms more of it would show.
+        let ahead = MoeMlpCost { sync_calls_s: None, ..mlp };
+        let more = HostCount { python_s: [0.5e-3, 0.1e-3, 0.2e-3], ..host };
+        let f = moe_issue_bounded(c, kernels, 0.2e-3, &ahead, more, Some(ph)).fwd;
+        assert!((f.time() - 4.2e-3).abs() < 1e-15, "{}", f.time());
     }
 
     #[test]
