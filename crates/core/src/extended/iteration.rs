@@ -135,6 +135,17 @@ impl HostPart {
         }
     }
 
+    /// Where the part is counted, in a few words (a table's note beside [`Self::description`] as
+    /// its tooltip).
+    pub fn counted_in(self) -> &'static str {
+        match self {
+            HostPart::StepHost => "part of exposed memory",
+            HostPart::LayerPython => {
+                "part of exposed memory where a pass is host-bound; hidden behind GPU work otherwise"
+            }
+        }
+    }
+
     /// This part of `b` [s].
     pub fn of(self, b: &Breakdown) -> f64 {
         match self {
