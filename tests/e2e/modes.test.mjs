@@ -225,6 +225,9 @@ test('explorer: extended mode changes the best result and the URL; a reload rest
   await page.click('#ex-tab-layers');
   await page.locator('.panel-layers[data-mode="extended"]').waitFor();
   assert.match(await page.locator('#layers-mode').textContent(), /extended mode/);
+  // The host parts from core's one list (`HostPart::ALL`), in the drill-down's step table.
+  assert.deepEqual(await page.locator('.panel-layers tr[data-host-part]').evaluateAll((rows) => rows.map((r) => r.dataset.hostPart)),
+    ['step_host', 'layer_python']);
   await screenshot(page, 'modes-explorer-extended');
 
   await page.reload();

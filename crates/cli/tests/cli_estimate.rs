@@ -318,3 +318,24 @@ fn the_best_layout_is_written_back_and_reads_back_the_same() {
     let e = usage_error(&["search", "--from", &from, "--emit", "slurm"]);
     assert!(e.contains("--emit"), "{e}");
 }
+
+// Extended mode's host parts (core's `Breakdown::host_parts`): in the JSON's `time_s` and as a
+// table of their own. Megatron-LM's Llama 3 70B script on 64 H100s: tp 8, pp 4, 80 blocks, so 20
+// per device, 64 micro-batches, selective recomputation (no layer run twice); each layer's forward
+// runs 13 · 2.17 µs + 4 · (99.66 − 37.08) / 1.25 µs = 228.466 µs of Python on a DGX H100 host
+// (`layer_python`), so 64 · 20 · 228.466 µs = 0.29243648 s. The script logs no statistics
+// (no --log-num-zeros-in-grad, --log-params-norm): 0.
+#[test]
+fn estimate_shows_the_host_parts() {
+    let f = example("megatron-llama3-70b.sh");
+    let j = json(&["estimate", "--from", &f, "--format", "json"]);
+    let t = &j["time_s"];
+    assert!((t["layer_python"].as_f64().unwrap() - 0.29243648).abs() < 1e-9, "{t}");
+    assert_eq!(t["step_host"], 0.0, "{t}");
+    let out = fmperf(&["estimate", "--from", &f]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("host part (inside the time parts)    [s]"), "{text}");
+    let row = text.lines().find(|l| l.starts_with("layers' Python, host")).expect("the layers' Python row");
+    assert!(row.ends_with(" 0.292"), "{row}");
+    assert!(text.lines().any(|l| l.starts_with("logged statistics, host") && l.ends_with(" 0.000")), "{text}");
+}

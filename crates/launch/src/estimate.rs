@@ -312,12 +312,18 @@ fn time_key(p: TimePart) -> &'static str {
     }
 }
 
-/// An estimate's `time_s`: every time part of [`TimePart::ALL`] [s], plus the recomputation and
-/// the optimizer step (parts of them) [s].
+/// An estimate's `time_s`: every time part of [`TimePart::ALL`] [s], plus the recomputation, the
+/// optimizer step and the host parts of [`Breakdown::host_parts`] (`step_host`, `layer_python`:
+/// parts of them) [s].
+///
+/// [`Breakdown::host_parts`]: fmperf_core::extended::Breakdown::host_parts
 fn time_json(t: &Totals, b: &fmperf_core::extended::Breakdown) -> Value {
     let mut m: serde_json::Map<String, Value> =
         TimePart::ALL.iter().map(|p| (time_key(*p).to_string(), json!(p.of(t)))).collect();
     m.insert("recompute".into(), json!(b.t_recompute_s));
     m.insert("optimizer".into(), json!(b.t_optimizer_s));
+    for (p, s) in b.host_parts() {
+        m.insert(p.key().into(), json!(s));
+    }
     Value::Object(m)
 }

@@ -216,6 +216,21 @@ fn ExtendedParts(selected: Selected, ev: ExtendedEvaluation) -> impl IntoView {
         .into_iter()
         .map(|(k, v, note)| view! { <tr><th scope="row">{k}</th><td class="num">{v}</td><td class="muted">{note}</td></tr> })
         .collect_view();
+    // The host parts from core's one list: where each is counted as its note, what it holds and
+    // its sources as its tooltip.
+    let host_rows = b
+        .host_parts()
+        .into_iter()
+        .map(|(p, v)| {
+            view! {
+                <tr data-host-part=p.key() title=p.description()>
+                    <th scope="row">{format!("{} [s]", p.label())}</th>
+                    <td class="num">{fmt::seconds(v)}</td>
+                    <td class="muted">{p.counted_in()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
     let memory = m
         .parts()
         .into_iter()
@@ -232,7 +247,7 @@ fn ExtendedParts(selected: Selected, ev: ExtendedEvaluation) -> impl IntoView {
                 <div class="table-wrap" tabindex="0">
                     <table class="compact extended-parts">
                         <caption>"Step"</caption>
-                        <tbody>{rows}</tbody>
+                        <tbody>{rows}{host_rows}</tbody>
                     </table>
                 </div>
                 <div class="table-wrap" tabindex="0">

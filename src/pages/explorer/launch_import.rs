@@ -334,6 +334,14 @@ fn EstimateView(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>
             view! { <tr data-part=p.key()><td>{p.label()}</td><td class="num">{number(fmt::seconds(v), v)}</td></tr> }
         })
         .collect_view();
+    // Host time inside the time parts, from core's one list (what each holds as its tooltip).
+    let host_parts = ev
+        .breakdown
+        .host_parts()
+        .map(|(p, v)| {
+            view! { <tr data-host-part=p.key() title=p.description()><td>{p.label()}</td><td class="num">{number(fmt::seconds(v), v)}</td></tr> }
+        })
+        .collect_view();
     let memory_parts = m
         .parts()
         .map(|(p, v)| view! { <tr><td>{p.key()}</td><td class="num">{number(fmt::fixed(v, 2), v)}</td></tr> })
@@ -413,6 +421,7 @@ fn EstimateView(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>
             </dl>
             <div class="row">
                 <table class="launch-time"><thead><tr><th>"Time part"</th><th>"[s]"</th></tr></thead><tbody>{time_parts}</tbody></table>
+                <table class="launch-host"><thead><tr><th>"Host part (inside the time parts)"</th><th>"[s]"</th></tr></thead><tbody>{host_parts}</tbody></table>
                 <table class="launch-memory"><thead><tr><th>"Memory part"</th><th>"[GB]"</th></tr></thead><tbody>{memory_parts}</tbody></table>
             </div>
             <p>

@@ -217,6 +217,13 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
         parts.push([time, memory].concat());
     }
     out.push_str(&parts.render());
+    // Host time inside the time parts (not added to them: each is part of exposed memory).
+    out.push('\n');
+    let mut host = Table::new(&["host part (inside the time parts)", "[s]"]);
+    for (p, v) in ev.breakdown.host_parts() {
+        host.push(vec![p.label().to_string(), format!("{v:.3}")]);
+    }
+    out.push_str(&host.render());
     if let Some(b) = &ev.moe {
         out.push('\n');
         out.push_str(&moe_table(b).render());

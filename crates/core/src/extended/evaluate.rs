@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use super::data_parallel::DpGroups;
 use super::hardware::Hardware;
 use super::head::{embedding_cost, head_cost};
-pub use super::iteration::{Breakdown, ExtendedEvaluation, OPTIMIZER_BYTES_PER_PARAMETER};
+pub use super::iteration::{Breakdown, ExtendedEvaluation, HostPart, OPTIMIZER_BYTES_PER_PARAMETER};
 use super::iteration::{Parts, assemble, check, check_layout, parts};
 use super::layout::Layout;
 use super::memory::{MemoryEstimate, peak_memory};

@@ -84,6 +84,77 @@ pub struct Breakdown {
     pub block_bwd_tflops: f64,
 }
 
+impl Breakdown {
+    /// The host parts with their values [s], in [`HostPart::ALL`] order: the one list the CLI, its
+    /// JSON and the page show.
+    pub fn host_parts(&self) -> [(HostPart, f64); HostPart::ALL.len()] {
+        HostPart::ALL.map(|p| (p, p.of(self)))
+    }
+}
+
+/// Host (CPU) time of extended mode's iteration that its [`Breakdown`] names. Not a
+/// [`crate::vocab::TimePart`]: the time parts add up to the iteration, and each host part lies
+/// inside one of them (exposed memory), so listing both as parts would count it twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HostPart {
+    /// [`Breakdown::t_step_host_s`]: the logged statistics' work once per step.
+    StepHost,
+    /// [`Breakdown::t_layer_python_s`]: the layers' Python that launches no kernel.
+    LayerPython,
+}
+
+impl HostPart {
+    /// All host parts, in the order they are shown.
+    pub const ALL: [HostPart; 2] = [HostPart::StepHost, HostPart::LayerPython];
+
+    /// Short machine key (`step_host`, `layer_python`), as in the estimate's JSON `time_s`.
+    pub fn key(self) -> &'static str {
+        match self {
+            HostPart::StepHost => "step_host",
+            HostPart::LayerPython => "layer_python",
+        }
+    }
+
+    /// Label for table rows (without the unit).
+    pub fn label(self) -> &'static str {
+        match self {
+            HostPart::StepHost => "logged statistics, host",
+            HostPart::LayerPython => "layers' Python, host",
+        }
+    }
+
+    /// What the part holds, where it is counted and its sources, in one line (tooltips, notes).
+    pub fn description(self) -> &'static str {
+        match self {
+            HostPart::StepHost => {
+                "Megatron-LM's --log-num-zeros-in-grad and --log-params-norm once per step: PyTorch calls and synced all-reduces (counted from NVIDIA/Megatron-LM d98e8a6); part of exposed memory"
+            }
+            HostPart::LayerPython => {
+                "Megatron-Core layers' Python that launches no kernel on the busiest device over the step (module calls and Transformer Engine's per-linear Python: NVIDIA/Megatron-LM d98e8a6, pytorch/pytorch #50431, TransformerEngine #2053); part of exposed memory where a pass is host-bound, hidden behind GPU work otherwise"
+            }
+        }
+    }
+
+    /// Where the part is counted, in a few words (a table's note beside [`Self::description`] as
+    /// its tooltip).
+    pub fn counted_in(self) -> &'static str {
+        match self {
+            HostPart::StepHost => "part of exposed memory",
+            HostPart::LayerPython => {
+                "part of exposed memory where a pass is host-bound; hidden behind GPU work otherwise"
+            }
+        }
+    }
+
+    /// This part of `b` [s].
+    pub fn of(self, b: &Breakdown) -> f64 {
+        match self {
+            HostPart::StepHost => b.t_step_host_s,
+            HostPart::LayerPython => b.t_layer_python_s,
+        }
+    }
+}
+
 /// What Mixture-of-Experts adds to an evaluation (busiest device, one iteration).
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
 pub struct MoeBreakdown {

@@ -116,7 +116,7 @@ pub mod unfused_attention;
 pub mod workload;
 
 pub use device_memory::{DeviceMemory, DeviceMemoryPart};
-pub use evaluate::{Breakdown, ExtendedEvaluation, ExtendedEvaluator, evaluate, memory_estimate};
+pub use evaluate::{Breakdown, ExtendedEvaluation, ExtendedEvaluator, HostPart, evaluate, memory_estimate};
 pub use hardware::Hardware;
 pub use layout::{Layout, Placement};
 pub use memory::{EstimatePart, MemoryEstimate};
