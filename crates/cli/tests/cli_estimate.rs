@@ -334,7 +334,10 @@ fn estimate_shows_the_host_parts() {
     assert_eq!(t["step_host"], 0.0, "{t}");
     let out = fmperf(&["estimate", "--from", &f]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("host part (inside the time parts)    [s]"), "{text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("host work (hidden behind the GPU unless host-bound)") && l.trim_end().ends_with("[s]")),
+        "{text}"
+    );
     let row = text.lines().find(|l| l.starts_with("layers' Python, host")).expect("the layers' Python row");
     assert!(row.ends_with(" 0.292"), "{row}");
     assert!(text.lines().any(|l| l.starts_with("logged statistics, host") && l.ends_with(" 0.000")), "{text}");

@@ -421,7 +421,7 @@ fn EstimateView(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>
             </dl>
             <div class="row">
                 <table class="launch-time"><thead><tr><th>"Time part"</th><th>"[s]"</th></tr></thead><tbody>{time_parts}</tbody></table>
-                <table class="launch-host"><thead><tr><th>"Host part (inside the time parts)"</th><th>"[s]"</th></tr></thead><tbody>{host_parts}</tbody></table>
+                <table class="launch-host"><thead><tr><th>"Host work (hidden behind the GPU unless host-bound)"</th><th>"[s]"</th></tr></thead><tbody>{host_parts}</tbody></table>
                 <table class="launch-memory"><thead><tr><th>"Memory part"</th><th>"[GB]"</th></tr></thead><tbody>{memory_parts}</tbody></table>
             </div>
             <p>

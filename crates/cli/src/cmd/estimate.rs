@@ -219,7 +219,7 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
     out.push_str(&parts.render());
     // Host time inside the time parts (not added to them: each is part of exposed memory).
     out.push('\n');
-    let mut host = Table::new(&["host part (inside the time parts)", "[s]"]);
+    let mut host = Table::new(&["host work (hidden behind the GPU unless host-bound)", "[s]"]);
     for (p, v) in ev.breakdown.host_parts() {
         host.push(vec![p.label().to_string(), format!("{v:.3}")]);
     }
