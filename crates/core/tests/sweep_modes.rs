@@ -6,11 +6,10 @@
 use fmperf_core::catalog::{self, MappingOptions, Precision};
 use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::{ExtendedOptions, Hardware, Recompute, Workload};
-use fmperf_core::mode::Mode;
+use fmperf_core::mode::{Mode, SUMMA_UNSUPPORTED};
+use fmperf_core::resolve::point::SPARSITY_UNSUPPORTED;
 use fmperf_core::search::{ExecutionChoices, Search, SearchSpec};
-use fmperf_core::sweep::{
-    PointResult, SPARSITY_UNSUPPORTED, SUMMA_UNSUPPORTED, Status, Sweep, SweepResult, SweepText, export,
-};
+use fmperf_core::sweep::{PointResult, Status, Sweep, SweepResult, SweepText, export};
 use fmperf_core::{Strategy, SystemParams};
 
 fn text(model: &str, system: &str, batch: &str, axes: &[&str]) -> SweepText {

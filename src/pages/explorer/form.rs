@@ -8,8 +8,9 @@ use fmperf_app::pickers::{PickerGroup, model_picks};
 use fmperf_app::system_spec;
 use fmperf_core::Strategy;
 use fmperf_core::catalog::TrainingBudget;
-use fmperf_core::explore::inputs::{BudgetUnit, parse_strategies};
+use fmperf_core::explore::inputs::BudgetUnit;
 use fmperf_core::mode::Mode;
+use fmperf_core::resolve::form::parse_strategies;
 use leptos::prelude::*;
 
 use fmperf_app::batch::own_batch;

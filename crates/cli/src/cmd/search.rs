@@ -501,7 +501,7 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
         }
         Mode::Extended(o) => {
             if req.strategies.contains(&Strategy::Summa2D) {
-                return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::sweep::SUMMA_UNSUPPORTED)));
+                return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::mode::SUMMA_UNSUPPORTED)));
             }
             let workload = load_workload_at(&req.model, req.seq_len)?;
             if let Some(moe) = &req.moe

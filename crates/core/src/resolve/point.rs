@@ -2,13 +2,14 @@
 //! axis applied, resolved against the catalogs ([`super::point_system`]), with system-parameter
 //! overrides, and in extended mode the workload, the part and the switches of the point.
 
-use super::sweep_axis::{AxisKey, AxisValue, SystemParam};
+use super::SystemParam;
+use super::sweep_axis::{AxisKey, AxisValue};
 use super::sweep_spec::{BatchRule, Constraints, SweepSpec};
 use crate::catalog::Precision;
 use crate::cost::{ExtendedSetup, Pricer};
 use crate::extended::sparsity::no_effect_note;
 use crate::extended::{ExtendedOptions, Hardware, HardwareChoices, ModelFeatures};
-use crate::mode::Mode;
+use crate::mode::{Mode, SUMMA_UNSUPPORTED};
 use crate::reference::machine::Machine;
 use super::{ModelRef, SystemRef};
 use crate::vocab::{Note, NoteList};
@@ -82,7 +83,6 @@ pub enum Unresolved {
 pub const SPARSITY_UNSUPPORTED: &str = "weight sparsity is not in the reference model: it prices every weight as \
      dense (FLOPs, memory, traffic); only sparsity 0 can be evaluated (extended mode prices it on wafer-scale parts)";
 
-pub use crate::mode::SUMMA_UNSUPPORTED;
 
 /// How a point names its model, system and size, known even when it cannot be resolved.
 #[derive(Debug, Clone, PartialEq)]

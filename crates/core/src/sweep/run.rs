@@ -14,11 +14,11 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
 
-use super::axis::AxisValue;
-use super::point::{PointInputs, PointLabels, Unresolved, resolve_point};
 use super::result::{PointResult, Status, StrategyOutcome};
-use super::spec::{Shard, SweepSpec};
 use crate::cost::ExtendedSetup;
+use crate::resolve::point::{PointInputs, PointLabels, Unresolved, resolve_point};
+use crate::resolve::sweep_axis::AxisValue;
+use crate::resolve::sweep_spec::{Shard, SweepSpec};
 use crate::search::{Engine, Ranked, Space, TopK};
 use crate::vocab::{MAX_DEVICES, MAX_GLOBAL_BATCH};
 use crate::{Error, ModelShape, Strategy, SystemParams};
