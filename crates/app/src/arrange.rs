@@ -4,7 +4,8 @@
 //! turns these into SVG charts.
 
 use fmperf_chart::heatmap::HeatCell;
-use fmperf_core::sweep::{AxisKey, AxisValue, Metric, PointResult, Status, SweepResult};
+use fmperf_core::resolve::sweep_axis::{AxisKey, AxisValue};
+use fmperf_core::sweep::{Metric, PointResult, Status, SweepResult};
 use fmperf_core::vocab::{MemoryPart, TimePart};
 
 use crate::studies::{Chart, ChartKind, StudyBreakdown};

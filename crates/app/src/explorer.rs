@@ -35,9 +35,9 @@
 //! (GB200 NVL72: 72), except on the reference's preset systems, whose files the published study
 //! always overrode with 8 ([`default_domain`]).
 
-use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::own::OwnFields;
 use fmperf_core::explore::parse_candidate;
+use fmperf_core::resolve::explorer::ExploreFields;
 use fmperf_core::validate::ModeKind;
 use fmperf_core::vocab::Candidate;
 use fmperf_core::{Error, Strategy};
@@ -141,8 +141,8 @@ pub const OWN_KEYS: [(&str, &str); 7] = [
 /// The form field (core name) of a URL key.
 pub fn form_field(key: &str) -> &str {
     match key {
-        DOMAIN => fmperf_core::explore::inputs::field::DOMAIN,
-        UNIT => fmperf_core::explore::inputs::field::BUDGET,
+        DOMAIN => fmperf_core::resolve::form::field::DOMAIN,
+        UNIT => fmperf_core::resolve::form::field::BUDGET,
         other => other,
     }
 }
@@ -316,14 +316,14 @@ pub const MAX_BUDGET_TOKENS: f64 = 1e17;
 /// A typed budget (`typed`, resolved into `spec`) that no training run has: less than one step
 /// of the global batch (`1.5` tokens: 0.00 days), or more than [`MAX_BUDGET_TOKENS`]. The
 /// model's own budget (an empty field) is never refused.
-pub fn check_budget(spec: &fmperf_core::explore::ExploreSpec, typed: &str) -> Result<(), Error> {
+pub fn check_budget(spec: &fmperf_core::resolve::explorer::ExploreSpec, typed: &str) -> Result<(), Error> {
     if spec.budget_is_default {
         return Ok(());
     }
     let l = spec.model.l.max(1);
     let samples = spec.budget.samples(l);
     let tokens = samples * l as f64;
-    let field = fmperf_core::explore::inputs::field::BUDGET;
+    let field = fmperf_core::resolve::form::field::BUDGET;
     if samples < spec.global_batch as f64 {
         return Err(Error::invalid(
             field,

@@ -13,18 +13,19 @@
 //! numbers round-trip exactly (`serde_json` with `float_roundtrip`).
 
 use fmperf_core::Error;
-use fmperf_core::explore::inputs::ExploreFields;
-use fmperf_core::explore::{ExploreSearch, ExploreShard, ExploreSpec, UserEntries};
+use fmperf_core::explore::{ExploreSearch, ExploreShard, UserEntries};
 use fmperf_core::format::{self, Document};
 use fmperf_core::mode::Mode;
+use fmperf_core::resolve::explorer::{ExploreFields, ExploreSpec};
+use fmperf_core::resolve::sweep_spec::{Shard, SweepSpec};
 use fmperf_core::sensitivity::{Base, Sensitivity};
-use fmperf_core::sweep::{FoundPoint, Shard, Sweep, SweepResult, SweepSpec, SweepText};
+use fmperf_core::sweep::{FoundPoint, Sweep, SweepResult, SweepText};
 use serde::{Deserialize, Serialize};
 
 use crate::batch::own_batch;
 
 /// Chunks of a sweep per worker, the CLI's threads' rule (one home in core).
-pub use fmperf_core::sweep::CHUNKS_PER_WORKER;
+pub use fmperf_core::resolve::sweep_spec::CHUNKS_PER_WORKER;
 
 /// Candidates a worker evaluates between two progress reports at most: small, so that progress
 /// moves even where one candidate costs a millisecond (Mixture-of-Experts models choosing their

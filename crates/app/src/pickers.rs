@@ -10,6 +10,7 @@ use fmperf_core::catalog::{self, MappingOptions, to_system_params};
 use fmperf_core::explore::UserEntries;
 use fmperf_core::explore::choices::{model_choices, system_choices};
 use fmperf_core::extended::Workload;
+use fmperf_core::mode_kind::{ModeKind, PerMode};
 use fmperf_core::vocab::Note;
 
 /// Where a picker entry comes from (its group in the select).
@@ -43,20 +44,25 @@ pub struct Pick {
     pub label: String,
     /// Where it comes from.
     pub group: PickerGroup,
-    /// Why reference mode cannot use it (`None`: it can).
-    pub not_in_reference: Option<String>,
-    /// Why extended mode cannot use it (`None`: it can).
-    pub not_in_extended: Option<String>,
+    /// Why each mode's model cannot use it (`None`: it can).
+    pub unusable_in: PerMode<Option<String>>,
     /// The system options the user must give for it to map (e.g. `scale_out`), with why.
     pub needs: Vec<(&'static str, String)>,
-    /// What the model leaves out or approximates for it.
+    /// What the published model leaves out or approximates for it (the model's reference caveats,
+    /// the system's mapping notes).
     pub caveats: Vec<Note>,
 }
 
 impl Pick {
-    /// Why it cannot be used in the mode (`extended` or not), if it cannot.
-    pub fn unusable(&self, extended: bool) -> Option<&str> {
-        if extended { self.not_in_extended.as_deref() } else { self.not_in_reference.as_deref() }
+    /// Why `mode` cannot use it, if it cannot.
+    pub fn unusable(&self, mode: ModeKind) -> Option<&str> {
+        self.unusable_in.get(mode).as_deref()
+    }
+
+    /// Whether `mode` prices it only approximately, so its picker entry says so: the caveats are
+    /// the published model's ([`ModeKind::is_published_model`]).
+    pub fn approximate_in(&self, mode: ModeKind) -> bool {
+        mode.is_published_model() && !self.caveats.is_empty()
     }
 }
 
@@ -69,8 +75,10 @@ pub fn model_picks(user: &UserEntries) -> Vec<Pick> {
             id: m.id.clone(),
             label: format!("{} (yours)", if m.name.is_empty() { &m.id } else { &m.name }),
             group: PickerGroup::Yours,
-            not_in_reference: m.to_shape().err().map(|e| e.to_string()),
-            not_in_extended: Workload::from_catalog(m).err().map(|e| e.to_string()),
+            unusable_in: PerMode::new(
+                m.to_shape().err().map(|e| e.to_string()),
+                Workload::from_catalog(m).err().map(|e| e.to_string()),
+            ),
             needs: Vec::new(),
             caveats: Vec::new(),
         })
@@ -81,8 +89,7 @@ pub fn model_picks(user: &UserEntries) -> Vec<Pick> {
             id: c.id,
             label: c.label,
             group: if c.reference { PickerGroup::Reference } else { PickerGroup::Catalog },
-            not_in_reference: c.unusable,
-            not_in_extended: ext,
+            unusable_in: PerMode::new(c.unusable, ext),
             needs: Vec::new(),
             caveats: c.caveats,
         });
@@ -138,9 +145,8 @@ pub fn system_picks(user: &UserEntries) -> Vec<Pick> {
                 id: s.id.clone(),
                 label: format!("{} (yours)", if s.name.is_empty() { &s.id } else { &s.name }),
                 group: PickerGroup::Yours,
-                not_in_reference: blocked.clone(),
                 needs: needs(s, blocked.is_none()),
-                not_in_extended: blocked,
+                unusable_in: PerMode::new(blocked.clone(), blocked),
                 caveats: Vec::new(),
             }
         })
@@ -152,9 +158,8 @@ pub fn system_picks(user: &UserEntries) -> Vec<Pick> {
             id: c.id,
             label: c.label,
             group: if c.reference { PickerGroup::Reference } else { PickerGroup::Catalog },
-            not_in_reference: blocked.clone(),
             needs: needs(s, blocked.is_none()),
-            not_in_extended: blocked,
+            unusable_in: PerMode::new(blocked.clone(), blocked),
             caveats: c.caveats,
         });
     }
@@ -169,8 +174,8 @@ mod tests {
     fn gb200_is_usable_and_says_which_figure_it_needs() {
         let picks = system_picks(&UserEntries::none());
         let gb = picks.iter().find(|p| p.id == "nvidia_gb200_nvl72").expect("GB200 NVL72 in the catalog");
-        assert_eq!(gb.unusable(false), None, "{gb:?}");
-        assert_eq!(gb.unusable(true), None);
+        assert_eq!(gb.unusable(ModeKind::Reference), None, "{gb:?}");
+        assert_eq!(gb.unusable(ModeKind::Extended), None);
         // Every need is a real system option.
         for p in &picks {
             for (k, _) in &p.needs {
@@ -196,9 +201,9 @@ mod tests {
         );
         let m = model_picks(&user);
         assert_eq!((m[0].id.as_str(), m[0].label.as_str()), ("my-llama", "my-llama (yours)"));
-        assert_eq!(m[0].unusable(true), None);
+        assert_eq!(m[0].unusable(ModeKind::Extended), None);
         // Llama 3 is an extended-mode model.
         let l = m.iter().find(|p| p.id == "llama3-70b").unwrap();
-        assert_eq!(l.unusable(true), None);
+        assert_eq!(l.unusable(ModeKind::Extended), None);
     }
 }

@@ -5,8 +5,9 @@
 //! live here too, so that the page and its first view ([`fmperf-first-view`]) write them alike.
 
 use fmperf_core::Strategy;
-use fmperf_core::explore::{ConfigReport, ExploreResult, ExploreSpec, ReportContext};
+use fmperf_core::explore::{ConfigReport, ExploreResult, ReportContext};
 use fmperf_core::extended::moe::ExpertLayout;
+use fmperf_core::resolve::explorer::ExploreSpec;
 use fmperf_core::vocab::{Candidate, Fits};
 
 use crate::fmt;
@@ -347,8 +348,8 @@ mod tests {
 
     #[test]
     fn the_fastest_layouts_within_the_band_are_offered_together() {
-        use fmperf_core::explore::inputs::ExploreFields;
         use fmperf_core::mode::Mode;
+        use fmperf_core::resolve::explorer::ExploreFields;
         let f = ExploreFields::default_scenario();
         let extended = f.resolve_in(&Mode::extended()).unwrap();
         let report = |c: Candidate, t: f64| ConfigReport {

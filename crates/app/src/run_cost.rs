@@ -5,7 +5,8 @@
 //! Compare tab), they are ranked by time or by this cost ([`RankBy`], URL key [`RANK_KEY`]).
 
 use fmperf_core::Error;
-use fmperf_core::explore::{ConfigReport, ExploreSpec};
+use fmperf_core::explore::ConfigReport;
+use fmperf_core::resolve::explorer::ExploreSpec;
 use fmperf_core::run_cost::RunCost;
 use fmperf_core::run_cost::examples::example_price;
 

@@ -6,9 +6,8 @@
 //! factor's whole-run cost and its change in money beside the days. The component only draws these
 //! texts.
 
-use fmperf_core::explore::ExploreSpec;
-use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::mode::Mode;
+use fmperf_core::resolve::explorer::{ExploreFields, ExploreSpec};
 use fmperf_core::sensitivity::{Feature, Point, PointStatus, SensitivityResult};
 use fmperf_core::sweep::SweepText;
 

@@ -16,7 +16,9 @@
 //! Values are kept as typed, valid or not, so nothing entered is lost on reload.
 
 use fmperf_core::presets::{self, Panel, Preset, View};
-use fmperf_core::sweep::{AxisKey, Metric, SweepSpec, SweepText};
+use fmperf_core::resolve::sweep_axis::AxisKey;
+use fmperf_core::resolve::sweep_spec::SweepSpec;
+use fmperf_core::sweep::{Metric, SweepText};
 
 use fmperf_core::explore::UserEntries;
 use fmperf_core::resolve::{ModelRef, SystemRef};

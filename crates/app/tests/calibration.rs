@@ -3,10 +3,10 @@
 //! calibration survive storage, the export reads back; the run cost's lines by hand.
 
 use fmperf_app::calibration::{self, Entries, Saved, compare, fit, rows};
+use fmperf_core::explore::ExploreSearch;
 use fmperf_core::explore::calibrated::{ONE_SHOT_MAPE, UNCALIBRATED_MAPE};
-use fmperf_core::explore::inputs::ExploreFields;
-use fmperf_core::explore::{ExploreSearch, ExploreSpec};
 use fmperf_core::mode::Mode;
+use fmperf_core::resolve::explorer::{ExploreFields, ExploreSpec};
 
 fn spec() -> ExploreSpec {
     let f = ExploreFields {

@@ -8,10 +8,10 @@ use fmperf_app::explorer::fields_from_query;
 use fmperf_app::jobs::{self, Answer, Job};
 use fmperf_app::query::Query;
 use fmperf_core::catalog;
-use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ExploreSearch, UserEntries};
 use fmperf_core::mode::Mode;
 use fmperf_core::presets::find_preset;
+use fmperf_core::resolve::explorer::ExploreFields;
 use fmperf_core::sweep::{Sweep, SweepText, export};
 
 /// Runs `jobs` as a worker would: JSON in, JSON out, progress reported; answers read back.

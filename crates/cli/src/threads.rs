@@ -17,7 +17,8 @@ use std::sync::mpsc;
 use std::sync::{Condvar, Mutex};
 
 use fmperf_core::Error;
-use fmperf_core::sweep::{Shard, Sweep, SweepResult, SweepSpec};
+use fmperf_core::resolve::sweep_spec::{Shard, SweepSpec};
+use fmperf_core::sweep::{Sweep, SweepResult};
 
 use crate::args::Args;
 use crate::cmd::CmdError;
@@ -61,7 +62,7 @@ pub fn chunks(shard: Shard, points: usize, threads: usize) -> Vec<Shard> {
     let own = shard.range(points).len();
     let mut k = own.div_ceil(CHUNK_POINTS);
     if threads > 1 {
-        k = k.max(threads.saturating_mul(fmperf_core::sweep::CHUNKS_PER_WORKER));
+        k = k.max(threads.saturating_mul(fmperf_core::resolve::sweep_spec::CHUNKS_PER_WORKER));
     }
     let k = k.clamp(1, own.max(1)) as u64;
     match shard.count.checked_mul(k) {
@@ -252,8 +253,10 @@ mod tests {
                         assert_eq!(w[0].end, w[1].start, "{points} points, {shard:?}, {threads} threads");
                     }
                     assert!(ranges.iter().all(|r| r.len() <= CHUNK_POINTS));
-                    if threads > 1 && shard.range(points).len() >= threads * fmperf_core::sweep::CHUNKS_PER_WORKER {
-                        assert!(parts.len() >= threads * fmperf_core::sweep::CHUNKS_PER_WORKER);
+                    if threads > 1
+                        && shard.range(points).len() >= threads * fmperf_core::resolve::sweep_spec::CHUNKS_PER_WORKER
+                    {
+                        assert!(parts.len() >= threads * fmperf_core::resolve::sweep_spec::CHUNKS_PER_WORKER);
                     }
                 }
             }

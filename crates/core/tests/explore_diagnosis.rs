@@ -2,9 +2,9 @@
 //! counts that are not powers of two give results in both modes, and a scenario without results
 //! says why and what would work (the API the page shows).
 
-use fmperf_core::explore::inputs::ExploreFields;
-use fmperf_core::explore::{ExploreSearch, ExploreSpec};
+use fmperf_core::explore::ExploreSearch;
 use fmperf_core::mode::Mode;
+use fmperf_core::resolve::explorer::{ExploreFields, ExploreSpec};
 use fmperf_core::search::EmptyReason;
 
 fn spec(model: &str, system: &str, domain: &str, gpus: &str, batch: &str, mode: &Mode) -> ExploreSpec {

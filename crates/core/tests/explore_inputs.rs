@@ -4,7 +4,8 @@
 use fmperf_core::Strategy;
 use fmperf_core::catalog::TrainingBudget;
 use fmperf_core::explore::choices::{model_choices, system_choices};
-use fmperf_core::explore::inputs::{ExploreFields, parse_amount, parse_budget, parse_count, parse_strategies};
+use fmperf_core::resolve::explorer::ExploreFields;
+use fmperf_core::resolve::form::{parse_amount, parse_budget, parse_count, parse_strategies};
 
 fn fields_with(f: impl FnOnce(&mut ExploreFields)) -> ExploreFields {
     let mut x = ExploreFields::default_scenario();

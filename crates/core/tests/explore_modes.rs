@@ -3,10 +3,10 @@
 //! the switch, "try your own" ranks in the mode, and MFU's model FLOPs are the standard count.
 
 use fmperf_core::Strategy;
-use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ConfigReport, Detail, ExploreSearch, OwnConfig, ReportContext, evaluate_own};
 use fmperf_core::extended::{ExtendedOptions, ModelFeatures};
 use fmperf_core::mode::{Mode, SUMMA_UNSUPPORTED};
+use fmperf_core::resolve::explorer::ExploreFields;
 use fmperf_core::search::Search;
 
 fn extended(ext: &str) -> Mode {

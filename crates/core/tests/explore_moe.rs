@@ -3,12 +3,12 @@
 //! exports, exactly as `fmperf search` writes them, and MFU counts the experts a token visits.
 
 use fmperf_core::explore::export::{report_json, results_csv};
-use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::{ConfigReport, ExploreSearch, ReportContext};
 use fmperf_core::mode::Mode;
+use fmperf_core::resolve::explorer::ExploreFields;
 use fmperf_core::search::ResultRow;
 
-fn mixtral() -> fmperf_core::explore::ExploreSpec {
+fn mixtral() -> fmperf_core::resolve::explorer::ExploreSpec {
     let fields = ExploreFields {
         model: "mixtral-8x7b".into(),
         system: "nvidia_h100_sxm5_80gb".into(),

@@ -2,11 +2,11 @@
 //! name the broken rule at the form's field, and over-memory ones say by how much.
 
 use fmperf_core::Strategy;
-use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::own::{OwnFields, field};
 use fmperf_core::explore::{ExploreSearch, OwnConfig, evaluate_own};
+use fmperf_core::resolve::explorer::ExploreFields;
 
-fn spec_with(f: impl FnOnce(&mut ExploreFields)) -> fmperf_core::explore::ExploreSpec {
+fn spec_with(f: impl FnOnce(&mut ExploreFields)) -> fmperf_core::resolve::explorer::ExploreSpec {
     let mut x = ExploreFields::default_scenario();
     f(&mut x);
     x.resolve().unwrap()

@@ -3,16 +3,16 @@
 //! exact numbers.
 
 use fmperf_core::explore::export::{results_csv, results_json};
-use fmperf_core::explore::inputs::ExploreFields;
 use fmperf_core::explore::layers::layer_table;
 use fmperf_core::explore::{
     ConfigReport, ExploreSearch, MemoryFit, ParallelDimension, ReportContext, format_candidate,
 };
 use fmperf_core::reference::{evaluate, model_summary};
+use fmperf_core::resolve::explorer::ExploreFields;
 use fmperf_core::vocab::Candidate;
 use fmperf_core::{ModelShape, Strategy, SystemParams};
 
-fn default_reports() -> (fmperf_core::explore::ExploreSpec, Vec<ConfigReport>) {
+fn default_reports() -> (fmperf_core::resolve::explorer::ExploreSpec, Vec<ConfigReport>) {
     let spec = ExploreFields::default_scenario().resolve().unwrap();
     let ctx = ReportContext::new(&spec).unwrap();
     let result = ExploreSearch::new(spec.clone()).unwrap().finish();

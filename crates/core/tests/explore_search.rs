@@ -6,12 +6,12 @@ mod golden_support;
 
 use fmperf_core::Strategy;
 use fmperf_core::catalog::find_model;
-use fmperf_core::explore::inputs::ExploreFields;
+use fmperf_core::resolve::explorer::ExploreFields;
 use fmperf_core::explore::{ConfigReport, ExploreSearch, ReportContext, merge, training_days};
 use fmperf_core::search::Search;
 use golden_support::*;
 
-fn default_spec() -> fmperf_core::explore::ExploreSpec {
+fn default_spec() -> fmperf_core::resolve::explorer::ExploreSpec {
     ExploreFields::default_scenario().resolve().expect("default scenario is valid")
 }
 

@@ -4,9 +4,9 @@
 //! fits nowhere says so, impossible domain sizes say why, and the run does not depend on how it is
 //! sliced or split.
 
-use fmperf_core::explore::inputs::ExploreFields;
-use fmperf_core::explore::{ExploreSearch, ExploreSpec};
+use fmperf_core::explore::ExploreSearch;
 use fmperf_core::mode::Mode;
+use fmperf_core::resolve::explorer::{ExploreFields, ExploreSpec};
 use fmperf_core::sensitivity::{Base, FACTORS, Feature, PointStatus, Sensitivity, SensitivityResult};
 
 fn spec(model: &str, system: &str, domain: &str, gpus: &str, batch: &str, mode: &str) -> ExploreSpec {

@@ -2,10 +2,10 @@
 //! bit), restrictions equal a filtered search, shards concatenate to the whole sweep, stepping
 //! in small slices gives the same result as one run, and points without a configuration say why.
 
+use fmperf_core::resolve::sweep_axis::{Axis, AxisKey};
+use fmperf_core::resolve::sweep_spec::{BatchRule, Constraints, Shard, SweepSpec};
 use fmperf_core::search::{Search, SearchSpec};
-use fmperf_core::sweep::{
-    Axis, AxisKey, BatchRule, Constraints, Metric, Shard, Status, Sweep, SweepSpec, SweepText, export,
-};
+use fmperf_core::sweep::{Metric, Status, Sweep, SweepText, export};
 use fmperf_core::vocab::Candidate;
 use fmperf_core::{ModelShape, Strategy, SystemParams};
 

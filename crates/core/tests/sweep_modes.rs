@@ -6,11 +6,10 @@
 use fmperf_core::catalog::{self, MappingOptions, Precision};
 use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::{ExtendedOptions, Hardware, Recompute, Workload};
-use fmperf_core::mode::Mode;
+use fmperf_core::mode::{Mode, SUMMA_UNSUPPORTED};
+use fmperf_core::resolve::point::SPARSITY_UNSUPPORTED;
 use fmperf_core::search::{ExecutionChoices, Search, SearchSpec};
-use fmperf_core::sweep::{
-    PointResult, SPARSITY_UNSUPPORTED, SUMMA_UNSUPPORTED, Status, Sweep, SweepResult, SweepText, export,
-};
+use fmperf_core::sweep::{PointResult, Status, Sweep, SweepResult, SweepText, export};
 use fmperf_core::{Strategy, SystemParams};
 
 fn text(model: &str, system: &str, batch: &str, axes: &[&str]) -> SweepText {
@@ -202,4 +201,30 @@ fn text_form_and_json_carry_the_mode() {
     bad.ext = Some("causal=off".into());
     assert_eq!(bad.to_spec(None, None).unwrap_err().field(), Some("ext"));
     let _ = SystemParams::b200();
+}
+
+#[test]
+fn unresolved_points_carry_the_field_that_fails() {
+    use fmperf_core::resolve::point::{Unresolved, resolve_point};
+    use fmperf_core::resolve::sweep_axis::AxisValue;
+    // Reference mode cannot price sparsity 0.9: the error is at the sparsity axis, with its value,
+    // and the point's reason is the rule alone (as before the error was typed).
+    let spec = text("gpt2-xl", "nvidia_a100_sxm4_40gb", "64", &["sparsity=0.9", "gpus=8"]).to_spec(None, None).unwrap();
+    let (_, r) = resolve_point(&spec, &[&AxisValue::Fraction(0.9), &AxisValue::Count(8)]);
+    let u = r.unwrap_err();
+    assert!(matches!(u, Unresolved::Unsupported(_)), "{u:?}");
+    assert!(u.error().is_at("axis.sparsity"), "{u:?}");
+    assert_eq!(u.reason(), SPARSITY_UNSUPPORTED);
+    // 2D SUMMA alone in extended mode: at `strategies`.
+    let mut t = extended(text("gpt3_1T", "B200", "4096", &["gpus=512"]), "");
+    t.strategy = Some("2d".into());
+    let (_, r) = resolve_point(&t.to_spec(None, None).unwrap(), &[&AxisValue::Count(512)]);
+    let u = r.unwrap_err();
+    assert!(u.error().is_at("strategies") && u.reason() == SUMMA_UNSUPPORTED, "{u:?}");
+    // A value of the wrong kind for its axis (a name on the devices axis) is invalid, at the axis:
+    // the reason is the whole message, `axis.gpus = x: does not fit the axis`.
+    let (_, r) = resolve_point(&spec, &[&AxisValue::Fraction(0.9), &AxisValue::Name("x".into())]);
+    let u = r.unwrap_err();
+    assert!(matches!(u, Unresolved::Invalid(_)) && u.error().is_at("axis.gpus"), "{u:?}");
+    assert_eq!(u.reason(), "axis.gpus = x: does not fit the axis");
 }

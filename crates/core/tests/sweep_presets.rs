@@ -167,9 +167,8 @@ fn long_sequence_preset_runs_in_both_modes() {
             if panel.id == "genslm-1.5b-10k" {
                 assert!(
                     // (the first axis is the sequence length)
-                    r.points
-                        .iter()
-                        .any(|p| p.status == Status::Ok && p.values[0] == fmperf_core::sweep::AxisValue::Count(10240)),
+                    r.points.iter().any(|p| p.status == Status::Ok
+                        && p.values[0] == fmperf_core::resolve::sweep_axis::AxisValue::Count(10240)),
                     "{}: 10,240 tokens",
                     mode.as_str()
                 );

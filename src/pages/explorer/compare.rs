@@ -8,9 +8,9 @@
 
 use fmperf_app::run_cost::{self, RankBy};
 use fmperf_core::explore::choices::system_choices;
-use fmperf_core::explore::inputs::ExploreFields;
-use fmperf_core::explore::{ConfigReport, ExploreSearch, ExploreSpec, ReportContext, format_candidate};
+use fmperf_core::explore::{ConfigReport, ExploreSearch, ReportContext, format_candidate};
 use fmperf_core::mode::Mode;
+use fmperf_core::resolve::explorer::{ExploreFields, ExploreSpec};
 use fmperf_core::run_cost::RunCost;
 use fmperf_core::vocab::{MemoryPart, TimePart};
 use leptos::prelude::*;

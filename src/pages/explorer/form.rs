@@ -8,8 +8,9 @@ use fmperf_app::pickers::{PickerGroup, model_picks};
 use fmperf_app::system_spec;
 use fmperf_core::Strategy;
 use fmperf_core::catalog::TrainingBudget;
-use fmperf_core::explore::inputs::{BudgetUnit, parse_strategies};
-use fmperf_core::mode::Mode;
+use fmperf_core::explore::inputs::BudgetUnit;
+use fmperf_core::mode::{Mode, ModeKind};
+use fmperf_core::resolve::form::parse_strategies;
 use leptos::prelude::*;
 
 use fmperf_app::batch::own_batch;
@@ -74,7 +75,8 @@ fn ChoiceSelect(key: &'static str, label: &'static str, picker: Picker) -> impl 
     let id = format!("ex-{key}");
     let err_id = format!("ex-{key}-error");
     let error = Signal::derive(move || ex.live_error(keys::form_field(key)));
-    let extended = Memo::new(move |_| matches!(ex.mode.get(), Ok(Mode::Extended(_))));
+    // The mode's model says what it cannot use (a mode that does not parse: the default's).
+    let mode = Memo::new(move |_| ex.mode.with(|m| m.as_ref().map_or_else(|_| ModeKind::default(), Mode::kind)));
     let picks = Memo::new(move |_| match picker {
         Picker::Model => ex.entries.with(model_picks),
         Picker::System => ex.system_picks.get(),
@@ -86,7 +88,7 @@ fn ChoiceSelect(key: &'static str, label: &'static str, picker: Picker) -> impl 
         })
     };
     let options = move || {
-        let ext = extended.get();
+        let mode = mode.get();
         picks.with(|picks| {
             [PickerGroup::Yours, PickerGroup::Reference, PickerGroup::Catalog]
                 .into_iter()
@@ -96,11 +98,11 @@ fn ChoiceSelect(key: &'static str, label: &'static str, picker: Picker) -> impl 
                         .iter()
                         .filter(|p| p.group == origin)
                         .map(|p| {
-                            let why = p.unusable(ext).map(str::to_string);
-                            let label = match (&why, p.needs.is_empty(), p.caveats.is_empty()) {
+                            let why = p.unusable(mode).map(str::to_string);
+                            let label = match (&why, p.needs.is_empty(), p.approximate_in(mode)) {
                                 (Some(_), _, _) => format!("{} — not usable in this mode", p.label),
                                 (None, false, _) => format!("{} — needs a figure", p.label),
-                                (None, true, false) if !ext => format!("{} — approximate", p.label),
+                                (None, true, true) => format!("{} — approximate", p.label),
                                 _ => p.label.clone(),
                             };
                             let title = why.clone().unwrap_or_else(|| {
@@ -120,11 +122,12 @@ fn ChoiceSelect(key: &'static str, label: &'static str, picker: Picker) -> impl 
         })
     };
     let why_not = move || {
-        let ext = extended.get();
-        let unusable: Vec<(String, String)> = picks
-            .with(|p| p.iter().filter_map(|c| c.unusable(ext).map(|why| (c.label.clone(), why.to_string()))).collect());
+        let kind = mode.get();
+        let unusable: Vec<(String, String)> = picks.with(|p| {
+            p.iter().filter_map(|c| c.unusable(kind).map(|why| (c.label.clone(), why.to_string()))).collect()
+        });
         (!unusable.is_empty()).then(|| {
-            let mode = if ext { "extended mode" } else { "the reference model" };
+            let mode = kind.model_name();
             view! {
                 <details class="unusable">
                     <summary>{format!("{} not usable by {mode}: why", unusable.len())}</summary>
@@ -309,10 +312,13 @@ fn write_moe_key(ex: Explorer, key: &'static str, value: &str, push: bool) {
 fn MoeControls() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
     let shown = Memo::new(move |_| {
-        let extended = matches!(ex.mode.get(), Ok(Mode::Extended(_)))
-            || ex.mode.with(|m| m.as_ref().is_err_and(|e| e.path().is_some_and(|p| p.below("moe").is_some())));
+        // The mode's model prices experts, or the error is in the MoE switches themselves.
+        let experts = ex.mode.with(|m| match m {
+            Ok(m) => m.kind().models_experts(),
+            Err(e) => e.path().is_some_and(|p| p.below("moe").is_some()),
+        });
         let model = ex.live.with(|f| f.model.clone());
-        extended && ex.entries.with(|u| u.find_model(&model).ok().is_some_and(|m| m.moe.is_some()))
+        experts && ex.entries.with(|u| u.find_model(&model).ok().is_some_and(|m| m.moe.is_some()))
     });
     let get = move |key: &'static str| ex.url.get(key).unwrap_or_default();
     let dispatcher = move || get(keys::MOE_DISPATCHER);

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use fmperf_app::run_cost;
 use fmperf_app::sensitivity::{self as words, Strip};
 use fmperf_app::style::SENSITIVITY_CSS;
-use fmperf_core::explore::ExploreSpec;
+use fmperf_core::resolve::explorer::ExploreSpec;
 use fmperf_core::sensitivity::{Base, Sensitivity, SensitivityResult};
 use leptos::prelude::*;
 

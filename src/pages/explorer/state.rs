@@ -10,9 +10,9 @@
 use std::sync::Arc;
 
 use fmperf_core::Error;
-use fmperf_core::explore::inputs::ExploreFields;
-use fmperf_core::explore::{ConfigReport, ExploreResult, ExploreSearch, ExploreSpec, ReportContext, UserEntries};
+use fmperf_core::explore::{ConfigReport, ExploreResult, ExploreSearch, ReportContext, UserEntries};
 use fmperf_core::mode::Mode;
+use fmperf_core::resolve::explorer::{ExploreFields, ExploreSpec};
 use leptos::prelude::*;
 
 use super::keys;

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use fmperf_core::sweep::{AxisKey, Metric, Status, SweepResult};
+use fmperf_core::sweep::{Metric, Status, SweepResult};
+
+use fmperf_core::resolve::sweep_axis::AxisKey;
 use leptos::prelude::*;
 
 use super::keys::{self, Chart, ChartKind, StudyBreakdown, SweepSource};

@@ -6,7 +6,8 @@
 use fmperf_app::pickers::{model_picks, system_picks};
 use fmperf_app::system_spec;
 use fmperf_core::catalog::Precision;
-use fmperf_core::sweep::{AxisKey, SweepText, ValueKind};
+use fmperf_core::resolve::sweep_axis::{AxisKey, ValueKind};
+use fmperf_core::sweep::SweepText;
 use fmperf_core::{Error, Strategy};
 use leptos::prelude::*;
 

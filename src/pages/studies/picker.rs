@@ -91,7 +91,7 @@ pub fn PanelInfo(preset: &'static Preset, panel: &'static Panel) -> impl IntoVie
     let mode = move || st.spec.with(|s| s.as_ref().map(|s| s.mode).unwrap_or(panel.spec.mode));
     let cli = move || preset_cli(preset, panel, &mode());
     let same = move || {
-        let spec = fmperf_core::sweep::SweepSpec { mode: mode(), ..panel.spec.clone() };
+        let spec = fmperf_core::resolve::sweep_spec::SweepSpec { mode: mode(), ..panel.spec.clone() };
         SweepText::from_spec(&spec).to_cli()
     };
     let own = match panel.spec.mode {

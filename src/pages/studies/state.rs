@@ -9,7 +9,8 @@
 use std::sync::Arc;
 
 use fmperf_core::Error;
-use fmperf_core::sweep::{Sweep, SweepResult, SweepSpec, SweepText};
+use fmperf_core::resolve::sweep_spec::SweepSpec;
+use fmperf_core::sweep::{Sweep, SweepResult, SweepText};
 use leptos::prelude::*;
 
 use super::keys::{self, Chart, SweepSource};

@@ -256,7 +256,7 @@ struct SensitivityCase {
 /// Times the sensitivity of the explorer's default scenario and of an MoE one, each resolved as
 /// the page resolves it, on one thread.
 fn sensitivity_cases() -> Result<Vec<SensitivityCase>, CmdError> {
-    use fmperf_core::explore::inputs::ExploreFields;
+    use fmperf_core::resolve::explorer::ExploreFields;
     use fmperf_core::sensitivity::{Base, Sensitivity};
     let mode = fmperf_core::mode::Mode::extended();
     let mut out = Vec::new();

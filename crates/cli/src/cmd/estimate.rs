@@ -112,12 +112,12 @@ pub fn read_sources(args: &Args) -> Result<Vec<(String, String)>, CmdError> {
 /// command-line flag (`--gpus`, `--system` when given, the script's arguments after `--`) is named
 /// alone; anything else is the files'.
 pub fn file_error(path: &str, o: &Overrides, e: fmperf_core::Error) -> CmdError {
-    let flag = match (&e, e.field()) {
-        (fmperf_core::Error::UnknownName { kind, .. }, _) => kind == "system" && o.system.is_some(),
-        (_, Some(f)) => {
-            ["--gpus", "--global-batch", "--seq-len", "--"].contains(&f) || (f == "--system" && o.system.is_some())
+    let flag = match &e {
+        fmperf_core::Error::UnknownName { kind, .. } => kind == "system" && o.system.is_some(),
+        _ => {
+            ["--gpus", "--global-batch", "--seq-len", "--"].iter().any(|f| e.is_at(*f))
+                || (e.is_at("--system") && o.system.is_some())
         }
-        _ => false,
     };
     if flag { CmdError::Usage(e.to_string()) } else { CmdError::Usage(format!("--from {path}: {e}")) }
 }

@@ -501,7 +501,7 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
         }
         Mode::Extended(o) => {
             if req.strategies.contains(&Strategy::Summa2D) {
-                return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::sweep::SUMMA_UNSUPPORTED)));
+                return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::mode::SUMMA_UNSUPPORTED)));
             }
             let workload = load_workload_at(&req.model, req.seq_len)?;
             if let Some(moe) = &req.moe
@@ -627,12 +627,15 @@ fn run_to_end(mut s: Search) -> Search {
 
 /// Names the command-line flag of a rejected search parameter.
 fn flag_error(e: fmperf_core::Error) -> CmdError {
-    let flag = match e.field() {
-        Some("n_gpus") => "--gpus",
-        Some("global_batch") => "--global-batch",
-        Some("top_k") => "--top",
-        Some("system.nvlink_size") => "--domain / the system's domain size",
-        _ => return CmdError::from(e),
-    };
-    CmdError::Usage(format!("{flag}: {e}"))
+    /// The search's fields and the flags that give them.
+    const FLAGS: [(&str, &str); 4] = [
+        ("n_gpus", "--gpus"),
+        ("global_batch", "--global-batch"),
+        ("top_k", "--top"),
+        ("system.nvlink_size", "--domain / the system's domain size"),
+    ];
+    match FLAGS.iter().find(|(field, _)| e.is_at(*field)) {
+        Some((_, flag)) => CmdError::Usage(format!("{flag}: {e}")),
+        None => CmdError::from(e),
+    }
 }

@@ -100,7 +100,7 @@ fn run_with(
         None => Strategy::OneD,
     };
     if strategy == Strategy::Summa2D {
-        return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::sweep::SUMMA_UNSUPPORTED)));
+        return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::mode::SUMMA_UNSUPPORTED)));
     }
     let top = usize::try_from(args.positive_int("top")?.unwrap_or(10)).unwrap_or(usize::MAX);
     // The search chooses the expert degrees per candidate; the file's own stay fixed in its layout.

@@ -8,8 +8,9 @@ use std::io::Write;
 use fmperf_core::format::Document;
 use fmperf_core::mode::Mode;
 use fmperf_core::presets::{self, Panel, Preset};
+use fmperf_core::resolve::sweep_spec::{Shard, SweepSpec};
 use fmperf_core::resolve::{ModelRef, SystemRef};
-use fmperf_core::sweep::{PointResult, Shard, SweepResult, SweepSpec, SweepText, export};
+use fmperf_core::sweep::{PointResult, SweepResult, SweepText, export};
 use serde_json::Value;
 
 use super::{CmdError, CmdResult};
@@ -251,10 +252,9 @@ fn calibration_applies(spec: &SweepSpec, cal: &fmperf_core::calibrate::Calibrati
         SystemRef::Catalog(id) => id.clone(),
         SystemRef::Inline(s) => s.id.clone(),
     };
-    let on_axis =
-        spec.axes.iter().filter(|a| a.key == fmperf_core::sweep::AxisKey::System).any(|a| {
-            a.values.iter().any(|v| matches!(v, fmperf_core::sweep::AxisValue::Name(id) if *id == cal.system))
-        });
+    let on_axis = spec.axes.iter().filter(|a| a.key == fmperf_core::resolve::sweep_axis::AxisKey::System).any(|a| {
+        a.values.iter().any(|v| matches!(v, fmperf_core::resolve::sweep_axis::AxisValue::Name(id) if *id == cal.system))
+    });
     if base != cal.system && !on_axis {
         return Err(CmdError::Usage(format!(
             "--calibration: the calibration is of {}, and no point of the sweep is on it (--system {base}); give \

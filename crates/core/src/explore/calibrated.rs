@@ -7,12 +7,12 @@
 //! Extended mode only: a calibration changes extended mode's part; reference mode is the
 //! published model and is never calibrated (an error naming `mode`).
 
-use super::inputs::ExploreSpec;
 use super::report::ReportContext;
 use crate::Error;
 use crate::calibrate::fit::{Fitted, Prediction, fit};
 use crate::calibrate::{Calibration, Measured, RunFacts, StackConstants};
 use crate::cost::Detail;
+use crate::resolve::explorer::ExploreSpec;
 use crate::search::Execution;
 use crate::validate::memory::PredictedMemory;
 use crate::vocab::Candidate;

@@ -3,9 +3,10 @@
 
 use serde_json::{Value, json};
 
-use super::inputs::{BudgetUnit, ExploreSpec, strategies_text};
+use super::inputs::{BudgetUnit, strategies_text};
 use super::report::ConfigReport;
 use crate::catalog::TrainingBudget;
+use crate::resolve::explorer::ExploreSpec;
 use crate::search::ResultRow;
 use crate::search::row::Digits;
 use crate::sweep::export::csv_cell;

@@ -1,15 +1,14 @@
 //! The explorer's scenario as a form holds it: its defaults, the unit of a budget and the text
-//! of a strategy list. The form itself ([`ExploreFields`]), its field names ([`field`]), the
-//! parsers of its fields and its validation into an [`ExploreSpec`] are the resolver's
-//! ([`crate::resolve::explorer`], [`crate::resolve::form`]), re-exported here: every field is
-//! checked on its own, and every problem is reported at once as an [`crate::Error`] whose field
-//! is the form's field name, so a page can show each message next to its input.
+//! of a strategy list. The form itself ([`ExploreFields`]), its field names
+//! ([`crate::resolve::form::field`]), the parsers of its fields and its validation into an
+//! [`ExploreSpec`](crate::resolve::explorer::ExploreSpec) are the resolver's, their one home
+//! ([`crate::resolve::explorer`], [`crate::resolve::form`]): every field is checked on its own,
+//! and every problem is reported at once as an [`crate::Error`] whose field is the form's field
+//! name, so a page can show each message next to its input.
 
 use crate::Strategy;
 use crate::catalog::TrainingBudget;
-
-pub use crate::resolve::explorer::{ExploreFields, ExploreSpec};
-pub use crate::resolve::form::{MAX_DOMAIN, MAX_TOP, field, parse_amount, parse_budget, parse_count, parse_strategies};
+use crate::resolve::explorer::ExploreFields;
 
 /// The default scenario: `gpt3_1T` on the reference's H200 with NVLink domains of 8, 4096 GPUs,
 /// global batch 4096, all three strategies, top 10 (the published study's setting).

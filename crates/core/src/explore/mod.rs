@@ -5,9 +5,10 @@
 //! * [`choices`]: the models and systems to pick from, reference presets first, unusable ones marked;
 //! * [`entries`]: the catalogs ids resolve against (built-in plus the user's own entries), re-exported
 //!   from the resolver ([`crate::resolve`]);
-//! * [`inputs`]: the scenario as the page's fields hold it (text), its defaults; the resolver
-//!   ([`crate::resolve::explorer`]) validates it field by field into an [`ExploreSpec`]; every
-//!   rejected field is an [`crate::Error`] naming it;
+//! * [`inputs`]: the scenario's defaults as the page's fields hold them (text); the form itself
+//!   and its validation field by field into an
+//!   [`ExploreSpec`](crate::resolve::explorer::ExploreSpec) are the resolver's
+//!   ([`crate::resolve::explorer`]); every rejected field is an [`crate::Error`] naming it;
 //! * [`task`]: [`ExploreSearch`], a resumable search over several strategies (one
 //!   [`crate::search::Search`] each) that a page runs in time slices, and [`merge`] of their
 //!   results;
@@ -47,7 +48,6 @@ pub use crate::search::code;
 
 pub use code::{format_candidate, parse_candidate};
 pub use entries::UserEntries;
-pub use inputs::{ExploreFields, ExploreSpec};
 pub use merge::{StrategyTop, merge};
 pub use metrics::{MemoryFit, training_days};
 pub use own::{OwnConfig, OwnOutcome, evaluate_own};

@@ -5,8 +5,9 @@
 //! the rule it breaks ([`crate::vocab::Candidate::check`]'s error, renamed to the form's
 //! fields); one that does not fit in memory gets how far over it is.
 
-use super::inputs::{ExploreSpec, parse_count};
 use super::priced::Detail;
+use crate::resolve::explorer::ExploreSpec;
+use crate::resolve::form::parse_count;
 use crate::search::space::{nb_cands, nv_cands_2d};
 use crate::vocab::Candidate;
 use crate::vocab::MAX_DEVICES;

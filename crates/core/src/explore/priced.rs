@@ -9,9 +9,9 @@
 //! for MFU with the standard per-token formula (GQA, gated MLP, attention, output head) instead of
 //! the reference's layer counts.
 
-use super::inputs::ExploreSpec;
 use crate::cost::Pricer;
 use crate::extended::Workload;
+use crate::resolve::explorer::ExploreSpec;
 use crate::search::{Engine, Execution, ExecutionChoices, Ranked, Search};
 use crate::validate::convention::{ConventionShape, FlopConvention, iteration_flops};
 use crate::validate::moe_flops::{FlopRules, model_flops_per_token};

@@ -2,11 +2,11 @@
 //! training days, memory against capacity, model-FLOP utilisation), the time and memory
 //! breakdowns and the placement of each parallel dimension onto the fast domain.
 
-use super::inputs::ExploreSpec;
 use super::metrics::{MemoryFit, training_days};
 use crate::catalog::TrainingBudget;
 use crate::extended::moe::ExpertLayout;
 use crate::reference::{Evaluation, model_summary_on};
+use crate::resolve::explorer::ExploreSpec;
 use crate::search::{Execution, Ranked, ResultRow};
 use crate::vocab::model_flops_utilisation;
 use crate::vocab::{Candidate, Totals};

@@ -2,8 +2,8 @@
 //! other by [`ExploreSearch::step`], so a page can run all of it in short time slices, show one
 //! progress bar and cancel it at any point (by dropping it).
 
-use super::inputs::ExploreSpec;
 use super::merge::{StrategyTop, merge};
+use crate::resolve::explorer::ExploreSpec;
 use crate::search::{Diagnosis, EmptyReason, Ranked, Search, ShardState, Widening};
 use crate::vocab::Note;
 use crate::{Error, Strategy};
@@ -64,7 +64,11 @@ impl ExploreSearch {
     /// Checks every strategy's search spec (cheap: no candidate is generated yet).
     pub fn new(spec: ExploreSpec) -> Result<ExploreSearch, Error> {
         if spec.strategies.is_empty() {
-            return Err(Error::invalid(super::inputs::field::STRATEGIES, "(none)", "choose at least one strategy"));
+            return Err(Error::invalid(
+                crate::resolve::form::field::STRATEGIES,
+                "(none)",
+                "choose at least one strategy",
+            ));
         }
         for &s in &spec.strategies {
             spec.search_spec(s).validate()?;

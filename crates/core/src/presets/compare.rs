@@ -3,7 +3,9 @@
 
 use serde::Deserialize;
 
-use crate::sweep::{AxisKey, Metric, PointResult, SweepResult};
+use crate::sweep::{Metric, PointResult, SweepResult};
+
+use crate::resolve::sweep_axis::AxisKey;
 use crate::{Error, Strategy};
 
 /// Which points of a sweep a comparison reads: `axis=value` pairs separated by `;`

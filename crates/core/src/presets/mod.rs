@@ -21,7 +21,9 @@ use serde::Deserialize;
 pub use compare::{CompareKind, Comparison, ComparisonDef, ModelSide, Selector};
 
 use crate::Error;
-use crate::sweep::{AxisKey, Metric, SweepSpec, SweepText};
+use crate::resolve::sweep_axis::AxisKey;
+use crate::resolve::sweep_spec::SweepSpec;
+use crate::sweep::{Metric, SweepText};
 use crate::vocab::Note;
 
 const STUDIES_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/studies.json"));

@@ -2,17 +2,18 @@
 //! axis applied, resolved against the catalogs ([`super::point_system`]), with system-parameter
 //! overrides, and in extended mode the workload, the part and the switches of the point.
 
-use super::sweep_axis::{AxisKey, AxisValue, SystemParam};
+use super::SystemParam;
+use super::sweep_axis::{AxisKey, AxisValue};
 use super::sweep_spec::{BatchRule, Constraints, SweepSpec};
+use super::{ModelRef, SystemRef};
 use crate::catalog::Precision;
 use crate::cost::{ExtendedSetup, Pricer};
 use crate::extended::sparsity::no_effect_note;
 use crate::extended::{ExtendedOptions, Hardware, HardwareChoices, ModelFeatures};
-use crate::mode::Mode;
+use crate::mode::{Mode, SUMMA_UNSUPPORTED};
 use crate::reference::machine::Machine;
-use super::{ModelRef, SystemRef};
 use crate::vocab::{Note, NoteList};
-use crate::{ModelShape, Strategy, SystemParams};
+use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// Everything needed to evaluate one point.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,20 +70,40 @@ impl PointInputs {
     }
 }
 
-/// Why a point cannot be evaluated before any search.
+/// Why a point cannot be evaluated before any search: the core's [`Error`], at the field that
+/// fails (an axis `axis.<key>`, `devices`, `global_batch`, `strategies`, or the model's or the
+/// system's own field).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Unresolved {
     /// An input is invalid at this point (a parameter, a shape, a missing catalog value).
-    Invalid(String),
-    /// The point asks for something the reference model cannot express.
-    Unsupported(String),
+    Invalid(Error),
+    /// The point asks for something the mode's model cannot express; the error's rule says what.
+    Unsupported(Error),
+}
+
+impl Unresolved {
+    /// The reason a point's result gives (`PointResult::reason`): an invalid input's whole
+    /// message, or for an unsupported one the rule alone (what the model cannot express, e.g.
+    /// [`SPARSITY_UNSUPPORTED`]).
+    pub fn reason(&self) -> String {
+        match self {
+            Unresolved::Invalid(e) => e.to_string(),
+            Unresolved::Unsupported(Error::InvalidField { rule, .. }) => rule.clone(),
+            Unresolved::Unsupported(e) => e.to_string(),
+        }
+    }
+
+    /// The error as it is.
+    pub fn error(&self) -> &Error {
+        match self {
+            Unresolved::Invalid(e) | Unresolved::Unsupported(e) => e,
+        }
+    }
 }
 
 /// What the reference model says about weight sparsity, for messages in the page and the CLI.
 pub const SPARSITY_UNSUPPORTED: &str = "weight sparsity is not in the reference model: it prices every weight as \
      dense (FLOPs, memory, traffic); only sparsity 0 can be evaluated (extended mode prices it on wafer-scale parts)";
-
-pub use crate::mode::SUMMA_UNSUPPORTED;
 
 /// How a point names its model, system and size, known even when it cannot be resolved.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,7 +139,7 @@ fn apply_and_resolve(
     values: &[&AxisValue],
     scenario: &mut super::Scenario,
 ) -> Result<PointInputs, Unresolved> {
-    let invalid = |e: crate::Error| Unresolved::Invalid(e.to_string());
+    let invalid = Unresolved::Invalid;
     let mut constraints = spec.fixed;
     let mut fixed_batch = None;
     let mut seq = None;
@@ -144,16 +165,24 @@ fn apply_and_resolve(
             (AxisKey::Sparsity, AxisValue::Fraction(s)) => sparsity_axis = Some(*s),
             (AxisKey::Moe(a), v) => moe_axes.push((a, (*v).clone())),
             (key, AxisValue::Count(v)) if key.is_constraint() => constraints.set(key, *v),
-            (key, v) => return Err(Unresolved::Invalid(format!("axis {key}: value {v} does not fit the axis"))),
+            (key, v) => {
+                return Err(Unresolved::Invalid(Error::invalid(format!("axis.{key}"), v, "does not fit the axis")));
+            }
         }
     }
-    if !spec.mode.kind().models_experts() && !moe_axes.is_empty() {
-        return Err(Unresolved::Unsupported(
-            "Mixture-of-Experts axes need extended mode (reference mode has no experts)".to_string(),
-        ));
+    if let (false, Some((a, v))) = (spec.mode.kind().models_experts(), moe_axes.first()) {
+        return Err(Unresolved::Unsupported(Error::invalid(
+            format!("axis.{}", AxisKey::Moe(*a)),
+            v,
+            "Mixture-of-Experts axes need extended mode (reference mode has no experts)",
+        )));
     }
-    if !spec.mode.kind().models_weight_sparsity() && sparsity_axis.is_some_and(|s| s > 0.0) {
-        return Err(Unresolved::Unsupported(SPARSITY_UNSUPPORTED.to_string()));
+    if let (false, Some(s)) = (spec.mode.kind().models_weight_sparsity(), sparsity_axis.filter(|s| *s > 0.0)) {
+        return Err(Unresolved::Unsupported(Error::invalid(
+            format!("axis.{}", AxisKey::Sparsity),
+            s,
+            SPARSITY_UNSUPPORTED,
+        )));
     }
     let mut strategies = scenario.strategies.clone();
     let mut mode_notes = Vec::new();
@@ -163,7 +192,7 @@ fn apply_and_resolve(
         if strategies.contains(&Strategy::Summa2D) {
             strategies.retain(|s| *s != Strategy::Summa2D);
             if strategies.is_empty() {
-                return Err(Unresolved::Unsupported(SUMMA_UNSUPPORTED.to_string()));
+                return Err(Unresolved::Unsupported(Error::invalid("strategies", "2d", SUMMA_UNSUPPORTED)));
             }
             mode_notes.not_applied(format!("not searched: {SUMMA_UNSUPPORTED}"));
         }
@@ -184,7 +213,13 @@ fn apply_and_resolve(
         let x = match **v {
             AxisValue::Factor(f) => f * p.get(&params),
             AxisValue::Absolute(a) => a,
-            _ => return Err(Unresolved::Invalid(format!("axis {}: value {v} is not a number", AxisKey::Param(*p)))),
+            _ => {
+                return Err(Unresolved::Invalid(Error::invalid(
+                    format!("axis.{}", AxisKey::Param(*p)),
+                    v,
+                    "is not a number",
+                )));
+            }
         };
         p.set(&mut params, x);
     }

@@ -14,7 +14,7 @@ use crate::catalog::Precision;
 use crate::hint;
 use crate::{Error, Strategy};
 
-pub use super::SystemParam;
+use super::SystemParam;
 
 /// What an axis varies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

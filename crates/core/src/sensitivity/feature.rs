@@ -103,7 +103,7 @@ impl Feature {
         }
         let top = domain.max(1);
         for k in [2u64, 4] {
-            if let Some(d) = top.checked_mul(k).filter(|d| *d <= crate::explore::inputs::MAX_DOMAIN) {
+            if let Some(d) = top.checked_mul(k).filter(|d| *d <= crate::resolve::form::MAX_DOMAIN) {
                 sizes.push(d);
             }
         }
@@ -283,7 +283,7 @@ mod tests {
         assert_eq!(Feature::Domain.sweep_axis(9), "domain=9,18,36");
         assert_eq!(Feature::Domain.sweep_axis(1), "domain=1,2,4");
         for f in Feature::ALL {
-            let axis = crate::sweep::Axis::parse(&f.sweep_axis(8)).unwrap();
+            let axis = crate::resolve::sweep_axis::Axis::parse(&f.sweep_axis(8)).unwrap();
             assert_eq!(axis.key.name(), f.key());
         }
     }

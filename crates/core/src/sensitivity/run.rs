@@ -7,7 +7,7 @@ use super::feature::{Feature, Unscalable, scaled};
 use super::result::{Point, PointStatus, SensitivityResult};
 use crate::catalog::TrainingBudget;
 use crate::cost::{ExtendedSetup, Pricer};
-use crate::explore::ExploreSpec;
+use crate::resolve::explorer::ExploreSpec;
 use crate::search::{ExecutionChoices, Ranked, Search, SearchSpec};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
@@ -149,7 +149,7 @@ impl Sensitivity {
             return Err(Error::invalid("budget", samples, "must be a positive number of tokens or samples"));
         }
         let hardware = base.extended.as_ref().map(|e| &e.hardware);
-        let max_domain = crate::explore::inputs::MAX_DOMAIN;
+        let max_domain = crate::resolve::form::MAX_DOMAIN;
         let mut variants = vec![Variant::new(None, 1.0, Ok((base.system.clone(), base.extended.clone())))];
         for f in Feature::ALL {
             for x in FACTORS {

@@ -12,10 +12,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::axis::{Axis, AxisKey, AxisValue, SystemParam};
 use super::metric::Metric;
 use super::result::{Best, PointResult};
 use crate::Strategy;
+use crate::resolve::SystemParam;
+use crate::resolve::sweep_axis::{Axis, AxisKey, AxisValue};
 use crate::search::ResultRow;
 use crate::vocab::{MemoryPart, TimePart};
 

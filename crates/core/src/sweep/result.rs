@@ -1,10 +1,10 @@
 //! The outcome of one sweep point: the fastest feasible configuration with its breakdown, the best
 //! of every strategy, or why there is none.
 
-use super::axis::AxisValue;
-use super::point::{PointInputs, PointLabels};
 use crate::Strategy;
 use crate::mode::Mode;
+use crate::resolve::point::{PointInputs, PointLabels};
+use crate::resolve::sweep_axis::AxisValue;
 use crate::search::Ranked;
 
 /// Seconds per day.

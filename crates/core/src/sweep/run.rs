@@ -14,11 +14,11 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
 
-use super::axis::AxisValue;
-use super::point::{PointInputs, PointLabels, Unresolved, resolve_point};
 use super::result::{PointResult, Status, StrategyOutcome};
-use super::spec::{Shard, SweepSpec};
 use crate::cost::ExtendedSetup;
+use crate::resolve::point::{PointInputs, PointLabels, Unresolved, resolve_point};
+use crate::resolve::sweep_axis::AxisValue;
+use crate::resolve::sweep_spec::{Shard, SweepSpec};
 use crate::search::{Engine, Ranked, Space, TopK};
 use crate::vocab::{MAX_DEVICES, MAX_GLOBAL_BATCH};
 use crate::{Error, ModelShape, Strategy, SystemParams};
@@ -83,7 +83,9 @@ fn job_hash(i: &PointInputs) -> u64 {
     let mut h = DefaultHasher::new();
     (i.shape, &i.strategies, i.devices, i.global_batch, i.params.domain_size).hash(&mut h);
     let p = &i.params;
-    for x in [p.matrix_flops_fp16, p.vector_flops_fp16, p.hbm_bandwidth, p.hbm_capacity, p.nvlink_bandwidth, p.ib_bandwidth] {
+    for x in
+        [p.matrix_flops_fp16, p.vector_flops_fp16, p.hbm_bandwidth, p.hbm_capacity, p.nvlink_bandwidth, p.ib_bandwidth]
+    {
         x.to_bits().hash(&mut h);
     }
     i.extended.as_ref().map(|e| (e.workload, e.options.model.weight_sparsity.to_bits())).hash(&mut h);
@@ -169,10 +171,11 @@ impl Sweep {
             let inputs = match resolved.and_then(check_sizes) {
                 Ok(inputs) => inputs,
                 Err(u) => {
-                    let (status, reason) = match u {
-                        Unresolved::Invalid(r) => (Status::Invalid, r),
-                        Unresolved::Unsupported(r) => (Status::Unsupported, r),
+                    let status = match u {
+                        Unresolved::Invalid(_) => Status::Invalid,
+                        Unresolved::Unsupported(_) => Status::Unsupported,
                     };
+                    let reason = u.reason();
                     results[local] = Some(PointResult {
                         index,
                         values,
@@ -473,16 +476,21 @@ impl Sweep {
 /// Rejects device counts and batches outside what the model accepts.
 fn check_sizes(i: PointInputs) -> Result<PointInputs, Unresolved> {
     if i.devices == 0 || i.devices > MAX_DEVICES {
-        return Err(Unresolved::Invalid(format!("devices = {}: must be from 1 to {MAX_DEVICES}", i.devices)));
+        return Err(Unresolved::Invalid(Error::invalid(
+            "devices",
+            i.devices,
+            format!("must be from 1 to {MAX_DEVICES}"),
+        )));
     }
     if i.global_batch == 0 || i.global_batch > MAX_GLOBAL_BATCH {
-        return Err(Unresolved::Invalid(format!(
-            "global batch = {}: must be from 1 to {MAX_GLOBAL_BATCH}",
-            i.global_batch
+        return Err(Unresolved::Invalid(Error::invalid(
+            "global_batch",
+            i.global_batch,
+            format!("must be from 1 to {MAX_GLOBAL_BATCH}"),
         )));
     }
     if i.strategies.is_empty() {
-        return Err(Unresolved::Invalid("no strategy to search".into()));
+        return Err(Unresolved::Invalid(Error::invalid("strategies", "(none)", "no strategy to search")));
     }
     Ok(i)
 }

@@ -14,10 +14,10 @@
 //!   the defaults, `key=value,…` ([`Mode::from_text`]);
 //! * `axis`: one per axis, `KEY=VALUES` ([`Axis::parse`]).
 
-use super::axis::{Axis, AxisKey};
-use super::spec::{BatchRule, Constraints, SweepSpec};
 use crate::catalog::{MappingOptions, parse_system_spec};
 use crate::mode::Mode;
+use crate::resolve::sweep_axis::{Axis, AxisKey};
+use crate::resolve::sweep_spec::{BatchRule, Constraints, SweepSpec};
 use crate::resolve::{ModelRef, Scenario, SystemRef};
 use crate::vocab::MAX_DEVICES;
 use crate::{Error, Strategy};
