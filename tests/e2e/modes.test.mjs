@@ -64,8 +64,9 @@ test('studies: the mode toggle and the switches rerun the sweep, live in the URL
   // memory options, the compiled loss and the pipeline split included; since session 15 the ZeRO parameter broadcast and the
   // context-parallel flavour and its Ulysses degree; since session 20 the optimizer, Adam or Muon; since session 21 Megatron's per-step statistics;
   // since session 25 the output head inside the loss chunks; since session 26 Megatron's gradient-accumulation fusion, the operator-level
-  // policy's saved attention, autocast over FP32 weights and the keys and values held by the output)
-  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 47);
+  // policy's saved attention, autocast over FP32 weights and the keys and values held by the output; since session 27 Megatron's
+  // layer spec, Transformer Engine or local)
+  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 48);
   const extended = await firstDays(page);
   assert.notEqual(extended, reference);
   // The chart and the table say which mode drew them.

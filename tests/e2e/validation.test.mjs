@@ -83,8 +83,9 @@ test('summary, scatter, rows and skipped runs of both modes', async () => {
   // (39 since session 15: the ZeRO parameter broadcast, the context-parallel flavour and its Ulysses degree;
   // 40 since session 20: the optimizer, Adam or Muon; 42 since session 21: Megatron's per-step statistics, zeros in gradients and the parameter norm;
   // 43 since session 25: the output head inside the loss chunks; 47 since session 26: Megatron's gradient-accumulation fusion, the
-  // operator-level policy's saved attention, autocast over FP32 weights, keys and values held by the output)
-  assert.equal(await page.locator('#validation-switches tbody tr').count(), 47);
+  // operator-level policy's saved attention, autocast over FP32 weights, keys and values held by the output; 48 since session 27:
+  // Megatron's layer spec, Transformer Engine or local)
+  assert.equal(await page.locator('#validation-switches tbody tr').count(), 48);
   await screenshot(page, 'validation-extended');
 
   // Switching the mode updates the URL, the scatter title and the settings card.
