@@ -335,7 +335,9 @@ fn estimate_shows_the_host_parts() {
     let out = fmperf(&["estimate", "--from", &f]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.lines().any(|l| l.starts_with("host work (hidden behind the GPU unless host-bound)") && l.trim_end().ends_with("[s]")),
+        text.lines()
+            .any(|l| l.starts_with("host work (hidden behind the GPU unless host-bound)")
+                && l.trim_end().ends_with("[s]")),
         "{text}"
     );
     let row = text.lines().find(|l| l.starts_with("layers' Python, host")).expect("the layers' Python row");

@@ -6,8 +6,8 @@ mod golden_support;
 
 use fmperf_core::Strategy;
 use fmperf_core::catalog::find_model;
-use fmperf_core::resolve::explorer::ExploreFields;
 use fmperf_core::explore::{ConfigReport, ExploreSearch, ReportContext, merge, training_days};
+use fmperf_core::resolve::explorer::ExploreFields;
 use fmperf_core::search::Search;
 use golden_support::*;
 

@@ -75,4 +75,3 @@ impl ExploreFields {
 pub fn strategies_text(list: &[Strategy]) -> String {
     list.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(",")
 }
-

@@ -3,9 +3,9 @@
 //! micro-batches.
 
 use super::sweep_axis::{Axis, AxisKey, AxisValue, MAX_POINTS};
+use super::{Scenario, UserEntries};
 use crate::catalog::MappingOptions;
 use crate::mode::Mode;
-use super::{Scenario, UserEntries};
 use crate::vocab::Candidate;
 use crate::{Error, Strategy};
 

@@ -233,7 +233,12 @@ fn derived_key(run: &MeasuredRun) -> Option<(GroupKey, String)> {
     let key = GroupKey::Derived(Box::new(DerivedKey {
         source: run.source.clone(),
         system: setup.system.id.clone(),
-        mapping: (m.scale_out_gbps.map(f64::to_bits), m.scale_up_gbps.map(f64::to_bits), m.domain_size, m.nics_per_device),
+        mapping: (
+            m.scale_out_gbps.map(f64::to_bits),
+            m.scale_up_gbps.map(f64::to_bits),
+            m.domain_size,
+            m.nics_per_device,
+        ),
         precision: setup.options.hardware.precision,
         stated_precision: stated_precision(run),
         sizes: [w.layers, w.hidden, w.heads, w.kv_heads, w.ffn_hidden, w.seq_len, l.devices(), l.global_batch],
