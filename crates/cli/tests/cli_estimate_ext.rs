@@ -69,7 +69,7 @@ fn an_override_changes_the_estimate_and_says_so() {
     assert_eq!(from_ext(&same), ["recompute=selective from --ext (as the file implied)"]);
     // The table shows the note under "assumed".
     let f = example("megatron-llama3-70b.sh");
-    let text = stdout(&["estimate", "--from", f.as_str(), "--ext", "recompute=full"]);
+    let text = stdout(["estimate", "--from", f.as_str(), "--ext", "recompute=full"]);
     assert!(
         text.contains("recompute full") && text.contains("recompute=full from --ext (the file's: selective)"),
         "{text}"
@@ -99,13 +99,13 @@ fn bad_switches_are_refused_as_search_refuses_them() {
         ("recompute", "must be written key=value"),
         ("recompute=full,recompute=none", "given twice (full, then none)"),
     ] {
-        let e = usage_error(&["estimate", "--from", f.as_str(), "--ext", ext]);
+        let e = usage_error(["estimate", "--from", f.as_str(), "--ext", ext]);
         assert!(e.starts_with("fmperf: --ext: ") && e.contains(want), "{ext}: {e}");
         let mut s = search.to_vec();
         s.extend(["--ext", ext]);
         assert_eq!(e, usage_error(&s), "{ext}: the same message as search's");
         // Checked before the file is read: the flag's error, not the file's.
-        assert_eq!(e, usage_error(&["estimate", "--from", "/nonexistent.sh", "--ext", ext]), "{ext}");
+        assert_eq!(e, usage_error(["estimate", "--from", "/nonexistent.sh", "--ext", ext]), "{ext}");
     }
 }
 
@@ -113,7 +113,7 @@ fn bad_switches_are_refused_as_search_refuses_them() {
 fn search_from_a_file_applies_them_too() {
     let f = example("torchtitan-llama3-8b.toml");
     let base = ["search", "--from", f.as_str(), "--top", "1", "--format", "json"];
-    let plain = json(&base);
+    let plain = json(base);
     let mut a = base.to_vec();
     a.extend(["--ext", "recompute=full"]);
     let full = json(&a);
