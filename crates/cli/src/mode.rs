@@ -1,7 +1,8 @@
 //! The mode flags shared by `fmperf search` and `fmperf sweep`: `--mode reference|extended` and
 //! `--ext key=value,…` (extended mode's switches that differ from the defaults, the text form of
 //! [`fmperf_core::extended::switches`]; the page's `ext` URL key holds the same text), and the list
-//! of switches for `--help`, generated from the switches themselves.
+//! of switches for `--help`, generated from the switches themselves. `fmperf estimate --from` and
+//! `fmperf search --from` read `--ext` here too ([`ext_text`]), set over the file's switches.
 
 use fmperf_core::extended::switches::{SWITCHES, SwitchKind};
 use fmperf_core::mode::Mode;
@@ -17,10 +18,7 @@ pub fn from_args(args: &Args) -> Result<Option<Mode>, CmdError> {
         return Ok(None);
     }
     // Extended mode is the default (issue 16 §5): `--ext` or `--moe` alone means extended mode.
-    let parsed = Mode::from_text(Some(mode.unwrap_or("extended")), ext).map_err(|e| {
-        let flag = if e.path().is_some_and(|f| f.is_in("ext")) { "--ext" } else { "--mode" };
-        CmdError::Usage(format!("{flag}: {e}"))
-    })?;
+    let parsed = Mode::from_text(Some(mode.unwrap_or("extended")), ext).map_err(mode_error)?;
     match (parsed, moe) {
         (m, None) => Ok(Some(m)),
         (Mode::Extended(mut o), Some(text)) => {
@@ -29,6 +27,27 @@ pub fn from_args(args: &Args) -> Result<Option<Mode>, CmdError> {
         }
         (_, Some(_)) => Err(CmdError::Usage("--moe: Mixture-of-Experts switches need --mode extended".into())),
     }
+}
+
+/// An error of `--mode` or `--ext`, named by its flag (`--ext` for a switch: `ext`, `ext.<key>`).
+fn mode_error(e: fmperf_core::Error) -> CmdError {
+    let flag = if e.path().is_some_and(|f| f.is_in("ext")) { "--ext" } else { "--mode" };
+    CmdError::Usage(format!("{flag}: {e}"))
+}
+
+/// `--ext` as given (`None`: not given) for a command that sets it over a launch file's switches
+/// (`estimate --from`, `search --from`), checked as `search` checks it — the same reading
+/// ([`Mode::from_text`]) and the same messages ([`mode_error`]) — before any file is read.
+pub fn ext_text(args: &Args) -> Result<Option<String>, CmdError> {
+    let Some(text) = args.value("ext")? else { return Ok(None) };
+    Mode::from_text(Some("extended"), Some(text)).map_err(mode_error)?;
+    Ok(Some(text.to_string()))
+}
+
+/// An error of setting `--ext` over a launch file's switches, named by the flag when it is about
+/// a switch (`ext`, `ext.<key>`); `None` for any other error.
+pub fn ext_error(e: &fmperf_core::Error) -> Option<CmdError> {
+    e.path().is_some_and(|f| f.is_in("ext")).then(|| CmdError::Usage(format!("--ext: {e}")))
 }
 
 /// The `--moe` section of a command's help: the Mixture-of-Experts switches.
@@ -57,7 +76,6 @@ fn values(kind: SwitchKind) -> String {
 
 /// The `--mode`/`--ext` section of a command's help: every switch with its default and values.
 pub fn help() -> String {
-    let defaults = fmperf_core::extended::ExtendedOptions::realistic();
     let mut s = String::from(
         "MODE:
   --mode extended    extended mode (default): measured ceilings, fitted efficiencies, recomputation,
@@ -66,9 +84,30 @@ pub fn help() -> String {
   --mode reference   the published model, bit-exact (the paper presets run in it by default)
   --ext KEY=VALUE,…  extended mode's switches that differ from the defaults (not with --mode reference),
                      e.g. --ext recompute=full,sharding=zero3,weight_sparsity=0.9
-SWITCHES (key = default [values]: what it models):
 ",
     );
+    s.push_str(&switches_help());
+    s
+}
+
+/// The `--ext` section of `fmperf estimate --help`: the flag over a launch file's switches, then
+/// the same list of switches as [`help`]'s.
+pub fn ext_help() -> String {
+    let mut s = String::from(
+        "SWITCHES OVER THE FILE'S:
+  --ext KEY=VALUE,…  extended mode's switches set over what the file implied (each one noted as from
+                     --ext), read as `fmperf search --ext` reads them, e.g. --ext recompute=full
+",
+    );
+    s.push_str(&switches_help());
+    s
+}
+
+/// Every switch with its default and values (`key = default [values]: what it models`), the one
+/// list `--help` of `search`, `sweep` and `estimate` show.
+fn switches_help() -> String {
+    let defaults = fmperf_core::extended::ExtendedOptions::realistic();
+    let mut s = String::from("SWITCHES (key = default [values]: what it models):\n");
     for sw in SWITCHES {
         let default = defaults.value_of(sw.key).unwrap_or_default();
         s.push_str(&format!("  {} = {default} [{}]: {}\n", sw.key, values(sw.kind), sw.what));

@@ -245,6 +245,7 @@ pub fn options(m: &Moe, f: Format, tp: u64, notes: &mut Vec<Note>) -> Result<Moe
     // `overlap_moe_expert_parallel_comm=False`) unless the file switches it on.
     o.a2a_overlap = m.a2a_overlap.copied().unwrap_or(false).into();
     o.host = super::moe_host::host_flags(m, f, notes)?;
+    o.shared_overlap = super::moe_host::shared_overlap(m, &o, notes)?;
     Ok(o)
 }
 

@@ -37,6 +37,7 @@ pub mod settings;
 pub mod shell;
 pub mod stack_memory;
 pub mod summary;
+pub mod switch_overrides;
 pub mod toml;
 pub mod torchtitan;
 pub mod trainer_yaml;

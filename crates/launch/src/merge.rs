@@ -94,6 +94,7 @@ macro_rules! for_each_moe_slot {
         $m!(permute_fusion);
         $m!(router_fusion);
         $m!(balancing);
+        $m!(shared_overlap);
         $m!(graph_impl);
         $m!(graph_modules);
         $m!(megatron_args);

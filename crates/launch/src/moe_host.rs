@@ -28,13 +28,47 @@
 //!   fmperf prices ([`UNPRICED_SCOPES`]): an error naming the flag, as the row reader
 //!   (`fmperf_core::validate::moe_host_words`) refuses them. Modules without an implementation
 //!   have no effect (a note).
+//! * `--moe-shared-expert-overlap` (default off, `transformer_config.py` l. 717): the shared
+//!   experts' GEMMs issued by the dispatcher after its sync ([`MoeOptions::shared_overlap`]);
+//!   Megatron-Core refuses it with the all-gather dispatcher (l. 1820–1826) and with
+//!   `--overlap-moe-expert-parallel-comm` (l. 3040–3041): errors naming the flag; without shared
+//!   experts it has no effect (a note).
 
 use super::Format;
 use super::settings::{Moe, SettingOrigin, Slot};
 use fmperf_core::Error;
 use fmperf_core::extended::moe::host_flags::{Balancing, GraphScope, MoeHostFlags};
+use fmperf_core::extended::moe::{A2aOverlap, Dispatcher, MoeOptions};
 use fmperf_core::validate::moe_host_words::UNPRICED_SCOPES;
 use fmperf_core::vocab::{Note, NoteList};
+
+/// Whether the file's settings `m` overlap the shared experts with the dispatch
+/// (`--moe-shared-expert-overlap`, module docs) under the MoE options `o` read so far (dispatcher,
+/// EP all-to-all overlap), with a note saying what was read.
+pub fn shared_overlap(m: &Moe, o: &MoeOptions, notes: &mut Vec<Note>) -> Result<bool, Error> {
+    let slot = &m.shared_overlap;
+    let Some(true) = slot.copied() else { return Ok(false) };
+    let key = slot.key_or("moe_shared_expert_overlap");
+    if o.dispatcher == Dispatcher::AllGather {
+        return Err(slot.error(key, "true", "works with the alltoall or flex token dispatcher only (Megatron-Core)"));
+    }
+    if o.a2a_overlap == A2aOverlap::On {
+        return Err(slot.error(
+            key,
+            "true",
+            "cannot be combined with the EP all-to-all overlap (--overlap-moe-expert-parallel-comm; Megatron-Core)",
+        ));
+    }
+    if m.shared_experts.copied().unwrap_or(0) == 0 && m.shared_ffn_hidden.copied().unwrap_or(0) == 0 {
+        notes.reading(format!("{key}: no effect without shared experts"));
+        return Ok(false);
+    }
+    notes.reading(format!(
+        "{key}: the shared experts' GEMMs run on a side stream after the dispatcher's sync, beside the \
+         dispatch and the combine (shared_overlap=on; the exchange is not priced as hidden behind them)"
+    ));
+    Ok(true)
+}
 
 /// The host flags the file's settings `m` state (format `f`), with notes saying what was read.
 pub fn host_flags(m: &Moe, f: Format, notes: &mut Vec<Note>) -> Result<MoeHostFlags, Error> {

@@ -31,6 +31,9 @@ pub struct Overrides {
     pub global_batch: Option<u64>,
     /// Training sequence length [tokens] (model-only files have none).
     pub seq_len: Option<u64>,
+    /// Extended mode's switches set over the file's (`--ext`'s text, `key=value,…`;
+    /// [`crate::switch_overrides::set_over`]).
+    pub switches: Option<String>,
 }
 
 /// A configuration ready to evaluate.
@@ -401,6 +404,8 @@ impl LaunchScenario {
             ("hidden".into(), place(&s.hidden, None)),
             ("vocab".into(), place(&s.vocab, None)),
         ];
+        // The user's switches over the file's, last: they win over whatever the file implied.
+        let opts = crate::switch_overrides::set_over(opts, o.switches.as_deref(), &mut notes)?;
         Ok(LaunchScenario {
             model_name: model.name,
             workload,

@@ -195,6 +195,9 @@ pub struct Moe {
     pub router_fusion: Slot<bool>,
     /// The router's load-balancing loss as written (`--moe-router-load-balancing-type`).
     pub balancing: Slot<String>,
+    /// The shared experts overlapped with the dispatch (`--moe-shared-expert-overlap`), read by
+    /// [`crate::moe_host::shared_overlap`].
+    pub shared_overlap: Slot<bool>,
     /// The CUDA-graph implementation as written (`--cuda-graph-impl`; `--enable-cuda-graph` is
     /// `local`, `--external-cuda-graph` `transformer_engine`).
     pub graph_impl: Slot<String>,
@@ -244,6 +247,7 @@ impl Moe {
             one(&self.permute_fusion),
             one(&self.router_fusion),
             one(&self.balancing),
+            one(&self.shared_overlap),
             one(&self.graph_impl),
             one(&self.graph_modules),
         ]

@@ -1,7 +1,7 @@
 //! What a launch file cannot say about the memory its stack keeps beyond the recomputation
 //! policy: the switches of `fmperf_core::extended::stack_tensors` that depend on the stack's
 //! version or its training loop, not on any key. A file is estimated with the switches' defaults,
-//! and a note says what was assumed, which versions differ and how to price them (`fmperf search
+//! and a note says what was assumed, which versions differ and how to price them (`fmperf estimate
 //! --from FILE --ext SWITCH=…`); nothing is switched on a guess.
 //!
 //! * `op_saves_attention` — torchtitan's per-operation policy (`selective_ac_option = "op"`) on a
@@ -42,7 +42,7 @@ pub fn torchtitan_notes(system: Option<&str>, recompute: Recompute, plain: bool,
         notes.assumption(
             "per-operation recomputation on a B200-class part: the attention's output assumed saved, as torchtitan \
              does since b39377f (2025-12-01); torchtitan 3b85aa3 (2025-05-14) to b39377f ran cuDNN attention there \
-             and recomputed it, keeping none of it: for such a version search with --ext op_saves_attention=off"
+             and recomputed it, keeping none of it: for such a version estimate with --ext op_saves_attention=off"
                 .into(),
         );
     }
@@ -50,7 +50,7 @@ pub fn torchtitan_notes(system: Option<&str>, recompute: Recompute, plain: bool,
         notes.assumption(
             "no FSDP, tensor or pipeline parallelism: 16-bit weights assumed, as torchtitan's fully_shard mixed \
              precision gives since 00b7f56 (2026-04-09); torchtitan 0b44d4c (2025-06-16) to 00b7f56 ran \
-             torch.autocast over FP32 weights here: for such a version search with --ext fp32_params_autocast=on"
+             torch.autocast over FP32 weights here: for such a version estimate with --ext fp32_params_autocast=on"
                 .into(),
         );
     }

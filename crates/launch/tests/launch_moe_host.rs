@@ -192,3 +192,27 @@ fn a_dense_model_lists_its_moe_and_cuda_graph_flags() {
     assert!(why("--cuda-graph-modules").contains("not modelled for a dense model"));
     assert!(why("--moe-permute-fusion").contains("no routed experts"));
 }
+
+#[test]
+fn megatron_shared_expert_overlap() {
+    // `--moe-shared-expert-overlap` (Megatron-Core's default off): read, not listed as unused.
+    let with =
+        |flags: &str| DSV3.replace("    --moe-permute-fusion\n", &format!("    --moe-permute-fusion\n    {flags}\n"));
+    assert!(!scenario(DSV3, None).options.moe.shared_overlap);
+    let on = with("--moe-shared-expert-overlap");
+    let sc = scenario(&on, None);
+    assert!(sc.options.moe.shared_overlap);
+    assert!(
+        said(&sc, "--moe-shared-expert-overlap: the shared experts' GEMMs run on a side stream"),
+        "{:?}",
+        sc.assumptions
+    );
+    assert!(!launch::parse(&on, None).unwrap().unused.iter().any(|u| u.key == "--moe-shared-expert-overlap"));
+    // Megatron-Core refuses it with the all-gather dispatcher and with the EP all-to-all overlap:
+    // errors naming the flag.
+    for extra in ["--moe-token-dispatcher-type allgather", "--overlap-moe-expert-parallel-comm"] {
+        let l = launch::parse(&with(&format!("--moe-shared-expert-overlap {extra}")), None).unwrap();
+        let e = LaunchScenario::from_launch(&l, &Overrides::default()).unwrap_err();
+        assert!(e.to_string().contains("--moe-shared-expert-overlap"), "{extra}: {e}");
+    }
+}

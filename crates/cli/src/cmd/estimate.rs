@@ -18,8 +18,8 @@ pub const HELP: &str = "\
 fmperf estimate — the time and memory of the configuration in your launch file (no search)
 
 USAGE: fmperf estimate --from FILE [--from FILE2 …] [--model CONFIG.json] [--system ID] [--gpus N]
-                       [--global-batch G] [--seq-len S] [--format table|json] [--calibration FILE]
-                       [-- ARGS…]
+                       [--global-batch G] [--seq-len S] [--ext KEY=VALUE,…] [--format table|json]
+                       [--calibration FILE] [-- ARGS…]
 
   --from           a launch file, format detected: a Megatron-LM / Megatron-DeepSpeed / NeMo / Hugging
                    Face Trainer launch script or Slurm job (read by a shell evaluator that runs nothing),
@@ -36,21 +36,24 @@ USAGE: fmperf estimate --from FILE [--from FILE2 …] [--model CONFIG.json] [--s
   --gpus           devices (default: the launcher's nodes × GPUs per node, or `# fmperf: gpus=N`)
   --global-batch   samples per step (default: the file's)
   --seq-len        tokens per sample (default: the file's)
+  --ext            extended mode's switches over the file's, e.g. --ext recompute=full (see SWITCHES
+                   below; each value noted as from --ext)
   --format         table (default) or json
   --calibration    a calibration of your stack on this system (`fmperf calibrate`): uncalibrated and
                    calibrated figures side by side (JSON: {\"calibration\", \"uncalibrated\", \"calibrated\"})
 
 Extended mode with the file's own switches: precision, recomputation, distributed optimizer / FSDP,
-sequence parallelism, virtual pipeline stages. JSON: {\"config\", \"memory\": {\"kind\", \"predicted_gb\",
+sequence parallelism, virtual pipeline stages, and --ext's over them. JSON: {\"config\", \"memory\": {\"kind\", \"predicted_gb\",
 \"capacity_gb\", \"fits\": yes|tight|no, …}, \"unused\": [{\"key\", \"value\", \"why\"}], …}. Exit 2 with one line naming the
 flag or key when the file cannot be read.
 ";
 
 /// Runs `fmperf estimate`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let mut value_flags = vec!["from", "model", "system", "gpus", "global-batch", "seq-len", "format", "calibration"];
+    let mut value_flags =
+        vec!["from", "model", "system", "gpus", "global-batch", "seq-len", "ext", "format", "calibration"];
     value_flags.extend(crate::run_cost::FLAGS);
-    let help = format!("{HELP}{}", crate::run_cost::HELP);
+    let help = format!("{HELP}{}{}", crate::run_cost::HELP, crate::mode::ext_help());
     let Some(args) = super::parse_flags(raw, &value_flags, &help, out)? else {
         return Ok(());
     };
@@ -109,9 +112,12 @@ pub fn read_sources(args: &Args) -> Result<Vec<(String, String)>, CmdError> {
 }
 
 /// An error of reading and estimating the `--from` files (`path`), named by what is at fault: a
-/// command-line flag (`--gpus`, `--system` when given, the script's arguments after `--`) is named
-/// alone; anything else is the files'.
+/// command-line flag (`--gpus`, `--system` when given, the script's arguments after `--`; `--ext`
+/// for a switch) is named alone; anything else is the files'.
 pub fn file_error(path: &str, o: &Overrides, e: fmperf_core::Error) -> CmdError {
+    if let Some(ext) = crate::mode::ext_error(&e) {
+        return ext;
+    }
     let flag = match &e {
         fmperf_core::Error::UnknownName { kind, .. } => kind == "system" && o.system.is_some(),
         _ => {
@@ -122,9 +128,9 @@ pub fn file_error(path: &str, o: &Overrides, e: fmperf_core::Error) -> CmdError 
     if flag { CmdError::Usage(e.to_string()) } else { CmdError::Usage(format!("--from {path}: {e}")) }
 }
 
-/// `--system`, `--gpus`, `--global-batch`, `--seq-len` as overrides of the file. `--system` is
-/// checked here, before any file is read: an unknown id or a bad option is the flag's error, never
-/// hidden behind a problem of the file.
+/// `--system`, `--gpus`, `--global-batch`, `--seq-len`, `--ext` as overrides of the file.
+/// `--system` and `--ext` are checked here, before any file is read: an unknown id, a bad option
+/// or switch is the flag's error, never hidden behind a problem of the file.
 pub fn overrides(args: &Args) -> Result<Overrides, CmdError> {
     let system = args.value("system")?;
     if let Some(spec) = system {
@@ -135,6 +141,7 @@ pub fn overrides(args: &Args) -> Result<Overrides, CmdError> {
         gpus: args.positive_int("gpus")?,
         global_batch: args.positive_int("global-batch")?,
         seq_len: args.positive_int("seq-len")?,
+        switches: crate::mode::ext_text(args)?,
     })
 }
 

@@ -22,8 +22,9 @@ pub const HELP: &str = "\
   --from FILE      search with the model, global batch, devices, system and switches of a launch file
                    (Megatron-LM script, NeMo / Megatron-Bridge YAML, torchtitan TOML; a Hugging Face
                    config.json with --gpus, --global-batch, --seq-len) and say where its own layout
-                   ranks; --system, --gpus, --global-batch, --seq-len override the file; --strategy
-                   defaults to 2d-seqp when the file uses context parallelism, else 1d
+                   ranks; --system, --gpus, --global-batch, --seq-len and --ext's switches override
+                   the file (each switch noted as from --ext); --strategy defaults to 2d-seqp when
+                   the file uses context parallelism, else 1d
   --emit FORMAT    write the best configuration as a launch file: megatron, nemo, torchtitan or
                    maxtext. A single input file of that family is rewritten in place (only the
                    layout's values change; every other line is kept); otherwise a fresh, complete
@@ -69,7 +70,11 @@ fn run_with(
         };
         let (gpus, batch) = (need(o.gpus, "--gpus N")?, need(o.global_batch, "--global-batch G")?);
         let system = o.system.clone().or_else(|| launch.settings.system.get().cloned());
-        (None, m.workload, ExtendedOptions::realistic(), gpus, batch, system)
+        let mut notes = Vec::new();
+        let options =
+            launch::switch_overrides::set_over(ExtendedOptions::realistic(), o.switches.as_deref(), &mut notes)
+                .map_err(usage)?;
+        (None, m.workload, options, gpus, batch, system)
     } else {
         let s = LaunchScenario::from_launch(&launch, &o).map_err(usage)?;
         let (w, opts, gpus, batch, system) =
@@ -169,7 +174,7 @@ fn run_with(
                 out,
                 "{}",
                 json!({ "mode": "extended", "from": path, "format": launch.format.as_str(), "system": system_id,
-                        "gpus": gpus, "global_batch": batch, "strategy": strategy.to_string(),
+                        "gpus": gpus, "global_batch": batch, "strategy": strategy.to_string(), "ext": o.switches,
                         "candidates": result.candidates, "feasible": result.feasible, "results": results, "own": own_json,
                         "emitted": emitted.as_ref().map(|e| json!({ "format": emit_target.map(|t| t.as_str()),
                             "file_name": e.file_name, "in_place": e.in_place, "text": e.text, "notes": e.notes })) })
@@ -185,8 +190,9 @@ fn run_with(
             }
             writeln!(
                 out,
-                "{path} ({}) on {system_id} × {gpus}, strategy {strategy}, global batch {batch}, extended mode with the file's switches: {} candidates, {} fit in {} GB",
+                "{path} ({}) on {system_id} × {gpus}, strategy {strategy}, global batch {batch}, extended mode with the file's switches{}: {} candidates, {} fit in {} GB",
                 launch.format.title(),
+                o.switches.as_ref().map_or(String::new(), |t| format!(" and --ext {t} over them")),
                 result.candidates,
                 result.feasible,
                 hardware.hbm_capacity_gb

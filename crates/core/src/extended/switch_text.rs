@@ -233,7 +233,15 @@ impl ExtendedOptions {
     /// (`ext.recompute = none: given twice (full, then none); give it once`); the same value twice
     /// is accepted. See [`edit_text`] for changing one switch of such a text as typed.
     pub fn from_text(text: &str) -> Result<ExtendedOptions, Error> {
-        let mut o = ExtendedOptions::realistic();
+        ExtendedOptions::realistic().with_text(text)
+    }
+
+    /// These options with the switches of `text` set over them, read and checked as
+    /// [`Self::from_text`] reads them (what `fmperf estimate --from FILE --ext …` sets over the
+    /// switches a launch file implied). Errors name the switch (`ext.<key>`) or, for a setting
+    /// the switches cannot hold together, the field [`Self::validate`] names.
+    pub fn with_text(self, text: &str) -> Result<ExtendedOptions, Error> {
+        let mut o = self;
         // Each switch set so far: its key, the item as typed, its value as read.
         let mut seen: Vec<(&'static str, &str, String)> = Vec::new();
         for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {

@@ -651,6 +651,7 @@ pub(crate) fn apply(
         // The MoE layer's host calls (`crate::moe_host`): fusions, the balancing loss, CUDA graphs.
         "moe-permute-fusion" => put!(l, moe.permute_fusion, switch(value, o)?, o),
         "moe-router-fusion" => put!(l, moe.router_fusion, switch(value, o)?, o),
+        "moe-shared-expert-overlap" => put!(l, moe.shared_overlap, switch(value, o)?, o),
         "moe-router-load-balancing-type" => put!(l, moe.balancing, need(value)?, o),
         "cuda-graph-impl" => put!(l, moe.graph_impl, need(value)?, o),
         // Megatron-LM's deprecated switches for the two implementations (`arguments.py` l. 611–631

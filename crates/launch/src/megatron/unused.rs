@@ -125,7 +125,7 @@ fn moe_irrelevant(n: &str) -> Option<&'static str> {
             "already what fmperf assumes with --moe-token-dispatcher-type flex (hierarchical dispatch)"
         } else if starts(&["moe-pad-expert-input-to-capacity", "moe-token-drop-policy"]) {
             "already what fmperf assumes with a capacity factor (each expert padded to its capacity, the excess dropped)"
-        } else if starts(&["moe-shared-expert-overlap", "moe-use-legacy-grouped-gemm", "moe-use-upcycling"]) {
+        } else if starts(&["moe-use-legacy-grouped-gemm", "moe-use-upcycling"]) {
             why::KERNEL
         } else {
             return None;

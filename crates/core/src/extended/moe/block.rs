@@ -4,7 +4,7 @@
 //! FP8 input casts of the attention matmuls. [`MoeBlockCost`] is the sum of that list.
 
 use super::experts::ExpertLayout;
-use super::layer::{EXPERTS_OP, MoeMlpCost, ROUTER_OP, moe_mlp_operations};
+use super::layer::{EXPERTS_OP, MoeMlpCost, ROUTER_OP, SHARED_OP, moe_mlp_operations};
 use super::sync::{self, Phase};
 use crate::extended::attention::attention_operations;
 use crate::extended::block::{BlockCost, issue_bound};
@@ -75,7 +75,7 @@ pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLa
     let (c, kernels) = BlockCost::sums(&ops, p.opts.recompute);
     let host = HostCount::of(p, m, el, &mlp, attention_kernels);
     let attention_sums = BlockCost::sums(&ops[..n], p.opts.recompute);
-    let phases = ForwardPhases::of(&attention_sums, &ops[n..], &[], p.opts.recompute);
+    let phases = ForwardPhases::of(&attention_sums, &ops[n..], &[], p.opts.recompute, p.opts.moe.shared_overlap);
     let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases);
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
@@ -159,12 +159,27 @@ impl PhaseSums {
 }
 
 /// An MoE block's forward operations in the phases of a stretch between dispatcher syncs
-/// ([`sync`]): `pre`, the MLP sub-layer up to and with the router (its norm, the router);
-/// `post`, the rest of the MLP sub-layer (shared experts, permutation, exchange, routed experts,
-/// the sub-layer's collectives and residual) and the attention's FP8 casts, which the list keeps
-/// at its end; `attention`, the attention sub-layer. The exchange is counted after the sync
+/// ([`sync`]): `pre`, the MLP sub-layer up to and with the router (its norm, the router) and the
+/// shared experts' GEMMs where they run before the router; `post`, the rest of the MLP sub-layer
+/// (permutation, exchange, routed experts, the sub-layer's collectives and residual; the shared
+/// experts' GEMMs where they overlap the dispatch) and the attention's FP8 casts, which the list
+/// keeps at its end; `attention`, the attention sub-layer. The exchange is counted after the sync
 /// whole (the all-gather dispatcher's gathers run before it: microseconds at the sizes where the
 /// stretch matters).
+///
+/// Where the shared experts run (NVIDIA/Megatron-LM at d98e8a6,
+/// `megatron/core/transformer/moe/moe_layer.py`): `MoELayer.forward`'s `custom_forward` calls
+/// `shared_experts_compute` before `route` (l. 661), which runs the whole shared MLP on the compute
+/// stream unless `--moe-shared-expert-overlap` is set (l. 517–530), so its GEMMs are issued before
+/// the router and the dispatcher's sync. With the overlap the token dispatcher issues them
+/// (`token_dispatcher.py` `MoEAlltoAllTokenDispatcher`: `linear_fc1_forward_and_act` right after
+/// the tokens' all-to-all, l. 716–717, `linear_fc2_forward` after the combine's, l. 871–872; the
+/// flex dispatcher likewise, l. 1979 and 2049) on the shared experts' side stream
+/// (`shared_experts.py` l. 259–338): after the sync (`before_ep_alltoall` or earlier,
+/// l. 541–616), as `transformer_config.py`'s `moe_shared_expert_intermediate_size` (l. 701–711)
+/// states: "when moe_shared_expert_overlap or overlap_moe_expert_parallel_comm is set, the shared
+/// experts execute after the router". (With the EP all-to-all overlap the forward runs as no
+/// stretch, [`sync::forward_stretches`].)
 #[derive(Debug, Clone, Copy, Default)]
 struct ForwardPhases {
     post: PhaseSums,
@@ -174,17 +189,22 @@ struct ForwardPhases {
 
 impl ForwardPhases {
     /// From the attention's sums, the MLP sub-layer's operations `mlp` and the casts after them;
-    /// `None` without a router operation. Each part is a fold over its operations in list order,
-    /// so both of [`moe_block_cost`]'s paths give the same figures bit for bit.
+    /// `None` without a router operation. The shared experts' operation (right after the router's)
+    /// is in `pre` unless `shared_overlap` (see the type's docs). Each part is a fold over its
+    /// operations in list order, so both of [`moe_block_cost`]'s paths give the same figures bit
+    /// for bit.
     fn of(
         attention: &(BlockCost, [f64; 3]),
         mlp: &[Operation],
         casts: &[Operation],
         recompute: Recompute,
+        shared_overlap: bool,
     ) -> Option<ForwardPhases> {
         let router = mlp.iter().position(|o| o.name == ROUTER_OP)?;
-        let pre = BlockCost::sums(&mlp[..=router], recompute);
-        let post = BlockCost::sums_after(BlockCost::sums(&mlp[router + 1..], recompute), casts, recompute);
+        let first = usize::from(!shared_overlap && mlp.get(router + 1).is_some_and(|o| o.name == SHARED_OP));
+        let after = router + 1 + first;
+        let pre = BlockCost::sums(&mlp[..after], recompute);
+        let post = BlockCost::sums_after(BlockCost::sums(&mlp[after..], recompute), casts, recompute);
         Some(ForwardPhases { post: PhaseSums::of(post), attention: PhaseSums::of(*attention), pre: PhaseSums::of(pre) })
     }
 }
@@ -223,16 +243,25 @@ impl HostCount {
 
 /// The modules of one MoE layer of experts `m` under expert layout `el` and `p`'s switches whose
 /// Python is counted, in the forward's phases `[attention, pre, post]`
-/// ([`LayerModules::moe_phases`]).
+/// ([`LayerModules::moe_phases`]). With the shared experts overlapped with the dispatch
+/// ([`ForwardPhases`]'s docs) the dispatcher calls their `linear_fc1` and `linear_fc2` after the
+/// sync, and the `SharedExpertMLP` module itself is not called (its `pre_forward_comm`,
+/// `linear_fc1_forward_and_act`, … are plain methods, `shared_experts.py` l. 234–373 at d98e8a6):
+/// an MLP's modules less its own call, after the sync.
 fn moe_layer_modules(p: &Pricing, m: &MoeShape, el: &ExpertLayout) -> [LayerModules; 3] {
-    let host = &p.opts.moe.host;
-    LayerModules::moe_phases(
-        p.opts.transformer_impl,
+    let (host, spec) = (&p.opts.moe.host, p.opts.transformer_impl);
+    let (shared, overlapped) = (m.shared_experts > 0, p.opts.moe.shared_overlap);
+    let [attention, pre, post] = LayerModules::moe_phases(
+        spec,
         host.sequential_experts,
         m.local_experts(el.ep),
-        m.shared_experts > 0,
+        shared && !overlapped,
         host.graphs.attn,
-    )
+    );
+    let own_call = LayerModules { calls: 1.0, te_linears: 0.0 };
+    let after =
+        if shared && overlapped { LayerModules::mlp(spec).plus(own_call.times(-1.0)) } else { LayerModules::default() };
+    [attention, pre, post.plus(after)]
 }
 
 /// The Python of one MoE layer per micro-batch `[forward, recomputation]` [s] ([`layer_python_s`]
@@ -311,7 +340,7 @@ pub fn moe_block_cost_after(
     let (c, kernels) =
         BlockCost::sums_after(BlockCost::sums_after(attention.sums, &mlp_ops, recompute), &casts, recompute);
     let host = HostCount::of(p, m, el, &mlp, attention.kernels);
-    let phases = ForwardPhases::of(&attention.sums, &mlp_ops, &casts, recompute);
+    let phases = ForwardPhases::of(&attention.sums, &mlp_ops, &casts, recompute, p.opts.moe.shared_overlap);
     let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases);
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
@@ -383,6 +412,54 @@ mod tests {
         };
         assert_eq!(bound(&synced), bound(&mlp));
         assert!((bound(&mlp).time() - 3.4e-3).abs() < 1e-15);
+    }
+
+    #[test]
+    fn the_shared_experts_run_before_the_router_unless_overlapped() {
+        // The MLP sub-layer's forward: norm 0.1 ms, router 0.1 ms, shared experts 2 ms,
+        // permutation 0.2 ms, routed experts 1 ms (one kernel each).
+        let op = |name: &'static str, kind: OpKind, ms: f64| {
+            let pass = Pass { compute_s: ms * 1e-3, ..Pass::default() };
+            Operation::new(name, kind, pass, pass, 0.0)
+        };
+        let mlp = [
+            op("mlp_norm", OpKind::Elementwise, 0.1),
+            op(ROUTER_OP, OpKind::Matmul, 0.1),
+            op(SHARED_OP, OpKind::Matmul, 2.0),
+            op("moe_permute", OpKind::Elementwise, 0.2),
+            op(EXPERTS_OP, OpKind::Matmul, 1.0),
+        ];
+        let attention =
+            (BlockCost { fwd: Pass { compute_s: 3e-3, ..Pass::default() }, ..BlockCost::default() }, [4.0, 0.0, 0.0]);
+        let phases = |overlap: bool| ForwardPhases::of(&attention, &mlp, &[], Recompute::None, overlap).unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-15;
+        // Megatron's default: before the sync norm + router + shared = 2.2 ms in 3 kernels; after
+        // it permutation + experts = 1.2 ms in 2.
+        let plain = phases(false);
+        assert!(close(plain.pre.gpu_s, 2.2e-3) && plain.pre.kernels == 3.0, "{plain:?}");
+        assert!(close(plain.post.gpu_s, 1.2e-3) && plain.post.kernels == 2.0, "{plain:?}");
+        // Overlapped with the dispatch: norm + router = 0.2 ms in 2 before it, 3.2 ms in 3 after.
+        let over = phases(true);
+        assert!(close(over.pre.gpu_s, 0.2e-3) && over.pre.kernels == 2.0, "{over:?}");
+        assert!(close(over.post.gpu_s, 3.2e-3) && over.post.kernels == 3.0, "{over:?}");
+        assert!(close(over.attention.gpu_s, 3e-3) && close(plain.attention.gpu_s, 3e-3));
+        // With 3 ms of host time after the sync (the experts' issues) and 0.5 ms in each other
+        // phase: shared experts before the router, the GPU idles while the host issues:
+        // E = max(1.2, 3) = 3; max(3 + 3, 3 + 3) = 6; max(6 + 2.2, 3.5 + 2.2) = 8.2 ms. Overlapped,
+        // they fill that wait: max(3.2, 3) = 3.2; max(6.2, 6) = 6.2; max(6.4, 3.5 + 0.5) = 6.4 ms.
+        let stretch = |ph: ForwardPhases| {
+            sync::stretch_s(&[
+                Phase { host_s: 3e-3, gpu_s: ph.post.gpu_s },
+                Phase { host_s: 0.5e-3, gpu_s: ph.attention.gpu_s },
+                Phase { host_s: 0.5e-3, gpu_s: ph.pre.gpu_s },
+            ])
+        };
+        assert!(close(stretch(plain), 8.2e-3), "{}", stretch(plain));
+        assert!(close(stretch(over), 6.4e-3), "{}", stretch(over));
+        // No shared experts: the same phases either way.
+        let dense: Vec<Operation> = mlp.iter().filter(|o| o.name != SHARED_OP).cloned().collect();
+        let [a, b] = [false, true].map(|o| ForwardPhases::of(&attention, &dense, &[], Recompute::None, o).unwrap());
+        assert_eq!((a.pre.gpu_s, a.post.gpu_s, a.pre.kernels), (b.pre.gpu_s, b.post.gpu_s, b.pre.kernels));
     }
 
     #[test]

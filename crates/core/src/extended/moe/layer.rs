@@ -240,6 +240,11 @@ impl MoeTimePart {
 /// [`super::sync`]).
 pub const ROUTER_OP: &str = "moe_router";
 
+/// Name of the shared experts' operation (their two GEMMs), right after the router's in the list.
+/// Megatron-Core runs it before the router unless it overlaps it with the dispatch
+/// ([`super::block`]'s phases, [`MoeOptions::shared_overlap`]).
+pub const SHARED_OP: &str = "moe_shared_experts";
+
 /// Name of the routed experts' grouped-GEMM operation (its parameters are sharded over the expert
 /// data-parallel group, not the dense one).
 pub const EXPERTS_OP: &str = "moe_experts";
@@ -382,7 +387,7 @@ pub fn moe_mlp_operations(
     );
     if fs > 0.0 {
         let bytes = (full * h + h * fs / tp) * p.hw.operand_bytes * (gates + 1.0);
-        ops.push(linear("moe_shared_experts", shared, bytes).owning(shared_params).keeping(kept(swiglu_kept_bytes(
+        ops.push(linear(SHARED_OP, shared, bytes).owning(shared_params).keeping(kept(swiglu_kept_bytes(
             p,
             full,
             fs / tp,

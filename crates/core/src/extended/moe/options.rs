@@ -177,6 +177,15 @@ pub struct MoeOptions {
     /// GEMM's input); the cast adds its traffic to the forward, the activation runs again before
     /// the backward. Off by default; with it the `moe_act` module has nothing left to drop.
     pub fp8_swiglu_cache: bool,
+    /// Megatron-Core's `--moe-shared-expert-overlap`: the shared experts' GEMMs issued by the token
+    /// dispatcher on a side stream, after the dispatcher's sync (the first right after the
+    /// dispatch's all-to-all, the second after the combine's) instead of before the router on the
+    /// compute stream (`megatron/core/transformer/moe/moe_layer.py` l. 661 and 517–530,
+    /// `token_dispatcher.py` l. 716 and 871 at d98e8a6; [`super::block`]'s phases). Only the
+    /// order of the forward's phases is priced: the exchange is not hidden behind the side stream.
+    /// Megatron-Core accepts it with the all-to-all and flex dispatchers only, and not with the EP
+    /// all-to-all overlap (`transformer_config.py` l. 1820–1826, 3040–3041); off by default.
+    pub shared_overlap: bool,
     /// How a Megatron-Core MoE layer is configured where it changes its host calls (permute and
     /// router fusion, grouped or sequential experts, the load-balancing loss, CUDA-graph scopes;
     /// [`super::host_calls`], [`super::host_flags`]); Megatron's defaults by default.
@@ -289,6 +298,7 @@ impl Default for MoeOptions {
             recompute_modules: RecomputeModules::default(),
             dual_pipe: false,
             fp8_swiglu_cache: false,
+            shared_overlap: false,
             host: MoeHostFlags::default(),
         }
     }
@@ -345,6 +355,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "fp8_swiglu_cache",
         "on/off (default off): the experts' SwiGLU input kept in FP8, its output recomputed (DeepSeek-V3)",
+    ),
+    (
+        "shared_overlap",
+        "on/off (default off): Megatron's --moe-shared-expert-overlap, the shared experts' GEMMs after the dispatcher's sync",
     ),
     ("permute_fusion", "on/off (default off): Megatron's fused token permutation (fewer host calls)"),
     ("router_fusion", "on/off (default off): Megatron's fused router top-k and aux loss (fewer host calls)"),
@@ -436,6 +450,7 @@ impl MoeOptions {
                 "recompute_modules" => self.recompute_modules = RecomputeModules::parse(&value)?,
                 "dual_pipe" | "dualpipe" => self.dual_pipe = on_off("dual_pipe", &value)?,
                 "fp8_swiglu_cache" => self.fp8_swiglu_cache = on_off("fp8_swiglu_cache", &value)?,
+                "shared_overlap" => self.shared_overlap = on_off("shared_overlap", &value)?,
                 "permute_fusion" => self.host.permute_fusion = on_off("permute_fusion", &value)?,
                 "router_fusion" => self.host.router_fusion = on_off("router_fusion", &value)?,
                 "sequential_experts" => self.host.sequential_experts = on_off("sequential_experts", &value)?,
@@ -496,6 +511,9 @@ impl fmt::Display for MoeOptions {
         }
         if self.fp8_swiglu_cache {
             write!(f, ",fp8_swiglu_cache=on")?;
+        }
+        if self.shared_overlap {
+            write!(f, ",shared_overlap=on")?;
         }
         // The host-call switches, each written when not Megatron's default.
         let h = self.host;
