@@ -88,22 +88,28 @@ fn extended_mode_meets_its_targets_on_runs_it_has_not_seen() {
 /// Refitted: η 1.0, η_att 0.615 of the benchmark (c 512, c_att 1024). Mean |error| 7.45 % →
 /// 7.45 % (leave-one-source-out 9.1 % → 8.7 %); Narayanan 6.7 % → 6.3 %, NeMo long-sequence
 /// 2.8 % → 2.6 %, MosaicML 7.0 % → 7.7 %, MaxText 10.0 % → 9.8 %, the others within 0.1 point.
+///
+/// Moved again (issue 31, interleaved bubble): the interleaved schedule's warm-up and cool-down
+/// wait for their exchanges (Megatron-LM's `schedules.py`), so the bubble's slots carry all `2v`
+/// messages (`extended::pipeline::bubble_s`). Constants kept. Mean |error| 7.450 % → 7.453 %
+/// (leave-one-source-out 8.678 % → 8.678 %); Narayanan 6.35 % → 6.35 %, Korthikanti 5.32 % →
+/// 5.34 %, torchtitan 9.46 % → 9.45 %, NeMo summary 7.29 % → 7.29 %.
 #[test]
 fn extended_summary_is_pinned() {
     let r = report(ModeKind::Extended);
     assert_eq!(r.efficiency, Efficiency::FITTED);
     let s = &r.summary.overall;
     assert_eq!((s.evaluated, s.skipped), (103, 5));
-    close(s.mape, 0.07450288199189886, "extended mean |error|");
+    close(s.mape, 0.07452786961429987, "extended mean |error|");
     close(s.median_abs_error, 0.05929198900721666, "extended median |error|");
-    close(s.median_error, -0.0026757955166297753, "extended median error");
+    close(s.median_error, -0.003070189994535566, "extended median error");
     let pinned = [
-        ("Narayanan", 22, 0.06346296226154054, 0.004893181097877397),
-        ("Korthikanti", 8, 0.053195117506963666, 0.03377626718462978),
-        ("NVIDIA NeMo performance summary", 12, 0.07290969992241486, -0.059217649471828226),
+        ("Narayanan", 22, 0.06353103938327138, 0.004455562218129261),
+        ("Korthikanti", 8, 0.05344435103463756, 0.03439627015790969),
+        ("NVIDIA NeMo performance summary", 12, 0.07293147733071485, -0.059646294021940605),
         ("NVIDIA NeMo long-sequence", 8, 0.026052612108264983, -0.011684469065165737),
         ("MosaicML", 18, 0.07715355238520212, -0.04045403952357679),
-        ("PyTorch torchtitan", 17, 0.09457731132744791, 0.01875792112604202),
+        ("PyTorch torchtitan", 17, 0.09450794846322631, 0.01875792112604202),
         ("Google MaxText", 18, 0.09845195577336831, -0.005527126466072396),
     ];
     for (prefix, n, mape, median) in pinned {

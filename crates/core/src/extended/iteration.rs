@@ -34,7 +34,7 @@ use super::moe::experts::ExpertLayout;
 use super::moe::layer::MoeTimes;
 use super::muon::{RankBlocks, muon_step_s};
 use super::options::ExtendedOptions;
-use super::pipeline::{StageSplit, bubble_slots, exposed_messages_s, message_s, split};
+use super::pipeline::{StageSplit, bubble_s, exposed_messages_s, message_s, split};
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
 use crate::Error;
@@ -440,7 +440,7 @@ pub(crate) fn timing(
     let messages = exposed_messages_s(message, v, slot_of(&busiest));
     let slot = slot_of(&busiest) + messages;
     let nmb_f = nmb as f64;
-    let bubble = bubble_slots(layout.pp, v) * slot;
+    let bubble = bubble_s(layout.pp, v, slot_of(&busiest), message);
 
     let params_busiest = busiest.blocks as f64 * block.parameters
         + match busiest.name {

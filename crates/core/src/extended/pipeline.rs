@@ -6,9 +6,35 @@
 //! exposed stage messages. An iteration is `nmb` slots plus a bubble of `(pp − 1)/v` slots, `v` the
 //! virtual stages per device (1 = plain 1F1B). Each slot sends one forward and one backward message
 //! per virtual stage. Plain 1F1B waits for them (exposed in full, as in the reference); the
-//! interleaved schedule overlaps each with the next chunk's compute (Megatron's
-//! `overlap_p2p_comm`), exposing only the part longer than one chunk. The bubble includes the
-//! exposed messages (quirk Q7 kept, as it is physical).
+//! interleaved schedule's steady state overlaps each with the next chunk's compute (Megatron's
+//! `overlap_p2p_comm`), exposing only the part longer than one chunk ([`exposed_messages_s`]).
+//! The bubble is the warm-up and the cool-down, whose exchanges Megatron waits for before the next
+//! chunk even when interleaved, so its slots carry every message in full ([`bubble_s`]; quirk Q7
+//! kept, as it is physical).
+//!
+//! **Megatron-LM's exchanges, as the source has them** (NVIDIA/Megatron-LM at d98e8a6, the commit
+//! of `tests/data/megatron-ft-runs.json`):
+//! * `overlap_p2p_comm` is on unless a run states `--no-overlap-p2p-communication`
+//!   (`megatron/training/arguments.py` l. 3118–3120, `store_false`), and forced off without
+//!   virtual stages (l. 1009–1012); `batch_p2p_comm = not overlap_p2p_comm`
+//!   (`megatron/training/argument_utils.py` l. 307). So plain 1F1B batches each exchange
+//!   (`batch_isend_irecv`) and, with `batch_p2p_sync` on by default
+//!   (`megatron/core/model_parallel_config.py` l. 395), calls `torch.cuda.synchronize()` after it
+//!   (`megatron/core/pipeline_parallel/p2p_communication.py` l. 421–424): the host waits for the
+//!   device at every exchange. The interleaved schedule issues separate `isend`/`irecv` calls
+//!   (`_p2p_ops`, l. 60–133) and waits on their handles only (a stream wait, not the host): no
+//!   device sync per exchange.
+//! * Warm-up and cool-down exchanges of the interleaved schedule are waited before the next chunk
+//!   (`send_forward_recv_forward` without `overlap_p2p_comm`, hence `wait_on_reqs=True`,
+//!   `megatron/core/pipeline_parallel/schedules.py` l. 1655–1657, and in the cool-down l. 2053)
+//!   unless `--overlap-p2p-communication-warmup-flush` prefetches them (not read: priced as
+//!   waited); only the steady state's exchanges overlap (l. 1731–1952).
+//! * Whatever the schedule, the last stage's loss function checks the loss for NaN and Inf on
+//!   every micro-batch (`pretrain_gpt.py` `loss_func` l. 262–276, on by default: `arguments.py`
+//!   l. 2872–2874), and `validate_result` tests the CUDA tensor in an `if`
+//!   (`megatron/core/rerun_state_machine.py` l. 519–521, 596–598): two device syncs per
+//!   micro-batch on the last stage. Not priced (host-bound pipelines: see
+//!   `tests/data/README.md`, `megatron-ft-runs.json`).
 
 pub use super::choices::StageSplitRule;
 use super::layout::Layout;
@@ -89,6 +115,16 @@ pub fn bubble_slots(pp: u64, interleave: u64) -> f64 {
     pp.saturating_sub(1) as f64 / interleave.max(1) as f64
 }
 
+/// Pipeline bubble [s]: [`bubble_slots`] slots of the busiest device's work for one micro-batch
+/// (`slot_work_s`) with all `2·v` messages of `message_s` exposed: the bubble is the warm-up and
+/// the cool-down, whose exchanges Megatron waits for before the next chunk (module docs), so no
+/// message there overlaps a chunk, interleaved or not. With `v = 1` this is the plain schedule's
+/// `(pp − 1) · (work + 2 · message)`, the same as its slot times its bubble slots.
+pub fn bubble_s(pp: u64, interleave: u64, slot_work_s: f64, message_s: f64) -> f64 {
+    let n = 2.0 * interleave.max(1) as f64;
+    bubble_slots(pp, interleave) * (slot_work_s + n * message_s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +144,14 @@ mod tests {
         assert_eq!(exposed_messages_s(1.0, 1, 100.0), 2.0);
         assert_eq!(exposed_messages_s(1.0, 2, 100.0), 0.0);
         assert_eq!(exposed_messages_s(1.0, 2, 2.0), 4.0 * 0.5);
+        // Plain 1F1B: 7 slots of 10 + 2 · 1 = 84, the slot (work and both messages) times 7.
+        assert_eq!(bubble_s(8, 1, 10.0, 1.0), 7.0 * (10.0 + exposed_messages_s(1.0, 1, 10.0)));
+        assert_eq!(bubble_s(8, 1, 10.0, 1.0), 84.0);
+        // Interleaved, v = 2: 3.5 slots of 10 + 4 · 1 = 49, though the steady state's slot hides
+        // the messages (10 + 0): the warm-up and cool-down wait for them.
+        assert_eq!(exposed_messages_s(1.0, 2, 10.0), 0.0);
+        assert_eq!(bubble_s(8, 2, 10.0, 1.0), 49.0);
+        assert_eq!(bubble_s(1, 4, 10.0, 1.0), 0.0);
     }
 
     #[test]

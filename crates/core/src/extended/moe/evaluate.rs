@@ -32,7 +32,7 @@ use crate::extended::layout::Layout;
 use crate::extended::memory::{ExpertStates, MemoryEstimate, Stage, peak_device_gb, peak_of_stages};
 use crate::extended::muon::{RankBlocks, muon_step_s};
 use crate::extended::options::ExtendedOptions;
-use crate::extended::pipeline::{bubble_slots, exposed_messages_s, message_s, split};
+use crate::extended::pipeline::{bubble_s, exposed_messages_s, message_s, split};
 use crate::extended::pricing::{Pass, Pricing};
 use crate::extended::workload::Workload;
 use crate::moe_shape::MoeShape;
@@ -329,7 +329,8 @@ pub fn assemble_moe(
     let messages = exposed_messages_s(message, v, busiest_slot);
     let slot = busiest_slot + messages;
     let dual = opts.moe.dual_pipe && v == 1 && layout.pp >= 2 && layout.pp % 2 == 0;
-    let bubble = if dual { dual_pipe_bubble_slots(layout.pp) } else { bubble_slots(layout.pp, v) } * slot;
+    let bubble =
+        if dual { dual_pipe_bubble_slots(layout.pp) * slot } else { bubble_s(layout.pp, v, busiest_slot, message) };
     let shard = |g: &DpGroups| if opts.sharding.shards_optimizer() { g.shard as f64 } else { 1.0 };
     let t_opt = p.traffic(
         (dense_params_of(busiest) / shard(&groups) + expert_params_of(busiest) / shard(&expert_groups))
