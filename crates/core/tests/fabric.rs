@@ -62,9 +62,11 @@ fn two_node_all_reduce_on_efa_by_hand() {
     assert!(close(ar0, 2.0 * (15.0 / 16.0) / 280.0 + 122.8e-6), "{ar0}");
 }
 
-/// A kind alone keeps today's figures: defaults equal to the reference's for every kind.
+/// A kind alone keeps today's figures: defaults equal to the reference's for every kind, but for
+/// EFA's measured NCCL network step (68.3 µs, `catalog::fabric::EFA_NCCL_STEP_S`), which moves
+/// NCCL's collectives only.
 #[test]
-fn a_kind_alone_moves_nothing() {
+fn a_kind_alone_moves_nothing_but_efa_steps() {
     let sys = builtin_system("nvidia_h100_sxm5_80gb").unwrap();
     assert_eq!(sys.fabric.and_then(|f| f.kind), Some(FabricKind::InfiniBand(IbGeneration::Ndr)));
     let base = Hardware::from_catalog(sys, Precision::Bf16, true, &Default::default()).unwrap();
@@ -72,8 +74,34 @@ fn a_kind_alone_moves_nothing() {
         let (_, opts) = parse_system_spec(&format!("nvidia_h100_sxm5_80gb,fabric={kind}")).unwrap();
         let hw = Hardware::from_catalog(sys, Precision::Bf16, true, &opts).unwrap();
         assert_eq!(hw.net, base.net, "{kind}");
-        assert_eq!(hw.net_step_latency_s, None, "{kind}");
+        let step = if kind == "efa" { Some(fmperf_core::catalog::fabric::EFA_NCCL_STEP_S) } else { None };
+        assert_eq!(hw.net_step_latency_s, step, "{kind}");
     }
+    assert_eq!(fmperf_core::catalog::fabric::EFA_NCCL_STEP_S, 68.3e-6);
+}
+
+/// The EFA step reproduces the measurement it comes from: a 32 MiB all-gather over 32 p5 nodes
+/// (256 H100) took 2.6995 ms (nccl-tests, 12.43 GB/s algorithm bandwidth). fmperf's ring by hand,
+/// bandwidth term 0.033554 GB · 255/256 ÷ 280 GB/s (8 NICs of 50 GB/s at 0.7) = 119.37 µs:
+/// * LL: 3.6 + 224 · 0.47 + 31 · 68.3 µs = 2226.2 µs, plus 119.37 / 0.5 = 2.4649 ms;
+/// * LL128: 10 + 224 · 1.9 + 31 · 68.3 µs = 2552.9 µs, plus 119.37 / (15/16) = 2.6802 ms;
+/// * Simple: 8.4 + 224 · 3.4 + 31 · 68.3 µs = 2887.3 µs, plus 119.37 = 3.0067 ms.
+///
+/// NCCL's pick, LL, is 9 % under the measured figure; on InfiniBand's table (2.7 µs a network
+/// step for LL) the same all-gather would take 0.45 ms.
+#[test]
+fn efa_all_gather_of_32_nodes_by_hand() {
+    let (_, opts) = parse_system_spec("nvidia_h100_sxm5_80gb,fabric=efa").unwrap();
+    let sys = builtin_system("nvidia_h100_sxm5_80gb").unwrap();
+    let hw = Hardware::from_catalog(sys, Precision::Bf16, true, &opts).unwrap();
+    let x = ExtendedOptions::realistic();
+    let p = Pricing { hw: &hw, opts: &x };
+    let gb = 33.554432e-3;
+    let t = p.collective(CollectiveKind::AllGather, gb, 256, 8);
+    let by_hand = (3.6 + 224.0 * 0.47 + 31.0 * 68.3) * 1e-6 + gb * 255.0 / 256.0 / 280.0 / 0.5;
+    assert!(close(t, by_hand), "{t} against {by_hand}");
+    assert!((by_hand - 2.4649e-3).abs() < 1e-7, "{by_hand}");
+    assert!((t / 2.6995e-3 - 1.0).abs() < 0.10, "{t}");
 }
 
 #[test]

@@ -36,6 +36,26 @@
 //! few micro-batches are left to accumulate: the rest is per step and is not per-tensor host
 //! work (≈ 100 tensors × 3 launches × 12.9 µs ≈ 4 ms).
 //!
+//! Session 29 (issue 31, two sourced parts, nothing fitted to this file): (1) the rows' fabric now
+//! reaches the model — the words `EFA between nodes, 3,200 Gbps per node` name the kind in a
+//! clause without its rate, which the sweep reader dropped, so every row was priced on the H100's
+//! catalog InfiniBand — and EFA's NCCL network step is measured, 68.3 µs against InfiniBand's
+//! 9.6 µs (`catalog::fabric::EFA_NCCL_STEP_S`: nccl-tests all-gathers on p5.48xlarge from
+//! crazyguitar/aws-gpu-communication-benchmark, 2–32 nodes); (2) nanotron reduces each block's
+//! gradients in PyTorch DDP buckets of 25 MiB (up to one per weight matrix), each a collective
+//! over the data-parallel group paying that latency (`Stack::gradient_buckets_per_block`). What
+//! the rows showed (measured minus predicted step of DP layouts, e.g. the 1B on 32 nodes: 0.14 s
+//! at DP 256 × TP 1, 0.10 s at DP 128 × TP 2, 0.04 s at DP 64 × TP 4) is the cost of a data
+//! parallel group of many ranks; a bucket's reduce-scatter over 256 ranks in 32 nodes now costs
+//! ≈ 2.5 ms of latency, ≈ 0.12 s for the 1B's 49 buckets. Mean |error| 833 % → 777 %, median
+//! +138 % → +131 %, within 12 % 337 → 356 rows; median regret 8.9 % → 3.2 % (32 nodes: 35 % →
+//! 0 %, the pick the measured best in all three groups), top-1 hits 6 → 9, mean tau 0.501 →
+//! 0.496; 16 nodes unchanged (its picks are ZeRO-1 layouts whose blocking parameter gather the
+//! rows say costs ≈ 50 ms at DP 128, the Playbook's own all-gather bandwidth at 16 nodes, 55 GB/s,
+//! against the 280 GB/s of eight EFA NICs at 70 %); 64 nodes worse (median regret 154 % → 267 %:
+//! the picks move to smaller data-parallel groups, the measured best there keep DP 128, and the
+//! 64-node runs are 3–30× slower than any layout's physics gives).
+//!
 //! Not all of the gap is physics: the grid holds runs that went wrong — the same layout measured
 //! 13× apart between ZeRO-0 and ZeRO-1 (8.86 B on 4 nodes, dp4·tp2·pp4, 64 micro-batches of 1:
 //! 461 against 6,272 tokens/s per GPU), single runs 20–50× below their neighbours (nanotron's benchmark mode times one step, the 4th,
@@ -77,8 +97,8 @@ fn the_playbook_grid_is_ranked_and_guarded() {
     let med = median(errors.clone());
     eprintln!("{} rows, median error {:+.1} %, within 12 %: {within}", errors.len(), 100.0 * med);
     assert_eq!(errors.len(), 1738);
-    assert!(within >= 330, "within 12 %: {within}");
-    assert!(med < 1.40, "median error {med}");
+    assert!(within >= 350, "within 12 %: {within}");
+    assert!(med < 1.33, "median error {med}");
 
     // Small jobs are priced well: 1 node, every model.
     for m in ["1b", "3b", "8b"] {
@@ -93,8 +113,12 @@ fn the_playbook_grid_is_ranked_and_guarded() {
     eprintln!("{s:?}");
     assert_eq!(s.groups, 26);
     assert!(s.tau_mean.is_some_and(|t| t >= 0.48), "{s:?}");
-    assert!(s.regret_median.is_some_and(|x| x <= 0.095), "{s:?}");
-    assert!(s.top1_hits >= 6, "{s:?}");
+    assert!(s.regret_median.is_some_and(|x| x <= 0.04), "{s:?}");
+    assert!(s.top1_hits >= 9, "{s:?}");
+    // 32 nodes: the pick is the measured best (or within 2 % of it) for the 1B, 3B and 8B.
+    for g in r.groups.iter().filter(|g| g.group.contains("_32node") && !g.group.contains("80b")) {
+        assert!(g.regret.is_some_and(|x| x <= 0.02), "{}: {:?}", g.group, g.regret);
+    }
     // None since session 26 (nanotron's loss holds FP32 logits only, `Stack::logits_upcast_in_model`).
     assert_eq!(s.ran_called_no, 0, "{s:?}");
 }

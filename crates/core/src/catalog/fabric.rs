@@ -17,15 +17,14 @@
 //! model's `ib_eff`/`ib_latency` (`network.scale_out_eff`, `network.scale_out_latency_s`): the
 //! fabric never reaches it.
 //!
-//! **Defaults per kind** ([`FabricKind::defaults`]): no kind has a checked figure of its own yet,
-//! so every kind keeps today's numbers — achievable 0.7 (the reference's `ib_eff`) and, for the
-//! latency, NCCL's network table for NCCL collectives and the reference's 5 µs hop for the rest.
-//! What is known: NCCL's own cost model uses one network latency table for every fabric kind
-//! (NVIDIA/nccl `src/graph/tuning.cc` at 01afd20, `hwLat[NCCL_HW_NET]`, Ring LL/LL128/Simple
-//! 2.7/4.0/9.6 µs and Tree 5.0/8.5/50 µs per inter-node step), so no kind-specific latency comes
-//! from NCCL; a per-kind EFA latency (the aws-ofi-nccl tuner's) moved the p5 EFA sweep by a few
-//! points in session 21 and was not kept (`tests/ultrascale_playbook_sweeps.rs`). A user or a run
-//! that knows its fabric's figure states it (`fabric_latency_us=20`).
+//! **Defaults per kind** ([`FabricKind::defaults`]): achievable 0.7 (the reference's `ib_eff`)
+//! for every kind; the latency is NCCL's network table for NCCL collectives and the reference's
+//! 5 µs hop for the rest, except EFA's NCCL network step ([`EFA_NCCL_STEP_S`], measured). NCCL's
+//! own cost model uses one network latency table for every fabric kind (NVIDIA/nccl
+//! `src/graph/tuning.cc` at 01afd20, `hwLat[NCCL_HW_NET]`, Ring LL/LL128/Simple 2.7/4.0/9.6 µs and
+//! Tree 5.0/8.5/50 µs per inter-node step), so no kind-specific latency comes from NCCL; EFA's
+//! comes from nccl-tests runs on p5.48xlarge (see the constant). A user or a run that knows its
+//! fabric's figure states it (`fabric_latency_us=20`), which wins over the kind's.
 
 use crate::Error;
 
@@ -69,6 +68,10 @@ pub struct FabricDefaults {
     /// Latency of one network step [s]; `None`: no figure of the kind's own (NCCL's network
     /// `hwLat` table for NCCL collectives, the system's `network.scale_out_latency_s` for the rest).
     pub latency_s: Option<f64>,
+    /// Latency of one network step of an NCCL ring or tree [s] measured on the kind, for NCCL's
+    /// collectives only (all-to-all and the reference-style hops keep [`Self::latency_s`]);
+    /// `None`: [`Self::latency_s`].
+    pub nccl_step_s: Option<f64>,
     /// Fraction of the NIC bandwidth collectives achieve (0, 1].
     pub achievable: f64,
     /// The source of the two figures, or `assumed: …`.
@@ -78,10 +81,37 @@ pub struct FabricDefaults {
 /// Today's figures for every kind (see the module documentation).
 const ASSUMED: FabricDefaults = FabricDefaults {
     latency_s: None,
+    nccl_step_s: None,
     achievable: 0.7,
     source: "assumed: no figure per kind; the latency stays NCCL's network hwLat (NVIDIA/nccl src/graph/tuning.cc \
              at 01afd20, Ring 2.7/4.0/9.6 us for LL/LL128/Simple, one table for every fabric kind) and the \
              reference's 5e-6 s hop, the achievable fraction the reference's ib_eff 0.7",
+};
+
+/// Latency of one network step of an NCCL collective on AWS EFA [s] (p5.48xlarge: 32 EFA NICs of
+/// 100 Gb/s per node of 8 H100), a least-squares figure of fmperf's own ring model on measured
+/// all-gathers. **Source:** crazyguitar/aws-gpu-communication-benchmark @ fd167f9,
+/// `data/nccl_all_gather.csv` (nccl-tests `all_gather_perf`, p5.48xlarge, EFA): 32 MiB
+/// (0.033554 GB) all-gathered over `N` = 2, 4, 8, 16 and 32 nodes of 8 GPUs at an algorithm
+/// bandwidth of 140.06, 86.25, 47.03, 25.10 and 12.43 GB/s, i.e. in 0.2396, 0.3890, 0.7135,
+/// 1.3368 and 2.6995 ms. fmperf's ring over `n = 8N` ranks with NCCL's LL128 protocol
+/// ([`crate::extended::latency`]): 10 µs + (n − N)·1.9 µs (NVLink steps) + (N − 1)·`L` (network
+/// steps) + the bandwidth term 0.033554 GB·(n − 1)/n ÷ (8 NICs × 50 GB/s × 0.7 = 280 GB/s) ÷ 15/16
+/// = 119.8, 123.8, 125.9, 126.8 and 127.4 µs. What is left for the network steps, 83.1, 202.0,
+/// 471.2, 987.2 and 2,136.5 µs over 1, 3, 7, 15 and 31 steps, gives `L` = Σ(N−1)·y / Σ(N−1)² =
+/// 85,029 / 1,245 = 68.3 µs (each node count alone: 83, 67, 67, 66, 69 µs), seven times NCCL's
+/// 9.6 µs (Simple) for InfiniBand. With it fmperf's collective (the least over the protocols)
+/// gives 0.225, 0.392, 0.720, 1.319 and 2.465 ms: −6 % to +1 %, −9 % at 32 nodes. Not fitted on
+/// any training run.
+pub const EFA_NCCL_STEP_S: f64 = 68.3e-6;
+
+/// EFA: [`ASSUMED`] but for its measured NCCL network step ([`EFA_NCCL_STEP_S`]).
+const EFA: FabricDefaults = FabricDefaults {
+    nccl_step_s: Some(EFA_NCCL_STEP_S),
+    source: "NCCL network step 68.3 us: nccl-tests all_gather on p5.48xlarge (crazyguitar/\
+             aws-gpu-communication-benchmark @ fd167f9, data/nccl_all_gather.csv, 2-32 nodes); \
+             achievable 0.7 (the reference's ib_eff) and the reference's 5e-6 s hop assumed",
+    ..ASSUMED
 };
 
 /// The names a fabric kind is written with in files and specs, with the kind.
@@ -138,7 +168,10 @@ impl FabricKind {
 
     /// The kind's default latency per network step and achievable fraction, with their source.
     pub fn defaults(self) -> FabricDefaults {
-        ASSUMED
+        match self {
+            FabricKind::Efa => EFA,
+            _ => ASSUMED,
+        }
     }
 }
 
@@ -188,13 +221,16 @@ impl Fabric {
     /// Latency of one network step [s] when the fabric or its kind gives one ([`Fabric::latency_s`]
     /// without the fallback): what replaces NCCL's network `hwLat` in extended mode.
     pub fn step_latency_s(&self) -> Option<f64> {
-        self.latency_s.or(self.kind.and_then(|k| k.defaults().latency_s))
+        let kind = self.kind.map(FabricKind::defaults);
+        self.latency_s.or(kind.and_then(|d| d.nccl_step_s.or(d.latency_s)))
     }
 
-    /// Latency of one network hop [s]: [`Fabric::step_latency_s`], else `network_latency_s` (the
-    /// system's `network.scale_out_latency_s`).
+    /// Latency of one network hop [s] of the reference-style collectives (all-to-all, torus
+    /// parts): the stated figure, else the kind's hop default, else `network_latency_s` (the
+    /// system's `network.scale_out_latency_s`). A kind's NCCL step ([`FabricDefaults::nccl_step_s`])
+    /// is not a hop figure.
     pub fn latency_s(&self, network_latency_s: f64) -> f64 {
-        self.step_latency_s().unwrap_or(network_latency_s)
+        self.latency_s.or(self.kind.and_then(|k| k.defaults().latency_s)).unwrap_or(network_latency_s)
     }
 
     /// Achievable fraction: the stated one, else the kind's default, else `network_eff`.
@@ -260,9 +296,11 @@ mod tests {
     fn stated_figures_win_over_kind_then_network() {
         // No kind: the system's network figures.
         assert_eq!(Fabric::default().latency_s(7e-6), 7e-6);
-        // A kind: its default, none for any kind today: the network figure, NCCL's table.
+        // A kind: its default. None for the hop of any kind (the network figure); NCCL's table
+        // for every kind's NCCL step but EFA's measured one.
         assert_eq!(Fabric::of_kind(FabricKind::Efa).latency_s(7e-6), 7e-6);
-        assert_eq!(Fabric::of_kind(FabricKind::Efa).step_latency_s(), None);
+        assert_eq!(Fabric::of_kind(FabricKind::Efa).step_latency_s(), Some(EFA_NCCL_STEP_S));
+        assert_eq!(Fabric::of_kind(FabricKind::Roce).step_latency_s(), None);
         // A stated figure: itself; a user's over the catalog's.
         let user = Fabric { latency_s: Some(20e-6), ..Fabric::default() };
         let f = user.over(Some(Fabric { oversubscription: Some(2.0), ..Fabric::of_kind(FabricKind::Efa) }));

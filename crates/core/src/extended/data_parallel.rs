@@ -29,6 +29,11 @@
 //!   rings `z − 1` steps over the scale-up links and the cross-group all-reduce a tree of
 //!   `log2(nodes)` network steps — at 1,024 A100s (128 nodes of 8) 4.3 ms against ≈ 1.1 ms per
 //!   bucket with the Simple protocol;
+//! * the gradients' reduction of ZeRO-0/1/2, bucketed behind the backward, is one collective per
+//!   block, or on a stack whose DDP buckets are smaller than a block (nanotron's 25 MiB,
+//!   [`super::stack::Stack::gradient_buckets_per_block`]) `k` collectives of `1/k` of it, each
+//!   paying NCCL's latency over the whole replica group: what makes a data-parallel group of many
+//!   ranks slow on a fabric of long network steps (EFA, [`crate::catalog::fabric::EFA_NCCL_STEP_S`]);
 //! * ZeRO-2 under gradient accumulation: as ZeRO-1, but the gradients are reduced behind every
 //!   micro-batch's backward, not once per step. A ZeRO-2 rank keeps only the gradient shard it owns,
 //!   so it cannot accumulate the full gradient over the micro-batches; each micro-batch's gradients
@@ -264,6 +269,11 @@ pub fn dp_collectives(
     // A once-per-iteration collective of `v` per block: bucketed behind the blocks' passes, or
     // (no overlap) one collective of the whole stage's volume after them, exposed in full.
     let once = |kind, v: f64, g, s| if overlap { c(kind, v, g, s) } else { c(kind, v * blocks as f64, g, s) };
+    // The gradients' reduction of a block, bucketed behind its backward: one collective, or the
+    // `k` buckets of the stack's DDP ([`super::stack::Stack::gradient_buckets_per_block`]), each
+    // a collective of `1/k` of the block's gradients paying its own NCCL latency.
+    let k = if overlap { p.opts.stack.gradient_buckets_per_block(per_block * p.hw.element_bytes) } else { 1.0 };
+    let reduce = |kind, g, s| if k > 1.0 { k * c(kind, grads_gb / k, g, s) } else { once(kind, grads_gb, g, s) };
     // The parameters' all-gather: bucketed as `once`, or one collective of the stage's whole
     // volume where the optimizer step runs it.
     let gather = |v: f64, g, s| {
@@ -283,7 +293,7 @@ pub fn dp_collectives(
         0.0
     };
     let seconds = match sharding {
-        Sharding::Ddp => [once(CollectiveKind::AllReduce, grads_gb, r, rf), 0.0, 0.0],
+        Sharding::Ddp => [reduce(CollectiveKind::AllReduce, r, rf), 0.0, 0.0],
         // One broadcast of each owner's shard of the whole stage's parameters, `z` in a row.
         Sharding::Zero1 | Sharding::Zero2 if broadcast => {
             let (z, zf) = (groups.shard, groups.shard_fast);
@@ -296,7 +306,7 @@ pub fn dp_collectives(
         }
         // Sharded over the whole replica group: exactly as before the shard group was read.
         Sharding::Zero1 | Sharding::Zero2 if across <= 1 => {
-            [once(CollectiveKind::ReduceScatter, grads_gb, r, rf), gather(params_gb, r, rf), 0.0]
+            [reduce(CollectiveKind::ReduceScatter, r, rf), gather(params_gb, r, rf), 0.0]
         }
         Sharding::Zero1 | Sharding::Zero2 => {
             let (z, zf) = (groups.shard, groups.shard_fast);
@@ -594,6 +604,41 @@ mod tests {
     }
 
     #[test]
+    fn nanotron_reduces_the_gradients_in_ddp_buckets_by_hand() {
+        use super::super::Stack;
+        // ZeRO-0 over 64 H200s, 8 per domain, nothing to hide behind. 1e9 parameters in 32 blocks:
+        // 31.25e6 per block, 62.5 MB of 16-bit gradients, 62.5e6 / 26,214,400 (25 MiB) = 2.3842
+        // buckets; their FP32 gradients, 0.125 GB a block, leave as 2.3842 all-reduces of
+        // 0.125 / 2.3842 GB each. Megatron's (one per block): one all-reduce of 0.125 GB.
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
+        let layout = Layout::placed(1, 1, 1, 64, 1, 64, 8);
+        let mega = ExtendedOptions { sharding: Sharding::Ddp, ..ExtendedOptions::realistic() };
+        let nano = ExtendedOptions { stack: Stack::Nanotron, ..mega };
+        let g = DpGroups::of(&layout, &mega).unwrap();
+        let cost = |o: &ExtendedOptions, params: f64| {
+            data_parallel_cost(&g, &Pricing { hw: &hw, opts: o }, 32, params, 0.0, 0.0)
+        };
+        let p = Pricing { hw: &hw, opts: &mega };
+        let k: f64 = 62.5e6 / 26_214_400.0;
+        assert!((k - 2.3842).abs() < 1e-4 && (Stack::Nanotron.gradient_buckets_per_block(62.5e6) - k).abs() < 1e-12);
+        let bucket = p.collective(CollectiveKind::AllReduce, 0.125 / k, 64, 8);
+        let block = p.collective(CollectiveKind::AllReduce, 0.125, 64, 8);
+        // Nothing hides: all 32 blocks exposed.
+        assert!(near(cost(&nano, 1e9).per_iteration_s, 32.0 * k * bucket), "{:?}", cost(&nano, 1e9));
+        assert!(near(cost(&mega, 1e9).per_iteration_s, 32.0 * block));
+        // The same bytes, more latency: k buckets pay k latencies.
+        assert!(cost(&nano, 1e9).per_iteration_s > cost(&mega, 1e9).per_iteration_s);
+        // A block of 7e9/32 parameters (437.5 MB at 16 bits, 16.7 caps) is four buckets, one per
+        // weight matrix of nanotron's Llama block; a tiny block is one.
+        assert_eq!(Stack::Nanotron.gradient_buckets_per_block(437.5e6), 4.0);
+        assert_eq!(Stack::Nanotron.gradient_buckets_per_block(1e6), 1.0);
+        assert_eq!(Stack::Megatron.gradient_buckets_per_block(437.5e6), 1.0);
+        // Without overlap the stage's gradients leave as one collective on every stack.
+        let off = |o: ExtendedOptions| cost(&ExtendedOptions { dp_overlap: false, ..o }, 1e9);
+        assert_eq!(off(nano), off(mega));
+    }
+
+    #[test]
     fn nanotron_gathers_the_parameters_inside_the_optimizer_step_by_hand() {
         use super::super::Stack;
         // ZeRO-1 over 64 H200s, 8 per domain, 32 blocks of 7e9/32 parameters, blocks of 1 s: long
@@ -612,12 +657,17 @@ mod tests {
         let links = 63.0 / 64.0 * 14.0 / 280.0;
         assert!(ag_whole > links && ag_whole < links + 1e-3, "{ag_whole} against {links}");
         assert!(near(zero1_64(mega, 1.0).per_iteration_s, rs_bucket + ag_bucket));
-        assert!(near(zero1_64(nano, 1.0).per_iteration_s, rs_bucket + ag_whole));
+        // nanotron's block of 437.5 MB of 16-bit gradients is four DDP buckets (one per weight
+        // matrix, `Stack::gradient_buckets_per_block`): four reduce-scatters of a quarter each.
+        let rs_nano = 4.0 * p.collective(CollectiveKind::ReduceScatter, 7.0 / 32.0 * 4.0 / 4.0, 64, 8);
+        assert!(near(zero1_64(nano, 1.0).per_iteration_s, rs_nano + ag_whole));
         // Nothing to hide behind: both expose everything, nanotron still as one gather.
         let bare = zero1_64(nano, 0.0).per_iteration_s;
-        assert!(near(bare, overlapped(rs_bucket, 0.0, 32) + ag_whole), "{bare}");
-        // ZeRO-0 has no gather: the stacks price it alike.
+        assert!(near(bare, overlapped(rs_nano, 0.0, 32) + ag_whole), "{bare}");
+        // ZeRO-0 has no gather: the stacks differ by the buckets of the all-reduce alone.
         let ddp = |o: ExtendedOptions| zero1_64(ExtendedOptions { sharding: Sharding::Ddp, ..o }, 1.0);
-        assert_eq!(ddp(nano), ddp(mega));
+        let ar = |v: f64| p.collective(CollectiveKind::AllReduce, v, 64, 8);
+        assert!(near(ddp(mega).per_iteration_s, ar(7.0 / 32.0 * 4.0)));
+        assert!(near(ddp(nano).per_iteration_s, 4.0 * ar(7.0 / 32.0)));
     }
 }

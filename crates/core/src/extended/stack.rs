@@ -32,6 +32,15 @@ use std::str::FromStr;
 use super::choices::{Sharding, named_enum};
 use crate::Error;
 
+/// nanotron's DDP bucket: `ddp_bucket_cap_mb` 25 (huggingface/nanotron @ a756526,
+/// `src/nanotron/config/config.py` l. 220) as PyTorch's DDP reads it, `bucket_cap_mb · 1024 · 1024`
+/// bytes [B] ([`Stack::gradient_buckets_per_block`]).
+pub const NANOTRON_DDP_BUCKET_BYTES: f64 = 25.0 * 1024.0 * 1024.0;
+
+/// Weight matrices of a nanotron Llama block, each a DDP bucket of its own when larger than the
+/// bucket [count] ([`Stack::gradient_buckets_per_block`]).
+pub const NANOTRON_BLOCK_MATRICES: f64 = 4.0;
+
 /// The training stack (module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Stack {
@@ -206,6 +215,32 @@ impl Stack {
     /// backward already priced.
     pub fn accumulates_in_a_separate_fp32_buffer(self) -> bool {
         matches!(self, Stack::Nanotron)
+    }
+
+    /// The buckets in which the stack's data parallelism reduces one block's gradients of
+    /// `block_gradient_bytes` [B, at the model's 16-bit width] behind the backward, each one NCCL
+    /// collective with its own latency ([`super::data_parallel`]): 1 where fmperf prices one
+    /// collective per block (every stack but nanotron).
+    ///
+    /// nanotron (huggingface/nanotron @ a756526, the revision of the Ultra-Scale Playbook's
+    /// benchmarks) wraps the model in PyTorch's `DistributedDataParallel` with
+    /// `bucket_cap_mb=config.model.ddp_bucket_cap_mb` (`src/nanotron/trainer.py` l. 858–863),
+    /// 25 by default (`src/nanotron/config/config.py` l. 220); its FP32 accumulation hook
+    /// (`optim/gradient_accumulator.py`, `get_fp32_accum_hook`, l. 317–391) launches one
+    /// `all_reduce_coalesced` (ZeRO-0) or one flattened `reduce_scatter` (ZeRO-1) per DDP bucket.
+    /// DDP fills a bucket with whole gradient tensors, in reverse order of registration, and
+    /// closes it once it holds `bucket_cap_mb · 2^20` bytes of the parameters' 16-bit gradients
+    /// (PyTorch's `DistributedDataParallel` through `dist._compute_bucket_assignment_by_size`; its
+    /// first bucket of 1 MiB, `_DEFAULT_FIRST_BUCKET_BYTES`, is left out here), so a
+    /// block gives `bytes / 25 MiB` buckets, but never more than its weight matrices, each a
+    /// bucket of its own when larger than the cap: nanotron's Llama block has four
+    /// (`qkv_proj`, `o_proj`, `gate_up_proj`, `down_proj`: `src/nanotron/models/llama.py`
+    /// l. 223, 233, 384, 414). At least one.
+    pub fn gradient_buckets_per_block(self, block_gradient_bytes: f64) -> f64 {
+        match self {
+            Stack::Nanotron => (block_gradient_bytes / NANOTRON_DDP_BUCKET_BYTES).clamp(1.0, NANOTRON_BLOCK_MATRICES),
+            _ => 1.0,
+        }
     }
 
     /// Whether the stack offers `sharding`.

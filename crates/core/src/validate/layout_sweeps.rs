@@ -140,7 +140,16 @@ fn hardware(g: &Map<String, Value>) -> (Value, Value, Vec<Note>) {
             Value::String(format!("{id},scale_out={gbs}{}", kind.unwrap_or_default()))
         }
         (Some(id), None) if id.starts_with('@') => Value::Null,
-        (Some(id), None) => Value::String(id),
+        // The words name the fabric's kind without its rate (`EFA between nodes, 3,200 Gbps per
+        // node`: the rate is a clause of its own): the kind travels in the spec alone, the part's
+        // catalog bandwidth stays.
+        (Some(id), None) => match super::fabric_words::fabric_kind(&fabric) {
+            Some(k) => {
+                notes.reading(format!("scale-out fabric read from the words `{fabric}`: {}", k.name()));
+                Value::String(format!("{id},fabric={}", k.name()))
+            }
+            None => Value::String(id),
+        },
         (None, _) => Value::Null,
     };
     (id_value, words_value, notes)
