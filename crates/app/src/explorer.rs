@@ -803,7 +803,7 @@ mod tests {
     #[test]
     fn budgets_below_one_step_or_beyond_any_run_are_refused_at_the_field() {
         let mode = fmperf_core::mode::Mode::Extended(Default::default());
-        let entries = fmperf_core::explore::UserEntries::default();
+        let entries = fmperf_core::resolve::UserEntries::default();
         let spec = |budget: &str| {
             let mut f = page_default();
             f.budget = budget.into();
