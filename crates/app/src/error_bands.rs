@@ -7,8 +7,8 @@
 //! first view reads the cache alone ([`cached_band`]), so that it ships without the fitter.
 
 use fmperf_core::extended::Workload;
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::resolve::explorer::ExploreSpec;
-use fmperf_core::validate::ModeKind;
 use fmperf_core::validate::error_bands::{
     ErrorBand, ModelClass, cached_shipped_holdout, error_band_from, part_class, shipped_holdout,
 };

@@ -37,8 +37,8 @@
 
 use fmperf_core::explore::own::OwnFields;
 use fmperf_core::explore::parse_candidate;
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::resolve::explorer::ExploreFields;
-use fmperf_core::validate::ModeKind;
 use fmperf_core::vocab::Candidate;
 use fmperf_core::{Error, Strategy};
 
