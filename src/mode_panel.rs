@@ -19,7 +19,7 @@ use fmperf_core::extended::ExtendedOptions;
 use fmperf_core::extended::switch_text::text_value;
 use fmperf_core::extended::switches::{CONSTANTS, SWITCHES, SwitchInfo, SwitchKind};
 use fmperf_core::mode::Mode;
-use fmperf_core::validate::ModeKind;
+use fmperf_core::mode_kind::ModeKind;
 use leptos::prelude::*;
 
 use crate::url_state::UrlState;

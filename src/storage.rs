@@ -24,9 +24,9 @@
 use std::cell::OnceCell;
 
 use fmperf_core::Error;
-use fmperf_core::explore::UserEntries;
 use fmperf_core::format::Document;
 use fmperf_core::format::custom_store::{BACKUP_KEY, CustomStore, EntryKind, ImportOutcome, STORAGE_KEY};
+use fmperf_core::resolve::UserEntries;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;

@@ -5,7 +5,7 @@
 //! ("±8 % typical … from 32 measured runs in 4 sources").
 
 use fmperf_core::extended::efficiency::median;
-use fmperf_core::validate::ModeKind;
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::validate::compare::{Prepared, Report};
 use fmperf_core::validate::error_bands::{
     Basis, ErrorBand, ModelClass, PartClass, SizeClass, error_band_from, part_class, shipped_holdout,

@@ -7,9 +7,8 @@
 //! first view reads the cache alone ([`cached_band`]), so that it ships without the fitter.
 
 use fmperf_core::extended::Workload;
-use fmperf_core::mode::Mode;
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::resolve::explorer::ExploreSpec;
-use fmperf_core::validate::ModeKind;
 use fmperf_core::validate::error_bands::{
     ErrorBand, ModelClass, cached_shipped_holdout, error_band_from, part_class, shipped_holdout,
 };
@@ -27,10 +26,7 @@ pub fn cached_band(spec: &ExploreSpec) -> Option<ErrorBand> {
 }
 
 fn band_from(spec: &ExploreSpec, holdout: impl Fn(ModeKind) -> Option<&'static Holdout>) -> Option<ErrorBand> {
-    let mode = match spec.mode {
-        Mode::Reference => ModeKind::Reference,
-        Mode::Extended(_) => ModeKind::Extended,
-    };
+    let mode = spec.mode.kind();
     let workload = spec
         .extended
         .as_ref()

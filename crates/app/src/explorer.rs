@@ -37,8 +37,8 @@
 
 use fmperf_core::explore::own::OwnFields;
 use fmperf_core::explore::parse_candidate;
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::resolve::explorer::ExploreFields;
-use fmperf_core::validate::ModeKind;
 use fmperf_core::vocab::Candidate;
 use fmperf_core::{Error, Strategy};
 
@@ -803,7 +803,7 @@ mod tests {
     #[test]
     fn budgets_below_one_step_or_beyond_any_run_are_refused_at_the_field() {
         let mode = fmperf_core::mode::Mode::Extended(Default::default());
-        let entries = fmperf_core::explore::UserEntries::default();
+        let entries = fmperf_core::resolve::UserEntries::default();
         let spec = |budget: &str| {
             let mut f = page_default();
             f.budget = budget.into();

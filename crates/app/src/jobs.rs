@@ -13,9 +13,10 @@
 //! numbers round-trip exactly (`serde_json` with `float_roundtrip`).
 
 use fmperf_core::Error;
-use fmperf_core::explore::{ExploreSearch, ExploreShard, UserEntries};
+use fmperf_core::explore::{ExploreSearch, ExploreShard};
 use fmperf_core::format::{self, Document};
 use fmperf_core::mode::Mode;
+use fmperf_core::resolve::UserEntries;
 use fmperf_core::resolve::explorer::{ExploreFields, ExploreSpec};
 use fmperf_core::resolve::sweep_spec::{Shard, SweepSpec};
 use fmperf_core::sensitivity::{Base, Sensitivity};

@@ -11,7 +11,7 @@
 use fmperf_core::Error;
 use fmperf_core::extended::switch_text::edit_text;
 use fmperf_core::extended::switches::switch;
-use fmperf_core::validate::ModeKind;
+use fmperf_core::mode_kind::ModeKind;
 
 use crate::query::Query;
 

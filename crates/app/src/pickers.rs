@@ -7,10 +7,10 @@
 //! fill in — a part like GB200 NVL72 stays usable from the page and the URL.
 
 use fmperf_core::catalog::{self, MappingOptions, to_system_params};
-use fmperf_core::explore::UserEntries;
 use fmperf_core::explore::choices::{model_choices, system_choices};
 use fmperf_core::extended::Workload;
 use fmperf_core::mode_kind::{ModeKind, PerMode};
+use fmperf_core::resolve::UserEntries;
 use fmperf_core::vocab::Note;
 
 /// Where a picker entry comes from (its group in the select).

@@ -20,7 +20,7 @@ use fmperf_core::resolve::sweep_axis::AxisKey;
 use fmperf_core::resolve::sweep_spec::SweepSpec;
 use fmperf_core::sweep::{Metric, SweepText};
 
-use fmperf_core::explore::UserEntries;
+use fmperf_core::resolve::UserEntries;
 use fmperf_core::resolve::{ModelRef, SystemRef};
 
 use crate::mode;

@@ -8,9 +8,10 @@ use fmperf_app::explorer::fields_from_query;
 use fmperf_app::jobs::{self, Answer, Job};
 use fmperf_app::query::Query;
 use fmperf_core::catalog;
-use fmperf_core::explore::{ExploreSearch, UserEntries};
+use fmperf_core::explore::ExploreSearch;
 use fmperf_core::mode::Mode;
 use fmperf_core::presets::find_preset;
+use fmperf_core::resolve::UserEntries;
 use fmperf_core::resolve::explorer::ExploreFields;
 use fmperf_core::sweep::{Sweep, SweepText, export};
 

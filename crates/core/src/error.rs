@@ -83,6 +83,18 @@ impl Error {
         self
     }
 
+    /// The same error with its field's path inside `group` (`heads` within `model` is
+    /// `model.heads`), for a caller that read a part of a larger document (a scenario's model or
+    /// system): value, rule and hint kept; an error about no field as it is.
+    pub fn within(mut self, group: &str) -> Self {
+        if let Error::InvalidField { field, .. } | Error::UnknownField { field, .. } | Error::MissingField { field } =
+            &mut self
+        {
+            *field = format!("{group}.{field}");
+        }
+        self
+    }
+
     /// The field this error is about, when it is about one (used by forms to place the message).
     pub fn field(&self) -> Option<&str> {
         match self {
@@ -251,6 +263,19 @@ mod tests {
         // Any other error stays as it is.
         let parse = Error::Parse { message: "x".into() };
         assert_eq!(parse.clone().placed_at("domain"), parse);
+    }
+
+    #[test]
+    fn an_error_within_a_group_keeps_its_value_rule_and_hint() {
+        let e = Error::invalid("heads", 7, "must divide hidden").with_hint("try 8").within("model");
+        assert!(e.is_at("model.heads") && e.path().is_some_and(|p| p.below("model") == Some("heads")));
+        // `model.heads = 7: must divide hidden (try 8)`: the old text behind the group's name.
+        assert_eq!(e.to_string(), "model.heads = 7: must divide hidden (try 8)");
+        let missing = Error::MissingField { field: "scale_up.bw".into() }.within("system");
+        assert_eq!(missing.to_string(), "missing field `system.scale_up.bw`");
+        // An error about no field stays as it is.
+        let parse = Error::Parse { message: "x".into() };
+        assert_eq!(parse.clone().within("model"), parse);
     }
 
     #[test]

@@ -49,7 +49,8 @@
 //! shipped MoE rows worse), so it is no longer unseen for that rule. Still too fast at TP 8 (about
 //! −15 % on aligned shapes too).
 
-use fmperf_core::validate::{MeasuredFile, ModeKind, parse_measured_runs, validate};
+use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::validate::{MeasuredFile, parse_measured_runs, validate};
 use std::collections::BTreeMap;
 
 const BLOOM: &str = include_str!("data/bloom-prequel-times.json");

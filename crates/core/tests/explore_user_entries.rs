@@ -2,9 +2,10 @@
 //! (`UserEntries`), and its system field takes the CLI's system spec (`ID,nics=…,scale_out=…`).
 
 use fmperf_core::catalog;
-use fmperf_core::explore::{ExploreSearch, UserEntries};
+use fmperf_core::explore::ExploreSearch;
 use fmperf_core::extended::ExtendedOptions;
 use fmperf_core::mode::Mode;
+use fmperf_core::resolve::UserEntries;
 use fmperf_core::resolve::explorer::ExploreFields;
 
 fn fields(model: &str, system: &str) -> ExploreFields {

@@ -4,9 +4,10 @@
 //! leave-one-source-out check, the errors per source, and the "will it fit" verdicts.
 
 use fmperf_core::extended::memory::FRAGMENTATION;
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::validate::compare::{Prepared, RowResult};
 use fmperf_core::validate::memory::{ScoredMemory, fit_fragmentation};
-use fmperf_core::validate::{ModeKind, shipped_memory_runs, validate};
+use fmperf_core::validate::{shipped_memory_runs, validate};
 use fmperf_core::vocab::Fits;
 
 fn report_rows() -> Vec<RowResult> {

@@ -16,7 +16,8 @@
 //! same rule applies to AMD's xGMI meshes (MI300X: 7 links of 64 GB/s) and quad-GH200 nodes; no
 //! shipped run has a tensor-parallel group smaller than such a domain, so no shipped figure moved.
 
-use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
+use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::validate::{parse_measured_runs, validate};
 
 const GAUDI: &str = include_str!("data/gaudi-runs.json");
 

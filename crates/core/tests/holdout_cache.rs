@@ -2,13 +2,14 @@
 //! of both modes on the shipped runs. After a change of the model, the constants or the data, run
 //! `FMPERF_BLESS=1 cargo test --profile host -p fmperf-core --test holdout_cache` to rewrite it.
 
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::validate::compare::validate_headline_from;
 use fmperf_core::validate::holdout::holdout;
 use fmperf_core::validate::holdout_cache::{
     OneShotLine, shipped_holdout, shipped_moe_rows, shipped_one_shot, to_cache_json,
 };
 use fmperf_core::validate::moe_fit::shipped_moe_held_rows;
-use fmperf_core::validate::{ModeKind, shipped_runs};
+use fmperf_core::validate::shipped_runs;
 
 #[test]
 fn the_shipped_cache_equals_a_fresh_computation() {

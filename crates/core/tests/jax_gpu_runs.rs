@@ -39,7 +39,8 @@
 //! constants; the counterfactual (the same rows with the framework's name removed, so priced at
 //! one NIC per device) shows what the rule is worth and fails if it stops mattering.
 
-use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
+use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::validate::{parse_measured_runs, validate};
 
 const JAX: &str = include_str!("data/jax-gpu-runs.json");
 

@@ -54,7 +54,8 @@
 //! The bounds guard the aggregate: they fail if a change moves these runs off by more than a few
 //! points.
 
-use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
+use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::validate::{parse_measured_runs, validate};
 
 const RUNS: &str = include_str!("data/megatron-bridge-dense-runs.json");
 

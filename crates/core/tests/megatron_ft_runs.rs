@@ -67,7 +67,8 @@
 //! figure, the host speed is dropped, or the statistics', the hooks' or the unfused
 //! accumulation's host work is (the medians with the fusion read as on: −17.2 / −20.3 / −25.6 %).
 
-use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
+use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::validate::{parse_measured_runs, validate};
 
 const FT: &str = include_str!("data/megatron-ft-runs.json");
 

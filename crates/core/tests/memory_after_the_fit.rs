@@ -14,7 +14,8 @@
 //! rows informed these readers, so for them they are no longer unseen.
 
 use fmperf_core::extended::memory::FRAGMENTATION;
-use fmperf_core::validate::{MeasuredFile, ModeKind, parse_measured_runs, validate};
+use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::validate::{MeasuredFile, parse_measured_runs, validate};
 use fmperf_core::vocab::Fits;
 
 const AFTER_THE_FIT: &str = include_str!("data/memory-runs-after-the-fit.json");

@@ -152,8 +152,9 @@ fn a_shard_degree_of_minus_one_is_every_rank() {
 /// needs twice the memory per device of the half-chip reading's capacity share.
 #[test]
 fn a_memory_row_counting_jax_devices_is_read_per_device() {
+    use fmperf_core::mode_kind::ModeKind;
     use fmperf_core::validate::row::interpret;
-    use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
+    use fmperf_core::validate::{parse_measured_runs, validate};
     let text = |devices: u64, dp: u64| {
         json!({"rows": [{
             "id": "ironwood_devices", "source": "a MaxText log fmperf never read",

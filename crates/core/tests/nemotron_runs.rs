@@ -6,7 +6,8 @@
 //! ±6.5 % (mean |error| 3.3 %; 340B 2.1 %, 15B 4.0 %). The bounds guard against a change that
 //! would move the pipeline schedule, FP8 or the data-parallel terms away from these runs.
 
-use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
+use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::validate::{parse_measured_runs, validate};
 
 const NEMOTRON: &str = include_str!("data/nemotron-runs.json");
 

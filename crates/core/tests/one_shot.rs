@@ -3,7 +3,8 @@
 //! fitted without its source. Prints the per-source table (`--nocapture`) and holds the result
 //! to what the calibration is for: it moves the rows toward their measurements.
 
-use fmperf_core::validate::{self, ModeKind};
+use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::validate::{self};
 
 #[test]
 fn one_shot_moves_each_source_toward_its_measurements() {

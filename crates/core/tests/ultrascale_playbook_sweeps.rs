@@ -70,9 +70,10 @@
 //! The bounds are the figures above with a margin: they fail if a change makes the ranking or the
 //! error on this sweep worse, and they are to be tightened as the physics improves.
 
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::validate::layout_sweeps::sweep_rows_json;
 use fmperf_core::validate::ranking::ranking;
-use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
+use fmperf_core::validate::{parse_measured_runs, validate};
 
 const SWEEPS: &str = include_str!("data/ultrascale-playbook-sweeps.json");
 

@@ -4,10 +4,11 @@
 //! shipped runs plus the file's other sources, never on the held-out source or a shipped restatement
 //! of the same run.
 
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::validate::compare::Prepared;
 use fmperf_core::validate::fit::fit_on;
 use fmperf_core::validate::holdout::{HoldoutJob, same_run};
-use fmperf_core::validate::{MeasuredFile, ModeKind, parse_measured_runs, shipped_runs};
+use fmperf_core::validate::{MeasuredFile, parse_measured_runs, shipped_runs};
 
 /// One run written three ways: the shipped schema, other key names in the groups, and flat.
 const CANONICAL: &str = r#"{"id": "a", "source": {"title": "Lab blog", "url": "https://example.org/post"},

@@ -9,7 +9,8 @@
 
 use std::time::Instant;
 
-use fmperf_core::validate::{ModeKind, moe_runs, parse_measured_runs, validate};
+use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::validate::{moe_runs, parse_measured_runs, validate};
 use serde_json::{Value, json};
 
 mod fuzz_support;

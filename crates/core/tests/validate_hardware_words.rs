@@ -3,8 +3,9 @@
 //! the instance's scale-out bandwidth per device and domain where they differ from the part's.
 
 use fmperf_core::catalog;
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::validate::hardware_words::{read_hardware, read_hardware_words};
-use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
+use fmperf_core::validate::{parse_measured_runs, validate};
 
 fn part(words: &str) -> String {
     read_hardware(words).map(|(s, _)| s.id.clone()).unwrap_or_else(|e| e.to_string())

@@ -1,7 +1,8 @@
 //! A measured figure faster than the part can go is skipped with the rule, never scored
 //! (`validate/plausible.rs`); plausible figures of every kind are scored as before.
 
-use fmperf_core::validate::{MeasuredRun, ModeKind, parse_measured_runs, shipped_runs, validate};
+use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::validate::{MeasuredRun, parse_measured_runs, shipped_runs, validate};
 
 /// The first shipped row (GPT 1.7B on 32 A100, 137 TFLOP/s per device measured) with its
 /// measured figures replaced by `field = value`.

@@ -2,9 +2,10 @@
 //! name no group (fmperf-core's `validate::ranking`; the hand-computed cases are the module's own
 //! unit tests).
 
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::validate::layout_sweeps::shipped_sweep_rows_json;
 use fmperf_core::validate::ranking::ranking;
-use fmperf_core::validate::{ModeKind, parse_measured_runs, validate};
+use fmperf_core::validate::{parse_measured_runs, validate};
 
 #[test]
 fn the_shipped_groups_are_ranked() {

@@ -3,7 +3,8 @@
 //! purpose), the fit reproducing the shipped constants, and every skipped row carrying its reason.
 
 use fmperf_core::extended::efficiency::Efficiency;
-use fmperf_core::validate::{ModeKind, Report, fit_efficiency, shipped_runs, validate};
+use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::validate::{Report, fit_efficiency, shipped_runs, validate};
 
 fn close(got: Option<f64>, want: f64, what: &str) {
     let g = got.unwrap_or(f64::NAN);

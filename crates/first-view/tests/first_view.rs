@@ -4,8 +4,9 @@
 
 use fmperf_app::query::Query;
 use fmperf_app::{error_bands, explorer, fmt, results};
-use fmperf_core::explore::{ExploreSearch, ReportContext, UserEntries, format_candidate};
+use fmperf_core::explore::{ExploreSearch, ReportContext, format_candidate};
 use fmperf_core::format::custom_store::CustomStore;
+use fmperf_core::resolve::UserEntries;
 use fmperf_core::resolve::explorer::ExploreSpec;
 use fmperf_first_view::page::{FirstView, MAX_CANDIDATES, ahead, render};
 

@@ -103,29 +103,34 @@ pub fn model(
     Ok(ExpertModel { shape, mla, mtp_layers })
 }
 
-/// A shape error (`moe.top_k`, `mla.kv_lora_rank`, …) named by the file's flag when there is one.
+/// A shape error (`moe.top_k`, `mla.kv_lora_rank`, …) named by the file's flag when there is one:
+/// the core's field paths and the flags that set them. The first dense blocks come from their own
+/// flag, else from the layer pattern (`--moe-layer-freq`), as the MoE interval always does.
 fn rename(e: Error, m: &Moe) -> Error {
-    let slot: &Slot<u64> = match e.field() {
-        Some("moe.experts") => &m.experts,
-        Some("moe.top_k") => &m.top_k,
-        Some("moe.expert_ffn") => &m.expert_ffn_hidden,
-        Some("moe.shared_experts") => &m.shared_experts,
-        Some("moe.shared_ffn") => &m.shared_ffn_hidden,
-        Some("moe.first_dense") if m.first_dense_layers.origin.is_some() => &m.first_dense_layers,
-        Some("mla.q_lora_rank") => &m.q_lora_rank,
-        Some("mla.kv_lora_rank") => &m.kv_lora_rank,
-        Some("mla.qk_nope_head_dim") => &m.qk_nope_head_dim,
-        Some("mla.qk_rope_head_dim") => &m.qk_rope_head_dim,
-        Some("mla.v_head_dim") => &m.v_head_dim,
-        Some("moe.first_dense") | Some("moe.moe_every") => {
-            return match (&m.layer_pattern.origin, &e) {
-                (Some(o), Error::InvalidField { value, rule, .. }) => o.error(value, rule.clone()),
-                _ => e,
-            };
-        }
-        _ => return e,
-    };
-    match (&slot.origin, &e) {
+    let pattern = m.layer_pattern.origin.as_ref();
+    let flags = [
+        ("moe.experts", m.experts.origin.as_ref()),
+        ("moe.top_k", m.top_k.origin.as_ref()),
+        ("moe.expert_ffn", m.expert_ffn_hidden.origin.as_ref()),
+        ("moe.shared_experts", m.shared_experts.origin.as_ref()),
+        ("moe.shared_ffn", m.shared_ffn_hidden.origin.as_ref()),
+        ("moe.first_dense", m.first_dense_layers.origin.as_ref().or(pattern)),
+        ("moe.moe_every", pattern),
+        ("mla.q_lora_rank", m.q_lora_rank.origin.as_ref()),
+        ("mla.kv_lora_rank", m.kv_lora_rank.origin.as_ref()),
+        ("mla.qk_nope_head_dim", m.qk_nope_head_dim.origin.as_ref()),
+        ("mla.qk_rope_head_dim", m.qk_rope_head_dim.origin.as_ref()),
+        ("mla.v_head_dim", m.v_head_dim.origin.as_ref()),
+    ];
+    at_flag(e, &flags)
+}
+
+/// `e` named by the flag or key that set its field, `flags` pairing the core's field paths with
+/// where the file set them (`None`: not set, so the core's name stays): an invalid value keeps its
+/// value and rule, behind the flag's line; any other error, or one at no listed field, as it is.
+pub(crate) fn at_flag(e: Error, flags: &[(&str, Option<&SettingOrigin>)]) -> Error {
+    let origin = flags.iter().find(|(field, _)| e.is_at(*field)).and_then(|(_, origin)| *origin);
+    match (origin, &e) {
         (Some(o), Error::InvalidField { value, rule, .. }) => o.error(value, rule.clone()),
         _ => e,
     }

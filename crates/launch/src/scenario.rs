@@ -564,21 +564,22 @@ fn same_experts(c: &Workload, w: &Workload) -> bool {
     c.moe.as_ref().map(key) == w.moe.as_ref().map(key) && c.mla == w.mla && c.mtp_layers == w.mtp_layers
 }
 
-/// A workload error named by the file's flag when there is one.
+/// A workload error named by the file's flag when there is one: the core's field paths (the
+/// reference shape's short names too) and the flags that set them.
 fn rename_model_error(e: Error, s: &Settings) -> Error {
-    let slot = match e.field() {
-        Some("model.kv_heads") => &s.kv_heads,
-        Some("model.head_dim") => &s.head_dim,
-        Some("model.vocab") => &s.vocab,
-        Some("model.h") | Some("model.heads") => &s.heads,
-        Some("model.e") | Some("model.hidden") => &s.hidden,
-        Some("model.l") | Some("model.seq_len") => &s.seq_len,
-        _ => return e,
-    };
-    match (&slot.origin, &e) {
-        (Some(o), Error::InvalidField { value, rule, .. }) => o.error(value, rule.clone()),
-        _ => e,
-    }
+    let (heads, hidden, seq_len) = (s.heads.origin.as_ref(), s.hidden.origin.as_ref(), s.seq_len.origin.as_ref());
+    let flags = [
+        ("model.kv_heads", s.kv_heads.origin.as_ref()),
+        ("model.head_dim", s.head_dim.origin.as_ref()),
+        ("model.vocab", s.vocab.origin.as_ref()),
+        ("model.h", heads),
+        ("model.heads", heads),
+        ("model.e", hidden),
+        ("model.hidden", hidden),
+        ("model.l", seq_len),
+        ("model.seq_len", seq_len),
+    ];
+    experts::at_flag(e, &flags)
 }
 
 /// The vocabulary, padded as Megatron pads it (to a multiple of `make-vocab-size-divisible-by ·

@@ -32,9 +32,9 @@ enum Target {
     Replace(usize),
 }
 
-/// The two views of the editor.
+/// The two views of the editor (not the model's mode, `fmperf_core::mode_kind::ModeKind`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum ModeKind {
+enum EditorView {
     Form,
     Json,
 }
@@ -58,7 +58,7 @@ struct Start {
     target: Target,
     values: FormValues,
     json: String,
-    mode: ModeKind,
+    mode: EditorView,
     title: String,
     notes: NotePolicy,
 }
@@ -92,7 +92,7 @@ fn start_of(store: &CustomStore, kind: EntryKind, edit: &str) -> Result<Start, S
             target: Target::New,
             values: FormValues::new(),
             json: String::new(),
-            mode: ModeKind::Json,
+            mode: EditorView::Json,
             title: "New entry from a JSON document".to_string(),
             notes: NotePolicy::Keep,
         });
@@ -112,7 +112,7 @@ fn start_of(store: &CustomStore, kind: EntryKind, edit: &str) -> Result<Start, S
             target: Target::New,
             values: values_of_document(&doc),
             json: to_json(&doc),
-            mode: ModeKind::Form,
+            mode: EditorView::Form,
             title: format!("Duplicate of `{id}`"),
             notes: NotePolicy::Drop,
         });
@@ -126,7 +126,7 @@ fn start_of(store: &CustomStore, kind: EntryKind, edit: &str) -> Result<Start, S
                 target: Target::Replace(i),
                 values: values_of_document(doc),
                 json: to_json(doc),
-                mode: ModeKind::Form,
+                mode: EditorView::Form,
                 title: format!("Edit your {k} `{}`", entry.id()),
                 notes: NotePolicy::Warn,
             },
@@ -135,7 +135,7 @@ fn start_of(store: &CustomStore, kind: EntryKind, edit: &str) -> Result<Start, S
                 target: Target::Replace(i),
                 values: values_of(k, &entry.raw),
                 json: entry.raw_text(),
-                mode: ModeKind::Json,
+                mode: EditorView::Json,
                 title: format!("Fix your {k} `{}`", entry.id()),
                 notes: NotePolicy::Keep,
             },
@@ -400,14 +400,14 @@ fn Editor(start: Start) -> impl IntoView {
         })
     });
     let can_save = move || match mode.get() {
-        ModeKind::Form => check.with(|c| c.is_valid()) && form_conflict.with(Option::is_none),
-        ModeKind::Json => json_ready.with(Result::is_ok),
+        EditorView::Form => check.with(|c| c.is_valid()) && form_conflict.with(Option::is_none),
+        EditorView::Json => json_ready.with(Result::is_ok),
     };
 
     let save = move |_| {
         let doc = match mode.get_untracked() {
-            ModeKind::Form => check.with_untracked(|c| c.document.clone()).map(|d| (kind.get_untracked(), d)),
-            ModeKind::Json => json_ready.with_untracked(|r| r.as_ref().ok().map(|(k, d, _, _)| (*k, d.clone()))),
+            EditorView::Form => check.with_untracked(|c| c.document.clone()).map(|d| (kind.get_untracked(), d)),
+            EditorView::Json => json_ready.with_untracked(|r| r.as_ref().ok().map(|(k, d, _, _)| (*k, d.clone()))),
         };
         let Some((k, doc)) = doc else { return };
         let id = match &doc {
@@ -443,7 +443,7 @@ fn Editor(start: Start) -> impl IntoView {
             .unwrap_or_else(|| values.with_untracked(|v| document_text(kind.get_untracked().as_str(), v)));
         json.set(text);
         switch_note.set(None);
-        mode.set(ModeKind::Json);
+        mode.set(EditorView::Json);
     };
     let to_form_view = move |_| {
         let text = json.get_untracked();
@@ -476,7 +476,7 @@ fn Editor(start: Start) -> impl IntoView {
         show_preset.set(has_preset(&vals));
         kind.set(k);
         values.set(vals);
-        mode.set(ModeKind::Form);
+        mode.set(EditorView::Form);
     };
 
     let form_view = move || {
@@ -582,7 +582,7 @@ fn Editor(start: Start) -> impl IntoView {
     };
 
     let summary = move || {
-        if mode.get() != ModeKind::Form {
+        if mode.get() != EditorView::Form {
             return None;
         }
         let (n, others) = check.with(|c| (c.all_errors().len(), c.other_errors.clone()));
@@ -613,15 +613,15 @@ fn Editor(start: Start) -> impl IntoView {
                 <h2 id="editor-title">{start.title.clone()}</h2>
                 <span class="spacer"></span>
                 <div class="tabs small" role="tablist" aria-label="Editor view">
-                    <button type="button" role="tab" class="tab" aria-selected=move || (mode.get() == ModeKind::Form).to_string() on:click=to_form_view>"Form"</button>
-                    <button type="button" role="tab" class="tab" aria-selected=move || (mode.get() == ModeKind::Json).to_string() on:click=to_json_view>"JSON"</button>
+                    <button type="button" role="tab" class="tab" aria-selected=move || (mode.get() == EditorView::Form).to_string() on:click=to_form_view>"Form"</button>
+                    <button type="button" role="tab" class="tab" aria-selected=move || (mode.get() == EditorView::Json).to_string() on:click=to_json_view>"JSON"</button>
                 </div>
             </div>
             <p class="muted">
                 "Every value is checked as you type, by the same rules fmperf applies to files. Keep or add the sources of your numbers."
             </p>
             {move || switch_note.get().map(|n| view! { <p class="notice warn">{n}</p> })}
-            {move || if mode.get() == ModeKind::Form { form_view().into_any() } else { json_view().into_any() }}
+            {move || if mode.get() == EditorView::Form { form_view().into_any() } else { json_view().into_any() }}
             {move || inherited.view()}
             {summary}
             {not_persistent}

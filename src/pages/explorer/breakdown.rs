@@ -4,7 +4,7 @@
 //! placement of each parallel dimension onto the fast (scale-up) domain.
 
 use fmperf_core::explore::{ConfigReport, ParallelDimension, format_candidate};
-use fmperf_core::validate::ModeKind;
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::vocab::{MemoryPart, TimePart};
 use leptos::prelude::*;
 
@@ -322,7 +322,7 @@ fn moe_note(d: &fmperf_core::explore::Detail) -> Option<impl IntoView + use<>> {
 /// Which training stack's semantics the memory figures assume (extended mode), and where to
 /// change it: the search and the import price one layout alike on one stack.
 fn stack_note(mode: &fmperf_core::mode::Mode) -> Option<impl IntoView + use<>> {
-    let fmperf_core::mode::Mode::Extended(o) = mode else { return None };
+    let o = mode.options()?;
     let stack = o.stack;
     let default = (stack == fmperf_core::extended::Stack::default()).then_some(" (the default)");
     Some(view! {

@@ -45,7 +45,7 @@ fn evaluate_pin(
     pin: &Pin,
     base: &ExploreFields,
     mode: &Mode,
-    entries: &fmperf_core::explore::UserEntries,
+    entries: &fmperf_core::resolve::UserEntries,
 ) -> Result<(ExploreSpec, ConfigReport), String> {
     let mut f = base.clone();
     if f.model != pin.model {

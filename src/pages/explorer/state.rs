@@ -10,8 +10,9 @@
 use std::sync::Arc;
 
 use fmperf_core::Error;
-use fmperf_core::explore::{ConfigReport, ExploreResult, ExploreSearch, ReportContext, UserEntries};
+use fmperf_core::explore::{ConfigReport, ExploreResult, ExploreSearch, ReportContext};
 use fmperf_core::mode::Mode;
+use fmperf_core::resolve::UserEntries;
 use fmperf_core::resolve::explorer::{ExploreFields, ExploreSpec};
 use leptos::prelude::*;
 

@@ -75,7 +75,7 @@ pub struct Studies {
     /// The chart settings.
     pub chart: Memo<Option<Chart>>,
     /// The user's own models and systems.
-    pub entries: Memo<fmperf_core::explore::UserEntries>,
+    pub entries: Memo<fmperf_core::resolve::UserEntries>,
     /// Where the run stands.
     pub run: RwSignal<SweepRun>,
     /// The last finished sweep (kept while a new one runs, cleared when the spec is invalid).

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use fmperf_core::explore::UserEntries;
+use fmperf_core::resolve::UserEntries;
 use fmperf_core::sweep::{Metric, PointResult, SweepResult, SweepText, export};
 use fmperf_core::vocab::Note;
 use leptos::prelude::*;

@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use fmperf_app::band_runs::{MODEL_CLASSES, cell, memory_families, row_model, shipped_families};
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::validate::error_bands::SizeClass;
 use fmperf_core::validate::short_source;
-use fmperf_core::validate::{ModeKind, Report, shipped_memory_runs};
+use fmperf_core::validate::{Report, shipped_memory_runs};
 use leptos::prelude::*;
 
 use super::{error_cell, mode_name, pct};

@@ -16,9 +16,10 @@ mod summary;
 
 use std::sync::Arc;
 
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::validate::holdout::{Holdout, holdout};
 use fmperf_core::validate::holdout_cache::shipped_holdout;
-use fmperf_core::validate::{ModeKind, Report, shipped_memory_runs, shipped_runs, short_source, validate};
+use fmperf_core::validate::{Report, shipped_memory_runs, shipped_runs, short_source, validate};
 use leptos::prelude::*;
 
 use crate::chart::{AxisKind, ScatterChart, ScatterGroup, ScatterPoint};

@@ -4,9 +4,10 @@
 //! measured best is the layout it ranks first (top-1 regret), and which runs that ran it calls
 //! "does not fit" (fmperf-core's `validate::ranking`).
 
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::validate::layout_sweeps::shipped_sweep_rows_json;
 use fmperf_core::validate::ranking::{GroupRanking, Ranking, RankingStats, ranking};
-use fmperf_core::validate::{ModeKind, parse_measured_runs, shipped_runs, short_source, validate};
+use fmperf_core::validate::{parse_measured_runs, shipped_runs, short_source, validate};
 use leptos::prelude::*;
 
 use super::Reports;

@@ -2,7 +2,8 @@
 //! their reasons; CSV and JSON downloads (the JSON is what `fmperf validate --format json` prints,
 //! one report per mode).
 
-use fmperf_core::validate::{ModeKind, RowResult, csv, short_source};
+use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::validate::{RowResult, csv, short_source};
 use fmperf_core::vocab::{Note, NoteKind, NoteList};
 use leptos::prelude::*;
 

@@ -2,8 +2,9 @@
 
 use fmperf_core::extended::ExtendedOptions;
 use fmperf_core::extended::efficiency::Efficiency;
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::validate::holdout::Holdout;
-use fmperf_core::validate::{ModeKind, Stats, short_source};
+use fmperf_core::validate::{Stats, short_source};
 use leptos::prelude::*;
 
 use super::{Reports, error_cell};

@@ -280,7 +280,7 @@ fn flag_error(e: &fmperf_core::Error) -> String {
     match e.path() {
         Some(f) if f.is_in("axis") => format!("--axis: {e}"),
         // The spec's `nvlink` is the URL's old name of `--domain`.
-        Some(f) if f.as_str() == "nvlink" => {
+        Some(_) if e.is_at("nvlink") => {
             format!("--domain: {}", e.to_string().replacen("nvlink = ", "domain = ", 1))
         }
         Some(f) => format!("--{}: {e}", f.group()),

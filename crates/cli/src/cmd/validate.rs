@@ -5,7 +5,8 @@
 use std::io::Write;
 
 use fmperf_core::extended::efficiency::Efficiency;
-use fmperf_core::validate::{self, ModeKind, Report, parse_measured_runs};
+use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::validate::{self, Report, parse_measured_runs};
 
 use super::{CmdError, CmdResult};
 use crate::args::OutputFormat;

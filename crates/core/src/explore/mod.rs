@@ -1,10 +1,9 @@
 //! The explorer's logic (everything the Explorer page computes that is not UI): one scenario →
 //! the best configurations of several strategies, merged, with the derived numbers a reader
-//! wants next to them.
+//! wants next to them. The catalogs a scenario's ids resolve against (built-in plus the user's own
+//! entries) are the resolver's ([`crate::resolve::UserEntries`]), imported from there.
 //!
 //! * [`choices`]: the models and systems to pick from, reference presets first, unusable ones marked;
-//! * [`entries`]: the catalogs ids resolve against (built-in plus the user's own entries), re-exported
-//!   from the resolver ([`crate::resolve`]);
 //! * [`inputs`]: the scenario's defaults as the page's fields hold them (text); the form itself
 //!   and its validation field by field into an
 //!   [`ExploreSpec`](crate::resolve::explorer::ExploreSpec) are the resolver's
@@ -31,7 +30,6 @@
 
 pub mod calibrated;
 pub mod choices;
-pub mod entries;
 pub mod export;
 pub mod inputs;
 pub mod layers;
@@ -47,7 +45,6 @@ pub mod task;
 pub use crate::search::code;
 
 pub use code::{format_candidate, parse_candidate};
-pub use entries::UserEntries;
 pub use merge::{StrategyTop, merge};
 pub use metrics::{MemoryFit, training_days};
 pub use own::{OwnConfig, OwnOutcome, evaluate_own};

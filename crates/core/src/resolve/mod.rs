@@ -124,13 +124,25 @@ pub enum ScenarioError {
     Model(Error),
     /// The system cannot be mapped (its field paths are the system's).
     System(Error),
+    /// One of the mapping's options is rejected (its field paths are the options' own,
+    /// [`MAPPING_OPTION_FIELDS`]: the scenario's `precision`, `domain_size`, …).
+    Options(Error),
 }
+
+/// The fields [`map_system`] names when it rejects one of the mapping's options rather than the
+/// system entry (`catalog::to_system_params`: a precision a 16-bit reference file cannot run, a
+/// domain size or NIC count of 0, a vector, scale-up or scale-out rate that is not positive).
+pub const MAPPING_OPTION_FIELDS: [&str; 6] =
+    ["precision", "domain_size", "nics_per_device", "vector", "scale_up", "scale_out"];
 
 impl ScenarioError {
     /// The error as it is.
     pub fn plain(self) -> Error {
         match self {
-            ScenarioError::Lookup(e) | ScenarioError::Model(e) | ScenarioError::System(e) => e,
+            ScenarioError::Lookup(e)
+            | ScenarioError::Model(e)
+            | ScenarioError::System(e)
+            | ScenarioError::Options(e) => e,
         }
     }
 }
@@ -158,7 +170,13 @@ pub fn scenario(cats: &UserEntries, s: &Scenario, options: &MappingOptions) -> R
     let model = scenario_model(cats, &s.model).map_err(ScenarioError::Lookup)?;
     let system = scenario_system(cats, &s.system).map_err(ScenarioError::Lookup)?;
     let shape = model_shape(&model).map_err(ScenarioError::Model)?;
-    let mapped = map_system(&system, options).map_err(ScenarioError::System)?;
+    let mapped = map_system(&system, options).map_err(|e| {
+        if MAPPING_OPTION_FIELDS.iter().any(|f| e.is_at(*f)) {
+            ScenarioError::Options(e)
+        } else {
+            ScenarioError::System(e)
+        }
+    })?;
     let budget = s.training_budget.unwrap_or(model.training_budget);
     Ok(ResolvedScenario { model, shape, system, mapped, budget })
 }
@@ -260,6 +278,16 @@ mod tests {
         };
         let cats = UserEntries::builtin();
         assert!(matches!(scenario(cats, &s, &s.mapping_options()), Err(ScenarioError::System(_))));
+        // The TPU lists no 16-bit vector rate: the system's field, under `system.` in a scenario.
+        let e = s.resolve().unwrap_err();
+        assert!(e.path().is_some_and(|p| p.is_in("system")), "{e}");
+        // A domain of 0 devices is the scenario's own option, named as the scenario names it.
+        s.system = SystemRef::Catalog("nvidia_h100_sxm5_80gb".into());
+        s.domain_size = Some(0);
+        assert!(matches!(scenario(cats, &s, &s.mapping_options()), Err(ScenarioError::Options(_))));
+        assert_eq!(s.resolve().unwrap_err().to_string(), "domain_size = 0: must be a positive integer");
+        s.domain_size = None;
+        s.system = SystemRef::Catalog("google_tpu_v5e".into());
         s.model = ModelRef::Catalog("no-such-model".into());
         assert!(matches!(scenario(cats, &s, &s.mapping_options()), Err(ScenarioError::Lookup(_))));
         s.model = ModelRef::Catalog("llama3-8b".into());

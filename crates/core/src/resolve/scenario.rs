@@ -103,21 +103,9 @@ impl Scenario {
     /// the resolver ([`super::scenario`]).
     pub fn resolve_in(&self, cats: &UserEntries) -> Result<ResolvedScenario, Error> {
         super::scenario(cats, self, &self.mapping_options()).map_err(|e| match e {
-            ScenarioError::Lookup(e) => e,
-            ScenarioError::Model(e) => prefix_error(e, "model."),
-            ScenarioError::System(e) => prefix_error(e, "system."),
+            ScenarioError::Lookup(e) | ScenarioError::Options(e) => e,
+            ScenarioError::Model(e) => e.within("model"),
+            ScenarioError::System(e) => e.within("system"),
         })
-    }
-}
-
-/// The same error with `prefix` before its field path (scenario-level fields are left alone).
-fn prefix_error(e: Error, prefix: &str) -> Error {
-    match e {
-        Error::InvalidField { field, value, rule, hint }
-            if !matches!(field.as_str(), "precision" | "domain_size" | "nics_per_device") =>
-        {
-            Error::InvalidField { field: format!("{prefix}{field}"), value, rule, hint }
-        }
-        other => other,
     }
 }

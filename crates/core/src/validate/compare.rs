@@ -17,7 +17,7 @@ use crate::extended::efficiency::{Efficiency, median};
 use crate::extended::{self, ExtendedOptions, Hardware, Layout, Workload};
 use crate::vocab::{Note, utilisation_of_step};
 
-pub use crate::mode::ModeKind;
+use crate::mode_kind::ModeKind;
 
 /// One row's outcome.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -29,13 +29,13 @@
 
 use std::sync::OnceLock;
 
-use super::compare::ModeKind;
 use super::hardware_words::family_key;
 use super::holdout::{HeldRow, Holdout, holdout};
 use super::memory::percentile;
 use crate::catalog::{Architecture, CatalogSystem};
 use crate::extended::Workload;
 use crate::extended::efficiency::median;
+use crate::mode_kind::ModeKind;
 use crate::mode_kind::PerMode;
 
 /// Fewest runs a band is drawn from before a wider class is used.

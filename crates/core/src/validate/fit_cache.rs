@@ -406,7 +406,7 @@ impl Pool<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validate::compare::ModeKind;
+    use crate::mode_kind::ModeKind;
     use crate::validate::fit::mean_abs;
 
     #[test]

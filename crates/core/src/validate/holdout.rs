@@ -17,11 +17,12 @@
 //! about what one fit on its rows does. The work is resumable ([`HoldoutJob::step`] runs one fit
 //! at one size pair), so a page can show progress; [`holdout`] runs it to the end.
 
-use super::compare::{ModeKind, Prepared, RowResult, Stats};
+use super::compare::{Prepared, RowResult, Stats};
 use super::fit::MultiFit;
 use super::fit_cache::{FitCache, Keep, Pool};
 use super::schema::MeasuredFile;
 use crate::extended::efficiency::Efficiency;
+use crate::mode_kind::ModeKind;
 
 /// One row's held-out and in-sample errors.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -7,10 +7,11 @@
 
 use std::sync::OnceLock;
 
-use super::compare::{ModeKind, Stats};
+use super::compare::Stats;
 use super::holdout::{HeldRow, HeldSource, Holdout};
 use super::one_shot::OneShot;
 use crate::extended::efficiency::Efficiency;
+use crate::mode_kind::ModeKind;
 use crate::mode_kind::PerMode;
 
 /// The cache as shipped (written by [`to_cache_json`]).

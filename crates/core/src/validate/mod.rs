@@ -47,8 +47,7 @@ pub mod step_words;
 pub mod words;
 
 pub use compare::{
-    ModeKind, Report, RowResult, Stats, Summary, csv, short_source, validate, validate_headline, validate_with,
-    with_holdout,
+    Report, RowResult, Stats, Summary, csv, short_source, validate, validate_headline, validate_with, with_holdout,
 };
 pub use fit::{FitJob, FitReport, fit_efficiency, fit_report};
 pub use schema::{MeasuredFile, MeasuredRun, parse_measured_runs};

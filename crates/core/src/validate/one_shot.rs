@@ -22,11 +22,12 @@
 //! exactly (a 2 % spread instead of [`crate::calibrate::fit::MEASUREMENT_SIGMA`]) the one-shot
 //! error was 9.9 %: one run's deviation is only partly its stack's.
 
-use super::compare::{ModeKind, Prepared, Report, Stats};
+use super::compare::{Prepared, Report, Stats};
 use super::schema::MeasuredFile;
 use crate::calibrate::fit::{Prediction, fit_with_spread};
 use crate::calibrate::{Figure, Measured, RunFacts, StackConstants};
 use crate::extended::efficiency::Efficiency;
+use crate::mode_kind::ModeKind;
 use crate::validate::memory::PredictedMemory;
 use crate::validate::metric::MetricKind;
 
