@@ -33,3 +33,5 @@ python3 "$ROOT/scripts/postbuild.py" "$ROOT/dist"
 for wasm in dist/*.wasm; do
   printf 'wasm %s: %s bytes raw, %s bytes gzipped\n' "$(basename "$wasm")" "$(stat -c %s "$wasm")" "$(gzip -9 -c "$wasm" | wc -c)" >&2
 done
+# Neither module larger than its bar (scripts/size-bars.txt, issue 33): fails the build otherwise.
+"$ROOT/scripts/check-sizes.sh" "$ROOT/dist"
