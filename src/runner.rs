@@ -199,10 +199,47 @@ pub fn spawn_parallel<T: Sliced>(
 /// Runs `task` in slices under `handle` (see [`spawn_sliced`]).
 fn run_sliced<T: Sliced>(
     h: TaskHandle,
-    mut task: T,
+    task: T,
     progress: impl Fn((u64, u64)) + 'static,
     on_done: impl FnOnce(T::Output) + 'static,
 ) {
+    drive(h, Box::new(WithDone { task, on_done }), Box::new(progress));
+}
+
+/// A [`Sliced`] task with what receives its output, behind one type: the loop of [`drive`] is
+/// then compiled once, not once per kind of task (issue 33: the page's module size).
+trait Driven {
+    /// [`Sliced::step`].
+    fn step(&mut self, units: usize) -> bool;
+    /// [`Sliced::progress`].
+    fn progress(&self) -> (u64, u64);
+    /// [`Sliced::finish`], its output handed to the caller's `on_done`.
+    fn finish(self: Box<Self>);
+}
+
+/// A task and its `on_done`.
+struct WithDone<T, D> {
+    task: T,
+    on_done: D,
+}
+
+impl<T: Sliced, D: FnOnce(T::Output)> Driven for WithDone<T, D> {
+    fn step(&mut self, units: usize) -> bool {
+        self.task.step(units)
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        self.task.progress()
+    }
+
+    fn finish(self: Box<Self>) {
+        let WithDone { task, on_done } = *self;
+        on_done(task.finish());
+    }
+}
+
+/// The time-slice loop of [`run_sliced`].
+fn drive(h: TaskHandle, mut task: Box<dyn Driven>, progress: Box<dyn Fn((u64, u64))>) {
     leptos::task::spawn_local(async move {
         let mut units = 16usize;
         loop {
@@ -225,7 +262,7 @@ fn run_sliced<T: Sliced>(
             progress(task.progress());
             if done {
                 h.finished.set(true);
-                on_done(task.finish());
+                task.finish();
                 return;
             }
             // Yield to the browser (input, paint) before the next slice.

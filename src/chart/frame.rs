@@ -3,6 +3,8 @@
 //! Each chart supplies a model (a [`ChartModel`], computed in a `Memo` from its props and the
 //! measured width) and a function drawing its data.
 
+use std::any::Any;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use fmperf_chart::cartesian::{Cartesian, DrawTick, GridLine};
@@ -132,6 +134,57 @@ pub(crate) struct Common {
     pub svg_ref: NodeRef<Svg>,
 }
 
+/// A chart's model behind one type: [`shell`] (its view, handlers and reactive closures) is then
+/// compiled once, not once per kind of chart (issue 33: the page's module size; with the same
+/// change to `runner.rs`'s time-slice loop, 4.1 KB gzipped).
+#[derive(Clone)]
+struct AnyModel(Arc<dyn DynModel>);
+
+/// What [`shell`] reads from a [`ChartModel`], in a form that can stand behind a pointer (no
+/// `Clone`; equality by downcast to the same kind of chart).
+trait DynModel: Any + Send + Sync {
+    fn base(&self) -> &Base;
+    fn hit(&self, p: (f64, f64)) -> Option<usize>;
+    fn stride(&self) -> usize;
+    /// Whether `other` is a model of the same kind and equal to this one.
+    fn same(&self, other: &dyn DynModel) -> bool;
+}
+
+impl<M: ChartModel> DynModel for M {
+    fn base(&self) -> &Base {
+        ChartModel::base(self)
+    }
+
+    fn hit(&self, p: (f64, f64)) -> Option<usize> {
+        ChartModel::hit(self, p)
+    }
+
+    fn stride(&self) -> usize {
+        ChartModel::stride(self)
+    }
+
+    fn same(&self, other: &dyn DynModel) -> bool {
+        (other as &dyn Any).downcast_ref::<M>() == Some(self)
+    }
+}
+
+impl std::ops::Deref for AnyModel {
+    type Target = dyn DynModel;
+
+    fn deref(&self) -> &(dyn DynModel + 'static) {
+        &*self.0
+    }
+}
+
+impl PartialEq for AnyModel {
+    fn eq(&self, other: &AnyModel) -> bool {
+        self.0.same(&*other.0)
+    }
+}
+
+/// A chart's drawing of its (type-erased) model.
+type Draw = Box<dyn Fn(&dyn DynModel) -> AnyView + Send + Sync>;
+
 /// A complete chart: measures its container, builds the model with `build(width, height)`
 /// whenever the width or a prop read inside `build` changes, and draws it in the shell.
 pub(crate) fn chart<M: ChartModel>(
@@ -142,18 +195,23 @@ pub(crate) fn chart<M: ChartModel>(
     let Common { title, height, export, svg_ref } = common;
     let wrap = NodeRef::<Div>::new();
     let width = use_width(wrap, DEFAULT_WIDTH);
-    let model = Memo::new(move |_| build(width.get().max(MIN_WIDTH), height.get()));
+    let model = Memo::new(move |_| AnyModel(Arc::new(build(width.get().max(MIN_WIDTH), height.get()))));
+    // The model is always an `M` (built just above); the empty view is never drawn.
+    let draw: Draw = Box::new(move |m| match (m as &dyn Any).downcast_ref::<M>() {
+        Some(m) => draw(m),
+        None => ().into_any(),
+    });
     shell(wrap, svg_ref, title, model, export.get_untracked().unwrap_or(true), draw)
 }
 
 /// The responsive `<svg>` root around a chart's drawing, with hover, keyboard and tooltip.
-fn shell<M: ChartModel>(
+fn shell(
     wrap: NodeRef<Div>,
     svg_ref: NodeRef<Svg>,
     title: Signal<String>,
-    model: Memo<M>,
+    model: Memo<AnyModel>,
     export: bool,
-    draw: impl Fn(&M) -> AnyView + Send + Sync + 'static,
+    draw: Draw,
 ) -> impl IntoView {
     let (hover, set_hover) = signal(None::<usize>);
     let title_id = unique_id("fc-title");
@@ -210,7 +268,7 @@ fn shell<M: ChartModel>(
                 <desc id=desc_id>{move || model.with(|m| m.base().summary.clone())}</desc>
                 {stylesheet}
                 <rect class="fc-bg" x="0" y="0" width=move || coord(size().0) height=move || coord(size().1) />
-                {move || model.with(|m| draw(m))}
+                {move || model.with(|m| draw(&*m.0))}
                 <g class="fc-overlay" style="pointer-events:none">{tooltip}</g>
                 <rect
                     class="fc-frame"
