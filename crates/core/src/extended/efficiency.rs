@@ -447,10 +447,10 @@ mod tests {
     fn benchmark_table_matches_the_data_file() {
         let (fwd, bwd) = (data_table("Fig. 5(c)"), data_table("Fig. 6, backward, head dimension 128"));
         assert_eq!((fwd.len(), bwd.len()), (6, 6));
-        for i in 0..6 {
-            let [s, fa2, cudnn, _] = fwd[i];
-            assert_eq!([s, cudnn, bwd[i][2], fa2, bwd[i][1]], H100_ATTENTION_BENCHMARK[i], "row {i}");
-            assert_eq!(bwd[i][0], s, "row {i}");
+        for ((f, b), table) in fwd.iter().zip(&bwd).zip(H100_ATTENTION_BENCHMARK) {
+            let [s, fa2, cudnn, _] = *f;
+            assert_eq!([s, cudnn, b[2], fa2, b[1]], table, "{s} tokens");
+            assert_eq!(b[0], s);
         }
     }
 
