@@ -7,7 +7,7 @@ use fmperf_core::Error;
 use fmperf_core::Strategy;
 use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::moe::MoeOptions;
-use fmperf_core::extended::{ExtendedOptions, Layout};
+use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, Workload};
 use fmperf_core::search::{ExecutionChoices, Ranked, Search, SearchResult};
 
 use super::emit::{self, Emitted, Target};
@@ -15,12 +15,30 @@ use super::estimate::Estimate;
 use super::scenario::LaunchScenario;
 use super::{Launch, Source};
 
+/// The search of a file's scenario over every layout of `strategy`, keeping the `keep` best.
+/// The file's own expert degrees are not imposed: the search chooses them per candidate; its
+/// execution is the file's ([`ExecutionChoices::fixed`]).
+pub fn search(
+    workload: &Workload,
+    hardware: &Hardware,
+    options: &ExtendedOptions,
+    strategy: Strategy,
+    devices: u64,
+    global_batch: u64,
+    keep: usize,
+) -> Result<Search, Error> {
+    let searched = searched_options(options);
+    let setup = ExtendedSetup { workload: workload.clone(), hardware: hardware.clone(), options: searched };
+    let choices = ExecutionChoices::fixed(&setup.options);
+    search_with(setup, choices, strategy, devices, global_batch, keep)
+}
+
 /// The search of a file's scenario `setup` over every layout of `strategy` on `devices` devices at
 /// `global_batch` samples, keeping the `keep` best. Its switches are those [`searched_options`]
 /// makes of the file's (the file's own expert degrees are not imposed: the search chooses them
 /// per candidate), its execution `choices` the file's ([`ExecutionChoices::fixed`] of them) unless
 /// a user's flag frees or fixes one.
-pub fn search(
+pub fn search_with(
     setup: ExtendedSetup,
     choices: ExecutionChoices,
     strategy: Strategy,

@@ -146,7 +146,7 @@ fn run_with(
     let (choices, execution_flags) = execution_over(args, ExecutionChoices::fixed(&searched), &options)?;
     super::search::applies(args, &choices, &[strategy])?;
     let setup = ExtendedSetup { workload: workload.clone(), hardware: hardware.clone(), options: searched };
-    let make = || launch::best::search(setup.clone(), choices, strategy, gpus, batch, ALL).map_err(usage);
+    let make = || launch::best::search_with(setup.clone(), choices, strategy, gpus, batch, ALL).map_err(usage);
     let result = super::search::on_threads(&make, threads)?;
     let searched = setup.options;
     let setup_workload = workload;
