@@ -28,7 +28,7 @@ pub fn search(
     keep: usize,
 ) -> Result<Search, Error> {
     let searched = searched_options(options);
-    let setup = ExtendedSetup { workload: workload.clone(), hardware: hardware.clone(), options: searched };
+    let setup = ExtendedSetup { workload: *workload, hardware: hardware.clone(), options: searched };
     let choices = ExecutionChoices::fixed(&setup.options);
     search_with(setup, choices, strategy, devices, global_batch, keep)
 }

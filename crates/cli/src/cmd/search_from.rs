@@ -145,7 +145,7 @@ fn run_with(
     }
     let (choices, execution_flags) = execution_over(args, ExecutionChoices::fixed(&searched), &options)?;
     super::search::applies(args, &choices, &[strategy])?;
-    let setup = ExtendedSetup { workload: workload.clone(), hardware: hardware.clone(), options: searched };
+    let setup = ExtendedSetup { workload, hardware: hardware.clone(), options: searched };
     let make = || launch::best::search_with(setup.clone(), choices, strategy, gpus, batch, ALL).map_err(usage);
     let result = super::search::on_threads(&make, threads)?;
     let searched = setup.options;
@@ -164,7 +164,7 @@ fn run_with(
                 Some(s) => LaunchScenario { options, ..s.clone() },
                 None => LaunchScenario {
                     model_name: launch.settings.model_name.get().cloned().unwrap_or_else(|| path.clone()),
-                    workload: setup_workload.clone(),
+                    workload: setup_workload,
                     system: Some(system.clone()),
                     devices: gpus,
                     layout,
