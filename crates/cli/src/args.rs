@@ -16,6 +16,9 @@ pub struct Args {
     trailing: Vec<String>,
     /// Whether a bare `--` was given (even with nothing after it).
     dashes: bool,
+    /// The flags a command has asked for (given or not), so that a route can be checked to read
+    /// every flag it accepts ([`Args::unread`]).
+    asked: std::cell::RefCell<Vec<String>>,
 }
 
 impl Args {
@@ -70,6 +73,7 @@ impl Args {
 
     /// The value of a single-valued flag, if given; an error if given twice.
     pub fn value(&self, name: &str) -> Result<Option<&str>, CmdError> {
+        self.ask(name);
         let mut found = self.items.iter().filter(|(n, _)| n == name);
         let first = found.next();
         if found.next().is_some() {
@@ -80,12 +84,39 @@ impl Args {
 
     /// Every value of a repeatable flag, in order.
     pub fn values(&self, name: &str) -> Vec<&str> {
+        self.ask(name);
         self.items.iter().filter(|(n, _)| n == name).filter_map(|(_, v)| v.as_deref()).collect()
     }
 
     /// Whether a boolean flag was given.
     pub fn flag(&self, name: &str) -> bool {
+        self.ask(name);
         self.items.iter().any(|(n, _)| n == name)
+    }
+
+    fn ask(&self, name: &str) {
+        let mut asked = self.asked.borrow_mut();
+        if !asked.iter().any(|a| a == name) {
+            asked.push(name.to_string());
+        }
+    }
+
+    /// The names of the flags given, in order, each once.
+    pub fn given(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for (n, _) in &self.items {
+            if !names.contains(&n.as_str()) {
+                names.push(n);
+            }
+        }
+        names
+    }
+
+    /// The flags given that nothing has read yet: after a command ran, each is a flag the parser
+    /// accepted and the command ignored.
+    pub fn unread(&self) -> Vec<&str> {
+        let asked = self.asked.borrow();
+        self.given().into_iter().filter(|n| !asked.iter().any(|a| a == n)).collect()
     }
 
     /// A required single-valued flag.

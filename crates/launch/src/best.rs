@@ -16,7 +16,8 @@ use super::scenario::LaunchScenario;
 use super::{Launch, Source};
 
 /// The search of a file's scenario over every layout of `strategy`, keeping the `keep` best.
-/// The file's own expert degrees are not imposed: the search chooses them per candidate.
+/// The file's own expert degrees are not imposed: the search chooses them per candidate; its
+/// execution is the file's ([`ExecutionChoices::fixed`]).
 pub fn search(
     workload: &Workload,
     hardware: &Hardware,
@@ -27,9 +28,25 @@ pub fn search(
     keep: usize,
 ) -> Result<Search, Error> {
     let searched = searched_options(options);
-    let setup = ExtendedSetup { workload: workload.clone(), hardware: hardware.clone(), options: searched };
-    let spec = setup.spec(strategy, devices, global_batch, keep);
+    let setup = ExtendedSetup { workload: *workload, hardware: hardware.clone(), options: searched };
     let choices = ExecutionChoices::fixed(&setup.options);
+    search_with(setup, choices, strategy, devices, global_batch, keep)
+}
+
+/// The search of a file's scenario `setup` over every layout of `strategy` on `devices` devices at
+/// `global_batch` samples, keeping the `keep` best. Its switches are those [`searched_options`]
+/// makes of the file's (the file's own expert degrees are not imposed: the search chooses them
+/// per candidate), its execution `choices` the file's ([`ExecutionChoices::fixed`] of them) unless
+/// a user's flag frees or fixes one.
+pub fn search_with(
+    setup: ExtendedSetup,
+    choices: ExecutionChoices,
+    strategy: Strategy,
+    devices: u64,
+    global_batch: u64,
+    keep: usize,
+) -> Result<Search, Error> {
+    let spec = setup.spec(strategy, devices, global_batch, keep);
     Search::in_mode(spec, Some(setup), choices)
 }
 

@@ -48,25 +48,33 @@ sequence parallelism, virtual pipeline stages, and --ext's over them. JSON: {\"c
 flag or key when the file cannot be read.
 ";
 
+/// The value flags of `fmperf estimate` (besides [`crate::run_cost::FLAGS`]).
+pub const VALUE_FLAGS: [&str; 9] =
+    ["from", "model", "system", "gpus", "global-batch", "seq-len", "ext", "format", "calibration"];
+
 /// Runs `fmperf estimate`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
-    let mut value_flags =
-        vec!["from", "model", "system", "gpus", "global-batch", "seq-len", "ext", "format", "calibration"];
-    value_flags.extend(crate::run_cost::FLAGS);
+    let value_flags: Vec<&str> = VALUE_FLAGS.iter().chain(&crate::run_cost::FLAGS).copied().collect();
     let help = format!("{HELP}{}{}", crate::run_cost::HELP, crate::mode::ext_help());
     let Some(args) = super::parse_flags(raw, &value_flags, &help, out)? else {
         return Ok(());
     };
-    let format = OutputFormat::from_args(&args, &[OutputFormat::Table, OutputFormat::Json])?;
+    run_args(&args, out)
+}
+
+/// Runs `fmperf estimate` with the parsed flags `args`.
+pub fn run_args(args: &Args, out: &mut dyn Write) -> CmdResult {
+    super::from_flags::check(args, "estimate --from", super::from_flags::ESTIMATE_FROM)?;
+    let format = OutputFormat::from_args(args, &[OutputFormat::Table, OutputFormat::Json])?;
     // The flags first: a bad `--system` or `--gpus` is reported even when the file has problems too.
-    let overrides = overrides(&args)?;
-    let files = read_sources(&args)?;
+    let overrides = overrides(args)?;
+    let files = read_sources(args)?;
     let path = files.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(" + ");
     let sources: Vec<Source<'_>> = files.iter().map(|(p, t)| Source { name: Some(p), text: t }).collect();
     let (launch, e) = launch::estimate_files(&sources, args.trailing(), &overrides)
         .map_err(|err| file_error(&path, &overrides, err))?;
-    let budget = crate::run_cost::from_args(&args)?;
-    if let Some(cal) = super::calibrate::read_calibration(&args)? {
+    let budget = crate::run_cost::from_args(args)?;
+    if let Some(cal) = super::calibrate::read_calibration(args)? {
         return super::calibrate::estimate_side_by_side(&path, &launch, &e, &cal, budget, format, out);
     }
     let cost = budget.map(|(b, p)| crate::run_cost::of_estimate(&e, b, p)).transpose()?;

@@ -6,6 +6,7 @@ pub mod calibrate;
 pub mod catalog;
 pub mod check;
 pub mod estimate;
+pub mod from_flags;
 pub mod models;
 pub mod search;
 pub mod search_from;

@@ -115,7 +115,7 @@ pub struct SearchRequest {
 }
 
 /// The value flags of `fmperf search`.
-const VALUE_FLAGS: [&str; 22] = [
+pub const VALUE_FLAGS: [&str; 22] = [
     "model",
     "system",
     "strategy",
@@ -140,6 +140,19 @@ const VALUE_FLAGS: [&str; 22] = [
     "calibration",
 ];
 
+/// The flags of `fmperf search` that take no value (besides `--help`).
+pub const BOOL_FLAGS: [&str; 1] = ["sensitivity"];
+
+/// The execution flags and the switch (an [`ExecutionChoices`] key) each fixes.
+pub(crate) const EXECUTION_FLAGS: [(&str, &str); 6] = [
+    ("recompute", "recompute"),
+    ("sharding", "sharding"),
+    ("shard-group", "shard_group"),
+    ("interleave", "interleave"),
+    ("cp", "cp"),
+    ("mbs", "mbs"),
+];
+
 /// Runs `fmperf search`.
 pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     let help = format!(
@@ -150,21 +163,21 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
         crate::mode::moe_help()
     );
     let flags: Vec<&str> = VALUE_FLAGS.iter().chain(&crate::run_cost::FLAGS).copied().collect();
-    let Some(args) = super::parse_flags_with(raw, &flags, &["sensitivity"], &help, out)? else {
+    let Some(args) = super::parse_flags_with(raw, &flags, &BOOL_FLAGS, &help, out)? else {
         return Ok(());
     };
+    run_args(&args, out)
+}
+
+/// Runs `fmperf search` with the parsed flags `args`: with `--from FILE` the file's search (its
+/// flags as [`super::from_flags::SEARCH_FROM`] says), else the flags' search.
+pub fn run_args(args: &Args, out: &mut dyn Write) -> CmdResult {
     if !args.values("from").is_empty() {
-        if args.flag("sensitivity") {
-            return Err(CmdError::Usage(
-                "--sensitivity searches a scenario given by flags, not --from FILE: give --model, --system, --gpus \
-                 and --global-batch"
-                    .into(),
-            ));
-        }
-        let format = OutputFormat::from_args(&args, &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Csv])?;
-        return super::search_from::run(&args, format, out);
+        super::from_flags::check(args, "search --from", super::from_flags::SEARCH_FROM)?;
+        let format = OutputFormat::from_args(args, &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Csv])?;
+        return super::search_from::run(args, format, out);
     }
-    execute(&request_from_args(&args)?, out)
+    execute(&request_from_args(args)?, out)
 }
 
 /// The request the flags describe; errors name the flag.
@@ -201,22 +214,12 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
     let top_k = usize::try_from(top).map_err(|_| CmdError::Usage(format!("--top {top}: too large")))?;
     let threads = crate::threads::from_args(args)?;
     let mut text = Vec::new();
-    for (flag, key) in [
-        ("recompute", "recompute"),
-        ("sharding", "sharding"),
-        ("shard-group", "shard_group"),
-        ("interleave", "interleave"),
-        ("cp", "cp"),
-        ("mbs", "mbs"),
-    ] {
+    for (flag, key) in EXECUTION_FLAGS {
         if let Some(v) = args.value(flag)? {
             text.push(format!("{key}={v}"));
         }
     }
-    let fixed = ExecutionChoices::from_text(&text.join(",")).map_err(|e| {
-        let key = e.path().and_then(|f| f.below("execution")).unwrap_or("");
-        CmdError::Usage(format!("--{}: {e}", key.replace('_', "-")))
-    })?;
+    let fixed = ExecutionChoices::from_text(&text.join(",")).map_err(execution_error)?;
     if !text.is_empty() && matches!(mode, Mode::Reference) {
         return Err(CmdError::Usage(
             "--recompute, --sharding, --shard-group, --interleave, --cp and --mbs need extended mode \
@@ -256,9 +259,23 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
     })
 }
 
+/// An error of the execution flags' text, named by the flag (`--shard-group` for `shard_group`).
+pub(crate) fn execution_error(e: fmperf_core::Error) -> CmdError {
+    let key = e.path().and_then(|f| f.below("execution")).unwrap_or("");
+    CmdError::Usage(format!("--{}: {e}", key.replace('_', "-")))
+}
+
+/// `--moe` given for a dense model (`model`: as the user named it): refused, not ignored.
+pub(crate) fn dense_refuses_moe(moe: &str, model: &str) -> CmdError {
+    CmdError::Usage(format!(
+        "--moe {moe}: {model} is a dense model (no experts): Mixture-of-Experts switches apply to MoE models \
+         only; drop --moe"
+    ))
+}
+
 /// An execution flag and the `--ext` switch of the same name must say the same thing
 /// (`--recompute full --ext recompute=none` is an error naming both; equal values are accepted).
-fn agree_with_switches(args: &Args, fixed: &ExecutionChoices, o: &ExtendedOptions) -> Result<(), CmdError> {
+pub(crate) fn agree_with_switches(args: &Args, fixed: &ExecutionChoices, o: &ExtendedOptions) -> Result<(), CmdError> {
     let Some(ext) = args.value("ext")? else { return Ok(()) };
     let pairs = [
         ("recompute", "recompute", fixed.recompute.map(|r| r.to_string()), o.recompute.to_string()),
@@ -288,7 +305,7 @@ fn agree_with_switches(args: &Args, fixed: &ExecutionChoices, o: &ExtendedOption
 
 /// Execution choices that cannot apply to what is searched are errors saying why, not ignored:
 /// a shard group without a sharded stage (zero0), a context-parallel degree without 2d-seqp.
-fn applies(args: &Args, execution: &ExecutionChoices, strategies: &[Strategy]) -> Result<(), CmdError> {
+pub(crate) fn applies(args: &Args, execution: &ExecutionChoices, strategies: &[Strategy]) -> Result<(), CmdError> {
     use fmperf_core::extended::Sharding;
     let named = |flag: &str, key: &str, value: String| -> Result<String, CmdError> {
         Ok(match args.value(flag)? {
@@ -507,11 +524,7 @@ fn search(req: &SearchRequest) -> Result<Found, CmdError> {
             if let Some(moe) = &req.moe
                 && workload.moe.is_none()
             {
-                return Err(CmdError::Usage(format!(
-                    "--moe {moe}: {} is a dense model (no experts): Mixture-of-Experts switches apply to MoE \
-                     models only; drop --moe",
-                    req.model
-                )));
+                return Err(dense_refuses_moe(moe, &req.model));
             }
             let (hardware, precision) =
                 load_hardware(&req.system, o.hardware.precision, o.hardware.measured_ceiling, req.domain)?;
@@ -580,25 +593,11 @@ fn search_one(
     spec: &SearchSpec,
     setup: Option<&ExtendedSetup>,
 ) -> Result<(SearchResult, Option<Diagnosis>), CmdError> {
-    let make = || Search::in_mode(spec.clone(), setup.cloned(), req.execution);
-    let first = make().map_err(flag_error)?;
-    let threads = req.threads.clamp(1, crate::threads::MAX_THREADS) as u64;
-    let shards: Vec<Search> = if threads == 1 || first.space().len() < 2 * threads {
-        vec![run_to_end(first)]
-    } else {
-        let mut parts: Vec<Search> = Vec::new();
-        for i in 0..threads {
-            parts.push(make().map_err(flag_error)?.shard(i, threads)?);
-        }
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = parts.into_iter().map(|s| scope.spawn(move || run_to_end(s))).collect();
-            handles.into_iter().map(|h| h.join().expect("a search thread panicked")).collect()
-        })
-    };
-    let result = merge_shards(&shards).expect("at least one shard");
+    let make = || Search::in_mode(spec.clone(), setup.cloned(), req.execution).map_err(flag_error);
+    let result = on_threads(&make, req.threads)?;
     // The diagnosis needs the whole search's state: re-run single-threaded only when it applies.
     let diagnosis = if result.top.is_empty() || result.devices_used != result.n_gpus {
-        let mut whole = make().map_err(flag_error)?;
+        let mut whole = make()?;
         if result.top.is_empty() {
             whole = run_to_end(whole);
         }
@@ -607,6 +606,29 @@ fn search_one(
         None
     };
     Ok((result, diagnosis))
+}
+
+/// The search `make` builds, run to its end on `threads` threads (shards merged into the single
+/// run's result: the same for any count).
+pub(crate) fn on_threads(
+    make: &dyn Fn() -> Result<Search, CmdError>,
+    threads: usize,
+) -> Result<SearchResult, CmdError> {
+    let first = make()?;
+    let threads = threads.clamp(1, crate::threads::MAX_THREADS) as u64;
+    let shards: Vec<Search> = if threads == 1 || first.space().len() < 2 * threads {
+        vec![run_to_end(first)]
+    } else {
+        let mut parts: Vec<Search> = Vec::new();
+        for i in 0..threads {
+            parts.push(make()?.shard(i, threads)?);
+        }
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = parts.into_iter().map(|s| scope.spawn(move || run_to_end(s))).collect();
+            handles.into_iter().map(|h| h.join().expect("a search thread panicked")).collect()
+        })
+    };
+    Ok(merge_shards(&shards).expect("at least one shard"))
 }
 
 fn spec_of(req: &SearchRequest, model: fmperf_core::ModelShape, system: SystemParams) -> SearchSpec {

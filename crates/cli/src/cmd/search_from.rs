@@ -6,9 +6,11 @@
 use std::io::Write;
 
 use fmperf_core::Strategy;
+use fmperf_core::cost::ExtendedSetup;
+use fmperf_core::extended::moe::MoeOptions;
 use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
-use fmperf_core::search::ResultRow;
 use fmperf_core::search::row::Digits;
+use fmperf_core::search::{ExecutionChoices, ResultRow};
 use fmperf_launch::emit::{self, Target};
 use fmperf_launch::{self as launch, Format as FileFormat, LaunchScenario, ModelOnly};
 use serde_json::json;
@@ -22,9 +24,15 @@ pub const HELP: &str = "\
   --from FILE      search with the model, global batch, devices, system and switches of a launch file
                    (Megatron-LM script, NeMo / Megatron-Bridge YAML, torchtitan TOML; a Hugging Face
                    config.json with --gpus, --global-batch, --seq-len) and say where its own layout
-                   ranks; --system, --gpus, --global-batch, --seq-len and --ext's switches override
-                   the file (each switch noted as from --ext); --strategy defaults to 2d-seqp when
-                   the file uses context parallelism, else 1d
+                   ranks; --system, --gpus, --global-batch, --seq-len, --ext's and --moe's switches
+                   override the file (each --ext switch noted as from --ext; the file's own layout
+                   keeps its expert degrees, --moe ep=/etp= fix the searched ones); --recompute,
+                   --sharding, --shard-group, --interleave fix or free (`search`) the execution the
+                   search otherwise takes from the file, --cp and --mbs fix what it otherwise
+                   chooses (your layout stays as the file has it); --strategy (one) defaults to
+                   2d-seqp when the file uses context parallelism, else 1d; --mode reference,
+                   --domain (give it in --system ID,domain=K), --sensitivity, --tokens, --samples
+                   and --price-per-device-hour are refused with --from
   --emit FORMAT    write the best configuration as a launch file: megatron, nemo, torchtitan or
                    maxtext. A single input file of that family is rewritten in place (only the
                    layout's values change; every other line is kept); otherwise a fresh, complete
@@ -38,6 +46,15 @@ const ALL: usize = 1 << 22;
 /// Runs `fmperf search --from FILE` with the already parsed flags; with `--calibration FILE`, the
 /// search without and with it, side by side (with `--emit`: the calibrated best is written).
 pub fn run(args: &Args, format: OutputFormat, out: &mut dyn Write) -> CmdResult {
+    // `--mode extended` is what runs; a launch file's switches are extended mode's.
+    if crate::mode::from_args(args)?.is_some_and(|m| m.options().is_none()) {
+        return Err(CmdError::Usage(
+            "--mode reference with `search --from`: a launch file is searched in extended mode only (its \
+             switches are extended mode's); drop --mode, or give --model, --system, --gpus and --global-batch \
+             instead of --from"
+                .into(),
+        ));
+    }
     let Some(cal) = super::calibrate::read_calibration(args)? else { return run_with(args, format, None, out) };
     if args.value("emit")?.is_some() {
         return run_with(args, format, Some(&cal), out);
@@ -63,7 +80,7 @@ fn run_with(
         files.iter().map(|(p, t)| launch::Source { name: Some(p), text: t }).collect();
     let launch = launch::parse_files(&sources, args.trailing()).map_err(usage)?;
     // The file's own scenario, or its model with the flags' device count and batch.
-    let (scenario, workload, options, gpus, batch, system) = if launch.format == FileFormat::HfConfig {
+    let (scenario, workload, mut options, gpus, batch, system) = if launch.format == FileFormat::HfConfig {
         let m = ModelOnly::from_launch(&launch, &o, 1).map_err(usage)?;
         let need = |v: Option<u64>, flag: &str| {
             v.ok_or_else(|| CmdError::Usage(format!("--from {path}: a config.json holds the model only; give {flag}")))
@@ -81,6 +98,17 @@ fn run_with(
             (s.workload, s.options, s.devices, s.layout.global_batch, s.system.clone());
         (Some(s), w, opts, gpus, batch, system)
     };
+    // `--moe` over the file's Mixture-of-Experts switches (the file's own expert degrees kept for its
+    // layout; the flag's fix the searched ones).
+    let moe = args.value("moe")?;
+    if let Some(text) = moe {
+        if workload.moe.is_none() {
+            return Err(super::search::dense_refuses_moe(text, &path));
+        }
+        let set = options.moe.with_text(text).map_err(|e| CmdError::Usage(format!("--moe: {e}")))?;
+        options.moe = MoeOptions { ep: options.moe.ep, etp: options.moe.etp, ..set };
+    }
+    let threads = crate::threads::from_args(args)?;
     let system = system.ok_or_else(|| {
         CmdError::Usage(format!("--from {path}: the file does not name its system; give --system ID"))
     })?;
@@ -108,10 +136,19 @@ fn run_with(
         return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::mode::SUMMA_UNSUPPORTED)));
     }
     let top = usize::try_from(args.positive_int("top")?.unwrap_or(10)).unwrap_or(usize::MAX);
-    // The search chooses the expert degrees per candidate; the file's own stay fixed in its layout.
-    let searched = launch::best::searched_options(&options);
-    let result =
-        launch::best::search(&workload, &hardware, &options, strategy, gpus, batch, ALL).map_err(usage)?.finish();
+    // The search chooses the expert degrees per candidate (unless --moe fixes them); the file's own
+    // stay fixed in its layout.
+    let mut searched = launch::best::searched_options(&options);
+    if let Some(text) = moe {
+        let named = MoeOptions::default().with_text(text).map_err(|e| CmdError::Usage(format!("--moe: {e}")))?;
+        searched.moe = MoeOptions { ep: named.ep, etp: named.etp, ..searched.moe };
+    }
+    let (choices, execution_flags) = execution_over(args, ExecutionChoices::fixed(&searched), &options)?;
+    super::search::applies(args, &choices, &[strategy])?;
+    let setup = ExtendedSetup { workload, hardware: hardware.clone(), options: searched };
+    let make = || launch::best::search_with(setup.clone(), choices, strategy, gpus, batch, ALL).map_err(usage);
+    let result = super::search::on_threads(&make, threads)?;
+    let searched = setup.options;
     let setup_workload = workload;
     let emit_target = args
         .value("emit")?
@@ -127,7 +164,7 @@ fn run_with(
                 Some(s) => LaunchScenario { options, ..s.clone() },
                 None => LaunchScenario {
                     model_name: launch.settings.model_name.get().cloned().unwrap_or_else(|| path.clone()),
-                    workload: setup_workload.clone(),
+                    workload: setup_workload,
                     system: Some(system.clone()),
                     devices: gpus,
                     layout,
@@ -170,15 +207,19 @@ fn run_with(
                 })
             });
             let results: Vec<_> = shown.iter().map(|r| with_verdict(ResultRow::of(r, batch)).to_json()).collect();
-            writeln!(
-                out,
-                "{}",
-                json!({ "mode": "extended", "from": path, "format": launch.format.as_str(), "system": system_id,
+            let mut doc = json!({ "mode": "extended", "from": path, "format": launch.format.as_str(), "system": system_id,
                         "gpus": gpus, "global_batch": batch, "strategy": strategy.to_string(), "ext": o.switches,
                         "candidates": result.candidates, "feasible": result.feasible, "results": results, "own": own_json,
                         "emitted": emitted.as_ref().map(|e| json!({ "format": emit_target.map(|t| t.as_str()),
-                            "file_name": e.file_name, "in_place": e.in_place, "text": e.text, "notes": e.notes })) })
-            )?;
+                            "file_name": e.file_name, "in_place": e.in_place, "text": e.text, "notes": e.notes })) });
+            // Only when given, so that the document of a plain `search --from` stays as it was.
+            if let Some(text) = moe {
+                doc["moe"] = json!(text);
+            }
+            if !execution_flags.is_empty() {
+                doc["execution"] = json!(execution_flags.join(" "));
+            }
+            writeln!(out, "{doc}")?;
         }
         OutputFormat::Table | OutputFormat::Csv => {
             let rows: Vec<ResultRow> = shown.iter().map(|r| with_verdict(ResultRow::of(r, batch))).collect();
@@ -192,11 +233,18 @@ fn run_with(
                 out,
                 "{path} ({}) on {system_id} × {gpus}, strategy {strategy}, global batch {batch}, extended mode with the file's switches{}: {} candidates, {} fit in {} GB",
                 launch.format.title(),
-                o.switches.as_ref().map_or(String::new(), |t| format!(" and --ext {t} over them")),
+                flags_over(o.switches.as_deref(), moe),
                 result.candidates,
                 result.feasible,
                 hardware.hbm_capacity_gb
             )?;
+            if !execution_flags.is_empty() {
+                writeln!(
+                    out,
+                    "execution of the search as {} set it (your layout's as the file has it)",
+                    execution_flags.join(" ")
+                )?;
+            }
             if shown.is_empty() {
                 writeln!(out, "no configuration fits in memory")?;
             } else {
@@ -232,4 +280,39 @@ fn run_with(
         }
     }
     Ok(())
+}
+
+/// The switches given over the file's, as the header says them: ` and --ext … over them`,
+/// ` and --ext …, --moe … over them`; empty when neither flag was given.
+fn flags_over(ext: Option<&str>, moe: Option<&str>) -> String {
+    let given: Vec<String> =
+        [("ext", ext), ("moe", moe)].iter().filter_map(|(f, t)| t.map(|t| format!("--{f} {t}"))).collect();
+    if given.is_empty() { String::new() } else { format!(" and {} over them", given.join(", ")) }
+}
+
+/// The file's execution choices `file` with each execution flag given set over it (`search`: the
+/// search chooses; a value: fixed to it), checked as plain `search` checks them against `--ext`
+/// (`o`: the file's switches with `--ext`'s), and the flags as given (`--recompute full`).
+fn execution_over(
+    args: &Args,
+    file: ExecutionChoices,
+    o: &ExtendedOptions,
+) -> Result<(ExecutionChoices, Vec<String>), CmdError> {
+    let mut c = file;
+    let mut given = Vec::new();
+    for (flag, key) in super::search::EXECUTION_FLAGS {
+        let Some(v) = args.value(flag)? else { continue };
+        let one = ExecutionChoices::from_text(&format!("{key}={v}")).map_err(super::search::execution_error)?;
+        match key {
+            "recompute" => c.recompute = one.recompute,
+            "sharding" => c.sharding = one.sharding,
+            "shard_group" => c.shard_group = one.shard_group,
+            "interleave" => c.interleave = one.interleave,
+            "cp" => c.cp = one.cp,
+            _ => c.mbs = one.mbs,
+        }
+        given.push(format!("--{flag} {v}"));
+    }
+    super::search::agree_with_switches(args, &c, o)?;
+    Ok((c, given))
 }
