@@ -14,7 +14,7 @@
 //! | `budget`, `unit` | training budget (`15T`, `1e12`) and its unit (`tokens`/`samples`); empty: the model's | |
 //! | `list` | shown list: `all` or a strategy | `all` |
 //! | `only` | `mainstream`: only strategies Megatron/NeMo, torchtitan and MaxText run (no SUMMA 2D) | all |
-//! | `sel` | selected configuration ([`fmperf_core::explore::code`]) | the best |
+//! | `sel` | selected configuration ([`fmperf_core::search::code`]) | the best |
 //! | `tab` | detail panel: `breakdown`, `layers`, `compare`, `own` | `breakdown` |
 //! | `cmp` | configurations to compare: `model~system~domain~batch~config`, comma-separated | |
 //! | `price` | your price per device-hour, for the scenario's part ([`crate::run_cost::PRICE_KEY`]); empty: the part's example price | |
@@ -36,9 +36,9 @@
 //! always overrode with 8 ([`default_domain`]).
 
 use fmperf_core::explore::own::OwnFields;
-use fmperf_core::explore::parse_candidate;
 use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::resolve::explorer::ExploreFields;
+use fmperf_core::search::code::parse_candidate;
 use fmperf_core::vocab::Candidate;
 use fmperf_core::{Error, Strategy};
 
@@ -507,7 +507,7 @@ impl Pin {
             self.system.replace(',', ";"),
             self.domain,
             self.batch,
-            fmperf_core::explore::format_candidate(&self.candidate)
+            fmperf_core::search::code::format_candidate(&self.candidate)
         )
     }
 
@@ -579,7 +579,7 @@ pub fn remove_pin(q: &mut Query, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fmperf_core::explore::format_candidate;
+    use fmperf_core::search::code::format_candidate;
 
     #[test]
     fn moe_controls_read_into_the_mode_and_name_their_key() {

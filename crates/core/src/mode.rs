@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::Error;
 use crate::extended::ExtendedOptions;
 use crate::extended::switches::SWITCHES;
-pub use crate::mode_kind::ModeKind;
+use crate::mode_kind::ModeKind;
 use crate::vocab::{MemoryPart, TimePart};
 
 /// Why extended mode does not search 2D SUMMA (searches and sweeps leave it out and say so).

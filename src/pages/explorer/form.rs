@@ -9,17 +9,17 @@ use fmperf_app::system_spec;
 use fmperf_core::Strategy;
 use fmperf_core::catalog::TrainingBudget;
 use fmperf_core::explore::inputs::BudgetUnit;
-use fmperf_core::mode::{Mode, ModeKind};
+use fmperf_core::mode::Mode;
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::resolve::form::parse_strategies;
 use leptos::prelude::*;
 
 use fmperf_app::batch::own_batch;
 use fmperf_app::number::{count_reading, parse_quantity};
 
-use super::fmt;
-use super::keys;
 use super::state::Explorer;
 use super::widgets::{DebouncedInput, FieldError};
+use super::{fmt, keys};
 
 /// Writes one scenario key to the URL; `push` adds a history entry.
 pub fn write_key(ex: Explorer, key: &'static str, value: String, push: bool) {
