@@ -8,12 +8,11 @@
 use fmperf_core::Error;
 use fmperf_core::calibrate::{Calibration, Figure, Measured};
 use fmperf_core::explore::calibrated::{Coverage, calibration_of, coverage, fit_on_configuration};
-use fmperf_core::explore::{ConfigReport, ReportContext, format_candidate};
+use fmperf_core::explore::{ConfigReport, ReportContext};
 use fmperf_core::resolve::explorer::ExploreSpec;
 use fmperf_core::search::Execution;
-use fmperf_core::validate::memory::MemoryKind;
-use fmperf_core::validate::metric::MetricKind;
-use fmperf_core::vocab::Candidate;
+use fmperf_core::search::code::format_candidate;
+use fmperf_core::vocab::{Candidate, MemoryKind, MetricKind};
 use serde::{Deserialize, Serialize};
 
 use crate::fmt;

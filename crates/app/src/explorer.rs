@@ -14,7 +14,7 @@
 //! | `budget`, `unit` | training budget (`15T`, `1e12`) and its unit (`tokens`/`samples`); empty: the model's | |
 //! | `list` | shown list: `all` or a strategy | `all` |
 //! | `only` | `mainstream`: only strategies Megatron/NeMo, torchtitan and MaxText run (no SUMMA 2D) | all |
-//! | `sel` | selected configuration ([`fmperf_core::explore::code`]) | the best |
+//! | `sel` | selected configuration ([`fmperf_core::search::code`]) | the best |
 //! | `tab` | detail panel: `breakdown`, `layers`, `compare`, `own` | `breakdown` |
 //! | `cmp` | configurations to compare: `model~system~domain~batch~config`, comma-separated | |
 //! | `price` | your price per device-hour, for the scenario's part ([`crate::run_cost::PRICE_KEY`]); empty: the part's example price | |
@@ -36,9 +36,9 @@
 //! always overrode with 8 ([`default_domain`]).
 
 use fmperf_core::explore::own::OwnFields;
-use fmperf_core::explore::parse_candidate;
 use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::resolve::explorer::ExploreFields;
+use fmperf_core::search::code::parse_candidate;
 use fmperf_core::vocab::Candidate;
 use fmperf_core::{Error, Strategy};
 
@@ -176,19 +176,7 @@ pub fn mode_from_query(q: &Query) -> Result<fmperf_core::mode::Mode, Error> {
         return Err(problem);
     }
     let mode = fmperf_core::mode::Mode::from_text(m.as_deref(), e.as_deref())?;
-    with_moe(mode, moe_text(q)?.as_deref())
-}
-
-/// `mode` with the MoE switches of `text` (core's text form) applied in extended mode; reference
-/// mode has no experts, so its MoE controls are hidden and their keys wait in the URL.
-pub fn with_moe(mode: fmperf_core::mode::Mode, text: Option<&str>) -> Result<fmperf_core::mode::Mode, Error> {
-    match (mode, text) {
-        (fmperf_core::mode::Mode::Extended(mut o), Some(t)) => {
-            o.moe = o.moe.with_text(t)?;
-            Ok(fmperf_core::mode::Mode::Extended(o))
-        }
-        (m, _) => Ok(m),
-    }
+    mode.with_moe_text(moe_text(q)?.as_deref())
 }
 
 /// The MoE switches of `mode` that differ from the defaults, as core's text form (`None`: none
@@ -507,7 +495,7 @@ impl Pin {
             self.system.replace(',', ";"),
             self.domain,
             self.batch,
-            fmperf_core::explore::format_candidate(&self.candidate)
+            fmperf_core::search::code::format_candidate(&self.candidate)
         )
     }
 
@@ -579,7 +567,7 @@ pub fn remove_pin(q: &mut Query, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fmperf_core::explore::format_candidate;
+    use fmperf_core::search::code::format_candidate;
 
     #[test]
     fn moe_controls_read_into_the_mode_and_name_their_key() {
@@ -598,13 +586,17 @@ mod tests {
         assert!(o.a2a_overlap == fmperf_core::extended::moe::A2aOverlap::On && o.fp8_dispatch);
         // What a worker's job carries reads back into the same switches.
         let text = moe_text_of(&m).unwrap();
-        let again = with_moe(fmperf_core::mode::Mode::extended(), Some(&text)).unwrap();
+        let again = fmperf_core::mode::Mode::extended().with_moe_text(Some(&text)).unwrap();
         assert_eq!(again, m);
         assert_eq!(moe_text_of(&fmperf_core::mode::Mode::extended()), None);
-        // Absent or empty keys are the defaults; reference mode has no experts.
+        // Absent or empty keys are the defaults; reference mode has no experts, so its switches
+        // are an error at `moe` (shown by the MoE controls), not dropped.
         assert_eq!(moe_text(&Query::parse("?moe.load=")).unwrap(), None);
-        let r = mode_from_query(&Query::parse("?mode=reference&moe.dispatcher=allgather")).unwrap();
-        assert_eq!(r, fmperf_core::mode::Mode::Reference);
+        let r = mode_from_query(&Query::parse("?mode=reference&moe.dispatcher=allgather")).unwrap_err();
+        assert!(r.is_at("moe"), "{r}");
+        assert!(r.to_string().contains("need extended mode"), "{r}");
+        let blank = mode_from_query(&Query::parse("?mode=reference&moe.load=")).unwrap();
+        assert_eq!(blank, fmperf_core::mode::Mode::Reference);
         // A bad value is an error at its field; a comma cannot smuggle in another key.
         let bad = mode_from_query(&Query::parse("?mode=extended&moe.load=sometimes")).unwrap_err();
         assert_eq!(bad.field(), Some(MOE_LOAD));

@@ -116,7 +116,7 @@ impl Job {
         match self {
             Job::Explore { fields, mode, moe, entries, shard } => {
                 let mode = Mode::from_text(mode.0.as_deref(), mode.1.as_deref())
-                    .and_then(|m| crate::explorer::with_moe(m, moe.as_deref()))
+                    .and_then(|m| m.with_moe_text(moe.as_deref()))
                     .map_err(|e| e.to_string())?;
                 let entries = entries_from_docs(entries)?;
                 let spec = explore_spec(fields, &mode, &entries).map_err(text)?;
@@ -141,7 +141,7 @@ impl Job {
             }
             Job::Sensitivity { fields, mode, moe, entries, part } => {
                 let mode = Mode::from_text(mode.0.as_deref(), mode.1.as_deref())
-                    .and_then(|m| crate::explorer::with_moe(m, moe.as_deref()))
+                    .and_then(|m| m.with_moe_text(moe.as_deref()))
                     .map_err(|e| e.to_string())?;
                 let entries = entries_from_docs(entries)?;
                 let spec = explore_spec(fields, &mode, &entries).map_err(text)?;

@@ -344,7 +344,7 @@ mod tests {
     }
 
     use super::*;
-    use fmperf_core::explore::parse_candidate;
+    use fmperf_core::search::code::parse_candidate;
 
     #[test]
     fn the_fastest_layouts_within_the_band_are_offered_together() {

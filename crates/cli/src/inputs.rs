@@ -10,7 +10,8 @@ use std::path::Path;
 
 use fmperf_core::catalog::{self, Precision};
 use fmperf_core::extended::{Hardware, Workload};
-use fmperf_core::format::{self, Document, hint};
+use fmperf_core::format::{self, Document};
+use fmperf_core::hint;
 use fmperf_core::resolve::{self, SpecError, UserEntries};
 use fmperf_core::vocab::Note;
 use fmperf_core::{ModelShape, SystemParams};

@@ -19,14 +19,8 @@ pub fn from_args(args: &Args) -> Result<Option<Mode>, CmdError> {
     }
     // Extended mode is the default (issue 16 §5): `--ext` or `--moe` alone means extended mode.
     let parsed = Mode::from_text(Some(mode.unwrap_or("extended")), ext).map_err(mode_error)?;
-    match (parsed, moe) {
-        (m, None) => Ok(Some(m)),
-        (Mode::Extended(mut o), Some(text)) => {
-            o.moe = o.moe.with_text(text).map_err(|e| CmdError::Usage(format!("--moe: {e}")))?;
-            Ok(Some(Mode::Extended(o)))
-        }
-        (_, Some(_)) => Err(CmdError::Usage("--moe: Mixture-of-Experts switches need --mode extended".into())),
-    }
+    let with_moe = parsed.with_moe_text(moe).map_err(|e| CmdError::Usage(format!("--moe: {e}")))?;
+    Ok(Some(with_moe))
 }
 
 /// An error of `--mode` or `--ext`, named by its flag (`--ext` for a switch: `ext`, `ext.<key>`).

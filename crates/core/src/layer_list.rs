@@ -157,7 +157,7 @@ impl Parser<'_> {
 
 /// The MoE blocks of a 0/1 list as `(first_dense, every)`: `first_dense` dense blocks, then one
 /// MoE block in every `every` (the blocks `first_dense + every − 1`, `first_dense + 2·every − 1`,
-/// …; [`crate::extended::moe::MoeShape`]'s pattern); the leading dense run may belong to the
+/// …; [`crate::moe_shape::MoeShape`]'s pattern); the leading dense run may belong to the
 /// every-`n`-th pattern (`[0,1,0,1]`: none first, every 2). `None` when the list is not of that
 /// form or has no MoE block.
 pub fn moe_pattern(flags: &[bool]) -> Option<(u64, u64)> {

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::Error;
 use crate::extended::ExtendedOptions;
 use crate::extended::switches::SWITCHES;
-pub use crate::mode_kind::ModeKind;
+use crate::mode_kind::ModeKind;
 use crate::vocab::{MemoryPart, TimePart};
 
 /// Why extended mode does not search 2D SUMMA (searches and sweeps leave it out and say so).
@@ -68,6 +68,25 @@ impl Mode {
             (ModeKind::Reference, Some(e)) => Err(Error::invalid("ext", e, "switches need extended mode")
                 .with_hint("add mode extended (CLI: --mode extended), or drop the switches")),
             (ModeKind::Extended, e) => Ok(Mode::Extended(ExtendedOptions::from_text(e.unwrap_or(""))?)),
+        }
+    }
+
+    /// `self` with the Mixture-of-Experts switches of `text` applied (core's `key=value,…` form,
+    /// [`crate::extended::moe::MoeOptions::with_text`]; `None` or blank: `self` unchanged). The
+    /// one reading of the CLI's `--moe` and the page's `moe.*` URL keys. Reference mode has no
+    /// experts, so switches there are an error at `moe` (like `ext`'s in [`Mode::from_text`]),
+    /// never dropped; the switches' own errors name `moe.<key>`.
+    pub fn with_moe_text(self, text: Option<&str>) -> Result<Mode, Error> {
+        match (self, text.map(str::trim).filter(|t| !t.is_empty())) {
+            (m, None) => Ok(m),
+            (Mode::Extended(mut o), Some(t)) => {
+                o.moe = o.moe.with_text(t)?;
+                Ok(Mode::Extended(o))
+            }
+            (Mode::Reference, Some(t)) => {
+                Err(Error::invalid("moe", t, "Mixture-of-Experts switches need extended mode")
+                    .with_hint("add mode extended (CLI: --mode extended), or drop the switches"))
+            }
         }
     }
 
@@ -233,5 +252,22 @@ mod tests {
         assert_eq!(Mode::from_text(Some("fast"), None).unwrap_err().field(), Some("mode"));
         assert_eq!(Mode::from_text(None, Some("causal=off")).unwrap_err().field(), Some("ext"));
         assert_eq!(Mode::from_text(Some("extended"), Some("causal=x")).unwrap_err().field(), Some("ext.causal"));
+    }
+
+    #[test]
+    fn moe_text_applies_in_extended_mode_and_is_an_error_in_reference_mode() {
+        use crate::extended::moe::Load;
+        // Extended mode takes the switches; absent or blank text changes nothing in either mode.
+        let m = Mode::extended().with_moe_text(Some("load=forced")).unwrap();
+        assert_eq!(m.options().unwrap().moe.load, Load::Forced);
+        assert_eq!(Mode::extended().with_moe_text(Some(" ")).unwrap(), Mode::extended());
+        assert_eq!(Mode::Reference.with_moe_text(None).unwrap(), Mode::Reference);
+        assert_eq!(Mode::Reference.with_moe_text(Some("")).unwrap(), Mode::Reference);
+        // Reference mode has no experts: the text is an error at `moe`, not dropped.
+        let e = Mode::Reference.with_moe_text(Some("ep=2")).unwrap_err();
+        assert!(e.is_at("moe"), "{e}");
+        assert!(e.to_string().contains("need extended mode"), "{e}");
+        // A switch's own error names it.
+        assert!(Mode::extended().with_moe_text(Some("load=sometimes")).unwrap_err().is_at("moe.load"));
     }
 }

@@ -4,13 +4,14 @@
 //! hand.
 
 use fmperf_core::calibrate::{Calibration, Figure, Measured, StackConstants};
+use fmperf_core::explore::ExploreSearch;
 use fmperf_core::explore::calibrated::{
     COVERED_DEVICE_FACTOR, ONE_SHOT_MAPE, UNCALIBRATED_MAPE, calibration_of, coverage, fit_on_configuration,
 };
-use fmperf_core::explore::{ExploreSearch, format_candidate};
 use fmperf_core::mode::Mode;
 use fmperf_core::resolve::explorer::ExploreFields;
-use fmperf_core::validate::metric::MetricKind;
+use fmperf_core::search::code::format_candidate;
+use fmperf_core::vocab::MetricKind;
 
 fn scenario(gpus: &str) -> fmperf_core::resolve::explorer::ExploreSpec {
     let f = ExploreFields {

@@ -3,7 +3,8 @@
 //! the switch, "try your own" ranks in the mode, and MFU's model FLOPs are the standard count.
 
 use fmperf_core::Strategy;
-use fmperf_core::explore::{ConfigReport, Detail, ExploreSearch, OwnConfig, ReportContext, evaluate_own};
+use fmperf_core::cost::Detail;
+use fmperf_core::explore::{ConfigReport, ExploreSearch, OwnConfig, ReportContext, evaluate_own};
 use fmperf_core::extended::{ExtendedOptions, ModelFeatures};
 use fmperf_core::mode::{Mode, SUMMA_UNSUPPORTED};
 use fmperf_core::resolve::explorer::ExploreFields;

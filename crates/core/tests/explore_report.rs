@@ -4,11 +4,10 @@
 
 use fmperf_core::explore::export::{results_csv, results_json};
 use fmperf_core::explore::layers::layer_table;
-use fmperf_core::explore::{
-    ConfigReport, ExploreSearch, MemoryFit, ParallelDimension, ReportContext, format_candidate,
-};
+use fmperf_core::explore::{ConfigReport, ExploreSearch, MemoryFit, ParallelDimension, ReportContext};
 use fmperf_core::reference::{evaluate, model_summary};
 use fmperf_core::resolve::explorer::ExploreFields;
+use fmperf_core::search::code::format_candidate;
 use fmperf_core::vocab::Candidate;
 use fmperf_core::{ModelShape, Strategy, SystemParams};
 

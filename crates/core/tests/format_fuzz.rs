@@ -15,9 +15,10 @@ use std::time::Instant;
 use fmperf_core::catalog::{
     self, CatalogModel, Fabric, FabricKind, MappingOptions, Mlp, Precision, TrainingBudget, to_system_params,
 };
-use fmperf_core::format::{self, Document, fields};
-use fmperf_core::mode::ModeKind;
+use fmperf_core::format::{self, Document};
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::reference::model_summary_on;
+use fmperf_core::schema::fields;
 use fmperf_core::{ModelShape, SystemParams};
 use serde_json::{Map, Value, json};
 

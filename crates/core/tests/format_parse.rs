@@ -3,9 +3,10 @@
 
 use fmperf_core::catalog::{self, Mlp, TrainingBudget, to_system_params};
 use fmperf_core::format::{
-    self, Document, DocumentFormat, fields, model_to_reference_json, parse, parse_detailed, system_to_reference_json,
+    self, Document, DocumentFormat, model_to_reference_json, parse, parse_detailed, system_to_reference_json,
 };
 use fmperf_core::resolve::{ModelRef, SystemRef};
+use fmperf_core::schema::fields;
 use fmperf_core::{Error, ModelShape, Strategy, SystemParams};
 use serde_json::json;
 

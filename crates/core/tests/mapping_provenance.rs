@@ -6,7 +6,7 @@ use fmperf_core::catalog::mapping::SYSTEM_PARAMS;
 use fmperf_core::catalog::provenance::Origin;
 use fmperf_core::catalog::{self, CatalogSystem, MappedSystem, MappingOptions, Precision, to_system_params};
 use fmperf_core::format::{self, Document};
-use fmperf_core::mode::ModeKind;
+use fmperf_core::mode_kind::ModeKind;
 use serde_json::Value;
 
 /// The value of a catalog field (dotted path) of `sys`, as its JSON form holds it.

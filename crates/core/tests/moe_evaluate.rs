@@ -1,13 +1,13 @@
 //! Evaluating configurations of Mixture-of-Experts models in extended mode: FLOPs, memory and the
 //! expert-parallel dimension, checked by hand on small shapes.
 
-use fmperf_core::Strategy;
-use fmperf_core::SystemParams;
-use fmperf_core::extended::moe::{Dispatcher, Load, MoeOptions, MoeShape, Router};
+use fmperf_core::extended::moe::{Dispatcher, Load, MoeOptions};
 use fmperf_core::extended::{
     ExtendedEvaluator, ExtendedOptions, Hardware, HardwareChoices, Layout, Recompute, Sharding, Workload, evaluate,
 };
+use fmperf_core::moe_shape::{MoeShape, Router};
 use fmperf_core::vocab::Candidate;
+use fmperf_core::{Strategy, SystemParams};
 
 /// A small MoE: h = 1024, 8 heads, 4 blocks (first dense), 16 experts of width 512, top-2, one
 /// shared expert of width 512, SwiGLU, sequence 1024, no vocabulary.

@@ -7,7 +7,8 @@ use fmperf_core::SystemParams;
 use fmperf_core::extended::attention::attention_operations;
 use fmperf_core::extended::efficiency::{KernelCurve, attention_kernel_fraction};
 use fmperf_core::extended::pricing::Pricing;
-use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, SlidingWindow, Workload};
+use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, Workload};
+use fmperf_core::vocab::SlidingWindow;
 
 /// gpt-oss-120b's attention (hidden 2880, 64 query heads of 64 channels, 8 KV heads) at 4,096
 /// tokens, without its experts (the attention sub-layer does not read them).

@@ -51,9 +51,12 @@
 //!    of [`DUPLICATE_TYPE_NAMES_LEFT`] are still declared twice (the list only shrinks: a name no
 //!    longer duplicated fails until it is struck off).
 //! 13. a module of core re-exports what another top-level module declares (`reexports_stay_home`):
-//!    `pub use crate::other::Name;` or a name of a `pub use crate::{…}` group, outside the crate
+//!    `pub use crate::other::Name;`, a name of a `pub use crate::{…}` group, or `pub use name::…`
+//!    through a name a private `use crate::other::…` brought in, outside the crate
 //!    root (whose re-exports are its table of contents). A type has one home and its users import
-//!    it from there; [`CROSS_MODULE_REEXPORTS_LEFT`] lists the old paths still kept (only shrinks).
+//!    it from there. None is left: issue 33 struck the last 17 old paths (the format's schema and
+//!    hint, validation's and extended mode's vocabulary, the experts' shape, the mode's kind, the
+//!    configuration code and the priced detail), their importers now naming the home.
 //!
 //! The checker reads Rust as tokens with comments, strings and character literals removed, so
 //! prose that names a module is not an import, and `use` groups (`use std::{fs, io}`,
@@ -180,39 +183,6 @@ const KNOWN_EXTENDED_EDGES: &[(&str, &str)] = &[];
 /// since session 25 (the picker group is `fmperf_app::pickers::PickerGroup`, the Explorer's finished
 /// search `state::FinishedSearch`). The list only shrinks: keep it empty.
 const DUPLICATE_TYPE_NAMES_LEFT: &[&str] = &[];
-/// Rule 13's re-exports across core's top-level modules still left, `(file, path re-exported)`:
-/// old paths of names that moved to a lower home, kept for their importers. Each must still exist
-/// (a stale row fails), so the list only shrinks; the way out of one is to import the name from
-/// its home everywhere and strike the row. `explore::entries` (`resolve::UserEntries`) and
-/// `validate::ModeKind` (then 36 importers, now of `mode_kind::ModeKind`) went in issue 33; a new
-/// row needs a reason written here.
-const CROSS_MODULE_REEXPORTS_LEFT: &[(&str, &str)] = &[
-    // The fabric kinds' names moved to the schema's field tables (the catalog reads them).
-    ("catalog/fabric.rs", "schema::fields::FABRIC_KIND_NAMES"),
-    // The format's schema and hints moved below `catalog` and `format` to break their cycle; the
-    // old `format::…` paths stay for the CLI's and the page's importers.
-    ("format/mod.rs", "hint"),
-    ("format/mod.rs", "schema::check"),
-    ("format/mod.rs", "schema::emit"),
-    ("format/mod.rs", "schema::fields"),
-    ("format/mod.rs", "schema::reference"),
-    // The mode's kind lives in `mode_kind` (the catalog's mapping reads it without the mode).
-    ("mode.rs", "mode_kind::ModeKind"),
-    // Vocabulary that moved to `vocab` to break the calibrate ↔ validate cycle.
-    ("validate/memory.rs", "vocab::MemoryKind"),
-    ("validate/memory.rs", "vocab::PredictedMemory"),
-    ("validate/memory.rs", "vocab::predicted_memory_gb"),
-    ("validate/metric.rs", "vocab::MetricKind"),
-    ("extended/workload.rs", "vocab::SlidingWindow"),
-    // The experts' shape moved to `moe_shape` (the catalog's models read it).
-    ("extended/moe/mod.rs", "moe_shape::Mla"),
-    ("extended/moe/mod.rs", "moe_shape::MoeShape"),
-    ("extended/moe/mod.rs", "moe_shape::Router"),
-    // The configuration code moved to the result row (`search::code`); the priced detail to the
-    // pricer (`cost::Detail`).
-    ("explore/mod.rs", "search::code"),
-    ("explore/priced.rs", "cost::Detail"),
-];
 /// The pricer's files (rule 7): where a mode becomes its model (`cost.rs`: `CostModel`, `Pricer`)
 /// and the mode types with their per-mode behaviour and text (`mode.rs`, `mode_kind.rs`). Only
 /// they branch on the mode.
@@ -996,15 +966,35 @@ fn duplicate_type_names(files: &[(&str, &Source)], left: &[&str]) -> Vec<String>
 }
 
 /// Rule 13: what `s` re-exports from another top-level module of core, as paths below `crate::`
-/// (`resolve::UserEntries`); none for the crate root, whose re-exports are its table of contents.
+/// (`resolve::UserEntries`), directly or through a name a private `use crate::…` brought in
+/// (`use crate::schema::check;` then `pub use check::Problems;`: `schema::check::Problems`); none
+/// for the crate root, whose re-exports are its table of contents.
 fn cross_module_reexports(s: &Source) -> Vec<String> {
     let Some(own) = s.module.first() else { return Vec::new() };
     let t: Vec<&str> = s.tokens.iter().map(String::as_str).collect();
+    let end_of = |i: usize| (i..t.len()).find(|&j| t[j] == ";").unwrap_or(t.len());
+    let elsewhere = |p: &String| p.split("::").next() != Some(own.as_str());
+    // The names private imports from other modules give here, with the path each stands for.
+    let mut through: BTreeMap<String, String> = BTreeMap::new();
+    for i in 0..t.len() {
+        if t[i..].starts_with(&["use", "crate", "::"]) && (i == 0 || t[i - 1] != "pub") {
+            for p in use_paths(&t[i + 3..end_of(i)]).into_iter().filter(elsewhere) {
+                through.insert(p.rsplit("::").next().unwrap_or_default().to_string(), p);
+            }
+        }
+    }
     let mut out = Vec::new();
     for i in 0..t.len() {
         if t[i..].starts_with(&["pub", "use", "crate", "::"]) {
-            let end = (i..t.len()).find(|&j| t[j] == ";").unwrap_or(t.len());
-            out.extend(use_paths(&t[i + 4..end]).into_iter().filter(|p| p.split("::").next() != Some(own.as_str())));
+            out.extend(use_paths(&t[i + 4..end_of(i)]).into_iter().filter(elsewhere));
+        } else if t[i..].starts_with(&["pub", "use"])
+            && let Some(home) = t.get(i + 2).and_then(|name| through.get(*name))
+        {
+            let rest = use_paths(&t[i + 3..end_of(i)]);
+            if rest.is_empty() {
+                out.push(home.clone());
+            }
+            out.extend(rest.into_iter().map(|p| format!("{home}::{p}")));
         }
     }
     out
@@ -1054,9 +1044,9 @@ fn reexport_problems(sources: &[Source], left: &[(&str, &str)]) -> Vec<String> {
         })
         .collect();
     problems.extend(
-        left.iter().filter(|(f, p)| !found.contains(&(f.to_string(), p.to_string()))).map(|(f, p)| {
-            format!("{f}: no longer re-exports `crate::{p}`; strike it from CROSS_MODULE_REEXPORTS_LEFT")
-        }),
+        left.iter()
+            .filter(|(f, p)| !found.contains(&(f.to_string(), p.to_string())))
+            .map(|(f, p)| format!("{f}: no longer re-exports `crate::{p}`; strike it from the allowance")),
     );
     problems
 }
@@ -1389,7 +1379,7 @@ fn public_type_names_are_unique() {
 fn reexports_stay_home() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let sources = read_tree(&dir.join("src"));
-    let problems = reexport_problems(&sources, CROSS_MODULE_REEXPORTS_LEFT);
+    let problems = reexport_problems(&sources, &[]);
     assert!(problems.is_empty(), "fmperf-core re-exports across its modules:\n{}", problems.join("\n"));
 }
 
@@ -1719,6 +1709,13 @@ mod checker {
             "pub use crate::{vocab::{MemoryKind, Note as N}, validate::metric::Metric};\npub use compare::Report;",
         );
         assert_eq!(cross_module_reexports(&group), ["vocab::MemoryKind", "vocab::Note"]);
+        // Through a private import (the format re-exporting the schema's problems by an old path);
+        // a name of the file's own module passes.
+        let through = Source::new(
+            "format/mod.rs",
+            "use crate::schema::check;\nuse crate::format::form;\npub use check::Problems;\npub use form::Form;",
+        );
+        assert_eq!(cross_module_reexports(&through), ["schema::check::Problems"]);
         // Not across modules: the crate root's table of contents, a module's own files, private uses.
         let fine = [
             Source::new("lib.rs", "pub use resolve::UserEntries;\npub use crate::model::ModelShape;"),

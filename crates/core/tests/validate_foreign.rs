@@ -182,7 +182,8 @@ fn numbers_written_as_text_and_zero_experts_are_refused() {
 
 #[test]
 fn a_memory_figure_named_by_its_kind() {
-    use fmperf_core::validate::memory::{MemoryKind, read_memory_kind};
+    use fmperf_core::validate::memory::read_memory_kind;
+    use fmperf_core::vocab::MemoryKind;
     let mem = |extra: &str| one(&format!(r#"{{"id": "m", "measured": {{{extra}}}}}"#)).measured.memory;
     let m = mem(r#""max_memory_reserved_gib": 70.5"#);
     assert_eq!((m.gib, read_memory_kind(&m).0), (Some(70.5), MemoryKind::PeakReserved));

@@ -14,9 +14,10 @@ use fmperf_app::results::{self as texts, METRIC_HEADERS};
 use fmperf_app::style::EXPLORER_CSS;
 use fmperf_app::views::{self, AppView, FOOTER, TAGLINE};
 use fmperf_app::{error_bands, fmt, system_spec};
-use fmperf_core::explore::{ConfigReport, ExploreSearch, ReportContext, format_candidate};
+use fmperf_core::explore::{ConfigReport, ExploreSearch, ReportContext};
 use fmperf_core::format::custom_store::CustomStore;
 use fmperf_core::resolve::explorer::ExploreSpec;
+use fmperf_core::search::code::format_candidate;
 
 use crate::html::{attr, escape};
 

@@ -4,10 +4,11 @@
 
 use fmperf_app::query::Query;
 use fmperf_app::{error_bands, explorer, fmt, results};
-use fmperf_core::explore::{ExploreSearch, ReportContext, format_candidate};
+use fmperf_core::explore::{ExploreSearch, ReportContext};
 use fmperf_core::format::custom_store::CustomStore;
 use fmperf_core::resolve::UserEntries;
 use fmperf_core::resolve::explorer::ExploreSpec;
+use fmperf_core::search::code::format_candidate;
 use fmperf_first_view::page::{FirstView, MAX_CANDIDATES, ahead, render};
 
 /// A clock that never advances (the budget never runs out).

@@ -13,8 +13,8 @@ use fmperf_core::catalog::Precision;
 use fmperf_core::explore::priced::model_flops_per_sample_tflop;
 use fmperf_core::extended::{ExtendedEvaluation, Hardware, Layout, evaluate};
 use fmperf_core::resolve::{self, SpecError, UserEntries};
-use fmperf_core::validate::memory::{self, MemoryKind, PredictedMemory};
-use fmperf_core::vocab::model_flops_utilisation;
+use fmperf_core::validate::memory;
+use fmperf_core::vocab::{MemoryKind, PredictedMemory, model_flops_utilisation, predicted_memory_gb};
 use fmperf_core::vocab::{TimePart, Totals};
 
 /// Memory of the busiest device against its capacity, in the shape of `fmperf validate`'s memory
@@ -50,7 +50,7 @@ impl MemoryVerdict {
         let band = memory::shipped_band();
         MemoryVerdict {
             kind: MemoryKind::NvidiaSmi.as_str(),
-            predicted_gb: memory::predicted_memory_gb(p, MemoryKind::NvidiaSmi),
+            predicted_gb: predicted_memory_gb(p, MemoryKind::NvidiaSmi),
             measured_gb: None,
             capacity_gb,
             fits: memory::verdict(p.device_gb, capacity_gb),

@@ -2,8 +2,7 @@
 //! README for where each format comes from): figures, steady-state medians, units, errors.
 
 use fmperf_core::calibrate::{Figure, Measured};
-use fmperf_core::validate::memory::MemoryKind;
-use fmperf_core::validate::metric::MetricKind;
+use fmperf_core::vocab::{MemoryKind, MetricKind};
 use fmperf_launch::logs::{LogFigures, read_log};
 
 fn read(name: &str) -> LogFigures {

@@ -6,8 +6,7 @@
 //! percent → fraction). Lines of the same logs that report no training step must not be read as one.
 
 use fmperf_core::calibrate::Figure;
-use fmperf_core::validate::memory::MemoryKind;
-use fmperf_core::validate::metric::MetricKind;
+use fmperf_core::vocab::{MemoryKind, MetricKind};
 use fmperf_launch::logs::{GIB_IN_GB, LogFigures, read_log};
 
 const STEP: Figure = Figure::Time(MetricKind::StepTimeS);

@@ -4,10 +4,10 @@
 
 use fmperf_core::catalog::{Architecture, CatalogModel, CatalogSystem};
 use fmperf_core::format::custom_store::EntryKind;
-use fmperf_core::format::fields::Kind;
 use fmperf_core::format::form::{FormField, form_fields, has_preset, values_of_document};
 use fmperf_core::format::{Document, model_to_reference_json, to_json};
 use fmperf_core::reference::model_summary;
+use fmperf_core::schema::fields::Kind;
 use leptos::prelude::*;
 
 use super::entry::CardEntry;

@@ -6,15 +6,14 @@
 
 use std::collections::BTreeMap;
 
-use fmperf_core::Error;
-use fmperf_core::catalog;
 use fmperf_core::format::custom_store::{CustomStore, EntryKind};
-use fmperf_core::format::fields::Kind;
 use fmperf_core::format::form::{
     FormField, FormValues, check_form, document_text, form_fields, has_preset, values_of, values_of_document,
 };
 use fmperf_core::format::notes::{StaleNote, stale_notes, with_note, without_notes};
 use fmperf_core::format::{Document, DocumentFormat, Parsed, parse_detailed, to_json};
+use fmperf_core::schema::fields::Kind;
+use fmperf_core::{Error, catalog};
 use leptos::prelude::*;
 use serde_json::Value;
 

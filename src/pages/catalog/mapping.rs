@@ -7,9 +7,9 @@
 use fmperf_core::catalog::{
     CatalogSystem, MappingOptions, Precision, default_precision, parse_system_spec, to_system_params,
 };
-use fmperf_core::format::fields::REFERENCE_SYSTEM_FIELDS;
 use fmperf_core::format::form::text_of;
 use fmperf_core::format::{system_to_reference_json, validate_scenario_field};
+use fmperf_core::schema::fields::REFERENCE_SYSTEM_FIELDS;
 use leptos::prelude::*;
 use serde_json::Value;
 

@@ -3,16 +3,16 @@
 //! selected configuration in detail: headline numbers, both breakdowns with shares, and the
 //! placement of each parallel dimension onto the fast (scale-up) domain.
 
-use fmperf_core::explore::{ConfigReport, ParallelDimension, format_candidate};
+use fmperf_core::explore::{ConfigReport, ParallelDimension};
 use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::search::code::format_candidate;
 use fmperf_core::vocab::{MemoryPart, TimePart};
 use leptos::prelude::*;
 
-use super::fmt;
-use super::keys;
 use super::results::{MemoryCell, tp_text};
 use super::selection::Selected;
 use super::state::Explorer;
+use super::{fmt, keys};
 use crate::chart::{Bar, Limit, StackedBarChart, Standing, ValueFormat};
 use crate::mode_panel::ModeBadge;
 
@@ -301,9 +301,9 @@ pub fn PlacementTable(report: ConfigReport, domain: u64) -> impl IntoView {
 
 /// Where an MoE model's parts sit in the step's components, in one sentence (the Layers view
 /// lists every part).
-fn moe_note(d: &fmperf_core::explore::Detail) -> Option<impl IntoView + use<>> {
+fn moe_note(d: &fmperf_core::cost::Detail) -> Option<impl IntoView + use<>> {
     use fmperf_core::extended::moe::MoeTimePart;
-    let fmperf_core::explore::Detail::Extended(e) = d else { return None };
+    let fmperf_core::cost::Detail::Extended(e) = d else { return None };
     let m = e.moe?;
     let t = m.times;
     let text = format!(

@@ -10,8 +10,8 @@
 
 use fmperf_app::calibration::{self as cal_app, Entries, FIGURES, Saved};
 use fmperf_core::calibrate::Calibration;
-use fmperf_core::explore::format_candidate;
 use fmperf_core::resolve::explorer::ExploreSpec;
+use fmperf_core::search::code::format_candidate;
 use fmperf_core::vocab::{Note, NoteList};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;

@@ -8,10 +8,11 @@
 
 use fmperf_app::run_cost::{self, RankBy};
 use fmperf_core::explore::choices::system_choices;
-use fmperf_core::explore::{ConfigReport, ExploreSearch, ReportContext, format_candidate};
+use fmperf_core::explore::{ConfigReport, ExploreSearch, ReportContext};
 use fmperf_core::mode::Mode;
 use fmperf_core::resolve::explorer::{ExploreFields, ExploreSpec};
 use fmperf_core::run_cost::RunCost;
+use fmperf_core::search::code::format_candidate;
 use fmperf_core::vocab::{MemoryPart, TimePart};
 use leptos::prelude::*;
 

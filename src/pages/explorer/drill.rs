@@ -6,7 +6,7 @@
 //! the time and the memory), labelled with the mode.
 
 use fmperf_chart::format::format_sig;
-use fmperf_core::explore::Detail;
+use fmperf_core::cost::Detail;
 use fmperf_core::explore::layers::{LayerLine, LayerTable, layer_table};
 use fmperf_core::extended::ExtendedEvaluation;
 use fmperf_core::extended::moe::{MoeBreakdown, MoeTimePart};
@@ -159,7 +159,7 @@ pub fn LayersPanel(selection: Memo<Result<Option<Selected>, String>>) -> impl In
 fn ExtendedParts(selected: Selected, ev: ExtendedEvaluation) -> impl IntoView {
     let b = ev.breakdown;
     let m = ev.memory;
-    let code = fmperf_core::explore::format_candidate(&selected.report.candidate);
+    let code = fmperf_core::search::code::format_candidate(&selected.report.candidate);
     let code_attr = code.clone();
     let blocks = if b.stages.first == b.stages.last && b.stages.last == b.stages.most {
         b.stages.most.to_string()
@@ -343,7 +343,7 @@ fn reference_layers(s: Selected, evaluation: Evaluation) -> AnyView {
         .zip(&evaluation.mlp.iter().chain(&evaluation.attention).collect::<Vec<_>>())
         .map(|(l, r)| Bar::new(label(l), vec![r.mem_fwd_gb, r.mem_bwd_gb]))
         .collect();
-    let code = fmperf_core::explore::format_candidate(&s.report.candidate);
+    let code = fmperf_core::search::code::format_candidate(&s.report.candidate);
     let code_attr = code.clone();
     view! {
                 <div class="panel-layers" data-config=code_attr>

@@ -9,17 +9,17 @@ use fmperf_app::system_spec;
 use fmperf_core::Strategy;
 use fmperf_core::catalog::TrainingBudget;
 use fmperf_core::explore::inputs::BudgetUnit;
-use fmperf_core::mode::{Mode, ModeKind};
+use fmperf_core::mode::Mode;
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::resolve::form::parse_strategies;
 use leptos::prelude::*;
 
 use fmperf_app::batch::own_batch;
 use fmperf_app::number::{count_reading, parse_quantity};
 
-use super::fmt;
-use super::keys;
 use super::state::Explorer;
 use super::widgets::{DebouncedInput, FieldError};
+use super::{fmt, keys};
 
 /// Writes one scenario key to the URL; `push` adds a history entry.
 pub fn write_key(ex: Explorer, key: &'static str, value: String, push: bool) {
@@ -306,19 +306,20 @@ fn write_moe_key(ex: Explorer, key: &'static str, value: &str, push: bool) {
 
 /// The Mixture-of-Experts switches of the scenario (core's `--moe` keys): token dispatcher,
 /// expert load, all-to-all overlap and FP8 dispatch, each a URL key of its own
-/// ([`fmperf_app::explorer::MOE_KEYS`]). Shown for MoE models in extended mode; a dense model
-/// or reference mode (which has no experts) hides them, their keys kept in the URL.
+/// ([`fmperf_app::explorer::MOE_KEYS`]). Shown for MoE models in extended mode, and whenever the
+/// switches are in error: reference mode has no experts, so switches in its URL are an error at
+/// `moe` shown here, not dropped ([`fmperf_core::mode::Mode::with_moe_text`]).
 #[component]
 fn MoeControls() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
     let shown = Memo::new(move |_| {
-        // The mode's model prices experts, or the error is in the MoE switches themselves.
-        let experts = ex.mode.with(|m| match m {
-            Ok(m) => m.kind().models_experts(),
-            Err(e) => e.path().is_some_and(|p| p.below("moe").is_some()),
-        });
+        // The error is in the MoE switches themselves (any model, any mode), or the mode's model
+        // prices experts and the model has them.
+        let switches_wrong =
+            ex.mode.with(|m| m.as_ref().err().and_then(fmperf_core::Error::path).is_some_and(|p| p.is_in("moe")));
+        let experts = ex.mode.with(|m| m.as_ref().is_ok_and(|m| m.kind().models_experts()));
         let model = ex.live.with(|f| f.model.clone());
-        experts && ex.entries.with(|u| u.find_model(&model).ok().is_some_and(|m| m.moe.is_some()))
+        switches_wrong || experts && ex.entries.with(|u| u.find_model(&model).ok().is_some_and(|m| m.moe.is_some()))
     });
     let get = move |key: &'static str| ex.url.get(key).unwrap_or_default();
     let dispatcher = move || get(keys::MOE_DISPATCHER);
@@ -412,6 +413,7 @@ fn MoeControls() -> impl IntoView {
                     {check(keys::MOE_FP8_DISPATCH, "FP8 dispatch", "dispatch tokens in FP8 with 1×128 scales; combine stays 16-bit")}
                 </div>
                 <FieldError id="ex-moe-error".to_string() message=error(keys::MOE_FP8_DISPATCH) />
+                <FieldError id="ex-moe-mode-error".to_string() message=error("moe") />
             </fieldset>
         </Show>
     }

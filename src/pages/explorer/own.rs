@@ -3,10 +3,10 @@
 //! the best, how far over memory it is when it does not fit, which rule it breaks when invalid
 //! (the message sits at the field concerned). The form lives in the URL (`own.*` keys).
 
-use fmperf_core::Error;
-use fmperf_core::Strategy;
+use fmperf_core::explore::ConfigReport;
 use fmperf_core::explore::own::{OwnFields, OwnOutcome, evaluate_own, field};
-use fmperf_core::explore::{ConfigReport, format_candidate};
+use fmperf_core::search::code::format_candidate;
+use fmperf_core::{Error, Strategy};
 use leptos::prelude::*;
 
 use super::breakdown::{Headline, PartsTables, PlacementTable};

@@ -4,7 +4,8 @@
 //! configuration (`data-config`) for scripts and tests.
 
 use fmperf_core::Strategy;
-use fmperf_core::explore::{ConfigReport, format_candidate};
+use fmperf_core::explore::ConfigReport;
+use fmperf_core::search::code::format_candidate;
 use fmperf_core::vocab::Fits;
 use leptos::prelude::*;
 

@@ -77,7 +77,7 @@ pub fn CostSummary(selection: Memo<Result<Option<Selected>, String>>) -> impl In
                 .collect_view();
             view! {
                 <p class="muted">
-                    {format!("Configuration {} for the scenario's budget.", fmperf_core::explore::format_candidate(&cand))}
+                    {format!("Configuration {} for the scenario's budget.", fmperf_core::search::code::format_candidate(&cand))}
                 </p>
                 <div class="cost-wrap" role="region" aria-label="Cost of the whole run">
                     <table class="cost-table" data-gpu-hours=c.gpu_hours.to_string() data-total=total>

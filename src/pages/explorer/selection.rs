@@ -2,8 +2,10 @@
 //! in the scenario (and mode) of the last finished search, for the breakdown and the layer
 //! drill-down.
 
-use fmperf_core::explore::{ConfigReport, Detail, parse_candidate};
+use fmperf_core::cost::Detail;
+use fmperf_core::explore::ConfigReport;
 use fmperf_core::mode::Mode;
+use fmperf_core::search::code::parse_candidate;
 use leptos::prelude::*;
 
 use super::keys;

@@ -9,9 +9,7 @@ use fmperf_core::calibrate::fit::{Prediction, fit};
 use fmperf_core::calibrate::{Calibration, Figure, Measured, RunFacts, StackConstants};
 use fmperf_core::extended::Hardware;
 use fmperf_core::resolve::{self, UserEntries};
-use fmperf_core::validate::memory::{MemoryKind, PredictedMemory};
-use fmperf_core::validate::metric::MetricKind;
-use fmperf_core::vocab::Note;
+use fmperf_core::vocab::{MemoryKind, MetricKind, Note, PredictedMemory};
 use fmperf_launch::{self as launch, Estimate, MemoryVerdict, Source};
 use serde_json::{Value, json};
 

@@ -5,7 +5,8 @@ use std::io::Write;
 
 use fmperf_core::catalog::{self, CatalogModel, CatalogSystem, MappingOptions, default_precision};
 use fmperf_core::extended::{Hardware, Workload};
-use fmperf_core::format::{self, Document, emit::J};
+use fmperf_core::format::{self, Document};
+use fmperf_core::schema::emit::J;
 
 use super::{CmdError, CmdResult};
 use crate::args::{Args, OutputFormat};

@@ -5,7 +5,8 @@ use std::io::Write;
 
 use fmperf_core::Error;
 use fmperf_core::catalog::MappingOptions;
-use fmperf_core::format::{self, Document, Parsed, fields};
+use fmperf_core::format::{self, Document, Parsed};
+use fmperf_core::schema::fields;
 use serde_json::{Value, json};
 
 use super::catalog::{one_positional, opt, opt_num, reference_status};
@@ -174,7 +175,7 @@ pub fn explain(e: &Error) -> String {
         Error::MissingField { field } => {
             let what = spec_of(field).map(|s| {
                 let unit = if s.unit.is_empty() { String::new() } else { format!(", in {}", s.unit) };
-                format!(" ({}{unit}; {})", s.description, format::check::rule_of(&s.kind))
+                format!(" ({}{unit}; {})", s.description, fmperf_core::schema::check::rule_of(&s.kind))
             });
             format!("  - {field}: missing\n      fix:  add `{field}`{}\n", what.unwrap_or_default())
         }

@@ -4,8 +4,10 @@
 use std::io::Write;
 
 use fmperf_core::catalog::{self, MappingOptions};
-use fmperf_core::format::{self, Document, FieldSpec, Kind, fields};
+use fmperf_core::format::{self, Document};
 use fmperf_core::resolve;
+use fmperf_core::schema::fields;
+use fmperf_core::schema::fields::{FieldSpec, Kind};
 use serde_json::Value;
 
 use super::catalog::{num, one_positional, reference_status};
@@ -59,7 +61,7 @@ fn lookup(target: &str) -> Result<Document, CmdError> {
     if target.ends_with(".json") || std::path::Path::new(target).exists() {
         return read_document("show", target).map(|p| p.document);
     }
-    let mut near = fmperf_core::format::hint::closest(
+    let mut near = fmperf_core::hint::closest(
         target,
         catalog::models().iter().map(|m| m.id.as_str()).chain(catalog::systems().iter().map(|s| s.id.as_str())),
         5,

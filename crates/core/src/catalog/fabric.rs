@@ -128,10 +128,8 @@ const KIND_NAMES: [(&str, FabricKind); 10] = [
     ("slingshot", FabricKind::Slingshot),
 ];
 
-pub use crate::schema::fields::FABRIC_KIND_NAMES;
-
 impl FabricKind {
-    /// The kind a name of [`FABRIC_KIND_NAMES`] gives (`ib`, `ib_ndr` and `ndr` are accepted for
+    /// The kind a name of [`crate::schema::fields::FABRIC_KIND_NAMES`] gives (`ib`, `ib_ndr` and `ndr` are accepted for
     /// InfiniBand); `None` for an unknown name.
     pub fn from_name(name: &str) -> Option<FabricKind> {
         let n = name.trim().to_ascii_lowercase().replace(['-', ' '], "_");
@@ -279,6 +277,7 @@ impl Fabric {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::fields::FABRIC_KIND_NAMES;
 
     #[test]
     fn names_read_and_round_trip() {

@@ -652,7 +652,8 @@ pub fn parse_system_spec(spec: &str) -> Result<(String, MappingOptions), Error> 
 /// Applies one fabric option of a system spec (`fabric`, `fabric_latency_us`, `fabric_eff`,
 /// `oversub`, `rails`) to `fb`; returns the key's canonical name.
 fn fabric_option(k: &str, v: &str, fb: &mut super::fabric::Fabric) -> Result<&'static str, Error> {
-    use super::fabric::{FABRIC_KIND_NAMES, FabricKind};
+    use super::fabric::FabricKind;
+    use crate::schema::fields::FABRIC_KIND_NAMES;
     // A number that passes `ok`, else an error naming the key and `rule`.
     let number = |ok: fn(f64) -> bool, rule: &str| {
         v.parse::<f64>().ok().filter(|x| x.is_finite() && ok(*x)).ok_or_else(|| Error::invalid(k, v, rule.to_string()))

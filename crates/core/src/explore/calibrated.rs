@@ -14,8 +14,7 @@ use crate::calibrate::{Calibration, Measured, RunFacts, StackConstants};
 use crate::cost::Detail;
 use crate::resolve::explorer::ExploreSpec;
 use crate::search::Execution;
-use crate::validate::memory::PredictedMemory;
-use crate::vocab::Candidate;
+use crate::vocab::{Candidate, PredictedMemory};
 
 /// Mean |error| of the shipped runs predicted after calibrating on one other run of their source
 /// and system ([`crate::validate::one_shot`]; `tests/one_shot.rs` holds this figure to the check).

@@ -17,8 +17,8 @@
 //! * [`own`]: "try your own configuration": a typed configuration evaluated even when it is not in
 //!   the top list, with how far over memory it is or which rule it breaks;
 //! * [`layers`]: the drill-down of one configuration, layer by layer;
-//! * [`code`]: a compact, URL-safe text form of a configuration (`2d.dp4.tp8x1.pp128.mbs1.nb16.nv8x1x1x1`),
-//!   re-exported from [`crate::search::code`] (the result row's `config` column);
+//! * a configuration's compact, URL-safe text form (`2d.dp4.tp8x1.pp128.mbs1.nb16.nv8x1x1x1`)
+//!   lives with the result row, in [`crate::search::code`] (the row's `config` column);
 //! * [`export`]: CSV and JSON of result lists;
 //! * [`saved`]: the versioned format of scenarios saved in browser storage;
 //! * [`calibrated`]: the scenario calibrated on the user's measured run, and where a calibration
@@ -41,13 +41,8 @@ pub mod report;
 pub mod saved;
 pub mod task;
 
-/// The text form of a configuration lives with the result row ([`crate::search::code`]).
-pub use crate::search::code;
-
-pub use code::{format_candidate, parse_candidate};
 pub use merge::{StrategyTop, merge};
 pub use metrics::{MemoryFit, training_days};
 pub use own::{OwnConfig, OwnOutcome, evaluate_own};
-pub use priced::Detail;
 pub use report::{ConfigReport, ParallelDimension, ReportContext};
 pub use task::{ExploreResult, ExploreSearch, ExploreShard};

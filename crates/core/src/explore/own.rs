@@ -5,12 +5,11 @@
 //! the rule it breaks ([`crate::vocab::Candidate::check`]'s error, renamed to the form's
 //! fields); one that does not fit in memory gets how far over it is.
 
-use super::priced::Detail;
+use crate::cost::Detail;
 use crate::resolve::explorer::ExploreSpec;
 use crate::resolve::form::parse_count;
 use crate::search::space::{nb_cands, nv_cands_2d};
-use crate::vocab::Candidate;
-use crate::vocab::MAX_DEVICES;
+use crate::vocab::{Candidate, MAX_DEVICES};
 use crate::{Error, FieldPath, Strategy};
 
 /// Form field names of the own-configuration form (the `field` of its errors).

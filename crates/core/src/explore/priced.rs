@@ -18,7 +18,7 @@ use crate::validate::moe_flops::{FlopRules, model_flops_per_token};
 use crate::vocab::Candidate;
 use crate::{Error, Strategy};
 
-pub use crate::cost::Detail;
+use crate::cost::Detail;
 
 /// Model FLOPs of one sample (forward and backward, no recomputation) as extended mode counts a
 /// model [TFLOP]: the standard per-token count with the model's own attention width, K/V heads,

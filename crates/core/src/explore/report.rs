@@ -157,7 +157,7 @@ impl ConfigReport {
 
     /// The report of candidate `c` from its evaluation in either mode (an MoE model's expert
     /// layout is the one the evaluation chose).
-    pub fn of_detail(ctx: &ReportContext, c: &Candidate, d: &super::priced::Detail) -> ConfigReport {
+    pub fn of_detail(ctx: &ReportContext, c: &Candidate, d: &crate::cost::Detail) -> ConfigReport {
         let report = Self::build(ctx, c, d.throughput_samples_per_s(), d.mem_gb(), d.totals(), ctx.execution_of(c));
         ConfigReport { experts: d.experts(), ..report }
     }

@@ -105,13 +105,13 @@ fn flash_attention(
     (ops, att_s, work)
 }
 
-/// The windowed blocks' share of a block's flash attention ([`super::workload::SlidingWindow`]):
+/// The windowed blocks' share of a block's flash attention ([`crate::vocab::SlidingWindow`]):
 /// each query attends to the window's last keys, `4·(b·s_q·a·d)·k̄` FLOPs forward for the mean
-/// keys per query `k̄` ([`super::workload::SlidingWindow::mean_keys`]), times the windowed share
+/// keys per query `k̄` ([`crate::vocab::SlidingWindow::mean_keys`]), times the windowed share
 /// of the blocks, priced by [`Pricing::window_attention`]. `per_head` is `b·s_q·a·d` of this
 /// device, `bytes` the windowed share of the attention's traffic. What it keeps is the full
 /// attention's (the same tensors): counted on the `attention` operation.
-fn window_attention(p: &Pricing, sw: super::workload::SlidingWindow, per_head: f64, seq: f64, bytes: f64) -> Operation {
+fn window_attention(p: &Pricing, sw: crate::vocab::SlidingWindow, per_head: f64, seq: f64, bytes: f64) -> Operation {
     let tflop = 4.0 * per_head * sw.mean_keys(seq) * sw.windowed_share() * 1e-12;
     let work = Work::WindowAttention { tflop, bytes, s_q: seq, s_k: seq, window: sw.tokens as f64 };
     Operation::priced("attention_window", OpKind::Attention, p, work, bytes).op_policy(0.0, 0.0)

@@ -126,4 +126,4 @@ pub use options::{
 };
 pub use pipeline::StageSplitRule;
 pub use stack::Stack;
-pub use workload::{SlidingWindow, Workload};
+pub use workload::Workload;

@@ -4,7 +4,7 @@
 
 use crate::catalog::{CatalogModel, Mlp};
 use crate::moe_shape::{MAX_MTP_LAYERS, Mla, MoeShape};
-pub use crate::vocab::SlidingWindow;
+use crate::vocab::SlidingWindow;
 use crate::vocab::{Note, NoteKind};
 use crate::{Error, ModelShape};
 

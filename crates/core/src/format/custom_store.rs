@@ -20,10 +20,10 @@
 
 use serde_json::{Map, Value};
 
-use super::check::valid_id;
 use super::form::with_prefix;
 use super::{Document, DocumentFormat, parse_detailed, parse_value, to_json};
 use crate::Error;
+use crate::schema::check::valid_id;
 
 /// The `localStorage` key.
 pub const STORAGE_KEY: &str = "fmperf.custom.v1";

@@ -15,10 +15,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::check::{join, rule_of};
-use super::emit::J;
-use super::fields::{FieldSpec, Kind, MODEL_FIELDS, REFERENCE_SYSTEM_FIELDS, SCHEMA_VERSION, SYSTEM_FIELDS};
 use super::{Document, parse_value, validate_field};
+use crate::schema::check::{join, rule_of};
+use crate::schema::emit::J;
+use crate::schema::fields::{FieldSpec, Kind, MODEL_FIELDS, REFERENCE_SYSTEM_FIELDS, SCHEMA_VERSION, SYSTEM_FIELDS};
 use crate::{Error, FieldPath};
 
 /// The texts of a form, by dotted field path (`heads`, `scale_up.domain_size`, `preset.nvlink_size`).

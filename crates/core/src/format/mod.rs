@@ -11,18 +11,14 @@
 
 pub mod custom_store;
 pub mod form;
-// "Did you mean" lives in `crate::hint` (the catalog uses it too); kept here under its old path.
-pub use crate::hint;
 pub mod notes;
 pub mod scenario;
-// The schema (field tables, validator, writer, the reference's formats) lives in `crate::schema`,
-// below the catalog, which reads its entries with it; kept here under the old paths.
-pub use crate::schema::{check, emit, fields, reference};
 
 use serde_json::{Map, Value};
 
-pub use check::Problems;
-pub use fields::{FieldSpec, Kind, MODEL_FIELDS, SCENARIO_FIELDS, SCHEMA_VERSION, SYSTEM_FIELDS};
+use crate::schema::check::Problems;
+use crate::schema::fields::{FieldSpec, Kind, MODEL_FIELDS, SCENARIO_FIELDS, SYSTEM_FIELDS};
+use crate::schema::{check, emit, fields, reference};
 
 use crate::catalog::{CatalogModel, CatalogSystem, model_doc, system_doc};
 use crate::resolve::Scenario;

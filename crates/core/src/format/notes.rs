@@ -20,8 +20,8 @@
 
 use std::collections::BTreeSet;
 
-use super::fields::Kind;
 use super::form::{FormValues, form_fields};
+use crate::schema::fields::Kind;
 
 /// Matrix peak rates of a system (`peak_tflops.*` without the vector rates), by precision key.
 const MATRIX_PEAKS: [&str; 7] = ["bf16", "fp16", "fp8", "tf32", "fp32_matrix", "fp64", "fp4"];

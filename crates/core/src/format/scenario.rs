@@ -4,12 +4,12 @@
 
 use serde_json::{Map, Value};
 
-use super::check::{Fields, Problems, failed, walk};
-use super::emit::J;
-use super::fields::{SCENARIO_FIELDS, SCHEMA_VERSION};
 use super::model_doc::{read_budget, read_model, write_budget, write_model};
 use super::system_doc::{read_system, write_system};
 use crate::resolve::{self, ModelRef, Scenario, SystemRef, UserEntries};
+use crate::schema::check::{Fields, Problems, failed, walk};
+use crate::schema::emit::J;
+use crate::schema::fields::{SCENARIO_FIELDS, SCHEMA_VERSION};
 use crate::{Error, Strategy};
 
 fn check_envelope(obj: &Map<String, Value>, prefix: &str, kind: &str, report: &mut Problems) {
@@ -116,8 +116,12 @@ fn catalog_error(field: &str, id: &str, e: Error) -> Error {
         Error::UnknownName { known, .. } if !known.is_empty() => format!("nearest catalog ids: {}", known.join(", ")),
         _ => format!("list them with `fmperf catalog {field}s`"),
     };
-    Error::invalid(field, super::check::show(&Value::String(id.to_string())), format!("is not in the {field} catalog"))
-        .with_hint(hint)
+    Error::invalid(
+        field,
+        crate::schema::check::show(&Value::String(id.to_string())),
+        format!("is not in the {field} catalog"),
+    )
+    .with_hint(hint)
 }
 
 /// Writes a scenario object with `schema_version` and `kind` first.

@@ -6,10 +6,10 @@ use serde_json::{Value, json};
 
 use super::feature::Feature;
 use super::run::Base;
-use crate::explore::format_candidate;
 use crate::explore::metrics::training_days;
 use crate::run_cost::RunCost;
 use crate::search::Ranked;
+use crate::search::code::format_candidate;
 
 /// Where a point stands.
 #[derive(Debug, Clone, PartialEq)]

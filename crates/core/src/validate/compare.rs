@@ -4,10 +4,8 @@
 //! per source and overall, for time and for memory.
 
 use super::convention::flops_of;
-use super::memory::{
-    self, MemoryResult, MemorySummary, PredictedMemory, measured_gb, predicted_memory_gb, read_memory_kind,
-};
-use super::metric::{MetricKind, read_metric};
+use super::memory::{self, MemoryResult, MemorySummary, measured_gb, read_memory_kind};
+use super::metric::read_metric;
 use super::reason::RowReason;
 use super::row::{RunSetup, interpret};
 use super::schema::{MeasuredFile, MeasuredRun};
@@ -15,7 +13,7 @@ use crate::SystemParams;
 use crate::cost::{CostModel, ExtendedSetup, GivenConfiguration, Pricer};
 use crate::extended::efficiency::{Efficiency, median};
 use crate::extended::{self, ExtendedOptions, Hardware, Layout, Workload};
-use crate::vocab::{Note, utilisation_of_step};
+use crate::vocab::{MetricKind, Note, PredictedMemory, predicted_memory_gb, utilisation_of_step};
 
 use crate::mode_kind::ModeKind;
 
@@ -195,7 +193,7 @@ pub struct Prepared {
     /// Whether the row states a time figure.
     pub has_time_figure: bool,
     /// The kind of its memory figure and how it was read.
-    pub memory_kind: (memory::MemoryKind, Option<Note>),
+    pub memory_kind: (crate::vocab::MemoryKind, Option<Note>),
 }
 
 impl Prepared {

@@ -8,7 +8,7 @@
 //!   (`nvidia-smi`, `rocm-smi`, "device memory used": reserved plus the CUDA context and library
 //!   workspaces). A figure whose kind is not stated is read as peak allocated (the figure
 //!   PyTorch's, Megatron's and Lightning's memory reports print first), noted.
-//! * **Prediction of the kind**: [`predicted_memory_gb`] — the one place that says which
+//! * **Prediction of the kind**: [`crate::vocab::predicted_memory_gb`] — the one place that says which
 //!   prediction is compared with which kind (switch it when the memory model reports allocated,
 //!   reserved and device figures separately).
 //! * **Error**: `predicted / measured − 1` for runs that ran (an out-of-memory run's figure is the
@@ -26,7 +26,7 @@
 //!   ([`shipped_band`]), else `tight` (may not fit).
 
 use crate::vocab::Fits;
-pub use crate::vocab::{MemoryKind, PredictedMemory, predicted_memory_gb};
+use crate::vocab::{MemoryKind, PredictedMemory};
 use std::sync::OnceLock;
 
 use super::schema::RunMemory;

@@ -33,7 +33,7 @@
 use crate::vocab::{Note, NoteList};
 use serde_json::{Map, Value, json};
 
-pub use crate::vocab::MetricKind;
+use crate::vocab::MetricKind;
 
 use super::reason::RowReason;
 use super::schema::MeasuredRun;

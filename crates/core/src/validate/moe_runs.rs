@@ -63,14 +63,15 @@ use super::recompute_words::read_recompute;
 
 use super::moe_flops::{FlopRules, model_flops_per_token};
 use crate::catalog::{self, MappingOptions, Precision};
-use crate::extended::moe::{A2aOverlap, Dispatcher, Load, Mla, MoeOptions, MoeShape, Router};
+use crate::extended::moe::{A2aOverlap, Dispatcher, Load, MoeOptions};
 use crate::extended::muon::Optimizer;
 use crate::extended::{
-    ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Recompute, Sharding,
-    SlidingWindow, Stack, Workload, evaluate,
+    ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Recompute, Sharding, Stack,
+    Workload, evaluate,
 };
+use crate::moe_shape::{Mla, MoeShape, Router};
 use crate::resolve;
-use crate::vocab::MemoryKind;
+use crate::vocab::{MemoryKind, SlidingWindow};
 
 /// The MoE runs fmperf ships (53 rows from nine sources; each row names its source).
 pub const MOE_RUNS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/measured-moe-runs.json"));

@@ -28,8 +28,7 @@ use crate::calibrate::fit::{Prediction, fit_with_spread};
 use crate::calibrate::{Figure, Measured, RunFacts, StackConstants};
 use crate::extended::efficiency::Efficiency;
 use crate::mode_kind::ModeKind;
-use crate::validate::memory::PredictedMemory;
-use crate::validate::metric::MetricKind;
+use crate::vocab::{MetricKind, PredictedMemory};
 
 /// One calibration anchor: a source's first timed run on a system.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

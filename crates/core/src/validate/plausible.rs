@@ -12,8 +12,8 @@
 
 use super::convention::flops_of;
 use super::metric::FlopCount;
-use super::metric::MetricKind;
 use super::row::RunSetup;
+use crate::vocab::MetricKind;
 
 /// How far above the peak a time or throughput figure may imply, through fmperf's own FLOP count,
 /// before it is called implausible (the spread of FLOP conventions, not of measurements).

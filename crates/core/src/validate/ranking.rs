@@ -426,7 +426,7 @@ mod tests {
             error: None,
             error_loso: None,
             fragmentation_held_out: None,
-            measured_kind: super::super::memory::MemoryKind::PeakAllocated,
+            measured_kind: crate::vocab::MemoryKind::PeakAllocated,
             figures: None,
             oom: Some(oom),
             reason: None,

@@ -5,10 +5,10 @@
 
 use super::convention::UncountedFlops;
 use super::hardware_words::UnreadHardware;
-use super::metric::MetricKind;
 use super::plausible::Implausible;
 use crate::Error;
 use crate::catalog::Precision;
+use crate::vocab::MetricKind;
 use std::fmt;
 
 /// Why a measured row (dense or mixture-of-experts) is not evaluated, or not by one mode.

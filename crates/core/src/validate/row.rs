@@ -560,7 +560,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     };
     let metric = match read_metric(run, mfu_peak) {
         Ok(mut r) => {
-            if matches!(r.kind, super::metric::MetricKind::Mfu | super::metric::MetricKind::Hfu) && r.value > 1.0 {
+            if matches!(r.kind, crate::vocab::MetricKind::Mfu | crate::vocab::MetricKind::Hfu) && r.value > 1.0 {
                 r.notes.assumption(format!("{} {} is above 1: read as a percentage", r.kind.key(), r.value));
                 r.value /= 100.0;
             }

@@ -16,8 +16,7 @@
 
 use super::{GIB_IN_GB, Reading};
 use fmperf_core::calibrate::Figure;
-use fmperf_core::validate::memory::MemoryKind;
-use fmperf_core::validate::metric::MetricKind;
+use fmperf_core::vocab::{MemoryKind, MetricKind};
 
 /// The number after `key` and any of `'":= ` (`None` without `key`).
 fn value(line: &str, key: &str) -> Option<Result<f64, String>> {

@@ -11,7 +11,7 @@
 
 use super::{Reading, number_after};
 use fmperf_core::calibrate::Figure;
-use fmperf_core::validate::metric::MetricKind;
+use fmperf_core::vocab::MetricKind;
 
 /// Reads one line (see the module documentation).
 pub fn read_line(line: &str) -> Option<Result<Reading, String>> {

@@ -16,8 +16,7 @@
 
 use super::{MIB_IN_GB, Reading, number_after};
 use fmperf_core::calibrate::Figure;
-use fmperf_core::validate::memory::MemoryKind;
-use fmperf_core::validate::metric::MetricKind;
+use fmperf_core::vocab::{MemoryKind, MetricKind};
 
 /// Reads one line (see the module documentation).
 pub fn read_line(line: &str) -> Option<Result<Reading, String>> {

@@ -17,7 +17,7 @@
 
 use super::{Reading, first_word, number, word_after};
 use fmperf_core::calibrate::Figure;
-use fmperf_core::validate::metric::MetricKind;
+use fmperf_core::vocab::MetricKind;
 
 const MFU_NOTE: &str = "the log's `mfu` is left out: nanoGPT and nanochat divide by a peak written into the \
                         script (an A100's or an H100's), not the part the run used";

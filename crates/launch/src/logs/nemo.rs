@@ -14,7 +14,7 @@
 
 use super::Reading;
 use fmperf_core::calibrate::Figure;
-use fmperf_core::validate::metric::MetricKind;
+use fmperf_core::vocab::MetricKind;
 
 /// The number after `key` followed by `=` or `:` (`None` without `key`).
 fn value(line: &str, key: &str) -> Option<Result<f64, String>> {

@@ -31,7 +31,6 @@ pub mod mla;
 pub mod options;
 pub mod sync;
 
-pub use crate::moe_shape::{Mla, MoeShape, Router};
 pub use counts::{ParameterCounts, parameter_counts};
 pub use evaluate::MoeBreakdown;
 pub use experts::ExpertLayout;
