@@ -176,7 +176,11 @@ pub fn mode_from_query(q: &Query) -> Result<fmperf_core::mode::Mode, Error> {
         return Err(problem);
     }
     let mode = fmperf_core::mode::Mode::from_text(m.as_deref(), e.as_deref())?;
-    mode.with_moe_text(moe_text(q)?.as_deref())
+    // The MoE switches count only in extended mode, as `ext` does ([`mode::texts`]): switching
+    // to reference mode leaves their keys waiting in the URL for the way back, neither dropped
+    // nor an error the toggle would have caused.
+    let moe = if mode.options().is_some() { moe_text(q)? } else { None };
+    mode.with_moe_text(moe.as_deref())
 }
 
 /// The MoE switches of `mode` that differ from the defaults, as core's text form (`None`: none
@@ -589,14 +593,13 @@ mod tests {
         let again = fmperf_core::mode::Mode::extended().with_moe_text(Some(&text)).unwrap();
         assert_eq!(again, m);
         assert_eq!(moe_text_of(&fmperf_core::mode::Mode::extended()), None);
-        // Absent or empty keys are the defaults; reference mode has no experts, so its switches
-        // are an error at `moe` (shown by the MoE controls), not dropped.
+        // Absent or empty keys are the defaults. In reference mode the switches wait in the URL,
+        // as `ext`'s do (the mode toggle keeps both for the way back): not read, not an error.
         assert_eq!(moe_text(&Query::parse("?moe.load=")).unwrap(), None);
-        let r = mode_from_query(&Query::parse("?mode=reference&moe.dispatcher=allgather")).unwrap_err();
-        assert!(r.is_at("moe"), "{r}");
-        assert!(r.to_string().contains("need extended mode"), "{r}");
-        let blank = mode_from_query(&Query::parse("?mode=reference&moe.load=")).unwrap();
-        assert_eq!(blank, fmperf_core::mode::Mode::Reference);
+        let r = mode_from_query(&Query::parse("?mode=reference&moe.dispatcher=allgather")).unwrap();
+        assert_eq!(r, fmperf_core::mode::Mode::Reference);
+        let back = mode_from_query(&Query::parse("?mode=extended&moe.dispatcher=allgather")).unwrap();
+        assert_ne!(back, fmperf_core::mode::Mode::extended());
         // A bad value is an error at its field; a comma cannot smuggle in another key.
         let bad = mode_from_query(&Query::parse("?mode=extended&moe.load=sometimes")).unwrap_err();
         assert_eq!(bad.field(), Some(MOE_LOAD));

@@ -307,8 +307,8 @@ fn write_moe_key(ex: Explorer, key: &'static str, value: &str, push: bool) {
 /// The Mixture-of-Experts switches of the scenario (core's `--moe` keys): token dispatcher,
 /// expert load, all-to-all overlap and FP8 dispatch, each a URL key of its own
 /// ([`fmperf_app::explorer::MOE_KEYS`]). Shown for MoE models in extended mode, and whenever the
-/// switches are in error: reference mode has no experts, so switches in its URL are an error at
-/// `moe` shown here, not dropped ([`fmperf_core::mode::Mode::with_moe_text`]).
+/// switches are in error; in reference mode (no experts) their keys wait in the URL, as `ext`'s
+/// do ([`fmperf_app::explorer::mode_from_query`]).
 #[component]
 fn MoeControls() -> impl IntoView {
     let ex = use_context::<Explorer>().expect("explorer state");
@@ -413,7 +413,6 @@ fn MoeControls() -> impl IntoView {
                     {check(keys::MOE_FP8_DISPATCH, "FP8 dispatch", "dispatch tokens in FP8 with 1×128 scales; combine stays 16-bit")}
                 </div>
                 <FieldError id="ex-moe-error".to_string() message=error(keys::MOE_FP8_DISPATCH) />
-                <FieldError id="ex-moe-mode-error".to_string() message=error("moe") />
             </fieldset>
         </Show>
     }
