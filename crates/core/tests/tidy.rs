@@ -119,6 +119,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "stack",
             "moe/host_flags",
             "moe/options",
+            "moe/exchange_rates",
             "options",
             "workload",
             "layout",

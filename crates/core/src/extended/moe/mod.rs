@@ -23,6 +23,7 @@ pub mod counts;
 pub mod devices;
 pub mod dispatch;
 pub mod evaluate;
+pub mod exchange_rates;
 pub mod experts;
 pub mod host_calls;
 pub mod host_flags;
