@@ -89,6 +89,30 @@ fn moe_flag_fixes_the_degrees_and_reports_errors_by_key() {
     assert!(c.get("edp").is_none(), "{c}");
 }
 
+/// A degree `--moe` fixes that no candidate can take is refused by `--moe` and its rule, on plain
+/// `search` and on `search --from`, instead of a search that ends in "0 fit" without a word on why.
+#[test]
+fn a_fixed_degree_the_experts_cannot_take_is_refused_by_name() {
+    let refused = |line: &str, rule: &str| {
+        let out = fmperf(line);
+        assert_eq!(out.status.code(), Some(2), "{line}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("--moe: {rule}")), "{line}: {err}");
+        assert!(out.stdout.is_empty(), "{line}: nothing searched");
+    };
+    // Mixtral 8x7B has 8 routed experts: ep 3 does not divide them, ep 16 exceeds them; its expert
+    // width 14336 = 2^11 · 7 is not a multiple of 3.
+    let plain = "search --model mixtral-8x7b --system nvidia_h100_sxm5_80gb --gpus 64 --global-batch 256";
+    refused(&format!("{plain} --moe ep=3"), "moe.ep = 3: must divide the routed experts 8");
+    refused(&format!("{plain} --moe ep=16"), "moe.ep = 16: must divide the routed experts 8");
+    refused(&format!("{plain} --moe etp=3"), "moe.etp = 3: must divide the expert width 14336");
+    // The case: the launch file's model has 4 experts (`--num-experts 4`).
+    refused(
+        "search --from ../launch/tests/data/real/05-gptoss_02_train.sh --system nvidia_b200_hgx --moe ep=8",
+        "moe.ep = 8: must divide the routed experts 4",
+    );
+}
+
 #[test]
 fn validate_reads_the_moe_runs_as_shipped() {
     let v = json("validate --data builtin-moe --format json");

@@ -99,6 +99,18 @@ impl ExtendedSetup {
     pub fn chooses_expert_layouts(&self) -> bool {
         self.workload.moe.is_some()
     }
+
+    /// Checks the expert degrees the MoE options fix (`moe.ep`, `moe.etp`) against the model's
+    /// experts ([`crate::extended::moe::experts::check_fixed_degrees`]): a search refuses a degree
+    /// no candidate can take by name rather than ending in "0 fit". Dense workloads: nothing to check.
+    pub fn check_fixed_expert_degrees(&self) -> Result<(), Error> {
+        match &self.workload.moe {
+            Some(moe) => {
+                crate::extended::moe::experts::check_fixed_degrees(moe, self.options.moe.ep, self.options.moe.etp)
+            }
+            None => Ok(()),
+        }
+    }
 }
 
 /// What one scenario is priced with, in its mode: the reference model's inputs (its shape and

@@ -48,6 +48,7 @@ macro_rules! for_each_settings_slot {
         $m!(attention_kernel);
         $m!(cp_ulysses);
         $m!(precision);
+        $m!(optimizer_states);
         $m!(fp8_weights);
         $m!(log_num_zeros_in_grad);
         $m!(log_params_norm);

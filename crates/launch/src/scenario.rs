@@ -14,8 +14,8 @@ use fmperf_core::catalog::Precision;
 use fmperf_core::extended::moe::ExpertLayout;
 use fmperf_core::extended::muon::Optimizer;
 use fmperf_core::extended::{
-    AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, Layout, Recompute, Sharding, Stack, StageSplitRule,
-    TransformerImpl, Workload,
+    AttentionKernel, ExtendedOptions, Fp8Recipe, Fusion, Layout, OptimizerStates, Recompute, Sharding, Stack,
+    StageSplitRule, TransformerImpl, Workload,
 };
 use fmperf_core::validate::loss_words::liger_chunks;
 use fmperf_core::vocab::{Note, NoteList};
@@ -208,6 +208,27 @@ impl LaunchScenario {
                 if layer_wise { ", layer-wise distributed over the data-parallel ranks" } else { " on every rank" },
                 opts.optimizer.as_str()
             ));
+        }
+        if let Some(states) = s.optimizer_states.copied() {
+            let key = s.optimizer_states.key_or("optimizer_states");
+            // LLaMA-Factory refuses it: "`pure_bf16` is incompatible with DeepSpeed ZeRO-3."
+            // (`src/llamafactory/hparams/parser.py` l. 502–503 at ff6d4d12).
+            if states == OptimizerStates::PureBf16 && opts.stack == Stack::DeepSpeed && opts.sharding == Sharding::Zero3
+            {
+                return Err(s.optimizer_states.error(
+                    "optimizer_states",
+                    "true",
+                    "pure BF16 training cannot run with DeepSpeed ZeRO-3 (LLaMA-Factory refuses the pair)",
+                ));
+            }
+            opts.optimizer_states = states;
+            notes.reading_of(
+                key,
+                format!(
+                    "{key}: weights, gradients and Adam moments in BF16, no FP32 master copy (optimizer_states={})",
+                    states.as_str()
+                ),
+            );
         }
         if let Some(n) = s.optimizer_instances.copied().filter(|n| *n > 1) {
             let ranks = dp * cp;

@@ -345,6 +345,9 @@ pub struct Settings {
     pub attention_kernel: Slot<fmperf_core::extended::AttentionKernel>,
     /// Precision of the linear layers' matmuls.
     pub precision: Slot<Precision>,
+    /// Number formats of the weights, gradients and optimizer states where the file names them
+    /// (LLaMA-Factory's `pure_bf16: true`: no FP32 master copy); unset: mixed precision.
+    pub optimizer_states: Slot<fmperf_core::extended::OptimizerStates>,
     /// FP8 primary weights (`--fp8-param-gather`, `fp8_param_gather`; Megatron-Bridge's FP8
     /// mixed-precision recipes turn it on): read with FP8 precision as `fp8_recipe=te_fp8_weights`.
     pub fp8_weights: Slot<bool>,

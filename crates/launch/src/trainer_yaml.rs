@@ -25,7 +25,7 @@ use crate::settings::{Entry, SettingOrigin, boolean, is_null, positive};
 use crate::{Format, Launch, why};
 use fmperf_core::Error;
 use fmperf_core::catalog::Precision;
-use fmperf_core::extended::{Recompute, Sharding};
+use fmperf_core::extended::{OptimizerStates, Recompute, Sharding};
 use fmperf_core::vocab::NoteList;
 
 /// Top-level keys that only a `TrainingArguments`, LLaMA-Factory or Accelerate YAML has.
@@ -209,11 +209,13 @@ fn top_key(l: &mut Launch, keys: &mut TrainerKeys, key: &str, v: &str, o: &Setti
                  training, not chosen/rejected pairs, a reference model or generation",
             ));
         }
-        "pure_bf16" if boolean(value, o)? => l.unused(
-            key,
-            value,
-            "affects memory, not modelled: pure BF16 training keeps no FP32 master weights; fmperf counts them",
-        ),
+        // LLaMA-Factory (hiyouga/LLaMA-Factory at ff6d4d12): "train model in purely bf16 precision
+        // (without AMP)" (`src/llamafactory/hparams/finetuning_args.py` l. 456–459): the trainable
+        // parameters stay in BF16 instead of being upcast to FP32 (`src/llamafactory/model/adapter.py`
+        // l. 337–345), so the optimizer's moments and the gradients follow them; its README's
+        // hardware table counts 8 B per parameter for it ("Full (`pure_bf16`) … `8x`GB") against 18
+        // for mixed precision: core's `optimizer_states=pure_bf16` (2 + 2 + 4 B).
+        "pure_bf16" if boolean(value, o)? => put(l, |s| &mut s.optimizer_states, OptimizerStates::PureBf16, o),
         "quantization_bit" | "use_peft" | "load_in_4bit" | "load_in_8bit" => l.unused(
             key,
             value,

@@ -254,3 +254,44 @@ fn liger_kernel_runs_the_head_inside_the_loss_chunks() {
     assert!((whole - chunked - saved).abs() < 1e-6, "{whole} - {chunked} vs {saved}");
     assert!(got.to_string().contains("loss_chunks=8"), "{got}");
 }
+
+/// LLaMA-Factory's `pure_bf16: true` (hiyouga/LLaMA-Factory at ff6d4d12,
+/// `src/llamafactory/hparams/finetuning_args.py` l. 456–459: "train model in purely bf16 precision
+/// (without AMP)"; `model/adapter.py` l. 337–345: the trainable parameters are not upcast to FP32)
+/// is core's `optimizer_states=pure_bf16`; with DeepSpeed ZeRO-3 it is refused, as LLaMA-Factory
+/// refuses it (`hparams/parser.py` l. 502–503).
+#[test]
+fn pure_bf16_keeps_no_fp32_master_and_is_refused_with_deepspeed_zero3() {
+    use fmperf_core::extended::OptimizerStates;
+    let pure = format!("{LLAMA_FACTORY}pure_bf16: true\n");
+    let l = read(&pure);
+    assert_eq!(l.settings.optimizer_states.copied(), Some(OptimizerStates::PureBf16));
+    assert!(l.unused.iter().all(|u| u.key != "pure_bf16"), "{:?}", l.unused);
+    assert_eq!(read(LLAMA_FACTORY).settings.optimizer_states.copied(), None);
+    let o = Overrides { system: Some("nvidia_h100_sxm5_80gb".into()), ..Overrides::default() };
+    const DDP: &str = "\
+compute_environment: LOCAL_MACHINE
+distributed_type: MULTI_GPU
+mixed_precision: bf16
+num_machines: 1
+num_processes: 8
+";
+    let parts = |text: &str| {
+        let sources = [Source { name: Some("ddp.yaml"), text: DDP }, Source { name: Some("sft.yaml"), text }];
+        let (launch, e) = estimate_files(&sources, &[], &o).unwrap();
+        let got = e.to_json(&launch);
+        let p = &got["memory"]["parts_gb"];
+        let gb = |k: &str| p[k].as_f64().unwrap_or_else(|| panic!("{k} in {got}"));
+        (gb("weights"), gb("gradients"), gb("optimizer"), got)
+    };
+    // DDP keeps every state whole. Mixed precision: 2 B weights, 4 B FP32 gradients, 12 B
+    // (master + two moments); pure BF16: 2 + 2 + 4 B. Same weights, gradients ÷ 2, optimizer ÷ 3.
+    let (w, g, s, _) = parts(LLAMA_FACTORY);
+    let (pw, pg, ps, got) = parts(&pure);
+    assert!((pw - w).abs() < 1e-9 && (pg - g / 2.0).abs() < 1e-9 && (ps - s / 3.0).abs() < 1e-9, "{got}");
+    assert!(got.to_string().contains("optimizer_states=pure_bf16"), "{got}");
+    // With ZeRO-3 (the DeepSpeed Accelerate config) it is an error naming the key and its line.
+    let sources = [Source { name: Some("zero3.yaml"), text: ZERO3 }, Source { name: Some("sft.yaml"), text: &pure }];
+    let e = estimate_files(&sources, &[], &o).unwrap_err().to_string();
+    assert!(e.contains("pure_bf16") && e.contains("ZeRO-3"), "{e}");
+}

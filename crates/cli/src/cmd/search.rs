@@ -658,6 +658,15 @@ fn flag_error(e: fmperf_core::Error) -> CmdError {
     ];
     match FLAGS.iter().find(|(field, _)| e.is_at(*field)) {
         Some((_, flag)) => CmdError::Usage(format!("{flag}: {e}")),
-        None => CmdError::from(e),
+        None => moe_flag_error(e).unwrap_or_else(CmdError::from),
+    }
+}
+
+/// A search's error about a `moe.*` field (a degree `--moe` fixes that the model's experts cannot
+/// take, `moe.ep = 8: must divide the routed experts 4`) as `--moe`'s; else the error back.
+pub(super) fn moe_flag_error(e: fmperf_core::Error) -> Result<CmdError, fmperf_core::Error> {
+    match e.path() {
+        Some(p) if p.is_in("moe") => Ok(CmdError::Usage(format!("--moe: {e}"))),
+        _ => Err(e),
     }
 }

@@ -146,7 +146,9 @@ fn run_with(
     let (choices, execution_flags) = execution_over(args, ExecutionChoices::fixed(&searched), &options)?;
     super::search::applies(args, &choices, &[strategy])?;
     let setup = ExtendedSetup { workload, hardware: hardware.clone(), options: searched };
-    let make = || launch::best::search_with(setup.clone(), choices, strategy, gpus, batch, ALL).map_err(usage);
+    // A `moe.*` error of the search is about a degree `--moe` fixed (the file's own are not searched).
+    let search_error = |e| super::search::moe_flag_error(e).unwrap_or_else(usage);
+    let make = || launch::best::search_with(setup.clone(), choices, strategy, gpus, batch, ALL).map_err(search_error);
     let result = super::search::on_threads(&make, threads)?;
     let searched = setup.options;
     let setup_workload = workload;

@@ -301,6 +301,8 @@ impl Search {
             ));
         }
         let options = ext.options;
+        // A fixed degree no layout can take would leave every candidate without an expert layout.
+        ext.check_fixed_expert_degrees()?;
         let fixed = choices.fixed_execution(&options);
         let evaluator = ext.evaluator(&fixed.apply(&options), spec.strategy, spec.global_batch)?;
         let (mut space, widening) = widen::search_space(

@@ -44,21 +44,7 @@ impl ExpertLayout {
     /// `ep·etp` divides `tp·cp·dp`, `etp` divides the expert width.
     pub fn fold(layout: &Layout, moe: &MoeShape, ep: u64, etp: u64) -> Result<ExpertLayout, Error> {
         let group = layout.tp.saturating_mul(layout.cp).saturating_mul(layout.dp);
-        if ep == 0 || !moe.experts.is_multiple_of(ep) {
-            return Err(Error::invalid(
-                Self::EP_FIELD.as_str(),
-                ep,
-                format!("must divide the routed experts {}", moe.experts),
-            )
-            .with_hint("each EP rank holds the same number of experts"));
-        }
-        if etp == 0 || !moe.expert_ffn.is_multiple_of(etp) {
-            return Err(Error::invalid(
-                Self::ETP_FIELD.as_str(),
-                etp,
-                format!("must divide the expert width {}", moe.expert_ffn),
-            ));
-        }
+        check_degrees(moe, Some(ep), Some(etp), Self::EP_FIELD, Self::ETP_FIELD)?;
         let ep_etp = ep.saturating_mul(etp);
         if !group.is_multiple_of(ep_etp) {
             return Err(Error::invalid(
@@ -84,6 +70,43 @@ impl ExpertLayout {
     pub fn ep_domains(&self) -> u64 {
         self.ep / self.ep_fast.max(1)
     }
+}
+
+/// The model's own rules on the degrees `ep`, `etp` (those given; errors name `ep_field` /
+/// `etp_field`): `ep` divides the routed experts (each EP rank holds the same number of them),
+/// `etp` divides the expert width. No layout can take a degree that breaks one.
+fn check_degrees(
+    moe: &MoeShape,
+    ep: Option<u64>,
+    etp: Option<u64>,
+    ep_field: FieldPath<'_>,
+    etp_field: FieldPath<'_>,
+) -> Result<(), Error> {
+    if let Some(ep) = ep.filter(|&e| e == 0 || !moe.experts.is_multiple_of(e)) {
+        return Err(Error::invalid(ep_field.as_str(), ep, format!("must divide the routed experts {}", moe.experts))
+            .with_hint("each EP rank holds the same number of experts"));
+    }
+    if let Some(etp) = etp.filter(|&t| t == 0 || !moe.expert_ffn.is_multiple_of(t)) {
+        return Err(Error::invalid(
+            etp_field.as_str(),
+            etp,
+            format!("must divide the expert width {}", moe.expert_ffn),
+        ));
+    }
+    Ok(())
+}
+
+/// The field an error about a fixed expert-parallel degree of the MoE options names.
+pub const MOE_EP_FIELD: FieldPath<'static> = FieldPath::new("moe.ep");
+/// The field an error about a fixed expert-tensor-parallel degree of the MoE options names.
+pub const MOE_ETP_FIELD: FieldPath<'static> = FieldPath::new("moe.etp");
+
+/// Checks the degrees the MoE options fix (`moe.ep`, `moe.etp`; `None`: searched) against the
+/// model's experts before a search, so a degree no candidate can take is refused by name instead
+/// of leaving every candidate without an expert layout ("0 fit"). The rules are [`ExpertLayout::fold`]'s
+/// that no layout can meet: `ep` divides the routed experts, `etp` the expert width.
+pub fn check_fixed_degrees(moe: &MoeShape, ep: Option<u64>, etp: Option<u64>) -> Result<(), Error> {
+    check_degrees(moe, ep, etp, MOE_EP_FIELD, MOE_ETP_FIELD)
 }
 
 /// The `(ep, etp)` pairs a search tries for `layout`: every `ep` dividing both the experts and the
@@ -147,5 +170,22 @@ mod tests {
         assert_eq!(expert_choices(&l, &dsv3(), Some(32), None), vec![(32, 1), (32, 2)]);
         assert_eq!(expert_choices(&l, &dsv3(), Some(32), Some(1)), vec![(32, 1)]);
         assert!(expert_choices(&l, &dsv3(), Some(256), Some(1)).is_empty());
+    }
+
+    #[test]
+    fn fixed_degrees_the_experts_cannot_take_are_refused_by_their_moe_key() {
+        // DeepSeek-V3: 256 routed experts, expert width 2048.
+        assert!(check_fixed_degrees(&dsv3(), None, None).is_ok());
+        assert!(check_fixed_degrees(&dsv3(), Some(256), Some(2048)).is_ok());
+        // 256 % 3 = 1; 512 > 256 experts; 2048 % 3 = 2.
+        for (ep, etp, field) in [(Some(3), None, "moe.ep"), (Some(512), Some(1), "moe.ep"), (None, Some(3), "moe.etp")]
+        {
+            assert_eq!(check_fixed_degrees(&dsv3(), ep, etp).unwrap_err().field(), Some(field), "{ep:?} {etp:?}");
+        }
+        let e = check_fixed_degrees(&dsv3(), Some(0), None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "moe.ep = 0: must divide the routed experts 256 (each EP rank holds the same number of experts)"
+        );
     }
 }
