@@ -95,6 +95,13 @@ test('the MoE controls write the URL, round-trip a reload, and hide in reference
   // Reference mode has no experts: no MoE controls.
   await page.locator('#mode-panel .mode-button[data-mode="reference"]').click();
   await page.waitForFunction(() => !document.querySelector('#ex-moe-dispatcher'));
+  // Their keys wait in the URL, neither dropped nor an error, and come back with extended mode.
+  assert.equal(new URL(page.url()).searchParams.get('moe.load'), 'forced');
+  assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll('.field-error')]
+    .map((e) => e.textContent.trim()).filter((t) => t)), [], 'no field in error');
+  await page.locator('#mode-panel .mode-button[data-mode="extended"]').click();
+  await page.locator('#ex-moe-load').waitFor();
+  assert.equal(await page.locator('#ex-moe-load').inputValue(), 'forced');
   assert.deepEqual(page.errors, []);
   await page.close();
 });
