@@ -15,7 +15,7 @@
 //! floor adds is exposed non-matrix time (`memory_s`).
 
 use super::attention::attention_operations;
-use super::layer_python::{LayerModules, layer_python_s};
+use super::layer_python::dense_layer_python_s;
 use super::layout::Layout;
 use super::ops::{OpKind, Operation, fp8_casts};
 use super::options::Recompute;
@@ -171,11 +171,7 @@ impl BlockCost {
 /// ([`BlockCost::issue_bounded_layer`]).
 pub fn block_cost(w: &Workload, layout: &Layout, p: &Pricing) -> BlockCost {
     let (sums, kernels) = BlockCost::sums(&operations(w, layout, p), p.opts.recompute);
-    sums.issue_bounded_layer(
-        kernels,
-        p.host_time_per_operation_s(),
-        layer_python_s(p.hw, p.opts, LayerModules::dense(p.opts.transformer_impl)),
-    )
+    sums.issue_bounded_layer(kernels, p.host_time_per_operation_s(), dense_layer_python_s(p.hw, p.opts))
 }
 
 /// Every operation of one block (see the module documentation).

@@ -286,15 +286,7 @@ pub(crate) fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
     let host_s = p.host_time_per_operation_s();
     let (sums, kernels) = BlockCost::sums(&operations(w, layout, p), p.opts.recompute);
     Parts {
-        block: sums.issue_bounded_layer(
-            kernels,
-            host_s,
-            super::layer_python::layer_python_s(
-                p.hw,
-                p.opts,
-                super::layer_python::LayerModules::dense(p.opts.transformer_impl),
-            ),
-        ),
+        block: sums.issue_bounded_layer(kernels, host_s, super::layer_python::dense_layer_python_s(p.hw, p.opts)),
         embedding: embedding_cost(w, layout, p),
         head: head_cost(w, layout, p),
         bwd_issue_s: kernels[1] * host_s,
@@ -504,13 +496,7 @@ pub(crate) fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts
         t_step_host_s: t_step_host,
         t_layer_python_s: nmb_f
             * busiest.blocks as f64
-            * super::layer_python::layer_python_s(
-                p.hw,
-                opts,
-                super::layer_python::LayerModules::dense(opts.transformer_impl),
-            )
-            .iter()
-            .sum::<f64>(),
+            * super::layer_python::dense_layer_python_s(p.hw, opts).iter().sum::<f64>(),
         t_zero3_s: t_zero3,
         overhead_gb: memory.overhead_gb,
         microbatches: nmb,

@@ -212,6 +212,13 @@ pub fn layer_python_s(hw: &Hardware, opts: &ExtendedOptions, modules: LayerModul
     [fwd, fwd * opts.recompute.block_share().unwrap_or(0.0)]
 }
 
+/// [`layer_python_s`] of a dense layer built from `opts`' layer spec
+/// ([`LayerModules::dense`] of `opts.transformer_impl`), `[forward, recomputation]` [s] per
+/// micro-batch: what a dense block's pricing, its issue floor and the host parts all read.
+pub fn dense_layer_python_s(hw: &Hardware, opts: &ExtendedOptions) -> [f64; 2] {
+    layer_python_s(hw, opts, LayerModules::dense(opts.transformer_impl))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,7 +35,7 @@ use super::efficiency::Efficiency;
 use super::hardware::Hardware;
 use super::head::{EndCost, HeadWork, embedding_cost, head_work};
 use super::iteration::{Parts, check, timing};
-use super::layer_python::{LayerModules, layer_python_s};
+use super::layer_python::dense_layer_python_s;
 use super::layout::Layout;
 use super::ops::{Operation, Reads, reprice, repriceable};
 use super::options::{ExtendedOptions, HardwareChoices};
@@ -244,11 +244,7 @@ impl TimePlan {
         let host_s = p.host_time_per_operation_s();
         let (opts, head) = (self.opts, self.head_cost);
         let (sums, kernels) = BlockCost::sums(&self.ops, opts.recompute);
-        let block = sums.issue_bounded_layer(
-            kernels,
-            host_s,
-            layer_python_s(&self.hw, &opts, LayerModules::dense(opts.transformer_impl)),
-        );
+        let block = sums.issue_bounded_layer(kernels, host_s, dense_layer_python_s(&self.hw, &opts));
         Ok(self.iteration_s(&opts, block, [kernels[1] * host_s, sums.bwd.time()], head))
     }
 
@@ -310,7 +306,7 @@ impl TimePlan {
         let (f, fk) = self.fixed;
         let fixed = [f.fwd.time(), f.bwd.time(), f.recompute.time()];
         let host_s = Pricing { hw: &self.hw, opts: &base }.host_time_per_operation_s();
-        let python_s = layer_python_s(&self.hw, &base, LayerModules::dense(base.transformer_impl));
+        let python_s = dense_layer_python_s(&self.hw, &base);
         batch
             .of
             .iter()

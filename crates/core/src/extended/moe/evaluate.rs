@@ -27,7 +27,6 @@ pub use crate::extended::iteration::MoeBreakdown;
 use crate::extended::iteration::{
     Breakdown, ExtendedEvaluation, OPTIMIZER_BYTES_PER_PARAMETER, Slots, fp8_weight_cast_s,
 };
-use crate::extended::layer_python::LayerModules;
 use crate::extended::layout::Layout;
 use crate::extended::memory::{ExpertStates, MemoryEstimate, Stage, peak_device_gb, peak_of_stages};
 use crate::extended::muon::{RankBlocks, muon_step_s};
@@ -360,13 +359,7 @@ pub fn assemble_moe(
         t_step_host_s: 0.0,
         t_layer_python_s: nmb_f
             * (busiest.dense as f64
-                * crate::extended::layer_python::layer_python_s(
-                    p.hw,
-                    p.opts,
-                    LayerModules::dense(p.opts.transformer_impl),
-                )
-                .iter()
-                .sum::<f64>()
+                * crate::extended::layer_python::dense_layer_python_s(p.hw, p.opts).iter().sum::<f64>()
                 + busiest.moe as f64 * super::block::moe_layer_python_s(p, m, &el).iter().sum::<f64>()),
         t_zero3_s: t_zero3,
         overhead_gb: memory.overhead_gb,
