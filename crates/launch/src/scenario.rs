@@ -221,6 +221,20 @@ impl LaunchScenario {
                     "pure BF16 training cannot run with DeepSpeed ZeRO-3 (LLaMA-Factory refuses the pair)",
                 ));
             }
+            // Pure BF16 computes in BF16: a file that also states FP16 or FP32 says two things.
+            if let Some(p) =
+                s.precision.copied().filter(|p| states == OptimizerStates::PureBf16 && *p != Precision::Bf16)
+            {
+                return Err(s.optimizer_states.error(
+                    "optimizer_states",
+                    "true",
+                    format!(
+                        "pure BF16 training computes in BF16, but the file also states {} precision ({}); keep one",
+                        p,
+                        s.precision.key_or("precision")
+                    ),
+                ));
+            }
             opts.optimizer_states = states;
             notes.reading_of(
                 key,

@@ -294,4 +294,11 @@ num_processes: 8
     let sources = [Source { name: Some("zero3.yaml"), text: ZERO3 }, Source { name: Some("sft.yaml"), text: &pure }];
     let e = estimate_files(&sources, &[], &o).unwrap_err().to_string();
     assert!(e.contains("pure_bf16") && e.contains("ZeRO-3"), "{e}");
+    // With FP16 stated beside it the file says two precisions: an error naming both keys.
+    let fp16 = pure.replace("\nbf16: true\n", "\nfp16: true\n");
+    assert!(fp16.contains("\nfp16: true\n") && !fp16.contains("\nbf16: true"), "{fp16}");
+    let ddp = DDP.replace("mixed_precision: bf16\n", "");
+    let sources = [Source { name: Some("ddp.yaml"), text: &ddp }, Source { name: Some("sft.yaml"), text: &fp16 }];
+    let e = estimate_files(&sources, &[], &o).unwrap_err().to_string();
+    assert!(e.contains("pure_bf16") && e.contains("fp16") && e.contains("keep one"), "{e}");
 }
