@@ -183,7 +183,7 @@ fn bloom_prequel_times_are_read_and_evaluated() {
 /// sub-layer's entry moves the same bytes over the same group as the one at its exit, so its
 /// backward (`ag + rs`, exposed) equals the exit's forward (`ag + rs`, exposed); with the switch
 /// on, the entry's backward is only the part beyond the weight-gradient GEMM (0 here: 2.0 ms of
-/// all-reduce against a 7.3 ms GEMM), so the iteration's TP time grows by
+/// all-reduce against GEMMs of 5.6 ms (QKV) and 7.3 ms (MLP in)), so the iteration's TP time grows by
 /// micro-batches × blocks per stage × 2 sub-layers × (ag + rs) = 64 × 12 × 2 × (ag + rs).
 #[test]
 fn the_tp_input_gradient_all_reduce_is_exposed_under_bigscience_megatron_deepspeed() {
