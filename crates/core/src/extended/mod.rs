@@ -32,6 +32,7 @@
 //! | `dp_overlap` | data-parallel gradient reduction bucketed behind the backward, parameter gather behind the forward, or both exposed after the step | [`data_parallel`] |
 //! | `param_broadcast` | ZeRO-1/2 parameters shared by one broadcast per shard owner after the step (InternLM), gradients all-reduced | [`data_parallel`] |
 //! | `tp_comm_overlap` | TP collectives hidden behind their GEMMs (Megatron `--tp-comm-overlap`, async TP) | [`sublayer`] |
+//! | `tp_grad_overlap` | without sequence parallelism, the input gradient's all-reduce behind the weight-gradient GEMM (Megatron-LM) or exposed (BigScience's Megatron-DeepSpeed) | [`sublayer`] |
 //! | `gemm_half_dim`, `attention_half_seq` | small/skinny GEMMs and short attention sequences run below `η` (fitted) | [`pricing`], [`efficiency`] |
 //! | `fp8_recipe` | Transformer Engine (FP8 weight copies cached, FP8 inputs saved; or FP8 primary weights, `fp8_param_gather`) or torchao float8 (cast on the fly; with FSDP's float8 all-gather the gathered weights are FP8) | [`ops`], [`evaluate`], [`memory`] |
 //! | `optimizer_states` | FP32 master + Adam moments, or pure BF16 without master | [`memory`] |

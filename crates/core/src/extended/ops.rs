@@ -469,7 +469,10 @@ pub(crate) fn tp_passes(p: &Pricing, ag: f64, rs: f64, entry: bool, gemm: &Pass)
     let exposed = |t: f64| if p.opts.tp_comm_overlap { hidden(t) } else { t };
     let (fwd_s, bwd_s, kind) = match (entry, p.opts.sequence_parallel) {
         (true, true) => (exposed(ag), hidden(ag) + hidden(rs), CollectiveKind::AllGather),
-        (true, false) => (0.0, hidden(ag + rs), CollectiveKind::AllReduce),
+        (true, false) if p.opts.tp_grad_overlap || p.opts.tp_comm_overlap => {
+            (0.0, hidden(ag + rs), CollectiveKind::AllReduce)
+        }
+        (true, false) => (0.0, ag + rs, CollectiveKind::AllReduce),
         (false, true) => (exposed(rs), exposed(ag), CollectiveKind::ReduceScatter),
         (false, false) => (exposed(ag + rs), 0.0, CollectiveKind::AllReduce),
     };

@@ -66,6 +66,17 @@ pub struct ExtendedOptions {
     /// collective exposes only the part longer than the matmul it is split against. Off (the
     /// default of both): exposed in full.
     pub tp_comm_overlap: bool,
+    /// Without sequence parallelism, the all-reduce of a column-parallel linear layer's input
+    /// gradient overlapped with its weight-gradient GEMM (Megatron-LM's asynchronous all-reduce,
+    /// `LinearWithGradAccumulationAndAsyncCommunication`): exposed only beyond that GEMM. Off:
+    /// the all-reduce runs after the layer's whole backward and the next operation waits for it,
+    /// exposed in full — BigScience's Megatron-DeepSpeed of the BLOOM trials
+    /// (bigscience-workshop/Megatron-DeepSpeed @ 58d92042, 2022-03-01:
+    /// `megatron/mpu/layers.py` line 330, `ColumnParallelLinear.forward` calls
+    /// `copy_to_tensor_model_parallel_region`, whose backward, `megatron/mpu/mappings.py`
+    /// line 89, is the synchronous `torch.distributed.all_reduce` of line 30; unchanged at its
+    /// last commit 8387ae17, 2023-12-07). Default on.
+    pub tp_grad_overlap: bool,
     /// Data-parallel gradient reduction overlapped with the backward pass and the parameter
     /// all-gather with the next forward, bucket by bucket (Megatron `--overlap-grad-reduce` and
     /// `--overlap-param-gather`, DeepSpeed `overlap_comm`, PyTorch DDP's and FSDP's bucketed
@@ -201,6 +212,7 @@ impl ExtendedOptions {
             moe: super::moe::MoeOptions::default(),
             grad_reduce: GradReduce::Auto,
             tp_comm_overlap: false,
+            tp_grad_overlap: true,
             dp_overlap: true,
             param_broadcast: false,
             fp8_recipe: Fp8Recipe::TransformerEngine,
@@ -467,7 +479,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 48);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 49);
         let bad = ExtendedOptions { cp_ulysses: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("cp_ulysses"));
         let strict = ExtendedOptions {

@@ -27,7 +27,8 @@ const RESIDUAL_ELEMENTS_PER_H: f64 = 3.0;
 ///   gradient's GEMM (`LinearWithGradAccumulationAndAsyncCommunication`); exit reduce-scatter
 ///   (forward) and all-gather of the output gradient (backward), exposed;
 /// * without: entry identity forward, all-reduce of the input gradient overlapped with the weight
-///   gradient's GEMM backward; exit all-reduce forward, identity backward;
+///   gradient's GEMM backward (exposed in full with [`ExtendedOptions::tp_grad_overlap`] off);
+///   exit all-reduce forward, identity backward;
 /// * with [`ExtendedOptions::tp_comm_overlap`] every collective also overlaps its GEMM.
 ///
 /// An overlapped collective exposes only the part longer than the GEMM it runs against. `gemm`

@@ -86,7 +86,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`](super::options::ExtendedOptions)).
-pub const SWITCHES: [SwitchInfo; 48] = [
+pub const SWITCHES: [SwitchInfo; 49] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -267,6 +267,14 @@ pub const SWITCHES: [SwitchInfo; 48] = [
         "Tensor-parallel overlap",
         "TP collectives overlapped with the neighbouring GEMM",
         "off: Megatron's --tp-comm-overlap and PyTorch async TP are opt-in",
+    ),
+    toggle(
+        "tp_grad_overlap",
+        "TP input-gradient overlap",
+        "without sequence parallelism, a column-parallel layer's input-gradient all-reduce overlapped with its \
+         weight-gradient GEMM (off: exposed in full)",
+        "on: Megatron-LM's asynchronous all-reduce; off: BigScience's Megatron-DeepSpeed (BLOOM, 2022) \
+         all-reduces synchronously after the layer's backward",
     ),
     toggle(
         "dp_overlap",

@@ -375,6 +375,21 @@ pub fn read_compiled_loss(stack: &Words) -> (bool, Option<Note>) {
     (false, None)
 }
 
+/// Whether the run's stack overlaps a column-parallel layer's input-gradient all-reduce with its
+/// weight-gradient GEMM ([`crate::extended::ExtendedOptions::tp_grad_overlap`]), read from the
+/// words naming the stack (`stack`): BigScience's Megatron-DeepSpeed (the words name
+/// `bigscience`, the fork of the BLOOM runs) all-reduces synchronously after the layer's backward
+/// (`megatron/mpu/mappings.py` line 89 @ 58d92042): off, noted; every other stack keeps
+/// Megatron-LM's asynchronous all-reduce: on, unnoted.
+pub fn read_tp_grad_overlap(stack: &Words) -> (bool, Option<Note>) {
+    if stack.has("bigscience") {
+        let note = "BigScience's Megatron-DeepSpeed: the tensor-parallel all-reduce of a column-parallel layer's \
+                    input gradient runs after its backward, exposed (tp_grad_overlap=off)";
+        return (false, Some(Note::reading(note)));
+    }
+    (true, None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,6 +400,16 @@ mod tests {
 
     fn kernel(text: &str) -> AttentionKernel {
         read_attention_kernel(&Words::new(text)).0
+    }
+
+    #[test]
+    fn bigscience_megatron_deepspeed_exposes_the_tp_input_gradient_all_reduce() {
+        let read = |stack: &str| read_tp_grad_overlap(&Words::new(stack));
+        let (on, note) = read("bigscience Megatron-DeepSpeed (Feb 2022)");
+        assert!(!on);
+        assert!(note.is_some_and(|n| n.to_string().contains("tp_grad_overlap=off")));
+        assert_eq!(read("Megatron-DeepSpeed"), (true, None));
+        assert_eq!(read("Megatron-LM"), (true, None));
     }
 
     #[test]

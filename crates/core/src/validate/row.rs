@@ -417,6 +417,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         notes.extend(fp8_note.map(|n| n.about("precision")));
     }
     let (compiled_loss, loss_note) = read_compiled_loss(&stack_words);
+    let (tp_grad_overlap, tp_grad_note) = super::kernel_words::read_tp_grad_overlap(&stack_words);
+    notes.extend(tp_grad_note.filter(|_| tp > 1));
     notes.extend(loss_note);
     let tokens_per_microbatch = (mbs as f64) * (seq as f64) / (cp.max(1) as f64);
     let loss = super::loss_words::read_loss_chunking(&stack_words, tokens_per_microbatch, m.vocab, hidden)
@@ -523,6 +525,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         fp32_params_autocast: states.fp32_params_autocast,
         outputs_hold_kv: checkpoint.outputs_hold_kv,
         tp_comm_overlap: other_words.any(&["async tp", "tp comm overlap"]),
+        tp_grad_overlap,
         dp_overlap,
         param_broadcast,
         stack,
