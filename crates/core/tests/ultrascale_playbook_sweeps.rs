@@ -98,8 +98,10 @@ fn the_playbook_grid_is_ranked_and_guarded() {
     let med = median(errors.clone());
     eprintln!("{} rows, median error {:+.1} %, within 12 %: {within}", errors.len(), 100.0 * med);
     assert_eq!(errors.len(), 1738);
-    assert!(within >= 350, "within 12 %: {within}");
-    assert!(med < 1.33, "median error {med}");
+    // 395 within 12 % and a median of +115 % since nanotron's own pipeline split (session 30,
+    // `extended::stack_nanotron`; 356 and +131 % before).
+    assert!(within >= 390, "within 12 %: {within}");
+    assert!(med < 1.17, "median error {med}");
 
     // Small jobs are priced well: 1 node, every model.
     for m in ["1b", "3b", "8b"] {
@@ -113,7 +115,8 @@ fn the_playbook_grid_is_ranked_and_guarded() {
     let s = &r.overall;
     eprintln!("{s:?}");
     assert_eq!(s.groups, 26);
-    assert!(s.tau_mean.is_some_and(|t| t >= 0.48), "{s:?}");
+    // 0.527 since nanotron's own pipeline split (0.496 before).
+    assert!(s.tau_mean.is_some_and(|t| t >= 0.52), "{s:?}");
     assert!(s.regret_median.is_some_and(|x| x <= 0.04), "{s:?}");
     assert!(s.top1_hits >= 9, "{s:?}");
     // 32 nodes: the pick is the measured best (or within 2 % of it) for the 1B, 3B and 8B.

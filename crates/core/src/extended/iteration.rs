@@ -34,7 +34,7 @@ use super::moe::experts::ExpertLayout;
 use super::moe::layer::MoeTimes;
 use super::muon::{RankBlocks, muon_step_s};
 use super::options::ExtendedOptions;
-use super::pipeline::{StageSplit, bubble_s, exposed_messages_s, message_s, split};
+use super::pipeline::{StageSplit, bubble_s, exposed_messages_s, message_s};
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
 use crate::Error;
@@ -346,6 +346,8 @@ struct Device {
     blocks: u64,
     pass: Pass,
     sharded_s: f64,
+    /// The head's stage's logits exchange per micro-batch [s] (nanotron's loss on the next stage).
+    exchange_s: f64,
     flops: f64,
 }
 
@@ -376,7 +378,7 @@ pub(crate) fn timing(
     parts: &Parts,
     groups: &DpGroups,
     stages: StageSplit,
-    message: f64,
+    (message, head_exchange): (f64, f64),
     collectives: &mut dyn FnMut(u64, f64, f64) -> DpCollectives,
 ) -> Timing {
     let opts = p.opts;
@@ -417,7 +419,8 @@ pub(crate) fn timing(
         } else {
             0.0
         };
-        Device { name, blocks, pass, sharded_s, flops: pass.tflop }
+        let exchange_s = if name == "last" { head_exchange } else { 0.0 };
+        Device { name, blocks, pass, sharded_s, exchange_s, flops: pass.tflop }
     };
     let (devices, count) = if layout.pp == 1 {
         let only = device("first", stages.first, &[embedding, head]);
@@ -426,11 +429,12 @@ pub(crate) fn timing(
         let first = device("first", stages.first, &[embedding]);
         ([first, device("last", stages.last, &[head]), device("middle", stages.most, &[])], 3)
     };
-    let slot_of = |d: &Device| d.pass.time() + d.sharded_s;
+    let work_of = |d: &Device| d.pass.time() + d.sharded_s;
+    let slot_of = |d: &Device| work_of(d) + d.exchange_s;
     let busiest = *devices[..count].iter().max_by(|a, b| slot_of(a).total_cmp(&slot_of(b))).unwrap_or(&devices[0]);
 
-    let messages = exposed_messages_s(message, v, slot_of(&busiest));
-    let slot = slot_of(&busiest) + messages;
+    let messages = exposed_messages_s(message, v, work_of(&busiest)) + busiest.exchange_s;
+    let slot = work_of(&busiest) + messages;
     let nmb_f = nmb as f64;
     let bubble = bubble_s(layout.pp, v, slot_of(&busiest), message);
 
@@ -468,11 +472,12 @@ pub(crate) fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts
     let Parts { block, embedding, head, bwd_issue_s, bwd_work } = *parts;
     let block = with_backward_hooks(block, bwd_issue_s, bwd_work, p);
     let groups = DpGroups::on(layout, opts, p.hw)?;
-    let stages = split(w.layers, layout.pp, opts.stage_split);
+    let stages = super::stack_nanotron::stage_split(w, layout.pp, opts);
     let message = message_s(w, layout, p);
+    let head_exchange = super::stack_nanotron::head_exchange_s(w, layout, p);
     let mut collectives = |blocks, parameters, linear| dp_collectives(&groups, p, blocks, parameters, linear);
     let Timing { busiest, messages, bubble, dp, t_opt, t_step_host, t } =
-        timing(layout, p, parts, &groups, stages, message, &mut collectives);
+        timing(layout, p, parts, &groups, stages, (message, head_exchange), &mut collectives);
     // Muon's Newton–Schulz work on the busiest device's matrices, part of the optimizer step.
     let muon = muon_step_s(w, layout, p, RankBlocks { dense: busiest.blocks as f64, moe: 0.0, experts: None });
     let (t_opt, t) = (t_opt + muon, t + muon);

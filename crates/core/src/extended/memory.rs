@@ -59,7 +59,6 @@ use super::head::EndCost;
 use super::layout::Layout;
 use super::model_states::{model_states, muon_momentum_saving};
 use super::options::{ExtendedOptions, Fp8Recipe, Recompute, Sharding};
-use super::pipeline::split;
 use super::pricing::Pricing;
 use super::stack_tensors::{fp32_input_extra, kv_output_bytes};
 use super::workload::Workload;
@@ -188,7 +187,7 @@ pub fn peak_memory(
     head: &EndCost,
     groups: &DpGroups,
 ) -> MemoryEstimate {
-    let stages = split(w.layers, layout.pp, p.opts.stage_split);
+    let stages = super::stack_nanotron::stage_split(w, layout.pp, p.opts);
     let nmb = layout.microbatches();
     let v = if layout.pp > 1 { p.opts.interleave } else { 1 };
     let first_ends = [*embedding, *head];

@@ -12,6 +12,9 @@
 //! | `jax` (JAX/XLA: MaxText, PaxML/Praxis, AXLearn) | `zero0` (a `data` mesh axis), `zero3` (an `fsdp` mesh axis) | sharded gradients under `zero3` |
 //! | `nanotron` (Hugging Face's nanotron) | `zero0` (DDP), `zero1` (`ZeroDistributedOptimizer`) | an unsharded FP32 gradient buffer (`FP32GradientAccumulator`, `accumulate_grad_in_fp32`), as Megatron's |
 //!
+//! On `nanotron` the stack also splits the pipeline: by its blocks' costs, whatever `stage_split`
+//! says ([`super::stack_nanotron`]).
+//!
 //! The stack also says how fast FSDP's per-block collectives cross nodes
 //! ([`Stack::zero3_one_nic_per_device`]): PyTorch FSDP and DeepSpeed ZeRO-3 move about one NIC's
 //! bandwidth per device (the measured runs of [`super::HardwareChoices::zero3_per_nic`]), while XLA

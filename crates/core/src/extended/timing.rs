@@ -39,7 +39,7 @@ use super::layer_python::dense_layer_python_s;
 use super::layout::Layout;
 use super::ops::{Operation, Reads, reprice, repriceable};
 use super::options::{ExtendedOptions, HardwareChoices};
-use super::pipeline::{StageSplit, message_s, split};
+use super::pipeline::{StageSplit, message_s};
 use super::pricing::{Pass, Pricing};
 use super::workload::Workload;
 use crate::Error;
@@ -72,8 +72,9 @@ pub struct TimePlan {
     /// The data-parallel collectives priced so far, per device `(blocks, parameters' bits, linear parameters' bits)`.
     collectives: Vec<(u64, u64, u64, DpCollectives)>,
     stages: StageSplit,
-    /// Stage-to-stage message time [s].
-    message: f64,
+    /// Stage-to-stage message time and the head's stage's logits exchange per micro-batch
+    /// ([`super::stack_nanotron::head_exchange_s`]) [s].
+    message: (f64, f64),
     /// The block's sums at the plan's constants (its parameters and bytes read none).
     whole: BlockCost,
     /// The sums of the operations reading no constant, with their kernel counts.
@@ -215,8 +216,8 @@ impl TimePlan {
             embedding: embedding_cost(w, layout, &p),
             groups: DpGroups::on(layout, opts, hw)?,
             collectives: Vec::new(),
-            stages: split(w.layers, layout.pp, opts.stage_split),
-            message: message_s(w, layout, &p),
+            stages: super::stack_nanotron::stage_split(w, layout.pp, opts),
+            message: (message_s(w, layout, &p), super::stack_nanotron::head_exchange_s(w, layout, &p)),
         }))
     }
 

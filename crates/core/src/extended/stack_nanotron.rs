@@ -1,0 +1,224 @@
+//! nanotron's pipeline split, as its source deals a Llama's blocks to the stages (switch
+//! `stack=nanotron`; the other stacks' split is [`super::pipeline::split`] by `stage_split`).
+//!
+//! huggingface/nanotron at a756526 (the revision of the Ultra-Scale Playbook's benchmark script;
+//! the same code at 67c5ebb6 and 2411b02):
+//! * `build_model` (`src/nanotron/models/base.py` l. 211–236) walks the model's `PipelineBlock`s
+//!   in registration order with the cumulative sum of their costs (`np.cumsum`, l. 218–223) and
+//!   the thresholds `total · (r + 1)/pp` of each rank `r` (l. 225): a block goes to the current
+//!   rank, and the rank moves on once the sum *including* that block passes the rank's threshold
+//!   (l. 229–233). So each stage ends with the block that crosses its share: the first stages hold
+//!   one block more than an even share, and the head's weight pushes blocks off the last.
+//! * The costs (`LlamaForTraining.get_block_compute_costs`, `src/nanotron/models/llama.py`
+//!   l. 913–925): a decoder layer `4 · heads · d_qkv · hidden + 3 · ffn · hidden` (`d_qkv =
+//!   hidden // heads`), the head (`TensorParallelColumnLinear`) `vocab · hidden`, every other
+//!   block 0.
+//! * The blocks in order (`llama.py` l. 811–880, 990–991): the embedding, the decoder layers,
+//!   the final norm, the head, `cast_to_fp32`, then the loss.
+//!
+//! When the head alone weighs at least one stage's share (`vocab · hidden · (pp − 1) ≥ layers ·
+//! layer cost`: the 1B model of the playbook from `pp = 5`, its 3B and 8B from `pp = 9` and
+//! `pp = 16`), the head lands on stage `pp − 2` and its cumulative sum, the total, passes that
+//! stage's threshold: `cast_to_fp32` and the loss go to the last stage, which holds no decoder
+//! layer. Every micro-batch then sends its 16-bit logits shard (`tokens · vocab / tp`, the
+//! column-parallel head's output) to the last stage and gets their gradient back, through the
+//! pipeline's point-to-point path (`PipelineBlock.forward`, `src/nanotron/parallel/
+//! pipeline_parallel/block.py` l. 60–): [`head_exchange_s`]. The last stage's own work (the cast
+//! and the cross-entropy) is left with the head's cost (priced on the head's stage, a slight
+//! overestimate of that stage).
+
+use super::layout::Layout;
+use super::options::ExtendedOptions;
+use super::pipeline::{StageSplit, split as even_split};
+use super::pricing::Pricing;
+use super::stack::Stack;
+use super::workload::Workload;
+
+/// nanotron's split of a Llama over the pipeline stages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NanotronSplit {
+    /// Decoder layers: on the first stage, on the stage holding the head, the most on any stage.
+    pub stages: StageSplit,
+    /// Whether the loss (with `cast_to_fp32`) sits on a stage after the head's.
+    pub loss_apart: bool,
+}
+
+/// A decoder layer's cost in nanotron's split [multiply-adds per token]:
+/// `4 · heads · (hidden / heads) · hidden + 3 · ffn · hidden` (module documentation).
+pub fn layer_cost(w: &Workload) -> f64 {
+    let d_qkv = w.hidden / w.heads.max(1);
+    (4 * w.heads * d_qkv * w.hidden + 3 * w.ffn_hidden * w.hidden) as f64
+}
+
+/// The head's cost in nanotron's split [multiply-adds per token]: `vocab · hidden` (0 without a
+/// vocabulary).
+pub fn head_cost(w: &Workload) -> f64 {
+    (w.vocab.unwrap_or(0) * w.hidden) as f64
+}
+
+/// nanotron's split of `w`'s blocks over `pp` stages (module documentation).
+pub fn split(w: &Workload, pp: u64) -> NanotronSplit {
+    let layers = w.layers;
+    if pp <= 1 {
+        return NanotronSplit { stages: StageSplit { first: layers, last: layers, most: layers }, loss_apart: false };
+    }
+    let mut walk = Walk { pp, total: layers as f64 * layer_cost(w) + head_cost(w), ..Walk::default() };
+    walk.place(0.0, false); // the embedding
+    for _ in 0..layers {
+        walk.place(layer_cost(w), true);
+    }
+    walk.place(0.0, false); // the final norm
+    let head_layers = walk.here;
+    let head_stage = walk.place(head_cost(w), false);
+    walk.place(0.0, false); // cast_to_fp32
+    let loss_stage = walk.place(0.0, false);
+    let most = walk.most.max(walk.here);
+    let first = if walk.stage == 0 { walk.here } else { walk.first };
+    NanotronSplit { stages: StageSplit { first, last: head_layers, most }, loss_apart: loss_stage > head_stage }
+}
+
+/// The walk of `build_model` over the blocks: the rank, the running sum of the costs, the layers
+/// of the current rank, of the first, and the most of a finished one.
+#[derive(Debug, Default)]
+struct Walk {
+    pp: u64,
+    total: f64,
+    cumulative: f64,
+    stage: u64,
+    here: u64,
+    first: u64,
+    most: u64,
+}
+
+impl Walk {
+    /// Places one block of `cost` (a decoder layer when `layer`) on the current rank, returned;
+    /// moves on when the sum passes the rank's threshold `total · (r + 1)/pp`.
+    fn place(&mut self, cost: f64, layer: bool) -> u64 {
+        let stage = self.stage;
+        self.cumulative += cost;
+        self.here += u64::from(layer);
+        let threshold = self.total * ((stage + 1) as f64 / self.pp as f64);
+        if self.cumulative > threshold && stage + 1 < self.pp {
+            if stage == 0 {
+                self.first = self.here;
+            }
+            self.most = self.most.max(self.here);
+            self.stage += 1;
+            self.here = 0;
+        }
+        stage
+    }
+}
+
+/// The stage split a configuration is priced with: nanotron's own on `stack=nanotron`, otherwise
+/// `stage_split`'s ([`super::pipeline::split`]).
+pub fn stage_split(w: &Workload, pp: u64, opts: &ExtendedOptions) -> StageSplit {
+    if opts.stack == Stack::Nanotron {
+        return split(w, pp).stages;
+    }
+    even_split(w.layers, pp, opts.stage_split)
+}
+
+/// The logits exchange of one micro-batch on the head's stage [s], when nanotron's split puts the
+/// loss on the next stage (0 otherwise, and on every other stack): the 16-bit logits shard of the
+/// micro-batch, `tokens · vocab / tp` elements, sent forward and its gradient received back, each
+/// one point-to-point message, inside the fast domain when it holds two stages or more
+/// (consecutive stages share a domain), across it otherwise.
+pub fn head_exchange_s(w: &Workload, layout: &Layout, p: &Pricing) -> f64 {
+    if p.opts.stack != Stack::Nanotron || layout.pp <= 1 || !split(w, layout.pp).loss_apart {
+        return 0.0;
+    }
+    let volume_gb =
+        layout.local_tokens(w) * w.vocab.unwrap_or(0) as f64 * p.hw.element_bytes / layout.tp as f64 * 1e-9;
+    2.0 * p.p2p(volume_gb, layout.placement.pp > 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn llama(layers: u64, hidden: u64, heads: u64, ffn: u64, vocab: u64) -> Workload {
+        let shape = crate::ModelShape { l: 4096, e: hidden, h: heads, depth: layers, f: ffn };
+        Workload { gated_mlp: true, vocab: Some(vocab), ..Workload::from_shape(&shape) }
+    }
+
+    #[test]
+    fn the_playbook_1b_by_hand() {
+        // 1B: 16 layers, hidden 2,048, 32 heads, ffn 8,192, vocab 131,072. A layer costs
+        // 4 · 2,048² + 3 · 8,192 · 2,048 = 16,777,216 + 50,331,648 = 67,108,864; the head
+        // 131,072 · 2,048 = 268,435,456 = 4 layers; the total 20 layers.
+        let w = llama(16, 2048, 32, 8192, 131_072);
+        assert_eq!(layer_cost(&w), 67_108_864.0);
+        assert_eq!(head_cost(&w), 4.0 * 67_108_864.0);
+        // pp 8: thresholds 2.5, 5, 7.5, …, 17.5, 20 layers. Stage 0 takes layers 1–3 (3 > 2.5),
+        // stage 1 layers 4–6 (5 is not > 5; 6 is), stage 2 7–8, stage 3 9–11, stage 4 12–13,
+        // stage 5 14–16 (16 > 15); stage 6 the final norm and the head (16 + 4 = 20 > 17.5), stage
+        // 7 the cast and the loss. First 3, head's stage 0 layers, most 3, the loss apart.
+        let s = split(&w, 8);
+        assert_eq!(s.stages, StageSplit { first: 3, last: 0, most: 3 });
+        assert!(s.loss_apart);
+        // pp 4: thresholds 5, 10, 15, 20. Stage 0 layers 1–6, stage 1 7–11, stage 2 12–16
+        // (16 > 15), stage 3 the head (20 = 20, not above) with the loss.
+        let s = split(&w, 4);
+        assert_eq!(s.stages, StageSplit { first: 6, last: 0, most: 6 });
+        assert!(!s.loss_apart);
+        // pp 2: thresholds 10, 20: stage 0 layers 1–11, stage 1 layers 12–16 and the head.
+        assert_eq!(split(&w, 2), NanotronSplit { stages: StageSplit { first: 11, last: 5, most: 11 }, loss_apart: false });
+        // One stage holds everything.
+        assert_eq!(split(&w, 1).stages, StageSplit { first: 16, last: 16, most: 16 });
+    }
+
+    #[test]
+    fn the_playbook_80b_by_hand() {
+        // 80B: 80 layers, hidden 8,192, 64 heads, ffn 28,672, vocab 131,072. A layer costs
+        // 4 · 8,192² + 3 · 28,672 · 8,192 = 268,435,456 + 704,643,072 = 973,078,528; the head
+        // 1,073,741,824 = 1.1034 layers; the total 81.1034 layers.
+        let w = llama(80, 8192, 64, 28_672, 131_072);
+        assert_eq!(layer_cost(&w), 973_078_528.0);
+        // pp 16: a share of 5.069 layers. Stage 0 takes layers 1–6 (6 > 5.069), stage 1 7–11
+        // (11 > 10.138), …: stages of 6 and 5; an even split would give 5 each.
+        let s = split(&w, 16);
+        assert_eq!((s.stages.first, s.stages.most, s.loss_apart), (6, 6, false));
+        // The last stage: thresholds 15 · 5.069 = 76.03 and 81.10; layer 77 crosses the first,
+        // so the last stage holds layers 78–80 and the head.
+        assert_eq!(s.stages.last, 3);
+        // pp 8: a share of 10.138: stage 0 takes 11 layers.
+        assert_eq!(split(&w, 8).stages.first, 11);
+    }
+
+    #[test]
+    fn the_logits_cross_to_the_loss_stage() {
+        use crate::SystemParams;
+        use crate::extended::hardware::Hardware;
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
+        let w = llama(16, 2048, 32, 8192, 131_072);
+        let nano = ExtendedOptions { stack: Stack::Nanotron, ..ExtendedOptions::realistic() };
+        let p = Pricing { hw: &hw, opts: &nano };
+        // One sequence of 4,096 tokens, vocabulary 131,072, 2 B, no TP: 1,073,741,824 B = 1.0737 GB
+        // each way.
+        let v = 4096.0 * 131_072.0 * 2.0 * 1e-9;
+        // pp 8 inside one domain of 8: the head's stage and the loss's share it (fast).
+        let inside = Layout::placed(1, 1, 8, 1, 1, 8, 8);
+        assert_eq!(head_exchange_s(&w, &inside, &p), 2.0 * p.p2p(v, true));
+        // dp 8 fills the domain first: every stage in a domain of its own (slow).
+        let across = Layout::placed(1, 1, 8, 8, 1, 64, 8);
+        assert_eq!(across.placement.pp, 1);
+        assert_eq!(head_exchange_s(&w, &across, &p), 2.0 * p.p2p(v, false));
+        // TP 2 halves the shard.
+        let tp2 = Layout::placed(2, 1, 8, 1, 1, 8, 16);
+        assert_eq!(head_exchange_s(&w, &tp2, &p), 2.0 * p.p2p(v / 2.0, tp2.placement.pp > 1));
+        // pp 4 keeps the loss with the head; Megatron's split never moves it.
+        assert_eq!(head_exchange_s(&w, &Layout::placed(1, 1, 4, 1, 1, 8, 8), &p), 0.0);
+        let megatron = ExtendedOptions::realistic();
+        assert_eq!(head_exchange_s(&w, &inside, &Pricing { hw: &hw, opts: &megatron }), 0.0);
+    }
+
+    #[test]
+    fn other_stacks_keep_their_rule() {
+        let w = llama(16, 2048, 32, 8192, 131_072);
+        let opts = ExtendedOptions::realistic();
+        assert_eq!(stage_split(&w, 8, &opts), even_split(16, 8, opts.stage_split));
+        let nano = ExtendedOptions { stack: Stack::Nanotron, ..opts };
+        assert_eq!(stage_split(&w, 8, &nano), split(&w, 8).stages);
+    }
+}
