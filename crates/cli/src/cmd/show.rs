@@ -201,7 +201,7 @@ pub fn mapping_text(x: &catalog::CatalogSystem) -> String {
         ),
         Err(e) => format!(
             "\nreference-model parameters: not available with the catalog's data alone:\n  {e}\n  (system spec options: {})\n",
-            catalog::mapping::SPEC_KEYS.join(", ")
+            catalog::system_spec::SPEC_KEYS.join(", ")
         ),
     }
 }
