@@ -36,7 +36,7 @@
 //! * FSDP words (not null, naming FSDP) → ZeRO-3, else the distributed optimizer (ZeRO-1);
 //! * `grad_reduce_in_fp32` said off (False/0/off) in the row's words → gradients reduced and kept
 //!   in the parameter type (the dense rows' reading,
-//!   [`super::parallel_words::says_16bit_grad_reduce`]);
+//!   [`super::precision_words::says_16bit_grad_reduce`]);
 //! * dispatcher words: "deepep"/"hybridep"/"flex" → hierarchical (node-limited to `M` domains when
 //!   the router words say "top-M groups"), "allgather" → all-gather, else all-to-all; "overlap"
 //!   without "no"/"=0" → all-to-all overlap; "megablox"/"gmm"/"grouped_mm" or a torchtitan run →
@@ -667,7 +667,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     let stack = match sharding {
         Sharding::Zero3 => {
             let all = super::words::Words::new(&format!("{fsdp}; {attention_text}"));
-            let (stack, note) = super::parallel_words::read_zero3_stack(Stack::default(), &all);
+            let (stack, note) = super::stack_words::read_zero3_stack(Stack::default(), &all);
             notes.extend(note);
             stack
         }
@@ -683,7 +683,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     }
     // A gradient reduction in the parameter type when the words say `grad_reduce_in_fp32` is off
     // (the dense rows' reading): 16-bit gradient buffers.
-    let grad_reduce = if super::parallel_words::says_16bit_grad_reduce(&attention_text) {
+    let grad_reduce = if super::precision_words::says_16bit_grad_reduce(&attention_text) {
         notes.reading("gradients reduced in the parameter type (`grad_reduce_in_fp32` off)".into());
         GradReduce::Param
     } else {

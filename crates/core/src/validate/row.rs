@@ -20,7 +20,8 @@
 //!   batch that is not a multiple of `dp·mbs` is rounded to the nearest one, noted;
 //! * interleaving stated without a count (in `interleave_vpp` or the parallel words): 2;
 //! * recomputation ([`super::recompute_words`]), sharding and precision
-//!   ([`super::parallel_words`]) read from words, the unstated cases there;
+//!   ([`super::sharding_words`], [`super::precision_words`], [`super::stack_words`],
+//!   [`super::parallel_words`]) read from words, the unstated cases there;
 //! * fast domain: one slice (`devices / k`) when the words state `k` slices (`DCN … = k`,
 //!   "k slices"), the whole run when it is smaller than the part's scale-up domain, else the
 //!   part's domain — the named build's when the words name one ([`run_domain`]);
@@ -35,13 +36,13 @@ use super::convention::ConventionShape;
 use super::hardware_words::read_hardware_words;
 use super::kernel_words::{read_compiled_loss, read_fp8_recipe, read_run_fusion, read_stated_attention_kernel};
 use super::metric::{MetricReading, read_metric};
-use super::parallel_words::{
-    ShardingInput, ShardingReading, StateFacts, read_dp_overlap, read_grads_freed, read_interleave, read_precision,
-    read_sharding, read_slices, read_stage_split, read_state_facts,
-};
+use super::parallel_words::{read_dp_overlap, read_interleave, read_slices, read_stage_split};
+use super::precision_words::{StateFacts, read_precision, read_state_facts};
 use super::reason::RowReason;
 use super::recompute_words::{BlockMatmuls, RecomputeReading, read_recompute_of_block};
 use super::schema::{Interleave, MeasuredRun};
+use super::sharding_words::{ShardingInput, ShardingReading, read_sharding};
+use super::stack_words::read_grads_freed;
 use super::words::Words;
 use crate::catalog::{CatalogSystem, MappingOptions, Precision};
 use crate::extended::{ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Workload};
@@ -396,8 +397,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     // the TP collectives.
     let precision_words = Words::new(run.precision.as_deref().unwrap_or(""));
     let sixteen_bit_grads =
-        super::parallel_words::says_16bit_grad_reduce(&[other.as_str(), &run.notes.join("; ")].join("; "));
-    let hybrid_zero = super::parallel_words::reads_hybrid_zero(&Words::new(run.framework.as_deref().unwrap_or("")));
+        super::precision_words::says_16bit_grad_reduce(&[other.as_str(), &run.notes.join("; ")].join("; "));
+    let hybrid_zero = super::stack_words::reads_hybrid_zero(&Words::new(run.framework.as_deref().unwrap_or("")));
     let sixteen_bit_grads = sixteen_bit_grads || hybrid_zero.is_some();
     let param_broadcast = hybrid_zero.is_some();
     notes.extend(hybrid_zero.map(|n| n.about("framework")));
@@ -478,12 +479,12 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     if dp > 1 && sharding.sharding != crate::extended::Sharding::Zero3 {
         notes.extend(overlap_note);
     }
-    let (stack, stack_note) = super::parallel_words::read_stack(&Words::new(&stack_text));
+    let (stack, stack_note) = super::stack_words::read_stack(&Words::new(&stack_text));
     // Megatron's ZeRO-3 is Megatron-FSDP: kept only where the words name it.
     let (stack, stack_note) = match sharding.sharding {
         crate::extended::Sharding::Zero3 => {
             let all = [stack_text.as_str(), p.fsdp.as_deref().unwrap_or(""), &kernel_text].join("; ");
-            let (s, note) = super::parallel_words::read_zero3_stack(stack, &Words::new(&all));
+            let (s, note) = super::stack_words::read_zero3_stack(stack, &Words::new(&all));
             (s, stack_note.or(note))
         }
         _ => (stack, stack_note),
