@@ -44,6 +44,7 @@ pub mod ranking;
 pub mod reason;
 pub mod recompute_words;
 pub mod row;
+pub mod run_hardware;
 pub mod schema;
 pub mod sharding_words;
 pub mod stack_words;

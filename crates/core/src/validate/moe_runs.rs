@@ -545,7 +545,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     };
     let chips = n / devices_per_chip;
     let domain = chip.domain_size();
-    let used = super::row::job_domain(domain, chips);
+    let used = super::run_hardware::job_domain(domain, chips);
     if used != domain {
         notes.reading(format!("{chips} devices on domains of {domain}: {used} per domain"));
         mapping.domain_size = Some(used);
