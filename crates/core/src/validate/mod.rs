@@ -40,6 +40,7 @@ pub mod one_shot;
 pub mod parallel_words;
 pub mod plausible;
 pub mod precision_words;
+pub mod prepared;
 pub mod ranking;
 pub mod reason;
 pub mod recompute_words;
