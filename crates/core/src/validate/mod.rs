@@ -34,6 +34,8 @@ pub mod metric;
 pub mod moe_fit;
 pub mod moe_flops;
 pub mod moe_host_words;
+pub mod moe_row_fields;
+mod moe_row_model;
 pub mod moe_runs;
 pub mod moe_words;
 pub mod one_shot;
