@@ -6,11 +6,12 @@
 
 use fmperf_core::extended::efficiency::median;
 use fmperf_core::mode_kind::ModeKind;
-use fmperf_core::validate::compare::{Prepared, Report};
+use fmperf_core::validate::compare::Report;
 use fmperf_core::validate::error_bands::{
     Basis, ErrorBand, ModelClass, PartClass, SizeClass, error_band_from, part_class, shipped_holdout,
 };
 use fmperf_core::validate::holdout::{HeldRow, Holdout};
+use fmperf_core::validate::prepared::Prepared;
 use fmperf_core::validate::{MeasuredFile, MeasuredRun};
 
 /// Every model class a band distinguishes, dense first, small to large.

@@ -5,8 +5,9 @@
 
 use fmperf_core::extended::memory::FRAGMENTATION;
 use fmperf_core::mode_kind::ModeKind;
-use fmperf_core::validate::compare::{Prepared, RowResult};
+use fmperf_core::validate::compare::RowResult;
 use fmperf_core::validate::memory::{ScoredMemory, fit_fragmentation};
+use fmperf_core::validate::prepared::Prepared;
 use fmperf_core::validate::{shipped_memory_runs, validate};
 use fmperf_core::vocab::Fits;
 

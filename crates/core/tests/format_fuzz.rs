@@ -18,7 +18,7 @@ use fmperf_core::catalog::{
 use fmperf_core::format::{self, Document};
 use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::reference::model_summary_on;
-use fmperf_core::schema::fields;
+use fmperf_core::schema::{fields, model_fields, system_fields};
 use fmperf_core::{ModelShape, SystemParams};
 use serde_json::{Map, Value, json};
 
@@ -30,8 +30,8 @@ use fuzz_support::Rng;
 fn vocabulary() -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for table in [
-        fields::MODEL_FIELDS,
-        fields::SYSTEM_FIELDS,
+        model_fields::MODEL_FIELDS,
+        system_fields::SYSTEM_FIELDS,
         fields::SCENARIO_FIELDS,
         fields::REFERENCE_SYSTEM_FIELDS,
         fields::REFERENCE_MODEL_FIELDS,
@@ -274,7 +274,7 @@ fn run(cases: u64, seed: u64) -> u64 {
     let seeds = seeds();
     let seed_texts: Vec<String> = seeds.iter().map(|v| v.to_string()).collect();
     let systems = catalog::systems();
-    let field_tables = [fields::MODEL_FIELDS, fields::SYSTEM_FIELDS, fields::SCENARIO_FIELDS];
+    let field_tables = [model_fields::MODEL_FIELDS, system_fields::SYSTEM_FIELDS, fields::SCENARIO_FIELDS];
     let mut parsed = 0;
     for _ in 0..cases {
         let result = match rng.below(8) {

@@ -6,7 +6,7 @@ use fmperf_core::format::{
     self, Document, DocumentFormat, model_to_reference_json, parse, parse_detailed, system_to_reference_json,
 };
 use fmperf_core::resolve::{ModelRef, SystemRef};
-use fmperf_core::schema::fields;
+use fmperf_core::schema::{fields, model_fields, system_fields};
 use fmperf_core::{Error, ModelShape, Strategy, SystemParams};
 use serde_json::json;
 
@@ -271,8 +271,12 @@ fn scenario_problems_name_their_fields() {
 
 #[test]
 fn field_table_is_complete_and_consistent_with_the_model() {
-    for table in [fields::MODEL_FIELDS, fields::SYSTEM_FIELDS, fields::SCENARIO_FIELDS, fields::REFERENCE_SYSTEM_FIELDS]
-    {
+    for table in [
+        model_fields::MODEL_FIELDS,
+        system_fields::SYSTEM_FIELDS,
+        fields::SCENARIO_FIELDS,
+        fields::REFERENCE_SYSTEM_FIELDS,
+    ] {
         for s in table {
             assert!(!s.description.is_empty(), "{}", s.path);
             let numeric = matches!(s.kind, fields::Kind::Int { .. } | fields::Kind::Num { .. });

@@ -2,7 +2,8 @@
 //! or flat, is read to the same setup as the shipped (canonical) row; a row
 //! is MoE by what it states (more than one routed expert), never by its model's name.
 
-use fmperf_core::validate::moe_runs::{MOE_RUNS_JSON, MoeRunSetup, interpret_moe_row, is_moe_row, split_by_kind};
+use fmperf_core::validate::moe_row_fields::{is_moe_row, split_by_kind};
+use fmperf_core::validate::moe_runs::{MOE_RUNS_JSON, MoeRunSetup, interpret_moe_row};
 use serde_json::{Map, Value, json};
 
 fn shipped(id: &str) -> Value {

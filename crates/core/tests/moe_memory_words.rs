@@ -7,7 +7,7 @@
 use fmperf_core::extended::moe::{A2aOverlap, Dispatcher};
 use fmperf_core::extended::{Recompute, Sharding};
 use fmperf_core::validate::moe_runs::{MoeRunSetup, interpret_moe_row, predict_moe_row};
-use fmperf_core::validate::parallel_words::{ShardingInput, read_sharding};
+use fmperf_core::validate::sharding_words::{ShardingInput, read_sharding};
 use serde_json::{Value, json};
 
 /// A DeepSeek-V3-shaped MoE row (61 layers, 3 dense, MLA, 256 experts top-8) with `parallel`

@@ -6,9 +6,8 @@ use fmperf_core::catalog::{self, MappingOptions, Precision, to_system_params};
 use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::options::{Recompute, Sharding};
 use fmperf_core::extended::{ExtendedEvaluator, ExtendedOptions, Hardware, Workload};
-use fmperf_core::search::{
-    Execution, ExecutionChoices, Ranked, Search, SearchResult, SearchSpec, Widening, merge_shards,
-};
+use fmperf_core::search::shard_state::merge_shards;
+use fmperf_core::search::{Execution, ExecutionChoices, Ranked, Search, SearchResult, SearchSpec, Widening};
 use fmperf_core::{ModelShape, Strategy, SystemParams};
 
 /// B200-class parts in 72-device domains (the reference's B200 preset with NVL72's domain).

@@ -5,9 +5,9 @@
 //! of the same run.
 
 use fmperf_core::mode_kind::ModeKind;
-use fmperf_core::validate::compare::Prepared;
 use fmperf_core::validate::fit::fit_on;
 use fmperf_core::validate::holdout::{HoldoutJob, same_run};
+use fmperf_core::validate::prepared::Prepared;
 use fmperf_core::validate::{MeasuredFile, parse_measured_runs, shipped_runs};
 
 /// One run written three ways: the shipped schema, other key names in the groups, and flat.

@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use fmperf_core::mode_kind::ModeKind;
-use fmperf_core::validate::{moe_runs, parse_measured_runs, validate};
+use fmperf_core::validate::{moe_row_fields, moe_runs, parse_measured_runs, validate};
 use serde_json::{Value, json};
 
 mod fuzz_support;
@@ -131,7 +131,7 @@ fn no_mangled_file_of_measured_runs_makes_validate_panic() {
         let text = json!({"rows": picked}).to_string();
         let outcome = std::panic::catch_unwind(|| {
             // A mixed file is split by kind, as `fmperf validate` does; each part is validated.
-            let (dense, moe) = moe_runs::split_by_kind(&text);
+            let (dense, moe) = moe_row_fields::split_by_kind(&text);
             let mut ok = false;
             if let Some(d) = dense
                 && let Ok(f) = parse_measured_runs(&d)

@@ -10,9 +10,10 @@ use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::validate::hardware_words::read_hardware;
 use fmperf_core::validate::memory::read_memory_kind;
 use fmperf_core::validate::metric::{FlopCount, read_metric};
-use fmperf_core::validate::parallel_words::{ShardingInput, read_precision, read_sharding};
+use fmperf_core::validate::precision_words::read_precision;
 use fmperf_core::validate::recompute_words::read_recompute;
 use fmperf_core::validate::schema::RunMemory;
+use fmperf_core::validate::sharding_words::{ShardingInput, read_sharding};
 use fmperf_core::validate::{MeasuredRun, parse_measured_runs, validate};
 use fmperf_core::vocab::{MemoryKind, MetricKind};
 

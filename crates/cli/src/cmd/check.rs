@@ -6,7 +6,7 @@ use std::io::Write;
 use fmperf_core::Error;
 use fmperf_core::catalog::MappingOptions;
 use fmperf_core::format::{self, Document, Parsed};
-use fmperf_core::schema::fields;
+use fmperf_core::schema::{fields, model_fields, system_fields};
 use serde_json::{Value, json};
 
 use super::catalog::{one_positional, opt, opt_num, reference_status};
@@ -136,18 +136,18 @@ fn declared_kind(text: &str) -> String {
 /// The field spec for a path, looking through the tables (and into a scenario's model/system).
 fn spec_of(path: &str) -> Option<&'static fields::FieldSpec> {
     let (tables, rest): (&[&'static [fields::FieldSpec]], &str) = if let Some(r) = path.strip_prefix("model.") {
-        (&[fields::MODEL_FIELDS], r)
+        (&[model_fields::MODEL_FIELDS], r)
     } else if let Some(r) = path.strip_prefix("system.preset.") {
         (&[fields::REFERENCE_SYSTEM_FIELDS], r)
     } else if let Some(r) = path.strip_prefix("system.") {
-        (&[fields::SYSTEM_FIELDS], r)
+        (&[system_fields::SYSTEM_FIELDS], r)
     } else if let Some(r) = path.strip_prefix("preset.") {
         (&[fields::REFERENCE_SYSTEM_FIELDS], r)
     } else {
         (
             &[
-                fields::MODEL_FIELDS,
-                fields::SYSTEM_FIELDS,
+                model_fields::MODEL_FIELDS,
+                system_fields::SYSTEM_FIELDS,
                 fields::SCENARIO_FIELDS,
                 fields::REFERENCE_SYSTEM_FIELDS,
                 fields::REFERENCE_MODEL_FIELDS,

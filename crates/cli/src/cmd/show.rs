@@ -6,8 +6,8 @@ use std::io::Write;
 use fmperf_core::catalog::{self, MappingOptions};
 use fmperf_core::format::{self, Document};
 use fmperf_core::resolve;
-use fmperf_core::schema::fields;
 use fmperf_core::schema::fields::{FieldSpec, Kind};
+use fmperf_core::schema::{fields, model_fields, system_fields};
 use serde_json::Value;
 
 use super::catalog::{num, one_positional, reference_status};
@@ -138,7 +138,7 @@ pub fn describe(doc: &Document) -> String {
     match doc {
         Document::Model(m) => {
             s.push_str(&format!("model {} — {}\n\n", m.id, m.name));
-            s.push_str(&field_table(fields::MODEL_FIELDS, &tree, ""));
+            s.push_str(&field_table(model_fields::MODEL_FIELDS, &tree, ""));
             list("sources", &m.sources, &mut s);
             list("notes", &m.notes, &mut s);
             s.push_str(&format!("\nreference mode: {}\n", reference_status(m)));
@@ -154,7 +154,7 @@ pub fn describe(doc: &Document) -> String {
         }
         Document::System(x) => {
             s.push_str(&format!("system {} — {}\n\n", x.id, x.name));
-            s.push_str(&field_table(fields::SYSTEM_FIELDS, &tree, ""));
+            s.push_str(&field_table(system_fields::SYSTEM_FIELDS, &tree, ""));
             if let Some(preset) = tree.get("preset") {
                 s.push_str("\npreset (exact reference parameters):\n");
                 s.push_str(&field_table(&param_specs(), preset, "preset."));
@@ -201,7 +201,7 @@ pub fn mapping_text(x: &catalog::CatalogSystem) -> String {
         ),
         Err(e) => format!(
             "\nreference-model parameters: not available with the catalog's data alone:\n  {e}\n  (system spec options: {})\n",
-            catalog::mapping::SPEC_KEYS.join(", ")
+            catalog::system_spec::SPEC_KEYS.join(", ")
         ),
     }
 }

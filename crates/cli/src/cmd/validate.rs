@@ -118,7 +118,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     };
     // Mixture-of-Experts rows (more than one routed expert) have a validation of their own; a
     // file of both kinds is reported in two parts, dense first.
-    let (dense, moe) = fmperf_core::validate::moe_runs::split_by_kind(&text);
+    let (dense, moe) = fmperf_core::validate::moe_row_fields::split_by_kind(&text);
     if let Some(text) = dense {
         run_dense(&text, data, &args, mode, format, out)?;
     }

@@ -26,18 +26,20 @@ pub mod precision;
 pub mod provenance;
 pub mod system;
 pub(crate) mod system_doc;
+pub mod system_spec;
 
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
 pub use fabric::{Fabric, FabricKind, IbGeneration};
-pub use mapping::{MappedSystem, MappingOptions, default_precision, parse_system_spec, to_system_params};
+pub use mapping::{MappedSystem, MappingOptions, default_precision, to_system_params};
 pub use model::{CatalogModel, Mlp, TrainingBudget};
 pub use names::{find_system_named, system_named_in};
 pub use precision::Precision;
 pub use provenance::FieldSources;
 pub use system::{Architecture, CatalogSystem, Host, MeasuredMatmul, Network, PeakRates, ScaleOut, ScaleUp, Torus};
+pub use system_spec::parse_system_spec;
 
 use crate::schema::check::Problems;
 use crate::schema::fields::SCHEMA_VERSION;

@@ -7,7 +7,8 @@ use crate::catalog::{CatalogModel, FieldSources, Mlp, TrainingBudget};
 use crate::moe_shape::{Mla, MoeShape, Router};
 use crate::schema::check::{Fields, Problems, failed, walk};
 use crate::schema::emit::J;
-use crate::schema::fields::{FieldSpec, MODEL_FIELDS, SCHEMA_VERSION};
+use crate::schema::fields::{FieldSpec, SCHEMA_VERSION};
+use crate::schema::model_fields::MODEL_FIELDS;
 use crate::vocab::SlidingWindow;
 
 /// Prefix of the per-field source texts in the model and system tables.

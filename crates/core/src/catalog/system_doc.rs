@@ -11,8 +11,9 @@ use crate::catalog::{
 };
 use crate::schema::check::{Fields, Problems, failed, walk};
 use crate::schema::emit::J;
-use crate::schema::fields::{SCHEMA_VERSION, SYSTEM_FIELDS};
+use crate::schema::fields::SCHEMA_VERSION;
 use crate::schema::reference::{preset_json, read_reference_system};
+use crate::schema::system_fields::SYSTEM_FIELDS;
 
 /// What a system's `value_kind` may say its numbers are.
 pub const VALUE_KINDS: [&str; 5] = ["vendor_claimed_peak", "as_deployed", "measured", "user", "reference_system_file"];

@@ -4,7 +4,8 @@
 
 use super::merge::{StrategyTop, merge};
 use crate::resolve::explorer::ExploreSpec;
-use crate::search::{Diagnosis, EmptyReason, Ranked, Search, ShardState, Widening};
+use crate::search::shard_state::ShardState;
+use crate::search::{Diagnosis, EmptyReason, Ranked, Search, Widening};
 use crate::vocab::Note;
 use crate::{Error, Strategy};
 

@@ -18,7 +18,9 @@ use serde_json::{Map, Value};
 use super::{Document, parse_value, validate_field};
 use crate::schema::check::{join, rule_of};
 use crate::schema::emit::J;
-use crate::schema::fields::{FieldSpec, Kind, MODEL_FIELDS, REFERENCE_SYSTEM_FIELDS, SCHEMA_VERSION, SYSTEM_FIELDS};
+use crate::schema::fields::{FieldSpec, Kind, REFERENCE_SYSTEM_FIELDS, SCHEMA_VERSION};
+use crate::schema::model_fields::MODEL_FIELDS;
+use crate::schema::system_fields::SYSTEM_FIELDS;
 use crate::{Error, FieldPath};
 
 /// The texts of a form, by dotted field path (`heads`, `scale_up.domain_size`, `preset.nvlink_size`).

@@ -17,7 +17,9 @@ pub mod scenario;
 use serde_json::{Map, Value};
 
 use crate::schema::check::Problems;
-use crate::schema::fields::{FieldSpec, Kind, MODEL_FIELDS, SCENARIO_FIELDS, SYSTEM_FIELDS};
+use crate::schema::fields::{FieldSpec, Kind, SCENARIO_FIELDS};
+use crate::schema::model_fields::MODEL_FIELDS;
+use crate::schema::system_fields::SYSTEM_FIELDS;
 use crate::schema::{check, emit, fields, reference};
 
 use crate::catalog::{CatalogModel, CatalogSystem, model_doc, system_doc};
@@ -192,7 +194,12 @@ pub fn system_to_reference_json(params: &SystemParams) -> String {
 
 /// The field table of a document kind (`"model"`, `"system"`, `"scenario"`), for form labels.
 pub fn fields_of(kind: &str) -> Option<&'static [FieldSpec]> {
-    fields::fields_of(kind)
+    match kind {
+        "model" => Some(MODEL_FIELDS),
+        "system" => Some(SYSTEM_FIELDS),
+        "scenario" => Some(SCENARIO_FIELDS),
+        _ => None,
+    }
 }
 
 /// Checks one form field of a model (`path` as in [`MODEL_FIELDS`], value as typed). An empty value

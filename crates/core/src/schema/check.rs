@@ -397,7 +397,7 @@ impl<'a> Fields<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fields::MODEL_FIELDS;
+    use super::super::model_fields::MODEL_FIELDS;
     use super::*;
     use serde_json::json;
 

@@ -1,5 +1,6 @@
 //! The schema of fmperf's versioned JSON format, below both the catalog and the format: the field
-//! tables of every document kind ([`fields`]), the generic validator that checks a JSON object
+//! tables of every document kind (their vocabulary and the small tables in [`fields`], the model's
+//! in [`model_fields`], the system's in [`system_fields`]), the generic validator that checks a JSON object
 //! against a table and collects every problem ([`check`]), the ordered JSON writer ([`emit`]), the
 //! reference's own model and system JSON ([`reference`]) and the envelope every versioned document
 //! opens with ([`read_kind`]: `schema_version` and `kind`).
@@ -12,7 +13,9 @@
 pub mod check;
 pub mod emit;
 pub mod fields;
+pub mod model_fields;
 pub mod reference;
+pub mod system_fields;
 
 use serde_json::{Map, Value};
 

@@ -37,8 +37,9 @@
 //! check; the allocator fragmentation ([`crate::extended::memory::FRAGMENTATION`]) is fitted
 //! with it on the measured memory runs (see that constant for its value and errors).
 
-use super::compare::{Prepared, Stats};
+use super::compare::Stats;
 use super::fit_cache::{FitCache, Keep, Pool, first_minimum};
+use super::prepared::Prepared;
 use super::schema::MeasuredFile;
 use crate::extended::efficiency::Efficiency;
 

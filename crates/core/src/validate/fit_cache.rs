@@ -35,7 +35,7 @@
 //! the same bytes as before the grouping). Points are kept for the current size pair only
 //! ([`FitCache::clear`]): the fits of one pool never come back to a size pair.
 
-use super::compare::{Conversion, Prepared, PricingKey};
+use super::prepared::{Conversion, Prepared, PricingKey};
 use crate::extended::efficiency::Efficiency;
 use crate::extended::timing::{PointBatch, SideSlots, TimePlan};
 use std::cell::RefCell;

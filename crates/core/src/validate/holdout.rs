@@ -17,9 +17,10 @@
 //! about what one fit on its rows does. The work is resumable ([`HoldoutJob::step`] runs one fit
 //! at one size pair), so a page can show progress; [`holdout`] runs it to the end.
 
-use super::compare::{Prepared, RowResult, Stats};
+use super::compare::{RowResult, Stats};
 use super::fit::MultiFit;
 use super::fit_cache::{FitCache, Keep, Pool};
+use super::prepared::Prepared;
 use super::schema::MeasuredFile;
 use crate::extended::efficiency::Efficiency;
 use crate::mode_kind::ModeKind;

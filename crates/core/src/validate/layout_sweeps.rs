@@ -15,7 +15,7 @@
 //! * parallel: tp, pp, dp, cp, ep, `vpp` (as `interleave_vpp`), sequence parallelism, ZeRO stage,
 //!   distributed optimizer, recomputation, flash attention, pipeline schedule — the run's, else
 //!   `fixed`'s; `zero_shard_group` (InternLM's hierarchical ZeRO-1) as the words `zero shard
-//!   group N`, which the sharding reader takes ([`super::parallel_words::read_sharding`]);
+//!   group N`, which the sharding reader takes ([`super::sharding_words::read_sharding`]);
 //! * batch: the run's `global_batch_seqs` when it states one, else the group's; micro-batch and
 //!   accumulation;
 //! * measured: the group's `rank_metric` when fmperf reads it (`step_time_s`, `step_time_s_derived`,

@@ -293,7 +293,7 @@ fn shipped_bands() -> (f64, f64) {
     static BANDS: OnceLock<(f64, f64)> = OnceLock::new();
     *BANDS.get_or_init(|| {
         let file = super::parse_measured_runs(super::MEASURED_MEMORY_RUNS_JSON).unwrap_or_default();
-        let prepared: Vec<super::compare::Prepared> = file.rows.iter().map(super::compare::Prepared::new).collect();
+        let prepared: Vec<super::prepared::Prepared> = file.rows.iter().map(super::prepared::Prepared::new).collect();
         let scored: Vec<ScoredMemory> = prepared.iter().filter_map(|p| p.scored_memory()).collect();
         let ooms: Vec<OutOfMemory> = prepared.iter().filter_map(|p| p.out_of_memory()).collect();
         bands_of(&held_out_errors(&scored), &out_of_memory_floors(&scored, &ooms))

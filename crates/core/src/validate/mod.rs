@@ -1,7 +1,8 @@
 //! Validation against measured runs: a file in the schema of `data/measured-training-runs.json`
 //! or `data/measured-memory-runs.json` (given as text; core reads no files) is parsed
 //! ([`schema`]); each row's words are read by meaning ([`words`], [`metric`],
-//! [`recompute_words`], [`parallel_words`], [`hardware_words`], [`kernel_words`]); each row is read at its exact
+//! [`recompute_words`], [`sharding_words`], [`precision_words`], [`stack_words`], [`parallel_words`],
+//! [`hardware_words`], [`kernel_words`]); each row is read at its exact
 //! configuration ([`row`]), predicted in reference or extended mode and converted to the row's
 //! own measurement ([`convention`]); its memory figure or outcome is compared with the prediction
 //! of the same kind ([`memory`]); the errors `predicted / measured − 1` are summarised per source
@@ -33,16 +34,23 @@ pub mod metric;
 pub mod moe_fit;
 pub mod moe_flops;
 pub mod moe_host_words;
+pub mod moe_row_fields;
+mod moe_row_model;
 pub mod moe_runs;
 pub mod moe_words;
 pub mod one_shot;
 pub mod parallel_words;
 pub mod plausible;
+pub mod precision_words;
+pub mod prepared;
 pub mod ranking;
 pub mod reason;
 pub mod recompute_words;
 pub mod row;
+pub mod run_hardware;
 pub mod schema;
+pub mod sharding_words;
+pub mod stack_words;
 pub mod step_words;
 pub mod words;
 

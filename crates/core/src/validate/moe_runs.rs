@@ -9,7 +9,8 @@
 //! Fields are read under every name people give them ([`super::keys`]: Hugging Face config.json
 //! of Mixtral/DeepSeek/Qwen-MoE/Llama 4, Megatron-LM arguments, …), in their group (`model`,
 //! `parallel`, `batch`, `measured`, `routing`) or flat at the top of the row, numbers also as
-//! strings; a row is MoE when it states more than one routed expert ([`is_moe_row`]).
+//! strings ([`super::moe_row_fields`]); a row is MoE when it states more than one routed expert
+//! ([`super::moe_row_fields::is_moe_row`]).
 //!
 //! Interpretation rules (each applied rule is listed in the row's notes):
 //! * experts: `num_experts`, `top_k`, `moe_ffn_hidden` (else the FFN width, Mixtral's
@@ -36,7 +37,7 @@
 //! * FSDP words (not null, naming FSDP) → ZeRO-3, else the distributed optimizer (ZeRO-1);
 //! * `grad_reduce_in_fp32` said off (False/0/off) in the row's words → gradients reduced and kept
 //!   in the parameter type (the dense rows' reading,
-//!   [`super::parallel_words::says_16bit_grad_reduce`]);
+//!   [`super::precision_words::says_16bit_grad_reduce`]);
 //! * dispatcher words: "deepep"/"hybridep"/"flex" → hierarchical (node-limited to `M` domains when
 //!   the router words say "top-M groups"), "allgather" → all-gather, else all-to-all; "overlap"
 //!   without "no"/"=0" → all-to-all overlap; "megablox"/"gmm"/"grouped_mm" or a torchtitan run →
@@ -51,9 +52,11 @@
 //!   class, else the part's own-generation kernel).
 
 use crate::vocab::{Note, NoteKind, NoteList};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::keys;
+use super::moe_row_fields::{Group, int, not_stated, num, numbers_are_numbers, words};
+use super::moe_row_model::model_of;
 use super::moe_words::{
     a2a_overlap_of, dual_pipe_of, fp8_dispatch_of, fp8_swiglu_cache_of, group_limit, optimizer_of, optimizer_states_of,
     recompute_modules_of,
@@ -69,9 +72,8 @@ use crate::extended::{
     ExtendedOptions, GradReduce, Hardware, HardwareChoices, Layout, OptimizerStates, Recompute, Sharding, Stack,
     Workload, evaluate,
 };
-use crate::moe_shape::{Mla, MoeShape, Router};
 use crate::resolve;
-use crate::vocab::{MemoryKind, SlidingWindow};
+use crate::vocab::MemoryKind;
 
 /// The MoE runs fmperf ships (53 rows from nine sources; each row names its source).
 pub const MOE_RUNS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/measured-moe-runs.json"));
@@ -147,156 +149,6 @@ pub struct MoeRowResult {
     pub notes: Vec<Note>,
 }
 
-/// A group of a row's fields (`model`, `parallel`, `batch`, `measured`, …): each field is read
-/// under every name people give it ([`keys::find`]: Hugging Face, Megatron-LM, … names), in the
-/// group's object, then at the top of the row (files that write rows flat).
-#[derive(Clone, Copy)]
-struct Group<'a> {
-    obj: Option<&'a Map<String, Value>>,
-    flat: Option<&'a Map<String, Value>>,
-}
-
-impl<'a> Group<'a> {
-    /// The row itself (its top-level fields).
-    fn top(row: &'a Value) -> Group<'a> {
-        Group { obj: row.as_object(), flat: None }
-    }
-
-    /// The group `key` of the row (under any of its names), with the row's top level behind it.
-    fn child(&self, key: &str) -> Group<'a> {
-        let obj = self.find(key).and_then(|(_, v)| v.as_object());
-        Group { obj, flat: self.obj }
-    }
-
-    /// The name field `key` is given under and its value (not null).
-    fn find(&self, key: &str) -> Option<(&'a str, &'a Value)> {
-        self.obj.and_then(|o| keys::find(o, key)).or_else(|| self.flat.and_then(|o| keys::find(o, key)))
-    }
-
-    fn get(&self, key: &str) -> Option<&'a Value> {
-        self.find(key).map(|(_, v)| v)
-    }
-}
-
-/// The fields of an MoE row read as numbers, by group (`""`: the top of the row).
-const NUMBER_FIELDS: &[(&str, &[&str])] = &[
-    ("", &["num_devices"]),
-    (
-        "model",
-        &[
-            "layers",
-            "hidden",
-            "heads",
-            "kv_heads",
-            "head_dim",
-            "ffn_hidden",
-            "moe_ffn_hidden",
-            "ffn_hidden_dense",
-            "num_experts",
-            "top_k",
-            "moe_layers",
-            "dense_layers",
-            "shared_experts",
-            "shared_ffn_hidden",
-            "seq_len",
-            "vocab",
-            "mtp_layers",
-        ],
-    ),
-    ("parallel", &["tp", "pp", "cp", "dp", "ep", "etp", "interleave_vpp"]),
-    ("batch", &["global_batch_seqs", "micro_batch", "grad_accum"]),
-    (
-        "measured",
-        &[
-            "tflops_per_device",
-            "tokens_per_s_per_device",
-            "tokens_per_s_per_device_derived",
-            "step_time_s",
-            "memory_peak_allocated_gib",
-        ],
-    ),
-];
-
-/// Refuses a number written as text (`"8"` for `expert_model_parallel_size`): the readers below
-/// read only JSON numbers, and a string there would otherwise read as unstated (issue 30).
-fn numbers_are_numbers(top: &Group) -> Result<(), RowReason> {
-    for (group, fields) in NUMBER_FIELDS {
-        let g = if group.is_empty() { *top } else { top.child(group) };
-        for f in *fields {
-            if let Some((name, v)) = g.find(f)
-                && !v.is_number()
-            {
-                let at = if group.is_empty() { String::new() } else { format!("{group}.") };
-                return Err(RowReason::NotANumber { field: format!("{at}{name}"), value: v.to_string() });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The reason of a row that leaves `field` (dotted) unstated.
-fn not_stated(field: &str) -> RowReason {
-    RowReason::NotStated { field: field.to_string() }
-}
-
-/// A whole number ≥ 0 (a JSON number).
-fn int(g: &Group, key: &str) -> Option<u64> {
-    g.get(key).and_then(keys::whole_number)
-}
-
-/// A finite number (a JSON number).
-fn num(g: &Group, key: &str) -> Option<f64> {
-    g.get(key).and_then(keys::decimal)
-}
-
-fn words(g: &Group, key: &str) -> String {
-    match g.get(key) {
-        Some(Value::String(s)) => s.to_ascii_lowercase(),
-        None | Some(Value::Null) => String::new(),
-        Some(other) => other.to_string().to_ascii_lowercase(),
-    }
-}
-
-/// Whether a measured-run row is of a Mixture-of-Experts model: it states more than one routed
-/// expert, under any name of `num_experts` ([`keys::aliases`]: `num_local_experts`,
-/// `n_routed_experts`, `moe_num_experts`, …), in its model group or at the top of the row. A row
-/// with no such field, `null`, or 1 expert is dense.
-pub fn is_moe_row(row: &Value) -> bool {
-    int(&Group::top(row).child("model"), "num_experts").is_some_and(|n| n > 1)
-}
-
-/// A measured-runs text split by row kind: `(dense, moe)`, each the rows of that kind as a file of
-/// the same shape (`None` when it has none). A text that is not a file of rows is returned as
-/// dense, for the dense reader to name its error.
-pub fn split_by_kind(text: &str) -> (Option<String>, Option<String>) {
-    let Ok(doc) = crate::strict_json::parse(text) else { return (Some(text.to_string()), None) };
-    let rows = match &doc {
-        Value::Array(a) => a,
-        Value::Object(o) => match o.get("rows") {
-            Some(Value::Array(a)) => a,
-            _ => return (Some(text.to_string()), None),
-        },
-        _ => return (Some(text.to_string()), None),
-    };
-    // A schema this fmperf does not read: the dense reader names it.
-    if super::schema::schema_version(doc.get("schema_version")).is_err() {
-        return (Some(text.to_string()), None);
-    }
-    let (moe, dense): (Vec<&Value>, Vec<&Value>) = rows.iter().partition(|r| is_moe_row(r));
-    // One kind only: the text as given (the same bytes the reader would have seen).
-    match (dense.is_empty(), moe.is_empty()) {
-        (_, true) => return (Some(text.to_string()), None),
-        (true, false) => return (None, Some(text.to_string())),
-        _ => {}
-    }
-    let file = |rows: Vec<&Value>| {
-        let mut o = doc.as_object().cloned().unwrap_or_default();
-        o.insert("rows".into(), Value::Array(rows.into_iter().cloned().collect()));
-        Value::Object(o).to_string()
-    };
-    (Some(file(dense)), Some(file(moe)))
-}
-
 /// NIC bandwidth assumed for a system whose catalog entry states none [GB/s]: one 400 Gb/s NIC per
 /// GPU, the build of the GB200 NVL72 systems in the measured rows' sources (DGX GB200: four
 /// ConnectX-7 400 Gb/s per four-GPU tray).
@@ -335,157 +187,6 @@ fn micro_batch(gbs: u64, dp: u64, tp: u64, stated: Option<u64>, accum: Option<u6
         (None, Some(r)) if gbs.is_multiple_of(r) => gbs / r,
         (None, _) => 1,
     }
-}
-
-fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, RowReason> {
-    let need = |k: &str| int(m, k).filter(|x| *x > 0).ok_or_else(|| not_stated(&format!("model.{k}")));
-    let (layers, hidden, heads, seq) = (need("layers")?, need("hidden")?, need("heads")?, need("seq_len")?);
-    let experts = need("num_experts")?;
-    let top_k = need("top_k")?;
-    // The experts' width: `moe_ffn_hidden` (or its names), else the FFN width of a file whose
-    // every FFN is an expert (Mixtral's `intermediate_size`); that width is then the dense one
-    // only when the experts' own is stated apart (DeepSeek's `intermediate_size`).
-    let stated_expert_ffn = int(m, "moe_ffn_hidden").filter(|x| *x > 0);
-    let expert_ffn = stated_expert_ffn
-        .or(int(m, "ffn_hidden").filter(|x| *x > 0))
-        .ok_or_else(|| not_stated("model.moe_ffn_hidden"))?;
-    let dense_ffn = int(m, "ffn_hidden_dense").or(stated_expert_ffn.and(int(m, "ffn_hidden"))).unwrap_or(expert_ffn);
-    // Every how many layers one is MoE (Llama 4's `interleave_moe_layer_step`, Megatron's
-    // integer `moe_layer_freq`, Qwen-MoE's `decoder_sparse_step`), or Megatron's 0/1 list of
-    // `--moe-layer-freq` (`([0]*3+[1]*12)`: `k` dense blocks, then every `n`-th block MoE).
-    let (step, listed) = match m.find("moe_layer_step") {
-        None => (None, None),
-        Some((name, v)) => match keys::whole_number(v) {
-            Some(n) if n > 0 => (Some(n), None),
-            // Megatron's 0/1 list as a JSON string ([`crate::layer_list::expand`]), whose MoE
-            // blocks must be `k` dense then every `n`-th ([`crate::layer_list::moe_pattern`]).
-            _ => {
-                let rule = "must be a whole number of layers or Megatron's 0/1 list such as ([0]*3+[1]*12)";
-                let bad = |rule: String| RowReason::LayerStepNotWhole { field: format!("model.{name}"), rule };
-                let text = v.as_str().ok_or_else(|| bad(format!("{rule}, not {v}")))?;
-                let flags = crate::layer_list::expand(text.trim().trim_matches(['"', '\'']), ("dense", "MoE"))
-                    .map_err(|why| bad(format!("{why} ({rule})")))?;
-                if flags.len() as u64 != layers {
-                    return Err(bad(format!("lists {} blocks, the model has {layers}", flags.len())));
-                }
-                let pattern = crate::layer_list::moe_pattern(&flags).ok_or_else(|| {
-                    bad(format!(
-                        "must be k dense blocks then every n-th block MoE (the patterns fmperf models); {text} is not"
-                    ))
-                })?;
-                (None, Some(pattern))
-            }
-        },
-    };
-    let moe_layers = int(m, "moe_layers").unwrap_or(match (step, listed) {
-        (_, Some((first, every))) => (layers - first) / every,
-        (Some(k), _) => layers / k,
-        (None, None) => layers,
-    });
-    let dense_layers = int(m, "dense_layers").unwrap_or(layers.saturating_sub(moe_layers));
-    let all = format!("{} {} {}", words(m, "name"), words(m, "router"), words(m, "shape_source"));
-    let ffn_words = words(m, "ffn_type");
-    let gated = !ffn_words.contains("non-gated") && (ffn_words.contains("glu") || ffn_words.contains("gated"));
-    let shared = int(m, "shared_experts").unwrap_or(0);
-    let shared_total = int(m, "shared_ffn_hidden").unwrap_or(0);
-    if shared > 0 && shared_total == 0 {
-        return Err(RowReason::SharedExpertsWithoutWidth);
-    }
-    // Dense and MoE layers alternate when the counts say so (as many dense as MoE layers making
-    // up the model) or the words do ("interleaved", "alternating", "every other layer") with
-    // equal counts; a stated step says it directly.
-    let interleaved = dense_layers > 0 && dense_layers == moe_layers && layers == 2 * moe_layers
-        || ["interleave", "alternat", "every other"].iter().any(|x| all.contains(x));
-    let (first_dense, moe_every) = match step {
-        _ if let Some((first, every)) = listed => {
-            notes.reading(format!("moe_layer_freq list: {first} dense blocks, then one MoE block in every {every}"));
-            (first, every)
-        }
-        Some(k) if k > 1 => {
-            notes.reading(format!("one MoE layer in every {k}"));
-            (0, k)
-        }
-        _ if interleaved && dense_layers == moe_layers => {
-            notes.reading("dense and MoE layers alternate".into());
-            (0, 2)
-        }
-        _ => (dense_layers, 1),
-    };
-    let moe = MoeShape {
-        experts,
-        expert_ffn,
-        top_k,
-        shared_experts: shared,
-        shared_ffn: if shared > 0 { shared_total / shared } else { 0 },
-        gated,
-        first_dense,
-        moe_every,
-        router: if words(m, "router").contains("sigmoid") { Router::Sigmoid } else { Router::Softmax },
-    };
-    // Multi-head latent attention: the `mla` group, or its fields in the model (DeepSeek's
-    // config.json writes `kv_lora_rank` … beside the other fields).
-    let mla_group = match m.get("mla") {
-        Some(Value::Object(o)) => Some(Group { obj: Some(o), flat: None }),
-        _ if m.get("kv_lora_rank").is_some() => Some(*m),
-        _ => None,
-    };
-    let mla = match mla_group {
-        Some(g) => {
-            let x = &g;
-            Some(Mla {
-                q_lora_rank: int(x, "q_lora_rank"),
-                kv_lora_rank: int(x, "kv_lora_rank").ok_or_else(|| not_stated("mla.kv_lora_rank"))?,
-                qk_nope_head_dim: int(x, "qk_nope_head_dim").ok_or_else(|| not_stated("mla.qk_nope_head_dim"))?,
-                qk_rope_head_dim: int(x, "qk_rope_head_dim").unwrap_or(0),
-                v_head_dim: int(x, "v_head_dim").ok_or_else(|| not_stated("mla.v_head_dim"))?,
-            })
-        }
-        _ => None,
-    };
-    let mtp = match int(m, "mtp_layers") {
-        Some(n) => n,
-        None => {
-            notes.reading("mtp_layers unknown: none".into());
-            0
-        }
-    };
-    let w = Workload {
-        seq_len: seq,
-        hidden,
-        heads,
-        kv_heads: int(m, "kv_heads").unwrap_or(heads),
-        head_dim: int(m, "head_dim").unwrap_or(hidden / heads),
-        layers,
-        ffn_hidden: dense_ffn,
-        gated_mlp: gated,
-        vocab: int(m, "vocab"),
-        moe: Some(moe),
-        mla,
-        mtp_layers: mtp,
-        tied_embeddings: false,
-        sliding_window: sliding_window_of(&words(m, "attention"), notes),
-    };
-    w.validate().map_err(RowReason::Model)?;
-    Ok(w)
-}
-
-/// A sliding window read from the model's attention words: "sliding-window" or "banded window"
-/// with its width in tokens just before ("128-token sliding-window"), in every other block when
-/// the words say the layers alternate ("alternating … / full"), in all but one of every `n`
-/// when they say "every n" (one full block in `n`); `None` (every block full) otherwise.
-fn sliding_window_of(attention: &str, notes: &mut Vec<Note>) -> Option<SlidingWindow> {
-    let w = super::words::Words::new(attention);
-    if !w.any(&["sliding window", "banded window", "local window"]) {
-        return None;
-    }
-    let tokens = w.number_before("window", 4).filter(|t| *t >= 1.0 && t.fract() == 0.0)? as u64;
-    let full_every =
-        if w.has_prefix("alternat") { 2 } else { w.number_after("every", 2).filter(|n| *n >= 2.0)? as u64 };
-    notes.reading(format!(
-        "sliding-window attention: {tokens} tokens in {} of every {full_every} blocks",
-        full_every - 1
-    ));
-    Some(SlidingWindow { tokens, full_every: Some(full_every) })
 }
 
 /// Reads one row (see the module documentation); `Err` is the reason it is skipped.
@@ -545,7 +246,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     };
     let chips = n / devices_per_chip;
     let domain = chip.domain_size();
-    let used = super::row::job_domain(domain, chips);
+    let used = super::run_hardware::job_domain(domain, chips);
     if used != domain {
         notes.reading(format!("{chips} devices on domains of {domain}: {used} per domain"));
         mapping.domain_size = Some(used);
@@ -667,7 +368,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     let stack = match sharding {
         Sharding::Zero3 => {
             let all = super::words::Words::new(&format!("{fsdp}; {attention_text}"));
-            let (stack, note) = super::parallel_words::read_zero3_stack(Stack::default(), &all);
+            let (stack, note) = super::stack_words::read_zero3_stack(Stack::default(), &all);
             notes.extend(note);
             stack
         }
@@ -683,7 +384,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     }
     // A gradient reduction in the parameter type when the words say `grad_reduce_in_fp32` is off
     // (the dense rows' reading): 16-bit gradient buffers.
-    let grad_reduce = if super::parallel_words::says_16bit_grad_reduce(&attention_text) {
+    let grad_reduce = if super::precision_words::says_16bit_grad_reduce(&attention_text) {
         notes.reading("gradients reduced in the parameter type (`grad_reduce_in_fp32` off)".into());
         GradReduce::Param
     } else {

@@ -22,7 +22,8 @@
 //! exactly (a 2 % spread instead of [`crate::calibrate::fit::MEASUREMENT_SIGMA`]) the one-shot
 //! error was 9.9 %: one run's deviation is only partly its stack's.
 
-use super::compare::{Prepared, Report, Stats};
+use super::compare::{Report, Stats};
+use super::prepared::Prepared;
 use super::schema::MeasuredFile;
 use crate::calibrate::fit::{Prediction, fit_with_spread};
 use crate::calibrate::{Figure, Measured, RunFacts, StackConstants};

@@ -411,7 +411,7 @@ mod tests {
     }
 
     fn row(id: &str, measured: Option<f64>, predicted: f64, fits: Option<Fits>, oom: bool) -> RowResult {
-        let mut r = super::super::compare::Prepared::new(&MeasuredRun { id: id.into(), ..MeasuredRun::default() })
+        let mut r = super::super::prepared::Prepared::new(&MeasuredRun { id: id.into(), ..MeasuredRun::default() })
             .predict(crate::mode_kind::ModeKind::Extended, crate::extended::efficiency::Efficiency::FITTED);
         r.measured_tokens_per_s = measured;
         r.predicted_tokens_per_s = Some(predicted);
