@@ -64,14 +64,14 @@ pub fn ModePanel(
     let url = expect_context::<UrlState>();
     let current = Memo::new(move |_| url.query.with(|q| texts(q, &defaults.get())));
     let kind = Memo::new(move |_| {
-        current.with(|(m, _)| m.as_deref().and_then(ModeKind::parse).unwrap_or(ModeKind::Reference))
+        current.with(|(m, _)| m.as_deref().and_then(ModeKind::parse).unwrap_or_default())
     });
     let ext = move || current.with(|(_, e)| e.clone().unwrap_or_default());
     let set_kind = move |k: ModeKind| {
         url.update(true, |q| {
             q.set(MODE_KEY, k.as_str());
             // Switching to extended mode keeps the switches the URL holds (or the view's).
-            if k == ModeKind::Extended
+            if k.takes_switches()
                 && q.get(EXT_KEY).is_none()
                 && let Some(e) = defaults.get_untracked().1
             {
@@ -79,7 +79,7 @@ pub fn ModePanel(
             }
         })
     };
-    let toggle = move |k: ModeKind, label: &'static str| {
+    let toggle = move |k: ModeKind| {
         view! {
             <button
                 type="button"
@@ -88,7 +88,7 @@ pub fn ModePanel(
                 aria-pressed=move || (kind.get() == k).to_string()
                 on:click=move |_| set_kind(k)
             >
-                {label}
+                {k.title()}
             </button>
         }
     };
@@ -106,43 +106,39 @@ pub fn ModePanel(
         url.update(true, |q| q.set(EXT_KEY, ""))
     };
     let body = move || {
-        match kind.get() {
-            ModeKind::Reference => view! {
-                <p class="muted small" id="mode-summary">{fmperf_app::mode::REFERENCE_SUMMARY}</p>
+        let k = kind.get();
+        if !k.takes_switches() {
+            view! { <p class="muted small" id="mode-summary">{k.panel_summary()}</p> }.into_any()
+        } else {
+            let rows = SWITCHES.iter().map(|sw| switch_row(sw, ext, url, problem, resets)).collect_view();
+            // Folded while every switch is at its default (the results come first); open when
+            // the URL changes one or one has a problem.
+            let open = current.with_untracked(|(_, e)| e.as_ref().is_some_and(|e| !e.trim().is_empty()))
+                || problem.with_untracked(|p| p.as_ref().is_some_and(|e| e.path().is_some_and(|f| f.is_in("ext"))));
+            view! {
+                <div class="row mode-tools">
+                    <p class="muted small" id="mode-summary">{k.panel_summary()}</p>
+                    <span class="spacer"></span>
+                    <button type="button" id="mode-reset" on:click=reset>
+                        {fmperf_app::mode::RESET_LABEL}
+                    </button>
+                </div>
+                <details class="mode-switches-wrap" open=open>
+                    <summary>
+                        {move || fmperf_app::mode::switches_summary(&ext())}
+                    </summary>
+                    <div class="mode-switches" id="mode-switches">{rows}</div>
+                </details>
+                <Sources />
             }
-            .into_any(),
-            ModeKind::Extended => {
-                let rows = SWITCHES.iter().map(|sw| switch_row(sw, ext, url, problem, resets)).collect_view();
-                // Folded while every switch is at its default (the results come first); open when
-                // the URL changes one or one has a problem.
-                let open = current.with_untracked(|(_, e)| e.as_ref().is_some_and(|e| !e.trim().is_empty()))
-                    || problem.with_untracked(|p| p.as_ref().is_some_and(|e| e.path().is_some_and(|f| f.is_in("ext"))));
-                view! {
-                    <div class="row mode-tools">
-                        <p class="muted small" id="mode-summary">{fmperf_app::mode::EXTENDED_SUMMARY}</p>
-                        <span class="spacer"></span>
-                        <button type="button" id="mode-reset" on:click=reset>
-                            {fmperf_app::mode::RESET_LABEL}
-                        </button>
-                    </div>
-                    <details class="mode-switches-wrap" open=open>
-                        <summary>
-                            {move || fmperf_app::mode::switches_summary(&ext())}
-                        </summary>
-                        <div class="mode-switches" id="mode-switches">{rows}</div>
-                    </details>
-                    <Sources />
-                }
-                .into_any()
-            }
+            .into_any()
         }
     };
     view! {
         <section class="card mode-panel" id="mode-panel" data-mode=move || kind.get().as_str()>
             <div class="row mode-toggle" role="group" aria-label="Model">
                 <h2>{fmperf_app::mode::PANEL_TITLE}</h2>
-                {toggle(ModeKind::Reference, fmperf_app::mode::REFERENCE_LABEL)}
-                {toggle(ModeKind::Extended, fmperf_app::mode::EXTENDED_LABEL)}
+                {ModeKind::ALL.into_iter().map(toggle).collect_view()}
                 <span class="muted small">{applies_to}</span>
             </div>
             {move || general().map(|e| view! { <p class="notice error" role="alert" id="mode-error">{e}</p> })}

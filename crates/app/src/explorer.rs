@@ -238,11 +238,7 @@ fn domain_text(q: &Query) -> Option<&str> {
 /// The defaults of the scenario keys a query leaves out: the published study's ([`legacy`]) for
 /// an old permalink (a scenario but no `mode`) and in reference mode, else [`page_default`].
 pub fn defaults_for(q: &Query) -> ExploreFields {
-    let reference = match q.get(MODE_KEY).and_then(ModeKind::parse) {
-        Some(m) => m == ModeKind::Reference,
-        None => mode::names_scenario(q),
-    };
-    if reference { legacy() } else { page_default() }
+    if mode::reads_published_model(q) { legacy() } else { page_default() }
 }
 
 /// The domain of a query without a `domain` key: the defaults' (`default`) when the query names

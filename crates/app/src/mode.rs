@@ -24,19 +24,27 @@ pub const EXT_KEY: &str = "ext";
 /// switches count only in extended mode.
 pub fn texts(q: &Query, defaults: &(Option<String>, Option<String>)) -> (Option<String>, Option<String>) {
     let mode = q.get(MODE_KEY).map(str::to_string).or_else(|| defaults.0.clone());
-    let extended = mode.as_deref().and_then(ModeKind::parse) == Some(ModeKind::Extended);
+    let switches = mode.as_deref().and_then(ModeKind::parse).is_some_and(ModeKind::takes_switches);
     let ext = match q.get(EXT_KEY) {
-        _ if !extended => None,
+        _ if !switches => None,
         Some(e) => Some(e.to_string()),
         None => defaults.1.clone(),
     };
     (mode, ext.filter(|e| !e.trim().is_empty()))
 }
 
-/// The mode a URL without a `mode` key is read in: reference for an old permalink (one that
-/// names a scenario: `legacy` says whether it does), else extended, the page's default.
+/// The mode a URL without a `mode` key is read in: reference ([`ModeKind::default`], the page's
+/// default before extended mode) for an old permalink (one that names a scenario: `legacy` says
+/// whether it does), else [`ModeKind::REALISTIC`], the page's default.
 pub fn default_mode(legacy: bool) -> ModeKind {
-    if legacy { ModeKind::Reference } else { ModeKind::Extended }
+    if legacy { ModeKind::default() } else { ModeKind::REALISTIC }
+}
+
+/// Whether `q` is read in the published model's mode (the explorer's scenario defaults are then
+/// the published study's): its `mode` says so, or it names no mode it can read and names a
+/// scenario (as an old permalink does).
+pub fn reads_published_model(q: &Query) -> bool {
+    q.get(MODE_KEY).and_then(ModeKind::parse).unwrap_or_else(|| default_mode(names_scenario(q))).is_published_model()
 }
 
 /// Whether `q` names an explorer scenario or a studies sweep (any of their keys).
@@ -124,17 +132,9 @@ pub fn comma_problem(ext: &str) -> Option<Error> {
 
 pub use crate::views::unknown_view;
 
-/// The mode panel's heading and its two buttons' labels.
+/// The mode panel's heading (its buttons say [`ModeKind::title`], its line
+/// [`ModeKind::panel_summary`]).
 pub const PANEL_TITLE: &str = "Model";
-/// See [`PANEL_TITLE`].
-pub const REFERENCE_LABEL: &str = "Reference mode";
-/// See [`PANEL_TITLE`].
-pub const EXTENDED_LABEL: &str = "Extended mode";
-
-/// The mode panel's line in reference mode.
-pub const REFERENCE_SUMMARY: &str = "Reference mode: the published model, bit-exact (peak rates × 0.8, 20 µs per kernel, no recomputation, ZeRO-1-like memory). Extended mode makes it realistic switch by switch; its switches are kept while you look at reference mode.";
-/// The mode panel's line in extended mode.
-pub const EXTENDED_SUMMARY: &str = "Extended mode: every switch below, in the URL; defaults are a current Megatron-style run. 2D SUMMA has no extended model.";
 /// The mode panel's button that puts every switch back.
 pub const RESET_LABEL: &str = "Default switches";
 /// The folded list of sources under the switches.
@@ -152,10 +152,7 @@ pub fn switches_summary(ext: &str) -> String {
 
 /// The tooltip of the badge naming the mode that produced a result.
 pub fn badge_title(mode: &fmperf_core::mode::Mode) -> &'static str {
-    match mode {
-        fmperf_core::mode::Mode::Reference => "The published model (Subramanian et al., PMBS 2024), bit-exact",
-        fmperf_core::mode::Mode::Extended(_) => "Extended mode: the published model made realistic, switch by switch",
-    }
+    mode.kind().tagline()
 }
 
 #[cfg(test)]
@@ -187,6 +184,23 @@ mod tests {
             let read = q.get(MODE_KEY).and_then(ModeKind::parse).unwrap_or(default_for(&q));
             assert_eq!(read, want, "{fresh}");
         }
+    }
+
+    #[test]
+    fn the_published_model_is_read_where_the_url_or_an_old_permalink_says_so() {
+        for (url, published) in [
+            ("?mode=reference", true),
+            ("?mode=extended&model=gpt3", false),
+            // An old permalink (a scenario, no mode) and an unreadable mode beside a scenario.
+            ("?model=gpt3", true),
+            ("?mode=fast&model=gpt3", true),
+            ("?mode=fast", false),
+            ("", false),
+        ] {
+            assert_eq!(reads_published_model(&Query::parse(url)), published, "{url}");
+        }
+        assert_eq!(badge_title(&fmperf_core::mode::Mode::Reference), ModeKind::default().tagline());
+        assert!(badge_title(&fmperf_core::mode::Mode::extended()).starts_with("Extended mode:"));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::Error;
 use crate::extended::ExtendedOptions;
+use crate::extended::efficiency::Efficiency;
 use crate::extended::switches::SWITCHES;
 use crate::mode_kind::ModeKind;
 use crate::vocab::{MemoryPart, TimePart};
@@ -117,11 +118,20 @@ impl Mode {
     /// switches (`extended mode (defaults)` when none).
     pub fn label(&self) -> String {
         match self {
-            Mode::Reference => "reference mode".to_string(),
+            Mode::Reference => self.kind().label().to_string(),
             Mode::Extended(o) => match o.to_text() {
                 t if t.is_empty() => "extended mode (default switches)".to_string(),
                 t => format!("extended mode ({})", t.replace(',', ", ")),
             },
+        }
+    }
+
+    /// The mode in words with what it is: `reference mode (the published model)`, or extended
+    /// mode's [`Mode::label`] with its switches (`This panel runs in …`).
+    pub fn described(&self) -> String {
+        match self {
+            Mode::Reference => "reference mode (the published model)".to_string(),
+            Mode::Extended(_) => self.label(),
         }
     }
 
@@ -136,6 +146,27 @@ impl Mode {
                 );
                 json!({ "mode": "extended", "switches": switches, "moe": o.moe.to_string() })
             }
+        }
+    }
+}
+
+/// Extended mode with these switches.
+impl From<ExtendedOptions> for Mode {
+    fn from(o: ExtendedOptions) -> Mode {
+        Mode::Extended(o)
+    }
+}
+
+impl ModeKind {
+    /// The mode in words with the fitted constants it predicts with (`eff`, which only extended
+    /// mode has): the head line of `fmperf validate`'s table.
+    pub fn with_constants(self, eff: &Efficiency) -> String {
+        match self {
+            ModeKind::Reference => Mode::Reference.described(),
+            ModeKind::Extended => format!(
+                "extended mode (η = {:.3} of the matmul ceiling, η_att = {:.3} of the attention kernel's benchmark)",
+                eff.matmul, eff.attention
+            ),
         }
     }
 }
@@ -231,6 +262,21 @@ mod tests {
             assert!(p.label_in(ModeKind::Extended).starts_with(p.label()), "{p:?}");
             assert_ne!(p.description(ModeKind::Reference), p.description(ModeKind::Extended), "{p:?}");
         }
+    }
+
+    #[test]
+    fn described_modes_say_what_they_are() {
+        assert_eq!(Mode::Reference.described(), "reference mode (the published model)");
+        let m = Mode::from(ExtendedOptions::from_text("recompute=full").unwrap());
+        assert_eq!(m.described(), "extended mode (recompute=full)");
+        assert_eq!(Mode::from(ExtendedOptions::realistic()), Mode::extended());
+        // η = 0.61234 and η_att = 0.5 at three decimals: 0.612 and 0.500.
+        let eff = Efficiency { matmul: 0.61234, attention: 0.5, gemm_half_dim: 0.0, attention_half_seq: 0.0 };
+        assert_eq!(ModeKind::Reference.with_constants(&eff), "reference mode (the published model)");
+        assert_eq!(
+            ModeKind::Extended.with_constants(&eff),
+            "extended mode (η = 0.612 of the matmul ceiling, η_att = 0.500 of the attention kernel's benchmark)"
+        );
     }
 
     #[test]

@@ -14,6 +14,16 @@ pub enum ModeKind {
 }
 
 impl ModeKind {
+    /// Both modes, the published model first (the order of per-mode columns and lists).
+    pub const ALL: [ModeKind; 2] = [ModeKind::Reference, ModeKind::Extended];
+
+    /// The mode that predicts a real run (fitted constants, the framework's memory), where fmperf
+    /// starts when nothing asks for the published model: the page's default for a new URL,
+    /// `fmperf validate`'s default, and the mode the peak-memory runs are checked in (the
+    /// published model's memory has no framework margin to check). Old permalinks and
+    /// `fmperf search` keep [`ModeKind::default`], the published model.
+    pub const REALISTIC: ModeKind = ModeKind::Extended;
+
     /// `reference` / `extended`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -28,6 +38,50 @@ impl ModeKind {
             ModeKind::Reference => "the reference model",
             ModeKind::Extended => "extended mode",
         }
+    }
+
+    /// The mode in words, inside a sentence or as a column's head: `reference mode` / `extended
+    /// mode`.
+    pub fn label(self) -> &'static str {
+        match self {
+            ModeKind::Reference => "reference mode",
+            ModeKind::Extended => "extended mode",
+        }
+    }
+
+    /// [`ModeKind::label`] at the start of a line or on a button: `Reference mode` / `Extended
+    /// mode`.
+    pub fn title(self) -> &'static str {
+        match self {
+            ModeKind::Reference => "Reference mode",
+            ModeKind::Extended => "Extended mode",
+        }
+    }
+
+    /// One line on what the mode is, for the tooltip of a badge that names it.
+    pub fn tagline(self) -> &'static str {
+        match self {
+            ModeKind::Reference => "The published model (Subramanian et al., PMBS 2024), bit-exact",
+            ModeKind::Extended => "Extended mode: the published model made realistic, switch by switch",
+        }
+    }
+
+    /// What the mode panel says under its toggle in this mode.
+    pub fn panel_summary(self) -> &'static str {
+        match self {
+            ModeKind::Reference => {
+                "Reference mode: the published model, bit-exact (peak rates × 0.8, 20 µs per kernel, no recomputation, ZeRO-1-like memory). Extended mode makes it realistic switch by switch; its switches are kept while you look at reference mode."
+            }
+            ModeKind::Extended => {
+                "Extended mode: every switch below, in the URL; defaults are a current Megatron-style run. 2D SUMMA has no extended model."
+            }
+        }
+    }
+
+    /// Whether the mode has switches (extended mode's `ext`, the CLI's `--ext`, execution flags
+    /// such as `--recompute`): the published model has none, so switches beside it are an error.
+    pub fn takes_switches(self) -> bool {
+        self == ModeKind::Extended
     }
 
     /// Whether this is the published model, whose results must reproduce the published figures
@@ -124,6 +178,24 @@ mod tests {
         assert_eq!(ModeKind::parse(" ext "), Some(ModeKind::Extended));
         assert_eq!(ModeKind::parse("calibrated"), None);
         assert_eq!(ModeKind::default(), ModeKind::Reference);
+    }
+
+    #[test]
+    fn each_mode_has_its_words_and_the_realistic_one_takes_switches() {
+        // The order of per-mode columns: the published model first.
+        assert_eq!(ModeKind::ALL.map(ModeKind::label), ["reference mode", "extended mode"]);
+        assert_eq!(ModeKind::ALL.map(ModeKind::title), ["Reference mode", "Extended mode"]);
+        for m in ModeKind::ALL {
+            // The title is the label with a capital: `r` → `R`.
+            assert_eq!(m.title().to_lowercase(), m.label());
+            assert!(m.label().starts_with(m.as_str()), "{m:?}");
+            assert!(m.panel_summary().starts_with(m.title()), "{m:?}");
+            // Switches, experts and fitted constants come together, with extended mode.
+            assert_eq!(m.takes_switches(), m.models_experts());
+            assert_eq!(m.takes_switches(), m.has_fitted_constants());
+        }
+        assert!(ModeKind::REALISTIC.has_fitted_constants() && !ModeKind::REALISTIC.is_published_model());
+        assert!(ModeKind::default().is_published_model());
     }
 
     #[test]

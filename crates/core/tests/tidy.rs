@@ -23,7 +23,11 @@
 //!    `extended: bool`, or a branch on a workload's MoE-ness (`x.moe.is_some()`, `is_none`,
 //!    `is_some_and`, `is_none_or`, `match x.moe {`, `if let Some(m) = &x.moe {`; extended mode's
 //!    cost model, [`MOE_PRICER_HOMES`], prices experts and may), outside `#[cfg(test)]` items,
-//!    beyond what [`MODE_BRANCHES_LEFT`] still allows a file (that list only shrinks).
+//!    beyond what [`MODE_BRANCHES_LEFT`] still allows a file (that list only shrinks). Past core
+//!    (`mode_variants_have_one_home_per_crate`), a file of the app, the charts, the CLI, the launch
+//!    readers, the first view or the page names a mode's variant (or calls `.is_extended(…)`, or
+//!    takes an `extended: bool`; MoE-ness is free there) only in its crate's one home of
+//!    [`MODE_HOMES_OUTSIDE_CORE`], within its count: the rest ask the mode for words and predicates.
 //! 8. a list of notes is a list of strings (`notes_are_typed`): a field, parameter or binding
 //!    whose name speaks of notes ([`NOTE_WORDS`]: notes, caveats, assumptions, warnings,
 //!    approximations, …) typed `Vec<String>`, `&mut Vec<String>` or `&[String]`, or a function so
@@ -210,6 +214,22 @@ const MODE_BRANCHES_LEFT: &[(&str, usize)] = &[
     ("validate/error_bands.rs", 1),
     // The FLOP convention again: which blocks of a model are MoE blocks.
     ("validate/moe_flops.rs", 1),
+];
+/// Rule 7 past core (`mode_variants_have_one_home_per_crate`): the one file of each other crate
+/// of [`WORKSPACE_SOURCES`] that may still name a mode's variant, `(crate, file under its
+/// source folder, how many)`; every other file asks the mode (`ModeKind`, `Mode`) for its words
+/// and predicates. At most one home per crate; the counts only shrink; the app, the charts, the
+/// launch readers and the first view have none (issue 33 moved their last ones, the URL's
+/// default mode, the mode panel's and the badge's words, onto the mode).
+const MODE_HOMES_OUTSIDE_CORE: &[(&str, &str, usize)] = &[
+    // `fmperf search` reads its inputs per model: the published model's shapes by name (with
+    // `--seq-len` and `--domain` applied) or extended mode's workload and part at the switches'
+    // precision. The way out is issue 33's "one pricer per scenario" (a resolved scenario that
+    // makes its own search), which the CLI would call.
+    ("cli", "cmd/search.rs", 2),
+    // The validation view sets the two models side by side: it loads each one's report and
+    // orders its toggles (`SHOWN_FIRST`); its tables take each report's own `mode`.
+    ("page", "pages/validation/mod.rs", 8),
 ];
 /// Where branching on a workload's MoE-ness is pricing (rule 7), besides [`PRICER_FILES`]:
 /// extended mode's cost model, the only one that prices experts (its expert layouts, dispatch,
@@ -682,16 +702,10 @@ fn mode_branches(s: &Source) -> Vec<String> {
     let at = |i: usize| t.get(i).map(String::as_str).unwrap_or("");
     let mut found = Vec::new();
     for i in (0..t.len()).filter(|&i| keep[i]) {
-        let by_mode = matches!(at(i), "Reference" | "Extended")
-            && i >= 2
-            && at(i - 1) == "::"
-            && matches!(at(i - 2), "ModeKind" | "Mode");
-        if by_mode {
-            found.push(format!("{}::{}", at(i - 2), at(i)));
-        } else if matches!(at(i), "is_extended" | "is_moe") && i >= 1 && at(i - 1) == "." && at(i + 1) == "(" {
-            found.push(format!("{}(", at(i)));
-        } else if at(i) == "extended" && at(i + 1) == ":" && at(i + 2) == "bool" {
-            found.push("extended: bool".to_string());
+        if let Some(v) = mode_variant_at(t, i) {
+            found.push(v);
+        } else if at(i) == "is_moe" && i >= 1 && at(i - 1) == "." && at(i + 1) == "(" {
+            found.push("is_moe(".to_string());
         } else if at(i) == "moe"
             && i >= 1
             && at(i - 1) == "."
@@ -715,6 +729,73 @@ fn mode_branches(s: &Source) -> Vec<String> {
         }
     }
     found
+}
+
+/// A branch on the mode itself at token `i` of `t`, as text: a variant (`ModeKind::Extended`,
+/// `Mode::Reference`: a pattern, a comparison or a value chosen by mode), an `.is_extended(…)`
+/// call or an `extended: bool`. Rule 7's first half, which [`mode_variants`] applies past core.
+fn mode_variant_at(t: &[String], i: usize) -> Option<String> {
+    let at = |i: usize| t.get(i).map(String::as_str).unwrap_or("");
+    if matches!(at(i), "Reference" | "Extended") && i >= 2 && at(i - 1) == "::" && matches!(at(i - 2), "ModeKind" | "Mode")
+    {
+        Some(format!("{}::{}", at(i - 2), at(i)))
+    } else if at(i) == "is_extended" && i >= 1 && at(i - 1) == "." && at(i + 1) == "(" {
+        Some("is_extended(".to_string())
+    } else if at(i) == "extended" && at(i + 1) == ":" && at(i + 2) == "bool" {
+        Some("extended: bool".to_string())
+    } else {
+        None
+    }
+}
+
+/// Rule 7 past core: the branches on the mode itself ([`mode_variant_at`]) of `s` outside its unit
+/// tests. A crate outside core reads MoE-ness freely (the launch readers read experts), so only
+/// the mode's variants count.
+fn mode_variants(s: &Source) -> Vec<String> {
+    let keep = outside_tests(&s.tokens);
+    (0..s.tokens.len()).filter(|&i| keep[i]).filter_map(|i| mode_variant_at(&s.tokens, i)).collect()
+}
+
+/// Rule 7 past core over `files` (crate, file), against `homes` (crate, file, tokens left): one
+/// message per file outside its crate's home that names a mode's variant, per home with more or
+/// fewer than its allowance (lower it then), per home that is gone, and per crate with two homes.
+fn mode_home_problems(files: &[(&str, Source)], homes: &[(&str, &str, usize)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (krate, s) in files {
+        let found = mode_variants(s);
+        match homes.iter().find(|(k, f, _)| k == krate && *f == s.path) {
+            None if !found.is_empty() => problems.push(format!(
+                "{krate} {}: names the mode's variants ({}) outside its crate's home; ask the mode \
+                 (`ModeKind`'s and `Mode`'s words and predicates: `label`, `title`, `described`, \
+                 `takes_switches`, `ALL`, `REALISTIC`, …) instead",
+                s.path,
+                found.join(", ")
+            )),
+            Some((_, _, n)) if found.len() > *n => problems.push(format!(
+                "{krate} {}: {} mode variants ({}) where {n} are left; ask the mode instead",
+                s.path,
+                found.len(),
+                found.join(", ")
+            )),
+            Some((_, _, n)) if found.len() < *n => problems.push(format!(
+                "{krate} {}: {} mode variants, fewer than the {n} left: lower its entry in \
+                 MODE_HOMES_OUTSIDE_CORE in tests/tidy.rs to {} (delete it at 0)",
+                s.path,
+                found.len(),
+                found.len()
+            )),
+            _ => {}
+        }
+    }
+    for (i, (krate, file, _)) in homes.iter().enumerate() {
+        if !files.iter().any(|(k, s)| k == krate && s.path == *file) {
+            problems.push(format!("{krate} {file} is gone: delete it from MODE_HOMES_OUTSIDE_CORE in tests/tidy.rs"));
+        }
+        if homes[..i].iter().any(|(k, _, _)| k == krate) {
+            problems.push(format!("{krate} has two homes of mode variants in MODE_HOMES_OUTSIDE_CORE: one per crate"));
+        }
+    }
+    problems
 }
 
 /// Rule 7 over `sources`, against the allowances `left` (file, count): one message per file with
@@ -1356,6 +1437,15 @@ fn per_crate(files: &[(&str, Source)], rule: fn(&Source) -> Vec<String>) -> Vec<
 }
 
 #[test]
+fn mode_variants_have_one_home_per_crate() {
+    let files: Vec<(&str, Source)> =
+        read_folders(WORKSPACE_SOURCES).into_iter().filter(|(krate, _)| *krate != "core").collect();
+    assert!(files.iter().any(|(k, s)| *k == "page" && s.path == "mode_panel.rs"), "read {} files", files.len());
+    let problems = mode_home_problems(&files, MODE_HOMES_OUTSIDE_CORE);
+    assert!(problems.is_empty(), "crates name the mode's variants outside their home:\n{}", problems.join("\n"));
+}
+
+#[test]
 fn notes_are_typed() {
     let problems = per_crate(&read_folders(WORKSPACE_SOURCES), string_note_lists);
     assert!(problems.is_empty(), "note lists typed as strings:\n{}", problems.join("\n"));
@@ -1616,6 +1706,52 @@ mod checker {
         assert!(p.len() == 1 && p[0].contains("lower its entry"), "{p:?}");
         let p = mode_branch_problems(&src("validate/holdout.rs", one), &left);
         assert!(p.len() == 2 && p.iter().any(|m| m.contains("validate/compare.rs is gone")), "{p:?}");
+    }
+
+    #[test]
+    fn a_mode_variant_outside_its_crates_home_fails() {
+        let files = |list: &[(&'static str, &str, &str)]| -> Vec<(&'static str, Source)> {
+            list.iter().map(|(k, p, t)| (*k, Source::new(p, t))).collect()
+        };
+        let branch = "fn f(m: ModeKind) -> &str { match m { ModeKind::Reference => \"a\", ModeKind::Extended => \"b\" } }";
+        // A page file that words the modes itself fails, naming the crate, the file and the variants.
+        let p = mode_home_problems(&files(&[("page", "mode_panel.rs", branch)]), &[]);
+        assert!(p.len() == 1 && p[0].starts_with("page mode_panel.rs: names the mode's variants"), "{p:?}");
+        assert!(p[0].contains("ModeKind::Reference, ModeKind::Extended"), "{p:?}");
+        // Every form counts: `Mode`'s variants, a full path, a comparison, the helper, a bool flag.
+        for code in [
+            "fn f(m: &Mode) -> bool { matches!(m, Mode::Extended(_)) }",
+            "fn f() { let _ = fmperf_core::mode_kind::ModeKind::Extended; }",
+            "fn f(k: ModeKind) -> bool { k == ModeKind::Reference }",
+            "fn f(m: &Mode) { if m.is_extended() {} }",
+            "pub fn run(extended: bool) {}",
+        ] {
+            assert_eq!(mode_variants(&Source::new("cmd/search.rs", code)).len(), 1, "{code}");
+        }
+        // Asking the mode, MoE-ness, other enums, prose, literals and unit tests are fine.
+        let fine = "/// `ModeKind::Extended` …\nconst S: &str = \"Mode::Reference\";\n\
+                    fn f(k: ModeKind) -> &'static str { if k.takes_switches() { k.title() } else { k.label() } }\n\
+                    fn g(s: &S) -> bool { s.moe.is_some() && s.settings.moe.is_moe() }\n\
+                    fn h(k: Kind) { match k { Kind::Extended => {} } }\n\
+                    #[cfg(test)]\nmod tests { fn t() { let _ = ModeKind::Extended; } }";
+        assert_eq!(mode_home_problems(&files(&[("launch", "lib.rs", fine)]), &[]), Vec::<String>::new());
+        // The home may keep its allowance; the same file in another crate may not.
+        let home = [("cli", "cmd/search.rs", 2)];
+        assert_eq!(mode_home_problems(&files(&[("cli", "cmd/search.rs", branch)]), &home), Vec::<String>::new());
+        assert_eq!(mode_home_problems(&files(&[("app", "cmd/search.rs", branch)]), &home).len(), 2);
+        // The allowance only shrinks: more fails, fewer fails until lowered, a gone home fails.
+        let one = "fn f(k: ModeKind) -> bool { k == ModeKind::Extended }";
+        let p = mode_home_problems(&files(&[("cli", "cmd/search.rs", one)]), &home);
+        assert!(p.len() == 1 && p[0].contains("lower its entry"), "{p:?}");
+        let three = "fn f(k: ModeKind) { g(ModeKind::Reference, ModeKind::Extended, ModeKind::Reference) }";
+        let p = mode_home_problems(&files(&[("cli", "cmd/search.rs", three)]), &home);
+        assert!(p.len() == 1 && p[0].contains("3 mode variants") && p[0].contains("where 2 are left"), "{p:?}");
+        let p = mode_home_problems(&files(&[("cli", "cmd/validate.rs", "")]), &home);
+        assert!(p.len() == 1 && p[0].contains("cmd/search.rs is gone"), "{p:?}");
+        // One home per crate.
+        let two = [("cli", "cmd/search.rs", 0), ("cli", "cmd/validate.rs", 0)];
+        let p = mode_home_problems(&files(&[("cli", "cmd/search.rs", ""), ("cli", "cmd/validate.rs", "")]), &two);
+        assert!(p.len() == 1 && p[0].contains("two homes"), "{p:?}");
     }
 
     #[test]

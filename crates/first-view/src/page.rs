@@ -16,6 +16,7 @@ use fmperf_app::views::{self, AppView, FOOTER, TAGLINE};
 use fmperf_app::{error_bands, fmt, system_spec};
 use fmperf_core::explore::{ConfigReport, ExploreSearch, ReportContext};
 use fmperf_core::format::custom_store::CustomStore;
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::resolve::explorer::ExploreSpec;
 use fmperf_core::search::code::format_candidate;
 
@@ -190,13 +191,19 @@ fn scenario_card(spec: &ExploreSpec) -> String {
 /// The mode panel as the page first draws it, folded (its switches come with the page), so that
 /// the results card does not move when the page takes over.
 fn mode_panel(q: &Query, spec: &ExploreSpec) -> String {
-    use fmperf_app::mode::{self as words, EXTENDED_LABEL, PANEL_TITLE, REFERENCE_LABEL};
+    use fmperf_app::mode::{self as words, PANEL_TITLE};
     let extended = spec.extended.is_some();
-    let button = |mode: &str, label: &str, pressed: bool| {
-        format!(
-            r#"<button type="button" class="mode-button" data-mode="{mode}" aria-pressed="{pressed}" inert>{label}</button>"#
-        )
-    };
+    let shown = spec.mode.kind();
+    let buttons: String = ModeKind::ALL
+        .map(|m| {
+            format!(
+                r#"<button type="button" class="mode-button" data-mode="{mode}" aria-pressed="{pressed}" inert>{label}</button>"#,
+                mode = m.as_str(),
+                pressed = m == shown,
+                label = m.title(),
+            )
+        })
+        .concat();
     let body = if extended {
         let ext = words::texts(q, &explorer::mode_defaults(q)).1.unwrap_or_default();
         format!(
@@ -206,24 +213,23 @@ fn mode_panel(q: &Query, spec: &ExploreSpec) -> String {
                 r#"<details class="mode-switches-wrap" inert><summary>{switches}</summary></details>"#,
                 r#"<details class="mode-sources" inert><summary>{sources}</summary></details>"#,
             ),
-            summary = escape(words::EXTENDED_SUMMARY),
+            summary = escape(shown.panel_summary()),
             reset = escape(words::RESET_LABEL),
             switches = escape(&words::switches_summary(&ext)),
             sources = escape(words::SOURCES_SUMMARY),
         )
     } else {
-        format!(r#"<p class="muted small">{}</p>"#, escape(words::REFERENCE_SUMMARY))
+        format!(r#"<p class="muted small">{}</p>"#, escape(shown.panel_summary()))
     };
     format!(
         concat!(
             r#"<section class="card mode-panel" data-mode="{mode}"><div class="row mode-toggle" role="group" aria-label="Model">"#,
-            "<h2>{title}</h2>{reference}{extended}",
+            "<h2>{title}</h2>{buttons}",
             r#"<span class="muted small">{applies}</span></div>{body}</section>"#,
         ),
         mode = spec.mode.as_str(),
         title = escape(PANEL_TITLE),
-        reference = button("reference", REFERENCE_LABEL, !extended),
-        extended = button("extended", EXTENDED_LABEL, extended),
+        buttons = buttons,
         applies = escape(words::EXPLORER_APPLIES_TO),
         body = body,
     )

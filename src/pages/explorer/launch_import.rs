@@ -371,7 +371,7 @@ fn EstimateView(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>
     let model_id = launch::catalog_model(&s.workload);
     let search_model = model_id.map(str::to_string);
     let (system_id, devices, batch) = (e.system_id.clone(), s.devices, y.global_batch);
-    let ext = Mode::Extended(o).ext_text();
+    let ext = Mode::from(o).ext_text();
     let search = move |_| {
         let Some(model) = search_model.clone() else { return };
         let (system, ext) = (system_id.clone(), ext.clone());

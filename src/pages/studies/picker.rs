@@ -94,10 +94,7 @@ pub fn PanelInfo(preset: &'static Preset, panel: &'static Panel) -> impl IntoVie
         let spec = fmperf_core::resolve::sweep_spec::SweepSpec { mode: mode(), ..panel.spec.clone() };
         SweepText::from_spec(&spec).to_cli()
     };
-    let own = match panel.spec.mode {
-        Mode::Reference => "This panel runs in reference mode (the published model).".to_string(),
-        Mode::Extended(_) => format!("This panel runs in {}.", panel.spec.mode.label()),
-    };
+    let own = format!("This panel runs in {}.", panel.spec.mode.described());
     let shown = move || {
         let m = mode();
         (m != panel.spec.mode).then(|| format!(" Shown now in {} (the model panel above).", m.label()))
@@ -177,7 +174,8 @@ pub fn Comparisons(panel: &'static Panel, result: std::sync::Arc<fmperf_core::sw
             let (badge, class) = if c.must_reproduce(&result) {
                 if c.reproduced(o) { ("reproduced", "badge good") } else { ("differs", "badge bad") }
             } else if c.def.reproduce {
-                ("extended mode", "badge")
+                // Not the published model: the badge names the mode that priced it.
+                (result.spec.mode.kind().label(), "badge")
             } else {
                 ("measured elsewhere", "badge")
             };

@@ -11,7 +11,7 @@ use fmperf_core::validate::short_source;
 use fmperf_core::validate::{Report, shipped_memory_runs};
 use leptos::prelude::*;
 
-use super::{error_cell, mode_name, pct};
+use super::{error_cell, pct};
 
 /// The card: one table of bands (part families × model classes) and, per family, its runs; then
 /// the peak-memory runs (`memory`, extended mode's report of them) per part family, with the one
@@ -112,7 +112,7 @@ pub fn BandsCard(mode: Memo<ModeKind>, memory: Arc<Report>) -> impl IntoView {
             <p class="muted" id="bands-summary">
                 {format!(
                     "In {}, the explorer's error bar next to a predicted time is drawn from these {total} measured runs ({moe} of mixture-of-experts models), by part family and kind of model (parameters in billions), with the same numbers as here; where a kind has fewer than 3 runs on a part, the bar takes the wider class named in the cell (the whole family, other parts or every run).",
-                    mode_name(m)
+                    m.label()
                 )}
             </p>
             <div class="table-wrap" tabindex="0">

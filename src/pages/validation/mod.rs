@@ -25,6 +25,11 @@ use leptos::prelude::*;
 use crate::chart::{AxisKind, ScatterChart, ScatterGroup, ScatterPoint};
 use crate::url_state::UrlState;
 
+/// The order the view lists the modes in where one is shown at a time (the toggles, the skipped
+/// runs): the realistic one first, the view's default, then the published model. The view's one
+/// place that names each mode, with [`Reports::load`] (its tables set the two side by side).
+pub const SHOWN_FIRST: [ModeKind; 2] = [ModeKind::Extended, ModeKind::Reference];
+
 /// Both modes' reports of the shipped runs, and extended mode's report of the memory runs.
 #[derive(Clone)]
 pub struct Reports {
@@ -44,7 +49,7 @@ impl Reports {
         Reports {
             reference: Arc::new(validate(&file, ModeKind::Reference)),
             extended: Arc::new(validate(&file, ModeKind::Extended)),
-            memory: Arc::new(validate(&shipped_memory_runs(), ModeKind::Extended)),
+            memory: Arc::new(validate(&shipped_memory_runs(), ModeKind::REALISTIC)),
             reference_holdout: Arc::new(
                 shipped_holdout(ModeKind::Reference).unwrap_or_else(|| holdout(&file, ModeKind::Reference)),
             ),
@@ -57,14 +62,6 @@ impl Reports {
             ModeKind::Reference => self.reference.clone(),
             ModeKind::Extended => self.extended.clone(),
         }
-    }
-}
-
-/// Display name of a mode.
-pub fn mode_name(mode: ModeKind) -> &'static str {
-    match mode {
-        ModeKind::Reference => "reference mode",
-        ModeKind::Extended => "extended mode",
     }
 }
 
@@ -94,7 +91,7 @@ fn pct(x: Option<f64>) -> String {
 #[component]
 pub fn ValidationPage() -> impl IntoView {
     let url = expect_context::<UrlState>();
-    let mode = Memo::new(move |_| url.get("mode").as_deref().and_then(ModeKind::parse).unwrap_or(ModeKind::Extended));
+    let mode = Memo::new(move |_| url.get("mode").as_deref().and_then(ModeKind::parse).unwrap_or(ModeKind::REALISTIC));
     let reports = Reports::load();
     let rows_total = reports.extended.rows.len();
     let sources = reports.extended.summary.per_source.len();
@@ -107,30 +104,26 @@ pub fn ValidationPage() -> impl IntoView {
                 aria-pressed=move || (mode.get() == m).to_string()
                 on:click=move |_| url.update(true, |q| q.set("mode", m.as_str()))
             >
-                {match m {
-                    ModeKind::Extended => "Extended mode",
-                    ModeKind::Reference => "Reference mode",
-                }}
+                {m.title()}
             </button>
         }
     };
     let scatter_reports = reports.clone();
     let groups = Signal::derive(move || scatter_groups(&scatter_reports.of(mode.get())));
-    let title = Signal::derive(move || format!("Predicted against measured throughput — {}", mode_name(mode.get())));
+    let title = Signal::derive(move || format!("Predicted against measured throughput — {}", mode.get().label()));
     // Extended mode's held-out errors of the shipped runs: core's cache (recomputed by a test).
-    let held = RwSignal::new(shipped_holdout(ModeKind::Extended));
+    let held = RwSignal::new(shipped_holdout(ModeKind::REALISTIC));
     let current = reports.clone();
     let headline = move || {
         let m = mode.get();
         let r = current.of(m);
         let s = &r.summary.overall;
-        let start = format!("{}: {} runs evaluated, {} skipped; ", mode_name(m), s.evaluated, s.skipped);
-        let held_out = match m {
-            ModeKind::Reference => Some((*current.reference_holdout).clone()),
-            ModeKind::Extended => held.get(),
-        };
-        match (m, held_out) {
-            (ModeKind::Reference, Some(h)) => format!(
+        let start = format!("{}: {} runs evaluated, {} skipped; ", m.label(), s.evaluated, s.skipped);
+        // A mode that fits nothing: its held-out errors are its errors.
+        let fits = m.has_fitted_constants();
+        let held_out = if fits { held.get() } else { Some((*current.reference_holdout).clone()) };
+        match (fits, held_out) {
+            (false, Some(h)) => format!(
                 "{start}mean |error| {}, median |error| {} (nothing is fitted in this mode, so held out = in-sample).",
                 pct(h.leave_one_source_out.mape),
                 pct(h.leave_one_source_out.median_abs_error)
@@ -161,10 +154,9 @@ pub fn ValidationPage() -> impl IntoView {
                 </p>
                 <div class="row mode-toggle" role="group" aria-label="Mode">
                     <span class="muted">"Mode shown:"</span>
-                    {toggle(ModeKind::Extended)}
-                    {toggle(ModeKind::Reference)}
+                    {SHOWN_FIRST.into_iter().map(toggle).collect_view()}
                     <span class="badge current-mode" data-mode=move || mode.get().as_str()>
-                        {move || mode_name(mode.get())}
+                        {move || mode.get().label()}
                     </span>
                 </div>
                 <p class="headline" id="validation-headline">

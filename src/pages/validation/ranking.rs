@@ -44,7 +44,7 @@ fn regret_class(x: Option<f64>) -> &'static str {
 /// training runs (from the extended report the page already holds).
 fn rankings(reports: &Reports) -> (Ranking, Ranking) {
     let sweeps = parse_measured_runs(&shipped_sweep_rows_json()).unwrap_or_default();
-    let swept = ranking(&sweeps, &validate(&sweeps, ModeKind::Extended));
+    let swept = ranking(&sweeps, &validate(&sweeps, ModeKind::REALISTIC));
     let runs = ranking(&shipped_runs(), &reports.extended);
     (swept, runs)
 }

@@ -36,6 +36,7 @@ fn mode_cells(r: &RowResult, mode: ModeKind, shown: Memo<ModeKind>) -> impl Into
 /// The table of every run.
 #[component]
 pub fn RowsCard(reports: Reports, mode: Memo<ModeKind>) -> impl IntoView {
+    let (reference_mode, extended_mode) = (reports.reference.mode, reports.extended.mode);
     let body = reports
         .extended
         .rows
@@ -53,8 +54,8 @@ pub fn RowsCard(reports: Reports, mode: Memo<ModeKind>) -> impl IntoView {
                 <tr data-id=e.id.clone() data-skipped=e.skipped.to_string()>
                     <td class="mono" title=e.source.clone()>{e.id.clone()}</td>
                     <td class="num" data-col="measured">{value(e.measured)}</td>
-                    {mode_cells(r, ModeKind::Reference, mode)}
-                    {mode_cells(e, ModeKind::Extended, mode)}
+                    {mode_cells(r, reference_mode, mode)}
+                    {mode_cells(e, extended_mode, mode)}
                     <td class="metric">{e.metric.clone().unwrap_or_else(|| "–".to_string())}</td>
                     <td class="src">{short_source(&e.source).to_string()}</td>
                     <td class="mono">{e.hardware.clone().unwrap_or_default()}</td>
@@ -99,8 +100,8 @@ pub fn RowsCard(reports: Reports, mode: Memo<ModeKind>) -> impl IntoView {
                         <tr>
                             <th rowspan="2">"run"</th>
                             <th rowspan="2" class="num">"measured"</th>
-                            <th colspan="2" class="group">"reference mode"</th>
-                            <th colspan="2" class="group">"extended mode"</th>
+                            <th colspan="2" class="group">{reference_mode.label()}</th>
+                            <th colspan="2" class="group">{extended_mode.label()}</th>
                             <th rowspan="2">"metric [unit]"</th>
                             <th rowspan="2">"source"</th>
                             <th rowspan="2">"hardware"</th>
@@ -143,7 +144,7 @@ pub fn SkippedCard(reports: Reports) -> impl IntoView {
         let n = r.summary.overall.skipped;
         view! {
             <div class="skipped" data-mode=mode.as_str()>
-                <h3>{format!("{} ({n} runs)", super::mode_name(mode))}</h3>
+                <h3>{format!("{} ({n} runs)", mode.label())}</h3>
                 <ul>{items}</ul>
             </div>
         }
@@ -151,8 +152,7 @@ pub fn SkippedCard(reports: Reports) -> impl IntoView {
     view! {
         <section class="card" id="validation-skipped">
             <h2>"Runs not evaluated, and why"</h2>
-            {list(ModeKind::Extended)}
-            {list(ModeKind::Reference)}
+            {super::SHOWN_FIRST.into_iter().map(list).collect_view()}
         </section>
     }
 }

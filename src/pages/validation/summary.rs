@@ -25,8 +25,8 @@ fn stats_cells(s: &Stats, mode: ModeKind) -> impl IntoView + use<> {
 
 /// Extended mode's cells: evaluated, held-out mean |error| and median error (the headline), and the
 /// in-sample mean |error| beside them (`…` while the held-out fits run).
-fn extended_cells(s: &Stats, held: Option<&Stats>) -> impl IntoView + use<> {
-    let mode = ModeKind::Extended.as_str();
+fn extended_cells(s: &Stats, held: Option<&Stats>, mode: ModeKind) -> impl IntoView + use<> {
+    let mode = mode.as_str();
     let (median, class) = match held {
         Some(h) => error_cell(h.median_error),
         None => ("…".to_string(), "none"),
@@ -44,6 +44,7 @@ fn extended_cells(s: &Stats, held: Option<&Stats>) -> impl IntoView + use<> {
 #[component]
 pub fn SummaryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> impl IntoView {
     let (r, e) = (reports.reference.clone(), reports.extended.clone());
+    let (reference_head, extended_head) = (r.mode.label(), e.mode.label());
     let all = e.summary.overall.evaluated + e.summary.overall.skipped;
     let body = move || {
         let h = holdout.get();
@@ -65,8 +66,8 @@ pub fn SummaryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> imp
                     <tr data-source=short_source(&ext.source).to_string()>
                         <td title=ext.source.clone()>{short_source(&ext.source).to_string()}</td>
                         <td class="num">{rows.to_string()}</td>
-                        {stats_cells(&rf.stats, ModeKind::Reference)}
-                        {extended_cells(&ext.stats, held.as_ref())}
+                        {stats_cells(&rf.stats, r.mode)}
+                        {extended_cells(&ext.stats, held.as_ref(), e.mode)}
                     </tr>
                 }
             })
@@ -77,8 +78,8 @@ pub fn SummaryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> imp
             <tr class="overall" data-source="all">
                 <td>"all sources"</td>
                 <td class="num">{all.to_string()}</td>
-                {stats_cells(&r.summary.overall, ModeKind::Reference)}
-                {extended_cells(&e.summary.overall, overall.as_ref())}
+                {stats_cells(&r.summary.overall, r.mode)}
+                {extended_cells(&e.summary.overall, overall.as_ref(), e.mode)}
             </tr>
         }
     };
@@ -90,8 +91,8 @@ pub fn SummaryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> imp
                     <tr>
                         <th rowspan="2">"source"</th>
                         <th rowspan="2" class="num">"runs"</th>
-                        <th colspan="3" class="group">"reference mode"</th>
-                        <th colspan="4" class="group">"extended mode"</th>
+                        <th colspan="3" class="group">{reference_head}</th>
+                        <th colspan="4" class="group">{extended_head}</th>
                     </tr>
                     <tr>
                         <th class="num">"evaluated"</th>
@@ -172,10 +173,9 @@ fn reference_settings() -> impl IntoView {
 pub fn SettingsCard(mode: Memo<ModeKind>) -> impl IntoView {
     view! {
         <section class="card" id="validation-settings">
-            <h2>"Settings of " {move || super::mode_name(mode.get())}</h2>
-            {move || match mode.get() {
-                ModeKind::Extended => extended_settings().into_any(),
-                ModeKind::Reference => reference_settings().into_any(),
+            <h2>"Settings of " {move || mode.get().label()}</h2>
+            {move || {
+                if mode.get().takes_switches() { extended_settings().into_any() } else { reference_settings().into_any() }
             }}
         </section>
     }

@@ -6,6 +6,7 @@ use std::io::Write;
 use fmperf_core::catalog::{self, CatalogModel, CatalogSystem, MappingOptions, default_precision};
 use fmperf_core::extended::{Hardware, Workload};
 use fmperf_core::format::{self, Document};
+use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::schema::emit::J;
 
 use super::{CmdError, CmdResult};
@@ -137,6 +138,8 @@ pub fn reference_status(m: &CatalogModel) -> &'static str {
 }
 
 fn models_table(models: &[CatalogModel]) -> Table {
+    // One column per mode, in `ModeKind::ALL`'s order (the published model first).
+    let [reference, extended] = ModeKind::ALL.map(ModeKind::label);
     let mut t = Table::new(&[
         "id",
         "family",
@@ -150,8 +153,8 @@ fn models_table(models: &[CatalogModel]) -> Table {
         "vocab [tokens]",
         "params [B]",
         "budget",
-        "reference mode",
-        "extended mode",
+        reference,
+        extended,
         "source",
     ]);
     for m in models {
@@ -177,6 +180,8 @@ fn models_table(models: &[CatalogModel]) -> Table {
 }
 
 fn systems_table(systems: &[CatalogSystem]) -> Table {
+    // Extended mode's column (whether it runs the system as it ships), named as the models table does.
+    let [_, extended] = ModeKind::ALL.map(ModeKind::label);
     let mut t = Table::new(&[
         "id",
         "arch",
@@ -190,7 +195,7 @@ fn systems_table(systems: &[CatalogSystem]) -> Table {
         "domain [devices]",
         "scale-out [GB/s/device]",
         "MAMF BF16 [TFLOP/s]",
-        "extended mode",
+        extended,
         "source",
     ]);
     for s in systems {

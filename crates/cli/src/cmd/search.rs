@@ -221,7 +221,7 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         }
     }
     let fixed = ExecutionChoices::from_text(&text.join(",")).map_err(execution_error)?;
-    if !text.is_empty() && matches!(mode, Mode::Reference) {
+    if !text.is_empty() && !mode.kind().takes_switches() {
         return Err(CmdError::Usage(
             "--recompute, --sharding, --shard-group, --interleave, --cp and --mbs need extended mode \
              (drop --mode reference)"

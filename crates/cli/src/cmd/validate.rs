@@ -97,7 +97,7 @@ pub fn run(raw: Vec<String>, out: &mut dyn Write) -> CmdResult {
     }
     let format = OutputFormat::from_args(&args, &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Csv])?;
     let mode = match args.value("mode")? {
-        None => ModeKind::Extended,
+        None => ModeKind::REALISTIC,
         Some(m) => {
             ModeKind::parse(m).ok_or_else(|| CmdError::Usage(format!("--mode {m}: must be reference or extended")))?
         }
@@ -362,13 +362,7 @@ fn report_table(r: &Report) -> String {
         format!("{}/{}/{}", mem.verdicts.yes, mem.verdicts.tight, mem.verdicts.no),
     ]);
     let eff = r.efficiency;
-    let mode = match r.mode {
-        ModeKind::Reference => "reference mode (the published model)".to_string(),
-        ModeKind::Extended => format!(
-            "extended mode (η = {:.3} of the matmul ceiling, η_att = {:.3} of the attention kernel's benchmark)",
-            eff.matmul, eff.attention
-        ),
-    };
+    let mode = r.mode.with_constants(&eff);
     format!(
         "{mode}; error = predicted / measured − 1 (positive: predicted above measured: faster for throughput, TFLOP/s and MFU, slower for a step time; more memory)\n{}\n{}\n{}",
         headline(r),
