@@ -94,7 +94,8 @@ pub fn read_moe_host(
         (!said.is_empty()).then(|| format!("MoE host calls: {}, {} balancing", said.join(", "), balancing.as_str()));
     if offloading == Some(true) {
         // Stated, not priced: said rather than silently left out (module docs).
-        note = Some(note.map_or_else(|| OFFLOADING_NOT_PRICED.to_string(), |n| format!("{n}; {OFFLOADING_NOT_PRICED}")));
+        note =
+            Some(note.map_or_else(|| OFFLOADING_NOT_PRICED.to_string(), |n| format!("{n}; {OFFLOADING_NOT_PRICED}")));
     }
     Ok((flags, note))
 }
