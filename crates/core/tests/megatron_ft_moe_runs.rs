@@ -88,6 +88,27 @@
 //!   78.2 → 71.0 %, local-spec 5.1 → 4.8 %). Rows now slower than measured: `dist_muon` on GB200
 //!   +10.6 % (+8.8 % before), the Sinkhorn SequentialMLP `tp2_pp2_ep2_etp2` case on GB200 +8.1 %.
 //!
+//! * **The data-parallel overlap flags were read as the exchange's** (session 30): a case's
+//!   `--overlap-grad-reduce` / `--overlap-param-gather` switched the expert all-to-all's overlap on
+//!   in 12 rows whose cases do not pass `--overlap-moe-expert-parallel-comm` (a misread, now fixed
+//!   in `validate::moe_words`; no rule drawn). Only the three all-to-all PP 2 rows on DGX H100 move
+//!   (throughput error `memory_speed` +78.6 → +71.5 %, `mtp_resume_torch_dist_fp8` +129.4 →
+//!   +123.2 %, `attn_cudagraph` +123.8 → +117.5 %); the all-gather rows have no exchange to
+//!   overlap. Mean |error| 62.95 → 62.68 %, median +41.7 % unchanged.
+//! * **Activation offloading, sized** (session 30; not priced, and the rows say so): per MoE
+//!   block and micro-batch of `fine_grained_offloading` (TP 2 with sequence parallelism, 4,096
+//!   tokens, 16 latent-attention heads per rank, unfused attention) the offloaded groups keep the
+//!   attention probabilities (16 · 4,096² · 2 B = 537 MB), Q, K and V (4,096 · 16 · 512 · 2 B =
+//!   67 MB), the output projection's input (17 MB), the two norms' inputs (4 MB each), the
+//!   experts' first GEMM's input (8,192 routed copies · 1,024 · 2 B = 17 MB) and the activation's
+//!   (34 MB): ≈ 0.68 GB. The first stage holds 9 blocks and runs 4 micro-batches a step: ≈ 24 GB
+//!   to the host and back per step, ≥ 0.4 s each way over PCIe Gen5 x16 (64 GB/s per direction,
+//!   less where GPUs share a switch's uplink) against ≈ 0.05 s over Grace's NVLink-C2C (450 GB/s
+//!   per direction). Measured, the case takes 2.0× as long on DGX H100 as on GB200 (1.88 against
+//!   0.94 s), every other case measured on both 0.5–1.5×. Pricing it needs the host link of each
+//!   part (a catalog field), the offloaded groups' kept bytes by operation and a floor on each
+//!   pass.
+//!
 //! What is still missing is not counted here: the Python between the module calls beyond
 //! `nn.Module.__call__` (context managers, hooks), Transformer Engine's Python in the backward,
 //! Sinkhorn's further iterations (each with a device sync; no source states how many run) and

@@ -45,10 +45,43 @@ pub(super) fn fp8_dispatch_of(dw: &Words, notes: &mut Vec<Note>) -> bool {
     on
 }
 
+/// Megatron-LM's flags that overlap something other than the expert all-to-all, longest first:
+/// the data-parallel gradient reduction and parameter all-gather (`--overlap-grad-reduce`,
+/// `--overlap-param-gather`, `--overlap-param-gather-with-optimizer-step`), the CPU optimizer's
+/// copies (`--overlap-cpu-optimizer-d2h-h2d`), the pipeline's sends (`--no-overlap-p2p-communication`)
+/// — `megatron/training/arguments.py` at d98e8a6, l. 2926, 3118–3150 — and the fields of
+/// `TransformerConfig` that its flags are made from (`tp_comm_overlap`, the tensor-parallel
+/// GEMMs' with their collectives; `moe_shared_expert_overlap`, the shared experts on a side stream:
+/// `megatron/core/transformer/transformer_config.py` at d98e8a6, l. 717). The expert exchange's
+/// own is `--overlap-moe-expert-parallel-comm` (`overlap_moe_expert_parallel_comm`, l. 3002).
+const OTHER_OVERLAP_FLAGS: [&str; 9] = [
+    "overlap-param-gather-with-optimizer-step",
+    "no-overlap-p2p-communication",
+    "overlap-cpu-optimizer-d2h-h2d",
+    "moe-shared-expert-overlap",
+    "overlap-param-gather",
+    "overlap-p2p-communication",
+    "overlap-grad-reduce",
+    "tp-comm-overlap",
+    "overlap-p2p-comm",
+];
+
+/// `other` (lower case) without the flags of [`OTHER_OVERLAP_FLAGS`], spelled with dashes or
+/// underscores: what is left of it can state the expert all-to-all's overlap.
+fn without_other_overlaps(other: &str) -> String {
+    let mut s = other.replace('_', "-");
+    for flag in OTHER_OVERLAP_FLAGS {
+        s = s.replace(flag, " ");
+    }
+    s
+}
+
 /// Whether the expert all-to-all is overlapped with computation as the row states it: a field
 /// of its own (`a2a_overlap`, Megatron's `overlap_moe_expert_parallel_comm`, … as a boolean or
-/// words), the dispatcher's or the parallel group's other words ("EP A2A overlap"), or DeepSeek's
-/// DualPipe schedule (each chunk's dispatch and combine hidden behind another's compute); noted.
+/// words), the dispatcher's or the parallel group's other words ("EP A2A overlap",
+/// `--overlap-moe-expert-parallel-comm`; not the flags that overlap other work,
+/// [`OTHER_OVERLAP_FLAGS`]), or DeepSeek's DualPipe schedule (each chunk's dispatch and combine
+/// hidden behind another's compute); noted.
 pub(super) fn a2a_overlap_of(field: Option<&Value>, disp: &str, other: &str, notes: &mut Vec<Note>) -> bool {
     let field = field.and_then(|v| match v {
         Value::Bool(b) => Some(*b),
@@ -57,7 +90,7 @@ pub(super) fn a2a_overlap_of(field: Option<&Value>, disp: &str, other: &str, not
         _ => None,
     });
     let dualpipe = dual_pipe_of(disp, other);
-    let on = field.unwrap_or_else(|| overlap_on(disp) || overlap_on(&other) || dualpipe);
+    let on = field.unwrap_or_else(|| overlap_on(disp) || overlap_on(&without_other_overlaps(other)) || dualpipe);
     if on {
         notes.reading(if dualpipe {
             "DualPipe: the expert all-to-all hidden behind another chunk's computation (a2a_overlap), two stages per \
@@ -201,5 +234,21 @@ mod tests {
         let g = recompute_modules_of("selective: layernorm, moe_act", Recompute::Selective, &mut notes);
         assert!(g.layernorm && g.moe_act && !g.moe);
         assert!(!recompute_modules_of("selective: moe", Recompute::Selective, &mut notes).layernorm);
+    }
+
+    /// Megatron's data-parallel overlap flags in a row's arguments (the functional tests'
+    /// `model_config.yaml` as written) do not overlap the expert all-to-all; its own flag does.
+    #[test]
+    fn only_the_expert_exchange_overlap_flag_overlaps_the_all_to_all() {
+        let mut notes = Vec::new();
+        let dp = "--use-distributed-optimizer true --overlap-grad-reduce true --overlap-param-gather true";
+        assert!(!a2a_overlap_of(None, "alltoall", dp, &mut notes));
+        assert!(!a2a_overlap_of(None, "alltoall", "overlap_grad_reduce: true; tp_comm_overlap: true", &mut notes));
+        assert!(!a2a_overlap_of(None, "alltoall", "--moe-shared-expert-overlap true", &mut notes));
+        assert!(notes.is_empty(), "{notes:?}");
+        assert!(a2a_overlap_of(None, "alltoall", &format!("{dp} --overlap-moe-expert-parallel-comm true"), &mut notes));
+        assert!(a2a_overlap_of(None, "alltoall + ep a2a overlap", dp, &mut notes));
+        assert!(a2a_overlap_of(None, "alltoall", "overlap_moe_expert_parallel_comm: true", &mut notes));
+        assert_eq!(notes.len(), 3, "{notes:?}");
     }
 }
