@@ -112,12 +112,15 @@ pub struct StepHostWork {
     pub zeros_in_grad_s: f64,
     /// `--log-params-norm`: the norm over all parameters [s].
     pub params_norm_s: f64,
+    /// The optimizer step's walk over its tensors that the zero count's sync exposes
+    /// ([`super::optimizer_host`]) [s].
+    pub optimizer_s: f64,
 }
 
 impl StepHostWork {
     /// Their sum [s].
     pub fn total_s(&self) -> f64 {
-        self.zeros_in_grad_s + self.params_norm_s
+        self.zeros_in_grad_s + self.params_norm_s + self.optimizer_s
     }
 }
 
@@ -179,7 +182,7 @@ pub fn unfused_wgrad_bytes(p: &Pricing, linear_parameters: f64) -> f64 {
 
 /// NCCL's time for an all-reduce of one 8-byte statistic over `group` ranks of `layout`'s
 /// placement (zero for one rank) [s].
-fn small_all_reduce_s(p: &Pricing, group: u64) -> f64 {
+pub(super) fn small_all_reduce_s(p: &Pricing, group: u64) -> f64 {
     if group <= 1 {
         return 0.0;
     }
@@ -216,7 +219,8 @@ pub fn step_host_work(p: &Pricing, layout: &Layout, optimizer_tensors: f64) -> S
     } else {
         0.0
     };
-    StepHostWork { zeros_in_grad_s, params_norm_s }
+    let optimizer_s = super::optimizer_host::optimizer_host_s(p, layout, optimizer_tensors);
+    StepHostWork { zeros_in_grad_s, params_norm_s, optimizer_s }
 }
 
 #[cfg(test)]
