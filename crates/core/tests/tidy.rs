@@ -156,6 +156,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
         &[
             "data_parallel",
             "pipeline",
+            "optimizer_host",
             "step_host",
             "fp32_accumulation",
             "stack_tensors",

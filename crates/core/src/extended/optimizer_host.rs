@@ -48,7 +48,8 @@
 
 use super::layout::Layout;
 use super::pricing::Pricing;
-use super::step_host::{TORCH_CALL_HOST_S, small_all_reduce_s};
+use super::pricing::TORCH_CALL_HOST_S;
+use crate::vocab::CollectiveKind;
 
 /// Host time of a bare PyTorch operator called from Python that launches no kernel [s]: 0.91 µs
 /// (H. He, "Making optimizations to nn.module to reduce python overhead", pytorch/pytorch pull
@@ -94,6 +95,16 @@ pub fn optimizer_host_s(p: &Pricing, layout: &Layout, held_tensors: f64) -> f64 
     host + small_all_reduce_s(p, stats)
 }
 
+/// NCCL's time for an all-reduce of one 8-byte statistic over `group` ranks of a layout's
+/// placement (zero for one rank) [s]; [`super::step_host`]'s statistics reduce with it too.
+pub fn small_all_reduce_s(p: &Pricing, group: u64) -> f64 {
+    if group <= 1 {
+        return 0.0;
+    }
+    let share = group.min(p.hw.domain_size().max(1));
+    p.collective(CollectiveKind::AllReduce, 8e-9, group, share)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,7 +112,6 @@ mod tests {
     use crate::extended::hardware::Hardware;
     use crate::extended::options::ExtendedOptions;
     use crate::extended::{Sharding, Stack};
-    use crate::vocab::CollectiveKind;
 
     #[test]
     fn the_optimizers_walk_by_hand() {

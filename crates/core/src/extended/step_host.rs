@@ -44,7 +44,7 @@
 use super::layout::Layout;
 use super::pipeline::StageSplit;
 use super::pricing::Pricing;
-use crate::vocab::CollectiveKind;
+use super::optimizer_host::small_all_reduce_s;
 
 /// The host time of one PyTorch call, defined beside the per-operation one in [`super::pricing`]
 /// (the MoE layer's counted calls, an earlier stage, price at it too).
@@ -180,16 +180,6 @@ pub fn unfused_wgrad_bytes(p: &Pricing, linear_parameters: f64) -> f64 {
     UNFUSED_WGRAD_BYTES_PER_WEIGHT * linear_parameters
 }
 
-/// NCCL's time for an all-reduce of one 8-byte statistic over `group` ranks of `layout`'s
-/// placement (zero for one rank) [s].
-pub(super) fn small_all_reduce_s(p: &Pricing, group: u64) -> f64 {
-    if group <= 1 {
-        return 0.0;
-    }
-    let share = group.min(p.hw.domain_size().max(1));
-    p.collective(CollectiveKind::AllReduce, 8e-9, group, share)
-}
-
 /// The per-step host work of the statistics `p.opts` switches on, for the busiest rank of
 /// `layout` whose optimizer holds `optimizer_tensors` gradient tensors ([`optimizer_tensors`])
 /// [s]. Zero under a compiled stack or a part whose runtime launches its own kernels (the flags
@@ -229,6 +219,7 @@ mod tests {
     use crate::SystemParams;
     use crate::extended::hardware::Hardware;
     use crate::extended::options::ExtendedOptions;
+    use crate::vocab::CollectiveKind;
 
     #[test]
     fn tensors_by_hand() {
