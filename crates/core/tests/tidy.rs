@@ -161,6 +161,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "data_parallel",
             "pipeline",
             "stack_nanotron",
+            "optimizer_host",
             "step_host",
             "fp32_accumulation",
             "stack_tensors",

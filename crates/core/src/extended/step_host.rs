@@ -44,7 +44,7 @@
 use super::layout::Layout;
 use super::pipeline::StageSplit;
 use super::pricing::Pricing;
-use crate::vocab::CollectiveKind;
+use super::optimizer_host::small_all_reduce_s;
 
 /// The host time of one PyTorch call, defined beside the per-operation one in [`super::pricing`]
 /// (the MoE layer's counted calls, an earlier stage, price at it too).
@@ -112,12 +112,15 @@ pub struct StepHostWork {
     pub zeros_in_grad_s: f64,
     /// `--log-params-norm`: the norm over all parameters [s].
     pub params_norm_s: f64,
+    /// The optimizer step's walk over its tensors that the zero count's sync exposes
+    /// ([`super::optimizer_host`]) [s].
+    pub optimizer_s: f64,
 }
 
 impl StepHostWork {
     /// Their sum [s].
     pub fn total_s(&self) -> f64 {
-        self.zeros_in_grad_s + self.params_norm_s
+        self.zeros_in_grad_s + self.params_norm_s + self.optimizer_s
     }
 }
 
@@ -177,16 +180,6 @@ pub fn unfused_wgrad_bytes(p: &Pricing, linear_parameters: f64) -> f64 {
     UNFUSED_WGRAD_BYTES_PER_WEIGHT * linear_parameters
 }
 
-/// NCCL's time for an all-reduce of one 8-byte statistic over `group` ranks of `layout`'s
-/// placement (zero for one rank) [s].
-fn small_all_reduce_s(p: &Pricing, group: u64) -> f64 {
-    if group <= 1 {
-        return 0.0;
-    }
-    let share = group.min(p.hw.domain_size().max(1));
-    p.collective(CollectiveKind::AllReduce, 8e-9, group, share)
-}
-
 /// The per-step host work of the statistics `p.opts` switches on, for the busiest rank of
 /// `layout` whose optimizer holds `optimizer_tensors` gradient tensors ([`optimizer_tensors`])
 /// [s]. Zero under a compiled stack or a part whose runtime launches its own kernels (the flags
@@ -216,7 +209,8 @@ pub fn step_host_work(p: &Pricing, layout: &Layout, optimizer_tensors: f64) -> S
     } else {
         0.0
     };
-    StepHostWork { zeros_in_grad_s, params_norm_s }
+    let optimizer_s = super::optimizer_host::optimizer_host_s(p, layout, optimizer_tensors);
+    StepHostWork { zeros_in_grad_s, params_norm_s, optimizer_s }
 }
 
 #[cfg(test)]
@@ -225,6 +219,7 @@ mod tests {
     use crate::SystemParams;
     use crate::extended::hardware::Hardware;
     use crate::extended::options::ExtendedOptions;
+    use crate::vocab::CollectiveKind;
 
     #[test]
     fn tensors_by_hand() {
