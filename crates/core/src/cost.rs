@@ -101,13 +101,17 @@ impl ExtendedSetup {
     }
 
     /// Checks the expert degrees the MoE options fix (`moe.ep`, `moe.etp`) against the model's
-    /// experts ([`crate::extended::moe::experts::check_fixed_degrees`]): a search refuses a degree
-    /// no candidate can take by name rather than ending in "0 fit". Dense workloads: nothing to check.
-    pub fn check_fixed_expert_degrees(&self) -> Result<(), Error> {
+    /// experts and a search's `devices` ([`crate::extended::moe::experts::check_fixed_degrees`]): a
+    /// search refuses a degree no candidate can take by name rather than ending in "0 fit". Dense
+    /// workloads: nothing to check.
+    pub fn check_fixed_expert_degrees(&self, devices: u64) -> Result<(), Error> {
         match &self.workload.moe {
-            Some(moe) => {
-                crate::extended::moe::experts::check_fixed_degrees(moe, self.options.moe.ep, self.options.moe.etp)
-            }
+            Some(moe) => crate::extended::moe::experts::check_fixed_degrees(
+                moe,
+                self.options.moe.ep,
+                self.options.moe.etp,
+                devices,
+            ),
             None => Ok(()),
         }
     }

@@ -226,7 +226,7 @@ impl Search {
         }
         let options = ext.options;
         // A fixed degree no layout can take would leave every candidate without an expert layout.
-        ext.check_fixed_expert_degrees()?;
+        ext.check_fixed_expert_degrees(spec.n_gpus)?;
         let fixed = choices.fixed_execution(&options);
         let evaluator = ext.evaluator(&fixed.apply(&options), spec.strategy, spec.global_batch)?;
         let (mut space, widening) = widen::search_space(

@@ -102,11 +102,28 @@ pub const MOE_EP_FIELD: FieldPath<'static> = FieldPath::new("moe.ep");
 pub const MOE_ETP_FIELD: FieldPath<'static> = FieldPath::new("moe.etp");
 
 /// Checks the degrees the MoE options fix (`moe.ep`, `moe.etp`; `None`: searched) against the
-/// model's experts before a search, so a degree no candidate can take is refused by name instead
-/// of leaving every candidate without an expert layout ("0 fit"). The rules are [`ExpertLayout::fold`]'s
-/// that no layout can meet: `ep` divides the routed experts, `etp` the expert width.
-pub fn check_fixed_degrees(moe: &MoeShape, ep: Option<u64>, etp: Option<u64>) -> Result<(), Error> {
-    check_degrees(moe, ep, etp, MOE_EP_FIELD, MOE_ETP_FIELD)
+/// model's experts and the search's `devices` before a search, so a degree no candidate can take is
+/// refused by name instead of leaving every candidate without an expert layout ("extended mode
+/// rejects every candidate"). The rules are [`ExpertLayout::fold`]'s that no layout can meet: `ep`
+/// divides the routed experts, `etp` the expert width, and `ep·etp` (an `etp` left to the search
+/// counts 1) divides the ranks of one pipeline stage, `tp·cp·dp = devices/pp`, so it can be at most
+/// the `devices` (one stage, `pp` 1). The error names `moe.ep`, or `moe.etp` when `ep` alone fits.
+pub fn check_fixed_degrees(moe: &MoeShape, ep: Option<u64>, etp: Option<u64>, devices: u64) -> Result<(), Error> {
+    check_degrees(moe, ep, etp, MOE_EP_FIELD, MOE_ETP_FIELD)?;
+    let (e, t) = (ep.unwrap_or(1), etp.unwrap_or(1));
+    if e.saturating_mul(t) <= devices {
+        return Ok(());
+    }
+    let (field, value) = if e > devices { (MOE_EP_FIELD, e) } else { (MOE_ETP_FIELD, t) };
+    Err(Error::invalid(
+        field.as_str(),
+        value,
+        format!(
+            "ep·etp = {e} · {t} = {} must divide the ranks of one pipeline stage tp·cp·dp = devices/pp, at most the {devices} devices",
+            e.saturating_mul(t)
+        ),
+    )
+    .with_hint("MoE parallel folding splits one stage's ranks as etp × ep × expert-dp"))
 }
 
 /// The `(ep, etp)` pairs a search tries for `layout`: every `ep` dividing both the experts and the
@@ -175,17 +192,38 @@ mod tests {
     #[test]
     fn fixed_degrees_the_experts_cannot_take_are_refused_by_their_moe_key() {
         // DeepSeek-V3: 256 routed experts, expert width 2048.
-        assert!(check_fixed_degrees(&dsv3(), None, None).is_ok());
-        assert!(check_fixed_degrees(&dsv3(), Some(256), Some(2048)).is_ok());
+        assert!(check_fixed_degrees(&dsv3(), None, None, 1024).is_ok());
+        assert!(check_fixed_degrees(&dsv3(), Some(256), Some(4), 1024).is_ok());
         // 256 % 3 = 1; 512 > 256 experts; 2048 % 3 = 2.
         for (ep, etp, field) in [(Some(3), None, "moe.ep"), (Some(512), Some(1), "moe.ep"), (None, Some(3), "moe.etp")]
         {
-            assert_eq!(check_fixed_degrees(&dsv3(), ep, etp).unwrap_err().field(), Some(field), "{ep:?} {etp:?}");
+            assert_eq!(check_fixed_degrees(&dsv3(), ep, etp, 1024).unwrap_err().field(), Some(field), "{ep:?} {etp:?}");
         }
-        let e = check_fixed_degrees(&dsv3(), Some(0), None).unwrap_err();
+        let e = check_fixed_degrees(&dsv3(), Some(0), None, 1024).unwrap_err();
         assert_eq!(
             e.to_string(),
             "moe.ep = 0: must divide the routed experts 256 (each EP rank holds the same number of experts)"
         );
+    }
+
+    #[test]
+    fn fixed_degrees_larger_than_a_stage_are_refused_before_the_search() {
+        // 64 devices: a pipeline stage has tp·cp·dp = 64/pp ≤ 64 ranks. ep 128 divides the 256
+        // experts but no stage: refused by `moe.ep`; ep 64 alone fits (pp 1), ep 64 · etp 2 = 128
+        // does not: refused by `moe.etp`; 32 · 2 = 64 fits; an etp left open counts 1.
+        assert!(check_fixed_degrees(&dsv3(), Some(64), None, 64).is_ok());
+        assert!(check_fixed_degrees(&dsv3(), Some(32), Some(2), 64).is_ok());
+        assert!(check_fixed_degrees(&dsv3(), None, Some(64), 64).is_ok());
+        let e = check_fixed_degrees(&dsv3(), Some(128), None, 64).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "moe.ep = 128: ep·etp = 128 · 1 = 128 must divide the ranks of one pipeline stage tp·cp·dp = \
+             devices/pp, at most the 64 devices (MoE parallel folding splits one stage's ranks as etp × ep × expert-dp)"
+        );
+        let e = check_fixed_degrees(&dsv3(), Some(64), Some(2), 64).unwrap_err();
+        assert_eq!(e.field(), Some("moe.etp"));
+        assert!(e.to_string().starts_with("moe.etp = 2: ep·etp = 64 · 2 = 128"), "{e}");
+        // The model's own rules come first: ep 512 > 256 experts names the experts, not the devices.
+        assert!(check_fixed_degrees(&dsv3(), Some(512), None, 64).unwrap_err().to_string().contains("routed experts"));
     }
 }

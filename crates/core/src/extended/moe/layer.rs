@@ -31,12 +31,10 @@ use crate::extended::workload::Workload;
 use crate::moe_shape::MoeShape;
 use crate::vocab::TimePart;
 
-/// Tokens per local expert at which a grouped GEMM runs at half its large-`M` rate [tokens]. An
-/// engineering estimate: Hopper/Blackwell GEMM tiles are 128 rows high, so an expert with `M`
-/// tokens fills `M/(M + 128)` of its tiles' work on average once launch and tail effects are
-/// counted (grouped-GEMM benchmarks of Megatron-Core and DeepGEMM fall off below a few hundred
-/// tokens per expert).
-pub const GROUPED_GEMM_HALF_TOKENS: f64 = 128.0;
+/// Tokens per local expert at which a GPU's grouped GEMM runs at half its large-`M` rate
+/// [tokens]: [`super::grouped_gemm::GPU_HALF_TOKENS`] (128-row tiles, checked against DeepGEMM's
+/// H800 table; a TPU's megablox tile is [`super::grouped_gemm::TPU_HALF_TOKENS`]).
+pub use super::grouped_gemm::GPU_HALF_TOKENS as GROUPED_GEMM_HALF_TOKENS;
 
 /// Share of a GPU's SMs the expert exchange's kernels hold while they run beside computation
 /// [0–1]: DeepSeek-V3's 20 of the H800's 132 SMs (DeepSeek-V3 technical report, arXiv 2412.19437,
@@ -88,9 +86,10 @@ pub fn paired_exposed_s(overlap: A2aOverlap, x: &Exchange, attention_s: (f64, f6
     }
 }
 
-/// Grouped-GEMM efficiency at `m` tokens per local expert [0–1].
+/// A GPU's grouped-GEMM efficiency at `m` tokens per local expert [0–1]
+/// ([`super::grouped_gemm::efficiency`] at [`GROUPED_GEMM_HALF_TOKENS`]).
 pub fn grouped_gemm_efficiency(m: f64) -> f64 {
-    if m <= 0.0 { 1.0 } else { m / (m + GROUPED_GEMM_HALF_TOKENS) }
+    super::grouped_gemm::efficiency(m, GROUPED_GEMM_HALF_TOKENS)
 }
 
 /// Bytes of one router probability kept per token and expert (FP32) [B].
@@ -333,7 +332,7 @@ pub fn moe_mlp_operations(
     let fe_local = m.expert_ffn as f64 / el.etp as f64;
     let raw = p.weight_linear(rows, h, gates * fe_local) + p.weight_linear(rows, fe_local, h);
     let tokens_per_expert = gamma * t * k * (el.ep * el.etp) as f64 / e;
-    let eff = grouped_gemm_efficiency(tokens_per_expert);
+    let eff = super::grouped_gemm::efficiency(tokens_per_expert, super::grouped_gemm::half_tokens(p.hw));
     // The host issues each local expert's GEMMs one by one. Forward, the dispatcher has just
     // waited on the GPU for the tokens-per-expert counts ([`expert_issue_s`]): the experts take
     // at least their issue time. Backward, the issues join the block's ([`MoeMlpCost::bwd_issue_s`]).
