@@ -12,7 +12,7 @@
 //! | some of the layers | Megatron `block` method with `k` of `n` layers, torchtitan layer SAC `every 2 layers`, `50 % of layers`, `every other layer` | partial: the share of the layers |
 //! | activations offloaded to host | MaxText `minimal_offloaded`, `qkv_proj_offloaded`, DeepSpeed `cpu_checkpointing`, torchtune activation offloading | selective (no extra forward; device memory over-counted) |
 //!
-//! A value that opens by saying the policy is unknown (`unclear`, `unknown`, `unstated`,
+//! A value that opens by saying the policy is unknown (`unclear`, `unknown`, `unstated`, `not stated`,
 //! `unspecified`) states none and is read like an absent one (none), noted.
 //!
 //! Anything else that names recomputation without a qualifier (`recompute`, `remat`,
@@ -223,8 +223,12 @@ pub fn read_recompute_of_block(text: Option<&str>, layers: Option<u64>, block: B
         return RecomputeReading::plain(Recompute::None);
     }
     // A value that opens by saying the policy is not known states none: read as not stated.
+    // Also in two words ("not stated", "not specified", "not given": session 30's NeMo rows).
     const LEADING_UNKNOWN: [&str; 4] = ["unclear", "unknown", "unstated", "unspecified"];
-    if w.tokens.first().is_some_and(|t| LEADING_UNKNOWN.contains(&t.as_str())) {
+    const NOT_WHAT: [&str; 5] = ["stated", "specified", "given", "known", "reported"];
+    let not_stated = w.tokens.first().is_some_and(|t| t == "not")
+        && w.tokens.get(1).is_some_and(|t| NOT_WHAT.contains(&t.as_str()));
+    if not_stated || w.tokens.first().is_some_and(|t| LEADING_UNKNOWN.contains(&t.as_str())) {
         return RecomputeReading::noted(Recompute::None, format!("recompute `{t}`: no policy stated, read as none"));
     }
     // Offloading (with or without recomputation of the rest).
@@ -392,7 +396,7 @@ mod tests {
 
     #[test]
     fn an_unknown_policy_is_read_as_not_stated() {
-        for t in ["unclear (see notes)", "unknown", "Unspecified in the paper"] {
+        for t in ["unclear (see notes)", "unknown", "Unspecified in the paper", "not stated", "Not specified on the page"] {
             let r = read_recompute(Some(t), Some(32));
             assert_eq!(r.level, Recompute::None, "{t}");
             assert!(r.note.is_some_and(|n| n.contains("no policy stated")), "{t}");
