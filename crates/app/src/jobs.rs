@@ -230,7 +230,7 @@ fn scenario_jobs(
             make(
                 fields.clone(),
                 (mode.mode_text(), mode.ext_text()),
-                crate::explorer::moe_text_of(mode),
+                crate::explorer::moe_keys::moe_text_of(mode),
                 docs.clone(),
                 (i, count),
             )

@@ -8,7 +8,8 @@
 //! or a search that does not finish within its budget (the page shows progress and a cancel
 //! button).
 
-use fmperf_app::explorer::{self, Pin};
+use fmperf_app::explorer;
+use fmperf_app::explorer::pins::{Pin, pin_items};
 use fmperf_app::query::Query;
 use fmperf_app::results::{self as texts, METRIC_HEADERS};
 use fmperf_app::style::EXPLORER_CSS;
@@ -296,7 +297,7 @@ impl Table<'_> {
         let keys: Vec<_> = reports.iter().map(|r| (r.candidate, r.experts)).collect();
         let groups = texts::collapse_rows(&keys);
         let selected = self.q.get(explorer::SEL);
-        let pins = explorer::pin_items(self.q);
+        let pins = pin_items(self.q);
         let mut out = String::new();
         for (g, (lead, others)) in groups.iter().enumerate() {
             let r = &reports[*lead];

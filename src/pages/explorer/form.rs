@@ -306,7 +306,7 @@ fn write_moe_key(ex: Explorer, key: &'static str, value: &str, push: bool) {
 
 /// The Mixture-of-Experts switches of the scenario (core's `--moe` keys): token dispatcher,
 /// expert load, all-to-all overlap and FP8 dispatch, each a URL key of its own
-/// ([`fmperf_app::explorer::MOE_KEYS`]). Shown for MoE models in extended mode, and whenever the
+/// ([`fmperf_app::explorer::moe_keys::MOE_KEYS`]). Shown for MoE models in extended mode, and whenever the
 /// switches are in error; in reference mode (no experts) their keys wait in the URL, as `ext`'s
 /// do ([`fmperf_app::explorer::mode_from_query`]).
 #[component]
@@ -325,7 +325,7 @@ fn MoeControls() -> impl IntoView {
     let dispatcher = move || get(keys::MOE_DISPATCHER);
     let dispatchers = move || {
         let mut list: Vec<(String, String)> =
-            fmperf_app::explorer::MOE_DISPATCHERS.iter().map(|(v, label)| (v.to_string(), label.to_string())).collect();
+            keys::MOE_DISPATCHERS.iter().map(|(v, label)| (v.to_string(), label.to_string())).collect();
         // A value typed into the URL (deepep:8) is an option of its own, so it shows as it is.
         let current = dispatcher();
         if !list.iter().any(|(v, _)| *v == current) {
@@ -340,10 +340,8 @@ fn MoeControls() -> impl IntoView {
     };
     let overlap = move || get(keys::MOE_A2A_OVERLAP);
     let overlaps = move || {
-        let mut list: Vec<(String, String)> = fmperf_app::explorer::MOE_A2A_OVERLAPS
-            .iter()
-            .map(|(v, label)| (v.to_string(), label.to_string()))
-            .collect();
+        let mut list: Vec<(String, String)> =
+            keys::MOE_A2A_OVERLAPS.iter().map(|(v, label)| (v.to_string(), label.to_string())).collect();
         let current = overlap();
         if !list.iter().any(|(v, _)| *v == current) {
             list.push((current.clone(), current));
@@ -393,7 +391,7 @@ fn MoeControls() -> impl IntoView {
                     on_text=Callback::new(|_: String| {})
                     on_commit=Callback::new(move |(v, push): (String, bool)| write_moe_key(ex, keys::MOE_LOAD, &v, push))
                     error=error(keys::MOE_LOAD)
-                    help=Signal::derive(|| fmperf_app::explorer::MOE_LOAD_HELP.to_string())
+                    help=Signal::derive(|| keys::MOE_LOAD_HELP.to_string())
                     placeholder=Signal::derive(|| "dropless:1.1".to_string())
                     inputmode="text"
                 />

@@ -46,7 +46,7 @@ pub fn BandsCard(mode: Memo<ModeKind>, memory: Arc<Report>) -> impl IntoView {
                     .map(|b| {
                         let (typical, wider) = cell(b);
                         view! {
-                            <td class="num" data-basis=format!("{:?}", b.basis) title=b.message.clone()>
+                            <td class="num" data-basis=b.basis.key() title=b.message.clone()>
                                 {typical}
                                 {wider.map(|w| view! { <br /> <small class="muted">{w}</small> })}
                             </td>

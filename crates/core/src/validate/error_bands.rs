@@ -194,6 +194,23 @@ pub enum Basis {
     None,
 }
 
+impl Basis {
+    /// Every basis, from the narrowest to none.
+    pub const ALL: [Basis; 5] = [Basis::Exact, Basis::PartClass, Basis::ModelClass, Basis::AllRuns, Basis::None];
+
+    /// Its stable key (`exact`, `part_class`, `model_class`, `all_runs`, `none`), the name its JSON
+    /// writes: for attributes and keys, which must not follow the `Debug` form.
+    pub fn key(self) -> &'static str {
+        match self {
+            Basis::Exact => "exact",
+            Basis::PartClass => "part_class",
+            Basis::ModelClass => "model_class",
+            Basis::AllRuns => "all_runs",
+            Basis::None => "none",
+        }
+    }
+}
+
 /// The error bar of a prediction.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ErrorBand {
@@ -337,6 +354,15 @@ pub fn error_band_for(mode: ModeKind, part: &CatalogSystem, model: ModelClass) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn basis_keys_are_the_json_names() {
+        // The key an attribute carries is the name the JSON writes (serde's snake_case), one per basis.
+        for b in Basis::ALL {
+            assert_eq!(serde_json::to_value(b).unwrap(), serde_json::Value::from(b.key()), "{b:?}");
+        }
+        assert_eq!(Basis::PartClass.key(), "part_class");
+    }
 
     #[test]
     fn classes() {

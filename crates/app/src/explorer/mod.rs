@@ -16,7 +16,8 @@
 //! | `only` | `mainstream`: only strategies Megatron/NeMo, torchtitan and MaxText run (no SUMMA 2D) | all |
 //! | `sel` | selected configuration ([`fmperf_core::search::code`]) | the best |
 //! | `tab` | detail panel: `breakdown`, `layers`, `compare`, `own` | `breakdown` |
-//! | `cmp` | configurations to compare: `model~system~domain~batch~config`, comma-separated | |
+//! | `cmp` | configurations to compare: `model~system~domain~batch~config`, comma-separated ([`pins`]) | |
+//! | `moe.dispatcher`, `moe.load`, `moe.a2a_overlap`, `moe.fp8_dispatch` | the Mixture-of-Experts controls ([`moe_keys`]) | the defaults |
 //! | `price` | your price per device-hour, for the scenario's part ([`crate::run_cost::PRICE_KEY`]); empty: the part's example price | |
 //! | `rank` | order of the compared configurations: `cost` (the whole run's money) or `time` ([`crate::run_cost::RANK_KEY`]) | `time` |
 //! | `own.s`, `own.tp`, `own.tp2`, `own.pp`, `own.mbs`, `own.nb`, `own.nv` | "try your own" form | |
@@ -35,10 +36,12 @@
 //! (GB200 NVL72: 72), except on the reference's preset systems, whose files the published study
 //! always overrode with 8 ([`default_domain`]).
 
+pub mod moe_keys;
+pub mod pins;
+
 use fmperf_core::explore::own::OwnFields;
 use fmperf_core::mode_kind::ModeKind;
 use fmperf_core::resolve::explorer::ExploreFields;
-use fmperf_core::search::code::parse_candidate;
 use fmperf_core::vocab::Candidate;
 use fmperf_core::{Error, Strategy};
 
@@ -46,6 +49,7 @@ use crate::mode::{self, MODE_KEY};
 use crate::number::{normalize_amount, normalize_count};
 use crate::query::Query;
 use crate::system_spec;
+use moe_keys::{MOE_KEYS, moe_text};
 
 /// Model id.
 pub const MODEL: &str = "model";
@@ -77,52 +81,6 @@ pub const TAB: &str = "tab";
 pub const CMP: &str = "cmp";
 /// Row filter: `mainstream` lists only strategies that Megatron/NeMo, torchtitan and MaxText run.
 pub const ONLY: &str = "only";
-
-/// The Mixture-of-Experts controls' keys, each one key of core's MoE text form
-/// ([`fmperf_core::extended::moe::MoeOptions::with_text`], whose errors name `moe.<key>`: the URL
-/// key); absent or empty: the default. Shown (and read) for MoE models in extended mode.
-pub const MOE_KEYS: [&str; 4] = [MOE_DISPATCHER, MOE_LOAD, MOE_A2A_OVERLAP, MOE_FP8_DISPATCH];
-/// Token dispatcher (`alltoall`, `allgather`, `deepep`, `deepep:4`).
-pub const MOE_DISPATCHER: &str = "moe.dispatcher";
-/// Expert load (`dropless:1.2`, `forced`, `capacity:1.25`).
-pub const MOE_LOAD: &str = "moe.load";
-/// All-to-all overlapped with compute (`on`/`off`/`search`; absent: the search's choice).
-pub const MOE_A2A_OVERLAP: &str = "moe.a2a_overlap";
-/// Dispatch in FP8 (`on`/`off`).
-pub const MOE_FP8_DISPATCH: &str = "moe.fp8_dispatch";
-
-/// The token dispatcher's choices in the explorer (value of [`MOE_DISPATCHER`], label); the
-/// first is the default (an absent key).
-pub const MOE_DISPATCHERS: [(&str, &str); 4] = [
-    ("", "all-to-all (default)"),
-    ("allgather", "all-gather"),
-    ("deepep", "DeepEP / HybridEP"),
-    ("deepep:4", "DeepEP, 4 domains per token"),
-];
-
-/// The all-to-all overlap's choices in the explorer (value of [`MOE_A2A_OVERLAP`], label); the
-/// first is the default (an absent key: each configuration takes the cheaper of the two).
-pub const MOE_A2A_OVERLAPS: [(&str, &str); 3] =
-    [("", "chosen by the search (default)"), ("on", "overlapped with compute"), ("off", "exposed (no overlap)")];
-
-/// The help under the expert-load field.
-pub const MOE_LOAD_HELP: &str = "dropless:γ (busiest EP rank at γ× the mean; default 1.1), forced (uniform), capacity:C (tokens over C× the mean dropped)";
-
-/// The MoE switches `q` sets ([`MOE_KEYS`]) as core's text form (`dispatcher=deepep:4,a2a_overlap=on`;
-/// `None`: all default), or the problem of a value holding `,` or `=` (it would set another key),
-/// named by its key.
-pub fn moe_text(q: &Query) -> Result<Option<String>, Error> {
-    let mut pairs = Vec::new();
-    for key in MOE_KEYS {
-        let Some(v) = q.get(key).map(str::trim).filter(|v| !v.is_empty()) else { continue };
-        if v.contains([',', '=']) {
-            return Err(Error::invalid(key, v, "must be one value, without a comma or '='")
-                .with_hint("e.g. dropless:1.2, deepep:4 or on"));
-        }
-        pairs.push(format!("{}={v}", key.trim_start_matches("moe.")));
-    }
-    Ok((!pairs.is_empty()).then(|| pairs.join(",")))
-}
 
 /// The scenario keys (what a saved scenario holds and what changing the scenario rewrites).
 pub const SCENARIO_KEYS: [&str; 9] = [MODEL, SYSTEM, DOMAIN, GPUS, BATCH, STRATEGIES, TOP, BUDGET, UNIT];
@@ -181,13 +139,6 @@ pub fn mode_from_query(q: &Query) -> Result<fmperf_core::mode::Mode, Error> {
     // nor an error the toggle would have caused.
     let moe = if mode.options().is_some() { moe_text(q)? } else { None };
     mode.with_moe_text(moe.as_deref())
-}
-
-/// The MoE switches of `mode` that differ from the defaults, as core's text form (`None`: none
-/// or reference mode): what a worker's job carries besides the mode's text.
-pub fn moe_text_of(mode: &fmperf_core::mode::Mode) -> Option<String> {
-    let o = mode.options()?;
-    (o.moe != fmperf_core::extended::moe::MoeOptions::default()).then(|| o.moe.to_string())
 }
 
 /// The explorer's mode defaults for the mode panel: the mode a URL without `mode` is read in, no
@@ -466,143 +417,11 @@ pub fn list_from_query(q: &Query) -> Option<Strategy> {
     q.get(LIST).and_then(|s| s.parse().ok())
 }
 
-/// One configuration to compare: a scenario (model, system, domain, batch) and a configuration;
-/// the device count is the configuration's.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Pin {
-    /// Model id.
-    pub model: String,
-    /// System spec (`id[,key=value]…`).
-    pub system: String,
-    /// Domain size [devices].
-    pub domain: u64,
-    /// Global batch [samples].
-    pub batch: u64,
-    /// The configuration.
-    pub candidate: Candidate,
-}
-
-/// Largest number of compared configurations.
-pub const MAX_PINS: usize = 4;
-
-impl Pin {
-    /// The text form `model~system~domain~batch~config` (the system spec's commas written as `;`,
-    /// since the `cmp` key separates pins with commas).
-    pub fn to_text(&self) -> String {
-        format!(
-            "{}~{}~{}~{}~{}",
-            self.model,
-            self.system.replace(',', ";"),
-            self.domain,
-            self.batch,
-            fmperf_core::search::code::format_candidate(&self.candidate)
-        )
-    }
-
-    /// Parses the text form.
-    pub fn parse(text: &str) -> Result<Pin, Error> {
-        let parts: Vec<&str> = text.split('~').collect();
-        let [model, system, domain, batch, config] = parts.as_slice() else {
-            return Err(Error::invalid(CMP, text, "must be model~system~domain~batch~config"));
-        };
-        let num = |s: &str| s.parse::<u64>().ok().filter(|&v| v > 0);
-        let (Some(domain), Some(batch)) = (num(domain), num(batch)) else {
-            return Err(Error::invalid(CMP, text, "domain size and batch must be positive whole numbers"));
-        };
-        Ok(Pin {
-            model: model.to_string(),
-            system: system.replace(';', ","),
-            domain,
-            batch,
-            candidate: parse_candidate(config)?,
-        })
-    }
-}
-
-/// The compared configurations of a query (unparseable entries are reported, not dropped).
-pub fn pins_from_query(q: &Query) -> Vec<Result<Pin, (String, Error)>> {
-    q.get(CMP)
-        .unwrap_or("")
-        .split(',')
-        .filter(|s| !s.trim().is_empty())
-        .take(MAX_PINS)
-        .map(|s| Pin::parse(s).map_err(|e| (s.to_string(), e)))
-        .collect()
-}
-
-/// The pin texts of the `cmp` key, in order.
-pub fn pin_items(q: &Query) -> Vec<String> {
-    q.get(CMP).unwrap_or("").split(',').filter(|s| !s.is_empty()).map(str::to_string).collect()
-}
-
-/// Sets the `cmp` key to `items` (removes it when empty).
-fn set_pin_items(q: &mut Query, items: &[String]) {
-    if items.is_empty() { q.remove(CMP) } else { q.set(CMP, &items.join(",")) }
-}
-
-/// Adds a pin unless present; when [`MAX_PINS`] are pinned already, the oldest goes if
-/// `drop_oldest`, else nothing is added.
-pub fn add_pin(q: &mut Query, text: &str, drop_oldest: bool) {
-    let mut items = pin_items(q);
-    if items.iter().any(|x| x == text) {
-        return;
-    }
-    if items.len() >= MAX_PINS {
-        if !drop_oldest {
-            return;
-        }
-        items.remove(0);
-    }
-    items.push(text.to_string());
-    set_pin_items(q, &items);
-}
-
-/// Removes a pin.
-pub fn remove_pin(q: &mut Query, text: &str) {
-    let mut items = pin_items(q);
-    items.retain(|x| x != text);
-    set_pin_items(q, &items);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fmperf_core::search::code::format_candidate;
-
-    #[test]
-    fn moe_controls_read_into_the_mode_and_name_their_key() {
-        use fmperf_core::extended::moe::{Dispatcher, Load};
-        let q = Query::parse(
-            "?mode=extended&moe.dispatcher=deepep:4&moe.load=dropless:1.3&moe.a2a_overlap=on&moe.fp8_dispatch=on",
-        );
-        assert_eq!(
-            moe_text(&q).unwrap().as_deref(),
-            Some("dispatcher=deepep:4,load=dropless:1.3,a2a_overlap=on,fp8_dispatch=on")
-        );
-        let m = mode_from_query(&q).unwrap();
-        let o = m.options().unwrap().moe;
-        assert_eq!(o.dispatcher, Dispatcher::Hierarchical { max_domains: Some(4) });
-        assert_eq!(o.load, Load::Dropless { imbalance: 1.3 });
-        assert!(o.a2a_overlap == fmperf_core::extended::moe::A2aOverlap::On && o.fp8_dispatch);
-        // What a worker's job carries reads back into the same switches.
-        let text = moe_text_of(&m).unwrap();
-        let again = fmperf_core::mode::Mode::extended().with_moe_text(Some(&text)).unwrap();
-        assert_eq!(again, m);
-        assert_eq!(moe_text_of(&fmperf_core::mode::Mode::extended()), None);
-        // Absent or empty keys are the defaults. In reference mode the switches wait in the URL,
-        // as `ext`'s do (the mode toggle keeps both for the way back): not read, not an error.
-        assert_eq!(moe_text(&Query::parse("?moe.load=")).unwrap(), None);
-        let r = mode_from_query(&Query::parse("?mode=reference&moe.dispatcher=allgather")).unwrap();
-        assert_eq!(r, fmperf_core::mode::Mode::Reference);
-        let back = mode_from_query(&Query::parse("?mode=extended&moe.dispatcher=allgather")).unwrap();
-        assert_ne!(back, fmperf_core::mode::Mode::extended());
-        // A bad value is an error at its field; a comma cannot smuggle in another key.
-        let bad = mode_from_query(&Query::parse("?mode=extended&moe.load=sometimes")).unwrap_err();
-        assert_eq!(bad.field(), Some(MOE_LOAD));
-        let smuggled = mode_from_query(&Query::parse("?mode=extended&moe.load=forced%2Cep%3D4")).unwrap_err();
-        assert_eq!(smuggled.field(), Some(MOE_LOAD));
-        assert!(is_explorer_key(MOE_DISPATCHER));
-    }
+    use crate::explorer::pins::add_pin;
+    use fmperf_core::search::code::parse_candidate;
 
     fn sample() -> ExploreFields {
         ExploreFields {
@@ -826,30 +645,6 @@ mod tests {
             assert_eq!(list_from_query(&Query::parse(&q.to_search())), Some(s));
         }
         assert_eq!(list_from_query(&Query::parse("?list=all")), None);
-    }
-
-    #[test]
-    fn compared_configurations_round_trip_with_system_options() {
-        let candidate = parse_candidate("1d.dp16.tp4.pp32.mbs1.nv4x1x1").unwrap();
-        let pin = Pin {
-            model: "llama3-70b".into(),
-            system: "nvidia_gb200_nvl72,scale_out=50,nics=2".into(),
-            domain: 72,
-            batch: 4096,
-            candidate,
-        };
-        let mut q = Query::default();
-        add_pin(&mut q, &pin.to_text(), true);
-        add_pin(&mut q, &pin.to_text(), true);
-        assert_eq!(pin_items(&q).len(), 1);
-        let back = pins_from_query(&Query::parse(&q.to_search()));
-        assert_eq!(back.len(), 1);
-        let got = back[0].as_ref().unwrap();
-        assert_eq!(got, &pin);
-        assert_eq!(format_candidate(&got.candidate), format_candidate(&pin.candidate));
-        remove_pin(&mut q, &pin.to_text());
-        assert_eq!(q.get(CMP), None);
-        assert!(Pin::parse("a~b~0~1~x").is_err());
     }
 
     #[test]

@@ -4,144 +4,25 @@
 //! anything is wrong; and a JSON view where a whole document can be pasted, with every problem
 //! listed by field path.
 
-use std::collections::BTreeMap;
+mod field;
+mod inherited_notes;
+mod start;
 
+use fmperf_core::Error;
 use fmperf_core::format::custom_store::{CustomStore, EntryKind};
 use fmperf_core::format::form::{
-    FormField, FormValues, check_form, document_text, form_fields, has_preset, values_of, values_of_document,
+    FormField, check_form, document_text, form_fields, has_preset, values_of, values_of_document,
 };
-use fmperf_core::format::notes::{StaleNote, stale_notes, with_note, without_notes};
 use fmperf_core::format::{Document, DocumentFormat, Parsed, parse_detailed, to_json};
-use fmperf_core::schema::fields::Kind;
-use fmperf_core::{Error, catalog};
 use leptos::prelude::*;
 use serde_json::Value;
 
-use super::detail::unit_label;
-use super::{Flash, problem_list, rich, tab_of};
+use super::{Flash, problem_list, tab_of};
 use crate::storage::stored;
 use crate::url_state::UrlState;
-
-/// What Save does.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Target {
-    /// Adds a new entry.
-    New,
-    /// Replaces the user's entry at this index.
-    Replace(usize),
-}
-
-/// The two views of the editor (not the model's mode, `fmperf_core::mode_kind::ModeKind`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum EditorView {
-    Form,
-    Json,
-}
-
-/// What happens to the notes an edit inherited when the user changes a figure they speak of
-/// ([`fmperf_core::format::notes`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum NotePolicy {
-    /// A duplicate: such notes are dropped as the figure changes (each can be put back).
-    Drop,
-    /// The user's own entry: such notes are listed for the user to check, never removed.
-    Warn,
-    /// Nothing to compare with (a new document).
-    Keep,
-}
-
-/// Where an edit starts.
-#[derive(Clone, Debug)]
-struct Start {
-    kind: EntryKind,
-    target: Target,
-    values: FormValues,
-    json: String,
-    mode: EditorView,
-    title: String,
-    notes: NotePolicy,
-}
-
-fn doc_id_mut(doc: &mut Document) -> Option<(&mut String, &mut String, &mut Vec<fmperf_core::vocab::Note>)> {
-    match doc {
-        Document::Model(m) => Some((&mut m.id, &mut m.name, &mut m.notes)),
-        Document::System(s) => Some((&mut s.id, &mut s.name, &mut s.notes)),
-        Document::Scenario(_) => None,
-    }
-}
-
-/// The entry of `kind` with `id`: the user's own, else a built-in one.
-fn find(store: &CustomStore, kind: EntryKind, id: &str) -> Option<Document> {
-    let mine = store.list(kind).iter().find_map(|e| match &e.parsed {
-        Ok(doc) if e.id() == id => Some(doc.clone()),
-        _ => None,
-    });
-    mine.or_else(|| match kind {
-        EntryKind::Model => catalog::find_model(id).ok().map(|m| Document::Model(m.clone())),
-        EntryKind::System => catalog::find_system(id).ok().map(|s| Document::System(s.clone())),
-    })
-}
-
-/// Reads the URL's `edit` value.
-fn start_of(store: &CustomStore, kind: EntryKind, edit: &str) -> Result<Start, String> {
-    let k = kind.as_str();
-    if edit == "json" {
-        return Ok(Start {
-            kind,
-            target: Target::New,
-            values: FormValues::new(),
-            json: String::new(),
-            mode: EditorView::Json,
-            title: "New entry from a JSON document".to_string(),
-            notes: NotePolicy::Keep,
-        });
-    }
-    if let Some(id) = edit.strip_prefix("copy:") {
-        let mut doc = find(store, kind, id).ok_or_else(|| format!("there is no {k} `{id}` to duplicate"))?;
-        let new_id = store.free_id(kind, &format!("{id}-custom"));
-        if let Some((doc_id, name, notes)) = doc_id_mut(&mut doc) {
-            *doc_id = new_id;
-            *name = format!("{name} (my copy)");
-            notes.push(fmperf_core::vocab::Note::stated(format!(
-                "Duplicated from the catalog entry `{id}` and edited."
-            )));
-        }
-        return Ok(Start {
-            kind,
-            target: Target::New,
-            values: values_of_document(&doc),
-            json: to_json(&doc),
-            mode: EditorView::Form,
-            title: format!("Duplicate of `{id}`"),
-            notes: NotePolicy::Drop,
-        });
-    }
-    if let Some(i) = edit.strip_prefix("custom:").and_then(|i| i.parse::<usize>().ok()) {
-        let entry =
-            store.list(kind).get(i).ok_or_else(|| format!("you have no {k} number {i} (it may have been deleted)"))?;
-        return Ok(match &entry.parsed {
-            Ok(doc) => Start {
-                kind,
-                target: Target::Replace(i),
-                values: values_of_document(doc),
-                json: to_json(doc),
-                mode: EditorView::Form,
-                title: format!("Edit your {k} `{}`", entry.id()),
-                notes: NotePolicy::Warn,
-            },
-            Err(_) => Start {
-                kind,
-                target: Target::Replace(i),
-                values: values_of(k, &entry.raw),
-                json: entry.raw_text(),
-                mode: EditorView::Json,
-                title: format!("Fix your {k} `{}`", entry.id()),
-                notes: NotePolicy::Keep,
-            },
-        });
-    }
-    Err(format!("`{edit}` is not something the editor can open"))
-}
+use field::{FieldInput, group_title};
+use inherited_notes::InheritedNotes;
+use start::{EditorView, Start, Target, doc_id_mut, start_of};
 
 /// The editor for the URL's `edit` value (or why there is nothing to edit).
 #[component]
@@ -157,154 +38,6 @@ pub fn EditorView(kind: EntryKind, edit: String) -> impl IntoView {
         }
         .into_any(),
     }
-}
-
-fn group_title(kind: EntryKind, first: &FormField) -> &'static str {
-    match (first.group(), first.spec.path) {
-        ("", "id") if kind == EntryKind::Model => "Model",
-        ("", "id") => "Identity",
-        ("", "memory_gb") => "Memory",
-        ("", "tdp_w") => "Power and headline figures",
-        ("", "sources") => "Sources and notes",
-        ("peak_tflops", _) => "Dense peak rates",
-        ("measured_matmul_tflops", _) => "Measured matmul ceilings",
-        ("scale_up", _) => "Scale-up domain",
-        ("scale_out", _) => "Scale-out network",
-        ("network", _) => "Network efficiencies and latencies",
-        ("host", _) => "Host CPU",
-        ("moe", _) => "Mixture of experts",
-        ("mla", _) => "Multi-head latent attention (MLA)",
-        ("sliding_window", _) => "Sliding-window attention",
-        ("", "mtp_layers") => "Other model figures",
-        ("training_budget", _) => "Training budget (give tokens or samples)",
-        ("preset", _) => "Exact reference parameters (preset)",
-        _ => "Fields",
-    }
-}
-
-fn input_id(path: &str) -> String {
-    format!("field-{}", path.replace('.', "-"))
-}
-
-fn empty_help(f: &FormField) -> &'static str {
-    if f.spec.nullable {
-        " Leave empty if unknown."
-    } else if !f.spec.required && matches!(f.spec.kind, Kind::Int { .. } | Kind::Num { .. } | Kind::Choice(_)) {
-        " Leave empty for the default."
-    } else {
-        ""
-    }
-}
-
-/// One input with label (field and unit), help (meaning) and its problems.
-#[component]
-fn FieldInput(
-    field: FormField,
-    values: RwSignal<FormValues>,
-    errors: Memo<BTreeMap<String, Vec<String>>>,
-    warnings: Memo<BTreeMap<String, Vec<String>>>,
-) -> impl IntoView {
-    let path = field.path();
-    let id = input_id(&path);
-    let (help_id, err_id) = (format!("{id}-help"), format!("{id}-error"));
-    let value = {
-        let p = path.clone();
-        move || values.with(|v| v.get(&p).cloned().unwrap_or_default())
-    };
-    let set = {
-        let p = path.clone();
-        move |ev: leptos::ev::Event| {
-            let t = event_target_value(&ev);
-            values.update(|v| {
-                v.insert(p.clone(), t);
-            });
-        }
-    };
-    let msgs = {
-        let p = path.clone();
-        Memo::new(move |_| errors.with(|e| e.get(&p).cloned().unwrap_or_default()))
-    };
-    let warns = {
-        let p = path.clone();
-        Memo::new(move |_| warnings.with(|w| w.get(&p).cloned().unwrap_or_default()))
-    };
-    let invalid = move || (!msgs.with(Vec::is_empty)).to_string();
-    let described = format!("{help_id} {err_id}");
-    let control = match field.spec.kind {
-        Kind::Choice(names) => {
-            let current = value();
-            let mut opts: Vec<(String, String)> = Vec::new();
-            if field.may_be_empty() {
-                opts.push((String::new(), "(default)".to_string()));
-            }
-            opts.extend(names.iter().map(|n| (n.to_string(), n.to_string())));
-            if !current.is_empty() && !names.contains(&current.as_str()) {
-                opts.push((current.clone(), current.clone()));
-            }
-            let options = opts
-                .into_iter()
-                .map(|(v, label)| {
-                    let selected = v == current;
-                    view! { <option value=v selected=selected>{label}</option> }
-                })
-                .collect_view();
-            view! {
-                <select id=id.clone() on:change=set aria-invalid=invalid aria-describedby=described>
-                    {options}
-                </select>
-            }
-            .into_any()
-        }
-        _ if field.multiline() => view! {
-            <textarea id=id.clone() rows=if matches!(field.spec.kind, Kind::TextList) { "5" } else { "3" } prop:value=value on:input=set aria-invalid=invalid aria-describedby=described></textarea>
-        }
-        .into_any(),
-        _ => {
-            let mode = match field.spec.kind {
-                Kind::Int { .. } => "numeric",
-                Kind::Num { .. } => "decimal",
-                _ => "text",
-            };
-            view! {
-                <input
-                    id=id.clone()
-                    type="text"
-                    inputmode=mode
-                    autocomplete="off"
-                    spellcheck="false"
-                    prop:value=value
-                    on:input=set
-                    aria-invalid=invalid
-                    aria-describedby=described
-                />
-            }
-            .into_any()
-        }
-    };
-    let unit = unit_label(&field);
-    let list_help = if matches!(field.spec.kind, Kind::TextList) { " One per line." } else { "" };
-    view! {
-        <div class="field" data-path=path.clone() class:wide=field.multiline() class:invalid=move || !msgs.with(Vec::is_empty)>
-            <label for=id>
-                <code>{path.clone()}</code>
-                {(unit != "—").then(|| view! { <span class="unit">" [" {unit} "]"</span> })}
-            </label>
-            {control}
-            <div class="field-help" id=help_id>{rich(field.spec.description)} "." {list_help} {empty_help(&field)}</div>
-            <div class="field-error" id=err_id>
-                {move || msgs.get().into_iter().map(|m| view! { <div>{rich(&m)}</div> }).collect_view()}
-            </div>
-            {move || warns.get().into_iter().map(|m| view! { <div class="field-warn">{m}</div> }).collect_view()}
-        </div>
-    }
-}
-
-fn messages(errors: &BTreeMap<String, Vec<Error>>) -> BTreeMap<String, Vec<String>> {
-    // `extend`, not `collect`: a collected map sorts with its own copy of the sort code
-    // (`fmperf_core::sort`); inserting keeps the same map.
-    let mut out = BTreeMap::new();
-    out.extend(errors.iter().map(|(k, v)| (k.clone(), v.iter().map(Error::to_string).collect())));
-    out
 }
 
 /// The document a pasted JSON text makes, ready to save (reference-format documents get a free id).
@@ -348,13 +81,13 @@ fn Editor(start: Start) -> impl IntoView {
         stored().with(|s| s.store.conflict(k, &id, except))
     });
     let errors = Memo::new(move |_| {
-        let mut m = check.with(|c| messages(&c.field_errors));
+        let mut m = check.with(|c| c.field_errors.clone());
         if let Some(e) = form_conflict.get() {
-            m.entry("id".to_string()).or_default().push(e.to_string());
+            m.entry("id".to_string()).or_default().push(e);
         }
         m
     });
-    let warnings = Memo::new(move |_| check.with(|c| messages(&c.warnings)));
+    let warnings = Memo::new(move |_| check.with(|c| c.warnings.clone()));
     // JSON view: the pasted document and what saving it would do.
     // A Hugging Face config.json (or a MaxText model file) pasted here is read as the model it
     // describes, by the launch readers the CLI's `--model FILE` uses.
@@ -630,130 +363,5 @@ fn Editor(start: Start) -> impl IntoView {
                 <button type="button" on:click=cancel>"Cancel"</button>
             </div>
         </section>
-    }
-}
-
-/// The notes an edit inherited that speak of figures the user changed
-/// ([`fmperf_core::format::notes`]). In a duplicate they are dropped as the figure changes and
-/// listed with a button to keep each (and come back by themselves once the figures they speak of
-/// are as they were); in the user's own entry they are only listed, to check.
-#[derive(Clone, Copy)]
-struct InheritedNotes {
-    policy: NotePolicy,
-    /// The kind of the entry the edit started from (the original's fields).
-    start_kind: EntryKind,
-    original: StoredValue<FormValues>,
-    values: RwSignal<FormValues>,
-    /// Dropped from the duplicate (policy `Drop`).
-    dropped: RwSignal<Vec<StaleNote>>,
-    /// Put back by the user: never dropped again.
-    kept: RwSignal<Vec<StaleNote>>,
-    kind_now: RwSignal<EntryKind>,
-}
-
-fn same_note(a: &StaleNote, b: &StaleNote) -> bool {
-    a.field == b.field && a.text == b.text
-}
-
-impl InheritedNotes {
-    fn new(start: &Start, kind: RwSignal<EntryKind>, values: RwSignal<FormValues>) -> InheritedNotes {
-        let me = InheritedNotes {
-            policy: start.notes,
-            start_kind: start.kind,
-            original: StoredValue::new(start.values.clone()),
-            values,
-            dropped: RwSignal::new(Vec::new()),
-            kept: RwSignal::new(Vec::new()),
-            kind_now: kind,
-        };
-        if me.policy == NotePolicy::Drop {
-            Effect::new(move |_| me.prune());
-        }
-        me
-    }
-
-    /// The inherited texts stale in the values now (not counting the ones the user kept).
-    fn stale(&self) -> Vec<StaleNote> {
-        if self.kind_now.get() != self.start_kind {
-            return Vec::new();
-        }
-        let kept = self.kept.get_untracked();
-        let original = self.original.get_value();
-        self.values
-            .with(|v| stale_notes(self.start_kind.as_str(), &original, v))
-            .into_iter()
-            .filter(|s| !kept.iter().any(|k| same_note(k, s)))
-            .collect()
-    }
-
-    /// Drops what became stale; puts back what no longer is (its figures are as they were).
-    fn prune(&self) {
-        let fresh = self.stale();
-        let original = self.original.get_value();
-        let changed =
-            self.values.with(|v| fmperf_core::format::notes::changed_fields(self.start_kind.as_str(), &original, v));
-        let (back, still): (Vec<StaleNote>, Vec<StaleNote>) =
-            self.dropped.get_untracked().into_iter().partition(|d| d.changed.iter().all(|f| !changed.contains(f)));
-        if fresh.is_empty() && back.is_empty() {
-            return;
-        }
-        self.values.update(|v| {
-            let mut next = without_notes(v, &fresh);
-            for b in &back {
-                next = with_note(&original, &next, b);
-            }
-            *v = next;
-        });
-        self.dropped.set(still.into_iter().chain(fresh).collect());
-    }
-
-    /// Puts a dropped note back and keeps it.
-    fn keep(&self, note: &StaleNote) {
-        let original = self.original.get_value();
-        self.kept.update(|k| k.push(note.clone()));
-        self.dropped.update(|d| d.retain(|x| !same_note(x, note)));
-        self.values.update(|v| *v = with_note(&original, v, note));
-    }
-
-    fn view(self) -> Option<AnyView> {
-        let (intro, notes) = match self.policy {
-            NotePolicy::Keep => return None,
-            NotePolicy::Drop => {
-                ("Left out of your copy because you changed the figures they speak of:", self.dropped.get())
-            }
-            NotePolicy::Warn => {
-                ("These notes speak of figures you changed; check that they still apply:", self.stale())
-            }
-        };
-        if notes.is_empty() {
-            return None;
-        }
-        let drop = self.policy == NotePolicy::Drop;
-        let items = notes
-            .into_iter()
-            .map(|n| {
-                let field = n.field.clone();
-                let changed = n.changed.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ");
-                let where_ = if n.field == "notes" { String::new() } else { format!("`{}`: ", n.field) };
-                let button = drop.then(|| {
-                    let note = n.clone();
-                    view! { <button type="button" class="small" on:click=move |_| self.keep(&note)>"Keep it"</button> }
-                });
-                view! {
-                    <li data-field=field>
-                        {rich(&where_)} <q>{n.text.clone()}</q> " " <span class="muted">"(you changed " {rich(&changed)} ")"</span> " " {button}
-                    </li>
-                }
-            })
-            .collect_view();
-        Some(
-            view! {
-                <div class="notice warn inherited-notes" role="status" data-policy=if drop { "drop" } else { "warn" }>
-                    <p>{intro}</p>
-                    <ul>{items}</ul>
-                </div>
-            }
-            .into_any(),
-        )
     }
 }
