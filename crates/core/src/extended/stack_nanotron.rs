@@ -26,6 +26,21 @@
 //! pipeline_parallel/block.py` l. 60–): [`head_exchange_s`]. The last stage's own work (the cast
 //! and the cross-entropy) is left with the head's cost (priced on the head's stage, a slight
 //! overestimate of that stage).
+//! * Once a step, after the data-parallel reduction, the tied embedding's FP32 gradient is
+//!   all-reduced between the embedding's rank and the head's, unoverlapped: [`tied_sync_s`].
+//!
+//! Read and not priced (session 30, w141): the pipeline engines do not reduce gradients every
+//! micro-batch. Every forward runs under DDP's `no_sync` (`parallel/pipeline_parallel/engine.py`
+//! l. 61–65) and only the last backward arms DDP's reducer (`_get_bwd_context`, l. 97–115;
+//! `ddp_trigger_sync_in_bwd`, `parallel/data_parallel/utils.py` l. 10–25), the others accumulate
+//! into the FP32 buffer under the accumulator's `no_sync`; both ZeRO-0 (the DDP hook's
+//! `all_reduce_coalesced` of the FP32 buffers, `optim/gradient_accumulator.py` l. 374–379) and
+//! ZeRO-1 (`dist.all_reduce` of the contiguous FP32 buffer, l. 155, `reduce_scatter=False` at
+//! `trainer.py` l. 525) reduce once a step in FP32, as [`super::data_parallel`] already prices.
+//! Each tensor crossing stages (`p2p.py` `_send_meta`/`_recv_meta`, l. 207–287) is preceded by
+//! two blocking metadata messages read back on the host, but only where a block's rank changes:
+//! a decoder layer hands on two tensors (`hidden_states`, `sequence_mask`, `llama.py` l. 842), so
+//! a few network latencies per stage boundary and micro-batch, not a per-layer cost.
 
 use super::data_parallel::GRADIENT_BYTES;
 use super::layout::Layout;
