@@ -378,7 +378,7 @@ pub(crate) fn timing(
     parts: &Parts,
     groups: &DpGroups,
     stages: StageSplit,
-    (message, head_exchange): (f64, f64),
+    (message, head_exchange, tied_sync): (f64, f64, f64),
     collectives: &mut dyn FnMut(u64, f64, f64) -> DpCollectives,
 ) -> Timing {
     let opts = p.opts;
@@ -450,7 +450,9 @@ pub(crate) fn timing(
     let (first, last) = (busiest.name == "first", busiest.name == "last" || layout.pp == 1);
     let t_opt = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER)
         + fp8_weight_cast_s(p, busiest.blocks as f64 * block.linear_parameters)
-        + accumulation(busiest.blocks, params_busiest, first, last).per_step_s;
+        + accumulation(busiest.blocks, params_busiest, first, last).per_step_s
+        // nanotron's tied-embedding gradient sync, between the backward and the step.
+        + tied_sync;
 
     // The logged statistics run on every rank between the backward and the next step, each ending
     // in a device sync: added whole, on the stage holding the most parameter tensors.
@@ -475,9 +477,10 @@ pub(crate) fn assemble(w: &Workload, layout: &Layout, p: &Pricing, parts: &Parts
     let stages = super::stack_nanotron::stage_split(w, layout.pp, opts);
     let message = message_s(w, layout, p);
     let head_exchange = super::stack_nanotron::head_exchange_s(w, layout, p);
+    let tied_sync = super::stack_nanotron::tied_sync_s(w, layout, p);
     let mut collectives = |blocks, parameters, linear| dp_collectives(&groups, p, blocks, parameters, linear);
     let Timing { busiest, messages, bubble, dp, t_opt, t_step_host, t } =
-        timing(layout, p, parts, &groups, stages, (message, head_exchange), &mut collectives);
+        timing(layout, p, parts, &groups, stages, (message, head_exchange, tied_sync), &mut collectives);
     // Muon's Newton–Schulz work on the busiest device's matrices, part of the optimizer step.
     let muon = muon_step_s(w, layout, p, RankBlocks { dense: busiest.blocks as f64, moe: 0.0, experts: None });
     let (t_opt, t) = (t_opt + muon, t + muon);

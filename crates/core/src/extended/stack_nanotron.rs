@@ -26,13 +26,30 @@
 //! pipeline_parallel/block.py` l. 60–): [`head_exchange_s`]. The last stage's own work (the cast
 //! and the cross-entropy) is left with the head's cost (priced on the head's stage, a slight
 //! overestimate of that stage).
+//! * Once a step, after the data-parallel reduction, the tied embedding's FP32 gradient is
+//!   all-reduced between the embedding's rank and the head's, unoverlapped: [`tied_sync_s`].
+//!
+//! Read and not priced (session 30, w141): the pipeline engines do not reduce gradients every
+//! micro-batch. Every forward runs under DDP's `no_sync` (`parallel/pipeline_parallel/engine.py`
+//! l. 61–65) and only the last backward arms DDP's reducer (`_get_bwd_context`, l. 97–115;
+//! `ddp_trigger_sync_in_bwd`, `parallel/data_parallel/utils.py` l. 10–25), the others accumulate
+//! into the FP32 buffer under the accumulator's `no_sync`; both ZeRO-0 (the DDP hook's
+//! `all_reduce_coalesced` of the FP32 buffers, `optim/gradient_accumulator.py` l. 374–379) and
+//! ZeRO-1 (`dist.all_reduce` of the contiguous FP32 buffer, l. 155, `reduce_scatter=False` at
+//! `trainer.py` l. 525) reduce once a step in FP32, as [`super::data_parallel`] already prices.
+//! Each tensor crossing stages (`p2p.py` `_send_meta`/`_recv_meta`, l. 207–287) is preceded by
+//! two blocking metadata messages read back on the host, but only where a block's rank changes:
+//! a decoder layer hands on two tensors (`hidden_states`, `sequence_mask`, `llama.py` l. 842), so
+//! a few network latencies per stage boundary and micro-batch, not a per-layer cost.
 
+use super::data_parallel::GRADIENT_BYTES;
 use super::layout::Layout;
 use super::options::ExtendedOptions;
 use super::pipeline::{StageSplit, split as even_split};
 use super::pricing::Pricing;
 use super::stack::Stack;
 use super::workload::Workload;
+use crate::vocab::CollectiveKind;
 
 /// nanotron's split of a Llama over the pipeline stages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +150,29 @@ pub fn head_exchange_s(w: &Workload, layout: &Layout, p: &Pricing) -> f64 {
     2.0 * p.p2p(volume_gb, layout.placement.pp > 1)
 }
 
+/// nanotron's synchronous all-reduce of the tied embedding's gradient once per step [s] (0 with
+/// untied embeddings, one stage, and on every other stack).
+///
+/// huggingface/nanotron at a756526: after the data-parallel reduction, `training_step` calls
+/// `sync_tied_weights_gradients` (`src/nanotron/trainer.py` l. 531–536, "TODO … Put this in hooks
+/// so we can overlap communication with gradient computation on the last backward pass"), which
+/// takes the tied parameter's gradient from the FP32 accumulator when there is one
+/// (`src/nanotron/parallel/tied_parameters.py` l. 146–149; the playbook runs
+/// `accumulate_grad_in_fp32`) and all-reduces it over the tie's group, the rank holding the
+/// embedding and the one holding the head (`all_reduce_coalesced`, l. 164–165); the head is tied
+/// to the embedding when `tie_word_embeddings` (`src/nanotron/models/llama.py` l. 1084–1089). So
+/// one all-reduce of `vocab · hidden / tp` FP32 elements ([`GRADIENT_BYTES`]) between two ranks,
+/// nothing to hide behind; inside the fast domain when the whole pipeline sits in one
+/// (`placement.pp ≥ pp`: the first stage and the head's share it), across it otherwise.
+pub fn tied_sync_s(w: &Workload, layout: &Layout, p: &Pricing) -> f64 {
+    if p.opts.stack != Stack::Nanotron || layout.pp <= 1 || !w.tied_embeddings {
+        return 0.0;
+    }
+    let volume_gb = w.vocab_parameters() / layout.tp as f64 * GRADIENT_BYTES * 1e-9;
+    let share = if layout.placement.pp >= layout.pp { 2 } else { 1 };
+    p.collective(CollectiveKind::AllReduce, volume_gb, 2, share)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +251,33 @@ mod tests {
         assert_eq!(head_exchange_s(&w, &Layout::placed(1, 1, 4, 1, 1, 8, 8), &p), 0.0);
         let megatron = ExtendedOptions::realistic();
         assert_eq!(head_exchange_s(&w, &inside, &Pricing { hw: &hw, opts: &megatron }), 0.0);
+    }
+
+    #[test]
+    fn the_tied_gradient_is_all_reduced_once_a_step() {
+        use crate::SystemParams;
+        use crate::extended::hardware::Hardware;
+        let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
+        let untied = llama(16, 2048, 32, 8192, 131_072);
+        let w = Workload { tied_embeddings: true, ..untied };
+        let nano = ExtendedOptions { stack: Stack::Nanotron, ..ExtendedOptions::realistic() };
+        let p = Pricing { hw: &hw, opts: &nano };
+        // The 1B's embedding: 131,072 · 2,048 = 268,435,456 FP32 gradients = 1.073741824 GB; TP 2
+        // halves it: 0.536870912 GB, all-reduced between the embedding's rank and the head's.
+        let tp2 = Layout::placed(2, 1, 8, 1, 1, 8, 8);
+        assert_eq!(tp2.placement.pp, 4); // TP 2 · PP 8 over domains of 8: 4 stages a domain
+        let half_gb = 268_435_456.0 / 2.0 * 4.0 * 1e-9;
+        assert_eq!(tied_sync_s(&w, &tp2, &p), p.collective(CollectiveKind::AllReduce, half_gb, 2, 1));
+        // The whole pipeline in one domain: the pair shares it.
+        let inside = Layout::placed(1, 1, 8, 1, 1, 8, 8);
+        let whole_gb = 268_435_456.0 / 1.0 * 4.0 * 1e-9;
+        assert_eq!(tied_sync_s(&w, &inside, &p), p.collective(CollectiveKind::AllReduce, whole_gb, 2, 2));
+        assert!(tied_sync_s(&w, &inside, &p) > 0.0);
+        // Nothing without a tie, on one stage, or on another stack.
+        assert_eq!(tied_sync_s(&untied, &inside, &p), 0.0);
+        assert_eq!(tied_sync_s(&w, &Layout::placed(1, 1, 1, 8, 1, 8, 8), &p), 0.0);
+        let megatron = ExtendedOptions::realistic();
+        assert_eq!(tied_sync_s(&w, &inside, &Pricing { hw: &hw, opts: &megatron }), 0.0);
     }
 
     #[test]

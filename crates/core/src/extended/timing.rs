@@ -73,8 +73,9 @@ pub struct TimePlan {
     collectives: Vec<(u64, u64, u64, DpCollectives)>,
     stages: StageSplit,
     /// Stage-to-stage message time and the head's stage's logits exchange per micro-batch
-    /// ([`super::stack_nanotron::head_exchange_s`]) [s].
-    message: (f64, f64),
+    /// ([`super::stack_nanotron::head_exchange_s`]) [s], and nanotron's tied-gradient sync per
+    /// step ([`super::stack_nanotron::tied_sync_s`]) [s].
+    message: (f64, f64, f64),
     /// The block's sums at the plan's constants (its parameters and bytes read none).
     whole: BlockCost,
     /// The sums of the operations reading no constant, with their kernel counts.
@@ -217,7 +218,11 @@ impl TimePlan {
             groups: DpGroups::on(layout, opts, hw)?,
             collectives: Vec::new(),
             stages: super::stack_nanotron::stage_split(w, layout.pp, opts),
-            message: (message_s(w, layout, &p), super::stack_nanotron::head_exchange_s(w, layout, &p)),
+            message: (
+                message_s(w, layout, &p),
+                super::stack_nanotron::head_exchange_s(w, layout, &p),
+                super::stack_nanotron::tied_sync_s(w, layout, &p),
+            ),
         }))
     }
 
