@@ -145,10 +145,18 @@ pub fn optimizer_tensors(tensors: f64, shard: u64, stage_parameters: f64, block_
     (stage_parameters / shard as f64 / block_parameters * TENSORS_PER_BLOCK + 1.0).min(tensors)
 }
 
-/// Whether Megatron's DDP (its per-parameter backward hooks into `main_grad`) runs the
-/// gradients: the Megatron stack with unsharded gradients (Megatron-FSDP's hooks are per unit).
+/// Whether a per-parameter backward hook moves each gradient into `main_grad`: the Megatron stack,
+/// whatever its sharding. Megatron's DDP adds it (`_make_backward_post_hook`, below); Megatron-FSDP
+/// (its ZeRO-2/3, `--use-megatron-fsdp`) registers a `register_post_accumulate_grad_hook` on every
+/// parameter of an FSDP unit, not one per unit, which runs `_process_post_backward_gradients([p])`
+/// for that one parameter: with gradients sharded it copies the 16-bit gradient into the
+/// unsharded `main_grad` bucket (`param.main_grad.copy_(...)`, one launch) unless the fused
+/// weight-gradient GEMM already wrote it there (`grad_added_to_main_grad`), then queues the
+/// parameter's reduce-scatter (NVIDIA/Megatron-LM @ d98e8a64,
+/// `megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py` l. 1131–1143, 652–660,
+/// 761–789). So the same tensors pass through a hook, one launch each, as under DDP.
 fn megatron_ddp(p: &Pricing) -> bool {
-    p.opts.stack == super::Stack::Megatron && !p.opts.sharding.shards_gradients()
+    p.opts.stack == super::Stack::Megatron
 }
 
 /// Host time of Megatron DDP's backward hooks in one block's backward pass [s]:
@@ -156,7 +164,7 @@ fn megatron_ddp(p: &Pricing) -> bool {
 /// gradient-accumulation fusion) at [`TORCH_CALL_HOST_S`] (times the host's speed), issued
 /// by the autograd engine between the block's backward kernels, so they add to the pass's issue
 /// time (and hide behind a pass that is not host-bound). Zero for a part that launches its own
-/// kernels, another stack, or sharded gradients (Megatron-FSDP's hooks are per unit).
+/// kernels or another stack (Megatron-FSDP's per-parameter hooks count as DDP's: [`megatron_ddp`]).
 pub fn backward_hooks_host_s(p: &Pricing) -> f64 {
     if !(p.hw.host_launched && megatron_ddp(p)) {
         return 0.0;
@@ -172,7 +180,7 @@ pub fn backward_hooks_host_s(p: &Pricing) -> f64 {
 /// HBM bytes one block's backward moves beyond its operations' for the unfused weight-gradient
 /// accumulation, given the block's `linear_parameters` on the device [B]:
 /// [`UNFUSED_WGRAD_BYTES_PER_WEIGHT`] each under Megatron's DDP with the fusion off; zero with
-/// it on, another stack or sharded gradients.
+/// it on or another stack.
 pub fn unfused_wgrad_bytes(p: &Pricing, linear_parameters: f64) -> f64 {
     if p.opts.grad_accumulation_fusion || !megatron_ddp(p) {
         return 0.0;
@@ -245,9 +253,10 @@ mod tests {
         // Eight `add_` launches of 12.9 µs per block backward.
         let want = 8.0 * 12.9e-6 * hw.host_op_time_factor;
         assert!((backward_hooks_host_s(&p) - want).abs() < 1e-18, "{}", backward_hooks_host_s(&p));
-        // Megatron-FSDP and the other stacks: none here.
+        // Megatron-FSDP: the same eight launches (its hook is per parameter, megatron_fsdp.py
+        // l. 1137); the other stacks: none here.
         let fsdp = ExtendedOptions { sharding: crate::extended::Sharding::Zero3, ..megatron };
-        assert_eq!(backward_hooks_host_s(&Pricing { hw: &hw, opts: &fsdp }), 0.0);
+        assert!((backward_hooks_host_s(&Pricing { hw: &hw, opts: &fsdp }) - want).abs() < 1e-18);
         let ds = ExtendedOptions { stack: crate::extended::Stack::DeepSpeed, ..megatron };
         assert_eq!(backward_hooks_host_s(&Pricing { hw: &hw, opts: &ds }), 0.0);
         // Without gradient-accumulation fusion all twelve tensors pass through the hook, and each
@@ -258,8 +267,10 @@ mod tests {
         assert!((backward_hooks_host_s(&p) - want).abs() < 1e-18, "{}", backward_hooks_host_s(&p));
         assert_eq!(unfused_wgrad_bytes(&p, 3.0e6), 12.0e6);
         assert_eq!(unfused_wgrad_bytes(&Pricing { hw: &hw, opts: &megatron }, 3.0e6), 0.0);
+        // Megatron-FSDP unfused: its hook copies the 16-bit gradient into `main_grad`
+        // (megatron_fsdp.py l. 660), the same 2 B written + 2 B read back: 3e6 × 4 B = 12e6 B.
         let fsdp_unfused = ExtendedOptions { sharding: crate::extended::Sharding::Zero3, ..unfused };
-        assert_eq!(unfused_wgrad_bytes(&Pricing { hw: &hw, opts: &fsdp_unfused }, 3.0e6), 0.0);
+        assert_eq!(unfused_wgrad_bytes(&Pricing { hw: &hw, opts: &fsdp_unfused }, 3.0e6), 12.0e6);
     }
 
     #[test]
