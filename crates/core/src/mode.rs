@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::Error;
+use crate::{Error, Strategy};
 use crate::extended::ExtendedOptions;
 use crate::extended::efficiency::Efficiency;
 use crate::extended::switches::SWITCHES;
@@ -54,6 +54,21 @@ impl Mode {
             Mode::Reference => None,
             Mode::Extended(o) => Some(o),
         }
+    }
+
+    /// Why the mode cannot price `strategy` (`None`: it can): extended mode has no 2D SUMMA
+    /// ([`SUMMA_UNSUPPORTED`]).
+    pub fn refuses(&self, strategy: Strategy) -> Option<&'static str> {
+        match self {
+            Mode::Extended(_) if strategy == Strategy::Summa2D => Some(SUMMA_UNSUPPORTED),
+            _ => None,
+        }
+    }
+
+    /// Every strategy the mode prices, in [`Strategy::ALL`]'s order (a search's default: all
+    /// three in reference mode, `1d` and `2d-seqp` in extended mode).
+    pub fn strategies(&self) -> Vec<Strategy> {
+        Strategy::ALL.into_iter().filter(|s| self.refuses(*s).is_none()).collect()
     }
 
     /// Parses the mode name (`None`: reference) and the switches of extended mode (`None` or

@@ -151,6 +151,11 @@ impl<T> PerMode<T> {
         PerMode { reference, extended }
     }
 
+    /// The value of each mode, made by `f` (called in [`ModeKind::ALL`]'s order).
+    pub fn from_fn(mut f: impl FnMut(ModeKind) -> T) -> PerMode<T> {
+        PerMode { reference: f(ModeKind::Reference), extended: f(ModeKind::Extended) }
+    }
+
     /// The value of each mode, made by `f` (`None` if it is `None` for either mode).
     pub fn try_from_fn(mut f: impl FnMut(ModeKind) -> Option<T>) -> Option<PerMode<T>> {
         Some(PerMode { reference: f(ModeKind::Reference)?, extended: f(ModeKind::Extended)? })

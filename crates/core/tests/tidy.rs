@@ -220,18 +220,13 @@ const MODE_BRANCHES_LEFT: &[(&str, usize)] = &[
 /// Rule 7 past core (`mode_variants_have_one_home_per_crate`): the one file of each other crate
 /// of [`WORKSPACE_SOURCES`] that may still name a mode's variant, `(crate, file under its
 /// source folder, how many)`; every other file asks the mode (`ModeKind`, `Mode`) for its words
-/// and predicates. At most one home per crate; the counts only shrink; the app, the charts, the
-/// launch readers and the first view have none (issue 33 moved their last ones, the URL's
-/// default mode, the mode panel's and the badge's words, onto the mode).
+/// and predicates. At most one home per crate; the counts only shrink; no crate has one left
+/// (issue 33 moved the last ones onto the mode: the URL's default mode, the mode panel's and the
+/// badge's words, `fmperf search`'s inputs, the validation view's reports per mode).
 const MODE_HOMES_OUTSIDE_CORE: &[(&str, &str, usize)] = &[
-    // `fmperf search` reads its inputs per model: the published model's shapes by name (with
-    // `--seq-len` and `--domain` applied) or extended mode's workload and part at the switches'
-    // precision. The way out is issue 33's "one pricer per scenario" (a resolved scenario that
-    // makes its own search), which the CLI would call.
-    ("cli", "cmd/search.rs", 2),
-    // The validation view sets the two models side by side: it loads each one's report and
-    // orders its toggles (`SHOWN_FIRST`); its tables take each report's own `mode`.
-    ("page", "pages/validation/mod.rs", 8),
+    // None left: `fmperf search` asks core for its inputs in its mode
+    // (`resolve::search_inputs`), and the validation view keeps its reports per mode
+    // (`PerMode`, filled over `ModeKind::ALL`).
 ];
 /// Where branching on a workload's MoE-ness is pricing (rule 7), besides [`PRICER_FILES`]:
 /// extended mode's cost model, the only one that prices experts (its expert layouts, dispatch,

@@ -74,7 +74,7 @@ fn lines(time: &Report, memory: &Report, held: Option<&Holdout>) -> Vec<Line> {
 pub fn TimeAndMemoryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> impl IntoView {
     let body = move || {
         let h = holdout.get();
-        lines(&reports.extended, &reports.memory, h.as_ref())
+        lines(&reports.realistic(), &reports.memory, h.as_ref())
             .into_iter()
             .map(|l| {
                 let name = short_source(&l.source).to_string();

@@ -16,7 +16,7 @@ mod summary;
 
 use std::sync::Arc;
 
-use fmperf_core::mode_kind::ModeKind;
+use fmperf_core::mode_kind::{ModeKind, PerMode};
 use fmperf_core::validate::holdout::{Holdout, holdout};
 use fmperf_core::validate::holdout_cache::shipped_holdout;
 use fmperf_core::validate::{Report, shipped_memory_runs, shipped_runs, short_source, validate};
@@ -26,42 +26,53 @@ use crate::chart::{AxisKind, ScatterChart, ScatterGroup, ScatterPoint};
 use crate::url_state::UrlState;
 
 /// The order the view lists the modes in where one is shown at a time (the toggles, the skipped
-/// runs): the realistic one first, the view's default, then the published model. The view's one
-/// place that names each mode, with [`Reports::load`] (its tables set the two side by side).
-pub const SHOWN_FIRST: [ModeKind; 2] = [ModeKind::Extended, ModeKind::Reference];
+/// runs): the realistic one first, the view's default, then the rest of [`ModeKind::ALL`] (the
+/// published model).
+pub fn shown_first() -> Vec<ModeKind> {
+    let mut modes = ModeKind::ALL.to_vec();
+    modes.sort_by_key(|m| *m != ModeKind::REALISTIC);
+    modes
+}
 
-/// Both modes' reports of the shipped runs, and extended mode's report of the memory runs.
+/// Every mode's report of the shipped runs, and the realistic mode's report of the memory runs.
 #[derive(Clone)]
 pub struct Reports {
-    /// The published model.
-    pub reference: Arc<Report>,
-    /// Extended mode.
-    pub extended: Arc<Report>,
-    /// Extended mode on the peak-memory runs.
+    /// Each mode's report of the shipped runs.
+    by_mode: PerMode<Arc<Report>>,
+    /// The realistic mode on the peak-memory runs.
     pub memory: Arc<Report>,
-    /// Reference mode's held-out errors (it fits nothing: equal to its errors).
-    pub reference_holdout: Arc<Holdout>,
+    /// The held-out errors of each mode that fits nothing (equal to its errors); `None` for a mode
+    /// with fitted constants, whose held-out errors come in time slices.
+    unfitted_holdout: PerMode<Option<Arc<Holdout>>>,
 }
 
 impl Reports {
     fn load() -> Reports {
         let file = shipped_runs();
         Reports {
-            reference: Arc::new(validate(&file, ModeKind::Reference)),
-            extended: Arc::new(validate(&file, ModeKind::Extended)),
+            by_mode: PerMode::from_fn(|m| Arc::new(validate(&file, m))),
             memory: Arc::new(validate(&shipped_memory_runs(), ModeKind::REALISTIC)),
-            reference_holdout: Arc::new(
-                shipped_holdout(ModeKind::Reference).unwrap_or_else(|| holdout(&file, ModeKind::Reference)),
-            ),
+            unfitted_holdout: PerMode::from_fn(|m| {
+                (!m.has_fitted_constants())
+                    .then(|| Arc::new(shipped_holdout(m).unwrap_or_else(|| holdout(&file, m))))
+            }),
         }
     }
 
     /// The report of `mode`.
     pub fn of(&self, mode: ModeKind) -> Arc<Report> {
-        match mode {
-            ModeKind::Reference => self.reference.clone(),
-            ModeKind::Extended => self.extended.clone(),
-        }
+        self.by_mode.get(mode).clone()
+    }
+
+    /// The realistic mode's report (the view's default, the memory card's and the ranking's).
+    pub fn realistic(&self) -> Arc<Report> {
+        self.of(ModeKind::REALISTIC)
+    }
+
+    /// The published model's report (the side-by-side tables' first column).
+    pub fn published(&self) -> Arc<Report> {
+        let published = ModeKind::ALL.into_iter().find(|m| m.is_published_model());
+        self.of(published.unwrap_or(ModeKind::REALISTIC))
     }
 }
 
@@ -93,8 +104,8 @@ pub fn ValidationPage() -> impl IntoView {
     let url = expect_context::<UrlState>();
     let mode = Memo::new(move |_| url.get("mode").as_deref().and_then(ModeKind::parse).unwrap_or(ModeKind::REALISTIC));
     let reports = Reports::load();
-    let rows_total = reports.extended.rows.len();
-    let sources = reports.extended.summary.per_source.len();
+    let rows_total = reports.realistic().rows.len();
+    let sources = reports.realistic().summary.per_source.len();
     let toggle = move |m: ModeKind| {
         view! {
             <button
@@ -121,7 +132,7 @@ pub fn ValidationPage() -> impl IntoView {
         let start = format!("{}: {} runs evaluated, {} skipped; ", m.label(), s.evaluated, s.skipped);
         // A mode that fits nothing: its held-out errors are its errors.
         let fits = m.has_fitted_constants();
-        let held_out = if fits { held.get() } else { Some((*current.reference_holdout).clone()) };
+        let held_out = if fits { held.get() } else { current.unfitted_holdout.get(m).as_deref().cloned() };
         match (fits, held_out) {
             (false, Some(h)) => format!(
                 "{start}mean |error| {}, median |error| {} (nothing is fitted in this mode, so held out = in-sample).",
@@ -154,7 +165,7 @@ pub fn ValidationPage() -> impl IntoView {
                 </p>
                 <div class="row mode-toggle" role="group" aria-label="Mode">
                     <span class="muted">"Mode shown:"</span>
-                    {SHOWN_FIRST.into_iter().map(toggle).collect_view()}
+                    {shown_first().into_iter().map(toggle).collect_view()}
                     <span class="badge current-mode" data-mode=move || mode.get().as_str()>
                         {move || mode.get().label()}
                     </span>

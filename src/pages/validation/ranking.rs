@@ -45,7 +45,7 @@ fn regret_class(x: Option<f64>) -> &'static str {
 fn rankings(reports: &Reports) -> (Ranking, Ranking) {
     let sweeps = parse_measured_runs(&shipped_sweep_rows_json()).unwrap_or_default();
     let swept = ranking(&sweeps, &validate(&sweeps, ModeKind::REALISTIC));
-    let runs = ranking(&shipped_runs(), &reports.extended);
+    let runs = ranking(&shipped_runs(), &reports.realistic());
     (swept, runs)
 }
 

@@ -36,12 +36,12 @@ fn mode_cells(r: &RowResult, mode: ModeKind, shown: Memo<ModeKind>) -> impl Into
 /// The table of every run.
 #[component]
 pub fn RowsCard(reports: Reports, mode: Memo<ModeKind>) -> impl IntoView {
-    let (reference_mode, extended_mode) = (reports.reference.mode, reports.extended.mode);
-    let body = reports
-        .extended
+    let (published, realistic) = (reports.published(), reports.realistic());
+    let (reference_mode, extended_mode) = (published.mode, realistic.mode);
+    let body = realistic
         .rows
         .iter()
-        .zip(&reports.reference.rows)
+        .zip(&published.rows)
         .map(|(e, r)| {
             let mut notes: Vec<Note> = e.assumptions.clone();
             if let Some(why) = &e.reason {
@@ -152,7 +152,7 @@ pub fn SkippedCard(reports: Reports) -> impl IntoView {
     view! {
         <section class="card" id="validation-skipped">
             <h2>"Runs not evaluated, and why"</h2>
-            {super::SHOWN_FIRST.into_iter().map(list).collect_view()}
+            {super::shown_first().into_iter().map(list).collect_view()}
         </section>
     }
 }

@@ -43,7 +43,7 @@ fn extended_cells(s: &Stats, held: Option<&Stats>, mode: ModeKind) -> impl IntoV
 /// extended mode's with its held-out (leave-one-source-out) errors as the headline.
 #[component]
 pub fn SummaryTable(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> impl IntoView {
-    let (r, e) = (reports.reference.clone(), reports.extended.clone());
+    let (r, e) = (reports.published(), reports.realistic());
     let (reference_head, extended_head) = (r.mode.label(), e.mode.label());
     let all = e.summary.overall.evaluated + e.summary.overall.skipped;
     let body = move || {

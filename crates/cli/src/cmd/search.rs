@@ -9,7 +9,11 @@ use std::io::Write;
 
 use fmperf_core::cost::{ExtendedSetup, Pricer};
 use fmperf_core::explore::{StrategyTop, merge};
-use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
+use fmperf_core::catalog::Precision;
+use fmperf_core::extended::{Hardware, Workload};
+use fmperf_core::resolve::search_inputs::{
+    SearchAsk, SearchInputs, SearchSource, search_inputs, searches_execution, switch_choices,
+};
 use fmperf_core::mode::Mode;
 use fmperf_core::search::row::Digits;
 use fmperf_core::search::shard_state::merge_shards;
@@ -193,11 +197,7 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
     // Extended mode is the default (issue 16 §5); `--mode reference` is the published model.
     let mode = crate::mode::from_args(args)?.unwrap_or_else(Mode::extended);
     // Every strategy of the mode unless told (extended mode has no 2d).
-    let every = if mode.options().is_some() {
-        vec![Strategy::OneD, Strategy::ContextParallel2D]
-    } else {
-        Strategy::ALL.to_vec()
-    };
+    let every = mode.strategies();
     let strategies = match args.value("strategy")? {
         Some(text) if text.trim().eq_ignore_ascii_case("all") => every,
         Some(text) => {
@@ -228,13 +228,8 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
                 .into(),
         ));
     }
-    let execution = match mode.options() {
-        Some(o) => {
-            agree_with_switches(args, &fixed, o)?;
-            ExecutionChoices::from_switch_text(o, args.value("ext")?.unwrap_or_default()).fixing(fixed)
-        }
-        None => fixed,
-    };
+    agree_with_switches(args, &fixed, &mode)?;
+    let execution = switch_choices(&mode, args.value("ext")?.unwrap_or_default()).fixing(fixed);
     applies(args, &execution, &strategies)?;
     crate::inputs::domain_agrees(args.required("system")?, args.positive_int("domain")?)?;
     if args.flag("sensitivity") && args.value("calibration")?.is_some() {
@@ -276,8 +271,9 @@ pub(crate) fn dense_refuses_moe(moe: &str, model: &str) -> CmdError {
 
 /// An execution flag and the `--ext` switch of the same name must say the same thing
 /// (`--recompute full --ext recompute=none` is an error naming both; equal values are accepted).
-pub(crate) fn agree_with_switches(args: &Args, fixed: &ExecutionChoices, o: &ExtendedOptions) -> Result<(), CmdError> {
-    let Some(ext) = args.value("ext")? else { return Ok(()) };
+/// Nothing to agree with where the mode has no switches.
+pub(crate) fn agree_with_switches(args: &Args, fixed: &ExecutionChoices, mode: &Mode) -> Result<(), CmdError> {
+    let (Some(ext), Some(o)) = (args.value("ext")?, mode.options()) else { return Ok(()) };
     let pairs = [
         ("recompute", "recompute", fixed.recompute.map(|r| r.to_string()), o.recompute.to_string()),
         ("sharding", "sharding", fixed.sharding.map(|s| s.to_string()), o.sharding.to_string()),
@@ -451,7 +447,7 @@ fn execute_one(req: &SearchRequest, out: &mut dyn Write) -> CmdResult {
                 result.feasible,
                 found.capacity_gb
             )?;
-            if req.mode.options().is_some_and(|o| req.execution.searches_with(o)) {
+            if searches_execution(&req.mode, &req.execution) {
                 writeln!(out, "execution chosen by the search ({} configurations priced)", result.evaluations)?;
             }
             for n in &found.notes {
@@ -505,38 +501,20 @@ pub(crate) fn flat_table(rows: &[ResultRow], digits: Digits) -> Table {
 
 /// Loads the inputs and runs each strategy's search on `req.threads` threads.
 fn search(req: &SearchRequest) -> Result<Found, CmdError> {
-    let (model_name, system_name, base, setup) = match req.mode {
-        Mode::Reference => {
-            let (model_name, mut model) = load_model(&req.model)?;
-            if let Some(s) = req.seq_len {
-                model.l = s;
-            }
-            let (system_name, mut system) = load_system(&req.system)?;
-            if let Some(k) = req.domain {
-                system.domain_size = k;
-            }
-            (model_name, system_name, spec_of(req, model, system), None)
-        }
-        Mode::Extended(o) => {
-            if req.strategies.contains(&Strategy::Summa2D) {
-                return Err(CmdError::Usage(format!("--strategy 2d: {}", fmperf_core::mode::SUMMA_UNSUPPORTED)));
-            }
-            let workload = load_workload_at(&req.model, req.seq_len)?;
-            if let Some(moe) = &req.moe
-                && workload.moe.is_none()
-            {
-                return Err(dense_refuses_moe(moe, &req.model));
-            }
-            let (hardware, precision) =
-                load_hardware(&req.system, o.hardware.precision, o.hardware.measured_ceiling, req.domain)?;
-            let options = ExtendedOptions { hardware: HardwareChoices { precision, ..o.hardware }, ..o };
-            let hardware = req.calibration.as_ref().map_or(hardware.clone(), |c| c.constants.apply(&hardware));
-            let setup = ExtendedSetup { workload, hardware, options };
-            let first = req.strategies.first().copied().unwrap_or(Strategy::OneD);
-            let spec = setup.spec(first, req.gpus, req.global_batch, req.top_k);
-            (req.model.clone(), req.system.clone(), spec, Some(setup))
-        }
+    if let Some((s, why)) = req.strategies.iter().find_map(|s| req.mode.refuses(*s).map(|why| (s, why))) {
+        return Err(CmdError::Usage(format!("--strategy {}: {why}", s.as_str())));
+    }
+    let ask = SearchAsk {
+        model: &req.model,
+        system: &req.system,
+        strategies: &req.strategies,
+        n_gpus: req.gpus,
+        global_batch: req.global_batch,
+        top_k: req.top_k,
+        seq_len: req.seq_len,
+        domain: req.domain,
     };
+    let SearchInputs { model_name, system_name, spec: base, setup } = search_inputs(&req.mode, &ask, req)?;
     let domain = base.system.domain_size;
     let mut outcomes = Vec::new();
     let mut results = Vec::new();
@@ -632,14 +610,25 @@ pub(crate) fn on_threads(
     Ok(merge_shards(&shards).expect("at least one shard"))
 }
 
-fn spec_of(req: &SearchRequest, model: fmperf_core::ModelShape, system: SystemParams) -> SearchSpec {
-    SearchSpec {
-        model,
-        system,
-        strategy: req.strategies.first().copied().unwrap_or(Strategy::OneD),
-        n_gpus: req.gpus,
-        global_batch: req.global_batch,
-        top_k: req.top_k,
+/// The request's inputs, read from its names and files (`--calibration` applied to the part).
+impl SearchSource for SearchRequest {
+    type Error = CmdError;
+    fn shape(&self) -> Result<(String, fmperf_core::ModelShape), CmdError> {
+        load_model(&self.model)
+    }
+    fn system(&self) -> Result<(String, SystemParams), CmdError> {
+        load_system(&self.system)
+    }
+    fn workload(&self, seq_len: Option<u64>) -> Result<Workload, CmdError> {
+        let workload = load_workload_at(&self.model, seq_len)?;
+        match &self.moe {
+            Some(moe) if workload.moe.is_none() => Err(dense_refuses_moe(moe, &self.model)),
+            _ => Ok(workload),
+        }
+    }
+    fn hardware(&self, precision: Precision, ceiling: bool, domain: Option<u64>) -> Result<(Hardware, Precision), CmdError> {
+        let (hardware, precision) = load_hardware(&self.system, precision, ceiling, domain)?;
+        Ok((self.calibration.as_ref().map_or(hardware.clone(), |c| c.constants.apply(&hardware)), precision))
     }
 }
 

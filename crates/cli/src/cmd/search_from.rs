@@ -315,6 +315,6 @@ fn execution_over(
         }
         given.push(format!("--{flag} {v}"));
     }
-    super::search::agree_with_switches(args, &c, o)?;
+    super::search::agree_with_switches(args, &c, &fmperf_core::mode::Mode::from(*o))?;
     Ok((c, given))
 }

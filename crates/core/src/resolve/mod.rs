@@ -17,6 +17,7 @@ pub mod explorer;
 pub mod form;
 pub mod point;
 mod scenario;
+pub mod search_inputs;
 mod stand_ins;
 pub mod sweep_axis;
 pub mod sweep_spec;
