@@ -63,9 +63,7 @@ pub fn ModePanel(
 ) -> impl IntoView {
     let url = expect_context::<UrlState>();
     let current = Memo::new(move |_| url.query.with(|q| texts(q, &defaults.get())));
-    let kind = Memo::new(move |_| {
-        current.with(|(m, _)| m.as_deref().and_then(ModeKind::parse).unwrap_or_default())
-    });
+    let kind = Memo::new(move |_| current.with(|(m, _)| m.as_deref().and_then(ModeKind::parse).unwrap_or_default()));
     let ext = move || current.with(|(_, e)| e.clone().unwrap_or_default());
     let set_kind = move |k: ModeKind| {
         url.update(true, |q| {

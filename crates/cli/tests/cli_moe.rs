@@ -109,7 +109,10 @@ fn a_fixed_degree_the_experts_cannot_take_is_refused_by_name() {
     // ep 8 divides the 8 experts but not a stage of 4 devices (tp·cp·dp = 4/pp ≤ 4 ranks); ep 4 with
     // etp 2 neither (4 · 2 = 8 > 4): refused up front, not after every candidate.
     let four = "search --model mixtral-8x7b --system nvidia_h100_sxm5_80gb --gpus 4 --global-batch 256";
-    refused(&format!("{four} --moe ep=8"), "moe.ep = 8: ep·etp = 8 · 1 = 8 must divide the ranks of one pipeline stage");
+    refused(
+        &format!("{four} --moe ep=8"),
+        "moe.ep = 8: ep·etp = 8 · 1 = 8 must divide the ranks of one pipeline stage",
+    );
     refused(&format!("{four} --moe ep=4,etp=2"), "moe.etp = 2: ep·etp = 4 · 2 = 8 must divide");
     // The case: the launch file's model has 4 experts (`--num-experts 4`).
     refused(

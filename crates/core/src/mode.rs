@@ -8,12 +8,12 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::{Error, Strategy};
 use crate::extended::ExtendedOptions;
 use crate::extended::efficiency::Efficiency;
 use crate::extended::switches::SWITCHES;
 use crate::mode_kind::ModeKind;
 use crate::vocab::{MemoryPart, TimePart};
+use crate::{Error, Strategy};
 
 /// Why extended mode does not search 2D SUMMA (searches and sweeps leave it out and say so).
 pub const SUMMA_UNSUPPORTED: &str = "2D SUMMA (strategy 2d) has no extended model: extended mode searches 1d and \

@@ -733,7 +733,10 @@ fn mode_branches(s: &Source) -> Vec<String> {
 /// call or an `extended: bool`. Rule 7's first half, which [`mode_variants`] applies past core.
 fn mode_variant_at(t: &[String], i: usize) -> Option<String> {
     let at = |i: usize| t.get(i).map(String::as_str).unwrap_or("");
-    if matches!(at(i), "Reference" | "Extended") && i >= 2 && at(i - 1) == "::" && matches!(at(i - 2), "ModeKind" | "Mode")
+    if matches!(at(i), "Reference" | "Extended")
+        && i >= 2
+        && at(i - 1) == "::"
+        && matches!(at(i - 2), "ModeKind" | "Mode")
     {
         Some(format!("{}::{}", at(i - 2), at(i)))
     } else if at(i) == "is_extended" && i >= 1 && at(i - 1) == "." && at(i + 1) == "(" {
@@ -1710,7 +1713,8 @@ mod checker {
         let files = |list: &[(&'static str, &str, &str)]| -> Vec<(&'static str, Source)> {
             list.iter().map(|(k, p, t)| (*k, Source::new(p, t))).collect()
         };
-        let branch = "fn f(m: ModeKind) -> &str { match m { ModeKind::Reference => \"a\", ModeKind::Extended => \"b\" } }";
+        let branch =
+            "fn f(m: ModeKind) -> &str { match m { ModeKind::Reference => \"a\", ModeKind::Extended => \"b\" } }";
         // A page file that words the modes itself fails, naming the crate, the file and the variants.
         let p = mode_home_problems(&files(&[("page", "mode_panel.rs", branch)]), &[]);
         assert!(p.len() == 1 && p[0].starts_with("page mode_panel.rs: names the mode's variants"), "{p:?}");

@@ -53,8 +53,7 @@ impl Reports {
             by_mode: PerMode::from_fn(|m| Arc::new(validate(&file, m))),
             memory: Arc::new(validate(&shipped_memory_runs(), ModeKind::REALISTIC)),
             unfitted_holdout: PerMode::from_fn(|m| {
-                (!m.has_fitted_constants())
-                    .then(|| Arc::new(shipped_holdout(m).unwrap_or_else(|| holdout(&file, m))))
+                (!m.has_fitted_constants()).then(|| Arc::new(shipped_holdout(m).unwrap_or_else(|| holdout(&file, m))))
             }),
         }
     }

@@ -7,14 +7,14 @@
 
 use std::io::Write;
 
+use fmperf_core::catalog::Precision;
 use fmperf_core::cost::{ExtendedSetup, Pricer};
 use fmperf_core::explore::{StrategyTop, merge};
-use fmperf_core::catalog::Precision;
 use fmperf_core::extended::{Hardware, Workload};
+use fmperf_core::mode::Mode;
 use fmperf_core::resolve::search_inputs::{
     SearchAsk, SearchInputs, SearchSource, search_inputs, searches_execution, switch_choices,
 };
-use fmperf_core::mode::Mode;
 use fmperf_core::search::row::Digits;
 use fmperf_core::search::shard_state::merge_shards;
 use fmperf_core::search::{Diagnosis, ExecutionChoices, ResultRow, Search, SearchResult, SearchSpec};
@@ -626,7 +626,12 @@ impl SearchSource for SearchRequest {
             _ => Ok(workload),
         }
     }
-    fn hardware(&self, precision: Precision, ceiling: bool, domain: Option<u64>) -> Result<(Hardware, Precision), CmdError> {
+    fn hardware(
+        &self,
+        precision: Precision,
+        ceiling: bool,
+        domain: Option<u64>,
+    ) -> Result<(Hardware, Precision), CmdError> {
         let (hardware, precision) = load_hardware(&self.system, precision, ceiling, domain)?;
         Ok((self.calibration.as_ref().map_or(hardware.clone(), |c| c.constants.apply(&hardware)), precision))
     }

@@ -88,7 +88,8 @@ pub fn optimizer_host_s(p: &Pricing, layout: &Layout, held_tensors: f64) -> f64 
         return 0.0;
     }
     let held = held_tensors.max(0.0);
-    let launches = LAUNCHES_PER_STEP + (held / ADAM_TENSORS_PER_LAUNCH).ceil() + (held / COPY_TENSORS_PER_LAUNCH).ceil();
+    let launches =
+        LAUNCHES_PER_STEP + (held / ADAM_TENSORS_PER_LAUNCH).ceil() + (held / COPY_TENSORS_PER_LAUNCH).ceil();
     let host = (CALLS_PER_TENSOR * held * BARE_CALL_HOST_S + launches * TORCH_CALL_HOST_S) * p.hw.host_op_time_factor;
     let model_parallel = layout.tp * layout.pp;
     let stats = if opts.sharding.shards_optimizer() { model_parallel * layout.dp * layout.cp } else { model_parallel };
@@ -126,7 +127,11 @@ mod tests {
         let on = ExtendedOptions { log_num_zeros_in_grad: true, ..off };
         let p = Pricing { hw: &hw, opts: &on };
         let want = 2169e-6 * hw.host_op_time_factor;
-        assert!((optimizer_host_s(&p, &layout, 150.0) - want).abs() < 1e-12, "{}", optimizer_host_s(&p, &layout, 150.0));
+        assert!(
+            (optimizer_host_s(&p, &layout, 150.0) - want).abs() < 1e-12,
+            "{}",
+            optimizer_host_s(&p, &layout, 150.0)
+        );
         // The distributed optimizer's statistics reduce over all 8 ranks: one 8-byte all-reduce
         // more; 31 tensors: 14 · 31 · 0.91 = 394.94 µs, launches 12 + 1 + 1 = 14 → 180.6 µs.
         let dist = ExtendedOptions { sharding: Sharding::Zero1, ..on };

@@ -145,8 +145,7 @@ pub fn head_exchange_s(w: &Workload, layout: &Layout, p: &Pricing) -> f64 {
     if p.opts.stack != Stack::Nanotron || layout.pp <= 1 || !split(w, layout.pp).loss_apart {
         return 0.0;
     }
-    let volume_gb =
-        layout.local_tokens(w) * w.vocab.unwrap_or(0) as f64 * p.hw.element_bytes / layout.tp as f64 * 1e-9;
+    let volume_gb = layout.local_tokens(w) * w.vocab.unwrap_or(0) as f64 * p.hw.element_bytes / layout.tp as f64 * 1e-9;
     2.0 * p.p2p(volume_gb, layout.placement.pp > 1)
 }
 
@@ -203,7 +202,10 @@ mod tests {
         assert_eq!(s.stages, StageSplit { first: 6, last: 0, most: 6 });
         assert!(!s.loss_apart);
         // pp 2: thresholds 10, 20: stage 0 layers 1–11, stage 1 layers 12–16 and the head.
-        assert_eq!(split(&w, 2), NanotronSplit { stages: StageSplit { first: 11, last: 5, most: 11 }, loss_apart: false });
+        assert_eq!(
+            split(&w, 2),
+            NanotronSplit { stages: StageSplit { first: 11, last: 5, most: 11 }, loss_apart: false }
+        );
         // One stage holds everything.
         assert_eq!(split(&w, 1).stages, StageSplit { first: 16, last: 16, most: 16 });
     }

@@ -42,9 +42,9 @@
 //! rank, and the per-step reductions Megatron runs whatever the flags.
 
 use super::layout::Layout;
+use super::optimizer_host::small_all_reduce_s;
 use super::pipeline::StageSplit;
 use super::pricing::Pricing;
-use super::optimizer_host::small_all_reduce_s;
 
 /// The host time of one PyTorch call, defined beside the per-operation one in [`super::pricing`]
 /// (the MoE layer's counted calls, an earlier stage, price at it too).

@@ -95,7 +95,12 @@ pub fn search_inputs<S: SearchSource>(mode: &Mode, ask: &SearchAsk, source: &S) 
     let options = ExtendedOptions { hardware: HardwareChoices { precision, ..o.hardware }, ..o };
     let setup = ExtendedSetup { workload, hardware, options };
     let spec = setup.spec(first, ask.n_gpus, ask.global_batch, ask.top_k);
-    Ok(SearchInputs { model_name: ask.model.to_string(), system_name: ask.system.to_string(), spec, setup: Some(setup) })
+    Ok(SearchInputs {
+        model_name: ask.model.to_string(),
+        system_name: ask.system.to_string(),
+        spec,
+        setup: Some(setup),
+    })
 }
 
 /// The execution choices `mode`'s switches fix (`ext`: the switch text that gave them, whose

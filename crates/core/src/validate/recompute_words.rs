@@ -226,8 +226,8 @@ pub fn read_recompute_of_block(text: Option<&str>, layers: Option<u64>, block: B
     // Also in two words ("not stated", "not specified", "not given": session 30's NeMo rows).
     const LEADING_UNKNOWN: [&str; 4] = ["unclear", "unknown", "unstated", "unspecified"];
     const NOT_WHAT: [&str; 5] = ["stated", "specified", "given", "known", "reported"];
-    let not_stated = w.tokens.first().is_some_and(|t| t == "not")
-        && w.tokens.get(1).is_some_and(|t| NOT_WHAT.contains(&t.as_str()));
+    let not_stated =
+        w.tokens.first().is_some_and(|t| t == "not") && w.tokens.get(1).is_some_and(|t| NOT_WHAT.contains(&t.as_str()));
     if not_stated || w.tokens.first().is_some_and(|t| LEADING_UNKNOWN.contains(&t.as_str())) {
         return RecomputeReading::noted(Recompute::None, format!("recompute `{t}`: no policy stated, read as none"));
     }
@@ -396,7 +396,9 @@ mod tests {
 
     #[test]
     fn an_unknown_policy_is_read_as_not_stated() {
-        for t in ["unclear (see notes)", "unknown", "Unspecified in the paper", "not stated", "Not specified on the page"] {
+        for t in
+            ["unclear (see notes)", "unknown", "Unspecified in the paper", "not stated", "Not specified on the page"]
+        {
             let r = read_recompute(Some(t), Some(32));
             assert_eq!(r.level, Recompute::None, "{t}");
             assert!(r.note.is_some_and(|n| n.contains("no policy stated")), "{t}");
