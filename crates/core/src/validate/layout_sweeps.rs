@@ -16,6 +16,9 @@
 //!   distributed optimizer, recomputation, flash attention, pipeline schedule — the run's, else
 //!   `fixed`'s; `zero_shard_group` (InternLM's hierarchical ZeRO-1) as the words `zero shard
 //!   group N`, which the sharding reader takes ([`super::sharding_words::read_sharding`]);
+//!   `cp_comm_type` (Megatron-Core's `p2p`, `a2a`, `a2a+p2p`) and USP's `ulysses_degree` /
+//!   `ring_degree` as the words `ulysses degree U; ring degree R`, which the context-parallel
+//!   reader takes ([`super::cp_words`]);
 //! * batch: the run's `global_batch_seqs` when it states one, else the group's; micro-batch and
 //!   accumulation;
 //! * measured: the group's `rank_metric` when fmperf reads it (`step_time_s`, `step_time_s_derived`,
@@ -233,8 +236,22 @@ fn group_rows(g: &Map<String, Value>, i: usize) -> Result<Vec<Value>, Error> {
         }
         // InternLM's hierarchical ZeRO-1: the optimizer's shard group, as words the sharding
         // reader takes (a group of every replica is plain ZeRO-1).
+        let mut other = Vec::new();
         if let Some(z) = setting(run, fixed, "zero_shard_group").and_then(Value::as_u64) {
-            parallel.insert("other".into(), Value::String(format!("zero shard group {z}")));
+            other.push(format!("zero shard group {z}"));
+        }
+        // The context-parallel flavour and USP's split degrees, as words the CP reader takes
+        // ([`super::cp_words`]).
+        if let Some(Value::String(t)) = setting(run, fixed, "cp_comm_type") {
+            other.push(t.clone());
+        }
+        for key in ["ulysses_degree", "ring_degree"] {
+            if let Some(d) = setting(run, fixed, key).and_then(Value::as_u64) {
+                other.push(format!("{} {d}", key.replace('_', " ")));
+            }
+        }
+        if !other.is_empty() {
+            parallel.insert("other".into(), Value::String(other.join("; ")));
         }
         let mut batch = Map::new();
         batch.insert(

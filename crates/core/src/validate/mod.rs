@@ -16,6 +16,7 @@
 pub mod checkpoint_words;
 pub mod compare;
 pub mod convention;
+pub mod cp_words;
 pub mod device_count;
 pub mod error_bands;
 pub mod fabric_words;

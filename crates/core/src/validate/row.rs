@@ -419,6 +419,9 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         super::step_words::read_grad_accumulation_fusion(&other_words).map_err(RowReason::Configuration)?;
     notes.extend(fusion_note);
     notes.extend(spec_note);
+    let (cp_comm, cp_ulysses, cp_note) =
+        super::cp_words::read_cp_flavour(&other_words, cp).map_err(RowReason::Configuration)?;
+    notes.extend(cp_note);
     let options = ExtendedOptions {
         hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
         recompute: recompute.level,
@@ -450,6 +453,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         log_params_norm,
         grad_accumulation_fusion: fusion_stated.unwrap_or(true),
         transformer_impl: spec_stated.unwrap_or_default(),
+        cp_comm,
+        cp_ulysses,
         ..ExtendedOptions::realistic()
     };
 
