@@ -67,16 +67,18 @@ pub fn RowsCard(reports: Reports, mode: Memo<ModeKind>) -> impl IntoView {
         .collect_view();
     let for_json = reports.clone();
     let download_json = move |_| {
-        let text = serde_json::json!({
-            "reference": &*for_json.reference,
-            "extended": &*for_json.extended,
-        })
-        .to_string();
+        // One key per mode, named as the CLI's `--mode` names it ("reference", "extended").
+        let by_mode: serde_json::Map<String, serde_json::Value> = ModeKind::ALL
+            .into_iter()
+            .map(|m| (m.as_str().to_string(), serde_json::to_value(&*for_json.of(m)).unwrap_or_default()))
+            .collect();
+        let text = serde_json::Value::Object(by_mode).to_string();
         let _ = download_text("fmperf-validation.json", "application/json", &text);
     };
     let for_csv = reports.clone();
     let download_csv = move |_| {
-        let text = csv(&[&for_csv.reference, &for_csv.extended]);
+        let reports = ModeKind::ALL.map(|m| for_csv.of(m));
+        let text = csv(&reports.iter().map(|r| &**r).collect::<Vec<_>>());
         let _ = download_text("fmperf-validation.csv", "text/csv", &text);
     };
     view! {
