@@ -65,8 +65,9 @@ test('studies: the mode toggle and the switches rerun the sweep, live in the URL
   // context-parallel flavour and its Ulysses degree; since session 20 the optimizer, Adam or Muon; since session 21 Megatron's per-step statistics;
   // since session 25 the output head inside the loss chunks; since session 26 Megatron's gradient-accumulation fusion, the operator-level
   // policy's saved attention, autocast over FP32 weights and the keys and values held by the output; since session 27 Megatron's
-  // layer spec, Transformer Engine or local)
-  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 48);
+  // layer spec, Transformer Engine or local; since session 30 whether the TP input gradient's all-reduce overlaps the weight-gradient
+  // GEMM)
+  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 49);
   const extended = await firstDays(page);
   assert.notEqual(extended, reference);
   // The chart and the table say which mode drew them.

@@ -84,8 +84,9 @@ test('summary, scatter, rows and skipped runs of both modes', async () => {
   // 40 since session 20: the optimizer, Adam or Muon; 42 since session 21: Megatron's per-step statistics, zeros in gradients and the parameter norm;
   // 43 since session 25: the output head inside the loss chunks; 47 since session 26: Megatron's gradient-accumulation fusion, the
   // operator-level policy's saved attention, autocast over FP32 weights, keys and values held by the output; 48 since session 27:
-  // Megatron's layer spec, Transformer Engine or local)
-  assert.equal(await page.locator('#validation-switches tbody tr').count(), 48);
+  // Megatron's layer spec, Transformer Engine or local; 49 since session 30: whether the TP input gradient's all-reduce
+  // overlaps the weight-gradient GEMM, off under BigScience's Megatron-DeepSpeed)
+  assert.equal(await page.locator('#validation-switches tbody tr').count(), 49);
   await screenshot(page, 'validation-extended');
 
   // Switching the mode updates the URL, the scatter title and the settings card.
