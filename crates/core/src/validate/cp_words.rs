@@ -10,7 +10,10 @@
 //!   "a2a" like DeepSpeed Ulysses, "a2a+p2p" a2a inside each CP sub-group then the ring between
 //!   them): `p2p` → ring, `a2a` → Ulysses, both (`a2a+p2p`) → hybrid; the words `ring
 //!   attention`, `ulysses`, `usp`, `hybrid context parallel` likewise (not `hybrid` alone:
-//!   Megatron's `--fp8-format hybrid` says it). `all_gather` is not read (the ring's default);
+//!   Megatron's `--fp8-format hybrid` says it). `all_gather` (stated as `cp comm type
+//!   all_gather`) has no flavour of its own here: it is priced as the ring, with a note saying so
+//!   (its K/V all-gather before attention is exposed, the ring's exchange overlaps), and it is an
+//!   error beside another flavour's words or a split degree;
 //! * the split degrees as USP names them (yunchang's `set_seq_parallel_pg(ulysses_degree,
 //!   ring_degree, …)`, feifeibear/long-context-attention @ 56118e0 `yunchang/globals.py`
 //!   l. 22–29: `sp_degree = sp_ring_degree * sp_ulysses_degree`): `ulysses degree U`, `ring
@@ -48,6 +51,23 @@ pub(super) fn read_cp_flavour(other: &Words, cp: u64) -> Result<(CpComm, u64, Op
     // "hybrid" alone is not read: other flags use it (`--fp8-format hybrid`).
     let hybrid =
         (a2a && p2p) || other.any(&["usp", "unified sequence parallel", "hybrid context parallel", "hybrid cp"]);
+    // Megatron's fourth value, `--cp-comm-type all_gather` (the phrase only: MoE's all-gather
+    // dispatcher says "all gather" too).
+    let all_gather = other.any(&["cp comm type all gather", "cp comm type allgather"]);
+    if all_gather && (a2a || p2p || u_stated.is_some() || r_stated.is_some()) {
+        return Err(Error::invalid(
+            FIELD,
+            other.text.clone(),
+            "cp_comm_type all_gather cannot stand beside another flavour's words or a ulysses/ring degree",
+        ));
+    }
+    if all_gather {
+        let said = format!(
+            "context parallelism of {cp} as all_gather priced as the K/V ring (cp_comm=ring): fmperf has no \
+             all-gather flavour; its K/V all-gather before attention is exposed where the ring's exchange overlaps"
+        );
+        return Ok((CpComm::Ring, 1, Some(Note::reading(said).about(FIELD))));
+    }
     if let (Some(u), Some(r)) = (u_stated, r_stated)
         && u * r != cp
     {
@@ -120,6 +140,20 @@ mod tests {
         assert_eq!(read("a2a+p2p; ulysses degree 4", 1).unwrap(), (CpComm::Ring, 1));
         // Megatron's FP8 format `hybrid` is no context-parallel flavour.
         assert!(read_cp_flavour(&Words::new("--fp8-format hybrid --sequence-parallel True"), 2).unwrap().2.is_none());
+    }
+
+    #[test]
+    fn all_gather_is_priced_as_the_ring_and_said_so() {
+        let (f, u, note) = read_cp_flavour(&Words::new("--cp-comm-type all_gather"), 4).unwrap();
+        assert_eq!((f, u), (CpComm::Ring, 1));
+        assert!(note.unwrap().text.contains("all_gather priced as the K/V ring"));
+        // MoE's all-gather dispatcher is no context-parallel flavour.
+        assert!(read_cp_flavour(&Words::new("--moe-token-dispatcher-type all_gather"), 4).unwrap().2.is_none());
+        // Beside another flavour or a degree: an error naming the field.
+        for text in ["--cp-comm-type all_gather a2a", "--cp-comm-type all_gather; ulysses degree 2"] {
+            let e = read_cp_flavour(&Words::new(text), 4).unwrap_err();
+            assert!(e.to_string().contains("parallel.other"), "{e}");
+        }
     }
 
     #[test]
