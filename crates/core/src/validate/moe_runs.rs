@@ -34,7 +34,11 @@
 //!   it per device (`G = dp·grad_accum·tp·m`: `tp·m` per replica, MaxText's per-device batch);
 //! * FP8 recipe: torchao (casts in every pass) when the precision words name torchao/float8 or
 //!   the run is torchtitan's, else Transformer Engine;
-//! * FSDP words (not null, naming FSDP) → ZeRO-3, else the distributed optimizer (ZeRO-1);
+//! * sharding: the dense rows' reader ([`super::sharding_words::read_sharding`]: FSDP, HSDP and
+//!   Megatron-FSDP words with their strategy and shard group, a ZeRO stage, the distributed
+//!   optimizer in the optimizer or other parallel words); nothing stated → the distributed
+//!   optimizer (ZeRO-1), not noted; `parallel.fsdp` may be a flag or a number (0: off; `n`: FSDP
+//!   over `n` ranks);
 //! * `grad_reduce_in_fp32` said off (False/0/off) in the row's words → gradients reduced and kept
 //!   in the parameter type (the dense rows' reading,
 //!   [`super::precision_words::says_16bit_grad_reduce`]);
@@ -63,6 +67,7 @@ use super::moe_words::{
 };
 use super::reason::{RowReason, UnreadFile};
 use super::recompute_words::read_recompute;
+use super::sharding_words::{ShardingInput, read_sharding};
 
 use super::moe_flops::{FlopRules, model_flops_per_token};
 use crate::catalog::{self, MappingOptions, Precision};
@@ -165,6 +170,49 @@ fn mapping_for(sys: &catalog::CatalogSystem, notes: &mut Vec<Note>) -> MappingOp
     MappingOptions { scale_out_gbps: Some(FALLBACK_NIC_GBPS), ..plain }
 }
 
+/// The sharding words of an MoE row for [`read_sharding`] (the dense rows' reader): `parallel.fsdp`
+/// as words, or as a flag when it is `true`/`false`, or a number (`0`: off, as NeMo's performance
+/// tables write it; `n`: FSDP over `n` ranks); the optimizer words; the degrees.
+fn moe_sharding_input<'a>(
+    fsdp: Option<&Value>,
+    fsdp_words: &'a str,
+    optimizer_words: &'a str,
+    dp: u64,
+    cp: u64,
+) -> ShardingInput<'a> {
+    let (fsdp, fsdp_flag) = match fsdp {
+        Some(Value::Bool(b)) => (None, Some(*b)),
+        Some(Value::Number(n)) if n.as_u64() == Some(0) => (None, Some(false)),
+        Some(Value::Number(_)) => (Some(fsdp_words), None),
+        _ => (Some(fsdp_words).filter(|t| !t.trim().is_empty()), None),
+    };
+    let optimizer = Some(optimizer_words).filter(|t| t.split(';').any(|w| !w.trim().is_empty()));
+    ShardingInput { fsdp, fsdp_flag, optimizer, dp, cp, ..ShardingInput::default() }
+}
+
+/// A stated ZeRO stage (`parallel.zero_stage`): a whole number, or words naming it as the dense
+/// rows' schema reads them (`"ZeRO-2"`, `"stage 3"`: the one digit 0–3 they hold); null or absent
+/// is unstated, anything else an error naming the field.
+fn zero_stage_of(v: Option<&Value>) -> Result<Option<u64>, RowReason> {
+    let stage = match v {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(s)) => match s.chars().filter(char::is_ascii_digit).collect::<String>().as_str() {
+            d @ ("0" | "1" | "2" | "3") => d.parse().ok(),
+            _ => None,
+        },
+        Some(v) => keys::whole_number(v),
+    };
+    match (stage, v) {
+        (Some(z), _) => Ok(Some(z)),
+        (None, Some(v)) => Err(RowReason::Configuration(crate::Error::invalid(
+            "parallel.zero_stage",
+            v.to_string(),
+            "must be a ZeRO stage 0-3 (a number or words such as \"ZeRO-1\") or null",
+        ))),
+        (None, None) => Ok(None),
+    }
+}
+
 /// The micro-batch of one data-parallel replica [sequences]: the stated one, unless the stated
 /// accumulation says it counts per device — a global batch `G = dp · grad_accum · tp · m` with a
 /// stated `m` means `m` sequences per device and `tp · m` per replica (MaxText's
@@ -265,8 +313,22 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     }
     let recompute = reading.level;
     let recompute_modules = recompute_modules_of(&rec, recompute, &mut notes);
-    let fsdp = words(p, "fsdp");
-    let sharding = if fsdp.contains("fsdp") { Sharding::Zero3 } else { Sharding::Zero1 };
+    // ZeRO words may stand in the optimizer text or among the other parallel words
+    // (`--use-distributed-optimizer`), as for dense rows.
+    let optimizer_words = [words(&top, "optimizer"), words(p, "optimizer"), words(p, "other")].join("; ");
+    let fsdp = match p.get("fsdp") {
+        Some(Value::Number(n)) => format!("fsdp {n}"),
+        _ => words(p, "fsdp"),
+    };
+    let reading = read_sharding(&ShardingInput {
+        zero_stage: zero_stage_of(p.get("zero_stage"))?,
+        distributed_optimizer: p.get("distributed_optimizer").and_then(Value::as_bool),
+        ..moe_sharding_input(p.get("fsdp"), &fsdp, &optimizer_words, dp, cp)
+    });
+    if reading.stated {
+        notes.extend(reading.notes.iter().cloned().map(|n| n.about("parallel")));
+    }
+    let (sharding, shard_group) = (reading.sharding, reading.shard_group);
     let disp = words(p, "dispatcher");
     let router = words(&model, "router");
     let dw = super::words::Words::new(&disp);
@@ -397,6 +459,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
         recompute,
         sharding,
+        shard_group,
         grad_reduce,
         interleave: if pp > 1 { interleave } else { 1 },
         optimizer_states,

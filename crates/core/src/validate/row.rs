@@ -614,7 +614,7 @@ mod tests {
     #[test]
     fn fsdp_with_a_pipeline_gathers_once_per_iteration() {
         use crate::extended::Sharding;
-        let fsdp = ShardingReading { sharding: Sharding::Zero3, shard_group: Some(8), notes: vec![] };
+        let fsdp = ShardingReading { sharding: Sharding::Zero3, shard_group: Some(8), notes: vec![], stated: true };
         let mut notes = vec![];
         let r = fsdp_under_pipeline(fsdp.clone(), 8, &mut notes);
         assert_eq!((r.sharding, r.shard_group, notes.len()), (Sharding::Zero2, None, 1));

@@ -2,7 +2,11 @@
 //! a shard group in devices; every reading that is not plain comes with a note for the row.
 //!
 //! Sharding, first rule that applies:
-//! 1. FSDP/HSDP words that are not negated: `NO_SHARD` → plain data parallel; `SHARD_GRAD_OP`,
+//! 1. FSDP/HSDP words that are not negated: `NO_SHARD` → plain data parallel; Megatron-FSDP's
+//!    sharding strategy as named (`optim_grads_params` → ZeRO-3, `optim_grads` → ZeRO-2, `optim`
+//!    → ZeRO-1, `no_shard` → plain data parallel: `--data-parallel-sharding-strategy`'s choices,
+//!    NVIDIA/Megatron-LM d98e8a6 `megatron/training/arguments.py:3190–3191`,
+//!    `distributed_data_parallel_config.py:103–105`); `SHARD_GRAD_OP`,
 //!    `ZeRO-2`, `reshard_after_forward=False` → ZeRO-2; `HYBRID_SHARD`, `HSDP`, "shard within …,
 //!    replicate across …" → ZeRO-3 inside a shard group; anything else (`FSDP`, `FSDP2`,
 //!    `FULL_SHARD`, `fully_shard`, "parameters sharded") → ZeRO-3. The shard group is the number
@@ -14,8 +18,13 @@
 //!    `shard group` (hierarchical ZeRO, [`crate::extended::data_parallel`]);
 //! 3. `distributed_optimizer: true` → ZeRO-1;
 //! 4. ZeRO words in the optimizer text (`ZeRO-1`, "states sharded") → that stage;
-//! 5. nothing stated → ZeRO-1 (Megatron's distributed optimizer), noted.
+//! 5. nothing stated → ZeRO-1 (Megatron's distributed optimizer), noted
+//!    ([`ShardingReading::stated`] false).
+//!
+//! One reading for every row: the dense rows' reader ([`super::row`]) and the MoE rows' reader
+//! ([`super::moe_runs`]) gather their words into a [`ShardingInput`] and call [`read_sharding`].
 
+use super::stack_words::MEGATRON_FSDP_WORDS;
 use super::words::Words;
 use crate::extended::Sharding;
 use crate::vocab::{Note, NoteList};
@@ -29,6 +38,8 @@ pub struct ShardingReading {
     pub shard_group: Option<u64>,
     /// Notes for the row.
     pub notes: Vec<Note>,
+    /// Whether the row states its sharding (false: nothing said, the ZeRO-1 default of rule 5).
+    pub stated: bool,
 }
 
 /// The sharding words of a row, gathered.
@@ -132,13 +143,30 @@ fn zero_shard_group(words: Option<&str>, replicas: u64, notes: &mut Vec<Note>) -
     Some(z)
 }
 
+/// Megatron-FSDP's sharding strategy when the words name one (module documentation, rule 1):
+/// `optim_grads_params` shards parameters, gradients and optimizer states (ZeRO-3), `optim_grads`
+/// gradients and states (ZeRO-2), `optim` the states (ZeRO-1: only beside words naming
+/// Megatron-FSDP or its sharding strategy, the bare word being too common); `no_shard` is read
+/// before.
+fn megatron_fsdp_strategy(w: &Words) -> Option<Sharding> {
+    if w.has("optim grads params") {
+        Some(Sharding::Zero3)
+    } else if w.has("optim grads") {
+        Some(Sharding::Zero2)
+    } else if w.has("optim") && (w.any(&MEGATRON_FSDP_WORDS) || w.has("sharding strategy")) {
+        Some(Sharding::Zero1)
+    } else {
+        None
+    }
+}
+
 /// Reads the sharding of a row (module documentation).
 pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
     let mut notes = Vec::new();
     let replicas = input.dp.saturating_mul(input.cp).max(1);
     let fsdp_words = input.fsdp.map(|t| Words::new(&minus_one_as_all(t))).filter(|w| !w.is_empty());
     if fsdp_words.as_ref().is_some_and(|w| w.any(&["no shard", "noshard"])) {
-        return ShardingReading { sharding: Sharding::Ddp, shard_group: None, notes };
+        return ShardingReading { sharding: Sharding::Ddp, shard_group: None, notes, stated: true };
     }
     let negated = fsdp_words.as_ref().is_some_and(|w| {
         let t = &w.tokens;
@@ -155,7 +183,11 @@ pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
         let zero2 = w.any(&["shard grad op", "zero2", "zero 2", "stage 2", "grad op"])
             || (w.has("reshard after forward") && (w.has("false") || w.has("no") || w.has("off")));
         let hybrid = w.any(&["hybrid", "hsdp", "replicate", "replicated", "replicas"]);
-        let sharding = if zero2 { Sharding::Zero2 } else { Sharding::Zero3 };
+        let sharding = match megatron_fsdp_strategy(&w) {
+            Some(s) => s,
+            None if zero2 => Sharding::Zero2,
+            None => Sharding::Zero3,
+        };
         let degree = fsdp_degree(&w, input.dp);
         let group = match degree {
             Some(n) if hybrid => Some(n),
@@ -179,20 +211,20 @@ pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
             }
             None => None,
         };
-        return ShardingReading { sharding, shard_group: group, notes };
+        return ShardingReading { sharding, shard_group: group, notes, stated: true };
     }
     if let Some(z) = input.zero_stage {
         match Sharding::of_zero_stage(z) {
             Some(sharding @ (Sharding::Zero1 | Sharding::Zero2)) => {
                 let shard_group = zero_shard_group(input.optimizer, replicas, &mut notes);
-                return ShardingReading { sharding, shard_group, notes };
+                return ShardingReading { sharding, shard_group, notes, stated: true };
             }
-            Some(sharding) => return ShardingReading { sharding, shard_group: None, notes },
+            Some(sharding) => return ShardingReading { sharding, shard_group: None, notes, stated: true },
             None => notes.reading(format!("zero_stage {z} does not exist: ignored")),
         }
     }
     if input.distributed_optimizer == Some(true) {
-        return ShardingReading { sharding: Sharding::Zero1, shard_group: None, notes };
+        return ShardingReading { sharding: Sharding::Zero1, shard_group: None, notes, stated: true };
     }
     if let Some(o) = input.optimizer.map(Words::new) {
         let stage = if o.any(&["zero3", "zero 3", "stage 3"]) {
@@ -212,15 +244,15 @@ pub fn read_sharding(input: &ShardingInput) -> ShardingReading {
             None
         };
         if let Some(s) = stage {
-            return ShardingReading { sharding: s, shard_group: None, notes };
+            return ShardingReading { sharding: s, shard_group: None, notes, stated: true };
         }
     }
     if input.distributed_optimizer == Some(false) && input.zero_stage.is_none() && input.fsdp_flag == Some(false) {
         notes.reading("no ZeRO stage, FSDP or distributed optimizer: plain data parallelism".into());
-        return ShardingReading { sharding: Sharding::Ddp, shard_group: None, notes };
+        return ShardingReading { sharding: Sharding::Ddp, shard_group: None, notes, stated: true };
     }
     notes.reading("ZeRO stage not stated: distributed optimizer (ZeRO-1)".into());
-    ShardingReading { sharding: Sharding::Zero1, shard_group: None, notes }
+    ShardingReading { sharding: Sharding::Zero1, shard_group: None, notes, stated: false }
 }
 
 #[cfg(test)]
@@ -250,7 +282,10 @@ mod tests {
         assert!(odd.notes[0].contains("does not divide"), "{:?}", odd.notes);
         // No group in the words: sharded over all, nothing said.
         let plain = read("AdamW", 64);
-        assert_eq!((plain.shard_group, plain.notes.len()), (None, 0));
+        assert_eq!((plain.shard_group, plain.notes.len(), plain.stated), (None, 0, true));
+        // Nothing stated at all: the ZeRO-1 default, said and marked as not stated.
+        let none = read_sharding(&ShardingInput { dp: 8, cp: 1, ..Default::default() });
+        assert_eq!((none.sharding, none.stated, none.notes.len()), (Sharding::Zero1, false, 1));
         // ZeRO-0 and ZeRO-3 stated by stage read no group here.
         let z0 = read_sharding(&ShardingInput {
             zero_stage: Some(0),
@@ -287,6 +322,13 @@ mod tests {
         assert_eq!(sharding("hybrid sharding, 4 replicas", 32, 1), (Sharding::Zero3, Some(8)));
         assert_eq!(sharding("SHARD_GRAD_OP", 16, 1), (Sharding::Zero2, None));
         assert_eq!(sharding("NO_SHARD", 16, 1), (Sharding::Ddp, None));
+        // Megatron-FSDP's `--data-parallel-sharding-strategy`, as its functional tests write it.
+        assert_eq!(sharding("Megatron-FSDP (optim_grads_params)", 8, 1), (Sharding::Zero3, None));
+        assert_eq!(sharding("Megatron-FSDP (optim_grads)", 8, 1), (Sharding::Zero2, None));
+        assert_eq!(sharding("Megatron-FSDP, data_parallel_sharding_strategy: optim", 8, 1), (Sharding::Zero1, None));
+        assert_eq!(sharding("--use-megatron-fsdp --data-parallel-sharding-strategy no_shard", 8, 1).0, Sharding::Ddp);
+        // A bare `optim` beside other FSDP words names no strategy.
+        assert_eq!(sharding("FSDP with optim states on the host", 8, 1).0, Sharding::Zero3);
         assert_eq!(sharding("none", 16, 1).0, Sharding::Zero1);
         let apex = ShardingInput {
             optimizer: Some("distributed_fused_adam (NeMo 1)"),

@@ -53,7 +53,7 @@ pub fn read_stack(stack: &Words) -> (Stack, Option<Note>) {
 
 /// Words that name Megatron-FSDP (Megatron-Core's `--use-megatron-fsdp`,
 /// `ddp.use_megatron_fsdp`; its unit tests' `mfsdp`).
-const MEGATRON_FSDP_WORDS: [&str; 2] = ["megatron fsdp", "mfsdp"];
+pub(super) const MEGATRON_FSDP_WORDS: [&str; 2] = ["megatron fsdp", "mfsdp"];
 
 /// The stack of a row sharded as ZeRO-3/FSDP, from the one [`read_stack`] gave and all of the
 /// row's words. Megatron's ZeRO-3 is Megatron-FSDP ([`Stack`]), whose collectives cross domains
