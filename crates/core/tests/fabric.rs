@@ -80,6 +80,13 @@ fn a_kind_alone_moves_nothing_but_efa_steps() {
     assert_eq!(fmperf_core::catalog::fabric::EFA_NCCL_STEP_S, 68.3e-6);
 }
 
+/// An H100 on AWS EFA (`nvidia_h100_sxm5_80gb,fabric=efa`), priced in BF16.
+fn efa_h100() -> Hardware {
+    let (_, opts) = parse_system_spec("nvidia_h100_sxm5_80gb,fabric=efa").unwrap();
+    let sys = builtin_system("nvidia_h100_sxm5_80gb").unwrap();
+    Hardware::from_catalog(sys, Precision::Bf16, true, &opts).unwrap()
+}
+
 /// The EFA step reproduces the measurement it comes from: a 32 MiB all-gather over 32 p5 nodes
 /// (256 H100) took 2.6995 ms (nccl-tests, 12.43 GB/s algorithm bandwidth). fmperf's ring by hand,
 /// bandwidth term 0.033554 GB · 255/256 ÷ 280 GB/s (8 NICs of 50 GB/s at 0.7) = 119.37 µs:
@@ -91,10 +98,7 @@ fn a_kind_alone_moves_nothing_but_efa_steps() {
 /// step for LL) the same all-gather would take 0.45 ms.
 #[test]
 fn efa_all_gather_of_32_nodes_by_hand() {
-    let (_, opts) = parse_system_spec("nvidia_h100_sxm5_80gb,fabric=efa").unwrap();
-    let sys = builtin_system("nvidia_h100_sxm5_80gb").unwrap();
-    let hw = Hardware::from_catalog(sys, Precision::Bf16, true, &opts).unwrap();
-    let x = ExtendedOptions::realistic();
+    let (hw, x) = (efa_h100(), ExtendedOptions::realistic());
     let p = Pricing { hw: &hw, opts: &x };
     let gb = 33.554432e-3;
     let t = p.collective(CollectiveKind::AllGather, gb, 256, 8);
@@ -141,10 +145,7 @@ const P5_ALL_REDUCE: [(u64, f64, f64); 45] = [
 /// higher than 0.7, not lower.
 #[test]
 fn efa_all_reduce_against_nccl_tests_on_p5() {
-    let (_, opts) = parse_system_spec("nvidia_h100_sxm5_80gb,fabric=efa").unwrap();
-    let sys = builtin_system("nvidia_h100_sxm5_80gb").unwrap();
-    let hw = Hardware::from_catalog(sys, Precision::Bf16, true, &opts).unwrap();
-    let x = ExtendedOptions::realistic();
+    let (hw, x) = (efa_h100(), ExtendedOptions::realistic());
     let p = Pricing { hw: &hw, opts: &x };
     let gib = |mib: f64| mib * 1_048_576.0 * 1e-9;
     let ratio = |(nodes, mib, algbw): (u64, f64, f64)| {
@@ -178,10 +179,7 @@ fn efa_all_reduce_against_nccl_tests_on_p5() {
 /// NCCL's tuner picks it.
 #[test]
 fn five_hundred_twelve_ranks_take_the_tree_by_hand() {
-    let (_, opts) = parse_system_spec("nvidia_h100_sxm5_80gb,fabric=efa").unwrap();
-    let sys = builtin_system("nvidia_h100_sxm5_80gb").unwrap();
-    let hw = Hardware::from_catalog(sys, Precision::Bf16, true, &opts).unwrap();
-    let x = ExtendedOptions::realistic();
+    let (hw, x) = (efa_h100(), ExtendedOptions::realistic());
     let p = Pricing { hw: &hw, opts: &x };
     let gb: f64 = 50.0 * 1_048_576.0 * 1e-9;
     let bw = 2.0 * gb * 511.0 / 512.0 / 280.0;
