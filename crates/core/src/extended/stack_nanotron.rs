@@ -41,6 +41,27 @@
 //! two blocking metadata messages read back on the host, but only where a block's rank changes:
 //! a decoder layer hands on two tensors (`hidden_states`, `sequence_mask`, `llama.py` l. 842), so
 //! a few network latencies per stage boundary and micro-batch, not a per-layer cost.
+//!
+//! Read and not priced (session 31, w148), huggingface/nanotron at a756526:
+//! * ZeRO-1's parameter gather (`ZeroDistributedOptimizer._all_gather_params`, `optim/zero.py`
+//!   l. 217–245, called at the end of `step`, l. 119) is `all_gather_coalesced`
+//!   (`distributed.py` l. 153–220): the shards flattened into one buffer per rank and one blocking
+//!   `dist.all_gather` (a single NCCL all-gather where the ranks' buffers are equal: every
+//!   parameter of the playbook's models divides by its data-parallel degree, `_partition_parameters`
+//!   l. 150–215), then `update_output` copies each parameter's shard of each rank back, one
+//!   `copy_` per rank and parameter tensor: `dp · tensors` host calls (the 1B model at DP 128:
+//!   98 tensors, 12,544 calls). The collective is priced (whole, after the step:
+//!   [`super::stack::Stack::zero1_gathers_in_optimizer_step`]); the copies are not: no sourced host
+//!   time of a small `copy_` (the per-call figure of [`super::pricing::TORCH_CALL_HOST_S`] is a GEMM
+//!   launch's).
+//! * The metadata messages above make the host wait for the device on both sides of a stage
+//!   boundary, every micro-batch: the sender copies a CPU tensor into a device buffer and reads an
+//!   element back (`P2P._send_meta`, `p2p.py` l. 207–243), the receiver branches on the received
+//!   device scalars (`_recv_meta`, l. 245–287). The benchmarks' launch script sets
+//!   `CUDA_DEVICE_MAX_CONNECTIONS=1` (`run_multinode.sh` l. 38).
+//! * The benchmark mode times one step, the third (`NANOTRON_BENCHMARK=1`, `trainer.py` l. 671,
+//!   after a barrier and a synchronize, l. 603–605), and reports `max_memory_allocated` and
+//!   `max_memory_reserved` over 1024³ (GiB, `helpers.py` l. 617–618).
 
 use super::data_parallel::GRADIENT_BYTES;
 use super::layout::Layout;
