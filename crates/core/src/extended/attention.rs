@@ -5,6 +5,20 @@
 //! ([`super::moe::mla`]) — with the context-parallel exchange around it. The shared building
 //! blocks are in [`super::ops`] (operations, shapes), [`super::sublayer`] (the sub-layer wrapper) and
 //! [`super::context_parallel`] (the CP exchange).
+//!
+//! The shard each device's kernel runs ([`flash_attention`]): `N/cp` queries × `N` keys × the
+//! heads per TP rank, causal work halved, as FLOPs (the same under every context-parallel
+//! flavour: a load-balanced causal ring gives each rank `1/cp` of the work, Megatron-LM splitting
+//! the sequence into `2·cp` chunks, rank `i` holding chunks `i` and `2·cp − 1 − i`:
+//! `get_batch_on_this_cp_rank`, `megatron/training/utils.py`); as the kernel's
+//! call, the rate reads a query length of `N/r` (`r` the ring degree: one ring step's chunk;
+//! `N` under Ulysses, whose all-to-all gathers the sequence and splits the heads `1/u`) against
+//! `N` keys, the rate at the shorter of the two. At 16k keys and above the kernel's
+//! fraction of the ceiling is held at cuDNN's 16k figure on H100 (0.675 non-causal, 0.670–0.674
+//! causal, [`super::efficiency::attention_kernel_fraction`]), 4 % under what FlashAttention-2
+//! reaches on an A100 at 16k with a causal mask (0.697 of the A100's ceiling; Dao 2023,
+//! `data/attention-kernel-benchmarks.md`): the curve is not what long-sequence rows on Ampere
+//! miss (the test below).
 
 use super::context_parallel::context_parallel_over;
 use super::layout::Layout;
@@ -115,4 +129,30 @@ fn window_attention(p: &Pricing, sw: crate::vocab::SlidingWindow, per_head: f64,
     let tflop = 4.0 * per_head * sw.mean_keys(seq) * sw.windowed_share() * 1e-12;
     let work = Work::WindowAttention { tflop, bytes, s_q: seq, s_k: seq, window: sw.tokens as f64 };
     Operation::priced("attention_window", OpKind::Attention, p, work, bytes).op_policy(0.0, 0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::efficiency::{KernelCurve, attention_kernel_fraction};
+
+    /// The kernel curve at long sequence against FlashAttention-2 on an A100 (Dao 2023,
+    /// arXiv:2307.08691, Fig. 5–6 at 16k tokens, head dimension 128, causal: forward 197,
+    /// backward 186 TFLOP/s; `data/attention-kernel-benchmarks.md`): forward + backward
+    /// `3.5/(1/197 + 2.5/186)` = 3.5/0.018517 = 189.0 TFLOP/s, over the A100/A800 ceiling 271.2
+    /// (the catalog's `measured_matmul_tflops`) = 0.6970. Extended mode's fraction at 64k keys,
+    /// causal: cuDNN's 16k `3.5/(1/595 + 2.5/516)/794.5` = 0.6751, times 65536/65664 = 0.6738,
+    /// i.e. 0.6738/0.6970 = 0.967 of FlashAttention-2's: within 4 %, so a long-sequence row on
+    /// Ampere priced too slow by more than that is not priced so by the curve.
+    #[test]
+    fn long_sequence_curve_against_flashattention2_on_a100() {
+        let fa2: f64 = 3.5 / (1.0 / 197.0 + 2.5 / 186.0) / 271.2;
+        assert!((fa2 - 0.6970).abs() < 5e-4, "{fa2}");
+        let ours = attention_kernel_fraction(KernelCurve::Native, 65536.0, true);
+        assert!((ours - 0.6738).abs() < 5e-4, "{ours}");
+        assert!((ours / fa2 - 0.967).abs() < 2e-3, "{}", ours / fa2);
+        // Held above 16k: 208k keys (the USP report's longest) read the same fraction but for
+        // the causal tile factor, 212992/213120 against 65536/65664.
+        let at_208k = attention_kernel_fraction(KernelCurve::Native, 212992.0, true);
+        assert!((at_208k / ours - (212992.0 / 213120.0) / (65536.0 / 65664.0)).abs() < 1e-12);
+    }
 }

@@ -8,12 +8,18 @@
 //!   `DotProductAttention` (NVIDIA/TransformerEngine, `transformer_engine/pytorch/attention.py`,
 //!   the `cp_comm_type` docstring: "p2p" a K/V ring overlapped with attention, "all_gather",
 //!   "a2a" like DeepSpeed Ulysses, "a2a+p2p" a2a inside each CP sub-group then the ring between
-//!   them): `p2p` → ring, `a2a` → Ulysses, both (`a2a+p2p`) → hybrid; the words `ring
-//!   attention`, `ulysses`, `usp`, `hybrid context parallel` likewise (not `hybrid` alone:
-//!   Megatron's `--fp8-format hybrid` says it). `all_gather` (stated as `cp comm type
-//!   all_gather`) has no flavour of its own here: it is priced as the ring, with a note saying so
-//!   (its K/V all-gather before attention is exposed, the ring's exchange overlaps), and it is an
-//!   error beside another flavour's words or a split degree;
+//!   them): `p2p` → ring, `a2a` → Ulysses, both (`a2a+p2p`) → hybrid, read only as the value of
+//!   `cp comm type` (a row's `cp_comm_type` field lands there as `cp_comm_type VALUE`,
+//!   [`super::schema`], [`super::layout_sweeps`]; a launch line's `--cp-comm-type VALUE` reads
+//!   alike), since other flags say `a2a` and `p2p` too (a MoE dispatcher's "EP A2A overlap",
+//!   Megatron's `--overlap-p2p-communication` of the pipeline); the pair `a2a+p2p` is read
+//!   anywhere (no other flag says it). The words `ring attention`, `ulysses`, `usp`, `hybrid
+//!   context parallel` likewise (not `hybrid` alone: Megatron's `--fp8-format hybrid` says it;
+//!   not `all to all`: a MoE token dispatcher's `alltoall` says it, and Ulysses is only one use of
+//!   an all-to-all). `all_gather` (stated as `cp comm type all_gather`) has no flavour of its own
+//!   here: it is priced as the ring, with a note saying so (its K/V all-gather before attention is
+//!   exposed, the ring's exchange overlaps), and it is an error beside another flavour's words or
+//!   a split degree;
 //! * the split degrees as USP names them (yunchang's `set_seq_parallel_pg(ulysses_degree,
 //!   ring_degree, …)`, feifeibear/long-context-attention @ 56118e0 `yunchang/globals.py`
 //!   l. 22–29: `sp_degree = sp_ring_degree * sp_ulysses_degree`): `ulysses degree U`, `ring
@@ -46,8 +52,10 @@ pub(super) fn read_cp_flavour(other: &Words, cp: u64) -> Result<(CpComm, u64, Op
         .iter()
         .enumerate()
         .any(|(i, t)| t == "ulysses" && other.tokens.get(i + 1).map(String::as_str) != Some("degree"));
-    let a2a = ulysses_word || other.any(&["a2a", "all to all"]);
-    let p2p = other.any(&["p2p", "ring attention"]);
+    // Megatron's values as the value of `cp comm type`; `a2a+p2p` anywhere.
+    let pair = other.has("a2a p2p");
+    let a2a = ulysses_word || pair || other.has("cp comm type a2a");
+    let p2p = pair || other.any(&["cp comm type p2p", "ring attention"]);
     // "hybrid" alone is not read: other flags use it (`--fp8-format hybrid`).
     let hybrid =
         (a2a && p2p) || other.any(&["usp", "unified sequence parallel", "hybrid context parallel", "hybrid cp"]);
@@ -133,7 +141,8 @@ mod tests {
         assert_eq!(read("a2a+p2p; ring degree 8", 16).unwrap(), (CpComm::Hybrid, 2));
         assert_eq!(read("a2a; ulysses degree 8; ring degree 1", 8).unwrap(), (CpComm::Ulysses, 8));
         assert_eq!(read("p2p; ulysses degree 1; ring degree 16", 16).unwrap(), (CpComm::Ring, 1));
-        assert_eq!(read("a2a", 4).unwrap(), (CpComm::Ulysses, 4));
+        assert_eq!(read("--cp-comm-type a2a", 4).unwrap(), (CpComm::Ulysses, 4));
+        assert_eq!(read("cp_comm_type p2p", 4).unwrap(), (CpComm::Ring, 1));
         assert_eq!(read("ring attention", 4).unwrap(), (CpComm::Ring, 1));
         // Nothing stated, or no context parallelism: the default ring, no note.
         assert!(read_cp_flavour(&Words::new("zero shard group 8"), 4).unwrap().2.is_none());
@@ -150,10 +159,32 @@ mod tests {
         // MoE's all-gather dispatcher is no context-parallel flavour.
         assert!(read_cp_flavour(&Words::new("--moe-token-dispatcher-type all_gather"), 4).unwrap().2.is_none());
         // Beside another flavour or a degree: an error naming the field.
-        for text in ["--cp-comm-type all_gather a2a", "--cp-comm-type all_gather; ulysses degree 2"] {
+        for text in [
+            "--cp-comm-type all_gather; --cp-comm-type a2a",
+            "--cp-comm-type all_gather; ulysses degree 2",
+        ] {
             let e = read_cp_flavour(&Words::new(text), 4).unwrap_err();
             assert!(e.to_string().contains("parallel.other"), "{e}");
         }
+    }
+
+    #[test]
+    fn moe_and_pipeline_words_are_no_context_parallel_flavour() {
+        // A MoE row's dispatcher words (measured-moe-runs.json's "alltoall + EP A2A overlap",
+        // Megatron's `--moe-token-dispatcher-type alltoall`, an "all-to-all dispatcher") and the
+        // pipeline's `--overlap-p2p-communication` with cp = 4: the default ring, no note.
+        for text in [
+            "--moe-token-dispatcher-type alltoall",
+            "dispatcher: alltoall + EP A2A overlap",
+            "MoE all-to-all token dispatcher",
+            "--overlap-p2p-communication",
+        ] {
+            let (f, u, note) = read_cp_flavour(&Words::new(text), 4).unwrap();
+            assert_eq!((f, u, note), (CpComm::Ring, 1, None), "{text}");
+        }
+        // Beside the row's own `cp_comm_type a2a` they change nothing: Ulysses over cp = 4.
+        let text = "cp_comm_type a2a; dispatcher: alltoall + EP A2A overlap; --overlap-p2p-communication";
+        assert_eq!(read(text, 4).unwrap(), (CpComm::Ulysses, 4));
     }
 
     #[test]
@@ -161,7 +192,7 @@ mod tests {
         for (text, cp) in [
             ("a2a+p2p; ulysses degree 4; ring degree 2", 16), // 4 × 2 = 8 ≠ 16
             ("a2a+p2p", 16),                                  // hybrid without a degree
-            ("p2p; ulysses degree 16", 16),                   // ring words, Ulysses degree
+            ("cp_comm_type p2p; ulysses degree 16", 16),      // ring words, Ulysses degree
             ("a2a; ulysses degree 3", 16),                    // 3 does not divide 16
         ] {
             let e = read(text, cp).unwrap_err().to_string();

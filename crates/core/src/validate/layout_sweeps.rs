@@ -243,7 +243,7 @@ fn group_rows(g: &Map<String, Value>, i: usize) -> Result<Vec<Value>, Error> {
         // The context-parallel flavour and USP's split degrees, as words the CP reader takes
         // ([`super::cp_words`]).
         if let Some(Value::String(t)) = setting(run, fixed, "cp_comm_type") {
-            other.push(t.clone());
+            other.push(format!("cp_comm_type {t}"));
         }
         for key in ["ulysses_degree", "ring_degree"] {
             if let Some(d) = setting(run, fixed, key).and_then(Value::as_u64) {

@@ -443,10 +443,15 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
     };
     let (fsdp, fsdp_flag) = parallel.words_or_flag("fsdp")?;
     let mut other = Vec::new();
-    for key in ["other", "pp_schedule", "cp_comm_type"] {
+    for key in ["other", "pp_schedule"] {
         if let Some(s) = parallel.string(key)? {
             other.push(s);
         }
+    }
+    // Named as the key, so that its values (`a2a`, `p2p`) read as the context-parallel flavour
+    // only here ([`super::cp_words`]).
+    if let Some(s) = parallel.string("cp_comm_type")? {
+        other.push(format!("cp_comm_type {s}"));
     }
     for key in ["async_tp", "chunked_cross_entropy"] {
         if let Some(true) = parallel.boolean(key)? {
