@@ -9,6 +9,7 @@ use super::UserEntries;
 use super::form::{MAX_DOMAIN, MAX_TOP, field, parse_budget, parse_count, parse_strategies};
 use crate::catalog::{self, MappingOptions, TrainingBudget};
 use crate::cost::ExtendedSetup;
+use crate::extended::ExtendedOptions;
 use crate::extended::sparsity::no_effect_note;
 use crate::mode::{Mode, SUMMA_UNSUPPORTED};
 use crate::search::{ExecutionChoices, SearchSpec};
@@ -105,7 +106,11 @@ impl ExploreSpec {
     pub fn with_mode(mut self, mode: Mode) -> Result<ExploreSpec, Error> {
         self.mode = mode;
         self.extended = None;
-        let Some(&options) = mode.options() else { return Ok(self) };
+        super::mode_inputs::per_mode(&mode, self, Ok, ExploreSpec::with_switches)
+    }
+
+    /// This scenario in extended mode with the switches `options` ([`ExploreSpec::with_mode`]).
+    fn with_switches(mut self, options: ExtendedOptions) -> Result<ExploreSpec, Error> {
         options.validate()?;
         // The entries the scenario was resolved with (built-in or the user's), and its mapping
         // choices with the domain size in force.
