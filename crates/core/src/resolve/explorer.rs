@@ -11,9 +11,9 @@ use crate::catalog::{self, MappingOptions, TrainingBudget};
 use crate::cost::ExtendedSetup;
 use crate::extended::ExtendedOptions;
 use crate::extended::sparsity::no_effect_note;
-use crate::mode::{Mode, SUMMA_UNSUPPORTED};
+use crate::mode::Mode;
 use crate::search::{ExecutionChoices, SearchSpec};
-use crate::vocab::{MAX_DEVICES, MAX_GLOBAL_BATCH, Note, NoteList};
+use crate::vocab::{MAX_DEVICES, MAX_GLOBAL_BATCH, Note};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// The scenario as typed: one string per field. An empty `domain` means the system's own domain
@@ -133,14 +133,9 @@ impl ExploreSpec {
                 },
             )?;
         let mut notes = hardware_notes;
-        if self.strategies.contains(&Strategy::Summa2D) {
-            self.strategies.retain(|s| *s != Strategy::Summa2D);
-            if self.strategies.is_empty() {
-                return Err(Error::invalid(field::STRATEGIES, "2d", SUMMA_UNSUPPORTED)
-                    .with_hint("add 1d or 2d-seqp, or use reference mode"));
-            }
-            notes.not_applied(format!("not searched: {SUMMA_UNSUPPORTED}"));
-        }
+        super::mode_inputs::priced_strategies(&self.mode, &mut self.strategies, &mut notes).map_err(|(s, why)| {
+            Error::invalid(field::STRATEGIES, s.as_str(), why).with_hint("add 1d or 2d-seqp, or use reference mode")
+        })?;
         notes.extend(no_effect_note(&sys.id, &hardware, options.model.weight_sparsity));
         self.notes = notes;
         self.extended = Some(ExtendedSetup { workload, hardware, options });

@@ -8,11 +8,12 @@
 //! rule `options_presence_lives_with_the_mode` (crates/core/tests/tidy.rs) counts such tests
 //! anywhere else in the workspace.
 
-use crate::Error;
 use crate::catalog::Precision;
 use crate::extended::ExtendedOptions;
 use crate::mode::Mode;
 use crate::search::ExecutionChoices;
+use crate::vocab::{Note, NoteList};
+use crate::{Error, Strategy};
 
 /// The one branch of the resolvers on the mode: `published(state)` in reference mode (the
 /// published model reads the shapes and the system as mapped), `extended(state, switches)` in
@@ -53,6 +54,25 @@ pub fn searches_execution(mode: &Mode, choices: &ExecutionChoices) -> bool {
     mode.options().is_some_and(|o| choices.searches_with(o))
 }
 
+/// `strategies` less those `mode` cannot price ([`Mode::refuses`]: extended mode's 2D SUMMA),
+/// which `notes` says (`not searched: …`). `Err`: none is left, with the first refused strategy
+/// and why, for the caller to place at its own field.
+pub fn priced_strategies(
+    mode: &Mode,
+    strategies: &mut Vec<Strategy>,
+    notes: &mut Vec<Note>,
+) -> Result<(), (Strategy, &'static str)> {
+    let Some((first, why)) = strategies.iter().find_map(|s| mode.refuses(*s).map(|why| (*s, why))) else {
+        return Ok(());
+    };
+    strategies.retain(|s| mode.refuses(*s).is_none());
+    if strategies.is_empty() {
+        return Err((first, why));
+    }
+    notes.not_applied(format!("not searched: {why}"));
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +94,23 @@ mod tests {
         // The split runs the mode's way only, with the state moved into it.
         let which = |m: &Mode| per_mode(m, 7, |s| s, |s, _| s * 10);
         assert_eq!((which(&Mode::Reference), which(&fp8)), (7, 70));
+    }
+
+    #[test]
+    fn the_strategies_the_mode_cannot_price_are_left_out_and_said() {
+        use crate::mode::SUMMA_UNSUPPORTED;
+        let (mut notes, all) = (Vec::new(), Strategy::ALL.to_vec());
+        // Reference mode prices all three: nothing left out, nothing said.
+        let mut s = all.clone();
+        assert_eq!(priced_strategies(&Mode::Reference, &mut s, &mut notes), Ok(()));
+        assert_eq!((s, notes.len()), (all.clone(), 0));
+        // Extended mode leaves 2D SUMMA out with one note; 2d alone is the error.
+        let mut s = all;
+        assert_eq!(priced_strategies(&Mode::extended(), &mut s, &mut notes), Ok(()));
+        assert_eq!(s, vec![Strategy::OneD, Strategy::ContextParallel2D]);
+        assert_eq!(notes.iter().map(|n| n.text.as_str()).collect::<Vec<_>>(), [format!("not searched: {SUMMA_UNSUPPORTED}")]);
+        let mut s = vec![Strategy::Summa2D];
+        let e = priced_strategies(&Mode::extended(), &mut s, &mut notes);
+        assert_eq!(e, Err((Strategy::Summa2D, SUMMA_UNSUPPORTED)));
     }
 }

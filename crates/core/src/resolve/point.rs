@@ -189,13 +189,8 @@ fn apply_and_resolve(
     // The switches' precision unless the sweep sets one (field, system spec or axis).
     scenario.precision = scenario.precision.or(super::mode_inputs::switch_precision(&spec.mode));
     // What the mode cannot price is left out and said (extended mode's 2D SUMMA).
-    if let Some((s, why)) = strategies.iter().find_map(|s| spec.mode.refuses(*s).map(|why| (*s, why))) {
-        strategies.retain(|s| spec.mode.refuses(*s).is_none());
-        if strategies.is_empty() {
-            return Err(Unresolved::Unsupported(Error::invalid("strategies", s.as_str(), why)));
-        }
-        mode_notes.not_applied(format!("not searched: {why}"));
-    }
+    super::mode_inputs::priced_strategies(&spec.mode, &mut strategies, &mut mode_notes)
+        .map_err(|(s, why)| Unresolved::Unsupported(Error::invalid("strategies", s.as_str(), why)))?;
     let absolutes: Vec<(SystemParam, f64)> = overrides
         .iter()
         .filter_map(|(p, v)| if let AxisValue::Absolute(a) = v { Some((*p, *a)) } else { None })
