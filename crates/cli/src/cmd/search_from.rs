@@ -124,7 +124,7 @@ fn run_with(
     })?;
     // Core composes the search's inputs in the mode (extended: the file's switches at the part's
     // precision); the file and the flags are what it reads them from.
-    let source = FileInputs { workload: &workload, system: &system, calibration: cal, usage: &usage, system_id: OnceCell::new() };
+    let source = FileInputs { workload, system: &system, calibration: cal, usage: &usage, system_id: OnceCell::new() };
     let ask = SearchAsk {
         model: &path,
         system: &system,
@@ -342,7 +342,7 @@ fn execution_over(
 /// launch file (`--mode reference` is refused before), so its inputs are that error.
 struct FileInputs<'a> {
     /// The file's workload (`--seq-len` and `--moe` already applied).
-    workload: &'a Workload,
+    workload: Workload,
     /// The system spec (`--system`, else the file's).
     system: &'a str,
     /// `--calibration`'s stack constants.
@@ -362,7 +362,7 @@ impl SearchSource for FileInputs<'_> {
         Err(reference_refused())
     }
     fn workload(&self, _: Option<u64>) -> Result<Workload, CmdError> {
-        Ok(self.workload.clone())
+        Ok(self.workload)
     }
     /// The part at its measured ceiling whatever `measured_ceiling` says, as `fmperf estimate
     /// --from` prices the file's own layout ([`launch::hardware`]); no `--domain` with `--from`.
