@@ -28,6 +28,13 @@
 //!    readers, the first view or the page names a mode's variant (or calls `.is_extended(…)`, or
 //!    takes an `extended: bool`; MoE-ness is free there) only in its crate's one home of
 //!    [`MODE_HOMES_OUTSIDE_CORE`], within its count: the rest ask the mode for words and predicates.
+//!    A branch in disguise counts too (`options_presence_lives_with_the_mode`): a call of
+//!    `Mode::options()` (`.options()`), which answers `Option` (the switches, none in reference
+//!    mode), so that every use decides by the mode (`.is_some()`, `.is_none()`, `if let Some(o) =
+//!    m.options()`, `match m.options()`, `let … else`, `?`, `.map_or(…)`), anywhere in the workspace
+//!    outside `#[cfg(test)]` items and [`OPTIONS_HOMES`] (the mode's files and the resolver's
+//!    `resolve/mode_inputs.rs`, which answers by name: `check_switches`, `switch_precision`,
+//!    `switch_choices`, `per_mode`, …), beyond what [`OPTIONS_TESTS_LEFT`] still allows a file.
 //! 8. a list of notes is a list of strings (`notes_are_typed`): a field, parameter or binding
 //!    whose name speaks of notes ([`NOTE_WORDS`]: notes, caveats, assumptions, warnings,
 //!    approximations, …) typed `Vec<String>`, `&mut Vec<String>` or `&[String]`, or a function so
@@ -227,6 +234,26 @@ const MODE_HOMES_OUTSIDE_CORE: &[(&str, &str, usize)] = &[
     // None left: `fmperf search` asks core for its inputs in its mode
     // (`resolve::search_inputs`), and the validation view keeps its reports per mode
     // (`PerMode`, filled over `ModeKind::ALL`).
+];
+/// Where a mode's switches may be tested for presence (rule 7's `.options()`), `(crate, file)`:
+/// the mode's own files and the resolver's one home of what the mode decides about inputs.
+const OPTIONS_HOMES: &[(&str, &str)] = &[
+    ("core", "mode.rs"),
+    ("core", "mode_kind.rs"),
+    ("core", "cost.rs"),
+    ("core", "resolve/mode_inputs.rs"),
+];
+/// Files outside [`OPTIONS_HOMES`] that still call `.options()` (rule 7), `(crate, file, how
+/// many)`; the list only shrinks. Issue 33 (session 31) moved the 13 others (the explorer's,
+/// the sweep's and the search's resolvers, the sweep's export, the CLI's checks of `--ext`,
+/// `--calibration` and `--mode` with `--from`, the URL's MoE keys) onto
+/// `resolve/mode_inputs.rs` and `ModeKind::takes_switches`. Left: two views that show one
+/// switch of extended mode, and nothing in reference mode.
+const OPTIONS_TESTS_LEFT: &[(&str, &str, usize)] = &[
+    // The MoE switches a worker's job carries besides the mode's text (none in reference mode).
+    ("app", "explorer/moe_keys.rs", 1),
+    // The note on the training stack the memory figures assume (none in reference mode).
+    ("page", "pages/explorer/breakdown.rs", 1),
 ];
 /// Where branching on a workload's MoE-ness is pricing (rule 7), besides [`PRICER_FILES`]:
 /// extended mode's cost model, the only one that prices experts (its expert layouts, dispatch,
@@ -825,6 +852,47 @@ fn mode_branch_problems(sources: &[Source], left: &[(&str, usize)]) -> Vec<Strin
     }
     for (file, _) in left.iter().filter(|(f, _)| !sources.iter().any(|s| s.path == *f)) {
         problems.push(format!("{file} is gone: delete it from MODE_BRANCHES_LEFT in tests/tidy.rs"));
+    }
+    problems
+}
+
+/// Rule 7's branch in disguise: the `.options()` calls of `s` outside its unit tests, one entry
+/// each (`Mode::options` answers `Option`, so every call decides by the mode).
+fn options_tests(s: &Source) -> Vec<String> {
+    let t = &s.tokens;
+    let keep = outside_tests(t);
+    let at = |i: usize| t.get(i).map(String::as_str).unwrap_or("");
+    (1..t.len())
+        .filter(|&i| keep[i] && at(i - 1) == "." && at(i) == "options" && at(i + 1) == "(" && at(i + 2) == ")")
+        .map(|_| ".options()".to_string())
+        .collect()
+}
+
+/// Rule 7's branches in disguise over `files` (crate, file), outside `homes` (crate, file),
+/// against the allowances `left` (crate, file, count): one message per file with more than it
+/// may keep, or fewer (lower the allowance then), and per allowance whose file is gone.
+fn options_test_problems(files: &[(&str, Source)], homes: &[(&str, &str)], left: &[(&str, &str, usize)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (krate, s) in files.iter().filter(|(k, s)| !homes.contains(&(*k, s.path.as_str()))) {
+        let found = options_tests(s).len();
+        let allowed = left.iter().find(|(k, f, _)| k == krate && *f == s.path).map_or(0, |(_, _, n)| *n);
+        if found > allowed {
+            problems.push(format!(
+                "{krate} {}: {found} presence tests of the mode's switches (`.options()`) where {allowed} are \
+                 left; ask the mode by name instead (`ModeKind::takes_switches`, or \
+                 `resolve::mode_inputs`: `check_switches`, `switch_precision`, `switch_choices`, `per_mode`)",
+                s.path
+            ));
+        } else if found < allowed {
+            problems.push(format!(
+                "{krate} {}: {found} presence tests of the mode's switches, fewer than the {allowed} left: lower \
+                 its entry in OPTIONS_TESTS_LEFT in tests/tidy.rs to {found} (delete it at 0)",
+                s.path
+            ));
+        }
+    }
+    for (krate, file, _) in left.iter().filter(|(k, f, _)| !files.iter().any(|(c, s)| c == k && s.path == *f)) {
+        problems.push(format!("{krate} {file} is gone: delete it from OPTIONS_TESTS_LEFT in tests/tidy.rs"));
     }
     problems
 }
@@ -1446,6 +1514,14 @@ fn mode_variants_have_one_home_per_crate() {
 }
 
 #[test]
+fn options_presence_lives_with_the_mode() {
+    let files = read_folders(WORKSPACE_SOURCES);
+    assert!(files.iter().any(|(k, s)| *k == "core" && s.path == "resolve/mode_inputs.rs"), "read {} files", files.len());
+    let problems = options_test_problems(&files, OPTIONS_HOMES, OPTIONS_TESTS_LEFT);
+    assert!(problems.is_empty(), "the workspace tests the mode's switches for presence:\n{}", problems.join("\n"));
+}
+
+#[test]
 fn notes_are_typed() {
     let problems = per_crate(&read_folders(WORKSPACE_SOURCES), string_note_lists);
     assert!(problems.is_empty(), "note lists typed as strings:\n{}", problems.join("\n"));
@@ -1706,6 +1782,49 @@ mod checker {
         assert!(p.len() == 1 && p[0].contains("lower its entry"), "{p:?}");
         let p = mode_branch_problems(&src("validate/holdout.rs", one), &left);
         assert!(p.len() == 2 && p.iter().any(|m| m.contains("validate/compare.rs is gone")), "{p:?}");
+    }
+
+    #[test]
+    fn an_options_presence_test_outside_its_home_fails() {
+        let files = |list: &[(&'static str, &str, &str)]| -> Vec<(&'static str, Source)> {
+            list.iter().map(|(k, p, t)| (*k, Source::new(p, t))).collect()
+        };
+        let homes = [("core", "resolve/mode_inputs.rs")];
+        let test = "fn f(m: &Mode) -> bool { m.options().is_some() }";
+        let p = options_test_problems(&files(&[("core", "resolve/explorer.rs", test)]), &homes, &[]);
+        assert!(p.len() == 1 && p[0].starts_with("core resolve/explorer.rs: 1 presence tests"), "{p:?}");
+        // Every form counts, once per call.
+        for code in [
+            "fn f(m: &Mode) -> bool { m.options().is_none() }",
+            "fn f(m: &Mode) { if let Some(o) = m.options() { g(o) } }",
+            "fn f(m: &Mode) -> u32 { match m.options() { None => 1, Some(_) => 2 } }",
+            "fn f(m: &Mode) { let Some(&o) = m.options() else { return }; g(o) }",
+            "fn f(m: &Mode, e: Option<&str>) { let (Some(e), Some(o)) = (e, m.options()) else { return }; }",
+            "fn f(m: &Mode) -> String { m.options().map(|o| o.to_text()).unwrap_or_default() }",
+            "fn f(m: &Mode) -> Option<u8> { let o = m.options()?; Some(o.x) }",
+            "fn f(s: &Spec) -> bool { s.mode.options().map_or(false, |o| o.x) }",
+        ] {
+            assert_eq!(options_tests(&Source::new("cmd/search.rs", code)).len(), 1, "{code}");
+        }
+        // Homes, unit tests, the method's definition, other calls, prose and literals are fine.
+        assert_eq!(options_test_problems(&files(&[("core", "resolve/mode_inputs.rs", test)]), &homes, &[]).len(), 0);
+        let fine = "/// `m.options().is_some()` …\nconst S: &str = \"m.options()\";\n\
+                    pub fn options(&self) -> Option<&O> { None }\n\
+                    fn f(s: &S, m: &M) { s.mapping_options(); experts::options(m, f); m.options(x); m.kind().takes_switches(); }\n\
+                    #[cfg(test)]\nmod tests { fn t(m: &Mode) { m.options().unwrap(); } }";
+        assert_eq!(options_test_problems(&files(&[("cli", "cmd/search.rs", fine)]), &homes, &[]), Vec::<String>::new());
+        // The home is the crate's file: the same path in another crate is not a home.
+        assert_eq!(options_test_problems(&files(&[("app", "resolve/mode_inputs.rs", test)]), &homes, &[]).len(), 1);
+        // The allowances only shrink: more fails, fewer fails until lowered, a gone file fails.
+        let left = [("page", "pages/explorer/breakdown.rs", 1)];
+        let two = "fn f(m: &Mode) { m.options()?; m.options()?; }";
+        assert_eq!(options_test_problems(&files(&[("page", "pages/explorer/breakdown.rs", test)]), &homes, &left).len(), 0);
+        let p = options_test_problems(&files(&[("page", "pages/explorer/breakdown.rs", two)]), &homes, &left);
+        assert!(p.len() == 1 && p[0].contains("2 presence tests") && p[0].contains("where 1 are left"), "{p:?}");
+        let p = options_test_problems(&files(&[("page", "pages/explorer/breakdown.rs", "")]), &homes, &left);
+        assert!(p.len() == 1 && p[0].contains("lower its entry"), "{p:?}");
+        let p = options_test_problems(&files(&[("page", "app.rs", "")]), &homes, &left);
+        assert!(p.len() == 1 && p[0].contains("is gone"), "{p:?}");
     }
 
     #[test]

@@ -137,7 +137,7 @@ pub fn mode_from_query(q: &Query) -> Result<fmperf_core::mode::Mode, Error> {
     // The MoE switches count only in extended mode, as `ext` does ([`mode::texts`]): switching
     // to reference mode leaves their keys waiting in the URL for the way back, neither dropped
     // nor an error the toggle would have caused.
-    let moe = if mode.options().is_some() { moe_text(q)? } else { None };
+    let moe = if mode.kind().takes_switches() { moe_text(q)? } else { None };
     mode.with_moe_text(moe.as_deref())
 }
 

@@ -313,7 +313,7 @@ pub fn search_side_by_side(
     out: &mut dyn Write,
     execute_one: fn(&super::search::SearchRequest, &mut dyn Write) -> CmdResult,
 ) -> CmdResult {
-    if req.mode.options().is_none() {
+    if !req.mode.kind().takes_switches() {
         return Err(CmdError::Usage(
             "--calibration changes extended mode's pricing; --mode reference is the published model: drop one".into(),
         ));

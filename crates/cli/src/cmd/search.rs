@@ -12,9 +12,8 @@ use fmperf_core::cost::{ExtendedSetup, Pricer};
 use fmperf_core::explore::{StrategyTop, merge};
 use fmperf_core::extended::{Hardware, Workload};
 use fmperf_core::mode::Mode;
-use fmperf_core::resolve::search_inputs::{
-    SearchAsk, SearchInputs, SearchSource, search_inputs, searches_execution, switch_choices,
-};
+use fmperf_core::resolve::mode_inputs::{searches_execution, switch_choices};
+use fmperf_core::resolve::search_inputs::{SearchAsk, SearchInputs, SearchSource, search_inputs};
 use fmperf_core::search::row::Digits;
 use fmperf_core::search::shard_state::merge_shards;
 use fmperf_core::search::{Diagnosis, ExecutionChoices, ResultRow, Search, SearchResult, SearchSpec};
@@ -271,19 +270,18 @@ pub(crate) fn dense_refuses_moe(moe: &str, model: &str) -> CmdError {
 
 /// An execution flag and the `--ext` switch of the same name must say the same thing
 /// (`--recompute full --ext recompute=none` is an error naming both; equal values are accepted).
-/// Nothing to agree with where the mode has no switches.
+/// Nothing to agree with without `--ext` (which reference mode refuses before: its switches need
+/// extended mode).
 pub(crate) fn agree_with_switches(args: &Args, fixed: &ExecutionChoices, mode: &Mode) -> Result<(), CmdError> {
-    let (Some(ext), Some(o)) = (args.value("ext")?, mode.options()) else { return Ok(()) };
+    let Some(ext) = args.value("ext")? else { return Ok(()) };
+    // What the switches fix: every execution switch `--ext` names, at the mode's value.
+    let by_ext = switch_choices(mode, ext);
+    let group = |g: Option<Option<u64>>| g.map(|g| g.map_or("all".to_string(), |g| g.to_string()));
     let pairs = [
-        ("recompute", "recompute", fixed.recompute.map(|r| r.to_string()), o.recompute.to_string()),
-        ("sharding", "sharding", fixed.sharding.map(|s| s.to_string()), o.sharding.to_string()),
-        (
-            "shard-group",
-            "shard_group",
-            fixed.shard_group.map(|g| g.map_or("all".to_string(), |g| g.to_string())),
-            o.value_of("shard_group").unwrap_or_default(),
-        ),
-        ("interleave", "interleave", fixed.interleave.map(|i| i.to_string()), o.interleave.to_string()),
+        ("recompute", "recompute", fixed.recompute.map(|r| r.to_string()), by_ext.recompute.map(|r| r.to_string())),
+        ("sharding", "sharding", fixed.sharding.map(|s| s.to_string()), by_ext.sharding.map(|s| s.to_string())),
+        ("shard-group", "shard_group", group(fixed.shard_group), group(by_ext.shard_group)),
+        ("interleave", "interleave", fixed.interleave.map(|i| i.to_string()), by_ext.interleave.map(|i| i.to_string())),
     ];
     for (flag, key, by_flag, by_switch) in pairs {
         let (Some(given), Some(typed)) = (args.value(flag)?, fmperf_core::extended::switch_text::text_value(ext, key))
@@ -291,7 +289,7 @@ pub(crate) fn agree_with_switches(args: &Args, fixed: &ExecutionChoices, mode: &
             continue;
         };
         // `search` (the flag's "let the search choose") differs from any value the switch fixes.
-        if by_flag.as_deref() != Some(by_switch.as_str()) {
+        if by_flag != by_switch {
             return Err(CmdError::Usage(format!(
                 "--{flag} {given} and --ext {key}={typed} set the same choice differently; give one"
             )));

@@ -3,12 +3,17 @@
 //! `--global-batch`, `--seq-len`), and where the file's own layout ranks among the configurations
 //! that fit.
 
+use std::cell::OnceCell;
 use std::io::Write;
 
-use fmperf_core::Strategy;
+use fmperf_core::calibrate::Calibration;
+use fmperf_core::catalog::Precision;
 use fmperf_core::cost::ExtendedSetup;
 use fmperf_core::extended::moe::MoeOptions;
-use fmperf_core::extended::{ExtendedOptions, HardwareChoices};
+use fmperf_core::extended::{ExtendedOptions, Hardware, Workload};
+use fmperf_core::mode::Mode;
+use fmperf_core::resolve::search_inputs::{SearchAsk, SearchInputs, SearchSource, search_inputs};
+use fmperf_core::{ModelShape, Strategy, SystemParams};
 use fmperf_core::search::row::Digits;
 use fmperf_core::search::{ExecutionChoices, ResultRow};
 use fmperf_launch::emit::{self, Target};
@@ -43,17 +48,22 @@ pub const HELP: &str = "\
 /// Every feasible configuration is kept to rank the file's own (the list shows `--top`).
 const ALL: usize = 1 << 22;
 
+/// A launch file is searched in extended mode only.
+fn reference_refused() -> CmdError {
+    CmdError::Usage(
+        "--mode reference with `search --from`: a launch file is searched in extended mode only (its \
+         switches are extended mode's); drop --mode, or give --model, --system, --gpus and --global-batch \
+         instead of --from"
+            .into(),
+    )
+}
+
 /// Runs `fmperf search --from FILE` with the already parsed flags; with `--calibration FILE`, the
 /// search without and with it, side by side (with `--emit`: the calibrated best is written).
 pub fn run(args: &Args, format: OutputFormat, out: &mut dyn Write) -> CmdResult {
     // `--mode extended` is what runs; a launch file's switches are extended mode's.
-    if crate::mode::from_args(args)?.is_some_and(|m| m.options().is_none()) {
-        return Err(CmdError::Usage(
-            "--mode reference with `search --from`: a launch file is searched in extended mode only (its \
-             switches are extended mode's); drop --mode, or give --model, --system, --gpus and --global-batch \
-             instead of --from"
-                .into(),
-        ));
+    if crate::mode::from_args(args)?.is_some_and(|m| !m.kind().takes_switches()) {
+        return Err(reference_refused());
     }
     let Some(cal) = super::calibrate::read_calibration(args)? else { return run_with(args, format, None, out) };
     if args.value("emit")?.is_some() {
@@ -69,7 +79,7 @@ pub fn run(args: &Args, format: OutputFormat, out: &mut dyn Write) -> CmdResult 
 fn run_with(
     args: &Args,
     format: OutputFormat,
-    cal: Option<&fmperf_core::calibrate::Calibration>,
+    cal: Option<&Calibration>,
     out: &mut dyn Write,
 ) -> CmdResult {
     let files = read_sources(args)?;
@@ -112,15 +122,22 @@ fn run_with(
     let system = system.ok_or_else(|| {
         CmdError::Usage(format!("--from {path}: the file does not name its system; give --system ID"))
     })?;
-    let (system_id, hardware, precision) = launch::hardware(&system, options.hardware.precision).map_err(usage)?;
-    let hardware = match cal {
-        Some(c) => {
-            c.check_system(&system_id).map_err(|e| CmdError::Usage(format!("--calibration: {e}")))?;
-            c.constants.apply(&hardware)
-        }
-        None => hardware,
+    // Core composes the search's inputs in the mode (extended: the file's switches at the part's
+    // precision); the file and the flags are what it reads them from.
+    let source = FileInputs { workload, system: &system, calibration: cal, usage: &usage, system_id: OnceCell::new() };
+    let ask = SearchAsk {
+        model: &path,
+        system: &system,
+        strategies: &[],
+        n_gpus: gpus,
+        global_batch: batch,
+        top_k: ALL,
+        seq_len: None,
+        domain: None,
     };
-    let options = ExtendedOptions { hardware: HardwareChoices { precision, ..options.hardware }, ..options };
+    let SearchInputs { setup, .. } = search_inputs(&Mode::from(options), &ask, &source)?;
+    let Some(ExtendedSetup { workload, hardware, options }) = setup else { return Err(reference_refused()) };
+    let system_id = source.system_id.into_inner().unwrap_or_default();
     // Every row with its memory verdict on the part (JSON, table and CSV alike).
     let capacity_gb = hardware.hbm_capacity_gb;
     let with_verdict = |row: ResultRow| {
@@ -315,6 +332,50 @@ fn execution_over(
         }
         given.push(format!("--{flag} {v}"));
     }
-    super::search::agree_with_switches(args, &c, &fmperf_core::mode::Mode::from(*o))?;
+    super::search::agree_with_switches(args, &c, &Mode::from(*o))?;
     Ok((c, given))
+}
+
+/// The file's scenario as core's search reads its inputs ([`search_inputs`]): extended mode's
+/// workload as the file (and the flags over it) states it, and the part of its system spec with
+/// `--calibration` applied, whose catalog id is kept for the output. Reference mode reads no
+/// launch file (`--mode reference` is refused before), so its inputs are that error.
+struct FileInputs<'a> {
+    /// The file's workload (`--seq-len` and `--moe` already applied).
+    workload: Workload,
+    /// The system spec (`--system`, else the file's).
+    system: &'a str,
+    /// `--calibration`'s stack constants.
+    calibration: Option<&'a Calibration>,
+    /// A core error worded for the file and its flags.
+    usage: &'a dyn Fn(fmperf_core::Error) -> CmdError,
+    /// The system's catalog id, once the part is read.
+    system_id: OnceCell<String>,
+}
+
+impl SearchSource for FileInputs<'_> {
+    type Error = CmdError;
+    fn shape(&self) -> Result<(String, ModelShape), CmdError> {
+        Err(reference_refused())
+    }
+    fn system(&self) -> Result<(String, SystemParams), CmdError> {
+        Err(reference_refused())
+    }
+    fn workload(&self, _: Option<u64>) -> Result<Workload, CmdError> {
+        Ok(self.workload)
+    }
+    /// The part at its measured ceiling whatever `measured_ceiling` says, as `fmperf estimate
+    /// --from` prices the file's own layout ([`launch::hardware`]); no `--domain` with `--from`.
+    fn hardware(&self, precision: Precision, _: bool, _: Option<u64>) -> Result<(Hardware, Precision), CmdError> {
+        let (id, hardware, precision) = launch::hardware(self.system, precision).map_err(self.usage)?;
+        let hardware = match self.calibration {
+            Some(c) => {
+                c.check_system(&id).map_err(|e| CmdError::Usage(format!("--calibration: {e}")))?;
+                c.constants.apply(&hardware)
+            }
+            None => hardware,
+        };
+        let _ = self.system_id.set(id);
+        Ok((hardware, precision))
+    }
 }

@@ -243,7 +243,7 @@ fn point_cost(p: &PointResult, price: f64) -> Result<Option<fmperf_core::run_cos
 /// A calibration needs extended mode and a point on its system (the sweep's system or a value of
 /// its `system` axis).
 fn calibration_applies(spec: &SweepSpec, cal: &fmperf_core::calibrate::Calibration) -> Result<(), CmdError> {
-    if spec.mode.options().is_none() {
+    if !spec.mode.kind().takes_switches() {
         return Err(CmdError::Usage(
             "--calibration changes extended mode's pricing; --mode reference is the published model: drop one".into(),
         ));

@@ -9,10 +9,11 @@ use super::UserEntries;
 use super::form::{MAX_DOMAIN, MAX_TOP, field, parse_budget, parse_count, parse_strategies};
 use crate::catalog::{self, MappingOptions, TrainingBudget};
 use crate::cost::ExtendedSetup;
+use crate::extended::ExtendedOptions;
 use crate::extended::sparsity::no_effect_note;
-use crate::mode::{Mode, SUMMA_UNSUPPORTED};
+use crate::mode::Mode;
 use crate::search::{ExecutionChoices, SearchSpec};
-use crate::vocab::{MAX_DEVICES, MAX_GLOBAL_BATCH, Note, NoteList};
+use crate::vocab::{MAX_DEVICES, MAX_GLOBAL_BATCH, Note};
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// The scenario as typed: one string per field. An empty `domain` means the system's own domain
@@ -105,7 +106,11 @@ impl ExploreSpec {
     pub fn with_mode(mut self, mode: Mode) -> Result<ExploreSpec, Error> {
         self.mode = mode;
         self.extended = None;
-        let Some(&options) = mode.options() else { return Ok(self) };
+        super::mode_inputs::per_mode(&mode, self, Ok, ExploreSpec::with_switches)
+    }
+
+    /// This scenario in extended mode with the switches `options` ([`ExploreSpec::with_mode`]).
+    fn with_switches(mut self, options: ExtendedOptions) -> Result<ExploreSpec, Error> {
         options.validate()?;
         // The entries the scenario was resolved with (built-in or the user's), and its mapping
         // choices with the domain size in force.
@@ -128,14 +133,9 @@ impl ExploreSpec {
                 },
             )?;
         let mut notes = hardware_notes;
-        if self.strategies.contains(&Strategy::Summa2D) {
-            self.strategies.retain(|s| *s != Strategy::Summa2D);
-            if self.strategies.is_empty() {
-                return Err(Error::invalid(field::STRATEGIES, "2d", SUMMA_UNSUPPORTED)
-                    .with_hint("add 1d or 2d-seqp, or use reference mode"));
-            }
-            notes.not_applied(format!("not searched: {SUMMA_UNSUPPORTED}"));
-        }
+        super::mode_inputs::priced_strategies(&self.mode, &mut self.strategies, &mut notes).map_err(|(s, why)| {
+            Error::invalid(field::STRATEGIES, s.as_str(), why).with_hint("add 1d or 2d-seqp, or use reference mode")
+        })?;
         notes.extend(no_effect_note(&sys.id, &hardware, options.model.weight_sparsity));
         self.notes = notes;
         self.extended = Some(ExtendedSetup { workload, hardware, options });

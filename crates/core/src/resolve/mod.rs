@@ -15,6 +15,7 @@
 mod entries;
 pub mod explorer;
 pub mod form;
+pub mod mode_inputs;
 pub mod point;
 mod scenario;
 pub mod search_inputs;

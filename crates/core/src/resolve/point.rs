@@ -10,7 +10,7 @@ use crate::catalog::Precision;
 use crate::cost::{ExtendedSetup, Pricer};
 use crate::extended::sparsity::no_effect_note;
 use crate::extended::{ExtendedOptions, Hardware, HardwareChoices, ModelFeatures};
-use crate::mode::{Mode, SUMMA_UNSUPPORTED};
+use crate::mode::Mode;
 use crate::reference::machine::Machine;
 use crate::vocab::{Note, NoteList};
 use crate::{Error, ModelShape, Strategy, SystemParams};
@@ -186,17 +186,11 @@ fn apply_and_resolve(
     }
     let mut strategies = scenario.strategies.clone();
     let mut mode_notes = Vec::new();
-    if let Some(o) = spec.mode.options() {
-        // The switch's precision unless the sweep sets one (field, system spec or axis).
-        scenario.precision = scenario.precision.or(Some(o.hardware.precision));
-        if strategies.contains(&Strategy::Summa2D) {
-            strategies.retain(|s| *s != Strategy::Summa2D);
-            if strategies.is_empty() {
-                return Err(Unresolved::Unsupported(Error::invalid("strategies", "2d", SUMMA_UNSUPPORTED)));
-            }
-            mode_notes.not_applied(format!("not searched: {SUMMA_UNSUPPORTED}"));
-        }
-    }
+    // The switches' precision unless the sweep sets one (field, system spec or axis).
+    scenario.precision = scenario.precision.or(super::mode_inputs::switch_precision(&spec.mode));
+    // What the mode cannot price is left out and said (extended mode's 2D SUMMA).
+    super::mode_inputs::priced_strategies(&spec.mode, &mut strategies, &mut mode_notes)
+        .map_err(|(s, why)| Unresolved::Unsupported(Error::invalid("strategies", s.as_str(), why)))?;
     let absolutes: Vec<(SystemParam, f64)> = overrides
         .iter()
         .filter_map(|(p, v)| if let AxisValue::Absolute(a) = v { Some((*p, *a)) } else { None })
@@ -232,14 +226,16 @@ fn apply_and_resolve(
         }
     };
     // Extended mode's switches build its setup; the reference model reads the mapping as it is.
-    let (ext, notes, sparsity) = match spec.mode.options().copied() {
-        None => {
+    let priced: Result<(Option<ExtendedSetup>, Vec<Note>, f64), Unresolved> = super::mode_inputs::per_mode(
+        &spec.mode,
+        (),
+        |()| {
             let mut notes = r.mapped.approximations.clone();
             notes.extend(resolved.notes.iter().cloned());
             notes.extend(r.model.reference_caveats());
-            (None, notes, 0.0)
-        }
-        Some(o) => {
+            Ok((None, notes, 0.0))
+        },
+        |(), o| {
             let mut options = ExtendedOptions {
                 hardware: HardwareChoices { precision: r.mapped.precision, ..o.hardware },
                 model: ModelFeatures { weight_sparsity: sparsity_axis.unwrap_or(o.model.weight_sparsity), ..o.model },
@@ -290,11 +286,13 @@ fn apply_and_resolve(
                 );
             }
             notes.extend(no_effect_note(&r.system.id, &hardware, options.model.weight_sparsity));
-            notes.extend(mode_notes);
             let sparsity = options.model.weight_sparsity;
-            (Some(ExtendedSetup { workload, hardware, options }), notes, sparsity)
-        }
-    };
+            Ok((Some(ExtendedSetup { workload, hardware, options }), notes, sparsity))
+        },
+    );
+    let (ext, mut notes, sparsity) = priced?;
+    // What the mode left out (none in reference mode), last.
+    notes.extend(mode_notes);
     Ok(PointInputs {
         model_id: r.model.id.clone(),
         system_id: r.system.id.clone(),

@@ -1,8 +1,9 @@
 //! A search's inputs made for its mode, in one place: the published model's shapes (the sequence
 //! length and the scale-up domain applied) in reference mode, or extended mode's workload and part
-//! (at the switches' precision, which the part may replace) with its setup ([`ExtendedSetup`]);
-//! and the execution choices the mode's switches fix. Core reads no file: the caller says where
-//! the inputs come from ([`SearchSource`], e.g. the CLI's names and files) and gets back the
+//! (at the switches' precision, which the part may replace) with its setup ([`ExtendedSetup`]),
+//! split by the mode in [`super::mode_inputs`] (which also says the execution choices the mode's
+//! switches fix). Core reads no file: the caller says where the inputs come from
+//! ([`SearchSource`]: the CLI's names and files, `fmperf search --from`'s launch file) and gets back the
 //! search's spec and setup, which [`crate::search::Search::in_mode`] runs as the explorer's and the
 //! sweep's searches do. The caller only parses flags and formats.
 
@@ -10,7 +11,7 @@ use crate::catalog::Precision;
 use crate::cost::ExtendedSetup;
 use crate::extended::{ExtendedOptions, Hardware, HardwareChoices, Workload};
 use crate::mode::Mode;
-use crate::search::{ExecutionChoices, SearchSpec};
+use crate::search::SearchSpec;
 use crate::{Error, ModelShape, Strategy, SystemParams};
 
 /// Where a search's inputs are read from (the caller's names and files); each mode asks only for
@@ -70,31 +71,39 @@ pub struct SearchInputs {
 
 /// The inputs of `ask`'s search in `mode`, read from `source`.
 pub fn search_inputs<S: SearchSource>(mode: &Mode, ask: &SearchAsk, source: &S) -> Result<SearchInputs, S::Error> {
-    let first = ask.strategies.first().copied().unwrap_or(Strategy::OneD);
-    let Some(&o) = mode.options() else {
-        let (model_name, mut model) = source.shape()?;
-        if let Some(s) = ask.seq_len {
-            model.l = s;
-        }
-        let (system_name, mut system) = source.system()?;
-        if let Some(k) = ask.domain {
-            system.domain_size = k;
-        }
-        let spec = SearchSpec {
-            model,
-            system,
-            strategy: first,
-            n_gpus: ask.n_gpus,
-            global_batch: ask.global_batch,
-            top_k: ask.top_k,
-        };
-        return Ok(SearchInputs { model_name, system_name, spec, setup: None });
+    super::mode_inputs::per_mode(mode, (), |()| published_inputs(ask, source), |(), o| extended_inputs(o, ask, source))
+}
+
+/// Reference mode's inputs: the published model's shapes with the sequence length and the
+/// scale-up domain applied.
+fn published_inputs<S: SearchSource>(ask: &SearchAsk, source: &S) -> Result<SearchInputs, S::Error> {
+    let (model_name, mut model) = source.shape()?;
+    if let Some(s) = ask.seq_len {
+        model.l = s;
+    }
+    let (system_name, mut system) = source.system()?;
+    if let Some(k) = ask.domain {
+        system.domain_size = k;
+    }
+    let spec = SearchSpec {
+        model,
+        system,
+        strategy: first_strategy(ask),
+        n_gpus: ask.n_gpus,
+        global_batch: ask.global_batch,
+        top_k: ask.top_k,
     };
+    Ok(SearchInputs { model_name, system_name, spec, setup: None })
+}
+
+/// Extended mode's inputs with the switches `o`: the workload, the part at the switches'
+/// precision (the part's spec may name its own, which then holds in the switches too).
+fn extended_inputs<S: SearchSource>(o: ExtendedOptions, ask: &SearchAsk, source: &S) -> Result<SearchInputs, S::Error> {
     let workload = source.workload(ask.seq_len)?;
     let (hardware, precision) = source.hardware(o.hardware.precision, o.hardware.measured_ceiling, ask.domain)?;
     let options = ExtendedOptions { hardware: HardwareChoices { precision, ..o.hardware }, ..o };
     let setup = ExtendedSetup { workload, hardware, options };
-    let spec = setup.spec(first, ask.n_gpus, ask.global_batch, ask.top_k);
+    let spec = setup.spec(first_strategy(ask), ask.n_gpus, ask.global_batch, ask.top_k);
     Ok(SearchInputs {
         model_name: ask.model.to_string(),
         system_name: ask.system.to_string(),
@@ -103,20 +112,16 @@ pub fn search_inputs<S: SearchSource>(mode: &Mode, ask: &SearchAsk, source: &S) 
     })
 }
 
-/// The execution choices `mode`'s switches fix (`ext`: the switch text that gave them, whose
-/// named switches are fixed too); none in reference mode, which has no execution to choose.
-pub fn switch_choices(mode: &Mode, ext: &str) -> ExecutionChoices {
-    mode.options().map_or_else(ExecutionChoices::default, |o| ExecutionChoices::from_switch_text(o, ext))
-}
-
-/// Whether `choices` leave the search something to choose in `mode` (never in reference mode).
-pub fn searches_execution(mode: &Mode, choices: &ExecutionChoices) -> bool {
-    mode.options().is_some_and(|o| choices.searches_with(o))
+/// The strategy of the spec: the first asked for (`1d` when none is).
+fn first_strategy(ask: &SearchAsk) -> Strategy {
+    ask.strategies.first().copied().unwrap_or(Strategy::OneD)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resolve::mode_inputs::{searches_execution, switch_choices};
+    use crate::search::ExecutionChoices;
 
     /// A source of the published GPT-3 175B on A100 that has no extended inputs.
     struct Published;

@@ -198,9 +198,7 @@ impl SweepSpec {
                     .with_hint("either sweep the global batch or fix the samples per device"));
             }
         }
-        if let Some(o) = self.mode.options() {
-            o.validate()?;
-        }
+        super::mode_inputs::check_switches(&self.mode)?;
         if self.base.strategies.is_empty() && !self.has(AxisKey::Strategy) {
             return Err(Error::invalid("strategies", "[]", "needs at least one strategy")
                 .with_hint(format!("one of {}", Strategy::ALL.map(|s| s.as_str()).join(", "))));

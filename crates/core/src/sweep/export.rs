@@ -138,7 +138,7 @@ pub fn csv_row(p: &PointResult) -> String {
     cells.push(p.feasible().to_string());
     cells.push(p.reason.clone().unwrap_or_default());
     cells.push(p.mode.as_str().to_string());
-    cells.push(p.mode.options().map(|o| o.to_text()).unwrap_or_default());
+    cells.push(p.mode.ext_text().unwrap_or_default());
     let mut line = cells.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(",");
     line.push('\n');
     line
