@@ -131,3 +131,26 @@ fn help_shows_the_flag_and_the_switches() {
     assert!(h.contains("[--ext KEY=VALUE,…]") && h.contains("SWITCHES (key = default"), "{h}");
     assert!(h.contains("  recompute = selective [") && h.contains("  op_saves_attention = on ["), "{h}");
 }
+
+/// `measured_ceiling=off` prices the matrix units at their datasheet peak rather than at their
+/// measured ceiling, for a launch file as for a hand-built scenario: `estimate --from` and
+/// `search --from` (whose own layout is the file's) both get faster, the peak MFU is counted
+/// against stays the datasheet's. (Before session 31 the launch path priced the measured ceiling
+/// whatever the switch said.)
+#[test]
+fn measured_ceiling_off_is_priced_for_a_launch_file() {
+    let on = estimate(&[]);
+    let off = estimate(&["--ext", "measured_ceiling=off"]);
+    let rate = |j: &serde_json::Value| j["samples_per_s"].as_f64().unwrap();
+    assert!(rate(&off) > rate(&on) * 1.05, "{} vs {}", rate(&off), rate(&on));
+    assert_eq!(off["system"]["peak_tflops"], on["system"]["peak_tflops"]);
+    let f = example("megatron-llama3-70b.sh");
+    let search = |extra: &[&str]| {
+        let mut a = vec!["search", "--from", f.as_str(), "--format", "json"];
+        a.extend(extra);
+        json(&a)
+    };
+    let own = |j: &serde_json::Value| j["own"]["throughput_samples_per_s"].as_f64().unwrap();
+    let (s_on, s_off) = (search(&[]), search(&["--ext", "measured_ceiling=off"]));
+    assert!(own(&s_off) > own(&s_on) * 1.05, "{} vs {}", own(&s_off), own(&s_on));
+}

@@ -115,7 +115,8 @@ mod tests {
     fn the_best_layout_is_found_and_written_back() {
         let src = [Source { name: Some("run.sh"), text: MEGATRON }];
         let (launch, e) = estimate_files(&src, &[], &Overrides::default()).unwrap();
-        let hw = crate::hardware(&e.system_id, e.scenario.options.hardware.precision).unwrap().1;
+        let h = &e.scenario.options.hardware;
+        let hw = crate::hardware(&e.system_id, h.precision, h.measured_ceiling).unwrap().1;
         let s = &e.scenario;
         let result = search(&s.workload, &hw, &s.options, strategy_for(s), s.devices, s.layout.global_batch, 1)
             .unwrap()

@@ -86,12 +86,17 @@ pub struct Estimate {
 }
 
 /// The part named by a system spec (`ID[,domain=…,precision=…]`) at `precision` (the spec's
-/// `precision=` wins), with its measured ceiling. Returns the catalog id, the part and the
-/// precision used.
-pub fn hardware(spec: &str, precision: Precision) -> Result<(String, Hardware, Precision), Error> {
+/// `precision=` wins). Returns the catalog id, the part and the
+/// precision used. `measured_ceiling`: the matrix units' measured ceiling (on) or their datasheet
+/// peak (off), as the scenario's extended switch `measured_ceiling` says.
+pub fn hardware(
+    spec: &str,
+    precision: Precision,
+    measured_ceiling: bool,
+) -> Result<(String, Hardware, Precision), Error> {
     let (sys, opts) = resolve::system_spec(UserEntries::builtin(), spec).map_err(SpecError::plain)?;
     let p = opts.precision.unwrap_or(precision);
-    let (hw, _) = resolve::hardware(sys, p, true, &opts)?;
+    let (hw, _) = resolve::hardware(sys, p, measured_ceiling, &opts)?;
     Ok((sys.id.clone(), hw, p))
 }
 
@@ -141,7 +146,8 @@ pub fn estimate_files(
         return Err(Error::invalid("--system", "missing", "the file does not name the system it runs on")
             .with_hint("give --system ID (`fmperf catalog systems`), or a `# fmperf: system=ID` line in the file"));
     };
-    let (id, hw, precision) = hardware(&spec, scenario.options.hardware.precision)?;
+    let h = &scenario.options.hardware;
+    let (id, hw, precision) = hardware(&spec, h.precision, h.measured_ceiling)?;
     scenario.options.hardware.precision = precision;
     let e = estimate(&scenario, &id, &hw)?;
     Ok((launch, e))

@@ -145,7 +145,8 @@ fn measured_figures(args: &Args, notes: &mut Vec<Note>) -> Result<Vec<Measured>,
 /// The part an estimate was priced on (its system spec at its precision).
 fn hardware_of(e: &Estimate) -> Result<Hardware, fmperf_core::Error> {
     let spec = e.scenario.system.clone().unwrap_or_else(|| e.system_id.clone());
-    launch::hardware(&spec, e.scenario.options.hardware.precision).map(|(_, hw, _)| hw)
+    let h = &e.scenario.options.hardware;
+    launch::hardware(&spec, h.precision, h.measured_ceiling).map(|(_, hw, _)| hw)
 }
 
 fn render(cal: &Calibration) -> String {

@@ -364,10 +364,17 @@ impl SearchSource for FileInputs<'_> {
     fn workload(&self, _: Option<u64>) -> Result<Workload, CmdError> {
         Ok(self.workload)
     }
-    /// The part at its measured ceiling whatever `measured_ceiling` says, as `fmperf estimate
-    /// --from` prices the file's own layout ([`launch::hardware`]); no `--domain` with `--from`.
-    fn hardware(&self, precision: Precision, _: bool, _: Option<u64>) -> Result<(Hardware, Precision), CmdError> {
-        let (id, hardware, precision) = launch::hardware(self.system, precision).map_err(self.usage)?;
+    /// The part at its measured ceiling or its datasheet peak as the switch `measured_ceiling`
+    /// says, as `fmperf estimate --from` prices the file's own layout ([`launch::hardware`]); no
+    /// `--domain` with `--from`.
+    fn hardware(
+        &self,
+        precision: Precision,
+        measured_ceiling: bool,
+        _: Option<u64>,
+    ) -> Result<(Hardware, Precision), CmdError> {
+        let (id, hardware, precision) =
+            launch::hardware(self.system, precision, measured_ceiling).map_err(self.usage)?;
         let hardware = match self.calibration {
             Some(c) => {
                 c.check_system(&id).map_err(|e| CmdError::Usage(format!("--calibration: {e}")))?;
