@@ -83,10 +83,9 @@
 
 use super::hardware::Hardware;
 use super::layout::Layout;
-use super::options::{ExtendedOptions, GradReduce, OptimizerStates, Sharding};
+use super::options::{ExtendedOptions, Sharding};
 use super::pricing::Pricing;
 use crate::Error;
-use crate::catalog::Precision;
 use crate::vocab::CollectiveKind;
 
 /// Bytes of one gradient element kept between the backward pass and the optimizer (FP32 main
@@ -164,17 +163,10 @@ impl DpGroups {
 }
 
 /// Bytes per gradient element in the data-parallel reduction [B] (see
-/// [`ExtendedOptions::grad_reduce`]).
+/// [`ExtendedOptions::grad_reduce`]; [`Pricing::grad_element_bytes`], which the MoE experts'
+/// main gradient reads too).
 pub fn grad_reduce_bytes(hw: &Hardware, opts: &ExtendedOptions) -> f64 {
-    match opts.grad_reduce {
-        GradReduce::Fp32 => 4.0,
-        GradReduce::Param => hw.element_bytes,
-        GradReduce::Auto => {
-            let sixteen_bit_grads =
-                hw.attention_precision == Precision::Fp16 || opts.optimizer_states == OptimizerStates::PureBf16;
-            if sixteen_bit_grads { hw.element_bytes } else { 4.0_f64.max(hw.element_bytes) }
-        }
-    }
+    Pricing { hw, opts }.grad_element_bytes()
 }
 
 /// Exposed data-parallel time.

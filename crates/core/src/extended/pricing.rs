@@ -143,6 +143,23 @@ impl Pricing<'_> {
         host_time_per_operation_s(self.hw, self.opts.stack)
     }
 
+    /// Bytes per gradient element as the data-parallel reduction and the main gradient hold it
+    /// [B] (see [`ExtendedOptions::grad_reduce`]): FP32 unless reduced in the parameter type, or
+    /// 16-bit gradients by default under FP16 (loss-scaled) training or pure-BF16 states.
+    pub fn grad_element_bytes(&self) -> f64 {
+        use super::options::{GradReduce, OptimizerStates};
+        let (hw, opts) = (self.hw, self.opts);
+        match opts.grad_reduce {
+            GradReduce::Fp32 => 4.0,
+            GradReduce::Param => hw.element_bytes,
+            GradReduce::Auto => {
+                let sixteen_bit_grads = hw.attention_precision == crate::catalog::Precision::Fp16
+                    || opts.optimizer_states == OptimizerStates::PureBf16;
+                if sixteen_bit_grads { hw.element_bytes } else { 4.0_f64.max(hw.element_bytes) }
+            }
+        }
+    }
+
     /// Sustained rate of the linear layers' matmuls `η · ceiling` [TFLOP/s].
     pub fn matmul_rate(&self) -> f64 {
         self.opts.hardware.matmul_efficiency * self.hw.matmul_ceiling_tflops

@@ -9,8 +9,9 @@
 //! compute factor: dropless imbalance, padded capacity, 1 when forced); shared experts
 //! `T·tp·2·m·h·f_s·E_s/tp` (TP-split like a dense MLP); backward twice the forward. The routed
 //! experts run at the linear layers' rate times the grouped-GEMM efficiency
-//! `g(M) = M/(M + M½)` of `M = γ·T·k·e·t_e/E` tokens per local expert, and take at least the
-//! host's time to issue their GEMMs one expert at a time, `2·(E/e)·δ` forward
+//! `g(M) = M/(M + M½)` of `M = γ·T·k·e·t_e/E` tokens per local expert (their backward also
+//! reads and writes the local experts' main gradient, [`super::grouped_gemm::main_grad_bytes`]),
+//! and take at least the host's time to issue their GEMMs one expert at a time, `2·(E/e)·δ` forward
 //! ([`expert_issue_s`], [`FITTED_EXPERT_GEMM_ISSUE_S`]: the dispatcher's wait on the GPU just
 //! before them leaves the host no lead); backward, with no such wait, their `4·(E/e)·δ` of issues
 //! join the block's host time ([`MoeMlpCost::bwd_issue_s`]). Under Megatron-Core on a GPU the
@@ -339,7 +340,12 @@ pub fn moe_mlp_operations(
     let issue_s = expert_issue_s(m, el, mo);
     let gpu_s = raw.compute_s / eff;
     let experts = Pass { compute_s: gpu_s.max(issue_s), ..raw };
+    // The weight gradients accumulate into each local expert's main gradient: its read and write
+    // add to the backward ([`super::grouped_gemm::main_grad_bytes`]).
+    let expert_params = m.routed_parameters(w.hidden) / (el.ep * el.etp) as f64;
+    let main_grad_s = p.traffic(super::grouped_gemm::main_grad_bytes(p, expert_params));
     let experts_bwd = Pass { compute_s: gpu_s, ..raw }.times(2.0);
+    let experts_bwd = Pass { memory_s: experts_bwd.memory_s + main_grad_s, ..experts_bwd };
     let fs = (m.shared_experts * m.shared_ffn) as f64;
     let shared = if fs > 0.0 {
         p.weight_linear(full, h, gates * fs / tp) + p.weight_linear(full, fs / tp, h)
@@ -376,7 +382,6 @@ pub fn moe_mlp_operations(
     let linear = |name, pass: Pass, bytes: f64| Operation::new(name, OpKind::Matmul, pass, pass.times(2.0), bytes);
     let router_params = m.router_parameters(w.hidden);
     let shared_params = m.shared_parameters(w.hidden) / tp;
-    let expert_params = m.routed_parameters(w.hidden) / (el.ep * el.etp) as f64;
     // Room for every operation below, so the list is not grown while it is built.
     let mut ops = Vec::with_capacity(8);
     ops.push(
@@ -501,7 +506,7 @@ fn recompute_modules(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::SystemParams;
     use crate::extended::hardware::Hardware;
@@ -530,7 +535,8 @@ mod tests {
         assert_eq!(MoeTimePart::A2aHidden.of(&MoeTimes { a2a_s: 1.0, a2a_exposed_s: 2.0, ..t }), 0.0);
     }
 
-    fn mixtral() -> (Workload, MoeShape) {
+    /// Mixtral 8x7B's experts with a 4,096-token sequence (also the hand tests of `grouped_gemm`).
+    pub(crate) fn mixtral() -> (Workload, MoeShape) {
         let m = MoeShape {
             experts: 8,
             expert_ffn: 14336,

@@ -15,7 +15,7 @@
 //! | [`host_calls`] | the host calls of Megatron-Core's MoE layer besides the expert GEMMs (router, load-balancing loss, dispatcher, permutation), counted from the code, and CUDA-graph scopes |
 //! | [`host_flags`] | the switches that change those calls: permute/router fusion, sequential experts, balancing loss, CUDA-graph scopes |
 //! | [`sync`] | the forward pass between the dispatcher's device→host syncs: stretches from an empty GPU queue, host and GPU phases in issue order |
-//! | [`grouped_gemm`] | the routed experts' grouped-GEMM efficiency by tokens per expert: the kernel's row tile (GPU 128, checked against DeepGEMM's table; TPU megablox 512) |
+//! | [`grouped_gemm`] | the routed experts' grouped-GEMM efficiency by tokens per expert: the kernel's row tile (GPU 128, checked against DeepGEMM's table; TPU megablox 512); the weight gradients' main-gradient read and write (checked against SimuMax's B200 table) |
 //! | [`layer`] | the MoE MLP of one block as operations: router, routed experts at the grouped-GEMM efficiency, shared experts, permutation, exposed vs hidden exchange, fixed layer time |
 
 pub mod axes;
