@@ -286,16 +286,25 @@ pub(crate) fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
     // `block_cost`, with the backward's kernel count kept.
     let host_s = p.host_time_per_operation_s();
     let (sums, kernels) = BlockCost::sums(&operations(w, layout, p), p.opts.recompute);
-    // Megatron-FSDP's per-unit host calls join the passes' issue floors (zero otherwise).
-    let [fsdp_fwd, fsdp_bwd] = super::fsdp_host::unit_host_s(p, super::step_host::TENSORS_PER_BLOCK);
-    let [python_fwd, python_recompute] = super::layer_python::dense_layer_python_s(p.hw, p.opts);
+    let (python_s, bwd_host_s) = block_host_s(p);
     Parts {
-        block: sums.issue_bounded_layer(kernels, host_s, [python_fwd + fsdp_fwd, python_recompute]),
+        block: sums.issue_bounded_layer(kernels, host_s, python_s),
         embedding: embedding_cost(w, layout, p),
         head: head_cost(w, layout, p),
-        bwd_issue_s: kernels[1] * host_s + fsdp_bwd,
+        bwd_issue_s: kernels[1] * host_s + bwd_host_s,
         bwd_work: sums.bwd,
     }
+}
+
+/// The host time a dense block's passes hold beyond their kernels' issues per micro-batch [s]:
+/// `[forward, recomputation]` for [`BlockCost::issue_bounded_layer`] (the layer's Python,
+/// [`super::layer_python::dense_layer_python_s`], plus Megatron-FSDP's forward calls) and the
+/// backward's (Megatron-FSDP's backward calls, [`super::fsdp_host::unit_host_s`]; zero
+/// otherwise). The evaluator and the fits' plan ([`super::timing`]) both read it.
+pub(crate) fn block_host_s(p: &Pricing) -> ([f64; 2], f64) {
+    let [fsdp_fwd, fsdp_bwd] = super::fsdp_host::unit_host_s(p, super::step_host::TENSORS_PER_BLOCK);
+    let [python_fwd, python_recompute] = super::layer_python::dense_layer_python_s(p.hw, p.opts);
+    ([python_fwd + fsdp_fwd, python_recompute], fsdp_bwd)
 }
 
 /// `block` with its backward raised to at least the issue time of its kernels (`bwd_issue_s`)
