@@ -155,6 +155,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "moe/dispatch",
             "moe/host_calls",
             "moe/sync",
+            "fsdp_host",
             "moe/grouped_gemm",
             "moe/layer",
             "block",

@@ -274,8 +274,9 @@ pub(crate) struct Parts {
     pub embedding: EndCost,
     /// The head and loss (last stage).
     pub head: EndCost,
-    /// The issue time of one block's backward kernels [s] (its floor before the per-parameter
-    /// hooks of [`super::step_host::backward_hooks_host_s`]).
+    /// The issue time of one block's backward kernels, with Megatron-FSDP's host calls
+    /// ([`super::fsdp_host::unit_host_s`]) [s] (its floor before the per-parameter hooks of
+    /// [`super::step_host::backward_hooks_host_s`]).
     pub bwd_issue_s: f64,
     /// One block's backward work before any issue floor (the sums of its operations).
     pub bwd_work: Pass,
@@ -285,13 +286,25 @@ pub(crate) fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
     // `block_cost`, with the backward's kernel count kept.
     let host_s = p.host_time_per_operation_s();
     let (sums, kernels) = BlockCost::sums(&operations(w, layout, p), p.opts.recompute);
+    let (python_s, bwd_host_s) = block_host_s(p);
     Parts {
-        block: sums.issue_bounded_layer(kernels, host_s, super::layer_python::dense_layer_python_s(p.hw, p.opts)),
+        block: sums.issue_bounded_layer(kernels, host_s, python_s),
         embedding: embedding_cost(w, layout, p),
         head: head_cost(w, layout, p),
-        bwd_issue_s: kernels[1] * host_s,
+        bwd_issue_s: kernels[1] * host_s + bwd_host_s,
         bwd_work: sums.bwd,
     }
+}
+
+/// The host time a dense block's passes hold beyond their kernels' issues per micro-batch [s]:
+/// `[forward, recomputation]` for [`BlockCost::issue_bounded_layer`] (the layer's Python,
+/// [`super::layer_python::dense_layer_python_s`], plus Megatron-FSDP's forward calls) and the
+/// backward's (Megatron-FSDP's backward calls, [`super::fsdp_host::unit_host_s`]; zero
+/// otherwise). The evaluator and the fits' plan ([`super::timing`]) both read it.
+pub(crate) fn block_host_s(p: &Pricing) -> ([f64; 2], f64) {
+    let [fsdp_fwd, fsdp_bwd] = super::fsdp_host::unit_host_s(p, super::step_host::TENSORS_PER_BLOCK);
+    let [python_fwd, python_recompute] = super::layer_python::dense_layer_python_s(p.hw, p.opts);
+    ([python_fwd + fsdp_fwd, python_recompute], fsdp_bwd)
 }
 
 /// `block` with its backward raised to at least the issue time of its kernels (`bwd_issue_s`)
@@ -459,7 +472,7 @@ pub(crate) fn timing(
     let tensors = super::step_host::stage_tensors(stages, layout.pp);
     let held = super::step_host::optimizer_tensors(
         tensors,
-        if opts.sharding.shards_optimizer() { groups.shard } else { 1 },
+        super::fsdp_host::optimizer_shard(p, if opts.sharding.shards_optimizer() { groups.shard } else { 1 }),
         params_busiest,
         block.parameters,
     );

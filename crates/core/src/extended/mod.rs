@@ -15,7 +15,7 @@
 //! | `memory_bound_ops` | roofline per matmul; norms, activations, residuals, FP8 casts, optimizer step priced by HBM traffic | [`pricing`], [`block`] |
 //! | `recompute` | none / selective / full, in time (an extra forward) and memory (only block inputs kept) | [`block`], [`memory`] |
 //! | `stack` | the training stack (Megatron default, DeepSpeed, PyTorch FSDP): the shardings the search offers and so the gradient memory (Megatron's distributed optimizer keeps an unsharded FP32 gradient buffer); nanotron's separate FP32 gradient accumulation in time, and its own pipeline split by block cost (the loss on a stage of its own behind a heavy head) | [`stack`], [`fp32_accumulation`], [`stack_nanotron`] |
-//! | `sharding`, `shard_group` | ZeRO-0…3 and FSDP (hybrid sharding): memory and the real gather/scatter pattern with its overlap limits | [`data_parallel`], [`memory`] |
+//! | `sharding`, `shard_group` | ZeRO-0…3 and FSDP (hybrid sharding): memory and the real gather/scatter pattern with its overlap limits; Megatron-FSDP's per-unit host calls | [`data_parallel`], [`memory`], [`fsdp_host`] |
 //! | `interleave`, `uneven_stages` | interleaved 1F1B (bubble ÷ v), `⌈D/pp⌉` blocks on the busiest stage | [`pipeline`] |
 //! | `stage_split` | the blocks alone dealt to the stages, or the embedding and/or the head counted as one block (Megatron-LM `--account-for-*-in-pipeline-split`, Megatron-DeepSpeed `--pp-partition-method 'type:transformer|embedding'`) | [`pipeline`], [`memory`] |
 //! | `causal` | causal attention: half the logits/attend FLOPs | [`block`] |
@@ -89,6 +89,7 @@ pub mod device_memory;
 pub mod efficiency;
 pub mod evaluate;
 pub mod fp32_accumulation;
+pub mod fsdp_host;
 pub mod hardware;
 pub mod head;
 pub mod iteration;

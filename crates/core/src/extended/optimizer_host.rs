@@ -51,12 +51,9 @@ use super::pricing::Pricing;
 use super::pricing::TORCH_CALL_HOST_S;
 use crate::vocab::CollectiveKind;
 
-/// Host time of a bare PyTorch operator called from Python that launches no kernel [s]: 0.91 µs
-/// (H. He, "Making optimizations to nn.module to reduce python overhead", pytorch/pytorch pull
-/// request #50431, comment of 2021-02-21: the bare operator beside an almost empty module's call
-/// of 3.08 µs; the figure [`super::layer_python::MODULE_CALL_HOST_S`] is drawn from). Taken as a
-/// DGX H100-class host's, as that one is. Not fitted.
-pub const BARE_CALL_HOST_S: f64 = 0.91e-6;
+/// The host time of a PyTorch call that launches no kernel, defined beside the launching one in
+/// [`super::pricing`] (Megatron-FSDP's per-unit calls, an earlier stage, price at it too).
+pub use super::pricing::BARE_CALL_HOST_S;
 
 /// PyTorch calls that launch no kernel per parameter tensor the optimizer holds, per step
 /// (module docs: 3 + 2 + 4 + 2 + 3) [count].

@@ -44,6 +44,13 @@ pub const EAGER_HOST_S: f64 = 130e-6;
 /// the blocks does. Not fitted.
 pub const TORCH_CALL_HOST_S: f64 = 12.9e-6;
 
+/// Host time of a bare PyTorch operator called from Python that launches no kernel [s]: 0.91 µs
+/// (H. He, "Making optimizations to nn.module to reduce python overhead", pytorch/pytorch pull
+/// request #50431, comment of 2021-02-21: the bare operator beside an almost empty module's call
+/// of 3.08 µs; the figure [`super::layer_python::MODULE_CALL_HOST_S`] is drawn from). Taken as a
+/// DGX H100-class host's, as that one is. Not fitted.
+pub const BARE_CALL_HOST_S: f64 = 0.91e-6;
+
 /// Host time per modelled operation of a compiled stack [s]: 10 µs. XLA (JAX), a wafer-scale or
 /// dataflow compiler, or a TPU runtime issues a whole compiled step without Python between the
 /// kernels; what is left per kernel is at most one launch through the driver, which PyTorch's

@@ -34,8 +34,7 @@ use super::data_parallel::{DpCollectives, DpGroups, dp_collectives};
 use super::efficiency::Efficiency;
 use super::hardware::Hardware;
 use super::head::{EndCost, HeadWork, embedding_cost, head_work};
-use super::iteration::{Parts, check, timing};
-use super::layer_python::dense_layer_python_s;
+use super::iteration::{Parts, block_host_s, check, timing};
 use super::layout::Layout;
 use super::ops::{Operation, Reads, reprice, repriceable};
 use super::options::{ExtendedOptions, HardwareChoices};
@@ -250,8 +249,9 @@ impl TimePlan {
         let host_s = p.host_time_per_operation_s();
         let (opts, head) = (self.opts, self.head_cost);
         let (sums, kernels) = BlockCost::sums(&self.ops, opts.recompute);
-        let block = sums.issue_bounded_layer(kernels, host_s, dense_layer_python_s(&self.hw, &opts));
-        Ok(self.iteration_s(&opts, block, [kernels[1] * host_s, sums.bwd.time()], head))
+        let (python_s, bwd_host_s) = block_host_s(&Pricing { hw: &self.hw, opts: &opts });
+        let block = sums.issue_bounded_layer(kernels, host_s, python_s);
+        Ok(self.iteration_s(&opts, block, [kernels[1] * host_s + bwd_host_s, sums.bwd.time()], head))
     }
 
     /// The last stage: the iteration time [s] of `block` and `head` under `opts` (the plan's
@@ -312,7 +312,7 @@ impl TimePlan {
         let (f, fk) = self.fixed;
         let fixed = [f.fwd.time(), f.bwd.time(), f.recompute.time()];
         let host_s = Pricing { hw: &self.hw, opts: &base }.host_time_per_operation_s();
-        let python_s = dense_layer_python_s(&self.hw, &base);
+        let (python_s, bwd_host_s) = block_host_s(&Pricing { hw: &self.hw, opts: &base });
         batch
             .of
             .iter()
@@ -330,7 +330,7 @@ impl TimePlan {
                 );
                 let head = EndCost { fwd: pass_of(m.head[0]), bwd: pass_of(m.head[1]), ..self.head_cost };
                 // The last stage reads no fitted constant: the plan's switches serve every point.
-                Some(self.iteration_s(&base, block, [k(1) * host_s, t(1).time()], head))
+                Some(self.iteration_s(&base, block, [k(1) * host_s + bwd_host_s, t(1).time()], head))
             })
             .collect()
     }

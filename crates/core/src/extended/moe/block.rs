@@ -8,6 +8,7 @@ use super::layer::{EXPERTS_OP, MoeMlpCost, ROUTER_OP, SHARED_OP, moe_mlp_operati
 use super::sync::{self, Phase};
 use crate::extended::attention::attention_operations;
 use crate::extended::block::{BlockCost, issue_bound};
+use crate::extended::fsdp_host;
 use crate::extended::layer_python::{LayerModules, forward_python_s, layer_python_s};
 use crate::extended::layout::Layout;
 use crate::extended::ops::{OpKind, Operation, fp8_casts, norms_recomputed};
@@ -76,9 +77,16 @@ pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLa
     let host = HostCount::of(p, m, el, &mlp, attention_kernels);
     let attention_sums = BlockCost::sums(&ops[..n], p.opts.recompute);
     let phases = ForwardPhases::of(&attention_sums, &ops[n..], &[], p.opts.recompute, p.opts.moe.shared_overlap);
-    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases);
+    let fsdp = fsdp_unit_host_s(p, m, el);
+    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases, fsdp);
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
+}
+
+/// Megatron-FSDP's host time for one MoE block as an FSDP unit of its local experts, `[forward,
+/// backward]` [s] ([`fsdp_host::unit_host_s`] of [`fsdp_host::moe_unit_tensors`]; zero otherwise).
+fn fsdp_unit_host_s(p: &Pricing, m: &MoeShape, el: &ExpertLayout) -> [f64; 2] {
+    fsdp_host::unit_host_s(p, fsdp_host::moe_unit_tensors(m.local_experts(el.ep), m.shared_experts > 0))
 }
 
 /// An MoE block's sums `c` with each pass raised to its host time ([`BlockCost::issue_bounded`]
@@ -99,6 +107,9 @@ pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLa
 /// recomputation lasts at least its issues plus that Python again, as a dense block's
 /// ([`BlockCost::issue_bounded_layer`]).
 ///
+/// Megatron-FSDP's per-unit host calls (`fsdp`, `[forward, backward]` [s]:
+/// [`fsdp_host::unit_host_s`], zero otherwise) join each pass's host time.
+///
 /// Where the layer's dispatcher waits on the GPU ([`MoeMlpCost::sync_calls_s`]), the forward
 /// lasts at least the stretch from one sync to the next ([`sync::stretch_s`] of `phases`: the
 /// MLP sub-layer after the router, the attention sub-layer, the MLP sub-layer up to the sync),
@@ -111,15 +122,19 @@ fn moe_issue_bounded(
     mlp: &MoeMlpCost,
     host: HostCount,
     phases: Option<ForwardPhases>,
+    fsdp: [f64; 2],
 ) -> BlockCost {
     let mut block = c.issue_bounded(kernels, host_s);
     let Some(calls) = mlp.host_calls_s else {
-        block.bwd = issue_bound(c.bwd, 1.0, kernels[1] * host_s + mlp.bwd_issue_s);
+        if fsdp[0] > 0.0 {
+            block.fwd = issue_bound(c.fwd, 1.0, kernels[0] * host_s + fsdp[0]);
+        }
+        block.bwd = issue_bound(c.bwd, 1.0, kernels[1] * host_s + mlp.bwd_issue_s + fsdp[1]);
         return block;
     };
     let [fwd_ops, bwd_ops] = [0, 1].map(|i| kernels[i] - host.attention_saved[i]);
     let [attention_py, pre_py, post_py] = host.python_s;
-    let fwd_host_s = fwd_ops * host_s + calls[0] + (attention_py + pre_py + post_py);
+    let fwd_host_s = fwd_ops * host_s + calls[0] + (attention_py + pre_py + post_py) + fsdp[0];
     block.fwd = issue_bound(c.fwd, 1.0, fwd_host_s);
     if let (Some([before, after]), Some(ph)) = (mlp.sync_calls_s, phases) {
         let stretch = sync::stretch_s(&[
@@ -134,7 +149,7 @@ fn moe_issue_bounded(
             block.fwd = issue_bound(c.fwd, 1.0, stretch);
         }
     }
-    block.bwd = issue_bound(c.bwd, 1.0, bwd_ops * host_s + calls[1] + mlp.bwd_issue_s);
+    block.bwd = issue_bound(c.bwd, 1.0, bwd_ops * host_s + calls[1] + mlp.bwd_issue_s + fsdp[1]);
     if host.python_again_s > 0.0 && kernels[2] > 0.0 {
         block.recompute = issue_bound(c.recompute, 1.0, kernels[2] * host_s + host.python_again_s);
     }
@@ -341,7 +356,8 @@ pub fn moe_block_cost_after(
         BlockCost::sums_after(BlockCost::sums_after(attention.sums, &mlp_ops, recompute), &casts, recompute);
     let host = HostCount::of(p, m, el, &mlp, attention.kernels);
     let phases = ForwardPhases::of(&attention.sums, &mlp_ops, &casts, recompute, p.opts.moe.shared_overlap);
-    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases);
+    let fsdp = fsdp_unit_host_s(p, m, el);
+    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases, fsdp);
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
 }
@@ -363,7 +379,7 @@ mod tests {
         let kernels = [3.0, 6.0, 0.0];
         let with = |issue_s: f64| {
             let mlp = MoeMlpCost { bwd_issue_s: issue_s, ..MoeMlpCost::default() };
-            moe_issue_bounded(c, kernels, 1e-3, &mlp, HostCount::default(), None)
+            moe_issue_bounded(c, kernels, 1e-3, &mlp, HostCount::default(), None, [0.0; 2])
         };
         // No expert issues: exactly the dense rule.
         assert_eq!(with(0.0), c.issue_bounded(kernels, 1e-3));
@@ -394,7 +410,7 @@ mod tests {
                 attention: phase(3.0, attention_gpu_s),
                 pre: phase(2.0, 0.5e-3),
             };
-            moe_issue_bounded(c, kernels, 0.2e-3, mlp, HostCount::default(), Some(ph)).fwd
+            moe_issue_bounded(c, kernels, 0.2e-3, mlp, HostCount::default(), Some(ph), [0.0; 2]).fwd
         };
         assert_eq!(with(&mlp, 3e-3).time(), 4e-3);
         // With the sync: host after it 5·0.2 + 1.0 = 2.0 ms (GPU 0.5): E = 2.0; the attention's
@@ -408,7 +424,7 @@ mod tests {
         let c = BlockCost { fwd: Pass { compute_s: 1.3e-3, ..Pass::default() }, ..c };
         let bound = |mlp: &MoeMlpCost| {
             let ph = ForwardPhases { post: phase(5.0, 0.5e-3), attention: phase(3.0, 0.3e-3), pre: phase(2.0, 0.5e-3) };
-            moe_issue_bounded(c, kernels, 0.2e-3, mlp, HostCount::default(), Some(ph)).fwd
+            moe_issue_bounded(c, kernels, 0.2e-3, mlp, HostCount::default(), Some(ph), [0.0; 2]).fwd
         };
         assert_eq!(bound(&synced), bound(&mlp));
         assert!((bound(&mlp).time() - 3.4e-3).abs() < 1e-15);
@@ -482,7 +498,7 @@ mod tests {
             ..MoeMlpCost::default()
         };
         let host = HostCount { python_s: [0.3e-3, 0.1e-3, 0.2e-3], python_again_s: 0.6e-3, ..HostCount::default() };
-        let b = moe_issue_bounded(c, kernels, 0.2e-3, &mlp, host, Some(ph));
+        let b = moe_issue_bounded(c, kernels, 0.2e-3, &mlp, host, Some(ph), [0.0; 2]);
         // After the sync: host 5·0.2 + 1.0 + 0.2 = 2.2 ms (GPU 0.5): E = 2.2; the attention (host
         // 3·0.2 + 0.3 = 0.9 from 2.2 ms, GPU 3): E = max(2.2 + 3, 2.2 + 3) = 5.2; up to the sync
         // (host 2·0.2 + 0.4 + 0.1 = 0.9 from 3.1 ms, GPU 0.5): E = max(5.7, 4.0) = 5.7 ms.
@@ -490,14 +506,14 @@ mod tests {
         // The whole-block recomputation: 4 issues · 0.2 ms + 0.6 ms of Python = 1.4 ms over its
         // 0.5 ms of GPU work; without the Python its issues' 0.8 ms.
         assert!((b.recompute.time() - 1.4e-3).abs() < 1e-15, "{}", b.recompute.time());
-        let plain = moe_issue_bounded(c, kernels, 0.2e-3, &mlp, HostCount::default(), Some(ph));
+        let plain = moe_issue_bounded(c, kernels, 0.2e-3, &mlp, HostCount::default(), Some(ph), [0.0; 2]);
         assert!((plain.recompute.time() - 0.8e-3).abs() < 1e-15);
         assert!((plain.fwd.time() - 5.5e-3).abs() < 1e-15);
         // Without the sync the Python joins the forward's host time: 10·0.2 + 1.4 + 0.6 = 4.0 ms
         // against 4 ms of GPU work; 0.2 ms more of it would show.
         let ahead = MoeMlpCost { sync_calls_s: None, ..mlp };
         let more = HostCount { python_s: [0.5e-3, 0.1e-3, 0.2e-3], ..host };
-        let f = moe_issue_bounded(c, kernels, 0.2e-3, &ahead, more, Some(ph)).fwd;
+        let f = moe_issue_bounded(c, kernels, 0.2e-3, &ahead, more, Some(ph), [0.0; 2]).fwd;
         assert!((f.time() - 4.2e-3).abs() < 1e-15, "{}", f.time());
     }
 
