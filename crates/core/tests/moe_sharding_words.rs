@@ -36,7 +36,10 @@ fn moe_rows_read_their_sharding_as_dense_rows_do() {
     assert!(!s.notes.iter().any(|n| n.contains("ZeRO stage not stated")), "{:?}", s.notes);
     // Megatron-FSDP's strategies: optim_grads_params = ZeRO-3 on the Megatron stack, optim_grads
     // = ZeRO-2 (it was ZeRO-3 when any "fsdp" meant ZeRO-3).
-    assert_eq!(read_with("fsdp", json!("Megatron-FSDP (optim_grads_params)")), (Sharding::Zero3, None, Stack::Megatron));
+    assert_eq!(
+        read_with("fsdp", json!("Megatron-FSDP (optim_grads_params)")),
+        (Sharding::Zero3, None, Stack::Megatron)
+    );
     assert_eq!(read_with("fsdp", json!("Megatron-FSDP (optim_grads)")).0, Sharding::Zero2);
     // PyTorch's FSDP without the Megatron name: ZeRO-3 on the fsdp stack; NO_SHARD: plain DP.
     assert_eq!(read_with("fsdp", json!("PyTorch FSDP2")), (Sharding::Zero3, None, Stack::Fsdp));

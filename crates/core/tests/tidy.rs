@@ -238,12 +238,8 @@ const MODE_HOMES_OUTSIDE_CORE: &[(&str, &str, usize)] = &[
 ];
 /// Where a mode's switches may be tested for presence (rule 7's `.options()`), `(crate, file)`:
 /// the mode's own files and the resolver's one home of what the mode decides about inputs.
-const OPTIONS_HOMES: &[(&str, &str)] = &[
-    ("core", "mode.rs"),
-    ("core", "mode_kind.rs"),
-    ("core", "cost.rs"),
-    ("core", "resolve/mode_inputs.rs"),
-];
+const OPTIONS_HOMES: &[(&str, &str)] =
+    &[("core", "mode.rs"), ("core", "mode_kind.rs"), ("core", "cost.rs"), ("core", "resolve/mode_inputs.rs")];
 /// Files outside [`OPTIONS_HOMES`] that still call `.options()` (rule 7), `(crate, file, how
 /// many)`; the list only shrinks. Issue 33 (session 31) moved the 13 others (the explorer's,
 /// the sweep's and the search's resolvers, the sweep's export, the CLI's checks of `--ext`,
@@ -872,7 +868,11 @@ fn options_tests(s: &Source) -> Vec<String> {
 /// Rule 7's branches in disguise over `files` (crate, file), outside `homes` (crate, file),
 /// against the allowances `left` (crate, file, count): one message per file with more than it
 /// may keep, or fewer (lower the allowance then), and per allowance whose file is gone.
-fn options_test_problems(files: &[(&str, Source)], homes: &[(&str, &str)], left: &[(&str, &str, usize)]) -> Vec<String> {
+fn options_test_problems(
+    files: &[(&str, Source)],
+    homes: &[(&str, &str)],
+    left: &[(&str, &str, usize)],
+) -> Vec<String> {
     let mut problems = Vec::new();
     for (krate, s) in files.iter().filter(|(k, s)| !homes.contains(&(*k, s.path.as_str()))) {
         let found = options_tests(s).len();
@@ -1517,7 +1517,11 @@ fn mode_variants_have_one_home_per_crate() {
 #[test]
 fn options_presence_lives_with_the_mode() {
     let files = read_folders(WORKSPACE_SOURCES);
-    assert!(files.iter().any(|(k, s)| *k == "core" && s.path == "resolve/mode_inputs.rs"), "read {} files", files.len());
+    assert!(
+        files.iter().any(|(k, s)| *k == "core" && s.path == "resolve/mode_inputs.rs"),
+        "read {} files",
+        files.len()
+    );
     let problems = options_test_problems(&files, OPTIONS_HOMES, OPTIONS_TESTS_LEFT);
     assert!(problems.is_empty(), "the workspace tests the mode's switches for presence:\n{}", problems.join("\n"));
 }
@@ -1819,7 +1823,10 @@ mod checker {
         // The allowances only shrink: more fails, fewer fails until lowered, a gone file fails.
         let left = [("page", "pages/explorer/breakdown.rs", 1)];
         let two = "fn f(m: &Mode) { m.options()?; m.options()?; }";
-        assert_eq!(options_test_problems(&files(&[("page", "pages/explorer/breakdown.rs", test)]), &homes, &left).len(), 0);
+        assert_eq!(
+            options_test_problems(&files(&[("page", "pages/explorer/breakdown.rs", test)]), &homes, &left).len(),
+            0
+        );
         let p = options_test_problems(&files(&[("page", "pages/explorer/breakdown.rs", two)]), &homes, &left);
         assert!(p.len() == 1 && p[0].contains("2 presence tests") && p[0].contains("where 1 are left"), "{p:?}");
         let p = options_test_problems(&files(&[("page", "pages/explorer/breakdown.rs", "")]), &homes, &left);

@@ -108,7 +108,11 @@ fn real_launches_rewritten_in_place_read_back() {
         for (layout, recompute) in [other(&sc), dp_only] {
             let options = fmperf_core::extended::ExtendedOptions { recompute, ..sc.options };
             let want = LaunchScenario { layout, options, ..sc.clone() };
-            let Ok((id, hw, _)) = hardware("nvidia_h100_sxm5_80gb", options.hardware.precision) else { continue };
+            let Ok((id, hw, _)) =
+                hardware("nvidia_h100_sxm5_80gb", options.hardware.precision, options.hardware.measured_ceiling)
+            else {
+                continue;
+            };
             if estimate(&want, &id, &hw).is_err() {
                 continue;
             }

@@ -20,7 +20,7 @@ fn scenario(text: &str, name: &str) -> (Launch, LaunchScenario) {
 /// Time per step [s] of `sc` on its own system.
 fn time(sc: &LaunchScenario) -> f64 {
     let spec = sc.system.clone().expect("the examples name their system");
-    let (id, hw, _) = hardware(&spec, sc.options.hardware.precision).unwrap();
+    let (id, hw, _) = hardware(&spec, sc.options.hardware.precision, sc.options.hardware.measured_ceiling).unwrap();
     estimate(sc, &id, &hw).unwrap().evaluation.totals.t
 }
 
@@ -450,7 +450,12 @@ fn search_results_round_trip() {
     for (name, target) in [("nemo-llama3-8b.yaml", Target::Nemo), ("torchtitan-llama3-8b.toml", Target::Torchtitan)] {
         let text = example(name);
         let (l, sc) = scenario(&text, name);
-        let (_, hw, _) = hardware(sc.system.as_deref().unwrap(), sc.options.hardware.precision).unwrap();
+        let (_, hw, _) = hardware(
+            sc.system.as_deref().unwrap(),
+            sc.options.hardware.precision,
+            sc.options.hardware.measured_ceiling,
+        )
+        .unwrap();
         let mut searched = sc.options;
         searched.moe.ep = None;
         searched.moe.etp = None;

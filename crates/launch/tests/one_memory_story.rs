@@ -38,7 +38,7 @@ fn the_import_states_megatrons_gradient_buffer_and_its_verdict() {
 fn the_search_and_the_import_agree_and_the_first_row_fits_the_stack() {
     let (_, e) = estimate_text(SCRIPT, Some("run.sh"), &overrides()).unwrap();
     let s = &e.scenario;
-    let hw = hardware(&e.system_id, s.options.hardware.precision).unwrap().1;
+    let hw = hardware(&e.system_id, s.options.hardware.precision, s.options.hardware.measured_ceiling).unwrap().1;
     // The search with the file's switches (the stack among them) chooses the execution.
     // (the file's `recompute none` set back to the default, so that the search chooses it)
     let options = fmperf_core::extended::ExtendedOptions {

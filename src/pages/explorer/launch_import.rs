@@ -164,10 +164,11 @@ fn BestLayout(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>, 
     let est = estimate.clone();
     let start = move |_| {
         let s = &est.scenario;
-        let hw = match launch::hardware(&est.system_id, s.options.hardware.precision, s.options.hardware.measured_ceiling) {
-            Ok((_, hw, _)) => hw,
-            Err(e) => return set_found.set(Some(Err(e.to_string()))),
-        };
+        let hw =
+            match launch::hardware(&est.system_id, s.options.hardware.precision, s.options.hardware.measured_ceiling) {
+                Ok((_, hw, _)) => hw,
+                Err(e) => return set_found.set(Some(Err(e.to_string()))),
+            };
         let search =
             best::search(&s.workload, &hw, &s.options, best::strategy_for(s), s.devices, s.layout.global_batch, 1);
         let search = match search {

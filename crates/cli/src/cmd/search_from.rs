@@ -13,9 +13,9 @@ use fmperf_core::extended::moe::MoeOptions;
 use fmperf_core::extended::{ExtendedOptions, Hardware, Workload};
 use fmperf_core::mode::Mode;
 use fmperf_core::resolve::search_inputs::{SearchAsk, SearchInputs, SearchSource, search_inputs};
-use fmperf_core::{ModelShape, Strategy, SystemParams};
 use fmperf_core::search::row::Digits;
 use fmperf_core::search::{ExecutionChoices, ResultRow};
+use fmperf_core::{ModelShape, Strategy, SystemParams};
 use fmperf_launch::emit::{self, Target};
 use fmperf_launch::{self as launch, Format as FileFormat, LaunchScenario, ModelOnly};
 use serde_json::json;
@@ -76,12 +76,7 @@ pub fn run(args: &Args, format: OutputFormat, out: &mut dyn Write) -> CmdResult 
 }
 
 /// One search of the file's scenario, its part as calibration `cal` runs it when given.
-fn run_with(
-    args: &Args,
-    format: OutputFormat,
-    cal: Option<&Calibration>,
-    out: &mut dyn Write,
-) -> CmdResult {
+fn run_with(args: &Args, format: OutputFormat, cal: Option<&Calibration>, out: &mut dyn Write) -> CmdResult {
     let files = read_sources(args)?;
     let path = files.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(" + ");
     let o = overrides(args)?;

@@ -162,10 +162,9 @@ mod tests {
         assert!((fwd - 92.07e-6 * f).abs() < 1e-15, "{fwd}");
         // The distributed optimizer (ZeRO-1), DeepSpeed's ZeRO-3: no Megatron-FSDP hooks; their
         // optimizers hold their slice.
-        for opts in [
-            ExtendedOptions { sharding: Sharding::Zero1, ..fsdp },
-            ExtendedOptions { stack: Stack::DeepSpeed, ..fsdp },
-        ] {
+        for opts in
+            [ExtendedOptions { sharding: Sharding::Zero1, ..fsdp }, ExtendedOptions { stack: Stack::DeepSpeed, ..fsdp }]
+        {
             let p = Pricing { hw: &hw, opts: &opts };
             assert_eq!(unit_host_s(&p, 12.0), [0.0, 0.0]);
             assert_eq!(optimizer_shard(&p, 4), 4);

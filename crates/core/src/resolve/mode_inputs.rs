@@ -108,7 +108,10 @@ mod tests {
         let mut s = all;
         assert_eq!(priced_strategies(&Mode::extended(), &mut s, &mut notes), Ok(()));
         assert_eq!(s, vec![Strategy::OneD, Strategy::ContextParallel2D]);
-        assert_eq!(notes.iter().map(|n| n.text.as_str()).collect::<Vec<_>>(), [format!("not searched: {SUMMA_UNSUPPORTED}")]);
+        assert_eq!(
+            notes.iter().map(|n| n.text.as_str()).collect::<Vec<_>>(),
+            [format!("not searched: {SUMMA_UNSUPPORTED}")]
+        );
         let mut s = vec![Strategy::Summa2D];
         let e = priced_strategies(&Mode::extended(), &mut s, &mut notes);
         assert_eq!(e, Err((Strategy::Summa2D, SUMMA_UNSUPPORTED)));

@@ -159,10 +159,7 @@ mod tests {
         // MoE's all-gather dispatcher is no context-parallel flavour.
         assert!(read_cp_flavour(&Words::new("--moe-token-dispatcher-type all_gather"), 4).unwrap().2.is_none());
         // Beside another flavour or a degree: an error naming the field.
-        for text in [
-            "--cp-comm-type all_gather; --cp-comm-type a2a",
-            "--cp-comm-type all_gather; ulysses degree 2",
-        ] {
+        for text in ["--cp-comm-type all_gather; --cp-comm-type a2a", "--cp-comm-type all_gather; ulysses degree 2"] {
             let e = read_cp_flavour(&Words::new(text), 4).unwrap_err();
             assert!(e.to_string().contains("parallel.other"), "{e}");
         }
