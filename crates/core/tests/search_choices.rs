@@ -85,6 +85,7 @@ fn brute_force(s: &SearchSpec, setup: &ExtendedSetup, choices: ExecutionChoices)
                     throughput_samples_per_s: o.throughput_samples_per_s,
                     time_per_iteration_s: o.totals.t,
                     mem_gb: o.mem_gb,
+                    need_gb: o.need_gb,
                     totals: o.totals,
                     execution: Some(e),
                     experts: None,
