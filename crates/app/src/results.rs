@@ -240,7 +240,8 @@ pub fn memory_tail(used_gb: f64, capacity_gb: f64, (band_gb, fits): (f64, Fits))
             format!(
                 "{head}may not fit (measured runs have needed up to {} more than predicted: {} GB)",
                 fmt::percent(under),
-                fmt::gb(fmperf_core::validate::memory::verdict_range_gb(used_gb).1)
+                // The `yes` side: the figure with the allocator's cache, `used_gb` itself.
+                fmt::gb(fmperf_core::validate::memory::verdict_range_gb(fmperf_core::vocab::Need::single(used_gb)).1)
             )
         }
         _ => format!("{head}{}", fits.words()),
@@ -359,7 +360,7 @@ mod tests {
             time_per_step_s: t,
             training_days: 1.0,
             mfu: 0.5,
-            memory: fmperf_core::explore::MemoryFit { used_gb: 1.0, capacity_gb: 80.0 },
+            memory: fmperf_core::explore::MemoryFit { used_gb: 1.0, need_gb: 1.0, capacity_gb: 80.0 },
             totals: Default::default(),
             execution: None,
             experts: None,
@@ -396,7 +397,7 @@ mod tests {
             time_per_step_s: 1.0,
             training_days: 1.0,
             mfu: 0.5,
-            memory: fmperf_core::explore::MemoryFit { used_gb: 1.0, capacity_gb: 80.0 },
+            memory: fmperf_core::explore::MemoryFit { used_gb: 1.0, need_gb: 1.0, capacity_gb: 80.0 },
             totals: Default::default(),
             execution: Some(e.with_cp(cp)),
             experts: None,

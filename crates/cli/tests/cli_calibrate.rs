@@ -94,8 +94,11 @@ fn estimate_and_search_show_both_labelled() {
     let s = json(&args);
     let (a, b) = (&s["uncalibrated"]["results"][0], &s["calibrated"]["results"][0]);
     assert!(b["time_per_iteration_s"].as_f64().unwrap() > a["time_per_iteration_s"].as_f64().unwrap());
-    let need = b["mem_gb_with_overhead"].as_f64().unwrap();
-    assert!(need <= 85.521 + 1e-9 && (need - b["mem_gb"].as_f64().unwrap() - overhead).abs() < 1e-9);
+    // The device figure with the stack's overhead; the search judged the need without the
+    // allocator's cache against the capacity less the overhead, so the row is never a "no".
+    let with = b["mem_gb_with_overhead"].as_f64().unwrap();
+    assert!((with - b["mem_gb"].as_f64().unwrap() - overhead).abs() < 1e-9);
+    assert_ne!(b["fits"], "no", "{b}");
 }
 
 #[test]

@@ -327,6 +327,16 @@ impl Detail {
         }
     }
 
+    /// What a device needs once the allocator has given its cache back [GB]
+    /// ([`crate::vocab::Outcome::need_gb`]: the reference's one figure, extended mode's
+    /// allocated + context + buffers).
+    pub fn need_gb(&self) -> f64 {
+        match self {
+            Detail::Reference(e) => e.mem_gb,
+            Detail::Extended(e) => e.memory_estimate.need_gb(),
+        }
+    }
+
     /// The matrix rates of one block's forward and backward passes [TFLOP/s]: the reference's
     /// FLOPs over times summed over its layer rows, extended mode's from its breakdown.
     pub fn block_tflops(&self) -> (f64, f64) {

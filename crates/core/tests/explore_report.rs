@@ -52,12 +52,21 @@ fn mfu_follows_its_definition() {
 
 #[test]
 fn memory_fit() {
-    let fit = MemoryFit { used_gb: 219.02283264, capacity_gb: 141.0 };
+    let fit = MemoryFit { used_gb: 219.02283264, need_gb: 219.02283264, capacity_gb: 141.0 };
     assert!(!fit.fits());
     assert!((fit.over_gb() - 78.02283264).abs() < 1e-9);
     assert!(fit.headroom_gb() < 0.0 && fit.fraction() > 1.5);
-    let ok = MemoryFit { used_gb: 141.0, capacity_gb: 141.0 };
+    let ok = MemoryFit { used_gb: 141.0, need_gb: 141.0, capacity_gb: 141.0 };
     assert!(ok.fits() && ok.over_gb() == 0.0);
+    // Extended mode judges the need without the allocator's cache: 96.68 GB with it, 78.81
+    // without, on 85.899 GB fits (78.81 ≤ 85.899), nothing over, though the device figure is
+    // 10.781 GB above the capacity (headroom −10.781).
+    let cached = MemoryFit { used_gb: 96.68, need_gb: 78.81, capacity_gb: 85.899 };
+    assert!(cached.fits() && cached.over_gb() == 0.0);
+    assert!((cached.headroom_gb() + 10.781).abs() < 1e-9);
+    // 123.78 with, 100.89 without on 85.521: 100.89 − 85.521 = 15.369 GB over.
+    let over = MemoryFit { used_gb: 123.78, need_gb: 100.89, capacity_gb: 85.521 };
+    assert!(!over.fits() && (over.over_gb() - 15.369).abs() < 1e-9);
 }
 
 #[test]

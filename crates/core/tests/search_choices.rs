@@ -79,12 +79,13 @@ fn brute_force(s: &SearchSpec, setup: &ExtendedSetup, choices: ExecutionChoices)
                 o.throughput_samples_per_s > b.throughput_samples_per_s
                     || (o.throughput_samples_per_s == b.throughput_samples_per_s && o.mem_gb < b.mem_gb)
             });
-            if o.mem_gb <= setup.hardware.hbm_capacity_gb && better {
+            if o.need_gb <= setup.hardware.hbm_capacity_gb && better {
                 best = Some(Ranked {
                     candidate: c,
                     throughput_samples_per_s: o.throughput_samples_per_s,
                     time_per_iteration_s: o.totals.t,
                     mem_gb: o.mem_gb,
+                    need_gb: o.need_gb,
                     totals: o.totals,
                     execution: Some(e),
                     experts: None,
@@ -274,7 +275,7 @@ fn pruned_search_equals_the_exhaustive_one_on_dense_and_moe_scenarios() {
         let fits = space
             .space()
             .iter()
-            .filter(|c| ev.evaluate(c).is_ok_and(|o| o.mem_gb <= setup.hardware.hbm_capacity_gb))
+            .filter(|c| ev.evaluate(c).is_ok_and(|o| o.need_gb <= setup.hardware.hbm_capacity_gb))
             .count() as u64;
         assert_eq!(got.feasible, fits, "{model} feasible");
     }
@@ -347,7 +348,7 @@ fn the_least_memory_is_reported_when_nothing_fits() {
         let mut ev = ExtendedEvaluator::new(&setup.workload, &setup.hardware, &lean, Strategy::OneD, g).unwrap();
         let space = new();
         let least =
-            space.space().iter().filter_map(|c| ev.evaluate(&c).ok()).map(|o| o.mem_gb).fold(f64::INFINITY, f64::min);
+            space.space().iter().filter_map(|c| ev.evaluate(&c).ok()).map(|o| o.need_gb).fold(f64::INFINITY, f64::min);
         assert!(least.is_finite() && least > setup.hardware.hbm_capacity_gb, "{model} {least}");
         assert_eq!(one.min_mem_gb, Some(least), "{model}");
     }

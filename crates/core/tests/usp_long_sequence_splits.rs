@@ -15,6 +15,17 @@
 //! 85.9 GB; activations 42.5 GB), so the pick at 64K/80K is a TP 2 split the report measured
 //! slowest (regret 57 % and 34 %); and every run is predicted 10–37 % slow.
 //!
+//! Session 31 (issues 31 + 32): the memory verdict's `no` is judged on the need without the
+//! caching allocator's cache (`vocab::Need`: allocated + context + NCCL buffers, 78.8 GB for the
+//! SP-only 64K runs; PyTorch frees its cache and retries before it raises an out-of-memory error).
+//! The SP-only runs are `tight` now: runs that ran called "no" 17 → 6 (the six left are Llama 2
+//! 7B at 30K with batch 16, predicted 294–329 GB: a reading of the batch, not the verdict), mean
+//! regret 15.4 % → 2.3 % (64K: 56.8 % → 0.9 %, 80K: 34.1 % → 1.0 %), median regret 0.9 % → 0.7 %.
+//! The pick is the measured best in 2 groups instead of 3: at 120K the TP 2 split predicted
+//! fastest was a "no" that ran, which left the measured best as the pick; offered now, it costs
+//! 11.6 %. This file prompted the rule (it is not unseen for the verdict's `no` side;
+//! `data/README.md`).
+//!
 //! The bounds are the figures above with a margin: they fail if a change makes the reading, the
 //! ranking or the error on these splits worse.
 
@@ -68,7 +79,10 @@ fn the_usp_splits_are_ranked_and_guarded() {
     assert_eq!(s.groups, 6);
     assert!(s.tau_mean.is_some_and(|t| t >= 0.35), "{s:?}");
     assert!(s.regret_median.is_some_and(|x| x <= 0.03), "{s:?}");
-    assert!(s.top1_hits >= 3, "{s:?}");
+    assert!(s.top1_hits >= 2, "{s:?}");
+    assert!(s.regret_mean.is_some_and(|x| x <= 0.05), "{s:?}");
+    // Only the Llama 2 7B 30K runs at batch 16 (predicted 294–329 GB of 85.9) are still a "no".
+    assert!(s.ran_called_no <= 6, "{s:?}");
     // The orders issue 31 reported reversed: no longer below zero by more than the noise.
     for g in r.groups.iter().filter(|g| g.group.contains("_64k_16gpu_gbs1") || g.group.contains("_80k_16gpu_gbs1")) {
         assert!(g.tau.is_some_and(|t| t > -0.1), "{}: tau {:?}", g.group, g.tau);

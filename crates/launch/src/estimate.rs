@@ -32,7 +32,8 @@ pub struct MemoryVerdict {
     /// Device memory [GB].
     pub capacity_gb: f64,
     /// `yes` (fits at the top of the band), `tight` (within the band of the capacity: may not
-    /// fit), `no` (does not fit at the bottom of the band).
+    /// fit), `no` (does not fit at the bottom of the band even without the allocator's cache,
+    /// [`fmperf_core::vocab::Need`]).
     pub fits: fmperf_core::vocab::Fits,
     /// Predicted peak of PyTorch's allocated memory [GB].
     pub allocated_gb: f64,
@@ -53,7 +54,7 @@ impl MemoryVerdict {
             predicted_gb: predicted_memory_gb(p, MemoryKind::NvidiaSmi),
             measured_gb: None,
             capacity_gb,
-            fits: memory::verdict(p.device_gb, capacity_gb),
+            fits: memory::verdict(p.need(), capacity_gb),
             allocated_gb: p.allocated_gb,
             reserved_gb: p.reserved_gb,
             device_gb: p.device_gb,

@@ -134,7 +134,7 @@ pub(super) fn memory_bar(label: String, r: &ConfigReport) -> Bar {
         fmperf_core::vocab::Fits::No => Standing::Over,
     };
     let sentence = fmperf_app::results::memory_sentence(used, r.memory.capacity_gb, Some(verdict));
-    bar.against_limit(Some(fmperf_core::validate::memory::verdict_range_gb(used)), Some(standing), sentence)
+    bar.against_limit(Some(fmperf_core::validate::memory::verdict_range_gb(r.memory.need())), Some(standing), sentence)
 }
 
 /// The capacity line of a memory chart (`capacity_gb`; none when not positive) and the legend's

@@ -181,11 +181,11 @@ pub fn OwnPanel() -> impl IntoView {
                 view! {
                     <div class="notice error over-memory" role="status">
                         {format!(
-                            "Does not fit: needs {} GB per device, {} GB over the {} GB capacity ({} of it).",
-                            fmt::gb(fit.used_gb),
+                            "Does not fit: needs {} GB per device even once the allocator has given its cache back, {} GB over the {} GB capacity ({} of it).",
+                            fmt::gb(fit.need_gb),
                             fmt::gb(fit.over_gb()),
                             fmt::gb(fit.capacity_gb),
-                            fmt::percent(fit.fraction())
+                            fmt::percent(fit.need_gb / fit.capacity_gb)
                         )}
                     </div>
                 }

@@ -212,7 +212,7 @@ pub fn MemoryCard(reports: Reports, holdout: RwSignal<Option<Holdout>>) -> impl 
             <p id="validation-memory-headline">{line}</p>
             <TimeAndMemoryTable reports=reports.clone() holdout=holdout />
             <p class="muted small">
-                "Each memory run is compared with the prediction of the figure it measured: PyTorch's peak allocated, peak reserved, or the device-level figure nvidia-smi shows (a run that does not say is read as peak allocated, noted). The verdict uses the device-level need: yes when it fits even at the top of the error band, no when it does not fit even at the bottom, tight in between. An out-of-memory run's figure is not scored (it is the peak before the failure)."
+                "Each memory run is compared with the prediction of the figure it measured: PyTorch's peak allocated, peak reserved, or the device-level figure nvidia-smi shows (a run that does not say is read as peak allocated, noted). The verdict uses the device-level need: yes when it fits even at the top of the error band, no when it does not fit even at the bottom once the allocator has given its cache back (PyTorch frees its cached blocks and retries before it runs out of memory), tight in between. An out-of-memory run's figure is not scored (it is the peak before the failure)."
             </p>
             <details>
                 <summary>"Every memory run"</summary>

@@ -337,8 +337,9 @@ pub fn side_by_side(format: OutputFormat, cal: &Calibration, a: &str, b: &str, o
         OutputFormat::Json => {
             let parse = |s: &str| serde_json::from_str::<Value>(s.trim()).unwrap_or(Value::Null);
             let mut calibrated = parse(b);
-            // The rows keep the contract's memory (extended mode's estimate); the calibrated need,
-            // which feasibility was judged on, is beside it.
+            // The rows keep the contract's memory (extended mode's estimate); the calibrated device
+            // figure is beside it (feasibility was judged on the need without the allocator's
+            // cache against the capacity less the overhead).
             let o = cal.constants.memory_overhead_gb;
             for r in calibrated["results"].as_array_mut().into_iter().flatten() {
                 if let Some(m) = r["mem_gb"].as_f64() {

@@ -71,7 +71,8 @@ Ulysses (where cp divides the heads per TP rank) or each hybrid split u × cp/u;
 (columns cp_comm, cp_ulysses = the Ulysses degree; JSON: in \"execution\").
 
 Every candidate is evaluated (extended mode prunes execution choices that provably cannot enter the
-list); those needing more HBM than the device has are dropped. Where no configuration uses every
+list); those needing more HBM than the device has, even once the allocator has given its cache
+back (extended mode: allocated + CUDA context + NCCL buffers), are dropped. Where no configuration uses every
 device or domain, the search places groups on partial domains or uses fewer devices and says so;
 where nothing is found it says why and the nearest device counts and batches that work (JSON key
 \"diagnosis\"). Exit 0 (also with an empty list), 2 on bad input. In extended mode the system spec's

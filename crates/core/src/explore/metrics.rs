@@ -19,22 +19,32 @@ pub fn training_days(budget: TrainingBudget, seq_len: u64, throughput_samples_pe
 /// Memory per device against the device's capacity.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct MemoryFit {
-    /// Memory a device needs [GB].
+    /// Memory a device needs [GB] (with the allocator's cache: the device figure).
     pub used_gb: f64,
+    /// What it needs once the allocator has given its cache back [GB]
+    /// ([`crate::vocab::Outcome::need_gb`]; `used_gb` in reference mode): what the search judges
+    /// its fit by.
+    pub need_gb: f64,
     /// The device's memory capacity [GB].
     pub capacity_gb: f64,
 }
 
 impl MemoryFit {
-    /// Whether the configuration fits (`used ≤ capacity`, as the search decides).
+    /// Whether the configuration fits (`need ≤ capacity`, as the search decides).
     pub fn fits(&self) -> bool {
         // As the search decides: only strictly more than the capacity is rejected (NaN fits).
-        self.used_gb.partial_cmp(&self.capacity_gb) != Some(std::cmp::Ordering::Greater)
+        self.need_gb.partial_cmp(&self.capacity_gb) != Some(std::cmp::Ordering::Greater)
     }
 
-    /// How much more than the capacity is needed [GB] (0 when it fits).
+    /// The need the memory verdict judges ([`crate::vocab::Need`]).
+    pub fn need(&self) -> crate::vocab::Need {
+        crate::vocab::Need { with_cache_gb: self.used_gb, without_cache_gb: self.need_gb }
+    }
+
+    /// How much more than the capacity is needed even without the allocator's cache [GB] (0 when
+    /// it fits).
     pub fn over_gb(&self) -> f64 {
-        (self.used_gb - self.capacity_gb).max(0.0)
+        (self.need_gb - self.capacity_gb).max(0.0)
     }
 
     /// Capacity left [GB] (negative when over).

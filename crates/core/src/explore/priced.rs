@@ -87,11 +87,12 @@ impl ExploreSpec {
             let better = best.is_none_or(|(t, m, _)| {
                 o.throughput_samples_per_s > t || (o.throughput_samples_per_s == t && o.mem_gb < m)
             });
-            if o.mem_gb <= e.hardware.hbm_capacity_gb && better {
+            // As the search decides: the need without the allocator's cache fits.
+            if o.need_gb <= e.hardware.hbm_capacity_gb && better {
                 best = Some((o.throughput_samples_per_s, o.mem_gb, x));
             }
-            if leanest.is_none_or(|(m, _)| o.mem_gb < m) {
-                leanest = Some((o.mem_gb, x));
+            if leanest.is_none_or(|(m, _)| o.need_gb < m) {
+                leanest = Some((o.need_gb, x));
             }
         }
         best.map(|(_, _, x)| x).or(leanest.map(|(_, x)| x)).or(Some(fixed))

@@ -146,27 +146,30 @@ impl ConfigReport {
     /// The report of a ranked search result.
     pub fn of_ranked(ctx: &ReportContext, r: &Ranked) -> ConfigReport {
         let execution = r.execution.or_else(|| ctx.execution_of(&r.candidate));
-        let report = Self::build(ctx, &r.candidate, r.throughput_samples_per_s, r.mem_gb, &r.totals, execution);
+        let memory = (r.mem_gb, r.need_gb);
+        let report = Self::build(ctx, &r.candidate, r.throughput_samples_per_s, memory, &r.totals, execution);
         ConfigReport { experts: r.experts, ..report }
     }
 
     /// The report of a full evaluation.
     pub fn of_evaluation(ctx: &ReportContext, e: &Evaluation) -> ConfigReport {
-        Self::build(ctx, &e.candidate, e.throughput_samples_per_s, e.mem_gb, &e.totals, None)
+        Self::build(ctx, &e.candidate, e.throughput_samples_per_s, (e.mem_gb, e.mem_gb), &e.totals, None)
     }
 
     /// The report of candidate `c` from its evaluation in either mode (an MoE model's expert
     /// layout is the one the evaluation chose).
     pub fn of_detail(ctx: &ReportContext, c: &Candidate, d: &crate::cost::Detail) -> ConfigReport {
-        let report = Self::build(ctx, c, d.throughput_samples_per_s(), d.mem_gb(), d.totals(), ctx.execution_of(c));
+        let memory = (d.mem_gb(), d.need_gb());
+        let report = Self::build(ctx, c, d.throughput_samples_per_s(), memory, d.totals(), ctx.execution_of(c));
         ConfigReport { experts: d.experts(), ..report }
     }
 
+    /// `(mem_gb, need_gb)`: the device figure and the need without the allocator's cache [GB].
     fn build(
         ctx: &ReportContext,
         c: &Candidate,
         throughput: f64,
-        mem_gb: f64,
+        (mem_gb, need_gb): (f64, f64),
         totals: &Totals,
         execution: Option<Execution>,
     ) -> ConfigReport {
@@ -177,7 +180,7 @@ impl ConfigReport {
             time_per_step_s: totals.t,
             training_days: training_days(ctx.budget, ctx.seq_len, throughput),
             mfu: model_flops_utilisation(ctx.flops_per_sample_tflop, throughput, c.n_gpus(), ctx.peak_matrix_tflops),
-            memory: MemoryFit { used_gb: mem_gb, capacity_gb: ctx.capacity_gb },
+            memory: MemoryFit { used_gb: mem_gb, need_gb, capacity_gb: ctx.capacity_gb },
             totals: *totals,
             execution,
             experts: None,
@@ -197,6 +200,7 @@ impl ConfigReport {
             throughput_samples_per_s: self.throughput_samples_per_s,
             time_per_iteration_s: self.time_per_step_s,
             mem_gb: self.memory.used_gb,
+            need_gb: self.memory.need_gb,
             time_s: self.time_parts(),
             memory_gb: self.memory_parts(),
             execution: self.execution,

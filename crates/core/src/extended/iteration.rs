@@ -213,7 +213,8 @@ pub struct ExtendedEvaluation {
     pub tokens_per_s: f64,
     /// Memory per device [GB] (= `totals.mem`).
     pub mem_gb: f64,
-    /// `mem ≤ hbm_capacity`.
+    /// `need ≤ hbm_capacity`, the need without the allocator's cache
+    /// ([`MemoryEstimate::need_gb`]): the search's fit.
     pub feasible: bool,
     /// What Mixture-of-Experts blocks add (expert layout, MoE time and memory parts); `None` for
     /// dense models.
@@ -222,7 +223,8 @@ pub struct ExtendedEvaluation {
 
 impl ExtendedEvaluation {
     /// An evaluation of `w` under `layout` from its iteration totals and memory estimate (dense and
-    /// MoE models): rates from `totals.t`, feasibility against `capacity_gb`. `memory` is
+    /// MoE models): rates from `totals.t`, feasibility of the need without the allocator's cache
+    /// against `capacity_gb`. `memory` is
     /// `DeviceMemory::of(&memory_estimate)`, which the callers have already computed for the
     /// totals (computed once per configuration priced).
     #[allow(clippy::too_many_arguments)]
@@ -240,6 +242,7 @@ impl ExtendedEvaluation {
         debug_assert_eq!(memory, DeviceMemory::of(&memory_estimate));
         let g = layout.global_batch as f64;
         let mem = memory_estimate.device_gb;
+        let need = memory_estimate.need_gb();
         ExtendedEvaluation {
             totals,
             breakdown,
@@ -249,7 +252,7 @@ impl ExtendedEvaluation {
             throughput_samples_per_s: g / totals.t,
             tokens_per_s: g * w.seq_len as f64 / totals.t,
             mem_gb: mem,
-            feasible: mem <= capacity_gb,
+            feasible: need <= capacity_gb,
             moe,
         }
     }
@@ -259,6 +262,7 @@ impl ExtendedEvaluation {
         Outcome {
             throughput_samples_per_s: self.throughput_samples_per_s,
             mem_gb: self.mem_gb,
+            need_gb: self.memory_estimate.need_gb(),
             feasible: self.feasible,
             totals: self.totals,
         }

@@ -85,7 +85,9 @@ const HIDDEN_GRAD_ACCUMULATOR_BYTES: f64 = 4.0;
 /// measured memory runs as `fmperf validate` reads them (every row with a figure that ran; only
 /// the peak-reserved and nvidia-smi rows depend on it; test `extended_memory_runs`): 0.23.
 /// Refitted without each source in turn it stays within 0.20–0.24, and the leave-one-source-out
-/// memory mean |error| is 5.7 % (in-sample 5.2 %) over 101 rows.
+/// memory mean |error| is 5.7 % (in-sample 5.2 %) over 101 rows. What a run shows with memory to
+/// spare: the allocator gives it back before it fails, so the need a `no` verdict and a search's
+/// fit are judged on leaves it out ([`MemoryEstimate::need_gb`]).
 pub const FRAGMENTATION: f64 = 0.23;
 
 /// CUDA context per process [GB]: kernel images and runtime state outside PyTorch's allocator
@@ -134,6 +136,14 @@ impl MemoryEstimate {
             MemoryKind::PeakReserved => self.reserved_gb,
             MemoryKind::NvidiaSmi => self.device_gb,
         }
+    }
+
+    /// What the device needs once the caching allocator has given its cache back [GB]: allocated
+    /// + CUDA context + NCCL buffers, the side of [`crate::vocab::Need`] a `no` is judged on and
+    /// the figure a search judges a layout's fit by (PyTorch's allocator frees its cached blocks
+    /// and retries before it raises an out-of-memory error; the source is at `Need`).
+    pub fn need_gb(&self) -> f64 {
+        need_without_cache_gb(self.allocated_gb, self.reserved_gb, self.device_gb)
     }
 
     /// The size of part `name` [GB] (0 when absent).
@@ -259,10 +269,10 @@ pub(crate) fn peak_of_stages(
         })
 }
 
-/// The peak device figure over `stages` [GB]: the `device_gb` of [`peak_of_stages`] (the same
-/// arithmetic, [`stage_figures`]) without naming the parts. What a search judges whether a layout
-/// fits by.
-pub(crate) fn peak_device_gb<'a>(
+/// The need without the allocator's cache of [`peak_of_stages`]'s device [GB]
+/// ([`MemoryEstimate::need_gb`], the same arithmetic, [`stage_figures`]) without naming the
+/// parts: the largest over `stages`. What a search judges whether a layout fits by.
+pub(crate) fn peak_need_gb<'a>(
     w: &Workload,
     layout: &Layout,
     p: &Pricing,
@@ -271,9 +281,18 @@ pub(crate) fn peak_device_gb<'a>(
 ) -> f64 {
     stages
         .into_iter()
-        .map(|s| stage_figures(w, layout, p, groups, &s, false).device_gb)
+        .map(|s| {
+            let f = stage_figures(w, layout, p, groups, &s, false);
+            need_without_cache_gb(f.allocated_gb, f.reserved_gb, f.device_gb)
+        })
         .max_by(f64::total_cmp)
         .unwrap_or(0.0)
+}
+
+/// The need without the allocator's cache [GB] of the three figures: one formula,
+/// [`crate::vocab::PredictedMemory::need`].
+fn need_without_cache_gb(allocated_gb: f64, reserved_gb: f64, device_gb: f64) -> f64 {
+    crate::vocab::PredictedMemory { allocated_gb, reserved_gb, device_gb }.need().without_cache_gb
 }
 
 /// A stage's allocated parts as they are summed: their sum [GB] in the order they are formed and,
@@ -296,7 +315,7 @@ impl Allocated {
 }
 
 /// A stage's memory figures [GB]: the allocated parts (named when asked: [`Allocated`]) and the
-/// overheads over them, one formula for [`stage_memory`] and [`peak_device_gb`].
+/// overheads over them, one formula for [`stage_memory`] and [`peak_need_gb`].
 struct StageFigures {
     /// The allocated parts (empty unless named).
     parts: Vec<EstimatePart>,
@@ -705,6 +724,10 @@ pub(super) mod tests {
         assert!((chunked.part("logits_and_loss") - logits * 3.0 * 1e-9).abs() < 1e-6);
         // dp only: one communicator.
         assert!((e.device_gb - e.reserved_gb - CUDA_CONTEXT_GB - NCCL_BUFFERS_GB).abs() < 1e-12);
+        // The need without the allocator's cache: allocated + 0.6 GB context + 0.25 GB (one
+        // communicator) = device − 0.23 · allocated.
+        assert!((e.need_gb() - (e.allocated_gb + 0.6 + 0.25)).abs() < 1e-12);
+        assert!((e.device_gb - e.need_gb() - FRAGMENTATION * e.allocated_gb).abs() < 1e-9);
     }
 
     #[test]

@@ -151,6 +151,8 @@ pub fn assemble(
     let outcome = Outcome {
         throughput_samples_per_s: global_batch as f64 / t.t,
         mem_gb: t.mem,
+        // The published model has no allocator cache: its one figure is the need.
+        need_gb: t.mem,
         // Feasible iff mem ≤ capacity (strictly greater is rejected).
         feasible: t.mem <= machine.hbm_capacity,
         totals: t,

@@ -311,7 +311,7 @@ fn choose_flavour(
                 // Heavier levels are no faster (than the list, or than another flavour).
                 break;
             }
-            if o.mem_gb > capacity {
+            if o.need_gb > capacity {
                 continue;
             }
             lighter_fits = true;
@@ -361,8 +361,8 @@ fn fit_leanest(
             Ok(o) => o,
             Err(e) => return Some(Priced::Rejected(e)),
         };
-        *st.min_mem_gb = st.min_mem_gb.min(lean.mem_gb);
-        if lean.mem_gb > capacity {
+        *st.min_mem_gb = st.min_mem_gb.min(lean.need_gb);
+        if lean.need_gb > capacity {
             return Some(Priced::TooBig);
         }
         outcomes[leanest] = Some(lean);

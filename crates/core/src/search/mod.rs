@@ -107,7 +107,9 @@ pub struct SearchResult {
     /// priced). Every candidate counts in `candidates`, pruned or not.
     pub evaluations: u64,
     /// The least memory per device of any candidate evaluated when none fits [GB] (`None`: one
-    /// fits, or none was evaluated): what a search that finds nothing says is missing. Once one
+    /// fits, or none was evaluated; the need without the allocator's cache that the search judges
+    /// fitting by, [`crate::vocab::Outcome::need_gb`]): what a search that finds nothing says is
+    /// missing. Once one
     /// fits the search stops tracking it (an MoE candidate's expert layouts are then read only
     /// until one fits).
     pub min_mem_gb: Option<f64>,
@@ -365,9 +367,10 @@ impl Search {
                             continue;
                         }
                     };
-                    self.min_mem_gb = self.min_mem_gb.min(o.mem_gb);
-                    // Infeasible (mem > capacity) candidates are discarded after evaluation.
-                    if o.mem_gb > capacity {
+                    self.min_mem_gb = self.min_mem_gb.min(o.need_gb);
+                    // Infeasible (need > capacity: even without the allocator's cache) candidates
+                    // are discarded after evaluation.
+                    if o.need_gb > capacity {
                         continue;
                     }
                     self.feasible += 1;
@@ -481,6 +484,7 @@ pub(super) fn ranked(c: Candidate, o: &Outcome, execution: Option<Execution>) ->
         throughput_samples_per_s: o.throughput_samples_per_s,
         time_per_iteration_s: o.totals.t,
         mem_gb: o.mem_gb,
+        need_gb: o.need_gb,
         totals: o.totals,
         execution,
         experts: None,

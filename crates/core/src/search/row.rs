@@ -91,6 +91,9 @@ pub struct ResultRow {
     pub time_per_iteration_s: f64,
     /// Memory per device [GB].
     pub mem_gb: f64,
+    /// What a device needs once the allocator has given its cache back [GB]
+    /// ([`Ranked::need_gb`]): the side of the verdict a `no` is judged on. Not written.
+    pub need_gb: f64,
     /// The time parts [s], in [`TimePart::ALL`] order.
     pub time_s: [(TimePart, f64); TimePart::COUNT],
     /// The four memory parts [GB].
@@ -102,8 +105,9 @@ pub struct ResultRow {
     /// `validate::memory::shipped_band`) times `mem_gb`; extended mode, once the capacity is known
     /// ([`Self::with_capacity`]), else `None`.
     pub memory_band_gb: Option<f64>,
-    /// The verdict on `mem_gb` against the capacity with that band: `yes` (fits at the top of the
-    /// band), `tight` (the capacity is inside the band: may not fit), `no`.
+    /// The verdict against the capacity with that band ([`crate::vocab::fits_between`]): `yes`
+    /// (`mem_gb` fits at the top of the band), `no` (`need_gb`, without the allocator's cache,
+    /// does not fit even at the bottom), else `tight` (may not fit).
     pub fits: Option<crate::vocab::Fits>,
 }
 
@@ -152,6 +156,7 @@ impl ResultRow {
             throughput_samples_per_s: r.throughput_samples_per_s,
             time_per_iteration_s: r.time_per_iteration_s,
             mem_gb: r.mem_gb,
+            need_gb: r.need_gb,
             time_s: TimePart::ALL.map(|p| (p, p.of(&r.totals))),
             memory_gb: MemoryPart::ALL.map(|p| (p, p.of(&r.totals))),
             execution: r.execution,
@@ -169,7 +174,8 @@ impl ResultRow {
     pub fn with_capacity(mut self, capacity_gb: f64, band: f64, under: f64) -> ResultRow {
         if self.execution.is_some() {
             self.memory_band_gb = Some(band * self.mem_gb);
-            self.fits = Some(crate::vocab::fits_between(self.mem_gb, capacity_gb, under, band));
+            let need = crate::vocab::Need { with_cache_gb: self.mem_gb, without_cache_gb: self.need_gb };
+            self.fits = Some(crate::vocab::fits_between(need, capacity_gb, under, band));
         }
         self
     }
@@ -347,6 +353,7 @@ mod tests {
             throughput_samples_per_s: 2.0,
             time_per_iteration_s: 0.5,
             mem_gb: 10.0,
+            need_gb: 10.0,
             totals: Totals::default(),
             execution: None,
             experts: None,
@@ -355,6 +362,22 @@ mod tests {
 
     fn row(c: Candidate) -> ResultRow {
         ResultRow::of(&ranked(c), 64)
+    }
+
+    #[test]
+    fn the_verdict_judges_no_without_the_cache() {
+        // USP's 64K SP-only layout on an 85.899 GB A800: 96.68 GB with the allocator's cache,
+        // 78.81 without; bands 0.08 (no) and 0.302 (yes). 78.81 · 0.92 = 72.5 ≤ 85.899 → not no;
+        // 96.68 · 1.302 = 125.9 > 85.899 → not yes: tight. Judged on 96.68 alone it was no
+        // (96.68 · 0.92 = 88.9 > 85.899).
+        let c = Candidate::one_d(16, 1, 1, 1, 1, 8, 1);
+        let execution = Some(Execution::of(&crate::extended::ExtendedOptions::realistic()));
+        let r = Ranked { mem_gb: 96.68, need_gb: 78.81, execution, ..ranked(c) };
+        assert_eq!(ResultRow::of(&r, 16).with_capacity(85.899, 0.08, 0.302).fits, Some(crate::vocab::Fits::Tight));
+        let one = Ranked { need_gb: 96.68, ..r };
+        assert_eq!(ResultRow::of(&one, 16).with_capacity(85.899, 0.08, 0.302).fits, Some(crate::vocab::Fits::No));
+        // The band's half-width stays on the figure with the cache: 0.08 · 96.68.
+        assert!((ResultRow::of(&r, 16).with_capacity(85.899, 0.08, 0.302).memory_band_gb.unwrap() - 7.7344).abs() < 1e-9);
     }
 
     #[test]

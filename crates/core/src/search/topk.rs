@@ -15,6 +15,10 @@ pub struct Ranked {
     pub time_per_iteration_s: f64,
     /// Memory per device [GB].
     pub mem_gb: f64,
+    /// What a device needs once the allocator has given its cache back [GB]
+    /// ([`crate::vocab::Outcome::need_gb`]; `mem_gb` in reference mode); read as 0 when absent.
+    #[serde(default)]
+    pub need_gb: f64,
     /// Every stats value of the iteration.
     pub totals: Totals,
     /// Expert-parallel degrees chosen for the MoE blocks (MoE models in extended mode; `None`
@@ -119,6 +123,7 @@ mod tests {
             throughput_samples_per_s: t,
             time_per_iteration_s: 1.0 / t,
             mem_gb: 1.0,
+            need_gb: 1.0,
             totals: Totals::default(),
             experts: None,
             execution: None,

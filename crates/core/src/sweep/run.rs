@@ -354,9 +354,9 @@ impl Sweep {
             for m in job.members.iter_mut().filter(|m| m.inputs.constraints.matches(&c, g)) {
                 let out = &mut m.outcomes[s];
                 out.candidates += 1;
-                out.min_mem_gb = Some(out.min_mem_gb.map_or(o.mem_gb, |x| x.min(o.mem_gb)));
-                // Infeasible iff mem > capacity, as in the search.
-                if o.mem_gb > capacity {
+                out.min_mem_gb = Some(out.min_mem_gb.map_or(o.need_gb, |x| x.min(o.need_gb)));
+                // Infeasible iff need > capacity (without the allocator's cache), as in the search.
+                if o.need_gb > capacity {
                     continue;
                 }
                 out.feasible += 1;
@@ -366,6 +366,7 @@ impl Sweep {
                         throughput_samples_per_s: o.throughput_samples_per_s,
                         time_per_iteration_s: o.totals.t,
                         mem_gb: o.mem_gb,
+                        need_gb: o.need_gb,
                         totals: o.totals,
                         experts,
                         execution: execution_of(&self.evaluators[e].extended),

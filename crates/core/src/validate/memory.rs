@@ -18,14 +18,17 @@
 //!   the row's source ([`super::fit::fit_scalar`], grid [`FRAGMENTATION_GRID`]) and the row's
 //!   reserved and device figures predicted with it; the in-sample error (the shipped constant)
 //!   is beside it.
-//! * **Verdict** ([`Fits`]): the device-level need `m` against the capacity `C` with the bands of
-//!   the leave-one-source-out errors on the shipped memory rows: `yes` when `m·(1 + u) ≤ C`, `u`
-//!   the under-prediction band ([`shipped_under_band`]: the 95th percentile of the held-out
-//!   under-predictions of runs that ran, raised where a shipped out-of-memory run needs it so
-//!   that none is a `yes`), `no` when `m·(1 − b) > C`, `b` the 80th percentile of `|error|`
-//!   ([`shipped_band`]), else `tight` (may not fit).
+//! * **Verdict** ([`Fits`]): the device-level need against the capacity `C` with the bands of
+//!   the leave-one-source-out errors on the shipped memory rows, two-sided ([`Need`]): `yes` when
+//!   the need with the allocator's cache `m` (the device figure, reserved + context + buffers)
+//!   fits even under-predicted, `m·(1 + u) ≤ C`, `u` the under-prediction band
+//!   ([`shipped_under_band`]: the 95th percentile of the held-out under-predictions of runs that
+//!   ran, raised where a shipped out-of-memory run needs it so that none is a `yes`); `no` when
+//!   the need without the cache `n` (allocated + context + buffers: PyTorch's allocator frees its
+//!   cache and retries before it fails) does not fit even over-predicted, `n·(1 − b) > C`, `b`
+//!   the 80th percentile of `|error|` ([`shipped_band`]); else `tight` (may not fit).
 
-use crate::vocab::Fits;
+use crate::vocab::{Fits, Need};
 use crate::vocab::{MemoryKind, PredictedMemory};
 use std::sync::OnceLock;
 
@@ -222,7 +225,8 @@ pub struct MemoryResult {
     /// The part's memory [GB = 1e9 B]: in extended mode the device total its driver reports
     /// (`memory_device_gb`, e.g. 85.5 for an "80 GB" H100), in reference mode the label.
     pub capacity_gb: Option<f64>,
-    /// The verdict on the predicted device-level need (`yes`, `tight`, `no`).
+    /// The verdict on the predicted device-level need (`yes`, `tight`, `no`; [`verdict`]: `no`
+    /// judged without the allocator's cache).
     pub fits: Option<Fits>,
     /// The predicted device-level need [GB].
     pub device_gb: Option<f64>,
@@ -276,16 +280,17 @@ pub fn shipped_under_band() -> f64 {
     shipped_bands().1
 }
 
-/// The verdict on a device-level need of `need_gb` on `capacity_gb` with the shipped bands (module
-/// documentation): what every output that judges a need says.
-pub fn verdict(need_gb: f64, capacity_gb: f64) -> Fits {
-    crate::vocab::fits_between(need_gb, capacity_gb, shipped_under_band(), shipped_band())
+/// The verdict on a device-level `need` on `capacity_gb` with the shipped bands (module
+/// documentation): `yes` judged on the need with the allocator's cache, `no` on the need without
+/// it ([`crate::vocab::Need`]). What every output that judges a need says.
+pub fn verdict(need: Need, capacity_gb: f64) -> Fits {
+    crate::vocab::fits_between(need, capacity_gb, shipped_under_band(), shipped_band())
 }
 
-/// The range a device-level need of `need_gb` may really take with the shipped bands [GB]: the two
-/// sides [`verdict`] judges ([`crate::vocab::need_range_gb`]).
-pub fn verdict_range_gb(need_gb: f64) -> (f64, f64) {
-    crate::vocab::need_range_gb(need_gb, shipped_under_band(), shipped_band())
+/// The range a device-level `need` may really take with the shipped bands [GB]: the two sides
+/// [`verdict`] judges ([`crate::vocab::need_range_gb`]).
+pub fn verdict_range_gb(need: Need) -> (f64, f64) {
+    crate::vocab::need_range_gb(need, shipped_under_band(), shipped_band())
 }
 
 /// ([`shipped_band`], [`shipped_under_band`]), computed once.
@@ -513,16 +518,16 @@ mod tests {
         let floor = 85.9 / 66.5 - 1.0;
         let (_, under) = bands_of(&twenty, &[floor, -0.2]);
         assert!(under > floor && under - floor < 1e-8, "{under} vs {floor}");
-        assert_eq!(crate::vocab::fits_between(66.5, 85.9, under, 0.08), Fits::Tight);
+        assert_eq!(crate::vocab::fits_between(Need::single(66.5), 85.9, under, 0.08), Fits::Tight);
         assert!((bands_of(&twenty, &[-0.2]).1 - 0.05 / 0.95).abs() < 1e-15);
         // Only over-predictions: the under band is the percentile itself.
         assert_eq!(bands_of(&[0.1, 0.2, 0.3, 0.4, 0.5], &[]).1, 0.4);
         assert_eq!(bands_of(&[0.1], &[]), (0.10, 0.10));
         // 66.5 GB on 85.9 GB: "yes" with the 8 % band, "tight" once a 30 % under-prediction counts.
         assert_eq!(crate::vocab::fits(66.5, 85.9, 0.08), Fits::Yes);
-        assert_eq!(crate::vocab::fits_between(66.5, 85.9, 0.30, 0.08), Fits::Tight);
+        assert_eq!(crate::vocab::fits_between(Need::single(66.5), 85.9, 0.30, 0.08), Fits::Tight);
         // "no" keeps the 80th percentile: 94 GB · 0.92 = 86.5 > 85.9.
-        assert_eq!(crate::vocab::fits_between(94.0, 85.9, 0.30, 0.08), Fits::No);
+        assert_eq!(crate::vocab::fits_between(Need::single(94.0), 85.9, 0.30, 0.08), Fits::No);
     }
 
     #[test]

@@ -333,7 +333,7 @@ impl Prepared {
                     m.device_gb = Some(p.device_gb);
                     m.figures = memory_by_kind.then_some(*p);
                     m.band_gb = Some(band * p.device_gb);
-                    m.fits = capacity.map(|c| memory::verdict(p.device_gb, c));
+                    m.fits = capacity.map(|c| memory::verdict(p.need(), c));
                     if capacity.is_none() {
                         m.reason = Some(format!("{} lists no memory capacity (memory_gb is null)", setup.system.id));
                     }

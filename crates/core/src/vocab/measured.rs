@@ -45,6 +45,13 @@ impl PredictedMemory {
         PredictedMemory { allocated_gb: mem_gb, reserved_gb: mem_gb, device_gb: mem_gb }
     }
 
+    /// The device-level need the memory verdict judges ([`super::Need`]): the device figure with
+    /// the allocator's cache, and without it (allocated + the device figure's context and
+    /// buffers, `device − reserved`). Reference mode's single figure is both.
+    pub fn need(&self) -> super::Need {
+        super::Need { with_cache_gb: self.device_gb, without_cache_gb: self.allocated_gb + (self.device_gb - self.reserved_gb) }
+    }
+
     /// The figure of `kind` [GB] had extended mode's allocator fragmentation been `fragmentation`
     /// (a fraction of the allocated peak, [`crate::extended::memory::FRAGMENTATION`]): reserved =
     /// allocated × (1 + fragmentation), the device figure keeps its context and buffers on top.

@@ -30,4 +30,4 @@ pub use note::{Note, NoteKind, NoteList};
 pub use parts::{MemoryPart, TimePart};
 pub use sliding_window::SlidingWindow;
 pub use totals::{Outcome, Totals};
-pub use verdict::{Fits, fits, fits_between, need_range_gb};
+pub use verdict::{Fits, Need, fits, fits_between, need_range_gb};

@@ -63,7 +63,11 @@ pub struct Outcome {
     pub throughput_samples_per_s: f64,
     /// Memory per device [GB].
     pub mem_gb: f64,
-    /// `mem ≤ hbm_capacity`.
+    /// What a device needs once the caching allocator has given its cache back [GB] (extended
+    /// mode: allocated + CUDA context + collective buffers, [`super::Need::without_cache_gb`];
+    /// reference mode: `mem_gb`): what the search judges a configuration's fit by.
+    pub need_gb: f64,
+    /// `need ≤ hbm_capacity`.
     pub feasible: bool,
     /// Iteration totals.
     pub totals: Totals,

@@ -41,18 +41,51 @@ impl Fits {
     }
 }
 
-/// The verdict for a need of `need_gb` on `capacity_gb` with relative band `band` either way (a
-/// need within `band` of the capacity either way is `Tight`): [`fits_between`] with `band` twice.
-pub fn fits(need_gb: f64, capacity_gb: f64, band: f64) -> Fits {
-    fits_between(need_gb, capacity_gb, band, band)
+/// A device-level need as the verdict judges it [GB]: what a run shows with its caching
+/// allocator's cache (`with_cache_gb`: the reserved figure plus the CUDA context and the
+/// collective buffers — the device figure predictions are scored on) and what it needs once the
+/// allocator has handed that cache back (`without_cache_gb`: allocated plus context and buffers).
+///
+/// PyTorch's caching allocator, when `cudaMalloc` fails, frees the cached blocks that would serve
+/// the request and then every unsplit cached block before it retries, and raises an out-of-memory
+/// error only when that retry fails too (pytorch/pytorch `c10/cuda/CUDACachingAllocator.cpp`,
+/// `DeviceCachingAllocator::malloc`, commit 001074d25084fdb87a799823e395a50f5ec044d3:
+/// `alloc_block` || `release_available_cached_blocks` + `alloc_block` || `release_cached_blocks`
+/// + `alloc_block`; its comment: "at this point free_cached_blocks has already returned all
+/// possible 'cached' memory to the driver. The only remaining 'cached' memory is split from a
+/// larger block that is partially in-use"). So reserved − allocated is what a run shows with
+/// memory to spare, not what it needs. The unreleasable remainder (free pieces of partially used
+/// segments) is not modelled and counted as none: `without_cache_gb` is the least a run can need,
+/// the side a `no` must fail even at.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Need {
+    /// With the allocator's cache [GB] (the reserved-based device figure).
+    pub with_cache_gb: f64,
+    /// Without the cache the allocator releases before an out-of-memory error [GB] (≤ the other).
+    pub without_cache_gb: f64,
 }
 
-/// The verdict with a band of each side: `Yes` when the need fits even if it was under-predicted
-/// by `under` (`need·(1 + under) ≤ capacity`: a `yes` that runs out of memory is the costly
-/// mistake), `No` when it does not fit even if it was over-predicted by `over`
-/// (`need·(1 − over) > capacity`), else `Tight` (may not fit).
-pub fn fits_between(need_gb: f64, capacity_gb: f64, under: f64, over: f64) -> Fits {
-    let (low, high) = need_range_gb(need_gb, under, over);
+impl Need {
+    /// One figure for both sides (reference mode, which has no allocator cache).
+    pub fn single(gb: f64) -> Need {
+        Need { with_cache_gb: gb, without_cache_gb: gb }
+    }
+}
+
+/// The verdict for a need of `need_gb` on `capacity_gb` with relative band `band` either way (a
+/// need within `band` of the capacity either way is `Tight`): [`fits_between`] with `band` twice
+/// and one figure for both sides of the need.
+pub fn fits(need_gb: f64, capacity_gb: f64, band: f64) -> Fits {
+    fits_between(Need::single(need_gb), capacity_gb, band, band)
+}
+
+/// The two-sided verdict: `Yes` when the need *with* the allocator's cache fits even if it was
+/// under-predicted by `under` (`with·(1 + under) ≤ capacity`: a `yes` that runs out of memory is
+/// the costly mistake), `No` when the need *without* the cache does not fit even if it was
+/// over-predicted by `over` (`without·(1 − over) > capacity`: the allocator gives its cache back
+/// before it fails, [`Need`]), else `Tight` (may not fit).
+pub fn fits_between(need: Need, capacity_gb: f64, under: f64, over: f64) -> Fits {
+    let (low, high) = need_range_gb(need, under, over);
     if high <= capacity_gb {
         Fits::Yes
     } else if low > capacity_gb {
@@ -62,9 +95,35 @@ pub fn fits_between(need_gb: f64, capacity_gb: f64, under: f64, over: f64) -> Fi
     }
 }
 
-/// The range a need of `need_gb` may really take [GB] that [`fits_between`] judges: from
-/// `need·(1 − over)` (over-predicted by `over`) to `need·(1 + under)` (under-predicted by `under`).
-/// What a chart draws as the need's whisker against the capacity.
-pub fn need_range_gb(need_gb: f64, under: f64, over: f64) -> (f64, f64) {
-    (need_gb * (1.0 - over), need_gb * (1.0 + under))
+/// The range a need may really take [GB] that [`fits_between`] judges: from
+/// `without·(1 − over)` (over-predicted by `over`, the cache given back) to `with·(1 + under)`
+/// (under-predicted by `under`, the cache kept). What a chart draws as the need's whisker against
+/// the capacity.
+pub fn need_range_gb(need: Need, under: f64, over: f64) -> (f64, f64) {
+    (need.without_cache_gb * (1.0 - over), need.with_cache_gb * (1.0 + under))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_sided_verdict_by_hand() {
+        // USP's Llama 3 8B at 64K tokens, tp 1, cp 16 (held-out file usp-long-sequence-splits.json,
+        // a run that ran on an 85.899 GB A800): 96.68 GB with the cache, 78.81 without (77.71
+        // allocated + 0.6 context + 2 × 0.25 NCCL), bands under 0.302, over 0.08.
+        let need = Need { with_cache_gb: 96.68, without_cache_gb: 78.81 };
+        // Old rule (one figure): 96.68 · 0.92 = 88.95 > 85.899 → no.
+        assert_eq!(fits_between(Need::single(96.68), 85.899, 0.302, 0.08), Fits::No);
+        // Two-sided: 78.81 · 0.92 = 72.51 ≤ 85.899 (not no); 96.68 · 1.302 = 125.9 > 85.899 (not yes).
+        assert_eq!(fits_between(need, 85.899, 0.302, 0.08), Fits::Tight);
+        let (low, high) = need_range_gb(need, 0.302, 0.08);
+        assert!((low - 78.81 * 0.92).abs() < 1e-12 && (high - 96.68 * 1.302).abs() < 1e-12);
+        // No: even without the cache, 94 · 0.92 = 86.48 > 85.899.
+        assert_eq!(fits_between(Need { with_cache_gb: 115.0, without_cache_gb: 94.0 }, 85.899, 0.302, 0.08), Fits::No);
+        // Yes is judged with the cache: 60 · 1.302 = 78.12 ≤ 85.899, but 70 · 1.302 = 91.14 is
+        // not, whatever the need without the cache (50 · 1.302 = 65.1 would fit).
+        assert_eq!(fits_between(Need { with_cache_gb: 60.0, without_cache_gb: 49.0 }, 85.899, 0.302, 0.08), Fits::Yes);
+        assert_eq!(fits_between(Need { with_cache_gb: 70.0, without_cache_gb: 50.0 }, 85.899, 0.302, 0.08), Fits::Tight);
+    }
 }

@@ -28,7 +28,7 @@ use crate::extended::iteration::{
     Breakdown, ExtendedEvaluation, OPTIMIZER_BYTES_PER_PARAMETER, Slots, fp8_weight_cast_s,
 };
 use crate::extended::layout::Layout;
-use crate::extended::memory::{ExpertStates, MemoryEstimate, Stage, peak_device_gb, peak_of_stages};
+use crate::extended::memory::{ExpertStates, MemoryEstimate, Stage, peak_need_gb, peak_of_stages};
 use crate::extended::muon::{RankBlocks, muon_step_s};
 use crate::extended::options::ExtendedOptions;
 use crate::extended::pipeline::{bubble_s, exposed_messages_s, message_s, split};
@@ -169,7 +169,8 @@ fn memory_stages<'a>(
 }
 
 /// The memory per device of [`assemble_moe`] for the same arguments [GB] (its
-/// `memory_estimate.device_gb`, the figure feasibility is judged on), without pricing the time;
+/// `memory_estimate.need_gb()`, the need without the allocator's cache that feasibility is judged
+/// on), without pricing the time;
 /// the same errors. What lets an evaluator skip assembling an expert layout that does not fit
 /// when one that fits is already known (an infeasible layout never beats it).
 pub fn moe_memory_gb(
@@ -218,10 +219,10 @@ impl<'a> MoeMemories<'a> {
     pub fn of(&self, (ep, etp): (u64, u64), parts: MoePartsView) -> Result<f64, Error> {
         let l = self.layout.with_experts(ep, etp);
         let el = ExpertLayout::fold(&l, self.m, ep, etp)?;
-        // The stages and arithmetic of [`memory_of`] ([`peak_device_gb`]), the parts not named.
+        // The stages and arithmetic of [`memory_of`] ([`peak_need_gb`]), the parts not named.
         let dual = dual_ranks(self.w, self.m, &l, self.p, parts);
         let stages = memory_stages(&el, &self.devices, dual.as_deref(), parts);
-        Ok(peak_device_gb(self.w, &l, self.p, &self.groups, stages))
+        Ok(peak_need_gb(self.w, &l, self.p, &self.groups, stages))
     }
 }
 
