@@ -284,9 +284,12 @@ pub(crate) struct Parts {
 pub(crate) fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
     // `block_cost`, with the backward's kernel count kept.
     let host_s = p.host_time_per_operation_s();
-    let (sums, kernels) = BlockCost::sums(&operations(w, layout, p), p.opts.recompute);
+    let ops = operations(w, layout, p);
+    let (sums, kernels) = BlockCost::sums(&ops, p.opts.recompute);
     Parts {
-        block: sums.issue_bounded_layer(kernels, host_s, super::layer_python::dense_layer_python_s(p.hw, p.opts)),
+        block: sums
+            .issue_bounded_layer(kernels, host_s, super::layer_python::dense_layer_python_s(p.hw, p.opts))
+            .offloaded(super::activation_offload::offload_of(&ops, p)),
         embedding: embedding_cost(w, layout, p),
         head: head_cost(w, layout, p),
         bwd_issue_s: kernels[1] * host_s,

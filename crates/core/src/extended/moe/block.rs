@@ -76,7 +76,8 @@ pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLa
     let host = HostCount::of(p, m, el, &mlp, attention_kernels);
     let attention_sums = BlockCost::sums(&ops[..n], p.opts.recompute);
     let phases = ForwardPhases::of(&attention_sums, &ops[n..], &[], p.opts.recompute, p.opts.moe.shared_overlap);
-    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases);
+    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases)
+        .offloaded(crate::extended::activation_offload::offload_of(&ops, p));
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
 }
