@@ -148,6 +148,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
         &[
             "ops",
             "sublayer",
+            "activation_offload",
             "context_parallel",
             "unfused_attention",
             "moe/mla",

@@ -170,6 +170,10 @@ pub struct Host {
     /// (2× Intel Xeon Platinum 8480C) [×]: 1.53 means each operation's Python, dispatch and launch
     /// take 1.53 times as long. `None`: a DGX H100-class host (1).
     pub op_time_factor: Option<f64>,
+    /// Host↔device link bandwidth per direction, as its datasheet states it [GB/s]: PCIe Gen5 x16
+    /// 64, Gen4 x16 32, NVLink-C2C 450 (900 both ways). `None`: not stated, and a run that
+    /// offloads activations to the host is refused rather than priced at a guess.
+    pub link_gbps_per_direction: Option<f64>,
 }
 
 impl Host {

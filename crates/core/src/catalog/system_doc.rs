@@ -217,7 +217,11 @@ pub(crate) fn read_system(
         }),
         host: f
             .obj("host")
-            .map(|h| Host { cpu: h.text("cpu"), op_time_factor: h.num("op_time_factor") })
+            .map(|h| Host {
+                cpu: h.text("cpu"),
+                op_time_factor: h.num("op_time_factor"),
+                link_gbps_per_direction: h.num("link_gbps_per_direction"),
+            })
             .unwrap_or_default(),
         tdp_w: f.num("tdp_w"),
         vendor_headline_peak: f.text("vendor_headline_peak"),
@@ -317,7 +321,10 @@ pub(crate) fn write_system(s: &CatalogSystem, envelope: bool) -> J {
         .put_some(
             "host",
             (s.host != Host::default()).then(|| {
-                J::obj().put("cpu", J::text(s.host.cpu.as_deref())).put("op_time_factor", J::num(s.host.op_time_factor))
+                J::obj()
+                    .put("cpu", J::text(s.host.cpu.as_deref()))
+                    .put("op_time_factor", J::num(s.host.op_time_factor))
+                    .put_some("link_gbps_per_direction", s.host.link_gbps_per_direction.map(J::Num))
             }),
         )
         .put("tdp_w", J::num(s.tdp_w))

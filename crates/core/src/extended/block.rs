@@ -14,6 +14,7 @@
 //! weight gradients), one for the others; recomputation one per operation run again. What the
 //! floor adds is exposed non-matrix time (`memory_s`).
 
+use super::activation_offload::{OffloadCost, exposed_s, offload_of};
 use super::attention::attention_operations;
 use super::layer_python::dense_layer_python_s;
 use super::layout::Layout;
@@ -77,6 +78,21 @@ impl BlockCost {
             // That share of the blocks keeps its input, the rest every activation.
             Recompute::Partial(s) => self.activation_bytes + s.fraction() * (self.input_bytes - self.activation_bytes),
         }
+    }
+
+    /// The block with its activation offload `o` ([`super::activation_offload`]): each pass adds
+    /// the copy time its own compute does not hide (memory-bound time), the offloaded bytes leave
+    /// its kept activations; unchanged without one.
+    pub(crate) fn offloaded(mut self, o: Option<OffloadCost>) -> BlockCost {
+        let Some(o) = o else { return self };
+        let (fwd_s, bwd_s) = (self.fwd_s(), self.bwd_s());
+        self.fwd.memory_s += exposed_s(o.copy_s, fwd_s);
+        self.bwd.memory_s += exposed_s(o.copy_s, bwd_s);
+        self.activation_bytes -= o.kept.none;
+        self.selective_bytes -= o.kept.selective;
+        self.input_bytes -= o.kept.full;
+        self.op_bytes -= o.kept.op;
+        self
     }
 
     /// The sums of a list of operations under the recomputation policy `recompute`.
@@ -170,8 +186,10 @@ impl BlockCost {
 /// Each pass lasts at least its kernels' issue time plus the layer's Python
 /// ([`BlockCost::issue_bounded_layer`]).
 pub fn block_cost(w: &Workload, layout: &Layout, p: &Pricing) -> BlockCost {
-    let (sums, kernels) = BlockCost::sums(&operations(w, layout, p), p.opts.recompute);
+    let ops = operations(w, layout, p);
+    let (sums, kernels) = BlockCost::sums(&ops, p.opts.recompute);
     sums.issue_bounded_layer(kernels, p.host_time_per_operation_s(), dense_layer_python_s(p.hw, p.opts))
+        .offloaded(offload_of(&ops, p))
 }
 
 /// Every operation of one block (see the module documentation).

@@ -35,6 +35,7 @@ pub fn evaluate(
     opts: &ExtendedOptions,
 ) -> Result<ExtendedEvaluation, Error> {
     check(w, hw, layout, opts)?;
+    super::activation_offload::check_link(hw, opts)?;
     let p = Pricing { hw, opts };
     if let Some(m) = &w.moe {
         let el = ExpertLayout::fold(layout, m, layout.ep, layout.etp)?;

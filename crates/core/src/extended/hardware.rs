@@ -64,6 +64,10 @@ pub struct Hardware {
     /// `host.op_time_factor` (1.53 for a DGX A100's EPYC 7742, 1.25 for Grace), else 1; see
     /// [`super::pricing::host_time_per_operation_s`].
     pub host_op_time_factor: f64,
+    /// Host↔device link bandwidth per direction as the datasheet states it [GB/s]: the catalog's
+    /// `host.link_gbps_per_direction`; `None` where not stated (activation offloading is then
+    /// refused: [`super::activation_offload::check_link`]).
+    pub host_link_gbps: Option<f64>,
     /// Whether the part has asynchronous warp-group matrix instructions that FlashAttention-2-class
     /// kernels do not use (NVIDIA Hopper and later), so that such kernels run attention slower than
     /// the part's own-generation kernels ([`super::AttentionKernel`]). Read as: an NVIDIA part with
@@ -165,6 +169,7 @@ impl Hardware {
         hw.torus = sys.architecture == crate::catalog::Architecture::Torus;
         hw.host_launched = sys.architecture == crate::catalog::Architecture::Gpu;
         hw.host_op_time_factor = sys.host.op_time_factor();
+        hw.host_link_gbps = sys.host.link_gbps_per_direction;
         hw.async_mma = has_async_mma(sys);
         hw.apply_fabric(sys, opts)?;
         Ok(hw)
@@ -241,6 +246,7 @@ impl Hardware {
             torus: false,
             host_launched: true,
             host_op_time_factor: 1.0,
+            host_link_gbps: None,
             async_mma: false,
             approximations,
             params: p16.clone(),

@@ -289,10 +289,13 @@ pub(crate) struct Parts {
 pub(crate) fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
     // `block_cost`, with the backward's kernel count kept.
     let host_s = p.host_time_per_operation_s();
-    let (sums, kernels) = BlockCost::sums(&operations(w, layout, p), p.opts.recompute);
+    let ops = operations(w, layout, p);
+    let (sums, kernels) = BlockCost::sums(&ops, p.opts.recompute);
     let (python_s, bwd_host_s) = block_host_s(p);
     Parts {
-        block: sums.issue_bounded_layer(kernels, host_s, python_s),
+        block: sums
+            .issue_bounded_layer(kernels, host_s, python_s)
+            .offloaded(super::activation_offload::offload_of(&ops, p)),
         embedding: embedding_cost(w, layout, p),
         head: head_cost(w, layout, p),
         bwd_issue_s: kernels[1] * host_s + bwd_host_s,

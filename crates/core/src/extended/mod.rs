@@ -79,6 +79,7 @@
 //! ZeRO-3 rows on 768–2240 A100s come out 2–4× too fast), the datasheet peak as the ceiling of
 //! parts without any measurement (TPUs).
 
+pub mod activation_offload;
 pub mod attention;
 pub mod block;
 pub mod block_operations;

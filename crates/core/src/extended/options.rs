@@ -190,6 +190,35 @@ pub struct ExtendedOptions {
     /// Megatron-Core's layer spec (`--transformer-impl`, [`TransformerImpl`]): which modules' Python
     /// a layer's forward runs ([`super::layer_python`]). Transformer Engine's: Megatron-LM's default.
     pub transformer_impl: TransformerImpl,
+    /// Megatron-LM's fine-grained activation offloading (`--fine-grained-activation-offloading`
+    /// with `--offload-modules`): which modules' saved tensors are copied to host memory after
+    /// each layer's forward and back before its backward ([`super::activation_offload`]). None
+    /// offloaded: Megatron's default.
+    pub activation_offload: ActivationOffload,
+}
+
+/// The modules whose tensors saved for the backward Megatron-LM copies to the host
+/// (`--offload-modules`, `megatron/core/transformer/transformer_config.py` l. 1328 at d98e8a6),
+/// one flag per module name fmperf prices ([`super::activation_offload`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ActivationOffload {
+    /// `attn_norm`: the attention sub-layer's input norm.
+    pub attn_norm: bool,
+    /// `qkv_linear`: the Q/K/V projections (MLA: the down and up projections and their norms).
+    pub qkv_linear: bool,
+    /// `core_attn`: the attention core (Q, K, V; unfused: the scores' softmax output too).
+    pub core_attn: bool,
+    /// `attn_proj`: the attention output projection.
+    pub attn_proj: bool,
+    /// `mlp_norm`: the MLP sub-layer's input norm.
+    pub mlp_norm: bool,
+}
+
+impl ActivationOffload {
+    /// Whether any module is offloaded.
+    pub fn any(&self) -> bool {
+        self.attn_norm || self.qkv_linear || self.core_attn || self.attn_proj || self.mlp_norm
+    }
 }
 
 impl ExtendedOptions {
@@ -235,6 +264,7 @@ impl ExtendedOptions {
             log_params_norm: false,
             grad_accumulation_fusion: true,
             transformer_impl: TransformerImpl::TransformerEngine,
+            activation_offload: ActivationOffload { attn_norm: false, qkv_linear: false, core_attn: false, attn_proj: false, mlp_norm: false },
         }
     }
 

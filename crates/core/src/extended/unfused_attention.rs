@@ -38,15 +38,32 @@ use super::workload::Workload;
 /// `qkv_kept` is the bytes of Q, K and V the core keeps for its backward [B].
 pub(crate) fn operations(w: &Workload, layout: &Layout, p: &Pricing, qkv_kept: f64) -> Vec<Operation> {
     let s = Shape::of(w, layout, p);
-    let (tp, es) = (s.tp, s.es);
+    let tp = s.tp;
+    let d = w.head_dim as f64;
+    let heads_local = (w.heads as f64 / tp).max(1.0);
+    core_operations(w, layout, p, heads_local, (d, d), qkv_kept)
+}
+
+/// The unfused core of `heads_local` heads of query/key width `d_qk` and value width `d_v` on this
+/// device's sequence shard (multi-head latent attention's `d_nope + d_rope` and `d_v` under
+/// `--attention-backend unfused`; equal widths for the other attentions, [`operations`]);
+/// `qkv_kept` the bytes of Q, K and V it keeps for its backward [B].
+pub(crate) fn core_operations(
+    w: &Workload,
+    layout: &Layout,
+    p: &Pricing,
+    heads_local: f64,
+    (d_qk, d_v): (f64, f64),
+    qkv_kept: f64,
+) -> Vec<Operation> {
+    let es = Shape::of(w, layout, p).es;
     let (mbs, s_k) = (layout.mbs as f64, w.seq_len as f64);
     let s_q = s_k / layout.cp as f64;
-    let d = w.head_dim as f64;
-    let batch = mbs * (w.heads as f64 / tp).max(1.0);
+    let batch = mbs * heads_local;
     let probabilities = batch * s_q * s_k * es;
 
-    let scores = Work::ActivationMatmul { batch, m: s_q, k: d, n: s_k };
-    let scores_bytes = batch * (s_q * d + d * s_k + s_q * s_k) * es;
+    let scores = Work::ActivationMatmul { batch, m: s_q, k: d_qk, n: s_k };
+    let scores_bytes = batch * (s_q * d_qk + d_qk * s_k + s_q * s_k) * es;
     let scores = Operation::priced("attention_scores", OpKind::Matmul, p, scores, scores_bytes)
         .keeping(KeptBytes::recomputable(qkv_kept))
         .selective_policy(qkv_kept, 1.0)
@@ -55,10 +72,10 @@ pub(crate) fn operations(w: &Workload, layout: &Layout, p: &Pricing, qkv_kept: f
         .keeping(KeptBytes { none: probabilities, selective: 0.0, full: 0.0, op: probabilities })
         .selective_policy(0.0, 1.0)
         .op_policy(probabilities, 0.0);
-    let context = Work::ActivationMatmul { batch, m: s_q, k: s_k, n: d };
-    let context_bytes = batch * (s_q * s_k + s_k * d + s_q * d) * es;
+    let context = Work::ActivationMatmul { batch, m: s_q, k: s_k, n: d_v };
+    let context_bytes = batch * (s_q * s_k + s_k * d_v + s_q * d_v) * es;
     // Operator-level policy: its output (the output projection's input) saved, as flash's.
-    let output = batch * s_q * d * es;
+    let output = batch * s_q * d_v * es;
     let context = Operation::priced("attention_context", OpKind::Matmul, p, context, context_bytes)
         .selective_policy(0.0, 1.0)
         .op_policy(output, 0.0);

@@ -242,6 +242,14 @@ pub const SYSTEM_FIELDS: &[FieldSpec] = &[
         true,
         "host time per modelled operation of an eager stack relative to a DGX H100 host (2x Xeon Platinum 8480C); absent: 1",
     ),
+    f(
+        "host.link_gbps_per_direction",
+        "GB/s",
+        Kind::Num { min: 0.0, min_open: true, max: 1e5 },
+        false,
+        true,
+        "host-device link bandwidth per direction as the datasheet states it (PCIe Gen5 x16: 64, NVLink-C2C: 450); absent: not stated, and activation offloading to the host is refused",
+    ),
     f("tdp_w", "W", Kind::Num { min: 0.0, min_open: true, max: 1e7 }, false, true, "board power"),
     f("vendor_headline_peak", "", TEXT, false, true, "a vendor headline figure that is not a dense peak"),
     f(

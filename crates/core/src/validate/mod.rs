@@ -35,6 +35,7 @@ pub mod metric;
 pub mod moe_fit;
 pub mod moe_flops;
 pub mod moe_host_words;
+pub mod offload_words;
 pub mod moe_row_fields;
 mod moe_row_model;
 pub mod moe_runs;

@@ -18,18 +18,11 @@
 //!   `--cuda-graph-scope` or `--cuda-graph-modules`, up to the next `;`, `--` or `]`: `attn`,
 //!   `moe_router`, `moe_preprocess` (other modules — `mlp`, the dense blocks' — are not in an MoE
 //!   block). "no cuda graphs" or an empty list: none.
-//! * **Activation offloading**: `--fine-grained-activation-offloading` is not priced; the note
-//!   says so ([`OFFLOADING_NOT_PRICED`]).
+//! * **Activation offloading** (`--fine-grained-activation-offloading`) is read apart:
+//!   [`super::offload_words`].
 
 use super::words::Words;
 use crate::extended::moe::host_flags::{Balancing, GraphScope, MoeHostFlags};
-
-/// What a row that states Megatron-LM's `--fine-grained-activation-offloading` is told: the copies
-/// of the listed modules' saved activations to pinned host memory (on a side stream in the
-/// forward, back before the backward: `docs/user-guide/features/fine_grained_activation_offloading.md`
-/// at d98e8a6) are not priced.
-pub const OFFLOADING_NOT_PRICED: &str = "fine-grained activation offloading stated: the copies of the offloaded \
-                                         activations to host memory and back are not priced";
 
 /// The fields whose words [`read_moe_host`] reads, as its errors name them.
 const HOST_WORDS_FIELD: &str = "framework / notes / parallel.other (MoE host calls)";
@@ -73,7 +66,6 @@ pub fn read_moe_host(
         Balancing::AuxLoss
     };
     let graphs = graph_scope(text)?;
-    let offloading = flag("fine grained activation offloading", "--fine-grained-activation-offloading")?;
     let flags = MoeHostFlags { permute_fusion, router_fusion, sequential_experts, balancing, graphs };
     let mut said = Vec::new();
     if permute_fusion {
@@ -90,13 +82,8 @@ pub fn read_moe_host(
     if graphs != GraphScope::default() {
         said.push(format!("CUDA graphs over {}", graphs.names()));
     }
-    let mut note =
+    let note =
         (!said.is_empty()).then(|| format!("MoE host calls: {}, {} balancing", said.join(", "), balancing.as_str()));
-    if offloading == Some(true) {
-        // Stated, not priced: said rather than silently left out (module docs).
-        note =
-            Some(note.map_or_else(|| OFFLOADING_NOT_PRICED.to_string(), |n| format!("{n}; {OFFLOADING_NOT_PRICED}")));
-    }
     Ok((flags, note))
 }
 
@@ -215,17 +202,5 @@ mod tests {
         // Prose naming the MoE layer is not a scope list; text before a key may hold any character.
         assert_eq!(graph_scope_ok("cuda graphs on the moe router; ×2"), GraphScope::default());
         assert_eq!(graph_scope_ok("8×h100 — cuda graphs attn"), GraphScope { attn: true, ..GraphScope::default() });
-    }
-
-    /// Fine-grained activation offloading stated is said to be unpriced, beside the host calls'
-    /// reading or alone; set off or absent, nothing is said.
-    #[test]
-    fn activation_offloading_stated_is_said_unpriced() {
-        let read = |t: &str| read_moe_host(t, "softmax", true).unwrap().1.unwrap_or_default();
-        let both = read("--moe-grouped-gemm true --moe-permute-fusion true --fine-grained-activation-offloading true");
-        assert!(both.starts_with("MoE host calls: permute fusion") && both.ends_with(OFFLOADING_NOT_PRICED), "{both}");
-        assert_eq!(read("--moe-grouped-gemm true --fine-grained-activation-offloading true"), OFFLOADING_NOT_PRICED);
-        assert_eq!(read("--moe-grouped-gemm true --fine-grained-activation-offloading false"), "");
-        assert_eq!(read("--moe-grouped-gemm true"), "");
     }
 }

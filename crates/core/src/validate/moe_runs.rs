@@ -378,6 +378,11 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     if let Some(n) = host_note {
         notes.reading(n);
     }
+    let (activation_offload, offload_note) =
+        super::offload_words::read_offload(&host_text).map_err(RowReason::Configuration)?;
+    if let Some(n) = offload_note {
+        notes.reading(n);
+    }
     let moe = MoeOptions {
         load,
         dispatcher,
@@ -468,6 +473,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         attention_kernel,
         fp8_recipe,
         stack,
+        activation_offload,
         transformer_impl: spec.unwrap_or_default(),
         ..ExtendedOptions::realistic()
     };

@@ -78,7 +78,8 @@ pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLa
     let attention_sums = BlockCost::sums(&ops[..n], p.opts.recompute);
     let phases = ForwardPhases::of(&attention_sums, &ops[n..], &[], p.opts.recompute, p.opts.moe.shared_overlap);
     let fsdp = fsdp_unit_host_s(p, m, el);
-    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases, fsdp);
+    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases, fsdp)
+        .offloaded(crate::extended::activation_offload::offload_of(&ops, p));
     block.parameters -= mlp.expert_parameters;
     MoeBlockCost { block, mlp }
 }

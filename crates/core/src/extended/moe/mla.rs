@@ -30,6 +30,8 @@ fn up_projections_recomputed(ops: &mut [Operation]) {
         match op.name {
             "mla_q_up" | "mla_q_proj" | "mla_kv_up" => *op = op.selective_policy(op.kept.selective, 1.0),
             "attention" => *op = op.selective_policy(0.0, 0.0),
+            // The unfused core's Q, K, V: freed as well; whether the core reruns is its own.
+            "attention_scores" => *op = op.selective_policy(0.0, op.selective_recompute),
             _ => {}
         }
     }
@@ -81,9 +83,18 @@ pub fn mla_operations(w: &Workload, m: &Mla, layout: &Layout, p: &Pricing) -> Ve
     let core_fwd = p.attention(tflop, bytes, s_q, seq);
     let core_bwd = p.attention(tflop * FLASH_BACKWARD_FACTOR, bytes * FLASH_BACKWARD_FACTOR, s_q, seq);
     let qkv_kept = heads_local * (2.0 * dqk + dv) * tokens * es;
-    let core = Operation::new("attention", OpKind::Attention, core_fwd, core_bwd, bytes)
-        .keeping(KeptBytes::recomputable(qkv_kept));
-    inner.push(core);
+    if p.opts.attention_kernel == crate::extended::AttentionKernel::Unfused {
+        // `--attention-backend unfused`: scores, softmax and context in full (the unfused core);
+        // under a Megatron module list (`--recompute-modules`, which names no `core_attn` in the
+        // rows read) the core is not rerun and keeps its probabilities.
+        let core = crate::extended::unfused_attention::core_operations(w, layout, p, heads_local, (dqk, dv), qkv_kept);
+        let listed = p.opts.moe.recompute_modules != Default::default();
+        inner.extend(core.into_iter().map(|op| if listed { op.selective_policy(op.kept.none, 0.0) } else { op }));
+    } else {
+        let core = Operation::new("attention", OpKind::Attention, core_fwd, core_bwd, bytes)
+            .keeping(KeptBytes::recomputable(qkv_kept));
+        inner.push(core);
+    }
     if p.opts.moe.recompute_modules.mla_up_proj {
         up_projections_recomputed(&mut inner);
     }

@@ -1,0 +1,145 @@
+//! How a row's words state Megatron-LM's fine-grained activation offloading
+//! ([`ActivationOffload`], priced by [`crate::extended::activation_offload`]):
+//! `--fine-grained-activation-offloading True` with `--offload-modules [m1 m2 …]` (or
+//! `offload_modules`), the list up to its `]` (or the next `--`, `;`). Megatron-LM's rules
+//! (`megatron/core/transformer/transformer_config.py` l. 2127–2153 at d98e8a6): offloading on needs
+//! a non-empty list of `core_attn`, `attn_proj`, `expert_fc1`, `fused_group_mlp`, `moe_act`,
+//! `attn_norm`, `mlp_norm`, `qkv_linear`, `gdp_qkv`; `attn_proj` without `core_attn` is refused.
+//! A list without offloading on offloads nothing. The experts' modules (`expert_fc1`, `moe_act`,
+//! `fused_group_mlp`) and `gdp_qkv` are read but not priced: the note says so.
+
+use super::words::Words;
+use crate::extended::options::ActivationOffload;
+
+/// The fields whose words [`read_offload`] reads, as its errors name them.
+const OFFLOAD_WORDS_FIELD: &str = "parallel.other (activation offloading)";
+
+/// Megatron-LM's offload modules fmperf reads but does not price (module docs).
+const UNPRICED_MODULES: [&str; 4] = ["expert_fc1", "moe_act", "fused_group_mlp", "gdp_qkv"];
+
+/// The offloaded modules the words `text` (lower case) state, with a note on what is not priced.
+/// A module Megatron does not know, offloading on with no module, or `attn_proj` without
+/// `core_attn` is an error naming the words.
+pub fn read_offload(text: &str) -> Result<(ActivationOffload, Option<String>), crate::Error> {
+    let w = Words::new(text);
+    let on = super::step_words::stated_flag(
+        &w,
+        "fine grained activation offloading",
+        OFFLOAD_WORDS_FIELD,
+        "--fine-grained-activation-offloading",
+    )?;
+    let mut o = ActivationOffload::default();
+    if on != Some(true) {
+        return Ok((o, None));
+    }
+    let list = ["--offload-modules", "offload_modules"].iter().find_map(|k| {
+        let from = text.find(k)? + k.len();
+        let rest = &text[from..];
+        let end = ["]", "--", ";"].iter().filter_map(|s| rest.find(s)).min().unwrap_or(rest.len());
+        Some(&rest[..end])
+    });
+    let mut unpriced = Vec::new();
+    let names = list.unwrap_or("").split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|n| !n.is_empty());
+    for name in names {
+        match name {
+            "attn_norm" => o.attn_norm = true,
+            "qkv_linear" => o.qkv_linear = true,
+            "core_attn" => o.core_attn = true,
+            "attn_proj" => o.attn_proj = true,
+            "mlp_norm" => o.mlp_norm = true,
+            n if UNPRICED_MODULES.contains(&n) => unpriced.push(n),
+            n => {
+                return Err(crate::Error::invalid(
+                    OFFLOAD_WORDS_FIELD,
+                    n,
+                    "not a Megatron-LM offload module (core_attn, attn_proj, expert_fc1, fused_group_mlp, moe_act, \
+                     attn_norm, mlp_norm, qkv_linear, gdp_qkv)",
+                ));
+            }
+        }
+    }
+    if !o.any() && unpriced.is_empty() {
+        return Err(crate::Error::invalid(
+            OFFLOAD_WORDS_FIELD,
+            "--fine-grained-activation-offloading",
+            "offloading stated without --offload-modules: Megatron-LM requires at least one module",
+        ));
+    }
+    if o.attn_proj && !o.core_attn {
+        return Err(crate::Error::invalid(
+            OFFLOAD_WORDS_FIELD,
+            "attn_proj",
+            "attn_proj offloaded without core_attn: Megatron-LM refuses it (its input is core_attn's output)",
+        ));
+    }
+    let note = (!unpriced.is_empty()).then(|| {
+        let priced = priced_names(&o);
+        let head = if priced.is_empty() { String::new() } else { format!("the copies of {priced} priced; ") };
+        format!(
+            "fine-grained activation offloading: {head}the copies of {} not priced (the experts' saved tensors are \
+             one figure)",
+            unpriced.join(", ")
+        )
+    });
+    Ok((o, note))
+}
+
+/// The priced modules of `o`, as Megatron names them, comma-joined (empty for none).
+fn priced_names(o: &ActivationOffload) -> String {
+    let named = [
+        (o.attn_norm, "attn_norm"),
+        (o.qkv_linear, "qkv_linear"),
+        (o.core_attn, "core_attn"),
+        (o.attn_proj, "attn_proj"),
+        (o.mlp_norm, "mlp_norm"),
+    ];
+    let on: Vec<&str> = named.iter().filter(|(b, _)| *b).map(|(_, n)| *n).collect();
+    on.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_functional_tests_list_is_read() {
+        let (o, note) = read_offload(
+            "--fine-grained-activation-offloading true --offload-modules [expert_fc1 moe_act attn_norm mlp_norm \
+             qkv_linear core_attn attn_proj]",
+        )
+        .unwrap();
+        assert_eq!(
+            o,
+            ActivationOffload { attn_norm: true, qkv_linear: true, core_attn: true, attn_proj: true, mlp_norm: true }
+        );
+        let note = note.unwrap();
+        assert!(note.contains("attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm priced"), "{note}");
+        assert!(note.contains("expert_fc1, moe_act not priced"), "{note}");
+        // The experts' modules alone: only what is not priced is named.
+        let (o, note) =
+            read_offload("--fine-grained-activation-offloading true --offload-modules [expert_fc1 moe_act]").unwrap();
+        assert!(!o.any());
+        assert_eq!(
+            note.unwrap(),
+            "fine-grained activation offloading: the copies of expert_fc1, moe_act not priced (the experts' saved \
+             tensors are one figure)"
+        );
+    }
+
+    #[test]
+    fn offloading_off_or_absent_offloads_nothing() {
+        assert_eq!(read_offload("--offload-modules [core_attn]").unwrap(), (ActivationOffload::default(), None));
+        let off = read_offload("--fine-grained-activation-offloading false --offload-modules [core_attn]");
+        assert_eq!(off.unwrap(), (ActivationOffload::default(), None));
+    }
+
+    #[test]
+    fn megatron_s_rules_are_errors() {
+        let bad = |t: &str| read_offload(t).unwrap_err().to_string();
+        assert!(bad("--fine-grained-activation-offloading true").contains("at least one module"));
+        assert!(bad("--fine-grained-activation-offloading true --offload-modules [mlp]").contains("mlp"));
+        assert!(bad("--fine-grained-activation-offloading true --offload-modules [attn_proj]").contains("core_attn"));
+        let (o, note) = read_offload("--fine-grained-activation-offloading true --offload-modules [core_attn]").unwrap();
+        assert!(o.core_attn && !o.attn_proj && note.is_none());
+    }
+}
