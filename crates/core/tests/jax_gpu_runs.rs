@@ -36,7 +36,7 @@
 //! [`Recompute::Partial`]: fmperf_core::extended::Recompute::Partial
 //!
 //! The bounds below are guards against regressions, loose enough for a refit of the shared
-//! constants; the counterfactual (the same rows with the framework's name removed, so priced at
+//! constants; the counterfactual (the same rows with the framework named DeepSpeed, so priced at
 //! one NIC per device) shows what the rule is worth and fails if it stops mattering.
 
 use fmperf_core::mode_kind::ModeKind;
@@ -108,12 +108,13 @@ fn fsdp_over_nodes_on_xla_is_priced_at_every_nic() {
     assert!(paxml < 0.30, "PaxML mean |error| {paxml}");
     assert!(llama2_bf16 < 0.15, "MaxText Llama 2 70B BF16 mean |error| {llama2_bf16}");
 
-    // The same rows with the framework's name taken out of every word: the default stack, one NIC
-    // per device for FSDP across nodes, far too slow (the ids lose the name too).
+    // The same rows with the framework's name replaced by DeepSpeed's in every word: the
+    // `deepspeed` stack, one NIC per device for FSDP across nodes (the rate of its per-parameter
+    // ZeRO-3, `Stack::zero3_one_nic_per_device`), far too slow (the ids change name too).
     let anonymous = ["MaxText", "Maxtext", "PaxML", "Paxml", "JAX/XLA", "JAX", "maxtext", "paxml", "jax"]
         .iter()
-        .fold(JAX.to_string(), |t, w| t.replace(w, "framework"));
-    let (one_nic, signed) = errors(&anonymous, "dgxc_framework_llama2_70b_bf16");
+        .fold(JAX.to_string(), |t, w| t.replace(w, "deepspeed"));
+    let (one_nic, signed) = errors(&anonymous, "dgxc_deepspeed_llama2_70b_bf16");
     eprintln!("one NIC per device: Llama 2 70B BF16 mean error {:+.1} %", 100.0 * signed);
     assert!(one_nic > 1.0 && signed > 1.0, "one NIC per device: {one_nic}");
 }

@@ -11,8 +11,11 @@
 //! * FSDP FULL_SHARD across nodes (Llama 2 34B and 70B on 128 A100 and 96 H100, 6 rows, −32 to
 //!   −84 %): the all-gathers and reduce-scatters are priced at one NIC per device (the `fsdp`
 //!   stack's rule, [`fmperf_core::extended::Stack`]); the same rows priced through every NIC of a
-//!   node (as Megatron-FSDP is) come to −3 to +2 % on A100 and +21 % on H100. Not changed here
-//!   (a stack rule, and these rows would stop being unseen for it): see the data README.
+//!   node (as Megatron-FSDP is) come to −3 to +2 % on A100 and +21 % on H100. Session 31 (w153,
+//!   issue 31) changed the rule on these rows' evidence: PyTorch FSDP gathers each unit's flat
+//!   parameter in one collective and is now priced through every NIC (−3 to +2 % on A100, +21 %
+//!   on H100; the file's mean |error| 36.2 % → 23.3 %, 12 of 28 within 12 %); only DeepSpeed's per-parameter ZeRO-3 keeps one NIC per device. The rows are
+//!   no longer unseen for that rule (data README).
 //! * GPT-2 under Hugging Face's Trainer without DeepSpeed (+44 to +134 %): the same model and
 //!   micro-batch under DeepSpeed ZeRO-1 measures 1.4× faster (GPT-2 at 8 per GPU: 397.8 against
 //!   284.1 samples/s) and is predicted the same; the Trainer's own AdamW and AMP gradient handling
@@ -158,4 +161,51 @@ fn stack_and_chip_words_are_read() {
     assert_eq!(row("mi300x_words").hardware.as_deref(), Some("amd_mi300x"));
     assert_eq!(row("mi325x_words").hardware.as_deref(), Some("amd_mi325x"));
     assert!(report.rows.iter().all(|r| !r.skipped), "{:?}", report.rows.iter().map(|r| &r.reason).collect::<Vec<_>>());
+}
+
+/// Issue 31: PyTorch FSDP's FULL_SHARD across nodes is priced through every NIC of a node (one
+/// flat all-gather and one reduce-scatter per FSDP unit, `Stack::zero3_one_nic_per_device`); the
+/// same row read on the `deepspeed` stack keeps the one-NIC rate of DeepSpeed's per-parameter
+/// ZeRO-3 and is far too slow. These rows chose the rule (data README): a guard, not a test of it.
+///
+/// By hand, Llama 2 70B on 128 A100 (400 Gbps per node, read 6.25 GB/s per device): a block holds
+/// 2·8192² (q, o) + 2·8192·1024 (k, v) + 3·8192·28672 (SwiGLU) + 2·8192 (norms) = 855.6 M
+/// parameters, 1.711 GB in BF16; a gather moves 127/128 of it: 1.698 GB / 6.25 GB/s = 0.272 s
+/// through one NIC, 1.698 / (8 · 6.25) = 0.034 s through the node's eight. Per block and step
+/// two gathers and one reduce-scatter: 0.81 s at one NIC against the block's ≈ 0.28 s of compute
+/// (measured step 2 · 4,096 / 370 = 22.1 s over 80 blocks), 0.10 s through every NIC, hidden.
+#[test]
+fn full_shard_across_nodes_is_priced_through_every_nic() {
+    let block = 2.0 * 8192.0f64.powi(2) + 2.0 * 8192.0 * 1024.0 + 3.0 * 8192.0 * 28672.0 + 2.0 * 8192.0;
+    assert!((block - 855.65e6).abs() < 0.01e6, "{block}");
+    let gather_gb = block * 2.0 * 127.0 / 128.0 * 1e-9;
+    assert!((gather_gb / 6.25 - 0.2716).abs() < 1e-4 && (gather_gb / 50.0 - 0.03395).abs() < 1e-5);
+
+    let mut raw: serde_json::Value = serde_json::from_str(RUNS).unwrap();
+    let full_shard: Vec<serde_json::Value> = raw["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["parallel"]["fsdp"].as_str().is_some_and(|f| f.starts_with("FSDP (FULL_SHARD")))
+        .cloned()
+        .collect();
+    assert_eq!(full_shard.len(), 6);
+    let mut deepspeed = full_shard[1].clone();
+    assert_eq!(deepspeed["id"], "ptfsdp_llama2_70b_a100_128");
+    deepspeed["id"] = "as_deepspeed".into();
+    deepspeed["framework"] = "DeepSpeed ZeRO-3".into();
+    let mut rows = full_shard.clone();
+    rows.push(deepspeed);
+    raw["rows"] = rows.into();
+    let report = validate(&parse_measured_runs(&raw.to_string()).unwrap(), ModeKind::Extended);
+    let error = |id: &str| report.rows.iter().find(|r| r.id == id).and_then(|r| r.error).expect(id);
+    for r in &full_shard {
+        let (id, e) = (r["id"].as_str().unwrap(), error(r["id"].as_str().unwrap()));
+        eprintln!("{id}: {:+.1} %", 100.0 * e);
+        // Session 31 (w153): A100 −3 to +2 %, H100 +21 % (one NIC: −32 to −84 %).
+        assert!(e.abs() < 0.3, "{id}: {e}");
+    }
+    let one_nic = error("as_deepspeed");
+    eprintln!("the 70B A100 row read as DeepSpeed: {:+.1} %", 100.0 * one_nic);
+    assert!(one_nic < -0.5, "{one_nic}");
 }

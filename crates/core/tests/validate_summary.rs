@@ -95,23 +95,30 @@ fn extended_mode_meets_its_targets_on_runs_it_has_not_seen() {
 /// messages (`extended::pipeline::bubble_s`). Constants kept. Mean |error| 7.450 % → 7.453 %
 /// (leave-one-source-out 8.678 % → 8.678 %); Narayanan 6.35 % → 6.35 %, Korthikanti 5.32 % →
 /// 5.34 %, torchtitan 9.46 % → 9.45 %, NeMo summary 7.29 % → 7.29 %.
+///
+/// Moved again (issue 31, FSDP across nodes): PyTorch FSDP's per-unit gathers and reductions
+/// cross nodes through every NIC of a node; only DeepSpeed's ZeRO-3 (Narayanan's rows) keeps one
+/// NIC per device (`Stack::zero3_one_nic_per_device`). η_att refitted 0.615 → 0.613 (the test below: the fit reproduces the shipped constants).
+/// Mean |error| 7.453 % → 7.243 % (leave-one-source-out 8.678 % → 8.721 %); MosaicML 7.72 % →
+/// 6.18 % (MPT 3B on 64 H100 −23.7 % → −0.1 %), torchtitan 9.45 % → 9.80 % (FSDP over 128 H100
+/// +16 % → +19 %), the others unchanged.
 #[test]
 fn extended_summary_is_pinned() {
     let r = report(ModeKind::Extended);
     assert_eq!(r.efficiency, Efficiency::FITTED);
     let s = &r.summary.overall;
     assert_eq!((s.evaluated, s.skipped), (103, 5));
-    close(s.mape, 0.07452786961429987, "extended mean |error|");
-    close(s.median_abs_error, 0.05929198900721666, "extended median |error|");
-    close(s.median_error, -0.003070189994535566, "extended median error");
+    close(s.mape, 0.07242733399163767, "extended mean |error|");
+    close(s.median_abs_error, 0.053277509484792374, "extended median |error|");
+    close(s.median_error, -0.0023516115589334863, "extended median error");
     let pinned = [
-        ("Narayanan", 22, 0.06353103938327138, 0.004455562218129261),
-        ("Korthikanti", 8, 0.05344435103463756, 0.03439627015790969),
-        ("NVIDIA NeMo performance summary", 12, 0.07293147733071485, -0.059646294021940605),
-        ("NVIDIA NeMo long-sequence", 8, 0.026052612108264983, -0.011684469065165737),
-        ("MosaicML", 18, 0.07715355238520212, -0.04045403952357679),
-        ("PyTorch torchtitan", 17, 0.09450794846322631, 0.01875792112604202),
-        ("Google MaxText", 18, 0.09845195577336831, -0.005527126466072396),
+        ("Narayanan", 22, 0.06344178292605462, 0.0043093048454594385),
+        ("Korthikanti", 8, 0.05347909230906324, 0.03455717990268492),
+        ("NVIDIA NeMo performance summary", 12, 0.07302847804959976, -0.060254480099821595),
+        ("NVIDIA NeMo long-sequence", 8, 0.026873662975091722, -0.013591873599877291),
+        ("MosaicML", 18, 0.06202648148398669, -0.012826095945095928),
+        ("PyTorch torchtitan", 17, 0.097503260686053, 0.01671564052084329),
+        ("Google MaxText", 18, 0.09839446108457645, -0.005926013681819886),
     ];
     for (prefix, n, mape, median) in pinned {
         let p = r.summary.per_source.iter().find(|p| p.source.starts_with(prefix)).expect(prefix);

@@ -417,9 +417,9 @@ mod tests {
     fn xla_and_megatron_fsdp_gathers_use_every_nic_of_a_node() {
         // FSDP over 64 H200s, 8 per domain, 32 blocks of 7e9/32 parameters, nothing to hide behind
         // (35 GB/s per NIC after the reference's 0.7, one NIC per GPU, 315 GB/s NVLink): a block's
-        // 16-bit gather of 437.5 MB moves 63/64 of it. One NIC per device (PyTorch FSDP,
-        // DeepSpeed): 0.4307 GB / 35 GB/s = 12.30 ms. The jax and megatron (Megatron-FSDP)
-        // stacks: the domain's 8 NICs at once, 0.4307 / (8 · 35) = 1.538 ms (the NVLink side,
+        // 16-bit gather of 437.5 MB moves 63/64 of it. One NIC per device (DeepSpeed's
+        // per-parameter gathers): 0.4307 GB / 35 GB/s = 12.30 ms. The jax, megatron (Megatron-FSDP)
+        // and fsdp (PyTorch FSDP's flat parameter) stacks: the domain's 8 NICs at once, 0.4307 / (8 · 35) = 1.538 ms (the NVLink side,
         // 0.4307 / 315 = 1.367 ms, is not the limit); NCCL's latency on top of both (`latency.rs`).
         use super::super::Stack;
         let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), false);
@@ -436,16 +436,16 @@ mod tests {
         use crate::extended::latency::{Span, collective_s};
         let latency = |t: f64| collective_s(CollectiveKind::AllGather, Span::of(64, 8), t);
         let one_nic = collective_s(CollectiveKind::AllGather, Span::of(64, 1), gb / bs);
-        assert!((gather(&fsdp) - one_nic).abs() < 1e-12, "{} vs {one_nic}", gather(&fsdp));
+        assert!((gather(&deepspeed) - one_nic).abs() < 1e-12, "{} vs {one_nic}", gather(&deepspeed));
         assert!((gather(&jax) - latency(gb / (8.0 * bs))).abs() < 1e-12, "{}", gather(&jax));
         assert!((gb / (8.0 * bs) - 1.538e-3).abs() < 1e-6 && (gb / bs - 12.30e-3).abs() < 1e-5);
         assert_eq!(gather(&megatron), gather(&jax));
-        assert_eq!(gather(&deepspeed), gather(&fsdp));
-        assert!(gather(&fsdp) > 7.0 * gather(&jax));
-        // With the one-NIC rule switched off the PyTorch stacks price as XLA does.
+        assert_eq!(gather(&fsdp), gather(&jax));
+        assert!(gather(&deepspeed) > 7.0 * gather(&jax));
+        // With the one-NIC rule switched off DeepSpeed prices as XLA does.
         let off = ExtendedOptions {
-            hardware: crate::extended::HardwareChoices { zero3_per_nic: false, ..fsdp.hardware },
-            ..fsdp
+            hardware: crate::extended::HardwareChoices { zero3_per_nic: false, ..deepspeed.hardware },
+            ..deepspeed
         };
         assert_eq!(gather(&off), gather(&jax));
     }

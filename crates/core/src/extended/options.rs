@@ -417,7 +417,9 @@ pub struct HardwareChoices {
     /// come out +100 % to +340 % too fast and Composer's FSDP on 64 H100s +30 %, against ±25 % at
     /// one NIC per device: the small per-block gathers of ZeRO-3 do not reach the domain's
     /// aggregate NIC bandwidth. Kept on. Not applied on the `jax` stack, whose XLA collectives are
-    /// combined and prefetched ([`super::stack::Stack::zero3_one_nic_per_device`]).
+    /// combined and prefetched, nor on `megatron` and `fsdp`, which gather and reduce each unit's
+    /// flat buffer in one collective ([`super::stack::Stack::zero3_one_nic_per_device`], issue 31):
+    /// in effect a rule of DeepSpeed's ZeRO-3.
     pub zero3_per_nic: bool,
     /// Memory beyond live tensors: allocator fragmentation (peak reserved), the CUDA context and
     /// NCCL buffers (device level); see [`super::memory`]. Off: every figure is the allocated one.

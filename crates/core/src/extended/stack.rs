@@ -16,12 +16,12 @@
 //! says ([`super::stack_nanotron`]).
 //!
 //! The stack also says how fast FSDP's per-block collectives cross nodes
-//! ([`Stack::zero3_one_nic_per_device`]): PyTorch FSDP and DeepSpeed ZeRO-3 move about one NIC's
-//! bandwidth per device (the measured runs of [`super::HardwareChoices::zero3_per_nic`]), while XLA
-//! combines the per-layer gathers and reductions into large collectives and schedules them one
-//! layer ahead, and Megatron-FSDP gathers and reduces each unit's contiguous buffer in one
-//! collective, prefetched: both drive every NIC of a domain (the reference's multi-ring rate, spec
-//! §2.4 case 9).
+//! ([`Stack::zero3_one_nic_per_device`]): DeepSpeed ZeRO-3 moves about one NIC's bandwidth per
+//! device (the measured runs of [`super::HardwareChoices::zero3_per_nic`]: its 2021 ZeRO-3 gathered
+//! one parameter at a time), while XLA combines the per-layer gathers and reductions into large
+//! collectives and schedules them one layer ahead, and Megatron-FSDP and PyTorch FSDP gather and
+//! reduce each unit's contiguous (flat) buffer in one collective, prefetched: all three drive every
+//! NIC of a domain (the reference's multi-ring rate, spec §2.4 case 9).
 //!
 //! Megatron has no ZeRO-2: its distributed optimizer reduce-scatters the gradients but keeps the
 //! whole buffer, so a search that let a Megatron run shard its gradients (ZeRO-2) would rank
@@ -163,8 +163,32 @@ impl Stack {
     /// Llama 3.1 405B with Megatron-FSDP over 64 GB200s × TP 2 in two NVL72 racks steps in 5.6 s
     /// (Megatron-Bridge 25.09, `tests/megatron_bridge_dense_runs.rs`); at one NIC per device its
     /// gathers and reductions alone would take 42 s.
+    ///
+    /// False for `fsdp` (issue 31), for the reason it is false for `megatron`: PyTorch FSDP
+    /// gathers each unit's parameters as one `FlatParameter` (FSDP1: `FlatParamHandle.unshard` →
+    /// `_all_gather_flat_param`, one `dist.all_gather_into_tensor` of the padded flat parameter
+    /// over the unit's process group; pytorch/pytorch @ 01caf79e,
+    /// `torch/distributed/fsdp/_flat_param.py`; FSDP2 copies a group's shards into one buffer and
+    /// gathers that, `_fsdp_collectives.py`, `foreach_all_gather`), prefetched on its own
+    /// unshard stream, and reduce-scatters the unit's flat gradient in one collective. Measured:
+    /// IBM's fms-fsdp Llama 2 34B and 70B, FULL_SHARD over 128 A100s (400 Gbps per node) and 96
+    /// H100s (800 Gbps per node), 2 sequences of 4,096 tokens per device, step at 370–1,550
+    /// tokens/s per device (11.7–22.1 s on A100, 5.3–10.2 s on H100); at one NIC per device the
+    /// part of their gathers and reductions not hidden behind the blocks' compute alone would take
+    /// 4.3–5.3× the measured step (`tests/stacks_not_met_runs.rs`, whose rows therefore no longer
+    /// count as unseen for this rule).
+    ///
+    /// True only for `deepspeed` (and `nanotron`, which has no ZeRO-3): the one-NIC rate was set
+    /// on DeepSpeed ZeRO-3 runs of 2021 (Narayanan et al. 2021, 384–2240 A100s), whose ZeRO-3
+    /// gathered **one parameter at a time**, each behind a device-wide synchronisation, into a
+    /// list of `world_size` views (microsoft/DeepSpeed v0.3.13 @ 12a53b43,
+    /// `deepspeed/runtime/zero/partition_parameters.py`: `_all_gather` l. 473–479 launches one
+    /// `_allgather_param` per parameter; `_allgather_param` l. 596–629 runs
+    /// `torch.cuda.synchronize()` then `torch.distributed.all_gather(partitions, …)`), and
+    /// reduce-scattered each gradient on its own (`_reduce_scatter_gradient`, l. 733–766):
+    /// collectives that do not keep a domain's NICs busy.
     pub fn zero3_one_nic_per_device(self) -> bool {
-        !matches!(self, Stack::Jax | Stack::Megatron)
+        !matches!(self, Stack::Jax | Stack::Megatron | Stack::Fsdp)
     }
 
     /// Whether ZeRO-2 reduces the gradients behind every micro-batch's backward in a pipeline of
@@ -293,7 +317,7 @@ mod tests {
         assert_eq!("MaxText".parse::<Stack>().unwrap(), Stack::Jax);
         assert_eq!(Stack::Jax.shardings(), &[Sharding::Ddp, Sharding::Zero3]);
         assert!(!Stack::Jax.zero3_one_nic_per_device() && !Stack::Megatron.zero3_one_nic_per_device());
-        assert!(Stack::DeepSpeed.zero3_one_nic_per_device() && Stack::Fsdp.zero3_one_nic_per_device());
+        assert!(Stack::DeepSpeed.zero3_one_nic_per_device() && !Stack::Fsdp.zero3_one_nic_per_device());
         assert_eq!("nanotron".parse::<Stack>().unwrap(), Stack::Nanotron);
         assert_eq!(Stack::Nanotron.shardings(), &[Sharding::Ddp, Sharding::Zero1]);
         assert!(

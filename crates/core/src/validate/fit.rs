@@ -16,7 +16,7 @@
 //! rows and that source's rows are predicted with them.
 //!
 //! Result (shipped in [`crate::extended::efficiency::Efficiency::FITTED`]): `η` = 1.0,
-//! `η_att` = 0.615, `c` = 512, `c_att` = 1024, with each run's attention kernel read from its
+//! `η_att` = 0.613, `c` = 512, `c_att` = 1024, with each run's attention kernel read from its
 //! words ([`super::kernel_words::read_attention_kernel`]: torchtitan and llm-foundry runs use
 //! FlashAttention-2-class kernels, which on Hopper follow their own benchmark, 0.62 of cuDNN's
 //! at 8–16k tokens). Mean absolute error in-sample 7.45 %, **leave-one-source-out 8.7 %**

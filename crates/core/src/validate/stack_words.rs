@@ -55,13 +55,18 @@ pub fn read_stack(stack: &Words) -> (Stack, Option<Note>) {
 /// `ddp.use_megatron_fsdp`; its unit tests' `mfsdp`).
 pub(super) const MEGATRON_FSDP_WORDS: [&str; 2] = ["megatron fsdp", "mfsdp"];
 
+/// Words that name PyTorch's FSDP beyond a token starting `fsdp` (FSDP, FSDP1, FSDP2): its
+/// sharding strategies (`ShardingStrategy.FULL_SHARD`, `SHARD_GRAD_OP`, `HYBRID_SHARD`), HSDP and
+/// FSDP2's `fully_shard`.
+const FSDP_WORDS: [&str; 5] = ["full shard", "fully shard", "shard grad op", "hybrid shard", "hsdp"];
+
 /// The stack of a row sharded as ZeRO-3/FSDP, from the one [`read_stack`] gave and all of the
 /// row's words. Megatron's ZeRO-3 is Megatron-FSDP ([`Stack`]), whose collectives cross domains
 /// through every NIC ([`Stack::zero3_one_nic_per_device`]); a row keeps the `megatron` stack
-/// only where its words name Megatron-FSDP (noted). "FSDP" or ZeRO-3 without that name is
-/// PyTorch's FSDP (Composer, torchtitan) or DeepSpeed's ZeRO-3 (a ZeRO stage is DeepSpeed's
-/// word), read as `fsdp`: one NIC per device across domains, as every such row was priced
-/// before Megatron-FSDP was told apart. Other stacks are kept.
+/// only where its words name Megatron-FSDP (noted). "FSDP" without that name is PyTorch's FSDP
+/// (Composer, torchtitan, fms-fsdp), read as `fsdp`; ZeRO-3 without any FSDP word is DeepSpeed's
+/// (a ZeRO stage is DeepSpeed's word), read as `deepspeed`: one NIC per device across domains
+/// (issue 31: only DeepSpeed's per-parameter gathers keep that rate). Other stacks are kept.
 pub fn read_zero3_stack(stack: Stack, words: &Words) -> (Stack, Option<Note>) {
     match stack {
         Stack::Megatron if words.any(&MEGATRON_FSDP_WORDS) => (
@@ -71,7 +76,8 @@ pub fn read_zero3_stack(stack: Stack, words: &Words) -> (Stack, Option<Note>) {
                  prefetched; across domains through every NIC of a domain",
             )),
         ),
-        Stack::Megatron => (Stack::Fsdp, None),
+        Stack::Megatron if words.has_prefix("fsdp") || words.any(&FSDP_WORDS) => (Stack::Fsdp, None),
+        Stack::Megatron => (Stack::DeepSpeed, None),
         s => (s, None),
     }
 }
@@ -136,6 +142,12 @@ mod tests {
         assert_eq!(z3(Stack::Megatron, "FSDP FULL_SHARD (ZeRO-3-like); megatron"), (Stack::Fsdp, None));
         assert_eq!(z3(Stack::Jax, "megatron fsdp"), (Stack::Jax, None));
         assert_eq!(z3(Stack::DeepSpeed, "ZeRO-3 via DeepSpeed"), (Stack::DeepSpeed, None));
+        // A ZeRO stage without FSDP's name is DeepSpeed's (Narayanan et al. 2021's rows); FSDP's
+        // strategies and HSDP are PyTorch's.
+        assert_eq!(z3(Stack::Megatron, "Efficient Large-Scale Language Model Training on GPU Clusters"), (Stack::DeepSpeed, None));
+        for t in ["HSDP: shard 8 within a node", "FULL_SHARD", "fully_shard (FSDP2)", "FSDP2"] {
+            assert_eq!(z3(Stack::Megatron, t), (Stack::Fsdp, None), "{t}");
+        }
     }
 
     #[test]

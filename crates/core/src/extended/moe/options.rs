@@ -257,7 +257,7 @@ pub const FP8_DISPATCH_BYTES: f64 = 1.0 + 4.0 / 128.0;
 /// MoE runs together with [`FITTED_EXPERT_GEMM_ISSUE_S`] (`crate::validate::moe_fit`, least mean
 /// absolute error, coordinate search on a 0.1 ms × 2.5 µs grid; test `moe_validate`): 0.8 ms on
 /// all 53 rows of `measured-moe-runs.json` under the operation-list block and memory model with
-/// the dense constants of the 103-row fit (η 1.0, η_att 0.615 of the attention kernel's benchmark
+/// the dense constants of the 103-row fit (η 1.0, η_att 0.613 of the attention kernel's benchmark
 /// curve, [`crate::extended::efficiency::attention_kernel_fraction`]; torchtitan rows read as
 /// FlashAttention-2 class; 0.9 ms with the earlier η 0.999, η_att 0.41 of the ceiling), with the overlapped
 /// exchange's SM share ([`super::layer::COMM_SM_SHARE`]) and DeepEP's achieved bandwidths for hierarchical
