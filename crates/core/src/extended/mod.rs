@@ -75,8 +75,9 @@
 //! attention) and the size constants `c` (GEMM dimension at half rate) and `c_att` (attention
 //! sequence at half rate). Their fit and leave-one-source-out error are in `crate::validate::fit`.
 //! Other modelling choices that the measured runs informed, each global and switchable: ZeRO-3/FSDP
-//! collectives across domains at one NIC per device (`zero3_per_nic`; with all NICs the DeepSpeed
-//! ZeRO-3 rows on 768–2240 A100s come out 2–4× too fast), the datasheet peak as the ceiling of
+//! collectives across domains at one NIC per device (`zero3_per_nic`, DeepSpeed's per-parameter
+//! ZeRO-3 only since session 31; with all NICs the DeepSpeed ZeRO-3 rows on 768–2240 A100s come out
+//! 2–4× too fast), the datasheet peak as the ceiling of
 //! parts without any measurement (TPUs).
 
 pub mod activation_offload;

@@ -264,7 +264,13 @@ impl ExtendedOptions {
             log_params_norm: false,
             grad_accumulation_fusion: true,
             transformer_impl: TransformerImpl::TransformerEngine,
-            activation_offload: ActivationOffload { attn_norm: false, qkv_linear: false, core_attn: false, attn_proj: false, mlp_norm: false },
+            activation_offload: ActivationOffload {
+                attn_norm: false,
+                qkv_linear: false,
+                core_attn: false,
+                attn_proj: false,
+                mlp_norm: false,
+            },
         }
     }
 

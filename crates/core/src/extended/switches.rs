@@ -119,8 +119,8 @@ pub const SWITCHES: [SwitchInfo; 49] = [
     toggle(
         "zero3_per_nic",
         "ZeRO-3 at one NIC per device",
-        "ZeRO-3/FSDP gathers across domains at one NIC per device (measured)",
-        "the measured ZeRO-3 (DeepSpeed) and FSDP (Composer) runs across nodes",
+        "DeepSpeed ZeRO-3 gathers across domains at one NIC per device (measured)",
+        "the measured DeepSpeed ZeRO-3 runs across nodes (per-parameter gathers); PyTorch FSDP, Megatron-FSDP and XLA use every NIC",
     ),
     toggle(
         "memory_bound_ops",

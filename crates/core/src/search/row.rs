@@ -377,7 +377,9 @@ mod tests {
         let one = Ranked { need_gb: 96.68, ..r };
         assert_eq!(ResultRow::of(&one, 16).with_capacity(85.899, 0.08, 0.302).fits, Some(crate::vocab::Fits::No));
         // The band's half-width stays on the figure with the cache: 0.08 · 96.68.
-        assert!((ResultRow::of(&r, 16).with_capacity(85.899, 0.08, 0.302).memory_band_gb.unwrap() - 7.7344).abs() < 1e-9);
+        assert!(
+            (ResultRow::of(&r, 16).with_capacity(85.899, 0.08, 0.302).memory_band_gb.unwrap() - 7.7344).abs() < 1e-9
+        );
     }
 
     #[test]

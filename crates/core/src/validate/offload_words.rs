@@ -139,7 +139,8 @@ mod tests {
         assert!(bad("--fine-grained-activation-offloading true").contains("at least one module"));
         assert!(bad("--fine-grained-activation-offloading true --offload-modules [mlp]").contains("mlp"));
         assert!(bad("--fine-grained-activation-offloading true --offload-modules [attn_proj]").contains("core_attn"));
-        let (o, note) = read_offload("--fine-grained-activation-offloading true --offload-modules [core_attn]").unwrap();
+        let (o, note) =
+            read_offload("--fine-grained-activation-offloading true --offload-modules [core_attn]").unwrap();
         assert!(o.core_attn && !o.attn_proj && note.is_none());
     }
 }

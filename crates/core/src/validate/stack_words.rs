@@ -144,7 +144,10 @@ mod tests {
         assert_eq!(z3(Stack::DeepSpeed, "ZeRO-3 via DeepSpeed"), (Stack::DeepSpeed, None));
         // A ZeRO stage without FSDP's name is DeepSpeed's (Narayanan et al. 2021's rows); FSDP's
         // strategies and HSDP are PyTorch's.
-        assert_eq!(z3(Stack::Megatron, "Efficient Large-Scale Language Model Training on GPU Clusters"), (Stack::DeepSpeed, None));
+        assert_eq!(
+            z3(Stack::Megatron, "Efficient Large-Scale Language Model Training on GPU Clusters"),
+            (Stack::DeepSpeed, None)
+        );
         for t in ["HSDP: shard 8 within a node", "FULL_SHARD", "fully_shard (FSDP2)", "FSDP2"] {
             assert_eq!(z3(Stack::Megatron, t), (Stack::Fsdp, None), "{t}");
         }

@@ -49,7 +49,10 @@ impl PredictedMemory {
     /// the allocator's cache, and without it (allocated + the device figure's context and
     /// buffers, `device − reserved`). Reference mode's single figure is both.
     pub fn need(&self) -> super::Need {
-        super::Need { with_cache_gb: self.device_gb, without_cache_gb: self.allocated_gb + (self.device_gb - self.reserved_gb) }
+        super::Need {
+            with_cache_gb: self.device_gb,
+            without_cache_gb: self.allocated_gb + (self.device_gb - self.reserved_gb),
+        }
     }
 
     /// The figure of `kind` [GB] had extended mode's allocator fragmentation been `fragmentation`

@@ -124,6 +124,9 @@ mod tests {
         // Yes is judged with the cache: 60 · 1.302 = 78.12 ≤ 85.899, but 70 · 1.302 = 91.14 is
         // not, whatever the need without the cache (50 · 1.302 = 65.1 would fit).
         assert_eq!(fits_between(Need { with_cache_gb: 60.0, without_cache_gb: 49.0 }, 85.899, 0.302, 0.08), Fits::Yes);
-        assert_eq!(fits_between(Need { with_cache_gb: 70.0, without_cache_gb: 50.0 }, 85.899, 0.302, 0.08), Fits::Tight);
+        assert_eq!(
+            fits_between(Need { with_cache_gb: 70.0, without_cache_gb: 50.0 }, 85.899, 0.302, 0.08),
+            Fits::Tight
+        );
     }
 }
