@@ -5,7 +5,8 @@
 //! (`megatron/core/transformer/transformer_config.py` l. 2127–2153 at d98e8a6): offloading on needs
 //! a non-empty list of `core_attn`, `attn_proj`, `expert_fc1`, `fused_group_mlp`, `moe_act`,
 //! `attn_norm`, `mlp_norm`, `qkv_linear`, `gdp_qkv`; `attn_proj` without `core_attn` is refused.
-//! A list without offloading on offloads nothing. The experts' modules (`expert_fc1`, `moe_act`,
+//! A list without offloading on (Megatron then offloads nothing) and a list stated twice are errors:
+//! the words contradict or repeat themselves. The experts' modules (`expert_fc1`, `moe_act`,
 //! `fused_group_mlp`) and `gdp_qkv` are read but not priced: the note says so.
 
 use super::words::Words;
@@ -29,15 +30,34 @@ pub fn read_offload(text: &str) -> Result<(ActivationOffload, Option<String>), c
         "--fine-grained-activation-offloading",
     )?;
     let mut o = ActivationOffload::default();
-    if on != Some(true) {
-        return Ok((o, None));
+    let lists: Vec<&str> = ["--offload-modules", "offload_modules"]
+        .iter()
+        .flat_map(|k| text.match_indices(k).map(move |(at, _)| at + k.len()))
+        .map(|from| {
+            let rest = &text[from..];
+            let end = ["]", "--", ";"].iter().filter_map(|s| rest.find(s)).min().unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .collect();
+    if lists.len() > 1 {
+        return Err(crate::Error::invalid(
+            OFFLOAD_WORDS_FIELD,
+            "--offload-modules",
+            "the offloaded modules are stated more than once: state one list",
+        ));
     }
-    let list = ["--offload-modules", "offload_modules"].iter().find_map(|k| {
-        let from = text.find(k)? + k.len();
-        let rest = &text[from..];
-        let end = ["]", "--", ";"].iter().filter_map(|s| rest.find(s)).min().unwrap_or(rest.len());
-        Some(&rest[..end])
-    });
+    let list = lists.first().copied();
+    if on != Some(true) {
+        return match list {
+            Some(_) => Err(crate::Error::invalid(
+                OFFLOAD_WORDS_FIELD,
+                "--offload-modules",
+                "offloaded modules stated without --fine-grained-activation-offloading on: Megatron-LM offloads \
+                 nothing then; state offloading on, or drop the list",
+            )),
+            None => Ok((o, None)),
+        };
+    }
     let mut unpriced = Vec::new();
     let names = list.unwrap_or("").split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|n| !n.is_empty());
     for name in names {
@@ -127,10 +147,23 @@ mod tests {
     }
 
     #[test]
-    fn offloading_off_or_absent_offloads_nothing() {
-        assert_eq!(read_offload("--offload-modules [core_attn]").unwrap(), (ActivationOffload::default(), None));
-        let off = read_offload("--fine-grained-activation-offloading false --offload-modules [core_attn]");
-        assert_eq!(off.unwrap(), (ActivationOffload::default(), None));
+    fn offloading_absent_offloads_nothing_and_a_list_that_does_not_apply_is_an_error() {
+        assert_eq!(read_offload("--use-distributed-optimizer").unwrap(), (ActivationOffload::default(), None));
+        assert_eq!(
+            read_offload("--fine-grained-activation-offloading false").unwrap(),
+            (ActivationOffload::default(), None)
+        );
+        // A list with offloading off or unstated: Megatron-LM offloads nothing, so the list does not
+        // apply; it is named, not dropped.
+        let bad = |t: &str| read_offload(t).unwrap_err().to_string();
+        assert!(bad("--offload-modules [core_attn]").contains("without --fine-grained-activation-offloading"));
+        let off = bad("--fine-grained-activation-offloading false --offload-modules [core_attn]");
+        assert!(off.contains("--offload-modules"), "{off}");
+        // Two lists: which one ran is not knowable from the words.
+        let twice = bad(
+            "--fine-grained-activation-offloading true --offload-modules [core_attn] --offload-modules [attn_norm]",
+        );
+        assert!(twice.contains("more than once"), "{twice}");
     }
 
     #[test]
