@@ -196,18 +196,15 @@ fn moe_sharding_input<'a>(
 fn zero_stage_of(v: Option<&Value>) -> Result<Option<u64>, RowReason> {
     let stage = match v {
         None | Some(Value::Null) => return Ok(None),
-        Some(Value::String(s)) => match s.chars().filter(char::is_ascii_digit).collect::<String>().as_str() {
-            d @ ("0" | "1" | "2" | "3") => d.parse().ok(),
-            _ => None,
-        },
-        Some(v) => keys::whole_number(v),
+        Some(v @ Value::String(_)) => super::schema::zero_stage_in_words(v),
+        Some(v) => keys::whole_number(v).filter(|&z| z <= 3),
     };
     match (stage, v) {
         (Some(z), _) => Ok(Some(z)),
         (None, Some(v)) => Err(RowReason::Configuration(crate::Error::invalid(
             "parallel.zero_stage",
             v.to_string(),
-            "must be a ZeRO stage 0-3 (a number or words such as \"ZeRO-1\") or null",
+            super::schema::ZERO_STAGE_RULE,
         ))),
         (None, None) => Ok(None),
     }

@@ -329,6 +329,23 @@ impl<'a> Row<'a> {
 }
 
 /// `true`/`false` from the words or numbers people use for on/off; `None` for anything else.
+/// The rule a stated `zero_stage` keeps, as its errors say it (dense and MoE rows alike).
+pub(super) const ZERO_STAGE_RULE: &str = "must be a ZeRO stage 0-3 (a number or words such as \"ZeRO-1\") or null";
+
+/// The ZeRO stage that words in a `zero_stage` string name: "ZeRO-1", "stage 2", "zero3" (the one
+/// digit 0–3 they hold), or an off word ("none", "off": stage 0). `None` for anything else, which
+/// the caller refuses with [`ZERO_STAGE_RULE`].
+pub(super) fn zero_stage_in_words(v: &Value) -> Option<u64> {
+    let Value::String(s) = v else { return None };
+    if flag_words(v) == Some(false) {
+        return Some(0);
+    }
+    match s.chars().filter(char::is_ascii_digit).collect::<String>().as_str() {
+        d @ ("0" | "1" | "2" | "3") => d.parse().ok(),
+        _ => None,
+    }
+}
+
 fn flag_words(v: &Value) -> Option<bool> {
     match v {
         Value::Bool(b) => Some(*b),
@@ -548,16 +565,9 @@ fn parse_row(r: &Row) -> Result<MeasuredRun, Error> {
             interleave,
             zero_stage: match parallel.value("zero_stage") {
                 Some(Value::Number(n)) if n.as_u64() == Some(0) => Some(0),
-                // Words naming the stage: "ZeRO-1", "stage 2", "zero3".
-                Some(v @ Value::String(_)) if flag_words(v) == Some(false) => Some(0),
-                Some(Value::String(s)) => match s.chars().filter(char::is_ascii_digit).collect::<String>().as_str() {
-                    d @ ("0" | "1" | "2" | "3") => d.parse().ok(),
-                    _ => {
-                        return Err(parallel.bad(
-                            "zero_stage",
-                            "must be a ZeRO stage 0-3 (a number or words such as \"ZeRO-1\") or null",
-                        ));
-                    }
+                Some(v @ Value::String(_)) => match zero_stage_in_words(v) {
+                    Some(stage) => Some(stage),
+                    None => return Err(parallel.bad("zero_stage", ZERO_STAGE_RULE)),
                 },
                 _ => parallel.count("zero_stage")?,
             },
