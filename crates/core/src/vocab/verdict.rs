@@ -50,8 +50,8 @@ impl Fits {
 /// the request and then every unsplit cached block before it retries, and raises an out-of-memory
 /// error only when that retry fails too (pytorch/pytorch `c10/cuda/CUDACachingAllocator.cpp`,
 /// `DeviceCachingAllocator::malloc`, commit 001074d25084fdb87a799823e395a50f5ec044d3:
-/// `alloc_block` || `release_available_cached_blocks` + `alloc_block` || `release_cached_blocks`
-/// + `alloc_block`; its comment: "at this point free_cached_blocks has already returned all
+/// `alloc_block` || `release_available_cached_blocks` + `alloc_block` || `release_cached_blocks` +
+/// `alloc_block`; its comment: "at this point free_cached_blocks has already returned all
 /// possible 'cached' memory to the driver. The only remaining 'cached' memory is split from a
 /// larger block that is partially in-use"). So reserved − allocated is what a run shows with
 /// memory to spare, not what it needs. The unreleasable remainder (free pieces of partially used
