@@ -20,6 +20,8 @@
 //!   micro-batch under DeepSpeed ZeRO-1 measures 1.4× faster (GPT-2 at 8 per GPU: 397.8 against
 //!   284.1 samples/s) and is predicted the same; the Trainer's own AdamW and AMP gradient handling
 //!   are not priced.
+//! * Memory, session 32 (issue 32): the Granite rows' `no` is judged at full checkpointing too
+//!   (their source states none): `tight`; runs that ran called "no" 2 → 0.
 //! * Memory (every row ran, `measured.oom: false`): 14 yes, 9 tight, 5 no. The five: the blog's two
 //!   13B rows (fms-fsdp's every-n-th-block checkpointing, n not stated, read as none; read as every
 //!   other layer they are tight and +6 / +15 %), the two Granite rows (recompute not stated, read
@@ -115,6 +117,36 @@ fn the_rows_hold_their_session_31_errors() {
     eprintln!("mean |error| {:.1} %, {within} of {} within 12 %", 100.0 * mean_abs, errors.len());
     assert!(mean_abs < 0.41, "mean |error| {mean_abs}");
     assert!(within >= 6, "{within} of {} within 12 %", errors.len());
+}
+
+/// A `no` must hold under every reading of what the source leaves open (session 32, issue 32). The
+/// Granite rows state no activation checkpointing (neither the blog nor its Accelerate issue's
+/// configs): read as the Trainer's default, none, the FSDP row needs 227.1 GB allocated; fully
+/// checkpointed 47.2 GB without the allocator's cache, which fits 85.9 GB even 8 % over-predicted
+/// (47.2 × 0.92 = 43.4 ≤ 85.9): `tight`, and a note says why. The same row stating `none` needs at
+/// least 227.1 GB (227.1 × 0.92 = 208.9 > 85.9): `no`.
+#[test]
+fn an_unstated_recomputation_is_judged_at_full_for_does_not_fit() {
+    use fmperf_core::vocab::Fits;
+    let mut raw: serde_json::Value = serde_json::from_str(RUNS).unwrap();
+    let fsdp = raw["rows"][12].clone();
+    assert_eq!(fsdp["id"], "hf_accelerate_granite7b_fsdp_a100_4");
+    let mut stated = fsdp.clone();
+    stated["id"] = "stated_none".into();
+    stated["parallel"]["recompute"] = "none".into();
+    raw["rows"] = serde_json::Value::Array(vec![fsdp, stated]);
+    let file = parse_measured_runs(&raw.to_string()).expect("the rows read");
+    let report = validate(&file, ModeKind::Extended);
+    let (unstated, stated) = (&report.rows[0], &report.rows[1]);
+    for r in [unstated, stated] {
+        let m = r.memory.as_ref().expect("a memory verdict");
+        assert!((m.predicted_gb.unwrap() - 227.1).abs() < 0.1, "{}: {m:?}", r.id);
+    }
+    assert_eq!(unstated.memory.as_ref().unwrap().fits, Some(Fits::Tight));
+    let note = unstated.assumptions.iter().find(|a| a.text.contains("judged at full recomputation"));
+    assert!(note.is_some_and(|n| n.text.contains("(47.2 GB without")), "{:?}", unstated.assumptions);
+    assert_eq!(stated.memory.as_ref().unwrap().fits, Some(Fits::No));
+    assert!(!stated.assumptions.iter().any(|a| a.text.contains("judged at full")), "{:?}", stated.assumptions);
 }
 
 /// The stack and chip words of issue 31's list are read as the stacks and parts they name: a row

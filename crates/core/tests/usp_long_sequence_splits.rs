@@ -26,6 +26,17 @@
 //! 11.6 %. This file prompted the rule (it is not unseen for the verdict's `no` side;
 //! `data/README.md`).
 //!
+//! Session 32 (issue 32): the report states no recomputation (read as Megatron-LM's default,
+//! none), and a `no` must hold under every reading of what a source leaves open, so it is judged
+//! at full recomputation too (`validate::prepared`, the need without the allocator's cache). Of the
+//! six 30K runs at batch 16, the four with TP ≥ 2 need 59.9–75.5 GB fully recomputed and are
+//! `tight`; the two SP-only runs (tp 1, cp 8: 16 × 30,720 / 8 = 61,440 tokens per device, one
+//! micro-batch as §5.2's "We do not use gradient accumulation" says) need 94.4 GB allocated even
+//! then and stay `no` — as the report states them they cannot have run (as 16 micro-batches of one
+//! sequence they need 67.9 GB). Runs that ran called "no" 6 → 2; with SP-only out, the 30K pick is
+//! the TP 2 × Ulysses 4 split, the measured second (regret 4.8 %), so the pick is the measured
+//! best in 1 group instead of 2 and the mean regret is 2.3 % → 3.0 %.
+//!
 //! The bounds are the figures above with a margin: they fail if a change makes the reading, the
 //! ranking or the error on these splits worse.
 
@@ -79,10 +90,13 @@ fn the_usp_splits_are_ranked_and_guarded() {
     assert_eq!(s.groups, 6);
     assert!(s.tau_mean.is_some_and(|t| t >= 0.35), "{s:?}");
     assert!(s.regret_median.is_some_and(|x| x <= 0.03), "{s:?}");
-    assert!(s.top1_hits >= 2, "{s:?}");
+    assert!(s.top1_hits >= 1, "{s:?}");
     assert!(s.regret_mean.is_some_and(|x| x <= 0.05), "{s:?}");
-    // Only the Llama 2 7B 30K runs at batch 16 (predicted 294–329 GB of 85.9) are still a "no".
-    assert!(s.ran_called_no <= 6, "{s:?}");
+    // Only the two SP-only Llama 2 7B 30K runs at batch 16 (94.4 GB allocated of 85.9 even fully
+    // recomputed) are still a "no".
+    assert!(s.ran_called_no <= 2, "{s:?}");
+    let no: Vec<&str> = r.groups.iter().flat_map(|g| g.ran_called_no.iter().map(String::as_str)).collect();
+    assert!(no.iter().all(|id| id.contains("_30k_8gpu_gbs16/tp1_")), "{no:?}");
     // The orders issue 31 reported reversed: no longer below zero by more than the noise.
     for g in r.groups.iter().filter(|g| g.group.contains("_64k_16gpu_gbs1") || g.group.contains("_80k_16gpu_gbs1")) {
         assert!(g.tau.is_some_and(|t| t > -0.1), "{}: tau {:?}", g.group, g.tau);

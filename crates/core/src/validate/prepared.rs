@@ -14,8 +14,8 @@ use super::schema::MeasuredRun;
 use crate::SystemParams;
 use crate::cost::{CostModel, ExtendedSetup, GivenConfiguration, Pricer};
 use crate::extended::efficiency::Efficiency;
-use crate::extended::{self, ExtendedOptions, Hardware, Layout, Workload};
-use crate::vocab::{MetricKind, Note, PredictedMemory, predicted_memory_gb, utilisation_of_step};
+use crate::extended::{self, ExtendedOptions, Hardware, Layout, Recompute, Workload};
+use crate::vocab::{Fits, MetricKind, Need, Note, PredictedMemory, predicted_memory_gb, utilisation_of_step};
 
 use super::compare::RowResult;
 use crate::mode_kind::ModeKind;
@@ -93,11 +93,16 @@ impl Prepared {
     /// what the driver offers (GB).
     fn extended_model(&self, eta: Efficiency) -> Result<RowModel, RowReason> {
         let setup = self.setup.as_ref().map_err(Clone::clone)?;
+        self.extended_model_with(options_at(setup, eta))
+    }
+
+    /// [`Prepared::extended_model`] with the row's switches replaced by `options`.
+    fn extended_model_with(&self, options: ExtendedOptions) -> Result<RowModel, RowReason> {
+        let setup = self.setup.as_ref().map_err(Clone::clone)?;
         let (hardware, time_void) = match &self.hardware {
             Ok(hw) => (hw.clone(), None),
             Err(reason) => (memory_stand_in(setup), Some(reason.clone())),
         };
-        let options = options_at(setup, eta);
         let pricer = ExtendedSetup { workload: setup.workload, hardware, options };
         let strategy = crate::cost::candidate_of_layout(&setup.layout).strategy;
         Ok(RowModel {
@@ -333,7 +338,11 @@ impl Prepared {
                     m.device_gb = Some(p.device_gb);
                     m.figures = memory_by_kind.then_some(*p);
                     m.band_gb = Some(band * p.device_gb);
-                    m.fits = capacity.map(|c| memory::verdict(p.need(), c));
+                    m.fits = capacity.map(|c| {
+                        let (fits, note) = self.verdict(mode, eta, p.need(), c);
+                        r.assumptions.extend(note);
+                        fits
+                    });
                     if capacity.is_none() {
                         m.reason = Some(format!("{} lists no memory capacity (memory_gb is null)", setup.system.id));
                     }
@@ -375,6 +384,61 @@ impl Prepared {
             Err(reason) => r.reason = Some(reason.to_string()),
         }
         r
+    }
+}
+
+impl Prepared {
+    /// The verdict on the row's predicted `need` on `capacity_gb` in `mode` ([`memory::verdict`]),
+    /// with a note where a policy the source leaves unstated decides it. A `no` says the run cannot
+    /// fit even at the least it can need; a row that does not state its recomputation is priced
+    /// with none (the default of Megatron-LM, PyTorch, DeepSpeed and Hugging Face's Trainer:
+    /// `--recompute-granularity` and `gradient_checkpointing` are off unless set), but it may have
+    /// checkpointed every block, so its `no` is judged on the need without the allocator's cache at
+    /// full recomputation ([`AtFullRecompute`]): `tight` (may not fit) where that fits.
+    fn verdict(&self, mode: ModeKind, eta: Efficiency, need: Need, capacity_gb: f64) -> (Fits, Option<Note>) {
+        let fits = memory::verdict(need, capacity_gb);
+        if fits != Fits::No {
+            return (fits, None);
+        }
+        let Some(least_gb) = mode.price_given(&AtFullRecompute { row: self, eta }) else {
+            return (fits, None);
+        };
+        let widened =
+            memory::verdict(Need { without_cache_gb: least_gb.min(need.without_cache_gb), ..need }, capacity_gb);
+        let note = (widened != fits).then(|| {
+            Note::reading(format!(
+                "recomputation not stated: `{}` judged at full recomputation too, the least the run can need \
+                 ({least_gb:.1} GB without the allocator's cache, of {capacity_gb:.1} GB): {}",
+                fits.words(),
+                widened.words()
+            ))
+            .about("parallel.recompute")
+        });
+        (widened, note)
+    }
+}
+
+/// A row whose source does not state its recomputation, priced at full recomputation in extended
+/// mode: its need without the allocator's cache [GB] ([`Need::without_cache_gb`]), the least the
+/// run can need. `None` where the row states its policy, where it cannot be priced, or in reference
+/// mode (whose published model has no recomputation switch).
+struct AtFullRecompute<'a> {
+    row: &'a Prepared,
+    eta: Efficiency,
+}
+
+impl GivenConfiguration for AtFullRecompute<'_> {
+    type Priced = Option<f64>;
+
+    fn by_reference(&self) -> Option<f64> {
+        None
+    }
+
+    fn by_extended(&self) -> Option<f64> {
+        let setup = self.row.setup.as_ref().ok().filter(|s| !s.recompute.stated)?;
+        let options = ExtendedOptions { recompute: Recompute::Full, ..options_at(setup, self.eta) };
+        let memory = self.row.pricing(self.row.extended_model_with(options)).memory.ok()?;
+        Some(memory.need().without_cache_gb)
     }
 }
 

@@ -37,15 +37,25 @@ pub struct RecomputeReading {
     pub offloaded: bool,
     /// How the words were read (empty when they were plain).
     pub note: Option<Note>,
+    /// Whether the row states a policy: `false` when the field is absent or says the policy is
+    /// not known (read as none, the default of Megatron-LM, PyTorch, DeepSpeed and Hugging Face's
+    /// Trainer); a `does not fit` verdict must then hold at the deepest policy too
+    /// ([`super::prepared`]).
+    pub stated: bool,
 }
 
 impl RecomputeReading {
     fn plain(level: Recompute) -> RecomputeReading {
-        RecomputeReading { level, fraction: None, offloaded: false, note: None }
+        RecomputeReading { level, fraction: None, offloaded: false, note: None, stated: true }
     }
 
     fn noted(level: Recompute, note: String) -> RecomputeReading {
-        RecomputeReading { level, fraction: None, offloaded: false, note: Some(Note::reading(note)) }
+        RecomputeReading { level, fraction: None, offloaded: false, note: Some(Note::reading(note)), stated: true }
+    }
+
+    /// No policy stated: none, noted.
+    fn unstated(note: String) -> RecomputeReading {
+        RecomputeReading { stated: false, ..RecomputeReading::noted(Recompute::None, note) }
     }
 
     fn partial(fraction: f64, what: &str) -> RecomputeReading {
@@ -59,6 +69,7 @@ impl RecomputeReading {
             level,
             fraction: Some(fraction),
             offloaded: false,
+            stated: true,
             note: Some(Note::reading(format!(
                 "recomputation of {what} ({:.0} %): modelled as {read_as}",
                 fraction * 100.0
@@ -213,7 +224,7 @@ pub fn read_recompute(text: Option<&str>, layers: Option<u64>) -> RecomputeReadi
 /// forward is counted in that block's matmuls ([`BlockMatmuls::of`]).
 pub fn read_recompute_of_block(text: Option<&str>, layers: Option<u64>, block: BlockMatmuls) -> RecomputeReading {
     let Some(t) = text.filter(|t| !t.trim().is_empty()) else {
-        return RecomputeReading::noted(Recompute::None, "recomputation not stated: none".into());
+        return RecomputeReading::unstated("recomputation not stated: none".into());
     };
     let w = Words::new(t);
     // A value that opens with a negation states no recomputation; what follows explains it
@@ -229,7 +240,7 @@ pub fn read_recompute_of_block(text: Option<&str>, layers: Option<u64>, block: B
     let not_stated =
         w.tokens.first().is_some_and(|t| t == "not") && w.tokens.get(1).is_some_and(|t| NOT_WHAT.contains(&t.as_str()));
     if not_stated || w.tokens.first().is_some_and(|t| LEADING_UNKNOWN.contains(&t.as_str())) {
-        return RecomputeReading::noted(Recompute::None, format!("recompute `{t}`: no policy stated, read as none"));
+        return RecomputeReading::unstated(format!("recompute `{t}`: no policy stated, read as none"));
     }
     // Offloading (with or without recomputation of the rest).
     if w.has_prefix("offload") || w.any(&["cpu checkpointing", "host offload"]) {
@@ -237,6 +248,7 @@ pub fn read_recompute_of_block(text: Option<&str>, layers: Option<u64>, block: B
             level: Recompute::Selective,
             fraction: None,
             offloaded: true,
+            stated: true,
             note: Some(Note::reading(format!(
                 "`{t}`: activations offloaded to host memory, priced as no extra forward (selective); device \
                  memory of the offloaded activations is over-counted"
@@ -401,8 +413,11 @@ mod tests {
         {
             let r = read_recompute(Some(t), Some(32));
             assert_eq!(r.level, Recompute::None, "{t}");
+            assert!(!r.stated, "{t}");
             assert!(r.note.is_some_and(|n| n.contains("no policy stated")), "{t}");
         }
+        assert!(!read_recompute(None, Some(32)).stated);
+        assert!(read_recompute(Some("none"), Some(32)).stated);
         // A stated word that is not understood is still full.
         assert_eq!(read_recompute(Some("sometimes"), Some(32)).level, Recompute::Full);
     }

@@ -50,8 +50,8 @@ impl Fits {
 /// the request and then every unsplit cached block before it retries, and raises an out-of-memory
 /// error only when that retry fails too (pytorch/pytorch `c10/cuda/CUDACachingAllocator.cpp`,
 /// `DeviceCachingAllocator::malloc`, commit 001074d25084fdb87a799823e395a50f5ec044d3:
-/// `alloc_block` || `release_available_cached_blocks` + `alloc_block` || `release_cached_blocks`
-/// + `alloc_block`; its comment: "at this point free_cached_blocks has already returned all
+/// `alloc_block` || `release_available_cached_blocks` + `alloc_block` || `release_cached_blocks` +
+/// `alloc_block`; its comment: "at this point free_cached_blocks has already returned all
 /// possible 'cached' memory to the driver. The only remaining 'cached' memory is split from a
 /// larger block that is partially in-use"). So reserved − allocated is what a run shows with
 /// memory to spare, not what it needs. The unreleasable remainder (free pieces of partially used
@@ -62,6 +62,9 @@ pub struct Need {
     /// With the allocator's cache [GB] (the reserved-based device figure).
     pub with_cache_gb: f64,
     /// Without the cache the allocator releases before an out-of-memory error [GB] (≤ the other).
+    /// Validation takes it at the most memory-saving reading of what a run's source leaves
+    /// unstated (a run whose recomputation is not stated, priced with none, at full
+    /// recomputation: `validate::prepared`), so that a `no` holds however the run ran.
     pub without_cache_gb: f64,
 }
 
@@ -128,5 +131,21 @@ mod tests {
             fits_between(Need { with_cache_gb: 70.0, without_cache_gb: 50.0 }, 85.899, 0.302, 0.08),
             Fits::Tight
         );
+    }
+
+    #[test]
+    fn an_unstated_policy_widens_the_need_to_its_least() {
+        // Granite 7B under Accelerate with DeepSpeed ZeRO-3 on 4 A100 (held-out
+        // stacks-not-met-runs.json, a run that ran), recomputation not stated: 288.4 GB with the
+        // cache read as none; fully recomputed, 53.9 GB without the cache. One reading:
+        // 0.92 × 235 > 85.899 → no. Both: 53.9 · 0.92 = 49.59 ≤ 85.899 (not no);
+        // 288.4 · 1.302 = 375.5 > 85.899 (not yes) → tight.
+        assert_eq!(fits_between(Need { with_cache_gb: 288.4, without_cache_gb: 235.0 }, 85.899, 0.302, 0.08), Fits::No);
+        let widened = Need { with_cache_gb: 288.4, without_cache_gb: 53.9 };
+        assert_eq!(fits_between(widened, 85.899, 0.302, 0.08), Fits::Tight);
+        // A least need that does not fit even so stays no: 95 · 0.92 = 87.4 > 85.899 (USP's SP-only
+        // 30K runs, 16 sequences of 30,720 tokens a micro-batch: 94.4 GB allocated fully
+        // recomputed, plus the context and the collective buffers).
+        assert_eq!(fits_between(Need { with_cache_gb: 410.0, without_cache_gb: 95.0 }, 85.899, 0.302, 0.08), Fits::No);
     }
 }
