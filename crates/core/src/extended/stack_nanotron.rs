@@ -65,9 +65,9 @@
 //!
 //! Read and not priced (session 32, w160): the Playbook's benchmarks ran nanotron's branch
 //! `nouamane/bench2` (its `scaling_benchmarks.py` at 6ac7d733, 2024-12-13, and at its head
-//! 67c5ebb6, 2024-12-27, is the one with the 131,072 vocabulary, the tie below an FFN of 10,000 and
-//! `REDUCE_SCATTER` by default; a756526 is an ancestor on that branch). Its head commit ("pp")
-//! rewrote the metadata exchange in front of every pipeline tensor
+//! 67c5ebb6, 2024-12-27, ties the embeddings below an FFN of 10,000, counts parameters at a 131,072
+//! vocabulary and takes `REDUCE_SCATTER` by default; a756526 is an ancestor on that branch). Its
+//! head commit ("pp") rewrote the metadata exchange in front of every pipeline tensor
 //! (`src/nanotron/parallel/pipeline_parallel/p2p.py` `P2P._send_meta` / `_recv_meta`, l. 261–439 at
 //! 67c5ebb6): each of the two metadata messages is an `isend`/`irecv` whose completion is polled
 //! with `while not work.is_completed(): … time.sleep(0.1)` (l. 293–301, 329–337, 367–376, 406–414),
