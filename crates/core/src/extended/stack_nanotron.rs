@@ -62,6 +62,31 @@
 //! * The benchmark mode times one step, the third (`NANOTRON_BENCHMARK=1`, `trainer.py` l. 671,
 //!   after a barrier and a synchronize, l. 603–605), and reports `max_memory_allocated` and
 //!   `max_memory_reserved` over 1024³ (GiB, `helpers.py` l. 617–618).
+//!
+//! Read and not priced (session 32, w160): the Playbook's benchmarks ran nanotron's branch
+//! `nouamane/bench2` (its `scaling_benchmarks.py` at 6ac7d733, 2024-12-13, and at its head
+//! 67c5ebb6, 2024-12-27, ties the embeddings below an FFN of 10,000, counts parameters at a 131,072
+//! vocabulary and takes `REDUCE_SCATTER` by default; a756526 is an ancestor on that branch). Its
+//! head commit ("pp") rewrote the metadata exchange in front of every pipeline tensor
+//! (`src/nanotron/parallel/pipeline_parallel/p2p.py` `P2P._send_meta` / `_recv_meta`, l. 261–439 at
+//! 67c5ebb6): each of the two metadata messages is an `isend`/`irecv` whose completion is polled
+//! with `while not work.is_completed(): … time.sleep(0.1)` (l. 293–301, 329–337, 367–376, 406–414),
+//! on the sender and on the receiver. The first test follows the launch by microseconds, so every
+//! message costs at least 0.1 s at both ends. A decoder stage hands on two tensors per micro-batch
+//! forward (`hidden_states`, `sequence_mask`, `llama.py` l. 841–842 at a756526) and gets one
+//! gradient back (the mask has none), so a middle stage polls 12 messages per micro-batch (at least
+//! 1.2 s) and an end stage 6 (at least 0.6 s), whatever the layer's size. Not priced: nanotron
+//! before that commit (a756526: `_send_meta` waits in NCCL) and its main branch (2411b02) never
+//! poll, the Playbook's grid mixes runs made before and after that commit, and a row does not say
+//! which (`tests/data/README.md`, `ultrascale-playbook-sweeps.json`: the rows on that floor). Also
+//! read there and found not to scale with `tp × layers`: TP's linear layers
+//! (`parallel/tensor_parallel/functional.py` l. 118–604 at a756526: asynchronous all-gather and
+//! reduce-scatter with the local shard's GEMM in between, at most three GEMMs per linear) and its
+//! primitives (`distributed_differentiable_primitives.py`) hold no host synchronisation and no loop
+//! over the ranks, and the pipeline engine's `run_communication` (`state.py`) exchanges at the
+//! stage boundaries only. So the rest of the TP × PP rows' time, about 3 ms per TP rank and decoder
+//! layer of the busiest stage per micro-batch (the rows' medians 3.4, 2.7 and 2.9 ms at tp 4, 8 and
+//! 16), has no source here and stays unpriced.
 
 use super::data_parallel::GRADIENT_BYTES;
 use super::layout::Layout;
