@@ -158,6 +158,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "moe/sync",
             "fsdp_host",
             "moe/grouped_gemm",
+            "moe/expert_offload",
             "moe/layer",
             "block",
             "moe/block",

@@ -31,9 +31,9 @@
 //! `get_query_key_value_tensors`, `megatron/core/transformer/attention.py` l. 1386–1392);
 //! `core_attn` → the attention core (`attention`, the unfused core's `attention_scores`,
 //! `attention_softmax`, `attention_context`; `attention.py` l. 1552–1553); `attn_proj` →
-//! `out_proj`; `mlp_norm` → `mlp_norm`. Not priced: the experts' `expert_fc1` and `moe_act`
-//! (fmperf keeps the routed experts' saved tensors as one figure), so such a row is priced
-//! without them and its note says so.
+//! `out_proj`; `mlp_norm` → `mlp_norm`. The experts' `expert_fc1` and `moe_act` leave the
+//! device's memory ([`super::moe::expert_offload`]) but their copies are not priced: such a row's
+//! time is priced without them and its note says so.
 
 use super::hardware::Hardware;
 use super::ops::{KeptBytes, Operation};

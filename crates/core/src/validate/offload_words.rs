@@ -7,9 +7,12 @@
 //! `attn_norm`, `mlp_norm`, `qkv_linear`, `gdp_qkv`; `attn_proj` without `core_attn` is refused.
 //! A list without offloading on (Megatron then offloads nothing) and a list stated twice are errors:
 //! the words contradict or repeat themselves. The experts' modules (`expert_fc1`, `moe_act`,
-//! `fused_group_mlp`) and `gdp_qkv` are read but not priced: the note says so.
+//! `fused_group_mlp`) and `gdp_qkv` are read but their copies not priced: the note says so; the
+//! routed experts' `expert_fc1` and `moe_act` leave the device's memory
+//! ([`read_offload_with_experts`], [`crate::extended::moe::expert_offload`]).
 
 use super::words::Words;
+use crate::extended::moe::options::ExpertOffload;
 use crate::extended::options::ActivationOffload;
 
 /// The fields whose words [`read_offload`] reads, as its errors name them.
@@ -22,7 +25,15 @@ const UNPRICED_MODULES: [&str; 4] = ["expert_fc1", "moe_act", "fused_group_mlp",
 /// A module Megatron does not know, offloading on with no module, or `attn_proj` without
 /// `core_attn` is an error naming the words.
 pub fn read_offload(text: &str) -> Result<(ActivationOffload, Option<String>), crate::Error> {
+    read_offload_with_experts(text).map(|(o, _, note)| (o, note))
+}
+
+/// [`read_offload`] with the routed experts' modules it names (`expert_fc1`, `moe_act`: their
+/// device memory, [`crate::extended::moe::expert_offload`]; the note says their copies are not
+/// priced).
+pub fn read_offload_with_experts(text: &str) -> Result<(ActivationOffload, ExpertOffload, Option<String>), crate::Error> {
     let w = Words::new(text);
+    let mut experts = ExpertOffload::default();
     let on = super::step_words::stated_flag(
         &w,
         "fine grained activation offloading",
@@ -55,7 +66,7 @@ pub fn read_offload(text: &str) -> Result<(ActivationOffload, Option<String>), c
                 "offloaded modules stated without --fine-grained-activation-offloading on: Megatron-LM offloads \
                  nothing then; state offloading on, or drop the list",
             )),
-            None => Ok((o, None)),
+            None => Ok((o, experts, None)),
         };
     }
     let mut unpriced = Vec::new();
@@ -67,7 +78,11 @@ pub fn read_offload(text: &str) -> Result<(ActivationOffload, Option<String>), c
             "core_attn" => o.core_attn = true,
             "attn_proj" => o.attn_proj = true,
             "mlp_norm" => o.mlp_norm = true,
-            n if UNPRICED_MODULES.contains(&n) => unpriced.push(n),
+            n if UNPRICED_MODULES.contains(&n) => {
+                experts.expert_fc1 |= n == "expert_fc1";
+                experts.moe_act |= n == "moe_act";
+                unpriced.push(n);
+            }
             n => {
                 return Err(crate::Error::invalid(
                     OFFLOAD_WORDS_FIELD,
@@ -96,12 +111,16 @@ pub fn read_offload(text: &str) -> Result<(ActivationOffload, Option<String>), c
         let priced = priced_names(&o);
         let head = if priced.is_empty() { String::new() } else { format!("the copies of {priced} priced; ") };
         format!(
-            "fine-grained activation offloading: {head}the copies of {} not priced (the experts' saved tensors are \
-             one figure)",
-            unpriced.join(", ")
+            "fine-grained activation offloading: {head}the copies of {} not priced{}",
+            unpriced.join(", "),
+            if experts == ExpertOffload::default() {
+                ""
+            } else {
+                " (the routed experts' offloaded tensors leave the device's memory)"
+            }
         )
     });
-    Ok((o, note))
+    Ok((o, experts, note))
 }
 
 /// The priced modules of `o`, as Megatron names them, comma-joined (empty for none).
@@ -136,14 +155,20 @@ mod tests {
         assert!(note.contains("attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm priced"), "{note}");
         assert!(note.contains("expert_fc1, moe_act not priced"), "{note}");
         // The experts' modules alone: only what is not priced is named.
-        let (o, note) =
-            read_offload("--fine-grained-activation-offloading true --offload-modules [expert_fc1 moe_act]").unwrap();
+        let (o, experts, note) =
+            read_offload_with_experts("--fine-grained-activation-offloading true --offload-modules [expert_fc1 moe_act]")
+                .unwrap();
         assert!(!o.any());
+        assert_eq!(experts, ExpertOffload { expert_fc1: true, moe_act: true });
         assert_eq!(
             note.unwrap(),
-            "fine-grained activation offloading: the copies of expert_fc1, moe_act not priced (the experts' saved \
-             tensors are one figure)"
+            "fine-grained activation offloading: the copies of expert_fc1, moe_act not priced (the routed experts' \
+             offloaded tensors leave the device's memory)"
         );
+        // One of them: only that one leaves the device.
+        let (_, experts, _) =
+            read_offload_with_experts("--fine-grained-activation-offloading true --offload-modules [moe_act]").unwrap();
+        assert_eq!(experts, ExpertOffload { expert_fc1: false, moe_act: true });
     }
 
     #[test]

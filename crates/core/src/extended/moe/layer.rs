@@ -437,6 +437,12 @@ pub fn moe_mlp_operations(
     recompute_modules(&mut ops, mo, t * h * es, (gates + 1.0) * fe_local * rows * es / ew_bytes.max(1.0), || {
         saved_input(p, rows * fe_local * es).none
     });
+    // The routed experts' saved tensors offloaded to the host leave the device (memory only).
+    if let Some(op) = ops.iter_mut().find(|o| o.name == EXPERTS_OP && mo.offload != Default::default()) {
+        let act_bytes = if mo.fp8_swiglu_cache { FP8_DISPATCH_BYTES } else { es };
+        let saved = super::expert_offload::saved_tensors(p, rows, h, gates * fe_local, act_bytes);
+        super::expert_offload::take_off(op, &mo.offload, saved, !mo.recompute_modules.moe);
+    }
 
     let (mut fwd, mut bwd) = (Pass::default(), Pass::default());
     for o in &ops {
@@ -552,8 +558,9 @@ pub(crate) mod tests {
         (w, m)
     }
 
-    /// Mixtral's MoE MLP on an H200 of 8-GPU domains: its operations and their cost.
-    fn mlp(layout: &Layout, ep: u64, mo: MoeOptions) -> (Vec<Operation>, MoeMlpCost) {
+    /// Mixtral's MoE MLP on an H200 of 8-GPU domains: its operations and their cost (also
+    /// `super::super::expert_offload`'s tests).
+    pub(crate) fn mlp(layout: &Layout, ep: u64, mo: MoeOptions) -> (Vec<Operation>, MoeMlpCost) {
         let (w, m) = mixtral();
         let hw = Hardware::from_params(&SystemParams::h200().with_domain_size(8), true);
         let opts = ExtendedOptions::realistic();

@@ -5,6 +5,7 @@
 //! | [`crate::moe_shape`] (a value type beside the catalog, so the catalog does not depend on extended mode) | the model's experts (routed, shared, top-k, gated, dense-first/frequency, router), multi-head latent attention, multi-token prediction |
 //! | [`counts`] | total and active parameters |
 //! | [`options`] | the MoE switches: load (dropless γ, capacity C, forced), dispatcher, FP8 dispatch, all-to-all overlap, fixed EP/ETP |
+//! | [`expert_offload`] | the routed experts' saved tensors Megatron-LM offloads to the host (`expert_fc1`, `moe_act`): what they no longer keep on the device |
 //! | [`experts`] | expert parallelism and expert tensor parallelism folded over `tp·cp·dp` (parallel folding), their rules and search choices |
 //! | [`dispatch`] | dispatch/combine exchange on the two network tiers (all-to-all, hierarchical node-limited, all-gather, ETP collectives) |
 //! | [`axes`] | the MoE sweep axes (EP, ETP, load, dispatcher, experts, top-k at equal active parameters) |
@@ -25,6 +26,7 @@ pub mod devices;
 pub mod dispatch;
 pub mod evaluate;
 pub mod exchange_rates;
+pub mod expert_offload;
 pub mod experts;
 pub mod grouped_gemm;
 pub mod host_calls;
@@ -38,4 +40,4 @@ pub use counts::{ParameterCounts, parameter_counts};
 pub use evaluate::MoeBreakdown;
 pub use experts::ExpertLayout;
 pub use layer::{MoeMlpCost, MoeTimePart, MoeTimes, moe_mlp_operations};
-pub use options::{A2aOverlap, Dispatcher, Load, MoeOptions, RecomputeModules};
+pub use options::{A2aOverlap, Dispatcher, ExpertOffload, Load, MoeOptions, RecomputeModules};

@@ -190,6 +190,10 @@ pub struct MoeOptions {
     /// router fusion, grouped or sequential experts, the load-balancing loss, CUDA-graph scopes;
     /// [`super::host_calls`], [`super::host_flags`]); Megatron's defaults by default.
     pub host: MoeHostFlags,
+    /// The routed experts' saved tensors Megatron-LM offloads to the host
+    /// (`--offload-modules expert_fc1 moe_act`, [`super::expert_offload`]): memory only; none by
+    /// default.
+    pub offload: ExpertOffload,
 }
 
 /// Megatron-Core's selective-recomputation modules (`--recompute-modules`, `recompute_modules` of
@@ -250,6 +254,39 @@ impl RecomputeModules {
     }
 }
 
+/// Which of the routed experts' offload modules a run names (`--offload-modules`; what they take
+/// off the device: [`super::expert_offload`]); none by default (Megatron offloads nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExpertOffload {
+    /// `expert_fc1`: the first grouped GEMM's saved input (the dispatched token copies).
+    pub expert_fc1: bool,
+    /// `moe_act`: the activation's saved input (the first GEMM's output).
+    pub moe_act: bool,
+}
+
+impl ExpertOffload {
+    /// The modules' names, `+`-joined (`none` when there are none).
+    pub fn names(&self) -> String {
+        super::host_flags::plus_joined(&[(self.expert_fc1, "expert_fc1"), (self.moe_act, "moe_act")])
+    }
+
+    /// Reads `none` or a `+`-joined list of `expert_fc1`, `moe_act`; errors name
+    /// `moe.offload_modules`.
+    fn parse(v: &str) -> Result<ExpertOffload, Error> {
+        let mut o = ExpertOffload::default();
+        for name in v.split('+').map(str::trim).filter(|n| *n != "none") {
+            match name {
+                "expert_fc1" => o.expert_fc1 = true,
+                "moe_act" => o.moe_act = true,
+                _ => {
+                    return Err(bad("offload_modules", v, "must be none or expert_fc1, moe_act joined by +"));
+                }
+            }
+        }
+        Ok(o)
+    }
+}
+
 /// Bytes per element of an FP8 dispatch with one FP32 scale per 128 elements [B].
 pub const FP8_DISPATCH_BYTES: f64 = 1.0 + 4.0 / 128.0;
 
@@ -302,6 +339,7 @@ impl Default for MoeOptions {
             fp8_swiglu_cache: false,
             shared_overlap: false,
             host: MoeHostFlags::default(),
+            offload: ExpertOffload::default(),
         }
     }
 }
@@ -361,6 +399,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "shared_overlap",
         "on/off (default off): Megatron's --moe-shared-expert-overlap, the shared experts' GEMMs after the dispatcher's sync",
+    ),
+    (
+        "offload_modules",
+        "none (default) or expert_fc1+moe_act: the routed experts' saved tensors Megatron offloads to the host (memory only)",
     ),
     ("permute_fusion", "on/off (default off): Megatron's fused token permutation (fewer host calls)"),
     ("router_fusion", "on/off (default off): Megatron's fused router top-k and aux loss (fewer host calls)"),
@@ -453,6 +495,7 @@ impl MoeOptions {
                 "dual_pipe" | "dualpipe" => self.dual_pipe = on_off("dual_pipe", &value)?,
                 "fp8_swiglu_cache" => self.fp8_swiglu_cache = on_off("fp8_swiglu_cache", &value)?,
                 "shared_overlap" => self.shared_overlap = on_off("shared_overlap", &value)?,
+                "offload_modules" => self.offload = ExpertOffload::parse(&value)?,
                 "permute_fusion" => self.host.permute_fusion = on_off("permute_fusion", &value)?,
                 "router_fusion" => self.host.router_fusion = on_off("router_fusion", &value)?,
                 "sequential_experts" => self.host.sequential_experts = on_off("sequential_experts", &value)?,
@@ -516,6 +559,9 @@ impl fmt::Display for MoeOptions {
         }
         if self.shared_overlap {
             write!(f, ",shared_overlap=on")?;
+        }
+        if self.offload != ExpertOffload::default() {
+            write!(f, ",offload_modules={}", self.offload.names())?;
         }
         // The host-call switches, each written when not Megatron's default.
         let h = self.host;
