@@ -144,3 +144,42 @@ fn runs_that_ran_as_stated_are_estimated_near_their_devices_memory() {
         );
     }
 }
+
+#[test]
+fn the_data_parallel_overlap_is_read_as_the_words_state_it() {
+    // Stated off: Megatron-Bridge 25.09's DeepSeek-V3 on H100 ("overlap_grad_reduce=False for
+    // H100") and SimuMax's launcher ("no --overlap-grad-reduce"); stated on: Megatron-Bridge
+    // 26.02's DeepSeek-V3 on GB300 ("overlap_grad_reduce on, overlap_param_gather off").
+    for (id, on) in [
+        ("mb2509_dsv3_h100_fp8_1024", false),
+        ("sm_deepseekv3_l4_tp1_ep8_pp1_dp8_mbc4_cef", false),
+        ("mb2602_dsv3_gb300_mxfp8_256", true),
+    ] {
+        let s = read(id);
+        assert_eq!(s.options.dp_overlap, on, "{id}");
+        assert_eq!(s.notes.iter().any(|n| n.contains("dp_overlap=off")), !on, "{id}: {:?}", s.notes);
+    }
+    // Unstated: on, even where the source names Megatron-LM (the Model Zoo's configs set
+    // `--overlap-grad-reduce: true`), unlike a dense row's Megatron-LM default.
+    let mut row = shipped("zoo_qwen3_235b_h100_bf16_256_ep32_pp8");
+    assert!(read("zoo_qwen3_235b_h100_bf16_256_ep32_pp8").options.dp_overlap);
+    row["notes"] = json!(["Megatron-LM launch"]);
+    assert!(interpret_moe_row(&row).unwrap().options.dp_overlap);
+    row["notes"] = json!(["Megatron-LM launch without --overlap-grad-reduce"]);
+    assert!(!interpret_moe_row(&row).unwrap().options.dp_overlap);
+}
+
+#[test]
+fn qwen3_30b_on_16_h100_is_the_sources_patch_container_measurement() {
+    // Megatron-Bridge's 26.02.01 section re-measured the 26.02 row's stated configuration
+    // (16 GPUs, FP8, GBS 1024, MBS 1, PP 2, VP 12, EP 8): 9,058 tokens/s, 208 TFLOP/s per GPU.
+    let row = shipped("mb2602_qwen3_30b_h100_fp8cs_16");
+    assert_eq!(row["measured"]["tokens_per_s_per_device"], json!(9058));
+    let s = interpret_moe_row(&row).unwrap();
+    assert_eq!(s.measured, 208.0);
+    assert_eq!((s.layout.pp, s.options.interleave, s.layout.microbatches()), (2, 12, 128));
+    // The two figures agree under Megatron-Bridge's count: 208e12 / 9,058 = 22.96 GFLOP per
+    // token against the formula's 23.01 (the file's flop_check): within 0.3 %.
+    let per_token = fmperf_core::validate::moe_flops::model_flops_per_token(&s.workload, s.rules.as_ref().unwrap());
+    assert!((208e12 / 9058.0 / per_token - 1.0).abs() < 0.005, "{per_token}");
+}

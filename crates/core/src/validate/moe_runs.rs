@@ -159,6 +159,24 @@ pub struct MoeRowResult {
 /// ConnectX-7 400 Gb/s per four-GPU tray).
 const FALLBACK_NIC_GBPS: f64 = 50.0;
 
+/// Whether a MoE row overlaps its data-parallel gradient reduction with the backward, as its
+/// words state it (`overlap_grad_reduce=False`, "no --overlap-grad-reduce": off; stated on: on;
+/// unstated: on) by the dense rows' phrases ([`super::parallel_words::read_dp_overlap`]), off noted.
+/// Unlike dense rows, a Megatron-LM stack alone does not turn it off: the shipped MoE sources'
+/// Megatron stacks set it (Megatron-Bridge's recipes; the Megatron MoE Model Zoo's
+/// `model_configs/benchmarking/*.yaml` `--overlap-grad-reduce: true`, yanring/Megatron-MoE-ModelZoo
+/// e865051), so a MoE row without the words keeps it on.
+fn dp_overlap_as_stated(text: &str, notes: &mut Vec<Note>) -> bool {
+    let none = super::words::Words::new("");
+    let (on, _) = super::parallel_words::read_dp_overlap(&super::words::Words::new(text), &none, false);
+    if !on {
+        notes.reading(
+            "data-parallel gradient reduction not overlapped with the backward, as stated (dp_overlap=off)".into(),
+        );
+    }
+    on
+}
+
 /// Mapping options for a row's system: the catalog's, with [`FALLBACK_NIC_GBPS`] when it lists no
 /// scale-out bandwidth (noted).
 fn mapping_for(sys: &catalog::CatalogSystem, notes: &mut Vec<Note>) -> MappingOptions {
@@ -422,6 +440,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     let (attention_kernel, attention_note) =
         super::kernel_words::read_stated_attention_kernel(flash_attention, &super::words::Words::new(&attention_text))
             .map_err(RowReason::Configuration)?;
+    let dp_overlap = dp_overlap_as_stated(&attention_text, &mut notes);
     // The layer spec as for dense rows ([`super::step_words::read_transformer_impl`]), and the
     // local spec's core attention where the words name no kernel.
     let (spec, spec_note) = super::step_words::read_transformer_impl(&super::words::Words::new(&words(p, "other")))
@@ -473,6 +492,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         stack,
         activation_offload,
         transformer_impl: spec.unwrap_or_default(),
+        dp_overlap,
         ..ExtendedOptions::realistic()
     };
 
