@@ -174,6 +174,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "stack_nanotron",
             "optimizer_host",
             "step_host",
+            "moe/host_step",
             "fp32_accumulation",
             "stack_tensors",
             "model_states",

@@ -448,6 +448,12 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     notes.extend(spec_note);
     let (attention_kernel, attention_note) = super::step_words::spec_attention(spec, attention_kernel, attention_note);
     notes.extend(attention_note);
+    // The per-step statistics as for dense rows ([`super::step_words::read_step_statistics`]:
+    // `--log-num-zeros-in-grad`, `--log-params-norm` in the row's arguments).
+    let (log_num_zeros_in_grad, log_params_norm, statistics_note) =
+        super::step_words::read_step_statistics(&super::words::Words::new(&words(p, "other")))
+            .map_err(RowReason::Configuration)?;
+    notes.extend(statistics_note);
     // The stack of FSDP as for dense rows: Megatron-FSDP only where the words name it.
     let stack = match sharding {
         Sharding::Zero3 => {
@@ -493,6 +499,8 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         activation_offload,
         transformer_impl: spec.unwrap_or_default(),
         dp_overlap,
+        log_num_zeros_in_grad,
+        log_params_norm,
         ..ExtendedOptions::realistic()
     };
 

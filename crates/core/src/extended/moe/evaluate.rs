@@ -18,11 +18,13 @@
 
 use super::devices::{Device, DualRank, MoePartsView, dual_pipe_bubble_slots, dual_ranks, moe_devices};
 use super::experts::ExpertLayout;
+use super::host_step::{RankTensors, moe_block_tensors, moe_step_host_s};
 use super::layer::MoeTimes;
 use crate::Error;
 use crate::extended::block::BlockCost;
 use crate::extended::data_parallel::{DpCost, DpGroups, data_parallel_cost};
 use crate::extended::device_memory::DeviceMemory;
+use crate::extended::fsdp_host::optimizer_shard;
 pub use crate::extended::iteration::MoeBreakdown;
 use crate::extended::iteration::{
     Breakdown, ExtendedEvaluation, OPTIMIZER_BYTES_PER_PARAMETER, Slots, fp8_weight_cast_s,
@@ -342,14 +344,28 @@ pub fn assemble_moe(
             p,
             RankBlocks { dense: busiest.dense as f64, moe: busiest.moe as f64, experts: Some((m, &el)) },
         );
-    let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt;
+    // The logged statistics run on every rank between the backward and the next step, each ending
+    // in a device sync: added whole, over the busiest rank's tensors (super::host_step).
+    let ranks = RankTensors {
+        dense_blocks: busiest.dense as f64,
+        moe_blocks: busiest.moe as f64,
+        // Embedding and head on one stage, one of them on an end stage (as a dense stage's count).
+        ends: match busiest.name {
+            "only" => 2.0,
+            "first" | "last" => 1.0,
+            _ => 0.0,
+        },
+        moe_block: moe_block_tensors(m.local_experts(el.ep), m.shared_experts),
+    };
+    let shards = |g: &DpGroups| optimizer_shard(p, if opts.sharding.shards_optimizer() { g.shard } else { 1 });
+    let t_step_host = moe_step_host_s(p, layout, ranks, shards(&groups), shards(&expert_groups));
+    let t = nmb_f * slot + bubble + dp.per_iteration_s + t_opt + t_step_host;
 
     let estimate = memory_of(w, m, layout, p, &groups, &el, &devices, parts);
     let memory = DeviceMemory::of(&estimate);
 
     let t_zero3 = nmb_f * dp.per_microbatch_s;
-    // The logged statistics' host work (super::step_host) is priced for dense models only.
-    let slots = Slots { t, microbatches: nmb_f, pass, t_opt, t_step_host: 0.0, t_zero3, dp, messages, bubble };
+    let slots = Slots { t, microbatches: nmb_f, pass, t_opt, t_step_host, t_zero3, dp, messages, bubble };
     let totals = slots.totals(&memory);
     let counts = parts.shared.counts;
     let recompute_s = busiest.dense as f64 * dense.recompute.time() + busiest.moe as f64 * moe.block.recompute.time();
@@ -357,7 +373,7 @@ pub fn assemble_moe(
         t_cp_comm_s: nmb_f * pass.cp_comm_s,
         t_recompute_s: nmb_f * recompute_s,
         t_optimizer_s: t_opt,
-        t_step_host_s: 0.0,
+        t_step_host_s: t_step_host,
         t_layer_python_s: nmb_f
             * (busiest.dense as f64
                 * crate::extended::layer_python::dense_layer_python_s(p.hw, p.opts).iter().sum::<f64>()

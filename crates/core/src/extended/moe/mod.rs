@@ -15,6 +15,7 @@
 //! | [`mla`] | multi-head latent attention as operations (in every block of a model with it): replicated down-projections, latent norms, column-parallel up-projections, core with its own query/key and value widths |
 //! | [`host_calls`] | the host calls of Megatron-Core's MoE layer besides the expert GEMMs (router, load-balancing loss, dispatcher, permutation), counted from the code, and CUDA-graph scopes |
 //! | [`host_flags`] | the switches that change those calls: permute/router fusion, sequential experts, balancing loss, CUDA-graph scopes |
+//! | [`host_step`] | the logged statistics' per-step host work (zero count, parameter norm) over an MoE rank's parameter tensors: its blocks' and its local experts' |
 //! | [`sync`] | the forward pass between the dispatcher's device→host syncs: stretches from an empty GPU queue, host and GPU phases in issue order |
 //! | [`grouped_gemm`] | the routed experts' grouped-GEMM efficiency by tokens per expert: the kernel's row tile (GPU 128, checked against DeepGEMM's table; TPU megablox 512); the weight gradients' main-gradient read and write (checked against SimuMax's B200 table) |
 //! | [`layer`] | the MoE MLP of one block as operations: router, routed experts at the grouped-GEMM efficiency, shared experts, permutation, exposed vs hidden exchange, fixed layer time |
@@ -31,6 +32,7 @@ pub mod experts;
 pub mod grouped_gemm;
 pub mod host_calls;
 pub mod host_flags;
+pub mod host_step;
 pub mod layer;
 pub mod mla;
 pub mod options;
