@@ -174,6 +174,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "optimizer_host",
             "step_host",
             "fp32_accumulation",
+            "stack_eager",
             "stack_tensors",
             "model_states",
             "memory",
