@@ -176,6 +176,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "step_host",
             "moe/host_step",
             "fp32_accumulation",
+            "stack_eager",
             "stack_tensors",
             "model_states",
             "memory",

@@ -421,6 +421,15 @@ pub(crate) fn timing(
         };
         super::fp32_accumulation::fp32_accumulation(p, holding)
     };
+    // The Hugging Face Trainer's own step (autocast's casts per micro-batch; its unfused step in
+    // place of the fused step's traffic), on `tensors` parameter tensors holding `params`.
+    let trainer = |tensors: f64, params: f64| {
+        let optimizer_parameters = params / optimizer_shard;
+        super::stack_eager::trainer_step(
+            p,
+            super::fp32_accumulation::Holding { tensors, parameters: params, optimizer_parameters },
+        )
+    };
     let mut device = |name, blocks: u64, ends: &[EndCost]| -> Device {
         let mut pass = block_pass.times(blocks as f64);
         let mut params = blocks as f64 * block.parameters;
@@ -430,6 +439,7 @@ pub(crate) fn timing(
         }
         let (first, last) = (name == "first", name == "last" || (name == "first" && layout.pp == 1));
         pass.memory_s += accumulation(blocks, params, first, last).per_microbatch_s;
+        pass.memory_s += trainer(0.0, params).map_or(0.0, |s| s.per_microbatch_s);
         // Only ZeRO-2 and ZeRO-3 move data every micro-batch (the other shardings'
         // per-micro-batch part is 0).
         let sharded_s = if opts.sharding.shards_gradients() {
@@ -468,7 +478,9 @@ pub(crate) fn timing(
     let linear_busiest = busiest.blocks as f64 * block.linear_parameters;
     let dp = collectives(busiest.blocks, params_busiest, linear_busiest).exposed(block.fwd_s(), block.bwd_s());
     let (first, last) = (busiest.name == "first", busiest.name == "last" || layout.pp == 1);
-    let t_opt = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER)
+    let tensors = super::step_host::stage_tensors(stages, layout.pp);
+    let fused_step = p.traffic(params_busiest / optimizer_shard * OPTIMIZER_BYTES_PER_PARAMETER);
+    let t_opt = trainer(tensors, params_busiest).map_or(fused_step, |s| s.per_step_s)
         + fp8_weight_cast_s(p, busiest.blocks as f64 * block.linear_parameters)
         + accumulation(busiest.blocks, params_busiest, first, last).per_step_s
         // nanotron's tied-embedding gradient sync, between the backward and the step.
@@ -476,7 +488,6 @@ pub(crate) fn timing(
 
     // The logged statistics run on every rank between the backward and the next step, each ending
     // in a device sync: added whole, on the stage holding the most parameter tensors.
-    let tensors = super::step_host::stage_tensors(stages, layout.pp);
     let held = super::step_host::optimizer_tensors(
         tensors,
         super::fsdp_host::optimizer_shard(p, if opts.sharding.shards_optimizer() { groups.shard } else { 1 }),

@@ -46,6 +46,7 @@
 //! | `outputs_hold_kv` | the model's output holds every block's keys and values through the backward (Hugging Face `use_cache`) | [`memory`] |
 //! | `fusion` | fused element-wise kernels, or eager PyTorch with each primitive's own HBM traffic | [`ops`], [`sublayer`] |
 //! | `log_num_zeros_in_grad`, `log_params_norm` | Megatron-LM's per-step gradient zero count and parameter norm: host time of their PyTorch calls and synced all-reduces, added to the step; the zero count's sync inside the optimizer step exposes the step's walk over its tensors | [`step_host`], [`optimizer_host`] |
+//! | `hf_trainer_step` | the Hugging Face Trainer's own step under native AMP and DDP (transformers before 4.32): transformers' AdamW tensor by tensor, unscale and clip over FP32 gradients, `zero_grad`, DDP's bucket copies, autocast's weight casts per micro-batch | [`stack_eager`] |
 //! | `grad_accumulation_fusion` | Megatron-LM's weight-gradient GEMMs accumulate into the FP32 main gradient; off (`--no-gradient-accumulation-fusion`), DDP's backward hook adds each weight's 16-bit gradient: a launch per weight matrix and the 16-bit gradient's write and read | [`step_host`], [`iteration`] |
 //! | `transformer_impl` | Megatron-Core's layer spec: Transformer Engine's modules or its own (`local`): which modules' Python a layer's forward runs | [`layer_python`] |
 //! | `attention_kernel` | the part's own-generation fused attention, a FlashAttention-2-class kernel (slower on Hopper and later), or unfused attention (the score matrix computed in full and kept) | [`pricing`], [`efficiency`], [`unfused_attention`] |
@@ -111,6 +112,7 @@ pub mod pipeline;
 pub mod pricing;
 pub mod sparsity;
 pub mod stack;
+pub mod stack_eager;
 pub mod stack_nanotron;
 pub mod stack_tensors;
 pub mod step_host;

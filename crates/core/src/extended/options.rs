@@ -181,6 +181,11 @@ pub struct ExtendedOptions {
     /// multi-tensor kernel, six all-reduces, a sync; host time, [`super::step_host`]). Off:
     /// Megatron's default.
     pub log_params_norm: bool,
+    /// The Hugging Face Trainer's own step under native AMP and DDP (transformers before 4.32):
+    /// transformers' `AdamW` walked tensor by tensor, the loss scaler's unscale and the clip over
+    /// FP32 gradients, `zero_grad`, DDP's bucket copies, autocast's weight casts every micro-batch
+    /// ([`super::stack_eager`]), in place of a fused step's traffic. Off: the stack's fused step.
+    pub hf_trainer_step: bool,
     /// Megatron-LM's gradient-accumulation fusion (on unless `--no-gradient-accumulation-fusion`):
     /// each linear layer's weight-gradient GEMM accumulates into the FP32 `main_grad` itself. Off:
     /// the GEMM writes a 16-bit gradient that the backward hook of Megatron's DDP adds into
@@ -262,6 +267,7 @@ impl ExtendedOptions {
             stack: super::stack::Stack::Megatron,
             log_num_zeros_in_grad: false,
             log_params_norm: false,
+            hf_trainer_step: false,
             grad_accumulation_fusion: true,
             transformer_impl: TransformerImpl::TransformerEngine,
             activation_offload: ActivationOffload {
@@ -517,7 +523,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 49);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 50);
         let bad = ExtendedOptions { cp_ulysses: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("cp_ulysses"));
         let strict = ExtendedOptions {

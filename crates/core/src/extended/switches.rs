@@ -86,7 +86,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`](super::options::ExtendedOptions)).
-pub const SWITCHES: [SwitchInfo; 49] = [
+pub const SWITCHES: [SwitchInfo; 50] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -414,6 +414,15 @@ pub const SWITCHES: [SwitchInfo; 49] = [
         "every step the L2 norm over all parameters (a multi-tensor kernel, six all-reduces, a sync): host time added \
          to the step",
         "off: Megatron-LM's default (--log-params-norm); its functional tests turn it on",
+    ),
+    toggle(
+        "hf_trainer_step",
+        "Hugging Face Trainer's step",
+        "the Trainer's own step under native AMP and DDP: transformers' AdamW one tensor at a time (seven kernels \
+         each), the loss scaler's unscale and the clip over FP32 gradients, zero_grad, DDP's bucket copies, and \
+         autocast's weight casts every micro-batch, in place of a fused optimizer's traffic",
+        "off: a fused stack's step; on for the Trainer of transformers before 4.32 (adamw_hf, its default until \
+         huggingface/transformers#25109) without DeepSpeed or FSDP",
     ),
     toggle(
         "grad_accumulation_fusion",

@@ -419,6 +419,9 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         super::step_words::read_grad_accumulation_fusion(&other_words).map_err(RowReason::Configuration)?;
     notes.extend(fusion_note);
     notes.extend(spec_note);
+    let (hf_trainer_step, trainer_note) =
+        super::stack_words::read_hf_trainer_step(&Words::new(run.framework.as_deref().unwrap_or("")));
+    notes.extend(trainer_note);
     let (cp_comm, cp_ulysses, cp_note) =
         super::cp_words::read_cp_flavour(&other_words, cp).map_err(RowReason::Configuration)?;
     notes.extend(cp_note);
@@ -451,6 +454,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         stage_split,
         log_num_zeros_in_grad,
         log_params_norm,
+        hf_trainer_step,
         grad_accumulation_fusion: fusion_stated.unwrap_or(true),
         transformer_impl: spec_stated.unwrap_or_default(),
         cp_comm,

@@ -82,6 +82,47 @@ pub fn read_zero3_stack(stack: Stack, words: &Words) -> (Stack, Option<Note>) {
     }
 }
 
+/// Words naming Hugging Face transformers' `Trainer`.
+const HF_TRAINER_WORDS: [&str; 4] =
+    ["hugging face trainer", "huggingface trainer", "hf trainer", "transformers trainer"];
+
+/// The first transformers release whose Trainer steps `torch.optim.AdamW` by default
+/// (huggingface/transformers#25109, merged 2023-07-26: `adamw_hf` → `adamw_torch`): 4.32.
+const TRANSFORMERS_ADAMW_TORCH_MINOR: u32 = 32;
+
+/// Whether a run's framework words say the Hugging Face Trainer runs its own step under native
+/// AMP and DDP ([`crate::extended::ExtendedOptions::hf_trainer_step`]): they name the Trainer
+/// ([`HF_TRAINER_WORDS`]), affirm neither DeepSpeed nor FSDP (either runs the optimizer itself),
+/// and state a transformers release `4.N` before 4.32, whose default optimizer is transformers'
+/// own per-tensor `AdamW`; noted. The Trainer named without a release says nothing about its
+/// optimizer (torch's multi-tensor AdamW from 4.32 on): off, with a note saying so.
+pub fn read_hf_trainer_step(framework: &Words) -> (bool, Option<Note>) {
+    if !framework.any(&HF_TRAINER_WORDS) || framework.affirms("deepspeed") || framework.has_prefix("fsdp") {
+        return (false, None);
+    }
+    let release = framework.find("transformers").and_then(|i| framework.tokens.get(i + 1)).and_then(|t| {
+        let (major, minor) = t.split_once('.')?;
+        Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?))
+    });
+    match release {
+        Some((4, minor)) if minor < TRANSFORMERS_ADAMW_TORCH_MINOR => (
+            true,
+            Some(Note::reading(format!(
+                "Hugging Face Trainer of transformers 4.{minor} without DeepSpeed: transformers' AdamW tensor by tensor, \
+                 AMP's unscale and clip over FP32 gradients, zero_grad and DDP's bucket copies (hf_trainer_step=on)"
+            ))),
+        ),
+        Some(_) => (false, None),
+        None => (
+            false,
+            Some(Note::assumption(
+                "Hugging Face Trainer without a transformers release: its optimizer (transformers' AdamW before 4.32, \
+                 torch's after) is not known; the stack's fused step is priced",
+            )),
+        ),
+    }
+}
+
 /// Frameworks with a contiguous gradient buffer, allocated once and zeroed in place.
 const GRAD_BUFFER_FRAMEWORKS: [&str; 5] = ["megatron", "nemo", "deepspeed", "maxtext", "jax"];
 
@@ -122,6 +163,23 @@ pub fn read_grads_freed(stack: &Words) -> (bool, Option<Note>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_trainers_own_step_is_read_from_its_release() {
+        let read = |t: &str| read_hf_trainer_step(&Words::new(t));
+        let ddp = "Hugging Face Trainer run_clm.py (transformers 4.12) without DeepSpeed: PyTorch DDP, fp16 AMP";
+        let (on, note) = read(ddp);
+        assert!(on && note.is_some_and(|n| n.contains("4.12")));
+        assert!(!read("Hugging Face Trainer run_clm.py (transformers 4.12) with DeepSpeed, ZeRO stage 1").0);
+        assert!(!read("HF Trainer (transformers 4.31) with FSDP FULL_SHARD").0);
+        // 4.32 made torch's AdamW the default; 4.9 is before it (minor versions compare as numbers).
+        assert!(!read("HF Trainer, transformers 4.32").0);
+        assert!(read("HF Trainer, transformers 4.9").0);
+        // No release: nothing priced, said.
+        let (on, note) = read("Hugging Face Trainer with DDP");
+        assert!(!on && note.is_some());
+        assert_eq!(read("Megatron-LM"), (false, None));
+    }
 
     #[test]
     fn internlm_is_read_as_hybrid_zero() {
