@@ -242,17 +242,12 @@ const MODE_HOMES_OUTSIDE_CORE: &[(&str, &str, usize)] = &[
 const OPTIONS_HOMES: &[(&str, &str)] =
     &[("core", "mode.rs"), ("core", "mode_kind.rs"), ("core", "cost.rs"), ("core", "resolve/mode_inputs.rs")];
 /// Files outside [`OPTIONS_HOMES`] that still call `.options()` (rule 7), `(crate, file, how
-/// many)`; the list only shrinks. Issue 33 (session 31) moved the 13 others (the explorer's,
+/// many)`; the list only shrinks, and it is empty. Issue 33 (session 31) moved 13 (the explorer's,
 /// the sweep's and the search's resolvers, the sweep's export, the CLI's checks of `--ext`,
-/// `--calibration` and `--mode` with `--from`, the URL's MoE keys) onto
-/// `resolve/mode_inputs.rs` and `ModeKind::takes_switches`. Left: two views that show one
-/// switch of extended mode, and nothing in reference mode.
-const OPTIONS_TESTS_LEFT: &[(&str, &str, usize)] = &[
-    // The MoE switches a worker's job carries besides the mode's text (none in reference mode).
-    ("app", "explorer/moe_keys.rs", 1),
-    // The note on the training stack the memory figures assume (none in reference mode).
-    ("page", "pages/explorer/breakdown.rs", 1),
-];
+/// `--calibration` and `--mode` with `--from`, the URL's MoE keys) onto `resolve/mode_inputs.rs`
+/// and `ModeKind::takes_switches`; session 32 the last two (the MoE switches a worker's job
+/// carries: `changed_moe_switches`; the stack the memory figures assume: `switch_stack`).
+const OPTIONS_TESTS_LEFT: &[(&str, &str, usize)] = &[];
 /// Where branching on a workload's MoE-ness is pricing (rule 7), besides [`PRICER_FILES`]:
 /// extended mode's cost model, the only one that prices experts (its expert layouts, dispatch,
 /// memory). The search asks it (`ExtendedSetup::chooses_expert_layouts`) rather than the model.
