@@ -107,7 +107,8 @@ mod tests {
         // MoE switches only when one differs from its default; the stack in extended mode only.
         assert_eq!((changed_moe_switches(&Mode::Reference), changed_moe_switches(&fp8)), (None, None));
         let deepep = Mode::extended().with_moe_text(Some("dispatcher=deepep:4")).unwrap();
-        assert_eq!(changed_moe_switches(&deepep).map(|m| m.to_string()).as_deref(), Some("dispatcher=deepep:4"));
+        let dispatcher = changed_moe_switches(&deepep).map(|m| m.dispatcher);
+        assert_eq!(dispatcher, Some(crate::extended::moe::Dispatcher::Hierarchical { max_domains: Some(4) }));
         assert_eq!((switch_stack(&Mode::Reference), switch_stack(&fp8)), (None, Some(Stack::default())));
         // The split runs the mode's way only, with the state moved into it.
         let which = |m: &Mode| per_mode(m, 7, |s| s, |s, _| s * 10);
