@@ -103,6 +103,14 @@ impl ModeKind {
         self == ModeKind::Extended
     }
 
+    /// Whether this mode prices the experts of a model whose MoE shape is `moe`: `None` for a
+    /// dense model (no experts to price), `Some(false)` where the mode has no experts (reference
+    /// mode prices every block as a dense MLP). The page's and the first view's one question on a
+    /// model's MoE-ness (tidy rule 14 counts the others).
+    pub fn prices_experts<M>(self, moe: Option<&M>) -> Option<bool> {
+        moe.map(|_| self.models_experts())
+    }
+
     /// Whether the model prices weight sparsity (extended mode's `weight_sparsity` switch); the
     /// published model prices every weight as dense.
     pub fn models_weight_sparsity(self) -> bool {

@@ -68,6 +68,12 @@
 //!    it from there. None is left: issue 33 struck the last 17 old paths (the format's schema and
 //!    hint, validation's and extended mode's vocabulary, the experts' shape, the mode's kind, the
 //!    configuration code and the priced detail), their importers now naming the home.
+//! 14. past core, a file branches on a workload's MoE-ness (`moe_branches_past_core_only_shrink`):
+//!    rule 7's MoE forms (`.is_moe(…)`, `x.moe.is_some()`, `match x.moe {`, …) or an expert count
+//!    compared with a number (`experts > 1`), in the app, the charts, the CLI, the first view or
+//!    the page, outside `#[cfg(test)]` items and the launch readers ([`MOE_READERS`]), beyond what
+//!    [`MOE_BRANCHES_PAST_CORE_LEFT`] still allows a file (the list only shrinks). Such code asks
+//!    the mode (`ModeKind::prices_experts`) or the model by name.
 //!
 //! The checker reads Rust as tokens with comments, strings and character literals removed, so
 //! prose that names a module is not an import, and `use` groups (`use std::{fs, io}`,
@@ -245,16 +251,31 @@ const MODE_HOMES_OUTSIDE_CORE: &[(&str, &str, usize)] = &[
 const OPTIONS_HOMES: &[(&str, &str)] =
     &[("core", "mode.rs"), ("core", "mode_kind.rs"), ("core", "cost.rs"), ("core", "resolve/mode_inputs.rs")];
 /// Files outside [`OPTIONS_HOMES`] that still call `.options()` (rule 7), `(crate, file, how
-/// many)`; the list only shrinks. Issue 33 (session 31) moved the 13 others (the explorer's,
+/// many)`; the list only shrinks, and it is empty. Issue 33 (session 31) moved 13 (the explorer's,
 /// the sweep's and the search's resolvers, the sweep's export, the CLI's checks of `--ext`,
-/// `--calibration` and `--mode` with `--from`, the URL's MoE keys) onto
-/// `resolve/mode_inputs.rs` and `ModeKind::takes_switches`. Left: two views that show one
-/// switch of extended mode, and nothing in reference mode.
-const OPTIONS_TESTS_LEFT: &[(&str, &str, usize)] = &[
-    // The MoE switches a worker's job carries besides the mode's text (none in reference mode).
-    ("app", "explorer/moe_keys.rs", 1),
-    // The note on the training stack the memory figures assume (none in reference mode).
-    ("page", "pages/explorer/breakdown.rs", 1),
+/// `--calibration` and `--mode` with `--from`, the URL's MoE keys) onto `resolve/mode_inputs.rs`
+/// and `ModeKind::takes_switches`; session 32 the last two (the MoE switches a worker's job
+/// carries: `changed_moe_switches`; the stack the memory figures assume: `switch_stack`).
+const OPTIONS_TESTS_LEFT: &[(&str, &str, usize)] = &[];
+/// Crates whose branches on MoE-ness rule 14 leaves alone: the launch readers read a file's
+/// experts (whether a flag applies is what they parse), they price nothing.
+const MOE_READERS: &[&str] = &["launch"];
+/// Files past core that still branch on a workload's MoE-ness (rule 14: `.is_moe(…)`,
+/// `x.moe.is_some()`, `match x.moe {`, `experts > 1`, …), `(crate, file, how many)`; core's are
+/// rule 7's ([`MODE_BRANCHES_LEFT`]). Counted first in session 32 (issue 33): 10 in 8 files; 3 of
+/// them (the explorer's long search and MoE-switch check, the first view's refusal of a MoE
+/// model in reference mode) moved onto `ModeKind::prices_experts`. The list only shrinks.
+const MOE_BRANCHES_PAST_CORE_LEFT: &[(&str, &str, usize)] = &[
+    // `--moe` given for a dense model is refused (input checks, and `match &self.moe {` on the
+    // flag's text, which the token rule cannot tell from a workload's).
+    ("cli", "cmd/search.rs", 2),
+    ("cli", "cmd/search_from.rs", 2),
+    // The MoE part of the breakdown printed only when there is one.
+    ("cli", "cmd/estimate.rs", 1),
+    // The words of a class of measured runs, "MoE" or "dense" (a fact of the class, no price).
+    ("page", "pages/validation/bands.rs", 1),
+    // A layout's text with `ep`/`etp` only for a MoE model.
+    ("page", "pages/explorer/launch_import.rs", 1),
 ];
 /// Where branching on a workload's MoE-ness is pricing (rule 7), besides [`PRICER_FILES`]:
 /// extended mode's cost model, the only one that prices experts (its expert layouts, dispatch,
@@ -724,36 +745,72 @@ fn mode_branches(s: &Source) -> Vec<String> {
     }
     let t = &s.tokens;
     let keep = outside_tests(t);
-    let at = |i: usize| t.get(i).map(String::as_str).unwrap_or("");
     let mut found = Vec::new();
     for i in (0..t.len()).filter(|&i| keep[i]) {
         if let Some(v) = mode_variant_at(t, i) {
             found.push(v);
-        } else if at(i) == "is_moe" && i >= 1 && at(i - 1) == "." && at(i + 1) == "(" {
-            found.push("is_moe(".to_string());
-        } else if at(i) == "moe"
-            && i >= 1
-            && at(i - 1) == "."
-            && !MOE_PRICER_HOMES.iter().any(|h| s.path.starts_with(h))
-        {
-            // Dense vs MoE: `x.moe.is_some()` (`is_none`, `is_some_and`, `is_none_or`), or `x.moe`
-            // as the scrutinee of a `match` or an `if let`/`let … else` (`match w.moe {`,
-            // `if let Some(m) = &w.moe {`).
-            let tested = at(i + 1) == "."
-                && matches!(at(i + 2), "is_some" | "is_none" | "is_some_and" | "is_none_or")
-                && at(i + 3) == "(";
-            let matched = at(i + 1) == "{" && {
-                let start = (0..i).rev().find(|&j| matches!(at(j), ";" | "{" | "}")).map_or(0, |j| j + 1);
-                (start..i).any(|j| matches!(at(j), "match" | "let"))
-            };
-            if tested {
-                found.push(format!(".moe.{}(", at(i + 2)));
-            } else if matched {
-                found.push(".moe {".to_string());
-            }
+        } else if let Some(m) = moe_branch_at(t, i).filter(|_| !MOE_PRICER_HOMES.iter().any(|h| s.path.starts_with(h))) {
+            found.push(m);
         }
     }
     found
+}
+
+/// A branch on a workload's MoE-ness at token `i` of `t`, as text: an `.is_moe(…)` call,
+/// `x.moe.is_some()` (`is_none`, `is_some_and`, `is_none_or`), `x.moe` as the scrutinee of a
+/// `match` or an `if let`/`let … else` (`match w.moe {`, `if let Some(m) = &w.moe {`), or an
+/// expert count compared with a number (`experts > 1`, `1 == m.num_experts`; shared experts are
+/// another question). Rule 7 counts them in core, rule 14 past it.
+fn moe_branch_at(t: &[String], i: usize) -> Option<String> {
+    let at = |i: usize| t.get(i).map(String::as_str).unwrap_or("");
+    // The tokens drop digits, so a number is what an operand is when it is no name, call or path.
+    let number = |j: usize| !at(j).starts_with(|c: char| c.is_alphanumeric() || matches!(c, '_' | '(' | '-' | '*' | '&'));
+    let experts = at(i) == "experts" || (at(i).ends_with("_experts") && !at(i).starts_with("shared"));
+    // `experts > 1`, `>=`, `==`, `!=` (comparisons are one or two tokens), and the mirror image.
+    let after = match (at(i + 1), at(i + 2)) {
+        (">" | "<", "=") | ("=" | "!", "=") => Some(i + 3),
+        (">" | "<", _) => Some(i + 2),
+        _ => None,
+    };
+    // The mirror image compares the whole path (`1 < m.experts`): step back over `x.` first.
+    let mut first = i;
+    while first >= 2 && at(first - 1) == "." && at(first - 2).starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+        first -= 2;
+    }
+    let before = match (first.checked_sub(2).map_or("", at), first.checked_sub(1).map_or("", at)) {
+        ("=" | "!" | "<" | ">", "=") => first.checked_sub(3),
+        (_, "<" | ">") => first.checked_sub(2),
+        _ => None,
+    };
+    // Before the operator, a number leaves what came before it: a keyword or punctuation, no operand.
+    let no_operand = |j: usize| {
+        let w = at(j);
+        let name = w.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+        (!name || matches!(w, "if" | "while" | "return" | "match" | "in" | "else")) && !matches!(w, ")" | "]")
+    };
+    let compared = after.is_some_and(number) || before.is_some_and(no_operand);
+    if at(i) == "is_moe" && i >= 1 && at(i - 1) == "." && at(i + 1) == "(" {
+        Some("is_moe(".to_string())
+    } else if at(i) == "moe" && i >= 1 && at(i - 1) == "." {
+        let tested = at(i + 1) == "."
+            && matches!(at(i + 2), "is_some" | "is_none" | "is_some_and" | "is_none_or")
+            && at(i + 3) == "(";
+        let matched = at(i + 1) == "{" && {
+            let start = (0..i).rev().find(|&j| matches!(at(j), ";" | "{" | "}")).map_or(0, |j| j + 1);
+            (start..i).any(|j| matches!(at(j), "match" | "let"))
+        };
+        if tested {
+            Some(format!(".moe.{}(", at(i + 2)))
+        } else if matched {
+            Some(".moe {".to_string())
+        } else {
+            None
+        }
+    } else if experts && compared {
+        Some(format!("{} compared with a number", at(i)))
+    } else {
+        None
+    }
 }
 
 /// A branch on the mode itself at token `i` of `t`, as text: a variant (`ModeKind::Extended`,
@@ -877,29 +934,77 @@ fn options_test_problems(
     homes: &[(&str, &str)],
     left: &[(&str, &str, usize)],
 ) -> Vec<String> {
+    let counted = Counted {
+        what: "presence tests of the mode's switches (`.options()`)",
+        way_out: "ask the mode by name instead (`ModeKind::takes_switches`, or `resolve::mode_inputs`: \
+                  `check_switches`, `switch_precision`, `switch_choices`, `per_mode`)",
+        list: "OPTIONS_TESTS_LEFT",
+        find: options_tests,
+    };
+    allowance_problems(files, |k, f| homes.contains(&(k, f)), left, &counted)
+}
+
+/// A kind of token a rule counts per file against a shrink-only allowance list (rules 7 and 14).
+struct Counted {
+    /// What is counted, in the messages.
+    what: &'static str,
+    /// What to do instead, in the message of a file over its allowance.
+    way_out: &'static str,
+    /// The allowance list's name in this file, in the messages that ask to lower or strike it.
+    list: &'static str,
+    /// The counted tokens of one file (outside its unit tests), one entry each.
+    find: fn(&Source) -> Vec<String>,
+}
+
+/// `counted`'s problems over `files` (crate, file) outside `home(crate, file)`, against the
+/// allowances `left` (crate, file, count): one message per file with more than it may keep, or
+/// fewer (lower the allowance then), and per allowance whose file is gone.
+fn allowance_problems(
+    files: &[(&str, Source)],
+    home: impl Fn(&str, &str) -> bool,
+    left: &[(&str, &str, usize)],
+    counted: &Counted,
+) -> Vec<String> {
+    let Counted { what, way_out, list, find } = counted;
     let mut problems = Vec::new();
-    for (krate, s) in files.iter().filter(|(k, s)| !homes.contains(&(*k, s.path.as_str()))) {
-        let found = options_tests(s).len();
+    for (krate, s) in files.iter().filter(|(k, s)| !home(k, s.path.as_str())) {
+        let found = find(s);
+        let n = found.len();
         let allowed = left.iter().find(|(k, f, _)| k == krate && *f == s.path).map_or(0, |(_, _, n)| *n);
-        if found > allowed {
+        if n > allowed {
+            problems.push(format!("{krate} {}: {n} {what} ({}) where {allowed} are left; {way_out}", s.path, found.join(", ")));
+        } else if n < allowed {
             problems.push(format!(
-                "{krate} {}: {found} presence tests of the mode's switches (`.options()`) where {allowed} are \
-                 left; ask the mode by name instead (`ModeKind::takes_switches`, or \
-                 `resolve::mode_inputs`: `check_switches`, `switch_precision`, `switch_choices`, `per_mode`)",
-                s.path
-            ));
-        } else if found < allowed {
-            problems.push(format!(
-                "{krate} {}: {found} presence tests of the mode's switches, fewer than the {allowed} left: lower \
-                 its entry in OPTIONS_TESTS_LEFT in tests/tidy.rs to {found} (delete it at 0)",
+                "{krate} {}: {n} {what}, fewer than the {allowed} left: lower its entry in {list} in tests/tidy.rs \
+                 to {n} (delete it at 0)",
                 s.path
             ));
         }
     }
     for (krate, file, _) in left.iter().filter(|(k, f, _)| !files.iter().any(|(c, s)| c == k && s.path == *f)) {
-        problems.push(format!("{krate} {file} is gone: delete it from OPTIONS_TESTS_LEFT in tests/tidy.rs"));
+        problems.push(format!("{krate} {file} is gone: delete it from {list} in tests/tidy.rs"));
     }
     problems
+}
+
+/// Rule 14: the branches on a workload's MoE-ness ([`moe_branch_at`]) of `s` outside its unit
+/// tests, one entry each.
+fn moe_branches(s: &Source) -> Vec<String> {
+    let keep = outside_tests(&s.tokens);
+    (0..s.tokens.len()).filter(|&i| keep[i]).filter_map(|i| moe_branch_at(&s.tokens, i)).collect()
+}
+
+/// Rule 14 over `files` (crate, file) past core, against the allowances `left` (crate, file,
+/// count); the launch readers ([`MOE_READERS`]) read experts and are not counted.
+fn moe_branch_past_core_problems(files: &[(&str, Source)], left: &[(&str, &str, usize)]) -> Vec<String> {
+    let counted = Counted {
+        what: "branches on MoE-ness",
+        way_out: "ask the mode or the model by name instead (`ModeKind::prices_experts`, the pricer's \
+                  `ExtendedSetup::chooses_expert_layouts`, a method of the model entry)",
+        list: "MOE_BRANCHES_PAST_CORE_LEFT",
+        find: moe_branches,
+    };
+    allowance_problems(files, |k, _| k == "core" || MOE_READERS.contains(&k), left, &counted)
 }
 
 /// Rule 4: `Cargo.toml`'s dependencies (every `[…dependencies]` table but dev-dependencies).
@@ -1531,6 +1636,14 @@ fn options_presence_lives_with_the_mode() {
 }
 
 #[test]
+fn moe_branches_past_core_only_shrink() {
+    let files = read_folders(WORKSPACE_SOURCES);
+    assert!(files.iter().any(|(k, s)| *k == "page" && s.path == "pages/explorer/state.rs"), "read {} files", files.len());
+    let problems = moe_branch_past_core_problems(&files, MOE_BRANCHES_PAST_CORE_LEFT);
+    assert!(problems.is_empty(), "the workspace branches on MoE-ness past core:\n{}", problems.join("\n"));
+}
+
+#[test]
 fn notes_are_typed() {
     let problems = per_crate(&read_folders(WORKSPACE_SOURCES), string_note_lists);
     assert!(problems.is_empty(), "note lists typed as strings:\n{}", problems.join("\n"));
@@ -1764,7 +1877,7 @@ mod checker {
             "fn f(w: &Workload) { if w.is_moe() {} }",
             "pub fn price(c: &Candidate, extended: bool) {}",
             "fn f(s: &Setup) -> bool { s.workload.moe.is_some() }",
-            "fn f(w: &Workload) -> bool { w.moe.is_none_or(|m| m.experts == 1) }",
+            "fn f(w: &Workload) -> bool { w.moe.is_none_or(|m| m.top_k == 1) }",
             "fn f(w: &Workload) { if let Some(m) = &w.moe { g(m) } }",
             "fn f(w: &Workload) -> u32 { match w.moe { None => 1, Some(_) => 2 } }",
         ] {
@@ -1791,6 +1904,49 @@ mod checker {
         assert!(p.len() == 1 && p[0].contains("lower its entry"), "{p:?}");
         let p = mode_branch_problems(&src("validate/holdout.rs", one), &left);
         assert!(p.len() == 2 && p.iter().any(|m| m.contains("validate/compare.rs is gone")), "{p:?}");
+    }
+
+    #[test]
+    fn a_moe_branch_past_core_fails() {
+        let files = |list: &[(&'static str, &str, &str)]| -> Vec<(&'static str, Source)> {
+            list.iter().map(|(k, p, t)| (*k, Source::new(p, t))).collect()
+        };
+        // Every form counts: the predicate, a test of the option, a match on it, an expert count
+        // compared with a number either way round.
+        for code in [
+            "fn f(w: &Workload) -> bool { w.is_moe() }",
+            "fn f(s: &Spec) -> bool { s.model_entry.moe.is_some() }",
+            "fn f(w: &W) -> u32 { match w.moe { None => 1, Some(_) => 2 } }",
+            "fn f(w: &W) { if let Some(m) = &w.moe { g(m) } }",
+            "fn f(m: &M) -> bool { m.experts > 1 }",
+            "fn f(m: &M) -> bool { m.num_experts == 1 }",
+            "fn f(m: &M) -> bool { m.routed_experts >= 2 }",
+            "fn f(m: &M) -> bool { if 1 < m.experts { true } else { false } }",
+        ] {
+            assert_eq!(moe_branches(&Source::new("pages/explorer/state.rs", code)).len(), 1, "{code}");
+            let p = moe_branch_past_core_problems(&files(&[("page", "pages/explorer/state.rs", code)]), &[]);
+            assert!(p.len() == 1 && p[0].contains("1 branches on MoE-ness"), "{code}: {p:?}");
+        }
+        // Asking by name, counts compared with counts, shared experts, unit tests, core and the
+        // launch readers are fine.
+        let fine = "fn f(k: ModeKind, e: &E) -> bool { k.prices_experts(e.moe.as_ref()) == Some(true) }\n\
+                    fn g(m: &M, n: u64) -> bool { m.experts > n && m.shared_experts > 0 }\n\
+                    fn h(m: &M) -> u64 { m.experts * 2 }\n\
+                    #[cfg(test)]\nmod tests { fn t(w: &W) -> bool { w.moe.is_some() } }";
+        assert_eq!(moe_branches(&Source::new("a.rs", fine)), Vec::<String>::new());
+        let branch = "fn f(w: &W) -> bool { w.moe.is_some() }";
+        assert_eq!(moe_branch_past_core_problems(&files(&[("core", "explore/priced.rs", branch)]), &[]).len(), 0);
+        assert_eq!(moe_branch_past_core_problems(&files(&[("launch", "scenario/experts.rs", branch)]), &[]).len(), 0);
+        // The allowance only shrinks: more fails, fewer fails until lowered, a gone file fails.
+        let left = [("cli", "cmd/estimate.rs", 1)];
+        assert_eq!(moe_branch_past_core_problems(&files(&[("cli", "cmd/estimate.rs", branch)]), &left).len(), 0);
+        let two = "fn f(w: &W) -> bool { w.moe.is_some() || w.is_moe() }";
+        let p = moe_branch_past_core_problems(&files(&[("cli", "cmd/estimate.rs", two)]), &left);
+        assert!(p.len() == 1 && p[0].contains("where 1 are left"), "{p:?}");
+        let p = moe_branch_past_core_problems(&files(&[("cli", "cmd/estimate.rs", "")]), &left);
+        assert!(p.len() == 1 && p[0].contains("lower its entry in MOE_BRANCHES_PAST_CORE_LEFT"), "{p:?}");
+        let p = moe_branch_past_core_problems(&files(&[("cli", "cmd/search.rs", "")]), &left);
+        assert!(p.len() == 1 && p[0].contains("cmd/estimate.rs is gone"), "{p:?}");
     }
 
     #[test]

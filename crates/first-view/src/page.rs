@@ -73,7 +73,7 @@ fn draw(
     let mode = explorer::mode_from_query(&q).ok()?;
     let entries = CustomStore::parse(store).user_entries();
     let spec = fmperf_app::jobs::explore_spec(&fields, &mode, &entries).ok()?;
-    if spec.extended.is_none() && spec.model_entry.moe.is_some() {
+    if mode.kind().prices_experts(spec.model_entry.moe.as_ref()) == Some(false) {
         return None;
     }
     let ctx = ReportContext::new(&spec).ok()?;

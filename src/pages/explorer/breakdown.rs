@@ -322,8 +322,7 @@ fn moe_note(d: &fmperf_core::cost::Detail) -> Option<impl IntoView + use<>> {
 /// Which training stack's semantics the memory figures assume (extended mode), and where to
 /// change it: the search and the import price one layout alike on one stack.
 fn stack_note(mode: &fmperf_core::mode::Mode) -> Option<impl IntoView + use<>> {
-    let o = mode.options()?;
-    let stack = o.stack;
+    let stack = fmperf_core::resolve::mode_inputs::switch_stack(mode)?;
     let default = (stack == fmperf_core::extended::Stack::default()).then_some(" (the default)");
     Some(view! {
         <p class="muted small stack-note" data-stack=stack.as_str()>

@@ -120,7 +120,7 @@ pub fn search_jobs(
     // slices, and the workers start for the next once it has had the page's first moments. An
     // MoE model's search in extended mode is not (about a millisecond per candidate, seconds in
     // all): it waits the workers' start and runs on every core from the first.
-    let long = mode.kind().models_experts() && spec.model_entry.moe.is_some();
+    let long = mode.kind().prices_experts(spec.model_entry.moe.as_ref()) == Some(true);
     if !crate::pool::is_warm() && !long {
         set_timeout(crate::pool::warm, std::time::Duration::from_millis(WARM_AFTER_MS));
         return None;

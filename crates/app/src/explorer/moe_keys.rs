@@ -56,8 +56,7 @@ pub fn moe_text(q: &Query) -> Result<Option<String>, Error> {
 /// The MoE switches of `mode` that differ from the defaults, as core's text form (`None`: none
 /// or reference mode): what a worker's job carries besides the mode's text.
 pub fn moe_text_of(mode: &fmperf_core::mode::Mode) -> Option<String> {
-    let o = mode.options()?;
-    (o.moe != fmperf_core::extended::moe::MoeOptions::default()).then(|| o.moe.to_string())
+    fmperf_core::resolve::mode_inputs::changed_moe_switches(mode).map(|m| m.to_string())
 }
 
 #[cfg(test)]

@@ -9,7 +9,8 @@
 //! anywhere else in the workspace.
 
 use crate::catalog::Precision;
-use crate::extended::ExtendedOptions;
+use crate::extended::moe::MoeOptions;
+use crate::extended::{ExtendedOptions, Stack};
 use crate::mode::Mode;
 use crate::search::ExecutionChoices;
 use crate::vocab::{Note, NoteList};
@@ -41,6 +42,18 @@ pub fn check_switches(mode: &Mode) -> Result<(), Error> {
 /// reads the system's own rates).
 pub fn switch_precision(mode: &Mode) -> Option<Precision> {
     mode.options().map(|o| o.hardware.precision)
+}
+
+/// The MoE switches `mode` sets away from their defaults (`None`: all default, or reference mode,
+/// which prices no experts): what the explorer's worker jobs carry besides the mode's text.
+pub fn changed_moe_switches(mode: &Mode) -> Option<MoeOptions> {
+    mode.options().map(|o| o.moe).filter(|m| *m != MoeOptions::default())
+}
+
+/// The training stack whose semantics extended mode's memory figures assume (`None` in reference
+/// mode, whose memory model names no stack).
+pub fn switch_stack(mode: &Mode) -> Option<Stack> {
+    mode.options().map(|o| o.stack)
 }
 
 /// The execution choices `mode`'s switches fix (`ext`: the switch text that gave them, whose
@@ -91,6 +104,12 @@ mod tests {
         assert!(switch_choices(&fp8, "recompute=full").recompute.is_some());
         assert!(searches_execution(&Mode::extended(), &ExecutionChoices::default()));
         assert!(check_switches(&fp8).is_ok());
+        // MoE switches only when one differs from its default; the stack in extended mode only.
+        assert_eq!((changed_moe_switches(&Mode::Reference), changed_moe_switches(&fp8)), (None, None));
+        let deepep = Mode::extended().with_moe_text(Some("dispatcher=deepep:4")).unwrap();
+        let dispatcher = changed_moe_switches(&deepep).map(|m| m.dispatcher);
+        assert_eq!(dispatcher, Some(crate::extended::moe::Dispatcher::Hierarchical { max_domains: Some(4) }));
+        assert_eq!((switch_stack(&Mode::Reference), switch_stack(&fp8)), (None, Some(Stack::default())));
         // The split runs the mode's way only, with the state moved into it.
         let which = |m: &Mode| per_mode(m, 7, |s| s, |s, _| s * 10);
         assert_eq!((which(&Mode::Reference), which(&fp8)), (7, 70));
