@@ -749,7 +749,8 @@ fn mode_branches(s: &Source) -> Vec<String> {
     for i in (0..t.len()).filter(|&i| keep[i]) {
         if let Some(v) = mode_variant_at(t, i) {
             found.push(v);
-        } else if let Some(m) = moe_branch_at(t, i).filter(|_| !MOE_PRICER_HOMES.iter().any(|h| s.path.starts_with(h))) {
+        } else if let Some(m) = moe_branch_at(t, i).filter(|_| !MOE_PRICER_HOMES.iter().any(|h| s.path.starts_with(h)))
+        {
             found.push(m);
         }
     }
@@ -764,7 +765,8 @@ fn mode_branches(s: &Source) -> Vec<String> {
 fn moe_branch_at(t: &[String], i: usize) -> Option<String> {
     let at = |i: usize| t.get(i).map(String::as_str).unwrap_or("");
     // The tokens drop digits, so a number is what an operand is when it is no name, call or path.
-    let number = |j: usize| !at(j).starts_with(|c: char| c.is_alphanumeric() || matches!(c, '_' | '(' | '-' | '*' | '&'));
+    let number =
+        |j: usize| !at(j).starts_with(|c: char| c.is_alphanumeric() || matches!(c, '_' | '(' | '-' | '*' | '&'));
     let experts = at(i) == "experts" || (at(i).ends_with("_experts") && !at(i).starts_with("shared"));
     // `experts > 1`, `>=`, `==`, `!=` (comparisons are one or two tokens), and the mirror image.
     let after = match (at(i + 1), at(i + 2)) {
@@ -972,7 +974,11 @@ fn allowance_problems(
         let n = found.len();
         let allowed = left.iter().find(|(k, f, _)| k == krate && *f == s.path).map_or(0, |(_, _, n)| *n);
         if n > allowed {
-            problems.push(format!("{krate} {}: {n} {what} ({}) where {allowed} are left; {way_out}", s.path, found.join(", ")));
+            problems.push(format!(
+                "{krate} {}: {n} {what} ({}) where {allowed} are left; {way_out}",
+                s.path,
+                found.join(", ")
+            ));
         } else if n < allowed {
             problems.push(format!(
                 "{krate} {}: {n} {what}, fewer than the {allowed} left: lower its entry in {list} in tests/tidy.rs \
@@ -1638,7 +1644,11 @@ fn options_presence_lives_with_the_mode() {
 #[test]
 fn moe_branches_past_core_only_shrink() {
     let files = read_folders(WORKSPACE_SOURCES);
-    assert!(files.iter().any(|(k, s)| *k == "page" && s.path == "pages/explorer/state.rs"), "read {} files", files.len());
+    assert!(
+        files.iter().any(|(k, s)| *k == "page" && s.path == "pages/explorer/state.rs"),
+        "read {} files",
+        files.len()
+    );
     let problems = moe_branch_past_core_problems(&files, MOE_BRANCHES_PAST_CORE_LEFT);
     assert!(problems.is_empty(), "the workspace branches on MoE-ness past core:\n{}", problems.join("\n"));
 }

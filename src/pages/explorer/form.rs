@@ -319,7 +319,10 @@ fn MoeControls() -> impl IntoView {
             ex.mode.with(|m| m.as_ref().err().and_then(fmperf_core::Error::path).is_some_and(|p| p.is_in("moe")));
         let Some(kind) = ex.mode.with(|m| m.as_ref().ok().map(Mode::kind)) else { return switches_wrong };
         let model = ex.live.with(|f| f.model.clone());
-        switches_wrong || ex.entries.with(|u| u.find_model(&model).is_ok_and(|m| kind.prices_experts(m.moe.as_ref()) == Some(true)))
+        switches_wrong
+            || ex
+                .entries
+                .with(|u| u.find_model(&model).is_ok_and(|m| kind.prices_experts(m.moe.as_ref()) == Some(true)))
     });
     let get = move |key: &'static str| ex.url.get(key).unwrap_or_default();
     let dispatcher = move || get(keys::MOE_DISPATCHER);

@@ -31,7 +31,9 @@ pub fn read_offload(text: &str) -> Result<(ActivationOffload, Option<String>), c
 /// [`read_offload`] with the routed experts' modules it names (`expert_fc1`, `moe_act`: their
 /// device memory, [`crate::extended::moe::expert_offload`]; the note says their copies are not
 /// priced).
-pub fn read_offload_with_experts(text: &str) -> Result<(ActivationOffload, ExpertOffload, Option<String>), crate::Error> {
+pub fn read_offload_with_experts(
+    text: &str,
+) -> Result<(ActivationOffload, ExpertOffload, Option<String>), crate::Error> {
     let w = Words::new(text);
     let mut experts = ExpertOffload::default();
     let on = super::step_words::stated_flag(
@@ -155,9 +157,10 @@ mod tests {
         assert!(note.contains("attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm priced"), "{note}");
         assert!(note.contains("expert_fc1, moe_act not priced"), "{note}");
         // The experts' modules alone: only what is not priced is named.
-        let (o, experts, note) =
-            read_offload_with_experts("--fine-grained-activation-offloading true --offload-modules [expert_fc1 moe_act]")
-                .unwrap();
+        let (o, experts, note) = read_offload_with_experts(
+            "--fine-grained-activation-offloading true --offload-modules [expert_fc1 moe_act]",
+        )
+        .unwrap();
         assert!(!o.any());
         assert_eq!(experts, ExpertOffload { expert_fc1: true, moe_act: true });
         assert_eq!(

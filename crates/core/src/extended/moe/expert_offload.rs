@@ -160,5 +160,4 @@ mod tests {
         let e = MoeOptions::default().with_text("offload_modules=expert_fc2").unwrap_err().to_string();
         assert!(e.contains("moe.offload_modules") && e.contains("expert_fc1, moe_act"), "{e}");
     }
-
 }
