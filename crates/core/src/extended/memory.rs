@@ -70,6 +70,11 @@ use crate::vocab::MemoryKind;
 /// holds the same FP32 working copies.
 pub const LOSS_BYTES_PER_LOGIT: f64 = 10.0;
 
+/// Bytes per logit held by an eager cross-entropy that does not upcast
+/// ([`ExtendedOptions::loss_fp32_upcast`] off): the 16-bit logits (2 B) and the 16-bit
+/// log-softmax `F.cross_entropy` saves for its backward (2 B).
+const LOSS_16BIT_BYTES_PER_LOGIT: f64 = 4.0;
+
 /// Bytes per logit of the FP32 part of [`LOSS_BYTES_PER_LOGIT`] (divided by the loss chunks).
 const LOSS_FP32_BYTES_PER_LOGIT: f64 = 8.0;
 
@@ -551,6 +556,8 @@ fn loss_bytes(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Option<f
     };
     let held = if opts.compiled_loss {
         logits * sixteen_bit + tokens * 4.0
+    } else if !opts.loss_fp32_upcast {
+        logits * LOSS_16BIT_BYTES_PER_LOGIT
     } else {
         logits * (sixteen_bit + LOSS_FP32_BYTES_PER_LOGIT / fp32_chunks)
     };
