@@ -681,6 +681,15 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_loss_without_upcast_holds_4_bytes_per_logit() {
+        // 8192 tokens × 128256 logits × (2 B 16-bit logits + 2 B 16-bit log-softmax) = 4.20 GB.
+        let opts = ExtendedOptions { loss_fp32_upcast: false, ..ExtendedOptions::realistic() };
+        let e = memory_estimate(&Workload::LLAMA3_8B, &hw(), &Layout::placed(1, 1, 1, 8, 1, 8, 8), &opts).unwrap();
+        let by_hand = 8192.0 * 128256.0 * 4.0 * 1e-9;
+        assert!((e.part("logits_and_loss") - by_hand).abs() < 1e-9, "{}", e.part("logits_and_loss"));
+    }
+
+    #[test]
     fn compiled_loss_keeps_16_bit_logits() {
         // 8192 tokens × 128256 logits: eager 10 B each; compiled 2 B each and 4 B per token.
         let w = Workload::LLAMA3_8B;

@@ -241,7 +241,7 @@ mod tests {
         );
         assert_eq!(optimizer_of("", "--use-distributed-optimizer False --optimizer muon", &mut notes), Optimizer::Muon);
         assert_eq!(optimizer_of("dist_muon", "", &mut notes), Optimizer::DistMuon);
-        assert_eq!(notes.len(), 5, "{notes:?}");
+        assert_eq!(notes.len(), 7, "{notes:?}");
         notes.truncate(1);
         assert_eq!(optimizer_states_of("bf16 training", &mut notes), None);
         assert_eq!(optimizer_states_of("BF16 weights and activations; Adam moments in FP32", &mut notes), None);
