@@ -67,7 +67,7 @@ test('studies: the mode toggle and the switches rerun the sweep, live in the URL
   // policy's saved attention, autocast over FP32 weights and the keys and values held by the output; since session 27 Megatron's
   // layer spec, Transformer Engine or local; since session 30 whether the TP input gradient's all-reduce overlaps the weight-gradient
   // GEMM)
-  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 50);
+  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 51);
   const extended = await firstDays(page);
   assert.notEqual(extended, reference);
   // The chart and the table say which mode drew them.

@@ -86,7 +86,7 @@ test('summary, scatter, rows and skipped runs of both modes', async () => {
   // operator-level policy's saved attention, autocast over FP32 weights, keys and values held by the output; 48 since session 27:
   // Megatron's layer spec, Transformer Engine or local; 49 since session 30: whether the TP input gradient's all-reduce
   // overlaps the weight-gradient GEMM, off under BigScience's Megatron-DeepSpeed)
-  assert.equal(await page.locator('#validation-switches tbody tr').count(), 50);
+  assert.equal(await page.locator('#validation-switches tbody tr').count(), 51);
   await screenshot(page, 'validation-extended');
 
   // Switching the mode updates the URL, the scatter title and the settings card.

@@ -70,6 +70,11 @@ use crate::vocab::MemoryKind;
 /// holds the same FP32 working copies.
 pub const LOSS_BYTES_PER_LOGIT: f64 = 10.0;
 
+/// Bytes per logit held by an eager cross-entropy that does not upcast
+/// ([`ExtendedOptions::loss_fp32_upcast`] off): the 16-bit logits (2 B) and the 16-bit
+/// log-softmax `F.cross_entropy` saves for its backward (2 B).
+const LOSS_16BIT_BYTES_PER_LOGIT: f64 = 4.0;
+
 /// Bytes per logit of the FP32 part of [`LOSS_BYTES_PER_LOGIT`] (divided by the loss chunks).
 const LOSS_FP32_BYTES_PER_LOGIT: f64 = 8.0;
 
@@ -551,6 +556,8 @@ fn loss_bytes(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Option<f
     };
     let held = if opts.compiled_loss {
         logits * sixteen_bit + tokens * 4.0
+    } else if !opts.loss_fp32_upcast {
+        logits * LOSS_16BIT_BYTES_PER_LOGIT
     } else {
         logits * (sixteen_bit + LOSS_FP32_BYTES_PER_LOGIT / fp32_chunks)
     };
@@ -671,6 +678,15 @@ pub(super) mod tests {
             memory_estimate(&w, &hw, &layout, &ddp(Fp8Recipe::Torchao)).unwrap().allocated_gb,
             memory_estimate(&w, &hw, &layout, &ddp(Fp8Recipe::TorchaoFp8AllGather)).unwrap().allocated_gb,
         );
+    }
+
+    #[test]
+    fn a_loss_without_upcast_holds_4_bytes_per_logit() {
+        // 8192 tokens × 128256 logits × (2 B 16-bit logits + 2 B 16-bit log-softmax) = 4.20 GB.
+        let opts = ExtendedOptions { loss_fp32_upcast: false, ..ExtendedOptions::realistic() };
+        let e = memory_estimate(&Workload::LLAMA3_8B, &hw(), &Layout::placed(1, 1, 1, 8, 1, 8, 8), &opts).unwrap();
+        let by_hand = 8192.0 * 128256.0 * 4.0 * 1e-9;
+        assert!((e.part("logits_and_loss") - by_hand).abs() < 1e-9, "{}", e.part("logits_and_loss"));
     }
 
     #[test]

@@ -142,6 +142,14 @@ pub struct ExtendedOptions {
     /// fused kernel reads the 16-bit logits and keeps one FP32 log-sum-exp per token for the
     /// backward, so neither the FP32 copy of the logits nor the FP32 log-softmax is held.
     pub compiled_loss: bool,
+    /// The eager cross-entropy upcasts the logits to FP32 first (`logits.float()`: torchtune,
+    /// torchtitan, NeMo AutoModel's `MaskedCrossEntropy(fp32_upcast=True)`, its default). Off: the
+    /// 16-bit logits go to `F.cross_entropy` as they are (AutoModel's benchmark configs say
+    /// `fp32_upcast: false`: NVIDIA-NeMo/Automodel `examples/benchmark/configs/
+    /// qwen3_moe_30b_te_deepep.yaml` @092af93, `gptoss_20b_te_deepep.yaml` @037e04a; the branch
+    /// in `nemo_automodel/components/loss/masked_ce.py` @0122d60): no FP32 copy and a 16-bit
+    /// log-softmax. Default on.
+    pub loss_fp32_upcast: bool,
     /// Under torchtitan's operator-level policy ([`Recompute::Op`]) the attention kernel's output
     /// and log-sum-exp are saved: its SDPA backend is in the policy's save list. Off: the
     /// attention is recomputed in the backward and nothing of it is kept — the cuDNN backend,
@@ -259,6 +267,7 @@ impl ExtendedOptions {
             loss_chunks: 1,
             loss_head_chunked: false,
             compiled_loss: false,
+            loss_fp32_upcast: true,
             op_saves_attention: true,
             fp32_params_autocast: false,
             outputs_hold_kv: false,
@@ -523,7 +532,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 50);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 51);
         let bad = ExtendedOptions { cp_ulysses: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("cp_ulysses"));
         let strict = ExtendedOptions {

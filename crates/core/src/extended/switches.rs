@@ -86,7 +86,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`](super::options::ExtendedOptions)).
-pub const SWITCHES: [SwitchInfo; 50] = [
+pub const SWITCHES: [SwitchInfo; 51] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -369,6 +369,13 @@ pub const SWITCHES: [SwitchInfo; 50] = [
          are held at a time, beside an FP32 accumulator of the final hidden states' gradient",
         "off: the head's logits are made whole (torchtune's chunked loss); torchtitan's ChunkedLossWrapper and \
          fused linear-cross-entropy kernels (Liger) chunk the head too",
+    ),
+    toggle(
+        "loss_fp32_upcast",
+        "Loss upcasts the logits to FP32",
+        "eager cross-entropy on an FP32 copy of the logits (FP32 log-softmax saved for the backward)",
+        "off: cross_entropy on the 16-bit logits (NeMo AutoModel's fp32_upcast: false): a 16-bit log-softmax, \
+         no FP32 copy",
     ),
     toggle(
         "compiled_loss",

@@ -62,7 +62,7 @@ use super::keys;
 use super::moe_row_fields::{Group, int, not_stated, num, numbers_are_numbers, words};
 use super::moe_row_model::model_of;
 use super::moe_words::{
-    a2a_overlap_of, dual_pipe_of, fp8_dispatch_of, fp8_swiglu_cache_of, group_limit, optimizer_of, optimizer_states_of,
+    a2a_overlap_of, dual_pipe_of, fp8_dispatch_of, fp8_swiglu_cache_of, group_limit, loss_fp32_upcast_of, optimizer_of, optimizer_states_of,
     recompute_modules_of,
 };
 use super::reason::{RowReason, UnreadFile};
@@ -492,6 +492,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         interleave: if pp > 1 { interleave } else { 1 },
         optimizer_states,
         optimizer,
+        loss_fp32_upcast: loss_fp32_upcast_of(&words(&top, "loss"), &mut notes),
         moe,
         attention_kernel,
         fp8_recipe,

@@ -135,12 +135,31 @@ pub(super) fn recompute_modules_of(rec: &str, level: Recompute, notes: &mut Vec<
     m
 }
 
-/// The optimizer's number formats the row's optimizer words state: Adam's moments in BF16 beside
+/// Whether the row's `loss` words leave the eager cross-entropy's FP32 upcast on: off where they
+/// say `fp32_upcast: false` (NeMo AutoModel's `MaskedCrossEntropy`, `nemo_automodel/components/
+/// loss/masked_ce.py` @0122d60: the 16-bit logits go to `F.cross_entropy` unconverted). Noted.
+pub(super) fn loss_fp32_upcast_of(text: &str, notes: &mut Vec<Note>) -> bool {
+    let off = Words::new(text).any(&["fp32 upcast false", "fp32 upcast off", "no fp32 upcast"]);
+    if off {
+        notes.reading("loss: cross-entropy on the 16-bit logits, no FP32 copy (loss_fp32_upcast=off)".into());
+    }
+    !off
+}
+
+/// The optimizer's number formats the row's optimizer words state: the whole model in BF16 with
+/// the optimizer's moments in the parameters' dtype ("pure BF16": NeMo AutoModel casts its MoE
+/// models to BF16, `nemo_automodel/components/models/qwen3_moe/model.py` @05e09029, and
+/// `torch.optim.Adam` keeps `exp_avg`/`exp_avg_sq` as `zeros_like(param)`) are
+/// [`OptimizerStates::PureBf16`]; Adam's moments in BF16 beside
 /// FP32 master weights ("AdamW moments in BF16, FP32 master weights and gradients": DeepSeek-V3
 /// §3.3.3) are [`OptimizerStates::Bf16Moments`]; anything else keeps the mixed-precision default
 /// (`None`). Noted.
 pub(super) fn optimizer_states_of(text: &str, notes: &mut Vec<Note>) -> Option<OptimizerStates> {
     let w = Words::new(text);
+    if w.any(&["pure bf16", "pure bfloat16"]) {
+        notes.reading("optimizer: BF16 parameters, gradients and Adam moments, no FP32 master (optimizer_states=pure_bf16)".into());
+        return Some(OptimizerStates::PureBf16);
+    }
     let moments = w.any(&["moment", "moments", "exp avg", "exp avg sq", "optimizer states", "optimizer state"]);
     let bf16 = w.any(&["bf16", "bfloat16"]);
     // "BF16 weights, FP32 Adam moments" names both words without BF16 moments.
@@ -209,6 +228,11 @@ mod tests {
         );
         assert_eq!(o, Some(OptimizerStates::Bf16Moments));
         assert_eq!(optimizer_states_of("AdamW, FP32 master weights", &mut notes), None);
+        // "pure BF16" wins over the moments-in-BF16 words it also contains.
+        let pure = optimizer_states_of("torch.optim.Adam on the BF16-cast model: pure BF16, moments in BF16", &mut notes);
+        assert_eq!(pure, Some(OptimizerStates::PureBf16));
+        assert!(!loss_fp32_upcast_of("MaskedCrossEntropy, fp32_upcast: false", &mut notes));
+        assert!(loss_fp32_upcast_of("MaskedCrossEntropy", &mut notes));
         assert_eq!(optimizer_of("adam", "--use-distributed-optimizer True", &mut notes), Optimizer::Adam);
         assert_eq!(optimizer_of("muon", "--optimizer muon", &mut notes), Optimizer::Muon);
         assert_eq!(
@@ -217,7 +241,7 @@ mod tests {
         );
         assert_eq!(optimizer_of("", "--use-distributed-optimizer False --optimizer muon", &mut notes), Optimizer::Muon);
         assert_eq!(optimizer_of("dist_muon", "", &mut notes), Optimizer::DistMuon);
-        assert_eq!(notes.len(), 5, "{notes:?}");
+        assert_eq!(notes.len(), 7, "{notes:?}");
         notes.truncate(1);
         assert_eq!(optimizer_states_of("bf16 training", &mut notes), None);
         assert_eq!(optimizer_states_of("BF16 weights and activations; Adam moments in FP32", &mut notes), None);
