@@ -35,6 +35,23 @@
 //!   (`megatron/core/rerun_state_machine.py` l. 519–521, 596–598): two device syncs per
 //!   micro-batch on the last stage. Not priced (host-bound pipelines: see
 //!   `tests/data/README.md`, `megatron-ft-runs.json`).
+//! * **Sized, not priced (session 32, issue 31):** the host work of one plain-1F1B exchange, e.g.
+//!   `send_forward_recv_backward` (`p2p_communication.py` l. 535–566) into `_communicate`
+//!   (l. 280–426) and `_batched_p2p_ops` (l. 22–57), is about 13 calls that launch no kernel (the
+//!   `nvtx_decorator` wrapper, the level-2 timer's lookup, start and stop — dummies at the cases'
+//!   `--timing-log-level: 0` —, `torch.empty` for the receive, two `P2POp`s, the request waits,
+//!   `torch.cuda.synchronize`) and one NCCL launch (`batch_isend_irecv`): 13 × 0.91 µs + 12.9 µs
+//!   ≈ 25 µs at [`super::pricing::BARE_CALL_HOST_S`] and [`super::pricing::TORCH_CALL_HOST_S`].
+//!   A rank exchanges at most `4 · nmb` times a step (warm-up and cool-down: a receive and a send
+//!   per micro-batch; steady state: two combined exchanges), so ≤ 16 × 25 µs ≈ 0.4 ms a step at
+//!   4 micro-batches (0.6 ms on DGX A100's host factor 1.53), against gaps of 11–270 ms in the
+//!   functional tests' PP rows; the interleaved schedule's unbatched `isend`/`irecv` (`_p2p_ops`)
+//!   cost about as much per exchange, `v` times as often (≈ 1.2 ms a step at `v = 3`). The
+//!   sync itself exposes only what the device still has queued; in these host-bound steps
+//!   (device work well under 10 % of the step) that is the last kernel, microseconds, and in
+//!   device-bound steps the host's ≈ 25 µs to the next launch against seconds. Both stay below
+//!   1.5 % of any of these steps and are left out; what the rows show instead is in
+//!   `tests/data/README.md` (`megatron-ft-runs.json`, session 32).
 
 pub use super::choices::StageSplitRule;
 use super::layout::Layout;
