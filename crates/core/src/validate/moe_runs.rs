@@ -62,8 +62,8 @@ use super::keys;
 use super::moe_row_fields::{Group, int, not_stated, num, numbers_are_numbers, words};
 use super::moe_row_model::model_of;
 use super::moe_words::{
-    a2a_overlap_of, dual_pipe_of, fp8_dispatch_of, fp8_swiglu_cache_of, group_limit, loss_fp32_upcast_of, optimizer_of, optimizer_states_of,
-    recompute_modules_of,
+    a2a_overlap_of, dual_pipe_of, fp8_dispatch_of, fp8_swiglu_cache_of, group_limit, loss_fp32_upcast_of, optimizer_of,
+    optimizer_states_of, recompute_modules_of,
 };
 use super::reason::{RowReason, UnreadFile};
 use super::recompute_words::read_recompute;

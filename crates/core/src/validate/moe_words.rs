@@ -157,7 +157,10 @@ pub(super) fn loss_fp32_upcast_of(text: &str, notes: &mut Vec<Note>) -> bool {
 pub(super) fn optimizer_states_of(text: &str, notes: &mut Vec<Note>) -> Option<OptimizerStates> {
     let w = Words::new(text);
     if w.any(&["pure bf16", "pure bfloat16"]) {
-        notes.reading("optimizer: BF16 parameters, gradients and Adam moments, no FP32 master (optimizer_states=pure_bf16)".into());
+        notes.reading(
+            "optimizer: BF16 parameters, gradients and Adam moments, no FP32 master (optimizer_states=pure_bf16)"
+                .into(),
+        );
         return Some(OptimizerStates::PureBf16);
     }
     let moments = w.any(&["moment", "moments", "exp avg", "exp avg sq", "optimizer states", "optimizer state"]);
@@ -229,7 +232,8 @@ mod tests {
         assert_eq!(o, Some(OptimizerStates::Bf16Moments));
         assert_eq!(optimizer_states_of("AdamW, FP32 master weights", &mut notes), None);
         // "pure BF16" wins over the moments-in-BF16 words it also contains.
-        let pure = optimizer_states_of("torch.optim.Adam on the BF16-cast model: pure BF16, moments in BF16", &mut notes);
+        let pure =
+            optimizer_states_of("torch.optim.Adam on the BF16-cast model: pure BF16, moments in BF16", &mut notes);
         assert_eq!(pure, Some(OptimizerStates::PureBf16));
         assert!(!loss_fp32_upcast_of("MaskedCrossEntropy, fp32_upcast: false", &mut notes));
         assert!(loss_fp32_upcast_of("MaskedCrossEntropy", &mut notes));
