@@ -419,9 +419,9 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         optimizer_states_of(&[words(&top, "optimizer"), words(p, "optimizer")].join("; "), &mut notes)
             .unwrap_or(OptimizerStates::Fp32Master);
     let interleave = int(p, "interleave_vpp").unwrap_or(1).max(1);
-    // The attention kernel, from the row's words as for dense rows (framework, notes, source).
-    // (`source` as words or as its object's text: title, where, address.)
-    let attention_text =
+    // The row's words as the dense readers take them (framework, notes, tags, source, the
+    // layout's other arguments); `source` as words or as its object's text: title, where, address.
+    let row_text =
         ["framework", "notes", "tags", "source"].iter().map(|k| words(&top, k)).collect::<Vec<_>>().join("; ")
             + "; "
             + &words(p, "other");
@@ -438,9 +438,9 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         }
     };
     let (attention_kernel, attention_note) =
-        super::kernel_words::read_stated_attention_kernel(flash_attention, &super::words::Words::new(&attention_text))
+        super::kernel_words::read_stated_attention_kernel(flash_attention, &super::words::Words::new(&row_text))
             .map_err(RowReason::Configuration)?;
-    let dp_overlap = dp_overlap_as_stated(&attention_text, &mut notes);
+    let dp_overlap = dp_overlap_as_stated(&row_text, &mut notes);
     // The layer spec as for dense rows ([`super::step_words::read_transformer_impl`]), and the
     // local spec's core attention where the words name no kernel.
     let (spec, spec_note) = super::step_words::read_transformer_impl(&super::words::Words::new(&words(p, "other")))
@@ -457,7 +457,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     // The stack of FSDP as for dense rows: Megatron-FSDP only where the words name it.
     let stack = match sharding {
         Sharding::Zero3 => {
-            let all = super::words::Words::new(&format!("{fsdp}; {attention_text}"));
+            let all = super::words::Words::new(&format!("{fsdp}; {row_text}"));
             let (stack, note) = super::stack_words::read_zero3_stack(Stack::default(), &all);
             notes.extend(note);
             stack
@@ -467,14 +467,14 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     // The FP8 recipe as for dense rows ([`super::kernel_words::read_fp8_recipe`]).
     let (fp8_recipe, fp8_note) = super::kernel_words::read_fp8_recipe(
         &super::words::Words::new(&prec_words),
-        &super::words::Words::new(&attention_text),
+        &super::words::Words::new(&row_text),
     );
     if precision == Precision::Fp8 {
         notes.extend(fp8_note.map(|n| n.about("precision")));
     }
     // A gradient reduction in the parameter type when the words say `grad_reduce_in_fp32` is off
     // (the dense rows' reading): 16-bit gradient buffers.
-    let grad_reduce = if super::precision_words::says_16bit_grad_reduce(&attention_text) {
+    let grad_reduce = if super::precision_words::says_16bit_grad_reduce(&row_text) {
         notes.reading("gradients reduced in the parameter type (`grad_reduce_in_fp32` off)".into());
         GradReduce::Param
     } else {
@@ -483,6 +483,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     // Muon without the distributed optimizer keeps every state on every rank (Megatron's
     // `arguments.py:1724–1736` turns the distributed optimizer into Muon's layer-wise variant).
     let sharding = if optimizer == Optimizer::Muon && sharding == Sharding::Zero1 { Sharding::Ddp } else { sharding };
+    let loss_fp32_upcast = loss_fp32_upcast_of(&words(&top, "loss"), &mut notes).map_err(RowReason::Configuration)?;
     let options = ExtendedOptions {
         hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
         recompute,
@@ -492,7 +493,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         interleave: if pp > 1 { interleave } else { 1 },
         optimizer_states,
         optimizer,
-        loss_fp32_upcast: loss_fp32_upcast_of(&words(&top, "loss"), &mut notes),
+        loss_fp32_upcast,
         moe,
         attention_kernel,
         fp8_recipe,

@@ -136,14 +136,17 @@ pub(super) fn recompute_modules_of(rec: &str, level: Recompute, notes: &mut Vec<
 }
 
 /// Whether the row's `loss` words leave the eager cross-entropy's FP32 upcast on: off where they
-/// say `fp32_upcast: false` (NeMo AutoModel's `MaskedCrossEntropy`, `nemo_automodel/components/
-/// loss/masked_ce.py` @0122d60: the 16-bit logits go to `F.cross_entropy` unconverted). Noted.
-pub(super) fn loss_fp32_upcast_of(text: &str, notes: &mut Vec<Note>) -> bool {
-    let off = Words::new(text).any(&["fp32 upcast false", "fp32 upcast off", "no fp32 upcast"]);
-    if off {
+/// set `fp32_upcast` false (NeMo AutoModel's `MaskedCrossEntropy`, `nemo_automodel/components/
+/// loss/masked_ce.py` @0122d60: the 16-bit logits go to `F.cross_entropy` unconverted), read as
+/// any store-true flag ([`super::step_words::stated_flag`]: "no fp32 upcast" too); on where unstated
+/// or set; an error on `loss` where the words set it both ways. Off is noted.
+pub(super) fn loss_fp32_upcast_of(text: &str, notes: &mut Vec<Note>) -> Result<bool, crate::Error> {
+    let stated = super::step_words::stated_flag(&Words::new(text), "fp32 upcast", "loss", "fp32_upcast")?;
+    let on = stated.unwrap_or(true);
+    if !on {
         notes.reading("loss: cross-entropy on the 16-bit logits, no FP32 copy (loss_fp32_upcast=off)".into());
     }
-    !off
+    Ok(on)
 }
 
 /// The optimizer's number formats the row's optimizer words state: the whole model in BF16 with
@@ -235,8 +238,11 @@ mod tests {
         let pure =
             optimizer_states_of("torch.optim.Adam on the BF16-cast model: pure BF16, moments in BF16", &mut notes);
         assert_eq!(pure, Some(OptimizerStates::PureBf16));
-        assert!(!loss_fp32_upcast_of("MaskedCrossEntropy, fp32_upcast: false", &mut notes));
-        assert!(loss_fp32_upcast_of("MaskedCrossEntropy", &mut notes));
+        assert!(!loss_fp32_upcast_of("MaskedCrossEntropy, fp32_upcast: false", &mut notes).unwrap());
+        assert!(loss_fp32_upcast_of("MaskedCrossEntropy", &mut notes).unwrap());
+        // Set both ways: an error naming the field, no note.
+        let both = loss_fp32_upcast_of("fp32_upcast: false; later fp32_upcast: true", &mut notes).unwrap_err();
+        assert!(both.to_string().contains("loss"), "{both}");
         assert_eq!(optimizer_of("adam", "--use-distributed-optimizer True", &mut notes), Optimizer::Adam);
         assert_eq!(optimizer_of("muon", "--optimizer muon", &mut notes), Optimizer::Muon);
         assert_eq!(

@@ -100,10 +100,7 @@ pub fn read_hf_trainer_step(framework: &Words) -> (bool, Option<Note>) {
     if !framework.any(&HF_TRAINER_WORDS) || framework.affirms("deepspeed") || framework.has_prefix("fsdp") {
         return (false, None);
     }
-    let release = framework.find("transformers").and_then(|i| framework.tokens.get(i + 1)).and_then(|t| {
-        let (major, minor) = t.split_once('.')?;
-        Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?))
-    });
+    let release = framework.find("transformers").and_then(|i| framework.tokens.get(i + 1)).and_then(|t| release_of(t));
     match release {
         Some((4, minor)) if minor < TRANSFORMERS_ADAMW_TORCH_MINOR => (
             true,
@@ -121,6 +118,15 @@ pub fn read_hf_trainer_step(framework: &Words) -> (bool, Option<Note>) {
             )),
         ),
     }
+}
+
+/// A release's major and minor number as written: `4.12`, `4.12.0`, `v4.12.2` (a patch number
+/// and a leading `v` are read past); `None` for anything else.
+fn release_of(token: &str) -> Option<(u32, u32)> {
+    let mut parts = token.strip_prefix('v').unwrap_or(token).split('.');
+    let major = parts.next()?.parse::<u32>().ok()?;
+    let minor = parts.next()?.parse::<u32>().ok()?;
+    Some((major, minor))
 }
 
 /// Frameworks with a contiguous gradient buffer, allocated once and zeroed in place.
@@ -175,6 +181,10 @@ mod tests {
         // 4.32 made torch's AdamW the default; 4.9 is before it (minor versions compare as numbers).
         assert!(!read("HF Trainer, transformers 4.32").0);
         assert!(read("HF Trainer, transformers 4.9").0);
+        // A patch number or a leading v is the same release.
+        assert!(read("HF Trainer, transformers 4.12.0").0);
+        assert!(read("HF Trainer, transformers v4.12.2").0);
+        assert!(!read("HF Trainer, transformers 4.36.2").0);
         // No release: nothing priced, said.
         let (on, note) = read("Hugging Face Trainer with DDP");
         assert!(!on && note.is_some());
