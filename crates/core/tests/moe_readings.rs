@@ -1,7 +1,7 @@
 //! How MoE measured-run rows are read where a field's plain value is not what ran: a per-device
 //! batch with tensor parallelism, MaxText's `custom` remat policy, a recompute value that opens
-//! with "none", a torchtitan FP8 run (torchao), and a stated configuration that cannot fit its
-//! device (evaluated with the least recomputation that could have run).
+//! with "none", a torchtitan FP8 run (torchao) and its compiled loss, and a stated configuration
+//! that cannot fit its device (evaluated with the least recomputation that could have run).
 
 use fmperf_core::extended::{Fp8Recipe, Recompute};
 use fmperf_core::validate::moe_runs::{MEMORY_CONTRADICTION_FACTOR, MOE_RUNS_JSON, MoeRunSetup, interpret_moe_row};
@@ -57,6 +57,23 @@ fn torchtitan_fp8_is_torchao() {
     // recipes set `fp8_param_gather=True` (`bf16_with_mxfp8_mixed` in
     // `megatron/bridge/training/mixed_precision.py`, with `reuse_grad_buf_for_mxfp8_param_ag`).
     assert_eq!(read("mb2602_dsv3_b200_mxfp8_256").options.fp8_recipe, Fp8Recipe::TransformerEngineFp8Weights);
+}
+
+#[test]
+fn torchtitan_compiles_its_loss_with_the_model() {
+    // "torch.compile enabled" in torchtitan's Scout rows (the source dated 2025-12-03/2026-08-21):
+    // `compile.components` defaults to ["model", "loss"] (torchtitan/config/job_config.py
+    // @b3da1a2d8 lines 659–661), read as the dense rows read it. The loss of 81,920 tokens ×
+    // 202,048 logits is 2 B + 4 B per token (33.1 GB), not 10 B (165.5 GB): `loss_memory`'s test.
+    for id in ["tt_llama4scout_gb200_bf16_256", "tt_llama4scout_gb200_mxfp8_256"] {
+        let s = read(id);
+        assert!(s.options.compiled_loss, "{id}");
+        assert!(s.notes.iter().any(|n| n.contains("compiles its loss")), "{:?}", s.notes);
+    }
+    // Megatron-Bridge and MaxText rows do not compile a PyTorch loss.
+    for id in ["mb2602_dsv3_b200_mxfp8_256", "v5p_dsv3_512_bf16"] {
+        assert!(!read(id).options.compiled_loss, "{id}");
+    }
 }
 
 #[test]

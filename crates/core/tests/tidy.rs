@@ -185,6 +185,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "stack_eager",
             "stack_tensors",
             "model_states",
+            "loss_memory",
             "memory",
             "device_memory",
             "muon",

@@ -21,7 +21,8 @@
 //!   root unit (embedding, final norm, output head), which is never resharded after the forward
 //!   (`fully_shard`'s documentation; FSDP1's post-forward keeps the root's parameters too), and
 //!   the last block with `reshard_after_forward`, every block without;
-//! * **gradients freed between steps** ([`ExtendedOptions::grads_freed`], PyTorch-native loops
+//! * **gradients freed between steps**
+//!   ([`grads_freed`](super::options::ExtendedOptions::grads_freed), PyTorch-native loops
 //!   whose `zero_grad` sets `.grad` to `None`): with one micro-batch per step no gradient exists
 //!   at the loss, and the backward's gradients take the place of the activations it frees, so
 //!   only what the gradients exceed the activations and logits by counts at the peak;
@@ -35,18 +36,13 @@
 //!   while it is recomputed under full (or torchtitan's operator-level) recomputation;
 //! * **block inputs in FP32** — under 16-bit autocast over FP32 parameters the residual stream
 //!   stays FP32 (embedding and residual additions are not autocast operations), so each kept
-//!   block input is 4 B per element ([`ExtendedOptions::fp32_params_autocast`]);
+//!   block input is 4 B per element ([`fp32_params_autocast`](super::options::ExtendedOptions::fp32_params_autocast));
 //! * **keys and values in the output** — a Hugging Face model whose `use_cache` stays on returns
 //!   every block's keys and values, held by the output through the backward beside the
-//!   checkpointed activations ([`ExtendedOptions::outputs_hold_kv`]);
-//! * **logits and loss** — `tokens · V/tp` logits of one micro-batch at [`LOSS_BYTES_PER_LOGIT`]
-//!   (16-bit logits, their FP32 copy and the FP32 log-softmax saved for the backward pass),
-//!   the FP32 part divided by the loss chunks (nanotron's model returns FP32 logits: no 16-bit
-//!   ones at the loss, [`super::stack::Stack::logits_upcast_in_model`]); a compiled loss
-//!   (inductor fuses the upcast, the log-softmax and the NLL into one reduction) keeps only the
-//!   16-bit logits and an FP32 log-sum-exp per token; with the head inside the chunks (torchtitan's chunked loss, fused
-//!   linear-cross-entropy kernels) only one chunk's logits exist at a time, beside an FP32
-//!   accumulator of the final hidden states' gradient;
+//!   checkpointed activations ([`outputs_hold_kv`](super::options::ExtendedOptions::outputs_hold_kv));
+//! * **logits and loss** — one micro-batch's, by how the stack computes its cross-entropy, in
+//!   [`super::loss_memory`] (10 B per logit eager on upcast logits; chunked, compiled, without
+//!   the upcast, FP32 logits from the model);
 //! * **allocator fragmentation** (reserved − allocated) — [`FRAGMENTATION`] of the allocated
 //!   peak, fitted on the shipped memory runs and checked leave-one-source-out
 //!   (`crate::validate::memory::fit_fragmentation`);
@@ -57,33 +53,13 @@ use super::block::BlockCost;
 use super::data_parallel::DpGroups;
 use super::head::EndCost;
 use super::layout::Layout;
+use super::loss_memory::loss_bytes;
 use super::model_states::{model_states, muon_momentum_saving};
-use super::options::{ExtendedOptions, Fp8Recipe, Recompute, Sharding};
+use super::options::{Fp8Recipe, Recompute, Sharding};
 use super::pricing::Pricing;
 use super::stack_tensors::{fp32_input_extra, kv_output_bytes};
 use super::workload::Workload;
 use crate::vocab::MemoryKind;
-
-/// Bytes per logit held at the loss (one micro-batch): the 16-bit logits (2 B), their FP32 copy
-/// (4 B) and the FP32 log-softmax kept for the backward pass (4 B) — PyTorch's `cross_entropy`
-/// on upcast logits as torchtitan and torchtune call it; Megatron's vocab-parallel cross-entropy
-/// holds the same FP32 working copies.
-pub const LOSS_BYTES_PER_LOGIT: f64 = 10.0;
-
-/// Bytes per logit held by an eager cross-entropy that does not upcast
-/// ([`ExtendedOptions::loss_fp32_upcast`] off): the 16-bit logits (2 B) and the 16-bit
-/// log-softmax `F.cross_entropy` saves for its backward (2 B).
-const LOSS_16BIT_BYTES_PER_LOGIT: f64 = 4.0;
-
-/// Bytes per logit of the FP32 part of [`LOSS_BYTES_PER_LOGIT`] (divided by the loss chunks).
-const LOSS_FP32_BYTES_PER_LOGIT: f64 = 8.0;
-
-/// Bytes per element of the final hidden states' gradient a head-inside-the-chunks loss
-/// accumulates chunk by chunk before the decoder's backward (torchtitan's `ChunkedLossWrapper`:
-/// `GradAccumulator(…, dtype=torch.float32)`, pytorch/torchtitan `torchtitan/components/loss.py`,
-/// 2026): FP32, one per token and hidden unit, whole on every tensor-parallel rank (the head's
-/// input is replicated over TP before chunking).
-const HIDDEN_GRAD_ACCUMULATOR_BYTES: f64 = 4.0;
 
 /// Caching-allocator fragmentation: reserved = allocated × (1 + this), fitted with
 /// `crate::validate::memory::fit_fragmentation` (mean |error| on a 1 % grid) on the shipped
@@ -531,39 +507,6 @@ fn stage_figures(
     }
 }
 
-/// Bytes of the logits and loss of one micro-batch on the stage with the output head, when the
-/// model has a vocabulary and the switch counts it: `tokens · V/tp` logits at
-/// [`LOSS_BYTES_PER_LOGIT`], the FP32 part divided by the loss chunks; a compiled loss keeps the
-/// 16-bit logits and one FP32 log-sum-exp per token. With the head inside the chunks
-/// ([`ExtendedOptions::loss_head_chunked`]) the same of one chunk (`tokens / loss_chunks`),
-/// plus the FP32 accumulator of the final hidden states' gradient, `tokens · h` × 4 B [B].
-fn loss_bytes(w: &Workload, layout: &Layout, opts: &ExtendedOptions) -> Option<f64> {
-    let vocab = w.vocab.filter(|_| opts.model.embeddings_and_head)?;
-    let all_tokens = layout.local_tokens(w);
-    let chunks = opts.loss_chunks as f64;
-    // The tokens whose logits exist at once, and the chunks the FP32 part is further split in.
-    let (tokens, fp32_chunks, accumulator) = if opts.loss_head_chunked {
-        (all_tokens / chunks, 1.0, all_tokens * w.hidden as f64 * HIDDEN_GRAD_ACCUMULATOR_BYTES)
-    } else {
-        (all_tokens, chunks, 0.0)
-    };
-    let logits = tokens * vocab as f64 / layout.tp as f64;
-    // A stack whose model returns FP32 logits has freed the 16-bit ones before the loss.
-    let sixteen_bit = if opts.stack.logits_upcast_in_model() && !opts.compiled_loss {
-        0.0
-    } else {
-        LOSS_BYTES_PER_LOGIT - LOSS_FP32_BYTES_PER_LOGIT
-    };
-    let held = if opts.compiled_loss {
-        logits * sixteen_bit + tokens * 4.0
-    } else if !opts.loss_fp32_upcast {
-        logits * LOSS_16BIT_BYTES_PER_LOGIT
-    } else {
-        logits * (sixteen_bit + LOSS_FP32_BYTES_PER_LOGIT / fp32_chunks)
-    };
-    Some(held + accumulator)
-}
-
 /// Micro-batches the first pipeline stage holds under 1F1B with `v`-way interleaving.
 pub fn first_stage_in_flight(microbatches: u64, pp: u64, interleave: u64) -> f64 {
     let base = microbatches.min(pp).max(1) as f64;
@@ -583,7 +526,7 @@ pub(super) mod tests {
     use crate::catalog::Precision;
     use crate::extended::evaluate::memory_estimate;
     use crate::extended::hardware::Hardware;
-    use crate::extended::options::HardwareChoices;
+    use crate::extended::options::{ExtendedOptions, HardwareChoices};
 
     /// An H200 with 8-device NVLink domains (also `super::device_memory`'s tests).
     pub(in crate::extended) fn hw() -> Hardware {

@@ -38,9 +38,9 @@
 //! | `optimizer_states` | FP32 master + Adam moments, or pure BF16 without master | [`memory`] |
 //! | `optimizer` | Adam, or Muon (Newton–Schulz per weight matrix, replicated or layer-wise distributed) in time and memory | [`muon`], [`memory`] |
 //! | `reshard_after_forward` | FSDP frees gathered blocks after the forward | [`memory`] |
-//! | `loss_chunks` | logits and cross-entropy in chunks | [`memory`] |
-//! | `loss_head_chunked` | the output head runs inside the loss chunks (one chunk's logits at a time, an FP32 hidden-state gradient accumulator) | [`memory`] |
-//! | `compiled_loss` | cross-entropy compiled with its FP32 upcast (no FP32 logits held) | [`memory`] |
+//! | `loss_chunks` | logits and cross-entropy in chunks | [`loss_memory`] |
+//! | `loss_head_chunked` | the output head runs inside the loss chunks (one chunk's logits at a time, an FP32 hidden-state gradient accumulator) | [`loss_memory`] |
+//! | `compiled_loss` | cross-entropy compiled with its FP32 upcast (no FP32 logits held) | [`loss_memory`] |
 //! | `op_saves_attention` | the operator-level policy saves the attention output (off: recomputed, torchtitan's cuDNN backend on B200 until December 2025) | [`attention`], [`memory`] |
 //! | `fp32_params_autocast` | 16-bit autocast over FP32 weights: FP32 states, gathers and kept block inputs | [`model_states`], [`memory`] |
 //! | `outputs_hold_kv` | the model's output holds every block's keys and values through the backward (Hugging Face `use_cache`) | [`memory`] |
@@ -100,6 +100,7 @@ pub mod latency;
 pub mod layer_python;
 pub mod layout;
 pub mod layout_rules;
+pub mod loss_memory;
 pub mod memory;
 pub mod model_states;
 pub mod moe;

@@ -15,7 +15,8 @@
 use super::block::FLASH_BACKWARD_FACTOR;
 use super::efficiency::{FITTED_ATTENTION_EFFICIENCY, FITTED_MATMUL_EFFICIENCY};
 use super::iteration::OPTIMIZER_BYTES_PER_PARAMETER;
-use super::memory::{CUDA_CONTEXT_GB, FRAGMENTATION, LOSS_BYTES_PER_LOGIT, NCCL_BUFFERS_GB};
+use super::loss_memory::LOSS_BYTES_PER_LOGIT;
+use super::memory::{CUDA_CONTEXT_GB, FRAGMENTATION, NCCL_BUFFERS_GB};
 
 /// What values a switch takes.
 #[derive(Debug, Clone, Copy, PartialEq)]

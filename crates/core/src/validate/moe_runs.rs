@@ -484,6 +484,10 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     // `arguments.py:1724–1736` turns the distributed optimizer into Muon's layer-wise variant).
     let sharding = if optimizer == Optimizer::Muon && sharding == Sharding::Zero1 { Sharding::Ddp } else { sharding };
     let loss_fp32_upcast = loss_fp32_upcast_of(&words(&top, "loss"), &mut notes).map_err(RowReason::Configuration)?;
+    // A loss compiled with the model, by the dense rows' reading of the same words (torchtitan's
+    // `compile.components` holds the loss since April 2025).
+    let (compiled_loss, loss_note) = super::kernel_words::read_compiled_loss(&super::words::Words::new(&row_text));
+    notes.extend(loss_note.map(|n| n.about("loss")));
     let options = ExtendedOptions {
         hardware: HardwareChoices { precision, ..HardwareChoices::realistic() },
         recompute,
@@ -494,6 +498,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         optimizer_states,
         optimizer,
         loss_fp32_upcast,
+        compiled_loss,
         moe,
         attention_kernel,
         fp8_recipe,
