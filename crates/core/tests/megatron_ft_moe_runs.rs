@@ -124,6 +124,27 @@
 //!   measured 1.55× its DGX A100 twin, `ep8_dist_optimizer` 0.80×, dense twins 0.45–0.9×) does
 //!   not follow the host's speed, which no count of calls priced per host can reproduce.
 //!
+//! * **Multi-latent attention's host work** (session 33, w171, `extended::moe::mla_host`): an
+//!   MoE block with MLA now counts its attention's modules as Megatron-Core builds them (15 calls
+//!   and 5 Transformer Engine linear modules against a plain attention's 9 and 2) and the PyTorch
+//!   calls between its projections that its operations do not issue: with `--no-rope-fusion`
+//!   (stated by all 9 MLA cases' `model_config.yaml`, now added to their `parallel.other`) the
+//!   unfused RoPE on the queries' and the shared key's positional parts (13 launches forward, 14
+//!   backward each) and the query's and key's assembly (3 / 3), 29 / 31 calls per layer and
+//!   micro-batch at 12.9 µs times the host's speed; fused, Megatron's default, 2 / 2. Counted
+//!   from NVIDIA/Megatron-LM d98e8a6, nothing chosen on these rows (the flag's reading is the
+//!   only thing they prompted). Three rows move, all toward the measurement: the GB200 proxy
+//!   +138.2 → +125.3 %, the H100 `ep_overlap` proxy +168.2 → +157.3 %, GB200
+//!   `fine_grained_offloading` +50.3 → +39.5 %; the H100 MLA rows at 4,096 tokens are GPU-bound
+//!   in their passes (unchanged). Throughput medians A100 +18.4 % and H100 +34.3 % unchanged, GB200
+//!   +44.2 → +41.2 %; mean |error| 43.01 → 42.54 %, median +30.8 % unchanged. Not the gap: at
+//!   ≈ 0.5 ms per layer and micro-batch it is a few per cent of a proxy's step (the GB200 proxy
+//!   is still predicted 2.25× too fast). Checked and left: every one of the 74 cases states
+//!   `--disable-bias-linear` (not in the rows' `parallel.other`), so their blocks hold no linear
+//!   biases where `extended::moe::host_step` counts Megatron's default biases (QKV, projection,
+//!   router, each expert's FC1 and FC2) among the logged statistics' tensors: reading it would
+//!   remove host work and make these rows faster still, not slower.
+//!
 //! What is still missing is not counted here: the Python between the module calls beyond
 //! `nn.Module.__call__` (context managers, hooks), Transformer Engine's Python in the backward,
 //! Sinkhorn's further iterations (each with a device sync; no source states how many run) and

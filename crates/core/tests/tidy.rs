@@ -161,6 +161,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "attention",
             "moe/dispatch",
             "moe/host_calls",
+            "moe/mla_host",
             "moe/sync",
             "fsdp_host",
             "moe/grouped_gemm",

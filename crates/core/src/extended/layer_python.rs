@@ -20,8 +20,8 @@
 //! `bias_dropout_add_exec_handler`, the RNG tracker's fork in attention dropout), the NVTX
 //! push/pop calls, the bias-dropout-add functions, TE's Python in the backward (its
 //! `autograd.Function.backward`, not measured), selective recomputation's reruns,
-//! `--qk-layernorm`'s norms and multi-latent attention's further projections (counted as a plain
-//! attention's), and the local spec's `ColumnParallelLinear`/`RowParallelLinear` Python beyond a
+//! `--qk-layernorm`'s norms and, in dense blocks, multi-latent attention's further projections
+//! (counted as a plain attention's; an MoE block counts them, [`super::moe::mla_host`]), and the local spec's `ColumnParallelLinear`/`RowParallelLinear` Python beyond a
 //! module call (their `autograd.Function`s: not measured).
 //!
 //! **The local spec** (`--transformer-impl local`, [`TransformerImpl::Local`]): Megatron-Core's own

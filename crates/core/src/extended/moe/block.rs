@@ -5,6 +5,7 @@
 
 use super::experts::ExpertLayout;
 use super::layer::{EXPERTS_OP, MoeMlpCost, ROUTER_OP, SHARED_OP, moe_mlp_operations};
+use super::mla_host;
 use super::sync::{self, Phase};
 use crate::extended::attention::attention_operations;
 use crate::extended::block::{BlockCost, issue_bound};
@@ -74,7 +75,7 @@ pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLa
     let n = attention.len();
     let (ops, mlp) = operations_after(w, m, layout, el, p, attention);
     let (c, kernels) = BlockCost::sums(&ops, p.opts.recompute);
-    let host = HostCount::of(p, m, el, &mlp, attention_kernels);
+    let host = HostCount::of(p, w, layout, m, el, &mlp, attention_kernels);
     let attention_sums = BlockCost::sums(&ops[..n], p.opts.recompute);
     let phases = ForwardPhases::of(&attention_sums, &ops[n..], &[], p.opts.recompute, p.opts.moe.shared_overlap);
     let fsdp = fsdp_unit_host_s(p, m, el);
@@ -150,7 +151,7 @@ fn moe_issue_bounded(
             block.fwd = issue_bound(c.fwd, 1.0, stretch);
         }
     }
-    block.bwd = issue_bound(c.bwd, 1.0, bwd_ops * host_s + calls[1] + mlp.bwd_issue_s + fsdp[1]);
+    block.bwd = issue_bound(c.bwd, 1.0, bwd_ops * host_s + calls[1] + host.attention_bwd_s + mlp.bwd_issue_s + fsdp[1]);
     if host.python_again_s > 0.0 && kernels[2] > 0.0 {
         block.recompute = issue_bound(c.recompute, 1.0, kernels[2] * host_s + host.python_again_s);
     }
@@ -235,36 +236,52 @@ struct HostCount {
     /// the `attn` scope is captured.
     attention_saved: [f64; 2],
     /// The layer's Python in the forward's phases `[attention, pre, post]` [s]
-    /// ([`LayerModules::moe_phases`] at [`forward_python_s`]).
+    /// ([`LayerModules::moe_phases`] at [`forward_python_s`]), the attention's with multi-latent
+    /// attention's calls between its projections ([`mla_host::glue_host_s`]).
     python_s: [f64; 3],
+    /// Multi-latent attention's calls between its projections in the backward [s]
+    /// ([`mla_host::glue_host_s`]; 0 without it).
+    attention_bwd_s: f64,
     /// The layer's Python again in the recomputation [s] ([`layer_python_s`]'s second part).
     python_again_s: f64,
 }
 
 impl HostCount {
-    /// For a block of experts `m` under expert layout `el` priced under `p` whose MoE layer is
-    /// `mlp` and whose attention operations issue `attention_kernels` ([`BlockCost::sums`]).
-    fn of(p: &Pricing, m: &MoeShape, el: &ExpertLayout, mlp: &MoeMlpCost, attention_kernels: [f64; 3]) -> HostCount {
+    /// For a block of `w` with experts `m` under `layout` and expert layout `el` priced under `p`
+    /// whose MoE layer is `mlp` and whose attention operations issue `attention_kernels`
+    /// ([`BlockCost::sums`]).
+    #[allow(clippy::too_many_arguments)]
+    fn of(
+        p: &Pricing,
+        w: &Workload,
+        layout: &Layout,
+        m: &MoeShape,
+        el: &ExpertLayout,
+        mlp: &MoeMlpCost,
+        attention_kernels: [f64; 3],
+    ) -> HostCount {
         if mlp.host_calls_s.is_none() {
             return HostCount::default();
         }
         let graph = p.opts.moe.host.graphs.attn;
-        let phases = moe_layer_modules(p, m, el);
-        let python_s = phases.map(|ph| forward_python_s(p.hw, p.opts.stack, ph));
-        let python_again_s = moe_layer_python_s(p, m, el)[1];
+        let phases = moe_layer_modules(p, w, m, el);
+        let mut python_s = phases.map(|ph| forward_python_s(p.hw, p.opts.stack, ph));
+        let python_again_s = moe_layer_python_s(p, w, m, el)[1];
         let attention_saved = if graph { [0, 1].map(|i| (attention_kernels[i] - 1.0).max(0.0)) } else { [0.0; 2] };
-        HostCount { attention_saved, python_s, python_again_s }
+        let glue = if w.mla.is_some() { mla_host::glue_host_s(p, layout.tp) } else { [0.0; 2] };
+        python_s[0] += glue[0];
+        HostCount { attention_saved, python_s, attention_bwd_s: glue[1], python_again_s }
     }
 }
 
-/// The modules of one MoE layer of experts `m` under expert layout `el` and `p`'s switches whose
-/// Python is counted, in the forward's phases `[attention, pre, post]`
-/// ([`LayerModules::moe_phases`]). With the shared experts overlapped with the dispatch
+/// The modules of one MoE layer of `w` with experts `m` under expert layout `el` and `p`'s
+/// switches whose Python is counted, in the forward's phases `[attention, pre, post]`
+/// ([`LayerModules::moe_phases`]; multi-latent attention's sub-layer as [`mla_host`] counts it). With the shared experts overlapped with the dispatch
 /// ([`ForwardPhases`]'s docs) the dispatcher calls their `linear_fc1` and `linear_fc2` after the
 /// sync, and the `SharedExpertMLP` module itself is not called (its `pre_forward_comm`,
 /// `linear_fc1_forward_and_act`, … are plain methods, `shared_experts.py` l. 234–373 at d98e8a6):
 /// an MLP's modules less its own call, after the sync.
-fn moe_layer_modules(p: &Pricing, m: &MoeShape, el: &ExpertLayout) -> [LayerModules; 3] {
+fn moe_layer_modules(p: &Pricing, w: &Workload, m: &MoeShape, el: &ExpertLayout) -> [LayerModules; 3] {
     let (host, spec) = (&p.opts.moe.host, p.opts.transformer_impl);
     let (shared, overlapped) = (m.shared_experts > 0, p.opts.moe.shared_overlap);
     let [attention, pre, post] = LayerModules::moe_phases(
@@ -277,13 +294,17 @@ fn moe_layer_modules(p: &Pricing, m: &MoeShape, el: &ExpertLayout) -> [LayerModu
     let own_call = LayerModules { calls: 1.0, te_linears: 0.0 };
     let after =
         if shared && overlapped { LayerModules::mlp(spec).plus(own_call.times(-1.0)) } else { LayerModules::default() };
+    let attention = match &w.mla {
+        Some(mla) if !host.graphs.attn => mla_host::attention_modules(mla, spec),
+        _ => attention,
+    };
     [attention, pre, post.plus(after)]
 }
 
-/// The Python of one MoE layer per micro-batch `[forward, recomputation]` [s] ([`layer_python_s`]
-/// of its modules, [`moe_layer_modules`]).
-pub fn moe_layer_python_s(p: &Pricing, m: &MoeShape, el: &ExpertLayout) -> [f64; 2] {
-    layer_python_s(p.hw, p.opts, LayerModules::sum(&moe_layer_modules(p, m, el)))
+/// The Python of one MoE layer of `w` per micro-batch `[forward, recomputation]` [s]
+/// ([`layer_python_s`] of its modules, [`moe_layer_modules`]).
+pub fn moe_layer_python_s(p: &Pricing, w: &Workload, m: &MoeShape, el: &ExpertLayout) -> [f64; 2] {
+    layer_python_s(p.hw, p.opts, LayerModules::sum(&moe_layer_modules(p, w, m, el)))
 }
 
 /// An MoE block's attention operations as [`moe_block_cost_after`] reads them, formed once per
@@ -355,7 +376,7 @@ pub fn moe_block_cost_after(
     let recompute = p.opts.recompute;
     let (c, kernels) =
         BlockCost::sums_after(BlockCost::sums_after(attention.sums, &mlp_ops, recompute), &casts, recompute);
-    let host = HostCount::of(p, m, el, &mlp, attention.kernels);
+    let host = HostCount::of(p, w, layout, m, el, &mlp, attention.kernels);
     let phases = ForwardPhases::of(&attention.sums, &mlp_ops, &casts, recompute, p.opts.moe.shared_overlap);
     let fsdp = fsdp_unit_host_s(p, m, el);
     let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases, fsdp);

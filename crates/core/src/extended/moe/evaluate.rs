@@ -377,7 +377,7 @@ pub fn assemble_moe(
         t_layer_python_s: nmb_f
             * (busiest.dense as f64
                 * crate::extended::layer_python::dense_layer_python_s(p.hw, p.opts).iter().sum::<f64>()
-                + busiest.moe as f64 * super::block::moe_layer_python_s(p, m, &el).iter().sum::<f64>()),
+                + busiest.moe as f64 * super::block::moe_layer_python_s(p, w, m, &el).iter().sum::<f64>()),
         t_zero3_s: t_zero3,
         overhead_gb: memory.overhead_gb,
         microbatches: nmb,

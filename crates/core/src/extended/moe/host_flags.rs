@@ -1,6 +1,7 @@
 //! The switches of a Megatron-Core MoE layer that change the host's calls
 //! ([`super::host_calls`] counts them): permute and router fusion, grouped or sequential experts,
-//! the router's load-balancing loss, and Transformer Engine's CUDA-graph scopes. Megatron's
+//! the router's load-balancing loss, Transformer Engine's CUDA-graph scopes, and (for multi-latent
+//! attention's calls, [`super::mla_host`]) RoPE fusion. Megatron's
 //! defaults (`megatron/core/transformer/transformer_config.py` at d98e8a6: `moe_permute_fusion`,
 //! `moe_router_fusion` and `moe_grouped_gemm` off, `moe_router_load_balancing_type="aux_loss"`, no
 //! CUDA graphs) by default.
@@ -88,6 +89,10 @@ pub struct MoeHostFlags {
     pub balancing: Balancing,
     /// CUDA-graph scopes.
     pub graphs: GraphScope,
+    /// `--no-rope-fusion`: multi-latent attention's RoPE as PyTorch element-wise kernels
+    /// (Megatron's `apply_rope_fusion` off; on by default for RoPE models): its further calls
+    /// ([`super::mla_host`]).
+    pub rope_unfused: bool,
 }
 
 /// The names whose flag is on, `+`-joined, or `none` (the text form of a set of modules).

@@ -13,6 +13,7 @@
 //! | [`devices`] | the block parts priced once per block shape and expert layout ([`devices::MoeParts`]) and which of them each device of the pipeline holds, under 1F1B and DualPipe (micro-batches in flight, DualPipe's bubble) |
 //! | [`evaluate`] | a configuration of an MoE model: dense and MoE blocks per stage, MTP on the last, expert data parallelism, dense vs expert memory, [`evaluate::MoeBreakdown`] |
 //! | [`mla`] | multi-head latent attention as operations (in every block of a model with it): replicated down-projections, latent norms, column-parallel up-projections, core with its own query/key and value widths |
+//! | [`mla_host`] | multi-latent attention's host work beyond a plain attention's under Megatron-Core: its further modules and the calls between its projections (RoPE fused or not, the query's and key's assembly), counted from the code |
 //! | [`host_calls`] | the host calls of Megatron-Core's MoE layer besides the expert GEMMs (router, load-balancing loss, dispatcher, permutation), counted from the code, and CUDA-graph scopes |
 //! | [`host_flags`] | the switches that change those calls: permute/router fusion, sequential experts, balancing loss, CUDA-graph scopes |
 //! | [`host_step`] | the logged statistics' per-step host work (zero count, parameter norm) over an MoE rank's parameter tensors: its blocks' and its local experts' |
@@ -35,6 +36,7 @@ pub mod host_flags;
 pub mod host_step;
 pub mod layer;
 pub mod mla;
+pub mod mla_host;
 pub mod options;
 pub mod sync;
 

@@ -412,6 +412,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "aux_loss (default), seq_aux_loss, global_aux_loss, sinkhorn, none: the router's load-balancing loss",
     ),
     ("cuda_graphs", "none (default) or attn+moe_router+moe_preprocess: Transformer Engine's CUDA-graph scopes"),
+    (
+        "rope_unfused",
+        "on/off (default off): Megatron's --no-rope-fusion, multi-latent attention's RoPE unfused (more host calls)",
+    ),
 ];
 
 impl MoeOptions {
@@ -499,6 +503,7 @@ impl MoeOptions {
                 "permute_fusion" => self.host.permute_fusion = on_off("permute_fusion", &value)?,
                 "router_fusion" => self.host.router_fusion = on_off("router_fusion", &value)?,
                 "sequential_experts" => self.host.sequential_experts = on_off("sequential_experts", &value)?,
+                "rope_unfused" => self.host.rope_unfused = on_off("rope_unfused", &value)?,
                 "balancing" => {
                     self.host.balancing = Balancing::from_name(&value).ok_or_else(|| {
                         bad("balancing", &value, "must be aux_loss, seq_aux_loss, global_aux_loss, sinkhorn or none")
@@ -569,6 +574,7 @@ impl fmt::Display for MoeOptions {
             (h.permute_fusion, "permute_fusion"),
             (h.router_fusion, "router_fusion"),
             (h.sequential_experts, "sequential_experts"),
+            (h.rope_unfused, "rope_unfused"),
         ] {
             if on {
                 write!(f, ",{key}=on")?;
