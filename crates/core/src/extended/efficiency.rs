@@ -131,9 +131,10 @@ pub const CAUSAL_TILE_TOKENS: f64 = 128.0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KernelCurve {
     /// The part's own-generation fused kernel: cuDNN on H100 ([`H100_ATTENTION_BENCHMARK`]), carried to
-    /// every part as the same fraction of its own matmul ceiling (Blackwell's cuDNN, Ampere's
-    /// FlashAttention-2, TPUs' splash attention, AMD's CK kernels: no benchmark of them at
-    /// hand). The FlashAttention-2 paper puts its A100 kernel at 50–73 % of the peak forward +
+    /// every part as the same fraction of its own matmul ceiling (Ampere's FlashAttention-2, TPUs'
+    /// splash attention, AMD's CK kernels: no benchmark of them at hand; the cuDNN frontend's
+    /// GB200 and B200 runs are recorded in `data/attention-kernels.json`, tried in session 33 and
+    /// not used: `data/attention-kernel-benchmarks.md` says why). The FlashAttention-2 paper puts its A100 kernel at 50–73 % of the peak forward +
     /// backward (Dao 2023, arXiv:2307.08691), 0.58–0.84 of the A100's ceiling, above cuDNN's
     /// 0.43–0.68 on H100; priced that way the measured A100 runs (mostly Megatron-LM 2021–22,
     /// whose attention was not yet flash attention) come out worse (leave-one-source-out 9.2 %
