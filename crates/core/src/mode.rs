@@ -56,6 +56,23 @@ impl Mode {
         }
     }
 
+    /// The one split of a resolver's work by the mode: `published(state)` in reference mode (the
+    /// published model reads the shapes and the system as mapped), `extended(state, switches)` in
+    /// extended mode. A resolver (`crate::resolve`: the explorer's scenario, a sweep's point, a
+    /// search's inputs) names its two ways of composing inputs and passes what both need as
+    /// `state` (moved into the one that runs).
+    pub fn per_mode<S, T>(
+        &self,
+        state: S,
+        published: impl FnOnce(S) -> T,
+        extended: impl FnOnce(S, ExtendedOptions) -> T,
+    ) -> T {
+        match self {
+            Mode::Reference => published(state),
+            Mode::Extended(o) => extended(state, *o),
+        }
+    }
+
     /// Why the mode cannot price `strategy` (`None`: it can): extended mode has no 2D SUMMA
     /// ([`SUMMA_UNSUPPORTED`]).
     pub fn refuses(&self, strategy: Strategy) -> Option<&'static str> {
@@ -306,6 +323,13 @@ mod tests {
         assert_eq!(Mode::extended().ext_text(), None);
         assert_eq!(m.to_json()["switches"]["recompute"], "full");
         assert_eq!(Mode::Reference.to_json(), json!({"mode": "reference"}));
+    }
+
+    #[test]
+    fn the_split_runs_the_modes_way_only() {
+        // The state moves into the one way that runs: 7 as it is, or 7 · 10 with the switches.
+        let which = |m: &Mode| m.per_mode(7, |s| s, |s, o| if o == ExtendedOptions::realistic() { s * 10 } else { 0 });
+        assert_eq!((which(&Mode::Reference), which(&Mode::extended())), (7, 70));
     }
 
     #[test]

@@ -34,7 +34,8 @@
 //!    m.options()`, `match m.options()`, `let … else`, `?`, `.map_or(…)`), anywhere in the workspace
 //!    outside `#[cfg(test)]` items and [`OPTIONS_HOMES`] (the mode's files and the resolver's
 //!    `resolve/mode_inputs.rs`, which answers by name: `check_switches`, `switch_precision`,
-//!    `switch_choices`, `per_mode`, …), beyond what [`OPTIONS_TESTS_LEFT`] still allows a file.
+//!    `switch_choices`, …; the resolvers' split is the mode's own `Mode::per_mode`), beyond what
+//!    [`OPTIONS_TESTS_LEFT`] still allows a file.
 //! 8. a list of notes is a list of strings (`notes_are_typed`): a field, parameter or binding
 //!    whose name speaks of notes ([`NOTE_WORDS`]: notes, caveats, assumptions, warnings,
 //!    approximations, …) typed `Vec<String>`, `&mut Vec<String>` or `&[String]`, or a function so
@@ -939,7 +940,7 @@ fn options_test_problems(
     let counted = Counted {
         what: "presence tests of the mode's switches (`.options()`)",
         way_out: "ask the mode by name instead (`ModeKind::takes_switches`, or `resolve::mode_inputs`: \
-                  `check_switches`, `switch_precision`, `switch_choices`, `per_mode`)",
+                  `check_switches`, `switch_precision`, `switch_choices`; `Mode::per_mode`)",
         list: "OPTIONS_TESTS_LEFT",
         find: options_tests,
     };
