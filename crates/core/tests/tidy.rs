@@ -265,19 +265,14 @@ const MOE_READERS: &[&str] = &["launch"];
 /// `x.moe.is_some()`, `match x.moe {`, `experts > 1`, …), `(crate, file, how many)`; core's are
 /// rule 7's ([`MODE_BRANCHES_LEFT`]). Counted first in session 32 (issue 33): 10 in 8 files; 3 of
 /// them (the explorer's long search and MoE-switch check, the first view's refusal of a MoE
-/// model in reference mode) moved onto `ModeKind::prices_experts`. The list only shrinks.
-const MOE_BRANCHES_PAST_CORE_LEFT: &[(&str, &str, usize)] = &[
-    // `--moe` given for a dense model is refused (input checks, and `match &self.moe {` on the
-    // flag's text, which the token rule cannot tell from a workload's).
-    ("cli", "cmd/search.rs", 2),
-    ("cli", "cmd/search_from.rs", 2),
-    // The MoE part of the breakdown printed only when there is one.
-    ("cli", "cmd/estimate.rs", 1),
-    // The words of a class of measured runs, "MoE" or "dense" (a fact of the class, no price).
-    ("page", "pages/validation/bands.rs", 1),
-    // A layout's text with `ep`/`etp` only for a MoE model.
-    ("page", "pages/explorer/launch_import.rs", 1),
-];
+/// model in reference mode) moved onto `ModeKind::prices_experts`; session 33 the last 7 in 5
+/// files: `--moe` for a dense model (`fmperf search`, `search --from`) is the model's check
+/// (`Workload::check_moe_switches`), a layout's ` · ep · etp` its text
+/// (`Layout::expert_degrees_text`: `search --from`'s "your layout", the page's launch import),
+/// the estimate's MoE table the evaluation's lists (`ExtendedEvaluation::moe_times`,
+/// `moe_figures`: none for a dense model), and a class's `MoE`/`dense` its word
+/// (`ModelClass::kind`, the validation view's bands). Empty, and it only shrinks.
+const MOE_BRANCHES_PAST_CORE_LEFT: &[(&str, &str, usize)] = &[];
 /// Where branching on a workload's MoE-ness is pricing (rule 7), besides [`PRICER_FILES`]:
 /// extended mode's cost model, the only one that prices experts (its expert layouts, dispatch,
 /// memory). The search asks it (`ExtendedSetup::chooses_expert_layouts`) rather than the model.
