@@ -4,36 +4,17 @@
 //! an MoE model alike; the dense one gets nothing to show or an error, never a guess.
 
 use fmperf_core::SystemParams;
+use fmperf_core::catalog::find_model;
 use fmperf_core::extended::moe::MoeTimePart;
 use fmperf_core::extended::{ExtendedOptions, Hardware, Layout, Workload, evaluate};
-use fmperf_core::moe_shape::{MoeShape, Router};
+use fmperf_core::moe_shape::MoeShape;
 
-/// A small MoE (as `moe_evaluate.rs`'s): h = 1024, 8 heads, 4 blocks with the first dense, 16
-/// experts of width 512, top-2, one shared expert, SwiGLU, sequence 1024, no vocabulary.
+/// Mixtral 8x7B (the catalog's: 8 experts of width 14336, top-2) cut to 6 blocks of sequence 1024,
+/// the first dense and then every second an MoE block (blocks 2 and 4).
 fn tiny_moe() -> Workload {
-    let moe = MoeShape {
-        experts: 16,
-        expert_ffn: 512,
-        top_k: 2,
-        shared_experts: 1,
-        shared_ffn: 512,
-        gated: true,
-        first_dense: 1,
-        moe_every: 1,
-        router: Router::Softmax,
-    };
-    Workload {
-        seq_len: 1024,
-        hidden: 1024,
-        heads: 8,
-        kv_heads: 8,
-        head_dim: 128,
-        layers: 4,
-        ffn_hidden: 4096,
-        vocab: None,
-        moe: Some(moe),
-        ..Workload::LLAMA3_8B
-    }
+    let mixtral = Workload::from_catalog(find_model("mixtral-8x7b").unwrap()).unwrap();
+    let moe = MoeShape { first_dense: 1, moe_every: 2, ..mixtral.moe.unwrap() };
+    Workload { seq_len: 1024, layers: 6, vocab: None, moe: Some(moe), ..mixtral }
 }
 
 #[test]
@@ -52,8 +33,8 @@ fn the_estimates_moe_lists_are_empty_for_a_dense_model() {
     let names: Vec<&str> = figures.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names[3..], ["MoE / dense blocks", "tokens per expert", "dropped [%]"]);
     assert!(names[..3].iter().all(|n| n.starts_with("expert ") && n.ends_with(" [GB]")), "{names:?}");
-    // 4 blocks, the first dense, on one stage: 3 MoE and 1 dense.
-    assert_eq!(figures[3].1, "3 / 1");
+    // 6 blocks on one stage: blocks 2 and 4 MoE, the other 4 dense.
+    assert_eq!(figures[3].1, "2 / 4");
     assert_eq!(figures[5].1, format!("{:.1}", 100.0 * b.dropped_fraction));
     // The same shape without experts: nothing to list.
     let dense = evaluate(&Workload { moe: None, ..tiny_moe() }, &hw, &layout, &opts).unwrap();
@@ -66,10 +47,11 @@ fn the_model_checks_moe_switches_and_says_which_blocks_have_experts() {
     assert!(moe.check_moe_switches("ep=2").is_ok());
     let e = dense.check_moe_switches("ep=2").unwrap_err();
     assert!(e.is_at("moe") && e.to_string().contains("dense (no experts)"), "{e}");
-    // First block dense (`first_dense` 1), the other three MoE; no block of a dense model.
-    let blocks = |w: &Workload| (0..4).map(|i| w.moe_block(i).is_some()).collect::<Vec<_>>();
-    assert_eq!(blocks(&moe), [false, true, true, true]);
-    assert_eq!(blocks(&dense), [false; 4]);
+    // Block 0 dense (`first_dense` 1), then every second one MoE (`moe_every` 2: (i − 1 + 1) % 2 =
+    // 0 for i = 2, 4); no block of a dense model.
+    let blocks = |w: &Workload| (0..6).map(|i| w.moe_block(i).is_some()).collect::<Vec<_>>();
+    assert_eq!(blocks(&moe), [false, false, true, false, true, false]);
+    assert_eq!(blocks(&dense), [false; 6]);
     // A layout's expert degrees, written only where there are experts.
     let y = Layout::placed(1, 1, 1, 8, 1, 8, 8).with_experts(8, 1);
     assert_eq!((y.expert_degrees_text(&moe), y.expert_degrees_text(&dense)), (" · ep 8 · etp 1".into(), String::new()));
