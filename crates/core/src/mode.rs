@@ -8,11 +8,12 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::catalog::{CatalogModel, Mlp};
 use crate::extended::ExtendedOptions;
 use crate::extended::efficiency::Efficiency;
 use crate::extended::switches::SWITCHES;
 use crate::mode_kind::ModeKind;
-use crate::vocab::{MemoryPart, TimePart};
+use crate::vocab::{MemoryPart, Note, NoteKind, TimePart};
 use crate::{Error, Strategy};
 
 /// Why extended mode does not search 2D SUMMA (searches and sweeps leave it out and say so).
@@ -53,6 +54,23 @@ impl Mode {
         match self {
             Mode::Reference => None,
             Mode::Extended(o) => Some(o),
+        }
+    }
+
+    /// The one split of a resolver's work by the mode: `published(state)` in reference mode (the
+    /// published model reads the shapes and the system as mapped), `extended(state, switches)` in
+    /// extended mode. A resolver (`crate::resolve`: the explorer's scenario, a sweep's point, a
+    /// search's inputs) names its two ways of composing inputs and passes what both need as
+    /// `state` (moved into the one that runs).
+    pub fn per_mode<S, T>(
+        &self,
+        state: S,
+        published: impl FnOnce(S) -> T,
+        extended: impl FnOnce(S, ExtendedOptions) -> T,
+    ) -> T {
+        match self {
+            Mode::Reference => published(state),
+            Mode::Extended(o) => extended(state, *o),
         }
     }
 
@@ -186,6 +204,81 @@ impl ModeKind {
     }
 }
 
+/// Reference mode's reading of a catalog model, kept with the modes (per-mode text and judgement;
+/// the model's fields live in [`crate::catalog::model`]): whether the published model represents
+/// the model as it is, and what it leaves out or gets wrong.
+impl CatalogModel {
+    /// Whether reference mode represents this model faithfully (up to the vocabulary, which it
+    /// never models): all shape fields known, multi-head attention, non-gated MLP.
+    pub fn reference_compatible(&self) -> bool {
+        self.unknown_fields().is_empty()
+            && self.mlp == Mlp::Gelu
+            && self.kv_heads.is_none_or(|kv| Some(kv) == self.heads)
+            && self.moe.is_none()
+            && self.mla.is_none()
+    }
+
+    /// What reference mode leaves out or gets wrong for this model, one sentence each (empty when
+    /// nothing is lost).
+    pub fn reference_caveats(&self) -> Vec<Note> {
+        let mut out = Vec::new();
+        let caveat = |field: &str, text: String| Note::new(NoteKind::ModelCaveat, text).of_entry(&self.id).about(field);
+        let unknown = self.unknown_fields();
+        if !unknown.is_empty() {
+            out.push(caveat(
+                "model",
+                format!("unknown: {} (the source does not state it); reference mode cannot run it", unknown.join(", ")),
+            ));
+        }
+        if self.mlp == Mlp::SwiGlu {
+            out.push(caveat(
+                "model.mlp",
+                "gated MLP (SwiGLU, three matrices of width ffn_hidden): reference mode prices a two-matrix MLP of \
+                 width ffn_hidden, so MLP weights and FLOPs are one third too low"
+                    .to_string(),
+            ));
+        }
+        if let (Some(kv), Some(h)) = (self.kv_heads, self.heads)
+            && kv < h
+        {
+            out.push(caveat("model.kv_heads", format!(
+                "grouped-query attention ({kv} key/value heads for {h} query heads): reference mode prices full-width \
+                     K and V projections, so attention weights, FLOPs and K/V traffic are too high"
+            )));
+        }
+        if let (Some(e), Some(h)) = (self.hidden, self.heads)
+            && h > 0
+            && e % h != 0
+        {
+            out.push(caveat(
+                "model.hidden",
+                format!("hidden {e} is not a multiple of heads {h}: the head width is rounded down to {}", e / h),
+            ));
+        }
+        if let Some(m) = &self.moe {
+            out.push(caveat("model.moe", format!(
+                "Mixture-of-Experts ({} routed experts, top-{}): reference mode has no experts and prices every block \
+                 as a dense MLP of width ffn_hidden; use extended mode",
+                m.experts, m.top_k
+            )));
+        }
+        if self.mla.is_some() {
+            out.push(caveat(
+                "model.mla",
+                "multi-head latent attention: reference mode prices plain multi-head attention of width hidden"
+                    .to_string(),
+            ));
+        }
+        if let Some(v) = self.vocab {
+            out.push(caveat(
+                "model.vocab",
+                format!("vocabulary of {v} tokens ignored: reference mode has no embeddings and no output head"),
+            ));
+        }
+        out
+    }
+}
+
 /// Per-mode text of the shared vocabulary, kept with the modes (`TimePart`'s key and label live in
 /// `crate::vocab`).
 impl TimePart {
@@ -306,6 +399,13 @@ mod tests {
         assert_eq!(Mode::extended().ext_text(), None);
         assert_eq!(m.to_json()["switches"]["recompute"], "full");
         assert_eq!(Mode::Reference.to_json(), json!({"mode": "reference"}));
+    }
+
+    #[test]
+    fn the_split_runs_the_modes_way_only() {
+        // The state moves into the one way that runs: 7 as it is, or 7 · 10 with the switches.
+        let which = |m: &Mode| m.per_mode(7, |s| s, |s, o| if o == ExtendedOptions::realistic() { s * 10 } else { 0 });
+        assert_eq!((which(&Mode::Reference), which(&Mode::extended())), (7, 70));
     }
 
     #[test]

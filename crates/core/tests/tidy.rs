@@ -34,7 +34,8 @@
 //!    m.options()`, `match m.options()`, `let … else`, `?`, `.map_or(…)`), anywhere in the workspace
 //!    outside `#[cfg(test)]` items and [`OPTIONS_HOMES`] (the mode's files and the resolver's
 //!    `resolve/mode_inputs.rs`, which answers by name: `check_switches`, `switch_precision`,
-//!    `switch_choices`, `per_mode`, …), beyond what [`OPTIONS_TESTS_LEFT`] still allows a file.
+//!    `switch_choices`, …; the resolvers' split is the mode's own `Mode::per_mode`), beyond what
+//!    [`OPTIONS_TESTS_LEFT`] still allows a file.
 //! 8. a list of notes is a list of strings (`notes_are_typed`): a field, parameter or binding
 //!    whose name speaks of notes ([`NOTE_WORDS`]: notes, caveats, assumptions, warnings,
 //!    approximations, …) typed `Vec<String>`, `&mut Vec<String>` or `&[String]`, or a function so
@@ -220,13 +221,13 @@ const PRICER_FILES: &[&str] = &["cost.rs", "mode.rs", "mode_kind.rs"];
 /// (validation's pricing of a measured row, its caches per mode, the sweep's point, the
 /// explorer's defaults, the catalog's mapping) onto the mode and the pricer; the search's three
 /// dense-vs-MoE branches went to the pricer (`ExtendedSetup::chooses_expert_layouts`) in session
-/// 24. What is left are model facts on MoE-ness, each justified below. The list only shrinks, so
-/// a new branch fails. The way out of one: the per-mode behaviour or text becomes a method of
+/// 24. What is left are model facts on MoE-ness, each justified below: 5 in 4 files at the start
+/// of session 33, 2 in 2 since (reference mode's compatibility and caveats of a catalog model are
+/// per-mode text and moved to `mode.rs`; which blocks are MoE blocks is the model's answer,
+/// `Workload::moe_block`, which the FLOP count asks). The list only shrinks, so a new branch
+/// fails. The way out of one: the per-mode behaviour or text becomes a method of
 /// `ModeKind`/`Mode` or of the `CostModel` trait (or the extended setup), and the caller asks it.
 const MODE_BRANCHES_LEFT: &[(&str, usize)] = &[
-    // Model facts, not pricing: reference mode cannot represent a model with experts
-    // (`reference_compatible`), and the caveat that says so names the experts.
-    ("catalog/model.rs", 2),
     // The FLOP convention of MFU's numerator (a model fact: routed experts count `top_k` times),
     // not a price; the count is validation's (`validate::moe_flops`), which the pricer's files
     // may not import.
@@ -234,8 +235,6 @@ const MODE_BRANCHES_LEFT: &[(&str, usize)] = &[
     // The class of a measured run (dense or mixture-of-experts models of a size), which its error
     // band is reported by: a fact about the run, not a price.
     ("validate/error_bands.rs", 1),
-    // The FLOP convention again: which blocks of a model are MoE blocks.
-    ("validate/moe_flops.rs", 1),
 ];
 /// Rule 7 past core (`mode_variants_have_one_home_per_crate`): the one file of each other crate
 /// of [`WORKSPACE_SOURCES`] that may still name a mode's variant, `(crate, file under its
@@ -266,19 +265,14 @@ const MOE_READERS: &[&str] = &["launch"];
 /// `x.moe.is_some()`, `match x.moe {`, `experts > 1`, …), `(crate, file, how many)`; core's are
 /// rule 7's ([`MODE_BRANCHES_LEFT`]). Counted first in session 32 (issue 33): 10 in 8 files; 3 of
 /// them (the explorer's long search and MoE-switch check, the first view's refusal of a MoE
-/// model in reference mode) moved onto `ModeKind::prices_experts`. The list only shrinks.
-const MOE_BRANCHES_PAST_CORE_LEFT: &[(&str, &str, usize)] = &[
-    // `--moe` given for a dense model is refused (input checks, and `match &self.moe {` on the
-    // flag's text, which the token rule cannot tell from a workload's).
-    ("cli", "cmd/search.rs", 2),
-    ("cli", "cmd/search_from.rs", 2),
-    // The MoE part of the breakdown printed only when there is one.
-    ("cli", "cmd/estimate.rs", 1),
-    // The words of a class of measured runs, "MoE" or "dense" (a fact of the class, no price).
-    ("page", "pages/validation/bands.rs", 1),
-    // A layout's text with `ep`/`etp` only for a MoE model.
-    ("page", "pages/explorer/launch_import.rs", 1),
-];
+/// model in reference mode) moved onto `ModeKind::prices_experts`; session 33 the last 7 in 5
+/// files: `--moe` for a dense model (`fmperf search`, `search --from`) is the model's check
+/// (`Workload::check_moe_switches`), a layout's ` · ep · etp` its text
+/// (`Layout::expert_degrees_text`: `search --from`'s "your layout", the page's launch import),
+/// the estimate's MoE table the evaluation's lists (`ExtendedEvaluation::moe_times`,
+/// `moe_figures`: none for a dense model), and a class's `MoE`/`dense` its word
+/// (`ModelClass::kind`, the validation view's bands). Empty, and it only shrinks.
+const MOE_BRANCHES_PAST_CORE_LEFT: &[(&str, &str, usize)] = &[];
 /// Where branching on a workload's MoE-ness is pricing (rule 7), besides [`PRICER_FILES`]:
 /// extended mode's cost model, the only one that prices experts (its expert layouts, dispatch,
 /// memory). The search asks it (`ExtendedSetup::chooses_expert_layouts`) rather than the model.
@@ -941,7 +935,7 @@ fn options_test_problems(
     let counted = Counted {
         what: "presence tests of the mode's switches (`.options()`)",
         way_out: "ask the mode by name instead (`ModeKind::takes_switches`, or `resolve::mode_inputs`: \
-                  `check_switches`, `switch_precision`, `switch_choices`, `per_mode`)",
+                  `check_switches`, `switch_precision`, `switch_choices`; `Mode::per_mode`)",
         list: "OPTIONS_TESTS_LEFT",
         find: options_tests,
     };

@@ -238,11 +238,7 @@ fn BestLayout(launch: Launch, estimate: Estimate, sources: Vec<(Option<String>, 
                 y.cp,
                 y.dp,
                 y.mbs,
-                if b.scenario.workload.moe.is_some() {
-                    format!(" · ep {} · etp {}", y.ep, y.etp)
-                } else {
-                    String::new()
-                },
+                y.expert_degrees_text(&b.scenario.workload),
                 fmt::seconds(b.time_per_step_s),
                 if b.speedup > 1.0 + 1e-9 { format!("{:.2}×", b.speedup) } else { "the same as".to_string() },
             );

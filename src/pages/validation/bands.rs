@@ -27,7 +27,7 @@ pub fn BandsCard(mode: Memo<ModeKind>, memory: Arc<Report>) -> impl IntoView {
         let heads = MODEL_CLASSES
             .iter()
             .map(|c| {
-                let kind = if c.moe { "MoE" } else { "dense" };
+                let kind = c.kind();
                 // Short, so that the six columns fit a 1,280 px screen; the tooltip says it whole.
                 let size = match c.size {
                     SizeClass::Small => "< 15 B",
@@ -79,7 +79,7 @@ pub fn BandsCard(mode: Memo<ModeKind>, memory: Arc<Report>) -> impl IntoView {
                                 <td><code>{r.id.clone()}</code></td>
                                 <td>{short_source(&r.source).to_string()}</td>
                                 <td><code>{r.hardware.clone()}</code></td>
-                                <td>{if model.moe { "MoE" } else { "dense" }}</td>
+                                <td>{model.kind()}</td>
                                 <td class="num">{format!("{:.1}", r.params_b)}</td>
                                 <td class=format!("num err {class}")>{err}</td>
                             </tr>

@@ -162,23 +162,16 @@ pub fn fits_words(fits: Fits) -> &'static str {
     }
 }
 
-/// The Mixture-of-Experts parts of the busiest device: time [s] (forward and backward over the
-/// iteration) beside the expert memory [GB] and the routing figures.
-fn moe_table(b: &fmperf_core::extended::moe::MoeBreakdown) -> Table {
+/// The Mixture-of-Experts parts of the busiest device, as core lists them: time [s] (forward and
+/// backward over the iteration, `times`) beside the expert memory [GB] and the routing figures
+/// (`figures`).
+fn moe_table(times: &[(MoeTimePart, f64)], figures: &[(String, String)]) -> Table {
     let mut table = Table::new(&["MoE time part", "[s]", "MoE figure", "value"]);
-    let times = MoeTimePart::ALL.map(|p| (p.key(), p.of(&b.times)));
-    let mut figures: Vec<(String, String)> =
-        b.expert_parts().iter().map(|(p, gb)| (format!("expert {} [GB]", p.key()), format!("{gb:.2}"))).collect();
-    figures.extend([
-        ("MoE / dense blocks".to_string(), format!("{} / {}", b.moe_blocks, b.dense_blocks)),
-        ("tokens per expert".to_string(), format!("{:.0}", b.tokens_per_expert)),
-        ("dropped [%]".to_string(), format!("{:.1}", 100.0 * b.dropped_fraction)),
-    ]);
     // Two columns side by side: as many rows as the longer one, the other's cells left blank (no
     // figure dropped if one list grows).
     for i in 0..times.len().max(figures.len()) {
         let (name, v) =
-            times.get(i).map_or((String::new(), String::new()), |(n, v)| (n.to_string(), format!("{v:.3}")));
+            times.get(i).map_or((String::new(), String::new()), |(p, v)| (p.key().to_string(), format!("{v:.3}")));
         let (fig, fv) = figures.get(i).cloned().unwrap_or_default();
         table.push(vec![name, v, fig, fv]);
     }
@@ -239,9 +232,11 @@ fn render(path: &str, l: &launch::Launch, e: &launch::Estimate) -> String {
         host.push(vec![p.label().to_string(), format!("{v:.3}")]);
     }
     out.push_str(&host.render());
-    if let Some(b) = &ev.moe {
+    // The MoE part, where core lists one (a dense model has none).
+    let (moe_times, moe_figures) = (ev.moe_times(), ev.moe_figures());
+    if !moe_times.is_empty() || !moe_figures.is_empty() {
         out.push('\n');
-        out.push_str(&moe_table(b).render());
+        out.push_str(&moe_table(&moe_times, &moe_figures).render());
     }
     let mut list = |title: &str, items: Vec<String>| {
         if !items.is_empty() {

@@ -110,7 +110,7 @@ pub struct SearchRequest {
     /// to a model file that states none).
     pub seq_len: Option<u64>,
     /// `--moe` as given (`None`: not given): a dense model refuses it rather than ignoring it.
-    pub moe: Option<String>,
+    pub moe_switches: Option<String>,
     /// `--calibration FILE`: the search is run without and with it, side by side.
     pub calibration: Option<fmperf_core::calibrate::Calibration>,
     /// `--sensitivity`: also re-search with each system feature at ×0.5 and ×2.
@@ -248,7 +248,7 @@ pub fn request_from_args(args: &Args) -> Result<SearchRequest, CmdError> {
         threads,
         format,
         seq_len: args.positive_int("seq-len")?,
-        moe: args.value("moe")?.map(str::to_string),
+        moe_switches: args.value("moe")?.map(str::to_string),
         calibration: super::calibrate::read_calibration(args)?,
         sensitivity: args.flag("sensitivity"),
         cost: crate::run_cost::from_args(args)?,
@@ -261,7 +261,8 @@ pub(crate) fn execution_error(e: fmperf_core::Error) -> CmdError {
     CmdError::Usage(format!("--{}: {e}", key.replace('_', "-")))
 }
 
-/// `--moe` given for a dense model (`model`: as the user named it): refused, not ignored.
+/// `--moe` given for a dense model (`model`: as the user named it; the model's own check,
+/// `Workload::check_moe_switches`, said no): refused, not ignored.
 pub(crate) fn dense_refuses_moe(moe: &str, model: &str) -> CmdError {
     CmdError::Usage(format!(
         "--moe {moe}: {model} is a dense model (no experts): Mixture-of-Experts switches apply to MoE models \
@@ -620,10 +621,10 @@ impl SearchSource for SearchRequest {
     }
     fn workload(&self, seq_len: Option<u64>) -> Result<Workload, CmdError> {
         let workload = load_workload_at(&self.model, seq_len)?;
-        match &self.moe {
-            Some(moe) if workload.moe.is_none() => Err(dense_refuses_moe(moe, &self.model)),
-            _ => Ok(workload),
+        if let Some(text) = &self.moe_switches {
+            workload.check_moe_switches(text).map_err(|_| dense_refuses_moe(text, &self.model))?;
         }
+        Ok(workload)
     }
     fn hardware(
         &self,

@@ -107,9 +107,7 @@ fn run_with(args: &Args, format: OutputFormat, cal: Option<&Calibration>, out: &
     // layout; the flag's fix the searched ones).
     let moe = args.value("moe")?;
     if let Some(text) = moe {
-        if workload.moe.is_none() {
-            return Err(super::search::dense_refuses_moe(text, &path));
-        }
+        workload.check_moe_switches(text).map_err(|_| super::search::dense_refuses_moe(text, &path))?;
         let set = options.moe.with_text(text).map_err(|e| CmdError::Usage(format!("--moe: {e}")))?;
         options.moe = MoeOptions { ep: options.moe.ep, etp: options.moe.etp, ..set };
     }
@@ -272,11 +270,7 @@ fn run_with(args: &Args, format: OutputFormat, cal: Option<&Calibration>, out: &
                 } else {
                     format!("rank {} of {}", r.position, r.of)
                 };
-                let experts = if e.scenario.workload.moe.is_some() {
-                    format!(" · ep {} · etp {}", y.ep, y.etp)
-                } else {
-                    String::new()
-                };
+                let experts = y.expert_degrees_text(&e.scenario.workload);
                 writeln!(
                     out,
                     "\nyour layout: tp {} · pp {} · cp {} · dp {} · mbs {}{experts}: {:.4} samples/s, {:.3} s per step{fits}; {place}, {:.0} % of the best's throughput{}",

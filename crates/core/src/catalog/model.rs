@@ -1,10 +1,12 @@
 //! A model of the catalog (or a user's model): richer than the reference's [`ModelShape`] — it keeps
 //! grouped-query attention, gated MLPs, the vocabulary, the stated parameter count, a training budget
-//! and its sources — and says what reference mode loses when it is reduced to a [`ModelShape`].
+//! and its sources. What reference mode loses when it is reduced to a [`ModelShape`] is reference
+//! mode's reading of it, kept with the modes (`crate::mode`: `CatalogModel::reference_caveats`,
+//! `CatalogModel::reference_compatible`).
 
 use super::provenance::FieldSources;
 use crate::moe_shape::{Mla, MoeShape};
-use crate::vocab::{Note, NoteKind};
+use crate::vocab::Note;
 use crate::{Error, ModelShape};
 
 /// The MLP of a transformer block.
@@ -191,76 +193,6 @@ impl CatalogModel {
         };
         shape.validate().map_err(rename_shape_field)?;
         Ok(shape)
-    }
-
-    /// Whether reference mode represents this model faithfully (up to the vocabulary, which it
-    /// never models): all shape fields known, multi-head attention, non-gated MLP.
-    pub fn reference_compatible(&self) -> bool {
-        self.unknown_fields().is_empty()
-            && self.mlp == Mlp::Gelu
-            && self.kv_heads.is_none_or(|kv| Some(kv) == self.heads)
-            && self.moe.is_none()
-            && self.mla.is_none()
-    }
-
-    /// What reference mode leaves out or gets wrong for this model, one sentence each (empty when
-    /// nothing is lost).
-    pub fn reference_caveats(&self) -> Vec<Note> {
-        let mut out = Vec::new();
-        let caveat = |field: &str, text: String| Note::new(NoteKind::ModelCaveat, text).of_entry(&self.id).about(field);
-        let unknown = self.unknown_fields();
-        if !unknown.is_empty() {
-            out.push(caveat(
-                "model",
-                format!("unknown: {} (the source does not state it); reference mode cannot run it", unknown.join(", ")),
-            ));
-        }
-        if self.mlp == Mlp::SwiGlu {
-            out.push(caveat(
-                "model.mlp",
-                "gated MLP (SwiGLU, three matrices of width ffn_hidden): reference mode prices a two-matrix MLP of \
-                 width ffn_hidden, so MLP weights and FLOPs are one third too low"
-                    .to_string(),
-            ));
-        }
-        if let (Some(kv), Some(h)) = (self.kv_heads, self.heads)
-            && kv < h
-        {
-            out.push(caveat("model.kv_heads", format!(
-                "grouped-query attention ({kv} key/value heads for {h} query heads): reference mode prices full-width \
-                     K and V projections, so attention weights, FLOPs and K/V traffic are too high"
-            )));
-        }
-        if let (Some(e), Some(h)) = (self.hidden, self.heads)
-            && h > 0
-            && e % h != 0
-        {
-            out.push(caveat(
-                "model.hidden",
-                format!("hidden {e} is not a multiple of heads {h}: the head width is rounded down to {}", e / h),
-            ));
-        }
-        if let Some(m) = &self.moe {
-            out.push(caveat("model.moe", format!(
-                "Mixture-of-Experts ({} routed experts, top-{}): reference mode has no experts and prices every block \
-                 as a dense MLP of width ffn_hidden; use extended mode",
-                m.experts, m.top_k
-            )));
-        }
-        if self.mla.is_some() {
-            out.push(caveat(
-                "model.mla",
-                "multi-head latent attention: reference mode prices plain multi-head attention of width hidden"
-                    .to_string(),
-            ));
-        }
-        if let Some(v) = self.vocab {
-            out.push(caveat(
-                "model.vocab",
-                format!("vocabulary of {v} tokens ignored: reference mode has no embeddings and no output head"),
-            ));
-        }
-        out
     }
 }
 

@@ -31,7 +31,7 @@ use super::layout::Layout;
 use super::memory::{MemoryEstimate, peak_memory};
 use super::moe::counts::ParameterCounts;
 use super::moe::experts::ExpertLayout;
-use super::moe::layer::MoeTimes;
+use super::moe::layer::{MoeTimePart, MoeTimes};
 use super::muon::{RankBlocks, muon_step_s};
 use super::options::ExtendedOptions;
 use super::pipeline::{StageSplit, bubble_s, exposed_messages_s, message_s};
@@ -266,6 +266,28 @@ impl ExtendedEvaluation {
             feasible: self.feasible,
             totals: self.totals,
         }
+    }
+
+    /// The MoE time parts of the busiest device over the iteration [s], in
+    /// [`MoeTimePart::ALL`]'s order; none for a dense model, which has no MoE part to show.
+    pub fn moe_times(&self) -> Vec<(MoeTimePart, f64)> {
+        self.moe.iter().flat_map(|b| MoeTimePart::ALL.map(|p| (p, p.of(&b.times)))).collect()
+    }
+
+    /// The MoE figures shown beside [`ExtendedEvaluation::moe_times`], each a name and its value
+    /// as the CLI's estimate writes it: the routed experts' memory parts [GB, 2 decimals]
+    /// ([`MoeBreakdown::expert_parts`]), the MoE and dense blocks of the busiest device, tokens per
+    /// local expert per micro-batch, the dropped share [%, 1 decimal]; none for a dense model.
+    pub fn moe_figures(&self) -> Vec<(String, String)> {
+        let Some(b) = &self.moe else { return Vec::new() };
+        let mut figures: Vec<(String, String)> =
+            b.expert_parts().iter().map(|(p, gb)| (format!("expert {} [GB]", p.key()), format!("{gb:.2}"))).collect();
+        figures.extend([
+            ("MoE / dense blocks".to_string(), format!("{} / {}", b.moe_blocks, b.dense_blocks)),
+            ("tokens per expert".to_string(), format!("{:.0}", b.tokens_per_expert)),
+            ("dropped [%]".to_string(), format!("{:.1}", 100.0 * b.dropped_fraction)),
+        ]);
+        figures
     }
 }
 

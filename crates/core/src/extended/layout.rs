@@ -133,6 +133,16 @@ impl Layout {
     pub fn local_tokens(&self, w: &Workload) -> f64 {
         self.mbs as f64 * (w.seq_len / self.cp) as f64
     }
+
+    /// The expert degrees as a layout's line of text ends with them, ` · ep {ep} · etp {etp}`, for
+    /// a model `w` with experts; empty for a dense model, whose degrees are 1 and say nothing. The
+    /// one wording of `fmperf search --from`'s "your layout" and the page's launch import.
+    pub fn expert_degrees_text(&self, w: &Workload) -> String {
+        match w.moe {
+            Some(_) => format!(" · ep {} · etp {}", self.ep, self.etp),
+            None => String::new(),
+        }
+    }
 }
 
 #[cfg(test)]

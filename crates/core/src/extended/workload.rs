@@ -242,6 +242,29 @@ impl Workload {
     pub fn vocab_parameters(&self) -> f64 {
         self.vocab.map_or(0.0, |v| v as f64 * self.hidden as f64)
     }
+
+    /// The MoE shape of block `i` (counted from 0) when that block routes its tokens to experts;
+    /// `None` for a dense block, every block of a dense model among them. The model's one answer
+    /// to "which blocks are MoE blocks" ([`MoeShape::is_moe_block`]: the first dense blocks and
+    /// the MoE layer frequency), for the FLOP conventions and the block counts.
+    pub fn moe_block(&self, i: u64) -> Option<&MoeShape> {
+        self.moe.as_ref().filter(|m| m.is_moe_block(i))
+    }
+
+    /// Whether Mixture-of-Experts switches (`text`: the CLI's `--moe`, as given) apply to this
+    /// model: an error at `moe` for a dense model, which has no experts for them to set (refused,
+    /// never ignored). The callers word it for their flag; the check is the model's.
+    pub fn check_moe_switches(&self, text: &str) -> Result<(), Error> {
+        match self.moe {
+            Some(_) => Ok(()),
+            None => Err(Error::invalid(
+                "moe",
+                text,
+                "the model is dense (no experts): Mixture-of-Experts switches apply to MoE models only",
+            )
+            .with_hint("drop the switches")),
+        }
+    }
 }
 
 #[cfg(test)]

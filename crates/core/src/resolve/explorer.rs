@@ -106,7 +106,7 @@ impl ExploreSpec {
     pub fn with_mode(mut self, mode: Mode) -> Result<ExploreSpec, Error> {
         self.mode = mode;
         self.extended = None;
-        super::mode_inputs::per_mode(&mode, self, Ok, ExploreSpec::with_switches)
+        mode.per_mode(self, Ok, ExploreSpec::with_switches)
     }
 
     /// This scenario in extended mode with the switches `options` ([`ExploreSpec::with_mode`]).

@@ -1,8 +1,7 @@
 //! What the mode decides about a scenario's inputs, asked by name in one place: whether the mode
 //! takes switches and whether they hold, the precision they price at, the execution choices they
-//! fix, and the one split of a resolver's work into the published model's inputs (reference mode:
-//! the shapes and the system as mapped) and extended mode's (its switches, workload and part,
-//! [`crate::cost::ExtendedSetup`]). The explorer's scenario (`explorer.rs`), a sweep's point
+//! fix. (The one split of a resolver's work into the published model's inputs and extended mode's
+//! is the mode's own: [`Mode::per_mode`].) The explorer's scenario (`explorer.rs`), a sweep's point
 //! (`point.rs`) and its spec (`sweep_spec.rs`), a search's inputs (`search_inputs.rs`) and the
 //! sweep's export ask here instead of testing [`Mode::options`] for presence themselves; the tidy
 //! rule `options_presence_lives_with_the_mode` (crates/core/tests/tidy.rs) counts such tests
@@ -15,22 +14,6 @@ use crate::mode::Mode;
 use crate::search::ExecutionChoices;
 use crate::vocab::{Note, NoteList};
 use crate::{Error, Strategy};
-
-/// The one branch of the resolvers on the mode: `published(state)` in reference mode (the
-/// published model reads the shapes and the system as mapped), `extended(state, switches)` in
-/// extended mode. A resolver names its two ways of composing inputs and passes what both need as
-/// `state` (moved into the one that runs).
-pub fn per_mode<S, T>(
-    mode: &Mode,
-    state: S,
-    published: impl FnOnce(S) -> T,
-    extended: impl FnOnce(S, ExtendedOptions) -> T,
-) -> T {
-    match mode.options() {
-        None => published(state),
-        Some(&o) => extended(state, o),
-    }
-}
 
 /// Whether the mode's switches hold together ([`ExtendedOptions::validate`]; reference mode has
 /// none, so nothing to check). Errors name the switch (`ext.<key>`).
@@ -110,9 +93,6 @@ mod tests {
         let dispatcher = changed_moe_switches(&deepep).map(|m| m.dispatcher);
         assert_eq!(dispatcher, Some(crate::extended::moe::Dispatcher::Hierarchical { max_domains: Some(4) }));
         assert_eq!((switch_stack(&Mode::Reference), switch_stack(&fp8)), (None, Some(Stack::default())));
-        // The split runs the mode's way only, with the state moved into it.
-        let which = |m: &Mode| per_mode(m, 7, |s| s, |s, _| s * 10);
-        assert_eq!((which(&Mode::Reference), which(&fp8)), (7, 70));
     }
 
     #[test]

@@ -226,8 +226,7 @@ fn apply_and_resolve(
         }
     };
     // Extended mode's switches build its setup; the reference model reads the mapping as it is.
-    let priced: Result<(Option<ExtendedSetup>, Vec<Note>, f64), Unresolved> = super::mode_inputs::per_mode(
-        &spec.mode,
+    let priced: Result<(Option<ExtendedSetup>, Vec<Note>, f64), Unresolved> = spec.mode.per_mode(
         (),
         |()| {
             let mut notes = r.mapped.approximations.clone();

@@ -1,8 +1,8 @@
 //! A search's inputs made for its mode, in one place: the published model's shapes (the sequence
 //! length and the scale-up domain applied) in reference mode, or extended mode's workload and part
 //! (at the switches' precision, which the part may replace) with its setup ([`ExtendedSetup`]),
-//! split by the mode in [`super::mode_inputs`] (which also says the execution choices the mode's
-//! switches fix). Core reads no file: the caller says where the inputs come from
+//! split by the mode ([`Mode::per_mode`]; [`super::mode_inputs`] says the execution choices the
+//! mode's switches fix). Core reads no file: the caller says where the inputs come from
 //! ([`SearchSource`]: the CLI's names and files, `fmperf search --from`'s launch file) and gets back the
 //! search's spec and setup, which [`crate::search::Search::in_mode`] runs as the explorer's and the
 //! sweep's searches do. The caller only parses flags and formats.
@@ -71,7 +71,7 @@ pub struct SearchInputs {
 
 /// The inputs of `ask`'s search in `mode`, read from `source`.
 pub fn search_inputs<S: SearchSource>(mode: &Mode, ask: &SearchAsk, source: &S) -> Result<SearchInputs, S::Error> {
-    super::mode_inputs::per_mode(mode, (), |()| published_inputs(ask, source), |(), o| extended_inputs(o, ask, source))
+    mode.per_mode((), |()| published_inputs(ask, source), |(), o| extended_inputs(o, ask, source))
 }
 
 /// Reference mode's inputs: the published model's shapes with the sequence length and the

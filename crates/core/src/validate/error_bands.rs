@@ -172,6 +172,12 @@ impl ModelClass {
         }
     }
 
+    /// The kind in a word, for a column's head or a table's cell: `MoE` or `dense` (the page's
+    /// table of bands and its runs).
+    pub fn kind(self) -> &'static str {
+        if self.moe { "MoE" } else { "dense" }
+    }
+
     /// Display name (`dense models over 100 B parameters`).
     pub fn name(self) -> String {
         format!("{} models {}", if self.moe { "mixture-of-experts" } else { "dense" }, self.size.name())
@@ -390,6 +396,11 @@ mod tests {
         // Mixtral 8x7B: 46.7 B parameters with all 8 experts (12.9 B active) → MoE, 15–100 B.
         let mixtral = Workload::from_catalog(crate::catalog::find_model("mixtral-8x7b").unwrap()).unwrap();
         assert_eq!(ModelClass::of_workload(&mixtral), ModelClass { moe: true, size: SizeClass::Medium });
+        // The kind in a word, as the page's table heads and cells write it.
+        assert_eq!(
+            (ModelClass::of_workload(&mixtral).kind(), ModelClass::of_workload(&Workload::LLAMA3_8B).kind()),
+            ("MoE", "dense")
+        );
         assert_eq!(SizeClass::of(70.0), SizeClass::Medium);
         assert_eq!(SizeClass::of(405.0), SizeClass::Large);
     }

@@ -16,6 +16,7 @@
 //!   (older versions) attention, no MTP.
 
 use crate::extended::workload::Workload;
+use crate::moe_shape::MoeShape;
 
 /// A source's counting rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -69,16 +70,17 @@ fn attention(w: &Workload, rules: &FlopRules) -> f64 {
     2.0 * proj + 2.0 * keys * a * (dqk + dv)
 }
 
-/// Forward FLOPs of one token through one block (`moe`: an MoE block).
-fn block(w: &Workload, rules: &FlopRules, moe: bool) -> f64 {
+/// Forward FLOPs of one token through one block (`moe`: the block's MoE shape, `None` for a dense
+/// block: [`Workload::moe_block`]).
+fn block(w: &Workload, rules: &FlopRules, moe: Option<&MoeShape>) -> f64 {
     let h = w.hidden as f64;
-    let mlp = match (&w.moe, moe) {
-        (Some(m), true) => {
+    let mlp = match moe {
+        Some(m) => {
             let mats = if m.gated && rules.gated { 3.0 } else { 2.0 };
             let experts = 2.0 * mats * h * (m.top_k * m.expert_ffn + m.shared_experts * m.shared_ffn) as f64;
             experts + if rules.router { 2.0 * h * m.experts as f64 } else { 0.0 }
         }
-        _ => {
+        None => {
             let mats = if w.gated_mlp && rules.gated { 3.0 } else { 2.0 };
             2.0 * mats * h * w.ffn_hidden as f64
         }
@@ -90,10 +92,9 @@ fn block(w: &Workload, rules: &FlopRules, moe: bool) -> f64 {
 pub fn model_flops_per_token(w: &Workload, rules: &FlopRules) -> f64 {
     let h = w.hidden as f64;
     let logits = 2.0 * h * w.vocab.unwrap_or(0) as f64;
-    let is_moe = |i: u64| w.moe.is_some_and(|m| m.is_moe_block(i));
-    let blocks: f64 = (0..w.layers).map(|i| block(w, rules, is_moe(i))).sum();
+    let blocks: f64 = (0..w.layers).map(|i| block(w, rules, w.moe_block(i))).sum();
     let mtp = if rules.mtp && w.mtp_layers > 0 {
-        let last = is_moe(w.layers.saturating_sub(1));
+        let last = w.moe_block(w.layers.saturating_sub(1));
         w.mtp_layers as f64 * (block(w, rules, last) + 2.0 * 2.0 * h * h + logits)
     } else {
         0.0

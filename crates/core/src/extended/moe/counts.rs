@@ -44,7 +44,7 @@ pub fn moe_block_parameters(w: &Workload) -> f64 {
 /// projection of the concatenated embedding and hidden state, and its two input norms.
 pub fn mtp_block_parameters(w: &Workload) -> f64 {
     let h = w.hidden as f64;
-    let last_is_moe = w.moe.is_some_and(|m| m.is_moe_block(w.layers.saturating_sub(1)));
+    let last_is_moe = w.moe_block(w.layers.saturating_sub(1)).is_some();
     let block = if last_is_moe { moe_block_parameters(w) } else { dense_block_parameters(w) };
     block + 2.0 * h * h + 2.0 * h
 }
