@@ -5,7 +5,7 @@
 //! Sources: NVIDIA/Megatron-LM at b0cc2706 (the Megatron-LM Megatron-Bridge v0.3.0 pins, NeMo
 //! 26.02, whose performance table the shipped GPT-OSS rows come from):
 //! * **The clamp** (`megatron/core/fusions/fused_bias_geglu.py`,
-//!   `weighted_bias_quick_geglu_impl`, l. 424–432): with `clamp_value` set (GPT-OSS's
+//!   `weighted_bias_quick_geglu_impl`, l. 424–433): with `clamp_value` set (GPT-OSS's
 //!   `activation_func_clamp_value = 7.0`) the first GEMM's output is split in two and each half
 //!   clamped by its own eager `clamp` call, then the halves are joined again by `torch.cat`,
 //!   before the compiled weighted Quick-GEGLU (`@jit_fuser`, `torch.compile`) runs on the copy. Of
@@ -15,28 +15,28 @@
 //!   its half: `3·W`; the chunk's backward joins the two halves' gradients: `2·W`). The clamp keeps
 //!   its input (the fc1 output) beside the copy the activation keeps: `W` more for the backward,
 //!   none under the `moe_act` recompute module, which reruns the clamp with the activation
-//!   (`experts.py` l. 730–737: `bias_act_func` is what `CheckpointWithoutOutput` wraps).
+//!   (`experts.py` l. 738–744: `bias_act_func` is what `CheckpointWithoutOutput` wraps).
 //! * **The experts' output bias** (`megatron/core/transformer/moe/experts.py`,
 //!   `TEGroupedMLP._apply_bias`, l. 609–626, called at l. 758): `linear_fc2` is built with
-//!   `skip_bias_add=True` (l. 560–571), so the bias is added after the GEMM by a Python loop over
+//!   `skip_bias_add=True` (l. 560–575), so the bias is added after the GEMM by a Python loop over
 //!   the local experts, `torch.cat([t + b * p for …])`: per element of the fc2 output
 //!   (`rows × h`, the routing probabilities in the 16-bit router type: `moe_router_dtype` unset)
 //!   `b * p` writes `es`, `t + …` reads `2·es` and writes `es`, the cat reads and writes `es`
 //!   each: `6·es` forward; backward `MulBackward` forms `grad · p` and `grad · b` (read `es`,
 //!   write `es` each) and sums each to its operand's shape (read `es` each): `6·es`. The first
-//!   GEMM's bias (`skip_bias_add=False`, l. 540–551) rides in the GEMM.
+//!   GEMM's bias (`skip_bias_add=False`, l. 541–552) rides in the GEMM.
 //!
 //! Only Megatron-Core's grouped experts take these paths: under another stack (PyTorch FSDP's
 //! NeMo AutoModel, JAX) or with the experts run as one grouped kernel
 //! ([`MoeOptions::one_grouped_kernel`]: torchtitan, MaxText) nothing is added here.
 //!
 //! Not priced here, with why: the `torch.tensor(linear_offset, device=…)` the clamp path builds
-//! on every call (l. 433) is a blocking host-to-device copy, a `cudaStreamSynchronize`
+//! on every call (l. 434) is a blocking host-to-device copy, a `cudaStreamSynchronize`
 //! (PyTorch `c10/cuda/CUDAFunctions.h` `memcpy_and_sync`), once per MoE layer forward and once
 //! more in the `moe_act` recomputation: a sync inside the experts, which the forward's stretches
 //! ([`super::sync`]) do not yet hold; attention sinks run inside cuDNN's fused attention
 //! (Transformer Engine 2.12 with cuDNN 9.18: `softmax_type = learnable` from cuDNN 9.13.1,
-//! `transformer_engine/common/fused_attn/fused_attn.cpp` l. 443–447).
+//! `transformer_engine/common/fused_attn/fused_attn.cpp` l. 442–447).
 
 use super::options::MoeOptions;
 use crate::extended::ops::{KeptBytes, OpKind, Operation};
