@@ -38,6 +38,21 @@ impl Router {
     }
 }
 
+/// What an expert MLP adds to a plain gated (SwiGLU) expert: GPT-OSS's clamped activation and
+/// biases (`openai/gpt-oss-120b` `config.json`: `swiglu_limit` 7.0; Megatron-Bridge v0.3.0
+/// `src/megatron/bridge/models/gpt_oss/gpt_oss_provider.py`: `activation_func_clamp_value = 7.0`,
+/// `add_bias_linear = True`, `glu_linear_offset = 1.0`). Neither changes a FLOP count (the bias
+/// adds and the clamp are element-wise); their traffic is priced in
+/// `extended::moe::expert_extras`. Both off for every other model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ExpertExtras {
+    /// The gated activation's two inputs are clamped before it (GPT-OSS: the gate to at most
+    /// `limit`, the linear half to `[−limit, limit]`).
+    pub clamped_glu: bool,
+    /// The expert matrices carry biases (GPT-OSS: both expert GEMMs).
+    pub biases: bool,
+}
+
 /// The Mixture-of-Experts part of a model (per MoE block).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MoeShape {
@@ -61,6 +76,9 @@ pub struct MoeShape {
     pub moe_every: u64,
     /// Router scoring.
     pub router: Router,
+    /// What the expert MLPs add to a plain gated expert (GPT-OSS's clamp and biases; none by
+    /// default).
+    pub extras: ExpertExtras,
 }
 
 /// Multi-head latent attention (DeepSeek-V2 §2.1): queries through a low-rank projection (or a
@@ -226,6 +244,7 @@ pub(crate) mod tests {
                 first_dense: 3,
                 moe_every: 1,
                 router: Router::Sigmoid,
+                extras: ExpertExtras::default(),
             },
             Mla {
                 q_lora_rank: Some(1536),

@@ -32,6 +32,7 @@ fn tiny() -> Workload {
             first_dense: 1,
             moe_every: 1,
             router: Router::Softmax,
+            extras: fmperf_core::moe_shape::ExpertExtras::default(),
         }),
         mla: None,
         mtp_layers: 0,

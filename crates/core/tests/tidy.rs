@@ -167,6 +167,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "fsdp_host",
             "moe/grouped_gemm",
             "moe/expert_offload",
+            "moe/expert_extras",
             "moe/layer",
             "block",
             "moe/block",

@@ -227,6 +227,7 @@ fn read_moe(m: Fields<'_>, mlp: Mlp, layers: Option<u64>, prefix: &str, report: 
         first_dense: m.int("first_dense").unwrap_or(0),
         moe_every: m.int("moe_every").unwrap_or(1),
         router: m.text("router").and_then(|s| Router::from_name(&s)).unwrap_or(Router::Softmax),
+        extras: crate::moe_shape::ExpertExtras::default(),
     };
     // Without a known depth only the rules that do not need it are checked.
     match shape.validate(layers.unwrap_or(u64::MAX), prefix) {

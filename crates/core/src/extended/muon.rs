@@ -222,6 +222,7 @@ mod tests {
             first_dense: 0,
             moe_every: 1,
             router: Router::Softmax,
+            extras: crate::moe_shape::ExpertExtras::default(),
         };
         let w = Workload { vocab: Some(50257), moe: Some(m), ..Workload::MEGATRON_TEST_GPT };
         (w, m)

@@ -10,7 +10,7 @@ use super::keys;
 use super::moe_row_fields::{Group, int, not_stated, words};
 use super::reason::RowReason;
 use crate::extended::Workload;
-use crate::moe_shape::{Mla, MoeShape, Router};
+use crate::moe_shape::{ExpertExtras, Mla, MoeShape, Router};
 use crate::vocab::{Note, NoteList, SlidingWindow};
 
 /// The model a row's `model` group describes (the module documentation lists the rules).
@@ -63,6 +63,7 @@ pub(super) fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, Row
     let all = format!("{} {} {}", words(m, "name"), words(m, "router"), words(m, "shape_source"));
     let ffn_words = words(m, "ffn_type");
     let gated = !ffn_words.contains("non-gated") && (ffn_words.contains("glu") || ffn_words.contains("gated"));
+    let extras = expert_extras_of(&ffn_words, gated, notes);
     let shared = int(m, "shared_experts").unwrap_or(0);
     let shared_total = int(m, "shared_ffn_hidden").unwrap_or(0);
     if shared > 0 && shared_total == 0 {
@@ -98,6 +99,7 @@ pub(super) fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, Row
         first_dense,
         moe_every,
         router: if words(m, "router").contains("sigmoid") { Router::Sigmoid } else { Router::Softmax },
+        extras,
     };
     // Multi-head latent attention: the `mla` group, or its fields in the model (DeepSeek's
     // config.json writes `kv_lora_rank` … beside the other fields).
@@ -146,6 +148,21 @@ pub(super) fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, Row
     Ok(w)
 }
 
+/// The experts' extras the row's `ffn_type` words state ([`ExpertExtras`]): a clamped gated
+/// activation ("clamp", with a gated MLP: GPT-OSS's "GLU with clamped sigmoid-gated activation
+/// … limit 7") and biases ("bias", unless "no bias" or "without bias"), each noted.
+fn expert_extras_of(ffn: &str, gated: bool, notes: &mut Vec<Note>) -> ExpertExtras {
+    let clamped_glu = gated && ffn.contains("clamp");
+    let biases = ffn.contains("bias") && !ffn.contains("no bias") && !ffn.contains("without bias");
+    if clamped_glu {
+        notes.reading("experts: gated activation with its inputs clamped".into());
+    }
+    if biases {
+        notes.reading("experts: biases on their GEMMs".into());
+    }
+    ExpertExtras { clamped_glu, biases }
+}
+
 /// A sliding window read from the model's attention words: "sliding-window" or "banded window"
 /// with its width in tokens just before ("128-token sliding-window"), in every other block when
 /// the words say the layers alternate ("alternating … / full"), in all but one of every `n`
@@ -163,4 +180,26 @@ fn sliding_window_of(attention: &str, notes: &mut Vec<Note>) -> Option<SlidingWi
         full_every - 1
     ));
     Some(SlidingWindow { tokens, full_every: Some(full_every) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpt_oss_expert_words_read_as_its_extras() {
+        let mut notes = Vec::new();
+        // The shipped GPT-OSS rows' `ffn_type`, lower-cased as `words` gives it.
+        let oss = "gated (glu with clamped sigmoid-gated activation, alpha=1.702, limit 7; 3 gemms like swiglu), with biases";
+        assert_eq!(expert_extras_of(oss, true, &mut notes), ExpertExtras { clamped_glu: true, biases: true });
+        assert_eq!(notes.len(), 2);
+        // Every other shipped row says `swiglu`: nothing, nothing noted.
+        let mut none = Vec::new();
+        assert_eq!(expert_extras_of("swiglu", true, &mut none), ExpertExtras::default());
+        assert!(none.is_empty());
+        // A clamp needs a gated activation; biases said absent are absent.
+        assert!(!expert_extras_of("clamped gelu", false, &mut none).clamped_glu);
+        assert!(!expert_extras_of("swiglu, no bias", true, &mut none).biases);
+        assert!(!expert_extras_of("swiglu without biases", true, &mut none).biases);
+    }
 }

@@ -365,7 +365,7 @@ pub fn moe_mlp_operations(
     let (exp_fwd, exp_bwd) = paired_exposed_s(mo.a2a_overlap, &x, overlap_s, compute_fwd);
 
     let fixed = mo.layer_overhead_s.max(0.0);
-    let times = MoeTimes {
+    let mut times = MoeTimes {
         router_s: 3.0 * router.time(),
         experts_s: experts.time() + experts_bwd.time(),
         shared_s: 3.0 * shared.time(),
@@ -383,7 +383,7 @@ pub fn moe_mlp_operations(
     let router_params = m.router_parameters(w.hidden);
     let shared_params = m.shared_parameters(w.hidden) / tp;
     // Room for every operation below, so the list is not grown while it is built.
-    let mut ops = Vec::with_capacity(8);
+    let mut ops = Vec::with_capacity(10);
     ops.push(
         linear(ROUTER_OP, router, (t * h + h * e) * p.hw.operand_bytes + t * e * es)
             .owning(router_params)
@@ -426,6 +426,10 @@ pub fn moe_mlp_operations(
             .owning(expert_params)
             .keeping(kept(routed_expert_kept_bytes(p, rows, h, fe_local, gates))),
     );
+    // GPT-OSS's clamp and output bias after the experts' GEMMs ([`super::expert_extras`]).
+    let extras = super::expert_extras::operations(p, m, mo, rows, fe_local, h);
+    times.elementwise_s += extras.iter().map(|o| o.fwd.time() + o.bwd.time()).sum::<f64>();
+    ops.extend(extras);
     ops.push(Operation::new(
         "moe_layer_overhead",
         OpKind::Elementwise,
@@ -553,6 +557,7 @@ pub(crate) mod tests {
             first_dense: 0,
             moe_every: 1,
             router: Router::Softmax,
+            extras: crate::moe_shape::ExpertExtras::default(),
         };
         let w = Workload { seq_len: 4096, kv_heads: 8, ffn_hidden: 14336, moe: Some(m), ..Workload::LLAMA3_8B };
         (w, m)

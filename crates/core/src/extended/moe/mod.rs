@@ -29,6 +29,7 @@ pub mod dispatch;
 pub mod evaluate;
 pub mod exchange_rates;
 pub mod expert_offload;
+pub mod expert_extras;
 pub mod experts;
 pub mod grouped_gemm;
 pub mod host_calls;
