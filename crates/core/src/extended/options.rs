@@ -538,7 +538,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 51);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 52);
         let bad = ExtendedOptions { cp_ulysses: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("cp_ulysses"));
         let strict = ExtendedOptions {
