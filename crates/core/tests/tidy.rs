@@ -158,6 +158,7 @@ const EXTENDED_STAGES: &[(&str, &[&str])] = &[
             "activation_offload",
             "context_parallel",
             "unfused_attention",
+            "unfused_rope",
             "moe/mla",
             "attention",
             "moe/dispatch",

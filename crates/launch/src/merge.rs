@@ -53,6 +53,7 @@ macro_rules! for_each_settings_slot {
         $m!(log_num_zeros_in_grad);
         $m!(log_params_norm);
         $m!(grad_accumulation_fusion);
+        $m!(rope_fusion);
         $m!(transformer_impl);
         $m!(fp8_all_gather);
         $m!(fp32_grad_accumulation);

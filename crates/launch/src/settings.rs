@@ -360,6 +360,9 @@ pub struct Settings {
     /// NeMo's and Megatron-Bridge's `gradient_accumulation_fusion`), read as the switch
     /// `grad_accumulation_fusion` (`fmperf_core::extended::step_host`).
     pub grad_accumulation_fusion: Slot<bool>,
+    /// Megatron-Core's RoPE fusion (`--no-rope-fusion` turns it off), read as the switch
+    /// `rope_fusion` (`fmperf_core::extended::unfused_rope`).
+    pub rope_fusion: Slot<bool>,
     /// Megatron-Core's layer spec (`--transformer-impl`), read as the switch `transformer_impl`
     /// (`fmperf_core::extended::layer_python`).
     pub transformer_impl: Slot<fmperf_core::extended::TransformerImpl>,

@@ -56,6 +56,7 @@ pub fn attention_operations(w: &Workload, layout: &Layout, p: &Pricing) -> Vec<O
     if rope > 0.0 {
         inner.push(elementwise(p, "rope", rope * (q_w / tp + kv_local) * tokens * es));
     }
+    inner.extend(super::unfused_rope::operation(w, layout, p, kv_local));
 
     let qkv_kept = (q_w / tp + 2.0 * kv_local) * tokens * es;
     let (core, att_s, att_work) = if o.attention_kernel == super::AttentionKernel::Unfused {

@@ -184,11 +184,14 @@ impl BlockCost {
 
 /// Prices one block: the sums of its [`operations`].
 /// Each pass lasts at least its kernels' issue time plus the layer's Python
-/// ([`BlockCost::issue_bounded_layer`]).
+/// ([`BlockCost::issue_bounded_layer`]) and, with RoPE unfused, the forward's further RoPE
+/// launches ([`super::unfused_rope::layer_host_s`]; the backward's join the evaluator's floor).
 pub fn block_cost(w: &Workload, layout: &Layout, p: &Pricing) -> BlockCost {
     let ops = operations(w, layout, p);
     let (sums, kernels) = BlockCost::sums(&ops, p.opts.recompute);
-    sums.issue_bounded_layer(kernels, p.host_time_per_operation_s(), dense_layer_python_s(p.hw, p.opts))
+    let [python_fwd, python_again] = dense_layer_python_s(p.hw, p.opts);
+    let [rope_fwd, rope_again, _] = super::unfused_rope::layer_host_s(p);
+    sums.issue_bounded_layer(kernels, p.host_time_per_operation_s(), [python_fwd + rope_fwd, python_again + rope_again])
         .offloaded(offload_of(&ops, p))
 }
 

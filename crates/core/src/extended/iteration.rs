@@ -329,11 +329,13 @@ pub(crate) fn parts(w: &Workload, layout: &Layout, p: &Pricing) -> Parts {
 /// `[forward, recomputation]` for [`BlockCost::issue_bounded_layer`] (the layer's Python,
 /// [`super::layer_python::dense_layer_python_s`], plus Megatron-FSDP's forward calls) and the
 /// backward's (Megatron-FSDP's backward calls, [`super::fsdp_host::unit_host_s`]; zero
-/// otherwise). The evaluator and the fits' plan ([`super::timing`]) both read it.
+/// otherwise); with RoPE unfused each adds its further launches
+/// ([`super::unfused_rope::layer_host_s`]). The evaluator and the fits' plan ([`super::timing`]) both read it.
 pub(crate) fn block_host_s(p: &Pricing) -> ([f64; 2], f64) {
     let [fsdp_fwd, fsdp_bwd] = super::fsdp_host::unit_host_s(p, super::step_host::TENSORS_PER_BLOCK);
     let [python_fwd, python_recompute] = super::layer_python::dense_layer_python_s(p.hw, p.opts);
-    ([python_fwd + fsdp_fwd, python_recompute], fsdp_bwd)
+    let [rope_fwd, rope_again, rope_bwd] = super::unfused_rope::layer_host_s(p);
+    ([python_fwd + fsdp_fwd + rope_fwd, python_recompute + rope_again], fsdp_bwd + rope_bwd)
 }
 
 /// `block` with its backward raised to at least the issue time of its kernels (`bwd_issue_s`)

@@ -48,6 +48,7 @@
 //! | `log_num_zeros_in_grad`, `log_params_norm` | Megatron-LM's per-step gradient zero count and parameter norm: host time of their PyTorch calls and synced all-reduces, added to the step; the zero count's sync inside the optimizer step exposes the step's walk over its tensors | [`step_host`], [`optimizer_host`] |
 //! | `hf_trainer_step` | the Hugging Face Trainer's own step under native AMP and DDP (transformers before 4.32): transformers' AdamW tensor by tensor, unscale and clip over FP32 gradients, `zero_grad`, DDP's bucket copies, autocast's weight casts per micro-batch | [`stack_eager`] |
 //! | `grad_accumulation_fusion` | Megatron-LM's weight-gradient GEMMs accumulate into the FP32 main gradient; off (`--no-gradient-accumulation-fusion`), DDP's backward hook adds each weight's 16-bit gradient: a launch per weight matrix and the 16-bit gradient's write and read | [`step_host`], [`iteration`] |
+//! | `rope_fusion` | Megatron-Core's fused RoPE kernel; off (`--no-rope-fusion`), `apply_rotary_pos_emb`'s element-wise kernels over the queries and keys: their bytes as one operation, their further launches as host time | [`unfused_rope`] |
 //! | `transformer_impl` | Megatron-Core's layer spec: Transformer Engine's modules or its own (`local`): which modules' Python a layer's forward runs | [`layer_python`] |
 //! | `attention_kernel` | the part's own-generation fused attention, a FlashAttention-2-class kernel (slower on Hopper and later), or unfused attention (the score matrix computed in full and kept) | [`pricing`], [`efficiency`], [`unfused_attention`] |
 //!
@@ -122,6 +123,7 @@ pub mod switch_text;
 pub mod switches;
 pub mod timing;
 pub mod unfused_attention;
+pub mod unfused_rope;
 pub mod workload;
 
 pub use device_memory::{DeviceMemory, DeviceMemoryPart};

@@ -200,6 +200,11 @@ pub struct ExtendedOptions {
     /// `main_grad` — one more launched `add_` per weight matrix and micro-batch, and the 16-bit
     /// gradient written and read back (host time and HBM traffic, [`super::step_host`]).
     pub grad_accumulation_fusion: bool,
+    /// Megatron-Core's fused rotary position embedding (on unless `--no-rope-fusion`): Transformer
+    /// Engine's one RoPE kernel per tensor each way. Off: `apply_rotary_pos_emb`'s chain of
+    /// element-wise kernels over the queries and keys, forward and backward (HBM bytes and host
+    /// launches, [`super::unfused_rope`]).
+    pub rope_fusion: bool,
     /// Megatron-Core's layer spec (`--transformer-impl`, [`TransformerImpl`]): which modules' Python
     /// a layer's forward runs ([`super::layer_python`]). Transformer Engine's: Megatron-LM's default.
     pub transformer_impl: TransformerImpl,
@@ -278,6 +283,7 @@ impl ExtendedOptions {
             log_params_norm: false,
             hf_trainer_step: false,
             grad_accumulation_fusion: true,
+            rope_fusion: true,
             transformer_impl: TransformerImpl::TransformerEngine,
             activation_offload: ActivationOffload {
                 attn_norm: false,
@@ -532,7 +538,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().field(), Some("matmul_efficiency"));
         let bad = ExtendedOptions { interleave: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("interleave"));
-        assert_eq!(ExtendedOptions::realistic().describe().len(), 51);
+        assert_eq!(ExtendedOptions::realistic().describe().len(), 52);
         let bad = ExtendedOptions { cp_ulysses: 0, ..ExtendedOptions::realistic() };
         assert_eq!(bad.validate().unwrap_err().field(), Some("cp_ulysses"));
         let strict = ExtendedOptions {

@@ -87,7 +87,7 @@ const fn toggle(key: &'static str, label: &'static str, what: &'static str, sour
 const EFFICIENCY: SwitchKind = SwitchKind::Number { min: 0.0, max: 1.0, open_min: true, open_max: false };
 
 /// Every switch, in display order (the fields of [`ExtendedOptions`](super::options::ExtendedOptions)).
-pub const SWITCHES: [SwitchInfo; 51] = [
+pub const SWITCHES: [SwitchInfo; 52] = [
     SwitchInfo {
         key: "precision",
         label: "Precision",
@@ -439,6 +439,14 @@ pub const SWITCHES: [SwitchInfo; 51] = [
          gradient that Megatron DDP's backward hook adds (one more launch per weight matrix and micro-batch, 4 B \
          more HBM traffic per weight)",
         "on: Megatron-LM's default (--no-gradient-accumulation-fusion turns it off; its functional tests do)",
+    ),
+    toggle(
+        "rope_fusion",
+        "RoPE fusion",
+        "Megatron-Core applies rotary embeddings to the queries and keys in Transformer Engine's fused kernel; \
+         off, apply_rotary_pos_emb's chain of element-wise kernels (cos, sin, casts, products, rotate-half, \
+         cats) forward and backward: their HBM bytes and each launch's host time",
+        "on: Megatron-LM's default for RoPE models (--no-rope-fusion turns it off)",
     ),
     SwitchInfo {
         key: "transformer_impl",

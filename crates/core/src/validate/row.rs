@@ -418,6 +418,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     let (fusion_stated, fusion_note) =
         super::step_words::read_grad_accumulation_fusion(&other_words).map_err(RowReason::Configuration)?;
     notes.extend(fusion_note);
+    let (rope_stated, rope_note) = super::step_words::read_rope_fusion(&other_words).map_err(RowReason::Configuration)?;
+    notes.extend(rope_note);
     notes.extend(spec_note);
     let (hf_trainer_step, trainer_note) =
         super::stack_words::read_hf_trainer_step(&Words::new(run.framework.as_deref().unwrap_or("")));
@@ -456,6 +458,7 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
         log_params_norm,
         hf_trainer_step,
         grad_accumulation_fusion: fusion_stated.unwrap_or(true),
+        rope_fusion: rope_stated.unwrap_or(true),
         transformer_impl: spec_stated.unwrap_or_default(),
         cp_comm,
         cp_ulysses,

@@ -1,6 +1,7 @@
 //! Megatron-LM's per-step statistics a run's words state: `--log-num-zeros-in-grad` and
 //! `--log-params-norm` ([`crate::extended::step_host`]); and its gradient-accumulation fusion
-//! (`--no-gradient-accumulation-fusion`, [`read_grad_accumulation_fusion`]); and its layer spec
+//! (`--no-gradient-accumulation-fusion`, [`read_grad_accumulation_fusion`]); its RoPE fusion
+//! (`--no-rope-fusion`, [`read_rope_fusion`]); and its layer spec
 //! (`--transformer-impl`, [`read_transformer_impl`]). A flag is on where its name appears as a
 //! Megatron argument not followed by `false`, `0` or `off` (`--log-params-norm`,
 //! `--log-params-norm True`, `log_params_norm: true`); off otherwise, as in Megatron-LM's
@@ -60,6 +61,24 @@ pub fn read_grad_accumulation_fusion(other: &Words) -> Result<(Option<bool>, Opt
         Note::reading(format!(
             "{FLAG}: each weight's 16-bit gradient added into the FP32 main gradient by DDP's backward hook (a launch \
              per weight matrix and micro-batch, 4 B more HBM traffic per weight; grad_accumulation_fusion=off)"
+        ))
+    });
+    Ok((fusion, note))
+}
+
+/// What the words state of Megatron-Core's RoPE fusion (`apply_rope_fusion`, on by default for
+/// RoPE models; `--no-rope-fusion` turns it off, `megatron/training/arguments.py` l. 2902–2905 at
+/// d98e8a6): `Some(false)` where `--no-rope-fusion` is named not followed by `false`/`0`/`off`, or
+/// `apply_rope_fusion` is set `false` (NeMo's and Megatron-Bridge's key); `Some(true)` where
+/// either says the other way; `None` where neither is named. Stated both ways: an error naming
+/// `parallel.other` and the flag.
+pub fn read_rope_fusion(other: &Words) -> Result<(Option<bool>, Option<Note>), crate::Error> {
+    const FLAG: &str = "--no-rope-fusion";
+    let fusion = stated_flag(other, "rope fusion", "parallel.other", FLAG)?;
+    let note = (fusion == Some(false)).then(|| {
+        Note::reading(format!(
+            "{FLAG}: RoPE as Megatron-Core's unfused element-wise kernels over the queries and keys (their HBM bytes, \
+             each launch's host time; rope_fusion=off)"
         ))
     });
     Ok((fusion, note))
@@ -188,6 +207,19 @@ mod tests {
             e.to_string().contains("parallel.other") && e.to_string().contains("--no-gradient-accumulation-fusion"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn rope_fusion_as_stated() {
+        let read = |t: &str| read_rope_fusion(&Words::new(t)).unwrap();
+        // The functional tests' `rope_embeddings_interleaved_no_fusion` cases.
+        assert_eq!(read("--rotary-interleaved True --no-rope-fusion True").0, Some(false));
+        assert!(read("--no-rope-fusion").1.is_some_and(|n| n.to_string().contains("rope_fusion=off")));
+        assert_eq!(read("--no-rope-fusion false").0, Some(true));
+        assert_eq!(read("apply_rope_fusion: false").0, Some(false));
+        assert_eq!(read("--position-embedding-type rope --no-gradient-accumulation-fusion True"), (None, None));
+        let e = read_rope_fusion(&Words::new("--no-rope-fusion apply_rope_fusion: true")).unwrap_err();
+        assert!(e.to_string().contains("parallel.other") && e.to_string().contains("--no-rope-fusion"), "{e}");
     }
 
     #[test]

@@ -359,6 +359,8 @@ pub(crate) fn apply(
         // NeMo's YAML key `gradient_accumulation_fusion`): the weight gradients' accumulation.
         "no-gradient-accumulation-fusion" => put!(l, grad_accumulation_fusion, !switch(value, o)?, o),
         "gradient-accumulation-fusion" => put!(l, grad_accumulation_fusion, switch(value, o)?, o),
+        // RoPE fusion (`apply_rope_fusion`, on unless `--no-rope-fusion`: arguments.py l. 2902 at d98e8a6).
+        "no-rope-fusion" => put!(l, rope_fusion, !switch(value, o)?, o),
         // Megatron-Core's layer spec (`transformer_config.py` l. 1314 at d98e8a6).
         "transformer-impl" => {
             if let Some(v) = given(value)? {
@@ -537,6 +539,10 @@ mod tests {
         };
         assert_eq!(yaml("model:\n  gradient_accumulation_fusion: false\n").unwrap(), Some(false));
         assert_eq!(yaml("model:\n  gradient_accumulation_fusion: true\n").unwrap(), Some(true));
+        // RoPE fusion: `--no-rope-fusion` turns it off; not stated, Megatron's default.
+        let rope = |flags: &str| parse(&format!("python pretrain_gpt.py {flags}")).map(|l| l.settings.rope_fusion.copied());
+        assert_eq!(rope("--position-embedding-type rope --no-rope-fusion").unwrap(), Some(false));
+        assert_eq!(rope("--num-layers 12").unwrap(), None);
     }
 
     #[test]

@@ -238,6 +238,12 @@ pub(super) fn file_options(
             ),
         );
     }
+    // Megatron-Core's RoPE fusion, on unless a file turns it off.
+    if s.rope_fusion.copied() == Some(false) {
+        opts.rope_fusion = false;
+        let key = s.rope_fusion.key_or("rope_fusion");
+        notes.reading_of(key, format!("{key}: RoPE as Megatron-Core's unfused element-wise kernels (rope_fusion=off)"));
+    }
     // Megatron-Core's layer spec: the local spec's modules and, where no file states the
     // attention kernel, its core attention, Megatron-Core's unfused `DotProductAttention`.
     if let Some(spec) = s.transformer_impl.copied() {
@@ -388,6 +394,10 @@ mod tests {
         assert!(plain.options.grad_accumulation_fusion);
         let unfused = of("--no-gradient-accumulation-fusion");
         assert!(!unfused.options.grad_accumulation_fusion);
+        // RoPE fusion likewise (`--no-rope-fusion`).
+        assert!(plain.options.rope_fusion);
+        let rope = of("--no-rope-fusion");
+        assert!(!rope.options.rope_fusion && rope.assumptions.iter().any(|n| n.contains("rope_fusion=off")));
         assert!(
             unfused.assumptions.iter().any(|n| n.contains("grad_accumulation_fusion=off")),
             "{:?}",
