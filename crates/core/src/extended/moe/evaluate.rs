@@ -336,9 +336,9 @@ pub fn assemble_moe(
     let devices = moe_devices(w, m, layout, v, opts.stage_split, parts);
     let (dense, moe) = (parts.shared.dense, *parts.moe);
     let dual = opts.moe.dual_pipe && v == 1 && layout.pp >= 2 && layout.pp % 2 == 0;
-    // The MoE passes the all-to-all overlap runs alone, spread over the micro-batches.
+    // The MoE passes the all-to-all overlap runs alone, per micro-batch and MoE block [s].
     let unpaired = unpaired_share(opts.moe.a2a_overlap, layout.pp, v, nmb, dual) * moe.unpaired_s;
-    let pass_of = |d: &Device| pass_of(d, parts) + Pass { ep_comm_s: d.moe as f64 * unpaired, ..Pass::default() };
+    let pass_of = |d: &Device| pass_of(d, parts);
     let ends_params = |d: &Device| d.ends.iter().map(|e| e.parameters).sum::<f64>();
     let dense_params_of =
         |d: &Device| d.dense as f64 * dense.parameters + d.moe as f64 * moe.block.parameters + ends_params(d);
@@ -366,10 +366,14 @@ pub fn assemble_moe(
     let at = (0..devices.len()).max_by(|&a, &b| priced[a].2.total_cmp(&priced[b].2)).unwrap_or(0);
     let busiest = &devices[at];
     let (pass, dp, busiest_slot) = priced[at];
+    // The busiest device's MoE passes run alone, spread over its micro-batches' slots (the
+    // bubble and the stage messages keep the paired slot: the warm-up and cool-down are its own).
+    let alone = Pass { ep_comm_s: busiest.moe as f64 * unpaired, ..Pass::default() };
+    let pass = pass + alone;
 
     let message = message_s(w, layout, p);
     let messages = exposed_messages_s(message, v, busiest_slot);
-    let slot = busiest_slot + messages;
+    let slot = busiest_slot + alone.ep_comm_s + messages;
     let bubble =
         if dual { dual_pipe_bubble_slots(layout.pp) * slot } else { bubble_s(layout.pp, v, busiest_slot, message) };
     let shard = |g: &DpGroups| if opts.sharding.shards_optimizer() { g.shard as f64 } else { 1.0 };
