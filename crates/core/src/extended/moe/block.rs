@@ -27,6 +27,30 @@ pub struct MoeBlockCost {
     pub block: BlockCost,
     /// The MoE MLP with its time parts.
     pub mlp: MoeMlpCost,
+    /// What one micro-batch's forward and backward of the block last longer when no other
+    /// micro-batch's computation runs beside their exchanges [s]: the block with the exposure
+    /// that the expert all-to-all overlap pairs away ([`super::layer::paired_exposed_s`]) put
+    /// back, under the same host rule, less the block as priced ([`unpaired_s`]); 0 without the
+    /// overlap. Megatron-Core runs some passes alone (`super::evaluate::unpaired_share`).
+    pub unpaired_s: f64,
+}
+
+/// [`MoeBlockCost::unpaired_s`] of a block whose operations sum to `c` and cost `block` once
+/// `bound` (the block's host rule) is applied: each pass's exchange exposed in full
+/// (`mlp.exchange.total()` in place of the paired exposure its MLP priced), bounded by the same
+/// rule, less `block` [s]. A host-bound block shows only what the exchange adds beyond its host
+/// time.
+fn unpaired_s(c: BlockCost, block: &BlockCost, mlp: &MoeMlpCost, bound: impl Fn(BlockCost) -> BlockCost) -> f64 {
+    let full = mlp.exchange.total();
+    let hidden = ((full - mlp.fwd.ep_comm_s).max(0.0), (full - mlp.bwd.ep_comm_s).max(0.0));
+    if hidden.0 + hidden.1 <= 0.0 {
+        return 0.0;
+    }
+    let mut alone = c;
+    alone.fwd.ep_comm_s += hidden.0;
+    alone.bwd.ep_comm_s += hidden.1;
+    let alone = bound(alone);
+    (alone.fwd.time() + alone.bwd.time() - block.fwd.time() - block.bwd.time()).max(0.0)
 }
 
 /// The operations of one MoE block of `w` (experts `m`) under `layout` and its expert layout
@@ -79,10 +103,12 @@ pub fn moe_block_cost(w: &Workload, m: &MoeShape, layout: &Layout, el: &ExpertLa
     let attention_sums = BlockCost::sums(&ops[..n], p.opts.recompute);
     let phases = ForwardPhases::of(&attention_sums, &ops[n..], &[], p.opts.recompute, p.opts.moe.shared_overlap);
     let fsdp = fsdp_unit_host_s(p, m, el);
-    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases, fsdp)
-        .offloaded(crate::extended::activation_offload::offload_of(&ops, p));
+    let bound = |c| moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases, fsdp);
+    let bounded = bound(c);
+    let unpaired_s = unpaired_s(c, &bounded, &mlp, bound);
+    let mut block = bounded.offloaded(crate::extended::activation_offload::offload_of(&ops, p));
     block.parameters -= mlp.expert_parameters;
-    MoeBlockCost { block, mlp }
+    MoeBlockCost { block, mlp, unpaired_s }
 }
 
 /// Megatron-FSDP's host time for one MoE block as an FSDP unit of its local experts, `[forward,
@@ -379,9 +405,11 @@ pub fn moe_block_cost_after(
     let host = HostCount::of(p, w, layout, m, el, &mlp, attention.kernels);
     let phases = ForwardPhases::of(&attention.sums, &mlp_ops, &casts, recompute, p.opts.moe.shared_overlap);
     let fsdp = fsdp_unit_host_s(p, m, el);
-    let mut block = moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases, fsdp);
+    let bound = |c| moe_issue_bounded(c, kernels, p.host_time_per_operation_s(), &mlp, host, phases, fsdp);
+    let mut block = bound(c);
+    let unpaired_s = unpaired_s(c, &block, &mlp, bound);
     block.parameters -= mlp.expert_parameters;
-    MoeBlockCost { block, mlp }
+    MoeBlockCost { block, mlp, unpaired_s }
 }
 
 #[cfg(test)]
@@ -392,6 +420,42 @@ mod tests {
     use crate::extended::moe::experts::expert_choices;
     use crate::extended::options::{ExtendedOptions, Fp8Recipe, Recompute};
     use crate::extended::pricing::Pass;
+
+    #[test]
+    fn a_pass_run_alone_shows_the_exchange_its_pairing_hid() {
+        // An exchange of 1 ms dispatch + 2 ms combine per direction (3 ms), priced paired at 1 ms
+        // exposed forward and 0.5 ms backward: 2 + 2.5 = 4.5 ms hidden.
+        use crate::extended::moe::dispatch::Exchange;
+        let exchange = Exchange { dispatch_s: 1e-3, combine_s: 2e-3 };
+        let mlp = MoeMlpCost {
+            exchange,
+            fwd: Pass { ep_comm_s: 1e-3, ..Pass::default() },
+            bwd: Pass { ep_comm_s: 0.5e-3, ..Pass::default() },
+            ..MoeMlpCost::default()
+        };
+        // The block: 10 ms forward and 20 ms backward of matmuls plus those exposures.
+        let c = BlockCost {
+            fwd: Pass { compute_s: 10e-3, ep_comm_s: 1e-3, ..Pass::default() },
+            bwd: Pass { compute_s: 20e-3, ep_comm_s: 0.5e-3, ..Pass::default() },
+            ..BlockCost::default()
+        };
+        // GPU-bound (no host rule): alone it lasts 11 + 2 = 13 ms and 20.5 + 2.5 = 23 ms, 4.5 ms
+        // more than the paired 11 + 20.5.
+        let free = |c: BlockCost| c;
+        assert!((unpaired_s(c, &free(c), &mlp, free) - 4.5e-3).abs() < 1e-15);
+        // Host-bound at 12 ms forward and 22 ms backward (the shortfall exposed): paired 12 + 22,
+        // alone max(12, 13) + max(22, 23) = 36: 2 ms, what the exchange adds beyond the host.
+        let host =
+            |c: BlockCost| BlockCost { fwd: issue_bound(c.fwd, 1.0, 12e-3), bwd: issue_bound(c.bwd, 1.0, 22e-3), ..c };
+        assert!((unpaired_s(c, &host(c), &mlp, host) - 2e-3).abs() < 1e-15);
+        // Nothing hidden (the overlap off: exposure = the whole exchange): 0, the rule not applied.
+        let off = MoeMlpCost {
+            fwd: Pass { ep_comm_s: 3e-3, ..Pass::default() },
+            bwd: Pass { ep_comm_s: 3e-3, ..Pass::default() },
+            ..mlp
+        };
+        assert_eq!(unpaired_s(c, &c, &off, |_| unreachable!()), 0.0);
+    }
 
     #[test]
     fn the_experts_backward_issues_join_the_blocks_host_time() {

@@ -20,6 +20,7 @@ use super::devices::{Device, DualRank, MoePartsView, dual_pipe_bubble_slots, dua
 use super::experts::ExpertLayout;
 use super::host_step::{RankTensors, moe_block_tensors, moe_step_host_s};
 use super::layer::MoeTimes;
+use super::options::A2aOverlap;
 use crate::Error;
 use crate::extended::block::BlockCost;
 use crate::extended::data_parallel::{DpCost, DpGroups, data_parallel_cost};
@@ -277,6 +278,42 @@ pub fn moe_time_floors_s(
     parts.iter().map(|&p| floor(p)).collect()
 }
 
+/// The share of a device's micro-batch passes that Megatron-Core's expert all-to-all overlap
+/// runs alone, their exchanges with no other micro-batch's computation beside them [0–1]
+/// (NVIDIA/Megatron-LM b0cc2706, the `core_r0.16.0` commit NeMo container 26.02 pins; its
+/// `overlap_moe_expert_parallel_comm` pairs one micro-batch's forward with another's backward,
+/// layer by layer, [`super::layer::paired_exposed_s`]):
+/// * one stage: the first micro-batch's forward and the last one's backward run alone
+///   (`combined_1f1b_schedule_for_no_pipelining`, `pipeline_parallel/combined_1f1b.py`
+///   l. 17–110): 1 of `nmb`;
+/// * interleaved stages: the warm-up forwards and the cool-down backwards, as many each, run
+///   alone; on the first stage, which starts first and ends last, `2·(pp − 1) + (v − 1)·pp + 1`
+///   of its `nmb·v` chunk passes (`get_pp_rank_microbatches`, `pipeline_parallel/schedules.py`
+///   l. 738–790: `(pp − rank − 1)·2 + (v − 1)·group`, the group `microbatch_group_size_per_vp_stage`
+///   = pp by default, `model_parallel_config.py` l. 447–448, "+ 1" with the overlap, "one extra
+///   micro-batch forward step before the 1f1b stages");
+/// * pipeline stages without interleaving: Megatron-Core refuses the overlap
+///   (`transformer_config.py` l. 1857–1861: "virtual_pipeline_model_parallel_size must be
+///   specified when pipeline_model_parallel_size > 1"), so a search ([`A2aOverlap::Search`])
+///   cannot choose it: every pass alone (1). Stated on ([`A2aOverlap::On`]), it is priced as the
+///   plain 1F1B warm-up with that extra forward, `(pp − 1) + 1` of `nmb`.
+///
+/// Off, or under DualPipe (its own schedule, [`super::devices::dual_pipe_bubble_slots`]): 0.
+pub fn unpaired_share(overlap: A2aOverlap, pp: u64, interleave: u64, microbatches: u64, dual_pipe: bool) -> f64 {
+    if overlap == A2aOverlap::Off || dual_pipe {
+        return 0.0;
+    }
+    let v = interleave.max(1);
+    let passes = microbatches.max(1) * v;
+    let alone = match (pp, v, overlap) {
+        (0 | 1, _, _) => 1,
+        (_, 1, A2aOverlap::Search) => passes,
+        (_, 1, _) => pp,
+        _ => 2 * (pp - 1) + (v - 1) * pp + 1,
+    };
+    alone.min(passes) as f64 / passes as f64
+}
+
 /// Evaluates a configuration of an MoE model whose layout was checked (see
 /// [`crate::extended::evaluate`], which sends MoE models here).
 pub fn assemble_moe(
@@ -298,6 +335,9 @@ pub fn assemble_moe(
 
     let devices = moe_devices(w, m, layout, v, opts.stage_split, parts);
     let (dense, moe) = (parts.shared.dense, *parts.moe);
+    let dual = opts.moe.dual_pipe && v == 1 && layout.pp >= 2 && layout.pp % 2 == 0;
+    // The MoE passes the all-to-all overlap runs alone, per micro-batch and MoE block [s].
+    let unpaired = unpaired_share(opts.moe.a2a_overlap, layout.pp, v, nmb, dual) * moe.unpaired_s;
     let pass_of = |d: &Device| pass_of(d, parts);
     let ends_params = |d: &Device| d.ends.iter().map(|e| e.parameters).sum::<f64>();
     let dense_params_of =
@@ -326,11 +366,14 @@ pub fn assemble_moe(
     let at = (0..devices.len()).max_by(|&a, &b| priced[a].2.total_cmp(&priced[b].2)).unwrap_or(0);
     let busiest = &devices[at];
     let (pass, dp, busiest_slot) = priced[at];
+    // The busiest device's MoE passes run alone, spread over its micro-batches' slots (the
+    // bubble and the stage messages keep the paired slot: the warm-up and cool-down are its own).
+    let alone = Pass { ep_comm_s: busiest.moe as f64 * unpaired, ..Pass::default() };
+    let pass = pass + alone;
 
     let message = message_s(w, layout, p);
     let messages = exposed_messages_s(message, v, busiest_slot);
-    let slot = busiest_slot + messages;
-    let dual = opts.moe.dual_pipe && v == 1 && layout.pp >= 2 && layout.pp % 2 == 0;
+    let slot = busiest_slot + alone.ep_comm_s + messages;
     let bubble =
         if dual { dual_pipe_bubble_slots(layout.pp) * slot } else { bubble_s(layout.pp, v, busiest_slot, message) };
     let shard = |g: &DpGroups| if opts.sharding.shards_optimizer() { g.shard as f64 } else { 1.0 };
@@ -403,7 +446,7 @@ pub fn assemble_moe(
             shared_s: scale * times.shared_s,
             elementwise_s: scale * times.elementwise_s,
             a2a_s: scale * times.a2a_s,
-            a2a_exposed_s: scale * times.a2a_exposed_s,
+            a2a_exposed_s: scale * (times.a2a_exposed_s + unpaired),
             overhead_s: scale * times.overhead_s,
         },
         expert_weights_gb: estimate.part("expert_weights"),
@@ -422,4 +465,30 @@ pub fn assemble_moe(
         estimate,
         Some(moe_breakdown),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passes_run_alone_by_hand() {
+        let share = |o, pp, v, nmb| unpaired_share(o, pp, v, nmb, false);
+        let (on, search) = (A2aOverlap::On, A2aOverlap::Search);
+        // Off, or DualPipe: none.
+        assert_eq!(share(A2aOverlap::Off, 1, 1, 8), 0.0);
+        assert_eq!(unpaired_share(on, 8, 1, 64, true), 0.0);
+        // One stage, 8 micro-batches: the first forward and the last backward, 1 of 8.
+        assert_eq!(share(on, 1, 1, 8), 0.125);
+        assert_eq!(share(search, 1, 1, 1), 1.0);
+        // PP 8, VPP 4, 256 micro-batches (Qwen3-235B on 256 B300s, Megatron-Bridge 26.02): the
+        // first stage's warm-up 2·7 + 3·8 + 1 = 39 of 256·4 = 1,024 chunk passes.
+        assert_eq!(share(on, 8, 4, 256), 39.0 / 1024.0);
+        // PP 4, VPP 2, 2 micro-batches: 2·3 + 1·4 + 1 = 11 of 4 passes: all of them.
+        assert_eq!(share(search, 4, 2, 2), 1.0);
+        // PP 8 without interleaving: Megatron-Core refuses the overlap, so a search cannot
+        // choose it (all alone); stated on, the plain warm-up 7 + 1 = 8 of 256.
+        assert_eq!(share(search, 8, 1, 256), 1.0);
+        assert_eq!(share(on, 8, 1, 256), 8.0 / 256.0);
+    }
 }

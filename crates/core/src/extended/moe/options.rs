@@ -97,8 +97,12 @@ pub enum A2aOverlap {
     /// computation lasts, at the cost of the SMs the exchange's kernels take from it
     /// ([`super::layer::COMM_SM_SHARE`]): Megatron-Core's EP A2A overlap (1F1B of two
     /// micro-batches, `overlap_moe_expert_parallel_comm`), DeepSeek-V3's DualPipe, DeepEP's hooks.
+    /// Megatron-Core runs the first micro-batch's forward, the last one's backward and, with
+    /// pipeline stages, the warm-up and cool-down chunks alone ([`super::evaluate::unpaired_share`]).
     On,
-    /// Whichever of the two costs less for the configuration (the search's choice).
+    /// Whichever of the two costs less for the configuration (the search's choice), where
+    /// Megatron-Core can run the overlap: one pipeline stage, or interleaved stages
+    /// ([`super::evaluate::unpaired_share`]); pipeline stages without interleaving expose it in full.
     Search,
 }
 
