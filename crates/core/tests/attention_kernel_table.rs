@@ -23,7 +23,11 @@ fn points(kernel: &str, gpu: &str, causal: bool) -> Vec<KernelPoint> {
             .unwrap()
             .iter()
             .find(|t| {
-                t["kernel"] == kernel && t["gpu"] == gpu && t["pass"] == pass && t["causal"] == causal && t["head_dim"] == 128
+                t["kernel"] == kernel
+                    && t["gpu"] == gpu
+                    && t["pass"] == pass
+                    && t["causal"] == causal
+                    && t["head_dim"] == 128
             })
             .unwrap_or_else(|| panic!("{kernel} {gpu} {pass} causal {causal}"));
         t["points"].as_array().unwrap().iter().map(|p| [p[0].as_f64().unwrap(), p[1].as_f64().unwrap()]).collect()
@@ -99,9 +103,7 @@ fn holding_16k_above_it_against_cudnn_on_h200_to_64k() {
 fn blackwell_runs_against_the_carried_curve() {
     let flops = 4.0 * 128.0 * 16384f64.powi(2) * 128.0 / 2.0;
     assert!((flops / 5.273e-3 * 1e-12 - 1668.0).abs() < 1.0);
-    let frac = |kernel: &str, gpu: &str, s: f64, ceiling: f64| {
-        benchmark_rate(&points(kernel, gpu, true), s) / ceiling
-    };
+    let frac = |kernel: &str, gpu: &str, s: f64, ceiling: f64| benchmark_rate(&points(kernel, gpu, true), s) / ceiling;
     let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-4, "{a} {b}");
     close(frac("cudnn", "gb200_nvl72", 16384.0, 1822.0), 0.7633);
     close(attention_kernel_fraction(KernelCurve::Native, 16384.0, true), 0.6698);

@@ -85,19 +85,18 @@ pub fn model(
             .ok_or_else(|| m.router.error("moe_router_score_function", &r, "must be softmax or sigmoid"))?,
     };
     let (first_dense, moe_every) = pattern(m, f, layers, notes)?;
-    let shape =
-        MoeShape {
-            experts,
-            expert_ffn,
-            top_k,
-            shared_experts,
-            shared_ffn,
-            gated,
-            first_dense,
-            moe_every,
-            router,
-            extras: Default::default(),
-        };
+    let shape = MoeShape {
+        experts,
+        expert_ffn,
+        top_k,
+        shared_experts,
+        shared_ffn,
+        gated,
+        first_dense,
+        moe_every,
+        router,
+        extras: Default::default(),
+    };
     shape.validate(layers, "").map_err(|e| rename(e, m))?;
     let mla = mla(m, f, notes)?;
     if let Some(a) = &mla {

@@ -81,9 +81,7 @@ pub fn host_flags(m: &Moe, f: Format, notes: &mut Vec<Note>) -> Result<MoeHostFl
     };
     let balancing = balancing(&m.balancing)?;
     let graphs = graphs(m, notes)?;
-    // `--no-rope-fusion` is not read for the MoE layer's flags here (Megatron's default: fused).
-    let flags =
-        MoeHostFlags { permute_fusion, router_fusion, sequential_experts, balancing, graphs, rope_unfused: false };
+    let flags = MoeHostFlags { permute_fusion, router_fusion, sequential_experts, balancing, graphs };
     let mut said = Vec::new();
     for (slot, what) in [(&m.permute_fusion, "permute"), (&m.router_fusion, "router")] {
         if let Some(on) = slot.copied() {

@@ -124,8 +124,8 @@ pub fn host_s(p: &Pricing) -> [f64; 2] {
         return [0.0, 0.0];
     }
     let factor = p.hw.host_op_time_factor;
-    let fwd = TENSORS
-        * ((FORWARD_LAUNCHES - FUSED_LAUNCHES) * TORCH_CALL_HOST_S + FORWARD_BARE_CALLS * BARE_CALL_HOST_S);
+    let fwd =
+        TENSORS * ((FORWARD_LAUNCHES - FUSED_LAUNCHES) * TORCH_CALL_HOST_S + FORWARD_BARE_CALLS * BARE_CALL_HOST_S);
     let bwd = TENSORS * (BACKWARD_LAUNCHES - FUSED_LAUNCHES) * TORCH_CALL_HOST_S;
     [fwd * factor, bwd * factor]
 }

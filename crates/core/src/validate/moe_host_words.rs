@@ -69,8 +69,7 @@ pub fn read_moe_host(
         Balancing::AuxLoss
     };
     let graphs = graph_scope(text)?;
-    let rope_unfused = flag("rope fusion", "--no-rope-fusion")? == Some(false);
-    let flags = MoeHostFlags { permute_fusion, router_fusion, sequential_experts, balancing, graphs, rope_unfused };
+    let flags = MoeHostFlags { permute_fusion, router_fusion, sequential_experts, balancing, graphs };
     let mut said = Vec::new();
     if permute_fusion {
         said.push("permute fusion".to_string());
@@ -85,9 +84,6 @@ pub fn read_moe_host(
     }
     if graphs != GraphScope::default() {
         said.push(format!("CUDA graphs over {}", graphs.names()));
-    }
-    if rope_unfused {
-        said.push("RoPE unfused (--no-rope-fusion; multi-latent attention's calls)".to_string());
     }
     let note =
         (!said.is_empty()).then(|| format!("MoE host calls: {}, {} balancing", said.join(", "), balancing.as_str()));
@@ -187,24 +183,6 @@ mod tests {
         assert!(d.router_fusion && !d.sequential_experts && d.balancing == Balancing::AuxLoss);
         assert!(note.is_some());
         assert_eq!(read_moe_host("x", "sigmoid, aux-loss-free bias", false).unwrap().0.balancing, Balancing::None);
-    }
-
-    #[test]
-    fn rope_fusion_off_as_written() {
-        let read = |t: &str| read_moe_host(t, "softmax", true).unwrap();
-        // `--no-rope-fusion True` (the MLA functional tests' MODEL_ARGS): RoPE unfused, said.
-        let (f, note) = read("--moe-grouped-gemm True --no-rope-fusion True --log-params-norm True");
-        assert!(f.rope_unfused);
-        assert!(note.unwrap().contains("RoPE unfused"));
-        // Not stated, or `--no-rope-fusion false`, or `apply_rope_fusion: true`: Megatron's fused
-        // default; `apply_rope_fusion: false`: unfused.
-        assert!(!read("--moe-grouped-gemm True").0.rope_unfused);
-        assert!(!read("--moe-grouped-gemm True --no-rope-fusion false").0.rope_unfused);
-        assert!(!read("--moe-grouped-gemm True apply_rope_fusion: true").0.rope_unfused);
-        assert!(read("--moe-grouped-gemm True apply_rope_fusion: false").0.rope_unfused);
-        // Stated both ways: an error naming the flag.
-        let e = read_moe_host("--no-rope-fusion true --apply-rope-fusion true", "softmax", true).unwrap_err();
-        assert!(e.to_string().contains("--no-rope-fusion"), "{e}");
     }
 
     #[test]

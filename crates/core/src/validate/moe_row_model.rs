@@ -190,7 +190,8 @@ mod tests {
     fn gpt_oss_expert_words_read_as_its_extras() {
         let mut notes = Vec::new();
         // The shipped GPT-OSS rows' `ffn_type`, lower-cased as `words` gives it.
-        let oss = "gated (glu with clamped sigmoid-gated activation, alpha=1.702, limit 7; 3 gemms like swiglu), with biases";
+        let oss =
+            "gated (glu with clamped sigmoid-gated activation, alpha=1.702, limit 7; 3 gemms like swiglu), with biases";
         assert_eq!(expert_extras_of(oss, true, &mut notes), ExpertExtras { clamped_glu: true, biases: true });
         assert_eq!(notes.len(), 2);
         // Every other shipped row says `swiglu`: nothing, nothing noted.

@@ -454,6 +454,11 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         super::step_words::read_step_statistics(&super::words::Words::new(&words(p, "other")))
             .map_err(RowReason::Configuration)?;
     notes.extend(statistics_note);
+    // RoPE's fusion as for dense rows ([`super::step_words::read_rope_fusion`]: `--no-rope-fusion`,
+    // `apply_rope_fusion`), one switch for the dense block's RoPE and multi-latent attention's calls.
+    let (rope_stated, rope_note) = super::step_words::read_rope_fusion(&super::words::Words::new(&words(p, "other")))
+        .map_err(RowReason::Configuration)?;
+    notes.extend(rope_note);
     // The stack of FSDP as for dense rows: Megatron-FSDP only where the words name it.
     let stack = match sharding {
         Sharding::Zero3 => {
@@ -508,6 +513,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
         dp_overlap,
         log_num_zeros_in_grad,
         log_params_norm,
+        rope_fusion: rope_stated.unwrap_or(true),
         ..ExtendedOptions::realistic()
     };
 

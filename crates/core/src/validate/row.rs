@@ -418,7 +418,8 @@ pub fn interpret(run: &MeasuredRun) -> Result<RunSetup, RowReason> {
     let (fusion_stated, fusion_note) =
         super::step_words::read_grad_accumulation_fusion(&other_words).map_err(RowReason::Configuration)?;
     notes.extend(fusion_note);
-    let (rope_stated, rope_note) = super::step_words::read_rope_fusion(&other_words).map_err(RowReason::Configuration)?;
+    let (rope_stated, rope_note) =
+        super::step_words::read_rope_fusion(&other_words).map_err(RowReason::Configuration)?;
     notes.extend(rope_note);
     notes.extend(spec_note);
     let (hf_trainer_step, trainer_note) =

@@ -540,7 +540,8 @@ mod tests {
         assert_eq!(yaml("model:\n  gradient_accumulation_fusion: false\n").unwrap(), Some(false));
         assert_eq!(yaml("model:\n  gradient_accumulation_fusion: true\n").unwrap(), Some(true));
         // RoPE fusion: `--no-rope-fusion` turns it off; not stated, Megatron's default.
-        let rope = |flags: &str| parse(&format!("python pretrain_gpt.py {flags}")).map(|l| l.settings.rope_fusion.copied());
+        let rope =
+            |flags: &str| parse(&format!("python pretrain_gpt.py {flags}")).map(|l| l.settings.rope_fusion.copied());
         assert_eq!(rope("--position-embedding-type rope --no-rope-fusion").unwrap(), Some(false));
         assert_eq!(rope("--num-layers 12").unwrap(), None);
     }

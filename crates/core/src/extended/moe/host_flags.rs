@@ -89,10 +89,6 @@ pub struct MoeHostFlags {
     pub balancing: Balancing,
     /// CUDA-graph scopes.
     pub graphs: GraphScope,
-    /// `--no-rope-fusion`: multi-latent attention's RoPE as PyTorch element-wise kernels
-    /// (Megatron's `apply_rope_fusion` off; on by default for RoPE models): its further calls
-    /// ([`super::mla_host`]).
-    pub rope_unfused: bool,
 }
 
 /// The names whose flag is on, `+`-joined, or `none` (the text form of a set of modules).

@@ -94,7 +94,7 @@ pub fn attention_modules(m: &Mla, spec: TransformerImpl) -> LayerModules {
 }
 
 /// The calls between MLA's projections per layer and micro-batch `[forward, backward]` [count]:
-/// RoPE unfused (`rope_unfused`) or fused, plus the sequence-parallel gather where `sp_gather`
+/// RoPE unfused (the `rope_fusion` switch off: `--no-rope-fusion`) or fused, plus the sequence-parallel gather where `sp_gather`
 /// (module docs).
 pub fn glue_calls(rope_unfused: bool, sp_gather: bool) -> [f64; 2] {
     let rope = if rope_unfused {
@@ -115,7 +115,7 @@ pub fn glue_host_s(p: &Pricing, tp: u64) -> [f64; 2] {
         return [0.0; 2];
     }
     let sp_gather = tp > 1 && p.opts.sequence_parallel;
-    glue_calls(p.opts.moe.host.rope_unfused, sp_gather).map(|n| n * per_call)
+    glue_calls(!p.opts.rope_fusion, sp_gather).map(|n| n * per_call)
 }
 
 #[cfg(test)]
@@ -159,7 +159,7 @@ mod tests {
     fn glue_host_time_by_hand() {
         let hw = Hardware::from_params(&SystemParams::h200(), true);
         let mut opts = ExtendedOptions { stack: Stack::Megatron, ..ExtendedOptions::realistic() };
-        opts.moe.host.rope_unfused = true;
+        opts.rope_fusion = false;
         let p = Pricing { hw: &hw, opts: &opts };
         // TP 1: 29 and 31 calls at 12.9 µs times the host's factor.
         let f = hw.host_op_time_factor * TORCH_CALL_HOST_S;
