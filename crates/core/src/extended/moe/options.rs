@@ -308,8 +308,11 @@ pub const FP8_DISPATCH_BYTES: f64 = 1.0 + 4.0 / 128.0;
 /// modules; with this constant alone and the rows' earlier readings 3.1 ms, 23.9 % / 21.7 %).
 /// Session 31: 0.7 ms once the experts' weight gradients pay their main gradient's read and write
 /// ([`super::grouped_gemm::main_grad_bytes`]; leave-one-source-out 16.61 %, in-sample 16.56 %;
-/// 0.8 ms before, 16.79 %). One third is charged to the forward, two thirds to the backward.
-pub const FITTED_LAYER_OVERHEAD_S: f64 = 0.0007;
+/// 0.8 ms before, 16.79 %). Session 33: 0.6 ms once GPT-OSS's experts pay their clamped
+/// activation and bias loop ([`super::expert_extras`]) and the a2a overlap's unpaired passes show
+/// their exchange ([`super::evaluate`]) (leave-one-source-out 15.07 %, in-sample 14.52 %; 0.7 ms
+/// with those parts, 14.53 % in-sample). One third is charged to the forward, two thirds to the backward.
+pub const FITTED_LAYER_OVERHEAD_S: f64 = 0.0006;
 
 /// Host time to issue one expert GEMM [s] ([`MoeOptions::expert_gemm_issue_s`]),
 /// fitted on the measured MoE runs together with [`FITTED_LAYER_OVERHEAD_S`]
@@ -416,10 +419,6 @@ pub const KEYS: &[(&str, &str)] = &[
         "aux_loss (default), seq_aux_loss, global_aux_loss, sinkhorn, none: the router's load-balancing loss",
     ),
     ("cuda_graphs", "none (default) or attn+moe_router+moe_preprocess: Transformer Engine's CUDA-graph scopes"),
-    (
-        "rope_unfused",
-        "on/off (default off): Megatron's --no-rope-fusion, multi-latent attention's RoPE unfused (more host calls)",
-    ),
 ];
 
 impl MoeOptions {
@@ -507,7 +506,6 @@ impl MoeOptions {
                 "permute_fusion" => self.host.permute_fusion = on_off("permute_fusion", &value)?,
                 "router_fusion" => self.host.router_fusion = on_off("router_fusion", &value)?,
                 "sequential_experts" => self.host.sequential_experts = on_off("sequential_experts", &value)?,
-                "rope_unfused" => self.host.rope_unfused = on_off("rope_unfused", &value)?,
                 "balancing" => {
                     self.host.balancing = Balancing::from_name(&value).ok_or_else(|| {
                         bad("balancing", &value, "must be aux_loss, seq_aux_loss, global_aux_loss, sinkhorn or none")
@@ -578,7 +576,6 @@ impl fmt::Display for MoeOptions {
             (h.permute_fusion, "permute_fusion"),
             (h.router_fusion, "router_fusion"),
             (h.sequential_experts, "sequential_experts"),
-            (h.rope_unfused, "rope_unfused"),
         ] {
             if on {
                 write!(f, ",{key}=on")?;
