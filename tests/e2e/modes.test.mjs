@@ -66,8 +66,9 @@ test('studies: the mode toggle and the switches rerun the sweep, live in the URL
   // since session 25 the output head inside the loss chunks; since session 26 Megatron's gradient-accumulation fusion, the operator-level
   // policy's saved attention, autocast over FP32 weights and the keys and values held by the output; since session 27 Megatron's
   // layer spec, Transformer Engine or local; since session 30 whether the TP input gradient's all-reduce overlaps the weight-gradient
-  // GEMM; since session 32 the Hugging Face Trainer's own step and whether the loss upcasts the logits to FP32)
-  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 51);
+  // GEMM; since session 32 the Hugging Face Trainer's own step and whether the loss upcasts the logits to FP32; since session 33
+  // Megatron-Core's RoPE fusion)
+  assert.equal(await page.locator('#mode-switches .mode-switch').count(), 52);
   const extended = await firstDays(page);
   assert.notEqual(extended, reference);
   // The chart and the table say which mode drew them.

@@ -85,8 +85,9 @@ test('summary, scatter, rows and skipped runs of both modes', async () => {
   // 43 since session 25: the output head inside the loss chunks; 47 since session 26: Megatron's gradient-accumulation fusion, the
   // operator-level policy's saved attention, autocast over FP32 weights, keys and values held by the output; 48 since session 27:
   // Megatron's layer spec, Transformer Engine or local; 49 since session 30: whether the TP input gradient's all-reduce
-  // overlaps the weight-gradient GEMM, off under BigScience's Megatron-DeepSpeed)
-  assert.equal(await page.locator('#validation-switches tbody tr').count(), 51);
+  // overlaps the weight-gradient GEMM, off under BigScience's Megatron-DeepSpeed; 51 since session 32; 52 since session 33:
+  // Megatron-Core's RoPE fusion, --no-rope-fusion)
+  assert.equal(await page.locator('#validation-switches tbody tr').count(), 52);
   await screenshot(page, 'validation-extended');
 
   // Switching the mode updates the URL, the scatter title and the settings card.
