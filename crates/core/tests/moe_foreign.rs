@@ -146,6 +146,19 @@ fn numbers_as_strings_and_flat_rows() {
         let e = interpret_moe_row(&s).unwrap_err().to_string();
         assert!(e.starts_with(&format!("{group}.{field}: must be a JSON number")), "{e}");
     }
+    // A degree or a count of the layout or the batch that is 0 or not whole is refused, naming
+    // the field (`interleave_vpp` 0 had been read as 1, `tp` 2.5 as 1).
+    for (group, field, value) in [
+        ("parallel", "interleave_vpp", json!(0)),
+        ("parallel", "tp", json!(2.5)),
+        ("parallel", "ep", json!(-8)),
+        ("batch", "micro_batch", json!(0)),
+    ] {
+        let mut s = row.clone();
+        s[group][field] = value;
+        let e = interpret_moe_row(&s).unwrap_err().to_string();
+        assert!(e.contains(&format!("{group}.{field}")) && e.contains("whole number of at least 1"), "{e}");
+    }
     let f = flat(&hf_megatron(&row), &["model", "parallel", "batch", "routing"]);
     assert!(f.get("model").is_none() && f.get("num_local_experts").is_some());
     assert!(is_moe_row(&f));

@@ -92,10 +92,22 @@ pub(super) fn numbers_are_numbers(top: &Group) -> Result<(), RowReason> {
                 let at = if group.is_empty() { String::new() } else { format!("{group}.") };
                 return Err(RowReason::NotANumber { field: format!("{at}{name}"), value: v.to_string() });
             }
+            // A degree or a count of the layout or the batch is a whole number of at least one:
+            // `interleave_vpp` 0 or `tp` 2.5 would otherwise read as 1 (a silent clamp).
+            if let Some((name, v)) = g.find(f)
+                && COUNT_GROUPS.contains(group)
+                && keys::whole_number(v).is_none_or(|n| n == 0)
+            {
+                let rule = "must be a whole number of at least 1 (a degree or a count), or left out";
+                return Err(RowReason::Configuration(crate::Error::invalid(format!("{group}.{name}"), v, rule)));
+            }
         }
     }
     Ok(())
 }
+
+/// The groups of [`NUMBER_FIELDS`] whose numbers are degrees or counts, each at least one.
+const COUNT_GROUPS: [&str; 2] = ["parallel", "batch"];
 
 /// The reason of a row that leaves `field` (dotted) unstated.
 pub(super) fn not_stated(field: &str) -> RowReason {

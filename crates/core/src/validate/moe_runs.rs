@@ -418,7 +418,7 @@ pub fn interpret_moe_row(row: &Value) -> Result<MoeRunSetup, RowReason> {
     let optimizer_states =
         optimizer_states_of(&[words(&top, "optimizer"), words(p, "optimizer")].join("; "), &mut notes)
             .unwrap_or(OptimizerStates::Fp32Master);
-    let interleave = int(p, "interleave_vpp").unwrap_or(1).max(1);
+    let interleave = int(p, "interleave_vpp").unwrap_or(1);
     // The row's words as the dense readers take them (framework, notes, tags, source, the
     // layout's other arguments); `source` as words or as its object's text: title, where, address.
     let row_text =
