@@ -150,10 +150,12 @@ pub(super) fn model_of(m: &Group, notes: &mut Vec<Note>) -> Result<Workload, Row
 
 /// The experts' extras the row's `ffn_type` words state ([`ExpertExtras`]): a clamped gated
 /// activation ("clamp", with a gated MLP: GPT-OSS's "GLU with clamped sigmoid-gated activation
-/// … limit 7") and biases ("bias", unless "no bias" or "without bias"), each noted.
+/// … limit 7") and biases ("bias"/"biases" as words, not negated: "no bias", "without biases",
+/// `disable_bias_linear`, "biases: false", "bias-free"), each noted.
 fn expert_extras_of(ffn: &str, gated: bool, notes: &mut Vec<Note>) -> ExpertExtras {
     let clamped_glu = gated && ffn.contains("clamp");
-    let biases = ffn.contains("bias") && !ffn.contains("no bias") && !ffn.contains("without bias");
+    let w = super::words::Words::new(ffn);
+    let biases = (w.affirms("bias") || w.affirms("biases")) && !w.any(&["bias free", "biases free"]);
     if clamped_glu {
         notes.reading("experts: gated activation with its inputs clamped".into());
     }
@@ -202,5 +204,11 @@ mod tests {
         assert!(!expert_extras_of("clamped gelu", false, &mut none).clamped_glu);
         assert!(!expert_extras_of("swiglu, no bias", true, &mut none).biases);
         assert!(!expert_extras_of("swiglu without biases", true, &mut none).biases);
+        // Other spellings of none: Megatron's flag, a key set false, "bias-free".
+        for no in ["swiglu; disable_bias_linear", "swiglu, biases: false", "bias-free swiglu", "swiglu (no biases)"] {
+            assert!(!expert_extras_of(no, true, &mut none).biases, "{no}");
+        }
+        // "bias" inside another word is not a bias ("unbiased routing").
+        assert!(!expert_extras_of("swiglu, unbiased routing", true, &mut none).biases);
     }
 }
